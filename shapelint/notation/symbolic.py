@@ -1,0 +1,352 @@
+"""Symbolic dimension expressions: integer polynomials over dimension names.
+
+A dimension is an integer-valued expression such as ``B``, ``8``, ``h*d`` or
+``d_model//8``. Expressions are kept in a canonical form (a sum of monomials with
+integer coefficients) so that equal expressions compare equal, and floor
+division simplifies whenever the divisor divides every term exactly.
+
+Printed two ways: ``2·B·D·K`` for people and ``2*B*D*K`` for programs (the
+latter is a Python expression that :func:`evaluate` and ``eval`` agree on).
+
+Pure Python on purpose: static mode must not import sympy at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import total_ordering
+
+# A monomial is a sorted tuple of (atom, power); an atom is a name (str) or a
+# FloorDiv/Opaque node. The constant monomial is the empty tuple.
+Monomial = tuple
+
+
+@total_ordering
+class _Atom:
+    """Base for non-name atoms; ordered after names by their printed form."""
+
+    __slots__ = ()
+
+    def sort_key(self) -> tuple:
+        return (1, self.to_python())
+
+    def __lt__(self, other: object) -> bool:
+        return _atom_key(self) < _atom_key(other)
+
+
+class FloorDiv(_Atom):
+    __slots__ = ("num", "den", "_hash")
+
+    def __init__(self, num: Expr, den: Expr):
+        self.num = num
+        self.den = den
+        self._hash = hash(("//", num, den))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FloorDiv) and self.num == other.num and self.den == other.den
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def to_python(self) -> str:
+        # Parenthesized: "3*(d//8)" must not read as "(3*d)//8".
+        return f"({_paren_py(self.num)}//{_paren_py(self.den)})"
+
+    def to_human(self) -> str:
+        return f"{_paren_human(self.num)}/{_paren_human(self.den)}"
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        return self.num.evaluate(env) // self.den.evaluate(env)
+
+    def names(self) -> set[str]:
+        return self.num.names() | self.den.names()
+
+
+def _paren_py(e: Expr) -> str:
+    s = e.to_python()
+    return s if (e.is_atom() or (e.is_constant() and (e.value or 0) >= 0)) else f"({s})"
+
+
+def _paren_human(e: Expr) -> str:
+    s = e.to_human()
+    return s if (e.is_atom() or e.is_constant()) else f"({s})"
+
+
+def _atom_key(a: object) -> tuple:
+    if isinstance(a, str):
+        return (0, a)
+    return a.sort_key()  # type: ignore[attr-defined]
+
+
+def _atom_py(a: object) -> str:
+    return a if isinstance(a, str) else a.to_python()  # type: ignore[union-attr]
+
+
+def _atom_human(a: object) -> str:
+    return a if isinstance(a, str) else a.to_human()  # type: ignore[union-attr]
+
+
+def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
+    if not a:
+        return b
+    if not b:
+        return a
+    powers: dict = dict(a)
+    for atom, p in b:
+        powers[atom] = powers.get(atom, 0) + p
+    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+
+
+def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
+    """a / b if b divides a exactly, else None."""
+    powers: dict = dict(a)
+    for atom, p in b:
+        have = powers.get(atom, 0)
+        if have < p:
+            return None
+        if have == p:
+            del powers[atom]
+        else:
+            powers[atom] = have - p
+    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+
+
+class Expr:
+    """An immutable integer polynomial over dimension names."""
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: Mapping[Monomial, int] | None = None):
+        t = {m: c for m, c in (terms or {}).items() if c != 0}
+        self.terms: dict[Monomial, int] = t
+        self._hash = hash(frozenset(t.items()))
+
+    # -- constructors -------------------------------------------------------------
+    @staticmethod
+    def const(value: int) -> Expr:
+        return Expr({(): int(value)})
+
+    @staticmethod
+    def name(name: str) -> Expr:
+        return Expr({((name, 1),): 1})
+
+    @staticmethod
+    def _atom(atom: object) -> Expr:
+        return Expr({((atom, 1),): 1})
+
+    # -- queries --------------------------------------------------------------------
+    def is_constant(self) -> bool:
+        return all(not m for m in self.terms)
+
+    @property
+    def value(self) -> int | None:
+        """The integer value if the expression is constant, else None."""
+        if not self.terms:
+            return 0
+        if self.is_constant():
+            return self.terms[()]
+        return None
+
+    def is_atom(self) -> bool:
+        if len(self.terms) != 1:
+            return False
+        ((m, c),) = self.terms.items()
+        return c == 1 and len(m) == 1 and m[0][1] == 1
+
+    def as_name(self) -> str | None:
+        """The dimension name if this expression is a single bare name."""
+        if self.is_atom():
+            ((m, _),) = self.terms.items()
+            atom = m[0][0]
+            if isinstance(atom, str):
+                return atom
+        return None
+
+    def names(self) -> set[str]:
+        out: set[str] = set()
+        for m in self.terms:
+            for atom, _ in m:
+                if isinstance(atom, str):
+                    out.add(atom)
+                else:
+                    out |= atom.names()
+        return out
+
+    # -- arithmetic -----------------------------------------------------------------
+    def __add__(self, other: Expr | int) -> Expr:
+        other = as_expr(other)
+        t = dict(self.terms)
+        for m, c in other.terms.items():
+            t[m] = t.get(m, 0) + c
+        return Expr(t)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Expr:
+        return Expr({m: -c for m, c in self.terms.items()})
+
+    def __sub__(self, other: Expr | int) -> Expr:
+        return self + (-as_expr(other))
+
+    def __rsub__(self, other: Expr | int) -> Expr:
+        return as_expr(other) - self
+
+    def __mul__(self, other: Expr | int) -> Expr:
+        other = as_expr(other)
+        t: dict[Monomial, int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = _mono_mul(m1, m2)
+                t[m] = t.get(m, 0) + c1 * c2
+        return Expr(t)
+
+    __rmul__ = __mul__
+
+    def __pow__(self, n: int) -> Expr:
+        if not isinstance(n, int) or n < 0:
+            raise ValueError("only non-negative integer powers")
+        out = Expr.const(1)
+        for _ in range(n):
+            out = out * self
+        return out
+
+    def exact_div(self, other: Expr | int) -> Expr | None:
+        """self / other when other divides every term exactly, else None."""
+        other = as_expr(other)
+        if not other.terms:
+            return None
+        if len(other.terms) != 1:
+            return Expr.const(1) if other == self else None
+        ((dm, dc),) = other.terms.items()
+        t: dict[Monomial, int] = {}
+        for m, c in self.terms.items():
+            if c % dc:
+                return None
+            q = _mono_div(m, dm)
+            if q is None:
+                return None
+            t[q] = t.get(q, 0) + c // dc
+        return Expr(t)
+
+    def __floordiv__(self, other: Expr | int) -> Expr:
+        other = as_expr(other)
+        a, b = self.value, other.value
+        if a is not None and b is not None and b != 0:
+            return Expr.const(a // b)
+        q = self.exact_div(other)
+        if q is not None:
+            return q
+        return Expr._atom(FloorDiv(self, other))
+
+    def __rfloordiv__(self, other: Expr | int) -> Expr:
+        return as_expr(other) // self
+
+    # -- comparison -----------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int):
+            other = Expr.const(other)
+        return isinstance(other, Expr) and self.terms == other.terms
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def definitely_differs(self, other: Expr) -> bool:
+        """True when both are numbers and differ (names might take any value)."""
+        a, b = self.value, other.value
+        return a is not None and b is not None and a != b
+
+    # -- evaluation and printing -------------------------------------------------------
+    def substitute(self, env: Mapping[str, Expr | int]) -> Expr:
+        out = Expr.const(0)
+        for m, c in self.terms.items():
+            term = Expr.const(c)
+            for atom, p in m:
+                if isinstance(atom, str):
+                    base = as_expr(env[atom]) if atom in env else Expr.name(atom)
+                else:
+                    base = atom.num.substitute(env) // atom.den.substitute(env)
+                term = term * (base**p)
+            out = out + term
+        return out
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        """Integer value with every name bound by env (KeyError names a missing one)."""
+        total = 0
+        for m, c in self.terms.items():
+            v = c
+            for atom, p in m:
+                base = env[atom] if isinstance(atom, str) else atom.evaluate(env)
+                v *= base**p
+            total += v
+        return total
+
+    def _ordered_terms(self) -> list[tuple[Monomial, int]]:
+        # Highest degree first, constants last: "B·S·D + 3·D + 1".
+        def key(mc: tuple[Monomial, int]) -> tuple:
+            m, _ = mc
+            deg = sum(p for _, p in m)
+            return (-deg, [(_atom_key(a), -p) for a, p in m])
+
+        return sorted(self.terms.items(), key=key)
+
+    def _render(self, mul: str, atom_str, pow_fmt) -> str:
+        if not self.terms:
+            return "0"
+        parts: list[str] = []
+        for i, (m, c) in enumerate(self._ordered_terms()):
+            factors = [atom_str(a) if p == 1 else pow_fmt(atom_str(a), p) for a, p in m]
+            mag = abs(c)
+            if mag != 1 or not factors:
+                factors.insert(0, str(mag))
+            body = mul.join(factors)
+            if i == 0:
+                parts.append(("-" if c < 0 else "") + body)
+            else:
+                parts.append((" - " if c < 0 else " + ") + body)
+        return "".join(parts)
+
+    def to_python(self) -> str:
+        s = self._render("*", _atom_py, lambda a, p: f"{a}**{p}")
+        if self.is_atom() and s.startswith("(") and s.endswith(")"):
+            return s[1:-1]
+        return s
+
+    def to_human(self) -> str:
+        sup = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+        return self._render("·", _atom_human, lambda a, p: f"{a}{str(p).translate(sup)}")
+
+    def __str__(self) -> str:
+        return self.to_human()
+
+    def __repr__(self) -> str:
+        return f"Expr({self.to_python()!r})"
+
+
+def as_expr(x: Expr | int | str) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool):
+        return Expr.const(int(x))
+    if isinstance(x, int):
+        return Expr.const(x)
+    if isinstance(x, str):
+        return Expr.name(x)
+    raise TypeError(f"not a dimension: {x!r}")
+
+
+def product(items: Iterable[Expr | int]) -> Expr:
+    out = Expr.const(1)
+    for x in items:
+        out = out * as_expr(x)
+    return out
+
+
+def total(items: Iterable[Expr | int]) -> Expr:
+    out = Expr.const(0)
+    for x in items:
+        out = out + as_expr(x)
+    return out
+
+
+ONE = Expr.const(1)
+ZERO = Expr.const(0)

@@ -1,0 +1,206 @@
+"""Abstract values the interpreter tracks, and the result every op returns.
+
+Unknown stays unknown: an op that cannot tell returns UNKNOWN (or a tensor of
+unknown rank) and never reports an error from a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from shapelint.notation.symbolic import Expr, product
+
+
+@dataclass(frozen=True)
+class Var:
+    """Zero or more dimensions bound together (jaxtyping ``*batch`` or ``...``).
+
+    Its element count is the symbolic ``Expr.name(name)``: the product of the
+    dimensions it stands for.
+    """
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"*{self.name}"
+
+
+# One entry of a shape: a size expression, None for an unknown size, or a Var.
+Dim = Union[Expr, None, Var]
+
+
+def dim_str(d: Dim) -> str:
+    if d is None:
+        return "?"
+    if isinstance(d, Var):
+        return str(d)
+    return d.to_human()
+
+
+def dim_py(d: Dim) -> str | None:
+    if d is None:
+        return None
+    if isinstance(d, Var):
+        return f"*{d.name}"
+    return d.to_python()
+
+
+class Value:
+    """Base class of abstract values."""
+
+    __slots__ = ()
+
+
+class _Unknown(Value):
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclass(frozen=True)
+class TensorV(Value):
+    """A tensor. shape None: rank unknown. dtype None: unknown (costs use the default)."""
+
+    shape: tuple[Dim, ...] | None = None
+    dtype: str | None = None
+
+    @property
+    def rank(self) -> int | None:
+        if self.shape is None or any(isinstance(d, Var) for d in self.shape):
+            return None
+        return len(self.shape)
+
+    @property
+    def min_rank(self) -> int:
+        if self.shape is None:
+            return 0
+        return sum(1 for d in self.shape if not isinstance(d, Var))
+
+    def numel(self) -> Expr | None:
+        """Element count; a Var counts as its own symbolic product."""
+        if self.shape is None or any(d is None for d in self.shape):
+            return None
+        return product(Expr.name(d.name) if isinstance(d, Var) else d for d in self.shape)
+
+    def shape_str(self) -> str:
+        if self.shape is None:
+            return "[?...]"
+        return "[" + ", ".join(dim_str(d) for d in self.shape) + "]"
+
+
+@dataclass(frozen=True)
+class IntV(Value):
+    """An integer: known symbolically (Expr) or None for an int of unknown value."""
+
+    value: Expr | None = None
+
+
+@dataclass(frozen=True)
+class FloatV(Value):
+    value: float | None = None
+
+
+@dataclass(frozen=True)
+class StrV(Value):
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class BoolV(Value):
+    value: bool | None = None
+
+
+@dataclass(frozen=True)
+class NoneV(Value):
+    pass
+
+
+@dataclass(frozen=True)
+class TupleV(Value):
+    """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV)."""
+
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class DtypeV(Value):
+    """A torch dtype object such as ``torch.bfloat16`` (canonical name)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ObjectV(Value):
+    """An instance the analysis knows something about: an nn.Linear, a layer, a
+    same-module class instance. ``kind`` is a qualified name; ``attrs`` holds
+    what the constructor told us (e.g. in_features/out_features)."""
+
+    kind: str
+    attrs: tuple[tuple[str, Value], ...] = ()
+
+    def attr(self, name: str) -> Value:
+        for k, v in self.attrs:
+            if k == name:
+                return v
+        return UNKNOWN
+
+
+@dataclass
+class Cost:
+    """What one call costs. flops follows torch.utils.flop_counter (2 per
+    multiply-add of the matrix products torch runs); other_flops counts
+    elementwise and reduction work, reported beside it, never mixed in."""
+
+    flops: Expr | None = None
+    other_flops: Expr | None = None
+    bytes: Expr | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class OpIssue:
+    """A diagnostic an op raises, before it has a file position.
+
+    ``where`` says what it points at: ("pattern", start, end) offsets in the
+    pattern string, ("arg", i) the i-th positional argument, ("kwarg", name),
+    or ("call",) the whole call.
+    """
+
+    code: str
+    message: str
+    where: tuple = ("call",)
+
+
+@dataclass
+class OpResult:
+    value: Value = UNKNOWN
+    cost: Cost = field(default_factory=Cost)
+    issues: list[OpIssue] = field(default_factory=list)
+
+
+DTYPE_BYTES = {
+    "float64": 8,
+    "float32": 4,
+    "tfloat32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+}
+
+
+def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
+    return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])

@@ -1,0 +1,45 @@
+"""The rule catalog: one entry per code, which is also the docs and the tests.
+
+Each family lives in its own module (tool, pattern, shapes, naming, cost) and
+exports ``RULES``; this module assembles them. ``shapelint rules`` and
+docs/rules.md are generated from here, and tests/test_rule_catalog.py runs every
+example: each ``invalid`` snippet must trigger its rule, each ``valid`` one must not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str  # error | warning | info
+    summary: str
+    explanation: str
+    invalid: tuple[str, ...] = ()
+    valid: tuple[str, ...] = ()
+    # Rules off by default are reported only when selected explicitly (--select).
+    default: bool = True
+    fix: str | None = field(default=None)
+
+
+def _load() -> dict[str, Rule]:
+    from shapelint.rules import cost, interproc, naming, pattern, shapes, tool, torch_ops
+
+    out: dict[str, Rule] = {}
+    for mod in (tool, pattern, shapes, torch_ops, interproc, naming, cost):
+        for rule in mod.RULES:
+            if rule.code in out:
+                raise RuntimeError(f"duplicate rule code {rule.code}")
+            out[rule.code] = rule
+    return dict(sorted(out.items()))
+
+
+RULES: dict[str, Rule] = _load()
+
+
+def severity_of(code: str) -> str:
+    rule = RULES.get(code)
+    return rule.severity if rule else "error"

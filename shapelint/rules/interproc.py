@@ -1,0 +1,3 @@
+from shapelint.rules import Rule
+
+RULES: list[Rule] = []

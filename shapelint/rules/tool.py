@@ -1,0 +1,31 @@
+"""SHP0xx: the tool itself could not read or analyze a file."""
+
+from shapelint.rules import Rule
+
+RULES = [
+    Rule(
+        code="SHP001",
+        name="unparsable-file",
+        severity="error",
+        summary="The file could not be parsed as Python.",
+        explanation=(
+            "A syntax error, an undecodable encoding, NUL bytes or binary content stop "
+            "shapelint from reading the file. Nothing in it was checked. The location is "
+            "where Python's own parser gave up; fix the file or exclude it in "
+            "[tool.shapelint] exclude."
+        ),
+        invalid=("def f(:\n    pass\n",),
+        valid=("def f():\n    pass\n",),
+    ),
+    Rule(
+        code="SHP002",
+        name="internal-error",
+        severity="error",
+        summary="shapelint failed while analyzing this file (a bug in shapelint).",
+        explanation=(
+            "The analysis of this one file raised an unexpected exception. The other files "
+            "were still checked. Please report it with the file, or a smaller file that "
+            "shows the same message."
+        ),
+    ),
+]
