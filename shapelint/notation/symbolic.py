@@ -322,6 +322,34 @@ class Expr:
         return f"Expr({self.to_python()!r})"
 
 
+def parse_expr(text: str) -> Expr:
+    """Read back what Expr.to_python() printed (names, ints, + - * // ** and parens)."""
+    import ast
+
+    def conv(n: ast.AST) -> Expr:
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return Expr.const(n.value)
+        if isinstance(n, ast.Name):
+            return Expr.name(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -conv(n.operand)
+        if isinstance(n, ast.BinOp):
+            a, b = conv(n.left), conv(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, ast.FloorDiv):
+                return a // b
+            if isinstance(n.op, ast.Pow) and b.value is not None and b.value >= 0:
+                return a**b.value
+        raise ValueError(f"not a dimension expression: {text!r}")
+
+    return conv(ast.parse(text.strip(), mode="eval").body)
+
+
 def as_expr(x: Expr | int | str) -> Expr:
     if isinstance(x, Expr):
         return x

@@ -1,0 +1,178 @@
+"""jaxtyping annotations read from the syntax tree, and the binding rule that
+checks values against them (one name, one size per call)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import TensorV, Var
+
+if TYPE_CHECKING:  # pragma: no cover
+    from shapelint.analysis.interpreter import ModuleAnalyzer
+
+_OPTIONAL_WRAPPERS = {"typing.Optional", "Optional"}
+
+
+class AnnotationReader:
+    def __init__(self, analyzer: ModuleAnalyzer):
+        self.analyzer = analyzer
+        self._cache: dict[int, TensorV | None] = {}
+
+    def tensor(self, node: ast.expr | None, frame=None) -> TensorV | None:
+        """The tensor an annotation describes, or None if it is not a jaxtyping one."""
+        if node is None:
+            return None
+        key = id(node)
+        if key not in self._cache:
+            self._cache[key] = self._tensor(node)
+        return self._cache[key]
+
+    def _tensor(self, node: ast.expr) -> TensorV | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                inner = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            return self._tensor(inner)
+        # `Float[...] | None` and Optional[Float[...]]: the tensor case is what we check.
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            for side in (node.left, node.right):
+                t = self._tensor(side)
+                if t is not None:
+                    return t
+            return None
+        if not isinstance(node, ast.Subscript):
+            return None
+        base_name = self._dtype_class(node.value)
+        if base_name is None:
+            if _name_of(node.value) in _OPTIONAL_WRAPPERS:
+                return self._tensor(node.slice)
+            return None
+        sl = node.slice
+        spec_node: ast.expr | None = None
+        if isinstance(sl, ast.Tuple) and len(sl.elts) == 2:
+            spec_node = sl.elts[1]
+        elif isinstance(sl, ast.Constant):
+            spec_node = sl  # the single-string alias style: Float["b n d"]
+        if not (isinstance(spec_node, ast.Constant) and isinstance(spec_node.value, str)):
+            return None
+        t = annotation_to_tensor(base_name, spec_node.value)
+        default = self.analyzer.options.get("dtype")
+        if t is not None and t.dtype is None and default:
+            t = TensorV(t.shape, default)  # --dtype: for dtype classes that admit several
+        return t
+
+    def _dtype_class(self, node: ast.expr) -> str | None:
+        q = self.analyzer.imports.resolve(node)
+        if q is not None:
+            if q.startswith("jaxtyping."):
+                name = q.rsplit(".", 1)[1]
+                return name if is_dtype_class(name) else None
+            return None
+        # Locally defined aliases (lucidrains' `Float = TorchTyping(Float)`) keep the name.
+        if isinstance(node, ast.Name) and is_dtype_class(node.id):
+            return node.id
+        return None
+
+    def is_int(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == "int"
+
+
+def _name_of(node: ast.expr) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _aligned(declared: TensorV, actual: TensorV):
+    """Pairs (declared dim, actual dim) where both shapes pin them down, or a
+    string saying why the ranks cannot match. Variadic parts are skipped."""
+    ds, as_ = declared.shape, actual.shape
+    if ds is None or as_ is None:
+        return []
+    d_var = [i for i, d in enumerate(ds) if isinstance(d, Var)]
+    a_var = [i for i, d in enumerate(as_) if isinstance(d, Var)]
+    if not d_var and not a_var:
+        if len(ds) != len(as_):
+            return f"rank {len(as_)} where {len(ds)} is expected"
+        return list(zip(ds, as_))
+    if d_var and not a_var:
+        fixed = len(ds) - 1
+        if len(as_) < fixed:
+            return f"rank {len(as_)} where at least {fixed} is expected"
+    # Align the fixed prefix and suffix around the first variadic part of either.
+    pre = min(d_var[0] if d_var else len(ds), a_var[0] if a_var else len(as_))
+    post = min(len(ds) - 1 - d_var[-1] if d_var else len(ds), len(as_) - 1 - a_var[-1] if a_var else len(as_))
+    pairs = list(zip(ds[:pre], as_[:pre]))
+    if post:
+        pairs += list(zip(ds[-post:], as_[-post:]))
+    return pairs
+
+
+def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
+    pairs = _aligned(declared, actual)
+    if isinstance(pairs, str):
+        return pairs
+    for i, (d, a) in enumerate(pairs):
+        if isinstance(d, Expr) and isinstance(a, Expr) and d.definitely_differs(a):
+            return f"size {a.value} where {d.value} is expected"
+    return None
+
+
+def bind_shape(declared: TensorV, actual: TensorV, binding: dict[str, Expr]) -> str | None:
+    """Check actual against declared, binding declared dimension names to the
+    actual sizes (jaxtyping: within one call, a name has one size)."""
+    pairs = _aligned(declared, actual)
+    if isinstance(pairs, str):
+        return pairs
+    for d, a in pairs:
+        if not isinstance(d, Expr) or not isinstance(a, Expr):
+            continue
+        if d.definitely_differs(a):
+            return f"size {a.value} where {d.value} is expected"
+        name = d.as_name()
+        if name is None:
+            continue
+        prev = binding.get(name)
+        if prev is None:
+            binding[name] = a
+        elif prev.definitely_differs(a):
+            return f"dimension '{name}' is {a.value} here but {prev.value} elsewhere in the same call"
+    return None
+
+
+# Provisional reader until the full jaxtyping grammar lands (notation/dimspec.py).
+_DTYPES = {
+    "Float": None, "Shaped": None, "Int": None, "Integer": None, "Num": None, "Real": None,
+    "Inexact": None, "Bool": "bool", "Float32": "float32", "Float16": "float16",
+    "BFloat16": "bfloat16", "Float64": "float64", "Int64": "int64", "Int32": "int32",
+    "Int16": "int16", "Int8": "int8", "UInt8": "uint8",
+}
+
+
+def is_dtype_class(name: str) -> bool:
+    return name in _DTYPES
+
+
+def annotation_to_tensor(dtype_class: str, spec: str) -> TensorV | None:
+    dims = []
+    for i, tok in enumerate(spec.split()):
+        if tok in ("...", "*_"):
+            dims.append(Var(f"_ellipsis{i}"))
+        elif tok.startswith("*"):
+            dims.append(Var(tok[1:]))
+        elif tok.isdigit():
+            dims.append(Expr.const(int(tok)))
+        elif tok.startswith("_"):
+            dims.append(None)
+        elif tok.lstrip("#?").isidentifier():
+            dims.append(Expr.name(tok.lstrip("#?")))
+        else:
+            dims.append(None)
+    return TensorV(tuple(dims), _DTYPES.get(dtype_class))

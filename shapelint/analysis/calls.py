@@ -1,0 +1,229 @@
+"""Routes a resolved call to the op that owns it: einops functions and layers,
+letter-notation einsum, and everything the stubs describe."""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import einops_ops, stub_ops
+from shapelint.ops.values import (
+    UNKNOWN,
+    DtypeV,
+    FloatV,
+    IntV,
+    ObjectV,
+    OpResult,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+)
+
+EINOPS_FUNCTIONS = {
+    "einops.rearrange": "rearrange",
+    "einops.reduce": "reduce",
+    "einops.repeat": "repeat",
+    "einops.einsum": "einsum",
+    "einops.pack": "pack",
+    "einops.unpack": "unpack",
+}
+LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
+EINOPS_LAYERS = {"einops.layers.Rearrange", "einops.layers.Reduce", "einops.layers.EinMix"}
+
+_DTYPE_NAMES = {
+    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+    "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+    "int64": "int64", "long": "int64", "int32": "int32", "int": "int32", "int16": "int16",
+    "int8": "int8", "uint8": "uint8", "bool": "bool",
+    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+    "complex64": "complex64", "complex128": "complex128",
+}  # fmt: skip
+
+
+def constant(qual: str) -> Value:
+    """The value of a module attribute such as torch.bfloat16."""
+    root, _, attr = qual.rpartition(".")
+    if root in ("torch", "numpy") and attr in _DTYPE_NAMES:
+        return DtypeV(_DTYPE_NAMES[attr])
+    if qual in ("math.pi", "math.e", "math.tau", "math.inf"):
+        return FloatV(None)
+    return UNKNOWN
+
+
+def _pattern_arg(node: ast.Call, args: list[Value], kwargs: dict[str, Value], index: int, name: str):
+    """(node, value) of a pattern given positionally at index or as keyword name."""
+    if index < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
+        return node.args[index], args[index]
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value, kwargs.get(name, UNKNOWN)
+    return None, UNKNOWN
+
+
+def call(qual: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value], open_kwargs: bool):
+    """(pattern node, OpResult or None, pattern text) for a resolved call."""
+    op = EINOPS_FUNCTIONS.get(qual)
+    if op is not None:
+        return _einops_function(op, node, args, kwargs, open_kwargs)
+    if qual in LETTER_EINSUM:
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return None, None, None
+        pat = args[0]
+        if not (isinstance(pat, StrV) and pat.value is not None):
+            return None, None, None
+        operands = args[1:]
+        if len(operands) == 1 and isinstance(operands[0], TupleV):
+            operands = list(operands[0].items)  # torch.einsum("ij,jk", [a, b])
+        res = einops_ops.einops_call("torch.einsum", pat.value, operands, None)
+        return node.args[0], res, pat.value
+    if qual in EINOPS_LAYERS:
+        return _einops_layer(qual, node, args, kwargs, open_kwargs)
+    res = stub(qual, args, kwargs)
+    return None, res, None
+
+
+def _einops_function(op, node, args, kwargs, open_kwargs):
+    if op == "einsum":
+        if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+            return None, None, None
+        pnode, pat = node.args[-1], args[-1]
+        tensors = args[:-1]
+        if not (isinstance(pat, StrV) and pat.value is not None):
+            return None, None, None
+        return pnode, einops_ops.einops_call(op, pat.value, tensors, None), pat.value
+    index = {"pack": 1, "unpack": 2}.get(op, 1)
+    pnode, pat = _pattern_arg(node, args, kwargs, index, "pattern")
+    if not (isinstance(pat, StrV) and pat.value is not None):
+        return None, None, None
+    reserved = {"tensor", "pattern", "reduction", "tensors", "packed_shapes"}
+    if op == "unpack":
+        tensor = args[0] if args else kwargs.get("tensor", UNKNOWN)
+        shapes = args[1] if len(args) > 1 else kwargs.get("packed_shapes", UNKNOWN)
+        return pnode, einops_ops.einops_call(op, pat.value, [tensor, shapes], None), pat.value
+    if op == "pack":
+        tensors = args[0] if args else kwargs.get("tensors", UNKNOWN)
+        return pnode, einops_ops.einops_call(op, pat.value, [tensors], None), pat.value
+    tensor = args[0] if args else kwargs.get("tensor", UNKNOWN)
+    reduction = None
+    if op == "reduce":
+        reduction = args[2] if len(args) > 2 else kwargs.get("reduction", UNKNOWN)
+    lengths = None if open_kwargs else {k: v for k, v in kwargs.items() if k not in reserved}
+    return pnode, einops_ops.einops_call(op, pat.value, [tensor], lengths, reduction), pat.value
+
+
+def _einops_layer(qual, node, args, kwargs, open_kwargs):
+    kind = qual.rsplit(".", 1)[1]
+    pnode, pat = _pattern_arg(node, args, kwargs, 0, "pattern")
+    if not (isinstance(pat, StrV) and pat.value is not None):
+        return None, OpResult(ObjectV(f"einops.layers.{kind}")), None
+    reserved = {"pattern", "reduction", "weight_shape", "bias_shape"}
+    lengths = None if open_kwargs else {k: v for k, v in kwargs.items() if k not in reserved}
+    reduction = None
+    extra: dict[str, Value] = {}
+    if kind == "Reduce":
+        reduction = args[1] if len(args) > 1 else kwargs.get("reduction", UNKNOWN)
+    elif kind == "EinMix":
+        extra["weight_shape"] = args[1] if len(args) > 1 else kwargs.get("weight_shape", UNKNOWN)
+        extra["bias_shape"] = args[2] if len(args) > 2 else kwargs.get("bias_shape", UNKNOWN)
+    res = einops_ops.einops_call(f"layer:{kind}", pat.value, [], lengths, reduction, **extra)
+    attrs: list[tuple[str, Value]] = [("pattern", pat), ("reduction", reduction or UNKNOWN)]
+    attrs += [(f"axis:{k}", v) for k, v in (lengths or {}).items()]
+    attrs.append(("open_kwargs", IntV(Expr.const(int(lengths is None)))))
+    res.value = ObjectV(f"einops.layers.{kind}", tuple(attrs))
+    return pnode, res, pat.value
+
+
+def stub(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResult | None:
+    if name.startswith("einops.layers.") and name.endswith(".__call__") and args:
+        layer = args[0]
+        if not isinstance(layer, ObjectV) or len(args) < 2:
+            return None
+        pat = layer.attr("pattern")
+        if not (isinstance(pat, StrV) and pat.value is not None):
+            return None
+        kind = layer.kind.rsplit(".", 1)[1]
+        open_kw = layer.attr("open_kwargs")
+        lengths = None
+        if not (isinstance(open_kw, IntV) and open_kw.value == 1):
+            lengths = {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
+        return einops_ops.layer_call(kind, pat.value, lengths, layer.attr("reduction"), args[1])
+    return stub_ops.stub_call(name, args, kwargs)
+
+
+def is_costed(name: str, res: OpResult) -> bool:
+    if name in EINOPS_FUNCTIONS or name in LETTER_EINSUM or name.startswith("einops.layers."):
+        return not isinstance(res.value, ObjectV)
+    c = res.cost
+    return c.flops is not None or c.other_flops is not None
+
+
+def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+    """Python builtins that carry sizes: len, int, min, max, tuple, list."""
+    if name == "len" and len(args) == 1:
+        a = args[0]
+        if isinstance(a, TupleV):
+            return IntV(Expr.const(len(a.items)))
+        if isinstance(a, TensorV) and a.shape and not isinstance(a.shape[0], Var):
+            return IntV(a.shape[0])
+        return IntV(None)
+    if name == "int" and len(args) == 1:
+        return args[0] if isinstance(args[0], IntV) else IntV(None)
+    if name in ("min", "max") and args and all(isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args):
+        vals = [a.value.value for a in args]  # type: ignore[union-attr]
+        return IntV(Expr.const(min(vals) if name == "min" else max(vals)))
+    if name in ("tuple", "list") and len(args) == 1 and isinstance(args[0], TupleV):
+        return args[0]
+    return None
+
+
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
+    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans."""
+    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+        return TensorV(None, t.dtype)
+    elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    idx_items = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
+    out: list = []
+    dims = list(t.shape)
+    pos = 0
+    n_consuming = sum(
+        1
+        for e, v in zip(elems, idx_items)
+        if not (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis))
+    )
+    for e, v in zip(elems, idx_items):
+        if isinstance(e, ast.Constant) and e.value is Ellipsis:
+            span = len(dims) - pos - (n_consuming - _consumed_before(elems, e))
+            if span < 0:
+                return TensorV(None, t.dtype)
+            out.extend(dims[pos : pos + span])
+            pos += span
+        elif isinstance(e, ast.Constant) and e.value is None:
+            out.append(Expr.const(1))
+        elif isinstance(e, ast.Slice):
+            if pos >= len(dims):
+                return TensorV(None, t.dtype)
+            if e.lower is None and e.upper is None and e.step is None:
+                out.append(dims[pos])
+            else:
+                out.append(None)
+            pos += 1
+        elif isinstance(v, IntV):
+            if pos >= len(dims):
+                return TensorV(None, t.dtype)
+            pos += 1
+        else:
+            return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
+    out.extend(dims[pos:])
+    return TensorV(tuple(out), t.dtype)
+
+
+def _consumed_before(elems, target) -> int:
+    n = 0
+    for e in elems:
+        if e is target:
+            return n
+        if not (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis)):
+            n += 1
+    return n

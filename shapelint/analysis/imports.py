@@ -1,0 +1,156 @@
+"""Import resolution: which local names stand for einops, torch, numpy, jaxtyping.
+
+We resolve imports ourselves instead of using libcst's QualifiedNameProvider:
+on real code that provider alone costs ~10x the parse. A name bound by an import
+maps to a qualified name; a module-level def, class or assignment that comes
+after the import shadows it (a local ``def rearrange`` is not einops).
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Spellings that reach the same object, normalised so ops match one name.
+_CANONICAL_PREFIXES = (
+    ("einops.einops.", "einops."),
+    ("einops.packing.", "einops."),
+    ("einops._torch_specific.", "einops."),
+    ("torch.functional.", "torch."),
+    ("torch._C._VariableFunctions.", "torch."),
+    ("torch._tensor.Tensor.", "torch.Tensor."),
+    ("torch.nn.modules.linear.", "torch.nn."),
+    ("jax.numpy.", "numpy."),
+    ("jnp.", "numpy."),
+    ("cupy.", "numpy."),
+)
+
+# Top-level packages whose imports we track; everything else stays unresolved.
+TRACKED_ROOTS = frozenset(
+    {"einops", "torch", "numpy", "jax", "jaxtyping", "cupy", "math", "operator", "typing"}
+)
+
+
+# What `from X import *` brings in, for the modules whose calls we check.
+_STAR_EXPORTS = {
+    "einops": ("rearrange", "reduce", "repeat", "einsum", "pack", "unpack", "parse_shape"),
+    "einops.layers.torch": ("Rearrange", "Reduce", "EinMix"),
+    "jaxtyping": ("Float", "Int", "Bool", "Shaped", "Integer", "Num", "Real", "Inexact"),
+}
+
+
+def canonical(qualname: str) -> str:
+    for old, new in _CANONICAL_PREFIXES:
+        if qualname.startswith(old):
+            return new + qualname[len(old) :]
+    if qualname.startswith("einops.layers.") and qualname.count(".") == 3:
+        # einops.layers.torch.Rearrange / .flax / .keras ... share one construction check.
+        return "einops.layers." + qualname.rsplit(".", 1)[1]
+    return qualname
+
+
+class ImportMap:
+    """Local name -> qualified name, for the names a module imports."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.star_modules: list[str] = []
+
+    @staticmethod
+    def from_module(tree: ast.Module) -> ImportMap:
+        im = ImportMap()
+        # Module-level bindings in order, so a later def/assignment shadows an import.
+        for stmt in _module_level_statements(tree):
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    root = alias.name.split(".")[0]
+                    if root not in TRACKED_ROOTS:
+                        im.names.pop(alias.asname or root, None)
+                        continue
+                    if alias.asname:
+                        im.names[alias.asname] = alias.name
+                    else:
+                        im.names[root] = root
+            elif isinstance(stmt, ast.ImportFrom):
+                if stmt.level or not stmt.module:
+                    for alias in stmt.names:
+                        im.names.pop(alias.asname or alias.name, None)
+                    continue
+                root = stmt.module.split(".")[0]
+                for alias in stmt.names:
+                    local = alias.asname or alias.name
+                    if root in TRACKED_ROOTS and alias.name != "*":
+                        im.names[local] = f"{stmt.module}.{alias.name}"
+                    elif root in TRACKED_ROOTS and alias.name == "*":
+                        im.star_modules.append(stmt.module)
+                        for name in _STAR_EXPORTS.get(stmt.module, ()):
+                            im.names[name] = f"{stmt.module}.{name}"
+                    else:
+                        im.names.pop(local, None)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                im.names.pop(stmt.name, None)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            _shadow_by_assignment(im, n.id, stmt)
+        return im
+
+    def resolve(self, node: ast.expr, local_names: frozenset[str] | set[str] = frozenset()) -> str | None:
+        """Qualified name of a Name/Attribute chain, or None if not an import of ours."""
+        parts: list[str] = []
+        cur: ast.expr = node
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if not isinstance(cur, ast.Name) or cur.id in local_names:
+            return None
+        base = self.names.get(cur.id)
+        if base is None:
+            return None
+        parts.reverse()
+        return canonical(".".join([base, *parts]))
+
+
+def _shadow_by_assignment(im: ImportMap, name: str, stmt: ast.stmt) -> None:
+    # `F = torch.nn.functional` style aliases keep resolving; anything else shadows.
+    value = getattr(stmt, "value", None)
+    if isinstance(stmt, ast.Assign) and isinstance(value, (ast.Name, ast.Attribute)):
+        q = im.resolve(value)
+        if q is not None:
+            im.names[name] = q
+            return
+    im.names.pop(name, None)
+
+
+def _module_level_statements(tree: ast.Module):
+    """Top-level statements, descending into if/try blocks (guarded imports)."""
+    stack = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, ast.If):
+            stack.extend(reversed(stmt.body + stmt.orelse))
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            blocks = stmt.body + [s for h in stmt.handlers for s in h.body]  # type: ignore[attr-defined]
+            blocks += stmt.orelse + stmt.finalbody  # type: ignore[attr-defined]
+            stack.extend(reversed(blocks))
+        elif isinstance(stmt, ast.With):
+            stack.extend(reversed(stmt.body))
+
+
+def local_import_names(func: ast.AST) -> dict[str, str]:
+    """Imports inside a function body (``import einops`` in a method is common)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                if root in TRACKED_ROOTS:
+                    out[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] in TRACKED_ROOTS:
+                for alias in node.names:
+                    if alias.name != "*":
+                        out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out

@@ -1,0 +1,1069 @@
+"""Abstract interpretation of one module: each function, statement by statement,
+over a shape environment. Every call goes to the op that owns it (einops ops,
+stub-described torch ops, same-module functions); the result is diagnostics
+plus one cost record per call.
+
+Unknown stays unknown: a value the analysis cannot follow becomes UNKNOWN and
+never produces an error.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from shapelint.analysis import annotations as ann
+from shapelint.analysis import calls as dispatch
+from shapelint.analysis.imports import ImportMap, local_import_names
+from shapelint.analysis.source import SourceFile
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Cost,
+    DtypeV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    OpIssue,
+    OpResult,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    dim_py,
+)
+
+MAX_EXPR_DEPTH = 150  # deeper expressions evaluate to UNKNOWN instead of recursing on
+
+
+@dataclass
+class RawDiagnostic:
+    line: int
+    column: int  # 0-based chars
+    end_line: int
+    end_column: int
+    code: str
+    message: str
+
+
+@dataclass
+class CallRecord:
+    line: int
+    column: int  # 0-based chars
+    function: str
+    op: str
+    pattern: str | None
+    inputs: list[list[str | None] | None]
+    output: list[str | None] | None
+    cost: Cost
+
+
+@dataclass
+class FunctionSummary:
+    name: str
+    line: int
+    params: list[tuple[str, Value]]  # parameter name -> value it was analyzed with
+    returns: Value
+    return_annotation: TensorV | None
+    flops: Expr | None
+    other_flops: Expr | None
+    bytes: Expr | None
+    complete: bool  # every call's cost known
+    calls: int
+
+
+@dataclass
+class ModuleResult:
+    diagnostics: list[RawDiagnostic] = field(default_factory=list)
+    records: list[CallRecord] = field(default_factory=list)
+    functions: list[FunctionSummary] = field(default_factory=list)
+
+
+@dataclass
+class FuncDef:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    qualname: str
+    cls: ClassDef | None = None
+
+
+@dataclass
+class ClassDef:
+    node: ast.ClassDef
+    name: str
+    methods: dict[str, FuncDef] = field(default_factory=dict)
+    self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
+    init_params: list[str] = field(default_factory=list)
+
+
+class _Frame:
+    """Per-function interpretation state."""
+
+    def __init__(self, func: FuncDef | None, name: str):
+        self.func = func
+        self.name = name
+        self.env: dict[str, Value] = {}
+        self.returns: list[Value] = []
+        self.records: dict[tuple[int, int, str], CallRecord] = {}
+        self.locals: set[str] = set()
+        self.local_imports: dict[str, str] = {}
+
+
+class ModuleAnalyzer:
+    def __init__(self, src: SourceFile, tree: ast.Module, options: dict | None = None):
+        self.src = src
+        self.tree = tree
+        self.options = options or {}
+        self.imports = ImportMap.from_module(tree)
+        self.result = ModuleResult()
+        self._diag_keys: set[tuple] = set()
+        self.module_env: dict[str, Value] = {}
+        self.functions: dict[str, FuncDef] = {}
+        self.classes: dict[str, ClassDef] = {}
+        self.summaries: dict[str, FunctionSummary] = {}
+        self._in_progress: set[str] = set()
+        self.annotations = ann.AnnotationReader(self)
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> ModuleResult:
+        self._index()
+        top = _Frame(None, "<module>")
+        top.env = self.module_env
+        self._exec_block(self.tree.body, top, module_level=True)
+        self._emit_records(top)
+        for qual in list(self.functions):
+            self.summary(qual)
+        for cls in self.classes.values():
+            for fd in cls.methods.values():
+                self.summary(fd.qualname)
+        self.result.functions.sort(key=lambda f: f.line)
+        self.result.records.sort(key=lambda r: (r.line, r.column))
+        return self.result
+
+    def _index(self) -> None:
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[stmt.name] = FuncDef(stmt, stmt.name)
+            elif isinstance(stmt, ast.ClassDef):
+                cd = ClassDef(stmt, stmt.name)
+                for sub in stmt.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        cd.methods[sub.name] = FuncDef(sub, f"{stmt.name}.{sub.name}", cd)
+                init = cd.methods.get("__init__")
+                if init is not None:
+                    cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
+                self.classes[stmt.name] = cd
+
+    # ------------------------------------------------------------------ diagnostics
+    def report(self, node_or_pos, code: str, message: str) -> None:
+        if isinstance(node_or_pos, ast.AST):
+            (l1, c1), (l2, c2) = self.src.node_start(node_or_pos), self.src.node_end(node_or_pos)
+        else:
+            l1, c1, l2, c2 = node_or_pos
+        key = (l1, c1, code, message)
+        if key in self._diag_keys:
+            return
+        self._diag_keys.add(key)
+        self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
+
+    def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
+        where = issue.where
+        target: object = call
+        if where and where[0] == "pattern" and pattern_node is not None:
+            pos = None
+            if isinstance(pattern_node, ast.Constant) and isinstance(pattern_node.value, str):
+                pos = self.src.string_positions(pattern_node)
+            if pos:
+                s = max(0, min(where[1], len(pos) - 1))
+                e = max(s, min(where[2], len(pos) - 1))
+                (l1, c1), (l2, c2) = pos[s], pos[e]
+                if (l2, c2) <= (l1, c1):
+                    c2 = c1 + 1
+                    l2 = l1
+                target = (l1, c1, l2, c2)
+            else:
+                target = pattern_node
+        elif where and where[0] == "kwarg":
+            for kw in call.keywords:
+                if kw.arg == where[1]:
+                    target = kw
+                    break
+        elif where and where[0] == "arg":
+            i = where[1]
+            if 0 <= i < len(call.args):
+                target = call.args[i]
+        self.report(target, issue.code, issue.message)
+
+    # ------------------------------------------------------------------ functions
+    def summary(self, qualname: str) -> FunctionSummary | None:
+        if qualname in self.summaries:
+            return self.summaries[qualname]
+        if qualname in self._in_progress:
+            return None  # recursion: the callee's cost is unknown at this call
+        fd = self._lookup_function(qualname)
+        if fd is None:
+            return None
+        self._in_progress.add(qualname)
+        try:
+            summ = self._analyze_function(fd)
+        finally:
+            self._in_progress.discard(qualname)
+        self.summaries[qualname] = summ
+        self.result.functions.append(summ)
+        return summ
+
+    def _lookup_function(self, qualname: str) -> FuncDef | None:
+        if "." in qualname:
+            cls, meth = qualname.split(".", 1)
+            cd = self.classes.get(cls)
+            return cd.methods.get(meth) if cd else None
+        return self.functions.get(qualname)
+
+    def class_attrs(self, cd: ClassDef) -> dict[str, Value]:
+        """What __init__ assigns to self.<attr>, in terms of __init__'s parameters."""
+        if cd.self_attrs is not None:
+            return cd.self_attrs
+        cd.self_attrs = {}
+        init = cd.methods.get("__init__")
+        if init is not None:
+            frame = _Frame(init, init.qualname)
+            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.name}"))
+            frame.env["self"] = _SelfRecorder(cd.name)
+            self._exec_block(init.node.body, frame)
+            rec = frame.env.get("self")
+            if isinstance(rec, _SelfRecorder):
+                cd.self_attrs = dict(rec.attrs)
+        return cd.self_attrs
+
+    def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
+        frame = _Frame(fd, fd.qualname)
+        self_value: Value = UNKNOWN
+        if fd.cls is not None and not _is_static(fd.node):
+            attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
+            self_value = ObjectV(f"<class>{fd.cls.name}", tuple(attrs.items()))
+        params = self._bind_params(fd, frame, self_value)
+        if fd.node.name == "__init__" and fd.cls is not None:
+            frame.env["self"] = _SelfRecorder(fd.cls.name)
+        ret_ann = self.annotations.tensor(fd.node.returns, frame) if fd.node.returns else None
+        self._exec_block(fd.node.body, frame)
+        returns = _join_all(frame.returns) if frame.returns else NoneV()
+        self._emit_records(frame)
+        flops, other, byts, complete = _sum_costs(frame.records.values())
+        return FunctionSummary(
+            name=fd.qualname,
+            line=fd.node.lineno,
+            params=params,
+            returns=returns,
+            return_annotation=ret_ann,
+            flops=flops,
+            other_flops=other,
+            bytes=byts,
+            complete=complete,
+            calls=len(frame.records),
+        )
+
+    def _bind_params(self, fd: FuncDef, frame: _Frame, self_value: Value) -> list[tuple[str, Value]]:
+        node = fd.node
+        args = node.args
+        out: list[tuple[str, Value]] = []
+        positional = _positional_params(node)
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        for i, (a, default) in enumerate(pairs):
+            frame.locals.add(a.arg)
+            if i == 0 and fd.cls is not None and not _is_static(node) and a in positional:
+                frame.env[a.arg] = self_value
+                continue
+            value: Value = UNKNOWN
+            if a.annotation is not None:
+                t = self.annotations.tensor(a.annotation, frame)
+                if t is not None:
+                    value = t
+                elif self.annotations.is_int(a.annotation):
+                    value = IntV(Expr.name(a.arg))
+            if value is UNKNOWN and default is not None:
+                dv = self.eval(default, frame)
+                if isinstance(dv, (IntV, FloatV, StrV, BoolV, NoneV)):
+                    value = dv
+            frame.env[a.arg] = value
+            out.append((a.arg, value))
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                frame.locals.add(extra.arg)
+                frame.env[extra.arg] = UNKNOWN
+        return out
+
+    # ------------------------------------------------------------------ statements
+    def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
+        for stmt in body:
+            try:
+                self._exec(stmt, frame, module_level)
+            except RecursionError:
+                continue  # pathological nesting: skip this statement, keep the rest
+
+    def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
+        if isinstance(stmt, ast.Assign):
+            value = self.eval(stmt.value, frame)
+            for target in stmt.targets:
+                self._assign(target, value, frame, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            declared = self.annotations.tensor(stmt.annotation, frame)
+            value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
+            if declared is not None:
+                if stmt.value is not None:
+                    self._check_against_annotation(value, declared, stmt.value, "assigned value")
+                value = _refine(value, declared)
+            elif self.annotations.is_int(stmt.annotation) and value is UNKNOWN:
+                value = IntV(None)
+            if stmt.value is not None or declared is not None:
+                self._assign(stmt.target, value, frame, stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            cur = self.eval(stmt.target, frame)
+            rhs = self.eval(stmt.value, frame)
+            res = self._binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+            self._assign(stmt.target, res, frame, None)
+        elif isinstance(stmt, ast.Expr):
+            self.eval(stmt.value, frame)
+        elif isinstance(stmt, ast.Return):
+            v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
+            frame.returns.append(v)
+            if frame.func is not None and frame.func.node.returns is not None:
+                ret_ann = self.annotations.tensor(frame.func.node.returns, frame)
+                if ret_ann is not None and stmt.value is not None:
+                    self._check_against_annotation(v, ret_ann, stmt.value, "return value")
+        elif isinstance(stmt, ast.If):
+            self.eval(stmt.test, frame)
+            before = dict(frame.env)
+            self._exec_block(stmt.body, frame)
+            after_body = frame.env
+            frame.env = dict(before)
+            self._exec_block(stmt.orelse, frame)
+            frame.env = _join_env(after_body, frame.env)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.eval(stmt.iter, frame)
+            before = dict(frame.env)
+            self._assign(stmt.target, self._iter_item(stmt.iter, frame), frame, None)
+            self._exec_block(stmt.body, frame)
+            frame.env = _join_env(before, frame.env)
+            self._exec_block(stmt.orelse, frame)
+        elif isinstance(stmt, ast.While):
+            self.eval(stmt.test, frame)
+            before = dict(frame.env)
+            self._exec_block(stmt.body, frame)
+            frame.env = _join_env(before, frame.env)
+            self._exec_block(stmt.orelse, frame)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                v = self.eval(item.context_expr, frame)
+                if item.optional_vars is not None:
+                    self._assign(item.optional_vars, UNKNOWN if v is not None else UNKNOWN, frame, None)
+            self._exec_block(stmt.body, frame)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            before = dict(frame.env)
+            self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
+            self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
+            after = frame.env
+            for h in stmt.handlers:  # type: ignore[attr-defined]
+                frame.env = dict(before)
+                if h.name:
+                    frame.env[h.name] = UNKNOWN
+                self._exec_block(h.body, frame)
+                after = _join_env(after, frame.env)
+            frame.env = after
+            self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not module_level:
+                # A nested function: analyze it on its own, seeing the enclosing
+                # environment as it stands at the definition.
+                inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
+                frame.env[stmt.name] = UNKNOWN
+                self._analyze_nested(inner, frame)
+            for d in stmt.decorator_list:
+                self.eval(d, frame)
+        elif isinstance(stmt, ast.ClassDef):
+            if not module_level:
+                for sub in stmt.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self._analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
+            else:
+                # Class bodies: attribute assignments such as layer definitions.
+                cls_frame = _Frame(None, stmt.name)
+                cls_frame.env = dict(self.module_env)
+                for sub in stmt.body:
+                    if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self._exec(sub, cls_frame, False)
+                self._emit_records(cls_frame)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".")[0]
+                if not module_level:
+                    frame.local_imports.update(local_import_names(stmt))
+                    frame.locals.discard(local)
+                    frame.env.pop(local, None)
+        elif isinstance(stmt, ast.Assert):
+            self.eval(stmt.test, frame)
+        elif type(stmt).__name__ == "Match":
+            self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
+            before = dict(frame.env)
+            joined = None
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                frame.env = dict(before)
+                self._exec_block(case.body, frame)
+                joined = frame.env if joined is None else _join_env(joined, frame.env)
+            frame.env = joined if joined is not None else before
+        elif isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                if isinstance(t, ast.Name):
+                    frame.env.pop(t.id, None)
+        # pass / break / continue / global / nonlocal / raise: nothing to track
+        elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            self.eval(stmt.exc, frame)
+
+    def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
+        frame = _Frame(fd, fd.qualname)
+        frame.env = {k: v for k, v in outer.env.items() if not isinstance(v, _SelfRecorder)}
+        frame.locals = set(outer.locals)
+        frame.local_imports = dict(outer.local_imports)
+        self._bind_params(fd, frame, UNKNOWN)
+        self._exec_block(fd.node.body, frame)
+        self._emit_records(frame)
+
+    def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            return IntV(None)
+        return UNKNOWN
+
+    def _assign(self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            frame.env[target.id] = value
+            frame.locals.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
+            items = value.items if isinstance(value, TupleV) else None
+            shape_of = _shape_source(value_node)
+            if items is not None and star is None and len(items) == len(elts):
+                for i, (e, v) in enumerate(zip(elts, items)):
+                    if isinstance(e, ast.Name) and isinstance(v, IntV) and shape_of is not None:
+                        v = self._name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
+                    self._assign(e, v, frame, None)
+            elif items is not None and star is not None and len(items) >= len(elts) - 1:
+                n_after = len(elts) - star - 1
+                for i, e in enumerate(elts):
+                    if i < star:
+                        self._assign(e, items[i], frame, None)
+                    elif i == star:
+                        rest = items[star : len(items) - n_after]
+                        self._assign(e.value, TupleV(tuple(rest)), frame, None)  # type: ignore[attr-defined]
+                    else:
+                        self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
+            else:
+                for e in elts:
+                    self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
+        elif isinstance(target, ast.Attribute):
+            base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+            if isinstance(base, _SelfRecorder):
+                base.attrs[target.attr] = value
+            elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
+                attrs = dict(base.attrs)
+                attrs[target.attr] = value
+                frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+        elif isinstance(target, ast.Starred):
+            self._assign(target.value, UNKNOWN, frame, None)
+        # Subscript targets: a write into part of a tensor keeps its shape.
+
+    def _name_unknown_dim(self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame) -> IntV:
+        """`b, s, d = x.shape`: an unknown size gets the variable's name, and x's
+        shape learns it, so later uses agree on one symbol."""
+        if v.value is not None or not isinstance(shape_of, ast.Name):
+            return v
+        t = frame.env.get(shape_of.id)
+        if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != n:
+            return v
+        if t.shape[i] is not None:
+            return v
+        sym = Expr.name(name)
+        shape = list(t.shape)
+        shape[i] = sym
+        frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
+        return IntV(sym)
+
+    def _check_against_annotation(self, value: Value, declared: TensorV, node: ast.expr, what: str) -> None:
+        if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
+            return
+        problem = ann.shape_conflict(value, declared)
+        if problem:
+            self.report(
+                node,
+                "SHP306",
+                f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
+            )
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:
+        if node is None:
+            return UNKNOWN
+        if depth > MAX_EXPR_DEPTH:
+            return UNKNOWN
+        d = depth + 1
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return BoolV(v)
+            if isinstance(v, int):
+                return IntV(Expr.const(v))
+            if isinstance(v, float):
+                return FloatV(v)
+            if isinstance(v, str):
+                return StrV(v)
+            if v is None:
+                return NoneV()
+            return UNKNOWN
+        if isinstance(node, ast.Name):
+            if node.id in frame.env:
+                return frame.env[node.id]
+            if node.id in self.module_env and node.id not in frame.locals:
+                return self.module_env[node.id]
+            q = self._qualname(node, frame)
+            if q is not None:
+                return dispatch.constant(q)
+            return UNKNOWN
+        if isinstance(node, ast.Call):
+            return self._call(node, frame, d)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, frame, d)
+        if isinstance(node, ast.BinOp):
+            left = self.eval(node.left, frame, d)
+            right = self.eval(node.right, frame, d)
+            return self._binop(node.op, left, right, node, frame, node.left, node.right)
+        if isinstance(node, ast.UnaryOp):
+            v = self.eval(node.operand, frame, d)
+            if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
+                return IntV(-v.value)
+            if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
+                return FloatV(-v.value)
+            if isinstance(node.op, ast.UAdd):
+                return v
+            if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
+                return self._op_value("operator.neg", [v], {}, node, frame)
+            return UNKNOWN
+        if isinstance(node, (ast.Tuple, ast.List)):
+            items = []
+            for e in node.elts:
+                if isinstance(e, ast.Starred):
+                    inner = self.eval(e.value, frame, d)
+                    if isinstance(inner, TupleV):
+                        items.extend(inner.items)
+                        continue
+                    return UNKNOWN
+                items.append(self.eval(e, frame, d))
+            return TupleV(tuple(items))
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, frame, d)
+        if isinstance(node, ast.IfExp):
+            self.eval(node.test, frame, d)
+            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+        if isinstance(node, ast.JoinedStr):
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    self.eval(v.value, frame, d)
+            return StrV(None)
+        if isinstance(node, ast.NamedExpr):
+            v = self.eval(node.value, frame, d)
+            self._assign(node.target, v, frame, node.value)
+            return v
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = _Frame(frame.func, frame.name)
+            inner.env = dict(frame.env)
+            inner.locals = set(frame.locals)
+            inner.local_imports = frame.local_imports
+            inner.records = frame.records
+            for gen in node.generators:
+                self.eval(gen.iter, inner, d)
+                self._assign(gen.target, UNKNOWN, inner, None)
+                for cond in gen.ifs:
+                    self.eval(cond, inner, d)
+            if isinstance(node, ast.DictComp):
+                self.eval(node.key, inner, d)
+                self.eval(node.value, inner, d)
+            else:
+                self.eval(node.elt, inner, d)
+            return UNKNOWN
+        if isinstance(node, ast.Lambda):
+            return UNKNOWN
+        # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.eval(child, frame, d)
+        if isinstance(node, ast.Await):
+            return UNKNOWN
+        return UNKNOWN
+
+    def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
+        base = node
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in frame.local_imports:
+            saved = self.imports.names.get(base.id)
+            self.imports.names[base.id] = frame.local_imports[base.id]
+            try:
+                return self.imports.resolve(node)
+            finally:
+                if saved is None:
+                    del self.imports.names[base.id]
+                else:
+                    self.imports.names[base.id] = saved
+        return self.imports.resolve(node, frame.locals)
+
+    def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
+        q = self._qualname(node, frame)
+        if q is not None:
+            return dispatch.constant(q)
+        base = self.eval(node.value, frame, d)
+        if isinstance(base, _SelfRecorder):
+            return base.attrs.get(node.attr, UNKNOWN)
+        if isinstance(base, ObjectV):
+            return base.attr(node.attr)
+        if isinstance(base, TensorV):
+            if node.attr == "shape":
+                return _shape_tuple(base)
+            if node.attr == "ndim":
+                return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
+            if node.attr == "dtype":
+                return DtypeV(base.dtype) if base.dtype else UNKNOWN
+            return self._op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
+        return UNKNOWN
+
+    def _subscript(self, node: ast.Subscript, frame: _Frame, d: int) -> Value:
+        base = self.eval(node.value, frame, d)
+        idx = self.eval(node.slice, frame, d)
+        if isinstance(base, TupleV):
+            if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
+                i = idx.value.value
+                if -len(base.items) <= i < len(base.items):
+                    return base.items[i]
+                return UNKNOWN
+            if isinstance(node.slice, ast.Slice):
+                lo = self.eval(node.slice.lower, frame, d) if node.slice.lower else IntV(Expr.const(0))
+                hi = self.eval(node.slice.upper, frame, d) if node.slice.upper else IntV(Expr.const(len(base.items)))
+                if node.slice.step is None and all(
+                    isinstance(b, IntV) and b.value is not None and b.value.value is not None for b in (lo, hi)
+                ):
+                    return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
+            return UNKNOWN
+        if isinstance(base, TensorV):
+            return dispatch.tensor_index(base, node.slice, idx)
+        return UNKNOWN
+
+    def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
+        if isinstance(left, IntV) and isinstance(right, IntV):
+            a, b = left.value, right.value
+            if a is None or b is None:
+                return IntV(None)
+            if isinstance(op, ast.Add):
+                return IntV(a + b)
+            if isinstance(op, ast.Sub):
+                return IntV(a - b)
+            if isinstance(op, ast.Mult):
+                return IntV(a * b)
+            if isinstance(op, ast.FloorDiv):
+                if b.value == 0:
+                    return IntV(None)
+                return IntV(a // b)
+            if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= 8:
+                return IntV(a**b.value)
+            if isinstance(op, ast.Mod) and a.value is not None and b.value:
+                return IntV(Expr.const(a.value % b.value))
+            if isinstance(op, ast.Div):
+                return FloatV(None)
+            return IntV(None)
+        if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
+            return FloatV(None)
+        if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
+            return TupleV(left.items + right.items)
+        if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
+            if left.value is not None and right.value is not None:
+                return StrV(left.value + right.value)
+            return StrV(None)
+        if isinstance(left, TensorV) or isinstance(right, TensorV):
+            name = _OPERATOR_NAMES.get(type(op))
+            if name is None:
+                return UNKNOWN
+            return self._op_value(name, [left, right], {}, node, frame, arg_nodes=[lnode, rnode])
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, node: ast.Call, frame: _Frame, d: int) -> Value:
+        func = node.func
+        # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
+        if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
+            v = self.eval(node.args[0], frame, d)
+            self.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
+            return v
+        qual = self._qualname(func, frame)
+        args: list[Value] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                sv = self.eval(a.value, frame, d)
+                if isinstance(sv, TupleV):
+                    args.extend(sv.items)
+                else:
+                    args.append(_STARRED_UNKNOWN)
+            else:
+                args.append(self.eval(a, frame, d))
+        kwargs: dict[str, Value] = {}
+        open_kwargs = False
+        for kw in node.keywords:
+            v = self.eval(kw.value, frame, d)
+            if kw.arg is None:
+                open_kwargs = True
+            else:
+                kwargs[kw.arg] = v
+        if _STARRED_UNKNOWN in args:
+            open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
+        if qual is not None:
+            return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
+        # Methods and local functions.
+        if isinstance(func, ast.Name):
+            if func.id in frame.env and frame.env[func.id] is not UNKNOWN:
+                callee = frame.env[func.id]
+                return self._call_value(callee, node, args, kwargs, frame)
+            if func.id not in frame.locals:
+                if func.id in self.functions:
+                    return self._call_local(func.id, node, args, kwargs, frame)
+                if func.id in self.classes:
+                    return self._construct(self.classes[func.id], args, kwargs)
+                builtin = dispatch.builtin(func.id, args, kwargs)
+                if builtin is not None:
+                    return builtin
+            return UNKNOWN
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, frame, d)
+            if isinstance(recv, TensorV):
+                return self._op_value(f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame)
+            if isinstance(recv, ObjectV):
+                if recv.kind.startswith("<class>") and func.attr in self._class_methods(recv.kind[7:]):
+                    return self._call_method(recv, func.attr, node, args, kwargs, frame)
+                attr = recv.attr(func.attr)
+                if attr is not UNKNOWN:
+                    return self._call_value(attr, node, args, kwargs, frame)
+                return self._op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
+            if isinstance(recv, _SelfRecorder):
+                attr = recv.attrs.get(func.attr, UNKNOWN)
+                if attr is not UNKNOWN:
+                    return self._call_value(attr, node, args, kwargs, frame)
+                if func.attr in self._class_methods(recv.cls):
+                    return self._call_method(ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame)
+        return UNKNOWN
+
+    def _class_methods(self, cls: str) -> dict[str, FuncDef]:
+        cd = self.classes.get(cls)
+        return cd.methods if cd else {}
+
+    def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
+        if isinstance(callee, ObjectV):
+            if callee.kind.startswith("<class>"):
+                if "forward" in self._class_methods(callee.kind[7:]):
+                    return self._call_method(callee, "forward", node, args, kwargs, frame)
+                if "__call__" in self._class_methods(callee.kind[7:]):
+                    return self._call_method(callee, "__call__", node, args, kwargs, frame)
+                return UNKNOWN
+            return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
+        return UNKNOWN
+
+    def _construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        attrs = self.class_attrs(cd)
+        binding = _bind_call(cd.init_params, args, kwargs)
+        bound = {k: _subst_value(v, binding) for k, v in attrs.items()}
+        return ObjectV(f"<class>{cd.name}", tuple(bound.items()))
+
+    def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
+        return self._invoke(self.functions[name], None, node, args, kwargs, frame)
+
+    def _call_method(self, recv: ObjectV, meth: str, node, args, kwargs, frame) -> Value:
+        cd = self.classes[recv.kind[7:]]
+        return self._invoke(cd.methods[meth], recv, node, args, kwargs, frame)
+
+    def _invoke(self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame) -> Value:
+        """A call to a function of this module: check the arguments against its
+        annotations (jaxtyping's rule: one name, one size per call), take its
+        return shape and its cost with the names bound."""
+        summ = self.summary(fd.qualname)
+        if summ is None:
+            return UNKNOWN
+        params = [p for p, _ in summ.params]
+        binding: dict[str, Expr] = {}
+        # Constructor arguments the instance carries bind __init__'s parameter names.
+        if recv is not None and fd.cls is not None:
+            init_binding = _instance_binding(recv, self.class_attrs(fd.cls))
+            binding.update(init_binding)
+        bound = _bind_call(params, args, kwargs)
+        for pname, pval in summ.params:
+            if pname not in bound:
+                continue
+            arg = bound[pname]
+            if isinstance(pval, TensorV) and isinstance(arg, TensorV):
+                problem = ann.bind_shape(pval, arg, binding)
+                if problem:
+                    arg_node = _arg_node(node, params, pname)
+                    self.report(
+                        arg_node or node,
+                        "SHP305",
+                        f"argument '{pname}' of {fd.qualname}() has shape {arg.shape_str()} "
+                        f"but is annotated {pval.shape_str()}: {problem}",
+                    )
+            elif isinstance(pval, IntV) and pval.value is not None and isinstance(arg, IntV):
+                pn = pval.value.as_name()
+                if pn is not None and arg.value is not None:
+                    binding.setdefault(pn, arg.value)
+        result = summ.return_annotation if summ.return_annotation is not None else summ.returns
+        value = _subst_value(result, binding) if binding else result
+        if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
+            value = UNKNOWN
+        cost = Cost(
+            flops=_subst_expr(summ.flops, binding),
+            other_flops=_subst_expr(summ.other_flops, binding),
+            bytes=_subst_expr(summ.bytes, binding),
+        )
+        if not summ.complete:
+            cost.notes.append(f"{fd.qualname}() has calls of unknown cost")
+        self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
+        return value
+
+    def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
+        pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
+        if res is None:
+            return UNKNOWN
+        for issue in res.issues:
+            self.report_issue(issue, node, pattern_node)
+        if dispatch.is_costed(qual, res):
+            self._record(node, frame, qual, pattern, [a for a in args if isinstance(a, (TensorV, TupleV))], res.value, res.cost)
+        return res.value
+
+    def _op_value(self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None) -> Value:
+        res = dispatch.stub(name, args, kwargs)
+        if res is None:
+            return UNKNOWN
+        call = node if isinstance(node, ast.Call) else None
+        for issue in res.issues:
+            if call is not None:
+                self.report_issue(issue, call, None)
+            elif arg_nodes and issue.where and issue.where[0] == "arg" and issue.where[1] < len(arg_nodes):
+                self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
+            else:
+                self.report(node, issue.code, issue.message)
+        if dispatch.is_costed(name, res):
+            self._record(node, frame, name, None, [a for a in args if isinstance(a, TensorV)], res.value, res.cost)
+        return res.value
+
+    # ------------------------------------------------------------------ cost records
+    def _record(self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost) -> None:
+        line, col = self.src.node_start(node)
+        out = value if isinstance(value, TensorV) else None
+        rec = CallRecord(
+            line=line,
+            column=col,
+            function=frame.name,
+            op=op,
+            pattern=pattern,
+            inputs=[_shape_py(t) for t in inputs],
+            output=_shape_py(out) if out is not None else None,
+            cost=cost,
+        )
+        frame.records[(line, col, op)] = rec
+
+    def _emit_records(self, frame: _Frame) -> None:
+        self.result.records.extend(frame.records.values())
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+class _SelfRecorder(Value):
+    """`self` inside __init__: records what gets assigned to self.<attr>."""
+
+    def __init__(self, cls: str):
+        self.cls = cls
+        self.attrs: dict[str, Value] = {}
+
+
+_STARRED_UNKNOWN = ObjectV("<starred>")
+
+_OPERATOR_NAMES = {
+    ast.Add: "operator.add",
+    ast.Sub: "operator.sub",
+    ast.Mult: "operator.mul",
+    ast.Div: "operator.truediv",
+    ast.FloorDiv: "operator.floordiv",
+    ast.Mod: "operator.mod",
+    ast.Pow: "operator.pow",
+    ast.MatMult: "operator.matmul",
+    ast.BitAnd: "operator.and_",
+    ast.BitOr: "operator.or_",
+    ast.BitXor: "operator.xor",
+}
+
+
+def _positional_params(node) -> list[ast.arg]:
+    return list(node.args.posonlyargs) + list(node.args.args)
+
+
+def _is_static(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _shape_source(node: ast.expr | None) -> ast.expr | None:
+    """The tensor expression behind `x.shape` / `x.size()`, for dimension naming."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
+        return node.func.value
+    return None
+
+
+def _shape_tuple(t: TensorV) -> Value:
+    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+        return UNKNOWN
+    return TupleV(tuple(IntV(d) for d in t.shape))  # type: ignore[arg-type]
+
+
+def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
+    if isinstance(t, TensorV):
+        if t.shape is None:
+            return None
+        return [dim_py(d) for d in t.shape]
+    return None
+
+
+def _reveal(v: Value) -> str:
+    if isinstance(v, TensorV):
+        s = v.shape_str()
+        return f"{s} {v.dtype}" if v.dtype else s
+    if isinstance(v, IntV):
+        return "int" if v.value is None else f"int = {v.value.to_human()}"
+    if isinstance(v, TupleV):
+        return "(" + ", ".join(_reveal(i) for i in v.items) + ")"
+    return "unknown"
+
+
+def _join(a: Value, b: Value) -> Value:
+    if a == b:
+        return a
+    if isinstance(a, TensorV) and isinstance(b, TensorV):
+        dtype = a.dtype if a.dtype == b.dtype else None
+        if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
+            return TensorV(tuple(x if x == y else None for x, y in zip(a.shape, b.shape)), dtype)
+        return TensorV(None, dtype)
+    if isinstance(a, IntV) and isinstance(b, IntV):
+        return IntV(None)
+    if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
+        return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
+    return UNKNOWN
+
+
+def _join_all(values: list[Value]) -> Value:
+    out = values[0]
+    for v in values[1:]:
+        out = _join(out, v)
+    return out
+
+
+def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    out = {}
+    for k in a.keys() | b.keys():
+        if k in a and k in b:
+            va, vb = a[k], b[k]
+            out[k] = va if va is vb else _join(va, vb)
+        else:
+            out[k] = UNKNOWN
+    return out
+
+
+def _refine(value: Value, declared: TensorV) -> Value:
+    """A declared annotation names the dims; keep what the value knows for sure."""
+    if isinstance(value, TensorV) and value.shape is not None and declared.shape is not None:
+        if len(value.shape) == len(declared.shape) and value.rank is not None:
+            dims = tuple(v if (v is not None and v.value is not None) else dcl for v, dcl in zip(value.shape, declared.shape))  # type: ignore[union-attr]
+            return TensorV(dims, value.dtype or declared.dtype)
+    return declared
+
+
+def _bind_call(params: list[str], args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for p, a in zip(params, args):
+        out[p] = a
+    for k, v in kwargs.items():
+        if k in params:
+            out[k] = v
+    return out
+
+
+def _arg_node(node: ast.Call, params: list[str], pname: str) -> ast.expr | None:
+    for kw in node.keywords:
+        if kw.arg == pname:
+            return kw.value
+    if pname in params:
+        i = params.index(pname)
+        if i < len(node.args):
+            return node.args[i]
+    return None
+
+
+def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Expr]:
+    """Map __init__ parameter symbols to the values this instance was built with,
+    by comparing the class's symbolic attributes with the instance's."""
+    out: dict[str, Expr] = {}
+    for k, tv in template.items():
+        iv = recv.attr(k)
+        if isinstance(tv, IntV) and isinstance(iv, IntV) and tv.value is not None and iv.value is not None:
+            n = tv.value.as_name()
+            if n is not None:
+                out.setdefault(n, iv.value)
+        elif isinstance(tv, ObjectV) and isinstance(iv, ObjectV):
+            out.update({k2: v2 for k2, v2 in _instance_binding(iv, dict(tv.attrs)).items() if k2 not in out})
+    return out
+
+
+def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
+    if e is None or not binding:
+        return e
+    return e.substitute(binding)
+
+
+def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value:
+    exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
+    exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
+    if isinstance(v, TensorV) and v.shape is not None:
+        return TensorV(tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype)
+    if isinstance(v, IntV) and v.value is not None:
+        return IntV(v.value.substitute(exprs))
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_subst_value(i, binding) for i in v.items))
+    if isinstance(v, ObjectV):
+        return ObjectV(v.kind, tuple((k, _subst_value(x, binding)) for k, x in v.attrs))
+    return v
+
+
+def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:
+    flops = Expr.const(0)
+    other = Expr.const(0)
+    byts = Expr.const(0)
+    complete = True
+    for r in records:
+        c = r.cost
+        if c.flops is None:
+            complete = False
+        else:
+            flops = flops + c.flops
+        if c.other_flops is not None:
+            other = other + c.other_flops
+        if c.bytes is not None:
+            byts = byts + c.bytes
+        if c.notes and any("unknown cost" in n for n in c.notes):
+            complete = False
+    return flops, other, byts, complete
+
+
+__all__ = ["ModuleAnalyzer", "ModuleResult", "CallRecord", "FunctionSummary", "RawDiagnostic", "OpResult"]

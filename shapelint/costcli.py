@@ -1,0 +1,165 @@
+"""`shapelint cost`: the symbolic FLOPs and bytes of every call and function."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+DTYPE_ALIASES = {
+    "fp32": "float32",
+    "float32": "float32",
+    "tf32": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "float16": "float16",
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+    "fp64": "float64",
+    "float64": "float64",
+    "fp8": "float8_e4m3fn",
+}
+
+
+def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for v in values:
+        for item in v.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, num = item.partition("=")
+            name = name.strip()
+            try:
+                n = int(num)
+            except ValueError:
+                n = -1
+            if not sep or not name.isidentifier() or n < 0:
+                raise click.BadParameter(f"expected NAME=INT, got {item!r}", param_hint="--dim")
+            dims[name] = n
+    return dims
+
+
+def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
+    """Value of a printed expression with dims bound, or None if a name is unbound."""
+    if expr is None:
+        return None
+    from shapelint.notation.symbolic import parse_expr
+
+    try:
+        return parse_expr(expr).evaluate(dims)
+    except (KeyError, ZeroDivisionError, ValueError):
+        return None
+
+
+def human(expr: str | None) -> str:
+    if expr is None:
+        return "?"
+    from shapelint.notation.symbolic import parse_expr
+
+    try:
+        return parse_expr(expr).to_human()
+    except ValueError:
+        return expr
+
+
+def _si(n: int | float | None) -> str:
+    if n is None:
+        return "?"
+    for unit, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
+
+
+def build_report(results, dims: dict[str, int]) -> dict:
+    calls, functions = [], []
+    for r in results:
+        for c in r.calls:
+            c = dict(c)
+            if dims:
+                c["flops_value"] = evaluate(c["flops"], dims)
+                c["other_flops_value"] = evaluate(c["other_flops"], dims)
+                c["bytes_value"] = evaluate(c["bytes"], dims)
+            calls.append(c)
+        for f in r.functions:
+            f = dict(f)
+            if dims:
+                f["flops_value"] = evaluate(f["flops"], dims)
+                f["other_flops_value"] = evaluate(f["other_flops"], dims)
+                f["bytes_value"] = evaluate(f["bytes"], dims)
+            functions.append(f)
+    return {"calls": calls, "functions": functions}
+
+
+def render_text(report: dict, dims: dict[str, int]) -> str:
+    by_fn: dict[tuple[str, str], list[dict]] = {}
+    for c in report["calls"]:
+        by_fn.setdefault((c["path"], c["function"]), []).append(c)
+    out = []
+    fn_index = {(f["path"], f["name"]): f for f in report["functions"]}
+    for (path, fn), calls in by_fn.items():
+        f = fn_index.get((path, fn))
+        head = f"{path}::{fn}"
+        if f is not None:
+            total = human(f["flops"])
+            head += f"  flops {total}"
+            if dims:
+                head += f" = {_si(f.get('flops_value'))}"
+            if not f.get("complete", True):
+                head += "  (some calls of unknown cost)"
+        out.append(head)
+        for c in calls:
+            flops = human(c["flops"])
+            val = f" = {_si(c.get('flops_value'))}" if dims else ""
+            what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+            out.append(f"  {c['line']}:{c['column']}  {what}")
+            out.append(f"      flops {flops}{val}   bytes {human(c['bytes'])}" + (f" = {_si(c.get('bytes_value'))}" if dims else ""))
+        out.append("")
+    if not out:
+        return "No calls with a cost found.\n"
+    return "\n".join(out)
+
+
+def render_markdown(report: dict, dims: dict[str, int]) -> str:
+    lines = ["| Function | Line | FLOPs | Bytes |" + (" FLOPs (value) | Bytes (value) |" if dims else ""),
+             "| --- | --- | --- | --- |" + (" --- | --- |" if dims else "")]
+    for f in report["functions"]:
+        row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
+        if dims:
+            row += f" {_si(f.get('flops_value'))} | {_si(f.get('bytes_value'))} |"
+        lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--dim", "dims", multiple=True, help="Bind a dimension: NAME=INT (repeatable, or comma-separated).")
+@click.option("--dtype", type=click.Choice(sorted(DTYPE_ALIASES)), default=None, help="dtype for tensors whose dtype is not known (default float32).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--no-cache", is_flag=True)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
+def cost(paths, dims, dtype, fmt, config_path, no_cache, jobs):
+    """Symbolic FLOPs and bytes per call and per function in PATHS.
+
+    FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
+    products torch runs); elementwise and reduction work is other_flops.
+    """
+    from shapelint.cli import load_config, run_analysis
+
+    cfg = load_config([Path(p) for p in paths], config_path)
+    bound = dict(cfg.dims)
+    bound.update(parse_dims(dims))
+    dt = DTYPE_ALIASES[dtype] if dtype else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
+    _, results = run_analysis(paths, cfg, no_cache, jobs, {"dtype": dt})
+    report = build_report(results, bound)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    elif fmt == "markdown":
+        click.echo(render_markdown(report, bound), nl=False)
+    else:
+        click.echo(render_text(report, bound), nl=False)
+    sys.exit(0)
