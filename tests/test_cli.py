@@ -1,0 +1,132 @@
+"""The CLI as a user meets it: exit codes, formats, selection, config, noqa, bad input."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from shapelint.cli import main
+
+BAD = 'from jaxtyping import Float\nfrom torch import Tensor\ndef f(x: Float[Tensor, "4 8"]):\n    reveal_shape(x)\n    return x\n'
+
+
+def run(args, cwd=None):
+    runner = CliRunner()
+    old = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        return runner.invoke(main, [*args, "--no-cache"] if args and args[0] in ("check",) else args)
+    finally:
+        os.chdir(old)
+
+
+def test_missing_path_is_usage_error(tmp_path):
+    r = run(["check", str(tmp_path / "nope")])
+    assert r.exit_code == 2
+    assert "no such file" in r.output
+
+
+def test_clean_file_exits_zero(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\nx = 1\n")
+    r = run(["check", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "All checks passed" in r.output
+
+
+def test_bare_path_means_check(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\n")
+    r = CliRunner().invoke(main, [str(tmp_path), "--no-cache"])
+    assert r.exit_code == 0, r.output
+
+
+def test_syntax_error_is_one_diagnostic_and_run_goes_on(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\ndef f(:\n")
+    (tmp_path / "b.py").write_text(BAD)
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    by_file = {Path(d["path"]).name: d for d in data}
+    assert by_file["a.py"]["code"] == "SHP001"
+    assert by_file["a.py"]["line"] == 2
+    assert "b.py" in by_file
+    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message"}
+
+
+def test_binary_nul_and_bad_encoding_files(tmp_path):
+    (tmp_path / "nul.py").write_bytes(b"import torch\nx = 1\x00\n")
+    (tmp_path / "latin.py").write_bytes(b"import torch\ns = '\xff\xfe'\n")
+    (tmp_path / "bin.py").write_bytes(os.urandom(256) + b"torch")
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert "Traceback" not in r.output
+    data = json.loads(r.output)
+    names = {Path(d["path"]).name for d in data if d["code"] == "SHP001"}
+    assert {"nul.py", "latin.py"} <= names
+
+
+def test_deep_nesting_does_not_crash(tmp_path):
+    (tmp_path / "deep.py").write_text("import torch\nx = " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    (tmp_path / "long.py").write_text("import torch\nx = " + "+".join(["a"] * 100000) + "\n")
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert "Traceback" not in r.output
+
+
+def test_noqa_and_select_ignore(tmp_path):
+    src = BAD.replace("reveal_shape(x)", "reveal_shape(x)  # noqa: SHP390")
+    (tmp_path / "a.py").write_text(src)
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert json.loads(r.output) == []
+    (tmp_path / "a.py").write_text(BAD)
+    r = run(["check", str(tmp_path), "--format", "json", "--ignore", "SHP3"])
+    assert json.loads(r.output) == []
+    r = run(["check", str(tmp_path), "--format", "json", "--select", "SHP390"])
+    assert [d["code"] for d in json.loads(r.output)] == ["SHP390"]
+
+
+def test_pyproject_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.shapelint]\nignore = ["SHP390"]\nexclude = ["skipme"]\n'
+    )
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "skipme").mkdir()
+    (tmp_path / "skipme" / "b.py").write_text("import torch\ndef f(:\n")
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert json.loads(r.output) == [], r.output
+
+
+def test_bad_config_is_usage_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nselct = ["SHP1"]\n')
+    (tmp_path / "a.py").write_text("import torch\n")
+    r = run(["check", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "selct" in r.output
+
+
+def test_walk_skips_venvs_and_survives_symlink_loops(tmp_path):
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "x.py").write_text("import torch\ndef f(:\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path / "pkg")
+    (tmp_path / "pkg" / "m.py").write_text("import torch\n")
+    r = run(["check", str(tmp_path), "--format", "json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_rules_command():
+    r = CliRunner().invoke(main, ["rules"])
+    assert r.exit_code == 0 and "SHP001" in r.output
+    r = CliRunner().invoke(main, ["rules", "SHP001"])
+    assert r.exit_code == 0 and "unparsable-file" in r.output
+    r = CliRunner().invoke(main, ["rules", "SHP999"])
+    assert r.exit_code == 2
+
+
+def test_static_mode_imports_nothing_heavy():
+    import subprocess
+
+    code = "import sys, shapelint.cli; print(sorted(m for m in ('torch','einops','numpy','sympy','jaxtyping') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
