@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.imports import ImportMap, local_import_names
+from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -125,6 +126,7 @@ class ModuleAnalyzer:
         self.summaries: dict[str, FunctionSummary] = {}
         self._in_progress: set[str] = set()
         self.annotations = ann.AnnotationReader(self)
+        self.naming = NamingChecker(self)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -622,6 +624,7 @@ class ModuleAnalyzer:
         if q is not None:
             return dispatch.constant(q)
         base = self.eval(node.value, frame, d)
+        self.naming.attribute(node, base, frame)
         if isinstance(base, _SelfRecorder):
             return base.attrs.get(node.attr, UNKNOWN)
         if isinstance(base, ObjectV):
@@ -688,6 +691,8 @@ class ModuleAnalyzer:
                 return StrV(left.value + right.value)
             return StrV(None)
         if isinstance(left, TensorV) or isinstance(right, TensorV):
+            if isinstance(op, ast.MatMult):
+                self.naming.matmul(node, left, right, frame)
             name = _OPERATOR_NAMES.get(type(op))
             if name is None:
                 return UNKNOWN
@@ -741,6 +746,7 @@ class ModuleAnalyzer:
             return UNKNOWN
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, frame, d)
+            self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
                 return self._op_value(f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame)
             if isinstance(recv, ObjectV):
@@ -833,6 +839,7 @@ class ModuleAnalyzer:
         return value
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
+        self.naming.qualified_call(node, qual, args, kwargs, frame)
         pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
         if res is None:
             return UNKNOWN
