@@ -63,6 +63,10 @@ class ShapelintChecker:
         if not driver._NEEDLES.search(text.encode("utf-8", "surrogatepass")):
             return
         cfg = _config_for(self.filename)
+        # flake8 walks directories with its own excludes; [tool.shapelint] exclude is the
+        # user saying these files are not shapelint's business either.
+        if cfg.exclude and self.filename not in _STDIN_NAMES and cfg.is_excluded(Path(self.filename)):
+            return
         options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
         try:
             result = driver.analyze_text(self.filename, text, options)

@@ -181,6 +181,13 @@ def test_tool_shapelint_config_applies(project):
     assert flake8(project, *FILES) == expected
 
 
+def test_tool_shapelint_exclude_applies_to_directory_walks(project):
+    (project / "pyproject.toml").write_text('[tool.shapelint]\nexclude = ["pkg"]\n')
+    expected = cli(project, ".")
+    assert expected and not any(d[0].startswith("pkg") for d in expected)
+    assert flake8(project, ".") == [(f"./{d[0]}", *d[1:]) for d in expected]
+
+
 def test_bad_tool_shapelint_config_warns_and_checks_with_defaults(project):
     (project / "pyproject.toml").write_text("[tool.shapelint]\nnot-a-key = 1\n")
     proc = subprocess.run(
