@@ -152,8 +152,10 @@ def rules(code, fmt):
 def _register_optional() -> None:
     """Subcommands that live in their own modules (imported only when used)."""
     from shapelint.costcli import cost
+    from shapelint.lsp import lsp
 
     main.add_command(cost)
+    main.add_command(lsp)  # imports pygls only when it runs
     try:
         from shapelint.napkin_cli import napkin
     except ImportError:  # napkin math not built in this checkout

@@ -25,7 +25,7 @@ _configs: dict[Path, object] = {}
 _warned: set[str] = set()
 
 
-def _config_for(filename: str):
+def config_for_file(filename: str):
     """The [tool.shapelint] that applies to filename, loaded once per directory."""
     from shapelint.config import Config, ConfigError, load
 
@@ -62,10 +62,14 @@ class ShapelintChecker:
         text = "".join(self.lines)
         if not driver._NEEDLES.search(text.encode("utf-8", "surrogatepass")):
             return
-        cfg = _config_for(self.filename)
+        cfg = config_for_file(self.filename)
         # flake8 walks directories with its own excludes; [tool.shapelint] exclude is the
         # user saying these files are not shapelint's business either.
-        if cfg.exclude and self.filename not in _STDIN_NAMES and cfg.is_excluded(Path(self.filename)):
+        if (
+            cfg.exclude
+            and self.filename not in _STDIN_NAMES
+            and cfg.is_excluded(Path(self.filename))
+        ):
             return
         options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
         try:

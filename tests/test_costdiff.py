@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shapelint.cli import main
 from shapelint.costdiff import compare_metric
 from shapelint.notation.symbolic import Expr, parse_expr
-from tests.helpers import analyze
+from tests.standin_ops import use_einsum_costs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -57,43 +57,9 @@ NEW_MODEL = (
 )
 
 
-def _standin_einsum(op, pattern, tensors, axes_lengths, reduction=None, **extra):
-    """A two-operand letter einsum costed as torch's flop counter counts it (2 per
-    multiply-add over every letter), used only while the real einsum op is not in
-    this checkout (it is being built on another branch)."""
-    from shapelint.notation.symbolic import product
-    from shapelint.ops.values import Cost, OpResult, TensorV
-
-    if op != "torch.einsum" or "->" not in pattern:
-        return OpResult()
-    ins, out = pattern.replace(" ", "").split("->")
-    sizes: dict[str, Expr] = {}
-    for spec, t in zip(ins.split(","), tensors, strict=False):
-        if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != len(spec):
-            return OpResult()
-        if any(not isinstance(d, Expr) for d in t.shape):
-            return OpResult()
-        sizes.update(zip(spec, t.shape, strict=True))
-    shape = tuple(sizes[c] for c in out)
-    moved = sum((product(t.shape) for t in tensors), product(shape))
-    return OpResult(
-        TensorV(shape, "float32"),
-        Cost(flops=2 * product(sizes.values()), other_flops=Expr.const(0), bytes=4 * moved),
-    )
-
-
 @pytest.fixture
 def einsum_costs(monkeypatch):
-    """Real einsum costs when this checkout has them, else the stand-in above."""
-    probe = analyze(
-        "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
-        'def f(x: Float[Tensor, "b d"], w: Float[Tensor, "d h"]):\n'
-        '    return torch.einsum("bd,dh->bh", x, w)\n'
-    )
-    if not any(c["flops"] not in (None, "0") for c in probe.calls):
-        from shapelint.ops import einops_ops
-
-        monkeypatch.setattr(einops_ops, "einops_call", _standin_einsum)
+    use_einsum_costs(monkeypatch)
 
 
 def git(cwd, *args):
