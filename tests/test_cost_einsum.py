@@ -24,7 +24,7 @@ POOL = "abcdefg"
 
 
 def counted(equation: str, shapes) -> int:
-    tensors = [torch.ones(*s) for s in shapes]
+    tensors = [torch.ones(s) for s in shapes]
     with FlopCounterMode(display=False) as mode:
         torch.einsum(equation, *tensors)
     return mode.get_total_flops()
@@ -41,9 +41,10 @@ def flops_at(equation: str, shapes) -> tuple[int | None, list[str]]:
     sizes: dict[str, int] = {}
     for op, shape in zip(inputs, shapes, strict=True):
         for axis, n in zip(op, shape, strict=True):
-            sizes[axis] = max(sizes.get(axis, 1), n)
+            if sizes.get(axis, 1) == 1:  # the broadcast size, as torch and opt_einsum take it
+                sizes[axis] = n
     units = [
-        {a for a, n in zip(op, shape, strict=True) if n == 1 and sizes[a] > 1}
+        {a for a, n in zip(op, shape, strict=True) if n == 1 and sizes[a] != 1}
         for op, shape in zip(inputs, shapes, strict=True)
     ]
     flops, notes = einsum_flops(
@@ -77,6 +78,8 @@ CASES = [
     ("ij,jky->iy", [(3, 4), (4, 5, 6)]),  # k summed away first, free
     ("ij,jk->ik", [(3, 1), (1, 5)]),  # contracted axis of size 1: mul, 0
     ("ij,jk->ik", [(3, 1), (4, 5)]),  # j broadcast in the first operand
+    ("ij,jk->ik", [(0, 4), (4, 5)]),  # empty
+    (",ij->ij", [(), (3, 4)]),  # scalar operand: mul
     ("bij,bjk->bik", [(1, 3, 4), (6, 4, 5)]),  # broadcast batch
     ("ij,jk,kl->il", [(2, 30), (30, 40), (40, 5)]),  # path: (jk,kl) first
     ("ij,jk,kl->il", [(20, 3), (3, 40), (40, 50)]),  # path: left to right
@@ -178,10 +181,10 @@ def test_static_import_pulls_in_neither_torch_nor_opt_einsum():
 def equations(draw, min_ops=2, max_ops=4, broadcast=True, min_size=1):
     """An einsum equation over one-letter axes and the operand shapes to run it on.
 
-    Repeated letters (diagonals), axes in one operand only, size-1 axes and
-    size-1 broadcasting in single operands all occur."""
+    Scalars, repeated letters (diagonals), axes in one operand only, size-1
+    axes and size-1 broadcasting in single operands all occur."""
     n = draw(st.integers(min_ops, max_ops))
-    ops = [draw(st.lists(st.sampled_from(POOL), min_size=1, max_size=4)) for _ in range(n)]
+    ops = [draw(st.lists(st.sampled_from(POOL), max_size=4)) for _ in range(n)]
     used = sorted({a for op in ops for a in op})
     out = draw(st.permutations(used))[: draw(st.integers(0, len(used)))]
     size = {a: draw(st.integers(min_size, 5)) for a in used}
