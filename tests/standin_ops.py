@@ -1,8 +1,8 @@
 """Einsum costs for tests of the cost faces, whichever einsum op this checkout has.
 
-The real einops/einsum op is built on another branch; until it is merged the
-provisional one reports no cost. The faces' tests need costs, not that op, so they
-use the real one when it costs a two-operand einsum and this stand-in otherwise.
+The einsum op that calls shapelint.ops.cost is built on another branch; until it is
+merged the provisional one reports no cost. The faces' tests need costs, not that
+op, so they use the real one when it costs an einsum and this stand-in otherwise.
 """
 
 from __future__ import annotations
@@ -18,28 +18,30 @@ _PROBE = (
 
 
 def _standin_einsum(op, pattern, tensors, axes_lengths, reduction=None, **extra):
-    """A two-operand letter einsum costed as torch's flop counter counts it (2 per
-    multiply-add over every letter), used only while the real einsum op is not in
-    this checkout (it is being built on another branch)."""
-    from shapelint.notation.symbolic import product
+    """A letter einsum (no ellipsis) costed by shapelint.ops.cost, the module the
+    real op uses: only the pattern parsing is stood in for."""
+    from shapelint.ops.cost import call_bytes, einsum_flops
     from shapelint.ops.values import Cost, OpResult, TensorV
 
-    if op != "torch.einsum" or "->" not in pattern:
+    if op != "torch.einsum" or "->" not in pattern or "." in pattern:
         return OpResult()
     ins, out = pattern.replace(" ", "").split("->")
+    specs = ins.split(",")
+    if len(specs) != len(tensors):
+        return OpResult()
     sizes: dict[str, Expr] = {}
-    for spec, t in zip(ins.split(","), tensors, strict=False):
+    for spec, t in zip(specs, tensors, strict=True):
         if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != len(spec):
             return OpResult()
         if any(not isinstance(d, Expr) for d in t.shape):
             return OpResult()
         sizes.update(zip(spec, t.shape, strict=True))
-    shape = tuple(sizes[c] for c in out)
-    moved = sum((product(t.shape) for t in tensors), product(shape))
-    return OpResult(
-        TensorV(shape, "float32"),
-        Cost(flops=2 * product(sizes.values()), other_flops=Expr.const(0), bytes=4 * moved),
+    flops, notes = einsum_flops([list(s) for s in specs], list(out), sizes)
+    result = TensorV(tuple(sizes[c] for c in out), "float32")
+    cost = Cost(
+        flops=flops, other_flops=Expr.const(0), bytes=call_bytes(tensors, result), notes=notes
     )
+    return OpResult(result, cost)
 
 
 def use_einsum_costs(monkeypatch) -> None:
