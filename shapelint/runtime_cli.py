@@ -95,7 +95,10 @@ def render_text(rep) -> str:
                 val = f"{s.value:,}" if s.value is not None else "?"
                 out.append(f"    static line {s.line}: {s.op}  {s.flops or '?'} = {val}")
         elif rep.flops_static is not None:
-            out.append("    static: no costed call in this function")
+            out.append(
+                "    static: no call in this function has a cost; the ops counted above "
+                "are not described to the static analysis (a missing stub?)"
+            )
     if rep.repeats:
         mfu = f"{rep.mfu:.1%}" if rep.mfu is not None else "n/a"
         out.append(
