@@ -228,6 +228,25 @@ def test_lying_return_is_exit_1_with_per_dimension_message():
     assert text.exit_code == 1 and "shapes   FAILED" in text.output
 
 
+def test_without_beartype_jaxtyping_isinstance_judges(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "beartype.door", None)  # import fails
+    p = module(
+        tmp_path,
+        """
+        def pair(x: Float[Tensor, "b n"]) -> tuple[Float[Tensor, "b n"], Float[Tensor, "n b"]]:
+            return x, x
+
+
+        def maybe(x: Float[Tensor, "b n"], m: Float[Tensor, "b n"] | None = None) -> Float[Tensor, "b n"] | None:
+            return x if m is None else None
+        """,
+    )
+    _, data = run_json(str(p), "--dim", "b=2,n=3")
+    assert [d["shape_ok"] for d in data] == [False, True]
+    assert data[0]["output_shape"] == [[2, 3], [2, 3]]
+    assert "axis 0 ('n') is 2 but n=3 from argument 'x'" in data[0]["shape_errors"][0]
+
+
 def test_lie_undetectable_when_sizes_coincide():
     r, data = run_json(f"{LIES}::project", "--dim", "batch=2,seq=3,d_in=4,d_out=4")
     assert data["shape_ok"] is True, data["shape_errors"]
