@@ -40,7 +40,9 @@ def load_config(paths: list[Path], config_path: str | None):
 
     try:
         start = paths[0] if paths else Path.cwd()
-        return load(start if start.exists() else Path.cwd(), Path(config_path) if config_path else None)
+        return load(
+            start if start.exists() else Path.cwd(), Path(config_path) if config_path else None
+        )
     except ConfigError as e:
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(2)
@@ -63,7 +65,9 @@ def _progress_printer(enabled: bool):
     return show
 
 
-def run_analysis(paths: tuple[str, ...], cfg, no_cache: bool, jobs: int | None, options: dict | None = None):
+def run_analysis(
+    paths: tuple[str, ...], cfg, no_cache: bool, jobs: int | None, options: dict | None = None
+):
     """Collect files and analyze them; exits with 2 on a missing path."""
     from shapelint.analysis.driver import analyze_files, collect_files
 
@@ -99,13 +103,36 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--select", multiple=True, help="Codes or prefixes to enable (e.g. SHP2,SHP301). Replaces the default set.")
-@click.option("--extend-select", multiple=True, help="Codes or prefixes to enable on top of the selection.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--select",
+    multiple=True,
+    help="Codes or prefixes to enable (e.g. SHP2,SHP301). Replaces the default set.",
+)
+@click.option(
+    "--extend-select", multiple=True, help="Codes or prefixes to enable on top of the selection."
+)
 @click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="pyproject.toml to read [tool.shapelint] from.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="pyproject.toml to read [tool.shapelint] from.",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores, for large trees).")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: all cores, for large trees).",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs, exit_zero):
     """Check einops patterns and tensor shapes in PATHS (default: .)."""
@@ -123,7 +150,9 @@ def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs
         diags.extend(filter_diagnostics(r, cfg))
     formatter = FORMATTERS[fmt]
     color = fmt == "text" and sys.stdout.isatty()
-    out = formatter(diags, len(files), color=color) if fmt == "text" else formatter(diags, len(files))
+    out = (
+        formatter(diags, len(files), color=color) if fmt == "text" else formatter(diags, len(files))
+    )
     click.echo(out, nl=False)
     failing = any(d.severity in ("error", "warning") for d in diags)
     sys.exit(0 if exit_zero or not failing else 1)
@@ -131,7 +160,13 @@ def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs
 
 @main.command()
 @click.argument("code", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
 def rules(code, fmt):
     """List the rules, or explain one (e.g. `shapelint rules SHP201`)."""
     from shapelint.rules import RULES
@@ -140,7 +175,9 @@ def rules(code, fmt):
     if code is not None:
         code = code.upper()
         if code not in RULES:
-            click.echo(f"shapelint: error: unknown rule {code!r}; `shapelint rules` lists them", err=True)
+            click.echo(
+                f"shapelint: error: unknown rule {code!r}; `shapelint rules` lists them", err=True
+            )
             sys.exit(2)
         selected = [RULES[code]]
     else:
@@ -152,8 +189,10 @@ def rules(code, fmt):
 def _register_optional() -> None:
     """Subcommands that live in their own modules (imported only when used)."""
     from shapelint.costcli import cost
+    from shapelint.lsp import lsp
 
     main.add_command(cost)
+    main.add_command(lsp)  # imports pygls only when it runs
     try:
         from shapelint.napkin_cli import napkin
     except ImportError:  # napkin math not built in this checkout

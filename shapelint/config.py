@@ -143,7 +143,9 @@ def find_pyproject(start: Path) -> Path | None:
 def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     path = explicit or find_pyproject(start or Path.cwd())
     if path is None:
-        return Config(root=(start or Path.cwd()).resolve() if (start and start.is_dir()) else Path.cwd())
+        return Config(
+            root=(start or Path.cwd()).resolve() if (start and start.is_dir()) else Path.cwd()
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
@@ -173,7 +175,7 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     cfg.extend_select = [s.upper() for s in str_list("extend-select")]
     cfg.ignore = [s.upper() for s in str_list("ignore")]
     cfg.exclude = str_list("exclude") + str_list("extend-exclude")
-    cfg.stubs = [str((path.parent / s)) for s in str_list("stubs")]
+    cfg.stubs = [str(path.parent / s) for s in str_list("stubs")]
     pfi = section.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{path}: [tool.shapelint] per-file-ignores must be a table")

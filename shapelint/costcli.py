@@ -116,7 +116,10 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
             val = f" = {_si(c.get('flops_value'))}" if dims else ""
             what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
             out.append(f"  {c['line']}:{c['column']}  {what}")
-            out.append(f"      flops {flops}{val}   bytes {human(c['bytes'])}" + (f" = {_si(c.get('bytes_value'))}" if dims else ""))
+            out.append(
+                f"      flops {flops}{val}   bytes {human(c['bytes'])}"
+                + (f" = {_si(c.get('bytes_value'))}" if dims else "")
+            )
         out.append("")
     if not out:
         return "No calls with a cost found.\n"
@@ -124,8 +127,11 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
 
 
 def render_markdown(report: dict, dims: dict[str, int]) -> str:
-    lines = ["| Function | Line | FLOPs | Bytes |" + (" FLOPs (value) | Bytes (value) |" if dims else ""),
-             "| --- | --- | --- | --- |" + (" --- | --- |" if dims else "")]
+    lines = [
+        "| Function | Line | FLOPs | Bytes |"
+        + (" FLOPs (value) | Bytes (value) |" if dims else ""),
+        "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
+    ]
     for f in report["functions"]:
         row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
         if dims:
@@ -136,13 +142,36 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--dim", "dims", multiple=True, help="Bind a dimension: NAME=INT (repeatable, or comma-separated).")
-@click.option("--dtype", type=click.Choice(sorted(DTYPE_ALIASES)), default=None, help="dtype for tensors whose dtype is not known (default float32).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    help="Bind a dimension: NAME=INT (repeatable, or comma-separated).",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(sorted(DTYPE_ALIASES)),
+    default=None,
+    help="dtype for tensors whose dtype is not known (default float32).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--diff",
+    "diff_base",
+    metavar="BASE",
+    default=None,
+    help="Compare per-function FLOPs and bytes with git revision BASE (a markdown table).",
+)
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-cache", is_flag=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
-def cost(paths, dims, dtype, fmt, config_path, no_cache, jobs):
+def cost(paths, dims, dtype, fmt, diff_base, config_path, no_cache, jobs):
     """Symbolic FLOPs and bytes per call and per function in PATHS.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
@@ -153,10 +182,25 @@ def cost(paths, dims, dtype, fmt, config_path, no_cache, jobs):
     cfg = load_config([Path(p) for p in paths], config_path)
     bound = dict(cfg.dims)
     bound.update(parse_dims(dims))
-    dt = DTYPE_ALIASES[dtype] if dtype else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
+    dt = (
+        DTYPE_ALIASES[dtype]
+        if dtype
+        else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
+    )
+    if diff_base is not None:
+        from shapelint.costdiff import run_diff
+
+        click.echo(
+            run_diff(diff_base, paths, cfg, bound, {"dtype": dt}, fmt, no_cache, jobs), nl=False
+        )
+        sys.exit(0)
     _, results = run_analysis(paths, cfg, no_cache, jobs, {"dtype": dt})
     report = build_report(results, bound)
-    if fmt == "json":
+    if fmt == "github":
+        from shapelint.report_extra import format_cost_github
+
+        click.echo(format_cost_github(report, bound), nl=False)
+    elif fmt == "json":
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
         click.echo(render_markdown(report, bound), nl=False)

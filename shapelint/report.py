@@ -34,7 +34,21 @@ def format_json(diags: list[Diagnostic], n_files: int) -> str:
     return json.dumps([d.to_json() for d in diags], indent=2, ensure_ascii=False) + "\n"
 
 
+def format_sarif(diags: list[Diagnostic], n_files: int) -> str:
+    from shapelint.report_extra import format_sarif as sarif
+
+    return sarif(diags, n_files)
+
+
+def format_github(diags: list[Diagnostic], n_files: int) -> str:
+    from shapelint.report_extra import format_github as github
+
+    return github(diags, n_files)
+
+
 FORMATTERS: dict[str, Callable[[list[Diagnostic], int], str]] = {
     "text": format_text,
     "json": format_json,
+    "sarif": format_sarif,
+    "github": format_github,
 }

@@ -18,7 +18,9 @@ def run(args, cwd=None):
     if cwd:
         os.chdir(cwd)
     try:
-        return runner.invoke(main, [*args, "--no-cache"] if args and args[0] in ("check",) else args)
+        return runner.invoke(
+            main, [*args, "--no-cache"] if args and args[0] in ("check",) else args
+        )
     finally:
         os.chdir(old)
 
@@ -52,7 +54,16 @@ def test_syntax_error_is_one_diagnostic_and_run_goes_on(tmp_path):
     assert by_file["a.py"]["code"] == "SHP001"
     assert by_file["a.py"]["line"] == 2
     assert "b.py" in by_file
-    assert set(data[0]) == {"path", "line", "column", "end_line", "end_column", "code", "severity", "message"}
+    assert set(data[0]) == {
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "code",
+        "severity",
+        "message",
+    }
 
 
 def test_binary_nul_and_bad_encoding_files(tmp_path):
@@ -128,5 +139,10 @@ def test_static_mode_imports_nothing_heavy():
     import subprocess
 
     code = "import sys, shapelint.cli; print(sorted(m for m in ('torch','einops','numpy','sympy','jaxtyping') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -15,12 +15,16 @@ INVALID = [(r.code, i, ex) for r in RULES.values() for i, ex in enumerate(r.inva
 VALID = [(r.code, i, ex) for r in RULES.values() for i, ex in enumerate(r.valid)]
 
 
-@pytest.mark.parametrize(("code", "i", "example"), INVALID, ids=[f"{c}-invalid{i}" for c, i, _ in INVALID])
+@pytest.mark.parametrize(
+    ("code", "i", "example"), INVALID, ids=[f"{c}-invalid{i}" for c, i, _ in INVALID]
+)
 def test_invalid_example_triggers(code, i, example):
     assert code in codes(example), f"{code} example {i} did not trigger:\n{example}"
 
 
-@pytest.mark.parametrize(("code", "i", "example"), VALID, ids=[f"{c}-valid{i}" for c, i, _ in VALID])
+@pytest.mark.parametrize(
+    ("code", "i", "example"), VALID, ids=[f"{c}-valid{i}" for c, i, _ in VALID]
+)
 def test_valid_example_is_clean(code, i, example):
     assert code not in codes(example), f"{code} fired on its valid example {i}:\n{example}"
 

@@ -108,7 +108,10 @@ def _aligned(declared: TensorV, actual: TensorV):
             return f"rank {len(as_)} where at least {fixed} is expected"
     # Align the fixed prefix and suffix around the first variadic part of either.
     pre = min(d_var[0] if d_var else len(ds), a_var[0] if a_var else len(as_))
-    post = min(len(ds) - 1 - d_var[-1] if d_var else len(ds), len(as_) - 1 - a_var[-1] if a_var else len(as_))
+    post = min(
+        len(ds) - 1 - d_var[-1] if d_var else len(ds),
+        len(as_) - 1 - a_var[-1] if a_var else len(as_),
+    )
     pairs = list(zip(ds[:pre], as_[:pre]))
     if post:
         pairs += list(zip(ds[-post:], as_[-post:]))
@@ -119,7 +122,7 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     pairs = _aligned(declared, actual)
     if isinstance(pairs, str):
         return pairs
-    for i, (d, a) in enumerate(pairs):
+    for d, a in pairs:
         if isinstance(d, Expr) and isinstance(a, Expr) and d.definitely_differs(a):
             return f"size {a.value} where {d.value} is expected"
     return None
@@ -143,16 +146,31 @@ def bind_shape(declared: TensorV, actual: TensorV, binding: dict[str, Expr]) -> 
         if prev is None:
             binding[name] = a
         elif prev.definitely_differs(a):
-            return f"dimension '{name}' is {a.value} here but {prev.value} elsewhere in the same call"
+            return (
+                f"dimension '{name}' is {a.value} here but {prev.value} elsewhere in the same call"
+            )
     return None
 
 
 # Provisional reader until the full jaxtyping grammar lands (notation/dimspec.py).
 _DTYPES = {
-    "Float": None, "Shaped": None, "Int": None, "Integer": None, "Num": None, "Real": None,
-    "Inexact": None, "Bool": "bool", "Float32": "float32", "Float16": "float16",
-    "BFloat16": "bfloat16", "Float64": "float64", "Int64": "int64", "Int32": "int32",
-    "Int16": "int16", "Int8": "int8", "UInt8": "uint8",
+    "Float": None,
+    "Shaped": None,
+    "Int": None,
+    "Integer": None,
+    "Num": None,
+    "Real": None,
+    "Inexact": None,
+    "Bool": "bool",
+    "Float32": "float32",
+    "Float16": "float16",
+    "BFloat16": "bfloat16",
+    "Float64": "float64",
+    "Int64": "int64",
+    "Int32": "int32",
+    "Int16": "int16",
+    "Int8": "int8",
+    "UInt8": "uint8",
 }
 
 

@@ -52,9 +52,13 @@ def constant(qual: str) -> Value:
     return UNKNOWN
 
 
-def _pattern_arg(node: ast.Call, args: list[Value], kwargs: dict[str, Value], index: int, name: str):
+def _pattern_arg(
+    node: ast.Call, args: list[Value], kwargs: dict[str, Value], index: int, name: str
+):
     """(node, value) of a pattern given positionally at index or as keyword name."""
-    if index < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
+    if index < len(node.args) and not any(
+        isinstance(a, ast.Starred) for a in node.args[: index + 1]
+    ):
         return node.args[index], args[index]
     for kw in node.keywords:
         if kw.arg == name:
@@ -170,7 +174,13 @@ def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | N
         return IntV(None)
     if name == "int" and len(args) == 1:
         return args[0] if isinstance(args[0], IntV) else IntV(None)
-    if name in ("min", "max") and args and all(isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args):
+    if (
+        name in ("min", "max")
+        and args
+        and all(
+            isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args
+        )
+    ):
         vals = [a.value.value for a in args]  # type: ignore[union-attr]
         return IntV(Expr.const(min(vals) if name == "min" else max(vals)))
     if name in ("tuple", "list") and len(args) == 1 and isinstance(args[0], TupleV):

@@ -53,10 +53,14 @@ class FileResult:
         )
 
 
-def _diag(path: str, line: int, col0: int, end_line: int, end_col0: int, code: str, message: str) -> Diagnostic:
+def _diag(
+    path: str, line: int, col0: int, end_line: int, end_col0: int, code: str, message: str
+) -> Diagnostic:
     from shapelint.rules import severity_of
 
-    return Diagnostic(path, line, col0 + 1, end_line, end_col0 + 1, code, severity_of(code), message)
+    return Diagnostic(
+        path, line, col0 + 1, end_line, end_col0 + 1, code, severity_of(code), message
+    )
 
 
 def analyze_bytes(path: str, data: bytes, options: dict | None = None) -> FileResult:
@@ -68,7 +72,9 @@ def analyze_bytes(path: str, data: bytes, options: dict | None = None) -> FileRe
         try:
             text = decode_source(data)
         except DecodeFailure as e:
-            res.diagnostics.append(_diag(path, e.line, e.column - 1, e.line, e.column - 1, "SHP001", e.message))
+            res.diagnostics.append(
+                _diag(path, e.line, e.column - 1, e.line, e.column - 1, "SHP001", e.message)
+            )
             return res
         return analyze_text(path, text, options)
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
@@ -98,13 +104,19 @@ def analyze_text(path: str, text: str, options: dict | None = None) -> FileResul
     try:
         mres = ModuleAnalyzer(src, tree, options).run()
     except RecursionError:
-        res.diagnostics.append(_diag(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply"))
+        res.diagnostics.append(
+            _diag(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
+        )
         return res
     except Exception as e:  # noqa: BLE001
-        res.diagnostics.append(_diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}"))
+        res.diagnostics.append(
+            _diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")
+        )
         return res
     for d in mres.diagnostics:
-        res.diagnostics.append(_diag(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message))
+        res.diagnostics.append(
+            _diag(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
+        )
     res.diagnostics.sort()
     res.calls = [_record_json(path, r) for r in mres.records]
     res.functions = [_function_json(path, f) for f in mres.functions]
@@ -181,7 +193,9 @@ def _work(path: str) -> tuple[dict, str | None]:
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        res = FileResult(path, [_diag(path, 1, 0, 1, 0, "SHP001", f"cannot read: {e.strerror or e}")])
+        res = FileResult(
+            path, [_diag(path, 1, 0, 1, 0, "SHP001", f"cannot read: {e.strerror or e}")]
+        )
         return res.to_json(), None
     cache = options.get("_cache")
     dig = None
@@ -239,7 +253,11 @@ def analyze_files(
     n = len(files)
     done0 = n - len(todo)
     jobs = jobs or (os.cpu_count() or 1)
-    use_pool = jobs > 1 and len(todo) >= POOL_MIN_FILES and _total_size([files[i] for i in todo]) >= POOL_MIN_BYTES
+    use_pool = (
+        jobs > 1
+        and len(todo) >= POOL_MIN_FILES
+        and _total_size([files[i] for i in todo]) >= POOL_MIN_BYTES
+    )
     if not use_pool:
         outputs = map(_work, items)
     else:
@@ -277,7 +295,9 @@ def _total_size(files: list[Path]) -> int:
 
 # ---------------------------------------------------------------------- filtering
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
 
 
 def noqa_codes(line: str) -> set[str] | None:
@@ -296,7 +316,9 @@ def _suppressed(code: str, codes: set[str] | None) -> bool:
     return not codes or any(code.startswith(c) for c in codes)
 
 
-def filter_diagnostics(result: FileResult, cfg, text_lines: list[str] | None = None) -> list[Diagnostic]:
+def filter_diagnostics(
+    result: FileResult, cfg, text_lines: list[str] | None = None
+) -> list[Diagnostic]:
     """Apply select/ignore/per-file-ignores and `# noqa` comments."""
     out = []
     lines = text_lines

@@ -96,7 +96,9 @@ class ImportMap:
                             _shadow_by_assignment(im, n.id, stmt)
         return im
 
-    def resolve(self, node: ast.expr, local_names: frozenset[str] | set[str] = frozenset()) -> str | None:
+    def resolve(
+        self, node: ast.expr, local_names: frozenset[str] | set[str] = frozenset()
+    ) -> str | None:
         """Qualified name of a Name/Attribute chain, or None if not an import of ours."""
         parts: list[str] = []
         cur: ast.expr = node

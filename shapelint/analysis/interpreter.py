@@ -266,7 +266,9 @@ class ModuleAnalyzer:
             calls=len(frame.records),
         )
 
-    def _bind_params(self, fd: FuncDef, frame: _Frame, self_value: Value) -> list[tuple[str, Value]]:
+    def _bind_params(
+        self, fd: FuncDef, frame: _Frame, self_value: Value
+    ) -> list[tuple[str, Value]]:
         node = fd.node
         args = node.args
         out: list[tuple[str, Value]] = []
@@ -360,7 +362,9 @@ class ModuleAnalyzer:
             for item in stmt.items:
                 v = self.eval(item.context_expr, frame)
                 if item.optional_vars is not None:
-                    self._assign(item.optional_vars, UNKNOWN if v is not None else UNKNOWN, frame, None)
+                    self._assign(
+                        item.optional_vars, UNKNOWN if v is not None else UNKNOWN, frame, None
+                    )
             self._exec_block(stmt.body, frame)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             before = dict(frame.env)
@@ -437,7 +441,9 @@ class ModuleAnalyzer:
             return IntV(None)
         return UNKNOWN
 
-    def _assign(self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None) -> None:
+    def _assign(
+        self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
+    ) -> None:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
             frame.locals.add(target.id)
@@ -476,7 +482,9 @@ class ModuleAnalyzer:
             self._assign(target.value, UNKNOWN, frame, None)
         # Subscript targets: a write into part of a tensor keeps its shape.
 
-    def _name_unknown_dim(self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame) -> IntV:
+    def _name_unknown_dim(
+        self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame
+    ) -> IntV:
         """`b, s, d = x.shape`: an unknown size gets the variable's name, and x's
         shape learns it, so later uses agree on one symbol."""
         if v.value is not None or not isinstance(shape_of, ast.Name):
@@ -492,7 +500,9 @@ class ModuleAnalyzer:
         frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
         return IntV(sym)
 
-    def _check_against_annotation(self, value: Value, declared: TensorV, node: ast.expr, what: str) -> None:
+    def _check_against_annotation(
+        self, value: Value, declared: TensorV, node: ast.expr, what: str
+    ) -> None:
         if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
             return
         problem = ann.shape_conflict(value, declared)
@@ -649,10 +659,19 @@ class ModuleAnalyzer:
                     return base.items[i]
                 return UNKNOWN
             if isinstance(node.slice, ast.Slice):
-                lo = self.eval(node.slice.lower, frame, d) if node.slice.lower else IntV(Expr.const(0))
-                hi = self.eval(node.slice.upper, frame, d) if node.slice.upper else IntV(Expr.const(len(base.items)))
+                lo = (
+                    self.eval(node.slice.lower, frame, d)
+                    if node.slice.lower
+                    else IntV(Expr.const(0))
+                )
+                hi = (
+                    self.eval(node.slice.upper, frame, d)
+                    if node.slice.upper
+                    else IntV(Expr.const(len(base.items)))
+                )
                 if node.slice.step is None and all(
-                    isinstance(b, IntV) and b.value is not None and b.value.value is not None for b in (lo, hi)
+                    isinstance(b, IntV) and b.value is not None and b.value.value is not None
+                    for b in (lo, hi)
                 ):
                     return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
             return UNKNOWN
@@ -748,20 +767,28 @@ class ModuleAnalyzer:
             recv = self.eval(func.value, frame, d)
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
-                return self._op_value(f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame)
+                return self._op_value(
+                    f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame
+                )
             if isinstance(recv, ObjectV):
-                if recv.kind.startswith("<class>") and func.attr in self._class_methods(recv.kind[7:]):
+                if recv.kind.startswith("<class>") and func.attr in self._class_methods(
+                    recv.kind[7:]
+                ):
                     return self._call_method(recv, func.attr, node, args, kwargs, frame)
                 attr = recv.attr(func.attr)
                 if attr is not UNKNOWN:
                     return self._call_value(attr, node, args, kwargs, frame)
-                return self._op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
+                return self._op_value(
+                    f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame
+                )
             if isinstance(recv, _SelfRecorder):
                 attr = recv.attrs.get(func.attr, UNKNOWN)
                 if attr is not UNKNOWN:
                     return self._call_value(attr, node, args, kwargs, frame)
                 if func.attr in self._class_methods(recv.cls):
-                    return self._call_method(ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame)
+                    return self._call_method(
+                        ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
+                    )
         return UNKNOWN
 
     def _class_methods(self, cls: str) -> dict[str, FuncDef]:
@@ -792,7 +819,9 @@ class ModuleAnalyzer:
         cd = self.classes[recv.kind[7:]]
         return self._invoke(cd.methods[meth], recv, node, args, kwargs, frame)
 
-    def _invoke(self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame) -> Value:
+    def _invoke(
+        self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame
+    ) -> Value:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
@@ -846,10 +875,20 @@ class ModuleAnalyzer:
         for issue in res.issues:
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
-            self._record(node, frame, qual, pattern, [a for a in args if isinstance(a, (TensorV, TupleV))], res.value, res.cost)
+            self._record(
+                node,
+                frame,
+                qual,
+                pattern,
+                [a for a in args if isinstance(a, (TensorV, TupleV))],
+                res.value,
+                res.cost,
+            )
         return res.value
 
-    def _op_value(self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None) -> Value:
+    def _op_value(
+        self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
+    ) -> Value:
         res = dispatch.stub(name, args, kwargs)
         if res is None:
             return UNKNOWN
@@ -857,16 +896,31 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if call is not None:
                 self.report_issue(issue, call, None)
-            elif arg_nodes and issue.where and issue.where[0] == "arg" and issue.where[1] < len(arg_nodes):
+            elif (
+                arg_nodes
+                and issue.where
+                and issue.where[0] == "arg"
+                and issue.where[1] < len(arg_nodes)
+            ):
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
         if dispatch.is_costed(name, res):
-            self._record(node, frame, name, None, [a for a in args if isinstance(a, TensorV)], res.value, res.cost)
+            self._record(
+                node,
+                frame,
+                name,
+                None,
+                [a for a in args if isinstance(a, TensorV)],
+                res.value,
+                res.cost,
+            )
         return res.value
 
     # ------------------------------------------------------------------ cost records
-    def _record(self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost) -> None:
+    def _record(
+        self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
+    ) -> None:
         line, col = self.src.node_start(node)
         out = value if isinstance(value, TensorV) else None
         rec = CallRecord(
@@ -925,7 +979,12 @@ def _shape_source(node: ast.expr | None) -> ast.expr | None:
     """The tensor expression behind `x.shape` / `x.size()`, for dimension naming."""
     if isinstance(node, ast.Attribute) and node.attr == "shape":
         return node.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+    ):
         return node.func.value
     return None
 
@@ -992,7 +1051,10 @@ def _refine(value: Value, declared: TensorV) -> Value:
     """A declared annotation names the dims; keep what the value knows for sure."""
     if isinstance(value, TensorV) and value.shape is not None and declared.shape is not None:
         if len(value.shape) == len(declared.shape) and value.rank is not None:
-            dims = tuple(v if (v is not None and v.value is not None) else dcl for v, dcl in zip(value.shape, declared.shape))  # type: ignore[union-attr]
+            dims = tuple(
+                v if (v is not None and v.value is not None) else dcl
+                for v, dcl in zip(value.shape, declared.shape)
+            )  # type: ignore[union-attr]
             return TensorV(dims, value.dtype or declared.dtype)
     return declared
 
@@ -1024,12 +1086,23 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     out: dict[str, Expr] = {}
     for k, tv in template.items():
         iv = recv.attr(k)
-        if isinstance(tv, IntV) and isinstance(iv, IntV) and tv.value is not None and iv.value is not None:
+        if (
+            isinstance(tv, IntV)
+            and isinstance(iv, IntV)
+            and tv.value is not None
+            and iv.value is not None
+        ):
             n = tv.value.as_name()
             if n is not None:
                 out.setdefault(n, iv.value)
         elif isinstance(tv, ObjectV) and isinstance(iv, ObjectV):
-            out.update({k2: v2 for k2, v2 in _instance_binding(iv, dict(tv.attrs)).items() if k2 not in out})
+            out.update(
+                {
+                    k2: v2
+                    for k2, v2 in _instance_binding(iv, dict(tv.attrs)).items()
+                    if k2 not in out
+                }
+            )
     return out
 
 
@@ -1043,7 +1116,9 @@ def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value
     exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
     exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
     if isinstance(v, TensorV) and v.shape is not None:
-        return TensorV(tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype)
+        return TensorV(
+            tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype
+        )
     if isinstance(v, IntV) and v.value is not None:
         return IntV(v.value.substitute(exprs))
     if isinstance(v, TupleV):
@@ -1073,4 +1148,11 @@ def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:
     return flops, other, byts, complete
 
 
-__all__ = ["ModuleAnalyzer", "ModuleResult", "CallRecord", "FunctionSummary", "RawDiagnostic", "OpResult"]
+__all__ = [
+    "ModuleAnalyzer",
+    "ModuleResult",
+    "CallRecord",
+    "FunctionSummary",
+    "RawDiagnostic",
+    "OpResult",
+]

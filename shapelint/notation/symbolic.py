@@ -327,7 +327,11 @@ def parse_expr(text: str) -> Expr:
     import ast
 
     def conv(n: ast.AST) -> Expr:
-        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+        if (
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, int)
+            and not isinstance(n.value, bool)
+        ):
             return Expr.const(n.value)
         if isinstance(n, ast.Name):
             return Expr.name(n.id)

@@ -7,7 +7,6 @@ unknown rank) and never reports an error from a guess.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from shapelint.notation.symbolic import Expr, product
 
@@ -27,7 +26,7 @@ class Var:
 
 
 # One entry of a shape: a size expression, None for an unknown size, or a Var.
-Dim = Union[Expr, None, Var]
+Dim = Expr | None | Var
 
 
 def dim_str(d: Dim) -> str:

@@ -24,7 +24,13 @@ def render_text(rules: list[Rule], single: bool = False) -> str:
             lines.append(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}{off}")
         return "\n".join(lines) + "\n"
     r = rules[0]
-    out = [f"{r.code} {r.name} ({r.severity}{'' if r.default else ', off by default'})", "", r.summary, "", r.explanation]
+    out = [
+        f"{r.code} {r.name} ({r.severity}{'' if r.default else ', off by default'})",
+        "",
+        r.summary,
+        "",
+        r.explanation,
+    ]
     if r.invalid:
         out += ["", "Triggers on:"]
         for ex in r.invalid:
@@ -56,14 +62,23 @@ def render_markdown(rules: list[Rule], single: bool = False) -> str:
         ]
         for r in rules:
             off = " (off by default)" if not r.default else ""
-            out.append(f"| [{r.code}](#{r.code.lower()}) | {r.name} | {r.severity} | {r.summary}{off} |")
+            out.append(
+                f"| [{r.code}](#{r.code.lower()}) | {r.name} | {r.severity} | {r.summary}{off} |"
+            )
         out.append("")
     family = None
     for r in rules:
         if not single and r.code[:4] != family:
             family = r.code[:4]
             out += [f"## {family}xx: {FAMILIES.get(family, '')}", ""]
-        out += [f"### {r.code}", "", f"**{r.name}** ({r.severity}{'' if r.default else ', off by default'}): {r.summary}", "", r.explanation, ""]
+        out += [
+            f"### {r.code}",
+            "",
+            f"**{r.name}** ({r.severity}{'' if r.default else ', off by default'}): {r.summary}",
+            "",
+            r.explanation,
+            "",
+        ]
         for title, examples in (("Triggers on", r.invalid), ("Does not trigger on", r.valid)):
             if examples:
                 out += [f"{title}:", ""]

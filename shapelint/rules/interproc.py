@@ -44,20 +44,16 @@ RULES = [
         summary="A returned or assigned value's shape contradicts its jaxtyping annotation.",
         explanation=(
             "The inferred shape of a `return` value is checked against the function's return "
-            "annotation, and the value of an annotated assignment (`y: Float[Tensor, \"b d\"] = "
+            'annotation, and the value of an annotated assignment (`y: Float[Tensor, "b d"] = '
             "...`) against its annotation. Only certain contradictions are reported: a "
             "different rank, or two different numbers in the same position."
         ),
         invalid=(
-            _JAX
-            + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n'
-            + "    return x\n",
+            _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n' + "    return x\n",
             _JAX + "def f():\n" + '    y: Float[Tensor, "4 8"] = torch.zeros(4, 9)\n    return y\n',
         ),
         valid=(
-            _JAX
-            + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8"]:\n'
-            + "    return x\n",
+            _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8"]:\n' + "    return x\n",
         ),
     ),
     Rule(

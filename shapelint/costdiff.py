@@ -1,0 +1,457 @@
+"""`shapelint cost --diff BASE`: which functions became more or less expensive
+between git revision BASE and the working tree.
+
+Both sides go through the same driver with the same options: the files at BASE
+are read with git into a temporary directory and analyzed there, then functions
+are matched by (path relative to the repository root, qualified name).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MARKER = "<!-- shapelint-cost-diff -->"
+_REGULAR_BLOB_MODES = {"100644", "100755"}
+
+
+class GitError(Exception):
+    """Not a repository, an unknown revision, or git itself missing: a usage error."""
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
+        )
+    except OSError as e:
+        raise GitError(f"cannot run git: {e}") from None
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(msg[-1] if msg else f"git {args[0]} failed")
+    return proc.stdout
+
+
+def git_root(start: Path) -> Path:
+    d = start if start.is_dir() else start.parent
+    out = _git(d, "rev-parse", "--show-toplevel")
+    return Path(out.decode().strip()).resolve()
+
+
+def resolve_revision(root: Path, rev: str) -> str:
+    if rev.startswith("-"):
+        raise GitError(f"not a revision: {rev!r}")
+    try:
+        return _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").decode().strip()
+    except GitError:
+        raise GitError(f"unknown revision {rev!r}") from None
+
+
+# ---------------------------------------------------------------------- files at BASE
+
+
+def _pathspecs(root: Path, paths: list[Path]) -> tuple[list[str], set[str]]:
+    """Root-relative pathspecs for the paths given, and those that name single files
+    (which, as on the command line, are checked even where exclude would skip them)."""
+    specs: list[str] = []
+    files: set[str] = set()
+    for p in paths:
+        try:
+            rel = p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            raise GitError(f"{p} is outside the repository at {root}") from None
+        specs.append(rel if rel != "." else ".")
+        if p.is_file():
+            files.add(rel)
+    return specs, files
+
+
+def _excluded(root: Path, rel: str, cfg) -> bool:
+    from shapelint.config import is_excluded_dir
+
+    parts = rel.split("/")
+    if any(is_excluded_dir(part) for part in parts[:-1]):
+        return True
+    if not cfg.exclude:
+        return False
+    return any(cfg.is_excluded(root.joinpath(*parts[:i])) for i in range(1, len(parts) + 1))
+
+
+def files_at(root: Path, commit: str, paths: list[Path], cfg) -> list[tuple[str, str]]:
+    """(root-relative path, blob id) of the Python files under paths at commit,
+    with the same exclusions a walk of the working tree applies."""
+    specs, explicit = _pathspecs(root, paths)
+    out = _git(root, "ls-tree", "-r", "-z", commit, "--", *specs)
+    entries = []
+    for item in out.split(b"\0"):
+        if not item:
+            continue
+        meta, _, name = item.partition(b"\t")
+        mode, kind, blob = meta.decode().split()
+        rel = name.decode("utf-8", "surrogateescape")
+        if kind != "blob" or mode not in _REGULAR_BLOB_MODES or not rel.endswith(".py"):
+            continue
+        if rel not in explicit and _excluded(root, rel, cfg):
+            continue
+        entries.append((rel, blob))
+    return sorted(entries)
+
+
+def materialize(root: Path, entries: list[tuple[str, str]], dest: Path) -> list[Path]:
+    """Write each blob to dest/<path> with one `git cat-file --batch`."""
+    if not entries:
+        return []
+    out = _git(root, "cat-file", "--batch", stdin="".join(f"{b}\n" for _, b in entries).encode())
+    written = []
+    pos = 0
+    for rel, _ in entries:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        size = int(header[2])
+        data = out[nl + 1 : nl + 1 + size]
+        pos = nl + 1 + size + 1
+        target = dest.joinpath(*rel.split("/"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written.append(target)
+    return written
+
+
+def analyze_revision(
+    root: Path, commit: str, paths: list[Path], cfg, options: dict, jobs: int | None
+):
+    """FileResults for the files at commit, with paths relative to root."""
+    from shapelint.analysis.driver import analyze_files
+
+    entries = files_at(root, commit, paths, cfg)
+    with tempfile.TemporaryDirectory(prefix="shapelint-base-") as tmp:
+        base = Path(tmp)
+        files = materialize(root, entries, base)
+        results = analyze_files(files, options, jobs=jobs)
+    for r, (rel, _) in zip(results, entries, strict=True):
+        _repath(r, rel)
+    return results
+
+
+def _repath(result, rel: str) -> None:
+    result.path = rel
+    for f in result.functions:
+        f["path"] = rel
+    for c in result.calls:
+        c["path"] = rel
+
+
+def relative_results(results, root: Path):
+    for r in results:
+        try:
+            rel = Path(r.path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            rel = Path(r.path).as_posix()
+        _repath(r, rel)
+    return results
+
+
+# ---------------------------------------------------------------------- comparing
+
+
+@dataclass
+class Delta:
+    """How one metric (flops or bytes) of one function moved."""
+
+    before: str | None
+    after: str | None
+    direction: str  # same | more | less | changed
+    change: str  # "×2", "÷D", "+2·B·D", "unknown now", ...
+    before_value: int | None = None
+    after_value: int | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.before_value and self.after_value is not None:
+            return self.after_value / self.before_value
+        return None
+
+
+@dataclass
+class FunctionChange:
+    path: str
+    name: str
+    line: int
+    status: str  # more | less | changed | new | removed
+    flops: Delta
+    bytes: Delta
+    complete: bool = True
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["flops"]["ratio"] = self.flops.ratio
+        d["bytes"]["ratio"] = self.bytes.ratio
+        return d
+
+
+def _parse(s: str | None):
+    if s is None:
+        return None
+    from shapelint.notation.symbolic import parse_expr
+
+    try:
+        return parse_expr(s)
+    except ValueError:
+        return None
+
+
+def compare_metric(before: str | None, after: str | None, dims: dict[str, int]) -> Delta:
+    from shapelint.costcli import evaluate, human
+
+    bv, av = evaluate(before, dims), evaluate(after, dims)
+    delta = Delta(before, after, "same", "", bv, av)
+    if before == after:
+        return delta
+    b, a = _parse(before), _parse(after)
+    if b is None or a is None:
+        delta.direction = "changed"
+        delta.change = "unknown now" if a is None else "known now"
+        return delta
+    if a == b:
+        return delta
+    direction, change = _symbolic_change(b, a)
+    if bv is not None and av is not None and bv != av:
+        # Bound sizes settle what the symbols cannot (e.g. 2·B·D → B·D + D²).
+        direction = "more" if av > bv else "less"
+    elif bv is not None and bv == av:
+        direction = "same" if direction == "changed" else direction
+    delta.direction, delta.change = direction, change or f"{human(before)} → {human(after)}"
+    return delta
+
+
+def _symbolic_change(b, a) -> tuple[str, str]:
+    """Direction and a short description of the change before b → after a, sizes unknown."""
+    ratio = _constant_ratio(b, a)
+    if ratio is not None:
+        if ratio > 1:
+            return "more", f"×{ratio}"
+        if ratio > 0:
+            return "less", f"÷{1 / ratio}"
+    q = _monomial_factor(b, a)
+    if q is not None and all(c > 0 for c in q.terms.values()):
+        return "more", f"×{q.to_human()}"
+    q = _monomial_factor(a, b)
+    if q is not None and all(c > 0 for c in q.terms.values()):
+        return "less", f"÷{q.to_human()}"
+    diff = a - b
+    coeffs = list(diff.terms.values())
+    if coeffs and all(c > 0 for c in coeffs):
+        return "more", f"+{diff.to_human()}"
+    if coeffs and all(c < 0 for c in coeffs):
+        return "less", f"−{(-diff).to_human()}"
+    return "changed", ""
+
+
+def _constant_ratio(b, a):
+    """a / b when it is the same for every term (a is b scaled), else None."""
+    from fractions import Fraction
+
+    if not b.terms or set(a.terms) != set(b.terms):
+        return None
+    m, c = next(iter(b.terms.items()))
+    ratio = Fraction(a.terms[m], c)
+    if all(Fraction(a.terms[k], v) == ratio for k, v in b.terms.items()):
+        return ratio
+    return None
+
+
+def _monomial_factor(b, a):
+    """q with a == b·q for a single non-constant term q (a grew by a factor S, or 2·S), else None."""
+    if not b.terms:
+        return None
+    from shapelint.notation.symbolic import Expr
+
+    mb, cb = next(iter(b.terms.items()))
+    for ma, ca in a.terms.items():
+        q = Expr({ma: ca}).exact_div(Expr({mb: cb}))
+        if q is not None and q.value is None and b * q == a:
+            return q
+    return None
+
+
+def _function_index(results) -> dict[tuple[str, str], dict]:
+    return {(f["path"], f["name"]): f for r in results for f in r.functions}
+
+
+def _costless(f: dict) -> bool:
+    return f.get("flops") in ("0", None) and f.get("bytes") in ("0", None)
+
+
+_ORDER = {"more": 0, "less": 1, "changed": 2, "new": 3, "removed": 4}
+
+
+def compare(before_results, after_results, dims: dict[str, int]) -> list[FunctionChange]:
+    before = _function_index(before_results)
+    after = _function_index(after_results)
+    changes: list[FunctionChange] = []
+    for key in sorted(set(before) | set(after)):
+        b, a = before.get(key), after.get(key)
+        if b is None or a is None:
+            f = a if a is not None else b
+            assert f is not None
+            if _costless(f):
+                continue  # every new helper would be a row otherwise
+            status = "new" if b is None else "removed"
+            flops = compare_metric(b and b["flops"], a and a["flops"], dims)
+            byts = compare_metric(b and b["bytes"], a and a["bytes"], dims)
+            flops.direction = byts.direction = status
+            changes.append(
+                FunctionChange(
+                    key[0], key[1], f["line"], status, flops, byts, f.get("complete", True)
+                )
+            )
+            continue
+        flops = compare_metric(b["flops"], a["flops"], dims)
+        byts = compare_metric(b["bytes"], a["bytes"], dims)
+        if flops.direction == "same" and byts.direction == "same":
+            continue
+        # FLOPs decide the row's verdict; bytes decide only when FLOPs did not move.
+        lead = flops if flops.direction != "same" else byts
+        changes.append(
+            FunctionChange(
+                key[0], key[1], a["line"], lead.direction, flops, byts,
+                a.get("complete", True) and b.get("complete", True),
+            )
+        )  # fmt: skip
+    changes.sort(key=lambda c: (_ORDER[c.status], -(c.flops.ratio or 0), c.path, c.name))
+    return changes
+
+
+# ---------------------------------------------------------------------- rendering
+
+_CONSTANT_CHANGE = re.compile(r"^[×÷][0-9/]+$")
+_ARROW = {"more": "▲", "less": "▼", "changed": "◆", "new": "new", "removed": "removed", "same": ""}
+
+
+def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
+    from shapelint.costcli import _si, human
+
+    if expr is None:
+        return "—"
+    out = f"`{human(expr)}`"
+    parsed = _parse(expr)
+    if dims and value is not None and parsed is not None and not parsed.is_constant():
+        out += f" = {_si(value)}"
+    return out
+
+
+def _change_cell(d: Delta, dims: dict[str, int]) -> str:
+    if d.direction in ("same",):
+        return ""
+    if d.direction in ("new", "removed"):
+        return d.direction
+    text = f"{_ARROW[d.direction]} {d.change}".strip()
+    r = d.ratio
+    if dims and r is not None and not _CONSTANT_CHANGE.match(d.change):
+        text += f" (×{r:.3g})"
+    return text
+
+
+def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+    lines = [MARKER, f"### shapelint: cost changes since `{base}`", ""]
+    if dims:
+        lines += ["With " + ", ".join(f"{k}={v}" for k, v in sorted(dims.items())) + ".", ""]
+    if not changes:
+        lines.append("No function's FLOPs or bytes changed.")
+        return "\n".join(lines) + "\n"
+    counts = {s: sum(1 for c in changes if c.status == s) for s in _ORDER}
+    said = {
+        "more": "more expensive",
+        "less": "cheaper",
+        "changed": "changed",
+        "new": "new",
+        "removed": "removed",
+    }
+    lines += [", ".join(f"{n} {said[s]}" for s, n in counts.items() if n) + ".", ""]
+    lines += [
+        "| Function | FLOPs before | FLOPs after | FLOPs | Bytes before | Bytes after | Bytes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    partial = False
+    for c in changes:
+        mark = "" if c.complete else " †"
+        partial |= not c.complete
+        f, b = c.flops, c.bytes
+        lines.append(
+            f"| `{c.path}::{c.name}`{mark} | {_cell(f.before, f.before_value, dims)} | "
+            f"{_cell(f.after, f.after_value, dims)} | {_change_cell(f, dims)} | "
+            f"{_cell(b.before, b.before_value, dims)} | {_cell(b.after, b.after_value, dims)} | "
+            f"{_change_cell(b, dims)} |"
+        )
+    lines.append("")
+    lines.append(
+        "FLOPs count 2 per multiply-add of the matrix products torch runs "
+        "(as `torch.utils.flop_counter`); bytes are the tensors read and written."
+    )
+    if partial:
+        lines += ["", "† some calls in this function have a cost shapelint does not know."]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+    return (
+        json.dumps(
+            {"base": base, "dims": dims, "changes": [c.to_json() for c in changes]}, indent=2
+        )
+        + "\n"
+    )
+
+
+def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+    from shapelint.costcli import human
+    from shapelint.report_extra import workflow_command
+
+    out = []
+    for c in changes:
+        if c.status == "removed":
+            continue  # no line to point at in the working tree
+        f = c.flops
+        what = {"new": "new function", "removed": "removed function"}.get(
+            c.status, f"FLOPs {c.status} since {base}"
+        )
+        msg = f"{c.name}: {human(f.before) if f.before else '—'} → {human(f.after) if f.after else '—'}"
+        if f.change and c.status not in ("new", "removed"):
+            msg += f" ({f.change})"
+        out.append(workflow_command("notice", msg, file=c.path, line=c.line, title=what))
+    return "".join(line + "\n" for line in out)
+
+
+RENDERERS = {
+    "markdown": render_markdown,
+    "text": render_markdown,
+    "json": render_json,
+    "github": render_github,
+}
+
+
+def run_diff(base: str, paths: tuple[str, ...], cfg, dims: dict[str, int], options: dict, fmt: str,
+             no_cache: bool, jobs: int | None) -> str:  # fmt: skip
+    """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any usage error."""
+    import sys
+
+    import click
+
+    from shapelint.cli import run_analysis
+
+    ps = [Path(p) for p in (paths or (".",))]
+    _, after = run_analysis(paths, cfg, no_cache, jobs, options)  # exits 2 on a missing path
+    opts = dict(options)
+    opts.update({"stubs": list(cfg.stubs), "naming": dict(cfg.naming)})  # as run_analysis does
+    try:
+        root = git_root(ps[0].resolve())
+        commit = resolve_revision(root, base)
+        before = analyze_revision(root, commit, ps, cfg, opts, jobs)
+    except GitError as e:
+        click.echo(f"shapelint: error: --diff {base}: {e}", err=True)
+        sys.exit(2)
+    changes = compare(before, relative_results(after, root), dims)
+    return RENDERERS[fmt](changes, base, dims)

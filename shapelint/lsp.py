@@ -1,0 +1,160 @@
+"""`shapelint lsp`: a language server (pygls) publishing `shapelint check`'s diagnostics
+for open files, and inlay hints with each call's inferred shape and FLOPs.
+
+A view of the one analysis (driver.analyze_text on the editor's buffer, filtered by
+[tool.shapelint] and `# noqa` as the CLI filters). pygls is optional: this module
+imports it only when the server starts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+SEVERITY = {"error": 1, "warning": 2, "info": 3}  # lsprotocol DiagnosticSeverity values
+
+
+def analyze_document(path: str, text: str):
+    """(diagnostics after select/ignore/noqa, call records) for one buffer."""
+    from shapelint.analysis import driver
+    from shapelint.flake8_plugin import config_for_file
+
+    cfg = config_for_file(path)
+    if cfg.exclude and cfg.is_excluded(Path(path)):
+        return [], []
+    options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
+    try:
+        result = driver.analyze_text(path, text, options)
+    except Exception as e:  # noqa: BLE001 - an editor must never see a traceback
+        result = driver.FileResult(
+            path,
+            [driver._diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")],
+        )
+    diags = driver.filter_diagnostics(result, cfg, text.splitlines())
+    return diags, result.calls
+
+
+def hint_label(call: dict) -> str | None:
+    """`→ [b, s, d] · 2·b·d·s FLOPs` for a call record, or None when nothing is known."""
+    from shapelint.costcli import human
+
+    parts = []
+    if call.get("output") is not None:
+        parts.append("→ [" + ", ".join(d if d is not None else "?" for d in call["output"]) + "]")
+    if call.get("flops") not in (None, "0"):
+        parts.append(f"{human(call['flops'])} FLOPs")
+    return " · ".join(parts) or None
+
+
+def to_lsp_diagnostics(diags, lines: list[str], codec=None):
+    from lsprotocol import types
+
+    out = []
+    for d in diags:
+        rng = types.Range(
+            start=types.Position(line=d.line - 1, character=d.column - 1),
+            end=types.Position(line=d.end_line - 1, character=d.end_column - 1),
+        )
+        if codec is not None:  # shapelint counts code points; most clients count UTF-16 units
+            rng = codec.range_to_client_units(lines, rng)
+        out.append(
+            types.Diagnostic(
+                range=rng,
+                message=d.message,
+                severity=types.DiagnosticSeverity(SEVERITY.get(d.severity, 1)),
+                code=d.code,
+                source="shapelint",
+            )
+        )
+    return out
+
+
+def to_inlay_hints(calls: list[dict], lines: list[str], first: int, last: int, codec=None):
+    """One hint at the end of each line (0-based, first..last) that has costed calls."""
+    from lsprotocol import types
+
+    by_line: dict[int, list[str]] = {}
+    for c in calls:
+        line = c["line"] - 1
+        label = hint_label(c)
+        if label and first <= line <= last and line < len(lines):
+            by_line.setdefault(line, []).append(label)
+    hints = []
+    for line, labels in sorted(by_line.items()):
+        end = len(lines[line].rstrip("\r\n"))
+        pos = types.Position(line=line, character=end)
+        if codec is not None:
+            pos = codec.position_to_client_units(lines, pos)
+        hints.append(
+            types.InlayHint(
+                position=pos, label="  " + "; ".join(labels), kind=types.InlayHintKind.Type
+            )
+        )
+    return hints
+
+
+def build_server():
+    from lsprotocol import types
+    from pygls.lsp.server import LanguageServer
+    from pygls.uris import to_fs_path
+
+    from shapelint import __version__
+
+    server = LanguageServer("shapelint", __version__)
+
+    def path_of(uri: str) -> str:
+        return to_fs_path(uri) or uri
+
+    def publish(uri: str) -> None:
+        doc = server.workspace.get_text_document(uri)
+        diags, _ = analyze_document(path_of(uri), doc.source)
+        lines = doc.lines
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                version=doc.version,
+                diagnostics=to_lsp_diagnostics(diags, lines, doc.position_codec),
+            )
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
+        publish(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
+        server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    def inlay_hints(ls, params: types.InlayHintParams):
+        doc = server.workspace.get_text_document(params.text_document.uri)
+        _, calls = analyze_document(path_of(params.text_document.uri), doc.source)
+        return to_inlay_hints(
+            calls, doc.lines, params.range.start.line, params.range.end.line, doc.position_codec
+        )
+
+    return server
+
+
+@click.command()
+def lsp() -> None:
+    """Run a language server on stdin/stdout: diagnostics for open files and inlay
+    hints with inferred shapes and FLOPs. Needs pygls (pip install pygls)."""
+    try:
+        server = build_server()
+    except ImportError as e:
+        click.echo(
+            f"shapelint: error: `shapelint lsp` needs pygls, which is not installed ({e.name or e}); "
+            "install it with `pip install pygls`",
+            err=True,
+        )
+        sys.exit(2)
+    server.start_io()

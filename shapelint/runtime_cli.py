@@ -1,0 +1,232 @@
+"""`shapelint run`: execute annotated functions to confirm their shapes and FLOPs.
+
+Imported by the CLI at start-up, so this module imports neither torch nor
+shapelint.runtime until the command actually runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+DTYPE_CHOICES = ("fp32", "bf16")
+
+
+def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """NAME=INT (repeatable or comma-separated); a variadic dim may take NAME=2x3.
+
+    Returns sizes by name (a variadic dim's size is its element count) and the
+    axis sizes of variadic dims given as products."""
+    dims: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for v in values:
+        for item in v.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, num = item.partition("=")
+            name = name.strip()
+            try:
+                sizes = tuple(int(p) for p in num.lower().split("x"))
+            except ValueError:
+                sizes = ()
+            if not sep or not name.isidentifier() or not sizes or any(s < 0 for s in sizes):
+                raise click.BadParameter(
+                    f"expected NAME=INT (or NAME=2x3 for a variadic dim), got {item!r}",
+                    param_hint="--dim",
+                )
+            n = 1
+            for s in sizes:
+                n *= s
+            dims[name] = n
+            if len(sizes) > 1:
+                shapes[name] = sizes
+    return dims, shapes
+
+
+def _si(n: float | int | None, unit: str = "") -> str:
+    if n is None:
+        return "?"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {prefix}{unit}"
+    return f"{n:.3g} {unit}".rstrip() if isinstance(n, float) else f"{n} {unit}".rstrip()
+
+
+def _seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} us"
+
+
+def render_text(rep) -> str:
+    dims = " ".join(f"{k}={v}" for k, v in rep.dims.items()) or "-"
+    where = rep.device if rep.device == "cpu" else f"{rep.device} ({rep.device_name})"
+    mode = "forward+backward" if rep.backward else "forward"
+    out = [f"{rep.function}  [{where}, {rep.dtype}, {mode}]  dims: {dims}"]
+    if rep.shape_ok:
+        out.append(f"  shapes   ok      output {rep.output_shape}")
+    else:
+        out.append("  shapes   FAILED")
+        out += [f"    {e}" for e in rep.shape_errors]
+    static = f"{rep.flops_static:,}" if rep.flops_static is not None else "unknown"
+    formula = (
+        f" = {rep.static_formula}"
+        if rep.static_formula and rep.static_formula != str(rep.flops_static)
+        else ""
+    )
+    verdict = "ok     " if rep.flops_match else "MISMATCH"
+    out.append(f"  flops    {verdict} measured {rep.flops_measured:,}, static {static}{formula}")
+    if not rep.flops_match and (rep.measured_forward or rep.measured_backward or rep.static_lines):
+        for label, counts in (
+            ("forward", rep.measured_forward),
+            ("backward", rep.measured_backward),
+        ):
+            if counts:
+                ops = ", ".join(f"{op} {n:,}" for op, n in sorted(counts.items()))
+                out.append(f"    measured {label}: {ops}")
+        if rep.static_lines:
+            for s in rep.static_lines:
+                val = f"{s.value:,}" if s.value is not None else "?"
+                out.append(f"    static line {s.line}: {s.op}  {s.flops or '?'} = {val}")
+        elif rep.flops_static is not None:
+            out.append(
+                "    static: no call in this function has a cost; the ops counted above "
+                "are not described to the static analysis (a missing stub?)"
+            )
+    if rep.repeats:
+        mfu = f"{rep.mfu:.1%}" if rep.mfu is not None else "n/a"
+        out.append(
+            f"  time     {_seconds(rep.seconds)} per call (median of {rep.repeats}), "
+            f"{_si(rep.flops_per_second, 'FLOP/s')}, MFU {mfu}"
+        )
+        mem = _si(rep.peak_memory_bytes, "B") if rep.peak_memory_bytes is not None else "n/a"
+        out.append(f"  memory   peak {mem}; static bytes moved {_si(rep.bytes_static, 'B')}")
+    out += [f"  note: {n}" for n in rep.notes]
+    return "\n".join(out) + "\n"
+
+
+@click.command(name="run")
+@click.argument("target")
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    help="Bind a dimension: NAME=INT (repeatable or comma-separated); a variadic *NAME may take NAME=2x3.",
+)
+@click.option(
+    "--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(DTYPE_CHOICES),
+    default="fp32",
+    show_default=True,
+    help="dtype of synthesized float inputs (and of nn.Module parameters).",
+)
+@click.option(
+    "--backward",
+    is_flag=True,
+    help="Also run and count the backward pass (of the sum of the outputs).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Untimed calls before timing.",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Timed calls (default: as many as fit in 0.2 s, at most 50).",
+)
+@click.option(
+    "--hardware",
+    default=None,
+    help="Chip of the hardware table to compute MFU against, when the GPU is not recognised.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="pyproject.toml to read [tool.shapelint] from (dims, stubs).",
+)
+def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, config_path):
+    """Run annotated functions and confirm their shapes and FLOPs.
+
+    TARGET is PATH::FUNCTION (also PATH::Class for an nn.Module's forward, or
+    PATH::Class.method), or PATH for every function whose inputs can be built.
+
+    WARNING: unlike every other shapelint command, this one IMPORTS AND EXECUTES
+    the code in PATH (module level included). Run it only on code you trust.
+
+    Inputs are synthesized from the jaxtyping annotations and --dim sizes (floats
+    for Float, integers for Int; a variadic dim gets --dim or one axis of 2; other
+    parameters keep their defaults). Shapes are judged by jaxtyping's checker on
+    every annotated argument, return value and annotated assignment; FLOPs by
+    torch.utils.flop_counter, compared with the static formula at the same sizes.
+
+    Exit 0 when everything is confirmed, 1 when a shape or a FLOP count
+    disagrees, 2 for a usage error (bad target, import error, no such device).
+    """
+    from shapelint.cli import load_config
+
+    try:
+        bound, shapes = parse_dim_values(dims)
+    except click.BadParameter as e:
+        _usage(e.format_message())
+    path_text, sep, _ = target.rpartition("::")
+    path = Path(path_text if sep else target)
+    cfg = load_config([path], config_path)
+    all_dims = {k: v for k, v in cfg.dims.items() if isinstance(v, int)}
+    all_dims.update(bound)
+    try:
+        from shapelint import runtime
+    except ImportError as e:
+        _usage(
+            f"runtime mode needs torch, jaxtyping and einops (pip install 'shapelint[runtime]'): {e}"
+        )
+    opts = runtime.RunOptions(
+        dims=all_dims,
+        var_shapes=shapes,
+        device=device,
+        dtype=dtype,
+        backward=backward,
+        warmup=warmup,
+        repeat=repeat,
+        hardware=hardware,
+        static_options={"stubs": list(cfg.stubs), "naming": dict(cfg.naming)},
+    )
+    try:
+        file_path, name = runtime.parse_target(target)
+        reports, skipped = runtime.run_target(file_path, name, opts)
+    except runtime.RuntimeUsageError as e:
+        _usage(str(e))
+    for _qual, why in skipped:
+        click.echo(f"shapelint: skipped {why}", err=True)
+    if not reports:
+        _usage(
+            f"{path}: no function whose inputs can be synthesized"
+            + (" (see above)" if skipped else "")
+        )
+    if fmt == "json":
+        data = [r.to_json() for r in reports]
+        click.echo(json.dumps(data[0] if name is not None else data, indent=2))
+    else:
+        click.echo("\n".join(render_text(r) for r in reports), nl=False)
+    sys.exit(0 if all(r.confirmed for r in reports) else 1)
+
+
+def _usage(message: str):
+    click.echo(f"shapelint: error: {message}", err=True)
+    sys.exit(2)

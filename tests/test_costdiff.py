@@ -1,0 +1,241 @@
+"""`shapelint cost --diff BASE` and `shapelint cost --format github`, on real git repos."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapelint.cli import main
+from shapelint.costdiff import compare_metric
+from shapelint.notation.symbolic import Expr, parse_expr
+from tests.standin_ops import use_einsum_costs
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+BASE_MODEL = textwrap.dedent(
+    """\
+    import torch
+    from jaxtyping import Float
+    from torch import Tensor
+
+
+    def mlp(x: Float[Tensor, "b d"], w: Float[Tensor, "d 1024"]) -> Float[Tensor, "b 1024"]:
+        return torch.einsum("bd,dh->bh", x, w)
+
+
+    def scores(q: Float[Tensor, "b d"], k: Float[Tensor, "b d"]):
+        return torch.einsum("bd,bd->b", q, k)
+
+
+    def block(x: Float[Tensor, "b d"], w: Float[Tensor, "d 1024"]):
+        return mlp(x, w)
+
+
+    def unchanged(x: Float[Tensor, "b d"], v: Float[Tensor, "d e"]):
+        return torch.einsum("bd,de->be", x, v)
+    """
+)
+
+# The hidden dimension doubles (1024 -> 2048) and scores() gains a sequence axis.
+NEW_MODEL = (
+    BASE_MODEL.replace('"d 1024"', '"d 2048"')
+    .replace('"b 1024"', '"b 2048"')
+    .replace(
+        'def scores(q: Float[Tensor, "b d"], k: Float[Tensor, "b d"]):\n'
+        '    return torch.einsum("bd,bd->b", q, k)',
+        'def scores(q: Float[Tensor, "b s d"], k: Float[Tensor, "b s d"]):\n'
+        '    return torch.einsum("bsd,bsd->bs", q, k)',
+    )
+)
+
+
+@pytest.fixture
+def einsum_costs(monkeypatch):
+    use_einsum_costs(monkeypatch)
+
+
+def git(cwd, *args):
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "model.py").write_text(BASE_MODEL)
+    (tmp_path / "pkg" / "gone.py").write_text(
+        "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
+        'def old(x: Float[Tensor, "n m"], y: Float[Tensor, "m p"]):\n'
+        '    return torch.einsum("nm,mp->np", x, y)\n'
+    )
+    (tmp_path / "build").mkdir()  # excluded by default on both sides
+    (tmp_path / "build" / "skip.py").write_text(BASE_MODEL)
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "pkg" / "model.py").write_text(NEW_MODEL)
+    (tmp_path / "pkg" / "gone.py").unlink()
+    return tmp_path
+
+
+def cost(args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["cost", "--no-cache", *args])
+    finally:
+        os.chdir(old)
+
+
+def test_diff_shows_doubled_hidden_dimension(repo, einsum_costs):
+    r = cost(["--diff", "main", "--format", "json", "."], repo)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    by_name = {c["name"]: c for c in data["changes"]}
+    assert set(by_name) == {"mlp", "block", "scores", "old"}, by_name
+    for name in ("mlp", "block"):  # block() reaches the change through its callee
+        c = by_name[name]
+        assert c["status"] == "more" and c["path"] == "pkg/model.py"
+        assert c["flops"]["change"] == "×2"
+        assert parse_expr(c["flops"]["after"]) == 2 * parse_expr(c["flops"]["before"])
+    assert by_name["scores"]["status"] == "more"
+    assert by_name["scores"]["flops"]["change"] == "×s"
+    assert by_name["old"]["status"] == "removed"
+    assert "unchanged" not in by_name
+
+
+def test_diff_markdown_symbolic_and_numbers(repo, einsum_costs):
+    r = cost(["--diff", "main", "pkg"], repo)
+    assert r.exit_code == 0, r.output
+    md = r.output
+    assert md.startswith("<!-- shapelint-cost-diff -->")
+    row = next(line for line in md.splitlines() if "pkg/model.py::mlp" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "`2048·b·d`" and cells[2] == "`4096·b·d`" and cells[3] == "▲ ×2"
+    r = cost(["--diff", "main", "--dim", "b=8,d=512,s=16", "pkg"], repo)
+    row = next(line for line in r.output.splitlines() if "pkg/model.py::mlp" in line)
+    assert "= 8.39M" in row and "= 16.8M" in row, row  # 2048·8·512 and twice that
+    assert "With b=8, d=512, s=16." in r.output
+
+
+def test_diff_against_head_of_clean_tree_is_empty(repo, einsum_costs):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "wider")
+    r = cost(["--diff", "HEAD"], repo)
+    assert r.exit_code == 0, r.output
+    assert "No function's FLOPs or bytes changed." in r.output
+    r = cost(["--diff", "HEAD~1", "--format", "github"], repo)
+    notices = r.output.splitlines()
+    assert any(
+        n.startswith("::notice file=pkg/model.py,line=6,title=FLOPs more since HEAD~1::mlp")
+        for n in notices
+    ), notices
+
+
+def test_diff_from_a_subdirectory_and_single_file(repo, einsum_costs):
+    r = cost(["--diff", "main", "--format", "json", "model.py"], repo / "pkg")
+    assert r.exit_code == 0, r.output
+    names = {c["name"] for c in json.loads(r.output)["changes"]}
+    assert names == {"mlp", "block", "scores"}
+
+
+@pytest.mark.parametrize("base", ["no-such-rev", "--help"])
+def test_diff_unknown_revision_is_usage_error(repo, base):
+    r = cost(["--diff", base, "."], repo)
+    assert r.exit_code == 2
+    assert "shapelint: error" in r.output
+
+
+def test_diff_outside_git_is_usage_error(tmp_path):
+    (tmp_path / "a.py").write_text("import torch\n")
+    r = cost(["--diff", "HEAD", str(tmp_path)], tmp_path)
+    assert r.exit_code == 2
+    assert "--diff HEAD" in r.output
+
+
+def test_cost_github_notices(repo, einsum_costs):
+    r = cost(["--format", "github", "--dim", "b=2,d=4", "pkg/model.py"], repo)
+    assert r.exit_code == 0, r.output
+    notices = r.output.splitlines()
+    first = next(n for n in notices if ",line=7," in n)
+    assert first.startswith(
+        '::notice file=pkg/model.py,line=7,col=12,title=FLOPs::4096·b·d = 32.8k (torch.einsum "bd,dh->bh"; bytes '
+    )
+    assert all(n.startswith("::notice file=pkg/model.py,") for n in notices)
+
+
+# ---------------------------------------------------------------------- the comparison itself
+
+names = st.sampled_from(["B", "D", "S", "H"])
+monomials = st.builds(
+    lambda c, ns: Expr.const(c) * _prod(ns), st.integers(1, 9), st.lists(names, max_size=3)
+)
+
+
+def _prod(ns):
+    out = Expr.const(1)
+    for n in ns:
+        out = out * Expr.name(n)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(monomials, min_size=1, max_size=3), st.lists(monomials, max_size=2), st.integers(2, 5)
+)
+def test_direction_agrees_with_numbers(before_terms, extra_terms, k):
+    """Whatever the symbols say, bound sizes must agree: a positive added term or a
+    constant factor above 1 is 'more', and the reverse is 'less'."""
+    before = sum(before_terms[1:], before_terms[0])
+    grown = [before + t for t in extra_terms] + [before * k]
+    dims = {"B": 3, "D": 5, "S": 7, "H": 2}
+    for after in grown:
+        if after == before:
+            continue
+        for bound in ({}, dims):
+            up = compare_metric(before.to_python(), after.to_python(), bound)
+            down = compare_metric(after.to_python(), before.to_python(), bound)
+            assert up.direction == "more", (before, after, up)
+            assert down.direction == "less", (before, after, down)
+            assert after.evaluate(dims) > before.evaluate(dims)
+    scaled = compare_metric(before.to_python(), (before * k).to_python(), {})
+    assert scaled.change == f"×{k}"
+
+
+def test_metric_edge_cases():
+    assert compare_metric("2*B*D", "2*B*D", {}).direction == "same"
+    assert compare_metric(None, None, {}).direction == "same"
+    d = compare_metric("2*B*D", None, {})
+    assert (d.direction, d.change) == ("changed", "unknown now")
+    d = compare_metric("2*B*D", "B*D + D**2", {})
+    assert d.direction == "changed"  # depends on whether B or D is larger
+    assert compare_metric("2*B*D", "B*D + D**2", {"B": 2, "D": 8}).direction == "more"
+    assert compare_metric("2*B*D", "B*D + D**2", {"B": 8, "D": 2}).direction == "less"
+    d = compare_metric("2*B*D", "2*B*D*S", {"B": 2, "D": 3, "S": 4})
+    assert (d.direction, d.change, d.ratio) == ("more", "×S", 4.0)
+    d = compare_metric("8*B*D", "2*B*D", {})
+    assert (d.direction, d.change) == ("less", "÷4")
+    d = compare_metric("4*B*D", "6*B*D", {})
+    assert (d.direction, d.change) == ("more", "×3/2")
+    d = compare_metric("8*B*D + 4*B", "8*B*D*S + 4*B*S", {})
+    assert (d.direction, d.change) == ("more", "×S")
+    d = compare_metric("8*B*D*S + 4*B*S", "8*B*D + 4*B", {})
+    assert (d.direction, d.change) == ("less", "÷S")

@@ -1,0 +1,189 @@
+"""`shapelint check --format sarif|github`: valid SARIF 2.1.0, and workflow commands that
+GitHub's runner parses back into the same file, position, title and message."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapelint.cli import main
+from shapelint.diagnostics import Diagnostic
+from shapelint.report_extra import escape_data, escape_property, format_github, format_sarif
+from shapelint.rules import RULES
+
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+
+HEADER = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
+BAD = HEADER + (
+    'def norm(x: Float[Tensor, "b d"]) -> Float[Tensor, "b d"]:\n'
+    "    return x\n\n\n"
+    'def main(y: Float[Tensor, "b s d"]):\n'
+    '    s = "héllo"; return norm(y)\n\n\n'
+    'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n'
+    "    return x\n\n\n"
+    'def g(x: Float[Tensor, "b s d"]):\n'
+    "    reveal_shape(x)\n"
+)
+
+
+def run(args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["check", "--no-cache", *args])
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "model.py").write_text(BAD, encoding="utf-8")
+    sub = tmp_path / "sub dir" / "ünï"
+    sub.mkdir(parents=True)
+    (sub / "m odel.py").write_text(BAD, encoding="utf-8")
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n")
+    (tmp_path / "clean.py").write_text("import torch\nx = 1\n")
+    return tmp_path
+
+
+def _validator():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def test_sarif_is_valid_and_matches_the_json_output(project):
+    r = run(["--format", "sarif", "."], project)
+    assert r.exit_code == 1, r.output
+    log = json.loads(r.output)
+    _validator().validate(log)
+    assert log["version"] == "2.1.0"
+    (sarif_run,) = log["runs"]
+    driver = sarif_run["tool"]["driver"]
+    assert [rule["id"] for rule in driver["rules"]] == list(RULES)
+    for rule in driver["rules"]:
+        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+        assert rule["help"]["text"] and rule["help"]["markdown"].startswith(
+            f"**{RULES[rule['id']].name}**"
+        )
+        assert (
+            rule["defaultConfiguration"]["level"]
+            == {"error": "error", "warning": "warning", "info": "note"}[RULES[rule["id"]].severity]
+        )
+
+    plain = json.loads(run(["--format", "json", "."], project).output)
+    assert len(sarif_run["results"]) == len(plain) >= 7
+    for res, d in zip(sarif_run["results"], plain, strict=True):
+        assert res["ruleId"] == d["code"]
+        assert driver["rules"][res["ruleIndex"]]["id"] == d["code"]
+        assert res["message"]["text"] == d["message"]
+        assert (
+            res["level"] == {"error": "error", "warning": "warning", "info": "note"}[d["severity"]]
+        )
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uriBaseId"] == "SRCROOT"
+        uri = loc["artifactLocation"]["uri"]
+        assert "\\" not in uri and not uri.startswith(("/", "./"))
+        from urllib.parse import unquote
+
+        assert (project / unquote(uri)).resolve() == (project / d["path"]).resolve()
+        region = loc["region"]
+        assert (region["startLine"], region["startColumn"]) == (d["line"], d["column"])
+        if "endLine" in region:
+            assert (region["endLine"], region["endColumn"]) == (d["end_line"], d["end_column"])
+    uris = {
+        res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for res in sarif_run["results"]
+    }
+    assert "sub%20dir/%C3%BCn%C3%AF/m%20odel.py" in uris
+    assert sarif_run["originalUriBaseIds"]["SRCROOT"]["uri"] == project.resolve().as_uri() + "/"
+
+
+def test_sarif_without_findings_is_valid(project):
+    r = run(["--format", "sarif", "clean.py"], project)
+    assert r.exit_code == 0
+    log = json.loads(r.output)
+    _validator().validate(log)
+    assert log["runs"][0]["results"] == []
+
+
+def test_sarif_schema_rejects_a_broken_log():
+    """The vendored schema does check: a result without a message is not SARIF."""
+    jsonschema = pytest.importorskip("jsonschema")
+    log = json.loads(format_sarif([Diagnostic("a.py", 1, 1, 1, 2, "SHP305", "error", "m")], 1))
+    del log["runs"][0]["results"][0]["message"]
+    with pytest.raises(jsonschema.ValidationError):
+        _validator().validate(log)
+
+
+# ---------------------------------------------------------------------- github
+
+
+def parse_command(line: str) -> tuple[str, dict[str, str], str]:
+    """A workflow command parsed the way the Actions runner parses it."""
+    assert line.startswith("::")
+    head, sep, data = line[2:].partition("::")
+    assert sep
+    name, _, props_text = head.partition(" ")
+    props = {}
+    for item in filter(None, props_text.split(",")):
+        key, eq, value = item.partition("=")
+        assert eq, item
+        props[key] = _unescape(value, ("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","))
+    return name, props, _unescape(data, ("%0D", "\r"), ("%0A", "\n"))
+
+
+def _unescape(s: str, *pairs) -> str:
+    for a, b in pairs:
+        s = s.replace(a, b)
+    return s.replace("%25", "%")
+
+
+def test_github_annotations(project):
+    r = run(["--format", "github", "."], project)
+    assert r.exit_code == 1
+    plain = json.loads(run(["--format", "json", "."], project).output)
+    lines = r.output.splitlines()
+    assert len(lines) == len(plain)
+    for line, d in zip(lines, plain, strict=True):
+        name, props, message = parse_command(line)
+        assert name == {"error": "error", "warning": "warning", "info": "notice"}[d["severity"]]
+        assert props["title"] == d["code"] and message == d["message"]
+        assert (project / props["file"]).resolve() == (project / d["path"]).resolve()
+        assert "\\" not in props["file"]
+        assert (int(props["line"]), int(props["col"])) == (d["line"], d["column"])
+    first = next(
+        line for line in lines if "SHP305" in line and line.startswith("::error file=model.py")
+    )
+    assert first.startswith(
+        "::error file=model.py,line=11,col=30,endLine=11,endColumn=31,title=SHP305::"
+    )
+
+
+# Pieces that matter to the escaping: the escape character, what it escapes, and
+# text that looks like an escape sequence already.
+texts = st.lists(
+    st.sampled_from(list("ab:,%\r\n=é ") + ["%25", "%0A", "%3A", "::"]), max_size=12
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(message=texts, path=texts.filter(lambda p: p.strip() != ""), line=st.integers(1, 10**6))
+def test_github_escaping_round_trips(message, path, line):
+    d = Diagnostic(path, line, 3, line, 9, "SHP201", "warning", message)
+    out = format_github([d], 1)
+    assert out.count("\n") == 1  # a message with newlines stays one command
+    name, props, data = parse_command(out.rstrip("\n"))
+    assert name == "warning" and data == message and props["title"] == "SHP201"
+    assert props["line"] == str(line)
+    assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
+    assert escape_property(path).count(",") == 0 and ":" not in escape_property(path)
+    assert "\n" not in escape_data(message) and "\r" not in escape_data(message)
