@@ -1115,6 +1115,12 @@ def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
 def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value:
     exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
     exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
+    # Nothing to substitute (an argument of unknown size binds nothing): v as is,
+    # rather than a rebuilt copy of every nested attribute (a tenth of a run).
+    return _subst(v, exprs) if exprs else v
+
+
+def _subst(v: Value, exprs: dict[str, Expr]) -> Value:
     if isinstance(v, TensorV) and v.shape is not None:
         return TensorV(
             tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype
@@ -1122,9 +1128,9 @@ def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value
     if isinstance(v, IntV) and v.value is not None:
         return IntV(v.value.substitute(exprs))
     if isinstance(v, TupleV):
-        return TupleV(tuple(_subst_value(i, binding) for i in v.items))
+        return TupleV(tuple(_subst(i, exprs) for i in v.items))
     if isinstance(v, ObjectV):
-        return ObjectV(v.kind, tuple((k, _subst_value(x, binding)) for k, x in v.attrs))
+        return ObjectV(v.kind, tuple((k, _subst(x, exprs)) for k, x in v.attrs))
     return v
 
 
