@@ -218,21 +218,21 @@ def run(args) -> dict:
             cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
         )
 
-    say("bench: (a) ast.parse, one process")
-    r["parse"] = best(
-        [timed([py, "-c", PARSE_SCRIPT, str(listing)], env) for _ in range(args.repeat)]
-    )
-
-    say("bench: (b) shapelint check --no-cache, cold")
+    # (a) and (b) alternate, so that a change in the machine's load between them
+    # shows in both; the fastest run of each counts.
     out = tmp / "cold.json"
-    cold = []
-    for _ in range(args.repeat):
+    parse, cold = [], []
+    for k in range(args.repeat):
+        say(f"bench: (a) ast.parse, one process [{k + 1}/{args.repeat}]")
+        parse.append(timed([py, "-c", PARSE_SCRIPT, str(listing)], env))
+        say(f"bench: (b) shapelint check --no-cache, cold [{k + 1}/{args.repeat}]")
         with open(out, "wb") as fh:
             cold.append(
                 timed(
                     [*check, "--no-cache", "--format", "json", str(root)], env, out=fh, memory=True
                 )
             )
+    r["parse"] = best(parse)
     r["cold"] = best(cold)
     r["peak_tree_rss"] = max(c["peak_tree_rss"] for c in cold)
     r["max_process_rss"] = max(c["max_process_rss"] for c in cold)
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--torchfix-packages", default=TORCHFIX_SUBSET, help="comma-separated corpus package names"
     )
-    ap.add_argument("--repeat", type=int, default=1, help="runs of (a) and (b); the fastest counts")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of (a) and (b); the fastest counts")
     ap.add_argument("-n", type=int, default=15, help="runs of each one-file command (median)")
     ap.add_argument("--json", help="also write every figure to this file")
     ap.add_argument("--quiet", action="store_true")
