@@ -537,6 +537,10 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: dict, cache)
     from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("fork") if sys.platform.startswith("linux") else None
+    if ctx is not None:
+        # Imported once here, inherited by every forked worker.
+        import shapelint.analysis.interpreter  # noqa: F401
+
     pending_tasks: dict = {}
     leftover: list[tuple[int, str]] = []
     pool = ProcessPoolExecutor(
