@@ -479,14 +479,17 @@ def analyze_files(
         outputs = _pool_outputs(tasks, sizes, jobs, options, cache)
     else:
         outputs = _inline_outputs(tasks, options, cache)
-    for i, rows, packed, dig in outputs:
-        path = str(files[i])
-        results[i] = _result(path, rows, packed)
-        if cache is not None and dig is not None:
-            cache.store(path, stats[i], dig, rows, packed)
-        done += 1
-        if progress:
-            progress(done, n)
+    try:
+        for i, rows, packed, dig in outputs:
+            path = str(files[i])
+            results[i] = _result(path, rows, packed)
+            if cache is not None and dig is not None:
+                cache.store(path, stats[i], dig, rows, packed)
+            done += 1
+            if progress:
+                progress(done, n)
+    finally:
+        outputs.close()  # now, not when a traceback lets go: it restores the GC
     return results  # type: ignore[return-value]
 
 
@@ -533,7 +536,7 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: dict, cache)
     breaks (a worker killed, e.g. out of memory), what it had not finished is
     analyzed here, one file at a time."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("fork") if sys.platform.startswith("linux") else None
@@ -541,24 +544,19 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: dict, cache)
         # Imported once here, inherited by every forked worker.
         import shapelint.analysis.interpreter  # noqa: F401
 
-    pending_tasks: dict = {}
     leftover: list[tuple[int, str]] = []
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(options, cache)
     )
     try:
-        for chunk in _chunks(tasks, sizes):
-            pending_tasks[pool.submit(_work_chunk, chunk)] = chunk
-        while pending_tasks:
-            finished, _ = wait(pending_tasks, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                chunk = pending_tasks.pop(fut)
-                try:
-                    out = fut.result()
-                except (BrokenProcessPool, OSError, MemoryError):
-                    leftover.extend(chunk)
-                    continue
-                yield from out
+        chunks = {pool.submit(_work_chunk, chunk): chunk for chunk in _chunks(tasks, sizes)}
+        for fut in as_completed(chunks):
+            try:
+                out = fut.result()
+            except (BrokenProcessPool, OSError, MemoryError):
+                leftover.extend(chunks[fut])
+                continue
+            yield from out
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     if leftover:
