@@ -329,3 +329,26 @@ def test_collect_files_lists_a_file_once(tmp_path):
     assert missing == [str(tmp_path / "nope")]
     assert len(found) == 3
     assert {f.resolve() for f in found} == {f.resolve() for f in files}
+
+
+def test_cli_check_and_cost_agree_cold_and_warm(tmp_path):
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    files = make_tree(tmp_path / "src", 6)
+    old_mtime(files)
+    (tmp_path / "pyproject.toml").write_text("[tool.shapelint]\n")
+    cfg = ["--config", str(tmp_path / "pyproject.toml")]
+    runner = CliRunner()
+
+    def out(*args):
+        r = runner.invoke(main, [*args, *cfg, str(tmp_path / "src")])
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+        return r.exit_code, r.output
+
+    for cmd in (["check", "--format", "json"], ["cost", "--format", "json"]):
+        fresh = out(*cmd, "--no-cache")
+        assert out(*cmd) == fresh  # fills the cache
+        assert out(*cmd) == fresh  # served by it
+    assert list((tmp_path / ".shapelint_cache").glob("results-*"))
