@@ -9,8 +9,10 @@ they computed.
 
 One file per salt, written with marshal (plain tuples, strings and bytes: it
 loads several times faster than pickle and cannot run code when loaded). An
-entry is (diagnostic rows, packed cost records): the records stay one bytes
-blob until a face asks for them, so `check` on a warm tree unpacks none.
+entry is (diagnostic rows, packed cost records, the diagnostic lines that carry
+a `# noqa`): the records stay one bytes blob until a face asks for them, and
+the noqa lines spare `check` reading the files it reports on, so a warm run
+reads no source file at all.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ except ImportError:  # pragma: no cover - an interpreter without the builtin mod
 from shapelint import __version__
 
 CACHE_DIR_NAME = ".shapelint_cache"
-FORMAT = 2
+FORMAT = 3
 KEEP_FILES = 4  # cache files of other salts (older versions, other options) kept
 # A file modified this recently may change again within the same mtime tick
 # without changing size; its stat is not trusted (it is re-read next time).
@@ -94,7 +96,8 @@ class Cache:
         self.dir = directory
         self.file = directory / f"results-{salt}.marshal"
         self.by_stat: dict[str, tuple[int, int, str]] = {}
-        self.entries: dict[str, tuple[list[tuple], bytes | None]] = {}
+        # digest -> (diagnostic rows, packed records, noqa lines)
+        self.entries: dict[str, tuple[list[tuple], bytes | None, dict[int, str]]] = {}
         self._dirty = False
         self._stored: set[str] = set()
         self._load()
@@ -133,8 +136,9 @@ class Cache:
         dig: str,
         rows: list[tuple],
         packed: bytes | None,
+        noqa_lines: dict[int, str],
     ) -> None:
-        self.entries[dig] = (list(rows), packed)
+        self.entries[dig] = (list(rows), packed, dict(noqa_lines))
         self._stored.add(dig)
         if st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS:
             self.by_stat[path] = (st.st_mtime_ns, st.st_size, dig)

@@ -352,3 +352,53 @@ def test_cli_check_and_cost_agree_cold_and_warm(tmp_path):
         assert out(*cmd) == fresh  # fills the cache
         assert out(*cmd) == fresh  # served by it
     assert list((tmp_path / ".shapelint_cache").glob("results-*"))
+
+
+NOQA_SRC = (
+    "from jaxtyping import Float\nfrom torch import Tensor\n\x0c\n"
+    'def f(x: Float[Tensor, "b 4"]):\n'
+    "    reveal_shape(x)  # NOQA: SHP390\n"
+    "    reveal_shape(x)  # noqa: SHP999\n"
+    "    reveal_shape(x)\n"
+    "    reveal_shape(  # noqa\n        x)\n"
+    "    return x\n"
+)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_noqa_filtering_reads_no_file(tmp_path, monkeypatch, cached):
+    f = tmp_path / "n.py"
+    f.write_text(NOQA_SRC)
+    old_mtime([f])
+    cfg = Config(root=tmp_path)
+    by_reading = driver.filter_diagnostics(driver.analyze_text(str(f), NOQA_SRC, {}), cfg)
+    assert [d.line for d in by_reading] == [6, 7]  # the form feed is no line break for ast
+    if cached:
+        run_cached([f], tmp_path)
+    opts = {"_cache": cache_for(tmp_path)} if cached else {}
+    [result] = analyze_files([f], opts, jobs=1)
+    assert result.noqa_lines is not None
+
+    def no_reading(path):
+        raise AssertionError("filtering read the file")
+
+    monkeypatch.setattr(driver, "_read_lines", no_reading)
+    assert driver.filter_diagnostics(result, cfg) == by_reading
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a\nb\r\nc\rd", "a\x0cb\nc\n", "x = 1\n\x0c\ny\u2028 = 2\r\n\x85\n", "", "\n\n", "a\x0b"],
+)
+def test_split_lines_numbers_lines_as_ast_does(text):
+    from shapelint.analysis.source import split_lines
+
+    for keepends in (False, True):
+        lines = split_lines(text, keepends)
+        assert "".join(lines) == text if keepends else True
+        # ast's line count: tokenize's, which breaks at \n, \r\n and \r only.
+        expected = text.replace("\r\n", "\n").replace("\r", "\n")
+        want = expected.split("\n")
+        if want and want[-1] == "":
+            want.pop()
+        assert [ln.rstrip("\r\n") for ln in lines] == want

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic
 
 # The pre-filter: a file containing none of these words cannot contain anything
@@ -73,7 +73,7 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed")
+    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
 
     def __init__(
         self,
@@ -87,13 +87,21 @@ class FileResult:
         self._calls = calls if calls is not None else []
         self._functions = functions if functions is not None else []
         self._packed: bytes | None = None
+        # Line number -> text of each diagnostic's line that carries a noqa comment,
+        # when the analysis saw the file (then filtering reads no file); None: unknown.
+        self.noqa_lines: dict[int, str] | None = None
 
     @classmethod
     def _from_packed(
-        cls, path: str, diagnostics: list[Diagnostic], packed: bytes | None
+        cls,
+        path: str,
+        diagnostics: list[Diagnostic],
+        packed: bytes | None,
+        noqa_lines: dict[int, str] | None = None,
     ) -> FileResult:
         res = cls(path, diagnostics)
         res._packed = packed
+        res.noqa_lines = noqa_lines
         return res
 
     def _unpack(self) -> None:
@@ -398,16 +406,16 @@ def _gc_step() -> None:
         gc.collect()
 
 
-def _work(task: tuple[int, str]) -> tuple[int, list[DiagRow], bytes | None, str | None]:
+def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
-    Returns (index, diagnostic rows, packed records, digest)."""
+    Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
     i, path = task
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, None
+        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -415,18 +423,35 @@ def _work(task: tuple[int, str]) -> tuple[int, list[DiagRow], bytes | None, str 
         dig = digest(data)
         hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return i, hit[0], hit[1], dig
+            return i, hit[0], hit[1], hit[2], dig
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
-    return i, [_row(d) for d in res.diagnostics], pack_records(res.calls, res.functions), dig
+    rows = [_row(d) for d in res.diagnostics]
+    return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
+
+
+_NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
+
+
+def _noqa_lines(data: bytes, rows: list[DiagRow]) -> dict[int, str]:
+    """The lines filter_diagnostics will look at for `# noqa`, as it would read them."""
+    if not rows or not _NOQA_WORD.search(data):
+        return {}
+    lines = _split_lines(data)
+    out = {}
+    for row in rows:
+        for n in (row[0], row[2]):
+            if 1 <= n <= len(lines) and "noqa" in lines[n - 1].lower():
+                out[n] = lines[n - 1]
+    return out
 
 
 def _row(d: Diagnostic) -> DiagRow:
     return (d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message)
 
 
-def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None) -> FileResult:
-    return FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed)
+def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa) -> FileResult:
+    return FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
 
 
 def analyze_files(
@@ -457,7 +482,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), hit[0], hit[1])
+                results[i] = _result(str(f), *hit)
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -480,11 +505,11 @@ def analyze_files(
     else:
         outputs = _inline_outputs(tasks, options, cache)
     try:
-        for i, rows, packed, dig in outputs:
+        for i, rows, packed, noqa, dig in outputs:
             path = str(files[i])
-            results[i] = _result(path, rows, packed)
+            results[i] = _result(path, rows, packed, noqa)
             if cache is not None and dig is not None:
-                cache.store(path, stats[i], dig, rows, packed)
+                cache.store(path, stats[i], dig, rows, packed, noqa)
             done += 1
             if progress:
                 progress(done, n)
@@ -592,29 +617,47 @@ def filter_diagnostics(
 ) -> list[Diagnostic]:
     """Apply select/ignore/per-file-ignores and `# noqa` comments."""
     out = []
-    lines = text_lines
+    line_at = None
     for d in result.diagnostics:
         if not cfg.is_enabled(d.code, d.path):
             continue
         if d.code != "SHP001":
-            if lines is None:
-                lines = _read_lines(d.path)
-            if _suppressed(d.code, _line_noqa(lines, d.line)) or (
-                d.end_line != d.line and _suppressed(d.code, _line_noqa(lines, d.end_line))
+            if line_at is None:
+                line_at = _line_getter(result, text_lines, d.path)
+            if _suppressed(d.code, _line_noqa(line_at, d.line)) or (
+                d.end_line != d.line and _suppressed(d.code, _line_noqa(line_at, d.end_line))
             ):
                 continue
         out.append(d)
     return out
 
 
-def _line_noqa(lines: list[str], lineno: int) -> set[str] | None:
-    if 1 <= lineno <= len(lines) and "noqa" in lines[lineno - 1].lower():
-        return noqa_codes(lines[lineno - 1])
+def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
+    """line number -> its text, or None. The analysis kept the lines with a noqa
+    comment (noqa_lines); otherwise the file is read."""
+    noqa = getattr(result, "noqa_lines", None)
+    if text_lines is None and noqa is not None:
+        return noqa.get
+    lines = text_lines if text_lines is not None else _read_lines(path)
+    return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
+
+
+def _line_noqa(line_at, lineno: int) -> set[str] | None:
+    line = line_at(lineno)
+    if line is not None and "noqa" in line.lower():
+        return noqa_codes(line)
     return None
 
 
 def _read_lines(path: str) -> list[str]:
     try:
-        return decode_source(Path(path).read_bytes()).splitlines()
-    except (OSError, DecodeFailure):
+        return _split_lines(Path(path).read_bytes())
+    except OSError:
+        return []
+
+
+def _split_lines(data: bytes) -> list[str]:
+    try:
+        return split_lines(decode_source(data))
+    except DecodeFailure:
         return []
