@@ -56,7 +56,7 @@ def _shape_arg(layer: _Layer, value: Value | None, name: str) -> Expression | No
     """Parse weight_shape / bias_shape; None when unknown or when it has problems."""
     if not isinstance(value, StrV) or value.value is None:
         if value is not None and not isinstance(value, StrV) and value is not UNKNOWN:
-            layer.fail("SHP218", f"{name} must be a string of axis names", ("kwarg", name))
+            layer.fail("SHP217", f"{name} must be a string of axis names", ("kwarg", name))
         return None
     expr = parse_expression(value.value, 0)
     for i in expr.issues:
@@ -109,7 +109,7 @@ def _build(
                 )
         if w.has_ellipsis:  # type: ignore[union-attr]
             layer.fail(
-                "SHP218",
+                "SHP217",
                 "weight_shape cannot hold '...': the weight's shape must be fixed",
                 ("kwarg", "weight_shape"),
             )
@@ -136,7 +136,7 @@ def _build(
         and weight_shape.value
         and ("(" in weight_shape.value or ")" in weight_shape.value)
     ):
-        layer.fail("SHP218", "weight_shape cannot have parentheses", ("kwarg", "weight_shape"))
+        layer.fail("SHP217", "weight_shape cannot have parentheses", ("kwarg", "weight_shape"))
     if layer.issues:
         return layer
 
@@ -170,14 +170,14 @@ def _build(
     for key in sorted(wids - lids - rids, key=str):  # type: ignore[operator]
         for s, e in w.spans_of(key):
             layer.fail(
-                "SHP218",
+                "SHP217",
                 f"weight axis '{key}' is in neither the input nor the output, so it is redundant",
                 ("kwarg", "weight_shape", s, e),
             )
     for g in w.groups:
         if len(g.axes) != 1:
             layer.fail(
-                "SHP218",
+                "SHP217",
                 "weight_shape cannot hold a unit axis '1'",
                 ("kwarg", "weight_shape", g.start, g.end),
             )
@@ -189,7 +189,7 @@ def _build(
         for key in sorted(b.identifiers - rids, key=str):
             for s, e in b.spans_of(key):
                 layer.fail(
-                    "SHP218",
+                    "SHP217",
                     f"bias axis '{tr.key_str(key)}' is not in the output",
                     ("kwarg", "bias_shape", s, e),
                 )
@@ -210,7 +210,7 @@ def _build(
     letters = (lids | rids | wids) - {ELLIPSIS}  # type: ignore[operator]
     if len(letters) > MAX_EINMIX_AXES:
         layer.fail(
-            "SHP217",
+            "SHP216",
             f"{len(letters)} distinct axes; EinMix maps them to letters a-z and has only 26",
         )
     return layer
@@ -243,7 +243,7 @@ def _bias_order(layer: _Layer, right: Expression, b: Expression) -> None:
             if a.is_ellipsis:
                 if used:
                     layer.fail(
-                        "SHP218",
+                        "SHP217",
                         "every bias axis must come after '...' in the output",
                         ("pattern", a.start, a.end),
                     )
@@ -353,15 +353,14 @@ def apply(
     weight = TensorV(tuple(weight_dims), x.dtype if isinstance(x, TensorV) else None)
     spec = Spec(
         layer.label,
-        [labels(left), [Lab(a.name, a.name, 0, 0) for a in w.axes()]],
+        [labels(left), [Lab(a.name, a.name, a.start, a.end) for a in w.axes()]],
         [(left.start, left.end), (0, 0)],
         labels(right),
+        keyword_operands={1},
     )
     res = judge(spec, [x, weight], "torch")
     if res.issues:
-        return OpResult(
-            UNKNOWN, Cost(), [i for i in res.issues if i.where != ("pattern", 0, 0)] or res.issues
-        )
+        return OpResult(UNKNOWN, Cost(), res.issues)
     out = res.value
     if layer.bias is not None and isinstance(out, TensorV) and out.shape is not None:
         names = [a.name for g in right.groups for a in g.axes if not a.is_ellipsis]

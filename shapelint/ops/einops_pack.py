@@ -145,7 +145,7 @@ def _packed_shapes(ps: Value) -> list[list[Expr | None] | None] | None:
             out.append([v.value if isinstance(v, IntV) else None for v in item.items])
         elif isinstance(item, IntV):
             raise Reject(
-                "SHP219",
+                "SHP218",
                 "packed_shapes holds a number where a shape (a tuple or list) belongs",
                 ("arg", 1),
             )
@@ -218,7 +218,7 @@ def _split(label: str, axis: object, shapes: list, before: list, after: list) ->
     lengths = [length(s) for s in shapes]
     if sum(1 for v in lengths if v == -1) > 1:
         raise Reject(
-            "SHP219",
+            "SHP218",
             f"{label}: more than one packed shape holds -1; at most one size can be inferred",
             ("arg", 1),
         )

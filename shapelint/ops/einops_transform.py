@@ -395,6 +395,15 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                 f"{call.label}: keyword length {e.args[0]}= is not a number einops can multiply",
                 ("kwarg", e.args[0]) if e.args[0] else span,
             ) from None
+        if isinstance(kp, Expr) and kp.value is not None and kp.value < 0:
+            # Whatever the dim: a negative length never matches it, and inferring
+            # the rest gives a reshape with a second -1, a 0 next to -1, or < -1.
+            raise Reject(
+                "SHP208",
+                f"{call.label}: the keyword lengths in {gtext} multiply to {kp.value}; "
+                "axis lengths cannot be negative",
+                _blame_group(known, span, lengths),
+            )
         if len(unknown) > 1:
             # Only reachable when the keywords are unknown (**kwargs): sizes unknown.
             for k in unknown:
@@ -404,7 +413,7 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                 raise Reject(
                     "SHP302",
                     f"{call.label}: input dim {length.value} does not match {gtext} = {kp.value}",
-                    _blame_group(known, span),
+                    _blame_group(known, span, lengths),
                 )
         else:
             if is_int(kp) and isinstance(kp, Expr):
@@ -414,7 +423,7 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                         "SHP208",
                         f"{call.label}: the known part of {gtext} "
                         "has length 0, and einops divides by it",
-                        _blame_group(known, span),
+                        _blame_group(known, span, lengths),
                     )
                 lv = const(length) if isinstance(length, Expr) else None
                 if lv is not None and kv is not None and lv % kv:
@@ -463,19 +472,22 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
     if reduced:
         cur, dtype = _reduce(call, cur[: len(kept)], cur[len(kept) :], dtype)
     added = [(i, k) for i, k in enumerate(ordered_right) if k not in lids]
-    if added:
-        for i, k in added:
-            v = check_size_arg(
-                lengths.get(k), f"{call.label}: expand for new axis '{key_str(k)}'", i
-            )
-            c = const(v)
-            if c is not None and c < -1:
-                raise Reject(
-                    "SHP208",
-                    f"{call.label}: new axis '{key_str(k)}' would have the invalid length {c}",
-                    _where_kw(k, kw),
-                )
-            cur.insert(i, Expr.const(1) if c == -1 else (v if isinstance(v, Expr) else None))
+    negative: list[tuple[object, int]] = []
+    for i, k in added:
+        v = check_size_arg(lengths.get(k), f"{call.label}: expand for new axis '{key_str(k)}'", i)
+        c = const(v)
+        if c is not None and c < -1:
+            negative.append((k, c))
+        cur.insert(i, Expr.const(1) if c == -1 else (v if isinstance(v, Expr) else None))
+    if negative and not any(const(d) == 0 for d in cur):
+        # torch's expand takes a size below -1 without complaint only when another
+        # dim is 0 (the element count stays 0); unknown dims are taken as non-empty.
+        k, c = negative[0]
+        raise Reject(
+            "SHP208",
+            f"{call.label}: new axis '{key_str(k)}' would have the invalid length {c}",
+            _where_kw(k, kw),
+        )
     if any(len(g) != 1 for g in right_comp):
         try:
             final = [group_size([lengths.get(k) for k in g]) for g in right_comp]
@@ -507,8 +519,14 @@ def _where_kw(key: object, kw: dict[object, object]) -> tuple:
     return ("kwarg", key) if key in kw and isinstance(key, str) else ("call",)
 
 
-def _blame_group(known: list[object], span: tuple) -> tuple:
+def _blame_group(known: list[object], span: tuple, lengths: dict[object, object]) -> tuple:
+    """Point at the keyword behind a group's problem: the one that is not a positive
+    int, else the only keyword in the group, else the group."""
     named = [k for k in known if isinstance(k, str)]
+    for k in named:
+        v = lengths.get(k)
+        if isinstance(v, Foreign) or (isinstance(v, Expr) and v.value is not None and v.value <= 0):
+            return ("kwarg", k)
     return ("kwarg", named[0]) if len(named) == 1 and len(known) == 1 else span
 
 
@@ -531,14 +549,14 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
     if red == "mean" and dtype is not None and dtype not in FLOAT_DTYPES:
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
-                "SHP216",
+                "SHP215",
                 f"{call.label}: mean of a {dtype} tensor; einops reduces with mean only "
                 "floating tensors (cast with .float() first)",
                 ("call",),
             )
     if red in ("min", "max") and any(isinstance(d, Expr) and d.value == 0 for d in reduced):
         raise Reject(
-            "SHP216",
+            "SHP215",
             f"{call.label}: {red} over an axis of length 0 has no value",
             ("call",),
         )

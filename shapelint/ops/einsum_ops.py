@@ -55,6 +55,19 @@ class Spec:
     spans: list[tuple[int, int]]
     output: list[Lab] | None
     issues: list[OpIssue] = field(default_factory=list)
+    # Operands whose labels are not in the pattern string: index -> where each
+    # label points instead (EinMix's weight points at the keyword giving its size).
+    keyword_operands: set[int] = field(default_factory=set)
+
+    def operand_where(self, i: int) -> tuple:
+        if i in self.keyword_operands:
+            return ("call",)
+        return ("pattern", *self.spans[i])
+
+    def label_where(self, i: int, lab: Lab) -> tuple:
+        if i in self.keyword_operands:
+            return ("kwarg", lab.name)
+        return ("pattern", lab.start, lab.end)
 
     def fail(self, code: str, message: str, where: tuple) -> None:
         self.issues.append(OpIssue(code, f"{self.label}: {message}", where))
@@ -131,7 +144,7 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
                 "SHP301",
                 f"operand {i} has shape {show_shape(shape)} but its subscripts name "
                 f"{'at least ' if at is not None else ''}{n} dim{'s' * (n != 1)}",
-                ("pattern", *spec.spans[i]),
+                spec.operand_where(i),
             )
             bound.append([None] * n)
             ells.append(BLOCK if at is not None else None)
@@ -157,19 +170,19 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
                         "SHP302",
                         f"'{lab.name}' is repeated in operand {i} (a diagonal) with sizes "
                         f"{d0.value} and {d.value}; they must be equal",
-                        ("pattern", lab.start, lab.end),
+                        spec.label_where(i, lab),
                     )
                 _name_conflicts(
                     spec,
                     f"'{lab.name}' (repeated in operand {i})",
                     [
-                        (d0, ("pattern", lab0.start, lab0.end)),
-                        (d, ("pattern", lab.start, lab.end)),
+                        (d0, spec.label_where(i, lab0)),
+                        (d, spec.label_where(i, lab)),
                     ],
                 )
                 continue
             first[lab.key] = (d, lab)
-            seen.setdefault(lab.key, []).append((d, ("pattern", lab.start, lab.end)))
+            seen.setdefault(lab.key, []).append((d, spec.label_where(i, lab)))
     sizes: dict[str, object] = {}
     for key, occ in seen.items():
         sizes[key] = _broadcast(spec, f"axis '{names[key]}'", occ)
@@ -193,7 +206,7 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
                         continue
                     k = j - (width - len(e))  # type: ignore[arg-type]
                     if k >= 0:
-                        occ.append((e[k], ("pattern", *spec.spans[i])))  # type: ignore[index]
+                        occ.append((e[k], spec.operand_where(i)))  # type: ignore[index]
                 ell_dims.append(_broadcast(spec, f"dim {j} under '...'", occ))
     if any(i.code == "SHP302" for i in spec.issues):
         return OpResult(UNKNOWN, Cost(), spec.issues)
@@ -374,7 +387,7 @@ def einops_einsum(pattern: str | None, tensors: list[Value]) -> OpResult:
     spec.output = labels_of(pat.output, "right")
     if len(names) > MAX_EINOPS_AXES:
         spec.fail(
-            "SHP217",
+            "SHP216",
             f"{len(names)} distinct axes; einops.einsum maps them to letters and has only {MAX_EINOPS_AXES}",
             ("call",),
         )
