@@ -246,7 +246,7 @@ def shapelint_transform(op, pattern, reduction, kwargs, x: TensorV):
 # -- rearrange / reduce / repeat ---------------------------------------------------------------
 
 
-@settings(max_examples=700, **SETTINGS)
+@settings(max_examples=500, **SETTINGS)
 @given(transform_case(), st.sampled_from(["float32", "float32", "float32", "int32", "bool"]))
 def test_transform_verdict_and_shape(case, dtype):
     op, pattern, reduction, kwargs, shape = case
@@ -289,7 +289,7 @@ def _fitting_shape(pattern: str, kwargs: dict) -> tuple:
     return tuple(shape)
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=300, **SETTINGS)
 @given(transform_case())
 def test_pattern_only_verdict(case):
     """With the shape unknown, shapelint reports exactly the calls einops rejects
@@ -505,7 +505,7 @@ def _check_einsum(op, run, pattern, shapes):
         assert got[1] == tuple(np.shape(ref[1])), (pattern, shapes)
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=300, **SETTINGS)
 @given(einsum_case(named=True))
 def test_einops_einsum(case):
     pattern, shapes = case
@@ -513,7 +513,7 @@ def test_einops_einsum(case):
     _check_einsum("einsum", lambda: einops.einsum(*ts, pattern), pattern, shapes)
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=300, **SETTINGS)
 @given(einsum_case(named=False))
 def test_torch_einsum(case):
     pattern, shapes = case

@@ -55,6 +55,7 @@ from shapelint.ops.values import (
 )
 
 REDUCTIONS = ("min", "max", "sum", "mean", "prod", "any", "all")
+_UNKNOWN_SIZE = ("…", "?")  # marks a '(...)' output group over an unknown number of dims
 # The Reduce layer's forward runs TorchJitBackend.reduce, which knows only these.
 LAYER_REDUCTIONS = ("min", "max", "sum", "mean", "prod")
 # How many ellipsis dims a layer prepares recipes for (range(8) in einops).
@@ -352,6 +353,9 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                 right_comp.extend([k] for k in ell_keys)
             else:
                 right_comp.append(_expand(g, ell_keys))
+                if middle is BLOCK and any(a.is_ellipsis for a in g.axes):
+                    # '(...)' over dims of unknown number: one dim of unknown size.
+                    right_comp[-1] = [*right_comp[-1], _UNKNOWN_SIZE]
         lids = (left.identifiers - {ELLIPSIS}) | set(ell_keys)
         rids = right.identifiers
         if right.has_ellipsis:
@@ -364,6 +368,7 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
         lids, rids = left.identifiers, right.identifiers
 
     # -- lengths of elementary axes (_reconstruct_from_shape) ---------------------------
+    # (an extra key of unknown length stands in a '(...)' whose dims are unknown)
     lengths: dict[object, object] = {}
     for g in left.groups:
         for a in g.axes:
@@ -448,7 +453,7 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
 
     # -- the torch operations (_apply_recipe) -------------------------------------------
     ordered_left = [k for g in comp for k in g]
-    ordered_right = [k for g in right_comp for k in g]
+    ordered_right = [k for g in right_comp for k in g if k is not _UNKNOWN_SIZE]
     if need_init_reshape:
         cur = reshape(
             list(dims),
@@ -490,7 +495,10 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
         )
     if any(len(g) != 1 for g in right_comp):
         try:
-            final = [group_size([lengths.get(k) for k in g]) for g in right_comp]
+            final = [
+                None if _UNKNOWN_SIZE in g else group_size([lengths.get(k) for k in g])
+                for g in right_comp
+            ]
         except TypeError as e:
             raise Reject(
                 "SHP208",
