@@ -485,3 +485,20 @@ def test_static_import_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_pack_dtype_promotion_matches_torch():
+    import torch
+
+    from shapelint.ops.shape_sim import promote
+    from shapelint.ops.values import DTYPE_BYTES
+
+    names = [d for d in DTYPE_BYTES if d != "tfloat32"]
+    for a in names:
+        for b in names:
+            try:
+                ref = str(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+                ref = ref.removeprefix("torch.")
+            except RuntimeError:
+                ref = None
+            assert promote([a, b]) == ref, (a, b)

@@ -73,10 +73,6 @@ class Spec:
         self.issues.append(OpIssue(code, f"{self.label}: {message}", where))
 
 
-def _is_one(d: object) -> bool:
-    return isinstance(d, Expr) and d.value == 1
-
-
 def _broadcast(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> object:
     """The size einsum settles on for one label (or one ellipsis dim), checking that
     every operand's size is 1 or the same; a SHP302 for a certain conflict."""
@@ -246,11 +242,21 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
     shape = None if any(d is BLOCK for d in out) else tuple(out)
     result = TensorV(shape, dtype)  # type: ignore[arg-type]
     return OpResult(
-        result, _cost(spec, bound, ells, ell_dims, sizes, out_labels, tensors, shape), spec.issues
+        result, _cost(spec, ells, ell_dims, sizes, out_labels, tensors, shape), spec.issues
     )
 
 
-def _cost(spec, bound, ells, ell_dims, sizes, out_labels, tensors, out_shape) -> Cost:
+def _cost(
+    spec: Spec,
+    ells: list,
+    ell_dims: list | object,
+    sizes: dict[str, object],
+    out_labels: list[Lab],
+    tensors: list[Value],
+    out_shape: tuple | None,
+) -> Cost:
+    """Bytes of every operand and the result; FLOPs from the flop counter's rules,
+    given each operand's axes with the ellipsis spelled out as '...0', '...1'."""
     numels = []
     for t in tensors:
         n = product(list(t.shape)) if isinstance(t, TensorV) and t.shape is not None else None

@@ -16,20 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import (
-    UNKNOWN,
-    BoolV,
-    Dim,
-    FloatV,
-    IntV,
-    NoneV,
-    OpIssue,
-    StrV,
-    TensorV,
-    TupleV,
-    Value,
-    Var,
-)
+from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, OpIssue, StrV, Value, Var
 
 
 class _Block:
@@ -122,8 +109,7 @@ def py_mul(a: object, b: object) -> object:
 def _num(x: object) -> float | int | None:
     if isinstance(x, Foreign):
         return x.value if isinstance(x.value, (int, float)) else None
-    c = const(x)
-    return c
+    return const(x)
 
 
 def py_floordiv(a: Expr | None, b: object) -> object:
@@ -253,14 +239,6 @@ def show_shape(dims: list | tuple | None) -> str:
     return "[?...]" if dims is None else _show(list(dims))
 
 
-def tensor_shape(v: Value) -> tuple | None:
-    return v.shape if isinstance(v, TensorV) else None
-
-
-def tensor_dtype(v: Value) -> str | None:
-    return v.dtype if isinstance(v, TensorV) else None
-
-
 def align(
     shape: tuple | None, n_before: int, n_after: int, has_ellipsis: bool
 ) -> tuple[list, list | _Block, list, bool]:
@@ -341,19 +319,25 @@ _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 
 
 def _promote2(a: str, b: str) -> str | None:
+    """torch.promote_types for two dtypes; None where torch refuses (float8 with any
+    other dtype) or the dtype is not one we know."""
     if a == b:
         return a
+    if a.startswith("float8") or b.startswith("float8"):
+        return None
     ka, kb = dtype_kind(a), dtype_kind(b)
     if ka != kb:
-        return a if _KIND_ORDER[ka] > _KIND_ORDER[kb] else b
+        hi, lo = (a, b) if _KIND_ORDER[ka] > _KIND_ORDER[kb] else (b, a)
+        if dtype_kind(hi) == "complex" and lo == "float64":
+            return "complex128"
+        return hi
     if ka == "int":
         if a not in _INT_BITS or b not in _INT_BITS:
             return None
         if {a, b} == {"uint8", "int8"}:
             return "int16"
         if "uint8" in (a, b):
-            other = b if a == "uint8" else a
-            return other
+            return b if a == "uint8" else a
         return a if _INT_BITS[a] >= _INT_BITS[b] else b
     if ka == "float":
         if a not in _FLOAT_RANK or b not in _FLOAT_RANK:
@@ -364,27 +348,3 @@ def _promote2(a: str, b: str) -> str | None:
     if ka == "complex":
         return "complex128" if "complex128" in (a, b) else "complex64"
     return None
-
-
-def items_of(v: Value) -> list[Value] | None:
-    """The elements of a list/tuple value, or None when not a known sequence."""
-    return list(v.items) if isinstance(v, TupleV) else None
-
-
-__all__ = [
-    "BLOCK",
-    "UNKNOWN",
-    "Dim",
-    "Foreign",
-    "Reject",
-    "align",
-    "check_size_arg",
-    "group_size",
-    "kw_value",
-    "product",
-    "promote",
-    "py_floordiv",
-    "py_mul",
-    "reshape",
-    "show_shape",
-]
