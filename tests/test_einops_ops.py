@@ -9,6 +9,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import cost as cost_mod
@@ -502,3 +504,81 @@ def test_pack_dtype_promotion_matches_torch():
             except RuntimeError:
                 ref = None
             assert promote([a, b]) == ref, (a, b)
+
+
+# -- no input makes the ops raise ----------------------------------------------------------
+
+_DIMS = st.one_of(
+    st.integers(0, 4).map(C),
+    st.sampled_from(["b", "seq", "d"]).map(N),
+    st.none(),
+    st.just(Var("batch")),
+)
+_TENSORS = st.one_of(
+    st.just(UNKNOWN),
+    st.builds(
+        TensorV,
+        st.none() | st.lists(_DIMS, max_size=4).map(tuple),
+        st.sampled_from([None, "int32", "float16"]),
+    ),
+)
+_VALUES = st.one_of(
+    _TENSORS,
+    st.integers(-2, 4).map(lambda v: IntV(C(v))),
+    st.just(IntV(None)),
+    st.just(IntV(N("heads"))),
+    st.builds(FloatV, st.sampled_from([None, 0.0, 2.0])),
+    st.builds(StrV, st.sampled_from([None, "sum", "2", "a b", "b *"])),
+    st.just(NoneV()),
+    st.just(ObjectV("x")),
+    st.lists(_TENSORS, max_size=3).map(lambda xs: TupleV(tuple(xs))),
+    st.lists(
+        st.lists(st.integers(-1, 3).map(lambda v: IntV(C(v))), max_size=2).map(
+            lambda xs: TupleV(tuple(xs))
+        ),
+        max_size=3,
+    ).map(lambda xs: TupleV(tuple(xs))),
+)
+_PATTERNS = st.lists(
+    st.sampled_from(
+        ["a", "b", "c", " ", "(", ")", "...", "1", "2", "->", ",", "*", "_", "…", "\t", "é"]
+    ),
+    max_size=10,
+).map("".join)
+_OPS = [
+    "rearrange",
+    "reduce",
+    "repeat",
+    "einsum",
+    "torch.einsum",
+    "numpy.einsum",
+    "pack",
+    "unpack",
+    "layer:Rearrange",
+    "layer:Reduce",
+    "layer:EinMix",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.sampled_from(_OPS),
+    st.none() | _PATTERNS,
+    st.lists(_VALUES, max_size=3),
+    st.none()
+    | st.dictionaries(
+        st.sampled_from(["a", "b", "c", "_x", "weight_shape", "bias_shape", "reduction"]),
+        _VALUES,
+        max_size=3,
+    ),
+    st.none() | _VALUES,
+)
+def test_ops_never_raise(op, pattern, tensors, lengths, reduction):
+    res = einops_call(op, pattern, tensors, lengths, reduction)
+    for issue in res.issues:
+        assert issue.code in RULES and issue.where[0] in ("pattern", "kwarg", "arg", "call")
+        if issue.where[0] == "pattern":
+            assert 0 <= issue.where[1] <= issue.where[2] <= len(pattern)
+    if op.startswith("layer:") and pattern is not None:
+        x = tensors[0] if tensors else UNKNOWN
+        layer_call(op[6:], pattern, lengths, reduction, x)

@@ -71,7 +71,9 @@ def einops_call(
 ) -> OpResult:
     """Judge one einops (or torch/numpy einsum) call; see the module docstring."""
     if op in ("rearrange", "reduce", "repeat"):
-        kwargs, taken = _split_kwargs(axes_lengths, "reduction")
+        # rearrange/repeat pass reduction= on to reduce() themselves: a keyword of
+        # that name is theirs to reject, and stays an axis length here.
+        kwargs, taken = _split_kwargs(axes_lengths, *(("reduction",) if op == "reduce" else ()))
         if reduction is None:
             reduction = taken.get("reduction")
         if op == "reduce" and reduction is None and kwargs is not None:
