@@ -276,7 +276,8 @@ def _fitting_shape(pattern: str, kwargs: dict) -> tuple:
     shape: list[int] = []
     for comp in left.composition:
         if isinstance(comp, str):
-            shape.extend([1, 1])
+            # '...' covers any dims; a literal '…' without '...' is one named axis.
+            shape.extend([1, 1] if left.has_ellipsis else [1])
             continue
         p = 1
         for axis in comp:

@@ -20,7 +20,6 @@ einops rejects the pattern.
 
 from __future__ import annotations
 
-import keyword
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -37,7 +36,6 @@ ZERO_AXIS = "SHP107"
 PACK_STAR = "SHP108"
 
 TRANSFORM_OPS = ("rearrange", "reduce", "repeat", "einmix")
-OPS = (*TRANSFORM_OPS, "einsum", "pack", "unpack")
 
 
 @dataclass(frozen=True)
@@ -118,10 +116,6 @@ class Expression:
     def identifiers(self) -> set[object]:
         return {a.key for a in self.axes()}
 
-    @property
-    def has_non_unitary_anonymous_axes(self) -> bool:
-        return any(a.is_anonymous for a in self.axes())
-
     def spans_of(self, key: object) -> list[tuple[int, int]]:
         return [(a.start, a.end) for a in self.axes() if a.key == key]
 
@@ -161,11 +155,6 @@ def check_axis_name(name: str, allow_underscore: bool = False) -> str | None:
             return None
         return "axis names must not start or end with an underscore"
     return None
-
-
-def is_discouraged_name(name: str) -> bool:
-    """einops warns (but accepts) Python keywords and 'axis' as axis names."""
-    return keyword.iskeyword(name) or name == "axis"
 
 
 @lru_cache(maxsize=4096)

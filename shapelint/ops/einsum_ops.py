@@ -47,13 +47,12 @@ class Lab:
 
 @dataclass
 class Spec:
-    """An einsum, labelled: one label list per operand, and the output labels
-    (None: implicit, torch/numpy only)."""
+    """An einsum, labelled: one label list per operand, and the output labels."""
 
     label: str  # how messages name the call
     operands: list[list[Lab]]
     spans: list[tuple[int, int]]
-    output: list[Lab] | None
+    output: list[Lab]
     issues: list[OpIssue] = field(default_factory=list)
     # Operands whose labels are not in the pattern string: index -> where each
     # label points instead (EinMix's weight points at the keyword giving its size).
@@ -208,26 +207,16 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
         return OpResult(UNKNOWN, Cost(), spec.issues)
 
     # The output.
-    if spec.output is None:
-        counts: dict[str, int] = {}
-        for labels in spec.operands:
-            for lab in labels:
-                if lab.key is not None:
-                    counts[lab.key] = counts.get(lab.key, 0) + 1
-        out_labels = [Lab(None, "...", 0, 0)] if with_ell else []
-        out_labels += [Lab(k, k, 0, 0) for k in sorted(k for k, n in counts.items() if n == 1)]
-    else:
-        out_labels = spec.output
-        if flavor == "numpy" and not any(lab.key is None for lab in out_labels):
-            width = len(ell_dims) if isinstance(ell_dims, list) else None
-            if width:
-                spec.fail(
-                    "SHP301",
-                    "the ellipsis covers dims that the output drops; numpy.einsum needs "
-                    "'...' in an explicit output whenever it covers any dim",
-                    ("call",),
-                )
-                return OpResult(UNKNOWN, Cost(), spec.issues)
+    out_labels = spec.output
+    if flavor == "numpy" and not any(lab.key is None for lab in out_labels):
+        if isinstance(ell_dims, list) and ell_dims:
+            spec.fail(
+                "SHP301",
+                "the ellipsis covers dims that the output drops; numpy.einsum needs "
+                "'...' in an explicit output whenever it covers any dim",
+                ("call",),
+            )
+            return OpResult(UNKNOWN, Cost(), spec.issues)
     out: list[object] = []
     for lab in out_labels:
         if lab.key is None:
@@ -427,10 +416,13 @@ def letters_einsum(equation: str | None, tensors: list[Value], flavor: str = "to
             for lab in term.labels
         ]
 
+    if eq.output is not None:
+        output = labels(eq.output)
+    else:
+        # Implicit: the ellipsis dims first, then the labels seen once, in ASCII order.
+        output = [Lab(None, "...", 0, 0)] if any(t.has_ellipsis for t in eq.inputs) else []
+        output += [Lab(c, c, 0, 0) for c in eq.implicit_output()]
     spec = Spec(
-        label,
-        [labels(t) for t in eq.inputs],
-        [(t.start, t.end) for t in eq.inputs],
-        None if eq.output is None else labels(eq.output),
+        label, [labels(t) for t in eq.inputs], [(t.start, t.end) for t in eq.inputs], output
     )
     return judge(spec, tensors, flavor)
