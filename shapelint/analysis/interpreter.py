@@ -174,29 +174,34 @@ class ModuleAnalyzer:
         where = issue.where
         target: object = call
         if where and where[0] == "pattern" and pattern_node is not None:
-            pos = None
-            if isinstance(pattern_node, ast.Constant) and isinstance(pattern_node.value, str):
-                pos = self.src.string_positions(pattern_node)
-            if pos:
-                s = max(0, min(where[1], len(pos) - 1))
-                e = max(s, min(where[2], len(pos) - 1))
-                (l1, c1), (l2, c2) = pos[s], pos[e]
-                if (l2, c2) <= (l1, c1):
-                    c2 = c1 + 1
-                    l2 = l1
-                target = (l1, c1, l2, c2)
-            else:
-                target = pattern_node
+            target = self._string_span(pattern_node, where[1], where[2])
         elif where and where[0] == "kwarg":
             for kw in call.keywords:
                 if kw.arg == where[1]:
                     target = kw
+                    if len(where) == 4:  # offsets into the string passed as this keyword
+                        target = self._string_span(kw.value, where[2], where[3])
                     break
         elif where and where[0] == "arg":
             i = where[1]
             if 0 <= i < len(call.args):
                 target = call.args[i]
         self.report(target, issue.code, issue.message)
+
+    def _string_span(self, node: ast.expr, start: int, end: int):
+        """Where characters start..end of a string literal stand in the source;
+        the whole node when it is not a literal we can map."""
+        pos = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            pos = self.src.string_positions(node)
+        if not pos:
+            return node
+        s = max(0, min(start, len(pos) - 1))
+        e = max(s, min(end, len(pos) - 1))
+        (l1, c1), (l2, c2) = pos[s], pos[e]
+        if (l2, c2) <= (l1, c1):
+            l2, c2 = l1, c1 + 1
+        return (l1, c1, l2, c2)
 
     # ------------------------------------------------------------------ functions
     def summary(self, qualname: str) -> FunctionSummary | None:
@@ -873,6 +878,10 @@ class ModuleAnalyzer:
         if res is None:
             return UNKNOWN
         for issue in res.issues:
+            if pattern is not None and pattern not in issue.message:
+                # Every message quotes the pattern it is about, einops-style.
+                short = qual if qual.endswith("einsum") and not qual.startswith("einops.") else qual.rsplit(".", 1)[1]
+                issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
             self._record(
