@@ -74,6 +74,25 @@ def _si(n: int | float | None) -> str:
     return str(n)
 
 
+ROOFLINE_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
+
+
+def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> None:
+    """Per call and function with bound numbers: intensity, the chip's critical
+    intensity, memory- or compute-bound, and the lower-bound time."""
+    from shapelint.napkin import roofline_for
+
+    peak_dtype = ROOFLINE_DTYPE.get(dtype or "float32", "fp32")
+    for item in report["calls"] + report["functions"]:
+        f, b = item.get("flops_value"), item.get("bytes_value")
+        other = item.get("other_flops_value") or 0
+        if f is None or b is None or b == 0:
+            item["roofline"] = None
+            continue
+        # Elementwise work runs on the same units: it counts toward intensity too.
+        item["roofline"] = roofline_for(f + other, b, hardware, peak_dtype, table)
+
+
 def build_report(results, dims: dict[str, int]) -> dict:
     calls, functions = [], []
     for r in results:
@@ -120,6 +139,12 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
                 f"      flops {flops}{val}   bytes {human(c['bytes'])}"
                 + (f" = {_si(c.get('bytes_value'))}" if dims else "")
             )
+            rl = c.get("roofline")
+            if rl:
+                out.append(
+                    f"      intensity {rl['intensity']:.3g} FLOP/B vs {rl['critical_intensity']:.3g} on "
+                    f"{rl['hardware']}: {rl['bound']}-bound, >= {rl['seconds'] * 1e6:.3g} us"
+                )
         out.append("")
     if not out:
         return "No calls with a cost found.\n"
@@ -168,10 +193,22 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
     default=None,
     help="Compare per-function FLOPs and bytes with git revision BASE (a markdown table).",
 )
+@click.option(
+    "--hardware",
+    default=None,
+    help="Add a roofline per call and function for this chip (needs --dim): intensity, bound, time.",
+)
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --hardware: draw the roofline with the calls on it (PNG; needs matplotlib).",
+)
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-cache", is_flag=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
-def cost(paths, dims, dtype, fmt, diff_base, config_path, no_cache, jobs):
+def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, no_cache, jobs):
     """Symbolic FLOPs and bytes per call and per function in PATHS.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
@@ -196,6 +233,8 @@ def cost(paths, dims, dtype, fmt, diff_base, config_path, no_cache, jobs):
         sys.exit(0)
     _, results = run_analysis(paths, cfg, no_cache, jobs, {"dtype": dt})
     report = build_report(results, bound)
+    if hardware:
+        _roofline(report, hardware, dt, cfg, plot_path)
     if fmt == "github":
         from shapelint.report_extra import format_cost_github
 
@@ -207,3 +246,31 @@ def cost(paths, dims, dtype, fmt, diff_base, config_path, no_cache, jobs):
     else:
         click.echo(render_text(report, bound), nl=False)
     sys.exit(0)
+
+
+def _roofline(report: dict, hardware: str, dtype: str | None, cfg, plot_path: str | None) -> None:
+    from shapelint.hardware import HardwareError, lookup, merge_hardware
+
+    try:
+        table = merge_hardware(cfg.hardware) if cfg.hardware else None
+        lookup(hardware, table)  # an unknown chip is a usage error even with no --dim
+        add_roofline(report, hardware, dtype, table)
+    except HardwareError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
+    except (KeyError, ValueError) as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
+    if plot_path:
+        from shapelint.napkin_plot import plot_roofline
+
+        points = [
+            (f"{c['function']}:{c['line']} {c['op'].rsplit('.', 1)[-1]}", c["flops_value"] + (c.get("other_flops_value") or 0), c["bytes_value"])
+            for c in report["calls"]
+            if c.get("roofline")
+        ]
+        try:
+            plot_roofline(plot_path, hardware, ROOFLINE_DTYPE.get(dtype or "float32", "fp32"), points, table=table)
+        except ImportError:
+            click.echo("shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')", err=True)
+            sys.exit(2)
