@@ -341,6 +341,7 @@ def test_tensor_from_annotation_forms():
     v = tensor_from_annotation("Float32", "Tensor", "... n+1 #k _ 3", prefix="_x")
     assert v == TensorV((Var("_x0"), n + 1, None, None, Expr.const(3)), "float32")
     assert tensor_from_annotation("Float", "Tensor", "") == TensorV((), None)
+    assert tensor_from_annotation("jaxtyping.Int64", "torch.Tensor", "n") == TensorV((n,), "int64")
     assert isinstance(tensor_from_annotation("Float", "Tensor", "*a *b"), SpecError)
     assert isinstance(tensor_from_annotation("Floaty", "Tensor", "a"), SpecError)
 

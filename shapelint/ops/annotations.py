@@ -68,11 +68,13 @@ def tensor_from_annotation(
 ) -> Value | SpecError:
     """The value an annotated parameter holds, or the error jaxtyping raises for it.
 
-    dtype_class: the jaxtyping class name (``Float``, ``BFloat16``, ``Shaped``...).
+    dtype_class: the jaxtyping class name (``Float``, ``BFloat16``, ``jaxtyping.Shaped``...).
     array_type: as written (``Tensor``, ``torch.Tensor``, ``np.ndarray``), or None
     for a project alias written ``Float["b n d"]`` that fixes the array type.
     ``Float[float, ""]`` is a Python float, as jaxtyping makes it.
     """
+    if dtype_class.startswith("jaxtyping."):
+        dtype_class = dtype_class[len("jaxtyping.") :]
     if dtype_class not in DTYPE_CLASSES:
         return SpecError(spec, f"{dtype_class} is not a jaxtyping dtype class", 0, len(spec))
     # Leading and trailing spaces are harmless: jaxtyping strips, the tokenizer skips.

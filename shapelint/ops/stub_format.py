@@ -51,7 +51,8 @@ _FORMULA_NODES = (
     ast.Gt,
     ast.GtE,
 )
-FORMULA_FUNCTIONS = frozenset(("numel", "given", "rank", "nbytes", "itemsize", "size"))
+# Functions a cost formula may call, with their argument counts.
+FORMULA_FUNCTIONS = {"numel": 1, "given": 1, "rank": 1, "nbytes": 1, "itemsize": 1, "size": 2}
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ def _expand(tokens: list[str], macros: dict[str, list[str]]) -> list[str]:
 def _split_header(line: str) -> tuple[str, str, str]:
     """(names, params text, rest) of ``names(params) rest``."""
     open_at = line.find("(")
-    if open_at <= 0:
+    if open_at <= 0 or any(c.isspace() for c in line[:open_at]):
         raise _Bad("an entry starts with `qualified.name(parameters)`")
     depth, quote = 0, None
     for i in range(open_at, len(line)):
@@ -428,10 +429,12 @@ def _parse_formula(value: str) -> Formula:
     for n in ast.walk(tree):
         if not isinstance(n, _FORMULA_NODES):
             raise _Bad(f"formula may not use {type(n).__name__}: {value!r}")
-        if isinstance(n, ast.Call) and not (
-            isinstance(n.func, ast.Name) and n.func.id in FORMULA_FUNCTIONS and not n.keywords
-        ):
-            raise _Bad(f"formula functions are {', '.join(sorted(FORMULA_FUNCTIONS))}")
+        if isinstance(n, ast.Call):
+            name = n.func.id if isinstance(n.func, ast.Name) else None
+            if name not in FORMULA_FUNCTIONS or n.keywords:
+                raise _Bad(f"formula functions are {', '.join(sorted(FORMULA_FUNCTIONS))}")
+            if len(n.args) != FORMULA_FUNCTIONS[name]:
+                raise _Bad(f"{name}() takes {FORMULA_FUNCTIONS[name]} argument(s): {value!r}")
         if isinstance(n, ast.Constant) and type(n.value) is not int:
             raise _Bad(f"formula constants are integers: {value!r}")
     return Formula(value, tree.body)

@@ -10,6 +10,7 @@ its cost formulas evaluated. ``None`` means no stub describes the call.
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,6 @@ from shapelint.ops.stub_format import (
     Formula,
     RuleArg,
     Signature,
-    SpecItem,
     StubEntry,
     StubError,
     parse_stub_text,
@@ -205,6 +205,12 @@ _DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(")
 
 def _check_entry(e: StubEntry) -> str | None:
     params = {p.name for p in e.params}
+    if e.rule is not None:
+        fn = shape_rules.RULES[e.rule.name]
+        try:
+            inspect.signature(fn).bind(None, *e.rule.args)
+        except TypeError:
+            return f"rule {e.rule.name} does not take {len(e.rule.args)} arguments"
     for alt in e.dtype:
         head = alt.split("(")[0].split(".")[0]
         if alt.startswith(_DTYPE_FUNCTIONS):
@@ -365,7 +371,13 @@ class _Env:
     """Sizes the signature bound, with where each came from (for messages)."""
 
     single: dict[str, Dim] = field(default_factory=dict)
-    source: dict[str, str] = field(default_factory=dict)
+    # What bound each name: a description, or (param, shape) rendered only for a message.
+    source: dict[str, str | tuple[str, Shape]] = field(default_factory=dict)
+
+    def where_from(self, name: str) -> str:
+        src = self.source.get(name, name)
+        return src if isinstance(src, str) else f"{src[0]} {shape_text(src[1])}"
+
     weak: set[str] = field(default_factory=set)  # bound by a broadcastable #name
     variadic: dict[str, Shape | None] = field(default_factory=dict)
     scalars: dict[str, Expr] = field(default_factory=dict)
@@ -502,7 +514,7 @@ class _Interpreter:
         env = self.env
         if name not in env.single or env.single[name] is None:
             env.single[name] = dim
-            env.source[name] = f"{param} {shape_text(shape)}"
+            env.source[name] = (param, shape)
             if elem.broadcastable:
                 env.weak.add(name)
             return
@@ -510,7 +522,7 @@ class _Interpreter:
         if differs(have, dim):
             self.issue(
                 self.code,
-                f"{name} is {dim_str(have)} in {env.source[name]} but {dim_str(dim)} in "
+                f"{name} is {dim_str(have)} in {env.where_from(name)} but {dim_str(dim)} in "
                 f"{param} {shape_text(shape)}",
                 where,
             )
@@ -539,7 +551,7 @@ class _Interpreter:
             if conflicts:
                 self.issue(
                     BROADCAST,
-                    f"*{elem.name} {shape_text(have)} of {env.source['*' + elem.name]} does not "
+                    f"*{elem.name} {shape_text(have)} of {env.where_from('*' + elem.name)} does not "
                     f"broadcast with {shape_text(part)} of {param}",
                     where,
                 )
@@ -551,7 +563,7 @@ class _Interpreter:
         ):
             self.issue(
                 self.code,
-                f"*{elem.name} is {shape_text(have)} in {env.source['*' + elem.name]} but "
+                f"*{elem.name} is {shape_text(have)} in {env.where_from('*' + elem.name)} but "
                 f"{shape_text(part)} in {param}",
                 where,
             )
@@ -827,7 +839,7 @@ class _FormulaEval:
                 return a * b
             if isinstance(node.op, ast.FloorDiv):
                 return a // b
-            if isinstance(node.op, ast.Pow) and b.value is not None and b.value >= 0:
+            if isinstance(node.op, ast.Pow) and b.value is not None and 0 <= b.value <= 64:
                 return a**b.value
             raise _Unknown
         if isinstance(node, ast.UnaryOp):
@@ -940,14 +952,3 @@ class _FormulaEval:
 
 class _Unknown(Exception):
     pass
-
-
-__all__ = [
-    "StubRegistry",
-    "SpecItem",
-    "builtin_stub_dir",
-    "configure",
-    "is_property",
-    "registry",
-    "stub_call",
-]
