@@ -94,23 +94,28 @@ def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> 
 
 
 def build_report(results, dims: dict[str, int]) -> dict:
+    """Calls and functions; with dims, each figure is also evaluated, int parameters
+    left unbound taking their default values (`n_heads: int = 8`)."""
     calls, functions = [], []
     for r in results:
+        defaults = {(f["path"], f["name"]): f.get("defaults") or {} for f in r.functions}
         for c in r.calls:
             c = dict(c)
             if dims:
-                c["flops_value"] = evaluate(c["flops"], dims)
-                c["other_flops_value"] = evaluate(c["other_flops"], dims)
-                c["bytes_value"] = evaluate(c["bytes"], dims)
+                env = {**defaults.get((c["path"], c["function"]), {}), **dims}
+                _evaluate_item(c, env)
             calls.append(c)
         for f in r.functions:
             f = dict(f)
             if dims:
-                f["flops_value"] = evaluate(f["flops"], dims)
-                f["other_flops_value"] = evaluate(f["other_flops"], dims)
-                f["bytes_value"] = evaluate(f["bytes"], dims)
+                _evaluate_item(f, {**(f.get("defaults") or {}), **dims})
             functions.append(f)
     return {"calls": calls, "functions": functions}
+
+
+def _evaluate_item(item: dict, env: dict[str, int]) -> None:
+    for key in ("flops", "other_flops", "bytes"):
+        item[f"{key}_value"] = evaluate(item[key], env)
 
 
 def render_text(report: dict, dims: dict[str, int]) -> str:
@@ -265,12 +270,25 @@ def _roofline(report: dict, hardware: str, dtype: str | None, cfg, plot_path: st
         from shapelint.napkin_plot import plot_roofline
 
         points = [
-            (f"{c['function']}:{c['line']} {c['op'].rsplit('.', 1)[-1]}", c["flops_value"] + (c.get("other_flops_value") or 0), c["bytes_value"])
+            (
+                f"{c['function']}:{c['line']} {c['op'].rsplit('.', 1)[-1]}",
+                c["flops_value"] + (c.get("other_flops_value") or 0),
+                c["bytes_value"],
+            )
             for c in report["calls"]
             if c.get("roofline")
         ]
         try:
-            plot_roofline(plot_path, hardware, ROOFLINE_DTYPE.get(dtype or "float32", "fp32"), points, table=table)
+            plot_roofline(
+                plot_path,
+                hardware,
+                ROOFLINE_DTYPE.get(dtype or "float32", "fp32"),
+                points,
+                table=table,
+            )
         except ImportError:
-            click.echo("shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')", err=True)
+            click.echo(
+                "shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')",
+                err=True,
+            )
             sys.exit(2)

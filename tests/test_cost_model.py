@@ -73,7 +73,8 @@ def test_function_flops_match_flop_counter(name):
     measured = counter.get_total_flops()
     static = STATIC[name]
     assert static["complete"], f"{name}: some calls have unknown cost: {static}"
-    assert evaluate(static["flops"], DIMS) == measured, (name, static["flops"], measured)
+    env = {**static["defaults"], **DIMS}
+    assert evaluate(static["flops"], env) == measured, (name, static["flops"], measured)
 
 
 def test_model_is_statically_clean():

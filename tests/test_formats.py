@@ -19,7 +19,12 @@ from shapelint.rules import RULES
 
 # The SARIF 2.1.0 schema is not vendored: .ci/run fetches it from the npm registry
 # (@microsoft/jest-sarif ships sarif-2.1.0-rtm.5.json) into this ignored path.
-SCHEMA = Path(os.environ.get("SHAPELINT_SARIF_SCHEMA", Path(__file__).parent / "data" / "sarif-schema" / "sarif-2.1.0.json"))
+SCHEMA = Path(
+    os.environ.get(
+        "SHAPELINT_SARIF_SCHEMA",
+        Path(__file__).parent / "data" / "sarif-schema" / "sarif-2.1.0.json",
+    )
+)
 
 HEADER = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
 BAD = HEADER + (

@@ -59,9 +59,6 @@ def test_diagnostics_are_the_clis_in_utf16_units():
 
 
 def test_inlay_hints_show_shapes_and_flops(monkeypatch):
-    from tests.standin_ops import use_einsum_costs
-
-    use_einsum_costs(monkeypatch)
     _, calls = lsp.analyze_document("m.py", MODEL)
     lines = MODEL.splitlines(keepends=True)
     hints = lsp.to_inlay_hints(calls, lines, 0, len(lines), PositionCodec())

@@ -155,6 +155,7 @@ def _function_json(path: str, f) -> dict:
         "bytes": _py(f.bytes),
         "complete": f.complete,
         "calls": f.calls,
+        "defaults": f.defaults,
     }
 
 

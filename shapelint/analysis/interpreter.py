@@ -74,6 +74,9 @@ class FunctionSummary:
     bytes: Expr | None
     complete: bool  # every call's cost known
     calls: int
+    # int parameters with a literal default: the formula keeps the name, and a
+    # value is computed with the default unless the caller (or --dim) binds it.
+    defaults: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +113,7 @@ class _Frame:
         self.records: dict[tuple[int, int, str], CallRecord] = {}
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
+        self.defaults: dict[str, int] = {}
 
 
 class ModuleAnalyzer:
@@ -269,6 +273,7 @@ class ModuleAnalyzer:
             bytes=byts,
             complete=complete,
             calls=len(frame.records),
+            defaults=dict(frame.defaults),
         )
 
     def _bind_params(
@@ -286,15 +291,21 @@ class ModuleAnalyzer:
                 frame.env[a.arg] = self_value
                 continue
             value: Value = UNKNOWN
+            dv = self.eval(default, frame) if default is not None else None
             if a.annotation is not None:
                 t = self.annotations.tensor(a.annotation, frame)
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
                     value = IntV(Expr.name(a.arg))
-            if value is UNKNOWN and default is not None:
-                dv = self.eval(default, frame)
-                if isinstance(dv, (IntV, FloatV, StrV, BoolV, NoneV)):
+                    if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
+                        frame.defaults[a.arg] = dv.value.value
+            if value is UNKNOWN and dv is not None:
+                if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
+                    # An unannotated `n_heads=8`: symbolic, with its default on record.
+                    value = IntV(Expr.name(a.arg))
+                    frame.defaults[a.arg] = dv.value.value
+                elif isinstance(dv, (IntV, FloatV, StrV, BoolV, NoneV)):
                     value = dv
             frame.env[a.arg] = value
             out.append((a.arg, value))
@@ -472,6 +483,11 @@ class ModuleAnalyzer:
                         self._assign(e.value, TupleV(tuple(rest)), frame, None)  # type: ignore[attr-defined]
                     else:
                         self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
+            elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
+                # `q, k, v = t`: iterating a tensor walks its first dimension.
+                row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
+                for e in elts:
+                    self._assign(e, row, frame, None)
             else:
                 for e in elts:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
@@ -840,12 +856,13 @@ class ModuleAnalyzer:
             init_binding = _instance_binding(recv, self.class_attrs(fd.cls))
             binding.update(init_binding)
         bound = _bind_call(params, args, kwargs)
+        var_binding: dict[str, tuple] = {}
         for pname, pval in summ.params:
             if pname not in bound:
                 continue
             arg = bound[pname]
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
-                problem = ann.bind_shape(pval, arg, binding)
+                problem = ann.bind_shape(pval, arg, binding, var_binding)
                 if problem:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
@@ -858,8 +875,11 @@ class ModuleAnalyzer:
                 pn = pval.value.as_name()
                 if pn is not None and arg.value is not None:
                     binding.setdefault(pn, arg.value)
+        for pname, dflt in summ.defaults.items():
+            if pname not in bound:
+                binding.setdefault(pname, Expr.const(dflt))
         result = summ.return_annotation if summ.return_annotation is not None else summ.returns
-        value = _subst_value(result, binding) if binding else result
+        value = _subst_value(result, binding, var_binding) if binding or var_binding else result
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
         cost = Cost(
@@ -880,7 +900,11 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
-                short = qual if qual.endswith("einsum") and not qual.startswith("einops.") else qual.rsplit(".", 1)[1]
+                short = (
+                    qual
+                    if qual.endswith("einsum") and not qual.startswith("einops.")
+                    else qual.rsplit(".", 1)[1]
+                )
                 issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
@@ -982,6 +1006,13 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _unpackable(t: TensorV, n: int) -> bool:
+    if t.shape is None or not t.shape or isinstance(t.shape[0], Var):
+        return False
+    first = t.shape[0]
+    return first is None or first.value is None or first.value == n
 
 
 def _shape_source(node: ast.expr | None) -> ast.expr | None:
@@ -1121,17 +1152,27 @@ def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
     return e.substitute(binding)
 
 
-def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value:
+def _subst_value(
+    v: Value,
+    binding: dict[str, Value] | dict[str, Expr],
+    var_binding: dict[str, tuple] | None = None,
+) -> Value:
     exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
     exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
     if isinstance(v, TensorV) and v.shape is not None:
-        return TensorV(
-            tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype
-        )
+        dims: list = []
+        for d in v.shape:
+            if isinstance(d, Var) and var_binding and d.name in var_binding:
+                dims.extend(var_binding[d.name])
+            elif isinstance(d, Expr):
+                dims.append(d.substitute(exprs))
+            else:
+                dims.append(d)
+        return TensorV(tuple(dims), v.dtype)
     if isinstance(v, IntV) and v.value is not None:
         return IntV(v.value.substitute(exprs))
     if isinstance(v, TupleV):
-        return TupleV(tuple(_subst_value(i, binding) for i in v.items))
+        return TupleV(tuple(_subst_value(i, binding, var_binding) for i in v.items))
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, _subst_value(x, binding)) for k, x in v.attrs))
     return v

@@ -64,7 +64,8 @@ class FloorDiv(_Atom):
 
 def _paren_py(e: Expr) -> str:
     s = e.to_python()
-    return s if (e.is_atom() or (e.is_constant() and (e.value or 0) >= 0)) else f"({s})"
+    bare = e.as_name() is not None or (e.is_constant() and (e.value or 0) >= 0)
+    return s if bare else f"({s})"
 
 
 def _paren_human(e: Expr) -> str:
@@ -236,7 +237,15 @@ class Expr:
         q = self.exact_div(other)
         if q is not None:
             return q
-        return Expr._atom(FloorDiv(self, other))
+        # floor(g*a / (g*b)) == floor(a / b) for a positive common factor g (dims
+        # are positive): cancel the integer gcd and the common monomial.
+        num, den = _cancel_common(self, other)
+        q = num.exact_div(den)
+        if q is not None:
+            return q
+        if den.value is not None and den.value == 1:
+            return num
+        return Expr._atom(FloorDiv(num, den))
 
     def __rfloordiv__(self, other: Expr | int) -> Expr:
         return as_expr(other) // self
@@ -320,6 +329,36 @@ class Expr:
 
     def __repr__(self) -> str:
         return f"Expr({self.to_python()!r})"
+
+
+def _common_factor(e: Expr) -> tuple[int, dict]:
+    from math import gcd
+
+    g = 0
+    powers: dict | None = None
+    for m, c in e.terms.items():
+        g = gcd(g, abs(c))
+        mp = dict(m)
+        powers = mp if powers is None else {a: min(p, mp[a]) for a, p in powers.items() if a in mp}
+    return g, powers or {}
+
+
+def _cancel_common(num: Expr, den: Expr) -> tuple[Expr, Expr]:
+    from math import gcd
+
+    if not num.terms or not den.terms:
+        return num, den
+    gn, pn = _common_factor(num)
+    gd, pd = _common_factor(den)
+    g = gcd(gn, gd)
+    common = {a: min(p, pd[a]) for a, p in pn.items() if a in pd and isinstance(a, str)}
+    if g <= 1 and not common:
+        return num, den
+    factor = Expr({tuple(sorted(common.items(), key=lambda ap: _atom_key(ap[0]))): max(g, 1)})
+    n2, d2 = num.exact_div(factor), den.exact_div(factor)
+    if n2 is None or d2 is None:
+        return num, den
+    return n2, d2
 
 
 def parse_expr(text: str) -> Expr:
