@@ -35,12 +35,15 @@ class _Atom:
 
 
 class FloorDiv(_Atom):
-    __slots__ = ("num", "den", "_hash")
+    __slots__ = ("num", "den", "_hash", "exact")
 
-    def __init__(self, num: Expr, den: Expr):
+    def __init__(self, num: Expr, den: Expr, exact: bool = False):
         self.num = num
         self.den = den
         self._hash = hash(("//", num, den))
+        # An exact quotient (known to divide, e.g. after einops checked a split) is
+        # the same number as the floor one; it only simplifies more: (d//h)*h == d.
+        self.exact = exact
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FloorDiv) and self.num == other.num and self.den == other.den
@@ -199,7 +202,8 @@ class Expr:
             for m2, c2 in other.terms.items():
                 m = _mono_mul(m1, m2)
                 t[m] = t.get(m, 0) + c1 * c2
-        return Expr(t)
+        out = Expr(t)
+        return _absorb_exact(out) if _has_exact(out) else out
 
     __rmul__ = __mul__
 
@@ -246,6 +250,17 @@ class Expr:
         if den.value is not None and den.value == 1:
             return num
         return Expr._atom(FloorDiv(num, den))
+
+    def divide_exact(self, other: Expr | int) -> Expr:
+        """self / other where the caller knows other divides self (einops and
+        torch reject the call otherwise), so (self/other)*other simplifies back."""
+        q = self // as_expr(other)
+        if q.is_atom():
+            ((m, _),) = q.terms.items()
+            atom = m[0][0]
+            if isinstance(atom, FloorDiv):
+                return Expr._atom(FloorDiv(atom.num, atom.den, exact=True))
+        return q
 
     def __rfloordiv__(self, other: Expr | int) -> Expr:
         return as_expr(other) // self
@@ -329,6 +344,31 @@ class Expr:
 
     def __repr__(self) -> str:
         return f"Expr({self.to_python()!r})"
+
+
+def _has_exact(e: Expr) -> bool:
+    return any(isinstance(a, FloorDiv) and a.exact for m in e.terms for a, _ in m)
+
+
+def _absorb_exact(e: Expr) -> Expr:
+    """Rewrite monomials that hold (n/d) together with d: (n/d)*d*r -> n*r."""
+    out = Expr.const(0)
+    for m, c in e.terms.items():
+        term = None
+        for atom, _p in m:
+            if not (isinstance(atom, FloorDiv) and atom.exact and len(atom.den.terms) == 1):
+                continue
+            ((dm, dc),) = atom.den.terms.items()
+            if dc == 0 or c % dc:
+                continue
+            rest = _mono_div(m, ((atom, 1),))
+            rest = _mono_div(rest, dm) if rest is not None else None
+            if rest is None:
+                continue
+            term = Expr({rest: c // dc}) * atom.num
+            break
+        out = out + (term if term is not None else Expr({m: c}))
+    return out
 
 
 def _common_factor(e: Expr) -> tuple[int, dict]:

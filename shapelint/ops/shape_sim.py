@@ -113,14 +113,15 @@ def _num(x: object) -> float | int | None:
 
 
 def py_floordiv(a: Expr | None, b: object) -> object:
-    """``a // b`` for an int ``a`` (a tensor dim); raises ZeroDivisionError/TypeError."""
+    """``a // b`` for an int ``a`` (a tensor dim); raises ZeroDivisionError/TypeError.
+    Used where einops has checked that b divides a, so the quotient is exact."""
     if is_int(b):
         y = _as_int(b)
         if y is not None and y.value == 0:
             raise ZeroDivisionError(b.src if isinstance(b, Foreign) else None)
         if a is None or y is None:
             return None
-        return a // y
+        return a.divide_exact(y)
     assert isinstance(b, Foreign)
     if b.kind == "object":
         return b
@@ -207,7 +208,7 @@ def reshape(src: list, target: list, blame: str | None = None) -> list:
                     f"reshape cannot split {numel.value} elements into {_show(target)}",
                     where,
                 )
-            inferred = numel // rest
+            inferred = numel.divide_exact(rest)  # torch rejects a -1 that does not divide
         return [inferred if i == infer[0] else v for i, v in enumerate(target)]
     total = product(target)
     if isinstance(numel, Expr) and isinstance(total, Expr) and numel.definitely_differs(total):
