@@ -275,7 +275,7 @@ class NamingChecker:
                 proven = isinstance(base_value, TensorV)
                 res = self._finish(run, prev.node, layout, frame, exact=proven, safe=True)
             else:
-                res = self._rewrite_steps(run, prev.node, UNKNOWN, False, frame, allow_guess=False)
+                res = None  # after a flatten of unknown rank: where its axes went is unknown
             if res is not None and res is not _IDENTITY:
                 out.append(res)
             i = j + 1
@@ -335,7 +335,7 @@ class NamingChecker:
             return None
         if verify is not None and not rs.verify_template(verify, model, layout):
             return None
-        if rs.is_identity(layout):
+        if rs.moves_nothing(layout):
             return _IDENTITY
         elems = [e for e in layout.elems() if not e.ellipsis and not e.unit]
         names = dict(zip(elems, self.policy.assign([e.hint for e in elems]), strict=True))
@@ -625,7 +625,7 @@ class NamingChecker:
         self.analyzer.report(node, code, msg)
 
 
-_IDENTITY = object()  # a chain that moves nothing: nothing to report
+_IDENTITY = object()  # a chain that moves no element: nothing to report
 
 _LEADS = {
     "SHP401": "transposes axes by position",

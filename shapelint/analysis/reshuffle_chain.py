@@ -219,7 +219,7 @@ class ChainReader:
     def sizes_of(self, items: list[ast.expr], frame) -> list[SizeArg] | None:
         if len(items) == 1 and isinstance(items[0], (ast.Tuple, ast.List)):
             items = list(items[0].elts)
-        elif len(items) == 1 and self.int_of(items[0], frame) is None:
+        elif len(items) == 1 and not self._is_size(items[0], frame):
             return None  # x.view(shape) or x.view(torch.float16): not sizes we can read
         if not items or any(isinstance(a, ast.Starred) for a in items):
             return None
@@ -241,6 +241,15 @@ class ChainReader:
                 )
             )
         return out
+
+    def _is_size(self, node: ast.expr, frame) -> bool:
+        """One argument that is an int (x.reshape(n)), not a shape or a dtype."""
+        if self.int_of(node, frame) is not None or isinstance(node, ast.BinOp):
+            return True
+        v = self.values.get(node)
+        if v is None and isinstance(node, ast.Name):
+            v = frame.env.get(node.id)
+        return isinstance(v, IntV)
 
     def _factors(self, node: ast.expr, frame) -> list | None:
         """H * W * C -> [(H, "H"), (W, "W"), (C, "C")], in the order written."""

@@ -219,9 +219,7 @@ class Layout:
     def movedim(self, src: Sequence[int], dst: Sequence[int]) -> None:
         if len(src) != len(dst):
             raise Unmodelled("movedim with unequal source and destination")
-        if self._ell_pos() is not None:
-            raise Unmodelled("movedim needs the rank")
-        n = self.rank
+        n = self.rank  # in a template the ellipsis is one entry; verify_template checks
         s = [self.index(i) for i in src]
         d = [self.index(i) for i in dst]
         if len(set(s)) != len(s) or len(set(d)) != len(d):
@@ -351,10 +349,9 @@ def _merge_len(flat: list[Elem], i: int, size: Frac | None) -> int:
 # ---------------------------------------------------------------------- rendering
 
 
-def is_identity(layout: Layout) -> bool:
-    return [e for g in layout.base for e in g] == [e for g in layout.out for e in g] and len(
-        layout.base
-    ) == len(layout.out)
+def moves_nothing(layout: Layout) -> bool:
+    """The elements keep their order: at most a reshape, nothing to name."""
+    return [e for g in layout.base for e in g if not e.unit] == [e for g in layout.out for e in g]
 
 
 def group_text(g: Group, names: dict[Elem, str], side: str, merged: bool = False) -> str:
