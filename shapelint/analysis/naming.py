@@ -12,6 +12,7 @@ shows.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from shapelint.analysis.axis_names import NamePolicy
@@ -598,6 +599,9 @@ class NamingChecker:
         def words(term: list[str]) -> str:
             return " ".join("..." if c == "." else names[c] for c in term)
 
+        packed = re.search(r"[A-Za-z]{2}", spec) is not None
+        if not packed and all(names[c] == c for c in letters):
+            return  # "b h i d, b h j d -> b h i j": spelled out already, and no names to add
         pattern = ", ".join(words(t) for t in inputs) + " -> " + words(output)
         # numpy.einsum takes lists too, einops only arrays: there, only known tensors.
         operands_ok = qual == "torch.einsum" or all(isinstance(v, TensorV) for v in op_values)
@@ -682,7 +686,9 @@ def _declared(d) -> str | None:
 
 def _size_text(size) -> str:
     e = rs.frac_expr(size)
-    return "?" if e is None else e.to_python().replace(SOURCE_SYMBOL, "")
+    if e is None:
+        return "?"
+    return e.to_python().replace(SOURCE_SYMBOL + "-1", "?").replace(SOURCE_SYMBOL, "")
 
 
 def _var_name(node: ast.expr) -> str | None:
@@ -799,22 +805,32 @@ def _merge_split_pairs(sizes: list[rs.SizeArg], policy: NamePolicy):
         return None
 
     out = []
-    merged = False
+    merged = last_literal = False
     i = 0
     while i < len(sizes):
         a = sizes[i]
         b = sizes[i + 1] if i + 1 < len(sizes) else None
         whole = merge(a, b) if b is not None else None
         if whole is not None:
+            # qkv packing: reshape(B, N, 3, nh, hd) splits one axis of 3·C.
+            if last_literal:
+                size, _ = out.pop()
+                whole = (rs.frac_mul(size, whole[0]), None)
             out.append(whole)
-            merged = True
+            merged, last_literal = True, False
             i += 2
             continue
         if a.infer:
             return None
         out.append((a.size, a.hint))
+        last_literal = _literal_count(a)
         i += 1
     return out if merged else None
+
+
+def _literal_count(a: rs.SizeArg) -> bool:
+    v = a.expr.value if a.expr is not None else None
+    return v is not None and v >= 2
 
 
 # The length torch infers for a -1, as a symbol (only ever in a guessed shape).

@@ -43,9 +43,7 @@ RULES = [
             _JAX + 'def f(x: Float[Tensor, "n d"]):\n    return x.T\n',
         ),
         valid=(
-            "from einops import rearrange\n"
-            "def f(x):\n"
-            '    return rearrange(x, "b t c -> t b c")\n',
+            'from einops import rearrange\ndef f(x):\n    return rearrange(x, "b t c -> t b c")\n',
             "import numpy as np\ndef f(df, a):\n    return df.T, a.T\n",
             "from PIL import Image\nimport torch\n"
             "def f(img):\n    return img.transpose(Image.FLIP_LEFT_RIGHT)\n",
@@ -91,9 +89,7 @@ RULES = [
             '`rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)`. The '
             "whole chain is reported once. When the input's shape is unknown the message "
             "says which shape it assumed (read off the `view`'s arguments, or off an earlier "
-            "split in the same function)."
-            + _NAMES
-            + _CONSERVATIVE
+            "split in the same function)." + _NAMES + _CONSERVATIVE
         ),
         invalid=(
             _TORCH
@@ -126,8 +122,7 @@ RULES = [
             "`q @ k.transpose(-2, -1)` contracts the last axis of q with the last axis of k. "
             '`einsum(q, k, "b h sq d, b h sk d -> b h sq sk")` says so, and says which axes '
             "come out. Also `torch.matmul(x, y.mT)`, `torch.bmm`, `x.matmul(y.T)` and `x.T @ y`. "
-            "Reported once for the matmul, not again for the transpose."
-            + _NAMES
+            "Reported once for the matmul, not again for the transpose." + _NAMES
         ),
         invalid=(
             _JAX
@@ -153,16 +148,17 @@ RULES = [
             '`torch.einsum("bhqd,bhkd->bhqk", q, k)` packs the axes into single letters. '
             '`einops.einsum(q, k, "batch heads sq d, batch heads sk d -> batch heads sq sk")` '
             "spells them out, takes the tensors first, and gives the same result. Letters "
-            "that the operands' annotations name are replaced by those names."
+            "that the operands' annotations name are replaced by those names. A pattern already "
+            'spaced out (`"b h i d, b h j d -> b h i j"`) is left alone unless annotations '
+            "have names to add."
         ),
         invalid=(
             _TORCH + 'def f(a, b):\n    return torch.einsum("ij,jk->ik", a, b)\n',
-            "import numpy as np\ndef f(a, b):\n    return np.einsum(\"ij,jk\", a, b)\n",
+            'import numpy as np\ndef f(a, b):\n    return np.einsum("ij,jk", a, b)\n',
         ),
         valid=(
-            "from einops import einsum\n"
-            "def f(a, b):\n"
-            '    return einsum(a, b, "i k, k j -> i j")\n',
+            'from einops import einsum\ndef f(a, b):\n    return einsum(a, b, "i k, k j -> i j")\n',
+            _TORCH + 'def f(q, k):\n    return torch.einsum("b h i d, b h j d -> b h i j", q, k)\n',
         ),
         fix=(
             "`shapelint check --fix` rewrites `torch.einsum` calls with a literal pattern and "
