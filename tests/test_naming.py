@@ -57,7 +57,9 @@ def test_nanogpt_attention_as_written():
     split, _, scores, merge = got
     assert split.rewrite.call() == 'rearrange(k, "b t (h d) -> b h t d", h=self.n_head)'
     assert "(if k is [B, T, C])" in split.message
-    assert scores.rewrite.call() == 'einsum(q, k, "... i k, ... j k -> ... i j")'
+    assert (
+        scores.rewrite.call() == 'einsum(q, k, "... i l, ... j l -> ... i j")'
+    )  # no axis called k
     assert merge.rewrite.call() == 'rearrange(y, "b h t d -> b t (h d)")'
     # Shapes unknown: the messages guess, so none of it is fixable.
     assert not any(f.fixable for f in got)

@@ -97,11 +97,12 @@ class NamePolicy:
         hints: Sequence[str | None],
         suffixes: Sequence[str | None] | None = None,
         fallbacks: Sequence[str | None] | None = None,
+        avoid: frozenset[str] | set[str] = frozenset(),
     ) -> list[str]:
         """One distinct name per axis. Hints that collide are told apart by their
         suffix (``seq_q``, ``seq_k``) or numbered (``p1``, ``p2``); an axis with
         no hint takes its fallback (an einsum letter), else the next free
-        generic name."""
+        generic name (never one in `avoid`: the variables the rewrite mentions)."""
         cleaned = [self.clean(h) for h in hints]
         counts: dict[str, int] = {}
         for c in cleaned:
@@ -137,7 +138,7 @@ class NamePolicy:
                 if c is None and fb and is_axis_name(fb) and fb not in used and fb not in counts:
                     out[i] = fb
                     used.add(fb)
-        pool = (g for g in self.generic if g not in used and g not in counts)
+        pool = (g for g in self.generic if g not in used and g not in counts and g not in avoid)
         for i, c in enumerate(out):
             if c is None:
                 name = next(pool, None)

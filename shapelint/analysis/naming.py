@@ -102,7 +102,7 @@ class NamingChecker:
         self.values: dict[ast.AST, Value] = {}
         self.reader = ChainReader(analyzer, self.values, {})
         self.findings: list[Finding] = []
-        self._parents: dict[ast.AST, ast.AST] | None = None
+        self._parents: dict[ast.AST, ast.AST] = {}
         self._handled: set[ast.AST] = set()
         self._reported: set[tuple] = set()
         self._splits: dict[int, tuple[object, dict]] = {}  # frame id -> (frame, {Expr: parts})
@@ -146,9 +146,13 @@ class NamingChecker:
                 self.values[n] = v
 
     def _parent(self, node: ast.AST) -> ast.AST | None:
-        if self._parents is None:
-            self._parents = {}
-            for p in ast.walk(self.analyzer.tree):
+        """node's parent, found within the innermost statement around it (a map of
+        the whole module costs more than the rest of the analysis of a big file)."""
+        if node not in self._parents:
+            stmt = _innermost_statement(self.analyzer.tree.body, node)
+            if stmt is None:
+                return None
+            for p in _walk_own(stmt):
                 for c in ast.iter_child_nodes(p):
                     self._parents[c] = p
         return self._parents.get(node)
@@ -339,7 +343,10 @@ class NamingChecker:
         if rs.moves_nothing(layout):
             return _IDENTITY
         elems = [e for e in layout.elems() if not e.ellipsis and not e.unit]
-        names = dict(zip(elems, self.policy.assign([e.hint for e in elems]), strict=True))
+        avoid = _names_in(base)
+        names = dict(
+            zip(elems, self.policy.assign([e.hint for e in elems], avoid=avoid), strict=True)
+        )
         needed = rs.lengths_needed(layout)
         if needed is None:
             return None
@@ -381,11 +388,16 @@ class NamingChecker:
         if not all(m.reorders for m in middle):
             return None
         memo = self._splits.get(id(frame), (None, {}))[1]
+        # A product's factors are axes only if they were read off this tensor
+        # (`b, h, t, d = y.shape`): `dim * heads` says nothing about axis order.
+        own = _unpacked_names(frame, core[0].recv)
         parts: list[tuple] = []
         expanded = False
         for a in last.sizes:
+            if a.expr is not None and a.expr.value == 1:
+                continue  # a new length-1 axis, not one of the input's
             got = memo.get(a.expr) if a.expr is not None else None
-            if got is None:
+            if got is None and a.factors and all(h in own for _, h in a.factors):
                 got = a.factors
             if got:
                 parts.extend(got)
@@ -534,7 +546,8 @@ class NamingChecker:
         suffixes = None
         if lname and rname and lname != rname:
             suffixes = [lname, rname] + [None] * (len(order) - 2)
-        names = dict(zip(order, self.policy.assign(hints, suffixes), strict=True))
+        avoid = _names_in(lo.base) | _names_in(ro.base)
+        names = dict(zip(order, self.policy.assign(hints, suffixes, avoid=avoid), strict=True))
         word = lambda e: "..." if e.ellipsis else names[rep(e)]  # noqa: E731
 
         def side(layout: Layout, batch_len: int) -> str:
@@ -631,6 +644,50 @@ class NamingChecker:
 
 _IDENTITY = object()  # a chain that moves no element: nothing to report
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _span(n: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def _innermost_statement(body: list, node: ast.AST):
+    """The deepest statement that holds node, found by position."""
+    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    found = None
+    stmts = body
+    while True:
+        inner = next((st for st in stmts if _span(st)[0] <= pos < _span(st)[1]), None)
+        if inner is None:
+            return found
+        found = inner
+        stmts = _child_statements(inner)
+
+
+def _child_statements(st: ast.AST) -> list:
+    out: list = []
+    for f in _BODIES:
+        for c in getattr(st, f, None) or []:
+            # except handlers and match cases are not statements but hold some
+            out.extend([c] if isinstance(c, ast.stmt) else getattr(c, "body", []))
+    return out
+
+
+def _walk_own(stmt: ast.AST):
+    """The nodes of a statement, not descending into the statements it holds."""
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        yield n
+        for f, v in ast.iter_fields(n):
+            if n is stmt and f in _BODIES:
+                continue
+            if isinstance(v, list):
+                stack.extend(c for c in v if isinstance(c, ast.AST) and not isinstance(c, ast.stmt))
+            elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                stack.append(v)
+
+
 _LEADS = {
     "SHP401": "transposes axes by position",
     "SHP402": "reorders axes by position",
@@ -689,6 +746,10 @@ def _size_text(size) -> str:
     if e is None:
         return "?"
     return e.to_python().replace(SOURCE_SYMBOL + "-1", "?").replace(SOURCE_SYMBOL, "")
+
+
+def _names_in(node: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _var_name(node: ast.expr) -> str | None:
@@ -826,6 +887,33 @@ def _merge_split_pairs(sizes: list[rs.SizeArg], policy: NamePolicy):
         last_literal = _literal_count(a)
         i += 1
     return out if merged else None
+
+
+def _unpacked_names(frame, base: ast.expr) -> set[str]:
+    """Names the function reads off base's shape: `b, c, h, w = x.shape`,
+    `t = x.size(2)`, `h = x.shape[-2]`."""
+    func = getattr(frame, "func", None)
+    if func is None or not isinstance(base, ast.Name):
+        return set()
+
+    def reads_shape(v: ast.expr) -> bool:
+        if isinstance(v, ast.Subscript):
+            v = v.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size":
+            v = v.func
+        elif not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+            return False
+        return (
+            isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == base.id
+        )
+
+    out: set[str] = set()
+    for node in ast.walk(func.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and reads_shape(node.value):
+            t = node.targets[0]
+            elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+            out |= {e.id for e in elts if isinstance(e, ast.Name)}
+    return out
 
 
 def _literal_count(a: rs.SizeArg) -> bool:
