@@ -7,28 +7,42 @@ once, at its outermost step, and a transpose that is an operand of a matmul is
 judged together with the matmul. Every finding keeps the rewrite it suggests, so
 ``shapelint check --fix`` (shapelint/fixes.py) applies exactly what the message
 shows.
+
+Around it: reshuffle_chain (reading chains out of the tree), notation/reshuffle
+(the axis model that turns a chain into one pattern), axis_names (what the axes
+are called), shape_guess (inputs of unknown shape), letter_einsum, rewrite (the
+finding and its message), statements (parent lookup).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from shapelint.analysis.axis_names import NamePolicy
+from shapelint.analysis.letter_einsum import align_letters, parse_letters
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
     CHAIN_METHODS,
-    SOURCE_SYMBOL,
     TRANSPOSE_LIKE,
     Chain,
     ChainReader,
     RawStep,
     is_pure,
 )
+from shapelint.analysis.rewrite import Finding, Rewrite, message, quote, short, steps_text
+from shapelint.analysis.shape_guess import (
+    declared_hint,
+    merge_split_pairs,
+    size_text,
+    templates,
+    unpacked_names,
+)
+from shapelint.analysis.statements import innermost_statement, walk_own
 from shapelint.notation import reshuffle as rs
 from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
-from shapelint.notation.symbolic import Expr, FloorDiv
+from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value, Var
 
 EINSUM_FUNCS = {"torch.einsum", "numpy.einsum"}
@@ -52,40 +66,6 @@ _NUMPY_ROOTS = ("numpy", "jax", "cupy")
 
 
 @dataclass
-class Rewrite:
-    """The named einops call a finding suggests, and whether --fix may apply it."""
-
-    func: str  # "rearrange" | "einsum"
-    operands: list[str]  # source text of each tensor argument
-    pattern: str
-    lengths: list[tuple[str, str]] = field(default_factory=list)  # axis=source keyword args
-    exact: bool = False  # proven: the receivers are tensors of known rank
-    safe: bool = True  # no view on a possibly non-contiguous input
-    assumption: str | None = None  # a guessed input shape the message states
-
-    def call(self, func_ref: str | None = None, short: bool = False) -> str:
-        ops = [_short(o) if short else o for o in self.operands]
-        if self.func == "einsum":
-            parts = [*ops, _quote(self.pattern)]
-        else:
-            parts = [ops[0], _quote(self.pattern)]
-        parts += [f"{k}={v}" for k, v in self.lengths]
-        return f"{func_ref or self.func}({', '.join(parts)})"
-
-
-@dataclass
-class Finding:
-    code: str
-    node: ast.AST  # the expression the rewrite replaces
-    message: str
-    rewrite: Rewrite
-
-    @property
-    def fixable(self) -> bool:
-        return self.rewrite.exact
-
-
-@dataclass
 class _Operand:
     node: ast.expr  # the operand expression
     base: ast.expr  # what it transposes (itself when it is not a chain)
@@ -100,7 +80,7 @@ class NamingChecker:
         self.analyzer = analyzer
         self.policy = NamePolicy(analyzer.options.get("naming"))
         self.values: dict[ast.AST, Value] = {}
-        self.reader = ChainReader(analyzer, self.values, {})
+        self.reader = ChainReader(analyzer, self.values)
         self.findings: list[Finding] = []
         self._parents: dict[ast.AST, ast.AST] = {}
         self._handled: set[ast.AST] = set()
@@ -149,10 +129,10 @@ class NamingChecker:
         """node's parent, found within the innermost statement around it (a map of
         the whole module costs more than the rest of the analysis of a big file)."""
         if node not in self._parents:
-            stmt = _innermost_statement(self.analyzer.tree.body, node)
+            stmt = innermost_statement(self.analyzer.tree.body, node)
             if stmt is None:
                 return None
-            for p in _walk_own(stmt):
+            for p in walk_own(stmt):
                 for c in ast.iter_child_nodes(p):
                     self._parents[c] = p
         return self._parents.get(node)
@@ -292,7 +272,7 @@ class NamingChecker:
         safe = _views_safe(core, contiguous_input)
         if shape is not None and not any(isinstance(d, Var) for d in shape):
             layout = Layout.of_dims(
-                [(rs.frac(d) if isinstance(d, Expr) else None, _declared(d)) for d in shape]
+                [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
             )
             res = self._finish(core, base, layout, frame, exact=True, safe=safe)
             if res is not None or not allow_guess:
@@ -307,7 +287,7 @@ class NamingChecker:
         if not any(m.op in ("reshape", "unflatten") for m in model):
             # A declared variadic shape ("*batch n d") proves the named ends.
             declared = shape is not None
-            for layout in _template(shape, model):
+            for layout in templates(shape, model):
                 initial = [list(g) for g in layout.base]
                 res = self._finish(
                     core, base, layout, frame, exact=declared, safe=safe, verify=initial
@@ -327,7 +307,7 @@ class NamingChecker:
         ):
             return None
         layout = Layout.of_dims(guess)
-        assumption = "[" + ", ".join(_size_text(s) for s, _ in guess) + "]"
+        assumption = "[" + ", ".join(size_text(s) for s, _ in guess) + "]"
         return self._finish(
             core, base, layout, frame, exact=False, safe=safe, assumption=assumption
         )
@@ -370,7 +350,7 @@ class NamingChecker:
             code = "SHP402"
         if regroups and assumption is not None:
             self._remember_splits(layout, frame)
-        return code, core[-1].node, rw, _steps_text(core, self.analyzer.src)
+        return code, core[-1].node, rw, steps_text(core, self.analyzer.src)
 
     # ------------------------------------------------------------------ guessing
     def _guess_input(self, core: list[RawStep], model: list[Step], frame):
@@ -380,7 +360,7 @@ class NamingChecker:
         or the factors of a product such as ``H * W``."""
         first = next(s for s in core if s.step is not None)
         if first.kind in ("view", "reshape"):
-            return _merge_split_pairs(first.sizes, self.policy)
+            return merge_split_pairs(first.sizes, self.policy)
         last = next(s for s in reversed(core) if s.step is not None)
         if last.kind not in ("view", "reshape") or any(a.infer for a in last.sizes):
             return None
@@ -390,7 +370,7 @@ class NamingChecker:
         memo = self._splits.get(id(frame), (None, {}))[1]
         # A product's factors are axes only if they were read off this tensor
         # (`b, h, t, d = y.shape`): `dim * heads` says nothing about axis order.
-        own = _unpacked_names(frame, core[0].recv)
+        own = unpacked_names(frame, core[0].recv)
         parts: list[tuple] = []
         expanded = False
         for a in last.sizes:
@@ -460,7 +440,7 @@ class NamingChecker:
         shape = value.shape if isinstance(value, TensorV) else None
         if shape is not None and not any(isinstance(d, Var) for d in shape):
             layout = Layout.of_dims(
-                [(rs.frac(d) if isinstance(d, Expr) else None, _declared(d)) for d in shape]
+                [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
             )
             try:
                 rs.run(layout, model)
@@ -474,7 +454,7 @@ class NamingChecker:
             except Unmodelled:
                 return None
             return _Operand(node, base, value, layout, False, chain.top if chain else None)
-        for layout in _template(shape, model, min_suffix=2):
+        for layout in templates(shape, model, min_suffix=2):
             initial = [list(g) for g in layout.base]
             try:
                 rs.run(layout, model)
@@ -506,7 +486,7 @@ class NamingChecker:
             exact=exact,
         )
         transposed = [o.node for o in (lo, ro) if o.top is not None]
-        what = " and ".join(_short(self.analyzer.src.segment(t)) for t in transposed)
+        what = " and ".join(short(self.analyzer.src.segment(t)) for t in transposed)
         self._emit("SHP404", node, rw, what)
         for o in (lo, ro):
             if o.top is not None:
@@ -585,7 +565,7 @@ class NamingChecker:
             )
         if not ops or any(isinstance(o, ast.Starred) for o in ops):
             return
-        parsed = _parse_letters(spec)
+        parsed = parse_letters(spec)
         if parsed is None or len(parsed[0]) != len(ops):
             return
         inputs, output = parsed
@@ -594,7 +574,7 @@ class NamingChecker:
         )
         hints: dict[str, set[str]] = {c: set() for c in letters}
         for term, v in zip(inputs, op_values, strict=False):
-            for letter, dim in _align_letters(term, v):
+            for letter, dim in align_letters(term, v):
                 name = dim.as_name() if isinstance(dim, Expr) else None
                 hints[letter].add(name if name else "")
         chosen = []
@@ -620,7 +600,7 @@ class NamingChecker:
         operands_ok = qual == "torch.einsum" or all(isinstance(v, TensorV) for v in op_values)
         exact = not node.keywords and len(node.args) >= 2 and operands_ok
         rw = Rewrite("einsum", [self._operand_text(o) for o in ops], pattern, exact=exact)
-        self._emit("SHP405", node, rw, _quote(spec))
+        self._emit("SHP405", node, rw, quote(spec))
 
     # ------------------------------------------------------------------ output
     def _operand_text(self, node: ast.expr) -> str:
@@ -637,115 +617,12 @@ class NamingChecker:
         if key in self._reported:
             return
         self._reported.add(key)
-        msg = _message(code, what, rw)
+        msg = message(code, what, rw)
         self.findings.append(Finding(code, node, msg, rw))
         self.analyzer.report(node, code, msg)
 
 
 _IDENTITY = object()  # a chain that moves no element: nothing to report
-
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _span(n: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0)  # type: ignore[attr-defined]
-
-
-def _innermost_statement(body: list, node: ast.AST):
-    """The deepest statement that holds node, found by position."""
-    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    found = None
-    stmts = body
-    while True:
-        inner = next((st for st in stmts if _span(st)[0] <= pos < _span(st)[1]), None)
-        if inner is None:
-            return found
-        found = inner
-        stmts = _child_statements(inner)
-
-
-def _child_statements(st: ast.AST) -> list:
-    out: list = []
-    for f in _BODIES:
-        for c in getattr(st, f, None) or []:
-            # except handlers and match cases are not statements but hold some
-            out.extend([c] if isinstance(c, ast.stmt) else getattr(c, "body", []))
-    return out
-
-
-def _walk_own(stmt: ast.AST):
-    """The nodes of a statement, not descending into the statements it holds."""
-    stack = [stmt]
-    while stack:
-        n = stack.pop()
-        yield n
-        for f, v in ast.iter_fields(n):
-            if n is stmt and f in _BODIES:
-                continue
-            if isinstance(v, list):
-                stack.extend(c for c in v if isinstance(c, ast.AST) and not isinstance(c, ast.stmt))
-            elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
-                stack.append(v)
-
-
-_LEADS = {
-    "SHP401": "transposes axes by position",
-    "SHP402": "reorders axes by position",
-    "SHP403": "reshapes and reorders axes by position",
-    "SHP404": "multiplies by a transposed operand",
-    "SHP405": "names its axes with single letters",
-}
-
-
-def _message(code: str, what: str, rw: Rewrite) -> str:
-    if code == "SHP404":
-        lead = f"matmul with {what} transposed by position; name the contraction"
-    elif code == "SHP405":
-        lead = f"einsum pattern {what} {_LEADS[code]}; name them"
-    else:
-        lead = f"`{what}` {_LEADS[code]}; name them"
-    msg = f"{lead}: {rw.call(short=True)}"
-    if rw.assumption:
-        msg += f" (if {_short(rw.operands[0])} is {rw.assumption})"
-    return msg
-
-
-def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _short(text: str, limit: int = 40) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-def _steps_text(core: list[RawStep], src) -> str:
-    parts = []
-    for s in core:
-        if s.kind in ("T", "mT"):
-            parts.append(f".{s.kind}")
-            continue
-        args = [src.segment(a) for a in s.args] + [
-            f"{k.arg}={src.segment(k.value)}" for k in s.keywords
-        ]
-        inner = _short(", ".join(args), 30)
-        parts.append(f".{s.kind}({inner})")
-    return "".join(parts)
-
-
-def _declared(d) -> str | None:
-    if isinstance(d, Expr):
-        n = d.as_name()
-        if n is not None:
-            return n[1:] if n.startswith(SOURCE_SYMBOL) else "=" + n
-    return None
-
-
-def _size_text(size) -> str:
-    e = rs.frac_expr(size)
-    if e is None:
-        return "?"
-    return e.to_python().replace(SOURCE_SYMBOL + "-1", "?").replace(SOURCE_SYMBOL, "")
 
 
 def _names_in(node: ast.expr) -> set[str]:
@@ -793,206 +670,6 @@ def _views_safe(core: list[RawStep], contiguous_input: bool) -> bool:
             return False
         prev_contiguous = s.kind == "contiguous"
     return True
-
-
-def _template(shape, model: list[Step], min_suffix: int = 0):
-    """Layouts for an input of unknown rank: the shape's named ends around its one
-    variadic part, or generic ends, shortest first, up to what the steps' indices
-    could need. The caller keeps the first that models and verifies."""
-    if shape is not None:
-        vars_ = [i for i, d in enumerate(shape) if isinstance(d, Var)]
-        if len(vars_) != 1:
-            return
-        v = vars_[0]
-        pre = [Elem(rs.frac(d) if isinstance(d, Expr) else None, _declared(d)) for d in shape[:v]]
-        suf = [
-            Elem(rs.frac(d) if isinstance(d, Expr) else None, _declared(d)) for d in shape[v + 1 :]
-        ]
-        yield Layout.template(pre, suf)
-        return
-    if any(m.op in ("reshape", "unflatten") for m in model):
-        return
-    p, s = 0, min_suffix
-    for m in model:
-        idx: list[int] = []
-        if m.op == "transpose":
-            idx = list(m.args)
-        elif m.op == "movedim":
-            idx = list(m.args[0]) + list(m.args[1])
-        elif m.op == "permute":
-            idx = list(m.args[0])
-        elif m.op == "flatten":
-            idx = [i for i in m.args if i != -1]
-        for i in idx:
-            if i >= 0:
-                p = max(p, i + 1)
-            else:
-                s = max(s, -i)
-    sizes = sorted(
-        ((a, b) for a in range(p + 1) for b in range(min_suffix, s + 1)),
-        key=lambda ab: (sum(ab), ab),
-    )
-    for a, b in sizes:
-        yield Layout.template([Elem() for _ in range(a)], [Elem() for _ in range(b)])
-
-
-def _merge_split_pairs(sizes: list[rs.SizeArg], policy: NamePolicy):
-    """view(B, T, nh, C // nh): the input was [B, T, C]. Merged are pairs
-    `n, X // n` (or `X // n, n`) and pairs named heads then head size
-    (`n_head, head_dim`, one of them possibly -1); None unless one is."""
-
-    def floordiv(a: rs.SizeArg):
-        e = a.expr
-        if e is not None and e.is_atom():
-            ((mono, _),) = e.terms.items()
-            atom = mono[0][0]
-            if isinstance(atom, FloorDiv):
-                return atom
-        return None
-
-    def merge(a: rs.SizeArg, b: rs.SizeArg):
-        if a.infer or b.infer:
-            if a.infer and b.infer:
-                return None
-            if (policy.clean(a.hint), policy.clean(b.hint)) not in (("h", None), (None, "d")):
-                return None
-            return (rs.frac_mul(a.size or _UNKNOWN_SIZE, b.size or _UNKNOWN_SIZE), None)
-        for q, d in ((b, a), (a, b)):
-            fd = floordiv(q)
-            if fd is not None and d.expr is not None and fd.den == d.expr:
-                return (rs.frac(fd.num), _hint_of_expr(fd.num))
-        if (policy.clean(a.hint), policy.clean(b.hint)) == ("h", "d"):
-            return (rs.frac_mul(a.size, b.size), None)
-        return None
-
-    out = []
-    merged = last_literal = False
-    i = 0
-    while i < len(sizes):
-        a = sizes[i]
-        b = sizes[i + 1] if i + 1 < len(sizes) else None
-        whole = merge(a, b) if b is not None else None
-        if whole is not None:
-            # qkv packing: reshape(B, N, 3, nh, hd) splits one axis of 3·C.
-            if last_literal:
-                size, _ = out.pop()
-                whole = (rs.frac_mul(size, whole[0]), None)
-            out.append(whole)
-            merged, last_literal = True, False
-            i += 2
-            continue
-        if a.infer:
-            return None
-        out.append((a.size, a.hint))
-        last_literal = _literal_count(a)
-        i += 1
-    return out if merged else None
-
-
-def _unpacked_names(frame, base: ast.expr) -> set[str]:
-    """Names the function reads off base's shape: `b, c, h, w = x.shape`,
-    `t = x.size(2)`, `h = x.shape[-2]`."""
-    func = getattr(frame, "func", None)
-    if func is None or not isinstance(base, ast.Name):
-        return set()
-
-    def reads_shape(v: ast.expr) -> bool:
-        if isinstance(v, ast.Subscript):
-            v = v.value
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size":
-            v = v.func
-        elif not (isinstance(v, ast.Attribute) and v.attr == "shape"):
-            return False
-        return (
-            isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == base.id
-        )
-
-    out: set[str] = set()
-    for node in ast.walk(func.node):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and reads_shape(node.value):
-            t = node.targets[0]
-            elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
-            out |= {e.id for e in elts if isinstance(e, ast.Name)}
-    return out
-
-
-def _literal_count(a: rs.SizeArg) -> bool:
-    v = a.expr.value if a.expr is not None else None
-    return v is not None and v >= 2
-
-
-# The length torch infers for a -1, as a symbol (only ever in a guessed shape).
-_UNKNOWN_SIZE = (Expr.name(SOURCE_SYMBOL + "-1"), Expr.const(1))
-
-
-def _hint_of_expr(e: Expr) -> str | None:
-    n = e.as_name()
-    if n is None:
-        return None
-    return n[1:] if n.startswith(SOURCE_SYMBOL) else n
-
-
-def _parse_letters(spec: str):
-    """torch/numpy einsum notation -> ([input terms], output term), each a list
-    of letters with "." standing for an ellipsis; None when it is not one."""
-    s = spec.replace(" ", "")
-    if s.count("->") > 1:
-        return None
-    lhs, arrow, rhs = s.partition("->")
-
-    def term(t: str):
-        out = []
-        i = 0
-        while i < len(t):
-            if t.startswith("...", i):
-                out.append(".")
-                i += 3
-            elif t[i].isalpha() and t[i].isascii():
-                out.append(t[i])
-                i += 1
-            else:
-                return None
-        return out
-
-    inputs = [term(t) for t in lhs.split(",")]
-    if any(t is None for t in inputs):
-        return None
-    if arrow:
-        output = term(rhs)
-        if output is None:
-            return None
-    else:
-        counts: dict[str, int] = {}
-        for t in inputs:
-            for c in t:  # type: ignore[union-attr]
-                if c != ".":
-                    counts[c] = counts.get(c, 0) + 1
-        output = (["."] if any("." in t for t in inputs) else []) + sorted(
-            c for c, n in counts.items() if n == 1
-        )  # type: ignore[operator]
-    seen = {c for t in inputs for c in t}  # type: ignore[union-attr]
-    if any(c not in seen for c in output):
-        return None
-    return inputs, output
-
-
-def _align_letters(term: list[str], v: Value):
-    """(letter, dim) pairs for one operand whose shape the analysis knows."""
-    if not isinstance(v, TensorV) or v.shape is None:
-        return []
-    shape = list(v.shape)
-    if "." in term:
-        k = term.index(".")
-        pre, suf = term[:k], term[k + 1 :]
-        if len(pre) + len(suf) > len(shape) or any(isinstance(d, Var) for d in shape[: len(pre)]):
-            return []
-        tail = shape[len(shape) - len(suf) :] if suf else []
-        if any(isinstance(d, Var) for d in tail):
-            return []
-        return list(zip(pre, shape[: len(pre)], strict=True)) + list(zip(suf, tail, strict=True))
-    if len(term) != len(shape) or any(isinstance(d, Var) for d in shape):
-        return []
-    return list(zip(term, shape, strict=True))
 
 
 __all__ = ["NamingChecker", "Finding", "Rewrite"]

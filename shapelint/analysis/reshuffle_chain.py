@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis.axis_names import quotient_hint
 from shapelint.notation.reshuffle import SizeArg, Step, frac
 from shapelint.notation.symbolic import Expr, FloorDiv
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, Value
 
 REORDER_METHODS = {"transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t"}
 REGROUP_METHODS = {"view", "reshape", "flatten", "unflatten"}
@@ -72,10 +72,9 @@ class ChainReader:
     """Reads chains with the values the interpreter saw (``values``: node ->
     abstract value, filled in by the hooks) and its name resolution."""
 
-    def __init__(self, analyzer, values: dict, arg_values: dict):
+    def __init__(self, analyzer, values: dict):
         self.analyzer = analyzer
         self.values = values
-        self.arg_values = arg_values
 
     def qual(self, node: ast.expr, frame) -> str | None:
         return self.analyzer._qualname(node, frame)
@@ -396,14 +395,3 @@ def is_pure(node: ast.expr) -> bool:
             recv_ok = is_pure(f.value) if isinstance(f, ast.Attribute) else True
             return recv_ok and all(is_pure(a) for a in node.args)
     return False
-
-
-def tuple_ints(v: Value) -> list[int] | None:
-    if isinstance(v, TupleV):
-        out = []
-        for it in v.items:
-            if not (isinstance(it, IntV) and it.value is not None and it.value.value is not None):
-                return None
-            out.append(it.value.value)
-        return out
-    return None
