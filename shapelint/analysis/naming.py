@@ -146,12 +146,12 @@ class NamingChecker:
             gp = self._parent(p)
             if isinstance(gp, ast.Call) and gp.func is p:
                 raw = self.reader.raw_step(gp, frame)
-                return raw is None or not self.reader._parse(raw, frame)
+                return raw is None or not self.reader.parse(raw, frame)
             raw = self.reader.raw_step(p, frame)
             return raw is None
         if isinstance(p, ast.Call) and p.args and p.args[0] is node:
             raw = self.reader.raw_step(p, frame)
-            return raw is None or raw.recv is not node or not self.reader._parse(raw, frame)
+            return raw is None or raw.recv is not node or not self.reader.parse(raw, frame)
         return True
 
     def _torch_file(self, frame) -> bool:

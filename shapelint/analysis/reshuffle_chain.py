@@ -110,7 +110,7 @@ class ChainReader:
         node: ast.expr = top
         while True:
             raw = self.raw_step(node, frame)
-            if raw is None or not self._parse(raw, frame):
+            if raw is None or not self.parse(raw, frame):
                 break
             steps.append(raw)
             node = raw.recv
@@ -120,7 +120,7 @@ class ChainReader:
         return Chain(node, steps)
 
     # ------------------------------------------------------------------ arguments
-    def _parse(self, raw: RawStep, frame) -> bool:
+    def parse(self, raw: RawStep, frame) -> bool:
         k = raw.kind
         kw = {x.arg: x.value for x in raw.keywords}
         args = raw.args

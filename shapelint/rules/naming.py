@@ -8,6 +8,10 @@ _FIX_SAFE = (
     "`shapelint check --fix` rewrites it when the receiver is a tensor of known rank "
     "(from annotations or inferred shapes); `--diff` shows the change first."
 )
+_FIX_MATMUL = (
+    _FIX_SAFE + " The einsum computes the same product, but torch may run another kernel "
+    "for it: float results can differ in their last bits."
+)
 
 _NAMES = (
     " Axis names come from jaxtyping annotations, from `B, T, C = x.size()`, or from the "
@@ -137,7 +141,7 @@ RULES = [
             "def f(q, k):\n"
             '    return einsum(q, k, "b h i d, b h j d -> b h i j")\n',
         ),
-        fix=_FIX_SAFE,
+        fix=_FIX_MATMUL,
     ),
     Rule(
         code="SHP405",
@@ -147,7 +151,7 @@ RULES = [
         explanation=(
             '`torch.einsum("bhqd,bhkd->bhqk", q, k)` packs the axes into single letters. '
             '`einops.einsum(q, k, "batch heads sq d, batch heads sk d -> batch heads sq sk")` '
-            "spells them out, takes the tensors first, and gives the same result. Letters "
+            "spells them out, takes the tensors first, and computes the same sums. Letters "
             "that the operands' annotations name are replaced by those names. A pattern already "
             'spaced out (`"b h i d, b h j d -> b h i j"`) is left alone unless annotations '
             "have names to add."
@@ -162,7 +166,9 @@ RULES = [
         ),
         fix=(
             "`shapelint check --fix` rewrites `torch.einsum` calls with a literal pattern and "
-            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays)."
+            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays). "
+            "torch may sum in another order for the renamed letters: float results can "
+            "differ in their last bits."
         ),
     ),
 ]
