@@ -134,10 +134,36 @@ def main() -> None:
     help="Worker processes (default: all cores, for large trees).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--fix", is_flag=True, help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.")
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix/--diff: also rewrite a .view on a possibly non-contiguous tensor.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them (exit 1 if any).")
-def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs, exit_zero, fix, unsafe_fixes, show_diff):
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix/--diff: also rewrite a .view on a possibly non-contiguous tensor.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff instead of writing them (exit 1 if any).",
+)
+def check(
+    paths,
+    fmt,
+    select,
+    extend_select,
+    ignore,
+    config_path,
+    no_cache,
+    jobs,
+    exit_zero,
+    fix,
+    unsafe_fixes,
+    show_diff,
+):
     """Check einops patterns and tensor shapes in PATHS (default: .)."""
     from shapelint.analysis.driver import filter_diagnostics
     from shapelint.report import FORMATTERS
@@ -170,7 +196,9 @@ def _run_fixes(paths, cfg, unsafe: bool, show_diff: bool) -> int:
     from shapelint.analysis.driver import collect_files
     from shapelint.fixes import fix_files
 
-    files, _ = collect_files([Path(p) for p in (paths or (".",))], cfg)  # missing paths: reported by the check
+    files, _ = collect_files(
+        [Path(p) for p in (paths or (".",))], cfg
+    )  # missing paths: reported by the check
     options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
     results = fix_files(files, cfg, options, unsafe=unsafe, write=not show_diff)
     changed = [r for r in results if r.changed]
