@@ -79,6 +79,8 @@ def run_analysis(
         sys.exit(2)
     options = dict(options or {})
     options.update({"stubs": list(cfg.stubs), "naming": dict(cfg.naming)})
+    if cfg.stubs:
+        _load_user_stubs(cfg.stubs)
     if not no_cache:
         from shapelint.cache import Cache
 
@@ -89,6 +91,18 @@ def run_analysis(
     if cache is not None:
         cache.flush()
     return files, results
+
+
+def _load_user_stubs(paths: list[str]) -> None:
+    """[tool.shapelint] stubs: a broken stub file is a configuration error (exit 2),
+    reported with its path and line."""
+    from shapelint.analysis.driver import configure_stubs
+
+    errors = configure_stubs(paths)
+    if errors:
+        for e in errors:
+            click.echo(f"shapelint: error: {e.path}:{e.line}: {e.message}", err=True)
+        sys.exit(2)
 
 
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})

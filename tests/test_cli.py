@@ -146,3 +146,24 @@ def test_static_mode_imports_nothing_heavy():
         cwd=Path(__file__).parent.parent,
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_user_stub_file_from_config(tmp_path):
+    (tmp_path / "mylib.stub").write_text('mylib.mix(x, w)  "x: b d, w: d k -> b k"  flops=2*b*d*k\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nstubs = ["mylib.stub"]\n')
+    (tmp_path / "m.py").write_text(
+        "import torch\nimport mylib\n\n\ndef f():\n"
+        "    return mylib.mix(torch.zeros(4, 8), torch.zeros(9, 3))\n"
+    )
+    r = run(["check", str(tmp_path), "--format", "json"], cwd=tmp_path)
+    codes = [d["code"] for d in json.loads(r.output)]
+    assert "SHP309" in codes, r.output
+
+
+def test_broken_user_stub_file_is_usage_error(tmp_path):
+    (tmp_path / "bad.stub").write_text("this is not a stub line ((\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nstubs = ["bad.stub"]\n')
+    (tmp_path / "m.py").write_text("import torch\n")
+    r = run(["check", str(tmp_path)], cwd=tmp_path)
+    assert r.exit_code == 2
+    assert "bad.stub:1" in r.output
