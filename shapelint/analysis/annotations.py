@@ -15,12 +15,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
 _OPTIONAL_WRAPPERS = {"typing.Optional", "Optional"}
+_UNION_WRAPPERS = {"typing.Union", "Union"}
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    return [node]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 class AnnotationReader:
     def __init__(self, analyzer: ModuleAnalyzer):
         self.analyzer = analyzer
         self._cache: dict[int, TensorV | None] = {}
+        self._anon = 0
 
     def tensor(self, node: ast.expr | None, frame=None) -> TensorV | None:
         """The tensor an annotation describes, or None if it is not a jaxtyping one."""
@@ -39,18 +51,20 @@ class AnnotationReader:
                 return None
             return self._tensor(inner)
         # `Float[...] | None` and Optional[Float[...]]: the tensor case is what we check.
+        # A union of several tensor annotations fixes no shape; one with anything else
+        # (a tuple, a float) is not a tensor annotation at all.
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            for side in (node.left, node.right):
-                t = self._tensor(side)
-                if t is not None:
-                    return t
-            return None
+            return self._union(_union_members(node))
         if not isinstance(node, ast.Subscript):
             return None
         base_name = self._dtype_class(node.value)
         if base_name is None:
-            if _name_of(node.value) in _OPTIONAL_WRAPPERS:
+            wrapper = _name_of(node.value)
+            if wrapper in _OPTIONAL_WRAPPERS:
                 return self._tensor(node.slice)
+            if wrapper in _UNION_WRAPPERS:
+                sl = node.slice
+                return self._union(list(sl.elts) if isinstance(sl, ast.Tuple) else [sl])
             return None
         sl = node.slice
         spec_node: ast.expr | None = None
@@ -62,13 +76,26 @@ class AnnotationReader:
             spec_node = sl  # the single-string alias style: Float["b n d"]
         if not (isinstance(spec_node, ast.Constant) and isinstance(spec_node.value, str)):
             return None
-        t = tensor_from_annotation(base_name, array_type, spec_node.value)
+        # Each `...` (and `*_`) is its own variadic in jaxtyping: a prefix per
+        # annotation keeps two of them from binding to each other.
+        self._anon += 1
+        t = tensor_from_annotation(base_name, array_type, spec_node.value, prefix=f"_e{self._anon}_")
         if not isinstance(t, TensorV):
             return None
         default = self.analyzer.options.get("dtype")
         if t is not None and t.dtype is None and default:
             t = TensorV(t.shape, default)  # --dtype: for dtype classes that admit several
         return t
+
+    def _union(self, members: list[ast.expr]) -> TensorV | None:
+        members = [m for m in members if not _is_none(m)]
+        tensors = [self._tensor(m) for m in members]
+        if not tensors or any(t is None for t in tensors):
+            return None
+        if len(tensors) == 1:
+            return tensors[0]
+        dtypes = {t.dtype for t in tensors}  # type: ignore[union-attr]
+        return TensorV(None, dtypes.pop() if len(dtypes) == 1 else None)
 
     def _dtype_class(self, node: ast.expr) -> str | None:
         q = self.analyzer.imports.resolve(node)

@@ -301,12 +301,12 @@ class ModuleAnalyzer:
                     if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                         frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is not None:
+                # A default is one value a caller may override: an int one stays a
+                # symbol with the default on record (`n_heads=8`); any other default
+                # (None, a float, a string) says nothing certain about the argument.
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
-                    # An unannotated `n_heads=8`: symbolic, with its default on record.
                     value = IntV(Expr.name(a.arg))
                     frame.defaults[a.arg] = dv.value.value
-                elif isinstance(dv, (IntV, FloatV, StrV, BoolV, NoneV)):
-                    value = dv
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):

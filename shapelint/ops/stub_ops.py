@@ -316,8 +316,15 @@ def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
         wheres[varargs.name] = ("arg", len(positional)) if extra else ("call",)
         if extra:
             given.add(varargs.name)
+        elif varargs.name in kwargs:
+            # torch.ones(size=(2, 3)): torch's own signatures name the sizes `size`.
+            values[varargs.name] = TupleV((kwargs[varargs.name],))
+            wheres[varargs.name] = ("kwarg", varargs.name)
+            given.add(varargs.name)
     for k, v in kwargs.items():
         p = entry.param(k)
+        if p is not None and p.kind == "varargs" and k in given:
+            continue
         if p is None or p.kind in ("varargs", "varkw"):
             if not varkw:
                 return None
