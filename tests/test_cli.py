@@ -183,7 +183,7 @@ def frames(frame: Float["b m 3 3"] | Float["3 3"]):
 
 
 def scores(x: Float["b n"]) -> Float[" b"] | Tuple[Float["b c c"], Float["b c"]]:
-    return x
+    return chain_scores(x)
 
 
 def use_scores(x: Float["b n"]):
