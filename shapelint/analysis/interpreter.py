@@ -956,13 +956,19 @@ class ModuleAnalyzer:
     ) -> None:
         line, col = self.src.node_start(node)
         out = value if isinstance(value, TensorV) else None
+        if op == "einops.pack" and isinstance(value, TupleV) and value.items:
+            out = value.items[0] if isinstance(value.items[0], TensorV) else None  # (packed, ps)
+        # A list of tensors (pack's, or einops' stacking) lists each one as an input.
+        flat: list = []
+        for t in inputs:
+            flat.extend(t.items if isinstance(t, TupleV) else [t])
         rec = CallRecord(
             line=line,
             column=col,
             function=frame.name,
             op=op,
             pattern=pattern,
-            inputs=[_shape_py(t) for t in inputs],
+            inputs=[_shape_py(t) for t in flat],
             output=_shape_py(out) if out is not None else None,
             cost=cost,
         )
