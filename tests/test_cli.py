@@ -149,7 +149,9 @@ def test_static_mode_imports_nothing_heavy():
 
 
 def test_user_stub_file_from_config(tmp_path):
-    (tmp_path / "mylib.stub").write_text('mylib.mix(x, w)  "x: b d, w: d k -> b k"  flops=2*b*d*k\n')
+    (tmp_path / "mylib.stub").write_text(
+        'mylib.mix(x, w)  "x: b d, w: d k -> b k"  flops=2*b*d*k\n'
+    )
     (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nstubs = ["mylib.stub"]\n')
     (tmp_path / "m.py").write_text(
         "import torch\nimport mylib\n\n\ndef f():\n"
@@ -169,7 +171,7 @@ def test_broken_user_stub_file_is_usage_error(tmp_path):
     assert "bad.stub:1" in r.output
 
 
-FALSE_ALARMS = '''
+FALSE_ALARMS = """
 from typing import Tuple
 from einops import rearrange
 from jaxtyping import Float
@@ -209,7 +211,7 @@ def sizes_by_keyword(mask):
     n = torch.sum(mask)
     a = torch.ones(size=(n + 1, n + 1))
     return torch.cat([a, torch.zeros(size=(n + 1, 3))], dim=-1)
-'''
+"""
 
 
 def test_no_false_errors_on_patterns_seen_in_real_code():

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADER = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
 MODEL = HEADER + (
     'def mix(x: Float[Tensor, "b d"], w: Float[Tensor, "d 1024"]) -> Float[Tensor, "b 1024"]:\n'
-    '    return x @ w\n\n\n'
+    "    return x @ w\n\n\n"
     'def main(y: Float[Tensor, "b s d"], w: Float[Tensor, "d 1024"]):\n'
     '    s = "🙂🙂"; return mix(y, w)\n\n\n'
     'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n'

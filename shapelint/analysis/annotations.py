@@ -79,7 +79,9 @@ class AnnotationReader:
         # Each `...` (and `*_`) is its own variadic in jaxtyping: a prefix per
         # annotation keeps two of them from binding to each other.
         self._anon += 1
-        t = tensor_from_annotation(base_name, array_type, spec_node.value, prefix=f"_e{self._anon}_")
+        t = tensor_from_annotation(
+            base_name, array_type, spec_node.value, prefix=f"_e{self._anon}_"
+        )
         if not isinstance(t, TensorV):
             return None
         default = self.analyzer.options.get("dtype")

@@ -879,6 +879,10 @@ class ModuleAnalyzer:
             if pname not in bound:
                 binding.setdefault(pname, Expr.const(dflt))
         result = summ.return_annotation if summ.return_annotation is not None else summ.returns
+        if _has_anonymous_var(summ.return_annotation) and isinstance(summ.returns, TensorV):
+            # A returned `...` is its own variadic in jaxtyping: what the body
+            # computes says which dims it stands for.
+            result = summ.returns
         value = _subst_value(result, binding, var_binding) if binding or var_binding else result
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
@@ -1012,6 +1016,14 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _has_anonymous_var(t: TensorV | None) -> bool:
+    return (
+        t is not None
+        and t.shape is not None
+        and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
+    )
 
 
 def _unpackable(t: TensorV, n: int) -> bool:

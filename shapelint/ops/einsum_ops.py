@@ -255,8 +255,11 @@ def _cost(
     dtype = next((t.dtype for t in tensors if isinstance(t, TensorV)), None)
     if all(n is not None for n in numels) and isinstance(out_n, Expr):
         nbytes = (sum(numels, Expr.const(0)) + out_n) * dtype_bytes(dtype)  # type: ignore[arg-type]
+    # A variadic under '...' (jaxtyping's `*batch` or `...`) counts as one axis whose
+    # size is its element count, which is all a FLOP count needs; this holds when
+    # every operand's '...' covers the very same dims.
     if not isinstance(ell_dims, list) or any(
-        isinstance(e, list) and any(isinstance(d, Var) for d in e) for e in ells
+        isinstance(e, list) and any(isinstance(d, Var) for d in e) and e != ell_dims for e in ells
     ):
         return Cost(
             None,
@@ -282,6 +285,8 @@ def _cost(
         k: (v if isinstance(v, Expr) else None) for k, v in sizes.items()
     }
     for j, d in enumerate(ell_dims):
+        if isinstance(d, Var):
+            d = Expr.name(d.name)
         all_sizes[ell_names[j]] = d if isinstance(d, Expr) else None
     flops, notes = cost_mod.einsum_flops(inputs, output, all_sizes)
     return Cost(flops, Expr.const(0), nbytes, list(notes))
