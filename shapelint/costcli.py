@@ -23,8 +23,13 @@ DTYPE_ALIASES = {
 }
 
 
-def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """NAME=INT (repeatable or comma-separated); a variadic dim may take NAME=2x3.
+
+    Returns sizes by name (a variadic dim's size is its element count) and the
+    axis sizes of variadic dims given as products."""
     dims: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     for v in values:
         for item in v.split(","):
             item = item.strip()
@@ -33,13 +38,26 @@ def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
             name, sep, num = item.partition("=")
             name = name.strip()
             try:
-                n = int(num)
+                sizes = tuple(int(p) for p in num.lower().split("x"))
             except ValueError:
-                n = -1
-            if not sep or not name.isidentifier() or n < 0:
-                raise click.BadParameter(f"expected NAME=INT, got {item!r}", param_hint="--dim")
+                sizes = ()
+            if not sep or not name.isidentifier() or not sizes or any(s < 0 for s in sizes):
+                raise click.BadParameter(
+                    f"expected NAME=INT (or NAME=2x3 for a variadic dim), got {item!r}",
+                    param_hint="--dim",
+                )
+            n = 1
+            for s in sizes:
+                n *= s
             dims[name] = n
-    return dims
+            if len(sizes) > 1:
+                shapes[name] = sizes
+    return dims, shapes
+
+
+def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+    """--dim values as sizes by name (a variadic NAME=2x3 counts its elements)."""
+    return parse_dim_values(values)[0]
 
 
 def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
