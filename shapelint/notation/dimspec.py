@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, binop
 
 # Element kinds.
 NAMED = "named"  # b, #b, ?b, rows=b
@@ -244,23 +244,11 @@ def _to_expr(node: ast.AST) -> Expr:
         inner = _to_expr(node.operand)
         return -inner if isinstance(node.op, ast.USub) else inner
     if isinstance(node, ast.BinOp):
-        left, right = _to_expr(node.left), _to_expr(node.right)
-        op = node.op
-        if isinstance(op, ast.Add):
-            return left + right
-        if isinstance(op, ast.Sub):
-            return left - right
-        if isinstance(op, ast.Mult):
-            return left * right
-        if isinstance(op, (ast.FloorDiv, ast.Div)):
-            if right.value == 0:
-                raise _Unsupported
-            return left // right
-        if isinstance(op, ast.Pow):
-            n = right.value
-            if n is None or n < 0 or n > _MAX_POW:
-                raise _Unsupported
-            return left**n
+        out = binop(
+            node.op, _to_expr(node.left), _to_expr(node.right), true_div=True, max_pow=_MAX_POW
+        )
+        if out is not None:
+            return out
     raise _Unsupported
 
 

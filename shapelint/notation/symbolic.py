@@ -401,33 +401,42 @@ def _cancel_common(num: Expr, den: Expr) -> tuple[Expr, Expr]:
     return n2, d2
 
 
+def binop(
+    op: object, a: Expr, b: Expr, *, true_div: bool = False, max_pow: int = 64
+) -> Expr | None:
+    """a <op> b for an ``ast`` operator: + - * // (and / when true_div, read as an
+    exact //) and small non-negative powers; None for anything else or a zero divisor.
+    The one place where Python arithmetic in source becomes dimension arithmetic."""
+    import ast
+
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv) or (true_div and isinstance(op, ast.Div)):
+        return None if b.value == 0 else a // b
+    if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= max_pow:
+        return a**b.value
+    return None
+
+
 def parse_expr(text: str) -> Expr:
     """Read back what Expr.to_python() printed (names, ints, + - * // ** and parens)."""
     import ast
 
     def conv(n: ast.AST) -> Expr:
-        if (
-            isinstance(n, ast.Constant)
-            and isinstance(n.value, int)
-            and not isinstance(n.value, bool)
-        ):
+        if isinstance(n, ast.Constant) and type(n.value) is int:
             return Expr.const(n.value)
         if isinstance(n, ast.Name):
             return Expr.name(n.id)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             return -conv(n.operand)
         if isinstance(n, ast.BinOp):
-            a, b = conv(n.left), conv(n.right)
-            if isinstance(n.op, ast.Add):
-                return a + b
-            if isinstance(n.op, ast.Sub):
-                return a - b
-            if isinstance(n.op, ast.Mult):
-                return a * b
-            if isinstance(n.op, ast.FloorDiv):
-                return a // b
-            if isinstance(n.op, ast.Pow) and b.value is not None and b.value >= 0:
-                return a**b.value
+            out = binop(n.op, conv(n.left), conv(n.right))
+            if out is not None:
+                return out
         raise ValueError(f"not a dimension expression: {text!r}")
 
     return conv(ast.parse(text.strip(), mode="eval").body)

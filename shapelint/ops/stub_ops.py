@@ -26,7 +26,7 @@ from shapelint.notation.dimspec import (
     DimSpec,
     parse_size_expr,
 )
-from shapelint.notation.symbolic import Expr, total
+from shapelint.notation.symbolic import Expr, binop, total
 from shapelint.ops import dtypes, shape_rules
 from shapelint.ops.shape_rules import (
     BROADCAST,
@@ -837,18 +837,10 @@ class _FormulaEval:
         if isinstance(node, ast.Attribute):
             return self._truth(self._value(node))
         if isinstance(node, ast.BinOp):
-            a, b = self._eval(node.left), self._eval(node.right)
-            if isinstance(node.op, ast.Add):
-                return a + b
-            if isinstance(node.op, ast.Sub):
-                return a - b
-            if isinstance(node.op, ast.Mult):
-                return a * b
-            if isinstance(node.op, ast.FloorDiv):
-                return a // b
-            if isinstance(node.op, ast.Pow) and b.value is not None and 0 <= b.value <= 64:
-                return a**b.value
-            raise _Unknown
+            out = binop(node.op, self._eval(node.left), self._eval(node.right))
+            if out is None:
+                raise _Unknown
+            return out
         if isinstance(node, ast.UnaryOp):
             v = self._eval(node.operand)
             if isinstance(node.op, ast.USub):
