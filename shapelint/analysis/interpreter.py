@@ -37,7 +37,8 @@ from shapelint.ops.values import (
     dim_py,
 )
 
-MAX_EXPR_DEPTH = 150  # deeper expressions evaluate to UNKNOWN instead of recursing on
+MAX_EXPR_DEPTH = 150
+_MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
 
 
 @dataclass
@@ -910,6 +911,11 @@ class ModuleAnalyzer:
                     else qual.rsplit(".", 1)[1]
                 )
                 issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
+            if pattern is not None and len(pattern) > _MAX_QUOTED:
+                # A huge pattern is quoted by its ends; the column still points into it.
+                cut = _MAX_QUOTED // 2
+                brief = f"{pattern[:cut]} … {pattern[-cut:]}"
+                issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
             self._record(
