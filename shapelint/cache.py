@@ -1,110 +1,192 @@
 """A content-keyed result cache in .shapelint_cache/ at the project root (as ruff's).
 
-Entries are keyed by the file's content digest under a salt made of the
-shapelint version, the stubs and the analysis options, so a change to any of
-them starts a fresh cache. A stat index (path, mtime, size -> digest) lets a
-warm re-run of an unchanged tree skip reading files at all. Only the parent
-process writes; workers return what they computed.
+Entries are keyed by the file's content digest; the file they live in is named
+by a salt made of the shapelint version and code, the Python version, the stubs
+and the analysis options, so a change to any of them starts a fresh cache. A
+stat index (path -> mtime, size, digest) lets a warm re-run of an unchanged tree
+skip reading files at all. Only the parent process writes; workers return what
+they computed.
+
+One file per salt, written with marshal (plain tuples, strings and bytes: it
+loads several times faster than pickle and cannot run code when loaded). An
+entry is (diagnostic rows, packed cost records, the diagnostic lines that carry
+a `# noqa`): the records stay one bytes blob until a face asks for them, and
+the noqa lines spare `check` reading the files it reports on, so a warm run
+reads no source file at all.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import pickle
-import tempfile
+import sys
+import time
 from pathlib import Path
+
+try:  # what hashlib.blake2b is, without hashlib loading OpenSSL (3 ms of start-up)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - an interpreter without the builtin module
+    from hashlib import blake2b
 
 from shapelint import __version__
 
 CACHE_DIR_NAME = ".shapelint_cache"
+FORMAT = 3
+KEEP_FILES = 4  # cache files of other salts (older versions, other options) kept
+# A file modified this recently may change again within the same mtime tick
+# without changing size; its stat is not trusted (it is re-read next time).
+RACY_NS = 2_000_000_000
 
 
 def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
-def _stubs_fingerprint(paths: list[str]) -> str:
-    h = hashlib.blake2b(digest_size=8)
+def _builtin_stub_dir() -> Path:
+    """stubs/ of a checkout, or the installed shapelint._stubs package."""
     try:
-        from importlib.resources import files
+        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
 
-        for res in sorted(files("shapelint._stubs").iterdir(), key=lambda r: r.name):
-            if res.name.endswith(".stub"):
-                h.update(res.name.encode())
-                h.update(res.read_bytes())
-    except (ModuleNotFoundError, OSError, TypeError):
-        pass
+        return Path(pkg.__file__).parent
+    except ImportError:
+        return Path(__file__).resolve().parent.parent / "stubs"
+
+
+def _code_fingerprint(h) -> None:
+    """Names, sizes and mtimes of shapelint's own modules and built-in stubs: a
+    checkout being edited must not be served results of the code before the edit.
+    Stats only (about 60), no reads."""
+    roots = (Path(__file__).resolve().parent, _builtin_stub_dir())
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".py", ".stub")):
+                    p = os.path.join(dirpath, name)
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        continue
+                    h.update(f"{os.path.relpath(p, root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+
+
+def _stubs_fingerprint(h, paths: list[str]) -> None:
     for p in paths:
+        h.update(p.encode())
         try:
             h.update(Path(p).read_bytes())
         except OSError:
-            h.update(p.encode())
+            h.update(b"<unreadable>")
+
+
+def salt_for(options: dict) -> str:
+    h = blake2b(digest_size=8)
+    h.update(f"{__version__};{FORMAT};{sys.version_info[:2]};".encode())
+    _code_fingerprint(h)
+    _stubs_fingerprint(h, [str(p) for p in options.get("stubs", []) or []])
+    import json
+
+    # Every option that reaches the analysis; "_"-keys are plumbing (the cache itself).
+    opts = {k: v for k, v in options.items() if not k.startswith("_")}
+    h.update(json.dumps(opts, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
 class Cache:
     def __init__(self, directory: Path, salt: str):
         self.dir = directory
-        self.file = directory / f"results-{salt}.pickle"
-        self.by_digest: dict[str, dict] = {}
+        self.file = directory / f"results-{salt}.marshal"
         self.by_stat: dict[str, tuple[int, int, str]] = {}
+        # digest -> (diagnostic rows, packed records, noqa lines)
+        self.entries: dict[str, tuple[list[tuple], bytes | None, dict[int, str]]] = {}
         self._dirty = False
+        self._stored: set[str] = set()
+        self._load()
+
+    def _load(self) -> None:
+        import marshal
+
         try:
             with open(self.file, "rb") as f:
-                data = pickle.load(f)
-            if isinstance(data, dict) and data.get("version") == __version__:
-                self.by_digest = data["by_digest"]
-                self.by_stat = data["by_stat"]
-        except (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError, ValueError):
-            pass
+                data = marshal.loads(f.read())  # 3x faster than marshal.load(f)
+        except Exception:  # noqa: BLE001 - missing, truncated or foreign: start afresh
+            return
+        if isinstance(data, dict) and data.get("format") == FORMAT:
+            by_stat, entries = data.get("by_stat"), data.get("entries")
+            if isinstance(by_stat, dict) and isinstance(entries, dict):
+                self.by_stat, self.entries = by_stat, entries
 
     @staticmethod
     def for_config(cfg, options: dict) -> Cache:
-        key = json.dumps(
-            {
-                "v": __version__,
-                "stubs": _stubs_fingerprint(list(options.get("stubs", []))),
-                "opts": {k: options.get(k) for k in ("naming", "dtype")},
-            },
-            sort_keys=True,
-            default=str,
-        )
-        salt = hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
-        return Cache(Path(cfg.root) / CACHE_DIR_NAME, salt)
+        return Cache(Path(cfg.root) / CACHE_DIR_NAME, salt_for(options))
 
-    def lookup_stat(self, path: str, st: os.stat_result) -> dict | None:
+    def lookup_stat(self, path: str, st: os.stat_result) -> tuple | None:
+        """The entry for an unchanged file (same path, mtime and size), or None."""
         entry = self.by_stat.get(path)
-        if entry and entry[0] == st.st_mtime_ns and entry[1] == st.st_size:
-            return self.by_digest.get(entry[2])
+        if entry is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_size:
+            return self.entries.get(entry[2])
         return None
 
-    def get(self, dig: str) -> dict | None:
-        return self.by_digest.get(dig)
+    def get(self, dig: str) -> tuple | None:
+        return self.entries.get(dig)
 
-    def store(self, path: str, st: os.stat_result | None, dig: str, result: dict) -> None:
-        self.by_digest[dig] = result
-        if st is not None:
+    def store(
+        self,
+        path: str,
+        st: os.stat_result | None,
+        dig: str,
+        rows: list[tuple],
+        packed: bytes | None,
+        noqa_lines: dict[int, str],
+    ) -> None:
+        self.entries[dig] = (list(rows), packed, dict(noqa_lines))
+        self._stored.add(dig)
+        if st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS:
             self.by_stat[path] = (st.st_mtime_ns, st.st_size, dig)
+        else:
+            self.by_stat.pop(path, None)
         self._dirty = True
 
     def flush(self) -> None:
         if not self._dirty:
             return
+        import marshal
+
+        # Content no path points at any more (edited files) is dropped, so the
+        # cache grows with the tree, not with its history.
+        live = {e[2] for e in self.by_stat.values()} | self._stored
+        entries = {d: e for d, e in self.entries.items() if d in live}
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             gitignore = self.dir / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("# Automatically created by shapelint.\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(
-                    {"version": __version__, "by_digest": self.by_digest, "by_stat": self.by_stat},
-                    f,
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            os.replace(tmp, self.file)
-        except OSError:
+            tmp = self.dir / f".tmp-{os.getpid()}-{self.file.name}"
+            try:
+                with open(tmp, "wb") as f:
+                    marshal.dump({"format": FORMAT, "by_stat": self.by_stat, "entries": entries}, f)
+                os.replace(tmp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            self._prune_other_files()
+        except (OSError, ValueError):
             pass  # a read-only tree still gets its results; only the cache is lost
         self._dirty = False
+
+    def _prune_other_files(self) -> None:
+        """Keep the few most recently written cache files of other salts."""
+        others = []
+        for p in self.dir.glob("results-*"):
+            if p != self.file:
+                try:
+                    others.append((p.stat().st_mtime_ns, p))
+                except OSError:
+                    pass
+        for _, p in sorted(others, reverse=True)[KEEP_FILES:]:
+            try:
+                p.unlink()
+            except OSError:
+                pass

@@ -16,16 +16,53 @@ from shapelint import __version__
 
 COMMANDS_WITHOUT_PATHS = {"rules", "napkin", "run", "cost", "check", "lsp"}
 
+# Subcommands that live in their own modules, imported only when named (or listed
+# by --help): `shapelint check` on one file must not pay for napkin math.
+LAZY_COMMANDS = {
+    "cost": ("shapelint.costcli", "cost"),
+    "lsp": ("shapelint.lsp", "lsp"),  # imports pygls only when it runs
+    "napkin": ("shapelint.napkin_cli", "napkin"),
+    "run": ("shapelint.runtime_cli", "run"),
+}
+
 
 class DefaultToCheck(click.Group):
     """`shapelint src/` means `shapelint check src/`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if (
+            args
+            and args[0] not in self.commands
+            and args[0] not in LAZY_COMMANDS
+            and args[0] not in ("--help", "-h", "--version")
+        ):
             args = ["check", *args]
         elif not args:
             args = ["check"]
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, name)
+        if cmd is None and name in LAZY_COMMANDS:
+            cmd = self._load(name)
+        return cmd
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for name in LAZY_COMMANDS:
+            if name not in self.commands:
+                self._load(name)
+        return super().list_commands(ctx)
+
+    def _load(self, name: str) -> click.Command | None:
+        import importlib
+
+        module, attr = LAZY_COMMANDS[name]
+        try:
+            cmd = getattr(importlib.import_module(module), attr)
+        except ImportError:  # an optional part not built in this checkout
+            return None
+        self.add_command(cmd, name)
+        return cmd
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
@@ -258,27 +295,3 @@ def rules(code, fmt):
         selected = list(RULES.values())
     render = {"text": render_text, "markdown": render_markdown, "json": render_json}[fmt]
     click.echo(render(selected, single=code is not None), nl=False)
-
-
-def _register_optional() -> None:
-    """Subcommands that live in their own modules (imported only when used)."""
-    from shapelint.costcli import cost
-    from shapelint.lsp import lsp
-
-    main.add_command(cost)
-    main.add_command(lsp)  # imports pygls only when it runs
-    try:
-        from shapelint.napkin_cli import napkin
-    except ImportError:  # napkin math not built in this checkout
-        pass
-    else:
-        main.add_command(napkin)
-    try:
-        from shapelint.runtime_cli import run
-    except ImportError:
-        pass
-    else:
-        main.add_command(run)
-
-
-_register_optional()

@@ -8,18 +8,56 @@ import ast
 import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic
 
-# A file without any of these cannot contain anything shapelint checks; it costs a read.
-_NEEDLES = re.compile(
-    rb"einops|einsum|jaxtyping|reveal_shape|transpose|permute|swapaxes|swapdims|movedim"
-    rb"|\.mT\b|\.T\b|torch"
+# The pre-filter: a file containing none of these words cannot contain anything
+# shapelint checks, and costs a read and a few substring searches (no regex: one
+# alternation over 13 words scans a file 3x slower than 10 `in` tests). "torch"
+# admits nearly every file of a PyTorch project, but the torch-op shape rules and
+# costs need nothing else, and a torch file that does not parse must say so. Most
+# frequent first, so a typical file stops at the first test.
+_WORDS = (
+    b"torch",
+    b"transpose",
+    b"permute",
+    b"einsum",
+    b"einops",
+    b"jaxtyping",
+    b"reveal_shape",
+    b"movedim",
+    b"swapaxes",
+    b"swapdims",
 )
+_DOT_T = None  # re.compile(rb"\.m?T\b") on first need (`.T`, `.mT`)
+
+
+def may_need_analysis(data: bytes) -> bool:
+    """False when the file cannot contain anything shapelint checks."""
+    for word in _WORDS:
+        if word in data:
+            return True
+    if b".T" not in data and b".mT" not in data:
+        return False
+    global _DOT_T
+    if _DOT_T is None:
+        _DOT_T = re.compile(rb"\.m?T\b")
+    return _DOT_T.search(data) is not None
+
+
+class _Needles:
+    """The regex this module used to export, kept for `_NEEDLES.search(data)` callers."""
+
+    @staticmethod
+    def search(data: bytes) -> bool | None:
+        return True if may_need_analysis(data) else None
+
+
+_NEEDLES = _Needles()
 
 # Options that change what the analysis computes (and so belong in the cache key).
 ANALYSIS_OPTION_KEYS = ("stubs", "naming", "dtype")
@@ -28,12 +66,94 @@ POOL_MIN_FILES = 64
 POOL_MIN_BYTES = 4_000_000
 
 
-@dataclass
 class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    calls: list[dict] = field(default_factory=list)
-    functions: list[dict] = field(default_factory=list)
+    """What the analysis found in one file.
+
+    `calls` and `functions` (the cost records) can arrive packed, as one bytes blob
+    from a worker process or from the cache, and are unpacked on first access:
+    `shapelint check` never reads them, so it never pays for them."""
+
+    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
+
+    def __init__(
+        self,
+        path: str,
+        diagnostics: list[Diagnostic] | None = None,
+        calls: list[dict] | None = None,
+        functions: list[dict] | None = None,
+    ):
+        self.path = path
+        self.diagnostics = diagnostics if diagnostics is not None else []
+        self._calls = calls if calls is not None else []
+        self._functions = functions if functions is not None else []
+        self._packed: bytes | None = None
+        # Line number -> text of each diagnostic's line that carries a noqa comment,
+        # when the analysis saw the file (then filtering reads no file); None: unknown.
+        self.noqa_lines: dict[int, str] | None = None
+
+    @classmethod
+    def _from_packed(
+        cls,
+        path: str,
+        diagnostics: list[Diagnostic],
+        packed: bytes | None,
+        noqa_lines: dict[int, str] | None = None,
+    ) -> FileResult:
+        res = cls(path, diagnostics)
+        res._packed = packed
+        res.noqa_lines = noqa_lines
+        return res
+
+    def _unpack(self) -> None:
+        packed, self._packed = self._packed, None
+        calls, functions = unpack_records(packed)  # type: ignore[arg-type]
+        # Records from the cache name the path the content was first analyzed under.
+        for rec in (*calls, *functions):
+            if rec.get("path") != self.path:
+                rec["path"] = self.path
+        self._calls, self._functions = calls, functions
+
+    @property
+    def calls(self) -> list[dict]:
+        if self._packed is not None:
+            self._unpack()
+        return self._calls
+
+    @calls.setter
+    def calls(self, value: list[dict]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._calls = value
+
+    @property
+    def functions(self) -> list[dict]:
+        if self._packed is not None:
+            self._unpack()
+        return self._functions
+
+    @functions.setter
+    def functions(self, value: list[dict]) -> None:
+        if self._packed is not None:
+            self._unpack()
+        self._functions = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileResult):
+            return NotImplemented
+        return (self.path, self.diagnostics, self.calls, self.functions) == (
+            other.path,
+            other.diagnostics,
+            other.calls,
+            other.functions,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return (
+            f"FileResult(path={self.path!r}, diagnostics={self.diagnostics!r}, "
+            f"calls={self.calls!r}, functions={self.functions!r})"
+        )
 
     def to_json(self) -> dict:
         return {
@@ -53,6 +173,34 @@ class FileResult:
         )
 
 
+def pack_records(calls: list[dict], functions: list[dict]) -> bytes | None:
+    """The cost records as one immutable blob (None when there are none): marshal,
+    which is several times faster than pickle on plain data, or pickle for values
+    marshal cannot write."""
+    if not calls and not functions:
+        return None
+    import marshal
+
+    try:
+        return b"M" + marshal.dumps((calls, functions))
+    except ValueError:
+        import pickle
+
+        return b"P" + pickle.dumps((calls, functions), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack_records(packed: bytes | None) -> tuple[list[dict], list[dict]]:
+    if not packed:
+        return [], []
+    if packed[:1] == b"M":
+        import marshal
+
+        return marshal.loads(packed[1:])
+    import pickle
+
+    return pickle.loads(packed[1:])
+
+
 def _diag(
     path: str, line: int, col0: int, end_line: int, end_col0: int, code: str, message: str
 ) -> Diagnostic:
@@ -67,7 +215,7 @@ def analyze_bytes(path: str, data: bytes, options: dict | None = None) -> FileRe
     """Analyze one file's content. Never raises: problems become SHP001/SHP002."""
     res = FileResult(path)
     try:
-        if not _NEEDLES.search(data):
+        if not may_need_analysis(data):
             return res
         try:
             text = decode_source(data)
@@ -178,63 +326,148 @@ def _function_json(path: str, f) -> dict:
 
 
 def collect_files(paths: Iterable[Path], cfg) -> tuple[list[Path], list[str]]:
-    """Files to check, and the paths that do not exist (a usage error)."""
+    """Files to check, and the paths that do not exist (a usage error). A file
+    reached twice (overlapping arguments, a symlink to a file already listed) is
+    listed once."""
     from shapelint.config import walk_python_files
 
     files: list[Path] = []
     missing: list[str] = []
-    seen: set[Path] = set()
+    seen: set[tuple[int, int]] = set()
+    stats: dict[str, os.stat_result] = {}
+    _COLLECTED[:] = [time.monotonic(), stats]
     for p in paths:
         if not p.exists():
             missing.append(str(p))
             continue
         found = walk_python_files(p, cfg) if p.is_dir() else [p]
         for f in found:
-            key = f.resolve()
+            # One stat instead of resolve()'s lstat of every path component.
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            key = (st.st_dev, st.st_ino)
             if key not in seen:
                 seen.add(key)
                 files.append(f)
+                stats[str(f)] = st
     return files, missing
 
 
-# Set before the pool forks, so workers inherit the options and the cache
-# snapshot instead of receiving a pickled copy with every file.
+# The stats collect_files just took, so that analyze_files, called right after it,
+# need not stat every file again for the cache (a tenth of a warm run). Trusted
+# for a few seconds only: a long-lived caller must not see old stats.
+_COLLECTED: list = [0.0, {}]
+_COLLECTED_TTL = 5.0
+
+
+def _recent_stats() -> dict[str, os.stat_result]:
+    when, stats = _COLLECTED
+    _COLLECTED[:] = [0.0, {}]
+    return stats if time.monotonic() - when < _COLLECTED_TTL else {}
+
+
+# Per worker process: the options and the cache (for content-digest hits on
+# files whose stat changed), set once by the pool's initializer or inline.
 _WORKER_OPTIONS: dict = {}
+_WORKER_CACHE = None
+
+# A row of a packed result: (line, column, end_line, end_column, code, severity, message).
+DiagRow = tuple
 
 
-def _work(path: str) -> tuple[dict, str | None]:
-    """Runs in a worker (or inline): read, look up the content digest in the
-    cache snapshot inherited from the parent, analyze on a miss."""
-    options = _WORKER_OPTIONS
+def _init_worker(options: dict, cache, batch_gc: bool = True) -> None:
+    global _WORKER_OPTIONS, _WORKER_CACHE
+    _WORKER_OPTIONS = options
+    _WORKER_CACHE = cache
+    if batch_gc:
+        _batch_gc()
+
+
+# Objects that outlived their file, collected past this many (see _batch_gc).
+GC_SURVIVORS = 200_000
+
+
+def _batch_gc() -> bool:
+    """Turn the cyclic GC off for a batch of files; returns whether it was on.
+
+    ast.parse and the interpreter allocate millions of objects that reference
+    counting frees (ASTs have no cycles), yet each allocation brings the collector
+    closer to a pass over everything young: about 20% of a run. Off, with a full
+    collection whenever the objects that survived their file pile up (_gc_step),
+    memory stays bounded. What was alive before (imported modules, the cache) is
+    frozen out of the collector's sight, which also keeps a forked worker from
+    copying the pages it shares with its parent."""
+    import gc
+
+    was = gc.isenabled()
+    gc.freeze()
+    gc.disable()
+    return was
+
+
+def _restore_gc(was_enabled: bool) -> None:
+    import gc
+
+    gc.unfreeze()
+    if was_enabled:
+        gc.enable()
+
+
+def _gc_step() -> None:
+    import gc
+
+    if not gc.isenabled() and gc.get_count()[0] > GC_SURVIVORS:
+        gc.collect()
+
+
+def _work(task: tuple[int, str]) -> tuple:
+    """Read one file, look its content digest up in the cache, analyze on a miss.
+    Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
+    i, path = task
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as e:
-        res = FileResult(
-            path, [_diag(path, 1, 0, 1, 0, "SHP001", f"cannot read: {e.strerror or e}")]
-        )
-        return res.to_json(), None
-    cache = options.get("_cache")
+        msg = f"cannot read: {e.strerror or e}"
+        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
     dig = None
-    if cache is not None:
+    if _WORKER_CACHE is not None:
         from shapelint.cache import digest
 
         dig = digest(data)
-        hit = cache.get(dig)
+        hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return _with_path(hit, path), dig
-    opts = {k: v for k, v in options.items() if k != "_cache"}
-    return analyze_bytes(path, data, opts).to_json(), dig
+            return i, hit[0], hit[1], hit[2], dig
+    res = analyze_bytes(path, data, _WORKER_OPTIONS)
+    _gc_step()
+    rows = [_row(d) for d in res.diagnostics]
+    return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
 
 
-def _with_path(result: dict, path: str) -> dict:
-    if result["path"] == path:
-        return result
-    out = dict(result)
-    out["path"] = path
-    out["diagnostics"] = [{**d, "path": path} for d in result["diagnostics"]]
-    out["calls"] = [{**c, "path": path} for c in result["calls"]]
-    out["functions"] = [{**f, "path": path} for f in result["functions"]]
+_NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
+
+
+def _noqa_lines(data: bytes, rows: list[DiagRow]) -> dict[int, str]:
+    """The lines filter_diagnostics will look at for `# noqa`, as it would read them."""
+    if not rows or not _NOQA_WORD.search(data):
+        return {}
+    lines = _split_lines(data)
+    out = {}
+    for row in rows:
+        for n in (row[0], row[2]):
+            if 1 <= n <= len(lines) and "noqa" in lines[n - 1].lower():
+                out[n] = lines[n - 1]
     return out
+
+
+def _row(d: Diagnostic) -> DiagRow:
+    return (d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message)
+
+
+def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa) -> FileResult:
+    return FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
 
 
 def analyze_files(
@@ -247,66 +480,129 @@ def analyze_files(
     Results come back in the order of files. With options["_cache"], unchanged
     files (same path, mtime and size) are not even read."""
     options = dict(options or {})
-    cache = options.get("_cache")
-    results: list[dict | None] = [None] * len(files)
-    stats: list[os.stat_result | None] = [None] * len(files)
+    cache = options.pop("_cache", None)
+    n = len(files)
+    results: list[FileResult | None] = [None] * n
+    stats: list[os.stat_result | None] = [None] * n
     todo: list[int] = []
+    sizes: dict[int, int] = {}
+    known = _recent_stats() if cache is not None else {}
     for i, f in enumerate(files):
         if cache is not None:
             try:
-                st = f.stat()
+                st = known.get(str(f)) or os.stat(f)
             except OSError:
-                st = None
+                todo.append(i)
+                continue
             stats[i] = st
-            hit = cache.lookup_stat(str(f), st) if st is not None else None
+            sizes[i] = st.st_size
+            hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _with_path(hit, str(f))
+                results[i] = _result(str(f), *hit)
                 continue
         todo.append(i)
-    global _WORKER_OPTIONS
-    _WORKER_OPTIONS = options
-    items = [str(files[i]) for i in todo]
-    n = len(files)
-    done0 = n - len(todo)
-    jobs = jobs or (os.cpu_count() or 1)
-    use_pool = (
-        jobs > 1
-        and len(todo) >= POOL_MIN_FILES
-        and _total_size([files[i] for i in todo]) >= POOL_MIN_BYTES
-    )
-    if not use_pool:
-        outputs = map(_work, items)
+    done = n - len(todo)
+    if progress and done:
+        progress(done, n)
+    jobs = min(jobs or (os.cpu_count() or 1), len(todo))
+    if jobs > 1 and len(todo) < POOL_MIN_FILES:
+        jobs = 1
+    if jobs > 1:
+        for i in todo:
+            if i not in sizes:
+                sizes[i] = _size(files[i])
+        if sum(sizes[i] for i in todo) < POOL_MIN_BYTES:
+            jobs = 1
+    tasks = [(i, str(files[i])) for i in todo]
+    if jobs > 1:
+        # Largest first, so that no big file is left to run alone at the end.
+        tasks.sort(key=lambda t: -sizes[t[0]])
+        outputs = _pool_outputs(tasks, sizes, jobs, options, cache)
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        ctx = mp.get_context("fork") if sys.platform.startswith("linux") else None
-        chunk = max(1, min(16, len(items) // (jobs * 8)))
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-        outputs = pool.map(_work, items, chunksize=chunk)
+        outputs = _inline_outputs(tasks, options, cache)
     try:
-        for k, (i, (res, dig)) in enumerate(zip(todo, outputs)):
-            results[i] = res
+        for i, rows, packed, noqa, dig in outputs:
+            path = str(files[i])
+            results[i] = _result(path, rows, packed, noqa)
             if cache is not None and dig is not None:
-                cache.store(str(files[i]), stats[i], dig, res)
+                cache.store(path, stats[i], dig, rows, packed, noqa)
+            done += 1
             if progress:
-                progress(done0 + k + 1, n)
+                progress(done, n)
     finally:
-        if use_pool:
-            pool.shutdown()
-    return [FileResult.from_json(r) for r in results if r is not None]
+        outputs.close()  # now, not when a traceback lets go: it restores the GC
+    return results  # type: ignore[return-value]
 
 
-def _total_size(files: list[Path]) -> int:
+def _size(f: Path) -> int:
+    try:
+        return os.stat(f).st_size
+    except OSError:
+        return 0
+
+
+def _inline_outputs(tasks, options: dict, cache):
+    was_enabled = _batch_gc()
+    try:
+        _init_worker(options, cache, batch_gc=False)
+        for t in tasks:
+            yield _work(t)
+    finally:
+        _init_worker({}, None, batch_gc=False)
+        _restore_gc(was_enabled)
+
+
+def _work_chunk(chunk: list[tuple[int, str]]) -> list:
+    return [_work(t) for t in chunk]
+
+
+def _chunks(tasks: list[tuple[int, str]], sizes: dict[int, int], max_files=16, max_bytes=400_000):
+    """Tasks in batches of a few files (one message each way per batch)."""
+    chunk: list[tuple[int, str]] = []
     total = 0
-    for f in files:
-        try:
-            total += f.stat().st_size
-        except OSError:
-            pass
-        if total >= POOL_MIN_BYTES:
-            break
-    return total
+    for t in tasks:
+        chunk.append(t)
+        total += sizes[t[0]]
+        if len(chunk) >= max_files or total >= max_bytes:
+            yield chunk
+            chunk, total = [], 0
+    if chunk:
+        yield chunk
+
+
+def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: dict, cache):
+    """Results as workers finish them. Workers are forked on Linux (they inherit
+    the imported modules and the cache snapshot for free); elsewhere the options
+    and the cache travel once per worker through the initializer. If the pool
+    breaks (a worker killed, e.g. out of memory), what it had not finished is
+    analyzed here, one file at a time."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = mp.get_context("fork") if sys.platform.startswith("linux") else None
+    if ctx is not None:
+        # Imported once here, inherited by every forked worker.
+        import shapelint.analysis.interpreter  # noqa: F401
+
+    leftover: list[tuple[int, str]] = []
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(options, cache)
+    )
+    try:
+        chunks = {pool.submit(_work_chunk, chunk): chunk for chunk in _chunks(tasks, sizes)}
+        for fut in as_completed(chunks):
+            try:
+                out = fut.result()
+            except (BrokenProcessPool, OSError, MemoryError):
+                leftover.extend(chunks[fut])
+                continue
+            yield from out
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    if leftover:
+        leftover.sort()
+        yield from _inline_outputs(leftover, options, cache)
 
 
 # ---------------------------------------------------------------------- filtering
@@ -337,29 +633,47 @@ def filter_diagnostics(
 ) -> list[Diagnostic]:
     """Apply select/ignore/per-file-ignores and `# noqa` comments."""
     out = []
-    lines = text_lines
+    line_at = None
     for d in result.diagnostics:
         if not cfg.is_enabled(d.code, d.path):
             continue
         if d.code != "SHP001":
-            if lines is None:
-                lines = _read_lines(d.path)
-            if _suppressed(d.code, _line_noqa(lines, d.line)) or (
-                d.end_line != d.line and _suppressed(d.code, _line_noqa(lines, d.end_line))
+            if line_at is None:
+                line_at = _line_getter(result, text_lines, d.path)
+            if _suppressed(d.code, _line_noqa(line_at, d.line)) or (
+                d.end_line != d.line and _suppressed(d.code, _line_noqa(line_at, d.end_line))
             ):
                 continue
         out.append(d)
     return out
 
 
-def _line_noqa(lines: list[str], lineno: int) -> set[str] | None:
-    if 1 <= lineno <= len(lines) and "noqa" in lines[lineno - 1].lower():
-        return noqa_codes(lines[lineno - 1])
+def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
+    """line number -> its text, or None. The analysis kept the lines with a noqa
+    comment (noqa_lines); otherwise the file is read."""
+    noqa = getattr(result, "noqa_lines", None)
+    if text_lines is None and noqa is not None:
+        return noqa.get
+    lines = text_lines if text_lines is not None else _read_lines(path)
+    return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
+
+
+def _line_noqa(line_at, lineno: int) -> set[str] | None:
+    line = line_at(lineno)
+    if line is not None and "noqa" in line.lower():
+        return noqa_codes(line)
     return None
 
 
 def _read_lines(path: str) -> list[str]:
     try:
-        return decode_source(Path(path).read_bytes()).splitlines()
-    except (OSError, DecodeFailure):
+        return _split_lines(Path(path).read_bytes())
+    except OSError:
+        return []
+
+
+def _split_lines(data: bytes) -> list[str]:
+    try:
+        return split_lines(decode_source(data))
+    except DecodeFailure:
         return []

@@ -61,13 +61,27 @@ def decode_source(data: bytes) -> str:
     return text
 
 
+# str.splitlines also breaks at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029, which
+# Python's tokenizer does not: after a form feed every line number would be off by one.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_PY_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """text's lines as ast numbers them (breaks: \\n, \\r\\n, \\r)."""
+    if not _OTHER_BREAKS.search(text):
+        return text.splitlines(keepends)
+    lines = _PY_LINES.findall(text)
+    return lines if keepends else [ln.rstrip("\r\n") for ln in lines]
+
+
 class SourceFile:
     """The text of one file with cheap position conversions."""
 
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text
-        self.lines = text.splitlines(keepends=True)
+        self.lines = split_lines(text, keepends=True)
         self._ascii = text.isascii()
 
     def line_text(self, lineno: int) -> str:

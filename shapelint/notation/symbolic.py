@@ -115,6 +115,10 @@ def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
     return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
 
 
+_SMALL = 4096
+_SMALL_CONSTS: dict[int, Expr] = {}
+
+
 class Expr:
     """An immutable integer polynomial over dimension names."""
 
@@ -128,7 +132,15 @@ class Expr:
     # -- constructors -------------------------------------------------------------
     @staticmethod
     def const(value: int) -> Expr:
-        return Expr({(): int(value)})
+        # Small constants are shared (an Expr is immutable): the interpreter makes
+        # one for every integer literal it evaluates.
+        value = int(value)
+        e = _SMALL_CONSTS.get(value)
+        if e is None:
+            e = Expr({(): value})
+            if -_SMALL <= value <= _SMALL:
+                _SMALL_CONSTS[value] = e
+        return e
 
     @staticmethod
     def name(name: str) -> Expr:
@@ -281,6 +293,8 @@ class Expr:
 
     # -- evaluation and printing -------------------------------------------------------
     def substitute(self, env: Mapping[str, Expr | int]) -> Expr:
+        if not env or not self._mentions(env):
+            return self  # nothing to replace: the rebuilt polynomial would equal self
         out = Expr.const(0)
         for m, c in self.terms.items():
             term = Expr.const(c)
@@ -292,6 +306,15 @@ class Expr:
                 term = term * (base**p)
             out = out + term
         return out
+
+    def _mentions(self, env: Mapping[str, object]) -> bool:
+        """Whether substituting env could change self (conservatively: a floor
+        division is always rebuilt)."""
+        for m in self.terms:
+            for atom, _ in m:
+                if not isinstance(atom, str) or atom in env:
+                    return True
+        return False
 
     def evaluate(self, env: Mapping[str, int]) -> int:
         """Integer value with every name bound by env (KeyError names a missing one)."""

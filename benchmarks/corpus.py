@@ -1,0 +1,135 @@
+"""The benchmark corpus: pinned PyPI releases that use einops and torch heavily.
+
+    python benchmarks/corpus.py [DEST]      # default: $SHAPELINT_CORPUS or benchmarks/corpus/
+
+Each release is fetched with `pip download --no-deps NAME==VERSION`, unpacked
+(wheel or sdist), and only its .py files are kept, under DEST/NAME-VERSION/.
+A package already unpacked is skipped, so the script can be re-run after a
+failure. Nothing here is imported by shapelint itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+# Pinned so that timings compare across runs; about 2.5M lines of Python in all.
+PACKAGES: tuple[tuple[str, str], ...] = (
+    ("x-transformers", "2.31.10"),
+    ("vit-pytorch", "1.26.14"),
+    ("timm", "1.0.31"),
+    ("transformers", "5.24.0"),
+    ("diffusers", "0.42.1"),
+    ("denoising-diffusion-pytorch", "2.3.4"),
+    ("imagen-pytorch", "2.1.0"),
+    ("dalle2-pytorch", "1.15.6"),
+    ("perceiver-pytorch", "0.11.0"),
+    ("performer-pytorch", "1.1.4"),
+    ("mamba-ssm", "2.3.2.post1"),
+    ("einops-exts", "0.0.4"),
+    ("lightning", "2.6.6"),
+    ("torchvision", "0.29.1"),
+    ("open-clip-torch", "3.3.0"),
+    ("peft", "0.21.2"),
+    ("accelerate", "1.15.0"),
+    ("mmengine", "0.10.7"),
+    ("vector-quantize-pytorch", "1.32.0"),
+    ("audiolm-pytorch", "2.4.0"),
+    ("rotary-embedding-torch", "0.9.1"),
+    ("local-attention", "1.11.2"),
+    ("meshgpt-pytorch", "1.8.1"),
+    ("lion-pytorch", "0.2.5"),
+    ("enformer-pytorch", "0.8.12"),
+    ("alphafold3-pytorch", "0.8.3"),
+)
+
+_SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
+
+DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
+
+
+def corpus_dir(arg: str | None = None) -> Path:
+    """The corpus location: an explicit argument, $SHAPELINT_CORPUS, or benchmarks/corpus/."""
+    return Path(arg or os.environ.get("SHAPELINT_CORPUS") or DEFAULT_DIR)
+
+
+def _unpack(archive: Path, dest: Path) -> None:
+    """Extract only .py members; paths that would escape dest are dropped."""
+    dest.mkdir(parents=True, exist_ok=True)
+    root = dest.resolve()
+
+    def target(name: str) -> Path | None:
+        out = (dest / name).resolve()
+        return out if out.is_relative_to(root) and name.endswith(".py") else None
+
+    if archive.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                out = target(info.filename)
+                if out is not None and not info.is_dir():
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_bytes(z.read(info))
+    else:
+        with tarfile.open(archive) as t:
+            for m in t.getmembers():
+                out = target(m.name)
+                f = t.extractfile(m) if m.isfile() and out is not None else None
+                if f is not None:
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_bytes(f.read())
+
+
+def fetch(dest: Path) -> list[str]:
+    """Download and unpack every pinned release; returns the ones that failed."""
+    failed = []
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, version in PACKAGES:
+        pkg_dir = dest / f"{name}-{version}"
+        if pkg_dir.is_dir() and any(pkg_dir.rglob("*.py")):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q",
+                   f"{name}=={version}", "-d", tmp]  # fmt: skip
+            ok = subprocess.run(cmd, capture_output=True).returncode == 0
+            if not ok:
+                # pip prepares an sdist's metadata even when only downloading; setup
+                # scripts that import torch (mamba-ssm) need the installed one and
+                # must be told not to look for CUDA.
+                env = {**os.environ, **_SDIST_ENV}
+                ok = subprocess.run([*cmd, "--no-build-isolation"], env=env).returncode == 0
+            if not ok:
+                failed.append(f"{name}=={version}")
+                continue
+            shutil.rmtree(pkg_dir, ignore_errors=True)
+            for archive in Path(tmp).iterdir():
+                _unpack(archive, pkg_dir)
+    return failed
+
+
+def count_lines(dest: Path) -> tuple[int, int]:
+    files = lines = 0
+    for f in dest.rglob("*.py"):
+        files += 1
+        with open(f, "rb") as fh:
+            lines += sum(1 for _ in fh)
+    return files, lines
+
+
+def main(argv: list[str]) -> int:
+    dest = corpus_dir(argv[0] if argv else None)
+    failed = fetch(dest)
+    files, lines = count_lines(dest)
+    print(f"corpus: {dest}: {len(PACKAGES) - len(failed)} packages, {files} files, {lines} lines")
+    for f in failed:
+        print(f"failed: {f}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
