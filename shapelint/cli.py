@@ -116,6 +116,8 @@ def run_analysis(
         sys.exit(2)
     options = dict(options or {})
     options.update({"stubs": list(cfg.stubs), "naming": dict(cfg.naming)})
+    if cfg.stubs:
+        _load_user_stubs(cfg.stubs)
     if not no_cache:
         from shapelint.cache import Cache
 
@@ -126,6 +128,18 @@ def run_analysis(
     if cache is not None:
         cache.flush()
     return files, results
+
+
+def _load_user_stubs(paths: list[str]) -> None:
+    """[tool.shapelint] stubs: a broken stub file is a configuration error (exit 2),
+    reported with its path and line."""
+    from shapelint.analysis.driver import configure_stubs
+
+    errors = configure_stubs(paths)
+    if errors:
+        for e in errors:
+            click.echo(f"shapelint: error: {e.path}:{e.line}: {e.message}", err=True)
+        sys.exit(2)
 
 
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
@@ -171,7 +185,36 @@ def main() -> None:
     help="Worker processes (default: all cores, for large trees).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs, exit_zero):
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix/--diff: also rewrite a .view on a possibly non-contiguous tensor.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff instead of writing them (exit 1 if any).",
+)
+def check(
+    paths,
+    fmt,
+    select,
+    extend_select,
+    ignore,
+    config_path,
+    no_cache,
+    jobs,
+    exit_zero,
+    fix,
+    unsafe_fixes,
+    show_diff,
+):
     """Check einops patterns and tensor shapes in PATHS (default: .)."""
     from shapelint.analysis.driver import filter_diagnostics
     from shapelint.report import FORMATTERS
@@ -181,6 +224,10 @@ def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs
         cfg.select = _codes(select)
     cfg.extend_select += _codes(extend_select)
     cfg.ignore += _codes(ignore)
+    if fix or show_diff:
+        changed = _run_fixes(paths, cfg, unsafe_fixes, show_diff)
+        if show_diff:
+            sys.exit(0 if exit_zero or not changed else 1)
     files, results = run_analysis(paths, cfg, no_cache, jobs)
     diags = []
     for r in results:
@@ -193,6 +240,33 @@ def check(paths, fmt, select, extend_select, ignore, config_path, no_cache, jobs
     click.echo(out, nl=False)
     failing = any(d.severity in ("error", "warning") for d in diags)
     sys.exit(0 if exit_zero or not failing else 1)
+
+
+def _run_fixes(paths, cfg, unsafe: bool, show_diff: bool) -> int:
+    """Apply (or, with show_diff, print) the fixes; the number of files changed."""
+    from shapelint.analysis.driver import collect_files
+    from shapelint.fixes import fix_files
+
+    files, _ = collect_files(
+        [Path(p) for p in (paths or (".",))], cfg
+    )  # missing paths: reported by the check
+    options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
+    results = fix_files(files, cfg, options, unsafe=unsafe, write=not show_diff)
+    changed = [r for r in results if r.changed]
+    if show_diff:
+        for r in changed:
+            click.echo(r.diff(), nl=False)
+    for r in results:
+        for note in r.notes:
+            click.echo(f"shapelint: {r.path}: {note}", err=True)
+    applied = sum(r.applied for r in results)
+    verb = "Would fix" if show_diff else "Fixed"
+    msg = f"{verb} {applied} finding{'s' * (applied != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}."
+    need_unsafe = sum(r.need_unsafe for r in results)
+    if need_unsafe and not unsafe:
+        msg += f" {need_unsafe} more with --unsafe-fixes."
+    click.echo(msg, err=True)
+    return len(changed)
 
 
 @main.command()

@@ -129,7 +129,8 @@ def plot_roofline(
         shown = ", ".join(off[:4]) + (f" and {len(off) - 4} more" if len(off) > 4 else "")
         notes.append(f"not on a log axis (no FLOPs or no bytes): {shown}")
     if notes:
-        ax.text(0.01, 0.01, "; ".join(notes), transform=ax.transAxes, fontsize=7, ha="left")
+        # Below the axes (not over the points), wrapped to the figure's width.
+        fig.text(0.01, 0.0, "; ".join(notes), fontsize=7, ha="left", va="top", wrap=True)
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("attainable FLOP/s  (min(peak, bandwidth × intensity))")
     ax.set_title(title or f"Roofline: {any_r.hardware_name}, {any_r.dtype}")
@@ -137,7 +138,8 @@ def plot_roofline(
     fig.tight_layout()
     out = Path(path)
     try:
-        fig.savefig(out)
+        # "tight" keeps the side table and the notes whole, however long their lines.
+        fig.savefig(out, bbox_inches="tight", pad_inches=0.2)
     except OSError as e:
         raise NapkinError(f"cannot write {out}: {e.strerror or e}") from None
     finally:

@@ -198,6 +198,9 @@ def load(path: Path, static_options: dict | None = None) -> LoadedModule:
         raise RuntimeUsageError(f"{path}: cannot import")
     module = importlib.util.module_from_spec(spec)
     module.__dict__[CHECK_NAME] = checker.check_assignment
+    # `reveal_shape(x)` is read by static mode and needs no import; at run time it
+    # passes its argument through (after the module's own definition, if any).
+    module.__dict__["reveal_shape"] = _reveal_shape
     sys.modules[name] = module
     try:
         code = compile(run_tree, str(path), "exec", dont_inherit=True)
@@ -210,6 +213,10 @@ def load(path: Path, static_options: dict | None = None) -> LoadedModule:
         raise RuntimeUsageError(f"importing {path} failed: {_describe(e, path)}") from None
     _wrap_module(module, checker)
     return LoadedModule(path, module, static, summaries, checker, class_names)
+
+
+def _reveal_shape(x: Any) -> Any:
+    return x
 
 
 def _describe(e: BaseException, path: Path) -> str:

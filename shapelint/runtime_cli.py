@@ -12,39 +12,9 @@ from pathlib import Path
 
 import click
 
+from shapelint.costcli import parse_dim_values
+
 DTYPE_CHOICES = ("fp32", "bf16")
-
-
-def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
-    """NAME=INT (repeatable or comma-separated); a variadic dim may take NAME=2x3.
-
-    Returns sizes by name (a variadic dim's size is its element count) and the
-    axis sizes of variadic dims given as products."""
-    dims: dict[str, int] = {}
-    shapes: dict[str, tuple[int, ...]] = {}
-    for v in values:
-        for item in v.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            name, sep, num = item.partition("=")
-            name = name.strip()
-            try:
-                sizes = tuple(int(p) for p in num.lower().split("x"))
-            except ValueError:
-                sizes = ()
-            if not sep or not name.isidentifier() or not sizes or any(s < 0 for s in sizes):
-                raise click.BadParameter(
-                    f"expected NAME=INT (or NAME=2x3 for a variadic dim), got {item!r}",
-                    param_hint="--dim",
-                )
-            n = 1
-            for s in sizes:
-                n *= s
-            dims[name] = n
-            if len(sizes) > 1:
-                shapes[name] = sizes
-    return dims, shapes
 
 
 def _si(n: float | int | None, unit: str = "") -> str:

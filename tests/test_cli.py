@@ -146,3 +146,94 @@ def test_static_mode_imports_nothing_heavy():
         cwd=Path(__file__).parent.parent,
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_user_stub_file_from_config(tmp_path):
+    (tmp_path / "mylib.stub").write_text(
+        'mylib.mix(x, w)  "x: b d, w: d k -> b k"  flops=2*b*d*k\n'
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nstubs = ["mylib.stub"]\n')
+    (tmp_path / "m.py").write_text(
+        "import torch\nimport mylib\n\n\ndef f():\n"
+        "    return mylib.mix(torch.zeros(4, 8), torch.zeros(9, 3))\n"
+    )
+    r = run(["check", str(tmp_path), "--format", "json"], cwd=tmp_path)
+    codes = [d["code"] for d in json.loads(r.output)]
+    assert "SHP309" in codes, r.output
+
+
+def test_broken_user_stub_file_is_usage_error(tmp_path):
+    (tmp_path / "bad.stub").write_text("this is not a stub line ((\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\nstubs = ["bad.stub"]\n')
+    (tmp_path / "m.py").write_text("import torch\n")
+    r = run(["check", str(tmp_path)], cwd=tmp_path)
+    assert r.exit_code == 2
+    assert "bad.stub:1" in r.output
+
+
+FALSE_ALARMS = """
+from typing import Tuple
+from einops import rearrange
+from jaxtyping import Float
+import torch
+
+
+def frames(frame: Float["b m 3 3"] | Float["3 3"]):
+    if frame.ndim == 2:
+        return rearrange(frame, "fr fc -> 1 1 fr fc")
+    return frame
+
+
+def scores(x: Float["b n"]) -> Float[" b"] | Tuple[Float["b c c"], Float["b c"]]:
+    return chain_scores(x)
+
+
+def use_scores(x: Float["b n"]):
+    a, b = scores(x)
+    return rearrange(a, "b i j -> b j i")
+
+
+def masked_average(t: Float["..."], mask: Float["..."], dim: int = -1) -> Float["..."]:
+    return (t * mask).sum(dim=dim) / mask.sum(dim=dim)
+
+
+def mean_of(plddt: Float["b m"], mask: Float["b m"]) -> Float[" b"]:
+    return masked_average(plddt, mask, dim=-1)
+
+
+def windows(x, window_size=None):
+    if window_size is not None:
+        return rearrange(x, "b (n w) -> b n w", w=window_size)
+    return x
+
+
+def sizes_by_keyword(mask):
+    n = torch.sum(mask)
+    a = torch.ones(size=(n + 1, n + 1))
+    return torch.cat([a, torch.zeros(size=(n + 1, 3))], dim=-1)
+"""
+
+
+def test_no_false_errors_on_patterns_seen_in_real_code():
+    """Each function is a shape of code from the 26-package corpus that once drew a
+    false error: unions of annotations, `...` in two annotations, a None default,
+    torch.ones(size=...)."""
+    from tests.helpers import diagnose
+
+    assert [d for d in diagnose(FALSE_ALARMS) if d.severity == "error"] == []
+
+
+def test_sizes_given_by_keyword():
+    from tests.helpers import diagnose
+
+    src = "import torch\nreveal_shape(torch.ones(size=(2, 3)))\n"
+    assert [d.message for d in diagnose(src)] == ["revealed shape: [2, 3] float32"]
+
+
+def test_huge_patterns_are_quoted_by_their_ends(tmp_path):
+    big = " ".join(f"a{i}" for i in range(5000))
+    (tmp_path / "m.py").write_text(f'from einops import rearrange\nx = rearrange(t, "{big} -> {big} (")\n')
+    r = run(["check", str(tmp_path), "--format", "json"])
+    (d,) = json.loads(r.output)
+    assert d["code"] == "SHP104" and len(d["message"]) < 400 and " … " in d["message"]
+    assert d["column"] > len(big)  # still points at the '(' inside the string

@@ -73,9 +73,31 @@ def test_function_flops_match_flop_counter(name):
     measured = counter.get_total_flops()
     static = STATIC[name]
     assert static["complete"], f"{name}: some calls have unknown cost: {static}"
-    assert evaluate(static["flops"], DIMS) == measured, (name, static["flops"], measured)
+    env = {**static["defaults"], **DIMS}
+    assert evaluate(static["flops"], env) == measured, (name, static["flops"], measured)
 
 
 def test_model_is_statically_clean():
     diags = analyze_text(str(MODEL), MODEL.read_text()).diagnostics
     assert diags == []
+
+
+def test_ellipsis_annotated_model_confirmed_by_runtime_mode():
+    """`... d_in` annotations: each `...` binds to the caller's batch dims; runtime
+    mode runs every function and confirms shapes and FLOPs."""
+    import json
+
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    path = ROOT / "fixtures" / "models" / "ellipsis_lm.py"
+    dims = "batch=2,seq=8,d_model=16,d_ff=32,d_in=16,d_out=8"
+    r = CliRunner().invoke(
+        main,
+        ["run", str(path), "--dim", dims, "--format", "json", "--repeat", "1", "--warmup", "0"],
+    )
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert {d["function"] for d in data} == {"linear", "mlp", "MHA.forward"}
+    assert all(d["shape_ok"] and d["flops_match"] and d["flops_measured"] > 0 for d in data), data

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from shapelint.cli import main
 from shapelint.costdiff import compare_metric
 from shapelint.notation.symbolic import Expr, parse_expr
-from tests.standin_ops import use_einsum_costs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -55,11 +54,6 @@ NEW_MODEL = (
         '    return torch.einsum("bsd,bsd->bs", q, k)',
     )
 )
-
-
-@pytest.fixture
-def einsum_costs(monkeypatch):
-    use_einsum_costs(monkeypatch)
 
 
 def git(cwd, *args):
@@ -105,7 +99,7 @@ def cost(args, cwd):
         os.chdir(old)
 
 
-def test_diff_shows_doubled_hidden_dimension(repo, einsum_costs):
+def test_diff_shows_doubled_hidden_dimension(repo):
     r = cost(["--diff", "main", "--format", "json", "."], repo)
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
@@ -122,7 +116,7 @@ def test_diff_shows_doubled_hidden_dimension(repo, einsum_costs):
     assert "unchanged" not in by_name
 
 
-def test_diff_markdown_symbolic_and_numbers(repo, einsum_costs):
+def test_diff_markdown_symbolic_and_numbers(repo):
     r = cost(["--diff", "main", "pkg"], repo)
     assert r.exit_code == 0, r.output
     md = r.output
@@ -136,7 +130,7 @@ def test_diff_markdown_symbolic_and_numbers(repo, einsum_costs):
     assert "With b=8, d=512, s=16." in r.output
 
 
-def test_diff_against_head_of_clean_tree_is_empty(repo, einsum_costs):
+def test_diff_against_head_of_clean_tree_is_empty(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "wider")
     r = cost(["--diff", "HEAD"], repo)
@@ -150,7 +144,7 @@ def test_diff_against_head_of_clean_tree_is_empty(repo, einsum_costs):
     ), notices
 
 
-def test_diff_from_a_subdirectory_and_single_file(repo, einsum_costs):
+def test_diff_from_a_subdirectory_and_single_file(repo):
     r = cost(["--diff", "main", "--format", "json", "model.py"], repo / "pkg")
     assert r.exit_code == 0, r.output
     names = {c["name"] for c in json.loads(r.output)["changes"]}
@@ -171,7 +165,7 @@ def test_diff_outside_git_is_usage_error(tmp_path):
     assert "--diff HEAD" in r.output
 
 
-def test_cost_github_notices(repo, einsum_costs):
+def test_cost_github_notices(repo):
     r = cost(["--format", "github", "--dim", "b=2,d=4", "pkg/model.py"], repo)
     assert r.exit_code == 0, r.output
     notices = r.output.splitlines()

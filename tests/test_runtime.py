@@ -580,6 +580,11 @@ def test_mfu_peak_from_hardware_table(monkeypatch):
     fake.DEFAULT_HARDWARE = {"h100-sxm": chip, "h100-pcie": pcie}
     fake.lookup = lambda name, table: {"h100": chip}[name]
     monkeypatch.setitem(sys.modules, "shapelint.hardware", fake)
+    # `from shapelint import hardware` reads the package attribute once the real
+    # module has been imported by another test.
+    import shapelint
+
+    monkeypatch.setattr(shapelint, "hardware", fake, raising=False)
     assert runtime.chip_peak("NVIDIA H100 80GB HBM3", "bf16") == (989.5e12, "NVIDIA H100 SXM")
     assert runtime.chip_peak("NVIDIA H100 PCIe", "fp32") == (756e12, "NVIDIA H100 PCIe")
     assert runtime.chip_peak("NVIDIA H100 80GB HBM3", "fp8") == (None, "")  # no such peak

@@ -6,19 +6,33 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.dimspec import is_dtype_class
+from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
 if TYPE_CHECKING:  # pragma: no cover
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
 _OPTIONAL_WRAPPERS = {"typing.Optional", "Optional"}
+_UNION_WRAPPERS = {"typing.Union", "Union"}
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    return [node]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 class AnnotationReader:
     def __init__(self, analyzer: ModuleAnalyzer):
         self.analyzer = analyzer
         self._cache: dict[int, TensorV | None] = {}
+        self._anon = 0
 
     def tensor(self, node: ast.expr | None, frame=None) -> TensorV | None:
         """The tensor an annotation describes, or None if it is not a jaxtyping one."""
@@ -37,32 +51,53 @@ class AnnotationReader:
                 return None
             return self._tensor(inner)
         # `Float[...] | None` and Optional[Float[...]]: the tensor case is what we check.
+        # A union of several tensor annotations fixes no shape; one with anything else
+        # (a tuple, a float) is not a tensor annotation at all.
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            for side in (node.left, node.right):
-                t = self._tensor(side)
-                if t is not None:
-                    return t
-            return None
+            return self._union(_union_members(node))
         if not isinstance(node, ast.Subscript):
             return None
         base_name = self._dtype_class(node.value)
         if base_name is None:
-            if _name_of(node.value) in _OPTIONAL_WRAPPERS:
+            wrapper = _name_of(node.value)
+            if wrapper in _OPTIONAL_WRAPPERS:
                 return self._tensor(node.slice)
+            if wrapper in _UNION_WRAPPERS:
+                sl = node.slice
+                return self._union(list(sl.elts) if isinstance(sl, ast.Tuple) else [sl])
             return None
         sl = node.slice
         spec_node: ast.expr | None = None
+        array_type: str | None = None
         if isinstance(sl, ast.Tuple) and len(sl.elts) == 2:
             spec_node = sl.elts[1]
+            array_type = _name_of(sl.elts[0]) or "Tensor"
         elif isinstance(sl, ast.Constant):
             spec_node = sl  # the single-string alias style: Float["b n d"]
         if not (isinstance(spec_node, ast.Constant) and isinstance(spec_node.value, str)):
             return None
-        t = annotation_to_tensor(base_name, spec_node.value)
+        # Each `...` (and `*_`) is its own variadic in jaxtyping: a prefix per
+        # annotation keeps two of them from binding to each other.
+        self._anon += 1
+        t = tensor_from_annotation(
+            base_name, array_type, spec_node.value, prefix=f"_e{self._anon}_"
+        )
+        if not isinstance(t, TensorV):
+            return None
         default = self.analyzer.options.get("dtype")
         if t is not None and t.dtype is None and default:
             t = TensorV(t.shape, default)  # --dtype: for dtype classes that admit several
         return t
+
+    def _union(self, members: list[ast.expr]) -> TensorV | None:
+        members = [m for m in members if not _is_none(m)]
+        tensors = [self._tensor(m) for m in members]
+        if not tensors or any(t is None for t in tensors):
+            return None
+        if len(tensors) == 1:
+            return tensors[0]
+        dtypes = {t.dtype for t in tensors}  # type: ignore[union-attr]
+        return TensorV(None, dtypes.pop() if len(dtypes) == 1 else None)
 
     def _dtype_class(self, node: ast.expr) -> str | None:
         q = self.analyzer.imports.resolve(node)
@@ -128,12 +163,20 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     return None
 
 
-def bind_shape(declared: TensorV, actual: TensorV, binding: dict[str, Expr]) -> str | None:
+def bind_shape(
+    declared: TensorV,
+    actual: TensorV,
+    binding: dict[str, Expr],
+    var_binding: dict[str, tuple] | None = None,
+) -> str | None:
     """Check actual against declared, binding declared dimension names to the
-    actual sizes (jaxtyping: within one call, a name has one size)."""
+    actual sizes (jaxtyping: within one call, a name has one size). A variadic
+    part (`*batch`, `...`) binds to the dims it covers: in var_binding as the
+    tuple of dims, in binding as their product (its element count)."""
     pairs = _aligned(declared, actual)
     if isinstance(pairs, str):
         return pairs
+    _bind_variadic(declared, actual, binding, var_binding)
     for d, a in pairs:
         if not isinstance(d, Expr) or not isinstance(a, Expr):
             continue
@@ -152,45 +195,25 @@ def bind_shape(declared: TensorV, actual: TensorV, binding: dict[str, Expr]) -> 
     return None
 
 
-# Provisional reader until the full jaxtyping grammar lands (notation/dimspec.py).
-_DTYPES = {
-    "Float": None,
-    "Shaped": None,
-    "Int": None,
-    "Integer": None,
-    "Num": None,
-    "Real": None,
-    "Inexact": None,
-    "Bool": "bool",
-    "Float32": "float32",
-    "Float16": "float16",
-    "BFloat16": "bfloat16",
-    "Float64": "float64",
-    "Int64": "int64",
-    "Int32": "int32",
-    "Int16": "int16",
-    "Int8": "int8",
-    "UInt8": "uint8",
-}
-
-
-def is_dtype_class(name: str) -> bool:
-    return name in _DTYPES
-
-
-def annotation_to_tensor(dtype_class: str, spec: str) -> TensorV | None:
-    dims = []
-    for i, tok in enumerate(spec.split()):
-        if tok in ("...", "*_"):
-            dims.append(Var(f"_ellipsis{i}"))
-        elif tok.startswith("*"):
-            dims.append(Var(tok[1:]))
-        elif tok.isdigit():
-            dims.append(Expr.const(int(tok)))
-        elif tok.startswith("_"):
-            dims.append(None)
-        elif tok.lstrip("#?").isidentifier():
-            dims.append(Expr.name(tok.lstrip("#?")))
-        else:
-            dims.append(None)
-    return TensorV(tuple(dims), _DTYPES.get(dtype_class))
+def _bind_variadic(declared: TensorV, actual: TensorV, binding, var_binding) -> None:
+    ds, as_ = declared.shape, actual.shape
+    if ds is None or as_ is None:
+        return
+    d_var = [i for i, d in enumerate(ds) if isinstance(d, Var)]
+    if len(d_var) != 1:
+        return
+    i = d_var[0]
+    post = len(ds) - 1 - i
+    a_var = [j for j, d in enumerate(as_) if isinstance(d, Var)]
+    if a_var and (len(a_var) != 1 or a_var[0] != i or len(as_) - 1 - a_var[0] != post):
+        return
+    if not a_var and len(as_) < len(ds) - 1:
+        return
+    covered = tuple(as_[i : len(as_) - post])
+    name = ds[i].name  # type: ignore[union-attr]
+    if var_binding is not None:
+        var_binding.setdefault(name, covered)
+    if all(isinstance(d, (Expr, Var)) for d in covered):
+        binding.setdefault(
+            name, product(Expr.name(d.name) if isinstance(d, Var) else d for d in covered)
+        )

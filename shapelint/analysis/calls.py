@@ -80,7 +80,8 @@ def call(qual: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value],
         operands = args[1:]
         if len(operands) == 1 and isinstance(operands[0], TupleV):
             operands = list(operands[0].items)  # torch.einsum("ij,jk", [a, b])
-        res = einops_ops.einops_call("torch.einsum", pat.value, operands, None)
+        flavor = "torch.einsum" if qual.startswith("torch.") else "numpy.einsum"
+        res = einops_ops.einops_call(flavor, pat.value, operands, None)
         return node.args[0], res, pat.value
     if qual in EINOPS_LAYERS:
         return _einops_layer(qual, node, args, kwargs, open_kwargs)
@@ -92,11 +93,11 @@ def _einops_function(op, node, args, kwargs, open_kwargs):
     if op == "einsum":
         if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
             return None, None, None
-        pnode, pat = node.args[-1], args[-1]
-        tensors = args[:-1]
-        if not (isinstance(pat, StrV) and pat.value is not None):
-            return None, None, None
-        return pnode, einops_ops.einops_call(op, pat.value, tensors, None), pat.value
+        if isinstance(args[-1], StrV):
+            pnode, pattern, tensors = node.args[-1], args[-1].value, args[:-1]
+        else:  # the pattern is not last: einops rejects a string anywhere else
+            pnode, pattern, tensors = None, None, args
+        return pnode, einops_ops.einops_call(op, pattern, tensors, None), pattern
     index = {"pack": 1, "unpack": 2}.get(op, 1)
     pnode, pat = _pattern_arg(node, args, kwargs, index, "pattern")
     if not (isinstance(pat, StrV) and pat.value is not None):
@@ -121,38 +122,26 @@ def _einops_layer(qual, node, args, kwargs, open_kwargs):
     kind = qual.rsplit(".", 1)[1]
     pnode, pat = _pattern_arg(node, args, kwargs, 0, "pattern")
     if not (isinstance(pat, StrV) and pat.value is not None):
-        return None, OpResult(ObjectV(f"einops.layers.{kind}")), None
-    reserved = {"pattern", "reduction", "weight_shape", "bias_shape"}
-    lengths = None if open_kwargs else {k: v for k, v in kwargs.items() if k not in reserved}
+        return None, None, None
+    lengths = None if open_kwargs else {k: v for k, v in kwargs.items() if k != "pattern"}
     reduction = None
     extra: dict[str, Value] = {}
-    if kind == "Reduce":
-        reduction = args[1] if len(args) > 1 else kwargs.get("reduction", UNKNOWN)
+    if kind == "Reduce" and len(args) > 1:
+        reduction = args[1]
     elif kind == "EinMix":
-        extra["weight_shape"] = args[1] if len(args) > 1 else kwargs.get("weight_shape", UNKNOWN)
-        extra["bias_shape"] = args[2] if len(args) > 2 else kwargs.get("bias_shape", UNKNOWN)
+        if len(args) > 1:
+            extra["weight_shape"] = args[1]
+        if len(args) > 2:
+            extra["bias_shape"] = args[2]
     res = einops_ops.einops_call(f"layer:{kind}", pat.value, [], lengths, reduction, **extra)
-    attrs: list[tuple[str, Value]] = [("pattern", pat), ("reduction", reduction or UNKNOWN)]
-    attrs += [(f"axis:{k}", v) for k, v in (lengths or {}).items()]
-    attrs.append(("open_kwargs", IntV(Expr.const(int(lengths is None)))))
-    res.value = ObjectV(f"einops.layers.{kind}", tuple(attrs))
     return pnode, res, pat.value
 
 
 def stub(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResult | None:
-    if name.startswith("einops.layers.") and name.endswith(".__call__") and args:
-        layer = args[0]
-        if not isinstance(layer, ObjectV) or len(args) < 2:
+    if name.startswith("einops.layers.") and name.endswith(".__call__"):
+        if len(args) < 2:
             return None
-        pat = layer.attr("pattern")
-        if not (isinstance(pat, StrV) and pat.value is not None):
-            return None
-        kind = layer.kind.rsplit(".", 1)[1]
-        open_kw = layer.attr("open_kwargs")
-        lengths = None
-        if not (isinstance(open_kw, IntV) and open_kw.value == 1):
-            lengths = {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
-        return einops_ops.layer_call(kind, pat.value, lengths, layer.attr("reduction"), args[1])
+        return einops_ops.apply_layer(args[0], args[1])
     return stub_ops.stub_call(name, args, kwargs)
 
 

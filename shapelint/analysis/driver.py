@@ -232,10 +232,25 @@ def analyze_bytes(path: str, data: bytes, options: dict | None = None) -> FileRe
         return res
 
 
+_CONFIGURED_STUBS: tuple[str, ...] = ()
+
+
+def configure_stubs(paths) -> list:
+    """Load the built-in stubs plus the project's own; returns their errors."""
+    global _CONFIGURED_STUBS
+    from shapelint.ops import stub_ops
+
+    _CONFIGURED_STUBS = tuple(paths)
+    return stub_ops.configure(_CONFIGURED_STUBS).errors
+
+
 def analyze_text(path: str, text: str, options: dict | None = None) -> FileResult:
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
     res = FileResult(path)
+    stubs = tuple((options or {}).get("stubs") or ())
+    if stubs != _CONFIGURED_STUBS:
+        configure_stubs(stubs)
     src = SourceFile(path, text)
     try:
         tree = ast.parse(text, filename=path)
@@ -303,6 +318,7 @@ def _function_json(path: str, f) -> dict:
         "bytes": _py(f.bytes),
         "complete": f.complete,
         "calls": f.calls,
+        "defaults": f.defaults,
     }
 
 

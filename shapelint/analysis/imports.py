@@ -24,10 +24,8 @@ _CANONICAL_PREFIXES = (
     ("cupy.", "numpy."),
 )
 
-# Top-level packages whose imports we track; everything else stays unresolved.
-TRACKED_ROOTS = frozenset(
-    {"einops", "torch", "numpy", "jax", "jaxtyping", "cupy", "math", "operator", "typing"}
-)
+# Every absolute import is tracked: the stubs (built-in or a project's own, such
+# as `mylib.mix`) decide which qualified names mean something.
 
 
 # What `from X import *` brings in, for the modules whose calls we check.
@@ -63,9 +61,6 @@ class ImportMap:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     root = alias.name.split(".")[0]
-                    if root not in TRACKED_ROOTS:
-                        im.names.pop(alias.asname or root, None)
-                        continue
                     if alias.asname:
                         im.names[alias.asname] = alias.name
                     else:
@@ -75,17 +70,13 @@ class ImportMap:
                     for alias in stmt.names:
                         im.names.pop(alias.asname or alias.name, None)
                     continue
-                root = stmt.module.split(".")[0]
                 for alias in stmt.names:
-                    local = alias.asname or alias.name
-                    if root in TRACKED_ROOTS and alias.name != "*":
-                        im.names[local] = f"{stmt.module}.{alias.name}"
-                    elif root in TRACKED_ROOTS and alias.name == "*":
+                    if alias.name != "*":
+                        im.names[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                    else:
                         im.star_modules.append(stmt.module)
                         for name in _STAR_EXPORTS.get(stmt.module, ()):
                             im.names[name] = f"{stmt.module}.{name}"
-                    else:
-                        im.names.pop(local, None)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 im.names.pop(stmt.name, None)
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -148,11 +139,9 @@ def local_import_names(func: ast.AST) -> dict[str, str]:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
-                if root in TRACKED_ROOTS:
-                    out[alias.asname or root] = alias.name if alias.asname else root
+                out[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            if node.module.split(".")[0] in TRACKED_ROOTS:
-                for alias in node.names:
-                    if alias.name != "*":
-                        out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     return out

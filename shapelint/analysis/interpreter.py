@@ -37,7 +37,8 @@ from shapelint.ops.values import (
     dim_py,
 )
 
-MAX_EXPR_DEPTH = 150  # deeper expressions evaluate to UNKNOWN instead of recursing on
+MAX_EXPR_DEPTH = 150
+_MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
 
 
 @dataclass
@@ -74,6 +75,9 @@ class FunctionSummary:
     bytes: Expr | None
     complete: bool  # every call's cost known
     calls: int
+    # int parameters with a literal default: the formula keeps the name, and a
+    # value is computed with the default unless the caller (or --dim) binds it.
+    defaults: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +114,7 @@ class _Frame:
         self.records: dict[tuple[int, int, str], CallRecord] = {}
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
+        self.defaults: dict[str, int] = {}
 
 
 class ModuleAnalyzer:
@@ -174,29 +179,34 @@ class ModuleAnalyzer:
         where = issue.where
         target: object = call
         if where and where[0] == "pattern" and pattern_node is not None:
-            pos = None
-            if isinstance(pattern_node, ast.Constant) and isinstance(pattern_node.value, str):
-                pos = self.src.string_positions(pattern_node)
-            if pos:
-                s = max(0, min(where[1], len(pos) - 1))
-                e = max(s, min(where[2], len(pos) - 1))
-                (l1, c1), (l2, c2) = pos[s], pos[e]
-                if (l2, c2) <= (l1, c1):
-                    c2 = c1 + 1
-                    l2 = l1
-                target = (l1, c1, l2, c2)
-            else:
-                target = pattern_node
+            target = self._string_span(pattern_node, where[1], where[2])
         elif where and where[0] == "kwarg":
             for kw in call.keywords:
                 if kw.arg == where[1]:
                     target = kw
+                    if len(where) == 4:  # offsets into the string passed as this keyword
+                        target = self._string_span(kw.value, where[2], where[3])
                     break
         elif where and where[0] == "arg":
             i = where[1]
             if 0 <= i < len(call.args):
                 target = call.args[i]
         self.report(target, issue.code, issue.message)
+
+    def _string_span(self, node: ast.expr, start: int, end: int):
+        """Where characters start..end of a string literal stand in the source;
+        the whole node when it is not a literal we can map."""
+        pos = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            pos = self.src.string_positions(node)
+        if not pos:
+            return node
+        s = max(0, min(start, len(pos) - 1))
+        e = max(s, min(end, len(pos) - 1))
+        (l1, c1), (l2, c2) = pos[s], pos[e]
+        if (l2, c2) <= (l1, c1):
+            l2, c2 = l1, c1 + 1
+        return (l1, c1, l2, c2)
 
     # ------------------------------------------------------------------ functions
     def summary(self, qualname: str) -> FunctionSummary | None:
@@ -264,6 +274,7 @@ class ModuleAnalyzer:
             bytes=byts,
             complete=complete,
             calls=len(frame.records),
+            defaults=dict(frame.defaults),
         )
 
     def _bind_params(
@@ -281,16 +292,22 @@ class ModuleAnalyzer:
                 frame.env[a.arg] = self_value
                 continue
             value: Value = UNKNOWN
+            dv = self.eval(default, frame) if default is not None else None
             if a.annotation is not None:
                 t = self.annotations.tensor(a.annotation, frame)
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
                     value = IntV(Expr.name(a.arg))
-            if value is UNKNOWN and default is not None:
-                dv = self.eval(default, frame)
-                if isinstance(dv, (IntV, FloatV, StrV, BoolV, NoneV)):
-                    value = dv
+                    if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
+                        frame.defaults[a.arg] = dv.value.value
+            if value is UNKNOWN and dv is not None:
+                # A default is one value a caller may override: an int one stays a
+                # symbol with the default on record (`n_heads=8`); any other default
+                # (None, a float, a string) says nothing certain about the argument.
+                if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
+                    value = IntV(Expr.name(a.arg))
+                    frame.defaults[a.arg] = dv.value.value
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -467,6 +484,11 @@ class ModuleAnalyzer:
                         self._assign(e.value, TupleV(tuple(rest)), frame, None)  # type: ignore[attr-defined]
                     else:
                         self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
+            elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
+                # `q, k, v = t`: iterating a tensor walks its first dimension.
+                row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
+                for e in elts:
+                    self._assign(e, row, frame, None)
             else:
                 for e in elts:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
@@ -835,12 +857,13 @@ class ModuleAnalyzer:
             init_binding = _instance_binding(recv, self.class_attrs(fd.cls))
             binding.update(init_binding)
         bound = _bind_call(params, args, kwargs)
+        var_binding: dict[str, tuple] = {}
         for pname, pval in summ.params:
             if pname not in bound:
                 continue
             arg = bound[pname]
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
-                problem = ann.bind_shape(pval, arg, binding)
+                problem = ann.bind_shape(pval, arg, binding, var_binding)
                 if problem:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
@@ -853,8 +876,15 @@ class ModuleAnalyzer:
                 pn = pval.value.as_name()
                 if pn is not None and arg.value is not None:
                     binding.setdefault(pn, arg.value)
+        for pname, dflt in summ.defaults.items():
+            if pname not in bound:
+                binding.setdefault(pname, Expr.const(dflt))
         result = summ.return_annotation if summ.return_annotation is not None else summ.returns
-        value = _subst_value(result, binding) if binding else result
+        if _has_anonymous_var(summ.return_annotation) and isinstance(summ.returns, TensorV):
+            # A returned `...` is its own variadic in jaxtyping: what the body
+            # computes says which dims it stands for.
+            result = summ.returns
+        value = _subst_value(result, binding, var_binding) if binding or var_binding else result
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
         cost = Cost(
@@ -873,6 +903,19 @@ class ModuleAnalyzer:
         if res is None:
             return UNKNOWN
         for issue in res.issues:
+            if pattern is not None and pattern not in issue.message:
+                # Every message quotes the pattern it is about, einops-style.
+                short = (
+                    qual
+                    if qual.endswith("einsum") and not qual.startswith("einops.")
+                    else qual.rsplit(".", 1)[1]
+                )
+                issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
+            if pattern is not None and len(pattern) > _MAX_QUOTED:
+                # A huge pattern is quoted by its ends; the column still points into it.
+                cut = _MAX_QUOTED // 2
+                brief = f"{pattern[:cut]} … {pattern[-cut:]}"
+                issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
             self._record(
@@ -923,13 +966,19 @@ class ModuleAnalyzer:
     ) -> None:
         line, col = self.src.node_start(node)
         out = value if isinstance(value, TensorV) else None
+        if op == "einops.pack" and isinstance(value, TupleV) and value.items:
+            out = value.items[0] if isinstance(value.items[0], TensorV) else None  # (packed, ps)
+        # A list of tensors (pack's, or einops' stacking) lists each one as an input.
+        flat: list = []
+        for t in inputs:
+            flat.extend(t.items if isinstance(t, TupleV) else [t])
         rec = CallRecord(
             line=line,
             column=col,
             function=frame.name,
             op=op,
             pattern=pattern,
-            inputs=[_shape_py(t) for t in inputs],
+            inputs=[_shape_py(t) for t in flat],
             output=_shape_py(out) if out is not None else None,
             cost=cost,
         )
@@ -973,6 +1022,21 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _has_anonymous_var(t: TensorV | None) -> bool:
+    return (
+        t is not None
+        and t.shape is not None
+        and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
+    )
+
+
+def _unpackable(t: TensorV, n: int) -> bool:
+    if t.shape is None or not t.shape or isinstance(t.shape[0], Var):
+        return False
+    first = t.shape[0]
+    return first is None or first.value is None or first.value == n
 
 
 def _shape_source(node: ast.expr | None) -> ast.expr | None:
@@ -1112,25 +1176,35 @@ def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
     return e.substitute(binding)
 
 
-def _subst_value(v: Value, binding: dict[str, Value] | dict[str, Expr]) -> Value:
+def _subst_value(
+    v: Value,
+    binding: dict[str, Value] | dict[str, Expr],
+    var_binding: dict[str, tuple] | None = None,
+) -> Value:
     exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
     exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
     # Nothing to substitute (an argument of unknown size binds nothing): v as is,
     # rather than a rebuilt copy of every nested attribute (a tenth of a run).
-    return _subst(v, exprs) if exprs else v
+    return _subst(v, exprs, var_binding or {}) if exprs or var_binding else v
 
 
-def _subst(v: Value, exprs: dict[str, Expr]) -> Value:
+def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Value:
     if isinstance(v, TensorV) and v.shape is not None:
-        return TensorV(
-            tuple(d.substitute(exprs) if isinstance(d, Expr) else d for d in v.shape), v.dtype
-        )
+        dims: list = []
+        for d in v.shape:
+            if isinstance(d, Var) and d.name in var_binding:
+                dims.extend(var_binding[d.name])
+            elif isinstance(d, Expr):
+                dims.append(d.substitute(exprs))
+            else:
+                dims.append(d)
+        return TensorV(tuple(dims), v.dtype)
     if isinstance(v, IntV) and v.value is not None:
         return IntV(v.value.substitute(exprs))
     if isinstance(v, TupleV):
-        return TupleV(tuple(_subst(i, exprs) for i in v.items))
+        return TupleV(tuple(_subst(i, exprs, var_binding) for i in v.items))
     if isinstance(v, ObjectV):
-        return ObjectV(v.kind, tuple((k, _subst(x, exprs)) for k, x in v.attrs))
+        return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
     return v
 
 

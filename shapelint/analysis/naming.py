@@ -1,23 +1,675 @@
-"""SHP4xx: positional reshuffles that should be named (being written; issue 5).
+"""SHP4xx: positional reshuffles that should be named, and their einops rewrites.
 
 The interpreter calls these hooks with the abstract values it inferred, so the
-rules can tell tensors from lists, PIL images and DataFrames."""
+rules can tell tensors from lists, PIL images and DataFrames. Hooks fire inner
+expression first; a chain of steps (``k.view(...).transpose(1, 2)``) is judged
+once, at its outermost step, and a transpose that is an operand of a matmul is
+judged together with the matmul. Every finding keeps the rewrite it suggests, so
+``shapelint check --fix`` (shapelint/fixes.py) applies exactly what the message
+shows.
+
+Around it: reshuffle_chain (reading chains out of the tree), notation/reshuffle
+(the axis model that turns a chain into one pattern), axis_names (what the axes
+are called), shape_guess (inputs of unknown shape), letter_einsum, rewrite (the
+finding and its message), statements (parent lookup).
+"""
 
 from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from shapelint.analysis.axis_names import NamePolicy
+from shapelint.analysis.letter_einsum import align_letters, parse_letters
+from shapelint.analysis.reshuffle_chain import (
+    CHAIN_FUNCS,
+    CHAIN_METHODS,
+    TRANSPOSE_LIKE,
+    Chain,
+    ChainReader,
+    RawStep,
+    is_pure,
+)
+from shapelint.analysis.rewrite import Finding, Rewrite, message, quote, short, steps_text
+from shapelint.analysis.shape_guess import (
+    declared_hint,
+    merge_split_pairs,
+    size_text,
+    templates,
+    unpacked_names,
+)
+from shapelint.analysis.statements import innermost_statement, walk_own
+from shapelint.notation import reshuffle as rs
+from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value, Var
+
+EINSUM_FUNCS = {"torch.einsum", "numpy.einsum"}
+MATMUL_FUNCS = {"torch.matmul": "matmul", "torch.bmm": "bmm"}
+MATMUL_METHODS = {"matmul", "bmm"}
+# Builtins whose results are never tensors (``list(zip(*rows))`` is Python's transpose).
+_NON_TENSOR_CALLS = {
+    "zip",
+    "list",
+    "tuple",
+    "sorted",
+    "range",
+    "map",
+    "dict",
+    "set",
+    "str",
+    "enumerate",
+    "reversed",
+}
+_NUMPY_ROOTS = ("numpy", "jax", "cupy")
+
+
+@dataclass
+class _Operand:
+    node: ast.expr  # the operand expression
+    base: ast.expr  # what it transposes (itself when it is not a chain)
+    value: Value
+    layout: Layout
+    exact: bool
+    top: ast.expr | None  # the chain's outermost step, if it has steps
 
 
 class NamingChecker:
     def __init__(self, analyzer):
         self.analyzer = analyzer
+        self.policy = NamePolicy(analyzer.options.get("naming"))
+        self.values: dict[ast.AST, Value] = {}
+        self.reader = ChainReader(analyzer, self.values)
+        self.findings: list[Finding] = []
+        self._parents: dict[ast.AST, ast.AST] = {}
+        self._handled: set[ast.AST] = set()
+        self._reported: set[tuple] = set()
+        self._splits: dict[int, tuple[object, dict]] = {}  # frame id -> (frame, {Expr: parts})
+        self._torch: bool | None = None
+        self._numpy: bool | None = None
 
+    # ------------------------------------------------------------------ hooks
     def method_call(self, node, recv, method, args, kwargs, frame) -> None:
         """`recv.method(*args, **kwargs)`; recv is the receiver's abstract value."""
+        self.values[node.func.value] = recv
+        if method in CHAIN_METHODS:
+            self._remember_args(node.args, args)
+            self._maybe_chain_top(node, frame)
 
     def attribute(self, node, recv, frame) -> None:
         """`recv.attr` read (e.g. `.T`, `.mT`)."""
+        self.values[node.value] = recv
+        if node.attr in ("T", "mT"):
+            self._maybe_chain_top(node, frame)
 
     def matmul(self, node, left, right, frame) -> None:
-        """`left @ right`."""
+        """`left @ right`. A transposed operand is judged with its matmul when the
+        operand's own chain ends (that hook fires first, and fires even where
+        neither operand is known to be a tensor), so here we only remember."""
+        self.values[node.left] = left
+        self.values[node.right] = right
 
     def qualified_call(self, node, qual, args, kwargs, frame) -> None:
         """A call resolved through imports, e.g. torch.einsum / torch.matmul."""
+        if qual in EINSUM_FUNCS:
+            self._letter_einsum(node, qual, args, frame)
+        elif qual in CHAIN_FUNCS or qual in MATMUL_FUNCS:
+            self._remember_args(node.args, args)
+            if qual in CHAIN_FUNCS:
+                self._maybe_chain_top(node, frame)
+
+    # ------------------------------------------------------------------ plumbing
+    def _remember_args(self, nodes: list[ast.expr], values: list[Value]) -> None:
+        if len(nodes) == len(values) and not any(isinstance(a, ast.Starred) for a in nodes):
+            for n, v in zip(nodes, values, strict=True):
+                self.values[n] = v
+
+    def _parent(self, node: ast.AST) -> ast.AST | None:
+        """node's parent, found within the innermost statement around it (a map of
+        the whole module costs more than the rest of the analysis of a big file)."""
+        if node not in self._parents:
+            stmt = innermost_statement(self.analyzer.tree.body, node)
+            if stmt is None:
+                return None
+            for p in walk_own(stmt):
+                for c in ast.iter_child_nodes(p):
+                    self._parents[c] = p
+        return self._parents.get(node)
+
+    def _is_top(self, node: ast.expr, frame) -> bool:
+        """No enclosing step continues the chain this node ends."""
+        p = self._parent(node)
+        if p is None:
+            return True
+        if isinstance(p, ast.Attribute) and p.value is node:
+            gp = self._parent(p)
+            if isinstance(gp, ast.Call) and gp.func is p:
+                raw = self.reader.raw_step(gp, frame)
+                return raw is None or not self.reader.parse(raw, frame)
+            raw = self.reader.raw_step(p, frame)
+            return raw is None
+        if isinstance(p, ast.Call) and p.args and p.args[0] is node:
+            raw = self.reader.raw_step(p, frame)
+            return raw is None or raw.recv is not node or not self.reader.parse(raw, frame)
+        return True
+
+    def _torch_file(self, frame) -> bool:
+        if self._torch is None:
+            quals = list(self.analyzer.imports.names.values())
+            self._torch = any(q == "torch" or q.startswith("torch.") for q in quals) or any(
+                m.split(".")[0] == "torch" for m in self.analyzer.imports.star_modules
+            )
+            self._numpy = any(q.split(".")[0] in _NUMPY_ROOTS for q in quals)
+        local = frame.local_imports.values()
+        return self._torch or any(q.split(".")[0] == "torch" for q in local)
+
+    def _numpy_file(self, frame) -> bool:
+        self._torch_file(frame)
+        return bool(self._numpy) or any(
+            q.split(".")[0] in _NUMPY_ROOTS for q in frame.local_imports.values()
+        )
+
+    # ------------------------------------------------------------------ evidence
+    def _is_tensor(self, chain: Chain, base_value: Value, frame) -> bool:
+        """Is the chain's base a tensor? Known: yes. Known to be something else: no.
+        Unknown: only when a step is one torch alone spells that way, in a file
+        that imports torch (numpy arrays and DataFrames have `.T`; PIL images a
+        one-argument `.transpose`)."""
+        if isinstance(base_value, TensorV):
+            return True
+        if base_value is not UNKNOWN or not self._torch_file(frame):
+            return False
+        if _obviously_not_tensor(chain.base, self.reader, frame):
+            return False
+        return any(self._step_is_evidence(s, frame) for s in chain.steps)
+
+    def _step_is_evidence(self, s: RawStep, frame) -> bool:
+        literal = all(_int_literal(a) for a in s.args) and not s.keywords
+        if s.kind in ("transpose", "swapaxes", "swapdims"):
+            return literal and len(s.args) == 2
+        if s.kind == "permute":
+            items = (
+                s.args[0].elts
+                if len(s.args) == 1 and isinstance(s.args[0], (ast.Tuple, ast.List))
+                else s.args
+            )
+            return len(items) >= 2 and all(_int_literal(a) for a in items)
+        if s.kind in ("movedim", "moveaxis", "contiguous", "unflatten"):
+            return True
+        if s.kind == "flatten":
+            return bool(s.args) and literal
+        if s.kind == "view":
+            return len(s.args) >= 2
+        if s.kind == "mT":
+            return not self._numpy_file(frame)
+        return False
+
+    # ------------------------------------------------------------------ chains
+    def _maybe_chain_top(self, node: ast.expr, frame) -> None:
+        if node in self._handled or not self._is_top(node, frame):
+            return
+        chain = self.reader.read(node, frame)
+        if chain is None or not any(s.reorders for s in chain.steps):
+            return
+        base_value = self.reader.value(chain.base, frame)
+        if not self._is_tensor(chain, base_value, frame):
+            return
+        site = self._matmul_site(node, frame)
+        if site is not None and self._matmul(site, frame):
+            return
+        for code, fnode, rw, what in self._chain_rewrites(chain, base_value, frame):
+            self._emit(code, fnode, rw, what)
+
+    def _chain_rewrites(self, chain: Chain, base_value: Value, frame):
+        steps = chain.steps
+        end = len(steps)
+        while end and steps[end - 1].kind == "contiguous":
+            end -= 1  # a trailing .contiguous() stays, around the rewrite
+        start = 0
+        while start < end and steps[start].kind == "contiguous":
+            start += 1  # a leading one belongs to the input
+        core = steps[start:end]
+        if not any(s.reorders for s in core):
+            return []
+        base = core[0].recv
+        whole = self._rewrite_steps(core, base, base_value, start > 0, frame, allow_guess=True)
+        if whole is not None:
+            return [whole] if whole is not _IDENTITY else []
+        return self._segments(core, base, base_value, frame)
+
+    def _segments(self, core: list[RawStep], base: ast.expr, base_value: Value, frame):
+        """Each run of reorders on its own, when the whole chain has no one rewrite."""
+        out = []
+        i = 0
+        while i < len(core):
+            if not core[i].reorders:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(core) and (core[j + 1].reorders or core[j + 1].kind == "contiguous"):
+                j += 1
+            while core[j].kind == "contiguous":
+                j -= 1
+            run = core[i : j + 1]
+            prev = next((s for s in reversed(core[:i]) if s.kind != "contiguous"), None)
+            if prev is None:
+                res = self._rewrite_steps(run, base, base_value, False, frame, allow_guess=False)
+            elif prev.kind in ("view", "reshape") and not any(a.infer for a in prev.sizes):
+                layout = Layout([[Elem(a.size, a.hint, a.src)] for a in prev.sizes])
+                proven = isinstance(base_value, TensorV)
+                res = self._finish(run, prev.node, layout, frame, exact=proven, safe=True)
+            else:
+                res = None  # after a flatten of unknown rank: where its axes went is unknown
+            if res is not None and res is not _IDENTITY:
+                out.append(res)
+            i = j + 1
+        return out
+
+    def _rewrite_steps(self, core, base, base_value, contiguous_input, frame, allow_guess):
+        model = [s.step for s in core if s.step is not None]
+        shape = base_value.shape if isinstance(base_value, TensorV) else None
+        safe = _views_safe(core, contiguous_input)
+        if shape is not None and not any(isinstance(d, Var) for d in shape):
+            layout = Layout.of_dims(
+                [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
+            )
+            res = self._finish(core, base, layout, frame, exact=True, safe=safe)
+            if res is not None or not allow_guess:
+                return res
+        elif shape is None and model[0].op == "permute":
+            # A permute names every axis: its arity is the rank.
+            layout = Layout.of_dims([(None, None)] * len(model[0].args[0]))
+            proven = isinstance(base_value, TensorV)
+            res = self._finish(core, base, layout, frame, exact=proven, safe=safe)
+            if res is not None or not allow_guess:
+                return res
+        if not any(m.op in ("reshape", "unflatten") for m in model):
+            # A declared variadic shape ("*batch n d") proves the named ends.
+            declared = shape is not None
+            for layout in templates(shape, model):
+                initial = [list(g) for g in layout.base]
+                res = self._finish(
+                    core, base, layout, frame, exact=declared, safe=safe, verify=initial
+                )
+                if res is not None:
+                    return res
+            return None
+        if not allow_guess:
+            return None
+        guess = self._guess_input(core, model, frame)
+        if guess is None:
+            return None
+        if (
+            shape is not None
+            and len(shape) != len(guess)
+            and not any(isinstance(d, Var) for d in shape)
+        ):
+            return None
+        layout = Layout.of_dims(guess)
+        assumption = "[" + ", ".join(size_text(s) for s, _ in guess) + "]"
+        return self._finish(
+            core, base, layout, frame, exact=False, safe=safe, assumption=assumption
+        )
+
+    def _finish(self, core, base, layout: Layout, frame, exact, safe, verify=None, assumption=None):
+        model = [s.step for s in core if s.step is not None]
+        try:
+            rs.run(layout, model)
+        except Unmodelled:
+            return None
+        if verify is not None and not rs.verify_template(verify, model, layout):
+            return None
+        if rs.moves_nothing(layout):
+            return _IDENTITY
+        elems = [e for e in layout.elems() if not e.ellipsis and not e.unit]
+        avoid = _names_in(base)
+        names = dict(
+            zip(elems, self.policy.assign([e.hint for e in elems], avoid=avoid), strict=True)
+        )
+        needed = rs.lengths_needed(layout)
+        if needed is None:
+            return None
+        lengths = [(names[e], e.src) for e in needed if e.src is not None]
+        pure = all(is_pure(a) for s in core for a in s.args)
+        rw = Rewrite(
+            "rearrange",
+            [self._operand_text(base)],
+            rs.pattern(layout, names),
+            lengths,
+            exact=exact and pure,
+            safe=safe,
+            assumption=assumption,
+        )
+        regroups = any(m.regroups for m in model)
+        if regroups:
+            code = "SHP403"
+        elif all(s.kind in TRANSPOSE_LIKE for s in core if s.step is not None):
+            code = "SHP401"
+        else:
+            code = "SHP402"
+        if regroups and assumption is not None:
+            self._remember_splits(layout, frame)
+        return code, core[-1].node, rw, steps_text(core, self.analyzer.src)
+
+    # ------------------------------------------------------------------ guessing
+    def _guess_input(self, core: list[RawStep], model: list[Step], frame):
+        """An input shape for a chain on a tensor of unknown shape, read off its
+        reshapes: ``view(B, T, nh, C // nh)`` splits a [B, T, C]; a final
+        ``view(B, T, C)`` merges what an earlier split in the function made of C,
+        or the factors of a product such as ``H * W``."""
+        first = next(s for s in core if s.step is not None)
+        if first.kind in ("view", "reshape"):
+            return merge_split_pairs(first.sizes, self.policy)
+        last = next(s for s in reversed(core) if s.step is not None)
+        if last.kind not in ("view", "reshape") or any(a.infer for a in last.sizes):
+            return None
+        middle = [m for m in model[:-1]]
+        if not all(m.reorders for m in middle):
+            return None
+        memo = self._splits.get(id(frame), (None, {}))[1]
+        # A product's factors are axes only if they were read off this tensor
+        # (`b, h, t, d = y.shape`): `dim * heads` says nothing about axis order.
+        own = unpacked_names(frame, core[0].recv)
+        parts: list[tuple] = []
+        expanded = False
+        for a in last.sizes:
+            if a.expr is not None and a.expr.value == 1:
+                continue  # a new length-1 axis, not one of the input's
+            got = memo.get(a.expr) if a.expr is not None else None
+            if got is None and a.factors and all(h in own for _, h in a.factors):
+                got = a.factors
+            if got:
+                parts.extend(got)
+                expanded = True
+            else:
+                parts.append((a.size, a.hint))
+        if not expanded:
+            return None
+        probe = Layout.of_dims([(None, str(k)) for k in range(len(parts))])
+        try:
+            rs.run(probe, middle)
+        except Unmodelled:
+            return None
+        # out[k] holds input axis int(hint): so input axis int(hint) has size parts[k].
+        guess: list = [None] * len(parts)
+        for k, g in enumerate(probe.out):
+            guess[int(g[0].hint)] = parts[k]  # type: ignore[arg-type]
+        return guess
+
+    def _remember_splits(self, layout: Layout, frame) -> None:
+        memo = self._splits.setdefault(id(frame), (frame, {}))[1]
+        for g in layout.base:
+            members = [e for e in g if not e.unit]
+            if len(members) > 1:
+                whole = rs.frac_expr(rs.frac_prod([e.size for e in members]))
+                if whole is not None:
+                    memo[whole] = [(e.size, e.hint) for e in members]
+
+    # ------------------------------------------------------------------ matmul
+    def _matmul_site(self, top: ast.expr, frame):
+        p = self._parent(top)
+        if isinstance(p, ast.BinOp) and isinstance(p.op, ast.MatMult):
+            return p, p.left, p.right, "matmul"
+        if isinstance(p, ast.Call) and not p.keywords and len(p.args) == 2 and top in p.args:
+            q = self.reader.qual(p.func, frame)
+            if q in MATMUL_FUNCS:
+                return p, p.args[0], p.args[1], MATMUL_FUNCS[q]
+        if (
+            isinstance(p, ast.Call)
+            and p.args == [top]
+            and not p.keywords
+            and isinstance(p.func, ast.Attribute)
+        ):
+            if p.func.attr in MATMUL_METHODS and self.reader.qual(p.func, frame) is None:
+                return p, p.func.value, top, p.func.attr
+        if isinstance(p, ast.Attribute) and p.value is top and p.attr in MATMUL_METHODS:
+            gp = self._parent(p)
+            if isinstance(gp, ast.Call) and gp.func is p and len(gp.args) == 1 and not gp.keywords:
+                return gp, top, gp.args[0], p.attr
+        return None
+
+    def _operand(self, node: ast.expr, frame) -> _Operand | None:
+        chain = self.reader.read(node, frame)
+        steps = chain.steps if chain else []
+        if any(s.step is None or s.step.regroups for s in steps):
+            return None
+        base = chain.base if chain else node
+        value = self.reader.value(base, frame)
+        model = [s.step for s in steps if s.step is not None]
+        shape = value.shape if isinstance(value, TensorV) else None
+        if shape is not None and not any(isinstance(d, Var) for d in shape):
+            layout = Layout.of_dims(
+                [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
+            )
+            try:
+                rs.run(layout, model)
+            except Unmodelled:
+                return None
+            return _Operand(node, base, value, layout, True, chain.top if chain else None)
+        if shape is None and model and model[0].op == "permute":
+            layout = Layout.of_dims([(None, None)] * len(model[0].args[0]))
+            try:
+                rs.run(layout, model)
+            except Unmodelled:
+                return None
+            return _Operand(node, base, value, layout, False, chain.top if chain else None)
+        for layout in templates(shape, model, min_suffix=2):
+            initial = [list(g) for g in layout.base]
+            try:
+                rs.run(layout, model)
+            except Unmodelled:
+                continue
+            if not model or rs.verify_template(initial, model, layout):
+                return _Operand(node, base, value, layout, False, chain.top if chain else None)
+        return None
+
+    def _matmul(self, site, frame) -> bool:
+        node, left, right, kind = site
+        lo, ro = self._operand(left, frame), self._operand(right, frame)
+        if lo is None or ro is None:
+            return False
+        built = self._matmul_pattern(lo, ro, kind)
+        if built is None:
+            return False
+        pattern = built
+        exact = (
+            lo.exact
+            and ro.exact
+            and isinstance(lo.value, TensorV)
+            and isinstance(ro.value, TensorV)
+        )
+        rw = Rewrite(
+            "einsum",
+            [self._operand_text(lo.base), self._operand_text(ro.base)],
+            pattern,
+            exact=exact,
+        )
+        transposed = [o.node for o in (lo, ro) if o.top is not None]
+        what = " and ".join(short(self.analyzer.src.segment(t)) for t in transposed)
+        self._emit("SHP404", node, rw, what)
+        for o in (lo, ro):
+            if o.top is not None:
+                self._handled.add(o.top)
+        return True
+
+    def _matmul_pattern(self, lo: _Operand, ro: _Operand, kind: str) -> str | None:
+        L, R = lo.layout, ro.layout
+        if any(len(g) != 1 for g in L.out + R.out):
+            return None
+        lout = [g[0] for g in L.out]
+        rout = [g[0] for g in R.out]
+        if len(lout) < 2 or len(rout) < 2 or any(e.ellipsis for e in lout[-2:] + rout[-2:]):
+            return None
+        if kind == "bmm" and not (lo.exact and ro.exact and len(lout) == len(rout) == 3):
+            return None
+        m, kl, kr, n = lout[-2], lout[-1], rout[-2], rout[-1]
+        lb, rb = lout[:-2], rout[:-2]
+        templated = not (lo.exact and ro.exact)
+        if templated:
+            # Batch axes become one "..." on each side: only when they stay in place.
+            for o, b in ((L, lb), (R, rb)):
+                if [g[0] for g in o.base[: len(b)]] != b:
+                    return None
+        canon: dict[Elem, Elem] = {kr: kl}
+        if not templated:
+            for a, b in zip(reversed(lb), reversed(rb), strict=False):
+                canon[b] = a
+        rep = lambda e: canon.get(e, e)  # noqa: E731
+        members: dict[Elem, list[Elem]] = {}
+        for e in [*L.elems(), *R.elems()]:
+            if not e.ellipsis:
+                members.setdefault(rep(e), []).append(e)
+        order = [m, n, kl] + [e for e in members if e not in (m, n, kl)]
+        hints = [next((x.hint for x in members[e] if x.hint), None) for e in order]
+        lname, rname = _var_name(lo.base), _var_name(ro.base)
+        suffixes = None
+        if lname and rname and lname != rname:
+            suffixes = [lname, rname] + [None] * (len(order) - 2)
+        avoid = _names_in(lo.base) | _names_in(ro.base)
+        names = dict(zip(order, self.policy.assign(hints, suffixes, avoid=avoid), strict=True))
+        word = lambda e: "..." if e.ellipsis else names[rep(e)]  # noqa: E731
+
+        def side(layout: Layout, batch_len: int) -> str:
+            es = [g[0] for g in layout.base]
+            if templated:
+                return " ".join(["..."] + [word(e) for e in es[batch_len:]])
+            return " ".join(word(e) for e in es)
+
+        if templated:
+            out = ["..."]
+        else:
+            longer = lb if len(lb) >= len(rb) else rb
+            out = [word(e) for e in longer]
+        out += [word(m), word(n)]
+        return f"{side(L, len(lb))}, {side(R, len(rb))} -> {' '.join(out)}"
+
+    # ------------------------------------------------------------------ einsum
+    def _letter_einsum(self, node: ast.Call, qual: str, args: list[Value], frame) -> None:
+        if (
+            not node.args
+            or not isinstance(node.args[0], ast.Constant)
+            or not isinstance(node.args[0].value, str)
+        ):
+            return
+        spec = node.args[0].value
+        ops = node.args[1:]
+        op_values = args[1:] if len(args) == len(node.args) else [UNKNOWN] * len(ops)
+        if len(ops) == 1 and isinstance(ops[0], (ast.List, ast.Tuple)):
+            ops = list(ops[0].elts)
+            v = op_values[0] if op_values else UNKNOWN
+            op_values = (
+                list(v.items)
+                if isinstance(v, TupleV) and len(v.items) == len(ops)
+                else [UNKNOWN] * len(ops)
+            )
+        if not ops or any(isinstance(o, ast.Starred) for o in ops):
+            return
+        parsed = parse_letters(spec)
+        if parsed is None or len(parsed[0]) != len(ops):
+            return
+        inputs, output = parsed
+        letters = sorted(
+            {c for t in inputs for c in t if c != "."} | {c for c in output if c != "."}
+        )
+        hints: dict[str, set[str]] = {c: set() for c in letters}
+        for term, v in zip(inputs, op_values, strict=False):
+            for letter, dim in align_letters(term, v):
+                name = dim.as_name() if isinstance(dim, Expr) else None
+                hints[letter].add(name if name else "")
+        chosen = []
+        for c in letters:
+            hs = hints[c] - {""}
+            chosen.append("=" + next(iter(hs)) if len(hs) == 1 and "" not in hints[c] else None)
+        names = dict(
+            zip(
+                letters,
+                self.policy.assign(chosen, suffixes=letters, fallbacks=letters),
+                strict=True,
+            )
+        )
+
+        def words(term: list[str]) -> str:
+            return " ".join("..." if c == "." else names[c] for c in term)
+
+        packed = re.search(r"[A-Za-z]{2}", spec) is not None
+        if not packed and all(names[c] == c for c in letters):
+            return  # "b h i d, b h j d -> b h i j": spelled out already, and no names to add
+        pattern = ", ".join(words(t) for t in inputs) + " -> " + words(output)
+        # numpy.einsum takes lists too, einops only arrays: there, only known tensors.
+        operands_ok = qual == "torch.einsum" or all(isinstance(v, TensorV) for v in op_values)
+        exact = not node.keywords and len(node.args) >= 2 and operands_ok
+        rw = Rewrite("einsum", [self._operand_text(o) for o in ops], pattern, exact=exact)
+        self._emit("SHP405", node, rw, quote(spec))
+
+    # ------------------------------------------------------------------ output
+    def _operand_text(self, node: ast.expr) -> str:
+        text = self.analyzer.src.segment(node)
+        if isinstance(node, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Lambda, ast.IfExp)) or (
+            isinstance(node, (ast.Tuple, ast.GeneratorExp)) and not text.startswith("(")
+        ):
+            return f"({text})"
+        return text
+
+    def _emit(self, code: str, node: ast.AST, rw: Rewrite, what: str) -> None:
+        start = self.analyzer.src.node_start(node)
+        key = (start, self.analyzer.src.node_end(node), code)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        msg = message(code, what, rw)
+        self.findings.append(Finding(code, node, msg, rw))
+        self.analyzer.report(node, code, msg)
+
+
+_IDENTITY = object()  # a chain that moves no element: nothing to report
+
+
+def _names_in(node: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _var_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _int_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _obviously_not_tensor(node: ast.expr, reader: ChainReader, frame) -> bool:
+    if isinstance(
+        node, (ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.Set, ast.Constant, ast.JoinedStr)
+    ):
+        return True
+    if isinstance(node, ast.Call):
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in _NON_TENSOR_CALLS
+            and node.func.id not in frame.env
+        ):
+            return True
+        q = reader.qual(node.func, frame)
+        if q is not None and q.split(".")[0] in _NUMPY_ROOTS:
+            return True
+    return False
+
+
+def _views_safe(core: list[RawStep], contiguous_input: bool) -> bool:
+    """A `.view` may fail on a non-contiguous input where rearrange would copy:
+    only one right after `.contiguous()` is sure to behave the same."""
+    prev_contiguous = contiguous_input
+    for s in core:
+        if s.kind == "view" and not prev_contiguous:
+            return False
+        prev_contiguous = s.kind == "contiguous"
+    return True
+
+
+__all__ = ["NamingChecker", "Finding", "Rewrite"]

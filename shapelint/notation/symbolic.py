@@ -35,12 +35,15 @@ class _Atom:
 
 
 class FloorDiv(_Atom):
-    __slots__ = ("num", "den", "_hash")
+    __slots__ = ("num", "den", "_hash", "exact")
 
-    def __init__(self, num: Expr, den: Expr):
+    def __init__(self, num: Expr, den: Expr, exact: bool = False):
         self.num = num
         self.den = den
         self._hash = hash(("//", num, den))
+        # An exact quotient (known to divide, e.g. after einops checked a split) is
+        # the same number as the floor one; it only simplifies more: (d//h)*h == d.
+        self.exact = exact
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FloorDiv) and self.num == other.num and self.den == other.den
@@ -64,7 +67,8 @@ class FloorDiv(_Atom):
 
 def _paren_py(e: Expr) -> str:
     s = e.to_python()
-    return s if (e.is_atom() or (e.is_constant() and (e.value or 0) >= 0)) else f"({s})"
+    bare = e.as_name() is not None or (e.is_constant() and (e.value or 0) >= 0)
+    return s if bare else f"({s})"
 
 
 def _paren_human(e: Expr) -> str:
@@ -210,7 +214,8 @@ class Expr:
             for m2, c2 in other.terms.items():
                 m = _mono_mul(m1, m2)
                 t[m] = t.get(m, 0) + c1 * c2
-        return Expr(t)
+        out = Expr(t)
+        return _absorb_exact(out) if _has_exact(out) else out
 
     __rmul__ = __mul__
 
@@ -248,7 +253,26 @@ class Expr:
         q = self.exact_div(other)
         if q is not None:
             return q
-        return Expr._atom(FloorDiv(self, other))
+        # floor(g*a / (g*b)) == floor(a / b) for a positive common factor g (dims
+        # are positive): cancel the integer gcd and the common monomial.
+        num, den = _cancel_common(self, other)
+        q = num.exact_div(den)
+        if q is not None:
+            return q
+        if den.value is not None and den.value == 1:
+            return num
+        return Expr._atom(FloorDiv(num, den))
+
+    def divide_exact(self, other: Expr | int) -> Expr:
+        """self / other where the caller knows other divides self (einops and
+        torch reject the call otherwise), so (self/other)*other simplifies back."""
+        q = self // as_expr(other)
+        if q.is_atom():
+            ((m, _),) = q.terms.items()
+            atom = m[0][0]
+            if isinstance(atom, FloorDiv):
+                return Expr._atom(FloorDiv(atom.num, atom.den, exact=True))
+        return q
 
     def __rfloordiv__(self, other: Expr | int) -> Expr:
         return as_expr(other) // self
@@ -345,33 +369,97 @@ class Expr:
         return f"Expr({self.to_python()!r})"
 
 
+def _has_exact(e: Expr) -> bool:
+    return any(isinstance(a, FloorDiv) and a.exact for m in e.terms for a, _ in m)
+
+
+def _absorb_exact(e: Expr) -> Expr:
+    """Rewrite monomials that hold (n/d) together with d: (n/d)*d*r -> n*r."""
+    out = Expr.const(0)
+    for m, c in e.terms.items():
+        term = None
+        for atom, _p in m:
+            if not (isinstance(atom, FloorDiv) and atom.exact and len(atom.den.terms) == 1):
+                continue
+            ((dm, dc),) = atom.den.terms.items()
+            if dc == 0 or c % dc:
+                continue
+            rest = _mono_div(m, ((atom, 1),))
+            rest = _mono_div(rest, dm) if rest is not None else None
+            if rest is None:
+                continue
+            term = Expr({rest: c // dc}) * atom.num
+            break
+        out = out + (term if term is not None else Expr({m: c}))
+    return out
+
+
+def _common_factor(e: Expr) -> tuple[int, dict]:
+    from math import gcd
+
+    g = 0
+    powers: dict | None = None
+    for m, c in e.terms.items():
+        g = gcd(g, abs(c))
+        mp = dict(m)
+        powers = mp if powers is None else {a: min(p, mp[a]) for a, p in powers.items() if a in mp}
+    return g, powers or {}
+
+
+def _cancel_common(num: Expr, den: Expr) -> tuple[Expr, Expr]:
+    from math import gcd
+
+    if not num.terms or not den.terms:
+        return num, den
+    gn, pn = _common_factor(num)
+    gd, pd = _common_factor(den)
+    g = gcd(gn, gd)
+    common = {a: min(p, pd[a]) for a, p in pn.items() if a in pd and isinstance(a, str)}
+    if g <= 1 and not common:
+        return num, den
+    factor = Expr({tuple(sorted(common.items(), key=lambda ap: _atom_key(ap[0]))): max(g, 1)})
+    n2, d2 = num.exact_div(factor), den.exact_div(factor)
+    if n2 is None or d2 is None:
+        return num, den
+    return n2, d2
+
+
+def binop(
+    op: object, a: Expr, b: Expr, *, true_div: bool = False, max_pow: int = 64
+) -> Expr | None:
+    """a <op> b for an ``ast`` operator: + - * // (and / when true_div, read as an
+    exact //) and small non-negative powers; None for anything else or a zero divisor.
+    The one place where Python arithmetic in source becomes dimension arithmetic."""
+    import ast
+
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv) or (true_div and isinstance(op, ast.Div)):
+        return None if b.value == 0 else a // b
+    if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= max_pow:
+        return a**b.value
+    return None
+
+
 def parse_expr(text: str) -> Expr:
     """Read back what Expr.to_python() printed (names, ints, + - * // ** and parens)."""
     import ast
 
     def conv(n: ast.AST) -> Expr:
-        if (
-            isinstance(n, ast.Constant)
-            and isinstance(n.value, int)
-            and not isinstance(n.value, bool)
-        ):
+        if isinstance(n, ast.Constant) and type(n.value) is int:
             return Expr.const(n.value)
         if isinstance(n, ast.Name):
             return Expr.name(n.id)
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             return -conv(n.operand)
         if isinstance(n, ast.BinOp):
-            a, b = conv(n.left), conv(n.right)
-            if isinstance(n.op, ast.Add):
-                return a + b
-            if isinstance(n.op, ast.Sub):
-                return a - b
-            if isinstance(n.op, ast.Mult):
-                return a * b
-            if isinstance(n.op, ast.FloorDiv):
-                return a // b
-            if isinstance(n.op, ast.Pow) and b.value is not None and b.value >= 0:
-                return a**b.value
+            out = binop(n.op, conv(n.left), conv(n.right))
+            if out is not None:
+                return out
         raise ValueError(f"not a dimension expression: {text!r}")
 
     return conv(ast.parse(text.strip(), mode="eval").body)

@@ -1,5 +1,953 @@
-"""Provisional: replaced by the generic stub op (branch `dimspec`)."""
+"""The one generic op: interprets stub entries (stubs/*.stub) at a call.
+
+The analysis calls :func:`stub_call` with the qualified name of what is called
+and the abstract arguments; the entries for that name are tried in order
+(overloads), the first whose parameters bind is interpreted: its shape
+signature unified with the argument shapes, its rule run, its dtype resolved,
+its cost formulas evaluated. ``None`` means no stub describes the call.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shapelint.notation.dimspec import (
+    ANONYMOUS,
+    ANONYMOUS_VARIADIC,
+    FIXED,
+    NAMED,
+    SYMBOLIC,
+    VARIADIC,
+    DimElem,
+    DimSpec,
+    parse_size_expr,
+)
+from shapelint.notation.symbolic import Expr, binop, total
+from shapelint.ops import dtypes, shape_rules
+from shapelint.ops.shape_rules import (
+    BROADCAST,
+    RANK,
+    SIGNATURE,
+    NotApplicable,
+    RuleContext,
+    RuleOut,
+    broadcast_shapes,
+    differs,
+    has_var,
+    shape_text,
+)
+from shapelint.ops.stub_format import (
+    NO_DEFAULT,
+    Formula,
+    RuleArg,
+    Signature,
+    StubEntry,
+    StubError,
+    parse_stub_text,
+)
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Cost,
+    Dim,
+    DtypeV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    OpIssue,
+    OpResult,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    dim_str,
+    dtype_bytes,
+)
+
+Shape = tuple[Dim, ...]
 
 
-def stub_call(name, args, kwargs):
+# -- loading -----------------------------------------------------------------------------------
+
+
+def builtin_stub_dir() -> Path:
+    """stubs/ of a checkout, or the installed shapelint._stubs package."""
+    try:
+        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
+
+        return Path(pkg.__file__).parent
+    except ImportError:
+        return Path(__file__).resolve().parents[2] / "stubs"
+
+
+def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(sorted(p.glob("*.stub")) if p.is_dir() else [p])
+    return out
+
+
+class StubRegistry:
+    """Entries by qualified name, from the built-in stubs and any extra files.
+
+    A file that defines a name replaces what earlier files said about it, so a
+    project's stub file can correct or extend a built-in description.
+    """
+
+    def __init__(self, entries: Mapping[str, list[StubEntry]], errors: Sequence[StubError] = ()):
+        self.entries = dict(entries)
+        self.errors = list(errors)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[tuple[str, str]]) -> StubRegistry:
+        """From (path label, stub text) pairs, later texts overriding earlier ones."""
+        entries: dict[str, list[StubEntry]] = {}
+        errors: list[StubError] = []
+        known = frozenset(shape_rules.RULES)
+        for path, text in texts:
+            parsed, errs = parse_stub_text(text, path, known)
+            errors.extend(errs)
+            mine: dict[str, list[StubEntry]] = {}
+            for e in parsed:
+                problem = _check_entry(e)
+                if problem:
+                    line = int(e.source.rsplit(":", 1)[1])
+                    errors.append(StubError(path, line, problem))
+                    continue
+                mine.setdefault(e.name, []).append(e)
+            entries.update(mine)
+        return cls(entries, errors)
+
+    @classmethod
+    def load(cls, extra_paths: Iterable[str | Path] = ()) -> StubRegistry:
+        texts: list[tuple[str, str]] = []
+        errors: list[StubError] = []
+        for f in _stub_files([builtin_stub_dir(), *extra_paths]):
+            try:
+                texts.append((str(f), f.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError) as e:
+                errors.append(StubError(str(f), 0, f"cannot read stub file: {e}"))
+        reg = cls.from_texts(texts)
+        reg.errors[:0] = errors
+        return reg
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.entries
+
+    def names(self) -> list[str]:
+        return sorted(self.entries)
+
+    def is_property(self, name: str) -> bool:
+        return any(e.is_property for e in self.entries.get(name, ()))
+
+    def call(
+        self, name: str, args: Sequence[Value], kwargs: Mapping[str, Value]
+    ) -> OpResult | None:
+        entries = self.entries.get(name)
+        if not entries:
+            return None
+        rank_misses: list[_RankMiss] = []
+        for entry in entries:
+            bound = _bind(entry, args, kwargs)
+            if bound is None:
+                continue
+            if bound is _MAYBE:
+                return OpResult(UNKNOWN)  # an unknown argument could select another overload
+            result = _Interpreter(entry, bound).run()
+            if isinstance(result, _RankMiss):
+                rank_misses.append(result)
+                continue
+            if isinstance(result, NotApplicable):
+                return None
+            return result
+        if rank_misses:
+            return OpResult(UNKNOWN, Cost(), [_rank_issue(name, rank_misses)])
+        return None
+
+
+_active: StubRegistry | None = None
+
+
+def configure(extra_paths: Iterable[str | Path] = ()) -> StubRegistry:
+    """Load the built-in stubs plus a project's own (from config); stub_call uses them."""
+    global _active
+    _active = StubRegistry.load(extra_paths)
+    return _active
+
+
+def registry() -> StubRegistry:
+    global _active
+    if _active is None:
+        _active = StubRegistry.load()
+    return _active
+
+
+def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResult | None:
+    """Interpret a call of ``name`` (fully qualified: "torch.matmul", "torch.Tensor.sum"
+    with the tensor as args[0], "operator.add", "torch.nn.Linear.__call__" with the
+    module as args[0]). None: no stub describes it."""
+    return registry().call(name, args, kwargs)
+
+
+def is_property(name: str) -> bool:
+    """True for tensor properties (``torch.Tensor.T``, ``.mT``, ``.shape``)."""
+    return registry().is_property(name)
+
+
+_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(")
+
+
+def _check_entry(e: StubEntry) -> str | None:
+    params = {p.name for p in e.params}
+    if e.rule is not None:
+        fn = shape_rules.RULES[e.rule.name]
+        try:
+            inspect.signature(fn).bind(None, *e.rule.args)
+        except TypeError:
+            return f"rule {e.rule.name} does not take {len(e.rule.args)} arguments"
+    for alt in e.dtype:
+        head = alt.split("(")[0].split(".")[0]
+        if alt.startswith(_DTYPE_FUNCTIONS):
+            inner = alt[alt.index("(") + 1 : -1]
+            bad = [a.strip() for a in inner.split(",") if a.strip() not in params]
+            if bad or not alt.endswith(")"):
+                return f"dtype {alt!r}: {bad[0] if bad else 'unclosed'} is not a parameter"
+        elif alt != "dtype_arg" and head not in params and dtypes.canonical(alt) is None:
+            return f"dtype alternative {alt!r} is not a parameter or a torch dtype"
     return None
+
+
+# -- binding arguments to parameters ----------------------------------------------------------
+
+
+class _Maybe:
+    pass
+
+
+_MAYBE = _Maybe()
+
+
+@dataclass
+class _Bound:
+    values: dict[str, Value]
+    wheres: dict[str, tuple]
+    given: set[str]
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+
+
+def _type_name(v: Value) -> str | None:
+    if isinstance(v, TensorV):
+        return "Tensor"
+    if isinstance(v, BoolV):
+        return "bool"
+    if isinstance(v, IntV):
+        return "int"
+    if isinstance(v, FloatV):
+        return "float"
+    if isinstance(v, StrV):
+        return "str"
+    if isinstance(v, DtypeV):
+        return "dtype"
+    if isinstance(v, TupleV):
+        return "tuple"
+    if isinstance(v, NoneV):
+        return "None"
+    if isinstance(v, ObjectV):
+        return "Module"
+    return None
+
+
+def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
+    """True, False, or None when the value is unknown."""
+    if types is None:
+        return True
+    name = _type_name(v)
+    if name is None:
+        return None
+    accepted = set(types)
+    if "list" in accepted:
+        accepted.add("tuple")
+    if "int" in accepted:
+        accepted.add("bool")  # Python's bool is an int
+    if "float" in accepted:
+        accepted |= {"int", "bool"}
+    return name in accepted
+
+
+def _literal_value(x: object) -> Value:
+    if x is None:
+        return NoneV()
+    if isinstance(x, bool):
+        return BoolV(x)
+    if isinstance(x, int):
+        return IntV(Expr.const(x))
+    if isinstance(x, float):
+        return FloatV(x)
+    if isinstance(x, str):
+        return StrV(x)
+    if isinstance(x, (tuple, list)):
+        return TupleV(tuple(_literal_value(i) for i in x))
+    return UNKNOWN
+
+
+def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
+    values: dict[str, Value] = {}
+    wheres: dict[str, tuple] = {}
+    given: set[str] = set()
+    positional = [p for p in entry.params if p.kind == "positional"]
+    varargs = next((p for p in entry.params if p.kind == "varargs"), None)
+    varkw = any(p.kind == "varkw" for p in entry.params)
+    for i, v in enumerate(args[: len(positional)]):
+        p = positional[i]
+        values[p.name], wheres[p.name] = v, ("arg", i)
+        given.add(p.name)
+    extra = tuple(args[len(positional) :])
+    if extra and varargs is None:
+        return None
+    if varargs is not None:
+        values[varargs.name] = TupleV(extra)
+        wheres[varargs.name] = ("arg", len(positional)) if extra else ("call",)
+        if extra:
+            given.add(varargs.name)
+        elif varargs.name in kwargs:
+            # torch.ones(size=(2, 3)): torch's own signatures name the sizes `size`.
+            values[varargs.name] = TupleV((kwargs[varargs.name],))
+            wheres[varargs.name] = ("kwarg", varargs.name)
+            given.add(varargs.name)
+    for k, v in kwargs.items():
+        p = entry.param(k)
+        if p is not None and p.kind == "varargs" and k in given:
+            continue
+        if p is None or p.kind in ("varargs", "varkw"):
+            if not varkw:
+                return None
+            continue
+        if k in values:
+            return None  # given twice
+        values[k], wheres[k] = v, ("kwarg", k)
+        given.add(k)
+    maybe = False
+    for p in entry.params:
+        if p.kind in ("varargs", "varkw"):
+            continue
+        if p.name not in values:
+            if p.default is NO_DEFAULT:
+                return None
+            values[p.name], wheres[p.name] = _literal_value(p.default), ("call",)
+        fit = _fits(values[p.name], p.types)
+        if fit is False:
+            return None
+        maybe = maybe or fit is None
+    if maybe:
+        return _MAYBE
+    return _Bound(values, wheres, given, tuple(args), dict(kwargs))
+
+
+# -- interpretation ---------------------------------------------------------------------------
+
+
+@dataclass
+class _RankMiss:
+    param: str
+    shape: Shape
+    spec: str
+    where: tuple
+
+
+def _rank_issue(name: str, misses: list[_RankMiss]) -> OpIssue:
+    first = misses[0]
+    expected = " or ".join(
+        dict.fromkeys(f'"{m.spec.strip()}"' for m in misses if m.param == first.param)
+    )
+    return OpIssue(
+        RANK,
+        f"{name}: {first.param} has shape {shape_text(first.shape)}, expected {expected}",
+        first.where,
+    )
+
+
+@dataclass
+class _Env:
+    """Sizes the signature bound, with where each came from (for messages)."""
+
+    single: dict[str, Dim] = field(default_factory=dict)
+    # What bound each name: a description, or (param, shape) rendered only for a message.
+    source: dict[str, str | tuple[str, Shape]] = field(default_factory=dict)
+
+    def where_from(self, name: str) -> str:
+        src = self.source.get(name, name)
+        return src if isinstance(src, str) else f"{src[0]} {shape_text(src[1])}"
+
+    weak: set[str] = field(default_factory=set)  # bound by a broadcastable #name
+    variadic: dict[str, Shape | None] = field(default_factory=dict)
+    scalars: dict[str, Expr] = field(default_factory=dict)
+
+
+class _Interpreter:
+    def __init__(self, entry: StubEntry, bound: _Bound):
+        self.entry = entry
+        self.bound = bound
+        self.env = _Env()
+        self.issues: list[OpIssue] = []
+        self.rule_bind: dict[str, Expr | None] = {}
+        self.notes: list[str] = list(entry.notes)
+        self.out: Value = UNKNOWN
+
+    # The entry's code for signature conflicts (SHP307 for matrix products).
+    @property
+    def code(self) -> str:
+        return self.entry.code or SIGNATURE
+
+    def issue(self, code: str, message: str, where: tuple) -> None:
+        self.issues.append(OpIssue(code, f"{self.entry.name}: {message}", where))
+
+    def run(self) -> OpResult | NotApplicable | _RankMiss:
+        e = self.entry
+        self._bind_objects()
+        if e.signature is not None:
+            miss = self._apply_signature(e.signature)
+            if miss is not None:
+                return miss
+        if e.rule is not None:
+            ctx = RuleContext(e.name, tuple(self._rule_where(a) for a in e.rule.args))
+            out = shape_rules.RULES[e.rule.name](ctx, *(self._rule_value(a) for a in e.rule.args))
+            if isinstance(out, NotApplicable):
+                return out
+            assert isinstance(out, RuleOut)
+            self.issues.extend(out.issues)
+            self.rule_bind = out.bind
+            self.notes.extend(out.notes)
+            self.out = out.value
+        if e.module:
+            self.out = self._construct()
+        if self.issues:
+            return OpResult(UNKNOWN, Cost(), self.issues)
+        self._apply_dtype()
+        return OpResult(self.out, self._cost(), [])
+
+    # -- arguments --------------------------------------------------------------------
+    def _rule_value(self, a: RuleArg) -> Value:
+        if a.param is None:
+            return _literal_value(a.literal)
+        v = self.bound.values.get(a.param, UNKNOWN)
+        if a.attr is not None:
+            return v.attr(a.attr) if isinstance(v, ObjectV) else UNKNOWN
+        return v
+
+    def _rule_where(self, a: RuleArg) -> tuple:
+        return self.bound.wheres.get(a.param, ("call",)) if a.param else ("call",)
+
+    def _bind_objects(self) -> None:
+        """A module's constructor arguments (in_features...) are names its call can use."""
+        for v in self.bound.values.values():
+            if not isinstance(v, ObjectV):
+                continue
+            kind = v.kind.rsplit(".", 1)[-1]
+            for k, a in v.attrs:
+                shown = dim_str(a.value) if isinstance(a, IntV) else "..."
+                self._bind_scalar(k, a, f"{kind}({k}={shown})")
+
+    def _bind_scalar(self, name: str, v: Value, source: str = "") -> None:
+        if isinstance(v, IntV) and v.value is not None:
+            self.env.single.setdefault(name, v.value)
+            self.env.source.setdefault(name, source or name)
+            self.env.scalars[name] = v.value
+        elif isinstance(v, BoolV) and v.value is not None:
+            self.env.scalars[name] = Expr.const(int(v.value))
+        elif isinstance(v, TupleV):
+            ints = shape_rules.int_list(v)
+            if ints is not None:
+                self.env.variadic.setdefault(name, tuple(ints))
+
+    # -- the shape signature ---------------------------------------------------------------
+    def _apply_signature(self, sig: Signature) -> _RankMiss | None:
+        deferred: list[tuple[DimElem, Dim, str, tuple]] = []
+        for item in sig.inputs:
+            v = self.bound.values.get(item.param)
+            if not isinstance(v, TensorV) or v.shape is None:
+                continue
+            where = self.bound.wheres.get(item.param, ("call",))
+            pairs, var_part, ok = _align(item.spec, v.shape)
+            if not ok:
+                return _RankMiss(item.param, v.shape, item.spec.spec, where)
+            for elem, dim in pairs:
+                if elem.kind == SYMBOLIC:
+                    deferred.append((elem, dim, item.param, where))
+                else:
+                    self._unify(elem, dim, item.param, v.shape, where)
+            if var_part is not _NO_VAR:
+                self._unify_variadic(
+                    item.spec.dims[item.spec.index_variadic], var_part, item.param, where
+                )  # type: ignore[index, arg-type]
+        for elem, dim, param, where in deferred:
+            want = self._size_of(elem.expr)
+            if want is not None and differs(want, dim):
+                if not (elem.broadcastable and isinstance(dim, Expr) and dim.value == 1):
+                    self.issue(
+                        self.code,
+                        f"{param} has size {dim_str(dim)} where {elem.expr}={dim_str(want)} is expected",
+                        where,
+                    )
+        if self.issues:
+            return None
+        outs = [self._output(spec) for spec in sig.outputs]
+        self.out = outs[0] if len(outs) == 1 else TupleV(tuple(outs))
+        return None
+
+    def _unify(self, elem: DimElem, dim: Dim, param: str, shape: Shape, where: tuple) -> None:
+        if elem.kind == ANONYMOUS or isinstance(dim, Var):
+            return
+        is_one = isinstance(dim, Expr) and dim.value == 1
+        if elem.broadcastable and is_one:
+            return
+        if elem.kind == FIXED:
+            if differs(Expr.const(elem.size), dim):  # type: ignore[arg-type]
+                self.issue(
+                    self.code,
+                    f"{param} {shape_text(shape)} has size {dim_str(dim)} where {elem.size} "
+                    "is expected",
+                    where,
+                )
+            return
+        assert elem.kind == NAMED
+        name = elem.name
+        env = self.env
+        if name not in env.single or env.single[name] is None:
+            env.single[name] = dim
+            env.source[name] = (param, shape)
+            if elem.broadcastable:
+                env.weak.add(name)
+            return
+        have = env.single[name]
+        if differs(have, dim):
+            self.issue(
+                self.code,
+                f"{name} is {dim_str(have)} in {env.where_from(name)} but {dim_str(dim)} in "
+                f"{param} {shape_text(shape)}",
+                where,
+            )
+        elif (
+            isinstance(dim, Expr) and dim.value is not None and (have is None or have.value is None)
+        ):
+            env.single[name] = dim  # a number is the better name for the output
+        elif name in env.weak and not elem.broadcastable:
+            env.single[name] = dim
+            env.weak.discard(name)
+
+    def _unify_variadic(self, elem: DimElem, part: Shape | None, param: str, where: tuple) -> None:
+        if elem.kind == ANONYMOUS_VARIADIC or not elem.name:
+            return
+        env = self.env
+        have = env.variadic.get(elem.name)
+        if part is None:
+            env.variadic.setdefault(elem.name, None)
+            return
+        if have is None:
+            env.variadic[elem.name] = part
+            env.source["*" + elem.name] = param
+            return
+        if elem.broadcastable:
+            both, conflicts = broadcast_shapes(have, part)
+            if conflicts:
+                self.issue(
+                    BROADCAST,
+                    f"*{elem.name} {shape_text(have)} of {env.where_from('*' + elem.name)} does not "
+                    f"broadcast with {shape_text(part)} of {param}",
+                    where,
+                )
+            env.variadic[elem.name] = both
+            return
+        rank_differs = not has_var(have) and not has_var(part) and len(have) != len(part)
+        if rank_differs or (
+            len(have) == len(part) and any(differs(a, b) for a, b in zip(have, part, strict=True))
+        ):
+            self.issue(
+                self.code,
+                f"*{elem.name} is {shape_text(have)} in {env.where_from('*' + elem.name)} but "
+                f"{shape_text(part)} in {param}",
+                where,
+            )
+
+    def _size_of(self, text: str) -> Expr | None:
+        expr = parse_size_expr(text)
+        if expr is None:
+            return None
+        mapping: dict[str, Expr] = {}
+        for n in expr.names():
+            v = self.env.single.get(n) or self._param_int(n)
+            if not isinstance(v, Expr):
+                return None
+            mapping[n] = v
+        return expr.substitute(mapping)
+
+    def _param_int(self, name: str) -> Expr | None:
+        v = self.bound.values.get(name)
+        return shape_rules.int_value(v) if v is not None else None
+
+    def _output(self, spec: DimSpec) -> TensorV:
+        dims: list[Dim] = []
+        for elem in spec.dims:
+            if elem.kind == NAMED:
+                d = self.env.single.get(elem.name)
+                dims.append(d if d is not None else self._param_int(elem.name))
+            elif elem.kind == FIXED:
+                dims.append(Expr.const(elem.size))  # type: ignore[arg-type]
+            elif elem.kind == SYMBOLIC:
+                dims.append(self._size_of(elem.expr))
+            elif elem.kind == ANONYMOUS:
+                dims.append(None)
+            elif elem.kind == VARIADIC and elem.name in self.env.variadic:
+                part = self.env.variadic[elem.name]
+                if part is None:
+                    return TensorV(None)
+                dims.extend(part)
+            elif elem.kind == VARIADIC and elem.name in self.bound.values:
+                ints = shape_rules.int_list(self.bound.values[elem.name])
+                if ints is None:
+                    return TensorV(None)
+                dims.extend(ints)
+            else:
+                return TensorV(None)
+        return TensorV(tuple(dims))
+
+    # -- modules ----------------------------------------------------------------------------
+    def _construct(self) -> ObjectV:
+        attrs: dict[str, Value] = dict(self.bound.values)
+        for k, v in self.bound.values.items():
+            self._bind_scalar(k, v)
+        dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
+        for item in self.entry.weights:
+            gate = [self.bound.values.get(g, UNKNOWN) for g in item.gates]
+            if any(isinstance(g, (BoolV, NoneV)) and not getattr(g, "value", None) for g in gate):
+                attrs[item.param] = NoneV()
+            elif any(not isinstance(g, BoolV) for g in gate):
+                attrs[item.param] = UNKNOWN
+            else:
+                t = self._output(item.spec)
+                attrs[item.param] = TensorV(t.shape, dtype)
+        return ObjectV(self.entry.name, tuple(attrs.items()))
+
+    # -- dtype ------------------------------------------------------------------------------
+    def _dtype_of_value(self, v: Value) -> str | None:
+        if isinstance(v, DtypeV):
+            return dtypes.canonical(v.name)
+        if isinstance(v, TensorV):
+            return v.dtype
+        return None
+
+    def _first_tensor_dtype(self) -> str | None:
+        """The dtype of the first tensor argument (a module's weights do not count)."""
+        for p in self.entry.params:
+            v = self.bound.values.get(p.name)
+            if v is None or isinstance(v, ObjectV):
+                continue
+            for t in _tensors([v]):
+                return t.dtype
+        return None
+
+    def _resolve_dtype(self) -> str | None:
+        for alt in self.entry.dtype:
+            got = self._dtype_alt(alt)
+            if got is not None:
+                return got
+        return None
+
+    def _dtype_alt(self, alt: str) -> str | None:
+        values = self.bound.values
+        if alt.startswith(_DTYPE_FUNCTIONS):
+            names = [a.strip() for a in alt[alt.index("(") + 1 : -1].split(",")]
+            got = _promote([values.get(n, UNKNOWN) for n in names])
+            if got is not None and dtypes.category(got) < 2:
+                # Integer sums and products accumulate in int64; float maths gives float32.
+                if alt.startswith("promote_float"):
+                    got = dtypes.DEFAULT_FLOAT
+                elif alt.startswith("accumulate"):
+                    got = dtypes.DEFAULT_INT
+            return got
+        if alt == "dtype_arg":
+            rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
+            for v in rest:
+                if isinstance(v, DtypeV):
+                    return dtypes.canonical(v.name)
+            for v in rest:
+                if isinstance(v, TensorV):
+                    return v.dtype
+            return None
+        head, _, attr = alt.partition(".")
+        if head in values:
+            v = values[head]
+            if attr:
+                v = v.attr(attr) if isinstance(v, ObjectV) else UNKNOWN
+            return self._dtype_of_value(v)
+        return dtypes.canonical(alt)
+
+    def _apply_dtype(self) -> None:
+        chosen = self._resolve_dtype() if self.entry.dtype else None
+        fallback = self._first_tensor_dtype()
+
+        def fix(v: Value) -> Value:
+            if isinstance(v, TensorV):
+                if chosen is not None:
+                    return TensorV(v.shape, chosen)
+                if v.dtype is None and not self.entry.dtype:
+                    return TensorV(v.shape, fallback)
+            return v
+
+        if isinstance(self.out, TupleV):
+            self.out = TupleV(tuple(fix(i) for i in self.out.items))
+        else:
+            self.out = fix(self.out)
+
+    # -- cost -------------------------------------------------------------------------------
+    def _cost(self) -> Cost:
+        e = self.entry
+        ev = _FormulaEval(self)
+        flops = ev.eval(e.flops) if e.flops else Expr.const(0)
+        other = ev.eval(e.other) if e.other else Expr.const(0)
+        if e.bytes:
+            nbytes = ev.eval(e.bytes)
+        elif e.module:
+            nbytes = Expr.const(0)
+        else:
+            nbytes = _default_bytes(self.bound.values.values(), self.out)
+        return Cost(flops, other, nbytes, list(dict.fromkeys(self.notes)))
+
+
+def _align(spec: DimSpec, shape: Shape):
+    """Pair spec elements with shape entries: (pairs, variadic part, rank ok).
+
+    A Var in the shape stands for any number of axes, so only the axes before
+    the first Var and after the last one pair up for certain.
+    """
+    dims = spec.dims
+    iv = spec.index_variadic
+    if not has_var(shape):
+        n = len(shape)
+        if iv is None:
+            if n != len(dims):
+                return [], _NO_VAR, False
+            return list(zip(dims, shape, strict=True)), _NO_VAR, True
+        if n < len(dims) - 1:
+            return [], _NO_VAR, False
+        suf = len(dims) - iv - 1
+        pairs = list(zip(dims[:iv], shape[:iv], strict=True))
+        pairs += list(zip(dims[iv + 1 :], shape[n - suf :], strict=True))
+        return pairs, tuple(shape[iv : n - suf]), True
+    first = next(i for i, d in enumerate(shape) if isinstance(d, Var))
+    last = max(i for i, d in enumerate(shape) if isinstance(d, Var))
+    head, tail = shape[:first], shape[last + 1 :]
+    if iv is None:
+        if len(head) + len(tail) > len(dims):
+            return [], _NO_VAR, False
+        pairs = list(zip(dims[: len(head)], head, strict=True))
+        if tail:
+            pairs += list(zip(dims[len(dims) - len(tail) :], tail, strict=True))
+        return pairs, _NO_VAR, True
+    suf = len(dims) - iv - 1
+    k1, k2 = min(iv, len(head)), min(suf, len(tail))
+    pairs = list(zip(dims[:k1], head[:k1], strict=True))
+    if k2:
+        pairs += list(zip(dims[len(dims) - k2 :], tail[len(tail) - k2 :], strict=True))
+    part = tuple(shape[iv : len(shape) - suf]) if iv <= len(head) and suf <= len(tail) else None
+    return pairs, part, True
+
+
+_NO_VAR = object()  # the spec has no variadic element
+
+
+def _tensors(values: Iterable[Value]) -> Iterable[TensorV]:
+    for v in values:
+        if isinstance(v, TensorV):
+            yield v
+        elif isinstance(v, TupleV):
+            yield from _tensors(v.items)
+        elif isinstance(v, ObjectV):
+            yield from _tensors(a for _, a in v.attrs)
+
+
+def _promote(values: Sequence[Value]) -> str | None:
+    dim_t: list[str | None] = []
+    zero_t: list[str | None] = []
+    scalars: list[str] = []
+    for v in values:
+        if isinstance(v, TensorV):
+            (zero_t if v.shape == () else dim_t).append(v.dtype)
+        elif isinstance(v, BoolV):
+            scalars.append("bool")
+        elif isinstance(v, IntV):
+            scalars.append("int")
+        elif isinstance(v, FloatV):
+            scalars.append("float")
+        elif isinstance(v, NoneV):
+            continue
+        else:
+            return None
+    return dtypes.result_type(dim_t, zero_t, scalars)
+
+
+def _nbytes(t: TensorV) -> Expr | None:
+    n = t.numel()
+    return None if n is None else n * dtype_bytes(t.dtype)
+
+
+def _default_bytes(inputs: Iterable[Value], out: Value) -> Expr | None:
+    """Every tensor read (arguments, a module's weights) plus every tensor written."""
+    parts = [_nbytes(t) for t in _tensors(inputs)] + [_nbytes(t) for t in _tensors([out])]
+    if any(p is None for p in parts):
+        return None
+    return total(parts)  # type: ignore[arg-type]
+
+
+class _FormulaEval:
+    """Cost formulas: names bound by the signature or rule, parameters, and
+    numel()/nbytes()/itemsize()/given()/rank()/size() of parameters and ``out``."""
+
+    def __init__(self, it: _Interpreter):
+        self.it = it
+
+    def eval(self, f: Formula) -> Expr | None:
+        try:
+            return self._eval(f.tree)
+        except _Unknown:
+            return None
+
+    def _value(self, node: ast.expr) -> Value:
+        it = self.it
+        if isinstance(node, ast.Name):
+            if node.id == "out":
+                return it.out
+            return it.bound.values.get(node.id, UNKNOWN)
+        if isinstance(node, ast.Attribute):
+            base = self._value(node.value)
+            return base.attr(node.attr) if isinstance(base, ObjectV) else UNKNOWN
+        raise _Unknown
+
+    def _eval(self, node: ast.expr) -> Expr:
+        if isinstance(node, ast.Constant):
+            return Expr.const(int(node.value))
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._truth(self._value(node))
+        if isinstance(node, ast.BinOp):
+            out = binop(node.op, self._eval(node.left), self._eval(node.right))
+            if out is None:
+                raise _Unknown
+            return out
+        if isinstance(node, ast.UnaryOp):
+            v = self._eval(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -v
+            if isinstance(node.op, ast.UAdd):
+                return v
+            return Expr.const(int(not self._known(v)))
+        if isinstance(node, ast.IfExp):
+            return self._eval(node.body if self._known(self._eval(node.test)) else node.orelse)
+        if isinstance(node, ast.BoolOp):
+            vals = [self._known(self._eval(v)) for v in node.values]
+            return Expr.const(int(all(vals) if isinstance(node.op, ast.And) else any(vals)))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a = self._known(self._eval(node.left), truth=False)
+            b = self._known(self._eval(node.comparators[0]), truth=False)
+            op = node.ops[0]
+            result = {
+                ast.Eq: a == b,
+                ast.NotEq: a != b,
+                ast.Lt: a < b,
+                ast.LtE: a <= b,
+                ast.Gt: a > b,
+                ast.GtE: a >= b,
+            }[type(op)]
+            return Expr.const(int(result))
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise _Unknown
+
+    def _known(self, e: Expr, truth: bool = True):
+        if e.value is None:
+            raise _Unknown
+        return bool(e.value) if truth else e.value
+
+    def _name(self, name: str) -> Expr:
+        it = self.it
+        for table in (it.rule_bind, it.env.single):
+            if name in table:
+                v = table[name]
+                if v is None or isinstance(v, Var):
+                    raise _Unknown
+                return v
+        if name in it.env.variadic:
+            part = it.env.variadic[name]
+            if part is None or any(d is None for d in part):
+                raise _Unknown
+            n = TensorV(part).numel()
+            if n is None:
+                raise _Unknown
+            return n
+        if name in it.env.scalars:
+            return it.env.scalars[name]
+        if name == "dtype_changed":
+            before = it._first_tensor_dtype() or dtypes.DEFAULT_FLOAT
+            after = next(iter(_tensors([it.out])), TensorV()).dtype or dtypes.DEFAULT_FLOAT
+            return Expr.const(int(before != after))
+        if name in it.bound.values:
+            return self._truth(it.bound.values[name])
+        raise _Unknown
+
+    def _truth(self, v: Value) -> Expr:
+        if isinstance(v, IntV) and v.value is not None:
+            return v.value
+        if isinstance(v, BoolV) and v.value is not None:
+            return Expr.const(int(v.value))
+        if isinstance(v, NoneV):
+            return Expr.const(0)
+        if isinstance(v, (TensorV, ObjectV, DtypeV, StrV, TupleV)):
+            return Expr.const(1)
+        raise _Unknown
+
+    def _call(self, node: ast.Call) -> Expr:
+        fn = node.func.id  # type: ignore[attr-defined]
+        if fn == "given":
+            (arg,) = node.args
+            name = arg.id if isinstance(arg, ast.Name) else None  # type: ignore[attr-defined]
+            v = self._value(arg)
+            return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
+        v = self._value(node.args[0])
+        tensors = list(_tensors([v]))
+        if fn in ("numel", "nbytes"):
+            if v is UNKNOWN:
+                raise _Unknown
+            parts = [t.numel() if fn == "numel" else _nbytes(t) for t in tensors]
+            if any(p is None for p in parts):
+                raise _Unknown
+            return total(parts)  # type: ignore[arg-type]
+        if fn == "itemsize":
+            if not tensors:
+                raise _Unknown
+            return Expr.const(dtype_bytes(tensors[0].dtype))
+        if fn == "rank":
+            r = tensors[0].rank if len(tensors) == 1 and isinstance(v, TensorV) else None
+            if r is None:
+                raise _Unknown
+            return Expr.const(r)
+        if fn == "size":
+            i = self._known(self._eval(node.args[1]), truth=False)
+            if not isinstance(v, TensorV) or v.shape is None:
+                raise _Unknown
+            pos, _ = shape_rules.locate(v.shape, i)
+            d = v.shape[pos] if pos is not None else None
+            if not isinstance(d, Expr):
+                raise _Unknown
+            return d
+        raise _Unknown
+
+
+class _Unknown(Exception):
+    pass

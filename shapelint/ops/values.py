@@ -22,7 +22,8 @@ class Var:
     name: str
 
     def __str__(self) -> str:
-        return f"*{self.name}"
+        # Anonymous variadics (`...`, `*_`) get generated names starting with "_".
+        return "..." if self.name.startswith("_") else f"*{self.name}"
 
 
 # One entry of a shape: a size expression, None for an unknown size, or a Var.

@@ -1,3 +1,228 @@
+"""SHP307-SHP314: torch calls whose argument shapes certainly cannot work.
+
+Reported by the generic stub op (shapelint/ops/stub_ops.py) only where known
+numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
+in another is never a conflict, since the names may well be equal at run time.
+"""
+
 from shapelint.rules import Rule
 
-RULES: list[Rule] = []
+RULES = [
+    Rule(
+        code="SHP307",
+        name="matmul-inner-mismatch",
+        severity="error",
+        summary="A matrix product whose inner dimensions are known to differ.",
+        explanation=(
+            "`a @ b`, torch.matmul, mm, bmm, mv, dot, addmm, baddbmm, F.linear and "
+            "nn.Linear contract the last dimension of the first operand with the "
+            "second-to-last of the second (the last of a vector, `in_features` of a "
+            "Linear). When both sizes are known numbers and differ, torch raises "
+            "`mat1 and mat2 shapes cannot be multiplied` at run time. Check which "
+            "operand needs a transpose, or whether the layer was built for another width. "
+            "Sizes that are names are not compared: `d` and `k` may be equal."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def scores():\n"
+            "    q = torch.randn(16, 64)\n"
+            "    k = torch.randn(16, 64)\n"
+            "    return q @ k\n",
+            "import torch\n\n"
+            "def project():\n"
+            "    proj = torch.nn.Linear(512, 256)\n"
+            "    x = torch.randn(8, 128, 768)\n"
+            "    return proj(x)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def scores():\n"
+            "    q = torch.randn(16, 64)\n"
+            "    k = torch.randn(16, 64)\n"
+            "    return q @ k.T\n",
+        ),
+    ),
+    Rule(
+        code="SHP308",
+        name="broadcast-mismatch",
+        severity="error",
+        summary="Elementwise operands whose shapes cannot broadcast.",
+        explanation=(
+            "Broadcasting aligns shapes from the right; each pair of sizes must be equal "
+            "or contain a 1. Two known sizes that differ and are not 1 make torch raise "
+            "`The size of tensor a must match the size of tensor b`. The same holds for "
+            "the batch dimensions of a batched matmul and for `expand`. Usually an "
+            "`unsqueeze` or a transpose is missing."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def add_bias():\n"
+            "    x = torch.zeros(4, 10)\n"
+            "    bias = torch.zeros(4)\n"
+            "    return x + bias\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def add_bias():\n"
+            "    x = torch.zeros(4, 10)\n"
+            "    bias = torch.zeros(4)\n"
+            "    return x + bias.unsqueeze(-1)\n",
+        ),
+    ),
+    Rule(
+        code="SHP309",
+        name="op-signature-mismatch",
+        severity="error",
+        summary="Arguments whose known sizes contradict the op's shape signature.",
+        explanation=(
+            "Each torch op shapelint knows is described by a stub (stubs/*.stub) whose "
+            "shape signature names the sizes its arguments share: the embedding width of "
+            "the query and key of scaled_dot_product_attention, the class-index target of "
+            "cross_entropy, the trailing axes of layer_norm. Known numbers that contradict "
+            "it fail at run time."
+        ),
+        invalid=(
+            "import torch\n"
+            "import torch.nn.functional as F\n\n"
+            "def attend():\n"
+            "    q = torch.randn(2, 8, 128, 64)\n"
+            "    k = torch.randn(2, 8, 128, 32)\n"
+            "    v = torch.randn(2, 8, 128, 64)\n"
+            "    return F.scaled_dot_product_attention(q, k, v)\n",
+            "import torch\n\n"
+            "def normalize():\n"
+            "    norm = torch.nn.LayerNorm(512)\n"
+            "    x = torch.randn(4, 16, 768)\n"
+            "    return norm(x)\n",
+        ),
+        valid=(
+            "import torch\n"
+            "import torch.nn.functional as F\n\n"
+            "def attend():\n"
+            "    q = torch.randn(2, 8, 128, 64)\n"
+            "    k = torch.randn(2, 8, 256, 64)\n"
+            "    v = torch.randn(2, 8, 256, 32)\n"
+            "    return F.scaled_dot_product_attention(q, k, v)\n",
+        ),
+    ),
+    Rule(
+        code="SHP310",
+        name="dim-out-of-range",
+        severity="error",
+        summary="A dimension index outside the known rank of the tensor.",
+        explanation=(
+            "A tensor of rank r accepts dim in [-r, r-1] (unsqueeze and stack accept one "
+            "more). With the rank known, `x.sum(dim=3)` on a 3-d tensor raises "
+            "`Dimension out of range`. Often the tensor lost or never had a batch axis."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def probs():\n"
+            "    logits = torch.randn(32, 10)\n"
+            "    return logits.softmax(dim=2)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def probs():\n"
+            "    logits = torch.randn(32, 10)\n"
+            "    return logits.softmax(dim=-1)\n",
+        ),
+    ),
+    Rule(
+        code="SHP311",
+        name="op-rank-mismatch",
+        severity="error",
+        summary="A tensor of known rank where the op needs another rank.",
+        explanation=(
+            "torch.mm takes matrices, torch.bmm 3-d batches, torch.dot vectors; permute "
+            "needs one index per axis and expand/repeat at least as many sizes as axes. "
+            "A known rank that does not fit raises at run time."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def batched():\n"
+            "    a = torch.randn(8, 16, 32)\n"
+            "    b = torch.randn(8, 32, 4)\n"
+            "    return torch.mm(a, b)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def batched():\n"
+            "    a = torch.randn(8, 16, 32)\n"
+            "    b = torch.randn(8, 32, 4)\n"
+            "    return torch.bmm(a, b)\n",
+        ),
+    ),
+    Rule(
+        code="SHP312",
+        name="reshape-numel-mismatch",
+        severity="error",
+        summary="view/reshape to a shape with a different number of elements.",
+        explanation=(
+            "view and reshape keep every element: the product of the new sizes must equal "
+            "the old one, and with a -1 the rest must divide it. With the sizes known, "
+            "torch raises `shape '[...]' is invalid for input of size N`. Only one -1 is "
+            "allowed."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def heads():\n"
+            "    x = torch.randn(2, 10, 96)\n"
+            "    return x.view(2, 10, 5, -1)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def heads():\n"
+            "    x = torch.randn(2, 10, 96)\n"
+            "    return x.view(2, 10, 4, -1)\n",
+        ),
+    ),
+    Rule(
+        code="SHP313",
+        name="cat-size-mismatch",
+        severity="error",
+        summary="torch.cat/stack of tensors whose other sizes are known to differ.",
+        explanation=(
+            "torch.cat joins along one dimension and needs every other dimension to agree "
+            "(and the same rank); torch.stack needs equal shapes. Known sizes that differ "
+            "raise `Sizes of tensors must match except in dimension`."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def features():\n"
+            "    a = torch.zeros(4, 16)\n"
+            "    b = torch.zeros(5, 16)\n"
+            "    return torch.cat([a, b], dim=-1)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def features():\n"
+            "    a = torch.zeros(4, 16)\n"
+            "    b = torch.zeros(5, 16)\n"
+            "    return torch.cat([a, b], dim=0)\n",
+        ),
+    ),
+    Rule(
+        code="SHP314",
+        name="split-size-mismatch",
+        severity="error",
+        summary="split sections that do not add up to the size of the dimension.",
+        explanation=(
+            "`x.split([a, b, c], dim)` needs the sections to sum to the size of that "
+            "dimension, and split sizes and chunk counts must be positive. torch raises "
+            "`split_with_sizes expects split_sizes to sum exactly to N` otherwise."
+        ),
+        invalid=(
+            "import torch\n\n"
+            "def qkv():\n"
+            "    x = torch.randn(4, 192)\n"
+            "    return x.split([64, 64, 32], dim=-1)\n",
+        ),
+        valid=(
+            "import torch\n\n"
+            "def qkv():\n"
+            "    x = torch.randn(4, 192)\n"
+            "    return x.split([64, 64, 64], dim=-1)\n",
+        ),
+    ),
+]

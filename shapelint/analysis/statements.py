@@ -1,0 +1,49 @@
+"""Finding a node's parent without mapping the whole module: descend by position
+to the innermost statement that holds it, then look only inside that statement."""
+
+from __future__ import annotations
+
+import ast
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _span(n: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def innermost_statement(body: list, node: ast.AST):
+    """The deepest statement that holds node, found by position."""
+    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    found = None
+    stmts = body
+    while True:
+        inner = next((st for st in stmts if _span(st)[0] <= pos < _span(st)[1]), None)
+        if inner is None:
+            return found
+        found = inner
+        stmts = _child_statements(inner)
+
+
+def _child_statements(st: ast.AST) -> list:
+    out: list = []
+    for f in _BODIES:
+        for c in getattr(st, f, None) or []:
+            # except handlers and match cases are not statements but hold some
+            out.extend([c] if isinstance(c, ast.stmt) else getattr(c, "body", []))
+    return out
+
+
+def walk_own(stmt: ast.AST):
+    """The nodes of a statement, not descending into the statements it holds."""
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        yield n
+        for f, v in ast.iter_fields(n):
+            if n is stmt and f in _BODIES:
+                continue
+            if isinstance(v, list):
+                stack.extend(c for c in v if isinstance(c, ast.AST) and not isinstance(c, ast.stmt))
+            elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                stack.append(v)

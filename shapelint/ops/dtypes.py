@@ -1,0 +1,189 @@
+"""torch dtype names and type promotion, enough for output dtypes and byte counts.
+
+Mirrors ``torch.result_type`` (tests hold the two together): tensors with
+dimensions outrank zero-dimensional tensors, which outrank Python numbers,
+unless the lower-ranked participant is of a higher category (bool < integer <
+floating < complex).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+DEFAULT_FLOAT = "float32"
+DEFAULT_INT = "int64"
+DEFAULT_COMPLEX = "complex64"
+
+_CATEGORY = {
+    "bool": 0,
+    "uint8": 1,
+    "uint16": 1,
+    "uint32": 1,
+    "uint64": 1,
+    "int8": 1,
+    "int16": 1,
+    "int32": 1,
+    "int64": 1,
+    "float8_e4m3fn": 2,
+    "float8_e5m2": 2,
+    "float8_e4m3fnuz": 2,
+    "float8_e5m2fnuz": 2,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 2,
+    "float64": 2,
+    "complex32": 3,
+    "complex64": 3,
+    "complex128": 3,
+}
+
+# Aliases torch accepts (torch.float is torch.float32, torch.half, torch.long...).
+ALIASES = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
+    "chalf": "complex32",
+}
+
+_BITS = {
+    "bool": 1,
+    "uint8": 8,
+    "int8": 8,
+    "int16": 16,
+    "uint16": 16,
+    "int32": 32,
+    "uint32": 32,
+    "int64": 64,
+    "uint64": 64,
+    "float16": 16,
+    "bfloat16": 16,
+    "float32": 32,
+    "float64": 64,
+    "complex32": 32,
+    "complex64": 64,
+    "complex128": 128,
+}
+
+
+def canonical(name: str) -> str | None:
+    """``torch.half`` / ``half`` / ``float16`` -> "float16"; None if not a torch dtype."""
+    base = name.rsplit(".", 1)[-1]
+    base = ALIASES.get(base, base)
+    return base if base in _CATEGORY else None
+
+
+def category(dtype: str) -> int:
+    return _CATEGORY.get(dtype, 2)
+
+
+def is_floating(dtype: str) -> bool:
+    return category(dtype) == 2
+
+
+def promote_pair(a: str, b: str) -> str | None:
+    """torch.promote_types for the common dtypes; None where torch refuses or we do not know."""
+    if a == b:
+        return a
+    ca, cb = category(a), category(b)
+    if ca != cb:
+        hi, lo = (a, b) if ca > cb else (b, a)
+        if category(hi) == 3 and lo == "float64":
+            return "complex128"
+        if category(hi) == 3 and hi == "complex32" and lo in ("float32",):
+            return "complex64"
+        if hi.startswith("float8") or lo.startswith("float8"):
+            return None
+        return hi
+    if ca == 0:
+        return a
+    if ca == 1:
+        unsigned = {x for x in (a, b) if x.startswith("uint")}
+        if unsigned == {"uint8"} and len({a, b} - unsigned) == 1:
+            signed = ({a, b} - unsigned).pop()
+            return "int16" if signed == "int8" else signed
+        if unsigned:
+            return None  # uint16/32/64 mixed with signed: torch refuses
+        return a if _BITS[a] >= _BITS[b] else b
+    if ca == 2:
+        if {a, b} == {"float16", "bfloat16"}:
+            return "float32"
+        if a.startswith("float8") or b.startswith("float8"):
+            return None
+        return a if _BITS[a] >= _BITS[b] else b
+    if {a, b} == {"complex32", "complex64"}:
+        return "complex64"
+    return a if _BITS[a] >= _BITS[b] else b
+
+
+def _promote_all(dtypes: Iterable[str]) -> str | None:
+    out: str | None = None
+    for d in dtypes:
+        out = d if out is None else promote_pair(out, d)
+        if out is None:
+            return None
+    return out
+
+
+def result_type(
+    dim_tensors: list[str | None],
+    zero_dim_tensors: list[str | None],
+    scalars: list[str],
+) -> str | None:
+    """Result dtype of an elementwise op; scalars are "bool", "int", "float" or "complex".
+
+    torch's ResultTypeState: each tier is promoted on its own, then tiers combine
+    with ``combine_categories``. None when a tensor dtype is unknown or torch refuses.
+    """
+    if any(d is None for d in dim_tensors) or any(d is None for d in zero_dim_tensors):
+        return None
+    wrapped = [
+        {"bool": "bool", "int": DEFAULT_INT, "float": DEFAULT_FLOAT}.get(s, DEFAULT_COMPLEX)
+        for s in scalars
+    ]
+    tiers = []
+    for tier in (dim_tensors, zero_dim_tensors, wrapped):
+        best = _promote_all(tier) if tier else _UNDEFINED  # type: ignore[arg-type]
+        if best is None:
+            return None
+        tiers.append(best)
+    dim, zero, wrap = tiers
+    out = _combine(dim, _combine(zero, wrap))
+    return None if out in (None, _UNDEFINED) else out
+
+
+_UNDEFINED = "undefined"
+_TO_COMPLEX = {
+    "float16": "complex32",
+    "bfloat16": "complex64",
+    "float32": "complex64",
+    "float64": "complex128",
+}
+
+
+def _combine(higher: str | None, lower: str | None) -> str | None:
+    """c10's combine_categories: the higher tier wins unless the lower one is of a
+    higher category; a complex lower tier keeps a float higher tier's precision."""
+    if higher is None or lower is None:
+        return None
+    if higher != _UNDEFINED and category(higher) == 3:
+        return higher
+    if lower != _UNDEFINED and category(lower) == 3:
+        if higher != _UNDEFINED and category(higher) == 2:
+            return _TO_COMPLEX.get(higher)
+        return lower
+    if higher != _UNDEFINED and category(higher) == 2:
+        return higher
+    if higher == "bool" or (lower != _UNDEFINED and category(lower) == 2):
+        if higher == _UNDEFINED:
+            return lower
+        if lower == _UNDEFINED:
+            return higher
+        return promote_pair(higher, lower)
+    if higher != _UNDEFINED:
+        return higher
+    return lower

@@ -1,0 +1,433 @@
+"""einsum: einops.einsum (named axes) and torch.einsum / numpy.einsum (letters).
+
+Both are compiled to one list of labelled operands and judged by one port of
+ATen's einsum shape rules: operand count, rank per operand (an ellipsis covers
+the rest), sizes of a label must agree across operands up to broadcasting of 1,
+a label repeated in one operand (a diagonal) needs equal sizes, the ellipsis
+dims broadcast right-aligned. einops.einsum first rewrites its pattern into
+letters (``_compactify_pattern_for_einsum``), with its own restrictions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shapelint.notation.einops_pattern import ELLIPSIS as EINOPS_ELLIPSIS
+from shapelint.notation.einops_pattern import parse
+from shapelint.notation.einsum_letters import parse_letters
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import cost as cost_mod
+from shapelint.ops.einops_transform import pattern_issue
+from shapelint.ops.shape_sim import BLOCK, align, product, show_shape
+from shapelint.ops.values import (
+    UNKNOWN,
+    Cost,
+    OpIssue,
+    OpResult,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    dtype_bytes,
+)
+
+MAX_EINOPS_AXES = 52  # einops maps names onto string.ascii_letters
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One label of an operand: ``key`` identifies the axis (None: the ellipsis)."""
+
+    key: str | None
+    name: str
+    start: int
+    end: int
+
+
+@dataclass
+class Spec:
+    """An einsum, labelled: one label list per operand, and the output labels."""
+
+    label: str  # how messages name the call
+    operands: list[list[Lab]]
+    spans: list[tuple[int, int]]
+    output: list[Lab]
+    issues: list[OpIssue] = field(default_factory=list)
+    # Operands whose labels are not in the pattern string: index -> where each
+    # label points instead (EinMix's weight points at the keyword giving its size).
+    keyword_operands: set[int] = field(default_factory=set)
+
+    def operand_where(self, i: int) -> tuple:
+        if i in self.keyword_operands:
+            return ("call",)
+        return ("pattern", *self.spans[i])
+
+    def label_where(self, i: int, lab: Lab) -> tuple:
+        if i in self.keyword_operands:
+            return ("kwarg", lab.name)
+        return ("pattern", lab.start, lab.end)
+
+    def fail(self, code: str, message: str, where: tuple) -> None:
+        self.issues.append(OpIssue(code, f"{self.label}: {message}", where))
+
+
+def _broadcast(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> object:
+    """The size einsum settles on for one label (or one ellipsis dim), checking that
+    every operand's size is 1 or the same; a SHP302 for a certain conflict."""
+    consts = [
+        (d, w) for d, w in seen if isinstance(d, Expr) and d.value is not None and d.value != 1
+    ]
+    if consts:
+        first = consts[0][0]
+        for d, w in consts[1:]:
+            if d.value != first.value:
+                spec.fail(
+                    "SHP302",
+                    f"{what} has size {d.value} here but {first.value} in an earlier operand "
+                    "(sizes must match or be 1)",
+                    w,
+                )
+                return None
+        return first
+    names = [(d, w) for d, w in seen if isinstance(d, Expr) and d.value is None]
+    if names:
+        return names[0][0]
+    if any(d is None or d is BLOCK or isinstance(d, Var) for d, _ in seen):
+        return None
+    return Expr.const(1)
+
+
+def _name_conflicts(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> None:
+    """SHP304: one axis bound to two different dimension names (seq vs d_model)."""
+    named = [(d.as_name(), w) for d, w in seen if isinstance(d, Expr) and d.as_name() is not None]
+    if len({n for n, _ in named}) > 1:
+        first = named[0][0]
+        other, w = next((n, w) for n, w in named if n != first)
+        spec.fail(
+            "SHP304",
+            f"{what} is '{first}' in one operand and '{other}' in another; "
+            "einsum treats them as the same axis",
+            w,
+        )
+
+
+def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
+    """Shape rules of ATen's einsum on the labelled operands (see the module docstring)."""
+    n_terms, n_ops = len(spec.operands), len(tensors)
+    if n_terms != n_ops:
+        spec.fail(
+            "SHP213",
+            f"the pattern describes {n_terms} operand{'s' * (n_terms != 1)} but "
+            f"{n_ops} tensor{'s were' if n_ops != 1 else ' was'} passed",
+            ("call",),
+        )
+        return OpResult(UNKNOWN, Cost(), spec.issues)
+    # Dims of every operand, matched to its labels.
+    bound: list[list[object]] = []
+    ells: list[list | object] = []
+    for i, (labels, t) in enumerate(zip(spec.operands, tensors, strict=True)):
+        shape = t.shape if isinstance(t, TensorV) else None
+        at = next((j for j, lab in enumerate(labels) if lab.key is None), None)
+        if at is None:
+            before, middle, after, bad = align(shape, len(labels), 0, False)
+        else:
+            before, middle, after, bad = align(shape, at, len(labels) - at - 1, True)
+        if bad:
+            n = len(labels) - (at is not None)
+            spec.fail(
+                "SHP301",
+                f"operand {i} has shape {show_shape(shape)} but its subscripts name "
+                f"{'at least ' if at is not None else ''}{n} dim{'s' * (n != 1)}",
+                spec.operand_where(i),
+            )
+            bound.append([None] * n)
+            ells.append(BLOCK if at is not None else None)
+            continue
+        bound.append(before + after)
+        ells.append(middle if at is not None else None)
+    if spec.issues:
+        return OpResult(UNKNOWN, Cost(), spec.issues)
+
+    # Sizes per label; diagonals first (within one operand sizes must be equal).
+    seen: dict[str, list[tuple[object, tuple]]] = {}
+    names: dict[str, str] = {}
+    for i, labels in enumerate(spec.operands):
+        plain = [lab for lab in labels if lab.key is not None]
+        first: dict[str, tuple[object, Lab]] = {}
+        for lab, d in zip(plain, bound[i], strict=False):
+            assert lab.key is not None
+            names[lab.key] = lab.name
+            if lab.key in first:
+                d0, lab0 = first[lab.key]
+                if isinstance(d, Expr) and isinstance(d0, Expr) and d.definitely_differs(d0):
+                    spec.fail(
+                        "SHP302",
+                        f"'{lab.name}' is repeated in operand {i} (a diagonal) with sizes "
+                        f"{d0.value} and {d.value}; they must be equal",
+                        spec.label_where(i, lab),
+                    )
+                _name_conflicts(
+                    spec,
+                    f"'{lab.name}' (repeated in operand {i})",
+                    [
+                        (d0, spec.label_where(i, lab0)),
+                        (d, spec.label_where(i, lab)),
+                    ],
+                )
+                continue
+            first[lab.key] = (d, lab)
+            seen.setdefault(lab.key, []).append((d, spec.label_where(i, lab)))
+    sizes: dict[str, object] = {}
+    for key, occ in seen.items():
+        sizes[key] = _broadcast(spec, f"axis '{names[key]}'", occ)
+        if len(occ) > 1:
+            _name_conflicts(spec, f"axis '{names[key]}'", occ)
+
+    # The ellipsis: right-aligned broadcasting of the dims each operand's '...' covers.
+    with_ell = [e for e in ells if e is not None]
+    ell_dims: list | object = []
+    if with_ell:
+        if any(e is BLOCK or any(isinstance(d, Var) for d in e) for e in with_ell):  # type: ignore[union-attr]
+            same = all(e == with_ell[0] for e in with_ell) and with_ell[0] is not BLOCK
+            ell_dims = list(with_ell[0]) if same else BLOCK  # type: ignore[arg-type]
+        else:
+            width = max(len(e) for e in with_ell)  # type: ignore[arg-type]
+            ell_dims = []
+            for j in range(width):
+                occ = []
+                for i, e in enumerate(ells):
+                    if e is None:
+                        continue
+                    k = j - (width - len(e))  # type: ignore[arg-type]
+                    if k >= 0:
+                        occ.append((e[k], spec.operand_where(i)))  # type: ignore[index]
+                ell_dims.append(_broadcast(spec, f"dim {j} under '...'", occ))
+    if any(i.code == "SHP302" for i in spec.issues):
+        return OpResult(UNKNOWN, Cost(), spec.issues)
+
+    # The output.
+    out_labels = spec.output
+    if flavor == "numpy" and not any(lab.key is None for lab in out_labels):
+        if isinstance(ell_dims, list) and ell_dims:
+            spec.fail(
+                "SHP301",
+                "the ellipsis covers dims that the output drops; numpy.einsum needs "
+                "'...' in an explicit output whenever it covers any dim",
+                ("call",),
+            )
+            return OpResult(UNKNOWN, Cost(), spec.issues)
+    out: list[object] = []
+    for lab in out_labels:
+        if lab.key is None:
+            if ell_dims is BLOCK:
+                out.append(BLOCK)
+            else:
+                out.extend(ell_dims)  # type: ignore[arg-type]
+        else:
+            out.append(sizes.get(lab.key))
+    dtypes = [t.dtype if isinstance(t, TensorV) else None for t in tensors]
+    dtype = dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
+    shape = None if any(d is BLOCK for d in out) else tuple(out)
+    result = TensorV(shape, dtype)  # type: ignore[arg-type]
+    return OpResult(
+        result, _cost(spec, ells, ell_dims, sizes, out_labels, tensors, shape), spec.issues
+    )
+
+
+def _cost(
+    spec: Spec,
+    ells: list,
+    ell_dims: list | object,
+    sizes: dict[str, object],
+    out_labels: list[Lab],
+    tensors: list[Value],
+    out_shape: tuple | None,
+) -> Cost:
+    """Bytes of every operand and the result; FLOPs from the flop counter's rules,
+    given each operand's axes with the ellipsis spelled out as '...0', '...1'."""
+    numels = []
+    for t in tensors:
+        n = product(list(t.shape)) if isinstance(t, TensorV) and t.shape is not None else None
+        numels.append(n if isinstance(n, Expr) else None)
+    out_n = product(list(out_shape)) if out_shape is not None else None
+    nbytes = None
+    dtype = next((t.dtype for t in tensors if isinstance(t, TensorV)), None)
+    if all(n is not None for n in numels) and isinstance(out_n, Expr):
+        nbytes = (sum(numels, Expr.const(0)) + out_n) * dtype_bytes(dtype)  # type: ignore[arg-type]
+    # A variadic under '...' (jaxtyping's `*batch` or `...`) counts as one axis whose
+    # size is its element count, which is all a FLOP count needs; this holds when
+    # every operand's '...' covers the very same dims.
+    if not isinstance(ell_dims, list) or any(
+        isinstance(e, list) and any(isinstance(d, Var) for d in e) and e != ell_dims for e in ells
+    ):
+        return Cost(
+            None,
+            Expr.const(0),
+            nbytes,
+            ["FLOPs unknown: the ellipsis covers dims of unknown number"],
+        )
+    width = len(ell_dims)
+    ell_names = [f"...{j}" for j in range(width)]
+    inputs = []
+    for labels, e in zip(spec.operands, ells, strict=True):
+        names: list[str] = []
+        for lab in labels:
+            if lab.key is None:
+                names.extend(ell_names[width - len(e) :])  # type: ignore[arg-type]
+            else:
+                names.append(lab.key)
+        inputs.append(names)
+    output: list[str] = []
+    for lab in out_labels:
+        output.extend(ell_names if lab.key is None else [lab.key])
+    all_sizes: dict[str, Expr | None] = {
+        k: (v if isinstance(v, Expr) else None) for k, v in sizes.items()
+    }
+    for j, d in enumerate(ell_dims):
+        if isinstance(d, Var):
+            d = Expr.name(d.name)
+        all_sizes[ell_names[j]] = d if isinstance(d, Expr) else None
+    flops, notes = cost_mod.einsum_flops(inputs, output, all_sizes)
+    return Cost(flops, Expr.const(0), nbytes, list(notes))
+
+
+# -- einops.einsum ---------------------------------------------------------------------------
+
+
+def einops_einsum(pattern: str | None, tensors: list[Value]) -> OpResult:
+    """einops.einsum(*tensors, pattern): tensors first, the pattern last."""
+    misplaced = next((i for i, t in enumerate(tensors) if isinstance(t, StrV)), None)
+    if misplaced is not None:
+        return OpResult(
+            UNKNOWN,
+            Cost(),
+            [
+                OpIssue(
+                    "SHP212",
+                    "einops.einsum takes the tensors first and the pattern last "
+                    '(einsum(x, y, "i j, j k -> i k")); a string was passed before a tensor',
+                    ("arg", misplaced),
+                )
+            ],
+        )
+    if pattern is None:
+        return OpResult()
+    label = f'einsum("{pattern}")'
+    if not tensors:
+        return OpResult(
+            UNKNOWN,
+            Cost(),
+            [
+                OpIssue(
+                    "SHP212",
+                    f"{label}: no tensors given; einops.einsum takes them before the pattern",
+                    ("call",),
+                )
+            ],
+        )
+    pat = parse("einsum", pattern)
+    if not pat.ok:
+        return OpResult(UNKNOWN, Cost(), [pattern_issue(i) for i in pat.issues])
+    spec = Spec(label, [], [(e.start, e.end) for e in pat.inputs], [])
+    names: set[str] = set()
+
+    def labels_of(expr, side: str) -> list[Lab]:
+        out: list[Lab] = []
+        for g in expr.groups:
+            if g.is_ellipsis:
+                if any(lab.key is None for lab in out):
+                    # A literal '…' next to '...': torch sees two ellipses.
+                    spec.fail(
+                        "SHP105",
+                        "two ellipses in one operand ('…' is an ellipsis to einops too)",
+                        ("pattern", g.start, g.end),
+                    )
+                out.append(Lab(None, "...", g.start, g.end))
+                continue
+            text = pattern[g.start : g.end]
+            if not g.axes:
+                spec.fail(
+                    "SHP214",
+                    f"'{text}' (a unit axis) is not supported in einops.einsum",
+                    ("pattern", g.start, g.end),
+                )
+                continue
+            if len(g.axes) > 1:
+                spec.fail(
+                    "SHP214",
+                    f"'{text}': einops.einsum does not compose axes; rearrange before or after",
+                    ("pattern", g.start, g.end),
+                )
+                continue
+            a = g.axes[0]
+            if a.is_anonymous:
+                spec.fail(
+                    "SHP214",
+                    f"numbered axis '{a.name}' is not supported in einops.einsum; name it",
+                    ("pattern", a.start, a.end),
+                )
+                continue
+            # '(...)' is one axis named '…' to einops.einsum.
+            name = "(...)" if a.name == EINOPS_ELLIPSIS else a.name
+            if side == "right" and a.name not in names:
+                spec.fail(
+                    "SHP211",
+                    f"output axis '{name}' appears in no input",
+                    ("pattern", a.start, a.end),
+                )
+                continue
+            if side == "left":
+                names.add(a.name)
+            out.append(Lab(a.name, name, a.start, a.end))
+        return out
+
+    spec.operands = [labels_of(e, "left") for e in pat.inputs]
+    assert pat.output is not None
+    spec.output = labels_of(pat.output, "right")
+    if len(names) > MAX_EINOPS_AXES:
+        spec.fail(
+            "SHP216",
+            f"{len(names)} distinct axes; einops.einsum maps them to letters and has only {MAX_EINOPS_AXES}",
+            ("call",),
+        )
+    if spec.issues:
+        return OpResult(UNKNOWN, Cost(), spec.issues)
+    return judge(spec, tensors, "torch")
+
+
+# -- torch.einsum / numpy.einsum ---------------------------------------------------------
+
+
+def letters_einsum(equation: str | None, tensors: list[Value], flavor: str = "torch") -> OpResult:
+    """torch.einsum(equation, *operands) or numpy.einsum; flavor "torch" | "numpy"."""
+    if equation is None:
+        return OpResult()
+    if len(tensors) == 1 and isinstance(tensors[0], TupleV):
+        tensors = list(tensors[0].items)  # torch.einsum("ij,jk", [a, b])
+    fn = "torch.einsum" if flavor == "torch" else "numpy.einsum"
+    label = f'{fn}("{equation}")'
+    if not tensors:
+        return OpResult(
+            UNKNOWN, Cost(), [OpIssue("SHP212", f"{label}: no operands given", ("call",))]
+        )
+    eq = parse_letters(equation)
+    if not eq.ok:
+        return OpResult(UNKNOWN, Cost(), [pattern_issue(i) for i in eq.issues])
+
+    def labels(term) -> list[Lab]:
+        return [
+            Lab(None if lab.is_ellipsis else lab.char, lab.char, lab.start, lab.end)
+            for lab in term.labels
+        ]
+
+    if eq.output is not None:
+        output = labels(eq.output)
+    else:
+        # Implicit: the ellipsis dims first, then the labels seen once, in ASCII order.
+        output = [Lab(None, "...", 0, 0)] if any(t.has_ellipsis for t in eq.inputs) else []
+        output += [Lab(c, c, 0, 0) for c in eq.implicit_output()]
+    spec = Spec(
+        label, [labels(t) for t in eq.inputs], [(t.start, t.end) for t in eq.inputs], output
+    )
+    return judge(spec, tensors, flavor)

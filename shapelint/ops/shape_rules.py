@@ -1,0 +1,1306 @@
+"""The shape rules stub lines name (``rule=reduce(input, dim, keepdim)``), written once.
+
+A rule receives the abstract values of its arguments and returns the result
+value, names for the stub's cost formulas, and the issues it is certain of.
+Unknown stays unknown: a size that is a name is never a conflict, a dimension
+index that cannot be placed (``dim=-1`` past a ``*batch``) gives an unknown
+shape, not an error. Known numbers that cannot work are errors, with the codes
+of shapelint/rules/torch_ops.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shapelint.notation.symbolic import Expr, product, total
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Dim,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    OpIssue,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    dim_str,
+)
+
+MATMUL = "SHP307"
+BROADCAST = "SHP308"
+SIGNATURE = "SHP309"
+DIM_RANGE = "SHP310"
+RANK = "SHP311"
+RESHAPE = "SHP312"
+CAT = "SHP313"
+SPLIT = "SHP314"
+
+Shape = tuple[Dim, ...]
+
+
+@dataclass
+class RuleOut:
+    value: Value = UNKNOWN
+    bind: dict[str, Expr | None] = field(default_factory=dict)
+    issues: list[OpIssue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class NotApplicable:
+    """The call is not one the stub describes (``operator.add`` on two ints)."""
+
+
+NOT_APPLICABLE = NotApplicable()
+
+
+@dataclass
+class RuleContext:
+    op: str  # the qualified name, for messages
+    wheres: tuple[tuple, ...]  # OpIssue.where of each rule argument
+
+    def where(self, i: int) -> tuple:
+        return self.wheres[i] if i < len(self.wheres) else ("call",)
+
+    def issue(self, code: str, message: str, arg: int | None = None) -> OpIssue:
+        return OpIssue(
+            code, f"{self.op}: {message}", self.where(arg) if arg is not None else ("call",)
+        )
+
+
+RuleFn = Callable[..., "RuleOut | NotApplicable"]
+RULES: dict[str, RuleFn] = {}
+
+
+def rule(fn: RuleFn) -> RuleFn:
+    RULES[fn.__name__.rstrip("_")] = fn
+    return fn
+
+
+# -- small helpers --------------------------------------------------------------------------
+
+
+def shape_of(v: Value) -> Shape | None:
+    return v.shape if isinstance(v, TensorV) else None
+
+
+def const(d: Dim) -> int | None:
+    return d.value if isinstance(d, Expr) else None
+
+
+def int_value(v: Value) -> Expr | None:
+    if isinstance(v, IntV):
+        return v.value
+    if isinstance(v, BoolV) and v.value is not None:
+        return Expr.const(int(v.value))
+    return None
+
+
+def const_int(v: Value) -> int | None:
+    e = int_value(v)
+    return None if e is None else e.value
+
+
+def is_none(v: Value) -> bool:
+    return isinstance(v, NoneV)
+
+
+def int_list(v: Value) -> list[Expr | None] | None:
+    """An int or a sequence of ints (``dim=(0, 1)``, ``x.view(b, -1)``); None if not one."""
+    if isinstance(v, IntV):
+        return [v.value]
+    if isinstance(v, TupleV):
+        items = list(v.items)
+        if len(items) == 1 and isinstance(items[0], TupleV):
+            items = list(items[0].items)  # view((b, -1)) as well as view(b, -1)
+        if all(isinstance(i, (IntV, BoolV)) for i in items):
+            return [int_value(i) for i in items]
+    return None
+
+
+def has_var(shape: Shape) -> bool:
+    return any(isinstance(d, Var) for d in shape)
+
+
+def known_rank(shape: Shape | None) -> int | None:
+    if shape is None or has_var(shape):
+        return None
+    return len(shape)
+
+
+def shape_text(shape: Shape | None) -> str:
+    if shape is None:
+        return "[?...]"
+    return "[" + ", ".join(dim_str(d) for d in shape) + "]"
+
+
+def numel(shape: Shape | None) -> Expr | None:
+    return TensorV(shape).numel() if shape is not None else None
+
+
+def differs(a: Dim, b: Dim) -> bool:
+    return isinstance(a, Expr) and isinstance(b, Expr) and a.definitely_differs(b)
+
+
+def locate(shape: Shape, d: int, extra: int = 0) -> tuple[int | None, str | None]:
+    """Where dimension index d falls in the shape tuple: (position, None), (None, error)
+    when it is certainly out of range, or (None, None) when a Var hides it.
+
+    extra=1 for unsqueeze/stack, which address the result's rank + 1 slots.
+    """
+    if not has_var(shape):
+        rank = len(shape) + extra
+        span = max(rank, 1)  # torch wraps dims of a 0-d tensor as if it had one
+        if not -span <= d < span:
+            return None, f"dimension {d} is out of range for a tensor of rank {len(shape)}"
+        return (d % span if rank == 0 else d + rank if d < 0 else d), None
+    first = next(i for i, x in enumerate(shape) if isinstance(x, Var))
+    last = max(i for i, x in enumerate(shape) if isinstance(x, Var))
+    if d >= 0:
+        return (d if d < first + extra else None), None
+    after = len(shape) - last - 1 + extra
+    if -d <= after:
+        return len(shape) + extra + d, None
+    return None, None
+
+
+def locate_arg(ctx: RuleContext, shape: Shape, v: Value, arg: int, extra: int = 0, out=None):
+    """Position of a dim argument, appending an issue to out when certainly out of range."""
+    d = const_int(v)
+    if d is None:
+        return None
+    pos, err = locate(shape, d, extra)
+    if err and out is not None:
+        out.append(ctx.issue(DIM_RANGE, err, arg))
+    return pos
+
+
+def needs_axes(ctx: RuleContext, shape: Shape, code: str, out: list) -> bool:
+    """False (with an issue) for a 0-d tensor where the op needs a real axis."""
+    if shape == ():
+        message = (
+            "expects at least a 1-dimensional tensor"
+            if code == RANK
+            else "the tensor has no dimensions to index"
+        )
+        out.append(ctx.issue(code, message, 0))
+        return False
+    return True
+
+
+def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
+    """(result, certain conflict) for two sizes meeting in broadcasting."""
+    if isinstance(a, Expr) and isinstance(b, Expr):
+        if a == b:
+            return a, False
+        av, bv = a.value, b.value
+        if av == 1:
+            return b, False
+        if bv == 1:
+            return a, False
+        if av is not None and bv is not None:
+            return None, True
+        # One known c != 1 and one name: valid only when the name is 1 or c.
+        if av is not None:
+            return a, False
+        if bv is not None:
+            return b, False
+        return None, False
+    known = a if isinstance(a, Expr) else b
+    if isinstance(known, Expr) and known.value is not None and known.value != 1:
+        return known, False
+    return None, False
+
+
+def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, Dim, Dim]]]:
+    """Right-aligned broadcast; conflicts as (axis counted from the right, a, b)."""
+    out: list[Dim] = []
+    conflicts: list[tuple[int, Dim, Dim]] = []
+    i = 1
+    while i <= len(a) and i <= len(b):
+        x, y = a[-i], b[-i]
+        if isinstance(x, Var) or isinstance(y, Var):
+            rest_a, rest_b = a[: len(a) - i + 1], b[: len(b) - i + 1]
+            if rest_a == rest_b:
+                return tuple(rest_a) + tuple(reversed(out)), conflicts
+            return None, conflicts
+        d, bad = broadcast_dim(x, y)
+        if bad:
+            conflicts.append((-i, x, y))
+        out.append(d)
+        i += 1
+    longer = a if len(a) >= len(b) else b
+    head = longer[: len(longer) - i + 1]
+    return tuple(head) + tuple(reversed(out)), conflicts
+
+
+def _tensor(shape: Shape | None, like: Value | None = None) -> TensorV:
+    dtype = like.dtype if isinstance(like, TensorV) else None
+    return TensorV(shape, dtype)
+
+
+# -- identity-shaped -------------------------------------------------------------------------
+
+
+@rule
+def same(ctx: RuleContext, x: Value, *_: Value) -> RuleOut:
+    """Output shaped like x (activations, dropout, contiguous, casts)."""
+    if not isinstance(x, TensorV):
+        return RuleOut(TensorV(None))
+    return RuleOut(_tensor(x.shape, x))
+
+
+@rule
+def along(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """Shaped like x, with dim a valid dimension (softmax, cumsum, flip by one dim)."""
+    out = same(ctx, x)
+    shape = shape_of(x)
+    if shape is not None:
+        for d in int_list(dim) or []:
+            if d is not None and d.value is not None:
+                _, err = locate(shape, d.value)
+                if err:
+                    out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+    return out
+
+
+@rule
+def like(ctx: RuleContext, other: Value) -> RuleOut:
+    """The shape of another tensor (``zeros_like``, ``view_as``)."""
+    return RuleOut(TensorV(shape_of(other)))
+
+
+# -- matrix products ----------------------------------------------------------------------
+
+
+def _matrix_view(shape: Shape) -> tuple[str, Shape, Dim, Dim] | None:
+    """("vec"|"mat", batch, rows, cols) as torch.matmul sees an operand; None if unsure."""
+    if not has_var(shape):
+        if len(shape) == 1:
+            return "vec", (), None, shape[0]
+        if len(shape) >= 2:
+            return "mat", shape[:-2], shape[-2], shape[-1]
+        return None
+    last = max(i for i, x in enumerate(shape) if isinstance(x, Var))
+    if len(shape) - last - 1 >= 2:
+        return "mat", shape[:-2], shape[-2], shape[-1]
+    return None
+
+
+@rule
+def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
+    """torch.matmul: 1-D, 2-D and batched operands, batch dims broadcast.
+
+    Binds m, k, n, b (batch elements) and vec (1 when torch takes the
+    matrix-vector path, which its flop counter counts as 0).
+    """
+    if not isinstance(a, TensorV) and not isinstance(b, TensorV):
+        return NOT_APPLICABLE
+    sa, sb = shape_of(a), shape_of(b)
+    if sa is None or sb is None:
+        return RuleOut(TensorV(None))
+    out = RuleOut()
+    for i, s in ((0, sa), (1, sb)):
+        if known_rank(s) == 0:
+            out.issues.append(
+                ctx.issue(RANK, "both arguments need at least 1 dimension, got a 0-d tensor", i)
+            )
+    if out.issues:
+        return out
+    va, vb = _matrix_view(sa), _matrix_view(sb)
+    if va is None or vb is None:
+        out.value = TensorV(None)
+        return out
+    kind_a, batch_a, m, ka = va
+    kind_b, batch_b, kb, n = vb
+    if kind_a == "vec":
+        ka = sa[0]
+    if kind_b == "vec":
+        kb, n = sb[0], None
+    if differs(ka, kb):
+        out.issues.append(
+            ctx.issue(
+                MATMUL,
+                f"inner dimensions differ: {shape_text(sa)} @ {shape_text(sb)} "
+                f"({dim_str(ka)} != {dim_str(kb)})",
+                1,
+            )
+        )
+    batch, conflicts = broadcast_shapes(batch_a, batch_b)
+    for axis, x, y in conflicts:
+        out.issues.append(
+            ctx.issue(
+                BROADCAST,
+                f"batch dimensions do not broadcast: {shape_text(sa)} @ {shape_text(sb)} "
+                f"({dim_str(x)} vs {dim_str(y)} at batch axis {axis})",
+                1,
+            )
+        )
+    if out.issues:
+        return out
+    shape: Shape | None = None
+    if batch is not None:
+        shape = tuple(batch) + ((m,) if kind_a == "mat" else ()) + ((n,) if kind_b == "mat" else ())
+    out.value = TensorV(shape)
+    k = ka if const(ka) is not None or const(kb) is None else kb
+    vec: Expr | None = Expr.const(int(kind_b == "vec"))
+    if kind_a == "vec" and kind_b == "mat" and batch_b:
+        # vector @ batched matrices: torch folds the batch into one matrix-vector
+        # product (aten.mv, counted 0) when b.mT can be viewed as a matrix without
+        # a copy, which for a contiguous b means k == 1; otherwise it runs bmm.
+        if const(k) == 1:
+            certain_batch = any(not isinstance(d, Var) for d in batch_b)
+            vec = Expr.const(1) if certain_batch else None
+        elif const(k) is None:
+            vec = None
+    out.bind = {
+        "m": m if kind_a == "mat" else Expr.const(1),
+        "k": k,
+        "n": n if kind_b == "mat" else Expr.const(1),
+        "b": numel(batch),
+        "vec": vec,
+    }
+    if vec is not None and vec.value:
+        out.notes.append(
+            "torch's flop counter counts matrix-vector products (aten.mv, aten.dot) as 0; "
+            "their 2·m·k is in other_flops"
+        )
+    return out
+
+
+# -- broadcasting elementwise ------------------------------------------------------------------
+
+
+@rule
+def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
+    """Elementwise ops: operands broadcast; Python numbers take part in dtype only."""
+    tensors = [(i, x) for i, x in enumerate(xs) if isinstance(x, TensorV)]
+    if not tensors:
+        return NOT_APPLICABLE
+    out = RuleOut()
+    shape: Shape | None = ()
+    seen: list[tuple[int, Shape]] = []
+    for i, t in tensors:
+        if t.shape is None:
+            shape = None
+            continue
+        for _j, prev in seen:
+            _, conflicts = broadcast_shapes(prev, t.shape)
+            for _axis, x, y in conflicts[:1]:
+                out.issues.append(
+                    ctx.issue(
+                        BROADCAST,
+                        f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
+                        f"({dim_str(x)} vs {dim_str(y)})",
+                        i,
+                    )
+                )
+            if conflicts:
+                break
+        seen.append((i, t.shape))
+        if shape is not None:
+            shape, _ = broadcast_shapes(shape, t.shape)
+    if out.issues:
+        return out
+    unknown_operand = any(x is UNKNOWN or isinstance(x, ObjectV) for x in xs)
+    out.value = TensorV(None if unknown_operand else shape)
+    return out
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+
+def _reduced(
+    ctx: RuleContext, x: Value, dim: Value, keepdim: Value, out: RuleOut
+) -> Shape | None | bool:
+    """The reduced shape, None if unknown, False after an issue."""
+    shape = shape_of(x)
+    keep = keepdim.value if isinstance(keepdim, BoolV) else None
+    if shape is None or keep is None:
+        return None
+    if is_none(dim) or (isinstance(dim, TupleV) and not dim.items):
+        if has_var(shape):
+            return None if keep else ()
+        return tuple(Expr.const(1) for _ in shape) if keep else ()
+    dims = int_list(dim)
+    if dims is None or any(d is None or d.value is None for d in dims):
+        return None
+    positions = []
+    for d in dims:
+        pos, err = locate(shape, d.value)  # type: ignore[union-attr]
+        if err:
+            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+            return False
+        if pos is None:
+            return None
+        positions.append(pos)
+    if len(set(positions)) != len(positions):
+        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in dim", 1))
+        return False
+    if keep:
+        return tuple(Expr.const(1) if i in positions else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in positions)
+
+
+@rule
+def reduce(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """sum/mean/amax/...: dim None (all), an int or a tuple; keepdim keeps size-1 axes."""
+    out = RuleOut()
+    shape = _reduced(ctx, x, dim, keepdim, out)
+    if shape is not False:
+        out.value = _tensor(shape, x)  # type: ignore[arg-type]
+    return out
+
+
+@rule
+def reduce_pair(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """max/min/median/mode with dim: a (values, indices) pair."""
+    out = reduce(ctx, x, dim, keepdim)
+    if isinstance(out.value, TensorV):
+        v = out.value
+        out.value = TupleV((v, TensorV(v.shape, "int64")))
+    return out
+
+
+@rule
+def same_pair(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """sort / cummax: (values, indices) shaped like x."""
+    out = along(ctx, x, dim)
+    if isinstance(out.value, TensorV) and not out.issues:
+        out.value = TupleV((out.value, TensorV(out.value.shape, "int64")))
+    return out
+
+
+@rule
+def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    kk = int_value(k)
+    pos = locate_arg(ctx, shape, dim, 2, out=out.issues) if shape is not None else None
+    if out.issues:
+        return out
+    new: Shape | None = None
+    if shape == ():
+        new = ()
+    elif shape is not None and pos is not None:
+        new = shape[:pos] + (kk,) + shape[pos + 1 :]
+        size = shape[pos]
+        if kk is not None and const(size) is not None and (kk.value or 0) > const(size):  # type: ignore[operator]
+            out.issues.append(ctx.issue(DIM_RANGE, f"k={kk} exceeds the size {dim_str(size)}", 1))
+            return out
+    values = _tensor(new, x)
+    out.value = TupleV((values, TensorV(new, "int64")))
+    return out
+
+
+# -- dimension shuffles ------------------------------------------------------------------------
+
+
+@rule
+def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    p0 = locate_arg(ctx, shape, d0, 1, out=out.issues)
+    p1 = locate_arg(ctx, shape, d1, 2, out=out.issues)
+    if out.issues:
+        return out
+    if shape == ():
+        out.value = _tensor((), x)  # torch wraps dims of a 0-d tensor
+        return out
+    if p0 is None or p1 is None:
+        out.value = _tensor(None, x)
+        return out
+    new = list(shape)
+    new[p0], new[p1] = new[p1], new[p0]
+    out.value = _tensor(tuple(new), x)
+    return out
+
+
+@rule
+def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    order = int_list(dims)
+    if shape is None or order is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    if len(order) != len(shape):
+        out.issues.append(
+            ctx.issue(RANK, f"{len(order)} dims given for a tensor of rank {len(shape)}", 1)
+        )
+        return out
+    positions = []
+    for d in order:
+        if d is None or d.value is None:
+            return RuleOut(_tensor(None, x))
+        pos, err = locate(shape, d.value)
+        if err:
+            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+            return out
+        positions.append(pos)
+    if len(set(positions)) != len(positions):
+        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in permute", 1))
+        return out
+    out.value = _tensor(tuple(shape[p] for p in positions), x)  # type: ignore[index]
+    return out
+
+
+@rule
+def T(ctx: RuleContext, x: Value) -> RuleOut:
+    """``.T``: all dimensions reversed (torch deprecates it beyond 2-D)."""
+    shape = shape_of(x)
+    if shape is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    return RuleOut(_tensor(tuple(reversed(shape)), x))
+
+
+@rule
+def mT(ctx: RuleContext, x: Value) -> RuleOut:
+    """``.mT`` / ``.mH``: the last two dimensions swapped."""
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    if shape == ():
+        return RuleOut(_tensor((), x))  # deprecated identity on 0-d tensors
+    if known_rank(shape) is not None and len(shape) < 2:
+        return RuleOut(
+            issues=[ctx.issue(RANK, f"needs at least 2 dimensions, got {shape_text(shape)}", 0)]
+        )
+    last = max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1)
+    if len(shape) - last - 1 < 2:
+        return RuleOut(_tensor(None, x))
+    return RuleOut(_tensor(shape[:-2] + (shape[-1], shape[-2]), x))
+
+
+@rule
+def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    pos = locate_arg(ctx, shape, dim, 1, extra=1, out=out.issues)
+    if out.issues:
+        return out
+    out.value = _tensor(None if pos is None else shape[:pos] + (Expr.const(1),) + shape[pos:], x)
+    return out
+
+
+@rule
+def squeeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """Without dim: drop every size-1 axis (unknown if any size is a name)."""
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    if is_none(dim):
+        if has_var(shape) or any(const(d) is None for d in shape):
+            return RuleOut(_tensor(None, x))
+        return RuleOut(_tensor(tuple(d for d in shape if const(d) != 1), x))
+    dims = int_list(dim)
+    if dims is None:
+        return RuleOut(_tensor(None, x))
+    drop = set()
+    for d in dims:
+        if d is None or d.value is None:
+            return RuleOut(_tensor(None, x))
+        pos, err = locate(shape, d.value)
+        if err:
+            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+            return out
+        if pos is None:
+            return RuleOut(_tensor(None, x))
+        if shape == ():
+            continue
+        size = const(shape[pos])
+        if size is None:
+            return RuleOut(_tensor(None, x))  # a name may or may not be 1
+        if size == 1:
+            drop.add(pos)
+    out.value = _tensor(tuple(d for i, d in enumerate(shape) if i not in drop), x)
+    return out
+
+
+@rule
+def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    p0 = locate_arg(ctx, shape, start, 1, out=out.issues)
+    p1 = locate_arg(ctx, shape, end, 2, out=out.issues)
+    if out.issues:
+        return out
+    if shape == ():
+        return RuleOut(_tensor((Expr.const(1),), x))
+    if p0 is None or p1 is None:
+        return RuleOut(_tensor(None, x))
+    if p0 > p1:
+        out.issues.append(ctx.issue(DIM_RANGE, "start_dim comes after end_dim", 1))
+        return out
+    merged = shape[p0 : p1 + 1]
+    size = None if any(d is None for d in merged) else numel(merged)
+    out.value = _tensor(shape[:p0] + (size,) + shape[p1 + 1 :], x)
+    return out
+
+
+@rule
+def unflatten(ctx: RuleContext, x: Value, dim: Value, sizes: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    new = int_list(sizes)
+    if shape is None or new is None:
+        return RuleOut(_tensor(None, x))
+    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+        return out
+    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
+    if out.issues or pos is None:
+        return out if out.issues else RuleOut(_tensor(None, x))
+    filled = _fill_minus_one(ctx, (shape[pos],), new, out, 2)
+    if filled is False:
+        return out
+    out.value = _tensor(shape[:pos] + tuple(filled) + shape[pos + 1 :], x)  # type: ignore[arg-type]
+    return out
+
+
+def _fill_minus_one(
+    ctx: RuleContext, source: Shape, sizes: list[Expr | None], out: RuleOut, arg: int
+) -> list[Dim] | bool:
+    """sizes with -1 inferred from source's element count; False after an issue."""
+    minus = [i for i, s in enumerate(sizes) if s is not None and s.value == -1]
+    if len(minus) > 1:
+        out.issues.append(ctx.issue(RESHAPE, "only one dimension can be inferred (-1)", arg))
+        return False
+    for s in sizes:
+        if s is not None and s.value is not None and s.value < -1:
+            out.issues.append(ctx.issue(RESHAPE, f"invalid size {s.value}", arg))
+            return False
+    total_in = None if any(d is None for d in source) else numel(source)
+    rest = [s for i, s in enumerate(sizes) if i not in minus]
+    known_rest = None if any(s is None for s in rest) else product(rest)  # type: ignore[arg-type]
+    if minus:
+        inferred: Dim = None
+        if total_in is not None and known_rest is not None:
+            q = total_in.exact_div(known_rest)
+            a, b = total_in.value, known_rest.value
+            if a is not None and b is not None and (b == 0 or a % b):
+                out.issues.append(
+                    ctx.issue(
+                        RESHAPE,
+                        f"shape {_sizes_text(sizes)} is invalid for input of size {a}",
+                        arg,
+                    )
+                )
+                return False
+            inferred = q
+        return [inferred if i in minus else s for i, s in enumerate(sizes)]
+    if total_in is not None and known_rest is not None and total_in.definitely_differs(known_rest):
+        out.issues.append(
+            ctx.issue(
+                RESHAPE,
+                f"shape {_sizes_text(sizes)} is invalid for input of size {total_in.value}",
+                arg,
+            )
+        )
+        return False
+    return list(sizes)
+
+
+def _sizes_text(sizes: Sequence[Expr | None]) -> str:
+    return "[" + ", ".join(dim_str(s) for s in sizes) + "]"
+
+
+@rule
+def reshape(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    """view/reshape: -1 inferred; a known element count that differs is an error."""
+    out = RuleOut()
+    shape = shape_of(x)
+    new = int_list(sizes)
+    if new is None:
+        return RuleOut(_tensor(None, x))
+    source: Shape = shape if shape is not None and not has_var(shape) else (None,)
+    if shape is not None and has_var(shape):
+        source = (TensorV(shape).numel(),)
+    filled = _fill_minus_one(ctx, source, new, out, 1)
+    if filled is False:
+        return out
+    out.value = _tensor(tuple(filled), x)  # type: ignore[arg-type]
+    return out
+
+
+@rule
+def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    """expand: -1 keeps a size, new leading axes allowed, existing ones must be 1 or equal."""
+    out = RuleOut()
+    shape = shape_of(x)
+    new = int_list(sizes)
+    if shape is None or new is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    if len(new) < len(shape):
+        out.issues.append(
+            ctx.issue(
+                RANK,
+                f"the number of sizes ({len(new)}) is smaller than the rank ({len(shape)})",
+                1,
+            )
+        )
+        return out
+    lead = len(new) - len(shape)
+    result: list[Dim] = list(new[:lead])
+    for i, d in enumerate(shape):
+        want = new[lead + i]
+        if want is not None and want.value == -1:
+            result.append(d)
+            continue
+        if differs(d, want) and const(d) != 1:
+            out.issues.append(
+                ctx.issue(
+                    BROADCAST,
+                    f"cannot expand {shape_text(shape)} to {_sizes_text(new)}: "
+                    f"size {dim_str(d)} is not 1",
+                    1,
+                )
+            )
+            return out
+        result.append(want)
+    out.value = _tensor(tuple(result), x)
+    return out
+
+
+@rule
+def expand_as(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
+    target = shape_of(other)
+    if target is None or has_var(target):
+        return RuleOut(_tensor(target, x))
+    return expand(ctx, x, TupleV(tuple(IntV(d) for d in target)))  # type: ignore[arg-type]
+
+
+@rule
+def repeat(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    reps = int_list(sizes)
+    if shape is None or reps is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    if len(reps) < len(shape):
+        out.issues.append(
+            ctx.issue(
+                RANK,
+                f"the number of repeats ({len(reps)}) is smaller than the rank ({len(shape)})",
+                1,
+            )
+        )
+        return out
+    padded = (Expr.const(1),) * (len(reps) - len(shape)) + tuple(shape)
+    result = tuple(
+        None if r is None or d is None else d * r for d, r in zip(padded, reps, strict=True)
+    )
+    out.value = _tensor(result, x)
+    return out
+
+
+# -- joining and splitting -------------------------------------------------------------------
+
+
+def _tensor_items(v: Value) -> list[Value] | None:
+    return list(v.items) if isinstance(v, TupleV) else None
+
+
+@rule
+def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
+    items = _tensor_items(tensors)
+    if items is None:
+        return RuleOut(TensorV(None))
+    out = RuleOut()
+    # torch skips legacy empty 1-D tensors of size 0 when concatenating.
+    shapes = [shape_of(t) for t in items]
+    if any(s is None or has_var(s) for s in shapes) or not shapes:
+        return RuleOut(TensorV(None, _first_dtype(items)))
+    shapes = [s for s in shapes if not (len(s) == 1 and const(s[0]) == 0)] or shapes  # type: ignore[arg-type]
+    ranks = {len(s) for s in shapes}  # type: ignore[arg-type]
+    if len(ranks) > 1:
+        out.issues.append(
+            ctx.issue(CAT, "tensors of different ranks: " + ", ".join(map(shape_text, shapes)), 0)
+        )
+        return out
+    first = shapes[0]
+    assert first is not None
+    if not first:
+        out.issues.append(ctx.issue(RANK, "zero-dimensional tensors cannot be concatenated", 0))
+        return out
+    pos = locate_arg(ctx, first, dim, 1, out=out.issues)
+    if out.issues:
+        return out
+    if pos is None:
+        return RuleOut(TensorV(None, _first_dtype(items)))
+    result = list(first)
+    for s in shapes[1:]:
+        for i, (a, b) in enumerate(zip(first, s, strict=True)):  # type: ignore[arg-type]
+            if i != pos and differs(a, b):
+                out.issues.append(
+                    ctx.issue(
+                        CAT,
+                        f"sizes must match except in dimension {pos}: "
+                        + ", ".join(map(shape_text, shapes)),
+                        0,
+                    )
+                )
+                return out
+    along_sizes = [s[pos] for s in shapes]  # type: ignore[index]
+    result[pos] = None if any(d is None for d in along_sizes) else total(along_sizes)  # type: ignore[arg-type]
+    out.value = TensorV(tuple(result), _first_dtype(items))
+    return out
+
+
+def _first_dtype(items: list[Value]) -> str | None:
+    dtypes = {t.dtype for t in items if isinstance(t, TensorV)}
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+@rule
+def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
+    items = _tensor_items(tensors)
+    if items is None:
+        return RuleOut(TensorV(None))
+    out = RuleOut()
+    shapes = [shape_of(t) for t in items]
+    if not shapes or any(s is None or has_var(s) for s in shapes):
+        return RuleOut(TensorV(None, _first_dtype(items)))
+    first = shapes[0]
+    assert first is not None
+    for s in shapes[1:]:
+        if len(s) != len(first) or any(differs(a, b) for a, b in zip(first, s, strict=True)):  # type: ignore[arg-type]
+            out.issues.append(
+                ctx.issue(
+                    CAT,
+                    "stack expects each tensor to be equal size: "
+                    + ", ".join(map(shape_text, shapes)),
+                    0,
+                )
+            )
+            return out
+    pos = locate_arg(ctx, first, dim, 1, extra=1, out=out.issues)
+    if out.issues:
+        return out
+    if pos is None:
+        return RuleOut(TensorV(None, _first_dtype(items)))
+    n = Expr.const(len(items))
+    out.value = TensorV(first[:pos] + (n,) + first[pos:], _first_dtype(items))
+    return out
+
+
+@rule
+def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
+    """split(int): pieces of that size (the last smaller); split(list): exact sections."""
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(UNKNOWN)
+    if not needs_axes(ctx, shape, RANK, out.issues):
+        return out
+    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
+    if out.issues:
+        return out
+    if pos is None:
+        return RuleOut(UNKNOWN)
+    n = shape[pos]
+    if isinstance(size, TupleV):
+        sections = int_list(size)
+        if sections is None:
+            return RuleOut(UNKNOWN)
+        if n is not None and all(s is not None for s in sections):
+            if total(sections).definitely_differs(n):  # type: ignore[arg-type]
+                out.issues.append(
+                    ctx.issue(
+                        SPLIT,
+                        f"sections {_sizes_text(sections)} do not sum to the size "
+                        f"{dim_str(n)} of dimension {pos}",
+                        1,
+                    )
+                )
+                return out
+        out.value = TupleV(
+            tuple(_tensor(shape[:pos] + (s,) + shape[pos + 1 :], x) for s in sections)
+        )
+        return out
+    step = int_value(size)
+    if step is None or not isinstance(n, Expr):
+        return RuleOut(UNKNOWN)
+    if n.value is not None and step.value is not None:
+        if step.value <= 0:
+            if n.value == 0 and step.value == 0:
+                return RuleOut(TupleV((_tensor(shape, x),)))
+            out.issues.append(ctx.issue(SPLIT, f"split size must be positive, got {step.value}", 1))
+            return out
+        sizes = [min(step.value, n.value - i) for i in range(0, n.value, step.value)] or [0]
+        out.value = TupleV(
+            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
+        )
+        return out
+    count = n.exact_div(step)
+    if count is not None and count.value is not None:
+        piece = _tensor(shape[:pos] + (step,) + shape[pos + 1 :], x)
+        return RuleOut(TupleV((piece,) * count.value))
+    return RuleOut(UNKNOWN)
+
+
+@rule
+def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
+    """chunk(c): pieces of ceil(n/c) (possibly fewer than c pieces, as torch does)."""
+    out = RuleOut()
+    shape = shape_of(x)
+    c = const_int(chunks)
+    if shape is None or c is None:
+        return RuleOut(UNKNOWN)
+    if c <= 0:
+        return RuleOut(issues=[ctx.issue(SPLIT, f"chunk expects a positive count, got {c}", 1)])
+    if not needs_axes(ctx, shape, RANK, out.issues):
+        return out
+    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
+    if out.issues:
+        return out
+    if pos is None:
+        return RuleOut(UNKNOWN)
+    n = shape[pos]
+    if not isinstance(n, Expr):
+        return RuleOut(UNKNOWN)
+    if n.value is not None:
+        step = -(-n.value // c) if n.value else 0
+        if step == 0:
+            sizes = [0] * c  # torch returns c empty chunks of an empty dimension
+        else:
+            sizes = [min(step, n.value - i) for i in range(0, n.value, step)]
+        out.value = TupleV(
+            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
+        )
+        return out
+    piece = n.exact_div(c)
+    if piece is None:
+        return RuleOut(UNKNOWN)
+    return RuleOut(TupleV((_tensor(shape[:pos] + (piece,) + shape[pos + 1 :], x),) * c))
+
+
+@rule
+def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(UNKNOWN)
+    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+        return out
+    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
+    if out.issues:
+        return out
+    if pos is None or const(shape[pos]) is None:
+        return RuleOut(UNKNOWN)
+    piece = _tensor(shape[:pos] + shape[pos + 1 :], x)
+    return RuleOut(TupleV((piece,) * const(shape[pos])))  # type: ignore[operator]
+
+
+# -- attention, losses, normalization ----------------------------------------------------------
+
+
+@rule
+def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
+    """scaled_dot_product_attention: q [*b l e], k [*b s e], v [*b s ev] -> [*b l ev].
+
+    Batch axes broadcast; with enable_gqa the head axis (-3) of q may be a
+    multiple of k's. Binds b (query batch elements), l, s, e, ev for the cost.
+    """
+    sq, sk, sv = shape_of(q), shape_of(k), shape_of(v)
+    out = RuleOut()
+    if sq is None or sk is None or sv is None:
+        return RuleOut(_tensor(None, q))
+    for i, s in enumerate((sq, sk, sv)):
+        r = known_rank(s)
+        if r is not None and r < 2:
+            out.issues.append(
+                ctx.issue(RANK, f"needs at least 2 dimensions, got {shape_text(s)}", i)
+            )
+    if out.issues:
+        return out
+    views = [_matrix_view(s) for s in (sq, sk, sv)]
+    if any(vw is None for vw in views):
+        return RuleOut(_tensor(None, q))
+    (_, bq, lq, e), (_, bk, s_k, ek), (_, bv, s_v, ev) = views  # type: ignore[misc]
+    if differs(e, ek):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"query and key embedding sizes differ: {shape_text(sq)}, {shape_text(sk)}",
+                1,
+            )
+        )
+    if differs(s_k, s_v):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"key and value sequence lengths differ: {shape_text(sk)}, {shape_text(sv)}",
+                2,
+            )
+        )
+    enable_gqa = isinstance(gqa, BoolV) and bool(gqa.value)
+    bkv, conflicts = broadcast_shapes(bk, bv)
+    if conflicts:
+        out.issues.append(
+            ctx.issue(
+                BROADCAST,
+                f"key and value batch axes do not broadcast: {shape_text(sk)}, {shape_text(sv)}",
+                2,
+            )
+        )
+    if out.issues:
+        return out
+    batch: Shape | None = bq
+    if bkv is not None:
+        if enable_gqa and bq and bkv and not has_var(bq[-1:]) and not has_var(bkv[-1:]):
+            hq, hk = const(bq[-1]), const(bkv[-1])
+            if hq is not None and hk is not None and hk and hq % hk:
+                out.issues.append(
+                    ctx.issue(
+                        SIGNATURE,
+                        f"query heads ({hq}) are not a multiple of key/value heads ({hk})",
+                        1,
+                    )
+                )
+                return out
+            head_b, conflicts = broadcast_shapes(bq[:-1], bkv[:-1])
+            batch = None if head_b is None else head_b + bq[-1:]
+        else:
+            batch, conflicts = broadcast_shapes(bq, bkv)
+        if conflicts:
+            out.issues.append(
+                ctx.issue(
+                    BROADCAST,
+                    f"query and key/value batch axes do not broadcast: "
+                    f"{shape_text(sq)}, {shape_text(sk)}",
+                    1,
+                )
+            )
+            return out
+    shape = None if batch is None else tuple(batch) + (lq, ev)
+    out.value = _tensor(shape, q)
+    out.bind = {
+        "b": numel(batch),
+        "l": lq,
+        "s": s_k if const(s_k) is not None else s_v,
+        "e": e,
+        "ev": ev,
+    }
+    return out
+
+
+@rule
+def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
+    """input [N, C, d...] or [C]; target class indices [N, d...] or probabilities like input."""
+    sx, st = shape_of(x), shape_of(target)
+    red = reduction.value if isinstance(reduction, StrV) else None
+    out = RuleOut()
+    rx, rt = known_rank(sx), known_rank(st)
+    per_item: Shape | None = None
+    if sx is not None and st is not None and rx is not None and rt is not None:
+        t_dtype = target.dtype if isinstance(target, TensorV) else None
+        probs = (t_dtype is not None and t_dtype.startswith(("float", "bfloat"))) or (
+            t_dtype is None and rt == rx
+        )
+        if probs:
+            if rt != rx or any(differs(a, b) for a, b in zip(sx, st, strict=True)):
+                out.issues.append(
+                    ctx.issue(
+                        SIGNATURE,
+                        f"probability targets must match the input: {shape_text(sx)} vs "
+                        f"{shape_text(st)}",
+                        1,
+                    )
+                )
+                return out
+            per_item = sx[:1] + sx[2:] if rx >= 2 else ()
+        else:
+            expected = sx[:1] + sx[2:] if rx >= 2 else ()
+            if rt != len(expected) or any(differs(a, b) for a, b in zip(expected, st, strict=True)):
+                out.issues.append(
+                    ctx.issue(
+                        SIGNATURE,
+                        f"class-index target {shape_text(st)} does not fit input "
+                        f"{shape_text(sx)} (expected {shape_text(expected)})",
+                        1,
+                    )
+                )
+                return out
+            per_item = st
+    if red in ("mean", "sum"):
+        out.value = _tensor((), x)
+    elif red == "none":
+        out.value = _tensor(per_item, x)
+    else:
+        out.value = _tensor(None, x)
+    return out
+
+
+@rule
+def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
+    """mse_loss / l1_loss / binary_cross_entropy: input and target broadcast."""
+    red = reduction.value if isinstance(reduction, StrV) else None
+    out = broadcast(ctx, x, target)
+    if isinstance(out, NotApplicable) or out.issues:
+        return RuleOut(TensorV(None)) if isinstance(out, NotApplicable) else out
+    if red in ("mean", "sum"):
+        out.value = _tensor((), x)
+    elif red != "none":
+        out.value = _tensor(None, x)
+    else:
+        out.value = _tensor(shape_of(out.value), x)
+    return out
+
+
+@rule
+def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
+    """The trailing axes of x must equal normalized_shape; the output is shaped like x."""
+    out = same(ctx, x)
+    shape = shape_of(x)
+    norm = int_list(normalized_shape)
+    if shape is None or norm is None:
+        return out
+    tail = len(shape) - max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1) - 1
+    if known_rank(shape) is not None and len(shape) < len(norm):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"input {shape_text(shape)} has fewer axes than normalized_shape "
+                f"{_sizes_text(norm)}",
+                0,
+            )
+        )
+        return out
+    k = min(tail, len(norm))
+    for a, b in zip(shape[len(shape) - k :], norm[len(norm) - k :], strict=True):
+        if differs(a, b):
+            out.issues.append(
+                ctx.issue(
+                    SIGNATURE,
+                    f"input {shape_text(shape)} does not end with normalized_shape "
+                    f"{_sizes_text(norm)}",
+                    0,
+                )
+            )
+            break
+    return out
+
+
+# -- constructors and introspection -------------------------------------------------------------
+
+
+@rule
+def sizes(ctx: RuleContext, size: Value) -> RuleOut:
+    """zeros(2, 3), zeros((2, 3)), zeros(x.shape), zeros([]): the shape is the sizes."""
+    dims = int_list(size)
+    if dims is None:
+        if isinstance(size, TupleV) and len(size.items) == 1 and size.items[0] is UNKNOWN:
+            return RuleOut(TensorV(None))
+        return RuleOut(TensorV(None))
+    for d in dims:
+        if d is not None and d.value is not None and d.value < 0:
+            return RuleOut(
+                issues=[ctx.issue(RESHAPE, f"negative dimension {d.value} in the size", 0)]
+            )
+    return RuleOut(TensorV(tuple(dims)))
+
+
+@rule
+def arange(ctx: RuleContext, start: Value, end: Value, step: Value) -> RuleOut:
+    """arange(n), arange(a, b), arange(a, b, s): ceil((end - start) / step) elements."""
+    if is_none(end):
+        start, end = IntV(Expr.const(0)), start
+    if any(isinstance(v, FloatV) for v in (start, end, step)):
+        nums = [v.value if isinstance(v, FloatV) else const_int(v) for v in (start, end, step)]
+        if any(n is None for n in nums) or not nums[2]:
+            return RuleOut(TensorV((None,)))
+        lo, hi, st = nums
+        return RuleOut(TensorV((Expr.const(max(0, math.ceil((hi - lo) / st))),)))  # type: ignore[operator]
+    a, b, s = int_value(start), int_value(end), int_value(step)
+    if a is None or b is None:
+        return RuleOut(TensorV((None,)))
+    if s is None:
+        return RuleOut(TensorV((None,)))
+    span = b - a
+    if s.value == 1:
+        return RuleOut(TensorV((span,)))
+    if span.value is not None and s.value:
+        return RuleOut(TensorV((Expr.const(max(0, -(-span.value // s.value))),)))
+    q = span.exact_div(s)
+    return RuleOut(TensorV((q,)))
+
+
+@rule
+def eye(ctx: RuleContext, n: Value, m: Value) -> RuleOut:
+    rows = int_value(n)
+    cols = rows if is_none(m) else int_value(m)
+    return RuleOut(TensorV((rows, cols)))
+
+
+@rule
+def shape(ctx: RuleContext, x: Value) -> RuleOut:
+    """``x.shape`` / ``x.size()``: a tuple of ints, if the rank is known."""
+    s = shape_of(x)
+    if s is None or has_var(s):
+        return RuleOut(UNKNOWN)
+    return RuleOut(TupleV(tuple(IntV(d) for d in s)))  # type: ignore[arg-type]
+
+
+@rule
+def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    if is_none(dim):
+        return shape(ctx, x)
+    out = RuleOut()
+    s = shape_of(x)
+    if s is None:
+        return RuleOut(IntV())
+    if not needs_axes(ctx, s, DIM_RANGE, out.issues):
+        return out
+    pos = locate_arg(ctx, s, dim, 1, out=out.issues)
+    if out.issues:
+        return out
+    d = s[pos] if pos is not None else None
+    return RuleOut(IntV(d if isinstance(d, Expr) else None))
+
+
+@rule
+def ndim(ctx: RuleContext, x: Value) -> RuleOut:
+    r = known_rank(shape_of(x))
+    return RuleOut(IntV(None if r is None else Expr.const(r)))
+
+
+@rule
+def count(ctx: RuleContext, x: Value) -> RuleOut:
+    """``x.numel()``."""
+    s = shape_of(x)
+    return RuleOut(IntV(numel(s)))
+
+
+@rule
+def item(ctx: RuleContext, x: Value) -> RuleOut:
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    if dtype is None:
+        return RuleOut(UNKNOWN)
+    if dtype == "bool":
+        return RuleOut(BoolV())
+    if dtype.startswith(("int", "uint")):
+        return RuleOut(IntV())
+    return RuleOut(FloatV())
+
+
+@rule
+def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
+    """Described, but the result cannot be told statically (data-dependent shapes)."""
+    return RuleOut(UNKNOWN)
+
+
+@rule
+def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
+    """A tensor whose shape depends on the data (nonzero, masked_select, unique)."""
+    return RuleOut(TensorV(None))

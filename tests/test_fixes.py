@@ -1,0 +1,294 @@
+"""`--fix`: the rewritten module runs and computes what the original did (the
+oracle: both run on the same random tensors), imports are reused or added once,
+and nothing around the edits changes."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import torch
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+
+from shapelint.cli import main
+from shapelint.config import Config
+from shapelint.fixes import fix_text
+from tests.rewrite_support import findings, load_module
+from tests.test_naming import reorder_chains
+
+HEAD = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
+
+MODELS = HEAD + textwrap.dedent(
+    """
+    import math
+
+
+    def attention(
+        q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h t d"], v: Float[Tensor, "b h t d"]
+    ):
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        return torch.softmax(att, dim=-1) @ v
+
+
+    def merge_heads(y: Float[Tensor, "b h t d"]):
+        B, H, T, D = y.shape
+        return y.transpose(1, 2).contiguous().view(B, T, H * D)  # merge the heads
+
+
+    def split_heads(x: Float[Tensor, "b t c"], nh: int):
+        B, T, C = x.shape
+        return x.reshape(B, T, nh, C // nh).transpose(1, 2)
+
+
+    def patchify(img: Float[Tensor, "b c h w"], p: int):
+        B, C, H, W = img.shape
+        return img.reshape(B, C, H // p, p, W // p, p).permute(0, 2, 4, 3, 5, 1).reshape(
+            B, (H // p) * (W // p), p * p * C
+        )
+
+
+    def gram(x: Float[Tensor, "n d"]):
+        return x @ x.T
+
+
+    def style_gram(f: Float[Tensor, "b c n"]):
+        return torch.bmm(f, f.transpose(1, 2)) / f.shape[-1]
+
+
+    def letters(a: Float[Tensor, "i j"], b: Float[Tensor, "j k"]):
+        return torch.einsum("ij,jk->ik", a, b), torch.einsum("ii->i", b @ a)
+
+
+    def swapped(x: Float[Tensor, "time batch feat"]):
+        return x.transpose(0, 1), x.swapaxes(1, 2), torch.movedim(x, 2, 0), x.permute(2, 0, 1)
+
+
+    def batched(x: Float[Tensor, "*batch rows cols"]):
+        return x.mT
+    """
+)
+
+INPUTS = {
+    "attention": lambda: (
+        torch.randn(2, 3, 5, 4),
+        torch.randn(2, 3, 5, 4),
+        torch.randn(2, 3, 5, 4),
+    ),
+    "merge_heads": lambda: (torch.randn(2, 3, 5, 4),),
+    "split_heads": lambda: (torch.randn(2, 5, 12), 3),
+    "patchify": lambda: (torch.randn(2, 3, 8, 12), 4),
+    "gram": lambda: (torch.randn(7, 3),),
+    "style_gram": lambda: (torch.randn(2, 4, 6),),
+    "letters": lambda: (torch.randn(3, 4), torch.randn(4, 3)),
+    "swapped": lambda: (torch.randn(2, 3, 4),),
+    "batched": lambda: (torch.randn(2, 3, 4, 5),),
+}
+
+
+def outputs(mod, name, args):
+    out = getattr(mod, name)(*args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def assert_same_results(original: str, fixed: str, exact: set[str] = frozenset()):
+    a, b = load_module(original, "orig"), load_module(fixed, "fixed")
+    for name, make in INPUTS.items():
+        if not hasattr(a, name):
+            continue
+        args = make()
+        for x, y in zip(outputs(a, name, args), outputs(b, name, args), strict=True):
+            assert x.shape == y.shape, name
+            if name in exact:
+                assert torch.equal(x, y), name
+            else:  # einsum: the same sums, perhaps in another order
+                assert torch.allclose(x, y, rtol=1e-5, atol=1e-6), name
+
+
+def test_fixed_models_compute_the_same():
+    res = fix_text("models.py", MODELS)
+    assert res.applied == 13
+    assert res.need_unsafe == 0
+    assert "from einops import einsum, rearrange\n" in res.fixed
+    assert res.fixed.count("from einops import") == 1
+    assert "# merge the heads" in res.fixed
+    assert "import math\n" in res.fixed
+    rearranged = {"merge_heads", "split_heads", "patchify", "swapped", "batched"}
+    assert_same_results(MODELS, res.fixed, exact=rearranged)
+    # Nothing left that --fix could still do, and a second run changes nothing.
+    assert not [f for f in findings(res.fixed) if f.fixable]
+    assert fix_text("models.py", res.fixed).fixed == res.fixed
+
+
+def test_the_rewrites_are_the_ones_the_messages_show():
+    res = fix_text("models.py", MODELS)
+    assert 'rearrange(y, "b h t d -> b t (h d)")  # merge the heads' in res.fixed
+    assert 'rearrange(x, "b t (h d) -> b h t d", h=nh)' in res.fixed
+    assert 'rearrange(img, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)' in res.fixed
+    assert 'einsum(x, x, "n1 d, n2 d -> n1 n2")' in res.fixed
+    assert 'einsum(a, b, "i j, j k -> i k")' in res.fixed
+    assert 'rearrange(x, "... rows cols -> ... cols rows")' in res.fixed
+
+
+UNSAFE = HEAD + textwrap.dedent(
+    """
+    def split_heads(x: Float[Tensor, "b t c"], nh: int):
+        B, T, C = x.shape
+        return x.view(B, T, nh, C // nh).transpose(1, 2)
+    """
+)
+
+
+def test_view_on_a_possibly_non_contiguous_input_needs_unsafe_fixes():
+    safe = fix_text("u.py", UNSAFE)
+    assert safe.fixed == UNSAFE and safe.need_unsafe == 1
+    unsafe = fix_text("u.py", UNSAFE, unsafe=True)
+    assert 'rearrange(x, "b t (h d) -> b h t d", h=nh)' in unsafe.fixed
+    a, b = load_module(UNSAFE, "a"), load_module(unsafe.fixed, "b")
+    x = torch.randn(2, 5, 12)
+    assert torch.equal(a.split_heads(x, 3), b.split_heads(x, 3))
+    # Where they differ: the original fails on a non-contiguous input.
+    xt = torch.randn(12, 5, 2).permute(2, 1, 0)
+    assert b.split_heads(xt, 3).shape == (2, 3, 5, 4)
+
+
+def test_view_after_contiguous_is_safe():
+    src = (
+        HEAD
+        + 'def f(x: Float[Tensor, "b h t d"]):\n    B, H, T, D = x.shape\n    return x.transpose(1, 2).contiguous().view(B, T, H * D)\n'
+    )
+    assert fix_text("s.py", src).applied == 1
+
+
+def test_existing_imports_are_reused():
+    src = (
+        HEAD
+        + "from einops import rearrange as r\nimport einops as E\n"
+        + textwrap.dedent(
+            """
+        def f(x: Float[Tensor, "a b"]):
+            return x.transpose(0, 1), torch.einsum("ij->ji", x)
+        """
+        )
+    )
+    out = fix_text("i.py", src).fixed
+    assert 'r(x, "a b -> b a")' in out
+    assert 'E.einsum(x, "a b -> b a")' in out  # the letters took the annotation's names
+    assert out.count("import") == src.count("import")
+
+
+def test_a_name_taken_by_something_else_is_not_shadowed():
+    src = "import torch\nfrom torch import einsum\n" + textwrap.dedent(
+        """
+        def f(a, b):
+            return einsum("ij,jk->ik", a, b)
+
+        def rearrange(x):
+            return x
+        """
+    )
+    out = fix_text("c.py", src).fixed
+    assert "import einops\n" in out
+    assert 'einops.einsum(a, b, "i j, j k -> i k")' in out
+    assert "from einops import" not in out
+    mod = load_module(out)
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    assert torch.equal(mod.f(a, b), torch.einsum("ij,jk->ik", a, b))
+
+
+def test_formatting_around_the_edit_is_kept():
+    src = (
+        "# -*- coding: utf-8 -*-\r\n"
+        '"""Docstring."""\r\n'
+        "import torch\r\n"
+        "from jaxtyping import Float\r\n"
+        "from torch import Tensor\r\n"
+        "\r\n"
+        'def f(x: Float[Tensor, "b t c"]):\r\n'
+        '    ünï = "ü"  # non-ASCII before the edit on the next line\r\n'
+        "    return (ünï, x.transpose(0, 1))  # keep me\r\n"
+    )
+    out = fix_text("f.py", src).fixed
+    assert out == src.replace(
+        "from torch import Tensor\r\n",
+        "from torch import Tensor\r\nfrom einops import rearrange\r\n",
+    ).replace("x.transpose(0, 1)", 'rearrange(x, "b t c -> t b c")')
+
+
+def test_file_without_final_newline():
+    src = HEAD + 'def f(x: Float[Tensor, "b t"]):\n    return x.T'
+    out = fix_text("n.py", src).fixed
+    assert out.endswith('return rearrange(x, "b t -> t b")')
+    load_module(out)
+
+
+def test_noqa_and_ignore_are_respected():
+    src = HEAD + 'def f(x: Float[Tensor, "b t"]):\n    return x.T, x.t()  # noqa: SHP401\n'
+    assert fix_text("q.py", src).fixed == src
+    src2 = HEAD + 'def f(x: Float[Tensor, "b t"]):\n    return x.T\n'
+    assert fix_text("q.py", src2, cfg=Config(Path("."), ignore=["SHP4"])).fixed == src2
+    assert fix_text("q.py", src2, cfg=Config(Path("."), select=["SHP401"])).applied == 1
+
+
+def test_nested_chains_are_fixed_one_level_per_round():
+    src = HEAD + textwrap.dedent(
+        """
+        def same(t: Float[Tensor, "p q"]) -> Float[Tensor, "p q"]:
+            return t
+
+        def f(x: Float[Tensor, "a b"]):
+            return same(x.transpose(0, 1)).transpose(0, 1)
+        """
+    )
+    res = fix_text("n.py", src)
+    assert res.applied == 2
+    x = torch.randn(2, 3)
+    assert torch.equal(load_module(res.fixed).f(x), load_module(src).f(x))
+
+
+def test_unparsable_file_is_left_alone():
+    assert fix_text("bad.py", "def f(:\n").applied == 0
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reorder_chains())
+def test_generated_reorder_chains_fix_to_the_same_tensor(case):
+    rank, expr = case
+    names = " ".join("abcde"[:rank])
+    src = HEAD + f'def f(x: Float[Tensor, "{names}"]):\n    return {expr}\n'
+    res = fix_text("g.py", src)
+    x = torch.randn([2 + i for i in range(rank)])
+    assert torch.equal(load_module(res.fixed).f(x), load_module(src).f(x)), (expr, res.fixed)
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def test_cli_diff_prints_and_does_not_write(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text(MODELS)
+    r = CliRunner().invoke(main, ["check", str(p), "--diff", "--no-cache"])
+    assert r.exit_code == 1
+    assert r.stdout.startswith(f"--- {p}\n+++ {p}\n")
+    assert '+    return rearrange(x, "b t (h d) -> b h t d", h=nh)' in r.stdout
+    assert "Would fix 13 findings in 1 file." in r.stderr
+    assert p.read_text() == MODELS
+
+
+def test_cli_fix_writes_then_reports_what_is_left(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text(MODELS + UNSAFE.replace(HEAD, "").replace("split_heads", "split_view"))
+    r = CliRunner().invoke(main, ["check", str(p), "--fix", "--no-cache", "--format", "json"])
+    assert "Fixed 13 findings in 1 file. 1 more with --unsafe-fixes." in r.stderr
+    assert r.exit_code == 1  # the view split is still reported
+    assert '"SHP403"' in r.stdout and "split_view" not in r.stdout
+    r = CliRunner().invoke(main, ["check", str(p), "--fix", "--unsafe-fixes", "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert "x.view(" not in p.read_text()
+
+
+def test_cli_diff_with_nothing_to_fix_exits_zero(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\n")
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--diff", "--no-cache"])
+    assert r.exit_code == 0
+    assert r.stdout == ""
