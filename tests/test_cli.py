@@ -232,7 +232,9 @@ def test_sizes_given_by_keyword():
 
 def test_huge_patterns_are_quoted_by_their_ends(tmp_path):
     big = " ".join(f"a{i}" for i in range(5000))
-    (tmp_path / "m.py").write_text(f'from einops import rearrange\nx = rearrange(t, "{big} -> {big} (")\n')
+    (tmp_path / "m.py").write_text(
+        f'from einops import rearrange\nx = rearrange(t, "{big} -> {big} (")\n'
+    )
     r = run(["check", str(tmp_path), "--format", "json"])
     (d,) = json.loads(r.output)
     assert d["code"] == "SHP104" and len(d["message"]) < 400 and " … " in d["message"]
