@@ -25,11 +25,11 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     OpResult,
-    StrV,
     TensorV,
     TupleV,
     Value,
     Var,
+    constant_value,
 )
 
 
@@ -69,16 +69,8 @@ def to_value(obj, names: dict[int, str] | None = None) -> Value:
         return IntV(size_dim(obj.n, names))
     if isinstance(obj, torch.Size):
         return TupleV(tuple(IntV(size_dim(s, names)) for s in obj))
-    if isinstance(obj, bool):
-        return BoolV(obj)
-    if isinstance(obj, int):
-        return IntV(Expr.const(obj))
-    if isinstance(obj, float):
-        return FloatV(obj)
-    if isinstance(obj, str):
-        return StrV(obj)
-    if obj is None:
-        return NoneV()
+    if isinstance(obj, (bool, int, float, str)) or obj is None:
+        return constant_value(obj)
     if isinstance(obj, torch.dtype):
         return DtypeV(str(obj))
     if isinstance(obj, (list, tuple)):

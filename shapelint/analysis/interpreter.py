@@ -20,7 +20,6 @@ from shapelint.analysis.source import SourceFile
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
-    BoolV,
     Cost,
     DtypeV,
     FloatV,
@@ -34,6 +33,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    constant_value,
     dim_py,
 )
 
@@ -543,18 +543,7 @@ class ModuleAnalyzer:
             return UNKNOWN
         d = depth + 1
         if isinstance(node, ast.Constant):
-            v = node.value
-            if isinstance(v, bool):
-                return BoolV(v)
-            if isinstance(v, int):
-                return IntV(Expr.const(v))
-            if isinstance(v, float):
-                return FloatV(v)
-            if isinstance(v, str):
-                return StrV(v)
-            if v is None:
-                return NoneV()
-            return UNKNOWN
+            return constant_value(node.value)
         if isinstance(node, ast.Name):
             if node.id in frame.env:
                 return frame.env[node.id]

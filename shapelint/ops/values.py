@@ -120,6 +120,22 @@ class NoneV(Value):
     pass
 
 
+def constant_value(v: object) -> Value:
+    """The abstract value of a Python constant (a literal in source, or a value
+    a test hands over): bool before int, since bool is an int."""
+    if isinstance(v, bool):
+        return BoolV(v)
+    if isinstance(v, int):
+        return IntV(Expr.const(v))
+    if isinstance(v, float):
+        return FloatV(v)
+    if isinstance(v, str):
+        return StrV(v)
+    if v is None:
+        return NoneV()
+    return UNKNOWN
+
+
 @dataclass(frozen=True)
 class TupleV(Value):
     """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV)."""
