@@ -377,11 +377,10 @@ class ModuleAnalyzer:
             self._exec_block(stmt.orelse, frame)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
-                v = self.eval(item.context_expr, frame)
+                self.eval(item.context_expr, frame)
                 if item.optional_vars is not None:
-                    self._assign(
-                        item.optional_vars, UNKNOWN if v is not None else UNKNOWN, frame, None
-                    )
+                    # What __enter__ returns is not the context manager itself.
+                    self._assign(item.optional_vars, UNKNOWN, frame, None)
             self._exec_block(stmt.body, frame)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             before = dict(frame.env)
