@@ -270,42 +270,10 @@ def max_params_cmd(ctx, gpus, hardware, optimizer, precision, fmt_) -> None:
 @FORMAT
 @click.pass_context
 @_errors
-def memory_cmd(
-    ctx,
-    layers,
-    d_model,
-    seq,
-    batch,
-    heads,
-    vocab,
-    ff_mult,
-    micro_batch,
-    checkpointing,
-    optimizer,
-    precision,
-    attention,
-    dropout,
-    tied_embeddings,
-    hardware,
-    fmt_,
-) -> None:
+def memory_cmd(ctx, hardware, fmt_, **model) -> None:
     """Training memory of a decoder-only transformer, with accumulation and checkpointing."""
-    r = transformer_memory(
-        layers,
-        d_model,
-        seq,
-        batch,
-        heads,
-        vocab,
-        ff_mult,
-        micro_batch,
-        checkpointing,
-        optimizer,
-        precision,
-        attention,
-        dropout,
-        tied_embeddings,
-    )
+    # Every other option is named after the transformer_memory() argument it sets.
+    r = transformer_memory(**model)
     chip = lookup(hardware, _table(ctx)) if hardware else None
     if fmt_ == "json":
         data = r.to_json()
