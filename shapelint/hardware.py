@@ -167,16 +167,26 @@ _TPU = "Google Cloud TPU documentation, '{v}' system architecture table (https:/
 _FP32_ACC = "FP32-accumulate figure (what PyTorch matmuls use); FP16-accumulate is 2x"
 
 
-def _nvidia_hopper(
+def _nvidia_sparse_only(
     src: str, bf16_sparse: float, fp8_sparse: float, tf32_sparse: float, fp32: float
 ) -> dict[str, Figure]:
-    """Hopper datasheets quote every tensor-core rate with sparsity only."""
+    """Hopper, Blackwell and L4 datasheets quote every tensor-core rate with sparsity only."""
     return {
         "bf16": _sparse(bf16_sparse, src),
         "fp16": _sparse(bf16_sparse, src),
         "fp8": _sparse(fp8_sparse, src),
         "tf32": _sparse(tf32_sparse, src),
         "fp32": _dense(fp32, src, note="non-tensor-core FP32"),
+    }
+
+
+def _nvidia_a100(src: str) -> dict[str, Figure]:
+    """Both A100 SXM sizes have the same peaks; only memory and bandwidth differ."""
+    return {
+        "bf16": _dense(312e12, src, sparse=624e12),
+        "fp16": _dense(312e12, src, sparse=624e12),
+        "tf32": _dense(156e12, src, sparse=312e12),
+        "fp32": _dense(19.5e12, src, note="non-tensor-core FP32"),
     }
 
 
@@ -189,7 +199,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "h100-sxm",
             "NVIDIA H100 SXM",
-            _nvidia_hopper(h100_sxm, 1979e12, 3958e12, 989e12, 67e12),
+            _nvidia_sparse_only(h100_sxm, 1979e12, 3958e12, 989e12, 67e12),
             Figure(80e9, h100_sxm),
             Figure(3.35e12, h100_sxm),
             aliases=("h100", "h100-sxm5", "h100sxm"),
@@ -197,7 +207,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "h100-pcie",
             "NVIDIA H100 PCIe",
-            _nvidia_hopper(h100_pcie, 1513e12, 3026e12, 756e12, 51e12),
+            _nvidia_sparse_only(h100_pcie, 1513e12, 3026e12, 756e12, 51e12),
             Figure(80e9, h100_pcie),
             Figure(2.0e12, h100_pcie),
             aliases=("h100pcie",),
@@ -205,7 +215,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "h200",
             "NVIDIA H200 SXM",
-            _nvidia_hopper(_H200, 1979e12, 3958e12, 989e12, 67e12),
+            _nvidia_sparse_only(_H200, 1979e12, 3958e12, 989e12, 67e12),
             Figure(141e9, _H200),
             Figure(4.8e12, _H200),
             aliases=("h200-sxm",),
@@ -213,13 +223,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "b200",
             "NVIDIA B200 (HGX)",
-            {
-                "bf16": _sparse(4.5e15, _B200),
-                "fp16": _sparse(4.5e15, _B200),
-                "fp8": _sparse(9e15, _B200),
-                "tf32": _sparse(2.2e15, _B200),
-                "fp32": _dense(75e12, _B200, note="non-tensor-core FP32"),
-            },
+            _nvidia_sparse_only(_B200, 4.5e15, 9e15, 2.2e15, 75e12),
             Figure(180e9, _B200, note="early material quoted 192 GB"),
             Figure(7.7e12, _B200, note="early material quoted 8 TB/s"),
             aliases=("b200-hgx",),
@@ -227,12 +231,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "a100-80gb",
             "NVIDIA A100 80GB SXM",
-            {
-                "bf16": _dense(312e12, _A100_80, sparse=624e12),
-                "fp16": _dense(312e12, _A100_80, sparse=624e12),
-                "tf32": _dense(156e12, _A100_80, sparse=312e12),
-                "fp32": _dense(19.5e12, _A100_80, note="non-tensor-core FP32"),
-            },
+            _nvidia_a100(_A100_80),
             Figure(80e9, _A100_80),
             Figure(2039e9, _A100_80),
             aliases=("a100", "a100-80g", "a100-sxm", "a100-80gb-sxm"),
@@ -241,12 +240,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "a100-40gb",
             "NVIDIA A100 40GB SXM",
-            {
-                "bf16": _dense(312e12, _A100_40, sparse=624e12),
-                "fp16": _dense(312e12, _A100_40, sparse=624e12),
-                "tf32": _dense(156e12, _A100_40, sparse=312e12),
-                "fp32": _dense(19.5e12, _A100_40, note="non-tensor-core FP32"),
-            },
+            _nvidia_a100(_A100_40),
             Figure(40e9, _A100_40),
             Figure(1555e9, _A100_40),
             aliases=("a100-40g", "a100-40gb-sxm"),
@@ -255,13 +249,7 @@ def _build_default() -> dict[str, Chip]:
         Chip(
             "l4",
             "NVIDIA L4",
-            {
-                "bf16": _sparse(242e12, _L4),
-                "fp16": _sparse(242e12, _L4),
-                "fp8": _sparse(485e12, _L4),
-                "tf32": _sparse(120e12, _L4),
-                "fp32": _dense(30.3e12, _L4, note="non-tensor-core FP32"),
-            },
+            _nvidia_sparse_only(_L4, 242e12, 485e12, 120e12, 30.3e12),
             Figure(24e9, _L4),
             Figure(300e9, _L4),
         ),

@@ -35,9 +35,11 @@ from shapelint.napkin import (
     CHECKPOINTING,
     OPTIMIZER_BYTES,
     PRECISION_BYTES,
+    MaxParams,
     NapkinError,
     Roofline,
     Step,
+    TrainTime,
     fmt,
     fmt_bytes,
     fmt_count,
@@ -151,6 +153,18 @@ def _render_steps(steps: Sequence[Step]) -> list[str]:
     return lines
 
 
+def _report(r: TrainTime | MaxParams, fmt_: str, header: str, *footer: str) -> None:
+    """A result as JSON, or as a header line, its chain of steps and the footer lines."""
+    if fmt_ == "json":
+        _emit(r.to_json())
+        return
+    click.echo(header)
+    for line in _render_steps(r.steps):
+        click.echo(line)
+    for line in footer:
+        click.echo(line)
+
+
 @click.group(name="napkin")
 @click.option(
     "--config",
@@ -181,17 +195,14 @@ def napkin(config: str | None) -> None:
 def train_time_cmd(ctx, params, tokens, gpus, hardware, mfu, dtype, flops_per_token, fmt_) -> None:
     """Days to train: flops_per_token · tokens / (peak · mfu · gpus)."""
     r = train_time(params, tokens, gpus, hardware, mfu, dtype, flops_per_token, table=_table(ctx))
-    if fmt_ == "json":
-        _emit(r.to_json())
-        return
-    click.echo(
+    _report(
+        r,
+        fmt_,
         f"Training time: {fmt_count(r.params)} params on {fmt_count(r.tokens)} tokens, "
-        f"{r.gpus} × {r.hardware_name} ({r.dtype}) at MFU {r.mfu:g}\n"
+        f"{r.gpus} × {r.hardware_name} ({r.dtype}) at MFU {r.mfu:g}\n",
+        f"\n≈ {r.days:.1f} days ({fmt_count(r.gpu_hours)} GPU-hours)",
+        f"peak from: {r.source}",
     )
-    for line in _render_steps(r.steps):
-        click.echo(line)
-    click.echo(f"\n≈ {r.days:.1f} days ({fmt_count(r.gpu_hours)} GPU-hours)")
-    click.echo(f"peak from: {r.source}")
 
 
 @napkin.command("max-params")
@@ -215,17 +226,14 @@ def train_time_cmd(ctx, params, tokens, gpus, hardware, mfu, dtype, flops_per_to
 def max_params_cmd(ctx, gpus, hardware, optimizer, precision, fmt_) -> None:
     """Largest model whose weights, gradients and optimizer state fit: memory / bytes per param."""
     r = max_params(gpus, hardware, optimizer, precision, table=_table(ctx))
-    if fmt_ == "json":
-        _emit(r.to_json())
-        return
-    click.echo(
+    _report(
+        r,
+        fmt_,
         f"Largest model: {r.gpus} × {r.hardware_name} ({fmt_bytes(r.memory_per_gpu)} each), "
-        f"{r.breakdown.optimizer_name}, {r.breakdown.precision} precision\n"
+        f"{r.breakdown.optimizer_name}, {r.breakdown.precision} precision\n",
+        f"\n≈ {fmt_count(r.params)} parameters",
+        f"caveat: {r.caveat}",
     )
-    for line in _render_steps(r.steps):
-        click.echo(line)
-    click.echo(f"\n≈ {fmt_count(r.params)} parameters")
-    click.echo(f"caveat: {r.caveat}")
 
 
 @napkin.command("memory")
@@ -262,42 +270,10 @@ def max_params_cmd(ctx, gpus, hardware, optimizer, precision, fmt_) -> None:
 @FORMAT
 @click.pass_context
 @_errors
-def memory_cmd(
-    ctx,
-    layers,
-    d_model,
-    seq,
-    batch,
-    heads,
-    vocab,
-    ff_mult,
-    micro_batch,
-    checkpointing,
-    optimizer,
-    precision,
-    attention,
-    dropout,
-    tied_embeddings,
-    hardware,
-    fmt_,
-) -> None:
+def memory_cmd(ctx, hardware, fmt_, **model) -> None:
     """Training memory of a decoder-only transformer, with accumulation and checkpointing."""
-    r = transformer_memory(
-        layers,
-        d_model,
-        seq,
-        batch,
-        heads,
-        vocab,
-        ff_mult,
-        micro_batch,
-        checkpointing,
-        optimizer,
-        precision,
-        attention,
-        dropout,
-        tied_embeddings,
-    )
+    # Every other option is named after the transformer_memory() argument it sets.
+    r = transformer_memory(**model)
     chip = lookup(hardware, _table(ctx)) if hardware else None
     if fmt_ == "json":
         data = r.to_json()
