@@ -239,3 +239,15 @@ def test_huge_patterns_are_quoted_by_their_ends(tmp_path):
     (d,) = json.loads(r.output)
     assert d["code"] == "SHP104" and len(d["message"]) < 400 and " … " in d["message"]
     assert d["column"] > len(big)  # still points at the '(' inside the string
+
+
+def test_lists_filled_later_are_not_empty():
+    from tests.helpers import diagnose
+
+    src = (
+        "import torch\nfrom einops import reduce, pack\n\n\n"
+        "def layers(x):\n    probs = []\n    for _ in range(3):\n        probs.append(x)\n    return x, probs\n\n\n"
+        "def f(x):\n    _, probs = layers(x)\n    return reduce(probs, 'd b -> b', 'mean')\n\n\n"
+        "def g(x):\n    xs = [x, x]\n    xs[0] = torch.zeros(3)\n    return pack(xs, '* d')\n"
+    )
+    assert [d for d in diagnose(src) if d.severity == "error"] == []

@@ -475,3 +475,21 @@ def test_ops_never_raise(op, pattern, tensors, lengths, reduction):
     if op.startswith("layer:") and pattern is not None:
         x = tensors[0] if tensors else UNKNOWN
         layer_call(op[6:], pattern, lengths, reduction, x)
+
+
+def test_min_max_over_a_zero_length_keyword_axis_fails_for_any_shape():
+    """einops rejects reduce(x, '... a b ->', 'max', a=0) whatever x is (found by the
+    differential test replaying a saved example)."""
+    torch = pytest.importorskip("torch")
+    import einops
+
+    with pytest.raises(Exception):  # noqa: B017 - any rejection is einops' verdict
+        einops.reduce(torch.zeros(1, 1, 0, 1), "... a b ->", "max", a=0)
+    res = einops_call(
+        "reduce", "... a b ->", [TensorV(None, "float32")], {"a": IntV(Expr.const(0))}, StrV("max")
+    )
+    assert [i.code for i in res.issues] == ["SHP215"]
+    res = einops_call(
+        "reduce", "... a b ->", [TensorV(None, "float32")], {"a": IntV(Expr.const(0))}, StrV("sum")
+    )
+    assert res.issues == []

@@ -501,7 +501,10 @@ class ModuleAnalyzer:
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
-        # Subscript targets: a write into part of a tensor keeps its shape.
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # A write into part of a tensor keeps its shape; into a list, its contents change.
+            if isinstance(frame.env.get(target.value.id), TupleV):
+                frame.env[target.value.id] = UNKNOWN
 
     def _name_unknown_dim(
         self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame
@@ -775,6 +778,11 @@ class ModuleAnalyzer:
             return UNKNOWN
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, frame, d)
+            if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
+                # `xs = []` then `xs.append(t)`: the list's contents are no longer known.
+                if isinstance(func.value, ast.Name):
+                    frame.env[func.value.id] = UNKNOWN
+                return UNKNOWN
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
                 return self._op_value(
@@ -988,6 +996,10 @@ class _SelfRecorder(Value):
 
 
 _STARRED_UNKNOWN = ObjectV("<starred>")
+
+_LIST_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
+)
 
 _OPERATOR_NAMES = {
     ast.Add: "operator.add",

@@ -42,6 +42,7 @@ from shapelint.ops.shape_sim import (
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
+    IntV,
     ObjectV,
     OpIssue,
     OpResult,
@@ -624,6 +625,9 @@ def run(
         return OpResult(UNKNOWN, Cost(), call.issues)
     if construct_only:
         return OpResult(UNKNOWN, Cost(), call.issues)
+    empty = _empty_min_max(call, kwargs)
+    if empty is not None:
+        return OpResult(UNKNOWN, Cost(), [*call.issues, empty])
     try:
         if isinstance(x, TupleV):
             x = stack_list(call, list(x.items))
@@ -633,6 +637,25 @@ def run(
     out = TensorV(tuple(dims) if dims is not None else None, dtype)
     reduced = call.op == "reduce" and _reduces(call.pattern)
     return OpResult(out, transform_cost(x, dims, reduced), call.issues)
+
+
+def _empty_min_max(call: Call, kwargs: dict[str, Value] | None) -> OpIssue | None:
+    """min/max over an axis whose keyword length is 0 fails for every input shape."""
+    if call.op != "reduce" or call.reduction not in ("min", "max") or not kwargs:
+        return None
+    right = call.pattern.output
+    assert right is not None
+    for name in sorted(
+        n for n in call.pattern.left.identifiers - right.identifiers if isinstance(n, str)
+    ):
+        v = kwargs.get(name)
+        if isinstance(v, IntV) and v.value is not None and v.value.value == 0:
+            return OpIssue(
+                "SHP215",
+                f"{call.label}: {call.reduction} over an axis of length 0 has no value",
+                ("kwarg", name),
+            )
+    return None
 
 
 def _reduces(pattern: Pattern) -> bool:
