@@ -242,26 +242,22 @@ class _Bound:
     kwargs: dict[str, Value]
 
 
+# Checked in order: the first class the value is an instance of names it.
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (TensorV, "Tensor"),
+    (BoolV, "bool"),
+    (IntV, "int"),
+    (FloatV, "float"),
+    (StrV, "str"),
+    (DtypeV, "dtype"),
+    (TupleV, "tuple"),
+    (NoneV, "None"),
+    (ObjectV, "Module"),
+)
+
+
 def _type_name(v: Value) -> str | None:
-    if isinstance(v, TensorV):
-        return "Tensor"
-    if isinstance(v, BoolV):
-        return "bool"
-    if isinstance(v, IntV):
-        return "int"
-    if isinstance(v, FloatV):
-        return "float"
-    if isinstance(v, StrV):
-        return "str"
-    if isinstance(v, DtypeV):
-        return "dtype"
-    if isinstance(v, TupleV):
-        return "tuple"
-    if isinstance(v, NoneV):
-        return "None"
-    if isinstance(v, ObjectV):
-        return "Module"
-    return None
+    return next((name for cls, name in _TYPE_NAMES if isinstance(v, cls)), None)
 
 
 def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
