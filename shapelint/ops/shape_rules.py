@@ -180,6 +180,28 @@ def locate_arg(ctx: RuleContext, shape: Shape, v: Value, arg: int, extra: int = 
     return pos
 
 
+def dim_positions(
+    ctx: RuleContext,
+    shape: Shape,
+    out: RuleOut,
+    *dims: tuple[Value, int],
+    extra: int = 0,
+    needs: str | None = None,
+) -> list[int | None] | None:
+    """Positions of the dim arguments, given as (value, argument index) pairs; None once
+    out holds an issue: a 0-d tensor where the op needs an axis (needs= the issue code), or
+    a dimension certainly out of range."""
+    if needs is not None and not needs_axes(ctx, shape, needs, out.issues):
+        return None
+    positions = [locate_arg(ctx, shape, v, arg, extra, out.issues) for v, arg in dims]
+    return None if out.issues else positions
+
+
+def replaced(shape: Shape, pos: int, *new: Dim) -> Shape:
+    """The shape with dimension pos replaced by the dimensions new (none: dropped)."""
+    return shape[:pos] + new + shape[pos + 1 :]
+
+
 def needs_axes(ctx: RuleContext, shape: Shape, code: str, out: list) -> bool:
     """False (with an issue) for a 0-d tensor where the op needs a real axis."""
     if shape == ():
@@ -481,14 +503,17 @@ def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
     out = RuleOut()
     shape = shape_of(x)
     kk = int_value(k)
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues) if shape is not None else None
-    if out.issues:
-        return out
+    pos = None
+    if shape is not None:
+        positions = dim_positions(ctx, shape, out, (dim, 2))
+        if positions is None:
+            return out
+        (pos,) = positions
     new: Shape | None = None
     if shape == ():
         new = ()
     elif shape is not None and pos is not None:
-        new = shape[:pos] + (kk,) + shape[pos + 1 :]
+        new = replaced(shape, pos, kk)
         size = shape[pos]
         if kk is not None and const(size) is not None and (kk.value or 0) > const(size):  # type: ignore[operator]
             out.issues.append(ctx.issue(DIM_RANGE, f"k={kk} exceeds the size {dim_str(size)}", 1))
@@ -507,10 +532,10 @@ def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
-    p0 = locate_arg(ctx, shape, d0, 1, out=out.issues)
-    p1 = locate_arg(ctx, shape, d1, 2, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, shape, out, (d0, 1), (d1, 2))
+    if positions is None:
         return out
+    p0, p1 = positions
     if shape == ():
         out.value = _tensor((), x)  # torch wraps dims of a 0-d tensor
         return out
@@ -584,9 +609,10 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
-    pos = locate_arg(ctx, shape, dim, 1, extra=1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, shape, out, (dim, 1), extra=1)
+    if positions is None:
         return out
+    (pos,) = positions
     out.value = _tensor(None if pos is None else shape[:pos] + (Expr.const(1),) + shape[pos:], x)
     return out
 
@@ -632,10 +658,10 @@ def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
-    p0 = locate_arg(ctx, shape, start, 1, out=out.issues)
-    p1 = locate_arg(ctx, shape, end, 2, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, shape, out, (start, 1), (end, 2))
+    if positions is None:
         return out
+    p0, p1 = positions
     if shape == ():
         return RuleOut(_tensor((Expr.const(1),), x))
     if p0 is None or p1 is None:
@@ -656,15 +682,16 @@ def unflatten(ctx: RuleContext, x: Value, dim: Value, sizes: Value) -> RuleOut:
     new = int_list(sizes)
     if shape is None or new is None:
         return RuleOut(_tensor(None, x))
-    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
-    if out.issues or pos is None:
-        return out if out.issues else RuleOut(_tensor(None, x))
+    (pos,) = positions
+    if pos is None:
+        return RuleOut(_tensor(None, x))
     filled = _fill_minus_one(ctx, (shape[pos],), new, out, 2)
     if filled is False:
         return out
-    out.value = _tensor(shape[:pos] + tuple(filled) + shape[pos + 1 :], x)  # type: ignore[arg-type]
+    out.value = _tensor(replaced(shape, pos, *filled), x)  # type: ignore[arg-type]
     return out
 
 
@@ -833,9 +860,10 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     if not first:
         out.issues.append(ctx.issue(RANK, "zero-dimensional tensors cannot be concatenated", 0))
         return out
-    pos = locate_arg(ctx, first, dim, 1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, first, out, (dim, 1))
+    if positions is None:
         return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(TensorV(None, _first_dtype(items)))
     result = list(first)
@@ -884,9 +912,10 @@ def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
                 )
             )
             return out
-    pos = locate_arg(ctx, first, dim, 1, extra=1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, first, out, (dim, 1), extra=1)
+    if positions is None:
         return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(TensorV(None, _first_dtype(items)))
     n = Expr.const(len(items))
@@ -901,11 +930,10 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(UNKNOWN)
-    if not needs_axes(ctx, shape, RANK, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(UNKNOWN)
     n = shape[pos]
@@ -924,9 +952,7 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
                     )
                 )
                 return out
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (s,) + shape[pos + 1 :], x) for s in sections)
-        )
+        out.value = TupleV(tuple(_tensor(replaced(shape, pos, s), x) for s in sections))
         return out
     step = int_value(size)
     if step is None or not isinstance(n, Expr):
@@ -938,13 +964,11 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
             out.issues.append(ctx.issue(SPLIT, f"split size must be positive, got {step.value}", 1))
             return out
         sizes = [min(step.value, n.value - i) for i in range(0, n.value, step.value)] or [0]
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
-        )
+        out.value = TupleV(tuple(_tensor(replaced(shape, pos, Expr.const(s)), x) for s in sizes))
         return out
     count = n.exact_div(step)
     if count is not None and count.value is not None:
-        piece = _tensor(shape[:pos] + (step,) + shape[pos + 1 :], x)
+        piece = _tensor(replaced(shape, pos, step), x)
         return RuleOut(TupleV((piece,) * count.value))
     return RuleOut(UNKNOWN)
 
@@ -959,11 +983,10 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
         return RuleOut(UNKNOWN)
     if c <= 0:
         return RuleOut(issues=[ctx.issue(SPLIT, f"chunk expects a positive count, got {c}", 1)])
-    if not needs_axes(ctx, shape, RANK, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(UNKNOWN)
     n = shape[pos]
@@ -975,14 +998,12 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
             sizes = [0] * c  # torch returns c empty chunks of an empty dimension
         else:
             sizes = [min(step, n.value - i) for i in range(0, n.value, step)]
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
-        )
+        out.value = TupleV(tuple(_tensor(replaced(shape, pos, Expr.const(s)), x) for s in sizes))
         return out
     piece = n.exact_div(c)
     if piece is None:
         return RuleOut(UNKNOWN)
-    return RuleOut(TupleV((_tensor(shape[:pos] + (piece,) + shape[pos + 1 :], x),) * c))
+    return RuleOut(TupleV((_tensor(replaced(shape, pos, piece), x),) * c))
 
 
 @rule
@@ -991,14 +1012,13 @@ def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(UNKNOWN)
-    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None or const(shape[pos]) is None:
         return RuleOut(UNKNOWN)
-    piece = _tensor(shape[:pos] + shape[pos + 1 :], x)
+    piece = _tensor(replaced(shape, pos), x)
     return RuleOut(TupleV((piece,) * const(shape[pos])))  # type: ignore[operator]
 
 
@@ -1260,11 +1280,10 @@ def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     s = shape_of(x)
     if s is None:
         return RuleOut(IntV())
-    if not needs_axes(ctx, s, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, s, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, s, dim, 1, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     d = s[pos] if pos is not None else None
     return RuleOut(IntV(d if isinstance(d, Expr) else None))
 
