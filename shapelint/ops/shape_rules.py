@@ -526,26 +526,35 @@ def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
 # -- dimension shuffles ------------------------------------------------------------------------
 
 
-@rule
-def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
-    out = RuleOut()
+def _dim_pair(
+    ctx: RuleContext, x: Value, d0: Value, d1: Value, scalar: Shape
+) -> tuple[Shape, int, int] | RuleOut:
+    """x's shape and the positions of two dim arguments (transpose, flatten), or the
+    finished result: unknown, a dimension out of range, or scalar for a 0-d tensor."""
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
+    out = RuleOut()
     positions = dim_positions(ctx, shape, out, (d0, 1), (d1, 2))
     if positions is None:
         return out
-    p0, p1 = positions
     if shape == ():
-        out.value = _tensor((), x)  # torch wraps dims of a 0-d tensor
-        return out
+        return RuleOut(_tensor(scalar, x))
+    p0, p1 = positions
     if p0 is None or p1 is None:
-        out.value = _tensor(None, x)
-        return out
+        return RuleOut(_tensor(None, x))
+    return shape, p0, p1
+
+
+@rule
+def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
+    found = _dim_pair(ctx, x, d0, d1, ())  # torch wraps dims of a 0-d tensor
+    if isinstance(found, RuleOut):
+        return found
+    shape, p0, p1 = found
     new = list(shape)
     new[p0], new[p1] = new[p1], new[p0]
-    out.value = _tensor(tuple(new), x)
-    return out
+    return RuleOut(_tensor(tuple(new), x))
 
 
 @rule
@@ -654,25 +663,15 @@ def squeeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 @rule
 def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
-    out = RuleOut()
-    shape = shape_of(x)
-    if shape is None:
-        return RuleOut(_tensor(None, x))
-    positions = dim_positions(ctx, shape, out, (start, 1), (end, 2))
-    if positions is None:
-        return out
-    p0, p1 = positions
-    if shape == ():
-        return RuleOut(_tensor((Expr.const(1),), x))
-    if p0 is None or p1 is None:
-        return RuleOut(_tensor(None, x))
+    found = _dim_pair(ctx, x, start, end, (Expr.const(1),))
+    if isinstance(found, RuleOut):
+        return found
+    shape, p0, p1 = found
     if p0 > p1:
-        out.issues.append(ctx.issue(DIM_RANGE, "start_dim comes after end_dim", 1))
-        return out
+        return RuleOut(issues=[ctx.issue(DIM_RANGE, "start_dim comes after end_dim", 1)])
     merged = shape[p0 : p1 + 1]
     size = None if any(d is None for d in merged) else numel(merged)
-    out.value = _tensor(shape[:p0] + (size,) + shape[p1 + 1 :], x)
-    return out
+    return RuleOut(_tensor(shape[:p0] + (size,) + shape[p1 + 1 :], x))
 
 
 @rule
