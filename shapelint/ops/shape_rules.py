@@ -759,23 +759,29 @@ def reshape(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
     return out
 
 
-@rule
-def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
-    """expand: -1 keeps a size, new leading axes allowed, existing ones must be 1 or equal."""
-    out = RuleOut()
+def _per_axis(
+    ctx: RuleContext, x: Value, sizes: Value, what: str
+) -> tuple[Shape, list[Expr | None]] | RuleOut:
+    """x's shape and the size list of expand/repeat, or the finished result: unknown,
+    or fewer sizes (what: "sizes", "repeats") than x has dimensions."""
     shape = shape_of(x)
     new = int_list(sizes)
     if shape is None or new is None or has_var(shape):
         return RuleOut(_tensor(None, x))
     if len(new) < len(shape):
-        out.issues.append(
-            ctx.issue(
-                RANK,
-                f"the number of sizes ({len(new)}) is smaller than the rank ({len(shape)})",
-                1,
-            )
-        )
-        return out
+        message = f"the number of {what} ({len(new)}) is smaller than the rank ({len(shape)})"
+        return RuleOut(issues=[ctx.issue(RANK, message, 1)])
+    return shape, new
+
+
+@rule
+def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    """expand: -1 keeps a size, new leading axes allowed, existing ones must be 1 or equal."""
+    found = _per_axis(ctx, x, sizes, "sizes")
+    if isinstance(found, RuleOut):
+        return found
+    shape, new = found
+    out = RuleOut()
     lead = len(new) - len(shape)
     result: list[Dim] = list(new[:lead])
     for i, d in enumerate(shape):
@@ -808,20 +814,11 @@ def expand_as(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
 
 @rule
 def repeat(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    found = _per_axis(ctx, x, sizes, "repeats")
+    if isinstance(found, RuleOut):
+        return found
+    shape, reps = found
     out = RuleOut()
-    shape = shape_of(x)
-    reps = int_list(sizes)
-    if shape is None or reps is None or has_var(shape):
-        return RuleOut(_tensor(None, x))
-    if len(reps) < len(shape):
-        out.issues.append(
-            ctx.issue(
-                RANK,
-                f"the number of repeats ({len(reps)}) is smaller than the rank ({len(shape)})",
-                1,
-            )
-        )
-        return out
     padded = (Expr.const(1),) * (len(reps) - len(shape)) + tuple(shape)
     result = tuple(
         None if r is None or d is None else d * r for d, r in zip(padded, reps, strict=True)
