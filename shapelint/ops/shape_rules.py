@@ -919,6 +919,16 @@ def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     return out
 
 
+def _pieces(x: Value, shape: Shape, pos: int, sizes: Sequence[Dim]) -> TupleV:
+    """The tensors x splits into along dimension pos, one for each size."""
+    return TupleV(tuple(_tensor(replaced(shape, pos, s), x) for s in sizes))
+
+
+def _cuts(n: int, step: int) -> list[Dim]:
+    """Sizes of n cut into pieces of step, the last one smaller."""
+    return [Expr.const(min(step, n - i)) for i in range(0, n, step)]
+
+
 @rule
 def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
     """split(int): pieces of that size (the last smaller); split(list): exact sections."""
@@ -948,7 +958,7 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
                     )
                 )
                 return out
-        out.value = TupleV(tuple(_tensor(replaced(shape, pos, s), x) for s in sections))
+        out.value = _pieces(x, shape, pos, sections)  # type: ignore[arg-type]
         return out
     step = int_value(size)
     if step is None or not isinstance(n, Expr):
@@ -959,13 +969,11 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
                 return RuleOut(TupleV((_tensor(shape, x),)))
             out.issues.append(ctx.issue(SPLIT, f"split size must be positive, got {step.value}", 1))
             return out
-        sizes = [min(step.value, n.value - i) for i in range(0, n.value, step.value)] or [0]
-        out.value = TupleV(tuple(_tensor(replaced(shape, pos, Expr.const(s)), x) for s in sizes))
+        out.value = _pieces(x, shape, pos, _cuts(n.value, step.value) or [Expr.const(0)])
         return out
     count = n.exact_div(step)
     if count is not None and count.value is not None:
-        piece = _tensor(replaced(shape, pos, step), x)
-        return RuleOut(TupleV((piece,) * count.value))
+        return RuleOut(_pieces(x, shape, pos, [step] * count.value))
     return RuleOut(UNKNOWN)
 
 
@@ -991,15 +999,15 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
     if n.value is not None:
         step = -(-n.value // c) if n.value else 0
         if step == 0:
-            sizes = [0] * c  # torch returns c empty chunks of an empty dimension
+            sizes = [Expr.const(0)] * c  # torch returns c empty chunks of an empty dimension
         else:
-            sizes = [min(step, n.value - i) for i in range(0, n.value, step)]
-        out.value = TupleV(tuple(_tensor(replaced(shape, pos, Expr.const(s)), x) for s in sizes))
+            sizes = _cuts(n.value, step)
+        out.value = _pieces(x, shape, pos, sizes)
         return out
     piece = n.exact_div(c)
     if piece is None:
         return RuleOut(UNKNOWN)
-    return RuleOut(TupleV((_tensor(replaced(shape, pos, piece), x),) * c))
+    return RuleOut(_pieces(x, shape, pos, [piece] * c))
 
 
 @rule
