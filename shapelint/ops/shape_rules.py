@@ -437,6 +437,29 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
 # -- reductions ------------------------------------------------------------------------------
 
 
+def _distinct_positions(
+    ctx: RuleContext, shape: Shape, dims: list[Expr | None], out: RuleOut, name: str
+) -> list[int] | None:
+    """Positions of the dims listed in argument 1 (name, for the message), in order; None
+    at the first that is unknown or cannot be placed, or once out holds an issue: a
+    dimension out of range or given twice."""
+    positions = []
+    for d in dims:
+        if d is None or d.value is None:
+            return None
+        pos, err = locate(shape, d.value)
+        if err:
+            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+            return None
+        if pos is None:
+            return None
+        positions.append(pos)
+    if len(set(positions)) != len(positions):
+        out.issues.append(ctx.issue(DIM_RANGE, f"a dimension appears twice in {name}", 1))
+        return None
+    return positions
+
+
 def _reduced(
     ctx: RuleContext, x: Value, dim: Value, keepdim: Value, out: RuleOut
 ) -> Shape | None | bool:
@@ -452,18 +475,9 @@ def _reduced(
     dims = int_list(dim)
     if dims is None or any(d is None or d.value is None for d in dims):
         return None
-    positions = []
-    for d in dims:
-        pos, err = locate(shape, d.value)  # type: ignore[union-attr]
-        if err:
-            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
-            return False
-        if pos is None:
-            return None
-        positions.append(pos)
-    if len(set(positions)) != len(positions):
-        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in dim", 1))
-        return False
+    positions = _distinct_positions(ctx, shape, dims, out, "dim")
+    if positions is None:
+        return False if out.issues else None
     if keep:
         return tuple(Expr.const(1) if i in positions else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in positions)
@@ -569,19 +583,10 @@ def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
             ctx.issue(RANK, f"{len(order)} dims given for a tensor of rank {len(shape)}", 1)
         )
         return out
-    positions = []
-    for d in order:
-        if d is None or d.value is None:
-            return RuleOut(_tensor(None, x))
-        pos, err = locate(shape, d.value)
-        if err:
-            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
-            return out
-        positions.append(pos)
-    if len(set(positions)) != len(positions):
-        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in permute", 1))
-        return out
-    out.value = _tensor(tuple(shape[p] for p in positions), x)  # type: ignore[index]
+    positions = _distinct_positions(ctx, shape, order, out, "permute")
+    if positions is None:
+        return out if out.issues else RuleOut(_tensor(None, x))
+    out.value = _tensor(tuple(shape[p] for p in positions), x)
     return out
 
 
