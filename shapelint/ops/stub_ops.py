@@ -66,6 +66,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    constant_value,
     dim_str,
     dtype_bytes,
 )
@@ -278,19 +279,10 @@ def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
 
 
 def _literal_value(x: object) -> Value:
-    if x is None:
-        return NoneV()
-    if isinstance(x, bool):
-        return BoolV(x)
-    if isinstance(x, int):
-        return IntV(Expr.const(x))
-    if isinstance(x, float):
-        return FloatV(x)
-    if isinstance(x, str):
-        return StrV(x)
+    """A stub's literal: a Python constant, or a tuple or list of them."""
     if isinstance(x, (tuple, list)):
         return TupleV(tuple(_literal_value(i) for i in x))
-    return UNKNOWN
+    return constant_value(x)
 
 
 def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
