@@ -127,6 +127,12 @@ def has_var(shape: Shape) -> bool:
     return any(isinstance(d, Var) for d in shape)
 
 
+def known_tail(shape: Shape) -> int:
+    """How many trailing dimensions come after the last Var (all of them without one)."""
+    last = max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1)
+    return len(shape) - last - 1
+
+
 def known_rank(shape: Shape | None) -> int | None:
     if shape is None or has_var(shape):
         return None
@@ -611,8 +617,7 @@ def mT(ctx: RuleContext, x: Value) -> RuleOut:
         return RuleOut(
             issues=[ctx.issue(RANK, f"needs at least 2 dimensions, got {shape_text(shape)}", 0)]
         )
-    last = max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1)
-    if len(shape) - last - 1 < 2:
+    if known_tail(shape) < 2:
         return RuleOut(_tensor(None, x))
     return RuleOut(_tensor(shape[:-2] + (shape[-1], shape[-2]), x))
 
@@ -1124,6 +1129,13 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
     return out
 
 
+def _loss_value(x: Value, per_item: Shape | None, reduction: str | None) -> TensorV:
+    """A loss: a scalar when reduced, per_item with reduction="none", else unknown."""
+    if reduction in ("mean", "sum"):
+        return _tensor((), x)
+    return _tensor(per_item if reduction == "none" else None, x)
+
+
 @rule
 def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
     """input [N, C, d...] or [C]; target class indices [N, d...] or probabilities like input."""
@@ -1162,12 +1174,7 @@ def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -
                 )
                 return out
             per_item = st
-    if red in ("mean", "sum"):
-        out.value = _tensor((), x)
-    elif red == "none":
-        out.value = _tensor(per_item, x)
-    else:
-        out.value = _tensor(None, x)
+    out.value = _loss_value(x, per_item, red)
     return out
 
 
@@ -1178,12 +1185,7 @@ def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) 
     out = broadcast(ctx, x, target)
     if isinstance(out, NotApplicable) or out.issues:
         return RuleOut(TensorV(None)) if isinstance(out, NotApplicable) else out
-    if red in ("mean", "sum"):
-        out.value = _tensor((), x)
-    elif red != "none":
-        out.value = _tensor(None, x)
-    else:
-        out.value = _tensor(shape_of(out.value), x)
+    out.value = _loss_value(x, shape_of(out.value), red)
     return out
 
 
@@ -1195,7 +1197,7 @@ def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
     norm = int_list(normalized_shape)
     if shape is None or norm is None:
         return out
-    tail = len(shape) - max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1) - 1
+    tail = known_tail(shape)
     if known_rank(shape) is not None and len(shape) < len(norm):
         out.issues.append(
             ctx.issue(
