@@ -127,6 +127,12 @@ def has_var(shape: Shape) -> bool:
     return any(isinstance(d, Var) for d in shape)
 
 
+def known_tail(shape: Shape) -> int:
+    """How many trailing dimensions come after the last Var (all of them without one)."""
+    last = max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1)
+    return len(shape) - last - 1
+
+
 def known_rank(shape: Shape | None) -> int | None:
     if shape is None or has_var(shape):
         return None
@@ -178,6 +184,28 @@ def locate_arg(ctx: RuleContext, shape: Shape, v: Value, arg: int, extra: int = 
     if err and out is not None:
         out.append(ctx.issue(DIM_RANGE, err, arg))
     return pos
+
+
+def dim_positions(
+    ctx: RuleContext,
+    shape: Shape,
+    out: RuleOut,
+    *dims: tuple[Value, int],
+    extra: int = 0,
+    needs: str | None = None,
+) -> list[int | None] | None:
+    """Positions of the dim arguments, given as (value, argument index) pairs; None once
+    out holds an issue: a 0-d tensor where the op needs an axis (needs= the issue code), or
+    a dimension certainly out of range."""
+    if needs is not None and not needs_axes(ctx, shape, needs, out.issues):
+        return None
+    positions = [locate_arg(ctx, shape, v, arg, extra, out.issues) for v, arg in dims]
+    return None if out.issues else positions
+
+
+def replaced(shape: Shape, pos: int, *new: Dim) -> Shape:
+    """The shape with dimension pos replaced by the dimensions new (none: dropped)."""
+    return shape[:pos] + new + shape[pos + 1 :]
 
 
 def needs_axes(ctx: RuleContext, shape: Shape, code: str, out: list) -> bool:
@@ -415,6 +443,29 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
 # -- reductions ------------------------------------------------------------------------------
 
 
+def _distinct_positions(
+    ctx: RuleContext, shape: Shape, dims: list[Expr | None], out: RuleOut, name: str
+) -> list[int] | None:
+    """Positions of the dims listed in argument 1 (name, for the message), in order; None
+    at the first that is unknown or cannot be placed, or once out holds an issue: a
+    dimension out of range or given twice."""
+    positions = []
+    for d in dims:
+        if d is None or d.value is None:
+            return None
+        pos, err = locate(shape, d.value)
+        if err:
+            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
+            return None
+        if pos is None:
+            return None
+        positions.append(pos)
+    if len(set(positions)) != len(positions):
+        out.issues.append(ctx.issue(DIM_RANGE, f"a dimension appears twice in {name}", 1))
+        return None
+    return positions
+
+
 def _reduced(
     ctx: RuleContext, x: Value, dim: Value, keepdim: Value, out: RuleOut
 ) -> Shape | None | bool:
@@ -430,18 +481,9 @@ def _reduced(
     dims = int_list(dim)
     if dims is None or any(d is None or d.value is None for d in dims):
         return None
-    positions = []
-    for d in dims:
-        pos, err = locate(shape, d.value)  # type: ignore[union-attr]
-        if err:
-            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
-            return False
-        if pos is None:
-            return None
-        positions.append(pos)
-    if len(set(positions)) != len(positions):
-        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in dim", 1))
-        return False
+    positions = _distinct_positions(ctx, shape, dims, out, "dim")
+    if positions is None:
+        return False if out.issues else None
     if keep:
         return tuple(Expr.const(1) if i in positions else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in positions)
@@ -481,14 +523,17 @@ def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
     out = RuleOut()
     shape = shape_of(x)
     kk = int_value(k)
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues) if shape is not None else None
-    if out.issues:
-        return out
+    pos = None
+    if shape is not None:
+        positions = dim_positions(ctx, shape, out, (dim, 2))
+        if positions is None:
+            return out
+        (pos,) = positions
     new: Shape | None = None
     if shape == ():
         new = ()
     elif shape is not None and pos is not None:
-        new = shape[:pos] + (kk,) + shape[pos + 1 :]
+        new = replaced(shape, pos, kk)
         size = shape[pos]
         if kk is not None and const(size) is not None and (kk.value or 0) > const(size):  # type: ignore[operator]
             out.issues.append(ctx.issue(DIM_RANGE, f"k={kk} exceeds the size {dim_str(size)}", 1))
@@ -501,26 +546,35 @@ def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
 # -- dimension shuffles ------------------------------------------------------------------------
 
 
-@rule
-def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
-    out = RuleOut()
+def _dim_pair(
+    ctx: RuleContext, x: Value, d0: Value, d1: Value, scalar: Shape
+) -> tuple[Shape, int, int] | RuleOut:
+    """x's shape and the positions of two dim arguments (transpose, flatten), or the
+    finished result: unknown, a dimension out of range, or scalar for a 0-d tensor."""
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
-    p0 = locate_arg(ctx, shape, d0, 1, out=out.issues)
-    p1 = locate_arg(ctx, shape, d1, 2, out=out.issues)
-    if out.issues:
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (d0, 1), (d1, 2))
+    if positions is None:
         return out
     if shape == ():
-        out.value = _tensor((), x)  # torch wraps dims of a 0-d tensor
-        return out
+        return RuleOut(_tensor(scalar, x))
+    p0, p1 = positions
     if p0 is None or p1 is None:
-        out.value = _tensor(None, x)
-        return out
+        return RuleOut(_tensor(None, x))
+    return shape, p0, p1
+
+
+@rule
+def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
+    found = _dim_pair(ctx, x, d0, d1, ())  # torch wraps dims of a 0-d tensor
+    if isinstance(found, RuleOut):
+        return found
+    shape, p0, p1 = found
     new = list(shape)
     new[p0], new[p1] = new[p1], new[p0]
-    out.value = _tensor(tuple(new), x)
-    return out
+    return RuleOut(_tensor(tuple(new), x))
 
 
 @rule
@@ -535,19 +589,10 @@ def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
             ctx.issue(RANK, f"{len(order)} dims given for a tensor of rank {len(shape)}", 1)
         )
         return out
-    positions = []
-    for d in order:
-        if d is None or d.value is None:
-            return RuleOut(_tensor(None, x))
-        pos, err = locate(shape, d.value)
-        if err:
-            out.issues.append(ctx.issue(DIM_RANGE, err, 1))
-            return out
-        positions.append(pos)
-    if len(set(positions)) != len(positions):
-        out.issues.append(ctx.issue(DIM_RANGE, "a dimension appears twice in permute", 1))
-        return out
-    out.value = _tensor(tuple(shape[p] for p in positions), x)  # type: ignore[index]
+    positions = _distinct_positions(ctx, shape, order, out, "permute")
+    if positions is None:
+        return out if out.issues else RuleOut(_tensor(None, x))
+    out.value = _tensor(tuple(shape[p] for p in positions), x)
     return out
 
 
@@ -572,8 +617,7 @@ def mT(ctx: RuleContext, x: Value) -> RuleOut:
         return RuleOut(
             issues=[ctx.issue(RANK, f"needs at least 2 dimensions, got {shape_text(shape)}", 0)]
         )
-    last = max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1)
-    if len(shape) - last - 1 < 2:
+    if known_tail(shape) < 2:
         return RuleOut(_tensor(None, x))
     return RuleOut(_tensor(shape[:-2] + (shape[-1], shape[-2]), x))
 
@@ -584,9 +628,10 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(_tensor(None, x))
-    pos = locate_arg(ctx, shape, dim, 1, extra=1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, shape, out, (dim, 1), extra=1)
+    if positions is None:
         return out
+    (pos,) = positions
     out.value = _tensor(None if pos is None else shape[:pos] + (Expr.const(1),) + shape[pos:], x)
     return out
 
@@ -628,25 +673,15 @@ def squeeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 @rule
 def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
-    out = RuleOut()
-    shape = shape_of(x)
-    if shape is None:
-        return RuleOut(_tensor(None, x))
-    p0 = locate_arg(ctx, shape, start, 1, out=out.issues)
-    p1 = locate_arg(ctx, shape, end, 2, out=out.issues)
-    if out.issues:
-        return out
-    if shape == ():
-        return RuleOut(_tensor((Expr.const(1),), x))
-    if p0 is None or p1 is None:
-        return RuleOut(_tensor(None, x))
+    found = _dim_pair(ctx, x, start, end, (Expr.const(1),))
+    if isinstance(found, RuleOut):
+        return found
+    shape, p0, p1 = found
     if p0 > p1:
-        out.issues.append(ctx.issue(DIM_RANGE, "start_dim comes after end_dim", 1))
-        return out
+        return RuleOut(issues=[ctx.issue(DIM_RANGE, "start_dim comes after end_dim", 1)])
     merged = shape[p0 : p1 + 1]
     size = None if any(d is None for d in merged) else numel(merged)
-    out.value = _tensor(shape[:p0] + (size,) + shape[p1 + 1 :], x)
-    return out
+    return RuleOut(_tensor(shape[:p0] + (size,) + shape[p1 + 1 :], x))
 
 
 @rule
@@ -656,15 +691,16 @@ def unflatten(ctx: RuleContext, x: Value, dim: Value, sizes: Value) -> RuleOut:
     new = int_list(sizes)
     if shape is None or new is None:
         return RuleOut(_tensor(None, x))
-    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
-    if out.issues or pos is None:
-        return out if out.issues else RuleOut(_tensor(None, x))
+    (pos,) = positions
+    if pos is None:
+        return RuleOut(_tensor(None, x))
     filled = _fill_minus_one(ctx, (shape[pos],), new, out, 2)
     if filled is False:
         return out
-    out.value = _tensor(shape[:pos] + tuple(filled) + shape[pos + 1 :], x)  # type: ignore[arg-type]
+    out.value = _tensor(replaced(shape, pos, *filled), x)  # type: ignore[arg-type]
     return out
 
 
@@ -733,23 +769,29 @@ def reshape(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
     return out
 
 
-@rule
-def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
-    """expand: -1 keeps a size, new leading axes allowed, existing ones must be 1 or equal."""
-    out = RuleOut()
+def _per_axis(
+    ctx: RuleContext, x: Value, sizes: Value, what: str
+) -> tuple[Shape, list[Expr | None]] | RuleOut:
+    """x's shape and the size list of expand/repeat, or the finished result: unknown,
+    or fewer sizes (what: "sizes", "repeats") than x has dimensions."""
     shape = shape_of(x)
     new = int_list(sizes)
     if shape is None or new is None or has_var(shape):
         return RuleOut(_tensor(None, x))
     if len(new) < len(shape):
-        out.issues.append(
-            ctx.issue(
-                RANK,
-                f"the number of sizes ({len(new)}) is smaller than the rank ({len(shape)})",
-                1,
-            )
-        )
-        return out
+        message = f"the number of {what} ({len(new)}) is smaller than the rank ({len(shape)})"
+        return RuleOut(issues=[ctx.issue(RANK, message, 1)])
+    return shape, new
+
+
+@rule
+def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    """expand: -1 keeps a size, new leading axes allowed, existing ones must be 1 or equal."""
+    found = _per_axis(ctx, x, sizes, "sizes")
+    if isinstance(found, RuleOut):
+        return found
+    shape, new = found
+    out = RuleOut()
     lead = len(new) - len(shape)
     result: list[Dim] = list(new[:lead])
     for i, d in enumerate(shape):
@@ -782,20 +824,11 @@ def expand_as(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
 
 @rule
 def repeat(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    found = _per_axis(ctx, x, sizes, "repeats")
+    if isinstance(found, RuleOut):
+        return found
+    shape, reps = found
     out = RuleOut()
-    shape = shape_of(x)
-    reps = int_list(sizes)
-    if shape is None or reps is None or has_var(shape):
-        return RuleOut(_tensor(None, x))
-    if len(reps) < len(shape):
-        out.issues.append(
-            ctx.issue(
-                RANK,
-                f"the number of repeats ({len(reps)}) is smaller than the rank ({len(shape)})",
-                1,
-            )
-        )
-        return out
     padded = (Expr.const(1),) * (len(reps) - len(shape)) + tuple(shape)
     result = tuple(
         None if r is None or d is None else d * r for d, r in zip(padded, reps, strict=True)
@@ -833,9 +866,10 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     if not first:
         out.issues.append(ctx.issue(RANK, "zero-dimensional tensors cannot be concatenated", 0))
         return out
-    pos = locate_arg(ctx, first, dim, 1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, first, out, (dim, 1))
+    if positions is None:
         return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(TensorV(None, _first_dtype(items)))
     result = list(first)
@@ -884,14 +918,25 @@ def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
                 )
             )
             return out
-    pos = locate_arg(ctx, first, dim, 1, extra=1, out=out.issues)
-    if out.issues:
+    positions = dim_positions(ctx, first, out, (dim, 1), extra=1)
+    if positions is None:
         return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(TensorV(None, _first_dtype(items)))
     n = Expr.const(len(items))
     out.value = TensorV(first[:pos] + (n,) + first[pos:], _first_dtype(items))
     return out
+
+
+def _pieces(x: Value, shape: Shape, pos: int, sizes: Sequence[Dim]) -> TupleV:
+    """The tensors x splits into along dimension pos, one for each size."""
+    return TupleV(tuple(_tensor(replaced(shape, pos, s), x) for s in sizes))
+
+
+def _cuts(n: int, step: int) -> list[Dim]:
+    """Sizes of n cut into pieces of step, the last one smaller."""
+    return [Expr.const(min(step, n - i)) for i in range(0, n, step)]
 
 
 @rule
@@ -901,11 +946,10 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(UNKNOWN)
-    if not needs_axes(ctx, shape, RANK, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(UNKNOWN)
     n = shape[pos]
@@ -924,9 +968,7 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
                     )
                 )
                 return out
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (s,) + shape[pos + 1 :], x) for s in sections)
-        )
+        out.value = _pieces(x, shape, pos, sections)  # type: ignore[arg-type]
         return out
     step = int_value(size)
     if step is None or not isinstance(n, Expr):
@@ -937,15 +979,11 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
                 return RuleOut(TupleV((_tensor(shape, x),)))
             out.issues.append(ctx.issue(SPLIT, f"split size must be positive, got {step.value}", 1))
             return out
-        sizes = [min(step.value, n.value - i) for i in range(0, n.value, step.value)] or [0]
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
-        )
+        out.value = _pieces(x, shape, pos, _cuts(n.value, step.value) or [Expr.const(0)])
         return out
     count = n.exact_div(step)
     if count is not None and count.value is not None:
-        piece = _tensor(shape[:pos] + (step,) + shape[pos + 1 :], x)
-        return RuleOut(TupleV((piece,) * count.value))
+        return RuleOut(_pieces(x, shape, pos, [step] * count.value))
     return RuleOut(UNKNOWN)
 
 
@@ -959,11 +997,10 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
         return RuleOut(UNKNOWN)
     if c <= 0:
         return RuleOut(issues=[ctx.issue(SPLIT, f"chunk expects a positive count, got {c}", 1)])
-    if not needs_axes(ctx, shape, RANK, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 2, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None:
         return RuleOut(UNKNOWN)
     n = shape[pos]
@@ -972,17 +1009,15 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
     if n.value is not None:
         step = -(-n.value // c) if n.value else 0
         if step == 0:
-            sizes = [0] * c  # torch returns c empty chunks of an empty dimension
+            sizes = [Expr.const(0)] * c  # torch returns c empty chunks of an empty dimension
         else:
-            sizes = [min(step, n.value - i) for i in range(0, n.value, step)]
-        out.value = TupleV(
-            tuple(_tensor(shape[:pos] + (Expr.const(s),) + shape[pos + 1 :], x) for s in sizes)
-        )
+            sizes = _cuts(n.value, step)
+        out.value = _pieces(x, shape, pos, sizes)
         return out
     piece = n.exact_div(c)
     if piece is None:
         return RuleOut(UNKNOWN)
-    return RuleOut(TupleV((_tensor(shape[:pos] + (piece,) + shape[pos + 1 :], x),) * c))
+    return RuleOut(_pieces(x, shape, pos, [piece] * c))
 
 
 @rule
@@ -991,14 +1026,13 @@ def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(UNKNOWN)
-    if not needs_axes(ctx, shape, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, shape, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, shape, dim, 1, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     if pos is None or const(shape[pos]) is None:
         return RuleOut(UNKNOWN)
-    piece = _tensor(shape[:pos] + shape[pos + 1 :], x)
+    piece = _tensor(replaced(shape, pos), x)
     return RuleOut(TupleV((piece,) * const(shape[pos])))  # type: ignore[operator]
 
 
@@ -1095,6 +1129,13 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
     return out
 
 
+def _loss_value(x: Value, per_item: Shape | None, reduction: str | None) -> TensorV:
+    """A loss: a scalar when reduced, per_item with reduction="none", else unknown."""
+    if reduction in ("mean", "sum"):
+        return _tensor((), x)
+    return _tensor(per_item if reduction == "none" else None, x)
+
+
 @rule
 def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
     """input [N, C, d...] or [C]; target class indices [N, d...] or probabilities like input."""
@@ -1133,12 +1174,7 @@ def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -
                 )
                 return out
             per_item = st
-    if red in ("mean", "sum"):
-        out.value = _tensor((), x)
-    elif red == "none":
-        out.value = _tensor(per_item, x)
-    else:
-        out.value = _tensor(None, x)
+    out.value = _loss_value(x, per_item, red)
     return out
 
 
@@ -1149,12 +1185,7 @@ def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) 
     out = broadcast(ctx, x, target)
     if isinstance(out, NotApplicable) or out.issues:
         return RuleOut(TensorV(None)) if isinstance(out, NotApplicable) else out
-    if red in ("mean", "sum"):
-        out.value = _tensor((), x)
-    elif red != "none":
-        out.value = _tensor(None, x)
-    else:
-        out.value = _tensor(shape_of(out.value), x)
+    out.value = _loss_value(x, shape_of(out.value), red)
     return out
 
 
@@ -1166,7 +1197,7 @@ def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
     norm = int_list(normalized_shape)
     if shape is None or norm is None:
         return out
-    tail = len(shape) - max((i for i, d in enumerate(shape) if isinstance(d, Var)), default=-1) - 1
+    tail = known_tail(shape)
     if known_rank(shape) is not None and len(shape) < len(norm):
         out.issues.append(
             ctx.issue(
@@ -1260,11 +1291,10 @@ def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     s = shape_of(x)
     if s is None:
         return RuleOut(IntV())
-    if not needs_axes(ctx, s, DIM_RANGE, out.issues):
+    positions = dim_positions(ctx, s, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
         return out
-    pos = locate_arg(ctx, s, dim, 1, out=out.issues)
-    if out.issues:
-        return out
+    (pos,) = positions
     d = s[pos] if pos is not None else None
     return RuleOut(IntV(d if isinstance(d, Expr) else None))
 

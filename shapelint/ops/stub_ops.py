@@ -66,6 +66,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    constant_value,
     dim_str,
     dtype_bytes,
 )
@@ -242,26 +243,22 @@ class _Bound:
     kwargs: dict[str, Value]
 
 
+# Checked in order: the first class the value is an instance of names it.
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (TensorV, "Tensor"),
+    (BoolV, "bool"),
+    (IntV, "int"),
+    (FloatV, "float"),
+    (StrV, "str"),
+    (DtypeV, "dtype"),
+    (TupleV, "tuple"),
+    (NoneV, "None"),
+    (ObjectV, "Module"),
+)
+
+
 def _type_name(v: Value) -> str | None:
-    if isinstance(v, TensorV):
-        return "Tensor"
-    if isinstance(v, BoolV):
-        return "bool"
-    if isinstance(v, IntV):
-        return "int"
-    if isinstance(v, FloatV):
-        return "float"
-    if isinstance(v, StrV):
-        return "str"
-    if isinstance(v, DtypeV):
-        return "dtype"
-    if isinstance(v, TupleV):
-        return "tuple"
-    if isinstance(v, NoneV):
-        return "None"
-    if isinstance(v, ObjectV):
-        return "Module"
-    return None
+    return next((name for cls, name in _TYPE_NAMES if isinstance(v, cls)), None)
 
 
 def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
@@ -282,19 +279,10 @@ def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
 
 
 def _literal_value(x: object) -> Value:
-    if x is None:
-        return NoneV()
-    if isinstance(x, bool):
-        return BoolV(x)
-    if isinstance(x, int):
-        return IntV(Expr.const(x))
-    if isinstance(x, float):
-        return FloatV(x)
-    if isinstance(x, str):
-        return StrV(x)
+    """A stub's literal: a Python constant, or a tuple or list of them."""
     if isinstance(x, (tuple, list)):
         return TupleV(tuple(_literal_value(i) for i in x))
-    return UNKNOWN
+    return constant_value(x)
 
 
 def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
