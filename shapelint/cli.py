@@ -14,8 +14,6 @@ import click
 
 from shapelint import __version__
 
-COMMANDS_WITHOUT_PATHS = {"rules", "napkin", "run", "cost", "check", "lsp"}
-
 # Subcommands that live in their own modules, imported only when named (or listed
 # by --help): `shapelint check` on one file must not pay for napkin math.
 LAZY_COMMANDS = {

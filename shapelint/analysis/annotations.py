@@ -34,7 +34,7 @@ class AnnotationReader:
         self._cache: dict[int, TensorV | None] = {}
         self._anon = 0
 
-    def tensor(self, node: ast.expr | None, frame=None) -> TensorV | None:
+    def tensor(self, node: ast.expr | None) -> TensorV | None:
         """The tensor an annotation describes, or None if it is not a jaxtyping one."""
         if node is None:
             return None

@@ -88,17 +88,27 @@ class ImportMap:
         return im
 
     def resolve(
-        self, node: ast.expr, local_names: frozenset[str] | set[str] = frozenset()
+        self,
+        node: ast.expr,
+        local_names: frozenset[str] | set[str] = frozenset(),
+        local_imports: dict[str, str] | None = None,
     ) -> str | None:
-        """Qualified name of a Name/Attribute chain, or None if not an import of ours."""
+        """Qualified name of a Name/Attribute chain, or None if not an import of ours.
+        local_imports (a function's own imports) win over the module's; other local
+        names shadow them."""
         parts: list[str] = []
         cur: ast.expr = node
         while isinstance(cur, ast.Attribute):
             parts.append(cur.attr)
             cur = cur.value
-        if not isinstance(cur, ast.Name) or cur.id in local_names:
+        if not isinstance(cur, ast.Name):
             return None
-        base = self.names.get(cur.id)
+        if local_imports and cur.id in local_imports:
+            base = local_imports[cur.id]
+        elif cur.id in local_names:
+            return None
+        else:
+            base = self.names.get(cur.id)
         if base is None:
             return None
         parts.reverse()

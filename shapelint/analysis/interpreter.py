@@ -258,7 +258,7 @@ class ModuleAnalyzer:
         params = self._bind_params(fd, frame, self_value)
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = _SelfRecorder(fd.cls.name)
-        ret_ann = self.annotations.tensor(fd.node.returns, frame) if fd.node.returns else None
+        ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
         returns = _join_all(frame.returns) if frame.returns else NoneV()
         self._emit_records(frame)
@@ -294,7 +294,7 @@ class ModuleAnalyzer:
             value: Value = UNKNOWN
             dv = self.eval(default, frame) if default is not None else None
             if a.annotation is not None:
-                t = self.annotations.tensor(a.annotation, frame)
+                t = self.annotations.tensor(a.annotation)
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
@@ -330,7 +330,7 @@ class ModuleAnalyzer:
             for target in stmt.targets:
                 self._assign(target, value, frame, stmt.value)
         elif isinstance(stmt, ast.AnnAssign):
-            declared = self.annotations.tensor(stmt.annotation, frame)
+            declared = self.annotations.tensor(stmt.annotation)
             value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
             if declared is not None:
                 if stmt.value is not None:
@@ -351,7 +351,7 @@ class ModuleAnalyzer:
             v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
             frame.returns.append(v)
             if frame.func is not None and frame.func.node.returns is not None:
-                ret_ann = self.annotations.tensor(frame.func.node.returns, frame)
+                ret_ann = self.annotations.tensor(frame.func.node.returns)
                 if ret_ann is not None and stmt.value is not None:
                     self._check_against_annotation(v, ret_ann, stmt.value, "return value")
         elif isinstance(stmt, ast.If):
@@ -627,20 +627,7 @@ class ModuleAnalyzer:
         return UNKNOWN
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
-        base = node
-        while isinstance(base, ast.Attribute):
-            base = base.value
-        if isinstance(base, ast.Name) and base.id in frame.local_imports:
-            saved = self.imports.names.get(base.id)
-            self.imports.names[base.id] = frame.local_imports[base.id]
-            try:
-                return self.imports.resolve(node)
-            finally:
-                if saved is None:
-                    del self.imports.names[base.id]
-                else:
-                    self.imports.names[base.id] = saved
-        return self.imports.resolve(node, frame.locals)
+        return self.imports.resolve(node, frame.locals, frame.local_imports)
 
     def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
         q = self._qualname(node, frame)
@@ -889,6 +876,7 @@ class ModuleAnalyzer:
             bytes=_subst_expr(summ.bytes, binding),
         )
         if not summ.complete:
+            cost.complete = False
             cost.notes.append(f"{fd.qualname}() has calls of unknown cost")
         self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
         return value
@@ -1223,7 +1211,7 @@ def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:
             other = other + c.other_flops
         if c.bytes is not None:
             byts = byts + c.bytes
-        if c.notes and any("unknown cost" in n for n in c.notes):
+        if not c.complete:
             complete = False
     return flops, other, byts, complete
 

@@ -176,6 +176,9 @@ class Cost:
     other_flops: Expr | None = None
     bytes: Expr | None = None
     notes: list[str] = field(default_factory=list)
+    # False when a part of the cost is unknown although flops has a value (a
+    # same-module callee with calls of unknown cost).
+    complete: bool = True
 
 
 @dataclass(frozen=True)
