@@ -228,11 +228,42 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
     default=None,
     help="With --hardware: draw the roofline with the calls on it (PNG; needs matplotlib).",
 )
+@click.option(
+    "--init",
+    "init",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="With PATH::Class: a constructor argument (a literal, or a call of a class "
+    "the file defines with literal arguments); the rest take their defaults.",
+)
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="PARAM=D1,D2,...",
+    help="With PATH::QUALNAME: the shape of a forward (or function) argument; dims are ints or names.",
+)
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-cache", is_flag=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
-def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, no_cache, jobs):
+def cost(
+    paths,
+    dims,
+    dtype,
+    fmt,
+    diff_base,
+    hardware,
+    plot_path,
+    init,
+    inputs,
+    config_path,
+    no_cache,
+    jobs,
+):
     """Symbolic FLOPs and bytes per call and per function in PATHS.
+
+    PATH::QUALNAME asks about one target: one forward of the class built with
+    --init arguments (or one call of the function) at the --input shapes.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
     products torch runs); elementwise and reduction work is other_flops.
@@ -254,8 +285,17 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
             run_diff(diff_base, paths, cfg, bound, {"dtype": dt}, fmt, no_cache, jobs), nl=False
         )
         sys.exit(0)
+    targets = [p for p in paths if "::" in p]
+    paths = tuple(p.rpartition("::")[0] if "::" in p else p for p in paths)
+    if (init or inputs) and not targets:
+        click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
+        sys.exit(2)
     _, results = run_analysis(paths, cfg, no_cache, jobs, {"dtype": dt})
     report = build_report(results, bound)
+    if targets:
+        report["target"] = _target(
+            targets, init, inputs, bound, {"dtype": dt, "stubs": list(cfg.stubs)}
+        )
     if hardware:
         _roofline(report, hardware, dt, cfg, plot_path)
     if fmt == "github":
@@ -266,9 +306,29 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
         click.echo(render_markdown(report, bound), nl=False)
+    elif "target" in report:
+        from shapelint.cost_target import render_target
+
+        click.echo(render_target(report["target"]), nl=False)
     else:
         click.echo(render_text(report, bound), nl=False)
     sys.exit(0)
+
+
+def _target(targets: list[str], init, inputs, bound: dict[str, int], options: dict) -> dict:
+    from shapelint.analysis.target import TargetError
+    from shapelint.cost_target import run_target
+
+    if len(targets) > 1:
+        click.echo("shapelint: error: one PATH::QUALNAME target at a time", err=True)
+        sys.exit(2)
+    try:
+        return run_target(targets[0], init, inputs, bound, options)
+    except TargetError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+    except OSError as e:
+        click.echo(f"shapelint: error: cannot read {targets[0]}: {e.strerror}", err=True)
+    sys.exit(2)
 
 
 def _roofline(report: dict, hardware: str, dtype: str | None, cfg, plot_path: str | None) -> None:
