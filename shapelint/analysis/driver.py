@@ -73,7 +73,7 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
+    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines", "deps")
 
     def __init__(
         self,
@@ -90,6 +90,8 @@ class FileResult:
         # Line number -> text of each diagnostic's line that carries a noqa comment,
         # when the analysis saw the file (then filtering reads no file); None: unknown.
         self.noqa_lines: dict[int, str] | None = None
+        # (path, content digest) of the other project files the results depend on.
+        self.deps: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def _from_packed(
@@ -265,7 +267,12 @@ def analyze_text(path: str, text: str, options: dict | None = None) -> FileResul
         res.diagnostics.append(_diag(path, 1, 0, 1, 0, "SHP001", f"cannot parse: {why}"))
         return res
     try:
-        mres = ModuleAnalyzer(src, tree, options).run()
+        from shapelint.analysis import project
+
+        analyzer = ModuleAnalyzer(src, tree, options)
+        project.attach(analyzer, path, options or {})
+        mres = analyzer.run()
+        res.deps = tuple(project.dependencies(analyzer))
     except RecursionError:
         res.diagnostics.append(
             _diag(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
@@ -424,14 +431,14 @@ def _gc_step() -> None:
 
 def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
-    Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
+    Returns (index, diagnostic rows, packed records, noqa lines, digest, deps)."""
     i, path = task
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
+        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None, ()
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -439,11 +446,12 @@ def _work(task: tuple[int, str]) -> tuple:
         dig = digest(data)
         hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return i, hit[0], hit[1], hit[2], dig
+            return i, hit[0], hit[1], hit[2], dig, hit[3]
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
     rows = [_row(d) for d in res.diagnostics]
-    return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
+    packed = pack_records(res.calls, res.functions)
+    return i, rows, packed, _noqa_lines(data, rows), dig, res.deps
 
 
 _NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
@@ -498,7 +506,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), *hit)
+                results[i] = _result(str(f), *hit[:3])
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -521,11 +529,12 @@ def analyze_files(
     else:
         outputs = _inline_outputs(tasks, options, cache)
     try:
-        for i, rows, packed, noqa, dig in outputs:
+        for i, rows, packed, noqa, dig, deps in outputs:
             path = str(files[i])
             results[i] = _result(path, rows, packed, noqa)
+            results[i].deps = tuple(deps)
             if cache is not None and dig is not None:
-                cache.store(path, stats[i], dig, rows, packed, noqa)
+                cache.store(path, stats[i], dig, rows, packed, noqa, deps)
             done += 1
             if progress:
                 progress(done, n)

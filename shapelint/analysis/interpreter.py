@@ -97,6 +97,8 @@ class FuncDef:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     qualname: str
     cls: ClassDef | None = None
+    # The analyzer of the file that defines it (another file of the project).
+    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -106,6 +108,8 @@ class ClassDef:
     methods: dict[str, FuncDef] = field(default_factory=dict)
     self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
     init_params: list[str] = field(default_factory=list)
+    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
+    key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
 
 
 class _Frame:
@@ -144,6 +148,29 @@ class ModuleAnalyzer:
         self.specialized: dict = {}
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
+        # Whole projects (analysis/project.py): set by bind_project.
+        self.project = None
+        self.project_root: str | None = None
+        self.project_module: str | None = None
+        self.project_path: str | None = None
+        self.project_links: dict[str, tuple[str, str | None]] = {}
+        self.used_modules: set = set()
+        self.class_keys: dict[str, ClassDef] = {}
+
+    def bind_project(self, project, root: str, modname: str, path: str) -> None:
+        """This file as module `modname` of a project: its project imports resolve."""
+        from shapelint.analysis.project import project_imports
+
+        self.project, self.project_root, self.project_module = project, root, modname
+        self.project_path = path
+        is_pkg = path.endswith("__init__.py")
+        self.project_links = project_imports(self.tree, modname, is_pkg)
+
+    def class_of(self, key: str) -> ClassDef | None:
+        """The class an instance's kind names (`<class>` + key)."""
+        from shapelint.analysis.project import class_by_key
+
+        return class_by_key(self, key)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -172,16 +199,20 @@ class ModuleAnalyzer:
     def _index(self) -> None:
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[stmt.name] = FuncDef(stmt, stmt.name)
+                self.functions[stmt.name] = FuncDef(stmt, stmt.name, owner=self)
             elif isinstance(stmt, ast.ClassDef):
-                cd = ClassDef(stmt, stmt.name)
+                key = f"{self.project_module}:{stmt.name}" if self.project_module else stmt.name
+                cd = ClassDef(stmt, stmt.name, owner=self, key=key)
                 for sub in stmt.body:
                     if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        cd.methods[sub.name] = FuncDef(sub, f"{stmt.name}.{sub.name}", cd)
+                        cd.methods[sub.name] = FuncDef(
+                            sub, f"{stmt.name}.{sub.name}", cd, owner=self
+                        )
                 init = cd.methods.get("__init__")
                 if init is not None:
                     cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
                 self.classes[stmt.name] = cd
+                self.class_keys[key] = cd
 
     # ------------------------------------------------------------------ diagnostics
     def report(self, node_or_pos, code: str, message: str) -> None:
@@ -257,12 +288,14 @@ class ModuleAnalyzer:
         """What __init__ assigns to self.<attr>, in terms of __init__'s parameters."""
         if cd.self_attrs is not None:
             return cd.self_attrs
+        if cd.owner is not None and cd.owner is not self:
+            return cd.owner.class_attrs(cd)
         cd.self_attrs = {}
         init = modules.find_method(self, cd, "__init__")
         if init is not None:
             frame = _Frame(init, init.qualname)
-            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.name}"))
-            frame.env["self"] = SelfRecorder(cd.name)
+            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
+            frame.env["self"] = SelfRecorder(cd.key)
             self._exec_block(init.node.body, frame)
             rec = frame.env.get("self")
             if isinstance(rec, SelfRecorder):
@@ -274,10 +307,10 @@ class ModuleAnalyzer:
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
-            self_value = ObjectV(f"<class>{fd.cls.name}", tuple(attrs.items()))
+            self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
         if fd.node.name == "__init__" and fd.cls is not None:
-            frame.env["self"] = SelfRecorder(fd.cls.name)
+            frame.env["self"] = SelfRecorder(fd.cls.key)
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
         returns = _join_all(frame.returns) if frame.returns else NoneV()
@@ -628,10 +661,16 @@ class ModuleAnalyzer:
         if node.id in self.module_env and node.id not in frame.locals:
             return self.module_env[node.id]
         q = self._qualname(node, frame)
+        if self.project is not None and (q is not None or node.id in self.project_links):
+            sym = self._project_symbol(node, q, frame)
+            if isinstance(sym, ClassDef):
+                return modules.ClassRefV(sym.key)
+            if isinstance(sym, Value):
+                return sym
         if q is not None:
             return dispatch.constant(q)
         if node.id in self.classes and node.id not in frame.locals:
-            return modules.ClassRefV(node.id)
+            return modules.ClassRefV(self.classes[node.id].key)
         return UNKNOWN
 
     def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
@@ -696,7 +735,7 @@ class ModuleAnalyzer:
         return v
 
     def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
-        if isinstance(node, ast.ListComp):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             built = modules.comprehension(self, node, frame)
             if built is not None:
                 return built
@@ -871,6 +910,10 @@ class ModuleAnalyzer:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+        if self.project is not None:
+            sym = self._project_symbol(func, qual, frame)
+            if sym is not None:
+                return self._call_project(sym, node, args, kwargs, frame)
         if qual is not None:
             return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
         # Methods and local functions.
@@ -935,9 +978,32 @@ class ModuleAnalyzer:
                     )
         return UNKNOWN
 
-    def _class_methods(self, cls: str) -> dict[str, FuncDef]:
-        cd = self.classes.get(cls)
-        return modules.all_methods(self, cd) if cd else {}
+    def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
+        """The project definition (or value) a called or read name stands for."""
+        from shapelint.analysis import project
+
+        if qual is not None:
+            return project.resolve_qualified(self, qual)
+        if isinstance(func, ast.Name) and func.id in self.project_links:
+            if func.id not in frame.locals and func.id not in frame.env:
+                return project.resolve(self, func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id in self.project_links and func.value.id not in frame.locals:
+                return project.resolve_attribute(self, func)
+        return None
+
+    def _call_project(self, sym, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
+        if isinstance(sym, FuncDef):
+            return self._invoke(sym, None, node, args, kwargs, frame)
+        if isinstance(sym, ClassDef):
+            return self.construct(sym, args, kwargs)
+        return (
+            self._call_value(sym, node, args, kwargs, frame) if isinstance(sym, Value) else UNKNOWN
+        )
+
+    def _class_methods(self, key: str) -> dict[str, FuncDef]:
+        cd = self.class_of(key)
+        return modules.all_methods(cd.owner or self, cd) if cd else {}
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         res = modules.call_value(self, callee, node, args, kwargs, frame)
@@ -957,19 +1023,22 @@ class ModuleAnalyzer:
         """An instance of a project class: a config (dataclass) at its values; a
         module with its constructor arguments bound (run for real when specializing,
         else substituted into the symbolic attributes of its __init__)."""
+        if cd.owner is not None and cd.owner is not self:
+            return cd.owner.construct(cd, args, kwargs)
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
         binding = _bind_call(cd.init_params, args, kwargs)
         bound = {k: _subst_value(v, binding) for k, v in attrs.items()}
-        return ObjectV(f"<class>{cd.name}", tuple(bound.items()))
+        return ObjectV(f"<class>{cd.key}", tuple(bound.items()))
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
         return self._invoke(self.functions[name], None, node, args, kwargs, frame)
 
     def _call_method(self, recv: ObjectV, meth: str, node, args, kwargs, frame) -> Value:
-        cd = self.classes[recv.kind[7:]]
-        return self._invoke(self._class_methods(cd.name)[meth], recv, node, args, kwargs, frame)
+        return self._invoke(
+            self._class_methods(recv.kind[7:])[meth], recv, node, args, kwargs, frame
+        )
 
     def _invoke(
         self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame
@@ -977,7 +1046,7 @@ class ModuleAnalyzer:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
-        summ = self.summary(fd.qualname)
+        summ = (fd.owner or self).summary(fd.qualname)
         if summ is None:
             return UNKNOWN
         params = [p for p, _ in summ.params]

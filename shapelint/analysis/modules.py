@@ -204,21 +204,32 @@ def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value 
     return TupleV(tuple(out))
 
 
-def comprehension(an: ModuleAnalyzer, node: ast.ListComp, frame) -> Value | None:
+def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
     """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
-    is a known number, else n copies of one item."""
+    is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
+    a sequence known item by item: one value per item (each item's calls recorded)."""
     if len(node.generators) != 1 or node.generators[0].ifs or node.generators[0].is_async:
         return None
     gen = node.generators[0]
     count = range_count(an, gen.iter, frame)
-    if count is None:
-        return None
-    n = count.value
     inner = an.new_frame(frame.func, frame.name)
     inner.env = dict(frame.env)
     inner.locals = set(frame.locals)
     inner.local_imports = frame.local_imports
+    if count is None:
+        items = as_items(an.eval(gen.iter, frame))
+        if items is None or len(items) > MAX_UNROLL:
+            return None
+        out = []
+        for i, item in enumerate(items):
+            inner.records = {}
+            an.assign(gen.target, item, inner, None)
+            out.append(an.eval(node.elt, inner))
+            for key, rec in inner.records.items():
+                frame.records[(*key, "item", i)] = rec
+        return TupleV(tuple(out))
     inner.records = frame.records
+    n = count.value
     if n is not None and n <= MAX_UNROLL:
         items = []
         for i in range(n):
@@ -292,10 +303,22 @@ def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
 
 
 def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
+    """The project classes cd derives from (in its own file or imported)."""
+    from shapelint.analysis import project
+
+    owner = cd.owner or an
     out = []
     for b in cd.node.bases:
-        if isinstance(b, ast.Name) and b.id in an.classes and an.classes[b.id] is not cd:
-            out.append(an.classes[b.id])
+        base = None
+        if isinstance(b, ast.Name) and b.id in owner.classes:
+            base = owner.classes[b.id]
+        elif isinstance(b, ast.Name) and b.id in owner.project_links:
+            base = project.resolve(owner, b.id)
+        elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
+            qual = owner.imports.resolve(b)
+            base = project.resolve_qualified(owner, qual) if qual else None
+        if base is not None and base is not cd and hasattr(base, "methods"):
+            out.append(base)
     return out
 
 
@@ -305,9 +328,9 @@ def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> Func
     if name in cd.methods:
         return cd.methods[name]
     seen = _seen if _seen is not None else set()
-    seen.add(cd.name)
+    seen.add(cd.key)
     for base in base_classes(an, cd):
-        if base.name not in seen:
+        if base.key not in seen:
             fd = find_method(an, base, name, seen)
             if fd is not None:
                 return fd
@@ -317,10 +340,10 @@ def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> Func
 def all_methods(an: ModuleAnalyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
     """Own methods over inherited ones, along the project bases."""
     seen = _seen if _seen is not None else set()
-    seen.add(cd.name)
+    seen.add(cd.key)
     out: dict[str, FuncDef] = {}
     for base in reversed(base_classes(an, cd)):
-        if base.name not in seen:
+        if base.key not in seen:
             out.update(all_methods(an, base, seen))
     out.update(cd.methods)
     return out
@@ -352,8 +375,9 @@ def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
 
 def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, frame):
     """Calling a container (nn.Sequential chains its items) or a class value."""
-    if isinstance(callee, ClassRefV) and callee.name in an.classes:
-        return an.construct(an.classes[callee.name], args, kwargs)
+    if isinstance(callee, ClassRefV):
+        cd = an.class_of(callee.name)
+        return an.construct(cd, args, kwargs) if cd is not None else None
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
     return None
@@ -835,7 +859,9 @@ def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Valu
         None,
         [a for a in args if isinstance(a, TensorV)],
         value,
-        unknown_cost(f"{src}(): not modelled (no stub, no source)"),
+        unknown_cost(
+            f"{src}(): cost not known here (a shape or size unknown, or no stub and no source)"
+        ),
     )
 
 
@@ -859,7 +885,7 @@ def specialized_invoke(an: ModuleAnalyzer, fd: FuncDef, recv, node, args, kwargs
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
-    owner = an
+    owner = fd.owner or an
     key = _call_key(fd, recv, args, kwargs)
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
@@ -964,24 +990,26 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     arguments: what it assigns to self, at these values."""
     if is_dataclass(cd):
         return construct_config(an, cd, args, kwargs)
-    key = ("<init>", cd.name, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    an = cd.owner or an
+    key = ("<init>", cd.key, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
     try:
         hash(key)
     except TypeError:
         key = None
     if key is not None and key in an.specialized:
         return an.specialized[key]
-    recorder = SelfRecorder(cd.name)
+    recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
     if init is not None:
         run_init(an, init, recorder, args, kwargs)
-    value = ObjectV(f"<class>{cd.name}", tuple(recorder.attrs.items()))
+    value = ObjectV(f"<class>{cd.key}", tuple(recorder.attrs.items()))
     if key is not None:
         an.specialized[key] = value
     return value
 
 
 def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+    an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     bind_arguments(an, init, frame, recorder, args, kwargs)
     an.exec_block(init.node.body, frame)

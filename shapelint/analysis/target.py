@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from shapelint.analysis import modules
+from shapelint.analysis import modules, project
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, Value
 
@@ -128,6 +128,7 @@ def analyze_target(
     opts = dict(options or {})
     opts["specialize"] = True
     an = ModuleAnalyzer(SourceFile(path, text), tree, opts)
+    project.attach(an, path, opts)
     an.prepare()
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
