@@ -1,12 +1,9 @@
-"""`shapelint cost`: the symbolic FLOPs and bytes of every call and function."""
+"""`shapelint cost`'s report: the symbolic FLOPs and bytes of every call and
+function, evaluated at the bound dims, with a roofline per chip."""
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
-import click
+from shapelint.report.numbers import evaluate, human, si
 
 DTYPE_ALIASES = {
     "fp32": "float32",
@@ -23,82 +20,13 @@ DTYPE_ALIASES = {
 }
 
 
-def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
-    """NAME=INT (repeatable or comma-separated); a variadic dim may take NAME=2x3.
-
-    Returns sizes by name (a variadic dim's size is its element count) and the
-    axis sizes of variadic dims given as products."""
-    dims: dict[str, int] = {}
-    shapes: dict[str, tuple[int, ...]] = {}
-    for v in values:
-        for item in v.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            name, sep, num = item.partition("=")
-            name = name.strip()
-            try:
-                sizes = tuple(int(p) for p in num.lower().split("x"))
-            except ValueError:
-                sizes = ()
-            if not sep or not name.isidentifier() or not sizes or any(s < 0 for s in sizes):
-                raise click.BadParameter(
-                    f"expected NAME=INT (or NAME=2x3 for a variadic dim), got {item!r}",
-                    param_hint="--dim",
-                )
-            n = 1
-            for s in sizes:
-                n *= s
-            dims[name] = n
-            if len(sizes) > 1:
-                shapes[name] = sizes
-    return dims, shapes
-
-
-def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
-    """--dim values as sizes by name (a variadic NAME=2x3 counts its elements)."""
-    return parse_dim_values(values)[0]
-
-
-def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
-    """Value of a printed expression with dims bound, or None if a name is unbound."""
-    if expr is None:
-        return None
-    from shapelint.notation.symbolic import parse_expr
-
-    try:
-        return parse_expr(expr).evaluate(dims)
-    except (KeyError, ZeroDivisionError, ValueError):
-        return None
-
-
-def human(expr: str | None) -> str:
-    if expr is None:
-        return "?"
-    from shapelint.notation.symbolic import parse_expr
-
-    try:
-        return parse_expr(expr).to_human()
-    except ValueError:
-        return expr
-
-
-def _si(n: int | float | None) -> str:
-    if n is None:
-        return "?"
-    for unit, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return str(n)
-
-
 ROOFLINE_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
 
 
 def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> None:
     """Per call and function with bound numbers: intensity, the chip's critical
     intensity, memory- or compute-bound, and the lower-bound time."""
-    from shapelint.napkin import roofline_for
+    from shapelint.napkin.formulas import roofline_for
 
     peak_dtype = ROOFLINE_DTYPE.get(dtype or "float32", "fp32")
     for item in report["calls"] + report["functions"]:
@@ -149,18 +77,18 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
             total = human(f["flops"])
             head += f"  flops {total}"
             if dims:
-                head += f" = {_si(f.get('flops_value'))}"
+                head += f" = {si(f.get('flops_value'))}"
             if not f.get("complete", True):
                 head += "  (some calls of unknown cost)"
         out.append(head)
         for c in calls:
             flops = human(c["flops"])
-            val = f" = {_si(c.get('flops_value'))}" if dims else ""
+            val = f" = {si(c.get('flops_value'))}" if dims else ""
             what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
             out.append(f"  {c['line']}:{c['column']}  {what}")
             out.append(
                 f"      flops {flops}{val}   bytes {human(c['bytes'])}"
-                + (f" = {_si(c.get('bytes_value'))}" if dims else "")
+                + (f" = {si(c.get('bytes_value'))}" if dims else "")
             )
             rl = c.get("roofline")
             if rl:
@@ -183,130 +111,6 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
     for f in report["functions"]:
         row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
         if dims:
-            row += f" {_si(f.get('flops_value'))} | {_si(f.get('bytes_value'))} |"
+            row += f" {si(f.get('flops_value'))} | {si(f.get('bytes_value'))} |"
         lines.append(row)
     return "\n".join(lines) + "\n"
-
-
-@click.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--dim",
-    "dims",
-    multiple=True,
-    help="Bind a dimension: NAME=INT (repeatable, or comma-separated).",
-)
-@click.option(
-    "--dtype",
-    type=click.Choice(sorted(DTYPE_ALIASES)),
-    default=None,
-    help="dtype for tensors whose dtype is not known (default float32).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown", "github"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--diff",
-    "diff_base",
-    metavar="BASE",
-    default=None,
-    help="Compare per-function FLOPs and bytes with git revision BASE (a markdown table).",
-)
-@click.option(
-    "--hardware",
-    default=None,
-    help="Add a roofline per call and function for this chip (needs --dim): intensity, bound, time.",
-)
-@click.option(
-    "--plot",
-    "plot_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="With --hardware: draw the roofline with the calls on it (PNG; needs matplotlib).",
-)
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--no-cache", is_flag=True)
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
-def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, no_cache, jobs):
-    """Symbolic FLOPs and bytes per call and per function in PATHS.
-
-    FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
-    products torch runs); elementwise and reduction work is other_flops.
-    """
-    from shapelint.cli import load_config, run_analysis
-
-    cfg = load_config([Path(p) for p in paths], config_path)
-    bound = dict(cfg.dims)
-    bound.update(parse_dims(dims))
-    dt = (
-        DTYPE_ALIASES[dtype]
-        if dtype
-        else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
-    )
-    if diff_base is not None:
-        from shapelint.costdiff import run_diff
-
-        click.echo(
-            run_diff(diff_base, paths, cfg, bound, {"dtype": dt}, fmt, no_cache, jobs), nl=False
-        )
-        sys.exit(0)
-    _, results = run_analysis(paths, cfg, no_cache, jobs, {"dtype": dt})
-    report = build_report(results, bound)
-    if hardware:
-        _roofline(report, hardware, dt, cfg, plot_path)
-    if fmt == "github":
-        from shapelint.report_extra import format_cost_github
-
-        click.echo(format_cost_github(report, bound), nl=False)
-    elif fmt == "json":
-        click.echo(json.dumps(report, indent=2))
-    elif fmt == "markdown":
-        click.echo(render_markdown(report, bound), nl=False)
-    else:
-        click.echo(render_text(report, bound), nl=False)
-    sys.exit(0)
-
-
-def _roofline(report: dict, hardware: str, dtype: str | None, cfg, plot_path: str | None) -> None:
-    from shapelint.hardware import HardwareError, lookup, merge_hardware
-
-    try:
-        table = merge_hardware(cfg.hardware) if cfg.hardware else None
-        lookup(hardware, table)  # an unknown chip is a usage error even with no --dim
-        add_roofline(report, hardware, dtype, table)
-    except HardwareError as e:
-        click.echo(f"shapelint: error: {e}", err=True)
-        sys.exit(2)
-    except (KeyError, ValueError) as e:
-        click.echo(f"shapelint: error: {e}", err=True)
-        sys.exit(2)
-    if plot_path:
-        from shapelint.napkin_plot import plot_roofline
-
-        points = [
-            (
-                f"{c['function']}:{c['line']} {c['op'].rsplit('.', 1)[-1]}",
-                c["flops_value"] + (c.get("other_flops_value") or 0),
-                c["bytes_value"],
-            )
-            for c in report["calls"]
-            if c.get("roofline")
-        ]
-        try:
-            plot_roofline(
-                plot_path,
-                hardware,
-                ROOFLINE_DTYPE.get(dtype or "float32", "fp32"),
-                points,
-                table=table,
-            )
-        except ImportError:
-            click.echo(
-                "shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')",
-                err=True,
-            )
-            sys.exit(2)
