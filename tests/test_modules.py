@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapelint.analysis.target import TargetError, analyze_target, target_json
+from shapelint.analysis.driver import analyze_target
+from shapelint.analysis.target import TargetError, target_json
 from shapelint.cli import main
 from tests.helpers import analyze
 
@@ -231,3 +232,123 @@ def test_cli_target_json_and_text(tmp_path):
     assert len(rest[ff + 1]) - len(rest[ff + 1].lstrip()) > indent
     r = CliRunner().invoke(main, ["cost", str(p), "--init", "dim=3"])
     assert r.exit_code == 2 and "PATH::QUALNAME" in r.output
+
+
+# ---------------------------------------------------------------------- whole projects
+
+PROJ = DATA / "proj"  # a package: relative imports, a shared utils.py, a re-export
+
+
+def _copy_project(tmp_path: Path) -> Path:
+    import shutil
+
+    dst = tmp_path / "proj"
+    shutil.copytree(PROJ, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _count_package(root: Path, build: str, inputs: dict) -> int:
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    sys.path.insert(0, str(root))
+    try:
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+        import pkg  # noqa: F401 - the test package, as its users import it
+
+        model = eval(build, {"pkg": sys.modules["pkg"]})  # noqa: S307
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            model(**inputs)
+        return fc.get_total_flops()
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize(
+    ("init", "build"),
+    [({}, "pkg.Model()"), ({"depth": "3", "heads": "2"}, "pkg.Model(depth=3, heads=2)")],
+)
+def test_modules_over_several_files_match_flop_counter(tmp_path, init, build):
+    torch = pytest.importorskip("torch")
+    root = _copy_project(tmp_path)
+    t = static_target(root / "pkg" / "model.py", "Model", init, {"x": "2,5,32"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == _count_package(root, build, {"x": torch.randn(2, 5, 32)})
+    # the same class through the package's re-export
+    t2 = static_target(root / "pkg" / "__init__.py", "Model", init, {"x": "2,5,32"})
+    assert t2["flops_value"] == t["flops_value"]
+
+
+def test_cross_file_shape_contradiction_is_an_error(tmp_path):
+    from shapelint.analysis.driver import analyze_files
+
+    root = _copy_project(tmp_path)
+    results = analyze_files(sorted((root / "pkg").glob("*.py")))
+    found = [(Path(d.path).name, d.line, d.code) for r in results for d in r.diagnostics]
+    assert ("model.py", 22, "SHP305") in found
+    assert all(code != "SHP305" or name == "model.py" for name, _, code in found)
+
+
+def _flops_of(results, name: str) -> str | None:
+    for r in results:
+        for f in r.functions:
+            if f["name"] == name:
+                return f["flops"]
+    return None
+
+
+def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, monkeypatch):
+    from shapelint.analysis import driver
+    from shapelint.cache import Cache
+
+    root = _copy_project(tmp_path)
+    caller = root / "pkg" / "caller.py"
+    caller.write_text(
+        textwrap.dedent(
+            """
+            from jaxtyping import Float
+            from torch import Tensor
+            from .utils import FeedForward
+
+            def run(x: Float[Tensor, "b n 16"]):
+                ff = FeedForward(16)
+                return ff(x)
+            """
+        )
+    )
+    files = sorted((root / "pkg").glob("*.py"))
+
+    def run():
+        cache = Cache(tmp_path / "cache", "salt")
+        seen: list[str] = []
+        real = driver.analyze_bytes
+
+        def counting(path, data, options=None):
+            seen.append(Path(path).name)
+            return real(path, data, options)
+
+        monkeypatch.setattr(driver, "analyze_bytes", counting)
+        results = driver.analyze_files(files, cache=cache)
+        cache.flush()
+        return results, sorted(seen)
+
+    results, seen = run()
+    assert _flops_of(results, "run") == "4096*b*n"  # FeedForward(16): 16 -> 64 -> 16
+    import os
+    import time
+
+    time.sleep(0.01)
+    _, seen = run()  # nothing edited: nothing analysed again
+    assert seen == []
+    utils = root / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("mult=4", "mult=8"))
+    st = utils.stat()
+    os.utime(utils, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
+    results, seen = run()
+    # utils.py changed, and every file whose results used it (directly or through
+    # layers.py); __init__.py only re-exports and is not analysed again
+    assert seen == ["attend.py", "caller.py", "layers.py", "model.py", "utils.py"]
+    assert _flops_of(results, "run") == "8192*b*n"

@@ -15,6 +15,7 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -227,8 +228,6 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
 
 def sliced_length(dim, sl: Value):
     """Length of dim[lo:hi:step] when the dim and the bounds are known numbers."""
-    from shapelint.analysis.modules import SliceV
-
     if not isinstance(sl, SliceV) or dim is None or isinstance(dim, Var) or dim.value is None:
         return None
     bounds = []

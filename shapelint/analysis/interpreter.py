@@ -18,6 +18,7 @@ from shapelint.analysis import modules
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
+from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -30,6 +31,7 @@ from shapelint.ops.values import (
     ObjectV,
     OpIssue,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -128,10 +130,10 @@ class _Frame:
 
 
 class ModuleAnalyzer:
-    def __init__(self, src: SourceFile, tree: ast.Module, options: dict | None = None):
+    def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
         self.tree = tree
-        self.options = options or {}
+        self.options = AnalysisOptions.coerce(options)
         self.imports = ImportMap.from_module(tree)
         self.result = ModuleResult()
         self._diag_keys: set[tuple] = set()
@@ -144,7 +146,7 @@ class ModuleAnalyzer:
         self.naming = NamingChecker(self)
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
-        self.specialize = bool(self.options.get("specialize"))
+        self.specialize = specialize
         self.specialized: dict = {}
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
@@ -689,7 +691,7 @@ class ModuleAnalyzer:
 
     def _eval_slice(self, node: ast.Slice, frame: _Frame, d: int) -> Value:
         bounds = (node.lower, node.upper, node.step)
-        return modules.SliceV(*(self.eval(b, frame, d) if b is not None else None for b in bounds))
+        return SliceV(*(self.eval(b, frame, d) if b is not None else None for b in bounds))
 
     def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
         if isinstance(node.op, ast.Not):

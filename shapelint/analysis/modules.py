@@ -75,15 +75,6 @@ class ClassRefV(Value):
     name: str
 
 
-@dataclass(frozen=True)
-class SliceV(Value):
-    """`lo:hi:step` inside a subscript, each bound a value (None when absent)."""
-
-    lower: Value | None = None
-    upper: Value | None = None
-    step: Value | None = None
-
-
 DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 

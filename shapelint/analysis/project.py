@@ -94,26 +94,30 @@ def _top_level(tree: ast.Module):
 _PROJECTS: dict[str, Project] = {}
 
 
-def attach(an: ModuleAnalyzer, path: str, options: dict) -> None:
-    """Make the file's project imports resolve, when it sits in a package."""
-    if options.get("project") is False:
+def attach(an: ModuleAnalyzer, path: str, options, specialize: bool = False) -> None:
+    """Make the file's project imports resolve, when it sits in a package
+    (unless options.project is False)."""
+    if options.project is False:
         return
     root, modname = module_name(path)
     if root is None or modname is None:
         return
-    key = repr(sorted((k, str(v)) for k, v in options.items() if not k.startswith("_")))
+    key = repr((options.cache_key(), specialize))
     proj = _PROJECTS.get(key)
     if proj is None:
-        _PROJECTS.clear()  # one set of options per process at a time
-        proj = _PROJECTS[key] = Project(options)
+        if len(_PROJECTS) > 2:
+            _PROJECTS.clear()
+        proj = _PROJECTS[key] = Project(options, type(an), specialize)
     an.bind_project(proj, root, modname, os.path.abspath(path))
 
 
 class Project:
     """The project modules one process has loaded, by import name."""
 
-    def __init__(self, options: dict):
-        self.options = {k: v for k, v in options.items() if not k.startswith("_")}
+    def __init__(self, options, analyzer_class, specialize: bool = False):
+        self.options = options
+        self.analyzer_class = analyzer_class  # ModuleAnalyzer (which imports this module)
+        self.specialize = specialize
         self.analyzers: dict[tuple[str, str], ModuleAnalyzer | None] = {}
         self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
         self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
@@ -135,7 +139,6 @@ class Project:
         return an
 
     def _load(self, path: str, root: str, modname: str) -> ModuleAnalyzer | None:
-        from shapelint.analysis.interpreter import ModuleAnalyzer
         from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
         from shapelint.cache import digest
 
@@ -147,7 +150,7 @@ class Project:
         except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.digests[path] = digest(data)
-        an = ModuleAnalyzer(SourceFile(path, text), tree, {**self.options, "project": self})
+        an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
         an.bind_project(self, root, modname, path)
         an.prepare()
         return an

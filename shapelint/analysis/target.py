@@ -110,26 +110,11 @@ def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
     return tuple(dims)
 
 
-def analyze_target(
-    path: str,
-    text: str,
-    qualname: str,
-    init: dict[str, str],
-    inputs: dict[str, str],
-    options: dict | None = None,
+def evaluate_target(
+    an, path: str, qualname: str, init: dict[str, str], inputs: dict[str, str]
 ) -> TargetResult:
-    from shapelint.analysis.interpreter import ModuleAnalyzer
-    from shapelint.analysis.source import SourceFile
-
-    try:
-        tree = ast.parse(text, filename=path)
-    except SyntaxError as e:
-        raise TargetError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    opts = dict(options or {})
-    opts["specialize"] = True
-    an = ModuleAnalyzer(SourceFile(path, text), tree, opts)
-    project.attach(an, path, opts)
-    an.prepare()
+    """The target in a prepared analyzer of the file built for specialized
+    evaluation (analysis/driver.analyze_target builds it)."""
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
     kwargs = {}
@@ -137,16 +122,17 @@ def analyze_target(
         expr = parse_value(v, f"--init {name}")
         for call in ast.walk(expr):
             if isinstance(call, ast.Call) and not (
-                isinstance(call.func, ast.Name) and call.func.id in an.classes
+                isinstance(call.func, ast.Name) and _class_named(an, call.func.id) is not None
             ):
                 raise TargetError(
-                    f"--init {name}: {ast.unparse(call.func)} is not a class defined in {path}"
+                    f"--init {name}: {ast.unparse(call.func)} is not a class "
+                    f"defined in or imported by {path}"
                 )
         kwargs[name] = an.eval(expr, top)
     shapes = {name: TensorV(parse_shape(v, f"--input {name}")) for name, v in inputs.items()}
     cls_name, _, meth = qualname.partition(".")
-    if cls_name in an.classes and (meth or "") not in ("__init__",):
-        cd = an.classes[cls_name]
+    cd = _class_named(an, cls_name)
+    if cd is not None and meth != "__init__":
         fd = modules.find_method(an, cd, meth or "forward")
         if fd is None and not meth:
             fd = modules.find_method(an, cd, "__call__")
@@ -168,6 +154,17 @@ def analyze_target(
     value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     return TargetResult(qualname, rec.cost, rec.children, value, defaults)
+
+
+def _class_named(an, name: str):
+    """A class the file defines, or one of the project's that it imports."""
+    if name in an.classes:
+        return an.classes[name]
+    if name in an.project_links:
+        found = project.resolve(an, name)
+        if hasattr(found, "methods"):
+            return found
+    return None
 
 
 def _params(fd) -> list[str]:

@@ -1,4 +1,4 @@
-"""`shapelint cost PATH::QUALNAME`: the face of analysis/target.py. Text leads
+"""`shapelint cost PATH::QUALNAME`: the report of analysis/target.py. Text leads
 with the target's total, then its calls, each module's calls indented under the
 call that runs it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapelint.costcli import _si, human
+from shapelint.report.numbers import human, si
 
 
 def split_target(arg: str) -> tuple[str, str] | None:
@@ -18,7 +18,8 @@ def split_target(arg: str) -> tuple[str, str] | None:
 
 def run_target(arg: str, init, inputs, dims: dict[str, int], options: dict) -> dict:
     """The target's json object; raises TargetError (a usage error) or OSError."""
-    from shapelint.analysis.target import analyze_target, parse_assignments, target_json
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import parse_assignments, target_json
 
     path, qual = split_target(arg)  # type: ignore[misc]
     text = Path(path).read_text(encoding="utf-8")
@@ -39,7 +40,7 @@ def render_target(t: dict) -> str:
     total = human(t["flops"])
     head = f"{t['path']}::{t['name']}  flops {total}"
     if t["flops_value"] is not None:
-        head += f" = {t['flops_value']} ({_si(t['flops_value'])})"
+        head += f" = {t['flops_value']} ({si(t['flops_value'])})"
     elif t["flops"] is not None and not t["complete"]:
         head = f"{t['path']}::{t['name']}  flops ≥ {total} (calls of unknown cost below)"
     elif t["flops"] is None:
@@ -47,7 +48,7 @@ def render_target(t: dict) -> str:
     lines = [
         head,
         f"  bytes {human(t['bytes'])}"
-        + (f" = {_si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
+        + (f" = {si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
     ]
     if t.get("defaults"):
         lines.append(
@@ -64,7 +65,7 @@ def render_target(t: dict) -> str:
 
 def _render_call(c: dict, depth: int, lines: list[str]) -> None:
     what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-    val = f" = {_si(c['flops_value'])}" if c.get("flops_value") is not None else ""
+    val = f" = {si(c['flops_value'])}" if c.get("flops_value") is not None else ""
     mark = "" if c["complete"] else "  (incomplete)"
     lines.append(
         f"{'  ' * depth}{c['line']}:{c['column']}  {what}  flops {human(c['flops'])}{val}{mark}"
