@@ -352,3 +352,84 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
     # layers.py); __init__.py only re-exports and is not analysed again
     assert seen == ["attend.py", "caller.py", "layers.py", "model.py", "utils.py"]
     assert _flops_of(results, "run") == "8192*b*n"
+
+
+# ---------------------------------------------------------------------- runtime mode
+
+
+@pytest.mark.parametrize(
+    ("target", "args"),
+    [
+        (
+            DATA / "nanogpt_like.py",
+            [
+                "::GPT",
+                "--init",
+                "config=GPTConfig(n_layer=2, n_embd=32)",
+                "--input",
+                "idx=2,16:int",
+            ],
+        ),
+        (PROJ / "pkg" / "model.py", ["::Model", "--init", "depth=3", "--input", "x=2,5,32"]),
+        (
+            VIT,
+            [
+                "::ViT",
+                *[
+                    f"--init={k}={v}"
+                    for k, v in dict(
+                        image_size=32,
+                        patch_size=8,
+                        num_classes=10,
+                        dim=64,
+                        depth=2,
+                        heads=4,
+                        mlp_dim=128,
+                    ).items()
+                ],
+                "--input",
+                "img=2,3,32,32",
+            ],
+        ),
+    ],
+)
+def test_run_confirms_the_static_target(target, args):
+    pytest.importorskip("torch")
+    if not target.exists():
+        pytest.skip("corpus not fetched")
+    name, *rest = args
+    r = CliRunner().invoke(
+        main, ["run", f"{target}{name}", *rest, "--device", "cpu", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["confirmed"] and rep["flops_match"] and rep["shape_match"]
+    assert rep["flops_measured"] == rep["flops_static"] > 0
+    assert rep["output_shape"] == rep["static_output_shape"]
+
+
+def test_run_reports_a_static_figure_that_disagrees(tmp_path):
+    pytest.importorskip("torch")
+    p = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from torch import nn
+        import importlib
+
+        class M(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.hidden = getattr(nn, "Linear")(dim, dim)
+
+            def forward(self, x):
+                return self.hidden(self.proj(x))
+        """,
+    )
+    r = CliRunner().invoke(
+        main, ["run", f"{p}::M", "--init", "dim=8", "--input", "x=2,8", "--device", "cpu"]
+    )
+    assert r.exit_code == 1, r.output
+    assert "MISMATCH" in r.output and "static unknown" in r.output

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import modules, project
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, Cost, TensorV, Value
+from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
 
 class TargetError(ValueError):
@@ -96,6 +96,19 @@ def parse_assignments(values, what: str) -> dict[str, str]:
     return out
 
 
+INT_DTYPES = {"int": "int64", "long": "int64", "int64": "int64"}
+
+
+def parse_input(text: str, what: str) -> TensorV:
+    """D1,D2,...[:int] with each dim an int or a name (`B,3,224,224`, `2,16:int`
+    for token ids)."""
+    shape, _, dtype = text.partition(":")
+    dtype = dtype.strip()
+    if dtype and dtype not in INT_DTYPES:
+        raise TargetError(f"{what}: the dtype after ':' may be int or long, got {dtype!r}")
+    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype))
+
+
 def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
     """D1,D2,... with each dim an int or a name (`B,3,224,224`)."""
     dims = []
@@ -129,7 +142,7 @@ def evaluate_target(
                     f"defined in or imported by {path}"
                 )
         kwargs[name] = an.eval(expr, top)
-    shapes = {name: TensorV(parse_shape(v, f"--input {name}")) for name, v in inputs.items()}
+    shapes = {name: parse_input(v, f"--input {name}") for name, v in inputs.items()}
     cls_name, _, meth = qualname.partition(".")
     cd = _class_named(an, cls_name)
     if cd is not None and meth != "__init__":
@@ -239,9 +252,19 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "bytes_value": _value(c.bytes, dims) if complete else None,
         "complete": complete,
         "unknown": unknown,
+        "output": _output_shape(res.returns),
         "defaults": res.defaults,
         "calls": [record_tree(r, dims) for r in res.records],
     }
+
+
+def _output_shape(v: Value) -> list[str | None] | None:
+    """The returned tensor's shape (the first item of a returned tuple)."""
+    if isinstance(v, TupleV) and v.items:
+        v = v.items[0]
+    if isinstance(v, TensorV) and v.shape is not None:
+        return [dim_py(d) for d in v.shape]
+    return None
 
 
 def record_tree(r, dims: dict[str, int]) -> dict:
