@@ -31,7 +31,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from shapelint.notation.symbolic import Expr, as_expr, product, total
-from shapelint.ops.values import Dim, ObjectV, TensorV, TupleV, Value, Var, dtype_bytes
+from shapelint.ops.dtypes import dtype_bytes
+from shapelint.ops.values import Dim, ObjectV, TensorV, TupleV, Value, Var
 
 # torch's "auto" strategy runs opt_einsum's exhaustive ``optimal`` search up to
 # this many operands; it is reproduced here exactly. Beyond it opt_einsum uses

@@ -20,15 +20,15 @@ from shapelint.notation.einops_pattern import (
     check_axis_name,
 )
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
+from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.shape_sim import (
     BLOCK,
-    FLOAT_DTYPES,
     Foreign,
     Reject,
     align,
     check_size_arg,
     const,
-    dtype_kind,
     group_size,
     is_int,
     kw_value,
@@ -51,7 +51,6 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
-    dtype_bytes,
 )
 
 REDUCTIONS = ("min", "max", "sum", "mean", "prod", "any", "all")
@@ -581,7 +580,7 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
             f"{', '.join(LAYER_REDUCTIONS)}, not {red!r}",
             ("call",),
         )
-    if red == "mean" and dtype is not None and dtype not in FLOAT_DTYPES:
+    if red == "mean" and dtype is not None and dtype not in MEAN_DTYPES:
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
                 "SHP215",

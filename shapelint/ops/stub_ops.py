@@ -29,6 +29,7 @@ from shapelint.notation.dimspec import (
 from shapelint.notation.symbolic import Expr, binop, total
 from shapelint.ops import dtypes, shape_rules
 from shapelint.ops.cost import call_bytes, tensors_in
+from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.shape_rules import (
     BROADCAST,
     RANK,
@@ -70,7 +71,6 @@ from shapelint.ops.values import (
     Var,
     constant_value,
     dim_str,
-    dtype_bytes,
 )
 
 Shape = tuple[Dim, ...]
