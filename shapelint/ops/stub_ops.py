@@ -27,7 +27,7 @@ from shapelint.notation.dimspec import (
     parse_size_expr,
 )
 from shapelint.notation.symbolic import Expr, binop, total
-from shapelint.ops import dtypes, shape_rules
+from shapelint.ops import conv_rules, dtypes, norm_rules, shape_rules  # noqa: F401 (rule modules register)
 from shapelint.ops.shape_rules import (
     BROADCAST,
     RANK,
@@ -78,13 +78,19 @@ Shape = tuple[Dim, ...]
 
 
 def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
+    """stubs/ of the checkout this package is in, else the installed shapelint._stubs.
+
+    The checkout comes first: an editable install maps shapelint._stubs to the
+    checkout it was made from, which need not be the one running."""
+    here = Path(__file__).resolve().parents[2] / "stubs"
+    if here.is_dir():
+        return here
     try:
         import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
 
         return Path(pkg.__file__).parent
     except ImportError:
-        return Path(__file__).resolve().parents[2] / "stubs"
+        return here
 
 
 def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
