@@ -34,6 +34,54 @@ CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "torch.nn.functional.group_norm": [((X(2, 6, 5), 3, X(6), X(6)), {})],
 }
 
+for _nd in (1, 2, 3):
+    _x = X(2, 3, *[6] * _nd)
+    CALLS[f"torch.nn.functional.max_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3, 2, 1), {"ceil_mode": True}),
+    ]
+    CALLS[f"torch.nn.functional.max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+    CALLS[f"torch.nn.functional.avg_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3), {"stride": 2, "padding": 1}),
+    ]
+    CALLS[f"torch.nn.functional.adaptive_avg_pool{_nd}d"] = [((_x, 1), {}), ((_x, (4,) * _nd), {})]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3), {"return_indices": True}),
+    ]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+CALLS.update(
+    {
+        "torch.nn.functional.interpolate": [
+            ((X(2, 3, 4, 5),), {"scale_factor": 2}),
+            ((X(2, 3, 7),), {"size": 10, "mode": "linear"}),
+            ((X(2, 3, 4, 5),), {"scale_factor": 1.5, "mode": "bilinear"}),
+        ],
+        "torch.nn.functional.upsample": [((X(2, 3, 4, 5),), {"scale_factor": 2})],
+        "torch.nn.functional.pad": [
+            ((X(2, 3, 4), (1, 2)), {}),
+            ((X(2, 3, 4, 5), (1, 1, -1, 0)), {"mode": "constant"}),
+        ],
+        "torch.nn.functional.unfold": [((X(2, 3, 6, 6), 3), {"padding": 1, "stride": 2})],
+        "torch.nn.functional.fold": [((X(2, 12, 9), (4, 4), 2), {})],
+        "torch.nn.functional.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
+        "torch.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
+        "torch.nn.functional.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
+        "torch.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
+        "torch.nn.functional.one_hot": [((torch.randint(0, 4, (2, 3)), 5), {})],
+        "torch.nn.functional.softshrink": [((X(2, 3),), {})],
+        "torch.nn.functional.hardshrink": [((X(2, 3),), {})],
+    }
+)
+
 # Module name -> [(constructor args, kwargs, call input)].
 MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Conv1d": [((4, 4, 3), {"groups": 4, "padding": 2}, X(2, 4, 10))],
@@ -56,3 +104,31 @@ MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.InstanceNorm3d": [((3,), {}, X(3, 2, 2, 2))],
     "torch.nn.GroupNorm": [((2, 6), {}, X(2, 6, 3, 3)), ((3, 6), {"affine": False}, X(4, 6))],
 }
+
+for _nd in (1, 2, 3):
+    _x = X(2, 3, *[6] * _nd)
+    MODULES[f"torch.nn.MaxPool{_nd}d"] = [((2,), {}, _x), ((3,), {"stride": 2, "padding": 1}, _x)]
+    MODULES[f"torch.nn.AvgPool{_nd}d"] = [((2,), {"ceil_mode": True}, _x)]
+    MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"] = [((1,), {}, _x)]
+    MODULES[f"torch.nn.AdaptiveMaxPool{_nd}d"] = [((2,), {}, _x)]
+    for _kind in ("Zero", "Reflection", "Replication", "Circular"):
+        MODULES[f"torch.nn.{_kind}Pad{_nd}d"] = [((1,), {}, _x), (((1, 2) * _nd,), {}, _x)]
+    MODULES[f"torch.nn.ConstantPad{_nd}d"] = [((1, 0.5), {}, _x)]
+MODULES.update(
+    {
+        "torch.nn.Upsample": [
+            ((), {"scale_factor": 2}, X(2, 3, 4, 5)),
+            ((), {"size": (6, 7)}, X(2, 3, 4, 5)),
+        ],
+        "torch.nn.UpsamplingNearest2d": [((), {"scale_factor": 2}, X(2, 3, 4, 5))],
+        "torch.nn.UpsamplingBilinear2d": [((), {"size": 9}, X(2, 3, 4, 5))],
+        "torch.nn.Unfold": [((2,), {}, X(2, 3, 5, 5))],
+        "torch.nn.Fold": [(((4, 4), 2), {}, X(2, 12, 9))],
+        "torch.nn.PixelShuffle": [((2,), {}, X(2, 8, 3, 3))],
+        "torch.nn.PixelUnshuffle": [((2,), {}, X(2, 2, 4, 6))],
+        "torch.nn.Flatten": [((), {}, X(2, 3, 4)), ((0, 1), {}, X(2, 3, 4))],
+        "torch.nn.Unflatten": [((1, (3, 4)), {}, X(2, 12))],
+        "torch.nn.PReLU": [((), {}, X(2, 3)), ((3,), {}, X(2, 3, 4))],
+        "torch.nn.Threshold": [((0.1, 0.0), {}, X(2, 3))],
+    }
+)

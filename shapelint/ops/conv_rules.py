@@ -34,7 +34,18 @@ from shapelint.ops.shape_rules import (
     shape_of,
     shape_text,
 )
-from shapelint.ops.values import BoolV, Dim, FloatV, NoneV, StrV, TensorV, TupleV, Value, dim_str
+from shapelint.ops.values import (
+    BoolV,
+    Dim,
+    FloatV,
+    IntV,
+    NoneV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    dim_str,
+)
 
 Shape = tuple[Dim, ...]
 _ONE = Expr.const(1)
@@ -392,14 +403,12 @@ def pool(
     ceil = ceil_mode.value if isinstance(ceil_mode, BoolV) else None
     sizes: list[Dim] = [None] * nd
     if None not in (ks, strides, pads, dils):
-        for k, p, d in zip(ks, pads, dils, strict=True):  # type: ignore[arg-type]
-            kk, pp, dd = const(k), const(p), const(d)
-            if None not in (kk, pp, dd) and 2 * pp > dd * (kk - 1) + 1:  # type: ignore[operator]
+        for k, p in zip(ks, pads, strict=True):  # type: ignore[arg-type]
+            kk, pp = const(k), const(p)
+            if kk is not None and pp is not None and 2 * pp > kk:
                 out.issues.append(
                     ctx.issue(
-                        SIGNATURE,
-                        f"padding {pp} should be at most half the (dilated) kernel size",
-                        0,
+                        SIGNATURE, f"padding {pp} should be at most half the kernel size {kk}", 0
                     )
                 )
                 return out
@@ -479,4 +488,21 @@ def interpolate(ctx: RuleContext, x: Value, size: Value, scale_factor: Value) ->
     else:
         sizes = [None] * nd
     out.value = TensorV(tuple(lead) + tuple(sizes), _dtype(x))
+    return out
+
+
+@rule
+def avg_pool3d(
+    ctx: RuleContext, x: Value, kernel_size: Value, stride: Value, padding: Value, ceil_mode: Value
+) -> RuleOut:
+    """avg_pool3d: as pool, but torch's CPU kernel also refuses an input smaller than
+    the kernel (padding aside), which other devices accept: no shape is claimed then."""
+    out = pool(ctx, x, kernel_size, stride, padding, IntV(_ONE), ceil_mode, IntV(Expr.const(3)),
+               BoolV(False))  # fmt: skip
+    xs, ks = shape_of(x), per_dim(kernel_size, 3)
+    if out.issues or xs is None or ks is None or known_tail(xs) < 3:
+        return out
+    if any(differs(h, k) and const(h) < const(k) for h, k in zip(xs[-3:], ks, strict=True)):  # type: ignore[operator]
+        out.value = TensorV(None, _dtype(x))
+        out.notes.append("avg_pool3d of an input smaller than its kernel fails on CPU")
     return out

@@ -27,7 +27,13 @@ from shapelint.notation.dimspec import (
     parse_size_expr,
 )
 from shapelint.notation.symbolic import Expr, binop, total
-from shapelint.ops import conv_rules, dtypes, norm_rules, shape_rules  # noqa: F401 (rule modules register)
+from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
+    conv_rules,
+    dtypes,
+    layer_rules,
+    norm_rules,
+    shape_rules,
+)
 from shapelint.ops.shape_rules import (
     BROADCAST,
     RANK,
