@@ -27,7 +27,13 @@ from shapelint.notation.dimspec import (
     parse_size_expr,
 )
 from shapelint.notation.symbolic import Expr, binop, total
-from shapelint.ops import dtypes, shape_rules
+from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
+    conv_rules,
+    dtypes,
+    layer_rules,
+    norm_rules,
+    shape_rules,
+)
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.shape_rules import (
