@@ -663,7 +663,11 @@ class ModuleAnalyzer:
         if node.id in self.module_env and node.id not in frame.locals:
             return self.module_env[node.id]
         q = self._qualname(node, frame)
-        if self.project is not None and (q is not None or node.id in self.project_links):
+        if (
+            self.specialize
+            and self.project is not None
+            and (q is not None or node.id in self.project_links)
+        ):
             sym = self._project_symbol(node, q, frame)
             if isinstance(sym, ClassDef):
                 return modules.ClassRefV(sym.key)
@@ -912,7 +916,9 @@ class ModuleAnalyzer:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None:
+        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
+            # A plain run follows calls into other files only with a tensor of known
+            # shape (a contradiction to find, a cost to bind); a target run always.
             sym = self._project_symbol(func, qual, frame)
             if sym is not None:
                 return self._call_project(sym, node, args, kwargs, frame)
@@ -978,6 +984,11 @@ class ModuleAnalyzer:
                     return self._call_method(
                         ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
                     )
+        elif not isinstance(func, ast.Name):
+            # `FeedForward(16)(x)`, `self.layers[0](x)`: call what the expression gives.
+            callee = self.eval(func, frame, d)
+            if callee is not UNKNOWN:
+                return self._call_value(callee, node, args, kwargs, frame)
         return UNKNOWN
 
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
@@ -1289,6 +1300,10 @@ _OPERATOR_NAMES = {
     ast.BitOr: "operator.or_",
     ast.BitXor: "operator.xor",
 }
+
+
+def _known_tensor(args, kwargs) -> bool:
+    return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
 
 
 def _positional_params(node) -> list[ast.arg]:

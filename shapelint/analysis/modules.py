@@ -303,6 +303,8 @@ def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
         base = None
         if isinstance(b, ast.Name) and b.id in owner.classes:
             base = owner.classes[b.id]
+        elif not owner.specialize:
+            continue  # bases in other files: followed by target runs only
         elif isinstance(b, ast.Name) and b.id in owner.project_links:
             base = project.resolve(owner, b.id)
         elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
