@@ -433,3 +433,36 @@ def test_run_reports_a_static_figure_that_disagrees(tmp_path):
     )
     assert r.exit_code == 1, r.output
     assert "MISMATCH" in r.output and "static unknown" in r.output
+
+
+# ---------------------------------------------------------------------- review
+
+
+def test_diff_sees_a_changed_constructor_default_and_the_target(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    p = write(tmp_path, "stack.py", STACK)
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    p.write_text(p.read_text().replace("hidden=256", "hidden=1024"))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["cost", "--no-cache", "--diff", "HEAD", "--format", "json", "."])
+    assert r.exit_code == 0, r.output
+    rows = {c["name"]: c for c in json.loads(r.output)["changes"]}
+    # the formula is the same symbol `hidden`; its default moved 256 -> 1024
+    assert rows["Stack.forward"]["status"] == "more"
+    assert "FF.forward" not in rows  # FF's hidden has no default: its formula did not move
+    assert rows["Stack.forward"]["flops"]["after"] == "65536*b*depth*dim"
+    args = ["cost", "--no-cache", "--diff", "HEAD", "--format", "json", "stack.py::Stack"]
+    args += ["--init", "dim=32", "--init", "depth=2", "--input", "x=2,16,32"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    target = json.loads(r.output)["changes"][0]
+    assert target["name"] == "Stack (target)" and target["status"] == "more"
+    assert target["flops"]["after_value"] == 4 * target["flops"]["before_value"]
