@@ -180,6 +180,7 @@ class ModuleAnalyzer:
         top = _Frame(None, "<module>")
         top.env = self.module_env
         self._exec_block(self.tree.body, top, module_level=True)
+        self._keep_module_env(top)
         self._emit_records(top)
         for qual in list(self.functions):
             self.summary(qual)
@@ -197,6 +198,14 @@ class ModuleAnalyzer:
         top = _Frame(None, "<module>")
         top.env = self.module_env
         self._exec_block(self.tree.body, top, module_level=True)
+        self._keep_module_env(top)
+
+    def _keep_module_env(self, top: _Frame) -> None:
+        # A top-level try/if joins its branches into a new dict: what the module
+        # defined after one must still be what its functions see.
+        if top.env is not self.module_env:
+            self.module_env.clear()
+            self.module_env.update(top.env)
 
     def _index(self) -> None:
         for stmt in self.tree.body:
@@ -439,10 +448,13 @@ class ModuleAnalyzer:
             self._exec_block(stmt.body if known else stmt.orelse, frame)
             return
         before = dict(frame.env)
+        n_records = len(frame.records)
         self._exec_block(stmt.body, frame)
         after_body, body_done = frame.env, frame.done
         frame.env, frame.done = dict(before), False
         self._exec_block(stmt.orelse, frame)
+        if self.specialize:
+            modules.undecided_branch(self, stmt, frame, n_records)
         if body_done and not frame.done:
             pass  # only the else branch carries on
         elif frame.done and not body_done:
@@ -674,7 +686,10 @@ class ModuleAnalyzer:
             if isinstance(sym, Value):
                 return sym
         if q is not None:
-            return dispatch.constant(q)
+            value = dispatch.constant(q)
+            if value is UNKNOWN and self.specialize:
+                return modules.layer_class(q) or UNKNOWN
+            return value
         if node.id in self.classes and node.id not in frame.locals:
             return modules.ClassRefV(self.classes[node.id].key)
         return UNKNOWN
@@ -778,7 +793,10 @@ class ModuleAnalyzer:
     def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
         q = self._qualname(node, frame)
         if q is not None:
-            return dispatch.constant(q)
+            value = dispatch.constant(q)
+            if value is UNKNOWN and self.specialize:
+                return modules.layer_class(q) or UNKNOWN
+            return value
         base = self.eval(node.value, frame, d)
         self.naming.attribute(node, base, frame)
         if isinstance(base, SelfRecorder):
@@ -851,7 +869,7 @@ class ModuleAnalyzer:
                 return FloatV(None)
             return IntV(None)
         if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
-            return FloatV(None)
+            return modules.number_binop(op, left, right)
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
         if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
@@ -1216,6 +1234,7 @@ class ModuleAnalyzer:
     call_value = _call_value
     invoke = _invoke
     op_value = _op_value
+    call_qualified = _call_qualified
     join_env = staticmethod(lambda a, b: _join_env(a, b))
     join_all = staticmethod(lambda values: _join_all(values))
 
@@ -1378,6 +1397,8 @@ def _join(a: Value, b: Value) -> Value:
         return TensorV(None, dtype)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
+    if isinstance(a, FloatV) and isinstance(b, FloatV):
+        return FloatV(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
     return UNKNOWN

@@ -75,6 +75,39 @@ class ClassRefV(Value):
     name: str
 
 
+@dataclass(frozen=True)
+class LayerClassV(Value):
+    """A torch.nn layer class used as a value (`act_layer=nn.GELU`,
+    `linear = nn.Linear if ... else ...`): calling it builds the layer."""
+
+    qual: str
+
+
+def layer_class(qual: str) -> Value | None:
+    """The value of a qualified name that is a layer class the stubs describe."""
+    from shapelint.ops.stub_ops import describes
+
+    leaf = qual.rsplit(".", 1)[-1]
+    if leaf[:1].isupper() and describes(f"{qual}.__call__"):
+        return LayerClassV(qual)
+    return None
+
+
+def torch_base(an: ModuleAnalyzer, cd: ClassDef) -> str | None:
+    """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
+    when the stubs describe it."""
+    owner = cd.owner or an
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is not None and layer_class(qual) is not None:
+            return qual
+    for base in base_classes(an, cd):
+        found = torch_base(an, base)
+        if found is not None:
+            return found
+    return None
+
+
 DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
@@ -134,8 +167,44 @@ def _container(args, sequential: bool) -> Value:
     return ModuleListV(tuple(args), sequential)
 
 
+_ARITH = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
+    """Arithmetic with a float (`dim * mlp_ratio`, `dim_head ** -0.5`): its value
+    when both operands are known numbers."""
+    ok_l, a = _constant(left)
+    ok_r, b = _constant(right)
+    fn = _ARITH.get(type(op))
+    if (
+        ok_l
+        and ok_r
+        and fn is not None
+        and isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+    ):
+        try:
+            out = fn(a, b)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return FloatV(None)
+        if isinstance(out, float):
+            return FloatV(out)
+    return FloatV(None)
+
+
 def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, frame):
     """Builtins whose results carry modules or configs: dict(), isinstance()."""
+    if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
+        v = args[0].value
+        return (
+            IntV(Expr.const(int(v))) if v is not None and v == v and abs(v) < 2**62 else IntV(None)
+        )
     if name == "dict" and not node.args or name == "dict" and len(args) == 1:
         if any(kw.arg is None for kw in node.keywords):
             return None
@@ -371,6 +440,15 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, LayerClassV):
+        return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
+        cd = an.class_of(callee.kind[7:])
+        if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
+            base = torch_base(an, cd)
+            if base is not None:  # forward inherited from the torch layer
+                layer = ObjectV(base, callee.attrs)
+                return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
     return None
@@ -695,6 +773,17 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
     return Cost(mul(c.flops), mul(c.other_flops), mul(c.bytes), list(c.notes), c.complete)
 
 
+def undecided_branch(an: ModuleAnalyzer, stmt: ast.If, frame, n_before: int) -> None:
+    """A target's if/else whose test the analysis cannot decide ran both branches:
+    what either recorded may or may not run, so its cost is not known."""
+    why = f"runs only if `{ast.unparse(stmt.test)}` (line {stmt.lineno}), which is not known here"
+    for key in list(frame.records)[n_before:]:
+        rec = frame.records[key]
+        if rec.cost.flops == Expr.const(0) and rec.cost.complete and not rec.children:
+            continue  # costs nothing either way
+        rec.cost = Cost(None, rec.cost.other_flops, rec.cost.bytes, [why], complete=False)
+
+
 # ---------------------------------------------------------------------- loops
 
 
@@ -1013,6 +1102,13 @@ def super_call(an: ModuleAnalyzer, meth: str, node, args, kwargs, frame) -> Valu
     `super().forward(x)` the base's forward on this instance."""
     fd = super_method(an, frame, meth)
     me = frame.env.get("self")
+    if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
+        base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
+        if base is not None:  # `super().__init__(dim)` of a torch layer: its attributes
+            layer = an.call_qualified(base, node, args, kwargs, False, frame)
+            if isinstance(layer, ObjectV):
+                me.attrs.update(dict(layer.attrs))
+        return NoneV()
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":

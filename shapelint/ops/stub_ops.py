@@ -194,6 +194,11 @@ def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResul
     return registry().call(name, args, kwargs)
 
 
+def describes(name: str) -> bool:
+    """True when a stub describes ``name``."""
+    return name in registry().entries
+
+
 def is_property(name: str) -> bool:
     """True for tensor properties (``torch.Tensor.T``, ``.mT``, ``.shape``)."""
     return registry().is_property(name)
