@@ -495,3 +495,31 @@ def _known_flops(calls) -> int:
         elif c["flops_value"] is not None:
             total += c["flops_value"]
     return total
+
+
+def test_partial_layer_class_at_module_level(tmp_path):
+    torch = pytest.importorskip("torch")
+    p = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from functools import partial
+        from torch import nn
+
+        LinearNoBias = partial(nn.Linear, bias=False)
+
+        class M(nn.Module):
+            def __init__(self, d, act=nn.GELU):
+                super().__init__()
+                self.fc = LinearNoBias(d, 2 * d)
+                self.act = act()
+                self.out = nn.Linear(int(d * 2.0), d)
+
+            def forward(self, x):
+                return self.out(self.act(self.fc(x)))
+        """,
+    )
+    t = static_target(p, "M", {"d": "8"}, {"x": "3,8"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(p, "M(8)", {"x": torch.randn(3, 8)}) == 2 * 3 * 8 * 16 * 2

@@ -952,6 +952,9 @@ class ModuleAnalyzer:
                     return self._call_local(func.id, node, args, kwargs, frame)
                 if func.id in self.classes:
                     return self.construct(self.classes[func.id], args, kwargs)
+                if self.module_env.get(func.id, UNKNOWN) is not UNKNOWN:
+                    # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
+                    return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
                 built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
                 if built is not None:
                     return built

@@ -108,6 +108,15 @@ def torch_base(an: ModuleAnalyzer, cd: ClassDef) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class PartialV(Value):
+    """`functools.partial(f, *args, **kwargs)` of a callable the analysis follows."""
+
+    func: Value
+    args: tuple[Value, ...] = ()
+    kwargs: tuple[tuple[str, Value], ...] = ()
+
+
 DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
@@ -145,6 +154,10 @@ def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> 
         return dict_value(dict(kwargs)) if not args else UNKNOWN
     if qual in _MATH_FLOAT:
         return FloatV(None)
+    if qual == "functools.partial" and args and not open_kwargs:
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV)):
+            return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
+        return None
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
         return data if isinstance(data, TensorV) else UNKNOWN
@@ -442,6 +455,9 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
         return an.construct(cd, args, kwargs) if cd is not None else None
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, PartialV):
+        merged = {**dict(callee.kwargs), **kwargs}
+        return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
     if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
         cd = an.class_of(callee.kind[7:])
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
