@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import modules
+from shapelint.analysis import folding, modules
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
@@ -443,7 +443,7 @@ class ModuleAnalyzer:
                 self._check_against_annotation(v, ret_ann, stmt.value, "return value")
 
     def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = modules.truth(self.eval(stmt.test, frame))
+        known = folding.truth(self.eval(stmt.test, frame))
         if known is not None:  # a test on known values takes one branch
             self._exec_block(stmt.body if known else stmt.orelse, frame)
             return
@@ -700,7 +700,7 @@ class ModuleAnalyzer:
         return self._binop(node.op, left, right, node, frame, node.left, node.right)
 
     def _eval_fold(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        return modules.fold(self, node, frame, d)
+        return folding.fold(self, node, frame, d)
 
     def _eval_dict(self, node: ast.Dict, frame: _Frame, d: int) -> Value:
         if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
@@ -714,7 +714,7 @@ class ModuleAnalyzer:
 
     def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
         if isinstance(node.op, ast.Not):
-            return modules.fold(self, node, frame, d)
+            return folding.fold(self, node, frame, d)
         v = self.eval(node.operand, frame, d)
         if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
             return IntV(-v.value)
@@ -739,7 +739,7 @@ class ModuleAnalyzer:
         return TupleV(tuple(items))
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = modules.truth(self.eval(node.test, frame, d))
+        known = folding.truth(self.eval(node.test, frame, d))
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
@@ -869,7 +869,7 @@ class ModuleAnalyzer:
                 return FloatV(None)
             return IntV(None)
         if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
-            return modules.number_binop(op, left, right)
+            return folding.number_binop(op, left, right)
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
         if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
