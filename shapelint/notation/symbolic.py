@@ -502,7 +502,3 @@ def total(items: Iterable[Expr | int]) -> Expr:
     for x in items:
         out = out + as_expr(x)
     return out
-
-
-ONE = Expr.const(1)
-ZERO = Expr.const(0)
