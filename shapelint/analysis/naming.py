@@ -31,7 +31,7 @@ from shapelint.analysis.reshuffle_chain import (
     RawStep,
     is_pure,
 )
-from shapelint.analysis.rewrite import Finding, Rewrite, message, quote, short, steps_text
+from shapelint.analysis.rewrite import Finding, Rewrite, accepted, message, quote, steps_text
 from shapelint.analysis.shape_guess import (
     declared_hint,
     merge_split_pairs,
@@ -41,6 +41,7 @@ from shapelint.analysis.shape_guess import (
 )
 from shapelint.analysis.statements import innermost_statement, walk_own
 from shapelint.notation import reshuffle as rs
+from shapelint.notation.quoting import ends
 from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value, Var
@@ -322,6 +323,10 @@ class NamingChecker:
             return None
         if rs.moves_nothing(layout):
             return _IDENTITY
+        if verify is not None and not rs.rank_independent(verify, model):
+            # What these positions mean depends on a rank nobody knows: say so.
+            rw = Rewrite("rearrange", [self._operand_text(base)], None)
+            return self._code(core, model), core[-1].node, rw, steps_text(core, self.analyzer.src)
         elems = [e for e in layout.elems() if not e.ellipsis and not e.unit]
         avoid = _names_in(base)
         names = dict(
@@ -339,18 +344,25 @@ class NamingChecker:
             lengths,
             exact=exact and pure,
             safe=safe,
-            assumption=assumption,
+            assumption=f"{ends(self._operand_text(base), 40)} is {assumption}"
+            if assumption
+            else None,
+            ranks=(None if layout.has_ellipsis() else len(layout.base),),
+            placeholders=tuple(names[e] for e in elems if self.policy.clean(e.hint) is None),
         )
-        regroups = any(m.regroups for m in model)
-        if regroups:
-            code = "SHP403"
-        elif all(s.kind in TRANSPOSE_LIKE for s in core if s.step is not None):
-            code = "SHP401"
-        else:
-            code = "SHP402"
-        if regroups and assumption is not None:
+        if not accepted(rw):
+            return None
+        if any(m.regroups for m in model) and assumption is not None:
             self._remember_splits(layout, frame)
-        return code, core[-1].node, rw, steps_text(core, self.analyzer.src)
+        return self._code(core, model), core[-1].node, rw, steps_text(core, self.analyzer.src)
+
+    @staticmethod
+    def _code(core: list[RawStep], model: list[Step]) -> str:
+        if any(m.regroups for m in model):
+            return "SHP403"
+        if all(s.kind in TRANSPOSE_LIKE for s in core if s.step is not None):
+            return "SHP401"
+        return "SHP402"
 
     # ------------------------------------------------------------------ guessing
     def _guess_input(self, core: list[RawStep], model: list[Step], frame):
@@ -460,7 +472,9 @@ class NamingChecker:
                 rs.run(layout, model)
             except Unmodelled:
                 continue
-            if not model or rs.verify_template(initial, model, layout):
+            if not model or (
+                rs.verify_template(initial, model, layout) and rs.rank_independent(initial, model)
+            ):
                 return _Operand(node, base, value, layout, False, chain.top if chain else None)
         return None
 
@@ -472,28 +486,44 @@ class NamingChecker:
         built = self._matmul_pattern(lo, ro, kind)
         if built is None:
             return False
-        pattern = built
         exact = (
             lo.exact
             and ro.exact
             and isinstance(lo.value, TensorV)
             and isinstance(ro.value, TensorV)
         )
+        pattern, placeholders = built
+        # A plain operand of unknown rank: "... i k" needs 2 dims or more, where a
+        # 1-d operand of @ is a vector (the suggestion says what it assumes).
+        loose = [
+            ends(self._operand_text(o.base), 40)
+            for o in (lo, ro)
+            if o.top is None and o.layout.has_ellipsis()
+        ]
         rw = Rewrite(
             "einsum",
             [self._operand_text(lo.base), self._operand_text(ro.base)],
             pattern,
             exact=exact,
+            assumption=(
+                f"{' and '.join(loose)} {'has' if len(loose) == 1 else 'have'} 2 or more dims"
+                if loose
+                else None
+            ),
+            ranks=tuple(None if o.layout.has_ellipsis() else len(o.layout.base) for o in (lo, ro)),
+            placeholders=placeholders,
         )
+        if not accepted(rw):
+            return False
         transposed = [o.node for o in (lo, ro) if o.top is not None]
-        what = " and ".join(short(self.analyzer.src.segment(t)) for t in transposed)
+        what = " and ".join(ends(self.analyzer.src.segment(t), 40) for t in transposed)
         self._emit("SHP404", node, rw, what)
         for o in (lo, ro):
             if o.top is not None:
                 self._handled.add(o.top)
         return True
 
-    def _matmul_pattern(self, lo: _Operand, ro: _Operand, kind: str) -> str | None:
+    def _matmul_pattern(self, lo: _Operand, ro: _Operand, kind: str):
         L, R = lo.layout, ro.layout
         if any(len(g) != 1 for g in L.out + R.out):
             return None
@@ -542,7 +572,10 @@ class NamingChecker:
             longer = lb if len(lb) >= len(rb) else rb
             out = [word(e) for e in longer]
         out += [word(m), word(n)]
-        return f"{side(L, len(lb))}, {side(R, len(rb))} -> {' '.join(out)}"
+        placeholders = tuple(
+            names[e] for e, h in zip(order, hints, strict=True) if self.policy.clean(h) is None
+        )
+        return f"{side(L, len(lb))}, {side(R, len(rb))} -> {' '.join(out)}", placeholders
 
     # ------------------------------------------------------------------ einsum
     def _letter_einsum(self, node: ast.Call, qual: str, args: list[Value], frame) -> None:
