@@ -632,8 +632,13 @@ class NamingChecker:
         # numpy.einsum takes lists too, einops only arrays: there, only known tensors.
         operands_ok = qual == "torch.einsum" or all(isinstance(v, TensorV) for v in op_values)
         exact = not node.keywords and len(node.args) >= 2 and operands_ok
-        rw = Rewrite("einsum", [self._operand_text(o) for o in ops], pattern, exact=exact)
-        self._emit("SHP405", node, rw, quote(spec))
+        # torch.einsum itself demands these ranks: one axis per letter.
+        ranks = tuple(None if "." in t else len(t) for t in inputs)
+        rw = Rewrite(
+            "einsum", [self._operand_text(o) for o in ops], pattern, exact=exact, ranks=ranks
+        )
+        if accepted(rw):
+            self._emit("SHP405", node, rw, quote(spec))
 
     # ------------------------------------------------------------------ output
     def _operand_text(self, node: ast.expr) -> str:
