@@ -1,0 +1,124 @@
+"""The libcst side of `--fix`: rewrites applied as a transform of the concrete tree.
+
+Only the rewritten expressions change: formatting and comments elsewhere are the
+tree's own. A comment inside a rewritten expression moves to its own line above
+the statement; parentheses around a rewritten expression go (a call needs none);
+the einops import is merged into the module's `from einops import`, or added
+where :class:`shapelint.fixes.ImportPlan` says. The result is re-parsed (by the
+caller) before it is written. Imported only when a fix is applied: libcst is
+slow to import and `check` never needs it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst import matchers as m
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+
+def parse_module(text: str) -> cst.Module | None:
+    try:
+        return cst.parse_module(text)
+    except Exception:  # noqa: BLE001 - libcst refuses some files ast reads: leave them
+        return None
+
+
+class _Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, targets: dict[tuple, str], plan):
+        super().__init__()
+        self.targets = targets
+        self.plan = plan
+        self.applied = 0
+        self._statements: list[list[cst.EmptyLine]] = []
+        self.merged = False
+
+    # Comments of a rewritten expression go to the statement around it.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statements.append([])
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if isinstance(original, cst.BaseExpression) and not isinstance(
+            original, (cst.Name, cst.SimpleString)
+        ):
+            pos = self.get_metadata(PositionProvider, original, None)
+            if pos is not None:
+                key = ((pos.start.line, pos.start.column), (pos.end.line, pos.end.column))
+                new = self.targets.get(key)
+                if new is not None:
+                    self.applied += 1
+                    comments = m.findall(original, m.Comment())
+                    if comments and self._statements:
+                        self._statements[-1].extend(
+                            cst.EmptyLine(comment=cst.Comment(c.value)) for c in comments
+                        )
+                    return cst.parse_expression(new)
+        if isinstance(original, cst.ImportFrom) and self.plan.merge_line is not None:
+            pos = self.get_metadata(PositionProvider, original, None)
+            if pos is not None and pos.start.line == self.plan.merge_line:
+                updated = self._merge(updated)
+        result = super().on_leave(original, updated)
+        if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            moved = self._statements.pop()
+            if moved and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                result = result.with_changes(leading_lines=[*result.leading_lines, *moved])
+        return result
+
+    def _merge(self, node: cst.ImportFrom) -> cst.ImportFrom:
+        if isinstance(node.names, cst.ImportStar):
+            return node
+        have = {a.evaluated_name for a in node.names}
+        extra = [n for n in self.plan.new_names() if n not in have]
+        if not extra:
+            return node
+        self.merged = True
+        names = list(node.names)
+        last = names[-1]
+        # The last alias's trailing comma (if any) stays last.
+        names[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        for i, n in enumerate(extra):
+            comma = (
+                last.comma
+                if i == len(extra) - 1
+                else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            )
+            names.append(cst.ImportAlias(name=cst.Name(n), comma=comma))
+        return node.with_changes(names=names)
+
+
+def rewrite_module(module: cst.Module, targets: dict[tuple, str], plan) -> tuple[str, int]:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    rw = _Rewriter(targets, plan)
+    new = wrapper.visit(rw)
+    if not rw.applied:
+        return module.code, 0
+    lines = []
+    if plan.module_import:
+        lines.append("import einops")
+    if plan.new_names() and not rw.merged:
+        lines.append(f"from einops import {', '.join(plan.new_names())}")
+    if lines:
+        new = _insert(new, [cst.parse_statement(x + new.default_newline) for x in lines], plan)
+    return new.code, rw.applied
+
+
+def _insert(module: cst.Module, stmts: list, plan) -> cst.Module:
+    """The new imports before the top-level statement that starts on
+    plan.insert_line (at the end when there is none)."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    pos = wrapper.resolve(PositionProvider)
+    body = list(wrapper.module.body)
+    index = len(body)
+    if plan.insert_line is not None:
+        index = next(
+            (i for i, s in enumerate(body) if pos[s].start.line >= plan.insert_line), index
+        )
+    if index == 0 and body:
+        # Above the first statement: the comments that open the file stay on top.
+        stmts[0] = stmts[0].with_changes(leading_lines=body[0].leading_lines)
+        body[0] = body[0].with_changes(leading_lines=[])
+    body[index:index] = stmts
+    return wrapper.module.with_changes(body=body)
