@@ -15,6 +15,8 @@ import libcst as cst
 from libcst import matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+OPERAND = "__shapelint_operand_{}__"  # stands for an operand node kept as written
+
 
 def parse_module(text: str) -> cst.Module | None:
     try:
@@ -26,36 +28,30 @@ def parse_module(text: str) -> cst.Module | None:
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, targets: dict[tuple, str], plan):
+    def __init__(self, targets: dict[tuple, tuple[str, list]], plan):
         super().__init__()
         self.targets = targets
         self.plan = plan
         self.applied = 0
-        self._statements: list[list[cst.EmptyLine]] = []
         self.merged = False
+        self._statements: list[list[cst.EmptyLine]] = []
+        self._operand_keys = {k for _, keep in targets.values() for k in keep if k is not None}
+        self._kept: dict[tuple, tuple[cst.CSTNode, cst.CSTNode]] = {}
 
-    # Comments of a rewritten expression go to the statement around it.
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             self._statements.append([])
         return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        if isinstance(original, cst.BaseExpression) and not isinstance(
-            original, (cst.Name, cst.SimpleString)
-        ):
+        if isinstance(original, cst.BaseExpression):
             pos = self.get_metadata(PositionProvider, original, None)
             if pos is not None:
                 key = ((pos.start.line, pos.start.column), (pos.end.line, pos.end.column))
-                new = self.targets.get(key)
-                if new is not None:
-                    self.applied += 1
-                    comments = m.findall(original, m.Comment())
-                    if comments and self._statements:
-                        self._statements[-1].extend(
-                            cst.EmptyLine(comment=cst.Comment(c.value)) for c in comments
-                        )
-                    return cst.parse_expression(new)
+                if key in self._operand_keys:
+                    self._kept[key] = (original, updated)
+                if key in self.targets:
+                    return self._rewrite(original, *self.targets[key])
         if isinstance(original, cst.ImportFrom) and self.plan.merge_line is not None:
             pos = self.get_metadata(PositionProvider, original, None)
             if pos is not None and pos.start.line == self.plan.merge_line:
@@ -66,6 +62,26 @@ class _Rewriter(cst.CSTTransformer):
             if moved and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 result = result.with_changes(leading_lines=[*result.leading_lines, *moved])
         return result
+
+    def _rewrite(self, original: cst.BaseExpression, text: str, keep: list):
+        """The new call, its operands the nodes they were; the comments of the
+        rest of the old expression move above the statement."""
+        kept = {
+            OPERAND.format(k): self._kept[key] for k, key in enumerate(keep) if key in self._kept
+        }
+        if len(kept) != sum(1 for key in keep if key is not None):
+            return original  # an operand went missing: leave this one alone
+        new = cst.parse_expression(text)
+        if kept:
+            new = new.visit(_Substitute({name: upd for name, (_, upd) in kept.items()}))
+        inside = {id(c) for orig, _ in kept.values() for c in m.findall(orig, m.Comment())}
+        comments = [c for c in m.findall(original, m.Comment()) if id(c) not in inside]
+        if comments and self._statements:
+            self._statements[-1].extend(
+                cst.EmptyLine(comment=cst.Comment(c.value)) for c in comments
+            )
+        self.applied += 1
+        return new
 
     def _merge(self, node: cst.ImportFrom) -> cst.ImportFrom:
         if isinstance(node.names, cst.ImportStar):
@@ -89,7 +105,18 @@ class _Rewriter(cst.CSTTransformer):
         return node.with_changes(names=names)
 
 
-def rewrite_module(module: cst.Module, targets: dict[tuple, str], plan) -> tuple[str, int]:
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, nodes: dict[str, cst.CSTNode]):
+        super().__init__()
+        self.nodes = nodes
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        return self.nodes.get(original.value, updated)
+
+
+def rewrite_module(
+    module: cst.Module, targets: dict[tuple, tuple[str, list]], plan
+) -> tuple[str, int]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     rw = _Rewriter(targets, plan)
     new = wrapper.visit(rw)

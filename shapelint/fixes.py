@@ -151,7 +151,7 @@ def _first_alone(text: str, tree, todo, failed):
 def _apply(text: str, tree: ast.Module, findings) -> tuple[str, int]:
     """Replace each finding's expression by its rewrite (a libcst transform) and
     import what the rewrites call; (text, number of rewrites applied)."""
-    from shapelint.fix_transform import parse_module, rewrite_module
+    from shapelint.fix_transform import OPERAND, parse_module, rewrite_module
 
     module = parse_module(text)
     if module is None:
@@ -164,7 +164,19 @@ def _apply(text: str, tree: ast.Module, findings) -> tuple[str, int]:
         if ref is None:
             continue  # no name for it here, or no import can precede this use
         key = (_char_pos(lines, *_start(f.node)), _char_pos(lines, *_end(f.node)))
-        targets[key] = f.rewrite.call(ref)
+        # Operands stay the nodes they are (their formatting and comments); one that
+        # needs parentheses as an argument goes in as text.
+        ops, keep = [], []
+        for k, (op_text, node) in enumerate(zip(f.rewrite.operands, f.rewrite.nodes, strict=False)):
+            if ast.get_source_segment(text, node) == op_text:
+                ops.append(OPERAND.format(k))
+                keep.append((_char_pos(lines, *_start(node)), _char_pos(lines, *_end(node))))
+            else:
+                ops.append(" ".join(op_text.split()))
+                keep.append(None)
+        if len(ops) != len(f.rewrite.operands):
+            ops, keep = None, []
+        targets[key] = (f.rewrite.call(ref, ops), keep)
     if not targets:
         return text, 0
     return rewrite_module(module, targets, plan)

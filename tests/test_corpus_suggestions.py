@@ -36,7 +36,9 @@ def _sample() -> list[Path]:
         if not dirs:
             continue
         files = sorted(
-            p for p in dirs[0].rglob("*.py") if re.search(r"\.(transpose|permute)\(|@", p.read_text(errors="ignore"))
+            p
+            for p in dirs[0].rglob("*.py")
+            if re.search(r"\.(transpose|permute)\(|@", p.read_text(errors="ignore"))
         )
         step = max(1, len(files) // FILES_PER_PACKAGE)
         out += files[::step][:FILES_PER_PACKAGE]
@@ -88,7 +90,10 @@ def _original_tail(text: str, finding) -> str | None:
     if finding.rewrite.func != "rearrange" or not seg.startswith(op):
         return None
     tail = seg[len(op) :]
-    if not re.fullmatch(r"(\s*\.\s*(permute|transpose|flatten|movedim|contiguous)\([-\d,\s()]*\)|\s*\.\s*m?T)+", tail):
+    if not re.fullmatch(
+        r"(\s*\.\s*(permute|transpose|flatten|movedim|contiguous)\([-\d,\s()]*\)|\s*\.\s*m?T)+",
+        tail,
+    ):
         return None
     return tail
 

@@ -296,6 +296,7 @@ def test_cli_diff_with_nothing_to_fix_exits_zero(tmp_path):
 
 # ---------------------------------------------------------------------- libcst transforms
 
+
 def fixed(code: str, head: str = "") -> str:
     return fix_text("m.py", head + textwrap.dedent(code)).fixed
 

@@ -344,6 +344,7 @@ class NamingChecker:
             lengths,
             exact=exact and pure,
             safe=safe,
+            nodes=[base],
             assumption=f"{ends(self._operand_text(base), 40)} is {assumption}"
             if assumption
             else None,
@@ -505,6 +506,7 @@ class NamingChecker:
             [self._operand_text(lo.base), self._operand_text(ro.base)],
             pattern,
             exact=exact,
+            nodes=[lo.base, ro.base],
             assumption=(
                 f"{' and '.join(loose)} {'has' if len(loose) == 1 else 'have'} 2 or more dims"
                 if loose
@@ -635,7 +637,12 @@ class NamingChecker:
         # torch.einsum itself demands these ranks: one axis per letter.
         ranks = tuple(None if "." in t else len(t) for t in inputs)
         rw = Rewrite(
-            "einsum", [self._operand_text(o) for o in ops], pattern, exact=exact, ranks=ranks
+            "einsum",
+            [self._operand_text(o) for o in ops],
+            pattern,
+            exact=exact,
+            ranks=ranks,
+            nodes=list(ops),
         )
         if accepted(rw):
             self._emit("SHP405", node, rw, quote(spec))

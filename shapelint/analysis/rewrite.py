@@ -28,9 +28,11 @@ class Rewrite:
     assumption: str | None = None  # what the suggestion assumes: "k is [B, T, C]"
     ranks: tuple[int | None, ...] = ()  # each operand's rank, where known
     placeholders: tuple[str, ...] = ()  # axis names nothing in the code gave
+    # The operands' ast nodes: --fix keeps them as written (formatting, comments).
+    nodes: list = field(default_factory=list, compare=False, repr=False)
 
-    def call(self, func_ref: str | None = None) -> str:
-        ops = [one_line(o) for o in self.operands]
+    def call(self, func_ref: str | None = None, operands: list[str] | None = None) -> str:
+        ops = operands or [one_line(o) for o in self.operands]
         if self.func == "einsum":
             parts = [*ops, quote(self.pattern or "")]
         else:
