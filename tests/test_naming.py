@@ -474,7 +474,7 @@ def test_rules_can_be_ignored_like_any_other(tmp_path):
     from shapelint.cli import main
 
     (tmp_path / "a.py").write_text("import torch\ndef f(x):\n    return x.transpose(1, 2)\n")
-    r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache"])
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache", "--fail-on", "warning"])
     assert r.exit_code == 1 and "SHP401" in r.output
     r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache", "--ignore", "SHP4"])
     assert r.exit_code == 0, r.output
