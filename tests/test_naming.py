@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import warnings
 
-import einops
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
