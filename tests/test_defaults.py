@@ -88,3 +88,43 @@ def test_released_packages_warnings_pass_errors_fail():
     (vit,) = CORPUS.glob("vit-pytorch-*")  # 7 real errors (SHP101, SHP212)
     r = run(["check", str(vit), "--no-cache", "--select", "SHP1,SHP2,SHP3"])
     assert r.exit_code == 1 and "SHP101" in r.output and "SHP212" in r.output
+
+
+# ---------------------------------------------------------------------- review faces
+
+ANNOTATED = (
+    "from jaxtyping import Float\nfrom torch import Tensor\n"
+    'def f(x: Float[Tensor, "b n d"], w: Float[Tensor, "d k"]):\n    return x @ w\n'
+)
+
+
+def test_hardware_without_sizes_is_a_usage_error_naming_them(tmp_path):
+    (tmp_path / "m.py").write_text(ANNOTATED)
+    r = run(["cost", str(tmp_path), "--no-cache", "--hardware", "H100"])
+    assert r.exit_code == 2
+    assert "--hardware needs the sizes of b, d, k, n" in r.output and "--dim" in r.output
+
+
+def test_roofline_header_names_its_dtype_and_where_it_came_from(tmp_path):
+    (tmp_path / "m.py").write_text(ANNOTATED)
+    args = ["cost", str(tmp_path), "--no-cache", "--hardware", "H100", "--dim", "b=2,n=3,d=4,k=5"]
+    r = run(args)
+    assert r.exit_code == 0 and r.output.splitlines()[0].startswith("Roofline on H100")
+    assert "dtype float32 (from the default)" in r.output
+    r = run([*args, "--dtype", "bf16"])
+    assert "dtype bfloat16 (from --dtype)" in r.output and "bf16 peaks" in r.output
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\ndtype = "float16"\n')
+    r = run([*args, "--format", "markdown"])
+    assert "dtype float16 (from [tool.shapelint] dtype)" in r.output
+
+
+def test_cost_plot_without_matplotlib_is_one_line_exit_2(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    (tmp_path / "m.py").write_text(ANNOTATED)
+    args = ["cost", str(tmp_path), "--no-cache", "--hardware", "H100", "--dim", "b=2,n=3,d=4,k=5"]
+    r = CliRunner().invoke(main, [*args, "--plot", str(tmp_path / "r.png")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    (line,) = [x for x in r.output.splitlines() if "error" in x]
+    assert "pip install matplotlib" in line
