@@ -118,6 +118,7 @@ def _roofline(
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(2)
     if plot_path:
+        from shapelint.napkin.formulas import NapkinError
         from shapelint.napkin.plot import plot_roofline
 
         points = [
@@ -137,12 +138,8 @@ def _roofline(
                 points,
                 table=table,
             )
-        except ImportError:
-            click.echo(
-                "shapelint: error: --plot needs matplotlib, which is not installed: "
-                "pip install matplotlib",
-                err=True,
-            )
+        except NapkinError as e:  # matplotlib missing, or the file cannot be written
+            click.echo(f"shapelint: error: --plot: {e}", err=True)
             sys.exit(2)
 
 
