@@ -84,6 +84,26 @@ def fix_text(path: str, text: str, options=None, cfg=None, unsafe: bool = False)
     return res
 
 
+def fix_actions(path: str, text: str, options=None, cfg=None) -> list[tuple[object, str]]:
+    """For an editor: (finding, the whole text with that one rewrite applied) for
+    each safe fix, checked as --fix checks its rounds (the result must parse)."""
+    analysis = _analyze(path, text, options)
+    if analysis is None:
+        return []
+    tree, findings = analysis
+    lines = _LINE_BREAK.split(text)
+    out = []
+    for f in findings:
+        if not f.fixable or not f.rewrite.safe:
+            continue
+        if not _enabled(cfg, f.code, path) or _suppressed(lines, f):
+            continue
+        new_text, n = _apply(text, tree, [f])
+        if n and _parses(new_text):
+            out.append((f, new_text))
+    return out
+
+
 def _analyze(path: str, text: str, options):
     """(tree, naming findings) through the driver, or None: a file the analysis
     cannot parse or finish is a file we do not touch."""
