@@ -278,7 +278,8 @@ def test_cli_diff_prints_and_does_not_write(tmp_path):
 def test_cli_fix_writes_then_reports_what_is_left(tmp_path):
     p = tmp_path / "m.py"
     p.write_text(MODELS + UNSAFE.replace(HEAD, "").replace("split_heads", "split_view"))
-    r = CliRunner().invoke(main, ["check", str(p), "--fix", "--no-cache", "--format", "json"])
+    args = ["check", str(p), "--fix", "--no-cache", "--format", "json", "--fail-on", "warning"]
+    r = CliRunner().invoke(main, args)
     assert "Fixed 13 findings in 1 file. 1 more with --unsafe-fixes." in r.stderr
     assert r.exit_code == 1  # the view split is still reported
     assert '"SHP403"' in r.stdout and "split_view" not in r.stdout

@@ -81,9 +81,9 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
         origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)
         _require_sizes(report, bound)
-        from shapelint.cost.report import ROOFLINE_DTYPE
+        from shapelint.cost.report import roofline_dtype
 
-        peaks = ROOFLINE_DTYPE.get(dt or "float32", "fp32")
+        peaks = roofline_dtype(dt)
         report["roofline_header"] = (
             f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
             f"(from {origin}) for tensors of unknown dtype"
