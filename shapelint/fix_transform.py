@@ -28,8 +28,11 @@ def parse_module(text: str) -> cst.Module | None:
 class _Rewriter(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, targets: dict[tuple, tuple[str, list]], plan):
+    def __init__(self, targets: dict[tuple, tuple[str, list]], plan, removals: dict[int, int]):
         super().__init__()
+        # Dead temporaries go; their comments move to the statement they fed.
+        self.removals = removals
+        self._carried: dict[int, list[cst.EmptyLine]] = {}
         self.targets = targets
         self.plan = plan
         self.applied = 0
@@ -58,6 +61,26 @@ class _Rewriter(cst.CSTTransformer):
                 updated = self._merge(updated)
         result = super().on_leave(original, updated)
         if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            pos = self.get_metadata(PositionProvider, original, None)
+            line = pos.start.line if pos is not None else None
+            if (
+                line in self.removals
+                and isinstance(result, cst.SimpleStatementLine)
+                and len(result.body) == 1
+            ):
+                self._statements.pop()
+                carried = list(result.leading_lines)
+                comment = result.trailing_whitespace.comment
+                if comment is not None:
+                    carried.append(cst.EmptyLine(comment=comment))
+                self._carried.setdefault(self.removals[line], []).extend(carried)
+                return cst.RemoveFromParent()
+            if line in self._carried and isinstance(
+                result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+            ):
+                result = result.with_changes(
+                    leading_lines=[*result.leading_lines, *self._carried.pop(line)]
+                )
             moved = self._statements.pop()
             if moved and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 result = result.with_changes(leading_lines=[*result.leading_lines, *moved])
@@ -115,10 +138,10 @@ class _Substitute(cst.CSTTransformer):
 
 
 def rewrite_module(
-    module: cst.Module, targets: dict[tuple, tuple[str, list]], plan
+    module: cst.Module, targets: dict[tuple, tuple[str, list]], plan, removals=None
 ) -> tuple[str, int]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    rw = _Rewriter(targets, plan)
+    rw = _Rewriter(targets, plan, removals or {})
     new = wrapper.visit(rw)
     if not rw.applied:
         return module.code, 0

@@ -174,7 +174,11 @@ def _apply(text: str, tree: ast.Module, findings) -> tuple[str, int]:
     plan = ImportPlan(tree)
     lines = _LINE_BREAK.split(text)
     targets: dict[tuple, str] = {}
+    removals: dict[int, int] = {}  # line of a dead temporary -> line of the statement after
     for f in findings:
+        dead = _removable(f, tree, lines)
+        if dead is None:
+            continue  # a temporary that cannot go cleanly: leave the finding unfixed
         ref = plan.reference(f.rewrite.func, f.node)
         if ref is None:
             continue  # no name for it here, or no import can precede this use
@@ -192,9 +196,32 @@ def _apply(text: str, tree: ast.Module, findings) -> tuple[str, int]:
         if len(ops) != len(f.rewrite.operands):
             ops, keep = None, []
         targets[key] = (f.rewrite.call(ref, ops), keep)
+        removals.update(dead)
     if not targets:
         return text, 0
-    return rewrite_module(module, targets, plan)
+    return rewrite_module(module, targets, plan, removals)
+
+
+def _removable(f, tree: ast.Module, lines: list[str]) -> dict[int, int] | None:
+    """{line of each dead temporary: line of the statement it fed}, or None when
+    one does not stand alone on its lines (another statement after a `;`)."""
+    from shapelint.analysis.statements import innermost_statement
+
+    out: dict[int, int] = {}
+    for stmt in f.dead:
+        first = lines[stmt.lineno - 1].encode("utf-8")[: stmt.col_offset]
+        last = (
+            lines[stmt.end_lineno - 1]
+            .encode("utf-8")[stmt.end_col_offset :]
+            .decode("utf-8", "replace")
+        )
+        if first.strip() or (last.strip() and not last.strip().startswith("#")):
+            return None
+        fed = innermost_statement(tree.body, f.node)
+        if fed is None:
+            return None
+        out[stmt.lineno] = fed.lineno
+    return out
 
 
 def _char_pos(lines: list[str], line: int, byte_col: int) -> tuple[int, int]:

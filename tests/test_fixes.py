@@ -378,3 +378,38 @@ def test_fix_does_not_import_libcst_for_check():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+TWO_STATEMENTS = """\
+def merge(x: Float[Tensor, "b h s d"]):
+    b, h, s, d = x.shape
+    y = x.transpose(1, 2)  # heads next to head size
+    return y.reshape(b, s, h * d)
+
+
+def used_twice(x: Float[Tensor, "b h s d"]):
+    y = x.transpose(1, 2)
+    return y.reshape(y.shape[0], y.shape[1], -1)
+
+
+def not_a_chain(x: Float[Tensor, "b h s d"]):
+    y = x.transpose(1, 2)
+    return y.sum()
+"""
+
+
+def test_a_chain_through_a_temporary_is_one_rewrite_and_the_temporary_goes():
+    src = HEAD + TWO_STATEMENTS
+    got = findings(src)
+    merged = [f for f in got if f.dead]
+    assert len(merged) == 1 and merged[0].rewrite.call() == 'rearrange(x, "b h s d -> b s (h d)")'
+    # Where the temporary is read twice, or by no chain, each statement keeps its own.
+    assert [f.code for f in got if not f.dead] == ["SHP401", "SHP401"]
+    out = fix_text("m.py", src).fixed
+    assert "# heads next to head size" in out and "y = x.transpose" not in out
+    assert 'return rearrange(x, "b h s d -> b s (h d)")' in out
+    before, after = load_module(src, "before"), load_module(out, "after")
+    x = torch.randn(2, 3, 4, 5)
+    for name in ("merge", "used_twice", "not_a_chain"):
+        assert torch.equal(getattr(before, name)(x), getattr(after, name)(x)), name
+    assert fix_text("m.py", out).fixed == out  # a second run changes nothing

@@ -147,6 +147,7 @@ class ModuleAnalyzer:
         for cls in self.classes.values():
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
+        self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
         return self.result

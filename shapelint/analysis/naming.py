@@ -87,6 +87,7 @@ class NamingChecker:
         self._handled: set[ast.AST] = set()
         self._reported: set[tuple] = set()
         self._splits: dict[int, tuple[object, dict]] = {}  # frame id -> (frame, {Expr: parts})
+        self._pending: dict[tuple[int, str], _Temporary] = {}
         self._torch: bool | None = None
         self._numpy: bool | None = None
 
@@ -211,7 +212,15 @@ class NamingChecker:
         if node in self._handled or not self._is_top(node, frame):
             return
         chain = self.reader.read(node, frame)
-        if chain is None or not any(s.reorders for s in chain.steps):
+        if chain is None:
+            return
+        key = (id(frame), chain.base.id) if isinstance(chain.base, ast.Name) else None
+        prev = self._pending.pop(key, None) if key is not None else None
+        if prev is not None:
+            if self._merge_temporary(prev, chain, frame):
+                return
+            self._emit_all(prev.results)
+        if not any(s.reorders for s in chain.steps):
             return
         base_value = self.reader.value(chain.base, frame)
         if not self._is_tensor(chain, base_value, frame):
@@ -219,10 +228,67 @@ class NamingChecker:
         site = self._matmul_site(node, frame)
         if site is not None and self._matmul(site, frame):
             return
-        for code, fnode, rw, what in self._chain_rewrites(chain, base_value, frame):
+        results = self._chain_rewrites(chain, base_value, frame)
+        tmp = self._temporary(node, chain, frame)
+        if tmp is not None and results:
+            # `y = x.transpose(1, 2)` feeding `y.reshape(...)` on the next line: one
+            # rewrite for both, if the next line's chain has one (else each its own).
+            self._pending[(id(frame), tmp[0])] = _Temporary(chain, base_value, tmp[1], results)
+            return
+        self._emit_all(results)
+
+    def finish(self) -> None:
+        """After the module's pass: temporaries nothing merged report their own."""
+        for prev in self._pending.values():
+            self._emit_all(prev.results)
+        self._pending.clear()
+
+    def _emit_all(self, results) -> None:
+        for code, fnode, rw, what in results:
             self._emit(code, fnode, rw, what)
 
-    def _chain_rewrites(self, chain: Chain, base_value: Value, frame):
+    def _temporary(self, top: ast.expr, chain: Chain, frame) -> tuple[str, ast.Assign] | None:
+        """(name, assignment) when top is the whole value of `name = top`, name is
+        read exactly once in the function, by the next statement, and nothing
+        else binds it."""
+        stmt = self._parent(top)
+        func = getattr(frame.func, "node", None)
+        if (
+            func is None
+            or not isinstance(stmt, ast.Assign)
+            or stmt.value is not top
+            or len(stmt.targets) != 1
+            or not isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        name = stmt.targets[0].id
+        nxt = _next_statement(func, stmt)
+        if nxt is None:
+            return None
+        uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
+        loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
+        if len(uses) != 2 or len(loads) != 1 or not any(n is loads[0] for n in ast.walk(nxt)):
+            return None
+        if not is_pure(chain.base) and getattr(nxt, "value", None) is None:
+            return None  # the base would be evaluated later, after other work of nxt
+        return name, stmt
+
+    def _merge_temporary(self, prev: _Temporary, chain: Chain, frame) -> bool:
+        nxt_top = chain.steps[-1].node
+        stmt = _statement_of(self.analyzer.tree, nxt_top)
+        if not is_pure(prev.chain.base) and (
+            stmt is None or getattr(stmt, "value", None) is not nxt_top
+        ):
+            return False
+        combined = Chain(prev.chain.base, prev.chain.steps + chain.steps)
+        results = self._chain_rewrites(combined, prev.base_value, frame, whole_only=True)
+        if results is None:
+            return False
+        for code, fnode, rw, what in results:
+            self._emit(code, fnode, rw, what, dead=[prev.assign])
+        return True
+
+    def _chain_rewrites(self, chain: Chain, base_value: Value, frame, whole_only: bool = False):
         steps = chain.steps
         end = len(steps)
         while end and steps[end - 1].kind == "contiguous":
@@ -237,6 +303,8 @@ class NamingChecker:
         whole = self._rewrite_steps(core, base, base_value, start > 0, frame, allow_guess=True)
         if whole is not None:
             return [whole] if whole is not _IDENTITY else []
+        if whole_only:
+            return None
         return self._segments(core, base, base_value, frame)
 
     def _segments(self, core: list[RawStep], base: ast.expr, base_value: Value, frame):
@@ -656,18 +724,43 @@ class NamingChecker:
             return f"({text})"
         return text
 
-    def _emit(self, code: str, node: ast.AST, rw: Rewrite, what: str) -> None:
+    def _emit(self, code: str, node: ast.AST, rw: Rewrite, what: str, dead=None) -> None:
         start = self.analyzer.src.node_start(node)
         key = (start, self.analyzer.src.node_end(node), code)
         if key in self._reported:
             return
         self._reported.add(key)
         msg = message(code, what, rw)
-        self.findings.append(Finding(code, node, msg, rw))
+        self.findings.append(Finding(code, node, msg, rw, dead or []))
         self.analyzer.report(node, code, msg)
 
 
 _IDENTITY = object()  # a chain that moves no element: nothing to report
+
+
+@dataclass
+class _Temporary:
+    """A chain assigned to a name the next statement's chain reads."""
+
+    chain: Chain
+    base_value: Value
+    assign: ast.Assign
+    results: list  # its own findings, reported unless a merge replaces them
+
+
+def _next_statement(func: ast.AST, stmt: ast.stmt) -> ast.stmt | None:
+    for node in ast.walk(func):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for i, s in enumerate(block):
+                    if s is stmt:
+                        return block[i + 1] if i + 1 < len(block) else None
+    return None
+
+
+def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
+    return innermost_statement(tree.body, node)
 
 
 def _names_in(node: ast.expr) -> set[str]:

@@ -47,6 +47,8 @@ class Finding:
     node: ast.AST  # the expression the rewrite replaces
     message: str
     rewrite: Rewrite
+    # Statements the rewrite makes dead (the temporary of a chain it merged).
+    dead: list = field(default_factory=list)
 
     @property
     def fixable(self) -> bool:
