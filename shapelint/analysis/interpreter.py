@@ -18,6 +18,7 @@ from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
+from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
@@ -146,6 +147,7 @@ class ModuleAnalyzer:
         for cls in self.classes.values():
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
+        self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
         return self.result
@@ -928,8 +930,7 @@ class ModuleAnalyzer:
                 issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
             if pattern is not None and len(pattern) > _MAX_QUOTED:
                 # A huge pattern is quoted by its ends; the column still points into it.
-                cut = _MAX_QUOTED // 2
-                brief = f"{pattern[:cut]} … {pattern[-cut:]}"
+                brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
