@@ -20,6 +20,7 @@ from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
+from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
@@ -187,6 +188,7 @@ class ModuleAnalyzer:
         for cls in self.classes.values():
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
+        self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
         return self.result
@@ -1152,8 +1154,7 @@ class ModuleAnalyzer:
                 issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
             if pattern is not None and len(pattern) > _MAX_QUOTED:
                 # A huge pattern is quoted by its ends; the column still points into it.
-                cut = _MAX_QUOTED // 2
-                brief = f"{pattern[:cut]} … {pattern[-cut:]}"
+                brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):

@@ -119,7 +119,16 @@ def cost(
     if targets:
         report["target"] = _target(targets, init, inputs, bound, options)
     if hardware:
+        origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)
+        _require_sizes(report, bound)
+        from shapelint.cost.report import roofline_dtype
+
+        peaks = roofline_dtype(dt)
+        report["roofline_header"] = (
+            f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
+            f"(from {origin}) for tensors of unknown dtype"
+        )
     if fmt == "github":
         from shapelint.report.github import format_cost_github
 
@@ -170,6 +179,7 @@ def _roofline(
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(2)
     if plot_path:
+        from shapelint.napkin.formulas import NapkinError
         from shapelint.napkin.plot import plot_roofline
 
         points = [
@@ -189,12 +199,34 @@ def _roofline(
                 points,
                 table=table,
             )
-        except ImportError:
-            click.echo(
-                "shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')",
-                err=True,
-            )
+        except NapkinError as e:  # matplotlib missing, or the file cannot be written
+            click.echo(f"shapelint: error: --plot: {e}", err=True)
             sys.exit(2)
+
+
+def _require_sizes(report: dict, bound: dict[str, int]) -> None:
+    """--hardware needs numbers: with no call evaluated, a usage error that names
+    the sizes to bind."""
+    import re
+
+    items = report["calls"]
+    if not items or any(c.get("roofline") for c in items):
+        return
+    free: set[str] = set()
+    for c in items:
+        for key in ("flops", "bytes"):
+            if c.get(f"{key}_value") is None and c.get(key):
+                free |= set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", c[key])) - set(bound)
+    if not free:
+        return
+    names = sorted(free)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    click.echo(
+        f"shapelint: error: --hardware needs the sizes of {shown}: bind them with "
+        f"--dim {names[0]}=... (repeatable) or [tool.shapelint] dims",
+        err=True,
+    )
+    sys.exit(2)
 
 
 def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cache: bool,
