@@ -334,14 +334,25 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
         cache.flush()
         return results, sorted(seen)
 
+    import builtins
+    import os
+
+    past = caller.stat().st_mtime_ns - 10_000_000_000  # not a racy mtime: stat is trusted
+    os.utime(caller, ns=(past, past))
     results, seen = run()
     assert _flops_of(results, "run") == "4096*b*n"  # FeedForward(16): 16 -> 64 -> 16
-    import os
-    import time
+    reads: list[str] = []
+    real_open = builtins.open
 
-    time.sleep(0.01)
-    _, seen = run()  # nothing edited: nothing analysed again
-    assert seen == []
+    def counting_open(file, *a, **k):
+        if str(file).endswith(".py"):
+            reads.append(str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    _, seen = run()  # nothing edited: nothing analysed again, no source file read
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert seen == [] and reads == []
     utils = root / "pkg" / "utils.py"
     utils.write_text(utils.read_text().replace("mult=4", "mult=8"))
     st = utils.stat()
