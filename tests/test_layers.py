@@ -251,3 +251,19 @@ def test_the_walk_sees_function_level_imports():
     assert "shapelint.analysis.driver" in GRAPH["shapelint.fixes"]  # module level
     assert "shapelint.analysis.interpreter" in GRAPH["shapelint.analysis.driver"]  # in a function
     assert "shapelint.analysis.interpreter" not in GRAPH["shapelint.analysis.annotations"]
+
+
+def test_every_package_ships():
+    """A non-editable `pip install .` installs only the packages pyproject lists."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    listed = set(
+        tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+            "packages"
+        ]
+    )
+    found = {module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set(), "add them to [tool.setuptools] packages"
