@@ -132,3 +132,28 @@ MODULES.update(
         "torch.nn.Threshold": [((0.1, 0.0), {}, X(2, 3))],
     }
 )
+
+
+def _mha_forward_args():
+    m = torch.nn.MultiheadAttention(8, 2)
+    w = [t.detach() for t in (m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias)]
+    return (
+        X(3, 2, 8),
+        X(5, 2, 8),
+        X(5, 2, 8),
+        8,
+        2,
+        w[0],
+        w[1],
+        None,
+        None,
+        False,
+        0.0,
+        w[2],
+        w[3],
+    )
+
+
+CALLS["torch.nn.functional.multi_head_attention_forward"] = [(_mha_forward_args(), {})]
+# Modules whose call takes more than one tensor: tested in their own files.
+SEPARATE_MODULES = {"torch.nn.MultiheadAttention": "tests/test_attention_stubs.py"}
