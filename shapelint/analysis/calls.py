@@ -7,6 +7,7 @@ import ast
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import einops_ops, stub_ops
+from shapelint.ops.indexing import slice_length
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
@@ -177,8 +178,9 @@ def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | N
     return None
 
 
-def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
-    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans."""
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value, evaluate=None) -> Value:
+    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans.
+    evaluate(node) gives the value of a slice bound (a slice's length when certain)."""
     if t.shape is None or any(isinstance(d, Var) for d in t.shape):
         return TensorV(None, t.dtype)
     elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -206,7 +208,7 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             if e.lower is None and e.upper is None and e.step is None:
                 out.append(dims[pos])
             else:
-                out.append(None)
+                out.append(_sliced(dims[pos], e, evaluate))
             pos += 1
         elif isinstance(v, IntV):
             if pos >= len(dims):
@@ -216,6 +218,18 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
     out.extend(dims[pos:])
     return TensorV(tuple(out), t.dtype)
+
+
+def _sliced(n, e: ast.Slice, evaluate):
+    if evaluate is None:
+        return None
+    bounds = []
+    for b in (e.lower, e.upper, e.step):
+        v = evaluate(b) if b is not None else None
+        if b is not None and not (isinstance(v, IntV) and v.value is not None):
+            return None
+        bounds.append(v.value if v is not None else None)
+    return slice_length(n, *bounds)
 
 
 def _consumed_before(elems, target) -> int:

@@ -707,7 +707,7 @@ class ModuleAnalyzer:
                     return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
             return UNKNOWN
         if isinstance(base, TensorV):
-            return dispatch.tensor_index(base, node.slice, idx)
+            return dispatch.tensor_index(base, node.slice, idx, lambda e: self.eval(e, frame, d))
         return UNKNOWN
 
     def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
