@@ -168,3 +168,17 @@ def test_fft_generated(shape, kind, n, dim, symbolic):
     o = _verdict(f"torch.fft.{kind}", [x], kwargs, symbolic)
     if o.error is None:
         assert o.flops == 0 and o.result.cost.flops.value == 0
+
+
+def test_meshgrid_of_a_starred_list_is_unknown():
+    """diffusers: torch.stack(torch.meshgrid(*grids, indexing="ij"), -1).flatten(0, 2)
+    with grids a list comprehension: the number of grids is not known, so no rank."""
+    from shapelint.analysis.driver import analyze_text
+
+    src = (
+        "import torch\n\n"
+        "def f(h, w):\n"
+        "    grids = [torch.arange(0.5, size) for size in (h, w, 3)]\n"
+        '    return torch.stack(torch.meshgrid(*grids, indexing="ij"), dim=-1).flatten(0, 2)\n'
+    )
+    assert analyze_text("m.py", src).diagnostics == []

@@ -234,8 +234,8 @@ def meshgrid(ctx: RuleContext, tensors: Value, indexing: Value) -> RuleOut:
     items = tensors.items if isinstance(tensors, TupleV) else None
     if items and len(items) == 1 and isinstance(items[0], TupleV):
         items = items[0].items  # meshgrid([a, b]) as well as meshgrid(a, b)
-    if items is None:
-        return RuleOut(UNKNOWN)
+    if items is None or not all(isinstance(t, TensorV) for t in items):
+        return RuleOut(UNKNOWN)  # meshgrid(*grids) of a list not followed: not even a count
     sizes: list[Dim] = []
     out = RuleOut()
     for i, t in enumerate(items):
