@@ -13,8 +13,10 @@ from shapelint.ops.values import (
     DtypeV,
     FloatV,
     IntV,
+    NoneV,
     ObjectV,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -172,9 +174,8 @@ def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | N
     return None
 
 
-def tensor_index(t: TensorV, sl: ast.expr, idx: Value, evaluate=None) -> Value:
-    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans.
-    evaluate(node) gives the value of a slice bound (a slice's length when certain)."""
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
+    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans."""
     if t.shape is None or any(isinstance(d, Var) for d in t.shape):
         return TensorV(None, t.dtype)
     elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -202,11 +203,17 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value, evaluate=None) -> Value:
             if e.lower is None and e.upper is None and e.step is None:
                 out.append(dims[pos])
             else:
-                out.append(_sliced(dims[pos], e, evaluate))
+                out.append(sliced_length(dims[pos], v))
             pos += 1
         elif isinstance(v, IntV):
             if pos >= len(dims):
                 return TensorV(None, t.dtype)
+            pos += 1
+        elif isinstance(e, ast.List) and sum(isinstance(x, ast.List) for x in elems) == 1:
+            # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
+            if pos >= len(dims) or not all(isinstance(i, IntV) for i in idx_items_of(v)):
+                return TensorV(None, t.dtype)
+            out.append(Expr.const(len(e.elts)))
             pos += 1
         else:
             return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
@@ -214,16 +221,24 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value, evaluate=None) -> Value:
     return TensorV(tuple(out), t.dtype)
 
 
-def _sliced(n, e: ast.Slice, evaluate):
-    if evaluate is None:
+def sliced_length(dim, sl: Value):
+    """Length of dim[lo:hi:step] when it is certain: known numbers, or bounds that
+    provably fall inside the dimension (``x[..., :L]`` of an L + k - 1 axis is L)."""
+    if not isinstance(sl, SliceV) or not isinstance(dim, Expr):
         return None
     bounds = []
-    for b in (e.lower, e.upper, e.step):
-        v = evaluate(b) if b is not None else None
-        if b is not None and not (isinstance(v, IntV) and v.value is not None):
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None:
+            bounds.append(b.value)
+        else:
             return None
-        bounds.append(v.value if v is not None else None)
-    return slice_length(n, *bounds)
+    return slice_length(dim, *bounds)
+
+
+def idx_items_of(v: Value) -> tuple[Value, ...]:
+    return v.items if isinstance(v, TupleV) else (v,)
 
 
 def _consumed_before(elems, target) -> int:
