@@ -55,9 +55,6 @@ for _nd in (1, 2, 3):
     CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
         ((_x, 2), {"return_indices": True})
     ]
-    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
-        ((_x, 2), {"return_indices": True})
-    ]
 CALLS.update(
     {
         "torch.nn.functional.interpolate": [
