@@ -33,6 +33,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     layer_rules,
     norm_rules,
     shape_rules,
+    tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
