@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
+from shapelint.analysis import unify
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
@@ -115,6 +117,12 @@ class _Frame:
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
         self.defaults: dict[str, int] = {}
+        # Shapes learnt from uses (analysis/unify.py): each parameter's value while
+        # the name still holds it, the call sites that run whenever the function
+        # does, and what those sites said about a parameter.
+        self.param_values: dict[str, Value] = {}
+        self.unconditional: set[int] = set()
+        self.learnt: dict[str, TensorV] = {}
 
 
 class ModuleAnalyzer:
@@ -132,6 +140,7 @@ class ModuleAnalyzer:
         self._in_progress: set[str] = set()
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
+        self._quiet = False  # a second pass over a function: its diagnostics are known
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -170,7 +179,7 @@ class ModuleAnalyzer:
         else:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
-        if key in self._diag_keys:
+        if self._quiet or key in self._diag_keys:
             return
         self._diag_keys.add(key)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
@@ -250,16 +259,42 @@ class ModuleAnalyzer:
         return cd.self_attrs
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
+        quiet = self._quiet
+        self._quiet = False
+        try:
+            frame, params = self._run_function(fd, {})
+            if frame.learnt:
+                # What a use taught about a parameter holds from the top: a second
+                # pass costs every call with it (diagnostics came from the first).
+                self._quiet = True
+                frame, params = self._run_function(fd, frame.learnt)
+        finally:
+            self._quiet = quiet
+        return self._summarize(fd, frame, params)
+
+    def _run_function(
+        self, fd: FuncDef, learnt: dict[str, TensorV]
+    ) -> tuple[_Frame, list[tuple[str, Value]]]:
         frame = _Frame(fd, fd.qualname)
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             self_value = ObjectV(f"<class>{fd.cls.name}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
+        for name, value in learnt.items():
+            frame.env[name] = value
+        if not learnt:
+            frame.param_values = {p: v for p, v in params if unify.is_open(v)}
+            frame.unconditional = unify.unconditional_calls(fd.node.body)
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = _SelfRecorder(fd.cls.name)
-        ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
+        return frame, params
+
+    def _summarize(
+        self, fd: FuncDef, frame: _Frame, params: list[tuple[str, Value]]
+    ) -> FunctionSummary:
+        ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         returns = _join_all(frame.returns) if frame.returns else NoneV()
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
@@ -450,7 +485,8 @@ class ModuleAnalyzer:
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
         self._exec_block(fd.node.body, frame)
-        self._emit_records(frame)
+        if not self._quiet:
+            self._emit_records(frame)
 
     def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
@@ -463,11 +499,20 @@ class ModuleAnalyzer:
         if isinstance(target, ast.Name):
             frame.env[target.id] = value
             frame.locals.add(target.id)
+            frame.param_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
-            items = value.items if isinstance(value, TupleV) else None
             shape_of = _shape_source(value_node)
+            if star is None and isinstance(shape_of, ast.Name) and _has_unknown_item(value):
+                src = frame.env.get(shape_of.id, UNKNOWN)
+                known = unify.shape_unpacked(
+                    src, [e.id if isinstance(e, ast.Name) else None for e in elts]
+                )
+                if known is not None:
+                    self._learn(shape_of, known, frame, value_node)
+                    value = _shape_tuple(known)
+            items = value.items if isinstance(value, TupleV) else None
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if isinstance(e, ast.Name) and isinstance(v, IntV) and shape_of is not None:
@@ -523,6 +568,24 @@ class ModuleAnalyzer:
         shape[i] = sym
         frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
         return IntV(sym)
+
+    def _learn(self, node: ast.expr | None, value: TensorV, frame: _Frame, site) -> None:
+        """A use says what the tensor that `node` evaluated to is: the variable
+        holds the more precise value from here on, and a parameter learnt about
+        where the function always passes has it from the start (analysis/unify.py)."""
+        if not isinstance(node, ast.Name):
+            return
+        name = node.id
+        if name not in frame.env:
+            return
+        cur = frame.env[name]
+        if not (cur is UNKNOWN or isinstance(cur, TensorV)):
+            return
+        frame.env[name] = value
+        if name in frame.param_values and frame.param_values[name] is cur:
+            frame.param_values[name] = value
+            if id(site) in frame.unconditional:
+                frame.learnt[name] = value
 
     def _check_against_annotation(
         self, value: Value, declared: TensorV, node: ast.expr, what: str
@@ -716,6 +779,10 @@ class ModuleAnalyzer:
             if name is None:
                 return UNKNOWN
             return self._op_value(name, [left, right], {}, node, frame, arg_nodes=[lnode, rnode])
+        if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
+            # `q @ k` on operands we lost track of: a product of unknown cost.
+            cost = Cost(notes=["operand shapes unknown"], complete=False)
+            self._record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
         return UNKNOWN
 
     # ------------------------------------------------------------------ calls
@@ -762,7 +829,9 @@ class ModuleAnalyzer:
                 builtin = dispatch.builtin(func.id, args, kwargs)
                 if builtin is not None:
                     return builtin
-            return UNKNOWN
+                if uc.free_builtin(func.id):
+                    return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, frame, d)
             if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
@@ -794,6 +863,12 @@ class ModuleAnalyzer:
                     return self._call_method(
                         ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
                     )
+            if recv is UNKNOWN and (
+                _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
+            ):
+                # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
+                # or a product on a tensor we lost track of.
+                return self._unknown_call(node, args, kwargs, frame, "not analysed")
         return UNKNOWN
 
     def _class_methods(self, cls: str) -> dict[str, FuncDef]:
@@ -808,8 +883,15 @@ class ModuleAnalyzer:
                 if "__call__" in self._class_methods(callee.kind[7:]):
                     return self._call_method(callee, "__call__", node, args, kwargs, frame)
                 return UNKNOWN
+            if callee.kind == "torch.nn.Linear" and args:
+                # The layer's input size is the last dim of what it is applied to.
+                known = unify.layer_input(callee, args[0])
+                if known is not None:
+                    args = [known, *args[1:]]
+                    if node.args and not isinstance(node.args[0], ast.Starred):
+                        self._learn(node.args[0], known, frame, node)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
-        return UNKNOWN
+        return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 
     def _construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
         attrs = self.class_attrs(cd)
@@ -832,7 +914,7 @@ class ModuleAnalyzer:
         return shape and its cost with the names bound."""
         summ = self.summary(fd.qualname)
         if summ is None:
-            return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, "recursive call")
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
@@ -883,9 +965,18 @@ class ModuleAnalyzer:
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
         self.naming.qualified_call(node, qual, args, kwargs, frame)
+        if not open_kwargs:
+            self._refine_einops_input(qual, node, args, kwargs, frame)
         pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
         if res is None:
+            if uc.may_cost(qual) or not uc.library(qual):
+                return self._unknown_call(node, args, kwargs, frame, "not modelled")
             return UNKNOWN
+        if res.refined:
+            nodes = unify.tensor_arg_nodes(qual, node)
+            for i, v in res.refined.items():
+                if i < len(nodes):
+                    self._learn(nodes[i], v, frame, node)
         for issue in res.issues:
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
@@ -901,7 +992,7 @@ class ModuleAnalyzer:
                 brief = f"{pattern[:cut]} … {pattern[-cut:]}"
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        if dispatch.is_costed(qual, res):
+        if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self._record(
                 node,
                 frame,
@@ -913,11 +1004,61 @@ class ModuleAnalyzer:
             )
         return res.value
 
+    def _refine_einops_input(self, qual: str, node: ast.Call, args, kwargs, frame) -> None:
+        """rearrange/reduce/repeat: the pattern's left side is the input's shape."""
+        op = unify.einops_op(qual)
+        if op is None:
+            return
+        pat = args[1] if len(args) > 1 else kwargs.get("pattern")
+        in_args = bool(args)
+        x = args[0] if in_args else kwargs.get("tensor", UNKNOWN)
+        if not (isinstance(pat, StrV) and pat.value is not None):
+            return
+        lengths = {k: v for k, v in kwargs.items() if k not in ("tensor", "pattern", "reduction")}
+        for kw in node.keywords:
+            if kw.arg in lengths and lengths[kw.arg] is UNKNOWN:
+                # An axis length is an int: a variable of unknown value passed as
+                # one is a size named after the variable (or, failing that, the axis).
+                name = kw.value.id if isinstance(kw.value, ast.Name) else kw.arg
+                lengths[kw.arg] = kwargs[kw.arg] = IntV(Expr.name(name))
+                if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
+                    frame.env[kw.value.id] = lengths[kw.arg]
+        known = unify.einops_input(op, pat.value, x, lengths)
+        if known is None:
+            return
+        if in_args:
+            args[0] = known
+        else:
+            kwargs["tensor"] = known
+        self._learn(unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
         res = dispatch.stub(name, args, kwargs)
         if res is None:
+            if isinstance(node, ast.Call) and (uc.may_cost(name) or name.startswith("<class>")):
+                return self._unknown_call(
+                    node,
+                    args[1:] if name.startswith("<class>") else args,
+                    kwargs,
+                    frame,
+                    "not modelled",
+                )
+            if (
+                not isinstance(node, ast.Call)
+                and uc.may_cost(name)
+                and uc.tensor_args(args, kwargs)
+            ):
+                self._record(
+                    node,
+                    frame,
+                    name,
+                    None,
+                    [],
+                    UNKNOWN,
+                    Cost(notes=["not modelled"], complete=False),
+                )
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
@@ -932,7 +1073,7 @@ class ModuleAnalyzer:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        if dispatch.is_costed(name, res):
+        if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self._record(
                 node,
                 frame,
@@ -945,6 +1086,14 @@ class ModuleAnalyzer:
         return res.value
 
     # ------------------------------------------------------------------ cost records
+    def _unknown_call(self, node: ast.Call, args, kwargs, frame: _Frame, why: str) -> Value:
+        """A call the analysis cannot follow: on the record with an unknown cost
+        when it is given a tensor (or what may be one), so no total leaves it out."""
+        if uc.tensor_args(list(args), dict(kwargs)):
+            cost = Cost(notes=[why], complete=False)
+            self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+        return UNKNOWN
+
     def _record(
         self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
     ) -> None:
@@ -1017,6 +1166,20 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
         t is not None
         and t.shape is not None
         and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
+    )
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        if isinstance(node, ast.Name) and node.id == "self":
+            return True
+    return False
+
+
+def _has_unknown_item(v: Value) -> bool:
+    return v is UNKNOWN or (
+        isinstance(v, TupleV) and any(isinstance(i, IntV) and i.value is None for i in v.items)
     )
 
 

@@ -128,6 +128,9 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
     ells: list[list | object] = []
     for i, (labels, t) in enumerate(zip(spec.operands, tensors, strict=True)):
         shape = t.shape if isinstance(t, TensorV) else None
+        if isinstance(t, TensorV) and shape is None and all(lab.key is not None for lab in labels):
+            # An operand of unknown rank has as many dims as its subscripts.
+            shape = (None,) * len(labels)
         at = next((j for j, lab in enumerate(labels) if lab.key is None), None)
         if at is None:
             before, middle, after, bad = align(shape, len(labels), 0, False)
@@ -183,6 +186,10 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
         sizes[key] = _broadcast(spec, f"axis '{names[key]}'", occ)
         if len(occ) > 1:
             _name_conflicts(spec, f"axis '{names[key]}'", occ)
+        if sizes[key] is None:
+            # No operand says how long it is: the pattern names it, and the
+            # formula keeps that name (`2·batch·in·out`).
+            sizes[key] = Expr.name(names[key])
 
     # The ellipsis: right-aligned broadcasting of the dims each operand's '...' covers.
     with_ell = [e for e in ells if e is not None]
@@ -230,9 +237,34 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
     dtype = dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
     shape = None if any(d is BLOCK for d in out) else tuple(out)
     result = TensorV(shape, dtype)  # type: ignore[arg-type]
-    return OpResult(
-        result, _cost(spec, ells, ell_dims, sizes, out_labels, tensors, shape), spec.issues
+    refined = _refined_operands(spec, tensors, sizes)
+    costed = [refined.get(i, t) for i, t in enumerate(tensors)]
+    res = OpResult(
+        result, _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape), spec.issues
     )
+    res.refined = refined
+    return res
+
+
+def _refined_operands(
+    spec: Spec, tensors: list[Value], sizes: dict[str, object]
+) -> dict[int, TensorV]:
+    """Operands whose shape the subscripts tell more about than the value did:
+    the rank of an operand of unknown rank, the size of a dim of unknown size."""
+    out: dict[int, TensorV] = {}
+    for i, (labels, t) in enumerate(zip(spec.operands, tensors, strict=True)):
+        if not (t is UNKNOWN or isinstance(t, TensorV)) or any(lab.key is None for lab in labels):
+            continue
+        shape = t.shape if isinstance(t, TensorV) and t.shape is not None else None
+        shape = shape if shape is not None else (None,) * len(labels)
+        if len(shape) != len(labels) or None not in shape:
+            continue
+        dims = tuple(
+            sizes.get(lab.key) if d is None else d  # type: ignore[arg-type]
+            for d, lab in zip(shape, labels, strict=True)
+        )
+        out[i] = TensorV(dims, t.dtype if isinstance(t, TensorV) else None)  # type: ignore[arg-type]
+    return out
 
 
 def _cost(

@@ -200,6 +200,10 @@ class OpResult:
     value: Value = UNKNOWN
     cost: Cost = field(default_factory=Cost)
     issues: list[OpIssue] = field(default_factory=list)
+    # What the op's signature says about its tensor inputs (index among the
+    # tensors the op was given -> a more precise value): the analysis carries it
+    # back to the variables they came from.
+    refined: dict[int, TensorV] = field(default_factory=dict)
 
 
 DTYPE_BYTES = {

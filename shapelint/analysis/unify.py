@@ -1,0 +1,206 @@
+"""Shapes read off the code where no annotation gives them.
+
+A tensor of unknown origin (an unannotated parameter, an unmodelled call's
+result) starts with an unknown shape; each use that needs a certain shape tells
+the analysis what it is: an einops pattern's left side (`rearrange(x, "b n (h d)
+-> ...", h=h)` makes x `[b, n, h·d]`), einsum subscripts, `b, n, d = x.shape`,
+a layer's input size (`nn.Linear(dim, inner)(x)`: x ends in `dim`). The
+dimension takes the name the code gives it; nothing the code does not say is
+assumed: a dim no code names stays unknown, and where a pattern has an ellipsis
+the rank stays open.
+
+What is learnt this way holds from the use on (the op raises otherwise). A
+parameter learnt about in straight-line code at the top of the function, before
+anything can return or raise, has that shape from the start of the function:
+the function is analysed again with it, so a cost before the use knows it too.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+from shapelint.notation.einops_pattern import parse
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TensorV, Value, Var
+
+_EINOPS = {"einops.rearrange": "rearrange", "einops.reduce": "reduce", "einops.repeat": "repeat"}
+_LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
+_fresh = itertools.count()
+
+
+def fresh_var() -> Var:
+    """A variadic no code names: printed as `...`, its size as `?`."""
+    return Var(f"_v{next(_fresh)}")
+
+
+def is_open(v: Value) -> bool:
+    """A value a use may tell more about: a tensor with an unknown rank or dim."""
+    if v is UNKNOWN:
+        return True
+    return isinstance(v, TensorV) and (v.shape is None or None in v.shape)
+
+
+def einops_input(
+    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
+) -> TensorV | None:
+    """What rearrange/reduce/repeat's left side says x is, where x's shape is
+    unknown in part; None when the pattern tells nothing new (or x is not a
+    plain tensor: a list einops stacks, a tensor with a variadic)."""
+    if not is_open(x) or isinstance(x, ObjectV):
+        return None
+    pat = parse(op, pattern)
+    if not pat.ok or pat.output is None:
+        return None
+    left = pat.left
+    lengths: dict[str, Expr] = {}
+    for k, v in (kwargs or {}).items():
+        if isinstance(v, IntV) and v.value is not None:
+            lengths[k] = v.value
+        else:
+            return None  # a length einops cannot use: the op reports it, nothing to learn
+    groups = []
+    for g in left.groups:
+        if g.is_ellipsis:
+            groups.append(None)
+            continue
+        size = Expr.const(1)
+        for a in g.axes:
+            if a.is_anonymous:
+                size = size * Expr.const(a.value)  # type: ignore[arg-type]
+            elif a.is_ellipsis:
+                return None  # '(...)' on the left: a product of dims of unknown number
+            else:
+                size = size * lengths.get(a.name, Expr.name(a.name))
+        groups.append(size)
+    shape = x.shape if isinstance(x, TensorV) else None
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    has_ell = None in groups
+    if shape is None:
+        dims = [fresh_var() if s is None else s for s in groups]
+        return TensorV(tuple(dims), dtype)
+    if any(isinstance(d, Var) for d in shape):
+        return None
+    n = len(groups) - has_ell
+    if (has_ell and len(shape) < n) or (not has_ell and len(shape) != n):
+        return None  # the op reports the rank
+    if has_ell:
+        at = groups.index(None)
+        after = len(groups) - at - 1
+        wanted: list = groups[:at] + [None] * (len(shape) - n) + groups[at + 1 :]
+        assert len(wanted) == len(shape) and after >= 0
+    else:
+        wanted = groups
+    dims = tuple(w if d is None else d for d, w in zip(shape, wanted, strict=True))
+    return TensorV(dims, dtype) if dims != shape else None
+
+
+def shape_unpacked(x: Value, names: list[str | None]) -> TensorV | None:
+    """`b, n, _ = x.shape`: x has exactly as many dims as there are names (Python
+    raises otherwise), and a dim of unknown size takes the name it is given."""
+    if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
+        shape: tuple = (None,) * len(names)
+    elif isinstance(x, TensorV) and len(x.shape) == len(names) and None in x.shape:  # type: ignore[arg-type]
+        shape = x.shape  # type: ignore[assignment]
+    else:
+        return None
+    dims = tuple(
+        Expr.name(n) if d is None and n is not None and n != "_" else d
+        for d, n in zip(shape, names, strict=True)
+    )
+    return TensorV(dims, x.dtype if isinstance(x, TensorV) else None)
+
+
+def layer_input(layer: Value, x: Value) -> TensorV | None:
+    """`nn.Linear(dim, inner)(x)`: x ends in `dim`, whatever comes before."""
+    if not isinstance(layer, ObjectV) or layer.kind != "torch.nn.Linear":
+        return None
+    size = layer.attr("in_features")
+    if not (isinstance(size, IntV) and size.value is not None):
+        return None
+    if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
+        return TensorV((fresh_var(), size.value), x.dtype if isinstance(x, TensorV) else None)
+    if isinstance(x, TensorV) and x.shape and x.shape[-1] is None:
+        return TensorV((*x.shape[:-1], size.value), x.dtype)
+    return None
+
+
+def tensor_arg_nodes(qual: str, node: ast.Call) -> list[ast.expr | None]:
+    """The source expression of each tensor an op was given, in the order the op
+    numbers them (OpResult.refined's keys)."""
+    args = list(node.args)
+    if any(isinstance(a, ast.Starred) for a in args):
+        return []
+    if qual == "einops.einsum":
+        return list(args[:-1])
+    if qual in _LETTER_EINSUM:
+        return list(args[1:])
+    if qual in _EINOPS:
+        if args:
+            return [args[0]]
+        return [next((k.value for k in node.keywords if k.arg == "tensor"), None)]
+    return []
+
+
+def einops_op(qual: str) -> str | None:
+    return _EINOPS.get(qual)
+
+
+def unconditional_calls(body: list[ast.stmt]) -> set[int]:
+    """ids of the call nodes (and assignments) that run whenever the function runs: in the simple
+    statements at the top of its body, before the first compound statement that
+    may return or raise, outside conditional expressions, lambdas and
+    comprehensions."""
+    out: set[int] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            out.add(id(stmt.value))  # `b, n, d = x.shape`
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            _collect_calls(stmt, out)
+            break
+        if _is_compound(stmt):
+            if any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)):
+                break
+            continue
+        _collect_calls(stmt, out)
+    return out
+
+
+def _is_compound(stmt: ast.stmt) -> bool:
+    return isinstance(
+        stmt,
+        (
+            ast.If,
+            ast.For,
+            ast.AsyncFor,
+            ast.While,
+            ast.With,
+            ast.AsyncWith,
+            ast.Try,
+            ast.FunctionDef,
+            ast.AsyncFunctionDef,
+            ast.ClassDef,
+        ),
+    ) or type(stmt).__name__ in ("Match", "TryStar")
+
+
+_CONDITIONAL = (
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+
+def _collect_calls(node: ast.AST, out: set[int]) -> None:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _CONDITIONAL):
+            continue
+        if isinstance(n, ast.Call):
+            out.add(id(n))
+        stack.extend(ast.iter_child_nodes(n))
