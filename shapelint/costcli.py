@@ -72,6 +72,28 @@ def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
         return None
 
 
+def unknown_calls(f: dict, limit: int = 3) -> str:
+    """`2 calls unknown: line 14 F.conv2d, line 19 self.net` ("" when none)."""
+    unk = f.get("unknown") or []
+    if not unk:
+        return ""
+    shown = ", ".join(f"line {u['line']} {u['op']}" for u in unk[:limit])
+    more = f", and {len(unk) - limit} more" if len(unk) > limit else ""
+    return f"{len(unk)} call{'s' * (len(unk) != 1)} unknown: {shown}{more}"
+
+
+def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
+    """A function's FLOPs for people: the formula when every call is known;
+    otherwise a lower bound (`≥ 2·b·n·d`, `?` when nothing is known) with the
+    calls that are missing. Never a clean number, never 0, for a partial sum."""
+    total = f.get(key)
+    if f.get("complete", True) and total is not None:
+        return human(total)
+    head = "?" if total in (None, "0") else f"≥ {human(total)}"
+    missing = unknown_calls(f, limit)
+    return f"{head}, {missing}" if missing else head
+
+
 def human(expr: str | None) -> str:
     if expr is None:
         return "?"
@@ -146,12 +168,9 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
         f = fn_index.get((path, fn))
         head = f"{path}::{fn}"
         if f is not None:
-            total = human(f["flops"])
-            head += f"  flops {total}"
-            if dims:
+            head += f"  flops {flops_figure(f)}"
+            if dims and f.get("complete", True):
                 head += f" = {_si(f.get('flops_value'))}"
-            if not f.get("complete", True):
-                head += "  (some calls of unknown cost)"
         out.append(head)
         for c in calls:
             flops = human(c["flops"])
@@ -181,9 +200,10 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
     ]
     for f in report["functions"]:
-        row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
+        row = f"| `{f['name']}` | {f['path']}:{f['line']} | {flops_figure(f)} | `{human(f['bytes'])}` |"
         if dims:
-            row += f" {_si(f.get('flops_value'))} | {_si(f.get('bytes_value'))} |"
+            value = _si(f.get("flops_value")) if f.get("complete", True) else "?"
+            row += f" {value} | {_si(f.get('bytes_value'))} |"
         lines.append(row)
     return "\n".join(lines) + "\n"
 

@@ -317,6 +317,7 @@ def _function_json(path: str, f) -> dict:
         "other_flops": _py(f.other_flops),
         "bytes": _py(f.bytes),
         "complete": f.complete,
+        "unknown": list(f.unknown),
         "calls": f.calls,
         "defaults": f.defaults,
     }

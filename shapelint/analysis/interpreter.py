@@ -80,6 +80,11 @@ class FunctionSummary:
     # int parameters with a literal default: the formula keeps the name, and a
     # value is computed with the default unless the caller (or --dim) binds it.
     defaults: dict[str, int] = field(default_factory=dict)
+    # The calls whose cost is unknown, in order: what makes the total a lower bound.
+    unknown: list[dict] = field(default_factory=list)
+    # Parameters whose shape was learnt from their uses, not declared: a caller
+    # binds its sizes to them but is not told it broke an annotation.
+    inferred: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -123,6 +128,7 @@ class _Frame:
         self.param_values: dict[str, Value] = {}
         self.unconditional: set[int] = set()
         self.learnt: dict[str, TensorV] = {}
+        self.learnt_params: set[str] = set()
 
 
 class ModuleAnalyzer:
@@ -267,7 +273,9 @@ class ModuleAnalyzer:
                 # What a use taught about a parameter holds from the top: a second
                 # pass costs every call with it (diagnostics came from the first).
                 self._quiet = True
-                frame, params = self._run_function(fd, frame.learnt)
+                learnt = frame.learnt
+                frame, params = self._run_function(fd, learnt)
+                frame.learnt_params = set(learnt)
         finally:
             self._quiet = quiet
         return self._summarize(fd, frame, params)
@@ -283,6 +291,7 @@ class ModuleAnalyzer:
         params = self._bind_params(fd, frame, self_value)
         for name, value in learnt.items():
             frame.env[name] = value
+        params = [(p, learnt.get(p, v)) for p, v in params]
         if not learnt:
             frame.param_values = {p: v for p, v in params if unify.is_open(v)}
             frame.unconditional = unify.unconditional_calls(fd.node.body)
@@ -310,6 +319,8 @@ class ModuleAnalyzer:
             complete=complete,
             calls=len(frame.records),
             defaults=dict(frame.defaults),
+            unknown=_unknown_calls(frame.records.values()),
+            inferred=frozenset(frame.learnt_params),
         )
 
     def _bind_params(
@@ -929,7 +940,7 @@ class ModuleAnalyzer:
             arg = bound[pname]
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
                 problem = ann.bind_shape(pval, arg, binding, var_binding)
-                if problem:
+                if problem and pname not in summ.inferred:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
                         arg_node or node,
@@ -967,6 +978,16 @@ class ModuleAnalyzer:
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
+        for where, arg_node in unify.size_argument_nodes(qual, node):
+            held = args[where] if isinstance(where, int) else kwargs.get(where)
+            if held is UNKNOWN and isinstance(arg_node, ast.Name):
+                size = IntV(Expr.name(arg_node.id))
+                if isinstance(where, int):
+                    args[where] = size
+                else:
+                    kwargs[where] = size
+                if arg_node.id in frame.env:
+                    frame.env[arg_node.id] = size
         pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
         if res is None:
             if uc.may_cost(qual) or not uc.library(qual):
@@ -1357,6 +1378,15 @@ def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> V
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
     return v
+
+
+def _unknown_calls(records) -> list[dict]:
+    out = []
+    for r in sorted(records, key=lambda r: (r.line, r.column)):
+        if r.cost.flops is None or not r.cost.complete:
+            why = r.cost.notes[0] if r.cost.notes else "cost unknown"
+            out.append({"line": r.line, "op": r.op, "why": why})
+    return out
 
 
 def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:

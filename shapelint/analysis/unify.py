@@ -125,6 +125,28 @@ def layer_input(layer: Value, x: Value) -> TensorV | None:
     return None
 
 
+# Layer constructors whose leading arguments are sizes: a variable of unknown
+# value passed there is a size named after the variable (`nn.Linear(dim, inner)`).
+SIZE_ARGUMENTS = {
+    "torch.nn.Linear": ("in_features", "out_features"),
+    "torch.nn.Embedding": ("num_embeddings", "embedding_dim"),
+}
+
+
+def size_argument_nodes(qual: str, node: ast.Call) -> list[tuple[int | str, ast.expr]]:
+    """(position or keyword, node) of the size arguments of a layer constructor."""
+    names = SIZE_ARGUMENTS.get(qual)
+    if names is None:
+        return []
+    out: list[tuple[int | str, ast.expr]] = []
+    for i, a in enumerate(node.args[: len(names)]):
+        if isinstance(a, ast.Starred):
+            return out
+        out.append((i, a))
+    out += [(k.arg, k.value) for k in node.keywords if k.arg in names]
+    return out
+
+
 def tensor_arg_nodes(qual: str, node: ast.Call) -> list[ast.expr | None]:
     """The source expression of each tensor an op was given, in the order the op
     numbers them (OpResult.refined's keys)."""
