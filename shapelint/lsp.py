@@ -43,8 +43,11 @@ def hint_label(call: dict) -> str | None:
     parts = []
     if call.get("output") is not None:
         parts.append("→ [" + ", ".join(d if d is not None else "?" for d in call["output"]) + "]")
-    if call.get("flops") not in (None, "0"):
-        parts.append(f"{human(call['flops'])} FLOPs")
+    if call.get("flops") is None and not call.get("complete", True):
+        parts.append("? FLOPs")  # a call that may cost FLOPs: never shown as free
+    elif call.get("flops") not in (None, "0"):
+        bound = "" if call.get("complete", True) else "≥ "
+        parts.append(f"{bound}{human(call['flops'])} FLOPs")
     return " · ".join(parts) or None
 
 

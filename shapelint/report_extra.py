@@ -169,10 +169,36 @@ def format_github(diags: list[Diagnostic], n_files: int) -> str:
 def format_cost_github(report: dict, dims: dict[str, int]) -> str:
     """`shapelint cost --format github`: one ::notice per call with matrix-product FLOPs,
     so review shows each costly line's formula beside the code."""
-    from shapelint.costcli import _si, human
+    from shapelint.costcli import _si, flops_figure, human
 
     lines = []
+    for f in report.get("functions", []):
+        if f.get("complete", True):
+            continue
+        # A partial total is a lower bound, and says which calls it is missing.
+        lines.append(
+            workflow_command(
+                "notice",
+                f"{f['name']}: FLOPs {flops_figure(f, limit=5)}",
+                file=github_path(f["path"]),
+                line=f["line"],
+                title="FLOPs (incomplete)",
+            )
+        )
     for c in report["calls"]:
+        if c.get("flops") is None and not c.get("complete", True):
+            what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+            lines.append(
+                workflow_command(
+                    "notice",
+                    f"? ({what}; {'; '.join(c.get('notes') or ['cost unknown'])})",
+                    file=github_path(c["path"]),
+                    line=c["line"],
+                    col=c.get("column"),
+                    title="FLOPs",
+                )
+            )
+            continue
         if c.get("flops") in (None, "0"):
             continue
         formula = human(c["flops"])

@@ -304,6 +304,7 @@ def _record_json(path: str, r) -> dict:
         "flops": _py(c.flops),
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
+        "complete": c.complete and c.flops is not None,
         "notes": list(c.notes),
     }
 
