@@ -19,7 +19,7 @@ from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, product
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
@@ -147,6 +147,9 @@ class ModuleAnalyzer:
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
         self._quiet = False  # a second pass over a function: its diagnostics are known
+        # Names the code's uses gave to dims of unknown size (analysis/unify.py):
+        # two of them equated by an op are one dim, not a conflict (SHP304).
+        self.inferred_names: set[str] = set()
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -592,11 +595,42 @@ class ModuleAnalyzer:
         cur = frame.env[name]
         if not (cur is UNKNOWN or isinstance(cur, TensorV)):
             return
+        self.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
         frame.env[name] = value
         if name in frame.param_values and frame.param_values[name] is cur:
             frame.param_values[name] = value
             if id(site) in frame.unconditional:
                 frame.learnt[name] = value
+
+    def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
+        """A variadic no code named turns out to be `dims`: every value and cost
+        of the function that mentions it says so, the calls before included."""
+        exprs = {name: product(dims)}
+        var_binding = {name: dims}
+        self.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
+        new: dict[int, Value] = {}
+
+        def sub(v: Value) -> Value:
+            if id(v) not in new:
+                mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
+                new[id(v)] = _subst(v, exprs, var_binding) if mentions else v
+            return new[id(v)]
+
+        frame.env = {k: sub(v) for k, v in frame.env.items()}
+        frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
+        frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
+        spelled = [dim_py(d) for d in dims]
+        for rec in frame.records.values():
+            c = rec.cost
+            rec.cost = Cost(
+                _subst_expr(c.flops, exprs),
+                _subst_expr(c.other_flops, exprs),
+                _subst_expr(c.bytes, exprs),
+                c.notes,
+                c.complete,
+            )
+            rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
+            rec.output = _spell_var(rec.output, name, spelled)
 
     def _check_against_annotation(
         self, value: Value, declared: TensorV, node: ast.expr, what: str
@@ -843,6 +877,12 @@ class ModuleAnalyzer:
                 if uc.free_builtin(func.id):
                     return UNKNOWN
             return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
+        if not isinstance(func, ast.Attribute):
+            # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
+            callee = self.eval(func, frame, d)
+            if isinstance(callee, ObjectV):
+                return self._call_value(callee, node, args, kwargs, frame)
+            return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, frame, d)
             if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
@@ -982,6 +1022,7 @@ class ModuleAnalyzer:
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):
                 size = IntV(Expr.name(arg_node.id))
+                self.inferred_names.add(arg_node.id)
                 if isinstance(where, int):
                     args[where] = size
                 else:
@@ -999,6 +1040,8 @@ class ModuleAnalyzer:
                 if i < len(nodes):
                     self._learn(nodes[i], v, frame, node)
         for issue in res.issues:
+            if unify.binds_inferred(issue, self.inferred_names):
+                continue
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
                 short = (
@@ -1042,8 +1085,17 @@ class ModuleAnalyzer:
                 # one is a size named after the variable (or, failing that, the axis).
                 name = kw.value.id if isinstance(kw.value, ast.Name) else kw.arg
                 lengths[kw.arg] = kwargs[kw.arg] = IntV(Expr.name(name))
+                self.inferred_names.add(name)
                 if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
                     frame.env[kw.value.id] = lengths[kw.arg]
+        bound = unify.leading_var_binding(op, pat.value, x, lengths)
+        if bound is not None:
+            self._bind_var(frame, *bound)
+            x = _subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
+            if in_args:
+                args[0] = x
+            else:
+                kwargs["tensor"] = x
         known = unify.einops_input(op, pat.value, x, lengths)
         if known is None:
             return
@@ -1188,6 +1240,13 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
         and t.shape is not None
         and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
     )
+
+
+def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
+    if shape is None or f"*{name}" not in shape:
+        return shape
+    i = shape.index(f"*{name}")
+    return shape[:i] + dims + shape[i + 1 :]
 
 
 def _is_self_attribute(node: ast.expr) -> bool:

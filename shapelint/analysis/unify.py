@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TensorV, Value, Var
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, OpIssue, TensorV, Value, Var
 
 _EINOPS = {"einops.rearrange": "rearrange", "einops.reduce": "reduce", "einops.repeat": "repeat"}
 _LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
@@ -41,26 +42,20 @@ def is_open(v: Value) -> bool:
     return isinstance(v, TensorV) and (v.shape is None or None in v.shape)
 
 
-def einops_input(
-    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
-) -> TensorV | None:
-    """What rearrange/reduce/repeat's left side says x is, where x's shape is
-    unknown in part; None when the pattern tells nothing new (or x is not a
-    plain tensor: a list einops stacks, a tensor with a variadic)."""
-    if not is_open(x) or isinstance(x, ObjectV):
-        return None
+def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list | None:
+    """Each group of the left side as a size (None: the ellipsis), or None when
+    the pattern or its lengths say nothing usable."""
     pat = parse(op, pattern)
     if not pat.ok or pat.output is None:
         return None
-    left = pat.left
     lengths: dict[str, Expr] = {}
     for k, v in (kwargs or {}).items():
         if isinstance(v, IntV) and v.value is not None:
             lengths[k] = v.value
         else:
             return None  # a length einops cannot use: the op reports it, nothing to learn
-    groups = []
-    for g in left.groups:
+    groups: list = []
+    for g in pat.left.groups:
         if g.is_ellipsis:
             groups.append(None)
             continue
@@ -73,6 +68,39 @@ def einops_input(
             else:
                 size = size * lengths.get(a.name, Expr.name(a.name))
         groups.append(size)
+    return groups
+
+
+def leading_var_binding(
+    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
+) -> tuple[str, tuple] | None:
+    """`[..., inner]` (a variadic no code names, then known dims) meets a left side
+    without an ellipsis: the variadic is the pattern's leading groups."""
+    if not (isinstance(x, TensorV) and x.shape and isinstance(x.shape[0], Var)):
+        return None
+    var = x.shape[0]
+    if not var.name.startswith("_v") or any(isinstance(d, Var) for d in x.shape[1:]):
+        return None
+    groups = _left_groups(op, pattern, kwargs)
+    if groups is None or None in groups:
+        return None
+    k = len(x.shape) - 1
+    if len(groups) < k:
+        return None  # the op reports the rank
+    return var.name, tuple(groups[: len(groups) - k])
+
+
+def einops_input(
+    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
+) -> TensorV | None:
+    """What rearrange/reduce/repeat's left side says x is, where x's shape is
+    unknown in part; None when the pattern tells nothing new (or x is not a
+    plain tensor: a list einops stacks, a tensor with a variadic)."""
+    if not is_open(x) or isinstance(x, ObjectV):
+        return None
+    groups = _left_groups(op, pattern, kwargs)
+    if groups is None:
+        return None
     shape = x.shape if isinstance(x, TensorV) else None
     dtype = x.dtype if isinstance(x, TensorV) else None
     has_ell = None in groups
@@ -145,6 +173,25 @@ def size_argument_nodes(qual: str, node: ast.Call) -> list[tuple[int | str, ast.
         out.append((i, a))
     out += [(k.arg, k.value) for k in node.keywords if k.arg in names]
     return out
+
+
+def dim_names(v: Value) -> set[str]:
+    """The size names in a tensor's shape."""
+    if not isinstance(v, TensorV) or v.shape is None:
+        return set()
+    return {n for d in v.shape if isinstance(d, Expr) for n in d.names()}
+
+
+_NAME_CONFLICT = re.compile(r"is '([^']+)' in one operand and '([^']+)' in another")
+
+
+def binds_inferred(issue: OpIssue, inferred: set[str]) -> bool:
+    """An op equating two dim names (SHP304) where a use, not an annotation, gave
+    one of them: the names are one dimension, which is no error."""
+    if issue.code != "SHP304":
+        return False
+    m = _NAME_CONFLICT.search(issue.message)
+    return m is not None and bool({m.group(1), m.group(2)} & inferred)
 
 
 def tensor_arg_nodes(qual: str, node: ast.Call) -> list[ast.expr | None]:
