@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapelint.costcli import evaluate, flops_figure
+from shapelint.report.numbers import evaluate, flops_figure
 from tests.helpers import analyze, codes
 
 torch = pytest.importorskip("torch")
