@@ -114,6 +114,22 @@ def test_shapes_flow_backward_from_a_later_use():
     assert f["complete"] and f["flops"] == "2*b*d*e*n"
 
 
+def test_last_dim_and_linear_weights_name_what_comes_after():
+    code = """
+    import torch.nn.functional as F
+    from einops import rearrange
+
+    def f(x, w):
+        d = x.shape[-1]
+        w = rearrange(w, "o i -> o i")
+        y = F.linear(x, w)
+        return rearrange(y, "b n e -> b e n")
+    """
+    f = analyze(code).functions[0]
+    # The last pattern names x's leading dims for the linear on the line before.
+    assert f["complete"] and flops_figure(f) == "2·b·d·n·o"
+
+
 def test_rank_from_shape_unpacking_is_checked_against_a_pattern():
     code = """
     from einops import rearrange
@@ -260,15 +276,27 @@ def _programs(draw):
     cur = [axis() for _ in range(rank)]
     inputs = {"x": list(cur)}
     lines = []
-    first = draw(st.sampled_from(["unpack", "rearrange", "none"]))
+    first = draw(st.sampled_from(["unpack", "last", "rearrange", "none"]))
     if first == "unpack":
         lines.append(f"{', '.join(cur)} = x.shape")
+    elif first == "last":
+        lines.append(f"{cur[-1]} = x.shape[-1]")
     elif first == "rearrange":
         lines.append(f'x = rearrange(x, "{" ".join(cur)} -> {" ".join(cur)}")')
     var = "x"
     for i in range(draw(st.integers(1, 4))):
         step = draw(
-            st.sampled_from(["einsum", "matmul_named", "matmul_unknown", "linear", "sum", "layer"])
+            st.sampled_from(
+                [
+                    "einsum",
+                    "matmul_named",
+                    "matmul_unknown",
+                    "linear",
+                    "linear_named",
+                    "sum",
+                    "layer",
+                ]
+            )
         )
         w = f"w{i}"
         new = axis()
@@ -289,8 +317,10 @@ def _programs(draw):
             inputs[w] = [cur[-1], new]
             lines.append(f"{out} = {var} @ {w}")
             cur = cur[:-1] + [new]
-        elif step == "linear":
+        elif step in ("linear", "linear_named"):
             inputs[w] = [new, cur[-1]]
+            if step == "linear_named":
+                lines.append(f'{w} = rearrange({w}, "{new} {cur[-1]} -> {new} {cur[-1]}")')
             lines.append(f"{out} = F.linear({var}, {w})")
             cur = cur[:-1] + [new]
         elif step == "layer":

@@ -537,6 +537,13 @@ class ModuleAnalyzer:
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
         if isinstance(target, ast.Name):
+            last = unify.last_dim_source(value_node)
+            if last is not None and (value is UNKNOWN or value == IntV(None)):
+                # `d = x.shape[-1]`: x ends in a dim named d.
+                known = unify.ending_in(frame.env.get(last.id, UNKNOWN), Expr.name(target.id))
+                if known is not None:
+                    self._learn(last, known, frame, value_node)
+                    value = IntV(Expr.name(target.id))
             frame.env[target.id] = value
             frame.locals.add(target.id)
             frame.param_values.pop(target.id, None)
@@ -967,7 +974,8 @@ class ModuleAnalyzer:
                 return UNKNOWN
             if callee.kind == "torch.nn.Linear" and args:
                 # The layer's input size is the last dim of what it is applied to.
-                known = unify.layer_input(callee, args[0])
+                size = callee.attr("in_features")
+                known = unify.ending_in(args[0], size.value if isinstance(size, IntV) else None)
                 if known is not None:
                     args = [known, *args[1:]]
                     if node.args and not isinstance(node.args[0], ast.Starred):
@@ -1049,6 +1057,13 @@ class ModuleAnalyzer:
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
+        if qual == "torch.nn.functional.linear" and len(args) > 1 and node.args:
+            w = args[1]
+            if isinstance(w, TensorV) and w.shape is not None and len(w.shape) == 2:
+                known = unify.ending_in(args[0], w.shape[1])  # type: ignore[arg-type]
+                if known is not None:
+                    args[0] = known
+                    self._learn(node.args[0], known, frame, node)
         for where, arg_node in unify.size_argument_nodes(qual, node):
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):

@@ -139,18 +139,48 @@ def shape_unpacked(x: Value, names: list[str | None]) -> TensorV | None:
     return TensorV(dims, x.dtype if isinstance(x, TensorV) else None)
 
 
-def layer_input(layer: Value, x: Value) -> TensorV | None:
-    """`nn.Linear(dim, inner)(x)`: x ends in `dim`, whatever comes before."""
-    if not isinstance(layer, ObjectV) or layer.kind != "torch.nn.Linear":
+def ending_in(x: Value, size: Expr | None) -> TensorV | None:
+    """x's last dim is `size` (a layer's input size, `d = x.shape[-1]`), whatever
+    comes before it; None when x says so already or size is unknown."""
+    if size is None or not isinstance(size, Expr):
         return None
-    size = layer.attr("in_features")
-    if not (isinstance(size, IntV) and size.value is not None):
-        return None
+    dtype = x.dtype if isinstance(x, TensorV) else None
     if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
-        return TensorV((fresh_var(), size.value), x.dtype if isinstance(x, TensorV) else None)
+        return TensorV((fresh_var(), size), dtype)
     if isinstance(x, TensorV) and x.shape and x.shape[-1] is None:
-        return TensorV((*x.shape[:-1], size.value), x.dtype)
+        return TensorV((*x.shape[:-1], size), dtype)
     return None
+
+
+def last_dim_source(node: ast.expr | None) -> ast.Name | None:
+    """The tensor variable behind `x.shape[-1]` or `x.size(-1)`."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.value.value, ast.Name)
+        and _is_minus_one(node.slice)
+    ):
+        return node.value.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and isinstance(node.func.value, ast.Name)
+        and len(node.args) == 1
+        and _is_minus_one(node.args[0])
+    ):
+        return node.func.value
+    return None
+
+
+def _is_minus_one(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and node.operand.value == 1
+    )
 
 
 # Layer constructors whose leading arguments are sizes: a variable of unknown
