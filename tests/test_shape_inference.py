@@ -141,6 +141,26 @@ def test_rank_from_shape_unpacking_is_checked_against_a_pattern():
     assert codes(code) == ["SHP301"]
 
 
+def test_a_use_in_one_branch_says_nothing_about_the_other():
+    # From rotary-embedding-torch and denoising-diffusion-pytorch: a conditional
+    # expression picks the pattern by rank.
+    code = """
+    from einops import rearrange
+
+    def f(mask, loss):
+        mask = rearrange(mask, "b j -> b 1 1 j") if mask.ndim == 2 else rearrange(mask, "b i j -> b 1 i j")
+        loss = rearrange(loss, "-> 1 1") if loss.ndim == 0 else rearrange(loss, "b ... -> b (...)")
+        return mask, loss
+
+    def g(x):
+        ok = x.ndim == 2 and rearrange(x, "b j -> b 1 j")
+        if x.ndim == 3:
+            b, n, d = x.shape
+        return rearrange(x, "b c h w -> b (c h w)")
+    """
+    assert codes(code) == []
+
+
 def test_names_from_patterns_layers_and_unpacking():
     code = """
     import torch.nn as nn

@@ -127,9 +127,11 @@ class _Frame:
         # the name still holds it, the call sites that run whenever the function
         # does, and what those sites said about a parameter.
         self.param_values: dict[str, Value] = {}
-        self.unconditional: set[int] = set()
+        self.hoists = False  # whether what is learnt may hold from the function's top
+        self.conditional = 0  # inside a conditional expression: what is learnt is not kept
         self.learnt: dict[str, TensorV] = {}
         self.learnt_params: set[str] = set()
+        self.learnt_line = 1 << 30  # the first line that taught something about a parameter
 
 
 class ModuleAnalyzer:
@@ -273,13 +275,17 @@ class ModuleAnalyzer:
         self._quiet = False
         try:
             frame, params = self._run_function(fd, {})
-            if frame.learnt:
+            if frame.learnt and any(r.line < frame.learnt_line for r in frame.records.values()):
                 # What a use taught about a parameter holds from the top: a second
                 # pass costs every call with it (diagnostics came from the first).
                 self._quiet = True
                 learnt = frame.learnt
                 frame, params = self._run_function(fd, learnt)
                 frame.learnt_params = set(learnt)
+            elif frame.learnt:
+                # Nothing ran before the use: one pass said it all; callers still bind.
+                params = [(p, frame.learnt.get(p, v)) for p, v in params]
+                frame.learnt_params = set(frame.learnt)
         finally:
             self._quiet = quiet
         return self._summarize(fd, frame, params)
@@ -298,7 +304,7 @@ class ModuleAnalyzer:
         params = [(p, learnt.get(p, v)) for p, v in params]
         if not learnt:
             frame.param_values = {p: v for p, v in params if unify.is_open(v)}
-            frame.unconditional = unify.unconditional_calls(fd.node.body)
+            frame.hoists = True
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = _SelfRecorder(fd.cls.name)
         self._exec_block(fd.node.body, frame)
@@ -537,7 +543,7 @@ class ModuleAnalyzer:
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
         if isinstance(target, ast.Name):
-            last = unify.last_dim_source(value_node)
+            last = unify.last_dim_source(value_node) if value_node is not None else None
             if last is not None and (value is UNKNOWN or value == IntV(None)):
                 # `d = x.shape[-1]`: x ends in a dim named d.
                 known = unify.ending_in(frame.env.get(last.id, UNKNOWN), Expr.name(target.id))
@@ -623,7 +629,7 @@ class ModuleAnalyzer:
         if not isinstance(node, ast.Name):
             return
         name = node.id
-        if name not in frame.env:
+        if name not in frame.env or frame.conditional:
             return
         cur = frame.env[name]
         if not (cur is UNKNOWN or isinstance(cur, TensorV)):
@@ -632,8 +638,9 @@ class ModuleAnalyzer:
         frame.env[name] = value
         if name in frame.param_values and frame.param_values[name] is cur:
             frame.param_values[name] = value
-            if id(site) in frame.unconditional:
+            if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
                 frame.learnt[name] = value
+                frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
 
     def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
         """A variadic no code named turns out to be `dims`: every value and cost
@@ -731,7 +738,11 @@ class ModuleAnalyzer:
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
         self.eval(node.test, frame, d)
-        return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+        frame.conditional += 1  # what a branch's use says holds in that branch only
+        try:
+            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+        finally:
+            frame.conditional -= 1
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
         for v in node.values:
@@ -767,9 +778,14 @@ class ModuleAnalyzer:
 
     def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
         # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
-        for child in ast.iter_child_nodes(node):
+        short_circuit = isinstance(node, ast.BoolOp)
+        for i, child in enumerate(ast.iter_child_nodes(node)):
             if isinstance(child, ast.expr):
-                self.eval(child, frame, d)
+                frame.conditional += short_circuit and i > 1  # operands after the first
+                try:
+                    self.eval(child, frame, d)
+                finally:
+                    frame.conditional -= short_circuit and i > 1
         return UNKNOWN
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:

@@ -245,24 +245,39 @@ def einops_op(qual: str) -> str | None:
     return _EINOPS.get(qual)
 
 
-def unconditional_calls(body: list[ast.stmt]) -> set[int]:
-    """ids of the call nodes (and assignments) that run whenever the function runs: in the simple
-    statements at the top of its body, before the first compound statement that
-    may return or raise, outside conditional expressions, lambdas and
-    comprehensions."""
-    out: set[int] = set()
+def runs_unconditionally(body: list[ast.stmt], site: ast.AST) -> bool:
+    """Whether `site` (a call, or an assignment's value) runs whenever the function
+    does: in a simple statement at the top of its body, before the first compound
+    statement that may return or raise, outside conditional expressions, lambdas
+    and comprehensions."""
+    line = getattr(site, "lineno", None)
+    if line is None:
+        return False
     for stmt in body:
-        if isinstance(stmt, ast.Assign):
-            out.add(id(stmt.value))  # `b, n, d = x.shape`
-        if isinstance(stmt, (ast.Return, ast.Raise)):
-            _collect_calls(stmt, out)
-            break
-        if _is_compound(stmt):
-            if any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)):
-                break
+        if stmt.lineno > line:
+            return False
+        if stmt.end_lineno is not None and stmt.end_lineno < line:
+            if _is_compound(stmt) and any(
+                isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)
+            ):
+                return False  # what follows runs only when this did not leave
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                return False
             continue
-        _collect_calls(stmt, out)
-    return out
+        return not _is_compound(stmt) and _reached(stmt, site)
+    return False
+
+
+def _reached(node: ast.AST, site: ast.AST) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is site:
+            return True
+        if isinstance(n, _CONDITIONAL):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _is_compound(stmt: ast.stmt) -> bool:
@@ -292,14 +307,3 @@ _CONDITIONAL = (
     ast.DictComp,
     ast.GeneratorExp,
 )
-
-
-def _collect_calls(node: ast.AST, out: set[int]) -> None:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _CONDITIONAL):
-            continue
-        if isinstance(n, ast.Call):
-            out.add(id(n))
-        stack.extend(ast.iter_child_nodes(n))

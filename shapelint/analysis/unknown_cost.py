@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 from shapelint.ops import stub_ops
 from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value
@@ -38,6 +39,7 @@ _FREE_BUILTINS = frozenset(
 MAX_OP_TEXT = 48
 
 
+@lru_cache(maxsize=8192)
 def may_cost(qual: str) -> bool:
     """A library function, method or module (qualified name) that may run a
     product the flop counter counts; a stub's own FLOP formula says so first."""
