@@ -18,21 +18,14 @@ the function is analysed again with it, so a cost before the use knows it too.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, OpIssue, TensorV, Value, Var
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, OpIssue, TensorV, Value, Var, fresh_var
 
 _EINOPS = {"einops.rearrange": "rearrange", "einops.reduce": "reduce", "einops.repeat": "repeat"}
 _LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
-_fresh = itertools.count()
-
-
-def fresh_var() -> Var:
-    """A variadic no code names: printed as `...`, its size as `?`."""
-    return Var(f"_v{next(_fresh)}")
 
 
 def is_open(v: Value) -> bool:
