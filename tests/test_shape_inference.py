@@ -458,3 +458,38 @@ def test_no_internal_name_reaches_a_human_output(tmp_path, fmt):
         out = json.dumps([[c["op"], c["notes"]] for c in data["calls"]])
     assert not _INTERNAL.search(out), out
     assert not _INTERNAL.search(check), check
+
+
+def test_cost_diff_never_says_no_change_over_unknowns():
+    from types import SimpleNamespace
+
+    from shapelint.cost.diff import compare, render_markdown
+
+    f = {
+        "path": "m.py",
+        "name": "block",
+        "line": 3,
+        "flops": "2*b*d*n",
+        "bytes": "0",
+        "complete": False,
+        "unknown": [{"line": 5, "op": "self.net", "why": "not modelled"}],
+    }
+    same = [SimpleNamespace(functions=[f])]
+    changes = compare(same, same, {})
+    assert [c.status for c in changes] == ["incomplete"]
+    md = render_markdown(changes, "HEAD~1", {})
+    assert "No function's FLOPs or bytes changed." not in md
+    assert "≥ `2·b·d·n`" in md and "1 call unknown: line 5 self.net" in md
+    done = dict(f, complete=True, unknown=[])
+    assert (
+        compare([SimpleNamespace(functions=[done])], [SimpleNamespace(functions=[done])], {}) == []
+    )
+
+
+def test_lsp_hint_marks_unknown_and_partial_costs():
+    from shapelint.lsp import hint_label
+
+    assert hint_label({"output": ["*_v3", "_e1_0", "d"], "flops": None, "complete": False}) == (
+        "→ [..., ?, d] · ? FLOPs"
+    )
+    assert hint_label({"output": None, "flops": "2*b", "complete": False}) == "≥ 2·b FLOPs"

@@ -74,32 +74,23 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
             )
         )
     for c in report["calls"]:
-        if c.get("flops") is None and not c.get("complete", True):
-            what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-            lines.append(
-                workflow_command(
-                    "notice",
-                    f"? ({what}; {'; '.join(c.get('notes') or ['cost unknown'])})",
-                    file=github_path(c["path"]),
-                    line=c["line"],
-                    col=c.get("column"),
-                    title="FLOPs",
-                )
-            )
-            continue
-        if c.get("flops") in (None, "0"):
-            continue
-        formula = human(c["flops"])
-        value = c.get("flops_value")
-        if dims and value is not None and formula != str(value):
-            formula += f" = {si(value)}"
         what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-        detail = [what, f"bytes {human(c.get('bytes'))}"]
-        detail += list(c.get("notes") or [])
+        if c.get("flops") is None and not c.get("complete", True):
+            # A call that may cost FLOPs and whose cost is unknown: never left out.
+            message = f"? ({what}; {'; '.join(c.get('notes') or ['cost unknown'])})"
+        elif c.get("flops") in (None, "0"):
+            continue
+        else:
+            formula = human(c["flops"])
+            value = c.get("flops_value")
+            if dims and value is not None and formula != str(value):
+                formula += f" = {si(value)}"
+            detail = [what, f"bytes {human(c.get('bytes'))}", *(c.get("notes") or [])]
+            message = f"{formula} ({'; '.join(detail)})"
         lines.append(
             workflow_command(
                 "notice",
-                f"{formula} ({'; '.join(detail)})",
+                message,
                 file=github_path(c["path"]),
                 line=c["line"],
                 col=c.get("column"),
