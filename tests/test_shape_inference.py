@@ -244,7 +244,7 @@ def test_products_on_lost_shapes_are_recorded_and_the_total_is_a_lower_bound():
     assert "flops 0" not in flops_figure(mlp) and flops_figure(mlp) != "0"
     c = fns["conv"]
     assert not c["complete"]
-    assert [u["op"] for u in c["unknown"]] == ["F.conv2d", "net"]
+    assert [u["op"] for u in c["unknown"]] == ["torch.nn.functional.conv2d", "net"]
 
 
 def test_text_face_never_prints_a_partial_total_as_a_number(tmp_path):
@@ -259,7 +259,7 @@ def test_text_face_never_prints_a_partial_total_as_a_number(tmp_path):
     assert "flops ?, 2 calls unknown: line 9 operator.matmul, line 10 operator.matmul" in line
     md = CliRunner().invoke(main, ["cost", str(p), "--no-cache", "--format", "markdown"]).output
     row = next(x for x in md.splitlines() if "`conv`" in x)
-    assert "?, 2 calls unknown: line 28 F.conv2d, line 29 net" in row
+    assert "?, 2 calls unknown: line 28 torch.nn.functional.conv2d, line 29 net" in row
 
 
 def test_a_caller_of_an_incomplete_function_is_incomplete():

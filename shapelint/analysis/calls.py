@@ -6,14 +6,16 @@ from __future__ import annotations
 import ast
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import einops_ops, stub_ops
+from shapelint.ops import dtypes, einops_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
     FloatV,
     IntV,
+    NoneV,
     ObjectV,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -32,21 +34,15 @@ EINOPS_FUNCTIONS = {
 LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
 EINOPS_LAYERS = {"einops.layers.Rearrange", "einops.layers.Reduce", "einops.layers.EinMix"}
 
-_DTYPE_NAMES = {
-    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-    "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
-    "int64": "int64", "long": "int64", "int32": "int32", "int": "int32", "int16": "int16",
-    "int8": "int8", "uint8": "uint8", "bool": "bool",
-    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-    "complex64": "complex64", "complex128": "complex128",
-}  # fmt: skip
-
 
 def constant(qual: str) -> Value:
     """The value of a module attribute such as torch.bfloat16."""
     root, _, attr = qual.rpartition(".")
-    if root in ("torch", "numpy") and attr in _DTYPE_NAMES:
-        return DtypeV(_DTYPE_NAMES[attr])
+    name = dtypes.canonical(attr) if root in ("torch", "numpy") else None
+    # numpy's aliases are not torch's (numpy.float was Python's float, a float64):
+    # from numpy only the dtype names themselves.
+    if name is not None and (root == "torch" or name == attr):
+        return DtypeV(name)
     if qual in ("math.pi", "math.e", "math.tau", "math.inf"):
         return FloatV(None)
     return UNKNOWN
@@ -206,16 +202,43 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             if e.lower is None and e.upper is None and e.step is None:
                 out.append(dims[pos])
             else:
-                out.append(None)
+                out.append(sliced_length(dims[pos], v))
             pos += 1
         elif isinstance(v, IntV):
             if pos >= len(dims):
                 return TensorV(None, t.dtype)
             pos += 1
+        elif isinstance(e, ast.List) and sum(isinstance(x, ast.List) for x in elems) == 1:
+            # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
+            if pos >= len(dims) or not all(isinstance(i, IntV) for i in idx_items_of(v)):
+                return TensorV(None, t.dtype)
+            out.append(Expr.const(len(e.elts)))
+            pos += 1
         else:
             return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
     out.extend(dims[pos:])
     return TensorV(tuple(out), t.dtype)
+
+
+def sliced_length(dim, sl: Value):
+    """Length of dim[lo:hi:step] when the dim and the bounds are known numbers."""
+    if not isinstance(sl, SliceV) or dim is None or isinstance(dim, Var) or dim.value is None:
+        return None
+    bounds = []
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+            bounds.append(b.value.value)
+        else:
+            return None
+    if bounds[2] == 0:
+        return None
+    return Expr.const(len(range(dim.value)[bounds[0] : bounds[1] : bounds[2]]))
+
+
+def idx_items_of(v: Value) -> tuple[Value, ...]:
+    return v.items if isinstance(v, TupleV) else (v,)
 
 
 def _consumed_before(elems, target) -> int:

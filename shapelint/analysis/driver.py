@@ -67,7 +67,7 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
+    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines", "deps")
 
     def __init__(
         self,
@@ -84,6 +84,8 @@ class FileResult:
         # Line number -> text of each diagnostic's line that carries a noqa comment,
         # when the analysis saw the file (then filtering reads no file); None: unknown.
         self.noqa_lines: dict[int, str] | None = None
+        # (path, content digest) of the other project files the results depend on.
+        self.deps: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def _from_packed(
@@ -291,7 +293,11 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
         return SourceAnalysis(res)
     analyzer = ModuleAnalyzer(src, tree, options)
     try:
+        from shapelint.analysis import project
+
+        project.attach(analyzer, path, options)
         mres = analyzer.run()
+        res.deps = tuple(project.dependencies(analyzer))
     except RecursionError:
         res.diagnostics.append(
             diagnostic(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
@@ -305,6 +311,34 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
     res.calls = [_record_json(path, r) for r in mres.records]
     res.functions = [_function_json(path, f) for f in mres.functions]
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
+
+
+def analyze_target(
+    path: str,
+    text: str,
+    qualname: str,
+    init: dict[str, str],
+    inputs: dict[str, str],
+    options: AnalysisOptions | dict | None = None,
+):
+    """One target of a file (`cost PATH::QUALNAME`): its analyzer runs in
+    specialized mode, every call interpreted with the values it receives
+    (analysis/target.py). Raises TargetError for a target or value it cannot use."""
+    from shapelint.analysis import project
+    from shapelint.analysis.interpreter import ModuleAnalyzer
+    from shapelint.analysis.target import TargetError, evaluate_target
+
+    opts = AnalysisOptions.coerce(options)
+    if opts.stubs != _CONFIGURED_STUBS:
+        configure_stubs(opts.stubs)
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as e:
+        raise TargetError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    an = ModuleAnalyzer(SourceFile(path, text), tree, opts, specialize=True)
+    project.attach(an, path, opts, specialize=True)
+    an.prepare()
+    return evaluate_target(an, path, qualname, init, inputs)
 
 
 def _py(e) -> str | None:
@@ -447,14 +481,14 @@ def _gc_step() -> None:
 
 def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
-    Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
+    Returns (index, diagnostic rows, packed records, noqa lines, digest, deps)."""
     i, path = task
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
+        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None, ()
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -462,11 +496,12 @@ def _work(task: tuple[int, str]) -> tuple:
         dig = digest(data)
         hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return i, hit[0], hit[1], hit[2], dig
+            return i, hit[0], hit[1], hit[2], dig, hit[3]
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
     rows = [_row(d) for d in res.diagnostics]
-    return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
+    packed = pack_records(res.calls, res.functions)
+    return i, rows, packed, _noqa_lines(data, rows), dig, res.deps
 
 
 _NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
@@ -521,7 +556,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), *hit)
+                results[i] = _result(str(f), *hit[:3])
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -544,11 +579,12 @@ def analyze_files(
     else:
         outputs = _inline_outputs(tasks, options, cache)
     try:
-        for i, rows, packed, noqa, dig in outputs:
+        for i, rows, packed, noqa, dig, deps in outputs:
             path = str(files[i])
             results[i] = _result(path, rows, packed, noqa)
+            results[i].deps = tuple(deps)
             if cache is not None and dig is not None:
-                cache.store(path, stats[i], dig, rows, packed, noqa)
+                cache.store(path, stats[i], dig, rows, packed, noqa, deps)
             done += 1
             if progress:
                 progress(done, n)
@@ -645,10 +681,12 @@ def noqa_codes(line: str) -> set[str] | None:
     return {c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c}
 
 
-def _suppressed(code: str, codes: set[str] | None) -> bool:
-    if codes is None:
+def noqa_suppresses(line: str | None, code: str) -> bool:
+    """Whether this line's `# noqa` comment, if it has one, silences code."""
+    if line is None or "noqa" not in line.lower():
         return False
-    return not codes or any(code.startswith(c) for c in codes)
+    codes = noqa_codes(line)
+    return codes is not None and (not codes or any(code.startswith(c) for c in codes))
 
 
 def filter_diagnostics(
@@ -663,8 +701,8 @@ def filter_diagnostics(
         if d.code != "SHP001":
             if line_at is None:
                 line_at = _line_getter(result, text_lines, d.path)
-            if _suppressed(d.code, _line_noqa(line_at, d.line)) or (
-                d.end_line != d.line and _suppressed(d.code, _line_noqa(line_at, d.end_line))
+            if noqa_suppresses(line_at(d.line), d.code) or (
+                d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
             ):
                 continue
         out.append(d)
@@ -679,13 +717,6 @@ def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
         return noqa.get
     lines = text_lines if text_lines is not None else _read_lines(path)
     return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
-
-
-def _line_noqa(line_at, lineno: int) -> set[str] | None:
-    line = line_at(lineno)
-    if line is not None and "noqa" in line.lower():
-        return noqa_codes(line)
-    return None
 
 
 def _read_lines(path: str) -> list[str]:

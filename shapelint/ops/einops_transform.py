@@ -19,16 +19,17 @@ from shapelint.notation.einops_pattern import (
     Pattern,
     check_axis_name,
 )
+from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
+from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.shape_sim import (
     BLOCK,
-    FLOAT_DTYPES,
     Foreign,
     Reject,
     align,
     check_size_arg,
     const,
-    dtype_kind,
     group_size,
     is_int,
     kw_value,
@@ -51,7 +52,6 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
-    dtype_bytes,
 )
 
 REDUCTIONS = ("min", "max", "sum", "mean", "prod", "any", "all")
@@ -165,7 +165,8 @@ def check_pattern(call: Call) -> bool:
                         "name the axis and pass its length as a keyword",
                         ("pattern", a.start, a.end),
                     )
-        for key in sorted(lids - rids, key=_key_order):
+        meant = _did_you_mean(call, left, right, lids - rids, rids - lids)
+        for key in sorted(lids - rids - meant, key=_key_order):
             if _is_anon(key):
                 continue  # reported as SHP205 above
             for s, e in _spans(left, key):
@@ -175,7 +176,7 @@ def check_pattern(call: Call) -> bool:
                     "every axis (use reduce to drop it)",
                     ("pattern", s, e),
                 )
-        for key in sorted(rids - lids, key=_key_order):
+        for key in sorted(rids - lids - meant, key=_key_order):
             if _is_anon(key):
                 continue
             for s, e in _spans(right, key):
@@ -232,9 +233,11 @@ def check_pattern(call: Call) -> bool:
                     ("kwarg", name),
                 )
             elif name not in names:
+                near = closest(name, sorted(names - set(call.kwargs)))
+                hint = f"; did you mean {near}=?" if near else ""
                 call.fail(
                     "SHP206",
-                    f"keyword length {name}= is not used: no axis '{name}' in the pattern",
+                    f"keyword length {name}= is not used: no axis '{name}' in the pattern{hint}",
                     ("kwarg", name),
                 )
         for group in left.groups:
@@ -252,6 +255,38 @@ def check_pattern(call: Call) -> bool:
                     ("pattern", group.start, group.end),
                 )
     return len(call.issues) == before
+
+
+def _did_you_mean(call: Call, left: Expression, right: Expression, lonly, ronly) -> set:
+    """One SHP201 per typo where a regrouping or a near spelling explains axes
+    found on one side only (`(hd)` for `(h d)`); the keys it explains."""
+    lnames = sorted(k for k in lonly if isinstance(k, str))
+    rnames = sorted(k for k in ronly if isinstance(k, str))
+    explained: set = set()
+    for word, side, others, other_side in (
+        *((w, "right", lnames, "left") for w in rnames),
+        *((w, "left", rnames, "right") for w in lnames),
+    ):
+        if word in explained:
+            continue
+        free = [n for n in others if n not in explained]
+        parts = regrouping(word, free)
+        expr = right if side == "right" else left
+        if parts is not None:
+            fix = "(" + " ".join(parts) + ")"
+            shown = ", ".join(f"'{p}'" for p in parts)
+            msg = f"axis '{word}' appears only on the {side}, and {shown} only on the {other_side}"
+            explained |= {word, *parts}
+        else:
+            near = closest(word, free)
+            if near is None or len(word) == 1:
+                continue
+            fix = near
+            msg = f"axis '{word}' appears only on the {side}, and '{near}' only on the {other_side}"
+            explained |= {word, near}
+        s, e = _spans(expr, word)[0]
+        call.fail("SHP201", f"{msg}: did you mean '{fix}'?", ("pattern", s, e))
+    return explained
 
 
 def _is_anon(key: object) -> bool:
@@ -275,19 +310,43 @@ def _expand(group: Group, ell_keys: list[object]) -> list[object]:
     return out
 
 
+@dataclass
+class _Layout:
+    """The pattern laid over the input's dims (the recipe einops prepares): one
+    entry per input dim with its elementary axes (comp), the group it came from
+    (src) and its size (dims); the output's groups of axes (right_comp); the axes
+    on each side (lids, rids); the dims under '...' (middle: a list, or BLOCK when
+    their number is unknown)."""
+
+    comp: list[list[object]]
+    src: list[Group]
+    dims: list[object]
+    right_comp: list[list[object]]
+    lids: set
+    rids: set
+    middle: object
+
+
 def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
     """Run the recipe on ``x``; returns (output dims or None for unknown rank, dtype).
 
-    Raises Reject when einops would raise.
+    Raises Reject when einops would raise. The steps are einops' own: the rank
+    (_layout), the lengths of elementary axes (_reconstruct_from_shape) and the
+    torch operations (_apply_recipe).
     """
+    shape = x.shape if isinstance(x, TensorV) else None
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    layout = _layout(call, shape)
+    lengths, kw, need_init_reshape = _reconstruct_from_shape(call, layout)
+    return _apply_recipe(call, layout, lengths, kw, need_init_reshape, dtype)
+
+
+def _layout(call: Call, shape) -> _Layout:
+    """The rank check, and the pattern's axes laid over the input's dims."""
     pat = call.pattern
     left, right = pat.left, pat.output
     assert right is not None
-    shape = x.shape if isinstance(x, TensorV) else None
-    dtype = x.dtype if isinstance(x, TensorV) else None
     where_left = ("pattern", left.start, left.end)
-
-    # -- rank ----------------------------------------------------------------------------
     ell_at = next((i for i, g in enumerate(left.groups) if g.is_ellipsis), None)
     if left.has_ellipsis and ell_at is not None:
         n_before, n_after = ell_at, len(left.groups) - ell_at - 1
@@ -351,9 +410,19 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
         dims = list(before)
         right_comp = [list(g.axis_names()) for g in right.groups]
         lids, rids = left.identifiers, right.identifiers
+    return _Layout(comp, src, dims, right_comp, lids, rids, middle)
 
-    # -- lengths of elementary axes (_reconstruct_from_shape) ---------------------------
-    # (an extra key of unknown length stands in a '(...)' whose dims are unknown)
+
+def _reconstruct_from_shape(
+    call: Call, layout: _Layout
+) -> tuple[dict[object, object], dict[object, object], bool]:
+    """The length of every elementary axis, from the input's dims and the keyword
+    lengths; returns (lengths, keyword lengths, whether the input is reshaped first).
+    An extra key of unknown length stands in a '(...)' whose dims are unknown."""
+    pat = call.pattern
+    left, right = pat.left, pat.output
+    assert right is not None
+    comp, src, dims = layout.comp, layout.src, layout.dims
     lengths: dict[object, object] = {}
     for g in left.groups:
         for a in g.axes:
@@ -435,8 +504,22 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                 ) from None
         if len(group) != 1:
             need_init_reshape = True
+    return lengths, kw, need_init_reshape
 
-    # -- the torch operations (_apply_recipe) -------------------------------------------
+
+def _apply_recipe(
+    call: Call,
+    layout: _Layout,
+    lengths: dict[object, object],
+    kw: dict[object, object],
+    need_init_reshape: bool,
+    dtype: str | None,
+) -> tuple[list | None, str | None]:
+    """The torch operations: reshape, permute, reduce, add axes, reshape."""
+    right = call.pattern.output
+    assert right is not None
+    comp, dims, right_comp = layout.comp, layout.dims, layout.right_comp
+    lids, rids, middle = layout.lids, layout.rids, layout.middle
     ordered_left = [k for g in comp for k in g]
     ordered_right = [k for g in right_comp for k in g if k is not _UNKNOWN_SIZE]
     if need_init_reshape:
@@ -533,7 +616,7 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
             f"{', '.join(LAYER_REDUCTIONS)}, not {red!r}",
             ("call",),
         )
-    if red == "mean" and dtype is not None and dtype not in FLOAT_DTYPES:
+    if red == "mean" and dtype is not None and dtype not in MEAN_DTYPES:
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
                 "SHP215",

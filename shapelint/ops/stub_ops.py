@@ -27,7 +27,15 @@ from shapelint.notation.dimspec import (
     parse_size_expr,
 )
 from shapelint.notation.symbolic import Expr, binop, total
-from shapelint.ops import dtypes, shape_rules
+from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
+    conv_rules,
+    dtypes,
+    layer_rules,
+    norm_rules,
+    shape_rules,
+)
+from shapelint.ops.cost import call_bytes, tensors_in
+from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.shape_rules import (
     BROADCAST,
     RANK,
@@ -40,6 +48,7 @@ from shapelint.ops.shape_rules import (
     has_var,
     shape_text,
 )
+from shapelint.ops.stub_dir import builtin_stub_dir
 from shapelint.ops.stub_format import (
     NO_DEFAULT,
     Formula,
@@ -68,23 +77,12 @@ from shapelint.ops.values import (
     Var,
     constant_value,
     dim_str,
-    dtype_bytes,
 )
 
 Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
-    try:
-        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
-
-        return Path(pkg.__file__).parent
-    except ImportError:
-        return Path(__file__).resolve().parents[2] / "stubs"
 
 
 def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -379,7 +377,11 @@ class _Env:
 
     def where_from(self, name: str) -> str:
         src = self.source.get(name, name)
-        return src if isinstance(src, str) else f"{src[0]} {shape_text(src[1])}"
+        if isinstance(src, str):
+            return src
+        if len(src) == 3 and src[2] is not None:
+            return f"dim {src[2]} of {src[0]} {shape_text(src[1])}"
+        return f"{src[0]} {shape_text(src[1])}"
 
     weak: set[str] = field(default_factory=set)  # bound by a broadcastable #name
     variadic: dict[str, Shape | None] = field(default_factory=dict)
@@ -477,7 +479,7 @@ class _Interpreter:
                 if elem.kind == SYMBOLIC:
                     deferred.append((elem, dim, item.param, where))
                 else:
-                    self._unify(elem, dim, item.param, v.shape, where)
+                    self._unify(elem, dim, item.param, v.shape, where, _position(item.spec, elem))
             if var_part is not _NO_VAR:
                 self._unify_variadic(
                     item.spec.dims[item.spec.index_variadic], var_part, item.param, where
@@ -497,7 +499,15 @@ class _Interpreter:
         self.out = outs[0] if len(outs) == 1 else TupleV(tuple(outs))
         return None
 
-    def _unify(self, elem: DimElem, dim: Dim, param: str, shape: Shape, where: tuple) -> None:
+    def _unify(
+        self,
+        elem: DimElem,
+        dim: Dim,
+        param: str,
+        shape: Shape,
+        where: tuple,
+        pos: int | None = None,
+    ) -> None:
         if elem.kind == ANONYMOUS or isinstance(dim, Var):
             return
         is_one = isinstance(dim, Expr) and dim.value == 1
@@ -517,16 +527,21 @@ class _Interpreter:
         env = self.env
         if name not in env.single or env.single[name] is None:
             env.single[name] = dim
-            env.source[name] = (param, shape)
+            env.source[name] = (param, shape, pos)
             if elem.broadcastable:
                 env.weak.add(name)
             return
         have = env.single[name]
         if differs(have, dim):
+            # The stub's letter for the axis is its own: the user knows positions.
+            here = (
+                f"{param} {shape_text(shape)}"
+                if pos is None
+                else f"dim {pos} of {param} {shape_text(shape)}"
+            )
             self.issue(
                 self.code,
-                f"{name} is {dim_str(have)} in {env.where_from(name)} but {dim_str(dim)} in "
-                f"{param} {shape_text(shape)}",
+                f"{dim_str(have)} in {env.where_from(name)} must equal {dim_str(dim)} in {here}",
                 where,
             )
         elif (
@@ -644,7 +659,7 @@ class _Interpreter:
             v = self.bound.values.get(p.name)
             if v is None or isinstance(v, ObjectV):
                 continue
-            for t in _tensors([v]):
+            for t in tensors_in([v]):
                 return t.dtype
         return None
 
@@ -712,8 +727,21 @@ class _Interpreter:
         elif e.module:
             nbytes = Expr.const(0)
         else:
-            nbytes = _default_bytes(self.bound.values.values(), self.out)
+            nbytes = call_bytes(self.bound.values.values(), self.out)
         return Cost(flops, other, nbytes, list(dict.fromkeys(self.notes)))
+
+
+def _position(spec: DimSpec, elem: DimElem) -> int | None:
+    """elem's dim index as the user would write it: from the end after a variadic
+    part (or in a spec of a single axis), else from the start."""
+    dims = spec.dims
+    k = next((i for i, d in enumerate(dims) if d is elem), None)
+    if k is None:
+        return None
+    iv = spec.index_variadic
+    if iv is not None and k > iv or k == len(dims) - 1:
+        return k - len(dims)
+    return k
 
 
 def _align(spec: DimSpec, shape: Shape):
@@ -758,16 +786,6 @@ def _align(spec: DimSpec, shape: Shape):
 _NO_VAR = object()  # the spec has no variadic element
 
 
-def _tensors(values: Iterable[Value]) -> Iterable[TensorV]:
-    for v in values:
-        if isinstance(v, TensorV):
-            yield v
-        elif isinstance(v, TupleV):
-            yield from _tensors(v.items)
-        elif isinstance(v, ObjectV):
-            yield from _tensors(a for _, a in v.attrs)
-
-
 def _promote(values: Sequence[Value]) -> str | None:
     dim_t: list[str | None] = []
     zero_t: list[str | None] = []
@@ -791,14 +809,6 @@ def _promote(values: Sequence[Value]) -> str | None:
 def _nbytes(t: TensorV) -> Expr | None:
     n = t.numel()
     return None if n is None else n * dtype_bytes(t.dtype)
-
-
-def _default_bytes(inputs: Iterable[Value], out: Value) -> Expr | None:
-    """Every tensor read (arguments, a module's weights) plus every tensor written."""
-    parts = [_nbytes(t) for t in _tensors(inputs)] + [_nbytes(t) for t in _tensors([out])]
-    if any(p is None for p in parts):
-        return None
-    return total(parts)  # type: ignore[arg-type]
 
 
 class _FormulaEval:
@@ -891,7 +901,7 @@ class _FormulaEval:
             return it.env.scalars[name]
         if name == "dtype_changed":
             before = it._first_tensor_dtype() or dtypes.DEFAULT_FLOAT
-            after = next(iter(_tensors([it.out])), TensorV()).dtype or dtypes.DEFAULT_FLOAT
+            after = next(iter(tensors_in([it.out])), TensorV()).dtype or dtypes.DEFAULT_FLOAT
             return Expr.const(int(before != after))
         if name in it.bound.values:
             return self._truth(it.bound.values[name])
@@ -916,7 +926,7 @@ class _FormulaEval:
             v = self._value(arg)
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
-        tensors = list(_tensors([v]))
+        tensors = list(tensors_in([v]))
         if fn in ("numel", "nbytes"):
             if v is UNKNOWN:
                 raise _Unknown

@@ -153,6 +153,15 @@ class TupleV(Value):
 
 
 @dataclass(frozen=True)
+class SliceV(Value):
+    """`lo:hi:step` inside a subscript, each bound a value (None when absent)."""
+
+    lower: Value | None = None
+    upper: Value | None = None
+    step: Value | None = None
+
+
+@dataclass(frozen=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name)."""
 
@@ -213,26 +222,3 @@ class OpResult:
     # tensors the op was given -> a more precise value): the analysis carries it
     # back to the variables they came from.
     refined: dict[int, TensorV] = field(default_factory=dict)
-
-
-DTYPE_BYTES = {
-    "float64": 8,
-    "float32": 4,
-    "tfloat32": 4,
-    "float16": 2,
-    "bfloat16": 2,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-    "int64": 8,
-    "int32": 4,
-    "int16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "bool": 1,
-    "complex64": 8,
-    "complex128": 16,
-}
-
-
-def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
-    return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])
