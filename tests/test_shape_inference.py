@@ -493,3 +493,40 @@ def test_lsp_hint_marks_unknown_and_partial_costs():
         "→ [..., ?, d] · ? FLOPs"
     )
     assert hint_label({"output": None, "flops": "2*b", "complete": False}) == "≥ 2·b FLOPs"
+
+
+# -- an unannotated nanoGPT written with einops ------------------------------------------------
+
+NANOGPT = __import__("pathlib").Path(__file__).parent.parent / "fixtures/models/nanogpt_einops.py"
+
+
+@settings(max_examples=8, deadline=None)
+@given(b=_SIZE, t=_SIZE, n_head=st.integers(2, 4), d=_SIZE, vocab=_SIZE)
+def test_unannotated_nanogpt_costs_what_the_flop_counter_counts(b, t, n_head, d, vocab):
+    res = analyze(NANOGPT.read_text(), path=str(NANOGPT))
+    assert res.diagnostics == []
+    fns = {f["name"]: f for f in res.functions}
+    mod = _load(NANOGPT.read_text())
+    c = n_head * d
+    dims = {"B": b, "T": t, "n_embd": c, "n_head": n_head, "b": b, "t": t, "c": c}
+    dims.update({"h": n_head, "d": d, "i": t, "j": t, "vocab": vocab})
+    x, q = torch.randn(b, t, c), torch.randn(b, n_head, t, d)
+    cases = {
+        "CausalSelfAttention.forward": (mod.CausalSelfAttention(c, n_head).forward, (x,)),
+        "scores": (mod.scores, (q, q)),
+        "mix": (mod.mix, (torch.randn(b, n_head, t, t), q)),
+        "lm_logits": (mod.lm_logits, (x, torch.randn(vocab, c))),
+        "attention": (mod.attention, (x, torch.randn(3 * c, c), torch.randn(c, c), n_head)),
+    }
+    for name, (fn, args) in cases.items():
+        f = fns[name]
+        measured = _measure(fn, *args)
+        static = evaluate(f["flops"], dims)
+        if f["complete"]:
+            assert static == measured, (name, f["flops"], measured)
+        else:  # the weights of `attention` are unknown: a lower bound, and it says so
+            assert name == "attention" and static <= measured and f["unknown"]
+    # Every einops call has an inferred output shape, every einsum a formula.
+    einops_calls = [r for r in res.calls if r["op"].startswith("einops.")]
+    assert einops_calls and all(r["output"] is not None for r in einops_calls)
+    assert all(r["flops"] is not None for r in einops_calls if r["op"] == "einops.einsum")
