@@ -195,6 +195,14 @@ def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResul
     return registry().call(name, args, kwargs)
 
 
+def declares_flops(name: str) -> bool | None:
+    """Whether a stub for ``name`` gives it a FLOP formula (None: no stub)."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return None
+    return any(e.flops is not None for e in entries)
+
+
 def is_property(name: str) -> bool:
     """True for tensor properties (``torch.Tensor.T``, ``.mT``, ``.shape``)."""
     return registry().is_property(name)
