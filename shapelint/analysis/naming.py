@@ -25,6 +25,7 @@ from shapelint.analysis.letter_einsum import align_letters, parse_letters
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
     CHAIN_METHODS,
+    SOURCE_SYMBOL,
     TRANSPOSE_LIKE,
     Chain,
     ChainReader,
@@ -38,6 +39,7 @@ from shapelint.analysis.shape_guess import (
     size_text,
     templates,
     unpacked_names,
+    unpacked_shape,
 )
 from shapelint.analysis.statements import innermost_statement, walk_own
 from shapelint.notation import reshuffle as rs
@@ -344,6 +346,17 @@ class NamingChecker:
                 [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
             )
             res = self._finish(core, base, layout, frame, exact=True, safe=safe)
+            if res is not None or not allow_guess:
+                return res
+        elif shape is None and (
+            unpacked := unpacked_shape(frame, base, getattr(core[0].node, "lineno", 0))
+        ):
+            # `b, c, h, w = x.shape` proves x's rank and names its axes.
+            layout = Layout.of_dims(
+                [(rs.frac(Expr.name(SOURCE_SYMBOL + n)) if n else None, n) for n in unpacked]
+            )
+            proven = isinstance(base_value, TensorV)
+            res = self._finish(core, base, layout, frame, exact=proven, safe=safe)
             if res is not None or not allow_guess:
                 return res
         elif shape is None and model[0].op == "permute":
