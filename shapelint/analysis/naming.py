@@ -235,7 +235,9 @@ class NamingChecker:
         if tmp is not None and results:
             # `y = x.transpose(1, 2)` feeding `y.reshape(...)` on the next line: one
             # rewrite for both, if the next line's chain has one (else each its own).
-            self._pending[(id(frame), tmp[0])] = _Temporary(chain, base_value, tmp[1], results)
+            self._pending[(id(frame), tmp[0])] = _Temporary(
+                chain, base_value, tmp[1], results, frame
+            )
             return
         self._emit_all(results)
 
@@ -759,6 +761,7 @@ class _Temporary:
     base_value: Value
     assign: ast.Assign
     results: list  # its own findings, reported unless a merge replaces them
+    frame: object  # held, so that no later frame reuses its id while this waits
 
 
 def _next_statement(func: ast.AST, stmt: ast.stmt) -> ast.stmt | None:
