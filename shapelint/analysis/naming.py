@@ -288,7 +288,13 @@ class NamingChecker:
         results = self._chain_rewrites(combined, prev.base_value, frame, whole_only=True)
         if results is None:
             return False
-        for code, fnode, rw, what in results:
+        src = self.analyzer.src
+        name = prev.assign.targets[0].id  # type: ignore[attr-defined]
+        first = (
+            f"{name} = {ends(src.segment(prev.chain.base), 30)}{steps_text(prev.chain.steps, src)}"
+        )
+        what = f"{first}` then `{name}{steps_text(chain.steps, src)}"
+        for code, fnode, rw, _ in results:
             self._emit(code, fnode, rw, what, dead=[prev.assign])
         return True
 
