@@ -125,6 +125,8 @@ def run_analysis(
     cache = options.get("_cache")
     if cache is not None:
         cache.flush()
+        for w in cache.warnings:
+            click.echo(f"shapelint: warning: {w}", err=True)
     return files, results
 
 

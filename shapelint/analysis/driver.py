@@ -73,7 +73,15 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
+    __slots__ = (
+        "path",
+        "diagnostics",
+        "_calls",
+        "_functions",
+        "_packed",
+        "noqa_lines",
+        "_redo",
+    )
 
     def __init__(
         self,
@@ -90,6 +98,8 @@ class FileResult:
         # Line number -> text of each diagnostic's line that carries a noqa comment,
         # when the analysis saw the file (then filtering reads no file); None: unknown.
         self.noqa_lines: dict[int, str] | None = None
+        # Analyzes the file again when its packed records turn out malformed.
+        self._redo: Callable[[], FileResult] | None = None
 
     @classmethod
     def _from_packed(
@@ -106,7 +116,11 @@ class FileResult:
 
     def _unpack(self) -> None:
         packed, self._packed = self._packed, None
-        calls, functions = unpack_records(packed)  # type: ignore[arg-type]
+        try:
+            calls, functions = unpack_records(packed)
+        except ValueError:
+            fresh = self._redo() if self._redo is not None else FileResult(self.path)
+            calls, functions = fresh.calls, fresh.functions
         # Records from the cache name the path the content was first analyzed under.
         for rec in (*calls, *functions):
             if rec.get("path") != self.path:
@@ -174,9 +188,9 @@ class FileResult:
 
 
 def pack_records(calls: list[dict], functions: list[dict]) -> bytes | None:
-    """The cost records as one immutable blob (None when there are none): marshal,
-    which is several times faster than pickle on plain data, or pickle for values
-    marshal cannot write."""
+    """The cost records as one immutable blob (None when there are none), written
+    with marshal, which is several times faster than pickle on plain data and
+    cannot run code when read. Values marshal cannot write become plain data."""
     if not calls and not functions:
         return None
     import marshal
@@ -184,21 +198,64 @@ def pack_records(calls: list[dict], functions: list[dict]) -> bytes | None:
     try:
         return b"M" + marshal.dumps((calls, functions))
     except ValueError:
-        import pickle
+        return b"M" + marshal.dumps((_plain(calls), _plain(functions)))
 
-        return b"P" + pickle.dumps((calls, functions), protocol=pickle.HIGHEST_PROTOCOL)
+
+def _plain(v):
+    """v as str/int/float/bool/None, lists and str-keyed dicts (tuples and sets
+    become lists; anything else its str())."""
+    if v is None or type(v) in (str, int, float, bool):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted((_plain(x) for x in v), key=repr)
+    return str(v)
+
+
+# The fields of the cost records every face reads, and their types.
+_OPT_STR = (str, type(None))
+_RECORD_FIELDS = {
+    "path": (str,),
+    "line": (int,),
+    "flops": _OPT_STR,
+    "other_flops": _OPT_STR,
+    "bytes": _OPT_STR,
+}
+_CALL_FIELDS = {**_RECORD_FIELDS, "column": (int,), "op": (str,), "notes": (list,)}
+_FUNCTION_FIELDS = {**_RECORD_FIELDS, "name": (str,), "complete": (bool,)}
+
+
+def _valid_records(records, fields: dict) -> bool:
+    return type(records) is list and all(
+        type(r) is dict and all(type(r.get(k)) in types for k, types in fields.items())
+        for r in records
+    )
 
 
 def unpack_records(packed: bytes | None) -> tuple[list[dict], list[dict]]:
+    """The records pack_records wrote; ValueError for anything else (a damaged or
+    crafted cache entry: the caller analyzes the file again)."""
     if not packed:
         return [], []
-    if packed[:1] == b"M":
-        import marshal
+    if packed[:1] != b"M":
+        raise ValueError("not a packed record blob")
+    import marshal
 
-        return marshal.loads(packed[1:])
-    import pickle
-
-    return pickle.loads(packed[1:])
+    try:
+        data = marshal.loads(packed[1:])
+    except (EOFError, TypeError) as e:
+        raise ValueError(str(e)) from None
+    if (
+        type(data) is not tuple
+        or len(data) != 2
+        or not _valid_records(data[0], _CALL_FIELDS)
+        or not _valid_records(data[1], _FUNCTION_FIELDS)
+    ):
+        raise ValueError("malformed cost records")
+    return data
 
 
 def _diag(
@@ -466,8 +523,22 @@ def _row(d: Diagnostic) -> DiagRow:
     return (d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message)
 
 
-def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa) -> FileResult:
-    return FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
+def _result(
+    path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa, options: dict | None = None
+) -> FileResult:
+    res = FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
+    if packed is not None:
+        res._redo = lambda: _reanalyze(path, options or {})
+    return res
+
+
+def _reanalyze(path: str, options: dict) -> FileResult:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return FileResult(path)
+    return analyze_bytes(path, data, options)
 
 
 def analyze_files(
@@ -498,7 +569,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), *hit)
+                results[i] = _result(str(f), *hit, options)
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -523,7 +594,7 @@ def analyze_files(
     try:
         for i, rows, packed, noqa, dig in outputs:
             path = str(files[i])
-            results[i] = _result(path, rows, packed, noqa)
+            results[i] = _result(path, rows, packed, noqa, options)
             if cache is not None and dig is not None:
                 cache.store(path, stats[i], dig, rows, packed, noqa)
             done += 1

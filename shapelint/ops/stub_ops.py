@@ -49,6 +49,7 @@ from shapelint.ops.stub_format import (
     StubError,
     parse_stub_text,
 )
+from shapelint.ops.stub_paths import builtin_stub_dir, stub_files
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -75,23 +76,6 @@ Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
-    try:
-        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
-
-        return Path(pkg.__file__).parent
-    except ImportError:
-        return Path(__file__).resolve().parents[2] / "stubs"
-
-
-def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        out.extend(sorted(p.glob("*.stub")) if p.is_dir() else [p])
-    return out
 
 
 class StubRegistry:
@@ -129,7 +113,9 @@ class StubRegistry:
     def load(cls, extra_paths: Iterable[str | Path] = ()) -> StubRegistry:
         texts: list[tuple[str, str]] = []
         errors: list[StubError] = []
-        for f in _stub_files([builtin_stub_dir(), *extra_paths]):
+        files, problems = stub_files([builtin_stub_dir(), *extra_paths])
+        errors.extend(StubError(path, 0, problem) for path, problem in problems)
+        for f in files:
             try:
                 texts.append((str(f), f.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as e:
