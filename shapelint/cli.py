@@ -150,6 +150,10 @@ def main() -> None:
     `shapelint src/` checks every einops/einsum call under src/ without running
     or importing any of it. See `shapelint COMMAND --help`.
     """
+    # The last guard: what escaped escaping (safe_text) is written, not a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 @main.command()

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from shapelint import __version__
-from shapelint.diagnostics import Diagnostic
+from shapelint.diagnostics import Diagnostic, safe_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -33,7 +33,7 @@ def relative_uri(path: str, base: Path | None = None) -> str:
 def _uri_escape(rel: str) -> str:
     from urllib.parse import quote
 
-    return quote(rel, safe="/-._~")
+    return quote(rel, safe="/-._~", errors="surrogateescape")  # undecodable bytes as %XX
 
 
 # ---------------------------------------------------------------------- SARIF
@@ -155,7 +155,11 @@ def github_path(path: str) -> str:
 def format_github(diags: list[Diagnostic], n_files: int) -> str:
     lines = []
     for d in diags:
-        props: dict[str, object] = {"file": github_path(d.path), "line": d.line, "col": d.column}
+        props: dict[str, object] = {
+            "file": safe_text(github_path(d.path)),
+            "line": d.line,
+            "col": d.column,
+        }
         if (d.end_line, d.end_column) > (d.line, d.column):
             props.update(endLine=d.end_line, endColumn=d.end_column)
         props["title"] = d.code
@@ -186,7 +190,7 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
             workflow_command(
                 "notice",
                 f"{formula} ({'; '.join(detail)})",
-                file=github_path(c["path"]),
+                file=safe_text(github_path(c["path"])),
                 line=c["line"],
                 col=c.get("column"),
                 title="FLOPs",

@@ -13,8 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapelint.cli import main
-from shapelint.diagnostics import Diagnostic
-from shapelint.report_extra import escape_data, escape_property, format_github, format_sarif
+from shapelint.diagnostics import Diagnostic, safe_text
+from shapelint.report_extra import (
+    escape_data,
+    escape_property,
+    format_github,
+    format_sarif,
+    github_path,
+)
 from shapelint.rules import RULES
 
 # The SARIF 2.1.0 schema is not vendored: .ci/run fetches it from the npm registry
@@ -191,8 +197,12 @@ def test_github_escaping_round_trips(message, path, line):
     out = format_github([d], 1)
     assert out.count("\n") == 1  # a message with newlines stays one command
     name, props, data = parse_command(out.rstrip("\n"))
-    assert name == "warning" and data == message and props["title"] == "SHP201"
+    # The message as built (control characters already escaped by Diagnostic).
+    assert name == "warning" and data == d.message and props["title"] == "SHP201"
+    assert d.message == safe_text(message)
     assert props["line"] == str(line)
-    assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
+    assert props["file"] == safe_text(github_path(path))
+    if path.isprintable():
+        assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
     assert escape_property(path).count(",") == 0 and ":" not in escape_property(path)
     assert "\n" not in escape_data(message) and "\r" not in escape_data(message)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
-from shapelint.diagnostics import Diagnostic
+from shapelint.diagnostics import Diagnostic, safe_text
 
 # The pre-filter: a file containing none of these words cannot contain anything
 # shapelint checks, and costs a read and a few substring searches (no regex: one
@@ -347,17 +347,27 @@ def _py(e) -> str | None:
     return None if e is None else e.to_python()
 
 
+def _safe(v):
+    """Strings from the analysed code (patterns, names, dims), escaped where the
+    records are built (see diagnostics.safe_text)."""
+    if isinstance(v, str):
+        return safe_text(v)
+    if isinstance(v, list):
+        return [_safe(x) for x in v]
+    return v
+
+
 def _record_json(path: str, r) -> dict:
     c = r.cost
     return {
         "path": path,
         "line": r.line,
         "column": r.column + 1,
-        "function": r.function,
+        "function": _safe(r.function),
         "op": r.op,
-        "pattern": r.pattern,
-        "inputs": r.inputs,
-        "output": r.output,
+        "pattern": _safe(r.pattern),
+        "inputs": _safe(r.inputs),
+        "output": _safe(r.output),
         "flops": _py(c.flops),
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
@@ -368,7 +378,7 @@ def _record_json(path: str, r) -> dict:
 def _function_json(path: str, f) -> dict:
     return {
         "path": path,
-        "name": f.name,
+        "name": _safe(f.name),
         "line": f.line,
         "flops": _py(f.flops),
         "other_flops": _py(f.other_flops),
