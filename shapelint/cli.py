@@ -114,6 +114,8 @@ def run_analysis(
         sys.exit(2)
     options = dict(options or {})
     options.update({"stubs": list(cfg.stubs), "naming": dict(cfg.naming)})
+    if cfg.time_budget is not None:
+        options["_time_budget"] = cfg.time_budget
     if cfg.stubs:
         _load_user_stubs(cfg.stubs)
     if not no_cache:
@@ -190,6 +192,12 @@ def main() -> None:
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds one file may take before it is reported as SHP003 (default 10; 0: none).",
+)
+@click.option(
     "--fix",
     is_flag=True,
     help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
@@ -215,6 +223,7 @@ def check(
     no_cache,
     jobs,
     exit_zero,
+    time_budget,
     fix,
     unsafe_fixes,
     show_diff,
@@ -228,6 +237,8 @@ def check(
         cfg.select = _codes(select)
     cfg.extend_select += _codes(extend_select)
     cfg.ignore += _codes(ignore)
+    if time_budget is not None:
+        cfg.time_budget = time_budget
     if fix or show_diff:
         changed = _run_fixes(paths, cfg, unsafe_fixes, show_diff)
         if show_diff:

@@ -30,6 +30,7 @@ KNOWN_KEYS = {
     "hardware",
     "cache-dir",
     "naming",
+    "time-budget",
 }
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
@@ -70,6 +71,7 @@ class Config:
     dtype: str | None = None
     hardware: dict = field(default_factory=dict)
     naming: dict = field(default_factory=dict)
+    time_budget: float | None = None  # seconds per file; None: the default, 0: none
     source: Path | None = None  # the pyproject.toml read, if any
 
     # -- rule selection (ruff's semantics: prefixes, the most specific wins) -------------
@@ -203,6 +205,15 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     if not isinstance(naming, dict):
         raise ConfigError(f"{path}: [tool.shapelint.naming] must be a table")
     cfg.naming = naming
+    budget = section.get("time-budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0
+    ):
+        raise ConfigError(
+            f"{path}: [tool.shapelint] time-budget must be a number of seconds >= 0 "
+            f"(0: no budget), not {budget!r}"
+        )
+    cfg.time_budget = budget
     return cfg
 
 

@@ -302,6 +302,26 @@ def configure_stubs(paths) -> list:
 
 
 def analyze_text(path: str, text: str, options: dict | None = None) -> FileResult:
+    """Analyze one buffer within options["_time_budget"] seconds (default
+    budget.DEFAULT_SECONDS; 0: none): past it, the result is one SHP003."""
+    from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
+
+    seconds = (options or {}).get("_time_budget", DEFAULT_SECONDS)
+    try:
+        with time_budget(seconds):
+            return _analyze_text(path, text, options)
+    except BudgetExceeded:
+        msg = (
+            f"analysis stopped after {seconds:g} s (the time budget): nothing in this file "
+            "was checked; raise `time-budget` in [tool.shapelint] or --time-budget"
+        )
+        return FileResult(path, [_diag(path, 1, 0, 1, 0, TIMED_OUT, msg)])
+
+
+TIMED_OUT = "SHP003"
+
+
+def _analyze_text(path: str, text: str, options: dict | None) -> FileResult:
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
     res = FileResult(path)
@@ -510,6 +530,8 @@ def _work(task: tuple[int, str]) -> tuple:
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
     rows = [_row(d) for d in res.diagnostics]
+    if any(r[4] == TIMED_OUT for r in rows):
+        dig = None  # it depends on the machine's speed: analyzed again next time
     return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
 
 
