@@ -230,6 +230,7 @@ def walk_python_files(root: Path, cfg: Config):
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
+            yield d  # unreadable: the driver reports it (SHP001), it is never skipped
             continue
         subdirs = []
         for e in entries:
@@ -240,11 +241,14 @@ def walk_python_files(root: Path, cfg: Config):
                     if cfg.exclude and cfg.is_excluded(Path(e.path)):
                         continue
                     subdirs.append(Path(e.path))
-                elif e.name.endswith(".py") and e.is_file():
-                    p = Path(e.path)
-                    if cfg.exclude and cfg.is_excluded(p):
-                        continue
-                    yield p
+                    continue
             except OSError:
-                continue
+                pass  # cannot tell: a file, when it ends in .py (reading it will say why)
+            if e.name.endswith(".py"):
+                # Not only regular files: a FIFO or device named .py is refused when
+                # read (SHP001, without blocking), not skipped.
+                p = Path(e.path)
+                if cfg.exclude and cfg.is_excluded(p):
+                    continue
+                yield p
         stack.extend(reversed(subdirs))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -424,15 +425,21 @@ def collect_files(paths: Iterable[Path], cfg) -> tuple[list[Path], list[str]]:
     stats: dict[str, os.stat_result] = {}
     _COLLECTED[:] = [time.monotonic(), stats]
     for p in paths:
-        if not p.exists():
+        try:
+            is_dir = stat.S_ISDIR(os.stat(p).st_mode)
+        except FileNotFoundError:
             missing.append(str(p))
             continue
-        found = walk_python_files(p, cfg) if p.is_dir() else [p]
+        except OSError:  # under an unsearchable directory: reading it will say so
+            files.append(p)
+            continue
+        found = walk_python_files(p, cfg) if is_dir else [p]
         for f in found:
             # One stat instead of resolve()'s lstat of every path component.
             try:
                 st = os.stat(f)
             except OSError:
+                files.append(f)  # reported when read (SHP001), never skipped
                 continue
             key = (st.st_dev, st.st_ino)
             if key not in seen:
@@ -513,12 +520,9 @@ def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
     Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
     i, path = task
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
+    data = read_source(path)
+    if isinstance(data, str):
+        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", data))], None, {}, None
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -533,6 +537,49 @@ def _work(task: tuple[int, str]) -> tuple:
     if any(r[4] == TIMED_OUT for r in rows):
         dig = None  # it depends on the machine's speed: analyzed again next time
     return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_O_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_source(path: str) -> bytes | str:
+    """The bytes of a regular file, or why they cannot be read (a message). The file
+    is opened without blocking and checked before any read: a FIFO would block the
+    run, a device (/dev/zero behind a symlink) would be read until memory ran out."""
+    try:
+        problem = _not_regular(os.stat(path).st_mode)  # opening a device can act
+        if problem is not None:
+            return problem
+        fd = os.open(path, _O_READ)
+    except OSError as e:
+        if os.path.isdir(path):
+            return f"cannot list directory: {e.strerror or e}; nothing under it was checked"
+        return f"cannot read: {e.strerror or e}"
+    try:
+        problem = _not_regular(os.fstat(fd).st_mode)  # replaced since the stat
+        if problem is not None:
+            return problem
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    finally:
+        os.close(fd)
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "cannot list directory; nothing under it was checked"
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}); not read"
 
 
 _NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
@@ -565,12 +612,8 @@ def _result(
 
 
 def _reanalyze(path: str, options: dict) -> FileResult:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return FileResult(path)
-    return analyze_bytes(path, data, options)
+    data = read_source(path)
+    return FileResult(path) if isinstance(data, str) else analyze_bytes(path, data, options)
 
 
 def analyze_files(

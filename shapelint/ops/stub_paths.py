@@ -10,7 +10,12 @@ from pathlib import Path
 
 
 def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
+    """stubs/ of a checkout, or the installed shapelint._stubs package. The checkout
+    comes first: an editable install elsewhere maps shapelint._stubs to its own
+    stubs, which need not match this checkout's code."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "stubs").is_dir():
+        return checkout / "stubs"
     try:
         import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
 
