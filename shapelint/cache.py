@@ -61,7 +61,7 @@ def _code_fingerprint(h) -> None:
     """Names, sizes and mtimes of shapelint's own modules and built-in stubs: a
     checkout being edited must not be served results of the code before the edit.
     Stats only (about 60), no reads."""
-    from shapelint.ops.stub_paths import builtin_stub_dir
+    from shapelint.ops.stub_dir import builtin_stub_dir
 
     roots = (Path(__file__).resolve().parent, builtin_stub_dir())
     for root in roots:
@@ -79,7 +79,7 @@ def _code_fingerprint(h) -> None:
 
 def _stubs_fingerprint(h, paths: list[str]) -> None:
     """Every stub file's name and content, those in stub directories too."""
-    from shapelint.ops.stub_paths import stub_files
+    from shapelint.ops.stub_dir import stub_files
 
     files, problems = stub_files(paths)
     for f in files:
@@ -92,16 +92,19 @@ def _stubs_fingerprint(h, paths: list[str]) -> None:
         h.update(f"{path}\0{problem}".encode())
 
 
-def salt_for(options: dict) -> str:
+def salt_for(options) -> str:
+    """The cache's key for these analysis options (an AnalysisOptions, or a mapping
+    of its fields): every option that changes what the analysis computes."""
+    from shapelint.analysis.options import AnalysisOptions
+
+    key = AnalysisOptions.coerce(options).cache_key()
     h = blake2b(digest_size=8)
     h.update(f"{__version__};{FORMAT};{sys.version_info[:2]};".encode())
     _code_fingerprint(h)
-    _stubs_fingerprint(h, [str(p) for p in options.get("stubs", []) or []])
+    _stubs_fingerprint(h, key["stubs"])
     import json
 
-    # Every option that reaches the analysis; "_"-keys are plumbing (the cache itself).
-    opts = {k: v for k, v in options.items() if not k.startswith("_")}
-    h.update(json.dumps(opts, sort_keys=True, default=str).encode())
+    h.update(json.dumps(key, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
@@ -255,7 +258,7 @@ class Cache:
         }
 
     @staticmethod
-    def for_config(cfg, options: dict) -> Cache:
+    def for_config(cfg, options) -> Cache:
         return Cache(Path(cfg.root) / CACHE_DIR_NAME, salt_for(options))
 
     def lookup_stat(self, path: str, st: os.stat_result) -> tuple | None:

@@ -34,7 +34,7 @@ FINE = 'from einops import rearrange\ndef g(x):\n    return rearrange(x, "a b ->
 
 def test_runaway_file_is_one_diagnostic_within_budget():
     t = time.monotonic()
-    res = analyze_text("runaway.py", RUNAWAY, {"_time_budget": 0.5})
+    res = analyze_text("runaway.py", RUNAWAY, {"time_budget": 0.5})
     assert time.monotonic() - t < 10
     assert [d.code for d in res.diagnostics] == ["SHP003"]
     assert "0.5 s" in res.diagnostics[0].message
@@ -49,7 +49,7 @@ def test_the_run_goes_on(tmp_path, monkeypatch, jobs):
         f = tmp_path / f"m{i}.py"
         f.write_text(RUNAWAY if i == 1 else FINE)
         files.append(f)
-    results = analyze_files(files, {"_time_budget": 0.5}, jobs=jobs)
+    results = analyze_files(files, {"time_budget": 0.5}, jobs=jobs)
     got = [[d.code for d in r.diagnostics] for r in results]
     assert got[1] == ["SHP003"]
     assert got[0] == got[2] == got[3] and got[0] and "SHP003" not in got[0]
@@ -59,8 +59,8 @@ def test_budget_works_in_a_thread_and_does_not_leak():
     out = {}
 
     def work():
-        out["slow"] = analyze_text("runaway.py", RUNAWAY, {"_time_budget": 0.5})
-        out["fine"] = analyze_text("fine.py", FINE, {"_time_budget": 0.5})
+        out["slow"] = analyze_text("runaway.py", RUNAWAY, {"time_budget": 0.5})
+        out["fine"] = analyze_text("fine.py", FINE, {"time_budget": 0.5})
 
     t = threading.Thread(target=work)
     t.start()
@@ -79,7 +79,7 @@ def test_timed_out_result_is_not_cached(tmp_path):
     f = tmp_path / "m.py"
     f.write_text(RUNAWAY)
     cache = Cache.for_config(Config(root=tmp_path), {})
-    analyze_files([f], {"_time_budget": 0.3, "_cache": cache}, jobs=1)
+    analyze_files([f], {"time_budget": 0.3}, jobs=1, cache=cache)
     assert cache.entries == {}  # a result that depends on the machine's speed
 
 

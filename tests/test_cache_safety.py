@@ -29,7 +29,7 @@ def codes(results) -> list[str]:
 
 def run(files, root, options=None):
     cache = Cache.for_config(Config(root=root), options or {})
-    results = analyze_files(files, {**(options or {}), "_cache": cache}, jobs=1)
+    results = analyze_files(files, options or {}, jobs=1, cache=cache)
     cache.flush()
     return results
 
@@ -197,7 +197,7 @@ def test_symlinked_cache_directory_is_refused(tmp_path, capsys):
     (proj / CACHE_DIR_NAME).symlink_to(outside)
     files = _tree(proj)
     cache = Cache.for_config(Config(root=proj), {})
-    analyze_files(files, {"_cache": cache}, jobs=1)
+    analyze_files(files, {}, jobs=1, cache=cache)
     cache.flush()
     assert sorted(p.name for p in outside.iterdir()) == sorted(
         ["results-unrelated.marshal", *(f"results-{i:016x}.marshal" for i in range(6))]
@@ -213,7 +213,7 @@ def test_symlinked_gitignore_is_not_written_through(tmp_path):
     (proj / CACHE_DIR_NAME / ".gitignore").symlink_to(target)
     files = _tree(proj)
     cache = Cache.for_config(Config(root=proj), {})
-    analyze_files(files, {"_cache": cache}, jobs=1)
+    analyze_files(files, {}, jobs=1, cache=cache)
     cache.flush()
     assert target.read_text() == "original\n"
     assert cache.warnings
@@ -225,7 +225,7 @@ def test_dangling_gitignore_symlink_creates_nothing_outside(tmp_path):
     (proj / CACHE_DIR_NAME / ".gitignore").symlink_to(tmp_path / "created")
     files = _tree(proj)
     cache = Cache.for_config(Config(root=proj), {})
-    analyze_files(files, {"_cache": cache}, jobs=1)
+    analyze_files(files, {}, jobs=1, cache=cache)
     cache.flush()
     assert not (tmp_path / "created").exists()
 

@@ -1,5 +1,6 @@
-"""Where stub files are: the built-in ones and the paths a project names. Light (no
-parsing), so that the cache can fingerprint the stubs without loading them."""
+"""Where the stubs are (the built-in ones, and the files a project names): a module
+of its own, light enough for the cache key (which fingerprints them) to find them
+without loading the stub machinery."""
 
 from __future__ import annotations
 
@@ -10,18 +11,20 @@ from pathlib import Path
 
 
 def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package. The checkout
-    comes first: an editable install elsewhere maps shapelint._stubs to its own
-    stubs, which need not match this checkout's code."""
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file() and (checkout / "stubs").is_dir():
-        return checkout / "stubs"
+    """stubs/ of the checkout this package is in, else the installed shapelint._stubs.
+
+    The checkout comes first: an editable install maps shapelint._stubs to the
+    checkout it was made from, which need not be the one running."""
+    root = Path(__file__).resolve().parents[2]
+    here = root / "stubs"
+    if here.is_dir() and (root / "pyproject.toml").is_file():
+        return here
     try:
         import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
 
         return Path(pkg.__file__).parent
     except ImportError:
-        return Path(__file__).resolve().parents[2] / "stubs"
+        return here
 
 
 def stub_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[tuple[str, str]]]:
