@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from shapelint.cli.options import analysis_options, load_config, run_analysis, split_codes
+from shapelint.cli.options import analysis_options, checked_codes, load_config, run_analysis
 
 
 @click.command()
@@ -90,9 +90,9 @@ def check(
 
     cfg = load_config([Path(p) for p in paths], config_path)
     if select:
-        cfg.select = split_codes(select)
-    cfg.extend_select += split_codes(extend_select)
-    cfg.ignore += split_codes(ignore)
+        cfg.select = checked_codes(select, "--select")
+    cfg.extend_select += checked_codes(extend_select, "--extend-select")
+    cfg.ignore += checked_codes(ignore, "--ignore")
     if time_budget is not None:
         cfg.time_budget = time_budget
     options = analysis_options(cfg)
