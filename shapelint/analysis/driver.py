@@ -496,6 +496,26 @@ def _init_worker(options: AnalysisOptions, cache, batch_gc: bool = True) -> None
         _batch_gc()
 
 
+def _init_pool_worker(options: AnalysisOptions, cache) -> None:
+    """A pool worker leaves Ctrl-C to the parent (which stops it: a terminal sends
+    SIGINT to every process of the job), dies at once on SIGTERM, and dies with the
+    parent even when that is killed outright (Linux: PR_SET_PDEATHSIG)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's (which unwinds)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() == 1:  # the parent died before the prctl
+            os._exit(1)
+    _init_worker(options, cache)
+
+
 # Objects that outlived their file, collected past this many (see _batch_gc).
 GC_SURVIVORS = 200_000
 
@@ -750,7 +770,7 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOpti
 
     leftover: list[tuple[int, str]] = []
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(options, cache)
+        max_workers=jobs, mp_context=ctx, initializer=_init_pool_worker, initargs=(options, cache)
     )
     try:
         chunks = {pool.submit(_work_chunk, chunk): chunk for chunk in _chunks(tasks, sizes)}
@@ -761,6 +781,13 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOpti
                 leftover.extend(chunks[fut])
                 continue
             yield from out
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or abandoned: the workers stop now, not after
+        # their current files (which may be long), and never outlive the run.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in mp.active_children():
+            child.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     if leftover:
