@@ -71,6 +71,14 @@ class _Watchdog:
                 self._clear_in(tid, None)
         return fired
 
+    def interrupt(self, tid: int) -> bool:
+        """Stop the budget block running in thread tid now (at the next poll)."""
+        with self._lock:
+            entry = self.active.get(tid)
+            if entry is not None:
+                entry[0] = 0.0
+            return entry is not None
+
 
 _WATCHDOG: _Watchdog | None = None
 _WATCHDOG_LOCK = threading.Lock()
@@ -98,3 +106,11 @@ def time_budget(seconds: float | None):
         yield
     finally:
         dog.leave(tid)
+
+
+def interrupt(tid: int) -> bool:
+    """Cut short the budget block thread tid is in (it raises BudgetExceeded there),
+    e.g. an editor's analysis of a buffer that has changed since. False when that
+    thread is in none."""
+    dog = _WATCHDOG
+    return dog is not None and dog.pid == os.getpid() and dog.interrupt(tid)
