@@ -14,9 +14,10 @@ written with marshal (plain tuples, strings and bytes: it loads several times
 faster than pickle and cannot run code when loaded). A file whose digest does not
 match is ignored, and each entry is checked for its shape on load, so a damaged or
 crafted cache is a miss, never a crash. An entry is (diagnostic rows, packed cost
-records, the diagnostic lines that carry a `# noqa`): the records stay one bytes
-blob until a face asks for them, and the noqa lines spare `check` reading the
-files it reports on, so a warm run reads no source file at all.
+records, the diagnostic lines that carry a `# noqa`, the (path, digest) of the
+other project files the results depend on): the records stay one bytes blob until
+a face asks for them, and the noqa lines spare `check` reading the files it
+reports on, so a warm run reads no source file at all.
 
 The analysed tree does not steer the writes: a `.shapelint_cache` or `.gitignore`
 that is a symlink is refused with a warning, files are created with O_NOFOLLOW and
@@ -40,7 +41,7 @@ except ImportError:  # pragma: no cover - an interpreter without the builtin mod
 from shapelint import __version__
 
 CACHE_DIR_NAME = ".shapelint_cache"
-FORMAT = 4
+FORMAT = 5
 MAGIC = b"shapelint-cache\x00"
 _CACHE_FILE = re.compile(r"results-[0-9a-f]{16}\.marshal")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -175,13 +176,18 @@ def _valid_row(r) -> bool:
 
 
 def valid_entry(e) -> bool:
-    """(diagnostic rows, packed records or None, {line: text}) of the right types.
-    The packed records are checked when unpacked (driver.unpack_records)."""
-    if type(e) is not tuple or len(e) != 3:
+    """(diagnostic rows, packed records or None, {line: text}, deps) of the right
+    types. The packed records are checked when unpacked (driver.unpack_records)."""
+    if type(e) is not tuple or len(e) != 4:
         return False
-    rows, packed, noqa = e
+    rows, packed, noqa, deps = e
     return (
-        type(rows) is list
+        type(deps) is tuple
+        and all(
+            type(d) is tuple and len(d) == 2 and type(d[0]) is str and type(d[1]) is str
+            for d in deps
+        )
+        and type(rows) is list
         and all(_valid_row(r) for r in rows)
         and (packed is None or (type(packed) is bytes and packed[:1] == b"M"))
         and type(noqa) is dict
@@ -208,8 +214,10 @@ class Cache:
         self.file = directory / f"results-{salt}.marshal"
         # absolute path -> (device, inode, ctime, mtime, size, digest)
         self.by_stat: dict[str, tuple[int, int, int, int, int, str]] = {}
-        # digest -> (diagnostic rows, packed records, noqa lines)
-        self.entries: dict[str, tuple[list[tuple], bytes | None, dict[int, str]]] = {}
+        # digest -> (diagnostic rows, packed records, noqa lines, deps): deps are the
+        # (path, digest) of the other project files the results were computed from.
+        self.entries: dict[str, tuple] = {}
+        self._dep_digests: dict[str, str | None] = {}
         self.warnings: list[str] = []
         self._dirty = False
         self._stored: set[str] = set()
@@ -266,11 +274,43 @@ class Cache:
         with the same ctime, mtime and size), or None."""
         entry = self.by_stat.get(os.path.abspath(path))
         if entry is not None and entry[:5] == _stat_key(st):
-            return self.entries.get(entry[5])
+            return self._valid(self.entries.get(entry[5]))
         return None
 
     def get(self, dig: str) -> tuple | None:
-        return self.entries.get(dig)
+        return self._valid(self.entries.get(dig))
+
+    def _valid(self, entry: tuple | None) -> tuple | None:
+        """The entry while every project file it depends on is as it was."""
+        if entry is None:
+            return None
+        for path, dig in entry[3]:
+            if self._current_digest(path) != dig:
+                return None
+        return entry
+
+    def _current_digest(self, path: str) -> str | None:
+        """A dependency's digest now: from the stat index when its stat holds (no
+        read), else by reading it (a regular file only); once per path per run."""
+        if path in self._dep_digests:
+            return self._dep_digests[path]
+        dig: str | None = None
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            known = self.by_stat.get(os.path.abspath(path))
+            if known is not None and known[:5] == _stat_key(st):
+                dig = known[5]
+            else:
+                try:
+                    with open(path, "rb") as f:
+                        dig = digest(f.read())
+                except OSError:
+                    dig = None
+        self._dep_digests[path] = dig
+        return dig
 
     def store(
         self,
@@ -280,8 +320,9 @@ class Cache:
         rows: list[tuple],
         packed: bytes | None,
         noqa_lines: dict[int, str],
+        deps=(),
     ) -> None:
-        self.entries[dig] = (list(rows), packed, dict(noqa_lines))
+        self.entries[dig] = (list(rows), packed, dict(noqa_lines), tuple(tuple(d) for d in deps))
         self._stored.add(dig)
         key = os.path.abspath(path)
         now = time.time_ns()

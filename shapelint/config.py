@@ -32,7 +32,9 @@ KNOWN_KEYS = {
     "cache-dir",
     "naming",
     "time-budget",
+    "fail-on",
 }
+FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
     {
@@ -73,6 +75,7 @@ class Config:
     hardware: dict = field(default_factory=dict)
     naming: dict = field(default_factory=dict)
     time_budget: float | None = None  # seconds per file; None: the default, 0: none
+    fail_on: str = "error"  # warnings fail a run only when this is "warning"
     source: Path | None = None  # the pyproject.toml read, if any
 
     # -- rule selection (ruff's semantics: prefixes, the most specific wins) -------------
@@ -238,6 +241,12 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
             f"(0: no budget), not {budget!r}"
         )
     cfg.time_budget = budget
+    fail_on = section.get("fail-on", "error")
+    if fail_on not in FAIL_ON:
+        raise ConfigError(
+            f"{path}: [tool.shapelint] fail-on must be one of {', '.join(map(repr, FAIL_ON))}"
+        )
+    cfg.fail_on = fail_on
     return cfg
 
 

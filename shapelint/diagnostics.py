@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-SEVERITIES = ("error", "warning", "info")
-
 
 def safe_text(s: str) -> str:
     """s with every character that is not printable (control characters such as

@@ -169,7 +169,7 @@ def _rewrite_entries(cache_file: Path, mutate) -> None:
         ),
         lambda d: d["entries"].update(
             {
-                k: (v[0], b"M" + marshal.dumps(([{"line": "x"}], 5)), v[2])
+                k: (v[0], b"M" + marshal.dumps(([{"line": "x"}], 5)), v[2], v[3])
                 for k, v in d["entries"].items()
             }
         ),

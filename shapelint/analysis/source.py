@@ -13,7 +13,6 @@ import io
 import re
 import tokenize
 from bisect import bisect_right
-from dataclasses import dataclass
 
 # Python's escape sequences inside non-raw string literals.
 _SIMPLE_ESCAPES = {
@@ -227,11 +226,3 @@ def _map_string(src: SourceFile, node: ast.Constant) -> list[tuple[int, int]] | 
         return None
     out.append(end_pos)
     return out
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int  # 1-based
-    column: int  # 0-based characters
-    end_line: int
-    end_column: int

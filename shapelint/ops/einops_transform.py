@@ -21,6 +21,7 @@ from shapelint.notation.einops_pattern import (
     check_axis_name,
     shorten,
 )
+from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
@@ -166,9 +167,10 @@ def check_pattern(call: Call) -> bool:
                         "name the axis and pass its length as a keyword",
                         ("pattern", a.start, a.end),
                     )
+        meant = _did_you_mean(call, left, right, lids - rids, rids - lids)
         for keys, expr, side, advice in (
-            (lids - rids, left, "left", "must keep every axis (use reduce to drop"),
-            (rids - lids, right, "right", "cannot create axes (use repeat to add"),
+            (lids - rids - meant, left, "left", "must keep every axis (use reduce to drop"),
+            (rids - lids - meant, right, "right", "cannot create axes (use repeat to add"),
         ):
             named = [k for k in _ordered(keys) if not _is_anon(k)]  # numbered: SHP205
             _fail_axes(
@@ -232,9 +234,11 @@ def check_pattern(call: Call) -> bool:
                     ("kwarg", name),
                 )
             elif name not in names:
+                near = closest(name, sorted(names - set(call.kwargs)))
+                hint = f"; did you mean {near}=?" if near else ""
                 call.fail(
                     "SHP206",
-                    f"keyword length {name}= is not used: no axis '{name}' in the pattern",
+                    f"keyword length {name}= is not used: no axis '{name}' in the pattern{hint}",
                     ("kwarg", name),
                 )
         for group in left.groups:
@@ -270,6 +274,38 @@ def _fail_by_kind(call: Call, keys: list, expr: Expression, numbered, named) -> 
     """SHP201 once for the numbered axes among keys, once for the named ones."""
     _fail_axes(call, "SHP201", [k for k in keys if _is_anon(k)], expr, numbered)
     _fail_axes(call, "SHP201", [k for k in keys if not _is_anon(k)], expr, named)
+
+
+def _did_you_mean(call: Call, left: Expression, right: Expression, lonly, ronly) -> set:
+    """One SHP201 per typo where a regrouping or a near spelling explains axes
+    found on one side only (`(hd)` for `(h d)`); the keys it explains."""
+    lnames = sorted(k for k in lonly if isinstance(k, str))
+    rnames = sorted(k for k in ronly if isinstance(k, str))
+    explained: set = set()
+    for word, side, others, other_side in (
+        *((w, "right", lnames, "left") for w in rnames),
+        *((w, "left", rnames, "right") for w in lnames),
+    ):
+        if word in explained:
+            continue
+        free = [n for n in others if n not in explained]
+        parts = regrouping(word, free)
+        expr = right if side == "right" else left
+        if parts is not None:
+            fix = "(" + " ".join(parts) + ")"
+            shown = ", ".join(f"'{p}'" for p in parts)
+            msg = f"axis '{word}' appears only on the {side}, and {shown} only on the {other_side}"
+            explained |= {word, *parts}
+        else:
+            near = closest(word, free)
+            if near is None or len(word) == 1:
+                continue
+            fix = near
+            msg = f"axis '{word}' appears only on the {side}, and '{near}' only on the {other_side}"
+            explained |= {word, near}
+        s, e = _spans(expr, word)[0]
+        call.fail("SHP201", f"{msg}: did you mean '{fix}'?", ("pattern", s, e))
+    return explained
 
 
 def _is_anon(key: object) -> bool:
