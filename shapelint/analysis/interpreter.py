@@ -10,6 +10,7 @@ never produces an error.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
@@ -17,7 +18,7 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, fact_scope, record_divides
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
@@ -219,7 +220,8 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            summ = self._analyze_function(fd)
+            with fact_scope():
+                summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
         self.summaries[qualname] = summ
@@ -243,10 +245,12 @@ class ModuleAnalyzer:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.name}"))
             frame.env["self"] = _SelfRecorder(cd.name)
-            self._exec_block(init.node.body, frame)
-            rec = frame.env.get("self")
-            if isinstance(rec, _SelfRecorder):
-                cd.self_attrs = dict(rec.attrs)
+            with fact_scope():
+                self._exec_block(init.node.body, frame)
+                rec = frame.env.get("self")
+                if isinstance(rec, _SelfRecorder):
+                    # Rebuilt in the scope: an assert after the division still counts.
+                    cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
         return cd.self_attrs
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
@@ -261,6 +265,8 @@ class ModuleAnalyzer:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
         returns = _join_all(frame.returns) if frame.returns else NoneV()
+        for r in frame.records.values():
+            r.cost.simplify()  # with the facts found after the call was recorded
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
         return FunctionSummary(
@@ -426,6 +432,7 @@ class ModuleAnalyzer:
                     frame.env.pop(local, None)
         elif isinstance(stmt, ast.Assert):
             self.eval(stmt.test, frame)
+            self._assert_divides(stmt.test, frame)
         elif type(stmt).__name__ == "Match":
             self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
             before = dict(frame.env)
@@ -443,13 +450,41 @@ class ModuleAnalyzer:
         elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
             self.eval(stmt.exc, frame)
 
+    def _assert_divides(self, test: ast.expr, frame: _Frame) -> None:
+        """`assert n % d == 0` (or `not n % d`, in an `and`): d divides n from here on."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            for v in test.values:
+                self._assert_divides(v, frame)
+            return
+        mod = None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            mod = test.operand
+        elif (
+            isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+        ):
+            a, b = test.left, test.comparators[0]
+            if isinstance(b, ast.Constant) and b.value == 0:
+                mod = a
+            elif isinstance(a, ast.Constant) and a.value == 0:
+                mod = b
+        if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
+            n, d = self.eval(mod.left, frame), self.eval(mod.right, frame)
+            if (
+                isinstance(n, IntV)
+                and isinstance(d, IntV)
+                and n.value is not None
+                and d.value is not None
+            ):
+                record_divides(n.value, d.value)
+
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)
         frame.env = {k: v for k, v in outer.env.items() if not isinstance(v, _SelfRecorder)}
         frame.locals = set(outer.locals)
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
-        self._exec_block(fd.node.body, frame)
+        with fact_scope(inherit=True):
+            self._exec_block(fd.node.body, frame)
         self._emit_records(frame)
 
     def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
@@ -1194,6 +1229,11 @@ def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> V
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
     return v
+
+
+def _rebuilt(v: Value) -> Value:
+    """v built again, so its sizes simplify with the facts of the current scope."""
+    return dataclasses.replace(v) if isinstance(v, (IntV, TensorV)) else v
 
 
 def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:
