@@ -18,7 +18,13 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
-from shapelint.notation.symbolic import Expr, fact_scope, record_divides
+from shapelint.notation.symbolic import (
+    Expr,
+    declare_names,
+    fact_scope,
+    note_equal,
+    record_divides,
+)
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
@@ -255,6 +261,7 @@ class ModuleAnalyzer:
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
         frame = _Frame(fd, fd.qualname)
+        self._declare_annotated_names(fd)
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
@@ -432,7 +439,7 @@ class ModuleAnalyzer:
                     frame.env.pop(local, None)
         elif isinstance(stmt, ast.Assert):
             self.eval(stmt.test, frame)
-            self._assert_divides(stmt.test, frame)
+            self._assert_facts(stmt.test, frame)
         elif type(stmt).__name__ == "Match":
             self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
             before = dict(frame.env)
@@ -450,32 +457,51 @@ class ModuleAnalyzer:
         elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
             self.eval(stmt.exc, frame)
 
-    def _assert_divides(self, test: ast.expr, frame: _Frame) -> None:
-        """`assert n % d == 0` (or `not n % d`, in an `and`): d divides n from here on."""
+    def _assert_facts(self, test: ast.expr, frame: _Frame) -> None:
+        """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
+        that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             for v in test.values:
-                self._assert_divides(v, frame)
+                self._assert_facts(v, frame)
             return
-        mod = None
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            mod = test.operand
-        elif (
-            isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-        ):
+        mod = (
+            test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        )
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
             a, b = test.left, test.comparators[0]
             if isinstance(b, ast.Constant) and b.value == 0:
                 mod = a
             elif isinstance(a, ast.Constant) and a.value == 0:
                 mod = b
+            else:
+                left, right = self.eval(a, frame), self.eval(b, frame)
+                pairs = [(left, right)]
+                if isinstance(left, TupleV) and isinstance(right, TupleV):
+                    if len(left.items) == len(right.items):
+                        pairs = list(zip(left.items, right.items, strict=True))
+                for x, y in pairs:
+                    if isinstance(x, IntV) and isinstance(y, IntV):
+                        note_equal(x.value, y.value)
         if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
             n, d = self.eval(mod.left, frame), self.eval(mod.right, frame)
-            if (
-                isinstance(n, IntV)
-                and isinstance(d, IntV)
-                and n.value is not None
-                and d.value is not None
-            ):
-                record_divides(n.value, d.value)
+            if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
+                if d.value is not None:
+                    record_divides(n.value, d.value)
+
+    def _declare_annotated_names(self, fd: FuncDef) -> None:
+        """The dimension names the function's annotations use: two different ones
+        are two dimensions (SHP315) until the code relates them."""
+        args = fd.node.args
+        nodes = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        nodes.append(fd.node.returns)
+        nodes += [n.annotation for n in ast.walk(fd.node) if isinstance(n, ast.AnnAssign)]
+        names: set[str] = set()
+        for node in nodes:
+            t = self.annotations.tensor(node) if node is not None else None
+            for d in (t.shape or ()) if t is not None else ():
+                if isinstance(d, Expr) and d.as_name() is not None:
+                    names.add(d.as_name())  # type: ignore[arg-type]
+        declare_names(names)
 
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)

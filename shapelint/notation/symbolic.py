@@ -186,9 +186,27 @@ def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
 _SMALL = 4096
 _SMALL_CONSTS: dict[int, Expr] = {}
 
-# Divisibility facts of the function being analysed: (num, den) pairs, den | num.
+
+class _Facts:
+    """What the code of the function being analysed has established about its
+    names: which quotients are exact, which names annotations declare, and which
+    differently named dims it has said are equal."""
+
+    __slots__ = ("divides", "declared", "parent")
+
+    def __init__(self, outer: _Facts | None = None):
+        self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
+        self.declared: set[str] = set(outer.declared) if outer else set()
+        self.parent: dict[str, str] = dict(outer.parent) if outer else {}
+
+    def root(self, name: str) -> str:
+        while name in self.parent:
+            name = self.parent[name]
+        return name
+
+
 # None outside any scope: nothing is recorded, nothing is assumed.
-_FACTS: ContextVar[set | None] = ContextVar("shapelint_divisibility", default=None)
+_FACTS: ContextVar[_Facts | None] = ContextVar("shapelint_facts", default=None)
 
 
 class Expr:
@@ -395,7 +413,13 @@ class Expr:
         if q.is_atom():
             ((m, _),) = q.terms.items()
             atom = m[0][0]
-            if isinstance(atom, FloorDiv) and not atom.exact:
+            # Only the quotient this division made: ((B//h)·B)/B is B//h, whose
+            # own division nobody checked.
+            if (
+                isinstance(atom, FloorDiv)
+                and not atom.exact
+                and (atom.num, atom.den) in ((self, other), _cancel_common(self, other))
+            ):
                 return Expr._atom(FloorDiv(atom.num, atom.den, exact=True))
         return q
 
@@ -446,7 +470,8 @@ class Expr:
     def simplify(self) -> Expr:
         """self with the quotients the scope's facts know to be exact made exact
         (and so cancelled): kv·(h//kv) is h once an op checked kv | h."""
-        if not _FACTS.get() or not _has_quotient(self):
+        facts = _FACTS.get()
+        if facts is None or not facts.divides or not _has_quotient(self):
             return self
         out = self._rebuild({})
         return self if out == self and not _has_exact(out) else out
@@ -607,7 +632,7 @@ def bounded(e: Expr | None) -> Expr | None:
     return e.simplify()
 
 
-# -- divisibility facts ----------------------------------------------------------------
+# -- facts of a scope -----------------------------------------------------------------
 
 
 @contextmanager
@@ -615,7 +640,7 @@ def fact_scope(inherit: bool = False) -> Iterator[None]:
     """Facts recorded inside hold until the scope ends (one analysed function);
     inherit=True starts from the enclosing scope's facts (a nested function)."""
     outer = _FACTS.get()
-    token = _FACTS.set(set(outer) if inherit and outer else set())
+    token = _FACTS.set(_Facts(outer if inherit else None))
     try:
         yield
     finally:
@@ -630,28 +655,41 @@ def record_divides(num: Expr | int, den: Expr | int) -> None:
     num, den = as_expr(num), as_expr(den)
     if num.is_too_big() or den.is_too_big() or not den.terms or den.value in (0, 1):
         return
-    facts.add((num, den))
-    facts.add(_cancel_common(num, den))
+    facts.divides.add((num, den))
+    facts.divides.add(_cancel_common(num, den))
 
 
 def _known_divides(num: Expr, den: Expr) -> bool:
     facts = _FACTS.get()
-    if not facts:
+    if not facts or not facts.divides:
         return False
-    if (num, den) in facts:
+    if (num, den) in facts.divides:
         return True
     # den | n0 and num = n0·k for a polynomial k: den | num.
-    return any(d == den and num.exact_div(n0) is not None for n0, d in facts)
+    return any(d == den and num.exact_div(n0) is not None for n0, d in facts.divides)
+
+
+def declare_names(names: Iterable[str]) -> None:
+    """Names an annotation of the scope gives its dims: two of them are two
+    dimensions until the code relates them."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.declared.update(names)
 
 
 def note_equal(a: Expr | None, b: Expr | None) -> bool:
     """An op checked at run time that a == b (an einsum axis, a view's element
-    count, a matmul's inner dims). Where the two differ by c·M·(d·(n//d) - n) for
-    a monomial M of positive dims, that equality proves d | n: record it.
-    True when a fact was learnt."""
-    if a is None or b is None or a.is_too_big() or b.is_too_big() or a == b:
+    count, a matmul's inner dims), or the code asserted it. Two names become one
+    dimension; where the two differ by c·M·(d·(n//d) - n) for a monomial M of
+    positive dims, the equality proves d | n. True when a divisibility was learnt."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None or a.is_too_big() or b.is_too_big() or a == b:
         return False
-    if _FACTS.get() is None:
+    na, nb = a.as_name(), b.as_name()
+    if na is not None and nb is not None:
+        ra, rb = facts.root(na), facts.root(nb)
+        if ra != rb:
+            facts.parent[max(ra, rb)] = min(ra, rb)
         return False
     diff = a - b
     for q in diff.quotients():
@@ -668,6 +706,28 @@ def note_equal(a: Expr | None, b: Expr | None) -> bool:
                 record_divides(q.num, q.den)
                 return True
     return False
+
+
+def name_clash(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
+    """(a, b) as names when an op equates two dims that the scope's annotations
+    name differently and nothing in the code relates: `seq` against `d_model`."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None:
+        return None
+    na, nb = a.as_name(), b.as_name()
+    if na is None or nb is None or na == nb:
+        return None
+    if na not in facts.declared or nb not in facts.declared:
+        return None
+    if facts.root(na) == facts.root(nb):
+        return None
+    return na, nb
+
+
+def related(a: str, b: str) -> bool:
+    """Whether the code has said that names a and b are one dimension."""
+    facts = _FACTS.get()
+    return a == b or (facts is not None and facts.root(a) == facts.root(b))
 
 
 def _has_quotient(e: Expr) -> bool:

@@ -19,7 +19,7 @@ from shapelint.notation.einops_pattern import (
     Pattern,
     check_axis_name,
 )
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, note_equal
 from shapelint.ops.shape_sim import (
     BLOCK,
     FLOAT_DTYPES,
@@ -405,6 +405,8 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                     f"{call.label}: input dim {length.value} does not match {gtext} = {kp.value}",
                     _blame_group(known, span, lengths),
                 )
+            if isinstance(length, Expr) and isinstance(kp, Expr):
+                note_equal(length, kp)  # einops checks it: `(h d)` with both given is the dim
         else:
             if is_int(kp) and isinstance(kp, Expr):
                 kv = kp.value

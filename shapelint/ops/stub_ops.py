@@ -26,7 +26,7 @@ from shapelint.notation.dimspec import (
     DimSpec,
     parse_size_expr,
 )
-from shapelint.notation.symbolic import Expr, binop, total
+from shapelint.notation.symbolic import Expr, binop, name_clash, total
 from shapelint.ops import dtypes, shape_rules
 from shapelint.ops.shape_rules import (
     BROADCAST,
@@ -514,7 +514,18 @@ class _Interpreter:
                 env.weak.add(name)
             return
         have = env.single[name]
-        if differs(have, dim):
+        clash = None
+        if isinstance(have, Expr) and isinstance(dim, Expr) and not elem.broadcastable:
+            clash = None if name in env.weak else name_clash(have, dim)
+        if clash is not None:
+            self.issue(
+                shape_rules.NAME_CLASH,
+                f"{name} is '{clash[0]}' in {env.where_from(name)} but '{clash[1]}' in "
+                f"{param} {shape_text(shape)}: the annotations name them as different "
+                "dimensions",
+                where,
+            )
+        elif differs(have, dim):
             self.issue(
                 self.code,
                 f"{name} is {dim_str(have)} in {env.where_from(name)} but {dim_str(dim)} in "
