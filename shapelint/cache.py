@@ -78,16 +78,19 @@ def _stubs_fingerprint(h, paths: list[str]) -> None:
             h.update(b"<unreadable>")
 
 
-def salt_for(options: dict) -> str:
+def salt_for(options) -> str:
+    """The cache's key for these analysis options (an AnalysisOptions, or a mapping
+    of its fields): every option that changes what the analysis computes."""
+    from shapelint.analysis.options import AnalysisOptions
+
+    key = AnalysisOptions.coerce(options).cache_key()
     h = blake2b(digest_size=8)
     h.update(f"{__version__};{FORMAT};{sys.version_info[:2]};".encode())
     _code_fingerprint(h)
-    _stubs_fingerprint(h, [str(p) for p in options.get("stubs", []) or []])
+    _stubs_fingerprint(h, key["stubs"])
     import json
 
-    # Every option that reaches the analysis; "_"-keys are plumbing (the cache itself).
-    opts = {k: v for k, v in options.items() if not k.startswith("_")}
-    h.update(json.dumps(opts, sort_keys=True, default=str).encode())
+    h.update(json.dumps(key, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
@@ -116,7 +119,7 @@ class Cache:
                 self.by_stat, self.entries = by_stat, entries
 
     @staticmethod
-    def for_config(cfg, options: dict) -> Cache:
+    def for_config(cfg, options) -> Cache:
         return Cache(Path(cfg.root) / CACHE_DIR_NAME, salt_for(options))
 
     def lookup_stat(self, path: str, st: os.stat_result) -> tuple | None:

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from shapelint.cli import main
 from shapelint.diagnostics import Diagnostic
-from shapelint.report_extra import escape_data, escape_property, format_github, format_sarif
+from shapelint.report.github import escape_data, escape_property, format_github
+from shapelint.report.sarif import format_sarif
 from shapelint.rules import RULES
 
 # The SARIF 2.1.0 schema is not vendored: .ci/run fetches it from the npm registry

@@ -17,6 +17,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
+from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.symbolic import (
     Expr,
@@ -125,10 +126,10 @@ class _Frame:
 
 
 class ModuleAnalyzer:
-    def __init__(self, src: SourceFile, tree: ast.Module, options: dict | None = None):
+    def __init__(self, src: SourceFile, tree: ast.Module, options=None):
         self.src = src
         self.tree = tree
-        self.options = options or {}
+        self.options = AnalysisOptions.coerce(options)
         self.imports = ImportMap.from_module(tree)
         self.result = ModuleResult()
         self._diag_keys: set[tuple] = set()
@@ -338,124 +339,130 @@ class ModuleAnalyzer:
                 continue  # pathological nesting: skip this statement, keep the rest
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
-        if isinstance(stmt, ast.Assign):
-            value = self.eval(stmt.value, frame)
-            for target in stmt.targets:
-                self._assign(target, value, frame, stmt.value)
-        elif isinstance(stmt, ast.AnnAssign):
-            declared = self.annotations.tensor(stmt.annotation)
-            value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
-            if declared is not None:
-                if stmt.value is not None:
-                    self._check_against_annotation(value, declared, stmt.value, "assigned value")
-                value = _refine(value, declared)
-            elif self.annotations.is_int(stmt.annotation) and value is UNKNOWN:
-                value = IntV(None)
-            if stmt.value is not None or declared is not None:
-                self._assign(stmt.target, value, frame, stmt.value)
-        elif isinstance(stmt, ast.AugAssign):
-            cur = self.eval(stmt.target, frame)
-            rhs = self.eval(stmt.value, frame)
-            res = self._binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
-            self._assign(stmt.target, res, frame, None)
-        elif isinstance(stmt, ast.Expr):
-            self.eval(stmt.value, frame)
-        elif isinstance(stmt, ast.Return):
-            v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
-            frame.returns.append(v)
-            if frame.func is not None and frame.func.node.returns is not None:
-                ret_ann = self.annotations.tensor(frame.func.node.returns)
-                if ret_ann is not None and stmt.value is not None:
-                    self._check_against_annotation(v, ret_ann, stmt.value, "return value")
-        elif isinstance(stmt, ast.If):
-            self.eval(stmt.test, frame)
-            before = dict(frame.env)
-            self._exec_block(stmt.body, frame)
-            after_body = frame.env
+        handler = _STMT_HANDLERS.get(type(stmt))
+        # pass / break / continue / global / nonlocal: nothing to track
+        if handler is not None:
+            handler(self, stmt, frame, module_level)
+
+    def _exec_assign(self, stmt: ast.Assign, frame: _Frame, module_level: bool) -> None:
+        value = self.eval(stmt.value, frame)
+        for target in stmt.targets:
+            self._assign(target, value, frame, stmt.value)
+
+    def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
+        declared = self.annotations.tensor(stmt.annotation)
+        value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
+        if declared is not None:
+            if stmt.value is not None:
+                self._check_against_annotation(value, declared, stmt.value, "assigned value")
+            value = _refine(value, declared)
+        elif self.annotations.is_int(stmt.annotation) and value is UNKNOWN:
+            value = IntV(None)
+        if stmt.value is not None or declared is not None:
+            self._assign(stmt.target, value, frame, stmt.value)
+
+    def _exec_aug_assign(self, stmt: ast.AugAssign, frame: _Frame, module_level: bool) -> None:
+        cur = self.eval(stmt.target, frame)
+        rhs = self.eval(stmt.value, frame)
+        res = self._binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+        self._assign(stmt.target, res, frame, None)
+
+    def _exec_expr(self, stmt: ast.Expr, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.value, frame)
+
+    def _exec_return(self, stmt: ast.Return, frame: _Frame, module_level: bool) -> None:
+        v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
+        frame.returns.append(v)
+        if frame.func is not None and frame.func.node.returns is not None:
+            ret_ann = self.annotations.tensor(frame.func.node.returns)
+            if ret_ann is not None and stmt.value is not None:
+                self._check_against_annotation(v, ret_ann, stmt.value, "return value")
+
+    def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.test, frame)
+        before = dict(frame.env)
+        self._exec_block(stmt.body, frame)
+        after_body = frame.env
+        frame.env = dict(before)
+        self._exec_block(stmt.orelse, frame)
+        frame.env = _join_env(after_body, frame.env)
+
+    def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.iter, frame)
+        before = dict(frame.env)
+        self._assign(stmt.target, self._iter_item(stmt.iter, frame), frame, None)
+        self._exec_block(stmt.body, frame)
+        frame.env = _join_env(before, frame.env)
+        self._exec_block(stmt.orelse, frame)
+
+    def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.test, frame)
+        before = dict(frame.env)
+        self._exec_block(stmt.body, frame)
+        frame.env = _join_env(before, frame.env)
+        self._exec_block(stmt.orelse, frame)
+
+    def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
+        for item in stmt.items:
+            self.eval(item.context_expr, frame)
+            if item.optional_vars is not None:
+                # What __enter__ returns is not the context manager itself.
+                self._assign(item.optional_vars, UNKNOWN, frame, None)
+        self._exec_block(stmt.body, frame)
+
+    def _exec_try(self, stmt: ast.Try, frame: _Frame, module_level: bool) -> None:
+        before = dict(frame.env)
+        self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
+        self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
+        after = frame.env
+        for h in stmt.handlers:  # type: ignore[attr-defined]
             frame.env = dict(before)
-            self._exec_block(stmt.orelse, frame)
-            frame.env = _join_env(after_body, frame.env)
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            self.eval(stmt.iter, frame)
-            before = dict(frame.env)
-            self._assign(stmt.target, self._iter_item(stmt.iter, frame), frame, None)
-            self._exec_block(stmt.body, frame)
-            frame.env = _join_env(before, frame.env)
-            self._exec_block(stmt.orelse, frame)
-        elif isinstance(stmt, ast.While):
-            self.eval(stmt.test, frame)
-            before = dict(frame.env)
-            self._exec_block(stmt.body, frame)
-            frame.env = _join_env(before, frame.env)
-            self._exec_block(stmt.orelse, frame)
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            for item in stmt.items:
-                self.eval(item.context_expr, frame)
-                if item.optional_vars is not None:
-                    # What __enter__ returns is not the context manager itself.
-                    self._assign(item.optional_vars, UNKNOWN, frame, None)
-            self._exec_block(stmt.body, frame)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            before = dict(frame.env)
-            self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-            self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-            after = frame.env
-            for h in stmt.handlers:  # type: ignore[attr-defined]
-                frame.env = dict(before)
-                if h.name:
-                    frame.env[h.name] = UNKNOWN
-                self._exec_block(h.body, frame)
-                after = _join_env(after, frame.env)
-            frame.env = after
-            self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if h.name:
+                frame.env[h.name] = UNKNOWN
+            self._exec_block(h.body, frame)
+            after = _join_env(after, frame.env)
+        frame.env = after
+        self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+
+    def _exec_function_def(
+        self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame, module_level: bool
+    ) -> None:
+        if not module_level:
+            # A nested function: analyze it on its own, seeing the enclosing
+            # environment as it stands at the definition.
+            inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
+            frame.env[stmt.name] = UNKNOWN
+            self._analyze_nested(inner, frame)
+        for d in stmt.decorator_list:
+            self.eval(d, frame)
+
+    def _exec_class_def(self, stmt: ast.ClassDef, frame: _Frame, module_level: bool) -> None:
+        if not module_level:
+            for sub in stmt.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
+        else:
+            # Class bodies: attribute assignments such as layer definitions.
+            cls_frame = _Frame(None, stmt.name)
+            cls_frame.env = dict(self.module_env)
+            for sub in stmt.body:
+                if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self._exec(sub, cls_frame, False)
+            self._emit_records(cls_frame)
+
+    def _exec_import(
+        self, stmt: ast.Import | ast.ImportFrom, frame: _Frame, module_level: bool
+    ) -> None:
+        for alias in stmt.names:
+            local = alias.asname or alias.name.split(".")[0]
             if not module_level:
-                # A nested function: analyze it on its own, seeing the enclosing
-                # environment as it stands at the definition.
-                inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
-                frame.env[stmt.name] = UNKNOWN
-                self._analyze_nested(inner, frame)
-            for d in stmt.decorator_list:
-                self.eval(d, frame)
-        elif isinstance(stmt, ast.ClassDef):
-            if not module_level:
-                for sub in stmt.body:
-                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self._analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
-            else:
-                # Class bodies: attribute assignments such as layer definitions.
-                cls_frame = _Frame(None, stmt.name)
-                cls_frame.env = dict(self.module_env)
-                for sub in stmt.body:
-                    if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self._exec(sub, cls_frame, False)
-                self._emit_records(cls_frame)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for alias in stmt.names:
-                local = alias.asname or alias.name.split(".")[0]
-                if not module_level:
-                    frame.local_imports.update(local_import_names(stmt))
-                    frame.locals.discard(local)
-                    frame.env.pop(local, None)
-        elif isinstance(stmt, ast.Assert):
-            self.eval(stmt.test, frame)
-            self._assert_facts(stmt.test, frame)
-        elif type(stmt).__name__ == "Match":
-            self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
-            before = dict(frame.env)
-            joined = None
-            for case in stmt.cases:  # type: ignore[attr-defined]
-                frame.env = dict(before)
-                self._exec_block(case.body, frame)
-                joined = frame.env if joined is None else _join_env(joined, frame.env)
-            frame.env = joined if joined is not None else before
-        elif isinstance(stmt, ast.Delete):
-            for t in stmt.targets:
-                if isinstance(t, ast.Name):
-                    frame.env.pop(t.id, None)
-        # pass / break / continue / global / nonlocal / raise: nothing to track
-        elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
-            self.eval(stmt.exc, frame)
+                frame.local_imports.update(local_import_names(stmt))
+                frame.locals.discard(local)
+                frame.env.pop(local, None)
+
+    def _exec_assert(self, stmt: ast.Assert, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.test, frame)
+        self._assert_facts(stmt.test, frame)
 
     def _assert_facts(self, test: ast.expr, frame: _Frame) -> None:
         """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
@@ -502,6 +509,25 @@ class ModuleAnalyzer:
                 if isinstance(d, Expr) and d.as_name() is not None:
                     names.add(d.as_name())  # type: ignore[arg-type]
         declare_names(names)
+
+    def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
+        self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
+        before = dict(frame.env)
+        joined = None
+        for case in stmt.cases:  # type: ignore[attr-defined]
+            frame.env = dict(before)
+            self._exec_block(case.body, frame)
+            joined = frame.env if joined is None else _join_env(joined, frame.env)
+        frame.env = joined if joined is not None else before
+
+    def _exec_delete(self, stmt: ast.Delete, frame: _Frame, module_level: bool) -> None:
+        for t in stmt.targets:
+            if isinstance(t, ast.Name):
+                frame.env.pop(t.id, None)
+
+    def _exec_raise(self, stmt: ast.Raise, frame: _Frame, module_level: bool) -> None:
+        if stmt.exc is not None:
+            self.eval(stmt.exc, frame)
 
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)
@@ -604,87 +630,92 @@ class ModuleAnalyzer:
             return UNKNOWN
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
-        d = depth + 1
-        if isinstance(node, ast.Constant):
-            return constant_value(node.value)
-        if isinstance(node, ast.Name):
-            if node.id in frame.env:
-                return frame.env[node.id]
-            if node.id in self.module_env and node.id not in frame.locals:
-                return self.module_env[node.id]
-            q = self._qualname(node, frame)
-            if q is not None:
-                return dispatch.constant(q)
-            return UNKNOWN
-        if isinstance(node, ast.Call):
-            return self._call(node, frame, d)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, frame, d)
-        if isinstance(node, ast.BinOp):
-            left = self.eval(node.left, frame, d)
-            right = self.eval(node.right, frame, d)
-            return self._binop(node.op, left, right, node, frame, node.left, node.right)
-        if isinstance(node, ast.UnaryOp):
-            v = self.eval(node.operand, frame, d)
-            if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
-                return IntV(-v.value)
-            if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
-                return FloatV(-v.value)
-            if isinstance(node.op, ast.UAdd):
-                return v
-            if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
-                return self._op_value("operator.neg", [v], {}, node, frame)
-            return UNKNOWN
-        if isinstance(node, (ast.Tuple, ast.List)):
-            items = []
-            for e in node.elts:
-                if isinstance(e, ast.Starred):
-                    inner = self.eval(e.value, frame, d)
-                    if isinstance(inner, TupleV):
-                        items.extend(inner.items)
-                        continue
-                    return UNKNOWN
-                items.append(self.eval(e, frame, d))
-            return TupleV(tuple(items))
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node, frame, d)
-        if isinstance(node, ast.IfExp):
-            self.eval(node.test, frame, d)
-            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
-        if isinstance(node, ast.JoinedStr):
-            for v in node.values:
-                if isinstance(v, ast.FormattedValue):
-                    self.eval(v.value, frame, d)
-            return StrV(None)
-        if isinstance(node, ast.NamedExpr):
-            v = self.eval(node.value, frame, d)
-            self._assign(node.target, v, frame, node.value)
+        handler = _EXPR_HANDLERS.get(type(node), ModuleAnalyzer._eval_children)
+        return handler(self, node, frame, depth + 1)
+
+    def _eval_constant(self, node: ast.Constant, frame: _Frame, d: int) -> Value:
+        return constant_value(node.value)
+
+    def _eval_name(self, node: ast.Name, frame: _Frame, d: int) -> Value:
+        if node.id in frame.env:
+            return frame.env[node.id]
+        if node.id in self.module_env and node.id not in frame.locals:
+            return self.module_env[node.id]
+        q = self._qualname(node, frame)
+        if q is not None:
+            return dispatch.constant(q)
+        return UNKNOWN
+
+    def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
+        left = self.eval(node.left, frame, d)
+        right = self.eval(node.right, frame, d)
+        return self._binop(node.op, left, right, node, frame, node.left, node.right)
+
+    def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
+        v = self.eval(node.operand, frame, d)
+        if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
+            return IntV(-v.value)
+        if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
+            return FloatV(-v.value)
+        if isinstance(node.op, ast.UAdd):
             return v
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            inner = _Frame(frame.func, frame.name)
-            inner.env = dict(frame.env)
-            inner.locals = set(frame.locals)
-            inner.local_imports = frame.local_imports
-            inner.records = frame.records
-            for gen in node.generators:
-                self.eval(gen.iter, inner, d)
-                self._assign(gen.target, UNKNOWN, inner, None)
-                for cond in gen.ifs:
-                    self.eval(cond, inner, d)
-            if isinstance(node, ast.DictComp):
-                self.eval(node.key, inner, d)
-                self.eval(node.value, inner, d)
-            else:
-                self.eval(node.elt, inner, d)
-            return UNKNOWN
-        if isinstance(node, ast.Lambda):
-            return UNKNOWN
+        if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
+            return self._op_value("operator.neg", [v], {}, node, frame)
+        return UNKNOWN
+
+    def _eval_sequence(self, node: ast.Tuple | ast.List, frame: _Frame, d: int) -> Value:
+        items = []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                inner = self.eval(e.value, frame, d)
+                if isinstance(inner, TupleV):
+                    items.extend(inner.items)
+                    continue
+                return UNKNOWN
+            items.append(self.eval(e, frame, d))
+        return TupleV(tuple(items))
+
+    def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
+        self.eval(node.test, frame, d)
+        return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+
+    def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
+        for v in node.values:
+            if isinstance(v, ast.FormattedValue):
+                self.eval(v.value, frame, d)
+        return StrV(None)
+
+    def _eval_named_expr(self, node: ast.NamedExpr, frame: _Frame, d: int) -> Value:
+        v = self.eval(node.value, frame, d)
+        self._assign(node.target, v, frame, node.value)
+        return v
+
+    def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
+        inner = _Frame(frame.func, frame.name)
+        inner.env = dict(frame.env)
+        inner.locals = set(frame.locals)
+        inner.local_imports = frame.local_imports
+        inner.records = frame.records
+        for gen in node.generators:
+            self.eval(gen.iter, inner, d)
+            self._assign(gen.target, UNKNOWN, inner, None)
+            for cond in gen.ifs:
+                self.eval(cond, inner, d)
+        if isinstance(node, ast.DictComp):
+            self.eval(node.key, inner, d)
+            self.eval(node.value, inner, d)
+        else:
+            self.eval(node.elt, inner, d)
+        return UNKNOWN
+
+    def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
+        return UNKNOWN
+
+    def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
         # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.eval(child, frame, d)
-        if isinstance(node, ast.Await):
-            return UNKNOWN
         return UNKNOWN
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
@@ -1031,6 +1062,60 @@ class ModuleAnalyzer:
 
     def _emit_records(self, frame: _Frame) -> None:
         self.result.records.extend(frame.records.values())
+
+
+# ---------------------------------------------------------------------- dispatch
+
+# One handler per node type; a statement with none (pass, break, global...) has
+# nothing to track, an expression with none has its children evaluated for calls.
+_STMT_HANDLERS = {
+    ast.Assign: ModuleAnalyzer._exec_assign,
+    ast.AnnAssign: ModuleAnalyzer._exec_ann_assign,
+    ast.AugAssign: ModuleAnalyzer._exec_aug_assign,
+    ast.Expr: ModuleAnalyzer._exec_expr,
+    ast.Return: ModuleAnalyzer._exec_return,
+    ast.If: ModuleAnalyzer._exec_if,
+    ast.For: ModuleAnalyzer._exec_for,
+    ast.AsyncFor: ModuleAnalyzer._exec_for,
+    ast.While: ModuleAnalyzer._exec_while,
+    ast.With: ModuleAnalyzer._exec_with,
+    ast.AsyncWith: ModuleAnalyzer._exec_with,
+    ast.Try: ModuleAnalyzer._exec_try,
+    ast.FunctionDef: ModuleAnalyzer._exec_function_def,
+    ast.AsyncFunctionDef: ModuleAnalyzer._exec_function_def,
+    ast.ClassDef: ModuleAnalyzer._exec_class_def,
+    ast.Import: ModuleAnalyzer._exec_import,
+    ast.ImportFrom: ModuleAnalyzer._exec_import,
+    ast.Assert: ModuleAnalyzer._exec_assert,
+    ast.Delete: ModuleAnalyzer._exec_delete,
+    ast.Raise: ModuleAnalyzer._exec_raise,
+}
+for _name, _handler in (
+    ("TryStar", ModuleAnalyzer._exec_try),
+    ("Match", ModuleAnalyzer._exec_match),
+):
+    if hasattr(ast, _name):  # newer syntax: present from Python 3.11 / 3.10
+        _STMT_HANDLERS[getattr(ast, _name)] = _handler
+
+_EXPR_HANDLERS = {
+    ast.Constant: ModuleAnalyzer._eval_constant,
+    ast.Name: ModuleAnalyzer._eval_name,
+    ast.Call: ModuleAnalyzer._call,
+    ast.Attribute: ModuleAnalyzer._attribute,
+    ast.BinOp: ModuleAnalyzer._eval_binop,
+    ast.UnaryOp: ModuleAnalyzer._eval_unaryop,
+    ast.Tuple: ModuleAnalyzer._eval_sequence,
+    ast.List: ModuleAnalyzer._eval_sequence,
+    ast.Subscript: ModuleAnalyzer._subscript,
+    ast.IfExp: ModuleAnalyzer._eval_ifexp,
+    ast.JoinedStr: ModuleAnalyzer._eval_joined_str,
+    ast.NamedExpr: ModuleAnalyzer._eval_named_expr,
+    ast.ListComp: ModuleAnalyzer._eval_comprehension,
+    ast.SetComp: ModuleAnalyzer._eval_comprehension,
+    ast.GeneratorExp: ModuleAnalyzer._eval_comprehension,
+    ast.DictComp: ModuleAnalyzer._eval_comprehension,
+    ast.Lambda: ModuleAnalyzer._eval_lambda,
+}
 
 
 # ---------------------------------------------------------------------- helpers

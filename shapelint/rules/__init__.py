@@ -8,21 +8,9 @@ example: each ``invalid`` snippet must trigger its rule, each ``valid`` one must
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from shapelint.rules.record import Rule
 
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    severity: str  # error | warning | info
-    summary: str
-    explanation: str
-    invalid: tuple[str, ...] = ()
-    valid: tuple[str, ...] = ()
-    # Rules off by default are reported only when selected explicitly (--select).
-    default: bool = True
-    fix: str | None = field(default=None)
+__all__ = ["RULES", "Rule", "severity_of"]
 
 
 def _load() -> dict[str, Rule]:

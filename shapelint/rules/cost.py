@@ -1,3 +1,3 @@
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 RULES: list[Rule] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 FAMILIES = {
     "SHP0": "The tool itself",

@@ -6,7 +6,7 @@ function's annotations give are two dimensions (SHP304, SHP315) unless the code
 relates them.
 """
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 _H = "import torch\nfrom einops import rearrange\n"
 _J = (

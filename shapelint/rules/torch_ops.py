@@ -5,7 +5,7 @@ numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
 in another is never a conflict, since the names may well be equal at run time.
 """
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 RULES = [
     Rule(

@@ -1,7 +1,7 @@
 """`shapelint run`: execute annotated functions to confirm their shapes and FLOPs.
 
-Imported by the CLI at start-up, so this module imports neither torch nor
-shapelint.runtime until the command actually runs.
+This module imports neither torch nor shapelint.runtime until the command
+actually runs (`--help` must not pay for torch).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from shapelint.costcli import parse_dim_values
+from shapelint.cli.options import analysis_options, load_config, parse_dim_values
 
 DTYPE_CHOICES = ("fp32", "bf16")
 
@@ -149,8 +149,6 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
     Exit 0 when everything is confirmed, 1 when a shape or a FLOP count
     disagrees, 2 for a usage error (bad target, import error, no such device).
     """
-    from shapelint.cli import load_config
-
     try:
         bound, shapes = parse_dim_values(dims)
     except click.BadParameter as e:
@@ -175,7 +173,7 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
         warmup=warmup,
         repeat=repeat,
         hardware=hardware,
-        static_options={"stubs": list(cfg.stubs), "naming": dict(cfg.naming)},
+        static=analysis_options(cfg, dims=all_dims),
     )
     try:
         file_path, name = runtime.parse_target(target)
