@@ -7,7 +7,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.notation.dimspec import is_dtype_class
-from shapelint.notation.symbolic import Expr, product
+from shapelint.notation.symbolic import Expr, name_clash, product
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
@@ -160,6 +160,22 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     for d, a in pairs:
         if isinstance(d, Expr) and isinstance(a, Expr) and d.definitely_differs(a):
             return f"size {a.value} where {d.value} is expected"
+    return None
+
+
+def name_conflict(actual: TensorV, declared: TensorV) -> str | None:
+    """A dim the value has as one name where the annotation has another, both bound
+    by the parameters' annotations (jaxtyping checks them against each other at
+    run time; a name first seen here would bind to anything)."""
+    pairs = _aligned(declared, actual)
+    if isinstance(pairs, str):
+        return None
+    for d, a in pairs:
+        if not (isinstance(d, Expr) and isinstance(a, Expr)):
+            continue
+        clash = name_clash(a, d, bound=True)
+        if clash is not None:
+            return f"'{clash[0]}' where '{clash[1]}' is expected"
     return None
 
 

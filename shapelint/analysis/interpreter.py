@@ -499,16 +499,17 @@ class ModuleAnalyzer:
         """The dimension names the function's annotations use: two different ones
         are two dimensions (SHP315) until the code relates them."""
         args = fd.node.args
-        nodes = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-        nodes.append(fd.node.returns)
-        nodes += [n.annotation for n in ast.walk(fd.node) if isinstance(n, ast.AnnAssign)]
-        names: set[str] = set()
-        for node in nodes:
-            t = self.annotations.tensor(node) if node is not None else None
-            for d in (t.shape or ()) if t is not None else ():
-                if isinstance(d, Expr) and d.as_name() is not None:
-                    names.add(d.as_name())  # type: ignore[arg-type]
-        declare_names(names)
+        params = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        others = [fd.node.returns]
+        others += [n.annotation for n in ast.walk(fd.node) if isinstance(n, ast.AnnAssign)]
+        for nodes, bound in ((params, True), (others, False)):
+            names: set[str] = set()
+            for node in nodes:
+                t = self.annotations.tensor(node) if node is not None else None
+                for d in (t.shape or ()) if t is not None else ():
+                    if isinstance(d, Expr) and d.as_name() is not None:
+                        names.add(d.as_name())  # type: ignore[arg-type]
+            declare_names(names, bound=bound)
 
     def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
@@ -616,7 +617,7 @@ class ModuleAnalyzer:
     ) -> None:
         if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
             return
-        problem = ann.shape_conflict(value, declared)
+        problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
         if problem:
             self.report(
                 node,

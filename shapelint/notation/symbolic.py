@@ -192,11 +192,12 @@ class _Facts:
     names: which quotients are exact, which names annotations declare, and which
     differently named dims it has said are equal."""
 
-    __slots__ = ("divides", "declared", "parent")
+    __slots__ = ("divides", "declared", "bound", "parent")
 
     def __init__(self, outer: _Facts | None = None):
         self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
         self.declared: set[str] = set(outer.declared) if outer else set()
+        self.bound: set[str] = set(outer.bound) if outer else set()  # by the parameters
         self.parent: dict[str, str] = dict(outer.parent) if outer else {}
 
     def root(self, name: str) -> str:
@@ -669,12 +670,16 @@ def _known_divides(num: Expr, den: Expr) -> bool:
     return any(d == den and num.exact_div(n0) is not None for n0, d in facts.divides)
 
 
-def declare_names(names: Iterable[str]) -> None:
+def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
     """Names an annotation of the scope gives its dims: two of them are two
-    dimensions until the code relates them."""
+    dimensions until the code relates them. bound: a parameter's annotation
+    (jaxtyping binds its names at the call)."""
     facts = _FACTS.get()
     if facts is not None:
+        names = set(names)
         facts.declared.update(names)
+        if bound:
+            facts.bound.update(names)
 
 
 def note_equal(a: Expr | None, b: Expr | None) -> bool:
@@ -708,16 +713,18 @@ def note_equal(a: Expr | None, b: Expr | None) -> bool:
     return False
 
 
-def name_clash(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
+def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:
     """(a, b) as names when an op equates two dims that the scope's annotations
-    name differently and nothing in the code relates: `seq` against `d_model`."""
+    name differently and nothing in the code relates: `seq` against `d_model`.
+    bound: only names the parameters' annotations bind."""
     facts = _FACTS.get()
     if facts is None or a is None or b is None:
         return None
     na, nb = a.as_name(), b.as_name()
     if na is None or nb is None or na == nb:
         return None
-    if na not in facts.declared or nb not in facts.declared:
+    names = facts.bound if bound else facts.declared
+    if na not in names or nb not in names:
         return None
     if facts.root(na) == facts.root(nb):
         return None
