@@ -1112,6 +1112,16 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
     if any(vw is None for vw in views):
         return RuleOut(_tensor(None, q))
     (_, bq, lq, e), (_, bk, s_k, ek), (_, bv, s_v, ev) = views  # type: ignore[misc]
+    enable_gqa = isinstance(gqa, BoolV) and bool(gqa.value)
+    clash = (
+        clash_issue(ctx, "query and key embeddings line up", e, ek, 1)
+        or clash_issue(ctx, "key and value sequences line up", s_k, s_v, 2)
+        or _broadcast_clash(ctx, bk, bv, 2)
+        or (None if enable_gqa else _broadcast_clash(ctx, bq, bk, 1))
+    )
+    if clash is not None:
+        out.issues.append(clash)
+        return out
     if differs(e, ek):
         out.issues.append(
             ctx.issue(
@@ -1128,7 +1138,6 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
                 2,
             )
         )
-    enable_gqa = isinstance(gqa, BoolV) and bool(gqa.value)
     bkv, conflicts = broadcast_shapes(bk, bv)
     if conflicts:
         out.issues.append(
@@ -1260,6 +1269,10 @@ def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
         return out
     k = min(tail, len(norm))
     for a, b in zip(shape[len(shape) - k :], norm[len(norm) - k :], strict=True):
+        clash = clash_issue(ctx, f"layer norm over {shape_text(shape)} lines up", a, b, 0)
+        if clash is not None:
+            out.issues.append(clash)
+            break
         if differs(a, b):
             out.issues.append(
                 ctx.issue(
