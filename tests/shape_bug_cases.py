@@ -30,6 +30,7 @@ SIZES = {
     "m": 7,
     "d_model": 12,
     "h": 3,
+    "n_heads": 3,
     "d_head": 4,
     "d_ff": 16,
     "d_context": 10,

@@ -42,11 +42,11 @@ def _run(source: str, call: str):
     return eval(call, ns)  # noqa: S307
 
 
-def _errors(source: str) -> list[str]:
+def _errors(source: str, **options) -> list[str]:
     """Shape findings that fail a check (errors and warnings, not infos)."""
     return [
         f"{d.code} {d.message}"
-        for d in diagnose(source)
+        for d in diagnose(source, **options)
         if d.code.startswith("SHP3") and d.severity in ("error", "warning")
     ]
 
@@ -66,3 +66,11 @@ def test_shapelint_passes_the_fix_and_catches_the_bug(case):
     assert _errors(case.fixed()) == []
     caught = bool(_errors(case.broken()))
     assert caught == (case.name in CAUGHT), (case.name, _errors(case.broken()))
+
+
+def test_at_the_sizes_the_bugs_happen_more_are_caught():
+    """`check --dim` with the sizes the cases run at: what only numbers settle
+    (d_model//n_heads against n) is an error too, and the fixes stay clean."""
+    sized = {c.name for c in CASES if _errors(c.broken(), check_dims=SIZES)}
+    assert sized == CAUGHT | {"split-heads-wrong-size"}
+    assert not [c.name for c in CASES if _errors(c.fixed(), check_dims=SIZES)]

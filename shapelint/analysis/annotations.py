@@ -4,6 +4,7 @@ checks values against them (one name, one size per call)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import TYPE_CHECKING
 
 from shapelint.notation.dimspec import is_dtype_class
@@ -40,7 +41,13 @@ class AnnotationReader:
             return None
         key = id(node)
         if key not in self._cache:
-            self._cache[key] = self._tensor(node)
+            t = self._tensor(node)
+            sizes = self.analyzer.options.check_dims
+            if t is not None and t.shape is not None and sizes:
+                # `check --dim`: the named dims are those numbers.
+                shape = tuple(d.substitute(sizes) if isinstance(d, Expr) else d for d in t.shape)
+                t = dataclasses.replace(t, shape=shape)
+            self._cache[key] = t
         return self._cache[key]
 
     def _tensor(self, node: ast.expr) -> TensorV | None:

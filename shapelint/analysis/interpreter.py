@@ -312,7 +312,7 @@ class ModuleAnalyzer:
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
-                    value = IntV(Expr.name(a.arg))
+                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
                     if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                         frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is not None:
@@ -320,7 +320,7 @@ class ModuleAnalyzer:
                 # symbol with the default on record (`n_heads=8`); any other default
                 # (None, a float, a string) says nothing certain about the argument.
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
-                    value = IntV(Expr.name(a.arg))
+                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
                     frame.defaults[a.arg] = dv.value.value
             frame.env[a.arg] = value
             out.append((a.arg, value))

@@ -17,13 +17,16 @@ class AnalysisOptions:
     built-in ones. naming: [tool.shapelint.naming] (axis names). dtype: the dtype of
     tensors whose dtype is not known (None: float32). dims: sizes bound by the user
     (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
-    the analysis computes. project: room for a whole-project context (None: each
-    file on its own)."""
+    the analysis computes. check_dims: sizes `check` checks at as well (its --dim
+    and [tool.shapelint] dims): annotated dims and int parameters of those names
+    are those numbers, so sizes that disagree there are errors. project: room for
+    a whole-project context (None: each file on its own)."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
     dtype: str | None = None
     dims: Mapping[str, int] = field(default_factory=dict)
+    check_dims: Mapping[str, int] = field(default_factory=dict)
     project: Any = None
 
     def __post_init__(self) -> None:
@@ -31,6 +34,7 @@ class AnalysisOptions:
         object.__setattr__(self, "stubs", tuple(str(s) for s in self.stubs))
         object.__setattr__(self, "naming", dict(self.naming or {}))
         object.__setattr__(self, "dims", dict(self.dims or {}))
+        object.__setattr__(self, "check_dims", dict(self.check_dims or {}))
 
     @classmethod
     def from_config(cls, cfg, **overrides: Any) -> AnalysisOptions:
@@ -57,4 +61,9 @@ class AnalysisOptions:
 
     def cache_key(self) -> dict[str, Any]:
         """The options that change what the analysis computes, as plain data."""
-        return {"stubs": list(self.stubs), "naming": dict(self.naming), "dtype": self.dtype}
+        return {
+            "stubs": list(self.stubs),
+            "naming": dict(self.naming),
+            "dtype": self.dtype,
+            "check_dims": sorted(self.check_dims.items()),
+        }

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from shapelint.cli.options import analysis_options, load_config, run_analysis, split_codes
+from shapelint.cli.options import (
+    analysis_options,
+    load_config,
+    parse_dims,
+    run_analysis,
+    split_codes,
+)
 
 
 @click.command()
@@ -37,6 +43,13 @@ from shapelint.cli.options import analysis_options, load_config, run_analysis, s
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
     help="pyproject.toml to read [tool.shapelint] from.",
+)
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    help="Also check at this size: NAME=INT (repeatable, or comma-separated; adds to "
+    "[tool.shapelint] dims).",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/.")
 @click.option(
@@ -70,6 +83,7 @@ def check(
     extend_select,
     ignore,
     config_path,
+    dims,
     no_cache,
     jobs,
     exit_zero,
@@ -86,7 +100,9 @@ def check(
         cfg.select = split_codes(select)
     cfg.extend_select += split_codes(extend_select)
     cfg.ignore += split_codes(ignore)
-    options = analysis_options(cfg)
+    bound = dict(cfg.dims)
+    bound.update(parse_dims(dims))
+    options = analysis_options(cfg, check_dims=bound)
     if fix or show_diff:
         changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)
         if show_diff:
