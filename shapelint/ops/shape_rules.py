@@ -259,6 +259,10 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return a, False
         if bv is not None:
             return b, False
+        # Two expressions: torch's check makes them one size (or one of them 1):
+        # kv·(h//kv) against h proves kv | h, and the two are then the same.
+        if note_equal(a, b) and a.simplify() == b.simplify():
+            return b.simplify(), False
         return None, False
     known = a if isinstance(a, Expr) else b
     if isinstance(known, Expr) and known.value is not None and known.value != 1:
@@ -921,8 +925,10 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     result = list(first)
     for s in shapes[1:]:
         for i, (a, b) in enumerate(zip(first, s, strict=True)):  # type: ignore[arg-type]
-            clash = clash_issue(ctx, f"concatenating along dimension {pos} lines up", a, b, 0)
-            if i != pos and clash is not None:
+            clash = None
+            if i != pos:
+                clash = clash_issue(ctx, f"concatenating along dimension {pos} lines up", a, b, 0)
+            if clash is not None:
                 out.issues.append(clash)
                 return out
             if i != pos and differs(a, b):
