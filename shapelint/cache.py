@@ -41,21 +41,13 @@ def digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-def _builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
-    try:
-        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
-
-        return Path(pkg.__file__).parent
-    except ImportError:
-        return Path(__file__).resolve().parent.parent / "stubs"
-
-
 def _code_fingerprint(h) -> None:
     """Names, sizes and mtimes of shapelint's own modules and built-in stubs: a
     checkout being edited must not be served results of the code before the edit.
     Stats only (about 60), no reads."""
-    roots = (Path(__file__).resolve().parent, _builtin_stub_dir())
+    from shapelint.ops.stub_dir import builtin_stub_dir
+
+    roots = (Path(__file__).resolve().parent, builtin_stub_dir())
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")

@@ -24,7 +24,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shapelint.analysis.driver import noqa_codes
+from shapelint.analysis.driver import noqa_suppresses
 from shapelint.analysis.source import DecodeFailure, decode_source
 
 MAX_ROUNDS = 8
@@ -100,12 +100,10 @@ def _enabled(cfg, code: str, path: str) -> bool:
 
 
 def _suppressed(lines: list[str], f) -> bool:
-    for ln in {f.node.lineno, getattr(f.node, "end_lineno", f.node.lineno)}:
-        if 1 <= ln <= len(lines) and "noqa" in lines[ln - 1].lower():
-            codes = noqa_codes(lines[ln - 1])
-            if codes is not None and (not codes or any(f.code.startswith(c) for c in codes)):
-                return True
-    return False
+    return any(
+        1 <= ln <= len(lines) and noqa_suppresses(lines[ln - 1], f.code)
+        for ln in {f.node.lineno, getattr(f.node, "end_lineno", f.node.lineno)}
+    )
 
 
 def _outermost(findings):

@@ -266,7 +266,18 @@ def test_check_dim_checks_at_those_sizes_as_well(tmp_path):
     dims give them, and the wrong contraction is an error there."""
     (tmp_path / "a.py").write_text(HEADS)
     assert run(["check", "--select", "SHP3", str(tmp_path)]).exit_code == 0
-    r = run(["check", "--select", "SHP3", str(tmp_path), "--dim", "b=2,n=6,d_model=12", "--dim", "n_heads=3"])
+    r = run(
+        [
+            "check",
+            "--select",
+            "SHP3",
+            str(tmp_path),
+            "--dim",
+            "b=2,n=6,d_model=12",
+            "--dim",
+            "n_heads=3",
+        ]
+    )
     assert r.exit_code == 1 and "SHP307" in r.output and "(6 != 4)" in r.output, r.output
     (tmp_path / "pyproject.toml").write_text(
         "[tool.shapelint]\ndims = { b = 2, n = 6, d_model = 12, n_heads = 3 }\n"
@@ -276,3 +287,16 @@ def test_check_dim_checks_at_those_sizes_as_well(tmp_path):
     # Sizes where the bug happens to work: nothing to report.
     r = run(["check", "--select", "SHP3", str(tmp_path), "--dim", "n=4,n_heads=3"])
     assert r.exit_code == 0, r.output
+
+
+def test_a_broken_subcommand_import_is_not_hidden(monkeypatch):
+    import pytest
+
+    import shapelint.cli as cli
+
+    monkeypatch.setitem(cli.LAZY_COMMANDS, "broken", ("shapelint.no_such_module", "broken"))
+    r = CliRunner().invoke(main, ["broken", "."])
+    assert isinstance(r.exception, ImportError), r.output
+    assert "No such command" not in r.output
+    with pytest.raises(ImportError):
+        cli.main.get_command(None, "broken")

@@ -643,10 +643,12 @@ def noqa_codes(line: str) -> set[str] | None:
     return {c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c}
 
 
-def _suppressed(code: str, codes: set[str] | None) -> bool:
-    if codes is None:
+def noqa_suppresses(line: str | None, code: str) -> bool:
+    """Whether this line's `# noqa` comment, if it has one, silences code."""
+    if line is None or "noqa" not in line.lower():
         return False
-    return not codes or any(code.startswith(c) for c in codes)
+    codes = noqa_codes(line)
+    return codes is not None and (not codes or any(code.startswith(c) for c in codes))
 
 
 def filter_diagnostics(
@@ -661,8 +663,8 @@ def filter_diagnostics(
         if d.code != "SHP001":
             if line_at is None:
                 line_at = _line_getter(result, text_lines, d.path)
-            if _suppressed(d.code, _line_noqa(line_at, d.line)) or (
-                d.end_line != d.line and _suppressed(d.code, _line_noqa(line_at, d.end_line))
+            if noqa_suppresses(line_at(d.line), d.code) or (
+                d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
             ):
                 continue
         out.append(d)
@@ -677,13 +679,6 @@ def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
         return noqa.get
     lines = text_lines if text_lines is not None else _read_lines(path)
     return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
-
-
-def _line_noqa(line_at, lineno: int) -> set[str] | None:
-    line = line_at(lineno)
-    if line is not None and "noqa" in line.lower():
-        return noqa_codes(line)
-    return None
 
 
 def _read_lines(path: str) -> list[str]:

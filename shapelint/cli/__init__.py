@@ -50,14 +50,14 @@ class DefaultToCheck(click.Group):
                 self._load(name)
         return super().list_commands(ctx)
 
-    def _load(self, name: str) -> click.Command | None:
+    def _load(self, name: str) -> click.Command:
+        # A subcommand that fails to import is a broken install: say so (the
+        # ImportError), not "No such command". Optional dependencies (pygls, torch,
+        # matplotlib) are imported by the commands when they run, never here.
         import importlib
 
         module, attr = LAZY_COMMANDS[name]
-        try:
-            cmd = getattr(importlib.import_module(module), attr)
-        except ImportError:  # an optional part not built in this checkout
-            return None
+        cmd = getattr(importlib.import_module(module), attr)
         self.add_command(cmd, name)
         return cmd
 

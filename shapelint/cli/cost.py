@@ -95,7 +95,7 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
 def _roofline(
     report: dict, hardware: str, dtype: str | None, cfg, plot_path: str | None, add_roofline
 ) -> None:
-    from shapelint.cost.report import ROOFLINE_DTYPE
+    from shapelint.cost.report import roofline_dtype
     from shapelint.napkin.hardware import HardwareError, lookup, merge_hardware
 
     try:
@@ -124,7 +124,7 @@ def _roofline(
             plot_roofline(
                 plot_path,
                 hardware,
-                ROOFLINE_DTYPE.get(dtype or "float32", "fp32"),
+                roofline_dtype(dtype),
                 points,
                 table=table,
             )

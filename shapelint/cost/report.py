@@ -3,24 +3,20 @@ function, evaluated at the bound dims, with a roofline per chip."""
 
 from __future__ import annotations
 
+from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES, short_name
 from shapelint.report.numbers import evaluate, human, si
 
-DTYPE_ALIASES = {
-    "fp32": "float32",
-    "float32": "float32",
-    "tf32": "float32",
-    "fp16": "float16",
-    "half": "float16",
-    "float16": "float16",
-    "bf16": "bfloat16",
-    "bfloat16": "bfloat16",
-    "fp64": "float64",
-    "float64": "float64",
-    "fp8": "float8_e4m3fn",
-}
+# `shapelint cost --dtype` (and [tool.shapelint] dtype): a short name, or torch's
+# name of a floating dtype.
+DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
 
 
-ROOFLINE_DTYPE = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
+def roofline_dtype(dtype: str | None) -> str:
+    """The hardware table's column for this dtype (fp32 where the table has none)."""
+    from shapelint.napkin.hardware import DTYPES
+
+    short = short_name(dtype or "float32")
+    return short if short in DTYPES else "fp32"
 
 
 def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> None:
@@ -28,7 +24,7 @@ def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> 
     intensity, memory- or compute-bound, and the lower-bound time."""
     from shapelint.napkin.formulas import roofline_for
 
-    peak_dtype = ROOFLINE_DTYPE.get(dtype or "float32", "fp32")
+    peak_dtype = roofline_dtype(dtype)
     for item in report["calls"] + report["functions"]:
         f, b = item.get("flops_value"), item.get("bytes_value")
         other = item.get("other_flops_value") or 0

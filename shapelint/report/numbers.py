@@ -27,10 +27,17 @@ def human(expr: str | None) -> str:
         return expr
 
 
-def si(n: int | float | None) -> str:
+def si(n: int | float | None, unit: str | None = None) -> str:
+    """n with an SI prefix at 3 significant digits; None is "?". Without a unit,
+    compact, as in the cost tables (`1.2G`, `48`); with one, spaced, as in the
+    run report (`1.2 GFLOP/s`, `48 B`)."""
     if n is None:
         return "?"
-    for unit, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= scale:
-            return f"{n / scale:.3g}{unit}"
-    return str(n)
+            if unit is None:
+                return f"{n / scale:.3g}{prefix}"
+            return f"{n / scale:.3g} {prefix}{unit}"
+    if unit is None:
+        return str(n)
+    return f"{n:.3g} {unit}".rstrip() if isinstance(n, float) else f"{n} {unit}".rstrip()

@@ -1,7 +1,7 @@
 """The rule catalog: one entry per code, which is also the docs and the tests.
 
-Each family lives in its own module (tool, pattern, shapes, naming, cost) and
-exports ``RULES``; this module assembles them. ``shapelint rules`` and
+Each family lives in its own module (tool, pattern, shapes, torch_ops, interproc,
+naming) and exports ``RULES``; this module assembles them. ``shapelint rules`` and
 docs/rules.md are generated from here, and tests/test_rule_catalog.py runs every
 example: each ``invalid`` snippet must trigger its rule, each ``valid`` one must not.
 """
@@ -14,10 +14,10 @@ __all__ = ["RULES", "Rule", "severity_of"]
 
 
 def _load() -> dict[str, Rule]:
-    from shapelint.rules import cost, interproc, naming, pattern, shapes, tool, torch_ops
+    from shapelint.rules import interproc, naming, pattern, shapes, tool, torch_ops
 
     out: dict[str, Rule] = {}
-    for mod in (tool, pattern, shapes, torch_ops, interproc, naming, cost):
+    for mod in (tool, pattern, shapes, torch_ops, interproc, naming):
         for rule in mod.RULES:
             if rule.code in out:
                 raise RuntimeError(f"duplicate rule code {rule.code}")

@@ -12,7 +12,6 @@ FAMILIES = {
     "SHP2": "What einops would reject at run time",
     "SHP3": "Shape mismatches",
     "SHP4": "Naming (positional reshuffles)",
-    "SHP5": "Cost notes",
 }
 
 

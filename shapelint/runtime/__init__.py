@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from shapelint.ops.dtypes import SHORT_NAMES
 from shapelint.runtime.shapes import (
     CHECK_NAME,
     ShapeChecker,
@@ -53,8 +54,7 @@ from shapelint.runtime.shapes import (
 )
 
 DEFAULT_AXIS = 2  # size of each axis nobody named: '_', '...', a variadic dim without --dim
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-STATIC_DTYPE = {"fp32": "float32", "bf16": "bfloat16"}
+DTYPES = {short: getattr(torch, SHORT_NAMES[short]) for short in ("fp32", "bf16")}
 TIME_TARGET_S = 0.2  # auto repeat: time calls until this much has run...
 MAX_REPEAT = 50  # ...or this many calls
 
@@ -968,7 +968,7 @@ def run_target(
     from shapelint.analysis.driver import AnalysisOptions
 
     static_options = dataclasses.replace(
-        AnalysisOptions.coerce(opts.static), dtype=STATIC_DTYPE[opts.dtype]
+        AnalysisOptions.coerce(opts.static), dtype=SHORT_NAMES[opts.dtype]
     )
     with importable_from(path):
         loaded = load(path, static_options)

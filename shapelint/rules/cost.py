@@ -1,3 +1,0 @@
-from shapelint.rules.record import Rule
-
-RULES: list[Rule] = []
