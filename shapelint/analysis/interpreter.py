@@ -351,6 +351,7 @@ class ModuleAnalyzer:
 
     def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
         declared = self.annotations.tensor(stmt.annotation)
+        self._declare([stmt.annotation])
         value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
         if declared is not None:
             if stmt.value is not None:
@@ -496,19 +497,22 @@ class ModuleAnalyzer:
                     record_divides(n.value, d.value)
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
-        """The dimension names the function's annotations use: two different ones
-        are two dimensions (SHP315) until the code relates them."""
+        """The dimension names the parameters' and the return annotations use: two
+        different ones are two dimensions (SHP315) until the code relates them.
+        (An annotated assignment declares its own names when it runs.)"""
         args = fd.node.args
         params = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-        others = [fd.node.returns]
-        others += [n.annotation for n in ast.walk(fd.node) if isinstance(n, ast.AnnAssign)]
-        for nodes, bound in ((params, True), (others, False)):
-            names: set[str] = set()
-            for node in nodes:
-                t = self.annotations.tensor(node) if node is not None else None
-                for d in (t.shape or ()) if t is not None else ():
-                    if isinstance(d, Expr) and d.as_name() is not None:
-                        names.add(d.as_name())  # type: ignore[arg-type]
+        self._declare(params, bound=True)
+        self._declare([fd.node.returns])
+
+    def _declare(self, annotations: list[ast.expr | None], bound: bool = False) -> None:
+        names: set[str] = set()
+        for node in annotations:
+            t = self.annotations.tensor(node) if node is not None else None
+            for d in (t.shape or ()) if t is not None else ():
+                if isinstance(d, Expr) and d.as_name() is not None:
+                    names.add(d.as_name())  # type: ignore[arg-type]
+        if names:
             declare_names(names, bound=bound)
 
     def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
