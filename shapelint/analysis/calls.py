@@ -12,8 +12,10 @@ from shapelint.ops.values import (
     DtypeV,
     FloatV,
     IntV,
+    NoneV,
     ObjectV,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -200,16 +202,43 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             if e.lower is None and e.upper is None and e.step is None:
                 out.append(dims[pos])
             else:
-                out.append(None)
+                out.append(sliced_length(dims[pos], v))
             pos += 1
         elif isinstance(v, IntV):
             if pos >= len(dims):
                 return TensorV(None, t.dtype)
             pos += 1
+        elif isinstance(e, ast.List) and sum(isinstance(x, ast.List) for x in elems) == 1:
+            # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
+            if pos >= len(dims) or not all(isinstance(i, IntV) for i in idx_items_of(v)):
+                return TensorV(None, t.dtype)
+            out.append(Expr.const(len(e.elts)))
+            pos += 1
         else:
             return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
     out.extend(dims[pos:])
     return TensorV(tuple(out), t.dtype)
+
+
+def sliced_length(dim, sl: Value):
+    """Length of dim[lo:hi:step] when the dim and the bounds are known numbers."""
+    if not isinstance(sl, SliceV) or dim is None or isinstance(dim, Var) or dim.value is None:
+        return None
+    bounds = []
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+            bounds.append(b.value.value)
+        else:
+            return None
+    if bounds[2] == 0:
+        return None
+    return Expr.const(len(range(dim.value)[bounds[0] : bounds[1] : bounds[2]]))
+
+
+def idx_items_of(v: Value) -> tuple[Value, ...]:
+    return v.items if isinstance(v, TupleV) else (v,)
 
 
 def _consumed_before(elems, target) -> int:

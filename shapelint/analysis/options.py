@@ -19,8 +19,9 @@ class AnalysisOptions:
     (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
     the analysis computes. check_dims: sizes `check` checks at as well (its --dim
     and [tool.shapelint] dims): annotated dims and int parameters of those names
-    are those numbers, so sizes that disagree there are errors. project: room for
-    a whole-project context (None: each file on its own)."""
+    are those numbers, so sizes that disagree there are errors. project: False
+    analyses each file on its own; otherwise (None, the default) a file inside a
+    package sees the project files it imports (analysis/project.py)."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
@@ -66,4 +67,5 @@ class AnalysisOptions:
             "naming": dict(self.naming),
             "dtype": self.dtype,
             "check_dims": sorted(self.check_dims.items()),
+            "project": self.project is not False,
         }
