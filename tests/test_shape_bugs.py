@@ -10,10 +10,10 @@ import torch
 from tests.helpers import diagnose
 from tests.shape_bug_cases import CASES, SIZES
 
-# The bugs shapelint reports today (15 of 17). Before the dim-name rule (SHP315),
+# The bugs shapelint reports today (16 of 17). Before the dim-name rule (SHP315),
 # the name-aware SHP306 and the reshape-count check: 1 (einsum-wrong-axis, SHP304).
 # Missed: split-heads-wrong-size (d_model//n_heads against n: only sizes settle
-# it) and weight-not-transposed (an nn.Parameter's shape is not modelled).
+# it, and `check --dim` does).
 CAUGHT = {
     "transposed-matmul",
     "operand-order",
@@ -30,6 +30,7 @@ CAUGHT = {
     "sdpa-heads-not-moved",
     "layernorm-wrong-width",
     "heads-merged-wrong",
+    "weight-not-transposed",
 }
 
 
@@ -72,5 +73,5 @@ def test_at_the_sizes_the_bugs_happen_more_are_caught():
     """`check --dim` with the sizes the cases run at: what only numbers settle
     (d_model//n_heads against n) is an error too, and the fixes stay clean."""
     sized = {c.name for c in CASES if _errors(c.broken(), check_dims=SIZES)}
-    assert sized == CAUGHT | {"split-heads-wrong-size"}
+    assert sized == CAUGHT | {"split-heads-wrong-size"} == {c.name for c in CASES}
     assert not [c.name for c in CASES if _errors(c.fixed(), check_dims=SIZES)]
