@@ -212,7 +212,7 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     cfg.dims = dict(dims)
     dtype = section.get("dtype")
     if dtype is not None:
-        from shapelint.cost.report import DTYPE_ALIASES
+        from shapelint.ops.dtypes import DTYPE_ALIASES
 
         known = sorted(set(DTYPE_ALIASES) | set(DTYPE_ALIASES.values()))
         if not isinstance(dtype, str) or dtype not in known:

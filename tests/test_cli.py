@@ -253,6 +253,42 @@ def test_lists_filled_later_are_not_empty():
     assert [d for d in diagnose(src) if d.severity == "error"] == []
 
 
+HEADS = (
+    "from einops import rearrange\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
+    'def split(x: Float[Tensor, "b n d_model"], n_heads: int):\n'
+    '    q = rearrange(x, "b n (h d) -> b h n d", h=n_heads)\n'
+    "    return q.mT @ q.mT\n"
+)
+
+
+def test_check_dim_checks_at_those_sizes_as_well(tmp_path):
+    """`d_model//n_heads` against `n` only sizes settle: --dim and [tool.shapelint]
+    dims give them, and the wrong contraction is an error there."""
+    (tmp_path / "a.py").write_text(HEADS)
+    assert run(["check", "--select", "SHP3", str(tmp_path)]).exit_code == 0
+    r = run(
+        [
+            "check",
+            "--select",
+            "SHP3",
+            str(tmp_path),
+            "--dim",
+            "b=2,n=6,d_model=12",
+            "--dim",
+            "n_heads=3",
+        ]
+    )
+    assert r.exit_code == 1 and "SHP307" in r.output and "(6 != 4)" in r.output, r.output
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.shapelint]\ndims = { b = 2, n = 6, d_model = 12, n_heads = 3 }\n"
+    )
+    r = run(["check", "--select", "SHP3", str(tmp_path)])
+    assert r.exit_code == 1 and "SHP307" in r.output, r.output
+    # Sizes where the bug happens to work: nothing to report.
+    r = run(["check", "--select", "SHP3", str(tmp_path), "--dim", "n=4,n_heads=3"])
+    assert r.exit_code == 0, r.output
+
+
 def test_a_broken_subcommand_import_is_not_hidden(monkeypatch):
     import pytest
 

@@ -59,7 +59,7 @@ def test_split_heads_symbolically():
     res = einops_call("rearrange", "b s (h k) -> b h s k", [x], kw(h=8))
     assert res.issues == []
     assert res.value == TensorV((N("batch"), C(8), N("seq"), N("d_model") // 8), "bfloat16")
-    assert res.value.shape_str() == "[batch, 8, seq, d_model/8]"
+    assert res.value.shape_str() == "[batch, 8, seq, d_model//8]"
 
 
 def test_composite_output_axes_are_products():

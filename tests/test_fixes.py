@@ -57,6 +57,7 @@ MODELS = HEAD + textwrap.dedent(
 
 
     def letters(a: Float[Tensor, "i j"], b: Float[Tensor, "j k"]):
+        assert a.shape[0] == b.shape[1]  # b @ a contracts k with i (SHP315 otherwise)
         return torch.einsum("ij,jk->ik", a, b), torch.einsum("ii->i", b @ a)
 
 

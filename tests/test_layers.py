@@ -9,7 +9,7 @@ Floors, lowest first (docs/architecture.md):
   analysis  analysis/ (the driver is the one door), config.py, cache.py
   views     report/ (formats, numbers), napkin/ (formulas, hardware, plots), baseline.py
   wings     cost/, runtime/ (the only importer of torch), fixes.py, fix_transform.py
-  faces     cli/ (the only importer of click), flake8_plugin.py, lsp.py
+  faces     cli/ (the only importer of click), flake8_plugin.py, lsp.py, lsp_io.py
 A module may import from its own floor or below, never above.
 """
 
@@ -30,7 +30,16 @@ FLOORS = [
         "wings",
         ("shapelint.cost", "shapelint.runtime", "shapelint.fixes", "shapelint.fix_transform"),
     ),
-    ("faces", ("shapelint.cli", "shapelint.flake8_plugin", "shapelint.lsp", "shapelint.__main__")),
+    (
+        "faces",
+        (
+            "shapelint.cli",
+            "shapelint.flake8_plugin",
+            "shapelint.lsp",
+            "shapelint.lsp_io",
+            "shapelint.__main__",
+        ),
+    ),
 ]
 
 

@@ -4,10 +4,11 @@ checks values against them (one name, one size per call)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from typing import TYPE_CHECKING
 
 from shapelint.notation.dimspec import is_dtype_class
-from shapelint.notation.symbolic import Expr, product
+from shapelint.notation.symbolic import Expr, name_clash, product
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
@@ -40,7 +41,13 @@ class AnnotationReader:
             return None
         key = id(node)
         if key not in self._cache:
-            self._cache[key] = self._tensor(node)
+            t = self._tensor(node)
+            sizes = self.analyzer.options.check_dims
+            if t is not None and t.shape is not None and sizes:
+                # `check --dim`: the named dims are those numbers.
+                shape = tuple(d.substitute(sizes) if isinstance(d, Expr) else d for d in t.shape)
+                t = dataclasses.replace(t, shape=shape)
+            self._cache[key] = t
         return self._cache[key]
 
     def _tensor(self, node: ast.expr) -> TensorV | None:
@@ -160,6 +167,22 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     for d, a in pairs:
         if isinstance(d, Expr) and isinstance(a, Expr) and d.definitely_differs(a):
             return f"size {a.value} where {d.value} is expected"
+    return None
+
+
+def name_conflict(actual: TensorV, declared: TensorV) -> str | None:
+    """A dim the value has as one name where the annotation has another, both bound
+    by the parameters' annotations (jaxtyping checks them against each other at
+    run time; a name first seen here would bind to anything)."""
+    pairs = _aligned(declared, actual)
+    if isinstance(pairs, str):
+        return None
+    for d, a in pairs:
+        if not (isinstance(d, Expr) and isinstance(a, Expr)):
+            continue
+        clash = name_clash(a, d, bound=True)
+        if clash is not None:
+            return f"'{clash[0]}' where '{clash[1]}' is expected"
     return None
 
 

@@ -10,6 +10,7 @@ never produces an error.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
@@ -22,7 +23,14 @@ from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
-from shapelint.notation.symbolic import Expr, product
+from shapelint.notation.symbolic import (
+    Expr,
+    declare_names,
+    fact_scope,
+    note_equal,
+    product,
+    record_divides,
+)
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
@@ -302,7 +310,8 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            summ = self._analyze_function(fd)
+            with fact_scope():
+                summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
         self.summaries[qualname] = summ
@@ -328,10 +337,12 @@ class ModuleAnalyzer:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
             frame.env["self"] = SelfRecorder(cd.key)
-            self._exec_block(init.node.body, frame)
-            rec = frame.env.get("self")
-            if isinstance(rec, SelfRecorder):
-                cd.self_attrs = dict(rec.attrs)
+            with fact_scope():
+                self._exec_block(init.node.body, frame)
+                rec = frame.env.get("self")
+                if isinstance(rec, SelfRecorder):
+                    # Rebuilt in the scope: an assert after the division still counts.
+                    cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
         return cd.self_attrs
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
@@ -358,6 +369,7 @@ class ModuleAnalyzer:
         self, fd: FuncDef, learnt: dict[str, TensorV]
     ) -> tuple[_Frame, list[tuple[str, Value]]]:
         frame = _Frame(fd, fd.qualname)
+        self._declare_annotated_names(fd)
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
@@ -379,6 +391,8 @@ class ModuleAnalyzer:
     ) -> FunctionSummary:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         returns = _join_all(frame.returns) if frame.returns else NoneV()
+        for r in frame.records.values():
+            r.cost.simplify()  # with the facts found after the call was recorded
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
         return FunctionSummary(
@@ -427,7 +441,7 @@ class ModuleAnalyzer:
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
-                    value = IntV(Expr.name(a.arg))
+                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
                     if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                         frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is not None:
@@ -435,7 +449,7 @@ class ModuleAnalyzer:
                 # symbol with the default on record (`n_heads=8`); any other default
                 # (None, a float, a string) says nothing certain about the argument.
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
-                    value = IntV(Expr.name(a.arg))
+                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
                     frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
@@ -470,6 +484,7 @@ class ModuleAnalyzer:
 
     def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
         declared = self.annotations.tensor(stmt.annotation)
+        self._declare([stmt.annotation])
         value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
         if declared is not None:
             if stmt.value is not None:
@@ -598,6 +613,57 @@ class ModuleAnalyzer:
 
     def _exec_assert(self, stmt: ast.Assert, frame: _Frame, module_level: bool) -> None:
         self.eval(stmt.test, frame)
+        self._assert_facts(stmt.test, frame)
+
+    def _assert_facts(self, test: ast.expr, frame: _Frame) -> None:
+        """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
+        that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            for v in test.values:
+                self._assert_facts(v, frame)
+            return
+        mod = (
+            test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        )
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            a, b = test.left, test.comparators[0]
+            if isinstance(b, ast.Constant) and b.value == 0:
+                mod = a
+            elif isinstance(a, ast.Constant) and a.value == 0:
+                mod = b
+            else:
+                left, right = self.eval(a, frame), self.eval(b, frame)
+                pairs = [(left, right)]
+                if isinstance(left, TupleV) and isinstance(right, TupleV):
+                    if len(left.items) == len(right.items):
+                        pairs = list(zip(left.items, right.items, strict=True))
+                for x, y in pairs:
+                    if isinstance(x, IntV) and isinstance(y, IntV):
+                        note_equal(x.value, y.value)
+        if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
+            n, d = self.eval(mod.left, frame), self.eval(mod.right, frame)
+            if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
+                if d.value is not None:
+                    record_divides(n.value, d.value)
+
+    def _declare_annotated_names(self, fd: FuncDef) -> None:
+        """The dimension names the parameters' and the return annotations use: two
+        different ones are two dimensions (SHP315) until the code relates them.
+        (An annotated assignment declares its own names when it runs.)"""
+        args = fd.node.args
+        params = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        self._declare(params, bound=True)
+        self._declare([fd.node.returns])
+
+    def _declare(self, annotations: list[ast.expr | None], bound: bool = False) -> None:
+        names: set[str] = set()
+        for node in annotations:
+            t = self.annotations.tensor(node) if node is not None else None
+            for d in (t.shape or ()) if t is not None else ():
+                if isinstance(d, Expr) and d.as_name() is not None:
+                    names.add(d.as_name())  # type: ignore[arg-type]
+        if names:
+            declare_names(names, bound=bound)
 
     def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
@@ -625,7 +691,8 @@ class ModuleAnalyzer:
         frame.locals = set(outer.locals)
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
-        self._exec_block(fd.node.body, frame)
+        with fact_scope(inherit=True):
+            self._exec_block(fd.node.body, frame)
         if not self._quiet:
             self._emit_records(frame)
 
@@ -772,7 +839,7 @@ class ModuleAnalyzer:
     ) -> None:
         if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
             return
-        problem = ann.shape_conflict(value, declared)
+        problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
         if problem:
             self.report(
                 node,
@@ -1803,6 +1870,11 @@ def _unknown_calls(records) -> list[dict]:
             why = r.cost.notes[0] if r.cost.notes else "cost unknown"
             out.append({"line": r.line, "op": r.op, "why": why})
     return out
+
+
+def _rebuilt(v: Value) -> Value:
+    """v built again, so its sizes simplify with the facts of the current scope."""
+    return dataclasses.replace(v) if isinstance(v, (IntV, TensorV)) else v
 
 
 def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:

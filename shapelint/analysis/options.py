@@ -17,14 +17,18 @@ class AnalysisOptions:
     built-in ones. naming: [tool.shapelint.naming] (axis names). dtype: the dtype of
     tensors whose dtype is not known (None: float32). dims: sizes bound by the user
     (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
-    the analysis computes. project: False analyses each file on its own; otherwise
-    (None, the default) a file inside a package sees the project files it imports
-    (analysis/project.py). time_budget: seconds one file's analysis may take."""
+    the analysis computes. check_dims: sizes `check` checks at as well (its --dim
+    and [tool.shapelint] dims): annotated dims and int parameters of those names
+    are those numbers, so sizes that disagree there are errors. project: False
+    analyses each file on its own; otherwise (None, the default) a file inside a
+    package sees the project files it imports (analysis/project.py). time_budget:
+    seconds one file's analysis may take."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
     dtype: str | None = None
     dims: Mapping[str, int] = field(default_factory=dict)
+    check_dims: Mapping[str, int] = field(default_factory=dict)
     project: Any = None
     # Seconds one file may take (None: budget.DEFAULT_SECONDS; 0: no budget). Not in
     # the cache key: a result cut short by it is never cached.
@@ -35,6 +39,7 @@ class AnalysisOptions:
         object.__setattr__(self, "stubs", tuple(str(s) for s in self.stubs))
         object.__setattr__(self, "naming", dict(self.naming or {}))
         object.__setattr__(self, "dims", dict(self.dims or {}))
+        object.__setattr__(self, "check_dims", dict(self.check_dims or {}))
 
     @classmethod
     def from_config(cls, cfg, **overrides: Any) -> AnalysisOptions:
@@ -69,5 +74,6 @@ class AnalysisOptions:
             "stubs": list(self.stubs),
             "naming": dict(self.naming),
             "dtype": self.dtype,
+            "check_dims": sorted(self.check_dims.items()),
             "project": self.project is not False,
         }

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import click
 
-from shapelint.cli.options import analysis_options, checked_codes, load_config, run_analysis
+from shapelint.cli.options import (
+    analysis_options,
+    checked_codes,
+    load_config,
+    parse_dims,
+    run_analysis,
+)
 
 
 @click.command()
@@ -39,6 +45,13 @@ from shapelint.cli.options import analysis_options, checked_codes, load_config, 
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
     help="pyproject.toml to read [tool.shapelint] from.",
+)
+@click.option(
+    "--dim",
+    "dims",
+    multiple=True,
+    help="Also check at this size: NAME=INT (repeatable, or comma-separated; adds to "
+    "[tool.shapelint] dims).",
 )
 @click.option("--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/.")
 @click.option(
@@ -99,6 +112,7 @@ def check(
     extend_select,
     ignore,
     config_path,
+    dims,
     no_cache,
     jobs,
     exit_zero,
@@ -122,7 +136,9 @@ def check(
     cfg.ignore += checked_codes(ignore, "--ignore")
     if time_budget is not None:
         cfg.time_budget = time_budget
-    options = analysis_options(cfg)
+    bound = dict(cfg.dims)
+    bound.update(parse_dims(dims))
+    options = analysis_options(cfg, check_dims=bound)
     if fix or show_diff:
         changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)
         if show_diff:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from shapelint.cli.options import analysis_options, load_config, parse_dims, run_analysis
-from shapelint.cost.report import DTYPE_ALIASES
+from shapelint.ops.dtypes import DTYPE_ALIASES
 
 
 @click.command()

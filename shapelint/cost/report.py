@@ -4,12 +4,8 @@ function, evaluated at the bound dims, with a roofline per chip."""
 from __future__ import annotations
 
 from shapelint.diagnostics import safe_text
-from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES, short_name
+from shapelint.ops.dtypes import short_name
 from shapelint.report.numbers import evaluate, flops_figure, human, si
-
-# `shapelint cost --dtype` (and [tool.shapelint] dtype): a short name, or torch's
-# name of a floating dtype.
-DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
 
 
 def roofline_dtype(dtype: str | None) -> str:

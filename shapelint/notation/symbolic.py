@@ -6,7 +6,24 @@ integer coefficients) so that equal expressions compare equal, and floor
 division simplifies whenever the divisor divides every term exactly.
 
 Printed two ways: ``2·B·D·K`` for people and ``2*B*D*K`` for programs (the
-latter is a Python expression that :func:`evaluate` and ``eval`` agree on).
+latter is a Python expression that :func:`evaluate` and ``eval`` agree on; the
+former reads back as the same number once ``·`` is ``*`` and superscripts are
+powers: a floor quotient is ``8//patch`` in both, parenthesized where precedence
+needs it, ``(8//patch)²``).
+
+Two things keep the algebra honest and bounded:
+
+- **Divisibility facts.** ``kv·(h//kv)`` is ``h`` only when ``kv`` divides ``h``.
+  The op that checked the division says so (einops splitting ``(h d)``, a
+  ``view`` whose element counts torch compares, an einsum that equates two
+  sizes, an ``assert h % kv == 0``): :func:`record_divides` and
+  :func:`note_equal` add a fact to the current :func:`fact_scope` (one
+  per analysed function), and quotients built or :meth:`Expr.simplify`-ed in it
+  become exact, so they cancel.
+- **A size budget.** Past a few hundred terms (or an absurd degree or
+  coefficient) an arithmetic result is :data:`TOO_BIG`, which absorbs every
+  operation in constant time and which values turn into an unknown (``?``): a
+  file whose sizes square at every step costs microseconds, not hours.
 
 Pure Python on purpose: static mode must not import sympy at start-up.
 """
@@ -14,12 +31,23 @@ Pure Python on purpose: static mode must not import sympy at start-up.
 from __future__ import annotations
 
 import keyword
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import total_ordering
 
-# A monomial is a sorted tuple of (atom, power); an atom is a name (str) or a
-# FloorDiv/Opaque node. The constant monomial is the empty tuple.
+# A monomial is a sorted tuple of (atom, power); an atom is a name (str), a
+# FloorDiv node, or the one opaque atom of TOO_BIG. The constant monomial is ().
 Monomial = tuple
+
+# The size budget. Real dimensions and costs are a handful of terms of low
+# degree; these bounds are orders of magnitude past any of them, and small
+# enough that the worst product under them takes milliseconds.
+MAX_TERMS = 128
+MAX_NODES = 2048
+MAX_DEGREE = 64
+MAX_COEFF_BITS = 256
+_MAX_MUL_WORK = 4096  # term pairs one product may multiply out
 
 
 @total_ordering
@@ -33,6 +61,12 @@ class _Atom:
 
     def __lt__(self, other: object) -> bool:
         return _atom_key(self) < _atom_key(other)
+
+    def to_python(self) -> str:
+        raise NotImplementedError
+
+    def nodes(self) -> int:
+        return 1
 
 
 class FloorDiv(_Atom):
@@ -57,7 +91,15 @@ class FloorDiv(_Atom):
         return f"({_paren_py(self.num)}//{_paren_py(self.den)})"
 
     def to_human(self) -> str:
-        return f"{_paren_human(self.num)}/{_paren_human(self.den)}"
+        # Bare; the monomial that holds it adds parentheses where precedence needs
+        # them. A quotient on the left chains as Python's // does: a//b//c.
+        num = self.num.to_human()
+        if not (_is_bare(self.num) or _is_quotient(self.num)):
+            num = f"({num})"
+        den = self.den.to_human()
+        if not _is_bare(self.den):
+            den = f"({den})"
+        return f"{num}//{den}"
 
     def evaluate(self, env: Mapping[str, int]) -> int:
         return self.num.evaluate(env) // self.den.evaluate(env)
@@ -65,16 +107,40 @@ class FloorDiv(_Atom):
     def names(self) -> set[str]:
         return self.num.names() | self.den.names()
 
+    def nodes(self) -> int:
+        return 1 + self.num.nodes() + self.den.nodes()
+
+
+class _Opaque(_Atom):
+    """The atom inside TOO_BIG, so code that walks terms sees an unknown, never 0."""
+
+    __slots__ = ()
+
+    def to_python(self) -> str:
+        return "?"
+
+    def to_human(self) -> str:
+        return "?"
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        raise KeyError("?")
+
+    def names(self) -> set[str]:
+        return set()
+
+
+def _is_bare(e: Expr) -> bool:
+    """A name or a non-negative number: needs no parentheses next to // or **."""
+    return e.as_name() is not None or (e.is_constant() and (e.value or 0) >= 0)
+
+
+def _is_quotient(e: Expr) -> bool:
+    return e.is_atom() and isinstance(next(iter(e.terms))[0][0], FloorDiv)
+
 
 def _paren_py(e: Expr) -> str:
     s = e.to_python()
-    bare = e.as_name() is not None or (e.is_constant() and (e.value or 0) >= 0)
-    return s if bare else f"({s})"
-
-
-def _paren_human(e: Expr) -> str:
-    s = e.to_human()
-    return s if (e.is_atom() or e.is_constant()) else f"({s})"
+    return s if _is_bare(e) else f"({s})"
 
 
 def _atom_key(a: object) -> tuple:
@@ -109,6 +175,12 @@ def _atom_human(a: object) -> str:
     return a.to_human()  # type: ignore[union-attr]
 
 
+def _sorted_mono(powers: dict) -> Monomial:
+    if len(powers) < 2:
+        return tuple(powers.items())
+    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+
+
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     if not a:
         return b
@@ -117,7 +189,7 @@ def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
     powers: dict = dict(a)
     for atom, p in b:
         powers[atom] = powers.get(atom, 0) + p
-    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    return _sorted_mono(powers)
 
 
 def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
@@ -131,22 +203,59 @@ def _mono_div(a: Monomial, b: Monomial) -> Monomial | None:
             del powers[atom]
         else:
             powers[atom] = have - p
-    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    return _sorted_mono(powers)
 
 
 _SMALL = 4096
 _SMALL_CONSTS: dict[int, Expr] = {}
 
 
+class _Facts:
+    """What the code of the function being analysed has established about its
+    names: which quotients are exact, which names annotations declare, and which
+    differently named dims it has said are equal."""
+
+    __slots__ = ("divides", "declared", "bound", "parent")
+
+    def __init__(self, outer: _Facts | None = None):
+        self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
+        self.declared: set[str] = set(outer.declared) if outer else set()
+        self.bound: set[str] = set(outer.bound) if outer else set()  # by the parameters
+        self.parent: dict[str, str] = dict(outer.parent) if outer else {}
+
+    def root(self, name: str) -> str:
+        while name in self.parent:
+            name = self.parent[name]
+        return name
+
+
+# None outside any scope: nothing is recorded, nothing is assumed.
+_FACTS: ContextVar[_Facts | None] = ContextVar("shapelint_facts", default=None)
+
+
 class Expr:
     """An immutable integer polynomial over dimension names."""
 
-    __slots__ = ("terms", "_hash")
+    __slots__ = ("terms", "_hash", "_nodes")
 
     def __init__(self, terms: Mapping[Monomial, int] | None = None):
         t = {m: c for m, c in (terms or {}).items() if c != 0}
         self.terms: dict[Monomial, int] = t
         self._hash = hash(frozenset(t.items()))
+        self._nodes = -1
+
+    @staticmethod
+    def _make(terms: Mapping[Monomial, int]) -> Expr:
+        """An arithmetic result, or TOO_BIG past the size budget."""
+        if len(terms) > MAX_TERMS:
+            return TOO_BIG
+        e = Expr(terms)
+        for m, c in e.terms.items():
+            if c.bit_length() > MAX_COEFF_BITS or sum(p for _, p in m) > MAX_DEGREE:
+                return TOO_BIG
+        if e.nodes() > MAX_NODES:
+            return TOO_BIG
+        return e
 
     # -- constructors -------------------------------------------------------------
     @staticmethod
@@ -156,6 +265,8 @@ class Expr:
         value = int(value)
         e = _SMALL_CONSTS.get(value)
         if e is None:
+            if value.bit_length() > MAX_COEFF_BITS:
+                return TOO_BIG
             e = Expr({(): value})
             if -_SMALL <= value <= _SMALL:
                 _SMALL_CONSTS[value] = e
@@ -197,6 +308,9 @@ class Expr:
                 return atom
         return None
 
+    def is_too_big(self) -> bool:
+        return False
+
     def names(self) -> set[str]:
         out: set[str] = set()
         for m in self.terms:
@@ -207,13 +321,33 @@ class Expr:
                     out |= atom.names()
         return out
 
+    def nodes(self) -> int:
+        """Size of the expression tree: what the budget counts."""
+        if self._nodes < 0:
+            n = 0
+            for m in self.terms:
+                n += 1
+                for atom, _ in m:
+                    n += 1 if isinstance(atom, str) else atom.nodes()
+            self._nodes = n
+        return self._nodes
+
+    def quotients(self) -> list[FloorDiv]:
+        """The quotient atoms of the top level, in canonical order."""
+        seen: dict[FloorDiv, None] = {}
+        for m in self.terms:
+            for atom, _ in m:
+                if isinstance(atom, FloorDiv):
+                    seen.setdefault(atom)
+        return list(seen)
+
     # -- arithmetic -----------------------------------------------------------------
     def __add__(self, other: Expr | int) -> Expr:
         other = as_expr(other)
         t = dict(self.terms)
         for m, c in other.terms.items():
             t[m] = t.get(m, 0) + c
-        return Expr(t)
+        return Expr._make(t)
 
     __radd__ = __add__
 
@@ -228,12 +362,16 @@ class Expr:
 
     def __mul__(self, other: Expr | int) -> Expr:
         other = as_expr(other)
+        if other.is_too_big():
+            return TOO_BIG
+        if len(self.terms) * len(other.terms) > _MAX_MUL_WORK:
+            return TOO_BIG
         t: dict[Monomial, int] = {}
         for m1, c1 in self.terms.items():
             for m2, c2 in other.terms.items():
                 m = _mono_mul(m1, m2)
                 t[m] = t.get(m, 0) + c1 * c2
-        out = Expr(t)
+        out = Expr._make(t)
         return _absorb_exact(out) if _has_exact(out) else out
 
     __rmul__ = __mul__
@@ -244,12 +382,14 @@ class Expr:
         out = Expr.const(1)
         for _ in range(n):
             out = out * self
+            if out.is_too_big():
+                break
         return out
 
     def exact_div(self, other: Expr | int) -> Expr | None:
         """self / other when other divides every term exactly, else None."""
         other = as_expr(other)
-        if not other.terms:
+        if not other.terms or other.is_too_big():
             return None
         if len(other.terms) != 1:
             return Expr.const(1) if other == self else None
@@ -266,6 +406,8 @@ class Expr:
 
     def __floordiv__(self, other: Expr | int) -> Expr:
         other = as_expr(other)
+        if other.is_too_big():
+            return TOO_BIG
         a, b = self.value, other.value
         if a is not None and b is not None and b != 0:
             return Expr.const(a // b)
@@ -275,21 +417,33 @@ class Expr:
         # floor(g*a / (g*b)) == floor(a / b) for a positive common factor g (dims
         # are positive): cancel the integer gcd and the common monomial.
         num, den = _cancel_common(self, other)
+        if num.value is not None and den.value:
+            return Expr.const(num.value // den.value)
         q = num.exact_div(den)
         if q is not None:
             return q
         if den.value is not None and den.value == 1:
             return num
-        return Expr._atom(FloorDiv(num, den))
+        out = Expr._atom(FloorDiv(num, den, exact=_known_divides(num, den)))
+        return out if out.nodes() <= MAX_NODES else TOO_BIG
 
     def divide_exact(self, other: Expr | int) -> Expr:
         """self / other where the caller knows other divides self (einops and
-        torch reject the call otherwise), so (self/other)*other simplifies back."""
-        q = self // as_expr(other)
+        torch reject the call otherwise), so (self/other)*other simplifies back.
+        The caller is the op that checked: the fact holds for the whole scope."""
+        other = as_expr(other)
+        record_divides(self, other)
+        q = self // other
         if q.is_atom():
             ((m, _),) = q.terms.items()
             atom = m[0][0]
-            if isinstance(atom, FloorDiv):
+            # Only the quotient this division made: ((B//h)·B)/B is B//h, whose
+            # own division nobody checked.
+            if (
+                isinstance(atom, FloorDiv)
+                and not atom.exact
+                and (atom.num, atom.den) in ((self, other), _cancel_common(self, other))
+            ):
                 return Expr._atom(FloorDiv(atom.num, atom.den, exact=True))
         return q
 
@@ -310,20 +464,60 @@ class Expr:
         a, b = self.value, other.value
         return a is not None and b is not None and a != b
 
+    def constant_ratio(self, other: Expr) -> tuple[int, int] | None:
+        """(p, q) with self·q == other·p for every value of the names, p != q, when
+        the two differ only by a constant factor (``768·b·s`` and ``384·b·s``):
+        their names cancel and the sizes can never agree (dims are positive)."""
+        if self.is_too_big() or other.is_too_big() or not self.terms or not other.terms:
+            return None
+        if len(self.terms) != len(other.terms):
+            return None
+        ratio: tuple[int, int] | None = None
+        for m, c in self.terms.items():
+            d = other.terms.get(m)
+            if d is None:
+                return None
+            if ratio is None:
+                ratio = (c, d)
+            elif c * ratio[1] != d * ratio[0]:
+                return None
+        if ratio is None or ratio[0] == ratio[1]:
+            return None
+        return ratio
+
     # -- evaluation and printing -------------------------------------------------------
     def substitute(self, env: Mapping[str, Expr | int]) -> Expr:
         if not env or not self._mentions(env):
             return self  # nothing to replace: the rebuilt polynomial would equal self
+        return self._rebuild(env)
+
+    def simplify(self) -> Expr:
+        """self with the quotients the scope's facts know to be exact made exact
+        (and so cancelled): kv·(h//kv) is h once an op checked kv | h."""
+        facts = _FACTS.get()
+        if facts is None or not facts.divides or not _has_quotient(self):
+            return self
+        out = self._rebuild({})
+        return self if out == self and not _has_exact(out) else out
+
+    def _rebuild(self, env: Mapping[str, Expr | int]) -> Expr:
         out = Expr.const(0)
         for m, c in self.terms.items():
             term = Expr.const(c)
             for atom, p in m:
                 if isinstance(atom, str):
                     base = as_expr(env[atom]) if atom in env else Expr.name(atom)
+                elif isinstance(atom, FloorDiv):
+                    num, den = atom.num._rebuild(env), atom.den._rebuild(env)
+                    # An exact quotient stays exact: the op that checked it holds
+                    # for every value of the names.
+                    base = num.divide_exact(den) if atom.exact else num // den
                 else:
-                    base = atom.num.substitute(env) // atom.den.substitute(env)
+                    return TOO_BIG
                 term = term * (base**p)
             out = out + term
+            if out.is_too_big():
+                return TOO_BIG
         return out
 
     def _mentions(self, env: Mapping[str, object]) -> bool:
@@ -355,37 +549,219 @@ class Expr:
 
         return sorted(self.terms.items(), key=key)
 
-    def _render(self, mul: str, atom_str, pow_fmt) -> str:
+    def to_python(self) -> str:
         if not self.terms:
             return "0"
         parts: list[str] = []
         for i, (m, c) in enumerate(self._ordered_terms()):
-            factors = [atom_str(a) if p == 1 else pow_fmt(atom_str(a), p) for a, p in m]
+            factors = [_atom_py(a) if p == 1 else f"{_atom_py(a)}**{p}" for a, p in m]
             mag = abs(c)
             if mag != 1 or not factors:
                 factors.insert(0, str(mag))
-            body = mul.join(factors)
-            if i == 0:
-                parts.append(("-" if c < 0 else "") + body)
-            else:
-                parts.append((" - " if c < 0 else " + ") + body)
-        return "".join(parts)
-
-    def to_python(self) -> str:
-        s = self._render("*", _atom_py, lambda a, p: f"{a}**{p}")
+            parts.append(_signed(i, c, "*".join(factors)))
+        s = "".join(parts)
         if self.is_atom() and s.startswith("(") and s.endswith(")"):
             return s[1:-1]
         return s
 
     def to_human(self) -> str:
-        sup = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-        return self._render("·", _atom_human, lambda a, p: f"{a}{str(p).translate(sup)}")
+        if not self.terms:
+            return "0"
+        parts: list[str] = []
+        for i, (m, c) in enumerate(self._ordered_terms()):
+            mag = abs(c)
+            # A quotient alone in a term with coefficient 1 reads as Python does
+            # (// binds tighter than + and -); anywhere else it is parenthesized:
+            # 3·(d//8), (8//patch)², -(d//8), never 3·d//8 or 8//patch².
+            alone = len(m) == 1 and mag == 1 and m[0][1] == 1 and (c > 0 or i > 0)
+            factors = [_human_factor(a, p, alone) for a, p in m]
+            if mag != 1 or not factors:
+                factors.insert(0, str(mag))
+            parts.append(_signed(i, c, "·".join(factors)))
+        return "".join(parts)
 
     def __str__(self) -> str:
         return self.to_human()
 
     def __repr__(self) -> str:
         return f"Expr({self.to_python()!r})"
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _human_factor(atom: object, p: int, alone: bool) -> str:
+    if isinstance(atom, str):
+        s = _atom_human(atom)
+    else:
+        s = atom.to_human()  # type: ignore[attr-defined]
+        if isinstance(atom, FloorDiv) and not alone:
+            s = f"({s})"
+    return s if p == 1 else s + str(p).translate(_SUPERSCRIPT)
+
+
+def _signed(i: int, c: int, body: str) -> str:
+    if i == 0:
+        return ("-" if c < 0 else "") + body
+    return (" - " if c < 0 else " + ") + body
+
+
+class _TooBig(Expr):
+    """A result past the size budget: every operation on it returns it at once.
+    Values turn it into an unknown (``?``); it never equals anything, itself
+    included, so no check can conclude two sizes agree from it."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__({((_Opaque(), 1),): 1})
+
+    def is_too_big(self) -> bool:
+        return True
+
+    def _absorb(self, *_: object) -> Expr:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _absorb
+    __floordiv__ = __rfloordiv__ = __pow__ = divide_exact = _absorb
+    substitute = _absorb
+
+    def __neg__(self) -> Expr:
+        return self
+
+    def simplify(self) -> Expr:
+        return self
+
+    def exact_div(self, other: Expr | int) -> Expr | None:
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def definitely_differs(self, other: Expr) -> bool:
+        return False
+
+
+TOO_BIG: Expr = _TooBig()
+
+
+def bounded(e: Expr | None) -> Expr | None:
+    """e as a value may hold it: None (unknown) past the size budget, and with the
+    quotients the current scope knows to be exact cancelled."""
+    if e is None or e.is_too_big():
+        return None
+    return e.simplify()
+
+
+# -- facts of a scope -----------------------------------------------------------------
+
+
+@contextmanager
+def fact_scope(inherit: bool = False) -> Iterator[None]:
+    """Facts recorded inside hold until the scope ends (one analysed function);
+    inherit=True starts from the enclosing scope's facts (a nested function)."""
+    outer = _FACTS.get()
+    token = _FACTS.set(_Facts(outer if inherit else None))
+    try:
+        yield
+    finally:
+        _FACTS.reset(token)
+
+
+def record_divides(num: Expr | int, den: Expr | int) -> None:
+    """An op checked that den divides num (or the code asserted it)."""
+    facts = _FACTS.get()
+    if facts is None:
+        return
+    num, den = as_expr(num), as_expr(den)
+    if num.is_too_big() or den.is_too_big() or not den.terms or den.value in (0, 1):
+        return
+    facts.divides.add((num, den))
+    facts.divides.add(_cancel_common(num, den))
+
+
+def _known_divides(num: Expr, den: Expr) -> bool:
+    facts = _FACTS.get()
+    if not facts or not facts.divides:
+        return False
+    if (num, den) in facts.divides:
+        return True
+    # den | n0 and num = n0·k for a polynomial k: den | num.
+    return any(d == den and num.exact_div(n0) is not None for n0, d in facts.divides)
+
+
+def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
+    """Names an annotation of the scope gives its dims: two of them are two
+    dimensions until the code relates them. bound: a parameter's annotation
+    (jaxtyping binds its names at the call)."""
+    facts = _FACTS.get()
+    if facts is not None:
+        names = set(names)
+        facts.declared.update(names)
+        if bound:
+            facts.bound.update(names)
+
+
+def note_equal(a: Expr | None, b: Expr | None) -> bool:
+    """An op checked at run time that a == b (an einsum axis, a view's element
+    count, a matmul's inner dims), or the code asserted it. Two names become one
+    dimension; where the two differ by c·M·(d·(n//d) - n) for a monomial M of
+    positive dims, the equality proves d | n. True when a divisibility was learnt."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None or a.is_too_big() or b.is_too_big() or a == b:
+        return False
+    na, nb = a.as_name(), b.as_name()
+    if na is not None and nb is not None:
+        ra, rb = facts.root(na), facts.root(nb)
+        if ra != rb:
+            facts.parent[max(ra, rb)] = min(ra, rb)
+        return False
+    diff = a - b
+    for q in diff.quotients():
+        if q.exact or len(q.den.terms) != 1:
+            continue
+        ((dm, dc),) = q.den.terms.items()
+        qd = _mono_mul(((q, 1),), dm)
+        for m, c in diff.terms.items():
+            rest = _mono_div(m, qd)
+            if rest is None or c % dc or any(isinstance(x, FloorDiv) for x, _ in rest):
+                continue
+            scale = Expr({rest: c // dc})
+            if diff == (Expr._atom(q) * q.den - q.num) * scale:
+                record_divides(q.num, q.den)
+                return True
+    return False
+
+
+def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:
+    """(a, b) as names when an op equates two dims that the scope's annotations
+    name differently and nothing in the code relates: `seq` against `d_model`.
+    bound: only names the parameters' annotations bind."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None:
+        return None
+    na, nb = a.as_name(), b.as_name()
+    if na is None or nb is None or na == nb:
+        return None
+    names = facts.bound if bound else facts.declared
+    if na not in names or nb not in names:
+        return None
+    if facts.root(na) == facts.root(nb):
+        return None
+    return na, nb
+
+
+def related(a: str, b: str) -> bool:
+    """Whether the code has said that names a and b are one dimension."""
+    facts = _FACTS.get()
+    return a == b or (facts is not None and facts.root(a) == facts.root(b))
+
+
+def _has_quotient(e: Expr) -> bool:
+    return any(not isinstance(a, str) for m in e.terms for a, _ in m)
 
 
 def _has_exact(e: Expr) -> bool:

@@ -93,6 +93,11 @@ SHORT_NAMES = {
 }
 
 
+# `shapelint cost --dtype` (and [tool.shapelint] dtype): a short name, or torch's
+# name of a floating dtype.
+DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
+
+
 def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
     """Bytes per element (dtype None: the default, float32)."""
     return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])

@@ -22,7 +22,7 @@ from shapelint.notation.einops_pattern import (
     shorten,
 )
 from shapelint.notation.suggest import closest, regrouping
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, note_equal
 from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.shape_sim import (
@@ -493,6 +493,8 @@ def _reconstruct_from_shape(
                     f"{call.label}: input dim {length.value} does not match {gtext} = {kp.value}",
                     _blame_group(known, span, lengths),
                 )
+            if isinstance(length, Expr) and isinstance(kp, Expr):
+                note_equal(length, kp)  # einops checks it: `(h d)` with both given is the dim
         else:
             if is_int(kp) and isinstance(kp, Expr):
                 kv = kp.value

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.einops_pattern import ELLIPSIS as EINOPS_ELLIPSIS
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.einsum_letters import parse_letters
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, note_equal, related
 from shapelint.ops import cost as cost_mod
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
@@ -100,11 +100,16 @@ def _broadcast(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> objec
 
 
 def _name_conflicts(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> None:
-    """SHP304: one axis bound to two different dimension names (seq vs d_model)."""
+    """SHP304: one axis bound to two different dimension names (seq vs d_model),
+    unless the code relates them (an assert); einsum's check relates the rest."""
     named = [(d.as_name(), w) for d, w in seen if isinstance(d, Expr) and d.as_name() is not None]
-    if len({n for n, _ in named}) > 1:
-        first = named[0][0]
-        other, w = next((n, w) for n, w in named if n != first)
+    first = named[0][0] if named else None
+    clash = [(n, w) for n, w in named if first is not None and not related(n, first)]
+    sizes = [d for d, _ in seen if isinstance(d, Expr) and d.value != 1]
+    for d in sizes[1:]:
+        note_equal(sizes[0], d)
+    if clash:
+        other, w = clash[0]
         spec.fail(
             "SHP304",
             f"{what} is '{first}' in one operand and '{other}' in another; "

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shapelint.notation.symbolic import Expr, product, total
+from shapelint.notation.symbolic import Expr, name_clash, note_equal, product, total
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -40,6 +40,7 @@ RANK = "SHP311"
 RESHAPE = "SHP312"
 CAT = "SHP313"
 SPLIT = "SHP314"
+NAME_CLASH = "SHP315"
 
 Shape = tuple[Dim, ...]
 
@@ -150,7 +151,27 @@ def numel(shape: Shape | None) -> Expr | None:
 
 
 def differs(a: Dim, b: Dim) -> bool:
-    return isinstance(a, Expr) and isinstance(b, Expr) and a.definitely_differs(b)
+    """Whether two sizes the op requires equal are certainly different numbers.
+    When they may be equal, the op's run-time check makes them so from here on:
+    what that proves (a divisibility, two names for one dim) is recorded."""
+    if not (isinstance(a, Expr) and isinstance(b, Expr)):
+        return False
+    if a.definitely_differs(b):
+        return True
+    note_equal(a, b)
+    return False
+
+
+def clash_issue(ctx: RuleContext, what: str, a: Dim, b: Dim, arg: int) -> OpIssue | None:
+    """SHP315 when the op equates two dims its annotations name differently."""
+    names = name_clash(a, b) if isinstance(a, Expr) and isinstance(b, Expr) else None
+    if names is None:
+        return None
+    return ctx.issue(
+        NAME_CLASH,
+        f"{what} '{names[0]}' and '{names[1]}', which the annotations name as different dimensions",
+        arg,
+    )
 
 
 def locate(shape: Shape, d: int, extra: int = 0) -> tuple[int | None, str | None]:
@@ -238,6 +259,10 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return a, False
         if bv is not None:
             return b, False
+        # Two expressions: torch's check makes them one size (or one of them 1):
+        # kv·(h//kv) against h proves kv | h, and the two are then the same.
+        if note_equal(a, b) and a.simplify() == b.simplify():
+            return b.simplify(), False
         return None, False
     known = a if isinstance(a, Expr) else b
     if isinstance(known, Expr) and known.value is not None and known.value != 1:
@@ -360,7 +385,10 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
         ka = sa[0]
     if kind_b == "vec":
         kb, n = sb[0], None
-    if differs(ka, kb):
+    clash = clash_issue(ctx, f"{shape_text(sa)} @ {shape_text(sb)} contracts", ka, kb, 1)
+    if clash is not None:
+        out.issues.append(clash)
+    elif differs(ka, kb):
         out.issues.append(
             ctx.issue(
                 MATMUL,
@@ -428,6 +456,10 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
             shape = None
             continue
         for _j, prev in seen:
+            clash = _broadcast_clash(ctx, prev, t.shape, i)
+            if clash is not None:
+                out.issues.append(clash)
+                break
             _, conflicts = broadcast_shapes(prev, t.shape)
             for _axis, x, y in conflicts[:1]:
                 out.issues.append(
@@ -448,6 +480,19 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
     unknown_operand = any(x is UNKNOWN or isinstance(x, ObjectV) for x in xs)
     out.value = TensorV(None if unknown_operand else shape)
     return out
+
+
+def _broadcast_clash(ctx: RuleContext, a: Shape, b: Shape, arg: int) -> OpIssue | None:
+    """SHP315 for the first right-aligned pair of differently named dims."""
+    for x, y in zip(reversed(a), reversed(b)):
+        if isinstance(x, Var) or isinstance(y, Var):
+            return None
+        clash = clash_issue(
+            ctx, f"broadcasting {shape_text(a)} with {shape_text(b)} lines up", x, y, arg
+        )
+        if clash is not None:
+            return clash
+    return None
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -738,7 +783,8 @@ def _fill_minus_one(
     if minus:
         inferred: Dim = None
         if total_in is not None and known_rest is not None:
-            q = total_in.exact_div(known_rest)
+            # torch rejects a -1 that does not divide: the quotient is exact.
+            q = total_in.divide_exact(known_rest) if known_rest.value != 0 else None
             a, b = total_in.value, known_rest.value
             if a is not None and b is not None and (b == 0 or a % b):
                 out.issues.append(
@@ -751,15 +797,19 @@ def _fill_minus_one(
                 return False
             inferred = q
         return [inferred if i in minus else s for i, s in enumerate(sizes)]
-    if total_in is not None and known_rest is not None and total_in.definitely_differs(known_rest):
-        out.issues.append(
-            ctx.issue(
-                RESHAPE,
-                f"shape {_sizes_text(sizes)} is invalid for input of size {total_in.value}",
-                arg,
+    if total_in is not None and known_rest is not None:
+        ratio = total_in.constant_ratio(known_rest)
+        if ratio is not None or differs(total_in, known_rest):
+            out.issues.append(
+                ctx.issue(
+                    RESHAPE,
+                    f"shape {_sizes_text(sizes)} is invalid for input of size "
+                    f"{total_in.to_human()}"
+                    + ("" if ratio is None else f" (it holds {known_rest.to_human()})"),
+                    arg,
+                )
             )
-        )
-        return False
+            return False
     return list(sizes)
 
 
@@ -894,6 +944,12 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     result = list(first)
     for s in shapes[1:]:
         for i, (a, b) in enumerate(zip(first, s, strict=True)):  # type: ignore[arg-type]
+            clash = None
+            if i != pos:
+                clash = clash_issue(ctx, f"concatenating along dimension {pos} lines up", a, b, 0)
+            if clash is not None:
+                out.issues.append(clash)
+                return out
             if i != pos and differs(a, b):
                 out.issues.append(
                     ctx.issue(
@@ -1083,6 +1139,16 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
     if any(vw is None for vw in views):
         return RuleOut(_tensor(None, q))
     (_, bq, lq, e), (_, bk, s_k, ek), (_, bv, s_v, ev) = views  # type: ignore[misc]
+    enable_gqa = isinstance(gqa, BoolV) and bool(gqa.value)
+    clash = (
+        clash_issue(ctx, "query and key embeddings line up", e, ek, 1)
+        or clash_issue(ctx, "key and value sequences line up", s_k, s_v, 2)
+        or _broadcast_clash(ctx, bk, bv, 2)
+        or (None if enable_gqa else _broadcast_clash(ctx, bq, bk, 1))
+    )
+    if clash is not None:
+        out.issues.append(clash)
+        return out
     if differs(e, ek):
         out.issues.append(
             ctx.issue(
@@ -1099,7 +1165,6 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
                 2,
             )
         )
-    enable_gqa = isinstance(gqa, BoolV) and bool(gqa.value)
     bkv, conflicts = broadcast_shapes(bk, bv)
     if conflicts:
         out.issues.append(
@@ -1231,6 +1296,10 @@ def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
         return out
     k = min(tail, len(norm))
     for a, b in zip(shape[len(shape) - k :], norm[len(norm) - k :], strict=True):
+        clash = clash_issue(ctx, f"layer norm over {shape_text(shape)} lines up", a, b, 0)
+        if clash is not None:
+            out.issues.append(clash)
+            break
         if differs(a, b):
             out.issues.append(
                 ctx.issue(

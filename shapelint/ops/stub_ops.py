@@ -26,7 +26,7 @@ from shapelint.notation.dimspec import (
     DimSpec,
     parse_size_expr,
 )
-from shapelint.notation.symbolic import Expr, binop, total
+from shapelint.notation.symbolic import Expr, binop, name_clash, total
 from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
     conv_rules,
     dtypes,
@@ -533,13 +533,23 @@ class _Interpreter:
                 env.weak.add(name)
             return
         have = env.single[name]
-        if differs(have, dim):
-            # The stub's letter for the axis is its own: the user knows positions.
-            here = (
-                f"{param} {shape_text(shape)}"
-                if pos is None
-                else f"dim {pos} of {param} {shape_text(shape)}"
+        # The stub's letter for the axis is its own: the user knows positions.
+        here = (
+            f"{param} {shape_text(shape)}"
+            if pos is None
+            else f"dim {pos} of {param} {shape_text(shape)}"
+        )
+        clash = None
+        if isinstance(have, Expr) and isinstance(dim, Expr) and not elem.broadcastable:
+            clash = None if name in env.weak else name_clash(have, dim)
+        if clash is not None:
+            self.issue(
+                shape_rules.NAME_CLASH,
+                f"'{clash[0]}' in {env.where_from(name)} must equal '{clash[1]}' in {here}, "
+                "which the annotations name as a different dimension",
+                where,
             )
+        elif differs(have, dim):
             self.issue(
                 self.code,
                 f"{dim_str(have)} in {env.where_from(name)} must equal {dim_str(dim)} in {here}",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from shapelint.notation.symbolic import Expr, product
+from shapelint.notation.symbolic import Expr, bounded, product
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,13 @@ class TensorV(Value):
     shape: tuple[Dim, ...] | None = None
     dtype: str | None = None
 
+    def __post_init__(self) -> None:
+        # A size past the budget is unknown; a quotient an op proved exact cancels.
+        if self.shape is not None:
+            dims = tuple(bounded(d) if isinstance(d, Expr) else d for d in self.shape)
+            if any(a is not b for a, b in zip(dims, self.shape, strict=True)):
+                object.__setattr__(self, "shape", dims)
+
     @property
     def rank(self) -> int | None:
         if self.shape is None or any(isinstance(d, Var) for d in self.shape):
@@ -107,6 +114,12 @@ class IntV(Value):
     """An integer: known symbolically (Expr) or None for an int of unknown value."""
 
     value: Expr | None = None
+
+    def __post_init__(self) -> None:
+        if self.value is not None:
+            v = bounded(self.value)
+            if v is not self.value:
+                object.__setattr__(self, "value", v)
 
 
 @dataclass(frozen=True)
@@ -197,6 +210,18 @@ class Cost:
     # False when a part of the cost is unknown although flops has a value (a
     # same-module callee with calls of unknown cost).
     complete: bool = True
+
+    def __post_init__(self) -> None:
+        self.simplify()
+
+    def simplify(self) -> None:
+        """Past the size budget a figure is unknown; a flop count that becomes
+        unknown so makes the cost incomplete. Quotients the scope knows exact cancel."""
+        if self.flops is not None and self.flops.is_too_big():
+            self.complete = False
+        self.flops = bounded(self.flops)
+        self.other_flops = bounded(self.other_flops)
+        self.bytes = bounded(self.bytes)
 
 
 @dataclass(frozen=True)

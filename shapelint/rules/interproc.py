@@ -46,14 +46,25 @@ RULES = [
             "The inferred shape of a `return` value is checked against the function's return "
             'annotation, and the value of an annotated assignment (`y: Float[Tensor, "b d"] = '
             "...`) against its annotation. Only certain contradictions are reported: a "
-            "different rank, or two different numbers in the same position."
+            "different rank, two different numbers in the same position, or two different "
+            "names that the parameters' annotations bind (`s` returned where `d` is "
+            "annotated: jaxtyping compares them at run time) and the code never relates."
         ),
         invalid=(
             _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n' + "    return x\n",
             _JAX + "def f():\n" + '    y: Float[Tensor, "4 8"] = torch.zeros(4, 9)\n    return y\n',
+            _JAX
+            + 'def f(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b d s"]:\n'
+            + "    return x\n",
         ),
         valid=(
             _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8"]:\n' + "    return x\n",
+            _JAX
+            + 'def f(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b d s"]:\n'
+            + "    return x.transpose(1, 2)\n",
+            _JAX
+            + 'def f(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b s e"]:\n'
+            + "    return x\n",
         ),
     ),
     Rule(

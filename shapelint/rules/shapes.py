@@ -1,7 +1,9 @@
 """SHP3xx: shapes that do not fit the pattern (or each other).
 
 Reported only where certain: sizes that are numbers and differ. A dimension
-name against a number is unknown, never an error.
+name against a number is unknown, never an error. Two different names that the
+function's annotations give are two dimensions (SHP304, SHP315) unless the code
+relates them.
 """
 
 from shapelint.rules.record import Rule
@@ -11,6 +13,7 @@ _J = (
     "import torch\nfrom einops import einsum\nfrom jaxtyping import Float\n"
     "from torch import Tensor\n"
 )
+_T = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
 
 RULES = [
     Rule(
@@ -100,6 +103,52 @@ RULES = [
             '    q: Float[Tensor, "batch seq d_head"], k: Float[Tensor, "batch seq d_head"]\n'
             "):\n"
             '    return einsum(q, k, "b q d, b k d -> b q k")\n',
+        ),
+    ),
+    Rule(
+        code="SHP315",
+        name="dim-name-mismatch",
+        severity="error",
+        summary="An op equates two dims that the annotations name differently.",
+        explanation=(
+            "Annotations that name dims (`Float[Tensor, 'b seq d_model']`) say which sizes "
+            "are the same dimension. A matrix product contracting `seq` with `d_model`, an "
+            "`nn.Linear(d_context, ...)` applied to a `[..., d_model]` input, a `cat` that "
+            "lines up `s` with `t` outside the concatenated axis, or broadcasting "
+            "`d_model` against `d_ff` is almost always a transposed operand, the wrong "
+            "layer or the wrong axis; it runs only while the sizes happen to agree. Not "
+            "reported when the code relates the names (`assert x.shape[-1] == w.shape[0]`), "
+            "nor for products and quotients (`h·d_head` against `d_model`), which only "
+            "numbers can settle: `check --dim` or `[tool.shapelint] dims` give them. "
+            "Element counts of `reshape`/`view` whose names cancel and leave different "
+            "numbers (`view(b, s, 12, 32)` on `[b, s, 768]`) are SHP312."
+        ),
+        invalid=(
+            _T + "\n\ndef scores(q: Float[Tensor, 'b s d'], k: Float[Tensor, 'b s d']):\n"
+            "    return q @ k\n",
+            _T + "\n\ndef join(x: Float[Tensor, 'b s d'], y: Float[Tensor, 'b t d']):\n"
+            "    return torch.cat([x, y], dim=-1)\n",
+            _T + "\n\nclass Cross(torch.nn.Module):\n"
+            "    def __init__(self, d_context: int, inner: int):\n"
+            "        super().__init__()\n"
+            "        self.to_k = torch.nn.Linear(d_context, inner)\n\n"
+            "    def forward(\n"
+            "        self, x: Float[Tensor, 'b n d_model'], ctx: Float[Tensor, 'b m d_context']\n"
+            "    ):\n"
+            "        return self.to_k(x)\n",
+        ),
+        valid=(
+            _T + "\n\ndef scores(q: Float[Tensor, 'b s d'], k: Float[Tensor, 'b s d']):\n"
+            "    return q @ k.mT\n",
+            _T + "\n\ndef join(x: Float[Tensor, 'b s d'], y: Float[Tensor, 'b t d']):\n"
+            "    return torch.cat([x, y], dim=1)\n",
+            _T
+            + "\n\ndef project(x: Float[Tensor, 'b s d_model'], w: Float[Tensor, 'd_in d_out']):\n"
+            "    assert x.shape[-1] == w.shape[0]\n"
+            "    return x @ w\n",
+            _T + "from einops import rearrange\n\n\n"
+            "def merge(x: Float[Tensor, 'b h n d_head'], y: Float[Tensor, 'b n d_model']):\n"
+            "    return rearrange(x, 'b h n d -> b n (h d)') + y\n",
         ),
     ),
 ]
