@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import modules, unify
+from shapelint.analysis import folding, modules, unify
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
@@ -208,6 +208,7 @@ class ModuleAnalyzer:
         top = _Frame(None, "<module>")
         top.env = self.module_env
         self._exec_block(self.tree.body, top, module_level=True)
+        self._keep_module_env(top)
         self._emit_records(top)
         for qual in list(self.functions):
             self.summary(qual)
@@ -226,6 +227,14 @@ class ModuleAnalyzer:
         top = _Frame(None, "<module>")
         top.env = self.module_env
         self._exec_block(self.tree.body, top, module_level=True)
+        self._keep_module_env(top)
+
+    def _keep_module_env(self, top: _Frame) -> None:
+        # A top-level try/if joins its branches into a new dict: what the module
+        # defined after one must still be what its functions see.
+        if top.env is not self.module_env:
+            self.module_env.clear()
+            self.module_env.update(top.env)
 
     def _index(self) -> None:
         for stmt in self.tree.body:
@@ -505,15 +514,18 @@ class ModuleAnalyzer:
                 self._check_against_annotation(v, ret_ann, stmt.value, "return value")
 
     def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = modules.truth(self.eval(stmt.test, frame))
+        known = folding.truth(self.eval(stmt.test, frame))
         if known is not None:  # a test on known values takes one branch
             self._exec_block(stmt.body if known else stmt.orelse, frame)
             return
         before = dict(frame.env)
+        n_records = len(frame.records)
         self._exec_block(stmt.body, frame)
         after_body, body_done = frame.env, frame.done
         frame.env, frame.done = dict(before), False
         self._exec_block(stmt.orelse, frame)
+        if self.specialize:
+            modules.undecided_branch(self, stmt, frame, n_records)
         if body_done and not frame.done:
             pass  # only the else branch carries on
         elif frame.done and not body_done:
@@ -853,14 +865,21 @@ class ModuleAnalyzer:
         if node.id in self.module_env and node.id not in frame.locals:
             return self.module_env[node.id]
         q = self._qualname(node, frame)
-        if self.project is not None and (q is not None or node.id in self.project_links):
+        if (
+            self.specialize
+            and self.project is not None
+            and (q is not None or node.id in self.project_links)
+        ):
             sym = self._project_symbol(node, q, frame)
             if isinstance(sym, ClassDef):
                 return modules.ClassRefV(sym.key)
             if isinstance(sym, Value):
                 return sym
         if q is not None:
-            return dispatch.constant(q)
+            value = dispatch.constant(q)
+            if value is UNKNOWN and self.specialize:
+                return modules.layer_class(q) or UNKNOWN
+            return value
         if node.id in self.classes and node.id not in frame.locals:
             return modules.ClassRefV(self.classes[node.id].key)
         return UNKNOWN
@@ -874,7 +893,7 @@ class ModuleAnalyzer:
         short_circuit = isinstance(node, ast.BoolOp)
         frame.conditional += short_circuit  # `a and f(x)`: what f's use says may not hold
         try:
-            return modules.fold(self, node, frame, d)
+            return folding.fold(self, node, frame, d)
         finally:
             frame.conditional -= short_circuit
 
@@ -890,7 +909,7 @@ class ModuleAnalyzer:
 
     def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
         if isinstance(node.op, ast.Not):
-            return modules.fold(self, node, frame, d)
+            return folding.fold(self, node, frame, d)
         v = self.eval(node.operand, frame, d)
         if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
             return IntV(-v.value)
@@ -915,7 +934,7 @@ class ModuleAnalyzer:
         return TupleV(tuple(items))
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = modules.truth(self.eval(node.test, frame, d))
+        known = folding.truth(self.eval(node.test, frame, d))
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         frame.conditional += 1  # what a branch's use says holds in that branch only
@@ -973,7 +992,10 @@ class ModuleAnalyzer:
     def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
         q = self._qualname(node, frame)
         if q is not None:
-            return dispatch.constant(q)
+            value = dispatch.constant(q)
+            if value is UNKNOWN and self.specialize:
+                return modules.layer_class(q) or UNKNOWN
+            return value
         base = self.eval(node.value, frame, d)
         self.naming.attribute(node, base, frame)
         if isinstance(base, SelfRecorder):
@@ -1046,7 +1068,7 @@ class ModuleAnalyzer:
                 return FloatV(None)
             return IntV(None)
         if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
-            return FloatV(None)
+            return folding.number_binop(op, left, right)
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
         if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
@@ -1115,7 +1137,9 @@ class ModuleAnalyzer:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None:
+        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
+            # A plain run follows calls into other files only with a tensor of known
+            # shape (a contradiction to find, a cost to bind); a target run always.
             sym = self._project_symbol(func, qual, frame)
             if sym is not None:
                 return self._call_project(sym, node, args, kwargs, frame)
@@ -1131,6 +1155,9 @@ class ModuleAnalyzer:
                     return self._call_local(func.id, node, args, kwargs, frame)
                 if func.id in self.classes:
                     return self.construct(self.classes[func.id], args, kwargs)
+                if self.module_env.get(func.id, UNKNOWN) is not UNKNOWN:
+                    # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
+                    return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
                 built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
                 if built is not None:
                     return built
@@ -1195,6 +1222,11 @@ class ModuleAnalyzer:
                 # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
                 # or a product on a tensor we lost track of.
                 return self._unknown_call(node, args, kwargs, frame, "not analysed")
+        elif not isinstance(func, ast.Name):
+            # `FeedForward(16)(x)`, `self.layers[0](x)`: call what the expression gives.
+            callee = self.eval(func, frame, d)
+            if callee is not UNKNOWN:
+                return self._call_value(callee, node, args, kwargs, frame)
         return UNKNOWN
 
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
@@ -1525,6 +1557,7 @@ class ModuleAnalyzer:
     call_value = _call_value
     invoke = _invoke
     op_value = _op_value
+    call_qualified = _call_qualified
     join_env = staticmethod(lambda a, b: _join_env(a, b))
     join_all = staticmethod(lambda values: _join_all(values))
 
@@ -1609,6 +1642,10 @@ _OPERATOR_NAMES = {
     ast.BitOr: "operator.or_",
     ast.BitXor: "operator.xor",
 }
+
+
+def _known_tensor(args, kwargs) -> bool:
+    return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
 
 
 def _positional_params(node) -> list[ast.arg]:
@@ -1704,6 +1741,8 @@ def _join(a: Value, b: Value) -> Value:
         return TensorV(None, dtype)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
+    if isinstance(a, FloatV) and isinstance(b, FloatV):
+        return FloatV(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
     return UNKNOWN

@@ -75,6 +75,48 @@ class ClassRefV(Value):
     name: str
 
 
+@dataclass(frozen=True)
+class LayerClassV(Value):
+    """A torch.nn layer class used as a value (`act_layer=nn.GELU`,
+    `linear = nn.Linear if ... else ...`): calling it builds the layer."""
+
+    qual: str
+
+
+def layer_class(qual: str) -> Value | None:
+    """The value of a qualified name that is a layer class the stubs describe."""
+    from shapelint.ops.stub_ops import describes
+
+    leaf = qual.rsplit(".", 1)[-1]
+    if leaf[:1].isupper() and describes(f"{qual}.__call__"):
+        return LayerClassV(qual)
+    return None
+
+
+def torch_base(an: ModuleAnalyzer, cd: ClassDef) -> str | None:
+    """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
+    when the stubs describe it."""
+    owner = cd.owner or an
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is not None and layer_class(qual) is not None:
+            return qual
+    for base in base_classes(an, cd):
+        found = torch_base(an, base)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class PartialV(Value):
+    """`functools.partial(f, *args, **kwargs)` of a callable the analysis follows."""
+
+    func: Value
+    args: tuple[Value, ...] = ()
+    kwargs: tuple[tuple[str, Value], ...] = ()
+
+
 DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
@@ -112,6 +154,10 @@ def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> 
         return dict_value(dict(kwargs)) if not args else UNKNOWN
     if qual in _MATH_FLOAT:
         return FloatV(None)
+    if qual == "functools.partial" and args and not open_kwargs:
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV)):
+            return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
+        return None
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
         return data if isinstance(data, TensorV) else UNKNOWN
@@ -136,6 +182,11 @@ def _container(args, sequential: bool) -> Value:
 
 def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, frame):
     """Builtins whose results carry modules or configs: dict(), isinstance()."""
+    if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
+        v = args[0].value
+        return (
+            IntV(Expr.const(int(v))) if v is not None and v == v and abs(v) < 2**62 else IntV(None)
+        )
     if name == "dict" and not node.args or name == "dict" and len(args) == 1:
         if any(kw.arg is None for kw in node.keywords):
             return None
@@ -303,6 +354,8 @@ def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
         base = None
         if isinstance(b, ast.Name) and b.id in owner.classes:
             base = owner.classes[b.id]
+        elif not owner.specialize:
+            continue  # bases in other files: followed by target runs only
         elif isinstance(b, ast.Name) and b.id in owner.project_links:
             base = project.resolve(owner, b.id)
         elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
@@ -369,6 +422,18 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, LayerClassV):
+        return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, PartialV):
+        merged = {**dict(callee.kwargs), **kwargs}
+        return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
+    if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
+        cd = an.class_of(callee.kind[7:])
+        if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
+            base = torch_base(an, cd)
+            if base is not None:  # forward inherited from the torch layer
+                layer = ObjectV(base, callee.attrs)
+                return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
     return None
@@ -513,148 +578,6 @@ def expand_kwargs(v: Value) -> dict[str, Value] | None:
     return None
 
 
-# ---------------------------------------------------------------------- conditions
-
-
-def truth(v: Value) -> bool | None:
-    """Python truthiness of a value, when known."""
-    if isinstance(v, BoolV):
-        return v.value
-    if isinstance(v, NoneV):
-        return False
-    if isinstance(v, IntV):
-        return None if v.value is None or v.value.value is None else v.value.value != 0
-    if isinstance(v, FloatV):
-        return None if v.value is None else v.value != 0
-    if isinstance(v, StrV):
-        return None if v.value is None else bool(v.value)
-    if isinstance(v, TupleV):
-        return bool(v.items)
-    if isinstance(v, ModuleListV):
-        return None if not v.known or v.count is not None else bool(v.items)
-    if isinstance(v, (ObjectV, ClassRefV)):
-        return True if not (isinstance(v, ObjectV) and v.kind == DICT_KIND) else bool(v.attrs)
-    return None
-
-
-def _constant(v: Value):
-    """(True, python value) of a value known exactly, else (False, None)."""
-    if isinstance(v, NoneV):
-        return True, None
-    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
-        return True, v.value.value
-    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
-        return True, v.value
-    if isinstance(v, TupleV):
-        parts = [_constant(i) for i in v.items]
-        if all(ok for ok, _ in parts):
-            return True, tuple(p for _, p in parts)
-    return False, None
-
-
-_COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-
-
-def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
-    """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
-    operand `and`/`or` returns). None: not a node this folds."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        t = truth(an.eval(node.operand, frame, depth))
-        return UNKNOWN if t is None else BoolV(not t)
-    if isinstance(node, ast.BoolOp):
-        result: Value = UNKNOWN
-        for i, operand in enumerate(node.values):
-            result = an.eval(operand, frame, depth)
-            t = truth(result)
-            if t is None:
-                for rest in node.values[i + 1 :]:
-                    an.eval(rest, frame, depth)  # their calls still happen (maybe)
-                return UNKNOWN
-            if t is (isinstance(node.op, ast.Or)):
-                return result
-        return result
-    if isinstance(node, ast.Compare):
-        left = an.eval(node.left, frame, depth)
-        if len(node.ops) == 1 and type(node.ops[0]) in _TENSOR_COMPARE:
-            right = an.eval(node.comparators[0], frame, depth)
-            if isinstance(left, TensorV) or isinstance(right, TensorV):
-                name = _TENSOR_COMPARE[type(node.ops[0])]
-                return an.op_value(name, [left, right], {}, node, frame)
-            r = _compare(node.ops[0], left, right, node.comparators[0])
-            return UNKNOWN if r is None else BoolV(r)
-        known = True
-        outcome = True
-        for op, comp in zip(node.ops, node.comparators):
-            right = an.eval(comp, frame, depth)
-            r = _compare(op, left, right, comp)
-            if r is None:
-                known = False
-            elif not r:
-                outcome = False
-            left = right
-        if not outcome:
-            return BoolV(False)
-        return BoolV(True) if known else UNKNOWN
-    return None
-
-
-_TENSOR_COMPARE = {
-    ast.Eq: "operator.eq",
-    ast.NotEq: "operator.ne",
-    ast.Lt: "operator.lt",
-    ast.LtE: "operator.le",
-    ast.Gt: "operator.gt",
-    ast.GtE: "operator.ge",
-}
-
-
-def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
-    if isinstance(op, (ast.Is, ast.IsNot)):
-        if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
-            if isinstance(left, NoneV):
-                hit = True
-            elif left is UNKNOWN:
-                return None
-            else:
-                hit = False
-            return hit if isinstance(op, ast.Is) else not hit
-        return None
-    if (
-        isinstance(op, (ast.In, ast.NotIn))
-        and isinstance(right, ObjectV)
-        and right.kind == DICT_KIND
-    ):
-        ok, key = _constant(left)
-        if not ok:
-            return None
-        hit = key in dict(right.attrs)
-        return hit if isinstance(op, ast.In) else not hit
-    ok_l, a = _constant(left)
-    ok_r, b = _constant(right)
-    if (
-        isinstance(op, (ast.In, ast.NotIn))
-        and ok_l
-        and isinstance(comp, (ast.Set, ast.List, ast.Tuple))
-    ):
-        ok_r = ok_r and isinstance(b, tuple)
-    fn = _COMPARE.get(type(op))
-    if fn is None or not (ok_l and ok_r):
-        return None
-    try:
-        return bool(fn(a, b))
-    except TypeError:
-        return None
-
-
 # ---------------------------------------------------------------------- costs
 
 
@@ -691,6 +614,17 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
         return None if e is None else e * n
 
     return Cost(mul(c.flops), mul(c.other_flops), mul(c.bytes), list(c.notes), c.complete)
+
+
+def undecided_branch(an: ModuleAnalyzer, stmt: ast.If, frame, n_before: int) -> None:
+    """A target's if/else whose test the analysis cannot decide ran both branches:
+    what either recorded may or may not run, so its cost is not known."""
+    why = f"runs only if `{ast.unparse(stmt.test)}` (line {stmt.lineno}), which is not known here"
+    for key in list(frame.records)[n_before:]:
+        rec = frame.records[key]
+        if rec.cost.flops == Expr.const(0) and rec.cost.complete and not rec.children:
+            continue  # costs nothing either way
+        rec.cost = Cost(None, rec.cost.other_flops, rec.cost.bytes, [why], complete=False)
 
 
 # ---------------------------------------------------------------------- loops
@@ -1011,6 +945,13 @@ def super_call(an: ModuleAnalyzer, meth: str, node, args, kwargs, frame) -> Valu
     `super().forward(x)` the base's forward on this instance."""
     fd = super_method(an, frame, meth)
     me = frame.env.get("self")
+    if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
+        base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
+        if base is not None:  # `super().__init__(dim)` of a torch layer: its attributes
+            layer = an.call_qualified(base, node, args, kwargs, False, frame)
+            if isinstance(layer, ObjectV):
+                me.attrs.update(dict(layer.attrs))
+        return NoneV()
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":

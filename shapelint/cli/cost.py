@@ -105,14 +105,15 @@ def cost(
         else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
     )
     options = analysis_options(cfg, dtype=dt, dims=bound)
-    if diff_base is not None:
-        click.echo(_run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs), nl=False)
-        sys.exit(0)
     targets = [p for p in paths if "::" in p]
     paths = tuple(p.rpartition("::")[0] if "::" in p else p for p in paths)
     if (init or inputs) and not targets:
         click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
         sys.exit(2)
+    if diff_base is not None:
+        target = (targets, init, inputs) if targets else None
+        click.echo(_run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target), nl=False)
+        sys.exit(0)
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
     if targets:
@@ -229,14 +230,34 @@ def _require_sizes(report: dict, bound: dict[str, int]) -> None:
 
 
 def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cache: bool,
-              jobs: int | None) -> str:  # fmt: skip
-    """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any usage error."""
-    from shapelint.cost.diff import RENDERERS, GitError, compare_revision
+              jobs: int | None, target=None) -> str:  # fmt: skip
+    """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any
+    usage error. With a PATH::QUALNAME target, its row comes first."""
+    from shapelint.cost.diff import (
+        RENDERERS,
+        GitError,
+        compare_revision,
+        target_at_revision,
+        target_change,
+    )
 
     _, after = run_analysis(paths, cfg, options, no_cache, jobs)  # exits 2 on a missing path
+    dims = dict(options.dims)
     try:
         changes = compare_revision(base, paths, cfg, options, after, jobs)
+        if target is not None:
+            targets, init, inputs = target
+            now = _target(targets, init, inputs, dims, options)
+            file_path, _, qual = targets[0].rpartition("::")
+
+            def at(p: Path) -> dict:
+                return _target([f"{p}::{qual}"], init, inputs, dims, options)
+
+            before = target_at_revision(base, Path(file_path), at, cfg)
+            if before is not None:
+                before["path"] = now["path"]
+            changes.insert(0, target_change(before, now, dims))
     except GitError as e:
         click.echo(f"shapelint: error: --diff {base}: {e}", err=True)
         sys.exit(2)
-    return RENDERERS[fmt](changes, base, dict(options.dims))
+    return RENDERERS[fmt](changes, base, dims)

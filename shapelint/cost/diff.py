@@ -290,9 +290,24 @@ def _costless(f: dict) -> bool:
 _ORDER = {"more": 0, "less": 1, "changed": 2, "new": 3, "removed": 4, "incomplete": 5}
 
 
+def with_defaults(f: dict, dims: dict[str, int]) -> dict:
+    """f's figures with its defaults (int parameters, and a method's constructor
+    parameters) substituted where no --dim binds the name: a PR that changes a
+    default width or depth changes the formula the review compares."""
+    defaults = {k: v for k, v in (f.get("defaults") or {}).items() if k not in dims}
+    if not defaults:
+        return f
+    out = dict(f)
+    for key in ("flops", "bytes"):
+        e = _parse(f.get(key))
+        if e is not None:
+            out[key] = e.substitute(defaults).to_python()
+    return out
+
+
 def compare(before_results, after_results, dims: dict[str, int]) -> list[FunctionChange]:
-    before = _function_index(before_results)
-    after = _function_index(after_results)
+    before = {k: with_defaults(f, dims) for k, f in _function_index(before_results).items()}
+    after = {k: with_defaults(f, dims) for k, f in _function_index(after_results).items()}
     changes: list[FunctionChange] = []
     for key in sorted(set(before) | set(after)):
         b, a = before.get(key), after.get(key)
@@ -457,6 +472,40 @@ RENDERERS = {
     "json": render_json,
     "github": render_github,
 }
+
+
+def target_change(before: dict | None, after: dict, dims: dict[str, int]) -> FunctionChange:
+    """The row of a `cost PATH::QUALNAME` target: its figure at BASE and now
+    (constructor defaults applied on both sides, as the target is built)."""
+    name = f"{after['name']} (target)"
+    if before is None:
+        flops = compare_metric(None, after["flops"], dims)
+        byts = compare_metric(None, after["bytes"], dims)
+        flops.direction = byts.direction = "new"
+        return FunctionChange(after["path"], name, 0, "new", flops, byts, after["complete"])
+    flops = compare_metric(before["flops"], after["flops"], dims)
+    byts = compare_metric(before["bytes"], after["bytes"], dims)
+    lead = flops if flops.direction != "same" else byts
+    complete = before["complete"] and after["complete"]
+    return FunctionChange(after["path"], name, 0, lead.direction, flops, byts, complete)
+
+
+def target_at_revision(base: str, path: Path, analyze, cfg) -> dict | None:
+    """analyze(path) on the tree at git revision BASE: the target's file and its
+    package materialized in a scratch directory (None: the file is not there)."""
+    from shapelint.analysis.project import module_name
+
+    root = git_root(path.resolve().parent)
+    commit = resolve_revision(root, base)
+    pkg_root, modname = module_name(str(path))
+    top = Path(pkg_root, modname.split(".")[0]) if pkg_root and modname else path.parent
+    entries = files_at(root, commit, [top], cfg)
+    rel = path.resolve().relative_to(root).as_posix()
+    if rel not in {r for r, _ in entries}:
+        return None
+    with tempfile.TemporaryDirectory(prefix="shapelint-base-") as tmp:
+        materialize(root, entries, Path(tmp))
+        return analyze(Path(tmp, *rel.split("/")))
 
 
 def compare_revision(

@@ -190,6 +190,11 @@ def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResul
     return registry().call(name, args, kwargs)
 
 
+def describes(name: str) -> bool:
+    """True when a stub describes ``name``."""
+    return name in registry().entries
+
+
 def declares_flops(name: str) -> bool | None:
     """Whether a stub for ``name`` gives it a FLOP formula (None: no stub)."""
     entries = registry().entries.get(name)

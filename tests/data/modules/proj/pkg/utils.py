@@ -23,3 +23,7 @@ class FeedForward(nn.Module):
 
 def squeeze64(x: Float[Tensor, "b 64"]) -> Float[Tensor, "b 8"]:
     return x[:, :8]
+
+
+def ff16(x: Float[Tensor, "b n 16"]):
+    return FeedForward(16)(x)

@@ -1,0 +1,196 @@
+"""Values the analysis knows exactly, folded as Python would: comparisons, `and`,
+`or`, `not`, truthiness, and arithmetic with floats. A test on known values takes
+one branch (`if num_classes > 0`, `heads == 1 and dim_head == dim`); anything not
+known folds to UNKNOWN, never to a guess."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.modules import DICT_KIND, ClassRefV, ModuleListV
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from shapelint.analysis.interpreter import ModuleAnalyzer
+
+
+_ARITH = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+
+
+def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
+    """Arithmetic with a float (`dim * mlp_ratio`, `dim_head ** -0.5`): its value
+    when both operands are known numbers."""
+    ok_l, a = _constant(left)
+    ok_r, b = _constant(right)
+    fn = _ARITH.get(type(op))
+    if (
+        ok_l
+        and ok_r
+        and fn is not None
+        and isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+    ):
+        try:
+            out = fn(a, b)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return FloatV(None)
+        if isinstance(out, float):
+            return FloatV(out)
+    return FloatV(None)
+
+
+def truth(v: Value) -> bool | None:
+    """Python truthiness of a value, when known."""
+    if isinstance(v, BoolV):
+        return v.value
+    if isinstance(v, NoneV):
+        return False
+    if isinstance(v, IntV):
+        return None if v.value is None or v.value.value is None else v.value.value != 0
+    if isinstance(v, FloatV):
+        return None if v.value is None else v.value != 0
+    if isinstance(v, StrV):
+        return None if v.value is None else bool(v.value)
+    if isinstance(v, TupleV):
+        return bool(v.items)
+    if isinstance(v, ModuleListV):
+        return None if not v.known or v.count is not None else bool(v.items)
+    if isinstance(v, (ObjectV, ClassRefV)):
+        return True if not (isinstance(v, ObjectV) and v.kind == DICT_KIND) else bool(v.attrs)
+    return None
+
+
+def _constant(v: Value):
+    """(True, python value) of a value known exactly, else (False, None)."""
+    if isinstance(v, NoneV):
+        return True, None
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return True, v.value.value
+    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
+        return True, v.value
+    if isinstance(v, TupleV):
+        parts = [_constant(i) for i in v.items]
+        if all(ok for ok, _ in parts):
+            return True, tuple(p for _, p in parts)
+    return False, None
+
+
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
+    """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
+    operand `and`/`or` returns). None: not a node this folds."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        t = truth(an.eval(node.operand, frame, depth))
+        return UNKNOWN if t is None else BoolV(not t)
+    if isinstance(node, ast.BoolOp):
+        result: Value = UNKNOWN
+        for i, operand in enumerate(node.values):
+            result = an.eval(operand, frame, depth)
+            t = truth(result)
+            if t is None:
+                for rest in node.values[i + 1 :]:
+                    an.eval(rest, frame, depth)  # their calls still happen (maybe)
+                return UNKNOWN
+            if t is (isinstance(node.op, ast.Or)):
+                return result
+        return result
+    if isinstance(node, ast.Compare):
+        left = an.eval(node.left, frame, depth)
+        if len(node.ops) == 1 and type(node.ops[0]) in _TENSOR_COMPARE:
+            right = an.eval(node.comparators[0], frame, depth)
+            if isinstance(left, TensorV) or isinstance(right, TensorV):
+                name = _TENSOR_COMPARE[type(node.ops[0])]
+                return an.op_value(name, [left, right], {}, node, frame)
+            r = _compare(node.ops[0], left, right, node.comparators[0])
+            return UNKNOWN if r is None else BoolV(r)
+        known = True
+        outcome = True
+        for op, comp in zip(node.ops, node.comparators):
+            right = an.eval(comp, frame, depth)
+            r = _compare(op, left, right, comp)
+            if r is None:
+                known = False
+            elif not r:
+                outcome = False
+            left = right
+        if not outcome:
+            return BoolV(False)
+        return BoolV(True) if known else UNKNOWN
+    return None
+
+
+_TENSOR_COMPARE = {
+    ast.Eq: "operator.eq",
+    ast.NotEq: "operator.ne",
+    ast.Lt: "operator.lt",
+    ast.LtE: "operator.le",
+    ast.Gt: "operator.gt",
+    ast.GtE: "operator.ge",
+}
+
+
+def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
+            if isinstance(left, NoneV):
+                hit = True
+            elif left is UNKNOWN:
+                return None
+            else:
+                hit = False
+            return hit if isinstance(op, ast.Is) else not hit
+        return None
+    if (
+        isinstance(op, (ast.In, ast.NotIn))
+        and isinstance(right, ObjectV)
+        and right.kind == DICT_KIND
+    ):
+        ok, key = _constant(left)
+        if not ok:
+            return None
+        hit = key in dict(right.attrs)
+        return hit if isinstance(op, ast.In) else not hit
+    ok_l, a = _constant(left)
+    ok_r, b = _constant(right)
+    if (
+        isinstance(op, (ast.In, ast.NotIn))
+        and ok_l
+        and isinstance(comp, (ast.Set, ast.List, ast.Tuple))
+    ):
+        ok_r = ok_r and isinstance(b, tuple)
+    fn = _COMPARE.get(type(op))
+    if fn is None or not (ok_l and ok_r):
+        return None
+    try:
+        return bool(fn(a, b))
+    except TypeError:
+        return None
