@@ -10,10 +10,12 @@ never produces an error.
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
+from shapelint.analysis import lambdas, loops, scalars, sequences
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
@@ -132,6 +134,8 @@ class ModuleAnalyzer:
         self._in_progress: set[str] = set()
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
+        self._muted = 0
+        self.active_closures: list = []  # closures running now (lambdas.invoke)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -170,7 +174,7 @@ class ModuleAnalyzer:
         else:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
-        if key in self._diag_keys:
+        if self._muted or key in self._diag_keys:
             return
         self._diag_keys.add(key)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
@@ -374,19 +378,10 @@ class ModuleAnalyzer:
         frame.env = _join_env(after_body, frame.env)
 
     def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.iter, frame)
-        before = dict(frame.env)
-        self._assign(stmt.target, self._iter_item(stmt.iter, frame), frame, None)
-        self._exec_block(stmt.body, frame)
-        frame.env = _join_env(before, frame.env)
-        self._exec_block(stmt.orelse, frame)
+        loops.exec_for(self, stmt, frame)
 
     def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.test, frame)
-        before = dict(frame.env)
-        self._exec_block(stmt.body, frame)
-        frame.env = _join_env(before, frame.env)
-        self._exec_block(stmt.orelse, frame)
+        loops.exec_while(self, stmt, frame)
 
     def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
         for item in stmt.items:
@@ -419,6 +414,8 @@ class ModuleAnalyzer:
             inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
+            if not stmt.decorator_list:  # a call runs it (lambdas.invoke)
+                frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
         for d in stmt.decorator_list:
             self.eval(d, frame)
 
@@ -477,10 +474,54 @@ class ModuleAnalyzer:
         self._exec_block(fd.node.body, frame)
         self._emit_records(frame)
 
-    def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            return IntV(None)
-        return UNKNOWN
+    # ------------------------------------------------------------------ for analysis helpers
+    # (loops, lambdas: the interpreter's own steps, as they may call them)
+    def exec_block(self, body: list[ast.stmt], frame: _Frame) -> None:
+        self._exec_block(body, frame)
+
+    def assign(self, target: ast.expr, value: Value, frame: _Frame) -> None:
+        self._assign(target, value, frame, None)
+
+    def scope(self, frame: _Frame) -> _Frame:
+        """A frame for a comprehension or a closure's body: it sees frame's
+        variables, and its calls count in frame's records."""
+        inner = _Frame(frame.func, frame.name)
+        inner.env = dict(frame.env)
+        inner.locals = set(frame.locals)
+        inner.local_imports = frame.local_imports
+        inner.records = frame.records
+        return inner
+
+    @contextmanager
+    def muted(self):
+        """No diagnostics from the block (a loop's later turns)."""
+        self._muted += 1
+        try:
+            yield
+        finally:
+            self._muted -= 1
+
+    @staticmethod
+    def join(a: Value, b: Value) -> Value:
+        return _join(a, b)
+
+    @staticmethod
+    def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+        return _join_env(a, b)
+
+    def is_builtin(self, name: str, frame: _Frame) -> bool:
+        """Whether a bare name is Python's builtin here (nothing shadows it)."""
+        return (
+            name not in frame.env
+            and name not in frame.locals
+            and name not in self.module_env
+            and name not in self.functions
+            and name not in self.classes
+            and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
+        )
+
+    def call_value(self, callee: Value, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
+        return self._call_value(callee, node, args, kwargs, frame)
 
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
@@ -508,6 +549,9 @@ class ModuleAnalyzer:
                         self._assign(e.value, TupleV(tuple(rest)), frame, None)  # type: ignore[attr-defined]
                     else:
                         self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
+            elif isinstance(value, sequences.SeqV) and star is None:
+                for e in elts:
+                    self._assign(e, value.item, frame, None)
             elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
                 # `q, k, v = t`: iterating a tensor walks its first dimension.
                 row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
@@ -629,24 +673,23 @@ class ModuleAnalyzer:
         return v
 
     def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
-        inner = _Frame(frame.func, frame.name)
-        inner.env = dict(frame.env)
-        inner.locals = set(frame.locals)
-        inner.local_imports = frame.local_imports
-        inner.records = frame.records
-        for gen in node.generators:
-            self.eval(gen.iter, inner, d)
-            self._assign(gen.target, UNKNOWN, inner, None)
-            for cond in gen.ifs:
-                self.eval(cond, inner, d)
-        if isinstance(node, ast.DictComp):
-            self.eval(node.key, inner, d)
-            self.eval(node.value, inner, d)
-        else:
-            self.eval(node.elt, inner, d)
-        return UNKNOWN
+        return loops.comprehension(self, node, frame, d)
 
     def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
+        return lambdas.define_lambda(self, node, frame, d)
+
+    def _eval_compare(self, node: ast.Compare, frame: _Frame, d: int) -> Value:
+        left = self.eval(node.left, frame, d)
+        rights = [self.eval(c, frame, d) for c in node.comparators]
+        name = _COMPARE_NAMES.get(type(node.ops[0]))
+        if (
+            len(rights) == 1
+            and name
+            and (isinstance(left, TensorV) or isinstance(rights[0], TensorV))
+        ):
+            return self._op_value(
+                name, [left, rights[0]], {}, node, frame, [node.left, node.comparators[0]]
+            )
         return UNKNOWN
 
     def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
@@ -789,16 +832,25 @@ class ModuleAnalyzer:
                     return self._call_local(func.id, node, args, kwargs, frame)
                 if func.id in self.classes:
                     return self._construct(self.classes[func.id], args, kwargs)
-                builtin = dispatch.builtin(func.id, args, kwargs)
+                if func.id == "map" and len(args) >= 2 and not kwargs:
+                    return lambdas.map_call(self, node, args, frame)
+                builtin = sequences.builtin(func.id, args) or dispatch.builtin(
+                    func.id, [sequences.hidden(a) for a in args], kwargs
+                )
                 if builtin is not None:
                     return builtin
             return UNKNOWN
         if isinstance(func, ast.Attribute):
             recv = self.eval(func.value, frame, d)
             if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-                # `xs = []` then `xs.append(t)`: the list's contents are no longer known.
+                # `xs = []` then `xs.append(t)`: the list gains t; after any other
+                # change its contents are no longer known. Names bound to the same
+                # list see the change too.
                 if isinstance(func.value, ast.Name):
-                    frame.env[func.value.id] = UNKNOWN
+                    grown = sequences.appended(recv, func.attr, args)
+                    for k, v in list(frame.env.items()):
+                        if v is recv:
+                            frame.env[k] = grown if k == func.value.id else UNKNOWN
                 return UNKNOWN
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
@@ -831,6 +883,8 @@ class ModuleAnalyzer:
         return cd.methods if cd else {}
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
+        if isinstance(callee, lambdas.ClosureV):
+            return lambdas.invoke(self, callee, args, kwargs, frame)
         if isinstance(callee, ObjectV):
             if callee.kind.startswith("<class>"):
                 if "forward" in self._class_methods(callee.kind[7:]):
@@ -912,6 +966,14 @@ class ModuleAnalyzer:
         return value
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
+        joined = sequences.stack_or_cat(qual, args, kwargs)
+        if joined is not None:
+            return joined
+        scalar = scalars.call(qual, args)
+        if scalar is not None:
+            return scalar
+        args = [sequences.hidden(a) for a in args]
+        kwargs = {k: sequences.hidden(v) for k, v in kwargs.items()}
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
         if res is None:
@@ -1053,6 +1115,7 @@ _EXPR_HANDLERS = {
     ast.GeneratorExp: ModuleAnalyzer._eval_comprehension,
     ast.DictComp: ModuleAnalyzer._eval_comprehension,
     ast.Lambda: ModuleAnalyzer._eval_lambda,
+    ast.Compare: ModuleAnalyzer._eval_compare,
 }
 
 
@@ -1072,6 +1135,15 @@ _STARRED_UNKNOWN = ObjectV("<starred>")
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
 )
+
+_COMPARE_NAMES = {
+    ast.Eq: "operator.eq",
+    ast.NotEq: "operator.ne",
+    ast.Lt: "operator.lt",
+    ast.LtE: "operator.le",
+    ast.Gt: "operator.gt",
+    ast.GtE: "operator.ge",
+}
 
 _OPERATOR_NAMES = {
     ast.Add: "operator.add",
