@@ -41,21 +41,13 @@ def digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-def _builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
-    try:
-        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
-
-        return Path(pkg.__file__).parent
-    except ImportError:
-        return Path(__file__).resolve().parent.parent / "stubs"
-
-
 def _code_fingerprint(h) -> None:
     """Names, sizes and mtimes of shapelint's own modules and built-in stubs: a
     checkout being edited must not be served results of the code before the edit.
     Stats only (about 60), no reads."""
-    roots = (Path(__file__).resolve().parent, _builtin_stub_dir())
+    from shapelint.ops.stub_dir import builtin_stub_dir
+
+    roots = (Path(__file__).resolve().parent, builtin_stub_dir())
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -78,16 +70,19 @@ def _stubs_fingerprint(h, paths: list[str]) -> None:
             h.update(b"<unreadable>")
 
 
-def salt_for(options: dict) -> str:
+def salt_for(options) -> str:
+    """The cache's key for these analysis options (an AnalysisOptions, or a mapping
+    of its fields): every option that changes what the analysis computes."""
+    from shapelint.analysis.options import AnalysisOptions
+
+    key = AnalysisOptions.coerce(options).cache_key()
     h = blake2b(digest_size=8)
     h.update(f"{__version__};{FORMAT};{sys.version_info[:2]};".encode())
     _code_fingerprint(h)
-    _stubs_fingerprint(h, [str(p) for p in options.get("stubs", []) or []])
+    _stubs_fingerprint(h, key["stubs"])
     import json
 
-    # Every option that reaches the analysis; "_"-keys are plumbing (the cache itself).
-    opts = {k: v for k, v in options.items() if not k.startswith("_")}
-    h.update(json.dumps(opts, sort_keys=True, default=str).encode())
+    h.update(json.dumps(key, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
@@ -116,7 +111,7 @@ class Cache:
                 self.by_stat, self.entries = by_stat, entries
 
     @staticmethod
-    def for_config(cfg, options: dict) -> Cache:
+    def for_config(cfg, options) -> Cache:
         return Cache(Path(cfg.root) / CACHE_DIR_NAME, salt_for(options))
 
     def lookup_stat(self, path: str, st: os.stat_result) -> tuple | None:

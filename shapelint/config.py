@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,3 +238,28 @@ def walk_python_files(root: Path, cfg: Config):
             except OSError:
                 continue
         stack.extend(reversed(subdirs))
+
+
+# The names flake8 uses for a file it did not read from disk.
+STDIN_NAMES = {"stdin", "-", "<stdin>"}
+
+_configs: dict[Path, object] = {}
+_warned: set[str] = set()
+
+
+def config_for_file(filename: str):
+    """The [tool.shapelint] that applies to filename, loaded once per directory."""
+    start = Path.cwd() if filename in STDIN_NAMES else Path(filename).resolve().parent
+    cfg = _configs.get(start)
+    if cfg is None:
+        try:
+            cfg = load(start if start.is_dir() else Path.cwd())
+        except ConfigError as e:
+            # A plugin cannot exit 2 as the CLI does; say it once and check with defaults
+            # rather than stop flake8's other plugins.
+            if str(e) not in _warned:
+                _warned.add(str(e))
+                sys.stderr.write(f"shapelint: warning: {e}; using the default rules\n")
+            cfg = Config(root=Path.cwd())
+        _configs[start] = cfg
+    return cfg

@@ -24,8 +24,8 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shapelint.analysis.driver import noqa_codes
-from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+from shapelint.analysis.driver import noqa_suppresses
+from shapelint.analysis.source import DecodeFailure, decode_source
 
 MAX_ROUNDS = 8
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -50,9 +50,7 @@ class FixResult:
         return "".join(difflib.unified_diff(a, b, fromfile=self.path, tofile=self.path))
 
 
-def fix_text(
-    path: str, text: str, options: dict | None = None, cfg=None, unsafe: bool = False
-) -> FixResult:
+def fix_text(path: str, text: str, options=None, cfg=None, unsafe: bool = False) -> FixResult:
     """The text with every applicable fix applied (never raises for bad input)."""
     res = FixResult(path, text, text)
     failed: set[tuple[str, str]] = set()
@@ -86,16 +84,15 @@ def fix_text(
     return res
 
 
-def _analyze(path: str, text: str, options: dict | None):
-    from shapelint.analysis.interpreter import ModuleAnalyzer
+def _analyze(path: str, text: str, options):
+    """(tree, naming findings) through the driver, or None: a file the analysis
+    cannot parse or finish is a file we do not touch."""
+    from shapelint.analysis.driver import analyze_source
 
-    try:
-        tree = ast.parse(text, filename=path)
-        analyzer = ModuleAnalyzer(SourceFile(path, text), tree, options)
-        analyzer.run()
-    except Exception:  # noqa: BLE001 - a file we cannot analyze is a file we do not touch
+    analysis = analyze_source(path, text, options)
+    if analysis.module is None:
         return None
-    return tree, analyzer.naming.findings
+    return analysis.tree, analysis.findings
 
 
 def _enabled(cfg, code: str, path: str) -> bool:
@@ -103,12 +100,10 @@ def _enabled(cfg, code: str, path: str) -> bool:
 
 
 def _suppressed(lines: list[str], f) -> bool:
-    for ln in {f.node.lineno, getattr(f.node, "end_lineno", f.node.lineno)}:
-        if 1 <= ln <= len(lines) and "noqa" in lines[ln - 1].lower():
-            codes = noqa_codes(lines[ln - 1])
-            if codes is not None and (not codes or any(f.code.startswith(c) for c in codes)):
-                return True
-    return False
+    return any(
+        1 <= ln <= len(lines) and noqa_suppresses(lines[ln - 1], f.code)
+        for ln in {f.node.lineno, getattr(f.node, "end_lineno", f.node.lineno)}
+    )
 
 
 def _outermost(findings):
@@ -291,9 +286,7 @@ def read_source(path: Path) -> tuple[str, str] | None:
     return text, encoding
 
 
-def fix_files(
-    files: list[Path], cfg, options: dict | None, unsafe: bool, write: bool
-) -> list[FixResult]:
+def fix_files(files: list[Path], cfg, options, unsafe: bool, write: bool) -> list[FixResult]:
     """Fix each file (writing it back when `write`); results for every file read."""
     out = []
     for p in files:

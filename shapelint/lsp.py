@@ -3,15 +3,12 @@ for open files, and inlay hints with each call's inferred shape and FLOPs.
 
 A view of the one analysis (driver.analyze_text on the editor's buffer, filtered by
 [tool.shapelint] and `# noqa` as the CLI filters). pygls is optional: this module
-imports it only when the server starts.
+imports it only when the server starts (build_server).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-import click
 
 SEVERITY = {"error": 1, "warning": 2, "info": 3}  # lsprotocol DiagnosticSeverity values
 
@@ -19,26 +16,19 @@ SEVERITY = {"error": 1, "warning": 2, "info": 3}  # lsprotocol DiagnosticSeverit
 def analyze_document(path: str, text: str):
     """(diagnostics after select/ignore/noqa, call records) for one buffer."""
     from shapelint.analysis import driver
-    from shapelint.flake8_plugin import config_for_file
+    from shapelint.config import config_for_file
 
     cfg = config_for_file(path)
     if cfg.exclude and cfg.is_excluded(Path(path)):
         return [], []
-    options = {"stubs": list(cfg.stubs), "naming": dict(cfg.naming)}
-    try:
-        result = driver.analyze_text(path, text, options)
-    except Exception as e:  # noqa: BLE001 - an editor must never see a traceback
-        result = driver.FileResult(
-            path,
-            [driver._diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")],
-        )
+    result = driver.analyze_text(path, text, driver.AnalysisOptions.from_config(cfg))
     diags = driver.filter_diagnostics(result, cfg, text.splitlines())
     return diags, result.calls
 
 
 def hint_label(call: dict) -> str | None:
     """`→ [b, s, d] · 2·b·d·s FLOPs` for a call record, or None when nothing is known."""
-    from shapelint.costcli import human
+    from shapelint.report.numbers import human
 
     parts = []
     if call.get("output") is not None:
@@ -142,19 +132,3 @@ def build_server():
         )
 
     return server
-
-
-@click.command()
-def lsp() -> None:
-    """Run a language server on stdin/stdout: diagnostics for open files and inlay
-    hints with inferred shapes and FLOPs. Needs pygls (pip install pygls)."""
-    try:
-        server = build_server()
-    except ImportError as e:
-        click.echo(
-            f"shapelint: error: `shapelint lsp` needs pygls, which is not installed ({e.name or e}); "
-            "install it with `pip install pygls`",
-            err=True,
-        )
-        sys.exit(2)
-    server.start_io()

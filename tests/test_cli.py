@@ -251,3 +251,16 @@ def test_lists_filled_later_are_not_empty():
         "def g(x):\n    xs = [x, x]\n    xs[0] = torch.zeros(3)\n    return pack(xs, '* d')\n"
     )
     assert [d for d in diagnose(src) if d.severity == "error"] == []
+
+
+def test_a_broken_subcommand_import_is_not_hidden(monkeypatch):
+    import pytest
+
+    import shapelint.cli as cli
+
+    monkeypatch.setitem(cli.LAZY_COMMANDS, "broken", ("shapelint.no_such_module", "broken"))
+    r = CliRunner().invoke(main, ["broken", "."])
+    assert isinstance(r.exception, ImportError), r.output
+    assert "No such command" not in r.output
+    with pytest.raises(ImportError):
+        cli.main.get_command(None, "broken")

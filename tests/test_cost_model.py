@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from shapelint.analysis.driver import analyze_text  # noqa: E402
-from shapelint.costcli import evaluate  # noqa: E402
+from shapelint.report.numbers import evaluate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "fixtures" / "models" / "transformer_lm.py"

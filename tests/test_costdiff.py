@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapelint.cli import main
-from shapelint.costdiff import compare_metric
+from shapelint.cost.diff import compare_metric
 from shapelint.notation.symbolic import Expr, parse_expr
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

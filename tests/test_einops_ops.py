@@ -385,8 +385,8 @@ def test_static_import_stays_light():
 def test_pack_dtype_promotion_matches_torch():
     import torch
 
+    from shapelint.ops.dtypes import DTYPE_BYTES
     from shapelint.ops.shape_sim import promote
-    from shapelint.ops.values import DTYPE_BYTES
 
     names = [d for d in DTYPE_BYTES if d != "tfloat32"]
     for a in names:

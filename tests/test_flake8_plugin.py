@@ -238,12 +238,12 @@ def test_plugin_is_cheap_on_files_with_nothing_to_check():
 
 
 def test_internal_error_becomes_shp002(monkeypatch):
-    from shapelint.analysis import driver
+    from shapelint.analysis.interpreter import ModuleAnalyzer
 
     def boom(*a, **k):
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr(driver, "analyze_text", boom)
+    monkeypatch.setattr(ModuleAnalyzer, "run", boom)
     got = list(ShapelintChecker(None, MODEL.splitlines(keepends=True), "m.py").run())
     assert [(g[0], g[1], g[2]) for g in got] == [
         (1, 0, "SHP002 internal error: RuntimeError: kaput")

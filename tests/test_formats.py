@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from shapelint.cli import main
 from shapelint.diagnostics import Diagnostic
-from shapelint.report_extra import escape_data, escape_property, format_github, format_sarif
+from shapelint.report.github import escape_data, escape_property, format_github
+from shapelint.report.sarif import format_sarif
 from shapelint.rules import RULES
 
 # The SARIF 2.1.0 schema is not vendored: .ci/run fetches it from the npm registry
@@ -196,3 +197,11 @@ def test_github_escaping_round_trips(message, path, line):
     assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
     assert escape_property(path).count(",") == 0 and ":" not in escape_property(path)
     assert "\n" not in escape_data(message) and "\r" not in escape_data(message)
+
+
+def test_si_compact_and_with_a_unit():
+    from shapelint.report.numbers import si
+
+    assert [si(None), si(48), si(1_500_000_000), si(2.5e15)] == ["?", "48", "1.5G", "2.5P"]
+    assert si(1.5e9, "FLOP/s") == "1.5 GFLOP/s"
+    assert [si(48, "B"), si(0.5, "B"), si(1234, "B")] == ["48 B", "0.5 B", "1.23 kB"]

@@ -18,16 +18,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapelint.hardware import (
-    DEFAULT_HARDWARE,
-    DTYPES,
-    HardwareError,
-    load_hardware_table,
-    lookup,
-    merge_hardware,
-    parse_quantity,
-)
-from shapelint.napkin import (
+from shapelint.cli.napkin import napkin
+from shapelint.napkin.formulas import (
     NapkinError,
     bytes_per_param,
     head_activation_bytes,
@@ -41,7 +33,15 @@ from shapelint.napkin import (
     transformer_memory,
     transformer_params,
 )
-from shapelint.napkin_cli import napkin
+from shapelint.napkin.hardware import (
+    DEFAULT_HARDWARE,
+    DTYPES,
+    HardwareError,
+    load_hardware_table,
+    lookup,
+    merge_hardware,
+    parse_quantity,
+)
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -870,7 +870,7 @@ def test_cli_errors_exit_2_without_traceback(args):
 
 def test_module_runs_and_imports_nothing_heavy():
     out = subprocess.run(
-        [sys.executable, "-m", "shapelint.napkin_cli", "--help"],
+        [sys.executable, "-m", "shapelint.cli.napkin", "--help"],
         capture_output=True,
         text=True,
         check=True,
@@ -878,7 +878,7 @@ def test_module_runs_and_imports_nothing_heavy():
     for cmd in ("train-time", "max-params", "memory", "roofline", "hardware"):
         assert cmd in out
     probe = (
-        "import sys, shapelint.napkin_cli, shapelint.napkin, shapelint.hardware, shapelint.napkin_plot;"
+        "import sys, shapelint.cli.napkin, shapelint.napkin.formulas, shapelint.napkin.hardware, shapelint.napkin.plot;"
         "print(sorted(m for m in ('torch', 'numpy', 'einops', 'sympy', 'jaxtyping', 'matplotlib') if m in sys.modules))"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -26,11 +26,11 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from shapelint import runtime
 from shapelint.cli import main
+from shapelint.cli.options import parse_dim_values
 from shapelint.notation.symbolic import Expr, product
 from shapelint.ops import einops_ops, stub_ops
 from shapelint.ops.values import Cost, OpResult, TensorV
-from shapelint.runtime_cli import parse_dim_values
-from shapelint.runtime_shapes import Memo, explain_shape, parse_spec
+from shapelint.runtime.shapes import Memo, explain_shape, parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 LIES = ROOT / "tests" / "data" / "runtime_lies.py"
@@ -100,7 +100,7 @@ def _static_costs_are_provisional() -> str | None:
 
 
 def test_static_mode_never_imports_torch():
-    code = "import sys, shapelint.cli, shapelint.runtime_cli; print(sorted(m for m in ('torch', 'jaxtyping', 'einops', 'shapelint.runtime') if m in sys.modules))"
+    code = "import sys, shapelint.cli, shapelint.cli.run; print(sorted(m for m in ('torch', 'jaxtyping', 'einops', 'shapelint.runtime') if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
@@ -576,15 +576,15 @@ def test_mfu_peak_from_hardware_table(monkeypatch):
     pcie = types.SimpleNamespace(
         key="h100-pcie", name="NVIDIA H100 PCIe", aliases=(), peak=lambda dt: 756e12
     )
-    fake = types.ModuleType("shapelint.hardware")
+    fake = types.ModuleType("shapelint.napkin.hardware")
     fake.DEFAULT_HARDWARE = {"h100-sxm": chip, "h100-pcie": pcie}
     fake.lookup = lambda name, table: {"h100": chip}[name]
-    monkeypatch.setitem(sys.modules, "shapelint.hardware", fake)
-    # `from shapelint import hardware` reads the package attribute once the real
-    # module has been imported by another test.
-    import shapelint
+    monkeypatch.setitem(sys.modules, "shapelint.napkin.hardware", fake)
+    # `from shapelint.napkin import hardware` reads the package attribute once the
+    # real module has been imported by another test.
+    import shapelint.napkin
 
-    monkeypatch.setattr(shapelint, "hardware", fake, raising=False)
+    monkeypatch.setattr(shapelint.napkin, "hardware", fake, raising=False)
     assert runtime.chip_peak("NVIDIA H100 80GB HBM3", "bf16") == (989.5e12, "NVIDIA H100 SXM")
     assert runtime.chip_peak("NVIDIA H100 PCIe", "fp32") == (756e12, "NVIDIA H100 PCIe")
     assert runtime.chip_peak("NVIDIA H100 80GB HBM3", "fp8") == (None, "")  # no such peak
@@ -594,7 +594,7 @@ def test_mfu_peak_from_hardware_table(monkeypatch):
 
 
 def test_mfu_against_the_real_table():
-    hw = pytest.importorskip("shapelint.hardware")
+    hw = pytest.importorskip("shapelint.napkin.hardware")
     peak, chip = runtime.chip_peak("NVIDIA H100 80GB HBM3", "bf16")
     assert peak == hw.lookup("h100").peak("bf16") and chip
 

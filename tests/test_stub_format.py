@@ -9,8 +9,9 @@ import pytest
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
+from shapelint.ops.stub_dir import builtin_stub_dir
 from shapelint.ops.stub_format import parse_stub_text
-from shapelint.ops.stub_ops import StubRegistry, builtin_stub_dir, configure, registry, stub_call
+from shapelint.ops.stub_ops import StubRegistry, configure, registry, stub_call
 from shapelint.ops.values import IntV, ObjectV, TensorV, TupleV
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "stubs.md"

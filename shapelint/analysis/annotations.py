@@ -84,7 +84,7 @@ class AnnotationReader:
         )
         if not isinstance(t, TensorV):
             return None
-        default = self.analyzer.options.get("dtype")
+        default = self.analyzer.options.dtype
         if t is not None and t.dtype is None and default:
             t = TensorV(t.shape, default)  # --dtype: for dtype classes that admit several
         return t

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import einops_ops, stub_ops
+from shapelint.ops import dtypes, einops_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
@@ -32,21 +32,15 @@ EINOPS_FUNCTIONS = {
 LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
 EINOPS_LAYERS = {"einops.layers.Rearrange", "einops.layers.Reduce", "einops.layers.EinMix"}
 
-_DTYPE_NAMES = {
-    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-    "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
-    "int64": "int64", "long": "int64", "int32": "int32", "int": "int32", "int16": "int16",
-    "int8": "int8", "uint8": "uint8", "bool": "bool",
-    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-    "complex64": "complex64", "complex128": "complex128",
-}  # fmt: skip
-
 
 def constant(qual: str) -> Value:
     """The value of a module attribute such as torch.bfloat16."""
     root, _, attr = qual.rpartition(".")
-    if root in ("torch", "numpy") and attr in _DTYPE_NAMES:
-        return DtypeV(_DTYPE_NAMES[attr])
+    name = dtypes.canonical(attr) if root in ("torch", "numpy") else None
+    # numpy's aliases are not torch's (numpy.float was Python's float, a float64):
+    # from numpy only the dtype names themselves.
+    if name is not None and (root == "torch" or name == attr):
+        return DtypeV(name)
     if qual in ("math.pi", "math.e", "math.tau", "math.inf"):
         return FloatV(None)
     return UNKNOWN

@@ -1,6 +1,8 @@
-"""Files in, results out: read, pre-filter, parse, analyze, in a process pool
-on large trees, through a content-keyed cache. Every face (CLI check and cost,
-flake8 plugin, runtime mode) calls this and nothing else."""
+"""The one door into the analysis. Files in, results out: read, pre-filter, parse,
+analyze, in a process pool on large trees, through a content-keyed cache. Every
+face (check, --fix, cost, run, the flake8 plugin, the LSP) analyses a file through
+analyze_source (one text) or analyze_files (many), with one AnalysisOptions, and
+nothing else builds a ModuleAnalyzer."""
 
 from __future__ import annotations
 
@@ -10,10 +12,15 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic
+
+__all__ = ["AnalysisOptions", "FileResult", "SourceAnalysis", "analyze_files", "analyze_source"]
 
 # The pre-filter: a file containing none of these words cannot contain anything
 # shapelint checks, and costs a read and a few substring searches (no regex: one
@@ -48,19 +55,6 @@ def may_need_analysis(data: bytes) -> bool:
         _DOT_T = re.compile(rb"\.m?T\b")
     return _DOT_T.search(data) is not None
 
-
-class _Needles:
-    """The regex this module used to export, kept for `_NEEDLES.search(data)` callers."""
-
-    @staticmethod
-    def search(data: bytes) -> bool | None:
-        return True if may_need_analysis(data) else None
-
-
-_NEEDLES = _Needles()
-
-# Options that change what the analysis computes (and so belong in the cache key).
-ANALYSIS_OPTION_KEYS = ("stubs", "naming", "dtype")
 
 POOL_MIN_FILES = 64
 POOL_MIN_BYTES = 4_000_000
@@ -201,9 +195,10 @@ def unpack_records(packed: bytes | None) -> tuple[list[dict], list[dict]]:
     return pickle.loads(packed[1:])
 
 
-def _diag(
+def diagnostic(
     path: str, line: int, col0: int, end_line: int, end_col0: int, code: str, message: str
 ) -> Diagnostic:
+    """A Diagnostic from 0-based columns, with its rule's severity."""
     from shapelint.rules import severity_of
 
     return Diagnostic(
@@ -211,25 +206,26 @@ def _diag(
     )
 
 
-def analyze_bytes(path: str, data: bytes, options: dict | None = None) -> FileResult:
+def internal_error(path: str, e: BaseException) -> Diagnostic:
+    """SHP002: a bug in shapelint on this file. One bad file must not stop a run,
+    and no face shows a traceback."""
+    return diagnostic(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")
+
+
+def analyze_bytes(
+    path: str, data: bytes, options: AnalysisOptions | dict | None = None
+) -> FileResult:
     """Analyze one file's content. Never raises: problems become SHP001/SHP002."""
-    res = FileResult(path)
+    if not may_need_analysis(data):
+        return FileResult(path)
     try:
-        if not may_need_analysis(data):
-            return res
-        try:
-            text = decode_source(data)
-        except DecodeFailure as e:
-            res.diagnostics.append(
-                _diag(path, e.line, e.column - 1, e.line, e.column - 1, "SHP001", e.message)
-            )
-            return res
-        return analyze_text(path, text, options)
+        text = decode_source(data)
+    except DecodeFailure as e:
+        d = diagnostic(path, e.line, e.column - 1, e.line, e.column - 1, "SHP001", e.message)
+        return FileResult(path, [d])
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
-        res.diagnostics.append(
-            _diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")
-        )
-        return res
+        return FileResult(path, [internal_error(path, e)])
+    return analyze_text(path, text, options)
 
 
 _CONFIGURED_STUBS: tuple[str, ...] = ()
@@ -240,17 +236,44 @@ def configure_stubs(paths) -> list:
     global _CONFIGURED_STUBS
     from shapelint.ops import stub_ops
 
-    _CONFIGURED_STUBS = tuple(paths)
+    _CONFIGURED_STUBS = tuple(str(p) for p in paths)
     return stub_ops.configure(_CONFIGURED_STUBS).errors
 
 
-def analyze_text(path: str, text: str, options: dict | None = None) -> FileResult:
+@dataclass
+class SourceAnalysis:
+    """One text analysed: the result every face reads, and for the faces that need
+    more than diagnostics and cost records, what the analysis worked on."""
+
+    result: FileResult
+    tree: ast.Module | None = None  # None: the text does not parse
+    module: Any = None  # analysis.interpreter.ModuleResult; None: it did not parse or run
+    findings: list = field(default_factory=list)  # naming findings, with their rewrites
+
+
+def analyze_text(path: str, text: str, options: AnalysisOptions | dict | None = None) -> FileResult:
+    """analyze_source's result: diagnostics and cost records. Never raises."""
+    return analyze_source(path, text, options).result
+
+
+def analyze_source(
+    path: str, text: str, options: AnalysisOptions | dict | None = None
+) -> SourceAnalysis:
+    """Analyse one text with these options (the project's stubs loaded first).
+    Never raises: what goes wrong becomes SHP001 (cannot parse) or SHP002 (a bug)."""
+    res = FileResult(path)
+    try:
+        return _analyze_source(path, text, AnalysisOptions.coerce(options), res)
+    except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
+        res.diagnostics = [internal_error(path, e)]
+        return SourceAnalysis(res)
+
+
+def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileResult):
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
-    res = FileResult(path)
-    stubs = tuple((options or {}).get("stubs") or ())
-    if stubs != _CONFIGURED_STUBS:
-        configure_stubs(stubs)
+    if options.stubs != _CONFIGURED_STUBS:
+        configure_stubs(options.stubs)
     src = SourceFile(path, text)
     try:
         tree = ast.parse(text, filename=path)
@@ -258,32 +281,30 @@ def analyze_text(path: str, text: str, options: dict | None = None) -> FileResul
         line = e.lineno or 1
         col = max((e.offset or 1) - 1, 0)
         msg = e.msg if isinstance(e.msg, str) else str(e)
-        res.diagnostics.append(_diag(path, line, col, line, col, "SHP001", f"syntax error: {msg}"))
-        return res
+        res.diagnostics.append(
+            diagnostic(path, line, col, line, col, "SHP001", f"syntax error: {msg}")
+        )
+        return SourceAnalysis(res)
     except (ValueError, RecursionError, MemoryError, OverflowError) as e:
         why = "nested too deeply" if isinstance(e, (RecursionError, MemoryError)) else str(e)
-        res.diagnostics.append(_diag(path, 1, 0, 1, 0, "SHP001", f"cannot parse: {why}"))
-        return res
+        res.diagnostics.append(diagnostic(path, 1, 0, 1, 0, "SHP001", f"cannot parse: {why}"))
+        return SourceAnalysis(res)
+    analyzer = ModuleAnalyzer(src, tree, options)
     try:
-        mres = ModuleAnalyzer(src, tree, options).run()
+        mres = analyzer.run()
     except RecursionError:
         res.diagnostics.append(
-            _diag(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
+            diagnostic(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
         )
-        return res
-    except Exception as e:  # noqa: BLE001
-        res.diagnostics.append(
-            _diag(path, 1, 0, 1, 0, "SHP002", f"internal error: {type(e).__name__}: {e}")
-        )
-        return res
+        return SourceAnalysis(res, tree)
     for d in mres.diagnostics:
         res.diagnostics.append(
-            _diag(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
+            diagnostic(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
         )
     res.diagnostics.sort()
     res.calls = [_record_json(path, r) for r in mres.records]
     res.functions = [_function_json(path, f) for f in mres.functions]
-    return res
+    return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
 
 
 def _py(e) -> str | None:
@@ -370,14 +391,14 @@ def _recent_stats() -> dict[str, os.stat_result]:
 
 # Per worker process: the options and the cache (for content-digest hits on
 # files whose stat changed), set once by the pool's initializer or inline.
-_WORKER_OPTIONS: dict = {}
+_WORKER_OPTIONS = AnalysisOptions()
 _WORKER_CACHE = None
 
 # A row of a packed result: (line, column, end_line, end_column, code, severity, message).
 DiagRow = tuple
 
 
-def _init_worker(options: dict, cache, batch_gc: bool = True) -> None:
+def _init_worker(options: AnalysisOptions, cache, batch_gc: bool = True) -> None:
     global _WORKER_OPTIONS, _WORKER_CACHE
     _WORKER_OPTIONS = options
     _WORKER_CACHE = cache
@@ -431,7 +452,7 @@ def _work(task: tuple[int, str]) -> tuple:
             data = f.read()
     except OSError as e:
         msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(_diag(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
+        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -472,15 +493,15 @@ def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa) -> F
 
 def analyze_files(
     files: list[Path],
-    options: dict | None = None,
+    options: AnalysisOptions | dict | None = None,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cache=None,
 ) -> list[FileResult]:
     """Analyze files, in a process pool when the tree is large enough to pay for it.
-    Results come back in the order of files. With options["_cache"], unchanged
-    files (same path, mtime and size) are not even read."""
-    options = dict(options or {})
-    cache = options.pop("_cache", None)
+    Results come back in the order of files. With a cache (shapelint.cache.Cache),
+    unchanged files (same path, mtime and size) are not even read."""
+    options = AnalysisOptions.coerce(options)
     n = len(files)
     results: list[FileResult | None] = [None] * n
     stats: list[os.stat_result | None] = [None] * n
@@ -541,14 +562,14 @@ def _size(f: Path) -> int:
         return 0
 
 
-def _inline_outputs(tasks, options: dict, cache):
+def _inline_outputs(tasks, options: AnalysisOptions, cache):
     was_enabled = _batch_gc()
     try:
         _init_worker(options, cache, batch_gc=False)
         for t in tasks:
             yield _work(t)
     finally:
-        _init_worker({}, None, batch_gc=False)
+        _init_worker(AnalysisOptions(), None, batch_gc=False)
         _restore_gc(was_enabled)
 
 
@@ -570,7 +591,7 @@ def _chunks(tasks: list[tuple[int, str]], sizes: dict[int, int], max_files=16, m
         yield chunk
 
 
-def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: dict, cache):
+def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOptions, cache):
     """Results as workers finish them. Workers are forked on Linux (they inherit
     the imported modules and the cache snapshot for free); elsewhere the options
     and the cache travel once per worker through the initializer. If the pool
@@ -622,10 +643,12 @@ def noqa_codes(line: str) -> set[str] | None:
     return {c.upper() for c in re.split(r"[\s,]+", m.group("codes")) if c}
 
 
-def _suppressed(code: str, codes: set[str] | None) -> bool:
-    if codes is None:
+def noqa_suppresses(line: str | None, code: str) -> bool:
+    """Whether this line's `# noqa` comment, if it has one, silences code."""
+    if line is None or "noqa" not in line.lower():
         return False
-    return not codes or any(code.startswith(c) for c in codes)
+    codes = noqa_codes(line)
+    return codes is not None and (not codes or any(code.startswith(c) for c in codes))
 
 
 def filter_diagnostics(
@@ -640,8 +663,8 @@ def filter_diagnostics(
         if d.code != "SHP001":
             if line_at is None:
                 line_at = _line_getter(result, text_lines, d.path)
-            if _suppressed(d.code, _line_noqa(line_at, d.line)) or (
-                d.end_line != d.line and _suppressed(d.code, _line_noqa(line_at, d.end_line))
+            if noqa_suppresses(line_at(d.line), d.code) or (
+                d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
             ):
                 continue
         out.append(d)
@@ -656,13 +679,6 @@ def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
         return noqa.get
     lines = text_lines if text_lines is not None else _read_lines(path)
     return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
-
-
-def _line_noqa(line_at, lineno: int) -> set[str] | None:
-    line = line_at(lineno)
-    if line is not None and "noqa" in line.lower():
-        return noqa_codes(line)
-    return None
 
 
 def _read_lines(path: str) -> list[str]:

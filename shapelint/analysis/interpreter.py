@@ -18,6 +18,7 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis import lambdas, loops, scalars, sequences
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
+from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -120,10 +121,10 @@ class _Frame:
 
 
 class ModuleAnalyzer:
-    def __init__(self, src: SourceFile, tree: ast.Module, options: dict | None = None):
+    def __init__(self, src: SourceFile, tree: ast.Module, options=None):
         self.src = src
         self.tree = tree
-        self.options = options or {}
+        self.options = AnalysisOptions.coerce(options)
         self.imports = ImportMap.from_module(tree)
         self.result = ModuleResult()
         self._diag_keys: set[tuple] = set()

@@ -78,7 +78,7 @@ class _Operand:
 class NamingChecker:
     def __init__(self, analyzer):
         self.analyzer = analyzer
-        self.policy = NamePolicy(analyzer.options.get("naming"))
+        self.policy = NamePolicy(analyzer.options.naming)
         self.values: dict[ast.AST, Value] = {}
         self.reader = ChainReader(analyzer, self.values)
         self.findings: list[Finding] = []

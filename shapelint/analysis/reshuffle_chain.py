@@ -77,7 +77,7 @@ class ChainReader:
         self.values = values
 
     def qual(self, node: ast.expr, frame) -> str | None:
-        return self.analyzer._qualname(node, frame)
+        return self.analyzer.imports.resolve(node, frame.locals, frame.local_imports)
 
     # ------------------------------------------------------------------ structure
     def raw_step(self, node: ast.AST, frame) -> RawStep | None:

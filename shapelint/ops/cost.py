@@ -31,7 +31,8 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from shapelint.notation.symbolic import Expr, as_expr, product, total
-from shapelint.ops.values import Dim, TensorV, TupleV, Value, Var, dtype_bytes
+from shapelint.ops.dtypes import dtype_bytes
+from shapelint.ops.values import Dim, ObjectV, TensorV, TupleV, Value, Var
 
 # torch's "auto" strategy runs opt_einsum's exhaustive ``optimal`` search up to
 # this many operands; it is reproduced here exactly. Beyond it opt_einsum uses
@@ -138,7 +139,7 @@ def call_bytes(inputs: Iterable[Value], outputs: Value | Iterable[Value]) -> Exp
     """
     outs = [outputs] if isinstance(outputs, Value) else list(outputs)
     parts = []
-    for v in _tensors([*inputs, *outs]):
+    for v in tensors_in([*inputs, *outs]):
         b = tensor_bytes(v.shape, v.dtype)
         if b is None:
             return None
@@ -146,12 +147,16 @@ def call_bytes(inputs: Iterable[Value], outputs: Value | Iterable[Value]) -> Exp
     return total(parts)
 
 
-def _tensors(values: Iterable[Value]) -> Iterable[TensorV]:
+def tensors_in(values: Iterable[Value]) -> Iterable[TensorV]:
+    """The tensors among values: in tuples and lists (what einops.pack reads) and in
+    the attributes of known objects (a module's weights)."""
     for v in values:
         if isinstance(v, TensorV):
             yield v
-        elif isinstance(v, TupleV):  # e.g. the list einops.pack reads
-            yield from _tensors(v.items)
+        elif isinstance(v, TupleV):
+            yield from tensors_in(v.items)
+        elif isinstance(v, ObjectV):
+            yield from tensors_in(a for _, a in v.attrs)
 
 
 # -- einsum -----------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""torch dtype names and type promotion, enough for output dtypes and byte counts.
+"""The dtype vocabulary: torch dtype names and their aliases, sizes, categories and
+type promotion, and the short names people type (fp32, bf16, tf32, fp8). Every
+other module that names a dtype reads it from here.
 
 Mirrors ``torch.result_type`` (tests hold the two together): tensors with
 dimensions outrank zero-dimensional tensors, which outrank Python numbers,
@@ -67,7 +69,42 @@ _BITS = {
     "complex32": 32,
     "complex64": 64,
     "complex128": 128,
+    "float8_e4m3fn": 8,
+    "float8_e5m2": 8,
+    "float8_e4m3fnuz": 8,
+    "float8_e5m2fnuz": 8,
 }
+
+# Bytes per element as stored (bool takes a byte).
+DTYPE_BYTES = {name: max(1, bits // 8) for name, bits in _BITS.items()}
+
+# Floating dtypes torch reduces with mean (einops' mean of anything else fails).
+MEAN_DTYPES = ("float16", "float32", "float64", "bfloat16")
+
+# The short names of the command line and the hardware table -> torch's name.
+# tf32 is float32 stored, multiplied on tensor cores at a lower precision.
+SHORT_NAMES = {
+    "fp32": "float32",
+    "tf32": "float32",
+    "fp16": "float16",
+    "bf16": "bfloat16",
+    "fp64": "float64",
+    "fp8": "float8_e4m3fn",
+}
+
+
+def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
+    """Bytes per element (dtype None: the default, float32)."""
+    return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])
+
+
+def short_name(dtype: str | None) -> str | None:
+    """torch's name -> the hardware table's column (bfloat16 -> bf16); None if none."""
+    if dtype is None:
+        return None
+    if dtype in SHORT_NAMES:
+        return dtype
+    return next((k for k, v in SHORT_NAMES.items() if v == dtype and k != "tf32"), None)
 
 
 def canonical(name: str) -> str | None:
@@ -81,20 +118,32 @@ def category(dtype: str) -> int:
     return _CATEGORY.get(dtype, 2)
 
 
+def kind(dtype: str) -> str:
+    """bool, int, float or complex (an unknown name counts as float)."""
+    return ("bool", "int", "float", "complex")[category(dtype)]
+
+
 def is_floating(dtype: str) -> bool:
     return category(dtype) == 2
+
+
+_WIDE_UNSIGNED = {"uint16", "uint32", "uint64"}
 
 
 def promote_pair(a: str, b: str) -> str | None:
     """torch.promote_types for the common dtypes; None where torch refuses or we do not know."""
     if a == b:
         return a
+    if a not in _CATEGORY or b not in _CATEGORY:
+        return None
     ca, cb = category(a), category(b)
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)
+        if _WIDE_UNSIGNED & {a, b} and (category(hi) == 3 or lo == "bool"):
+            return None  # torch has no promotion of uint16/32/64 with bool or complex
         if category(hi) == 3 and lo == "float64":
             return "complex128"
-        if category(hi) == 3 and hi == "complex32" and lo in ("float32",):
+        if category(hi) == 3 and hi == "complex32" and lo in ("float32", "bfloat16"):
             return "complex64"
         if hi.startswith("float8") or lo.startswith("float8"):
             return None
@@ -120,9 +169,12 @@ def promote_pair(a: str, b: str) -> str | None:
     return a if _BITS[a] >= _BITS[b] else b
 
 
-def _promote_all(dtypes: Iterable[str]) -> str | None:
+def promote_all(dtypes: Iterable[str | None]) -> str | None:
+    """torch.promote_types over all of them; None if one is unknown or torch refuses."""
     out: str | None = None
     for d in dtypes:
+        if d is None:
+            return None
         out = d if out is None else promote_pair(out, d)
         if out is None:
             return None
@@ -147,7 +199,7 @@ def result_type(
     ]
     tiers = []
     for tier in (dim_tensors, zero_dim_tensors, wrapped):
-        best = _promote_all(tier) if tier else _UNDEFINED  # type: ignore[arg-type]
+        best = promote_all(tier) if tier else _UNDEFINED  # type: ignore[arg-type]
         if best is None:
             return None
         tiers.append(best)

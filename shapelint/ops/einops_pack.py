@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from shapelint.notation.einops_pattern import Pattern, parse
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
 from shapelint.ops.shape_sim import BLOCK, Reject, align, product, promote, reshape, show_shape
 from shapelint.ops.values import (
@@ -21,7 +22,6 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
-    dtype_bytes,
 )
 
 

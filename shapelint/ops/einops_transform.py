@@ -20,15 +20,15 @@ from shapelint.notation.einops_pattern import (
     check_axis_name,
 )
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
+from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.shape_sim import (
     BLOCK,
-    FLOAT_DTYPES,
     Foreign,
     Reject,
     align,
     check_size_arg,
     const,
-    dtype_kind,
     group_size,
     is_int,
     kw_value,
@@ -51,7 +51,6 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
-    dtype_bytes,
 )
 
 REDUCTIONS = ("min", "max", "sum", "mean", "prod", "any", "all")
@@ -275,19 +274,43 @@ def _expand(group: Group, ell_keys: list[object]) -> list[object]:
     return out
 
 
+@dataclass
+class _Layout:
+    """The pattern laid over the input's dims (the recipe einops prepares): one
+    entry per input dim with its elementary axes (comp), the group it came from
+    (src) and its size (dims); the output's groups of axes (right_comp); the axes
+    on each side (lids, rids); the dims under '...' (middle: a list, or BLOCK when
+    their number is unknown)."""
+
+    comp: list[list[object]]
+    src: list[Group]
+    dims: list[object]
+    right_comp: list[list[object]]
+    lids: set
+    rids: set
+    middle: object
+
+
 def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
     """Run the recipe on ``x``; returns (output dims or None for unknown rank, dtype).
 
-    Raises Reject when einops would raise.
+    Raises Reject when einops would raise. The steps are einops' own: the rank
+    (_layout), the lengths of elementary axes (_reconstruct_from_shape) and the
+    torch operations (_apply_recipe).
     """
+    shape = x.shape if isinstance(x, TensorV) else None
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    layout = _layout(call, shape)
+    lengths, kw, need_init_reshape = _reconstruct_from_shape(call, layout)
+    return _apply_recipe(call, layout, lengths, kw, need_init_reshape, dtype)
+
+
+def _layout(call: Call, shape) -> _Layout:
+    """The rank check, and the pattern's axes laid over the input's dims."""
     pat = call.pattern
     left, right = pat.left, pat.output
     assert right is not None
-    shape = x.shape if isinstance(x, TensorV) else None
-    dtype = x.dtype if isinstance(x, TensorV) else None
     where_left = ("pattern", left.start, left.end)
-
-    # -- rank ----------------------------------------------------------------------------
     ell_at = next((i for i, g in enumerate(left.groups) if g.is_ellipsis), None)
     if left.has_ellipsis and ell_at is not None:
         n_before, n_after = ell_at, len(left.groups) - ell_at - 1
@@ -351,9 +374,19 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
         dims = list(before)
         right_comp = [list(g.axis_names()) for g in right.groups]
         lids, rids = left.identifiers, right.identifiers
+    return _Layout(comp, src, dims, right_comp, lids, rids, middle)
 
-    # -- lengths of elementary axes (_reconstruct_from_shape) ---------------------------
-    # (an extra key of unknown length stands in a '(...)' whose dims are unknown)
+
+def _reconstruct_from_shape(
+    call: Call, layout: _Layout
+) -> tuple[dict[object, object], dict[object, object], bool]:
+    """The length of every elementary axis, from the input's dims and the keyword
+    lengths; returns (lengths, keyword lengths, whether the input is reshaped first).
+    An extra key of unknown length stands in a '(...)' whose dims are unknown."""
+    pat = call.pattern
+    left, right = pat.left, pat.output
+    assert right is not None
+    comp, src, dims = layout.comp, layout.src, layout.dims
     lengths: dict[object, object] = {}
     for g in left.groups:
         for a in g.axes:
@@ -435,8 +468,22 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
                 ) from None
         if len(group) != 1:
             need_init_reshape = True
+    return lengths, kw, need_init_reshape
 
-    # -- the torch operations (_apply_recipe) -------------------------------------------
+
+def _apply_recipe(
+    call: Call,
+    layout: _Layout,
+    lengths: dict[object, object],
+    kw: dict[object, object],
+    need_init_reshape: bool,
+    dtype: str | None,
+) -> tuple[list | None, str | None]:
+    """The torch operations: reshape, permute, reduce, add axes, reshape."""
+    right = call.pattern.output
+    assert right is not None
+    comp, dims, right_comp = layout.comp, layout.dims, layout.right_comp
+    lids, rids, middle = layout.lids, layout.rids, layout.middle
     ordered_left = [k for g in comp for k in g]
     ordered_right = [k for g in right_comp for k in g if k is not _UNKNOWN_SIZE]
     if need_init_reshape:
@@ -533,7 +580,7 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
             f"{', '.join(LAYER_REDUCTIONS)}, not {red!r}",
             ("call",),
         )
-    if red == "mean" and dtype is not None and dtype not in FLOAT_DTYPES:
+    if red == "mean" and dtype is not None and dtype not in MEAN_DTYPES:
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
                 "SHP215",

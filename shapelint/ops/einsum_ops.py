@@ -17,6 +17,7 @@ from shapelint.notation.einops_pattern import parse
 from shapelint.notation.einsum_letters import parse_letters
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import cost as cost_mod
+from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
 from shapelint.ops.shape_sim import BLOCK, align, product, show_shape
 from shapelint.ops.values import (
@@ -29,7 +30,6 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
-    dtype_bytes,
 )
 
 MAX_EINOPS_AXES = 52  # einops maps names onto string.ascii_letters

@@ -267,6 +267,16 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
     return tuple(head) + tuple(reversed(out)), conflicts
 
 
+def groups_divide(ctx: RuleContext, out: RuleOut, what: str, n: Dim, groups: Dim, arg: int) -> bool:
+    """False (with an issue in out) when known numbers say groups does not divide n
+    (the channels of a grouped convolution or a group norm)."""
+    a, g = const(n), const(groups)
+    if a is not None and g is not None and g > 0 and a % g:
+        out.issues.append(ctx.issue(SIGNATURE, f"groups={g} does not divide {what} ({a})", arg))
+        return False
+    return True
+
+
 def _tensor(shape: Shape | None, like: Value | None = None) -> TensorV:
     dtype = like.dtype if isinstance(like, TensorV) else None
     return TensorV(shape, dtype)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import promote_all
 from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, OpIssue, StrV, Value, Var
 
 
@@ -289,63 +290,6 @@ def align(
     return before + [None] * (n_before - len(before) - k) + after, [], [], False
 
 
-FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
-_KIND_ORDER = {"bool": 0, "int": 1, "float": 2, "complex": 3}
-
-
-def dtype_kind(dtype: str) -> str:
-    if dtype == "bool":
-        return "bool"
-    if dtype.startswith(("int", "uint")):
-        return "int"
-    if dtype.startswith("complex"):
-        return "complex"
-    return "float"
-
-
 def promote(dtypes: list[str | None]) -> str | None:
     """torch.promote_types over tensors of the same category (what torch.cat does)."""
-    if not dtypes or any(d is None for d in dtypes):
-        return None
-    out = dtypes[0]
-    for d in dtypes[1:]:
-        out = _promote2(out, d)  # type: ignore[arg-type]
-        if out is None:
-            return None
-    return out
-
-
-_INT_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
-_FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
-
-
-def _promote2(a: str, b: str) -> str | None:
-    """torch.promote_types for two dtypes; None where torch refuses (float8 with any
-    other dtype) or the dtype is not one we know."""
-    if a == b:
-        return a
-    if a.startswith("float8") or b.startswith("float8"):
-        return None
-    ka, kb = dtype_kind(a), dtype_kind(b)
-    if ka != kb:
-        hi, lo = (a, b) if _KIND_ORDER[ka] > _KIND_ORDER[kb] else (b, a)
-        if dtype_kind(hi) == "complex" and lo == "float64":
-            return "complex128"
-        return hi
-    if ka == "int":
-        if a not in _INT_BITS or b not in _INT_BITS:
-            return None
-        if {a, b} == {"uint8", "int8"}:
-            return "int16"
-        if "uint8" in (a, b):
-            return b if a == "uint8" else a
-        return a if _INT_BITS[a] >= _INT_BITS[b] else b
-    if ka == "float":
-        if a not in _FLOAT_RANK or b not in _FLOAT_RANK:
-            return None
-        if {a, b} == {"float16", "bfloat16"}:
-            return "float32"
-        return a if _FLOAT_RANK[a] >= _FLOAT_RANK[b] else b
-    if ka == "complex":
-        return "complex128" if "complex128" in (a, b) else "complex64"
-    return None
+    return promote_all(dtypes) if dtypes else None

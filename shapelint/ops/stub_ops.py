@@ -27,7 +27,15 @@ from shapelint.notation.dimspec import (
     parse_size_expr,
 )
 from shapelint.notation.symbolic import Expr, binop, total
-from shapelint.ops import dtypes, shape_rules
+from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
+    conv_rules,
+    dtypes,
+    layer_rules,
+    norm_rules,
+    shape_rules,
+)
+from shapelint.ops.cost import call_bytes, tensors_in
+from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.shape_rules import (
     BROADCAST,
     RANK,
@@ -40,6 +48,7 @@ from shapelint.ops.shape_rules import (
     has_var,
     shape_text,
 )
+from shapelint.ops.stub_dir import builtin_stub_dir
 from shapelint.ops.stub_format import (
     NO_DEFAULT,
     Formula,
@@ -68,23 +77,12 @@ from shapelint.ops.values import (
     Var,
     constant_value,
     dim_str,
-    dtype_bytes,
 )
 
 Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-def builtin_stub_dir() -> Path:
-    """stubs/ of a checkout, or the installed shapelint._stubs package."""
-    try:
-        import shapelint._stubs as pkg  # installed layout (pyproject maps stubs/ here)
-
-        return Path(pkg.__file__).parent
-    except ImportError:
-        return Path(__file__).resolve().parents[2] / "stubs"
 
 
 def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -636,7 +634,7 @@ class _Interpreter:
             v = self.bound.values.get(p.name)
             if v is None or isinstance(v, ObjectV):
                 continue
-            for t in _tensors([v]):
+            for t in tensors_in([v]):
                 return t.dtype
         return None
 
@@ -704,7 +702,7 @@ class _Interpreter:
         elif e.module:
             nbytes = Expr.const(0)
         else:
-            nbytes = _default_bytes(self.bound.values.values(), self.out)
+            nbytes = call_bytes(self.bound.values.values(), self.out)
         return Cost(flops, other, nbytes, list(dict.fromkeys(self.notes)))
 
 
@@ -750,16 +748,6 @@ def _align(spec: DimSpec, shape: Shape):
 _NO_VAR = object()  # the spec has no variadic element
 
 
-def _tensors(values: Iterable[Value]) -> Iterable[TensorV]:
-    for v in values:
-        if isinstance(v, TensorV):
-            yield v
-        elif isinstance(v, TupleV):
-            yield from _tensors(v.items)
-        elif isinstance(v, ObjectV):
-            yield from _tensors(a for _, a in v.attrs)
-
-
 def _promote(values: Sequence[Value]) -> str | None:
     dim_t: list[str | None] = []
     zero_t: list[str | None] = []
@@ -783,14 +771,6 @@ def _promote(values: Sequence[Value]) -> str | None:
 def _nbytes(t: TensorV) -> Expr | None:
     n = t.numel()
     return None if n is None else n * dtype_bytes(t.dtype)
-
-
-def _default_bytes(inputs: Iterable[Value], out: Value) -> Expr | None:
-    """Every tensor read (arguments, a module's weights) plus every tensor written."""
-    parts = [_nbytes(t) for t in _tensors(inputs)] + [_nbytes(t) for t in _tensors([out])]
-    if any(p is None for p in parts):
-        return None
-    return total(parts)  # type: ignore[arg-type]
 
 
 class _FormulaEval:
@@ -883,7 +863,7 @@ class _FormulaEval:
             return it.env.scalars[name]
         if name == "dtype_changed":
             before = it._first_tensor_dtype() or dtypes.DEFAULT_FLOAT
-            after = next(iter(_tensors([it.out])), TensorV()).dtype or dtypes.DEFAULT_FLOAT
+            after = next(iter(tensors_in([it.out])), TensorV()).dtype or dtypes.DEFAULT_FLOAT
             return Expr.const(int(before != after))
         if name in it.bound.values:
             return self._truth(it.bound.values[name])
@@ -908,7 +888,7 @@ class _FormulaEval:
             v = self._value(arg)
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
-        tensors = list(_tensors([v]))
+        tensors = list(tensors_in([v]))
         if fn in ("numel", "nbytes"):
             if v is UNKNOWN:
                 raise _Unknown

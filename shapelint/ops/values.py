@@ -200,26 +200,3 @@ class OpResult:
     value: Value = UNKNOWN
     cost: Cost = field(default_factory=Cost)
     issues: list[OpIssue] = field(default_factory=list)
-
-
-DTYPE_BYTES = {
-    "float64": 8,
-    "float32": 4,
-    "tfloat32": 4,
-    "float16": 2,
-    "bfloat16": 2,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-    "int64": 8,
-    "int32": 4,
-    "int16": 2,
-    "int8": 1,
-    "uint8": 1,
-    "bool": 1,
-    "complex64": 8,
-    "complex128": 16,
-}
-
-
-def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
-    return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])

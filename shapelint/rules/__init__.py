@@ -1,35 +1,23 @@
 """The rule catalog: one entry per code, which is also the docs and the tests.
 
-Each family lives in its own module (tool, pattern, shapes, naming, cost) and
-exports ``RULES``; this module assembles them. ``shapelint rules`` and
+Each family lives in its own module (tool, pattern, shapes, torch_ops, interproc,
+naming) and exports ``RULES``; this module assembles them. ``shapelint rules`` and
 docs/rules.md are generated from here, and tests/test_rule_catalog.py runs every
 example: each ``invalid`` snippet must trigger its rule, each ``valid`` one must not.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from shapelint.rules.record import Rule
 
-
-@dataclass(frozen=True)
-class Rule:
-    code: str
-    name: str
-    severity: str  # error | warning | info
-    summary: str
-    explanation: str
-    invalid: tuple[str, ...] = ()
-    valid: tuple[str, ...] = ()
-    # Rules off by default are reported only when selected explicitly (--select).
-    default: bool = True
-    fix: str | None = field(default=None)
+__all__ = ["RULES", "Rule", "severity_of"]
 
 
 def _load() -> dict[str, Rule]:
-    from shapelint.rules import cost, interproc, naming, pattern, shapes, tool, torch_ops
+    from shapelint.rules import interproc, naming, pattern, shapes, tool, torch_ops
 
     out: dict[str, Rule] = {}
-    for mod in (tool, pattern, shapes, torch_ops, interproc, naming, cost):
+    for mod in (tool, pattern, shapes, torch_ops, interproc, naming):
         for rule in mod.RULES:
             if rule.code in out:
                 raise RuntimeError(f"duplicate rule code {rule.code}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 FAMILIES = {
     "SHP0": "The tool itself",
@@ -12,7 +12,6 @@ FAMILIES = {
     "SHP2": "What einops would reject at run time",
     "SHP3": "Shape mismatches",
     "SHP4": "Naming (positional reshuffles)",
-    "SHP5": "Cost notes",
 }
 
 

@@ -1,6 +1,6 @@
 """SHP305/SHP306/SHP390: values against annotations, across calls and returns."""
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 _JAX = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
 

@@ -1,6 +1,6 @@
 """SHP4xx: positional reshuffles of tensors that read better as named einops calls."""
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 _TORCH = "import torch\n"
 _JAX = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"

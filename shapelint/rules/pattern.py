@@ -5,7 +5,7 @@ raises for at run time; shapelint reports it before anything runs, pointing
 inside the pattern string where it can.
 """
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 _R = "from einops import rearrange\n"
 _E = "import torch\nfrom einops import einsum, rearrange, reduce, repeat\n"

@@ -4,7 +4,7 @@ Reported only where certain: sizes that are numbers and differ. A dimension
 name against a number is unknown, never an error.
 """
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 _H = "import torch\nfrom einops import rearrange\n"
 _J = (

@@ -1,6 +1,6 @@
 """SHP0xx: the tool itself could not read or analyze a file."""
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 RULES = [
     Rule(

@@ -5,7 +5,7 @@ numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
 in another is never a conflict, since the names may well be equal at run time.
 """
 
-from shapelint.rules import Rule
+from shapelint.rules.record import Rule
 
 RULES = [
     Rule(
@@ -78,7 +78,9 @@ RULES = [
             "Each torch op shapelint knows is described by a stub (stubs/*.stub) whose "
             "shape signature names the sizes its arguments share: the embedding width of "
             "the query and key of scaled_dot_product_attention, the class-index target of "
-            "cross_entropy, the trailing axes of layer_norm. Known numbers that contradict "
+            "cross_entropy, the trailing axes of layer_norm, the channels of a convolution "
+            "or a batch norm against its layer's. Grouped convolutions and group norms "
+            "need the groups to divide the channels. Known numbers that contradict "
             "it fail at run time."
         ),
         invalid=(
@@ -94,6 +96,15 @@ RULES = [
             "    norm = torch.nn.LayerNorm(512)\n"
             "    x = torch.randn(4, 16, 768)\n"
             "    return norm(x)\n",
+            "import torch\n\n"
+            "def stem():\n"
+            "    conv = torch.nn.Conv2d(3, 64, 3, padding=1)\n"
+            "    x = torch.randn(8, 4, 32, 32)\n"
+            "    return conv(x)\n",
+            "import torch\n\n"
+            "def normalize():\n"
+            "    norm = torch.nn.GroupNorm(32, 48)\n"
+            "    return norm(torch.randn(2, 48, 16, 16))\n",
         ),
         valid=(
             "import torch\n"

@@ -1,9 +1,8 @@
-"""Diagnostic output formats: text (ruff-like), json, sarif, github."""
+"""The text (ruff-like) and json diagnostic formats."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 from shapelint.diagnostics import Diagnostic
 
@@ -32,23 +31,3 @@ def format_text(diags: list[Diagnostic], n_files: int, color: bool = False) -> s
 
 def format_json(diags: list[Diagnostic], n_files: int) -> str:
     return json.dumps([d.to_json() for d in diags], indent=2, ensure_ascii=False) + "\n"
-
-
-def format_sarif(diags: list[Diagnostic], n_files: int) -> str:
-    from shapelint.report_extra import format_sarif as sarif
-
-    return sarif(diags, n_files)
-
-
-def format_github(diags: list[Diagnostic], n_files: int) -> str:
-    from shapelint.report_extra import format_github as github
-
-    return github(diags, n_files)
-
-
-FORMATTERS: dict[str, Callable[[list[Diagnostic], int], str]] = {
-    "text": format_text,
-    "json": format_json,
-    "sarif": format_sarif,
-    "github": format_github,
-}

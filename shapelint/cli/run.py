@@ -1,7 +1,7 @@
 """`shapelint run`: execute annotated functions to confirm their shapes and FLOPs.
 
-Imported by the CLI at start-up, so this module imports neither torch nor
-shapelint.runtime until the command actually runs.
+This module imports neither torch nor shapelint.runtime until the command
+actually runs (`--help` must not pay for torch).
 """
 
 from __future__ import annotations
@@ -12,18 +12,10 @@ from pathlib import Path
 
 import click
 
-from shapelint.costcli import parse_dim_values
+from shapelint.cli.options import analysis_options, load_config, parse_dim_values
+from shapelint.report.numbers import si
 
 DTYPE_CHOICES = ("fp32", "bf16")
-
-
-def _si(n: float | int | None, unit: str = "") -> str:
-    if n is None:
-        return "?"
-    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {prefix}{unit}"
-    return f"{n:.3g} {unit}".rstrip() if isinstance(n, float) else f"{n} {unit}".rstrip()
 
 
 def _seconds(s: float) -> str:
@@ -73,10 +65,10 @@ def render_text(rep) -> str:
         mfu = f"{rep.mfu:.1%}" if rep.mfu is not None else "n/a"
         out.append(
             f"  time     {_seconds(rep.seconds)} per call (median of {rep.repeats}), "
-            f"{_si(rep.flops_per_second, 'FLOP/s')}, MFU {mfu}"
+            f"{si(rep.flops_per_second, 'FLOP/s')}, MFU {mfu}"
         )
-        mem = _si(rep.peak_memory_bytes, "B") if rep.peak_memory_bytes is not None else "n/a"
-        out.append(f"  memory   peak {mem}; static bytes moved {_si(rep.bytes_static, 'B')}")
+        mem = si(rep.peak_memory_bytes, "B") if rep.peak_memory_bytes is not None else "n/a"
+        out.append(f"  memory   peak {mem}; static bytes moved {si(rep.bytes_static, 'B')}")
     out += [f"  note: {n}" for n in rep.notes]
     return "\n".join(out) + "\n"
 
@@ -149,8 +141,6 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
     Exit 0 when everything is confirmed, 1 when a shape or a FLOP count
     disagrees, 2 for a usage error (bad target, import error, no such device).
     """
-    from shapelint.cli import load_config
-
     try:
         bound, shapes = parse_dim_values(dims)
     except click.BadParameter as e:
@@ -175,7 +165,7 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
         warmup=warmup,
         repeat=repeat,
         hardware=hardware,
-        static_options={"stubs": list(cfg.stubs), "naming": dict(cfg.naming)},
+        static=analysis_options(cfg, dims=all_dims),
     )
     try:
         file_path, name = runtime.parse_target(target)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import importlib.util
 import inspect
 import itertools
@@ -42,7 +43,8 @@ from typing import Any
 
 import torch
 
-from shapelint.runtime_shapes import (
+from shapelint.ops.dtypes import SHORT_NAMES
+from shapelint.runtime.shapes import (
     CHECK_NAME,
     ShapeChecker,
     array_members,
@@ -52,8 +54,7 @@ from shapelint.runtime_shapes import (
 )
 
 DEFAULT_AXIS = 2  # size of each axis nobody named: '_', '...', a variadic dim without --dim
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
-STATIC_DTYPE = {"fp32": "float32", "bf16": "bfloat16"}
+DTYPES = {short: getattr(torch, SHORT_NAMES[short]) for short in ("fp32", "bf16")}
 TIME_TARGET_S = 0.2  # auto repeat: time calls until this much has run...
 MAX_REPEAT = 50  # ...or this many calls
 
@@ -81,7 +82,7 @@ class RunOptions:
     warmup: int = 2
     repeat: int | None = None  # None: as many as fit in TIME_TARGET_S
     hardware: str | None = None  # chip name for MFU when the GPU is not recognised
-    static_options: dict = field(default_factory=dict)
+    static: Any = None  # analysis.driver.AnalysisOptions of the static side (None: defaults)
 
 
 @dataclass
@@ -169,11 +170,12 @@ class LoadedModule:
 _counter = itertools.count()
 
 
-def load(path: Path, static_options: dict | None = None) -> LoadedModule:
-    """Analyze the file statically, then import it (instrumented) and wrap every
-    function and method it defines in the shape checker."""
-    from shapelint.analysis.interpreter import ModuleAnalyzer
-    from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+def load(path: Path, static_options=None) -> LoadedModule:
+    """Analyze the file statically (through the driver, with these AnalysisOptions),
+    then import it (instrumented) and wrap every function and method it defines in
+    the shape checker."""
+    from shapelint.analysis.driver import analyze_source
+    from shapelint.analysis.source import DecodeFailure, decode_source
 
     if not path.is_file():
         raise RuntimeUsageError(f"{path}: no such file")
@@ -186,7 +188,11 @@ def load(path: Path, static_options: dict | None = None) -> LoadedModule:
         run_tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise RuntimeUsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    static = ModuleAnalyzer(SourceFile(str(path), text), tree, static_options or {}).run()
+    analysis = analyze_source(str(path), text, static_options)
+    static = analysis.module
+    if static is None:  # parsed above, so the analysis itself failed (SHP001/SHP002)
+        why = "; ".join(d.message for d in analysis.result.diagnostics) or "unknown"
+        raise RuntimeUsageError(f"{path}: static analysis failed: {why}")
     summaries = {f.name: f for f in static.functions}
     class_names = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
 
@@ -815,7 +821,7 @@ def hardware_dtype(dtype: str) -> str:
 def peak_flops(
     device: torch.device, dtype: str, override: str | None = None
 ) -> tuple[float | None, str]:
-    """(peak FLOP/s, chip name) from shapelint.hardware, when it knows the chip."""
+    """(peak FLOP/s, chip name) from shapelint.napkin.hardware, when it knows the chip."""
     if device.type != "cuda" and override is None:
         return None, ""
     return chip_peak(
@@ -824,12 +830,10 @@ def peak_flops(
 
 
 def chip_peak(name: str, dtype_key: str, override: str | None = None) -> tuple[float | None, str]:
-    """A small adapter over shapelint.hardware (absent in some checkouts): the
-    chip whose key, alias or name best matches a torch device name."""
-    try:
-        from shapelint import hardware
-    except ImportError:
-        return None, ""
+    """The chip of shapelint.napkin.hardware whose key, alias or name best
+    matches a torch device name."""
+    from shapelint.napkin import hardware
+
     try:
         table = hardware.DEFAULT_HARDWARE
         chip = hardware.lookup(override, table) if override else _match_chip(name, table)
@@ -961,7 +965,11 @@ def run_target(
     if opts.dtype not in DTYPES:
         raise RuntimeUsageError(f"--dtype {opts.dtype}: use one of {', '.join(DTYPES)}")
     device = resolve_device(opts.device)
-    static_options = {"dtype": STATIC_DTYPE[opts.dtype], **opts.static_options}
+    from shapelint.analysis.driver import AnalysisOptions
+
+    static_options = dataclasses.replace(
+        AnalysisOptions.coerce(opts.static), dtype=SHORT_NAMES[opts.dtype]
+    )
     with importable_from(path):
         loaded = load(path, static_options)
         if name is not None:

@@ -121,9 +121,7 @@ def materialize(root: Path, entries: list[tuple[str, str]], dest: Path) -> list[
     return written
 
 
-def analyze_revision(
-    root: Path, commit: str, paths: list[Path], cfg, options: dict, jobs: int | None
-):
+def analyze_revision(root: Path, commit: str, paths: list[Path], cfg, options, jobs: int | None):
     """FileResults for the files at commit, with paths relative to root."""
     from shapelint.analysis.driver import analyze_files
 
@@ -205,7 +203,7 @@ def _parse(s: str | None):
 
 
 def compare_metric(before: str | None, after: str | None, dims: dict[str, int]) -> Delta:
-    from shapelint.costcli import evaluate, human
+    from shapelint.report.numbers import evaluate, human
 
     bv, av = evaluate(before, dims), evaluate(after, dims)
     delta = Delta(before, after, "same", "", bv, av)
@@ -333,14 +331,14 @@ _ARROW = {"more": "▲", "less": "▼", "changed": "◆", "new": "new", "removed
 
 
 def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
-    from shapelint.costcli import _si, human
+    from shapelint.report.numbers import human, si
 
     if expr is None:
         return "—"
     out = f"`{human(expr)}`"
     parsed = _parse(expr)
     if dims and value is not None and parsed is not None and not parsed.is_constant():
-        out += f" = {_si(value)}"
+        out += f" = {si(value)}"
     return out
 
 
@@ -407,8 +405,8 @@ def render_json(changes: list[FunctionChange], base: str, dims: dict[str, int]) 
 
 
 def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
-    from shapelint.costcli import human
-    from shapelint.report_extra import workflow_command
+    from shapelint.report.github import workflow_command
+    from shapelint.report.numbers import human
 
     out = []
     for c in changes:
@@ -433,25 +431,13 @@ RENDERERS = {
 }
 
 
-def run_diff(base: str, paths: tuple[str, ...], cfg, dims: dict[str, int], options: dict, fmt: str,
-             no_cache: bool, jobs: int | None) -> str:  # fmt: skip
-    """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any usage error."""
-    import sys
-
-    import click
-
-    from shapelint.cli import run_analysis
-
+def compare_revision(
+    base: str, paths: tuple[str, ...], cfg, options, after, jobs: int | None
+) -> list[FunctionChange]:
+    """The per-function changes between git revision BASE and the working tree's
+    results (after), both analysed with the same options. Raises GitError."""
     ps = [Path(p) for p in (paths or (".",))]
-    _, after = run_analysis(paths, cfg, no_cache, jobs, options)  # exits 2 on a missing path
-    opts = dict(options)
-    opts.update({"stubs": list(cfg.stubs), "naming": dict(cfg.naming)})  # as run_analysis does
-    try:
-        root = git_root(ps[0].resolve())
-        commit = resolve_revision(root, base)
-        before = analyze_revision(root, commit, ps, cfg, opts, jobs)
-    except GitError as e:
-        click.echo(f"shapelint: error: --diff {base}: {e}", err=True)
-        sys.exit(2)
-    changes = compare(before, relative_results(after, root), dims)
-    return RENDERERS[fmt](changes, base, dims)
+    root = git_root(ps[0].resolve())
+    commit = resolve_revision(root, base)
+    before = analyze_revision(root, commit, ps, cfg, options, jobs)
+    return compare(before, relative_results(after, root), dict(options.dims))

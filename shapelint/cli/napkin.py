@@ -23,15 +23,7 @@ from typing import Any
 
 import click
 
-from shapelint.hardware import (
-    Chip,
-    HardwareError,
-    canonical_dtype,
-    load_hardware_table,
-    lookup,
-    parse_quantity,
-)
-from shapelint.napkin import (
+from shapelint.napkin.formulas import (
     CHECKPOINTING,
     OPTIMIZER_BYTES,
     PRECISION_BYTES,
@@ -49,6 +41,14 @@ from shapelint.napkin import (
     roofline,
     train_time,
     transformer_memory,
+)
+from shapelint.napkin.hardware import (
+    Chip,
+    HardwareError,
+    canonical_dtype,
+    load_hardware_table,
+    lookup,
+    parse_quantity,
 )
 
 TABLE_KEY = "shapelint.hardware_table"
@@ -414,7 +414,7 @@ def roofline_cmd(
     placed = [(lb, roofline(f, b, hardware, dtype, table)) for lb, f, b in pts]
     rungs = ladder(hardware, dtype, n, table) if not pts else []
     if plot:
-        from shapelint.napkin_plot import plot_roofline  # matplotlib is optional
+        from shapelint.napkin.plot import plot_roofline  # matplotlib is optional
 
         plot_roofline(plot, hardware, dtype, pts, table, show_ladder=not no_ladder)
     if fmt_ == "json":

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-from shapelint.hardware import (
+from shapelint.napkin.hardware import (
     DTYPE_BYTES,
     Chip,
     HardwareError,

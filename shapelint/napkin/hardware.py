@@ -30,23 +30,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from shapelint.ops.dtypes import SHORT_NAMES, canonical, dtype_bytes, short_name
+
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
 
-# Bytes per element of each dtype as stored in memory (tf32 is stored as fp32).
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "tf32": 4, "fp32": 4}
+# Bytes per element of each dtype as stored (tf32 is stored as fp32).
+DTYPE_BYTES = {d: dtype_bytes(SHORT_NAMES[d]) for d in DTYPES}
 
+# Spellings of the columns beyond torch's names (which ops.dtypes reads).
 _DTYPE_ALIASES = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
     "float8": "fp8",
-    "float8_e4m3fn": "fp8",
     "float8_e5m2": "fp8",
     "e4m3": "fp8",
     "e5m2": "fp8",
     "tfloat32": "tf32",
-    "float32": "fp32",
-    "float": "fp32",
     "single": "fp32",
 }
 
@@ -107,7 +104,7 @@ class Chip:
 
 def canonical_dtype(dtype: str) -> str:
     d = dtype.strip().lower().removeprefix("torch.")
-    d = _DTYPE_ALIASES.get(d, d)
+    d = _DTYPE_ALIASES.get(d) or short_name(canonical(d) or d) or d
     if d not in DTYPES:
         raise HardwareError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
     return d

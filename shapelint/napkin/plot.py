@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from shapelint.hardware import Chip
-from shapelint.napkin import NapkinError, Roofline, fmt, fmt_seconds, ladder, roofline
+from shapelint.napkin.formulas import NapkinError, Roofline, fmt, fmt_seconds, ladder, roofline
+from shapelint.napkin.hardware import Chip
 
 # Up to this many points are labelled in place; more get numbers and a side table.
 DIRECT_LABELS = 8

@@ -1,12 +1,9 @@
-"""Diagnostic formats for CI: SARIF 2.1.0 (code scanning) and GitHub workflow commands.
-
-Both are views of the same Diagnostic list the text and json formats print.
-"""
+"""The SARIF 2.1.0 diagnostic format (code scanning): a view of the same
+Diagnostic list the text and json formats print."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from shapelint import __version__
@@ -15,7 +12,6 @@ from shapelint.diagnostics import Diagnostic
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
-_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def relative_uri(path: str, base: Path | None = None) -> str:
@@ -118,78 +114,3 @@ def _artifact(path: str, base: Path) -> dict:
     if uri.startswith("file:"):
         return {"uri": uri}
     return {"uri": uri, "uriBaseId": "SRCROOT"}
-
-
-# ---------------------------------------------------------------------- GitHub
-
-
-def escape_data(s: str) -> str:
-    """A workflow command's message, escaped as the Actions runner unescapes it."""
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(s: str) -> str:
-    """A workflow command's property value: as data, plus ':' and ','."""
-    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(kind: str, message: str, **props: object) -> str:
-    """`::kind k=v,...::message` with every part escaped; None properties are left out."""
-    parts = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-    return (
-        f"::{kind} {parts}::{escape_data(message)}"
-        if parts
-        else f"::{kind}::{escape_data(message)}"
-    )
-
-
-def github_path(path: str) -> str:
-    """GitHub resolves annotation paths against the workspace: relative, forward slashes."""
-    p = Path(path)
-    try:
-        return os.path.relpath(p.resolve(), Path.cwd().resolve()).replace(os.sep, "/")
-    except (ValueError, OSError):  # another drive on Windows
-        return p.as_posix()
-
-
-def format_github(diags: list[Diagnostic], n_files: int) -> str:
-    lines = []
-    for d in diags:
-        props: dict[str, object] = {"file": github_path(d.path), "line": d.line, "col": d.column}
-        if (d.end_line, d.end_column) > (d.line, d.column):
-            props.update(endLine=d.end_line, endColumn=d.end_column)
-        props["title"] = d.code
-        lines.append(workflow_command(_GITHUB_COMMAND.get(d.severity, "error"), d.message, **props))
-    return "".join(line + "\n" for line in lines)
-
-
-# ---------------------------------------------------------------------- cost notes
-
-
-def format_cost_github(report: dict, dims: dict[str, int]) -> str:
-    """`shapelint cost --format github`: one ::notice per call with matrix-product FLOPs,
-    so review shows each costly line's formula beside the code."""
-    from shapelint.costcli import _si, human
-
-    lines = []
-    for c in report["calls"]:
-        if c.get("flops") in (None, "0"):
-            continue
-        formula = human(c["flops"])
-        value = c.get("flops_value")
-        if dims and value is not None and formula != str(value):
-            formula += f" = {_si(value)}"
-        what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-        detail = [what, f"bytes {human(c.get('bytes'))}"]
-        detail += list(c.get("notes") or [])
-        lines.append(
-            workflow_command(
-                "notice",
-                f"{formula} ({'; '.join(detail)})",
-                file=github_path(c["path"]),
-                line=c["line"],
-                col=c.get("column"),
-                title="FLOPs",
-            )
-        )
-    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,60 @@
+"""What the analysis of one file depends on besides its text: the one options
+object every face passes through the driver (shapelint/analysis/driver.py).
+
+The cache is not in it (it is how results are kept, not what they are): the
+driver takes it as a separate argument."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """stubs: the project's stub files ([tool.shapelint] stubs), on top of the
+    built-in ones. naming: [tool.shapelint.naming] (axis names). dtype: the dtype of
+    tensors whose dtype is not known (None: float32). dims: sizes bound by the user
+    (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
+    the analysis computes. project: room for a whole-project context (None: each
+    file on its own)."""
+
+    stubs: tuple[str, ...] = ()
+    naming: Mapping[str, Any] = field(default_factory=dict)
+    dtype: str | None = None
+    dims: Mapping[str, int] = field(default_factory=dict)
+    project: Any = None
+
+    def __post_init__(self) -> None:
+        # Copies, so that a caller's later edits do not reach a frozen object.
+        object.__setattr__(self, "stubs", tuple(str(s) for s in self.stubs))
+        object.__setattr__(self, "naming", dict(self.naming or {}))
+        object.__setattr__(self, "dims", dict(self.dims or {}))
+
+    @classmethod
+    def from_config(cls, cfg, **overrides: Any) -> AnalysisOptions:
+        """The options [tool.shapelint] gives, with a face's own (dtype, dims) on top."""
+        values: dict[str, Any] = {"stubs": tuple(cfg.stubs), "naming": dict(cfg.naming)}
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def coerce(cls, options: AnalysisOptions | Mapping[str, Any] | None) -> AnalysisOptions:
+        """The options object for options given as one, as a mapping of its fields
+        (tests and scripts), or as None (the defaults)."""
+        if isinstance(options, AnalysisOptions):
+            return options
+        if not options:
+            return cls()
+        known = {k: v for k, v in options.items() if k in cls.__dataclass_fields__}
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(f"unknown analysis options: {', '.join(unknown)}")
+        if known.get("stubs") is None:
+            known.pop("stubs", None)
+        return cls(**known)
+
+    def cache_key(self) -> dict[str, Any]:
+        """The options that change what the analysis computes, as plain data."""
+        return {"stubs": list(self.stubs), "naming": dict(self.naming), "dtype": self.dtype}

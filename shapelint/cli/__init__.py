@@ -1,0 +1,72 @@
+"""Command line: `shapelint [check] PATH...`, `shapelint cost`, `shapelint rules`,
+`shapelint napkin`, `shapelint run`.
+
+Exit codes (as ruff): 0 clean, 1 findings (errors or warnings; info notes such as
+reveal_shape do not fail a run), 2 usage error, missing path or bad configuration.
+"""
+
+from __future__ import annotations
+
+import click
+
+from shapelint import __version__
+
+# Each subcommand lives in its own module, imported only when named (or listed
+# by --help): `shapelint check` on one file must not pay for napkin math.
+LAZY_COMMANDS = {
+    "check": ("shapelint.cli.check", "check"),
+    "cost": ("shapelint.cli.cost", "cost"),
+    "lsp": ("shapelint.cli.lsp", "lsp"),  # imports pygls only when it runs
+    "napkin": ("shapelint.cli.napkin", "napkin"),
+    "rules": ("shapelint.cli.rules", "rules"),
+    "run": ("shapelint.cli.run", "run"),
+}
+
+
+class DefaultToCheck(click.Group):
+    """`shapelint src/` means `shapelint check src/`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if (
+            args
+            and args[0] not in self.commands
+            and args[0] not in LAZY_COMMANDS
+            and args[0] not in ("--help", "-h", "--version")
+        ):
+            args = ["check", *args]
+        elif not args:
+            args = ["check"]
+        return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, name)
+        if cmd is None and name in LAZY_COMMANDS:
+            cmd = self._load(name)
+        return cmd
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for name in LAZY_COMMANDS:
+            if name not in self.commands:
+                self._load(name)
+        return super().list_commands(ctx)
+
+    def _load(self, name: str) -> click.Command:
+        # A subcommand that fails to import is a broken install: say so (the
+        # ImportError), not "No such command". Optional dependencies (pygls, torch,
+        # matplotlib) are imported by the commands when they run, never here.
+        import importlib
+
+        module, attr = LAZY_COMMANDS[name]
+        cmd = getattr(importlib.import_module(module), attr)
+        self.add_command(cmd, name)
+        return cmd
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="shapelint")
+def main() -> None:
+    """Static checks and symbolic costs for einops shape strings in PyTorch code.
+
+    `shapelint src/` checks every einops/einsum call under src/ without running
+    or importing any of it. See `shapelint COMMAND --help`.
+    """

@@ -1,0 +1,131 @@
+"""`shapelint [check] PATH...`: the diagnostics, and --fix/--diff.
+
+Exit codes (as ruff): 0 clean, 1 findings (errors or warnings; info notes such as
+reveal_shape do not fail a run), 2 usage error, missing path or bad configuration.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from shapelint.cli.options import analysis_options, load_config, run_analysis, split_codes
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--select",
+    multiple=True,
+    help="Codes or prefixes to enable (e.g. SHP2,SHP301). Replaces the default set.",
+)
+@click.option(
+    "--extend-select", multiple=True, help="Codes or prefixes to enable on top of the selection."
+)
+@click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="pyproject.toml to read [tool.shapelint] from.",
+)
+@click.option("--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: all cores, for large trees).",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix/--diff: also rewrite a .view on a possibly non-contiguous tensor.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff instead of writing them (exit 1 if any).",
+)
+def check(
+    paths,
+    fmt,
+    select,
+    extend_select,
+    ignore,
+    config_path,
+    no_cache,
+    jobs,
+    exit_zero,
+    fix,
+    unsafe_fixes,
+    show_diff,
+):
+    """Check einops patterns and tensor shapes in PATHS (default: .)."""
+    from shapelint.analysis.driver import filter_diagnostics
+    from shapelint.report import FORMATTERS
+
+    cfg = load_config([Path(p) for p in paths], config_path)
+    if select:
+        cfg.select = split_codes(select)
+    cfg.extend_select += split_codes(extend_select)
+    cfg.ignore += split_codes(ignore)
+    options = analysis_options(cfg)
+    if fix or show_diff:
+        changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)
+        if show_diff:
+            sys.exit(0 if exit_zero or not changed else 1)
+    files, results = run_analysis(paths, cfg, options, no_cache, jobs)
+    diags = []
+    for r in results:
+        diags.extend(filter_diagnostics(r, cfg))
+    formatter = FORMATTERS[fmt]
+    color = fmt == "text" and sys.stdout.isatty()
+    out = (
+        formatter(diags, len(files), color=color) if fmt == "text" else formatter(diags, len(files))
+    )
+    click.echo(out, nl=False)
+    failing = any(d.severity in ("error", "warning") for d in diags)
+    sys.exit(0 if exit_zero or not failing else 1)
+
+
+def _run_fixes(paths, cfg, options, unsafe: bool, show_diff: bool) -> int:
+    """Apply (or, with show_diff, print) the fixes; the number of files changed."""
+    from shapelint.analysis.driver import collect_files
+    from shapelint.fixes import fix_files
+
+    files, _ = collect_files(
+        [Path(p) for p in (paths or (".",))], cfg
+    )  # missing paths: reported by the check
+    results = fix_files(files, cfg, options, unsafe=unsafe, write=not show_diff)
+    changed = [r for r in results if r.changed]
+    if show_diff:
+        for r in changed:
+            click.echo(r.diff(), nl=False)
+    for r in results:
+        for note in r.notes:
+            click.echo(f"shapelint: {r.path}: {note}", err=True)
+    applied = sum(r.applied for r in results)
+    verb = "Would fix" if show_diff else "Fixed"
+    msg = f"{verb} {applied} finding{'s' * (applied != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}."
+    need_unsafe = sum(r.need_unsafe for r in results)
+    if need_unsafe and not unsafe:
+        msg += f" {need_unsafe} more with --unsafe-fixes."
+    click.echo(msg, err=True)
+    return len(changed)

@@ -1,0 +1,129 @@
+"""What the subcommands share: configuration, code lists, --dim values, and the
+analysis of the paths they are given, with click's way of failing (exit 2)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+def split_codes(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        out += [c.strip().upper() for c in v.split(",") if c.strip()]
+    return out
+
+
+def load_config(paths: list[Path], config_path: str | None):
+    from shapelint.config import ConfigError, load
+
+    try:
+        start = paths[0] if paths else Path.cwd()
+        return load(
+            start if start.exists() else Path.cwd(), Path(config_path) if config_path else None
+        )
+    except ConfigError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
+
+
+def progress_printer(enabled: bool):
+    if not enabled:
+        return None
+    state = {"last": -1}
+
+    def show(done: int, total: int) -> None:
+        pct = done * 100 // total
+        if pct != state["last"]:
+            state["last"] = pct
+            sys.stderr.write(f"\rshapelint: {done}/{total} files ({pct}%)")
+            if done == total:
+                sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+    return show
+
+
+def analysis_options(cfg, **overrides):
+    """The one AnalysisOptions of a run: [tool.shapelint] (stubs, naming) with the
+    command's own (dtype, dims) on top. A broken project stub exits 2 here, before
+    any file is read, whichever command runs."""
+    from shapelint.analysis.driver import AnalysisOptions
+
+    if cfg.stubs:
+        load_user_stubs(cfg.stubs)
+    return AnalysisOptions.from_config(cfg, **overrides)
+
+
+def run_analysis(paths: tuple[str, ...], cfg, options, no_cache: bool, jobs: int | None):
+    """Collect files and analyze them with these options (analysis_options);
+    exits with 2 on a missing path."""
+    from shapelint.analysis.driver import analyze_files, collect_files
+
+    ps = [Path(p) for p in (paths or (".",))]
+    files, missing = collect_files(ps, cfg)
+    if missing:
+        for m in missing:
+            click.echo(f"shapelint: error: {m}: no such file or directory", err=True)
+        sys.exit(2)
+    cache = None
+    if not no_cache:
+        from shapelint.cache import Cache
+
+        cache = Cache.for_config(cfg, options)
+    progress = progress_printer(sys.stderr.isatty() and len(files) >= 200)
+    results = analyze_files(files, options, jobs=jobs, progress=progress, cache=cache)
+    if cache is not None:
+        cache.flush()
+    return files, results
+
+
+def load_user_stubs(paths) -> None:
+    """[tool.shapelint] stubs: a broken stub file is a configuration error (exit 2),
+    reported with its path and line."""
+    from shapelint.analysis.driver import configure_stubs
+
+    errors = configure_stubs(paths)
+    if errors:
+        for e in errors:
+            click.echo(f"shapelint: error: {e.path}:{e.line}: {e.message}", err=True)
+        sys.exit(2)
+
+
+def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """NAME=INT (repeatable or comma-separated); a variadic dim may take NAME=2x3.
+
+    Returns sizes by name (a variadic dim's size is its element count) and the
+    axis sizes of variadic dims given as products."""
+    dims: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for v in values:
+        for item in v.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, num = item.partition("=")
+            name = name.strip()
+            try:
+                sizes = tuple(int(p) for p in num.lower().split("x"))
+            except ValueError:
+                sizes = ()
+            if not sep or not name.isidentifier() or not sizes or any(s < 0 for s in sizes):
+                raise click.BadParameter(
+                    f"expected NAME=INT (or NAME=2x3 for a variadic dim), got {item!r}",
+                    param_hint="--dim",
+                )
+            n = 1
+            for s in sizes:
+                n *= s
+            dims[name] = n
+            if len(sizes) > 1:
+                shapes[name] = sizes
+    return dims, shapes
+
+
+def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
+    """--dim values as sizes by name (a variadic NAME=2x3 counts its elements)."""
+    return parse_dim_values(values)[0]

@@ -1,0 +1,112 @@
+"""`shapelint cost`'s report: the symbolic FLOPs and bytes of every call and
+function, evaluated at the bound dims, with a roofline per chip."""
+
+from __future__ import annotations
+
+from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES, short_name
+from shapelint.report.numbers import evaluate, human, si
+
+# `shapelint cost --dtype` (and [tool.shapelint] dtype): a short name, or torch's
+# name of a floating dtype.
+DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
+
+
+def roofline_dtype(dtype: str | None) -> str:
+    """The hardware table's column for this dtype (fp32 where the table has none)."""
+    from shapelint.napkin.hardware import DTYPES
+
+    short = short_name(dtype or "float32")
+    return short if short in DTYPES else "fp32"
+
+
+def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> None:
+    """Per call and function with bound numbers: intensity, the chip's critical
+    intensity, memory- or compute-bound, and the lower-bound time."""
+    from shapelint.napkin.formulas import roofline_for
+
+    peak_dtype = roofline_dtype(dtype)
+    for item in report["calls"] + report["functions"]:
+        f, b = item.get("flops_value"), item.get("bytes_value")
+        other = item.get("other_flops_value") or 0
+        if f is None or b is None or b == 0:
+            item["roofline"] = None
+            continue
+        # Elementwise work runs on the same units: it counts toward intensity too.
+        item["roofline"] = roofline_for(f + other, b, hardware, peak_dtype, table)
+
+
+def build_report(results, dims: dict[str, int]) -> dict:
+    """Calls and functions; with dims, each figure is also evaluated, int parameters
+    left unbound taking their default values (`n_heads: int = 8`)."""
+    calls, functions = [], []
+    for r in results:
+        defaults = {(f["path"], f["name"]): f.get("defaults") or {} for f in r.functions}
+        for c in r.calls:
+            c = dict(c)
+            if dims:
+                env = {**defaults.get((c["path"], c["function"]), {}), **dims}
+                _evaluate_item(c, env)
+            calls.append(c)
+        for f in r.functions:
+            f = dict(f)
+            if dims:
+                _evaluate_item(f, {**(f.get("defaults") or {}), **dims})
+            functions.append(f)
+    return {"calls": calls, "functions": functions}
+
+
+def _evaluate_item(item: dict, env: dict[str, int]) -> None:
+    for key in ("flops", "other_flops", "bytes"):
+        item[f"{key}_value"] = evaluate(item[key], env)
+
+
+def render_text(report: dict, dims: dict[str, int]) -> str:
+    by_fn: dict[tuple[str, str], list[dict]] = {}
+    for c in report["calls"]:
+        by_fn.setdefault((c["path"], c["function"]), []).append(c)
+    out = []
+    fn_index = {(f["path"], f["name"]): f for f in report["functions"]}
+    for (path, fn), calls in by_fn.items():
+        f = fn_index.get((path, fn))
+        head = f"{path}::{fn}"
+        if f is not None:
+            total = human(f["flops"])
+            head += f"  flops {total}"
+            if dims:
+                head += f" = {si(f.get('flops_value'))}"
+            if not f.get("complete", True):
+                head += "  (some calls of unknown cost)"
+        out.append(head)
+        for c in calls:
+            flops = human(c["flops"])
+            val = f" = {si(c.get('flops_value'))}" if dims else ""
+            what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+            out.append(f"  {c['line']}:{c['column']}  {what}")
+            out.append(
+                f"      flops {flops}{val}   bytes {human(c['bytes'])}"
+                + (f" = {si(c.get('bytes_value'))}" if dims else "")
+            )
+            rl = c.get("roofline")
+            if rl:
+                out.append(
+                    f"      intensity {rl['intensity']:.3g} FLOP/B vs {rl['critical_intensity']:.3g} on "
+                    f"{rl['hardware']}: {rl['bound']}-bound, >= {rl['seconds'] * 1e6:.3g} us"
+                )
+        out.append("")
+    if not out:
+        return "No calls with a cost found.\n"
+    return "\n".join(out)
+
+
+def render_markdown(report: dict, dims: dict[str, int]) -> str:
+    lines = [
+        "| Function | Line | FLOPs | Bytes |"
+        + (" FLOPs (value) | Bytes (value) |" if dims else ""),
+        "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
+    ]
+    for f in report["functions"]:
+        row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
+        if dims:
+            row += f" {si(f.get('flops_value'))} | {si(f.get('bytes_value'))} |"
+        lines.append(row)
+    return "\n".join(lines) + "\n"

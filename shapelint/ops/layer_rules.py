@@ -1,0 +1,276 @@
+"""Shape rules for the reshaping layers of stubs/layers.stub: padding, unfold/fold
+(im2col), pixel (un)shuffle and one-hot encoding.
+
+Each checks what torch checks with known numbers and leaves names alone.
+"""
+
+from __future__ import annotations
+
+from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.conv_rules import conv_size, per_dim, split_input
+from shapelint.ops.shape_rules import (
+    RANK,
+    RESHAPE,
+    SIGNATURE,
+    RuleContext,
+    RuleOut,
+    const,
+    const_int,
+    differs,
+    has_var,
+    int_list,
+    int_value,
+    known_rank,
+    known_tail,
+    rule,
+    shape_of,
+    shape_text,
+)
+from shapelint.ops.values import Dim, IntV, StrV, TensorV, TupleV, Value, dim_str
+
+
+def _dtype(x: Value) -> str | None:
+    return x.dtype if isinstance(x, TensorV) else None
+
+
+@rule
+def pad(ctx: RuleContext, x: Value, pads: Value, mode: Value) -> RuleOut:
+    """F.pad: pads (left, right) pairs from the last dimension backwards; negative
+    pads crop. Reflect padding must be smaller than the dimension it pads."""
+    shape, sizes = shape_of(x), int_list(pads)
+    out = RuleOut()
+    if shape is None or sizes is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    if len(sizes) % 2:
+        out.issues.append(ctx.issue(SIGNATURE, "the padding length must be divisible by 2", 1))
+        return out
+    n = len(sizes) // 2
+    rank = known_rank(shape)
+    if rank is not None and n > rank:
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"{len(sizes)} pads for a tensor of rank {rank} (at most two per dimension)",
+                1,
+            )
+        )
+        return out
+    if known_tail(shape) < n:
+        return RuleOut(TensorV(None, _dtype(x)))
+    reflect = isinstance(mode, StrV) and mode.value == "reflect"
+    new = list(shape)
+    for i in range(n):
+        lo, hi = sizes[2 * i], sizes[2 * i + 1]
+        pos = len(shape) - 1 - i
+        d = shape[pos]
+        if lo is None or hi is None or not isinstance(d, Expr):
+            new[pos] = None
+            continue
+        size = d + lo + hi
+        # Negative pads crop before positive ones pad: the cropped size must be >= 0.
+        cropped = d + min(const(lo) or 0, 0) + min(const(hi) or 0, 0)
+        if const(cropped) is not None and const(cropped) < 0:  # type: ignore[operator]
+            out.issues.append(
+                ctx.issue(
+                    SIGNATURE,
+                    f"pads ({dim_str(lo)}, {dim_str(hi)}) leave a negative size at dim {pos} "
+                    f"of {shape_text(shape)}",
+                    1,
+                )
+            )
+            return out
+        if reflect and const(d) is not None:
+            if any(const(p) is not None and const(p) >= const(d) for p in (lo, hi)):  # type: ignore[operator]
+                out.issues.append(
+                    ctx.issue(
+                        SIGNATURE,
+                        f"reflect padding ({dim_str(lo)}, {dim_str(hi)}) must be smaller than "
+                        f"the size {dim_str(d)} of dim {pos}",
+                        1,
+                    )
+                )
+                return out
+        new[pos] = size
+    out.value = TensorV(tuple(new), _dtype(x))
+    return out
+
+
+def _blocks(spatial, ks, dils, pads, strides) -> list[Dim]:
+    return [
+        conv_size(h, k, s, p, d)
+        for h, k, s, p, d in zip(spatial, ks, strides, pads, dils, strict=True)
+    ]
+
+
+def _window(kernel_size, dilation, padding, stride):
+    parts = [per_dim(v, 2) for v in (kernel_size, dilation, padding, stride)]
+    return None if any(p is None for p in parts) else parts
+
+
+def _known_product(sizes) -> Expr | None:
+    return None if any(not isinstance(d, Expr) for d in sizes) else product(sizes)
+
+
+@rule
+def unfold(
+    ctx: RuleContext, x: Value, kernel_size: Value, dilation: Value, padding: Value, stride: Value
+) -> RuleOut:
+    """F.unfold / nn.Unfold (im2col): [N, C, H, W] or [C, H, W] -> [N, C·kh·kw, L],
+    L the number of blocks, counted like a convolution's output positions."""
+    xs = shape_of(x)
+    out = RuleOut()
+    if xs is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    layout = split_input(ctx, xs, 2, out)
+    window = _window(kernel_size, dilation, padding, stride)
+    if layout is None or window is None:
+        return out if out.issues else RuleOut(TensorV(None, _dtype(x)))
+    lead, c, spatial = layout
+    ks, dils, pads, strides = window
+    blocks = _blocks(spatial, ks, dils, pads, strides)
+    if any(const(b) is not None and const(b) < 1 for b in blocks):  # type: ignore[operator]
+        out.issues.append(
+            ctx.issue(SIGNATURE, f"input {shape_text(xs)} is smaller than the kernel", 0)
+        )
+        return out
+    k = _known_product(ks)
+    rows = c * k if isinstance(c, Expr) and k is not None else None
+    out.value = TensorV(tuple(lead) + (rows, _known_product(blocks)), _dtype(x))
+    return out
+
+
+@rule
+def fold(
+    ctx: RuleContext,
+    x: Value,
+    output_size: Value,
+    kernel_size: Value,
+    dilation: Value,
+    padding: Value,
+    stride: Value,
+) -> RuleOut:
+    """F.fold / nn.Fold (col2im): [N, C·kh·kw, L] or [C·kh·kw, L] -> [N, C, *output_size];
+    kh·kw must divide the rows and L must be the number of blocks."""
+    xs = shape_of(x)
+    out = RuleOut()
+    if xs is None or has_var(xs):
+        return RuleOut(TensorV(None, _dtype(x)))
+    if len(xs) not in (2, 3):
+        out.issues.append(
+            ctx.issue(RANK, f"expected a 2-d (unbatched) or 3-d input, got {shape_text(xs)}", 0)
+        )
+        return out
+    window = _window(kernel_size, dilation, padding, stride)
+    size = per_dim(output_size, 2)
+    if window is None or size is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    ks, dils, pads, strides = window
+    rows, cols = xs[-2], xs[-1]
+    k = _known_product(ks)
+    channels = rows.exact_div(k) if isinstance(rows, Expr) and k is not None else None
+    if const(rows) is not None and const(k) is not None and const(rows) % const(k):  # type: ignore[operator]
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"the {const(rows)} rows of {shape_text(xs)} are not a multiple of the kernel "
+                f"size {const(k)}",
+                0,
+            )
+        )
+        return out
+    blocks = _known_product(_blocks(size, ks, dils, pads, strides))
+    if blocks is not None and differs(blocks, cols):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"{dim_str(cols)} columns in {shape_text(xs)} where output_size and the "
+                f"kernel give {dim_str(blocks)} blocks",
+                0,
+            )
+        )
+        return out
+    out.value = TensorV(tuple(xs[:-2]) + (channels, *size), _dtype(x))
+    return out
+
+
+@rule
+def pixel_shuffle(ctx: RuleContext, x: Value, factor: Value, inverse: Value) -> RuleOut:
+    """pixel_shuffle: [*, C·r², H, W] -> [*, C, H·r, W·r]; pixel_unshuffle the reverse."""
+    xs = shape_of(x)
+    r = int_value(factor)
+    out = RuleOut()
+    if xs is None or r is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    rank = known_rank(xs)
+    if rank is not None and rank < 3:
+        out.issues.append(
+            ctx.issue(RANK, f"expected at least 3 dimensions, got {shape_text(xs)}", 0)
+        )
+        return out
+    if known_tail(xs) < 3:
+        return RuleOut(TensorV(None, _dtype(x)))
+    c, h, w = xs[-3:]
+    unshuffle = const_int(inverse) == 1
+    if unshuffle:
+        bad = [
+            (d, i)
+            for i, d in ((-2, h), (-1, w))
+            if const(d) is not None and const(r) and const(d) % const(r)
+        ]  # type: ignore[operator]
+        if bad:
+            out.issues.append(
+                ctx.issue(
+                    SIGNATURE,
+                    f"dimension {bad[0][1]} of {shape_text(xs)} is not divisible by the "
+                    f"downscale factor {const(r)}",
+                    0,
+                )
+            )
+            return out
+        new = (_times(c, r * r), _divided(h, r), _divided(w, r))
+    else:
+        rr = r * r
+        if const(c) is not None and const(rr) and const(c) % const(rr):  # type: ignore[operator]
+            out.issues.append(
+                ctx.issue(
+                    SIGNATURE,
+                    f"the {const(c)} channels of {shape_text(xs)} are not divisible by the "
+                    f"square of the upscale factor ({const(rr)})",
+                    0,
+                )
+            )
+            return out
+        new = (_divided(c, rr), _times(h, r), _times(w, r))
+    out.value = TensorV(tuple(xs[:-3]) + new, _dtype(x))  # type: ignore[operator]
+    return out
+
+
+def _times(d: Dim, r: Expr) -> Dim:
+    return d * r if isinstance(d, Expr) else None
+
+
+def _divided(d: Dim, r: Expr) -> Dim:
+    """d / r where torch has checked that r divides d."""
+    return d.divide_exact(r) if isinstance(d, Expr) and r.value != 0 else None
+
+
+@rule
+def one_hot(ctx: RuleContext, x: Value, num_classes: Value) -> RuleOut:
+    """F.one_hot: a new last axis of num_classes (-1: the data's maximum + 1, unknown)."""
+    xs = shape_of(x)
+    n = int_value(num_classes)
+    if xs is None:
+        return RuleOut(TensorV(None, "int64"))
+    if n is not None and n.value is not None and n.value < -1:
+        return RuleOut(issues=[ctx.issue(RESHAPE, f"num_classes={n.value} is negative", 1)])
+    size = None if n is None or n.value == -1 else n
+    return RuleOut(TensorV(tuple(xs) + (size,), "int64"))
+
+
+@rule
+def pad_layer(ctx: RuleContext, x: Value, padding: Value, nd_arg: Value, mode: Value) -> RuleOut:
+    """nn.ZeroPad2d & co: an int pads every side of the last nd dimensions."""
+    nd = const_int(nd_arg) or 1
+    if isinstance(padding, IntV):
+        padding = TupleV((padding,) * (2 * nd))
+    return pad(ctx, x, padding, mode)

@@ -1,3 +1,0 @@
-from shapelint.rules import Rule
-
-RULES: list[Rule] = []

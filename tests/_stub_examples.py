@@ -1,0 +1,134 @@
+"""Example calls for the layer stubs (conv, norms, pooling, resampling, attention...),
+merged into test_stubs' tables so every described name runs through torch at least
+once. Generated cases for each family live in their own test files."""
+
+from __future__ import annotations
+
+import torch
+
+
+def X(*shape):
+    return torch.randn(shape)
+
+
+# Function name (or its last part) -> [(args, kwargs)].
+CALLS: dict[str, list[tuple[tuple, dict]]] = {
+    "torch.nn.functional.conv1d": [((X(2, 4, 9), X(6, 2, 3)), {"groups": 2, "padding": "same"})],
+    "torch.nn.functional.conv2d": [
+        ((X(2, 4, 9, 9), X(6, 4, 3, 3), X(6)), {"padding": 1}),
+        ((X(4, 9, 8), X(6, 4, 3, 2)), {"stride": 2, "dilation": (1, 2)}),
+    ],
+    "torch.nn.functional.conv3d": [((X(1, 2, 5, 6, 7), X(4, 2, 3, 3, 3)), {"padding": "valid"})],
+    "torch.nn.functional.conv_transpose1d": [((X(2, 4, 9), X(4, 3, 3)), {"stride": 2})],
+    "torch.nn.functional.conv_transpose2d": [
+        (
+            (X(2, 4, 5, 5), X(4, 3, 3, 3), X(6)),
+            {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2},
+        )
+    ],
+    "torch.nn.functional.conv_transpose3d": [((X(1, 2, 3, 4, 5), X(2, 3, 2, 2, 2)), {"stride": 2})],
+    "torch.nn.functional.batch_norm": [
+        ((X(4, 3, 5), torch.zeros(3), torch.ones(3), X(3), X(3)), {})
+    ],
+    "torch.nn.functional.instance_norm": [((X(2, 3, 5),), {})],
+    "torch.nn.functional.group_norm": [((X(2, 6, 5), 3, X(6), X(6)), {})],
+}
+
+for _nd in (1, 2, 3):
+    _x = X(2, 3, *[6] * _nd)
+    CALLS[f"torch.nn.functional.max_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3, 2, 1), {"ceil_mode": True}),
+    ]
+    CALLS[f"torch.nn.functional.max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+    CALLS[f"torch.nn.functional.avg_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3), {"stride": 2, "padding": 1}),
+    ]
+    CALLS[f"torch.nn.functional.adaptive_avg_pool{_nd}d"] = [((_x, 1), {}), ((_x, (4,) * _nd), {})]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d"] = [
+        ((_x, 2), {}),
+        ((_x, 3), {"return_indices": True}),
+    ]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
+        ((_x, 2), {"return_indices": True})
+    ]
+CALLS.update(
+    {
+        "torch.nn.functional.interpolate": [
+            ((X(2, 3, 4, 5),), {"scale_factor": 2}),
+            ((X(2, 3, 7),), {"size": 10, "mode": "linear"}),
+            ((X(2, 3, 4, 5),), {"scale_factor": 1.5, "mode": "bilinear"}),
+        ],
+        "torch.nn.functional.upsample": [((X(2, 3, 4, 5),), {"scale_factor": 2})],
+        "torch.nn.functional.pad": [
+            ((X(2, 3, 4), (1, 2)), {}),
+            ((X(2, 3, 4, 5), (1, 1, -1, 0)), {"mode": "constant"}),
+        ],
+        "torch.nn.functional.unfold": [((X(2, 3, 6, 6), 3), {"padding": 1, "stride": 2})],
+        "torch.nn.functional.fold": [((X(2, 12, 9), (4, 4), 2), {})],
+        "torch.nn.functional.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
+        "torch.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
+        "torch.nn.functional.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
+        "torch.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
+        "torch.nn.functional.one_hot": [((torch.randint(0, 4, (2, 3)), 5), {})],
+        "torch.nn.functional.softshrink": [((X(2, 3),), {})],
+        "torch.nn.functional.hardshrink": [((X(2, 3),), {})],
+    }
+)
+
+# Module name -> [(constructor args, kwargs, call input)].
+MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
+    "torch.nn.Conv1d": [((4, 4, 3), {"groups": 4, "padding": 2}, X(2, 4, 10))],
+    "torch.nn.Conv2d": [
+        ((3, 8, 3), {"padding": 1}, X(2, 3, 9, 9)),
+        ((3, 8, (4, 2)), {"stride": (4, 2), "bias": False}, X(3, 16, 8)),
+        ((4, 4, 3), {"padding": "same", "padding_mode": "reflect"}, X(1, 4, 6, 6)),
+    ],
+    "torch.nn.Conv3d": [((2, 4, 3), {"stride": 2}, X(1, 2, 5, 6, 7))],
+    "torch.nn.ConvTranspose1d": [((4, 2, 4), {"stride": 2, "padding": 1}, X(2, 4, 8))],
+    "torch.nn.ConvTranspose2d": [
+        ((4, 6, 3), {"stride": 2, "groups": 2, "output_padding": 1}, X(2, 4, 5, 5))
+    ],
+    "torch.nn.ConvTranspose3d": [((2, 2, (1, 2, 3)), {}, X(1, 2, 3, 3, 3))],
+    "torch.nn.BatchNorm1d": [((3,), {}, X(4, 3)), ((3,), {"affine": False}, X(4, 3, 5))],
+    "torch.nn.BatchNorm2d": [((3,), {}, X(2, 3, 4, 4))],
+    "torch.nn.BatchNorm3d": [((3,), {"track_running_stats": False}, X(2, 3, 2, 2, 2))],
+    "torch.nn.InstanceNorm1d": [((3,), {}, X(3, 5)), ((3,), {"affine": True}, X(2, 3, 5))],
+    "torch.nn.InstanceNorm2d": [((3,), {}, X(2, 3, 4, 4))],
+    "torch.nn.InstanceNorm3d": [((3,), {}, X(3, 2, 2, 2))],
+    "torch.nn.GroupNorm": [((2, 6), {}, X(2, 6, 3, 3)), ((3, 6), {"affine": False}, X(4, 6))],
+}
+
+for _nd in (1, 2, 3):
+    _x = X(2, 3, *[6] * _nd)
+    MODULES[f"torch.nn.MaxPool{_nd}d"] = [((2,), {}, _x), ((3,), {"stride": 2, "padding": 1}, _x)]
+    MODULES[f"torch.nn.AvgPool{_nd}d"] = [((2,), {"ceil_mode": True}, _x)]
+    MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"] = [((1,), {}, _x)]
+    MODULES[f"torch.nn.AdaptiveMaxPool{_nd}d"] = [((2,), {}, _x)]
+    for _kind in ("Zero", "Reflection", "Replication", "Circular"):
+        MODULES[f"torch.nn.{_kind}Pad{_nd}d"] = [((1,), {}, _x), (((1, 2) * _nd,), {}, _x)]
+    MODULES[f"torch.nn.ConstantPad{_nd}d"] = [((1, 0.5), {}, _x)]
+MODULES.update(
+    {
+        "torch.nn.Upsample": [
+            ((), {"scale_factor": 2}, X(2, 3, 4, 5)),
+            ((), {"size": (6, 7)}, X(2, 3, 4, 5)),
+        ],
+        "torch.nn.UpsamplingNearest2d": [((), {"scale_factor": 2}, X(2, 3, 4, 5))],
+        "torch.nn.UpsamplingBilinear2d": [((), {"size": 9}, X(2, 3, 4, 5))],
+        "torch.nn.Unfold": [((2,), {}, X(2, 3, 5, 5))],
+        "torch.nn.Fold": [(((4, 4), 2), {}, X(2, 12, 9))],
+        "torch.nn.PixelShuffle": [((2,), {}, X(2, 8, 3, 3))],
+        "torch.nn.PixelUnshuffle": [((2,), {}, X(2, 2, 4, 6))],
+        "torch.nn.Flatten": [((), {}, X(2, 3, 4)), ((0, 1), {}, X(2, 3, 4))],
+        "torch.nn.Unflatten": [((1, (3, 4)), {}, X(2, 12))],
+        "torch.nn.PReLU": [((), {}, X(2, 3)), ((3,), {}, X(2, 3, 4))],
+        "torch.nn.Threshold": [((0.1, 0.0), {}, X(2, 3))],
+    }
+)

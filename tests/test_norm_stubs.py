@@ -1,0 +1,120 @@
+"""Batch, instance and group norms against torch, on generated ranks, channel counts,
+groups and flags: shapelint reports an error exactly where torch raises one (known
+sizes), and its shapes and weights are torch's."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from _stubcheck import check_value, check_verdict, run_both, symbol_names, to_value
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shapelint.ops.stub_ops import stub_call
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+pytestmark = pytest.mark.filterwarnings("ignore:input's size at dim")
+
+
+def _kw(kwargs):
+    return {k: to_value(v) for k, v in kwargs.items()}
+
+
+def _statistics_error(o) -> bool:
+    """Too few values per channel to normalize: a fact about the sizes at run time in
+    training mode, which static analysis does not claim."""
+    return o.error is not None and "more than 1" in str(o.error)
+
+
+@st.composite
+def layer_case(draw):
+    kind = draw(st.sampled_from(["BatchNorm", "InstanceNorm", "GroupNorm"]))
+    c = draw(st.integers(1, 6))
+    rank = draw(st.integers(1, 5))
+    shape = [draw(st.integers(1, 4)) for _ in range(rank)]
+    channel_axis = 1 if rank > 1 else 0
+    shape[channel_axis] = c if draw(st.integers(0, 3)) else draw(st.integers(1, 6))
+    if kind == "GroupNorm":
+        g = draw(st.integers(1, 3))
+        num_c = g * draw(st.integers(1, 2)) if draw(st.integers(0, 4)) else draw(st.integers(1, 6))
+        shape[channel_axis] = num_c if draw(st.integers(0, 3)) else shape[channel_axis]
+        return "torch.nn.GroupNorm", (g, num_c), {"affine": draw(st.booleans())}, shape
+    nd = draw(st.integers(1, 3))
+    flags = {"affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
+    return f"torch.nn.{kind}{nd}d", (c,), flags, shape
+
+
+@SETTINGS
+@given(layer_case(), st.booleans())
+def test_norm_layers_generated(case, training):
+    name, ctor, kwargs, shape = case
+    cls = getattr(torch.nn, name.rsplit(".", 1)[1])
+    built = stub_call(name, [to_value(a) for a in ctor], _kw(kwargs))
+    try:
+        module = cls(*ctor, **kwargs)
+    except ValueError:
+        assert built.issues, "torch refused the layer, shapelint did not"
+        return
+    assert not built.issues, built.issues
+    check_value(built.value, module, {}, strict=False)
+    module.train(training)
+    x = torch.randn(*shape)
+    o = run_both(
+        f"{name}.__call__", [module, x], fn=lambda m, t: m(t), values=[built.value, to_value(x)]
+    )
+    if _statistics_error(o):
+        return
+    check_verdict(o)
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    st.integers(1, 4),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_group_norm_generated(shape, groups, affine, perturb, symbolic):
+    x = torch.randn(*shape)
+    c = shape[1] if len(shape) > 1 else 1
+    args = [x, groups]
+    if affine:
+        args += [torch.randn(c + int(perturb)), torch.randn(c)]
+    names = symbol_names(args[:1] + args[2:], {}) if symbolic else None
+    o = run_both("torch.nn.functional.group_norm", args, names=names)
+    if _statistics_error(o):
+        return
+    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    st.sampled_from(["torch.nn.functional.batch_norm", "torch.nn.functional.instance_norm"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_functional_norms_generated(shape, name, perturb, training):
+    x = torch.randn(*shape)
+    c = shape[1] if len(shape) > 1 else shape[0]
+    stats = [torch.zeros(c + int(perturb)), torch.ones(c)]
+    args = [x, *stats] if name.endswith("batch_norm") else [x]
+    kwargs = (
+        {"training": training}
+        if name.endswith("batch_norm")
+        else {"running_mean": stats[0], "running_var": stats[1], "use_input_stats": training}
+    )
+    o = run_both(name, args, kwargs)
+    if _statistics_error(o):
+        return  # torch raised (a statistics error first): any issue shapelint saw is real
+    if o.error is not None and len(shape) < 2:
+        return  # a 1-d input: torch complains about the running statistics' size
+    check_verdict(o)
+
+
+def test_group_norm_layer_checks_its_groups():
+    res = stub_call("torch.nn.GroupNorm", [to_value(32), to_value(48)], {})
+    assert [i.code for i in res.issues] == ["SHP309"]
+    ok = stub_call("torch.nn.GroupNorm", [to_value(32), to_value(64)], {})
+    assert ok.value.attr("weight").shape[0].value == 64
