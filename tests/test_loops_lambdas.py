@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 from einops import rearrange
-from jaxtyping import Float
+from jaxtyping import Bool, Float
 """
 
 
@@ -232,13 +232,65 @@ def test_chunk_of_an_unannotated_projection():
 def test_indexing_and_slicing():
     assert revealed(
         """
-        def f(x: Float[Tensor, "b n d"], m: int):
+        def f(x: Float[Tensor, "b n d"], m: int, mask: Bool[Tensor, "b n"]):
             reveal_shape(x[:, -1])
             reveal_shape(x[..., None])
             reveal_shape(x[:, :m])
             reveal_shape(x[0])
+            reveal_shape(x[:, 1:])
+            reveal_shape(x[:, -2:])
+            reveal_shape(x[:, :4])
+            reveal_shape(x[mask])
+            b, n, d = x.shape
+            reveal_shape(x[:, :n])
+            reveal_shape(x[:, torch.arange(n)])
+            pos = torch.arange(m)
+            reveal_shape(x[pos])
         """
-    ) == ["[b, d]", "[b, n, d, 1]", "[b, ?, d]", "[n, d]"]
+    ) == [
+        "[b, d]",
+        "[b, n, d, 1]",
+        "[b, ?, d]",  # min(m, n)
+        "[n, d]",
+        "[b, n - 1, d]",
+        "[b, 2, d]",
+        "[b, ?, d]",  # min(4, n)
+        "[?, d]",
+        "[b, n, d]",
+        "[b, n, d]",
+        "[m, n, d]",
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+    bounds=st.lists(
+        st.tuples(
+            st.sampled_from([None, -3, -1, 0, 1, 2, 6]),
+            st.sampled_from([None, -3, -1, 0, 1, 2, 6]),
+            st.sampled_from([None, 1, 2, 3]),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_constant_slices_match_torch(shape, bounds):
+    bounds = bounds[: len(shape)]
+    text = ", ".join(
+        f"{'' if a is None else a}:{'' if b is None else b}{'' if k is None else f':{k}'}"
+        for a, b, k in bounds
+    )
+    dims = ", ".join(map(str, shape))
+    got = revealed(
+        f"""
+        def f():
+            x = torch.zeros({dims})
+            reveal_shape(x[{text}])
+        """
+    )
+    expected = tuple(torch.zeros(*shape)[tuple(slice(a, b, k) for a, b, k in bounds)].shape)
+    assert got == ["[" + ", ".join(map(str, expected)) + "] float32"]
 
 
 # ---------------------------------------------------------------------- lists built in a loop
@@ -487,3 +539,29 @@ def test_generated_functions_match_the_counter_or_say_incomplete(
 
 def test_math_is_used():  # the generated sources import math; keep the import honest
     assert math.sqrt(4) == 2
+
+
+def test_deeply_nested_short_loops_stay_cheap_and_exact():
+    code = """
+        def f(x: Float[Tensor, "b d"], w: Float[Tensor, "d d"]):
+            for i in range(8):
+                for j in range(8):
+                    for k in range(8):
+                        for m in range(8):
+                            x = x @ w
+            return x
+        """
+    assert flops(code) == ("8192*b*d**2", True)
+
+
+def test_a_finding_in_a_body_run_several_times_is_reported_once():
+    code = """
+        def f(q: Float[Tensor, "b n d"], k: Float[Tensor, "b m e"]):
+            def heads(t):
+                return t.transpose(1, 2)
+            for t in (q, k):
+                t.transpose(1, 2)
+            return heads(q), heads(k), [t.transpose(1, 2) for t in (q, k)]
+        """
+    found = [(d.line, d.column, d.code) for d in diagnose(HEAD + textwrap.dedent(code))]
+    assert len(found) == len(set(found)) == 3

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import lambdas, loops, scalars, sequences
+from shapelint.analysis import indexing, lambdas, loops, scalars, sequences
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
@@ -136,7 +136,11 @@ class ModuleAnalyzer:
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
         self._muted = 0
+        self._repeating = 0
+        self._diag_spots: set[tuple] = set()
         self.active_closures: list = []  # closures running now (lambdas.invoke)
+        self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
+        self.loop_weight = 1  # runs of the current body that enclosing loops make (loops.py)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -150,6 +154,7 @@ class ModuleAnalyzer:
         for cls in self.classes.values():
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
+        lambdas.check_uncalled(self)
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
         return self.result
@@ -175,9 +180,13 @@ class ModuleAnalyzer:
         else:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
+        spot = (l1, c1, code)
         if self._muted or key in self._diag_keys:
             return
+        if self._repeating and spot in self._diag_spots:
+            return  # the same finding on another run, said with other shapes
         self._diag_keys.add(key)
+        self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
 
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
@@ -266,6 +275,8 @@ class ModuleAnalyzer:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
         returns = _join_all(frame.returns) if frame.returns else NoneV()
+        if isinstance(returns, (lambdas.ClosureV, sequences.SeqV)):
+            returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
         return FunctionSummary(
@@ -501,6 +512,17 @@ class ModuleAnalyzer:
             yield
         finally:
             self._muted -= 1
+
+    @contextmanager
+    def repeated(self):
+        """Code run again with other values (the next item of an unrolled loop,
+        another call of a closure): a finding already made at a spot is not made
+        again there in other words."""
+        self._repeating += 1
+        try:
+            yield
+        finally:
+            self._repeating -= 1
 
     @staticmethod
     def join(a: Value, b: Value) -> Value:
@@ -750,7 +772,7 @@ class ModuleAnalyzer:
                     return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
             return UNKNOWN
         if isinstance(base, TensorV):
-            return dispatch.tensor_index(base, node.slice, idx)
+            return indexing.tensor_index(base, node.slice, idx, lambda e: self.eval(e, frame, d))
         return UNKNOWN
 
     def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:

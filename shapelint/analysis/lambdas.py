@@ -19,24 +19,36 @@ from shapelint.ops.values import UNKNOWN, NoneV, TensorV, TupleV, Value
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class ClosureV(Value):
     """A lambda or a nested def, with the frame it was defined in."""
 
     node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
     frame: object
+    called: bool = False
 
 
 def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
-    """The lambda as a value; its body is checked once here with arguments of
-    unknown shape, so a broken pattern is reported even if nobody calls it.
-    What that run would cost is not counted: a call counts it."""
     closure = ClosureV(node, frame)
-    inner = an.scope(frame)
-    _bind(an, node.args, [], {}, frame, inner, d, unknown=True)
-    with collected(inner):
-        an.eval(node.body, inner, d)
+    an.uncalled.append(closure)
     return closure
+
+
+def check_uncalled(an) -> None:
+    """A lambda nobody called is checked once with arguments of unknown shape,
+    so a broken pattern in it is reported all the same. What that run would
+    cost is not counted: only a call counts it."""
+    checked = set()
+    for closure in an.uncalled:
+        node = closure.node
+        if id(node) in checked or closure.called:
+            continue
+        checked.add(id(node))
+        inner = an.scope(closure.frame)
+        _bind(an, node.args, [], {}, closure.frame, inner, 0, unknown=True)
+        with collected(inner), an.repeated():
+            an.eval(node.body, inner)
+    an.uncalled.clear()
 
 
 def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
@@ -46,12 +58,13 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
         return UNKNOWN  # recursion, or a coroutine: not followed
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
         return UNKNOWN  # a generator runs when it is consumed, not here
+    closure.called = True
     inner = an.scope(closure.frame)
     inner.records = caller.records
     _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
     active.append(closure)
     try:
-        with collected(inner) as runs:
+        with collected(inner) as runs, an.repeated():
             if isinstance(node, ast.Lambda):
                 value = an.eval(node.body, inner, d)
             else:
@@ -120,7 +133,7 @@ def map_call(an, node: ast.Call, args: list[Value], frame) -> Value:
         n = min(len(it.items) for it in its)  # type: ignore[arg-type]
         results = []
         for i in range(n):
-            with collected(frame) as runs:
+            with collected(frame) as runs, an.repeated():
                 results.append(an.call_value(f, node, [it.items[i] for it in its], {}, frame))  # type: ignore[index]
             merge(frame.records, runs, ONE, "")
         return TupleV(tuple(results))

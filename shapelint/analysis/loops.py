@@ -16,6 +16,7 @@ finds it, and later turns only see less.
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -25,6 +26,9 @@ from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value, Var
 
 UNROLL = 8  # most items a loop is unrolled over
 _MAX_TURNS = 4  # turns before what still changes is widened to unknown
+# Runs of the innermost body that nested loops may cost; past it a loop takes one
+# turn, and if that turn changes what it found, its count is unknown.
+_MAX_WEIGHT = 64
 
 
 @dataclass
@@ -125,15 +129,37 @@ def _zip(inners: list[Iteration]) -> Iteration:
 # ---------------------------------------------------------------------- loops
 
 
+@contextmanager
+def _weighted(an, turns: int):
+    saved = an.loop_weight
+    an.loop_weight = saved * max(turns, 1)
+    try:
+        yield
+    finally:
+        an.loop_weight = saved
+
+
+@contextmanager
+def _again(an, turn: int):
+    """The first turn of an unrolled loop reports as usual; the others repeat it."""
+    if turn == 0:
+        yield
+    else:
+        with an.repeated():
+            yield
+
+
 def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> None:
     it = iterate(an, stmt.iter, frame)
     early = ends_early(stmt.body)
-    if it.items is not None and len(it.items) <= UNROLL and not early:
-        for item in it.items:
-            an.assign(stmt.target, item, frame)
-            with collected(frame) as turn:
-                an.exec_block(stmt.body, frame)
-            merge(frame.records, turn, ONE, "")
+    n = len(it.items) if it.items is not None else None
+    if n is not None and n <= UNROLL and not early and n * an.loop_weight <= _MAX_WEIGHT:
+        with _weighted(an, n):
+            for i, item in enumerate(it.items):  # type: ignore[arg-type]
+                an.assign(stmt.target, item, frame)
+                with collected(frame) as turn, _again(an, i):
+                    an.exec_block(stmt.body, frame)
+                merge(frame.records, turn, ONE, "")
     else:
 
         def turn() -> None:
@@ -168,9 +194,11 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     before = dict(frame.env)
     state = before
     grows: dict[str, Value] = {}  # list name -> the item it gains each turn
-    for n in range(_MAX_TURNS):
+    turns = _MAX_TURNS if an.loop_weight * _MAX_TURNS <= _MAX_WEIGHT else 1
+    stable = False
+    for n in range(turns):
         frame.env = dict(state)
-        with collected(frame) as records:
+        with collected(frame) as records, _weighted(an, turns):
             if n == 0:
                 turn()
             else:
@@ -188,10 +216,14 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
             for k, v in state.items()
         }
         if all(new[k] == state[k] for k in state):
+            stable = True
             break
-        if n == _MAX_TURNS - 2:
+        if n == turns - 2:
             new = {k: (v if v == state[k] else UNKNOWN) for k, v in new.items()}
         state = new
+    if not stable:
+        # The last turn's shapes may not hold for the next: its costs are no count.
+        times, why = None, "shapes change from turn to turn"
     merge(frame.records, records, times, why)
     out = an.join_env(before, frame.env)
     for name in grows:
@@ -261,9 +293,9 @@ def comprehension(an, node, frame, d: int) -> Value:
         it = iterate(an, gens[0].iter, inner, d)
         if it.items is not None and len(it.items) <= UNROLL:
             results = []
-            for item in it.items:
+            for i, item in enumerate(it.items):
                 an.assign(gens[0].target, item, inner)
-                with collected(inner) as turn:
+                with collected(inner) as turn, _again(an, i):
                     results.append(_element(an, node, inner, d))
                 merge(inner.records, turn, ONE, "")
             return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN

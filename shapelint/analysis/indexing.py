@@ -1,0 +1,130 @@
+"""Indexing a tensor: `x[:, -1]`, `x[..., None]`, `x[:, :n]`, `x[1:]`, `w[pos]`.
+
+Basic indexing: an int drops a dimension, a slice keeps it (its length where
+the bounds say it), None adds one, `...` spans the rest. One tensor index
+(advanced indexing): an integer tensor puts its own shape in place of the
+dimension it indexes, a boolean mask of rank k replaces k dimensions with one
+of unknown length; of an index whose dtype is unknown, only a rank-1 one is
+followed (one dimension either way, of unknown length).
+
+A slice of a symbolic size by constant bounds (`x[:, 1:]`: n - 1, `x[:, -2:]`:
+2) assumes the dimension is at least as long as the bound, as code that cuts a
+class token or the last step off a sequence does.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import IntV, TensorV, TupleV, Value, Var
+
+_INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
+
+
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value, bound: Callable[[ast.expr], Value]) -> Value:
+    """t[sl], where idx is sl's value and bound() evaluates a slice bound."""
+    unknown = TensorV(None, t.dtype)
+    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+        return unknown
+    elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    values = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
+    if len(values) != len(elems):
+        return unknown
+    used = [_consumes(e, v) for e, v in zip(elems, values)]
+    if any(u is None for u in used):
+        return unknown
+    dims = list(t.shape)
+    out: list = []
+    pos = 0
+    for i, (e, v) in enumerate(zip(elems, values)):
+        if _is_const(e, Ellipsis):
+            span = len(dims) - pos - sum(used[i + 1 :])  # type: ignore[arg-type]
+            if span < 0:
+                return unknown
+            out.extend(dims[pos : pos + span])
+            pos += span
+            continue
+        if _is_const(e, None):
+            out.append(Expr.const(1))
+            continue
+        if pos + used[i] > len(dims):  # type: ignore[operator]
+            return unknown
+        if isinstance(e, ast.Slice):
+            out.append(_slice_length(dims[pos], e, bound))
+        elif isinstance(v, TensorV):
+            out.extend(_index_dims(v))
+        pos += used[i]  # type: ignore[operator]
+    out.extend(dims[pos:])
+    return TensorV(tuple(out), t.dtype)
+
+
+def _is_const(e: ast.expr, value: object) -> bool:
+    return isinstance(e, ast.Constant) and e.value is value
+
+
+def _consumes(e: ast.expr, v: Value) -> int | None:
+    """How many dimensions an index element uses up; None: not followed."""
+    if _is_const(e, Ellipsis) or _is_const(e, None):
+        return 0
+    if isinstance(e, ast.Slice) or isinstance(v, IntV):
+        return 1
+    if isinstance(v, TensorV) and v.rank is not None:
+        if v.dtype == "bool":
+            return v.rank
+        if v.dtype in _INT_DTYPES or (v.dtype is None and v.rank == 1):
+            return 1
+    return None  # a list, a tensor of unknown rank or dtype...
+
+
+def _index_dims(v: TensorV) -> list:
+    if v.dtype in _INT_DTYPES:
+        return list(v.shape)  # type: ignore[arg-type]
+    return [None]  # a mask's count of True, or a rank-1 index of either kind
+
+
+def _const(v: Value | None) -> int | None:
+    if isinstance(v, IntV) and v.value is not None:
+        return v.value.value
+    return None
+
+
+def _slice_length(n, s: ast.Slice, bound: Callable[[ast.expr], Value]):
+    lo = bound(s.lower) if s.lower is not None else None
+    hi = bound(s.upper) if s.upper is not None else None
+    st = bound(s.step) if s.step is not None else None
+    if s.step is not None and _const(st) is None:
+        return None
+    if (s.lower is not None and not isinstance(lo, IntV)) or (
+        s.upper is not None and not isinstance(hi, IntV)
+    ):
+        return None
+    a, b, k = _const(lo), _const(hi), _const(st)
+    size = n.value if isinstance(n, Expr) else None
+    if (
+        size is not None
+        and (s.lower is None or a is not None)
+        and (s.upper is None or b is not None)
+    ):
+        return Expr.const(len(range(*slice(a, b, k).indices(size))))
+    if not isinstance(n, Expr) or (k is not None and k != 1):
+        return None
+    start = Expr.const(0) if s.lower is None else _symbolic_end(n, lo, lower=True)
+    stop = n if s.upper is None else _symbolic_end(n, hi, lower=False)
+    if start is None or stop is None:
+        return None
+    return stop - start
+
+
+def _symbolic_end(n: Expr, v: Value | None, lower: bool) -> Expr | None:
+    """Where a bound lands on a dimension of symbolic size n; None where that
+    depends on which is larger (`x[:, :4]`: min(4, n))."""
+    c = _const(v)
+    if c is not None:
+        if c < 0:
+            return n + c
+        return Expr.const(c) if lower or c == 0 else None
+    if isinstance(v, IntV) and v.value == n:
+        return n
+    return None
