@@ -565,3 +565,49 @@ def test_a_finding_in_a_body_run_several_times_is_reported_once():
         """
     found = [(d.line, d.column, d.code) for d in diagnose(HEAD + textwrap.dedent(code))]
     assert len(found) == len(set(found)) == 3
+
+
+LUCIDRAINS_ATTENTION = HEAD + textwrap.dedent(
+    """
+    from einops import einsum
+
+
+    def attend(b=2, n=5, h=3, d=4, depth=2):
+        x = torch.randn(b, n, h * d)
+        w_qkv = torch.randn(h * d, 3 * h * d)
+        for _ in range(depth):
+            qkv = (x @ w_qkv).chunk(3, dim=-1)
+            q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=h), qkv)
+            sim = einsum(q, k, "b h i d, b h j d -> b h i j") / math.sqrt(d)
+            attn = sim.masked_fill(sim > 10.0, -math.inf).softmax(dim=-1)
+            out = einsum(attn, v, "b h i j, b h j d -> b h i d")
+            x = rearrange(out, "b h n d -> b n (h d)")
+        return x
+    """
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    b=st.integers(1, 3),
+    n=st.integers(2, 6),
+    h=st.integers(1, 3),
+    d=st.integers(2, 5),
+    depth=st.integers(0, 3),
+)
+def test_unannotated_lucidrains_attention_matches_the_counter(b, n, h, d, depth):
+    static = _static_of(LUCIDRAINS_ATTENTION, "attend")
+    assert static["complete"], static
+    scope: dict = {}
+    exec(compile(LUCIDRAINS_ATTENTION, "attend.py", "exec"), scope)
+    with FlopCounterMode(display=False) as counter:
+        scope["attend"](b, n, h, d, depth)
+    env = {"b": b, "n": n, "h": h, "d": d, "depth": depth}
+    assert parse_expr(static["flops"]).evaluate(env) == counter.get_total_flops()
+
+
+def _static_of(src: str, name: str) -> dict:
+    key = src + "\0" + name
+    if key not in _STATIC:
+        _STATIC[key] = {f["name"]: f for f in analyze(src).functions}[name]
+    return _STATIC[key]
