@@ -226,6 +226,19 @@ def test_chunk_of_an_unannotated_projection():
     ) == ["[b, n, d] float32"]
 
 
+def test_unbind_of_a_symbolic_dimension():
+    assert revealed(
+        """
+        def f(x: Float[Tensor, "b n d"]):
+            a, c = x.unbind(-1)
+            reveal_shape(a)
+            rows = x.unbind(1)
+            reveal_shape(torch.stack(rows, dim=-1))
+            reveal_shape(len(rows))
+        """
+    ) == ["[b, n]", "[b, d, n]", "int = n"]
+
+
 # ---------------------------------------------------------------------- indexing
 
 

@@ -877,9 +877,12 @@ class ModuleAnalyzer:
                 return UNKNOWN
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
-                return self._op_value(
+                res = self._op_value(
                     f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame
                 )
+                if res is UNKNOWN and func.attr == "unbind":
+                    return sequences.unbound(recv, args, kwargs)
+                return res
             if isinstance(recv, ObjectV):
                 if recv.kind.startswith("<class>") and func.attr in self._class_methods(
                     recv.kind[7:]

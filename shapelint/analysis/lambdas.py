@@ -1,7 +1,8 @@
-"""Lambdas and nested functions as values: checked where they are written, run
-where they are called (`map(lambda t: rearrange(t, ...), qkv)`, `f(x)` for a
-local `def f`), with the arguments of that call and the enclosing variables as
-they stand then (Python's closures read them late, too).
+"""Lambdas and nested functions as values, run where they are called
+(`map(lambda t: rearrange(t, ...), qkv)`, `f(x)` for a local `def f`) with the
+arguments of that call and the enclosing variables as they stand then (Python's
+closures read them late, too). A lambda nobody calls is still checked, once,
+with arguments of unknown shape.
 
 The calls a body makes count in the function that calls it, once per call.
 """
@@ -38,10 +39,10 @@ def check_uncalled(an) -> None:
     """A lambda nobody called is checked once with arguments of unknown shape,
     so a broken pattern in it is reported all the same. What that run would
     cost is not counted: only a call counts it."""
-    checked = set()
+    checked = {id(c.node) for c in an.uncalled if c.called}
     for closure in an.uncalled:
         node = closure.node
-        if id(node) in checked or closure.called:
+        if id(node) in checked:
             continue
         checked.add(id(node))
         inner = an.scope(closure.frame)

@@ -166,14 +166,13 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> None:
             an.assign(stmt.target, it.item, frame)
             an.exec_block(stmt.body, frame)
 
-        why = "the loop may end early" if early else "a loop of unknown length"
-        repeat(
-            an,
-            frame,
-            turn,
-            None if early else it.count,
-            why if it.count is None or early else "loop",
-        )
+        if early:
+            times, why = None, "the loop may end early"
+        elif it.count is None:
+            times, why = None, "a loop of unknown length"
+        else:
+            times, why = it.count, "loop"
+        repeat(an, frame, turn, times, why)
     an.exec_block(stmt.orelse, frame)
 
 

@@ -72,3 +72,15 @@ def stack_or_cat(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Valu
 def hidden(v: Value) -> Value:
     """What code that does not know SeqV sees of v."""
     return UNKNOWN if isinstance(v, SeqV) else v
+
+
+def unbound(t: TensorV, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """x.unbind(dim) along a dimension of symbolic size: that many slices."""
+    dim = args[0] if args else kwargs.get("dim", IntV(Expr.const(0)))
+    d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
+    if t.rank is None or d is None or not -t.rank <= d < t.rank:
+        return UNKNOWN
+    pos = d % t.rank
+    shape = t.shape[:pos] + t.shape[pos + 1 :]  # type: ignore[index]
+    count = t.shape[pos]  # type: ignore[index]
+    return SeqV(TensorV(shape, t.dtype), count if isinstance(count, Expr) else None)
