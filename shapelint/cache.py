@@ -30,7 +30,7 @@ except ImportError:  # pragma: no cover - an interpreter without the builtin mod
 from shapelint import __version__
 
 CACHE_DIR_NAME = ".shapelint_cache"
-FORMAT = 3
+FORMAT = 4
 KEEP_FILES = 4  # cache files of other salts (older versions, other options) kept
 # A file modified this recently may change again within the same mtime tick
 # without changing size; its stat is not trusted (it is re-read next time).
@@ -91,8 +91,10 @@ class Cache:
         self.dir = directory
         self.file = directory / f"results-{salt}.marshal"
         self.by_stat: dict[str, tuple[int, int, str]] = {}
-        # digest -> (diagnostic rows, packed records, noqa lines)
-        self.entries: dict[str, tuple[list[tuple], bytes | None, dict[int, str]]] = {}
+        # digest -> (diagnostic rows, packed records, noqa lines, deps): deps are the
+        # (path, digest) of the other project files the results were computed from.
+        self.entries: dict[str, tuple] = {}
+        self._dep_digests: dict[str, str | None] = {}
         self._dirty = False
         self._stored: set[str] = set()
         self._load()
@@ -118,11 +120,42 @@ class Cache:
         """The entry for an unchanged file (same path, mtime and size), or None."""
         entry = self.by_stat.get(path)
         if entry is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_size:
-            return self.entries.get(entry[2])
+            return self._valid(self.entries.get(entry[2]))
         return None
 
     def get(self, dig: str) -> tuple | None:
-        return self.entries.get(dig)
+        return self._valid(self.entries.get(dig))
+
+    def _valid(self, entry: tuple | None) -> tuple | None:
+        """The entry while every project file it depends on is as it was."""
+        if entry is None:
+            return None
+        for path, dig in entry[3]:
+            if self._current_digest(path) != dig:
+                return None
+        return entry
+
+    def _current_digest(self, path: str) -> str | None:
+        """A dependency's digest now: from the stat index when its stat holds (no
+        read), else by reading it; once per path per run."""
+        if path in self._dep_digests:
+            return self._dep_digests[path]
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._dep_digests[path] = None
+            return None
+        known = self.by_stat.get(path)
+        if known is not None and known[0] == st.st_mtime_ns and known[1] == st.st_size:
+            dig: str | None = known[2]
+        else:
+            try:
+                with open(path, "rb") as f:
+                    dig = digest(f.read())
+            except OSError:
+                dig = None
+        self._dep_digests[path] = dig
+        return dig
 
     def store(
         self,
@@ -132,8 +165,9 @@ class Cache:
         rows: list[tuple],
         packed: bytes | None,
         noqa_lines: dict[int, str],
+        deps=(),
     ) -> None:
-        self.entries[dig] = (list(rows), packed, dict(noqa_lines))
+        self.entries[dig] = (list(rows), packed, dict(noqa_lines), tuple(tuple(d) for d in deps))
         self._stored.add(dig)
         if st is not None and time.time_ns() - st.st_mtime_ns > RACY_NS:
             self.by_stat[path] = (st.st_mtime_ns, st.st_size, dig)

@@ -31,7 +31,9 @@ KNOWN_KEYS = {
     "hardware",
     "cache-dir",
     "naming",
+    "fail-on",
 }
+FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
 
 DEFAULT_EXCLUDE_DIRS = frozenset(
     {
@@ -71,6 +73,7 @@ class Config:
     dtype: str | None = None
     hardware: dict = field(default_factory=dict)
     naming: dict = field(default_factory=dict)
+    fail_on: str = "error"  # warnings fail a run only when this is "warning"
     source: Path | None = None  # the pyproject.toml read, if any
 
     # -- rule selection (ruff's semantics: prefixes, the most specific wins) -------------
@@ -204,6 +207,12 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     if not isinstance(naming, dict):
         raise ConfigError(f"{path}: [tool.shapelint.naming] must be a table")
     cfg.naming = naming
+    fail_on = section.get("fail-on", "error")
+    if fail_on not in FAIL_ON:
+        raise ConfigError(
+            f"{path}: [tool.shapelint] fail-on must be one of {', '.join(map(repr, FAIL_ON))}"
+        )
+    cfg.fail_on = fail_on
     return cfg
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-SEVERITIES = ("error", "warning", "info")
-
 
 @dataclass(frozen=True, order=True)
 class Diagnostic:

@@ -84,6 +84,26 @@ def fix_text(path: str, text: str, options=None, cfg=None, unsafe: bool = False)
     return res
 
 
+def fix_actions(path: str, text: str, options=None, cfg=None) -> list[tuple[object, str]]:
+    """For an editor: (finding, the whole text with that one rewrite applied) for
+    each safe fix, checked as --fix checks its rounds (the result must parse)."""
+    analysis = _analyze(path, text, options)
+    if analysis is None:
+        return []
+    tree, findings = analysis
+    lines = _LINE_BREAK.split(text)
+    out = []
+    for f in findings:
+        if not f.fixable or not f.rewrite.safe:
+            continue
+        if not _enabled(cfg, f.code, path) or _suppressed(lines, f):
+            continue
+        new_text, n = _apply(text, tree, [f])
+        if n and _parses(new_text):
+            out.append((f, new_text))
+    return out
+
+
 def _analyze(path: str, text: str, options):
     """(tree, naming findings) through the driver, or None: a file the analysis
     cannot parse or finish is a file we do not touch."""
@@ -144,79 +164,175 @@ def _first_alone(text: str, tree, todo, failed):
 
 
 def _apply(text: str, tree: ast.Module, findings) -> tuple[str, int]:
-    """Replace each finding's expression by its rewrite; add the imports."""
-    refs: dict[str, tuple[str, str | None] | None] = {}
-    offsets = _line_offsets(text)
-    edits = []
-    for f in findings:
-        func = f.rewrite.func
-        if func not in refs:
-            refs[func] = _reference(tree, func)
-        ref = refs[func]
-        if ref is None:
-            continue
-        start = _offset(text, offsets, *_start(f.node))
-        end = _offset(text, offsets, *_end(f.node))
-        edits.append((start, end, f.rewrite.call(ref[0])))
-    if not edits:
+    """Replace each finding's expression by its rewrite (a libcst transform) and
+    import what the rewrites call; (text, number of rewrites applied)."""
+    from shapelint.fix_transform import OPERAND, parse_module, rewrite_module
+
+    module = parse_module(text)
+    if module is None:
         return text, 0
-    new_imports = _import_lines([r[1] for r in refs.values() if r is not None and r[1] is not None])
-    if new_imports:
-        edits.append(_import_edit(text, offsets, tree, new_imports))
-    out = text
-    # Right to left, so earlier offsets stay valid; at one offset the import
-    # (empty span) goes in after the rewrite that starts there, i.e. before it.
-    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        out = out[:start] + new + out[end:]
-    return out, len(edits) - (1 if new_imports else 0)
+    plan = ImportPlan(tree)
+    lines = _LINE_BREAK.split(text)
+    targets: dict[tuple, str] = {}
+    removals: dict[int, int] = {}  # line of a dead temporary -> line of the statement after
+    for f in findings:
+        dead = _removable(f, tree, lines)
+        if dead is None:
+            continue  # a temporary that cannot go cleanly: leave the finding unfixed
+        ref = plan.reference(f.rewrite.func, f.node)
+        if ref is None:
+            continue  # no name for it here, or no import can precede this use
+        key = (_char_pos(lines, *_start(f.node)), _char_pos(lines, *_end(f.node)))
+        # Operands stay the nodes they are (their formatting and comments); one that
+        # needs parentheses as an argument goes in as text.
+        ops, keep = [], []
+        for k, (op_text, node) in enumerate(zip(f.rewrite.operands, f.rewrite.nodes, strict=False)):
+            if ast.get_source_segment(text, node) == op_text:
+                ops.append(OPERAND.format(k))
+                keep.append((_char_pos(lines, *_start(node)), _char_pos(lines, *_end(node))))
+            else:
+                ops.append(" ".join(op_text.split()))
+                keep.append(None)
+        if len(ops) != len(f.rewrite.operands):
+            ops, keep = None, []
+        targets[key] = (f.rewrite.call(ref, ops), keep)
+        removals.update(dead)
+    if not targets:
+        return text, 0
+    return rewrite_module(module, targets, plan, removals)
 
 
-def _import_lines(needed: list[str]) -> list[str]:
-    """One `from einops import a, b` line for all the names (and `import einops`)."""
-    names = sorted({n.rsplit(" ", 1)[1] for n in needed if n.startswith("from ")})
-    out = ["import einops"] if "import einops" in needed else []
-    if names:
-        out.append(f"from einops import {', '.join(names)}")
+def _removable(f, tree: ast.Module, lines: list[str]) -> dict[int, int] | None:
+    """{line of each dead temporary: line of the statement it fed}, or None when
+    one does not stand alone on its lines (another statement after a `;`)."""
+    from shapelint.analysis.statements import innermost_statement
+
+    out: dict[int, int] = {}
+    for stmt in f.dead:
+        first = lines[stmt.lineno - 1].encode("utf-8")[: stmt.col_offset]
+        last = (
+            lines[stmt.end_lineno - 1]
+            .encode("utf-8")[stmt.end_col_offset :]
+            .decode("utf-8", "replace")
+        )
+        if first.strip() or (last.strip() and not last.strip().startswith("#")):
+            return None
+        fed = innermost_statement(tree.body, f.node)
+        if fed is None:
+            return None
+        out[stmt.lineno] = fed.lineno
     return out
 
 
-def _line_offsets(text: str) -> list[int]:
-    offs = [0]
-    for m in _LINE_BREAK.finditer(text):
-        offs.append(m.end())
-    return offs
-
-
-def _offset(text: str, offsets: list[int], line: int, byte_col: int) -> int:
-    """ast positions count UTF-8 bytes within the line; edits count characters."""
-    start = offsets[line - 1]
-    end = offsets[line] if line < len(offsets) else len(text)
-    line_text = text[start:end]
+def _char_pos(lines: list[str], line: int, byte_col: int) -> tuple[int, int]:
+    """ast counts UTF-8 bytes within the line; libcst counts characters."""
+    line_text = lines[line - 1] if line - 1 < len(lines) else ""
     if line_text.isascii():
-        return start + byte_col
-    return start + len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+        return line, byte_col
+    return line, len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
 
-def _reference(tree: ast.Module, func: str) -> tuple[str, str | None] | None:
-    """How to call einops.<func> here, and the import line that needs adding."""
-    bound = _bound_names(tree)
-    for stmt in tree.body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.module == "einops" and not stmt.level:
-            for a in stmt.names:
-                local = a.asname or a.name
-                if a.name == func and bound.get(local, 0) == 1:
-                    return local, None
-        if isinstance(stmt, ast.Import):
-            for a in stmt.names:
-                if a.name == "einops":
+class ImportPlan:
+    """How each rewrite refers to einops here, and the one import to add or extend:
+    merged into a top-level `from einops import`, else a new statement after the
+    docstring and the first import block; either way before the first top-level
+    statement that runs a rewrite at import time (an existing import that comes
+    after such a use cannot serve it: that rewrite is refused)."""
+
+    def __init__(self, tree: ast.Module):
+        self.body = tree.body
+        self.bound = _bound_names(tree)
+        self.names: set[str] = set()
+        self.module_import = False
+        self.first_use = len(self.body)  # the earliest top-level statement needing the import
+        self.merge_index = next(
+            (
+                i
+                for i, s in enumerate(self.body)
+                if isinstance(s, ast.ImportFrom)
+                and s.module == "einops"
+                and not s.level
+                and all(a.name != "*" for a in s.names)
+            ),
+            None,
+        )
+
+    def _runs_at(self, node: ast.AST) -> int | None:
+        """The top-level statement a use runs in at import time; None inside a
+        function body, which runs later."""
+        for i, s in enumerate(self.body):
+            if s.lineno <= node.lineno <= (s.end_lineno or s.lineno):
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.body:
+                    if node.lineno >= s.body[0].lineno:
+                        return None
+                return i
+        return None
+
+    def reference(self, func: str, node: ast.AST) -> str | None:
+        use = self._runs_at(node)
+        for i, stmt in enumerate(self.body):
+            if isinstance(stmt, ast.ImportFrom) and stmt.module == "einops" and not stmt.level:
+                for a in stmt.names:
+                    local = a.asname or a.name
+                    if a.name == func and self.bound.get(local, 0) == 1:
+                        return local if use is None or i < use else None
+            if isinstance(stmt, ast.Import):
+                for a in stmt.names:
                     local = a.asname or "einops"
-                    if bound.get(local, 0) == 1:
-                        return f"{local}.{func}", None
-    if func not in bound:
-        return func, f"from einops import {func}"
-    if "einops" not in bound:
-        return f"einops.{func}", "import einops"
-    return None
+                    if a.name == "einops" and self.bound.get(local, 0) == 1:
+                        return f"{local}.{func}" if use is None or i < use else None
+        if func not in self.bound:
+            self.names.add(func)
+            ref = func
+        elif "einops" not in self.bound:
+            self.module_import = True
+            ref = f"einops.{func}"
+        else:
+            return None
+        if use is not None:
+            self.first_use = min(self.first_use, use)
+        return ref
+
+    def new_names(self) -> list[str]:
+        return sorted(self.names)
+
+    @property
+    def merge_line(self) -> int | None:
+        """The `from einops import` statement the new names join, if one serves."""
+        i = self.merge_index
+        return self.body[i].lineno if i is not None and i < self.first_use else None
+
+    @property
+    def insert_line(self) -> int | None:
+        """The top-level statement new imports go before (None: the end)."""
+        i = max(min(_insert_index(self.body), self.first_use), _header_end(self.body))
+        return self.body[i].lineno if i < len(self.body) else None
+
+
+def _header_end(body: list[ast.stmt]) -> int:
+    """The statements nothing may precede: the docstring and `from __future__`."""
+    i = (
+        1
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+        else 0
+    )
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    return i
+
+
+def _insert_index(body: list[ast.stmt]) -> int:
+    """Where a new import goes: after the first block of top-level imports, else
+    after the module docstring, else at the top."""
+    first = next(
+        (i for i, s in enumerate(body) if isinstance(s, (ast.Import, ast.ImportFrom))), None
+    )
+    if first is not None:
+        k = first
+        while k + 1 < len(body) and isinstance(body[k + 1], (ast.Import, ast.ImportFrom)):
+            k += 1
+        return k + 1
+    return _header_end(body)
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:
@@ -244,30 +360,6 @@ def _bound_names(tree: ast.Module) -> dict[str, int]:
         elif isinstance(node, ast.alias):
             pass
     return counts
-
-
-def _import_edit(text: str, offsets: list[int], tree: ast.Module, import_lines: list[str]):
-    """An insertion after the first block of top-level imports (else after the
-    module docstring, else at the top)."""
-    body = tree.body
-    after = 0
-    first = next(
-        (i for i, s in enumerate(body) if isinstance(s, (ast.Import, ast.ImportFrom))), None
-    )
-    if first is not None:
-        k = first
-        while k + 1 < len(body) and isinstance(body[k + 1], (ast.Import, ast.ImportFrom)):
-            k += 1
-        after = body[k].end_lineno or body[k].lineno
-    elif body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        after = body[0].end_lineno or body[0].lineno
-    m = _LINE_BREAK.search(text)
-    nl = m.group(0) if m else "\n"
-    block = "".join(line + nl for line in import_lines)
-    if after < len(offsets):
-        return offsets[after], offsets[after], block
-    # The block ends the file, without a final line break.
-    return len(text), len(text), nl + block.rstrip("\r\n")
 
 
 # ---------------------------------------------------------------------- files

@@ -1,5 +1,6 @@
 """`shapelint lsp`: a language server (pygls) publishing `shapelint check`'s diagnostics
-for open files, and inlay hints with each call's inferred shape and FLOPs.
+for open files (on open, on save, and as you type, debounced), inlay hints and a
+hover with each call's inferred shape and cost, and a quick fix per safe rewrite.
 
 A view of the one analysis (driver.analyze_text on the editor's buffer, filtered by
 [tool.shapelint] and `# noqa` as the CLI filters). pygls is optional: this module
@@ -85,6 +86,75 @@ def to_inlay_hints(calls: list[dict], lines: list[str], first: int, last: int, c
     return hints
 
 
+DEBOUNCE_S = 0.3  # diagnostics as you type: after this long without a keystroke
+
+
+def code_actions(path: str, text: str, first: int, last: int, codec=None):
+    """A quick fix per safe SHP4xx rewrite whose expression touches lines first..last
+    (0-based): one edit of the whole document, so the import comes with it."""
+    from lsprotocol import types
+
+    from shapelint.analysis.driver import AnalysisOptions
+    from shapelint.config import config_for_file
+    from shapelint.fixes import fix_actions
+
+    cfg = config_for_file(path)
+    if cfg.exclude and cfg.is_excluded(Path(path)):
+        return []
+    lines = text.splitlines(keepends=True)
+    end = types.Position(line=len(lines), character=0)
+    whole = types.Range(start=types.Position(line=0, character=0), end=end)
+    if codec is not None:
+        whole = codec.range_to_client_units(lines, whole)
+    out = []
+    for f, new_text in fix_actions(path, text, AnalysisOptions.from_config(cfg), cfg):
+        start, stop = f.node.lineno - 1, (f.node.end_lineno or f.node.lineno) - 1
+        if stop < first or start > last:
+            continue
+        out.append(
+            types.CodeAction(
+                title=f"{f.code}: rewrite as {f.rewrite.call()}",
+                kind=types.CodeActionKind.QuickFix,
+                edit=types.WorkspaceEdit(
+                    changes={"": [types.TextEdit(range=whole, new_text=new_text)]}
+                ),
+            )
+        )
+    return out
+
+
+def hover_text(calls: list[dict], line: int, character: int) -> str | None:
+    """Markdown for the calls under the cursor (0-based line and character): those
+    starting last at or before it on that line (a chain's steps start together),
+    each with its shapes and cost."""
+    here = [c for c in calls if c["line"] - 1 == line]
+    if not here:
+        return None
+    before = [c for c in here if c["column"] - 1 <= character]
+    col = max(c["column"] for c in before) if before else min(c["column"] for c in here)
+    return "\n\n---\n\n".join(_hover_call(c) for c in here if c["column"] == col)
+
+
+def _hover_call(c: dict) -> str:
+    from shapelint.report.numbers import human
+
+    what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+    rows = [f"`{what}`"]
+    if c.get("inputs"):
+        rows.append("inputs: " + ", ".join(_shape(s) for s in c["inputs"]))
+    rows.append(f"shape: {_shape(c.get('output'))}")
+    for key, label in (("flops", "FLOPs"), ("other_flops", "other FLOPs"), ("bytes", "bytes")):
+        if c.get(key) not in (None, "0"):
+            rows.append(f"{label}: `{human(c[key])}`")
+    return "  \n".join(rows)
+
+
+def _shape(dims) -> str:
+    if dims is None:
+        return "?"
+    return "[" + ", ".join(d if d is not None else "?" for d in dims) + "]"
+
+
 def build_server():
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
@@ -122,6 +192,52 @@ def build_server():
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
         )
+
+    pending: dict[str, object] = {}
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
+        # The workspace holds the text as typed; analyse it once typing pauses.
+        import asyncio
+
+        uri = params.text_document.uri
+        old = pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_S, _publish_later, uri)
+
+    def _publish_later(uri: str) -> None:
+        pending.pop(uri, None)
+        if uri in server.workspace.text_documents:
+            publish(uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        doc = server.workspace.get_text_document(uri)
+        actions = code_actions(
+            path_of(uri),
+            doc.source,
+            params.range.start.line,
+            params.range.end.line,
+            doc.position_codec,
+        )
+        for a in actions:
+            a.edit = types.WorkspaceEdit(changes={uri: a.edit.changes[""]})
+        return actions
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls, params: types.HoverParams):
+        doc = server.workspace.get_text_document(params.text_document.uri)
+        _, calls = analyze_document(path_of(params.text_document.uri), doc.source)
+        pos = doc.position_codec.position_from_client_units(doc.lines, params.position)
+        text = hover_text(calls, pos.line, pos.character)
+        if text is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hints(ls, params: types.InlayHintParams):

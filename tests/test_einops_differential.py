@@ -647,3 +647,12 @@ def test_pack_unknown_list_and_symbolic_roundtrip():
         "unpack", "b * d", [TensorV((b, n + 1, d)), TupleV((TupleV((IntV(n),)), TupleV(())))], {}
     )
     assert [t.shape for t in back.value.items] == [(b, n, d), (b, d)]
+
+
+def test_minus_one_beside_zero_is_rejected_whatever_the_shape():
+    """Found by test_pattern_only_verdict: the final reshape gets [1, ..., 0, -1]."""
+    case = ("repeat", "... 1 -> 1 ... g f", None, {"g": 0, "f": -1})
+    ref = run_ref(lambda: einops_transform(*case, torch.zeros(1, 1, 1)))
+    assert ref[0] == "ERR"
+    for x in (TensorV(None, "float32"), tensor((1, 1, 1))):
+        assert mine(shapelint_transform(*case, x))[0] == "ERR"

@@ -278,7 +278,8 @@ def test_cli_diff_prints_and_does_not_write(tmp_path):
 def test_cli_fix_writes_then_reports_what_is_left(tmp_path):
     p = tmp_path / "m.py"
     p.write_text(MODELS + UNSAFE.replace(HEAD, "").replace("split_heads", "split_view"))
-    r = CliRunner().invoke(main, ["check", str(p), "--fix", "--no-cache", "--format", "json"])
+    args = ["check", str(p), "--fix", "--no-cache", "--format", "json", "--fail-on", "warning"]
+    r = CliRunner().invoke(main, args)
     assert "Fixed 13 findings in 1 file. 1 more with --unsafe-fixes." in r.stderr
     assert r.exit_code == 1  # the view split is still reported
     assert '"SHP403"' in r.stdout and "split_view" not in r.stdout
@@ -292,3 +293,123 @@ def test_cli_diff_with_nothing_to_fix_exits_zero(tmp_path):
     r = CliRunner().invoke(main, ["check", str(tmp_path), "--diff", "--no-cache"])
     assert r.exit_code == 0
     assert r.stdout == ""
+
+
+# ---------------------------------------------------------------------- libcst transforms
+
+
+def fixed(code: str, head: str = "") -> str:
+    return fix_text("m.py", head + textwrap.dedent(code)).fixed
+
+
+def test_import_precedes_module_level_code_that_runs_a_rewrite():
+    """Code at module level above the first import block runs at import time: the
+    einops import must come first, else NameError on import."""
+    code = '''\
+    """Doc."""
+    from __future__ import annotations
+    import torch
+    X = torch.zeros(2, 3).transpose(0, 1)
+    import math
+    '''
+    out = fixed(code)
+    assert out.index("from einops import rearrange") < out.index("X = ")
+    assert out.index("from __future__") < out.index("from einops import rearrange")
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)  # noqa: S102 - our own fixed code
+    assert ns["X"].shape == (3, 2)
+
+
+def test_rewrite_refused_where_no_import_can_precede_its_use():
+    code = """\
+    import torch
+    X = torch.zeros(2, 3).transpose(0, 1)
+    from einops import rearrange
+    """
+    out = fixed(code)
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)  # noqa: S102 - runs: nothing uses rearrange early
+    assert "transpose(0, 1)" in out
+
+
+def test_comments_inside_the_rewritten_expression_are_kept():
+    code = """\
+    def f(x: Float[Tensor, "b c n"]):
+        y = x.permute(  # channels last
+            0, 2, 1,  # b n c
+        )
+        return y
+    """
+    out = fixed(code, HEAD)
+    assert "rearrange(x, " in out and "# channels last" in out and "# b n c" in out
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)  # noqa: S102
+    x = torch.randn(2, 3, 4)
+    assert torch.equal(ns["f"](x), x.permute(0, 2, 1))
+
+
+def test_import_merged_into_the_existing_from_einops_import():
+    code = """\
+    from einops import reduce  # pooling
+    def f(x: Float[Tensor, "b c n"]):
+        return reduce(x, "b c n -> b c", "mean"), x.permute(0, 2, 1)
+    """
+    out = fixed(code, HEAD)
+    assert "from einops import reduce, rearrange  # pooling" in out
+    assert out.count("from einops") == 1
+
+
+def test_redundant_parentheses_go_with_the_rewrite():
+    code = """\
+    def f(q: Float[Tensor, "b t d"], k: Float[Tensor, "b s d"]):
+        return (q @ k.transpose(-2, -1)) * 2
+    """
+    out = fixed(code, HEAD)
+    assert "(einsum(" not in out and "return einsum(q, k, " in out
+
+
+def test_fix_does_not_import_libcst_for_check():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, shapelint.cli, shapelint.fixes; from shapelint.analysis import driver; "
+        "print('libcst' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+TWO_STATEMENTS = """\
+def merge(x: Float[Tensor, "b h s d"]):
+    b, h, s, d = x.shape
+    y = x.transpose(1, 2)  # heads next to head size
+    return y.reshape(b, s, h * d)
+
+
+def used_twice(x: Float[Tensor, "b h s d"]):
+    y = x.transpose(1, 2)
+    return y.reshape(y.shape[0], y.shape[1], -1)
+
+
+def not_a_chain(x: Float[Tensor, "b h s d"]):
+    y = x.transpose(1, 2)
+    return y.sum()
+"""
+
+
+def test_a_chain_through_a_temporary_is_one_rewrite_and_the_temporary_goes():
+    src = HEAD + TWO_STATEMENTS
+    got = findings(src)
+    merged = [f for f in got if f.dead]
+    assert len(merged) == 1 and merged[0].rewrite.call() == 'rearrange(x, "b h s d -> b s (h d)")'
+    # Where the temporary is read twice, or by no chain, each statement keeps its own.
+    assert [f.code for f in got if not f.dead] == ["SHP401", "SHP401"]
+    out = fix_text("m.py", src).fixed
+    assert "# heads next to head size" in out and "y = x.transpose" not in out
+    assert 'return rearrange(x, "b h s d -> b s (h d)")' in out
+    before, after = load_module(src, "before"), load_module(out, "after")
+    x = torch.randn(2, 3, 4, 5)
+    for name in ("merge", "used_twice", "not_a_chain"):
+        assert torch.equal(getattr(before, name)(x), getattr(after, name)(x)), name
+    assert fix_text("m.py", out).fixed == out  # a second run changes nothing

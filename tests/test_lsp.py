@@ -134,3 +134,106 @@ def test_server_over_stdio(tmp_path):
     assert [d.code for d in params.diagnostics] == ["SHP305"]
     assert any("→ [b, 1024]" in h.label for h in hints or [])
     assert list(cleared.diagnostics) == []
+
+
+FIXABLE = HEADER + 'def f(x: Float[Tensor, "b c n"]):\n    return x.permute(0, 2, 1)\n'
+
+
+def test_code_actions_apply_the_rewrite_with_its_import():
+    (action,) = lsp.code_actions("m.py", FIXABLE, 0, 20)
+    assert action.kind == types.CodeActionKind.QuickFix and "SHP402" in action.title
+    (edit,) = action.edit.changes[""]
+    assert 'rearrange(x, "b c n -> b n c")' in edit.new_text
+    assert "from einops import rearrange" in edit.new_text
+    assert lsp.code_actions("m.py", FIXABLE, 0, 2) == []  # outside the range asked about
+
+
+def test_hover_shows_shape_and_cost():
+    _, calls = lsp.analyze_document("m.py", MODEL)
+    line = MODEL.splitlines().index("    return x @ w")
+    text = lsp.hover_text(calls, line, 11)
+    assert "shape: [b, 1024]" in text and "FLOPs: `2048·b·d`" in text
+    assert lsp.hover_text(calls, 0, 0) is None
+
+
+def test_server_over_stdio_as_you_type(tmp_path):
+    """didChange publishes the text as typed (debounced: a burst of edits is one
+    analysis of the last one); hover and code actions on the live buffer."""
+    from pygls.lsp.client import LanguageClient
+
+    path = tmp_path / "m.py"
+    path.write_text(FIXABLE, encoding="utf-8")
+    uri = path.as_uri()
+    broken = (
+        FIXABLE + 'def g(x: Float[Tensor, "b 8"], w: Float[Tensor, "6 4"]):\n    return x @ w\n'
+    )
+
+    async def session():
+        client = LanguageClient("test", "0")
+        published: asyncio.Queue = asyncio.Queue()
+
+        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(ls, params):
+            published.put_nowait(params)
+
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
+        await client.start_io(sys.executable, "-m", "shapelint", "lsp", env=env)
+        doc = types.VersionedTextDocumentIdentifier(uri=uri, version=0)
+        try:
+            await client.initialize_async(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri()
+                )
+            )
+            client.initialized(types.InitializedParams())
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=uri, language_id="python", version=1, text=FIXABLE
+                    )
+                )
+            )
+            opened = await asyncio.wait_for(published.get(), 30)
+            for version, text in ((2, FIXABLE + "\n"), (3, broken)):  # typed, unsaved
+                doc = types.VersionedTextDocumentIdentifier(uri=uri, version=version)
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        text_document=doc,
+                        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                    )
+                )
+            typed = await asyncio.wait_for(published.get(), 30)
+            line = broken.splitlines().index("    return x.permute(0, 2, 1)")
+            hover = await client.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    position=types.Position(line=line, character=12),
+                )
+            )
+            actions = await client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=types.Range(
+                        start=types.Position(line=0, character=0),
+                        end=types.Position(line=40, character=0),
+                    ),
+                    context=types.CodeActionContext(diagnostics=[]),
+                )
+            )
+            await client.shutdown_async(None)
+            client.exit(None)
+            return opened, typed, hover, actions, published.qsize()
+        finally:
+            await client.stop()
+
+    opened, typed, hover, actions, extra = asyncio.run(asyncio.wait_for(session(), 90))
+    assert [d.code for d in opened.diagnostics] == ["SHP402"]
+    assert typed.version == 3 and extra == 0  # one publish for the burst, of the last text
+    assert sorted(d.code for d in typed.diagnostics) == ["SHP307", "SHP402"]
+    assert "shape: [b, n, c]" in hover.contents.value and "permute" in hover.contents.value
+    (action,) = actions
+    assert 'rearrange(x, "b c n -> b n c")' in action.edit.changes[uri][0].new_text
+    assert path.read_text() == FIXABLE  # nothing written behind the editor's back

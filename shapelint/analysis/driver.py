@@ -67,7 +67,7 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines")
+    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines", "deps")
 
     def __init__(
         self,
@@ -84,6 +84,8 @@ class FileResult:
         # Line number -> text of each diagnostic's line that carries a noqa comment,
         # when the analysis saw the file (then filtering reads no file); None: unknown.
         self.noqa_lines: dict[int, str] | None = None
+        # (path, content digest) of the other project files the results depend on.
+        self.deps: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def _from_packed(
@@ -291,7 +293,11 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
         return SourceAnalysis(res)
     analyzer = ModuleAnalyzer(src, tree, options)
     try:
+        from shapelint.analysis import project
+
+        project.attach(analyzer, path, options)
         mres = analyzer.run()
+        res.deps = tuple(project.dependencies(analyzer))
     except RecursionError:
         res.diagnostics.append(
             diagnostic(path, 1, 0, 1, 0, "SHP001", "cannot analyze: nested too deeply")
@@ -305,6 +311,34 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
     res.calls = [_record_json(path, r) for r in mres.records]
     res.functions = [_function_json(path, f) for f in mres.functions]
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
+
+
+def analyze_target(
+    path: str,
+    text: str,
+    qualname: str,
+    init: dict[str, str],
+    inputs: dict[str, str],
+    options: AnalysisOptions | dict | None = None,
+):
+    """One target of a file (`cost PATH::QUALNAME`): its analyzer runs in
+    specialized mode, every call interpreted with the values it receives
+    (analysis/target.py). Raises TargetError for a target or value it cannot use."""
+    from shapelint.analysis import project
+    from shapelint.analysis.interpreter import ModuleAnalyzer
+    from shapelint.analysis.target import TargetError, evaluate_target
+
+    opts = AnalysisOptions.coerce(options)
+    if opts.stubs != _CONFIGURED_STUBS:
+        configure_stubs(opts.stubs)
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as e:
+        raise TargetError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    an = ModuleAnalyzer(SourceFile(path, text), tree, opts, specialize=True)
+    project.attach(an, path, opts, specialize=True)
+    an.prepare()
+    return evaluate_target(an, path, qualname, init, inputs)
 
 
 def _py(e) -> str | None:
@@ -445,14 +479,14 @@ def _gc_step() -> None:
 
 def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
-    Returns (index, diagnostic rows, packed records, noqa lines, digest)."""
+    Returns (index, diagnostic rows, packed records, noqa lines, digest, deps)."""
     i, path = task
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None
+        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None, ()
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -460,11 +494,12 @@ def _work(task: tuple[int, str]) -> tuple:
         dig = digest(data)
         hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return i, hit[0], hit[1], hit[2], dig
+            return i, hit[0], hit[1], hit[2], dig, hit[3]
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
     rows = [_row(d) for d in res.diagnostics]
-    return i, rows, pack_records(res.calls, res.functions), _noqa_lines(data, rows), dig
+    packed = pack_records(res.calls, res.functions)
+    return i, rows, packed, _noqa_lines(data, rows), dig, res.deps
 
 
 _NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
@@ -519,7 +554,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), *hit)
+                results[i] = _result(str(f), *hit[:3])
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -542,11 +577,12 @@ def analyze_files(
     else:
         outputs = _inline_outputs(tasks, options, cache)
     try:
-        for i, rows, packed, noqa, dig in outputs:
+        for i, rows, packed, noqa, dig, deps in outputs:
             path = str(files[i])
             results[i] = _result(path, rows, packed, noqa)
+            results[i].deps = tuple(deps)
             if cache is not None and dig is not None:
-                cache.store(path, stats[i], dig, rows, packed, noqa)
+                cache.store(path, stats[i], dig, rows, packed, noqa, deps)
             done += 1
             if progress:
                 progress(done, n)

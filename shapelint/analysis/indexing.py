@@ -15,16 +15,15 @@ class token or the last step off a sequence does.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import IntV, TensorV, TupleV, Value, Var
+from shapelint.ops.values import IntV, NoneV, SliceV, TensorV, TupleV, Value, Var
 
 _INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
 
 
-def tensor_index(t: TensorV, sl: ast.expr, idx: Value, bound: Callable[[ast.expr], Value]) -> Value:
-    """t[sl], where idx is sl's value and bound() evaluates a slice bound."""
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
+    """t[sl], where idx is sl's value (a slice's is a SliceV of its bounds)."""
     unknown = TensorV(None, t.dtype)
     if t.shape is None or any(isinstance(d, Var) for d in t.shape):
         return unknown
@@ -35,6 +34,9 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value, bound: Callable[[ast.expr
     used = [_consumes(e, v) for e, v in zip(elems, values)]
     if any(u is None for u in used):
         return unknown
+    advanced = sum(isinstance(e, ast.List) or isinstance(v, TensorV) for e, v in zip(elems, values))
+    if advanced > 1 or (advanced and any(isinstance(v, IntV) for v in values)):
+        return unknown  # indices broadcast together, and may move to the front
     dims = list(t.shape)
     out: list = []
     pos = 0
@@ -52,9 +54,11 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value, bound: Callable[[ast.expr
         if pos + used[i] > len(dims):  # type: ignore[operator]
             return unknown
         if isinstance(e, ast.Slice):
-            out.append(_slice_length(dims[pos], e, bound))
+            out.append(_slice_length(dims[pos], v))
         elif isinstance(v, TensorV):
             out.extend(_index_dims(v))
+        elif isinstance(e, ast.List):
+            out.append(Expr.const(len(e.elts)))
         pos += used[i]  # type: ignore[operator]
     out.extend(dims[pos:])
     return TensorV(tuple(out), t.dtype)
@@ -70,6 +74,9 @@ def _consumes(e: ast.expr, v: Value) -> int | None:
         return 0
     if isinstance(e, ast.Slice) or isinstance(v, IntV):
         return 1
+    if isinstance(e, ast.List) and isinstance(v, TupleV):
+        # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
+        return 1 if all(isinstance(i, IntV) for i in v.items) else None
     if isinstance(v, TensorV) and v.rank is not None:
         if v.dtype == "bool":
             return v.rank
@@ -90,28 +97,24 @@ def _const(v: Value | None) -> int | None:
     return None
 
 
-def _slice_length(n, s: ast.Slice, bound: Callable[[ast.expr], Value]):
-    lo = bound(s.lower) if s.lower is not None else None
-    hi = bound(s.upper) if s.upper is not None else None
-    st = bound(s.step) if s.step is not None else None
-    if s.step is not None and _const(st) is None:
+def _slice_length(n, sv: Value):
+    if not isinstance(sv, SliceV):
         return None
-    if (s.lower is not None and not isinstance(lo, IntV)) or (
-        s.upper is not None and not isinstance(hi, IntV)
+    lo, hi, st = (None if isinstance(b, NoneV) else b for b in (sv.lower, sv.upper, sv.step))
+    if st is not None and not _const(st):
+        return None
+    if (lo is not None and not isinstance(lo, IntV)) or (
+        hi is not None and not isinstance(hi, IntV)
     ):
         return None
     a, b, k = _const(lo), _const(hi), _const(st)
     size = n.value if isinstance(n, Expr) else None
-    if (
-        size is not None
-        and (s.lower is None or a is not None)
-        and (s.upper is None or b is not None)
-    ):
+    if size is not None and (lo is None or a is not None) and (hi is None or b is not None):
         return Expr.const(len(range(*slice(a, b, k).indices(size))))
     if not isinstance(n, Expr) or (k is not None and k != 1):
         return None
-    start = Expr.const(0) if s.lower is None else _symbolic_end(n, lo, lower=True)
-    stop = n if s.upper is None else _symbolic_end(n, hi, lower=False)
+    start = Expr.const(0) if lo is None else _symbolic_end(n, lo, lower=True)
+    stop = n if hi is None else _symbolic_end(n, hi, lower=False)
     if start is None or stop is None:
         return None
     return stop - start

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import indexing, lambdas, loops, scalars, sequences
+from shapelint.analysis import indexing, lambdas, loops, modules, scalars, sequences
 from shapelint.analysis.imports import ImportMap, local_import_names
+from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
+from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
@@ -31,6 +33,7 @@ from shapelint.ops.values import (
     ObjectV,
     OpIssue,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -64,6 +67,9 @@ class CallRecord:
     inputs: list[list[str | None] | None]
     output: list[str | None] | None
     cost: Cost
+    # The calls this one ran (a module's forward, a Sequential's layers, a loop's
+    # iterations), when the analysis followed them into the callee.
+    children: list[CallRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +101,8 @@ class FuncDef:
     node: ast.FunctionDef | ast.AsyncFunctionDef
     qualname: str
     cls: ClassDef | None = None
+    # The analyzer of the file that defines it (another file of the project).
+    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -104,6 +112,8 @@ class ClassDef:
     methods: dict[str, FuncDef] = field(default_factory=dict)
     self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
     init_params: list[str] = field(default_factory=list)
+    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
+    key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
 
 
 class _Frame:
@@ -118,10 +128,11 @@ class _Frame:
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
         self.defaults: dict[str, int] = {}
+        self.done = False  # a return ran unconditionally: the block stops here
 
 
 class ModuleAnalyzer:
-    def __init__(self, src: SourceFile, tree: ast.Module, options=None):
+    def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
         self.tree = tree
         self.options = AnalysisOptions.coerce(options)
@@ -141,6 +152,35 @@ class ModuleAnalyzer:
         self.active_closures: list = []  # closures running now (lambdas.invoke)
         self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
         self.loop_weight = 1  # runs of the current body that enclosing loops make (loops.py)
+        # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
+        # its callee with the values it is given; results memoized per call key.
+        self.specialize = specialize
+        self.specialized: dict = {}
+        self.in_flight: set = set()
+        self.call_args: list[list] = []  # per call being evaluated, when specializing
+        # Whole projects (analysis/project.py): set by bind_project.
+        self.project = None
+        self.project_root: str | None = None
+        self.project_module: str | None = None
+        self.project_path: str | None = None
+        self.project_links: dict[str, tuple[str, str | None]] = {}
+        self.used_modules: set = set()
+        self.class_keys: dict[str, ClassDef] = {}
+
+    def bind_project(self, project, root: str, modname: str, path: str) -> None:
+        """This file as module `modname` of a project: its project imports resolve."""
+        from shapelint.analysis.project import project_imports
+
+        self.project, self.project_root, self.project_module = project, root, modname
+        self.project_path = path
+        is_pkg = path.endswith("__init__.py")
+        self.project_links = project_imports(self.tree, modname, is_pkg)
+
+    def class_of(self, key: str) -> ClassDef | None:
+        """The class an instance's kind names (`<class>` + key)."""
+        from shapelint.analysis.project import class_by_key
+
+        return class_by_key(self, key)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> ModuleResult:
@@ -155,23 +195,36 @@ class ModuleAnalyzer:
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
         lambdas.check_uncalled(self)
+        self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
         return self.result
 
+    def prepare(self) -> None:
+        """Index the module and run its top level (constants, imports), for a
+        caller that then asks about one definition (analysis/target.py)."""
+        self._index()
+        top = _Frame(None, "<module>")
+        top.env = self.module_env
+        self._exec_block(self.tree.body, top, module_level=True)
+
     def _index(self) -> None:
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.functions[stmt.name] = FuncDef(stmt, stmt.name)
+                self.functions[stmt.name] = FuncDef(stmt, stmt.name, owner=self)
             elif isinstance(stmt, ast.ClassDef):
-                cd = ClassDef(stmt, stmt.name)
+                key = f"{self.project_module}:{stmt.name}" if self.project_module else stmt.name
+                cd = ClassDef(stmt, stmt.name, owner=self, key=key)
                 for sub in stmt.body:
                     if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        cd.methods[sub.name] = FuncDef(sub, f"{stmt.name}.{sub.name}", cd)
+                        cd.methods[sub.name] = FuncDef(
+                            sub, f"{stmt.name}.{sub.name}", cd, owner=self
+                        )
                 init = cd.methods.get("__init__")
                 if init is not None:
                     cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
                 self.classes[stmt.name] = cd
+                self.class_keys[key] = cd
 
     # ------------------------------------------------------------------ diagnostics
     def report(self, node_or_pos, code: str, message: str) -> None:
@@ -251,15 +304,17 @@ class ModuleAnalyzer:
         """What __init__ assigns to self.<attr>, in terms of __init__'s parameters."""
         if cd.self_attrs is not None:
             return cd.self_attrs
+        if cd.owner is not None and cd.owner is not self:
+            return cd.owner.class_attrs(cd)
         cd.self_attrs = {}
-        init = cd.methods.get("__init__")
+        init = modules.find_method(self, cd, "__init__")
         if init is not None:
             frame = _Frame(init, init.qualname)
-            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.name}"))
-            frame.env["self"] = _SelfRecorder(cd.name)
+            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
+            frame.env["self"] = SelfRecorder(cd.key)
             self._exec_block(init.node.body, frame)
             rec = frame.env.get("self")
-            if isinstance(rec, _SelfRecorder):
+            if isinstance(rec, SelfRecorder):
                 cd.self_attrs = dict(rec.attrs)
         return cd.self_attrs
 
@@ -268,10 +323,10 @@ class ModuleAnalyzer:
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
-            self_value = ObjectV(f"<class>{fd.cls.name}", tuple(attrs.items()))
+            self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
         if fd.node.name == "__init__" and fd.cls is not None:
-            frame.env["self"] = _SelfRecorder(fd.cls.name)
+            frame.env["self"] = SelfRecorder(fd.cls.key)
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
         returns = _join_all(frame.returns) if frame.returns else NoneV()
@@ -290,8 +345,17 @@ class ModuleAnalyzer:
             bytes=byts,
             complete=complete,
             calls=len(frame.records),
-            defaults=dict(frame.defaults),
+            defaults={**self._constructor_defaults(fd), **frame.defaults},
         )
+
+    def _constructor_defaults(self, fd: FuncDef) -> dict[str, int]:
+        """A method's formula is in its class's constructor parameters: their
+        int defaults are its defaults too (`hidden=256` in __init__)."""
+        if fd.cls is None or fd.node.name == "__init__":
+            return {}
+        init = modules.find_method(self, fd.cls, "__init__")
+        summ = self.summary(init.qualname) if init is not None else None
+        return dict(summ.defaults) if summ is not None else {}
 
     def _bind_params(
         self, fd: FuncDef, frame: _Frame, self_value: Value
@@ -324,6 +388,8 @@ class ModuleAnalyzer:
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                     value = IntV(Expr.name(a.arg))
                     frame.defaults[a.arg] = dv.value.value
+            if value is UNKNOWN and dv is None and a.annotation is None:
+                value = modules.init_param(fd, a.arg)
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -335,6 +401,8 @@ class ModuleAnalyzer:
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
         for stmt in body:
+            if frame.done:
+                break  # after a return: the rest of the block does not run
             try:
                 self._exec(stmt, frame, module_level)
             except RecursionError:
@@ -375,25 +443,38 @@ class ModuleAnalyzer:
     def _exec_return(self, stmt: ast.Return, frame: _Frame, module_level: bool) -> None:
         v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
         frame.returns.append(v)
+        frame.done = True
         if frame.func is not None and frame.func.node.returns is not None:
             ret_ann = self.annotations.tensor(frame.func.node.returns)
             if ret_ann is not None and stmt.value is not None:
                 self._check_against_annotation(v, ret_ann, stmt.value, "return value")
 
     def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.test, frame)
+        known = modules.truth(self.eval(stmt.test, frame))
+        if known is not None:  # a test on known values takes one branch
+            self._exec_block(stmt.body if known else stmt.orelse, frame)
+            return
         before = dict(frame.env)
         self._exec_block(stmt.body, frame)
-        after_body = frame.env
-        frame.env = dict(before)
+        after_body, body_done = frame.env, frame.done
+        frame.env, frame.done = dict(before), False
         self._exec_block(stmt.orelse, frame)
-        frame.env = _join_env(after_body, frame.env)
+        if body_done and not frame.done:
+            pass  # only the else branch carries on
+        elif frame.done and not body_done:
+            frame.env, frame.done = after_body, False
+        else:
+            frame.env = _join_env(after_body, frame.env)
 
     def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
+        if isinstance(stmt, ast.For) and modules.exec_for(self, stmt, frame):
+            return
         loops.exec_for(self, stmt, frame)
+        frame.done = False  # a return in a loop body may not run
 
     def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
         loops.exec_while(self, stmt, frame)
+        frame.done = False
 
     def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
         for item in stmt.items:
@@ -408,13 +489,14 @@ class ModuleAnalyzer:
         self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
         self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
         after = frame.env
+        frame.done = False  # an exception may skip the body's return
         for h in stmt.handlers:  # type: ignore[attr-defined]
-            frame.env = dict(before)
+            frame.env, frame.done = dict(before), False
             if h.name:
                 frame.env[h.name] = UNKNOWN
             self._exec_block(h.body, frame)
             after = _join_env(after, frame.env)
-        frame.env = after
+        frame.env, frame.done = after, False
         self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
 
     def _exec_function_def(
@@ -463,10 +545,11 @@ class ModuleAnalyzer:
         before = dict(frame.env)
         joined = None
         for case in stmt.cases:  # type: ignore[attr-defined]
-            frame.env = dict(before)
+            frame.env, frame.done = dict(before), False
             self._exec_block(case.body, frame)
             joined = frame.env if joined is None else _join_env(joined, frame.env)
         frame.env = joined if joined is not None else before
+        frame.done = False
 
     def _exec_delete(self, stmt: ast.Delete, frame: _Frame, module_level: bool) -> None:
         for t in stmt.targets:
@@ -479,7 +562,7 @@ class ModuleAnalyzer:
 
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)
-        frame.env = {k: v for k, v in outer.env.items() if not isinstance(v, _SelfRecorder)}
+        frame.env = {k: v for k, v in outer.env.items() if not isinstance(v, SelfRecorder)}
         frame.locals = set(outer.locals)
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
@@ -488,12 +571,6 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ for analysis helpers
     # (loops, lambdas: the interpreter's own steps, as they may call them)
-    def exec_block(self, body: list[ast.stmt], frame: _Frame) -> None:
-        self._exec_block(body, frame)
-
-    def assign(self, target: ast.expr, value: Value, frame: _Frame) -> None:
-        self._assign(target, value, frame, None)
-
     def scope(self, frame: _Frame) -> _Frame:
         """A frame for a comprehension or a closure's body: it sees frame's
         variables, and its calls count in frame's records."""
@@ -528,10 +605,6 @@ class ModuleAnalyzer:
     def join(a: Value, b: Value) -> Value:
         return _join(a, b)
 
-    @staticmethod
-    def join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
-        return _join_env(a, b)
-
     def is_builtin(self, name: str, frame: _Frame) -> bool:
         """Whether a bare name is Python's builtin here (nothing shadows it)."""
         return (
@@ -542,9 +615,6 @@ class ModuleAnalyzer:
             and name not in self.classes
             and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
         )
-
-    def call_value(self, callee: Value, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
-        return self._call_value(callee, node, args, kwargs, frame)
 
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
@@ -585,7 +655,7 @@ class ModuleAnalyzer:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
-            if isinstance(base, _SelfRecorder):
+            if isinstance(base, SelfRecorder):
                 base.attrs[target.attr] = value
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
@@ -647,8 +717,16 @@ class ModuleAnalyzer:
         if node.id in self.module_env and node.id not in frame.locals:
             return self.module_env[node.id]
         q = self._qualname(node, frame)
+        if self.project is not None and (q is not None or node.id in self.project_links):
+            sym = self._project_symbol(node, q, frame)
+            if isinstance(sym, ClassDef):
+                return modules.ClassRefV(sym.key)
+            if isinstance(sym, Value):
+                return sym
         if q is not None:
             return dispatch.constant(q)
+        if node.id in self.classes and node.id not in frame.locals:
+            return modules.ClassRefV(self.classes[node.id].key)
         return UNKNOWN
 
     def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
@@ -656,7 +734,22 @@ class ModuleAnalyzer:
         right = self.eval(node.right, frame, d)
         return self._binop(node.op, left, right, node, frame, node.left, node.right)
 
+    def _eval_fold(self, node: ast.expr, frame: _Frame, d: int) -> Value:
+        return modules.fold(self, node, frame, d)
+
+    def _eval_dict(self, node: ast.Dict, frame: _Frame, d: int) -> Value:
+        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            entries = {k.value: self.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
+            return modules.dict_value(entries)
+        return self._eval_children(node, frame, d)
+
+    def _eval_slice(self, node: ast.Slice, frame: _Frame, d: int) -> Value:
+        bounds = (node.lower, node.upper, node.step)
+        return SliceV(*(self.eval(b, frame, d) if b is not None else None for b in bounds))
+
     def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
+        if isinstance(node.op, ast.Not):
+            return modules.fold(self, node, frame, d)
         v = self.eval(node.operand, frame, d)
         if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
             return IntV(-v.value)
@@ -681,7 +774,9 @@ class ModuleAnalyzer:
         return TupleV(tuple(items))
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        self.eval(node.test, frame, d)
+        known = modules.truth(self.eval(node.test, frame, d))
+        if known is not None:
+            return self.eval(node.body if known else node.orelse, frame, d)
         return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
@@ -696,24 +791,14 @@ class ModuleAnalyzer:
         return v
 
     def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            built = modules.comprehension(self, node, frame)
+            if built is not None:
+                return built
         return loops.comprehension(self, node, frame, d)
 
     def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
         return lambdas.define_lambda(self, node, frame, d)
-
-    def _eval_compare(self, node: ast.Compare, frame: _Frame, d: int) -> Value:
-        left = self.eval(node.left, frame, d)
-        rights = [self.eval(c, frame, d) for c in node.comparators]
-        name = _COMPARE_NAMES.get(type(node.ops[0]))
-        if (
-            len(rights) == 1
-            and name
-            and (isinstance(left, TensorV) or isinstance(rights[0], TensorV))
-        ):
-            return self._op_value(
-                name, [left, rights[0]], {}, node, frame, [node.left, node.comparators[0]]
-            )
-        return UNKNOWN
 
     def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
         # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
@@ -731,7 +816,7 @@ class ModuleAnalyzer:
             return dispatch.constant(q)
         base = self.eval(node.value, frame, d)
         self.naming.attribute(node, base, frame)
-        if isinstance(base, _SelfRecorder):
+        if isinstance(base, SelfRecorder):
             return base.attrs.get(node.attr, UNKNOWN)
         if isinstance(base, ObjectV):
             return base.attr(node.attr)
@@ -748,6 +833,9 @@ class ModuleAnalyzer:
     def _subscript(self, node: ast.Subscript, frame: _Frame, d: int) -> Value:
         base = self.eval(node.value, frame, d)
         idx = self.eval(node.slice, frame, d)
+        item = modules.subscript(base, idx, node)
+        if item is not None:
+            return item
         if isinstance(base, TupleV):
             if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
                 i = idx.value.value
@@ -772,7 +860,7 @@ class ModuleAnalyzer:
                     return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
             return UNKNOWN
         if isinstance(base, TensorV):
-            return indexing.tensor_index(base, node.slice, idx, lambda e: self.eval(e, frame, d))
+            return indexing.tensor_index(base, node.slice, idx)
         return UNKNOWN
 
     def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
@@ -816,6 +904,20 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ calls
     def _call(self, node: ast.Call, frame: _Frame, d: int) -> Value:
+        if not self.specialize:
+            return self._call_inner(node, frame, d)
+        # A target's total must not leave out a call it could not follow.
+        slot: list = [[], len(frame.records)]  # the call's values; records before it ran
+        self.call_args.append(slot)
+        try:
+            value = self._call_inner(node, frame, d)
+        finally:
+            self.call_args.pop()
+        if len(frame.records) == slot[1]:
+            modules.unfollowed_call(self, node, frame, slot[0], value)
+        return value
+
+    def _call_inner(self, node: ast.Call, frame: _Frame, d: int) -> Value:
         func = node.func
         # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
         if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
@@ -838,11 +940,21 @@ class ModuleAnalyzer:
         for kw in node.keywords:
             v = self.eval(kw.value, frame, d)
             if kw.arg is None:
-                open_kwargs = True
+                known = modules.expand_kwargs(v)
+                if known is None:
+                    open_kwargs = True
+                else:
+                    kwargs.update(known)
             else:
                 kwargs[kw.arg] = v
         if _STARRED_UNKNOWN in args:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
+        if self.call_args:
+            self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+        if self.project is not None:
+            sym = self._project_symbol(func, qual, frame)
+            if sym is not None:
+                return self._call_project(sym, node, args, kwargs, frame)
         if qual is not None:
             return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
         # Methods and local functions.
@@ -854,9 +966,16 @@ class ModuleAnalyzer:
                 if func.id in self.functions:
                     return self._call_local(func.id, node, args, kwargs, frame)
                 if func.id in self.classes:
-                    return self._construct(self.classes[func.id], args, kwargs)
+                    return self.construct(self.classes[func.id], args, kwargs)
                 if func.id == "map" and len(args) >= 2 and not kwargs:
                     return lambdas.map_call(self, node, args, frame)
+                built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
+                if built is not None:
+                    return built
+                if func.id == "len" and len(args) == 1:
+                    n = modules.length(args[0])
+                    if n is not None:
+                        return n
                 builtin = sequences.builtin(func.id, args) or dispatch.builtin(
                     func.id, [sequences.hidden(a) for a in args], kwargs
                 )
@@ -864,7 +983,15 @@ class ModuleAnalyzer:
                     return builtin
             return UNKNOWN
         if isinstance(func, ast.Attribute):
+            if modules.is_super_call(func.value):
+                res = modules.super_call(self, func.attr, node, args, kwargs, frame)
+                return res if res is not None else UNKNOWN
             recv = self.eval(func.value, frame, d)
+            if self.call_args:
+                self.call_args[-1][:] = [[*self.call_args[-1][0], recv], len(frame.records)]
+            res = modules.method_call(self, recv, func, node, args, kwargs, frame)
+            if res is not None:
+                return res
             if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
                 # `xs = []` then `xs.append(t)`: the list gains t; after any other
                 # change its contents are no longer known. Names bound to the same
@@ -894,7 +1021,7 @@ class ModuleAnalyzer:
                 return self._op_value(
                     f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame
                 )
-            if isinstance(recv, _SelfRecorder):
+            if isinstance(recv, SelfRecorder):
                 attr = recv.attrs.get(func.attr, UNKNOWN)
                 if attr is not UNKNOWN:
                     return self._call_value(attr, node, args, kwargs, frame)
@@ -904,13 +1031,39 @@ class ModuleAnalyzer:
                     )
         return UNKNOWN
 
-    def _class_methods(self, cls: str) -> dict[str, FuncDef]:
-        cd = self.classes.get(cls)
-        return cd.methods if cd else {}
+    def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
+        """The project definition (or value) a called or read name stands for."""
+        from shapelint.analysis import project
+
+        if qual is not None:
+            return project.resolve_qualified(self, qual)
+        if isinstance(func, ast.Name) and func.id in self.project_links:
+            if func.id not in frame.locals and func.id not in frame.env:
+                return project.resolve(self, func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id in self.project_links and func.value.id not in frame.locals:
+                return project.resolve_attribute(self, func)
+        return None
+
+    def _call_project(self, sym, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
+        if isinstance(sym, FuncDef):
+            return self._invoke(sym, None, node, args, kwargs, frame)
+        if isinstance(sym, ClassDef):
+            return self.construct(sym, args, kwargs)
+        return (
+            self._call_value(sym, node, args, kwargs, frame) if isinstance(sym, Value) else UNKNOWN
+        )
+
+    def _class_methods(self, key: str) -> dict[str, FuncDef]:
+        cd = self.class_of(key)
+        return modules.all_methods(cd.owner or self, cd) if cd else {}
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
             return lambdas.invoke(self, callee, args, kwargs, frame)
+        res = modules.call_value(self, callee, node, args, kwargs, frame)
+        if res is not None:
+            return res
         if isinstance(callee, ObjectV):
             if callee.kind.startswith("<class>"):
                 if "forward" in self._class_methods(callee.kind[7:]):
@@ -921,18 +1074,26 @@ class ModuleAnalyzer:
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return UNKNOWN
 
-    def _construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    def construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
+        """An instance of a project class: a config (dataclass) at its values; a
+        module with its constructor arguments bound (run for real when specializing,
+        else substituted into the symbolic attributes of its __init__)."""
+        if cd.owner is not None and cd.owner is not self:
+            return cd.owner.construct(cd, args, kwargs)
+        if self.specialize or modules.is_dataclass(cd):
+            return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
         binding = _bind_call(cd.init_params, args, kwargs)
         bound = {k: _subst_value(v, binding) for k, v in attrs.items()}
-        return ObjectV(f"<class>{cd.name}", tuple(bound.items()))
+        return ObjectV(f"<class>{cd.key}", tuple(bound.items()))
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
         return self._invoke(self.functions[name], None, node, args, kwargs, frame)
 
     def _call_method(self, recv: ObjectV, meth: str, node, args, kwargs, frame) -> Value:
-        cd = self.classes[recv.kind[7:]]
-        return self._invoke(cd.methods[meth], recv, node, args, kwargs, frame)
+        return self._invoke(
+            self._class_methods(recv.kind[7:])[meth], recv, node, args, kwargs, frame
+        )
 
     def _invoke(
         self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame
@@ -940,7 +1101,7 @@ class ModuleAnalyzer:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
-        summ = self.summary(fd.qualname)
+        summ = (fd.owner or self).summary(fd.qualname)
         if summ is None:
             return UNKNOWN
         params = [p for p, _ in summ.params]
@@ -969,6 +1130,8 @@ class ModuleAnalyzer:
                 pn = pval.value.as_name()
                 if pn is not None and arg.value is not None:
                     binding.setdefault(pn, arg.value)
+        if self.specialize:
+            return modules.specialized_invoke(self, fd, recv, node, args, kwargs, frame)
         for pname, dflt in summ.defaults.items():
             if pname not in bound:
                 binding.setdefault(pname, Expr.const(dflt))
@@ -992,6 +1155,9 @@ class ModuleAnalyzer:
         return value
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
+        built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
+        if built is not None:
+            return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
             return joined
@@ -1015,8 +1181,7 @@ class ModuleAnalyzer:
                 issue = OpIssue(issue.code, f'{short}("{pattern}"): {issue.message}', issue.where)
             if pattern is not None and len(pattern) > _MAX_QUOTED:
                 # A huge pattern is quoted by its ends; the column still points into it.
-                cut = _MAX_QUOTED // 2
-                brief = f"{pattern[:cut]} … {pattern[-cut:]}"
+                brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         if dispatch.is_costed(qual, res):
@@ -1065,7 +1230,7 @@ class ModuleAnalyzer:
     # ------------------------------------------------------------------ cost records
     def _record(
         self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
-    ) -> None:
+    ) -> CallRecord:
         line, col = self.src.node_start(node)
         out = value if isinstance(value, TensorV) else None
         if op == "einops.pack" and isinstance(value, TupleV) and value.items:
@@ -1085,9 +1250,23 @@ class ModuleAnalyzer:
             cost=cost,
         )
         frame.records[(line, col, op)] = rec
+        return rec
 
     def _emit_records(self, frame: _Frame) -> None:
         self.result.records.extend(frame.records.values())
+
+    # The entry points analysis/modules.py drives the interpretation through.
+    def new_frame(self, func: FuncDef | None, name: str) -> _Frame:
+        return _Frame(func, name)
+
+    exec_block = _exec_block
+    assign = _assign
+    record = _record
+    call_value = _call_value
+    invoke = _invoke
+    op_value = _op_value
+    join_env = staticmethod(lambda a, b: _join_env(a, b))
+    join_all = staticmethod(lambda values: _join_all(values))
 
 
 # ---------------------------------------------------------------------- dispatch
@@ -1141,19 +1320,14 @@ _EXPR_HANDLERS = {
     ast.GeneratorExp: ModuleAnalyzer._eval_comprehension,
     ast.DictComp: ModuleAnalyzer._eval_comprehension,
     ast.Lambda: ModuleAnalyzer._eval_lambda,
-    ast.Compare: ModuleAnalyzer._eval_compare,
+    ast.Compare: ModuleAnalyzer._eval_fold,
+    ast.BoolOp: ModuleAnalyzer._eval_fold,
+    ast.Dict: ModuleAnalyzer._eval_dict,
+    ast.Slice: ModuleAnalyzer._eval_slice,
 }
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-class _SelfRecorder(Value):
-    """`self` inside __init__: records what gets assigned to self.<attr>."""
-
-    def __init__(self, cls: str):
-        self.cls = cls
-        self.attrs: dict[str, Value] = {}
 
 
 _STARRED_UNKNOWN = ObjectV("<starred>")
@@ -1161,15 +1335,6 @@ _STARRED_UNKNOWN = ObjectV("<starred>")
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
 )
-
-_COMPARE_NAMES = {
-    ast.Eq: "operator.eq",
-    ast.NotEq: "operator.ne",
-    ast.Lt: "operator.lt",
-    ast.LtE: "operator.le",
-    ast.Gt: "operator.gt",
-    ast.GtE: "operator.ge",
-}
 
 _OPERATOR_NAMES = {
     ast.Add: "operator.add",

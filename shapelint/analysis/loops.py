@@ -156,14 +156,14 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> None:
     if n is not None and n <= UNROLL and not early and n * an.loop_weight <= _MAX_WEIGHT:
         with _weighted(an, n):
             for i, item in enumerate(it.items):  # type: ignore[arg-type]
-                an.assign(stmt.target, item, frame)
+                an.assign(stmt.target, item, frame, None)
                 with collected(frame) as turn, _again(an, i):
                     an.exec_block(stmt.body, frame)
                 merge(frame.records, turn, ONE, "")
     else:
 
         def turn() -> None:
-            an.assign(stmt.target, it.item, frame)
+            an.assign(stmt.target, it.item, frame, None)
             an.exec_block(stmt.body, frame)
 
         if early:
@@ -197,6 +197,7 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     stable = False
     for n in range(turns):
         frame.env = dict(state)
+        frame.done = False  # a return in the last turn does not stop this one
         with collected(frame) as records, _weighted(an, turns):
             if n == 0:
                 turn()
@@ -293,12 +294,12 @@ def comprehension(an, node, frame, d: int) -> Value:
         if it.items is not None and len(it.items) <= UNROLL:
             results = []
             for i, item in enumerate(it.items):
-                an.assign(gens[0].target, item, inner)
+                an.assign(gens[0].target, item, inner, None)
                 with collected(inner) as turn, _again(an, i):
                     results.append(_element(an, node, inner, d))
                 merge(inner.records, turn, ONE, "")
             return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN
-        an.assign(gens[0].target, it.item, inner)
+        an.assign(gens[0].target, it.item, inner, None)
         with collected(inner) as turn:
             value = _element(an, node, inner, d)
         why = "comprehension" if it.count is not None else "a comprehension of unknown length"
@@ -307,7 +308,7 @@ def comprehension(an, node, frame, d: int) -> Value:
     with collected(inner) as turn:
         for gen in gens:
             an.eval(gen.iter, inner, d)
-            an.assign(gen.target, UNKNOWN, inner)
+            an.assign(gen.target, UNKNOWN, inner, None)
             for cond in gen.ifs:
                 an.eval(cond, inner, d)
         _element(an, node, inner, d)

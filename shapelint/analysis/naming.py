@@ -31,7 +31,7 @@ from shapelint.analysis.reshuffle_chain import (
     RawStep,
     is_pure,
 )
-from shapelint.analysis.rewrite import Finding, Rewrite, message, quote, short, steps_text
+from shapelint.analysis.rewrite import Finding, Rewrite, accepted, message, quote, steps_text
 from shapelint.analysis.shape_guess import (
     declared_hint,
     merge_split_pairs,
@@ -41,6 +41,7 @@ from shapelint.analysis.shape_guess import (
 )
 from shapelint.analysis.statements import innermost_statement, walk_own
 from shapelint.notation import reshuffle as rs
+from shapelint.notation.quoting import ends
 from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value, Var
@@ -86,6 +87,7 @@ class NamingChecker:
         self._handled: set[ast.AST] = set()
         self._reported: set[tuple] = set()
         self._splits: dict[int, tuple[object, dict]] = {}  # frame id -> (frame, {Expr: parts})
+        self._pending: dict[tuple[int, str], _Temporary] = {}
         self._torch: bool | None = None
         self._numpy: bool | None = None
 
@@ -210,7 +212,15 @@ class NamingChecker:
         if node in self._handled or not self._is_top(node, frame):
             return
         chain = self.reader.read(node, frame)
-        if chain is None or not any(s.reorders for s in chain.steps):
+        if chain is None:
+            return
+        key = (id(frame), chain.base.id) if isinstance(chain.base, ast.Name) else None
+        prev = self._pending.pop(key, None) if key is not None else None
+        if prev is not None:
+            if self._merge_temporary(prev, chain, frame):
+                return
+            self._emit_all(prev.results)
+        if not any(s.reorders for s in chain.steps):
             return
         base_value = self.reader.value(chain.base, frame)
         if not self._is_tensor(chain, base_value, frame):
@@ -218,10 +228,67 @@ class NamingChecker:
         site = self._matmul_site(node, frame)
         if site is not None and self._matmul(site, frame):
             return
-        for code, fnode, rw, what in self._chain_rewrites(chain, base_value, frame):
+        results = self._chain_rewrites(chain, base_value, frame)
+        tmp = self._temporary(node, chain, frame)
+        if tmp is not None and results:
+            # `y = x.transpose(1, 2)` feeding `y.reshape(...)` on the next line: one
+            # rewrite for both, if the next line's chain has one (else each its own).
+            self._pending[(id(frame), tmp[0])] = _Temporary(chain, base_value, tmp[1], results)
+            return
+        self._emit_all(results)
+
+    def finish(self) -> None:
+        """After the module's pass: temporaries nothing merged report their own."""
+        for prev in self._pending.values():
+            self._emit_all(prev.results)
+        self._pending.clear()
+
+    def _emit_all(self, results) -> None:
+        for code, fnode, rw, what in results:
             self._emit(code, fnode, rw, what)
 
-    def _chain_rewrites(self, chain: Chain, base_value: Value, frame):
+    def _temporary(self, top: ast.expr, chain: Chain, frame) -> tuple[str, ast.Assign] | None:
+        """(name, assignment) when top is the whole value of `name = top`, name is
+        read exactly once in the function, by the next statement, and nothing
+        else binds it."""
+        stmt = self._parent(top)
+        func = getattr(frame.func, "node", None)
+        if (
+            func is None
+            or not isinstance(stmt, ast.Assign)
+            or stmt.value is not top
+            or len(stmt.targets) != 1
+            or not isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        name = stmt.targets[0].id
+        nxt = _next_statement(func, stmt)
+        if nxt is None:
+            return None
+        uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
+        loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
+        if len(uses) != 2 or len(loads) != 1 or not any(n is loads[0] for n in ast.walk(nxt)):
+            return None
+        if not is_pure(chain.base) and getattr(nxt, "value", None) is None:
+            return None  # the base would be evaluated later, after other work of nxt
+        return name, stmt
+
+    def _merge_temporary(self, prev: _Temporary, chain: Chain, frame) -> bool:
+        nxt_top = chain.steps[-1].node
+        stmt = _statement_of(self.analyzer.tree, nxt_top)
+        if not is_pure(prev.chain.base) and (
+            stmt is None or getattr(stmt, "value", None) is not nxt_top
+        ):
+            return False
+        combined = Chain(prev.chain.base, prev.chain.steps + chain.steps)
+        results = self._chain_rewrites(combined, prev.base_value, frame, whole_only=True)
+        if results is None:
+            return False
+        for code, fnode, rw, what in results:
+            self._emit(code, fnode, rw, what, dead=[prev.assign])
+        return True
+
+    def _chain_rewrites(self, chain: Chain, base_value: Value, frame, whole_only: bool = False):
         steps = chain.steps
         end = len(steps)
         while end and steps[end - 1].kind == "contiguous":
@@ -236,6 +303,8 @@ class NamingChecker:
         whole = self._rewrite_steps(core, base, base_value, start > 0, frame, allow_guess=True)
         if whole is not None:
             return [whole] if whole is not _IDENTITY else []
+        if whole_only:
+            return None
         return self._segments(core, base, base_value, frame)
 
     def _segments(self, core: list[RawStep], base: ast.expr, base_value: Value, frame):
@@ -322,6 +391,10 @@ class NamingChecker:
             return None
         if rs.moves_nothing(layout):
             return _IDENTITY
+        if verify is not None and not rs.rank_independent(verify, model):
+            # What these positions mean depends on a rank nobody knows: say so.
+            rw = Rewrite("rearrange", [self._operand_text(base)], None)
+            return self._code(core, model), core[-1].node, rw, steps_text(core, self.analyzer.src)
         elems = [e for e in layout.elems() if not e.ellipsis and not e.unit]
         avoid = _names_in(base)
         names = dict(
@@ -339,18 +412,26 @@ class NamingChecker:
             lengths,
             exact=exact and pure,
             safe=safe,
-            assumption=assumption,
+            nodes=[base],
+            assumption=f"{ends(self._operand_text(base), 40)} is {assumption}"
+            if assumption
+            else None,
+            ranks=(None if layout.has_ellipsis() else len(layout.base),),
+            placeholders=tuple(names[e] for e in elems if self.policy.clean(e.hint) is None),
         )
-        regroups = any(m.regroups for m in model)
-        if regroups:
-            code = "SHP403"
-        elif all(s.kind in TRANSPOSE_LIKE for s in core if s.step is not None):
-            code = "SHP401"
-        else:
-            code = "SHP402"
-        if regroups and assumption is not None:
+        if not accepted(rw):
+            return None
+        if any(m.regroups for m in model) and assumption is not None:
             self._remember_splits(layout, frame)
-        return code, core[-1].node, rw, steps_text(core, self.analyzer.src)
+        return self._code(core, model), core[-1].node, rw, steps_text(core, self.analyzer.src)
+
+    @staticmethod
+    def _code(core: list[RawStep], model: list[Step]) -> str:
+        if any(m.regroups for m in model):
+            return "SHP403"
+        if all(s.kind in TRANSPOSE_LIKE for s in core if s.step is not None):
+            return "SHP401"
+        return "SHP402"
 
     # ------------------------------------------------------------------ guessing
     def _guess_input(self, core: list[RawStep], model: list[Step], frame):
@@ -460,7 +541,9 @@ class NamingChecker:
                 rs.run(layout, model)
             except Unmodelled:
                 continue
-            if not model or rs.verify_template(initial, model, layout):
+            if not model or (
+                rs.verify_template(initial, model, layout) and rs.rank_independent(initial, model)
+            ):
                 return _Operand(node, base, value, layout, False, chain.top if chain else None)
         return None
 
@@ -472,28 +555,45 @@ class NamingChecker:
         built = self._matmul_pattern(lo, ro, kind)
         if built is None:
             return False
-        pattern = built
         exact = (
             lo.exact
             and ro.exact
             and isinstance(lo.value, TensorV)
             and isinstance(ro.value, TensorV)
         )
+        pattern, placeholders = built
+        # A plain operand of unknown rank: "... i k" needs 2 dims or more, where a
+        # 1-d operand of @ is a vector (the suggestion says what it assumes).
+        loose = [
+            ends(self._operand_text(o.base), 40)
+            for o in (lo, ro)
+            if o.top is None and o.layout.has_ellipsis()
+        ]
         rw = Rewrite(
             "einsum",
             [self._operand_text(lo.base), self._operand_text(ro.base)],
             pattern,
             exact=exact,
+            nodes=[lo.base, ro.base],
+            assumption=(
+                f"{' and '.join(loose)} {'has' if len(loose) == 1 else 'have'} 2 or more dims"
+                if loose
+                else None
+            ),
+            ranks=tuple(None if o.layout.has_ellipsis() else len(o.layout.base) for o in (lo, ro)),
+            placeholders=placeholders,
         )
+        if not accepted(rw):
+            return False
         transposed = [o.node for o in (lo, ro) if o.top is not None]
-        what = " and ".join(short(self.analyzer.src.segment(t)) for t in transposed)
+        what = " and ".join(ends(self.analyzer.src.segment(t), 40) for t in transposed)
         self._emit("SHP404", node, rw, what)
         for o in (lo, ro):
             if o.top is not None:
                 self._handled.add(o.top)
         return True
 
-    def _matmul_pattern(self, lo: _Operand, ro: _Operand, kind: str) -> str | None:
+    def _matmul_pattern(self, lo: _Operand, ro: _Operand, kind: str):
         L, R = lo.layout, ro.layout
         if any(len(g) != 1 for g in L.out + R.out):
             return None
@@ -542,7 +642,10 @@ class NamingChecker:
             longer = lb if len(lb) >= len(rb) else rb
             out = [word(e) for e in longer]
         out += [word(m), word(n)]
-        return f"{side(L, len(lb))}, {side(R, len(rb))} -> {' '.join(out)}"
+        placeholders = tuple(
+            names[e] for e, h in zip(order, hints, strict=True) if self.policy.clean(h) is None
+        )
+        return f"{side(L, len(lb))}, {side(R, len(rb))} -> {' '.join(out)}", placeholders
 
     # ------------------------------------------------------------------ einsum
     def _letter_einsum(self, node: ast.Call, qual: str, args: list[Value], frame) -> None:
@@ -599,8 +702,18 @@ class NamingChecker:
         # numpy.einsum takes lists too, einops only arrays: there, only known tensors.
         operands_ok = qual == "torch.einsum" or all(isinstance(v, TensorV) for v in op_values)
         exact = not node.keywords and len(node.args) >= 2 and operands_ok
-        rw = Rewrite("einsum", [self._operand_text(o) for o in ops], pattern, exact=exact)
-        self._emit("SHP405", node, rw, quote(spec))
+        # torch.einsum itself demands these ranks: one axis per letter.
+        ranks = tuple(None if "." in t else len(t) for t in inputs)
+        rw = Rewrite(
+            "einsum",
+            [self._operand_text(o) for o in ops],
+            pattern,
+            exact=exact,
+            ranks=ranks,
+            nodes=list(ops),
+        )
+        if accepted(rw):
+            self._emit("SHP405", node, rw, quote(spec))
 
     # ------------------------------------------------------------------ output
     def _operand_text(self, node: ast.expr) -> str:
@@ -611,18 +724,43 @@ class NamingChecker:
             return f"({text})"
         return text
 
-    def _emit(self, code: str, node: ast.AST, rw: Rewrite, what: str) -> None:
+    def _emit(self, code: str, node: ast.AST, rw: Rewrite, what: str, dead=None) -> None:
         start = self.analyzer.src.node_start(node)
         key = (start, self.analyzer.src.node_end(node), code)
         if key in self._reported:
             return
         self._reported.add(key)
         msg = message(code, what, rw)
-        self.findings.append(Finding(code, node, msg, rw))
+        self.findings.append(Finding(code, node, msg, rw, dead or []))
         self.analyzer.report(node, code, msg)
 
 
 _IDENTITY = object()  # a chain that moves no element: nothing to report
+
+
+@dataclass
+class _Temporary:
+    """A chain assigned to a name the next statement's chain reads."""
+
+    chain: Chain
+    base_value: Value
+    assign: ast.Assign
+    results: list  # its own findings, reported unless a merge replaces them
+
+
+def _next_statement(func: ast.AST, stmt: ast.stmt) -> ast.stmt | None:
+    for node in ast.walk(func):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                for i, s in enumerate(block):
+                    if s is stmt:
+                        return block[i + 1] if i + 1 < len(block) else None
+    return None
+
+
+def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
+    return innermost_statement(tree.body, node)
 
 
 def _names_in(node: ast.expr) -> set[str]:

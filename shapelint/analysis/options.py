@@ -17,8 +17,9 @@ class AnalysisOptions:
     built-in ones. naming: [tool.shapelint.naming] (axis names). dtype: the dtype of
     tensors whose dtype is not known (None: float32). dims: sizes bound by the user
     (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
-    the analysis computes. project: room for a whole-project context (None: each
-    file on its own)."""
+    the analysis computes. project: False analyses each file on its own; otherwise
+    (None, the default) a file inside a package sees the project files it imports
+    (analysis/project.py)."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
@@ -57,4 +58,9 @@ class AnalysisOptions:
 
     def cache_key(self) -> dict[str, Any]:
         """The options that change what the analysis computes, as plain data."""
-        return {"stubs": list(self.stubs), "naming": dict(self.naming), "dtype": self.dtype}
+        return {
+            "stubs": list(self.stubs),
+            "naming": dict(self.naming),
+            "dtype": self.dtype,
+            "project": self.project is not False,
+        }

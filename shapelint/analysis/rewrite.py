@@ -1,4 +1,10 @@
-"""What a SHP4xx finding suggests: the named einops call, and its message."""
+"""What a SHP4xx finding suggests: the named einops call, and its message.
+
+A suggestion is checked before it is offered (:func:`accepted`): its pattern goes
+through shapelint's own einops rules at the operands' ranks where they are known.
+Where a chain's meaning depends on a rank nobody knows, the finding says so and
+suggests no pattern (``Rewrite.pattern`` is None) rather than guess one.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import ast
 from dataclasses import dataclass, field
 
 from shapelint.analysis.reshuffle_chain import RawStep
+from shapelint.notation.quoting import ends, one_line
 
 
 @dataclass
@@ -14,18 +21,22 @@ class Rewrite:
 
     func: str  # "rearrange" | "einsum"
     operands: list[str]  # source text of each tensor argument
-    pattern: str
+    pattern: str | None  # None: the rank is unknown, no pattern is offered
     lengths: list[tuple[str, str]] = field(default_factory=list)  # axis=source keyword args
     exact: bool = False  # proven: the receivers are tensors of known rank
     safe: bool = True  # no view on a possibly non-contiguous input
-    assumption: str | None = None  # a guessed input shape the message states
+    assumption: str | None = None  # what the suggestion assumes: "k is [B, T, C]"
+    ranks: tuple[int | None, ...] = ()  # each operand's rank, where known
+    placeholders: tuple[str, ...] = ()  # axis names nothing in the code gave
+    # The operands' ast nodes: --fix keeps them as written (formatting, comments).
+    nodes: list = field(default_factory=list, compare=False, repr=False)
 
-    def call(self, func_ref: str | None = None, brief: bool = False) -> str:
-        ops = [short(o) if brief else o for o in self.operands]
+    def call(self, func_ref: str | None = None, operands: list[str] | None = None) -> str:
+        ops = operands or [one_line(o) for o in self.operands]
         if self.func == "einsum":
-            parts = [*ops, quote(self.pattern)]
+            parts = [*ops, quote(self.pattern or "")]
         else:
-            parts = [ops[0], quote(self.pattern)]
+            parts = [ops[0], quote(self.pattern or "")]
         parts += [f"{k}={v}" for k, v in self.lengths]
         return f"{func_ref or self.func}({', '.join(parts)})"
 
@@ -36,10 +47,12 @@ class Finding:
     node: ast.AST  # the expression the rewrite replaces
     message: str
     rewrite: Rewrite
+    # Statements the rewrite makes dead (the temporary of a chain it merged).
+    dead: list = field(default_factory=list)
 
     @property
     def fixable(self) -> bool:
-        return self.rewrite.exact
+        return self.rewrite.exact and self.rewrite.pattern is not None
 
 
 _LEADS = {
@@ -58,19 +71,45 @@ def message(code: str, what: str, rw: Rewrite) -> str:
         lead = f"einsum pattern {what} {_LEADS[code]}; name them"
     else:
         lead = f"`{what}` {_LEADS[code]}; name them"
-    msg = f"{lead}: {rw.call(brief=True)}"
+    if rw.pattern is None:
+        return (
+            f"{lead} with einops.{rw.func} (the rank of {ends(rw.operands[0], 40)} is "
+            "unknown here, and what these positions mean depends on it)"
+        )
+    msg = f"{lead}: {rw.call()}"
     if rw.assumption:
-        msg += f" (if {short(rw.operands[0])} is {rw.assumption})"
+        msg += f" (if {rw.assumption})"
+    if rw.placeholders:
+        one = len(rw.placeholders) == 1
+        msg += f" ({', '.join(rw.placeholders)}: placeholder{'' if one else 's'}, "
+        msg += f"nothing in the code names {'that axis' if one else 'those axes'})"
     return msg
+
+
+def accepted(rw: Rewrite) -> bool:
+    """Does einops (as shapelint models it) accept the suggested call on operands
+    of the known ranks? Unknown ranks are judged by the pattern alone."""
+    if rw.pattern is None:
+        return True
+    from shapelint.ops.einops_ops import einops_call
+    from shapelint.ops.values import UNKNOWN, IntV, TensorV
+
+    tensors = []
+    for k in range(len(rw.operands)):
+        rank = rw.ranks[k] if k < len(rw.ranks) else None
+        if rank is None:
+            tensors.append(UNKNOWN)
+        else:
+            tensors.append(TensorV((None,) * rank))
+    lengths = {name: IntV(None) for name, _ in rw.lengths}
+    res = einops_call(
+        rw.func, rw.pattern, tensors[:1] if rw.func == "rearrange" else tensors, lengths
+    )
+    return not res.issues
 
 
 def quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def short(text: str, limit: int = 40) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def steps_text(core: list[RawStep], src) -> str:
@@ -82,6 +121,5 @@ def steps_text(core: list[RawStep], src) -> str:
         args = [src.segment(a) for a in s.args] + [
             f"{k.arg}={src.segment(k.value)}" for k in s.keywords
         ]
-        inner = short(", ".join(args), 30)
-        parts.append(f".{s.kind}({inner})")
+        parts.append(f".{s.kind}({ends(', '.join(args), 40)})")
     return "".join(parts)

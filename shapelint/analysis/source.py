@@ -12,7 +12,6 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass
 
 # Python's escape sequences inside non-raw string literals.
 _SIMPLE_ESCAPES = {
@@ -198,11 +197,3 @@ def _map_string(src: SourceFile, node: ast.Constant) -> list[tuple[int, int]] | 
         return None
     out.append(end_pos)
     return out
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int  # 1-based
-    column: int  # 0-based characters
-    end_line: int
-    end_column: int

@@ -1,7 +1,9 @@
 """`shapelint [check] PATH...`: the diagnostics, and --fix/--diff.
 
-Exit codes (as ruff): 0 clean, 1 findings (errors or warnings; info notes such as
-reveal_shape do not fail a run), 2 usage error, missing path or bad configuration.
+Exit codes: 0 clean, 1 a finding that fails the run, 2 usage error, missing path
+or bad configuration. As in ESLint, errors fail a run and warnings are shown but
+fail it only with `--fail-on warning` (or `fail-on = "warning"` in
+[tool.shapelint]); info notes such as reveal_shape never do.
 """
 
 from __future__ import annotations
@@ -48,6 +50,27 @@ from shapelint.cli.options import analysis_options, load_config, run_analysis, s
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning"]),
+    default=None,
+    help="The lowest severity that fails the run (default: error, or fail-on in [tool.shapelint]).",
+)
+@click.option(
+    "--statistics", is_flag=True, help="Count the findings by code instead of listing them."
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Report only findings not in this baseline file (see --write-baseline).",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_path",
+    type=click.Path(dir_okay=False),
+    help="Record the current findings in FILE (for --baseline) and exit 0.",
+)
+@click.option(
     "--fix",
     is_flag=True,
     help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
@@ -73,6 +96,10 @@ def check(
     no_cache,
     jobs,
     exit_zero,
+    fail_on,
+    statistics,
+    baseline_path,
+    write_baseline_path,
     fix,
     unsafe_fixes,
     show_diff,
@@ -95,14 +122,43 @@ def check(
     diags = []
     for r in results:
         diags.extend(filter_diagnostics(r, cfg))
-    formatter = FORMATTERS[fmt]
-    color = fmt == "text" and sys.stdout.isatty()
-    out = (
-        formatter(diags, len(files), color=color) if fmt == "text" else formatter(diags, len(files))
+    if write_baseline_path:
+        from shapelint import baseline
+
+        n = baseline.write(Path(write_baseline_path), diags, cfg.root)
+        click.echo(f"Wrote {n} finding{'s' * (n != 1)} to {write_baseline_path}.", err=True)
+        sys.exit(0)
+    if baseline_path:
+        diags = _new_since(Path(baseline_path), diags, cfg.root)
+    if statistics:
+        from shapelint.report.text import format_statistics
+
+        click.echo(format_statistics(diags), nl=False)
+    else:
+        formatter = FORMATTERS[fmt]
+        color = fmt == "text" and sys.stdout.isatty()
+        out = (
+            formatter(diags, len(files), color=color)
+            if fmt == "text"
+            else formatter(diags, len(files))
+        )
+        click.echo(out, nl=False)
+    failing_severities = (
+        {"error", "warning"} if (fail_on or cfg.fail_on) == "warning" else {"error"}
     )
-    click.echo(out, nl=False)
-    failing = any(d.severity in ("error", "warning") for d in diags)
+    failing = any(d.severity in failing_severities for d in diags)
     sys.exit(0 if exit_zero or not failing else 1)
+
+
+def _new_since(path: Path, diags, root: Path):
+    from shapelint import baseline
+
+    try:
+        known = baseline.load(path)
+    except baseline.BaselineError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
+    return baseline.new_findings(diags, known, root)
 
 
 def _run_fixes(paths, cfg, options, unsafe: bool, show_diff: bool) -> int:

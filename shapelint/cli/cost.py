@@ -52,11 +52,44 @@ from shapelint.cost.report import DTYPE_ALIASES
     default=None,
     help="With --hardware: draw the roofline with the calls on it (PNG; needs matplotlib).",
 )
+@click.option(
+    "--init",
+    "init",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="With PATH::Class: a constructor argument (a literal, or a call of a class "
+    "the file defines or imports, with literal arguments); the rest take their defaults.",
+)
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="PARAM=D1,D2,...",
+    help="With PATH::QUALNAME: the shape of a forward (or function) argument; dims are ints or names.",
+)
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--no-cache", is_flag=True)
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
-def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, no_cache, jobs):
+def cost(
+    paths,
+    dims,
+    dtype,
+    fmt,
+    diff_base,
+    hardware,
+    plot_path,
+    init,
+    inputs,
+    config_path,
+    no_cache,
+    jobs,
+):
     """Symbolic FLOPs and bytes per call and per function in PATHS.
+
+    PATH::QUALNAME asks about one target: one forward of the class built with
+    --init arguments (or one call of the function) at the --input shapes; the
+    report then leads with the target's total and its calls, each module's calls
+    indented under the call that runs it. Nothing is imported or run.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
     products torch runs); elementwise and reduction work is other_flops.
@@ -75,10 +108,26 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
     if diff_base is not None:
         click.echo(_run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs), nl=False)
         sys.exit(0)
+    targets = [p for p in paths if "::" in p]
+    paths = tuple(p.rpartition("::")[0] if "::" in p else p for p in paths)
+    if (init or inputs) and not targets:
+        click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
+        sys.exit(2)
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
+    if targets:
+        report["target"] = _target(targets, init, inputs, bound, options)
     if hardware:
+        origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)
+        _require_sizes(report, bound)
+        from shapelint.cost.report import roofline_dtype
+
+        peaks = roofline_dtype(dt)
+        report["roofline_header"] = (
+            f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
+            f"(from {origin}) for tensors of unknown dtype"
+        )
     if fmt == "github":
         from shapelint.report.github import format_cost_github
 
@@ -87,9 +136,29 @@ def cost(paths, dims, dtype, fmt, diff_base, hardware, plot_path, config_path, n
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
         click.echo(render_markdown(report, bound), nl=False)
+    elif "target" in report:
+        from shapelint.cost.target import render_target
+
+        click.echo(render_target(report["target"]), nl=False)
     else:
         click.echo(render_text(report, bound), nl=False)
     sys.exit(0)
+
+
+def _target(targets: list[str], init, inputs, bound: dict[str, int], options) -> dict:
+    from shapelint.analysis.target import TargetError
+    from shapelint.cost.target import run_target
+
+    if len(targets) > 1:
+        click.echo("shapelint: error: one PATH::QUALNAME target at a time", err=True)
+        sys.exit(2)
+    try:
+        return run_target(targets[0], init, inputs, bound, options)
+    except TargetError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+    except OSError as e:
+        click.echo(f"shapelint: error: cannot read {targets[0]}: {e.strerror}", err=True)
+    sys.exit(2)
 
 
 def _roofline(
@@ -109,6 +178,7 @@ def _roofline(
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(2)
     if plot_path:
+        from shapelint.napkin.formulas import NapkinError
         from shapelint.napkin.plot import plot_roofline
 
         points = [
@@ -128,12 +198,34 @@ def _roofline(
                 points,
                 table=table,
             )
-        except ImportError:
-            click.echo(
-                "shapelint: error: --plot needs matplotlib (pip install 'shapelint[plot]')",
-                err=True,
-            )
+        except NapkinError as e:  # matplotlib missing, or the file cannot be written
+            click.echo(f"shapelint: error: --plot: {e}", err=True)
             sys.exit(2)
+
+
+def _require_sizes(report: dict, bound: dict[str, int]) -> None:
+    """--hardware needs numbers: with no call evaluated, a usage error that names
+    the sizes to bind."""
+    import re
+
+    items = report["calls"]
+    if not items or any(c.get("roofline") for c in items):
+        return
+    free: set[str] = set()
+    for c in items:
+        for key in ("flops", "bytes"):
+            if c.get(f"{key}_value") is None and c.get(key):
+                free |= set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", c[key])) - set(bound)
+    if not free:
+        return
+    names = sorted(free)
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    click.echo(
+        f"shapelint: error: --hardware needs the sizes of {shown}: bind them with "
+        f"--dim {names[0]}=... (repeatable) or [tool.shapelint] dims",
+        err=True,
+    )
+    sys.exit(2)
 
 
 def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cache: bool,

@@ -118,12 +118,28 @@ def render_text(rep) -> str:
     help="Chip of the hardware table to compute MFU against, when the GPU is not recognised.",
 )
 @click.option(
+    "--init",
+    "init",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="With PATH::Class: build the module with this constructor argument (as `cost` reads it).",
+)
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="PARAM=D1,D2,...[:int]",
+    help="With PATH::QUALNAME: the shape of a forward argument (`:int` for token ids).",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
     help="pyproject.toml to read [tool.shapelint] from (dims, stubs).",
 )
-def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, config_path):
+def run(
+    target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, init, inputs, config_path
+):
     """Run annotated functions and confirm their shapes and FLOPs.
 
     TARGET is PATH::FUNCTION (also PATH::Class for an nn.Module's forward, or
@@ -156,6 +172,10 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
         _usage(
             f"runtime mode needs torch, jaxtyping and einops (pip install 'shapelint[runtime]'): {e}"
         )
+    if init or inputs:
+        _run_module(
+            target, init, inputs, all_dims, device, fmt, analysis_options(cfg, dims=all_dims)
+        )
     opts = runtime.RunOptions(
         dims=all_dims,
         var_shapes=shapes,
@@ -185,6 +205,35 @@ def run(target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, co
     else:
         click.echo("\n".join(render_text(r) for r in reports), nl=False)
     sys.exit(0 if all(r.confirmed for r in reports) else 1)
+
+
+def _run_module(target, init, inputs, dims, device, fmt, static_options) -> None:
+    """`run PATH::QUALNAME --init ... --input ...`: one forward of the module built
+    with those arguments, against `cost` with the same arguments; exits."""
+    from shapelint import runtime
+    from shapelint.analysis.target import TargetError, parse_assignments
+    from shapelint.runtime.modules import render, run_module
+
+    path_text, sep, qual = target.rpartition("::")
+    if not sep or not qual:
+        _usage(f"{target!r}: --init and --input need PATH::QUALNAME")
+    try:
+        rep = run_module(
+            Path(path_text),
+            qual,
+            parse_assignments(init, "--init"),
+            parse_assignments(inputs, "--input"),
+            dims,
+            runtime.resolve_device(device),
+            static_options,
+        )
+    except (runtime.RuntimeUsageError, TargetError) as e:
+        _usage(str(e))
+    if fmt == "json":
+        click.echo(json.dumps(rep.to_json(), indent=2))
+    else:
+        click.echo(render(rep), nl=False)
+    sys.exit(0 if rep.confirmed else 1)
 
 
 def _usage(message: str):

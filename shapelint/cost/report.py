@@ -64,7 +64,7 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
     by_fn: dict[tuple[str, str], list[dict]] = {}
     for c in report["calls"]:
         by_fn.setdefault((c["path"], c["function"]), []).append(c)
-    out = []
+    out = [report["roofline_header"], ""] if report.get("roofline_header") else []
     fn_index = {(f["path"], f["name"]): f for f in report["functions"]}
     for (path, fn), calls in by_fn.items():
         f = fn_index.get((path, fn))
@@ -93,13 +93,14 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
                     f"{rl['hardware']}: {rl['bound']}-bound, >= {rl['seconds'] * 1e6:.3g} us"
                 )
         out.append("")
-    if not out:
+    if not by_fn:
         return "No calls with a cost found.\n"
     return "\n".join(out)
 
 
 def render_markdown(report: dict, dims: dict[str, int]) -> str:
-    lines = [
+    lines = [f"_{report['roofline_header']}_", ""] if report.get("roofline_header") else []
+    lines += [
         "| Function | Line | FLOPs | Bytes |"
         + (" FLOPs (value) | Bytes (value) |" if dims else ""),
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),

@@ -16,7 +16,7 @@ MAX_LABELS = 20
 
 _MISSING = (
     "drawing a roofline needs matplotlib, which is not installed; "
-    "install the optional extra: pip install 'shapelint[plot]' (or: pip install matplotlib)"
+    "install it with: pip install matplotlib"
 )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from shapelint.notation.symbolic import Expr, binop
+from shapelint.notation.symbolic import Expr, expr_from_ast
 
 # Element kinds.
 NAMED = "named"  # b, #b, ?b, rows=b
@@ -226,30 +226,13 @@ def parse_size_expr(text: str) -> Expr | None:
     except (SyntaxError, ValueError):
         return None
     try:
-        return _to_expr(tree.body)
-    except _Unsupported:
+        return expr_from_ast(tree.body, true_div=True, max_pow=_MAX_POW)
+    except ValueError:
         return None
 
 
 class _Unsupported(Exception):
     pass
-
-
-def _to_expr(node: ast.AST) -> Expr:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return Expr.const(node.value)
-    if isinstance(node, ast.Name):
-        return Expr.name(node.id)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _to_expr(node.operand)
-        return -inner if isinstance(node.op, ast.USub) else inner
-    if isinstance(node, ast.BinOp):
-        out = binop(
-            node.op, _to_expr(node.left), _to_expr(node.right), true_div=True, max_pow=_MAX_POW
-        )
-        if out is not None:
-            return out
-    raise _Unsupported
 
 
 # -- the run-time check, on concrete sizes ----------------------------------------------

@@ -468,5 +468,22 @@ def verify_template(
     return checked > 0
 
 
+def rank_independent(initial: list[Group], steps: Sequence[Step]) -> bool:
+    """A template names some axes around its ellipsis, so its pattern needs at least
+    that many: it is only the chain's meaning if torch rejects the chain on every
+    tensor with fewer (``transpose(1, 2).flatten(-2)`` also runs on a 4-d tensor,
+    where ``"i j k ... l m"`` cannot stand)."""
+    named = sum(1 for g in initial for e in g if not e.ellipsis)
+    # From rank 1: torch reads a 0-d tensor's dims as a 1-d one's (and takes a
+    # deprecated .mT); a reshuffle of a scalar is no code anyone writes.
+    for rank in range(1, named):
+        try:
+            run(Layout([[Elem()] for _ in range(rank)]), steps)
+        except Unmodelled:
+            continue
+        return False
+    return True
+
+
 def _ids(groups: list[Group]) -> list[list[int]]:
     return [[id(e) for e in g] for g in groups]

@@ -445,24 +445,37 @@ def binop(
     return None
 
 
+def expr_from_ast(node, *, true_div: bool = False, max_pow: int = 64) -> Expr:
+    """A Python expression's tree as a dimension expression: ints, names, unary
+    + and -, and what binop reads (+ - * //, / with true_div, small powers).
+    The one converter from Python expressions to dimension expressions; ValueError
+    for anything else."""
+    import ast
+
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return Expr.const(node.value)
+    if isinstance(node, ast.Name):
+        return Expr.name(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = expr_from_ast(node.operand, true_div=true_div, max_pow=max_pow)
+        return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp):
+        left = expr_from_ast(node.left, true_div=true_div, max_pow=max_pow)
+        right = expr_from_ast(node.right, true_div=true_div, max_pow=max_pow)
+        out = binop(node.op, left, right, true_div=true_div, max_pow=max_pow)
+        if out is not None:
+            return out
+    raise ValueError("not a dimension expression")
+
+
 def parse_expr(text: str) -> Expr:
     """Read back what Expr.to_python() printed (names, ints, + - * // ** and parens)."""
     import ast
 
-    def conv(n: ast.AST) -> Expr:
-        if isinstance(n, ast.Constant) and type(n.value) is int:
-            return Expr.const(n.value)
-        if isinstance(n, ast.Name):
-            return Expr.name(n.id)
-        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
-            return -conv(n.operand)
-        if isinstance(n, ast.BinOp):
-            out = binop(n.op, conv(n.left), conv(n.right))
-            if out is not None:
-                return out
-        raise ValueError(f"not a dimension expression: {text!r}")
-
-    return conv(ast.parse(text.strip(), mode="eval").body)
+    try:
+        return expr_from_ast(ast.parse(text.strip(), mode="eval").body)
+    except ValueError:
+        raise ValueError(f"not a dimension expression: {text!r}") from None
 
 
 def as_expr(x: Expr | int | str) -> Expr:
@@ -489,7 +502,3 @@ def total(items: Iterable[Expr | int]) -> Expr:
     for x in items:
         out = out + as_expr(x)
     return out
-
-
-ONE = Expr.const(1)
-ZERO = Expr.const(0)

@@ -123,10 +123,6 @@ def kind(dtype: str) -> str:
     return ("bool", "int", "float", "complex")[category(dtype)]
 
 
-def is_floating(dtype: str) -> bool:
-    return category(dtype) == 2
-
-
 _WIDE_UNSIGNED = {"uint16", "uint32", "uint64"}
 
 

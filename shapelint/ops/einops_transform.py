@@ -19,6 +19,7 @@ from shapelint.notation.einops_pattern import (
     Pattern,
     check_axis_name,
 )
+from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
@@ -164,7 +165,8 @@ def check_pattern(call: Call) -> bool:
                         "name the axis and pass its length as a keyword",
                         ("pattern", a.start, a.end),
                     )
-        for key in sorted(lids - rids, key=_key_order):
+        meant = _did_you_mean(call, left, right, lids - rids, rids - lids)
+        for key in sorted(lids - rids - meant, key=_key_order):
             if _is_anon(key):
                 continue  # reported as SHP205 above
             for s, e in _spans(left, key):
@@ -174,7 +176,7 @@ def check_pattern(call: Call) -> bool:
                     "every axis (use reduce to drop it)",
                     ("pattern", s, e),
                 )
-        for key in sorted(rids - lids, key=_key_order):
+        for key in sorted(rids - lids - meant, key=_key_order):
             if _is_anon(key):
                 continue
             for s, e in _spans(right, key):
@@ -231,9 +233,11 @@ def check_pattern(call: Call) -> bool:
                     ("kwarg", name),
                 )
             elif name not in names:
+                near = closest(name, sorted(names - set(call.kwargs)))
+                hint = f"; did you mean {near}=?" if near else ""
                 call.fail(
                     "SHP206",
-                    f"keyword length {name}= is not used: no axis '{name}' in the pattern",
+                    f"keyword length {name}= is not used: no axis '{name}' in the pattern{hint}",
                     ("kwarg", name),
                 )
         for group in left.groups:
@@ -251,6 +255,38 @@ def check_pattern(call: Call) -> bool:
                     ("pattern", group.start, group.end),
                 )
     return len(call.issues) == before
+
+
+def _did_you_mean(call: Call, left: Expression, right: Expression, lonly, ronly) -> set:
+    """One SHP201 per typo where a regrouping or a near spelling explains axes
+    found on one side only (`(hd)` for `(h d)`); the keys it explains."""
+    lnames = sorted(k for k in lonly if isinstance(k, str))
+    rnames = sorted(k for k in ronly if isinstance(k, str))
+    explained: set = set()
+    for word, side, others, other_side in (
+        *((w, "right", lnames, "left") for w in rnames),
+        *((w, "left", rnames, "right") for w in lnames),
+    ):
+        if word in explained:
+            continue
+        free = [n for n in others if n not in explained]
+        parts = regrouping(word, free)
+        expr = right if side == "right" else left
+        if parts is not None:
+            fix = "(" + " ".join(parts) + ")"
+            shown = ", ".join(f"'{p}'" for p in parts)
+            msg = f"axis '{word}' appears only on the {side}, and {shown} only on the {other_side}"
+            explained |= {word, *parts}
+        else:
+            near = closest(word, free)
+            if near is None or len(word) == 1:
+                continue
+            fix = near
+            msg = f"axis '{word}' appears only on the {side}, and '{near}' only on the {other_side}"
+            explained |= {word, near}
+        s, e = _spans(expr, word)[0]
+        call.fail("SHP201", f"{msg}: did you mean '{fix}'?", ("pattern", s, e))
+    return explained
 
 
 def _is_anon(key: object) -> bool:

@@ -198,8 +198,10 @@ def reshape(src: list, target: list, blame: str | None = None) -> list:
         raise Reject("SHP208", "reshape would get -1 for more than one size", where)
     numel = product(src)
     if infer:
-        rest = product([v for i, v in enumerate(target) if i != infer[0]])
-        if isinstance(rest, Expr) and rest.value == 0:
+        others = [v for i, v in enumerate(target) if i != infer[0]]
+        rest = product(others)
+        # torch refuses a -1 beside a 0 whatever the other sizes (unknown ones too).
+        if any(const(v) == 0 for v in others):
             raise Reject("SHP208", "reshape cannot infer a -1 size next to a 0 size", where)
         inferred: object = None
         if isinstance(numel, Expr) and isinstance(rest, Expr):

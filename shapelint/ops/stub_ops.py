@@ -369,7 +369,11 @@ class _Env:
 
     def where_from(self, name: str) -> str:
         src = self.source.get(name, name)
-        return src if isinstance(src, str) else f"{src[0]} {shape_text(src[1])}"
+        if isinstance(src, str):
+            return src
+        if len(src) == 3 and src[2] is not None:
+            return f"dim {src[2]} of {src[0]} {shape_text(src[1])}"
+        return f"{src[0]} {shape_text(src[1])}"
 
     weak: set[str] = field(default_factory=set)  # bound by a broadcastable #name
     variadic: dict[str, Shape | None] = field(default_factory=dict)
@@ -467,7 +471,7 @@ class _Interpreter:
                 if elem.kind == SYMBOLIC:
                     deferred.append((elem, dim, item.param, where))
                 else:
-                    self._unify(elem, dim, item.param, v.shape, where)
+                    self._unify(elem, dim, item.param, v.shape, where, _position(item.spec, elem))
             if var_part is not _NO_VAR:
                 self._unify_variadic(
                     item.spec.dims[item.spec.index_variadic], var_part, item.param, where
@@ -487,7 +491,15 @@ class _Interpreter:
         self.out = outs[0] if len(outs) == 1 else TupleV(tuple(outs))
         return None
 
-    def _unify(self, elem: DimElem, dim: Dim, param: str, shape: Shape, where: tuple) -> None:
+    def _unify(
+        self,
+        elem: DimElem,
+        dim: Dim,
+        param: str,
+        shape: Shape,
+        where: tuple,
+        pos: int | None = None,
+    ) -> None:
         if elem.kind == ANONYMOUS or isinstance(dim, Var):
             return
         is_one = isinstance(dim, Expr) and dim.value == 1
@@ -507,16 +519,21 @@ class _Interpreter:
         env = self.env
         if name not in env.single or env.single[name] is None:
             env.single[name] = dim
-            env.source[name] = (param, shape)
+            env.source[name] = (param, shape, pos)
             if elem.broadcastable:
                 env.weak.add(name)
             return
         have = env.single[name]
         if differs(have, dim):
+            # The stub's letter for the axis is its own: the user knows positions.
+            here = (
+                f"{param} {shape_text(shape)}"
+                if pos is None
+                else f"dim {pos} of {param} {shape_text(shape)}"
+            )
             self.issue(
                 self.code,
-                f"{name} is {dim_str(have)} in {env.where_from(name)} but {dim_str(dim)} in "
-                f"{param} {shape_text(shape)}",
+                f"{dim_str(have)} in {env.where_from(name)} must equal {dim_str(dim)} in {here}",
                 where,
             )
         elif (
@@ -704,6 +721,19 @@ class _Interpreter:
         else:
             nbytes = call_bytes(self.bound.values.values(), self.out)
         return Cost(flops, other, nbytes, list(dict.fromkeys(self.notes)))
+
+
+def _position(spec: DimSpec, elem: DimElem) -> int | None:
+    """elem's dim index as the user would write it: from the end after a variadic
+    part (or in a spec of a single axis), else from the start."""
+    dims = spec.dims
+    k = next((i for i, d in enumerate(dims) if d is elem), None)
+    if k is None:
+        return None
+    iv = spec.index_variadic
+    if iv is not None and k > iv or k == len(dims) - 1:
+        return k - len(dims)
+    return k
 
 
 def _align(spec: DimSpec, shape: Shape):

@@ -144,6 +144,15 @@ class TupleV(Value):
 
 
 @dataclass(frozen=True)
+class SliceV(Value):
+    """`lo:hi:step` inside a subscript, each bound a value (None when absent)."""
+
+    lower: Value | None = None
+    upper: Value | None = None
+    step: Value | None = None
+
+
+@dataclass(frozen=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name)."""
 

@@ -42,7 +42,9 @@ def github_path(path: str) -> str:
 
 def format_github(diags: list[Diagnostic], n_files: int) -> str:
     lines = []
-    for d in diags:
+    # Errors first: GitHub shows only so many annotations per step.
+    rank = {"error": 0, "warning": 1, "info": 2}
+    for d in sorted(diags, key=lambda d: rank.get(d.severity, 0)):
         props: dict[str, object] = {"file": github_path(d.path), "line": d.line, "col": d.column}
         if (d.end_line, d.end_column) > (d.line, d.column):
             props.update(endLine=d.end_line, endColumn=d.end_column)

@@ -31,3 +31,21 @@ def format_text(diags: list[Diagnostic], n_files: int, color: bool = False) -> s
 
 def format_json(diags: list[Diagnostic], n_files: int) -> str:
     return json.dumps([d.to_json() for d in diags], indent=2, ensure_ascii=False) + "\n"
+
+
+def format_statistics(diags: list[Diagnostic]) -> str:
+    """`--statistics`: how many findings of each code, most first (as ruff prints them)."""
+    from shapelint.rules import RULES
+
+    counts: dict[str, int] = {}
+    for d in diags:
+        counts[d.code] = counts.get(d.code, 0) + 1
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    width = max((len(str(n)) for _, n in rows), default=1)
+    lines = []
+    for code, n in rows:
+        rule = RULES.get(code)
+        severity = rule.severity if rule else "error"
+        summary = rule.summary if rule else ""
+        lines.append(f"{n:>{width}}  {code}  {severity:<7}  {summary}".rstrip())
+    return "".join(line + "\n" for line in lines)

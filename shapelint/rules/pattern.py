@@ -166,10 +166,13 @@ RULES = [
             "reduce), one only on the right would create it (use repeat). repeat must keep "
             "every input axis (and cannot take numbered axes on the left); reduce can only "
             "drop axes, never create them. EinMix output axes must come from the input or "
-            "the weight."
+            "the weight. A typo is one finding with its fix: `(hd)` for `(h d)` reads "
+            "\"axis 'hd' appears only on the right, and 'h', 'd' only on the left: did you "
+            "mean '(h d)'?\"."
         ),
         invalid=(
             _fn('rearrange(x, "b c -> b")'),
+            _fn('rearrange(x, "b h s d -> b s (hd)")'),
             _E + '\n\ndef f(x):\n    return reduce(x, "b c -> b c d", "sum")\n',
         ),
         valid=(
@@ -236,9 +239,14 @@ RULES = [
         summary="A keyword length names no axis of the pattern.",
         explanation=(
             "einops rejects keyword lengths that the pattern does not use ('Axis h is not "
-            "used in transform'), which usually means a typo in the pattern or the keyword."
+            "used in transform'), which usually means a typo in the pattern or the keyword. "
+            'A keyword that misspells or spells out an axis of the pattern gets a "did you '
+            'mean": `batch=` for the axis `b`.'
         ),
-        invalid=(_fn('rearrange(x, "b (c w) -> b c w", c=3, h=4)'),),
+        invalid=(
+            _fn('rearrange(x, "b (c w) -> b c w", c=3, h=4)'),
+            _fn('rearrange(x, "(b s) d -> b s d", batch=2)'),
+        ),
         valid=(_fn('rearrange(x, "b (c w) -> b c w", c=3)'),),
     ),
     Rule(

@@ -1,0 +1,1034 @@
+"""nn.Module instances as values.
+
+A project class's instance is an ObjectV carrying what its __init__ assigned to
+self (layers with their sizes, tensors, other instances, containers, configs).
+This module models what torch.nn gives those attributes beyond single layers:
+containers (nn.Sequential, nn.ModuleList, nn.ModuleDict), nn.Parameter and
+register_buffer, inheritance between project classes, plain config objects
+(dataclasses with defaults, SimpleNamespace, dicts), loops over module lists,
+and the *specialized* evaluation that `shapelint cost PATH::QUALNAME` runs: each
+call of a project function or module re-interprets the callee with the values
+it is given (constructor arguments, input shapes), so an unannotated forward is
+costed at the sizes the caller passes.
+
+The interpreter calls in through a handful of hooks; each returns None when the
+case is not one this module models, and the interpreter carries on as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Cost,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+
+# Longest loop (or comprehension) unrolled item by item; a longer one of known
+# count repeats its first item's cost.
+MAX_UNROLL = 256
+# Deepest chain of specialized calls (a recursion the in-progress set misses).
+MAX_DEPTH = 40
+
+
+class SelfRecorder(Value):
+    """`self` inside __init__: records what gets assigned to self.<attr>."""
+
+    def __init__(self, cls: str):
+        self.cls = cls
+        self.attrs: dict[str, Value] = {}
+
+
+@dataclass(frozen=True)
+class ModuleListV(Value):
+    """nn.ModuleList / nn.Sequential (sequential=True: calling it chains the items).
+
+    `items` are known one by one; with `count` set, the list is `count` copies of
+    its single item (built in a loop of symbolic trip count). `known` False: a
+    list whose length is not known (filled in a loop of unknown count)."""
+
+    items: tuple[Value, ...] = ()
+    sequential: bool = False
+    count: Expr | None = None
+    known: bool = True
+
+
+@dataclass(frozen=True)
+class ClassRefV(Value):
+    """A project class used as a value (`norm_layer=LayerNorm`, `mlp_layer=Mlp`)."""
+
+    name: str
+
+
+DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
+CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
+
+_CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
+_DICTS = {"torch.nn.ModuleDict", "torch.nn.ParameterDict", "types.SimpleNamespace"}
+_MATH_FLOAT = {f"math.{n}" for n in ("sqrt", "log", "log2", "exp", "pow", "cos", "sin")}
+_PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
+
+
+def dict_value(entries: dict[str, Value]) -> ObjectV:
+    return ObjectV(DICT_KIND, tuple(entries.items()))
+
+
+def as_items(v: Value) -> tuple[Value, ...] | None:
+    """The elements of a list-like value known one by one, else None."""
+    if isinstance(v, TupleV):
+        return v.items
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        return v.items
+    return None
+
+
+# ---------------------------------------------------------------------- construction
+
+
+def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
+    """torch.nn containers, Parameter, SimpleNamespace: values the stubs do not model."""
+    if qual in _CONTAINERS:
+        return _container(args, sequential=_CONTAINERS[qual])
+    if qual in _DICTS:
+        if open_kwargs:
+            return UNKNOWN
+        if args and isinstance(args[0], ObjectV) and args[0].kind == DICT_KIND:
+            return dict_value({**dict(args[0].attrs), **kwargs})
+        return dict_value(dict(kwargs)) if not args else UNKNOWN
+    if qual in _MATH_FLOAT:
+        return FloatV(None)
+    if qual in _PASS_THROUGH:
+        data = args[0] if args else kwargs.get("data", UNKNOWN)
+        return data if isinstance(data, TensorV) else UNKNOWN
+    return None
+
+
+def _container(args, sequential: bool) -> Value:
+    if sequential and len(args) == 1 and isinstance(args[0], ObjectV):
+        if args[0].kind == DICT_KIND:  # nn.Sequential(OrderedDict(...))
+            return ModuleListV(tuple(v for _, v in args[0].attrs), True)
+    if not sequential or (len(args) == 1 and isinstance(args[0], (TupleV, ModuleListV))):
+        if not args:
+            return ModuleListV((), sequential)
+        src = args[0]
+        if isinstance(src, ModuleListV):
+            return ModuleListV(src.items, sequential, src.count, src.known)
+        if isinstance(src, TupleV):
+            return ModuleListV(src.items, sequential)
+        return ModuleListV((), sequential, known=False)
+    return ModuleListV(tuple(args), sequential)
+
+
+def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, frame):
+    """Builtins whose results carry modules or configs: dict(), isinstance()."""
+    if name == "dict" and not node.args or name == "dict" and len(args) == 1:
+        if any(kw.arg is None for kw in node.keywords):
+            return None
+        base = args[0] if args else None
+        if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
+            return None
+        return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+    if name == "float" and len(args) == 1:
+        return FloatV(None)
+    if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
+        return _isinstance(args[0], node.args[1])
+    if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
+        return _map_lambda(an, node, args[1], frame)
+    return None
+
+
+_PY_TYPES = {
+    "tuple": (TupleV,),
+    "list": (TupleV,),
+    "int": (IntV, BoolV),
+    "float": (FloatV,),
+    "str": (StrV,),
+    "bool": (BoolV,),
+    "dict": (),
+}
+
+
+def _isinstance(v: Value, types: ast.expr) -> Value:
+    names = types.elts if isinstance(types, ast.Tuple) else [types]
+    if not all(isinstance(n, ast.Name) and n.id in _PY_TYPES for n in names):
+        return BoolV(None)
+    if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
+        return BoolV(None)
+    hit = any(isinstance(v, _PY_TYPES[n.id]) for n in names)  # type: ignore[union-attr]
+    return BoolV(hit)
+
+
+def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value | None:
+    """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
+    through the lambda's body (its calls recorded once per item)."""
+    lam = node.args[0]
+    assert isinstance(lam, ast.Lambda)
+    items = as_items(seq)
+    params = [a.arg for a in lam.args.args]
+    if items is None or len(params) != 1 or lam.args.vararg or lam.args.kwonlyargs:
+        return None
+    out = []
+    for i, item in enumerate(items):
+        inner = an.new_frame(frame.func, frame.name)
+        inner.env = dict(frame.env)
+        inner.env[params[0]] = item
+        inner.locals = set(frame.locals) | {params[0]}
+        inner.local_imports = frame.local_imports
+        out.append(an.eval(lam.body, inner))
+        for key, rec in inner.records.items():
+            frame.records[(*key, "map", i)] = rec
+    return TupleV(tuple(out))
+
+
+def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
+    """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
+    is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
+    a sequence known item by item: one value per item (each item's calls recorded)."""
+    if len(node.generators) != 1 or node.generators[0].ifs or node.generators[0].is_async:
+        return None
+    gen = node.generators[0]
+    count = range_count(an, gen.iter, frame)
+    inner = an.new_frame(frame.func, frame.name)
+    inner.env = dict(frame.env)
+    inner.locals = set(frame.locals)
+    inner.local_imports = frame.local_imports
+    if count is None:
+        items = as_items(an.eval(gen.iter, frame))
+        if items is None or len(items) > MAX_UNROLL:
+            return None
+        out = []
+        for i, item in enumerate(items):
+            inner.records = {}
+            an.assign(gen.target, item, inner, None)
+            out.append(an.eval(node.elt, inner))
+            for key, rec in inner.records.items():
+                frame.records[(*key, "item", i)] = rec
+        return TupleV(tuple(out))
+    inner.records = frame.records
+    n = count.value
+    if n is not None and n <= MAX_UNROLL:
+        items = []
+        for i in range(n):
+            an.assign(gen.target, IntV(Expr.const(i)), inner, None)
+            with collected(inner) as turn:
+                items.append(an.eval(node.elt, inner))
+            merge(frame.records, turn, ONE, "")  # each item's calls count
+        return TupleV(tuple(items))
+    an.assign(gen.target, IntV(None), inner, None)
+    with collected(inner) as turn:
+        item = an.eval(node.elt, inner)
+    merge(frame.records, turn, count, "comprehension")  # count times
+    return ModuleListV((item,), count=count)
+
+
+def range_count(an: ModuleAnalyzer, it: ast.expr, frame) -> Expr | None:
+    """Trip count of `range(n)` / `range(a, b)` when the bounds are known."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+        return None
+    if it.keywords or not 1 <= len(it.args) <= 2 or "range" in frame.env:
+        return None
+    vals = [an.eval(a, frame) for a in it.args]
+    if not all(isinstance(v, IntV) and v.value is not None for v in vals):
+        return None
+    exprs = [v.value for v in vals]  # type: ignore[union-attr]
+    count = exprs[0] if len(exprs) == 1 else exprs[1] - exprs[0]
+    if count.value is not None and count.value < 0:
+        return Expr.const(0)
+    return count
+
+
+def is_dataclass(cd: ClassDef) -> bool:
+    for d in cd.node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if name == "dataclass":
+            return True
+    return False
+
+
+def construct_config(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+    """A dataclass instance: its fields at their defaults, overridden by the call."""
+    fields: list[tuple[str, ast.expr | None]] = []
+    for stmt in cd.node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            fields.append((stmt.target.id, stmt.value))
+    values: dict[str, Value] = {}
+    top = an.new_frame(None, cd.name)
+    top.env = an.module_env
+    for i, (name, default) in enumerate(fields):
+        if i < len(args):
+            values[name] = args[i]
+        elif name in kwargs:
+            values[name] = kwargs[name]
+        elif default is not None:
+            values[name] = _default_value(an, default, top)
+        else:
+            values[name] = UNKNOWN
+    return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
+
+
+def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
+    # `field(default=...)`; a default_factory builds something we do not follow.
+    if (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field"
+    ):
+        for kw in node.keywords:
+            if kw.arg == "default":
+                return an.eval(kw.value, frame)
+        return UNKNOWN
+    return an.eval(node, frame)
+
+
+# ---------------------------------------------------------------------- classes
+
+
+def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
+    """The project classes cd derives from (in its own file or imported)."""
+    from shapelint.analysis import project
+
+    owner = cd.owner or an
+    out = []
+    for b in cd.node.bases:
+        base = None
+        if isinstance(b, ast.Name) and b.id in owner.classes:
+            base = owner.classes[b.id]
+        elif isinstance(b, ast.Name) and b.id in owner.project_links:
+            base = project.resolve(owner, b.id)
+        elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
+            qual = owner.imports.resolve(b)
+            base = project.resolve_qualified(owner, qual) if qual else None
+        if base is not None and base is not cd and hasattr(base, "methods"):
+            out.append(base)
+    return out
+
+
+def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
+    """A method by name along the project bases, depth first (the MRO of simple
+    single-inheritance hierarchies, which is what models use)."""
+    if name in cd.methods:
+        return cd.methods[name]
+    seen = _seen if _seen is not None else set()
+    seen.add(cd.key)
+    for base in base_classes(an, cd):
+        if base.key not in seen:
+            fd = find_method(an, base, name, seen)
+            if fd is not None:
+                return fd
+    return None
+
+
+def all_methods(an: ModuleAnalyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
+    """Own methods over inherited ones, along the project bases."""
+    seen = _seen if _seen is not None else set()
+    seen.add(cd.key)
+    out: dict[str, FuncDef] = {}
+    for base in reversed(base_classes(an, cd)):
+        if base.key not in seen:
+            out.update(all_methods(an, base, seen))
+    out.update(cd.methods)
+    return out
+
+
+def init_param(fd: FuncDef, name: str) -> Value:
+    """A constructor parameter with neither annotation nor default: a size symbol
+    (`dim`, `depth`), so that the layers it sizes carry it into the formulas; a
+    caller's value replaces it when the module is built."""
+    if fd.cls is not None and fd.node.name == "__init__":
+        return IntV(Expr.name(name))
+    return UNKNOWN
+
+
+def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
+    """`super().name` in a method of class C: the first base of C that has it."""
+    fd = frame.func
+    if fd is None or fd.cls is None:
+        return None
+    for base in base_classes(an, fd.cls):
+        found = find_method(an, base, name)
+        if found is not None:
+            return found
+    return None
+
+
+# ---------------------------------------------------------------------- calls
+
+
+def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, frame):
+    """Calling a container (nn.Sequential chains its items) or a class value."""
+    if isinstance(callee, ClassRefV):
+        cd = an.class_of(callee.name)
+        return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, ModuleListV) and callee.sequential:
+        return _call_sequential(an, callee, node, args, kwargs, frame)
+    return None
+
+
+def _call_sequential(an: ModuleAnalyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
+    if len(args) != 1 or kwargs or not seq.known:
+        an.record(
+            node,
+            frame,
+            "call nn.Sequential",
+            None,
+            args,
+            UNKNOWN,
+            unknown_cost("Sequential of unknown layers"),
+        )
+        return UNKNOWN
+    x = args[0]
+    saved = frame.records
+    children: dict = {}
+    frame.records = children
+    try:
+        if seq.count is not None:
+            x = _repeat_call(an, seq.items[0], seq.count, node, x, frame)
+        else:
+            for i, item in enumerate(seq.items):
+                frame.records = {}
+                x = an.call_value(item, node, [x], {}, frame)
+                for key, rec in frame.records.items():
+                    children[(*key, i)] = rec
+    finally:
+        frame.records = saved
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost)
+    rec.children = list(children.values())
+    return x
+
+
+def _repeat_call(an, item, count: Expr, node, x, frame) -> Value:
+    """n copies of one layer in a row: its cost n times, if it keeps the shape."""
+    y = an.call_value(item, node, [x], {}, frame)
+    for rec in frame.records.values():
+        rec.cost = scale_cost(rec.cost, count)
+    if y != x:
+        return UNKNOWN
+    return y
+
+
+def method_call(an: ModuleAnalyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
+    """Module-building methods: list.append on a module list, register_buffer,
+    add_module; dict access on dict-like values."""
+    attr = func.attr
+    if isinstance(recv, SelfRecorder):
+        if attr in ("register_buffer", "register_parameter", "add_module") and args:
+            name = args[0]
+            if isinstance(name, StrV) and name.value is not None:
+                recv.attrs[name.value] = (
+                    args[1]
+                    if len(args) > 1
+                    else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
+                )
+            return NoneV()
+        return None
+    if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
+        new = _grown(recv, attr, args)
+        _store(an, func.value, new, frame)
+        return NoneV()
+    if isinstance(recv, ObjectV) and recv.kind == DICT_KIND:
+        if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
+            v = recv.attr(args[0].value)
+            if v is UNKNOWN and args[0].value not in dict(recv.attrs):
+                return args[1] if len(args) > 1 else NoneV()
+            return v
+        if attr in ("values", "items", "keys"):
+            if attr == "values":
+                return TupleV(tuple(v for _, v in recv.attrs))
+            if attr == "keys":
+                return TupleV(tuple(StrV(k) for k, _ in recv.attrs))
+            return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
+        if attr in ("update", "pop", "setdefault", "__setitem__", "clear"):
+            _store(an, func.value, UNKNOWN, frame)
+            return UNKNOWN
+    return None
+
+
+def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
+    if not lst.known or lst.count is not None or len(args) != (2 if how == "insert" else 1):
+        return ModuleListV((), lst.sequential, known=False)
+    if how == "append":
+        return ModuleListV(lst.items + (args[0],), lst.sequential)
+    items = as_items(args[-1])
+    if items is None:
+        return ModuleListV((), lst.sequential, known=False)
+    if how == "extend":
+        return ModuleListV(lst.items + items, lst.sequential)
+    return ModuleListV((), lst.sequential, known=False)
+
+
+def _store(an: ModuleAnalyzer, target: ast.expr, value: Value, frame) -> None:
+    if isinstance(target, ast.Name):
+        frame.env[target.id] = value
+    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        base = frame.env.get(target.value.id)
+        if isinstance(base, SelfRecorder):
+            base.attrs[target.attr] = value
+
+
+def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
+    """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
+    if isinstance(base, ObjectV) and base.kind == DICT_KIND:
+        if isinstance(idx, StrV) and idx.value is not None:
+            return base.attr(idx.value)
+        return UNKNOWN
+    if isinstance(base, ModuleListV):
+        if not base.known or base.count is not None:
+            return (
+                base.items[0]
+                if base.count is not None and isinstance(node.slice, ast.Constant)
+                else UNKNOWN
+            )
+        if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
+            i = idx.value.value
+            return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
+        return UNKNOWN
+    return None
+
+
+def length(v: Value) -> Value | None:
+    if isinstance(v, ModuleListV):
+        if v.count is not None:
+            return IntV(v.count)
+        return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
+    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return IntV(Expr.const(len(v.attrs)))
+    return None
+
+
+def expand_kwargs(v: Value) -> dict[str, Value] | None:
+    """`f(**kw)` where kw is a dict the analysis knows entry by entry."""
+    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return dict(v.attrs)
+    return None
+
+
+# ---------------------------------------------------------------------- conditions
+
+
+def truth(v: Value) -> bool | None:
+    """Python truthiness of a value, when known."""
+    if isinstance(v, BoolV):
+        return v.value
+    if isinstance(v, NoneV):
+        return False
+    if isinstance(v, IntV):
+        return None if v.value is None or v.value.value is None else v.value.value != 0
+    if isinstance(v, FloatV):
+        return None if v.value is None else v.value != 0
+    if isinstance(v, StrV):
+        return None if v.value is None else bool(v.value)
+    if isinstance(v, TupleV):
+        return bool(v.items)
+    if isinstance(v, ModuleListV):
+        return None if not v.known or v.count is not None else bool(v.items)
+    if isinstance(v, (ObjectV, ClassRefV)):
+        return True if not (isinstance(v, ObjectV) and v.kind == DICT_KIND) else bool(v.attrs)
+    return None
+
+
+def _constant(v: Value):
+    """(True, python value) of a value known exactly, else (False, None)."""
+    if isinstance(v, NoneV):
+        return True, None
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return True, v.value.value
+    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
+        return True, v.value
+    if isinstance(v, TupleV):
+        parts = [_constant(i) for i in v.items]
+        if all(ok for ok, _ in parts):
+            return True, tuple(p for _, p in parts)
+    return False, None
+
+
+_COMPARE = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
+    """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
+    operand `and`/`or` returns). None: not a node this folds."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        t = truth(an.eval(node.operand, frame, depth))
+        return UNKNOWN if t is None else BoolV(not t)
+    if isinstance(node, ast.BoolOp):
+        result: Value = UNKNOWN
+        for i, operand in enumerate(node.values):
+            result = an.eval(operand, frame, depth)
+            t = truth(result)
+            if t is None:
+                for rest in node.values[i + 1 :]:
+                    an.eval(rest, frame, depth)  # their calls still happen (maybe)
+                return UNKNOWN
+            if t is (isinstance(node.op, ast.Or)):
+                return result
+        return result
+    if isinstance(node, ast.Compare):
+        left = an.eval(node.left, frame, depth)
+        if len(node.ops) == 1 and type(node.ops[0]) in _TENSOR_COMPARE:
+            right = an.eval(node.comparators[0], frame, depth)
+            if isinstance(left, TensorV) or isinstance(right, TensorV):
+                name = _TENSOR_COMPARE[type(node.ops[0])]
+                return an.op_value(name, [left, right], {}, node, frame)
+            r = _compare(node.ops[0], left, right, node.comparators[0])
+            return UNKNOWN if r is None else BoolV(r)
+        known = True
+        outcome = True
+        for op, comp in zip(node.ops, node.comparators):
+            right = an.eval(comp, frame, depth)
+            r = _compare(op, left, right, comp)
+            if r is None:
+                known = False
+            elif not r:
+                outcome = False
+            left = right
+        if not outcome:
+            return BoolV(False)
+        return BoolV(True) if known else UNKNOWN
+    return None
+
+
+_TENSOR_COMPARE = {
+    ast.Eq: "operator.eq",
+    ast.NotEq: "operator.ne",
+    ast.Lt: "operator.lt",
+    ast.LtE: "operator.le",
+    ast.Gt: "operator.gt",
+    ast.GtE: "operator.ge",
+}
+
+
+def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
+            if isinstance(left, NoneV):
+                hit = True
+            elif left is UNKNOWN:
+                return None
+            else:
+                hit = False
+            return hit if isinstance(op, ast.Is) else not hit
+        return None
+    if (
+        isinstance(op, (ast.In, ast.NotIn))
+        and isinstance(right, ObjectV)
+        and right.kind == DICT_KIND
+    ):
+        ok, key = _constant(left)
+        if not ok:
+            return None
+        hit = key in dict(right.attrs)
+        return hit if isinstance(op, ast.In) else not hit
+    ok_l, a = _constant(left)
+    ok_r, b = _constant(right)
+    if (
+        isinstance(op, (ast.In, ast.NotIn))
+        and ok_l
+        and isinstance(comp, (ast.Set, ast.List, ast.Tuple))
+    ):
+        ok_r = ok_r and isinstance(b, tuple)
+    fn = _COMPARE.get(type(op))
+    if fn is None or not (ok_l and ok_r):
+        return None
+    try:
+        return bool(fn(a, b))
+    except TypeError:
+        return None
+
+
+# ---------------------------------------------------------------------- costs
+
+
+def unknown_cost(why: str) -> Cost:
+    return Cost(None, None, None, [why], complete=False)
+
+
+def add_costs(costs) -> Cost:
+    flops: Expr | None = Expr.const(0)
+    other = Expr.const(0)
+    byts = Expr.const(0)
+    complete = True
+    notes: list[str] = []
+    for c in costs:
+        if c.flops is None:
+            flops = None
+            complete = False
+        elif flops is not None:
+            flops = flops + c.flops
+        if c.other_flops is not None:
+            other = other + c.other_flops
+        if c.bytes is not None:
+            byts = byts + c.bytes
+        if not c.complete:
+            complete = False
+        notes.extend(n for n in c.notes if n not in notes)
+    if flops is None:
+        complete = False
+    return Cost(flops, other, byts, notes[:3], complete)
+
+
+def scale_cost(c: Cost, n: Expr) -> Cost:
+    def mul(e):
+        return None if e is None else e * n
+
+    return Cost(mul(c.flops), mul(c.other_flops), mul(c.bytes), list(c.notes), c.complete)
+
+
+# ---------------------------------------------------------------------- loops
+
+
+def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+    """Loops this module models: over a module list (the sum of its layers, or
+    count × one layer), and `for _ in range(n)` of known count in __init__ (the
+    layers it appends) or in a specialized call (unrolled). False: not one of
+    those; the interpreter runs the loop as before."""
+    if stmt.orelse or _breaks(stmt.body):
+        return False
+    it = stmt.iter
+    enumerate_ = False
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "enumerate"
+        and len(it.args) == 1
+        and not it.keywords
+        and "enumerate" not in frame.env
+    ):
+        it = it.args[0]
+        enumerate_ = True
+    count = None if enumerate_ else range_count(an, it, frame)
+    if count is not None:
+        in_init = isinstance(frame.env.get("self"), SelfRecorder)
+        if not (in_init or an.specialize):
+            return False
+        if count.value is not None and count.value <= MAX_UNROLL:
+            _unroll(an, stmt, [IntV(Expr.const(i)) for i in range(count.value)], frame)
+            return True
+        if in_init:
+            _symbolic_init_loop(an, stmt, count, frame)
+            return True
+        return False
+    seq = an.eval(it, frame)
+    if not isinstance(seq, ModuleListV):
+        return False
+    if enumerate_ and seq.count is None and seq.known:
+        items = [TupleV((IntV(Expr.const(i)), v)) for i, v in enumerate(seq.items)]
+    elif enumerate_:
+        items = [TupleV((IntV(None), v)) for v in seq.items[:1]]
+    else:
+        items = [_unpackable(v) for v in seq.items]
+    if not seq.known:
+        _loop_body(
+            an, stmt, [UNKNOWN], frame, unknown_cost("loop over a module list of unknown length")
+        )
+        return True
+    if seq.count is not None:
+        _loop_body(an, stmt, items, frame, None, seq.count)
+        return True
+    _unroll(an, stmt, items, frame)
+    return True
+
+
+def _unpackable(v: Value) -> Value:
+    # `for attn, ff in self.layers`: each item is a ModuleList of two.
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        return TupleV(v.items)
+    return v
+
+
+def _breaks(body) -> bool:
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Break, ast.Return)):
+                return True
+    return False
+
+
+def _unroll(an: ModuleAnalyzer, stmt: ast.For, items, frame) -> None:
+    saved = frame.records
+    children: dict = {}
+    try:
+        for i, item in enumerate(items):
+            frame.records = {}
+            an.assign(stmt.target, item, frame, None)
+            an.exec_block(stmt.body, frame)
+            for key, rec in frame.records.items():
+                children[(*key, "iter", i)] = rec
+    finally:
+        frame.records = saved
+    _loop_record(an, stmt, frame, children, len(items))
+
+
+def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = None) -> None:
+    saved = frame.records
+    before = dict(frame.env)
+    frame.records = {}
+    try:
+        an.assign(stmt.target, items[0] if items else UNKNOWN, frame, None)
+        an.exec_block(stmt.body, frame)
+        children = frame.records
+    finally:
+        frame.records = saved
+    frame.env = an.join_env(before, frame.env)
+    _loop_record(an, stmt, frame, children, None, count, extra)
+
+
+def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None) -> None:
+    if not children and extra is None:
+        return
+    costs = [r.cost for r in children.values()]
+    if extra is not None:
+        costs.append(extra)
+    cost = add_costs(costs)
+    if count is not None:
+        cost = scale_cost(cost, count)
+    label = "×" + (count.to_human() if count is not None else str(n) if n is not None else "?")
+    src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
+    rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
+    rec.children = list(children.values())
+
+
+def _symbolic_init_loop(an: ModuleAnalyzer, stmt: ast.For, count: Expr, frame) -> None:
+    """`for _ in range(depth): self.layers.append(...)`: depth copies of one layer."""
+    recorder = frame.env["self"]
+    lists_before = {k: v for k, v in recorder.attrs.items() if isinstance(v, ModuleListV)}
+    an.assign(stmt.target, IntV(None), frame, None)
+    an.exec_block(stmt.body, frame)
+    for k, old in lists_before.items():
+        new = recorder.attrs.get(k)
+        if new is old or not isinstance(new, ModuleListV):
+            continue
+        grown = new.items[len(old.items) :] if new.known else ()
+        if old.known and old.count is None and not old.items and len(grown) == 1:
+            recorder.attrs[k] = ModuleListV(grown, old.sequential, count)
+        else:
+            recorder.attrs[k] = ModuleListV((), old.sequential, known=False)
+
+
+# ---------------------------------------------------------------------- specialized calls
+
+
+# Calls that take tensors and cost nothing a flop counter sees.
+_FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
+
+
+def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Value) -> None:
+    """A call that took a tensor (or a module) and left no record: its cost is
+    unknown, and a target's total says so rather than counting it as 0."""
+    if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
+        return
+    if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
+        return
+    if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
+        return
+    if isinstance(value, (IntV, BoolV, FloatV, StrV, NoneV)) and not isinstance(value, TensorV):
+        return  # a size, a flag: nothing was computed on a device
+    src = ast.unparse(node.func)
+    an.record(
+        node,
+        frame,
+        f"call {src}",
+        None,
+        [a for a in args if isinstance(a, TensorV)],
+        value,
+        unknown_cost(
+            f"{src}(): cost not known here (a shape or size unknown, or no stub and no source)"
+        ),
+    )
+
+
+_FREE_METHODS = {
+    "register_buffer",
+    "register_parameter",
+    "add_module",
+    "size",
+    "dim",
+    "numel",
+    "append",
+    "extend",
+}
+
+
+def _is_dict(v: Value) -> bool:
+    return isinstance(v, ObjectV) and v.kind == DICT_KIND
+
+
+def specialized_invoke(an: ModuleAnalyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
+    """Run fd's body with these arguments (and this instance as self): the exact
+    value and cost at these sizes. One record at the call site, the callee's
+    records as its children."""
+    owner = fd.owner or an
+    key = _call_key(fd, recv, args, kwargs)
+    cached = owner.specialized.get(key) if key is not None else None
+    if cached is None:
+        if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
+            cost = unknown_cost(f"{fd.qualname}() calls itself")
+            an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
+            return UNKNOWN
+        owner.in_flight.add(key)
+        try:
+            cached = run_body(owner, fd, recv, args, kwargs)
+        finally:
+            owner.in_flight.discard(key)
+        if key is not None:
+            owner.specialized[key] = cached
+    value, children = cached
+    cost = add_costs(r.cost for r in children)
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
+    rec.children = list(children)
+    return value
+
+
+def _call_key(fd, recv, args, kwargs):
+    key = (fd.qualname, recv, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def run_body(an: ModuleAnalyzer, fd: FuncDef, recv, args, kwargs):
+    """(return value, call records) of one specialized run of fd."""
+    frame = an.new_frame(fd, fd.qualname)
+    bind_arguments(an, fd, frame, recv, args, kwargs)
+    an.exec_block(fd.node.body, frame)
+    value = an.join_all(frame.returns) if frame.returns else NoneV()
+    return value, list(frame.records.values())
+
+
+def bind_arguments(an: ModuleAnalyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
+    """Parameters take the call's values; the rest their defaults, evaluated."""
+    node = fd.node
+    a = node.args
+    positional = list(a.posonlyargs) + list(a.args)
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    args = list(args)
+    if fd.cls is not None and not _static(node) and positional:
+        frame.env[positional[0].arg] = recv if recv is not None else UNKNOWN
+        frame.locals.add(positional[0].arg)
+        positional, defaults = positional[1:], defaults[1:]
+    extra_kwargs = dict(kwargs)
+    top = an.new_frame(None, "<defaults>")
+    top.env = an.module_env
+    for i, (p, default) in enumerate(zip(positional, defaults)):
+        frame.locals.add(p.arg)
+        if i < len(args):
+            v = args[i]
+        elif p.arg in extra_kwargs:
+            v = extra_kwargs.pop(p.arg)
+        elif default is not None:
+            v = an.eval(default, top)
+        else:
+            v = UNKNOWN
+        frame.env[p.arg] = _annotated(an, p, v)
+    for p, default in zip(a.kwonlyargs, a.kw_defaults):
+        frame.locals.add(p.arg)
+        if p.arg in extra_kwargs:
+            v = extra_kwargs.pop(p.arg)
+        elif default is not None:
+            v = an.eval(default, top)
+        else:
+            v = UNKNOWN
+        frame.env[p.arg] = _annotated(an, p, v)
+    if a.vararg is not None:
+        frame.locals.add(a.vararg.arg)
+        rest = args[len(positional) :]
+        frame.env[a.vararg.arg] = UNKNOWN if _any_starred(rest) else TupleV(tuple(rest))
+    if a.kwarg is not None:
+        frame.locals.add(a.kwarg.arg)
+        frame.env[a.kwarg.arg] = dict_value(extra_kwargs)
+
+
+def _any_starred(vals) -> bool:
+    return any(isinstance(v, ObjectV) and v.kind == "<starred>" for v in vals)
+
+
+def _annotated(an: ModuleAnalyzer, p: ast.arg, v: Value) -> Value:
+    """An argument of unknown shape takes the parameter's annotation."""
+    if p.annotation is not None and (v is UNKNOWN or (isinstance(v, TensorV) and v.shape is None)):
+        t = an.annotations.tensor(p.annotation)
+        if t is not None:
+            return t
+    return v
+
+
+def _static(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+    """An instance built by running __init__ (inherited ones included) with these
+    arguments: what it assigns to self, at these values."""
+    if is_dataclass(cd):
+        return construct_config(an, cd, args, kwargs)
+    an = cd.owner or an
+    key = ("<init>", cd.key, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    try:
+        hash(key)
+    except TypeError:
+        key = None
+    if key is not None and key in an.specialized:
+        return an.specialized[key]
+    recorder = SelfRecorder(cd.key)
+    init = find_method(an, cd, "__init__")
+    if init is not None:
+        run_init(an, init, recorder, args, kwargs)
+    value = ObjectV(f"<class>{cd.key}", tuple(recorder.attrs.items()))
+    if key is not None:
+        an.specialized[key] = value
+    return value
+
+
+def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+    an = init.owner or an
+    frame = an.new_frame(init, init.qualname)
+    bind_arguments(an, init, frame, recorder, args, kwargs)
+    an.exec_block(init.node.body, frame)
+
+
+def super_call(an: ModuleAnalyzer, meth: str, node, args, kwargs, frame) -> Value | None:
+    """`super().__init__(...)` runs the base's __init__ on the same self;
+    `super().forward(x)` the base's forward on this instance."""
+    fd = super_method(an, frame, meth)
+    me = frame.env.get("self")
+    if fd is None:
+        return NoneV() if meth == "__init__" else None
+    if meth == "__init__":
+        if isinstance(me, SelfRecorder):
+            run_init(an, fd, me, args, kwargs)
+        return NoneV()
+    if isinstance(me, ObjectV):
+        return an.invoke(fd, me, node, args, kwargs, frame)
+    return None
+
+
+def is_super_call(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )

@@ -1,0 +1,274 @@
+"""Whole projects: imports between the files of the analysed tree.
+
+A file inside a package (directories with __init__.py) has an import name
+(`vit_pytorch.vit`); its relative imports and the absolute imports of its own
+top-level package resolve to other files of the tree. What they name (functions,
+classes, constants, re-exports through __init__.py) is found by analysing that
+file too, lazily: a file is read and parsed only when one of its names is used
+in a call, a construction or a value, and its summaries are computed on demand
+by its own analyzer (its own imports, its own constants).
+
+The results of a file then depend on the files it used: `deps` lists them with
+their content digests, and the cache serves a result only while those digests
+still hold (cache.py).
+
+Nothing is imported or run: resolution is by file layout and the import
+statements' text.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+
+# Parsed project modules kept per process (a pool worker serves many files).
+MAX_MODULES = 512
+MAX_REEXPORT_HOPS = 8
+
+
+def module_name(path: str) -> tuple[str | None, str | None]:
+    """(sys.path root, dotted import name) of a file inside a package; (None,
+    None) for a file outside any package."""
+    p = os.path.abspath(path)
+    d, base = os.path.split(p)
+    if not base.endswith(".py"):
+        return None, None
+    parts = [] if base == "__init__.py" else [base[:-3]]
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        d, pkg = os.path.split(d)
+        parts.insert(0, pkg)
+    if not parts or (base != "__init__.py" and len(parts) == 1):
+        return None, None  # a lone script: no package, nothing relative
+    if not all(x.isidentifier() for x in parts):
+        return None, None
+    return d, ".".join(parts)
+
+
+def project_imports(
+    tree: ast.Module, modname: str, is_package: bool
+) -> dict[str, tuple[str, str | None]]:
+    """Local name -> (absolute module, attribute or None) for the top-level imports
+    that may name project files: relative ones, and absolute ones of this file's
+    own top-level package."""
+    top = modname.split(".")[0]
+    pkg_parts = modname.split(".") if is_package else modname.split(".")[:-1]
+    out: dict[str, tuple[str, str | None]] = {}
+    for stmt in _top_level(tree):
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level:
+                if stmt.level - 1 > len(pkg_parts):
+                    continue
+                base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
+                mod = ".".join(base + ([stmt.module] if stmt.module else []))
+            elif stmt.module and stmt.module.split(".")[0] == top:
+                mod = stmt.module
+            else:
+                continue
+            for alias in stmt.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = (mod, alias.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.name.split(".")[0] == top and alias.asname:
+                    out[alias.asname] = (alias.name, None)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.pop(stmt.name, None)
+    return out
+
+
+def _top_level(tree: ast.Module):
+    stack = list(reversed(tree.body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, ast.If):
+            stack.extend(reversed(stmt.body + stmt.orelse))
+        elif isinstance(stmt, ast.Try):
+            stack.extend(reversed(stmt.body + [s for h in stmt.handlers for s in h.body]))
+
+
+_PROJECTS: dict[str, Project] = {}
+
+
+def attach(an: ModuleAnalyzer, path: str, options, specialize: bool = False) -> None:
+    """Make the file's project imports resolve, when it sits in a package
+    (unless options.project is False)."""
+    if options.project is False:
+        return
+    root, modname = module_name(path)
+    if root is None or modname is None:
+        return
+    key = repr((options.cache_key(), specialize))
+    proj = _PROJECTS.get(key)
+    if proj is None:
+        if len(_PROJECTS) > 2:
+            _PROJECTS.clear()
+        proj = _PROJECTS[key] = Project(options, type(an), specialize)
+    an.bind_project(proj, root, modname, os.path.abspath(path))
+
+
+class Project:
+    """The project modules one process has loaded, by import name."""
+
+    def __init__(self, options, analyzer_class, specialize: bool = False):
+        self.options = options
+        self.analyzer_class = analyzer_class  # ModuleAnalyzer (which imports this module)
+        self.specialize = specialize
+        self.analyzers: dict[tuple[str, str], ModuleAnalyzer | None] = {}
+        self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
+
+    def analyzer(self, root: str, modname: str) -> ModuleAnalyzer | None:
+        key = (root, modname)
+        path = _module_file(root, modname)
+        stat = _stat(path)
+        if key in self.analyzers and self.stats.get(key) == stat:
+            return self.analyzers[key]
+        self.analyzers[key] = None  # an import cycle sees nothing, not a loop
+        self.stats[key] = stat
+        an = self._load(path, root, modname) if path is not None else None
+        if len(self.analyzers) > MAX_MODULES:
+            for old in list(self.analyzers)[: MAX_MODULES // 4]:
+                if old != key:
+                    del self.analyzers[old]
+        self.analyzers[key] = an
+        return an
+
+    def _load(self, path: str, root: str, modname: str) -> ModuleAnalyzer | None:
+        from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+        from shapelint.cache import digest
+
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+            text = decode_source(data)
+            tree = ast.parse(text, filename=path)
+        except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        self.digests[path] = digest(data)
+        an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
+        an.bind_project(self, root, modname, path)
+        an.prepare()
+        return an
+
+
+def _stat(path: str | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _module_file(root: str, modname: str) -> str | None:
+    base = os.path.join(root, *modname.split("."))
+    for cand in (base + ".py", os.path.join(base, "__init__.py")):
+        if os.path.isfile(cand):
+            return cand
+    return None
+
+
+def resolve(an: ModuleAnalyzer, local: str, hops: int = 0):
+    """What a name bound by a project import stands for: a FuncDef, a ClassDef, or
+    a module-level value of the other file; None when it is not a project name."""
+    link = an.project_links.get(local)
+    if link is None or an.project is None or hops > MAX_REEXPORT_HOPS:
+        return None
+    mod, attr = link
+    if attr is not None and _module_file(an.project_root, f"{mod}.{attr}") is not None:
+        if lookup_defined(an.project.analyzer(an.project_root, mod), attr) is None:
+            mod, attr = f"{mod}.{attr}", None  # `from . import utils`: a module
+    target = an.project.analyzer(an.project_root, mod)
+    if target is None:
+        return None
+    an.used_modules.add(target)
+    if attr is None:
+        return ModuleLink(target)
+    return lookup(target, attr, hops + 1)
+
+
+class ModuleLink:
+    """A project module bound to a name (`from . import utils`, `import pkg.x as x`)."""
+
+    def __init__(self, target: ModuleAnalyzer):
+        self.target = target
+
+
+def lookup_defined(target: ModuleAnalyzer | None, name: str):
+    if target is None:
+        return None
+    return target.classes.get(name) or target.functions.get(name) or target.project_links.get(name)
+
+
+def resolve_attribute(an: ModuleAnalyzer, func) -> object | None:
+    """`utils.FeedForward` where utils names a project module."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    base = resolve(an, func.value.id) if func.value.id in an.project_links else None
+    if isinstance(base, ModuleLink):
+        an.used_modules.add(base.target)
+        return lookup(base.target, func.attr)
+    return None
+
+
+def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
+    if name in target.classes and name not in target.project_links:
+        return target.classes[name]
+    if name in target.functions and name not in target.project_links:
+        return target.functions[name]
+    if name in target.project_links:
+        return resolve(target, name, hops)  # a re-export (`from .vit import ViT`)
+    v = target.module_env.get(name)
+    return v
+
+
+def resolve_qualified(an: ModuleAnalyzer, qual: str):
+    """`vit_pytorch.vit.Transformer` (an absolute import of the project's package
+    that the import map resolved to a dotted name)."""
+    if an.project is None or an.project_module is None:
+        return None
+    if qual.split(".")[0] != an.project_module.split(".")[0]:
+        return None
+    mod, _, attr = qual.rpartition(".")
+    target = an.project.analyzer(an.project_root, mod)
+    if target is None:
+        return None
+    an.used_modules.add(target)
+    return lookup(target, attr)
+
+
+def dependencies(an: ModuleAnalyzer) -> list[tuple[str, str]]:
+    """(path, digest) of every project file an's results depended on, transitively."""
+    seen: set[int] = {id(an)}
+    stack = list(an.used_modules)
+    out: dict[str, str] = {}
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        path = m.project_path
+        if path is not None and an.project is not None and path in an.project.digests:
+            out[path] = an.project.digests[path]
+        stack.extend(m.used_modules)
+    return sorted(out.items())
+
+
+def class_by_key(an: ModuleAnalyzer, key: str) -> ClassDef | None:
+    """A class by its global key (`module:Name`), in this file or a loaded one."""
+    cd = an.class_keys.get(key)
+    if cd is not None or an.project is None or ":" not in key:
+        return cd
+    mod = key.split(":", 1)[0]
+    target = an.project.analyzer(an.project_root, mod)
+    return target.class_keys.get(key) if target is not None else None
+
+
+def owner_of(an: ModuleAnalyzer, d: FuncDef | ClassDef) -> ModuleAnalyzer:
+    return d.owner if d.owner is not None else an

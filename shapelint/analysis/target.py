@@ -1,0 +1,295 @@
+"""One target: what one call of a function, or one forward of a module built
+with given constructor arguments, costs at given input shapes.
+
+`shapelint cost PATH::QUALNAME --init NAME=VALUE --input PARAM=D1,D2` comes
+here. The file is analysed in specialized mode (analysis/modules.py): the module
+is built by interpreting its __init__ with those values, and every call below
+the target is interpreted with the values it receives, so the figure is exact
+at those sizes, or says which calls it could not cost. Nothing is imported or
+run: --init values are Python literals or calls of the file's own classes with
+literal arguments, read by the same abstract interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from shapelint.analysis import modules, project
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
+
+
+class TargetError(ValueError):
+    """A target or an argument that cannot be used, said plainly."""
+
+
+@dataclass
+class TargetResult:
+    name: str
+    cost: Cost
+    records: list = field(default_factory=list)  # CallRecords, children nested
+    returns: Value = UNKNOWN
+    defaults: dict[str, object] = field(default_factory=dict)  # constructor defaults applied
+
+
+_LITERAL_NODES = (
+    ast.Expression,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.UnaryOp,
+    ast.USub,
+    ast.UAdd,
+    ast.Call,
+    ast.keyword,
+    ast.Load,
+    ast.Name,
+    ast.Attribute,
+)
+
+
+def parse_value(text: str, what: str) -> ast.expr:
+    """An --init VALUE as an expression: literals, and calls of a class by name
+    with such arguments. Anything else (operators, comprehensions, lambdas) is
+    refused: the value is read, never run."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise TargetError(f"{what}: not a Python value: {text!r} ({e.msg})") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, _LITERAL_NODES):
+            raise TargetError(
+                f"{what}: only literals and calls of a class with literal arguments are "
+                f"allowed, not {type(node).__name__} in {text!r}"
+            )
+        if isinstance(node, (ast.Name, ast.Attribute)) and not _callee_position(tree, node):
+            raise TargetError(f"{what}: a name may only be called (a class), in {text!r}")
+    return tree.body
+
+
+def _callee_position(tree: ast.AST, name: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (node.func is name or _inside(node.func, name)):
+            return True
+    return False
+
+
+def _inside(chain: ast.AST, node: ast.AST) -> bool:
+    while isinstance(chain, ast.Attribute):
+        chain = chain.value
+        if chain is node:
+            return True
+    return False
+
+
+def parse_assignments(values, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier() or not value.strip():
+            raise TargetError(f"{what}: expected NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+INT_DTYPES = {"int": "int64", "long": "int64", "int64": "int64"}
+
+
+def parse_input(text: str, what: str) -> TensorV:
+    """D1,D2,...[:int] with each dim an int or a name (`B,3,224,224`, `2,16:int`
+    for token ids)."""
+    shape, _, dtype = text.partition(":")
+    dtype = dtype.strip()
+    if dtype and dtype not in INT_DTYPES:
+        raise TargetError(f"{what}: the dtype after ':' may be int or long, got {dtype!r}")
+    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype))
+
+
+def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
+    """D1,D2,... with each dim an int or a name (`B,3,224,224`)."""
+    dims = []
+    for part in text.split(","):
+        part = part.strip()
+        if part.isdigit():
+            dims.append(Expr.const(int(part)))
+        elif part.isidentifier():
+            dims.append(Expr.name(part))
+        else:
+            raise TargetError(f"{what}: a dimension is an int or a name, got {part!r} in {text!r}")
+    return tuple(dims)
+
+
+def evaluate_target(
+    an, path: str, qualname: str, init: dict[str, str], inputs: dict[str, str]
+) -> TargetResult:
+    """The target in a prepared analyzer of the file built for specialized
+    evaluation (analysis/driver.analyze_target builds it)."""
+    top = an.new_frame(None, "<target>")
+    top.env = dict(an.module_env)
+    kwargs = {}
+    for name, v in init.items():
+        expr = parse_value(v, f"--init {name}")
+        for call in ast.walk(expr):
+            if isinstance(call, ast.Call) and not (
+                isinstance(call.func, ast.Name) and _class_named(an, call.func.id) is not None
+            ):
+                raise TargetError(
+                    f"--init {name}: {ast.unparse(call.func)} is not a class "
+                    f"defined in or imported by {path}"
+                )
+        kwargs[name] = an.eval(expr, top)
+    shapes = {name: parse_input(v, f"--input {name}") for name, v in inputs.items()}
+    cls_name, _, meth = qualname.partition(".")
+    cd = _class_named(an, cls_name)
+    if cd is not None and meth != "__init__":
+        fd = modules.find_method(an, cd, meth or "forward")
+        if fd is None and not meth:
+            fd = modules.find_method(an, cd, "__call__")
+        if fd is None:
+            raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
+        _check_names(an, modules.find_method(an, cd, "__init__"), init, "--init", cls_name)
+        recv = an.construct(cd, [], kwargs)
+        defaults = _init_defaults(an, cd, init)
+    elif not meth and qualname in an.functions:
+        if init:
+            raise TargetError(f"--init applies to a class; {qualname} is a function")
+        fd = an.functions[qualname]
+        recv, defaults = None, {}
+    else:
+        known = sorted([*an.classes, *an.functions])
+        hint = f" (defined here: {', '.join(known[:12])})" if known else ""
+        raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
+    _check_names(an, fd, inputs, "--input", fd.qualname)
+    value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+    rec = list(top.records.values())[-1]
+    return TargetResult(qualname, rec.cost, rec.children, value, defaults)
+
+
+def _class_named(an, name: str):
+    """A class the file defines, or one of the project's that it imports."""
+    if name in an.classes:
+        return an.classes[name]
+    if name in an.project_links:
+        found = project.resolve(an, name)
+        if hasattr(found, "methods"):
+            return found
+    return None
+
+
+def _params(fd) -> list[str]:
+    a = fd.node.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    if fd.cls is not None and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return names
+
+
+def _check_names(an, fd, given: dict, what: str, where: str) -> None:
+    if fd is None or fd.node.args.kwarg is not None:
+        return
+    params = _params(fd)
+    for name in given:
+        if name not in params:
+            raise TargetError(
+                f"{what} {name}: {where} takes no parameter {name!r} "
+                f"(parameters: {', '.join(params) or 'none'})"
+            )
+
+
+def _init_defaults(an, cd, given: dict) -> dict[str, object]:
+    """Constructor parameters left at their literal defaults, for the report."""
+    init = modules.find_method(an, cd, "__init__")
+    if init is None:
+        return {}
+    a = init.node.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    out: dict[str, object] = {}
+    for p, d in pairs:
+        if p.arg in given:
+            continue
+        try:
+            out[p.arg] = ast.literal_eval(d)
+        except (ValueError, SyntaxError, TypeError):
+            out[p.arg] = ast.unparse(d)
+    return out
+
+
+# ---------------------------------------------------------------------- report
+
+
+def unknown_calls(records) -> list[dict]:
+    """Each call whose cost is not known, deepest first: {line, op, why}."""
+    out: list[dict] = []
+    for r in records:
+        known = r.cost.flops is not None and r.cost.complete
+        if known:
+            continue
+        before = len(out)
+        if r.children:
+            out.extend(unknown_calls(r.children))
+        if len(out) == before:
+            why = "; ".join(r.cost.notes) or "cost unknown (shapes or sizes not known here)"
+            out.append({"line": r.line, "op": r.op, "why": why})
+    return out
+
+
+def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
+    c = res.cost
+    unknown = unknown_calls(res.records)
+    complete = c.flops is not None and c.complete and not unknown
+    return {
+        "name": res.name,
+        "flops": _py(c.flops),
+        "flops_value": _value(c.flops, dims) if complete else None,
+        "other_flops": _py(c.other_flops),
+        "bytes": _py(c.bytes),
+        "bytes_value": _value(c.bytes, dims) if complete else None,
+        "complete": complete,
+        "unknown": unknown,
+        "output": _output_shape(res.returns),
+        "defaults": res.defaults,
+        "calls": [record_tree(r, dims) for r in res.records],
+    }
+
+
+def _output_shape(v: Value) -> list[str | None] | None:
+    """The returned tensor's shape (the first item of a returned tuple)."""
+    if isinstance(v, TupleV) and v.items:
+        v = v.items[0]
+    if isinstance(v, TensorV) and v.shape is not None:
+        return [dim_py(d) for d in v.shape]
+    return None
+
+
+def record_tree(r, dims: dict[str, int]) -> dict:
+    return {
+        "line": r.line,
+        "column": r.column + 1,
+        "op": r.op,
+        "pattern": r.pattern,
+        "output": r.output,
+        "flops": _py(r.cost.flops),
+        "flops_value": _value(r.cost.flops, dims),
+        "bytes": _py(r.cost.bytes),
+        "complete": r.cost.flops is not None and r.cost.complete,
+        "calls": [record_tree(ch, dims) for ch in r.children],
+    }
+
+
+def _py(e: Expr | None) -> str | None:
+    return None if e is None else e.to_python()
+
+
+def _value(e: Expr | None, dims: dict[str, int]) -> int | None:
+    if e is None:
+        return None
+    try:
+        return e.evaluate(dims)
+    except (KeyError, ZeroDivisionError, ValueError):
+        return None

@@ -1,0 +1,74 @@
+"""`shapelint cost PATH::QUALNAME`: the report of analysis/target.py. Text leads
+with the target's total, then its calls, each module's calls indented under the
+call that runs it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shapelint.report.numbers import human, si
+
+
+def split_target(arg: str) -> tuple[str, str] | None:
+    if "::" not in arg:
+        return None
+    path, _, qual = arg.rpartition("::")
+    return path, qual
+
+
+def run_target(arg: str, init, inputs, dims: dict[str, int], options: dict) -> dict:
+    """The target's json object; raises TargetError (a usage error) or OSError."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import parse_assignments, target_json
+
+    path, qual = split_target(arg)  # type: ignore[misc]
+    text = Path(path).read_text(encoding="utf-8")
+    res = analyze_target(
+        path,
+        text,
+        qual,
+        parse_assignments(init, "--init"),
+        parse_assignments(inputs, "--input"),
+        options,
+    )
+    out = target_json(res, dims)
+    out["path"] = path
+    return out
+
+
+def render_target(t: dict) -> str:
+    total = human(t["flops"])
+    head = f"{t['path']}::{t['name']}  flops {total}"
+    if t["flops_value"] is not None:
+        head += f" = {t['flops_value']} ({si(t['flops_value'])})"
+    elif t["flops"] is not None and not t["complete"]:
+        head = f"{t['path']}::{t['name']}  flops ≥ {total} (calls of unknown cost below)"
+    elif t["flops"] is None:
+        head += "  (calls of unknown cost below)"
+    lines = [
+        head,
+        f"  bytes {human(t['bytes'])}"
+        + (f" = {si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
+    ]
+    if t.get("defaults"):
+        lines.append(
+            "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
+        )
+    for c in t["calls"]:
+        _render_call(c, 1, lines)
+    if t["unknown"]:
+        lines.append("  not costed:")
+        for u in t["unknown"]:
+            lines.append(f"    line {u['line']}  {u['op']}: {u['why']}")
+    return "\n".join(lines) + "\n"
+
+
+def _render_call(c: dict, depth: int, lines: list[str]) -> None:
+    what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+    val = f" = {si(c['flops_value'])}" if c.get("flops_value") is not None else ""
+    mark = "" if c["complete"] else "  (incomplete)"
+    lines.append(
+        f"{'  ' * depth}{c['line']}:{c['column']}  {what}  flops {human(c['flops'])}{val}{mark}"
+    )
+    for ch in c["calls"]:
+        _render_call(ch, depth + 1, lines)

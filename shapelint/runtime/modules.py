@@ -1,0 +1,266 @@
+"""`shapelint run PATH::QUALNAME --init ... --input ...`: build the module, run
+one forward under FlopCounterMode (on the GPU when there is one), and confirm the
+static target figure (`cost PATH::QUALNAME` with the same arguments) and the
+output shape. A file inside a package is imported as part of its package, so
+its relative imports work.
+
+This imports and runs the user's code: only `shapelint run` gets here.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from shapelint.runtime import RuntimeUsageError, device_name, gap_formulas
+
+
+def _describe(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+@dataclass
+class ModuleRunReport:
+    target: str
+    device: str
+    device_name: str
+    flops_measured: int = 0
+    flops_static: int | None = None
+    static_formula: str | None = None
+    static_complete: bool = False
+    unknown: list[dict] = field(default_factory=list)
+    output_shape: list | None = None
+    static_output: list | None = None
+    measured: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def flops_match(self) -> bool:
+        return self.flops_static is not None and self.flops_static == self.flops_measured
+
+    @property
+    def shape_match(self) -> bool:
+        if self.static_output is None:
+            return True  # nothing static to compare with (said in the notes)
+        return self.static_output == self.output_shape
+
+    @property
+    def confirmed(self) -> bool:
+        return self.flops_match and self.shape_match
+
+    def to_json(self) -> dict:
+        return {
+            "target": self.target,
+            "device": self.device,
+            "device_name": self.device_name,
+            "flops_measured": self.flops_measured,
+            "flops_static": self.flops_static,
+            "static_formula": self.static_formula,
+            "static_complete": self.static_complete,
+            "unknown": self.unknown,
+            "flops_match": self.flops_match,
+            "output_shape": self.output_shape,
+            "static_output_shape": self.static_output,
+            "shape_match": self.shape_match,
+            "measured": self.measured,
+            "confirmed": self.confirmed,
+            "notes": self.notes,
+        }
+
+
+def import_file(path: Path):
+    """The module object of path: imported by its package name when it sits in a
+    package (relative imports work), else loaded on its own."""
+    from shapelint.analysis.project import module_name
+
+    root, modname = module_name(str(path))
+    try:
+        if root is not None and modname is not None:
+            if root not in sys.path:
+                sys.path.insert(0, root)
+            try:
+                return importlib.import_module(modname)
+            except ImportError:
+                # The package's __init__ needs what is not installed (vit_pytorch's
+                # wants torchvision): its packages as bare namespaces, so the
+                # file's own relative imports still resolve.
+                _bare_parents(root, modname)
+                return importlib.import_module(modname)
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        name = f"_shapelint_module_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise RuntimeUsageError(f"{path}: cannot import")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses and pickling look modules up
+        spec.loader.exec_module(module)
+        return module
+    except RuntimeUsageError:
+        raise
+    except BaseException as e:  # noqa: BLE001 - the user's import failing is a usage error
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise RuntimeUsageError(f"importing {path} failed: {_describe(e)}") from None
+
+
+def _bare_parents(root: str, modname: str) -> None:
+    import types
+
+    parts = modname.split(".")
+    for name in list(sys.modules):
+        if name == parts[0] or name.startswith(parts[0] + "."):
+            del sys.modules[name]  # half-imported by the failed attempt
+    for i in range(1, len(parts)):
+        name = ".".join(parts[:i])
+        pkg = types.ModuleType(name)
+        pkg.__path__ = [str(Path(root, *parts[:i]))]
+        sys.modules[name] = pkg
+
+
+def _value(text: str, namespace: dict) -> Any:
+    """An --init VALUE at run time: the same restricted expression the static side
+    reads (analysis/target.parse_value), built with the module's own classes."""
+    from shapelint.analysis.target import TargetError, parse_value
+
+    try:
+        expr = parse_value(text, "--init")
+    except TargetError as e:
+        raise RuntimeUsageError(str(e)) from None
+    code = compile(ast.Expression(expr), "<--init>", "eval")
+    try:
+        return eval(code, {"__builtins__": {}}, namespace)  # noqa: S307 - run mode runs user code
+    except Exception as e:  # noqa: BLE001
+        raise RuntimeUsageError(f"--init {text!r}: {type(e).__name__}: {e}") from None
+
+
+INT_DTYPES = ("int", "long", "int64")
+
+
+def _sizes(text: str, dims: dict[str, int], what: str) -> tuple[int, ...]:
+    out = []
+    for part in text.partition(":")[0].split(","):
+        part = part.strip()
+        if part.isdigit():
+            out.append(int(part))
+        elif part in dims:
+            out.append(dims[part])
+        else:
+            raise RuntimeUsageError(f"{what}: dimension {part!r} needs a size (--dim {part}=N)")
+    return tuple(out)
+
+
+def run_module(
+    path: Path,
+    qualname: str,
+    init: dict[str, str],
+    inputs: dict[str, str],
+    dims: dict[str, int],
+    device: torch.device,
+    static_options=None,
+) -> ModuleRunReport:
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import TargetError, target_json
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        static = target_json(
+            analyze_target(str(path), text, qualname, init, inputs, static_options), dims
+        )
+    except TargetError as e:
+        raise RuntimeUsageError(str(e)) from None
+    except OSError as e:
+        raise RuntimeUsageError(f"{path}: cannot read: {e.strerror}") from None
+    rep = ModuleRunReport(f"{path}::{qualname}", str(device), device_name(device))
+    rep.flops_static = static["flops_value"]
+    rep.static_formula = static["flops"]
+    rep.static_complete = static["complete"]
+    rep.unknown = static["unknown"]
+    rep.static_output = _static_output(static, dims)
+    module = import_file(path)
+    cls_name, _, meth = qualname.partition(".")
+    obj = getattr(module, cls_name, None)
+    if obj is None:
+        raise RuntimeUsageError(f"{path}: {cls_name} is not defined once imported")
+    kwargs = {k: _value(v, vars(module)) for k, v in init.items()}
+    torch.manual_seed(0)
+    with torch.device(device):
+        args = {
+            k: (
+                torch.zeros(_sizes(v, dims, f"--input {k}"), dtype=torch.long)
+                if v.partition(":")[2].strip() in INT_DTYPES
+                else torch.randn(_sizes(v, dims, f"--input {k}"))
+            )
+            for k, v in inputs.items()
+        }
+        try:
+            if isinstance(obj, type):
+                inst = obj(**kwargs)
+                if isinstance(inst, torch.nn.Module):
+                    inst = inst.to(device).eval()
+                call = getattr(inst, meth) if meth else inst
+            else:
+                call = obj
+        except Exception as e:  # noqa: BLE001
+            raise RuntimeUsageError(f"building {cls_name} raised {_describe(e)}") from None
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with torch.no_grad(), FlopCounterMode(display=False, custom_mapping=gap_formulas()) as fc:
+            try:
+                out = call(**args)
+            except Exception as e:  # noqa: BLE001
+                raise RuntimeUsageError(f"{qualname} raised {_describe(e)}") from None
+    glob = fc.get_flop_counts().get("Global", {})
+    rep.measured = {str(op): int(n) for op, n in glob.items() if n}
+    rep.flops_measured = int(fc.get_total_flops())
+    first = out[0] if isinstance(out, (tuple, list)) and out else out
+    if isinstance(first, torch.Tensor):
+        rep.output_shape = list(first.shape)
+    if device.type == "cpu" and any("attention" in op for op in rep.measured):
+        rep.notes.append(
+            "on CPU, scaled_dot_product_attention and fused attention kernels are counted by "
+            "torch's CUDA formula (flop_counter counts them as 0 there)"
+        )
+    if not rep.static_complete:
+        rep.notes.append(
+            "static figure incomplete: "
+            + "; ".join(f"line {u['line']} {u['op']}" for u in rep.unknown[:5])
+        )
+    if rep.static_output is None:
+        rep.notes.append("no static output shape to compare with")
+    return rep
+
+
+def _static_output(static: dict, dims: dict[str, int]) -> list | None:
+    shape = static.get("output")
+    if not shape or any(d is None for d in shape):
+        return None
+    from shapelint.notation.symbolic import parse_expr
+
+    try:
+        return [parse_expr(d).evaluate(dims) for d in shape]
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None
+
+
+def render(rep: ModuleRunReport) -> str:
+    where = rep.device if rep.device == "cpu" else f"{rep.device} ({rep.device_name})"
+    out = [f"{rep.target}  [{where}, forward]"]
+    verdict = "ok     " if rep.flops_match else "MISMATCH"
+    static = f"{rep.flops_static:,}" if rep.flops_static is not None else "unknown"
+    out.append(f"  flops    {verdict} measured {rep.flops_measured:,}, static {static}")
+    if not rep.flops_match:
+        ops = ", ".join(f"{op} {n:,}" for op, n in sorted(rep.measured.items()))
+        out.append(f"    measured: {ops or 'nothing'}")
+    shape = "ok     " if rep.shape_match else "MISMATCH"
+    out.append(f"  shapes   {shape} output {rep.output_shape}, static {rep.static_output}")
+    out += [f"  note: {n}" for n in rep.notes]
+    return "\n".join(out) + "\n"

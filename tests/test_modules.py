@@ -1,0 +1,435 @@
+"""nn.Module instances as values, and `cost PATH::QUALNAME` targets, judged by
+torch.utils.flop_counter.FlopCounterMode on the same module and inputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapelint.analysis.driver import analyze_target
+from shapelint.analysis.target import TargetError, target_json
+from shapelint.cli import main
+from tests.helpers import analyze
+
+DATA = Path(__file__).parent / "data" / "modules"
+CORPUS = Path("/work/corpus")
+VIT = CORPUS / "vit-pytorch-1.26.14" / "vit_pytorch" / "vit.py"
+
+
+def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str, str], **dims):
+    res = analyze_target(str(path), path.read_text(), qual, init, inputs)
+    return target_json(res, dims)
+
+
+def counted(path: Path, build: str, inputs: dict) -> int:
+    """FlopCounterMode's FLOPs for one forward: the module built by the Python
+    expression `build` in the file's namespace, called with inputs."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    name = f"_modules_test_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    model = eval(build, vars(mod))  # noqa: S307 - the test's own expression
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        model(**inputs)
+    return fc.get_total_flops()
+
+
+def write(tmp_path: Path, name: str, code: str) -> Path:
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(textwrap.dedent(code))
+    return p
+
+
+STACK = """
+    import torch
+    from torch import nn
+    from jaxtyping import Float
+    from torch import Tensor
+
+    class FF(nn.Module):
+        def __init__(self, dim, hidden):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+        def forward(self, x: Float[Tensor, "b n dim"]):
+            return self.net(x)
+
+    class Stack(nn.Module):
+        def __init__(self, dim, depth, hidden=256):
+            super().__init__()
+            self.layers = nn.ModuleList([])
+            for _ in range(depth):
+                self.layers.append(FF(dim, hidden))
+            self.pos = nn.Parameter(torch.randn(16, dim) * 0.02)
+            self.register_buffer("scale", torch.ones(dim))
+
+        def forward(self, x: Float[Tensor, "b 16 dim"]):
+            x = x + self.pos
+            for layer in self.layers:
+                x = layer(x) + x
+            return x * self.scale
+"""
+
+
+def _functions(res) -> dict[str, dict]:
+    return {f["name"]: f for f in res.functions}
+
+
+def test_sequential_and_module_list_loop_are_symbolic_in_the_constructor_parameters():
+    fns = _functions(analyze(STACK))
+    assert fns["FF.forward"]["flops"] == "4*b*dim*hidden*n"  # two Linears in a Sequential
+    stack = fns["Stack.forward"]
+    # depth copies of FF: a homogeneous list built by append in a loop of symbolic count
+    assert stack["flops"] == "64*b*depth*dim*hidden"
+    assert stack["complete"]
+    assert stack["defaults"] == {"hidden": 256}  # the constructor's default, on record
+
+
+def test_stack_target_matches_flop_counter(tmp_path):
+    p = write(tmp_path, "stack.py", STACK)
+    t = static_target(p, "Stack", {"dim": "32", "depth": "3"}, {"x": "2,16,32"})
+    assert t["complete"] and t["unknown"] == []
+    torch = pytest.importorskip("torch")
+    assert t["flops_value"] == counted(p, "Stack(32, 3)", {"x": torch.randn(2, 16, 32)})
+    assert t["defaults"] == {"hidden": 256}
+
+
+def test_vit_target_matches_flop_counter():
+    if not VIT.exists():
+        pytest.skip("corpus not fetched")
+    torch = pytest.importorskip("torch")
+    init = dict(image_size="32", patch_size="8", num_classes="10", dim="64", depth="2")
+    init.update(heads="4", mlp_dim="128")
+    t = static_target(VIT, "ViT", init, {"img": "2,3,32,32"})
+    assert t["complete"], t["unknown"]
+    build = (
+        "ViT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, mlp_dim=128)"
+    )
+    assert t["flops_value"] == counted(VIT, build, {"img": torch.randn(2, 3, 32, 32)})
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    n_layer=st.integers(1, 3),
+    n_head=st.sampled_from([1, 2, 4]),
+    head_dim=st.sampled_from([4, 8]),
+    t=st.integers(1, 16),
+    b=st.integers(1, 3),
+    bias=st.booleans(),
+)
+def test_nanogpt_like_target_matches_flop_counter(n_layer, n_head, head_dim, t, b, bias):
+    torch = pytest.importorskip("torch")
+    path = DATA / "nanogpt_like.py"
+    cfg = f"GPTConfig(n_layer={n_layer}, n_head={n_head}, n_embd={n_head * head_dim}, bias={bias})"
+    res = static_target(path, "GPT", {"config": cfg}, {"idx": f"{b},{t}"})
+    assert res["complete"], res["unknown"]
+    idx = torch.randint(0, 100, (b, t))
+    assert res["flops_value"] == counted(path, f"GPT({cfg})", {"idx": idx})
+
+
+def test_target_symbolic_input_dims_stay_free_names():
+    res = static_target(
+        DATA / "nanogpt_like.py", "MLP", {"config": "GPTConfig(n_embd=8)"}, {"x": "B,T,8"}, B=2, T=3
+    )
+    assert res["flops"] == "1024*B*T"
+    assert res["flops_value"] == 1024 * 6
+
+
+def test_calls_it_cannot_cost_are_listed_and_the_total_is_not_a_number(tmp_path):
+    p = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from torch import nn
+        import mystery
+
+        class M(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.odd = mystery.Layer(dim)
+
+            def forward(self, x):
+                return self.odd(self.proj(x))
+        """,
+    )
+    t = static_target(p, "M", {"dim": "8"}, {"x": "2,8"})
+    assert not t["complete"] and t["flops_value"] is None
+    assert [u["line"] for u in t["unknown"]] == [13]
+
+
+def test_inherited_forward_and_kwargs_routed_to_the_parent(tmp_path):
+    p = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from torch import nn
+
+        class Base(nn.Module):
+            def __init__(self, dim, mult=4, **kwargs):
+                super().__init__()
+                self.up = nn.Linear(dim, dim * mult, **kwargs)
+                self.down = nn.Linear(dim * mult, dim)
+
+            def forward(self, x):
+                return self.down(self.up(x))
+
+        class Child(Base):
+            def __init__(self, dim, **kwargs):
+                super().__init__(dim, **kwargs)
+        """,
+    )
+    torch = pytest.importorskip("torch")
+    t = static_target(p, "Child", {"dim": "8", "mult": "2", "bias": "False"}, {"x": "3,8"})
+    assert t["complete"]
+    assert t["flops_value"] == counted(p, "Child(8, mult=2, bias=False)", {"x": torch.randn(3, 8)})
+    assert t["flops_value"] == 2 * 3 * 8 * 16 * 2
+
+
+def test_init_values_are_read_never_run(tmp_path):
+    p = write(tmp_path, "m.py", STACK)
+    with pytest.raises(TargetError, match="not a class defined"):
+        static_target(p, "Stack", {"dim": "__import__('os').getcwd()", "depth": "1"}, {})
+    with pytest.raises(TargetError, match="only literals"):
+        static_target(p, "Stack", {"dim": "[i for i in range(3)]", "depth": "1"}, {})
+    with pytest.raises(TargetError, match="takes no parameter 'width'"):
+        static_target(p, "Stack", {"width": "3"}, {})
+    with pytest.raises(TargetError, match="no class or function"):
+        static_target(p, "Nope", {}, {})
+
+
+def test_cli_target_json_and_text(tmp_path):
+    p = write(tmp_path, "stack.py", STACK)
+    args = ["cost", f"{p}::Stack", "--init", "dim=32", "--init", "depth=2", "--input", "x=2,16,32"]
+    r = CliRunner().invoke(main, [*args, "--format", "json", "--no-cache"])
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    expected = {"name", "flops", "flops_value", "other_flops", "bytes", "bytes_value"}
+    assert expected | {"complete", "unknown"} <= set(t)
+    assert t["flops_value"] == 2 * (2 * 2 * 16 * 32 * 256 * 2)
+    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    assert r.exit_code == 0, r.output
+    first, *rest = r.output.splitlines()
+    assert first.startswith(f"{p}::Stack  flops {t['flops_value']}")
+    # FF's layers are indented under the call that runs FF
+    ff = next(i for i, line in enumerate(rest) if "call FF.forward" in line)
+    indent = len(rest[ff]) - len(rest[ff].lstrip())
+    assert len(rest[ff + 1]) - len(rest[ff + 1].lstrip()) > indent
+    r = CliRunner().invoke(main, ["cost", str(p), "--init", "dim=3"])
+    assert r.exit_code == 2 and "PATH::QUALNAME" in r.output
+
+
+# ---------------------------------------------------------------------- whole projects
+
+PROJ = DATA / "proj"  # a package: relative imports, a shared utils.py, a re-export
+
+
+def _copy_project(tmp_path: Path) -> Path:
+    import shutil
+
+    dst = tmp_path / "proj"
+    shutil.copytree(PROJ, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _count_package(root: Path, build: str, inputs: dict) -> int:
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    sys.path.insert(0, str(root))
+    try:
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+        import pkg  # noqa: F401 - the test package, as its users import it
+
+        model = eval(build, {"pkg": sys.modules["pkg"]})  # noqa: S307
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            model(**inputs)
+        return fc.get_total_flops()
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize(
+    ("init", "build"),
+    [({}, "pkg.Model()"), ({"depth": "3", "heads": "2"}, "pkg.Model(depth=3, heads=2)")],
+)
+def test_modules_over_several_files_match_flop_counter(tmp_path, init, build):
+    torch = pytest.importorskip("torch")
+    root = _copy_project(tmp_path)
+    t = static_target(root / "pkg" / "model.py", "Model", init, {"x": "2,5,32"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == _count_package(root, build, {"x": torch.randn(2, 5, 32)})
+    # the same class through the package's re-export
+    t2 = static_target(root / "pkg" / "__init__.py", "Model", init, {"x": "2,5,32"})
+    assert t2["flops_value"] == t["flops_value"]
+
+
+def test_cross_file_shape_contradiction_is_an_error(tmp_path):
+    from shapelint.analysis.driver import analyze_files
+
+    root = _copy_project(tmp_path)
+    results = analyze_files(sorted((root / "pkg").glob("*.py")))
+    found = [(Path(d.path).name, d.line, d.code) for r in results for d in r.diagnostics]
+    assert ("model.py", 22, "SHP305") in found
+    assert all(code != "SHP305" or name == "model.py" for name, _, code in found)
+
+
+def _flops_of(results, name: str) -> str | None:
+    for r in results:
+        for f in r.functions:
+            if f["name"] == name:
+                return f["flops"]
+    return None
+
+
+def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, monkeypatch):
+    from shapelint.analysis import driver
+    from shapelint.cache import Cache
+
+    root = _copy_project(tmp_path)
+    caller = root / "pkg" / "caller.py"
+    caller.write_text(
+        textwrap.dedent(
+            """
+            from jaxtyping import Float
+            from torch import Tensor
+            from .utils import FeedForward
+
+            def run(x: Float[Tensor, "b n 16"]):
+                ff = FeedForward(16)
+                return ff(x)
+            """
+        )
+    )
+    files = sorted((root / "pkg").glob("*.py"))
+
+    def run():
+        cache = Cache(tmp_path / "cache", "salt")
+        seen: list[str] = []
+        real = driver.analyze_bytes
+
+        def counting(path, data, options=None):
+            seen.append(Path(path).name)
+            return real(path, data, options)
+
+        monkeypatch.setattr(driver, "analyze_bytes", counting)
+        results = driver.analyze_files(files, cache=cache)
+        cache.flush()
+        return results, sorted(seen)
+
+    results, seen = run()
+    assert _flops_of(results, "run") == "4096*b*n"  # FeedForward(16): 16 -> 64 -> 16
+    import os
+    import time
+
+    time.sleep(0.01)
+    _, seen = run()  # nothing edited: nothing analysed again
+    assert seen == []
+    utils = root / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("mult=4", "mult=8"))
+    st = utils.stat()
+    os.utime(utils, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
+    results, seen = run()
+    # utils.py changed, and every file whose results used it (directly or through
+    # layers.py); __init__.py only re-exports and is not analysed again
+    assert seen == ["attend.py", "caller.py", "layers.py", "model.py", "utils.py"]
+    assert _flops_of(results, "run") == "8192*b*n"
+
+
+# ---------------------------------------------------------------------- runtime mode
+
+
+@pytest.mark.parametrize(
+    ("target", "args"),
+    [
+        (
+            DATA / "nanogpt_like.py",
+            [
+                "::GPT",
+                "--init",
+                "config=GPTConfig(n_layer=2, n_embd=32)",
+                "--input",
+                "idx=2,16:int",
+            ],
+        ),
+        (PROJ / "pkg" / "model.py", ["::Model", "--init", "depth=3", "--input", "x=2,5,32"]),
+        (
+            VIT,
+            [
+                "::ViT",
+                *[
+                    f"--init={k}={v}"
+                    for k, v in dict(
+                        image_size=32,
+                        patch_size=8,
+                        num_classes=10,
+                        dim=64,
+                        depth=2,
+                        heads=4,
+                        mlp_dim=128,
+                    ).items()
+                ],
+                "--input",
+                "img=2,3,32,32",
+            ],
+        ),
+    ],
+)
+def test_run_confirms_the_static_target(target, args):
+    pytest.importorskip("torch")
+    if not target.exists():
+        pytest.skip("corpus not fetched")
+    name, *rest = args
+    r = CliRunner().invoke(
+        main, ["run", f"{target}{name}", *rest, "--device", "cpu", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["confirmed"] and rep["flops_match"] and rep["shape_match"]
+    assert rep["flops_measured"] == rep["flops_static"] > 0
+    assert rep["output_shape"] == rep["static_output_shape"]
+
+
+def test_run_reports_a_static_figure_that_disagrees(tmp_path):
+    pytest.importorskip("torch")
+    p = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from torch import nn
+        import importlib
+
+        class M(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.hidden = getattr(nn, "Linear")(dim, dim)
+
+            def forward(self, x):
+                return self.hidden(self.proj(x))
+        """,
+    )
+    r = CliRunner().invoke(
+        main, ["run", f"{p}::M", "--init", "dim=8", "--input", "x=2,8", "--device", "cpu"]
+    )
+    assert r.exit_code == 1, r.output
+    assert "MISMATCH" in r.output and "static unknown" in r.output
