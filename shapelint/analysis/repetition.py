@@ -60,12 +60,14 @@ def scaled(cost: Cost, times: Expr | None, why: str) -> Cost:
         other_flops=_times(cost.other_flops, times),
         bytes=_times(cost.bytes, times),
         notes=notes,
-        complete=cost.complete and (times is not None or not _nonzero(cost)),
+        # Completeness is about FLOPs, as a function's total has it: zero FLOPs,
+        # any number of times, are still zero.
+        complete=cost.complete and (times is not None or _zero(cost.flops)),
     )
 
 
-def _nonzero(cost: Cost) -> bool:
-    return any(e is None or e.value != 0 for e in (cost.flops, cost.other_flops, cost.bytes))
+def _zero(e: Expr | None) -> bool:
+    return e is not None and e.value == 0
 
 
 def _plus(a: Expr | None, b: Expr | None, strict: bool) -> Expr | None:
