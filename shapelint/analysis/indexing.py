@@ -7,9 +7,8 @@ dimension it indexes, a boolean mask of rank k replaces k dimensions with one
 of unknown length; of an index whose dtype is unknown, only a rank-1 one is
 followed (one dimension either way, of unknown length).
 
-A slice of a symbolic size by constant bounds (`x[:, 1:]`: n - 1, `x[:, -2:]`:
-2) assumes the dimension is at least as long as the bound, as code that cuts a
-class token or the last step off a sequence does.
+A slice's length is told where it is certain (`x[:, 1:]` of n is n - 1, taking
+every size to be at least 1; `x[:, :4]` is min(4, n), unknown).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.indexing import slice_length
 from shapelint.ops.values import IntV, NoneV, SliceV, TensorV, TupleV, Value, Var
 
 _INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
@@ -91,43 +91,16 @@ def _index_dims(v: TensorV) -> list:
     return [None]  # a mask's count of True, or a rank-1 index of either kind
 
 
-def _const(v: Value | None) -> int | None:
-    if isinstance(v, IntV) and v.value is not None:
-        return v.value.value
-    return None
-
-
 def _slice_length(n, sv: Value):
+    """The length of n[lo:hi:step] where it is certain (ops.indexing.slice_length)."""
     if not isinstance(sv, SliceV):
         return None
-    lo, hi, st = (None if isinstance(b, NoneV) else b for b in (sv.lower, sv.upper, sv.step))
-    if st is not None and not _const(st):
-        return None
-    if (lo is not None and not isinstance(lo, IntV)) or (
-        hi is not None and not isinstance(hi, IntV)
-    ):
-        return None
-    a, b, k = _const(lo), _const(hi), _const(st)
-    size = n.value if isinstance(n, Expr) else None
-    if size is not None and (lo is None or a is not None) and (hi is None or b is not None):
-        return Expr.const(len(range(*slice(a, b, k).indices(size))))
-    if not isinstance(n, Expr) or (k is not None and k != 1):
-        return None
-    start = Expr.const(0) if lo is None else _symbolic_end(n, lo, lower=True)
-    stop = n if hi is None else _symbolic_end(n, hi, lower=False)
-    if start is None or stop is None:
-        return None
-    return stop - start
-
-
-def _symbolic_end(n: Expr, v: Value | None, lower: bool) -> Expr | None:
-    """Where a bound lands on a dimension of symbolic size n; None where that
-    depends on which is larger (`x[:, :4]`: min(4, n))."""
-    c = _const(v)
-    if c is not None:
-        if c < 0:
-            return n + c
-        return Expr.const(c) if lower or c == 0 else None
-    if isinstance(v, IntV) and v.value == n:
-        return n
-    return None
+    bounds = []
+    for b in (sv.lower, sv.upper, sv.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None:
+            bounds.append(b.value)
+        else:
+            return None
+    return slice_length(n, *bounds)

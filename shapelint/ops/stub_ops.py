@@ -33,6 +33,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     layer_rules,
     norm_rules,
     shape_rules,
+    tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
@@ -48,7 +49,7 @@ from shapelint.ops.shape_rules import (
     has_var,
     shape_text,
 )
-from shapelint.ops.stub_dir import builtin_stub_dir
+from shapelint.ops.stub_dir import builtin_stub_dir, stub_files
 from shapelint.ops.stub_format import (
     NO_DEFAULT,
     Formula,
@@ -83,13 +84,6 @@ Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        out.extend(sorted(p.glob("*.stub")) if p.is_dir() else [p])
-    return out
 
 
 class StubRegistry:
@@ -127,7 +121,9 @@ class StubRegistry:
     def load(cls, extra_paths: Iterable[str | Path] = ()) -> StubRegistry:
         texts: list[tuple[str, str]] = []
         errors: list[StubError] = []
-        for f in _stub_files([builtin_stub_dir(), *extra_paths]):
+        files, problems = stub_files([builtin_stub_dir(), *extra_paths])
+        errors.extend(StubError(path, 0, problem) for path, problem in problems)
+        for f in files:
             try:
                 texts.append((str(f), f.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as e:
@@ -192,6 +188,14 @@ def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResul
     with the tensor as args[0], "operator.add", "torch.nn.Linear.__call__" with the
     module as args[0]). None: no stub describes it."""
     return registry().call(name, args, kwargs)
+
+
+def declares_flops(name: str) -> bool | None:
+    """Whether a stub for ``name`` gives it a FLOP formula (None: no stub)."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return None
+    return any(e.flops is not None for e in entries)
 
 
 def is_property(name: str) -> bool:
