@@ -485,9 +485,9 @@ def test_unpacked_shape_names_the_axes_and_the_rewrite_computes_the_same():
     def f(x):
         b, c, h, w = x.shape
         return x.permute(0, 2, 3, 1).reshape(b, h * w, c)
-    def rebound(x):
+    def rebound(x, other):
         b, c, h, w = x.shape
-        x = x.float()
+        x = other
         return x.permute(0, 2, 3, 1)
     """
     named, other = findings(code)
