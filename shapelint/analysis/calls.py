@@ -7,16 +7,13 @@ import ast
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, einops_ops, stub_ops
-from shapelint.ops.indexing import slice_length
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
     FloatV,
     IntV,
-    NoneV,
     ObjectV,
     OpResult,
-    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -172,80 +169,3 @@ def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | N
     if name in ("tuple", "list") and len(args) == 1 and isinstance(args[0], TupleV):
         return args[0]
     return None
-
-
-def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
-    """Basic indexing: ints drop a dim, ':' keeps it, None adds one, '...' spans."""
-    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
-        return TensorV(None, t.dtype)
-    elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-    idx_items = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
-    out: list = []
-    dims = list(t.shape)
-    pos = 0
-    n_consuming = sum(
-        1
-        for e, v in zip(elems, idx_items)
-        if not (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis))
-    )
-    for e, v in zip(elems, idx_items):
-        if isinstance(e, ast.Constant) and e.value is Ellipsis:
-            span = len(dims) - pos - (n_consuming - _consumed_before(elems, e))
-            if span < 0:
-                return TensorV(None, t.dtype)
-            out.extend(dims[pos : pos + span])
-            pos += span
-        elif isinstance(e, ast.Constant) and e.value is None:
-            out.append(Expr.const(1))
-        elif isinstance(e, ast.Slice):
-            if pos >= len(dims):
-                return TensorV(None, t.dtype)
-            if e.lower is None and e.upper is None and e.step is None:
-                out.append(dims[pos])
-            else:
-                out.append(sliced_length(dims[pos], v))
-            pos += 1
-        elif isinstance(v, IntV):
-            if pos >= len(dims):
-                return TensorV(None, t.dtype)
-            pos += 1
-        elif isinstance(e, ast.List) and sum(isinstance(x, ast.List) for x in elems) == 1:
-            # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
-            if pos >= len(dims) or not all(isinstance(i, IntV) for i in idx_items_of(v)):
-                return TensorV(None, t.dtype)
-            out.append(Expr.const(len(e.elts)))
-            pos += 1
-        else:
-            return TensorV(None, t.dtype)  # advanced indexing: shape depends on the index tensor
-    out.extend(dims[pos:])
-    return TensorV(tuple(out), t.dtype)
-
-
-def sliced_length(dim, sl: Value):
-    """Length of dim[lo:hi:step] when it is certain: known numbers, or bounds that
-    provably fall inside the dimension (``x[..., :L]`` of an L + k - 1 axis is L)."""
-    if not isinstance(sl, SliceV) or not isinstance(dim, Expr):
-        return None
-    bounds = []
-    for b in (sl.lower, sl.upper, sl.step):
-        if b is None or isinstance(b, NoneV):
-            bounds.append(None)
-        elif isinstance(b, IntV) and b.value is not None:
-            bounds.append(b.value)
-        else:
-            return None
-    return slice_length(dim, *bounds)
-
-
-def idx_items_of(v: Value) -> tuple[Value, ...]:
-    return v.items if isinstance(v, TupleV) else (v,)
-
-
-def _consumed_before(elems, target) -> int:
-    n = 0
-    for e in elems:
-        if e is target:
-            return n
-        if not (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis)):
-            n += 1
-    return n

@@ -11,11 +11,21 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import folding, modules, unify
+from shapelint.analysis import (
+    folding,
+    indexing,
+    lambdas,
+    loops,
+    modules,
+    scalars,
+    sequences,
+    unify,
+)
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
@@ -168,6 +178,12 @@ class ModuleAnalyzer:
         self._in_progress: set[str] = set()
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
+        self._muted = 0
+        self._repeating = 0
+        self._diag_spots: set[tuple] = set()
+        self.active_closures: list = []  # closures running now (lambdas.invoke)
+        self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
+        self.loop_weight = 1  # runs of the current body that enclosing loops make (loops.py)
         self._quiet = False  # a second pass over a function: its diagnostics are known
         # Names the code's uses gave to dims of unknown size (analysis/unify.py):
         # two of them equated by an op are one dim, not a conflict (SHP304).
@@ -215,6 +231,7 @@ class ModuleAnalyzer:
         for cls in self.classes.values():
             for fd in cls.methods.values():
                 self.summary(fd.qualname)
+        lambdas.check_uncalled(self)
         self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
@@ -261,9 +278,13 @@ class ModuleAnalyzer:
         else:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
-        if self._quiet or key in self._diag_keys:
+        spot = (l1, c1, code)
+        if self._quiet or self._muted or key in self._diag_keys:
             return
+        if self._repeating and spot in self._diag_spots:
+            return  # the same finding on another run, said with other shapes
         self._diag_keys.add(key)
+        self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
 
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
@@ -393,6 +414,8 @@ class ModuleAnalyzer:
         returns = _join_all(frame.returns) if frame.returns else NoneV()
         for r in frame.records.values():
             r.cost.simplify()  # with the facts found after the call was recorded
+        if isinstance(returns, (lambdas.ClosureV, sequences.SeqV)):
+            returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
         return FunctionSummary(
@@ -536,21 +559,12 @@ class ModuleAnalyzer:
     def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
         if isinstance(stmt, ast.For) and modules.exec_for(self, stmt, frame):
             return
-        self.eval(stmt.iter, frame)
-        before = dict(frame.env)
-        self._assign(stmt.target, self._iter_item(stmt.iter, frame), frame, None)
-        self._exec_block(stmt.body, frame)
+        loops.exec_for(self, stmt, frame)
         frame.done = False  # a return in a loop body may not run
-        frame.env = _join_env(before, frame.env)
-        self._exec_block(stmt.orelse, frame)
 
     def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.test, frame)
-        before = dict(frame.env)
-        self._exec_block(stmt.body, frame)
+        loops.exec_while(self, stmt, frame)
         frame.done = False
-        frame.env = _join_env(before, frame.env)
-        self._exec_block(stmt.orelse, frame)
 
     def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
         for item in stmt.items:
@@ -584,6 +598,8 @@ class ModuleAnalyzer:
             inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
+            if not stmt.decorator_list:  # a call runs it (lambdas.invoke)
+                frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
         for d in stmt.decorator_list:
             self.eval(d, frame)
 
@@ -696,10 +712,52 @@ class ModuleAnalyzer:
         if not self._quiet:
             self._emit_records(frame)
 
-    def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
-            return IntV(None)
-        return UNKNOWN
+    # ------------------------------------------------------------------ for analysis helpers
+    # (loops, lambdas: the interpreter's own steps, as they may call them)
+    def scope(self, frame: _Frame) -> _Frame:
+        """A frame for a comprehension or a closure's body: it sees frame's
+        variables, and its calls count in frame's records."""
+        inner = _Frame(frame.func, frame.name)
+        inner.env = dict(frame.env)
+        inner.locals = set(frame.locals)
+        inner.local_imports = frame.local_imports
+        inner.records = frame.records
+        return inner
+
+    @contextmanager
+    def muted(self):
+        """No diagnostics from the block (a loop's later turns)."""
+        self._muted += 1
+        try:
+            yield
+        finally:
+            self._muted -= 1
+
+    @contextmanager
+    def repeated(self):
+        """Code run again with other values (the next item of an unrolled loop,
+        another call of a closure): a finding already made at a spot is not made
+        again there in other words."""
+        self._repeating += 1
+        try:
+            yield
+        finally:
+            self._repeating -= 1
+
+    @staticmethod
+    def join(a: Value, b: Value) -> Value:
+        return _join(a, b)
+
+    def is_builtin(self, name: str, frame: _Frame) -> bool:
+        """Whether a bare name is Python's builtin here (nothing shadows it)."""
+        return (
+            name not in frame.env
+            and name not in frame.locals
+            and name not in self.module_env
+            and name not in self.functions
+            and name not in self.classes
+            and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
+        )
 
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
@@ -743,6 +801,9 @@ class ModuleAnalyzer:
                         self._assign(e.value, TupleV(tuple(rest)), frame, None)  # type: ignore[attr-defined]
                     else:
                         self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
+            elif isinstance(value, sequences.SeqV) and star is None:
+                for e in elts:
+                    self._assign(e, value.item, frame, None)
             elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
                 # `q, k, v = t`: iterating a tensor walks its first dimension.
                 row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
@@ -957,27 +1018,16 @@ class ModuleAnalyzer:
     def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             built = modules.comprehension(self, node, frame)
+            if isinstance(built, modules.ModuleListV) and built.count is not None:
+                if len(built.items) == 1 and not isinstance(built.items[0], ObjectV):
+                    # n copies of one tensor, not of a layer: a list stack/cat can read.
+                    return sequences.SeqV(built.items[0], built.count)
             if built is not None:
                 return built
-        inner = _Frame(frame.func, frame.name)
-        inner.env = dict(frame.env)
-        inner.locals = set(frame.locals)
-        inner.local_imports = frame.local_imports
-        inner.records = frame.records
-        for gen in node.generators:
-            self.eval(gen.iter, inner, d)
-            self._assign(gen.target, UNKNOWN, inner, None)
-            for cond in gen.ifs:
-                self.eval(cond, inner, d)
-        if isinstance(node, ast.DictComp):
-            self.eval(node.key, inner, d)
-            self.eval(node.value, inner, d)
-        else:
-            self.eval(node.elt, inner, d)
-        return UNKNOWN
+        return loops.comprehension(self, node, frame, d)
 
     def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
-        return UNKNOWN
+        return lambdas.define_lambda(self, node, frame, d)
 
     def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
         # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
@@ -1042,7 +1092,7 @@ class ModuleAnalyzer:
                     return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
             return UNKNOWN
         if isinstance(base, TensorV):
-            return dispatch.tensor_index(base, node.slice, idx)
+            return indexing.tensor_index(base, node.slice, idx)
         return UNKNOWN
 
     def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
@@ -1158,6 +1208,8 @@ class ModuleAnalyzer:
                 if self.module_env.get(func.id, UNKNOWN) is not UNKNOWN:
                     # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
                     return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
+                if func.id == "map" and len(args) >= 2 and not kwargs:
+                    return lambdas.map_call(self, node, args, frame)
                 built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
                 if built is not None:
                     return built
@@ -1165,7 +1217,9 @@ class ModuleAnalyzer:
                     n = modules.length(args[0])
                     if n is not None:
                         return n
-                builtin = dispatch.builtin(func.id, args, kwargs)
+                builtin = sequences.builtin(func.id, args) or dispatch.builtin(
+                    func.id, [sequences.hidden(a) for a in args], kwargs
+                )
                 if builtin is not None:
                     return builtin
                 if uc.free_builtin(func.id):
@@ -1188,15 +1242,23 @@ class ModuleAnalyzer:
             if res is not None:
                 return res
             if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-                # `xs = []` then `xs.append(t)`: the list's contents are no longer known.
+                # `xs = []` then `xs.append(t)`: the list gains t; after any other
+                # change its contents are no longer known. Names bound to the same
+                # list see the change too.
                 if isinstance(func.value, ast.Name):
-                    frame.env[func.value.id] = UNKNOWN
+                    grown = sequences.appended(recv, func.attr, args)
+                    for k, v in list(frame.env.items()):
+                        if v is recv:
+                            frame.env[k] = grown if k == func.value.id else UNKNOWN
                 return UNKNOWN
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
-                return self._op_value(
+                res = self._op_value(
                     f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame
                 )
+                if res is UNKNOWN and func.attr == "unbind":
+                    return sequences.unbound(recv, args, kwargs)
+                return res
             if isinstance(recv, ObjectV):
                 if recv.kind.startswith("<class>") and func.attr in self._class_methods(
                     recv.kind[7:]
@@ -1257,6 +1319,8 @@ class ModuleAnalyzer:
         return modules.all_methods(cd.owner or self, cd) if cd else {}
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
+        if isinstance(callee, lambdas.ClosureV):
+            return lambdas.invoke(self, callee, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res
@@ -1362,6 +1426,14 @@ class ModuleAnalyzer:
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is not None:
             return built
+        joined = sequences.stack_or_cat(qual, args, kwargs)
+        if joined is not None:
+            return joined
+        scalar = scalars.call(qual, args)
+        if scalar is not None:
+            return scalar
+        args = [sequences.hidden(a) for a in args]
+        kwargs = {k: sequences.hidden(v) for k, v in kwargs.items()}
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)

@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
@@ -276,10 +277,15 @@ def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, fra
         items = []
         for i in range(n):
             an.assign(gen.target, IntV(Expr.const(i)), inner, None)
-            items.append(an.eval(node.elt, inner))
+            with collected(inner) as turn:
+                items.append(an.eval(node.elt, inner))
+            merge(frame.records, turn, ONE, "")  # each item's calls count
         return TupleV(tuple(items))
     an.assign(gen.target, IntV(None), inner, None)
-    return ModuleListV((an.eval(node.elt, inner),), count=count)
+    with collected(inner) as turn:
+        item = an.eval(node.elt, inner)
+    merge(frame.records, turn, count, "comprehension")  # count times
+    return ModuleListV((item,), count=count)
 
 
 def range_count(an: ModuleAnalyzer, it: ast.expr, frame) -> Expr | None:

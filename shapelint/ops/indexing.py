@@ -31,7 +31,9 @@ def slice_length(n: Dim, lower: Expr | None, upper: Expr | None, step: Expr | No
     if not isinstance(n, Expr):
         return None
     if step is not None and step.value != 1:
-        if n.value is not None and None not in (_v(lower), _v(upper), step.value) and step.value:
+        # An omitted bound is fine; a given one must be a number.
+        given = all(b is None or b.value is not None for b in (lower, upper))
+        if n.value is not None and given and step.value:
             return Expr.const(len(range(n.value)[_v(lower) : _v(upper) : step.value]))
         return None
     lo = Expr.const(0) if lower is None else lower

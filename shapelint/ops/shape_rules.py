@@ -1081,7 +1081,7 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
         return RuleOut(UNKNOWN)
     n = shape[pos]
     if not isinstance(n, Expr):
-        return RuleOut(UNKNOWN)
+        return RuleOut(_pieces(x, shape, pos, [None] * c))
     if n.value is not None:
         step = -(-n.value // c) if n.value else 0
         if step == 0:
@@ -1090,9 +1090,9 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
             sizes = _cuts(n.value, step)
         out.value = _pieces(x, shape, pos, sizes)
         return out
+    # A size not known to divide: pieces of unknown size. Torch may make fewer
+    # than c of them (7 in 3 is 3, 3, 1; 4 in 3 is 2, 2); code unpacks c names.
     piece = n.exact_div(c)
-    if piece is None:
-        return RuleOut(UNKNOWN)
     return RuleOut(_pieces(x, shape, pos, [piece] * c))
 
 

@@ -1,0 +1,106 @@
+"""Indexing a tensor: `x[:, -1]`, `x[..., None]`, `x[:, :n]`, `x[1:]`, `w[pos]`.
+
+Basic indexing: an int drops a dimension, a slice keeps it (its length where
+the bounds say it), None adds one, `...` spans the rest. One tensor index
+(advanced indexing): an integer tensor puts its own shape in place of the
+dimension it indexes, a boolean mask of rank k replaces k dimensions with one
+of unknown length; of an index whose dtype is unknown, only a rank-1 one is
+followed (one dimension either way, of unknown length).
+
+A slice's length is told where it is certain (`x[:, 1:]` of n is n - 1, taking
+every size to be at least 1; `x[:, :4]` is min(4, n), unknown).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.indexing import slice_length
+from shapelint.ops.values import IntV, NoneV, SliceV, TensorV, TupleV, Value, Var
+
+_INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
+
+
+def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
+    """t[sl], where idx is sl's value (a slice's is a SliceV of its bounds)."""
+    unknown = TensorV(None, t.dtype)
+    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+        return unknown
+    elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    values = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
+    if len(values) != len(elems):
+        return unknown
+    used = [_consumes(e, v) for e, v in zip(elems, values)]
+    if any(u is None for u in used):
+        return unknown
+    advanced = sum(isinstance(e, ast.List) or isinstance(v, TensorV) for e, v in zip(elems, values))
+    if advanced > 1 or (advanced and any(isinstance(v, IntV) for v in values)):
+        return unknown  # indices broadcast together, and may move to the front
+    dims = list(t.shape)
+    out: list = []
+    pos = 0
+    for i, (e, v) in enumerate(zip(elems, values)):
+        if _is_const(e, Ellipsis):
+            span = len(dims) - pos - sum(used[i + 1 :])  # type: ignore[arg-type]
+            if span < 0:
+                return unknown
+            out.extend(dims[pos : pos + span])
+            pos += span
+            continue
+        if _is_const(e, None):
+            out.append(Expr.const(1))
+            continue
+        if pos + used[i] > len(dims):  # type: ignore[operator]
+            return unknown
+        if isinstance(e, ast.Slice):
+            out.append(_slice_length(dims[pos], v))
+        elif isinstance(v, TensorV):
+            out.extend(_index_dims(v))
+        elif isinstance(e, ast.List):
+            out.append(Expr.const(len(e.elts)))
+        pos += used[i]  # type: ignore[operator]
+    out.extend(dims[pos:])
+    return TensorV(tuple(out), t.dtype)
+
+
+def _is_const(e: ast.expr, value: object) -> bool:
+    return isinstance(e, ast.Constant) and e.value is value
+
+
+def _consumes(e: ast.expr, v: Value) -> int | None:
+    """How many dimensions an index element uses up; None: not followed."""
+    if _is_const(e, Ellipsis) or _is_const(e, None):
+        return 0
+    if isinstance(e, ast.Slice) or isinstance(v, IntV):
+        return 1
+    if isinstance(e, ast.List) and isinstance(v, TupleV):
+        # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
+        return 1 if all(isinstance(i, IntV) for i in v.items) else None
+    if isinstance(v, TensorV) and v.rank is not None:
+        if v.dtype == "bool":
+            return v.rank
+        if v.dtype in _INT_DTYPES or (v.dtype is None and v.rank == 1):
+            return 1
+    return None  # a list, a tensor of unknown rank or dtype...
+
+
+def _index_dims(v: TensorV) -> list:
+    if v.dtype in _INT_DTYPES:
+        return list(v.shape)  # type: ignore[arg-type]
+    return [None]  # a mask's count of True, or a rank-1 index of either kind
+
+
+def _slice_length(n, sv: Value):
+    """The length of n[lo:hi:step] where it is certain (ops.indexing.slice_length)."""
+    if not isinstance(sv, SliceV):
+        return None
+    bounds = []
+    for b in (sv.lower, sv.upper, sv.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None:
+            bounds.append(b.value)
+        else:
+            return None
+    return slice_length(n, *bounds)

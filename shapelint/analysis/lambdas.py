@@ -1,0 +1,145 @@
+"""Lambdas and nested functions as values, run where they are called
+(`map(lambda t: rearrange(t, ...), qkv)`, `f(x)` for a local `def f`) with the
+arguments of that call and the enclosing variables as they stand then (Python's
+closures read them late, too). A lambda nobody calls is still checked, once,
+with arguments of unknown shape.
+
+The calls a body makes count in the function that calls it, once per call.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from shapelint.analysis.loops import UNROLL, of_value
+from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.sequences import SeqV
+from shapelint.ops.values import UNKNOWN, NoneV, TensorV, TupleV, Value
+
+_MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
+
+
+@dataclass(eq=False)
+class ClosureV(Value):
+    """A lambda or a nested def, with the frame it was defined in."""
+
+    node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
+    frame: object
+    called: bool = False
+
+
+def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
+    closure = ClosureV(node, frame)
+    an.uncalled.append(closure)
+    return closure
+
+
+def check_uncalled(an) -> None:
+    """A lambda nobody called is checked once with arguments of unknown shape,
+    so a broken pattern in it is reported all the same. What that run would
+    cost is not counted: only a call counts it."""
+    checked = {id(c.node) for c in an.uncalled if c.called}
+    for closure in an.uncalled:
+        node = closure.node
+        if id(node) in checked:
+            continue
+        checked.add(id(node))
+        inner = an.scope(closure.frame)
+        _bind(an, node.args, [], {}, closure.frame, inner, 0, unknown=True)
+        with collected(inner), an.repeated():
+            an.eval(node.body, inner)
+    an.uncalled.clear()
+
+
+def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
+    node = closure.node
+    active = an.active_closures
+    if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):
+        return UNKNOWN  # recursion, or a coroutine: not followed
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+        return UNKNOWN  # a generator runs when it is consumed, not here
+    closure.called = True
+    inner = an.scope(closure.frame)
+    inner.records = caller.records
+    _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
+    active.append(closure)
+    try:
+        with collected(inner) as runs, an.repeated():
+            if isinstance(node, ast.Lambda):
+                value = an.eval(node.body, inner, d)
+            else:
+                an.exec_block(node.body, inner)
+                value = _returned(an, inner.returns, node)
+    finally:
+        active.pop()
+    merge(caller.records, runs, ONE, "")
+    return value
+
+
+def _returned(an, returns: list[Value], node) -> Value:
+    falls_off = not node.body or not isinstance(node.body[-1], (ast.Return, ast.Raise))
+    values = list(returns) + ([NoneV()] if falls_off else [])
+    out = values[0]
+    for v in values[1:]:
+        out = an.join(out, v)
+    return out
+
+
+def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknown: bool) -> None:
+    positional = list(spec.posonlyargs) + list(spec.args)
+    defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
+    kwargs = dict(kwargs)
+    for i, (a, default) in enumerate(zip(positional, defaults)):
+        if unknown:
+            value = UNKNOWN
+        elif i < len(args):
+            value = args[i]
+        elif a.arg in kwargs:
+            value = kwargs.pop(a.arg)
+        elif default is not None:
+            value = an.eval(default, defining, d)
+        else:
+            value = UNKNOWN
+        _set(an, inner, a, value)
+    for a, default in zip(spec.kwonlyargs, spec.kw_defaults):
+        if unknown or (a.arg not in kwargs and default is None):
+            value = UNKNOWN
+        elif a.arg in kwargs:
+            value = kwargs.pop(a.arg)
+        else:
+            value = an.eval(default, defining, d)
+        _set(an, inner, a, value)
+    if spec.vararg is not None:
+        rest = TupleV(tuple(args[len(positional) :])) if not unknown else UNKNOWN
+        _set(an, inner, spec.vararg, rest)
+    if spec.kwarg is not None:
+        _set(an, inner, spec.kwarg, UNKNOWN)
+
+
+def _set(an, inner, a: ast.arg, value: Value) -> None:
+    if a.annotation is not None and not isinstance(value, TensorV):
+        declared = an.annotations.tensor(a.annotation)
+        if declared is not None:
+            value = declared
+    inner.env[a.arg] = value
+    inner.locals.add(a.arg)
+
+
+def map_call(an, node: ast.Call, args: list[Value], frame) -> Value:
+    """map(f, xs, ...): f called on each listed item, or once for all of them."""
+    f, seqs = args[0], args[1:]
+    its = [of_value(an, s) for s in seqs]
+    if all(it.items is not None for it in its) and min(len(it.items) for it in its) <= UNROLL:  # type: ignore[arg-type]
+        n = min(len(it.items) for it in its)  # type: ignore[arg-type]
+        results = []
+        for i in range(n):
+            with collected(frame) as runs, an.repeated():
+                results.append(an.call_value(f, node, [it.items[i] for it in its], {}, frame))  # type: ignore[index]
+            merge(frame.records, runs, ONE, "")
+        return TupleV(tuple(results))
+    count = its[0].count if len(its) == 1 else None
+    with collected(frame) as runs:
+        value = an.call_value(f, node, [it.item for it in its], {}, frame)
+    merge(frame.records, runs, count, "map" if count is not None else "map over unknown length")
+    return SeqV(value, count)

@@ -1,0 +1,328 @@
+"""Loops and comprehensions: how many turns, what each turn sees, what it costs.
+
+A loop over a short list of known items (`for t in (q, k, v)`, `range(3)`) is
+unrolled: each turn runs with its own item, in order, so shapes that change
+from turn to turn are followed exactly. Any other loop runs its body until the
+environment at the top of a turn stops changing (joining what a turn leaves
+with what it found), and the calls of that last turn, valid for every turn,
+count `trip count` times: `range(n)` n times, a tensor's rows shape[0] times.
+A count nobody knows (a `while`, an iterable of unknown length, a body that may
+`break`, `continue` or `return`) leaves every non-zero cost in the body unknown.
+
+Diagnostics come from the first turn only: it sees the environment as the loop
+finds it, and later turns only see less.
+"""
+
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.sequences import SeqV
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value, Var
+
+UNROLL = 8  # most items a loop is unrolled over
+_MAX_TURNS = 4  # turns before what still changes is widened to unknown
+# Runs of the innermost body that nested loops may cost; past it a loop takes one
+# turn, and if that turn changes what it found, its count is unknown.
+_MAX_WEIGHT = 64
+
+
+@dataclass
+class Iteration:
+    count: Expr | None  # trip count; None when nobody knows it
+    items: tuple[Value, ...] | None  # each turn's item, where they are listed
+    item: Value  # what any turn's item is known to be
+
+
+_NOTHING = Iteration(None, None, UNKNOWN)
+
+
+def of_value(an, v: Value) -> Iteration:
+    if isinstance(v, TupleV):
+        item = v.items[0] if v.items else UNKNOWN
+        for other in v.items[1:]:
+            item = an.join(item, other)
+        return Iteration(Expr.const(len(v.items)), v.items, item)
+    if isinstance(v, SeqV):
+        return Iteration(v.count, None, v.item)
+    if isinstance(v, TensorV) and v.shape and not isinstance(v.shape[0], Var):
+        # Iterating a tensor walks its first dimension.
+        return Iteration(v.shape[0], None, TensorV(v.shape[1:], v.dtype))
+    return _NOTHING
+
+
+def iterate(an, node: ast.expr, frame, d: int = 0) -> Iteration:
+    """The turns of `for _ in node`, evaluating node."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and not node.keywords
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+        and an.is_builtin(node.func.id, frame)
+    ):
+        name = node.func.id
+        if name == "range" and 1 <= len(node.args) <= 3:
+            return _range([an.eval(a, frame, d) for a in node.args])
+        if name == "enumerate" and len(node.args) in (1, 2):
+            inner = iterate(an, node.args[0], frame, d)
+            start = an.eval(node.args[1], frame, d) if len(node.args) == 2 else IntV(Expr.const(0))
+            return _enumerate(inner, start)
+        if name == "zip" and node.args:
+            return _zip([iterate(an, a, frame, d) for a in node.args])
+        if name == "reversed" and len(node.args) == 1:
+            inner = iterate(an, node.args[0], frame, d)
+            items = tuple(reversed(inner.items)) if inner.items is not None else None
+            return Iteration(inner.count, items, inner.item)
+    return of_value(an, an.eval(node, frame, d))
+
+
+def _const(v: Value) -> int | None:
+    return v.value.value if isinstance(v, IntV) and v.value is not None else None
+
+
+def _range(args: list[Value]) -> Iteration:
+    start, stop, step = (IntV(Expr.const(0)), args[0], IntV(Expr.const(1)))
+    if len(args) >= 2:
+        start, stop = args[0], args[1]
+    if len(args) == 3:
+        step = args[2]
+    a, b, k = _const(start), _const(stop), _const(step)
+    if a is not None and b is not None and k:
+        r = range(a, b, k)
+        items = tuple(IntV(Expr.const(i)) for i in r) if len(r) <= UNROLL else None
+        return Iteration(Expr.const(len(r)), items, IntV(None))
+    if (
+        k == 1
+        and isinstance(start, IntV)
+        and isinstance(stop, IntV)
+        and start.value is not None
+        and stop.value is not None
+    ):
+        # A symbolic bound: the count is the difference, as sizes are never negative.
+        return Iteration(stop.value - start.value, None, IntV(None))
+    return Iteration(None, None, IntV(None))
+
+
+def _enumerate(inner: Iteration, start: Value) -> Iteration:
+    s = _const(start)
+    items = None
+    if inner.items is not None and s is not None:
+        items = tuple(TupleV((IntV(Expr.const(s + i)), v)) for i, v in enumerate(inner.items))
+    return Iteration(inner.count, items, TupleV((IntV(None), inner.item)))
+
+
+def _zip(inners: list[Iteration]) -> Iteration:
+    item = TupleV(tuple(i.item for i in inners))
+    if all(i.items is not None for i in inners):
+        n = min(len(i.items) for i in inners)  # type: ignore[arg-type]
+        items = tuple(TupleV(tuple(i.items[j] for i in inners)) for j in range(n))  # type: ignore[index]
+        return Iteration(Expr.const(n), items, item)
+    counts = {i.count for i in inners}
+    count = counts.pop() if len(counts) == 1 else None  # zip stops at the shortest
+    return Iteration(count, None, item)
+
+
+# ---------------------------------------------------------------------- loops
+
+
+@contextmanager
+def _weighted(an, turns: int):
+    saved = an.loop_weight
+    an.loop_weight = saved * max(turns, 1)
+    try:
+        yield
+    finally:
+        an.loop_weight = saved
+
+
+@contextmanager
+def _again(an, turn: int):
+    """The first turn of an unrolled loop reports as usual; the others repeat it."""
+    if turn == 0:
+        yield
+    else:
+        with an.repeated():
+            yield
+
+
+def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> None:
+    it = iterate(an, stmt.iter, frame)
+    early = ends_early(stmt.body)
+    n = len(it.items) if it.items is not None else None
+    if n is not None and n <= UNROLL and not early and n * an.loop_weight <= _MAX_WEIGHT:
+        with _weighted(an, n):
+            for i, item in enumerate(it.items):  # type: ignore[arg-type]
+                an.assign(stmt.target, item, frame, None)
+                with collected(frame) as turn, _again(an, i):
+                    an.exec_block(stmt.body, frame)
+                merge(frame.records, turn, ONE, "")
+    else:
+
+        def turn() -> None:
+            an.assign(stmt.target, it.item, frame, None)
+            an.exec_block(stmt.body, frame)
+
+        if early:
+            times, why = None, "the loop may end early"
+        elif it.count is None:
+            times, why = None, "a loop of unknown length"
+        else:
+            times, why = it.count, "loop"
+        repeat(an, frame, turn, times, why)
+    an.exec_block(stmt.orelse, frame)
+
+
+def exec_while(an, stmt: ast.While, frame) -> None:
+    an.eval(stmt.test, frame)
+
+    def turn() -> None:
+        an.exec_block(stmt.body, frame)
+        an.eval(stmt.test, frame)
+
+    repeat(an, frame, turn, None, "a while loop")
+    an.exec_block(stmt.orelse, frame)
+
+
+def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
+    """Run `turn` until the environment at its top is stable; its calls count
+    `times` times. Lists that grow by one item a turn become a SeqV."""
+    before = dict(frame.env)
+    state = before
+    grows: dict[str, Value] = {}  # list name -> the item it gains each turn
+    turns = _MAX_TURNS if an.loop_weight * _MAX_TURNS <= _MAX_WEIGHT else 1
+    stable = False
+    for n in range(turns):
+        frame.env = dict(state)
+        frame.done = False  # a return in the last turn does not stop this one
+        with collected(frame) as records, _weighted(an, turns):
+            if n == 0:
+                turn()
+            else:
+                with an.muted():
+                    turn()
+        after = frame.env
+        if n == 0:
+            grows = _growing_lists(state, after)
+        for name in grows:
+            v = after.get(name)
+            item = v.items[-1] if isinstance(v, TupleV) and v.items else UNKNOWN
+            grows[name] = item if n == 0 else an.join(grows[name], item)
+        new = {
+            k: (v if v is after.get(k) or k in grows else an.join(v, after.get(k, UNKNOWN)))
+            for k, v in state.items()
+        }
+        if all(new[k] == state[k] for k in state):
+            stable = True
+            break
+        if n == turns - 2:
+            new = {k: (v if v == state[k] else UNKNOWN) for k, v in new.items()}
+        state = new
+    if not stable:
+        # The last turn's shapes may not hold for the next: its costs are no count.
+        times, why = None, "shapes change from turn to turn"
+    merge(frame.records, records, times, why)
+    out = an.join_env(before, frame.env)
+    for name in grows:
+        prefix = before[name]
+        out[name] = SeqV(grows[name], times) if not prefix.items else UNKNOWN  # type: ignore[attr-defined]
+    frame.env = out
+
+
+def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for name, v in before.items():
+        a = after.get(name)
+        if isinstance(v, TupleV) and isinstance(a, TupleV) and len(a.items) == len(v.items) + 1:
+            if a.items[: len(v.items)] == v.items:
+                out[name] = UNKNOWN
+    return out
+
+
+def ends_early(body: list[ast.stmt]) -> bool:
+    """Whether a turn may stop before the end of the body: break, continue or
+    return at this loop's level (a nested loop's own break does not count)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Break, ast.Continue, ast.Return)):
+            return True
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            if _returns(stmt.body) or ends_early(stmt.orelse):
+                return True
+            continue
+        for block in _blocks(stmt):
+            if ends_early(block):
+                return True
+    return False
+
+
+def _returns(body: list[ast.stmt]) -> bool:
+    for node in body:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Return):
+                return True
+    return False
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    out = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            out.append(block)
+    for h in getattr(stmt, "handlers", ()) or ():
+        out.append(h.body)
+    for case in getattr(stmt, "cases", ()) or ():
+        out.append(case.body)
+    return out
+
+
+# ---------------------------------------------------------------------- comprehensions
+
+
+def comprehension(an, node, frame, d: int) -> Value:
+    """[elt for t in xs]: one element per listed item, or one for all turns."""
+    inner = an.scope(frame)
+    gens = node.generators
+    simple = len(gens) == 1 and not gens[0].ifs and not gens[0].is_async
+    if simple:
+        it = iterate(an, gens[0].iter, inner, d)
+        if it.items is not None and len(it.items) <= UNROLL:
+            results = []
+            for i, item in enumerate(it.items):
+                an.assign(gens[0].target, item, inner, None)
+                with collected(inner) as turn, _again(an, i):
+                    results.append(_element(an, node, inner, d))
+                merge(inner.records, turn, ONE, "")
+            return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN
+        an.assign(gens[0].target, it.item, inner, None)
+        with collected(inner) as turn:
+            value = _element(an, node, inner, d)
+        why = "comprehension" if it.count is not None else "a comprehension of unknown length"
+        merge(inner.records, turn, it.count, why)
+        return SeqV(value, it.count) if _is_sequence(node) else UNKNOWN
+    with collected(inner) as turn:
+        for gen in gens:
+            an.eval(gen.iter, inner, d)
+            an.assign(gen.target, UNKNOWN, inner, None)
+            for cond in gen.ifs:
+                an.eval(cond, inner, d)
+        _element(an, node, inner, d)
+    merge(inner.records, turn, None, "a filtered or nested comprehension")
+    return UNKNOWN
+
+
+def _is_sequence(node) -> bool:
+    return isinstance(node, (ast.ListComp, ast.GeneratorExp))
+
+
+def _element(an, node, inner, d: int) -> Value:
+    if isinstance(node, ast.DictComp):
+        an.eval(node.key, inner, d)
+        an.eval(node.value, inner, d)
+        return UNKNOWN
+    return an.eval(node.elt, inner, d)

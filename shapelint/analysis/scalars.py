@@ -1,0 +1,40 @@
+"""Python scalars from the math module: `s / math.sqrt(d)` divides a tensor by
+a float, and a scalar operand never takes the tensor's shape away."""
+
+from __future__ import annotations
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import FloatV, IntV, TupleV, Value
+
+# Functions of floats that return a float.
+_FLOAT = frozenset(
+    "sqrt exp log log2 log10 log1p expm1 pow sin cos tan asin acos atan atan2 sinh cosh tanh "
+    "erf erfc gamma lgamma fabs hypot radians degrees fmod copysign cbrt exp2".split()
+)
+# Functions that return an int; the value where the analysis can say it.
+_INT = frozenset("floor ceil trunc isqrt gcd lcm factorial comb perm prod".split())
+
+
+def call(qual: str, args: list[Value]) -> Value | None:
+    """The value of a math.* call; None when qual is not one of them."""
+    module, _, name = qual.rpartition(".")
+    if module != "math":
+        return None
+    if name in _FLOAT:
+        return FloatV(None)
+    if name in _INT:
+        if name in ("floor", "ceil", "trunc") and len(args) == 1 and isinstance(args[0], IntV):
+            return args[0]
+        if name == "prod" and args and isinstance(args[0], TupleV):
+            return _prod(args[0])
+        return IntV(None)
+    return None
+
+
+def _prod(t: TupleV) -> IntV:
+    out = Expr.const(1)
+    for v in t.items:
+        if not isinstance(v, IntV) or v.value is None:
+            return IntV(None)
+        out = out * v.value
+    return IntV(out)

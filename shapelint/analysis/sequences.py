@@ -1,0 +1,86 @@
+"""Lists whose length is a formula: `xs = []` filled by `xs.append(t)` in a loop
+of n turns, and what torch.stack / torch.cat make of them.
+
+A list of known items is a TupleV; a list of `count` items of one shape (the
+join over the loop's turns) is a SeqV. Nothing below the analysis sees a SeqV:
+every other consumer gets UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value
+
+
+@dataclass(frozen=True)
+class SeqV(Value):
+    """`count` values shaped like `item` (count None: a number nobody knows)."""
+
+    item: Value
+    count: Expr | None
+
+
+def builtin(name: str, args: list[Value]) -> Value | None:
+    """len / list / tuple of a SeqV; None for anything else."""
+    if len(args) != 1 or not isinstance(args[0], SeqV):
+        return None
+    if name == "len":
+        return IntV(args[0].count)
+    if name in ("list", "tuple"):
+        return args[0]
+    return None
+
+
+def appended(items: TupleV, method: str, args: list[Value]) -> Value:
+    """The list after `xs.append(t)` / `xs.extend(ys)`; UNKNOWN after anything else."""
+    if method == "append" and len(args) == 1:
+        return TupleV(items.items + (args[0],))
+    if method == "extend" and len(args) == 1 and isinstance(args[0], TupleV):
+        return TupleV(items.items + args[0].items)
+    return UNKNOWN
+
+
+def stack_or_cat(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+    """torch.stack / torch.cat of a SeqV; None when the call is not one."""
+    if qual not in ("torch.stack", "torch.cat", "torch.concat", "torch.concatenate"):
+        return None
+    seq = args[0] if args else kwargs.get("tensors")
+    if not isinstance(seq, SeqV):
+        return None
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", IntV(Expr.const(0)))
+    item = seq.item
+    d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
+    if not isinstance(item, TensorV) or item.rank is None or d is None:
+        return TensorV(None, item.dtype if isinstance(item, TensorV) else None)
+    shape = list(item.shape)  # type: ignore[arg-type]
+    if qual == "torch.stack":
+        pos = d + len(shape) + 1 if d < 0 else d
+        if not 0 <= pos <= len(shape):
+            return TensorV(None, item.dtype)
+        shape.insert(pos, seq.count)
+        return TensorV(tuple(shape), item.dtype)
+    pos = d + len(shape) if d < 0 else d
+    if not 0 <= pos < len(shape):
+        return TensorV(None, item.dtype)
+    size = shape[pos]
+    shape[pos] = size * seq.count if isinstance(size, Expr) and seq.count is not None else None
+    return TensorV(tuple(shape), item.dtype)
+
+
+def hidden(v: Value) -> Value:
+    """What code that does not know SeqV sees of v."""
+    return UNKNOWN if isinstance(v, SeqV) else v
+
+
+def unbound(t: TensorV, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """x.unbind(dim) along a dimension of symbolic size: that many slices."""
+    dim = args[0] if args else kwargs.get("dim", IntV(Expr.const(0)))
+    d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
+    if t.rank is None or d is None or not -t.rank <= d < t.rank:
+        return UNKNOWN
+    pos = d % t.rank
+    shape = t.shape[:pos] + t.shape[pos + 1 :]  # type: ignore[index]
+    count = t.shape[pos]  # type: ignore[index]
+    return SeqV(TensorV(shape, t.dtype), count if isinstance(count, Expr) else None)
