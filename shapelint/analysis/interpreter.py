@@ -319,7 +319,11 @@ class ModuleAnalyzer:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
             frame.env["self"] = SelfRecorder(cd.key)
-            self._exec_block(init.node.body, frame)
+            quiet, self._quiet = self._quiet, False  # first reached in a second pass
+            try:
+                self._exec_block(init.node.body, frame)
+            finally:
+                self._quiet = quiet
             rec = frame.env.get("self")
             if isinstance(rec, SelfRecorder):
                 cd.self_attrs = dict(rec.attrs)
