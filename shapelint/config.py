@@ -31,6 +31,7 @@ KNOWN_KEYS = {
     "hardware",
     "cache-dir",
     "naming",
+    "time-budget",
     "fail-on",
 }
 FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
@@ -73,6 +74,7 @@ class Config:
     dtype: str | None = None
     hardware: dict = field(default_factory=dict)
     naming: dict = field(default_factory=dict)
+    time_budget: float | None = None  # seconds per file; None: the default, 0: none
     fail_on: str = "error"  # warnings fail a run only when this is "warning"
     source: Path | None = None  # the pyproject.toml read, if any
 
@@ -137,9 +139,14 @@ def find_pyproject(start: Path) -> Path | None:
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
-            if "shapelint" in data.get("tool", {}):
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+                # Skipping it could apply a parent directory's configuration instead.
+                raise ConfigError(
+                    f"{candidate}: {_why_unreadable(e)}; shapelint cannot tell whether it "
+                    "configures shapelint (fix it, or name a file with --config)"
+                ) from None
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and "shapelint" in tool:
                 return candidate
     return None
 
@@ -152,11 +159,10 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
         )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    section = data.get("tool", {}).get("shapelint", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: {_why_unreadable(e)}") from None
+    tool = data.get("tool", {})
+    section = tool.get("shapelint", {}) if isinstance(tool, dict) else {}
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.shapelint] must be a table")
     unknown = set(section) - KNOWN_KEYS
@@ -175,20 +181,29 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
             raise ConfigError(f"{path}: [tool.shapelint] {key} must be a list of strings")
         return v
 
-    cfg.select = [s.upper() for s in str_list("select")]
-    cfg.extend_select = [s.upper() for s in str_list("extend-select")]
-    cfg.ignore = [s.upper() for s in str_list("ignore")]
+    def codes(key: str, value) -> list[str]:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise ConfigError(
+                f"{path}: [tool.shapelint] {key} must be a list of rule codes or prefixes "
+                f'(strings such as "SHP2"), not {value!r}'
+            )
+        try:
+            return check_codes([c.strip().upper() for c in value], key)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: [tool.shapelint] {e}") from None
+
+    cfg.select = codes("select", section.get("select", []))
+    cfg.extend_select = codes("extend-select", section.get("extend-select", []))
+    cfg.ignore = codes("ignore", section.get("ignore", []))
     cfg.exclude = str_list("exclude") + str_list("extend-exclude")
     cfg.stubs = [str(path.parent / s) for s in str_list("stubs")]
     pfi = section.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{path}: [tool.shapelint] per-file-ignores must be a table")
-    for pat, codes in pfi.items():
-        if isinstance(codes, str):
-            codes = [codes]
-        if not isinstance(codes, list):
-            raise ConfigError(f"{path}: per-file-ignores[{pat!r}] must be a list of codes")
-        cfg.per_file_ignores[pat] = [c.upper() for c in codes]
+    for pat, value in pfi.items():
+        cfg.per_file_ignores[pat] = codes(f"per-file-ignores[{pat!r}]", value)
     dims = section.get("dims", {})
     if not isinstance(dims, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in dims.values()
@@ -196,8 +211,15 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
         raise ConfigError(f"{path}: [tool.shapelint] dims must map names to positive integers")
     cfg.dims = dict(dims)
     dtype = section.get("dtype")
-    if dtype is not None and not isinstance(dtype, str):
-        raise ConfigError(f"{path}: [tool.shapelint] dtype must be a string")
+    if dtype is not None:
+        from shapelint.cost.report import DTYPE_ALIASES
+
+        known = sorted(set(DTYPE_ALIASES) | set(DTYPE_ALIASES.values()))
+        if not isinstance(dtype, str) or dtype not in known:
+            raise ConfigError(
+                f"{path}: [tool.shapelint] dtype must be one of {', '.join(known)}, "
+                f"not {dtype!r}{_did_you_mean(dtype, known)}"
+            )
     cfg.dtype = dtype
     hw = section.get("hardware", {})
     if not isinstance(hw, dict):
@@ -206,7 +228,19 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     naming = section.get("naming", {})
     if not isinstance(naming, dict):
         raise ConfigError(f"{path}: [tool.shapelint.naming] must be a table")
+    problem = _naming_problem(naming)
+    if problem:
+        raise ConfigError(f"{path}: [tool.shapelint.naming] {problem}")
     cfg.naming = naming
+    budget = section.get("time-budget")
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0
+    ):
+        raise ConfigError(
+            f"{path}: [tool.shapelint] time-budget must be a number of seconds >= 0 "
+            f"(0: no budget), not {budget!r}"
+        )
+    cfg.time_budget = budget
     fail_on = section.get("fail-on", "error")
     if fail_on not in FAIL_ON:
         raise ConfigError(
@@ -214,6 +248,79 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
         )
     cfg.fail_on = fail_on
     return cfg
+
+
+def _why_unreadable(e: Exception) -> str:
+    if isinstance(e, tomllib.TOMLDecodeError):
+        return f"invalid TOML: {e}"
+    if isinstance(e, UnicodeDecodeError):
+        return f"not UTF-8: {e}"
+    return f"cannot read: {getattr(e, 'strerror', None) or e}"
+
+
+def _did_you_mean(word: str, choices) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(word).upper(), [c.upper() for c in choices], n=1)
+    if not close:
+        return ""
+    original = next(c for c in choices if c.upper() == close[0])
+    return f" (did you mean '{original}'?)"
+
+
+def check_codes(codes: list[str], where: str) -> list[str]:
+    """codes, when each is ALL, a rule code or a prefix of one; else a ConfigError
+    naming where (a key or a flag) with the closest code: a typo would otherwise
+    select nothing, or ignore nothing, without a word."""
+    from shapelint.rules import RULES
+
+    prefixes = {code[:n] for code in RULES for n in range(1, len(code) + 1)}
+    for c in codes:
+        if c != "ALL" and c not in prefixes:
+            # Letters typed for the digits they look like (SHP2O1, SHP10l) first.
+            digits = c[:3] + c[3:].translate(_LOOKALIKES)
+            hint = (
+                f" (did you mean '{digits}'?)"
+                if digits in prefixes
+                else _did_you_mean(c, list(RULES))
+            )
+            raise ConfigError(
+                f"{where}: unknown rule code or prefix {c!r}{hint}; `shapelint rules` lists them"
+            )
+    return codes
+
+
+_LOOKALIKES = str.maketrans("OILSB", "01158")
+
+
+NAMING_KEYS = {"generic", "aliases", "lowercase", "quotient"}
+
+
+def _naming_problem(naming: dict) -> str | None:
+    """What is wrong with [tool.shapelint.naming], or None."""
+    from shapelint.analysis.axis_names import is_axis_name
+
+    unknown = sorted(set(naming) - NAMING_KEYS)
+    if unknown:
+        return (
+            f"unknown key(s): {', '.join(unknown)}{_did_you_mean(unknown[0], sorted(NAMING_KEYS))}"
+            f" (known: {', '.join(sorted(NAMING_KEYS))})"
+        )
+    generic = naming.get("generic", [])
+    names = generic.split() if isinstance(generic, str) else generic
+    if not isinstance(names, list) or not all(
+        isinstance(g, str) and is_axis_name(g) for g in names
+    ):
+        return f"generic must be a list of axis names, not {generic!r}"
+    for key in ("aliases", "quotient"):
+        table = naming.get(key, {})
+        if not isinstance(table, dict) or not all(
+            isinstance(v, str) and is_axis_name(v) for v in table.values()
+        ):
+            return f"{key} must map names to axis names (identifiers), not {table!r}"
+    if not isinstance(naming.get("lowercase", True), bool):
+        return f"lowercase must be true or false, not {naming['lowercase']!r}"
+    return None
 
 
 def is_excluded_dir(name: str) -> bool:
@@ -229,6 +336,7 @@ def walk_python_files(root: Path, cfg: Config):
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
+            yield d  # unreadable: the driver reports it (SHP001), it is never skipped
             continue
         subdirs = []
         for e in entries:
@@ -239,13 +347,16 @@ def walk_python_files(root: Path, cfg: Config):
                     if cfg.exclude and cfg.is_excluded(Path(e.path)):
                         continue
                     subdirs.append(Path(e.path))
-                elif e.name.endswith(".py") and e.is_file():
-                    p = Path(e.path)
-                    if cfg.exclude and cfg.is_excluded(p):
-                        continue
-                    yield p
+                    continue
             except OSError:
-                continue
+                pass  # cannot tell: a file, when it ends in .py (reading it will say why)
+            if e.name.endswith(".py"):
+                # Not only regular files: a FIFO or device named .py is refused when
+                # read (SHP001, without blocking), not skipped.
+                p = Path(e.path)
+                if cfg.exclude and cfg.is_excluded(p):
+                    continue
+                yield p
         stack.extend(reversed(subdirs))
 
 

@@ -164,6 +164,65 @@ def _shape(dims) -> str:
     return "[" + ", ".join(dim_human(d) for d in dims) + "]"
 
 
+class DocumentJobs:
+    """The analysis in flight for each document. A newer one (an edit, a save) or
+    closing the document cuts the older one short (budget.interrupt in its thread)
+    and marks it superseded, so that its stale result is never published."""
+
+    class Job:
+        def __init__(self, tid: int):
+            self.tid = tid
+            self.superseded = False
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._running: dict[str, DocumentJobs.Job] = {}
+
+    def job(self, uri: str):
+        import threading
+        from contextlib import contextmanager
+
+        @contextmanager
+        def running():
+            job = DocumentJobs.Job(threading.get_ident())
+            self._supersede(uri, job)
+            try:
+                yield job
+            finally:
+                with self._lock:
+                    if self._running.get(uri) is job:
+                        del self._running[uri]
+
+        return running()
+
+    def cancel(self, uri: str) -> None:
+        self._supersede(uri, None)
+
+    def _supersede(self, uri: str, new) -> None:
+        from shapelint.analysis.budget import interrupt
+
+        with self._lock:  # held: the old job cannot finish and start another meanwhile
+            old = self._running.pop(uri, None)
+            if new is not None:
+                self._running[uri] = new
+            if old is not None:
+                old.superseded = True
+                interrupt(old.tid)
+
+
+def serve(server, stdin=None, stdout=None) -> None:
+    """Run server on stdin/stdout through the robust framing of shapelint.lsp_io."""
+    import sys
+
+    from shapelint.lsp_io import FramedInput, LockedOutput
+
+    out = LockedOutput(stdout or sys.stdout.buffer)
+    framed = FramedInput(stdin or sys.stdin.buffer, out, server.protocol.structure_message)
+    server.start_io(stdin=framed, stdout=out)
+
+
 def build_server():
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
@@ -176,9 +235,14 @@ def build_server():
     def path_of(uri: str) -> str:
         return to_fs_path(uri) or uri
 
+    jobs = DocumentJobs()
+
     def publish(uri: str) -> None:
         doc = server.workspace.get_text_document(uri)
-        diags, _ = analyze_document(path_of(uri), doc.source)
+        with jobs.job(uri) as job:
+            diags, _ = analyze_document(path_of(uri), doc.source)
+        if job.superseded:
+            return  # a newer analysis of this document (or its closing) wins
         lines = doc.lines
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
@@ -188,16 +252,21 @@ def build_server():
             )
         )
 
+    # Analysis runs off the message loop (pygls' thread pool), so that one slow
+    # document does not hold up the answers for the others.
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @server.thread()
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
         publish(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @server.thread()
     def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
         publish(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
+        jobs.cancel(params.text_document.uri)
         server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
         )
@@ -249,6 +318,7 @@ def build_server():
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    @server.thread()
     def inlay_hints(ls, params: types.InlayHintParams):
         doc = server.workspace.get_text_document(params.text_document.uri)
         _, calls = analyze_document(path_of(params.text_document.uri), doc.source)

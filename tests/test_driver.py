@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,7 @@ def old_mtime(files: list[Path]) -> None:
     """Files written seconds ago: a fresher mtime is not trusted by the stat index."""
     for f in files:
         os.utime(f, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    time.sleep(0.12)  # nor is a ctime of the last few ticks (see cache.RACY_CTIME_NS)
 
 
 def run_cached(files, root, jobs=1, options=None):
@@ -296,17 +298,22 @@ def test_stale_entries_and_old_cache_files_are_pruned(tmp_path):
 # ---------------------------------------------------------------------- records and files
 
 
+COSTS = {"flops": "2*B", "other_flops": None, "bytes": None}
+CALL = {"line": 1, "column": 1, "op": "einsum", "notes": [], **COSTS}
+FUNCTION = {"name": "f", "line": 1, "complete": True, "calls": 1, **COSTS}
+
+
 def test_packed_records_unpack_on_access():
-    calls = [{"path": "a.py", "line": 1, "flops": "2*B"}]
-    functions = [{"path": "a.py", "name": "f", "calls": 1}]
+    calls = [{"path": "a.py", **CALL}]
+    functions = [{"path": "a.py", **FUNCTION}]
     packed = driver.pack_records(calls, functions)
     r = FileResult._from_packed("b.py", [], packed)
-    assert r.calls == [{"path": "b.py", "line": 1, "flops": "2*B"}]
-    assert r.functions == [{"path": "b.py", "name": "f", "calls": 1}]
+    assert r.calls == [{"path": "b.py", **CALL}]
+    assert r.functions == [{"path": "b.py", **FUNCTION}]
     assert driver.pack_records([], []) is None
     assert FileResult._from_packed("c.py", [], None).calls == []
-    # A value marshal cannot write still round-trips.
-    odd = [{"path": "a.py", "x": frozenset({1})}]
+    # A value marshal writes as it is still round-trips.
+    odd = [{"path": "a.py", **CALL, "x": frozenset({1})}]
     assert driver.unpack_records(driver.pack_records(odd, [])) == (odd, [])
 
 

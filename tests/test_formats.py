@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapelint.cli import main
-from shapelint.diagnostics import Diagnostic
-from shapelint.report.github import escape_data, escape_property, format_github
+from shapelint.diagnostics import Diagnostic, safe_text
+from shapelint.report.github import escape_data, escape_property, format_github, github_path
 from shapelint.report.sarif import format_sarif
 from shapelint.rules import RULES
 
@@ -194,9 +194,13 @@ def test_github_escaping_round_trips(message, path, line):
     out = format_github([d], 1)
     assert out.count("\n") == 1  # a message with newlines stays one command
     name, props, data = parse_command(out.rstrip("\n"))
-    assert name == "warning" and data == message and props["title"] == "SHP201"
+    # The message as built (control characters already escaped by Diagnostic).
+    assert name == "warning" and data == d.message and props["title"] == "SHP201"
+    assert d.message == safe_text(message)
     assert props["line"] == str(line)
-    assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
+    assert props["file"] == safe_text(github_path(path))
+    if path.isprintable():
+        assert (Path.cwd() / props["file"]).resolve() == Path(path).resolve()
     assert escape_property(path).count(",") == 0 and ":" not in escape_property(path)
     assert "\n" not in escape_data(message) and "\r" not in escape_data(message)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -18,7 +19,7 @@ from typing import Any
 
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
-from shapelint.diagnostics import Diagnostic
+from shapelint.diagnostics import Diagnostic, safe_text
 
 __all__ = ["AnalysisOptions", "FileResult", "SourceAnalysis", "analyze_files", "analyze_source"]
 
@@ -67,7 +68,16 @@ class FileResult:
     from a worker process or from the cache, and are unpacked on first access:
     `shapelint check` never reads them, so it never pays for them."""
 
-    __slots__ = ("path", "diagnostics", "_calls", "_functions", "_packed", "noqa_lines", "deps")
+    __slots__ = (
+        "path",
+        "diagnostics",
+        "_calls",
+        "_functions",
+        "_packed",
+        "noqa_lines",
+        "deps",
+        "_redo",
+    )
 
     def __init__(
         self,
@@ -86,6 +96,8 @@ class FileResult:
         self.noqa_lines: dict[int, str] | None = None
         # (path, content digest) of the other project files the results depend on.
         self.deps: tuple[tuple[str, str], ...] = ()
+        # Analyzes the file again when its packed records turn out malformed.
+        self._redo: Callable[[], FileResult] | None = None
 
     @classmethod
     def _from_packed(
@@ -102,7 +114,11 @@ class FileResult:
 
     def _unpack(self) -> None:
         packed, self._packed = self._packed, None
-        calls, functions = unpack_records(packed)  # type: ignore[arg-type]
+        try:
+            calls, functions = unpack_records(packed)
+        except ValueError:
+            fresh = self._redo() if self._redo is not None else FileResult(self.path)
+            calls, functions = fresh.calls, fresh.functions
         # Records from the cache name the path the content was first analyzed under.
         for rec in (*calls, *functions):
             if rec.get("path") != self.path:
@@ -170,9 +186,9 @@ class FileResult:
 
 
 def pack_records(calls: list[dict], functions: list[dict]) -> bytes | None:
-    """The cost records as one immutable blob (None when there are none): marshal,
-    which is several times faster than pickle on plain data, or pickle for values
-    marshal cannot write."""
+    """The cost records as one immutable blob (None when there are none), written
+    with marshal, which is several times faster than pickle on plain data and
+    cannot run code when read. Values marshal cannot write become plain data."""
     if not calls and not functions:
         return None
     import marshal
@@ -180,21 +196,64 @@ def pack_records(calls: list[dict], functions: list[dict]) -> bytes | None:
     try:
         return b"M" + marshal.dumps((calls, functions))
     except ValueError:
-        import pickle
+        return b"M" + marshal.dumps((_plain(calls), _plain(functions)))
 
-        return b"P" + pickle.dumps((calls, functions), protocol=pickle.HIGHEST_PROTOCOL)
+
+def _plain(v):
+    """v as str/int/float/bool/None, lists and str-keyed dicts (tuples and sets
+    become lists; anything else its str())."""
+    if v is None or type(v) in (str, int, float, bool):
+        return v
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (set, frozenset)):
+        return sorted((_plain(x) for x in v), key=repr)
+    return str(v)
+
+
+# The fields of the cost records every face reads, and their types.
+_OPT_STR = (str, type(None))
+_RECORD_FIELDS = {
+    "path": (str,),
+    "line": (int,),
+    "flops": _OPT_STR,
+    "other_flops": _OPT_STR,
+    "bytes": _OPT_STR,
+}
+_CALL_FIELDS = {**_RECORD_FIELDS, "column": (int,), "op": (str,), "notes": (list,)}
+_FUNCTION_FIELDS = {**_RECORD_FIELDS, "name": (str,), "complete": (bool,)}
+
+
+def _valid_records(records, fields: dict) -> bool:
+    return type(records) is list and all(
+        type(r) is dict and all(type(r.get(k)) in types for k, types in fields.items())
+        for r in records
+    )
 
 
 def unpack_records(packed: bytes | None) -> tuple[list[dict], list[dict]]:
+    """The records pack_records wrote; ValueError for anything else (a damaged or
+    crafted cache entry: the caller analyzes the file again)."""
     if not packed:
         return [], []
-    if packed[:1] == b"M":
-        import marshal
+    if packed[:1] != b"M":
+        raise ValueError("not a packed record blob")
+    import marshal
 
-        return marshal.loads(packed[1:])
-    import pickle
-
-    return pickle.loads(packed[1:])
+    try:
+        data = marshal.loads(packed[1:])
+    except (EOFError, TypeError) as e:
+        raise ValueError(str(e)) from None
+    if (
+        type(data) is not tuple
+        or len(data) != 2
+        or not _valid_records(data[0], _CALL_FIELDS)
+        or not _valid_records(data[1], _FUNCTION_FIELDS)
+    ):
+        raise ValueError("malformed cost records")
+    return data
 
 
 def diagnostic(
@@ -258,14 +317,30 @@ def analyze_text(path: str, text: str, options: AnalysisOptions | dict | None = 
     return analyze_source(path, text, options).result
 
 
+TIMED_OUT = "SHP003"
+
+
 def analyze_source(
     path: str, text: str, options: AnalysisOptions | dict | None = None
 ) -> SourceAnalysis:
-    """Analyse one text with these options (the project's stubs loaded first).
-    Never raises: what goes wrong becomes SHP001 (cannot parse) or SHP002 (a bug)."""
+    """Analyse one text with these options (the project's stubs loaded first),
+    within options.time_budget seconds (None: budget.DEFAULT_SECONDS; 0: none).
+    Never raises: what goes wrong becomes SHP001 (cannot parse), SHP002 (a bug) or
+    SHP003 (past the time budget)."""
+    from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
+
     res = FileResult(path)
     try:
-        return _analyze_source(path, text, AnalysisOptions.coerce(options), res)
+        opts = AnalysisOptions.coerce(options)
+        seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
+        with time_budget(seconds):
+            return _analyze_source(path, text, opts, res)
+    except BudgetExceeded:
+        msg = (
+            f"analysis stopped after {seconds:g} s (the time budget): nothing in this file "
+            "was checked; raise `time-budget` in [tool.shapelint] or --time-budget"
+        )
+        return SourceAnalysis(FileResult(path, [diagnostic(path, 1, 0, 1, 0, TIMED_OUT, msg)]))
     except Exception as e:  # noqa: BLE001 - one bad file must not stop the run
         res.diagnostics = [internal_error(path, e)]
         return SourceAnalysis(res)
@@ -345,17 +420,27 @@ def _py(e) -> str | None:
     return None if e is None else e.to_python()
 
 
+def _safe(v):
+    """Strings from the analysed code (patterns, names, dims), escaped where the
+    records are built (see diagnostics.safe_text)."""
+    if isinstance(v, str):
+        return safe_text(v)
+    if isinstance(v, list):
+        return [_safe(x) for x in v]
+    return v
+
+
 def _record_json(path: str, r) -> dict:
     c = r.cost
     return {
         "path": path,
         "line": r.line,
         "column": r.column + 1,
-        "function": r.function,
+        "function": _safe(r.function),
         "op": r.op,
-        "pattern": r.pattern,
-        "inputs": r.inputs,
-        "output": r.output,
+        "pattern": _safe(r.pattern),
+        "inputs": _safe(r.inputs),
+        "output": _safe(r.output),
         "flops": _py(c.flops),
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
@@ -367,7 +452,7 @@ def _record_json(path: str, r) -> dict:
 def _function_json(path: str, f) -> dict:
     return {
         "path": path,
-        "name": f.name,
+        "name": _safe(f.name),
         "line": f.line,
         "flops": _py(f.flops),
         "other_flops": _py(f.other_flops),
@@ -394,15 +479,21 @@ def collect_files(paths: Iterable[Path], cfg) -> tuple[list[Path], list[str]]:
     stats: dict[str, os.stat_result] = {}
     _COLLECTED[:] = [time.monotonic(), stats]
     for p in paths:
-        if not p.exists():
+        try:
+            is_dir = stat.S_ISDIR(os.stat(p).st_mode)
+        except FileNotFoundError:
             missing.append(str(p))
             continue
-        found = walk_python_files(p, cfg) if p.is_dir() else [p]
+        except OSError:  # under an unsearchable directory: reading it will say so
+            files.append(p)
+            continue
+        found = walk_python_files(p, cfg) if is_dir else [p]
         for f in found:
             # One stat instead of resolve()'s lstat of every path component.
             try:
                 st = os.stat(f)
             except OSError:
+                files.append(f)  # reported when read (SHP001), never skipped
                 continue
             key = (st.st_dev, st.st_ino)
             if key not in seen:
@@ -440,6 +531,26 @@ def _init_worker(options: AnalysisOptions, cache, batch_gc: bool = True) -> None
     _WORKER_CACHE = cache
     if batch_gc:
         _batch_gc()
+
+
+def _init_pool_worker(options: AnalysisOptions, cache) -> None:
+    """A pool worker leaves Ctrl-C to the parent (which stops it: a terminal sends
+    SIGINT to every process of the job), dies at once on SIGTERM, and dies with the
+    parent even when that is killed outright (Linux: PR_SET_PDEATHSIG)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's (which unwinds)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() == 1:  # the parent died before the prctl
+            os._exit(1)
+    _init_worker(options, cache)
 
 
 # Objects that outlived their file, collected past this many (see _batch_gc).
@@ -483,12 +594,9 @@ def _work(task: tuple[int, str]) -> tuple:
     """Read one file, look its content digest up in the cache, analyze on a miss.
     Returns (index, diagnostic rows, packed records, noqa lines, digest, deps)."""
     i, path = task
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        msg = f"cannot read: {e.strerror or e}"
-        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", msg))], None, {}, None, ()
+    data = read_source(path)
+    if isinstance(data, str):
+        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", data))], None, {}, None, ()
     dig = None
     if _WORKER_CACHE is not None:
         from shapelint.cache import digest
@@ -500,8 +608,53 @@ def _work(task: tuple[int, str]) -> tuple:
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
     rows = [_row(d) for d in res.diagnostics]
+    if any(r[4] == TIMED_OUT for r in rows):
+        dig = None  # it depends on the machine's speed: analyzed again next time
     packed = pack_records(res.calls, res.functions)
     return i, rows, packed, _noqa_lines(data, rows), dig, res.deps
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+_O_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_source(path: str) -> bytes | str:
+    """The bytes of a regular file, or why they cannot be read (a message). The file
+    is opened without blocking and checked before any read: a FIFO would block the
+    run, a device (/dev/zero behind a symlink) would be read until memory ran out."""
+    try:
+        problem = _not_regular(os.stat(path).st_mode)  # opening a device can act
+        if problem is not None:
+            return problem
+        fd = os.open(path, _O_READ)
+    except OSError as e:
+        if os.path.isdir(path):
+            return f"cannot list directory: {e.strerror or e}; nothing under it was checked"
+        return f"cannot read: {e.strerror or e}"
+    try:
+        problem = _not_regular(os.fstat(fd).st_mode)  # replaced since the stat
+        if problem is not None:
+            return problem
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    finally:
+        os.close(fd)
+
+
+def _not_regular(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "cannot list directory; nothing under it was checked"
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file ({kind}); not read"
 
 
 _NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
@@ -524,8 +677,18 @@ def _row(d: Diagnostic) -> DiagRow:
     return (d.line, d.column, d.end_line, d.end_column, d.code, d.severity, d.message)
 
 
-def _result(path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa) -> FileResult:
-    return FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
+def _result(
+    path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa, options: dict | None = None
+) -> FileResult:
+    res = FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
+    if packed is not None:
+        res._redo = lambda: _reanalyze(path, options or {})
+    return res
+
+
+def _reanalyze(path: str, options: dict) -> FileResult:
+    data = read_source(path)
+    return FileResult(path) if isinstance(data, str) else analyze_bytes(path, data, options)
 
 
 def analyze_files(
@@ -556,7 +719,7 @@ def analyze_files(
             sizes[i] = st.st_size
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
-                results[i] = _result(str(f), *hit[:3])
+                results[i] = _result(str(f), *hit[:3], options)
                 continue
         todo.append(i)
     done = n - len(todo)
@@ -581,7 +744,7 @@ def analyze_files(
     try:
         for i, rows, packed, noqa, dig, deps in outputs:
             path = str(files[i])
-            results[i] = _result(path, rows, packed, noqa)
+            results[i] = _result(path, rows, packed, noqa, options)
             results[i].deps = tuple(deps)
             if cache is not None and dig is not None:
                 cache.store(path, stats[i], dig, rows, packed, noqa, deps)
@@ -646,7 +809,7 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOpti
 
     leftover: list[tuple[int, str]] = []
     pool = ProcessPoolExecutor(
-        max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=(options, cache)
+        max_workers=jobs, mp_context=ctx, initializer=_init_pool_worker, initargs=(options, cache)
     )
     try:
         chunks = {pool.submit(_work_chunk, chunk): chunk for chunk in _chunks(tasks, sizes)}
@@ -657,6 +820,13 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOpti
                 leftover.extend(chunks[fut])
                 continue
             yield from out
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or abandoned: the workers stop now, not after
+        # their current files (which may be long), and never outlive the run.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in mp.active_children():
+            child.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     if leftover:

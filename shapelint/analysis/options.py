@@ -19,13 +19,16 @@ class AnalysisOptions:
     (--dim, [tool.shapelint] dims); they evaluate figures and do not change what
     the analysis computes. project: False analyses each file on its own; otherwise
     (None, the default) a file inside a package sees the project files it imports
-    (analysis/project.py)."""
+    (analysis/project.py). time_budget: seconds one file's analysis may take."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
     dtype: str | None = None
     dims: Mapping[str, int] = field(default_factory=dict)
     project: Any = None
+    # Seconds one file may take (None: budget.DEFAULT_SECONDS; 0: no budget). Not in
+    # the cache key: a result cut short by it is never cached.
+    time_budget: float | None = None
 
     def __post_init__(self) -> None:
         # Copies, so that a caller's later edits do not reach a frozen object.
@@ -36,7 +39,11 @@ class AnalysisOptions:
     @classmethod
     def from_config(cls, cfg, **overrides: Any) -> AnalysisOptions:
         """The options [tool.shapelint] gives, with a face's own (dtype, dims) on top."""
-        values: dict[str, Any] = {"stubs": tuple(cfg.stubs), "naming": dict(cfg.naming)}
+        values: dict[str, Any] = {
+            "stubs": tuple(cfg.stubs),
+            "naming": dict(cfg.naming),
+            "time_budget": cfg.time_budget,
+        }
         values.update(overrides)
         return cls(**values)
 

@@ -12,6 +12,7 @@ import ast
 import io
 import re
 import tokenize
+from bisect import bisect_right
 
 # Python's escape sequences inside non-raw string literals.
 _SIMPLE_ESCAPES = {
@@ -74,6 +75,27 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     return lines if keepends else [ln.rstrip("\r\n") for ln in lines]
 
 
+def line_offsets(line: str) -> tuple[list[int], list[int]]:
+    """For each non-ASCII character of line, the UTF-8 byte offset where it ends and
+    the bytes beyond one per character up to there: a byte column maps to its
+    character column by one bisection (re-encoding the line per column made a long
+    line quadratic)."""
+    ends: list[int] = []
+    extra: list[int] = []
+    if line.isascii():
+        return ends, extra
+    pos = surplus = 0
+    for ch in line:
+        o = ord(ch)
+        n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+        pos += n
+        if n > 1:
+            surplus += n - 1
+            ends.append(pos)
+            extra.append(surplus)
+    return ends, extra
+
+
 class SourceFile:
     """The text of one file with cheap position conversions."""
 
@@ -82,6 +104,7 @@ class SourceFile:
         self.text = text
         self.lines = split_lines(text, keepends=True)
         self._ascii = text.isascii()
+        self._offsets: dict[int, tuple[list[int], list[int]]] = {}
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.lines):
@@ -92,8 +115,14 @@ class SourceFile:
         """0-based character column for a 0-based UTF-8 byte column."""
         if self._ascii:
             return byte_col
-        line = self.line_text(lineno)
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+        table = self._offsets.get(lineno)
+        if table is None:
+            table = self._offsets[lineno] = line_offsets(self.line_text(lineno))
+        ends, extra = table
+        if not ends:
+            return byte_col
+        i = bisect_right(ends, byte_col)
+        return byte_col - (extra[i - 1] if i else 0)
 
     def node_start(self, node: ast.AST) -> tuple[int, int]:
         """(line, 0-based char column) where node starts."""

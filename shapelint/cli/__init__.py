@@ -7,6 +7,8 @@ reveal_shape do not fail a run), 2 usage error, missing path or bad configuratio
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from shapelint import __version__
@@ -38,6 +40,19 @@ class DefaultToCheck(click.Group):
             args = ["check"]
         return super().parse_args(ctx, args)
 
+    def main(self, *args, **kwargs):
+        _exit_on_sigterm()
+        return super().main(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context):
+        # Here, before click turns Ctrl-C into "Aborted!" and exit 1: an interrupted
+        # run must not read as a run with findings.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("shapelint: interrupted", err=True)
+            sys.exit(130)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         cmd = super().get_command(ctx, name)
         if cmd is None and name in LAZY_COMMANDS:
@@ -62,6 +77,21 @@ class DefaultToCheck(click.Group):
         return cmd
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like an exception (so that the pool's workers are stopped on
+    the way out) and exits 143, unless someone else already handles it."""
+    import signal
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding application)
+        pass
+
+
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="shapelint")
 def main() -> None:
@@ -70,3 +100,7 @@ def main() -> None:
     `shapelint src/` checks every einops/einsum call under src/ without running
     or importing any of it. See `shapelint COMMAND --help`.
     """
+    # The last guard: what escaped escaping (safe_text) is written, not a traceback.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")

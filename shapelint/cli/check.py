@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from shapelint.cli.options import analysis_options, load_config, run_analysis, split_codes
+from shapelint.cli.options import analysis_options, checked_codes, load_config, run_analysis
 
 
 @click.command()
@@ -71,6 +71,12 @@ from shapelint.cli.options import analysis_options, load_config, run_analysis, s
     help="Record the current findings in FILE (for --baseline) and exit 0.",
 )
 @click.option(
+    "--time-budget",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds one file may take before it is reported as SHP003 (default 10; 0: none).",
+)
+@click.option(
     "--fix",
     is_flag=True,
     help="Rewrite positional reshuffles (SHP4xx) as named einops calls where provably equivalent.",
@@ -100,6 +106,7 @@ def check(
     statistics,
     baseline_path,
     write_baseline_path,
+    time_budget,
     fix,
     unsafe_fixes,
     show_diff,
@@ -110,9 +117,11 @@ def check(
 
     cfg = load_config([Path(p) for p in paths], config_path)
     if select:
-        cfg.select = split_codes(select)
-    cfg.extend_select += split_codes(extend_select)
-    cfg.ignore += split_codes(ignore)
+        cfg.select = checked_codes(select, "--select")
+    cfg.extend_select += checked_codes(extend_select, "--extend-select")
+    cfg.ignore += checked_codes(ignore, "--ignore")
+    if time_budget is not None:
+        cfg.time_budget = time_budget
     options = analysis_options(cfg)
     if fix or show_diff:
         changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)

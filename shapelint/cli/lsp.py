@@ -11,7 +11,7 @@ import click
 def lsp() -> None:
     """Run a language server on stdin/stdout: diagnostics for open files and inlay
     hints with inferred shapes and FLOPs. Needs pygls (pip install pygls)."""
-    from shapelint.lsp import build_server
+    from shapelint.lsp import build_server, serve
 
     try:
         server = build_server()
@@ -22,4 +22,4 @@ def lsp() -> None:
             err=True,
         )
         sys.exit(2)
-    server.start_io()
+    serve(server)

@@ -16,6 +16,18 @@ def split_codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
+def checked_codes(values: tuple[str, ...], flag: str) -> list[str]:
+    """A code flag's values; an unknown code or prefix exits 2 (a typo must not
+    select or ignore nothing without a word)."""
+    from shapelint.config import ConfigError, check_codes
+
+    try:
+        return check_codes(split_codes(values), flag)
+    except ConfigError as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
+
+
 def load_config(paths: list[Path], config_path: str | None):
     from shapelint.config import ConfigError, load
 
@@ -77,6 +89,8 @@ def run_analysis(paths: tuple[str, ...], cfg, options, no_cache: bool, jobs: int
     results = analyze_files(files, options, jobs=jobs, progress=progress, cache=cache)
     if cache is not None:
         cache.flush()
+        for w in cache.warnings:
+            click.echo(f"shapelint: warning: {w}", err=True)
     return files, results
 
 

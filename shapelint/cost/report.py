@@ -3,6 +3,7 @@ function, evaluated at the bound dims, with a roofline per chip."""
 
 from __future__ import annotations
 
+from shapelint.diagnostics import safe_text
 from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES, short_name
 from shapelint.report.numbers import evaluate, flops_figure, human, si
 
@@ -40,15 +41,15 @@ def build_report(results, dims: dict[str, int]) -> dict:
     left unbound taking their default values (`n_heads: int = 8`)."""
     calls, functions = [], []
     for r in results:
-        defaults = {(f["path"], f["name"]): f.get("defaults") or {} for f in r.functions}
+        defaults = {(safe_text(f["path"]), f["name"]): f.get("defaults") or {} for f in r.functions}
         for c in r.calls:
-            c = dict(c)
+            c = dict(c, path=safe_text(c["path"]))
             if dims:
                 env = {**defaults.get((c["path"], c["function"]), {}), **dims}
                 _evaluate_item(c, env)
             calls.append(c)
         for f in r.functions:
-            f = dict(f)
+            f = dict(f, path=safe_text(f["path"]))
             if dims:
                 _evaluate_item(f, {**(f.get("defaults") or {}), **dims})
             functions.append(f)

@@ -157,6 +157,28 @@ def check_axis_name(name: str, allow_underscore: bool = False) -> str | None:
     return None
 
 
+def shorten(text: str, limit: int = 60) -> str:
+    """text, or its start and end around '…' when longer than limit: a message
+    quotes a pattern, and must not grow with it."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
+def quote_names(names: list[str], shown: int = 4) -> str:
+    """ "'a', 'b', 'c'", or the first few and "and N more"."""
+    quoted = ", ".join(f"'{shorten(n, 30)}'" for n in names[:shown])
+    rest = len(names) - shown
+    return quoted + (f" and {rest:,} more" if rest > 0 else "")
+
+
+def axes_phrase(names: list[str], one: str, many: str) -> str:
+    """ "axis 'a' {one}" or "axes 'a', 'b' {many}"."""
+    noun = "axis" if len(names) == 1 else "axes"
+    return f"{noun} {quote_names(names)} {one if len(names) == 1 else many}"
+
+
 @lru_cache(maxsize=4096)
 def parse_expression(
     text: str,
@@ -213,11 +235,17 @@ def parse_expression(
     bracket_start = 0
     ell_parenthesized: bool | None = None
 
+    # name as written ('...' rather than '…') -> [times seen again, first repeat's span]
+    repeats: dict[str, list] = {}
+
     def add_axis(token: str, s: int, e: int) -> None:
         nonlocal ell_parenthesized
         shown = text[s - offset : e - offset]  # as written: '...' rather than '…'
         if token in seen and not (allow_underscore and token == "_") and not allow_duplicates:
-            issue(DUPLICATE, f"axis '{shown}' appears twice in '{text.strip()}'", s, e)
+            if shown in repeats:
+                repeats[shown][0] += 1
+            else:
+                repeats[shown] = [1, s, e]
             return
         if token == ELLIPSIS:
             seen.add(token)
@@ -291,6 +319,8 @@ def parse_expression(
     if bracket is not None:
         issue(PARENS, "'(' is never closed", bracket_start, bracket_start + 1)
         groups.append(Group(tuple(bracket), bracket_start, end, parenthesized=True))
+    if repeats:
+        _report_repeats(issue, repeats, text)
 
     return Expression(
         text,
@@ -301,6 +331,20 @@ def parse_expression(
         ell_parenthesized,
         tuple(sorted(issues, key=lambda x: (x.start, x.end))),
     )
+
+
+def _report_repeats(issue, repeats: dict[str, list], text: str) -> None:
+    """One issue for every repeated name of a side, at the first repeat."""
+    names = list(repeats)
+    side = shorten(text.strip())
+    if len(names) == 1:
+        again = repeats[names[0]][0]
+        times = "twice" if again == 1 else f"{again + 1:,} times"
+        message = f"axis '{names[0]}' appears {times} in '{side}'"
+    else:
+        message = f"axes {quote_names(names)} appear more than once in '{side}'"
+    _, s, e = repeats[names[0]]
+    issue(DUPLICATE, message, s, e)
 
 
 def _split_arrow(text: str, op: str) -> tuple[tuple[int, int] | None, list[Issue]]:

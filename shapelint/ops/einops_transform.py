@@ -17,7 +17,9 @@ from shapelint.notation.einops_pattern import (
     Group,
     Issue,
     Pattern,
+    axes_phrase,
     check_axis_name,
+    shorten,
 )
 from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr
@@ -92,7 +94,7 @@ class Call:
 
 def call_label(op: str, text: str, layer: bool) -> str:
     name = {"rearrange": "Rearrange", "reduce": "Reduce", "repeat": "Repeat"}[op] if layer else op
-    return f'{name}("{text}")'
+    return f'{name}("{shorten(text)}")'
 
 
 def resolve_reduction(call: Call, reduction: Value | None) -> bool:
@@ -166,62 +168,61 @@ def check_pattern(call: Call) -> bool:
                         ("pattern", a.start, a.end),
                     )
         meant = _did_you_mean(call, left, right, lids - rids, rids - lids)
-        for key in sorted(lids - rids - meant, key=_key_order):
-            if _is_anon(key):
-                continue  # reported as SHP205 above
-            for s, e in _spans(left, key):
-                call.fail(
-                    "SHP201",
-                    f"axis '{key_str(key)}' appears only on the left; rearrange must keep "
-                    "every axis (use reduce to drop it)",
-                    ("pattern", s, e),
-                )
-        for key in sorted(rids - lids - meant, key=_key_order):
-            if _is_anon(key):
-                continue
-            for s, e in _spans(right, key):
-                call.fail(
-                    "SHP201",
-                    f"axis '{key_str(key)}' appears only on the right; rearrange cannot "
-                    "create axes (use repeat to add it)",
-                    ("pattern", s, e),
-                )
+        for keys, expr, side, advice in (
+            (lids - rids - meant, left, "left", "must keep every axis (use reduce to drop"),
+            (rids - lids - meant, right, "right", "cannot create axes (use repeat to add"),
+        ):
+            named = [k for k in _ordered(keys) if not _is_anon(k)]  # numbered: SHP205
+            _fail_axes(
+                call,
+                "SHP201",
+                named,
+                expr,
+                lambda names, side=side, advice=advice: (
+                    f"{axes_phrase(names, 'appears', 'appear')} only on the {side}; rearrange "
+                    f"{advice} {'it' if len(names) == 1 else 'them'})"
+                ),
+            )
     elif call.op == "repeat":
-        for key in sorted(lids - rids, key=_key_order):
-            for s, e in _spans(left, key):
-                what = (
-                    f"numbered axis '{key_str(key)}' on the left"
-                    if _is_anon(key)
-                    else f"axis '{key_str(key)}' appears only on the left"
-                )
-                call.fail(
-                    "SHP201",
-                    f"{what}; repeat must keep every input axis (use reduce to drop one, "
-                    "and name input axes instead of numbering them)",
-                    ("pattern", s, e),
-                )
+        only_left = _ordered(lids - rids)
+        keep = (
+            "; repeat must keep every input axis (use reduce to drop one, and name input "
+            "axes instead of numbering them)"
+        )
+        _fail_by_kind(
+            call,
+            only_left,
+            left,
+            lambda names: "numbered " + axes_phrase(names, "on the left", "on the left") + keep,
+            lambda names: axes_phrase(names, "appears", "appear") + " only on the left" + keep,
+        )
         if call.kwargs is not None:
             missing = {k for k in rids if isinstance(k, str)} - lids - set(call.kwargs)
-            for key in sorted(missing, key=_key_order):
-                for s, e in _spans(right, key):
-                    call.fail(
-                        "SHP202",
-                        f"new axis '{key_str(key)}' has no length; pass it as a keyword, "
-                        f"e.g. {key_str(key)}=2",
-                        ("pattern", s, e),
-                    )
+            _fail_axes(
+                call,
+                "SHP202",
+                _ordered(missing),
+                right,
+                lambda names: (
+                    "new "
+                    + axes_phrase(names, "has no length", "have no length")
+                    + ("; pass it as a keyword" if len(names) == 1 else "; pass them as keywords")
+                    + f", e.g. {names[0]}=2"
+                ),
+            )
     else:
-        for key in sorted(rids - lids, key=_key_order):
-            for s, e in _spans(right, key):
-                what = (
-                    f"numbered axis '{key_str(key)}'" if _is_anon(key) else f"axis '{key_str(key)}'"
-                )
-                call.fail(
-                    "SHP201",
-                    f"{what} appears only on the right; reduce can only keep or drop input "
-                    "axes (use 1 or () for a kept unit axis, repeat to add one)",
-                    ("pattern", s, e),
-                )
+        only_right = _ordered(rids - lids)
+        creates = (
+            " only on the right; reduce can only keep or drop input axes (use 1 or () for a "
+            "kept unit axis, repeat to add one)"
+        )
+        _fail_by_kind(
+            call,
+            only_right,
+            right,
+            lambda names: "numbered " + axes_phrase(names, "appears", "appear") + creates,
+            lambda names: axes_phrase(names, "appears", "appear") + creates,
+        )
     if call.kwargs is not None:
         names = {a.name for a in (*left.axes(), *right.axes()) if not a.is_anonymous}
         for name in call.kwargs:
@@ -255,6 +256,24 @@ def check_pattern(call: Call) -> bool:
                     ("pattern", group.start, group.end),
                 )
     return len(call.issues) == before
+
+
+def _ordered(keys: set) -> list:
+    return sorted(keys, key=_key_order)
+
+
+def _fail_axes(call: Call, code: str, keys: list, expr: Expression, message) -> None:
+    """One issue for all of keys (at the first one's first place): a pattern with
+    thousands of one-sided axes gets one line, not thousands."""
+    if keys:
+        s, e = _spans(expr, keys[0])[0]
+        call.fail(code, message([key_str(k) for k in keys]), ("pattern", s, e))
+
+
+def _fail_by_kind(call: Call, keys: list, expr: Expression, numbered, named) -> None:
+    """SHP201 once for the numbered axes among keys, once for the named ones."""
+    _fail_axes(call, "SHP201", [k for k in keys if _is_anon(k)], expr, numbered)
+    _fail_axes(call, "SHP201", [k for k in keys if not _is_anon(k)], expr, named)
 
 
 def _did_you_mean(call: Call, left: Expression, right: Expression, lonly, ronly) -> set:

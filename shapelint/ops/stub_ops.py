@@ -33,6 +33,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     layer_rules,
     norm_rules,
     shape_rules,
+    tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
@@ -48,7 +49,7 @@ from shapelint.ops.shape_rules import (
     has_var,
     shape_text,
 )
-from shapelint.ops.stub_dir import builtin_stub_dir
+from shapelint.ops.stub_dir import builtin_stub_dir, stub_files
 from shapelint.ops.stub_format import (
     NO_DEFAULT,
     Formula,
@@ -83,13 +84,6 @@ Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-def _stub_files(paths: Iterable[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in map(Path, paths):
-        out.extend(sorted(p.glob("*.stub")) if p.is_dir() else [p])
-    return out
 
 
 class StubRegistry:
@@ -127,7 +121,9 @@ class StubRegistry:
     def load(cls, extra_paths: Iterable[str | Path] = ()) -> StubRegistry:
         texts: list[tuple[str, str]] = []
         errors: list[StubError] = []
-        for f in _stub_files([builtin_stub_dir(), *extra_paths]):
+        files, problems = stub_files([builtin_stub_dir(), *extra_paths])
+        errors.extend(StubError(path, 0, problem) for path, problem in problems)
+        for f in files:
             try:
                 texts.append((str(f), f.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as e:

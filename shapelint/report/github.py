@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from shapelint.diagnostics import Diagnostic
+from shapelint.diagnostics import Diagnostic, safe_text
 
 _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -45,7 +45,11 @@ def format_github(diags: list[Diagnostic], n_files: int) -> str:
     # Errors first: GitHub shows only so many annotations per step.
     rank = {"error": 0, "warning": 1, "info": 2}
     for d in sorted(diags, key=lambda d: rank.get(d.severity, 0)):
-        props: dict[str, object] = {"file": github_path(d.path), "line": d.line, "col": d.column}
+        props: dict[str, object] = {
+            "file": safe_text(github_path(d.path)),
+            "line": d.line,
+            "col": d.column,
+        }
         if (d.end_line, d.end_column) > (d.line, d.column):
             props.update(endLine=d.end_line, endColumn=d.end_column)
         props["title"] = d.code
@@ -70,7 +74,7 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
             workflow_command(
                 "notice",
                 f"{f['name']}: FLOPs {flops_figure(f, limit=5)}",
-                file=github_path(f["path"]),
+                file=safe_text(github_path(f["path"])),
                 line=f["line"],
                 title="FLOPs (incomplete)",
             )
@@ -93,7 +97,7 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
             workflow_command(
                 "notice",
                 message,
-                file=github_path(c["path"]),
+                file=safe_text(github_path(c["path"])),
                 line=c["line"],
                 col=c.get("column"),
                 title="FLOPs",

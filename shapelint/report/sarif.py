@@ -29,7 +29,7 @@ def relative_uri(path: str, base: Path | None = None) -> str:
 def _uri_escape(rel: str) -> str:
     from urllib.parse import quote
 
-    return quote(rel, safe="/-._~")
+    return quote(rel, safe="/-._~", errors="surrogateescape")  # undecodable bytes as %XX
 
 
 # ---------------------------------------------------------------------- SARIF

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from shapelint.diagnostics import Diagnostic
+from shapelint.diagnostics import Diagnostic, safe_text
 
 
 def format_text(diags: list[Diagnostic], n_files: int, color: bool = False) -> str:
     lines = []
     for d in diags:
-        loc = f"{d.path}:{d.line}:{d.column}:"
+        loc = f"{safe_text(d.path)}:{d.line}:{d.column}:"
         code = d.code
         if color:
             loc = f"\x1b[1m{loc}\x1b[0m"
@@ -30,7 +30,8 @@ def format_text(diags: list[Diagnostic], n_files: int, color: bool = False) -> s
 
 
 def format_json(diags: list[Diagnostic], n_files: int) -> str:
-    return json.dumps([d.to_json() for d in diags], indent=2, ensure_ascii=False) + "\n"
+    rows = [{**d.to_json(), "path": safe_text(d.path)} for d in diags]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 def format_statistics(diags: list[Diagnostic]) -> str:

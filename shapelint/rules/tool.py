@@ -28,4 +28,18 @@ RULES = [
             "shows the same message."
         ),
     ),
+    Rule(
+        code="SHP003",
+        name="time-budget-exceeded",
+        severity="error",
+        summary="The analysis of this file ran past its time budget and was stopped.",
+        explanation=(
+            "Each file is analyzed within a time budget (10 s by default), so that one "
+            "pathological file (symbolic sizes that grow at every step, generated code) "
+            "cannot hang the run, the editor or CI. Nothing in the file was checked; the "
+            "other files were. Raise `time-budget` in [tool.shapelint] or pass "
+            "--time-budget SECONDS (0: no budget), or exclude the file. The result is "
+            "never cached."
+        ),
+    ),
 ]

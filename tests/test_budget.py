@@ -1,0 +1,99 @@
+"""Bounded work: a runaway file becomes one SHP003 diagnostic within its time
+budget, in the pool, inline and in a thread, and the run goes on."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from shapelint.analysis import driver
+from shapelint.analysis.driver import analyze_files, analyze_text
+
+# Sizes square at each cat/reshape(-1) step: the symbolic sizes grow exponentially
+# (5 steps took longer than 100 s before the budget).
+RUNAWAY = (
+    "import torch\n"
+    "from jaxtyping import Float\n"
+    "from torch import Tensor\n"
+    "\n"
+    "\n"
+    "def f(\n"
+    '    x: Float[Tensor, "a b"],\n'
+    '    w: Float[Tensor, "c"],\n'
+    '    v: Float[Tensor, "d"],\n'
+    '    u: Float[Tensor, "e"],\n'
+    "):\n"
+    "    y = torch.cat([x.reshape(-1), w, v, u])\n"
+    + "    y = torch.cat([torch.outer(y, y).reshape(-1), w])\n" * 6
+    + "    reveal_shape(y)\n"
+)
+FINE = 'from einops import rearrange\ndef g(x):\n    return rearrange(x, "a b -> b c")\n'
+
+
+def test_runaway_file_is_one_diagnostic_within_budget():
+    t = time.monotonic()
+    res = analyze_text("runaway.py", RUNAWAY, {"time_budget": 0.5})
+    assert time.monotonic() - t < 10
+    assert [d.code for d in res.diagnostics] == ["SHP003"]
+    assert "0.5 s" in res.diagnostics[0].message
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_run_goes_on(tmp_path, monkeypatch, jobs):
+    monkeypatch.setattr(driver, "POOL_MIN_FILES", 2)
+    monkeypatch.setattr(driver, "POOL_MIN_BYTES", 0)
+    files = []
+    for i in range(4):
+        f = tmp_path / f"m{i}.py"
+        f.write_text(RUNAWAY if i == 1 else FINE)
+        files.append(f)
+    results = analyze_files(files, {"time_budget": 0.5}, jobs=jobs)
+    got = [[d.code for d in r.diagnostics] for r in results]
+    assert got[1] == ["SHP003"]
+    assert got[0] == got[2] == got[3] and got[0] and "SHP003" not in got[0]
+
+
+def test_budget_works_in_a_thread_and_does_not_leak():
+    out = {}
+
+    def work():
+        out["slow"] = analyze_text("runaway.py", RUNAWAY, {"time_budget": 0.5})
+        out["fine"] = analyze_text("fine.py", FINE, {"time_budget": 0.5})
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(30)
+    assert not t.is_alive()
+    assert [d.code for d in out["slow"].diagnostics] == ["SHP003"]
+    assert "SHP003" not in [d.code for d in out["fine"].diagnostics]
+    time.sleep(0.3)  # no shot fired late into whatever runs next
+    assert sum(range(100000)) == 4999950000
+
+
+def test_timed_out_result_is_not_cached(tmp_path):
+    from shapelint.cache import Cache
+    from shapelint.config import Config
+
+    f = tmp_path / "m.py"
+    f.write_text(RUNAWAY)
+    cache = Cache.for_config(Config(root=tmp_path), {})
+    analyze_files([f], {"time_budget": 0.3}, jobs=1, cache=cache)
+    assert cache.entries == {}  # a result that depends on the machine's speed
+
+
+def test_cli_time_budget_flag_and_config(tmp_path):
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    (tmp_path / "m.py").write_text(RUNAWAY)
+    r = CliRunner().invoke(main, ["check", "--no-cache", "--time-budget", "0.5", str(tmp_path)])
+    assert r.exit_code == 1 and "SHP003" in r.output, r.output
+    (tmp_path / "pyproject.toml").write_text("[tool.shapelint]\ntime-budget = 0.5\n")
+    r = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path)])
+    assert r.exit_code == 1 and "SHP003" in r.output, r.output
+    (tmp_path / "pyproject.toml").write_text('[tool.shapelint]\ntime-budget = "x"\n')
+    r = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path)])
+    assert r.exit_code == 2 and "time-budget" in r.output
