@@ -147,15 +147,21 @@ def _hover_call(c: dict) -> str:
         rows.append("inputs: " + ", ".join(_shape(s) for s in c["inputs"]))
     rows.append(f"shape: {_shape(c.get('output'))}")
     for key, label in (("flops", "FLOPs"), ("other_flops", "other FLOPs"), ("bytes", "bytes")):
-        if c.get(key) not in (None, "0"):
-            rows.append(f"{label}: `{human(c[key])}`")
+        if key == "flops" and c.get(key) is None and not c.get("complete", True):
+            why = "; ".join(c.get("notes") or []) or "cost unknown"
+            rows.append(f"FLOPs: ? ({why})")  # may cost FLOPs: never shown as free
+        elif c.get(key) not in (None, "0"):
+            bound = "≥ " if key == "flops" and not c.get("complete", True) else ""
+            rows.append(f"{label}: {bound}`{human(c[key])}`")
     return "  \n".join(rows)
 
 
 def _shape(dims) -> str:
+    from shapelint.report.numbers import dim_human
+
     if dims is None:
         return "?"
-    return "[" + ", ".join(d if d is not None else "?" for d in dims) + "]"
+    return "[" + ", ".join(dim_human(d) for d in dims) + "]"
 
 
 class DocumentJobs:

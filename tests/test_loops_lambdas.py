@@ -79,7 +79,7 @@ def test_map_lambda_over_a_qkv_projection_keeps_every_size():
             q, k, v = map(lambda t: rearrange(t, "b n (h e) -> b h n e", h=h), qkv)
             reveal_shape(k)
         """
-    ) == ["[b, h, n, d/h]"]
+    ) == ["[b, h, n, d//h]"]
 
 
 def test_map_lambda_unannotated_still_checks_the_pattern():

@@ -530,3 +530,12 @@ def test_unannotated_nanogpt_costs_what_the_flop_counter_counts(b, t, n_head, d,
     einops_calls = [r for r in res.calls if r["op"].startswith("einops.")]
     assert einops_calls and all(r["output"] is not None for r in einops_calls)
     assert all(r["flops"] is not None for r in einops_calls if r["op"] == "einops.einsum")
+
+
+def test_lsp_hover_marks_unknown_costs_and_hides_internal_names():
+    from shapelint.lsp import hover_text
+
+    call = {"line": 3, "column": 5, "op": "self.net", "pattern": None, "inputs": [["*_v1", "d"]]}
+    call.update(output=None, flops=None, complete=False, notes=["not modelled"])
+    text = hover_text([call], 2, 6)
+    assert "FLOPs: ? (not modelled)" in text and "[..., d]" in text and "_v1" not in text

@@ -358,12 +358,16 @@ class ModuleAnalyzer:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
             frame.env["self"] = SelfRecorder(cd.key)
-            with fact_scope():
-                self._exec_block(init.node.body, frame)
-                rec = frame.env.get("self")
-                if isinstance(rec, SelfRecorder):
-                    # Rebuilt in the scope: an assert after the division still counts.
-                    cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
+            quiet, self._quiet = self._quiet, False  # first reached in a second pass
+            try:
+                with fact_scope():
+                    self._exec_block(init.node.body, frame)
+                    rec = frame.env.get("self")
+                    if isinstance(rec, SelfRecorder):
+                        # Rebuilt in the scope: an assert after the division still counts.
+                        cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
+            finally:
+                self._quiet = quiet
         return cd.self_attrs
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:

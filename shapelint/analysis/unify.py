@@ -24,6 +24,10 @@ from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, OpIssue, TensorV, Value, Var, fresh_var
 
+# torch tensors have at most 64 dims: a longer pattern fails anyway, and shaping
+# a tensor after it would only cost time.
+MAX_RANK = 64
+
 _EINOPS = {"einops.rearrange": "rearrange", "einops.reduce": "reduce", "einops.repeat": "repeat"}
 _LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
 
@@ -39,7 +43,7 @@ def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list
     """Each group of the left side as a size (None: the ellipsis), or None when
     the pattern or its lengths say nothing usable."""
     pat = parse(op, pattern)
-    if not pat.ok or pat.output is None:
+    if not pat.ok or pat.output is None or len(pat.left.groups) > MAX_RANK:
         return None
     lengths: dict[str, Expr] = {}
     for k, v in (kwargs or {}).items():
@@ -119,6 +123,8 @@ def einops_input(
 def shape_unpacked(x: Value, names: list[str | None]) -> TensorV | None:
     """`b, n, _ = x.shape`: x has exactly as many dims as there are names (Python
     raises otherwise), and a dim of unknown size takes the name it is given."""
+    if len(names) > MAX_RANK:
+        return None
     if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
         shape: tuple = (None,) * len(names)
     elif isinstance(x, TensorV) and len(x.shape) == len(names) and None in x.shape:  # type: ignore[arg-type]

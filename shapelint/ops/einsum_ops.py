@@ -266,7 +266,7 @@ def _fill_unknown_ranks(spec: Spec, tensors: list[Value]) -> list[Value]:
             break
     out: list[Value] = []
     for labels, t in zip(spec.operands, tensors, strict=True):
-        if not (t is UNKNOWN or (isinstance(t, TensorV) and t.shape is None)):
+        if len(labels) > 64 or not (t is UNKNOWN or (isinstance(t, TensorV) and t.shape is None)):
             out.append(t)
             continue
         dims: list = []
