@@ -182,7 +182,7 @@ def test_names_from_patterns_layers_and_unpacking():
     msgs = [d.message for d in res.diagnostics]
     # Before the pattern, only the layer has spoken; the pattern then names the
     # leading dims, and the layer's cost (on the line before) knows them too.
-    assert msgs == ["revealed shape: [..., dim]", "revealed shape: [b, heads, n, inner/heads]"]
+    assert msgs == ["revealed shape: [..., dim]", "revealed shape: [b, heads, n, inner//heads]"]
     fwd = next(f for f in res.functions if f["name"] == "Attend.forward")
     assert fwd["complete"] and flops_figure(fwd) == "2·b·dim·inner·n"
 
