@@ -29,13 +29,16 @@ def analyze_document(path: str, text: str):
 
 def hint_label(call: dict) -> str | None:
     """`→ [b, s, d] · 2·b·d·s FLOPs` for a call record, or None when nothing is known."""
-    from shapelint.report.numbers import human
+    from shapelint.report.numbers import dim_human, human
 
     parts = []
     if call.get("output") is not None:
-        parts.append("→ [" + ", ".join(d if d is not None else "?" for d in call["output"]) + "]")
-    if call.get("flops") not in (None, "0"):
-        parts.append(f"{human(call['flops'])} FLOPs")
+        parts.append("→ [" + ", ".join(dim_human(d) for d in call["output"]) + "]")
+    if call.get("flops") is None and not call.get("complete", True):
+        parts.append("? FLOPs")  # a call that may cost FLOPs: never shown as free
+    elif call.get("flops") not in (None, "0"):
+        bound = "" if call.get("complete", True) else "≥ "
+        parts.append(f"{bound}{human(call['flops'])} FLOPs")
     return " · ".join(parts) or None
 
 

@@ -55,9 +55,6 @@ for _nd in (1, 2, 3):
     CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
         ((_x, 2), {"return_indices": True})
     ]
-    CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
-        ((_x, 2), {"return_indices": True})
-    ]
 CALLS.update(
     {
         "torch.nn.functional.interpolate": [
@@ -132,3 +129,75 @@ MODULES.update(
         "torch.nn.Threshold": [((0.1, 0.0), {}, X(2, 3))],
     }
 )
+
+
+def _mha_forward_args():
+    m = torch.nn.MultiheadAttention(8, 2)
+    w = [t.detach() for t in (m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias)]
+    return (
+        X(3, 2, 8),
+        X(5, 2, 8),
+        X(5, 2, 8),
+        8,
+        2,
+        w[0],
+        w[1],
+        None,
+        None,
+        False,
+        0.0,
+        w[2],
+        w[3],
+    )
+
+
+CALLS["torch.nn.functional.multi_head_attention_forward"] = [(_mha_forward_args(), {})]
+# Modules whose call takes more than one tensor: tested in their own files.
+SEPARATE_MODULES = {"torch.nn.MultiheadAttention": "tests/test_attention_stubs.py"}
+
+
+_idx = torch.tensor([0, 2])
+CALLS.update(
+    {
+        "torch.tensordot": [
+            ((X(2, 3, 4), X(3, 4, 5)), {}),
+            ((X(2, 3, 4), X(4, 3, 5)), {"dims": ([1, 2], [1, 0])}),
+        ],
+        "torch.addbmm": [((X(3, 5), X(4, 3, 2), X(4, 2, 5)), {})],
+        "torch.Tensor.addbmm": [((X(3, 5), X(4, 3, 2), X(4, 2, 5)), {})],
+        "torch.kron": [((X(2, 3), X(4, 5)), {}), ((X(3), X(2, 2)), {})],
+        "torch.nn.functional.bilinear": [((X(6, 3), X(6, 4), X(5, 3, 4), X(5)), {})],
+        "torch.Tensor.unfold": [((X(2, 10), 1, 3, 2), {})],
+        "torch.repeat_interleave": [((X(2, 3), 2), {"dim": 1}), ((X(2, 3), 3), {})],
+        "torch.Tensor.repeat_interleave": [((X(2, 3), 2, 0), {})],
+        "torch.diagonal": [((X(2, 3, 4),), {"dim1": 1, "dim2": 2}), ((X(3, 5), 1), {})],
+        "torch.Tensor.diagonal": [((X(4, 4),), {})],
+        "torch.meshgrid": [
+            ((X(3), X(4)), {"indexing": "ij"}),
+            ((X(3), X(4), X(2)), {"indexing": "xy"}),
+        ],
+        "torch.index_select": [((X(3, 4), 1, _idx), {})],
+        "torch.Tensor.index_select": [((X(3, 4), 0, _idx), {})],
+        "torch.fft.fft": [((X(2, 8),), {}), ((X(2, 8),), {"n": 5, "dim": 0})],
+        "torch.fft.ifft": [((X(2, 8),), {})],
+        "torch.fft.rfft": [((X(2, 8),), {}), ((X(3, 7),), {"n": 10})],
+        "torch.fft.ihfft": [((X(2, 8),), {})],
+        "torch.fft.irfft": [
+            ((torch.fft.rfft(X(2, 8)),), {}),
+            ((torch.fft.rfft(X(2, 8)),), {"n": 9}),
+        ],
+        "torch.fft.hfft": [((torch.fft.rfft(X(2, 8)),), {})],
+    }
+)
+for _n in ("scatter", "scatter_add", "scatter_", "scatter_add_"):
+    _args = (X(3, 4), 1, torch.zeros(3, 2, dtype=torch.long), X(3, 2))
+    CALLS[f"torch.Tensor.{_n}"] = [(_args, {})]
+    if not _n.endswith("_"):
+        CALLS[f"torch.{_n}"] = [(_args, {})]
+for _n in ("torch.scatter_reduce", "torch.Tensor.scatter_reduce", "torch.Tensor.scatter_reduce_"):
+    CALLS[_n] = [((X(3, 4), 1, torch.zeros(3, 2, dtype=torch.long), X(3, 2), "sum"), {})]
+for _n in ("index_add", "index_copy", "index_fill"):
+    _src = 0.5 if _n == "index_fill" else X(3, 2)
+    for _q in (f"torch.{_n}", f"torch.Tensor.{_n}", f"torch.Tensor.{_n}_"):
+        CALLS[_q] = [((X(3, 4), 1, _idx, _src), {})]
+SEPARATE_MODULES["torch.nn.Bilinear"] = "tests/test_tensor_stubs.py"

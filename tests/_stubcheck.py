@@ -126,7 +126,7 @@ def run_both(name, args, kwargs=None, names=None, fn=None, values=None) -> Outco
             out = fn(*[to_torch(a) for a in args], **{k: to_torch(v) for k, v in kwargs.items()})
         flops = counter.get_total_flops()
         error = None
-    except (RuntimeError, ValueError, IndexError, TypeError) as e:
+    except (RuntimeError, ValueError, IndexError, TypeError, AssertionError) as e:
         out, error = None, e
     if values is None:
         values = [to_value(a, names) for a in args]
@@ -176,6 +176,8 @@ def check_value(v: Value, out, env: dict[str, int], strict: bool, where: str = "
         assert len(v.items) == len(out), f"{where}: {len(v.items)} items vs {len(out)}"
         for i, (item, o) in enumerate(zip(v.items, out, strict=True)):
             check_value(item, o, env, strict, f"{where}[{i}]")
+    elif out is None:
+        assert isinstance(v, NoneV) or (v is UNKNOWN and not strict), f"{where}: {v!r} vs None"
     elif isinstance(out, bool):
         assert isinstance(v, BoolV) or (v is UNKNOWN and not strict)
     elif isinstance(out, int):

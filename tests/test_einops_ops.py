@@ -267,8 +267,13 @@ def test_einsum_passes_expanded_axes_to_the_flop_counter(monkeypatch):
     ]
     assert seen["sizes"] == {"i": N("i"), "j": N("j"), "k": N("k"), "...0": C(5)}
     assert res.cost.flops == C(7) and res.cost.notes == ["note"]
+    # An operand of unknown rank: its '...' is one variadic no code names, counted
+    # as one axis of unknown size (issue 16: every einsum has a formula).
     unknown = einops_call("einsum", "... i j, j k -> ... i k", [TensorV(None), b], {})
-    assert unknown.value.shape is None and unknown.cost.flops is None
+    ell = unknown.value.shape[0]
+    assert isinstance(ell, Var) and unknown.value.shape[1:] == (N("i"), N("k"))
+    assert seen["inputs"] == [["...0", "i", "j"], ["j", "k"]]
+    assert seen["sizes"]["...0"] == N(ell.name) and unknown.cost.flops == C(7)
 
 
 # -- einsum ---------------------------------------------------------------------------------------

@@ -372,12 +372,17 @@ def test_fix_does_not_import_libcst_for_check():
     import subprocess
     import sys
 
+    # A whole `check` with findings that --fix could apply, in one process.
     code = (
-        "import sys, shapelint.cli, shapelint.fixes; from shapelint.analysis import driver; "
+        "import sys, pathlib, tempfile, shapelint.fixes\n"
+        "from shapelint.cli import main\n"
+        "p = pathlib.Path(tempfile.mkdtemp()) / 'm.py'\n"
+        "p.write_text('import torch\\nX = torch.zeros(2, 3).transpose(0, 1)\\n')\n"
+        "try:\n    main(['check', str(p), '--no-cache'])\nexcept SystemExit:\n    pass\n"
         "print('libcst' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert "SHP401" in out.stdout and out.stdout.strip().splitlines()[-1] == "False"
 
 
 TWO_STATEMENTS = """\

@@ -7,8 +7,8 @@ Floors, lowest first (docs/architecture.md):
   words     notation/ (shape strings, symbolic dims), rules/ (the catalog)
   ops       ops/ (what each operation does to shapes and costs)
   analysis  analysis/ (the driver is the one door), config.py, cache.py
-  views     report/ (formats, numbers), napkin/ (formulas, hardware, plots)
-  wings     cost/, runtime/ (the only importer of torch), fixes.py
+  views     report/ (formats, numbers), napkin/ (formulas, hardware, plots), baseline.py
+  wings     cost/, runtime/ (the only importer of torch), fixes.py, fix_transform.py
   faces     cli/ (the only importer of click), flake8_plugin.py, lsp.py
 A module may import from its own floor or below, never above.
 """
@@ -25,8 +25,11 @@ FLOORS = [
     ("words", ("shapelint.notation", "shapelint.rules")),
     ("ops", ("shapelint.ops",)),
     ("analysis", ("shapelint.analysis", "shapelint.config", "shapelint.cache")),
-    ("views", ("shapelint.report", "shapelint.napkin")),
-    ("wings", ("shapelint.cost", "shapelint.runtime", "shapelint.fixes")),
+    ("views", ("shapelint.report", "shapelint.napkin", "shapelint.baseline")),
+    (
+        "wings",
+        ("shapelint.cost", "shapelint.runtime", "shapelint.fixes", "shapelint.fix_transform"),
+    ),
     ("faces", ("shapelint.cli", "shapelint.flake8_plugin", "shapelint.lsp", "shapelint.__main__")),
 ]
 
@@ -45,7 +48,10 @@ def floor_of(mod: str) -> int:
     best, level = -1, None
     for i, (_, prefixes) in enumerate(FLOORS):
         for pre in prefixes:
-            if (mod == pre or mod.startswith(pre + ".")) and len(pre) > best:
+            # "shapelint" names the package's __init__ only: a new top-level module
+            # must be given its floor here.
+            inside = mod.startswith(pre + ".") and pre != "shapelint"
+            if (mod == pre or inside) and len(pre) > best:
                 best, level = len(pre), i
     assert level is not None, f"{mod} is on no floor: add it to FLOORS and the docs"
     return level
@@ -245,3 +251,19 @@ def test_the_walk_sees_function_level_imports():
     assert "shapelint.analysis.driver" in GRAPH["shapelint.fixes"]  # module level
     assert "shapelint.analysis.interpreter" in GRAPH["shapelint.analysis.driver"]  # in a function
     assert "shapelint.analysis.interpreter" not in GRAPH["shapelint.analysis.annotations"]
+
+
+def test_every_package_ships():
+    """A non-editable `pip install .` installs only the packages pyproject lists."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    listed = set(
+        tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+            "packages"
+        ]
+    )
+    found = {module_name(p) for p in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set(), "add them to [tool.setuptools] packages"

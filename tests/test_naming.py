@@ -477,3 +477,23 @@ def test_rules_can_be_ignored_like_any_other(tmp_path):
     assert r.exit_code == 1 and "SHP401" in r.output
     r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache", "--ignore", "SHP4"])
     assert r.exit_code == 0, r.output
+
+
+def test_unpacked_shape_names_the_axes_and_the_rewrite_computes_the_same():
+    code = """
+    import torch
+    def f(x):
+        b, c, h, w = x.shape
+        return x.permute(0, 2, 3, 1).reshape(b, h * w, c)
+    def rebound(x):
+        b, c, h, w = x.shape
+        x = x.float()
+        return x.permute(0, 2, 3, 1)
+    """
+    named, other = findings(code)
+    assert named.rewrite.call() == 'rearrange(x, "b c h w -> b (h w) c")'
+    assert "placeholder" not in named.message
+    assert "placeholder" in other.message  # x rebound: the unpack may be another tensor's
+    x = torch.randn(2, 3, 4, 5)
+    env = {"x": x, "b": 2, "c": 3, "h": 4, "w": 5}
+    assert torch.equal(run_rewrite(named, env), run_original(code, named, env))

@@ -13,6 +13,7 @@ import pytest
 import torch
 from _stub_examples import CALLS as EXAMPLE_CALLS
 from _stub_examples import MODULES as EXAMPLE_MODULES
+from _stub_examples import SEPARATE_MODULES
 from _stubcheck import Size, check_agrees, check_value, check_verdict, run_both, symbol_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -262,6 +263,8 @@ MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
 }
 MODULES.update(EXAMPLE_MODULES)
 for _name in registry().names():
+    if _name in SEPARATE_MODULES:
+        continue
     if _name.startswith("torch.nn.") and _name.count(".") == 2 and _name not in MODULES:
         if any(e.module for e in registry().entries[_name]):
             MODULES[_name] = [((), {}, X(2, 3))]

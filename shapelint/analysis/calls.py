@@ -7,6 +7,7 @@ import ast
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, einops_ops, stub_ops
+from shapelint.ops.indexing import slice_length
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
@@ -221,20 +222,19 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
 
 
 def sliced_length(dim, sl: Value):
-    """Length of dim[lo:hi:step] when the dim and the bounds are known numbers."""
-    if not isinstance(sl, SliceV) or dim is None or isinstance(dim, Var) or dim.value is None:
+    """Length of dim[lo:hi:step] when it is certain: known numbers, or bounds that
+    provably fall inside the dimension (``x[..., :L]`` of an L + k - 1 axis is L)."""
+    if not isinstance(sl, SliceV) or not isinstance(dim, Expr):
         return None
     bounds = []
     for b in (sl.lower, sl.upper, sl.step):
         if b is None or isinstance(b, NoneV):
             bounds.append(None)
-        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
-            bounds.append(b.value.value)
+        elif isinstance(b, IntV) and b.value is not None:
+            bounds.append(b.value)
         else:
             return None
-    if bounds[2] == 0:
-        return None
-    return Expr.const(len(range(dim.value)[bounds[0] : bounds[1] : bounds[2]]))
+    return slice_length(dim, *bounds)
 
 
 def idx_items_of(v: Value) -> tuple[Value, ...]:

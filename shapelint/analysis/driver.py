@@ -444,6 +444,7 @@ def _record_json(path: str, r) -> dict:
         "flops": _py(c.flops),
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
+        "complete": c.complete and c.flops is not None,
         "notes": list(c.notes),
     }
 
@@ -457,6 +458,7 @@ def _function_json(path: str, f) -> dict:
         "other_flops": _py(f.other_flops),
         "bytes": _py(f.bytes),
         "complete": f.complete,
+        "unknown": list(f.unknown),
         "calls": f.calls,
         "defaults": f.defaults,
     }

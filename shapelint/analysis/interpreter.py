@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis import modules
+from shapelint.analysis import modules, unify
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, product
 from shapelint.ops.values import (
     UNKNOWN,
     Cost,
@@ -86,6 +87,11 @@ class FunctionSummary:
     # int parameters with a literal default: the formula keeps the name, and a
     # value is computed with the default unless the caller (or --dim) binds it.
     defaults: dict[str, int] = field(default_factory=dict)
+    # The calls whose cost is unknown, in order: what makes the total a lower bound.
+    unknown: list[dict] = field(default_factory=list)
+    # Parameters whose shape was learnt from their uses, not declared: a caller
+    # binds its sizes to them but is not told it broke an annotation.
+    inferred: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -127,6 +133,15 @@ class _Frame:
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
         self.defaults: dict[str, int] = {}
+        # Shapes learnt from uses (analysis/unify.py): each parameter's value while
+        # the name still holds it, the call sites that run whenever the function
+        # does, and what those sites said about a parameter.
+        self.param_values: dict[str, Value] = {}
+        self.hoists = False  # whether what is learnt may hold from the function's top
+        self.conditional = 0  # inside a conditional expression: what is learnt is not kept
+        self.learnt: dict[str, TensorV] = {}
+        self.learnt_params: set[str] = set()
+        self.learnt_line = 1 << 30  # the first line that taught something about a parameter
         self.done = False  # a return ran unconditionally: the block stops here
 
 
@@ -145,6 +160,10 @@ class ModuleAnalyzer:
         self._in_progress: set[str] = set()
         self.annotations = ann.AnnotationReader(self)
         self.naming = NamingChecker(self)
+        self._quiet = False  # a second pass over a function: its diagnostics are known
+        # Names the code's uses gave to dims of unknown size (analysis/unify.py):
+        # two of them equated by an op are one dim, not a conflict (SHP304).
+        self.inferred_names: set[str] = set()
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
@@ -225,7 +244,7 @@ class ModuleAnalyzer:
         else:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
-        if key in self._diag_keys:
+        if self._quiet or key in self._diag_keys:
             return
         self._diag_keys.add(key)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
@@ -307,16 +326,49 @@ class ModuleAnalyzer:
         return cd.self_attrs
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
+        quiet = self._quiet
+        self._quiet = False
+        try:
+            frame, params = self._run_function(fd, {})
+            if frame.learnt and any(r.line < frame.learnt_line for r in frame.records.values()):
+                # What a use taught about a parameter holds from the top: a second
+                # pass costs every call with it (diagnostics came from the first).
+                self._quiet = True
+                learnt = frame.learnt
+                frame, params = self._run_function(fd, learnt)
+                frame.learnt_params = set(learnt)
+            elif frame.learnt:
+                # Nothing ran before the use: one pass said it all; callers still bind.
+                params = [(p, frame.learnt.get(p, v)) for p, v in params]
+                frame.learnt_params = set(frame.learnt)
+        finally:
+            self._quiet = quiet
+        return self._summarize(fd, frame, params)
+
+    def _run_function(
+        self, fd: FuncDef, learnt: dict[str, TensorV]
+    ) -> tuple[_Frame, list[tuple[str, Value]]]:
         frame = _Frame(fd, fd.qualname)
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
+        for name, value in learnt.items():
+            frame.env[name] = value
+        params = [(p, learnt.get(p, v)) for p, v in params]
+        if not learnt:
+            frame.param_values = {p: v for p, v in params if unify.is_open(v)}
+            frame.hoists = True
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = SelfRecorder(fd.cls.key)
-        ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         self._exec_block(fd.node.body, frame)
+        return frame, params
+
+    def _summarize(
+        self, fd: FuncDef, frame: _Frame, params: list[tuple[str, Value]]
+    ) -> FunctionSummary:
+        ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         returns = _join_all(frame.returns) if frame.returns else NoneV()
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
@@ -332,6 +384,8 @@ class ModuleAnalyzer:
             complete=complete,
             calls=len(frame.records),
             defaults={**self._constructor_defaults(fd), **frame.defaults},
+            unknown=_unknown_calls(frame.records.values()),
+            inferred=frozenset(frame.learnt_params),
         )
 
     def _constructor_defaults(self, fd: FuncDef) -> dict[str, int]:
@@ -560,7 +614,8 @@ class ModuleAnalyzer:
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
         self._exec_block(fd.node.body, frame)
-        self._emit_records(frame)
+        if not self._quiet:
+            self._emit_records(frame)
 
     def _iter_item(self, it: ast.expr, frame: _Frame) -> Value:
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
@@ -571,13 +626,29 @@ class ModuleAnalyzer:
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
         if isinstance(target, ast.Name):
+            last = unify.last_dim_source(value_node) if value_node is not None else None
+            if last is not None and (value is UNKNOWN or value == IntV(None)):
+                # `d = x.shape[-1]`: x ends in a dim named d.
+                known = unify.ending_in(frame.env.get(last.id, UNKNOWN), Expr.name(target.id))
+                if known is not None:
+                    self._learn(last, known, frame, value_node)
+                    value = IntV(Expr.name(target.id))
             frame.env[target.id] = value
             frame.locals.add(target.id)
+            frame.param_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
-            items = value.items if isinstance(value, TupleV) else None
             shape_of = _shape_source(value_node)
+            if star is None and isinstance(shape_of, ast.Name) and _has_unknown_item(value):
+                src = frame.env.get(shape_of.id, UNKNOWN)
+                known = unify.shape_unpacked(
+                    src, [e.id if isinstance(e, ast.Name) else None for e in elts]
+                )
+                if known is not None:
+                    self._learn(shape_of, known, frame, value_node)
+                    value = _shape_tuple(known)
+            items = value.items if isinstance(value, TupleV) else None
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if isinstance(e, ast.Name) and isinstance(v, IntV) and shape_of is not None:
@@ -634,6 +705,56 @@ class ModuleAnalyzer:
         frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
         return IntV(sym)
 
+    def _learn(self, node: ast.expr | None, value: TensorV, frame: _Frame, site) -> None:
+        """A use says what the tensor that `node` evaluated to is: the variable
+        holds the more precise value from here on, and a parameter learnt about
+        where the function always passes has it from the start (analysis/unify.py)."""
+        if not isinstance(node, ast.Name):
+            return
+        name = node.id
+        if name not in frame.env or frame.conditional:
+            return
+        cur = frame.env[name]
+        if not (cur is UNKNOWN or isinstance(cur, TensorV)):
+            return
+        self.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
+        frame.env[name] = value
+        if name in frame.param_values and frame.param_values[name] is cur:
+            frame.param_values[name] = value
+            if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
+                frame.learnt[name] = value
+                frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
+
+    def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
+        """A variadic no code named turns out to be `dims`: every value and cost
+        of the function that mentions it says so, the calls before included."""
+        exprs = {name: product(dims)}
+        var_binding = {name: dims}
+        self.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
+        new: dict[int, Value] = {}
+
+        def sub(v: Value) -> Value:
+            if id(v) not in new:
+                mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
+                new[id(v)] = _subst(v, exprs, var_binding) if mentions else v
+            return new[id(v)]
+
+        frame.env = {k: sub(v) for k, v in frame.env.items()}
+        frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
+        frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
+        spelled = [dim_py(d) for d in dims]
+        for rec in frame.records.values():
+            c = rec.cost
+            rec.cost = Cost(
+                _subst_expr(c.flops, exprs),
+                _subst_expr(c.other_flops, exprs),
+                _subst_expr(c.bytes, exprs),
+                c.notes,
+                c.complete,
+            )
+            rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
+            rec.output = _spell_var(rec.output, name, spelled)
+
     def _check_against_annotation(
         self, value: Value, declared: TensorV, node: ast.expr, what: str
     ) -> None:
@@ -683,7 +804,12 @@ class ModuleAnalyzer:
         return self._binop(node.op, left, right, node, frame, node.left, node.right)
 
     def _eval_fold(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        return modules.fold(self, node, frame, d)
+        short_circuit = isinstance(node, ast.BoolOp)
+        frame.conditional += short_circuit  # `a and f(x)`: what f's use says may not hold
+        try:
+            return modules.fold(self, node, frame, d)
+        finally:
+            frame.conditional -= short_circuit
 
     def _eval_dict(self, node: ast.Dict, frame: _Frame, d: int) -> Value:
         if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
@@ -725,7 +851,11 @@ class ModuleAnalyzer:
         known = modules.truth(self.eval(node.test, frame, d))
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
-        return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+        frame.conditional += 1  # what a branch's use says holds in that branch only
+        try:
+            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+        finally:
+            frame.conditional -= 1
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
         for v in node.values:
@@ -863,6 +993,10 @@ class ModuleAnalyzer:
             if name is None:
                 return UNKNOWN
             return self._op_value(name, [left, right], {}, node, frame, arg_nodes=[lnode, rnode])
+        if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
+            # `q @ k` on operands we lost track of: a product of unknown cost.
+            cost = Cost(notes=["operand shapes unknown"], complete=False)
+            self._record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
         return UNKNOWN
 
     # ------------------------------------------------------------------ calls
@@ -940,7 +1074,15 @@ class ModuleAnalyzer:
                 builtin = dispatch.builtin(func.id, args, kwargs)
                 if builtin is not None:
                     return builtin
-            return UNKNOWN
+                if uc.free_builtin(func.id):
+                    return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
+        if not isinstance(func, ast.Attribute):
+            # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
+            callee = self.eval(func, frame, d)
+            if isinstance(callee, ObjectV):
+                return self._call_value(callee, node, args, kwargs, frame)
+            return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
         if isinstance(func, ast.Attribute):
             if modules.is_super_call(func.value):
                 res = modules.super_call(self, func.attr, node, args, kwargs, frame)
@@ -980,6 +1122,12 @@ class ModuleAnalyzer:
                     return self._call_method(
                         ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
                     )
+            if recv is UNKNOWN and (
+                _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
+            ):
+                # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
+                # or a product on a tensor we lost track of.
+                return self._unknown_call(node, args, kwargs, frame, "not analysed")
         return UNKNOWN
 
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
@@ -1020,8 +1168,16 @@ class ModuleAnalyzer:
                 if "__call__" in self._class_methods(callee.kind[7:]):
                     return self._call_method(callee, "__call__", node, args, kwargs, frame)
                 return UNKNOWN
+            if callee.kind == "torch.nn.Linear" and args:
+                # The layer's input size is the last dim of what it is applied to.
+                size = callee.attr("in_features")
+                known = unify.ending_in(args[0], size.value if isinstance(size, IntV) else None)
+                if known is not None:
+                    args = [known, *args[1:]]
+                    if node.args and not isinstance(node.args[0], ast.Starred):
+                        self._learn(node.args[0], known, frame, node)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
-        return UNKNOWN
+        return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 
     def construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """An instance of a project class: a config (dataclass) at its values; a
@@ -1052,7 +1208,7 @@ class ModuleAnalyzer:
         return shape and its cost with the names bound."""
         summ = (fd.owner or self).summary(fd.qualname)
         if summ is None:
-            return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, "recursive call")
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
@@ -1067,7 +1223,7 @@ class ModuleAnalyzer:
             arg = bound[pname]
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
                 problem = ann.bind_shape(pval, arg, binding, var_binding)
-                if problem:
+                if problem and pname not in summ.inferred:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
                         arg_node or node,
@@ -1108,10 +1264,39 @@ class ModuleAnalyzer:
         if built is not None:
             return built
         self.naming.qualified_call(node, qual, args, kwargs, frame)
+        if not open_kwargs:
+            self._refine_einops_input(qual, node, args, kwargs, frame)
+        if qual == "torch.nn.functional.linear" and len(args) > 1 and node.args:
+            w = args[1]
+            if isinstance(w, TensorV) and w.shape is not None and len(w.shape) == 2:
+                known = unify.ending_in(args[0], w.shape[1])  # type: ignore[arg-type]
+                if known is not None:
+                    args[0] = known
+                    self._learn(node.args[0], known, frame, node)
+        for where, arg_node in unify.size_argument_nodes(qual, node):
+            held = args[where] if isinstance(where, int) else kwargs.get(where)
+            if held is UNKNOWN and isinstance(arg_node, ast.Name):
+                size = IntV(Expr.name(arg_node.id))
+                self.inferred_names.add(arg_node.id)
+                if isinstance(where, int):
+                    args[where] = size
+                else:
+                    kwargs[where] = size
+                if arg_node.id in frame.env:
+                    frame.env[arg_node.id] = size
         pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
         if res is None:
+            if uc.may_cost(qual) or not uc.library(qual):
+                return self._unknown_call(node, args, kwargs, frame, "not modelled")
             return UNKNOWN
+        if res.refined:
+            nodes = unify.tensor_arg_nodes(qual, node)
+            for i, v in res.refined.items():
+                if i < len(nodes):
+                    self._learn(nodes[i], v, frame, node)
         for issue in res.issues:
+            if unify.binds_inferred(issue, self.inferred_names):
+                continue
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
                 short = (
@@ -1125,7 +1310,7 @@ class ModuleAnalyzer:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        if dispatch.is_costed(qual, res):
+        if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self._record(
                 node,
                 frame,
@@ -1137,11 +1322,70 @@ class ModuleAnalyzer:
             )
         return res.value
 
+    def _refine_einops_input(self, qual: str, node: ast.Call, args, kwargs, frame) -> None:
+        """rearrange/reduce/repeat: the pattern's left side is the input's shape."""
+        op = unify.einops_op(qual)
+        if op is None:
+            return
+        pat = args[1] if len(args) > 1 else kwargs.get("pattern")
+        in_args = bool(args)
+        x = args[0] if in_args else kwargs.get("tensor", UNKNOWN)
+        if not (isinstance(pat, StrV) and pat.value is not None):
+            return
+        lengths = {k: v for k, v in kwargs.items() if k not in ("tensor", "pattern", "reduction")}
+        for kw in node.keywords:
+            if kw.arg in lengths and lengths[kw.arg] is UNKNOWN:
+                # An axis length is an int: a variable of unknown value passed as
+                # one is a size named after the variable (or, failing that, the axis).
+                name = kw.value.id if isinstance(kw.value, ast.Name) else kw.arg
+                lengths[kw.arg] = kwargs[kw.arg] = IntV(Expr.name(name))
+                self.inferred_names.add(name)
+                if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
+                    frame.env[kw.value.id] = lengths[kw.arg]
+        bound = unify.leading_var_binding(op, pat.value, x, lengths)
+        if bound is not None:
+            self._bind_var(frame, *bound)
+            x = _subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
+            if in_args:
+                args[0] = x
+            else:
+                kwargs["tensor"] = x
+        known = unify.einops_input(op, pat.value, x, lengths)
+        if known is None:
+            return
+        if in_args:
+            args[0] = known
+        else:
+            kwargs["tensor"] = known
+        self._learn(unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
         res = dispatch.stub(name, args, kwargs)
         if res is None:
+            if isinstance(node, ast.Call) and (uc.may_cost(name) or name.startswith("<class>")):
+                return self._unknown_call(
+                    node,
+                    args[1:] if name.startswith("<class>") else args,
+                    kwargs,
+                    frame,
+                    "not modelled",
+                )
+            if (
+                not isinstance(node, ast.Call)
+                and uc.may_cost(name)
+                and uc.tensor_args(args, kwargs)
+            ):
+                self._record(
+                    node,
+                    frame,
+                    name,
+                    None,
+                    [],
+                    UNKNOWN,
+                    Cost(notes=["not modelled"], complete=False),
+                )
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
@@ -1156,7 +1400,7 @@ class ModuleAnalyzer:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        if dispatch.is_costed(name, res):
+        if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self._record(
                 node,
                 frame,
@@ -1169,6 +1413,14 @@ class ModuleAnalyzer:
         return res.value
 
     # ------------------------------------------------------------------ cost records
+    def _unknown_call(self, node: ast.Call, args, kwargs, frame: _Frame, why: str) -> Value:
+        """A call the analysis cannot follow: on the record with an unknown cost
+        when it is given a tensor (or what may be one), so no total leaves it out."""
+        if uc.tensor_args(list(args), dict(kwargs)):
+            cost = Cost(notes=[why], complete=False)
+            self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+        return UNKNOWN
+
     def _record(
         self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
     ) -> CallRecord:
@@ -1305,6 +1557,27 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
         t is not None
         and t.shape is not None
         and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
+    )
+
+
+def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
+    if shape is None or f"*{name}" not in shape:
+        return shape
+    i = shape.index(f"*{name}")
+    return shape[:i] + dims + shape[i + 1 :]
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        if isinstance(node, ast.Name) and node.id == "self":
+            return True
+    return False
+
+
+def _has_unknown_item(v: Value) -> bool:
+    return v is UNKNOWN or (
+        isinstance(v, TupleV) and any(isinstance(i, IntV) and i.value is None for i in v.items)
     )
 
 
@@ -1482,6 +1755,15 @@ def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> V
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
     return v
+
+
+def _unknown_calls(records) -> list[dict]:
+    out = []
+    for r in sorted(records, key=lambda r: (r.line, r.column)):
+        if r.cost.flops is None or not r.cost.complete:
+            why = r.cost.notes[0] if r.cost.notes else "cost unknown"
+            out.append({"line": r.line, "op": r.op, "why": why})
+    return out
 
 
 def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:

@@ -25,6 +25,7 @@ from shapelint.analysis.letter_einsum import align_letters, parse_letters
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
     CHAIN_METHODS,
+    SOURCE_SYMBOL,
     TRANSPOSE_LIKE,
     Chain,
     ChainReader,
@@ -38,6 +39,7 @@ from shapelint.analysis.shape_guess import (
     size_text,
     templates,
     unpacked_names,
+    unpacked_shape,
 )
 from shapelint.analysis.statements import innermost_statement, walk_own
 from shapelint.notation import reshuffle as rs
@@ -233,7 +235,9 @@ class NamingChecker:
         if tmp is not None and results:
             # `y = x.transpose(1, 2)` feeding `y.reshape(...)` on the next line: one
             # rewrite for both, if the next line's chain has one (else each its own).
-            self._pending[(id(frame), tmp[0])] = _Temporary(chain, base_value, tmp[1], results)
+            self._pending[(id(frame), tmp[0])] = _Temporary(
+                chain, base_value, tmp[1], results, frame
+            )
             return
         self._emit_all(results)
 
@@ -284,7 +288,13 @@ class NamingChecker:
         results = self._chain_rewrites(combined, prev.base_value, frame, whole_only=True)
         if results is None:
             return False
-        for code, fnode, rw, what in results:
+        src = self.analyzer.src
+        name = prev.assign.targets[0].id  # type: ignore[attr-defined]
+        first = (
+            f"{name} = {ends(src.segment(prev.chain.base), 30)}{steps_text(prev.chain.steps, src)}"
+        )
+        what = f"{first}` then `{name}{steps_text(chain.steps, src)}"
+        for code, fnode, rw, _ in results:
             self._emit(code, fnode, rw, what, dead=[prev.assign])
         return True
 
@@ -344,6 +354,17 @@ class NamingChecker:
                 [(rs.frac(d) if isinstance(d, Expr) else None, declared_hint(d)) for d in shape]
             )
             res = self._finish(core, base, layout, frame, exact=True, safe=safe)
+            if res is not None or not allow_guess:
+                return res
+        elif shape is None and (
+            unpacked := unpacked_shape(frame, base, getattr(core[0].node, "lineno", 0))
+        ):
+            # `b, c, h, w = x.shape` proves x's rank and names its axes.
+            layout = Layout.of_dims(
+                [(rs.frac(Expr.name(SOURCE_SYMBOL + n)) if n else None, n) for n in unpacked]
+            )
+            proven = isinstance(base_value, TensorV)
+            res = self._finish(core, base, layout, frame, exact=proven, safe=safe)
             if res is not None or not allow_guess:
                 return res
         elif shape is None and model[0].op == "permute":
@@ -746,6 +767,7 @@ class _Temporary:
     base_value: Value
     assign: ast.Assign
     results: list  # its own findings, reported unless a merge replaces them
+    frame: object  # held, so that no later frame reuses its id while this waits
 
 
 def _next_statement(func: ast.AST, stmt: ast.stmt) -> ast.stmt | None:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from shapelint.analysis.reshuffle_chain import RawStep
 from shapelint.notation.quoting import ends, one_line
+from shapelint.ops.einops_ops import einops_call
+from shapelint.ops.values import UNKNOWN, IntV, TensorV
 
 
 @dataclass
@@ -91,20 +94,15 @@ def accepted(rw: Rewrite) -> bool:
     of the known ranks? Unknown ranks are judged by the pattern alone."""
     if rw.pattern is None:
         return True
-    from shapelint.ops.einops_ops import einops_call
-    from shapelint.ops.values import UNKNOWN, IntV, TensorV
+    ranks = tuple(rw.ranks[k] if k < len(rw.ranks) else None for k in range(len(rw.operands)))
+    return _accepted(rw.func, rw.pattern, ranks, tuple(name for name, _ in rw.lengths))
 
-    tensors = []
-    for k in range(len(rw.operands)):
-        rank = rw.ranks[k] if k < len(rw.ranks) else None
-        if rank is None:
-            tensors.append(UNKNOWN)
-        else:
-            tensors.append(TensorV((None,) * rank))
-    lengths = {name: IntV(None) for name, _ in rw.lengths}
-    res = einops_call(
-        rw.func, rw.pattern, tensors[:1] if rw.func == "rearrange" else tensors, lengths
-    )
+
+@lru_cache(maxsize=4096)
+def _accepted(func: str, pattern: str, ranks: tuple, length_names: tuple) -> bool:
+    tensors = [UNKNOWN if r is None else TensorV((None,) * r) for r in ranks]
+    lengths = {name: IntV(None) for name in length_names}
+    res = einops_call(func, pattern, tensors[:1] if func == "rearrange" else tensors, lengths)
     return not res.issues
 
 

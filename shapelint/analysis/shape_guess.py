@@ -156,6 +156,40 @@ def unpacked_names(frame, base: ast.expr) -> set[str]:
     return out
 
 
+def unpacked_shape(frame, base: ast.expr, before: int) -> list[str | None] | None:
+    """The names of `b, c, h, w = x.shape` (or `x.size()`) for base `x`, when that
+    unpack comes before line `before` and x is never rebound in the function: it
+    proves x's rank, and names its axes (`_` names nothing)."""
+    func = getattr(frame, "func", None)
+    if func is None or not isinstance(base, ast.Name):
+        return None
+    found = None
+    for node in ast.walk(func.node):
+        if isinstance(node, ast.Name) and node.id == base.id and isinstance(node.ctx, ast.Store):
+            return None  # rebound somewhere: the unpack may describe another tensor
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], (ast.Tuple, ast.List))
+            and node.lineno < before
+            and _whole_shape_of(node.value, base.id)
+        ):
+            elts = node.targets[0].elts
+            if all(isinstance(e, ast.Name) for e in elts) and found is None:
+                found = [None if e.id == "_" else e.id for e in elts]
+    return found
+
+
+def _whole_shape_of(v: ast.expr, name: str) -> bool:
+    if isinstance(v, ast.Call) and not v.args and not v.keywords:
+        v = v.func
+        if not (isinstance(v, ast.Attribute) and v.attr == "size"):
+            return False
+    elif not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+        return False
+    return isinstance(v.value, ast.Name) and v.value.id == name
+
+
 def _literal_count(a: rs.SizeArg) -> bool:
     v = a.expr.value if a.expr is not None else None
     return v is not None and v >= 2

@@ -12,7 +12,7 @@ import json
 import re
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 MARKER = "<!-- shapelint-cost-diff -->"
@@ -179,10 +179,13 @@ class FunctionChange:
     path: str
     name: str
     line: int
-    status: str  # more | less | changed | new | removed
+    status: str  # more | less | changed | new | removed | incomplete
     flops: Delta
     bytes: Delta
     complete: bool = True
+    # The calls of unknown cost on the side that has them (after, else before):
+    # their totals are lower bounds, so "the same" is not "no change".
+    unknown: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -284,7 +287,7 @@ def _costless(f: dict) -> bool:
     return f.get("flops") in ("0", None) and f.get("bytes") in ("0", None)
 
 
-_ORDER = {"more": 0, "less": 1, "changed": 2, "new": 3, "removed": 4}
+_ORDER = {"more": 0, "less": 1, "changed": 2, "new": 3, "removed": 4, "incomplete": 5}
 
 
 def compare(before_results, after_results, dims: dict[str, int]) -> list[FunctionChange]:
@@ -310,14 +313,22 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
             continue
         flops = compare_metric(b["flops"], a["flops"], dims)
         byts = compare_metric(b["bytes"], a["bytes"], dims)
+        complete = a.get("complete", True) and b.get("complete", True)
         if flops.direction == "same" and byts.direction == "same":
+            if complete:
+                continue
+            # Equal lower bounds say nothing about the calls they leave out.
+            unknown = a.get("unknown") or b.get("unknown") or []
+            changes.append(
+                FunctionChange(key[0], key[1], a["line"], "incomplete", flops, byts, False, unknown)
+            )
             continue
         # FLOPs decide the row's verdict; bytes decide only when FLOPs did not move.
         lead = flops if flops.direction != "same" else byts
         changes.append(
             FunctionChange(
-                key[0], key[1], a["line"], lead.direction, flops, byts,
-                a.get("complete", True) and b.get("complete", True),
+                key[0], key[1], a["line"], lead.direction, flops, byts, complete,
+                a.get("unknown") or b.get("unknown") or [],
             )
         )  # fmt: skip
     changes.sort(key=lambda c: (_ORDER[c.status], -(c.flops.ratio or 0), c.path, c.name))
@@ -361,6 +372,12 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
     if not changes:
         lines.append("No function's FLOPs or bytes changed.")
         return "\n".join(lines) + "\n"
+    if all(c.status == "incomplete" for c in changes):
+        lines.append(
+            "No known figure changed, but these functions have calls of unknown cost "
+            "(their totals are lower bounds), so the diff cannot say they did not change."
+        )
+        lines.append("")
     counts = {s: sum(1 for c in changes if c.status == s) for s in _ORDER}
     said = {
         "more": "more expensive",
@@ -368,6 +385,7 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
         "changed": "changed",
         "new": "new",
         "removed": "removed",
+        "incomplete": "with calls of unknown cost",
     }
     lines += [", ".join(f"{n} {said[s]}" for s, n in counts.items() if n) + ".", ""]
     lines += [
@@ -379,9 +397,17 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
         mark = "" if c.complete else " †"
         partial |= not c.complete
         f, b = c.flops, c.bytes
+        bound = "" if c.complete else "≥ "
+        change = _change_cell(f, dims)
+        if c.status == "incomplete":
+            from shapelint.report.numbers import unknown_calls
+
+            change = (
+                "? (" + (unknown_calls({"unknown": c.unknown}) or "calls of unknown cost") + ")"
+            )
         lines.append(
-            f"| `{c.path}::{c.name}`{mark} | {_cell(f.before, f.before_value, dims)} | "
-            f"{_cell(f.after, f.after_value, dims)} | {_change_cell(f, dims)} | "
+            f"| `{c.path}::{c.name}`{mark} | {bound}{_cell(f.before, f.before_value, dims)} | "
+            f"{bound}{_cell(f.after, f.after_value, dims)} | {change} | "
             f"{_cell(b.before, b.before_value, dims)} | {_cell(b.after, b.after_value, dims)} | "
             f"{_change_cell(b, dims)} |"
         )
@@ -419,6 +445,8 @@ def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]
         msg = f"{c.name}: {human(f.before) if f.before else '—'} → {human(f.after) if f.after else '—'}"
         if f.change and c.status not in ("new", "removed"):
             msg += f" ({f.change})"
+        if not c.complete:
+            msg += " (lower bounds: some calls have an unknown cost)"
         out.append(workflow_command("notice", msg, file=c.path, line=c.line, title=what))
     return "".join(line + "\n" for line in out)
 

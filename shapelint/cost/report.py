@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shapelint.diagnostics import safe_text
 from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES, short_name
-from shapelint.report.numbers import evaluate, human, si
+from shapelint.report.numbers import evaluate, flops_figure, human, si
 
 # `shapelint cost --dtype` (and [tool.shapelint] dtype): a short name, or torch's
 # name of a floating dtype.
@@ -71,12 +71,9 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
         f = fn_index.get((path, fn))
         head = f"{path}::{fn}"
         if f is not None:
-            total = human(f["flops"])
-            head += f"  flops {total}"
-            if dims:
+            head += f"  flops {flops_figure(f)}"
+            if dims and f.get("complete", True):
                 head += f" = {si(f.get('flops_value'))}"
-            if not f.get("complete", True):
-                head += "  (some calls of unknown cost)"
         out.append(head)
         for c in calls:
             flops = human(c["flops"])
@@ -107,8 +104,9 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
     ]
     for f in report["functions"]:
-        row = f"| `{f['name']}` | {f['path']}:{f['line']} | `{human(f['flops'])}` | `{human(f['bytes'])}` |"
+        row = f"| `{f['name']}` | {f['path']}:{f['line']} | {flops_figure(f)} | `{human(f['bytes'])}` |"
         if dims:
-            row += f" {si(f.get('flops_value'))} | {si(f.get('bytes_value'))} |"
+            value = si(f.get("flops_value")) if f.get("complete", True) else "?"
+            row += f" {value} | {si(f.get('bytes_value'))} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

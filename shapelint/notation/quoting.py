@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-# A token: a name or number, an ellipsis, or any other single non-space character.
-_TOKEN = re.compile(r"\.\.\.|[\w.]+|\S")
+# A token: an arrow or two-character operator, an ellipsis, a name or number, or any
+# other single non-space character.
+_TOKEN = re.compile(r"->|\*\*|//|[=!<>]=|\.\.\.|[\w.]+|\S")
 MARK = " … "
 
 

@@ -13,6 +13,7 @@ Pure Python on purpose: static mode must not import sympy at start-up.
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Iterable, Mapping
 from functools import total_ordering
 
@@ -82,12 +83,30 @@ def _atom_key(a: object) -> tuple:
     return a.sort_key()  # type: ignore[attr-defined]
 
 
+def py_name(name: str) -> str:
+    """A dimension name as a Python identifier: a keyword the pattern used as an
+    axis (`in`) gets a trailing underscore, which parse_expr takes off again."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _unescape(name: str) -> str:
+    return name[:-1] if name.endswith("_") and keyword.iskeyword(name[:-1]) else name
+
+
+def is_internal(name: str) -> bool:
+    """A name the analysis made up for a dimension no code names (`_e25_0`)."""
+    return name.startswith("_")
+
+
 def _atom_py(a: object) -> str:
-    return a if isinstance(a, str) else a.to_python()  # type: ignore[union-attr]
+    return py_name(a) if isinstance(a, str) else a.to_python()  # type: ignore[union-attr]
 
 
 def _atom_human(a: object) -> str:
-    return a if isinstance(a, str) else a.to_human()  # type: ignore[union-attr]
+    # People never see a made-up name: a dimension no code names is "?".
+    if isinstance(a, str):
+        return "?" if is_internal(a) else a
+    return a.to_human()  # type: ignore[union-attr]
 
 
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
@@ -473,9 +492,11 @@ def parse_expr(text: str) -> Expr:
     import ast
 
     try:
-        return expr_from_ast(ast.parse(text.strip(), mode="eval").body)
+        e = expr_from_ast(ast.parse(text.strip(), mode="eval").body)
     except ValueError:
         raise ValueError(f"not a dimension expression: {text!r}") from None
+    escaped = {n: Expr.name(_unescape(n)) for n in e.names() if _unescape(n) != n}
+    return e.substitute(escaped) if escaped else e
 
 
 def as_expr(x: Expr | int | str) -> Expr:

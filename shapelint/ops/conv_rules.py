@@ -109,7 +109,21 @@ def conv_size(h: Dim, k: Dim, s: Dim, p: Dim, d: Dim) -> Dim:
         return None
     if const(s) == 0:
         return None
-    return (h + 2 * p - d * (k - 1) - 1) // s + 1  # type: ignore[operator]
+    return floordiv_split(h + 2 * p - d * (k - 1) - 1, s) + 1  # type: ignore[operator, arg-type]
+
+
+def floordiv_split(num: Expr, s: Expr) -> Expr:
+    """num // s with the terms s divides taken out of the floor: floor((a + s·q) / s)
+    is floor(a / s) + q, so a patch convolution's (h − p)//p + 1 reads h//p."""
+    whole, rest = Expr.const(0), Expr.const(0)
+    for mono, coeff in num.terms.items():
+        term = Expr({mono: coeff})
+        q = term.exact_div(s)
+        if q is None:
+            rest = rest + term
+        else:
+            whole = whole + q
+    return rest // s + whole
 
 
 def _padding(v: Value, nd: int) -> list[Expr | None] | str | None:

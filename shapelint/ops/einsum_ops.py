@@ -30,6 +30,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    fresh_var,
 )
 
 MAX_EINOPS_AXES = 52  # einops maps names onto string.ascii_letters
@@ -123,6 +124,8 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
             ("call",),
         )
         return OpResult(UNKNOWN, Cost(), spec.issues)
+    given = tensors
+    tensors = _fill_unknown_ranks(spec, tensors)
     # Dims of every operand, matched to its labels.
     bound: list[list[object]] = []
     ells: list[list | object] = []
@@ -183,6 +186,10 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
         sizes[key] = _broadcast(spec, f"axis '{names[key]}'", occ)
         if len(occ) > 1:
             _name_conflicts(spec, f"axis '{names[key]}'", occ)
+        if sizes[key] is None:
+            # No operand says how long it is: the pattern names it, and the
+            # formula keeps that name (`2·batch·in·out`).
+            sizes[key] = Expr.name(names[key])
 
     # The ellipsis: right-aligned broadcasting of the dims each operand's '...' covers.
     with_ell = [e for e in ells if e is not None]
@@ -230,9 +237,77 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
     dtype = dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
     shape = None if any(d is BLOCK for d in out) else tuple(out)
     result = TensorV(shape, dtype)  # type: ignore[arg-type]
-    return OpResult(
-        result, _cost(spec, ells, ell_dims, sizes, out_labels, tensors, shape), spec.issues
+    refined = _refined_operands(spec, given, tensors, sizes)
+    costed = [refined.get(i, t) for i, t in enumerate(tensors)]
+    res = OpResult(
+        result, _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape), spec.issues
     )
+    res.refined = refined
+    return res
+
+
+def _fill_unknown_ranks(spec: Spec, tensors: list[Value]) -> list[Value]:
+    """An operand of unknown rank has as many dims as its subscripts; its '...'
+    covers the dims another operand's '...' covers (they broadcast together), or
+    one variadic no code names, shared by every such operand."""
+    shared: list | None = None
+    for labels, t in zip(spec.operands, tensors, strict=True):
+        at = next((j for j, lab in enumerate(labels) if lab.key is None), None)
+        if at is None or not isinstance(t, TensorV) or t.shape is None:
+            continue
+        _, middle, _, bad = align(t.shape, at, len(labels) - at - 1, True)
+        if not bad and isinstance(middle, list):
+            shared = list(middle)
+            break
+    out: list[Value] = []
+    for labels, t in zip(spec.operands, tensors, strict=True):
+        if not (t is UNKNOWN or (isinstance(t, TensorV) and t.shape is None)):
+            out.append(t)
+            continue
+        dims: list = []
+        for lab in labels:
+            if lab.key is None:
+                if shared is None:
+                    shared = [fresh_var()]
+                dims.extend(shared)
+            else:
+                dims.append(None)
+        out.append(TensorV(tuple(dims), t.dtype if isinstance(t, TensorV) else None))
+    return out
+
+
+def _refined_operands(
+    spec: Spec, given: list[Value], filled: list[Value], sizes: dict[str, object]
+) -> dict[int, TensorV]:
+    """Operands whose shape the subscripts tell more about than the value did:
+    the rank of an operand of unknown rank, the size of a dim of unknown size."""
+    out: dict[int, TensorV] = {}
+    for i, (labels, t) in enumerate(zip(spec.operands, filled, strict=True)):
+        if not isinstance(t, TensorV) or t.shape is None:
+            continue
+        at = next((j for j, lab in enumerate(labels) if lab.key is None), None)
+        if at is None:
+            keys: list = [lab.key for lab in labels]
+        else:
+            n_ell = len(t.shape) - len(labels) + 1
+            if n_ell < 0 or any(isinstance(d, Var) for d in t.shape) and n_ell != 1:
+                continue
+            keys = [lab.key for lab in labels[:at]] + [None] * n_ell
+            keys += [lab.key for lab in labels[at + 1 :]]
+        if len(keys) != len(t.shape):
+            continue
+        dims = tuple(
+            sizes.get(k) if d is None and k is not None else d  # type: ignore[arg-type]
+            for d, k in zip(t.shape, keys, strict=True)
+        )
+        if t is not given[i] and at is not None:
+            # The '...' of an operand of unknown rank was taken to be the others'
+            # for the cost (broadcasting gives the same count); what it holds is
+            # its own variadic.
+            dims = (*dims[:at], fresh_var(), *dims[len(dims) - (len(labels) - at - 1) :])
+        if t is not given[i] or dims != t.shape:
+            out[i] = TensorV(dims, t.dtype)  # type: ignore[arg-type]
+    return out
 
 
 def _cost(

@@ -26,7 +26,18 @@ from shapelint.ops.shape_rules import (
     shape_of,
     shape_text,
 )
-from shapelint.ops.values import Dim, IntV, StrV, TensorV, TupleV, Value, dim_str
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Dim,
+    IntV,
+    NoneV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    dim_str,
+)
 
 
 def _dtype(x: Value) -> str | None:
@@ -274,3 +285,128 @@ def pad_layer(ctx: RuleContext, x: Value, padding: Value, nd_arg: Value, mode: V
     if isinstance(padding, IntV):
         padding = TupleV((padding,) * (2 * nd))
     return pad(ctx, x, padding, mode)
+
+
+def _truthy(v: Value) -> bool | None:
+    """A flag given as a bool, or as a tensor that is there (bias_k) or None."""
+    if isinstance(v, BoolV):
+        return v.value
+    if isinstance(v, TensorV):
+        return True
+    if isinstance(v, NoneV):
+        return False
+    return None
+
+
+def _attention_input(shape, batch_first: bool | None):
+    """(sequence, batch, features) of an MHA input: (L, N, E), (N, L, E) with
+    batch_first, or the unbatched (L, E) with N = 1; None when not told."""
+    rank = known_rank(shape)
+    if rank == 2:
+        return shape[0], Expr.const(1), shape[1]
+    if rank == 3 and batch_first is not None:
+        return (shape[1], shape[0], shape[2]) if batch_first else tuple(shape)
+    return None
+
+
+@rule
+def multi_head_attention(
+    ctx: RuleContext,
+    query: Value,
+    key: Value,
+    value: Value,
+    embed_dim: Value,
+    num_heads: Value,
+    kdim: Value,
+    vdim: Value,
+    batch_first: Value,
+    need_weights: Value,
+    average: Value,
+    bias_kv: Value,
+    zero_attn: Value,
+) -> RuleOut:
+    """nn.MultiheadAttention / F.multi_head_attention_forward: (output, weights).
+
+    Binds l, s (query and key lengths), n (batch), e (embed_dim), h (heads), kd and vd
+    (key and value widths) and sa, the key positions attended: s, plus one for
+    add_bias_kv and one for add_zero_attn.
+    """
+    qs, ks, vs = shape_of(query), shape_of(key), shape_of(value)
+    e, h = int_value(embed_dim), int_value(num_heads)
+    bf = batch_first.value if isinstance(batch_first, BoolV) else None
+    out = RuleOut()
+    if const(e) is not None and const(h) and const(e) % const(h):  # type: ignore[operator]
+        out.issues.append(
+            ctx.issue(SIGNATURE, f"embed_dim {const(e)} is not divisible by num_heads {const(h)}")
+        )
+        return out
+    if qs is None or ks is None or vs is None:
+        return RuleOut(TensorV(None, _dtype(query)))
+    ranks = [known_rank(s) for s in (qs, ks, vs)]
+    if any(r is not None and r not in (2, 3) for r in ranks) or (
+        None not in ranks and len(set(ranks)) > 1
+    ):
+        out.issues.append(
+            ctx.issue(
+                RANK,
+                f"query, key and value must all be 2-d (unbatched) or 3-d: {shape_text(qs)}, "
+                f"{shape_text(ks)}, {shape_text(vs)}",
+                0,
+            )
+        )
+        return out
+    parts = [_attention_input(s, bf) for s in (qs, ks, vs)]
+    if any(p is None for p in parts):
+        return RuleOut(TensorV(None, _dtype(query)))
+    (lq, nq, eq), (sk, nk, kd), (sv, nv, vd) = parts  # type: ignore[misc]
+    # None: the embedding width; a string: not checked (the functional form takes any
+    # width with separate projection weights).
+    want_k = e if isinstance(kdim, NoneV) else int_value(kdim)
+    want_v = e if isinstance(vdim, NoneV) else int_value(vdim)
+    for what, have, want, arg in (
+        ("query", eq, e, 0),
+        ("key", kd, want_k, 1),
+        ("value", vd, want_v, 2),
+    ):
+        if differs(have, want):
+            out.issues.append(
+                ctx.issue(
+                    SIGNATURE,
+                    f"{what} has {dim_str(have)} features, the layer expects {dim_str(want)}",
+                    arg,
+                )
+            )
+    if differs(sk, sv) or differs(nk, nv):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"key {shape_text(ks)} and value {shape_text(vs)} differ in length or batch",
+                2,
+            )
+        )
+    if differs(nq, nk):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"query {shape_text(qs)} and key {shape_text(ks)} differ in batch size",
+                1,
+            )
+        )
+    if out.issues:
+        return out
+    extra = [_truthy(bias_kv), _truthy(zero_attn)]
+    sa = None if None in extra or not isinstance(sk, Expr) else sk + sum(extra)  # type: ignore[arg-type]
+    averaged, want_weights = _truthy(average), _truthy(need_weights)
+    weights_shape = (lq, sa) if averaged else (h, lq, sa)
+    if known_rank(qs) == 3:
+        weights_shape = (nq, *weights_shape)
+    output = TensorV(tuple(qs), _dtype(query))
+    if want_weights is None or (want_weights and averaged is None):
+        weights: Value = UNKNOWN
+    elif want_weights:
+        weights = TensorV(weights_shape, _dtype(query))
+    else:
+        weights = NoneV()
+    out.value = TupleV((output, weights))
+    out.bind = {"l": lq, "s": sk, "n": nq, "e": e, "h": h, "kd": kd, "vd": vd, "sa": sa}
+    return out

@@ -530,6 +530,7 @@ def same_pair(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 @rule
 def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
+    """(values, indices) with k entries along dim; k larger than a known size is an error."""
     out = RuleOut()
     shape = shape_of(x)
     kk = int_value(k)
@@ -578,6 +579,7 @@ def _dim_pair(
 
 @rule
 def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
+    """Two dimensions swapped (a 0-d tensor stays one)."""
     found = _dim_pair(ctx, x, d0, d1, ())  # torch wraps dims of a 0-d tensor
     if isinstance(found, RuleOut):
         return found
@@ -589,6 +591,7 @@ def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
 
 @rule
 def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
+    """The dimensions in the order dims gives, each exactly once."""
     out = RuleOut()
     shape = shape_of(x)
     order = int_list(dims)
@@ -634,6 +637,7 @@ def mT(ctx: RuleContext, x: Value) -> RuleOut:
 
 @rule
 def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """A size-1 axis inserted at dim (one past the rank allowed)."""
     out = RuleOut()
     shape = shape_of(x)
     if shape is None:
@@ -683,6 +687,7 @@ def squeeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 @rule
 def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
+    """Dimensions start..end merged into their product."""
     found = _dim_pair(ctx, x, start, end, (Expr.const(1),))
     if isinstance(found, RuleOut):
         return found
@@ -696,6 +701,7 @@ def flatten(ctx: RuleContext, x: Value, start: Value, end: Value) -> RuleOut:
 
 @rule
 def unflatten(ctx: RuleContext, x: Value, dim: Value, sizes: Value) -> RuleOut:
+    """Dimension dim split into sizes (one -1 inferred); the product must match."""
     out = RuleOut()
     shape = shape_of(x)
     new = int_list(sizes)
@@ -826,6 +832,7 @@ def expand(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
 
 @rule
 def expand_as(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
+    """expand to another tensor's shape."""
     target = shape_of(other)
     if target is None or has_var(target):
         return RuleOut(_tensor(target, x))
@@ -834,6 +841,7 @@ def expand_as(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
 
 @rule
 def repeat(ctx: RuleContext, x: Value, sizes: Value) -> RuleOut:
+    """Each dimension times its repeat count; extra counts add leading axes."""
     found = _per_axis(ctx, x, sizes, "repeats")
     if isinstance(found, RuleOut):
         return found
@@ -856,6 +864,7 @@ def _tensor_items(v: Value) -> list[Value] | None:
 
 @rule
 def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
+    """Concatenation: sizes add along dim and must match elsewhere."""
     items = _tensor_items(tensors)
     if items is None:
         return RuleOut(TensorV(None))
@@ -908,6 +917,7 @@ def _first_dtype(items: list[Value]) -> str | None:
 
 @rule
 def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
+    """A new axis of len(tensors) at dim; the tensors must have one shape."""
     items = _tensor_items(tensors)
     if items is None:
         return RuleOut(TensorV(None))
@@ -1032,6 +1042,7 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
 
 @rule
 def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """A tuple of the slices along dim (its size must be a number)."""
     out = RuleOut()
     shape = shape_of(x)
     if shape is None:
@@ -1279,6 +1290,7 @@ def arange(ctx: RuleContext, start: Value, end: Value, step: Value) -> RuleOut:
 
 @rule
 def eye(ctx: RuleContext, n: Value, m: Value) -> RuleOut:
+    """[n, m], m defaulting to n."""
     rows = int_value(n)
     cols = rows if is_none(m) else int_value(m)
     return RuleOut(TensorV((rows, cols)))
@@ -1295,6 +1307,7 @@ def shape(ctx: RuleContext, x: Value) -> RuleOut:
 
 @rule
 def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """``x.size(dim)``: one size; without dim, as shape."""
     if is_none(dim):
         return shape(ctx, x)
     out = RuleOut()
@@ -1311,6 +1324,7 @@ def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 @rule
 def ndim(ctx: RuleContext, x: Value) -> RuleOut:
+    """``x.dim()`` / ``x.ndim``: the rank, if known."""
     r = known_rank(shape_of(x))
     return RuleOut(IntV(None if r is None else Expr.const(r)))
 
@@ -1324,6 +1338,7 @@ def count(ctx: RuleContext, x: Value) -> RuleOut:
 
 @rule
 def item(ctx: RuleContext, x: Value) -> RuleOut:
+    """``x.item()``: a Python number of the tensor's kind."""
     dtype = x.dtype if isinstance(x, TensorV) else None
     if dtype is None:
         return RuleOut(UNKNOWN)

@@ -33,6 +33,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     layer_rules,
     norm_rules,
     shape_rules,
+    tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
@@ -187,6 +188,14 @@ def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResul
     with the tensor as args[0], "operator.add", "torch.nn.Linear.__call__" with the
     module as args[0]). None: no stub describes it."""
     return registry().call(name, args, kwargs)
+
+
+def declares_flops(name: str) -> bool | None:
+    """Whether a stub for ``name`` gives it a FLOP formula (None: no stub)."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return None
+    return any(e.flops is not None for e in entries)
 
 
 def is_property(name: str) -> bool:

@@ -6,6 +6,7 @@ unknown rank) and never reports an error from a guess.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from shapelint.notation.symbolic import Expr, product
@@ -24,6 +25,14 @@ class Var:
     def __str__(self) -> str:
         # Anonymous variadics (`...`, `*_`) get generated names starting with "_".
         return "..." if self.name.startswith("_") else f"*{self.name}"
+
+
+_fresh = itertools.count()
+
+
+def fresh_var() -> Var:
+    """A variadic no code names: printed as `...`, its size as `?`."""
+    return Var(f"_v{next(_fresh)}")
 
 
 # One entry of a shape: a size expression, None for an unknown size, or a Var.
@@ -209,3 +218,7 @@ class OpResult:
     value: Value = UNKNOWN
     cost: Cost = field(default_factory=Cost)
     issues: list[OpIssue] = field(default_factory=list)
+    # What the op's signature says about its tensor inputs (index among the
+    # tensors the op was given -> a more precise value): the analysis carries it
+    # back to the variables they came from.
+    refined: dict[int, TensorV] = field(default_factory=dict)

@@ -63,23 +63,40 @@ def format_github(diags: list[Diagnostic], n_files: int) -> str:
 def format_cost_github(report: dict, dims: dict[str, int]) -> str:
     """`shapelint cost --format github`: one ::notice per call with matrix-product FLOPs,
     so review shows each costly line's formula beside the code."""
-    from shapelint.report.numbers import human, si
+    from shapelint.report.numbers import flops_figure, human, si
 
     lines = []
-    for c in report["calls"]:
-        if c.get("flops") in (None, "0"):
+    for f in report.get("functions", []):
+        if f.get("complete", True):
             continue
-        formula = human(c["flops"])
-        value = c.get("flops_value")
-        if dims and value is not None and formula != str(value):
-            formula += f" = {si(value)}"
-        what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-        detail = [what, f"bytes {human(c.get('bytes'))}"]
-        detail += list(c.get("notes") or [])
+        # A partial total is a lower bound, and says which calls it is missing.
         lines.append(
             workflow_command(
                 "notice",
-                f"{formula} ({'; '.join(detail)})",
+                f"{f['name']}: FLOPs {flops_figure(f, limit=5)}",
+                file=safe_text(github_path(f["path"])),
+                line=f["line"],
+                title="FLOPs (incomplete)",
+            )
+        )
+    for c in report["calls"]:
+        what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+        if c.get("flops") is None and not c.get("complete", True):
+            # A call that may cost FLOPs and whose cost is unknown: never left out.
+            message = f"? ({what}; {'; '.join(c.get('notes') or ['cost unknown'])})"
+        elif c.get("flops") in (None, "0"):
+            continue
+        else:
+            formula = human(c["flops"])
+            value = c.get("flops_value")
+            if dims and value is not None and formula != str(value):
+                formula += f" = {si(value)}"
+            detail = [what, f"bytes {human(c.get('bytes'))}", *(c.get("notes") or [])]
+            message = f"{formula} ({'; '.join(detail)})"
+        lines.append(
+            workflow_command(
+                "notice",
+                message,
                 file=safe_text(github_path(c["path"])),
                 line=c["line"],
                 col=c.get("column"),

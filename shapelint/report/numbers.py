@@ -16,6 +16,40 @@ def evaluate(expr: str | None, dims: dict[str, int]) -> int | None:
         return None
 
 
+def unknown_calls(f: dict, limit: int = 3) -> str:
+    """`2 calls unknown: line 14 F.conv2d, line 19 self.net` ("" when none)."""
+    unk = f.get("unknown") or []
+    if not unk:
+        return ""
+    shown = ", ".join(f"line {u['line']} {u['op']}" for u in unk[:limit])
+    more = f", and {len(unk) - limit} more" if len(unk) > limit else ""
+    return f"{len(unk)} call{'s' * (len(unk) != 1)} unknown: {shown}{more}"
+
+
+def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
+    """A function's FLOPs for people: the formula when every call is known;
+    otherwise a lower bound (`≥ 2·b·n·d`, `?` when nothing is known) with the
+    calls that are missing. Never a clean number, never 0, for a partial sum."""
+    total = f.get(key)
+    if f.get("complete", True) and total is not None:
+        return human(total)
+    head = "?" if total in (None, "0") else f"≥ {human(total)}"
+    missing = unknown_calls(f, limit)
+    return f"{head}, {missing}" if missing else head
+
+
+def dim_human(d: str | None) -> str:
+    """One dim of a record's shape (program form) for people: a variadic no code
+    names is `...`, a size no code names `?`."""
+    if d is None:
+        return "?"
+    if d.startswith("*"):
+        from shapelint.notation.symbolic import is_internal
+
+        return "..." if is_internal(d[1:]) else d
+    return human(d)
+
+
 def human(expr: str | None) -> str:
     if expr is None:
         return "?"

@@ -11,7 +11,7 @@ For one function (or a method of a module-level class, instantiated first):
    function's symbolic FLOPs;
 2. inputs are synthesized from those values and ``--dim`` sizes; the same
    binding evaluates the static formulas, so both sides talk about one size;
-3. the call runs once under the shape checker (runtime_shapes: jaxtyping's
+3. the call runs once under the shape checker (runtime/shapes.py: jaxtyping's
    verdict on every annotated argument, return and annotated assignment of every
    function of the module that runs);
 4. once more under ``torch.utils.flop_counter.FlopCounterMode`` (with formulas for
@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from shapelint.analysis.options import AnalysisOptions
 from shapelint.ops.dtypes import SHORT_NAMES
 from shapelint.runtime.shapes import (
     CHECK_NAME,
@@ -82,7 +83,7 @@ class RunOptions:
     warmup: int = 2
     repeat: int | None = None  # None: as many as fit in TIME_TARGET_S
     hardware: str | None = None  # chip name for MFU when the GPU is not recognised
-    static: Any = None  # analysis.driver.AnalysisOptions of the static side (None: defaults)
+    static: AnalysisOptions | None = None  # the static side's options (None: the defaults)
 
 
 @dataclass
@@ -965,8 +966,6 @@ def run_target(
     if opts.dtype not in DTYPES:
         raise RuntimeUsageError(f"--dtype {opts.dtype}: use one of {', '.join(DTYPES)}")
     device = resolve_device(opts.device)
-    from shapelint.analysis.driver import AnalysisOptions
-
     static_options = dataclasses.replace(
         AnalysisOptions.coerce(opts.static), dtype=SHORT_NAMES[opts.dtype]
     )

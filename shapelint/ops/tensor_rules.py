@@ -1,0 +1,324 @@
+"""Shape rules for the tensor ops of stubs/tensor.stub: tensordot, kron, sliding
+windows (Tensor.unfold), repeat_interleave, diagonal, meshgrid, index_select and the
+real FFTs. Known numbers that cannot work are errors; names are never conflicts.
+"""
+
+from __future__ import annotations
+
+from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.indexing import provably_nonnegative
+from shapelint.ops.shape_rules import (
+    DIM_RANGE,
+    MATMUL,
+    RANK,
+    SIGNATURE,
+    RuleContext,
+    RuleOut,
+    const,
+    differs,
+    dim_positions,
+    has_var,
+    int_list,
+    int_value,
+    is_none,
+    known_rank,
+    numel,
+    replaced,
+    rule,
+    shape_of,
+    shape_text,
+)
+from shapelint.ops.values import UNKNOWN, Dim, IntV, StrV, TensorV, TupleV, Value, dim_str
+
+
+def _dtype(x: Value) -> str | None:
+    return x.dtype if isinstance(x, TensorV) else None
+
+
+def _known(shape) -> bool:
+    return shape is not None and not has_var(shape)
+
+
+def _axis(ctx: RuleContext, shape, dim: Value, arg: int, dtype: str | None):
+    """(position of dim, an empty RuleOut), or the finished result: a dimension out of
+    range, or an unknown shape when the dim cannot be placed."""
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (dim, arg), needs=DIM_RANGE)
+    if positions is None:
+        return out
+    (pos,) = positions
+    if pos is None:
+        return RuleOut(TensorV(None, dtype))
+    return pos, out
+
+
+@rule
+def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
+    """torch.tensordot: dims=d contracts a's last d axes with b's first d; dims=(la, lb)
+    lists them. torch runs one mm (a dot when neither side keeps more than one row).
+
+    Binds m (a's free axes), k (contracted), n (b's) and dot."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not _known(sa) or not _known(sb):
+        return RuleOut(TensorV(None, _dtype(a)))
+    out = RuleOut()
+    if isinstance(dims, TupleV) and len(dims.items) == 2:
+        la, lb = int_list(dims.items[0]), int_list(dims.items[1])
+        if la is None or lb is None or None in la + lb:
+            return RuleOut(TensorV(None, _dtype(a)))
+        pa = dim_positions(ctx, sa, out, *[(IntV(d), 2) for d in la])
+        pb = dim_positions(ctx, sb, out, *[(IntV(d), 2) for d in lb])
+        if pa is None or pb is None:
+            return out
+        if len(pa) != len(pb):
+            out.issues.append(ctx.issue(SIGNATURE, "both operands must contract as many axes", 2))
+            return out
+    else:
+        d = int_value(dims)
+        if d is None or d.value is None:
+            return RuleOut(TensorV(None, _dtype(a)))
+        if d.value > min(len(sa), len(sb)) or d.value < 0:
+            out.issues.append(
+                ctx.issue(
+                    RANK,
+                    f"cannot contract {d.value} axes of {shape_text(sa)} and {shape_text(sb)}",
+                    2,
+                )
+            )
+            return out
+        pa = list(range(len(sa) - d.value, len(sa)))
+        pb = list(range(d.value))
+    contracted: list[Dim] = []
+    for i, j in zip(pa, pb, strict=True):
+        # A size 1 against another is summed away first: it contracts as 1.
+        if const(sa[i]) == 1 or const(sb[j]) == 1:
+            contracted.append(Expr.const(1))
+            continue
+        contracted.append(sa[i])
+        if differs(sa[i], sb[j]):
+            out.issues.append(
+                ctx.issue(
+                    MATMUL,
+                    f"contracted sizes differ: {dim_str(sa[i])} in {shape_text(sa)} and "
+                    f"{dim_str(sb[j])} in {shape_text(sb)}",
+                    1,
+                )
+            )
+            return out
+    free_a = [d for i, d in enumerate(sa) if i not in pa]
+    free_b = [d for j, d in enumerate(sb) if j not in pb]
+    out.value = TensorV(tuple(free_a + free_b), _dtype(a))
+    m, n = numel(tuple(free_a)), numel(tuple(free_b))
+    # Both sides down to one row: torch takes aten.dot, which its counter counts as 0.
+    dot = Expr.const(int(const(m) == 1 and const(n) == 1))
+    out.bind = {"m": m, "k": numel(tuple(contracted)), "n": n, "dot": dot}
+    return out
+
+
+@rule
+def kron(ctx: RuleContext, a: Value, b: Value) -> RuleOut:
+    """torch.kron: ranks padded to the longer with leading 1s, sizes multiply."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not _known(sa) or not _known(sb):
+        return RuleOut(TensorV(None, _dtype(a)))
+    r = max(len(sa), len(sb))
+    one = Expr.const(1)
+    pa = (one,) * (r - len(sa)) + tuple(sa)
+    pb = (one,) * (r - len(sb)) + tuple(sb)
+    dims = tuple(
+        x * y if isinstance(x, Expr) and isinstance(y, Expr) else None
+        for x, y in zip(pa, pb, strict=True)
+    )
+    return RuleOut(TensorV(dims, _dtype(a)))
+
+
+@rule
+def sliding(ctx: RuleContext, x: Value, dim: Value, size: Value, step: Value) -> RuleOut:
+    """Tensor.unfold(dim, size, step): dim becomes (n − size)//step + 1 windows and a new
+    last axis of size (a view)."""
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (dim, 0))
+    if positions is None:
+        return out
+    (pos,) = positions
+    k, s = int_value(size), int_value(step)
+    if pos is None or has_var(shape) or k is None or s is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    n = shape[pos]
+    if const(s) is not None and const(s) <= 0:  # type: ignore[operator]
+        out.issues.append(ctx.issue(SIGNATURE, f"step must be positive, got {const(s)}", 2))
+        return out
+    if const(n) is not None and const(k) is not None and const(k) > const(n):  # type: ignore[operator]
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"window size {const(k)} exceeds the size {const(n)} of dimension {pos}",
+                1,
+            )
+        )
+        return out
+    windows = (n - k) // s + 1 if isinstance(n, Expr) and s.value != 0 else None
+    out.value = TensorV(replaced(tuple(shape), pos, windows) + (k,), _dtype(x))
+    return out
+
+
+@rule
+def repeat_interleave(
+    ctx: RuleContext, x: Value, repeats: Value, dim: Value, output_size: Value
+) -> RuleOut:
+    """repeat_interleave with an int count: dim grows r times (no dim: the flattened
+    tensor). A tensor of counts gives output_size, or an unknown size."""
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    r = int_value(repeats)
+    given = None if is_none(output_size) else int_value(output_size)
+    if is_none(dim):
+        total = numel(tuple(shape)) if _known(shape) else None
+        size = (
+            given
+            if given is not None
+            else (total * r if total is not None and r is not None else None)
+        )
+        return RuleOut(TensorV((size,), _dtype(x)))
+    found = _axis(ctx, shape, dim, 2, _dtype(x))
+    if isinstance(found, RuleOut):
+        return found
+    pos, out = found
+    n = shape[pos]
+    size = (
+        given if given is not None else (n * r if isinstance(n, Expr) and r is not None else None)
+    )
+    out.value = TensorV(replaced(tuple(shape), pos, size), _dtype(x))
+    return out
+
+
+@rule
+def diagonal(ctx: RuleContext, x: Value, offset: Value, dim1: Value, dim2: Value) -> RuleOut:
+    """torch.diagonal: dim1 and dim2 removed, their diagonal (shifted by offset)
+    appended as the last axis."""
+    shape = shape_of(x)
+    if shape is None or has_var(shape):
+        return RuleOut(TensorV(None, _dtype(x)))
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (dim1, 2), (dim2, 3), needs=DIM_RANGE)
+    if positions is None:
+        return out
+    p1, p2 = positions
+    if p1 == p2:
+        out.issues.append(ctx.issue(DIM_RANGE, "diagonal dimensions cannot be identical", 2))
+        return out
+    off = int_value(offset)
+    a, b = shape[p1], shape[p2]
+    length: Dim = None
+    if off is not None and off.value is not None and isinstance(a, Expr) and isinstance(b, Expr):
+        rows, cols = (a, b - off.value) if off.value >= 0 else (a + off.value, b)
+        if rows.value is not None and cols.value is not None:
+            length = Expr.const(max(0, min(rows.value, cols.value)))
+        elif rows == cols or provably_nonnegative(cols - rows) and provably_nonnegative(rows):
+            length = rows
+        elif provably_nonnegative(rows - cols) and provably_nonnegative(cols):
+            length = cols
+    rest = tuple(d for i, d in enumerate(shape) if i not in (p1, p2))
+    out.value = TensorV(rest + (length,), _dtype(x))
+    return out
+
+
+@rule
+def meshgrid(ctx: RuleContext, tensors: Value, indexing: Value) -> RuleOut:
+    """torch.meshgrid: every output is [n1, n2, ...] ("ij", the default) or with the
+    first two swapped ("xy")."""
+    items = tensors.items if isinstance(tensors, TupleV) else None
+    if items and len(items) == 1 and isinstance(items[0], TupleV):
+        items = items[0].items  # meshgrid([a, b]) as well as meshgrid(a, b)
+    if items is None or not all(isinstance(t, TensorV) for t in items):
+        return RuleOut(UNKNOWN)  # meshgrid(*grids) of a list not followed: not even a count
+    sizes: list[Dim] = []
+    out = RuleOut()
+    for i, t in enumerate(items):
+        s = shape_of(t)
+        r = known_rank(s)
+        if r is not None and r > 1:
+            out.issues.append(
+                ctx.issue(RANK, f"expects 0-d or 1-d tensors, got {shape_text(s)}", i)
+            )
+            return out
+        sizes.append(s[0] if r == 1 else Expr.const(1) if r == 0 else None)  # type: ignore[index]
+    mode = indexing.value if isinstance(indexing, StrV) else "ij" if is_none(indexing) else None
+    if mode == "xy" and len(sizes) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    shape = tuple(sizes) if mode in ("ij", "xy") else None
+    out.value = TupleV(tuple(TensorV(shape, _dtype(t)) for t in items))
+    return out
+
+
+@rule
+def index_select(ctx: RuleContext, x: Value, dim: Value, index: Value) -> RuleOut:
+    """index_select: dim becomes the length of the 1-d index."""
+    shape, ishape = shape_of(x), shape_of(index)
+    if shape is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    out = RuleOut()
+    if known_rank(ishape) is not None and len(ishape) > 1:  # type: ignore[arg-type]
+        out.issues.append(ctx.issue(RANK, f"index must be 0-d or 1-d, got {shape_text(ishape)}", 2))
+        return out
+    positions = dim_positions(ctx, shape, out, (dim, 1))
+    if positions is None:
+        return out
+    (pos,) = positions
+    if shape == ():
+        return RuleOut(TensorV((), _dtype(x)))
+    if pos is None:
+        return RuleOut(TensorV(None, _dtype(x)))
+    n = None if ishape is None or has_var(ishape) else (ishape[0] if ishape else Expr.const(1))
+    out.value = TensorV(replaced(tuple(shape), pos, n), _dtype(x))
+    return out
+
+
+_COMPLEX = {"float32": "complex64", "float64": "complex128", "float16": "complex32"}
+_REAL = {v: k for k, v in _COMPLEX.items()}
+
+
+@rule
+def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOut:
+    """torch.fft.fft / ifft (kind "c2c"), rfft ("r2c": n//2 + 1 frequencies) and irfft
+    ("c2r": n, by default 2·(m − 1)) along one dim; n pads or trims the signal."""
+    shape = shape_of(x)
+    k = kind.value if isinstance(kind, StrV) else None
+    dtype = _dtype(x)
+    if k == "c2c":
+        dtype = _COMPLEX.get(dtype, dtype) if dtype is not None else None  # type: ignore[arg-type]
+    elif k == "r2c":
+        dtype = _COMPLEX.get(dtype) if dtype is not None else None  # type: ignore[arg-type]
+    elif k == "c2r":
+        dtype = _REAL.get(dtype) if dtype is not None else None  # type: ignore[arg-type]
+    if dtype is not None and dtype.startswith(("int", "uint", "bool")):
+        dtype = "complex64" if k != "c2r" else "float32"
+    if shape is None:
+        return RuleOut(TensorV(None, dtype))
+    found = _axis(ctx, shape, dim, 2, dtype)
+    if isinstance(found, RuleOut):
+        return found
+    pos, out = found
+    m = shape[pos]
+    length = m if is_none(n) else int_value(n)
+    if isinstance(length, Expr) and length.value is not None and length.value < 1:
+        out.issues.append(
+            ctx.issue(SIGNATURE, f"invalid number of data points ({length.value})", 1)
+        )
+        return out
+    if k == "r2c":
+        size = length // 2 + 1 if isinstance(length, Expr) else None
+    elif k == "c2r":
+        size = (2 * (m - 1) if isinstance(m, Expr) else None) if is_none(n) else length
+    else:
+        size = length
+    if const(size) is not None and const(size) < 1:  # type: ignore[operator]
+        out.issues.append(ctx.issue(SIGNATURE, f"invalid number of data points ({const(size)})", 0))
+        return out
+    out.value = TensorV(replaced(tuple(shape), pos, size), dtype)
+    out.bind = {"points": product([length]) if isinstance(length, Expr) else None}
+    return out
