@@ -212,9 +212,10 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     cfg.dims = dict(dims)
     dtype = section.get("dtype")
     if dtype is not None:
-        from shapelint.cost.report import DTYPE_ALIASES
+        from shapelint.ops.dtypes import MEAN_DTYPES, SHORT_NAMES
 
-        known = sorted(set(DTYPE_ALIASES) | set(DTYPE_ALIASES.values()))
+        # What `shapelint cost` takes (cost.report.DTYPE_ALIASES), from the layer below.
+        known = sorted({*SHORT_NAMES, *SHORT_NAMES.values(), "half", *MEAN_DTYPES})
         if not isinstance(dtype, str) or dtype not in known:
             raise ConfigError(
                 f"{path}: [tool.shapelint] dtype must be one of {', '.join(known)}, "

@@ -30,7 +30,16 @@ FLOORS = [
         "wings",
         ("shapelint.cost", "shapelint.runtime", "shapelint.fixes", "shapelint.fix_transform"),
     ),
-    ("faces", ("shapelint.cli", "shapelint.flake8_plugin", "shapelint.lsp", "shapelint.__main__")),
+    (
+        "faces",
+        (
+            "shapelint.cli",
+            "shapelint.flake8_plugin",
+            "shapelint.lsp",
+            "shapelint.lsp_io",
+            "shapelint.__main__",
+        ),
+    ),
 ]
 
 
