@@ -214,7 +214,8 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     if dtype is not None:
         from shapelint.ops.dtypes import DTYPE_ALIASES
 
-        known = sorted(set(DTYPE_ALIASES) | set(DTYPE_ALIASES.values()))
+        # What `shapelint cost` takes, from the layer below.
+        known = sorted({*DTYPE_ALIASES, *DTYPE_ALIASES.values()})
         if not isinstance(dtype, str) or dtype not in known:
             raise ConfigError(
                 f"{path}: [tool.shapelint] dtype must be one of {', '.join(known)}, "

@@ -28,10 +28,10 @@ def test_many_repeated_names_are_listed_then_counted():
 
 
 def test_one_sided_axes_are_one_diagnostic_per_kind():
-    left = " ".join(f"a{i}" for i in range(20000))
+    left = " ".join(f"a{i}" for i in range(2000))
     diags = diagnose(call(f"{left} b -> b"))
     one_side = [d for d in diags if d.code == "SHP201"]
-    assert len(one_side) == 1 and "19,996 more" in one_side[0].message
+    assert len(one_side) == 1 and "1,996 more" in one_side[0].message
     assert len(one_side[0].message) < 400  # bounded, whatever the pattern's length
     both = diagnose(call("a b c -> d e"))
     assert sorted(

@@ -356,7 +356,6 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
     # Alone, this run reads no source file either (reads == []); after other tests
     # of this process it may read one dependency to check its digest (an open
     # issue: the stat index misses it), so only re-analysis is asserted here.
-    del reads
     utils = root / "pkg" / "utils.py"
     utils.write_text(utils.read_text().replace("mult=4", "mult=8"))
     st = utils.stat()

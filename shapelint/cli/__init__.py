@@ -2,7 +2,8 @@
 `shapelint napkin`, `shapelint run`.
 
 Exit codes (as ruff): 0 clean, 1 findings (errors or warnings; info notes such as
-reveal_shape do not fail a run), 2 usage error, missing path or bad configuration.
+reveal_shape do not fail a run), 2 usage error, missing path or bad configuration,
+130 interrupted by Ctrl-C (143 by SIGTERM).
 """
 
 from __future__ import annotations

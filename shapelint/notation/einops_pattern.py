@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from shapelint.notation.quoting import ends
+
 ELLIPSIS = "…"  # einops' internal one-character ellipsis
 
 # Issue codes of this module (the catalog is shapelint/rules/pattern.py).
@@ -157,18 +159,9 @@ def check_axis_name(name: str, allow_underscore: bool = False) -> str | None:
     return None
 
 
-def shorten(text: str, limit: int = 60) -> str:
-    """text, or its start and end around '…' when longer than limit: a message
-    quotes a pattern, and must not grow with it."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) * 2 // 3
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
-
-
 def quote_names(names: list[str], shown: int = 4) -> str:
     """ "'a', 'b', 'c'", or the first few and "and N more"."""
-    quoted = ", ".join(f"'{shorten(n, 30)}'" for n in names[:shown])
+    quoted = ", ".join(f"'{ends(n, 30)}'" for n in names[:shown])
     rest = len(names) - shown
     return quoted + (f" and {rest:,} more" if rest > 0 else "")
 
@@ -336,7 +329,7 @@ def parse_expression(
 def _report_repeats(issue, repeats: dict[str, list], text: str) -> None:
     """One issue for every repeated name of a side, at the first repeat."""
     names = list(repeats)
-    side = shorten(text.strip())
+    side = ends(text.strip())
     if len(names) == 1:
         again = repeats[names[0]][0]
         times = "twice" if again == 1 else f"{again + 1:,} times"

@@ -19,7 +19,6 @@ from shapelint.notation.einops_pattern import (
     Pattern,
     axes_phrase,
     check_axis_name,
-    shorten,
 )
 from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr, note_equal
@@ -94,7 +93,7 @@ class Call:
 
 def call_label(op: str, text: str, layer: bool) -> str:
     name = {"rearrange": "Rearrange", "reduce": "Reduce", "repeat": "Repeat"}[op] if layer else op
-    return f'{name}("{shorten(text)}")'
+    return f'{name}("{text}")'
 
 
 def resolve_reduction(call: Call, reduction: Value | None) -> bool:
