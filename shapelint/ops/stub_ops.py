@@ -679,6 +679,10 @@ class _Interpreter:
             got = self._dtype_alt(alt)
             if got is not None:
                 return got
+            if self.bound.values.get(alt) is UNKNOWN:
+                # dtype=<something the analysis cannot read>: unknown, not the
+                # fallback (torch.zeros(n, dtype=labels.dtype) is no float tensor).
+                return None
         return None
 
     def _dtype_alt(self, alt: str) -> str | None:
