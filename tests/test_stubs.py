@@ -723,11 +723,12 @@ def test_axis_rules_generated(shape, op, i, j, symbolic):
     }[op]
     names = symbol_names(args, {}) if symbolic else None
     o = run_both(name, args, names=names)
-    if symbolic and op == "chunk" and o.error is None:
-        # chunk(c) of a size not known to divide: the c pieces the code unpacks, each
-        # of unknown size (torch makes fewer only where that unpacking would fail).
-        pieces = o.result.value.items
+    pieces = getattr(o.result.value, "items", None)
+    if symbolic and op == "chunk" and o.error is None and len(pieces) != len(o.out):
+        # chunk(c) of a named size: the c pieces the code unpacks, each of unknown
+        # size (torch makes fewer only where that unpacking would fail).
         assert len(pieces) == abs(i) + 1
+        assert all(p.shape[j % len(shape)] is None for p in pieces)
         return
     # Symbolic sizes cannot decide squeeze, chunk counts and the like: no claims then.
     check_verdict(o, decisive=not symbolic, strict=False)
