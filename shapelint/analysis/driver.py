@@ -588,6 +588,9 @@ def _gc_step() -> None:
 
     if not gc.isenabled() and gc.get_count()[0] > GC_SURVIVORS:
         gc.collect()
+        # What outlived a full collection is long-lived (stub tables, interned
+        # symbols): frozen, the next collection does not walk it again.
+        gc.freeze()
 
 
 def _work(task: tuple[int, str]) -> tuple:
