@@ -36,7 +36,19 @@ _STAR_EXPORTS = {
 }
 
 
+# canonical() is asked the same few hundred names over and over (every call the
+# interpreter resolves): remembered, bounded by the names a run meets.
+_CANONICAL: dict[str, str] = {}
+
+
 def canonical(qualname: str) -> str:
+    got = _CANONICAL.get(qualname)
+    if got is None:
+        got = _CANONICAL[qualname] = _canonical(qualname)
+    return got
+
+
+def _canonical(qualname: str) -> str:
     for old, new in _CANONICAL_PREFIXES:
         if qualname.startswith(old):
             return new + qualname[len(old) :]
@@ -103,16 +115,20 @@ class ImportMap:
             cur = cur.value
         if not isinstance(cur, ast.Name):
             return None
-        if local_imports and cur.id in local_imports:
-            base = local_imports[cur.id]
-        elif cur.id in local_names:
+        name = cur.id
+        if local_imports and name in local_imports:
+            base = local_imports[name]
+        elif name in local_names:
             return None
         else:
-            base = self.names.get(cur.id)
+            base = self.names.get(name)
         if base is None:
             return None
-        parts.reverse()
-        return canonical(".".join([base, *parts]))
+        if parts:
+            parts.append(base)
+            parts.reverse()
+            base = ".".join(parts)
+        return canonical(base)
 
 
 def _shadow_by_assignment(im: ImportMap, name: str, stmt: ast.stmt) -> None:

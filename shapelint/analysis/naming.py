@@ -92,6 +92,8 @@ class NamingChecker:
         self._pending: dict[tuple[int, str], _Temporary] = {}
         self._torch: bool | None = None
         self._numpy: bool | None = None
+        # Per function, built on first use: name -> its Name nodes (see _temporary).
+        self._names: dict[ast.AST, dict[str, list[ast.Name]]] = {}
 
     # ------------------------------------------------------------------ hooks
     def method_call(self, node, recv, method, args, kwargs, frame) -> None:
@@ -231,8 +233,8 @@ class NamingChecker:
         if site is not None and self._matmul(site, frame):
             return
         results = self._chain_rewrites(chain, base_value, frame)
-        tmp = self._temporary(node, chain, frame)
-        if tmp is not None and results:
+        tmp = self._temporary(node, chain, frame) if results else None
+        if tmp is not None:
             # `y = x.transpose(1, 2)` feeding `y.reshape(...)` on the next line: one
             # rewrite for both, if the next line's chain has one (else each its own).
             self._pending[(id(frame), tmp[0])] = _Temporary(
@@ -269,7 +271,9 @@ class NamingChecker:
         nxt = _next_statement(func, stmt)
         if nxt is None:
             return None
-        uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
+        if func not in self._names:
+            self._names[func] = _name_nodes(func)
+        uses = self._names[func].get(name, [])
         loads = [n for n in uses if isinstance(n.ctx, ast.Load)]
         if len(uses) != 2 or len(loads) != 1 or not any(n is loads[0] for n in ast.walk(nxt)):
             return None
@@ -771,14 +775,58 @@ class _Temporary:
 
 
 def _next_statement(func: ast.AST, stmt: ast.stmt) -> ast.stmt | None:
-    for node in ast.walk(func):
-        for name in ("body", "orelse", "finalbody"):
-            block = getattr(node, name, None)
-            if isinstance(block, list):
-                for i, s in enumerate(block):
-                    if s is stmt:
-                        return block[i + 1] if i + 1 < len(block) else None
+    """The statement after stmt in its block (None: the last, or not in func).
+    Descends by position, as innermost_statement does, instead of walking func."""
+    pos = (stmt.lineno, stmt.col_offset)
+    blocks = _blocks(func)
+    while blocks:
+        inner = None
+        for block in blocks:
+            for i, s in enumerate(block):
+                if s is stmt:
+                    return block[i + 1] if i + 1 < len(block) else None
+                if inner is None and _holds(s, pos):
+                    inner = s
+        if inner is None:
+            return None
+        blocks = _blocks(inner)
     return None
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    out = [
+        b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(node, f, None), list)
+    ]
+    for h in getattr(node, "handlers", None) or []:
+        out.append(h.body)
+    for c in getattr(node, "cases", None) or []:
+        out.append(c.body)
+    return out
+
+
+def _holds(s: ast.stmt, pos: tuple[int, int]) -> bool:
+    end = (s.end_lineno or s.lineno, s.end_col_offset or 0)
+    return (s.lineno, s.col_offset) <= pos < end
+
+
+def _name_nodes(func: ast.AST) -> dict[str, list[ast.Name]]:
+    """Every Name node in func, by identifier (a plain stack: ast.walk's generators
+    cost twice as much, and the order does not matter here)."""
+    out: dict[str, list[ast.Name]] = {}
+    stack = [func]
+    name_type, node_type = ast.Name, ast.AST
+    while stack:
+        n = stack.pop()
+        if type(n) is name_type:
+            out.setdefault(n.id, []).append(n)
+            continue
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, list):
+                stack.extend(c for c in v if isinstance(c, node_type))
+            elif isinstance(v, node_type):
+                stack.append(v)
+    return out
 
 
 def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:

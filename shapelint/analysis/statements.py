@@ -14,11 +14,20 @@ def _span(n: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
 
 def innermost_statement(body: list, node: ast.AST):
     """The deepest statement that holds node, found by position."""
-    pos = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    line = node.lineno  # type: ignore[attr-defined]
+    pos = (line, node.col_offset)  # type: ignore[attr-defined]
     found = None
     stmts = body
     while True:
-        inner = next((st for st in stmts if _span(st)[0] <= pos < _span(st)[1]), None)
+        inner = None
+        for st in stmts:
+            # The line test alone rules out almost every statement, without a tuple.
+            if st.lineno > line or (st.end_lineno or st.lineno) < line:
+                continue
+            start, end = _span(st)
+            if start <= pos < end:
+                inner = st
+                break
         if inner is None:
             return found
         found = inner
