@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapelint.analysis import unnamed
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
@@ -383,6 +384,7 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
             diagnostic(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
         )
     res.diagnostics.sort()
+    mres.functions = unnamed.honest_functions(mres.records, mres.functions)
     res.calls = [_record_json(path, r) for r in mres.records]
     res.functions = [_function_json(path, f) for f in mres.functions]
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))

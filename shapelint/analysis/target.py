@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from shapelint.analysis import modules, project
+from shapelint.analysis import modules, project, unnamed
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
@@ -241,6 +241,10 @@ def unknown_calls(records) -> list[dict]:
 
 def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     c = res.cost
+    if any([unnamed.honest_record(r) for r in res.records]) or unnamed.unnamed_cost(c):
+        # What is known of the other calls is a lower bound.
+        flops, other, byts, _ = unnamed.total(r.cost for r in res.records)
+        c = Cost(flops, other, byts, list(c.notes), complete=False)
     unknown = unknown_calls(res.records)
     complete = c.flops is not None and c.complete and not unknown
     return {

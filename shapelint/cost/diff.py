@@ -368,6 +368,13 @@ def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
     return out
 
 
+def _bound_cell(bound: str, expr: str | None, value: int | None, dims: dict[str, int]) -> str:
+    """A cell of a partial sum (bytes as FLOPs): a lower bound, `?` for nothing known."""
+    if bound and expr in (None, "0"):
+        return "?"
+    return bound + _cell(expr, value, dims) if expr is not None else _cell(expr, value, dims)
+
+
 def _change_cell(d: Delta, dims: dict[str, int]) -> str:
     if d.direction in ("same",):
         return ""
@@ -420,11 +427,14 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
             change = (
                 "? (" + (unknown_calls({"unknown": c.unknown}) or "calls of unknown cost") + ")"
             )
+        cells = [
+            _bound_cell(bound, d.before if side == 0 else d.after, v, dims)
+            for d in (f, b)
+            for side, v in ((0, d.before_value), (1, d.after_value))
+        ]
         lines.append(
-            f"| `{c.path}::{c.name}`{mark} | {bound}{_cell(f.before, f.before_value, dims)} | "
-            f"{bound}{_cell(f.after, f.after_value, dims)} | {change} | "
-            f"{_cell(b.before, b.before_value, dims)} | {_cell(b.after, b.after_value, dims)} | "
-            f"{_change_cell(b, dims)} |"
+            f"| `{c.path}::{c.name}`{mark} | {cells[0]} | {cells[1]} | {change} | "
+            f"{cells[2]} | {cells[3]} | {_change_cell(b, dims)} |"
         )
     lines.append("")
     lines.append(
