@@ -7,7 +7,8 @@ is unknown (its formula, in human form with `?`, stays in the notes), and the
 function's total is a lower bound from its other calls. Shapes in the records
 spell such a dim as None (`?`) and such a variadic as `...`.
 
-This runs once per file, on what the analysis hands out, never in the
+This runs once per file, on copies of what the analysis hands out (runtime
+mode binds the made-up names to the sizes it runs at), never in the
 interpreter's hot paths.
 """
 
@@ -30,12 +31,23 @@ def unnamed_cost(c: Cost) -> bool:
 
 
 def honest_cost(c: Cost) -> Cost:
-    """c itself, or an unknown cost that says which formula it could not name."""
+    """c itself, or c with each figure that needs a made-up name unknown: FLOPs
+    so make the cost incomplete (the formula, with `?`, stays in the notes)."""
     if not unnamed_cost(c):
         return c
-    shown = c.flops if c.flops is not None else c.bytes
-    note = f"{WHY}: {shown.to_human()}" if shown is not None else WHY
-    return Cost(None, None, None, [note, *c.notes], complete=False)
+    flops, byts, other = c.flops, c.bytes, c.other_flops
+    notes = list(c.notes)
+    complete = c.complete
+    if _unnamed(flops):
+        notes.insert(0, f"{WHY}: {flops.to_human()}")  # type: ignore[union-attr]
+        flops, complete = None, False
+    return Cost(
+        flops,
+        None if _unnamed(other) else other,
+        None if _unnamed(byts) else byts,
+        notes,
+        complete,
+    )
 
 
 def spell_dim(d: str | None) -> str | None:
@@ -57,19 +69,21 @@ def spell_shape(shape: list | None) -> list | None:
     return [spell_dim(d) for d in shape]
 
 
-def honest_record(r) -> bool:
-    """Make one CallRecord (and the calls it ran) honest in place; True if its
-    cost changed."""
-    changed = False
-    for ch in r.children:
-        changed |= honest_record(ch)
-    new = honest_cost(r.cost)
-    if new is not r.cost:
-        r.cost = new
-        changed = True
-    r.inputs = [spell_shape(s) for s in r.inputs]
-    r.output = spell_shape(r.output)
-    return changed
+def honest_record(r):
+    """r itself, or a copy (and of the calls it ran) without made-up names; the
+    analysis keeps its own (runtime mode binds them to the sizes it runs at)."""
+    children = [honest_record(ch) for ch in r.children]
+    cost = honest_cost(r.cost)
+    inputs = [spell_shape(s) for s in r.inputs]
+    output = spell_shape(r.output)
+    if (
+        cost is r.cost
+        and inputs == r.inputs
+        and output == r.output
+        and all(a is b for a, b in zip(children, r.children))
+    ):
+        return r
+    return dataclasses.replace(r, cost=cost, inputs=inputs, output=output, children=children)
 
 
 def total(costs) -> tuple[Expr, Expr, Expr, bool]:
@@ -84,22 +98,26 @@ def total(costs) -> tuple[Expr, Expr, Expr, bool]:
     return flops, other, byts, complete
 
 
-def honest_functions(records, functions) -> list:
-    """The records made honest in place; the function summaries, each with a
-    lower bound from its other calls where one of its calls was unnamed."""
+def honest_functions(records, functions) -> tuple[list, list]:
+    """Honest copies of the records, and of the function summaries: each with a
+    lower bound from its other calls where a call's FLOPs needed a made-up name."""
+    out_records = []
     changed: dict[str, list] = {}
     for r in records:
-        if honest_record(r):
-            changed.setdefault(r.function, []).append(r)
+        h = honest_record(r)
+        out_records.append(h)
+        if h.cost is not r.cost:
+            changed.setdefault(r.function, []).append(h)
     out = []
     for f in functions:
         if f.name in changed or unnamed_cost(Cost(f.flops, f.other_flops, f.bytes)):
-            flops, other, byts, complete = total(r.cost for r in records if r.function == f.name)
+            mine = [r.cost for r in out_records if r.function == f.name]
+            flops, other, byts, complete = total(mine)
             seen = {(u["line"], u["op"]) for u in f.unknown}
             new = [
                 {"line": r.line, "op": r.op, "why": WHY}
                 for r in changed.get(f.name, [])
-                if (r.line, r.op) not in seen
+                if r.cost.flops is None and (r.line, r.op) not in seen
             ]
             f = dataclasses.replace(
                 f,
@@ -110,4 +128,4 @@ def honest_functions(records, functions) -> list:
                 unknown=sorted([*f.unknown, *new], key=lambda u: u["line"]),
             )
         out.append(f)
-    return out
+    return out_records, out

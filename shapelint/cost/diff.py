@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from shapelint.report import numbers
+
 MARKER = "<!-- shapelint-cost-diff -->"
 _REGULAR_BLOB_MODES = {"100644", "100755"}
 
@@ -186,6 +188,7 @@ class FunctionChange:
     # The calls of unknown cost on the side that has them (after, else before):
     # their totals are lower bounds, so "the same" is not "no change".
     unknown: list[dict] = field(default_factory=list)
+    bytes_complete: bool = True
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -330,7 +333,7 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
         byts = compare_metric(b["bytes"], a["bytes"], dims)
         complete = a.get("complete", True) and b.get("complete", True)
         if flops.direction == "same" and byts.direction == "same":
-            if complete:
+            if complete and numbers.complete(a, "bytes") and numbers.complete(b, "bytes"):
                 continue
             # Equal lower bounds say nothing about the calls they leave out.
             unknown = a.get("unknown") or b.get("unknown") or []
@@ -346,6 +349,11 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
                 a.get("unknown") or b.get("unknown") or [],
             )
         )  # fmt: skip
+    for c in changes:
+        sides = [s.get((c.path, c.name)) for s in (before, after)]
+        c.bytes_complete = c.complete and all(
+            f is None or numbers.complete(f, "bytes") for f in sides
+        )
     changes.sort(key=lambda c: (_ORDER[c.status], -(c.flops.ratio or 0), c.path, c.name))
     return changes
 
@@ -416,8 +424,8 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
     ]
     partial = False
     for c in changes:
-        mark = "" if c.complete else " †"
-        partial |= not c.complete
+        mark = "" if c.complete and c.bytes_complete else " †"
+        partial |= not (c.complete and c.bytes_complete)
         f, b = c.flops, c.bytes
         bound = "" if c.complete else "≥ "
         change = _change_cell(f, dims)
@@ -427,9 +435,10 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
             change = (
                 "? (" + (unknown_calls({"unknown": c.unknown}) or "calls of unknown cost") + ")"
             )
+        byte_bound = "" if c.bytes_complete else "≥ "
         cells = [
-            _bound_cell(bound, d.before if side == 0 else d.after, v, dims)
-            for d in (f, b)
+            _bound_cell(mark_, d.before if side == 0 else d.after, v, dims)
+            for d, mark_ in ((f, bound), (b, byte_bound))
             for side, v in ((0, d.before_value), (1, d.after_value))
         ]
         lines.append(

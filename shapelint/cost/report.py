@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shapelint.diagnostics import safe_text
 from shapelint.ops.dtypes import short_name
-from shapelint.report.numbers import evaluate, flops_figure, si, value_figure
+from shapelint.report.numbers import complete, evaluate, flops_figure, si, value_figure
 
 
 def roofline_dtype(dtype: str | None) -> str:
@@ -54,9 +54,8 @@ def build_report(results, dims: dict[str, int]) -> dict:
 
 def _evaluate_item(item: dict, env: dict[str, int]) -> None:
     # A partial sum evaluated is no figure: the value of an incomplete item is None.
-    complete = item.get("complete", True)
     for key in ("flops", "other_flops", "bytes"):
-        item[f"{key}_value"] = evaluate(item[key], env) if complete else None
+        item[f"{key}_value"] = evaluate(item[key], env) if complete(item, key) else None
 
 
 def render_text(report: dict, dims: dict[str, int]) -> str:
@@ -75,14 +74,14 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
         out.append(head)
         for c in calls:
             flops = flops_figure(c)
-            if c["flops"] is None and c.get("notes"):
+            if c["flops"] in (None, "0") and c.get("notes"):
                 flops += f" ({c['notes'][0]})"
             val = f" = {value_figure(c)}" if dims and c.get("complete", True) else ""
             what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
             out.append(f"  {c['line']}:{c['column']}  {what}")
             out.append(
                 f"      flops {flops}{val}   bytes {flops_figure(c, 'bytes')}"
-                + (f" = {value_figure(c, 'bytes')}" if dims and c.get("complete", True) else "")
+                + (f" = {value_figure(c, 'bytes')}" if dims and complete(c, "bytes") else "")
             )
             rl = c.get("roofline")
             if rl:

@@ -47,7 +47,7 @@ def render_target(t: dict) -> str:
         head += "  (calls of unknown cost below)"
     lines = [
         head,
-        f"  bytes {human(t['bytes']) if t['complete'] else flops_figure(t, 'bytes', limit=0)}"
+        f"  bytes {flops_figure(t, 'bytes', limit=0)}"
         + (f" = {si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
     ]
     if t.get("defaults"):
