@@ -161,7 +161,9 @@ def test_static_figure_is_exact_or_a_lower_bound_on_every_path(program):
     else:
         assert static is None or static <= min(measured), (src, f["flops"], measured)
     if "if_undecided" in steps:
-        assert not f["complete"] and any("flag" in u["why"] for u in f["unknown"]), src
+        assert not f["complete"], src
+        if "callee" not in steps[: steps.index("if_undecided")]:  # `y @ w` has known sizes
+            assert any("flag" in u["why"] for u in f["unknown"]), src
 
 
 PARTIAL = textwrap.dedent(
