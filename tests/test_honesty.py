@@ -162,8 +162,12 @@ def test_static_figure_is_exact_or_a_lower_bound_on_every_path(program):
         assert static is None or static <= min(measured), (src, f["flops"], measured)
     if "if_undecided" in steps:
         assert not f["complete"], src
-        if "callee" not in steps[: steps.index("if_undecided")]:  # `y @ w` has known sizes
-            assert any("flag" in u["why"] for u in f["unknown"]), src
+        line = src.splitlines().index("    if flag:") + 2  # the branch's `y @ w`
+        rec = next(c for c in analyze(src).calls if c["line"] == line)
+        # Unknown: for the branch, or for its own reason (an operand lost earlier).
+        assert not rec["complete"] and rec["flops"] is None, (src, rec)
+        notes = rec["notes"] or [""]
+        assert ("flag" in notes[0]) == ("FLOPs if it runs" in " ".join(notes)), rec
 
 
 PARTIAL = textwrap.dedent(
