@@ -147,11 +147,12 @@ def _hover_call(c: dict) -> str:
         rows.append("inputs: " + ", ".join(_shape(s) for s in c["inputs"]))
     rows.append(f"shape: {_shape(c.get('output'))}")
     for key, label in (("flops", "FLOPs"), ("other_flops", "other FLOPs"), ("bytes", "bytes")):
-        if key == "flops" and c.get(key) is None and not c.get("complete", True):
+        whole = c.get("bytes_complete", True) if key == "bytes" else c.get("complete", True)
+        if key != "other_flops" and c.get(key) is None and not whole:
             why = "; ".join(c.get("notes") or []) or "cost unknown"
-            rows.append(f"FLOPs: ? ({why})")  # may cost FLOPs: never shown as free
+            rows.append(f"{label}: ? ({why})")  # may cost FLOPs: never shown as free
         elif c.get(key) not in (None, "0"):
-            bound = "≥ " if key == "flops" and not c.get("complete", True) else ""
+            bound = "" if whole else "≥ "
             rows.append(f"{label}: {bound}`{human(c[key])}`")
     return "  \n".join(rows)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapelint.analysis import unnamed
 from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
@@ -383,8 +384,12 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
             diagnostic(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
         )
     res.diagnostics.sort()
-    res.calls = [_record_json(path, r) for r in mres.records]
-    res.functions = [_function_json(path, f) for f in mres.functions]
+    records, functions = unnamed.honest_functions(mres.records, mres.functions)
+    res.calls = [_record_json(path, r) for r in records]
+    res.functions = [_function_json(path, f) for f in functions]
+    unknown_bytes = {c["function"] for c in res.calls if not c["bytes_complete"]}
+    for f in res.functions:
+        f["bytes_complete"] = f["complete"] and f["name"] not in unknown_bytes
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
 
 
@@ -445,6 +450,7 @@ def _record_json(path: str, r) -> dict:
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
         "complete": c.complete and c.flops is not None,
+        "bytes_complete": c.complete and c.bytes is not None,
         "notes": list(c.notes),
     }
 

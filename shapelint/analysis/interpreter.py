@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
-from shapelint.analysis import calls as dispatch
 from shapelint.analysis import (
+    branches,
     folding,
     indexing,
     lambdas,
@@ -26,6 +26,7 @@ from shapelint.analysis import (
     sequences,
     unify,
 )
+from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
@@ -550,9 +551,9 @@ class ModuleAnalyzer:
         self._exec_block(stmt.body, frame)
         after_body, body_done = frame.env, frame.done
         frame.env, frame.done = dict(before), False
+        n_body = len(frame.records)
         self._exec_block(stmt.orelse, frame)
-        if self.specialize:
-            modules.undecided_branch(self, stmt, frame, n_records)
+        branches.undecided(stmt, frame, n_records, n_body)
         if body_done and not frame.done:
             pass  # only the else branch carries on
         elif frame.done and not body_done:

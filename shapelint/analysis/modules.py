@@ -622,17 +622,6 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
     return Cost(mul(c.flops), mul(c.other_flops), mul(c.bytes), list(c.notes), c.complete)
 
 
-def undecided_branch(an: ModuleAnalyzer, stmt: ast.If, frame, n_before: int) -> None:
-    """A target's if/else whose test the analysis cannot decide ran both branches:
-    what either recorded may or may not run, so its cost is not known."""
-    why = f"runs only if `{ast.unparse(stmt.test)}` (line {stmt.lineno}), which is not known here"
-    for key in list(frame.records)[n_before:]:
-        rec = frame.records[key]
-        if rec.cost.flops == Expr.const(0) and rec.cost.complete and not rec.children:
-            continue  # costs nothing either way
-        rec.cost = Cost(None, rec.cost.other_flops, rec.cost.bytes, [why], complete=False)
-
-
 # ---------------------------------------------------------------------- loops
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from shapelint.analysis import modules, project
+from shapelint.analysis import modules, project, unnamed
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
@@ -241,21 +241,32 @@ def unknown_calls(records) -> list[dict]:
 
 def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     c = res.cost
-    unknown = unknown_calls(res.records)
+    records = [unnamed.honest_record(r) for r in res.records]
+    if any(a is not b for a, b in zip(records, res.records)) or unnamed.unnamed_cost(c):
+        # What is known of the other calls is a lower bound.
+        flops, other, byts, whole = unnamed.total(r.cost for r in records)
+        c = Cost(flops, other, byts, list(c.notes), complete=whole and c.complete)
+    unknown = unknown_calls(records)
     complete = c.flops is not None and c.complete and not unknown
+    bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     return {
         "name": res.name,
         "flops": _py(c.flops),
         "flops_value": _value(c.flops, dims) if complete else None,
         "other_flops": _py(c.other_flops),
         "bytes": _py(c.bytes),
-        "bytes_value": _value(c.bytes, dims) if complete else None,
+        "bytes_value": _value(c.bytes, dims) if bytes_complete else None,
         "complete": complete,
+        "bytes_complete": bytes_complete,
         "unknown": unknown,
         "output": _output_shape(res.returns),
         "defaults": res.defaults,
-        "calls": [record_tree(r, dims) for r in res.records],
+        "calls": [record_tree(r, dims) for r in records],
     }
+
+
+def _all_bytes(records) -> bool:
+    return all(r.cost.bytes is not None and _all_bytes(r.children) for r in records)
 
 
 def _output_shape(v: Value) -> list[str | None] | None:
@@ -278,6 +289,7 @@ def record_tree(r, dims: dict[str, int]) -> dict:
         "flops_value": _value(r.cost.flops, dims),
         "bytes": _py(r.cost.bytes),
         "complete": r.cost.flops is not None and r.cost.complete,
+        "bytes_complete": r.cost.bytes is not None and r.cost.complete,
         "calls": [record_tree(ch, dims) for ch in r.children],
     }
 

@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from shapelint.report import numbers
+
 MARKER = "<!-- shapelint-cost-diff -->"
 _REGULAR_BLOB_MODES = {"100644", "100755"}
 
@@ -186,6 +188,7 @@ class FunctionChange:
     # The calls of unknown cost on the side that has them (after, else before):
     # their totals are lower bounds, so "the same" is not "no change".
     unknown: list[dict] = field(default_factory=list)
+    bytes_complete: bool = True
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -330,7 +333,7 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
         byts = compare_metric(b["bytes"], a["bytes"], dims)
         complete = a.get("complete", True) and b.get("complete", True)
         if flops.direction == "same" and byts.direction == "same":
-            if complete:
+            if complete and numbers.complete(a, "bytes") and numbers.complete(b, "bytes"):
                 continue
             # Equal lower bounds say nothing about the calls they leave out.
             unknown = a.get("unknown") or b.get("unknown") or []
@@ -346,6 +349,11 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
                 a.get("unknown") or b.get("unknown") or [],
             )
         )  # fmt: skip
+    for c in changes:
+        sides = [s.get((c.path, c.name)) for s in (before, after)]
+        c.bytes_complete = c.complete and all(
+            f is None or numbers.complete(f, "bytes") for f in sides
+        )
     changes.sort(key=lambda c: (_ORDER[c.status], -(c.flops.ratio or 0), c.path, c.name))
     return changes
 
@@ -366,6 +374,13 @@ def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
     if dims and value is not None and parsed is not None and not parsed.is_constant():
         out += f" = {si(value)}"
     return out
+
+
+def _bound_cell(bound: str, expr: str | None, value: int | None, dims: dict[str, int]) -> str:
+    """A cell of a partial sum (bytes as FLOPs): a lower bound, `?` for nothing known."""
+    if bound and expr in (None, "0"):
+        return "?"
+    return bound + _cell(expr, value, dims) if expr is not None else _cell(expr, value, dims)
 
 
 def _change_cell(d: Delta, dims: dict[str, int]) -> str:
@@ -409,8 +424,8 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
     ]
     partial = False
     for c in changes:
-        mark = "" if c.complete else " †"
-        partial |= not c.complete
+        mark = "" if c.complete and c.bytes_complete else " †"
+        partial |= not (c.complete and c.bytes_complete)
         f, b = c.flops, c.bytes
         bound = "" if c.complete else "≥ "
         change = _change_cell(f, dims)
@@ -420,11 +435,15 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
             change = (
                 "? (" + (unknown_calls({"unknown": c.unknown}) or "calls of unknown cost") + ")"
             )
+        byte_bound = "" if c.bytes_complete else "≥ "
+        cells = [
+            _bound_cell(mark_, d.before if side == 0 else d.after, v, dims)
+            for d, mark_ in ((f, bound), (b, byte_bound))
+            for side, v in ((0, d.before_value), (1, d.after_value))
+        ]
         lines.append(
-            f"| `{c.path}::{c.name}`{mark} | {bound}{_cell(f.before, f.before_value, dims)} | "
-            f"{bound}{_cell(f.after, f.after_value, dims)} | {change} | "
-            f"{_cell(b.before, b.before_value, dims)} | {_cell(b.after, b.after_value, dims)} | "
-            f"{_change_cell(b, dims)} |"
+            f"| `{c.path}::{c.name}`{mark} | {cells[0]} | {cells[1]} | {change} | "
+            f"{cells[2]} | {cells[3]} | {_change_cell(b, dims)} |"
         )
     lines.append("")
     lines.append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shapelint.diagnostics import safe_text
 from shapelint.ops.dtypes import short_name
-from shapelint.report.numbers import evaluate, flops_figure, human, si
+from shapelint.report.numbers import complete, evaluate, flops_figure, si, value_figure
 
 
 def roofline_dtype(dtype: str | None) -> str:
@@ -53,8 +53,9 @@ def build_report(results, dims: dict[str, int]) -> dict:
 
 
 def _evaluate_item(item: dict, env: dict[str, int]) -> None:
+    # A partial sum evaluated is no figure: the value of an incomplete item is None.
     for key in ("flops", "other_flops", "bytes"):
-        item[f"{key}_value"] = evaluate(item[key], env)
+        item[f"{key}_value"] = evaluate(item[key], env) if complete(item, key) else None
 
 
 def render_text(report: dict, dims: dict[str, int]) -> str:
@@ -72,13 +73,15 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
                 head += f" = {si(f.get('flops_value'))}"
         out.append(head)
         for c in calls:
-            flops = human(c["flops"])
-            val = f" = {si(c.get('flops_value'))}" if dims else ""
+            flops = flops_figure(c)
+            if c["flops"] in (None, "0") and c.get("notes"):
+                flops += f" ({c['notes'][0]})"
+            val = f" = {value_figure(c)}" if dims and c.get("complete", True) else ""
             what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
             out.append(f"  {c['line']}:{c['column']}  {what}")
             out.append(
-                f"      flops {flops}{val}   bytes {human(c['bytes'])}"
-                + (f" = {si(c.get('bytes_value'))}" if dims else "")
+                f"      flops {flops}{val}   bytes {flops_figure(c, 'bytes')}"
+                + (f" = {value_figure(c, 'bytes')}" if dims and complete(c, "bytes") else "")
             )
             rl = c.get("roofline")
             if rl:
@@ -100,9 +103,9 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
     ]
     for f in report["functions"]:
-        row = f"| `{f['name']}` | {f['path']}:{f['line']} | {flops_figure(f)} | `{human(f['bytes'])}` |"
+        byts = flops_figure(f, "bytes", limit=0)
+        row = f"| `{f['name']}` | {f['path']}:{f['line']} | {flops_figure(f)} | `{byts}` |"
         if dims:
-            value = si(f.get("flops_value")) if f.get("complete", True) else "?"
-            row += f" {value} | {si(f.get('bytes_value'))} |"
+            row += f" {value_figure(f)} | {value_figure(f, 'bytes')} |"
         lines.append(row)
     return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapelint.report.numbers import human, si
+from shapelint.report.numbers import flops_figure, human, si
 
 
 def split_target(arg: str) -> tuple[str, str] | None:
@@ -47,7 +47,7 @@ def render_target(t: dict) -> str:
         head += "  (calls of unknown cost below)"
     lines = [
         head,
-        f"  bytes {human(t['bytes'])}"
+        f"  bytes {flops_figure(t, 'bytes', limit=0)}"
         + (f" = {si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
     ]
     if t.get("defaults"):

@@ -204,11 +204,29 @@ def einsum_flops(
         else:
             flops = flops + cost
 
+    contracted = _symbolic_contracted(held, out, size)
+    if contracted and not flops.is_constant():
+        notes.append(
+            f"where {', '.join(contracted)} {'is' if len(contracted) == 1 else 'are all'} 1, "
+            "torch multiplies elementwise (mul) and counts 0 there: this formula does not"
+        )
     unknown = sorted(n[len(_UNKNOWN_PREFIX) :] for n in flops.names() if _is_placeholder(n))
     if unknown:
         notes.append("FLOPs depend on the unknown size of " + ", ".join(map(repr, unknown)))
         return None, notes
     return flops, notes
+
+
+def _symbolic_contracted(held, out: frozenset, size: Mapping[str, Expr]) -> list[str]:
+    """Axes summed over between operands whose size is not a number: at size 1
+    they vanish, and torch's einsum runs a product that contracts nothing."""
+    seen: dict[str, int] = {}
+    for op in held:
+        for a in op:
+            seen[a] = seen.get(a, 0) + 1
+    return sorted(
+        a for a, n in seen.items() if n > 1 and a not in out and not size[a].is_constant()
+    )
 
 
 def _check_equation(

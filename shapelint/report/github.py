@@ -89,9 +89,11 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
         else:
             formula = human(c["flops"])
             value = c.get("flops_value")
-            if dims and value is not None and formula != str(value):
+            if dims and value is not None and formula != str(value) and c.get("complete", True):
                 formula += f" = {si(value)}"
-            detail = [what, f"bytes {human(c.get('bytes'))}", *(c.get("notes") or [])]
+            if not c.get("complete", True):
+                formula = f"≥ {formula}"
+            detail = [what, f"bytes {flops_figure(c, 'bytes')}", *(c.get("notes") or [])]
             message = f"{formula} ({'; '.join(detail)})"
         lines.append(
             workflow_command(

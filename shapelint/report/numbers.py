@@ -27,15 +27,29 @@ def unknown_calls(f: dict, limit: int = 3) -> str:
 
 
 def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
-    """A function's FLOPs for people: the formula when every call is known;
-    otherwise a lower bound (`≥ 2·b·n·d`, `?` when nothing is known) with the
-    calls that are missing. Never a clean number, never 0, for a partial sum."""
+    """A function's (or call's) FLOPs or bytes for people: the formula when every
+    call is known; otherwise a lower bound (`≥ 2·b·n·d`, `?` when nothing is
+    known) with the calls that are missing (none listed with limit 0). Never a
+    clean number, never 0, for a partial sum."""
     total = f.get(key)
-    if f.get("complete", True) and total is not None:
+    if complete(f, key) and total is not None:
         return human(total)
     head = "?" if total in (None, "0") else f"≥ {human(total)}"
-    missing = unknown_calls(f, limit)
+    missing = unknown_calls(f, limit) if limit else ""
     return f"{head}, {missing}" if missing else head
+
+
+def value_figure(f: dict, key: str = "flops") -> str:
+    """A figure's value at the bound dims: `?` for a partial sum (no bound is a
+    figure, nor an intensity computed from one)."""
+    return si(f.get(f"{key}_value")) if complete(f, key) else "?"
+
+
+def complete(f: dict, key: str = "flops") -> bool:
+    """Whether a record's figure is all of it: FLOPs say `complete`; bytes also
+    `bytes_complete` (a call of unknown bytes may cost no FLOPs)."""
+    whole = f.get("complete", True)
+    return whole and f.get("bytes_complete", True) if key == "bytes" else whole
 
 
 def dim_human(d: str | None) -> str:

@@ -1,0 +1,69 @@
+"""An if/else whose test the analysis cannot decide ran both branches: what
+they recorded are alternatives, not a sum.
+
+When both branches cost the same FLOPs the cost is known and counted once (on
+the `if` branch). Otherwise each call of either branch that costs FLOPs is on
+the record with an unknown cost that says on what it depends (its formula, if
+it runs, in the notes): the function is incomplete, and its total a lower bound
+from the calls that run either way. Plain and target mode follow one rule.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import Cost
+
+_ZERO = Expr.const(0)
+
+
+def _sum(records, key: str) -> Expr | None:
+    total = _ZERO
+    for r in records:
+        e = getattr(r.cost, key)
+        if e is None or not r.cost.complete:
+            return None
+        total = total + e
+    return total
+
+
+def _free(rec) -> bool:
+    return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
+
+
+def undecided(stmt: ast.If, frame, n_before: int, n_mid: int) -> None:
+    """The records made since n_before: the `if` branch's up to n_mid, then the
+    `else` branch's."""
+    records = frame.records
+    if len(records) == n_before:
+        return
+    keys = list(records)
+    body = [records[k] for k in keys[n_before:n_mid]]
+    orelse = [records[k] for k in keys[n_mid:]]
+    if all(_free(r) for r in body) and all(_free(r) for r in orelse):
+        return  # no FLOPs either way (elementwise work, reshapes)
+    flops = _sum(body, "flops")
+    if flops is not None and flops == _sum(orelse, "flops"):
+        same_bytes = _sum(body, "bytes") == _sum(orelse, "bytes")
+        note = (
+            f"an alternative to the `if` at line {stmt.lineno}, which costs the same: counted once"
+        )
+        for rec in orelse:
+            c = rec.cost
+            rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
+        return
+    why = f"runs only if `{_test(stmt)}` (line {stmt.lineno}), which is not known here"
+    for rec in body + orelse:
+        c = rec.cost
+        if _free(rec) or c.flops is None:
+            continue  # free either way, or already unknown for its own reason
+        rec.cost = Cost(None, None, None, [why, f"{c.flops.to_human()} FLOPs if it runs"], False)
+
+
+def _test(stmt: ast.If) -> str:
+    try:
+        text = ast.unparse(stmt.test)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        return "the test"
+    return text if len(text) <= 60 else text[:59] + "…"
