@@ -537,3 +537,15 @@ def test_partial_layer_class_at_module_level(tmp_path):
     t = static_target(p, "M", {"d": "8"}, {"x": "3,8"})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == counted(p, "M(8)", {"x": torch.randn(3, 8)}) == 2 * 3 * 8 * 16 * 2
+
+
+@pytest.mark.parametrize("depth", [1, 3, 12])
+def test_zip_over_module_lists_matches_flop_counter(depth):
+    """`enumerate(zip(self.layers, self.outs))` pairs the layers item by item;
+    zip over lists of different lengths stops at the shortest."""
+    torch = pytest.importorskip("torch")
+    path = DATA / "zip_lists.py"
+    t = static_target(path, "Pair", {"dim": "16", "depth": str(depth)}, {"x": "2,5,16"})
+    assert t["complete"], t["unknown"]
+    build = f"Pair(16, {depth})"
+    assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, 16)})

@@ -667,7 +667,9 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
             _symbolic_init_loop(an, stmt, count, frame)
             return True
         return False
-    seq = an.eval(it, frame)
+    seq = _zipped(an, it, frame)
+    if seq is None:
+        seq = an.eval(it, frame)
     if not isinstance(seq, ModuleListV):
         return False
     if enumerate_ and seq.count is None and seq.known:
@@ -686,6 +688,38 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
         return True
     _unroll(an, stmt, items, frame)
     return True
+
+
+def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
+    """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
+    list of tuples: known lists pair item by item up to the shortest; lists of
+    `n` copies pair their single items, when every list has the same count.
+    None: not a zip over module lists."""
+    if not (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "zip"
+        and it.args
+        and not it.keywords
+        and "zip" not in frame.env
+        and not any(isinstance(a, ast.Starred) for a in it.args)
+    ):
+        return None
+    seqs = [an.eval(a, frame) for a in it.args]
+    if not any(isinstance(s, ModuleListV) for s in seqs):
+        return None
+    if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
+        return ModuleListV(known=False)
+    lists = [s if isinstance(s, ModuleListV) else ModuleListV(s.items) for s in seqs]
+    if not all(ls.known for ls in lists):
+        return ModuleListV(known=False)
+    if all(ls.count is None for ls in lists):
+        n = min(len(ls.items) for ls in lists)
+        return ModuleListV(tuple(TupleV(tuple(ls.items[j] for ls in lists)) for j in range(n)))
+    counts = {ls.count for ls in lists}
+    if len(counts) == 1 and all(len(ls.items) == 1 for ls in lists):
+        return ModuleListV((TupleV(tuple(ls.items[0] for ls in lists)),), count=counts.pop())
+    return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
 
 
 def _unpackable(v: Value) -> Value:
