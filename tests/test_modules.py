@@ -22,6 +22,10 @@ from tests.helpers import analyze
 DATA = Path(__file__).parent / "data" / "modules"
 CORPUS = Path("/work/corpus")
 VIT = CORPUS / "vit-pytorch-1.26.14" / "vit_pytorch" / "vit.py"
+PERCEIVER = CORPUS / "perceiver-pytorch-0.11.0" / "perceiver_pytorch" / "perceiver_pytorch.py"
+PERCEIVER_INIT = dict(num_freq_bands="2", depth="2", max_freq="10.0", num_latents="8")
+PERCEIVER_INIT.update(latent_dim="16", cross_dim_head="8", latent_dim_head="8", latent_heads="2")
+PERCEIVER_INIT.update(num_classes="5")
 
 
 def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str, str], **dims):
@@ -29,7 +33,7 @@ def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str,
     return target_json(res, dims)
 
 
-def counted(path: Path, build: str, inputs: dict) -> int:
+def counted(path: Path, build: str, inputs: dict, grad: bool = False) -> int:
     """FlopCounterMode's FLOPs for one forward: the module built by the Python
     expression `build` in the file's namespace, called with inputs."""
     torch = pytest.importorskip("torch")
@@ -41,7 +45,7 @@ def counted(path: Path, build: str, inputs: dict) -> int:
     sys.modules[name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     model = eval(build, vars(mod))  # noqa: S307 - the test's own expression
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+    with torch.set_grad_enabled(grad), FlopCounterMode(display=False) as fc:
         model(**inputs)
     return fc.get_total_flops()
 
@@ -549,3 +553,67 @@ def test_zip_over_module_lists_matches_flop_counter(depth):
     assert t["complete"], t["unknown"]
     build = f"Pair(16, {depth})"
     assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, 16)})
+
+
+@pytest.mark.parametrize(
+    "init, build",
+    [
+        ({"dim": "16", "depth": "3"}, "Net(16, 3)"),
+        (
+            {"dim": "16", "depth": "3", "bands": "3", "flags": "(True, False, True)"},
+            "Net(16, 3, bands=3, flags=(True, False, True))",
+        ),
+        ({"dim": "8", "depth": "2", "tie": "True"}, "Net(8, 2, tie=True)"),
+    ],
+)
+def test_closures_partial_flags_and_starred_index_match_flop_counter(init, build):
+    """Layers made by lambdas through a `@wraps` caching decorator mapped over
+    them, a flag tuple repeated per layer, `kwargs.update(...)` before the call
+    it feeds, and `x[(*((None,) * k), Ellipsis)]` (perceiver-pytorch's idioms)."""
+    torch = pytest.importorskip("torch")
+    path = DATA / "closures.py"
+    t = static_target(path, "Net", init, {"x": "2,5," + init["dim"], "pos": "2,7,2"})
+    assert t["complete"], t["unknown"]
+    x, pos = torch.randn(2, 5, int(init["dim"])), torch.randn(2, 7, 2)
+    assert t["flops_value"] == counted(path, build, {"x": x, "pos": pos})
+
+
+def _perceiver_package():
+    if not PERCEIVER.exists():
+        pytest.skip("corpus not fetched")
+    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    try:
+        from perceiver_pytorch.perceiver_pytorch import Perceiver
+    finally:
+        sys.path.pop(0)
+    return Perceiver
+
+
+@pytest.mark.parametrize("depth, data", [("2", "2,4,4,3"), ("1", "1,3,5,3")])
+def test_perceiver_target_matches_flop_counter(depth, data):
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    perceiver = _perceiver_package()
+    init = {**PERCEIVER_INIT, "depth": depth}
+    t = static_target(PERCEIVER, "Perceiver", init, {"data": data})
+    assert t["complete"], t["unknown"]
+    model = perceiver(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
+    with FlopCounterMode(display=False) as fc:  # no_grad trips torch's module tracker here
+        model(torch.randn(*map(int, data.split(","))))
+    assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_run_confirms_perceiver():
+    pytest.importorskip("torch")
+    if not PERCEIVER.exists():
+        pytest.skip("corpus not fetched")
+    args = [a for k, v in PERCEIVER_INIT.items() for a in ("--init", f"{k}={v}")]
+    r = CliRunner().invoke(
+        main,
+        ["run", f"{PERCEIVER}::Perceiver", *args, "--input", "data=2,4,4,3", "--device", "cpu"]
+        + ["--format", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["confirmed"] and rep["flops_measured"] == rep["flops_static"] == 534848

@@ -602,7 +602,7 @@ class ModuleAnalyzer:
             inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
-            if not stmt.decorator_list:  # a call runs it (lambdas.invoke)
+            if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
                 frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
         for d in stmt.decorator_list:
             self.eval(d, frame)
@@ -1125,6 +1125,8 @@ class ModuleAnalyzer:
             return folding.number_binop(op, left, right)
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
+        if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
+            return rep
         if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
             if left.value is not None and right.value is not None:
                 return StrV(left.value + right.value)
@@ -1213,7 +1215,10 @@ class ModuleAnalyzer:
                     # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
                     return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
                 if func.id == "map" and len(args) >= 2 and not kwargs:
-                    return lambdas.map_call(self, node, args, frame)
+                    mapped = modules.map_named(self, node, args, frame)
+                    return (
+                        mapped if mapped is not None else lambdas.map_call(self, node, args, frame)
+                    )
                 built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
                 if built is not None:
                     return built

@@ -247,6 +247,35 @@ def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value 
     return TupleV(tuple(out))
 
 
+_MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
+_MAP_MAX = 16  # items a map over named callables is run for, one by one
+
+
+def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
+    """`map(f, (a, b))` with f a function known by name, not as a value, over a
+    sequence known item by item: `f(a), f(b)`, each call run as the code would
+    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
+    if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
+        return None
+    items = as_items(args[1])
+    if items is None or len(items) > _MAP_MAX:
+        return None
+    call = ast.copy_location(
+        ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
+        node,
+    )
+    out = []
+    for i, item in enumerate(items):
+        inner = an.new_frame(frame.func, frame.name)
+        inner.env = {**frame.env, _MAP_ITEM: item}
+        inner.locals = set(frame.locals) | {_MAP_ITEM}
+        inner.local_imports = frame.local_imports
+        out.append(an.eval(call, inner))
+        for key, rec in inner.records.items():
+            frame.records[(*key, "map", i)] = rec
+    return TupleV(tuple(out))
+
+
 def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
     """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
     is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
@@ -519,6 +548,17 @@ def method_call(an: ModuleAnalyzer, recv: Value, func: ast.Attribute, node, args
             if attr == "keys":
                 return TupleV(tuple(StrV(k) for k, _ in recv.attrs))
             return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
+        if attr == "update" and isinstance(func.value, ast.Name) and len(args) <= 1:
+            other = args[0] if args else dict_value({})
+            if isinstance(other, ObjectV) and other.kind == DICT_KIND:
+                # `kwargs.update(context=normed)`: the name sees the new entries
+                _store(
+                    an,
+                    func.value,
+                    dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}),
+                    frame,
+                )
+                return NoneV()
         if attr in ("update", "pop", "setdefault", "__setitem__", "clear"):
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
