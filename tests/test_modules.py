@@ -617,3 +617,23 @@ def test_run_confirms_perceiver():
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["confirmed"] and rep["flops_measured"] == rep["flops_static"] == 534848
+
+
+@pytest.mark.parametrize(
+    "init, build",
+    [
+        ({"dim": "16"}, "Attention(16)"),
+        (
+            {"dim": "16", "heads": "4", "qk_norm": "True", "dim_head": "8"},
+            "Attention(16, 4, 8, True)",
+        ),
+        ({"dim": "12", "heads": "3", "causal": "True"}, "Attention(12, 3, causal=True)"),
+    ],
+)
+def test_helper_closures_partial_softmax_and_fstring_equations_match_flop_counter(init, build):
+    torch = pytest.importorskip("torch")
+    path = DATA / "helpers_attn.py"
+    dim = int(init["dim"])
+    t = static_target(path, "Attention", init, {"x": f"2,5,{dim}"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, dim)})

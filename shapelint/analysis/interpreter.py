@@ -947,6 +947,8 @@ class ModuleAnalyzer:
             return value
         if node.id in self.classes and node.id not in frame.locals:
             return modules.ClassRefV(self.classes[node.id].key)
+        if self.specialize and node.id in self.functions and node.id not in frame.locals:
+            return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
         return UNKNOWN
 
     def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
@@ -1009,10 +1011,12 @@ class ModuleAnalyzer:
             frame.conditional -= 1
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
-        for v in node.values:
-            if isinstance(v, ast.FormattedValue):
-                self.eval(v.value, frame, d)
-        return StrV(None)
+        parts = [
+            self.eval(v.value, frame, d) if isinstance(v, ast.FormattedValue) else v
+            for v in node.values
+        ]
+        # Read only in target runs: a plain check of f-string patterns is not reviewed yet.
+        return folding.joined_str(node, parts) if self.specialize else StrV(None)
 
     def _eval_named_expr(self, node: ast.NamedExpr, frame: _Frame, d: int) -> Value:
         v = self.eval(node.value, frame, d)
@@ -1237,7 +1241,7 @@ class ModuleAnalyzer:
         if not isinstance(func, ast.Attribute):
             # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
             callee = self.eval(func, frame, d)
-            if isinstance(callee, ObjectV):
+            if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
                 return self._call_value(callee, node, args, kwargs, frame)
             return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
         if isinstance(func, ast.Attribute):
@@ -1637,6 +1641,7 @@ class ModuleAnalyzer:
     record = _record
     call_value = _call_value
     invoke = _invoke
+    call_local = _call_local
     op_value = _op_value
     call_qualified = _call_qualified
     join_env = staticmethod(lambda a, b: _join_env(a, b))

@@ -77,6 +77,13 @@ class ClassRefV(Value):
 
 
 @dataclass(frozen=True)
+class FunctionRefV(Value):
+    """A function of this file used as a value in a target run (`fn = identity`)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class LayerClassV(Value):
     """A torch.nn layer class used as a value (`act_layer=nn.GELU`,
     `linear = nn.Linear if ... else ...`): calling it builds the layer."""
@@ -91,6 +98,8 @@ def layer_class(qual: str) -> Value | None:
     leaf = qual.rsplit(".", 1)[-1]
     if leaf[:1].isupper() and describes(f"{qual}.__call__"):
         return LayerClassV(qual)
+    if leaf[:1].islower() and qual.startswith("torch.") and describes(qual):
+        return LayerClassV(qual)  # `attn_fn = partial(F.softmax, dim=-1)`: called the same way
     return None
 
 
@@ -155,8 +164,10 @@ def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> 
         return dict_value(dict(kwargs)) if not args else UNKNOWN
     if qual in _MATH_FLOAT:
         return FloatV(None)
+    if qual == "functools.wraps":
+        return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV)):
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)):
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
@@ -197,6 +208,8 @@ def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, fr
         return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
     if name == "float" and len(args) == 1:
         return FloatV(None)
+    if name == "callable" and len(args) == 1:
+        return _callable(args[0])
     if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
         return _isinstance(args[0], node.args[1])
     if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
@@ -213,6 +226,14 @@ _PY_TYPES = {
     "bool": (BoolV,),
     "dict": (),
 }
+
+
+def _callable(v: Value) -> Value:
+    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TensorV, TupleV)):
+        return BoolV(False)
+    if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
+        return BoolV(True)
+    return BoolV(None)
 
 
 def _isinstance(v: Value, types: ast.expr) -> Value:
@@ -457,6 +478,8 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, FunctionRefV):
+        return an.call_local(callee.name, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, PartialV):
@@ -681,6 +704,8 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
     count × one layer), and `for _ in range(n)` of known count in __init__ (the
     layers it appends) or in a specialized call (unrolled). False: not one of
     those; the interpreter runs the loop as before."""
+    if an.specialize and not stmt.orelse and _returns_only(stmt.body):
+        return _search_loop(an, stmt, frame)
     if stmt.orelse or _breaks(stmt.body):
         return False
     it = stmt.iter
@@ -769,6 +794,31 @@ def _unpackable(v: Value) -> Value:
     return v
 
 
+def _returns_only(body) -> bool:
+    kinds = {type(n) for stmt in body for n in ast.walk(stmt)}
+    return ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
+
+
+def _search_loop(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+    """`for arg in args: if exists(arg): return arg` over items known one by one,
+    in a specialized run: turn by turn until a turn surely returns. False (all
+    undone) where a turn may or may not return: the interpreter runs it as before."""
+    seq = an.eval(stmt.iter, frame)
+    if not isinstance(seq, TupleV) or len(seq.items) > _MAP_MAX:
+        return False
+    env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    for item in seq.items:
+        before = len(frame.returns)
+        an.assign(stmt.target, item, frame, None)
+        an.exec_block(stmt.body, frame)
+        if frame.done:
+            return True
+        if len(frame.returns) != before:
+            frame.env, frame.records, frame.returns = env, records, returns
+            return False
+    return True
+
+
 def _breaks(body) -> bool:
     for stmt in body:
         for n in ast.walk(stmt):
@@ -842,6 +892,7 @@ def _symbolic_init_loop(an: ModuleAnalyzer, stmt: ast.For, count: Expr, frame) -
 
 
 # Calls that take tensors and cost nothing a flop counter sees.
+_WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
 
 
@@ -851,6 +902,8 @@ def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Valu
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
+        return
+    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND:
         return
     if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
         return
