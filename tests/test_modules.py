@@ -26,6 +26,7 @@ PERCEIVER = CORPUS / "perceiver-pytorch-0.11.0" / "perceiver_pytorch" / "perceiv
 PERCEIVER_INIT = dict(num_freq_bands="2", depth="2", max_freq="10.0", num_latents="8")
 PERCEIVER_INIT.update(latent_dim="16", cross_dim_head="8", latent_dim_head="8", latent_heads="2")
 PERCEIVER_INIT.update(num_classes="5")
+XT = CORPUS / "x-transformers-2.31.10" / "x_transformers" / "x_transformers.py"
 
 
 def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str, str], **dims):
@@ -637,3 +638,31 @@ def test_helper_closures_partial_softmax_and_fstring_equations_match_flop_counte
     t = static_target(path, "Attention", init, {"x": f"2,5,{dim}"})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, dim)})
+
+
+@pytest.mark.parametrize(
+    "init, shape",
+    [
+        ({"dim": "32", "heads": "2", "dim_head": "8"}, (2, 5, 32)),
+        ({"dim": "24", "heads": "3", "dim_head": "4", "causal": "True"}, (1, 7, 24)),
+    ],
+)
+def test_x_transformers_attention_matches_flop_counter(init, shape):
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if not XT.exists():
+        pytest.skip("corpus not fetched")
+    for dep in ("loguru", "einx", "torch_einops_utils"):
+        pytest.importorskip(dep)
+    sys.path.insert(0, str(XT.parent.parent))
+    try:
+        from x_transformers.x_transformers import Attention
+    finally:
+        sys.path.pop(0)
+    t = static_target(XT, "Attention", init, {"x": ",".join(map(str, shape))})
+    assert t["complete"], t["unknown"]
+    model = Attention(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
+    with FlopCounterMode(display=False) as fc:
+        model(torch.randn(*shape))
+    assert t["flops_value"] == fc.get_total_flops()

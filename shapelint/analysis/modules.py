@@ -905,6 +905,10 @@ def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Valu
         return
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND:
         return
+    if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
+        cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
+        if cd is not None and "__post_init__" not in cd.methods:
+            return  # a dataclass's own __init__ only stores its fields
     if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
         return
     if isinstance(value, (IntV, BoolV, FloatV, StrV, NoneV)) and not isinstance(value, TensorV):
