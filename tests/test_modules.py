@@ -22,6 +22,11 @@ from tests.helpers import analyze
 DATA = Path(__file__).parent / "data" / "modules"
 CORPUS = Path("/work/corpus")
 VIT = CORPUS / "vit-pytorch-1.26.14" / "vit_pytorch" / "vit.py"
+PERCEIVER = CORPUS / "perceiver-pytorch-0.11.0" / "perceiver_pytorch" / "perceiver_pytorch.py"
+PERCEIVER_INIT = dict(num_freq_bands="2", depth="2", max_freq="10.0", num_latents="8")
+PERCEIVER_INIT.update(latent_dim="16", cross_dim_head="8", latent_dim_head="8", latent_heads="2")
+PERCEIVER_INIT.update(num_classes="5")
+XT = CORPUS / "x-transformers-2.31.10" / "x_transformers" / "x_transformers.py"
 
 
 def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str, str], **dims):
@@ -29,7 +34,7 @@ def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str,
     return target_json(res, dims)
 
 
-def counted(path: Path, build: str, inputs: dict) -> int:
+def counted(path: Path, build: str, inputs: dict, grad: bool = False) -> int:
     """FlopCounterMode's FLOPs for one forward: the module built by the Python
     expression `build` in the file's namespace, called with inputs."""
     torch = pytest.importorskip("torch")
@@ -41,7 +46,7 @@ def counted(path: Path, build: str, inputs: dict) -> int:
     sys.modules[name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     model = eval(build, vars(mod))  # noqa: S307 - the test's own expression
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+    with torch.set_grad_enabled(grad), FlopCounterMode(display=False) as fc:
         model(**inputs)
     return fc.get_total_flops()
 
@@ -536,3 +541,127 @@ def test_partial_layer_class_at_module_level(tmp_path):
     t = static_target(p, "M", {"d": "8"}, {"x": "3,8"})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == counted(p, "M(8)", {"x": torch.randn(3, 8)}) == 2 * 3 * 8 * 16 * 2
+
+
+@pytest.mark.parametrize("depth", [1, 3, 12])
+def test_zip_over_module_lists_matches_flop_counter(depth):
+    """`enumerate(zip(self.layers, self.outs))` pairs the layers item by item;
+    zip over lists of different lengths stops at the shortest."""
+    torch = pytest.importorskip("torch")
+    path = DATA / "zip_lists.py"
+    t = static_target(path, "Pair", {"dim": "16", "depth": str(depth)}, {"x": "2,5,16"})
+    assert t["complete"], t["unknown"]
+    build = f"Pair(16, {depth})"
+    assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, 16)})
+
+
+@pytest.mark.parametrize(
+    "init, build",
+    [
+        ({"dim": "16", "depth": "3"}, "Net(16, 3)"),
+        (
+            {"dim": "16", "depth": "3", "bands": "3", "flags": "(True, False, True)"},
+            "Net(16, 3, bands=3, flags=(True, False, True))",
+        ),
+        ({"dim": "8", "depth": "2", "tie": "True"}, "Net(8, 2, tie=True)"),
+    ],
+)
+def test_closures_partial_flags_and_starred_index_match_flop_counter(init, build):
+    """Layers made by lambdas through a `@wraps` caching decorator mapped over
+    them, a flag tuple repeated per layer, `kwargs.update(...)` before the call
+    it feeds, and `x[(*((None,) * k), Ellipsis)]` (perceiver-pytorch's idioms)."""
+    torch = pytest.importorskip("torch")
+    path = DATA / "closures.py"
+    t = static_target(path, "Net", init, {"x": "2,5," + init["dim"], "pos": "2,7,2"})
+    assert t["complete"], t["unknown"]
+    x, pos = torch.randn(2, 5, int(init["dim"])), torch.randn(2, 7, 2)
+    assert t["flops_value"] == counted(path, build, {"x": x, "pos": pos})
+
+
+def _perceiver_package():
+    if not PERCEIVER.exists():
+        pytest.skip("corpus not fetched")
+    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    try:
+        from perceiver_pytorch.perceiver_pytorch import Perceiver
+    finally:
+        sys.path.pop(0)
+    return Perceiver
+
+
+@pytest.mark.parametrize("depth, data", [("2", "2,4,4,3"), ("1", "1,3,5,3")])
+def test_perceiver_target_matches_flop_counter(depth, data):
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    perceiver = _perceiver_package()
+    init = {**PERCEIVER_INIT, "depth": depth}
+    t = static_target(PERCEIVER, "Perceiver", init, {"data": data})
+    assert t["complete"], t["unknown"]
+    model = perceiver(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
+    with FlopCounterMode(display=False) as fc:  # no_grad trips torch's module tracker here
+        model(torch.randn(*map(int, data.split(","))))
+    assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_run_confirms_perceiver():
+    pytest.importorskip("torch")
+    if not PERCEIVER.exists():
+        pytest.skip("corpus not fetched")
+    args = [a for k, v in PERCEIVER_INIT.items() for a in ("--init", f"{k}={v}")]
+    r = CliRunner().invoke(
+        main,
+        ["run", f"{PERCEIVER}::Perceiver", *args, "--input", "data=2,4,4,3", "--device", "cpu"]
+        + ["--format", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["confirmed"] and rep["flops_measured"] == rep["flops_static"] == 534848
+
+
+@pytest.mark.parametrize(
+    "init, build",
+    [
+        ({"dim": "16"}, "Attention(16)"),
+        (
+            {"dim": "16", "heads": "4", "qk_norm": "True", "dim_head": "8"},
+            "Attention(16, 4, 8, True)",
+        ),
+        ({"dim": "12", "heads": "3", "causal": "True"}, "Attention(12, 3, causal=True)"),
+    ],
+)
+def test_helper_closures_partial_softmax_and_fstring_equations_match_flop_counter(init, build):
+    torch = pytest.importorskip("torch")
+    path = DATA / "helpers_attn.py"
+    dim = int(init["dim"])
+    t = static_target(path, "Attention", init, {"x": f"2,5,{dim}"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, build, {"x": torch.randn(2, 5, dim)})
+
+
+@pytest.mark.parametrize(
+    "init, shape",
+    [
+        ({"dim": "32", "heads": "2", "dim_head": "8"}, (2, 5, 32)),
+        ({"dim": "24", "heads": "3", "dim_head": "4", "causal": "True"}, (1, 7, 24)),
+    ],
+)
+def test_x_transformers_attention_matches_flop_counter(init, shape):
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if not XT.exists():
+        pytest.skip("corpus not fetched")
+    for dep in ("loguru", "einx", "torch_einops_utils"):
+        pytest.importorskip(dep)
+    sys.path.insert(0, str(XT.parent.parent))
+    try:
+        from x_transformers.x_transformers import Attention
+    finally:
+        sys.path.pop(0)
+    t = static_target(XT, "Attention", init, {"x": ",".join(map(str, shape))})
+    assert t["complete"], t["unknown"]
+    model = Attention(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
+    with FlopCounterMode(display=False) as fc:
+        model(torch.randn(*shape))
+    assert t["flops_value"] == fc.get_total_flops()

@@ -189,6 +189,7 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "cpu": [((X(2, 3),), {})],
     "to": [((X(2, 3), torch.bfloat16), {}), ((X(2, 3),), {"dtype": torch.float64})],
     "type_as": [((X(2, 3), X(1, dtype=torch.float16)), {})],
+    "type": [((X(2, 3), torch.float16), {}), ((X(2, 3),), {"dtype": torch.float64})],
     "topk": [((X(3, 5), 2), {}), ((X(3, 5), 2, 0), {})],
     "sort": [((X(3, 5),), {})],
     "argsort": [((X(3, 5),), {})],

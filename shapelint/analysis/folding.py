@@ -194,3 +194,22 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         return bool(fn(a, b))
     except TypeError:
         return None
+
+
+def joined_str(node: ast.JoinedStr, parts: list) -> Value:
+    """An f-string whose pieces are all known strings or ints (`f"b h i d, {eq} -> b h i j"`
+    with `eq` decided): its text; anything else is a string nobody knows."""
+    out = []
+    for v, part in zip(node.values, parts):
+        if isinstance(v, ast.Constant):
+            out.append(str(v.value))
+            continue
+        if not isinstance(v, ast.FormattedValue) or v.conversion != -1 or v.format_spec:
+            return StrV(None)
+        if isinstance(part, StrV) and part.value is not None:
+            out.append(part.value)
+        elif isinstance(part, IntV) and part.value is not None and part.value.value is not None:
+            out.append(str(part.value.value))
+        else:
+            return StrV(None)
+    return StrV("".join(out))

@@ -27,9 +27,9 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     unknown = TensorV(None, t.dtype)
     if t.shape is None or any(isinstance(d, Var) for d in t.shape):
         return unknown
-    elems = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    elems = _elements(sl, idx)
     values = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
-    if len(values) != len(elems):
+    if elems is None or len(values) != len(elems):
         return unknown
     used = [_consumes(e, v) for e, v in zip(elems, values)]
     if any(u is None for u in used):
@@ -64,7 +64,36 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     return TensorV(tuple(out), t.dtype)
 
 
+def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
+    """The index's elements as written, one starred run (`x[(*((None,) * k), ...)]`)
+    spelled out from its values. None: a starred run not made of None, ints and
+    slices, or more than one of them."""
+    if not isinstance(sl, ast.Tuple):
+        return [sl]
+    starred = [i for i, e in enumerate(sl.elts) if isinstance(e, ast.Starred)]
+    if not starred:
+        return list(sl.elts)
+    if len(starred) > 1 or not isinstance(idx, TupleV):
+        return None
+    at, n = starred[0], len(idx.items) - len(sl.elts) + 1
+    if n < 0:
+        return None
+    spelled: list[ast.expr] = []
+    for v in idx.items[at : at + n]:
+        if isinstance(v, NoneV):
+            spelled.append(ast.Constant(None))
+        elif isinstance(v, IntV):
+            spelled.append(ast.Constant(0))
+        elif isinstance(v, SliceV):
+            spelled.append(ast.Slice())
+        else:
+            return None
+    return [*sl.elts[:at], *spelled, *sl.elts[at + 1 :]]
+
+
 def _is_const(e: ast.expr, value: object) -> bool:
+    if value is Ellipsis and isinstance(e, ast.Name) and e.id == "Ellipsis":
+        return True  # the builtin's name; a local of that name would be a strange thing
     return isinstance(e, ast.Constant) and e.value is value
 
 

@@ -603,7 +603,7 @@ class ModuleAnalyzer:
             inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
-            if not stmt.decorator_list:  # a call runs it (lambdas.invoke)
+            if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
                 frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
         for d in stmt.decorator_list:
             self.eval(d, frame)
@@ -948,6 +948,8 @@ class ModuleAnalyzer:
             return value
         if node.id in self.classes and node.id not in frame.locals:
             return modules.ClassRefV(self.classes[node.id].key)
+        if self.specialize and node.id in self.functions and node.id not in frame.locals:
+            return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
         return UNKNOWN
 
     def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
@@ -1010,10 +1012,12 @@ class ModuleAnalyzer:
             frame.conditional -= 1
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
-        for v in node.values:
-            if isinstance(v, ast.FormattedValue):
-                self.eval(v.value, frame, d)
-        return StrV(None)
+        parts = [
+            self.eval(v.value, frame, d) if isinstance(v, ast.FormattedValue) else v
+            for v in node.values
+        ]
+        # Read only in target runs: a plain check of f-string patterns is not reviewed yet.
+        return folding.joined_str(node, parts) if self.specialize else StrV(None)
 
     def _eval_named_expr(self, node: ast.NamedExpr, frame: _Frame, d: int) -> Value:
         v = self.eval(node.value, frame, d)
@@ -1126,6 +1130,8 @@ class ModuleAnalyzer:
             return folding.number_binop(op, left, right)
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
+        if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
+            return rep
         if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
             if left.value is not None and right.value is not None:
                 return StrV(left.value + right.value)
@@ -1214,7 +1220,10 @@ class ModuleAnalyzer:
                     # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
                     return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
                 if func.id == "map" and len(args) >= 2 and not kwargs:
-                    return lambdas.map_call(self, node, args, frame)
+                    mapped = modules.map_named(self, node, args, frame)
+                    return (
+                        mapped if mapped is not None else lambdas.map_call(self, node, args, frame)
+                    )
                 built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
                 if built is not None:
                     return built
@@ -1233,7 +1242,7 @@ class ModuleAnalyzer:
         if not isinstance(func, ast.Attribute):
             # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
             callee = self.eval(func, frame, d)
-            if isinstance(callee, ObjectV):
+            if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
                 return self._call_value(callee, node, args, kwargs, frame)
             return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
         if isinstance(func, ast.Attribute):
@@ -1633,6 +1642,7 @@ class ModuleAnalyzer:
     record = _record
     call_value = _call_value
     invoke = _invoke
+    call_local = _call_local
     op_value = _op_value
     call_qualified = _call_qualified
     join_env = staticmethod(lambda a, b: _join_env(a, b))

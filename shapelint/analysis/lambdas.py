@@ -29,6 +29,16 @@ class ClosureV(Value):
     called: bool = False
 
 
+def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> bool:
+    """No decorator, or only `functools.wraps(...)`, which hands back the same
+    function with its name and docstring copied: calling it runs its body."""
+    for d in stmt.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if an.imports.resolve(func, frame.locals, frame.local_imports) != "functools.wraps":
+            return False
+    return True
+
+
 def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
     closure = ClosureV(node, frame)
     an.uncalled.append(closure)

@@ -77,6 +77,13 @@ class ClassRefV(Value):
 
 
 @dataclass(frozen=True)
+class FunctionRefV(Value):
+    """A function of this file used as a value in a target run (`fn = identity`)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class LayerClassV(Value):
     """A torch.nn layer class used as a value (`act_layer=nn.GELU`,
     `linear = nn.Linear if ... else ...`): calling it builds the layer."""
@@ -91,6 +98,8 @@ def layer_class(qual: str) -> Value | None:
     leaf = qual.rsplit(".", 1)[-1]
     if leaf[:1].isupper() and describes(f"{qual}.__call__"):
         return LayerClassV(qual)
+    if leaf[:1].islower() and qual.startswith("torch.") and describes(qual):
+        return LayerClassV(qual)  # `attn_fn = partial(F.softmax, dim=-1)`: called the same way
     return None
 
 
@@ -155,8 +164,10 @@ def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> 
         return dict_value(dict(kwargs)) if not args else UNKNOWN
     if qual in _MATH_FLOAT:
         return FloatV(None)
+    if qual == "functools.wraps":
+        return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV)):
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)):
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
@@ -197,6 +208,8 @@ def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, fr
         return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
     if name == "float" and len(args) == 1:
         return FloatV(None)
+    if name == "callable" and len(args) == 1:
+        return _callable(args[0])
     if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
         return _isinstance(args[0], node.args[1])
     if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
@@ -213,6 +226,14 @@ _PY_TYPES = {
     "bool": (BoolV,),
     "dict": (),
 }
+
+
+def _callable(v: Value) -> Value:
+    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TensorV, TupleV)):
+        return BoolV(False)
+    if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
+        return BoolV(True)
+    return BoolV(None)
 
 
 def _isinstance(v: Value, types: ast.expr) -> Value:
@@ -242,6 +263,35 @@ def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value 
         inner.locals = set(frame.locals) | {params[0]}
         inner.local_imports = frame.local_imports
         out.append(an.eval(lam.body, inner))
+        for key, rec in inner.records.items():
+            frame.records[(*key, "map", i)] = rec
+    return TupleV(tuple(out))
+
+
+_MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
+_MAP_MAX = 16  # items a map over named callables is run for, one by one
+
+
+def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
+    """`map(f, (a, b))` with f a function known by name, not as a value, over a
+    sequence known item by item: `f(a), f(b)`, each call run as the code would
+    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
+    if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
+        return None
+    items = as_items(args[1])
+    if items is None or len(items) > _MAP_MAX:
+        return None
+    call = ast.copy_location(
+        ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
+        node,
+    )
+    out = []
+    for i, item in enumerate(items):
+        inner = an.new_frame(frame.func, frame.name)
+        inner.env = {**frame.env, _MAP_ITEM: item}
+        inner.locals = set(frame.locals) | {_MAP_ITEM}
+        inner.local_imports = frame.local_imports
+        out.append(an.eval(call, inner))
         for key, rec in inner.records.items():
             frame.records[(*key, "map", i)] = rec
     return TupleV(tuple(out))
@@ -428,6 +478,8 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, FunctionRefV):
+        return an.call_local(callee.name, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, PartialV):
@@ -519,6 +571,17 @@ def method_call(an: ModuleAnalyzer, recv: Value, func: ast.Attribute, node, args
             if attr == "keys":
                 return TupleV(tuple(StrV(k) for k, _ in recv.attrs))
             return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
+        if attr == "update" and isinstance(func.value, ast.Name) and len(args) <= 1:
+            other = args[0] if args else dict_value({})
+            if isinstance(other, ObjectV) and other.kind == DICT_KIND:
+                # `kwargs.update(context=normed)`: the name sees the new entries
+                _store(
+                    an,
+                    func.value,
+                    dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}),
+                    frame,
+                )
+                return NoneV()
         if attr in ("update", "pop", "setdefault", "__setitem__", "clear"):
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
@@ -630,6 +693,8 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
     count × one layer), and `for _ in range(n)` of known count in __init__ (the
     layers it appends) or in a specialized call (unrolled). False: not one of
     those; the interpreter runs the loop as before."""
+    if an.specialize and not stmt.orelse and _returns_only(stmt.body):
+        return _search_loop(an, stmt, frame)
     if stmt.orelse or _breaks(stmt.body):
         return False
     it = stmt.iter
@@ -656,7 +721,9 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
             _symbolic_init_loop(an, stmt, count, frame)
             return True
         return False
-    seq = an.eval(it, frame)
+    seq = _zipped(an, it, frame)
+    if seq is None:
+        seq = an.eval(it, frame)
     if not isinstance(seq, ModuleListV):
         return False
     if enumerate_ and seq.count is None and seq.known:
@@ -677,11 +744,68 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
     return True
 
 
+def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
+    """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
+    list of tuples: known lists pair item by item up to the shortest; lists of
+    `n` copies pair their single items, when every list has the same count.
+    None: not a zip over module lists."""
+    if not (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "zip"
+        and it.args
+        and not it.keywords
+        and "zip" not in frame.env
+        and not any(isinstance(a, ast.Starred) for a in it.args)
+    ):
+        return None
+    seqs = [an.eval(a, frame) for a in it.args]
+    if not any(isinstance(s, ModuleListV) for s in seqs):
+        return None
+    if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
+        return ModuleListV(known=False)
+    lists = [s if isinstance(s, ModuleListV) else ModuleListV(s.items) for s in seqs]
+    if not all(ls.known for ls in lists):
+        return ModuleListV(known=False)
+    if all(ls.count is None for ls in lists):
+        n = min(len(ls.items) for ls in lists)
+        return ModuleListV(tuple(TupleV(tuple(ls.items[j] for ls in lists)) for j in range(n)))
+    counts = {ls.count for ls in lists}
+    if len(counts) == 1 and all(len(ls.items) == 1 for ls in lists):
+        return ModuleListV((TupleV(tuple(ls.items[0] for ls in lists)),), count=counts.pop())
+    return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
+
+
 def _unpackable(v: Value) -> Value:
     # `for attn, ff in self.layers`: each item is a ModuleList of two.
     if isinstance(v, ModuleListV) and v.known and v.count is None:
         return TupleV(v.items)
     return v
+
+
+def _returns_only(body) -> bool:
+    kinds = {type(n) for stmt in body for n in ast.walk(stmt)}
+    return ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
+
+
+def _search_loop(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+    """`for arg in args: if exists(arg): return arg` over items known one by one,
+    in a specialized run: turn by turn until a turn surely returns. False (all
+    undone) where a turn may or may not return: the interpreter runs it as before."""
+    seq = an.eval(stmt.iter, frame)
+    if not isinstance(seq, TupleV) or len(seq.items) > _MAP_MAX:
+        return False
+    env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    for item in seq.items:
+        before = len(frame.returns)
+        an.assign(stmt.target, item, frame, None)
+        an.exec_block(stmt.body, frame)
+        if frame.done:
+            return True
+        if len(frame.returns) != before:
+            frame.env, frame.records, frame.returns = env, records, returns
+            return False
+    return True
 
 
 def _breaks(body) -> bool:
@@ -757,6 +881,7 @@ def _symbolic_init_loop(an: ModuleAnalyzer, stmt: ast.For, count: Expr, frame) -
 
 
 # Calls that take tensors and cost nothing a flop counter sees.
+_WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
 
 
@@ -767,6 +892,12 @@ def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Valu
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
+    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND:
+        return
+    if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
+        cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
+        if cd is not None and "__post_init__" not in cd.methods:
+            return  # a dataclass's own __init__ only stores its fields
     if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
         return
     if isinstance(value, (IntV, BoolV, FloatV, StrV, NoneV)) and not isinstance(value, TensorV):

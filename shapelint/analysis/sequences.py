@@ -84,3 +84,18 @@ def unbound(t: TensorV, args: list[Value], kwargs: dict[str, Value]) -> Value:
     shape = t.shape[:pos] + t.shape[pos + 1 :]  # type: ignore[index]
     count = t.shape[pos]  # type: ignore[index]
     return SeqV(TensorV(shape, t.dtype), count if isinstance(count, Expr) else None)
+
+
+_MAX_REPEAT = 256  # longest `(x,) * n` spelled out item by item
+
+
+def repeated(left: Value, right: Value) -> Value | None:
+    """`(flag,) * depth` (or `n * [x]`) at a known count: the items, repeated.
+    None: not a repetition, or a count not known here."""
+    seq, n = (left, right) if isinstance(left, TupleV) else (right, left)
+    if not isinstance(seq, TupleV) or not isinstance(n, IntV) or n.value is None:
+        return None
+    k = n.value.value
+    if k is None or len(seq.items) * k > _MAX_REPEAT:
+        return None
+    return TupleV(seq.items * max(k, 0))
