@@ -591,6 +591,10 @@ def topk(ctx: RuleContext, x: Value, k: Value, dim: Value) -> RuleOut:
         (pos,) = positions
     new: Shape | None = None
     if shape == ():
+        # torch treats a 0-d tensor as one entry: k may be 0 or 1.
+        if kk is not None and (kk.value or 0) > 1:
+            out.issues.append(ctx.issue(DIM_RANGE, f"k={kk} exceeds the size 1 of a 0-d tensor", 1))
+            return out
         new = ()
     elif shape is not None and pos is not None:
         new = replaced(shape, pos, kk)
