@@ -640,3 +640,36 @@ def test_lsp_hover_marks_unknown_costs_and_hides_internal_names():
     call.update(output=None, flops=None, complete=False, notes=["not modelled"])
     text = hover_text([call], 2, 6)
     assert "FLOPs: ? (not modelled)" in text and "[..., d]" in text and "_v1" not in text
+
+
+def test_a_module_built_from_sizes_binds_them_through_its_parameter_tensors():
+    # CS336 style: the weight is a Parameter made from the constructor sizes, and
+    # the method's annotations use other names; the instance's sizes still bind.
+    code = """
+    import math
+    import torch
+    import torch.nn as nn
+    from einops import einsum
+    from jaxtyping import Float
+    from torch import Tensor
+
+    class Linear(nn.Module):
+        def __init__(self, in_features: int, out_features: int):
+            super().__init__()
+            std = math.sqrt(2.0 / (in_features + out_features))
+            w = torch.empty(out_features, in_features)
+            self.weight = nn.Parameter(nn.init.trunc_normal_(w, std=std))
+
+        def forward(self, x: Float[Tensor, "... d_in"]) -> Float[Tensor, "... d_out"]:
+            return einsum(x, self.weight, "... d_in, d_out d_in -> ... d_out")
+
+    def use(x: Float[Tensor, "b s e"]):
+        y = Linear(8, 16)(x)
+        reveal_shape(y)
+        return y
+    """
+    res = analyze(code)
+    revealed = [d.message for d in res.diagnostics if d.code == "SHP390"]
+    assert revealed == ["revealed shape: [b, s, 16]"]
+    f = {f["name"]: f for f in res.functions}["use"]
+    assert f["complete"] and evaluate(f["flops"], {"b": 2, "s": 3, "e": 8}) == 2 * 2 * 3 * 8 * 16

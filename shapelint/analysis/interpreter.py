@@ -1970,6 +1970,18 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                     if k2 not in out
                 }
             )
+        elif (
+            isinstance(tv, TensorV)
+            and isinstance(iv, TensorV)
+            and tv.shape is not None
+            and iv.shape is not None
+            and len(tv.shape) == len(iv.shape)
+        ):
+            # A parameter built from constructor sizes (`torch.empty(d_out, d_in)`).
+            for td, d in zip(tv.shape, iv.shape, strict=True):
+                n = td.as_name() if isinstance(td, Expr) else None
+                if n is not None and isinstance(d, Expr):
+                    out.setdefault(n, d)
     return out
 
 
