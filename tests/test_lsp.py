@@ -42,6 +42,43 @@ from pygls.workspace import PositionCodec  # noqa: E402
 from shapelint import lsp  # noqa: E402
 
 
+async def open_in_server(tmp_path, uri: str, text: str):
+    """Start the real server over stdio, initialise it and open one document; the
+    client and the queue its published diagnostics arrive on."""
+    from pygls.lsp.client import LanguageClient
+
+    client = LanguageClient("test", "0")
+    published: asyncio.Queue = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(ls, params):
+        published.put_nowait(params)
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    await client.start_io(sys.executable, "-m", "shapelint", "lsp", env=env)
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri()
+            )
+        )
+        client.initialized(types.InitializedParams())
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=text
+                )
+            )
+        )
+    except BaseException:
+        await client.stop()
+        raise
+    return client, published
+
+
 def test_diagnostics_are_the_clis_in_utf16_units():
     diags, _ = lsp.analyze_document("m.py", MODEL)
     cli = analyze(MODEL, path="m.py").diagnostics
@@ -74,39 +111,13 @@ def test_inlay_hints_show_shapes_and_flops(monkeypatch):
 
 def test_server_over_stdio(tmp_path):
     """The real server, spoken to by pygls' client over stdin/stdout."""
-    from pygls.lsp.client import LanguageClient
-
     path = tmp_path / "m.py"
     path.write_text(MODEL, encoding="utf-8")
     uri = path.as_uri()
 
     async def session():
-        client = LanguageClient("test", "0")
-        published: asyncio.Queue = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(ls, params):
-            published.put_nowait(params)
-
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        }
-        await client.start_io(sys.executable, "-m", "shapelint", "lsp", env=env)
+        client, published = await open_in_server(tmp_path, uri, MODEL)
         try:
-            await client.initialize_async(
-                types.InitializeParams(
-                    capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri()
-                )
-            )
-            client.initialized(types.InitializedParams())
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=MODEL
-                    )
-                )
-            )
             params = await asyncio.wait_for(published.get(), 30)
             hints = await client.text_document_inlay_hint_async(
                 types.InlayHintParams(
@@ -159,8 +170,6 @@ def test_hover_shows_shape_and_cost():
 def test_server_over_stdio_as_you_type(tmp_path):
     """didChange publishes the text as typed (debounced: a burst of edits is one
     analysis of the last one); hover and code actions on the live buffer."""
-    from pygls.lsp.client import LanguageClient
-
     path = tmp_path / "m.py"
     path.write_text(FIXABLE, encoding="utf-8")
     uri = path.as_uri()
@@ -169,33 +178,8 @@ def test_server_over_stdio_as_you_type(tmp_path):
     )
 
     async def session():
-        client = LanguageClient("test", "0")
-        published: asyncio.Queue = asyncio.Queue()
-
-        @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        def on_diagnostics(ls, params):
-            published.put_nowait(params)
-
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        }
-        await client.start_io(sys.executable, "-m", "shapelint", "lsp", env=env)
-        doc = types.VersionedTextDocumentIdentifier(uri=uri, version=0)
+        client, published = await open_in_server(tmp_path, uri, FIXABLE)
         try:
-            await client.initialize_async(
-                types.InitializeParams(
-                    capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri()
-                )
-            )
-            client.initialized(types.InitializedParams())
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(
-                    text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=FIXABLE
-                    )
-                )
-            )
             opened = await asyncio.wait_for(published.get(), 30)
             for version, text in ((2, FIXABLE + "\n"), (3, broken)):  # typed, unsaved
                 doc = types.VersionedTextDocumentIdentifier(uri=uri, version=version)

@@ -18,7 +18,8 @@ from shapelint.notation.symbolic import (
 NAMES = ["B", "d", "h", "k"]
 
 
-def exprs():
+def rich_exprs(ops: str = "+-*^/f"):
+    """Sums, differences, products, floor and exact quotients, small powers."""
     leaf = st.one_of(
         st.sampled_from(NAMES).map(lambda n: (Expr.name(n), n)),
         st.integers(1, 9).map(lambda i: (Expr.const(i), str(i))),
@@ -29,15 +30,26 @@ def exprs():
             (a, sa), (b, sb) = pair
             if op == "+":
                 return a + b, f"({sa} + {sb})"
+            if op == "-":
+                return a - b, f"({sa} - {sb})"
             if op == "*":
                 return a * b, f"({sa} * {sb})"
+            if op == "^":
+                return a**2, f"({sa})**2"
+            if op == "/":  # an exact quotient: (a*b)/b, as einops hands it over
+                return (a * b).divide_exact(b), f"((({sa}) * ({sb})) // ({sb}))"
             return a // b, f"({sa} // {sb})"
 
-        return st.tuples(st.tuples(children, children), st.sampled_from("+*/")).map(
+        return st.tuples(st.tuples(children, children), st.sampled_from(ops)).map(
             lambda t: combine(*t)
         )
 
     return st.recursive(leaf, extend, max_leaves=6)
+
+
+def exprs():
+    """Sums, products and floor quotients (rich_exprs draws more operators)."""
+    return rich_exprs("+*f")
 
 
 @settings(max_examples=400, deadline=None)
@@ -81,35 +93,6 @@ def human_as_python(text: str) -> str:
         else:
             out.append("*" if ch == "·" else ch)
     return "".join(out)
-
-
-def rich_exprs():
-    """Sums, differences, products, floor and exact quotients, small powers."""
-    leaf = st.one_of(
-        st.sampled_from(NAMES).map(lambda n: (Expr.name(n), n)),
-        st.integers(1, 9).map(lambda i: (Expr.const(i), str(i))),
-    )
-
-    def extend(children):
-        def combine(pair, op):
-            (a, sa), (b, sb) = pair
-            if op == "+":
-                return a + b, f"({sa} + {sb})"
-            if op == "-":
-                return a - b, f"({sa} - {sb})"
-            if op == "*":
-                return a * b, f"({sa} * {sb})"
-            if op == "^":
-                return a**2, f"({sa})**2"
-            if op == "/":  # an exact quotient: (a*b)/b, as einops hands it over
-                return (a * b).divide_exact(b), f"((({sa}) * ({sb})) // ({sb}))"
-            return a // b, f"({sa} // {sb})"
-
-        return st.tuples(st.tuples(children, children), st.sampled_from("+-*^/f")).map(
-            lambda t: combine(*t)
-        )
-
-    return st.recursive(leaf, extend, max_leaves=6)
 
 
 def _agree(e: Expr, source: str, env: dict) -> None:

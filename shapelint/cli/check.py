@@ -15,6 +15,7 @@ import click
 
 from shapelint.cli.options import (
     analysis_options,
+    analysis_run_options,
     checked_codes,
     load_config,
     parse_dims,
@@ -41,26 +42,13 @@ from shapelint.cli.options import (
 )
 @click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
 @click.option(
-    "--config",
-    "config_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="pyproject.toml to read [tool.shapelint] from.",
-)
-@click.option(
     "--dim",
     "dims",
     multiple=True,
     help="Also check at this size: NAME=INT (repeatable, or comma-separated; adds to "
     "[tool.shapelint] dims).",
 )
-@click.option("--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/.")
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes (default: all cores, for large trees).",
-)
+@analysis_run_options
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option(
     "--fail-on",

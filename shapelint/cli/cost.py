@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from shapelint.cli.options import analysis_options, load_config, parse_dims, run_analysis
+from shapelint.cli.options import (
+    analysis_options,
+    analysis_run_options,
+    load_config,
+    parse_dims,
+    run_analysis,
+)
 from shapelint.ops.dtypes import DTYPE_ALIASES
 
 
@@ -67,9 +73,7 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     metavar="PARAM=D1,D2,...",
     help="With PATH::QUALNAME: the shape of a forward (or function) argument; dims are ints or names.",
 )
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--no-cache", is_flag=True)
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None)
+@analysis_run_options
 def cost(
     paths,
     dims,

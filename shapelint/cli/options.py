@@ -9,6 +9,27 @@ from pathlib import Path
 import click
 
 
+def analysis_run_options(func):
+    """--config, --no-cache and --jobs: the options of every subcommand that
+    analyses a tree (check, cost), defined once so their spelling and help agree."""
+    func = click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker processes (default: all cores, for large trees).",
+    )(func)
+    func = click.option(
+        "--no-cache", is_flag=True, help="Neither read nor write .shapelint_cache/."
+    )(func)
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(exists=True, dir_okay=False),
+        help="pyproject.toml to read [tool.shapelint] from.",
+    )(func)
+
+
 def split_codes(values: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for v in values:

@@ -23,6 +23,7 @@ from shapelint.ops.shape_rules import (
     const,
     const_int,
     differs,
+    dtype_of,
     groups_divide,
     has_var,
     int_list,
@@ -246,7 +247,7 @@ def conv(
         ctx, sizes, out, f"input {shape_text(xs)} is smaller than the kernel {shape_text(w)}"
     ):
         return out
-    out.value = TensorV(lead + (c_out,) + tuple(sizes), _dtype(x))
+    out.value = TensorV(lead + (c_out,) + tuple(sizes), dtype_of(x))
     out.bind = {
         "n": _batch(lead),
         "c_out": c_out,
@@ -324,7 +325,7 @@ def conv_transpose(
         # An empty output: torch returns it for some layouts and raises for others.
         return RuleOut(TensorV(None))
     ch = c_out_g * g if isinstance(c_out_g, Expr) and g is not None else None
-    out.value = TensorV(lead + (ch,) + tuple(sizes), _dtype(x))
+    out.value = TensorV(lead + (ch,) + tuple(sizes), dtype_of(x))
     out.bind = {
         "n": _batch(lead),
         "c_in": c_in,
@@ -359,10 +360,6 @@ def _product(sizes: Sequence[Dim]) -> Expr | None:
     if any(not isinstance(d, Expr) for d in sizes):
         return None
     return product(sizes)  # type: ignore[arg-type]
-
-
-def _dtype(x: Value) -> str | None:
-    return x.dtype if isinstance(x, TensorV) else None
 
 
 # -- pooling -------------------------------------------------------------------------------
@@ -432,7 +429,7 @@ def pool(
         ]
     if not _positive_sizes(ctx, sizes, out, f"input {shape_text(xs)} is smaller than the window"):
         return out
-    out.value = _with_indices(TensorV(lead + (c,) + tuple(sizes), _dtype(x)), pair)
+    out.value = _with_indices(TensorV(lead + (c,) + tuple(sizes), dtype_of(x)), pair)
     out.bind = {"window": _product(ks or [None])}
     return out
 
@@ -453,7 +450,7 @@ def adaptive_pool(
         ]
     else:
         sizes = per_dim(output_size, nd) or [None] * nd  # type: ignore[assignment]
-    out.value = _with_indices(TensorV(lead + (c,) + tuple(sizes), _dtype(x)), pair)
+    out.value = _with_indices(TensorV(lead + (c,) + tuple(sizes), dtype_of(x)), pair)
     return out
 
 
@@ -501,7 +498,7 @@ def interpolate(ctx: RuleContext, x: Value, size: Value, scale_factor: Value) ->
         sizes = [_scaled(h, f) for h in spatial]
     else:
         sizes = [None] * nd
-    out.value = TensorV(tuple(lead) + tuple(sizes), _dtype(x))
+    out.value = TensorV(tuple(lead) + tuple(sizes), dtype_of(x))
     return out
 
 
@@ -517,6 +514,6 @@ def avg_pool3d(
     if out.issues or xs is None or ks is None or known_tail(xs) < 3:
         return out
     if any(differs(h, k) and const(h) < const(k) for h, k in zip(xs[-3:], ks, strict=True)):  # type: ignore[operator]
-        out.value = TensorV(None, _dtype(x))
+        out.value = TensorV(None, dtype_of(x))
         out.notes.append("avg_pool3d of an input smaller than its kernel fails on CPU")
     return out

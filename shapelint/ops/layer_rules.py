@@ -17,6 +17,7 @@ from shapelint.ops.shape_rules import (
     const,
     const_int,
     differs,
+    dtype_of,
     has_var,
     int_list,
     int_value,
@@ -40,10 +41,6 @@ from shapelint.ops.values import (
 )
 
 
-def _dtype(x: Value) -> str | None:
-    return x.dtype if isinstance(x, TensorV) else None
-
-
 @rule
 def pad(ctx: RuleContext, x: Value, pads: Value, mode: Value) -> RuleOut:
     """F.pad: pads (left, right) pairs from the last dimension backwards; negative
@@ -51,7 +48,7 @@ def pad(ctx: RuleContext, x: Value, pads: Value, mode: Value) -> RuleOut:
     shape, sizes = shape_of(x), int_list(pads)
     out = RuleOut()
     if shape is None or sizes is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     if len(sizes) % 2:
         out.issues.append(ctx.issue(SIGNATURE, "the padding length must be divisible by 2", 1))
         return out
@@ -67,7 +64,7 @@ def pad(ctx: RuleContext, x: Value, pads: Value, mode: Value) -> RuleOut:
         )
         return out
     if known_tail(shape) < n:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     reflect = isinstance(mode, StrV) and mode.value == "reflect"
     new = list(shape)
     for i in range(n):
@@ -102,7 +99,7 @@ def pad(ctx: RuleContext, x: Value, pads: Value, mode: Value) -> RuleOut:
                 )
                 return out
         new[pos] = size
-    out.value = TensorV(tuple(new), _dtype(x))
+    out.value = TensorV(tuple(new), dtype_of(x))
     return out
 
 
@@ -131,11 +128,11 @@ def unfold(
     xs = shape_of(x)
     out = RuleOut()
     if xs is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     layout = split_input(ctx, xs, 2, out)
     window = _window(kernel_size, dilation, padding, stride)
     if layout is None or window is None:
-        return out if out.issues else RuleOut(TensorV(None, _dtype(x)))
+        return out if out.issues else RuleOut(TensorV(None, dtype_of(x)))
     lead, c, spatial = layout
     ks, dils, pads, strides = window
     blocks = _blocks(spatial, ks, dils, pads, strides)
@@ -146,7 +143,7 @@ def unfold(
         return out
     k = _known_product(ks)
     rows = c * k if isinstance(c, Expr) and k is not None else None
-    out.value = TensorV(tuple(lead) + (rows, _known_product(blocks)), _dtype(x))
+    out.value = TensorV(tuple(lead) + (rows, _known_product(blocks)), dtype_of(x))
     return out
 
 
@@ -165,7 +162,7 @@ def fold(
     xs = shape_of(x)
     out = RuleOut()
     if xs is None or has_var(xs):
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     if len(xs) not in (2, 3):
         out.issues.append(
             ctx.issue(RANK, f"expected a 2-d (unbatched) or 3-d input, got {shape_text(xs)}", 0)
@@ -174,7 +171,7 @@ def fold(
     window = _window(kernel_size, dilation, padding, stride)
     size = per_dim(output_size, 2)
     if window is None or size is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     ks, dils, pads, strides = window
     rows, cols = xs[-2], xs[-1]
     k = _known_product(ks)
@@ -200,7 +197,7 @@ def fold(
             )
         )
         return out
-    out.value = TensorV(tuple(xs[:-2]) + (channels, *size), _dtype(x))
+    out.value = TensorV(tuple(xs[:-2]) + (channels, *size), dtype_of(x))
     return out
 
 
@@ -211,7 +208,7 @@ def pixel_shuffle(ctx: RuleContext, x: Value, factor: Value, inverse: Value) -> 
     r = int_value(factor)
     out = RuleOut()
     if xs is None or r is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     rank = known_rank(xs)
     if rank is not None and rank < 3:
         out.issues.append(
@@ -219,7 +216,7 @@ def pixel_shuffle(ctx: RuleContext, x: Value, factor: Value, inverse: Value) -> 
         )
         return out
     if known_tail(xs) < 3:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     c, h, w = xs[-3:]
     unshuffle = const_int(inverse) == 1
     if unshuffle:
@@ -252,7 +249,7 @@ def pixel_shuffle(ctx: RuleContext, x: Value, factor: Value, inverse: Value) -> 
             )
             return out
         new = (_divided(c, rr), _times(h, r), _times(w, r))
-    out.value = TensorV(tuple(xs[:-3]) + new, _dtype(x))  # type: ignore[operator]
+    out.value = TensorV(tuple(xs[:-3]) + new, dtype_of(x))  # type: ignore[operator]
     return out
 
 
@@ -341,7 +338,7 @@ def multi_head_attention(
         )
         return out
     if qs is None or ks is None or vs is None:
-        return RuleOut(TensorV(None, _dtype(query)))
+        return RuleOut(TensorV(None, dtype_of(query)))
     ranks = [known_rank(s) for s in (qs, ks, vs)]
     if any(r is not None and r not in (2, 3) for r in ranks) or (
         None not in ranks and len(set(ranks)) > 1
@@ -357,7 +354,7 @@ def multi_head_attention(
         return out
     parts = [_attention_input(s, bf) for s in (qs, ks, vs)]
     if any(p is None for p in parts):
-        return RuleOut(TensorV(None, _dtype(query)))
+        return RuleOut(TensorV(None, dtype_of(query)))
     (lq, nq, eq), (sk, nk, kd), (sv, nv, vd) = parts  # type: ignore[misc]
     # None: the embedding width; a string: not checked (the functional form takes any
     # width with separate projection weights).
@@ -400,11 +397,11 @@ def multi_head_attention(
     weights_shape = (lq, sa) if averaged else (h, lq, sa)
     if known_rank(qs) == 3:
         weights_shape = (nq, *weights_shape)
-    output = TensorV(tuple(qs), _dtype(query))
+    output = TensorV(tuple(qs), dtype_of(query))
     if want_weights is None or (want_weights and averaged is None):
         weights: Value = UNKNOWN
     elif want_weights:
-        weights = TensorV(weights_shape, _dtype(query))
+        weights = TensorV(weights_shape, dtype_of(query))
     else:
         weights = NoneV()
     out.value = TupleV((output, weights))

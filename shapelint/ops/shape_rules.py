@@ -90,6 +90,10 @@ def shape_of(v: Value) -> Shape | None:
     return v.shape if isinstance(v, TensorV) else None
 
 
+def dtype_of(v: Value) -> str | None:
+    return v.dtype if isinstance(v, TensorV) else None
+
+
 def const(d: Dim) -> int | None:
     return d.value if isinstance(d, Expr) else None
 
@@ -303,7 +307,7 @@ def groups_divide(ctx: RuleContext, out: RuleOut, what: str, n: Dim, groups: Dim
 
 
 def _tensor(shape: Shape | None, like: Value | None = None) -> TensorV:
-    dtype = like.dtype if isinstance(like, TensorV) else None
+    dtype = dtype_of(like)
     return TensorV(shape, dtype)
 
 
@@ -1231,7 +1235,7 @@ def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -
     rx, rt = known_rank(sx), known_rank(st)
     per_item: Shape | None = None
     if sx is not None and st is not None and rx is not None and rt is not None:
-        t_dtype = target.dtype if isinstance(target, TensorV) else None
+        t_dtype = dtype_of(target)
         probs = (t_dtype is not None and t_dtype.startswith(("float", "bfloat"))) or (
             t_dtype is None and rt == rx
         )
@@ -1408,7 +1412,7 @@ def count(ctx: RuleContext, x: Value) -> RuleOut:
 @rule
 def item(ctx: RuleContext, x: Value) -> RuleOut:
     """``x.item()``: a Python number of the tensor's kind."""
-    dtype = x.dtype if isinstance(x, TensorV) else None
+    dtype = dtype_of(x)
     if dtype is None:
         return RuleOut(UNKNOWN)
     if dtype == "bool":

@@ -17,6 +17,7 @@ from shapelint.ops.shape_rules import (
     const,
     differs,
     dim_positions,
+    dtype_of,
     has_var,
     int_list,
     int_value,
@@ -29,10 +30,6 @@ from shapelint.ops.shape_rules import (
     shape_text,
 )
 from shapelint.ops.values import UNKNOWN, Dim, IntV, StrV, TensorV, TupleV, Value, dim_str
-
-
-def _dtype(x: Value) -> str | None:
-    return x.dtype if isinstance(x, TensorV) else None
 
 
 def _known(shape) -> bool:
@@ -60,12 +57,12 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
     Binds m (a's free axes), k (contracted), n (b's) and dot."""
     sa, sb = shape_of(a), shape_of(b)
     if not _known(sa) or not _known(sb):
-        return RuleOut(TensorV(None, _dtype(a)))
+        return RuleOut(TensorV(None, dtype_of(a)))
     out = RuleOut()
     if isinstance(dims, TupleV) and len(dims.items) == 2:
         la, lb = int_list(dims.items[0]), int_list(dims.items[1])
         if la is None or lb is None or None in la + lb:
-            return RuleOut(TensorV(None, _dtype(a)))
+            return RuleOut(TensorV(None, dtype_of(a)))
         pa = dim_positions(ctx, sa, out, *[(IntV(d), 2) for d in la])
         pb = dim_positions(ctx, sb, out, *[(IntV(d), 2) for d in lb])
         if pa is None or pb is None:
@@ -76,7 +73,7 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
     else:
         d = int_value(dims)
         if d is None or d.value is None:
-            return RuleOut(TensorV(None, _dtype(a)))
+            return RuleOut(TensorV(None, dtype_of(a)))
         if d.value > min(len(sa), len(sb)) or d.value < 0:
             out.issues.append(
                 ctx.issue(
@@ -107,7 +104,7 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
             return out
     free_a = [d for i, d in enumerate(sa) if i not in pa]
     free_b = [d for j, d in enumerate(sb) if j not in pb]
-    out.value = TensorV(tuple(free_a + free_b), _dtype(a))
+    out.value = TensorV(tuple(free_a + free_b), dtype_of(a))
     m, n = numel(tuple(free_a)), numel(tuple(free_b))
     # Both sides down to one row: torch takes aten.dot, which its counter counts as 0.
     dot = Expr.const(int(const(m) == 1 and const(n) == 1))
@@ -120,7 +117,7 @@ def kron(ctx: RuleContext, a: Value, b: Value) -> RuleOut:
     """torch.kron: ranks padded to the longer with leading 1s, sizes multiply."""
     sa, sb = shape_of(a), shape_of(b)
     if not _known(sa) or not _known(sb):
-        return RuleOut(TensorV(None, _dtype(a)))
+        return RuleOut(TensorV(None, dtype_of(a)))
     r = max(len(sa), len(sb))
     one = Expr.const(1)
     pa = (one,) * (r - len(sa)) + tuple(sa)
@@ -129,7 +126,7 @@ def kron(ctx: RuleContext, a: Value, b: Value) -> RuleOut:
         x * y if isinstance(x, Expr) and isinstance(y, Expr) else None
         for x, y in zip(pa, pb, strict=True)
     )
-    return RuleOut(TensorV(dims, _dtype(a)))
+    return RuleOut(TensorV(dims, dtype_of(a)))
 
 
 @rule
@@ -138,7 +135,7 @@ def sliding(ctx: RuleContext, x: Value, dim: Value, size: Value, step: Value) ->
     last axis of size (a view)."""
     shape = shape_of(x)
     if shape is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     out = RuleOut()
     positions = dim_positions(ctx, shape, out, (dim, 0))
     if positions is None:
@@ -146,7 +143,7 @@ def sliding(ctx: RuleContext, x: Value, dim: Value, size: Value, step: Value) ->
     (pos,) = positions
     k, s = int_value(size), int_value(step)
     if pos is None or has_var(shape) or k is None or s is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     n = shape[pos]
     if const(s) is not None and const(s) <= 0:  # type: ignore[operator]
         out.issues.append(ctx.issue(SIGNATURE, f"step must be positive, got {const(s)}", 2))
@@ -161,7 +158,7 @@ def sliding(ctx: RuleContext, x: Value, dim: Value, size: Value, step: Value) ->
         )
         return out
     windows = (n - k) // s + 1 if isinstance(n, Expr) and s.value != 0 else None
-    out.value = TensorV(replaced(tuple(shape), pos, windows) + (k,), _dtype(x))
+    out.value = TensorV(replaced(tuple(shape), pos, windows) + (k,), dtype_of(x))
     return out
 
 
@@ -173,7 +170,7 @@ def repeat_interleave(
     tensor). A tensor of counts gives output_size, or an unknown size."""
     shape = shape_of(x)
     if shape is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     r = int_value(repeats)
     given = None if is_none(output_size) else int_value(output_size)
     if is_none(dim):
@@ -183,8 +180,8 @@ def repeat_interleave(
             if given is not None
             else (total * r if total is not None and r is not None else None)
         )
-        return RuleOut(TensorV((size,), _dtype(x)))
-    found = _axis(ctx, shape, dim, 2, _dtype(x))
+        return RuleOut(TensorV((size,), dtype_of(x)))
+    found = _axis(ctx, shape, dim, 2, dtype_of(x))
     if isinstance(found, RuleOut):
         return found
     pos, out = found
@@ -192,7 +189,7 @@ def repeat_interleave(
     size = (
         given if given is not None else (n * r if isinstance(n, Expr) and r is not None else None)
     )
-    out.value = TensorV(replaced(tuple(shape), pos, size), _dtype(x))
+    out.value = TensorV(replaced(tuple(shape), pos, size), dtype_of(x))
     return out
 
 
@@ -202,7 +199,7 @@ def diagonal(ctx: RuleContext, x: Value, offset: Value, dim1: Value, dim2: Value
     appended as the last axis."""
     shape = shape_of(x)
     if shape is None or has_var(shape):
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     out = RuleOut()
     positions = dim_positions(ctx, shape, out, (dim1, 2), (dim2, 3), needs=DIM_RANGE)
     if positions is None:
@@ -223,7 +220,7 @@ def diagonal(ctx: RuleContext, x: Value, offset: Value, dim1: Value, dim2: Value
         elif provably_nonnegative(rows - cols) and provably_nonnegative(cols):
             length = cols
     rest = tuple(d for i, d in enumerate(shape) if i not in (p1, p2))
-    out.value = TensorV(rest + (length,), _dtype(x))
+    out.value = TensorV(rest + (length,), dtype_of(x))
     return out
 
 
@@ -251,7 +248,7 @@ def meshgrid(ctx: RuleContext, tensors: Value, indexing: Value) -> RuleOut:
     if mode == "xy" and len(sizes) >= 2:
         sizes[0], sizes[1] = sizes[1], sizes[0]
     shape = tuple(sizes) if mode in ("ij", "xy") else None
-    out.value = TupleV(tuple(TensorV(shape, _dtype(t)) for t in items))
+    out.value = TupleV(tuple(TensorV(shape, dtype_of(t)) for t in items))
     return out
 
 
@@ -260,7 +257,7 @@ def index_select(ctx: RuleContext, x: Value, dim: Value, index: Value) -> RuleOu
     """index_select: dim becomes the length of the 1-d index."""
     shape, ishape = shape_of(x), shape_of(index)
     if shape is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     out = RuleOut()
     if known_rank(ishape) is not None and len(ishape) > 1:  # type: ignore[arg-type]
         out.issues.append(ctx.issue(RANK, f"index must be 0-d or 1-d, got {shape_text(ishape)}", 2))
@@ -270,11 +267,11 @@ def index_select(ctx: RuleContext, x: Value, dim: Value, index: Value) -> RuleOu
         return out
     (pos,) = positions
     if shape == ():
-        return RuleOut(TensorV((), _dtype(x)))
+        return RuleOut(TensorV((), dtype_of(x)))
     if pos is None:
-        return RuleOut(TensorV(None, _dtype(x)))
+        return RuleOut(TensorV(None, dtype_of(x)))
     n = None if ishape is None or has_var(ishape) else (ishape[0] if ishape else Expr.const(1))
-    out.value = TensorV(replaced(tuple(shape), pos, n), _dtype(x))
+    out.value = TensorV(replaced(tuple(shape), pos, n), dtype_of(x))
     return out
 
 
@@ -288,7 +285,7 @@ def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOu
     ("c2r": n, by default 2·(m − 1)) along one dim; n pads or trims the signal."""
     shape = shape_of(x)
     k = kind.value if isinstance(kind, StrV) else None
-    dtype = _dtype(x)
+    dtype = dtype_of(x)
     if k == "c2c":
         dtype = _COMPLEX.get(dtype, dtype) if dtype is not None else None  # type: ignore[arg-type]
     elif k == "r2c":
