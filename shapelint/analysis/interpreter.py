@@ -846,15 +846,19 @@ class ModuleAnalyzer:
         sources: list = [None, None]
         for k in (0, 1):
             src = unify.transposed_source(nodes[k]) if k < len(nodes) else None
-            if src is not None:
-                args[k] = unify.at_least_matrix(args[k]) or args[k]
-                sources[k] = src if isinstance(args[k], TensorV) else None
+            grown = unify.at_least_matrix(args[k]) if src is not None else None
+            if grown is not None:
+                args[k], sources[k] = grown, src
+            elif src is not None and isinstance(args[k], TensorV):
+                sources[k] = src
         met = unify.matmul_operands(qual, args[0], args[1])
         for k in (0, 1):
             if met is not None:
                 args[k] = met[k]
             if sources[k] is not None:
-                self._learn(sources[k], unify.swap_last_two(args[k]), frame, site)
+                before = unify.swap_last_two(args[k])
+                if before is not None:
+                    self._learn(sources[k], before, frame, site)
             elif met is not None and k < len(nodes):
                 self._learn(nodes[k], args[k], frame, site)
 

@@ -303,9 +303,13 @@ def transposed_source(node: ast.expr | None) -> ast.Name | None:
     return None
 
 
-def swap_last_two(t: TensorV) -> TensorV:
-    shape = t.shape or ()
-    return TensorV((*shape[:-2], shape[-1], shape[-2]), t.dtype)
+def swap_last_two(t: Value) -> TensorV | None:
+    """What `k` is when `k.transpose(-1, -2)` is t; None where t's last two dims
+    are not two plain dims."""
+    shape = t.shape if isinstance(t, TensorV) else None
+    if shape is None or len(shape) < 2 or isinstance(shape[-1], Var) or isinstance(shape[-2], Var):
+        return None
+    return TensorV((*shape[:-2], shape[-1], shape[-2]), t.dtype)  # type: ignore[union-attr]
 
 
 def at_least_matrix(x: Value) -> TensorV | None:
