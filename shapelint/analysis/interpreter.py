@@ -1585,7 +1585,7 @@ class ModuleAnalyzer:
             return
         lengths = {k: v for k, v in kwargs.items() if k not in ("tensor", "pattern", "reduction")}
         for kw in node.keywords:
-            if kw.arg in lengths and lengths[kw.arg] is UNKNOWN:
+            if kw.arg in lengths and (lengths[kw.arg] is UNKNOWN or lengths[kw.arg] == IntV(None)):
                 # An axis length is an int: a variable of unknown value passed as
                 # one is a size named after the variable (or, failing that, the axis).
                 name = kw.value.id if isinstance(kw.value, ast.Name) else kw.arg

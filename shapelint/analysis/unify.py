@@ -71,12 +71,13 @@ def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list
 def leading_var_binding(
     op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
 ) -> tuple[str, tuple] | None:
-    """`[..., inner]` (a variadic no code names, then known dims) meets a left side
-    without an ellipsis: the variadic is the pattern's leading groups."""
-    if not (isinstance(x, TensorV) and x.shape and isinstance(x.shape[0], Var)):
+    """`[..., inner]` or `[b, ?, ...]` (one variadic no code names, among dims)
+    meets a left side without an ellipsis: the variadic is the pattern's groups
+    at its place."""
+    if not (isinstance(x, TensorV) and x.shape):
         return None
-    var = x.shape[0]
-    if not var.name.startswith("_v") or any(isinstance(d, Var) for d in x.shape[1:]):
+    at = [i for i, d in enumerate(x.shape) if isinstance(d, Var)]
+    if len(at) != 1 or not x.shape[at[0]].name.startswith("_v"):  # type: ignore[union-attr]
         return None
     groups = _left_groups(op, pattern, kwargs)
     if groups is None or None in groups:
@@ -84,7 +85,7 @@ def leading_var_binding(
     k = len(x.shape) - 1
     if len(groups) < k:
         return None  # the op reports the rank
-    return var.name, tuple(groups[: len(groups) - k])
+    return x.shape[at[0]].name, tuple(groups[at[0] : at[0] + len(groups) - k])  # type: ignore[union-attr]
 
 
 def einops_input(
