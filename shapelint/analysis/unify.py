@@ -269,9 +269,8 @@ def matmul_operands(qual: str, a: Value, b: Value) -> tuple[TensorV, TensorV] | 
         na = (_meet(sa[0], sb[0]), sa[1], _meet(sa[2], sb[1]))
         nb = (_meet(sb[0], sa[0]), _meet(sb[1], sa[2]), sb[2])
     else:
-        # Whatever a's rank (one dim or more), its last dim is the inner one.
-        sa, sb = _shape_of(a) or (fresh_var(), None), _shape_of(b)
-        if not sb or isinstance(sa[-1], Var):
+        sa, sb = _shape_of(a), _shape_of(b)
+        if not sa or not sb or isinstance(sa[-1], Var):
             return None
         if len(sb) >= 2 and not isinstance(sb[-2], Var) and not isinstance(sb[-1], Var):
             ib = len(sb) - 2
