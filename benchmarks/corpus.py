@@ -1,6 +1,11 @@
 """The benchmark corpus: pinned PyPI releases that use einops and torch heavily.
 
     python benchmarks/corpus.py [DEST]      # default: $SHAPELINT_CORPUS or benchmarks/corpus/
+    python benchmarks/corpus.py --annotated [DEST]   # the jaxtyping-annotated packages
+
+The annotated packages (issue 16: inferred einops output shapes in annotated
+code) are a separate list, fetched only with --annotated, so that every
+measurement over PACKAGES keeps its meaning.
 
 Each release is fetched with `pip download --no-deps NAME==VERSION`, unpacked
 (wheel or sdist), and only its .py files are kept, under DEST/NAME-VERSION/.
@@ -49,6 +54,14 @@ PACKAGES: tuple[tuple[str, str], ...] = (
     ("alphafold3-pytorch", "0.8.3"),
 )
 
+# jaxtyping-annotated packages (alphafold3-pytorch, annotated too, is in PACKAGES).
+ANNOTATED: tuple[tuple[str, str], ...] = (
+    ("chai-lab", "0.6.1"),
+    ("transformer-lens", "4.3.0"),
+    ("transfusion-pytorch", "0.20.0"),
+    ("e2-tts-pytorch", "2.2.2"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -85,11 +98,11 @@ def _unpack(archive: Path, dest: Path) -> None:
                     out.write_bytes(f.read())
 
 
-def fetch(dest: Path) -> list[str]:
+def fetch(dest: Path, packages: tuple[tuple[str, str], ...] = PACKAGES) -> list[str]:
     """Download and unpack every pinned release; returns the ones that failed."""
     failed = []
     dest.mkdir(parents=True, exist_ok=True)
-    for name, version in PACKAGES:
+    for name, version in packages:
         pkg_dir = dest / f"{name}-{version}"
         if pkg_dir.is_dir() and any(pkg_dir.rglob("*.py")):
             continue
@@ -122,10 +135,13 @@ def count_lines(dest: Path) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
+    annotated = "--annotated" in argv
+    argv = [a for a in argv if a != "--annotated"]
+    packages = ANNOTATED if annotated else PACKAGES
     dest = corpus_dir(argv[0] if argv else None)
-    failed = fetch(dest)
+    failed = fetch(dest, packages)
     files, lines = count_lines(dest)
-    print(f"corpus: {dest}: {len(PACKAGES) - len(failed)} packages, {files} files, {lines} lines")
+    print(f"corpus: {dest}: {len(packages) - len(failed)} packages, {files} files, {lines} lines")
     for f in failed:
         print(f"failed: {f}", file=sys.stderr)
     return 1 if failed else 0

@@ -130,6 +130,72 @@ def test_last_dim_and_linear_weights_name_what_comes_after():
     assert f["complete"] and flops_figure(f) == "2·b·d·n·o"
 
 
+def test_any_shape_index_names_a_prefix_or_a_suffix():
+    code = """
+    def f(x, y, z, u):
+        n = x.shape[1]
+        t = y.size(-2)
+        b, m = z.shape[:2]
+        c, *_, e = u.shape
+        reveal_shape(x)
+        reveal_shape(y)
+        reveal_shape(z)
+        reveal_shape(u)
+        k = u.shape[1]
+        reveal_shape(u)
+    """
+    revealed = [d.message for d in analyze(code).diagnostics if d.code == "SHP390"]
+    # Position 1 of [c, ..., e] may lie inside the variadic: nothing is guessed.
+    assert revealed == [
+        "revealed shape: [?, n, ...]",
+        "revealed shape: [..., t, ?]",
+        "revealed shape: [b, m, ...]",
+        "revealed shape: [c, ..., e]",
+        "revealed shape: [c, ..., e]",
+    ]
+    # A known rank just binds; a position outside it tells nothing.
+    code = """
+    def g(x):
+        a, b, _ = x.shape
+        c = x.shape[-1]
+        reveal_shape(x)
+    """
+    revealed = [d.message for d in analyze(code).diagnostics if d.code == "SHP390"]
+    assert revealed == ["revealed shape: [a, b, c]"]
+
+
+def test_a_matmul_operand_known_in_part_takes_the_inner_dim_of_the_other():
+    code = """
+    import torch
+    from torch import Tensor
+    from jaxtyping import Float
+
+    def f(q: Float[Tensor, "b h n d"], k):
+        b, h, m, _ = k.shape
+        s = q @ k.transpose(-1, -2)
+        reveal_shape(k)
+        return s
+
+    def g(q: Float[Tensor, "b h n d"], k):
+        s = q @ k.mT
+        reveal_shape(k)
+        return s
+
+    def h(x: Float[Tensor, "b n d"], y):
+        e = y.shape[-1]
+        return torch.bmm(x, y)
+    """
+    res = analyze(code)
+    revealed = [d.message for d in res.diagnostics if d.code == "SHP390"]
+    # k's batch may broadcast (a 1 or no dim at all): only its last dim is certain.
+    assert revealed == ["revealed shape: [b, h, m, d]", "revealed shape: [..., ?, d]"]
+    fs = {f["name"]: f for f in res.functions}
+    assert fs["f"]["complete"] and fs["f"]["flops"] == "2*b*d*h*m*n"
+    assert not fs["g"]["complete"]
+    # bmm: y is [b, d, e] (3-d, one batch, the inner dim).
+    assert fs["h"]["complete"] and fs["h"]["flops"] == "2*b*d*e*n"
+
+
 def test_rank_from_shape_unpacking_is_checked_against_a_pattern():
     code = """
     from einops import rearrange
@@ -296,11 +362,25 @@ def _programs(draw):
     cur = [axis() for _ in range(rank)]
     inputs = {"x": list(cur)}
     lines = []
-    first = draw(st.sampled_from(["unpack", "last", "rearrange", "none"]))
+    first = draw(
+        st.sampled_from(["unpack", "last", "rearrange", "none", "index", "prefix", "star"])
+    )
     if first == "unpack":
         lines.append(f"{', '.join(cur)} = x.shape")
     elif first == "last":
         lines.append(f"{cur[-1]} = x.shape[-1]")
+    elif first == "index":
+        i = draw(st.integers(-rank, rank - 1))
+        how = draw(st.sampled_from(["x.shape[{}]", "x.size({})"]))
+        lines.append(f"{cur[i]} = {how.format(i)}")
+    elif first == "prefix":
+        k = draw(st.integers(1, rank))
+        lines.append(f"{', '.join(cur[:k])}{',' if k == 1 else ''} = x.shape[:{k}]")
+    elif first == "star":
+        k = draw(st.integers(0, rank - 1))
+        tail = draw(st.integers(0 if k else 1, rank - k))
+        names = [*cur[:k], "*_", *cur[len(cur) - tail :]]
+        lines.append(f"{', '.join(names)} = x.shape")
     elif first == "rearrange":
         lines.append(f'x = rearrange(x, "{" ".join(cur)} -> {" ".join(cur)}")')
     var = "x"
@@ -311,6 +391,8 @@ def _programs(draw):
                     "einsum",
                     "matmul_named",
                     "matmul_unknown",
+                    "matmul_transposed",
+                    "bmm",
                     "linear",
                     "linear_named",
                     "sum",
@@ -336,6 +418,25 @@ def _programs(draw):
         elif step == "matmul_unknown":
             inputs[w] = [cur[-1], new]
             lines.append(f"{out} = {var} @ {w}")
+            cur = cur[:-1] + [new]
+        elif step == "matmul_transposed":
+            # w of unknown shape, used transposed; named (or not) before or after.
+            inputs[w] = [new, cur[-1]]
+            naming = draw(st.sampled_from(["", f"{new}, _ = {w}.shape", f"{new} = {w}.shape[-2]"]))
+            before = draw(st.booleans())
+            if naming and before:
+                lines.append(naming)
+            lines.append(f"{out} = {var} @ {w}.transpose(-1, -2)")
+            if naming and not before:
+                lines.append(naming)
+            cur = cur[:-1] + [new]
+        elif step == "bmm":
+            if len(cur) != 3:
+                continue
+            inputs[w] = [cur[0], cur[-1], new]
+            if draw(st.booleans()):
+                lines.append(f"{new} = {w}.size(2)")
+            lines.append(f"{out} = torch.bmm({var}, {w})")
             cur = cur[:-1] + [new]
         elif step in ("linear", "linear_named"):
             inputs[w] = [new, cur[-1]]
@@ -539,3 +640,36 @@ def test_lsp_hover_marks_unknown_costs_and_hides_internal_names():
     call.update(output=None, flops=None, complete=False, notes=["not modelled"])
     text = hover_text([call], 2, 6)
     assert "FLOPs: ? (not modelled)" in text and "[..., d]" in text and "_v1" not in text
+
+
+def test_a_module_built_from_sizes_binds_them_through_its_parameter_tensors():
+    # CS336 style: the weight is a Parameter made from the constructor sizes, and
+    # the method's annotations use other names; the instance's sizes still bind.
+    code = """
+    import math
+    import torch
+    import torch.nn as nn
+    from einops import einsum
+    from jaxtyping import Float
+    from torch import Tensor
+
+    class Linear(nn.Module):
+        def __init__(self, in_features: int, out_features: int):
+            super().__init__()
+            std = math.sqrt(2.0 / (in_features + out_features))
+            w = torch.empty(out_features, in_features)
+            self.weight = nn.Parameter(nn.init.trunc_normal_(w, std=std))
+
+        def forward(self, x: Float[Tensor, "... d_in"]) -> Float[Tensor, "... d_out"]:
+            return einsum(x, self.weight, "... d_in, d_out d_in -> ... d_out")
+
+    def use(x: Float[Tensor, "b s e"]):
+        y = Linear(8, 16)(x)
+        reveal_shape(y)
+        return y
+    """
+    res = analyze(code)
+    revealed = [d.message for d in res.diagnostics if d.code == "SHP390"]
+    assert revealed == ["revealed shape: [b, s, 16]"]
+    f = {f["name"]: f for f in res.functions}["use"]
+    assert f["complete"] and evaluate(f["flops"], {"b": 2, "s": 3, "e": 8}) == 2 * 2 * 3 * 8 * 16

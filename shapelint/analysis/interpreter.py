@@ -768,13 +768,14 @@ class ModuleAnalyzer:
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
         if isinstance(target, ast.Name):
-            last = unify.last_dim_source(value_node) if value_node is not None else None
-            if last is not None and (value is UNKNOWN or value == IntV(None)):
-                # `d = x.shape[-1]`: x ends in a dim named d.
-                known = unify.ending_in(frame.env.get(last.id, UNKNOWN), Expr.name(target.id))
+            src = unify.dim_source(value_node) if value_node is not None else None
+            if src is not None and (value is UNKNOWN or value == IntV(None)):
+                # `n = x.shape[1]`, `d = x.size(-1)`: x's dim there is named n, d.
+                sym = Expr.name(target.id)
+                known = unify.dim_at(frame.env.get(src[0].id, UNKNOWN), src[1], sym)
                 if known is not None:
-                    self._learn(last, known, frame, value_node)
-                    value = IntV(Expr.name(target.id))
+                    self._learn(src[0], known, frame, value_node)
+                    value = IntV(sym)
             frame.env[target.id] = value
             frame.locals.add(target.id)
             frame.param_values.pop(target.id, None)
@@ -782,6 +783,8 @@ class ModuleAnalyzer:
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
             shape_of = _shape_source(value_node)
+            if _has_unknown_item(value) and self._name_shape_ends(elts, star, value_node, frame):
+                return
             if star is None and isinstance(shape_of, ast.Name) and _has_unknown_item(value):
                 src = frame.env.get(shape_of.id, UNKNOWN)
                 known = unify.shape_unpacked(
@@ -793,7 +796,12 @@ class ModuleAnalyzer:
             items = value.items if isinstance(value, TupleV) else None
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
-                    if isinstance(e, ast.Name) and isinstance(v, IntV) and shape_of is not None:
+                    if (
+                        isinstance(e, ast.Name)
+                        and e.id != "_"
+                        and isinstance(v, IntV)
+                        and shape_of is not None
+                    ):
                         v = self._name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
                     self._assign(e, v, frame, None)
             elif items is not None and star is not None and len(items) >= len(elts) - 1:
@@ -831,6 +839,63 @@ class ModuleAnalyzer:
             # A write into part of a tensor keeps its shape; into a list, its contents change.
             if isinstance(frame.env.get(target.value.id), TupleV):
                 frame.env[target.value.id] = UNKNOWN
+
+    def _unify_matmul(self, qual: str, args: list, nodes: list, frame: _Frame, site) -> None:
+        """A matrix product's operands known in part tell each other their inner
+        dim (analysis/unify.py); `k.mT` / `k.transpose(-1, -2)` of a k of unknown
+        rank says k has two dims or more."""
+        sources: list = [None, None]
+        for k in (0, 1):
+            src = unify.transposed_source(nodes[k]) if k < len(nodes) else None
+            grown = unify.at_least_matrix(args[k]) if src is not None else None
+            if grown is not None:
+                args[k], sources[k] = grown, src
+            elif src is not None and isinstance(args[k], TensorV):
+                sources[k] = src
+        met = unify.matmul_operands(qual, args[0], args[1])
+        for k in (0, 1):
+            if met is not None:
+                args[k] = met[k]
+            if sources[k] is not None:
+                before = unify.swap_last_two(args[k])
+                if before is not None:
+                    self._learn(sources[k], before, frame, site)
+            elif met is not None and k < len(nodes):
+                self._learn(nodes[k], args[k], frame, site)
+
+    def _name_shape_ends(self, elts: list, star: int | None, value_node, frame: _Frame) -> bool:
+        """`b, *_, d = x.shape`, `b, n = x.shape[:2]` on an x of unknown rank: its
+        leading (and trailing) dims take the names. True when the targets got
+        their values here."""
+        src = _shape_source(value_node)
+        if star is not None and isinstance(src, ast.Name):
+            n_head, n_tail = star, len(elts) - star - 1
+        else:
+            sliced = unify.shape_slice_source(value_node)
+            if sliced is None or star is not None or sliced[1] != len(elts):
+                return False
+            src, n_head, n_tail = sliced[0], len(elts), 0
+        x = frame.env.get(src.id, UNKNOWN)
+        if (
+            isinstance(x, TensorV)
+            and x.shape is not None
+            and not any(isinstance(d, Var) for d in x.shape)
+        ):
+            return False  # a known rank: the tuple's items bind as they are
+        names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts]
+        syms = [None if n is None else Expr.name(n) for n in names]
+        known = unify.named_ends(x, syms[:n_head], syms[len(elts) - n_tail :])
+        if known is None:
+            return False
+        self._learn(src, known, frame, value_node)
+        shape = known.shape or ()
+        for k, e in enumerate(elts):
+            if isinstance(e, ast.Starred):
+                self._assign(e.value, UNKNOWN, frame, None)
+                continue
+            d = shape[k] if k < n_head else shape[len(shape) - (len(elts) - k)]
+            self._assign(e, IntV(d) if isinstance(d, Expr) else IntV(None), frame, None)
+        return True
 
     def _name_unknown_dim(
         self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame
@@ -1137,12 +1202,14 @@ class ModuleAnalyzer:
                 return StrV(left.value + right.value)
             return StrV(None)
         if isinstance(left, TensorV) or isinstance(right, TensorV):
+            operands = [left, right]
             if isinstance(op, ast.MatMult):
                 self.naming.matmul(node, left, right, frame)
+                self._unify_matmul("operator.matmul", operands, [lnode, rnode], frame, node)
             name = _OPERATOR_NAMES.get(type(op))
             if name is None:
                 return UNKNOWN
-            return self._op_value(name, [left, right], {}, node, frame, arg_nodes=[lnode, rnode])
+            return self._op_value(name, operands, {}, node, frame, arg_nodes=[lnode, rnode])
         if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
             # `q @ k` on operands we lost track of: a product of unknown cost.
             cost = Cost(notes=["operand shapes unknown"], complete=False)
@@ -1267,9 +1334,16 @@ class ModuleAnalyzer:
                 return UNKNOWN
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
-                res = self._op_value(
-                    f"torch.Tensor.{func.attr}", [recv, *args], kwargs, node, frame
-                )
+                operands = [recv, *args]
+                if f"torch.Tensor.{func.attr}" in unify.MATMULS and node.args:
+                    self._unify_matmul(
+                        f"torch.Tensor.{func.attr}",
+                        operands,
+                        [func.value, node.args[0]],
+                        frame,
+                        node,
+                    )
+                res = self._op_value(f"torch.Tensor.{func.attr}", operands, kwargs, node, frame)
                 if res is UNKNOWN and func.attr == "unbind":
                     return sequences.unbound(recv, args, kwargs)
                 return res
@@ -1451,6 +1525,8 @@ class ModuleAnalyzer:
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
+        if qual in unify.MATMULS and len(args) > 1 and len(node.args) > 1:
+            self._unify_matmul(qual, args, node.args[:2], frame, node)
         if qual == "torch.nn.functional.linear" and len(args) > 1 and node.args:
             w = args[1]
             if isinstance(w, TensorV) and w.shape is not None and len(w.shape) == 2:
@@ -1519,7 +1595,7 @@ class ModuleAnalyzer:
             return
         lengths = {k: v for k, v in kwargs.items() if k not in ("tensor", "pattern", "reduction")}
         for kw in node.keywords:
-            if kw.arg in lengths and lengths[kw.arg] is UNKNOWN:
+            if kw.arg in lengths and (lengths[kw.arg] is UNKNOWN or lengths[kw.arg] == IntV(None)):
                 # An axis length is an int: a variable of unknown value passed as
                 # one is a size named after the variable (or, failing that, the axis).
                 name = kw.value.id if isinstance(kw.value, ast.Name) else kw.arg
@@ -1909,6 +1985,18 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                     if k2 not in out
                 }
             )
+        elif (
+            isinstance(tv, TensorV)
+            and isinstance(iv, TensorV)
+            and tv.shape is not None
+            and iv.shape is not None
+            and len(tv.shape) == len(iv.shape)
+        ):
+            # A parameter built from constructor sizes (`torch.empty(d_out, d_in)`).
+            for td, d in zip(tv.shape, iv.shape, strict=True):
+                n = td.as_name() if isinstance(td, Expr) else None
+                if n is not None and isinstance(d, Expr):
+                    out.setdefault(n, d)
     return out
 
 

@@ -71,12 +71,13 @@ def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list
 def leading_var_binding(
     op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
 ) -> tuple[str, tuple] | None:
-    """`[..., inner]` (a variadic no code names, then known dims) meets a left side
-    without an ellipsis: the variadic is the pattern's leading groups."""
-    if not (isinstance(x, TensorV) and x.shape and isinstance(x.shape[0], Var)):
+    """`[..., inner]` or `[b, ?, ...]` (one variadic no code names, among dims)
+    meets a left side without an ellipsis: the variadic is the pattern's groups
+    at its place."""
+    if not (isinstance(x, TensorV) and x.shape):
         return None
-    var = x.shape[0]
-    if not var.name.startswith("_v") or any(isinstance(d, Var) for d in x.shape[1:]):
+    at = [i for i, d in enumerate(x.shape) if isinstance(d, Var)]
+    if len(at) != 1 or not x.shape[at[0]].name.startswith("_v"):  # type: ignore[union-attr]
         return None
     groups = _left_groups(op, pattern, kwargs)
     if groups is None or None in groups:
@@ -84,7 +85,7 @@ def leading_var_binding(
     k = len(x.shape) - 1
     if len(groups) < k:
         return None  # the op reports the rank
-    return var.name, tuple(groups[: len(groups) - k])
+    return x.shape[at[0]].name, tuple(groups[at[0] : at[0] + len(groups) - k])  # type: ignore[union-attr]
 
 
 def einops_input(
@@ -151,35 +152,200 @@ def ending_in(x: Value, size: Expr | None) -> TensorV | None:
     return None
 
 
-def last_dim_source(node: ast.expr | None) -> ast.Name | None:
-    """The tensor variable behind `x.shape[-1]` or `x.size(-1)`."""
+def dim_source(node: ast.expr | None) -> tuple[ast.Name, int] | None:
+    """The tensor variable and literal index behind `x.shape[i]` or `x.size(i)`."""
     if (
         isinstance(node, ast.Subscript)
         and isinstance(node.value, ast.Attribute)
         and node.value.attr == "shape"
         and isinstance(node.value.value, ast.Name)
-        and _is_minus_one(node.slice)
     ):
-        return node.value.value
+        i = _literal_int(node.slice)
+        return None if i is None else (node.value.value, i)
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "size"
         and isinstance(node.func.value, ast.Name)
         and len(node.args) == 1
-        and _is_minus_one(node.args[0])
+        and not node.keywords
+    ):
+        i = _literal_int(node.args[0])
+        return None if i is None else (node.func.value, i)
+    return None
+
+
+def shape_slice_source(node: ast.expr | None) -> tuple[ast.Name, int] | None:
+    """`x.shape[:k]` (k a positive literal): the tensor variable and k."""
+    if not (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.value.value, ast.Name)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.step is None
+    ):
+        return None
+    k = _literal_int(node.slice.upper) if node.slice.upper is not None else None
+    return (node.value.value, k) if k is not None and k > 0 else None
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
+
+
+def dim_at(x: Value, i: int, size: Expr) -> TensorV | None:
+    """x's dim i is `size` (`n = x.shape[1]`). Of a tensor of unknown rank, a
+    non-negative index fixes a prefix and a negative one a suffix (the rest stays
+    a variadic); a dim of unknown size at a known position takes the name. None
+    when that tells nothing new, or where i may fall inside a variadic."""
+    if abs(i) > MAX_RANK:
+        return None
+    if i >= 0:
+        return named_ends(x, [None] * i + [size], [])
+    return named_ends(x, [], [size] + [None] * (-i - 1))
+
+
+def named_ends(x: Value, head: list, tail: list) -> TensorV | None:
+    """x starts with dims `head` and ends with `tail` (a name, or None for a dim
+    the code does not name), with any number in between: `b, *_, d = x.shape`,
+    `b, n = x.shape[:2]`. None when x says so already or cannot be matched."""
+    if len(head) + len(tail) > MAX_RANK:
+        return None
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
+        return TensorV((*head, fresh_var(), *tail), dtype)
+    if not isinstance(x, TensorV) or x.shape is None:
+        return None
+    shape = list(x.shape)
+    at = [k for k, d in enumerate(shape) if isinstance(d, Var)]
+    fixed_head = len(shape) if not at else at[0]
+    fixed_tail = len(shape) if not at else len(shape) - at[-1] - 1
+    if len(head) > fixed_head or len(tail) > fixed_tail:
+        return None  # a named position may fall inside a variadic (or the op raises)
+    if not at and len(head) + len(tail) > len(shape):
+        return None  # Python raises
+    for k, n in enumerate(head):
+        if n is not None and shape[k] is None:
+            shape[k] = n
+    for k, n in enumerate(tail):
+        j = len(shape) - len(tail) + k
+        if n is not None and shape[j] is None:
+            shape[j] = n
+    new = tuple(shape)
+    return TensorV(new, dtype) if new != x.shape else None
+
+
+# The matrix products whose operands unify: True where the op is batched
+# without broadcasting (bmm: both 3-d, equal batch).
+MATMULS = {
+    "operator.matmul": False,
+    "torch.matmul": False,
+    "torch.Tensor.matmul": False,
+    "torch.bmm": True,
+    "torch.Tensor.bmm": True,
+}
+
+
+def matmul_operands(qual: str, a: Value, b: Value) -> tuple[TensorV, TensorV] | None:
+    """What a matrix product says of operands known in part: the inner dims are
+    one (a's last, b's second to last, or b's only dim when b is 1-d), and bmm's
+    operands are 3-d with one batch size. A broadcast batch dim tells nothing (it
+    may be 1). None when nothing new is learnt; a conflict is the op's to report."""
+    if MATMULS[qual]:
+        sa, sb = _of_rank(a, 3), _of_rank(b, 3)
+        if sa is None or sb is None:
+            return None
+        na = (_meet(sa[0], sb[0]), sa[1], _meet(sa[2], sb[1]))
+        nb = (_meet(sb[0], sa[0]), _meet(sb[1], sa[2]), sb[2])
+    else:
+        sa, sb = _shape_of(a), _shape_of(b)
+        if not sa or not sb or isinstance(sa[-1], Var):
+            return None
+        if len(sb) >= 2 and not isinstance(sb[-2], Var) and not isinstance(sb[-1], Var):
+            ib = len(sb) - 2
+        elif len(sb) == 1 and not isinstance(sb[0], Var):
+            ib = 0
+        else:
+            return None  # b's rank is open: its inner dim may be its last or not
+        na = (*sa[:-1], _meet(sa[-1], sb[ib]))
+        nb = (*sb[:ib], _meet(sb[ib], sa[-1]), *sb[ib + 1 :])
+    if nb == sb and (na == sa or na[-1] is None):
+        return None
+    return TensorV(na, _dtype(a)), TensorV(nb, _dtype(b))
+
+
+def transposed_source(node: ast.expr | None) -> ast.Name | None:
+    """The variable behind `k.transpose(-1, -2)` / `k.mT`: a tensor of at least
+    two dims whose last two are swapped."""
+    if isinstance(node, ast.Attribute) and node.attr == "mT" and isinstance(node.value, ast.Name):
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "transpose"
+        and isinstance(node.func.value, ast.Name)
+        and len(node.args) == 2
+        and not node.keywords
+        and {_literal_int(node.args[0]), _literal_int(node.args[1])} == {-1, -2}
     ):
         return node.func.value
     return None
 
 
-def _is_minus_one(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and node.operand.value == 1
-    )
+def swap_last_two(t: Value) -> TensorV | None:
+    """What `k` is when `k.transpose(-1, -2)` is t; None where t's last two dims
+    are not two plain dims."""
+    shape = t.shape if isinstance(t, TensorV) else None
+    if shape is None or len(shape) < 2 or isinstance(shape[-1], Var) or isinstance(shape[-2], Var):
+        return None
+    return TensorV((*shape[:-2], shape[-1], shape[-2]), t.dtype)  # type: ignore[union-attr]
+
+
+def at_least_matrix(x: Value) -> TensorV | None:
+    """A tensor of unknown rank that an op needs to have two dims or more."""
+    if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
+        return TensorV((fresh_var(), None, None), _dtype(x))
+    return None
+
+
+def _shape_of(x: Value) -> tuple | None:
+    return x.shape if isinstance(x, TensorV) else None
+
+
+def _dtype(x: Value):
+    return x.dtype if isinstance(x, TensorV) else None
+
+
+def _of_rank(x: Value, n: int) -> tuple | None:
+    if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
+        return (None,) * n
+    if (
+        isinstance(x, TensorV)
+        and len(x.shape) == n
+        and not any(  # type: ignore[arg-type]
+            isinstance(d, Var)
+            for d in x.shape  # type: ignore[union-attr]
+        )
+    ):
+        return x.shape
+    return None
+
+
+def _meet(own, other):
+    """A dim of unknown size takes the other operand's; a known one stays (a
+    conflict between two known sizes is the op's to report)."""
+    return other if own is None else own
 
 
 # Layer constructors whose leading arguments are sizes: a variable of unknown
