@@ -162,7 +162,9 @@ def test_static_figure_is_exact_or_a_lower_bound_on_every_path(program):
         assert static is None or static <= min(measured), (src, f["flops"], measured)
     if "if_undecided" in steps:
         assert not f["complete"], src
-        line = src.splitlines().index("    if flag:") + 2  # the branch's `y @ w`
+        # The undecided branch's `y @ w`: two lines above its else's tanh (an
+        # if_same block before it also starts with `if flag:`).
+        line = src.splitlines().index("        y = torch.tanh(y)") - 1
         rec = next(c for c in analyze(src).calls if c["line"] == line)
         # Unknown: for the branch, or for its own reason (an operand lost earlier).
         assert not rec["complete"] and rec["flops"] is None, (src, rec)
