@@ -53,8 +53,6 @@ def run(seed):
         d_v=Dh,
         queries=S,
         keys=S,
-        q=S,
-        k=S,
         in_features=D,
         out_features=F,
         d_in=D,
