@@ -22,7 +22,17 @@ import re
 
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, OpIssue, TensorV, Value, Var, fresh_var
+from shapelint.ops.values import (
+    UNKNOWN,
+    IntV,
+    ObjectV,
+    OpIssue,
+    TensorV,
+    Value,
+    Var,
+    dtype_of,
+    fresh_var,
+)
 
 # torch tensors have at most 64 dims: a longer pattern fails anyway, and shaping
 # a tensor after it would only cost time.
@@ -100,7 +110,7 @@ def einops_input(
     if groups is None:
         return None
     shape = x.shape if isinstance(x, TensorV) else None
-    dtype = x.dtype if isinstance(x, TensorV) else None
+    dtype = dtype_of(x)
     has_ell = None in groups
     if shape is None:
         dims = [fresh_var() if s is None else s for s in groups]
@@ -282,7 +292,7 @@ def matmul_operands(qual: str, a: Value, b: Value) -> tuple[TensorV, TensorV] | 
         nb = (*sb[:ib], _meet(sb[ib], sa[-1]), *sb[ib + 1 :])
     if nb == sb and (na == sa or na[-1] is None):
         return None
-    return TensorV(na, _dtype(a)), TensorV(nb, _dtype(b))
+    return TensorV(na, dtype_of(a)), TensorV(nb, dtype_of(b))
 
 
 def transposed_source(node: ast.expr | None) -> ast.Name | None:
@@ -315,16 +325,12 @@ def swap_last_two(t: Value) -> TensorV | None:
 def at_least_matrix(x: Value) -> TensorV | None:
     """A tensor of unknown rank that an op needs to have two dims or more."""
     if x is UNKNOWN or (isinstance(x, TensorV) and x.shape is None):
-        return TensorV((fresh_var(), None, None), _dtype(x))
+        return TensorV((fresh_var(), None, None), dtype_of(x))
     return None
 
 
 def _shape_of(x: Value) -> tuple | None:
     return x.shape if isinstance(x, TensorV) else None
-
-
-def _dtype(x: Value):
-    return x.dtype if isinstance(x, TensorV) else None
 
 
 def _of_rank(x: Value, n: int) -> tuple | None:

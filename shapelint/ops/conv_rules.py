@@ -23,7 +23,6 @@ from shapelint.ops.shape_rules import (
     const,
     const_int,
     differs,
-    dtype_of,
     groups_divide,
     has_var,
     int_list,
@@ -46,6 +45,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     dim_str,
+    dtype_of,
 )
 
 Shape = tuple[Dim, ...]

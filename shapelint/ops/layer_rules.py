@@ -17,7 +17,6 @@ from shapelint.ops.shape_rules import (
     const,
     const_int,
     differs,
-    dtype_of,
     has_var,
     int_list,
     int_value,
@@ -38,6 +37,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     dim_str,
+    dtype_of,
 )
 
 

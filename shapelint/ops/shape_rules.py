@@ -30,6 +30,7 @@ from shapelint.ops.values import (
     Value,
     Var,
     dim_str,
+    dtype_of,
 )
 
 MATMUL = "SHP307"
@@ -88,10 +89,6 @@ def rule(fn: RuleFn) -> RuleFn:
 
 def shape_of(v: Value) -> Shape | None:
     return v.shape if isinstance(v, TensorV) else None
-
-
-def dtype_of(v: Value) -> str | None:
-    return v.dtype if isinstance(v, TensorV) else None
 
 
 def const(d: Dim) -> int | None:

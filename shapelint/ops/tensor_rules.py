@@ -17,7 +17,6 @@ from shapelint.ops.shape_rules import (
     const,
     differs,
     dim_positions,
-    dtype_of,
     has_var,
     int_list,
     int_value,
@@ -29,7 +28,7 @@ from shapelint.ops.shape_rules import (
     shape_of,
     shape_text,
 )
-from shapelint.ops.values import UNKNOWN, Dim, IntV, StrV, TensorV, TupleV, Value, dim_str
+from shapelint.ops.values import UNKNOWN, Dim, IntV, StrV, TensorV, TupleV, Value, dim_str, dtype_of
 
 
 def _known(shape) -> bool:

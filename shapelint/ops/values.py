@@ -142,6 +142,11 @@ class NoneV(Value):
     pass
 
 
+def dtype_of(v: Value) -> str | None:
+    """A tensor's dtype; None for anything else or when unknown."""
+    return v.dtype if isinstance(v, TensorV) else None
+
+
 def constant_value(v: object) -> Value:
     """The abstract value of a Python constant (a literal in source, or a value
     a test hands over): bool before int, since bool is an int."""
