@@ -315,19 +315,23 @@ class SourceAnalysis:
 
 def analyze_text(path: str, text: str, options: AnalysisOptions | dict | None = None) -> FileResult:
     """analyze_source's result: diagnostics and cost records. Never raises."""
-    return analyze_source(path, text, options).result
+    return analyze_source(path, text, options, result_only=True).result
 
 
 TIMED_OUT = "SHP003"
 
 
 def analyze_source(
-    path: str, text: str, options: AnalysisOptions | dict | None = None
+    path: str,
+    text: str,
+    options: AnalysisOptions | dict | None = None,
+    result_only: bool = False,
 ) -> SourceAnalysis:
     """Analyse one text with these options (the project's stubs loaded first),
     within options.time_budget seconds (None: budget.DEFAULT_SECONDS; 0: none).
     Never raises: what goes wrong becomes SHP001 (cannot parse), SHP002 (a bug) or
-    SHP003 (past the time budget)."""
+    SHP003 (past the time budget). With result_only, only `result` is filled in,
+    and what the analysis built is released as soon as it is read."""
     from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
 
     res = FileResult(path)
@@ -335,7 +339,7 @@ def analyze_source(
         opts = AnalysisOptions.coerce(options)
         seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
         with time_budget(seconds):
-            return _analyze_source(path, text, opts, res)
+            return _analyze_source(path, text, opts, res, result_only)
     except BudgetExceeded:
         msg = (
             f"analysis stopped after {seconds:g} s (the time budget): nothing in this file "
@@ -347,7 +351,9 @@ def analyze_source(
         return SourceAnalysis(res)
 
 
-def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileResult):
+def _analyze_source(
+    path: str, text: str, options: AnalysisOptions, res: FileResult, result_only: bool
+):
     from shapelint.analysis.interpreter import ModuleAnalyzer
 
     if options.stubs != _CONFIGURED_STUBS:
@@ -390,6 +396,9 @@ def _analyze_source(path: str, text: str, options: AnalysisOptions, res: FileRes
     unknown_bytes = {c["function"] for c in res.calls if not c["bytes_complete"]}
     for f in res.functions:
         f["bytes_complete"] = f["complete"] and f["name"] not in unknown_bytes
+    if result_only:
+        analyzer.release()
+        return SourceAnalysis(res)
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
 
 
