@@ -184,6 +184,7 @@ class ModuleAnalyzer:
         self._diag_spots: set[tuple] = set()
         self.active_closures: list = []  # closures running now (lambdas.invoke)
         self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
+        self.closures: list = []  # every closure made here (lambdas.closure_of)
         self.loop_weight = 1  # runs of the current body that enclosing loops make (loops.py)
         self._quiet = False  # a second pass over a function: its diagnostics are known
         # Names the code's uses gave to dims of unknown size (analysis/unify.py):
@@ -241,16 +242,18 @@ class ModuleAnalyzer:
     def release(self) -> None:
         """Drop everything this analyzer holds, once a batch run has taken its
         results. Its records point back at it (FuncDef.owner, ClassDef.methods and
-        FuncDef.cls, the readers' analyzer) and hold the file's whole tree: left in
-        those cycles, every file's tree waits for the garbage collector, whose
-        passes over them were a fifth of a cold run. Broken here, reference counting
-        frees them as the next file starts."""
+        FuncDef.cls, the readers' analyzer, a closure's frame) and hold the file's
+        tree: left in those cycles, every file's tree waited for the garbage
+        collector, whose passes over them took a third of a cold run. Broken here,
+        reference counting frees them as soon as the results are read."""
         for cls in list(self.classes.values()) + list(self.class_keys.values()):
             cls.methods.clear()
             cls.self_attrs = None
             cls.owner = None
         for fd in self.functions.values():
             fd.cls = fd.owner = None
+        for closure in self.closures:
+            closure.frame = None
         self.__dict__.clear()
 
     def prepare(self) -> None:
@@ -619,7 +622,7 @@ class ModuleAnalyzer:
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
             if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
-                frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
+                frame.env[stmt.name] = lambdas.closure_of(self, stmt, frame)
         for d in stmt.decorator_list:
             self.eval(d, frame)
 

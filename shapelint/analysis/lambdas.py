@@ -39,8 +39,16 @@ def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, fra
     return True
 
 
-def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
+def closure_of(an, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, frame) -> ClosureV:
+    """A closure over `frame`, which holds it in turn: the analyzer keeps them all
+    so that its release() can break that cycle."""
     closure = ClosureV(node, frame)
+    an.closures.append(closure)
+    return closure
+
+
+def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
+    closure = closure_of(an, node, frame)
     an.uncalled.append(closure)
     return closure
 
