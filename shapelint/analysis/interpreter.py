@@ -643,12 +643,13 @@ class ModuleAnalyzer:
     def _exec_import(
         self, stmt: ast.Import | ast.ImportFrom, frame: _Frame, module_level: bool
     ) -> None:
+        if module_level:
+            return
+        frame.local_imports.update(local_import_names(stmt))
         for alias in stmt.names:
             local = alias.asname or alias.name.split(".")[0]
-            if not module_level:
-                frame.local_imports.update(local_import_names(stmt))
-                frame.locals.discard(local)
-                frame.env.pop(local, None)
+            frame.locals.discard(local)
+            frame.env.pop(local, None)
 
     def _exec_assert(self, stmt: ast.Assert, frame: _Frame, module_level: bool) -> None:
         self.eval(stmt.test, frame)
