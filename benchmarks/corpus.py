@@ -135,10 +135,21 @@ def count_lines(dest: Path) -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
-    annotated = "--annotated" in argv
-    argv = [a for a in argv if a != "--annotated"]
-    packages = ANNOTATED if annotated else PACKAGES
-    dest = corpus_dir(argv[0] if argv else None)
+    import argparse
+
+    # argparse, so that `--help` (or a mistyped option) is not taken for DEST.
+    parser = argparse.ArgumentParser(
+        prog="corpus.py",
+        description=__doc__.split("\n\n", 1)[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("dest", nargs="?", help="default: $SHAPELINT_CORPUS or benchmarks/corpus/")
+    parser.add_argument(
+        "--annotated", action="store_true", help="fetch the jaxtyping-annotated packages"
+    )
+    args = parser.parse_args(argv)
+    packages = ANNOTATED if args.annotated else PACKAGES
+    dest = corpus_dir(args.dest)
     failed = fetch(dest, packages)
     files, lines = count_lines(dest)
     print(f"corpus: {dest}: {len(packages) - len(failed)} packages, {files} files, {lines} lines")
