@@ -454,6 +454,42 @@ def test_run_reports_a_static_figure_that_disagrees(tmp_path):
     assert "MISMATCH" in r.output and "static unknown" in r.output
 
 
+TOKENS = """
+import torch
+from torch import nn
+from jaxtyping import Bool, Float, Int
+
+class LM(nn.Module):
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(
+        self, ids: Int[torch.Tensor, "batch seq"], keep: Bool[torch.Tensor, "batch seq"]
+    ) -> Float[torch.Tensor, "batch seq vocab"]:
+        x = self.emb(ids).masked_fill(~keep[..., None], 0.0)
+        return self.head(x)
+"""
+
+
+def test_an_input_annotated_int_is_token_ids_without_int_suffix(tmp_path):
+    """`--input ids=2,5` on a parameter annotated Int[...] is an integer tensor (and
+    Bool[...] a mask), statically and when run, as `:int` says it explicitly."""
+    p = write(tmp_path, "lm.py", TOKENS)
+    init = {"vocab": "11", "dim": "8"}
+    res = analyze_target(str(p), p.read_text(), "LM", init, {"ids": "2,5", "keep": "2,5"})
+    assert res.input_dtypes == {"ids": "int64", "keep": "bool"}
+    tj = target_json(res, {})
+    assert tj["complete"] and tj["flops_value"] == 2 * 2 * 5 * 8 * 11
+    pytest.importorskip("torch")
+    args = ["--init", "vocab=11", "--init", "dim=8", "--input", "ids=2,5", "--input", "keep=2,5"]
+    r = CliRunner().invoke(main, ["run", f"{p}::LM", *args, "--device", "cpu", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["confirmed"] and rep["flops_measured"] == rep["flops_static"] == 1760
+
+
 # ---------------------------------------------------------------------- review
 
 

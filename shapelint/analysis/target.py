@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass, field
 
 from shapelint.analysis import modules, project, unnamed
+from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
@@ -31,6 +32,9 @@ class TargetResult:
     records: list = field(default_factory=list)  # CallRecords, children nested
     returns: Value = UNKNOWN
     defaults: dict[str, object] = field(default_factory=dict)  # constructor defaults applied
+    # Each --input's dtype: `:int` as given, else what the parameter's jaxtyping
+    # annotation admits (Int[...] or Bool[...] takes no float); None: a float.
+    input_dtypes: dict[str, str | None] = field(default_factory=dict)
 
 
 _LITERAL_NODES = (
@@ -164,9 +168,30 @@ def evaluate_target(
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
         raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
     _check_names(an, fd, inputs, "--input", fd.qualname)
+    for name, v in shapes.items():
+        if v.dtype is None:
+            shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
     value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
-    return TargetResult(qualname, rec.cost, rec.children, value, defaults)
+    dtypes = {name: v.dtype for name, v in shapes.items()}
+    return TargetResult(qualname, rec.cost, rec.children, value, defaults, dtypes)
+
+
+def annotated_dtype(an, fd, param: str) -> str | None:
+    """int64 (bool) for a parameter annotated with a jaxtyping dtype that admits
+    no float (`Int[Tensor, "batch seq"]`: token ids), else None."""
+    a = fd.node.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        if arg.arg != param or not isinstance(arg.annotation, ast.Subscript):
+            continue
+        qual = an.imports.resolve(arg.annotation.value) or ""
+        if not qual.startswith("jaxtyping."):
+            return None
+        admitted = DTYPE_CLASSES.get(qual.rsplit(".", 1)[1])
+        if not admitted or any(d.startswith(("float", "bfloat", "complex")) for d in admitted):
+            return None
+        return "bool" if "bool" in admitted else "int64" if "int64" in admitted else admitted[-1]
+    return None
 
 
 def _class_named(an, name: str):
@@ -261,6 +286,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "unknown": unknown,
         "output": _output_shape(res.returns),
         "defaults": res.defaults,
+        "input_dtypes": res.input_dtypes,
         "calls": [record_tree(r, dims) for r in records],
     }
 

@@ -70,8 +70,12 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     "--input",
     "inputs",
     multiple=True,
-    metavar="PARAM=D1,D2,...",
-    help="With PATH::QUALNAME: the shape of a forward (or function) argument; dims are ints or names.",
+    metavar="PARAM=D1,D2,...[:int]",
+    help=(
+        "With PATH::QUALNAME: the shape of a forward (or function) argument; dims are ints "
+        "or names (`:int` for token ids; a parameter annotated Int[...] or Bool[...] takes "
+        "that dtype without it)."
+    ),
 )
 @analysis_run_options
 def cost(

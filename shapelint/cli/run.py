@@ -129,7 +129,10 @@ def render_text(rep) -> str:
     "inputs",
     multiple=True,
     metavar="PARAM=D1,D2,...[:int]",
-    help="With PATH::QUALNAME: the shape of a forward argument (`:int` for token ids).",
+    help=(
+        "With PATH::QUALNAME: the shape of a forward argument (`:int` for token ids; "
+        "a parameter annotated Int[...] or Bool[...] takes that dtype without it)."
+    ),
 )
 @click.option(
     "--config",

@@ -193,14 +193,18 @@ def run_module(
     kwargs = {k: _value(v, vars(module)) for k, v in init.items()}
     torch.manual_seed(0)
     with torch.device(device):
-        args = {
-            k: (
-                torch.zeros(_sizes(v, dims, f"--input {k}"), dtype=torch.long)
-                if v.partition(":")[2].strip() in INT_DTYPES
-                else torch.randn(_sizes(v, dims, f"--input {k}"))
-            )
-            for k, v in inputs.items()
-        }
+        # Token ids (`:int`, or a parameter annotated Int[...]) are zeros: a valid
+        # index of any embedding; a Bool[...] mask is all True.
+        dtypes = static.get("input_dtypes", {})
+        args = {}
+        for k, v in inputs.items():
+            size, dtype = _sizes(v, dims, f"--input {k}"), dtypes.get(k)
+            if dtype == "bool":
+                args[k] = torch.ones(size, dtype=torch.bool)
+            elif dtype is not None or v.partition(":")[2].strip() in INT_DTYPES:
+                args[k] = torch.zeros(size, dtype=getattr(torch, dtype or "int64", torch.long))
+            else:
+                args[k] = torch.randn(size)
         try:
             if isinstance(obj, type):
                 inst = obj(**kwargs)
