@@ -356,6 +356,26 @@ def test_masked_fill_where_and_math_scalars_keep_the_shape():
     ) == ["[b, n, m]", "[b, n, m]", "[b, n, m]", "[b, n, m]"]
 
 
+def test_a_parameter_annotated_float_is_a_scalar_that_keeps_the_shape():
+    """`eps: float` (RMSNorm's, also as self.eps) broadcasts like a literal; a
+    parameter defaulting to None may be a tensor, so its sum stays unknown."""
+    assert revealed(
+        """
+        class Norm(torch.nn.Module):
+            def __init__(self, d: int, eps: float = 1e-5, extra=None):
+                super().__init__()
+                self.eps = eps
+                self.extra = extra
+
+            def forward(self, x: Float[Tensor, "... d"], scale: float):
+                rms = torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+                reveal_shape(rms)
+                reveal_shape(x / rms * scale)
+                reveal_shape(x + self.extra)
+        """
+    ) == ["[..., 1]", "[..., d]", "[?...]"]
+
+
 def test_a_matmul_after_a_math_scalar_is_counted():
     code = """
         def f(q: Float[Tensor, "b n d"], k: Float[Tensor, "b m d"], v: Float[Tensor, "b m e"]):

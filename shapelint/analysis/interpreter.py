@@ -490,6 +490,10 @@ class ModuleAnalyzer:
                     value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
                     if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                         frame.defaults[a.arg] = dv.value.value
+                elif isinstance(a.annotation, ast.Name) and a.annotation.id == "float":
+                    # `eps: float`: a scalar of unknown value, which an elementwise op
+                    # broadcasts without changing the tensor's shape.
+                    value = FloatV(None)
             if value is UNKNOWN and dv is not None:
                 # A default is one value a caller may override: an int one stays a
                 # symbol with the default on record (`n_heads=8`); any other default
