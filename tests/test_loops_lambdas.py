@@ -306,6 +306,79 @@ def test_constant_slices_match_torch(shape, bounds):
     assert got == ["[" + ", ".join(map(str, expected)) + "] float32"]
 
 
+# index -> whether it leaves *b whole in [a? *b n d] (True, or only with the head `a`)
+_VARIADIC_INDEXES = {
+    "..., 0": True,
+    "..., -1, :": True,
+    "..., None": True,
+    "..., :1, :": True,
+    "None, ...": True,
+    "0, ...": "head",
+    "0": "head",
+    ":, 0": False,
+    "0, ..., 1": "head",
+}
+
+
+def test_an_integer_index_of_variadic_shape_takes_its_dims_place():
+    assert revealed(
+        """
+        from jaxtyping import Int64
+
+        def f(w: Float[Tensor, "m k"], pos: Int64[Tensor, "*b n"], x: Float[Tensor, "*c m k"]):
+            reveal_shape(w[pos])
+            reveal_shape(w[:, pos])
+            reveal_shape(x[..., pos, :])
+        """
+    ) == ["[*b, n, k]", "[m, *b, n]", "[?...]"]  # two variadics: not followed
+
+
+def _index_item(text: str):
+    if text in ("...", "None"):
+        return {"...": Ellipsis, "None": None}[text]
+    if ":" in text:
+        lo, hi = text.split(":")
+        return slice(int(lo) if lo else None, int(hi) if hi else None)
+    return int(text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    head=st.integers(0, 1),
+    batch=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    index=st.sampled_from(sorted(_VARIADIC_INDEXES)),
+)
+def test_indexing_around_a_variadic_matches_torch(head, batch, index):
+    """A tensor annotated with a variadic part (`*b`) indexed where the index leaves
+    that part whole: the static shape is torch's with *b spelled out; where the
+    index may reach into it, the shape is unknown, never a wrong one."""
+    spec = " ".join([*["a"] * head, "*b", "n", "d"])
+    got = revealed(
+        f"""
+        def f(x: Float[Tensor, "{spec}"]):
+            reveal_shape(x[{index}])
+        """
+    )
+    key = tuple(_index_item(part.strip()) for part in index.split(","))
+    expected = list(torch.zeros(*([2] * head + batch + [4, 5]))[key].shape)
+    leaves_whole = _VARIADIC_INDEXES[index]
+    if leaves_whole == "head":
+        leaves_whole = bool(head)
+    assert (got == ["[?...]"]) == (not leaves_whole), (index, head, got)
+    if not leaves_whole:
+        return
+    (shape,) = got
+    names = {"a": 2, "n": 4, "d": 5}
+    dims = shape.strip("[]").split(", ") if shape != "[]" else []
+    spelled: list[int] = []
+    for d in dims:
+        if d == "*b":
+            spelled.extend(batch)
+        else:
+            spelled.append(names[d] if d in names else int(d))
+    assert spelled == expected, (index, shape)
+
+
 # ---------------------------------------------------------------------- lists built in a loop
 
 

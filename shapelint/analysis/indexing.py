@@ -1,7 +1,8 @@
 """Indexing a tensor: `x[:, -1]`, `x[..., None]`, `x[:, :n]`, `x[1:]`, `w[pos]`.
 
 Basic indexing: an int drops a dimension, a slice keeps it (its length where
-the bounds say it), None adds one, `...` spans the rest. One tensor index
+the bounds say it), None adds one, `...` spans the rest, a variadic part of
+unknown rank (`*batch`, jaxtyping's `...`) included when nothing else indexes it. One tensor index
 (advanced indexing): an integer tensor puts its own shape in place of the
 dimension it indexes, a boolean mask of rank k replaces k dimensions with one
 of unknown length; of an index whose dtype is unknown, only a rank-1 one is
@@ -25,7 +26,7 @@ _INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
 def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     """t[sl], where idx is sl's value (a slice's is a SliceV of its bounds)."""
     unknown = TensorV(None, t.dtype)
-    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+    if t.shape is None:
         return unknown
     elems = _elements(sl, idx)
     values = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
@@ -33,6 +34,8 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
         return unknown
     used = [_consumes(e, v) for e, v in zip(elems, values)]
     if any(u is None for u in used):
+        return unknown
+    if not _spares_variadic(t.shape, elems, used):  # type: ignore[arg-type]
         return unknown
     advanced = sum(isinstance(e, ast.List) or isinstance(v, TensorV) for e, v in zip(elems, values))
     if advanced > 1 or (advanced and any(isinstance(v, IntV) for v in values)):
@@ -61,7 +64,24 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             out.append(Expr.const(len(e.elts)))
         pos += used[i]  # type: ignore[operator]
     out.extend(dims[pos:])
+    if sum(isinstance(d, Var) for d in out) > 1:
+        return unknown  # an index tensor's variadic beside the tensor's own
     return TensorV(tuple(out), t.dtype)
+
+
+def _spares_variadic(shape: tuple, elems: list[ast.expr], used: list[int]) -> bool:
+    """Whether the index leaves a variadic part of the shape (`...` of unknown rank)
+    whole: what it uses up lies before it, or after it past an Ellipsis
+    (`x[..., 0]` of [*b, n, d] is [*b, n])."""
+    at = [i for i, d in enumerate(shape) if isinstance(d, Var)]
+    if not at:
+        return True
+    if len(at) > 1:
+        return False
+    ell = next((i for i, e in enumerate(elems) if _is_const(e, Ellipsis)), None)
+    before = sum(used[: len(used) if ell is None else ell])
+    after = 0 if ell is None else sum(used[ell + 1 :])
+    return before <= at[0] and after <= len(shape) - 1 - at[0]
 
 
 def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
@@ -106,10 +126,14 @@ def _consumes(e: ast.expr, v: Value) -> int | None:
     if isinstance(e, ast.List) and isinstance(v, TupleV):
         # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.
         return 1 if all(isinstance(i, IntV) for i in v.items) else None
-    if isinstance(v, TensorV) and v.rank is not None:
+    if isinstance(v, TensorV) and v.shape is not None:
+        if v.dtype in _INT_DTYPES:
+            return 1  # whatever its rank: its shape takes the indexed dim's place
+        if v.rank is None:
+            return None
         if v.dtype == "bool":
             return v.rank
-        if v.dtype in _INT_DTYPES or (v.dtype is None and v.rank == 1):
+        if v.dtype is None and v.rank == 1:
             return 1
     return None  # a list, a tensor of unknown rank or dtype...
 
