@@ -25,6 +25,7 @@ from shapelint.analysis import (
     scalars,
     sequences,
     unify,
+    unnamed,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
@@ -111,6 +112,13 @@ class FunctionSummary:
     # Parameters whose shape was learnt from their uses, not declared: a caller
     # binds its sizes to them but is not told it broke an annotation.
     inferred: frozenset[str] = frozenset()
+    # The names its figures and its result use (analysis/unnamed.own_names): a
+    # call must bind each, or they are sizes the caller does not know.
+    names: frozenset[str] = frozenset()
+    # Names its figures use that none of its inputs carries (a pattern axis of an
+    # operand the analysis lost, a callee's name): the calls needing them are
+    # left out of its total, which is then a lower bound (analysis/unnamed.py).
+    foreign: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -423,6 +431,7 @@ class ModuleAnalyzer:
             returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
+        result = returns if ret_ann is None or _has_anonymous_var(ret_ann) else ret_ann
         return FunctionSummary(
             name=fd.qualname,
             line=fd.node.lineno,
@@ -437,7 +446,28 @@ class ModuleAnalyzer:
             defaults={**self._constructor_defaults(fd), **frame.defaults},
             unknown=_unknown_calls(frame.records.values()),
             inferred=frozenset(frame.learnt_params),
+            names=unnamed.own_names(result, flops, other, byts),
+            foreign=self._foreign_names(fd, params, frame.defaults, flops, other, byts),
         )
+
+    def _foreign_names(self, fd: FuncDef, params, defaults, *figures) -> frozenset[str]:
+        """The names in figures that are not fd's inputs: its parameters' sizes
+        (declared or learnt), its annotations, its constructor's parameters."""
+        names = unnamed.own_names(None, *figures)
+        if not names:
+            return names
+        names = names.difference(defaults, unnamed.value_names(TupleV(tuple(v for _, v in params))))
+        if names:
+            a = fd.node.args
+            sig = [p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+            for node in (*sig, fd.node.returns):
+                t = self.annotations.tensor(node) if node is not None else None
+                names = names.difference(unnamed.value_names(t))
+        init = modules.find_method(self, fd.cls, "__init__") if names and fd.cls else None
+        if init is not None:
+            a = init.node.args
+            names = names.difference(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        return names
 
     def _constructor_defaults(self, fd: FuncDef) -> dict[str, int]:
         """A method's formula is in its class's constructor parameters: their
@@ -1126,6 +1156,8 @@ class ModuleAnalyzer:
             return base.attrs.get(node.attr, UNKNOWN)
         if isinstance(base, ObjectV):
             return base.attr(node.attr)
+        if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
+            return _pair_field(base, node.attr)
         if isinstance(base, TensorV):
             if node.attr == "shape":
                 return _shape_tuple(base)
@@ -1507,6 +1539,14 @@ class ModuleAnalyzer:
         if not summ.complete:
             cost.complete = False
             cost.notes.append(f"{fd.qualname}() has calls of unknown cost")
+        unbound = summ.names.difference(binding)
+        if unbound and recv is not None:
+            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
+        if unbound:
+            value = unnamed.forget(value, unbound)
+            cost = unnamed.unbound_cost(
+                cost, unbound, f"{fd.qualname}() needs {{names}}, which this call does not bind"
+            )
         self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
         return value
 
@@ -1832,6 +1872,17 @@ def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
         return shape
     i = shape.index(f"*{name}")
     return shape[:i] + dims + shape[i + 1 :]
+
+
+_PAIR_FIELDS = {"values": 0, "indices": 1}
+
+
+def _pair_field(t: TupleV, attr: str) -> Value:
+    """`.values` / `.indices` of what max/min/sort/topk with a dim return: torch's
+    named (values, indices) pair, which the stub rules build as a tuple."""
+    if len(t.items) == 2 and isinstance(t.items[1], TensorV) and t.items[1].dtype == "int64":
+        return t.items[_PAIR_FIELDS[attr]]
+    return UNKNOWN
 
 
 def _is_self_attribute(node: ast.expr) -> bool:
