@@ -374,3 +374,69 @@ def test_values_of_a_max_keep_the_shape():
     )
     shapes = [d.message.split("revealed shape: ")[1] for d in res.diagnostics if d.code == "SHP390"]
     assert shapes == ["[b, n, 1]", "[b, d] int64", "[b, n, d]", "[b, n, 2]"], shapes
+
+
+# -- einsums under an ellipsis no code names ------------------------------------------------
+
+_SUPERSCRIPTS = str.maketrans({"·": "*", "²": "**2", "³": "**3", "?": "E"})
+
+
+def _note_formula(call: dict) -> str:
+    note = next(n for n in call["notes"] if n.startswith("a dimension no code names: "))
+    return note.split(": ", 1)[1].translate(_SUPERSCRIPTS)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.integers(1, 3), min_size=0, max_size=2),
+    st.lists(st.booleans(), min_size=2, max_size=2),
+    st.fixed_dictionaries({a: st.integers(1, 3) for a in "ikl"}),
+    st.integers(2, 3),
+)
+def test_an_ellipsis_of_unknown_rank_keeps_the_pattern_formula(batch, ones, sizes, k):
+    """Operands whose '...' are two different variadics (`*p`, `*q`) broadcast
+    together: the figure is unknown, and the note's formula, with `?` the
+    product of the broadcast dims, is what torch counts (a contracted size of 1
+    aside: torch then multiplies elementwise)."""
+    src = (
+        HEADER + 'def f(x: Float[Tensor, "*p i k"], y: Float[Tensor, "*q k l"]):\n'
+        '    return torch.einsum("...ik,...kl->...il", x, y)\n'
+    )
+    call = next(c for c in analyze(src).calls if c["op"] == "torch.einsum")
+    assert call["flops"] is None and not call["complete"], call
+    # One side may drop or shrink to 1 some batch dims: they still broadcast.
+    p = batch
+    q = [1 if one else d for d, one in zip(batch, ones)][len(batch) // 2 :]
+    x = torch.randn(*p, sizes["i"], k)
+    y = torch.randn(*q, k, sizes["l"])
+    measured = _measure(_load(src).f, x, y)
+    e = 1
+    for d in torch.broadcast_shapes(tuple(p), tuple(q)):
+        e *= d
+    assert evaluate(_note_formula(call), {**sizes, "k": k, "E": e}) == measured, (call, p, q)
+
+
+def test_a_dim_of_unknown_size_under_the_ellipsis_keeps_the_pattern_formula():
+    src = (
+        HEADER + 'def g(x: Float[Tensor, "b i d"], m):\n'
+        "    z = x[m]\n"
+        '    return torch.einsum("...id,...jd->...ij", z, z)\n'
+    )
+    call = next(c for c in analyze(src).calls if c["op"] == "torch.einsum")
+    assert call["flops"] is None, call
+    # Three rows pass the mask: z is [3, 3, 2], its '...' one dim of 3.
+    x, m = torch.randn(4, 3, 2), torch.tensor([True, False, True, True])
+    at = {"E": 3, "i": 3, "j": 3, "d": 2}
+    assert evaluate(_note_formula(call), at) == _measure(_load(src).g, x, m), call
+
+
+def test_a_loop_of_unknown_count_says_what_one_run_costs():
+    src = (
+        HEADER + 'def f(x: Float[Tensor, "b n d"], w: Float[Tensor, "d d"], xs):\n'
+        "    for _ in xs:\n"
+        '        x = einsum(x, w, "b n d, d e -> b n e")\n'
+        "    return x\n"
+    )
+    call = next(c for c in analyze(src).calls if c["op"] == "einops.einsum")
+    assert call["flops"] is None and not call["complete"]
+    assert any(n.endswith(", 2·b·d²·n FLOPs each") for n in call["notes"]), call["notes"]
