@@ -374,7 +374,8 @@ class ModuleAnalyzer:
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
                         # Rebuilt in the scope: an assert after the division still counts.
-                        cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
+                        attrs = modules.settled(cd, rec.attrs)
+                        cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
             finally:
                 self._quiet = quiet
         return cd.self_attrs
@@ -412,8 +413,10 @@ class ModuleAnalyzer:
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]
+        # What uses teach about a parameter (in a branch too: its sizes are then
+        # still the parameter's) is in param_values; the first pass hoists it.
+        frame.param_values = {p: v for p, v in params if unify.is_open(v)}
         if not learnt:
-            frame.param_values = {p: v for p, v in params if unify.is_open(v)}
             frame.hoists = True
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = SelfRecorder(fd.cls.key)
@@ -447,7 +450,9 @@ class ModuleAnalyzer:
             unknown=_unknown_calls(frame.records.values()),
             inferred=frozenset(frame.learnt_params),
             names=unnamed.own_names(result, flops, other, byts),
-            foreign=self._foreign_names(fd, params, frame.defaults, flops, other, byts),
+            foreign=self._foreign_names(
+                fd, [*params, *frame.param_values.items()], frame.defaults, flops, other, byts
+            ),
         )
 
     def _foreign_names(self, fd: FuncDef, params, defaults, *figures) -> frozenset[str]:
@@ -521,9 +526,15 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
-        for stmt in body:
+        for i, stmt in enumerate(body):
             if frame.done:
                 break  # after a return: the rest of the block does not run
+            if type(stmt) is ast.If and not module_level:
+                merged = branches.with_rest(stmt, body, i)
+                if merged is not stmt:
+                    # One branch returns: the rest of the block is the other's.
+                    self._exec(merged, frame, module_level)
+                    break
             try:
                 self._exec(stmt, frame, module_level)
             except RecursionError:
@@ -1101,10 +1112,15 @@ class ModuleAnalyzer:
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         frame.conditional += 1  # what a branch's use says holds in that branch only
+        n_records = len(frame.records)
         try:
-            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+            body = self.eval(node.body, frame, d)
+            n_body = len(frame.records)
+            value = _join(body, self.eval(node.orelse, frame, d))
         finally:
             frame.conditional -= 1
+        branches.undecided(node, frame, n_records, n_body)
+        return value
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
         parts = [

@@ -1053,10 +1053,62 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     init = find_method(an, cd, "__init__")
     if init is not None:
         run_init(an, init, recorder, args, kwargs)
-    value = ObjectV(f"<class>{cd.key}", tuple(recorder.attrs.items()))
+    value = ObjectV(f"<class>{cd.key}", tuple(settled(cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
     return value
+
+
+def settled(cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
+    """attrs without the flags another method sets: after `self.swapped = True` in
+    a method __init__ does not call, `if self.swapped:` is not decided by the
+    False that __init__ gave it (a branch taken for a constant that is not one)."""
+    changed = set_elsewhere(cd)
+    if not changed.intersection(attrs):
+        return attrs
+    return {k: UNKNOWN if k in changed and _flag(v) else v for k, v in attrs.items()}
+
+
+def _flag(v: Value) -> bool:
+    return isinstance(v, (BoolV, NoneV, StrV, FloatV)) or (
+        isinstance(v, IntV) and v.value is not None and v.value.is_constant()
+    )
+
+
+def set_elsewhere(cd: ClassDef) -> frozenset[str]:
+    """The attributes of self that a method of cd's own other than __init__ (and
+    the methods __init__ calls) assigns. Read once per class."""
+    found = getattr(cd, "_set_elsewhere", None)
+    if found is not None:
+        return found
+    init = cd.methods.get("__init__")
+    called = set()
+    if init is not None:
+        for node in ast.walk(init.node):
+            f = node.func if isinstance(node, ast.Call) else None
+            if isinstance(f, ast.Attribute) and _is_self(f.value):
+                called.add(f.attr)
+    out: set[str] = set()
+    for name, fd in cd.methods.items():
+        if name == "__init__" or name in called:
+            continue
+        for node in ast.walk(fd.node):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            else:
+                continue
+            for t in targets:
+                for el in t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]:
+                    if isinstance(el, ast.Attribute) and _is_self(el.value):
+                        out.add(el.attr)
+    cd._set_elsewhere = frozenset(out)  # type: ignore[attr-defined]
+    return cd._set_elsewhere  # type: ignore[attr-defined]
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
