@@ -374,7 +374,7 @@ class ModuleAnalyzer:
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
                         # Rebuilt in the scope: an assert after the division still counts.
-                        attrs = modules.settled(cd, rec.attrs)
+                        attrs = modules.settled(self, cd, rec.attrs)
                         cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
             finally:
                 self._quiet = quiet

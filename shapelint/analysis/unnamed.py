@@ -109,9 +109,10 @@ def honest_functions(records, functions) -> tuple[list, list]:
     call keeps its formula in its own axes, the total cannot use it)."""
     out_records = []
     changed: dict[str, list] = {}
+    names = {f.name: f.foreign for f in functions if f.foreign}
     for r in records:
         h = honest_record(r)
-        foreign = _foreign(h, functions)
+        foreign = names.get(r.function)
         if foreign and _mentions(h.cost.bytes, foreign):
             h = dataclasses.replace(h, cost=dataclasses.replace(h.cost, bytes=None))
         out_records.append(h)
@@ -119,7 +120,6 @@ def honest_functions(records, functions) -> tuple[list, list]:
             changed.setdefault(r.function, []).append(h)
     foreign_calls: dict[str, list] = {}
     by_function: dict[str, list] = {}
-    names = {f.name: f.foreign for f in functions if f.foreign}
     if changed or names or any(unnamed(f.flops, f.other_flops, f.bytes) for f in functions):
         for r in out_records:
             c = r.cost
@@ -153,12 +153,6 @@ def honest_functions(records, functions) -> tuple[list, list]:
             )
         out.append(f)
     return out_records, out
-
-
-def _foreign(r, functions) -> frozenset[str]:
-    if not any(f.foreign for f in functions):
-        return frozenset()
-    return next((f.foreign for f in functions if f.name == r.function), frozenset())
 
 
 def _foreign_why(flops: Expr, f) -> str:
