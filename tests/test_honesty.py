@@ -351,6 +351,8 @@ def test_a_callee_name_never_reaches_a_complete_figure(tmp_path_factory, program
     fns = {f["name"]: f for f in analyze(src).functions}
     for name, meas in measured.items():
         fig = fns[name]
+        for key in ("flops", "other_flops", "bytes"):  # every figure in f's own inputs
+            assert fig[key] is None or parse_expr(fig[key]).names() <= set(SIZES), (src, fig)
         if fig["complete"]:
             assert evaluate(fig["flops"], SIZES) == meas, (src, name, fig)
         elif fig["flops"] is not None:

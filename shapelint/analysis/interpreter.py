@@ -529,16 +529,13 @@ class ModuleAnalyzer:
         for i, stmt in enumerate(body):
             if frame.done:
                 break  # after a return: the rest of the block does not run
-            if type(stmt) is ast.If and not module_level:
-                merged = branches.with_rest(stmt, body, i)
-                if merged is not stmt:
-                    # One branch returns: the rest of the block is the other's.
-                    self._exec(merged, frame, module_level)
-                    break
+            merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
             try:
-                self._exec(stmt, frame, module_level)
+                self._exec(merged, frame, module_level)
             except RecursionError:
-                continue  # pathological nesting: skip this statement, keep the rest
+                pass  # pathological nesting: skip this statement, keep the rest
+            if merged is not stmt:
+                break  # one branch returns: the rest of the block was the other's
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = _STMT_HANDLERS.get(type(stmt))

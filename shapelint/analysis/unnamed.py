@@ -146,7 +146,7 @@ def honest_functions(records, functions) -> tuple[list, list]:
             f = dataclasses.replace(
                 f,
                 flops=None if _unnamed(flops) else flops,
-                other_flops=None if _unnamed(other) else other,
+                other_flops=None if _unnamed(other) or _mentions(other, f.foreign) else other,
                 bytes=None if _unnamed(byts) or _mentions(byts, f.foreign) else byts,
                 complete=complete and f.complete and not _unnamed(flops),
                 unknown=sorted([*f.unknown, *new], key=lambda u: u["line"]),
