@@ -11,7 +11,8 @@ found with ast), so a call the analysis never records counts as missed:
            (`formula`): a figure, or an unknown one whose note gives the
            pattern's formula, with `?` for the product of dims no code names
            (`2·?·d·n` under an ellipsis of unknown rank), per run of a loop of
-           unknown count, or if an undecided branch runs;
+           unknown count, if an undecided branch runs, or in one contraction
+           order (three or more operands over symbolic sizes);
   einops   einops function calls with a literal pattern whose output shape is
            inferred: rank known (`rank`) and every dim named (`named`);
   complete functions whose FLOPs are complete, of those with any record.
@@ -79,7 +80,12 @@ def source_calls(root: Path) -> dict[str, list[tuple[str, int, int, str]]]:
 
 # How an unknown figure's notes give the formula (analysis/unnamed.py,
 # branches.py, repetition.py).
-_FORMULA_NOTES = ("a dimension no code names: ", " FLOPs if it runs", " FLOPs each")
+_FORMULA_NOTES = (
+    "a dimension no code names: ",
+    " FLOPs if it runs",
+    " FLOPs each",
+    " FLOPs left to right",
+)
 
 
 def _formula_note(rec: dict) -> bool:

@@ -494,3 +494,36 @@ def test_a_flag_another_method_sets_decides_no_branch():
     assert plain != swapped
     static = evaluate(fn["flops"], {"b": b, "d": d}) if fn["flops"] is not None else 0
     assert static <= min(plain, swapped), fn
+
+
+# -- three operands: torch picks the order -------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.fixed_dictionaries({a: st.integers(1, 12) for a in "ijklpr"}))
+def test_three_operands_have_a_figure_only_at_known_sizes(sizes):
+    """torch (opt_einsum) contracts in the order that costs least at the sizes it
+    runs at: at literal sizes shapelint finds that order and torch's count; over
+    names the count depends on the sizes, so the figure is unknown (the left to
+    right count in its note is what torch runs without opt_einsum)."""
+    code = 'torch.einsum("ijkl,ip,jr->prkl", a, b, c)'
+
+    def src(ann):
+        return (
+            HEADER + f'def f(a: Float[Tensor, "{ann("ijkl")}"], b: Float[Tensor, "{ann("ip")}"], '
+            f'c: Float[Tensor, "{ann("jr")}"]):\n    return {code}\n'
+        )
+
+    symbolic = src(lambda ax: " ".join(ax))
+    literal = src(lambda ax: " ".join(str(sizes[x]) for x in ax))
+    measured = _measure(
+        _load(symbolic).f,
+        torch.randn(*(sizes[x] for x in "ijkl")),
+        torch.randn(sizes["i"], sizes["p"]),
+        torch.randn(sizes["j"], sizes["r"]),
+    )
+    call = next(c for c in analyze(symbolic).calls if c["op"] == "torch.einsum")
+    assert call["flops"] is None and not call["complete"], call
+    assert any(n.endswith("FLOPs left to right") for n in call["notes"]), call["notes"]
+    call = next(c for c in analyze(literal).calls if c["op"] == "torch.einsum")
+    assert call["complete"] and evaluate(call["flops"], {}) == measured, (sizes, call)

@@ -371,6 +371,11 @@ def _cost(
             d = Expr.name(fresh_var().name)
         all_sizes[ell_names[j]] = d if isinstance(d, Expr) else None
     flops, counted = cost_mod.einsum_flops(inputs, output, all_sizes)
+    if flops is not None and any(cost_mod.ASSUMED_ORDER in n for n in counted):
+        # torch (with opt_einsum) picks the order that costs least at the sizes it
+        # runs at: a count in one order is no figure, not even a lower bound.
+        why = f"the order of the contractions depends on the sizes: {flops.to_human()} FLOPs"
+        return Cost(None, Expr.const(0), nbytes, [f"{why} left to right", *notes, *counted])
     return Cost(flops, Expr.const(0), nbytes, [*notes, *counted])
 
 
