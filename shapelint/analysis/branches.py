@@ -1,5 +1,5 @@
-"""An if/else whose test the analysis cannot decide ran both branches: what
-they recorded are alternatives, not a sum.
+"""An if/else (or `a if c else b`) whose test the analysis cannot decide ran
+both branches: what they recorded are alternatives, not a sum.
 
 When both branches cost the same FLOPs the cost is known and counted once (on
 the `if` branch). Otherwise each call of either branch that costs FLOPs is on
@@ -32,7 +32,7 @@ def _free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
 
-def undecided(stmt: ast.If, frame, n_before: int, n_mid: int) -> None:
+def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> None:
     """The records made since n_before: the `if` branch's up to n_mid, then the
     `else` branch's."""
     records = frame.records
@@ -53,15 +53,45 @@ def undecided(stmt: ast.If, frame, n_before: int, n_mid: int) -> None:
             c = rec.cost
             rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
         return
-    why = f"runs only if `{_test(stmt)}` (line {stmt.lineno}), which is not known here"
-    for rec in body + orelse:
-        c = rec.cost
-        if _free(rec) or c.flops is None:
-            continue  # free either way, or already unknown for its own reason
-        rec.cost = Cost(None, None, None, [why, f"{c.flops.to_human()} FLOPs if it runs"], False)
+    test = _test(stmt)
+    negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"
+    for recs, when in ((body, f"`{test}`"), (orelse, negated)):
+        why = f"runs only if {when} (line {stmt.lineno}), which is not known here"
+        for rec in recs:
+            c = rec.cost
+            if _free(rec) or c.flops is None:
+                continue  # free either way, or already unknown for its own reason
+            notes = [why, f"{c.flops.to_human()} FLOPs if it runs"]
+            rec.cost = Cost(None, None, None, notes, False)
 
 
-def _test(stmt: ast.If) -> str:
+def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:
+    """`if c: ...; return` followed by more statements is `if c: ... else: <the
+    rest>` (and the mirror image): the calls after an early return are one of
+    the alternatives, not calls that run either way. stmt itself when neither
+    branch ends in a return, or nothing follows it. (A branch that raises is no
+    alternative: the calls after it run whenever the function returns.)"""
+    if i + 1 == len(block):
+        return stmt
+    merged = getattr(stmt, "_with_rest", None)
+    if merged is None:
+        rest = block[i + 1 :]
+        merged = stmt
+        if _returns(stmt.body) and not _returns(stmt.orelse):
+            merged = ast.If(test=stmt.test, body=stmt.body, orelse=[*stmt.orelse, *rest])
+        elif _returns(stmt.orelse) and not _returns(stmt.body):
+            merged = ast.If(test=stmt.test, body=[*stmt.body, *rest], orelse=stmt.orelse)
+        if merged is not stmt:
+            ast.copy_location(merged, stmt)
+        stmt._with_rest = merged  # type: ignore[attr-defined]
+    return merged
+
+
+def _returns(block: list[ast.stmt]) -> bool:
+    return bool(block) and isinstance(block[-1], ast.Return)
+
+
+def _test(stmt: ast.If | ast.IfExp) -> str:
     try:
         text = ast.unparse(stmt.test)
     except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree

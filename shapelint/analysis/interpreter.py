@@ -25,6 +25,7 @@ from shapelint.analysis import (
     scalars,
     sequences,
     unify,
+    unnamed,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
@@ -111,6 +112,13 @@ class FunctionSummary:
     # Parameters whose shape was learnt from their uses, not declared: a caller
     # binds its sizes to them but is not told it broke an annotation.
     inferred: frozenset[str] = frozenset()
+    # The names its figures and its result use (analysis/unnamed.own_names): a
+    # call must bind each, or they are sizes the caller does not know.
+    names: frozenset[str] = frozenset()
+    # Names its figures use that none of its inputs carries (a pattern axis of an
+    # operand the analysis lost, a callee's name): the calls needing them are
+    # left out of its total, which is then a lower bound (analysis/unnamed.py).
+    foreign: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -384,7 +392,8 @@ class ModuleAnalyzer:
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
                         # Rebuilt in the scope: an assert after the division still counts.
-                        cd.self_attrs = {k: _rebuilt(v) for k, v in rec.attrs.items()}
+                        attrs = modules.settled(self, cd, rec.attrs)
+                        cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
             finally:
                 self._quiet = quiet
         return cd.self_attrs
@@ -422,8 +431,10 @@ class ModuleAnalyzer:
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]
+        # What uses teach about a parameter (in a branch too: its sizes are then
+        # still the parameter's) is in param_values; the first pass hoists it.
+        frame.param_values = {p: v for p, v in params if unify.is_open(v)}
         if not learnt:
-            frame.param_values = {p: v for p, v in params if unify.is_open(v)}
             frame.hoists = True
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = SelfRecorder(fd.cls.key)
@@ -441,6 +452,7 @@ class ModuleAnalyzer:
             returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
         flops, other, byts, complete = _sum_costs(frame.records.values())
+        result = returns if ret_ann is None or _has_anonymous_var(ret_ann) else ret_ann
         return FunctionSummary(
             name=fd.qualname,
             line=fd.node.lineno,
@@ -455,7 +467,30 @@ class ModuleAnalyzer:
             defaults={**self._constructor_defaults(fd), **frame.defaults},
             unknown=_unknown_calls(frame.records.values()),
             inferred=frozenset(frame.learnt_params),
+            names=unnamed.own_names(result, flops, other, byts),
+            foreign=self._foreign_names(
+                fd, [*params, *frame.param_values.items()], frame.defaults, flops, other, byts
+            ),
         )
+
+    def _foreign_names(self, fd: FuncDef, params, defaults, *figures) -> frozenset[str]:
+        """The names in figures that are not fd's inputs: its parameters' sizes
+        (declared or learnt), its annotations, its constructor's parameters."""
+        names = unnamed.own_names(None, *figures)
+        if not names:
+            return names
+        names = names.difference(defaults, unnamed.value_names(TupleV(tuple(v for _, v in params))))
+        if names:
+            a = fd.node.args
+            sig = [p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+            for node in (*sig, fd.node.returns):
+                t = self.annotations.tensor(node) if node is not None else None
+                names = names.difference(unnamed.value_names(t))
+        init = modules.find_method(self, fd.cls, "__init__") if names and fd.cls else None
+        if init is not None:
+            a = init.node.args
+            names = names.difference(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        return names
 
     def _constructor_defaults(self, fd: FuncDef) -> dict[str, int]:
         """A method's formula is in its class's constructor parameters: their
@@ -513,13 +548,16 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
-        for stmt in body:
+        for i, stmt in enumerate(body):
             if frame.done:
                 break  # after a return: the rest of the block does not run
+            merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
             try:
-                self._exec(stmt, frame, module_level)
+                self._exec(merged, frame, module_level)
             except RecursionError:
-                continue  # pathological nesting: skip this statement, keep the rest
+                pass  # pathological nesting: skip this statement, keep the rest
+            if merged is not stmt:
+                break  # one branch returns: the rest of the block was the other's
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = _STMT_HANDLERS.get(type(stmt))
@@ -1094,10 +1132,15 @@ class ModuleAnalyzer:
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         frame.conditional += 1  # what a branch's use says holds in that branch only
+        n_records = len(frame.records)
         try:
-            return _join(self.eval(node.body, frame, d), self.eval(node.orelse, frame, d))
+            body = self.eval(node.body, frame, d)
+            n_body = len(frame.records)
+            value = _join(body, self.eval(node.orelse, frame, d))
         finally:
             frame.conditional -= 1
+        branches.undecided(node, frame, n_records, n_body)
+        return value
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
         parts = [
@@ -1149,6 +1192,8 @@ class ModuleAnalyzer:
             return base.attrs.get(node.attr, UNKNOWN)
         if isinstance(base, ObjectV):
             return base.attr(node.attr)
+        if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
+            return _pair_field(base, node.attr)
         if isinstance(base, TensorV):
             if node.attr == "shape":
                 return _shape_tuple(base)
@@ -1530,6 +1575,14 @@ class ModuleAnalyzer:
         if not summ.complete:
             cost.complete = False
             cost.notes.append(f"{fd.qualname}() has calls of unknown cost")
+        unbound = summ.names.difference(binding)
+        if unbound and recv is not None:
+            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
+        if unbound:
+            value = unnamed.forget(value, unbound)
+            cost = unnamed.unbound_cost(
+                cost, unbound, f"{fd.qualname}() needs {{names}}, which this call does not bind"
+            )
         self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
         return value
 
@@ -1855,6 +1908,17 @@ def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
         return shape
     i = shape.index(f"*{name}")
     return shape[:i] + dims + shape[i + 1 :]
+
+
+_PAIR_FIELDS = {"values": 0, "indices": 1}
+
+
+def _pair_field(t: TupleV, attr: str) -> Value:
+    """`.values` / `.indices` of what max/min/sort/topk with a dim return: torch's
+    named (values, indices) pair, which the stub rules build as a tuple."""
+    if len(t.items) == 2 and isinstance(t.items[1], TensorV) and t.items[1].dtype == "int64":
+        return t.items[_PAIR_FIELDS[attr]]
+    return UNKNOWN
 
 
 def _is_self_attribute(node: ast.expr) -> bool:

@@ -18,6 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -1053,10 +1054,54 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     init = find_method(an, cd, "__init__")
     if init is not None:
         run_init(an, init, recorder, args, kwargs)
-    value = ObjectV(f"<class>{cd.key}", tuple(recorder.attrs.items()))
+    value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
     return value
+
+
+def settled(an: ModuleAnalyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
+    """attrs without the flags another method sets: after `self.swapped = True` in
+    a method __init__ does not call, `if self.swapped:` is not decided by the
+    False that __init__ gave it (a branch taken for a constant that is not one)."""
+    flags = [k for k, v in attrs.items() if _flag(v)]
+    changed = set_elsewhere(an, cd, flags) if flags else ()
+    if not changed:
+        return attrs
+    return {k: UNKNOWN if k in changed else v for k, v in attrs.items()}
+
+
+def _flag(v: Value) -> bool:
+    return isinstance(v, (BoolV, NoneV, StrV, FloatV)) or (
+        isinstance(v, IntV) and v.value is not None and v.value.is_constant()
+    )
+
+
+_ASSIGNED = r"\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+
+
+def set_elsewhere(an: ModuleAnalyzer, cd: ClassDef, names: list[str]) -> set[str]:
+    """Which of names a method of cd's own other than __init__ (and the methods
+    __init__ calls) assigns to self. A search of their text, read once per class:
+    a walk of every method's tree cost more than the rest of a class's analysis."""
+    text = getattr(cd, "_other_methods", None)
+    if text is None:
+        lines = (cd.owner or an).src.lines
+        init = cd.methods.get("__init__")
+        called = set()
+        if init is not None:
+            body = "".join(lines[init.node.lineno - 1 : init.node.end_lineno])
+            called = set(re.findall(r"\bself\.(\w+)\s*\(", body))
+        text = "".join(
+            "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
+            for name, fd in cd.methods.items()
+            if name != "__init__" and name not in called
+        )
+        cd._other_methods = text  # type: ignore[attr-defined]
+    if not text:
+        return set()
+    pattern = r"\bself\.(" + "|".join(map(re.escape, names)) + ")" + _ASSIGNED
+    return {m.group(1) for m in re.finditer(pattern, text)}
 
 
 def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:

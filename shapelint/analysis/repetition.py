@@ -52,7 +52,12 @@ def scaled(cost: Cost, times: Expr | None, why: str) -> Cost:
         return cost
     notes = list(cost.notes)
     if times is None:
-        notes.append(f"runs an unknown number of times ({why})")
+        each = (
+            ""
+            if cost.flops is None or _zero(cost.flops)
+            else f", {cost.flops.to_human()} FLOPs each"
+        )
+        notes.append(f"runs an unknown number of times ({why}){each}")
     else:
         notes.append(f"runs {times.to_human()} times ({why})")
     return Cost(

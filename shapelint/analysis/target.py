@@ -13,6 +13,7 @@ literal arguments, read by the same abstract interpreter.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint.analysis import modules, project, unnamed
@@ -32,6 +33,9 @@ class TargetResult:
     records: list = field(default_factory=list)  # CallRecords, children nested
     returns: Value = UNKNOWN
     defaults: dict[str, object] = field(default_factory=dict)  # constructor defaults applied
+    # The names its figures may use: the inputs' dims, the constructor's and the
+    # target's parameters, its annotations (and, at report time, the bound dims).
+    inputs: frozenset[str] = frozenset()
     # Each --input's dtype: `:int` as given, else what the parameter's jaxtyping
     # annotation admits (Int[...] or Bool[...] takes no float); None: a float.
     input_dtypes: dict[str, str | None] = field(default_factory=dict)
@@ -173,8 +177,25 @@ def evaluate_target(
             shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
     value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
+    names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
+    for f in (fd, modules.find_method(an, cd, "__init__") if cd is not None else None):
+        if f is not None:
+            names |= _signature_names(an, f)
     dtypes = {name: v.dtype for name, v in shapes.items()}
-    return TargetResult(qualname, rec.cost, rec.children, value, defaults, dtypes)
+    return TargetResult(
+        qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes
+    )
+
+
+def _signature_names(an, fd) -> set[str]:
+    """fd's parameters and the dimension names of its annotations."""
+    a = fd.node.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+    names = {p.arg for p in params}
+    for node in (*(p.annotation for p in params), fd.node.returns):
+        if node is not None:
+            names |= unnamed.value_names(an.annotations.tensor(node))
+    return names
 
 
 def annotated_dtype(an, fd, param: str) -> str | None:
@@ -267,6 +288,8 @@ def unknown_calls(records) -> list[dict]:
 def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     c = res.cost
     records = [unnamed.honest_record(r) for r in res.records]
+    inputs = res.inputs.union(dims)
+    records = [_without_foreign(r, inputs) for r in records]
     if any(a is not b for a, b in zip(records, res.records)) or unnamed.unnamed_cost(c):
         # What is known of the other calls is a lower bound.
         flops, other, byts, whole = unnamed.total(r.cost for r in records)
@@ -289,6 +312,26 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "input_dtypes": res.input_dtypes,
         "calls": [record_tree(r, dims) for r in records],
     }
+
+
+def _without_foreign(r, inputs: frozenset[str]):
+    """r, or a copy where a figure needing a name that is none of the target's
+    inputs (a callee's pattern axis on an operand whose shape was lost) is not
+    known: a call's figure is then what its calls are known to cost, a lower
+    bound; another's, unknown, with the name in its note."""
+    children = [_without_foreign(ch, inputs) for ch in r.children]
+    cost = r.cost
+    foreign = {n for e in (cost.flops, cost.bytes) if e is not None for n in e.names()} - inputs
+    if foreign:
+        which = ", ".join(sorted(foreign))
+        if children:
+            flops, other, byts, _ = unnamed.total(ch.cost for ch in children)
+            cost = Cost(flops, other, byts, [f"its calls need {which}", *cost.notes], False)
+        else:
+            cost = unnamed.unbound_cost(cost, foreign, "needs {names}, no input of the target")
+    if cost is r.cost and all(a is b for a, b in zip(children, r.children)):
+        return r
+    return dataclasses.replace(r, cost=cost, children=children)
 
 
 def _all_bytes(records) -> bool:

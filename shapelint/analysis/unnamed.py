@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from shapelint.notation.symbolic import Expr, is_internal
-from shapelint.ops.values import Cost
+from shapelint.ops.values import Cost, IntV, ObjectV, TensorV, TupleV, Value
 
 WHY = "a dimension no code names"
 
@@ -104,21 +104,33 @@ def total(costs) -> tuple[Expr, Expr, Expr, bool]:
 
 def honest_functions(records, functions) -> tuple[list, list]:
     """Honest copies of the records, and of the function summaries: each with a
-    lower bound from its other calls where a call's FLOPs needed a made-up name."""
+    lower bound from its other calls where a call's FLOPs needed a made-up name,
+    or a name none of the function's inputs gives (its `foreign` names: the
+    call keeps its formula in its own axes, the total cannot use it)."""
     out_records = []
     changed: dict[str, list] = {}
+    names = {f.name: f.foreign for f in functions if f.foreign}
     for r in records:
         h = honest_record(r)
+        foreign = names.get(r.function)
+        if foreign and _mentions(h.cost.bytes, foreign):
+            h = dataclasses.replace(h, cost=dataclasses.replace(h.cost, bytes=None))
         out_records.append(h)
         if h.cost is not r.cost:
             changed.setdefault(r.function, []).append(h)
+    foreign_calls: dict[str, list] = {}
     by_function: dict[str, list] = {}
-    if changed or any(unnamed(f.flops, f.other_flops, f.bytes) for f in functions):
+    if changed or names or any(unnamed(f.flops, f.other_flops, f.bytes) for f in functions):
         for r in out_records:
-            by_function.setdefault(r.function, []).append(r.cost)
+            c = r.cost
+            leaked = names.get(r.function)
+            if leaked and _mentions(c.flops, leaked):
+                foreign_calls.setdefault(r.function, []).append(r)
+                c = Cost(None, c.other_flops, c.bytes, c.notes, False)
+            by_function.setdefault(r.function, []).append(c)
     out = []
     for f in functions:
-        if f.name in changed or unnamed(f.flops, f.other_flops, f.bytes):
+        if f.name in changed or f.name in names or unnamed(f.flops, f.other_flops, f.bytes):
             flops, other, byts, complete = total(by_function.get(f.name, []))
             seen = {(u["line"], u["op"]) for u in f.unknown}
             new = [
@@ -126,13 +138,103 @@ def honest_functions(records, functions) -> tuple[list, list]:
                 for r in changed.get(f.name, [])
                 if r.cost.flops is None and (r.line, r.op) not in seen
             ]
+            new += [
+                {"line": r.line, "op": r.op, "why": _foreign_why(r.cost.flops, f)}
+                for r in foreign_calls.get(f.name, [])
+                if (r.line, r.op) not in seen
+            ]
             f = dataclasses.replace(
                 f,
                 flops=None if _unnamed(flops) else flops,
-                other_flops=None if _unnamed(other) else other,
-                bytes=None if _unnamed(byts) else byts,
+                other_flops=None if _unnamed(other) or _mentions(other, f.foreign) else other,
+                bytes=None if _unnamed(byts) or _mentions(byts, f.foreign) else byts,
                 complete=complete and f.complete and not _unnamed(flops),
                 unknown=sorted([*f.unknown, *new], key=lambda u: u["line"]),
             )
         out.append(f)
     return out_records, out
+
+
+def _foreign_why(flops: Expr, f) -> str:
+    which = sorted(n for n in f.foreign if n in flops.names())
+    return (
+        f"{flops.to_human()} needs {', '.join(which)}, which no input of {f.name} gives "
+        "(a size the analysis lost)"
+    )
+
+
+# -- a callee's own names ------------------------------------------------------------------
+#
+# A function's figures may use names only it gives: its pattern axes (`q` in
+# `"... q k, ... k d -> ... q d"` on an operand of unknown shape), its annotations
+# that no parameter carries, its callees' names. A call binds the parameters'
+# names to the caller's sizes; any other name would reach the caller as if it were
+# one of the caller's inputs, a size nobody binds (`1344·q` where every size is
+# known). At the call, each such name is a size not known: the figures that need
+# it are unknown, the dims that hold it `?`.
+
+
+def value_names(v: Value | None) -> set[str]:
+    """The names in a value's sizes, containers and instances included (a
+    ModuleList of layers, a config, a tuple of tensors)."""
+    out: set[str] = set()
+    stack: list = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Expr):
+            out |= x.names()
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, Value) and dataclasses.is_dataclass(x):
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x))
+    return out
+
+
+def own_names(result: Value | None, *exprs: Expr | None) -> frozenset[str]:
+    """Every name a function's summary hands a caller (its figures, its result),
+    made-up ones aside (they are unknown already)."""
+    names = value_names(result)
+    for e in exprs:
+        if e is not None:
+            names |= e.names()
+    return frozenset(n for n in names if not is_internal(n))
+
+
+def _mentions(e: Expr | None, names) -> bool:
+    return e is not None and not names.isdisjoint(e.names())
+
+
+def forget(v: Value, names) -> Value:
+    """v with each size that needs one of names unknown."""
+    if isinstance(v, TensorV) and v.shape is not None:
+        if not any(isinstance(d, Expr) and _mentions(d, names) for d in v.shape):
+            return v
+        dims = tuple(None if isinstance(d, Expr) and _mentions(d, names) else d for d in v.shape)
+        return TensorV(dims, v.dtype)
+    if isinstance(v, IntV) and _mentions(v.value, names):
+        return IntV(None)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(forget(i, names) for i in v.items))
+    if isinstance(v, ObjectV):
+        return ObjectV(v.kind, tuple((k, forget(a, names)) for k, a in v.attrs))
+    return v
+
+
+def unbound_cost(c: Cost, names, why: str) -> Cost:
+    """c with each figure that needs one of names unknown; `why` (with `{names}`
+    for those the FLOPs need) and the formula open its notes."""
+    if not any(_mentions(e, names) for e in (c.flops, c.other_flops, c.bytes)):
+        return c
+    notes = list(c.notes)
+    flops, complete = c.flops, c.complete
+    if _mentions(flops, names):
+        which = ", ".join(sorted(n for n in names if n in flops.names()))  # type: ignore[union-attr]
+        notes.insert(0, f"{why.format(names=which)}: {flops.to_human()}")  # type: ignore[union-attr]
+        flops, complete = None, False
+    return Cost(
+        flops,
+        None if _mentions(c.other_flops, names) else c.other_flops,
+        None if _mentions(c.bytes, names) else c.bytes,
+        notes,
+        complete,
+    )

@@ -39,7 +39,8 @@ from shapelint.ops.values import Dim, ObjectV, TensorV, TupleV, Value, Var
 # branch-and-bound or greedy heuristics, which are delegated to opt_einsum.
 _PURE_OPTIMAL_MAX_OPERANDS = 4
 
-ORDER_NOTE = "contraction order depends on unknown sizes; left to right assumed"
+ASSUMED_ORDER = "left to right assumed"
+ORDER_NOTE = f"contraction order depends on unknown sizes; {ASSUMED_ORDER}"
 
 # A placeholder size stands in for an unknown one; no dimension name starts so.
 _UNKNOWN_PREFIX = "\x00unknown:"

@@ -337,16 +337,16 @@ def _cost(
         nbytes = (sum(numels, Expr.const(0)) + out_n) * dtype_bytes(dtype)  # type: ignore[arg-type]
     # A variadic under '...' (jaxtyping's `*batch` or `...`) counts as one axis whose
     # size is its element count, which is all a FLOP count needs; this holds when
-    # every operand's '...' covers the very same dims.
+    # every operand's '...' covers the very same dims. Otherwise (dims of unknown
+    # number that broadcast together), and for a dim of unknown size under '...',
+    # the product is a size no code names: the formula holds, its figure is unknown.
+    notes: list[str] = []
     if not isinstance(ell_dims, list) or any(
         isinstance(e, list) and any(isinstance(d, Var) for d in e) and e != ell_dims for e in ells
     ):
-        return Cost(
-            None,
-            Expr.const(0),
-            nbytes,
-            ["FLOPs unknown: the ellipsis covers dims of unknown number"],
-        )
+        ell_dims = [Var(fresh_var().name)]
+        ells = [None if e is None else ell_dims for e in ells]
+        notes.append("the dims under '...' are of unknown number: their product is ?")
     width = len(ell_dims)
     ell_names = [f"...{j}" for j in range(width)]
     inputs = []
@@ -367,9 +367,16 @@ def _cost(
     for j, d in enumerate(ell_dims):
         if isinstance(d, Var):
             d = Expr.name(d.name)
+        elif d is None:
+            d = Expr.name(fresh_var().name)
         all_sizes[ell_names[j]] = d if isinstance(d, Expr) else None
-    flops, notes = cost_mod.einsum_flops(inputs, output, all_sizes)
-    return Cost(flops, Expr.const(0), nbytes, list(notes))
+    flops, counted = cost_mod.einsum_flops(inputs, output, all_sizes)
+    if flops is not None and any(cost_mod.ASSUMED_ORDER in n for n in counted):
+        # torch (with opt_einsum) picks the order that costs least at the sizes it
+        # runs at: a count in one order is no figure, not even a lower bound.
+        why = f"the order of the contractions depends on the sizes: {flops.to_human()} FLOPs"
+        return Cost(None, Expr.const(0), nbytes, [f"{why} left to right", *notes, *counted])
+    return Cost(flops, Expr.const(0), nbytes, [*notes, *counted])
 
 
 # -- einops.einsum ---------------------------------------------------------------------------
