@@ -496,6 +496,20 @@ def test_a_flag_another_method_sets_decides_no_branch():
     assert static <= min(plain, swapped), fn
 
 
+def test_a_target_counts_the_module_as_built(tmp_path):
+    """A target is one forward of the module as __init__ left it (no other method
+    ran): swap() does not undecide `self.swapped`, and the figure is the count."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import target_json
+
+    p = tmp_path / "swapped.py"
+    p.write_text(SWAPPED)
+    res = analyze_target(str(p), SWAPPED, "M", {"d": "4"}, {"x": "2,4"})
+    tj = target_json(res, {})
+    assert tj["complete"], tj["unknown"]
+    assert tj["flops_value"] == _measure(_load(SWAPPED).M(4), torch.randn(2, 4))
+
+
 # -- three operands: torch picks the order -------------------------------------------------
 
 

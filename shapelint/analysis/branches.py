@@ -83,8 +83,10 @@ def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:
             merged = ast.If(test=stmt.test, body=[*stmt.body, *rest], orelse=stmt.orelse)
         if merged is not stmt:
             ast.copy_location(merged, stmt)
-        stmt._with_rest = merged  # type: ignore[attr-defined]
-    return merged
+        # False for "itself": a node that held itself would keep its whole subtree
+        # for the garbage collector (reference counting cannot free a cycle).
+        stmt._with_rest = merged if merged is not stmt else False  # type: ignore[attr-defined]
+    return merged or stmt
 
 
 def _returns(block: list[ast.stmt]) -> bool:

@@ -1063,7 +1063,11 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
 def settled(an: ModuleAnalyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
     """attrs without the flags another method sets: after `self.swapped = True` in
     a method __init__ does not call, `if self.swapped:` is not decided by the
-    False that __init__ gave it (a branch taken for a constant that is not one)."""
+    False that __init__ gave it (a branch taken for a constant that is not one).
+    A target is one forward of the module as built: no other method ran before
+    it, so what __init__ gave holds (timm's grad_checkpointing)."""
+    if an.specialize:
+        return attrs
     flags = [k for k, v in attrs.items() if _flag(v)]
     changed = set_elsewhere(an, cd, flags) if flags else ()
     if not changed:
