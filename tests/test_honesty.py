@@ -510,6 +510,26 @@ def test_a_target_counts_the_module_as_built(tmp_path):
     assert tj["flops_value"] == _measure(_load(SWAPPED).M(4), torch.randn(2, 4))
 
 
+def test_a_free_tensor_method_at_unknown_arguments_costs_no_flops(tmp_path):
+    """`x.max(dim=dim)` with dim not known in a target: the method runs no product
+    (its stub says so), 0 FLOPs whatever dim is; its bytes are what is unknown."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import target_json
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b n"], dim: int):
+            m = x.max(dim=dim, keepdim=True).values
+            return torch.exp(x - m)
+        """
+    )
+    p = tmp_path / "free.py"
+    p.write_text(src)
+    tj = target_json(analyze_target(str(p), src, "f", {}, {"x": "2,3"}), {})
+    assert tj["complete"] and tj["flops_value"] == 0 == _measure(_load(src).f, torch.randn(2, 3), 1)
+    assert not tj["bytes_complete"] and tj["bytes_value"] is None
+
+
 # -- three operands: torch picks the order -------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -904,6 +905,18 @@ def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Valu
     if isinstance(value, (IntV, BoolV, FloatV, StrV, NoneV)) and not isinstance(value, TensorV):
         return  # a size, a flag: nothing was computed on a device
     src = ast.unparse(node.func)
+    if (
+        isinstance(node.func, ast.Attribute)
+        and args
+        and isinstance(args[-1], TensorV)  # the receiver
+        and stub_ops.declares_flops(f"torch.Tensor.{node.func.attr}") is False
+    ):
+        # `x.max(dim=d)` where d is not known: a tensor method whose stub runs no
+        # product costs 0 FLOPs whatever the arguments; only its bytes are unknown.
+        why = f"{src}(): no product (0 FLOPs); bytes unknown (a shape or size unknown)"
+        cost = Cost(Expr.const(0), None, None, [why], complete=True)
+        an.record(node, frame, f"call {src}", None, [args[-1]], value, cost)
+        return
     an.record(
         node,
         frame,
