@@ -126,6 +126,38 @@ def test_vit_target_matches_flop_counter():
     assert t["flops_value"] == counted(VIT, build, {"img": torch.randn(2, 3, 32, 32)})
 
 
+VIT_DIR = VIT.parent
+VIT_FAMILY = [
+    (
+        "simple_vit.py",
+        "SimpleViT",
+        dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, mlp_dim=128),
+    ),
+    (
+        "cait.py",
+        "CaiT",
+        dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, cls_depth=1)
+        | dict(heads=4, mlp_dim=128, dim_head=16),
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "cls", "init"), VIT_FAMILY)
+def test_vit_family_targets_match_flop_counter(file, cls, init):
+    """Released, unannotated vit-pytorch models: CaiT's layer-dropout and
+    class-token transformer, SimpleViT's sincos position buffer."""
+    path = VIT_DIR / file
+    if not path.exists():
+        pytest.skip("corpus not fetched")
+    torch = pytest.importorskip("torch")
+    t = static_target(path, cls, {k: str(v) for k, v in init.items()}, {"img": "2,3,32,32"})
+    assert t["complete"], t["unknown"]
+    build = f"{cls}(" + ", ".join(f"{k}={v}" for k, v in init.items()) + ")"
+    # with grad: under no_grad torch's module tracker trips on CaiT's LayerScale
+    img = torch.randn(2, 3, 32, 32)
+    assert t["flops_value"] == counted(path, build, {"img": img}, grad=True)
+
+
 @settings(max_examples=8, deadline=None)
 @given(
     n_layer=st.integers(1, 3),
@@ -604,6 +636,45 @@ def test_perceiver_target_matches_flop_counter(depth, data):
     assert t["flops_value"] == fc.get_total_flops()
 
 
+PERCEIVER_IO = PERCEIVER.parent / "perceiver_io.py"
+PERCEIVER_IO_INIT = dict(depth=2, dim=16, queries_dim=8, logits_dim=5, num_latents=8)
+PERCEIVER_IO_INIT |= dict(latent_dim=16, latent_heads=2, cross_dim_head=8, latent_dim_head=8)
+
+
+@pytest.mark.parametrize(
+    ("extra", "queries"),
+    [
+        ({}, None),
+        ({}, (2, 6, 8)),
+        ({"decoder_ff": True}, (2, 6, 8)),
+        ({"attn_residual": True, "attn_residual_rank": 4}, None),
+        ({"weight_tie_layers": True, "cross_heads": 2}, (2, 6, 8)),
+    ],
+)
+def test_perceiver_io_target_matches_flop_counter(extra, queries):
+    """PerceiverIO: `if self.training and self.seq_dropout_prob > 0.:` is decided
+    by its second operand (the dropout would change the sequence length), the
+    layers come from a cached lambda, and the decoder runs only with queries."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    _perceiver_package()
+    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    try:
+        from perceiver_pytorch.perceiver_io import PerceiverIO
+    finally:
+        sys.path.pop(0)
+    init = {**PERCEIVER_IO_INIT, **extra}
+    inputs = {"data": "2,12,16"} | ({"queries": ",".join(map(str, queries))} if queries else {})
+    t = static_target(PERCEIVER_IO, "PerceiverIO", {k: str(v) for k, v in init.items()}, inputs)
+    assert t["complete"], t["unknown"]
+    model = PerceiverIO(**init).eval()
+    kwargs = {"queries": torch.randn(*queries)} if queries else {}
+    with FlopCounterMode(display=False) as fc:
+        model(torch.randn(2, 12, 16), **kwargs)
+    assert t["flops_value"] == fc.get_total_flops()
+
+
 def test_run_confirms_perceiver():
     pytest.importorskip("torch")
     if not PERCEIVER.exists():
@@ -665,3 +736,64 @@ def test_x_transformers_attention_matches_flop_counter(init, shape):
     with FlopCounterMode(display=False) as fc:
         model(torch.randn(*shape))
     assert t["flops_value"] == fc.get_total_flops()
+
+
+TRAINING_DROPOUT = """
+    import torch
+    from torch import nn
+    from .fallback import _assert, get_act
+
+
+    def drop_tokens(x, p):
+        keep = max(1, int(x.shape[1] * (1 - p)))
+        return x[:, :keep]
+
+
+    class M(nn.Module):
+        def __init__(self, dim, p=0.0, act=None):
+            super().__init__()
+            self.p = p
+            self.proj = nn.Linear(dim, dim)
+            self.act = get_act(act) or nn.GELU()
+
+        def forward(self, x):
+            _assert(x.shape[-1] == self.proj.in_features, "width")
+            if self.training and self.p > 0.0:
+                x = drop_tokens(x, self.p)
+            return self.proj(self.act(x))
+"""
+
+FALLBACK = """
+    try:
+        from torch import _assert
+    except ImportError:
+        def _assert(condition, message):
+            assert condition, message
+
+
+    def get_act(name):
+        if name is None:
+            return None
+        return name
+"""
+
+
+def test_and_decided_by_a_later_operand_or_by_its_last_and_a_guarded_library_reexport(
+    tmp_path,
+):
+    """`self.training and self.p > 0.` is false when p is 0 whatever training is;
+    `get_act(None) or nn.GELU()` is the GELU; `_assert`, imported from torch in a
+    `try` whose `except ImportError` defines a fallback, is torch's, re-exported
+    through another file of the package."""
+    write(tmp_path, "pkg/__init__.py", "from .m import M\n")
+    write(tmp_path, "pkg/fallback.py", FALLBACK)
+    p = write(tmp_path, "pkg/m.py", TRAINING_DROPOUT)
+    t = static_target(p, "M", {"dim": "8"}, {"x": "2,5,8"})
+    assert t["complete"], t["unknown"]
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2, 5, 8)
+    assert t["flops_value"] == _count_package(tmp_path, "pkg.M(8).eval()", {"x": x})
+    assert t["flops_value"] == 2 * 10 * 8 * 8
+    # with p > 0 the dropout branch runs in training only: not known here
+    t = static_target(p, "M", {"dim": "8", "p": "0.5"}, {"x": "2,5,8"})
+    assert not t["complete"] and t["flops_value"] is None

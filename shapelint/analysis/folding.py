@@ -78,6 +78,27 @@ def truth(v: Value) -> bool | None:
     return None
 
 
+def test_truth(an: ModuleAnalyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
+    """The truth of an `if` test. Like truth(eval(node)), but an operand that decides
+    an `and`/`or` decides it even after one of unknown truth: `self.training and
+    p > 0.` with p = 0 is false whatever `self.training` is. (As a value, the same
+    expression stays unknown: `dim_head or default` is the operand, not its truth.)"""
+    if not isinstance(node, ast.BoolOp):
+        return truth(an.eval(node, frame, depth))
+    decisive = isinstance(node.op, ast.Or)
+    frame.conditional += 1  # `a and f(x)`: what f's use says may not hold
+    try:
+        unknown = False
+        for operand in node.values:
+            t = test_truth(an, operand, frame, depth + 1)
+            if t is decisive:
+                return decisive  # the operands after it never run
+            unknown = unknown or t is None
+        return None if unknown else not decisive
+    finally:
+        frame.conditional -= 1
+
+
 def _constant(v: Value):
     """(True, python value) of a value known exactly, else (False, None)."""
     if isinstance(v, NoneV):
@@ -115,6 +136,8 @@ def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
         result: Value = UNKNOWN
         for i, operand in enumerate(node.values):
             result = an.eval(operand, frame, depth)
+            if i == len(node.values) - 1:
+                return result  # `None or nn.GELU`: the last operand, whatever its truth
             t = truth(result)
             if t is None:
                 for rest in node.values[i + 1 :]:

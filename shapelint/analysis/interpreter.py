@@ -542,7 +542,7 @@ class ModuleAnalyzer:
                 self._check_against_annotation(v, ret_ann, stmt.value, "return value")
 
     def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = folding.truth(self.eval(stmt.test, frame))
+        known = folding.test_truth(self, stmt.test, frame)
         if known is not None:  # a test on known values takes one branch
             self._exec_block(stmt.body if known else stmt.orelse, frame)
             return
@@ -1006,6 +1006,7 @@ class ModuleAnalyzer:
                 return modules.ClassRefV(sym.key)
             if isinstance(sym, Value):
                 return sym
+            q = getattr(sym, "library_qual", q)
         if q is not None:
             value = dispatch.constant(q)
             if value is UNKNOWN and self.specialize:
@@ -1067,7 +1068,7 @@ class ModuleAnalyzer:
         return TupleV(tuple(items))
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = folding.truth(self.eval(node.test, frame, d))
+        known = folding.test_truth(self, node.test, frame, d)
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         frame.conditional += 1  # what a branch's use says holds in that branch only
@@ -1269,7 +1270,10 @@ class ModuleAnalyzer:
             # A plain run follows calls into other files only with a tensor of known
             # shape (a contradiction to find, a cost to bind); a target run always.
             sym = self._project_symbol(func, qual, frame)
-            if sym is not None:
+            library = getattr(sym, "library_qual", None)  # a library name re-exported
+            if library is not None:
+                qual = library
+            elif sym is not None:
                 return self._call_project(sym, node, args, kwargs, frame)
         if qual is not None:
             return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)

@@ -22,6 +22,8 @@ import ast
 import os
 from typing import TYPE_CHECKING
 
+from shapelint.ops.values import UNKNOWN
+
 if TYPE_CHECKING:
     from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
 
@@ -217,6 +219,15 @@ def resolve_attribute(an: ModuleAnalyzer, func) -> object | None:
     return None
 
 
+class LibraryName:
+    """A library name another project file imports and this one imports from it
+    (`from .trace_utils import _assert`, where trace_utils has `from torch import
+    _assert`): the caller treats it as that library name."""
+
+    def __init__(self, qual: str):
+        self.library_qual = qual
+
+
 def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
     if name in target.classes and name not in target.project_links:
         return target.classes[name]
@@ -225,6 +236,10 @@ def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
     if name in target.project_links:
         return resolve(target, name, hops)  # a re-export (`from .vit import ViT`)
     v = target.module_env.get(name)
+    if v is None or v is UNKNOWN:
+        qual = target.imports.resolve(ast.Name(name))
+        if qual is not None:
+            return LibraryName(qual)
     return v
 
 
