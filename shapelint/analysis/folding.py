@@ -23,7 +23,7 @@ from shapelint.ops.values import (
 )
 
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer
 
 
 _ARITH = {
@@ -78,7 +78,7 @@ def truth(v: Value) -> bool | None:
     return None
 
 
-def test_truth(an: ModuleAnalyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
+def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
     """The truth of an `if` test. Like truth(eval(node)), but an operand that decides
     an `and`/`or` decides it even after one of unknown truth: `self.training and
     p > 0.` with p = 0 is false whatever `self.training` is. (As a value, the same
@@ -126,7 +126,7 @@ _COMPARE = {
 }
 
 
-def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
+def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
     """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
     operand `and`/`or` returns). None: not a node this folds."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

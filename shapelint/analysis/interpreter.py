@@ -28,6 +28,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
@@ -118,26 +119,6 @@ class ModuleResult:
     diagnostics: list[RawDiagnostic] = field(default_factory=list)
     records: list[CallRecord] = field(default_factory=list)
     functions: list[FunctionSummary] = field(default_factory=list)
-
-
-@dataclass
-class FuncDef:
-    node: ast.FunctionDef | ast.AsyncFunctionDef
-    qualname: str
-    cls: ClassDef | None = None
-    # The analyzer of the file that defines it (another file of the project).
-    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass
-class ClassDef:
-    node: ast.ClassDef
-    name: str
-    methods: dict[str, FuncDef] = field(default_factory=dict)
-    self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
-    init_params: list[str] = field(default_factory=list)
-    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
-    key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
 
 
 class _Frame:

@@ -38,7 +38,7 @@ from shapelint.ops.values import (
 )
 
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
 
 # Longest loop (or comprehension) unrolled item by item; a longer one of known
 # count repeats its first item's cost.
@@ -103,7 +103,7 @@ def layer_class(qual: str) -> Value | None:
     return None
 
 
-def torch_base(an: ModuleAnalyzer, cd: ClassDef) -> str | None:
+def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
     when the stubs describe it."""
     owner = cd.owner or an
@@ -152,7 +152,7 @@ def as_items(v: Value) -> tuple[Value, ...] | None:
 # ---------------------------------------------------------------------- construction
 
 
-def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
+def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
     """torch.nn containers, Parameter, SimpleNamespace: values the stubs do not model."""
     if qual in _CONTAINERS:
         return _container(args, sequential=_CONTAINERS[qual])
@@ -192,7 +192,7 @@ def _container(args, sequential: bool) -> Value:
     return ModuleListV(tuple(args), sequential)
 
 
-def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, frame):
+def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
     """Builtins whose results carry modules or configs: dict(), isinstance()."""
     if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
         v = args[0].value
@@ -246,7 +246,7 @@ def _isinstance(v: Value, types: ast.expr) -> Value:
     return BoolV(hit)
 
 
-def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value | None:
+def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
     """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
     through the lambda's body (its calls recorded once per item)."""
     lam = node.args[0]
@@ -272,7 +272,7 @@ _MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
 _MAP_MAX = 16  # items a map over named callables is run for, one by one
 
 
-def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
+def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
     """`map(f, (a, b))` with f a function known by name, not as a value, over a
     sequence known item by item: `f(a), f(b)`, each call run as the code would
     run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
@@ -297,7 +297,7 @@ def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
     return TupleV(tuple(out))
 
 
-def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
+def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
     """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
     is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
     a sequence known item by item: one value per item (each item's calls recorded)."""
@@ -338,7 +338,7 @@ def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, fra
     return ModuleListV((item,), count=count)
 
 
-def range_count(an: ModuleAnalyzer, it: ast.expr, frame) -> Expr | None:
+def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
     """Trip count of `range(n)` / `range(a, b)` when the bounds are known."""
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
@@ -363,7 +363,7 @@ def is_dataclass(cd: ClassDef) -> bool:
     return False
 
 
-def construct_config(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """A dataclass instance: its fields at their defaults, overridden by the call."""
     fields: list[tuple[str, ast.expr | None]] = []
     for stmt in cd.node.body:
@@ -384,7 +384,7 @@ def construct_config(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
 
 
-def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
+def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
     # `field(default=...)`; a default_factory builds something we do not follow.
     if (
         isinstance(node, ast.Call)
@@ -400,7 +400,7 @@ def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
 # ---------------------------------------------------------------------- classes
 
 
-def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
+def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
     """The project classes cd derives from (in its own file or imported)."""
     from shapelint.analysis import project
 
@@ -422,7 +422,7 @@ def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
     return out
 
 
-def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
+def find_method(an: Analyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
     """A method by name along the project bases, depth first (the MRO of simple
     single-inheritance hierarchies, which is what models use)."""
     if name in cd.methods:
@@ -437,7 +437,7 @@ def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> Func
     return None
 
 
-def all_methods(an: ModuleAnalyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
+def all_methods(an: Analyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
     """Own methods over inherited ones, along the project bases."""
     seen = _seen if _seen is not None else set()
     seen.add(cd.key)
@@ -458,7 +458,7 @@ def init_param(fd: FuncDef, name: str) -> Value:
     return UNKNOWN
 
 
-def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
+def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
     """`super().name` in a method of class C: the first base of C that has it."""
     fd = frame.func
     if fd is None or fd.cls is None:
@@ -473,7 +473,7 @@ def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
 # ---------------------------------------------------------------------- calls
 
 
-def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, frame):
+def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame):
     """Calling a container (nn.Sequential chains its items) or a class value."""
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
@@ -497,7 +497,7 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     return None
 
 
-def _call_sequential(an: ModuleAnalyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
+def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
     if len(args) != 1 or kwargs or not seq.known:
         an.record(
             node,
@@ -540,7 +540,7 @@ def _repeat_call(an, item, count: Expr, node, x, frame) -> Value:
     return y
 
 
-def method_call(an: ModuleAnalyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
+def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
     """Module-building methods: list.append on a module list, register_buffer,
     add_module; dict access on dict-like values."""
     attr = func.attr
@@ -601,7 +601,7 @@ def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
     return ModuleListV((), lst.sequential, known=False)
 
 
-def _store(an: ModuleAnalyzer, target: ast.expr, value: Value, frame) -> None:
+def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
         frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -688,7 +688,7 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
 # ---------------------------------------------------------------------- loops
 
 
-def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     """Loops this module models: over a module list (the sum of its layers, or
     count × one layer), and `for _ in range(n)` of known count in __init__ (the
     layers it appends) or in a specialized call (unrolled). False: not one of
@@ -744,7 +744,7 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
     return True
 
 
-def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
+def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
     """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
     list of tuples: known lists pair item by item up to the shortest; lists of
     `n` copies pair their single items, when every list has the same count.
@@ -788,7 +788,7 @@ def _returns_only(body) -> bool:
     return ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
 
 
-def _search_loop(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     """`for arg in args: if exists(arg): return arg` over items known one by one,
     in a specialized run: turn by turn until a turn surely returns. False (all
     undone) where a turn may or may not return: the interpreter runs it as before."""
@@ -816,7 +816,7 @@ def _breaks(body) -> bool:
     return False
 
 
-def _unroll(an: ModuleAnalyzer, stmt: ast.For, items, frame) -> None:
+def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     saved = frame.records
     children: dict = {}
     try:
@@ -860,7 +860,7 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     rec.children = list(children.values())
 
 
-def _symbolic_init_loop(an: ModuleAnalyzer, stmt: ast.For, count: Expr, frame) -> None:
+def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None:
     """`for _ in range(depth): self.layers.append(...)`: depth copies of one layer."""
     recorder = frame.env["self"]
     lists_before = {k: v for k, v in recorder.attrs.items() if isinstance(v, ModuleListV)}
@@ -885,7 +885,7 @@ _WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
 
 
-def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Value) -> None:
+def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> None:
     """A call that took a tensor (or a module) and left no record: its cost is
     unknown, and a target's total says so rather than counting it as 0."""
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
@@ -932,7 +932,7 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind == DICT_KIND
 
 
-def specialized_invoke(an: ModuleAnalyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
+def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
@@ -967,7 +967,7 @@ def _call_key(fd, recv, args, kwargs):
     return key
 
 
-def run_body(an: ModuleAnalyzer, fd: FuncDef, recv, args, kwargs):
+def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     bind_arguments(an, fd, frame, recv, args, kwargs)
@@ -976,7 +976,7 @@ def run_body(an: ModuleAnalyzer, fd: FuncDef, recv, args, kwargs):
     return value, list(frame.records.values())
 
 
-def bind_arguments(an: ModuleAnalyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
+def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
     """Parameters take the call's values; the rest their defaults, evaluated."""
     node = fd.node
     a = node.args
@@ -1023,7 +1023,7 @@ def _any_starred(vals) -> bool:
     return any(isinstance(v, ObjectV) and v.kind == "<starred>" for v in vals)
 
 
-def _annotated(an: ModuleAnalyzer, p: ast.arg, v: Value) -> Value:
+def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
     """An argument of unknown shape takes the parameter's annotation."""
     if p.annotation is not None and (v is UNKNOWN or (isinstance(v, TensorV) and v.shape is None)):
         t = an.annotations.tensor(p.annotation)
@@ -1036,7 +1036,7 @@ def _static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
-def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """An instance built by running __init__ (inherited ones included) with these
     arguments: what it assigns to self, at these values."""
     if is_dataclass(cd):
@@ -1059,14 +1059,14 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     return value
 
 
-def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     bind_arguments(an, init, frame, recorder, args, kwargs)
     an.exec_block(init.node.body, frame)
 
 
-def super_call(an: ModuleAnalyzer, meth: str, node, args, kwargs, frame) -> Value | None:
+def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
     `super().forward(x)` the base's forward on this instance."""
     fd = super_method(an, frame, meth)

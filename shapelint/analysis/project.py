@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
 
 # Parsed project modules kept per process (a pool worker serves many files).
 MAX_MODULES = 512
@@ -96,7 +96,7 @@ def _top_level(tree: ast.Module):
 _PROJECTS: dict[str, Project] = {}
 
 
-def attach(an: ModuleAnalyzer, path: str, options, specialize: bool = False) -> None:
+def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     """Make the file's project imports resolve, when it sits in a package
     (unless options.project is False)."""
     if options.project is False:
@@ -118,13 +118,13 @@ class Project:
 
     def __init__(self, options, analyzer_class, specialize: bool = False):
         self.options = options
-        self.analyzer_class = analyzer_class  # ModuleAnalyzer (which imports this module)
+        self.analyzer_class = analyzer_class  # the interpreter's, which imports this module
         self.specialize = specialize
-        self.analyzers: dict[tuple[str, str], ModuleAnalyzer | None] = {}
+        self.analyzers: dict[tuple[str, str], Analyzer | None] = {}
         self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
         self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
 
-    def analyzer(self, root: str, modname: str) -> ModuleAnalyzer | None:
+    def analyzer(self, root: str, modname: str) -> Analyzer | None:
         key = (root, modname)
         path = _module_file(root, modname)
         stat = _stat(path)
@@ -140,7 +140,7 @@ class Project:
         self.analyzers[key] = an
         return an
 
-    def _load(self, path: str, root: str, modname: str) -> ModuleAnalyzer | None:
+    def _load(self, path: str, root: str, modname: str) -> Analyzer | None:
         from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
         from shapelint.cache import digest
 
@@ -176,7 +176,7 @@ def _module_file(root: str, modname: str) -> str | None:
     return None
 
 
-def resolve(an: ModuleAnalyzer, local: str, hops: int = 0):
+def resolve(an: Analyzer, local: str, hops: int = 0):
     """What a name bound by a project import stands for: a FuncDef, a ClassDef, or
     a module-level value of the other file; None when it is not a project name."""
     link = an.project_links.get(local)
@@ -198,17 +198,17 @@ def resolve(an: ModuleAnalyzer, local: str, hops: int = 0):
 class ModuleLink:
     """A project module bound to a name (`from . import utils`, `import pkg.x as x`)."""
 
-    def __init__(self, target: ModuleAnalyzer):
+    def __init__(self, target: Analyzer):
         self.target = target
 
 
-def lookup_defined(target: ModuleAnalyzer | None, name: str):
+def lookup_defined(target: Analyzer | None, name: str):
     if target is None:
         return None
     return target.classes.get(name) or target.functions.get(name) or target.project_links.get(name)
 
 
-def resolve_attribute(an: ModuleAnalyzer, func) -> object | None:
+def resolve_attribute(an: Analyzer, func) -> object | None:
     """`utils.FeedForward` where utils names a project module."""
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return None
@@ -228,7 +228,7 @@ class LibraryName:
         self.library_qual = qual
 
 
-def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
+def lookup(target: Analyzer, name: str, hops: int = 0):
     if name in target.classes and name not in target.project_links:
         return target.classes[name]
     if name in target.functions and name not in target.project_links:
@@ -243,7 +243,7 @@ def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
     return v
 
 
-def resolve_qualified(an: ModuleAnalyzer, qual: str):
+def resolve_qualified(an: Analyzer, qual: str):
     """`vit_pytorch.vit.Transformer` (an absolute import of the project's package
     that the import map resolved to a dotted name)."""
     if an.project is None or an.project_module is None:
@@ -258,7 +258,7 @@ def resolve_qualified(an: ModuleAnalyzer, qual: str):
     return lookup(target, attr)
 
 
-def dependencies(an: ModuleAnalyzer) -> list[tuple[str, str]]:
+def dependencies(an: Analyzer) -> list[tuple[str, str]]:
     """(path, digest) of every project file an's results depended on, transitively."""
     seen: set[int] = {id(an)}
     stack = list(an.used_modules)
@@ -275,7 +275,7 @@ def dependencies(an: ModuleAnalyzer) -> list[tuple[str, str]]:
     return sorted(out.items())
 
 
-def class_by_key(an: ModuleAnalyzer, key: str) -> ClassDef | None:
+def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
     """A class by its global key (`module:Name`), in this file or a loaded one."""
     cd = an.class_keys.get(key)
     if cd is not None or an.project is None or ":" not in key:
@@ -285,5 +285,5 @@ def class_by_key(an: ModuleAnalyzer, key: str) -> ClassDef | None:
     return target.class_keys.get(key) if target is not None else None
 
 
-def owner_of(an: ModuleAnalyzer, d: FuncDef | ClassDef) -> ModuleAnalyzer:
+def owner_of(an: Analyzer, d: FuncDef | ClassDef) -> Analyzer:
     return d.owner if d.owner is not None else an
