@@ -284,24 +284,26 @@ def _copy_project(tmp_path: Path) -> Path:
     return dst
 
 
-def _count_package(root: Path, build: str, inputs: dict) -> int:
+def _count_package(root: Path, build: str, inputs: dict, package: str = "pkg") -> int:
+    """FlopCounterMode's count for the module `build` makes, with the test
+    package imported as its users import it (bound to the name `pkg`)."""
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
+    def forget():
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+
     sys.path.insert(0, str(root))
     try:
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-            del sys.modules[name]
-        import pkg  # noqa: F401 - the test package, as its users import it
-
-        model = eval(build, {"pkg": sys.modules["pkg"]})  # noqa: S307
+        forget()
+        model = eval(build, {"pkg": importlib.import_module(package)})  # noqa: S307
         with torch.no_grad(), FlopCounterMode(display=False) as fc:
             model(**inputs)
         return fc.get_total_flops()
     finally:
         sys.path.remove(str(root))
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-            del sys.modules[name]
+        forget()
 
 
 @pytest.mark.parametrize(
@@ -327,6 +329,60 @@ def test_cross_file_shape_contradiction_is_an_error(tmp_path):
     found = [(Path(d.path).name, d.line, d.code) for r in results for d in r.diagnostics]
     assert ("model.py", 22, "SHP305") in found
     assert all(code != "SHP305" or name == "model.py" for name, _, code in found)
+
+
+CROSS_FILE_MODULE = {
+    "pkg/__init__.py": "",
+    "pkg/layers.py": """
+        from torch import nn
+        from jaxtyping import Float
+        from torch import Tensor
+
+
+        class Proj(nn.Module):
+            def __init__(self, dim, out):
+                super().__init__()
+                self.lin = nn.Linear(dim, out)
+
+            def forward(self, x: Float[Tensor, "b n dim"]):
+                return self.lin(x)
+        """,
+    "pkg/model.py": """
+        from torch import nn
+        from jaxtyping import Float
+        from torch import Tensor
+        from .layers import Proj
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = Proj(64, 8)
+
+            def forward(self, x: Float[Tensor, "b n 32"]):
+                return self.proj(x)
+        """,
+}
+
+
+def test_plain_check_builds_modules_of_other_files(tmp_path):
+    """A module built from a class of another file, called with a width its
+    forward's annotation rejects: the plain check reports it at the call, as it
+    does within one file; and the per-function cost of a forward that calls
+    modules of other files is their forwards' cost."""
+    from shapelint.analysis.driver import analyze_files
+
+    for name, code in CROSS_FILE_MODULE.items():
+        write(tmp_path, name, code)
+    results = analyze_files(sorted((tmp_path / "pkg").glob("*.py")))
+    found = [(Path(d.path).name, d.line, d.code) for r in results for d in r.diagnostics]
+    assert found == [("model.py", 14, "SHP305")]  # `return self.proj(x)`
+    layers = analyze_files([_copy_project(tmp_path) / "pkg" / "layers.py"])[0]
+    block = next(f for f in layers.functions if f["name"] == "Block.forward")
+    # Attend (attend.py) and utils.FeedForward (utils.py), at Block's own sizes
+    assert block["flops"] == "2*b*d*dim*heads*n + 4*b*d*heads*n**2 + 16*b*dim**2*n"
+    ops = {c["op"] for c in layers.calls if c["function"] == "Block.forward"}
+    assert {"call Attend.forward", "call FeedForward.forward"} <= ops
 
 
 def _flops_of(results, name: str) -> str | None:
@@ -399,9 +455,10 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
     os.utime(utils, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
     results, seen = run()
     # utils.py changed, and the files whose results used it (a plain run follows
-    # calls into other files that pass a tensor of known shape); the rest are not
-    # analysed again
-    assert seen == ["caller.py", "model.py", "utils.py"]
+    # calls into other files as it follows calls within one: attend.py calls its
+    # `default`, layers.py builds its FeedForward, model.py builds Blocks of both);
+    # __init__.py, which calls nothing, is not analysed again
+    assert seen == ["attend.py", "caller.py", "layers.py", "model.py", "utils.py"]
     assert _flops_of(results, "run") == "8192*b*n"
 
 
@@ -797,3 +854,124 @@ def test_and_decided_by_a_later_operand_or_by_its_last_and_a_guarded_library_ree
     # with p > 0 the dropout branch runs in training only: not known here
     t = static_target(p, "M", {"dim": "8", "p": "0.5"}, {"x": "2,5,8"})
     assert not t["complete"] and t["flops_value"] is None
+
+
+TIMMISH = {
+    "tpkg/__init__.py": "from .model import Net\n",
+    "tpkg/helpers.py": """
+        import collections.abc
+        from itertools import repeat
+
+
+        def _ntuple(n):
+            def parse(x):
+                if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+                    return tuple(x)
+                return tuple(repeat(x, n))
+
+            return parse
+
+
+        to_2tuple = _ntuple(2)
+        """,
+    "tpkg/model.py": """
+        import torch
+        from torch import nn
+        from .helpers import to_2tuple
+
+
+        class DropPath(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+
+            def forward(self, x):
+                if self.p == 0.0 or not self.training:
+                    return x
+                shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+                keep = x.new_empty(shape).bernoulli_(1 - self.p)
+                keep.div_(1 - self.p)
+                return x * keep
+
+
+        class Wide(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.up = nn.Linear(dim, 2 * dim)
+                self.down = nn.Linear(2 * dim, dim)
+
+            def forward(self, x):
+                return self.down(self.up(x))
+
+
+        class Net(nn.Module):
+            def __init__(self, dim, patch=4, depth=2, rate=0.0, wide=False):
+                super().__init__()
+                self.patch = to_2tuple(patch)
+                self.grid = self._grid(16)
+                self.pos = nn.Parameter(torch.zeros(1, self.grid[0] * self.grid[1], dim))
+                rates = [x.item() for x in torch.linspace(0, rate, depth)]
+                self.drops = nn.ModuleList(
+                    [DropPath(rates[i]) if rates[i] > 0.0 else nn.Identity() for i in range(depth)]
+                )
+                self.proj = nn.Linear(dim, dim)
+                self.extra = Wide(dim) if rates[-1] > 0.0 and wide else nn.Identity()
+
+            def _grid(self, size):
+                # a method __init__ calls, reading what __init__ assigned before
+                return tuple([s // p for s, p in zip(to_2tuple(size), self.patch)])
+
+            def forward(self, x):
+                x = x + self.pos
+                for drop in self.drops:
+                    x = x + drop(self.proj(x))
+                return self.extra(x)
+        """,
+}
+
+
+@pytest.mark.parametrize("rate", ["0.0", "0.1"])
+def test_module_alternatives_and_closures_made_in_another_file(tmp_path, rate):
+    """`DropPath(r) if r > 0. else nn.Identity()` with r read from a tensor: one
+    of two modules that cost the same, counted once; timm's `to_2tuple =
+    _ntuple(2)`, a closure made in helpers.py, runs with helpers.py's imports
+    (`repeat`, `collections.abc.Iterable`); `self._grid(16)` in __init__ sees
+    `self.patch`."""
+    torch = pytest.importorskip("torch")
+    for name, code in TIMMISH.items():
+        write(tmp_path, name, code)
+    p = tmp_path / "tpkg" / "model.py"
+    t = static_target(p, "Net", {"dim": "8", "rate": rate}, {"x": "2,16,8"})
+    assert t["complete"], t["unknown"]
+    x = torch.randn(2, 16, 8)
+    counted_flops = _count_package(tmp_path, f"pkg.Net(8, rate={rate}).eval()", {"x": x}, "tpkg")
+    assert t["flops_value"] == counted_flops == 2 * (2 * 32 * 8 * 8)
+
+
+def test_module_alternatives_that_cost_differently_are_unknown(tmp_path):
+    for name, code in TIMMISH.items():
+        write(tmp_path, name, code)
+    p = tmp_path / "tpkg" / "model.py"
+    t = static_target(p, "Net", {"dim": "8", "rate": "0.1", "wide": "True"}, {"x": "2,16,8"})
+    assert not t["complete"] and t["flops_value"] is None
+    (why,) = {u["why"] for u in t["unknown"]}
+    assert "`self.extra` is one of Wide, torch.nn.Identity" in why and "cost differently" in why
+
+
+def test_timm_vision_transformer_target():
+    """timm's VisionTransformer at small sizes: drop-path rates from a tensor
+    schedule (DropPath or Identity: both free), `get_act_layer(None) or nn.GELU`,
+    PatchEmbed's grid from a helper method and `to_2tuple`, `_assert` from
+    torch. `shapelint run` confirms 7,769,600 (with torchvision, which timm
+    imports)."""
+    if not TIMM_VIT.exists():
+        pytest.skip("corpus not fetched")
+    init = dict(img_size="32", patch_size="8", num_classes="10", embed_dim="64", depth="2")
+    t = static_target(TIMM_VIT, "VisionTransformer", {**init, "num_heads": "4"}, {"x": "2,3,32,32"})
+    assert t["complete"], t["unknown"]
+    b, n, d, mlp = 2, 17, 64, 256  # 16 patches and the class token
+    patch = 2 * b * 16 * d * (3 * 8 * 8)
+    block = 2 * b * n * d * (3 * d) + 2 * b * n * d * d + 2 * 2 * b * n * d * mlp
+    block += 2 * (2 * b * 4 * n * n * 16)  # q @ k^T and attn @ v (SDPA, torch's formula)
+    head = 2 * b * d * 10
+    assert t["flops_value"] == _known_flops(t["calls"]) == patch + 2 * block + head == 7769600

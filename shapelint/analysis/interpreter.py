@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
+    choices,
     folding,
     indexing,
     lambdas,
@@ -585,7 +586,7 @@ class ModuleAnalyzer:
             frame.env[stmt.name] = UNKNOWN
             self._analyze_nested(inner, frame)
             if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
-                frame.env[stmt.name] = lambdas.ClosureV(stmt, frame)
+                frame.env[stmt.name] = lambdas.ClosureV(stmt, frame, owner=self)
         for d in stmt.decorator_list:
             self.eval(d, frame)
 
@@ -1247,9 +1248,14 @@ class ModuleAnalyzer:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
-            # A plain run follows calls into other files only with a tensor of known
-            # shape (a contradiction to find, a cost to bind); a target run always.
+        if self.project is not None and (
+            self.specialize or _in_init(frame) or _known_tensor(args, kwargs)
+        ):
+            # A call into another file runs as a call within the file would: in a
+            # target run always; in a plain run where modules are built (__init__:
+            # `self.attn = Attend(dim)`, `default(dim_head, dim // heads)`) and
+            # where a tensor of known shape is passed (a contradiction to find, a
+            # cost to bind). Elsewhere the other file is not even read.
             sym = self._project_symbol(func, qual, frame)
             library = getattr(sym, "library_qual", None)  # a library name re-exported
             if library is not None:
@@ -1348,9 +1354,10 @@ class ModuleAnalyzer:
                 if attr is not UNKNOWN:
                     return self._call_value(attr, node, args, kwargs, frame)
                 if func.attr in self._class_methods(recv.cls):
-                    return self._call_method(
-                        ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
-                    )
+                    # a method __init__ calls sees what __init__ has assigned so far
+                    # (timm's `self._init_img_size(img_size)` reads self.patch_size)
+                    so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+                    return self._call_method(so_far, func.attr, node, args, kwargs, frame)
             if recv is UNKNOWN and (
                 _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
             ):
@@ -1394,6 +1401,8 @@ class ModuleAnalyzer:
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
             return lambdas.invoke(self, callee, args, kwargs, frame)
+        if isinstance(callee, choices.ChoiceV):
+            return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res
@@ -1796,6 +1805,10 @@ def _known_tensor(args, kwargs) -> bool:
     return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
 
 
+def _in_init(frame: _Frame) -> bool:
+    return frame.func is not None and frame.func.node.name == "__init__"
+
+
 def _positional_params(node) -> list[ast.arg]:
     return list(node.args.posonlyargs) + list(node.args.args)
 
@@ -1893,7 +1906,7 @@ def _join(a: Value, b: Value) -> Value:
         return FloatV(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
-    return UNKNOWN
+    return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
 
 
 def _join_all(values: list[Value]) -> Value:

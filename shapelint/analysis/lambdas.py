@@ -27,6 +27,9 @@ class ClosureV(Value):
     node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
     frame: object
     called: bool = False
+    # The analyzer of the file that defines it: a closure made in another file
+    # (timm's `to_2tuple = _ntuple(2)` in helpers.py) runs with that file's names.
+    owner: object = None
 
 
 def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> bool:
@@ -40,7 +43,7 @@ def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, fra
 
 
 def define_lambda(an, node: ast.Lambda, frame, d: int) -> Value:
-    closure = ClosureV(node, frame)
+    closure = ClosureV(node, frame, owner=an)
     an.uncalled.append(closure)
     return closure
 
@@ -63,6 +66,7 @@ def check_uncalled(an) -> None:
 
 
 def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
+    an = closure.owner or an
     node = closure.node
     active = an.active_closures
     if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):

@@ -173,6 +173,11 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
         return data if isinstance(data, TensorV) else UNKNOWN
+    if qual == "itertools.repeat" and args and not open_kwargs:
+        # `tuple(repeat(x, n))` (timm's to_2tuple): n copies, as the iterator yields
+        times = args[1] if len(args) > 1 else kwargs.get("times", UNKNOWN)
+        n = times.value.value if isinstance(times, IntV) and times.value is not None else None
+        return TupleV((args[0],) * n) if n is not None and 0 <= n <= MAX_UNROLL else None
     return None
 
 
@@ -211,7 +216,7 @@ def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
     if name == "callable" and len(args) == 1:
         return _callable(args[0])
     if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
-        return _isinstance(args[0], node.args[1])
+        return _isinstance(an, args[0], node.args[1], frame)
     if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
@@ -236,14 +241,33 @@ def _callable(v: Value) -> Value:
     return BoolV(None)
 
 
-def _isinstance(v: Value, types: ast.expr) -> Value:
+# The abstract collection types a value of a plain kind is, or is not, an instance
+# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
+# and strings are iterable sequences; numbers, booleans and None are neither.
+_ABSTRACT = frozenset(
+    f"{m}.{t}"
+    for m in ("collections.abc", "typing")
+    for t in ("Iterable", "Sequence", "Collection")
+)
+_NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
+
+
+def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     names = types.elts if isinstance(types, ast.Tuple) else [types]
-    if not all(isinstance(n, ast.Name) and n.id in _PY_TYPES for n in names):
-        return BoolV(None)
+    kinds: list[tuple[type[Value], ...]] = []
+    for n in names:
+        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
+        if qual in _ABSTRACT:
+            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
+                return BoolV(None)
+            kinds.append((TupleV, StrV))
+        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
+            kinds.append(_PY_TYPES[n.id])
+        else:
+            return BoolV(None)
     if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
         return BoolV(None)
-    hit = any(isinstance(v, _PY_TYPES[n.id]) for n in names)  # type: ignore[union-attr]
-    return BoolV(hit)
+    return BoolV(any(isinstance(v, k) for k in kinds))
 
 
 def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
