@@ -975,3 +975,77 @@ def test_timm_vision_transformer_target():
     block += 2 * (2 * b * 4 * n * n * 16)  # q @ k^T and attn @ v (SDPA, torch's formula)
     head = 2 * b * d * 10
     assert t["flops_value"] == _known_flops(t["calls"]) == patch + 2 * block + head == 7769600
+
+
+LAYER_TABLE = """
+    from functools import partial
+
+    import torch
+    from torch import nn
+
+
+    def exists(v):
+        return v is not None
+
+
+    class FF(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+        def forward(self, x, scale=1.0):
+            return self.net(x) * scale
+
+
+    class Layers(nn.Module):
+        def __init__(self, dim, depth, order=None):
+            super().__init__()
+            self.layer_types = ("a", "f") * depth
+            self.order = order if exists(order) else tuple(range(len(self.layer_types)))
+            self.layers = nn.ModuleList([])
+            self.skips = nn.ModuleList([])
+            for kind in self.layer_types:
+                block = nn.Linear(dim, dim) if kind == "a" else FF(dim)
+                self.layers.append(nn.ModuleList([nn.LayerNorm(dim), block, nn.Identity()]))
+                self.skips.append(None)
+            self.head = nn.Linear(dim, 3)
+
+        def forward(self, x, return_hidden=False):
+            variables = (self.layer_types, self.skips, self.layers)
+            variables = tuple(tuple(v[i] for i in self.order) for v in variables)
+            mems = [None] * len(self.order)
+            for ind, (kind, skip, (norm, block, residual)) in enumerate(zip(*variables)):
+                if exists(skip):
+                    x = skip(x)
+                mem = mems.pop(0) if mems else None
+                if exists(mem):
+                    x = torch.cat((mem, x), dim=1)
+                if kind == "f":
+                    block = partial(block, scale=0.5)
+                x = residual(block(norm(x))) + x
+            hidden_only = return_hidden | (not exists(self.head))
+            if not hidden_only:
+                x = self.head(x)
+            return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "build"),
+    [
+        ({"dim": "8", "depth": "2"}, "Layers(8, 2)"),
+        ({"dim": "8", "depth": "2", "order": "(1, 1, 0)"}, "Layers(8, 2, order=(1, 1, 0))"),
+    ],
+)
+def test_a_table_of_layers_run_in_an_execution_order_matches_flop_counter(tmp_path, init, build):
+    """x-transformers' AttentionLayers loop: layer types `("a", "f") * depth`, an
+    execution order `tuple(range(n))` (or given), the per-layer lists reordered by
+    `tuple(tuple(v[i] for i in order) for v in variables)` and walked by
+    `enumerate(zip(*variables))` with `(norm, block, residual)` unpacked from a
+    ModuleList, `mems.pop(0)` of a list of Nones, `partial(block, ...)` of a
+    module, and `flag | (not exists(x))`."""
+    torch = pytest.importorskip("torch")
+    p = write(tmp_path, "layers.py", LAYER_TABLE)
+    t = static_target(p, "Layers", init, {"x": "2,5,8"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(p, build, {"x": torch.randn(2, 5, 8)})

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.branches import free, total_of
-from shapelint.analysis.modules import ModuleListV
+from shapelint.analysis.modules import ModuleListV, is_module
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
 
@@ -33,18 +33,12 @@ class ChoiceV(Value):
     items: tuple[Value, ...]
 
 
-def _is_module(v: Value) -> bool:
-    if isinstance(v, ObjectV):
-        return v.kind.startswith(("<class>", "torch.nn."))
-    return isinstance(v, ModuleListV)
-
-
 def join(a: Value, b: Value) -> ChoiceV | None:
     """The choice of a and b when both are modules (or choices of modules)."""
     items: list[Value] = []
     for v in (a, b):
         for item in v.items if isinstance(v, ChoiceV) else (v,):
-            if not _is_module(item):
+            if not is_module(item):
                 return None
             if item not in items:
                 items.append(item)

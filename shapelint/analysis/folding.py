@@ -57,6 +57,21 @@ def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
     return FloatV(None)
 
 
+_BOOL_OPS = {
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
+
+
+def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
+    """`flag | (not exists(x))` on known booleans (x-transformers' return flags)."""
+    fn = _BOOL_OPS.get(type(op))
+    if fn is None or left.value is None or right.value is None:
+        return None
+    return BoolV(fn(left.value, right.value))
+
+
 def truth(v: Value) -> bool | None:
     """Python truthiness of a value, when known."""
     if isinstance(v, BoolV):

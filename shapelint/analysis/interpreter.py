@@ -46,6 +46,7 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops.values import (
     UNKNOWN,
+    BoolV,
     Cost,
     DtypeV,
     FloatV,
@@ -775,7 +776,7 @@ class ModuleAnalyzer:
                 if known is not None:
                     self._learn(shape_of, known, frame, value_node)
                     value = _shape_tuple(known)
-            items = value.items if isinstance(value, TupleV) else None
+            items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if (
@@ -1176,6 +1177,8 @@ class ModuleAnalyzer:
             return IntV(None)
         if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
             return folding.number_binop(op, left, right)
+        if isinstance(left, BoolV) and isinstance(right, BoolV):
+            return folding.bool_binop(op, left, right) or UNKNOWN
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
         if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
@@ -1317,12 +1320,16 @@ class ModuleAnalyzer:
                 # `xs = []` then `xs.append(t)`: the list gains t; after any other
                 # change its contents are no longer known. Names bound to the same
                 # list see the change too.
+                taken: Value = UNKNOWN
                 if isinstance(func.value, ast.Name):
-                    grown = sequences.appended(recv, func.attr, args)
+                    if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
+                        grown, taken = sequences.popped(recv, args, kwargs)
+                    else:
+                        grown = sequences.appended(recv, func.attr, args)
                     for k, v in list(frame.env.items()):
                         if v is recv:
                             frame.env[k] = grown if k == func.value.id else UNKNOWN
-                return UNKNOWN
+                return taken
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
                 operands = [recv, *args]

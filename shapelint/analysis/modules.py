@@ -167,7 +167,9 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)):
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
+            args[0]
+        ):  # `block = partial(block, **forward_kwargs)`: a module with arguments bound
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
@@ -213,6 +215,8 @@ def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
         return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
     if name == "float" and len(args) == 1:
         return FloatV(None)
+    if name == "range" and 1 <= len(args) <= 3 and not kwargs:
+        return _range_items(args)
     if name == "callable" and len(args) == 1:
         return _callable(args[0])
     if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
@@ -220,6 +224,19 @@ def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
     if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _range_items(args) -> Value | None:
+    """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
+    bounds = []
+    for a in args:
+        if not (isinstance(a, IntV) and a.value is not None and a.value.value is not None):
+            return None
+        bounds.append(a.value.value)
+    r = range(*bounds) if bounds[-1:] != [0] or len(bounds) < 3 else None
+    if r is None or len(r) > MAX_UNROLL:
+        return None
+    return TupleV(tuple(IntV(Expr.const(i)) for i in r))
 
 
 _PY_TYPES = {
@@ -780,11 +797,19 @@ def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
         and it.args
         and not it.keywords
         and "zip" not in frame.env
-        and not any(isinstance(a, ast.Starred) for a in it.args)
     ):
         return None
-    seqs = [an.eval(a, frame) for a in it.args]
-    if not any(isinstance(s, ModuleListV) for s in seqs):
+    seqs: list[Value] = []
+    for a in it.args:
+        if not isinstance(a, ast.Starred):
+            seqs.append(an.eval(a, frame))
+            continue
+        # `zip(*layer_variables)` over a tuple of lists (x-transformers)
+        inner = an.eval(a.value, frame)
+        if not isinstance(inner, TupleV):
+            return None
+        seqs.extend(inner.items)
+    if not any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs):
         return None
     if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
         return ModuleListV(known=False)
@@ -798,6 +823,26 @@ def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
     if len(counts) == 1 and all(len(ls.items) == 1 for ls in lists):
         return ModuleListV((TupleV(tuple(ls.items[0] for ls in lists)),), count=counts.pop())
     return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
+
+
+def listed_items(v: Value) -> tuple[Value, ...] | None:
+    """The items of a module list known one by one (`norm, block, residual = layer`
+    unpacks an nn.ModuleList as iterating it does); None for anything else."""
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        return v.items
+    return None
+
+
+def is_module(v: Value) -> bool:
+    """A layer, a project class instance or a module list."""
+    if isinstance(v, ObjectV):
+        return v.kind.startswith(("<class>", "torch.nn."))
+    return isinstance(v, ModuleListV)
+
+
+def _holds_modules(v: Value) -> bool:
+    """A tuple of layers (a module list reordered into a tuple)."""
+    return isinstance(v, TupleV) and any(is_module(i) for i in v.items)
 
 
 def _unpackable(v: Value) -> Value:
@@ -916,8 +961,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
-    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND:
-        return
+    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
+        return  # a decorator, a partial: what they wrap costs when it is called
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
         cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:
