@@ -110,6 +110,7 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
         if len(_PROJECTS) > 2:
             _PROJECTS.clear()
         proj = _PROJECTS[key] = Project(options, type(an), specialize)
+    proj.new_file()
     an.bind_project(proj, root, modname, os.path.abspath(path))
 
 
@@ -123,11 +124,29 @@ class Project:
         self.analyzers: dict[tuple[str, str], Analyzer | None] = {}
         self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
         self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
+        # (root, module) -> its file, for the analysis of one file (attach clears it):
+        # a file names the same modules many times, and each look is two stats.
+        self.files: dict[tuple[str, str], str | None] = {}
+        self.checked: set[tuple[str, str]] = set()  # modules stat'ed for it
+
+    def new_file(self) -> None:
+        """The layout and the files' stats are read afresh for each file analysed."""
+        self.files.clear()
+        self.checked.clear()
+
+    def module_file(self, root: str, modname: str) -> str | None:
+        key = (root, modname)
+        if key not in self.files:
+            self.files[key] = _module_file(root, modname)
+        return self.files[key]
 
     def analyzer(self, root: str, modname: str) -> Analyzer | None:
         key = (root, modname)
-        path = _module_file(root, modname)
+        if key in self.checked and key in self.analyzers:
+            return self.analyzers[key]  # stat'ed already for this file's analysis
+        path = self.module_file(root, modname)
         stat = _stat(path)
+        self.checked.add(key)
         if key in self.analyzers and self.stats.get(key) == stat:
             return self.analyzers[key]
         self.analyzers[key] = None  # an import cycle sees nothing, not a loop
@@ -183,7 +202,7 @@ def resolve(an: Analyzer, local: str, hops: int = 0):
     if link is None or an.project is None or hops > MAX_REEXPORT_HOPS:
         return None
     mod, attr = link
-    if attr is not None and _module_file(an.project_root, f"{mod}.{attr}") is not None:
+    if attr is not None and an.project.module_file(an.project_root, f"{mod}.{attr}") is not None:
         if lookup_defined(an.project.analyzer(an.project_root, mod), attr) is None:
             mod, attr = f"{mod}.{attr}", None  # `from . import utils`: a module
     target = an.project.analyzer(an.project_root, mod)
