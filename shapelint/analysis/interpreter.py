@@ -1251,14 +1251,12 @@ class ModuleAnalyzer:
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None and (
-            self.specialize or _in_init(frame) or _known_tensor(args, kwargs)
-        ):
-            # A call into another file runs as a call within the file would: in a
-            # target run always; in a plain run where modules are built (__init__:
-            # `self.attn = Attend(dim)`, `default(dim_head, dim // heads)`) and
-            # where a tensor of known shape is passed (a contradiction to find, a
-            # cost to bind). Elsewhere the other file is not even read.
+        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
+            # A plain run follows calls into other files only with a tensor of known
+            # shape (a contradiction to find, a cost to bind); a target run always.
+            # (Following the constructions in __init__ too, as within a file, made
+            # each pool worker hold every file its files build modules from: the
+            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
             sym = self._project_symbol(func, qual, frame)
             library = getattr(sym, "library_qual", None)  # a library name re-exported
             if library is not None:
@@ -1810,10 +1808,6 @@ _OPERATOR_NAMES = {
 
 def _known_tensor(args, kwargs) -> bool:
     return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
-
-
-def _in_init(frame: _Frame) -> bool:
-    return frame.func is not None and frame.func.node.name == "__init__"
 
 
 def _positional_params(node) -> list[ast.arg]:
