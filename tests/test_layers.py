@@ -1,5 +1,5 @@
-"""The package's floors, checked on its imports (module level and inside
-functions, read with ast): no import cycle, nothing importing from a higher
+"""The package's floors, checked on its imports (module level, inside functions
+and under `if TYPE_CHECKING:`, read with ast): no import cycle, nothing importing from a higher
 floor, and no private name (`_x`) used outside the module that defines it.
 
 Floors, lowest first (docs/architecture.md):
@@ -66,31 +66,19 @@ def floor_of(mod: str) -> int:
     return level
 
 
-def _type_checking(node: ast.AST) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def run_time_nodes(tree: ast.AST):
-    """Every node, except those under `if TYPE_CHECKING:` (never imported at run time)."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        if _type_checking(node):
-            todo.extend(node.orelse)
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-
-
 def imports_of(mod: str) -> dict[str, int]:
     """shapelint modules this module imports (anywhere in it), with a line of each."""
     path = MODULES[mod]
-    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    return imports_in(ast.parse(path.read_text(), str(path)), mod, path.name == "__init__.py")
+
+
+def imports_in(tree: ast.AST, mod: str, is_package: bool) -> dict[str, int]:
+    """Every import counts: module level, inside functions, and under `if
+    TYPE_CHECKING:` too (a cycle of types is still a cycle: the modules cannot be
+    read, or moved, one without the other)."""
+    package = mod if is_package else mod.rpartition(".")[0]
     out: dict[str, int] = {}
-    for node in run_time_nodes(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == "shapelint":
@@ -256,10 +244,21 @@ def test_click_lives_only_under_cli_and_torch_only_under_runtime():
     assert wrong == [], wrong
 
 
-def test_the_walk_sees_function_level_imports():
+def test_the_walk_sees_function_level_and_type_checking_imports():
     assert "shapelint.analysis.driver" in GRAPH["shapelint.fixes"]  # module level
     assert "shapelint.analysis.interpreter" in GRAPH["shapelint.analysis.driver"]  # in a function
-    assert "shapelint.analysis.interpreter" not in GRAPH["shapelint.analysis.annotations"]
+    assert "shapelint.analysis.defs" in GRAPH["shapelint.analysis.annotations"]  # TYPE_CHECKING
+    # a type-level import back into a module that imports this one is a cycle
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from shapelint.analysis.interpreter import ModuleAnalyzer\n"
+    )
+    folding = "shapelint.analysis.folding"
+    typed = imports_in(ast.parse(source), folding, False)
+    assert typed == {"shapelint.analysis.interpreter": 3}
+    assert folding in GRAPH["shapelint.analysis.interpreter"]
+    assert [folding, "shapelint.analysis.interpreter"] in cycles({**GRAPH, folding: typed})
 
 
 def test_every_package_ships():

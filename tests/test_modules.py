@@ -126,6 +126,38 @@ def test_vit_target_matches_flop_counter():
     assert t["flops_value"] == counted(VIT, build, {"img": torch.randn(2, 3, 32, 32)})
 
 
+VIT_DIR = VIT.parent
+VIT_FAMILY = [
+    (
+        "simple_vit.py",
+        "SimpleViT",
+        dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, mlp_dim=128),
+    ),
+    (
+        "cait.py",
+        "CaiT",
+        dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, cls_depth=1)
+        | dict(heads=4, mlp_dim=128, dim_head=16),
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "cls", "init"), VIT_FAMILY)
+def test_vit_family_targets_match_flop_counter(file, cls, init):
+    """Released, unannotated vit-pytorch models: CaiT's layer-dropout and
+    class-token transformer, SimpleViT's sincos position buffer."""
+    path = VIT_DIR / file
+    if not path.exists():
+        pytest.skip("corpus not fetched")
+    torch = pytest.importorskip("torch")
+    t = static_target(path, cls, {k: str(v) for k, v in init.items()}, {"img": "2,3,32,32"})
+    assert t["complete"], t["unknown"]
+    build = f"{cls}(" + ", ".join(f"{k}={v}" for k, v in init.items()) + ")"
+    # with grad: under no_grad torch's module tracker trips on CaiT's LayerScale
+    img = torch.randn(2, 3, 32, 32)
+    assert t["flops_value"] == counted(path, build, {"img": img}, grad=True)
+
+
 @settings(max_examples=8, deadline=None)
 @given(
     n_layer=st.integers(1, 3),
@@ -252,24 +284,26 @@ def _copy_project(tmp_path: Path) -> Path:
     return dst
 
 
-def _count_package(root: Path, build: str, inputs: dict) -> int:
+def _count_package(root: Path, build: str, inputs: dict, package: str = "pkg") -> int:
+    """FlopCounterMode's count for the module `build` makes, with the test
+    package imported as its users import it (bound to the name `pkg`)."""
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
+    def forget():
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+
     sys.path.insert(0, str(root))
     try:
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-            del sys.modules[name]
-        import pkg  # noqa: F401 - the test package, as its users import it
-
-        model = eval(build, {"pkg": sys.modules["pkg"]})  # noqa: S307
+        forget()
+        model = eval(build, {"pkg": importlib.import_module(package)})  # noqa: S307
         with torch.no_grad(), FlopCounterMode(display=False) as fc:
             model(**inputs)
         return fc.get_total_flops()
     finally:
         sys.path.remove(str(root))
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-            del sys.modules[name]
+        forget()
 
 
 @pytest.mark.parametrize(
@@ -640,6 +674,45 @@ def test_perceiver_target_matches_flop_counter(depth, data):
     assert t["flops_value"] == fc.get_total_flops()
 
 
+PERCEIVER_IO = PERCEIVER.parent / "perceiver_io.py"
+PERCEIVER_IO_INIT = dict(depth=2, dim=16, queries_dim=8, logits_dim=5, num_latents=8)
+PERCEIVER_IO_INIT |= dict(latent_dim=16, latent_heads=2, cross_dim_head=8, latent_dim_head=8)
+
+
+@pytest.mark.parametrize(
+    ("extra", "queries"),
+    [
+        ({}, None),
+        ({}, (2, 6, 8)),
+        ({"decoder_ff": True}, (2, 6, 8)),
+        ({"attn_residual": True, "attn_residual_rank": 4}, None),
+        ({"weight_tie_layers": True, "cross_heads": 2}, (2, 6, 8)),
+    ],
+)
+def test_perceiver_io_target_matches_flop_counter(extra, queries):
+    """PerceiverIO: `if self.training and self.seq_dropout_prob > 0.:` is decided
+    by its second operand (the dropout would change the sequence length), the
+    layers come from a cached lambda, and the decoder runs only with queries."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    _perceiver_package()
+    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    try:
+        from perceiver_pytorch.perceiver_io import PerceiverIO
+    finally:
+        sys.path.pop(0)
+    init = {**PERCEIVER_IO_INIT, **extra}
+    inputs = {"data": "2,12,16"} | ({"queries": ",".join(map(str, queries))} if queries else {})
+    t = static_target(PERCEIVER_IO, "PerceiverIO", {k: str(v) for k, v in init.items()}, inputs)
+    assert t["complete"], t["unknown"]
+    model = PerceiverIO(**init).eval()
+    kwargs = {"queries": torch.randn(*queries)} if queries else {}
+    with FlopCounterMode(display=False) as fc:
+        model(torch.randn(2, 12, 16), **kwargs)
+    assert t["flops_value"] == fc.get_total_flops()
+
+
 def test_run_confirms_perceiver():
     pytest.importorskip("torch")
     if not PERCEIVER.exists():
@@ -701,3 +774,259 @@ def test_x_transformers_attention_matches_flop_counter(init, shape):
     with FlopCounterMode(display=False) as fc:
         model(torch.randn(*shape))
     assert t["flops_value"] == fc.get_total_flops()
+
+
+TRAINING_DROPOUT = """
+    import torch
+    from torch import nn
+    from .fallback import _assert, get_act
+
+
+    def drop_tokens(x, p):
+        keep = max(1, int(x.shape[1] * (1 - p)))
+        return x[:, :keep]
+
+
+    class M(nn.Module):
+        def __init__(self, dim, p=0.0, act=None):
+            super().__init__()
+            self.p = p
+            self.proj = nn.Linear(dim, dim)
+            self.act = get_act(act) or nn.GELU()
+
+        def forward(self, x):
+            _assert(x.shape[-1] == self.proj.in_features, "width")
+            if self.training and self.p > 0.0:
+                x = drop_tokens(x, self.p)
+            return self.proj(self.act(x))
+"""
+
+FALLBACK = """
+    try:
+        from torch import _assert
+    except ImportError:
+        def _assert(condition, message):
+            assert condition, message
+
+
+    def get_act(name):
+        if name is None:
+            return None
+        return name
+"""
+
+
+def test_and_decided_by_a_later_operand_or_by_its_last_and_a_guarded_library_reexport(
+    tmp_path,
+):
+    """`self.training and self.p > 0.` is false when p is 0 whatever training is;
+    `get_act(None) or nn.GELU()` is the GELU; `_assert`, imported from torch in a
+    `try` whose `except ImportError` defines a fallback, is torch's, re-exported
+    through another file of the package."""
+    write(tmp_path, "pkg/__init__.py", "from .m import M\n")
+    write(tmp_path, "pkg/fallback.py", FALLBACK)
+    p = write(tmp_path, "pkg/m.py", TRAINING_DROPOUT)
+    t = static_target(p, "M", {"dim": "8"}, {"x": "2,5,8"})
+    assert t["complete"], t["unknown"]
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2, 5, 8)
+    assert t["flops_value"] == _count_package(tmp_path, "pkg.M(8).eval()", {"x": x})
+    assert t["flops_value"] == 2 * 10 * 8 * 8
+    # with p > 0 the dropout branch runs in training only: not known here
+    t = static_target(p, "M", {"dim": "8", "p": "0.5"}, {"x": "2,5,8"})
+    assert not t["complete"] and t["flops_value"] is None
+
+
+TIMMISH = {
+    "tpkg/__init__.py": "from .model import Net\n",
+    "tpkg/helpers.py": """
+        import collections.abc
+        from itertools import repeat
+
+
+        def _ntuple(n):
+            def parse(x):
+                if isinstance(x, collections.abc.Iterable) and not isinstance(x, str):
+                    return tuple(x)
+                return tuple(repeat(x, n))
+
+            return parse
+
+
+        to_2tuple = _ntuple(2)
+        """,
+    "tpkg/model.py": """
+        import torch
+        from torch import nn
+        from .helpers import to_2tuple
+
+
+        class DropPath(nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.p = p
+
+            def forward(self, x):
+                if self.p == 0.0 or not self.training:
+                    return x
+                shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+                keep = x.new_empty(shape).bernoulli_(1 - self.p)
+                keep.div_(1 - self.p)
+                return x * keep
+
+
+        class Wide(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.up = nn.Linear(dim, 2 * dim)
+                self.down = nn.Linear(2 * dim, dim)
+
+            def forward(self, x):
+                return self.down(self.up(x))
+
+
+        class Net(nn.Module):
+            def __init__(self, dim, patch=4, depth=2, rate=0.0, wide=False):
+                super().__init__()
+                self.patch = to_2tuple(patch)
+                self.grid = self._grid(16)
+                self.pos = nn.Parameter(torch.zeros(1, self.grid[0] * self.grid[1], dim))
+                rates = [x.item() for x in torch.linspace(0, rate, depth)]
+                self.drops = nn.ModuleList(
+                    [DropPath(rates[i]) if rates[i] > 0.0 else nn.Identity() for i in range(depth)]
+                )
+                self.proj = nn.Linear(dim, dim)
+                self.extra = Wide(dim) if rates[-1] > 0.0 and wide else nn.Identity()
+
+            def _grid(self, size):
+                # a method __init__ calls, reading what __init__ assigned before
+                return tuple([s // p for s, p in zip(to_2tuple(size), self.patch)])
+
+            def forward(self, x):
+                x = x + self.pos
+                for drop in self.drops:
+                    x = x + drop(self.proj(x))
+                return self.extra(x)
+        """,
+}
+
+
+@pytest.mark.parametrize("rate", ["0.0", "0.1"])
+def test_module_alternatives_and_closures_made_in_another_file(tmp_path, rate):
+    """`DropPath(r) if r > 0. else nn.Identity()` with r read from a tensor: one
+    of two modules that cost the same, counted once; timm's `to_2tuple =
+    _ntuple(2)`, a closure made in helpers.py, runs with helpers.py's imports
+    (`repeat`, `collections.abc.Iterable`); `self._grid(16)` in __init__ sees
+    `self.patch`."""
+    torch = pytest.importorskip("torch")
+    for name, code in TIMMISH.items():
+        write(tmp_path, name, code)
+    p = tmp_path / "tpkg" / "model.py"
+    t = static_target(p, "Net", {"dim": "8", "rate": rate}, {"x": "2,16,8"})
+    assert t["complete"], t["unknown"]
+    x = torch.randn(2, 16, 8)
+    counted_flops = _count_package(tmp_path, f"pkg.Net(8, rate={rate}).eval()", {"x": x}, "tpkg")
+    assert t["flops_value"] == counted_flops == 2 * (2 * 32 * 8 * 8)
+
+
+def test_module_alternatives_that_cost_differently_are_unknown(tmp_path):
+    for name, code in TIMMISH.items():
+        write(tmp_path, name, code)
+    p = tmp_path / "tpkg" / "model.py"
+    t = static_target(p, "Net", {"dim": "8", "rate": "0.1", "wide": "True"}, {"x": "2,16,8"})
+    assert not t["complete"] and t["flops_value"] is None
+    (why,) = {u["why"] for u in t["unknown"]}
+    assert "`self.extra` is one of Wide, torch.nn.Identity" in why and "cost differently" in why
+
+
+def test_timm_vision_transformer_target():
+    """timm's VisionTransformer at small sizes: drop-path rates from a tensor
+    schedule (DropPath or Identity: both free), `get_act_layer(None) or nn.GELU`,
+    PatchEmbed's grid from a helper method and `to_2tuple`, `_assert` from
+    torch. `shapelint run` confirms 7,769,600 (with torchvision, which timm
+    imports)."""
+    if not TIMM_VIT.exists():
+        pytest.skip("corpus not fetched")
+    init = dict(img_size="32", patch_size="8", num_classes="10", embed_dim="64", depth="2")
+    t = static_target(TIMM_VIT, "VisionTransformer", {**init, "num_heads": "4"}, {"x": "2,3,32,32"})
+    assert t["complete"], t["unknown"]
+    b, n, d, mlp = 2, 17, 64, 256  # 16 patches and the class token
+    patch = 2 * b * 16 * d * (3 * 8 * 8)
+    block = 2 * b * n * d * (3 * d) + 2 * b * n * d * d + 2 * 2 * b * n * d * mlp
+    block += 2 * (2 * b * 4 * n * n * 16)  # q @ k^T and attn @ v (SDPA, torch's formula)
+    head = 2 * b * d * 10
+    assert t["flops_value"] == _known_flops(t["calls"]) == patch + 2 * block + head == 7769600
+
+
+LAYER_TABLE = """
+    from functools import partial
+
+    import torch
+    from torch import nn
+
+
+    def exists(v):
+        return v is not None
+
+
+    class FF(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+        def forward(self, x, scale=1.0):
+            return self.net(x) * scale
+
+
+    class Layers(nn.Module):
+        def __init__(self, dim, depth, order=None):
+            super().__init__()
+            self.layer_types = ("a", "f") * depth
+            self.order = order if exists(order) else tuple(range(len(self.layer_types)))
+            self.layers = nn.ModuleList([])
+            self.skips = nn.ModuleList([])
+            for kind in self.layer_types:
+                block = nn.Linear(dim, dim) if kind == "a" else FF(dim)
+                self.layers.append(nn.ModuleList([nn.LayerNorm(dim), block, nn.Identity()]))
+                self.skips.append(None)
+            self.head = nn.Linear(dim, 3)
+
+        def forward(self, x, return_hidden=False):
+            variables = (self.layer_types, self.skips, self.layers)
+            variables = tuple(tuple(v[i] for i in self.order) for v in variables)
+            mems = [None] * len(self.order)
+            for ind, (kind, skip, (norm, block, residual)) in enumerate(zip(*variables)):
+                if exists(skip):
+                    x = skip(x)
+                mem = mems.pop(0) if mems else None
+                if exists(mem):
+                    x = torch.cat((mem, x), dim=1)
+                if kind == "f":
+                    block = partial(block, scale=0.5)
+                x = residual(block(norm(x))) + x
+            hidden_only = return_hidden | (not exists(self.head))
+            if not hidden_only:
+                x = self.head(x)
+            return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "build"),
+    [
+        ({"dim": "8", "depth": "2"}, "Layers(8, 2)"),
+        ({"dim": "8", "depth": "2", "order": "(1, 1, 0)"}, "Layers(8, 2, order=(1, 1, 0))"),
+    ],
+)
+def test_a_table_of_layers_run_in_an_execution_order_matches_flop_counter(tmp_path, init, build):
+    """x-transformers' AttentionLayers loop: layer types `("a", "f") * depth`, an
+    execution order `tuple(range(n))` (or given), the per-layer lists reordered by
+    `tuple(tuple(v[i] for i in order) for v in variables)` and walked by
+    `enumerate(zip(*variables))` with `(norm, block, residual)` unpacked from a
+    ModuleList, `mems.pop(0)` of a list of Nones, `partial(block, ...)` of a
+    module, and `flag | (not exists(x))`."""
+    torch = pytest.importorskip("torch")
+    p = write(tmp_path, "layers.py", LAYER_TABLE)
+    t = static_target(p, "Layers", init, {"x": "2,5,8"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(p, build, {"x": torch.randn(2, 5, 8)})

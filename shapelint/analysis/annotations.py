@@ -13,7 +13,7 @@ from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
 if TYPE_CHECKING:  # pragma: no cover
-    from shapelint.analysis.interpreter import ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer
 
 _OPTIONAL_WRAPPERS = {"typing.Optional", "Optional"}
 _UNION_WRAPPERS = {"typing.Union", "Union"}
@@ -30,7 +30,7 @@ def _is_none(node: ast.expr) -> bool:
 
 
 class AnnotationReader:
-    def __init__(self, analyzer: ModuleAnalyzer):
+    def __init__(self, analyzer: Analyzer):
         self.analyzer = analyzer
         self._cache: dict[int, TensorV | None] = {}
         self._anon = 0

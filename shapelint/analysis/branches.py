@@ -18,7 +18,8 @@ from shapelint.ops.values import Cost
 _ZERO = Expr.const(0)
 
 
-def _sum(records, key: str) -> Expr | None:
+def total_of(records, key: str) -> Expr | None:
+    """The sum of one figure over records, None when one of them is unknown."""
     total = _ZERO
     for r in records:
         e = getattr(r.cost, key)
@@ -28,7 +29,7 @@ def _sum(records, key: str) -> Expr | None:
     return total
 
 
-def _free(rec) -> bool:
+def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
 
@@ -41,11 +42,11 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     keys = list(records)
     body = [records[k] for k in keys[n_before:n_mid]]
     orelse = [records[k] for k in keys[n_mid:]]
-    if all(_free(r) for r in body) and all(_free(r) for r in orelse):
+    if all(free(r) for r in body) and all(free(r) for r in orelse):
         return  # no FLOPs either way (elementwise work, reshapes)
-    flops = _sum(body, "flops")
-    if flops is not None and flops == _sum(orelse, "flops"):
-        same_bytes = _sum(body, "bytes") == _sum(orelse, "bytes")
+    flops = total_of(body, "flops")
+    if flops is not None and flops == total_of(orelse, "flops"):
+        same_bytes = total_of(body, "bytes") == total_of(orelse, "bytes")
         note = (
             f"an alternative to the `if` at line {stmt.lineno}, which costs the same: counted once"
         )
@@ -59,7 +60,7 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
         why = f"runs only if {when} (line {stmt.lineno}), which is not known here"
         for rec in recs:
             c = rec.cost
-            if _free(rec) or c.flops is None:
+            if free(rec) or c.flops is None:
                 continue  # free either way, or already unknown for its own reason
             notes = [why, f"{c.flops.to_human()} FLOPs if it runs"]
             rec.cost = Cost(None, None, None, notes, False)

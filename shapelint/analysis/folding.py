@@ -23,7 +23,7 @@ from shapelint.ops.values import (
 )
 
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer
 
 
 _ARITH = {
@@ -57,6 +57,21 @@ def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
     return FloatV(None)
 
 
+_BOOL_OPS = {
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
+
+
+def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
+    """`flag | (not exists(x))` on known booleans (x-transformers' return flags)."""
+    fn = _BOOL_OPS.get(type(op))
+    if fn is None or left.value is None or right.value is None:
+        return None
+    return BoolV(fn(left.value, right.value))
+
+
 def truth(v: Value) -> bool | None:
     """Python truthiness of a value, when known."""
     if isinstance(v, BoolV):
@@ -76,6 +91,27 @@ def truth(v: Value) -> bool | None:
     if isinstance(v, (ObjectV, ClassRefV)):
         return True if not (isinstance(v, ObjectV) and v.kind == DICT_KIND) else bool(v.attrs)
     return None
+
+
+def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
+    """The truth of an `if` test. Like truth(eval(node)), but an operand that decides
+    an `and`/`or` decides it even after one of unknown truth: `self.training and
+    p > 0.` with p = 0 is false whatever `self.training` is. (As a value, the same
+    expression stays unknown: `dim_head or default` is the operand, not its truth.)"""
+    if not isinstance(node, ast.BoolOp):
+        return truth(an.eval(node, frame, depth))
+    decisive = isinstance(node.op, ast.Or)
+    frame.conditional += 1  # `a and f(x)`: what f's use says may not hold
+    try:
+        unknown = False
+        for operand in node.values:
+            t = test_truth(an, operand, frame, depth + 1)
+            if t is decisive:
+                return decisive  # the operands after it never run
+            unknown = unknown or t is None
+        return None if unknown else not decisive
+    finally:
+        frame.conditional -= 1
 
 
 def _constant(v: Value):
@@ -105,7 +141,7 @@ _COMPARE = {
 }
 
 
-def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
+def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
     """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
     operand `and`/`or` returns). None: not a node this folds."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -115,6 +151,8 @@ def fold(an: ModuleAnalyzer, node: ast.expr, frame, depth: int) -> Value | None:
         result: Value = UNKNOWN
         for i, operand in enumerate(node.values):
             result = an.eval(operand, frame, depth)
+            if i == len(node.values) - 1:
+                return result  # `None or nn.GELU`: the last operand, whatever its truth
             t = truth(result)
             if t is None:
                 for rest in node.values[i + 1 :]:

@@ -151,11 +151,43 @@ def _module_level_statements(tree: ast.Module):
         if isinstance(stmt, ast.If):
             stack.extend(reversed(stmt.body + stmt.orelse))
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            blocks = stmt.body + [s for h in stmt.handlers for s in h.body]  # type: ignore[attr-defined]
+            imported = _imported_names(stmt.body)  # type: ignore[attr-defined]
+            blocks = stmt.body + [  # type: ignore[attr-defined]
+                s
+                for h in stmt.handlers  # type: ignore[attr-defined]
+                for s in h.body
+                if not (_import_error(h) and _defines(s) & imported)
+            ]
             blocks += stmt.orelse + stmt.finalbody  # type: ignore[attr-defined]
             stack.extend(reversed(blocks))
         elif isinstance(stmt, ast.With):
             stack.extend(reversed(stmt.body))
+
+
+def _imported_names(body: list[ast.stmt]) -> set[str]:
+    return {
+        alias.asname or alias.name.split(".")[0]
+        for stmt in body
+        if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        for alias in stmt.names
+    }
+
+
+def _import_error(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` (or ModuleNotFoundError): its body is the fallback for an
+    import that fails only without the library; with it installed, the import holds."""
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names
+    )
+
+
+def _defines(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign):
+        return {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return set()
 
 
 def local_import_names(func: ast.AST) -> dict[str, str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
+    choices,
     folding,
     indexing,
     lambdas,
@@ -29,6 +30,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
@@ -45,6 +47,7 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops.values import (
     UNKNOWN,
+    BoolV,
     Cost,
     DtypeV,
     FloatV,
@@ -126,26 +129,6 @@ class ModuleResult:
     diagnostics: list[RawDiagnostic] = field(default_factory=list)
     records: list[CallRecord] = field(default_factory=list)
     functions: list[FunctionSummary] = field(default_factory=list)
-
-
-@dataclass
-class FuncDef:
-    node: ast.FunctionDef | ast.AsyncFunctionDef
-    qualname: str
-    cls: ClassDef | None = None
-    # The analyzer of the file that defines it (another file of the project).
-    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass
-class ClassDef:
-    node: ast.ClassDef
-    name: str
-    methods: dict[str, FuncDef] = field(default_factory=dict)
-    self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
-    init_params: list[str] = field(default_factory=list)
-    owner: ModuleAnalyzer | None = field(default=None, compare=False, repr=False)
-    key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
 
 
 class _Frame:
@@ -261,7 +244,7 @@ class ModuleAnalyzer:
         for fd in self.functions.values():
             fd.cls = fd.owner = None
         for closure in self.closures:
-            closure.frame = None
+            closure.frame = closure.owner = None
         self.__dict__.clear()
 
     def prepare(self) -> None:
@@ -602,7 +585,7 @@ class ModuleAnalyzer:
                 self._check_against_annotation(v, ret_ann, stmt.value, "return value")
 
     def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = folding.truth(self.eval(stmt.test, frame))
+        known = folding.test_truth(self, stmt.test, frame)
         if known is not None:  # a test on known values takes one branch
             self._exec_block(stmt.body if known else stmt.orelse, frame)
             return
@@ -854,7 +837,7 @@ class ModuleAnalyzer:
                 if known is not None:
                     self._learn(shape_of, known, frame, value_node)
                     value = _shape_tuple(known)
-            items = value.items if isinstance(value, TupleV) else None
+            items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if (
@@ -1067,6 +1050,7 @@ class ModuleAnalyzer:
                 return modules.ClassRefV(sym.key)
             if isinstance(sym, Value):
                 return sym
+            q = getattr(sym, "library_qual", q)
         if q is not None:
             value = dispatch.constant(q)
             if value is UNKNOWN and self.specialize:
@@ -1128,7 +1112,7 @@ class ModuleAnalyzer:
         return TupleV(tuple(items))
 
     def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = folding.truth(self.eval(node.test, frame, d))
+        known = folding.test_truth(self, node.test, frame, d)
         if known is not None:
             return self.eval(node.body if known else node.orelse, frame, d)
         frame.conditional += 1  # what a branch's use says holds in that branch only
@@ -1261,6 +1245,8 @@ class ModuleAnalyzer:
             return IntV(None)
         if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
             return folding.number_binop(op, left, right)
+        if isinstance(left, BoolV) and isinstance(right, BoolV):
+            return folding.bool_binop(op, left, right) or UNKNOWN
         if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
             return TupleV(left.items + right.items)
         if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
@@ -1336,8 +1322,14 @@ class ModuleAnalyzer:
         if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
             # A plain run follows calls into other files only with a tensor of known
             # shape (a contradiction to find, a cost to bind); a target run always.
+            # (Following the constructions in __init__ too, as within a file, made
+            # each pool worker hold every file its files build modules from: the
+            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
             sym = self._project_symbol(func, qual, frame)
-            if sym is not None:
+            library = getattr(sym, "library_qual", None)  # a library name re-exported
+            if library is not None:
+                qual = library
+            elif sym is not None:
                 return self._call_project(sym, node, args, kwargs, frame)
         if qual is not None:
             return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
@@ -1394,12 +1386,16 @@ class ModuleAnalyzer:
                 # `xs = []` then `xs.append(t)`: the list gains t; after any other
                 # change its contents are no longer known. Names bound to the same
                 # list see the change too.
+                taken: Value = UNKNOWN
                 if isinstance(func.value, ast.Name):
-                    grown = sequences.appended(recv, func.attr, args)
+                    if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
+                        grown, taken = sequences.popped(recv, args, kwargs)
+                    else:
+                        grown = sequences.appended(recv, func.attr, args)
                     for k, v in list(frame.env.items()):
                         if v is recv:
                             frame.env[k] = grown if k == func.value.id else UNKNOWN
-                return UNKNOWN
+                return taken
             self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
             if isinstance(recv, TensorV):
                 operands = [recv, *args]
@@ -1431,9 +1427,10 @@ class ModuleAnalyzer:
                 if attr is not UNKNOWN:
                     return self._call_value(attr, node, args, kwargs, frame)
                 if func.attr in self._class_methods(recv.cls):
-                    return self._call_method(
-                        ObjectV(f"<class>{recv.cls}"), func.attr, node, args, kwargs, frame
-                    )
+                    # a method __init__ calls sees what __init__ has assigned so far
+                    # (timm's `self._init_img_size(img_size)` reads self.patch_size)
+                    so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+                    return self._call_method(so_far, func.attr, node, args, kwargs, frame)
             if recv is UNKNOWN and (
                 _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
             ):
@@ -1477,6 +1474,8 @@ class ModuleAnalyzer:
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
             return lambdas.invoke(self, callee, args, kwargs, frame)
+        if isinstance(callee, choices.ChoiceV):
+            return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res
@@ -1995,7 +1994,7 @@ def _join(a: Value, b: Value) -> Value:
         return FloatV(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
-    return UNKNOWN
+    return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
 
 
 def _join_all(values: list[Value]) -> Value:

@@ -27,6 +27,9 @@ class ClosureV(Value):
     node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
     frame: object
     called: bool = False
+    # The analyzer of the file that defines it: a closure made in another file
+    # (timm's `to_2tuple = _ntuple(2)` in helpers.py) runs with that file's names.
+    owner: object = None
 
 
 def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> bool:
@@ -42,7 +45,7 @@ def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, fra
 def closure_of(an, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, frame) -> ClosureV:
     """A closure over `frame`, which holds it in turn: the analyzer keeps them all
     so that its release() can break that cycle."""
-    closure = ClosureV(node, frame)
+    closure = ClosureV(node, frame, owner=an)
     an.closures.append(closure)
     return closure
 
@@ -71,6 +74,7 @@ def check_uncalled(an) -> None:
 
 
 def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
+    an = closure.owner or an
     node = closure.node
     active = an.active_closures
     if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):

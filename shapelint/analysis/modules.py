@@ -40,7 +40,7 @@ from shapelint.ops.values import (
 )
 
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
 
 # Longest loop (or comprehension) unrolled item by item; a longer one of known
 # count repeats its first item's cost.
@@ -105,7 +105,7 @@ def layer_class(qual: str) -> Value | None:
     return None
 
 
-def torch_base(an: ModuleAnalyzer, cd: ClassDef) -> str | None:
+def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
     when the stubs describe it."""
     owner = cd.owner or an
@@ -154,7 +154,7 @@ def as_items(v: Value) -> tuple[Value, ...] | None:
 # ---------------------------------------------------------------------- construction
 
 
-def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
+def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
     """torch.nn containers, Parameter, SimpleNamespace: values the stubs do not model."""
     if qual in _CONTAINERS:
         return _container(args, sequential=_CONTAINERS[qual])
@@ -169,12 +169,19 @@ def qualified_call(an: ModuleAnalyzer, qual: str, args, kwargs, open_kwargs) -> 
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)):
+        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
+            args[0]
+        ):  # `block = partial(block, **forward_kwargs)`: a module with arguments bound
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
         return data if isinstance(data, TensorV) else UNKNOWN
+    if qual == "itertools.repeat" and args and not open_kwargs:
+        # `tuple(repeat(x, n))` (timm's to_2tuple): n copies, as the iterator yields
+        times = args[1] if len(args) > 1 else kwargs.get("times", UNKNOWN)
+        n = times.value.value if isinstance(times, IntV) and times.value is not None else None
+        return TupleV((args[0],) * n) if n is not None and 0 <= n <= MAX_UNROLL else None
     return None
 
 
@@ -194,7 +201,7 @@ def _container(args, sequential: bool) -> Value:
     return ModuleListV(tuple(args), sequential)
 
 
-def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, frame):
+def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
     """Builtins whose results carry modules or configs: dict(), isinstance()."""
     if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
         v = args[0].value
@@ -210,13 +217,28 @@ def builtin_call(an: ModuleAnalyzer, name: str, node: ast.Call, args, kwargs, fr
         return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
     if name == "float" and len(args) == 1:
         return FloatV(None)
+    if name == "range" and 1 <= len(args) <= 3 and not kwargs:
+        return _range_items(args)
     if name == "callable" and len(args) == 1:
         return _callable(args[0])
     if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
-        return _isinstance(args[0], node.args[1])
+        return _isinstance(an, args[0], node.args[1], frame)
     if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _range_items(args) -> Value | None:
+    """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
+    bounds = []
+    for a in args:
+        if not (isinstance(a, IntV) and a.value is not None and a.value.value is not None):
+            return None
+        bounds.append(a.value.value)
+    r = range(*bounds) if bounds[-1:] != [0] or len(bounds) < 3 else None
+    if r is None or len(r) > MAX_UNROLL:
+        return None
+    return TupleV(tuple(IntV(Expr.const(i)) for i in r))
 
 
 _PY_TYPES = {
@@ -238,17 +260,36 @@ def _callable(v: Value) -> Value:
     return BoolV(None)
 
 
-def _isinstance(v: Value, types: ast.expr) -> Value:
+# The abstract collection types a value of a plain kind is, or is not, an instance
+# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
+# and strings are iterable sequences; numbers, booleans and None are neither.
+_ABSTRACT = frozenset(
+    f"{m}.{t}"
+    for m in ("collections.abc", "typing")
+    for t in ("Iterable", "Sequence", "Collection")
+)
+_NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
+
+
+def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     names = types.elts if isinstance(types, ast.Tuple) else [types]
-    if not all(isinstance(n, ast.Name) and n.id in _PY_TYPES for n in names):
-        return BoolV(None)
+    kinds: list[tuple[type[Value], ...]] = []
+    for n in names:
+        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
+        if qual in _ABSTRACT:
+            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
+                return BoolV(None)
+            kinds.append((TupleV, StrV))
+        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
+            kinds.append(_PY_TYPES[n.id])
+        else:
+            return BoolV(None)
     if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
         return BoolV(None)
-    hit = any(isinstance(v, _PY_TYPES[n.id]) for n in names)  # type: ignore[union-attr]
-    return BoolV(hit)
+    return BoolV(any(isinstance(v, k) for k in kinds))
 
 
-def _map_lambda(an: ModuleAnalyzer, node: ast.Call, seq: Value, frame) -> Value | None:
+def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
     """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
     through the lambda's body (its calls recorded once per item)."""
     lam = node.args[0]
@@ -274,7 +315,7 @@ _MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
 _MAP_MAX = 16  # items a map over named callables is run for, one by one
 
 
-def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
+def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
     """`map(f, (a, b))` with f a function known by name, not as a value, over a
     sequence known item by item: `f(a), f(b)`, each call run as the code would
     run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
@@ -299,7 +340,7 @@ def map_named(an: ModuleAnalyzer, node: ast.Call, args, frame) -> Value | None:
     return TupleV(tuple(out))
 
 
-def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
+def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
     """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
     is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
     a sequence known item by item: one value per item (each item's calls recorded)."""
@@ -340,7 +381,7 @@ def comprehension(an: ModuleAnalyzer, node: ast.ListComp | ast.GeneratorExp, fra
     return ModuleListV((item,), count=count)
 
 
-def range_count(an: ModuleAnalyzer, it: ast.expr, frame) -> Expr | None:
+def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
     """Trip count of `range(n)` / `range(a, b)` when the bounds are known."""
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
         return None
@@ -365,7 +406,7 @@ def is_dataclass(cd: ClassDef) -> bool:
     return False
 
 
-def construct_config(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """A dataclass instance: its fields at their defaults, overridden by the call."""
     fields: list[tuple[str, ast.expr | None]] = []
     for stmt in cd.node.body:
@@ -386,7 +427,7 @@ def construct_config(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
 
 
-def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
+def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
     # `field(default=...)`; a default_factory builds something we do not follow.
     if (
         isinstance(node, ast.Call)
@@ -402,7 +443,7 @@ def _default_value(an: ModuleAnalyzer, node: ast.expr, frame) -> Value:
 # ---------------------------------------------------------------------- classes
 
 
-def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
+def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
     """The project classes cd derives from (in its own file or imported)."""
     from shapelint.analysis import project
 
@@ -424,7 +465,7 @@ def base_classes(an: ModuleAnalyzer, cd: ClassDef) -> list[ClassDef]:
     return out
 
 
-def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
+def find_method(an: Analyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
     """A method by name along the project bases, depth first (the MRO of simple
     single-inheritance hierarchies, which is what models use)."""
     if name in cd.methods:
@@ -439,7 +480,7 @@ def find_method(an: ModuleAnalyzer, cd: ClassDef, name: str, _seen=None) -> Func
     return None
 
 
-def all_methods(an: ModuleAnalyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
+def all_methods(an: Analyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
     """Own methods over inherited ones, along the project bases."""
     seen = _seen if _seen is not None else set()
     seen.add(cd.key)
@@ -460,7 +501,7 @@ def init_param(fd: FuncDef, name: str) -> Value:
     return UNKNOWN
 
 
-def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
+def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
     """`super().name` in a method of class C: the first base of C that has it."""
     fd = frame.func
     if fd is None or fd.cls is None:
@@ -475,7 +516,7 @@ def super_method(an: ModuleAnalyzer, frame, name: str) -> FuncDef | None:
 # ---------------------------------------------------------------------- calls
 
 
-def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, frame):
+def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame):
     """Calling a container (nn.Sequential chains its items) or a class value."""
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
@@ -499,7 +540,7 @@ def call_value(an: ModuleAnalyzer, callee: Value, node: ast.Call, args, kwargs, 
     return None
 
 
-def _call_sequential(an: ModuleAnalyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
+def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
     if len(args) != 1 or kwargs or not seq.known:
         an.record(
             node,
@@ -542,7 +583,7 @@ def _repeat_call(an, item, count: Expr, node, x, frame) -> Value:
     return y
 
 
-def method_call(an: ModuleAnalyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
+def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
     """Module-building methods: list.append on a module list, register_buffer,
     add_module; dict access on dict-like values."""
     attr = func.attr
@@ -603,7 +644,7 @@ def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
     return ModuleListV((), lst.sequential, known=False)
 
 
-def _store(an: ModuleAnalyzer, target: ast.expr, value: Value, frame) -> None:
+def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
         frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
@@ -690,7 +731,7 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
 # ---------------------------------------------------------------------- loops
 
 
-def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     """Loops this module models: over a module list (the sum of its layers, or
     count × one layer), and `for _ in range(n)` of known count in __init__ (the
     layers it appends) or in a specialized call (unrolled). False: not one of
@@ -746,7 +787,7 @@ def exec_for(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
     return True
 
 
-def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
+def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
     """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
     list of tuples: known lists pair item by item up to the shortest; lists of
     `n` copies pair their single items, when every list has the same count.
@@ -758,11 +799,19 @@ def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
         and it.args
         and not it.keywords
         and "zip" not in frame.env
-        and not any(isinstance(a, ast.Starred) for a in it.args)
     ):
         return None
-    seqs = [an.eval(a, frame) for a in it.args]
-    if not any(isinstance(s, ModuleListV) for s in seqs):
+    seqs: list[Value] = []
+    for a in it.args:
+        if not isinstance(a, ast.Starred):
+            seqs.append(an.eval(a, frame))
+            continue
+        # `zip(*layer_variables)` over a tuple of lists (x-transformers)
+        inner = an.eval(a.value, frame)
+        if not isinstance(inner, TupleV):
+            return None
+        seqs.extend(inner.items)
+    if not any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs):
         return None
     if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
         return ModuleListV(known=False)
@@ -778,6 +827,26 @@ def _zipped(an: ModuleAnalyzer, it: ast.expr, frame) -> ModuleListV | None:
     return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
 
 
+def listed_items(v: Value) -> tuple[Value, ...] | None:
+    """The items of a module list known one by one (`norm, block, residual = layer`
+    unpacks an nn.ModuleList as iterating it does); None for anything else."""
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        return v.items
+    return None
+
+
+def is_module(v: Value) -> bool:
+    """A layer, a project class instance or a module list."""
+    if isinstance(v, ObjectV):
+        return v.kind.startswith(("<class>", "torch.nn."))
+    return isinstance(v, ModuleListV)
+
+
+def _holds_modules(v: Value) -> bool:
+    """A tuple of layers (a module list reordered into a tuple)."""
+    return isinstance(v, TupleV) and any(is_module(i) for i in v.items)
+
+
 def _unpackable(v: Value) -> Value:
     # `for attn, ff in self.layers`: each item is a ModuleList of two.
     if isinstance(v, ModuleListV) and v.known and v.count is None:
@@ -790,7 +859,7 @@ def _returns_only(body) -> bool:
     return ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
 
 
-def _search_loop(an: ModuleAnalyzer, stmt: ast.For, frame) -> bool:
+def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     """`for arg in args: if exists(arg): return arg` over items known one by one,
     in a specialized run: turn by turn until a turn surely returns. False (all
     undone) where a turn may or may not return: the interpreter runs it as before."""
@@ -818,7 +887,7 @@ def _breaks(body) -> bool:
     return False
 
 
-def _unroll(an: ModuleAnalyzer, stmt: ast.For, items, frame) -> None:
+def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     saved = frame.records
     children: dict = {}
     try:
@@ -862,7 +931,7 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     rec.children = list(children.values())
 
 
-def _symbolic_init_loop(an: ModuleAnalyzer, stmt: ast.For, count: Expr, frame) -> None:
+def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None:
     """`for _ in range(depth): self.layers.append(...)`: depth copies of one layer."""
     recorder = frame.env["self"]
     lists_before = {k: v for k, v in recorder.attrs.items() if isinstance(v, ModuleListV)}
@@ -887,15 +956,15 @@ _WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
 
 
-def unfollowed_call(an: ModuleAnalyzer, node: ast.Call, frame, args, value: Value) -> None:
+def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> None:
     """A call that took a tensor (or a module) and left no record: its cost is
     unknown, and a target's total says so rather than counting it as 0."""
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
-    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND:
-        return
+    if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
+        return  # a decorator, a partial: what they wrap costs when it is called
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
         cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:
@@ -946,7 +1015,7 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind == DICT_KIND
 
 
-def specialized_invoke(an: ModuleAnalyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
+def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
@@ -981,7 +1050,7 @@ def _call_key(fd, recv, args, kwargs):
     return key
 
 
-def run_body(an: ModuleAnalyzer, fd: FuncDef, recv, args, kwargs):
+def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     bind_arguments(an, fd, frame, recv, args, kwargs)
@@ -990,7 +1059,7 @@ def run_body(an: ModuleAnalyzer, fd: FuncDef, recv, args, kwargs):
     return value, list(frame.records.values())
 
 
-def bind_arguments(an: ModuleAnalyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
+def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
     """Parameters take the call's values; the rest their defaults, evaluated."""
     node = fd.node
     a = node.args
@@ -1037,7 +1106,7 @@ def _any_starred(vals) -> bool:
     return any(isinstance(v, ObjectV) and v.kind == "<starred>" for v in vals)
 
 
-def _annotated(an: ModuleAnalyzer, p: ast.arg, v: Value) -> Value:
+def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
     """An argument of unknown shape takes the parameter's annotation."""
     if p.annotation is not None and (v is UNKNOWN or (isinstance(v, TensorV) and v.shape is None)):
         t = an.annotations.tensor(p.annotation)
@@ -1050,7 +1119,7 @@ def _static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
-def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
+def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """An instance built by running __init__ (inherited ones included) with these
     arguments: what it assigns to self, at these values."""
     if is_dataclass(cd):
@@ -1073,7 +1142,7 @@ def construct(an: ModuleAnalyzer, cd: ClassDef, args, kwargs) -> Value:
     return value
 
 
-def settled(an: ModuleAnalyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
+def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
     """attrs without the flags another method sets: after `self.swapped = True` in
     a method __init__ does not call, `if self.swapped:` is not decided by the
     False that __init__ gave it (a branch taken for a constant that is not one).
@@ -1097,7 +1166,7 @@ def _flag(v: Value) -> bool:
 _ASSIGNED = r"\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
 
 
-def set_elsewhere(an: ModuleAnalyzer, cd: ClassDef, names: list[str]) -> set[str]:
+def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
     """Which of names a method of cd's own other than __init__ (and the methods
     __init__ calls) assigns to self. A search of their text, read once per class:
     a walk of every method's tree cost more than the rest of a class's analysis."""
@@ -1121,14 +1190,14 @@ def set_elsewhere(an: ModuleAnalyzer, cd: ClassDef, names: list[str]) -> set[str
     return {m.group(1) for m in re.finditer(pattern, text)}
 
 
-def run_init(an: ModuleAnalyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     bind_arguments(an, init, frame, recorder, args, kwargs)
     an.exec_block(init.node.body, frame)
 
 
-def super_call(an: ModuleAnalyzer, meth: str, node, args, kwargs, frame) -> Value | None:
+def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
     `super().forward(x)` the base's forward on this instance."""
     fd = super_method(an, frame, meth)

@@ -22,8 +22,10 @@ import ast
 import os
 from typing import TYPE_CHECKING
 
+from shapelint.ops.values import UNKNOWN
+
 if TYPE_CHECKING:
-    from shapelint.analysis.interpreter import ClassDef, FuncDef, ModuleAnalyzer
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
 
 # Parsed project modules kept per process (a pool worker serves many files).
 MAX_MODULES = 512
@@ -94,7 +96,7 @@ def _top_level(tree: ast.Module):
 _PROJECTS: dict[str, Project] = {}
 
 
-def attach(an: ModuleAnalyzer, path: str, options, specialize: bool = False) -> None:
+def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     """Make the file's project imports resolve, when it sits in a package
     (unless options.project is False)."""
     if options.project is False:
@@ -108,6 +110,7 @@ def attach(an: ModuleAnalyzer, path: str, options, specialize: bool = False) -> 
         if len(_PROJECTS) > 2:
             _PROJECTS.clear()
         proj = _PROJECTS[key] = Project(options, type(an), specialize)
+    proj.new_file()
     an.bind_project(proj, root, modname, os.path.abspath(path))
 
 
@@ -116,16 +119,34 @@ class Project:
 
     def __init__(self, options, analyzer_class, specialize: bool = False):
         self.options = options
-        self.analyzer_class = analyzer_class  # ModuleAnalyzer (which imports this module)
+        self.analyzer_class = analyzer_class  # the interpreter's, which imports this module
         self.specialize = specialize
-        self.analyzers: dict[tuple[str, str], ModuleAnalyzer | None] = {}
+        self.analyzers: dict[tuple[str, str], Analyzer | None] = {}
         self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
         self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
+        # (root, module) -> its file, for the analysis of one file (attach clears it):
+        # a file names the same modules many times, and each look is two stats.
+        self.files: dict[tuple[str, str], str | None] = {}
+        self.checked: set[tuple[str, str]] = set()  # modules stat'ed for it
 
-    def analyzer(self, root: str, modname: str) -> ModuleAnalyzer | None:
+    def new_file(self) -> None:
+        """The layout and the files' stats are read afresh for each file analysed."""
+        self.files.clear()
+        self.checked.clear()
+
+    def module_file(self, root: str, modname: str) -> str | None:
         key = (root, modname)
-        path = _module_file(root, modname)
+        if key not in self.files:
+            self.files[key] = _module_file(root, modname)
+        return self.files[key]
+
+    def analyzer(self, root: str, modname: str) -> Analyzer | None:
+        key = (root, modname)
+        if key in self.checked and key in self.analyzers:
+            return self.analyzers[key]  # stat'ed already for this file's analysis
+        path = self.module_file(root, modname)
         stat = _stat(path)
+        self.checked.add(key)
         if key in self.analyzers and self.stats.get(key) == stat:
             return self.analyzers[key]
         self.analyzers[key] = None  # an import cycle sees nothing, not a loop
@@ -138,7 +159,7 @@ class Project:
         self.analyzers[key] = an
         return an
 
-    def _load(self, path: str, root: str, modname: str) -> ModuleAnalyzer | None:
+    def _load(self, path: str, root: str, modname: str) -> Analyzer | None:
         from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
         from shapelint.cache import digest
 
@@ -174,14 +195,14 @@ def _module_file(root: str, modname: str) -> str | None:
     return None
 
 
-def resolve(an: ModuleAnalyzer, local: str, hops: int = 0):
+def resolve(an: Analyzer, local: str, hops: int = 0):
     """What a name bound by a project import stands for: a FuncDef, a ClassDef, or
     a module-level value of the other file; None when it is not a project name."""
     link = an.project_links.get(local)
     if link is None or an.project is None or hops > MAX_REEXPORT_HOPS:
         return None
     mod, attr = link
-    if attr is not None and _module_file(an.project_root, f"{mod}.{attr}") is not None:
+    if attr is not None and an.project.module_file(an.project_root, f"{mod}.{attr}") is not None:
         if lookup_defined(an.project.analyzer(an.project_root, mod), attr) is None:
             mod, attr = f"{mod}.{attr}", None  # `from . import utils`: a module
     target = an.project.analyzer(an.project_root, mod)
@@ -196,17 +217,17 @@ def resolve(an: ModuleAnalyzer, local: str, hops: int = 0):
 class ModuleLink:
     """A project module bound to a name (`from . import utils`, `import pkg.x as x`)."""
 
-    def __init__(self, target: ModuleAnalyzer):
+    def __init__(self, target: Analyzer):
         self.target = target
 
 
-def lookup_defined(target: ModuleAnalyzer | None, name: str):
+def lookup_defined(target: Analyzer | None, name: str):
     if target is None:
         return None
     return target.classes.get(name) or target.functions.get(name) or target.project_links.get(name)
 
 
-def resolve_attribute(an: ModuleAnalyzer, func) -> object | None:
+def resolve_attribute(an: Analyzer, func) -> object | None:
     """`utils.FeedForward` where utils names a project module."""
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return None
@@ -217,7 +238,16 @@ def resolve_attribute(an: ModuleAnalyzer, func) -> object | None:
     return None
 
 
-def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
+class LibraryName:
+    """A library name another project file imports and this one imports from it
+    (`from .trace_utils import _assert`, where trace_utils has `from torch import
+    _assert`): the caller treats it as that library name."""
+
+    def __init__(self, qual: str):
+        self.library_qual = qual
+
+
+def lookup(target: Analyzer, name: str, hops: int = 0):
     if name in target.classes and name not in target.project_links:
         return target.classes[name]
     if name in target.functions and name not in target.project_links:
@@ -225,10 +255,14 @@ def lookup(target: ModuleAnalyzer, name: str, hops: int = 0):
     if name in target.project_links:
         return resolve(target, name, hops)  # a re-export (`from .vit import ViT`)
     v = target.module_env.get(name)
+    if v is None or v is UNKNOWN:
+        qual = target.imports.resolve(ast.Name(name))
+        if qual is not None:
+            return LibraryName(qual)
     return v
 
 
-def resolve_qualified(an: ModuleAnalyzer, qual: str):
+def resolve_qualified(an: Analyzer, qual: str):
     """`vit_pytorch.vit.Transformer` (an absolute import of the project's package
     that the import map resolved to a dotted name)."""
     if an.project is None or an.project_module is None:
@@ -243,7 +277,7 @@ def resolve_qualified(an: ModuleAnalyzer, qual: str):
     return lookup(target, attr)
 
 
-def dependencies(an: ModuleAnalyzer) -> list[tuple[str, str]]:
+def dependencies(an: Analyzer) -> list[tuple[str, str]]:
     """(path, digest) of every project file an's results depended on, transitively."""
     seen: set[int] = {id(an)}
     stack = list(an.used_modules)
@@ -260,7 +294,7 @@ def dependencies(an: ModuleAnalyzer) -> list[tuple[str, str]]:
     return sorted(out.items())
 
 
-def class_by_key(an: ModuleAnalyzer, key: str) -> ClassDef | None:
+def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
     """A class by its global key (`module:Name`), in this file or a loaded one."""
     cd = an.class_keys.get(key)
     if cd is not None or an.project is None or ":" not in key:
@@ -270,5 +304,5 @@ def class_by_key(an: ModuleAnalyzer, key: str) -> ClassDef | None:
     return target.class_keys.get(key) if target is not None else None
 
 
-def owner_of(an: ModuleAnalyzer, d: FuncDef | ClassDef) -> ModuleAnalyzer:
+def owner_of(an: Analyzer, d: FuncDef | ClassDef) -> Analyzer:
     return d.owner if d.owner is not None else an

@@ -42,6 +42,18 @@ def appended(items: TupleV, method: str, args: list[Value]) -> Value:
     return UNKNOWN
 
 
+def popped(items: TupleV, args: list[Value], kwargs: dict[str, Value]) -> tuple[Value, Value]:
+    """(the list after, the item) of `xs.pop()` / `xs.pop(i)` at a known index;
+    both unknown otherwise (or on an empty list, where Python raises)."""
+    n = len(items.items)
+    index = args[0] if args else kwargs.get("index", IntV(Expr.const(-1)))
+    i = index.value.value if isinstance(index, IntV) and index.value is not None else None
+    if i is None or not -n <= i < n or kwargs.keys() - {"index"} or len(args) > 1:
+        return UNKNOWN, UNKNOWN
+    i %= n
+    return TupleV(items.items[:i] + items.items[i + 1 :]), items.items[i]
+
+
 def stack_or_cat(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
     """torch.stack / torch.cat of a SeqV; None when the call is not one."""
     if qual not in ("torch.stack", "torch.cat", "torch.concat", "torch.concatenate"):

@@ -1,0 +1,95 @@
+"""A module attribute that is one of several modules, chosen by a test the analysis
+cannot decide: timm's `self.drop_path1 = DropPath(p) if p > 0. else nn.Identity()`
+with `p` read from a schedule of tensors.
+
+Calling it runs each alternative on the same inputs, as an undecided `if` runs both
+branches (branches.py): when they cost the same FLOPs the cost is known and counted
+once; otherwise every call that costs FLOPs is unknown and says on what it depends.
+The result is what the alternatives' results have in common.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.branches import free, total_of
+from shapelint.analysis.modules import ModuleListV, is_module
+from shapelint.analysis.unknown_cost import op_text
+from shapelint.ops.values import Cost, ObjectV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+# More alternatives than this (a choice of choices of choices...) is not followed.
+MAX_ALTERNATIVES = 4
+
+
+@dataclass(frozen=True)
+class ChoiceV(Value):
+    """One of `items` (modules, never None: `is None` tests on it stay exact)."""
+
+    items: tuple[Value, ...]
+
+
+def join(a: Value, b: Value) -> ChoiceV | None:
+    """The choice of a and b when both are modules (or choices of modules)."""
+    items: list[Value] = []
+    for v in (a, b):
+        for item in v.items if isinstance(v, ChoiceV) else (v,):
+            if not is_module(item):
+                return None
+            if item not in items:
+                items.append(item)
+    if len(items) > MAX_ALTERNATIVES:
+        return None
+    return ChoiceV(tuple(items))
+
+
+def _name(v: Value) -> str:
+    if isinstance(v, ObjectV):
+        kind = v.kind[len("<class>") :] if v.kind.startswith("<class>") else v.kind
+        return kind.rsplit(":", 1)[-1]
+    return "nn.Sequential" if isinstance(v, ModuleListV) and v.sequential else "nn.ModuleList"
+
+
+def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> Value:
+    base = frame.records
+    results: list[Value] = []
+    groups: list[list] = []
+    for alt in choice.items:
+        frame.records = dict(base)
+        try:
+            results.append(an.call_value(alt, node, args, kwargs, frame))
+        finally:
+            added = [r for k, r in frame.records.items() if base.get(k) is not r]
+            frame.records = base
+        groups.append(added)
+    names = ", ".join(_name(v) for v in choice.items)
+    what = op_text(node)
+    flops = [total_of(g, "flops") for g in groups]
+    if all(free(r) for g in groups for r in g) or (
+        flops[0] is not None and all(f == flops[0] for f in flops)
+    ):
+        same_bytes = len({total_of(g, "bytes") for g in groups}) == 1
+        note = f"`{what}` is one of {names}, which cost the same: counted once"
+        for rec in groups[0]:
+            c = rec.cost
+            notes = c.notes if free(rec) else [*c.notes, note]
+            # alternatives that move different bytes: the bytes are not known
+            rec.cost = Cost(
+                c.flops, c.other_flops, c.bytes if same_bytes else None, notes, c.complete
+            )
+            base[(rec.line, rec.column, rec.op)] = rec
+        return an.join_all(results)
+    why = f"`{what}` is one of {names} (not known here), which cost differently"
+    for alt, group in zip(choice.items, groups, strict=True):
+        for rec in group:
+            c = rec.cost
+            if not (free(rec) or c.flops is None):
+                rec.cost = Cost(
+                    None, None, None, [why, f"{c.flops.to_human()} FLOPs if {_name(alt)}"], False
+                )
+            base[(rec.line, rec.column, rec.op)] = rec
+    return an.join_all(results)

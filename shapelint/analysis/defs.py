@@ -1,0 +1,128 @@
+"""What the module pass indexes (a function, a class), and the face of the analyzer
+that the modules around the interpreter drive it through.
+
+The interpreter imports modules.py, folding.py, annotations.py and project.py; they
+call back into it. They type their analyzer as `Analyzer`, the Protocol here, and
+the plain records `FuncDef` and `ClassDef` live here too, so none of them imports
+the interpreter, not even for types: there is no import cycle to begin with.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from shapelint.analysis.imports import ImportMap
+    from shapelint.analysis.options import AnalysisOptions
+    from shapelint.ops.values import Cost, ObjectV, Value
+
+
+@dataclass
+class FuncDef:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    qualname: str
+    cls: ClassDef | None = None
+    # The analyzer of the file that defines it (another file of the project).
+    owner: Analyzer | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class ClassDef:
+    node: ast.ClassDef
+    name: str
+    methods: dict[str, FuncDef] = field(default_factory=dict)
+    self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
+    init_params: list[str] = field(default_factory=list)
+    owner: Analyzer | None = field(default=None, compare=False, repr=False)
+    key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
+
+
+# A function's interpretation state (the interpreter's own frame class): the
+# modules around it pass frames along and read a few fields, never build one
+# except through `new_frame`.
+Frame = Any
+
+
+class Analyzer(Protocol):
+    """The analyzer of one file (interpreter.ModuleAnalyzer), as the modules it
+    imports see it."""
+
+    options: AnalysisOptions
+    imports: ImportMap
+    annotations: Any
+    module_env: dict[str, Value]
+    functions: dict[str, FuncDef]
+    classes: dict[str, ClassDef]
+    class_keys: dict[str, ClassDef]
+    specialize: bool
+    specialized: dict
+    in_flight: set
+    # Whole projects (project.py)
+    project: Any
+    project_root: str | None
+    project_module: str | None
+    project_path: str | None
+    project_links: dict[str, tuple[str, str | None]]
+    used_modules: set
+
+    def bind_project(self, project: Any, root: str, modname: str, path: str) -> None: ...
+
+    def prepare(self) -> None: ...
+
+    def class_of(self, key: str) -> ClassDef | None: ...
+
+    def eval(self, node: ast.expr | None, frame: Frame, depth: int = 0) -> Value: ...
+
+    def new_frame(self, func: FuncDef | None, name: str) -> Frame: ...
+
+    def exec_block(
+        self, body: list[ast.stmt], frame: Frame, module_level: bool = False
+    ) -> None: ...
+
+    def assign(
+        self, target: ast.expr, value: Value, frame: Frame, value_node: ast.expr | None
+    ) -> None: ...
+
+    def record(
+        self, node: Any, frame: Frame, op: str, pattern: Any, inputs: Any, value: Value, cost: Cost
+    ) -> Any: ...
+
+    def construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value: ...
+
+    def call_value(
+        self, callee: Value, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def call_local(
+        self, name: str, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def invoke(
+        self,
+        fd: FuncDef,
+        recv: ObjectV | None,
+        node: ast.Call,
+        args: Any,
+        kwargs: Any,
+        frame: Frame,
+    ) -> Value: ...
+
+    def call_qualified(
+        self, qual: str, node: ast.Call, args: Any, kwargs: Any, open_kwargs: bool, frame: Frame
+    ) -> Value: ...
+
+    def op_value(
+        self,
+        name: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: Any,
+        frame: Frame,
+        arg_nodes: Any = None,
+    ) -> Value: ...
+
+    def join_env(self, a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]: ...
+
+    def join_all(self, values: list[Value]) -> Value: ...
