@@ -449,6 +449,47 @@ def test_a_parameter_annotated_float_is_a_scalar_that_keeps_the_shape():
     ) == ["[..., 1]", "[..., d]", "[?...]"]
 
 
+SHAPED_LIKE_A_PARAMETER = """
+def f(x, w: Float[Tensor, "d e"]):
+    x = F.relu(x)
+    b, n, d = x.shape
+    return x @ w
+
+
+def g(x, w: Float[Tensor, "d e"]):
+    y = x.float()
+    b, n, d = y.shape
+    return y @ w
+
+
+def h(x, w: Float[Tensor, "d e"], c: bool):
+    if c:
+        y = F.relu(x)
+    else:
+        y = torch.zeros(3, 4, 5)
+    b, n, d = y.shape
+    return y @ w
+"""
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5), st.integers(1, 5))
+def test_what_a_use_says_of_an_op_shaped_like_a_parameter_is_said_of_it(b, n, d, e):
+    """`x = F.relu(x)` (or `y = x.float()`) on an unannotated parameter, then
+    `b, n, d = x.shape`: the sizes are the parameter's, so the function's figure is
+    complete and exact; where the name may hold something else (an if), unknown."""
+    scope: dict = {}
+    exec(compile(HEAD + SHAPED_LIKE_A_PARAMETER, "shaped.py", "exec"), scope)  # noqa: S102
+    for name in ("f", "g"):
+        fn = function(SHAPED_LIKE_A_PARAMETER, name)
+        assert fn["complete"], fn
+        with FlopCounterMode(display=False) as counter:
+            scope[name](torch.randn(b, n, d), torch.randn(d, e))
+        env = {"b": b, "n": n, "d": d, "e": e}
+        assert parse_expr(fn["flops"]).evaluate(env) == counter.get_total_flops()
+    assert not function(SHAPED_LIKE_A_PARAMETER, "h")["complete"]
+
+
 def test_a_matmul_after_a_math_scalar_is_counted():
     code = """
         def f(q: Float[Tensor, "b n d"], k: Float[Tensor, "b m d"], v: Float[Tensor, "b m e"]):

@@ -45,6 +45,7 @@ from shapelint.notation.symbolic import (
     product,
     record_divides,
 )
+from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -147,6 +148,9 @@ class _Frame:
         # the name still holds it, the call sites that run whenever the function
         # does, and what those sites said about a parameter.
         self.param_values: dict[str, Value] = {}
+        # name -> (parameter, its open value, the value the name got): `y = F.relu(x)`
+        # on parameter x, so that what a use says of y's shape is said of x too.
+        self.aliases: dict[str, tuple[str, Value, Value]] = {}
         self.hoists = False  # whether what is learnt may hold from the function's top
         self.conditional = 0  # inside a conditional expression: what is learnt is not kept
         self.learnt: dict[str, TensorV] = {}
@@ -549,9 +553,35 @@ class ModuleAnalyzer:
             handler(self, stmt, frame, module_level)
 
     def _exec_assign(self, stmt: ast.Assign, frame: _Frame, module_level: bool) -> None:
+        source = self._open_param_source(stmt.value, frame)
         value = self.eval(stmt.value, frame)
         for target in stmt.targets:
             self._assign(target, value, frame, stmt.value)
+        if source is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            frame.aliases[stmt.targets[0].id] = (*source, value)
+
+    def _open_param_source(self, node: ast.expr, frame: _Frame) -> tuple[str, Value] | None:
+        """(parameter, its open value) when node is an op shaped like that parameter
+        as the function received it (`F.relu(x)`, `x.float()`, `x.clamp(min=0)`)."""
+        if not isinstance(node, ast.Call) or not frame.hoists:
+            return None
+        func = node.func
+        first = node.args[0] if node.args else None
+        receiver = func.value if isinstance(func, ast.Attribute) else None
+        for arg in (first, receiver):
+            if not isinstance(arg, ast.Name):
+                continue
+            held = frame.env.get(arg.id)
+            if held is None or frame.param_values.get(arg.id) is not held or not unify.is_open(held):
+                continue
+            qual = self._qualname(func, frame)
+            if arg is receiver:
+                if qual is not None:
+                    continue  # `F.relu`: a function of a module, not a method of a tensor F
+                qual = f"torch.Tensor.{func.attr}"  # type: ignore[union-attr]  # x.float()
+            if qual is not None and stub_ops.keeps_shape(qual):
+                return arg.id, held
+        return None
 
     def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
         declared = self.annotations.tensor(stmt.annotation)
@@ -974,10 +1004,22 @@ class ModuleAnalyzer:
         self.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
         frame.env[name] = value
         if name in frame.param_values and frame.param_values[name] is cur:
-            frame.param_values[name] = value
-            if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
-                frame.learnt[name] = value
-                frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
+            self._learn_param(name, value, frame, site)
+        alias = frame.aliases.pop(name, None)
+        # The parameter as received, not learnt about since (rebinding its name, as in
+        # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
+        if alias is not None and alias[2] is cur and frame.param_values.get(alias[0], alias[1]) is alias[1]:
+            param, held, _ = alias
+            shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
+            if frame.env.get(param) is held:
+                frame.env[param] = shaped
+            self._learn_param(param, shaped, frame, site)
+
+    def _learn_param(self, name: str, value: TensorV, frame: _Frame, site) -> None:
+        frame.param_values[name] = value
+        if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
+            frame.learnt[name] = value
+            frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
 
     def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
         """A variadic no code named turns out to be `dims`: every value and cost

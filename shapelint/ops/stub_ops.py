@@ -195,6 +195,22 @@ def describes(name: str) -> bool:
     return name in registry().entries
 
 
+def keeps_shape(name: str) -> bool:
+    """Whether every stub for ``name`` shapes its result like its first argument
+    (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
+    the result's shape holds for that argument."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return False
+    for e in entries:
+        r = e.rule
+        if r is None or r.name != "same" or not r.args or not e.params:
+            return False
+        if r.args[0].param != e.params[0].name or r.args[0].attr is not None:
+            return False
+    return True
+
+
 def declares_flops(name: str) -> bool | None:
     """Whether a stub for ``name`` gives it a FLOP formula (None: no stub)."""
     entries = registry().entries.get(name)
