@@ -579,7 +579,9 @@ class ModuleAnalyzer:
                 if qual is not None:
                     continue  # `F.relu`: a function of a module, not a method of a tensor F
                 qual = f"torch.Tensor.{func.attr}"  # type: ignore[union-attr]  # x.float()
-            if qual is not None and stub_ops.keeps_shape(qual):
+            # torch's own ops only: asking about einops.rearrange would load every stub
+            # file for a file that needs none (one file's start-up, 60 ms).
+            if qual is not None and qual.startswith("torch.") and stub_ops.keeps_shape(qual):
                 return arg.id, held
         return None
 
