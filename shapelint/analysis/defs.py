@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from shapelint.ops.values import Cost, ObjectV, Value
 
 
+def named_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Every parameter that has a name of its own: positional-only, positional and
+    keyword-only (not *args and **kwargs)."""
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
+
+
 @dataclass
 class FuncDef:
     node: ast.FunctionDef | ast.AsyncFunctionDef

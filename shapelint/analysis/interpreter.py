@@ -30,7 +30,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.defs import ClassDef, FuncDef
+from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
@@ -241,7 +241,7 @@ class ModuleAnalyzer:
         tree: left in those cycles, every file's tree waited for the garbage
         collector, whose passes over them took a third of a cold run. Broken here,
         reference counting frees them as soon as the results are read."""
-        for cls in list(self.classes.values()) + list(self.class_keys.values()):
+        for cls in self.class_keys.values():  # every class of self.classes, by key
             cls.methods.clear()
             cls.self_attrs = None
             cls.owner = None
@@ -468,15 +468,13 @@ class ModuleAnalyzer:
             return names
         names = names.difference(defaults, unnamed.value_names(TupleV(tuple(v for _, v in params))))
         if names:
-            a = fd.node.args
-            sig = [p.annotation for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+            sig = [p.annotation for p in named_params(fd.node)]
             for node in (*sig, fd.node.returns):
                 t = self.annotations.tensor(node) if node is not None else None
                 names = names.difference(unnamed.value_names(t))
         init = modules.find_method(self, fd.cls, "__init__") if names and fd.cls else None
         if init is not None:
-            a = init.node.args
-            names = names.difference(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+            names = names.difference(p.arg for p in named_params(init.node))
         return names
 
     def _constructor_defaults(self, fd: FuncDef) -> dict[str, int]:
@@ -572,7 +570,11 @@ class ModuleAnalyzer:
             if not isinstance(arg, ast.Name):
                 continue
             held = frame.env.get(arg.id)
-            if held is None or frame.param_values.get(arg.id) is not held or not unify.is_open(held):
+            if (
+                held is None
+                or frame.param_values.get(arg.id) is not held
+                or not unify.is_open(held)
+            ):
                 continue
             qual = self._qualname(func, frame)
             if arg is receiver:
@@ -747,9 +749,7 @@ class ModuleAnalyzer:
         """The dimension names the parameters' and the return annotations use: two
         different ones are two dimensions (SHP315) until the code relates them.
         (An annotated assignment declares its own names when it runs.)"""
-        args = fd.node.args
-        params = [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-        self._declare(params, bound=True)
+        self._declare([a.annotation for a in named_params(fd.node)], bound=True)
         self._declare([fd.node.returns])
 
     def _declare(self, annotations: list[ast.expr | None], bound: bool = False) -> None:
@@ -1008,10 +1008,12 @@ class ModuleAnalyzer:
         if name in frame.param_values and frame.param_values[name] is cur:
             self._learn_param(name, value, frame, site)
         alias = frame.aliases.pop(name, None)
+        if alias is None or alias[2] is not cur:
+            return  # no alias, or the name no longer holds the op's result
+        param, held, _ = alias
         # The parameter as received, not learnt about since (rebinding its name, as in
         # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
-        if alias is not None and alias[2] is cur and frame.param_values.get(alias[0], alias[1]) is alias[1]:
-            param, held, _ = alias
+        if frame.param_values.get(param, held) is held:
             shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
             if frame.env.get(param) is held:
                 frame.env[param] = shaped

@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint.analysis import modules, project, unnamed
+from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
@@ -182,15 +183,12 @@ def evaluate_target(
         if f is not None:
             names |= _signature_names(an, f)
     dtypes = {name: v.dtype for name, v in shapes.items()}
-    return TargetResult(
-        qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes
-    )
+    return TargetResult(qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes)
 
 
 def _signature_names(an, fd) -> set[str]:
     """fd's parameters and the dimension names of its annotations."""
-    a = fd.node.args
-    params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+    params = named_params(fd.node)
     names = {p.arg for p in params}
     for node in (*(p.annotation for p in params), fd.node.returns):
         if node is not None:
@@ -201,8 +199,7 @@ def _signature_names(an, fd) -> set[str]:
 def annotated_dtype(an, fd, param: str) -> str | None:
     """int64 (bool) for a parameter annotated with a jaxtyping dtype that admits
     no float (`Int[Tensor, "batch seq"]`: token ids), else None."""
-    a = fd.node.args
-    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+    for arg in named_params(fd.node):
         if arg.arg != param or not isinstance(arg.annotation, ast.Subscript):
             continue
         qual = an.imports.resolve(arg.annotation.value) or ""
@@ -227,8 +224,7 @@ def _class_named(an, name: str):
 
 
 def _params(fd) -> list[str]:
-    a = fd.node.args
-    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    names = [p.arg for p in named_params(fd.node)]
     if fd.cls is not None and names and names[0] in ("self", "cls"):
         names = names[1:]
     return names

@@ -142,9 +142,6 @@ def _value(text: str, namespace: dict) -> Any:
         raise RuntimeUsageError(f"--init {text!r}: {type(e).__name__}: {e}") from None
 
 
-INT_DTYPES = ("int", "long", "int64")
-
-
 def _sizes(text: str, dims: dict[str, int], what: str) -> tuple[int, ...]:
     out = []
     for part in text.partition(":")[0].split(","):
@@ -193,16 +190,16 @@ def run_module(
     kwargs = {k: _value(v, vars(module)) for k, v in init.items()}
     torch.manual_seed(0)
     with torch.device(device):
-        # Token ids (`:int`, or a parameter annotated Int[...]) are zeros: a valid
-        # index of any embedding; a Bool[...] mask is all True.
-        dtypes = static.get("input_dtypes", {})
+        # The static side says each input's dtype (`:int`, or what its annotation
+        # admits): token ids are zeros, a valid index of any embedding; a Bool[...]
+        # mask is all True; the rest random floats.
         args = {}
         for k, v in inputs.items():
-            size, dtype = _sizes(v, dims, f"--input {k}"), dtypes.get(k)
+            size, dtype = _sizes(v, dims, f"--input {k}"), static["input_dtypes"].get(k)
             if dtype == "bool":
                 args[k] = torch.ones(size, dtype=torch.bool)
-            elif dtype is not None or v.partition(":")[2].strip() in INT_DTYPES:
-                args[k] = torch.zeros(size, dtype=getattr(torch, dtype or "int64", torch.long))
+            elif dtype is not None:
+                args[k] = torch.zeros(size, dtype=getattr(torch, dtype))
             else:
                 args[k] = torch.randn(size)
         try:
