@@ -46,7 +46,7 @@ class ShapelintChecker:
             and cfg.is_excluded(Path(self.filename))
         ):
             return
-        options = driver.AnalysisOptions.from_config(cfg)
+        options = driver.AnalysisOptions.from_config(cfg, costs=False)  # diagnostics only
         result = driver.analyze_text(self.filename, text, options)
         for d in result.diagnostics:
             if not cfg.is_enabled(d.code, d.path):

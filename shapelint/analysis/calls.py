@@ -60,7 +60,14 @@ def _pattern_arg(
     return None, UNKNOWN
 
 
-def call(qual: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value], open_kwargs: bool):
+def call(
+    qual: str,
+    node: ast.Call,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    open_kwargs: bool,
+    costs: bool = True,
+):
     """(pattern node, OpResult or None, pattern text) for a resolved call."""
     op = EINOPS_FUNCTIONS.get(qual)
     if op is not None:
@@ -79,7 +86,7 @@ def call(qual: str, node: ast.Call, args: list[Value], kwargs: dict[str, Value],
         return node.args[0], res, pat.value
     if qual in EINOPS_LAYERS:
         return _einops_layer(qual, node, args, kwargs, open_kwargs)
-    res = stub(qual, args, kwargs)
+    res = stub(qual, args, kwargs, costs)
     return None, res, None
 
 
@@ -131,12 +138,14 @@ def _einops_layer(qual, node, args, kwargs, open_kwargs):
     return pnode, res, pat.value
 
 
-def stub(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResult | None:
+def stub(
+    name: str, args: list[Value], kwargs: dict[str, Value], costs: bool = True
+) -> OpResult | None:
     if name.startswith("einops.layers.") and name.endswith(".__call__"):
         if len(args) < 2:
             return None
         return einops_ops.apply_layer(args[0], args[1])
-    return stub_ops.stub_call(name, args, kwargs)
+    return stub_ops.stub_call(name, args, kwargs, costs)
 
 
 def is_costed(name: str, res: OpResult) -> bool:

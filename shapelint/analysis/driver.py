@@ -390,12 +390,13 @@ def _analyze_source(
             diagnostic(path, d.line, d.column, d.end_line, d.end_column, d.code, d.message)
         )
     res.diagnostics.sort()
-    records, functions = unnamed.honest_functions(mres.records, mres.functions)
-    res.calls = [_record_json(path, r) for r in records]
-    res.functions = [_function_json(path, f) for f in functions]
-    unknown_bytes = {c["function"] for c in res.calls if not c["bytes_complete"]}
-    for f in res.functions:
-        f["bytes_complete"] = f["complete"] and f["name"] not in unknown_bytes
+    if options.costs:
+        records, functions = unnamed.honest_functions(mres.records, mres.functions)
+        res.calls = [_record_json(path, r) for r in records]
+        res.functions = [_function_json(path, f) for f in functions]
+        unknown_bytes = {c["function"] for c in res.calls if not c["bytes_complete"]}
+        for f in res.functions:
+            f["bytes_complete"] = f["complete"] and f["name"] not in unknown_bytes
     if result_only:
         analyzer.release()
         return SourceAnalysis(res)

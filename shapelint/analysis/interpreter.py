@@ -117,8 +117,11 @@ class FunctionSummary:
     # binds its sizes to them but is not told it broke an annotation.
     inferred: frozenset[str] = frozenset()
     # The names its figures and its result use (analysis/unnamed.own_names): a
-    # call must bind each, or they are sizes the caller does not know.
+    # call must bind each, or they are sizes the caller does not know; those of
+    # its result alone (a caller's dims that happen to share a name with one of
+    # the figures' are the caller's own).
     names: frozenset[str] = frozenset()
+    result_names: frozenset[str] = frozenset()
     # Names its figures use that none of its inputs carries (a pattern axis of an
     # operand the analysis lost, a callee's name): the calls needing them are
     # left out of its total, which is then a lower bound (analysis/unnamed.py).
@@ -188,6 +191,9 @@ class ModuleAnalyzer:
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
+        # Figures are left out where no face reads them (`check`, the flake8 plugin):
+        # every call still goes on the record, with a stand-in cost.
+        self.costs = self.options.costs or specialize
         self.specialized: dict = {}
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
@@ -433,13 +439,20 @@ class ModuleAnalyzer:
     ) -> FunctionSummary:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         returns = _join_all(frame.returns) if frame.returns else NoneV()
-        for r in frame.records.values():
-            r.cost.simplify()  # with the facts found after the call was recorded
         if isinstance(returns, (lambdas.ClosureV, sequences.SeqV)):
             returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
-        flops, other, byts, complete = _sum_costs(frame.records.values())
         result = returns if ret_ann is None or _has_anonymous_var(ret_ann) else ret_ann
+        result_names = unnamed.own_names(result)
+        flops = other = byts = None
+        complete, unknown, foreign = False, [], frozenset()
+        if self.costs:
+            for r in frame.records.values():
+                r.cost.simplify()  # with the facts found after the call was recorded
+            flops, other, byts, complete = _sum_costs(frame.records.values())
+            unknown = _unknown_calls(frame.records.values())
+            inputs = [*params, *frame.param_values.items()]
+            foreign = self._foreign_names(fd, inputs, frame.defaults, flops, other, byts)
         return FunctionSummary(
             name=fd.qualname,
             line=fd.node.lineno,
@@ -452,12 +465,11 @@ class ModuleAnalyzer:
             complete=complete,
             calls=len(frame.records),
             defaults={**self._constructor_defaults(fd), **frame.defaults},
-            unknown=_unknown_calls(frame.records.values()),
+            unknown=unknown,
             inferred=frozenset(frame.learnt_params),
-            names=unnamed.own_names(result, flops, other, byts),
-            foreign=self._foreign_names(
-                fd, [*params, *frame.param_values.items()], frame.defaults, flops, other, byts
-            ),
+            names=result_names | unnamed.own_names(None, flops, other, byts),
+            result_names=result_names,
+            foreign=foreign,
         )
 
     def _foreign_names(self, fd: FuncDef, params, defaults, *figures) -> frozenset[str]:
@@ -630,7 +642,8 @@ class ModuleAnalyzer:
         frame.env, frame.done = dict(before), False
         n_body = len(frame.records)
         self._exec_block(stmt.orelse, frame)
-        branches.undecided(stmt, frame, n_records, n_body)
+        if self.costs:
+            branches.undecided(stmt, frame, n_records, n_body)
         if body_done and not frame.done:
             pass  # only the else branch carries on
         elif frame.done and not body_done:
@@ -1042,6 +1055,8 @@ class ModuleAnalyzer:
         frame.env = {k: sub(v) for k, v in frame.env.items()}
         frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
         frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
+        if not self.costs:
+            return  # the records' figures and shapes are read by no face
         spelled = [dim_py(d) for d in dims]
         for rec in frame.records.values():
             c = rec.cost
@@ -1169,7 +1184,8 @@ class ModuleAnalyzer:
             value = _join(body, self.eval(node.orelse, frame, d))
         finally:
             frame.conditional -= 1
-        branches.undecided(node, frame, n_records, n_body)
+        if self.costs:
+            branches.undecided(node, frame, n_records, n_body)
         return value
 
     def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
@@ -1612,6 +1628,14 @@ class ModuleAnalyzer:
         value = _subst_value(result, binding, var_binding) if binding or var_binding else result
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
+        unbound = summ.names.difference(binding)
+        if unbound and recv is not None:
+            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
+        if unbound:
+            value = unnamed.forget(value, unbound & summ.result_names)
+        if not self.costs:
+            self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
+            return value
         cost = Cost(
             flops=_subst_expr(summ.flops, binding),
             other_flops=_subst_expr(summ.other_flops, binding),
@@ -1620,11 +1644,7 @@ class ModuleAnalyzer:
         if not summ.complete:
             cost.complete = False
             cost.notes.append(f"{fd.qualname}() has calls of unknown cost")
-        unbound = summ.names.difference(binding)
-        if unbound and recv is not None:
-            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
         if unbound:
-            value = unnamed.forget(value, unbound)
             cost = unnamed.unbound_cost(
                 cost, unbound, f"{fd.qualname}() needs {{names}}, which this call does not bind"
             )
@@ -1666,7 +1686,9 @@ class ModuleAnalyzer:
                     kwargs[where] = size
                 if arg_node.id in frame.env:
                     frame.env[arg_node.id] = size
-        pattern_node, res, pattern = dispatch.call(qual, node, args, kwargs, open_kwargs)
+        pattern_node, res, pattern = dispatch.call(
+            qual, node, args, kwargs, open_kwargs, self.costs
+        )
         if res is None:
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
@@ -1744,7 +1766,7 @@ class ModuleAnalyzer:
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
-        res = dispatch.stub(name, args, kwargs)
+        res = dispatch.stub(name, args, kwargs, self.costs)
         if res is None:
             if isinstance(node, ast.Call) and (uc.may_cost(name) or name.startswith("<class>")):
                 return self._unknown_call(
@@ -1807,6 +1829,12 @@ class ModuleAnalyzer:
         self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
     ) -> CallRecord:
         line, col = self.src.node_start(node)
+        if not self.costs:
+            # Only that the call is on the record counts (the second pass over a
+            # function, the branches' alternatives), not what it says.
+            rec = CallRecord(line, col, frame.name, op, pattern, [], None, cost)
+            frame.records[(line, col, op)] = rec
+            return rec
         out = value if isinstance(value, TensorV) else None
         if op == "einops.pack" and isinstance(value, TupleV) and value.items:
             out = value.items[0] if isinstance(value.items[0], TensorV) else None  # (packed, ps)

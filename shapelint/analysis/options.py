@@ -22,7 +22,9 @@ class AnalysisOptions:
     are those numbers, so sizes that disagree there are errors. project: False
     analyses each file on its own; otherwise (None, the default) a file inside a
     package sees the project files it imports (analysis/project.py). time_budget:
-    seconds one file's analysis may take."""
+    seconds one file's analysis may take. costs: False leaves out what only the cost
+    records need (FLOP and byte formulas, function totals): `check` and the flake8
+    plugin print diagnostics only, and those are the same either way."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
@@ -33,6 +35,7 @@ class AnalysisOptions:
     # Seconds one file may take (None: budget.DEFAULT_SECONDS; 0: no budget). Not in
     # the cache key: a result cut short by it is never cached.
     time_budget: float | None = None
+    costs: bool = True
 
     def __post_init__(self) -> None:
         # Copies, so that a caller's later edits do not reach a frozen object.
@@ -76,4 +79,5 @@ class AnalysisOptions:
             "dtype": self.dtype,
             "check_dims": sorted(self.check_dims.items()),
             "project": self.project is not False,
+            "costs": self.costs,
         }

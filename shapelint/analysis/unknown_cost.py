@@ -67,10 +67,17 @@ def free_builtin(name: str) -> bool:
 
 def op_text(node: ast.Call) -> str:
     """How a record names a call it cannot cost: the callee as written."""
-    try:
-        text = ast.unparse(node.func)
-    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
-        text = "<call>"
+    f, attrs = node.func, []
+    while isinstance(f, ast.Attribute):
+        attrs.append(f.attr)
+        f = f.value
+    if isinstance(f, ast.Name):  # `a.b.c`, as ast.unparse spells it, without its cost
+        text = ".".join([f.id, *reversed(attrs)])
+    else:
+        try:
+            text = ast.unparse(node.func)
+        except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+            text = "<call>"
     return text if len(text) <= MAX_OP_TEXT else text[: MAX_OP_TEXT - 1] + "…"
 
 

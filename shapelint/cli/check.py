@@ -126,7 +126,8 @@ def check(
         cfg.time_budget = time_budget
     bound = dict(cfg.dims)
     bound.update(parse_dims(dims))
-    options = analysis_options(cfg, check_dims=bound)
+    # check prints diagnostics only: no FLOP or byte formulas (its cache is its own).
+    options = analysis_options(cfg, check_dims=bound, costs=False)
     if fix or show_diff:
         changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)
         if show_diff:

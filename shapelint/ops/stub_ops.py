@@ -86,6 +86,9 @@ Shape = tuple[Dim, ...]
 # -- loading -----------------------------------------------------------------------------------
 
 
+_ZERO = Expr.const(0)
+
+
 class StubRegistry:
     """Entries by qualified name, from the built-in stubs and any extra files.
 
@@ -142,7 +145,7 @@ class StubRegistry:
         return any(e.is_property for e in self.entries.get(name, ()))
 
     def call(
-        self, name: str, args: Sequence[Value], kwargs: Mapping[str, Value]
+        self, name: str, args: Sequence[Value], kwargs: Mapping[str, Value], costs: bool = True
     ) -> OpResult | None:
         entries = self.entries.get(name)
         if not entries:
@@ -154,7 +157,7 @@ class StubRegistry:
                 continue
             if bound is _MAYBE:
                 return OpResult(UNKNOWN)  # an unknown argument could select another overload
-            result = _Interpreter(entry, bound).run()
+            result = _Interpreter(entry, bound).run(costs)
             if isinstance(result, _RankMiss):
                 rank_misses.append(result)
                 continue
@@ -183,11 +186,14 @@ def registry() -> StubRegistry:
     return _active
 
 
-def stub_call(name: str, args: list[Value], kwargs: dict[str, Value]) -> OpResult | None:
+def stub_call(
+    name: str, args: list[Value], kwargs: dict[str, Value], costs: bool = True
+) -> OpResult | None:
     """Interpret a call of ``name`` (fully qualified: "torch.matmul", "torch.Tensor.sum"
     with the tensor as args[0], "operator.add", "torch.nn.Linear.__call__" with the
-    module as args[0]). None: no stub describes it."""
-    return registry().call(name, args, kwargs)
+    module as args[0]). None: no stub describes it. With costs False the result's cost
+    is a stand-in (see _Interpreter.run)."""
+    return registry().call(name, args, kwargs, costs)
 
 
 def describes(name: str) -> bool:
@@ -423,7 +429,7 @@ class _Interpreter:
     def issue(self, code: str, message: str, where: tuple) -> None:
         self.issues.append(OpIssue(code, f"{self.entry.name}: {message}", where))
 
-    def run(self) -> OpResult | NotApplicable | _RankMiss:
+    def run(self, costs: bool = True) -> OpResult | NotApplicable | _RankMiss:
         e = self.entry
         self._bind_objects()
         if e.signature is not None:
@@ -445,6 +451,11 @@ class _Interpreter:
         if self.issues:
             return OpResult(UNKNOWN, Cost(), self.issues)
         self._apply_dtype()
+        if not costs and not (e.flops and e.other):
+            # Nobody reads the figures; what the caller decides from them (whether the
+            # call goes on the record: a formula that could not be evaluated) cannot
+            # arise, since a missing formula is a known 0.
+            return OpResult(self.out, Cost(_ZERO, _ZERO, _ZERO), [])
         return OpResult(self.out, self._cost(), [])
 
     # -- arguments --------------------------------------------------------------------
