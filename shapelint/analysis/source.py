@@ -13,6 +13,7 @@ import io
 import re
 import tokenize
 from bisect import bisect_right
+from functools import cached_property
 
 # Python's escape sequences inside non-raw string literals.
 _SIMPLE_ESCAPES = {
@@ -102,9 +103,14 @@ class SourceFile:
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text
-        self.lines = split_lines(text, keepends=True)
         self._ascii = text.isascii()
         self._offsets: dict[int, tuple[list[int], list[int]]] = {}
+
+    @cached_property
+    def lines(self) -> list[str]:
+        # Split on first need: the columns of an ASCII file need no line, and most
+        # files are analysed without quoting one.
+        return split_lines(self.text, keepends=True)
 
     def line_text(self, lineno: int) -> str:
         if 1 <= lineno <= len(self.lines):
