@@ -71,7 +71,7 @@ def call(
     """(pattern node, OpResult or None, pattern text) for a resolved call."""
     op = EINOPS_FUNCTIONS.get(qual)
     if op is not None:
-        return _einops_function(op, node, args, kwargs, open_kwargs)
+        return _einops_function(op, node, args, kwargs, open_kwargs, costs)
     if qual in LETTER_EINSUM:
         if not node.args or isinstance(node.args[0], ast.Starred):
             return None, None, None
@@ -82,7 +82,7 @@ def call(
         if len(operands) == 1 and isinstance(operands[0], TupleV):
             operands = list(operands[0].items)  # torch.einsum("ij,jk", [a, b])
         flavor = "torch.einsum" if qual.startswith("torch.") else "numpy.einsum"
-        res = einops_ops.einops_call(flavor, pat.value, operands, None)
+        res = einops_ops.einops_call(flavor, pat.value, operands, None, costs=costs)
         return node.args[0], res, pat.value
     if qual in EINOPS_LAYERS:
         return _einops_layer(qual, node, args, kwargs, open_kwargs)
@@ -90,7 +90,7 @@ def call(
     return None, res, None
 
 
-def _einops_function(op, node, args, kwargs, open_kwargs):
+def _einops_function(op, node, args, kwargs, open_kwargs, costs=True):
     if op == "einsum":
         if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
             return None, None, None
@@ -98,7 +98,7 @@ def _einops_function(op, node, args, kwargs, open_kwargs):
             pnode, pattern, tensors = node.args[-1], args[-1].value, args[:-1]
         else:  # the pattern is not last: einops rejects a string anywhere else
             pnode, pattern, tensors = None, None, args
-        return pnode, einops_ops.einops_call(op, pattern, tensors, None), pattern
+        return pnode, einops_ops.einops_call(op, pattern, tensors, None, costs=costs), pattern
     index = {"pack": 1, "unpack": 2}.get(op, 1)
     pnode, pat = _pattern_arg(node, args, kwargs, index, "pattern")
     if not (isinstance(pat, StrV) and pat.value is not None):
@@ -116,7 +116,8 @@ def _einops_function(op, node, args, kwargs, open_kwargs):
     if op == "reduce":
         reduction = args[2] if len(args) > 2 else kwargs.get("reduction", UNKNOWN)
     lengths = None if open_kwargs else {k: v for k, v in kwargs.items() if k not in reserved}
-    return pnode, einops_ops.einops_call(op, pat.value, [tensor], lengths, reduction), pat.value
+    res = einops_ops.einops_call(op, pat.value, [tensor], lengths, reduction, costs=costs)
+    return pnode, res, pat.value
 
 
 def _einops_layer(qual, node, args, kwargs, open_kwargs):

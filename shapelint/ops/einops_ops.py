@@ -68,8 +68,10 @@ def einops_call(
     *,
     weight_shape: Value | None = None,
     bias_shape: Value | None = None,
+    costs: bool = True,
 ) -> OpResult:
-    """Judge one einops (or torch/numpy einsum) call; see the module docstring."""
+    """Judge one einops (or torch/numpy einsum) call; see the module docstring.
+    costs=False: a stand-in cost (ops.values.STAND_IN_COST) for the figures."""
     if op in ("rearrange", "reduce", "repeat"):
         # rearrange/repeat pass reduction= on to reduce() themselves: a keyword of
         # that name is theirs to reject, and stays an axis length here.
@@ -81,16 +83,16 @@ def einops_call(
         if pattern is None:
             return OpResult()
         x = tensors[0] if tensors else UNKNOWN
-        return tr.run(op, parse(op, pattern), x, kwargs, reduction)
+        return tr.run(op, parse(op, pattern), x, kwargs, reduction, costs=costs)
     if op == "einsum":
         from shapelint.ops.einsum_ops import einops_einsum
 
-        return einops_einsum(pattern, tensors)
+        return einops_einsum(pattern, tensors, costs)
     if op in ("torch.einsum", "numpy.einsum", "np.einsum"):
         from shapelint.ops.einsum_ops import letters_einsum
 
         flavor = "torch" if op == "torch.einsum" else "numpy"
-        return letters_einsum(pattern, tensors, flavor)
+        return letters_einsum(pattern, tensors, flavor, costs)
     if op in ("pack", "unpack"):
         from shapelint.ops.einops_pack import pack, unpack
 

@@ -42,6 +42,7 @@ from shapelint.ops.shape_sim import (
     show_shape,
 )
 from shapelint.ops.values import (
+    STAND_IN_COST,
     UNKNOWN,
     Cost,
     IntV,
@@ -720,6 +721,7 @@ def run(
     reduction: Value | None = None,
     *,
     layer: bool = False,
+    costs: bool = True,
     construct_only: bool = False,
 ) -> OpResult:
     """Judge one rearrange/reduce/repeat call, or a layer's construction (x unused)."""
@@ -739,7 +741,7 @@ def run(
         return OpResult(UNKNOWN, Cost(), [*call.issues, r.issue])
     out = TensorV(tuple(dims) if dims is not None else None, dtype)
     reduced = call.op == "reduce" and _reduces(call.pattern)
-    return OpResult(out, transform_cost(x, dims, reduced), call.issues)
+    return OpResult(out, transform_cost(x, dims, reduced) if costs else STAND_IN_COST, call.issues)
 
 
 def _empty_min_max(call: Call, kwargs: dict[str, Value] | None) -> OpIssue | None:

@@ -21,6 +21,7 @@ from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
 from shapelint.ops.shape_sim import BLOCK, align, product, show_shape
 from shapelint.ops.values import (
+    STAND_IN_COST,
     UNKNOWN,
     Cost,
     OpIssue,
@@ -118,7 +119,7 @@ def _name_conflicts(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> 
         )
 
 
-def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
+def judge(spec: Spec, tensors: list[Value], flavor: str, costs: bool = True) -> OpResult:
     """Shape rules of ATen's einsum on the labelled operands (see the module docstring)."""
     n_terms, n_ops = len(spec.operands), len(tensors)
     if n_terms != n_ops:
@@ -244,9 +245,8 @@ def judge(spec: Spec, tensors: list[Value], flavor: str) -> OpResult:
     result = TensorV(shape, dtype)  # type: ignore[arg-type]
     refined = _refined_operands(spec, given, tensors, sizes)
     costed = [refined.get(i, t) for i, t in enumerate(tensors)]
-    res = OpResult(
-        result, _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape), spec.issues
-    )
+    cost = _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape) if costs else STAND_IN_COST
+    res = OpResult(result, cost, spec.issues)
     res.refined = refined
     return res
 
@@ -382,7 +382,7 @@ def _cost(
 # -- einops.einsum ---------------------------------------------------------------------------
 
 
-def einops_einsum(pattern: str | None, tensors: list[Value]) -> OpResult:
+def einops_einsum(pattern: str | None, tensors: list[Value], costs: bool = True) -> OpResult:
     """einops.einsum(*tensors, pattern): tensors first, the pattern last."""
     misplaced = next((i for i, t in enumerate(tensors) if isinstance(t, StrV)), None)
     if misplaced is not None:
@@ -480,13 +480,15 @@ def einops_einsum(pattern: str | None, tensors: list[Value]) -> OpResult:
         )
     if spec.issues:
         return OpResult(UNKNOWN, Cost(), spec.issues)
-    return judge(spec, tensors, "torch")
+    return judge(spec, tensors, "torch", costs)
 
 
 # -- torch.einsum / numpy.einsum ---------------------------------------------------------
 
 
-def letters_einsum(equation: str | None, tensors: list[Value], flavor: str = "torch") -> OpResult:
+def letters_einsum(
+    equation: str | None, tensors: list[Value], flavor: str = "torch", costs: bool = True
+) -> OpResult:
     """torch.einsum(equation, *operands) or numpy.einsum; flavor "torch" | "numpy"."""
     if equation is None:
         return OpResult()
@@ -517,4 +519,4 @@ def letters_einsum(equation: str | None, tensors: list[Value], flavor: str = "to
     spec = Spec(
         label, [labels(t) for t in eq.inputs], [(t.start, t.end) for t in eq.inputs], output
     )
-    return judge(spec, tensors, flavor)
+    return judge(spec, tensors, flavor, costs)

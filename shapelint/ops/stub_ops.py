@@ -60,6 +60,7 @@ from shapelint.ops.stub_format import (
     parse_stub_text,
 )
 from shapelint.ops.values import (
+    STAND_IN_COST,
     UNKNOWN,
     BoolV,
     Cost,
@@ -84,12 +85,6 @@ Shape = tuple[Dim, ...]
 
 
 # -- loading -----------------------------------------------------------------------------------
-
-
-_ZERO = Expr.const(0)
-# The cost a call gets where no face reads costs (`check`): one shared object, never
-# changed (a Cost made per call ran the size budget over its figures each time).
-_STAND_IN = Cost(_ZERO, _ZERO, _ZERO)
 
 
 class StubRegistry:
@@ -458,7 +453,7 @@ class _Interpreter:
             # Nobody reads the figures; what the caller decides from them (whether the
             # call goes on the record: a formula that could not be evaluated) cannot
             # arise, since a missing formula is a known 0.
-            return OpResult(self.out, _STAND_IN, [])
+            return OpResult(self.out, STAND_IN_COST, [])
         return OpResult(self.out, self._cost(), [])
 
     # -- arguments --------------------------------------------------------------------

@@ -229,6 +229,12 @@ class Cost:
         self.bytes = bounded(self.bytes)
 
 
+# The cost a call gets where no face reads costs (`check`, AnalysisOptions.costs):
+# one shared object, never changed (each Cost made runs the size budget over its
+# figures). A known 0, so that what goes on the record is decided as with figures.
+STAND_IN_COST = Cost(Expr.const(0), Expr.const(0), Expr.const(0))
+
+
 @dataclass(frozen=True)
 class OpIssue:
     """A diagnostic an op raises, before it has a file position.
