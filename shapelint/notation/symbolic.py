@@ -344,6 +344,11 @@ class Expr:
     # -- arithmetic -----------------------------------------------------------------
     def __add__(self, other: Expr | int) -> Expr:
         other = as_expr(other)
+        # Adding zero: the other operand as is (every Expr is within the budget).
+        if not other.terms:
+            return self
+        if not self.terms and not other.is_too_big():
+            return other
         t = dict(self.terms)
         for m, c in other.terms.items():
             t[m] = t.get(m, 0) + c
@@ -364,6 +369,13 @@ class Expr:
         other = as_expr(other)
         if other.is_too_big():
             return TOO_BIG
+        # A constant factor only scales the coefficients (most products are one:
+        # _rebuild and __pow__ start from a coefficient).
+        st, ot = self.terms, other.terms
+        if len(st) == 1 and () in st:
+            return _scaled(other, st[()])
+        if len(ot) == 1 and () in ot:
+            return _scaled(self, ot[()])
         if len(self.terms) * len(other.terms) > _MAX_MUL_WORK:
             return TOO_BIG
         t: dict[Monomial, int] = {}
@@ -758,6 +770,19 @@ def related(a: str, b: str) -> bool:
     """Whether the code has said that names a and b are one dimension."""
     facts = _FACTS.get()
     return a == b or (facts is not None and facts.root(a) == facts.root(b))
+
+
+def _scaled(e: Expr, c: int) -> Expr:
+    """e * c for an integer c: the product of the general loop, without it."""
+    if c == 1:
+        return _absorb_exact(e) if _has_exact(e) else e
+    if c == 0:
+        return Expr.const(0)
+    t = {m: c * k for m, k in e.terms.items()}
+    if any(k.bit_length() > MAX_COEFF_BITS for k in t.values()):
+        return TOO_BIG
+    out = Expr(t)
+    return _absorb_exact(out) if _has_exact(out) else out
 
 
 def _has_quotient(e: Expr) -> bool:
