@@ -241,20 +241,34 @@ class Expr:
     def __init__(self, terms: Mapping[Monomial, int] | None = None):
         t = {m: c for m, c in (terms or {}).items() if c != 0}
         self.terms: dict[Monomial, int] = t
-        self._hash = hash(frozenset(t.items()))
+        # Hashed on first use: most intermediate results of arithmetic never are.
+        self._hash: int | None = None
         self._nodes = -1
 
     @staticmethod
-    def _make(terms: Mapping[Monomial, int]) -> Expr:
-        """An arithmetic result, or TOO_BIG past the size budget."""
+    def _make(terms: dict[Monomial, int]) -> Expr:
+        """An arithmetic result (terms: a dict the caller hands over), or TOO_BIG
+        past the size budget."""
         if len(terms) > MAX_TERMS:
             return TOO_BIG
-        e = Expr(terms)
-        for m, c in e.terms.items():
-            if c.bit_length() > MAX_COEFF_BITS or sum(p for _, p in m) > MAX_DEGREE:
+        if 0 in terms.values():
+            terms = {m: c for m, c in terms.items() if c != 0}
+        n = 0
+        for m, c in terms.items():
+            if c.bit_length() > MAX_COEFF_BITS:
                 return TOO_BIG
-        if e.nodes() > MAX_NODES:
+            n += 1
+            if m:
+                deg = 0
+                for atom, p in m:
+                    deg += p
+                    n += 1 if atom.__class__ is str else atom.nodes()
+                if deg > MAX_DEGREE:
+                    return TOO_BIG
+        if n > MAX_NODES:
             return TOO_BIG
+        e = _raw(terms)
+        e._nodes = n
         return e
 
     # -- constructors -------------------------------------------------------------
@@ -274,24 +288,25 @@ class Expr:
 
     @staticmethod
     def name(name: str) -> Expr:
-        return Expr({((name, 1),): 1})
+        return _raw({((name, 1),): 1})
 
     @staticmethod
     def _atom(atom: object) -> Expr:
-        return Expr({((atom, 1),): 1})
+        return _raw({((atom, 1),): 1})
 
     # -- queries --------------------------------------------------------------------
     def is_constant(self) -> bool:
-        return all(not m for m in self.terms)
+        # () is the one monomial without names.
+        t = self.terms
+        return not t or (len(t) == 1 and () in t)
 
     @property
     def value(self) -> int | None:
         """The integer value if the expression is constant, else None."""
-        if not self.terms:
+        t = self.terms
+        if not t:
             return 0
-        if self.is_constant():
-            return self.terms[()]
-        return None
+        return t.get(()) if len(t) == 1 else None
 
     def is_atom(self) -> bool:
         if len(self.terms) != 1:
@@ -357,7 +372,7 @@ class Expr:
     __radd__ = __add__
 
     def __neg__(self) -> Expr:
-        return Expr({m: -c for m, c in self.terms.items()})
+        return _raw({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: Expr | int) -> Expr:
         return self + (-as_expr(other))
@@ -469,7 +484,10 @@ class Expr:
         return isinstance(other, Expr) and self.terms == other.terms
 
     def __hash__(self) -> int:
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(frozenset(self.terms.items()))
+        return h
 
     def definitely_differs(self, other: Expr) -> bool:
         """True when both are numbers and differ (names might take any value)."""
@@ -599,6 +617,16 @@ class Expr:
         return f"Expr({self.to_python()!r})"
 
 
+def _raw(terms: dict[Monomial, int]) -> Expr:
+    """An Expr of terms that hold no zero coefficient (the filter of __init__
+    would copy them for nothing)."""
+    e = Expr.__new__(Expr)
+    e.terms = terms
+    e._hash = None
+    e._nodes = -1
+    return e
+
+
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -650,8 +678,7 @@ class _TooBig(Expr):
     def __eq__(self, other: object) -> bool:
         return False
 
-    def __hash__(self) -> int:
-        return self._hash
+    __hash__ = Expr.__hash__
 
     def definitely_differs(self, other: Expr) -> bool:
         return False
@@ -781,7 +808,8 @@ def _scaled(e: Expr, c: int) -> Expr:
     t = {m: c * k for m, k in e.terms.items()}
     if any(k.bit_length() > MAX_COEFF_BITS for k in t.values()):
         return TOO_BIG
-    out = Expr(t)
+    out = _raw(t)
+    out._nodes = e._nodes  # the same monomials
     return _absorb_exact(out) if _has_exact(out) else out
 
 
