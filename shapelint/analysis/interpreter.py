@@ -627,7 +627,7 @@ class ModuleAnalyzer:
         n_records = len(frame.records)
         self._exec_block(stmt.body, frame)
         after_body, body_done = frame.env, frame.done
-        frame.env, frame.done = dict(before), False
+        frame.env, frame.done = before, False
         n_body = len(frame.records)
         self._exec_block(stmt.orelse, frame)
         branches.undecided(stmt, frame, n_records, n_body)
