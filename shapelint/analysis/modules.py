@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.statements import nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -880,11 +881,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
 
 
 def _breaks(body) -> bool:
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, (ast.Break, ast.Return)):
-                return True
-    return False
+    return any(isinstance(n, (ast.Break, ast.Return)) for n in nested_statements(body))
 
 
 def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
