@@ -276,8 +276,10 @@ class Expr:
     def const(value: int) -> Expr:
         # Small constants are shared (an Expr is immutable): the interpreter makes
         # one for every integer literal it evaluates.
-        value = int(value)
-        e = _SMALL_CONSTS.get(value)
+        e = _SMALL_CONSTS.get(value)  # an int-valued float or a bool finds its int's
+        if e is None:
+            value = int(value)
+            e = _SMALL_CONSTS.get(value)
         if e is None:
             if value.bit_length() > MAX_COEFF_BITS:
                 return TOO_BIG
