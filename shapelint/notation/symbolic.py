@@ -236,7 +236,7 @@ _FACTS: ContextVar[_Facts | None] = ContextVar("shapelint_facts", default=None)
 class Expr:
     """An immutable integer polynomial over dimension names."""
 
-    __slots__ = ("terms", "_hash", "_nodes")
+    __slots__ = ("terms", "_hash", "_nodes", "_py")
 
     def __init__(self, terms: Mapping[Monomial, int] | None = None):
         t = {m: c for m, c in (terms or {}).items() if c != 0}
@@ -244,6 +244,7 @@ class Expr:
         # Hashed on first use: most intermediate results of arithmetic never are.
         self._hash: int | None = None
         self._nodes = -1
+        self._py: str | None = None  # to_python's text, once asked
 
     @staticmethod
     def _make(terms: dict[Monomial, int]) -> Expr:
@@ -582,6 +583,13 @@ class Expr:
         return sorted(self.terms.items(), key=key)
 
     def to_python(self) -> str:
+        # Kept: the records spell every input's shape, and a dim flows through
+        # many calls.
+        if self._py is None:
+            self._py = self._spell_python()
+        return self._py
+
+    def _spell_python(self) -> str:
         if not self.terms:
             return "0"
         parts: list[str] = []
@@ -626,6 +634,7 @@ def _raw(terms: dict[Monomial, int]) -> Expr:
     e.terms = terms
     e._hash = None
     e._nodes = -1
+    e._py = None
     return e
 
 
