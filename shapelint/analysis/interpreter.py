@@ -639,7 +639,7 @@ class ModuleAnalyzer:
         n_records = len(frame.records)
         self._exec_block(stmt.body, frame)
         after_body, body_done = frame.env, frame.done
-        frame.env, frame.done = dict(before), False
+        frame.env, frame.done = before, False
         n_body = len(frame.records)
         self._exec_block(stmt.orelse, frame)
         if self.costs:
@@ -1568,9 +1568,12 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
-        binding = _bind_call(cd.init_params, args, kwargs)
-        bound = {k: _subst_value(v, binding) for k, v in attrs.items()}
-        return ObjectV(f"<class>{cd.key}", tuple(bound.items()))
+        exprs = _binding_exprs(_bind_call(cd.init_params, args, kwargs))
+        if not exprs:
+            return ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
+        return ObjectV(
+            f"<class>{cd.key}", tuple((k, _subst(v, exprs, {})) for k, v in attrs.items())
+        )
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
         return self._invoke(self.functions[name], None, node, args, kwargs, frame)
@@ -2171,11 +2174,22 @@ def _subst_value(
     binding: dict[str, Value] | dict[str, Expr],
     var_binding: dict[str, tuple] | None = None,
 ) -> Value:
-    exprs = {k: (x.value if isinstance(x, IntV) else x) for k, x in binding.items()}
-    exprs = {k: x for k, x in exprs.items() if isinstance(x, Expr)}
+    exprs = _binding_exprs(binding)
     # Nothing to substitute (an argument of unknown size binds nothing): v as is,
     # rather than a rebuilt copy of every nested attribute (a tenth of a run).
     return _subst(v, exprs, var_binding or {}) if exprs or var_binding else v
+
+
+def _binding_exprs(binding: dict[str, Value] | dict[str, Expr]) -> dict[str, Expr]:
+    """The sizes a binding gives its names (an int argument's value; a name bound
+    to something else binds no size)."""
+    out: dict[str, Expr] = {}
+    for k, x in binding.items():
+        if isinstance(x, IntV):
+            x = x.value
+        if isinstance(x, Expr):
+            out[k] = x
+    return out
 
 
 def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Value:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
+from shapelint.analysis.statements import nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value, Var
 
@@ -261,11 +262,7 @@ def ends_early(body: list[ast.stmt]) -> bool:
 
 
 def _returns(body: list[ast.stmt]) -> bool:
-    for node in body:
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Return):
-                return True
-    return False
+    return any(isinstance(n, ast.Return) for n in nested_statements(body))
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.statements import nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -880,11 +881,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
 
 
 def _breaks(body) -> bool:
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, (ast.Break, ast.Return)):
-                return True
-    return False
+    return any(isinstance(n, (ast.Break, ast.Return)) for n in nested_statements(body))
 
 
 def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
@@ -1163,31 +1160,45 @@ def _flag(v: Value) -> bool:
     )
 
 
-_ASSIGNED = r"\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)"
+# Without a leading \b, which would keep the regex engine from scanning for the
+# literal "self." (ten times slower on a long class); _self_attrs checks it.
+_SELF_ASSIGNED = re.compile(r"self\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
+_SELF_CALLED = re.compile(r"self\.(\w+)\s*\(")
+
+
+def _self_attrs(pattern: re.Pattern, text: str) -> set[str]:
+    """The attribute names of pattern's matches that start a word (as a leading
+    \b would: no match of these can hold the start of another)."""
+    out = set()
+    for m in pattern.finditer(text):
+        i = m.start()
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
+            out.add(m.group(1))
+    return out
 
 
 def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
     """Which of names a method of cd's own other than __init__ (and the methods
     __init__ calls) assigns to self. A search of their text, read once per class:
     a walk of every method's tree cost more than the rest of a class's analysis."""
-    text = getattr(cd, "_other_methods", None)
-    if text is None:
+    assigned = getattr(cd, "_assigned_elsewhere", None)
+    if assigned is None:
         lines = (cd.owner or an).src.lines
         init = cd.methods.get("__init__")
         called = set()
         if init is not None:
             body = "".join(lines[init.node.lineno - 1 : init.node.end_lineno])
-            called = set(re.findall(r"\bself\.(\w+)\s*\(", body))
+            called = _self_attrs(_SELF_CALLED, body)
         text = "".join(
             "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
             for name, fd in cd.methods.items()
             if name != "__init__" and name not in called
         )
-        cd._other_methods = text  # type: ignore[attr-defined]
-    if not text:
-        return set()
-    pattern = r"\bself\.(" + "|".join(map(re.escape, names)) + ")" + _ASSIGNED
-    return {m.group(1) for m in re.finditer(pattern, text)}
+        # Every attribute they assign, once: the same as a search for the names
+        # asked (an assignment names one whole attribute).
+        assigned = _self_attrs(_SELF_ASSIGNED, text)
+        cd._assigned_elsewhere = assigned  # type: ignore[attr-defined]
+    return assigned.intersection(names)
 
 
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:

@@ -43,6 +43,17 @@ def _child_statements(st: ast.AST) -> list:
     return out
 
 
+def nested_statements(body: list):
+    """Every statement of body and of the statements it holds, nested functions
+    and classes included: where a break, return or any statement can be, found
+    without the walk of every expression that ast.walk would make."""
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        yield st
+        stack.extend(_child_statements(st))
+
+
 def walk_own(stmt: ast.AST):
     """The nodes of a statement, not descending into the statements it holds."""
     stack = [stmt]

@@ -236,25 +236,40 @@ _FACTS: ContextVar[_Facts | None] = ContextVar("shapelint_facts", default=None)
 class Expr:
     """An immutable integer polynomial over dimension names."""
 
-    __slots__ = ("terms", "_hash", "_nodes")
+    __slots__ = ("terms", "_hash", "_nodes", "_py")
 
     def __init__(self, terms: Mapping[Monomial, int] | None = None):
         t = {m: c for m, c in (terms or {}).items() if c != 0}
         self.terms: dict[Monomial, int] = t
-        self._hash = hash(frozenset(t.items()))
+        # Hashed on first use: most intermediate results of arithmetic never are.
+        self._hash: int | None = None
         self._nodes = -1
+        self._py: str | None = None  # to_python's text, once asked
 
     @staticmethod
-    def _make(terms: Mapping[Monomial, int]) -> Expr:
-        """An arithmetic result, or TOO_BIG past the size budget."""
+    def _make(terms: dict[Monomial, int]) -> Expr:
+        """An arithmetic result (terms: a dict the caller hands over), or TOO_BIG
+        past the size budget."""
         if len(terms) > MAX_TERMS:
             return TOO_BIG
-        e = Expr(terms)
-        for m, c in e.terms.items():
-            if c.bit_length() > MAX_COEFF_BITS or sum(p for _, p in m) > MAX_DEGREE:
+        if 0 in terms.values():
+            terms = {m: c for m, c in terms.items() if c != 0}
+        n = 0
+        for m, c in terms.items():
+            if c.bit_length() > MAX_COEFF_BITS:
                 return TOO_BIG
-        if e.nodes() > MAX_NODES:
+            n += 1
+            if m:
+                deg = 0
+                for atom, p in m:
+                    deg += p
+                    n += 1 if atom.__class__ is str else atom.nodes()
+                if deg > MAX_DEGREE:
+                    return TOO_BIG
+        if n > MAX_NODES:
             return TOO_BIG
+        e = _raw(terms)
+        e._nodes = n
         return e
 
     # -- constructors -------------------------------------------------------------
@@ -262,8 +277,10 @@ class Expr:
     def const(value: int) -> Expr:
         # Small constants are shared (an Expr is immutable): the interpreter makes
         # one for every integer literal it evaluates.
-        value = int(value)
-        e = _SMALL_CONSTS.get(value)
+        e = _SMALL_CONSTS.get(value)  # an int-valued float or a bool finds its int's
+        if e is None:
+            value = int(value)
+            e = _SMALL_CONSTS.get(value)
         if e is None:
             if value.bit_length() > MAX_COEFF_BITS:
                 return TOO_BIG
@@ -274,24 +291,25 @@ class Expr:
 
     @staticmethod
     def name(name: str) -> Expr:
-        return Expr({((name, 1),): 1})
+        return _raw({((name, 1),): 1})
 
     @staticmethod
     def _atom(atom: object) -> Expr:
-        return Expr({((atom, 1),): 1})
+        return _raw({((atom, 1),): 1})
 
     # -- queries --------------------------------------------------------------------
     def is_constant(self) -> bool:
-        return all(not m for m in self.terms)
+        # () is the one monomial without names.
+        t = self.terms
+        return not t or (len(t) == 1 and () in t)
 
     @property
     def value(self) -> int | None:
         """The integer value if the expression is constant, else None."""
-        if not self.terms:
+        t = self.terms
+        if not t:
             return 0
-        if self.is_constant():
-            return self.terms[()]
-        return None
+        return t.get(()) if len(t) == 1 else None
 
     def is_atom(self) -> bool:
         if len(self.terms) != 1:
@@ -344,6 +362,11 @@ class Expr:
     # -- arithmetic -----------------------------------------------------------------
     def __add__(self, other: Expr | int) -> Expr:
         other = as_expr(other)
+        # Adding zero: the other operand as is (every Expr is within the budget).
+        if not other.terms:
+            return self
+        if not self.terms and not other.is_too_big():
+            return other
         t = dict(self.terms)
         for m, c in other.terms.items():
             t[m] = t.get(m, 0) + c
@@ -352,7 +375,7 @@ class Expr:
     __radd__ = __add__
 
     def __neg__(self) -> Expr:
-        return Expr({m: -c for m, c in self.terms.items()})
+        return _raw({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: Expr | int) -> Expr:
         return self + (-as_expr(other))
@@ -364,6 +387,13 @@ class Expr:
         other = as_expr(other)
         if other.is_too_big():
             return TOO_BIG
+        # A constant factor only scales the coefficients (most products are one:
+        # _rebuild and __pow__ start from a coefficient).
+        st, ot = self.terms, other.terms
+        if len(st) == 1 and () in st:
+            return _scaled(other, st[()])
+        if len(ot) == 1 and () in ot:
+            return _scaled(self, ot[()])
         if len(self.terms) * len(other.terms) > _MAX_MUL_WORK:
             return TOO_BIG
         t: dict[Monomial, int] = {}
@@ -457,7 +487,10 @@ class Expr:
         return isinstance(other, Expr) and self.terms == other.terms
 
     def __hash__(self) -> int:
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(frozenset(self.terms.items()))
+        return h
 
     def definitely_differs(self, other: Expr) -> bool:
         """True when both are numbers and differ (names might take any value)."""
@@ -550,6 +583,13 @@ class Expr:
         return sorted(self.terms.items(), key=key)
 
     def to_python(self) -> str:
+        # Kept: the records spell every input's shape, and a dim flows through
+        # many calls.
+        if self._py is None:
+            self._py = self._spell_python()
+        return self._py
+
+    def _spell_python(self) -> str:
         if not self.terms:
             return "0"
         parts: list[str] = []
@@ -585,6 +625,17 @@ class Expr:
 
     def __repr__(self) -> str:
         return f"Expr({self.to_python()!r})"
+
+
+def _raw(terms: dict[Monomial, int]) -> Expr:
+    """An Expr of terms that hold no zero coefficient (the filter of __init__
+    would copy them for nothing)."""
+    e = Expr.__new__(Expr)
+    e.terms = terms
+    e._hash = None
+    e._nodes = -1
+    e._py = None
+    return e
 
 
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -638,8 +689,7 @@ class _TooBig(Expr):
     def __eq__(self, other: object) -> bool:
         return False
 
-    def __hash__(self) -> int:
-        return self._hash
+    __hash__ = Expr.__hash__
 
     def definitely_differs(self, other: Expr) -> bool:
         return False
@@ -758,6 +808,20 @@ def related(a: str, b: str) -> bool:
     """Whether the code has said that names a and b are one dimension."""
     facts = _FACTS.get()
     return a == b or (facts is not None and facts.root(a) == facts.root(b))
+
+
+def _scaled(e: Expr, c: int) -> Expr:
+    """e * c for an integer c: the product of the general loop, without it."""
+    if c == 1:
+        return _absorb_exact(e) if _has_exact(e) else e
+    if c == 0:
+        return Expr.const(0)
+    t = {m: c * k for m, k in e.terms.items()}
+    if any(k.bit_length() > MAX_COEFF_BITS for k in t.values()):
+        return TOO_BIG
+    out = _raw(t)
+    out._nodes = e._nodes  # the same monomials
+    return _absorb_exact(out) if _has_exact(out) else out
 
 
 def _has_quotient(e: Expr) -> bool:

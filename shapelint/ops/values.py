@@ -147,13 +147,24 @@ def dtype_of(v: Value) -> str | None:
     return v.dtype if isinstance(v, TensorV) else None
 
 
+# The value of a small int literal, shared (values are immutable): the
+# interpreter makes one for every literal it evaluates.
+_SMALL = 4096
+_SMALL_INTS: dict[int, IntV] = {}
+
+
 def constant_value(v: object) -> Value:
     """The abstract value of a Python constant (a literal in source, or a value
     a test hands over): bool before int, since bool is an int."""
     if isinstance(v, bool):
         return BoolV(v)
     if isinstance(v, int):
-        return IntV(Expr.const(v))
+        iv = _SMALL_INTS.get(v)
+        if iv is None:
+            iv = IntV(Expr.const(v))
+            if -_SMALL <= v <= _SMALL:
+                _SMALL_INTS[v] = iv
+        return iv
     if isinstance(v, float):
         return FloatV(v)
     if isinstance(v, str):
