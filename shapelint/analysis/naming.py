@@ -160,6 +160,21 @@ class NamingChecker:
             return raw is None or raw.recv is not node or not self.reader.parse(raw, frame)
         return True
 
+    def _may_matter(self, node: ast.expr, frame) -> bool:
+        """Whether the chain ending at node can hold a reordering step or continue a
+        pending temporary, from its structure alone: most view/reshape/contiguous
+        chains have neither, and reading one (its parent, its arguments) costs far
+        more. read() stops at the first step it cannot model, so its steps and base
+        are among those seen here."""
+        fid = id(frame)
+        while (raw := self.reader.raw_step(node, frame)) is not None:
+            if raw.reorders:
+                return True
+            node = raw.recv
+            if isinstance(node, ast.Name) and (fid, node.id) in self._pending:
+                return True
+        return False
+
     def _torch_file(self, frame) -> bool:
         if self._torch is None:
             quals = list(self.analyzer.imports.names.values())
@@ -213,7 +228,9 @@ class NamingChecker:
 
     # ------------------------------------------------------------------ chains
     def _maybe_chain_top(self, node: ast.expr, frame) -> None:
-        if node in self._handled or not self._is_top(node, frame):
+        if node in self._handled or not self._may_matter(node, frame):
+            return
+        if not self._is_top(node, frame):
             return
         chain = self.reader.read(node, frame)
         if chain is None:
