@@ -41,7 +41,7 @@ from shapelint.analysis.shape_guess import (
     unpacked_names,
     unpacked_shape,
 )
-from shapelint.analysis.statements import innermost_statement, walk_own
+from shapelint.analysis.statements import innermost_statement, own_parents
 from shapelint.notation import reshuffle as rs
 from shapelint.notation.quoting import ends
 from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
@@ -131,25 +131,28 @@ class NamingChecker:
             for n, v in zip(nodes, values, strict=True):
                 self.values[n] = v
 
-    def _parent(self, node: ast.AST) -> ast.AST | None:
+    def _parent(self, node: ast.AST, frame) -> ast.AST | None:
         """node's parent, found within the innermost statement around it (a map of
-        the whole module costs more than the rest of the analysis of a big file)."""
+        the whole module costs more than the rest of the analysis of a big file).
+        The search starts in the frame's function, which holds node unless node is
+        in its signature or at module level."""
         if node not in self._parents:
-            stmt = innermost_statement(self.analyzer.tree.body, node)
+            body = getattr(getattr(frame.func, "node", None), "body", None)
+            stmt = innermost_statement(body, node) if isinstance(body, list) else None
+            if stmt is None:
+                stmt = innermost_statement(self.analyzer.tree.body, node)
             if stmt is None:
                 return None
-            for p in walk_own(stmt):
-                for c in ast.iter_child_nodes(p):
-                    self._parents[c] = p
+            self._parents.update(own_parents(stmt))
         return self._parents.get(node)
 
     def _is_top(self, node: ast.expr, frame) -> bool:
         """No enclosing step continues the chain this node ends."""
-        p = self._parent(node)
+        p = self._parent(node, frame)
         if p is None:
             return True
         if isinstance(p, ast.Attribute) and p.value is node:
-            gp = self._parent(p)
+            gp = self._parent(p, frame)
             if isinstance(gp, ast.Call) and gp.func is p:
                 raw = self.reader.raw_step(gp, frame)
                 return raw is None or not self.reader.parse(raw, frame)
@@ -159,6 +162,21 @@ class NamingChecker:
             raw = self.reader.raw_step(p, frame)
             return raw is None or raw.recv is not node or not self.reader.parse(raw, frame)
         return True
+
+    def _may_matter(self, node: ast.expr, frame) -> bool:
+        """Whether the chain ending at node can hold a reordering step or continue a
+        pending temporary, from its structure alone: most view/reshape/contiguous
+        chains have neither, and reading one (its parent, its arguments) costs far
+        more. read() stops at the first step it cannot model, so its steps and base
+        are among those seen here."""
+        fid = id(frame)
+        while (raw := self.reader.raw_step(node, frame)) is not None:
+            if raw.reorders:
+                return True
+            node = raw.recv
+            if isinstance(node, ast.Name) and (fid, node.id) in self._pending:
+                return True
+        return False
 
     def _torch_file(self, frame) -> bool:
         if self._torch is None:
@@ -213,7 +231,9 @@ class NamingChecker:
 
     # ------------------------------------------------------------------ chains
     def _maybe_chain_top(self, node: ast.expr, frame) -> None:
-        if node in self._handled or not self._is_top(node, frame):
+        if node in self._handled or not self._may_matter(node, frame):
+            return
+        if not self._is_top(node, frame):
             return
         chain = self.reader.read(node, frame)
         if chain is None:
@@ -257,7 +277,7 @@ class NamingChecker:
         """(name, assignment) when top is the whole value of `name = top`, name is
         read exactly once in the function, by the next statement, and nothing
         else binds it."""
-        stmt = self._parent(top)
+        stmt = self._parent(top, frame)
         func = getattr(frame.func, "node", None)
         if (
             func is None
@@ -271,6 +291,11 @@ class NamingChecker:
         nxt = _next_statement(func, stmt)
         if nxt is None:
             return None
+        loaded = ast.Load
+        if not any(
+            type(n) is ast.Name and n.id == name and type(n.ctx) is loaded for n in ast.walk(nxt)
+        ):
+            return None  # the usual case, told without indexing the whole function
         if func not in self._names:
             self._names[func] = _name_nodes(func)
         uses = self._names[func].get(name, [])
@@ -514,7 +539,7 @@ class NamingChecker:
 
     # ------------------------------------------------------------------ matmul
     def _matmul_site(self, top: ast.expr, frame):
-        p = self._parent(top)
+        p = self._parent(top, frame)
         if isinstance(p, ast.BinOp) and isinstance(p.op, ast.MatMult):
             return p, p.left, p.right, "matmul"
         if isinstance(p, ast.Call) and not p.keywords and len(p.args) == 2 and top in p.args:
@@ -530,7 +555,7 @@ class NamingChecker:
             if p.func.attr in MATMUL_METHODS and self.reader.qual(p.func, frame) is None:
                 return p, p.func.value, top, p.func.attr
         if isinstance(p, ast.Attribute) and p.value is top and p.attr in MATMUL_METHODS:
-            gp = self._parent(p)
+            gp = self._parent(p, frame)
             if isinstance(gp, ast.Call) and gp.func is p and len(gp.args) == 1 and not gp.keywords:
                 return gp, top, gp.args[0], p.attr
         return None

@@ -54,16 +54,26 @@ def nested_statements(body: list):
         stack.extend(_child_statements(st))
 
 
-def walk_own(stmt: ast.AST):
-    """The nodes of a statement, not descending into the statements it holds."""
+def own_parents(stmt: ast.AST) -> dict[ast.AST, ast.AST]:
+    """child -> parent for the nodes of a statement, not descending into the
+    statements it holds (they map to it). One pass over the fields: walking the
+    nodes and asking each for its children visits every field twice."""
+    out: dict[ast.AST, ast.AST] = {}
     stack = [stmt]
+    node_type, stmt_type = ast.AST, ast.stmt
     while stack:
         n = stack.pop()
-        yield n
-        for f, v in ast.iter_fields(n):
-            if n is stmt and f in _BODIES:
-                continue
+        for f in n._fields:
+            v = getattr(n, f, None)
+            enter = n is not stmt or f not in _BODIES
             if isinstance(v, list):
-                stack.extend(c for c in v if isinstance(c, ast.AST) and not isinstance(c, ast.stmt))
-            elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
-                stack.append(v)
+                for c in v:
+                    if isinstance(c, node_type):
+                        out[c] = n
+                        if enter and not isinstance(c, stmt_type):
+                            stack.append(c)
+            elif isinstance(v, node_type):
+                out[v] = n
+                if enter and not isinstance(v, stmt_type):
+                    stack.append(v)
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from shapelint.notation.dimspec import (
@@ -53,6 +53,7 @@ from shapelint.ops.stub_dir import builtin_stub_dir, stub_files
 from shapelint.ops.stub_format import (
     NO_DEFAULT,
     Formula,
+    Param,
     RuleArg,
     Signature,
     StubEntry,
@@ -97,6 +98,8 @@ class StubRegistry:
     def __init__(self, entries: Mapping[str, list[StubEntry]], errors: Sequence[StubError] = ()):
         self.entries = dict(entries)
         self.errors = list(errors)
+        # Each name's entries with their parameters sorted for binding, on first call.
+        self._plans: dict[str, list[tuple[StubEntry, _Params]]] = {}
 
     @classmethod
     def from_texts(cls, texts: Iterable[tuple[str, str]]) -> StubRegistry:
@@ -145,12 +148,15 @@ class StubRegistry:
     def call(
         self, name: str, args: Sequence[Value], kwargs: Mapping[str, Value], costs: bool = True
     ) -> OpResult | None:
-        entries = self.entries.get(name)
-        if not entries:
-            return None
+        plans = self._plans.get(name)
+        if plans is None:
+            entries = self.entries.get(name)
+            if not entries:
+                return None
+            plans = self._plans[name] = [(e, _Params(e)) for e in entries]
         rank_misses: list[_RankMiss] = []
-        for entry in entries:
-            bound = _bind(entry, args, kwargs)
+        for entry, params in plans:
+            bound = _bind(params, args, kwargs)
             if bound is None:
                 continue
             if bound is _MAYBE:
@@ -284,16 +290,22 @@ _TYPE_NAMES: tuple[tuple[type, str], ...] = (
 )
 
 
+# The same by exact class, which is what a call almost always has in hand.
+_TYPE_OF_CLASS: dict[type, str | None] = {cls: name for cls, name in _TYPE_NAMES}
+_TYPE_OF_CLASS[type(UNKNOWN)] = None
+_NO_CLASS = object()
+
+
 def _type_name(v: Value) -> str | None:
+    name = _TYPE_OF_CLASS.get(type(v), _NO_CLASS)
+    if name is not _NO_CLASS:
+        return name  # type: ignore[return-value]
     return next((name for cls, name in _TYPE_NAMES if isinstance(v, cls)), None)
 
 
-def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
-    """True, False, or None when the value is unknown."""
+def _accepted(types: tuple[str, ...] | None) -> frozenset[str] | None:
+    """The type names a parameter declared with ``types`` takes (None: any value)."""
     if types is None:
-        return True
-    name = _type_name(v)
-    if name is None:
         return None
     accepted = set(types)
     if "list" in accepted:
@@ -302,6 +314,16 @@ def _fits(v: Value, types: tuple[str, ...] | None) -> bool | None:
         accepted.add("bool")  # Python's bool is an int
     if "float" in accepted:
         accepted |= {"int", "bool"}
+    return frozenset(accepted)
+
+
+def _fits(v: Value, accepted: frozenset[str] | None) -> bool | None:
+    """True, False, or None when the value is unknown."""
+    if accepted is None:
+        return True
+    name = _type_name(v)
+    if name is None:
+        return None
     return name in accepted
 
 
@@ -312,13 +334,35 @@ def _literal_value(x: object) -> Value:
     return constant_value(x)
 
 
-def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
+class _Params:
+    """An entry's parameters sorted for binding, once per entry: a run binds the
+    same few entries thousands of times."""
+
+    __slots__ = ("positional", "varargs", "varkw", "by_name", "checked")
+
+    def __init__(self, entry: StubEntry):
+        params = entry.params
+        self.positional = [p for p in params if p.kind == "positional"]
+        self.varargs = next((p for p in params if p.kind == "varargs"), None)
+        self.varkw = any(p.kind == "varkw" for p in params)
+        self.by_name: dict[str, Param] = {}
+        for p in params:
+            self.by_name.setdefault(p.name, p)  # the first, as StubEntry.param finds
+        # (name, default, accepted type names) of each parameter a value must fill.
+        self.checked = [
+            (p.name, p.default, _accepted(p.types))
+            for p in params
+            if p.kind not in ("varargs", "varkw")
+        ]
+
+
+def _bind(params: _Params, args: Sequence[Value], kwargs: Mapping[str, Value]):
     values: dict[str, Value] = {}
     wheres: dict[str, tuple] = {}
     given: set[str] = set()
-    positional = [p for p in entry.params if p.kind == "positional"]
-    varargs = next((p for p in entry.params if p.kind == "varargs"), None)
-    varkw = any(p.kind == "varkw" for p in entry.params)
+    positional = params.positional
+    varargs = params.varargs
+    varkw = params.varkw
     for i, v in enumerate(args[: len(positional)]):
         p = positional[i]
         values[p.name], wheres[p.name] = v, ("arg", i)
@@ -337,7 +381,7 @@ def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
             wheres[varargs.name] = ("kwarg", varargs.name)
             given.add(varargs.name)
     for k, v in kwargs.items():
-        p = entry.param(k)
+        p = params.by_name.get(k)
         if p is not None and p.kind == "varargs" and k in given:
             continue
         if p is None or p.kind in ("varargs", "varkw"):
@@ -349,14 +393,12 @@ def _bind(entry: StubEntry, args: Sequence[Value], kwargs: Mapping[str, Value]):
         values[k], wheres[k] = v, ("kwarg", k)
         given.add(k)
     maybe = False
-    for p in entry.params:
-        if p.kind in ("varargs", "varkw"):
-            continue
-        if p.name not in values:
-            if p.default is NO_DEFAULT:
+    for name, default, accepted in params.checked:
+        if name not in values:
+            if default is NO_DEFAULT:
                 return None
-            values[p.name], wheres[p.name] = _literal_value(p.default), ("call",)
-        fit = _fits(values[p.name], p.types)
+            values[name], wheres[name] = _literal_value(default), ("call",)
+        fit = _fits(values[name], accepted)
         if fit is False:
             return None
         maybe = maybe or fit is None
@@ -388,25 +430,29 @@ def _rank_issue(name: str, misses: list[_RankMiss]) -> OpIssue:
     )
 
 
-@dataclass
 class _Env:
     """Sizes the signature bound, with where each came from (for messages)."""
 
-    single: dict[str, Dim] = field(default_factory=dict)
-    # What bound each name: a description, or (param, shape) rendered only for a message.
-    source: dict[str, str | tuple[str, Shape]] = field(default_factory=dict)
+    __slots__ = ("single", "source", "weak", "variadic", "scalars")
+
+    def __init__(self) -> None:
+        self.single: dict[str, Dim] = {}
+        # What bound each name: a description, or what one is rendered from only
+        # for a message: (param, shape, dim) or a module's (kind, argument, value).
+        self.source: dict[str, str | tuple] = {}
+        self.weak: set[str] = set()  # bound by a broadcastable #name
+        self.variadic: dict[str, Shape | None] = {}
+        self.scalars: dict[str, Expr] = {}
 
     def where_from(self, name: str) -> str:
         src = self.source.get(name, name)
         if isinstance(src, str):
             return src
-        if len(src) == 3 and src[2] is not None:
+        if isinstance(src[2], IntV):
+            return f"{src[0]}({src[1]}={dim_str(src[2].value)})"
+        if src[2] is not None:
             return f"dim {src[2]} of {src[0]} {shape_text(src[1])}"
         return f"{src[0]} {shape_text(src[1])}"
-
-    weak: set[str] = field(default_factory=set)  # bound by a broadcastable #name
-    variadic: dict[str, Shape | None] = field(default_factory=dict)
-    scalars: dict[str, Expr] = field(default_factory=dict)
 
 
 class _Interpreter:
@@ -475,10 +521,9 @@ class _Interpreter:
                 continue
             kind = v.kind.rsplit(".", 1)[-1]
             for k, a in v.attrs:
-                shown = dim_str(a.value) if isinstance(a, IntV) else "..."
-                self._bind_scalar(k, a, f"{kind}({k}={shown})")
+                self._bind_scalar(k, a, (kind, k, a))
 
-    def _bind_scalar(self, name: str, v: Value, source: str = "") -> None:
+    def _bind_scalar(self, name: str, v: Value, source: tuple | None = None) -> None:
         if isinstance(v, IntV) and v.value is not None:
             self.env.single.setdefault(name, v.value)
             self.env.source.setdefault(name, source or name)
@@ -741,14 +786,16 @@ class _Interpreter:
 
     def _apply_dtype(self) -> None:
         chosen = self._resolve_dtype() if self.entry.dtype else None
-        fallback = self._first_tensor_dtype()
+        fallback: list[str | None] = []  # the first tensor argument's, looked up if needed
 
         def fix(v: Value) -> Value:
             if isinstance(v, TensorV):
                 if chosen is not None:
                     return TensorV(v.shape, chosen)
                 if v.dtype is None and not self.entry.dtype:
-                    return TensorV(v.shape, fallback)
+                    if not fallback:
+                        fallback.append(self._first_tensor_dtype())
+                    return TensorV(v.shape, fallback[0])
             return v
 
         if isinstance(self.out, TupleV):
