@@ -496,6 +496,51 @@ def test_a_flag_another_method_sets_decides_no_branch():
     assert static <= min(plain, swapped), fn
 
 
+SWAPPED_IN_INIT = HEADER + textwrap.dedent(
+    """
+    from torch import nn
+
+
+    class M(nn.Module):
+        def __init__(self, d, ndim):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(d, d))
+            self.swapped = False
+            self.update(ndim)
+
+        def update(self, ndim):
+            if ndim == 3 and not self.swapped:
+                self.swapped = True
+
+        def forward(self, x: Float[Tensor, "b d"]):
+            if not self.swapped:
+                y = torch.einsum("bi,ij->bj", x, self.w)
+            else:
+                y = torch.einsum("bi,ji->bj", x, self.w) @ self.w
+            return y
+    """
+)
+
+
+def test_a_flag_a_method_of_init_sets_decides_no_branch():
+    """A method __init__ calls runs on a copy of what __init__ built, so its
+    `self.swapped = True` (under a condition, as peft's update_layer) never
+    reaches the attributes: the False before it decides nothing. Both states
+    run under FlopCounterMode, and the static figure is below both."""
+    res = analyze(SWAPPED_IN_INIT)
+    fn = next(f for f in res.functions if f["name"] == "M.forward")
+    assert not fn["complete"]
+    lines = {c["line"] for c in res.calls if c["op"] == "torch.einsum"}
+    assert len(lines) == 2, res.calls  # both branches are on the record
+    mod = _load(SWAPPED_IN_INIT)
+    b, d = 2, 4
+    x = torch.randn(b, d)
+    plain, swapped = _measure(mod.M(d, 2), x), _measure(mod.M(d, 3), x)
+    assert plain != swapped
+    static = evaluate(fn["flops"], {"b": b, "d": d}) if fn["flops"] is not None else 0
+    assert static <= min(plain, swapped), fn
+
+
 def test_a_target_counts_the_module_as_built(tmp_path):
     """A target is one forward of the module as __init__ left it (no other method
     ran): swap() does not undecide `self.swapped`, and the figure is the count."""

@@ -1141,7 +1141,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
 
 def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
     """attrs without the flags another method sets: after `self.swapped = True` in
-    a method __init__ does not call, `if self.swapped:` is not decided by the
+    another method (one __init__ calls, too), `if self.swapped:` is not decided by the
     False that __init__ gave it (a branch taken for a constant that is not one).
     A target is one forward of the module as built: no other method ran before
     it, so what __init__ gave holds (timm's grad_checkpointing)."""
@@ -1163,11 +1163,10 @@ def _flag(v: Value) -> bool:
 # Without a leading \b, which would keep the regex engine from scanning for the
 # literal "self." (ten times slower on a long class); _self_attrs checks it.
 _SELF_ASSIGNED = re.compile(r"self\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
-_SELF_CALLED = re.compile(r"self\.(\w+)\s*\(")
 
 
 def _self_attrs(pattern: re.Pattern, text: str) -> set[str]:
-    """The attribute names of pattern's matches that start a word (as a leading
+    """The attribute names of the pattern's matches that start a word (as a leading
     \b would: no match of these can hold the start of another)."""
     out = set()
     for m in pattern.finditer(text):
@@ -1178,21 +1177,19 @@ def _self_attrs(pattern: re.Pattern, text: str) -> set[str]:
 
 
 def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
-    """Which of names a method of cd's own other than __init__ (and the methods
-    __init__ calls) assigns to self. A search of their text, read once per class:
-    a walk of every method's tree cost more than the rest of a class's analysis."""
+    """Which of names a method of cd's own other than __init__ assigns to self. The
+    methods __init__ calls count too: they run on a copy of what __init__ has
+    built so far, so what they assign never reaches the attributes (peft's
+    `update_layer` sets `self._did_swap_in_out_features = True` under a condition).
+    A search of their text, read once per class: a walk of every method's tree
+    cost more than the rest of a class's analysis."""
     assigned = getattr(cd, "_assigned_elsewhere", None)
     if assigned is None:
         lines = (cd.owner or an).src.lines
-        init = cd.methods.get("__init__")
-        called = set()
-        if init is not None:
-            body = "".join(lines[init.node.lineno - 1 : init.node.end_lineno])
-            called = _self_attrs(_SELF_CALLED, body)
         text = "".join(
             "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
             for name, fd in cd.methods.items()
-            if name != "__init__" and name not in called
+            if name != "__init__"
         )
         # Every attribute they assign, once: the same as a search for the names
         # asked (an assignment names one whole attribute).
