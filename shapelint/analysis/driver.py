@@ -676,12 +676,11 @@ def _not_regular(mode: int) -> str | None:
     return f"not a regular file ({kind}); not read"
 
 
-_NOQA_WORD = re.compile(rb"noqa", re.IGNORECASE)
-
-
 def _noqa_lines(data: bytes, rows: list[DiagRow]) -> dict[int, str]:
     """The lines filter_diagnostics will look at for `# noqa`, as it would read them."""
-    if not rows or not _NOQA_WORD.search(data):
+    # bytes.lower folds ASCII only, as IGNORECASE does for a bytes pattern; lowering
+    # and a plain `in` is ~5x faster than the case-blind regex scan of every file.
+    if not rows or b"noqa" not in data.lower():
         return {}
     lines = _split_lines(data)
     out = {}

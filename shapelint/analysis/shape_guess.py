@@ -11,6 +11,7 @@ import ast
 
 from shapelint.analysis.axis_names import NamePolicy
 from shapelint.analysis.reshuffle_chain import SOURCE_SYMBOL
+from shapelint.analysis.statements import nested_statements
 from shapelint.notation import reshuffle as rs
 from shapelint.notation.reshuffle import Elem, Layout, Step
 from shapelint.notation.symbolic import Expr, FloorDiv
@@ -148,7 +149,7 @@ def unpacked_names(frame, base: ast.expr) -> set[str]:
         )
 
     out: set[str] = set()
-    for node in ast.walk(func.node):
+    for node in nested_statements(func.node.body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and reads_shape(node.value):
             t = node.targets[0]
             elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
@@ -163,21 +164,29 @@ def unpacked_shape(frame, base: ast.expr, before: int) -> list[str | None] | Non
     func = getattr(frame, "func", None)
     if func is None or not isinstance(base, ast.Name):
         return None
+    # An unpack is a statement: the statements alone tell (almost always) that
+    # there is none, without the walk of every expression the rebinding test needs.
+    if not any(_unpacks_shape(node, base.id, before) for node in nested_statements(func.node.body)):
+        return None
     found = None
     for node in ast.walk(func.node):
         if isinstance(node, ast.Name) and node.id == base.id and isinstance(node.ctx, ast.Store):
             return None  # rebound somewhere: the unpack may describe another tensor
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], (ast.Tuple, ast.List))
-            and node.lineno < before
-            and _whole_shape_of(node.value, base.id)
-        ):
+        if _unpacks_shape(node, base.id, before):
             elts = node.targets[0].elts
             if all(isinstance(e, ast.Name) for e in elts) and found is None:
                 found = [None if e.id == "_" else e.id for e in elts]
     return found
+
+
+def _unpacks_shape(node: ast.AST, name: str, before: int) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], (ast.Tuple, ast.List))
+        and node.lineno < before
+        and _whole_shape_of(node.value, name)
+    )
 
 
 def _whole_shape_of(v: ast.expr, name: str) -> bool:

@@ -64,13 +64,15 @@ def decode_source(data: bytes) -> str:
 
 # str.splitlines also breaks at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029, which
 # Python's tokenizer does not: after a form feed every line number would be off by one.
-_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _PY_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """text's lines as ast numbers them (breaks: \\n, \\r\\n, \\r)."""
-    if not _OTHER_BREAKS.search(text):
+    # One `in` per character (a memchr each) is ~10x faster than a regex class
+    # scanning the text, and most files hold none of them.
+    if not any(ch in text for ch in _OTHER_BREAKS):
         return text.splitlines(keepends)
     lines = _PY_LINES.findall(text)
     return lines if keepends else [ln.rstrip("\r\n") for ln in lines]
