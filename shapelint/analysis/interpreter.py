@@ -205,6 +205,7 @@ class ModuleAnalyzer:
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.class_keys: dict[str, ClassDef] = {}
+        self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
 
     def bind_project(self, project, root: str, modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -1377,7 +1378,7 @@ class ModuleAnalyzer:
                     kwargs.update(known)
             else:
                 kwargs[kw.arg] = v
-        if _STARRED_UNKNOWN in args:
+        if _has_starred_unknown(args):
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
@@ -1530,8 +1531,18 @@ class ModuleAnalyzer:
         )
 
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
+        known = self._methods_of.get(key)
+        if known is not None:
+            return known
         cd = self.class_of(key)
-        return modules.all_methods(cd.owner or self, cd) if cd else {}
+        if cd is None:
+            return {}
+        methods = modules.all_methods(cd.owner or self, cd)
+        if not self.specialize:
+            # Asked at every method call on an instance; the bases of a plain run
+            # are classes of the defining file, fixed once it is indexed.
+            self._methods_of[key] = methods
+        return methods
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
@@ -1939,6 +1950,15 @@ _EXPR_HANDLERS = {
 
 
 _STARRED_UNKNOWN = ObjectV("<starred>")
+
+
+def _has_starred_unknown(args: list[Value]) -> bool:
+    """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
+    every argument of another class (values only equal their own class)."""
+    for a in args:
+        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
+            return True
+    return False
 
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}

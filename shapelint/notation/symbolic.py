@@ -178,7 +178,12 @@ def _atom_human(a: object) -> str:
 def _sorted_mono(powers: dict) -> Monomial:
     if len(powers) < 2:
         return tuple(powers.items())
-    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    for a in powers:
+        if a.__class__ is not str:
+            return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    # Names only: (name, power) pairs sort by name (each name once), which is the
+    # order _atom_key gives, without a key call per atom.
+    return tuple(sorted(powers.items()))
 
 
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
