@@ -711,6 +711,22 @@ def bounded(e: Expr | None) -> Expr | None:
     return e.simplify()
 
 
+def bounded_dims(dims: tuple) -> tuple:
+    """bounded() over the expressions among dims (other entries kept as they are);
+    dims itself when none changes. Every tensor value made runs it over its shape."""
+    facts = _FACTS.get()
+    if facts is None or not facts.divides:
+        # No fact to cancel by, so only the budget acts, and an expression past it
+        # is the one TOO_BIG: a scan by identity, with no call per dim.
+        for d in dims:
+            if d is TOO_BIG:
+                break
+        else:
+            return dims
+    out = tuple(bounded(d) if isinstance(d, Expr) else d for d in dims)
+    return dims if all(a is b for a, b in zip(out, dims, strict=True)) else out
+
+
 # -- facts of a scope -----------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from shapelint.notation.symbolic import Expr, bounded, product
+from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,8 @@ class TensorV(Value):
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
         if self.shape is not None:
-            dims = tuple(bounded(d) if isinstance(d, Expr) else d for d in self.shape)
-            if any(a is not b for a, b in zip(dims, self.shape, strict=True)):
+            dims = bounded_dims(self.shape)
+            if dims is not self.shape:
                 object.__setattr__(self, "shape", dims)
 
     @property
