@@ -1980,7 +1980,14 @@ _OPERATOR_NAMES = {
 
 
 def _known_tensor(args, kwargs) -> bool:
-    return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
+    # Asked at every call: loops, without a generator or a joined tuple.
+    for v in args:
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    for v in kwargs.values():
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    return False
 
 
 def _positional_params(node) -> list[ast.arg]:
@@ -2149,8 +2156,11 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     """Map __init__ parameter symbols to the values this instance was built with,
     by comparing the class's symbolic attributes with the instance's."""
     out: dict[str, Expr] = {}
+    # recv.attr by name, one scan instead of one per attribute (a layer with many
+    # attributes made it quadratic); reversed, so the first of a repeated name wins.
+    attrs = dict(reversed(recv.attrs))
     for k, tv in template.items():
-        iv = recv.attr(k)
+        iv = attrs.get(k, UNKNOWN)
         if (
             isinstance(tv, IntV)
             and isinstance(iv, IntV)
