@@ -2108,13 +2108,17 @@ def _join_all(values: list[Value]) -> Value:
     return out
 
 
+_ABSENT = object()
+
+
 def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    # Joined at every branch with unknown test: one lookup per name, no union set.
     out = {}
-    for k in a.keys() | b.keys():
-        if k in a and k in b:
-            va, vb = a[k], b[k]
-            out[k] = va if va is vb else _join(va, vb)
-        else:
+    for k, va in a.items():
+        vb = b.get(k, _ABSENT)
+        out[k] = UNKNOWN if vb is _ABSENT else va if va is vb else _join(va, vb)
+    for k in b:
+        if k not in a:
             out[k] = UNKNOWN
     return out
 
