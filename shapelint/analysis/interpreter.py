@@ -205,6 +205,7 @@ class ModuleAnalyzer:
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.class_keys: dict[str, ClassDef] = {}
+        self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
 
     def bind_project(self, project, root: str, modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -1377,7 +1378,7 @@ class ModuleAnalyzer:
                     kwargs.update(known)
             else:
                 kwargs[kw.arg] = v
-        if _STARRED_UNKNOWN in args:
+        if _has_starred_unknown(args):
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
         if self.call_args:
             self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
@@ -1530,8 +1531,18 @@ class ModuleAnalyzer:
         )
 
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
+        known = self._methods_of.get(key)
+        if known is not None:
+            return known
         cd = self.class_of(key)
-        return modules.all_methods(cd.owner or self, cd) if cd else {}
+        if cd is None:
+            return {}
+        methods = modules.all_methods(cd.owner or self, cd)
+        if not self.specialize:
+            # Asked at every method call on an instance; the bases of a plain run
+            # are classes of the defining file, fixed once it is indexed.
+            self._methods_of[key] = methods
+        return methods
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
@@ -1940,6 +1951,15 @@ _EXPR_HANDLERS = {
 
 _STARRED_UNKNOWN = ObjectV("<starred>")
 
+
+def _has_starred_unknown(args: list[Value]) -> bool:
+    """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
+    every argument of another class (values only equal their own class)."""
+    for a in args:
+        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
+            return True
+    return False
+
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
 )
@@ -1960,7 +1980,14 @@ _OPERATOR_NAMES = {
 
 
 def _known_tensor(args, kwargs) -> bool:
-    return any(isinstance(v, TensorV) and v.shape is not None for v in (*args, *kwargs.values()))
+    # Asked at every call: loops, without a generator or a joined tuple.
+    for v in args:
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    for v in kwargs.values():
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    return False
 
 
 def _positional_params(node) -> list[ast.arg]:
@@ -2081,13 +2108,17 @@ def _join_all(values: list[Value]) -> Value:
     return out
 
 
+_ABSENT = object()
+
+
 def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+    # Joined at every branch with unknown test: one lookup per name, no union set.
     out = {}
-    for k in a.keys() | b.keys():
-        if k in a and k in b:
-            va, vb = a[k], b[k]
-            out[k] = va if va is vb else _join(va, vb)
-        else:
+    for k, va in a.items():
+        vb = b.get(k, _ABSENT)
+        out[k] = UNKNOWN if vb is _ABSENT else va if va is vb else _join(va, vb)
+    for k in b:
+        if k not in a:
             out[k] = UNKNOWN
     return out
 
@@ -2129,8 +2160,11 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     """Map __init__ parameter symbols to the values this instance was built with,
     by comparing the class's symbolic attributes with the instance's."""
     out: dict[str, Expr] = {}
+    # recv.attr by name, one scan instead of one per attribute (a layer with many
+    # attributes made it quadratic); reversed, so the first of a repeated name wins.
+    attrs = dict(reversed(recv.attrs))
     for k, tv in template.items():
-        iv = recv.attr(k)
+        iv = attrs.get(k, UNKNOWN)
         if (
             isinstance(tv, IntV)
             and isinstance(iv, IntV)

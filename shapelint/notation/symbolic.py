@@ -178,7 +178,12 @@ def _atom_human(a: object) -> str:
 def _sorted_mono(powers: dict) -> Monomial:
     if len(powers) < 2:
         return tuple(powers.items())
-    return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    for a in powers:
+        if a.__class__ is not str:
+            return tuple(sorted(powers.items(), key=lambda ap: _atom_key(ap[0])))
+    # Names only: (name, power) pairs sort by name (each name once), which is the
+    # order _atom_key gives, without a key call per atom.
+    return tuple(sorted(powers.items()))
 
 
 def _mono_mul(a: Monomial, b: Monomial) -> Monomial:
@@ -704,6 +709,22 @@ def bounded(e: Expr | None) -> Expr | None:
     if e is None or e.is_too_big():
         return None
     return e.simplify()
+
+
+def bounded_dims(dims: tuple) -> tuple:
+    """bounded() over the expressions among dims (other entries kept as they are);
+    dims itself when none changes. Every tensor value made runs it over its shape."""
+    facts = _FACTS.get()
+    if facts is None or not facts.divides:
+        # No fact to cancel by, so only the budget acts, and an expression past it
+        # is the one TOO_BIG: a scan by identity, with no call per dim.
+        for d in dims:
+            if d is TOO_BIG:
+                break
+        else:
+            return dims
+    out = tuple(bounded(d) if isinstance(d, Expr) else d for d in dims)
+    return dims if all(a is b for a, b in zip(out, dims, strict=True)) else out
 
 
 # -- facts of a scope -----------------------------------------------------------------

@@ -317,16 +317,6 @@ def _accepted(types: tuple[str, ...] | None) -> frozenset[str] | None:
     return frozenset(accepted)
 
 
-def _fits(v: Value, accepted: frozenset[str] | None) -> bool | None:
-    """True, False, or None when the value is unknown."""
-    if accepted is None:
-        return True
-    name = _type_name(v)
-    if name is None:
-        return None
-    return name in accepted
-
-
 def _literal_value(x: object) -> Value:
     """A stub's literal: a Python constant, or a tuple or list of them."""
     if isinstance(x, (tuple, list)):
@@ -348,12 +338,22 @@ class _Params:
         self.by_name: dict[str, Param] = {}
         for p in params:
             self.by_name.setdefault(p.name, p)  # the first, as StubEntry.param finds
-        # (name, default, accepted type names) of each parameter a value must fill.
+        # (name, default, accepted type names) of each parameter a value must fill;
+        # a scalar default converted here, once (values are immutable). A tuple one
+        # is made per call: a list's changes reach every name bound to the same object.
         self.checked = [
-            (p.name, p.default, _accepted(p.types))
+            (p.name, _default_value(p.default), _accepted(p.types))
             for p in params
             if p.kind not in ("varargs", "varkw")
         ]
+
+
+def _default_value(default: object) -> object:
+    """A parameter's default as _bind fills it in: a Value, or the literal itself
+    where each call needs its own (see _Params.checked)."""
+    if default is NO_DEFAULT or isinstance(default, (tuple, list)):
+        return default
+    return constant_value(default)
 
 
 def _bind(params: _Params, args: Sequence[Value], kwargs: Mapping[str, Value]):
@@ -394,14 +394,19 @@ def _bind(params: _Params, args: Sequence[Value], kwargs: Mapping[str, Value]):
         given.add(k)
     maybe = False
     for name, default, accepted in params.checked:
-        if name not in values:
+        v = values.get(name)
+        if v is None:
             if default is NO_DEFAULT:
                 return None
-            values[name], wheres[name] = _literal_value(default), ("call",)
-        fit = _fits(values[name], accepted)
-        if fit is False:
+            v = default if isinstance(default, Value) else _literal_value(default)
+            values[name], wheres[name] = v, ("call",)
+        if accepted is None:
+            continue  # any value fits
+        type_name = _type_name(v)
+        if type_name is None:  # an unknown value: it may fit
+            maybe = True
+        elif type_name not in accepted:
             return None
-        maybe = maybe or fit is None
     if maybe:
         return _MAYBE
     return _Bound(values, wheres, given, tuple(args), dict(kwargs))

@@ -9,10 +9,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from shapelint.notation.symbolic import Expr, bounded, product
+from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Var:
     """Zero or more dimensions bound together (jaxtyping ``*batch`` or ``...``).
 
@@ -71,7 +71,7 @@ class _Unknown(Value):
 UNKNOWN = _Unknown()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorV(Value):
     """A tensor. shape None: rank unknown. dtype None: unknown (costs use the default)."""
 
@@ -81,8 +81,8 @@ class TensorV(Value):
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
         if self.shape is not None:
-            dims = tuple(bounded(d) if isinstance(d, Expr) else d for d in self.shape)
-            if any(a is not b for a, b in zip(dims, self.shape, strict=True)):
+            dims = bounded_dims(self.shape)
+            if dims is not self.shape:
                 object.__setattr__(self, "shape", dims)
 
     @property
@@ -109,7 +109,7 @@ class TensorV(Value):
         return "[" + ", ".join(dim_str(d) for d in self.shape) + "]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IntV(Value):
     """An integer: known symbolically (Expr) or None for an int of unknown value."""
 
@@ -122,22 +122,22 @@ class IntV(Value):
                 object.__setattr__(self, "value", v)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FloatV(Value):
     value: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StrV(Value):
     value: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BoolV(Value):
     value: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NoneV(Value):
     pass
 
@@ -174,14 +174,14 @@ def constant_value(v: object) -> Value:
     return UNKNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TupleV(Value):
     """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV)."""
 
     items: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SliceV(Value):
     """`lo:hi:step` inside a subscript, each bound a value (None when absent)."""
 
@@ -190,14 +190,14 @@ class SliceV(Value):
     step: Value | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name)."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObjectV(Value):
     """An instance the analysis knows something about: an nn.Linear, a layer, a
     same-module class instance. ``kind`` is a qualified name; ``attrs`` holds
@@ -246,7 +246,7 @@ class Cost:
 STAND_IN_COST = Cost(Expr.const(0), Expr.const(0), Expr.const(0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OpIssue:
     """A diagnostic an op raises, before it has a file position.
 
