@@ -233,8 +233,14 @@ class ModuleAnalyzer:
         for qual in list(self.functions):
             self.summary(qual)
         for cls in self.classes.values():
+            init = cls.methods.get("__init__")
             for fd in cls.methods.values():
-                self.summary(fd.qualname)
+                if fd is not init or self.costs:
+                    self.summary(fd.qualname)
+            if init is not None and not self.costs and cls.self_attrs is None:
+                # Without costs, __init__'s summary is only its diagnostics, and the run
+                # that read the class's attributes for its other methods reported them.
+                self.summary(init.qualname)
         lambdas.check_uncalled(self)
         self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
@@ -496,7 +502,19 @@ class ModuleAnalyzer:
         if fd.cls is None or fd.node.name == "__init__":
             return {}
         init = modules.find_method(self, fd.cls, "__init__")
-        summ = self.summary(init.qualname) if init is not None else None
+        if init is None:
+            return {}
+        if not self.costs and init.qualname not in self.summaries:
+            # Its parameters' int defaults are all a method needs of __init__ here:
+            # read without running its body (the run that read the class's
+            # attributes reported what the body has to say).
+            own = self._lookup_function(init.qualname)
+            if own is None or init.qualname in self._in_progress:
+                return {}
+            frame = _Frame(own, own.qualname)
+            self._bind_params(own, frame, UNKNOWN)
+            return dict(frame.defaults)
+        summ = self.summary(init.qualname)
         return dict(summ.defaults) if summ is not None else {}
 
     def _bind_params(
