@@ -1978,6 +1978,7 @@ def _has_starred_unknown(args: list[Value]) -> bool:
             return True
     return False
 
+
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
 )
