@@ -1161,15 +1161,15 @@ def _flag(v: Value) -> bool:
 
 
 # Without a leading \b, which would keep the regex engine from scanning for the
-# literal "self." (ten times slower on a long class); _self_attrs checks it.
+# literal "self." (ten times slower on a long class); _assigned_attrs checks it.
 _SELF_ASSIGNED = re.compile(r"self\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
 
 
-def _self_attrs(pattern: re.Pattern, text: str) -> set[str]:
-    """The attribute names of the pattern's matches that start a word (as a leading
-    \b would: no match of these can hold the start of another)."""
+def _assigned_attrs(text: str) -> set[str]:
+    """The attributes text assigns to self: the names of _SELF_ASSIGNED's matches
+    that start a word (as a leading \b would: no match can hold the start of another)."""
     out = set()
-    for m in pattern.finditer(text):
+    for m in _SELF_ASSIGNED.finditer(text):
         i = m.start()
         if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
             out.add(m.group(1))
@@ -1193,7 +1193,7 @@ def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
         )
         # Every attribute they assign, once: the same as a search for the names
         # asked (an assignment names one whole attribute).
-        assigned = _self_attrs(_SELF_ASSIGNED, text)
+        assigned = _assigned_attrs(text)
         cd._assigned_elsewhere = assigned  # type: ignore[attr-defined]
     return assigned.intersection(names)
 
