@@ -271,6 +271,82 @@ def test_cli_target_json_and_text(tmp_path):
     assert r.exit_code == 2 and "PATH::QUALNAME" in r.output
 
 
+PARTLY_KNOWN = """
+    import torch
+    from torch import nn
+    from somewhere_else import Mystery
+
+    class Layer(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.mystery = Mystery(dim)
+
+        def forward(self, x):
+            h = self.proj(x)
+            self.mystery(h)  # a hook of its own: h goes on, known
+            return h
+
+    class Net(nn.Module):
+        def __init__(self, dim, depth):
+            super().__init__()
+            self.layers = nn.ModuleList([Layer(dim) for _ in range(depth)])
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+"""
+
+
+def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missing(tmp_path):
+    p = write(tmp_path, "net.py", PARTLY_KNOWN)
+    args = ["cost", f"{p}::Net", "--init", "dim=8", "--init", "depth=3", "--input", "x=2,8"]
+    r = CliRunner().invoke(main, [*args, "--format", "json", "--no-cache"])
+    t = json.loads(r.output)["target"]
+    assert not t["complete"] and t["flops_value"] is None
+    assert [u["op"] for u in t["unknown"]] == ["self.mystery"] * 3
+    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    first, *rest = r.output.splitlines()
+    # The three Linears are known (2·2·8·8 each), the three Mystery calls are not.
+    assert first == f"{p}::Net  flops ≥ 768, 3 calls unknown: line 14 self.mystery, " + (
+        "line 14 self.mystery, line 14 self.mystery"
+    )
+    # One line per missing call site, with how many runs of it are missing.
+    missing = rest[rest.index("  not costed:") + 1 :]
+    assert len(missing) == 1 and missing[0].startswith("    line 14  self.mystery (×3): ")
+    # A call inside the loop is a lower bound too, never a clean figure.
+    layer = next(line for line in rest if "call Layer.forward" in line)
+    assert "flops ≥ 256" in layer and "(incomplete)" in layer
+
+
+def test_a_lower_bound_leaves_out_what_may_not_run(tmp_path):
+    """A layer behind an undecided test may not run: what it is known to cost is
+    no part of the bound, neither its FLOPs nor its bytes."""
+    src = textwrap.dedent(PARTLY_KNOWN).replace("class Net", "class Unused") + textwrap.dedent("""
+        class Gated(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.layer = Layer(dim)
+                self.out = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    x = self.layer(x)
+                return self.out(x)
+    """)
+    p = write(tmp_path, "gated.py", src)
+    args = ["cost", f"{p}::Gated", "--init", "dim=8", "--input", "x=2,8", "--no-cache"]
+    t = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).output)["target"]
+    assert not t["complete"] and t["flops"] == "256"  # self.out only
+    # the bound on bytes: the calls that run either way (sum, >, self.out)
+    either_way = [c for c in t["calls"] if c["op"] != "call Layer.forward"]
+    assert [c["op"] for c in either_way][-1] == "torch.nn.Linear.__call__"
+    assert t["bytes"] == str(sum(int(c["bytes"]) for c in either_way))
+    layer = next(c for c in t["calls"] if c["op"] == "call Layer.forward")
+    assert layer["flops"] is None and layer["flops_value"] is None
+
+
 # ---------------------------------------------------------------------- whole projects
 
 PROJ = DATA / "proj"  # a package: relative imports, a shared utils.py, a re-export

@@ -60,8 +60,14 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
         why = f"runs only if {when} (line {stmt.lineno}), which is not known here"
         for rec in recs:
             c = rec.cost
-            if free(rec) or c.flops is None:
-                continue  # free either way, or already unknown for its own reason
+            if free(rec):
+                continue  # free either way
+            if c.flops is None:
+                if rec.children:
+                    # Unknown for its own reason, and it may not run: its calls
+                    # are no part of a lower bound (target.py sums a call's known ones).
+                    rec.cost = Cost(None, None, None, [*c.notes, why], False)
+                continue
             notes = [why, f"{c.flops.to_human()} FLOPs if it runs"]
             rec.cost = Cost(None, None, None, notes, False)
 

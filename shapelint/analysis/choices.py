@@ -87,7 +87,10 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
     for alt, group in zip(choice.items, groups, strict=True):
         for rec in group:
             c = rec.cost
-            if not (free(rec) or c.flops is None):
+            if c.flops is None:
+                if rec.children:  # unknown anyway; only one alternative runs (branches.py)
+                    rec.cost = Cost(None, None, None, [*c.notes, why], False)
+            elif not free(rec):
                 rec.cost = Cost(
                     None, None, None, [why, f"{c.flops.to_human()} FLOPs if {_name(alt)}"], False
                 )

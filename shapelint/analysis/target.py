@@ -285,8 +285,12 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     c = res.cost
     records = [unnamed.honest_record(r) for r in res.records]
     inputs = res.inputs.union(dims)
-    records = [_without_foreign(r, inputs) for r in records]
-    if any(a is not b for a, b in zip(records, res.records)) or unnamed.unnamed_cost(c):
+    records = [_known_part(_without_foreign(r, inputs)) for r in records]
+    if (
+        c.flops is None
+        or any(a is not b for a, b in zip(records, res.records))
+        or unnamed.unnamed_cost(c)
+    ):
         # What is known of the other calls is a lower bound.
         flops, other, byts, whole = unnamed.total(r.cost for r in records)
         c = Cost(flops, other, byts, list(c.notes), complete=whole and c.complete)
@@ -330,6 +334,27 @@ def _without_foreign(r, inputs: frozenset[str]):
     return dataclasses.replace(r, cost=cost, children=children)
 
 
+def _known_part(r):
+    """r, or a copy where a call that is unknown only because a call it ran is
+    (its cost is exactly the sum of its children's: a module's forward, a
+    Sequential, a loop run item by item) costs at least what its known calls
+    cost: a lower bound, incomplete. A record whose cost was set apart from its
+    children (an undecided branch or module choice, a loop of n runs) keeps it."""
+    derived = (
+        r.cost.flops is None
+        and r.children
+        and r.cost == modules.add_costs(ch.cost for ch in r.children)
+    )
+    children = [_known_part(ch) for ch in r.children]
+    cost = r.cost
+    if derived:
+        flops, other, byts, _ = unnamed.total(ch.cost for ch in children)
+        cost = Cost(flops, other, byts, list(cost.notes), False)
+    if cost is r.cost and all(a is b for a, b in zip(children, r.children)):
+        return r
+    return dataclasses.replace(r, cost=cost, children=children)
+
+
 def _all_bytes(records) -> bool:
     return all(r.cost.bytes is not None and _all_bytes(r.children) for r in records)
 
@@ -351,7 +376,8 @@ def record_tree(r, dims: dict[str, int]) -> dict:
         "pattern": r.pattern,
         "output": r.output,
         "flops": _py(r.cost.flops),
-        "flops_value": _value(r.cost.flops, dims),
+        # No value for a lower bound: a figure people read as the cost.
+        "flops_value": _value(r.cost.flops, dims) if r.cost.complete else None,
         "bytes": _py(r.cost.bytes),
         "complete": r.cost.flops is not None and r.cost.complete,
         "bytes_complete": r.cost.bytes is not None and r.cost.complete,

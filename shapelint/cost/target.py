@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapelint.report.numbers import flops_figure, human, si
+from shapelint.report.numbers import flops_figure, si
 
 
 def split_target(arg: str) -> tuple[str, str] | None:
@@ -37,14 +37,10 @@ def run_target(arg: str, init, inputs, dims: dict[str, int], options: dict) -> d
 
 
 def render_target(t: dict) -> str:
-    total = human(t["flops"])
-    head = f"{t['path']}::{t['name']}  flops {total}"
+    # The same figure as every other face: a lower bound names the calls it misses.
+    head = f"{t['path']}::{t['name']}  flops {flops_figure(t)}"
     if t["flops_value"] is not None:
         head += f" = {t['flops_value']} ({si(t['flops_value'])})"
-    elif t["flops"] is not None and not t["complete"]:
-        head = f"{t['path']}::{t['name']}  flops ≥ {total} (calls of unknown cost below)"
-    elif t["flops"] is None:
-        head += "  (calls of unknown cost below)"
     lines = [
         head,
         f"  bytes {flops_figure(t, 'bytes', limit=0)}"
@@ -58,8 +54,14 @@ def render_target(t: dict) -> str:
         _render_call(c, 1, lines)
     if t["unknown"]:
         lines.append("  not costed:")
+        # A call in a layer that runs n times is missing n times: one line, counted.
+        runs: dict[tuple, int] = {}
         for u in t["unknown"]:
-            lines.append(f"    line {u['line']}  {u['op']}: {u['why']}")
+            key = (u["line"], u["op"], u["why"])
+            runs[key] = runs.get(key, 0) + 1
+        for (line, op, why), n in runs.items():
+            times = f" (×{n})" if n > 1 else ""
+            lines.append(f"    line {line}  {op}{times}: {why}")
     return "\n".join(lines) + "\n"
 
 
@@ -68,7 +70,7 @@ def _render_call(c: dict, depth: int, lines: list[str]) -> None:
     val = f" = {si(c['flops_value'])}" if c.get("flops_value") is not None else ""
     mark = "" if c["complete"] else "  (incomplete)"
     lines.append(
-        f"{'  ' * depth}{c['line']}:{c['column']}  {what}  flops {human(c['flops'])}{val}{mark}"
+        f"{'  ' * depth}{c['line']}:{c['column']}  {what}  flops {flops_figure(c, limit=0)}{val}{mark}"
     )
     for ch in c["calls"]:
         _render_call(ch, depth + 1, lines)
