@@ -606,3 +606,109 @@ def test_three_operands_have_a_figure_only_at_known_sizes(sizes):
     assert any(n.endswith("FLOPs left to right") for n in call["notes"]), call["notes"]
     call = next(c for c in analyze(literal).calls if c["op"] == "torch.einsum")
     assert call["complete"] and evaluate(call["flops"], {}) == measured, (sizes, call)
+
+
+# ---------------------------------------------------------------------- targets
+
+_TARGET_HEAD = """\
+import torch
+from torch import nn
+from somewhere_else import Mystery
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.mystery = Mystery(dim)
+
+    def forward(self, x):
+        h = self.proj(x)
+        self.mystery(h)  # a hook: h goes on, known
+        return h
+
+
+class Net(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+"""
+
+# step -> (what __init__ builds, what forward runs); "lossy" passes x through a
+# layer nobody can see, so x's shape is lost from there on.
+_TARGET_STEPS = {
+    "linear": ("self.l{i} = nn.Linear(dim, dim)", ["x = self.l{i}(x)"]),
+    "block": ("self.l{i} = Block(dim)", ["x = self.l{i}(x)"]),
+    "hook": ("self.l{i} = Mystery(dim)", ["self.l{i}(x)"]),
+    "lossy": ("self.l{i} = Mystery(dim)", ["x = self.l{i}(x)"]),
+    "gated_linear": (
+        "self.l{i} = nn.Linear(dim, dim)",
+        ["if x.sum() > 0:", "    x = self.l{i}(x)"],
+    ),
+    "gated_block": ("self.l{i} = Block(dim)", ["if x.sum() > 0:", "    x = self.l{i}(x)"]),
+    "stack": (
+        "self.l{i} = nn.ModuleList([Block(dim) for _ in range(depth)])",
+        ["for blk in self.l{i}:", "    x = blk(x)"],
+    ),
+}
+
+
+class _Mystery(torch.nn.Module):
+    """What the analysis cannot see: a library layer that multiplies (it costs FLOPs)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(dim, dim))
+
+    def forward(self, x):
+        return x @ self.w
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(sorted(_TARGET_STEPS)), min_size=1, max_size=6),
+    st.integers(1, 3),
+)
+def test_a_target_lower_bound_is_what_surely_runs_and_is_known(tmp_path_factory, steps, depth):
+    """A module of known layers, layers of a library with no source, and layers
+    behind a test decided by the data: FlopCounterMode counts one forward with
+    each sign of the input. Complete: that count, whichever way the tests go.
+    Incomplete: a lower bound of every run, and exactly the Linears that surely
+    run before the input's shape is lost (nothing guessed, nothing dropped)."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import target_json
+
+    dim, b, n = 8, 2, 5
+    init, body = [], []
+    sure, lost = 0, False
+    for i, step in enumerate(steps):
+        built, ran = _TARGET_STEPS[step]
+        init.append("        " + built.format(i=i))
+        body.extend("        " + line.format(i=i) for line in ran)
+        if not lost:
+            sure += {"linear": 1, "block": 1, "stack": depth}.get(step, 0)
+        lost = lost or step == "lossy"
+    src = _TARGET_HEAD + "\n".join(init) + "\n\n    def forward(self, x):\n"
+    src += "\n".join(body) + "\n        return x\n"
+    path = tmp_path_factory.mktemp("target") / "net.py"
+    path.write_text(src)
+    res = analyze_target(
+        str(path), src, "Net", {"dim": str(dim), "depth": str(depth)}, {"x": f"{b},{n},{dim}"}
+    )
+    t = target_json(res, {})
+
+    code = compile(src.replace("from somewhere_else import Mystery", ""), str(path), "exec")
+    namespace = {"Mystery": _Mystery, "__name__": "net_under_test"}
+    exec(code, namespace)  # noqa: S102 - the test's own generated module
+    model = namespace["Net"](dim, depth)
+    measured = {_measure(model, sign * torch.rand(b, n, dim) + sign * 0.1) for sign in (1.0, -1.0)}
+    linear = 2 * b * n * dim * dim
+    if t["complete"]:
+        assert measured == {t["flops_value"]}, (src, t["flops"], measured)
+    else:
+        static = int(t["flops"]) if t["flops"] is not None else 0
+        assert static <= min(measured), (src, t["flops"], measured)
+        assert static == sure * linear, (src, t["flops"], sure)
+        assert t["flops_value"] is None and t["unknown"], src
+    # Only a module of plain Linears is all known: every other step runs a
+    # Mystery, or a Linear that may not run.
+    assert t["complete"] == all(s == "linear" for s in steps), (src, t["unknown"])
