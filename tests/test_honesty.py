@@ -712,3 +712,35 @@ def test_a_target_lower_bound_is_what_surely_runs_and_is_known(tmp_path_factory,
     # Only a module of plain Linears is all known: every other step runs a
     # Mystery, or a Linear that may not run.
     assert t["complete"] == all(s == "linear" for s in steps), (src, t["unknown"])
+
+
+def test_what_an_undecided_branch_would_cost_is_a_bound_when_its_callee_is_partial():
+    src = textwrap.dedent(
+        """
+        import torch
+        from jaxtyping import Float
+        from torch import Tensor
+
+        def helper(x: Float[Tensor, "b n d"], w: Float[Tensor, "d d"], m):
+            y = x @ w
+            return m(y)
+
+        def opaque(x: Float[Tensor, "b n d"], m):
+            return m(x) + 1
+
+        def f(x: Float[Tensor, "b n d"], w: Float[Tensor, "d d"], m, flag):
+            if flag:
+                helper(x, w, m)
+            else:
+                opaque(x, m)
+            return x @ w
+        """
+    )
+    calls = analyze(src).calls
+    rec = next(c for c in calls if c["op"] == "call helper")
+    assert rec["flops"] is None and not rec["complete"]
+    # helper's m(y) is unknown: 2·b·d²·n is only what helper is known to cost
+    assert rec["notes"][1] == "≥ 2·b·d²·n FLOPs if it runs", rec["notes"]
+    # nothing of opaque's cost is known: not "0 FLOPs"
+    rec = next(c for c in calls if c["op"] == "call opaque")
+    assert rec["notes"][1] == "? FLOPs if it runs", rec["notes"]

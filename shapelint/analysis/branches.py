@@ -29,6 +29,15 @@ def total_of(records, key: str) -> Expr | None:
     return total
 
 
+def if_known(c: Cost) -> str:
+    """What a call would cost, for a note: its formula; for a callee with calls of
+    unknown cost, a bound (`≥ 2·b·n·d`), or `?` when nothing of it is known, as
+    every face prints a partial sum."""
+    if c.complete:
+        return c.flops.to_human()  # type: ignore[union-attr]
+    return "?" if c.flops == _ZERO else f"≥ {c.flops.to_human()}"  # type: ignore[union-attr]
+
+
 def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
@@ -68,7 +77,7 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
                     # are no part of a lower bound (target.py sums a call's known ones).
                     rec.cost = Cost(None, None, None, [*c.notes, why], False)
                 continue
-            notes = [why, f"{c.flops.to_human()} FLOPs if it runs"]
+            notes = [why, f"{if_known(c)} FLOPs if it runs"]
             rec.cost = Cost(None, None, None, notes, False)
 
 

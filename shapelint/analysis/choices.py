@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.branches import free, total_of
+from shapelint.analysis.branches import free, if_known, total_of
 from shapelint.analysis.modules import ModuleListV, is_module
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
@@ -91,8 +91,7 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
                 if rec.children:  # unknown anyway; only one alternative runs (branches.py)
                     rec.cost = Cost(None, None, None, [*c.notes, why], False)
             elif not free(rec):
-                rec.cost = Cost(
-                    None, None, None, [why, f"{c.flops.to_human()} FLOPs if {_name(alt)}"], False
-                )
+                figure = f"{if_known(c)} FLOPs if {_name(alt)}"
+                rec.cost = Cost(None, None, None, [why, figure], False)
             base[(rec.line, rec.column, rec.op)] = rec
     return an.join_all(results)
