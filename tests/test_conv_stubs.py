@@ -67,7 +67,9 @@ def _check_transposed(o, symbolic=False):
     """check_verdict, but for an empty transposed output, which torch returns or refuses
     depending on the layout: shapelint says neither (an unknown shape), never an error."""
     if o.result is not None and not o.result.issues and getattr(o.result.value, "shape", 0) is None:
-        assert o.error is None or "too small" in str(o.error), o.error
+        # At symbolic sizes shapelint is not decisive: torch may refuse for any
+        # reason it cannot see (a bias of 2 beside 3 output channels, both names).
+        assert symbolic or o.error is None or "too small" in str(o.error), o.error
         return
     check_verdict(o, decisive=not symbolic, strict=not symbolic)
 

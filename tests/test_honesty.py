@@ -448,6 +448,17 @@ def test_a_loop_of_unknown_count_says_what_one_run_costs():
     call = next(c for c in analyze(src).calls if c["op"] == "einops.einsum")
     assert call["flops"] is None and not call["complete"]
     assert any(n.endswith(", 2·b·d²·n FLOPs each") for n in call["notes"]), call["notes"]
+    # one run of a callee with a call of unknown cost: what it is known to cost, a bound
+    src = (
+        HEADER + 'def g(x: Float[Tensor, "b n d"], w: Float[Tensor, "d d"], m):\n'
+        "    return m(x @ w)\n\n\n"
+        'def f(x: Float[Tensor, "b n d"], w: Float[Tensor, "d d"], m, flag):\n'
+        "    while flag:\n"
+        "        g(x, w, m)\n"
+        "    return x\n"
+    )
+    call = next(c for c in analyze(src).calls if c["op"] == "call g")
+    assert any(n.endswith(", ≥ 2·b·d²·n FLOPs each") for n in call["notes"]), call["notes"]
 
 
 SWAPPED = HEADER + textwrap.dedent(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
+from shapelint.analysis.branches import if_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import Cost
 
@@ -55,7 +56,7 @@ def scaled(cost: Cost, times: Expr | None, why: str) -> Cost:
         each = (
             ""
             if cost.flops is None or _zero(cost.flops)
-            else f", {cost.flops.to_human()} FLOPs each"
+            else f", {if_known(cost)} FLOPs each"
         )
         notes.append(f"runs an unknown number of times ({why}){each}")
     else:
