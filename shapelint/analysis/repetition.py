@@ -53,11 +53,7 @@ def scaled(cost: Cost, times: Expr | None, why: str) -> Cost:
         return cost
     notes = list(cost.notes)
     if times is None:
-        each = (
-            ""
-            if cost.flops is None or _zero(cost.flops)
-            else f", {if_known(cost)} FLOPs each"
-        )
+        each = "" if cost.flops is None or _zero(cost.flops) else f", {if_known(cost)} FLOPs each"
         notes.append(f"runs an unknown number of times ({why}){each}")
     else:
         notes.append(f"runs {times.to_human()} times ({why})")
