@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from shapelint.notation.symbolic import parse_expr
 from shapelint.report.numbers import evaluate
-from tests.helpers import analyze
+from tests.helpers import HOOKED_LAYER, analyze
 
 torch = pytest.importorskip("torch")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -621,43 +621,30 @@ def test_three_operands_have_a_figure_only_at_known_sizes(sizes):
 
 # ---------------------------------------------------------------------- targets
 
-_TARGET_HEAD = """\
-import torch
-from torch import nn
-from somewhere_else import Mystery
-
-
-class Block(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.proj = nn.Linear(dim, dim)
-        self.mystery = Mystery(dim)
-
-    def forward(self, x):
-        h = self.proj(x)
-        self.mystery(h)  # a hook: h goes on, known
-        return h
-
+_TARGET_HEAD = (
+    HOOKED_LAYER
+    + """
 
 class Net(nn.Module):
     def __init__(self, dim, depth):
         super().__init__()
 """
+)
 
 # step -> (what __init__ builds, what forward runs); "lossy" passes x through a
 # layer nobody can see, so x's shape is lost from there on.
 _TARGET_STEPS = {
     "linear": ("self.l{i} = nn.Linear(dim, dim)", ["x = self.l{i}(x)"]),
-    "block": ("self.l{i} = Block(dim)", ["x = self.l{i}(x)"]),
+    "block": ("self.l{i} = Layer(dim)", ["x = self.l{i}(x)"]),
     "hook": ("self.l{i} = Mystery(dim)", ["self.l{i}(x)"]),
     "lossy": ("self.l{i} = Mystery(dim)", ["x = self.l{i}(x)"]),
     "gated_linear": (
         "self.l{i} = nn.Linear(dim, dim)",
         ["if x.sum() > 0:", "    x = self.l{i}(x)"],
     ),
-    "gated_block": ("self.l{i} = Block(dim)", ["if x.sum() > 0:", "    x = self.l{i}(x)"]),
+    "gated_block": ("self.l{i} = Layer(dim)", ["if x.sum() > 0:", "    x = self.l{i}(x)"]),
     "stack": (
-        "self.l{i} = nn.ModuleList([Block(dim) for _ in range(depth)])",
+        "self.l{i} = nn.ModuleList([Layer(dim) for _ in range(depth)])",
         ["for blk in self.l{i}:", "    x = blk(x)"],
     ),
 }

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from shapelint.analysis.driver import analyze_target
 from shapelint.analysis.target import TargetError, target_json
 from shapelint.cli import main
-from tests.helpers import analyze
+from tests.helpers import HOOKED_LAYER, analyze
 
 DATA = Path(__file__).parent / "data" / "modules"
 CORPUS = Path("/work/corpus")
@@ -271,22 +271,7 @@ def test_cli_target_json_and_text(tmp_path):
     assert r.exit_code == 2 and "PATH::QUALNAME" in r.output
 
 
-PARTLY_KNOWN = """
-    import torch
-    from torch import nn
-    from somewhere_else import Mystery
-
-    class Layer(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, dim)
-            self.mystery = Mystery(dim)
-
-        def forward(self, x):
-            h = self.proj(x)
-            self.mystery(h)  # a hook of its own: h goes on, known
-            return h
-
+PARTLY_KNOWN = HOOKED_LAYER + textwrap.dedent("""
     class Net(nn.Module):
         def __init__(self, dim, depth):
             super().__init__()
@@ -296,7 +281,7 @@ PARTLY_KNOWN = """
             for layer in self.layers:
                 x = layer(x)
             return x
-"""
+""")
 
 
 def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missing(tmp_path):
@@ -323,7 +308,7 @@ def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missin
 def test_a_lower_bound_leaves_out_what_may_not_run(tmp_path):
     """A layer behind an undecided test may not run: what it is known to cost is
     no part of the bound, neither its FLOPs nor its bytes."""
-    src = textwrap.dedent(PARTLY_KNOWN).replace("class Net", "class Unused") + textwrap.dedent("""
+    src = HOOKED_LAYER + textwrap.dedent("""
         class Gated(nn.Module):
             def __init__(self, dim):
                 super().__init__()

@@ -38,6 +38,20 @@ def if_known(c: Cost) -> str:
     return "?" if c.flops == _ZERO else f"≥ {c.flops.to_human()}"  # type: ignore[union-attr]
 
 
+def alternative(rec, why: str, when: str) -> None:
+    """Mark rec as a call that may not run (why), unless it is free either way:
+    unknown, with what it costs `when` it runs in the notes. One already unknown
+    for its own reason keeps that reason; if it ran calls of its own, it is marked
+    too, so that they are no part of a lower bound (target.py sums the known
+    calls of a call whose cost is theirs)."""
+    c = rec.cost
+    if c.flops is None:
+        if rec.children:
+            rec.cost = Cost(None, None, None, [*c.notes, why], False)
+    elif not free(rec):
+        rec.cost = Cost(None, None, None, [why, f"{if_known(c)} FLOPs {when}"], False)
+
+
 def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
@@ -68,17 +82,7 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     for recs, when in ((body, f"`{test}`"), (orelse, negated)):
         why = f"runs only if {when} (line {stmt.lineno}), which is not known here"
         for rec in recs:
-            c = rec.cost
-            if free(rec):
-                continue  # free either way
-            if c.flops is None:
-                if rec.children:
-                    # Unknown for its own reason, and it may not run: its calls
-                    # are no part of a lower bound (target.py sums a call's known ones).
-                    rec.cost = Cost(None, None, None, [*c.notes, why], False)
-                continue
-            notes = [why, f"{if_known(c)} FLOPs if it runs"]
-            rec.cost = Cost(None, None, None, notes, False)
+            alternative(rec, why, "if it runs")
 
 
 def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:

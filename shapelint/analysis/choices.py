@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.branches import free, if_known, total_of
+from shapelint.analysis.branches import alternative, free, total_of
 from shapelint.analysis.modules import ModuleListV, is_module
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
@@ -86,12 +86,6 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
     why = f"`{what}` is one of {names} (not known here), which cost differently"
     for alt, group in zip(choice.items, groups, strict=True):
         for rec in group:
-            c = rec.cost
-            if c.flops is None:
-                if rec.children:  # unknown anyway; only one alternative runs (branches.py)
-                    rec.cost = Cost(None, None, None, [*c.notes, why], False)
-            elif not free(rec):
-                figure = f"{if_known(c)} FLOPs if {_name(alt)}"
-                rec.cost = Cost(None, None, None, [why, figure], False)
+            alternative(rec, why, f"if {_name(alt)}")
             base[(rec.line, rec.column, rec.op)] = rec
     return an.join_all(results)
