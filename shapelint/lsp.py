@@ -478,9 +478,12 @@ def build_server():
                 self.log_line(f"shapelint: {error_line(error)}")
 
         def log_line(self, line: str) -> None:
-            self.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Error, message=line)
-            )
+            try:
+                self.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Error, message=line)
+                )
+            except Exception:  # noqa: BLE001, S110 - the client is gone: nobody to tell
+                pass
 
     server = Server("shapelint", __version__, protocol_cls=_protocol_class())
 
