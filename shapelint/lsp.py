@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shapelint.lsp_io import INTERNAL_ERROR
+
 SEVERITY = {"error": 1, "warning": 2, "info": 3}  # lsprotocol DiagnosticSeverity values
+# A request for what the server holds (documents, kept results, queued work,
+# requests in flight): a client or a test can see that it stays bounded.
+STATUS = "shapelint/status"
 
 
 def analyze_document(path: str, text: str):
@@ -92,11 +97,10 @@ def to_inlay_hints(calls: list[dict], lines: list[str], first: int, last: int, c
 DEBOUNCE_S = 0.3  # diagnostics as you type: after this long without a keystroke
 
 
-def code_actions(path: str, text: str, first: int, last: int, codec=None):
-    """A quick fix per safe SHP4xx rewrite whose expression touches lines first..last
-    (0-based): one edit of the whole document, so the import comes with it."""
-    from lsprotocol import types
-
+def document_fixes(path: str, text: str) -> list[tuple[str, int, int, str]]:
+    """(title, first line, last line (0-based), the whole text rewritten) for each
+    safe SHP4xx rewrite of the document: one edit of the whole document, so the
+    import comes with it."""
     from shapelint.analysis.driver import AnalysisOptions
     from shapelint.config import config_for_file
     from shapelint.fixes import fix_actions
@@ -104,26 +108,37 @@ def code_actions(path: str, text: str, first: int, last: int, codec=None):
     cfg = config_for_file(path)
     if cfg.exclude and cfg.is_excluded(Path(path)):
         return []
-    lines = text.splitlines(keepends=True)
+    out = []
+    for f, new_text in fix_actions(path, text, AnalysisOptions.from_config(cfg), cfg):
+        start, stop = f.node.lineno - 1, (f.node.end_lineno or f.node.lineno) - 1
+        out.append((f"{f.code}: rewrite as {f.rewrite.call()}", start, stop, new_text))
+    return out
+
+
+def fix_code_actions(fixes, lines: list[str], first: int, last: int, uri: str = "", codec=None):
+    """The quick fixes of document_fixes whose expression touches lines first..last."""
+    from lsprotocol import types
+
     end = types.Position(line=len(lines), character=0)
     whole = types.Range(start=types.Position(line=0, character=0), end=end)
     if codec is not None:
         whole = codec.range_to_client_units(lines, whole)
-    out = []
-    for f, new_text in fix_actions(path, text, AnalysisOptions.from_config(cfg), cfg):
-        start, stop = f.node.lineno - 1, (f.node.end_lineno or f.node.lineno) - 1
-        if stop < first or start > last:
-            continue
-        out.append(
-            types.CodeAction(
-                title=f"{f.code}: rewrite as {f.rewrite.call()}",
-                kind=types.CodeActionKind.QuickFix,
-                edit=types.WorkspaceEdit(
-                    changes={"": [types.TextEdit(range=whole, new_text=new_text)]}
-                ),
-            )
+    return [
+        types.CodeAction(
+            title=title,
+            kind=types.CodeActionKind.QuickFix,
+            edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=new)]}),
         )
-    return out
+        for title, start, stop, new in fixes
+        if not (stop < first or start > last)
+    ]
+
+
+def code_actions(path: str, text: str, first: int, last: int, codec=None):
+    """A quick fix per safe SHP4xx rewrite whose expression touches lines first..last
+    (0-based), its edit filed under the uri ""."""
+    lines = text.splitlines(keepends=True)
+    return fix_code_actions(document_fixes(path, text), lines, first, last, "", codec)
 
 
 def hover_text(calls: list[dict], line: int, character: int) -> str | None:
@@ -165,153 +180,440 @@ def _shape(dims) -> str:
     return "[" + ", ".join(dim_human(d) for d in dims) + "]"
 
 
-class DocumentJobs:
-    """The analysis in flight for each document. A newer one (an edit, a save) or
-    closing the document cuts the older one short (budget.interrupt in its thread)
-    and marks it superseded, so that its stale result is never published."""
+# -- the server's state: one work queue per document ---------------------------------------
 
-    class Job:
-        def __init__(self, tid: int):
-            self.tid = tid
-            self.superseded = False
 
-    def __init__(self) -> None:
+class Superseded(Exception):
+    """The document changed or closed before its work for that version was done."""
+
+
+class DocumentQueues:
+    """One work queue per open document, drained by a thread of its own that exits
+    when the queue is empty: the analysis of a big document never holds up the
+    requests on another. Work is (version, kind); what a kind computes for the
+    document's latest version is kept (one result per kind per document, nothing
+    per edit) and reused by every request on that version. A newer version (update)
+    drops the work queued for older ones (their callbacks get Superseded), cuts
+    the computation running on an older one short (budget.interrupt in its thread)
+    and forgets the older results; close forgets the document."""
+
+    class Doc:
+        def __init__(self) -> None:
+            self.version = None
+            self.text = ""
+            self.kept: dict[str, tuple[object, object]] = {}  # kind -> (version, value)
+            self.waiting: list[tuple[object, str, object]] = []  # (version, kind, callback)
+            self.draining = False
+            self.running: tuple[object, int] | None = None  # (version, thread id)
+
+    def __init__(self, compute, on_error=None) -> None:
         import threading
 
-        self._lock = threading.Lock()
-        self._running: dict[str, DocumentJobs.Job] = {}
+        self.compute = compute  # kind -> f(uri, text)
+        self.on_error = on_error or (lambda what, e: None)
+        self.lock = threading.RLock()
+        self.docs: dict[str, DocumentQueues.Doc] = {}
 
-    def job(self, uri: str):
-        import threading
-        from contextlib import contextmanager
+    def update(self, uri: str, version, text: str) -> None:
+        with self.lock:
+            doc = self.docs.setdefault(uri, DocumentQueues.Doc())
+            doc.version, doc.text, doc.kept = version, text, {}
+            stale = [w for w in doc.waiting if w[0] != version]
+            doc.waiting = [w for w in doc.waiting if w[0] == version]
+            self._interrupt_unless(doc, version)
+        self._deliver(stale, None, Superseded())
 
-        @contextmanager
-        def running():
-            job = DocumentJobs.Job(threading.get_ident())
-            self._supersede(uri, job)
-            try:
-                yield job
-            finally:
-                with self._lock:
-                    if self._running.get(uri) is job:
-                        del self._running[uri]
+    def submit(self, uri: str, version, kind: str, callback) -> None:
+        """callback(value, None) once kind is computed for this version of the
+        document, or callback(None, error): Superseded, or what the computation raised."""
+        with self.lock:
+            doc = self.docs.get(uri)
+            if doc is None or doc.version != version:
+                hit = None, Superseded()
+            elif kind in doc.kept:
+                hit = doc.kept[kind][1], None
+            else:
+                doc.waiting.append((version, kind, callback))
+                if not doc.draining:
+                    doc.draining = True
+                    self._start(uri, doc)
+                return
+        self._deliver([(version, kind, callback)], *hit)
 
-        return running()
+    def is_current(self, uri: str, version) -> bool:
+        """Hold `lock` around this and what depends on it (a publish), so that a
+        close cannot slip in between."""
+        doc = self.docs.get(uri)
+        return doc is not None and doc.version == version
 
-    def cancel(self, uri: str) -> None:
-        self._supersede(uri, None)
+    def close(self, uri: str) -> None:
+        with self.lock:
+            doc = self.docs.pop(uri, None)
+            if doc is None:
+                return
+            stale, doc.waiting = doc.waiting, []
+            self._interrupt_unless(doc, None)
+        self._deliver(stale, None, Superseded())
 
-    def _supersede(self, uri: str, new) -> None:
+    def close_all(self) -> None:
+        for uri in list(self.docs):
+            self.close(uri)
+
+    def stats(self) -> dict[str, int]:
+        with self.lock:
+            docs = list(self.docs.values())
+            return {
+                "documents": len(docs),
+                "results": sum(len(d.kept) for d in docs),
+                "queued": sum(len(d.waiting) for d in docs),
+                "running": sum(d.running is not None for d in docs),
+            }
+
+    def _interrupt_unless(self, doc: Doc, version) -> None:
         from shapelint.analysis.budget import interrupt
 
-        with self._lock:  # held: the old job cannot finish and start another meanwhile
-            old = self._running.pop(uri, None)
-            if new is not None:
-                self._running[uri] = new
-            if old is not None:
-                old.superseded = True
-                interrupt(old.tid)
+        if doc.running is not None and doc.running[0] != version:
+            interrupt(doc.running[1])
+
+    def _start(self, uri: str, doc: Doc) -> None:
+        import threading
+
+        # A daemon: a computation cut short at exit must not keep the process alive.
+        name = f"shapelint-lsp {uri[-40:]}"
+        threading.Thread(target=self._drain, args=(uri, doc), name=name, daemon=True).start()
+
+    def _drain(self, uri: str, doc: Doc) -> None:
+        import threading
+
+        while True:
+            with self.lock:
+                if self.docs.get(uri) is not doc or not doc.waiting:
+                    doc.draining = False
+                    return
+                version, kind, _ = doc.waiting[0]
+                text = doc.text
+                doc.running = (version, threading.get_ident())
+            value, error = None, None
+            try:
+                value = self.compute[kind](uri, text)
+            except BaseException as e:  # noqa: BLE001 - every waiter must hear back
+                error = e if isinstance(e, Exception) else Superseded()
+            with self.lock:
+                doc.running = None
+                if self.docs.get(uri) is doc and doc.version == version:
+                    if error is None:
+                        doc.kept[kind] = (version, value)
+                else:
+                    error = Superseded()  # an interrupted run's result is not the text's
+                done = [w for w in doc.waiting if w[0] == version and w[1] == kind]
+                doc.waiting = [w for w in doc.waiting if w not in done]
+            self._deliver(done, value, error)
+
+    def _deliver(self, waiters, value, error) -> None:
+        for _, kind, callback in waiters:
+            try:
+                callback(value, error)
+            except Exception as e:  # noqa: BLE001 - one bad callback must not stop the queue
+                self.on_error(f"delivering {kind}", e)
 
 
-def serve(server, stdin=None, stdout=None) -> None:
-    """Run server on stdin/stdout through the robust framing of shapelint.lsp_io."""
+# -- what the client sees of the server's own failures --------------------------------------
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The first line of text, printable, at most limit characters."""
+    first = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")
+    first = "".join(c if c.isprintable() else "?" for c in first)
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def error_line(e: BaseException) -> str:
+    return one_line(f"{type(e).__name__}: {one_line(str(e))}" if str(e) else type(e).__name__)
+
+
+def log_record_line(record) -> str | None:
+    """A log record as the one line the client's log gets: its message's first line
+    and its exception's type and first line, never a traceback. None for what is
+    not the server's failure: below ERROR, or an error the reply already carries
+    (cancelled, content modified, bad params)."""
+    import logging
+
+    exc = record.exc_info[1] if record.exc_info else None
+    code = getattr(exc, "code", None)
+    if record.levelno < logging.ERROR or (isinstance(code, int) and code != INTERNAL_ERROR):
+        return None
+    line = one_line(record.getMessage())
+    if exc is not None:
+        line = one_line(f"{line}: {error_line(exc)}")
+    return f"shapelint: {line}"
+
+
+def client_log_handler(send):
+    """A logging handler that sends log_record_line(record) to send(line)."""
+    import logging
+    import threading
+
+    busy = threading.local()
+
+    class Handler(logging.Handler):
+        def emit(self, record) -> None:
+            if getattr(busy, "on", False):
+                return  # the send itself failed and logged that: no loop
+            busy.on = True
+            try:
+                line = log_record_line(record)
+                if line is not None:
+                    send(line)
+            except Exception:  # noqa: BLE001, S110 - a log line is never worth a crash
+                pass
+            finally:
+                busy.on = False
+
+        def handleError(self, record) -> None:
+            pass  # logging's own would print a traceback on stderr
+
+    return Handler()
+
+
+def _quiet_process(log_line):
+    """While the server runs, the process's error channels (logging, warnings, an
+    exception in a thread or a finalizer) go to log_line, one line each, never to
+    stderr as a traceback; restored afterwards."""
+    import logging
+    import sys
+    import threading
+    from contextlib import contextmanager
+
+    @contextmanager
+    def quiet():
+        handler = client_log_handler(log_line)
+        root = logging.getLogger()
+        saved = (sys.unraisablehook, threading.excepthook)
+        root.addHandler(handler)
+        logging.captureWarnings(True)  # to the py.warnings logger, below ERROR: dropped
+        sys.unraisablehook = lambda u: None  # an interrupt that lands in a finalizer
+        threading.excepthook = lambda a: log_line(f"shapelint: {error_line(a.exc_value)}")
+        try:
+            yield
+        finally:
+            sys.unraisablehook, threading.excepthook = saved
+            logging.captureWarnings(False)
+            root.removeHandler(handler)
+
+    return quiet()
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+def serve(server, stdin=None, stdout=None) -> int:
+    """Run server on stdin/stdout through the robust framing of shapelint.lsp_io,
+    until `exit` or the end of the input. Returns the process's exit code: 0 when
+    the client asked for `shutdown` first, 1 otherwise (the spec's, for `exit`)."""
     import sys
 
     from shapelint.lsp_io import FramedInput, LockedOutput
 
     out = LockedOutput(stdout or sys.stdout.buffer)
     framed = FramedInput(stdin or sys.stdin.buffer, out, server.protocol.structure_message)
-    server.start_io(stdin=framed, stdout=out)
+    try:
+        with _quiet_process(server.log_line):
+            server.start_io(stdin=framed, stdout=out)
+    finally:
+        server.queues.close_all()  # cut short what still runs: its result has no reader
+    return 0 if framed.shut_down else 1
+
+
+def _protocol_class():
+    from lsprotocol import types
+    from pygls.protocol import LanguageServerProtocol
+
+    class Protocol(LanguageServerProtocol):
+        """pygls' protocol, minus what a client must never see or the server must
+        never keep."""
+
+        def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+            # pygls files every handler's future under its id and forgets only a
+            # request's: a notification's (each edit's) stayed for ever, with its params.
+            def done(future):
+                try:
+                    callback(future)
+                finally:
+                    if self._request_futures.get(msg_id) is future:
+                        del self._request_futures[msg_id]
+
+            super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+        def _send_response(self, msg_id, result=None, error=None):
+            # pygls replies to a handler's exception with its traceback in `data`.
+            if error is not None and error.code == INTERNAL_ERROR:
+                message = "internal error: " + one_line(error.message, 160)
+                error = types.ResponseError(code=error.code, message=message)
+            super()._send_response(msg_id, result, error)
+
+        def requests_in_flight(self) -> int:
+            return len(self._request_futures)
+
+    return Protocol
 
 
 def build_server():
+    import asyncio
+
     from lsprotocol import types
+    from pygls.exceptions import FeatureRequestError, JsonRpcContentModified
     from pygls.lsp.server import LanguageServer
     from pygls.uris import to_fs_path
 
     from shapelint import __version__
 
-    server = LanguageServer("shapelint", __version__)
-
     def path_of(uri: str) -> str:
         return to_fs_path(uri) or uri
 
-    jobs = DocumentJobs()
+    class Server(LanguageServer):
+        def report_server_error(self, error, source) -> None:
+            # A failed request is in its reply and pygls has logged it (one line);
+            # the rest is logged here, never shown as a pop-up.
+            if source is not FeatureRequestError:
+                self.log_line(f"shapelint: {error_line(error)}")
 
-    def publish(uri: str) -> None:
+        def log_line(self, line: str) -> None:
+            try:
+                self.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Error, message=line)
+                )
+            except Exception:  # noqa: BLE001, S110 - the client is gone: nobody to tell
+                pass
+
+    server = Server("shapelint", __version__, protocol_cls=_protocol_class())
+
+    def failed(what: str, e: BaseException) -> None:
+        server.log_line(f"shapelint: {what}: {error_line(e)}")
+
+    queues = DocumentQueues(
+        {
+            # The lines analysed, for their columns: the workspace's may be newer.
+            "analysis": lambda uri, text: (
+                *analyze_document(path_of(uri), text),
+                text.splitlines(keepends=True),
+            ),
+            "fixes": lambda uri, text: document_fixes(path_of(uri), text),
+        },
+        failed,
+    )
+    server.queues = queues
+    timers: dict[str, asyncio.TimerHandle] = {}  # the debounced publish, per document
+
+    def publish(uri: str, version):
+        def send(result, error) -> None:
+            if error is not None:
+                if not isinstance(error, Superseded):
+                    failed("analysis", error)
+                return
+            diags, _, lines = result
+            codec = server.workspace.position_codec
+            with queues.lock:  # a close cannot come between the check and the send
+                if queues.is_current(uri, version):
+                    server.text_document_publish_diagnostics(
+                        types.PublishDiagnosticsParams(
+                            uri=uri,
+                            version=version,
+                            diagnostics=to_lsp_diagnostics(diags, lines, codec),
+                        )
+                    )
+
+        queues.submit(uri, version, "analysis", send)
+
+    def renew(uri: str) -> int:
         doc = server.workspace.get_text_document(uri)
-        with jobs.job(uri) as job:
-            diags, _ = analyze_document(path_of(uri), doc.source)
-        if job.superseded:
-            return  # a newer analysis of this document (or its closing) wins
-        lines = doc.lines
-        server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri,
-                version=doc.version,
-                diagnostics=to_lsp_diagnostics(diags, lines, doc.position_codec),
-            )
-        )
+        queues.update(uri, doc.version, doc.source)
+        return doc.version
 
-    # Analysis runs off the message loop (pygls' thread pool), so that one slow
-    # document does not hold up the answers for the others.
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @server.thread()
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        uri = params.text_document.uri
+        publish(uri, renew(uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @server.thread()
     def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
-        publish(params.text_document.uri)
+        # Same text, but what it imports or its pyproject may have changed: afresh.
+        uri = params.text_document.uri
+        publish(uri, renew(uri))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
-        jobs.cancel(params.text_document.uri)
+        uri = params.text_document.uri
+        timer = timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        queues.close(uri)
         server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
 
-    pending: dict[str, object] = {}
-
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
         # The workspace holds the text as typed; analyse it once typing pauses.
-        import asyncio
-
         uri = params.text_document.uri
-        old = pending.pop(uri, None)
+        version = renew(uri)
+        old = timers.pop(uri, None)
         if old is not None:
             old.cancel()
-        pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_S, _publish_later, uri)
 
-    def _publish_later(uri: str) -> None:
-        pending.pop(uri, None)
-        if uri in server.workspace.text_documents:
-            publish(uri)
+        def later() -> None:
+            timers.pop(uri, None)
+            publish(uri, version)
+
+        timers[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_S, later)
+
+    async def current(uri: str, kind: str):
+        """(what kind computes, the document) for the version open now, or None for
+        a document that is not open; ContentModified when it changes meanwhile."""
+        doc = server.workspace.get_text_document(uri)
+        version = doc.version
+        if version is None or not queues.is_current(uri, version):
+            return None
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def settle(value, error) -> None:
+            if future.done():  # the request was cancelled
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+
+        queues.submit(uri, version, kind, lambda v, e: loop.call_soon_threadsafe(settle, v, e))
+        try:
+            value = await future
+        except Superseded:
+            value = None
+        if value is None or doc.version != version:
+            raise JsonRpcContentModified(f"{uri} changed while this request waited")
+        return value, doc
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
     )
-    def code_action(ls, params: types.CodeActionParams):
+    async def code_action(ls, params: types.CodeActionParams):
         uri = params.text_document.uri
-        doc = server.workspace.get_text_document(uri)
-        actions = code_actions(
-            path_of(uri),
-            doc.source,
-            params.range.start.line,
-            params.range.end.line,
-            doc.position_codec,
+        got = await current(uri, "fixes")
+        if got is None:
+            return []
+        fixes, doc = got
+        rng = params.range
+        return fix_code_actions(
+            fixes, doc.lines, rng.start.line, rng.end.line, uri, doc.position_codec
         )
-        for a in actions:
-            a.edit = types.WorkspaceEdit(changes={uri: a.edit.changes[""]})
-        return actions
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls, params: types.HoverParams):
-        doc = server.workspace.get_text_document(params.text_document.uri)
-        _, calls = analyze_document(path_of(params.text_document.uri), doc.source)
+    async def hover(ls, params: types.HoverParams):
+        got = await current(params.text_document.uri, "analysis")
+        if got is None:
+            return None
+        (_, calls, _), doc = got
         pos = doc.position_codec.position_from_client_units(doc.lines, params.position)
         text = hover_text(calls, pos.line, pos.character)
         if text is None:
@@ -319,12 +621,20 @@ def build_server():
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
-    @server.thread()
-    def inlay_hints(ls, params: types.InlayHintParams):
-        doc = server.workspace.get_text_document(params.text_document.uri)
-        _, calls = analyze_document(path_of(params.text_document.uri), doc.source)
-        return to_inlay_hints(
-            calls, doc.lines, params.range.start.line, params.range.end.line, doc.position_codec
-        )
+    async def inlay_hints(ls, params: types.InlayHintParams):
+        got = await current(params.text_document.uri, "analysis")
+        if got is None:
+            return []
+        (_, calls, _), doc = got
+        rng = params.range
+        return to_inlay_hints(calls, doc.lines, rng.start.line, rng.end.line, doc.position_codec)
+
+    @server.feature(STATUS)
+    def status(ls, params) -> dict:
+        return {
+            **queues.stats(),
+            "timers": len(timers),
+            "requestsInFlight": server.protocol.requests_in_flight(),
+        }
 
     return server

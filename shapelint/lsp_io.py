@@ -7,6 +7,12 @@ terabyte) or logs and drops the message (bad params: the client never hears back
 FramedInput sits between stdin and pygls: it reads each message itself, answers
 what is malformed with a JSON-RPC error, and hands pygls only well-formed messages,
 re-framed canonically. Every write (pygls' and these errors) goes through one lock.
+
+It also answers the requests pygls would leave unanswered for the state the
+session is in: before `initialize`, ServerNotInitialized (notifications other than
+`exit` are dropped, as the spec says); after `shutdown`, InvalidRequest (a client
+waiting for the reply would wait for ever). Whether `shutdown` came is the exit
+code's business (shapelint.lsp.serve: 0 after it, else 1).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+SERVER_NOT_INITIALIZED = -32002
 
 
 class LockedOutput:
@@ -33,9 +40,12 @@ class LockedOutput:
     def __init__(self, stream: BinaryIO):
         self.stream = stream
         self.lock = threading.Lock()
+        self.closed = False
 
     def write(self, data: bytes) -> None:
         with self.lock:
+            if self.closed:
+                return  # after `exit`: what a late thread says has no reader
             self.stream.write(data)
             self.stream.flush()
 
@@ -44,6 +54,7 @@ class LockedOutput:
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             self.stream.close()
 
 
@@ -68,6 +79,8 @@ class FramedInput:
         self.structure = structure
         self.buffer = b""
         self.closed = False
+        self.initialized = False
+        self.shut_down = False
 
     # -- the file interface pygls reads ---------------------------------------------------
     def readline(self, size: int = -1) -> bytes:
@@ -156,8 +169,12 @@ class FramedInput:
         if not isinstance(raw, dict):
             self.reply(error_response(None, INVALID_REQUEST, "a message must be a JSON object"))
             return None
-        if self.structure is None or "method" not in raw:
-            return body
+        if "method" not in raw:
+            return body  # a response to a request of the server's
+        if not self.in_session(raw):
+            return None
+        if self.structure is None:
+            return self.forward(raw, body)
         try:
             json.loads(body, object_hook=self.structure)
         except Exception as e:  # noqa: BLE001 - pygls raises its own JSON-RPC errors
@@ -165,6 +182,29 @@ class FramedInput:
                 code = INVALID_PARAMS if "param" in type(e).__name__.lower() else INTERNAL_ERROR
                 self.reply(error_response(raw["id"], code, f"invalid params for {raw['method']!r}"))
             return None
+        return self.forward(raw, body)
+
+    def in_session(self, raw: dict) -> bool:
+        """Whether a request or notification may reach the server now; a request
+        that may not is answered here."""
+        method, request = raw["method"], "id" in raw
+        if method == "exit" and not request:
+            return True
+        if self.shut_down:
+            why = f"{str(method)[:60]!r} after shutdown: the server takes only `exit` now"
+            refused = INVALID_REQUEST, why
+        elif not self.initialized and method != "initialize":
+            refused = SERVER_NOT_INITIALIZED, f"{str(method)[:60]!r} before initialize"
+        else:
+            return True
+        if request:
+            self.reply(error_response(raw["id"], *refused))
+        return False
+
+    def forward(self, raw: dict, body: bytes) -> bytes:
+        if "id" in raw:
+            self.initialized |= raw["method"] == "initialize"
+            self.shut_down |= raw["method"] == "shutdown"
         return body
 
     def reply(self, message: dict) -> None:

@@ -1,6 +1,8 @@
 """The language server survives bad framing and bad params (error responses, never
-silence), refuses absurd Content-Lengths, and answers other documents while one is
-slow. Spoken to with raw bytes, as a broken or hostile client would."""
+silence), refuses absurd Content-Lengths, answers other documents while one is
+slow, answers cancelled requests and requests after shutdown, exits as the spec
+says, keeps nothing per edit and shows no traceback. Spoken to with raw bytes, as
+a broken or hostile client would, each wait bounded."""
 
 from __future__ import annotations
 
@@ -29,10 +31,11 @@ def frame(obj) -> bytes:
 
 
 class Server:
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, argv: list[str] | None = None):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.seen: list[dict] = []  # every message, in the order it came
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shapelint", "lsp"],
+            argv or [sys.executable, "-m", "shapelint", "lsp"],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -75,6 +78,7 @@ class Server:
             except queue.Empty:
                 continue
             seen.append(m)
+            self.seen.append(m)
             if pred(m):
                 return m
         raise AssertionError(f"no such message in {timeout} s; saw {seen}")
@@ -175,3 +179,176 @@ def test_a_slow_document_does_not_block_the_others(server, tmp_path):
     server.wait_for(lambda m: m.get("id") == 3, timeout=20)
     server.notify("exit", None)
     assert "Traceback" not in server.close()
+
+
+def open_doc(server, path: Path, text: str) -> str:
+    doc = {"uri": path.as_uri(), "languageId": "python", "version": 1, "text": text}
+    server.notify("textDocument/didOpen", {"textDocument": doc})
+    return doc["uri"]
+
+
+def change(server, uri: str, version: int, text: str) -> None:
+    doc = {"uri": uri, "version": version}
+    server.notify(
+        "textDocument/didChange", {"textDocument": doc, "contentChanges": [{"text": text}]}
+    )
+
+
+def hover(server, id_, uri: str, line: int, character: int) -> None:
+    pos = {"line": line, "character": character}
+    server.request(id_, "textDocument/hover", {"textDocument": {"uri": uri}, "position": pos})
+
+
+def slow_project(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "pyproject.toml").write_text("[tool.shapelint]\ntime-budget = 60\n")
+    slow, fine = tmp_path / "slow.py", tmp_path / "fine.py"
+    slow.write_text(RUNAWAY)
+    fine.write_text(FINE)
+    return slow, fine
+
+
+def test_a_big_document_holds_up_no_request_on_another_and_cancel_is_answered(server, tmp_path):
+    slow, fine = slow_project(tmp_path)
+    server.initialize(tmp_path)
+    slow_uri, fine_uri = open_doc(server, slow, RUNAWAY), open_doc(server, fine, FINE)
+    hover(server, 10, slow_uri, 4, 10)  # waits for the slow analysis
+    hover(server, 11, fine_uri, 2, 12)
+    m = server.wait_for(lambda m: m.get("id") == 11)
+    assert "rearrange" in m["result"]["contents"]["value"]
+    assert 10 not in [s.get("id") for s in server.seen]  # 11 did not wait for it
+    server.notify("$/cancelRequest", {"id": 10})
+    m = server.wait_for(lambda m: m.get("id") == 10)
+    assert is_error(m, -32800)
+    server.request(3, "shutdown", None)
+    server.wait_for(lambda m: m.get("id") == 3, timeout=20)
+    server.notify("exit", None)
+    assert "Traceback" not in server.close()
+    assert server.proc.returncode == 0
+
+
+def test_a_newer_version_supersedes_the_work_on_the_old_one(server, tmp_path):
+    slow, _ = slow_project(tmp_path)
+    server.initialize(tmp_path)
+    uri = open_doc(server, slow, RUNAWAY)
+    hover(server, 20, uri, 4, 10)
+    change(server, uri, 2, FINE)  # the slow analysis is cut short, its hover answered
+    m = server.wait_for(lambda m: m.get("id") == 20)
+    assert is_error(m, -32801)  # ContentModified
+    hover(server, 21, uri, 2, 12)
+    m = server.wait_for(lambda m: m.get("id") == 21)
+    assert "rearrange" in m["result"]["contents"]["value"]
+
+    def published():
+        return [s for s in server.seen if s.get("method") == "textDocument/publishDiagnostics"]
+
+    if not published():  # it may have come before the hover's reply
+        server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics")
+    # The stale analysis is never published.
+    assert [p["params"]["version"] for p in published()] == [2]
+    server.request(3, "shutdown", None)
+    server.wait_for(lambda m: m.get("id") == 3, timeout=20)
+    server.notify("exit", None)
+    assert "Traceback" not in server.close()
+
+
+def status(server, id_) -> dict:
+    server.request(id_, "shapelint/status", None)
+    return server.wait_for(lambda m: m.get("id") == id_)["result"]
+
+
+def test_edits_keep_nothing_per_version(server, tmp_path):
+    """Memory flat over edits, seen structurally: after many edits and requests the
+    server holds one document, its latest results and no finished request."""
+    path = tmp_path / "m.py"
+    server.initialize(tmp_path)
+    uri = open_doc(server, path, FINE)
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}
+    for version in range(2, 302):
+        change(server, uri, version, FINE + f"# edit {version}\n")
+        if version % 50 == 0:
+            hint = {"textDocument": {"uri": uri}, "range": whole}
+            server.request(version, "textDocument/inlayHint", hint)
+            assert "result" in server.wait_for(lambda m, v=version: m.get("id") == v)
+    held = status(server, 1000)
+    assert held["documents"] == 1 and held["results"] <= 2 and held["queued"] == 0
+    assert held["requestsInFlight"] == 0  # each edit's and request's bookkeeping is gone
+    server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    held = status(server, 1001)
+    assert held["documents"] == held["results"] == held["timers"] == 0
+
+
+def test_a_request_before_initialize_is_refused(server, tmp_path):
+    hover(server, 4, "file:///x.py", 0, 0)
+    assert is_error(server.wait_for(lambda m: m.get("id") == 4), -32002)
+    server.initialize(tmp_path)  # and the session starts as usual
+
+
+def test_requests_after_shutdown_are_refused_and_exit_is_0(server, tmp_path):
+    server.initialize(tmp_path)
+    server.request(2, "shutdown", None)
+    assert "result" in server.wait_for(lambda m: m.get("id") == 2)
+    hover(server, 5, "file:///x.py", 0, 0)
+    assert is_error(server.wait_for(lambda m: m.get("id") == 5), -32600)
+    server.request(6, "shutdown", None)
+    assert is_error(server.wait_for(lambda m: m.get("id") == 6), -32600)
+    server.notify("exit", None)
+    server.proc.wait(15)
+    assert server.proc.returncode == 0
+    assert "Traceback" not in server.close()
+
+
+def test_exit_without_shutdown_is_1(server, tmp_path):
+    server.initialize(tmp_path)
+    server.notify("exit", None)
+    server.proc.wait(15)
+    assert server.proc.returncode == 1
+    assert "Traceback" not in server.close()
+
+
+# The server with two bugs planted: one in a request's handler, one in what a
+# notification (didOpen) runs in its analysis thread.
+FAULTY = """
+import sys
+import shapelint.lsp as lsp
+
+def boom(*args, **kwargs):
+    raise RuntimeError("boom\\nTraceback (most recent call last): a second line")
+
+lsp.hover_text = boom
+lsp.to_lsp_diagnostics = boom
+from shapelint.cli import main
+main(["lsp"], prog_name="shapelint")
+"""
+
+
+def logged_lines(messages) -> list[str]:
+    return [m["params"]["message"] for m in messages if m.get("method") == "window/logMessage"]
+
+
+def test_an_internal_error_is_one_line_and_never_a_traceback(tmp_path):
+    server = Server(tmp_path, [sys.executable, "-c", FAULTY])
+    try:
+        server.initialize(tmp_path)
+        uri = open_doc(server, tmp_path / "m.py", FINE)
+        hover(server, 7, uri, 2, 12)
+        m = server.wait_for(lambda m: m.get("id") == 7)
+        assert is_error(m, -32603) and m["error"].get("data") is None
+        assert m["error"]["message"] == "internal error: RuntimeError: boom"
+        for _ in range(2):  # the request's line and the publish's, in either order
+            if len(logged_lines(server.seen)) < 2:
+                server.wait_for(lambda m: m.get("method") == "window/logMessage")
+        server.request(8, "shutdown", None)
+        server.wait_for(lambda m: m.get("id") == 8)
+        server.notify("exit", None)
+        stderr = server.close()
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+    while not server.messages.empty():
+        server.seen.append(server.messages.get())
+    logged = logged_lines(server.seen)
+    # One line for each failure: the request's and the publish's.
+    assert len(logged) == 2 and all("boom" in line and "\n" not in line for line in logged)
+    assert not any("Traceback" in line for line in logged)
+    assert not [s for s in server.seen if s.get("method") == "window/showMessage"]
+    assert "Traceback" not in stderr and "boom" not in stderr

@@ -10,7 +10,8 @@ import click
 @click.command()
 def lsp() -> None:
     """Run a language server on stdin/stdout: diagnostics for open files and inlay
-    hints with inferred shapes and FLOPs. Needs pygls (pip install pygls)."""
+    hints with inferred shapes and FLOPs. Needs pygls (pip install pygls). Exits 0
+    after the client's `shutdown` and `exit`, 1 when it exits without `shutdown`."""
     from shapelint.lsp import build_server, serve
 
     try:
@@ -22,4 +23,4 @@ def lsp() -> None:
             err=True,
         )
         sys.exit(2)
-    serve(server)
+    sys.exit(serve(server))
