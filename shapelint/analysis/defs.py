@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from shapelint.analysis.imports import ImportMap
-    from shapelint.analysis.options import AnalysisOptions
     from shapelint.ops.values import Cost, ObjectV, Value
+    from shapelint.options import AnalysisOptions
 
 
 def named_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:

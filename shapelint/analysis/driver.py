@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from shapelint.analysis import unnamed
-from shapelint.analysis.options import AnalysisOptions
+from shapelint.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
 

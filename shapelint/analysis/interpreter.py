@@ -34,7 +34,6 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap, local_import_names
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -66,6 +65,7 @@ from shapelint.ops.values import (
     constant_value,
     dim_py,
 )
+from shapelint.options import AnalysisOptions
 
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on

@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-from shapelint.analysis.options import AnalysisOptions
+from shapelint.options import AnalysisOptions
 from shapelint.ops.dtypes import SHORT_NAMES
 from shapelint.runtime.shapes import (
     CHECK_NAME,
