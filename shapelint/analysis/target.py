@@ -20,6 +20,7 @@ from shapelint.analysis import modules, project, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
+from shapelint.notation.target import Target
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
 
@@ -133,10 +134,11 @@ def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
 
 
 def evaluate_target(
-    an, path: str, qualname: str, init: dict[str, str], inputs: dict[str, str]
+    an, target: Target, init: dict[str, str], inputs: dict[str, str]
 ) -> TargetResult:
     """The target in a prepared analyzer of the file built for specialized
     evaluation (analysis/driver.analyze_target builds it)."""
+    path, qualname = target.path, target.qualname or ""
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
     kwargs = {}
