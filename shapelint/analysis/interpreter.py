@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
+    builtins,
     choices,
     folding,
     indexing,
@@ -1367,6 +1368,9 @@ class ModuleAnalyzer:
         return value
 
     def _call_inner(self, node: ast.Call, frame: _Frame, d: int) -> Value:
+        """Resolve the callee, then hand the call to the resolver of its kind: a
+        project symbol, a qualified name (imports, stubs), a plain name (locals,
+        module functions and classes, builtins), a method, or any other callee."""
         func = node.func
         # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
         if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
@@ -1374,6 +1378,38 @@ class ModuleAnalyzer:
             self.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
             return v
         qual = self._qualname(func, frame)
+        args, kwargs, open_kwargs = self._call_arguments(node, frame, d)
+        if self.call_args:
+            self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
+            # A plain run follows calls into other files only with a tensor of known
+            # shape (a contradiction to find, a cost to bind); a target run always.
+            # (Following the constructions in __init__ too, as within a file, made
+            # each pool worker hold every file its files build modules from: the
+            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
+            sym = self._project_symbol(func, qual, frame)
+            library = getattr(sym, "library_qual", None)  # a library name re-exported
+            if library is not None:
+                qual = library
+            elif sym is not None:
+                return self._call_project(sym, node, args, kwargs, frame)
+        if qual is not None:
+            return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
+        if isinstance(func, ast.Name):
+            return self._call_name(func.id, node, args, kwargs, frame)
+        if isinstance(func, ast.Attribute):
+            return self._call_attribute(func, node, args, kwargs, frame, d)
+        # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
+        callee = self.eval(func, frame, d)
+        if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
+            return self._call_value(callee, node, args, kwargs, frame)
+        return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
+
+    def _call_arguments(
+        self, node: ast.Call, frame: _Frame, d: int
+    ) -> tuple[list[Value], dict[str, Value], bool]:
+        """The call's positional and keyword values, and whether its keywords are
+        open (a `**kw` or `*args` the analysis cannot spell out)."""
         args: list[Value] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
@@ -1398,132 +1434,95 @@ class ModuleAnalyzer:
                 kwargs[kw.arg] = v
         if _has_starred_unknown(args):
             open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
+        return args, kwargs, open_kwargs
+
+    def _call_name(self, name: str, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
+        """A call of a plain name: a local value, a function or class of the module,
+        a module-level value, or a builtin the code does not shadow."""
+        if name in frame.env and frame.env[name] is not UNKNOWN:
+            return self._call_value(frame.env[name], node, args, kwargs, frame)
+        if name not in frame.locals:
+            if name in self.functions:
+                return self._call_local(name, node, args, kwargs, frame)
+            if name in self.classes:
+                return self.construct(self.classes[name], args, kwargs)
+            if self.module_env.get(name, UNKNOWN) is not UNKNOWN:
+                # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
+                return self._call_value(self.module_env[name], node, args, kwargs, frame)
+            built = builtins.call(self, name, node, args, kwargs, frame)
+            if built is not None:
+                return built
+        return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
+
+    def _call_attribute(
+        self, func: ast.Attribute, node: ast.Call, args, kwargs, frame: _Frame, d: int
+    ) -> Value:
+        """`recv.name(...)`: super(), the object model's methods, a list's
+        mutators, a tensor method, a method of a class of the project."""
+        if modules.is_super_call(func.value):
+            res = modules.super_call(self, func.attr, node, args, kwargs, frame)
+            return res if res is not None else UNKNOWN
+        recv = self.eval(func.value, frame, d)
         if self.call_args:
-            self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
-            # A plain run follows calls into other files only with a tensor of known
-            # shape (a contradiction to find, a cost to bind); a target run always.
-            # (Following the constructions in __init__ too, as within a file, made
-            # each pool worker hold every file its files build modules from: the
-            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
-            sym = self._project_symbol(func, qual, frame)
-            library = getattr(sym, "library_qual", None)  # a library name re-exported
-            if library is not None:
-                qual = library
-            elif sym is not None:
-                return self._call_project(sym, node, args, kwargs, frame)
-        if qual is not None:
-            return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
-        # Methods and local functions.
-        if isinstance(func, ast.Name):
-            if func.id in frame.env and frame.env[func.id] is not UNKNOWN:
-                callee = frame.env[func.id]
-                return self._call_value(callee, node, args, kwargs, frame)
-            if func.id not in frame.locals:
-                if func.id in self.functions:
-                    return self._call_local(func.id, node, args, kwargs, frame)
-                if func.id in self.classes:
-                    return self.construct(self.classes[func.id], args, kwargs)
-                if self.module_env.get(func.id, UNKNOWN) is not UNKNOWN:
-                    # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
-                    return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
-                if func.id == "map" and len(args) >= 2 and not kwargs:
-                    mapped = modules.map_named(self, node, args, frame)
-                    return (
-                        mapped if mapped is not None else lambdas.map_call(self, node, args, frame)
-                    )
-                built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
-                if built is not None:
-                    return built
-                if func.id == "len" and len(args) == 1:
-                    n = modules.length(args[0])
-                    if n is not None:
-                        return n
-                builtin = sequences.builtin(func.id, args) or dispatch.builtin(
-                    func.id, [sequences.hidden(a) for a in args], kwargs
-                )
-                if builtin is not None:
-                    return builtin
-                if uc.free_builtin(func.id):
-                    return UNKNOWN
-            return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
-        if not isinstance(func, ast.Attribute):
-            # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
-            callee = self.eval(func, frame, d)
-            if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
-                return self._call_value(callee, node, args, kwargs, frame)
-            return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
-        if isinstance(func, ast.Attribute):
-            if modules.is_super_call(func.value):
-                res = modules.super_call(self, func.attr, node, args, kwargs, frame)
-                return res if res is not None else UNKNOWN
-            recv = self.eval(func.value, frame, d)
-            if self.call_args:
-                self.call_args[-1][:] = [[*self.call_args[-1][0], recv], len(frame.records)]
-            res = modules.method_call(self, recv, func, node, args, kwargs, frame)
-            if res is not None:
-                return res
-            if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-                # `xs = []` then `xs.append(t)`: the list gains t; after any other
-                # change its contents are no longer known. Names bound to the same
-                # list see the change too.
-                taken: Value = UNKNOWN
-                if isinstance(func.value, ast.Name):
-                    if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
-                        grown, taken = sequences.popped(recv, args, kwargs)
-                    else:
-                        grown = sequences.appended(recv, func.attr, args)
-                    for k, v in list(frame.env.items()):
-                        if v is recv:
-                            frame.env[k] = grown if k == func.value.id else UNKNOWN
-                return taken
-            self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
-            if isinstance(recv, TensorV):
-                operands = [recv, *args]
-                if f"torch.Tensor.{func.attr}" in unify.MATMULS and node.args:
-                    self._unify_matmul(
-                        f"torch.Tensor.{func.attr}",
-                        operands,
-                        [func.value, node.args[0]],
-                        frame,
-                        node,
-                    )
-                res = self._op_value(f"torch.Tensor.{func.attr}", operands, kwargs, node, frame)
-                if res is UNKNOWN and func.attr == "unbind":
-                    return sequences.unbound(recv, args, kwargs)
-                return res
-            if isinstance(recv, ObjectV):
-                if recv.kind.startswith("<class>") and func.attr in self._class_methods(
-                    recv.kind[7:]
-                ):
-                    return self._call_method(recv, func.attr, node, args, kwargs, frame)
-                attr = recv.attr(func.attr)
-                if attr is not UNKNOWN:
-                    return self._call_value(attr, node, args, kwargs, frame)
-                return self._op_value(
-                    f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame
-                )
-            if isinstance(recv, SelfRecorder):
-                attr = recv.attrs.get(func.attr, UNKNOWN)
-                if attr is not UNKNOWN:
-                    return self._call_value(attr, node, args, kwargs, frame)
-                if func.attr in self._class_methods(recv.cls):
-                    # a method __init__ calls sees what __init__ has assigned so far
-                    # (timm's `self._init_img_size(img_size)` reads self.patch_size)
-                    so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
-                    return self._call_method(so_far, func.attr, node, args, kwargs, frame)
-            if recv is UNKNOWN and (
-                _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
-            ):
-                # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
-                # or a product on a tensor we lost track of.
-                return self._unknown_call(node, args, kwargs, frame, "not analysed")
-        elif not isinstance(func, ast.Name):
-            # `FeedForward(16)(x)`, `self.layers[0](x)`: call what the expression gives.
-            callee = self.eval(func, frame, d)
-            if callee is not UNKNOWN:
-                return self._call_value(callee, node, args, kwargs, frame)
+            self.call_args[-1][:] = [[*self.call_args[-1][0], recv], len(frame.records)]
+        res = modules.method_call(self, recv, func, node, args, kwargs, frame)
+        if res is not None:
+            return res
+        if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
+            return self._mutate_list(recv, func, args, kwargs, frame)
+        self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
+        if isinstance(recv, TensorV):
+            return self._call_tensor_method(recv, func, node, args, kwargs, frame)
+        if isinstance(recv, ObjectV):
+            if recv.kind.startswith("<class>") and func.attr in self._class_methods(recv.kind[7:]):
+                return self._call_method(recv, func.attr, node, args, kwargs, frame)
+            attr = recv.attr(func.attr)
+            if attr is not UNKNOWN:
+                return self._call_value(attr, node, args, kwargs, frame)
+            return self._op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
+        if isinstance(recv, SelfRecorder):
+            attr = recv.attrs.get(func.attr, UNKNOWN)
+            if attr is not UNKNOWN:
+                return self._call_value(attr, node, args, kwargs, frame)
+            if func.attr in self._class_methods(recv.cls):
+                # a method __init__ calls sees what __init__ has assigned so far
+                # (timm's `self._init_img_size(img_size)` reads self.patch_size)
+                so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+                return self._call_method(so_far, func.attr, node, args, kwargs, frame)
+        if recv is UNKNOWN and (
+            _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
+        ):
+            # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
+            # or a product on a tensor we lost track of.
+            return self._unknown_call(node, args, kwargs, frame, "not analysed")
         return UNKNOWN
+
+    def _mutate_list(self, recv: TupleV, func: ast.Attribute, args, kwargs, frame) -> Value:
+        """`xs = []` then `xs.append(t)`: the list gains t; after any other change
+        its contents are no longer known. Names bound to the same list see the
+        change too."""
+        taken: Value = UNKNOWN
+        if isinstance(func.value, ast.Name):
+            if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
+                grown, taken = sequences.popped(recv, args, kwargs)
+            else:
+                grown = sequences.appended(recv, func.attr, args)
+            for k, v in list(frame.env.items()):
+                if v is recv:
+                    frame.env[k] = grown if k == func.value.id else UNKNOWN
+        return taken
+
+    def _call_tensor_method(
+        self, recv: TensorV, func: ast.Attribute, node: ast.Call, args, kwargs, frame
+    ) -> Value:
+        name = f"torch.Tensor.{func.attr}"
+        operands = [recv, *args]
+        if name in unify.MATMULS and node.args:
+            self._unify_matmul(name, operands, [func.value, node.args[0]], frame, node)
+        res = self._op_value(name, operands, kwargs, node, frame)
+        if res is UNKNOWN and func.attr == "unbind":
+            return sequences.unbound(recv, args, kwargs)
+        return res
 
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
         """The project definition (or value) a called or read name stands for."""

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 # Longest loop (or comprehension) unrolled item by item; a longer one of known
 # count repeats its first item's cost.
 MAX_UNROLL = 256
+MAP_MAX = 16  # items a map over named callables is run for, one by one
 # Deepest chain of specialized calls (a recursion the in-progress set misses).
 MAX_DEPTH = 40
 
@@ -200,145 +201,6 @@ def _container(args, sequential: bool) -> Value:
             return ModuleListV(src.items, sequential)
         return ModuleListV((), sequential, known=False)
     return ModuleListV(tuple(args), sequential)
-
-
-def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
-    """Builtins whose results carry modules or configs: dict(), isinstance()."""
-    if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
-        v = args[0].value
-        return (
-            IntV(Expr.const(int(v))) if v is not None and v == v and abs(v) < 2**62 else IntV(None)
-        )
-    if name == "dict" and not node.args or name == "dict" and len(args) == 1:
-        if any(kw.arg is None for kw in node.keywords):
-            return None
-        base = args[0] if args else None
-        if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
-            return None
-        return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
-    if name == "float" and len(args) == 1:
-        return FloatV(None)
-    if name == "range" and 1 <= len(args) <= 3 and not kwargs:
-        return _range_items(args)
-    if name == "callable" and len(args) == 1:
-        return _callable(args[0])
-    if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
-        return _isinstance(an, args[0], node.args[1], frame)
-    if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
-        return _map_lambda(an, node, args[1], frame)
-    return None
-
-
-def _range_items(args) -> Value | None:
-    """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
-    bounds = []
-    for a in args:
-        if not (isinstance(a, IntV) and a.value is not None and a.value.value is not None):
-            return None
-        bounds.append(a.value.value)
-    r = range(*bounds) if bounds[-1:] != [0] or len(bounds) < 3 else None
-    if r is None or len(r) > MAX_UNROLL:
-        return None
-    return TupleV(tuple(IntV(Expr.const(i)) for i in r))
-
-
-_PY_TYPES = {
-    "tuple": (TupleV,),
-    "list": (TupleV,),
-    "int": (IntV, BoolV),
-    "float": (FloatV,),
-    "str": (StrV,),
-    "bool": (BoolV,),
-    "dict": (),
-}
-
-
-def _callable(v: Value) -> Value:
-    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TensorV, TupleV)):
-        return BoolV(False)
-    if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
-        return BoolV(True)
-    return BoolV(None)
-
-
-# The abstract collection types a value of a plain kind is, or is not, an instance
-# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
-# and strings are iterable sequences; numbers, booleans and None are neither.
-_ABSTRACT = frozenset(
-    f"{m}.{t}"
-    for m in ("collections.abc", "typing")
-    for t in ("Iterable", "Sequence", "Collection")
-)
-_NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
-
-
-def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
-    names = types.elts if isinstance(types, ast.Tuple) else [types]
-    kinds: list[tuple[type[Value], ...]] = []
-    for n in names:
-        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
-        if qual in _ABSTRACT:
-            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
-                return BoolV(None)
-            kinds.append((TupleV, StrV))
-        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
-            kinds.append(_PY_TYPES[n.id])
-        else:
-            return BoolV(None)
-    if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
-        return BoolV(None)
-    return BoolV(any(isinstance(v, k) for k in kinds))
-
-
-def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
-    """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
-    through the lambda's body (its calls recorded once per item)."""
-    lam = node.args[0]
-    assert isinstance(lam, ast.Lambda)
-    items = as_items(seq)
-    params = [a.arg for a in lam.args.args]
-    if items is None or len(params) != 1 or lam.args.vararg or lam.args.kwonlyargs:
-        return None
-    out = []
-    for i, item in enumerate(items):
-        inner = an.new_frame(frame.func, frame.name)
-        inner.env = dict(frame.env)
-        inner.env[params[0]] = item
-        inner.locals = set(frame.locals) | {params[0]}
-        inner.local_imports = frame.local_imports
-        out.append(an.eval(lam.body, inner))
-        for key, rec in inner.records.items():
-            frame.records[(*key, "map", i)] = rec
-    return TupleV(tuple(out))
-
-
-_MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
-_MAP_MAX = 16  # items a map over named callables is run for, one by one
-
-
-def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
-    """`map(f, (a, b))` with f a function known by name, not as a value, over a
-    sequence known item by item: `f(a), f(b)`, each call run as the code would
-    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
-    if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
-        return None
-    items = as_items(args[1])
-    if items is None or len(items) > _MAP_MAX:
-        return None
-    call = ast.copy_location(
-        ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
-        node,
-    )
-    out = []
-    for i, item in enumerate(items):
-        inner = an.new_frame(frame.func, frame.name)
-        inner.env = {**frame.env, _MAP_ITEM: item}
-        inner.locals = set(frame.locals) | {_MAP_ITEM}
-        inner.local_imports = frame.local_imports
-        out.append(an.eval(call, inner))
-        for key, rec in inner.records.items():
-            frame.records[(*key, "map", i)] = rec
-    return TupleV(tuple(out))
 
 
 def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
@@ -674,16 +536,6 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     return None
 
 
-def length(v: Value) -> Value | None:
-    if isinstance(v, ModuleListV):
-        if v.count is not None:
-            return IntV(v.count)
-        return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
-    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
-        return IntV(Expr.const(len(v.attrs)))
-    return None
-
-
 def expand_kwargs(v: Value) -> dict[str, Value] | None:
     """`f(**kw)` where kw is a dict the analysis knows entry by entry."""
     if isinstance(v, ObjectV) and v.kind == DICT_KIND:
@@ -865,7 +717,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     in a specialized run: turn by turn until a turn surely returns. False (all
     undone) where a turn may or may not return: the interpreter runs it as before."""
     seq = an.eval(stmt.iter, frame)
-    if not isinstance(seq, TupleV) or len(seq.items) > _MAP_MAX:
+    if not isinstance(seq, TupleV) or len(seq.items) > MAP_MAX:
         return False
     env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
     for item in seq.items:
