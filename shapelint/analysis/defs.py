@@ -64,6 +64,8 @@ class Analyzer(Protocol):
     classes: dict[str, ClassDef]
     class_keys: dict[str, ClassDef]
     specialize: bool
+    costs: bool  # False: no FLOP or byte formula is built (check)
+    inferred_names: set  # dims named by learning, not by the code
     specialized: dict
     in_flight: set
     # Whole projects (project.py)

@@ -22,6 +22,7 @@ from shapelint.analysis import (
     folding,
     indexing,
     lambdas,
+    learning,
     loops,
     modules,
     scalars,
@@ -883,7 +884,7 @@ class ModuleAnalyzer:
                 sym = Expr.name(target.id)
                 known = unify.dim_at(frame.env.get(src[0].id, UNKNOWN), src[1], sym)
                 if known is not None:
-                    self._learn(src[0], known, frame, value_node)
+                    learning.learn(self, src[0], known, frame, value_node)
                     value = IntV(sym)
             frame.env[target.id] = value
             frame.locals.add(target.id)
@@ -891,8 +892,10 @@ class ModuleAnalyzer:
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
-            shape_of = _shape_source(value_node)
-            if _has_unknown_item(value) and self._name_shape_ends(elts, star, value_node, frame):
+            shape_of = learning.shape_source(value_node)
+            if _has_unknown_item(value) and learning.name_shape_ends(
+                self, elts, star, value_node, frame
+            ):
                 return
             if star is None and isinstance(shape_of, ast.Name) and _has_unknown_item(value):
                 src = frame.env.get(shape_of.id, UNKNOWN)
@@ -900,7 +903,7 @@ class ModuleAnalyzer:
                     src, [e.id if isinstance(e, ast.Name) else None for e in elts]
                 )
                 if known is not None:
-                    self._learn(shape_of, known, frame, value_node)
+                    learning.learn(self, shape_of, known, frame, value_node)
                     value = _shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
             if items is not None and star is None and len(items) == len(elts):
@@ -911,7 +914,7 @@ class ModuleAnalyzer:
                         and isinstance(v, IntV)
                         and shape_of is not None
                     ):
-                        v = self._name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
+                        v = learning.name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
                     self._assign(e, v, frame, None)
             elif items is not None and star is not None and len(items) >= len(elts) - 1:
                 n_after = len(elts) - star - 1
@@ -948,147 +951,6 @@ class ModuleAnalyzer:
             # A write into part of a tensor keeps its shape; into a list, its contents change.
             if isinstance(frame.env.get(target.value.id), TupleV):
                 frame.env[target.value.id] = UNKNOWN
-
-    def _unify_matmul(self, qual: str, args: list, nodes: list, frame: _Frame, site) -> None:
-        """A matrix product's operands known in part tell each other their inner
-        dim (analysis/unify.py); `k.mT` / `k.transpose(-1, -2)` of a k of unknown
-        rank says k has two dims or more."""
-        sources: list = [None, None]
-        for k in (0, 1):
-            src = unify.transposed_source(nodes[k]) if k < len(nodes) else None
-            grown = unify.at_least_matrix(args[k]) if src is not None else None
-            if grown is not None:
-                args[k], sources[k] = grown, src
-            elif src is not None and isinstance(args[k], TensorV):
-                sources[k] = src
-        met = unify.matmul_operands(qual, args[0], args[1])
-        for k in (0, 1):
-            if met is not None:
-                args[k] = met[k]
-            if sources[k] is not None:
-                before = unify.swap_last_two(args[k])
-                if before is not None:
-                    self._learn(sources[k], before, frame, site)
-            elif met is not None and k < len(nodes):
-                self._learn(nodes[k], args[k], frame, site)
-
-    def _name_shape_ends(self, elts: list, star: int | None, value_node, frame: _Frame) -> bool:
-        """`b, *_, d = x.shape`, `b, n = x.shape[:2]` on an x of unknown rank: its
-        leading (and trailing) dims take the names. True when the targets got
-        their values here."""
-        src = _shape_source(value_node)
-        if star is not None and isinstance(src, ast.Name):
-            n_head, n_tail = star, len(elts) - star - 1
-        else:
-            sliced = unify.shape_slice_source(value_node)
-            if sliced is None or star is not None or sliced[1] != len(elts):
-                return False
-            src, n_head, n_tail = sliced[0], len(elts), 0
-        x = frame.env.get(src.id, UNKNOWN)
-        if (
-            isinstance(x, TensorV)
-            and x.shape is not None
-            and not any(isinstance(d, Var) for d in x.shape)
-        ):
-            return False  # a known rank: the tuple's items bind as they are
-        names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts]
-        syms = [None if n is None else Expr.name(n) for n in names]
-        known = unify.named_ends(x, syms[:n_head], syms[len(elts) - n_tail :])
-        if known is None:
-            return False
-        self._learn(src, known, frame, value_node)
-        shape = known.shape or ()
-        for k, e in enumerate(elts):
-            if isinstance(e, ast.Starred):
-                self._assign(e.value, UNKNOWN, frame, None)
-                continue
-            d = shape[k] if k < n_head else shape[len(shape) - (len(elts) - k)]
-            self._assign(e, IntV(d) if isinstance(d, Expr) else IntV(None), frame, None)
-        return True
-
-    def _name_unknown_dim(
-        self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame
-    ) -> IntV:
-        """`b, s, d = x.shape`: an unknown size gets the variable's name, and x's
-        shape learns it, so later uses agree on one symbol."""
-        if v.value is not None or not isinstance(shape_of, ast.Name):
-            return v
-        t = frame.env.get(shape_of.id)
-        if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != n:
-            return v
-        if t.shape[i] is not None:
-            return v
-        sym = Expr.name(name)
-        shape = list(t.shape)
-        shape[i] = sym
-        frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
-        return IntV(sym)
-
-    def _learn(self, node: ast.expr | None, value: TensorV, frame: _Frame, site) -> None:
-        """A use says what the tensor that `node` evaluated to is: the variable
-        holds the more precise value from here on, and a parameter learnt about
-        where the function always passes has it from the start (analysis/unify.py)."""
-        if not isinstance(node, ast.Name):
-            return
-        name = node.id
-        if name not in frame.env or frame.conditional:
-            return
-        cur = frame.env[name]
-        if not (cur is UNKNOWN or isinstance(cur, TensorV)):
-            return
-        self.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
-        frame.env[name] = value
-        if name in frame.param_values and frame.param_values[name] is cur:
-            self._learn_param(name, value, frame, site)
-        alias = frame.aliases.pop(name, None)
-        if alias is None or alias[2] is not cur:
-            return  # no alias, or the name no longer holds the op's result
-        param, held, _ = alias
-        # The parameter as received, not learnt about since (rebinding its name, as in
-        # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
-        if frame.param_values.get(param, held) is held:
-            shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
-            if frame.env.get(param) is held:
-                frame.env[param] = shaped
-            self._learn_param(param, shaped, frame, site)
-
-    def _learn_param(self, name: str, value: TensorV, frame: _Frame, site) -> None:
-        frame.param_values[name] = value
-        if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
-            frame.learnt[name] = value
-            frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
-
-    def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
-        """A variadic no code named turns out to be `dims`: every value and cost
-        of the function that mentions it says so, the calls before included."""
-        exprs = {name: product(dims)}
-        var_binding = {name: dims}
-        self.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
-        new: dict[int, Value] = {}
-
-        def sub(v: Value) -> Value:
-            if id(v) not in new:
-                mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
-                new[id(v)] = _subst(v, exprs, var_binding) if mentions else v
-            return new[id(v)]
-
-        frame.env = {k: sub(v) for k, v in frame.env.items()}
-        frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
-        frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
-        if not self.costs:
-            return  # the records' figures and shapes are read by no face
-        spelled = [dim_py(d) for d in dims]
-        for rec in frame.records.values():
-            c = rec.cost
-            rec.cost = Cost(
-                _subst_expr(c.flops, exprs),
-                _subst_expr(c.other_flops, exprs),
-                _subst_expr(c.bytes, exprs),
-                c.notes,
-                c.complete,
-            )
-            rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
-            rec.output = _spell_var(rec.output, name, spelled)
 
     def _check_against_annotation(
         self, value: Value, declared: TensorV, node: ast.expr, what: str
@@ -1341,7 +1203,9 @@ class ModuleAnalyzer:
             operands = [left, right]
             if isinstance(op, ast.MatMult):
                 self.naming.matmul(node, left, right, frame)
-                self._unify_matmul("operator.matmul", operands, [lnode, rnode], frame, node)
+                learning.unify_matmul(
+                    self, "operator.matmul", operands, [lnode, rnode], frame, node
+                )
             name = _OPERATOR_NAMES.get(type(op))
             if name is None:
                 return UNKNOWN
@@ -1518,7 +1382,7 @@ class ModuleAnalyzer:
         name = f"torch.Tensor.{func.attr}"
         operands = [recv, *args]
         if name in unify.MATMULS and node.args:
-            self._unify_matmul(name, operands, [func.value, node.args[0]], frame, node)
+            learning.unify_matmul(self, name, operands, [func.value, node.args[0]], frame, node)
         res = self._op_value(name, operands, kwargs, node, frame)
         if res is UNKNOWN and func.attr == "unbind":
             return sequences.unbound(recv, args, kwargs)
@@ -1583,7 +1447,7 @@ class ModuleAnalyzer:
                 if known is not None:
                     args = [known, *args[1:]]
                     if node.args and not isinstance(node.args[0], ast.Starred):
-                        self._learn(node.args[0], known, frame, node)
+                        learning.learn(self, node.args[0], known, frame, node)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 
@@ -1596,11 +1460,11 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
-        exprs = _binding_exprs(_bind_call(cd.init_params, args, kwargs))
+        exprs = learning.binding_exprs(_bind_call(cd.init_params, args, kwargs))
         if not exprs:
             return ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
         return ObjectV(
-            f"<class>{cd.key}", tuple((k, _subst(v, exprs, {})) for k, v in attrs.items())
+            f"<class>{cd.key}", tuple((k, learning.subst(v, exprs, {})) for k, v in attrs.items())
         )
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
@@ -1656,7 +1520,9 @@ class ModuleAnalyzer:
             # A returned `...` is its own variadic in jaxtyping: what the body
             # computes says which dims it stands for.
             result = summ.returns
-        value = _subst_value(result, binding, var_binding) if binding or var_binding else result
+        value = (
+            learning.subst_value(result, binding, var_binding) if binding or var_binding else result
+        )
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
         unbound = summ.names.difference(binding)
@@ -1668,9 +1534,9 @@ class ModuleAnalyzer:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
             return value
         cost = Cost(
-            flops=_subst_expr(summ.flops, binding),
-            other_flops=_subst_expr(summ.other_flops, binding),
-            bytes=_subst_expr(summ.bytes, binding),
+            flops=learning.subst_expr(summ.flops, binding),
+            other_flops=learning.subst_expr(summ.other_flops, binding),
+            bytes=learning.subst_expr(summ.bytes, binding),
         )
         if not summ.complete:
             cost.complete = False
@@ -1698,14 +1564,14 @@ class ModuleAnalyzer:
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
         if qual in unify.MATMULS and len(args) > 1 and len(node.args) > 1:
-            self._unify_matmul(qual, args, node.args[:2], frame, node)
+            learning.unify_matmul(self, qual, args, node.args[:2], frame, node)
         if qual == "torch.nn.functional.linear" and len(args) > 1 and node.args:
             w = args[1]
             if isinstance(w, TensorV) and w.shape is not None and len(w.shape) == 2:
                 known = unify.ending_in(args[0], w.shape[1])  # type: ignore[arg-type]
                 if known is not None:
                     args[0] = known
-                    self._learn(node.args[0], known, frame, node)
+                    learning.learn(self, node.args[0], known, frame, node)
         for where, arg_node in unify.size_argument_nodes(qual, node):
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):
@@ -1728,7 +1594,7 @@ class ModuleAnalyzer:
             nodes = unify.tensor_arg_nodes(qual, node)
             for i, v in res.refined.items():
                 if i < len(nodes):
-                    self._learn(nodes[i], v, frame, node)
+                    learning.learn(self, nodes[i], v, frame, node)
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
@@ -1779,8 +1645,8 @@ class ModuleAnalyzer:
                     frame.env[kw.value.id] = lengths[kw.arg]
         bound = unify.leading_var_binding(op, pat.value, x, lengths)
         if bound is not None:
-            self._bind_var(frame, *bound)
-            x = _subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
+            learning.bind_var(self, frame, *bound)
+            x = learning.subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
             if in_args:
                 args[0] = x
             else:
@@ -1792,7 +1658,7 @@ class ModuleAnalyzer:
             args[0] = known
         else:
             kwargs["tensor"] = known
-        self._learn(unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+        learning.learn(self, unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
 
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
@@ -2024,13 +1890,6 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
     )
 
 
-def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
-    if shape is None or f"*{name}" not in shape:
-        return shape
-    i = shape.index(f"*{name}")
-    return shape[:i] + dims + shape[i + 1 :]
-
-
 _PAIR_FIELDS = {"values": 0, "indices": 1}
 
 
@@ -2061,20 +1920,6 @@ def _unpackable(t: TensorV, n: int) -> bool:
         return False
     first = t.shape[0]
     return first is None or first.value is None or first.value == n
-
-
-def _shape_source(node: ast.expr | None) -> ast.expr | None:
-    """The tensor expression behind `x.shape` / `x.size()`, for dimension naming."""
-    if isinstance(node, ast.Attribute) and node.attr == "shape":
-        return node.value
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "size"
-        and not node.args
-    ):
-        return node.func.value
-    return None
 
 
 def _shape_tuple(t: TensorV) -> Value:
@@ -2213,55 +2058,6 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                 if n is not None and isinstance(d, Expr):
                     out.setdefault(n, d)
     return out
-
-
-def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
-    if e is None or not binding:
-        return e
-    return e.substitute(binding)
-
-
-def _subst_value(
-    v: Value,
-    binding: dict[str, Value] | dict[str, Expr],
-    var_binding: dict[str, tuple] | None = None,
-) -> Value:
-    exprs = _binding_exprs(binding)
-    # Nothing to substitute (an argument of unknown size binds nothing): v as is,
-    # rather than a rebuilt copy of every nested attribute (a tenth of a run).
-    return _subst(v, exprs, var_binding or {}) if exprs or var_binding else v
-
-
-def _binding_exprs(binding: dict[str, Value] | dict[str, Expr]) -> dict[str, Expr]:
-    """The sizes a binding gives its names (an int argument's value; a name bound
-    to something else binds no size)."""
-    out: dict[str, Expr] = {}
-    for k, x in binding.items():
-        if isinstance(x, IntV):
-            x = x.value
-        if isinstance(x, Expr):
-            out[k] = x
-    return out
-
-
-def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Value:
-    if isinstance(v, TensorV) and v.shape is not None:
-        dims: list = []
-        for d in v.shape:
-            if isinstance(d, Var) and d.name in var_binding:
-                dims.extend(var_binding[d.name])
-            elif isinstance(d, Expr):
-                dims.append(d.substitute(exprs))
-            else:
-                dims.append(d)
-        return TensorV(tuple(dims), v.dtype)
-    if isinstance(v, IntV) and v.value is not None:
-        return IntV(v.value.substitute(exprs))
-    if isinstance(v, TupleV):
-        return TupleV(tuple(_subst(i, exprs, var_binding) for i in v.items))
-    if isinstance(v, ObjectV):
-        return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
-    return v
 
 
 def _unknown_calls(records) -> list[dict]:
