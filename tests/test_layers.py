@@ -258,7 +258,8 @@ def test_the_walk_sees_function_level_and_type_checking_imports():
     typed = imports_in(ast.parse(source), folding, False)
     assert typed == {"shapelint.analysis.interpreter": 3}
     assert folding in GRAPH["shapelint.analysis.interpreter"]
-    assert [folding, "shapelint.analysis.interpreter"] in cycles({**GRAPH, folding: typed})
+    found = cycles({**GRAPH, folding: typed})
+    assert any({folding, "shapelint.analysis.interpreter"} <= set(c) for c in found)
 
 
 def test_every_package_ships():

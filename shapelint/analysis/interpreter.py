@@ -27,26 +27,23 @@ from shapelint.analysis import (
     modules,
     scalars,
     sequences,
+    statement_exec,
     unify,
     unnamed,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
-from shapelint.analysis.imports import ImportMap, local_import_names
+from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
-    declare_names,
     fact_scope,
-    note_equal,
     product,
-    record_divides,
 )
-from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -578,243 +575,17 @@ class ModuleAnalyzer:
                 break  # one branch returns: the rest of the block was the other's
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
-        handler = _STMT_HANDLERS.get(type(stmt))
+        handler = statement_exec.HANDLERS.get(type(stmt))
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
-
-    def _exec_assign(self, stmt: ast.Assign, frame: _Frame, module_level: bool) -> None:
-        source = self._open_param_source(stmt.value, frame)
-        value = self.eval(stmt.value, frame)
-        for target in stmt.targets:
-            self._assign(target, value, frame, stmt.value)
-        if source is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            frame.aliases[stmt.targets[0].id] = (*source, value)
-
-    def _open_param_source(self, node: ast.expr, frame: _Frame) -> tuple[str, Value] | None:
-        """(parameter, its open value) when node is an op shaped like that parameter
-        as the function received it (`F.relu(x)`, `x.float()`, `x.clamp(min=0)`)."""
-        if not isinstance(node, ast.Call) or not frame.hoists:
-            return None
-        func = node.func
-        first = node.args[0] if node.args else None
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        for arg in (first, receiver):
-            if not isinstance(arg, ast.Name):
-                continue
-            held = frame.env.get(arg.id)
-            if (
-                held is None
-                or frame.param_values.get(arg.id) is not held
-                or not unify.is_open(held)
-            ):
-                continue
-            qual = self._qualname(func, frame)
-            if arg is receiver:
-                if qual is not None:
-                    continue  # `F.relu`: a function of a module, not a method of a tensor F
-                qual = f"torch.Tensor.{func.attr}"  # type: ignore[union-attr]  # x.float()
-            # torch's own ops only: asking about einops.rearrange would load every stub
-            # file for a file that needs none (one file's start-up, 60 ms).
-            if qual is not None and qual.startswith("torch.") and stub_ops.keeps_shape(qual):
-                return arg.id, held
-        return None
-
-    def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
-        declared = self.annotations.tensor(stmt.annotation)
-        self._declare([stmt.annotation])
-        value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
-        if declared is not None:
-            if stmt.value is not None:
-                self._check_against_annotation(value, declared, stmt.value, "assigned value")
-            value = _refine(value, declared)
-        elif self.annotations.is_int(stmt.annotation) and value is UNKNOWN:
-            value = IntV(None)
-        if stmt.value is not None or declared is not None:
-            self._assign(stmt.target, value, frame, stmt.value)
-
-    def _exec_aug_assign(self, stmt: ast.AugAssign, frame: _Frame, module_level: bool) -> None:
-        cur = self.eval(stmt.target, frame)
-        rhs = self.eval(stmt.value, frame)
-        res = self._binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
-        self._assign(stmt.target, res, frame, None)
-
-    def _exec_expr(self, stmt: ast.Expr, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.value, frame)
-
-    def _exec_return(self, stmt: ast.Return, frame: _Frame, module_level: bool) -> None:
-        v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
-        frame.returns.append(v)
-        frame.done = True
-        if frame.func is not None and frame.func.node.returns is not None:
-            ret_ann = self.annotations.tensor(frame.func.node.returns)
-            if ret_ann is not None and stmt.value is not None:
-                self._check_against_annotation(v, ret_ann, stmt.value, "return value")
-
-    def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = folding.test_truth(self, stmt.test, frame)
-        if known is not None:  # a test on known values takes one branch
-            self._exec_block(stmt.body if known else stmt.orelse, frame)
-            return
-        before = dict(frame.env)
-        n_records = len(frame.records)
-        self._exec_block(stmt.body, frame)
-        after_body, body_done = frame.env, frame.done
-        frame.env, frame.done = before, False
-        n_body = len(frame.records)
-        self._exec_block(stmt.orelse, frame)
-        if self.costs:
-            branches.undecided(stmt, frame, n_records, n_body)
-        if body_done and not frame.done:
-            pass  # only the else branch carries on
-        elif frame.done and not body_done:
-            frame.env, frame.done = after_body, False
-        else:
-            frame.env = _join_env(after_body, frame.env)
-
-    def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
-        if isinstance(stmt, ast.For) and modules.exec_for(self, stmt, frame):
-            return
-        loops.exec_for(self, stmt, frame)
-        frame.done = False  # a return in a loop body may not run
-
-    def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
-        loops.exec_while(self, stmt, frame)
-        frame.done = False
-
-    def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
-        for item in stmt.items:
-            self.eval(item.context_expr, frame)
-            if item.optional_vars is not None:
-                # What __enter__ returns is not the context manager itself.
-                self._assign(item.optional_vars, UNKNOWN, frame, None)
-        self._exec_block(stmt.body, frame)
-
-    def _exec_try(self, stmt: ast.Try, frame: _Frame, module_level: bool) -> None:
-        before = dict(frame.env)
-        self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-        self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-        after = frame.env
-        frame.done = False  # an exception may skip the body's return
-        for h in stmt.handlers:  # type: ignore[attr-defined]
-            frame.env, frame.done = dict(before), False
-            if h.name:
-                frame.env[h.name] = UNKNOWN
-            self._exec_block(h.body, frame)
-            after = _join_env(after, frame.env)
-        frame.env, frame.done = after, False
-        self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
-
-    def _exec_function_def(
-        self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame, module_level: bool
-    ) -> None:
-        if not module_level:
-            # A nested function: analyze it on its own, seeing the enclosing
-            # environment as it stands at the definition.
-            inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
-            frame.env[stmt.name] = UNKNOWN
-            self._analyze_nested(inner, frame)
-            if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
-                frame.env[stmt.name] = lambdas.closure_of(self, stmt, frame)
-        for d in stmt.decorator_list:
-            self.eval(d, frame)
-
-    def _exec_class_def(self, stmt: ast.ClassDef, frame: _Frame, module_level: bool) -> None:
-        if not module_level:
-            for sub in stmt.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
-        else:
-            # Class bodies: attribute assignments such as layer definitions.
-            cls_frame = _Frame(None, stmt.name)
-            cls_frame.env = dict(self.module_env)
-            for sub in stmt.body:
-                if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._exec(sub, cls_frame, False)
-            self._emit_records(cls_frame)
-
-    def _exec_import(
-        self, stmt: ast.Import | ast.ImportFrom, frame: _Frame, module_level: bool
-    ) -> None:
-        if module_level:
-            return
-        frame.local_imports.update(local_import_names(stmt))
-        for alias in stmt.names:
-            local = alias.asname or alias.name.split(".")[0]
-            frame.locals.discard(local)
-            frame.env.pop(local, None)
-
-    def _exec_assert(self, stmt: ast.Assert, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.test, frame)
-        self._assert_facts(stmt.test, frame)
-
-    def _assert_facts(self, test: ast.expr, frame: _Frame) -> None:
-        """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
-        that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            for v in test.values:
-                self._assert_facts(v, frame)
-            return
-        mod = (
-            test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
-        )
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-            a, b = test.left, test.comparators[0]
-            if isinstance(b, ast.Constant) and b.value == 0:
-                mod = a
-            elif isinstance(a, ast.Constant) and a.value == 0:
-                mod = b
-            else:
-                left, right = self.eval(a, frame), self.eval(b, frame)
-                pairs = [(left, right)]
-                if isinstance(left, TupleV) and isinstance(right, TupleV):
-                    if len(left.items) == len(right.items):
-                        pairs = list(zip(left.items, right.items, strict=True))
-                for x, y in pairs:
-                    if isinstance(x, IntV) and isinstance(y, IntV):
-                        note_equal(x.value, y.value)
-        if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
-            n, d = self.eval(mod.left, frame), self.eval(mod.right, frame)
-            if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
-                if d.value is not None:
-                    record_divides(n.value, d.value)
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
         """The dimension names the parameters' and the return annotations use: two
         different ones are two dimensions (SHP315) until the code relates them.
         (An annotated assignment declares its own names when it runs.)"""
-        self._declare([a.annotation for a in named_params(fd.node)], bound=True)
-        self._declare([fd.node.returns])
-
-    def _declare(self, annotations: list[ast.expr | None], bound: bool = False) -> None:
-        names: set[str] = set()
-        for node in annotations:
-            t = self.annotations.tensor(node) if node is not None else None
-            for d in (t.shape or ()) if t is not None else ():
-                if isinstance(d, Expr) and d.as_name() is not None:
-                    names.add(d.as_name())  # type: ignore[arg-type]
-        if names:
-            declare_names(names, bound=bound)
-
-    def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
-        before = dict(frame.env)
-        joined = None
-        for case in stmt.cases:  # type: ignore[attr-defined]
-            frame.env, frame.done = dict(before), False
-            self._exec_block(case.body, frame)
-            joined = frame.env if joined is None else _join_env(joined, frame.env)
-        frame.env = joined if joined is not None else before
-        frame.done = False
-
-    def _exec_delete(self, stmt: ast.Delete, frame: _Frame, module_level: bool) -> None:
-        for t in stmt.targets:
-            if isinstance(t, ast.Name):
-                frame.env.pop(t.id, None)
-
-    def _exec_raise(self, stmt: ast.Raise, frame: _Frame, module_level: bool) -> None:
-        if stmt.exc is not None:
-            self.eval(stmt.exc, frame)
+        statement_exec.declare(self, [a.annotation for a in named_params(fd.node)], bound=True)
+        statement_exec.declare(self, [fd.node.returns])
 
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)
@@ -951,19 +722,6 @@ class ModuleAnalyzer:
             # A write into part of a tensor keeps its shape; into a list, its contents change.
             if isinstance(frame.env.get(target.value.id), TupleV):
                 frame.env[target.value.id] = UNKNOWN
-
-    def _check_against_annotation(
-        self, value: Value, declared: TensorV, node: ast.expr, what: str
-    ) -> None:
-        if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
-            return
-        problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
-        if problem:
-            self.report(
-                node,
-                "SHP306",
-                f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
-            )
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:
@@ -1760,6 +1518,11 @@ class ModuleAnalyzer:
         return _Frame(func, name)
 
     exec_block = _exec_block
+    exec_statement = _exec
+    emit_records = _emit_records
+    analyze_nested = _analyze_nested
+    qualname_of = _qualname
+    binop = _binop
     assign = _assign
     record = _record
     call_value = _call_value
@@ -1773,37 +1536,8 @@ class ModuleAnalyzer:
 
 # ---------------------------------------------------------------------- dispatch
 
-# One handler per node type; a statement with none (pass, break, global...) has
-# nothing to track, an expression with none has its children evaluated for calls.
-_STMT_HANDLERS = {
-    ast.Assign: ModuleAnalyzer._exec_assign,
-    ast.AnnAssign: ModuleAnalyzer._exec_ann_assign,
-    ast.AugAssign: ModuleAnalyzer._exec_aug_assign,
-    ast.Expr: ModuleAnalyzer._exec_expr,
-    ast.Return: ModuleAnalyzer._exec_return,
-    ast.If: ModuleAnalyzer._exec_if,
-    ast.For: ModuleAnalyzer._exec_for,
-    ast.AsyncFor: ModuleAnalyzer._exec_for,
-    ast.While: ModuleAnalyzer._exec_while,
-    ast.With: ModuleAnalyzer._exec_with,
-    ast.AsyncWith: ModuleAnalyzer._exec_with,
-    ast.Try: ModuleAnalyzer._exec_try,
-    ast.FunctionDef: ModuleAnalyzer._exec_function_def,
-    ast.AsyncFunctionDef: ModuleAnalyzer._exec_function_def,
-    ast.ClassDef: ModuleAnalyzer._exec_class_def,
-    ast.Import: ModuleAnalyzer._exec_import,
-    ast.ImportFrom: ModuleAnalyzer._exec_import,
-    ast.Assert: ModuleAnalyzer._exec_assert,
-    ast.Delete: ModuleAnalyzer._exec_delete,
-    ast.Raise: ModuleAnalyzer._exec_raise,
-}
-for _name, _handler in (
-    ("TryStar", ModuleAnalyzer._exec_try),
-    ("Match", ModuleAnalyzer._exec_match),
-):
-    if hasattr(ast, _name):  # newer syntax: present from Python 3.11 / 3.10
-        _STMT_HANDLERS[getattr(ast, _name)] = _handler
-
+# One handler per node type; an expression with none has its children evaluated
+# for calls (statements: statement_exec.HANDLERS).
 _EXPR_HANDLERS = {
     ast.Constant: ModuleAnalyzer._eval_constant,
     ast.Name: ModuleAnalyzer._eval_name,
@@ -1984,18 +1718,6 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
         if k not in a:
             out[k] = UNKNOWN
     return out
-
-
-def _refine(value: Value, declared: TensorV) -> Value:
-    """A declared annotation names the dims; keep what the value knows for sure."""
-    if isinstance(value, TensorV) and value.shape is not None and declared.shape is not None:
-        if len(value.shape) == len(declared.shape) and value.rank is not None:
-            dims = tuple(
-                v if (v is not None and v.value is not None) else dcl
-                for v, dcl in zip(value.shape, declared.shape)
-            )  # type: ignore[union-attr]
-            return TensorV(dims, value.dtype or declared.dtype)
-    return declared
 
 
 def _bind_call(params: list[str], args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
