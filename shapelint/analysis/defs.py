@@ -64,6 +64,7 @@ class Analyzer(Protocol):
     classes: dict[str, ClassDef]
     class_keys: dict[str, ClassDef]
     specialize: bool
+    naming: Any  # the naming rules' checker (naming.py), told of uses as they run
     costs: bool  # False: no FLOP or byte formula is built (check)
     inferred_names: set  # dims named by learning, not by the code
     specialized: dict
@@ -100,9 +101,7 @@ class Analyzer(Protocol):
 
     def qualname_of(self, node: ast.expr, frame: Frame) -> str | None: ...
 
-    def binop(
-        self, op: Any, left: Value, right: Value, node: Any, frame: Frame, lnode: Any, rnode: Any
-    ) -> Value: ...
+    def project_symbol(self, func: ast.expr, qual: str | None, frame: Frame) -> Any: ...
 
     def assign(
         self, target: ast.expr, value: Value, frame: Frame, value_node: ast.expr | None

@@ -19,11 +19,9 @@ from shapelint.analysis import (
     branches,
     builtins,
     choices,
-    folding,
-    indexing,
+    expressions,
     lambdas,
     learning,
-    loops,
     modules,
     scalars,
     sequences,
@@ -46,22 +44,18 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops.values import (
     UNKNOWN,
-    BoolV,
     Cost,
-    DtypeV,
     FloatV,
     IntV,
     NoneV,
     ObjectV,
     OpIssue,
     OpResult,
-    SliceV,
     StrV,
     TensorV,
     TupleV,
     Value,
     Var,
-    constant_value,
     dim_py,
 )
 from shapelint.options import AnalysisOptions
@@ -675,7 +669,7 @@ class ModuleAnalyzer:
                 )
                 if known is not None:
                     learning.learn(self, shape_of, known, frame, value_node)
-                    value = _shape_tuple(known)
+                    value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
@@ -729,250 +723,11 @@ class ModuleAnalyzer:
             return UNKNOWN
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
-        handler = _EXPR_HANDLERS.get(type(node), ModuleAnalyzer._eval_children)
+        handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
         return handler(self, node, frame, depth + 1)
-
-    def _eval_constant(self, node: ast.Constant, frame: _Frame, d: int) -> Value:
-        return constant_value(node.value)
-
-    def _eval_name(self, node: ast.Name, frame: _Frame, d: int) -> Value:
-        if node.id in frame.env:
-            return frame.env[node.id]
-        if node.id in self.module_env and node.id not in frame.locals:
-            return self.module_env[node.id]
-        q = self._qualname(node, frame)
-        if (
-            self.specialize
-            and self.project is not None
-            and (q is not None or node.id in self.project_links)
-        ):
-            sym = self._project_symbol(node, q, frame)
-            if isinstance(sym, ClassDef):
-                return modules.ClassRefV(sym.key)
-            if isinstance(sym, Value):
-                return sym
-            q = getattr(sym, "library_qual", q)
-        if q is not None:
-            value = dispatch.constant(q)
-            if value is UNKNOWN and self.specialize:
-                return modules.layer_class(q) or UNKNOWN
-            return value
-        if node.id in self.classes and node.id not in frame.locals:
-            return modules.ClassRefV(self.classes[node.id].key)
-        if self.specialize and node.id in self.functions and node.id not in frame.locals:
-            return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
-        return UNKNOWN
-
-    def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
-        left = self.eval(node.left, frame, d)
-        right = self.eval(node.right, frame, d)
-        return self._binop(node.op, left, right, node, frame, node.left, node.right)
-
-    def _eval_fold(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        short_circuit = isinstance(node, ast.BoolOp)
-        frame.conditional += short_circuit  # `a and f(x)`: what f's use says may not hold
-        try:
-            return folding.fold(self, node, frame, d)
-        finally:
-            frame.conditional -= short_circuit
-
-    def _eval_dict(self, node: ast.Dict, frame: _Frame, d: int) -> Value:
-        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            entries = {k.value: self.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
-            return modules.dict_value(entries)
-        return self._eval_children(node, frame, d)
-
-    def _eval_slice(self, node: ast.Slice, frame: _Frame, d: int) -> Value:
-        bounds = (node.lower, node.upper, node.step)
-        return SliceV(*(self.eval(b, frame, d) if b is not None else None for b in bounds))
-
-    def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
-        if isinstance(node.op, ast.Not):
-            return folding.fold(self, node, frame, d)
-        v = self.eval(node.operand, frame, d)
-        if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
-            return IntV(-v.value)
-        if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
-            return FloatV(-v.value)
-        if isinstance(node.op, ast.UAdd):
-            return v
-        if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
-            return self._op_value("operator.neg", [v], {}, node, frame)
-        return UNKNOWN
-
-    def _eval_sequence(self, node: ast.Tuple | ast.List, frame: _Frame, d: int) -> Value:
-        items = []
-        for e in node.elts:
-            if isinstance(e, ast.Starred):
-                inner = self.eval(e.value, frame, d)
-                if isinstance(inner, TupleV):
-                    items.extend(inner.items)
-                    continue
-                return UNKNOWN
-            items.append(self.eval(e, frame, d))
-        return TupleV(tuple(items))
-
-    def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = folding.test_truth(self, node.test, frame, d)
-        if known is not None:
-            return self.eval(node.body if known else node.orelse, frame, d)
-        frame.conditional += 1  # what a branch's use says holds in that branch only
-        n_records = len(frame.records)
-        try:
-            body = self.eval(node.body, frame, d)
-            n_body = len(frame.records)
-            value = _join(body, self.eval(node.orelse, frame, d))
-        finally:
-            frame.conditional -= 1
-        if self.costs:
-            branches.undecided(node, frame, n_records, n_body)
-        return value
-
-    def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
-        parts = [
-            self.eval(v.value, frame, d) if isinstance(v, ast.FormattedValue) else v
-            for v in node.values
-        ]
-        # Read only in target runs: a plain check of f-string patterns is not reviewed yet.
-        return folding.joined_str(node, parts) if self.specialize else StrV(None)
-
-    def _eval_named_expr(self, node: ast.NamedExpr, frame: _Frame, d: int) -> Value:
-        v = self.eval(node.value, frame, d)
-        self._assign(node.target, v, frame, node.value)
-        return v
-
-    def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-            built = modules.comprehension(self, node, frame)
-            if isinstance(built, modules.ModuleListV) and built.count is not None:
-                if len(built.items) == 1 and not isinstance(built.items[0], ObjectV):
-                    # n copies of one tensor, not of a layer: a list stack/cat can read.
-                    return sequences.SeqV(built.items[0], built.count)
-            if built is not None:
-                return built
-        return loops.comprehension(self, node, frame, d)
-
-    def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
-        return lambdas.define_lambda(self, node, frame, d)
-
-    def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.eval(child, frame, d)
-        return UNKNOWN
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
         return self.imports.resolve(node, frame.locals, frame.local_imports)
-
-    def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
-        q = self._qualname(node, frame)
-        if q is not None:
-            value = dispatch.constant(q)
-            if value is UNKNOWN and self.specialize:
-                return modules.layer_class(q) or UNKNOWN
-            return value
-        base = self.eval(node.value, frame, d)
-        self.naming.attribute(node, base, frame)
-        if isinstance(base, SelfRecorder):
-            return base.attrs.get(node.attr, UNKNOWN)
-        if isinstance(base, ObjectV):
-            return base.attr(node.attr)
-        if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
-            return _pair_field(base, node.attr)
-        if isinstance(base, TensorV):
-            if node.attr == "shape":
-                return _shape_tuple(base)
-            if node.attr == "ndim":
-                return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
-            if node.attr == "dtype":
-                return DtypeV(base.dtype) if base.dtype else UNKNOWN
-            return self._op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
-        return UNKNOWN
-
-    def _subscript(self, node: ast.Subscript, frame: _Frame, d: int) -> Value:
-        base = self.eval(node.value, frame, d)
-        idx = self.eval(node.slice, frame, d)
-        item = modules.subscript(base, idx, node)
-        if item is not None:
-            return item
-        if isinstance(base, TupleV):
-            if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
-                i = idx.value.value
-                if -len(base.items) <= i < len(base.items):
-                    return base.items[i]
-                return UNKNOWN
-            if isinstance(node.slice, ast.Slice):
-                lo = (
-                    self.eval(node.slice.lower, frame, d)
-                    if node.slice.lower
-                    else IntV(Expr.const(0))
-                )
-                hi = (
-                    self.eval(node.slice.upper, frame, d)
-                    if node.slice.upper
-                    else IntV(Expr.const(len(base.items)))
-                )
-                if node.slice.step is None and all(
-                    isinstance(b, IntV) and b.value is not None and b.value.value is not None
-                    for b in (lo, hi)
-                ):
-                    return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
-            return UNKNOWN
-        if isinstance(base, TensorV):
-            return indexing.tensor_index(base, node.slice, idx)
-        return UNKNOWN
-
-    def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
-        if isinstance(left, IntV) and isinstance(right, IntV):
-            a, b = left.value, right.value
-            if a is None or b is None:
-                return IntV(None)
-            if isinstance(op, ast.Add):
-                return IntV(a + b)
-            if isinstance(op, ast.Sub):
-                return IntV(a - b)
-            if isinstance(op, ast.Mult):
-                return IntV(a * b)
-            if isinstance(op, ast.FloorDiv):
-                if b.value == 0:
-                    return IntV(None)
-                return IntV(a // b)
-            if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= 8:
-                return IntV(a**b.value)
-            if isinstance(op, ast.Mod) and a.value is not None and b.value:
-                return IntV(Expr.const(a.value % b.value))
-            if isinstance(op, ast.Div):
-                return FloatV(None)
-            return IntV(None)
-        if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
-            return folding.number_binop(op, left, right)
-        if isinstance(left, BoolV) and isinstance(right, BoolV):
-            return folding.bool_binop(op, left, right) or UNKNOWN
-        if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
-            return TupleV(left.items + right.items)
-        if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
-            return rep
-        if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
-            if left.value is not None and right.value is not None:
-                return StrV(left.value + right.value)
-            return StrV(None)
-        if isinstance(left, TensorV) or isinstance(right, TensorV):
-            operands = [left, right]
-            if isinstance(op, ast.MatMult):
-                self.naming.matmul(node, left, right, frame)
-                learning.unify_matmul(
-                    self, "operator.matmul", operands, [lnode, rnode], frame, node
-                )
-            name = _OPERATOR_NAMES.get(type(op))
-            if name is None:
-                return UNKNOWN
-            return self._op_value(name, operands, {}, node, frame, arg_nodes=[lnode, rnode])
-        if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
-            # `q @ k` on operands we lost track of: a product of unknown cost.
-            cost = Cost(notes=["operand shapes unknown"], complete=False)
-            self._record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
-        return UNKNOWN
 
     # ------------------------------------------------------------------ calls
     def _call(self, node: ast.Call, frame: _Frame, d: int) -> Value:
@@ -1518,11 +1273,11 @@ class ModuleAnalyzer:
         return _Frame(func, name)
 
     exec_block = _exec_block
+    project_symbol = _project_symbol
     exec_statement = _exec
     emit_records = _emit_records
     analyze_nested = _analyze_nested
     qualname_of = _qualname
-    binop = _binop
     assign = _assign
     record = _record
     call_value = _call_value
@@ -1539,27 +1294,27 @@ class ModuleAnalyzer:
 # One handler per node type; an expression with none has its children evaluated
 # for calls (statements: statement_exec.HANDLERS).
 _EXPR_HANDLERS = {
-    ast.Constant: ModuleAnalyzer._eval_constant,
-    ast.Name: ModuleAnalyzer._eval_name,
+    ast.Constant: expressions.eval_constant,
+    ast.Name: expressions.eval_name,
     ast.Call: ModuleAnalyzer._call,
-    ast.Attribute: ModuleAnalyzer._attribute,
-    ast.BinOp: ModuleAnalyzer._eval_binop,
-    ast.UnaryOp: ModuleAnalyzer._eval_unaryop,
-    ast.Tuple: ModuleAnalyzer._eval_sequence,
-    ast.List: ModuleAnalyzer._eval_sequence,
-    ast.Subscript: ModuleAnalyzer._subscript,
-    ast.IfExp: ModuleAnalyzer._eval_ifexp,
-    ast.JoinedStr: ModuleAnalyzer._eval_joined_str,
-    ast.NamedExpr: ModuleAnalyzer._eval_named_expr,
-    ast.ListComp: ModuleAnalyzer._eval_comprehension,
-    ast.SetComp: ModuleAnalyzer._eval_comprehension,
-    ast.GeneratorExp: ModuleAnalyzer._eval_comprehension,
-    ast.DictComp: ModuleAnalyzer._eval_comprehension,
-    ast.Lambda: ModuleAnalyzer._eval_lambda,
-    ast.Compare: ModuleAnalyzer._eval_fold,
-    ast.BoolOp: ModuleAnalyzer._eval_fold,
-    ast.Dict: ModuleAnalyzer._eval_dict,
-    ast.Slice: ModuleAnalyzer._eval_slice,
+    ast.Attribute: expressions.attribute,
+    ast.BinOp: expressions.eval_binop,
+    ast.UnaryOp: expressions.eval_unaryop,
+    ast.Tuple: expressions.eval_sequence,
+    ast.List: expressions.eval_sequence,
+    ast.Subscript: expressions.subscript,
+    ast.IfExp: expressions.eval_ifexp,
+    ast.JoinedStr: expressions.eval_joined_str,
+    ast.NamedExpr: expressions.eval_named_expr,
+    ast.ListComp: expressions.eval_comprehension,
+    ast.SetComp: expressions.eval_comprehension,
+    ast.GeneratorExp: expressions.eval_comprehension,
+    ast.DictComp: expressions.eval_comprehension,
+    ast.Lambda: expressions.eval_lambda,
+    ast.Compare: expressions.eval_fold,
+    ast.BoolOp: expressions.eval_fold,
+    ast.Dict: expressions.eval_dict,
+    ast.Slice: expressions.eval_slice,
 }
 
 
@@ -1581,20 +1336,6 @@ def _has_starred_unknown(args: list[Value]) -> bool:
 _LIST_MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
 )
-
-_OPERATOR_NAMES = {
-    ast.Add: "operator.add",
-    ast.Sub: "operator.sub",
-    ast.Mult: "operator.mul",
-    ast.Div: "operator.truediv",
-    ast.FloorDiv: "operator.floordiv",
-    ast.Mod: "operator.mod",
-    ast.Pow: "operator.pow",
-    ast.MatMult: "operator.matmul",
-    ast.BitAnd: "operator.and_",
-    ast.BitOr: "operator.or_",
-    ast.BitXor: "operator.xor",
-}
 
 
 def _known_tensor(args, kwargs) -> bool:
@@ -1624,17 +1365,6 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
     )
 
 
-_PAIR_FIELDS = {"values": 0, "indices": 1}
-
-
-def _pair_field(t: TupleV, attr: str) -> Value:
-    """`.values` / `.indices` of what max/min/sort/topk with a dim return: torch's
-    named (values, indices) pair, which the stub rules build as a tuple."""
-    if len(t.items) == 2 and isinstance(t.items[1], TensorV) and t.items[1].dtype == "int64":
-        return t.items[_PAIR_FIELDS[attr]]
-    return UNKNOWN
-
-
 def _is_self_attribute(node: ast.expr) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
@@ -1654,12 +1384,6 @@ def _unpackable(t: TensorV, n: int) -> bool:
         return False
     first = t.shape[0]
     return first is None or first.value is None or first.value == n
-
-
-def _shape_tuple(t: TensorV) -> Value:
-    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
-        return UNKNOWN
-    return TupleV(tuple(IntV(d) for d in t.shape))  # type: ignore[arg-type]
 
 
 def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:

@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import annotations as ann
-from shapelint.analysis import branches, folding, lambdas, loops, modules, unify
+from shapelint.analysis import branches, expressions, folding, lambdas, loops, modules, unify
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
@@ -75,7 +75,7 @@ def exec_ann_assign(an: Analyzer, stmt: ast.AnnAssign, frame: Frame, module_leve
 def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_level: bool) -> None:
     cur = an.eval(stmt.target, frame)
     rhs = an.eval(stmt.value, frame)
-    res = an.binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+    res = expressions.binop(an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
     an.assign(stmt.target, res, frame, None)
 
 
