@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
+    attributes,
     branches,
     builtins,
     choices,
@@ -373,7 +374,7 @@ class ModuleAnalyzer:
         if cd.owner is not None and cd.owner is not self:
             return cd.owner.class_attrs(cd)
         cd.self_attrs = {}
-        init = modules.find_method(self, cd, "__init__")
+        init = attributes.find_method(self, cd, "__init__")
         if init is not None:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
@@ -385,7 +386,7 @@ class ModuleAnalyzer:
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
                         # Rebuilt in the scope: an assert after the division still counts.
-                        attrs = modules.settled(self, cd, rec.attrs)
+                        attrs = attributes.settled(self, cd, rec.attrs)
                         cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
             finally:
                 self._quiet = quiet
@@ -484,7 +485,7 @@ class ModuleAnalyzer:
             for node in (*sig, fd.node.returns):
                 t = self.annotations.tensor(node) if node is not None else None
                 names = names.difference(unnamed.value_names(t))
-        init = modules.find_method(self, fd.cls, "__init__") if names and fd.cls else None
+        init = attributes.find_method(self, fd.cls, "__init__") if names and fd.cls else None
         if init is not None:
             names = names.difference(p.arg for p in named_params(init.node))
         return names
@@ -494,7 +495,7 @@ class ModuleAnalyzer:
         int defaults are its defaults too (`hidden=256` in __init__)."""
         if fd.cls is None or fd.node.name == "__init__":
             return {}
-        init = modules.find_method(self, fd.cls, "__init__")
+        init = attributes.find_method(self, fd.cls, "__init__")
         if init is None:
             return {}
         if not self.costs and init.qualname not in self.summaries:
@@ -931,7 +932,7 @@ class ModuleAnalyzer:
         cd = self.class_of(key)
         if cd is None:
             return {}
-        methods = modules.all_methods(cd.owner or self, cd)
+        methods = attributes.all_methods(cd.owner or self, cd)
         if not self.specialize:
             # Asked at every method call on an instance; the bases of a plain run
             # are classes of the defining file, fixed once it is indexed.
