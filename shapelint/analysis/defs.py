@@ -64,6 +64,7 @@ class Analyzer(Protocol):
     classes: dict[str, ClassDef]
     class_keys: dict[str, ClassDef]
     specialize: bool
+    call_args: list  # per call being evaluated, when specializing: its values
     naming: Any  # the naming rules' checker (naming.py), told of uses as they run
     costs: bool  # False: no FLOP or byte formula is built (check)
     inferred_names: set  # dims named by learning, not by the code
@@ -102,6 +103,20 @@ class Analyzer(Protocol):
     def qualname_of(self, node: ast.expr, frame: Frame) -> str | None: ...
 
     def project_symbol(self, func: ast.expr, qual: str | None, frame: Frame) -> Any: ...
+
+    def call_project(
+        self, sym: Any, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def class_methods(self, key: str) -> dict[str, FuncDef]: ...
+
+    def call_method(
+        self, recv: ObjectV, meth: str, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def unknown_call(
+        self, node: ast.Call, args: Any, kwargs: Any, frame: Frame, why: str
+    ) -> Value: ...
 
     def assign(
         self, target: ast.expr, value: Value, frame: Frame, value_node: ast.expr | None

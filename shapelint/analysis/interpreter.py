@@ -18,7 +18,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     attributes,
     branches,
-    builtins,
+    call_resolution,
     choices,
     expressions,
     lambdas,
@@ -731,177 +731,6 @@ class ModuleAnalyzer:
         return self.imports.resolve(node, frame.locals, frame.local_imports)
 
     # ------------------------------------------------------------------ calls
-    def _call(self, node: ast.Call, frame: _Frame, d: int) -> Value:
-        if not self.specialize:
-            return self._call_inner(node, frame, d)
-        # A target's total must not leave out a call it could not follow.
-        slot: list = [[], len(frame.records)]  # the call's values; records before it ran
-        self.call_args.append(slot)
-        try:
-            value = self._call_inner(node, frame, d)
-        finally:
-            self.call_args.pop()
-        if len(frame.records) == slot[1]:
-            modules.unfollowed_call(self, node, frame, slot[0], value)
-        return value
-
-    def _call_inner(self, node: ast.Call, frame: _Frame, d: int) -> Value:
-        """Resolve the callee, then hand the call to the resolver of its kind: a
-        project symbol, a qualified name (imports, stubs), a plain name (locals,
-        module functions and classes, builtins), a method, or any other callee."""
-        func = node.func
-        # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
-        if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
-            v = self.eval(node.args[0], frame, d)
-            self.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
-            return v
-        qual = self._qualname(func, frame)
-        args, kwargs, open_kwargs = self._call_arguments(node, frame, d)
-        if self.call_args:
-            self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
-            # A plain run follows calls into other files only with a tensor of known
-            # shape (a contradiction to find, a cost to bind); a target run always.
-            # (Following the constructions in __init__ too, as within a file, made
-            # each pool worker hold every file its files build modules from: the
-            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
-            sym = self._project_symbol(func, qual, frame)
-            library = getattr(sym, "library_qual", None)  # a library name re-exported
-            if library is not None:
-                qual = library
-            elif sym is not None:
-                return self._call_project(sym, node, args, kwargs, frame)
-        if qual is not None:
-            return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
-        if isinstance(func, ast.Name):
-            return self._call_name(func.id, node, args, kwargs, frame)
-        if isinstance(func, ast.Attribute):
-            return self._call_attribute(func, node, args, kwargs, frame, d)
-        # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
-        callee = self.eval(func, frame, d)
-        if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
-            return self._call_value(callee, node, args, kwargs, frame)
-        return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
-
-    def _call_arguments(
-        self, node: ast.Call, frame: _Frame, d: int
-    ) -> tuple[list[Value], dict[str, Value], bool]:
-        """The call's positional and keyword values, and whether its keywords are
-        open (a `**kw` or `*args` the analysis cannot spell out)."""
-        args: list[Value] = []
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                sv = self.eval(a.value, frame, d)
-                if isinstance(sv, TupleV):
-                    args.extend(sv.items)
-                else:
-                    args.append(_STARRED_UNKNOWN)
-            else:
-                args.append(self.eval(a, frame, d))
-        kwargs: dict[str, Value] = {}
-        open_kwargs = False
-        for kw in node.keywords:
-            v = self.eval(kw.value, frame, d)
-            if kw.arg is None:
-                known = modules.expand_kwargs(v)
-                if known is None:
-                    open_kwargs = True
-                else:
-                    kwargs.update(known)
-            else:
-                kwargs[kw.arg] = v
-        if _has_starred_unknown(args):
-            open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
-        return args, kwargs, open_kwargs
-
-    def _call_name(self, name: str, node: ast.Call, args, kwargs, frame: _Frame) -> Value:
-        """A call of a plain name: a local value, a function or class of the module,
-        a module-level value, or a builtin the code does not shadow."""
-        if name in frame.env and frame.env[name] is not UNKNOWN:
-            return self._call_value(frame.env[name], node, args, kwargs, frame)
-        if name not in frame.locals:
-            if name in self.functions:
-                return self._call_local(name, node, args, kwargs, frame)
-            if name in self.classes:
-                return self.construct(self.classes[name], args, kwargs)
-            if self.module_env.get(name, UNKNOWN) is not UNKNOWN:
-                # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
-                return self._call_value(self.module_env[name], node, args, kwargs, frame)
-            built = builtins.call(self, name, node, args, kwargs, frame)
-            if built is not None:
-                return built
-        return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
-
-    def _call_attribute(
-        self, func: ast.Attribute, node: ast.Call, args, kwargs, frame: _Frame, d: int
-    ) -> Value:
-        """`recv.name(...)`: super(), the object model's methods, a list's
-        mutators, a tensor method, a method of a class of the project."""
-        if modules.is_super_call(func.value):
-            res = modules.super_call(self, func.attr, node, args, kwargs, frame)
-            return res if res is not None else UNKNOWN
-        recv = self.eval(func.value, frame, d)
-        if self.call_args:
-            self.call_args[-1][:] = [[*self.call_args[-1][0], recv], len(frame.records)]
-        res = modules.method_call(self, recv, func, node, args, kwargs, frame)
-        if res is not None:
-            return res
-        if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-            return self._mutate_list(recv, func, args, kwargs, frame)
-        self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
-        if isinstance(recv, TensorV):
-            return self._call_tensor_method(recv, func, node, args, kwargs, frame)
-        if isinstance(recv, ObjectV):
-            if recv.kind.startswith("<class>") and func.attr in self._class_methods(recv.kind[7:]):
-                return self._call_method(recv, func.attr, node, args, kwargs, frame)
-            attr = recv.attr(func.attr)
-            if attr is not UNKNOWN:
-                return self._call_value(attr, node, args, kwargs, frame)
-            return self._op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
-        if isinstance(recv, SelfRecorder):
-            attr = recv.attrs.get(func.attr, UNKNOWN)
-            if attr is not UNKNOWN:
-                return self._call_value(attr, node, args, kwargs, frame)
-            if func.attr in self._class_methods(recv.cls):
-                # a method __init__ calls sees what __init__ has assigned so far
-                # (timm's `self._init_img_size(img_size)` reads self.patch_size)
-                so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
-                return self._call_method(so_far, func.attr, node, args, kwargs, frame)
-        if recv is UNKNOWN and (
-            _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
-        ):
-            # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
-            # or a product on a tensor we lost track of.
-            return self._unknown_call(node, args, kwargs, frame, "not analysed")
-        return UNKNOWN
-
-    def _mutate_list(self, recv: TupleV, func: ast.Attribute, args, kwargs, frame) -> Value:
-        """`xs = []` then `xs.append(t)`: the list gains t; after any other change
-        its contents are no longer known. Names bound to the same list see the
-        change too."""
-        taken: Value = UNKNOWN
-        if isinstance(func.value, ast.Name):
-            if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
-                grown, taken = sequences.popped(recv, args, kwargs)
-            else:
-                grown = sequences.appended(recv, func.attr, args)
-            for k, v in list(frame.env.items()):
-                if v is recv:
-                    frame.env[k] = grown if k == func.value.id else UNKNOWN
-        return taken
-
-    def _call_tensor_method(
-        self, recv: TensorV, func: ast.Attribute, node: ast.Call, args, kwargs, frame
-    ) -> Value:
-        name = f"torch.Tensor.{func.attr}"
-        operands = [recv, *args]
-        if name in unify.MATMULS and node.args:
-            learning.unify_matmul(self, name, operands, [func.value, node.args[0]], frame, node)
-        res = self._op_value(name, operands, kwargs, node, frame)
-        if res is UNKNOWN and func.attr == "unbind":
-            return sequences.unbound(recv, args, kwargs)
-        return res
-
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
         """The project definition (or value) a called or read name stands for."""
         from shapelint.analysis import project
@@ -1274,6 +1103,10 @@ class ModuleAnalyzer:
         return _Frame(func, name)
 
     exec_block = _exec_block
+    call_project = _call_project
+    unknown_call = _unknown_call
+    class_methods = _class_methods
+    call_method = _call_method
     project_symbol = _project_symbol
     exec_statement = _exec
     emit_records = _emit_records
@@ -1297,7 +1130,7 @@ class ModuleAnalyzer:
 _EXPR_HANDLERS = {
     ast.Constant: expressions.eval_constant,
     ast.Name: expressions.eval_name,
-    ast.Call: ModuleAnalyzer._call,
+    ast.Call: call_resolution.call,
     ast.Attribute: expressions.attribute,
     ast.BinOp: expressions.eval_binop,
     ast.UnaryOp: expressions.eval_unaryop,
@@ -1322,34 +1155,6 @@ _EXPR_HANDLERS = {
 # ---------------------------------------------------------------------- helpers
 
 
-_STARRED_UNKNOWN = ObjectV("<starred>")
-
-
-def _has_starred_unknown(args: list[Value]) -> bool:
-    """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
-    every argument of another class (values only equal their own class)."""
-    for a in args:
-        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
-            return True
-    return False
-
-
-_LIST_MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
-)
-
-
-def _known_tensor(args, kwargs) -> bool:
-    # Asked at every call: loops, without a generator or a joined tuple.
-    for v in args:
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    for v in kwargs.values():
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    return False
-
-
 def _positional_params(node) -> list[ast.arg]:
     return list(node.args.posonlyargs) + list(node.args.args)
 
@@ -1364,14 +1169,6 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
         and t.shape is not None
         and any(isinstance(d, Var) and d.name.startswith("_") for d in t.shape)
     )
-
-
-def _is_self_attribute(node: ast.expr) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-        if isinstance(node, ast.Name) and node.id == "self":
-            return True
-    return False
 
 
 def _has_unknown_item(v: Value) -> bool:
@@ -1393,17 +1190,6 @@ def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
             return None
         return [dim_py(d) for d in t.shape]
     return None
-
-
-def _reveal(v: Value) -> str:
-    if isinstance(v, TensorV):
-        s = v.shape_str()
-        return f"{s} {v.dtype}" if v.dtype else s
-    if isinstance(v, IntV):
-        return "int" if v.value is None else f"int = {v.value.to_human()}"
-    if isinstance(v, TupleV):
-        return "(" + ", ".join(_reveal(i) for i in v.items) + ")"
-    return "unknown"
 
 
 def _join(a: Value, b: Value) -> Value:
