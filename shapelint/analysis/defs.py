@@ -1,7 +1,9 @@
 """What the module pass indexes (a function, a class), and the face of the analyzer
 that the modules around the interpreter drive it through.
 
-The interpreter imports modules.py, folding.py, annotations.py and project.py; they
+The interpreter imports the modules that make up its steps (statement_exec.py,
+expressions.py, call_resolution.py, learning.py, builtins.py, attributes.py) and the
+constructs it hands off (modules.py, folding.py, loops.py, project.py, ...); they
 call back into it. They type their analyzer as `Analyzer`, the Protocol here, and
 the plain records `FuncDef` and `ClassDef` live here too, so none of them imports
 the interpreter, not even for types: there is no import cycle to begin with.
