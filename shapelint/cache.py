@@ -96,7 +96,7 @@ def _stubs_fingerprint(h, paths: list[str]) -> None:
 def salt_for(options) -> str:
     """The cache's key for these analysis options (an AnalysisOptions, or a mapping
     of its fields): every option that changes what the analysis computes."""
-    from shapelint.analysis.options import AnalysisOptions
+    from shapelint.options import AnalysisOptions
 
     key = AnalysisOptions.coerce(options).cache_key()
     h = blake2b(digest_size=8)

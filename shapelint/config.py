@@ -299,7 +299,7 @@ NAMING_KEYS = {"generic", "aliases", "lowercase", "quotient"}
 
 def _naming_problem(naming: dict) -> str | None:
     """What is wrong with [tool.shapelint.naming], or None."""
-    from shapelint.analysis.axis_names import is_axis_name
+    from shapelint.notation.axis_names import is_axis_name
 
     unknown = sorted(set(naming) - NAMING_KEYS)
     if unknown:

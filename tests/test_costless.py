@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from shapelint.analysis.driver import analyze_files, analyze_text
-from shapelint.analysis.options import AnalysisOptions
 from shapelint.cache import Cache
 from shapelint.config import Config
+from shapelint.options import AnalysisOptions
 from shapelint.rules import RULES
 from tests.shape_bug_cases import CASES
 

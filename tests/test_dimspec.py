@@ -17,15 +17,10 @@ from shapelint.notation.dimspec import (
     DTYPE_CLASSES,
     FIXED,
     NAMED,
-    PASS,
-    RAISES,
     SYMBOLIC,
-    UNKNOWN,
     VARIADIC,
     DimSpec,
-    ShapeMemo,
     SpecError,
-    check_shape,
     class_admits,
     dtype_for_class,
     parse_dimspec,
@@ -34,6 +29,7 @@ from shapelint.notation.dimspec import (
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.annotations import shape_from_spec, tensor_from_annotation
 from shapelint.ops.values import BoolV, FloatV, IntV, TensorV, Var
+from tests.jaxtyping_check import PASS, RAISES, UNKNOWN, ShapeMemo, check_shape
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, einops_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
     FloatV,
-    IntV,
     ObjectV,
     OpResult,
     StrV,
-    TensorV,
     TupleV,
     Value,
-    Var,
 )
 
 EINOPS_FUNCTIONS = {
@@ -154,28 +150,3 @@ def is_costed(name: str, res: OpResult) -> bool:
         return not isinstance(res.value, ObjectV)
     c = res.cost
     return c.flops is not None or c.other_flops is not None
-
-
-def builtin(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
-    """Python builtins that carry sizes: len, int, min, max, tuple, list."""
-    if name == "len" and len(args) == 1:
-        a = args[0]
-        if isinstance(a, TupleV):
-            return IntV(Expr.const(len(a.items)))
-        if isinstance(a, TensorV) and a.shape and not isinstance(a.shape[0], Var):
-            return IntV(a.shape[0])
-        return IntV(None)
-    if name == "int" and len(args) == 1:
-        return args[0] if isinstance(args[0], IntV) else IntV(None)
-    if (
-        name in ("min", "max")
-        and args
-        and all(
-            isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args
-        )
-    ):
-        vals = [a.value.value for a in args]  # type: ignore[union-attr]
-        return IntV(Expr.const(min(vals) if name == "min" else max(vals)))
-    if name in ("tuple", "list") and len(args) == 1 and isinstance(args[0], TupleV):
-        return args[0]
-    return None

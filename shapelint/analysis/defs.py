@@ -1,7 +1,9 @@
 """What the module pass indexes (a function, a class), and the face of the analyzer
 that the modules around the interpreter drive it through.
 
-The interpreter imports modules.py, folding.py, annotations.py and project.py; they
+The interpreter imports the modules that make up its steps (statement_exec.py,
+expressions.py, call_resolution.py, learning.py, builtins.py, attributes.py) and the
+constructs it hands off (modules.py, folding.py, loops.py, project.py, ...); they
 call back into it. They type their analyzer as `Analyzer`, the Protocol here, and
 the plain records `FuncDef` and `ClassDef` live here too, so none of them imports
 the interpreter, not even for types: there is no import cycle to begin with.
@@ -15,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from shapelint.analysis.imports import ImportMap
-    from shapelint.analysis.options import AnalysisOptions
     from shapelint.ops.values import Cost, ObjectV, Value
+    from shapelint.options import AnalysisOptions
 
 
 def named_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -64,6 +66,10 @@ class Analyzer(Protocol):
     classes: dict[str, ClassDef]
     class_keys: dict[str, ClassDef]
     specialize: bool
+    call_args: list  # per call being evaluated, when specializing: its values
+    naming: Any  # the naming rules' checker (naming.py), told of uses as they run
+    costs: bool  # False: no FLOP or byte formula is built (check)
+    inferred_names: set  # dims named by learning, not by the code
     specialized: dict
     in_flight: set
     # Whole projects (project.py)
@@ -87,6 +93,32 @@ class Analyzer(Protocol):
     def exec_block(
         self, body: list[ast.stmt], frame: Frame, module_level: bool = False
     ) -> None: ...
+
+    def exec_statement(self, stmt: ast.stmt, frame: Frame, module_level: bool) -> None: ...
+
+    def analyze_nested(self, fd: FuncDef, outer: Frame) -> None: ...
+
+    def emit_records(self, frame: Frame) -> None: ...
+
+    def report(self, node_or_pos: Any, code: str, message: str) -> None: ...
+
+    def qualname_of(self, node: ast.expr, frame: Frame) -> str | None: ...
+
+    def project_symbol(self, func: ast.expr, qual: str | None, frame: Frame) -> Any: ...
+
+    def call_project(
+        self, sym: Any, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def class_methods(self, key: str) -> dict[str, FuncDef]: ...
+
+    def call_method(
+        self, recv: ObjectV, meth: str, node: ast.Call, args: Any, kwargs: Any, frame: Frame
+    ) -> Value: ...
+
+    def unknown_call(
+        self, node: ast.Call, args: Any, kwargs: Any, frame: Frame, why: str
+    ) -> Value: ...
 
     def assign(
         self, target: ast.expr, value: Value, frame: Frame, value_node: ast.expr | None

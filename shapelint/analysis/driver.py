@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from shapelint.analysis import unnamed
-from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
+from shapelint.options import AnalysisOptions
 
 __all__ = ["AnalysisOptions", "FileResult", "SourceAnalysis", "analyze_files", "analyze_source"]
 
@@ -417,6 +417,7 @@ def analyze_target(
     from shapelint.analysis import project
     from shapelint.analysis.interpreter import ModuleAnalyzer
     from shapelint.analysis.target import TargetError, evaluate_target
+    from shapelint.notation.target import Target
 
     opts = AnalysisOptions.coerce(options)
     if opts.stubs != _CONFIGURED_STUBS:
@@ -428,7 +429,7 @@ def analyze_target(
     an = ModuleAnalyzer(SourceFile(path, text), tree, opts, specialize=True)
     project.attach(an, path, opts, specialize=True)
     an.prepare()
-    return evaluate_target(an, path, qualname, init, inputs)
+    return evaluate_target(an, Target(path, qualname), init, inputs)
 
 
 def _py(e) -> str | None:

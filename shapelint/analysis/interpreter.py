@@ -16,56 +16,50 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
+    attributes,
     branches,
+    call_resolution,
     choices,
-    folding,
-    indexing,
+    expressions,
     lambdas,
-    loops,
+    learning,
     modules,
     scalars,
     sequences,
+    statement_exec,
     unify,
     unnamed,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
-from shapelint.analysis.imports import ImportMap, local_import_names
+from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.options import AnalysisOptions
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
-    declare_names,
     fact_scope,
-    note_equal,
     product,
-    record_divides,
 )
-from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
-    BoolV,
     Cost,
-    DtypeV,
     FloatV,
     IntV,
     NoneV,
     ObjectV,
     OpIssue,
     OpResult,
-    SliceV,
     StrV,
     TensorV,
     TupleV,
     Value,
     Var,
-    constant_value,
     dim_py,
 )
+from shapelint.options import AnalysisOptions
 
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
@@ -380,7 +374,7 @@ class ModuleAnalyzer:
         if cd.owner is not None and cd.owner is not self:
             return cd.owner.class_attrs(cd)
         cd.self_attrs = {}
-        init = modules.find_method(self, cd, "__init__")
+        init = attributes.find_method(self, cd, "__init__")
         if init is not None:
             frame = _Frame(init, init.qualname)
             self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
@@ -392,7 +386,7 @@ class ModuleAnalyzer:
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
                         # Rebuilt in the scope: an assert after the division still counts.
-                        attrs = modules.settled(self, cd, rec.attrs)
+                        attrs = attributes.settled(self, cd, rec.attrs)
                         cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
             finally:
                 self._quiet = quiet
@@ -491,7 +485,7 @@ class ModuleAnalyzer:
             for node in (*sig, fd.node.returns):
                 t = self.annotations.tensor(node) if node is not None else None
                 names = names.difference(unnamed.value_names(t))
-        init = modules.find_method(self, fd.cls, "__init__") if names and fd.cls else None
+        init = attributes.find_method(self, fd.cls, "__init__") if names and fd.cls else None
         if init is not None:
             names = names.difference(p.arg for p in named_params(init.node))
         return names
@@ -501,7 +495,7 @@ class ModuleAnalyzer:
         int defaults are its defaults too (`hidden=256` in __init__)."""
         if fd.cls is None or fd.node.name == "__init__":
             return {}
-        init = modules.find_method(self, fd.cls, "__init__")
+        init = attributes.find_method(self, fd.cls, "__init__")
         if init is None:
             return {}
         if not self.costs and init.qualname not in self.summaries:
@@ -576,243 +570,17 @@ class ModuleAnalyzer:
                 break  # one branch returns: the rest of the block was the other's
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
-        handler = _STMT_HANDLERS.get(type(stmt))
+        handler = statement_exec.HANDLERS.get(type(stmt))
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
-
-    def _exec_assign(self, stmt: ast.Assign, frame: _Frame, module_level: bool) -> None:
-        source = self._open_param_source(stmt.value, frame)
-        value = self.eval(stmt.value, frame)
-        for target in stmt.targets:
-            self._assign(target, value, frame, stmt.value)
-        if source is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            frame.aliases[stmt.targets[0].id] = (*source, value)
-
-    def _open_param_source(self, node: ast.expr, frame: _Frame) -> tuple[str, Value] | None:
-        """(parameter, its open value) when node is an op shaped like that parameter
-        as the function received it (`F.relu(x)`, `x.float()`, `x.clamp(min=0)`)."""
-        if not isinstance(node, ast.Call) or not frame.hoists:
-            return None
-        func = node.func
-        first = node.args[0] if node.args else None
-        receiver = func.value if isinstance(func, ast.Attribute) else None
-        for arg in (first, receiver):
-            if not isinstance(arg, ast.Name):
-                continue
-            held = frame.env.get(arg.id)
-            if (
-                held is None
-                or frame.param_values.get(arg.id) is not held
-                or not unify.is_open(held)
-            ):
-                continue
-            qual = self._qualname(func, frame)
-            if arg is receiver:
-                if qual is not None:
-                    continue  # `F.relu`: a function of a module, not a method of a tensor F
-                qual = f"torch.Tensor.{func.attr}"  # type: ignore[union-attr]  # x.float()
-            # torch's own ops only: asking about einops.rearrange would load every stub
-            # file for a file that needs none (one file's start-up, 60 ms).
-            if qual is not None and qual.startswith("torch.") and stub_ops.keeps_shape(qual):
-                return arg.id, held
-        return None
-
-    def _exec_ann_assign(self, stmt: ast.AnnAssign, frame: _Frame, module_level: bool) -> None:
-        declared = self.annotations.tensor(stmt.annotation)
-        self._declare([stmt.annotation])
-        value = self.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
-        if declared is not None:
-            if stmt.value is not None:
-                self._check_against_annotation(value, declared, stmt.value, "assigned value")
-            value = _refine(value, declared)
-        elif self.annotations.is_int(stmt.annotation) and value is UNKNOWN:
-            value = IntV(None)
-        if stmt.value is not None or declared is not None:
-            self._assign(stmt.target, value, frame, stmt.value)
-
-    def _exec_aug_assign(self, stmt: ast.AugAssign, frame: _Frame, module_level: bool) -> None:
-        cur = self.eval(stmt.target, frame)
-        rhs = self.eval(stmt.value, frame)
-        res = self._binop(stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
-        self._assign(stmt.target, res, frame, None)
-
-    def _exec_expr(self, stmt: ast.Expr, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.value, frame)
-
-    def _exec_return(self, stmt: ast.Return, frame: _Frame, module_level: bool) -> None:
-        v = self.eval(stmt.value, frame) if stmt.value is not None else NoneV()
-        frame.returns.append(v)
-        frame.done = True
-        if frame.func is not None and frame.func.node.returns is not None:
-            ret_ann = self.annotations.tensor(frame.func.node.returns)
-            if ret_ann is not None and stmt.value is not None:
-                self._check_against_annotation(v, ret_ann, stmt.value, "return value")
-
-    def _exec_if(self, stmt: ast.If, frame: _Frame, module_level: bool) -> None:
-        known = folding.test_truth(self, stmt.test, frame)
-        if known is not None:  # a test on known values takes one branch
-            self._exec_block(stmt.body if known else stmt.orelse, frame)
-            return
-        before = dict(frame.env)
-        n_records = len(frame.records)
-        self._exec_block(stmt.body, frame)
-        after_body, body_done = frame.env, frame.done
-        frame.env, frame.done = before, False
-        n_body = len(frame.records)
-        self._exec_block(stmt.orelse, frame)
-        if self.costs:
-            branches.undecided(stmt, frame, n_records, n_body)
-        if body_done and not frame.done:
-            pass  # only the else branch carries on
-        elif frame.done and not body_done:
-            frame.env, frame.done = after_body, False
-        else:
-            frame.env = _join_env(after_body, frame.env)
-
-    def _exec_for(self, stmt: ast.For | ast.AsyncFor, frame: _Frame, module_level: bool) -> None:
-        if isinstance(stmt, ast.For) and modules.exec_for(self, stmt, frame):
-            return
-        loops.exec_for(self, stmt, frame)
-        frame.done = False  # a return in a loop body may not run
-
-    def _exec_while(self, stmt: ast.While, frame: _Frame, module_level: bool) -> None:
-        loops.exec_while(self, stmt, frame)
-        frame.done = False
-
-    def _exec_with(self, stmt: ast.With | ast.AsyncWith, frame: _Frame, module_level: bool) -> None:
-        for item in stmt.items:
-            self.eval(item.context_expr, frame)
-            if item.optional_vars is not None:
-                # What __enter__ returns is not the context manager itself.
-                self._assign(item.optional_vars, UNKNOWN, frame, None)
-        self._exec_block(stmt.body, frame)
-
-    def _exec_try(self, stmt: ast.Try, frame: _Frame, module_level: bool) -> None:
-        before = dict(frame.env)
-        self._exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-        self._exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-        after = frame.env
-        frame.done = False  # an exception may skip the body's return
-        for h in stmt.handlers:  # type: ignore[attr-defined]
-            frame.env, frame.done = dict(before), False
-            if h.name:
-                frame.env[h.name] = UNKNOWN
-            self._exec_block(h.body, frame)
-            after = _join_env(after, frame.env)
-        frame.env, frame.done = after, False
-        self._exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
-
-    def _exec_function_def(
-        self, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame, module_level: bool
-    ) -> None:
-        if not module_level:
-            # A nested function: analyze it on its own, seeing the enclosing
-            # environment as it stands at the definition.
-            inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
-            frame.env[stmt.name] = UNKNOWN
-            self._analyze_nested(inner, frame)
-            if lambdas.transparent_decorators(self, stmt, frame):  # a call runs it
-                frame.env[stmt.name] = lambdas.closure_of(self, stmt, frame)
-        for d in stmt.decorator_list:
-            self.eval(d, frame)
-
-    def _exec_class_def(self, stmt: ast.ClassDef, frame: _Frame, module_level: bool) -> None:
-        if not module_level:
-            for sub in stmt.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
-        else:
-            # Class bodies: attribute assignments such as layer definitions.
-            cls_frame = _Frame(None, stmt.name)
-            cls_frame.env = dict(self.module_env)
-            for sub in stmt.body:
-                if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self._exec(sub, cls_frame, False)
-            self._emit_records(cls_frame)
-
-    def _exec_import(
-        self, stmt: ast.Import | ast.ImportFrom, frame: _Frame, module_level: bool
-    ) -> None:
-        if module_level:
-            return
-        frame.local_imports.update(local_import_names(stmt))
-        for alias in stmt.names:
-            local = alias.asname or alias.name.split(".")[0]
-            frame.locals.discard(local)
-            frame.env.pop(local, None)
-
-    def _exec_assert(self, stmt: ast.Assert, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.test, frame)
-        self._assert_facts(stmt.test, frame)
-
-    def _assert_facts(self, test: ast.expr, frame: _Frame) -> None:
-        """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
-        that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            for v in test.values:
-                self._assert_facts(v, frame)
-            return
-        mod = (
-            test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
-        )
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-            a, b = test.left, test.comparators[0]
-            if isinstance(b, ast.Constant) and b.value == 0:
-                mod = a
-            elif isinstance(a, ast.Constant) and a.value == 0:
-                mod = b
-            else:
-                left, right = self.eval(a, frame), self.eval(b, frame)
-                pairs = [(left, right)]
-                if isinstance(left, TupleV) and isinstance(right, TupleV):
-                    if len(left.items) == len(right.items):
-                        pairs = list(zip(left.items, right.items, strict=True))
-                for x, y in pairs:
-                    if isinstance(x, IntV) and isinstance(y, IntV):
-                        note_equal(x.value, y.value)
-        if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
-            n, d = self.eval(mod.left, frame), self.eval(mod.right, frame)
-            if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
-                if d.value is not None:
-                    record_divides(n.value, d.value)
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
         """The dimension names the parameters' and the return annotations use: two
         different ones are two dimensions (SHP315) until the code relates them.
         (An annotated assignment declares its own names when it runs.)"""
-        self._declare([a.annotation for a in named_params(fd.node)], bound=True)
-        self._declare([fd.node.returns])
-
-    def _declare(self, annotations: list[ast.expr | None], bound: bool = False) -> None:
-        names: set[str] = set()
-        for node in annotations:
-            t = self.annotations.tensor(node) if node is not None else None
-            for d in (t.shape or ()) if t is not None else ():
-                if isinstance(d, Expr) and d.as_name() is not None:
-                    names.add(d.as_name())  # type: ignore[arg-type]
-        if names:
-            declare_names(names, bound=bound)
-
-    def _exec_match(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
-        self.eval(stmt.subject, frame)  # type: ignore[attr-defined]
-        before = dict(frame.env)
-        joined = None
-        for case in stmt.cases:  # type: ignore[attr-defined]
-            frame.env, frame.done = dict(before), False
-            self._exec_block(case.body, frame)
-            joined = frame.env if joined is None else _join_env(joined, frame.env)
-        frame.env = joined if joined is not None else before
-        frame.done = False
-
-    def _exec_delete(self, stmt: ast.Delete, frame: _Frame, module_level: bool) -> None:
-        for t in stmt.targets:
-            if isinstance(t, ast.Name):
-                frame.env.pop(t.id, None)
-
-    def _exec_raise(self, stmt: ast.Raise, frame: _Frame, module_level: bool) -> None:
-        if stmt.exc is not None:
-            self.eval(stmt.exc, frame)
+        statement_exec.declare(self, [a.annotation for a in named_params(fd.node)], bound=True)
+        statement_exec.declare(self, [fd.node.returns])
 
     def _analyze_nested(self, fd: FuncDef, outer: _Frame) -> None:
         frame = _Frame(fd, fd.qualname)
@@ -882,7 +650,7 @@ class ModuleAnalyzer:
                 sym = Expr.name(target.id)
                 known = unify.dim_at(frame.env.get(src[0].id, UNKNOWN), src[1], sym)
                 if known is not None:
-                    self._learn(src[0], known, frame, value_node)
+                    learning.learn(self, src[0], known, frame, value_node)
                     value = IntV(sym)
             frame.env[target.id] = value
             frame.locals.add(target.id)
@@ -890,8 +658,10 @@ class ModuleAnalyzer:
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
-            shape_of = _shape_source(value_node)
-            if _has_unknown_item(value) and self._name_shape_ends(elts, star, value_node, frame):
+            shape_of = learning.shape_source(value_node)
+            if _has_unknown_item(value) and learning.name_shape_ends(
+                self, elts, star, value_node, frame
+            ):
                 return
             if star is None and isinstance(shape_of, ast.Name) and _has_unknown_item(value):
                 src = frame.env.get(shape_of.id, UNKNOWN)
@@ -899,8 +669,8 @@ class ModuleAnalyzer:
                     src, [e.id if isinstance(e, ast.Name) else None for e in elts]
                 )
                 if known is not None:
-                    self._learn(shape_of, known, frame, value_node)
-                    value = _shape_tuple(known)
+                    learning.learn(self, shape_of, known, frame, value_node)
+                    value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
@@ -910,7 +680,7 @@ class ModuleAnalyzer:
                         and isinstance(v, IntV)
                         and shape_of is not None
                     ):
-                        v = self._name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
+                        v = learning.name_unknown_dim(shape_of, i, len(elts), e.id, v, frame)
                     self._assign(e, v, frame, None)
             elif items is not None and star is not None and len(items) >= len(elts) - 1:
                 n_after = len(elts) - star - 1
@@ -948,583 +718,19 @@ class ModuleAnalyzer:
             if isinstance(frame.env.get(target.value.id), TupleV):
                 frame.env[target.value.id] = UNKNOWN
 
-    def _unify_matmul(self, qual: str, args: list, nodes: list, frame: _Frame, site) -> None:
-        """A matrix product's operands known in part tell each other their inner
-        dim (analysis/unify.py); `k.mT` / `k.transpose(-1, -2)` of a k of unknown
-        rank says k has two dims or more."""
-        sources: list = [None, None]
-        for k in (0, 1):
-            src = unify.transposed_source(nodes[k]) if k < len(nodes) else None
-            grown = unify.at_least_matrix(args[k]) if src is not None else None
-            if grown is not None:
-                args[k], sources[k] = grown, src
-            elif src is not None and isinstance(args[k], TensorV):
-                sources[k] = src
-        met = unify.matmul_operands(qual, args[0], args[1])
-        for k in (0, 1):
-            if met is not None:
-                args[k] = met[k]
-            if sources[k] is not None:
-                before = unify.swap_last_two(args[k])
-                if before is not None:
-                    self._learn(sources[k], before, frame, site)
-            elif met is not None and k < len(nodes):
-                self._learn(nodes[k], args[k], frame, site)
-
-    def _name_shape_ends(self, elts: list, star: int | None, value_node, frame: _Frame) -> bool:
-        """`b, *_, d = x.shape`, `b, n = x.shape[:2]` on an x of unknown rank: its
-        leading (and trailing) dims take the names. True when the targets got
-        their values here."""
-        src = _shape_source(value_node)
-        if star is not None and isinstance(src, ast.Name):
-            n_head, n_tail = star, len(elts) - star - 1
-        else:
-            sliced = unify.shape_slice_source(value_node)
-            if sliced is None or star is not None or sliced[1] != len(elts):
-                return False
-            src, n_head, n_tail = sliced[0], len(elts), 0
-        x = frame.env.get(src.id, UNKNOWN)
-        if (
-            isinstance(x, TensorV)
-            and x.shape is not None
-            and not any(isinstance(d, Var) for d in x.shape)
-        ):
-            return False  # a known rank: the tuple's items bind as they are
-        names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts]
-        syms = [None if n is None else Expr.name(n) for n in names]
-        known = unify.named_ends(x, syms[:n_head], syms[len(elts) - n_tail :])
-        if known is None:
-            return False
-        self._learn(src, known, frame, value_node)
-        shape = known.shape or ()
-        for k, e in enumerate(elts):
-            if isinstance(e, ast.Starred):
-                self._assign(e.value, UNKNOWN, frame, None)
-                continue
-            d = shape[k] if k < n_head else shape[len(shape) - (len(elts) - k)]
-            self._assign(e, IntV(d) if isinstance(d, Expr) else IntV(None), frame, None)
-        return True
-
-    def _name_unknown_dim(
-        self, shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: _Frame
-    ) -> IntV:
-        """`b, s, d = x.shape`: an unknown size gets the variable's name, and x's
-        shape learns it, so later uses agree on one symbol."""
-        if v.value is not None or not isinstance(shape_of, ast.Name):
-            return v
-        t = frame.env.get(shape_of.id)
-        if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != n:
-            return v
-        if t.shape[i] is not None:
-            return v
-        sym = Expr.name(name)
-        shape = list(t.shape)
-        shape[i] = sym
-        frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
-        return IntV(sym)
-
-    def _learn(self, node: ast.expr | None, value: TensorV, frame: _Frame, site) -> None:
-        """A use says what the tensor that `node` evaluated to is: the variable
-        holds the more precise value from here on, and a parameter learnt about
-        where the function always passes has it from the start (analysis/unify.py)."""
-        if not isinstance(node, ast.Name):
-            return
-        name = node.id
-        if name not in frame.env or frame.conditional:
-            return
-        cur = frame.env[name]
-        if not (cur is UNKNOWN or isinstance(cur, TensorV)):
-            return
-        self.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
-        frame.env[name] = value
-        if name in frame.param_values and frame.param_values[name] is cur:
-            self._learn_param(name, value, frame, site)
-        alias = frame.aliases.pop(name, None)
-        if alias is None or alias[2] is not cur:
-            return  # no alias, or the name no longer holds the op's result
-        param, held, _ = alias
-        # The parameter as received, not learnt about since (rebinding its name, as in
-        # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
-        if frame.param_values.get(param, held) is held:
-            shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
-            if frame.env.get(param) is held:
-                frame.env[param] = shaped
-            self._learn_param(param, shaped, frame, site)
-
-    def _learn_param(self, name: str, value: TensorV, frame: _Frame, site) -> None:
-        frame.param_values[name] = value
-        if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
-            frame.learnt[name] = value
-            frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
-
-    def _bind_var(self, frame: _Frame, name: str, dims: tuple) -> None:
-        """A variadic no code named turns out to be `dims`: every value and cost
-        of the function that mentions it says so, the calls before included."""
-        exprs = {name: product(dims)}
-        var_binding = {name: dims}
-        self.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
-        new: dict[int, Value] = {}
-
-        def sub(v: Value) -> Value:
-            if id(v) not in new:
-                mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
-                new[id(v)] = _subst(v, exprs, var_binding) if mentions else v
-            return new[id(v)]
-
-        frame.env = {k: sub(v) for k, v in frame.env.items()}
-        frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
-        frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
-        if not self.costs:
-            return  # the records' figures and shapes are read by no face
-        spelled = [dim_py(d) for d in dims]
-        for rec in frame.records.values():
-            c = rec.cost
-            rec.cost = Cost(
-                _subst_expr(c.flops, exprs),
-                _subst_expr(c.other_flops, exprs),
-                _subst_expr(c.bytes, exprs),
-                c.notes,
-                c.complete,
-            )
-            rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
-            rec.output = _spell_var(rec.output, name, spelled)
-
-    def _check_against_annotation(
-        self, value: Value, declared: TensorV, node: ast.expr, what: str
-    ) -> None:
-        if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
-            return
-        problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
-        if problem:
-            self.report(
-                node,
-                "SHP306",
-                f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
-            )
-
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:
         if node is None:
             return UNKNOWN
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
-        handler = _EXPR_HANDLERS.get(type(node), ModuleAnalyzer._eval_children)
+        handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
         return handler(self, node, frame, depth + 1)
-
-    def _eval_constant(self, node: ast.Constant, frame: _Frame, d: int) -> Value:
-        return constant_value(node.value)
-
-    def _eval_name(self, node: ast.Name, frame: _Frame, d: int) -> Value:
-        if node.id in frame.env:
-            return frame.env[node.id]
-        if node.id in self.module_env and node.id not in frame.locals:
-            return self.module_env[node.id]
-        q = self._qualname(node, frame)
-        if (
-            self.specialize
-            and self.project is not None
-            and (q is not None or node.id in self.project_links)
-        ):
-            sym = self._project_symbol(node, q, frame)
-            if isinstance(sym, ClassDef):
-                return modules.ClassRefV(sym.key)
-            if isinstance(sym, Value):
-                return sym
-            q = getattr(sym, "library_qual", q)
-        if q is not None:
-            value = dispatch.constant(q)
-            if value is UNKNOWN and self.specialize:
-                return modules.layer_class(q) or UNKNOWN
-            return value
-        if node.id in self.classes and node.id not in frame.locals:
-            return modules.ClassRefV(self.classes[node.id].key)
-        if self.specialize and node.id in self.functions and node.id not in frame.locals:
-            return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
-        return UNKNOWN
-
-    def _eval_binop(self, node: ast.BinOp, frame: _Frame, d: int) -> Value:
-        left = self.eval(node.left, frame, d)
-        right = self.eval(node.right, frame, d)
-        return self._binop(node.op, left, right, node, frame, node.left, node.right)
-
-    def _eval_fold(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        short_circuit = isinstance(node, ast.BoolOp)
-        frame.conditional += short_circuit  # `a and f(x)`: what f's use says may not hold
-        try:
-            return folding.fold(self, node, frame, d)
-        finally:
-            frame.conditional -= short_circuit
-
-    def _eval_dict(self, node: ast.Dict, frame: _Frame, d: int) -> Value:
-        if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-            entries = {k.value: self.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
-            return modules.dict_value(entries)
-        return self._eval_children(node, frame, d)
-
-    def _eval_slice(self, node: ast.Slice, frame: _Frame, d: int) -> Value:
-        bounds = (node.lower, node.upper, node.step)
-        return SliceV(*(self.eval(b, frame, d) if b is not None else None for b in bounds))
-
-    def _eval_unaryop(self, node: ast.UnaryOp, frame: _Frame, d: int) -> Value:
-        if isinstance(node.op, ast.Not):
-            return folding.fold(self, node, frame, d)
-        v = self.eval(node.operand, frame, d)
-        if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
-            return IntV(-v.value)
-        if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
-            return FloatV(-v.value)
-        if isinstance(node.op, ast.UAdd):
-            return v
-        if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
-            return self._op_value("operator.neg", [v], {}, node, frame)
-        return UNKNOWN
-
-    def _eval_sequence(self, node: ast.Tuple | ast.List, frame: _Frame, d: int) -> Value:
-        items = []
-        for e in node.elts:
-            if isinstance(e, ast.Starred):
-                inner = self.eval(e.value, frame, d)
-                if isinstance(inner, TupleV):
-                    items.extend(inner.items)
-                    continue
-                return UNKNOWN
-            items.append(self.eval(e, frame, d))
-        return TupleV(tuple(items))
-
-    def _eval_ifexp(self, node: ast.IfExp, frame: _Frame, d: int) -> Value:
-        known = folding.test_truth(self, node.test, frame, d)
-        if known is not None:
-            return self.eval(node.body if known else node.orelse, frame, d)
-        frame.conditional += 1  # what a branch's use says holds in that branch only
-        n_records = len(frame.records)
-        try:
-            body = self.eval(node.body, frame, d)
-            n_body = len(frame.records)
-            value = _join(body, self.eval(node.orelse, frame, d))
-        finally:
-            frame.conditional -= 1
-        if self.costs:
-            branches.undecided(node, frame, n_records, n_body)
-        return value
-
-    def _eval_joined_str(self, node: ast.JoinedStr, frame: _Frame, d: int) -> Value:
-        parts = [
-            self.eval(v.value, frame, d) if isinstance(v, ast.FormattedValue) else v
-            for v in node.values
-        ]
-        # Read only in target runs: a plain check of f-string patterns is not reviewed yet.
-        return folding.joined_str(node, parts) if self.specialize else StrV(None)
-
-    def _eval_named_expr(self, node: ast.NamedExpr, frame: _Frame, d: int) -> Value:
-        v = self.eval(node.value, frame, d)
-        self._assign(node.target, v, frame, node.value)
-        return v
-
-    def _eval_comprehension(self, node, frame: _Frame, d: int) -> Value:
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-            built = modules.comprehension(self, node, frame)
-            if isinstance(built, modules.ModuleListV) and built.count is not None:
-                if len(built.items) == 1 and not isinstance(built.items[0], ObjectV):
-                    # n copies of one tensor, not of a layer: a list stack/cat can read.
-                    return sequences.SeqV(built.items[0], built.count)
-            if built is not None:
-                return built
-        return loops.comprehension(self, node, frame, d)
-
-    def _eval_lambda(self, node: ast.Lambda, frame: _Frame, d: int) -> Value:
-        return lambdas.define_lambda(self, node, frame, d)
-
-    def _eval_children(self, node: ast.expr, frame: _Frame, d: int) -> Value:
-        # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                self.eval(child, frame, d)
-        return UNKNOWN
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
         return self.imports.resolve(node, frame.locals, frame.local_imports)
 
-    def _attribute(self, node: ast.Attribute, frame: _Frame, d: int) -> Value:
-        q = self._qualname(node, frame)
-        if q is not None:
-            value = dispatch.constant(q)
-            if value is UNKNOWN and self.specialize:
-                return modules.layer_class(q) or UNKNOWN
-            return value
-        base = self.eval(node.value, frame, d)
-        self.naming.attribute(node, base, frame)
-        if isinstance(base, SelfRecorder):
-            return base.attrs.get(node.attr, UNKNOWN)
-        if isinstance(base, ObjectV):
-            return base.attr(node.attr)
-        if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
-            return _pair_field(base, node.attr)
-        if isinstance(base, TensorV):
-            if node.attr == "shape":
-                return _shape_tuple(base)
-            if node.attr == "ndim":
-                return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
-            if node.attr == "dtype":
-                return DtypeV(base.dtype) if base.dtype else UNKNOWN
-            return self._op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
-        return UNKNOWN
-
-    def _subscript(self, node: ast.Subscript, frame: _Frame, d: int) -> Value:
-        base = self.eval(node.value, frame, d)
-        idx = self.eval(node.slice, frame, d)
-        item = modules.subscript(base, idx, node)
-        if item is not None:
-            return item
-        if isinstance(base, TupleV):
-            if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
-                i = idx.value.value
-                if -len(base.items) <= i < len(base.items):
-                    return base.items[i]
-                return UNKNOWN
-            if isinstance(node.slice, ast.Slice):
-                lo = (
-                    self.eval(node.slice.lower, frame, d)
-                    if node.slice.lower
-                    else IntV(Expr.const(0))
-                )
-                hi = (
-                    self.eval(node.slice.upper, frame, d)
-                    if node.slice.upper
-                    else IntV(Expr.const(len(base.items)))
-                )
-                if node.slice.step is None and all(
-                    isinstance(b, IntV) and b.value is not None and b.value.value is not None
-                    for b in (lo, hi)
-                ):
-                    return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
-            return UNKNOWN
-        if isinstance(base, TensorV):
-            return indexing.tensor_index(base, node.slice, idx)
-        return UNKNOWN
-
-    def _binop(self, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
-        if isinstance(left, IntV) and isinstance(right, IntV):
-            a, b = left.value, right.value
-            if a is None or b is None:
-                return IntV(None)
-            if isinstance(op, ast.Add):
-                return IntV(a + b)
-            if isinstance(op, ast.Sub):
-                return IntV(a - b)
-            if isinstance(op, ast.Mult):
-                return IntV(a * b)
-            if isinstance(op, ast.FloorDiv):
-                if b.value == 0:
-                    return IntV(None)
-                return IntV(a // b)
-            if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= 8:
-                return IntV(a**b.value)
-            if isinstance(op, ast.Mod) and a.value is not None and b.value:
-                return IntV(Expr.const(a.value % b.value))
-            if isinstance(op, ast.Div):
-                return FloatV(None)
-            return IntV(None)
-        if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
-            return folding.number_binop(op, left, right)
-        if isinstance(left, BoolV) and isinstance(right, BoolV):
-            return folding.bool_binop(op, left, right) or UNKNOWN
-        if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
-            return TupleV(left.items + right.items)
-        if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
-            return rep
-        if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
-            if left.value is not None and right.value is not None:
-                return StrV(left.value + right.value)
-            return StrV(None)
-        if isinstance(left, TensorV) or isinstance(right, TensorV):
-            operands = [left, right]
-            if isinstance(op, ast.MatMult):
-                self.naming.matmul(node, left, right, frame)
-                self._unify_matmul("operator.matmul", operands, [lnode, rnode], frame, node)
-            name = _OPERATOR_NAMES.get(type(op))
-            if name is None:
-                return UNKNOWN
-            return self._op_value(name, operands, {}, node, frame, arg_nodes=[lnode, rnode])
-        if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
-            # `q @ k` on operands we lost track of: a product of unknown cost.
-            cost = Cost(notes=["operand shapes unknown"], complete=False)
-            self._record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
-        return UNKNOWN
-
     # ------------------------------------------------------------------ calls
-    def _call(self, node: ast.Call, frame: _Frame, d: int) -> Value:
-        if not self.specialize:
-            return self._call_inner(node, frame, d)
-        # A target's total must not leave out a call it could not follow.
-        slot: list = [[], len(frame.records)]  # the call's values; records before it ran
-        self.call_args.append(slot)
-        try:
-            value = self._call_inner(node, frame, d)
-        finally:
-            self.call_args.pop()
-        if len(frame.records) == slot[1]:
-            modules.unfollowed_call(self, node, frame, slot[0], value)
-        return value
-
-    def _call_inner(self, node: ast.Call, frame: _Frame, d: int) -> Value:
-        func = node.func
-        # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
-        if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
-            v = self.eval(node.args[0], frame, d)
-            self.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
-            return v
-        qual = self._qualname(func, frame)
-        args: list[Value] = []
-        for a in node.args:
-            if isinstance(a, ast.Starred):
-                sv = self.eval(a.value, frame, d)
-                if isinstance(sv, TupleV):
-                    args.extend(sv.items)
-                else:
-                    args.append(_STARRED_UNKNOWN)
-            else:
-                args.append(self.eval(a, frame, d))
-        kwargs: dict[str, Value] = {}
-        open_kwargs = False
-        for kw in node.keywords:
-            v = self.eval(kw.value, frame, d)
-            if kw.arg is None:
-                known = modules.expand_kwargs(v)
-                if known is None:
-                    open_kwargs = True
-                else:
-                    kwargs.update(known)
-            else:
-                kwargs[kw.arg] = v
-        if _has_starred_unknown(args):
-            open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
-        if self.call_args:
-            self.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
-        if self.project is not None and (self.specialize or _known_tensor(args, kwargs)):
-            # A plain run follows calls into other files only with a tensor of known
-            # shape (a contradiction to find, a cost to bind); a target run always.
-            # (Following the constructions in __init__ too, as within a file, made
-            # each pool worker hold every file its files build modules from: the
-            # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
-            sym = self._project_symbol(func, qual, frame)
-            library = getattr(sym, "library_qual", None)  # a library name re-exported
-            if library is not None:
-                qual = library
-            elif sym is not None:
-                return self._call_project(sym, node, args, kwargs, frame)
-        if qual is not None:
-            return self._call_qualified(qual, node, args, kwargs, open_kwargs, frame)
-        # Methods and local functions.
-        if isinstance(func, ast.Name):
-            if func.id in frame.env and frame.env[func.id] is not UNKNOWN:
-                callee = frame.env[func.id]
-                return self._call_value(callee, node, args, kwargs, frame)
-            if func.id not in frame.locals:
-                if func.id in self.functions:
-                    return self._call_local(func.id, node, args, kwargs, frame)
-                if func.id in self.classes:
-                    return self.construct(self.classes[func.id], args, kwargs)
-                if self.module_env.get(func.id, UNKNOWN) is not UNKNOWN:
-                    # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
-                    return self._call_value(self.module_env[func.id], node, args, kwargs, frame)
-                if func.id == "map" and len(args) >= 2 and not kwargs:
-                    mapped = modules.map_named(self, node, args, frame)
-                    return (
-                        mapped if mapped is not None else lambdas.map_call(self, node, args, frame)
-                    )
-                built = modules.builtin_call(self, func.id, node, args, kwargs, frame)
-                if built is not None:
-                    return built
-                if func.id == "len" and len(args) == 1:
-                    n = modules.length(args[0])
-                    if n is not None:
-                        return n
-                builtin = sequences.builtin(func.id, args) or dispatch.builtin(
-                    func.id, [sequences.hidden(a) for a in args], kwargs
-                )
-                if builtin is not None:
-                    return builtin
-                if uc.free_builtin(func.id):
-                    return UNKNOWN
-            return self._unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
-        if not isinstance(func, ast.Attribute):
-            # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
-            callee = self.eval(func, frame, d)
-            if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
-                return self._call_value(callee, node, args, kwargs, frame)
-            return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
-        if isinstance(func, ast.Attribute):
-            if modules.is_super_call(func.value):
-                res = modules.super_call(self, func.attr, node, args, kwargs, frame)
-                return res if res is not None else UNKNOWN
-            recv = self.eval(func.value, frame, d)
-            if self.call_args:
-                self.call_args[-1][:] = [[*self.call_args[-1][0], recv], len(frame.records)]
-            res = modules.method_call(self, recv, func, node, args, kwargs, frame)
-            if res is not None:
-                return res
-            if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-                # `xs = []` then `xs.append(t)`: the list gains t; after any other
-                # change its contents are no longer known. Names bound to the same
-                # list see the change too.
-                taken: Value = UNKNOWN
-                if isinstance(func.value, ast.Name):
-                    if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
-                        grown, taken = sequences.popped(recv, args, kwargs)
-                    else:
-                        grown = sequences.appended(recv, func.attr, args)
-                    for k, v in list(frame.env.items()):
-                        if v is recv:
-                            frame.env[k] = grown if k == func.value.id else UNKNOWN
-                return taken
-            self.naming.method_call(node, recv, func.attr, args, kwargs, frame)
-            if isinstance(recv, TensorV):
-                operands = [recv, *args]
-                if f"torch.Tensor.{func.attr}" in unify.MATMULS and node.args:
-                    self._unify_matmul(
-                        f"torch.Tensor.{func.attr}",
-                        operands,
-                        [func.value, node.args[0]],
-                        frame,
-                        node,
-                    )
-                res = self._op_value(f"torch.Tensor.{func.attr}", operands, kwargs, node, frame)
-                if res is UNKNOWN and func.attr == "unbind":
-                    return sequences.unbound(recv, args, kwargs)
-                return res
-            if isinstance(recv, ObjectV):
-                if recv.kind.startswith("<class>") and func.attr in self._class_methods(
-                    recv.kind[7:]
-                ):
-                    return self._call_method(recv, func.attr, node, args, kwargs, frame)
-                attr = recv.attr(func.attr)
-                if attr is not UNKNOWN:
-                    return self._call_value(attr, node, args, kwargs, frame)
-                return self._op_value(
-                    f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame
-                )
-            if isinstance(recv, SelfRecorder):
-                attr = recv.attrs.get(func.attr, UNKNOWN)
-                if attr is not UNKNOWN:
-                    return self._call_value(attr, node, args, kwargs, frame)
-                if func.attr in self._class_methods(recv.cls):
-                    # a method __init__ calls sees what __init__ has assigned so far
-                    # (timm's `self._init_img_size(img_size)` reads self.patch_size)
-                    so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
-                    return self._call_method(so_far, func.attr, node, args, kwargs, frame)
-            if recv is UNKNOWN and (
-                _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
-            ):
-                # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
-                # or a product on a tensor we lost track of.
-                return self._unknown_call(node, args, kwargs, frame, "not analysed")
-        elif not isinstance(func, ast.Name):
-            # `FeedForward(16)(x)`, `self.layers[0](x)`: call what the expression gives.
-            callee = self.eval(func, frame, d)
-            if callee is not UNKNOWN:
-                return self._call_value(callee, node, args, kwargs, frame)
-        return UNKNOWN
-
     def _project_symbol(self, func: ast.expr, qual: str | None, frame: _Frame):
         """The project definition (or value) a called or read name stands for."""
         from shapelint.analysis import project
@@ -1555,7 +761,7 @@ class ModuleAnalyzer:
         cd = self.class_of(key)
         if cd is None:
             return {}
-        methods = modules.all_methods(cd.owner or self, cd)
+        methods = attributes.all_methods(cd.owner or self, cd)
         if not self.specialize:
             # Asked at every method call on an instance; the bases of a plain run
             # are classes of the defining file, fixed once it is indexed.
@@ -1584,7 +790,7 @@ class ModuleAnalyzer:
                 if known is not None:
                     args = [known, *args[1:]]
                     if node.args and not isinstance(node.args[0], ast.Starred):
-                        self._learn(node.args[0], known, frame, node)
+                        learning.learn(self, node.args[0], known, frame, node)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 
@@ -1597,11 +803,11 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
-        exprs = _binding_exprs(_bind_call(cd.init_params, args, kwargs))
+        exprs = learning.binding_exprs(_bind_call(cd.init_params, args, kwargs))
         if not exprs:
             return ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
         return ObjectV(
-            f"<class>{cd.key}", tuple((k, _subst(v, exprs, {})) for k, v in attrs.items())
+            f"<class>{cd.key}", tuple((k, learning.subst(v, exprs, {})) for k, v in attrs.items())
         )
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
@@ -1657,7 +863,9 @@ class ModuleAnalyzer:
             # A returned `...` is its own variadic in jaxtyping: what the body
             # computes says which dims it stands for.
             result = summ.returns
-        value = _subst_value(result, binding, var_binding) if binding or var_binding else result
+        value = (
+            learning.subst_value(result, binding, var_binding) if binding or var_binding else result
+        )
         if isinstance(value, NoneV) and summ.return_annotation is None and not summ.returns:
             value = UNKNOWN
         unbound = summ.names.difference(binding)
@@ -1669,9 +877,9 @@ class ModuleAnalyzer:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
             return value
         cost = Cost(
-            flops=_subst_expr(summ.flops, binding),
-            other_flops=_subst_expr(summ.other_flops, binding),
-            bytes=_subst_expr(summ.bytes, binding),
+            flops=learning.subst_expr(summ.flops, binding),
+            other_flops=learning.subst_expr(summ.other_flops, binding),
+            bytes=learning.subst_expr(summ.bytes, binding),
         )
         if not summ.complete:
             cost.complete = False
@@ -1699,14 +907,14 @@ class ModuleAnalyzer:
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
         if qual in unify.MATMULS and len(args) > 1 and len(node.args) > 1:
-            self._unify_matmul(qual, args, node.args[:2], frame, node)
+            learning.unify_matmul(self, qual, args, node.args[:2], frame, node)
         if qual == "torch.nn.functional.linear" and len(args) > 1 and node.args:
             w = args[1]
             if isinstance(w, TensorV) and w.shape is not None and len(w.shape) == 2:
                 known = unify.ending_in(args[0], w.shape[1])  # type: ignore[arg-type]
                 if known is not None:
                     args[0] = known
-                    self._learn(node.args[0], known, frame, node)
+                    learning.learn(self, node.args[0], known, frame, node)
         for where, arg_node in unify.size_argument_nodes(qual, node):
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):
@@ -1729,7 +937,7 @@ class ModuleAnalyzer:
             nodes = unify.tensor_arg_nodes(qual, node)
             for i, v in res.refined.items():
                 if i < len(nodes):
-                    self._learn(nodes[i], v, frame, node)
+                    learning.learn(self, nodes[i], v, frame, node)
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
@@ -1780,8 +988,8 @@ class ModuleAnalyzer:
                     frame.env[kw.value.id] = lengths[kw.arg]
         bound = unify.leading_var_binding(op, pat.value, x, lengths)
         if bound is not None:
-            self._bind_var(frame, *bound)
-            x = _subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
+            learning.bind_var(self, frame, *bound)
+            x = learning.subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
             if in_args:
                 args[0] = x
             else:
@@ -1793,7 +1001,7 @@ class ModuleAnalyzer:
             args[0] = known
         else:
             kwargs["tensor"] = known
-        self._learn(unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+        learning.learn(self, unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
 
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
@@ -1895,6 +1103,15 @@ class ModuleAnalyzer:
         return _Frame(func, name)
 
     exec_block = _exec_block
+    call_project = _call_project
+    unknown_call = _unknown_call
+    class_methods = _class_methods
+    call_method = _call_method
+    project_symbol = _project_symbol
+    exec_statement = _exec
+    emit_records = _emit_records
+    analyze_nested = _analyze_nested
+    qualname_of = _qualname
     assign = _assign
     record = _record
     call_value = _call_value
@@ -1908,105 +1125,34 @@ class ModuleAnalyzer:
 
 # ---------------------------------------------------------------------- dispatch
 
-# One handler per node type; a statement with none (pass, break, global...) has
-# nothing to track, an expression with none has its children evaluated for calls.
-_STMT_HANDLERS = {
-    ast.Assign: ModuleAnalyzer._exec_assign,
-    ast.AnnAssign: ModuleAnalyzer._exec_ann_assign,
-    ast.AugAssign: ModuleAnalyzer._exec_aug_assign,
-    ast.Expr: ModuleAnalyzer._exec_expr,
-    ast.Return: ModuleAnalyzer._exec_return,
-    ast.If: ModuleAnalyzer._exec_if,
-    ast.For: ModuleAnalyzer._exec_for,
-    ast.AsyncFor: ModuleAnalyzer._exec_for,
-    ast.While: ModuleAnalyzer._exec_while,
-    ast.With: ModuleAnalyzer._exec_with,
-    ast.AsyncWith: ModuleAnalyzer._exec_with,
-    ast.Try: ModuleAnalyzer._exec_try,
-    ast.FunctionDef: ModuleAnalyzer._exec_function_def,
-    ast.AsyncFunctionDef: ModuleAnalyzer._exec_function_def,
-    ast.ClassDef: ModuleAnalyzer._exec_class_def,
-    ast.Import: ModuleAnalyzer._exec_import,
-    ast.ImportFrom: ModuleAnalyzer._exec_import,
-    ast.Assert: ModuleAnalyzer._exec_assert,
-    ast.Delete: ModuleAnalyzer._exec_delete,
-    ast.Raise: ModuleAnalyzer._exec_raise,
-}
-for _name, _handler in (
-    ("TryStar", ModuleAnalyzer._exec_try),
-    ("Match", ModuleAnalyzer._exec_match),
-):
-    if hasattr(ast, _name):  # newer syntax: present from Python 3.11 / 3.10
-        _STMT_HANDLERS[getattr(ast, _name)] = _handler
-
+# One handler per node type; an expression with none has its children evaluated
+# for calls (statements: statement_exec.HANDLERS).
 _EXPR_HANDLERS = {
-    ast.Constant: ModuleAnalyzer._eval_constant,
-    ast.Name: ModuleAnalyzer._eval_name,
-    ast.Call: ModuleAnalyzer._call,
-    ast.Attribute: ModuleAnalyzer._attribute,
-    ast.BinOp: ModuleAnalyzer._eval_binop,
-    ast.UnaryOp: ModuleAnalyzer._eval_unaryop,
-    ast.Tuple: ModuleAnalyzer._eval_sequence,
-    ast.List: ModuleAnalyzer._eval_sequence,
-    ast.Subscript: ModuleAnalyzer._subscript,
-    ast.IfExp: ModuleAnalyzer._eval_ifexp,
-    ast.JoinedStr: ModuleAnalyzer._eval_joined_str,
-    ast.NamedExpr: ModuleAnalyzer._eval_named_expr,
-    ast.ListComp: ModuleAnalyzer._eval_comprehension,
-    ast.SetComp: ModuleAnalyzer._eval_comprehension,
-    ast.GeneratorExp: ModuleAnalyzer._eval_comprehension,
-    ast.DictComp: ModuleAnalyzer._eval_comprehension,
-    ast.Lambda: ModuleAnalyzer._eval_lambda,
-    ast.Compare: ModuleAnalyzer._eval_fold,
-    ast.BoolOp: ModuleAnalyzer._eval_fold,
-    ast.Dict: ModuleAnalyzer._eval_dict,
-    ast.Slice: ModuleAnalyzer._eval_slice,
+    ast.Constant: expressions.eval_constant,
+    ast.Name: expressions.eval_name,
+    ast.Call: call_resolution.call,
+    ast.Attribute: expressions.attribute,
+    ast.BinOp: expressions.eval_binop,
+    ast.UnaryOp: expressions.eval_unaryop,
+    ast.Tuple: expressions.eval_sequence,
+    ast.List: expressions.eval_sequence,
+    ast.Subscript: expressions.subscript,
+    ast.IfExp: expressions.eval_ifexp,
+    ast.JoinedStr: expressions.eval_joined_str,
+    ast.NamedExpr: expressions.eval_named_expr,
+    ast.ListComp: expressions.eval_comprehension,
+    ast.SetComp: expressions.eval_comprehension,
+    ast.GeneratorExp: expressions.eval_comprehension,
+    ast.DictComp: expressions.eval_comprehension,
+    ast.Lambda: expressions.eval_lambda,
+    ast.Compare: expressions.eval_fold,
+    ast.BoolOp: expressions.eval_fold,
+    ast.Dict: expressions.eval_dict,
+    ast.Slice: expressions.eval_slice,
 }
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-_STARRED_UNKNOWN = ObjectV("<starred>")
-
-
-def _has_starred_unknown(args: list[Value]) -> bool:
-    """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
-    every argument of another class (values only equal their own class)."""
-    for a in args:
-        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
-            return True
-    return False
-
-
-_LIST_MUTATORS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
-)
-
-_OPERATOR_NAMES = {
-    ast.Add: "operator.add",
-    ast.Sub: "operator.sub",
-    ast.Mult: "operator.mul",
-    ast.Div: "operator.truediv",
-    ast.FloorDiv: "operator.floordiv",
-    ast.Mod: "operator.mod",
-    ast.Pow: "operator.pow",
-    ast.MatMult: "operator.matmul",
-    ast.BitAnd: "operator.and_",
-    ast.BitOr: "operator.or_",
-    ast.BitXor: "operator.xor",
-}
-
-
-def _known_tensor(args, kwargs) -> bool:
-    # Asked at every call: loops, without a generator or a joined tuple.
-    for v in args:
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    for v in kwargs.values():
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    return False
 
 
 def _positional_params(node) -> list[ast.arg]:
@@ -2025,32 +1171,6 @@ def _has_anonymous_var(t: TensorV | None) -> bool:
     )
 
 
-def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
-    if shape is None or f"*{name}" not in shape:
-        return shape
-    i = shape.index(f"*{name}")
-    return shape[:i] + dims + shape[i + 1 :]
-
-
-_PAIR_FIELDS = {"values": 0, "indices": 1}
-
-
-def _pair_field(t: TupleV, attr: str) -> Value:
-    """`.values` / `.indices` of what max/min/sort/topk with a dim return: torch's
-    named (values, indices) pair, which the stub rules build as a tuple."""
-    if len(t.items) == 2 and isinstance(t.items[1], TensorV) and t.items[1].dtype == "int64":
-        return t.items[_PAIR_FIELDS[attr]]
-    return UNKNOWN
-
-
-def _is_self_attribute(node: ast.expr) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-        if isinstance(node, ast.Name) and node.id == "self":
-            return True
-    return False
-
-
 def _has_unknown_item(v: Value) -> bool:
     return v is UNKNOWN or (
         isinstance(v, TupleV) and any(isinstance(i, IntV) and i.value is None for i in v.items)
@@ -2064,43 +1184,12 @@ def _unpackable(t: TensorV, n: int) -> bool:
     return first is None or first.value is None or first.value == n
 
 
-def _shape_source(node: ast.expr | None) -> ast.expr | None:
-    """The tensor expression behind `x.shape` / `x.size()`, for dimension naming."""
-    if isinstance(node, ast.Attribute) and node.attr == "shape":
-        return node.value
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "size"
-        and not node.args
-    ):
-        return node.func.value
-    return None
-
-
-def _shape_tuple(t: TensorV) -> Value:
-    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
-        return UNKNOWN
-    return TupleV(tuple(IntV(d) for d in t.shape))  # type: ignore[arg-type]
-
-
 def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
     if isinstance(t, TensorV):
         if t.shape is None:
             return None
         return [dim_py(d) for d in t.shape]
     return None
-
-
-def _reveal(v: Value) -> str:
-    if isinstance(v, TensorV):
-        s = v.shape_str()
-        return f"{s} {v.dtype}" if v.dtype else s
-    if isinstance(v, IntV):
-        return "int" if v.value is None else f"int = {v.value.to_human()}"
-    if isinstance(v, TupleV):
-        return "(" + ", ".join(_reveal(i) for i in v.items) + ")"
-    return "unknown"
 
 
 def _join(a: Value, b: Value) -> Value:
@@ -2140,18 +1229,6 @@ def _join_env(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
         if k not in a:
             out[k] = UNKNOWN
     return out
-
-
-def _refine(value: Value, declared: TensorV) -> Value:
-    """A declared annotation names the dims; keep what the value knows for sure."""
-    if isinstance(value, TensorV) and value.shape is not None and declared.shape is not None:
-        if len(value.shape) == len(declared.shape) and value.rank is not None:
-            dims = tuple(
-                v if (v is not None and v.value is not None) else dcl
-                for v, dcl in zip(value.shape, declared.shape)
-            )  # type: ignore[union-attr]
-            return TensorV(dims, value.dtype or declared.dtype)
-    return declared
 
 
 def _bind_call(params: list[str], args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
@@ -2214,55 +1291,6 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                 if n is not None and isinstance(d, Expr):
                     out.setdefault(n, d)
     return out
-
-
-def _subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
-    if e is None or not binding:
-        return e
-    return e.substitute(binding)
-
-
-def _subst_value(
-    v: Value,
-    binding: dict[str, Value] | dict[str, Expr],
-    var_binding: dict[str, tuple] | None = None,
-) -> Value:
-    exprs = _binding_exprs(binding)
-    # Nothing to substitute (an argument of unknown size binds nothing): v as is,
-    # rather than a rebuilt copy of every nested attribute (a tenth of a run).
-    return _subst(v, exprs, var_binding or {}) if exprs or var_binding else v
-
-
-def _binding_exprs(binding: dict[str, Value] | dict[str, Expr]) -> dict[str, Expr]:
-    """The sizes a binding gives its names (an int argument's value; a name bound
-    to something else binds no size)."""
-    out: dict[str, Expr] = {}
-    for k, x in binding.items():
-        if isinstance(x, IntV):
-            x = x.value
-        if isinstance(x, Expr):
-            out[k] = x
-    return out
-
-
-def _subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Value:
-    if isinstance(v, TensorV) and v.shape is not None:
-        dims: list = []
-        for d in v.shape:
-            if isinstance(d, Var) and d.name in var_binding:
-                dims.extend(var_binding[d.name])
-            elif isinstance(d, Expr):
-                dims.append(d.substitute(exprs))
-            else:
-                dims.append(d)
-        return TensorV(tuple(dims), v.dtype)
-    if isinstance(v, IntV) and v.value is not None:
-        return IntV(v.value.substitute(exprs))
-    if isinstance(v, TupleV):
-        return TupleV(tuple(_subst(i, exprs, var_binding) for i in v.items))
-    if isinstance(v, ObjectV):
-        return ObjectV(v.kind, tuple((k, _subst(x, exprs, var_binding)) for k, x in v.attrs))
-    return v
 
 
 def _unknown_calls(records) -> list[dict]:

@@ -18,10 +18,16 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shapelint.analysis.attributes import (
+    all_methods,
+    base_classes,
+    find_method,
+    settled,
+    super_method,
+)
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import nested_statements
 from shapelint.notation.symbolic import Expr
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
 # Longest loop (or comprehension) unrolled item by item; a longer one of known
 # count repeats its first item's cost.
 MAX_UNROLL = 256
+MAP_MAX = 16  # items a map over named callables is run for, one by one
 # Deepest chain of specialized calls (a recursion the in-progress set misses).
 MAX_DEPTH = 40
 
@@ -202,145 +209,6 @@ def _container(args, sequential: bool) -> Value:
     return ModuleListV(tuple(args), sequential)
 
 
-def builtin_call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame):
-    """Builtins whose results carry modules or configs: dict(), isinstance()."""
-    if name == "int" and len(args) == 1 and isinstance(args[0], FloatV):
-        v = args[0].value
-        return (
-            IntV(Expr.const(int(v))) if v is not None and v == v and abs(v) < 2**62 else IntV(None)
-        )
-    if name == "dict" and not node.args or name == "dict" and len(args) == 1:
-        if any(kw.arg is None for kw in node.keywords):
-            return None
-        base = args[0] if args else None
-        if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
-            return None
-        return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
-    if name == "float" and len(args) == 1:
-        return FloatV(None)
-    if name == "range" and 1 <= len(args) <= 3 and not kwargs:
-        return _range_items(args)
-    if name == "callable" and len(args) == 1:
-        return _callable(args[0])
-    if name == "isinstance" and len(args) == 2 and len(node.args) == 2:
-        return _isinstance(an, args[0], node.args[1], frame)
-    if name == "map" and len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
-        return _map_lambda(an, node, args[1], frame)
-    return None
-
-
-def _range_items(args) -> Value | None:
-    """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
-    bounds = []
-    for a in args:
-        if not (isinstance(a, IntV) and a.value is not None and a.value.value is not None):
-            return None
-        bounds.append(a.value.value)
-    r = range(*bounds) if bounds[-1:] != [0] or len(bounds) < 3 else None
-    if r is None or len(r) > MAX_UNROLL:
-        return None
-    return TupleV(tuple(IntV(Expr.const(i)) for i in r))
-
-
-_PY_TYPES = {
-    "tuple": (TupleV,),
-    "list": (TupleV,),
-    "int": (IntV, BoolV),
-    "float": (FloatV,),
-    "str": (StrV,),
-    "bool": (BoolV,),
-    "dict": (),
-}
-
-
-def _callable(v: Value) -> Value:
-    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TensorV, TupleV)):
-        return BoolV(False)
-    if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
-        return BoolV(True)
-    return BoolV(None)
-
-
-# The abstract collection types a value of a plain kind is, or is not, an instance
-# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
-# and strings are iterable sequences; numbers, booleans and None are neither.
-_ABSTRACT = frozenset(
-    f"{m}.{t}"
-    for m in ("collections.abc", "typing")
-    for t in ("Iterable", "Sequence", "Collection")
-)
-_NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
-
-
-def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
-    names = types.elts if isinstance(types, ast.Tuple) else [types]
-    kinds: list[tuple[type[Value], ...]] = []
-    for n in names:
-        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
-        if qual in _ABSTRACT:
-            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
-                return BoolV(None)
-            kinds.append((TupleV, StrV))
-        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
-            kinds.append(_PY_TYPES[n.id])
-        else:
-            return BoolV(None)
-    if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
-        return BoolV(None)
-    return BoolV(any(isinstance(v, k) for k in kinds))
-
-
-def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
-    """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
-    through the lambda's body (its calls recorded once per item)."""
-    lam = node.args[0]
-    assert isinstance(lam, ast.Lambda)
-    items = as_items(seq)
-    params = [a.arg for a in lam.args.args]
-    if items is None or len(params) != 1 or lam.args.vararg or lam.args.kwonlyargs:
-        return None
-    out = []
-    for i, item in enumerate(items):
-        inner = an.new_frame(frame.func, frame.name)
-        inner.env = dict(frame.env)
-        inner.env[params[0]] = item
-        inner.locals = set(frame.locals) | {params[0]}
-        inner.local_imports = frame.local_imports
-        out.append(an.eval(lam.body, inner))
-        for key, rec in inner.records.items():
-            frame.records[(*key, "map", i)] = rec
-    return TupleV(tuple(out))
-
-
-_MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
-_MAP_MAX = 16  # items a map over named callables is run for, one by one
-
-
-def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
-    """`map(f, (a, b))` with f a function known by name, not as a value, over a
-    sequence known item by item: `f(a), f(b)`, each call run as the code would
-    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
-    if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
-        return None
-    items = as_items(args[1])
-    if items is None or len(items) > _MAP_MAX:
-        return None
-    call = ast.copy_location(
-        ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
-        node,
-    )
-    out = []
-    for i, item in enumerate(items):
-        inner = an.new_frame(frame.func, frame.name)
-        inner.env = {**frame.env, _MAP_ITEM: item}
-        inner.locals = set(frame.locals) | {_MAP_ITEM}
-        inner.local_imports = frame.local_imports
-        out.append(an.eval(call, inner))
-        for key, rec in inner.records.items():
-            frame.records[(*key, "map", i)] = rec
-    return TupleV(tuple(out))
-
-
 def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) -> Value | None:
     """`[Block(cfg) for _ in range(n)]`: the list it builds, item by item when n
     is a known number, else n copies of one item; `(f(t) for t in (q, k, v))` over
@@ -444,55 +312,6 @@ def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
 # ---------------------------------------------------------------------- classes
 
 
-def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
-    """The project classes cd derives from (in its own file or imported)."""
-    from shapelint.analysis import project
-
-    owner = cd.owner or an
-    out = []
-    for b in cd.node.bases:
-        base = None
-        if isinstance(b, ast.Name) and b.id in owner.classes:
-            base = owner.classes[b.id]
-        elif not owner.specialize:
-            continue  # bases in other files: followed by target runs only
-        elif isinstance(b, ast.Name) and b.id in owner.project_links:
-            base = project.resolve(owner, b.id)
-        elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
-            qual = owner.imports.resolve(b)
-            base = project.resolve_qualified(owner, qual) if qual else None
-        if base is not None and base is not cd and hasattr(base, "methods"):
-            out.append(base)
-    return out
-
-
-def find_method(an: Analyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
-    """A method by name along the project bases, depth first (the MRO of simple
-    single-inheritance hierarchies, which is what models use)."""
-    if name in cd.methods:
-        return cd.methods[name]
-    seen = _seen if _seen is not None else set()
-    seen.add(cd.key)
-    for base in base_classes(an, cd):
-        if base.key not in seen:
-            fd = find_method(an, base, name, seen)
-            if fd is not None:
-                return fd
-    return None
-
-
-def all_methods(an: Analyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
-    """Own methods over inherited ones, along the project bases."""
-    seen = _seen if _seen is not None else set()
-    seen.add(cd.key)
-    out: dict[str, FuncDef] = {}
-    for base in reversed(base_classes(an, cd)):
-        if base.key not in seen:
-            out.update(all_methods(an, base, seen))
-    out.update(cd.methods)
-    return out
-
-
 def init_param(fd: FuncDef, name: str) -> Value:
     """A constructor parameter with neither annotation nor default: a size symbol
     (`dim`, `depth`), so that the layers it sizes carry it into the formulas; a
@@ -500,18 +319,6 @@ def init_param(fd: FuncDef, name: str) -> Value:
     if fd.cls is not None and fd.node.name == "__init__":
         return IntV(Expr.name(name))
     return UNKNOWN
-
-
-def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
-    """`super().name` in a method of class C: the first base of C that has it."""
-    fd = frame.func
-    if fd is None or fd.cls is None:
-        return None
-    for base in base_classes(an, fd.cls):
-        found = find_method(an, base, name)
-        if found is not None:
-            return found
-    return None
 
 
 # ---------------------------------------------------------------------- calls
@@ -671,16 +478,6 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
             i = idx.value.value
             return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
         return UNKNOWN
-    return None
-
-
-def length(v: Value) -> Value | None:
-    if isinstance(v, ModuleListV):
-        if v.count is not None:
-            return IntV(v.count)
-        return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
-    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
-        return IntV(Expr.const(len(v.attrs)))
     return None
 
 
@@ -865,7 +662,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     in a specialized run: turn by turn until a turn surely returns. False (all
     undone) where a turn may or may not return: the interpreter runs it as before."""
     seq = an.eval(stmt.iter, frame)
-    if not isinstance(seq, TupleV) or len(seq.items) > _MAP_MAX:
+    if not isinstance(seq, TupleV) or len(seq.items) > MAP_MAX:
         return False
     env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
     for item in seq.items:
@@ -1137,65 +934,6 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if key is not None:
         an.specialized[key] = value
     return value
-
-
-def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
-    """attrs without the flags another method sets: after `self.swapped = True` in
-    another method (one __init__ calls, too), `if self.swapped:` is not decided by the
-    False that __init__ gave it (a branch taken for a constant that is not one).
-    A target is one forward of the module as built: no other method ran before
-    it, so what __init__ gave holds (timm's grad_checkpointing)."""
-    if an.specialize:
-        return attrs
-    flags = [k for k, v in attrs.items() if _flag(v)]
-    changed = set_elsewhere(an, cd, flags) if flags else ()
-    if not changed:
-        return attrs
-    return {k: UNKNOWN if k in changed else v for k, v in attrs.items()}
-
-
-def _flag(v: Value) -> bool:
-    return isinstance(v, (BoolV, NoneV, StrV, FloatV)) or (
-        isinstance(v, IntV) and v.value is not None and v.value.is_constant()
-    )
-
-
-# Without a leading \b, which would keep the regex engine from scanning for the
-# literal "self." (ten times slower on a long class); _assigned_attrs checks it.
-_SELF_ASSIGNED = re.compile(r"self\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
-
-
-def _assigned_attrs(text: str) -> set[str]:
-    """The attributes text assigns to self: the names of _SELF_ASSIGNED's matches
-    that start a word (as a leading \b would: no match can hold the start of another)."""
-    out = set()
-    for m in _SELF_ASSIGNED.finditer(text):
-        i = m.start()
-        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
-            out.add(m.group(1))
-    return out
-
-
-def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
-    """Which of names a method of cd's own other than __init__ assigns to self. The
-    methods __init__ calls count too: they run on a copy of what __init__ has
-    built so far, so what they assign never reaches the attributes (peft's
-    `update_layer` sets `self._did_swap_in_out_features = True` under a condition).
-    A search of their text, read once per class: a walk of every method's tree
-    cost more than the rest of a class's analysis."""
-    assigned = getattr(cd, "_assigned_elsewhere", None)
-    if assigned is None:
-        lines = (cd.owner or an).src.lines
-        text = "".join(
-            "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
-            for name, fd in cd.methods.items()
-            if name != "__init__"
-        )
-        # Every attribute they assign, once: the same as a search for the names
-        # asked (an assignment names one whole attribute).
-        assigned = _assigned_attrs(text)
-        cd._assigned_elsewhere = assigned  # type: ignore[attr-defined]
-    return assigned.intersection(names)
 
 
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:

@@ -20,7 +20,6 @@ import ast
 import re
 from dataclasses import dataclass
 
-from shapelint.analysis.axis_names import NamePolicy
 from shapelint.analysis.letter_einsum import align_letters, parse_letters
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
@@ -43,6 +42,7 @@ from shapelint.analysis.shape_guess import (
 )
 from shapelint.analysis.statements import innermost_statement, own_parents
 from shapelint.notation import reshuffle as rs
+from shapelint.notation.axis_names import NamePolicy
 from shapelint.notation.quoting import ends
 from shapelint.notation.reshuffle import Elem, Layout, Step, Unmodelled
 from shapelint.notation.symbolic import Expr

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
-    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
+    from shapelint.analysis.defs import Analyzer, ClassDef
 
 # Parsed project modules kept per process (a pool worker serves many files).
 MAX_MODULES = 512
@@ -302,7 +302,3 @@ def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
     mod = key.split(":", 1)[0]
     target = an.project.analyzer(an.project_root, mod)
     return target.class_keys.get(key) if target is not None else None
-
-
-def owner_of(an: Analyzer, d: FuncDef | ClassDef) -> Analyzer:
-    return d.owner if d.owner is not None else an

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from shapelint.analysis.axis_names import quotient_hint
+from shapelint.notation.axis_names import quotient_hint
 from shapelint.notation.reshuffle import SizeArg, Step, frac
 from shapelint.notation.symbolic import Expr, FloorDiv
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, Value

@@ -22,17 +22,6 @@ class SeqV(Value):
     count: Expr | None
 
 
-def builtin(name: str, args: list[Value]) -> Value | None:
-    """len / list / tuple of a SeqV; None for anything else."""
-    if len(args) != 1 or not isinstance(args[0], SeqV):
-        return None
-    if name == "len":
-        return IntV(args[0].count)
-    if name in ("list", "tuple"):
-        return args[0]
-    return None
-
-
 def appended(items: TupleV, method: str, args: list[Value]) -> Value:
     """The list after `xs.append(t)` / `xs.extend(ys)`; UNKNOWN after anything else."""
     if method == "append" and len(args) == 1:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis.axis_names import NamePolicy
 from shapelint.analysis.reshuffle_chain import SOURCE_SYMBOL
 from shapelint.analysis.statements import nested_statements
 from shapelint.notation import reshuffle as rs
+from shapelint.notation.axis_names import NamePolicy
 from shapelint.notation.reshuffle import Elem, Layout, Step
 from shapelint.notation.symbolic import Expr, FloorDiv
 from shapelint.ops.values import Var

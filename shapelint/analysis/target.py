@@ -16,10 +16,11 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
-from shapelint.analysis import modules, project, unnamed
+from shapelint.analysis import attributes, modules, project, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
+from shapelint.notation.target import Target
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
 
 
@@ -133,10 +134,11 @@ def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
 
 
 def evaluate_target(
-    an, path: str, qualname: str, init: dict[str, str], inputs: dict[str, str]
+    an, target: Target, init: dict[str, str], inputs: dict[str, str]
 ) -> TargetResult:
     """The target in a prepared analyzer of the file built for specialized
     evaluation (analysis/driver.analyze_target builds it)."""
+    path, qualname = target.path, target.qualname or ""
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
     kwargs = {}
@@ -155,12 +157,12 @@ def evaluate_target(
     cls_name, _, meth = qualname.partition(".")
     cd = _class_named(an, cls_name)
     if cd is not None and meth != "__init__":
-        fd = modules.find_method(an, cd, meth or "forward")
+        fd = attributes.find_method(an, cd, meth or "forward")
         if fd is None and not meth:
-            fd = modules.find_method(an, cd, "__call__")
+            fd = attributes.find_method(an, cd, "__call__")
         if fd is None:
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
-        _check_names(an, modules.find_method(an, cd, "__init__"), init, "--init", cls_name)
+        _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
         defaults = _init_defaults(an, cd, init)
     elif not meth and qualname in an.functions:
@@ -179,7 +181,7 @@ def evaluate_target(
     value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
-    for f in (fd, modules.find_method(an, cd, "__init__") if cd is not None else None):
+    for f in (fd, attributes.find_method(an, cd, "__init__") if cd is not None else None):
         if f is not None:
             names |= _signature_names(an, f)
     dtypes = {name: v.dtype for name, v in shapes.items()}
@@ -244,7 +246,7 @@ def _check_names(an, fd, given: dict, what: str, where: str) -> None:
 
 def _init_defaults(an, cd, given: dict) -> dict[str, object]:
     """Constructor parameters left at their literal defaults, for the report."""
-    init = modules.find_method(an, cd, "__init__")
+    init = attributes.find_method(an, cd, "__init__")
     if init is None:
         return {}
     a = init.node.args

@@ -15,6 +15,7 @@ from shapelint.cli.options import (
     parse_dims,
     run_analysis,
 )
+from shapelint.notation.target import Target
 from shapelint.ops.dtypes import DTYPE_ALIASES
 
 
@@ -113,8 +114,9 @@ def cost(
         else (DTYPE_ALIASES.get(cfg.dtype, cfg.dtype) if cfg.dtype else None)
     )
     options = analysis_options(cfg, dtype=dt, dims=bound)
-    targets = [p for p in paths if "::" in p]
-    paths = tuple(p.rpartition("::")[0] if "::" in p else p for p in paths)
+    parsed = [Target.parse(p) for p in paths]
+    targets = [t for t in parsed if t.qualname is not None]
+    paths = tuple(t.path for t in parsed)
     if (init or inputs) and not targets:
         click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
         sys.exit(2)
@@ -154,7 +156,7 @@ def cost(
     sys.exit(0)
 
 
-def _target(targets: list[str], init, inputs, bound: dict[str, int], options) -> dict:
+def _target(targets: list[Target], init, inputs, bound: dict[str, int], options) -> dict:
     from shapelint.analysis.target import TargetError
     from shapelint.cost.target import run_target
 
@@ -256,12 +258,12 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
         if target is not None:
             targets, init, inputs = target
             now = _target(targets, init, inputs, dims, options)
-            file_path, _, qual = targets[0].rpartition("::")
+            qual = targets[0].qualname
 
             def at(p: Path) -> dict:
-                return _target([f"{p}::{qual}"], init, inputs, dims, options)
+                return _target([Target(str(p), qual)], init, inputs, dims, options)
 
-            before = target_at_revision(base, Path(file_path), at, cfg)
+            before = target_at_revision(base, Path(targets[0].path), at, cfg)
             if before is not None:
                 before["path"] = now["path"]
             changes.insert(0, target_change(before, now, dims))

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from shapelint.cli.options import analysis_options, load_config, parse_dim_values
+from shapelint.notation.target import Target
 from shapelint.report.numbers import si
 
 DTYPE_CHOICES = ("fp32", "bf16")
@@ -164,8 +165,8 @@ def run(
         bound, shapes = parse_dim_values(dims)
     except click.BadParameter as e:
         _usage(e.format_message())
-    path_text, sep, _ = target.rpartition("::")
-    path = Path(path_text if sep else target)
+    parsed = Target.parse(target)
+    path = Path(parsed.path)
     cfg = load_config([path], config_path)
     all_dims = {k: v for k, v in cfg.dims.items() if isinstance(v, int)}
     all_dims.update(bound)
@@ -177,7 +178,7 @@ def run(
         )
     if init or inputs:
         _run_module(
-            target, init, inputs, all_dims, device, fmt, analysis_options(cfg, dims=all_dims)
+            parsed, init, inputs, all_dims, device, fmt, analysis_options(cfg, dims=all_dims)
         )
     opts = runtime.RunOptions(
         dims=all_dims,
@@ -191,7 +192,7 @@ def run(
         static=analysis_options(cfg, dims=all_dims),
     )
     try:
-        file_path, name = runtime.parse_target(target)
+        file_path, name = runtime.parse_target(parsed)
         reports, skipped = runtime.run_target(file_path, name, opts)
     except runtime.RuntimeUsageError as e:
         _usage(str(e))
@@ -217,13 +218,12 @@ def _run_module(target, init, inputs, dims, device, fmt, static_options) -> None
     from shapelint.analysis.target import TargetError, parse_assignments
     from shapelint.runtime.modules import render, run_module
 
-    path_text, sep, qual = target.rpartition("::")
-    if not sep or not qual:
-        _usage(f"{target!r}: --init and --input need PATH::QUALNAME")
+    if not target.qualname:
+        _usage(f"{str(target)!r}: --init and --input need PATH::QUALNAME")
     try:
         rep = run_module(
-            Path(path_text),
-            qual,
+            Path(target.path),
+            target.qualname,
             parse_assignments(init, "--init"),
             parse_assignments(inputs, "--input"),
             dims,

@@ -6,27 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shapelint.notation.target import Target
 from shapelint.report.numbers import flops_figure, si
 
 
-def split_target(arg: str) -> tuple[str, str] | None:
-    if "::" not in arg:
-        return None
-    path, _, qual = arg.rpartition("::")
-    return path, qual
-
-
-def run_target(arg: str, init, inputs, dims: dict[str, int], options: dict) -> dict:
+def run_target(target: Target, init, inputs, dims: dict[str, int], options: dict) -> dict:
     """The target's json object; raises TargetError (a usage error) or OSError."""
     from shapelint.analysis.driver import analyze_target
     from shapelint.analysis.target import parse_assignments, target_json
 
-    path, qual = split_target(arg)  # type: ignore[misc]
+    path = target.path
     text = Path(path).read_text(encoding="utf-8")
     res = analyze_target(
         path,
         text,
-        qual,
+        target.qualname or "",
         parse_assignments(init, "--init"),
         parse_assignments(inputs, "--input"),
         options,

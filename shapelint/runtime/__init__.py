@@ -43,8 +43,9 @@ from typing import Any
 
 import torch
 
-from shapelint.analysis.options import AnalysisOptions
+from shapelint.notation.target import Target
 from shapelint.ops.dtypes import SHORT_NAMES
+from shapelint.options import AnalysisOptions
 from shapelint.runtime.shapes import (
     CHECK_NAME,
     ShapeChecker,
@@ -146,15 +147,15 @@ class RunReport:
 # ---------------------------------------------------------------------- loading
 
 
-def parse_target(target: str) -> tuple[Path, str | None]:
+def parse_target(target: Target) -> tuple[Path, str | None]:
     """PATH::FUNCTION (or PATH::Class, PATH::Class.method) or a bare PATH."""
-    path, sep, name = target.rpartition("::")
-    if not sep:
-        return Path(target), None
+    path, name = target.path, target.qualname
+    if name is None:
+        return Path(path), None
     if not path:
-        raise RuntimeUsageError(f"{target!r}: expected PATH::FUNCTION")
+        raise RuntimeUsageError(f"{str(target)!r}: expected PATH::FUNCTION")
     if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)?", name):
-        raise RuntimeUsageError(f"{target!r}: {name!r} is not FUNCTION, Class or Class.method")
+        raise RuntimeUsageError(f"{str(target)!r}: {name!r} is not FUNCTION, Class or Class.method")
     return Path(path), name
 
 

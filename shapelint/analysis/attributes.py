@@ -1,0 +1,137 @@
+"""The object model's lookups: a class's project bases, a method along them (the
+MRO of the single-inheritance hierarchies models use), all of a class's methods,
+`super().name`, and which of an instance's flag attributes another method sets
+(so that a branch on one is not decided by the value __init__ gave it).
+Calls of what they find are modules.py's and the interpreter's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
+
+
+def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
+    """The project classes cd derives from (in its own file or imported)."""
+    from shapelint.analysis import project
+
+    owner = cd.owner or an
+    out = []
+    for b in cd.node.bases:
+        base = None
+        if isinstance(b, ast.Name) and b.id in owner.classes:
+            base = owner.classes[b.id]
+        elif not owner.specialize:
+            continue  # bases in other files: followed by target runs only
+        elif isinstance(b, ast.Name) and b.id in owner.project_links:
+            base = project.resolve(owner, b.id)
+        elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
+            qual = owner.imports.resolve(b)
+            base = project.resolve_qualified(owner, qual) if qual else None
+        if base is not None and base is not cd and hasattr(base, "methods"):
+            out.append(base)
+    return out
+
+
+def find_method(an: Analyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
+    """A method by name along the project bases, depth first (the MRO of simple
+    single-inheritance hierarchies, which is what models use)."""
+    if name in cd.methods:
+        return cd.methods[name]
+    seen = _seen if _seen is not None else set()
+    seen.add(cd.key)
+    for base in base_classes(an, cd):
+        if base.key not in seen:
+            fd = find_method(an, base, name, seen)
+            if fd is not None:
+                return fd
+    return None
+
+
+def all_methods(an: Analyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
+    """Own methods over inherited ones, along the project bases."""
+    seen = _seen if _seen is not None else set()
+    seen.add(cd.key)
+    out: dict[str, FuncDef] = {}
+    for base in reversed(base_classes(an, cd)):
+        if base.key not in seen:
+            out.update(all_methods(an, base, seen))
+    out.update(cd.methods)
+    return out
+
+
+def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
+    """`super().name` in a method of class C: the first base of C that has it."""
+    fd = frame.func
+    if fd is None or fd.cls is None:
+        return None
+    for base in base_classes(an, fd.cls):
+        found = find_method(an, base, name)
+        if found is not None:
+            return found
+    return None
+
+
+def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
+    """attrs without the flags another method sets: after `self.swapped = True` in
+    another method (one __init__ calls, too), `if self.swapped:` is not decided by the
+    False that __init__ gave it (a branch taken for a constant that is not one).
+    A target is one forward of the module as built: no other method ran before
+    it, so what __init__ gave holds (timm's grad_checkpointing)."""
+    if an.specialize:
+        return attrs
+    flags = [k for k, v in attrs.items() if _flag(v)]
+    changed = set_elsewhere(an, cd, flags) if flags else ()
+    if not changed:
+        return attrs
+    return {k: UNKNOWN if k in changed else v for k, v in attrs.items()}
+
+
+def _flag(v: Value) -> bool:
+    return isinstance(v, (BoolV, NoneV, StrV, FloatV)) or (
+        isinstance(v, IntV) and v.value is not None and v.value.is_constant()
+    )
+
+
+# Without a leading \b, which would keep the regex engine from scanning for the
+# literal "self." (ten times slower on a long class); _assigned_attrs checks it.
+_SELF_ASSIGNED = re.compile(r"self\.(\w+)\s*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=)")
+
+
+def _assigned_attrs(text: str) -> set[str]:
+    """The attributes text assigns to self: the names of _SELF_ASSIGNED's matches
+    that start a word (as a leading \b would: no match can hold the start of another)."""
+    out = set()
+    for m in _SELF_ASSIGNED.finditer(text):
+        i = m.start()
+        if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
+            out.add(m.group(1))
+    return out
+
+
+def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
+    """Which of names a method of cd's own other than __init__ assigns to self. The
+    methods __init__ calls count too: they run on a copy of what __init__ has
+    built so far, so what they assign never reaches the attributes (peft's
+    `update_layer` sets `self._did_swap_in_out_features = True` under a condition).
+    A search of their text, read once per class: a walk of every method's tree
+    cost more than the rest of a class's analysis."""
+    assigned = getattr(cd, "_assigned_elsewhere", None)
+    if assigned is None:
+        lines = (cd.owner or an).src.lines
+        text = "".join(
+            "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
+            for name, fd in cd.methods.items()
+            if name != "__init__"
+        )
+        # Every attribute they assign, once: the same as a search for the names
+        # asked (an assignment names one whole attribute).
+        assigned = _assigned_attrs(text)
+        cd._assigned_elsewhere = assigned  # type: ignore[attr-defined]
+    return assigned.intersection(names)

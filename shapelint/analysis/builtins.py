@@ -1,0 +1,284 @@
+"""Python's builtins, in one table: the name a call resolves to (a builtin the
+code does not shadow) -> the handlers that may know its result, tried in order.
+
+`len` of a module list or dict, of a grown list (a SeqV), of a tuple or tensor;
+`int`, `float`, `min`, `max` on sizes; `dict`, `range`, `callable`,
+`isinstance`, `list`/`tuple` and `map` (over a lambda, or a function known by
+name). A builtin that costs nothing and is not in the table is UNKNOWN, not an
+unknown call."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import lambdas
+from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.modules import (
+    DICT_KIND,
+    MAP_MAX,
+    MAX_UNROLL,
+    ClassRefV,
+    FunctionRefV,
+    LayerClassV,
+    ModuleListV,
+    PartialV,
+    as_items,
+    dict_value,
+)
+from shapelint.analysis.sequences import SeqV, hidden
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+)
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+# handler(analyzer, call node, args, kwargs, frame) -> the value, or None: not known here
+Handler = Callable[..., "Value | None"]
+
+
+def call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame) -> Value | None:
+    """The value of builtin `name` called so; None when the call stays unresolved."""
+    for handler in BUILTINS.get(name, ()):
+        v = handler(an, node, args, kwargs, frame)
+        if v is not None:
+            return v
+    return UNKNOWN if uc.free_builtin(name) else None
+
+
+def _len_container(an, node, args, kwargs, frame) -> Value | None:
+    """A module list (its count) or a dict (its keys)."""
+    if len(args) != 1:
+        return None
+    v = args[0]
+    if isinstance(v, ModuleListV):
+        if v.count is not None:
+            return IntV(v.count)
+        return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
+    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return IntV(Expr.const(len(v.attrs)))
+    return None
+
+
+def _len_sized(an, node, args, kwargs, frame) -> Value | None:
+    """A grown list's count; a tuple's items; a tensor's first dimension."""
+    if len(args) != 1:
+        return None
+    a = args[0]
+    if isinstance(a, SeqV):
+        return IntV(a.count)
+    if isinstance(a, TupleV):
+        return IntV(Expr.const(len(a.items)))
+    if isinstance(a, TensorV) and a.shape and not isinstance(a.shape[0], Var):
+        return IntV(a.shape[0])
+    return IntV(None)
+
+
+def _sequence(an, node, args, kwargs, frame) -> Value | None:
+    """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list."""
+    if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
+        return args[0]
+    return None
+
+
+def _int(an, node, args, kwargs, frame) -> Value | None:
+    if len(args) != 1:
+        return None
+    a = args[0]
+    if isinstance(a, FloatV):
+        v = a.value
+        ok = v is not None and v == v and abs(v) < 2**62
+        return IntV(Expr.const(int(v))) if ok else IntV(None)  # type: ignore[arg-type]
+    a = hidden(a)
+    return a if isinstance(a, IntV) else IntV(None)
+
+
+def _float(an, node, args, kwargs, frame) -> Value | None:
+    return FloatV(None) if len(args) == 1 else None
+
+
+def _extreme(pick: Callable[..., int]) -> Handler:
+    """`min(...)` / `max(...)` of known ints."""
+
+    def handler(an, node, args, kwargs, frame) -> Value | None:
+        if not args or not all(
+            isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args
+        ):
+            return None
+        return IntV(Expr.const(pick(a.value.value for a in args)))
+
+    return handler
+
+
+def _dict(an, node, args, kwargs, frame) -> Value | None:
+    if node.args and len(args) != 1:
+        return None
+    if any(kw.arg is None for kw in node.keywords):
+        return None
+    base = args[0] if args else None
+    if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
+        return None
+    return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
+def _range(an, node, args, kwargs, frame) -> Value | None:
+    return _range_items(args) if 1 <= len(args) <= 3 and not kwargs else None
+
+
+def _callable_of(an, node, args, kwargs, frame) -> Value | None:
+    return _callable(args[0]) if len(args) == 1 else None
+
+
+def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
+    if len(args) == 2 and len(node.args) == 2:
+        return _isinstance(an, args[0], node.args[1], frame)
+    return None
+
+
+def _map(an, node, args, kwargs, frame) -> Value | None:
+    if len(args) >= 2 and not kwargs:
+        mapped = map_named(an, node, args, frame)
+        return mapped if mapped is not None else lambdas.map_call(an, node, args, frame)
+    if len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
+        return _map_lambda(an, node, args[1], frame)
+    return None
+
+
+def _range_items(args) -> Value | None:
+    """`tuple(range(n))` at known bounds: the ints (a range indexes and iterates so)."""
+    bounds = []
+    for a in args:
+        if not (isinstance(a, IntV) and a.value is not None and a.value.value is not None):
+            return None
+        bounds.append(a.value.value)
+    r = range(*bounds) if bounds[-1:] != [0] or len(bounds) < 3 else None
+    if r is None or len(r) > MAX_UNROLL:
+        return None
+    return TupleV(tuple(IntV(Expr.const(i)) for i in r))
+
+
+_PY_TYPES = {
+    "tuple": (TupleV,),
+    "list": (TupleV,),
+    "int": (IntV, BoolV),
+    "float": (FloatV,),
+    "str": (StrV,),
+    "bool": (BoolV,),
+    "dict": (),
+}
+
+
+def _callable(v: Value) -> Value:
+    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TensorV, TupleV)):
+        return BoolV(False)
+    if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
+        return BoolV(True)
+    return BoolV(None)
+
+
+# The abstract collection types a value of a plain kind is, or is not, an instance
+# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
+# and strings are iterable sequences; numbers, booleans and None are neither.
+_ABSTRACT = frozenset(
+    f"{m}.{t}"
+    for m in ("collections.abc", "typing")
+    for t in ("Iterable", "Sequence", "Collection")
+)
+_NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
+
+
+def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
+    names = types.elts if isinstance(types, ast.Tuple) else [types]
+    kinds: list[tuple[type[Value], ...]] = []
+    for n in names:
+        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
+        if qual in _ABSTRACT:
+            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
+                return BoolV(None)
+            kinds.append((TupleV, StrV))
+        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
+            kinds.append(_PY_TYPES[n.id])
+        else:
+            return BoolV(None)
+    if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
+        return BoolV(None)
+    return BoolV(any(isinstance(v, k) for k in kinds))
+
+
+def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
+    """`map(lambda t: f(t), xs)` over a sequence known item by item: each item
+    through the lambda's body (its calls recorded once per item)."""
+    lam = node.args[0]
+    assert isinstance(lam, ast.Lambda)
+    items = as_items(seq)
+    params = [a.arg for a in lam.args.args]
+    if items is None or len(params) != 1 or lam.args.vararg or lam.args.kwonlyargs:
+        return None
+    out = []
+    for i, item in enumerate(items):
+        inner = an.new_frame(frame.func, frame.name)
+        inner.env = dict(frame.env)
+        inner.env[params[0]] = item
+        inner.locals = set(frame.locals) | {params[0]}
+        inner.local_imports = frame.local_imports
+        out.append(an.eval(lam.body, inner))
+        for key, rec in inner.records.items():
+            frame.records[(*key, "map", i)] = rec
+    return TupleV(tuple(out))
+
+
+_MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
+
+
+def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
+    """`map(f, (a, b))` with f a function known by name, not as a value, over a
+    sequence known item by item: `f(a), f(b)`, each call run as the code would
+    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
+    if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
+        return None
+    items = as_items(args[1])
+    if items is None or len(items) > MAP_MAX:
+        return None
+    call = ast.copy_location(
+        ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
+        node,
+    )
+    out = []
+    for i, item in enumerate(items):
+        inner = an.new_frame(frame.func, frame.name)
+        inner.env = {**frame.env, _MAP_ITEM: item}
+        inner.locals = set(frame.locals) | {_MAP_ITEM}
+        inner.local_imports = frame.local_imports
+        out.append(an.eval(call, inner))
+        for key, rec in inner.records.items():
+            frame.records[(*key, "map", i)] = rec
+    return TupleV(tuple(out))
+
+
+BUILTINS: dict[str, tuple[Handler, ...]] = {
+    "len": (_len_container, _len_sized),
+    "list": (_sequence,),
+    "tuple": (_sequence,),
+    "int": (_int,),
+    "float": (_float,),
+    "min": (_extreme(min),),
+    "max": (_extreme(max),),
+    "dict": (_dict,),
+    "range": (_range,),
+    "callable": (_callable_of,),
+    "isinstance": (_isinstance_of,),
+    "map": (_map,),
+}

@@ -1,0 +1,249 @@
+"""Call resolution: which callee a call names and who runs it.
+
+`call` resolves the callee, then hands the call to the resolver of its kind: a
+project symbol (project.py), a qualified name (imports and stubs, through the
+interpreter's call_qualified), a plain name (`call_name`: a local value, a
+function or class of the module, a module-level value, a builtin: builtins.py),
+a method (`call_attribute`: super(), the object model, a list's mutators, a
+tensor method, a method of a project class), or any other callee. Running a
+function of the module (binding, specialization, summaries) stays the
+interpreter's; every step here calls back only through the Analyzer (defs.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import builtins, learning, modules, sequences, unify
+from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.modules import SelfRecorder
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TensorV, TupleV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, Frame
+
+
+def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
+    if not an.specialize:
+        return resolve(an, node, frame, d)
+    # A target's total must not leave out a call it could not follow.
+    slot: list = [[], len(frame.records)]  # the call's values; records before it ran
+    an.call_args.append(slot)
+    try:
+        value = resolve(an, node, frame, d)
+    finally:
+        an.call_args.pop()
+    if len(frame.records) == slot[1]:
+        modules.unfollowed_call(an, node, frame, slot[0], value)
+    return value
+
+
+def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
+    """Resolve the callee, then hand the call to the resolver of its kind: a
+    project symbol, a qualified name (imports, stubs), a plain name (locals,
+    module functions and classes, builtins), a method, or any other callee."""
+    func = node.func
+    # reveal_shape(x): like mypy's reveal_type, whatever it is imported as.
+    if isinstance(func, ast.Name) and func.id == "reveal_shape" and len(node.args) == 1:
+        v = an.eval(node.args[0], frame, d)
+        an.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
+        return v
+    qual = an.qualname_of(func, frame)
+    args, kwargs, open_kwargs = arguments(an, node, frame, d)
+    if an.call_args:
+        an.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+    if an.project is not None and (an.specialize or _known_tensor(args, kwargs)):
+        # A plain run follows calls into other files only with a tensor of known
+        # shape (a contradiction to find, a cost to bind); a target run always.
+        # (Following the constructions in __init__ too, as within a file, made
+        # each pool worker hold every file its files build modules from: the
+        # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
+        sym = an.project_symbol(func, qual, frame)
+        library = getattr(sym, "library_qual", None)  # a library name re-exported
+        if library is not None:
+            qual = library
+        elif sym is not None:
+            return an.call_project(sym, node, args, kwargs, frame)
+    if qual is not None:
+        return an.call_qualified(qual, node, args, kwargs, open_kwargs, frame)
+    if isinstance(func, ast.Name):
+        return call_name(an, func.id, node, args, kwargs, frame)
+    if isinstance(func, ast.Attribute):
+        return call_attribute(an, func, node, args, kwargs, frame, d)
+    # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
+    callee = an.eval(func, frame, d)
+    if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
+        return an.call_value(callee, node, args, kwargs, frame)
+    return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
+
+
+def arguments(
+    an: Analyzer, node: ast.Call, frame: Frame, d: int
+) -> tuple[list[Value], dict[str, Value], bool]:
+    """The call's positional and keyword values, and whether its keywords are
+    open (a `**kw` or `*args` the analysis cannot spell out)."""
+    args: list[Value] = []
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            sv = an.eval(a.value, frame, d)
+            if isinstance(sv, TupleV):
+                args.extend(sv.items)
+            else:
+                args.append(_STARRED_UNKNOWN)
+        else:
+            args.append(an.eval(a, frame, d))
+    kwargs: dict[str, Value] = {}
+    open_kwargs = False
+    for kw in node.keywords:
+        v = an.eval(kw.value, frame, d)
+        if kw.arg is None:
+            known = modules.expand_kwargs(v)
+            if known is None:
+                open_kwargs = True
+            else:
+                kwargs.update(known)
+        else:
+            kwargs[kw.arg] = v
+    if _has_starred_unknown(args):
+        open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
+    return args, kwargs, open_kwargs
+
+
+def call_name(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame: Frame) -> Value:
+    """A call of a plain name: a local value, a function or class of the module,
+    a module-level value, or a builtin the code does not shadow."""
+    if name in frame.env and frame.env[name] is not UNKNOWN:
+        return an.call_value(frame.env[name], node, args, kwargs, frame)
+    if name not in frame.locals:
+        if name in an.functions:
+            return an.call_local(name, node, args, kwargs, frame)
+        if name in an.classes:
+            return an.construct(an.classes[name], args, kwargs)
+        if an.module_env.get(name, UNKNOWN) is not UNKNOWN:
+            # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
+            return an.call_value(an.module_env[name], node, args, kwargs, frame)
+        built = builtins.call(an, name, node, args, kwargs, frame)
+        if built is not None:
+            return built
+    return an.unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
+
+
+def call_attribute(
+    an: Analyzer, func: ast.Attribute, node: ast.Call, args, kwargs, frame: Frame, d: int
+) -> Value:
+    """`recv.name(...)`: super(), the object model's methods, a list's
+    mutators, a tensor method, a method of a class of the project."""
+    if modules.is_super_call(func.value):
+        res = modules.super_call(an, func.attr, node, args, kwargs, frame)
+        return res if res is not None else UNKNOWN
+    recv = an.eval(func.value, frame, d)
+    if an.call_args:
+        an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
+    res = modules.method_call(an, recv, func, node, args, kwargs, frame)
+    if res is not None:
+        return res
+    if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
+        return mutate_list(an, recv, func, args, kwargs, frame)
+    an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
+    if isinstance(recv, TensorV):
+        return call_tensor_method(an, recv, func, node, args, kwargs, frame)
+    if isinstance(recv, ObjectV):
+        if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
+            return an.call_method(recv, func.attr, node, args, kwargs, frame)
+        attr = recv.attr(func.attr)
+        if attr is not UNKNOWN:
+            return an.call_value(attr, node, args, kwargs, frame)
+        return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
+    if isinstance(recv, SelfRecorder):
+        attr = recv.attrs.get(func.attr, UNKNOWN)
+        if attr is not UNKNOWN:
+            return an.call_value(attr, node, args, kwargs, frame)
+        if func.attr in an.class_methods(recv.cls):
+            # a method __init__ calls sees what __init__ has assigned so far
+            # (timm's `self._init_img_size(img_size)` reads self.patch_size)
+            so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+            return an.call_method(so_far, func.attr, node, args, kwargs, frame)
+    if recv is UNKNOWN and (
+        _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
+    ):
+        # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
+        # or a product on a tensor we lost track of.
+        return an.unknown_call(node, args, kwargs, frame, "not analysed")
+    return UNKNOWN
+
+
+def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, frame) -> Value:
+    """`xs = []` then `xs.append(t)`: the list gains t; after any other change
+    its contents are no longer known. Names bound to the same list see the
+    change too."""
+    taken: Value = UNKNOWN
+    if isinstance(func.value, ast.Name):
+        if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
+            grown, taken = sequences.popped(recv, args, kwargs)
+        else:
+            grown = sequences.appended(recv, func.attr, args)
+        for k, v in list(frame.env.items()):
+            if v is recv:
+                frame.env[k] = grown if k == func.value.id else UNKNOWN
+    return taken
+
+
+def call_tensor_method(
+    an: Analyzer, recv: TensorV, func: ast.Attribute, node: ast.Call, args, kwargs, frame
+) -> Value:
+    name = f"torch.Tensor.{func.attr}"
+    operands = [recv, *args]
+    if name in unify.MATMULS and node.args:
+        learning.unify_matmul(an, name, operands, [func.value, node.args[0]], frame, node)
+    res = an.op_value(name, operands, kwargs, node, frame)
+    if res is UNKNOWN and func.attr == "unbind":
+        return sequences.unbound(recv, args, kwargs)
+    return res
+
+
+_STARRED_UNKNOWN = ObjectV("<starred>")
+
+
+def _has_starred_unknown(args: list[Value]) -> bool:
+    """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
+    every argument of another class (values only equal their own class)."""
+    for a in args:
+        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
+            return True
+    return False
+
+
+_LIST_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "__setitem__"}
+)
+
+
+def _known_tensor(args, kwargs) -> bool:
+    # Asked at every call: loops, without a generator or a joined tuple.
+    for v in args:
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    for v in kwargs.values():
+        if isinstance(v, TensorV) and v.shape is not None:
+            return True
+    return False
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        if isinstance(node, ast.Name) and node.id == "self":
+            return True
+    return False
+
+
+def _reveal(v: Value) -> str:
+    if isinstance(v, TensorV):
+        s = v.shape_str()
+        return f"{s} {v.dtype}" if v.dtype else s
+    if isinstance(v, IntV):
+        return "int" if v.value is None else f"int = {v.value.to_human()}"
+    if isinstance(v, TupleV):
+        return "(" + ", ".join(_reveal(i) for i in v.items) + ")"
+    return "unknown"

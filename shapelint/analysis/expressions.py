@@ -1,0 +1,325 @@
+"""Expression evaluation: what each expression node is, as an abstract value.
+
+Names (locals, the module's values, imports, project symbols), arithmetic on
+sizes and tensors, subscripts of tuples and tensors, attributes of tensors
+(`.shape`, `.ndim`, `.dtype`) and of objects, conditional expressions, f-strings,
+comprehensions and lambdas (handed to loops.py, modules.py and lambdas.py).
+Calls are the interpreter's (call resolution); every step here calls back only
+through the Analyzer (defs.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import (
+    branches,
+    folding,
+    indexing,
+    lambdas,
+    learning,
+    loops,
+    modules,
+    sequences,
+)
+from shapelint.analysis import calls as dispatch
+from shapelint.analysis.defs import ClassDef
+from shapelint.analysis.modules import SelfRecorder
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Cost,
+    DtypeV,
+    FloatV,
+    IntV,
+    ObjectV,
+    SliceV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    constant_value,
+)
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, Frame
+
+
+def eval_constant(an: Analyzer, node: ast.Constant, frame: Frame, d: int) -> Value:
+    return constant_value(node.value)
+
+
+def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
+    if node.id in frame.env:
+        return frame.env[node.id]
+    if node.id in an.module_env and node.id not in frame.locals:
+        return an.module_env[node.id]
+    q = an.qualname_of(node, frame)
+    if an.specialize and an.project is not None and (q is not None or node.id in an.project_links):
+        sym = an.project_symbol(node, q, frame)
+        if isinstance(sym, ClassDef):
+            return modules.ClassRefV(sym.key)
+        if isinstance(sym, Value):
+            return sym
+        q = getattr(sym, "library_qual", q)
+    if q is not None:
+        value = dispatch.constant(q)
+        if value is UNKNOWN and an.specialize:
+            return modules.layer_class(q) or UNKNOWN
+        return value
+    if node.id in an.classes and node.id not in frame.locals:
+        return modules.ClassRefV(an.classes[node.id].key)
+    if an.specialize and node.id in an.functions and node.id not in frame.locals:
+        return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
+    return UNKNOWN
+
+
+def eval_binop(an: Analyzer, node: ast.BinOp, frame: Frame, d: int) -> Value:
+    left = an.eval(node.left, frame, d)
+    right = an.eval(node.right, frame, d)
+    return binop(an, node.op, left, right, node, frame, node.left, node.right)
+
+
+def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
+    short_circuit = isinstance(node, ast.BoolOp)
+    frame.conditional += short_circuit  # `a and f(x)`: what f's use says may not hold
+    try:
+        return folding.fold(an, node, frame, d)
+    finally:
+        frame.conditional -= short_circuit
+
+
+def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
+    if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        entries = {k.value: an.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
+        return modules.dict_value(entries)
+    return eval_children(an, node, frame, d)
+
+
+def eval_slice(an: Analyzer, node: ast.Slice, frame: Frame, d: int) -> Value:
+    bounds = (node.lower, node.upper, node.step)
+    return SliceV(*(an.eval(b, frame, d) if b is not None else None for b in bounds))
+
+
+def eval_unaryop(an: Analyzer, node: ast.UnaryOp, frame: Frame, d: int) -> Value:
+    if isinstance(node.op, ast.Not):
+        return folding.fold(an, node, frame, d)
+    v = an.eval(node.operand, frame, d)
+    if isinstance(node.op, ast.USub) and isinstance(v, IntV) and v.value is not None:
+        return IntV(-v.value)
+    if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
+        return FloatV(-v.value)
+    if isinstance(node.op, ast.UAdd):
+        return v
+    if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
+        return an.op_value("operator.neg", [v], {}, node, frame)
+    return UNKNOWN
+
+
+def eval_sequence(an: Analyzer, node: ast.Tuple | ast.List, frame: Frame, d: int) -> Value:
+    items = []
+    for e in node.elts:
+        if isinstance(e, ast.Starred):
+            inner = an.eval(e.value, frame, d)
+            if isinstance(inner, TupleV):
+                items.extend(inner.items)
+                continue
+            return UNKNOWN
+        items.append(an.eval(e, frame, d))
+    return TupleV(tuple(items))
+
+
+def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
+    known = folding.test_truth(an, node.test, frame, d)
+    if known is not None:
+        return an.eval(node.body if known else node.orelse, frame, d)
+    frame.conditional += 1  # what a branch's use says holds in that branch only
+    n_records = len(frame.records)
+    try:
+        body = an.eval(node.body, frame, d)
+        n_body = len(frame.records)
+        value = an.join_all([body, an.eval(node.orelse, frame, d)])
+    finally:
+        frame.conditional -= 1
+    if an.costs:
+        branches.undecided(node, frame, n_records, n_body)
+    return value
+
+
+def eval_joined_str(an: Analyzer, node: ast.JoinedStr, frame: Frame, d: int) -> Value:
+    parts = [
+        an.eval(v.value, frame, d) if isinstance(v, ast.FormattedValue) else v for v in node.values
+    ]
+    # Read only in target runs: a plain check of f-string patterns is not reviewed yet.
+    return folding.joined_str(node, parts) if an.specialize else StrV(None)
+
+
+def eval_named_expr(an: Analyzer, node: ast.NamedExpr, frame: Frame, d: int) -> Value:
+    v = an.eval(node.value, frame, d)
+    an.assign(node.target, v, frame, node.value)
+    return v
+
+
+def eval_comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        built = modules.comprehension(an, node, frame)
+        if isinstance(built, modules.ModuleListV) and built.count is not None:
+            if len(built.items) == 1 and not isinstance(built.items[0], ObjectV):
+                # n copies of one tensor, not of a layer: a list stack/cat can read.
+                return sequences.SeqV(built.items[0], built.count)
+        if built is not None:
+            return built
+    return loops.comprehension(an, node, frame, d)
+
+
+def eval_lambda(an: Analyzer, node: ast.Lambda, frame: Frame, d: int) -> Value:
+    return lambdas.define_lambda(an, node, frame, d)
+
+
+def eval_children(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
+    # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            an.eval(child, frame, d)
+    return UNKNOWN
+
+
+def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
+    q = an.qualname_of(node, frame)
+    if q is not None:
+        value = dispatch.constant(q)
+        if value is UNKNOWN and an.specialize:
+            return modules.layer_class(q) or UNKNOWN
+        return value
+    base = an.eval(node.value, frame, d)
+    an.naming.attribute(node, base, frame)
+    if isinstance(base, SelfRecorder):
+        return base.attrs.get(node.attr, UNKNOWN)
+    if isinstance(base, ObjectV):
+        return base.attr(node.attr)
+    if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
+        return _pair_field(base, node.attr)
+    if isinstance(base, TensorV):
+        if node.attr == "shape":
+            return shape_tuple(base)
+        if node.attr == "ndim":
+            return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
+        if node.attr == "dtype":
+            return DtypeV(base.dtype) if base.dtype else UNKNOWN
+        return an.op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
+    return UNKNOWN
+
+
+def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
+    base = an.eval(node.value, frame, d)
+    idx = an.eval(node.slice, frame, d)
+    item = modules.subscript(base, idx, node)
+    if item is not None:
+        return item
+    if isinstance(base, TupleV):
+        if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
+            i = idx.value.value
+            if -len(base.items) <= i < len(base.items):
+                return base.items[i]
+            return UNKNOWN
+        if isinstance(node.slice, ast.Slice):
+            lo = an.eval(node.slice.lower, frame, d) if node.slice.lower else IntV(Expr.const(0))
+            hi = (
+                an.eval(node.slice.upper, frame, d)
+                if node.slice.upper
+                else IntV(Expr.const(len(base.items)))
+            )
+            if node.slice.step is None and all(
+                isinstance(b, IntV) and b.value is not None and b.value.value is not None
+                for b in (lo, hi)
+            ):
+                return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
+        return UNKNOWN
+    if isinstance(base, TensorV):
+        return indexing.tensor_index(base, node.slice, idx)
+    return UNKNOWN
+
+
+def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
+    if isinstance(left, IntV) and isinstance(right, IntV):
+        a, b = left.value, right.value
+        if a is None or b is None:
+            return IntV(None)
+        if isinstance(op, ast.Add):
+            return IntV(a + b)
+        if isinstance(op, ast.Sub):
+            return IntV(a - b)
+        if isinstance(op, ast.Mult):
+            return IntV(a * b)
+        if isinstance(op, ast.FloorDiv):
+            if b.value == 0:
+                return IntV(None)
+            return IntV(a // b)
+        if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= 8:
+            return IntV(a**b.value)
+        if isinstance(op, ast.Mod) and a.value is not None and b.value:
+            return IntV(Expr.const(a.value % b.value))
+        if isinstance(op, ast.Div):
+            return FloatV(None)
+        return IntV(None)
+    if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
+        return folding.number_binop(op, left, right)
+    if isinstance(left, BoolV) and isinstance(right, BoolV):
+        return folding.bool_binop(op, left, right) or UNKNOWN
+    if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
+        return TupleV(left.items + right.items)
+    if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
+        return rep
+    if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):
+        if left.value is not None and right.value is not None:
+            return StrV(left.value + right.value)
+        return StrV(None)
+    if isinstance(left, TensorV) or isinstance(right, TensorV):
+        operands = [left, right]
+        if isinstance(op, ast.MatMult):
+            an.naming.matmul(node, left, right, frame)
+            learning.unify_matmul(an, "operator.matmul", operands, [lnode, rnode], frame, node)
+        name = _OPERATOR_NAMES.get(type(op))
+        if name is None:
+            return UNKNOWN
+        return an.op_value(name, operands, {}, node, frame, arg_nodes=[lnode, rnode])
+    if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
+        # `q @ k` on operands we lost track of: a product of unknown cost.
+        cost = Cost(notes=["operand shapes unknown"], complete=False)
+        an.record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
+    return UNKNOWN
+
+
+def shape_tuple(t: TensorV) -> Value:
+    if t.shape is None or any(isinstance(d, Var) for d in t.shape):
+        return UNKNOWN
+    return TupleV(tuple(IntV(d) for d in t.shape))  # type: ignore[arg-type]
+
+
+_PAIR_FIELDS = {"values": 0, "indices": 1}
+
+
+def _pair_field(t: TupleV, attr: str) -> Value:
+    """`.values` / `.indices` of what max/min/sort/topk with a dim return: torch's
+    named (values, indices) pair, which the stub rules build as a tuple."""
+    if len(t.items) == 2 and isinstance(t.items[1], TensorV) and t.items[1].dtype == "int64":
+        return t.items[_PAIR_FIELDS[attr]]
+    return UNKNOWN
+
+
+_OPERATOR_NAMES = {
+    ast.Add: "operator.add",
+    ast.Sub: "operator.sub",
+    ast.Mult: "operator.mul",
+    ast.Div: "operator.truediv",
+    ast.FloorDiv: "operator.floordiv",
+    ast.Mod: "operator.mod",
+    ast.Pow: "operator.pow",
+    ast.MatMult: "operator.matmul",
+    ast.BitAnd: "operator.and_",
+    ast.BitOr: "operator.or_",
+    ast.BitXor: "operator.xor",
+}

@@ -1,0 +1,238 @@
+"""Shape learning: what a use says about a value the analysis held only in part.
+
+A matrix product's operands tell each other their inner dim, `b, *_, d = x.shape`
+names the ends of an x of unknown rank, an unknown size unpacked into a variable
+takes its name, and a variadic no code named turns out to be some dims (the
+function's values and costs so far say so too). A parameter learnt about where the
+function always passes has it from the start. The rules of what unifies are
+unify.py's; this module applies them to a frame through the Analyzer (defs.py).
+Substitution of sizes into values (`subst`) lives here too: binding a call's
+arguments uses it as well.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import unify
+from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, Frame
+
+
+def unify_matmul(an: Analyzer, qual: str, args: list, nodes: list, frame: Frame, site) -> None:
+    """A matrix product's operands known in part tell each other their inner
+    dim (analysis/unify.py); `k.mT` / `k.transpose(-1, -2)` of a k of unknown
+    rank says k has two dims or more."""
+    sources: list = [None, None]
+    for k in (0, 1):
+        src = unify.transposed_source(nodes[k]) if k < len(nodes) else None
+        grown = unify.at_least_matrix(args[k]) if src is not None else None
+        if grown is not None:
+            args[k], sources[k] = grown, src
+        elif src is not None and isinstance(args[k], TensorV):
+            sources[k] = src
+    met = unify.matmul_operands(qual, args[0], args[1])
+    for k in (0, 1):
+        if met is not None:
+            args[k] = met[k]
+        if sources[k] is not None:
+            before = unify.swap_last_two(args[k])
+            if before is not None:
+                learn(an, sources[k], before, frame, site)
+        elif met is not None and k < len(nodes):
+            learn(an, nodes[k], args[k], frame, site)
+
+
+def name_shape_ends(an: Analyzer, elts: list, star: int | None, value_node, frame: Frame) -> bool:
+    """`b, *_, d = x.shape`, `b, n = x.shape[:2]` on an x of unknown rank: its
+    leading (and trailing) dims take the names. True when the targets got
+    their values here."""
+    src = shape_source(value_node)
+    if star is not None and isinstance(src, ast.Name):
+        n_head, n_tail = star, len(elts) - star - 1
+    else:
+        sliced = unify.shape_slice_source(value_node)
+        if sliced is None or star is not None or sliced[1] != len(elts):
+            return False
+        src, n_head, n_tail = sliced[0], len(elts), 0
+    x = frame.env.get(src.id, UNKNOWN)
+    if (
+        isinstance(x, TensorV)
+        and x.shape is not None
+        and not any(isinstance(d, Var) for d in x.shape)
+    ):
+        return False  # a known rank: the tuple's items bind as they are
+    names = [e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts]
+    syms = [None if n is None else Expr.name(n) for n in names]
+    known = unify.named_ends(x, syms[:n_head], syms[len(elts) - n_tail :])
+    if known is None:
+        return False
+    learn(an, src, known, frame, value_node)
+    shape = known.shape or ()
+    for k, e in enumerate(elts):
+        if isinstance(e, ast.Starred):
+            an.assign(e.value, UNKNOWN, frame, None)
+            continue
+        d = shape[k] if k < n_head else shape[len(shape) - (len(elts) - k)]
+        an.assign(e, IntV(d) if isinstance(d, Expr) else IntV(None), frame, None)
+    return True
+
+
+def name_unknown_dim(shape_of: ast.expr, i: int, n: int, name: str, v: IntV, frame: Frame) -> IntV:
+    """`b, s, d = x.shape`: an unknown size gets the variable's name, and x's
+    shape learns it, so later uses agree on one symbol."""
+    if v.value is not None or not isinstance(shape_of, ast.Name):
+        return v
+    t = frame.env.get(shape_of.id)
+    if not isinstance(t, TensorV) or t.shape is None or len(t.shape) != n:
+        return v
+    if t.shape[i] is not None:
+        return v
+    sym = Expr.name(name)
+    shape = list(t.shape)
+    shape[i] = sym
+    frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
+    return IntV(sym)
+
+
+def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, site) -> None:
+    """A use says what the tensor that `node` evaluated to is: the variable
+    holds the more precise value from here on, and a parameter learnt about
+    where the function always passes has it from the start (analysis/unify.py)."""
+    if not isinstance(node, ast.Name):
+        return
+    name = node.id
+    if name not in frame.env or frame.conditional:
+        return
+    cur = frame.env[name]
+    if not (cur is UNKNOWN or isinstance(cur, TensorV)):
+        return
+    an.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
+    frame.env[name] = value
+    if name in frame.param_values and frame.param_values[name] is cur:
+        learn_param(name, value, frame, site)
+    alias = frame.aliases.pop(name, None)
+    if alias is None or alias[2] is not cur:
+        return  # no alias, or the name no longer holds the op's result
+    param, held, _ = alias
+    # The parameter as received, not learnt about since (rebinding its name, as in
+    # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
+    if frame.param_values.get(param, held) is held:
+        shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
+        if frame.env.get(param) is held:
+            frame.env[param] = shaped
+        learn_param(param, shaped, frame, site)
+
+
+def learn_param(name: str, value: TensorV, frame: Frame, site) -> None:
+    frame.param_values[name] = value
+    if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
+        frame.learnt[name] = value
+        frame.learnt_line = min(frame.learnt_line, getattr(site, "lineno", 0))
+
+
+def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
+    """A variadic no code named turns out to be `dims`: every value and cost
+    of the function that mentions it says so, the calls before included."""
+    exprs = {name: product(dims)}
+    var_binding = {name: dims}
+    an.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
+    new: dict[int, Value] = {}
+
+    def sub(v: Value) -> Value:
+        if id(v) not in new:
+            mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
+            new[id(v)] = subst(v, exprs, var_binding) if mentions else v
+        return new[id(v)]
+
+    frame.env = {k: sub(v) for k, v in frame.env.items()}
+    frame.param_values = {k: sub(v) for k, v in frame.param_values.items()}
+    frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
+    if not an.costs:
+        return  # the records' figures and shapes are read by no face
+    spelled = [dim_py(d) for d in dims]
+    for rec in frame.records.values():
+        c = rec.cost
+        rec.cost = Cost(
+            subst_expr(c.flops, exprs),
+            subst_expr(c.other_flops, exprs),
+            subst_expr(c.bytes, exprs),
+            c.notes,
+            c.complete,
+        )
+        rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
+        rec.output = _spell_var(rec.output, name, spelled)
+
+
+def shape_source(node: ast.expr | None) -> ast.expr | None:
+    """The tensor expression behind `x.shape` / `x.size()`, for dimension naming."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+    ):
+        return node.func.value
+    return None
+
+
+def subst_expr(e: Expr | None, binding: dict[str, Expr]) -> Expr | None:
+    if e is None or not binding:
+        return e
+    return e.substitute(binding)
+
+
+def subst_value(
+    v: Value,
+    binding: dict[str, Value] | dict[str, Expr],
+    var_binding: dict[str, tuple] | None = None,
+) -> Value:
+    exprs = binding_exprs(binding)
+    # Nothing to substitute (an argument of unknown size binds nothing): v as is,
+    # rather than a rebuilt copy of every nested attribute (a tenth of a run).
+    return subst(v, exprs, var_binding or {}) if exprs or var_binding else v
+
+
+def binding_exprs(binding: dict[str, Value] | dict[str, Expr]) -> dict[str, Expr]:
+    """The sizes a binding gives its names (an int argument's value; a name bound
+    to something else binds no size)."""
+    out: dict[str, Expr] = {}
+    for k, x in binding.items():
+        if isinstance(x, IntV):
+            x = x.value
+        if isinstance(x, Expr):
+            out[k] = x
+    return out
+
+
+def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Value:
+    if isinstance(v, TensorV) and v.shape is not None:
+        dims: list = []
+        for d in v.shape:
+            if isinstance(d, Var) and d.name in var_binding:
+                dims.extend(var_binding[d.name])
+            elif isinstance(d, Expr):
+                dims.append(d.substitute(exprs))
+            else:
+                dims.append(d)
+        return TensorV(tuple(dims), v.dtype)
+    if isinstance(v, IntV) and v.value is not None:
+        return IntV(v.value.substitute(exprs))
+    if isinstance(v, TupleV):
+        return TupleV(tuple(subst(i, exprs, var_binding) for i in v.items))
+    if isinstance(v, ObjectV):
+        return ObjectV(v.kind, tuple((k, subst(x, exprs, var_binding)) for k, x in v.attrs))
+    return v
+
+
+def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
+    if shape is None or f"*{name}" not in shape:
+        return shape
+    i = shape.index(f"*{name}")
+    return shape[:i] + dims + shape[i + 1 :]

@@ -1,0 +1,323 @@
+"""Each statement's step: what an assignment, a branch, a loop, a `with`, a
+`try`, a nested definition, an import or an assert does to a frame (its
+variables, its facts, its records). `HANDLERS` maps a node type to its step; the
+interpreter's `exec_block` runs a body through it, and every step calls back only
+through the Analyzer (defs.py). Loops hand off to loops.py and modules.py,
+conditions to folding.py and branches.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import annotations as ann
+from shapelint.analysis import branches, expressions, folding, lambdas, loops, modules, unify
+from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.imports import local_import_names
+from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
+from shapelint.ops import stub_ops
+from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, Frame
+
+
+def exec_assign(an: Analyzer, stmt: ast.Assign, frame: Frame, module_level: bool) -> None:
+    source = open_param_source(an, stmt.value, frame)
+    value = an.eval(stmt.value, frame)
+    for target in stmt.targets:
+        an.assign(target, value, frame, stmt.value)
+    if source is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        frame.aliases[stmt.targets[0].id] = (*source, value)
+
+
+def open_param_source(an: Analyzer, node: ast.expr, frame: Frame) -> tuple[str, Value] | None:
+    """(parameter, its open value) when node is an op shaped like that parameter
+    as the function received it (`F.relu(x)`, `x.float()`, `x.clamp(min=0)`)."""
+    if not isinstance(node, ast.Call) or not frame.hoists:
+        return None
+    func = node.func
+    first = node.args[0] if node.args else None
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    for arg in (first, receiver):
+        if not isinstance(arg, ast.Name):
+            continue
+        held = frame.env.get(arg.id)
+        if held is None or frame.param_values.get(arg.id) is not held or not unify.is_open(held):
+            continue
+        qual = an.qualname_of(func, frame)
+        if arg is receiver:
+            if qual is not None:
+                continue  # `F.relu`: a function of a module, not a method of a tensor F
+            qual = f"torch.Tensor.{func.attr}"  # type: ignore[union-attr]  # x.float()
+        # torch's own ops only: asking about einops.rearrange would load every stub
+        # file for a file that needs none (one file's start-up, 60 ms).
+        if qual is not None and qual.startswith("torch.") and stub_ops.keeps_shape(qual):
+            return arg.id, held
+    return None
+
+
+def exec_ann_assign(an: Analyzer, stmt: ast.AnnAssign, frame: Frame, module_level: bool) -> None:
+    declared = an.annotations.tensor(stmt.annotation)
+    declare(an, [stmt.annotation])
+    value = an.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
+    if declared is not None:
+        if stmt.value is not None:
+            check_against_annotation(an, value, declared, stmt.value, "assigned value")
+        value = refine(value, declared)
+    elif an.annotations.is_int(stmt.annotation) and value is UNKNOWN:
+        value = IntV(None)
+    if stmt.value is not None or declared is not None:
+        an.assign(stmt.target, value, frame, stmt.value)
+
+
+def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_level: bool) -> None:
+    cur = an.eval(stmt.target, frame)
+    rhs = an.eval(stmt.value, frame)
+    res = expressions.binop(an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+    an.assign(stmt.target, res, frame, None)
+
+
+def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) -> None:
+    an.eval(stmt.value, frame)
+
+
+def exec_return(an: Analyzer, stmt: ast.Return, frame: Frame, module_level: bool) -> None:
+    v = an.eval(stmt.value, frame) if stmt.value is not None else NoneV()
+    frame.returns.append(v)
+    frame.done = True
+    if frame.func is not None and frame.func.node.returns is not None:
+        ret_ann = an.annotations.tensor(frame.func.node.returns)
+        if ret_ann is not None and stmt.value is not None:
+            check_against_annotation(an, v, ret_ann, stmt.value, "return value")
+
+
+def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> None:
+    known = folding.test_truth(an, stmt.test, frame)
+    if known is not None:  # a test on known values takes one branch
+        an.exec_block(stmt.body if known else stmt.orelse, frame)
+        return
+    before = dict(frame.env)
+    n_records = len(frame.records)
+    an.exec_block(stmt.body, frame)
+    after_body, body_done = frame.env, frame.done
+    frame.env, frame.done = before, False
+    n_body = len(frame.records)
+    an.exec_block(stmt.orelse, frame)
+    if an.costs:
+        branches.undecided(stmt, frame, n_records, n_body)
+    if body_done and not frame.done:
+        pass  # only the else branch carries on
+    elif frame.done and not body_done:
+        frame.env, frame.done = after_body, False
+    else:
+        frame.env = an.join_env(after_body, frame.env)
+
+
+def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_level: bool) -> None:
+    if isinstance(stmt, ast.For) and modules.exec_for(an, stmt, frame):
+        return
+    loops.exec_for(an, stmt, frame)
+    frame.done = False  # a return in a loop body may not run
+
+
+def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
+    loops.exec_while(an, stmt, frame)
+    frame.done = False
+
+
+def exec_with(
+    an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
+) -> None:
+    for item in stmt.items:
+        an.eval(item.context_expr, frame)
+        if item.optional_vars is not None:
+            # What __enter__ returns is not the context manager itan.
+            an.assign(item.optional_vars, UNKNOWN, frame, None)
+    an.exec_block(stmt.body, frame)
+
+
+def exec_try(an: Analyzer, stmt: ast.Try, frame: Frame, module_level: bool) -> None:
+    before = dict(frame.env)
+    an.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
+    an.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
+    after = frame.env
+    frame.done = False  # an exception may skip the body's return
+    for h in stmt.handlers:  # type: ignore[attr-defined]
+        frame.env, frame.done = dict(before), False
+        if h.name:
+            frame.env[h.name] = UNKNOWN
+        an.exec_block(h.body, frame)
+        after = an.join_env(after, frame.env)
+    frame.env, frame.done = after, False
+    an.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+
+
+def exec_function_def(
+    an: Analyzer, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame: Frame, module_level: bool
+) -> None:
+    if not module_level:
+        # A nested function: analyze it on its own, seeing the enclosing
+        # environment as it stands at the definition.
+        inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
+        frame.env[stmt.name] = UNKNOWN
+        an.analyze_nested(inner, frame)
+        if lambdas.transparent_decorators(an, stmt, frame):  # a call runs it
+            frame.env[stmt.name] = lambdas.closure_of(an, stmt, frame)
+    for d in stmt.decorator_list:
+        an.eval(d, frame)
+
+
+def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level: bool) -> None:
+    if not module_level:
+        for sub in stmt.body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                an.analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
+    else:
+        # Class bodies: attribute assignments such as layer definitions.
+        cls_frame = an.new_frame(None, stmt.name)
+        cls_frame.env = dict(an.module_env)
+        for sub in stmt.body:
+            if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                an.exec_statement(sub, cls_frame, False)
+        an.emit_records(cls_frame)
+
+
+def exec_import(
+    an: Analyzer, stmt: ast.Import | ast.ImportFrom, frame: Frame, module_level: bool
+) -> None:
+    if module_level:
+        return
+    frame.local_imports.update(local_import_names(stmt))
+    for alias in stmt.names:
+        local = alias.asname or alias.name.split(".")[0]
+        frame.locals.discard(local)
+        frame.env.pop(local, None)
+
+
+def exec_assert(an: Analyzer, stmt: ast.Assert, frame: Frame, module_level: bool) -> None:
+    an.eval(stmt.test, frame)
+    assert_facts(an, stmt.test, frame)
+
+
+def assert_facts(an: Analyzer, test: ast.expr, frame: Frame) -> None:
+    """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
+    that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            assert_facts(an, v, frame)
+        return
+    mod = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        a, b = test.left, test.comparators[0]
+        if isinstance(b, ast.Constant) and b.value == 0:
+            mod = a
+        elif isinstance(a, ast.Constant) and a.value == 0:
+            mod = b
+        else:
+            left, right = an.eval(a, frame), an.eval(b, frame)
+            pairs = [(left, right)]
+            if isinstance(left, TupleV) and isinstance(right, TupleV):
+                if len(left.items) == len(right.items):
+                    pairs = list(zip(left.items, right.items, strict=True))
+            for x, y in pairs:
+                if isinstance(x, IntV) and isinstance(y, IntV):
+                    note_equal(x.value, y.value)
+    if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod):
+        n, d = an.eval(mod.left, frame), an.eval(mod.right, frame)
+        if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
+            if d.value is not None:
+                record_divides(n.value, d.value)
+
+
+def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:
+    names: set[str] = set()
+    for node in annotations:
+        t = an.annotations.tensor(node) if node is not None else None
+        for d in (t.shape or ()) if t is not None else ():
+            if isinstance(d, Expr) and d.as_name() is not None:
+                names.add(d.as_name())  # type: ignore[arg-type]
+    if names:
+        declare_names(names, bound=bound)
+
+
+def exec_match(an: Analyzer, stmt: ast.stmt, frame: Frame, module_level: bool) -> None:
+    an.eval(stmt.subject, frame)  # type: ignore[attr-defined]
+    before = dict(frame.env)
+    joined = None
+    for case in stmt.cases:  # type: ignore[attr-defined]
+        frame.env, frame.done = dict(before), False
+        an.exec_block(case.body, frame)
+        joined = frame.env if joined is None else an.join_env(joined, frame.env)
+    frame.env = joined if joined is not None else before
+    frame.done = False
+
+
+def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool) -> None:
+    for t in stmt.targets:
+        if isinstance(t, ast.Name):
+            frame.env.pop(t.id, None)
+
+
+def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) -> None:
+    if stmt.exc is not None:
+        an.eval(stmt.exc, frame)
+
+
+def check_against_annotation(
+    an: Analyzer, value: Value, declared: TensorV, node: ast.expr, what: str
+) -> None:
+    if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
+        return
+    problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
+    if problem:
+        an.report(
+            node,
+            "SHP306",
+            f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
+        )
+
+
+def refine(value: Value, declared: TensorV) -> Value:
+    """A declared annotation names the dims; keep what the value knows for sure."""
+    if isinstance(value, TensorV) and value.shape is not None and declared.shape is not None:
+        if len(value.shape) == len(declared.shape) and value.rank is not None:
+            dims = tuple(
+                v if (v is not None and v.value is not None) else dcl
+                for v, dcl in zip(value.shape, declared.shape)
+            )  # type: ignore[union-attr]
+            return TensorV(dims, value.dtype or declared.dtype)
+    return declared
+
+
+# One handler per node type; a statement with none (pass, break, global...) has
+# nothing to track.
+HANDLERS = {
+    ast.Assign: exec_assign,
+    ast.AnnAssign: exec_ann_assign,
+    ast.AugAssign: exec_aug_assign,
+    ast.Expr: exec_expr,
+    ast.Return: exec_return,
+    ast.If: exec_if,
+    ast.For: exec_for,
+    ast.AsyncFor: exec_for,
+    ast.While: exec_while,
+    ast.With: exec_with,
+    ast.AsyncWith: exec_with,
+    ast.Try: exec_try,
+    ast.FunctionDef: exec_function_def,
+    ast.AsyncFunctionDef: exec_function_def,
+    ast.ClassDef: exec_class_def,
+    ast.Import: exec_import,
+    ast.ImportFrom: exec_import,
+    ast.Assert: exec_assert,
+    ast.Delete: exec_delete,
+    ast.Raise: exec_raise,
+}
+for _name, _handler in (
+    ("TryStar", exec_try),
+    ("Match", exec_match),
+):
+    if hasattr(ast, _name):  # newer syntax: present from Python 3.11 / 3.10
+        HANDLERS[getattr(ast, _name)] = _handler
