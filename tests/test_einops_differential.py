@@ -42,7 +42,7 @@ from shapelint.ops.values import (
 )
 from shapelint.rules import severity_of
 
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = dict(suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture(autouse=True, scope="module")
