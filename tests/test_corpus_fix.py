@@ -11,23 +11,21 @@ import shutil
 import warnings
 
 import einops
-import pytest
 import torch
 
 from shapelint.fixes import fix_files
-from tests.test_corpus_suggestions import CORPUS, _findings, _original_tail, _run_suggestion
+from tests.helpers import corpus_package
+from tests.test_corpus_suggestions import _findings, _original_tail, _run_suggestion
 
 PACKAGES = ["vit-pytorch", "performer-pytorch", "enformer-pytorch", "x-transformers", "timm"]
 FILES_PER_PACKAGE = 30
 _CANDIDATE = re.compile(r"\.(permute|transpose|mT|T)\b|einsum\(|@")
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus is not fetched")
-
 
 def _copies(tmp_path):
     out = []
     for name in PACKAGES:
-        (src,) = sorted(CORPUS.glob(f"{name}-*"))[:1]
+        src = corpus_package(name)
         files = sorted(
             p for p in src.rglob("*.py") if _CANDIDATE.search(p.read_text(errors="ignore"))
         )
