@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+from pathlib import Path
 
+import pytest
+
+from benchmarks.corpus import corpus_dir
 from shapelint.analysis.driver import analyze_text
 
 
@@ -39,3 +44,30 @@ class Layer(nn.Module):
         self.mystery(h)  # a hook of its own: h goes on, known
         return h
 """
+
+
+def corpus_path(*parts: str | Path) -> Path:
+    """A path in the pinned corpus of released packages, which benchmarks/corpus.py
+    fetches into $SHAPELINT_CORPUS (default benchmarks/corpus/). Where it is missing
+    the test skips, except in CI (env CI set): `.ci/run` fetches the corpus first, so
+    there a missing one is a broken run, and the test fails."""
+    path = corpus_dir().joinpath(*parts)
+    if not path.exists():
+        _corpus_missing(path)
+    return path
+
+
+def corpus_package(name: str) -> Path:
+    """The unpacked release of package ``name`` in the corpus (its NAME-VERSION folder),
+    missing as corpus_path is."""
+    found = sorted(corpus_dir().glob(f"{name}-[0-9]*"))
+    if not found:
+        _corpus_missing(corpus_dir() / f"{name}-*")
+    return found[0]
+
+
+def _corpus_missing(path: Path) -> None:
+    msg = f"corpus not fetched: no {path} (python benchmarks/corpus.py; $SHAPELINT_CORPUS)"
+    if os.environ.get("CI"):
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)

@@ -2,7 +2,7 @@
 accepts at the tensor's rank (where the rank is known), and none is cut short.
 
 A deterministic sample of the corpus (benchmarks/corpus.py fetches it into
-/work/corpus, or $SHAPELINT_CORPUS): each suggested call runs on random tensors
+$SHAPELINT_CORPUS, default benchmarks/corpus/): each suggested call runs on random tensors
 built from its own pattern; where the original chain has only literal positions
 (permute, transpose, flatten, movedim, .T/.mT) it runs too, on the same tensor,
 and the two must agree."""
@@ -10,34 +10,27 @@ and the two must agree."""
 from __future__ import annotations
 
 import ast
-import os
 import re
 import warnings
 from pathlib import Path
 
 import einops
-import pytest
 import torch
 
 from shapelint.analysis.interpreter import ModuleAnalyzer
 from shapelint.analysis.source import SourceFile
+from tests.helpers import corpus_package
 
-CORPUS = Path(os.environ.get("SHAPELINT_CORPUS", "/work/corpus"))
 PACKAGES = ["timm", "x-transformers", "vit-pytorch", "transformers", "diffusers", "mamba-ssm"]
 FILES_PER_PACKAGE = 25
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus is not fetched")
 
 
 def _sample() -> list[Path]:
     out = []
     for name in PACKAGES:
-        dirs = sorted(CORPUS.glob(f"{name}-*"))
-        if not dirs:
-            continue
         files = sorted(
             p
-            for p in dirs[0].rglob("*.py")
+            for p in corpus_package(name).rglob("*.py")
             if re.search(r"\.(transpose|permute)\(|@", p.read_text(errors="ignore"))
         )
         step = max(1, len(files) // FILES_PER_PACKAGE)

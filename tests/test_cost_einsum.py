@@ -199,14 +199,14 @@ def equations(draw, min_ops=2, max_ops=4, broadcast=True, min_size=1):
     return equation, shapes
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(equations())
 def test_generated_equations_match_the_counter(case):
     equation, shapes = case
     assert flops_at(equation, shapes)[0] == counted(equation, shapes)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(equations(min_ops=5, max_ops=6))
 def test_generated_long_equations_match_the_counter(case):
     # Five or more operands: the path comes from opt_einsum's heuristics.
@@ -214,7 +214,7 @@ def test_generated_long_equations_match_the_counter(case):
     assert flops_at(equation, shapes)[0] == counted(equation, shapes)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(equations(max_ops=2, broadcast=False, min_size=2))
 def test_symbolic_result_evaluates_to_the_counter(case):
     # Symbolic sizes are assumed to differ from 1, as torch assumes; sizes >= 2.
@@ -242,7 +242,7 @@ def index_sets(draw):
     return ops, out, size
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(index_sets())
 def test_pure_optimal_search_finds_opt_einsums_path(case):
     # Tie for tie: equally cheap paths may still cost torch differently.

@@ -35,7 +35,7 @@ def matmul_shapes(draw):
     return a, b
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(matmul_shapes())
 def test_matmul_flops_match_the_counter(shapes):
     a, b = shapes

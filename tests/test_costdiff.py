@@ -191,7 +191,7 @@ def _prod(ns):
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     st.lists(monomials, min_size=1, max_size=3), st.lists(monomials, max_size=2), st.integers(2, 5)
 )

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 
 from shapelint.cli import main
-from tests.test_corpus_suggestions import CORPUS
+from tests.helpers import corpus_package
 
 WARNS = "import torch\ndef f(x):\n    return x.transpose(1, 2)\n"
 ERROR = 'from einops import rearrange\ndef g(t):\n    return rearrange(t, "b c")\n'
@@ -79,13 +78,12 @@ def test_github_output_puts_errors_first(tmp_path):
     assert kinds[0].startswith("::error") and kinds[-1].startswith("::warning")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus is not fetched")
 def test_released_packages_warnings_pass_errors_fail():
-    (performer,) = CORPUS.glob("performer-pytorch-*")  # 13 naming warnings, no error
+    performer = corpus_package("performer-pytorch")  # 13 naming warnings, no error
     r = run(["check", str(performer), "--no-cache"])
     assert r.exit_code == 0 and "warning" in r.output
     assert run(["check", str(performer), "--no-cache", "--fail-on", "warning"]).exit_code == 1
-    (vit,) = CORPUS.glob("vit-pytorch-*")  # 7 real errors (SHP101, SHP212)
+    vit = corpus_package("vit-pytorch")  # 7 real errors (SHP101, SHP212)
     r = run(["check", str(vit), "--no-cache", "--select", "SHP1,SHP2,SHP3"])
     assert r.exit_code == 1 and "SHP101" in r.output and "SHP212" in r.output
 

@@ -31,7 +31,7 @@ from shapelint.ops.annotations import shape_from_spec, tensor_from_annotation
 from shapelint.ops.values import BoolV, FloatV, IntV, TensorV, Var
 from tests.jaxtyping_check import PASS, RAISES, UNKNOWN, ShapeMemo, check_shape
 
-FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 
 
 def jaxtyping_accepts(spec: str) -> bool:
@@ -171,7 +171,7 @@ def test_annotation_verdict_matches_jaxtyping(spec):
     assert isinstance(parse_dimspec(spec), DimSpec) == jaxtyping_accepts(spec)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(alphabet="ab1_*#?=.+-, ()/\t", max_size=10))
 def test_annotation_verdict_on_raw_text(spec):
     assert isinstance(parse_dimspec(spec), DimSpec) == jaxtyping_accepts(spec)
@@ -220,7 +220,7 @@ def jaxtyping_verdicts(pairs):
     return verdicts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(checks())
 def test_runtime_check_matches_jaxtyping(pairs):
     theirs = jaxtyping_verdicts(pairs)
@@ -234,7 +234,7 @@ def test_runtime_check_matches_jaxtyping(pairs):
         assert ours == their, (spec, shape, why)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(checks())
 def test_abstract_shape_evaluates_to_the_checked_shape(pairs):
     """Whenever jaxtyping accepts a tensor, the abstract shape shapelint derives from

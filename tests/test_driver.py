@@ -54,7 +54,7 @@ FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.sampled_from(FRAGMENTS) | st.binary(max_size=4), max_size=12))
 def test_prefilter_agrees_with_the_regex(parts):
     data = b"".join(parts)

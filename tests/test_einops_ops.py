@@ -458,7 +458,7 @@ _OPS = [
 ]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(
     st.sampled_from(_OPS),
     st.none() | _PATTERNS,

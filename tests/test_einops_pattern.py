@@ -190,7 +190,7 @@ def _einops_composition(pe: ParsedExpression) -> list:
     return out
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500)
 @given(
     st.lists(st.sampled_from(ALPHABET), max_size=10).map("".join),
     st.sampled_from([(False, False), (True, True), (True, False)]),
@@ -217,7 +217,7 @@ def test_expression_matches_einops_parser(text, flags):
         assert 0 <= issue.start < issue.end <= len(text), (text, issue)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(
     st.lists(
         st.sampled_from(["a", "b", "*", " ", "\t", "\n", "_", "2", "(a)", "...", "é", "a_"]),

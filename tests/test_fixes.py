@@ -251,7 +251,7 @@ def test_unparsable_file_is_left_alone():
     assert fix_text("bad.py", "def f(:\n").applied == 0
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(reorder_chains())
 def test_generated_reorder_chains_fix_to_the_same_tensor(case):
     rank, expr = case

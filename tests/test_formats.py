@@ -187,7 +187,7 @@ texts = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(message=texts, path=texts.filter(lambda p: p.strip() != ""), line=st.integers(1, 10**6))
 def test_github_escaping_round_trips(message, path, line):
     d = Diagnostic(path, line, 3, line, 9, "SHP201", "warning", message)

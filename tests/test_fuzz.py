@@ -87,7 +87,6 @@ def fingerprint(results):
 
 @settings(
     max_examples=60,
-    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(modules=st.lists(module(), min_size=1, max_size=3))

@@ -84,7 +84,7 @@ def _expr_fields(item: dict) -> str:
     return json.dumps([item.get(k) for k in ("flops", "other_flops", "bytes")] + shapes)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(_programs())
 def test_no_made_up_name_in_any_output_field(tmp_path_factory, program):
     from click.testing import CliRunner
@@ -119,7 +119,7 @@ def test_no_made_up_name_in_any_output_field(tmp_path_factory, program):
         assert not re.search(r"(?<![A-Za-z0-9_.])_(e|v)\d", out), (face, src, out)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(_programs(), st.integers(1, 7))
 def test_every_complete_figure_evaluates_with_its_own_names(program, size):
     src, _ = program
@@ -146,7 +146,7 @@ def _measure(fn, *args, **kwargs) -> int:
     return counter.get_total_flops()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
 @given(_programs())
 def test_static_figure_is_exact_or_a_lower_bound_on_every_path(program):
     """Run with the `if` taken both ways (FlopCounterMode): a complete figure is
@@ -255,7 +255,7 @@ def _product_source(code: str, axes: tuple[str, str], literal: dict[str, int] | 
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(_PRODUCTS),
     st.fixed_dictionaries({a: st.integers(1, 3) for a in "bhijkd"}),
@@ -333,7 +333,7 @@ def _callee_programs(draw):
     return src, steps
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(_callee_programs())
 def test_a_callee_name_never_reaches_a_complete_figure(tmp_path_factory, program):
     """FlopCounterMode judges each function's summary and the target `f` at
@@ -394,7 +394,7 @@ def _note_formula(call: dict) -> str:
     return note.split(": ", 1)[1].translate(_SUPERSCRIPTS)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.integers(1, 3), min_size=0, max_size=2),
     st.lists(st.booleans(), min_size=2, max_size=2),
@@ -589,7 +589,7 @@ def test_a_free_tensor_method_at_unknown_arguments_costs_no_flops(tmp_path):
 # -- three operands: torch picks the order -------------------------------------------------
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(st.fixed_dictionaries({a: st.integers(1, 12) for a in "ijklpr"}))
 def test_three_operands_have_a_figure_only_at_known_sizes(sizes):
     """torch (opt_einsum) contracts in the order that costs least at the sizes it
@@ -661,7 +661,7 @@ class _Mystery(torch.nn.Module):
         return x @ self.w
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.sampled_from(sorted(_TARGET_STEPS)), min_size=1, max_size=6),
     st.integers(1, 3),

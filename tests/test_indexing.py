@@ -26,7 +26,7 @@ BOUNDS = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.sampled_from([N, N + K - 1, Expr.const(5), 2 * N]),
     st.sampled_from(BOUNDS),

@@ -275,7 +275,7 @@ def test_indexing_and_slicing():
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     shape=st.lists(st.integers(0, 5), min_size=1, max_size=3),
     bounds=st.lists(
@@ -342,7 +342,7 @@ def _index_item(text: str):
     return int(text)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     head=st.integers(0, 1),
     batch=st.lists(st.integers(1, 3), min_size=0, max_size=3),
@@ -472,7 +472,7 @@ def h(x, w: Float[Tensor, "d e"], c: bool):
 """
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 5), st.integers(1, 5))
 def test_what_a_use_says_of_an_op_shaped_like_a_parameter_is_said_of_it(b, n, d, e):
     """`x = F.relu(x)` (or `y = x.float()`) on an unannotated parameter, then
@@ -650,7 +650,7 @@ def _static(src: str) -> dict:
     return _STATIC[src]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     blocks=st.lists(st.sampled_from(sorted(_BLOCKS)), min_size=1, max_size=3),
     op=st.sampled_from(sorted(_OPS)),
@@ -734,7 +734,7 @@ LUCIDRAINS_ATTENTION = HEAD + textwrap.dedent(
 )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(
     b=st.integers(1, 3),
     n=st.integers(2, 6),

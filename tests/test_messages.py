@@ -53,7 +53,7 @@ def test_suggest_helpers():
     assert closest("zzz", ["b", "s"]) is None
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(
     st.lists(
         st.sampled_from(["a1", "seq_len", "(", ")", "->", "...", "b", "x.y", ","]), max_size=60

@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from shapelint.analysis.driver import analyze_target
 from shapelint.analysis.target import TargetError, target_json
 from shapelint.cli import main
-from tests.helpers import HOOKED_LAYER, analyze
+from tests.helpers import HOOKED_LAYER, analyze, corpus_path
 
 DATA = Path(__file__).parent / "data" / "modules"
-CORPUS = Path("/work/corpus")
-VIT = CORPUS / "vit-pytorch-1.26.14" / "vit_pytorch" / "vit.py"
-PERCEIVER = CORPUS / "perceiver-pytorch-0.11.0" / "perceiver_pytorch" / "perceiver_pytorch.py"
+# Paths inside the corpus; a test reads one through corpus_path, which skips or fails.
+VIT = Path("vit-pytorch-1.26.14", "vit_pytorch", "vit.py")
+PERCEIVER = Path("perceiver-pytorch-0.11.0", "perceiver_pytorch", "perceiver_pytorch.py")
 PERCEIVER_INIT = dict(num_freq_bands="2", depth="2", max_freq="10.0", num_latents="8")
 PERCEIVER_INIT.update(latent_dim="16", cross_dim_head="8", latent_dim_head="8", latent_heads="2")
 PERCEIVER_INIT.update(num_classes="5")
-XT = CORPUS / "x-transformers-2.31.10" / "x_transformers" / "x_transformers.py"
+XT = Path("x-transformers-2.31.10", "x_transformers", "x_transformers.py")
 
 
 def static_target(path: Path, qual: str, init: dict[str, str], inputs: dict[str, str], **dims):
@@ -113,17 +113,16 @@ def test_stack_target_matches_flop_counter(tmp_path):
 
 
 def test_vit_target_matches_flop_counter():
-    if not VIT.exists():
-        pytest.skip("corpus not fetched")
+    vit = corpus_path(VIT)
     torch = pytest.importorskip("torch")
     init = dict(image_size="32", patch_size="8", num_classes="10", dim="64", depth="2")
     init.update(heads="4", mlp_dim="128")
-    t = static_target(VIT, "ViT", init, {"img": "2,3,32,32"})
+    t = static_target(vit, "ViT", init, {"img": "2,3,32,32"})
     assert t["complete"], t["unknown"]
     build = (
         "ViT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, mlp_dim=128)"
     )
-    assert t["flops_value"] == counted(VIT, build, {"img": torch.randn(2, 3, 32, 32)})
+    assert t["flops_value"] == counted(vit, build, {"img": torch.randn(2, 3, 32, 32)})
 
 
 VIT_DIR = VIT.parent
@@ -146,9 +145,7 @@ VIT_FAMILY = [
 def test_vit_family_targets_match_flop_counter(file, cls, init):
     """Released, unannotated vit-pytorch models: CaiT's layer-dropout and
     class-token transformer, SimpleViT's sincos position buffer."""
-    path = VIT_DIR / file
-    if not path.exists():
-        pytest.skip("corpus not fetched")
+    path = corpus_path(VIT_DIR, file)
     torch = pytest.importorskip("torch")
     t = static_target(path, cls, {k: str(v) for k, v in init.items()}, {"img": "2,3,32,32"})
     assert t["complete"], t["unknown"]
@@ -158,7 +155,7 @@ def test_vit_family_targets_match_flop_counter(file, cls, init):
     assert t["flops_value"] == counted(path, build, {"img": img}, grad=True)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(
     n_layer=st.integers(1, 3),
     n_head=st.sampled_from([1, 2, 4]),
@@ -509,8 +506,8 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
 )
 def test_run_confirms_the_static_target(target, args):
     pytest.importorskip("torch")
-    if not target.exists():
-        pytest.skip("corpus not fetched")
+    if not target.is_absolute():
+        target = corpus_path(target)
     name, *rest = args
     r = CliRunner().invoke(
         main, ["run", f"{target}{name}", *rest, "--device", "cpu", "--format", "json"]
@@ -618,7 +615,7 @@ def test_diff_sees_a_changed_constructor_default_and_the_target(tmp_path, monkey
     assert target["flops"]["after_value"] == 4 * target["flops"]["before_value"]
 
 
-TIMM_VIT = CORPUS / "timm-1.0.31" / "timm" / "models" / "vision_transformer.py"
+TIMM_VIT = Path("timm-1.0.31", "timm", "models", "vision_transformer.py")
 
 
 def test_timm_block_across_files_names_the_calls_it_cannot_cost():
@@ -627,9 +624,8 @@ def test_timm_block_across_files_names_the_calls_it_cannot_cost():
     an environment variable, which static analysis cannot read; both paths cost
     the same FLOPs (SDPA by torch's CUDA formula), so the figure is known and the
     attention counted once."""
-    if not TIMM_VIT.exists():
-        pytest.skip("corpus not fetched")
-    t = static_target(TIMM_VIT, "Block", {"dim": "64", "num_heads": "4"}, {"x": "2,10,64"})
+    timm_vit = corpus_path(TIMM_VIT)
+    t = static_target(timm_vit, "Block", {"dim": "64", "num_heads": "4"}, {"x": "2,10,64"})
     assert t["complete"] and not t["unknown"]
     linears = 2 * 20 * 64 * (3 * 64) + 2 * 20 * 64 * 64 + 2 * 2 * 20 * 64 * 256
     attention = 2 * (2 * 2 * 4 * 10 * 10 * 16)  # q @ k^T and attn @ v, once
@@ -710,14 +706,14 @@ def test_closures_partial_flags_and_starred_index_match_flop_counter(init, build
 
 
 def _perceiver_package():
-    if not PERCEIVER.exists():
-        pytest.skip("corpus not fetched")
-    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    """perceiver_pytorch.py in the corpus, and the Perceiver class it defines."""
+    path = corpus_path(PERCEIVER)
+    sys.path.insert(0, str(path.parent.parent))
     try:
         from perceiver_pytorch.perceiver_pytorch import Perceiver
     finally:
         sys.path.pop(0)
-    return Perceiver
+    return path, Perceiver
 
 
 @pytest.mark.parametrize("depth, data", [("2", "2,4,4,3"), ("1", "1,3,5,3")])
@@ -725,9 +721,9 @@ def test_perceiver_target_matches_flop_counter(depth, data):
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
-    perceiver = _perceiver_package()
+    path, perceiver = _perceiver_package()
     init = {**PERCEIVER_INIT, "depth": depth}
-    t = static_target(PERCEIVER, "Perceiver", init, {"data": data})
+    t = static_target(path, "Perceiver", init, {"data": data})
     assert t["complete"], t["unknown"]
     model = perceiver(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
     with FlopCounterMode(display=False) as fc:  # no_grad trips torch's module tracker here
@@ -757,15 +753,17 @@ def test_perceiver_io_target_matches_flop_counter(extra, queries):
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
-    _perceiver_package()
-    sys.path.insert(0, str(PERCEIVER.parent.parent))
+    path, _ = _perceiver_package()
+    sys.path.insert(0, str(path.parent.parent))
     try:
         from perceiver_pytorch.perceiver_io import PerceiverIO
     finally:
         sys.path.pop(0)
     init = {**PERCEIVER_IO_INIT, **extra}
     inputs = {"data": "2,12,16"} | ({"queries": ",".join(map(str, queries))} if queries else {})
-    t = static_target(PERCEIVER_IO, "PerceiverIO", {k: str(v) for k, v in init.items()}, inputs)
+    t = static_target(
+        corpus_path(PERCEIVER_IO), "PerceiverIO", {k: str(v) for k, v in init.items()}, inputs
+    )
     assert t["complete"], t["unknown"]
     model = PerceiverIO(**init).eval()
     kwargs = {"queries": torch.randn(*queries)} if queries else {}
@@ -776,12 +774,11 @@ def test_perceiver_io_target_matches_flop_counter(extra, queries):
 
 def test_run_confirms_perceiver():
     pytest.importorskip("torch")
-    if not PERCEIVER.exists():
-        pytest.skip("corpus not fetched")
+    perceiver = corpus_path(PERCEIVER)
     args = [a for k, v in PERCEIVER_INIT.items() for a in ("--init", f"{k}={v}")]
     r = CliRunner().invoke(
         main,
-        ["run", f"{PERCEIVER}::Perceiver", *args, "--input", "data=2,4,4,3", "--device", "cpu"]
+        ["run", f"{perceiver}::Perceiver", *args, "--input", "data=2,4,4,3", "--device", "cpu"]
         + ["--format", "json"],
     )
     assert r.exit_code == 0, r.output
@@ -820,16 +817,15 @@ def test_x_transformers_attention_matches_flop_counter(init, shape):
     torch = pytest.importorskip("torch")
     from torch.utils.flop_counter import FlopCounterMode
 
-    if not XT.exists():
-        pytest.skip("corpus not fetched")
+    xt = corpus_path(XT)
     for dep in ("loguru", "einx", "torch_einops_utils"):
         pytest.importorskip(dep)
-    sys.path.insert(0, str(XT.parent.parent))
+    sys.path.insert(0, str(xt.parent.parent))
     try:
         from x_transformers.x_transformers import Attention
     finally:
         sys.path.pop(0)
-    t = static_target(XT, "Attention", init, {"x": ",".join(map(str, shape))})
+    t = static_target(xt, "Attention", init, {"x": ",".join(map(str, shape))})
     assert t["complete"], t["unknown"]
     model = Attention(**{k: eval(v) for k, v in init.items()})  # noqa: S307 - literals
     with FlopCounterMode(display=False) as fc:
@@ -1006,10 +1002,9 @@ def test_timm_vision_transformer_target():
     PatchEmbed's grid from a helper method and `to_2tuple`, `_assert` from
     torch. `shapelint run` confirms 7,769,600 (with torchvision, which timm
     imports)."""
-    if not TIMM_VIT.exists():
-        pytest.skip("corpus not fetched")
+    timm_vit = corpus_path(TIMM_VIT)
     init = dict(img_size="32", patch_size="8", num_classes="10", embed_dim="64", depth="2")
-    t = static_target(TIMM_VIT, "VisionTransformer", {**init, "num_heads": "4"}, {"x": "2,3,32,32"})
+    t = static_target(timm_vit, "VisionTransformer", {**init, "num_heads": "4"}, {"x": "2,3,32,32"})
     assert t["complete"], t["unknown"]
     b, n, d, mlp = 2, 17, 64, 256  # 16 patches and the class token
     patch = 2 * b * 16 * d * (3 * 8 * 8)

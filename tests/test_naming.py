@@ -16,7 +16,7 @@ from tests.helpers import codes, diagnose
 from tests.rewrite_support import findings, only, original_text, run_original, run_rewrite
 
 JAX = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 
 
 def shp4(code: str, **options) -> list[str]:

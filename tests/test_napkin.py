@@ -43,7 +43,7 @@ from shapelint.napkin.hardware import (
     parse_quantity,
 )
 
-FAST = settings(max_examples=60, deadline=None)
+FAST = settings(max_examples=60)
 
 # --- the seed's numbers ------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from shapelint.ops.stub_ops import stub_call
 
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 pytestmark = pytest.mark.filterwarnings("ignore:input's size at dim")
 
 
@@ -85,7 +85,7 @@ def test_group_norm_generated(shape, groups, affine, perturb, symbolic):
     o = run_both("torch.nn.functional.group_norm", args, names=names)
     if _statistics_error(o):
         return
-    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+    check_verdict(o, decisive=not symbolic)
 
 
 @SETTINGS

@@ -488,7 +488,7 @@ def _spec(draw):
     return " ".join(toks)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(
     st.lists(
         st.tuples(_spec(), st.lists(st.integers(1, 3), max_size=5).map(tuple)),
@@ -541,9 +541,7 @@ def _perm_module(tmp_path_factory) -> runtime.LoadedModule:
     return _LOADED[0]
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.integers(0, len(_PERMS) - 1), st.fixed_dictionaries({n: st.integers(1, 4) for n in "bnkm"})
 )

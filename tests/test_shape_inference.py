@@ -70,7 +70,7 @@ def test_lecture_backward_pass_has_a_formula_from_the_pattern_alone():
 _SIZE = st.integers(2, 9)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(batch=_SIZE, d_in=_SIZE, hidden=_SIZE, out=_SIZE)
 def test_lecture_einsums_cost_what_the_flop_counter_counts(batch, d_in, hidden, out):
     mod = _load(LECTURE)
@@ -463,7 +463,7 @@ def _programs(draw):
     return src, sizes, inputs
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(_programs())
 def test_generated_functions_are_exact_or_marked_incomplete(program):
     src, sizes, inputs = program
@@ -482,7 +482,7 @@ def test_generated_functions_are_exact_or_marked_incomplete(program):
             assert known <= measured, (src, f["flops"], measured)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 @given(_programs())
 def test_no_function_is_complete_while_a_call_in_it_has_an_unknown_cost(program):
     src, _, _ = program
@@ -601,7 +601,7 @@ def test_lsp_hint_marks_unknown_and_partial_costs():
 NANOGPT = __import__("pathlib").Path(__file__).parent.parent / "fixtures/models/nanogpt_einops.py"
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8)
 @given(b=_SIZE, t=_SIZE, n_head=st.integers(2, 4), d=_SIZE, vocab=_SIZE)
 def test_unannotated_nanogpt_costs_what_the_flop_counter_counts(b, t, n_head, d, vocab):
     res = analyze(NANOGPT.read_text(), path=str(NANOGPT))

@@ -100,3 +100,57 @@ def test_ctrl_c_exits_130_and_stops_the_workers(slow_tree):
         assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
     finally:
         kill_group(proc.pid)
+
+
+@pytest.fixture
+def sigterm_default():
+    """SIGTERM at its default for the test, and the runner's own handler back after."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize("args", [["--version"], ["check", "--no-cache"]])
+def test_main_in_process_leaves_sigterm_alone(sigterm_default, tmp_path, args):
+    """A test (or tool) that runs main in-process keeps SIGTERM's default: a runner's
+    cancel must kill the process, not raise SystemExit inside whatever runs next."""
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = CliRunner().invoke(main, [*args, str(tmp_path)] if "check" in args else args)
+    assert result.exit_code == 0, result.output
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_main_as_the_program_restores_sigterm(sigterm_default, monkeypatch):
+    """Run as the program (args from sys.argv), main handles SIGTERM while it runs
+    and puts the previous handler back when it ends."""
+    from shapelint.cli import main
+
+    seen = []
+
+    def during(*a, **k):
+        seen.append(signal.getsignal(signal.SIGTERM))
+
+    monkeypatch.setattr(sys, "argv", ["shapelint", "rules"])
+    monkeypatch.setattr("click.Group.invoke", lambda self, ctx: during())
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 0
+    assert len(seen) == 1 and callable(seen[0])  # its own handler, during the run
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_callers_sigterm_handler_survives_main(sigterm_default, monkeypatch):
+    from shapelint.cli import main
+
+    def mine(signum, frame):
+        pass
+
+    signal.signal(signal.SIGTERM, mine)
+    monkeypatch.setattr(sys, "argv", ["shapelint", "--version"])
+    with pytest.raises(SystemExit):
+        main()
+    assert signal.getsignal(signal.SIGTERM) is mine

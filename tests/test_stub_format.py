@@ -303,7 +303,7 @@ def test_arbitrary_arguments_never_raise():
 
     names = registry().names()
 
-    @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=1000, suppress_health_check=list(HealthCheck))
     @given(
         st.sampled_from(names),
         st.lists(_values(), max_size=4),

@@ -27,7 +27,7 @@ from shapelint.ops.values import IntV, ObjectV, TensorV, TupleV, Var
 # x.T on other than 2-d tensors is deprecated in torch, still described as it behaves today.
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:UserWarning")
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 
 
 def X(*shape, dtype=torch.float32):
@@ -373,7 +373,11 @@ MATMUL_NAMES = ["torch.matmul", "operator.matmul", "torch.Tensor.matmul", "torch
 def test_matmul_generated(shapes, name, symbolic):
     a, b = X(*shapes[0]), X(*shapes[1])
     names = symbol_names([a, b], {}) if symbolic else None
-    check_agrees(run_both(name, [a, b], names=names), strict=not symbolic)
+    # A vector times a batched matrix: torch folds it to mv, which the counter does
+    # not count, when the contracted size is 1, so with that size named the FLOPs are
+    # 0 or 2·b·k·n: unknown (the shape is known all the same).
+    folds = symbolic and len(shapes[0]) == 1 and len(shapes[1]) >= 3 and shapes[0][0] > 1
+    check_agrees(run_both(name, [a, b], names=names), unknown_flops=folds)
 
 
 @SETTINGS
@@ -404,7 +408,7 @@ def test_fixed_signature_products(name, sizes, perturb, symbolic):
     args = [X(*sa), X(*sb)]
     names = symbol_names(args, {}) if symbolic else None
     o = run_both(name, args, names=names)
-    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+    check_verdict(o, decisive=not symbolic)
 
 
 @SETTINGS
@@ -421,7 +425,7 @@ def test_linear_generated(batch, i, o, bias, perturb, symbolic):
     args = [x, w] + ([X(o)] if bias else [])
     names = symbol_names(args, {}) if symbolic else None
     out = run_both("torch.nn.functional.linear", args, names=names)
-    check_verdict(out, decisive=not symbolic, strict=not symbolic)
+    check_verdict(out, decisive=not symbolic)
 
 
 @SETTINGS
@@ -458,7 +462,7 @@ def test_sdpa_generated(b, h, lq, s, e, ev, kind, symbolic):
         names=names,
         fn=math_sdpa,
     )
-    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+    check_verdict(o, decisive=not symbolic)
     if o.error is None and not symbolic:
         batch = 1 if kind == "3d" else b
         flops = 2 * batch * (2 * h if kind == "gqa" else h) * lq * s * (e + ev)
@@ -509,7 +513,7 @@ def test_broadcasting_generated(shapes, name, dtype, symbolic):
     else:
         args = [a, b]
     names = symbol_names(args, {}) if symbolic else None
-    check_verdict(run_both(name, args, names=names), decisive=not symbolic, strict=not symbolic)
+    check_verdict(run_both(name, args, names=names), decisive=not symbolic)
 
 
 @SETTINGS
@@ -534,7 +538,7 @@ _DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloa
            "float32", "float64", "complex64"]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     st.sampled_from(_DTYPES),
     st.booleans(),
@@ -605,7 +609,7 @@ def test_reductions_generated(shape, name, dim, keepdim, symbolic, dtype):
     names = symbol_names([x], {}) if symbolic else None
     o = run_both(name, [x], kwargs, names=names)
     # A dim listed twice is an error torch raises only for some reductions.
-    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+    check_verdict(o, decisive=not symbolic)
 
 
 @SETTINGS
@@ -638,7 +642,7 @@ def test_transpose_generated(shape, d0, d1, symbolic):
     x = X(*shape)
     names = symbol_names([x], {}) if symbolic else None
     o = run_both("torch.Tensor.transpose", [x, d0, d1], names=names)
-    check_verdict(o, strict=not symbolic)
+    check_verdict(o)
 
 
 @SETTINGS
@@ -678,7 +682,7 @@ def test_view_generated(case, name, symbolic):
     x = X(*shape)
     args = [x] + [Size(s) if s > 0 else s for s in sizes]
     names = symbol_names(args, {}) if symbolic else None
-    check_verdict(run_both(name, args, names=names), decisive=not symbolic, strict=not symbolic)
+    check_verdict(run_both(name, args, names=names), decisive=not symbolic)
 
 
 @SETTINGS
@@ -732,10 +736,14 @@ def test_axis_rules_generated(shape, op, i, j, symbolic):
         assert len(pieces) == abs(i) + 1
         assert all(p.shape[j % len(shape)] is None for p in pieces)
         return
-    # Symbolic sizes cannot decide squeeze, chunk counts and the like: no claims then.
-    check_verdict(o, decisive=not symbolic, strict=False)
+    # Where the axis acted on has a named size, the answer hangs on its value:
+    # squeeze(d) keeps or drops it (the name may be 1), unbind, split and chunk make
+    # as many pieces as it holds. Everywhere else the answer is known, and must be.
+    axis = {"squeeze": i, "unbind": i, "chunk": j, "split": j}.get(op)
+    named = symbolic and axis is not None and -len(shape) <= axis < len(shape) and shape[axis] > 1
+    check_verdict(o, decisive=not symbolic, strict=not named)
     if not symbolic and o.error is None and op not in ("unbind", "chunk", "split"):
-        check_agrees(o, strict=True)
+        check_agrees(o)
 
 
 @st.composite
@@ -760,7 +768,7 @@ def test_cat_stack_generated(case, name, symbolic):
     ts = [X(*s) for s in shapes]
     names = symbol_names(ts, {}) if symbolic else None
     o = run_both(name, [ts, dim], names=names)
-    check_verdict(o, decisive=not symbolic, strict=not symbolic)
+    check_verdict(o, decisive=not symbolic)
 
 
 @SETTINGS
@@ -794,19 +802,21 @@ def test_constructors_generated(shape, name, form, dtype, symbolic):
     o = run_both(name, args, kwargs, names=names)
     if form == "varargs" and not shape:
         return  # torch.zeros() needs a size: a TypeError, not a shape question
-    check_agrees(o, strict=not symbolic)
+    check_agrees(o)
     if not symbolic:
         assert o.result.cost.bytes.value == o.out.numel() * o.out.element_size()
 
 
 @SETTINGS
-@given(st.integers(-3, 6), st.integers(-3, 9), st.integers(1, 3), st.booleans())
+@given(
+    st.integers(-3, 6), st.integers(-3, 9), st.sampled_from([1, 2, 3, -1, -2, -3]), st.booleans()
+)
 def test_arange_generated(start, end, step, symbolic):
     args = [Size(start) if start > 1 else start, Size(end) if end > 1 else end, step]
     names = symbol_names(args, {}) if symbolic else None
     o = run_both("torch.arange", args, names=names)
-    if o.error is None:
-        check_agrees(o, strict=not symbolic or step == 1)
+    if o.error is None:  # ceil((end - start) / step), a floor quotient of the names
+        check_agrees(o)
 
 
 @SETTINGS

@@ -52,7 +52,7 @@ def exprs():
     return rich_exprs("+*f")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(exprs(), st.fixed_dictionaries({n: st.integers(1, 12) for n in NAMES}))
 def test_simplified_expression_evaluates_like_python(pair, env):
     e, source = pair
@@ -108,14 +108,14 @@ def _agree(e: Expr, source: str, env: dict) -> None:
     assert parse_expr(e.to_python()) == e  # the program form reads back canonically
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(rich_exprs(), st.fixed_dictionaries({n: st.integers(1, 12) for n in NAMES}))
 def test_human_and_program_forms_evaluate_like_python(pair, env):
     e, source = pair
     _agree(e, source, env)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.data(), st.integers(1, 6), st.integers(1, 6), st.integers(1, 12), st.integers(1, 12))
 def test_quotients_an_op_checked_cancel_and_stay_exact(data, k, m, b, d):
     """With `k | h` recorded (h = k·m at every size tried), expressions over h//k

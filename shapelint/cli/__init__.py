@@ -41,9 +41,16 @@ class DefaultToCheck(click.Group):
             args = ["check"]
         return super().parse_args(ctx, args)
 
-    def main(self, *args, **kwargs):
-        _exit_on_sigterm()
-        return super().main(*args, **kwargs)
+    def main(self, args=None, *rest, **kwargs):
+        # Only as the program (console script, `python -m shapelint`: no args, so
+        # click reads sys.argv): a caller that runs main in-process (a test, an
+        # embedding tool) keeps its own SIGTERM, and gets it back after a run.
+        previous = _exit_on_sigterm() if args is None else None
+        try:
+            return super().main(args, *rest, **kwargs)
+        finally:
+            if previous is not None:
+                _restore_sigterm(previous)
 
     def invoke(self, ctx: click.Context):
         # Here, before click turns Ctrl-C into "Aborted!" and exit 1: an interrupted
@@ -78,9 +85,10 @@ class DefaultToCheck(click.Group):
         return cmd
 
 
-def _exit_on_sigterm() -> None:
+def _exit_on_sigterm():
     """SIGTERM unwinds like an exception (so that the pool's workers are stopped on
-    the way out) and exits 143, unless someone else already handles it."""
+    the way out) and exits 143, unless someone else already handles it. Returns
+    the handler it replaced, or None when it installed nothing."""
     import signal
 
     def handler(signum, frame):
@@ -88,9 +96,16 @@ def _exit_on_sigterm() -> None:
 
     try:
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, handler)
+            return signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread (an embedding application)
         pass
+    return None
+
+
+def _restore_sigterm(previous) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})

@@ -464,7 +464,13 @@ def _scaled(h: Dim, f: Value) -> Dim:
     if isinstance(f, FloatV) and f.value is not None:
         if float(f.value).is_integer():
             return h * int(f.value)
-        return Expr.const(math.floor(h.value * f.value)) if h.value is not None else None
+        if h.value is not None:
+            return Expr.const(math.floor(h.value * f.value))
+        # A scale of few binary digits (0.5, 1.5, 0.75: p < 2^20) multiplies any size
+        # below 2^33 exactly in double, so torch's floor(h * f) is floor(h * p / q); a
+        # scale like 0.3 is rounded by the product, and then only numbers can tell.
+        p, q = float(f.value).as_integer_ratio()
+        return h * p // q if f.value > 0 and p < 2**20 else None
     e = int_value(f)
     return h * e if e is not None else None
 

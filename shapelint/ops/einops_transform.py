@@ -34,6 +34,7 @@ from shapelint.ops.shape_sim import (
     group_size,
     is_int,
     kw_value,
+    numel_overflows,
     product,
     py_floordiv,
     py_mul,
@@ -334,8 +335,7 @@ class _Layout:
     """The pattern laid over the input's dims (the recipe einops prepares): one
     entry per input dim with its elementary axes (comp), the group it came from
     (src) and its size (dims); the output's groups of axes (right_comp); the axes
-    on each side (lids, rids); the dims under '...' (middle: a list, or BLOCK when
-    their number is unknown)."""
+    on each side (lids, rids)."""
 
     comp: list[list[object]]
     src: list[Group]
@@ -343,7 +343,6 @@ class _Layout:
     right_comp: list[list[object]]
     lids: set
     rids: set
-    middle: object
 
 
 def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
@@ -429,7 +428,7 @@ def _layout(call: Call, shape) -> _Layout:
         dims = list(before)
         right_comp = [list(g.axis_names()) for g in right.groups]
         lids, rids = left.identifiers, right.identifiers
-    return _Layout(comp, src, dims, right_comp, lids, rids, middle)
+    return _Layout(comp, src, dims, right_comp, lids, rids)
 
 
 def _reconstruct_from_shape(
@@ -540,7 +539,7 @@ def _apply_recipe(
     right = call.pattern.output
     assert right is not None
     comp, dims, right_comp = layout.comp, layout.dims, layout.right_comp
-    lids, rids, middle = layout.lids, layout.rids, layout.middle
+    lids, rids = layout.lids, layout.rids
     ordered_left = [k for g in comp for k in g]
     ordered_right = [k for g in right_comp for k in g if k is not _UNKNOWN_SIZE]
     if need_init_reshape:
@@ -555,8 +554,8 @@ def _apply_recipe(
     if len(order) != len(ordered_left):
         # A literal '…' on the right while the left has '...': einops expands it
         # but counts it as a separate axis, and fails unless '...' covers no dim.
-        if middle is BLOCK:
-            return None, dtype
+        # Flagged unless that is known, whether the rank is unknown (BLOCK) or a
+        # Var that may be empty: no input meant for '...' is 0-d.
         raise Reject(
             "SHP105",
             f"{call.label}: a literal '…' on the right is not einops' ellipsis there; "
@@ -575,9 +574,9 @@ def _apply_recipe(
         if c is not None and c < -1:
             negative.append((k, c))
         cur.insert(i, Expr.const(1) if c == -1 else (v if isinstance(v, Expr) else None))
-    if negative and not any(const(d) == 0 for d in cur):
-        # torch's expand takes a size below -1 without complaint only when another
-        # dim is 0 (the element count stays 0); unknown dims are taken as non-empty.
+    if negative and numel_overflows(cur):
+        # torch's expand takes a size below -1 unchecked; the new tensor's element
+        # count is what refuses it (unknown dims are taken as non-empty).
         k, c = negative[0]
         raise Reject(
             "SHP208",

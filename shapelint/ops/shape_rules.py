@@ -1358,6 +1358,12 @@ def arange(ctx: RuleContext, start: Value, end: Value, step: Value) -> RuleOut:
         return RuleOut(TensorV((span,)))
     if span.value is not None and s.value:
         return RuleOut(TensorV((Expr.const(max(0, -(-span.value // s.value))),)))
+    if s.value:
+        # ceil(span / s) as a floor quotient by |s|: torch refuses a span whose sign
+        # is not the step's, so the numerator is never negative.
+        if s.value < 0:
+            span, s = -span, -s
+        return RuleOut(TensorV(((span + s - 1) // s,)))
     q = span.exact_div(s)
     return RuleOut(TensorV((q,)))
 

@@ -175,6 +175,27 @@ def check_size_arg(v: object, what: str, pos: int) -> object:
     return v
 
 
+_U64 = 2**64
+_NUMEL_MAX = 2**63 - 1
+
+
+def numel_overflows(dims: list) -> bool:
+    """torch's check on a new tensor's sizes (``safe_compute_numel``): the sizes,
+    read as uint64 in order, are multiplied with a sticky overflow flag, and the
+    product must fit an int64. So a size below -1 is refused unless a 0 comes first
+    or right after it (``expand`` passes such sizes through unchecked). A size that
+    is not a known int counts as 1: taken non-empty, and 1 is the non-empty size
+    that neither overflows the product nor zeroes it, so a refusal here holds for
+    every non-empty value."""
+    prod, overflow = 1, False
+    for d in dims:
+        c = const(d)
+        prod *= 1 if c is None else c % _U64
+        if prod >= _U64:
+            overflow, prod = True, prod % _U64
+    return overflow or prod > _NUMEL_MAX
+
+
 def where_of(v: object) -> tuple:
     return ("kwarg", v.src) if isinstance(v, Foreign) and v.src else ("call",)
 

@@ -96,7 +96,10 @@ RULES = [
         explanation=(
             "Each side of a pattern (each operand of an einsum) may hold one ellipsis '...' "
             "and no other dot. '..' and '....' are errors, and so is a second '...'. einops "
-            "also reads a literal '…' (one character) as an ellipsis token."
+            "also reads a literal '…' (one character) as an ellipsis token, but beside a "
+            "'...' on the left a '…' on the right counts as an axis of its own: einops "
+            "then accepts the call only where '...' covers no dim, so it is an error "
+            "unless that is known."
         ),
         invalid=(_fn('rearrange(x, "b .. c -> b c")'), _fn('rearrange(x, "... c ... -> c")')),
         valid=(_fn('rearrange(x, "... c -> c ...")'),),
