@@ -24,6 +24,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shapelint import pyparse
 from shapelint.analysis.driver import noqa_suppresses
 from shapelint.analysis.source import DecodeFailure, decode_source
 
@@ -148,7 +149,7 @@ def _end(node) -> tuple[int, int]:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyparse.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True

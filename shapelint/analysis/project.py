@@ -22,6 +22,7 @@ import ast
 import os
 from typing import TYPE_CHECKING
 
+from shapelint import pyparse
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class Project:
             with open(path, "rb") as f:
                 data = f.read()
             text = decode_source(data)
-            tree = ast.parse(text, filename=path)
+            tree = pyparse.parse(text, filename=path)
         except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.digests[path] = digest(data)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from shapelint import pyparse
 from shapelint.notation.symbolic import Expr, expr_from_ast
 
 # Element kinds.
@@ -220,7 +221,7 @@ def parse_size_expr(text: str) -> Expr | None:
     it only ever matches when the division is exact, where the two agree.
     """
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = pyparse.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError):
         return None
     try:
