@@ -267,7 +267,7 @@ RULES = [
                 expect=(
                     '3:12 SHP405 einsum pattern "ij,jk->ik" names its axes with single letters; name them: einsum(a, b, "i j, j k -> i k")',
                 ),
-                fixed=(
+                unsafe_fixed=(
                     "import torch\n"
                     "from einops import einsum\n"
                     "def f(a, b):\n"
@@ -287,9 +287,12 @@ RULES = [
         ),
         fix=Fix(
             "`shapelint check --fix` rewrites `torch.einsum` calls with a literal pattern and "
-            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays). "
-            "torch may sum in another order for the renamed letters: float results can "
-            "differ in their last bits."
+            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays).",
+            unsafe=(
+                "einops.einsum hands torch the axes in the order they first appear, and "
+                "torch sums the contracted ones in that order: float results can differ "
+                "in their last bits (`izyx,zyxl->il` does, against `i z y x, z y x l -> i l`)"
+            ),
         ),
     ),
 ]

@@ -70,7 +70,7 @@ RULES = [
                     '7:12 SHP405 einsum pattern "ij,jk->ik" names its axes with single letters; name them: einsum(a, b, "i j, j k -> i k")',
                     "7:29 SHP302 torch.einsum(\"ij,jk->ik\"): axis 'j' has size 4 here but 3 in an earlier operand (sizes must match or be 1)",
                 ),
-                fixed=(
+                unsafe_fixed=(
                     "import torch\n"
                     "from einops import einsum\n"
                     "\n"
