@@ -90,26 +90,31 @@ def test_a_package_comes_before_a_module_of_the_same_name(tmp_path):
     root = write(
         tmp_path,
         {
-            "pkg/__init__.py": "",
-            "pkg/a/__init__.py": layer(2),  # what Python imports
-            "pkg/a.py": layer(8),  # shadowed by the package: never read
-            "pkg/model.py": net("from pkg.a import Block"),
-            "pkg/rel.py": net("from .a import Block"),
+            "rt_pkg/__init__.py": "",
+            "rt_pkg/a/__init__.py": layer(2),  # what Python imports
+            "rt_pkg/a.py": layer(8),  # shadowed by the package: never read
+            "rt_pkg/model.py": net("from rt_pkg.a import Block"),
+            "rt_pkg/rel.py": net("from .a import Block"),
         },
     )
-    expected = python_flops([root], "pkg.model")
+    expected = python_flops([root], "rt_pkg.model")
     assert expected == 2 * 16 * 32 * 2  # batch 2, 16 -> 32
     for name in ("model", "rel"):
-        t = static_flops(root / "pkg" / f"{name}.py")
+        t = static_flops(root / "rt_pkg" / f"{name}.py")
         assert t["complete"] and t["flops_value"] == expected, (name, t)
-    assert find_module((str(root),), "pkg.a") == (str(root / "pkg" / "a" / "__init__.py"), True)
+    assert find_module((str(root),), "rt_pkg.a") == (
+        str(root / "rt_pkg" / "a" / "__init__.py"),
+        True,
+    )
 
 
 def test_a_script_imports_the_module_beside_it(tmp_path):
     """`python model.py` puts the script's directory first on sys.path."""
-    root = write(tmp_path, {"blocks.py": layer(4), "model.py": net("from blocks import Block")})
-    t = static_flops(root / "model.py")
-    assert t["complete"] and t["flops_value"] == python_flops([root], "model")
+    root = write(
+        tmp_path, {"rt_blocks.py": layer(4), "rt_model.py": net("from rt_blocks import Block")}
+    )
+    t = static_flops(root / "rt_model.py")
+    assert t["complete"] and t["flops_value"] == python_flops([root], "rt_model")
 
 
 @pytest.mark.parametrize(
@@ -126,30 +131,30 @@ def test_absolute_imports_along_the_project_root(tmp_path, config):
         tmp_path,
         {
             "pyproject.toml": config,
-            "lib/__init__.py": "",
-            "lib/a.py": layer(3),
-            "apps/train.py": net("from lib.a import Block"),
+            "rt_lib/__init__.py": "",
+            "rt_lib/a.py": layer(3),
+            "apps/rt_train.py": net("from rt_lib.a import Block"),
         },
     )
-    t = static_flops(root / "apps" / "train.py")
-    assert t["complete"] and t["flops_value"] == python_flops([root / "apps", root], "train")
+    t = static_flops(root / "apps" / "rt_train.py")
+    assert t["complete"] and t["flops_value"] == python_flops([root / "apps", root], "rt_train")
 
 
 def test_without_a_root_the_import_is_not_followed(tmp_path):
-    """No pyproject, no directory given: `lib` is not on the path, as for Python."""
+    """No pyproject, no directory given: `rt_lib` is not on the path, as for Python."""
     root = write(
         tmp_path / "p",
         {
-            "lib/__init__.py": "",
-            "lib/a.py": layer(3),
-            "apps/train.py": net("from lib.a import Block"),
+            "rt_lib/__init__.py": "",
+            "rt_lib/a.py": layer(3),
+            "apps/rt_train.py": net("from rt_lib.a import Block"),
         },
     )
-    t = static_flops(root / "apps" / "train.py")
+    t = static_flops(root / "apps" / "rt_train.py")
     assert not t["complete"] and t["flops_value"] is None
     # The directory given on the command line is a root.
-    t = static_flops(root / "apps" / "train.py", root)
-    assert t["complete"] and t["flops_value"] == python_flops([root / "apps", root], "train")
+    t = static_flops(root / "apps" / "rt_train.py", root)
+    assert t["complete"] and t["flops_value"] == python_flops([root / "apps", root], "rt_train")
 
 
 def test_src_layout_and_namespace_packages(tmp_path):
@@ -157,12 +162,12 @@ def test_src_layout_and_namespace_packages(tmp_path):
         tmp_path,
         {
             "pyproject.toml": "[project]\nname = 'x'\n",
-            "src/mylib/layers.py": layer(5),  # mylib has no __init__.py: a namespace package
-            "scripts/run.py": net("from mylib.layers import Block"),
+            "src/rt_nslib/layers.py": layer(5),  # rt_nslib has no __init__.py: a namespace package
+            "scripts/rt_run.py": net("from rt_nslib.layers import Block"),
         },
     )
-    t = static_flops(root / "scripts" / "run.py")
-    expected = python_flops([root / "scripts", root / "src"], "run")
+    t = static_flops(root / "scripts" / "rt_run.py")
+    expected = python_flops([root / "scripts", root / "src"], "rt_run")
     assert t["complete"] and t["flops_value"] == expected
 
 
@@ -171,13 +176,13 @@ def test_an_earlier_root_wins(tmp_path):
         tmp_path,
         {
             "pyproject.toml": "[tool.shapelint]\nroots = ['first', 'second']\n",
-            "first/blocks.py": layer(2),
-            "second/blocks.py": layer(6),
-            "app/main.py": net("from blocks import Block"),
+            "first/rt_blocks.py": layer(2),
+            "second/rt_blocks.py": layer(6),
+            "app/rt_main.py": net("from rt_blocks import Block"),
         },
     )
-    t = static_flops(root / "app" / "main.py")
-    expected = python_flops([root / "app", root / "first", root / "second"], "main")
+    t = static_flops(root / "app" / "rt_main.py")
+    expected = python_flops([root / "app", root / "first", root / "second"], "rt_main")
     assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 32 * 2
 
 
@@ -187,8 +192,8 @@ def test_check_follows_a_root_import_across_files(tmp_path):
         tmp_path,
         {
             "pyproject.toml": "[project]\nname = 'x'\n",
-            "lib/__init__.py": "",
-            "lib/ops.py": """
+            "rt_lib/__init__.py": "",
+            "rt_lib/ops.py": """
                 from jaxtyping import Float
                 from torch import Tensor
 
@@ -196,9 +201,9 @@ def test_check_follows_a_root_import_across_files(tmp_path):
                 def norm(x: Float[Tensor, "b d"]) -> Float[Tensor, "b d"]:
                     return x
                 """,
-            "apps/use.py": """
+            "apps/rt_use.py": """
                 import torch
-                from lib.ops import norm
+                from rt_lib.ops import norm
 
 
                 def main():
@@ -208,7 +213,7 @@ def test_check_follows_a_root_import_across_files(tmp_path):
     )
     r = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json", str(root / "apps")])
     found = [(Path(d["path"]).name, d["code"]) for d in json.loads(r.output)]
-    assert ("use.py", "SHP305") in found, r.output
+    assert ("rt_use.py", "SHP305") in found, r.output
 
 
 def test_find_module_follows_the_path_finder(tmp_path):
