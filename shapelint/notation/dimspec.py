@@ -12,7 +12,6 @@ Pure: no jaxtyping import. Turning a spec into an abstract shape lives in
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
