@@ -82,8 +82,16 @@ def python_flops(sys_path: list[Path], module: str) -> int:
         return fc.get_total_flops()
     finally:
         sys.path[:] = saved
+        # Only the project's modules go: torch's own, imported lazily meanwhile,
+        # stay (some register themselves with torch once per process).
         for name in set(sys.modules) - before:
-            del sys.modules[name]
+            if module_of_project(sys.modules[name], sys_path):
+                del sys.modules[name]
+
+
+def module_of_project(mod, sys_path: list[Path]) -> bool:
+    files = [getattr(mod, "__file__", None), *(getattr(mod, "__path__", None) or [])]
+    return any(f and any(Path(f).is_relative_to(p) for p in sys_path) for f in files)
 
 
 def test_a_package_comes_before_a_module_of_the_same_name(tmp_path):
