@@ -238,3 +238,23 @@ def test_find_module_follows_the_path_finder(tmp_path):
     assert find_module((one, two), "ns.y") == (str(root / "two" / "ns" / "y.py"), True)
     assert find_module((one, two), "m.x") == (None, False)  # a module has no submodules
     assert find_module((one, two), "missing") == (None, False)
+
+
+def test_a_namespace_directory_does_not_shadow_a_library(tmp_path):
+    """A module a namespace package holds is the project's (`from rt_ns import
+    rt_layers`); a directory named like a library without __init__.py (notes, data)
+    is no project module (Python passes over it for the installed package), and
+    torch stays torch."""
+    root = write(
+        tmp_path,
+        {
+            "torch/notes.txt": "",
+            "rt_ns/rt_layers.py": layer(3),
+            "rt_model.py": net("from rt_ns import rt_layers").replace(
+                "Block(d)", "rt_layers.Block(d)"
+            ),
+        },
+    )
+    (root / "torch" / "notes.txt").write_text("not code")
+    t = static_flops(root / "rt_model.py")
+    assert t["complete"] and t["flops_value"] == 2 * 16 * 48 * 2

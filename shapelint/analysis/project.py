@@ -81,8 +81,11 @@ def project_imports(
                     continue
                 base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
                 mod = ".".join(base + ([stmt.module] if stmt.module else []))
-            elif stmt.module and found(stmt.module):
+            elif stmt.module:
                 mod = stmt.module
+                # `from ns import sub` of a namespace package: sub is the project file.
+                if not found(mod) and not any(found(f"{mod}.{a.name}") for a in stmt.names):
+                    continue
             else:
                 continue
             for alias in stmt.names:
@@ -172,8 +175,10 @@ class Project:
         return self.files[key]
 
     def finder(self, roots: tuple[str, ...]) -> Callable[[str], bool]:
-        """Whether a module names a project file (or a namespace package of some)."""
-        return lambda mod: self.find(roots, mod)[1]
+        """Whether a module is a file of the project. A namespace package alone is
+        not: a regular package of that name elsewhere on sys.path (a library's)
+        comes before it, and only the modules it holds tell."""
+        return lambda mod: self.find(roots, mod)[0] is not None
 
     def analyzer(self, root: tuple[str, ...], modname: str) -> Analyzer | None:
         key = (root, modname)
@@ -331,7 +336,7 @@ def resolve_qualified(an: Analyzer, qual: str):
     if an.project is None or an.project_module is None:
         return None
     mod, _, attr = qual.rpartition(".")
-    if not mod or not an.project.find(an.project_root, mod)[1]:
+    if not mod or an.project.module_file(an.project_root, mod) is None:
         return None
     target = an.project.analyzer(an.project_root, mod)
     if target is None:
