@@ -33,6 +33,7 @@ KNOWN_KEYS = {
     "naming",
     "time-budget",
     "fail-on",
+    "roots",
 }
 FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
 
@@ -77,6 +78,17 @@ class Config:
     time_budget: float | None = None  # seconds per file; None: the default, 0: none
     fail_on: str = "error"  # warnings fail a run only when this is "warning"
     source: Path | None = None  # the pyproject.toml read, if any
+    # Where absolute imports of project modules are looked up, after the file's own
+    # package root (or, for a script, its directory): `roots`, else the pyproject's
+    # directory and its src/, then the directories a command is given (add_roots).
+    roots: list[str] = field(default_factory=list)
+
+    def add_roots(self, dirs) -> None:
+        """Directories given on the command line, each with its src/ (a src layout)."""
+        for d in dirs:
+            for r in layout_roots(Path(d)):
+                if r not in self.roots:
+                    self.roots.append(r)
 
     # -- rule selection (ruff's semantics: prefixes, the most specific wins) -------------
     def is_enabled(self, code: str, path: str | None = None) -> bool:
@@ -151,12 +163,28 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def layout_roots(d: Path) -> list[str]:
+    """d and, in a src layout, d/src: where a project's top-level modules live."""
+    d = d.resolve()
+    return [str(d)] + ([str(d / "src")] if (d / "src").is_dir() else [])
+
+
+def _project_dir(start: Path) -> Path | None:
+    """The directory of the nearest pyproject.toml, with or without [tool.shapelint]."""
+    cur = start.resolve()
+    cur = cur if cur.is_dir() else cur.parent
+    return next((d for d in (cur, *cur.parents) if (d / "pyproject.toml").is_file()), None)
+
+
 def load(start: Path | None = None, explicit: Path | None = None) -> Config:
     path = explicit or find_pyproject(start or Path.cwd())
     if path is None:
-        return Config(
+        cfg = Config(
             root=(start or Path.cwd()).resolve() if (start and start.is_dir()) else Path.cwd()
         )
+        project = _project_dir(start or Path.cwd())
+        cfg.roots = layout_roots(project) if project is not None else []
+        return cfg
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
@@ -248,6 +276,10 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
             f"{path}: [tool.shapelint] fail-on must be one of {', '.join(map(repr, FAIL_ON))}"
         )
     cfg.fail_on = fail_on
+    if "roots" in section:
+        cfg.roots = [str((path.parent / r).resolve()) for r in str_list("roots")]
+    else:
+        cfg.roots = layout_roots(path.parent)
     return cfg
 
 

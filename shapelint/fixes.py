@@ -2,8 +2,9 @@
 
 A finding carries the einops call its message shows (shapelint/analysis/naming.py).
 It is *fixable* when the analysis proved the receivers are tensors of known rank;
-it is *safe* unless the original reads a tensor with `.view`, which fails on a
-non-contiguous input where `rearrange` would copy: those need --unsafe-fixes.
+it is *safe* when its rule's fix is (the catalog says which are not, and why) and
+the original does not read a tensor with `.view`, which fails on a non-contiguous
+input where `rearrange` would copy. Unsafe fixes need --unsafe-fixes.
 
 Edits are made on the text, by the exact positions of the expressions they
 replace, so everything around them (comments, spacing, quotes) stays as it was.
@@ -24,6 +25,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shapelint import pyparse
 from shapelint.analysis.driver import noqa_suppresses
 from shapelint.analysis.source import DecodeFailure, decode_source
 
@@ -66,7 +68,7 @@ def fix_text(path: str, text: str, options=None, cfg=None, unsafe: bool = False)
                 continue
             if (f.code, ast.unparse(f.node)) in failed:
                 continue
-            if not f.rewrite.safe and not unsafe:
+            if not unsafe and not is_safe(f):
                 need_unsafe += 1
                 continue
             todo.append(f)
@@ -94,7 +96,7 @@ def fix_actions(path: str, text: str, options=None, cfg=None) -> list[tuple[obje
     lines = _LINE_BREAK.split(text)
     out = []
     for f in findings:
-        if not f.fixable or not f.rewrite.safe:
+        if not f.fixable or not is_safe(f):
             continue
         if not _enabled(cfg, f.code, path) or _suppressed(lines, f):
             continue
@@ -102,6 +104,17 @@ def fix_actions(path: str, text: str, options=None, cfg=None) -> list[tuple[obje
         if n and _parses(new_text):
             out.append((f, new_text))
     return out
+
+
+def is_safe(finding) -> bool:
+    """Whether the rewrite computes what the code did, bit for bit: its rule's fix is
+    safe (shapelint/rules: a matmul or letter einsum rewritten may sum in another
+    order) and this rewrite is not the case its rule names (a `.view` of a tensor
+    that may be non-contiguous)."""
+    from shapelint.rules import RULES
+
+    rule = RULES.get(finding.code)
+    return finding.rewrite.safe and not (rule and rule.fix and rule.fix.unsafe)
 
 
 def _analyze(path: str, text: str, options):
@@ -148,7 +161,7 @@ def _end(node) -> tuple[int, int]:
 
 def _parses(text: str) -> bool:
     try:
-        ast.parse(text)
+        pyparse.parse(text)
     except (SyntaxError, ValueError):
         return False
     return True

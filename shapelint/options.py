@@ -21,7 +21,9 @@ class AnalysisOptions:
     and [tool.shapelint] dims): annotated dims and int parameters of those names
     are those numbers, so sizes that disagree there are errors. project: False
     analyses each file on its own; otherwise (None, the default) a file inside a
-    package sees the project files it imports (analysis/project.py). time_budget:
+    package, or a script importing a module beside it, sees the project files it
+    imports (analysis/project.py); a tuple of directories adds them to the roots
+    absolute imports are looked up along ([tool.shapelint] roots). time_budget:
     seconds one file's analysis may take. costs: False leaves out what only the cost
     records need (FLOP and byte formulas, function totals): `check` and the flake8
     plugin print diagnostics only, and those are the same either way."""
@@ -51,6 +53,7 @@ class AnalysisOptions:
             "stubs": tuple(cfg.stubs),
             "naming": dict(cfg.naming),
             "time_budget": cfg.time_budget,
+            "project": tuple(cfg.roots) or None,
         }
         values.update(overrides)
         return cls(**values)
@@ -78,6 +81,8 @@ class AnalysisOptions:
             "naming": dict(self.naming),
             "dtype": self.dtype,
             "check_dims": sorted(self.check_dims.items()),
-            "project": self.project is not False,
+            "project": list(self.project)
+            if isinstance(self.project, tuple)
+            else self.project is not False,
             "costs": self.costs,
         }

@@ -123,7 +123,7 @@ def test_diff_markdown_symbolic_and_numbers(repo):
     assert md.startswith("<!-- shapelint-cost-diff -->")
     row = next(line for line in md.splitlines() if "pkg/model.py::mlp" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "`2048·b·d`" and cells[2] == "`4096·b·d`" and cells[3] == "▲ ×2"
+    assert cells[1] == "`2048·b·d`" and cells[2] == "`4096·b·d`" and cells[3] == "▲ `×2`"
     r = cost(["--diff", "main", "--dim", "b=8,d=512,s=16", "pkg"], repo)
     row = next(line for line in r.output.splitlines() if "pkg/model.py::mlp" in line)
     assert "= 8.39M" in row and "= 16.8M" in row, row  # 2048·8·512 and twice that

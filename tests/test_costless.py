@@ -19,7 +19,11 @@ from tests.shape_bug_cases import CASES
 ROOT = Path(__file__).resolve().parent.parent
 
 SNIPPETS = [
-    *((f"{r.code}-invalid{i}", ex) for r in RULES.values() for i, ex in enumerate(r.invalid)),
+    *(
+        (f"{r.code}-invalid{i}", ex.source)
+        for r in RULES.values()
+        for i, ex in enumerate(r.invalid)
+    ),
     *((f"{r.code}-valid{i}", ex) for r in RULES.values() for i, ex in enumerate(r.valid)),
     *((f"bug-{c.name}-fixed", c.fixed()) for c in CASES),
     *((f"bug-{c.name}-broken", c.broken()) for c in CASES),

@@ -107,7 +107,12 @@ def assert_same_results(original: str, fixed: str, exact: set[str] = frozenset()
 
 
 def test_fixed_models_compute_the_same():
-    res = fix_text("models.py", MODELS)
+    # --fix alone: the rearranges, every result the same bit for bit; the five
+    # einsum rewrites are withheld (their rules' fixes are unsafe) and counted.
+    safe = fix_text("models.py", MODELS)
+    assert (safe.applied, safe.need_unsafe) == (8, 5)
+    assert_same_results(MODELS, safe.fixed, exact=set(INPUTS))
+    res = fix_text("models.py", MODELS, unsafe=True)
     assert res.applied == 13
     assert res.need_unsafe == 0
     assert "from einops import einsum, rearrange\n" in res.fixed
@@ -118,11 +123,11 @@ def test_fixed_models_compute_the_same():
     assert_same_results(MODELS, res.fixed, exact=rearranged)
     # Nothing left that --fix could still do, and a second run changes nothing.
     assert not [f for f in findings(res.fixed) if f.fixable]
-    assert fix_text("models.py", res.fixed).fixed == res.fixed
+    assert fix_text("models.py", res.fixed, unsafe=True).fixed == res.fixed
 
 
 def test_the_rewrites_are_the_ones_the_messages_show():
-    res = fix_text("models.py", MODELS)
+    res = fix_text("models.py", MODELS, unsafe=True)
     assert 'rearrange(y, "b h t d -> b t (h d)")  # merge the heads' in res.fixed
     assert 'rearrange(x, "b t (h d) -> b h t d", h=nh)' in res.fixed
     assert 'rearrange(img, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)' in res.fixed
@@ -172,7 +177,7 @@ def test_existing_imports_are_reused():
         """
         )
     )
-    out = fix_text("i.py", src).fixed
+    out = fix_text("i.py", src, unsafe=True).fixed
     assert 'r(x, "a b -> b a")' in out
     assert 'E.einsum(x, "a b -> b a")' in out  # the letters took the annotation's names
     assert out.count("import") == src.count("import")
@@ -188,7 +193,7 @@ def test_a_name_taken_by_something_else_is_not_shadowed():
             return x
         """
     )
-    out = fix_text("c.py", src).fixed
+    out = fix_text("c.py", src, unsafe=True).fixed
     assert "import einops\n" in out
     assert 'einops.einsum(a, b, "i j, j k -> i k")' in out
     assert "from einops import" not in out
@@ -272,7 +277,10 @@ def test_cli_diff_prints_and_does_not_write(tmp_path):
     assert r.exit_code == 1
     assert r.stdout.startswith(f"--- {p}\n+++ {p}\n")
     assert '+    return rearrange(x, "b t (h d) -> b h t d", h=nh)' in r.stdout
-    assert "Would fix 13 findings in 1 file." in r.stderr
+    assert (
+        "Would fix 8 findings in 1 file. 5 unsafe fixes withheld (--unsafe-fixes applies them)."
+        in r.stderr
+    )
     assert p.read_text() == MODELS
 
 
@@ -281,12 +289,16 @@ def test_cli_fix_writes_then_reports_what_is_left(tmp_path):
     p.write_text(MODELS + UNSAFE.replace(HEAD, "").replace("split_heads", "split_view"))
     args = ["check", str(p), "--fix", "--no-cache", "--format", "json", "--fail-on", "warning"]
     r = CliRunner().invoke(main, args)
-    assert "Fixed 13 findings in 1 file. 1 more with --unsafe-fixes." in r.stderr
+    assert (
+        "Fixed 8 findings in 1 file. 6 unsafe fixes withheld (--unsafe-fixes applies them)."
+        in r.stderr
+    )
     assert r.exit_code == 1  # the view split is still reported
     assert '"SHP403"' in r.stdout and "split_view" not in r.stdout
     r = CliRunner().invoke(main, ["check", str(p), "--fix", "--unsafe-fixes", "--no-cache"])
     assert r.exit_code == 0, r.output
-    assert "x.view(" not in p.read_text()
+    assert "withheld" not in r.stderr
+    assert "x.view(" not in p.read_text() and "k.transpose(" not in p.read_text()
 
 
 def test_cli_diff_with_nothing_to_fix_exits_zero(tmp_path):
@@ -300,7 +312,8 @@ def test_cli_diff_with_nothing_to_fix_exits_zero(tmp_path):
 
 
 def fixed(code: str, head: str = "") -> str:
-    return fix_text("m.py", head + textwrap.dedent(code)).fixed
+    # The transform itself, whatever the rewrite's safety.
+    return fix_text("m.py", head + textwrap.dedent(code), unsafe=True).fixed
 
 
 def test_import_precedes_module_level_code_that_runs_a_rewrite():
@@ -419,3 +432,18 @@ def test_a_chain_through_a_temporary_is_one_rewrite_and_the_temporary_goes():
     for name in ("merge", "used_twice", "not_a_chain"):
         assert torch.equal(getattr(before, name)(x), getattr(after, name)(x)), name
     assert fix_text("m.py", out).fixed == out  # a second run changes nothing
+
+
+def test_letter_einsum_rewrite_can_change_float_results():
+    """Why SHP405's fix is unsafe, by torch: einops hands torch the axes in the order
+    they first appear, torch sums the contracted ones in its letters' order, and for
+    `izyx,zyxl->il` the two orders differ, and so do the last bits."""
+    src = "import torch\ndef f(a, b):\n    return torch.einsum('izyx,zyxl->il', a, b)\n"
+    assert fix_text("e.py", src).fixed == src  # withheld without --unsafe-fixes
+    out = fix_text("e.py", src, unsafe=True).fixed
+    assert 'einsum(a, b, "i z y x, z y x l -> i l")' in out
+    torch.manual_seed(0)
+    a, b = torch.randn(16, 9, 13, 11), torch.randn(9, 13, 11, 17)
+    before, after = load_module(src).f(a, b), load_module(out).f(a, b)
+    assert torch.allclose(before, after, rtol=1e-4, atol=1e-3)  # a sum of 1,287 products
+    assert not torch.equal(before, after)

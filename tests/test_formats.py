@@ -211,3 +211,37 @@ def test_si_compact_and_with_a_unit():
     assert [si(None), si(48), si(1_500_000_000), si(2.5e15)] == ["?", "48", "1.5G", "2.5P"]
     assert si(1.5e9, "FLOP/s") == "1.5 GFLOP/s"
     assert [si(48, "B"), si(0.5, "B"), si(1234, "B")] == ["48 B", "0.5 B", "1.23 kB"]
+
+
+# A file name that is all the runner's property syntax (':', ','), its escape ('%')
+# and a control character the runner would pass on raw.
+GITHUB_HOSTILE = "a:b,c%3A d%\x1b[2J.py"
+
+
+@pytest.mark.parametrize("command", ["check", "cost"])
+def test_github_file_property_round_trips_a_hostile_name(tmp_path, monkeypatch, command):
+    (tmp_path / GITHUB_HOSTILE).write_text(
+        BAD.replace("    return x\n\n\n", "    return x @ x.T\n\n\n", 1)
+    )
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, [command, "--no-cache", "--format", "github", "."])
+    assert r.exit_code in (0, 1), r.output
+    lines = r.output.splitlines()
+    assert lines
+    for line in lines:
+        assert "\x1b" not in line
+        _, props, _ = parse_command(line)
+        assert props["file"] == safe_text(GITHUB_HOSTILE)
+
+
+def test_cost_diff_github_escapes_names():
+    from shapelint.cost.diff import Delta, FunctionChange, render_github
+
+    delta = Delta("2*b", "4*b", "more", "×2", None, None)
+    out = render_github(
+        [FunctionChange(GITHUB_HOSTILE, "f\x1b[2J", 3, "more", delta, delta)], "main", {}
+    )
+    assert out.count("\n") == 1 and "\x1b" not in out
+    _, props, message = parse_command(out.rstrip("\n"))
+    assert props["file"] == safe_text(GITHUB_HOSTILE) and props["line"] == "3"
+    assert message.startswith("f\\x1b[2J: ")

@@ -3,7 +3,8 @@ and under `if TYPE_CHECKING:`, read with ast): no import cycle, nothing importin
 floor, and no private name (`_x`) used outside the module that defines it.
 
 Floors, lowest first (docs/architecture.md):
-  base      shapelint/__init__.py, diagnostics.py, options.py (the analysis options)
+  base      shapelint/__init__.py, diagnostics.py, options.py (the analysis options),
+            pyparse.py (parsing with warnings caught)
   words     notation/ (shape strings, symbolic dims), rules/ (the catalog)
   ops       ops/ (what each operation does to shapes and costs)
   analysis  analysis/ (the driver is the one door), config.py, cache.py
@@ -21,7 +22,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "shapelint"
 
 FLOORS = [
-    ("base", ("shapelint", "shapelint.diagnostics", "shapelint.options")),
+    ("base", ("shapelint", "shapelint.diagnostics", "shapelint.options", "shapelint.pyparse")),
     ("words", ("shapelint.notation", "shapelint.rules")),
     ("ops", ("shapelint.ops",)),
     ("analysis", ("shapelint.analysis", "shapelint.config", "shapelint.cache")),

@@ -112,3 +112,53 @@ def test_diagnostic_messages_are_escaped_once_where_built():
     assert d.message == "bad \\ud800\\n\\x1b[31m x"
     assert safe_text("plain · ≥ text") == "plain · ≥ text"
     assert safe_text(d.message) == d.message  # idempotent on escaped text
+
+
+# A comment that clears the screen and sets the title, on lines Python warns about
+# (a bad numeric literal: SyntaxWarning), and a syntax error further down.
+ESCAPES = "\x1b[2J\x1b]0;owned\x07"
+WARNED = f"import torch\nx = 1if True else 2  # {ESCAPES}\ny = 0x1for  # {ESCAPES}\ndef f(:\n"
+WARNED_ONLY = f"import torch\n\n\ndef f(x):\n    return 1if x else 2  # {ESCAPES}\n"
+
+
+@pytest.mark.parametrize("command", ["check", "cost"])
+@pytest.mark.parametrize("source", [WARNED, WARNED_ONLY], ids=["syntax-error", "parses"])
+def test_parse_warnings_never_echo_source(tmp_path, command, source):
+    (tmp_path / "m.py").write_text(source)
+    r = shapelint(command, "--no-cache", "m.py", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr.decode(errors="replace")
+    err = r.stderr.decode("utf-8")
+    assert "\x1b" not in err and "\x07" not in err
+    assert "SyntaxWarning" not in err and "1if" not in err, err
+    inert(r.stdout)
+
+
+def test_parse_warnings_are_caught_with_a_location():
+    from shapelint import pyparse
+
+    tree, warned = pyparse.parse_caught(WARNED_ONLY, "m.py")
+    assert tree.body
+    assert [(w.path, w.line, w.category) for w in warned] == [("m.py", 5, "SyntaxWarning")]
+    assert warned[0].text == "m.py:5: SyntaxWarning: invalid decimal literal"
+
+
+def test_run_mode_shows_python_warnings_escaped(tmp_path):
+    """`shapelint run` executes the file and what it imports: Python shows their
+    warnings, and shapelint shows them escaped, on one line, without the source."""
+    (tmp_path / "helper.py").write_text(f"z = 1if True else 2  # {ESCAPES}\n")
+    (tmp_path / "m.py").write_text(
+        "import helper\n"
+        f"w = 0x1for 0  # {ESCAPES}\n"
+        "import torch\n"
+        "from jaxtyping import Float\n"
+        "def f(x: Float[torch.Tensor, 'n']) -> Float[torch.Tensor, 'n']:\n"
+        "    return x\n"
+    )
+    r = shapelint("run", "m.py::f", "--dim", "n=2", "--device", "cpu", cwd=tmp_path)
+    err = r.stderr.decode("utf-8")
+    assert r.returncode == 0, err
+    assert "\x1b" not in err and "\x07" not in err
+    lines = [ln for ln in err.splitlines() if "SyntaxWarning" in ln]
+    assert any(ln.endswith("m.py:2: SyntaxWarning: invalid hexadecimal literal") for ln in lines)
+    assert any(ln.endswith("helper.py:1: SyntaxWarning: invalid decimal literal") for ln in lines)
+    assert "1if" not in err and "0x1for" not in err

@@ -30,7 +30,7 @@ _BINOPS = {
 CASES = [
     (rule.code, kind, i, snippet)
     for rule in TORCH_RULES
-    for kind, snippets in (("invalid", rule.invalid), ("valid", rule.valid))
+    for kind, snippets in (("invalid", [ex.source for ex in rule.invalid]), ("valid", rule.valid))
     for i, snippet in enumerate(snippets)
 ]
 

@@ -7,6 +7,7 @@ import ast
 import dataclasses
 from typing import TYPE_CHECKING
 
+from shapelint import pyparse
 from shapelint.notation.dimspec import is_dtype_class
 from shapelint.notation.symbolic import Expr, name_clash, product
 from shapelint.ops.annotations import tensor_from_annotation
@@ -53,7 +54,7 @@ class AnnotationReader:
     def _tensor(self, node: ast.expr) -> TensorV | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
-                inner = ast.parse(node.value.strip(), mode="eval").body
+                inner = pyparse.parse(node.value.strip(), mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return None
             return self._tensor(inner)

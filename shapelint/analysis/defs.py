@@ -74,13 +74,15 @@ class Analyzer(Protocol):
     in_flight: set
     # Whole projects (project.py)
     project: Any
-    project_root: str | None
+    project_root: tuple[str, ...] | None
     project_module: str | None
     project_path: str | None
     project_links: dict[str, tuple[str, str | None]]
     used_modules: set
 
-    def bind_project(self, project: Any, root: str, modname: str, path: str) -> None: ...
+    def bind_project(
+        self, project: Any, root: tuple[str, ...], modname: str, path: str
+    ) -> None: ...
 
     def prepare(self) -> None: ...
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapelint import pyparse
 from shapelint.analysis import unnamed
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
@@ -360,7 +361,7 @@ def _analyze_source(
         configure_stubs(options.stubs)
     src = SourceFile(path, text)
     try:
-        tree = ast.parse(text, filename=path)
+        tree = pyparse.parse(text, filename=path)
     except SyntaxError as e:
         line = e.lineno or 1
         col = max((e.offset or 1) - 1, 0)
@@ -423,7 +424,7 @@ def analyze_target(
     if opts.stubs != _CONFIGURED_STUBS:
         configure_stubs(opts.stubs)
     try:
-        tree = ast.parse(text, filename=path)
+        tree = pyparse.parse(text, filename=path)
     except SyntaxError as e:
         raise TargetError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     an = ModuleAnalyzer(SourceFile(path, text), tree, opts, specialize=True)

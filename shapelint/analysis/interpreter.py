@@ -193,7 +193,7 @@ class ModuleAnalyzer:
         self.call_args: list[list] = []  # per call being evaluated, when specializing
         # Whole projects (analysis/project.py): set by bind_project.
         self.project = None
-        self.project_root: str | None = None
+        self.project_root: tuple[str, ...] | None = None  # the roots absolute imports resolve along
         self.project_module: str | None = None
         self.project_path: str | None = None
         self.project_links: dict[str, tuple[str, str | None]] = {}
@@ -201,7 +201,7 @@ class ModuleAnalyzer:
         self.class_keys: dict[str, ClassDef] = {}
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
 
-    def bind_project(self, project, root: str, modname: str, path: str) -> None:
+    def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
         from shapelint.analysis.project import project_imports
 

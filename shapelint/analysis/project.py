@@ -1,8 +1,14 @@
 """Whole projects: imports between the files of the analysed tree.
 
 A file inside a package (directories with __init__.py) has an import name
-(`vit_pytorch.vit`); its relative imports and the absolute imports of its own
-top-level package resolve to other files of the tree. What they name (functions,
+(`vit_pytorch.vit`), and its relative imports resolve to other files of the tree.
+Absolute imports resolve as Python's path finder resolves them along sys.path,
+here the project's roots: the file's package root (for a script, its directory:
+sys.path[0] when it runs), then [tool.shapelint] roots, or the pyproject's
+directory and its src/, then the directories the command was given (config.py).
+In each directory a package (`a/__init__.py`) comes before a module (`a.py`), a
+regular package or module on an earlier root before one on a later root, and a
+directory without __init__.py is a namespace package. What they name (functions,
 classes, constants, re-exports through __init__.py) is found by analysing that
 file too, lazily: a file is read and parsed only when one of its names is used
 in a call, a construction or a value, and its summaries are computed on demand
@@ -20,8 +26,10 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from shapelint import pyparse
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -51,23 +59,33 @@ def module_name(path: str) -> tuple[str | None, str | None]:
 
 
 def project_imports(
-    tree: ast.Module, modname: str, is_package: bool
+    tree: ast.Module, modname: str, is_package: bool, found: Callable[[str], bool] | None = None
 ) -> dict[str, tuple[str, str | None]]:
     """Local name -> (absolute module, attribute or None) for the top-level imports
-    that may name project files: relative ones, and absolute ones of this file's
-    own top-level package."""
+    that may name project files: relative ones (in a package), and absolute ones of
+    a module `found` finds along the project's roots (without it: of this file's own
+    top-level package)."""
     top = modname.split(".")[0]
     pkg_parts = modname.split(".") if is_package else modname.split(".")[:-1]
+    if found is None:
+
+        def found(mod: str) -> bool:
+            return mod.split(".")[0] == top
+
     out: dict[str, tuple[str, str | None]] = {}
     for stmt in _top_level(tree):
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
-                if stmt.level - 1 > len(pkg_parts):
+                # A script has no package to be relative to (Python: ImportError).
+                if not pkg_parts or stmt.level - 1 > len(pkg_parts):
                     continue
                 base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
                 mod = ".".join(base + ([stmt.module] if stmt.module else []))
-            elif stmt.module and stmt.module.split(".")[0] == top:
+            elif stmt.module:
                 mod = stmt.module
+                # `from ns import sub` of a namespace package: sub is the project file.
+                if not found(mod) and not any(found(f"{mod}.{a.name}") for a in stmt.names):
+                    continue
             else:
                 continue
             for alias in stmt.names:
@@ -75,7 +93,7 @@ def project_imports(
                     out[alias.asname or alias.name] = (mod, alias.name)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                if alias.name.split(".")[0] == top and alias.asname:
+                if alias.asname and found(alias.name):
                     out[alias.asname] = (alias.name, None)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.pop(stmt.name, None)
@@ -97,13 +115,19 @@ _PROJECTS: dict[str, Project] = {}
 
 
 def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
-    """Make the file's project imports resolve, when it sits in a package
-    (unless options.project is False)."""
+    """Make the file's project imports resolve, when it sits in a package or
+    imports a module its roots hold (unless options.project is False)."""
     if options.project is False:
         return
+    path = os.path.abspath(path)
     root, modname = module_name(path)
-    if root is None or modname is None:
-        return
+    in_package = modname is not None
+    if not in_package:
+        root, modname = os.path.dirname(path), os.path.basename(path)[:-3]
+        if not (path.endswith(".py") and modname.isidentifier()):
+            return
+    extra = options.project if isinstance(options.project, tuple) else ()
+    roots = tuple(dict.fromkeys((root, *extra)))
     key = repr((options.cache_key(), specialize))
     proj = _PROJECTS.get(key)
     if proj is None:
@@ -111,7 +135,12 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
             _PROJECTS.clear()
         proj = _PROJECTS[key] = Project(options, type(an), specialize)
     proj.new_file()
-    an.bind_project(proj, root, modname, os.path.abspath(path))
+    is_pkg = os.path.basename(path) == "__init__.py"
+    links = project_imports(an.tree, modname, is_pkg, proj.finder(roots))
+    if not in_package and not links:
+        return  # a script that imports no project module: a file on its own, as before
+    an.bind_project(proj, roots, modname, path)
+    an.project_links = links
 
 
 class Project:
@@ -121,26 +150,37 @@ class Project:
         self.options = options
         self.analyzer_class = analyzer_class  # the interpreter's, which imports this module
         self.specialize = specialize
-        self.analyzers: dict[tuple[str, str], Analyzer | None] = {}
-        self.stats: dict[tuple[str, str], tuple[int, int] | None] = {}
+        self.analyzers: dict[tuple[tuple[str, ...], str], Analyzer | None] = {}
+        self.stats: dict[tuple[tuple[str, ...], str], tuple[int, int] | None] = {}
         self.digests: dict[str, str] = {}  # path -> content digest of what was analysed
         # (root, module) -> its file, for the analysis of one file (attach clears it):
         # a file names the same modules many times, and each look is two stats.
-        self.files: dict[tuple[str, str], str | None] = {}
-        self.checked: set[tuple[str, str]] = set()  # modules stat'ed for it
+        self.files: dict[tuple[tuple[str, ...], str], tuple[str | None, bool]] = {}
+        self.checked: set[tuple[tuple[str, ...], str]] = set()  # modules stat'ed for it
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
 
-    def module_file(self, root: str, modname: str) -> str | None:
-        key = (root, modname)
+    def module_file(self, roots: tuple[str, ...], modname: str) -> str | None:
+        return self.find(roots, modname)[0]
+
+    def find(self, roots: tuple[str, ...], modname: str) -> tuple[str | None, bool]:
+        """(its file, whether Python would import it) for module modname along roots:
+        a namespace package is imported but has no file."""
+        key = (roots, modname)
         if key not in self.files:
-            self.files[key] = _module_file(root, modname)
+            self.files[key] = find_module(roots, modname)
         return self.files[key]
 
-    def analyzer(self, root: str, modname: str) -> Analyzer | None:
+    def finder(self, roots: tuple[str, ...]) -> Callable[[str], bool]:
+        """Whether a module is a file of the project. A namespace package alone is
+        not: a regular package of that name elsewhere on sys.path (a library's)
+        comes before it, and only the modules it holds tell."""
+        return lambda mod: self.find(roots, mod)[0] is not None
+
+    def analyzer(self, root: tuple[str, ...], modname: str) -> Analyzer | None:
         key = (root, modname)
         if key in self.checked and key in self.analyzers:
             return self.analyzers[key]  # stat'ed already for this file's analysis
@@ -159,7 +199,7 @@ class Project:
         self.analyzers[key] = an
         return an
 
-    def _load(self, path: str, root: str, modname: str) -> Analyzer | None:
+    def _load(self, path: str, root: tuple[str, ...], modname: str) -> Analyzer | None:
         from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
         from shapelint.cache import digest
 
@@ -167,12 +207,14 @@ class Project:
             with open(path, "rb") as f:
                 data = f.read()
             text = decode_source(data)
-            tree = ast.parse(text, filename=path)
+            tree = pyparse.parse(text, filename=path)
         except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.digests[path] = digest(data)
         an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
         an.bind_project(self, root, modname, path)
+        is_pkg = os.path.basename(path) == "__init__.py"
+        an.project_links = project_imports(tree, modname, is_pkg, self.finder(root))
         an.prepare()
         return an
 
@@ -187,12 +229,38 @@ def _stat(path: str | None) -> tuple[int, int] | None:
     return (st.st_mtime_ns, st.st_size)
 
 
-def _module_file(root: str, modname: str) -> str | None:
-    base = os.path.join(root, *modname.split("."))
-    for cand in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(cand):
-            return cand
-    return None
+def find_module(roots: tuple[str, ...], modname: str) -> tuple[str | None, bool]:
+    """(file, found) for modname as importlib's path finder finds it along roots
+    (a file is .py source; found without a file: a namespace package)."""
+    parts = modname.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None, False
+    path: list[str] = list(roots)
+    file = None
+    for i, part in enumerate(parts):
+        if i and not path:
+            return None, False  # a module has no submodules
+        file, path = _find_in(path, part)
+        if file is None and not path:
+            return None, False
+    return file, True
+
+
+def _find_in(path: list[str], name: str) -> tuple[str | None, list[str]]:
+    """(file, submodule search path) of name in the directories of path: the first
+    directory with a package or a module of that name decides; directories of that
+    name without __init__.py, if no directory does, make a namespace package."""
+    portions = []
+    for d in path:
+        pkg = os.path.join(d, name)
+        init = os.path.join(pkg, "__init__.py")
+        if os.path.isfile(init):
+            return init, [pkg]  # a package before a module of the same name
+        if os.path.isfile(pkg + ".py"):
+            return pkg + ".py", []
+        if os.path.isdir(pkg):
+            portions.append(pkg)
+    return None, portions
 
 
 def resolve(an: Analyzer, local: str, hops: int = 0):
@@ -267,9 +335,9 @@ def resolve_qualified(an: Analyzer, qual: str):
     that the import map resolved to a dotted name)."""
     if an.project is None or an.project_module is None:
         return None
-    if qual.split(".")[0] != an.project_module.split(".")[0]:
-        return None
     mod, _, attr = qual.rpartition(".")
+    if not mod or an.project.module_file(an.project_root, mod) is None:
+        return None
     target = an.project.analyzer(an.project_root, mod)
     if target is None:
         return None

@@ -16,6 +16,7 @@ import ast
 import dataclasses
 from dataclasses import dataclass, field
 
+from shapelint import pyparse
 from shapelint.analysis import attributes, modules, project, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
@@ -66,7 +67,7 @@ def parse_value(text: str, what: str) -> ast.expr:
     with such arguments. Anything else (operators, comprehensions, lambdas) is
     refused: the value is read, never run."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = pyparse.parse(text.strip(), mode="eval")
     except SyntaxError as e:
         raise TargetError(f"{what}: not a Python value: {text!r} ({e.msg})") from None
     for node in ast.walk(tree):

@@ -85,7 +85,8 @@ from shapelint.cli.options import (
 @click.option(
     "--unsafe-fixes",
     is_flag=True,
-    help="With --fix/--diff: also rewrite a .view on a possibly non-contiguous tensor.",
+    help="With --fix/--diff: also apply the fixes the catalog marks unsafe (an einsum for a "
+    "matmul, a .view on a possibly non-contiguous tensor).",
 )
 @click.option(
     "--diff",
@@ -196,6 +197,7 @@ def _run_fixes(paths, cfg, options, unsafe: bool, show_diff: bool) -> int:
     msg = f"{verb} {applied} finding{'s' * (applied != 1)} in {len(changed)} file{'s' * (len(changed) != 1)}."
     need_unsafe = sum(r.need_unsafe for r in results)
     if need_unsafe and not unsafe:
-        msg += f" {need_unsafe} more with --unsafe-fixes."
+        s = "es" * (need_unsafe != 1)
+        msg += f" {need_unsafe} unsafe fix{s} withheld (--unsafe-fixes applies them)."
     click.echo(msg, err=True)
     return len(changed)

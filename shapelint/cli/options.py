@@ -52,11 +52,15 @@ def checked_codes(values: tuple[str, ...], flag: str) -> list[str]:
 def load_config(paths: list[Path], config_path: str | None):
     from shapelint.config import ConfigError, load
 
+    # A target (PATH::QUALNAME) is configured by its file's project.
+    paths = [Path(str(p).rpartition("::")[0]) if "::" in str(p) else p for p in paths]
     try:
         start = paths[0] if paths else Path.cwd()
-        return load(
+        cfg = load(
             start if start.exists() else Path.cwd(), Path(config_path) if config_path else None
         )
+        cfg.add_roots(p for p in paths if p.is_dir())
+        return cfg
     except ConfigError as e:
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(2)

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from shapelint.report import markdown as md
 from shapelint.report import numbers
 
 MARKER = "<!-- shapelint-cost-diff -->"
@@ -369,7 +370,7 @@ def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
 
     if expr is None:
         return "—"
-    out = f"`{human(expr)}`"
+    out = md.code(human(expr))
     parsed = _parse(expr)
     if dims and value is not None and parsed is not None and not parsed.is_constant():
         out += f" = {si(value)}"
@@ -388,7 +389,7 @@ def _change_cell(d: Delta, dims: dict[str, int]) -> str:
         return ""
     if d.direction in ("new", "removed"):
         return d.direction
-    text = f"{_ARROW[d.direction]} {d.change}".strip()
+    text = f"{_ARROW[d.direction]} {md.code(d.change) if d.change else ''}".strip()
     r = d.ratio
     if dims and r is not None and not _CONSTANT_CHANGE.match(d.change):
         text += f" (×{r:.3g})"
@@ -396,7 +397,7 @@ def _change_cell(d: Delta, dims: dict[str, int]) -> str:
 
 
 def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
-    lines = [MARKER, f"### shapelint: cost changes since `{base}`", ""]
+    lines = [MARKER, f"### shapelint: cost changes since {md.code(base, table=False)}", ""]
     if dims:
         lines += ["With " + ", ".join(f"{k}={v}" for k, v in sorted(dims.items())) + ".", ""]
     if not changes:
@@ -432,9 +433,8 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
         if c.status == "incomplete":
             from shapelint.report.numbers import unknown_calls
 
-            change = (
-                "? (" + (unknown_calls({"unknown": c.unknown}) or "calls of unknown cost") + ")"
-            )
+            calls = unknown_calls({"unknown": c.unknown})
+            change = f"? ({md.code(calls) if calls else 'calls of unknown cost'})"
         byte_bound = "" if c.bytes_complete else "≥ "
         cells = [
             _bound_cell(mark_, d.before if side == 0 else d.after, v, dims)
@@ -442,7 +442,7 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
             for side, v in ((0, d.before_value), (1, d.after_value))
         ]
         lines.append(
-            f"| `{c.path}::{c.name}`{mark} | {cells[0]} | {cells[1]} | {change} | "
+            f"| {md.code(f'{c.path}::{c.name}')}{mark} | {cells[0]} | {cells[1]} | {change} | "
             f"{cells[2]} | {cells[3]} | {_change_cell(b, dims)} |"
         )
     lines.append("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from shapelint.diagnostics import safe_text
 from shapelint.ops.dtypes import short_name
+from shapelint.report import markdown as md
 from shapelint.report.numbers import complete, evaluate, flops_figure, si, value_figure
 
 
@@ -103,8 +104,10 @@ def render_markdown(report: dict, dims: dict[str, int]) -> str:
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
     ]
     for f in report["functions"]:
-        byts = flops_figure(f, "bytes", limit=0)
-        row = f"| `{f['name']}` | {f['path']}:{f['line']} | {flops_figure(f)} | `{byts}` |"
+        # Names, paths and the calls a figure misses come from the files: inert spans.
+        byts = md.code(flops_figure(f, "bytes", limit=0))
+        where = md.code(f"{f['path']}:{f['line']}")
+        row = f"| {md.code(f['name'])} | {where} | {md.code(flops_figure(f))} | {byts} |"
         if dims:
             row += f" {value_figure(f)} | {value_figure(f, 'bytes')} |"
         lines.append(row)

@@ -12,11 +12,11 @@ Pure: no jaxtyping import. Turning a spec into an abstract shape lives in
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
+from shapelint import pyparse
 from shapelint.notation.symbolic import Expr, expr_from_ast
 
 # Element kinds.
@@ -220,7 +220,7 @@ def parse_size_expr(text: str) -> Expr | None:
     it only ever matches when the division is exact, where the two agree.
     """
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = pyparse.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError):
         return None
     try:

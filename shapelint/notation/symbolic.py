@@ -950,10 +950,10 @@ def expr_from_ast(node, *, true_div: bool = False, max_pow: int = 64) -> Expr:
 
 def parse_expr(text: str) -> Expr:
     """Read back what Expr.to_python() printed (names, ints, + - * // ** and parens)."""
-    import ast
+    from shapelint import pyparse
 
     try:
-        e = expr_from_ast(ast.parse(text.strip(), mode="eval").body)
+        e = expr_from_ast(pyparse.parse(text.strip(), mode="eval").body)
     except ValueError:
         raise ValueError(f"not a dimension expression: {text!r}") from None
     escaped = {n: Expr.name(_unescape(n)) for n in e.names() if _unescape(n) != n}

@@ -13,6 +13,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from shapelint import pyparse
 from shapelint.notation.dimspec import DimSpec, SpecError, parse_dimspec
 
 NO_DEFAULT = object()
@@ -190,7 +191,7 @@ def _strip_comment(line: str) -> str:
 
 def _parse_import(line: str) -> dict[str, str]:
     try:
-        node = ast.parse(line).body[0]
+        node = pyparse.parse(line).body[0]
     except SyntaxError as e:
         raise _Bad(f"bad import line: {e.msg}") from None
     out = {}
@@ -325,7 +326,7 @@ def _parse_entry(
 
 def _parse_params(text: str) -> tuple[Param, ...]:
     try:
-        fn = ast.parse(f"def _({text}): pass").body[0]
+        fn = pyparse.parse(f"def _({text}): pass").body[0]
     except SyntaxError as e:
         raise _Bad(f"bad parameter list: {e.msg}") from None
     assert isinstance(fn, ast.FunctionDef)
@@ -394,7 +395,7 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
 
 def _parse_rule(value: str, params: tuple[Param, ...], known_rules) -> RuleCall:
     try:
-        node = ast.parse(value, mode="eval").body
+        node = pyparse.parse(value, mode="eval").body
     except SyntaxError:
         raise _Bad(f"rule= reads name(arg, ...): {value!r}") from None
     if isinstance(node, ast.Name):
@@ -423,7 +424,7 @@ def _parse_rule(value: str, params: tuple[Param, ...], known_rules) -> RuleCall:
 
 def _parse_formula(value: str) -> Formula:
     try:
-        tree = ast.parse(value, mode="eval")
+        tree = pyparse.parse(value, mode="eval")
     except SyntaxError:
         raise _Bad(f"formula does not parse: {value!r}") from None
     for n in ast.walk(tree):

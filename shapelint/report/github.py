@@ -22,13 +22,14 @@ def escape_property(s: str) -> str:
 
 
 def workflow_command(kind: str, message: str, **props: object) -> str:
-    """`::kind k=v,...::message` with every part escaped; None properties are left out."""
-    parts = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
-    return (
-        f"::{kind} {parts}::{escape_data(message)}"
-        if parts
-        else f"::{kind}::{escape_data(message)}"
+    """`::kind k=v,...::message` with every part escaped; None properties are left out.
+    Control characters other than the runner's own (CR, LF) would reach the log raw:
+    they are written as Python escapes first."""
+    parts = ",".join(
+        f"{k}={escape_property(safe_text(str(v)))}" for k, v in props.items() if v is not None
     )
+    data = escape_data(safe_text(message))
+    return f"::{kind} {parts}::{data}" if parts else f"::{kind}::{data}"
 
 
 def github_path(path: str) -> str:

@@ -37,7 +37,10 @@ def _uri_escape(rel: str) -> str:
 
 def _rule_descriptor(rule) -> dict:
     markdown = [f"**{rule.name}** ({rule.severity}): {rule.summary}", "", rule.explanation]
-    for title, examples in (("Triggers on", rule.invalid), ("Does not trigger on", rule.valid)):
+    if rule.fix:
+        markdown += ["", f"Fix ({rule.fix.label()}): {rule.fix.description}"]
+    invalid = [ex.source for ex in rule.invalid]
+    for title, examples in (("Triggers on", invalid), ("Does not trigger on", rule.valid)):
         for ex in examples:
             markdown += ["", f"{title}:", "", "```python", ex.rstrip("\n"), "```"]
     desc = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 FAMILIES = {
     "SHP0": "The tool itself",
@@ -20,7 +20,8 @@ def render_text(rules: list[Rule], single: bool = False) -> str:
         lines = []
         for r in rules:
             off = "" if r.default else " (off by default)"
-            lines.append(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}{off}")
+            fix = f" [fix: {r.fix.short}]" if r.fix else ""
+            lines.append(f"{r.code}  {r.name:<34} {r.severity:<8} {r.summary}{off}{fix}")
         return "\n".join(lines) + "\n"
     r = rules[0]
     out = [
@@ -30,17 +31,33 @@ def render_text(rules: list[Rule], single: bool = False) -> str:
         "",
         r.explanation,
     ]
+    if r.fix:
+        out += ["", f"Fix ({r.fix.label()}): {r.fix.description}"]
     if r.invalid:
         out += ["", "Triggers on:"]
         for ex in r.invalid:
-            out += ["", _indent(ex)]
+            out += ["", _indent(ex.source), "", "  shapelint says:", _indent(_said(ex))]
+            for title, fixed in _fixes(ex):
+                out += ["", f"  {title}:", _indent(fixed)]
     if r.valid:
         out += ["", "Does not trigger on:"]
         for ex in r.valid:
             out += ["", _indent(ex)]
-    if r.fix:
-        out += ["", f"Fix: {r.fix}"]
     return "\n".join(out) + "\n"
+
+
+def _said(ex: Example) -> str:
+    return "\n".join(ex.expect)
+
+
+def _fixes(ex: Example) -> list[tuple[str, str]]:
+    """What --fix (and --unsafe-fixes) make of an example: nothing, one or both."""
+    out = []
+    if ex.fixed is not None:
+        out.append(("`check --fix` writes", ex.fixed))
+    if ex.unsafe_fixed is not None:
+        out.append(("`check --fix --unsafe-fixes` writes", ex.unsafe_fixed))
+    return out
 
 
 def _indent(code: str) -> str:
@@ -54,15 +71,20 @@ def render_markdown(rules: list[Rule], single: bool = False) -> str:
             "# Rules",
             "",
             "Generated from the rule catalog (`shapelint/rules/`) by "
-            "`shapelint rules --format markdown`; do not edit by hand.",
+            "`shapelint rules --format markdown`; do not edit by hand. Each example that "
+            "triggers a rule shows what shapelint says on it, and what `--fix` writes, "
+            "exactly: tests/test_rule_catalog.py holds the analysis to it. `--fix` applies "
+            "safe fixes only; `--unsafe-fixes` also those marked unsafe.",
             "",
-            "| Code | Name | Severity | Summary |",
-            "| --- | --- | --- | --- |",
+            "| Code | Name | Severity | Fix | Summary |",
+            "| --- | --- | --- | --- | --- |",
         ]
         for r in rules:
             off = " (off by default)" if not r.default else ""
+            fix = r.fix.short if r.fix else ""
             out.append(
-                f"| [{r.code}](#{r.code.lower()}) | {r.name} | {r.severity} | {r.summary}{off} |"
+                f"| [{r.code}](#{r.code.lower()}) | {r.name} | {r.severity} | {fix} "
+                f"| {r.summary}{off} |"
             )
         out.append("")
     family = None
@@ -78,14 +100,24 @@ def render_markdown(rules: list[Rule], single: bool = False) -> str:
             r.explanation,
             "",
         ]
-        for title, examples in (("Triggers on", r.invalid), ("Does not trigger on", r.valid)):
-            if examples:
-                out += [f"{title}:", ""]
-                for ex in examples:
-                    out += ["```python", ex.rstrip("\n"), "```", ""]
         if r.fix:
-            out += [f"Fix: {r.fix}", ""]
+            out += [f"Fix ({r.fix.label()}): {r.fix.description}", ""]
+        if r.invalid:
+            out += ["Triggers on:", ""]
+            for ex in r.invalid:
+                out += _fence("python", ex.source) + ["shapelint says:", ""]
+                out += _fence("text", _said(ex))
+                for title, fixed in _fixes(ex):
+                    out += [f"{title}:", ""] + _fence("python", fixed)
+        if r.valid:
+            out += ["Does not trigger on:", ""]
+            for ex in r.valid:
+                out += _fence("python", ex)
     return "\n".join(out)
+
+
+def _fence(lang: str, text: str) -> list[str]:
+    return [f"```{lang}", text.rstrip("\n"), "```", ""]
 
 
 def render_json(rules: list[Rule], single: bool = False) -> str:
@@ -97,7 +129,23 @@ def render_json(rules: list[Rule], single: bool = False) -> str:
             "summary": r.summary,
             "explanation": r.explanation,
             "default": r.default,
-            "invalid": list(r.invalid),
+            "fix": None
+            if r.fix is None
+            else {
+                "description": r.fix.description,
+                "safety": r.fix.safety,
+                "unsafe": r.fix.unsafe or None,
+                "unsafe_when": r.fix.unsafe_when or None,
+            },
+            "invalid": [
+                {
+                    "source": ex.source,
+                    "expect": list(ex.expect),
+                    "fixed": ex.fixed,
+                    "unsafe_fixed": ex.unsafe_fixed,
+                }
+                for ex in r.invalid
+            ],
             "valid": list(r.valid),
         }
         for r in rules

@@ -1,6 +1,6 @@
 """SHP305/SHP306/SHP390: values against annotations, across calls and returns."""
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 _JAX = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
 
@@ -18,16 +18,26 @@ RULES = [
             "argument. Sizes that are only known symbolically never conflict."
         ),
         invalid=(
-            _JAX
-            + 'def mix(x: Float[Tensor, "b d"], w: Float[Tensor, "d k"]) -> Float[Tensor, "b k"]:\n'
-            + "    return x @ w\n\n"
-            + "def main():\n"
-            + "    return mix(torch.zeros(4, 8), torch.zeros(16, 3))\n",
-            _JAX
-            + 'def norm(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b s d"]:\n'
-            + "    return x\n\n"
-            + "def main():\n"
-            + "    return norm(torch.zeros(4, 8))\n",
+            Example(
+                _JAX
+                + 'def mix(x: Float[Tensor, "b d"], w: Float[Tensor, "d k"]) -> Float[Tensor, "b k"]:\n'
+                + "    return x @ w\n\n"
+                + "def main():\n"
+                + "    return mix(torch.zeros(4, 8), torch.zeros(16, 3))\n",
+                expect=(
+                    "8:35 SHP305 argument 'w' of mix() has shape [16, 3] but is annotated [d, k]: dimension 'd' is 16 here but 8 elsewhere in the same call",
+                ),
+            ),
+            Example(
+                _JAX
+                + 'def norm(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b s d"]:\n'
+                + "    return x\n\n"
+                + "def main():\n"
+                + "    return norm(torch.zeros(4, 8))\n",
+                expect=(
+                    "8:17 SHP305 argument 'x' of norm() has shape [4, 8] but is annotated [b, s, d]: rank 2 where 3 is expected",
+                ),
+            ),
         ),
         valid=(
             _JAX
@@ -51,11 +61,30 @@ RULES = [
             "annotated: jaxtyping compares them at run time) and the code never relates."
         ),
         invalid=(
-            _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n' + "    return x\n",
-            _JAX + "def f():\n" + '    y: Float[Tensor, "4 8"] = torch.zeros(4, 9)\n    return y\n',
-            _JAX
-            + 'def f(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b d s"]:\n'
-            + "    return x\n",
+            Example(
+                _JAX
+                + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8 1"]:\n'
+                + "    return x\n",
+                expect=(
+                    "5:12 SHP306 return value has shape [b, 8] but is annotated [b, 8, 1]: rank 2 where 3 is expected",
+                ),
+            ),
+            Example(
+                _JAX
+                + "def f():\n"
+                + '    y: Float[Tensor, "4 8"] = torch.zeros(4, 9)\n    return y\n',
+                expect=(
+                    "5:31 SHP306 assigned value has shape [4, 9] but is annotated [4, 8]: size 9 where 8 is expected",
+                ),
+            ),
+            Example(
+                _JAX
+                + 'def f(x: Float[Tensor, "b s d"]) -> Float[Tensor, "b d s"]:\n'
+                + "    return x\n",
+                expect=(
+                    "5:12 SHP306 return value has shape [b, s, d] but is annotated [b, d, s]: 's' where 'd' is expected",
+                ),
+            ),
         ),
         valid=(
             _JAX + 'def f(x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 8"]:\n' + "    return x\n",
@@ -77,7 +106,12 @@ RULES = [
             "imported: shapelint only reads it) reports the inferred shape and dtype of expr "
             "as an info diagnostic. Info diagnostics do not make `shapelint check` exit 1."
         ),
-        invalid=(_JAX + 'def f(x: Float[Tensor, "b s d"]):\n    reveal_shape(x)\n',),
+        invalid=(
+            Example(
+                _JAX + 'def f(x: Float[Tensor, "b s d"]):\n    reveal_shape(x)\n',
+                expect=("5:5 SHP390 revealed shape: [b, s, d]",),
+            ),
+        ),
         valid=(_JAX + 'def f(x: Float[Tensor, "b s d"]):\n    return x\n',),
     ),
 ]

@@ -1,17 +1,15 @@
 """SHP4xx: positional reshuffles of tensors that read better as named einops calls."""
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Fix, Rule
 
 _TORCH = "import torch\n"
 _JAX = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
-_FIX_SAFE = (
+_KNOWN_RANK = (
     "`shapelint check --fix` rewrites it when the receiver is a tensor of known rank "
     "(from annotations or inferred shapes); `--diff` shows the change first."
 )
-_FIX_MATMUL = (
-    _FIX_SAFE + " The einsum computes the same product, but torch may run another kernel "
-    "for it: float results can differ in their last bits."
-)
+# rearrange returns what the transpose, permute or view returned: the same values.
+_FIX_SAFE = Fix(_KNOWN_RANK)
 
 _NAMES = (
     " Axis names come from jaxtyping annotations, from `B, T, C = x.size()`, or from the "
@@ -42,9 +40,34 @@ RULES = [
             + _CONSERVATIVE
         ),
         invalid=(
-            _JAX + 'def f(x: Float[Tensor, "b t c"]):\n    return x.transpose(0, 1)\n',
-            _TORCH + "def f(x):\n    return x.transpose(-2, -1)\n",
-            _JAX + 'def f(x: Float[Tensor, "n d"]):\n    return x.T\n',
+            Example(
+                _JAX + 'def f(x: Float[Tensor, "b t c"]):\n    return x.transpose(0, 1)\n',
+                expect=(
+                    '5:12 SHP401 `.transpose(0, 1)` transposes axes by position; name them: rearrange(x, "b t c -> t b c")',
+                ),
+                fixed=(
+                    _JAX + "from einops import rearrange\n"
+                    'def f(x: Float[Tensor, "b t c"]):\n'
+                    '    return rearrange(x, "b t c -> t b c")\n'
+                ),
+            ),
+            Example(
+                _TORCH + "def f(x):\n    return x.transpose(-2, -1)\n",
+                expect=(
+                    '3:12 SHP401 `.transpose(-2, -1)` transposes axes by position; name them: rearrange(x, "... i j -> ... j i") (i, j: placeholders, nothing in the code names those axes)',
+                ),
+            ),
+            Example(
+                _JAX + 'def f(x: Float[Tensor, "n d"]):\n    return x.T\n',
+                expect=(
+                    '5:12 SHP401 `.T` transposes axes by position; name them: rearrange(x, "n d -> d n")',
+                ),
+                fixed=(
+                    _JAX + "from einops import rearrange\n"
+                    'def f(x: Float[Tensor, "n d"]):\n'
+                    '    return rearrange(x, "n d -> d n")\n'
+                ),
+            ),
         ),
         valid=(
             'from einops import rearrange\ndef f(x):\n    return rearrange(x, "b t c -> t b c")\n',
@@ -67,9 +90,34 @@ RULES = [
             + _CONSERVATIVE
         ),
         invalid=(
-            _JAX + 'def f(x: Float[Tensor, "b c h w"]):\n    return x.permute(0, 2, 3, 1)\n',
-            _TORCH + "def f(x):\n    return x.permute(0, 2, 1, 3)\n",
-            _JAX + 'def f(x: Float[Tensor, "b c h w"]):\n    return torch.movedim(x, 1, -1)\n',
+            Example(
+                _JAX + 'def f(x: Float[Tensor, "b c h w"]):\n    return x.permute(0, 2, 3, 1)\n',
+                expect=(
+                    '5:12 SHP402 `.permute(0, 2, 3, 1)` reorders axes by position; name them: rearrange(x, "b c h w -> b h w c")',
+                ),
+                fixed=(
+                    _JAX + "from einops import rearrange\n"
+                    'def f(x: Float[Tensor, "b c h w"]):\n'
+                    '    return rearrange(x, "b c h w -> b h w c")\n'
+                ),
+            ),
+            Example(
+                _TORCH + "def f(x):\n    return x.permute(0, 2, 1, 3)\n",
+                expect=(
+                    '3:12 SHP402 `.permute(0, 2, 1, 3)` reorders axes by position; name them: rearrange(x, "i j k l -> i k j l") (i, j, k, l: placeholders, nothing in the code names those axes)',
+                ),
+            ),
+            Example(
+                _JAX + 'def f(x: Float[Tensor, "b c h w"]):\n    return torch.movedim(x, 1, -1)\n',
+                expect=(
+                    '5:12 SHP402 `.movedim(1, -1)` reorders axes by position; name them: rearrange(x, "b c h w -> b h w c")',
+                ),
+                fixed=(
+                    _JAX + "from einops import rearrange\n"
+                    'def f(x: Float[Tensor, "b c h w"]):\n'
+                    '    return rearrange(x, "b c h w -> b h w c")\n'
+                ),
+            ),
         ),
         valid=(
             "from einops import rearrange\n"
@@ -96,14 +144,37 @@ RULES = [
             "split in the same function)." + _NAMES + _CONSERVATIVE
         ),
         invalid=(
-            _TORCH
-            + "def split_heads(k, nh):\n"
-            + "    B, T, C = k.size()\n"
-            + "    return k.view(B, T, nh, C // nh).transpose(1, 2)\n",
-            _JAX
-            + 'def merge(y: Float[Tensor, "b h t d"]):\n'
-            + "    B, H, T, D = y.shape\n"
-            + "    return y.transpose(1, 2).contiguous().view(B, T, H * D)\n",
+            Example(
+                _TORCH
+                + "def split_heads(k, nh):\n"
+                + "    B, T, C = k.size()\n"
+                + "    return k.view(B, T, nh, C // nh).transpose(1, 2)\n",
+                expect=(
+                    '4:12 SHP403 `.view(B, T, nh, C // nh).transpose(1, 2)` reshapes and reorders axes by position; name them: rearrange(k, "b t (h d) -> b h t d", h=nh)',
+                ),
+                unsafe_fixed=(
+                    "import torch\n"
+                    "from einops import rearrange\n"
+                    "def split_heads(k, nh):\n"
+                    "    B, T, C = k.size()\n"
+                    '    return rearrange(k, "b t (h d) -> b h t d", h=nh)\n'
+                ),
+            ),
+            Example(
+                _JAX
+                + 'def merge(y: Float[Tensor, "b h t d"]):\n'
+                + "    B, H, T, D = y.shape\n"
+                + "    return y.transpose(1, 2).contiguous().view(B, T, H * D)\n",
+                expect=(
+                    '6:12 SHP403 `.transpose(1, 2).contiguous().view(B, T, H * D)` reshapes and reorders axes by position; name them: rearrange(y, "b h t d -> b t (h d)")',
+                ),
+                fixed=(
+                    _JAX + "from einops import rearrange\n"
+                    'def merge(y: Float[Tensor, "b h t d"]):\n'
+                    "    B, H, T, D = y.shape\n"
+                    '    return rearrange(y, "b h t d -> b t (h d)")\n'
+                ),
+            ),
         ),
         valid=(
             "from einops import rearrange\n"
@@ -111,10 +182,13 @@ RULES = [
             '    return rearrange(k, "b t (h d) -> b h t d", h=nh)\n',
             _TORCH + "def f(x, B, T):\n    return x.view(B, T, -1)\n",
         ),
-        fix=(
-            "`shapelint check --fix` rewrites it when the input's shape is known. A `.view` "
-            "fails on a non-contiguous tensor where `rearrange` copies, so unless the view "
-            "follows `.contiguous()` that rewrite needs `--unsafe-fixes`."
+        fix=Fix(
+            "`shapelint check --fix` rewrites it when the input's shape is known.",
+            unsafe_when=(
+                "the chain reads the tensor with a `.view` that does not follow "
+                "`.contiguous()`: a `.view` fails on a non-contiguous tensor where "
+                "`rearrange` copies"
+            ),
         ),
     ),
     Rule(
@@ -129,11 +203,36 @@ RULES = [
             "Reported once for the matmul, not again for the transpose." + _NAMES
         ),
         invalid=(
-            _JAX
-            + 'def scores(q: Float[Tensor, "b h s d"], k: Float[Tensor, "b h s d"]):\n'
-            + "    return q @ k.transpose(-2, -1)\n",
-            _JAX + 'def gram(x: Float[Tensor, "n d"]):\n    return x @ x.T\n',
-            _TORCH + "def f(q, k):\n    return torch.matmul(q, k.mT)\n",
+            Example(
+                _JAX
+                + 'def scores(q: Float[Tensor, "b h s d"], k: Float[Tensor, "b h s d"]):\n'
+                + "    return q @ k.transpose(-2, -1)\n",
+                expect=(
+                    '5:12 SHP404 matmul with k.transpose(-2, -1) transposed by position; name the contraction: einsum(q, k, "b h s_q d, b h s_k d -> b h s_q s_k")',
+                ),
+                unsafe_fixed=(
+                    _JAX + "from einops import einsum\n"
+                    'def scores(q: Float[Tensor, "b h s d"], k: Float[Tensor, "b h s d"]):\n'
+                    '    return einsum(q, k, "b h s_q d, b h s_k d -> b h s_q s_k")\n'
+                ),
+            ),
+            Example(
+                _JAX + 'def gram(x: Float[Tensor, "n d"]):\n    return x @ x.T\n',
+                expect=(
+                    '5:12 SHP404 matmul with x.T transposed by position; name the contraction: einsum(x, x, "n1 d, n2 d -> n1 n2")',
+                ),
+                unsafe_fixed=(
+                    _JAX + "from einops import einsum\n"
+                    'def gram(x: Float[Tensor, "n d"]):\n'
+                    '    return einsum(x, x, "n1 d, n2 d -> n1 n2")\n'
+                ),
+            ),
+            Example(
+                _TORCH + "def f(q, k):\n    return torch.matmul(q, k.mT)\n",
+                expect=(
+                    '3:12 SHP404 matmul with k.mT transposed by position; name the contraction: einsum(q, k, "... i l, ... j l -> ... i j") (if q has 2 or more dims) (i, j, l: placeholders, nothing in the code names those axes)',
+                ),
+            ),
         ),
         valid=(
             _TORCH + "def f(x, w):\n    return x @ w\n",
@@ -141,7 +240,13 @@ RULES = [
             "def f(q, k):\n"
             '    return einsum(q, k, "b h i d, b h j d -> b h i j")\n',
         ),
-        fix=_FIX_MATMUL,
+        fix=Fix(
+            _KNOWN_RANK,
+            unsafe=(
+                "the einsum computes the same product, but torch may run another kernel "
+                "for it: float results can differ in their last bits"
+            ),
+        ),
     ),
     Rule(
         code="SHP405",
@@ -157,18 +262,37 @@ RULES = [
             "have names to add."
         ),
         invalid=(
-            _TORCH + 'def f(a, b):\n    return torch.einsum("ij,jk->ik", a, b)\n',
-            'import numpy as np\ndef f(a, b):\n    return np.einsum("ij,jk", a, b)\n',
+            Example(
+                _TORCH + 'def f(a, b):\n    return torch.einsum("ij,jk->ik", a, b)\n',
+                expect=(
+                    '3:12 SHP405 einsum pattern "ij,jk->ik" names its axes with single letters; name them: einsum(a, b, "i j, j k -> i k")',
+                ),
+                unsafe_fixed=(
+                    "import torch\n"
+                    "from einops import einsum\n"
+                    "def f(a, b):\n"
+                    '    return einsum(a, b, "i j, j k -> i k")\n'
+                ),
+            ),
+            Example(
+                'import numpy as np\ndef f(a, b):\n    return np.einsum("ij,jk", a, b)\n',
+                expect=(
+                    '3:12 SHP405 einsum pattern "ij,jk" names its axes with single letters; name them: einsum(a, b, "i j, j k -> i k")',
+                ),
+            ),
         ),
         valid=(
             'from einops import einsum\ndef f(a, b):\n    return einsum(a, b, "i k, k j -> i j")\n',
             _TORCH + 'def f(q, k):\n    return torch.einsum("b h i d, b h j d -> b h i j", q, k)\n',
         ),
-        fix=(
+        fix=Fix(
             "`shapelint check --fix` rewrites `torch.einsum` calls with a literal pattern and "
-            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays). "
-            "torch may sum in another order for the renamed letters: float results can "
-            "differ in their last bits."
+            "tensors passed one by one (and `np.einsum` ones whose operands are known arrays).",
+            unsafe=(
+                "einops.einsum hands torch the axes in the order they first appear, and "
+                "torch sums the contracted ones in that order: float results can differ "
+                "in their last bits (`izyx,zyxl->il` does, against `i z y x, z y x l -> i l`)"
+            ),
         ),
     ),
 ]

@@ -5,7 +5,7 @@ raises for at run time; shapelint reports it before anything runs, pointing
 inside the pattern string where it can.
 """
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 _R = "from einops import rearrange\n"
 _E = "import torch\nfrom einops import einsum, rearrange, reduce, repeat\n"
@@ -30,10 +30,25 @@ RULES = [
             "allow at most one arrow."
         ),
         invalid=(
-            _fn('rearrange(x, "b c h w")'),
-            _fn('rearrange(x, "b c -> c b -> b c")'),
-            "import torch\nfrom einops import einsum\n\n\ndef f(a, b):\n"
-            '    return einsum(a, b, "i j, j k")\n',
+            Example(
+                _fn('rearrange(x, "b c h w")'),
+                expect=(
+                    "5:26 SHP101 rearrange pattern 'b c h w' has no '->' between input and output",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "b c -> c b -> b c")'),
+                expect=(
+                    "5:37 SHP101 rearrange pattern 'b c -> c b -> b c' has more than one '->'",
+                ),
+            ),
+            Example(
+                "import torch\nfrom einops import einsum\n\n\ndef f(a, b):\n"
+                '    return einsum(a, b, "i j, j k")\n',
+                expect=(
+                    "6:26 SHP101 einsum pattern 'i j, j k' needs '->' and an output (einops.einsum has no implicit output)",
+                ),
+            ),
         ),
         valid=(
             _fn('rearrange(x, "b c h w -> b h w c")'),
@@ -51,7 +66,20 @@ RULES = [
             "newline, a comma (outside einops.einsum), '*' or '-' is an 'Unknown character'. "
             "Join split lines with spaces, not a backslash-newline inside the string."
         ),
-        invalid=(_fn('rearrange(x, "b\\tc -> c b")'), _fn('rearrange(x, "b, c -> c b")')),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b\\tc -> c b")'),
+                expect=(
+                    "5:27 SHP102 rearrange(\"b\\tc -> c b\"): unknown character '\\t' in an einops pattern",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "b, c -> c b")'),
+                expect=(
+                    "5:27 SHP102 rearrange(\"b, c -> c b\"): unknown character ',' in an einops pattern",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b c -> c b")'),),
     ),
     Rule(
@@ -66,9 +94,26 @@ RULES = [
             "parentheses, numbers or ellipsis."
         ),
         invalid=(
-            _fn('rearrange(x, "b _c -> _c b")'),
-            _fn('rearrange(x, "b 2c -> b 2c")'),
-            'from einops import pack\n\n\ndef f(x, y):\n    return pack([x, y], "b (s) *")\n',
+            Example(
+                _fn('rearrange(x, "b _c -> _c b")'),
+                expect=(
+                    "5:28 SHP103 rearrange(\"b _c -> _c b\"): invalid axis name '_c': axis names must not start or end with an underscore",
+                    "5:34 SHP103 rearrange(\"b _c -> _c b\"): invalid axis name '_c': axis names must not start or end with an underscore",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "b 2c -> b 2c")'),
+                expect=(
+                    "5:28 SHP103 rearrange(\"b 2c -> b 2c\"): invalid axis name '2c': not a valid python identifier",
+                    "5:36 SHP103 rearrange(\"b 2c -> b 2c\"): invalid axis name '2c': not a valid python identifier",
+                ),
+            ),
+            Example(
+                'from einops import pack\n\n\ndef f(x, y):\n    return pack([x, y], "b (s) *")\n',
+                expect=(
+                    "5:28 SHP103 pack(\"b (s) *\"): invalid axis name '(s)' in pack pattern: not a valid python identifier (pack/unpack take plain names and one '*', no parentheses, numbers or ellipsis)",
+                ),
+            ),
         ),
         valid=(
             _fn('rearrange(x, "b c_in -> c_in b")'),
@@ -85,7 +130,12 @@ RULES = [
             "'(a (b c))' is not allowed and every '(' needs its ')'. Flatten nested groups: "
             "'(a b c)' already means the product of the three."
         ),
-        invalid=(_fn('rearrange(x, "b (c h w -> b c h w", c=3, h=4)'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b (c h w -> b c h w", c=3, h=4)'),
+                expect=("5:28 SHP104 rearrange(\"b (c h w -> b c h w\"): '(' is never closed",),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b (c h w) -> b c h w", c=3, h=4)'),),
     ),
     Rule(
@@ -101,7 +151,20 @@ RULES = [
             "then accepts the call only where '...' covers no dim, so it is an error "
             "unless that is known."
         ),
-        invalid=(_fn('rearrange(x, "b .. c -> b c")'), _fn('rearrange(x, "... c ... -> c")')),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b .. c -> b c")'),
+                expect=(
+                    "5:28 SHP105 rearrange(\"b .. c -> b c\"): dots are only allowed as an ellipsis '...'",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "... c ... -> c")'),
+                expect=(
+                    "5:32 SHP105 rearrange(\"... c ... -> c\"): only one ellipsis '...' is allowed per expression, and no other dots",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "... c -> c ...")'),),
     ),
     Rule(
@@ -114,7 +177,14 @@ RULES = [
             "'b' means in 'b b c'. (einops.einsum allows repeats on the input side, where "
             "they take a diagonal; not in the output.) In pack/unpack, every name once."
         ),
-        invalid=(_fn('rearrange(x, "b b c -> b c")'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b b c -> b c")'),
+                expect=(
+                    "5:28 SHP106 rearrange(\"b b c -> b c\"): axis 'b' appears twice in 'b b c'",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b1 b2 c -> (b1 b2) c")'),),
     ),
     Rule(
@@ -126,7 +196,14 @@ RULES = [
             "Numbers in a pattern are anonymous axes of that length and must be positive "
             "('1' is a unit axis, same as '()'). '0' is rejected by einops."
         ),
-        invalid=(_E + '\n\ndef f(x):\n    return reduce(x, "b (c 0) -> b c", "sum")\n',),
+        invalid=(
+            Example(
+                _E + '\n\ndef f(x):\n    return reduce(x, "b (c 0) -> b c", "sum")\n',
+                expect=(
+                    "6:28 SHP107 reduce(\"b (c 0) -> b c\"): anonymous axis '0' has length 0; lengths must be positive",
+                ),
+            ),
+        ),
         valid=(_E + '\n\ndef f(x):\n    return reduce(x, "b (c 2) -> b c", "sum")\n',),
     ),
     Rule(
@@ -139,7 +216,14 @@ RULES = [
             "axis that packs (or unpacks) the dims that differ between tensors. Other tokens "
             "are plain axis names."
         ),
-        invalid=('from einops import pack\n\n\ndef f(x, y):\n    return pack([x, y], "b c")\n',),
+        invalid=(
+            Example(
+                'from einops import pack\n\n\ndef f(x, y):\n    return pack([x, y], "b c")\n',
+                expect=(
+                    "5:26 SHP108 pack pattern 'b c' has no '*' (the axis that pack packs into)",
+                ),
+            ),
+        ),
         valid=('from einops import pack\n\n\ndef f(x, y):\n    return pack([x, y], "b * c")\n',),
     ),
     Rule(
@@ -154,7 +238,14 @@ RULES = [
             "'batch seq d, d out -> batch seq out'."
         ),
         invalid=(
-            'import torch\n\n\ndef f(a, b):\n    return torch.einsum("i_j,j_k->i_k", a, b)\n',
+            Example(
+                'import torch\n\n\ndef f(a, b):\n    return torch.einsum("i_j,j_k->i_k", a, b)\n',
+                expect=(
+                    "5:27 SHP109 invalid subscript '_' in einsum equation 'i_j,j_k->i_k': subscripts are letters a-z, A-Z (torch.einsum takes single letters; for named axes use einops.einsum)",
+                    "5:31 SHP109 invalid subscript '_' in einsum equation 'i_j,j_k->i_k': subscripts are letters a-z, A-Z (torch.einsum takes single letters; for named axes use einops.einsum)",
+                    "5:36 SHP109 invalid subscript '_' in einsum equation 'i_j,j_k->i_k': subscripts are letters a-z, A-Z (torch.einsum takes single letters; for named axes use einops.einsum)",
+                ),
+            ),
         ),
         valid=('import torch\n\n\ndef f(a, b):\n    return torch.einsum("ij,jk->ik", a, b)\n',),
     ),
@@ -174,9 +265,24 @@ RULES = [
             "mean '(h d)'?\"."
         ),
         invalid=(
-            _fn('rearrange(x, "b c -> b")'),
-            _fn('rearrange(x, "b h s d -> b s (hd)")'),
-            _E + '\n\ndef f(x):\n    return reduce(x, "b c -> b c d", "sum")\n',
+            Example(
+                _fn('rearrange(x, "b c -> b")'),
+                expect=(
+                    "5:28 SHP201 rearrange(\"b c -> b\"): axis 'c' appears only on the left; rearrange must keep every axis (use reduce to drop it)",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "b h s d -> b s (hd)")'),
+                expect=(
+                    "5:42 SHP201 rearrange(\"b h s d -> b s (hd)\"): axis 'hd' appears only on the right, and 'h', 'd' only on the left: did you mean '(h d)'?",
+                ),
+            ),
+            Example(
+                _E + '\n\ndef f(x):\n    return reduce(x, "b c -> b c d", "sum")\n',
+                expect=(
+                    "6:34 SHP201 reduce(\"b c -> b c d\"): axis 'd' appears only on the right; reduce can only keep or drop input axes (use 1 or () for a kept unit axis, repeat to add one)",
+                ),
+            ),
         ),
         valid=(
             _E + '\n\ndef f(x):\n    return reduce(x, "b c -> b", "sum")\n',
@@ -193,7 +299,14 @@ RULES = [
             "length as a keyword: repeat(x, 'h w -> h w c', c=3). A numbered axis ('h w -> "
             "h w 3') needs none. EinMix needs a keyword length for every weight and bias axis."
         ),
-        invalid=(_E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c")\n',),
+        invalid=(
+            Example(
+                _E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c")\n',
+                expect=(
+                    "6:34 SHP202 repeat(\"h w -> h w c\"): new axis 'c' has no length; pass it as a keyword, e.g. c=2",
+                ),
+            ),
+        ),
         valid=(_E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c", c=3)\n',),
     ),
     Rule(
@@ -205,7 +318,15 @@ RULES = [
             "An ellipsis stands for the input dims the pattern does not name, so it must be "
             "on the left to appear on the right. (In EinMix it must be on both sides.)"
         ),
-        invalid=(_fn('rearrange(x, "b c -> ... c b")'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b c -> ... c b")'),
+                expect=(
+                    "5:33 SHP201 rearrange(\"b c -> ... c b\"): axis '...' appears only on the right; rearrange cannot create axes (use repeat to add it)",
+                    "5:33 SHP203 rearrange(\"b c -> ... c b\"): '...' appears on the right but not on the left; an ellipsis can only carry dims that the input has",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "... b c -> ... c b")'),),
     ),
     Rule(
@@ -218,7 +339,14 @@ RULES = [
             "is not allowed on the left. It is fine on the right, where it flattens the "
             "dims the ellipsis covers into one."
         ),
-        invalid=(_fn('rearrange(x, "(b ...) c -> b ... c")'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "(b ...) c -> b ... c")'),
+                expect=(
+                    "5:29 SHP204 rearrange(\"(b ...) c -> b ... c\"): '...' is inside parentheses on the left; einops cannot split an unknown number of dims (parenthesize it on the right instead)",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b ... c -> (b ...) c")'),),
     ),
     Rule(
@@ -232,7 +360,15 @@ RULES = [
             "but not in rearrange or EinMix. Name the axis and pass its length as a keyword: "
             "rearrange(x, 'b (h 2) -> b h two', two=2) becomes '(h two) -> h two'."
         ),
-        invalid=(_fn('rearrange(x, "b (c 2) -> b c 2")'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b (c 2) -> b c 2")'),
+                expect=(
+                    "5:31 SHP205 rearrange(\"b (c 2) -> b c 2\"): rearrange does not take numbered axes like '2' (only 1); name the axis and pass its length as a keyword",
+                    "5:41 SHP205 rearrange(\"b (c 2) -> b c 2\"): rearrange does not take numbered axes like '2' (only 1); name the axis and pass its length as a keyword",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b (c two) -> b c two", two=2)'),),
     ),
     Rule(
@@ -247,8 +383,19 @@ RULES = [
             'mean": `batch=` for the axis `b`.'
         ),
         invalid=(
-            _fn('rearrange(x, "b (c w) -> b c w", c=3, h=4)'),
-            _fn('rearrange(x, "(b s) d -> b s d", batch=2)'),
+            Example(
+                _fn('rearrange(x, "b (c w) -> b c w", c=3, h=4)'),
+                expect=(
+                    "5:50 SHP206 rearrange(\"b (c w) -> b c w\"): keyword length h= is not used: no axis 'h' in the pattern; did you mean b=?",
+                ),
+            ),
+            Example(
+                _fn('rearrange(x, "(b s) d -> b s d", batch=2)'),
+                expect=(
+                    "5:26 SHP209 rearrange(\"(b s) d -> b s d\"): could not infer sizes for 'b', 's' in '(b s)'; pass all but one of them as keywords",
+                    "5:45 SHP206 rearrange(\"(b s) d -> b s d\"): keyword length batch= is not used: no axis 'batch' in the pattern; did you mean b=?",
+                ),
+            ),
         ),
         valid=(_fn('rearrange(x, "b (c w) -> b c w", c=3)'),),
     ),
@@ -261,7 +408,14 @@ RULES = [
             "Keyword lengths name axes, so they follow the same rule: no leading or "
             "trailing underscore."
         ),
-        invalid=(_fn('rearrange(x, "b c -> c b", c_=3)'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b c -> c b", c_=3)'),
+                expect=(
+                    "5:39 SHP207 rearrange(\"b c -> c b\"): keyword 'c_' is not a valid axis name: axis names must not start or end with an underscore",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b c -> c b", c=3)'),),
     ),
     Rule(
@@ -277,8 +431,18 @@ RULES = [
             "and -1 an axis of length 1.)"
         ),
         invalid=(
-            _fn('rearrange(x, "b (c w) -> b c w", c=0)'),
-            _E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c", c=2.0)\n',
+            Example(
+                _fn('rearrange(x, "b (c w) -> b c w", c=0)'),
+                expect=(
+                    "5:45 SHP208 rearrange(\"b (c w) -> b c w\"): the known part of '(c w)' has length 0, and einops divides by it",
+                ),
+            ),
+            Example(
+                _E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c", c=2.0)\n',
+                expect=(
+                    "6:38 SHP208 repeat(\"h w -> h w c\"): expand for new axis 'c' would get 2.0 where torch needs an int",
+                ),
+            ),
         ),
         valid=(_E + '\n\ndef f(x):\n    return repeat(x, "h w -> h w c", c=2)\n',),
     ),
@@ -291,7 +455,14 @@ RULES = [
             "einops infers at most one length per parenthesized group from the input dim: "
             "in '(h w)' it needs h or w as a keyword."
         ),
-        invalid=(_fn('rearrange(x, "b (h w) -> b h w")'),),
+        invalid=(
+            Example(
+                _fn('rearrange(x, "b (h w) -> b h w")'),
+                expect=(
+                    "5:28 SHP209 rearrange(\"b (h w) -> b h w\"): could not infer sizes for 'h', 'w' in '(h w)'; pass all but one of them as keywords",
+                ),
+            ),
+        ),
         valid=(_fn('rearrange(x, "b (h w) -> b h w", h=16)'),),
     ),
     Rule(
@@ -304,7 +475,14 @@ RULES = [
             "'all' (case-sensitive) or a callable f(tensor, axes). The Reduce layer's forward "
             "supports only min, max, sum, mean and prod."
         ),
-        invalid=(_E + '\n\ndef f(x):\n    return reduce(x, "b c -> b", "median")\n',),
+        invalid=(
+            Example(
+                _E + '\n\ndef f(x):\n    return reduce(x, "b c -> b", "median")\n',
+                expect=(
+                    "6:12 SHP210 reduce(\"b c -> b\"): unknown reduction 'median'; einops knows min, max, sum, mean, prod, any, all (or pass a callable f(tensor, axes))",
+                ),
+            ),
+        ),
         valid=(_E + '\n\ndef f(x):\n    return reduce(x, "b c -> b", "max")\n',),
     ),
     Rule(
@@ -317,8 +495,13 @@ RULES = [
             "cannot create axes (multiply by ones, or use repeat, for that)."
         ),
         invalid=(
-            "from einops import einsum\n\n\ndef f(a, b):\n"
-            '    return einsum(a, b, "i j, j k -> i z")\n',
+            Example(
+                "from einops import einsum\n\n\ndef f(a, b):\n"
+                '    return einsum(a, b, "i j, j k -> i z")\n',
+                expect=(
+                    "5:40 SHP211 einsum(\"i j, j k -> i z\"): output axis 'z' appears in no input",
+                ),
+            ),
         ),
         valid=(
             "from einops import einsum\n\n\ndef f(a, b):\n"
@@ -336,8 +519,13 @@ RULES = [
             "cannot take an empty list. EinMix needs weight_shape."
         ),
         invalid=(
-            "from einops import einsum\n\n\ndef f(a, b):\n"
-            '    return einsum("i j, j k -> i k", a, b)\n',
+            Example(
+                "from einops import einsum\n\n\ndef f(a, b):\n"
+                '    return einsum("i j, j k -> i k", a, b)\n',
+                expect=(
+                    '5:19 SHP212 einops.einsum takes the tensors first and the pattern last (einsum(x, y, "i j, j k -> i k")); a string was passed before a tensor',
+                ),
+            ),
         ),
         valid=(
             "from einops import einsum\n\n\ndef f(a, b):\n"
@@ -355,7 +543,12 @@ RULES = [
             "einops.einsum alike."
         ),
         invalid=(
-            'import torch\n\n\ndef f(a, b, c):\n    return torch.einsum("ij,jk->ik", a, b, c)\n',
+            Example(
+                'import torch\n\n\ndef f(a, b, c):\n    return torch.einsum("ij,jk->ik", a, b, c)\n',
+                expect=(
+                    '5:12 SHP213 torch.einsum("ij,jk->ik"): the pattern describes 2 operands but 3 tensors were passed',
+                ),
+            ),
         ),
         valid=('import torch\n\n\ndef f(a, b):\n    return torch.einsum("ij,jk->ik", a, b)\n',),
     ),
@@ -369,8 +562,13 @@ RULES = [
             "raise NotImplementedError. Rearrange before or after the einsum instead."
         ),
         invalid=(
-            "from einops import einsum\n\n\ndef f(a, b):\n"
-            '    return einsum(a, b, "b (h d), h d k -> b k")\n',
+            Example(
+                "from einops import einsum\n\n\ndef f(a, b):\n"
+                '    return einsum(a, b, "b (h d), h d k -> b k")\n',
+                expect=(
+                    "5:28 SHP214 einsum(\"b (h d), h d k -> b k\"): '(h d)': einops.einsum does not compose axes; rearrange before or after",
+                ),
+            ),
         ),
         valid=(
             "from einops import einsum\n\n\ndef f(a, b):\n"
@@ -388,8 +586,13 @@ RULES = [
             "first, or reduce with 'sum'."
         ),
         invalid=(
-            _E + "\n\ndef f():\n    x = torch.zeros(4, 8, dtype=torch.int64)\n"
-            '    return reduce(x, "b c -> b", "mean")\n',
+            Example(
+                _E + "\n\ndef f():\n    x = torch.zeros(4, 8, dtype=torch.int64)\n"
+                '    return reduce(x, "b c -> b", "mean")\n',
+                expect=(
+                    '7:12 SHP215 reduce("b c -> b"): mean of a int64 tensor; einops reduces with mean only floating tensors (cast with .float() first)',
+                ),
+            ),
         ),
         valid=(
             _E + "\n\ndef f():\n    x = torch.zeros(4, 8, dtype=torch.int64)\n"
@@ -406,17 +609,22 @@ RULES = [
             "to the 26 lowercase ones; more distinct axis names than that raise."
         ),
         invalid=(
-            "from einops.layers.torch import EinMix\n\n"
-            "mix = EinMix(\n"
-            '    "'
-            + " ".join(f"a{i}" for i in range(26))
-            + " c -> "
-            + " ".join(f"a{i}" for i in range(26))
-            + ' d",\n'
-            '    weight_shape="c d",\n'
-            "    c=2,\n"
-            "    d=2,\n"
-            ")\n",
+            Example(
+                "from einops.layers.torch import EinMix\n\n"
+                "mix = EinMix(\n"
+                '    "'
+                + " ".join(f"a{i}" for i in range(26))
+                + " c -> "
+                + " ".join(f"a{i}" for i in range(26))
+                + ' d",\n'
+                '    weight_shape="c d",\n'
+                "    c=2,\n"
+                "    d=2,\n"
+                ")\n",
+                expect=(
+                    '3:7 SHP216 EinMix("a0 a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11 a12 a13 a14 a15 a16 … a12 a13 a14 a15 a16 a17 a18 a19 a20 a21 a22 a23 a24 a25 d"): 28 distinct axes; EinMix maps them to letters a-z and has only 26',
+                ),
+            ),
         ),
         valid=(
             "from einops.layers.torch import EinMix\n\n"
@@ -434,8 +642,13 @@ RULES = [
             "only, all after any '...' in the output."
         ),
         invalid=(
-            "from einops.layers.torch import EinMix\n\n"
-            'mix = EinMix("b t c -> b t d", weight_shape="c d e", c=64, d=128, e=2)\n',
+            Example(
+                "from einops.layers.torch import EinMix\n\n"
+                'mix = EinMix("b t c -> b t d", weight_shape="c d e", c=64, d=128, e=2)\n',
+                expect=(
+                    "3:50 SHP217 EinMix(\"b t c -> b t d\"): weight axis 'e' is in neither the input nor the output, so it is redundant",
+                ),
+            ),
         ),
         valid=(
             "from einops.layers.torch import EinMix\n\n"
@@ -452,9 +665,14 @@ RULES = [
             "most one of them may contain -1, whose size unpack then infers."
         ),
         invalid=(
-            "import torch\nfrom einops import unpack\n\n\ndef f():\n"
-            "    x = torch.zeros(2, 10)\n"
-            '    return unpack(x, [(-1,), (-1,)], "b *")\n',
+            Example(
+                "import torch\nfrom einops import unpack\n\n\ndef f():\n"
+                "    x = torch.zeros(2, 10)\n"
+                '    return unpack(x, [(-1,), (-1,)], "b *")\n',
+                expect=(
+                    '7:22 SHP218 unpack(..., "b *"): more than one packed shape holds -1; at most one size can be inferred',
+                ),
+            ),
         ),
         valid=(
             "import torch\nfrom einops import unpack\n\n\ndef f():\n"

@@ -6,7 +6,7 @@ function's annotations give are two dimensions (SHP304, SHP315) unless the code
 relates them.
 """
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 _H = "import torch\nfrom einops import rearrange\n"
 _J = (
@@ -29,8 +29,13 @@ RULES = [
             "7 dims under '...')."
         ),
         invalid=(
-            _H
-            + '\n\ndef f():\n    x = torch.zeros(2, 3)\n    return rearrange(x, "b c h -> b (c h)")\n',
+            Example(
+                _H
+                + '\n\ndef f():\n    x = torch.zeros(2, 3)\n    return rearrange(x, "b c h -> b (c h)")\n',
+                expect=(
+                    "7:26 SHP301 rearrange(\"b c h -> b (c h)\"): input has shape [2, 3] but the pattern's left side 'b c h' expects 3 dims",
+                ),
+            ),
         ),
         valid=(
             _H
@@ -51,10 +56,31 @@ RULES = [
             "packed shapes must add up to the packed axis."
         ),
         invalid=(
-            _H
-            + '\n\ndef f():\n    x = torch.zeros(2, 3)\n    return rearrange(x, "b c -> c b", c=4)\n',
-            "import torch\n\n\ndef f():\n    a = torch.zeros(2, 3)\n    b = torch.zeros(4, 5)\n"
-            '    return torch.einsum("ij,jk->ik", a, b)\n',
+            Example(
+                _H
+                + '\n\ndef f():\n    x = torch.zeros(2, 3)\n    return rearrange(x, "b c -> c b", c=4)\n',
+                expect=(
+                    "7:39 SHP302 rearrange(\"b c -> c b\"): input dim 3 does not match 'c' = 4",
+                ),
+            ),
+            Example(
+                "import torch\n\n\ndef f():\n    a = torch.zeros(2, 3)\n    b = torch.zeros(4, 5)\n"
+                '    return torch.einsum("ij,jk->ik", a, b)\n',
+                expect=(
+                    '7:12 SHP405 einsum pattern "ij,jk->ik" names its axes with single letters; name them: einsum(a, b, "i j, j k -> i k")',
+                    "7:29 SHP302 torch.einsum(\"ij,jk->ik\"): axis 'j' has size 4 here but 3 in an earlier operand (sizes must match or be 1)",
+                ),
+                unsafe_fixed=(
+                    "import torch\n"
+                    "from einops import einsum\n"
+                    "\n"
+                    "\n"
+                    "def f():\n"
+                    "    a = torch.zeros(2, 3)\n"
+                    "    b = torch.zeros(4, 5)\n"
+                    '    return einsum(a, b, "i j, j k -> i k")\n'
+                ),
+            ),
         ),
         valid=(
             _H
@@ -73,8 +99,13 @@ RULES = [
             "infer d. Pick lengths that divide the dim (or pad the tensor)."
         ),
         invalid=(
-            _H + "\n\ndef f():\n    x = torch.zeros(2, 12)\n"
-            '    return rearrange(x, "b (h d) -> b h d", h=5)\n',
+            Example(
+                _H + "\n\ndef f():\n    x = torch.zeros(2, 12)\n"
+                '    return rearrange(x, "b (h d) -> b h d", h=5)\n',
+                expect=(
+                    "7:28 SHP303 rearrange(\"b (h d) -> b h d\"): input dim 12 cannot be split into '(h d)' with a known part of 5",
+                ),
+            ),
         ),
         valid=(
             _H + "\n\ndef f():\n    x = torch.zeros(2, 12)\n"
@@ -93,10 +124,15 @@ RULES = [
             "mixed-up argument; at run time it fails only if the sizes happen to differ."
         ),
         invalid=(
-            _J + "\n\ndef scores(\n"
-            '    q: Float[Tensor, "batch seq d_head"], k: Float[Tensor, "batch seq d_model"]\n'
-            "):\n"
-            '    return einsum(q, k, "b q d, b k d -> b q k")\n',
+            Example(
+                _J + "\n\ndef scores(\n"
+                '    q: Float[Tensor, "batch seq d_head"], k: Float[Tensor, "batch seq d_model"]\n'
+                "):\n"
+                '    return einsum(q, k, "b q d, b k d -> b q k")\n',
+                expect=(
+                    "10:37 SHP304 einsum(\"b q d, b k d -> b q k\"): axis 'd' is 'd_head' in one operand and 'd_model' in another; einsum treats them as the same axis",
+                ),
+            ),
         ),
         valid=(
             _J + "\n\ndef scores(\n"
@@ -124,18 +160,33 @@ RULES = [
             "numbers (`view(b, s, 12, 32)` on `[b, s, 768]`) are SHP312."
         ),
         invalid=(
-            _T + "\n\ndef scores(q: Float[Tensor, 'b s d'], k: Float[Tensor, 'b s d']):\n"
-            "    return q @ k\n",
-            _T + "\n\ndef join(x: Float[Tensor, 'b s d'], y: Float[Tensor, 'b t d']):\n"
-            "    return torch.cat([x, y], dim=-1)\n",
-            _T + "\n\nclass Cross(torch.nn.Module):\n"
-            "    def __init__(self, d_context: int, inner: int):\n"
-            "        super().__init__()\n"
-            "        self.to_k = torch.nn.Linear(d_context, inner)\n\n"
-            "    def forward(\n"
-            "        self, x: Float[Tensor, 'b n d_model'], ctx: Float[Tensor, 'b m d_context']\n"
-            "    ):\n"
-            "        return self.to_k(x)\n",
+            Example(
+                _T + "\n\ndef scores(q: Float[Tensor, 'b s d'], k: Float[Tensor, 'b s d']):\n"
+                "    return q @ k\n",
+                expect=(
+                    "7:16 SHP315 operator.matmul: [b, s, d] @ [b, s, d] contracts 'd' and 's', which the annotations name as different dimensions",
+                ),
+            ),
+            Example(
+                _T + "\n\ndef join(x: Float[Tensor, 'b s d'], y: Float[Tensor, 'b t d']):\n"
+                "    return torch.cat([x, y], dim=-1)\n",
+                expect=(
+                    "7:22 SHP315 torch.cat: concatenating along dimension 2 lines up 's' and 't', which the annotations name as different dimensions",
+                ),
+            ),
+            Example(
+                _T + "\n\nclass Cross(torch.nn.Module):\n"
+                "    def __init__(self, d_context: int, inner: int):\n"
+                "        super().__init__()\n"
+                "        self.to_k = torch.nn.Linear(d_context, inner)\n\n"
+                "    def forward(\n"
+                "        self, x: Float[Tensor, 'b n d_model'], ctx: Float[Tensor, 'b m d_context']\n"
+                "    ):\n"
+                "        return self.to_k(x)\n",
+                expect=(
+                    "14:16 SHP315 torch.nn.Linear.__call__: 'd_context' in Linear(in_features=d_context) must equal 'd_model' in dim -1 of input [b, n, d_model], which the annotations name as a different dimension",
+                ),
+            ),
         ),
         valid=(
             _T + "\n\ndef scores(q: Float[Tensor, 'b s d'], k: Float[Tensor, 'b s d']):\n"

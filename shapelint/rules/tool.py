@@ -1,6 +1,6 @@
 """SHP0xx: the tool itself could not read or analyze a file."""
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 RULES = [
     Rule(
@@ -14,7 +14,9 @@ RULES = [
             "where Python's own parser gave up; fix the file or exclude it in "
             "[tool.shapelint] exclude."
         ),
-        invalid=("def f(:\n    pass\n",),
+        invalid=(
+            Example("def f(:\n    pass\n", expect=("1:7 SHP001 syntax error: invalid syntax",)),
+        ),
         valid=("def f():\n    pass\n",),
     ),
     Rule(

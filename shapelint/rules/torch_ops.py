@@ -5,7 +5,7 @@ numbers contradict each other: a dimension named ``d`` in one tensor and ``k``
 in another is never a conflict, since the names may well be equal at run time.
 """
 
-from shapelint.rules.record import Rule
+from shapelint.rules.record import Example, Rule
 
 RULES = [
     Rule(
@@ -23,16 +23,26 @@ RULES = [
             "Sizes that are names are not compared: `d` and `k` may be equal."
         ),
         invalid=(
-            "import torch\n\n"
-            "def scores():\n"
-            "    q = torch.randn(16, 64)\n"
-            "    k = torch.randn(16, 64)\n"
-            "    return q @ k\n",
-            "import torch\n\n"
-            "def project():\n"
-            "    proj = torch.nn.Linear(512, 256)\n"
-            "    x = torch.randn(8, 128, 768)\n"
-            "    return proj(x)\n",
+            Example(
+                "import torch\n\n"
+                "def scores():\n"
+                "    q = torch.randn(16, 64)\n"
+                "    k = torch.randn(16, 64)\n"
+                "    return q @ k\n",
+                expect=(
+                    "6:16 SHP307 operator.matmul: inner dimensions differ: [16, 64] @ [16, 64] (64 != 16)",
+                ),
+            ),
+            Example(
+                "import torch\n\n"
+                "def project():\n"
+                "    proj = torch.nn.Linear(512, 256)\n"
+                "    x = torch.randn(8, 128, 768)\n"
+                "    return proj(x)\n",
+                expect=(
+                    "6:12 SHP307 torch.nn.Linear.__call__: 512 in Linear(in_features=512) must equal 768 in dim -1 of input [8, 128, 768]",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -55,11 +65,16 @@ RULES = [
             "`unsqueeze` or a transpose is missing."
         ),
         invalid=(
-            "import torch\n\n"
-            "def add_bias():\n"
-            "    x = torch.zeros(4, 10)\n"
-            "    bias = torch.zeros(4)\n"
-            "    return x + bias\n",
+            Example(
+                "import torch\n\n"
+                "def add_bias():\n"
+                "    x = torch.zeros(4, 10)\n"
+                "    bias = torch.zeros(4)\n"
+                "    return x + bias\n",
+                expect=(
+                    "6:16 SHP308 operator.add: shapes [4, 10] and [4] cannot broadcast (10 vs 4)",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -84,27 +99,47 @@ RULES = [
             "it fail at run time."
         ),
         invalid=(
-            "import torch\n"
-            "import torch.nn.functional as F\n\n"
-            "def attend():\n"
-            "    q = torch.randn(2, 8, 128, 64)\n"
-            "    k = torch.randn(2, 8, 128, 32)\n"
-            "    v = torch.randn(2, 8, 128, 64)\n"
-            "    return F.scaled_dot_product_attention(q, k, v)\n",
-            "import torch\n\n"
-            "def normalize():\n"
-            "    norm = torch.nn.LayerNorm(512)\n"
-            "    x = torch.randn(4, 16, 768)\n"
-            "    return norm(x)\n",
-            "import torch\n\n"
-            "def stem():\n"
-            "    conv = torch.nn.Conv2d(3, 64, 3, padding=1)\n"
-            "    x = torch.randn(8, 4, 32, 32)\n"
-            "    return conv(x)\n",
-            "import torch\n\n"
-            "def normalize():\n"
-            "    norm = torch.nn.GroupNorm(32, 48)\n"
-            "    return norm(torch.randn(2, 48, 16, 16))\n",
+            Example(
+                "import torch\n"
+                "import torch.nn.functional as F\n\n"
+                "def attend():\n"
+                "    q = torch.randn(2, 8, 128, 64)\n"
+                "    k = torch.randn(2, 8, 128, 32)\n"
+                "    v = torch.randn(2, 8, 128, 64)\n"
+                "    return F.scaled_dot_product_attention(q, k, v)\n",
+                expect=(
+                    "8:46 SHP309 torch.nn.functional.scaled_dot_product_attention: query and key embedding sizes differ: [2, 8, 128, 64], [2, 8, 128, 32]",
+                ),
+            ),
+            Example(
+                "import torch\n\n"
+                "def normalize():\n"
+                "    norm = torch.nn.LayerNorm(512)\n"
+                "    x = torch.randn(4, 16, 768)\n"
+                "    return norm(x)\n",
+                expect=(
+                    "6:12 SHP309 torch.nn.LayerNorm.__call__: input [4, 16, 768] does not end with normalized_shape [512]",
+                ),
+            ),
+            Example(
+                "import torch\n\n"
+                "def stem():\n"
+                "    conv = torch.nn.Conv2d(3, 64, 3, padding=1)\n"
+                "    x = torch.randn(8, 4, 32, 32)\n"
+                "    return conv(x)\n",
+                expect=(
+                    "6:12 SHP309 torch.nn.Conv2d.__call__: groups=1 and weight [64, 3, 3, 3] expect 3 input channels, got 4",
+                ),
+            ),
+            Example(
+                "import torch\n\n"
+                "def normalize():\n"
+                "    norm = torch.nn.GroupNorm(32, 48)\n"
+                "    return norm(torch.randn(2, 48, 16, 16))\n",
+                expect=(
+                    "4:35 SHP309 torch.nn.GroupNorm: groups=32 does not divide num_channels (48)",
+                ),
+            ),
         ),
         valid=(
             "import torch\n"
@@ -127,10 +162,15 @@ RULES = [
             "`Dimension out of range`. Often the tensor lost or never had a batch axis."
         ),
         invalid=(
-            "import torch\n\n"
-            "def probs():\n"
-            "    logits = torch.randn(32, 10)\n"
-            "    return logits.softmax(dim=2)\n",
+            Example(
+                "import torch\n\n"
+                "def probs():\n"
+                "    logits = torch.randn(32, 10)\n"
+                "    return logits.softmax(dim=2)\n",
+                expect=(
+                    "5:27 SHP310 torch.Tensor.softmax: dimension 2 is out of range for a tensor of rank 2",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -150,11 +190,14 @@ RULES = [
             "A known rank that does not fit raises at run time."
         ),
         invalid=(
-            "import torch\n\n"
-            "def batched():\n"
-            "    a = torch.randn(8, 16, 32)\n"
-            "    b = torch.randn(8, 32, 4)\n"
-            "    return torch.mm(a, b)\n",
+            Example(
+                "import torch\n\n"
+                "def batched():\n"
+                "    a = torch.randn(8, 16, 32)\n"
+                "    b = torch.randn(8, 32, 4)\n"
+                "    return torch.mm(a, b)\n",
+                expect=('6:21 SHP311 torch.mm: input has shape [8, 16, 32], expected "m k"',),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -176,10 +219,15 @@ RULES = [
             "allowed."
         ),
         invalid=(
-            "import torch\n\n"
-            "def heads():\n"
-            "    x = torch.randn(2, 10, 96)\n"
-            "    return x.view(2, 10, 5, -1)\n",
+            Example(
+                "import torch\n\n"
+                "def heads():\n"
+                "    x = torch.randn(2, 10, 96)\n"
+                "    return x.view(2, 10, 5, -1)\n",
+                expect=(
+                    "5:22 SHP312 torch.Tensor.view: shape [2, 10, 5, -1] is invalid for input of size 1920",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -199,11 +247,16 @@ RULES = [
             "raise `Sizes of tensors must match except in dimension`."
         ),
         invalid=(
-            "import torch\n\n"
-            "def features():\n"
-            "    a = torch.zeros(4, 16)\n"
-            "    b = torch.zeros(5, 16)\n"
-            "    return torch.cat([a, b], dim=-1)\n",
+            Example(
+                "import torch\n\n"
+                "def features():\n"
+                "    a = torch.zeros(4, 16)\n"
+                "    b = torch.zeros(5, 16)\n"
+                "    return torch.cat([a, b], dim=-1)\n",
+                expect=(
+                    "6:22 SHP313 torch.cat: sizes must match except in dimension 1: [4, 16], [5, 16]",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"
@@ -224,10 +277,15 @@ RULES = [
             "`split_with_sizes expects split_sizes to sum exactly to N` otherwise."
         ),
         invalid=(
-            "import torch\n\n"
-            "def qkv():\n"
-            "    x = torch.randn(4, 192)\n"
-            "    return x.split([64, 64, 32], dim=-1)\n",
+            Example(
+                "import torch\n\n"
+                "def qkv():\n"
+                "    x = torch.randn(4, 192)\n"
+                "    return x.split([64, 64, 32], dim=-1)\n",
+                expect=(
+                    "5:12 SHP314 torch.Tensor.split: sections [64, 64, 32] do not sum to the size 192 of dimension 1",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"

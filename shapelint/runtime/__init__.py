@@ -43,6 +43,7 @@ from typing import Any
 
 import torch
 
+from shapelint import pyparse
 from shapelint.notation.target import Target
 from shapelint.ops.dtypes import SHORT_NAMES
 from shapelint.options import AnalysisOptions
@@ -186,8 +187,8 @@ def load(path: Path, static_options=None) -> LoadedModule:
     except (OSError, DecodeFailure) as e:
         raise RuntimeUsageError(f"{path}: cannot read: {e}") from None
     try:
-        tree = ast.parse(text, filename=str(path))
-        run_tree = ast.parse(text, filename=str(path))
+        tree, warned = pyparse.parse_caught(text, filename=str(path))
+        run_tree = pyparse.parse(text, filename=str(path))
     except SyntaxError as e:
         raise RuntimeUsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     analysis = analyze_source(str(path), text, static_options)
@@ -211,7 +212,10 @@ def load(path: Path, static_options=None) -> LoadedModule:
     module.__dict__["reveal_shape"] = _reveal_shape
     sys.modules[name] = module
     try:
-        code = compile(run_tree, str(path), "exec", dont_inherit=True)
+        code, more = pyparse.compile_caught(run_tree, str(path), "exec", dont_inherit=True)
+        # Python shows the parser's and compiler's warnings on import: so do we, escaped.
+        for w in warned + more:
+            print(w.text, file=sys.stderr)
         with _user_output():
             exec(code, module.__dict__)  # noqa: S102 - runtime mode runs the user's module, as --help says
     except BaseException as e:  # noqa: BLE001 - SystemExit and friends from user code too
@@ -247,8 +251,9 @@ def _describe(e: BaseException, path: Path) -> str:
 
 @contextlib.contextmanager
 def _user_output() -> Iterator[None]:
-    """What the user's code prints goes to stderr, so --format json stays parseable."""
-    with contextlib.redirect_stdout(sys.stderr):
+    """What the user's code prints goes to stderr, so --format json stays parseable;
+    the warnings Python shows meanwhile are escaped."""
+    with contextlib.redirect_stdout(sys.stderr), pyparse.escaped_warnings():
         yield
 
 

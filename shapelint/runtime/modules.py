@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from shapelint import pyparse
 from shapelint.runtime import RuntimeUsageError, device_name, gap_formulas
 
 
@@ -78,6 +79,11 @@ class ModuleRunReport:
 def import_file(path: Path):
     """The module object of path: imported by its package name when it sits in a
     package (relative imports work), else loaded on its own."""
+    with pyparse.escaped_warnings():
+        return _import_file(path)
+
+
+def _import_file(path: Path):
     from shapelint.analysis.project import module_name
 
     root, modname = module_name(str(path))
@@ -135,7 +141,7 @@ def _value(text: str, namespace: dict) -> Any:
         expr = parse_value(text, "--init")
     except TargetError as e:
         raise RuntimeUsageError(str(e)) from None
-    code = compile(ast.Expression(expr), "<--init>", "eval")
+    code, _ = pyparse.compile_caught(ast.Expression(expr), "<--init>", "eval")
     try:
         return eval(code, {"__builtins__": {}}, namespace)  # noqa: S307 - run mode runs user code
     except Exception as e:  # noqa: BLE001

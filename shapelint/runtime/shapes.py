@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapelint import pyparse
+
 CHECK_NAME = "__shapelint_check__"
 
 _UNKNOWN = None  # a structural check that cannot tell
@@ -515,7 +517,7 @@ class _Instrumenter(ast.NodeTransformer):
         ann = node.annotation
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
             try:
-                ann = ast.parse(ann.value.strip(), mode="eval").body
+                ann = pyparse.parse(ann.value.strip(), mode="eval").body
             except SyntaxError:
                 return node
         call = ast.Call(
@@ -550,7 +552,7 @@ class _Instrumenter(ast.NodeTransformer):
 
 
 def _copy(node: ast.expr) -> ast.expr:
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return pyparse.parse(ast.unparse(node), mode="eval").body
 
 
 def _load(target: ast.expr) -> ast.expr | None:
