@@ -139,7 +139,11 @@ def cost(
             f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
             f"(from {origin}) for tensors of unknown dtype"
         )
-    if fmt == "github":
+    if "target" in report and fmt != "json":
+        from shapelint.cost.target import TARGET_RENDERERS
+
+        click.echo(TARGET_RENDERERS[fmt](report["target"]), nl=False)
+    elif fmt == "github":
         from shapelint.report.github import format_cost_github
 
         click.echo(format_cost_github(report, bound), nl=False)
@@ -147,10 +151,6 @@ def cost(
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
         click.echo(render_markdown(report, bound), nl=False)
-    elif "target" in report:
-        from shapelint.cost.target import render_target
-
-        click.echo(render_target(report["target"]), nl=False)
     else:
         click.echo(render_text(report, bound), nl=False)
     sys.exit(0)

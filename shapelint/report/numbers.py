@@ -39,6 +39,23 @@ def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
     return f"{head}, {missing}" if missing else head
 
 
+def unit_figure(f: dict, unit: str = "FLOPs", key: str = "flops", limit: int = 3) -> str:
+    """flops_figure with its unit and, where the dims give it, its value with an
+    SI prefix: `2·B·T·C FLOPs`, `2·B·T·C = 1.23 GFLOPs`, `1.23 GFLOPs (1,234,567,890)`,
+    `≥ 768 FLOPs, 3 calls unknown: ...`, `? FLOPs`."""
+    total = f.get(key)
+    if not complete(f, key) or total is None:
+        head = ("?" if total in (None, "0") else f"≥ {human(total)}") + f" {unit}"
+        missing = unknown_calls(f, limit) if limit else ""
+        return f"{head}, {missing}" if missing else head
+    formula, value = human(total), f.get(f"{key}_value")
+    if value is None:
+        return f"{formula} {unit}"
+    if formula == str(value):
+        return si(value, unit) + (f" ({value:,})" if abs(value) >= 1000 else "")
+    return f"{formula} = {si(value, unit)}"
+
+
 def value_figure(f: dict, key: str = "flops") -> str:
     """A figure's value at the bound dims: `?` for a partial sum (no bound is a
     figure, nor an intensity computed from one)."""

@@ -19,7 +19,13 @@ from typing import Any
 
 import torch
 
-from shapelint.runtime import RuntimeUsageError, device_name, gap_formulas
+from shapelint.runtime import (
+    RuntimeUsageError,
+    device_name,
+    flops_comparison,
+    gap_formulas,
+    split_counts,
+)
 
 
 def _describe(e: BaseException) -> str:
@@ -31,7 +37,9 @@ class ModuleRunReport:
     target: str
     device: str
     device_name: str
-    flops_measured: int = 0
+    flops_measured: int = 0  # torch's FlopCounterMode, as it counts
+    flops_adjusted: int = 0  # with gap_formulas for the kernels it registers as 0
+    adjusted_ops: dict[str, int] = field(default_factory=dict)
     flops_static: int | None = None
     static_formula: str | None = None
     static_complete: bool = False
@@ -43,7 +51,7 @@ class ModuleRunReport:
 
     @property
     def flops_match(self) -> bool:
-        return self.flops_static is not None and self.flops_static == self.flops_measured
+        return self.flops_static is not None and self.flops_static == self.flops_adjusted
 
     @property
     def shape_match(self) -> bool:
@@ -61,6 +69,8 @@ class ModuleRunReport:
             "device": self.device,
             "device_name": self.device_name,
             "flops_measured": self.flops_measured,
+            "flops_adjusted": self.flops_adjusted,
+            "adjusted_ops": self.adjusted_ops,
             "flops_static": self.flops_static,
             "static_formula": self.static_formula,
             "static_complete": self.static_complete,
@@ -164,14 +174,12 @@ def run_module(
     device: torch.device,
     static_options=None,
 ) -> ModuleRunReport:
-    from shapelint.analysis.driver import analyze_target
-    from shapelint.analysis.target import TargetError, target_json
+    from shapelint.analysis.target import TargetError
+    from shapelint.cost.target import target_report
 
     try:
         text = path.read_text(encoding="utf-8")
-        static = target_json(
-            analyze_target(str(path), text, qualname, init, inputs, static_options), dims
-        )
+        static = target_report(str(path), text, qualname, init, inputs, dims, static_options)
     except TargetError as e:
         raise RuntimeUsageError(str(e)) from None
     except OSError as e:
@@ -226,15 +234,14 @@ def run_module(
             raise RuntimeUsageError(f"{qualname} raised {_describe(e)}") from None
     glob = fc.get_flop_counts().get("Global", {})
     rep.measured = {str(op): int(n) for op, n in glob.items() if n}
-    rep.flops_measured = int(fc.get_total_flops())
+    rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops = split_counts(rep.measured)
     first = out[0] if isinstance(out, (tuple, list)) and out else out
     if isinstance(first, torch.Tensor):
         rep.output_shape = list(first.shape)
-    if device.type == "cpu" and any("attention" in op for op in rep.measured):
-        rep.notes.append(
-            "on CPU, scaled_dot_product_attention and fused attention kernels are counted by "
-            "torch's CUDA formula (flop_counter counts them as 0 there)"
-        )
+    if rep.adjusted_ops or static.get("conventions"):
+        from shapelint.report.conventions import FUSED_ATTENTION
+
+        rep.notes.append(FUSED_ATTENTION)
     if not rep.static_complete:
         rep.notes.append(
             "static figure incomplete: "
@@ -262,7 +269,8 @@ def render(rep: ModuleRunReport) -> str:
     out = [f"{rep.target}  [{where}, forward]"]
     verdict = "ok     " if rep.flops_match else "MISMATCH"
     static = f"{rep.flops_static:,}" if rep.flops_static is not None else "unknown"
-    out.append(f"  flops    {verdict} measured {rep.flops_measured:,}, static {static}")
+    compared = flops_comparison(rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops, static)
+    out.append(f"  flops    {verdict} {compared}")
     if not rep.flops_match:
         ops = ", ".join(f"{op} {n:,}" for op, n in sorted(rep.measured.items()))
         out.append(f"    measured: {ops or 'nothing'}")
