@@ -564,7 +564,8 @@ def test_no_internal_name_reaches_a_human_output(tmp_path, fmt):
 def test_cost_diff_never_says_no_change_over_unknowns():
     from types import SimpleNamespace
 
-    from shapelint.cost.diff import compare, render_markdown
+    from shapelint.cost.diff import compare
+    from shapelint.cost.review import render_markdown
 
     f = {
         "path": "m.py",

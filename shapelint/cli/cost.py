@@ -244,12 +244,12 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
     """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any
     usage error. With a PATH::QUALNAME target, its row comes first."""
     from shapelint.cost.diff import (
-        RENDERERS,
         GitError,
         compare_revision,
         target_at_revision,
         target_change,
     )
+    from shapelint.cost.review import RENDERERS
 
     _, after = run_analysis(paths, cfg, options, no_cache, jobs)  # exits 2 on a missing path
     dims = dict(options.dims)
