@@ -136,3 +136,34 @@ def test_run_prints_torchs_count_beside_the_adjusted_one():
     # the adjusted figure is never what was "measured"
     assert not re.search(rf"measured {rep['flops_adjusted']:,}", text)
     assert f"adjusted: +{sdpa:,}" in text
+
+
+def test_macs_are_half_the_flops_and_labelled_in_every_face(tmp_path):
+    target = f"{GPT}::GPT"
+    flops = json.loads(cost(target, *SMALL, "--format", "json"))
+    macs = json.loads(cost(target, *SMALL, "--format", "json", "--macs"))
+    assert macs["target"]["unit"] == "MACs"
+    assert 2 * macs["target"]["flops_value"] == flops["target"]["flops_value"] > 0
+    text = cost(target, *SMALL, "--macs")
+    assert text.splitlines()[0].endswith(f"kMACs ({macs['target']['flops_value']:,})")
+    assert "FLOPs (" not in text.splitlines()[0]
+    assert "| Line | Call | MACs |" in cost(target, *SMALL, "--macs", "--format", "markdown")
+    assert "title=MACs of GPT::" in cost(target, *SMALL, "--macs", "--format", "github")
+    # a plain report: every function and call, labelled
+    from tests.test_modules import STACK
+
+    p = tmp_path / "stack.py"
+    p.write_text(textwrap.dedent(STACK))
+    plain = json.loads(cost(str(p), "--macs", "--format", "json"))
+    before = {
+        f["name"]: f["flops"] for f in json.loads(cost(str(p), "--format", "json"))["functions"]
+    }
+    after = {f["name"]: f["flops"] for f in plain["functions"]}
+    from shapelint.notation.symbolic import parse_expr
+
+    assert plain["unit"] == "MACs" and any(v not in (None, "0") for v in before.values())
+    for name, f in before.items():
+        if f is not None:
+            assert 2 * parse_expr(after[name]) == parse_expr(f)
+    text = cost(str(p), "--macs")
+    assert "  MACs " in text and "FLOPs" not in text

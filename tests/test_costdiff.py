@@ -141,6 +141,10 @@ def test_diff_markdown_symbolic_and_numbers(repo):
     assert "With b=8, d=512, s=16." in r.output
     gone = next(line for line in r.output.splitlines() if "`old`" in line)
     assert "pkg/gone.py:4 at `main`" in gone and "removed" in gone
+    r = cost(["--diff", "main", "--macs", "pkg"], repo)
+    assert "| Function | Where | MACs before | MACs after | Δ MACs |" in r.output
+    row = next(line for line in r.output.splitlines() if "`mlp`" in line)
+    assert "| `1024·b·d` MACs | `2048·b·d` MACs | ▲ `×2` (+100%) |" in row
 
 
 def test_diff_against_head_of_clean_tree_is_empty(repo):

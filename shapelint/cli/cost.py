@@ -78,6 +78,11 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
         "that dtype without it)."
     ),
 )
+@click.option(
+    "--macs",
+    is_flag=True,
+    help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
+)
 @analysis_run_options
 def cost(
     paths,
@@ -89,6 +94,7 @@ def cost(
     plot_path,
     init,
     inputs,
+    macs,
     config_path,
     no_cache,
     jobs,
@@ -101,7 +107,8 @@ def cost(
     indented under the call that runs it. Nothing is imported or run.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
-    products torch runs); elementwise and reduction work is other_flops.
+    products torch runs); elementwise and reduction work is other_flops. --macs
+    prints multiply-accumulates instead (half the FLOPs), labelled MACs.
     """
     from shapelint.cost.report import add_roofline, build_report, render_markdown, render_text
 
@@ -122,7 +129,9 @@ def cost(
         sys.exit(2)
     if diff_base is not None:
         target = (targets, init, inputs) if targets else None
-        click.echo(_run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target), nl=False)
+        click.echo(
+            _run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target, macs), nl=False
+        )
         sys.exit(0)
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
@@ -139,6 +148,10 @@ def cost(
             f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
             f"(from {origin}) for tensors of unknown dtype"
         )
+    if macs:
+        from shapelint.report.numbers import to_macs
+
+        to_macs(report)  # after the roofline, whose intensity is FLOPs per byte
     if "target" in report and fmt != "json":
         from shapelint.cost.target import TARGET_RENDERERS
 
@@ -240,7 +253,7 @@ def _require_sizes(report: dict, bound: dict[str, int]) -> None:
 
 
 def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cache: bool,
-              jobs: int | None, target=None) -> str:  # fmt: skip
+              jobs: int | None, target=None, macs: bool = False) -> str:  # fmt: skip
     """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any
     usage error. With a PATH::QUALNAME target, its row comes first."""
     from shapelint.cost.diff import (
@@ -250,18 +263,20 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
         target_change,
     )
     from shapelint.cost.review import RENDERERS
+    from shapelint.report.numbers import to_macs
 
     _, after = run_analysis(paths, cfg, options, no_cache, jobs)  # exits 2 on a missing path
     dims = dict(options.dims)
     try:
-        changes = compare_revision(base, paths, cfg, options, after, jobs)
+        unit = to_macs if macs else (lambda report: report)
+        changes = compare_revision(base, paths, cfg, options, after, jobs, unit)
         if target is not None:
             targets, init, inputs = target
-            now = _target(targets, init, inputs, dims, options)
+            now = unit(_target(targets, init, inputs, dims, options))
             qual = targets[0].qualname
 
             def at(p: Path) -> dict:
-                return _target([Target(str(p), qual)], init, inputs, dims, options)
+                return unit(_target([Target(str(p), qual)], init, inputs, dims, options))
 
             before = target_at_revision(base, Path(targets[0].path), at, cfg)
             if before is not None:
@@ -270,4 +285,4 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
     except GitError as e:
         click.echo(f"shapelint: error: --diff {base}: {e}", err=True)
         sys.exit(2)
-    return RENDERERS[fmt](changes, base, dims)
+    return RENDERERS[fmt](changes, base, dims, "MACs" if macs else "FLOPs")

@@ -426,12 +426,17 @@ def target_at_revision(base: str, path: Path, analyze, cfg) -> dict | None:
 
 
 def compare_revision(
-    base: str, paths: tuple[str, ...], cfg, options, after, jobs: int | None
+    base: str, paths: tuple[str, ...], cfg, options, after, jobs: int | None, unit=None
 ) -> list[FunctionChange]:
     """The per-function changes between git revision BASE and the working tree's
-    results (after), both analysed with the same options. Raises GitError."""
+    results (after), both analysed with the same options, each function's figures
+    through unit (report/numbers.to_macs, say) first. Raises GitError."""
     ps = [Path(p) for p in (paths or (".",))]
     root = git_root(ps[0].resolve())
     commit = resolve_revision(root, base)
     before = analyze_revision(root, commit, ps, cfg, options, jobs)
-    return compare(before, relative_results(after, root), dict(options.dims))
+    after = relative_results(after, root)
+    if unit is not None:
+        for r in (*before, *after):
+            r.functions = [unit(dict(f)) for f in r.functions]
+    return compare(before, after, dict(options.dims))

@@ -21,7 +21,6 @@ _SAID = {
     "removed": "removed",
     "incomplete": "with calls of unknown cost",
 }
-_UNITS = {"flops": "FLOPs", "bytes": "B"}
 
 
 # ---------------------------------------------------------------------- verdict
@@ -106,10 +105,9 @@ def change(d: Delta, whole: bool, unit: str) -> str:
     return f"{text} ({pct})" if pct else text
 
 
-def _sides(c: FunctionChange, key: str) -> tuple[str, str, str]:
+def _sides(c: FunctionChange, key: str, unit: str = "B") -> tuple[str, str, str]:
     d: Delta = getattr(c, key)
     whole = c.complete if key == "flops" else c.bytes_complete
-    unit = _UNITS[key]
     return (
         figure(d.before, d.before_value, whole or d.before is None, unit),
         figure(d.after, d.after_value, whole or d.after is None, unit),
@@ -128,14 +126,16 @@ def _where(c: FunctionChange, base: str) -> str:
 # ---------------------------------------------------------------------- faces
 
 
-def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+def render_markdown(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
     status, sentence = verdict(changes)
     lines = [MARKER, f"### shapelint: {_headline(status)} since `{base}`", ""]
     target = next((c for c in changes if c.target), None)
     if target is not None:
-        f, b = _sides(target, "flops"), _sides(target, "bytes")
+        f, b = _sides(target, "flops", unit), _sides(target, "bytes")
         lines += [
-            f"**{_name(target)}, {target.path}:{target.line}: FLOPs {f[0]} → {f[1]}"
+            f"**{_name(target)}, {target.path}:{target.line}: {unit} {f[0]} → {f[1]}"
             + (f", {f[2]}" if f[2] else "")
             + f"**; bytes {b[0]} → {b[1]}"
             + (f", {b[2]}" if b[2] else "")
@@ -149,12 +149,12 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
     changed = [c for c in changes if c.status != "incomplete"]
     if changed:
         lines += [
-            "| Function | Where | FLOPs before | FLOPs after | Δ FLOPs "
+            f"| Function | Where | {unit} before | {unit} after | Δ {unit} "
             "| Bytes before | Bytes after | Δ Bytes |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for c in changed:
-            f, b = _sides(c, "flops"), _sides(c, "bytes")
+            f, b = _sides(c, "flops", unit), _sides(c, "bytes")
             lines.append(f"| {_name(c)} | {_where(c, base)} | {' | '.join((*f, *b))} |")
         lines.append("")
     unknown = [c for c in changes if c.status == "incomplete" or not c.complete]
@@ -164,17 +164,19 @@ def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, in
             "are lower bounds (≥) or ?, so the diff cannot say what changed there"
             "</summary>",
             "",
-            "| Function | Where | FLOPs now | Calls of unknown cost |",
+            f"| Function | Where | {unit} now | Calls of unknown cost |",
             "| --- | --- | --- | --- |",
         ]
         for c in unknown:
-            now = _sides(c, "flops")[1]
+            now = _sides(c, "flops", unit)[1]
             why = unknown_calls({"unknown": c.unknown}) or "calls of unknown cost"
             lines.append(f"| {_name(c)} | {_where(c, base)} | {now} | {_md(why)} |")
         lines += ["", "</details>", ""]
     lines.append(
         "FLOPs count 2 per multiply-add of the matrix products torch runs "
-        "(as `torch.utils.flop_counter`); bytes are the tensors read and written."
+        "(as `torch.utils.flop_counter`)"
+        + ("; MACs count 1, half the FLOPs" if unit == "MACs" else "")
+        + "; bytes are the tensors read and written."
     )
     for n in dict.fromkeys(n for c in changes for n in c.notes):
         lines += ["", f"Note: {_md(n)}."]
@@ -185,11 +187,14 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|")
 
 
-def render_json(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+def render_json(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
     status, sentence = verdict(changes)
     data = {
         "base": base,
         "dims": dims,
+        "unit": unit,
         "verdict": status,
         "summary": sentence,
         "changes": [c.to_json() for c in changes],
@@ -197,7 +202,9 @@ def render_json(changes: list[FunctionChange], base: str, dims: dict[str, int]) 
     return json.dumps(data, indent=2) + "\n"
 
 
-def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
+def render_github(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
     """A notice on each changed function's line in the working tree; the functions
     that cannot be compared in one notice, as `?`."""
     from shapelint.report.github import workflow_command
@@ -206,8 +213,8 @@ def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]
     for c in changes:
         if c.status in ("removed", "incomplete"):
             continue  # no line in the working tree; not compared (below)
-        f = _sides(c, "flops")
-        title = {"new": "new function"}.get(c.status, f"FLOPs {c.status} since {base}")
+        f = _sides(c, "flops", unit)
+        title = {"new": "new function"}.get(c.status, f"{unit} {c.status} since {base}")
         msg = f"{c.name}{' (target)' if c.target else ''}: {f[0]} → {f[1]}"
         if f[2] and c.status != "new":
             msg += f", {f[2]}"
@@ -223,9 +230,9 @@ def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]
         out.append(
             workflow_command(
                 "notice",
-                f"FLOPs ? for {len(unknown)} functions with calls of unknown cost "
+                f"{unit} ? for {len(unknown)} functions with calls of unknown cost "
                 f"(lower bounds that did not move, so not compared): {names}{more}",
-                title=f"FLOPs not known since {base}",
+                title=f"{unit} not known since {base}",
             )
         )
     return "".join(line + "\n" for line in out)
