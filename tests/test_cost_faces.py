@@ -64,7 +64,9 @@ def test_every_face_carries_the_target_and_the_attention_convention():
     md = cost(target, *SMALL, "--format", "markdown")
     assert md.startswith(f"### `{target}`: {figure}")
     assert FUSED_ATTENTION in md and "| Function |" not in md  # not the per-function table
-    assert f"| {_line_of('F.scaled_dot_product_attention(')}:" in md
+    assert "`transformer.h.0-1.attn` | CausalSelfAttention |" in md  # the module table
+    tree = cost(target, *SMALL, "--format", "markdown", "--tree")
+    assert f"| {_line_of('F.scaled_dot_product_attention(')}:" in tree
     gh = cost(target, *SMALL, "--format", "github")
     (notice,) = gh.splitlines()
     assert notice.startswith(
@@ -147,7 +149,9 @@ def test_macs_are_half_the_flops_and_labelled_in_every_face(tmp_path):
     text = cost(target, *SMALL, "--macs")
     assert text.splitlines()[0].endswith(f"kMACs ({macs['target']['flops_value']:,})")
     assert "FLOPs (" not in text.splitlines()[0]
-    assert "| Line | Call | MACs |" in cost(target, *SMALL, "--macs", "--format", "markdown")
+    assert "| module | kind | params | % | MACs | % |" in cost(
+        target, *SMALL, "--macs", "--format", "markdown"
+    )
     assert "title=MACs of GPT::" in cost(target, *SMALL, "--macs", "--format", "github")
     # a plain report: every function and call, labelled
     from tests.test_modules import STACK
@@ -167,3 +171,26 @@ def test_macs_are_half_the_flops_and_labelled_in_every_face(tmp_path):
             assert 2 * parse_expr(after[name]) == parse_expr(f)
     text = cost(str(p), "--macs")
     assert "  MACs " in text and "FLOPs" not in text
+
+
+def test_a_12_layer_gpt_fits_one_screen_in_every_face():
+    cfg = "config=GPTConfig(n_layer=12, n_head=12, n_embd=768, vocab_size=50304, "
+    cfg += "block_size=1024, flash=True)"
+    args = [f"{GPT}::GPT", "--init", cfg, "--input", "idx=1,1024:int"]
+    text = cost(*args)
+    lines = text.splitlines()
+    assert len(lines) <= 40, text
+    assert "params 124,475,904 (124M)" in lines[2]  # GPT-2 small, wte tied to lm_head
+    row = next(x for x in lines if "transformer.h.0-11 ×12" in x).split()
+    assert row[2:] == ["Block", "85.1M", "68.3", "213G", "100.0"], row
+    assert any("transformer.h.0-11.attn" in x for x in lines)
+    assert not any("drop" in x for x in lines)  # holds nothing, costs nothing: hidden
+    assert any("drop" in x for x in cost(*args, "--all-rows").splitlines())
+    md = cost(*args, "--format", "markdown")
+    assert (
+        "| &nbsp;&nbsp;&nbsp;&nbsp;&nbsp;&nbsp;`transformer.h.0-11 ×12` | Block | 85.1M | 68.3 |"
+        in md
+    )
+    gh = cost(*args, "--format", "github")
+    assert "transformer.h.0-11 ×12" in gh and "params 124,475,904" in gh
+    assert len(cost(*args, "--depth", "1").splitlines()) < len(lines)

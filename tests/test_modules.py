@@ -256,7 +256,7 @@ def test_cli_target_json_and_text(tmp_path):
     expected = {"name", "flops", "flops_value", "other_flops", "bytes", "bytes_value"}
     assert expected | {"complete", "unknown"} <= set(t)
     assert t["flops_value"] == 2 * (2 * 2 * 16 * 32 * 256 * 2)
-    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    r = CliRunner().invoke(main, [*args, "--no-cache", "--tree"])
     assert r.exit_code == 0, r.output
     first, *rest = r.output.splitlines()
     assert first.startswith(
@@ -290,7 +290,7 @@ def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missin
     t = json.loads(r.output)["target"]
     assert not t["complete"] and t["flops_value"] is None
     assert [u["op"] for u in t["unknown"]] == ["self.mystery"] * 3
-    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    r = CliRunner().invoke(main, [*args, "--no-cache", "--tree"])
     first, *rest = r.output.splitlines()
     # The three Linears are known (2·2·8·8 each), the three Mystery calls are not.
     assert first == f"{p}::Net  ≥ 768 FLOPs, 3 calls unknown: line 14 self.mystery, " + (
@@ -613,7 +613,7 @@ def test_diff_sees_a_changed_constructor_default_and_the_target(tmp_path, monkey
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     target = json.loads(r.output)["changes"][0]
-    assert target["name"] == "Stack (target)" and target["status"] == "more"
+    assert target["name"] == "Stack" and target["target"] and target["status"] == "more"
     assert target["flops"]["after_value"] == 4 * target["flops"]["before_value"]
 
 

@@ -79,6 +79,23 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     ),
 )
 @click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    default=4,
+    show_default=True,
+    help="With PATH::Class: the per-module table down to modules named with this many parts.",
+)
+@click.option(
+    "--all-rows",
+    is_flag=True,
+    help="With PATH::Class: also the modules that hold no parameters and cost no FLOPs.",
+)
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="With PATH::QUALNAME: every call as a tree, instead of the per-module table.",
+)
+@click.option(
     "--macs",
     is_flag=True,
     help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
@@ -94,6 +111,9 @@ def cost(
     plot_path,
     init,
     inputs,
+    depth,
+    all_rows,
+    tree,
     macs,
     config_path,
     no_cache,
@@ -153,9 +173,10 @@ def cost(
 
         to_macs(report)  # after the roofline, whose intensity is FLOPs per byte
     if "target" in report and fmt != "json":
-        from shapelint.cost.target import TARGET_RENDERERS
+        from shapelint.cost.target import TARGET_RENDERERS, View
 
-        click.echo(TARGET_RENDERERS[fmt](report["target"]), nl=False)
+        view = View(depth, tree, all_rows, bound)
+        click.echo(TARGET_RENDERERS[fmt](report["target"], view), nl=False)
     elif fmt == "github":
         from shapelint.report.github import format_cost_github
 

@@ -5,12 +5,13 @@ under the call that runs it; markdown and github say the same."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shapelint.diagnostics import safe_text
 from shapelint.notation.target import Target
 from shapelint.report.conventions import convention_lines, conventions_json
-from shapelint.report.numbers import unit_figure
+from shapelint.report.numbers import human, si, unit_figure
 
 
 def run_target(target: Target, init, inputs, dims: dict[str, int], options: dict) -> dict:
@@ -36,6 +37,10 @@ def target_report(
     out["path"] = path
     out["line"] = definition_line(text, qual)
     out["conventions"] = conventions_json(res.records)
+    if getattr(res, "params", False) is not False:
+        from shapelint.analysis.parameters import params_json
+
+        out.update(params_json(res.params, dims))
     return out
 
 
@@ -68,12 +73,40 @@ def summary_lines(t: dict) -> list[str]:
         f"{t['path']}::{t['name']}  {unit_figure(t, unit)}",
         f"  bytes {unit_figure(t, 'B', key='bytes', limit=0)}",
     ]
+    if "params" in t:
+        lines.append("  " + params_line(t))
     if t.get("defaults"):
         lines.append(
             "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
         )
     lines += [f"  note: {line}" for line in convention_lines(t)]
     return lines
+
+
+def count_figure(t: dict, key: str) -> str:
+    """An element count for people: `124,475,904 (124M)`, a formula with its value
+    where the dims give one, `≥ ...` for what is known of a partial count, `?`."""
+    expr = t[key]
+    if expr == "?":
+        known = t.get(f"{key}_known")
+        return f"≥ {human(known)}" if known not in (None, "0") else "?"
+    formula, value = human(expr), t.get(f"{key}_value")
+    if value is None:
+        return formula
+    shown = f"{value:,}" + (f" ({si(value)})" if value >= 1000 else "")
+    return shown if formula == str(value) else f"{formula} = {shown}"
+
+
+def params_line(t: dict) -> str:
+    line = (
+        f"params {count_figure(t, 'params')}, trainable {count_figure(t, 'trainable_params')}, "
+        f"buffers {count_figure(t, 'buffers')}"
+    )
+    if t.get("params_unknown"):
+        shown = ", ".join(t["params_unknown"][:3])
+        more = f" and {len(t['params_unknown']) - 3} more" if len(t["params_unknown"]) > 3 else ""
+        line += f" (not known: {shown}{more})"
+    return line
 
 
 def not_costed_lines(t: dict) -> list[str]:
@@ -109,34 +142,62 @@ def _what(c: dict) -> str:
     return c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
 
 
-def render_target(t: dict) -> str:
+@dataclass(frozen=True)
+class View:
+    """How much of a target a face shows: the per-module table to `depth` (rows
+    that hold and cost nothing with all_rows), or the full call tree."""
+
+    depth: int = 4
+    tree: bool = False
+    all_rows: bool = False
+    dims: dict = field(default_factory=dict)
+
+
+def _table(t: dict, view: View, markdown: bool = False) -> list[str]:
+    if view.tree:
+        return []
+    from shapelint.cost.table import table_lines, table_markdown
+
+    make = table_markdown if markdown else table_lines
+    return make(t, view.dims, view.depth, view.all_rows)
+
+
+def render_target(t: dict, view: View = View()) -> str:
     # The same figure as every other face: a lower bound names the calls it misses.
     unit = t.get("unit", "FLOPs")
     lines = summary_lines(t)
-    for depth, c in call_rows(t):
-        mark = "" if c["complete"] else "  (incomplete)"
-        lines.append(
-            f"{'  ' * depth}{c['line']}:{c['column']}  {_what(c)}  "
-            f"{unit_figure(c, unit, limit=0)}{mark}"
-        )
+    table = _table(t, view)
+    if table:
+        lines += ["", *table, ""]
+    else:
+        for depth, c in call_rows(t):
+            mark = "" if c["complete"] else "  (incomplete)"
+            lines.append(
+                f"{'  ' * depth}{c['line']}:{c['column']}  {_what(c)}  "
+                f"{unit_figure(c, unit, limit=0)}{mark}"
+            )
     lines += not_costed_lines(t)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _md(s: str) -> str:
     return safe_text(s).replace("|", "\\|")
 
 
-def render_target_markdown(t: dict) -> str:
+def render_target_markdown(t: dict, view: View = View()) -> str:
     unit = t.get("unit", "FLOPs")
     head, *rest = summary_lines(t)
     lines = [f"### `{_md(t['path'])}::{_md(t['name'])}`: {_md(unit_figure(t, unit))}", ""]
     lines += [f"- {_md(line.strip())}" for line in rest]
-    lines += ["", f"| Line | Call | {unit} |", "| --- | --- | --- |"]
-    for depth, c in call_rows(t):
-        indent = "&nbsp;&nbsp;" * (depth - 1)
-        fig = unit_figure(c, unit, limit=0) + ("" if c["complete"] else " (incomplete)")
-        lines.append(f"| {c['line']}:{c['column']} | {indent}`{_md(_what(c))}` | {_md(fig)} |")
+    table = _table(t, view, markdown=True)
+    if table:
+        lines += ["", *table]
+    else:
+        lines += ["", f"| Line | Call | {unit} |", "| --- | --- | --- |"]
+        for depth, c in call_rows(t):
+            indent = "&nbsp;&nbsp;" * (depth - 1)
+            fig = unit_figure(c, unit, limit=0) + ("" if c["complete"] else " (incomplete)")
+            lines.append(f"| {c['line']}:{c['column']} | {indent}`{_md(_what(c))}` | {_md(fig)} |")
     missing = not_costed_lines(t)
     if missing:
         lines += ["", "Not costed:", ""]
@@ -144,12 +205,13 @@ def render_target_markdown(t: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_target_github(t: dict) -> str:
-    """One notice on the target's definition: the summary every face prints."""
+def render_target_github(t: dict, view: View = View()) -> str:
+    """One notice on the target's definition: what the text face prints."""
     from shapelint.report.github import github_path, workflow_command
 
     unit = t.get("unit", "FLOPs")
-    message = "\n".join(line.strip() for line in summary_lines(t) + not_costed_lines(t))
+    body = summary_lines(t) + _table(t, view) + not_costed_lines(t)
+    message = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
     return (
         workflow_command(
             "notice",
