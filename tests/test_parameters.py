@@ -243,3 +243,16 @@ def test_module_table_of_vit_tuples_and_sequentials():
     assert {"transformer.layers.0-1.0", "transformer.layers.0-1.1", "to_patch_embedding.2"} <= set(
         table
     )
+
+
+def test_run_confirms_the_parameter_counts():
+    cfg = "config=GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True)"
+    r = CliRunner().invoke(
+        main,
+        ["run", f"{GPT}::GPT", "--init", cfg, "--input", "idx=2,16:int", "--device", "cpu",
+         "--format", "json"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["params_match"] and rep["confirmed"]
+    assert rep["params_measured"] == rep["params_static"] == [29120, 29120, 0]

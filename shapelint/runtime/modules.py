@@ -48,6 +48,10 @@ class ModuleRunReport:
     static_output: list | None = None
     measured: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # (params, trainable, buffers): torch's, and the static figures at the dims
+    # (None: not known statically, then not compared)
+    params_measured: tuple[int, int, int] = (0, 0, 0)
+    params_static: tuple[int | None, int | None, int | None] = (None, None, None)
 
     @property
     def flops_match(self) -> bool:
@@ -60,8 +64,16 @@ class ModuleRunReport:
         return self.static_output == self.output_shape
 
     @property
+    def params_match(self) -> bool:
+        """torch's counts equal the static ones, where the static ones are known."""
+        return all(
+            st is None or st == measured
+            for st, measured in zip(self.params_static, self.params_measured, strict=True)
+        )
+
+    @property
     def confirmed(self) -> bool:
-        return self.flops_match and self.shape_match
+        return self.flops_match and self.shape_match and self.params_match
 
     def to_json(self) -> dict:
         return {
@@ -80,6 +92,9 @@ class ModuleRunReport:
             "static_output_shape": self.static_output,
             "shape_match": self.shape_match,
             "measured": self.measured,
+            "params_measured": list(self.params_measured),
+            "params_static": list(self.params_static),
+            "params_match": self.params_match,
             "confirmed": self.confirmed,
             "notes": self.notes,
         }
@@ -215,6 +230,11 @@ def run_module(
                 inst = obj(**kwargs)
                 if isinstance(inst, torch.nn.Module):
                     inst = inst.to(device).eval()
+                    rep.params_measured = _torch_params(inst)
+                    rep.params_static = tuple(  # type: ignore[assignment]
+                        static.get(f"{k}_value") if static.get(k, "?") != "?" else None
+                        for k in ("params", "trainable_params", "buffers")
+                    )
                 call = getattr(inst, meth) if meth else inst
             else:
                 call = obj
@@ -252,6 +272,14 @@ def run_module(
     return rep
 
 
+def _torch_params(m) -> tuple[int, int, int]:
+    return (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
+
+
 def _static_output(static: dict, dims: dict[str, int]) -> list | None:
     shape = static.get("output")
     if not shape or any(d is None for d in shape):
@@ -276,6 +304,15 @@ def render(rep: ModuleRunReport) -> str:
         out.append(f"    measured: {ops or 'nothing'}")
     shape = "ok     " if rep.shape_match else "MISMATCH"
     out.append(f"  shapes   {shape} output {rep.output_shape}, static {rep.static_output}")
+    if any(rep.params_measured):
+        verdict = "ok     " if rep.params_match else "MISMATCH"
+        shown = ", ".join(
+            f"{label} {m:,}" + ("" if st == m else f" (static {'?' if st is None else f'{st:,}'})")
+            for label, m, st in zip(
+                ("params", "trainable", "buffers"), rep.params_measured, rep.params_static
+            )
+        )
+        out.append(f"  params   {verdict} {shown}")
     out += [f"  note: {n}" for n in rep.notes]
     return "\n".join(out) + "\n"
 
