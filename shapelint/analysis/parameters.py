@@ -184,13 +184,11 @@ def _kind(v: Value) -> str:
     return "?"
 
 
-def params_json(count: ModuleCount | None, dims: dict[str, int]) -> dict:
+def params_json(count: ModuleCount, dims: dict[str, int]) -> dict:
     """`target.params`, `target.trainable_params`, `target.buffers`: element
     counts in program form (a formula where sizes are symbolic), `?` where not
     all known; each with its value at the bound dims where it has one; and the
     module tree (`target.modules`) the per-module table is made from."""
-    if count is None:
-        return {"params": "?", "trainable_params": "?", "buffers": "?", "params_unknown": []}
     trainable_whole = count.complete and count.trainable_known
     out: dict = {}
     for key, expr, whole in (

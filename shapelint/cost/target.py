@@ -37,7 +37,7 @@ def target_report(
     out["path"] = path
     out["line"] = definition_line(text, qual)
     out["conventions"] = conventions_json(res.records)
-    if getattr(res, "params", False) is not False:
+    if res.params is not None:  # a module (a function has no parameters())
         from shapelint.analysis.parameters import params_json
 
         out.update(params_json(res.params, dims))
