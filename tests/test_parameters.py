@@ -256,3 +256,33 @@ def test_run_confirms_the_parameter_counts():
     rep = json.loads(r.output)
     assert rep["params_match"] and rep["confirmed"]
     assert rep["params_measured"] == rep["params_static"] == [29120, 29120, 0]
+
+
+LOOPED = """
+import torch.nn as nn
+
+
+class Looped(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        self.mix = nn.Linear(d, d)
+        self.wide = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            x = self.mix(x)  # a module the loop body calls beside the item
+        for w in self.wide:  # items that differ: no row may share their FLOPs out
+            y = w(x)
+        return y
+"""
+
+
+def test_module_table_of_a_loop_that_calls_more_than_its_items(tmp_path):
+    p = tmp_path / "looped.py"
+    p.write_text(textwrap.dedent(LOOPED))
+    x = torch.randn(2, 8)
+    args = ["--init", "d=8", "--init", "n=3", "--input", "x=2,8"]
+    table = check_table(p, "Looped", args, "Looped(8, 3)", {"x": x})
+    assert {"layers.0-2", "mix", "wide.0", "wide.1"} <= set(table)

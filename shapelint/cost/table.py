@@ -60,7 +60,7 @@ def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
             if loop:
                 seq = _resolve(loop.group(1), me, names)
                 if seq is not None and seq in kinds and rec.get("callee"):
-                    add(seq, rec, times)
+                    # the list itself is not called: its row sums its items'
                     _loop(rec, seq, loop.group(2), me, names, times)
                     continue
                 walk(rec["calls"], me, names, times)
@@ -89,7 +89,8 @@ def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
         targets = _targets(rec["callee"])
         calls = rec["calls"]
         n = _count(label).value
-        if len(targets) == 1 and n is not None and len(calls) == n:
+        each = all(ch.get("callee") == targets[0] for ch in calls)
+        if len(targets) == 1 and n is not None and len(calls) == n and each:
             for i, ch in enumerate(calls):
                 walk([ch], me, {**names, targets[0]: f"{seq}.{i}"}, times)
             return
