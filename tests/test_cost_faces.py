@@ -194,3 +194,11 @@ def test_a_12_layer_gpt_fits_one_screen_in_every_face():
     gh = cost(*args, "--format", "github")
     assert "transformer.h.0-11 ×12" in gh and "params 124,475,904" in gh
     assert len(cost(*args, "--depth", "1").splitlines()) < len(lines)
+
+
+def test_the_table_flags_need_a_target(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("import torch\n")
+    for flag in (["--tree"], ["--all-rows"], ["--depth", "2"]):
+        r = CliRunner().invoke(main, ["cost", "--no-cache", str(p), *flag])
+        assert r.exit_code == 2 and "need a PATH::QUALNAME target" in r.output, flag

@@ -147,6 +147,12 @@ def cost(
     if (init or inputs) and not targets:
         click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
         sys.exit(2)
+    if (tree or all_rows or depth != 4) and not targets:
+        click.echo(
+            "shapelint: error: --depth, --all-rows and --tree need a PATH::QUALNAME target",
+            err=True,
+        )
+        sys.exit(2)
     if diff_base is not None:
         target = (targets, init, inputs) if targets else None
         click.echo(
