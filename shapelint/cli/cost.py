@@ -123,8 +123,9 @@ def cost(
 
     PATH::QUALNAME asks about one target: one forward of the class built with
     --init arguments (or one call of the function) at the --input shapes; the
-    report then leads with the target's total and its calls, each module's calls
-    indented under the call that runs it. Nothing is imported or run.
+    report then leads with the target's total and its parameters, then a row per
+    module (--depth, --all-rows) or every call as a tree (--tree). Nothing is
+    imported or run.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
     products torch runs); elementwise and reduction work is other_flops. --macs
