@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -121,13 +122,29 @@ def test_diff_markdown_symbolic_and_numbers(repo):
     assert r.exit_code == 0, r.output
     md = r.output
     assert md.startswith("<!-- shapelint-cost-diff -->")
-    row = next(line for line in md.splitlines() if "pkg/model.py::mlp" in line)
+    # the verdict first
+    assert md.splitlines()[1] == "### shapelint: ▲ more expensive since `main`"
+    assert md.splitlines()[3] == "Functions: 3 more expensive, 1 removed."
+    row = next(line for line in md.splitlines() if "`mlp`" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "`2048·b·d`" and cells[2] == "`4096·b·d`" and cells[3] == "▲ `×2`"
+    assert cells[1] == "`pkg/model.py:6`"
+    assert cells[2:5] == ["`2048·b·d` FLOPs", "`4096·b·d` FLOPs", "▲ `×2` (+100%)"]
     r = cost(["--diff", "main", "--dim", "b=8,d=512,s=16", "pkg"], repo)
-    row = next(line for line in r.output.splitlines() if "pkg/model.py::mlp" in line)
-    assert "= 8.39M" in row and "= 16.8M" in row, row  # 2048·8·512 and twice that
+    row = next(line for line in r.output.splitlines() if "`mlp`" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # 2048·8·512 and twice that, with units, the difference and its percent
+    assert cells[2:5] == [
+        "`2048·b·d` = 8.39 MFLOPs",
+        "`4096·b·d` = 16.8 MFLOPs",
+        "▲ +8.39 MFLOPs (+100%)",
+    ]
     assert "With b=8, d=512, s=16." in r.output
+    gone = next(line for line in r.output.splitlines() if "`old`" in line)
+    assert "`pkg/gone.py:4` at `main`" in gone and "removed" in gone
+    r = cost(["--diff", "main", "--macs", "pkg"], repo)
+    assert "| Function | Where | MACs before | MACs after | Δ MACs |" in r.output
+    row = next(line for line in r.output.splitlines() if "`mlp`" in line)
+    assert "| `1024·b·d` MACs | `2048·b·d` MACs | ▲ `×2` (+100%) |" in row
 
 
 def test_diff_against_head_of_clean_tree_is_empty(repo):
@@ -233,3 +250,87 @@ def test_metric_edge_cases():
     assert (d.direction, d.change) == ("more", "×S")
     d = compare_metric("8*B*D*S + 4*B*S", "8*B*D + 4*B", {})
     assert (d.direction, d.change) == ("less", "÷S")
+
+
+# ---------------------------------------------------------------------- as a PR comment
+
+GPT = Path(__file__).parent / "data" / "modules" / "nanogpt_like.py"
+GPT_ARGS = ["gpt.py::GPT", "--input", "idx=2,64:int", "--init"]
+GPT_ARGS += ["config=GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True)"]
+
+
+@pytest.fixture
+def gpt_repo(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gpt.py").write_text(GPT.read_text())
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    # a narrower MLP: the kind of change whose ratio is no small fraction
+    text = GPT.read_text().replace("4 * config.n_embd", "3 * config.n_embd")
+    (tmp_path / "gpt.py").write_text(text)
+    return tmp_path
+
+
+def test_diff_of_a_target_reads_as_a_pull_request_comment(gpt_repo):
+    r = cost(["--diff", "HEAD", "--format", "json", "gpt.py", *GPT_ARGS], gpt_repo)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["verdict"] == "less"
+    t = data["changes"][0]
+    assert t["target"] and t["name"] == "GPT" and t["status"] == "less"
+    class_line = GPT.read_text().splitlines().index("class GPT(nn.Module):") + 1
+    assert t["line"] == class_line
+    bv, av = t["flops"]["before_value"], t["flops"]["after_value"]
+    assert t["flops"]["delta"] == str(av - bv) and t["flops"]["percent"] == (av - bv) * 100 / bv
+    assert t["notes"] and "CUDA formula" in t["notes"][0]
+
+    md = cost(["--diff", "HEAD", "gpt.py", *GPT_ARGS], gpt_repo).output
+    lines = md.splitlines()
+    assert lines[1] == "### shapelint: ▼ cheaper since `HEAD`"
+    pct = f"{(av - bv) * 100 / bv:+.3g}%".replace("-", "−")
+    head = f"**`GPT` (target), `gpt.py:{class_line}`: FLOPs {_si(bv)} → {_si(av)}, ▼ −{_si(bv - av)} ({pct})**"
+    assert lines[3].startswith(head), lines[3]
+    assert "÷" not in md  # no ratio of two large numbers
+    row = next(line for line in lines if line.startswith("| `GPT` (target)"))
+    assert f"| `gpt.py:{class_line}` |" in row
+    # functions whose figures are lower bounds are apart, as ?, not as changed rows
+    table = md.split("<details>")[0]
+    assert "MLP.forward" not in table and "<details>" in md
+    assert "Note: attention (F.scaled\\_dot\\_product\\_attention" in md  # markdown-escaped
+
+    gh = cost(["--diff", "HEAD", "--format", "github", "gpt.py", *GPT_ARGS], gpt_repo).output
+    assert "line=0" not in gh and "0 → 0" not in gh
+    first = gh.splitlines()[0]
+    assert first.startswith(f"::notice file=gpt.py,line={class_line},title=FLOPs less since HEAD::")
+    assert f"GPT (target): {_si(bv)} → {_si(av)}" in first
+    unknown = next(n for n in gh.splitlines() if "title=FLOPs not known since HEAD" in n)
+    assert "FLOPs ? for" in unknown and "file=" not in unknown
+
+
+def _si(n: int) -> str:
+    from shapelint.report.numbers import si
+
+    return si(n, "FLOPs")
+
+
+def test_a_large_constant_ratio_is_a_difference_and_a_percent():
+    d = compare_metric("212678148096", "183687118848", {})
+    assert d.direction == "less" and d.change == "−28991029248"
+    assert d.delta == "-28991029248" and round(d.percent, 2) == -13.63
+    assert compare_metric("2*b", "3*b", {}).percent == 50.0
+    assert compare_metric("2*b", "2*b*s", {}).percent is None  # depends on s
+    assert compare_metric("2*b", "2*b*s", {"b": 1, "s": 4}).percent == 300.0
+
+
+def test_a_target_whose_lower_bound_did_not_move_is_unknown_not_the_same():
+    from shapelint.cost.diff import target_change
+    from shapelint.cost.review import render_github, render_markdown
+
+    t = {"name": "Net", "path": "net.py", "line": 7, "flops": "0", "bytes": "8192",
+         "complete": False, "bytes_complete": False, "unknown": [], "conventions": []}  # fmt: skip
+    c = target_change(t, t, {})
+    assert c.status == "incomplete" and c.line == 7
+    md = render_markdown([c], "HEAD", {})
+    assert "? not known" in md.splitlines()[1]
+    assert "| `Net` (target) | `net.py:7` | ? |" in md
+    assert "0 → 0" not in render_github([c], "HEAD", {})

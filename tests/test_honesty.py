@@ -90,7 +90,8 @@ def test_no_made_up_name_in_any_output_field(tmp_path_factory, program):
     from click.testing import CliRunner
 
     from shapelint.cli import main
-    from shapelint.cost.diff import compare, render_markdown
+    from shapelint.cost.diff import compare
+    from shapelint.cost.review import render_markdown
     from shapelint.lsp import _hover_call, hint_label
 
     src, _ = program

@@ -13,7 +13,7 @@ from cmarkgfm.cmark import Options
 
 from shapelint.cli import main
 from shapelint.cost.diff import Delta, FunctionChange
-from shapelint.cost.diff import render_markdown as render_diff
+from shapelint.cost.review import render_markdown as render_diff
 from shapelint.report import markdown as md
 
 # File names the file system allows and markdown would read as markup.
@@ -114,8 +114,9 @@ def test_cost_diff_markdown_survives_hostile_names():
     header, *rows = table.rows
     assert len(rows) == len(NAMES)
     for row, name in zip(rows, NAMES):
-        assert len(row) == len(header) == 7, row
+        assert len(row) == len(header) == 8, row
+        assert row[0] == "f"
         if "\\|" not in name:
-            assert row[0] == f"pkg/{name}::f"
-        assert row[3] == "▲ ×2"
+            assert row[1] == f"pkg/{name}:1"
+        assert row[4] == "▲ ×2"
     assert "`main<b>[x](y)|`" in out

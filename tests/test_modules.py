@@ -256,10 +256,12 @@ def test_cli_target_json_and_text(tmp_path):
     expected = {"name", "flops", "flops_value", "other_flops", "bytes", "bytes_value"}
     assert expected | {"complete", "unknown"} <= set(t)
     assert t["flops_value"] == 2 * (2 * 2 * 16 * 32 * 256 * 2)
-    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    r = CliRunner().invoke(main, [*args, "--no-cache", "--tree"])
     assert r.exit_code == 0, r.output
     first, *rest = r.output.splitlines()
-    assert first.startswith(f"{p}::Stack  flops {t['flops_value']}")
+    assert first.startswith(
+        f"{p}::Stack  {t['flops_value'] / 1e6:.3g} MFLOPs ({t['flops_value']:,})"
+    )
     # FF's layers are indented under the call that runs FF
     ff = next(i for i, line in enumerate(rest) if "call FF.forward" in line)
     indent = len(rest[ff]) - len(rest[ff].lstrip())
@@ -288,10 +290,10 @@ def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missin
     t = json.loads(r.output)["target"]
     assert not t["complete"] and t["flops_value"] is None
     assert [u["op"] for u in t["unknown"]] == ["self.mystery"] * 3
-    r = CliRunner().invoke(main, [*args, "--no-cache"])
+    r = CliRunner().invoke(main, [*args, "--no-cache", "--tree"])
     first, *rest = r.output.splitlines()
     # The three Linears are known (2·2·8·8 each), the three Mystery calls are not.
-    assert first == f"{p}::Net  flops ≥ 768, 3 calls unknown: line 14 self.mystery, " + (
+    assert first == f"{p}::Net  ≥ 768 FLOPs, 3 calls unknown: line 14 self.mystery, " + (
         "line 14 self.mystery, line 14 self.mystery"
     )
     # One line per missing call site, with how many runs of it are missing.
@@ -299,7 +301,7 @@ def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missin
     assert len(missing) == 1 and missing[0].startswith("    line 14  self.mystery (×3): ")
     # A call inside the loop is a lower bound too, never a clean figure.
     layer = next(line for line in rest if "call Layer.forward" in line)
-    assert "flops ≥ 256" in layer and "(incomplete)" in layer
+    assert "≥ 256 FLOPs" in layer and "(incomplete)" in layer
 
 
 def test_a_lower_bound_leaves_out_what_may_not_run(tmp_path):
@@ -611,7 +613,7 @@ def test_diff_sees_a_changed_constructor_default_and_the_target(tmp_path, monkey
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     target = json.loads(r.output)["changes"][0]
-    assert target["name"] == "Stack (target)" and target["status"] == "more"
+    assert target["name"] == "Stack" and target["target"] and target["status"] == "more"
     assert target["flops"]["after_value"] == 4 * target["flops"]["before_value"]
 
 

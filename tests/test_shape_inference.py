@@ -322,7 +322,7 @@ def test_text_face_never_prints_a_partial_total_as_a_number(tmp_path):
     p.write_text(HONEST)
     out = CliRunner().invoke(main, ["cost", str(p), "--no-cache"]).output
     line = next(x for x in out.splitlines() if x.endswith("::scores") or "::scores " in x)
-    assert "flops ?, 2 calls unknown: line 9 operator.matmul, line 10 operator.matmul" in line
+    assert "FLOPs ?, 2 calls unknown: line 9 operator.matmul, line 10 operator.matmul" in line
     md = CliRunner().invoke(main, ["cost", str(p), "--no-cache", "--format", "markdown"]).output
     row = next(x for x in md.splitlines() if "`conv`" in x)
     assert "?, 2 calls unknown: line 28 torch.nn.functional.conv2d, line 29 net" in row
@@ -564,7 +564,8 @@ def test_no_internal_name_reaches_a_human_output(tmp_path, fmt):
 def test_cost_diff_never_says_no_change_over_unknowns():
     from types import SimpleNamespace
 
-    from shapelint.cost.diff import compare, render_markdown
+    from shapelint.cost.diff import compare
+    from shapelint.cost.review import render_markdown
 
     f = {
         "path": "m.py",

@@ -12,7 +12,7 @@ from shapelint.ops import stub_ops
 from shapelint.ops.stub_dir import builtin_stub_dir
 from shapelint.ops.stub_format import parse_stub_text
 from shapelint.ops.stub_ops import StubRegistry, configure, registry, stub_call
-from shapelint.ops.values import IntV, ObjectV, TensorV, TupleV
+from shapelint.ops.values import BufferV, IntV, ObjectV, ParameterV, TensorV, TupleV
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "stubs.md"
 
@@ -188,7 +188,7 @@ torch.nn.Lin.__call__(self, x)  "x: *b i -> *b o"  flops=2*b*i*o  other='numel(o
 """
     )
     m = r.call("torch.nn.Lin", [IntV(Expr.const(4)), IntV(Expr.const(5))], {}).value
-    assert isinstance(m, ObjectV) and m.attr("weight") == TensorV((Expr.const(5), Expr.const(4)))
+    assert isinstance(m, ObjectV) and m.attr("weight") == ParameterV((Expr.const(5), Expr.const(4)))
     nb = r.call(
         "torch.nn.Lin", [IntV(Expr.const(4)), IntV(Expr.const(5))], {"bias": _false()}
     ).value
@@ -196,6 +196,19 @@ torch.nn.Lin.__call__(self, x)  "x: *b i -> *b o"  flops=2*b*i*o  other='numel(o
     res = r.call("torch.nn.Lin.__call__", [m, T("B", 4)], {})
     assert res.cost.other_flops == 5 * Expr.name("B")
     assert r.call("torch.nn.Lin.__call__", [nb, T("B", 4)], {}).cost.other_flops == Expr.const(0)
+
+
+def test_buffers_are_registered_apart_from_the_weights():
+    r = reg(
+        """
+torch.nn.Norm(c, track=True)  module  weights="weight: c"  buffers="mean[track]: c, steps[track]: "
+"""
+    )
+    m = r.call("torch.nn.Norm", [IntV(Expr.const(4))], {}).value
+    assert m.attr("weight") == ParameterV((Expr.const(4),))
+    assert m.attr("mean") == BufferV((Expr.const(4),)) and m.attr("steps") == BufferV(())
+    off = r.call("torch.nn.Norm", [IntV(Expr.const(4))], {"track": _false()}).value
+    assert off.attr("mean") == _none() and off.attr("steps") == _none()
 
 
 def _false():

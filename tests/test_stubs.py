@@ -22,7 +22,7 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
 from shapelint.ops.stub_format import NO_DEFAULT
 from shapelint.ops.stub_ops import registry, stub_call
-from shapelint.ops.values import IntV, ObjectV, TensorV, TupleV, Var
+from shapelint.ops.values import BufferV, IntV, ObjectV, ParameterV, TensorV, TupleV, Var
 
 # x.T on other than 2-d tensors is deprecated in torch, still described as it behaves today.
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:UserWarning")
@@ -319,6 +319,10 @@ def test_every_described_module_agrees_with_torch(name):
         module = cls(*args, **kwargs)
         obj = _module_value(name, args, kwargs)
         check_value(obj, module, {}, strict=False)
+        # weights= are its parameters, buffers= its buffers, element for element
+        for kind, held in ((ParameterV, module.parameters()), (BufferV, module.buffers())):
+            stub = sum(v.numel().value for _, v in obj.attrs if isinstance(v, kind))
+            assert stub == sum(t.numel() for t in held), (kind.__name__, args, kwargs)
         for call in (f"{name}.__call__", f"{name}.forward"):
             if call not in registry():
                 continue

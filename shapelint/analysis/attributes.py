@@ -135,3 +135,19 @@ def set_elsewhere(an: Analyzer, cd: ClassDef, names: list[str]) -> set[str]:
         assigned = _assigned_attrs(text)
         cd._assigned_elsewhere = assigned  # type: ignore[attr-defined]
     return assigned.intersection(names)
+
+
+_REGISTERS = re.compile(r"\b(register_buffer|register_parameter|add_module|requires_grad_?)\b")
+
+
+def builds_state(an: Analyzer, cls_key: str, method: str, assigned: set[str]) -> bool:
+    """Whether a method __init__ calls (run on a copy of the module: see
+    settled) may register state torch counts: it assigns an attribute __init__
+    has not (assigned), or registers or freezes one."""
+    cd = an.class_of(cls_key)
+    fd = find_method(an, cd, method) if cd is not None else None
+    if fd is None:
+        return False
+    lines = (fd.owner or an).src.lines
+    text = "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
+    return bool(_REGISTERS.search(text)) or bool(_assigned_attrs(text) - assigned)

@@ -4,7 +4,7 @@ code does not shadow) -> the handlers that may know its result, tried in order.
 `len` of a module list or dict, of a grown list (a SeqV), of a tuple or tensor;
 `int`, `float`, `min`, `max` on sizes; `dict`, `range`, `callable`,
 `isinstance`, `list`/`tuple` and `map` (over a lambda, or a function known by
-name). A builtin that costs nothing and is not in the table is UNKNOWN, not an
+name); in a target run, `hasattr` of a library name the stubs describe. A builtin that costs nothing and is not in the table is UNKNOWN, not an
 unknown call."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from shapelint.analysis.modules import (
 )
 from shapelint.analysis.sequences import SeqV, hidden
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -140,6 +141,20 @@ def _range(an, node, args, kwargs, frame) -> Value | None:
 
 def _callable_of(an, node, args, kwargs, frame) -> Value | None:
     return _callable(args[0]) if len(args) == 1 else None
+
+
+def _hasattr(an, node, args, kwargs, frame) -> Value | None:
+    """`hasattr(torch.nn.functional, "scaled_dot_product_attention")` in a target
+    run: a library name the stubs describe exists in the torch they describe."""
+    if not an.specialize or len(node.args) != 2 or not isinstance(args[1], StrV):
+        return None
+    if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
+        return None
+    owner = (frame.func.owner if frame.func is not None else None) or an
+    qual = owner.imports.resolve(node.args[0])
+    if qual is not None and stub_ops.describes(f"{qual}.{args[1].value}"):
+        return BoolV(True)
+    return None
 
 
 def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
@@ -280,5 +295,6 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "range": (_range,),
     "callable": (_callable_of,),
     "isinstance": (_isinstance_of,),
+    "hasattr": (_hasattr,),
     "map": (_map,),
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import builtins, learning, modules, sequences, unify
+from shapelint.analysis import attributes, builtins, learning, modules, sequences, unify
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TensorV, TupleV, Value
@@ -163,6 +163,9 @@ def call_attribute(
             # a method __init__ calls sees what __init__ has assigned so far
             # (timm's `self._init_img_size(img_size)` reads self.patch_size)
             so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+            if an.specialize and attributes.builds_state(an, recv.cls, func.attr, set(recv.attrs)):
+                # what it registers on the copy never reaches the module
+                recv.attrs[modules.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
     if recv is UNKNOWN and (
         _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")

@@ -88,6 +88,9 @@ class CallRecord:
     # The calls this one ran (a module's forward, a Sequential's layers, a loop's
     # iterations), when the analysis followed them into the callee.
     children: list[CallRecord] = field(default_factory=list)
+    # What the code calls (`self.attn`, `block`) or, for a loop, what it binds
+    # (`block`): how the per-module table names the module a call runs.
+    callee: str | None = None
 
 
 @dataclass
@@ -705,8 +708,15 @@ class ModuleAnalyzer:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
-            if isinstance(base, SelfRecorder):
+            owner = frame.env.get("self")
+            building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
+            if building and target.attr == "requires_grad":
+                # `p.requires_grad = False` while the module is built
+                modules.assign_requires_grad(self, owner, target, value, frame)
+            elif isinstance(base, SelfRecorder):
                 base.attrs[target.attr] = value
+            elif building and isinstance(target.value, ast.Attribute):
+                modules.store_path(owner, target, value)  # type: ignore[arg-type]
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
@@ -1092,6 +1102,7 @@ class ModuleAnalyzer:
             output=_shape_py(out) if out is not None else None,
             cost=cost,
         )
+        rec.callee = _callee_text(node)
         frame.records[(line, col, op)] = rec
         return rec
 
@@ -1325,6 +1336,14 @@ def _sum_costs(records) -> tuple[Expr | None, Expr | None, Expr | None, bool]:
         if not c.complete:
             complete = False
     return flops, other, byts, complete
+
+
+def _callee_text(node) -> str | None:
+    if isinstance(node, ast.Call):
+        return ast.unparse(node.func)
+    if isinstance(node, ast.For):
+        return ast.unparse(node.target)
+    return None
 
 
 __all__ = [

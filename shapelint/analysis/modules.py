@@ -35,11 +35,13 @@ from shapelint.ops import stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
+    BufferV,
     Cost,
     FloatV,
     IntV,
     NoneV,
     ObjectV,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -184,7 +186,13 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
         return None
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
-        return data if isinstance(data, TensorV) else UNKNOWN
+        if not isinstance(data, TensorV):
+            return UNKNOWN
+        if qual == "torch.nn.Buffer":
+            return BufferV(data.shape, data.dtype)
+        grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", BoolV(True))
+        flag = grad.value if isinstance(grad, BoolV) else None
+        return ParameterV(data.shape, data.dtype, flag)
     if qual == "itertools.repeat" and args and not open_kwargs:
         # `tuple(repeat(x, n))` (timm's to_2tuple): n copies, as the iterator yields
         times = args[1] if len(args) > 1 else kwargs.get("times", UNKNOWN)
@@ -398,14 +406,28 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, SelfRecorder):
         if attr in ("register_buffer", "register_parameter", "add_module") and args:
             name = args[0]
+            value = (
+                args[1]
+                if len(args) > 1
+                else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
+            )
+            if attr == "register_buffer" and isinstance(value, TensorV):
+                value = BufferV(value.shape, value.dtype)  # persistent or not: a buffer
             if isinstance(name, StrV) and name.value is not None:
-                recv.attrs[name.value] = (
-                    args[1]
-                    if len(args) > 1
-                    else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
-                )
+                recv.attrs[name.value] = value
+            else:
+                recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
             return NoneV()
+        if attr == "requires_grad_" and an.specialize:
+            _set_requires_grad(an, recv, recv, args, kwargs, frame)
+            return recv
         return None
+    if (
+        attr == "requires_grad_"
+        and an.specialize
+        and (is_module(recv) or isinstance(recv, ParameterV))
+    ):
+        return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
     if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
@@ -437,6 +459,169 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
     return None
+
+
+# An attribute of a module's state the analysis could not follow (a name
+# registered under a value it does not know, a nested store it cannot place, a
+# requires_grad it cannot tell): its parameter count is then not known.
+UNFOLLOWED = "<unfollowed>"
+REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
+
+
+def _self_of(frame) -> SelfRecorder | None:
+    rec = frame.env.get("self")
+    return rec if isinstance(rec, SelfRecorder) else None
+
+
+def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
+    """`m.requires_grad_(False)`, `p.requires_grad_(flag)`: every parameter below
+    recv takes the flag, in the module being built (found by identity)."""
+    flag_v = args[0] if args else kwargs.get("requires_grad", BoolV(True))
+    flag = flag_v.value if isinstance(flag_v, BoolV) else None
+    if owner is None:
+        return recv
+    if flag is None:
+        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+        return recv
+    if isinstance(recv, SelfRecorder):
+        for k, v in list(recv.attrs.items()):
+            recv.attrs[k] = with_requires_grad(v, flag)
+        return recv
+    new = with_requires_grad(recv, flag)
+    if not replace_identical(owner, recv, new, frame):
+        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+    return new
+
+
+def with_requires_grad(v: Value, flag: bool) -> Value:
+    """v with every parameter in it (a module's, a list's) at requires_grad=flag."""
+    if isinstance(v, ParameterV):
+        return ParameterV(v.shape, v.dtype, flag)
+    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
+    if isinstance(v, ModuleListV):
+        return ModuleListV(
+            tuple(with_requires_grad(i, flag) for i in v.items), v.sequential, v.count, v.known
+        )
+    return v
+
+
+def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> bool:
+    """Replace the object old (by identity) wherever the module being built holds
+    it, and the local names bound to it; whether it was found there."""
+    found = False
+
+    def swap(v: Value) -> Value:
+        nonlocal found
+        if v is old:
+            found = True
+            return new
+        if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+            attrs = tuple((k, swap(a)) for k, a in v.attrs)
+            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
+                return ObjectV(v.kind, attrs)
+        elif isinstance(v, ModuleListV):
+            items = tuple(swap(i) for i in v.items)
+            if any(a is not b for a, b in zip(items, v.items)):
+                return ModuleListV(items, v.sequential, v.count, v.known)
+        return v
+
+    for k, v in list(owner.attrs.items()):
+        owner.attrs[k] = swap(v)
+    for k, v in list(frame.env.items()):
+        if v is old:
+            frame.env[k] = new
+    return found
+
+
+def assign_requires_grad(an, owner: SelfRecorder, target: ast.Attribute, value: Value, frame):
+    """`p.requires_grad = flag` in a constructor: the parameter p names takes it,
+    where the module holds it; anything else (a loop over parameters() the
+    analysis does not follow) leaves what is trainable not known."""
+    obj = an.eval(target.value, frame)
+    flag = value.value if isinstance(value, BoolV) else None
+    if isinstance(obj, ParameterV) and flag is not None:
+        if replace_identical(owner, obj, ParameterV(obj.shape, obj.dtype, flag), frame):
+            return
+    owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+
+
+def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
+    """`self.transformer.wte.weight = self.lm_head.weight`: the nested attribute of
+    the module being built takes value (the same object: torch then shares it);
+    whether the path could be followed."""
+    path: list[str] = []
+    node: ast.expr = target
+    while isinstance(node, ast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    if not (isinstance(node, ast.Name) and node.id == "self") or len(path) < 2:
+        return False
+    path.reverse()
+    head = owner.attrs.get(path[0], UNKNOWN)
+    new = _set_in(head, path[1:], value)
+    if new is None:
+        owner.attrs[UNFOLLOWED] = UNKNOWN
+        return False
+    owner.attrs[path[0]] = new
+    return True
+
+
+def _set_in(v: Value, path: list[str], value: Value) -> Value | None:
+    key, rest = path[0], path[1:]
+    if isinstance(v, ObjectV):
+        attrs = dict(v.attrs)
+        inner = value if not rest else _set_in(attrs.get(key, UNKNOWN), rest, value)
+        if inner is None:
+            return None
+        attrs[key] = inner
+        return ObjectV(v.kind, tuple(attrs.items()))
+    if isinstance(v, ModuleListV) and key.isdigit() and int(key) < len(v.items) and v.count is None:
+        items = list(v.items)
+        inner = value if not rest else _set_in(items[int(key)], rest, value)
+        if inner is None:
+            return None
+        items[int(key)] = inner
+        return ModuleListV(tuple(items), v.sequential, v.count, v.known)
+    return None
+
+
+def renewed(v: Value, keep: set[int]) -> Value:
+    """v with a fresh object for every module, module list and tensor it holds,
+    except those in keep (ids of what the constructor was given): a class built
+    twice with equal arguments is two modules with their own parameters, though
+    the analysis computes it once."""
+    if id(v) in keep:
+        return v
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+        return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
+    if isinstance(v, ModuleListV):
+        return ModuleListV(tuple(renewed(i, keep) for i in v.items), v.sequential, v.count, v.known)
+    if isinstance(v, ParameterV):
+        return ParameterV(v.shape, v.dtype, v.requires_grad)
+    if isinstance(v, BufferV):
+        return BufferV(v.shape, v.dtype)
+    return v
+
+
+def reachable(values) -> set[int]:
+    """ids of the objects values hold (modules, lists, tensors), for renewed's keep."""
+    out: set[int] = set()
+
+    def walk(v) -> None:
+        if id(v) in out:
+            return
+        out.add(id(v))
+        if isinstance(v, ObjectV):
+            for _, a in v.attrs:
+                walk(a)
+        elif isinstance(v, (ModuleListV, TupleV)):
+            for i in v.items:
+                walk(i)
+
+    for v in values:
+        walk(v)
+    return out
 
 
 def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
@@ -925,7 +1110,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     except TypeError:
         key = None
     if key is not None and key in an.specialized:
-        return an.specialized[key]
+        return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
     if init is not None:

@@ -42,6 +42,9 @@ class TargetResult:
     # Each --input's dtype: `:int` as given, else what the parameter's jaxtyping
     # annotation admits (Int[...] or Bool[...] takes no float); None: a float.
     input_dtypes: dict[str, str | None] = field(default_factory=dict)
+    # The module's parameters and buffers (analysis/parameters.py); None for a
+    # function, or a class that is no module.
+    params: object = None
 
 
 _LITERAL_NODES = (
@@ -186,7 +189,12 @@ def evaluate_target(
         if f is not None:
             names |= _signature_names(an, f)
     dtypes = {name: v.dtype for name, v in shapes.items()}
-    return TargetResult(qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes)
+    from shapelint.analysis.parameters import count_parameters
+
+    params = count_parameters(an, recv) if recv is not None else None
+    return TargetResult(
+        qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes, params
+    )
 
 
 def _signature_names(an, fd) -> set[str]:
@@ -377,6 +385,7 @@ def record_tree(r, dims: dict[str, int]) -> dict:
         "column": r.column + 1,
         "op": r.op,
         "pattern": r.pattern,
+        "callee": r.callee,
         "output": r.output,
         "flops": _py(r.cost.flops),
         # No value for a lower bound: a figure people read as the cost.

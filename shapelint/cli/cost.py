@@ -78,6 +78,28 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
         "that dtype without it)."
     ),
 )
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    default=4,
+    show_default=True,
+    help="With PATH::Class: the per-module table down to modules named with this many parts.",
+)
+@click.option(
+    "--all-rows",
+    is_flag=True,
+    help="With PATH::Class: also the modules that hold no parameters and cost no FLOPs.",
+)
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="With PATH::QUALNAME: every call as a tree, instead of the per-module table.",
+)
+@click.option(
+    "--macs",
+    is_flag=True,
+    help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
+)
 @analysis_run_options
 def cost(
     paths,
@@ -89,6 +111,10 @@ def cost(
     plot_path,
     init,
     inputs,
+    depth,
+    all_rows,
+    tree,
+    macs,
     config_path,
     no_cache,
     jobs,
@@ -97,11 +123,13 @@ def cost(
 
     PATH::QUALNAME asks about one target: one forward of the class built with
     --init arguments (or one call of the function) at the --input shapes; the
-    report then leads with the target's total and its calls, each module's calls
-    indented under the call that runs it. Nothing is imported or run.
+    report then leads with the target's total and its parameters, then a row per
+    module (--depth, --all-rows) or every call as a tree (--tree). Nothing is
+    imported or run.
 
     FLOPs follow torch.utils.flop_counter (2 per multiply-add of the matrix
-    products torch runs); elementwise and reduction work is other_flops.
+    products torch runs); elementwise and reduction work is other_flops. --macs
+    prints multiply-accumulates instead (half the FLOPs), labelled MACs.
     """
     from shapelint.cost.report import add_roofline, build_report, render_markdown, render_text
 
@@ -120,9 +148,17 @@ def cost(
     if (init or inputs) and not targets:
         click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
         sys.exit(2)
+    if (tree or all_rows or depth != 4) and not targets:
+        click.echo(
+            "shapelint: error: --depth, --all-rows and --tree need a PATH::QUALNAME target",
+            err=True,
+        )
+        sys.exit(2)
     if diff_base is not None:
         target = (targets, init, inputs) if targets else None
-        click.echo(_run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target), nl=False)
+        click.echo(
+            _run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target, macs), nl=False
+        )
         sys.exit(0)
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
@@ -139,7 +175,16 @@ def cost(
             f"Roofline on {hardware} at its {peaks} peaks: dtype {dt or 'float32'} "
             f"(from {origin}) for tensors of unknown dtype"
         )
-    if fmt == "github":
+    if macs:
+        from shapelint.report.numbers import to_macs
+
+        to_macs(report)  # after the roofline, whose intensity is FLOPs per byte
+    if "target" in report and fmt != "json":
+        from shapelint.cost.target import TARGET_RENDERERS, View
+
+        view = View(depth, tree, all_rows, bound)
+        click.echo(TARGET_RENDERERS[fmt](report["target"], view), nl=False)
+    elif fmt == "github":
         from shapelint.report.github import format_cost_github
 
         click.echo(format_cost_github(report, bound), nl=False)
@@ -147,10 +192,6 @@ def cost(
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
         click.echo(render_markdown(report, bound), nl=False)
-    elif "target" in report:
-        from shapelint.cost.target import render_target
-
-        click.echo(render_target(report["target"]), nl=False)
     else:
         click.echo(render_text(report, bound), nl=False)
     sys.exit(0)
@@ -240,28 +281,30 @@ def _require_sizes(report: dict, bound: dict[str, int]) -> None:
 
 
 def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cache: bool,
-              jobs: int | None, target=None) -> str:  # fmt: skip
+              jobs: int | None, target=None, macs: bool = False) -> str:  # fmt: skip
     """The body of `shapelint cost --diff BASE`; exits 2 on a git problem, as on any
     usage error. With a PATH::QUALNAME target, its row comes first."""
     from shapelint.cost.diff import (
-        RENDERERS,
         GitError,
         compare_revision,
         target_at_revision,
         target_change,
     )
+    from shapelint.cost.review import RENDERERS
+    from shapelint.report.numbers import to_macs
 
     _, after = run_analysis(paths, cfg, options, no_cache, jobs)  # exits 2 on a missing path
     dims = dict(options.dims)
     try:
-        changes = compare_revision(base, paths, cfg, options, after, jobs)
+        unit = to_macs if macs else (lambda report: report)
+        changes = compare_revision(base, paths, cfg, options, after, jobs, unit)
         if target is not None:
             targets, init, inputs = target
-            now = _target(targets, init, inputs, dims, options)
+            now = unit(_target(targets, init, inputs, dims, options))
             qual = targets[0].qualname
 
             def at(p: Path) -> dict:
-                return _target([Target(str(p), qual)], init, inputs, dims, options)
+                return unit(_target([Target(str(p), qual)], init, inputs, dims, options))
 
             before = target_at_revision(base, Path(targets[0].path), at, cfg)
             if before is not None:
@@ -270,4 +313,4 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
     except GitError as e:
         click.echo(f"shapelint: error: --diff {base}: {e}", err=True)
         sys.exit(2)
-    return RENDERERS[fmt](changes, base, dims)
+    return RENDERERS[fmt](changes, base, dims, "MACs" if macs else "FLOPs")

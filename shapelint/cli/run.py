@@ -44,7 +44,12 @@ def render_text(rep) -> str:
         else ""
     )
     verdict = "ok     " if rep.flops_match else "MISMATCH"
-    out.append(f"  flops    {verdict} measured {rep.flops_measured:,}, static {static}{formula}")
+    from shapelint.runtime import flops_comparison
+
+    compared = flops_comparison(
+        rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops, static + formula
+    )
+    out.append(f"  flops    {verdict} {compared}")
     if not rep.flops_match and (rep.measured_forward or rep.measured_backward or rep.static_lines):
         for label, counts in (
             ("forward", rep.measured_forward),

@@ -8,17 +8,13 @@ are matched by (path relative to the repository root, qualified name).
 
 from __future__ import annotations
 
-import json
-import re
 import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from shapelint.report import markdown as md
 from shapelint.report import numbers
 
-MARKER = "<!-- shapelint-cost-diff -->"
 _REGULAR_BLOB_MODES = {"100644", "100755"}
 
 
@@ -169,6 +165,10 @@ class Delta:
     change: str  # "×2", "÷D", "+2·B·D", "unknown now", ...
     before_value: int | None = None
     after_value: int | None = None
+    # after − before, as a formula (program form) and in percent of before; None
+    # where a side is unknown or the percent depends on sizes no dim binds.
+    delta: str | None = None
+    percent: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -190,6 +190,8 @@ class FunctionChange:
     # their totals are lower bounds, so "the same" is not "no change".
     unknown: list[dict] = field(default_factory=list)
     bytes_complete: bool = True
+    target: bool = False  # the row of a `cost PATH::QUALNAME` target
+    notes: list[str] = field(default_factory=list)  # conventions its figures rest on
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -214,9 +216,12 @@ def compare_metric(before: str | None, after: str | None, dims: dict[str, int]) 
 
     bv, av = evaluate(before, dims), evaluate(after, dims)
     delta = Delta(before, after, "same", "", bv, av)
+    b, a = _parse(before), _parse(after)
+    if b is not None and a is not None:
+        delta.delta = (a - b).to_python()
+        delta.percent = _percent(b, a, bv, av)
     if before == after:
         return delta
-    b, a = _parse(before), _parse(after)
     if b is None or a is None:
         delta.direction = "changed"
         delta.change = "unknown now" if a is None else "known now"
@@ -233,10 +238,23 @@ def compare_metric(before: str | None, after: str | None, dims: dict[str, int]) 
     return delta
 
 
+def _percent(b, a, bv: int | None, av: int | None) -> float | None:
+    """(a − b) / b in percent: from the values, or from a constant ratio of the
+    formulas (the same for every size)."""
+    if bv is not None and av is not None:
+        return (av - bv) * 100 / bv if bv else None
+    ratio = _constant_ratio(b, a)
+    return float((ratio - 1) * 100) if ratio is not None else None
+
+
+# A factor people read at a glance (×2, ÷4, ×3/2); past it, the difference says more.
+_READABLE = 16
+
+
 def _symbolic_change(b, a) -> tuple[str, str]:
     """Direction and a short description of the change before b → after a, sizes unknown."""
     ratio = _constant_ratio(b, a)
-    if ratio is not None:
+    if ratio is not None and max(ratio.numerator, ratio.denominator) <= _READABLE:
         if ratio > 1:
             return "more", f"×{ratio}"
         if ratio > 0:
@@ -359,154 +377,34 @@ def compare(before_results, after_results, dims: dict[str, int]) -> list[Functio
     return changes
 
 
-# ---------------------------------------------------------------------- rendering
-
-_CONSTANT_CHANGE = re.compile(r"^[×÷][0-9/]+$")
-_ARROW = {"more": "▲", "less": "▼", "changed": "◆", "new": "new", "removed": "removed", "same": ""}
-
-
-def _cell(expr: str | None, value: int | None, dims: dict[str, int]) -> str:
-    from shapelint.report.numbers import human, si
-
-    if expr is None:
-        return "—"
-    out = md.code(human(expr))
-    parsed = _parse(expr)
-    if dims and value is not None and parsed is not None and not parsed.is_constant():
-        out += f" = {si(value)}"
-    return out
-
-
-def _bound_cell(bound: str, expr: str | None, value: int | None, dims: dict[str, int]) -> str:
-    """A cell of a partial sum (bytes as FLOPs): a lower bound, `?` for nothing known."""
-    if bound and expr in (None, "0"):
-        return "?"
-    return bound + _cell(expr, value, dims) if expr is not None else _cell(expr, value, dims)
-
-
-def _change_cell(d: Delta, dims: dict[str, int]) -> str:
-    if d.direction in ("same",):
-        return ""
-    if d.direction in ("new", "removed"):
-        return d.direction
-    text = f"{_ARROW[d.direction]} {md.code(d.change) if d.change else ''}".strip()
-    r = d.ratio
-    if dims and r is not None and not _CONSTANT_CHANGE.match(d.change):
-        text += f" (×{r:.3g})"
-    return text
-
-
-def render_markdown(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
-    lines = [MARKER, f"### shapelint: cost changes since {md.code(base, table=False)}", ""]
-    if dims:
-        lines += ["With " + ", ".join(f"{k}={v}" for k, v in sorted(dims.items())) + ".", ""]
-    if not changes:
-        lines.append("No function's FLOPs or bytes changed.")
-        return "\n".join(lines) + "\n"
-    if all(c.status == "incomplete" for c in changes):
-        lines.append(
-            "No known figure changed, but these functions have calls of unknown cost "
-            "(their totals are lower bounds), so the diff cannot say they did not change."
-        )
-        lines.append("")
-    counts = {s: sum(1 for c in changes if c.status == s) for s in _ORDER}
-    said = {
-        "more": "more expensive",
-        "less": "cheaper",
-        "changed": "changed",
-        "new": "new",
-        "removed": "removed",
-        "incomplete": "with calls of unknown cost",
-    }
-    lines += [", ".join(f"{n} {said[s]}" for s, n in counts.items() if n) + ".", ""]
-    lines += [
-        "| Function | FLOPs before | FLOPs after | FLOPs | Bytes before | Bytes after | Bytes |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    partial = False
-    for c in changes:
-        mark = "" if c.complete and c.bytes_complete else " †"
-        partial |= not (c.complete and c.bytes_complete)
-        f, b = c.flops, c.bytes
-        bound = "" if c.complete else "≥ "
-        change = _change_cell(f, dims)
-        if c.status == "incomplete":
-            from shapelint.report.numbers import unknown_calls
-
-            calls = unknown_calls({"unknown": c.unknown})
-            change = f"? ({md.code(calls) if calls else 'calls of unknown cost'})"
-        byte_bound = "" if c.bytes_complete else "≥ "
-        cells = [
-            _bound_cell(mark_, d.before if side == 0 else d.after, v, dims)
-            for d, mark_ in ((f, bound), (b, byte_bound))
-            for side, v in ((0, d.before_value), (1, d.after_value))
-        ]
-        lines.append(
-            f"| {md.code(f'{c.path}::{c.name}')}{mark} | {cells[0]} | {cells[1]} | {change} | "
-            f"{cells[2]} | {cells[3]} | {_change_cell(b, dims)} |"
-        )
-    lines.append("")
-    lines.append(
-        "FLOPs count 2 per multiply-add of the matrix products torch runs "
-        "(as `torch.utils.flop_counter`); bytes are the tensors read and written."
-    )
-    if partial:
-        lines += ["", "† some calls in this function have a cost shapelint does not know."]
-    return "\n".join(lines) + "\n"
-
-
-def render_json(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
-    return (
-        json.dumps(
-            {"base": base, "dims": dims, "changes": [c.to_json() for c in changes]}, indent=2
-        )
-        + "\n"
-    )
-
-
-def render_github(changes: list[FunctionChange], base: str, dims: dict[str, int]) -> str:
-    from shapelint.report.github import workflow_command
-    from shapelint.report.numbers import human
-
-    out = []
-    for c in changes:
-        if c.status == "removed":
-            continue  # no line to point at in the working tree
-        f = c.flops
-        what = {"new": "new function", "removed": "removed function"}.get(
-            c.status, f"FLOPs {c.status} since {base}"
-        )
-        msg = f"{c.name}: {human(f.before) if f.before else '—'} → {human(f.after) if f.after else '—'}"
-        if f.change and c.status not in ("new", "removed"):
-            msg += f" ({f.change})"
-        if not c.complete:
-            msg += " (lower bounds: some calls have an unknown cost)"
-        out.append(workflow_command("notice", msg, file=c.path, line=c.line, title=what))
-    return "".join(line + "\n" for line in out)
-
-
-RENDERERS = {
-    "markdown": render_markdown,
-    "text": render_markdown,
-    "json": render_json,
-    "github": render_github,
-}
-
-
 def target_change(before: dict | None, after: dict, dims: dict[str, int]) -> FunctionChange:
     """The row of a `cost PATH::QUALNAME` target: its figure at BASE and now
     (constructor defaults applied on both sides, as the target is built)."""
-    name = f"{after['name']} (target)"
+    from shapelint.report.conventions import convention_lines
+
+    name, line = after["name"], after.get("line") or 1
+    notes = convention_lines(after)
     if before is None:
         flops = compare_metric(None, after["flops"], dims)
         byts = compare_metric(None, after["bytes"], dims)
         flops.direction = byts.direction = "new"
-        return FunctionChange(after["path"], name, 0, "new", flops, byts, after["complete"])
+        return FunctionChange(
+            after["path"], name, line, "new", flops, byts, after["complete"],
+            list(after["unknown"]), numbers.complete(after, "bytes"), True, notes,
+        )  # fmt: skip
     flops = compare_metric(before["flops"], after["flops"], dims)
     byts = compare_metric(before["bytes"], after["bytes"], dims)
     lead = flops if flops.direction != "same" else byts
     complete = before["complete"] and after["complete"]
-    return FunctionChange(after["path"], name, 0, lead.direction, flops, byts, complete)
+    bytes_complete = complete and all(numbers.complete(t, "bytes") for t in (before, after))
+    status = lead.direction
+    if status == "same" and not bytes_complete:
+        status = "incomplete"  # equal lower bounds say nothing of what they leave out
+    unknown = list(after["unknown"] or before["unknown"])
+    return FunctionChange(
+        after["path"], name, line, status, flops, byts, complete, unknown, bytes_complete,
+        True, notes,
+    )  # fmt: skip
 
 
 def target_at_revision(base: str, path: Path, analyze, cfg) -> dict | None:
@@ -528,12 +426,17 @@ def target_at_revision(base: str, path: Path, analyze, cfg) -> dict | None:
 
 
 def compare_revision(
-    base: str, paths: tuple[str, ...], cfg, options, after, jobs: int | None
+    base: str, paths: tuple[str, ...], cfg, options, after, jobs: int | None, unit=None
 ) -> list[FunctionChange]:
     """The per-function changes between git revision BASE and the working tree's
-    results (after), both analysed with the same options. Raises GitError."""
+    results (after), both analysed with the same options, each function's figures
+    through unit (report/numbers.to_macs, say) first. Raises GitError."""
     ps = [Path(p) for p in (paths or (".",))]
     root = git_root(ps[0].resolve())
     commit = resolve_revision(root, base)
     before = analyze_revision(root, commit, ps, cfg, options, jobs)
-    return compare(before, relative_results(after, root), dict(options.dims))
+    after = relative_results(after, root)
+    if unit is not None:
+        for r in (*before, *after):
+            r.functions = [unit(dict(f)) for f in r.functions]
+    return compare(before, after, dict(options.dims))

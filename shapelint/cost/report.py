@@ -64,12 +64,13 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
     for c in report["calls"]:
         by_fn.setdefault((c["path"], c["function"]), []).append(c)
     out = [report["roofline_header"], ""] if report.get("roofline_header") else []
+    unit = report.get("unit", "FLOPs")
     fn_index = {(f["path"], f["name"]): f for f in report["functions"]}
     for (path, fn), calls in by_fn.items():
         f = fn_index.get((path, fn))
         head = f"{path}::{fn}"
         if f is not None:
-            head += f"  flops {flops_figure(f)}"
+            head += f"  {unit} {flops_figure(f)}"
             if dims and f.get("complete", True):
                 head += f" = {si(f.get('flops_value'))}"
         out.append(head)
@@ -81,7 +82,7 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
             what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
             out.append(f"  {c['line']}:{c['column']}  {what}")
             out.append(
-                f"      flops {flops}{val}   bytes {flops_figure(c, 'bytes')}"
+                f"      {unit} {flops}{val}   bytes {flops_figure(c, 'bytes')}"
                 + (f" = {value_figure(c, 'bytes')}" if dims and complete(c, "bytes") else "")
             )
             rl = c.get("roofline")
@@ -98,9 +99,10 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
 
 def render_markdown(report: dict, dims: dict[str, int]) -> str:
     lines = [f"_{report['roofline_header']}_", ""] if report.get("roofline_header") else []
+    unit = report.get("unit", "FLOPs")
     lines += [
-        "| Function | Line | FLOPs | Bytes |"
-        + (" FLOPs (value) | Bytes (value) |" if dims else ""),
+        f"| Function | Line | {unit} | Bytes |"
+        + (f" {unit} (value) | Bytes (value) |" if dims else ""),
         "| --- | --- | --- | --- |" + (" --- | --- |" if dims else ""),
     ]
     for f in report["functions"]:

@@ -1,70 +1,231 @@
-"""`shapelint cost PATH::QUALNAME`: the report of analysis/target.py. Text leads
-with the target's total, then its calls, each module's calls indented under the
-call that runs it."""
+"""`shapelint cost PATH::QUALNAME`: the report of analysis/target.py in every face.
+Text leads with the target's total, then its calls, each module's calls indented
+under the call that runs it; markdown and github say the same."""
 
 from __future__ import annotations
 
+import ast
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from shapelint.diagnostics import safe_text
 from shapelint.notation.target import Target
-from shapelint.report.numbers import flops_figure, si
+from shapelint.report.conventions import convention_lines, conventions_json
+from shapelint.report.numbers import human, si, unit_figure
 
 
 def run_target(target: Target, init, inputs, dims: dict[str, int], options: dict) -> dict:
     """The target's json object; raises TargetError (a usage error) or OSError."""
-    from shapelint.analysis.driver import analyze_target
-    from shapelint.analysis.target import parse_assignments, target_json
+    from shapelint.analysis.target import parse_assignments
 
     path = target.path
     text = Path(path).read_text(encoding="utf-8")
-    res = analyze_target(
-        path,
-        text,
-        target.qualname or "",
-        parse_assignments(init, "--init"),
-        parse_assignments(inputs, "--input"),
-        options,
-    )
+    init_, inputs_ = parse_assignments(init, "--init"), parse_assignments(inputs, "--input")
+    return target_report(path, text, target.qualname or "", init_, inputs_, dims, options)
+
+
+def target_report(
+    path: str, text: str, qual: str, init: dict, inputs: dict, dims: dict[str, int], options
+) -> dict:
+    """analysis/target.py's json of one target, with what every face adds: its
+    path, its definition's line, the conventions its figures rest on."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import target_json
+
+    res = analyze_target(path, text, qual, init, inputs, options)
     out = target_json(res, dims)
     out["path"] = path
+    out["line"] = definition_line(text, qual)
+    out["conventions"] = conventions_json(res.records)
+    if res.params is not None:  # a module (a function has no parameters())
+        from shapelint.analysis.parameters import params_json
+
+        out.update(params_json(res.params, dims))
     return out
 
 
-def render_target(t: dict) -> str:
-    # The same figure as every other face: a lower bound names the calls it misses.
-    head = f"{t['path']}::{t['name']}  flops {flops_figure(t)}"
-    if t["flops_value"] is not None:
-        head += f" = {t['flops_value']} ({si(t['flops_value'])})"
+def definition_line(text: str, qual: str) -> int:
+    """The line of the `class` or `def` qual names (1 if it is not found there:
+    an annotation needs a line that exists)."""
+    body: list[ast.stmt] = ast.parse(text).body
+    line = 1
+    for part in qual.split("."):
+        node = next(
+            (
+                n
+                for n in body
+                if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == part
+            ),
+            None,
+        )
+        if node is None:
+            return line
+        line, body = node.lineno, node.body
+    return line
+
+
+def summary_lines(t: dict) -> list[str]:
+    """The target's head: total, bytes, the defaults applied, the conventions its
+    figures rest on. Every face prints these lines."""
+    unit = t.get("unit", "FLOPs")
     lines = [
-        head,
-        f"  bytes {flops_figure(t, 'bytes', limit=0)}"
-        + (f" = {si(t['bytes_value'])}" if t["bytes_value"] is not None else ""),
+        f"{t['path']}::{t['name']}  {unit_figure(t, unit)}",
+        f"  bytes {unit_figure(t, 'B', key='bytes', limit=0)}",
     ]
+    if "params" in t:
+        lines.append("  " + params_line(t))
     if t.get("defaults"):
         lines.append(
             "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
         )
+    lines += [f"  note: {line}" for line in convention_lines(t)]
+    return lines
+
+
+def count_figure(t: dict, key: str) -> str:
+    """An element count for people: `124,475,904 (124M)`, a formula with its value
+    where the dims give one, `≥ ...` for what is known of a partial count, `?`."""
+    expr = t[key]
+    if expr == "?":
+        known = t.get(f"{key}_known")
+        return f"≥ {human(known)}" if known not in (None, "0") else "?"
+    formula, value = human(expr), t.get(f"{key}_value")
+    if value is None:
+        return formula
+    shown = f"{value:,}" + (f" ({si(value)})" if value >= 1000 else "")
+    return shown if formula == str(value) else f"{formula} = {shown}"
+
+
+def params_line(t: dict) -> str:
+    line = (
+        f"params {count_figure(t, 'params')}, trainable {count_figure(t, 'trainable_params')}, "
+        f"buffers {count_figure(t, 'buffers')}"
+    )
+    if t.get("params_unknown"):
+        shown = ", ".join(t["params_unknown"][:3])
+        more = f" and {len(t['params_unknown']) - 3} more" if len(t["params_unknown"]) > 3 else ""
+        line += f" (not known: {shown}{more})"
+    return line
+
+
+def not_costed_lines(t: dict) -> list[str]:
+    if not t["unknown"]:
+        return []
+    lines = ["  not costed:"]
+    # A call in a layer that runs n times is missing n times: one line, counted.
+    runs: dict[tuple, int] = {}
+    for u in t["unknown"]:
+        key = (u["line"], u["op"], u["why"])
+        runs[key] = runs.get(key, 0) + 1
+    for (line, op, why), n in runs.items():
+        times = f" (×{n})" if n > 1 else ""
+        lines.append(f"    line {line}  {op}{times}: {why}")
+    return lines
+
+
+def call_rows(t: dict) -> list[tuple[int, dict]]:
+    """(depth, call) for every call of the target's tree, depth-first."""
+    rows: list[tuple[int, dict]] = []
+
+    def walk(c: dict, depth: int) -> None:
+        rows.append((depth, c))
+        for ch in c["calls"]:
+            walk(ch, depth + 1)
+
     for c in t["calls"]:
-        _render_call(c, 1, lines)
-    if t["unknown"]:
-        lines.append("  not costed:")
-        # A call in a layer that runs n times is missing n times: one line, counted.
-        runs: dict[tuple, int] = {}
-        for u in t["unknown"]:
-            key = (u["line"], u["op"], u["why"])
-            runs[key] = runs.get(key, 0) + 1
-        for (line, op, why), n in runs.items():
-            times = f" (×{n})" if n > 1 else ""
-            lines.append(f"    line {line}  {op}{times}: {why}")
+        walk(c, 1)
+    return rows
+
+
+def _what(c: dict) -> str:
+    return c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
+
+
+@dataclass(frozen=True)
+class View:
+    """How much of a target a face shows: the per-module table to `depth` (rows
+    that hold and cost nothing with all_rows), or the full call tree."""
+
+    depth: int = 4
+    tree: bool = False
+    all_rows: bool = False
+    dims: dict = field(default_factory=dict)
+
+
+def _table(t: dict, view: View, markdown: bool = False) -> list[str]:
+    if view.tree:
+        return []
+    from shapelint.cost.table import table_lines, table_markdown
+
+    make = table_markdown if markdown else table_lines
+    return make(t, view.dims, view.depth, view.all_rows)
+
+
+def render_target(t: dict, view: View = View()) -> str:
+    # The same figure as every other face: a lower bound names the calls it misses.
+    unit = t.get("unit", "FLOPs")
+    lines = summary_lines(t)
+    table = _table(t, view)
+    if table:
+        lines += ["", *table, ""]
+    else:
+        for depth, c in call_rows(t):
+            mark = "" if c["complete"] else "  (incomplete)"
+            lines.append(
+                f"{'  ' * depth}{c['line']}:{c['column']}  {_what(c)}  "
+                f"{unit_figure(c, unit, limit=0)}{mark}"
+            )
+    lines += not_costed_lines(t)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md(s: str) -> str:
+    return safe_text(s).replace("|", "\\|")
+
+
+def render_target_markdown(t: dict, view: View = View()) -> str:
+    unit = t.get("unit", "FLOPs")
+    head, *rest = summary_lines(t)
+    lines = [f"### `{_md(t['path'])}::{_md(t['name'])}`: {_md(unit_figure(t, unit))}", ""]
+    lines += [f"- {_md(line.strip())}" for line in rest]
+    table = _table(t, view, markdown=True)
+    if table:
+        lines += ["", *table]
+    else:
+        lines += ["", f"| Line | Call | {unit} |", "| --- | --- | --- |"]
+        for depth, c in call_rows(t):
+            indent = "&nbsp;&nbsp;" * (depth - 1)
+            fig = unit_figure(c, unit, limit=0) + ("" if c["complete"] else " (incomplete)")
+            lines.append(f"| {c['line']}:{c['column']} | {indent}`{_md(_what(c))}` | {_md(fig)} |")
+    missing = not_costed_lines(t)
+    if missing:
+        lines += ["", "Not costed:", ""]
+        lines += [f"- {_md(line.strip())}" for line in missing[1:]]
     return "\n".join(lines) + "\n"
 
 
-def _render_call(c: dict, depth: int, lines: list[str]) -> None:
-    what = c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
-    val = f" = {si(c['flops_value'])}" if c.get("flops_value") is not None else ""
-    mark = "" if c["complete"] else "  (incomplete)"
-    lines.append(
-        f"{'  ' * depth}{c['line']}:{c['column']}  {what}  flops {flops_figure(c, limit=0)}{val}{mark}"
+def render_target_github(t: dict, view: View = View()) -> str:
+    """One notice on the target's definition: what the text face prints."""
+    from shapelint.report.github import github_path, workflow_command
+
+    unit = t.get("unit", "FLOPs")
+    body = summary_lines(t) + _table(t, view) + not_costed_lines(t)
+    message = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
+    return (
+        workflow_command(
+            "notice",
+            message,
+            file=safe_text(github_path(t["path"])),
+            line=t.get("line") or 1,
+            title=f"{unit} of {t['name']}" + ("" if t["complete"] else " (lower bound)"),
+        )
+        + "\n"
     )
-    for ch in c["calls"]:
-        _render_call(ch, depth + 1, lines)
+
+
+TARGET_RENDERERS = {
+    "text": render_target,
+    "markdown": render_target_markdown,
+    "github": render_target_github,
+}

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from shapelint.notation.symbolic import Expr, as_expr, product, total
 from shapelint.ops.dtypes import dtype_bytes
-from shapelint.ops.values import Dim, ObjectV, TensorV, TupleV, Value, Var
+from shapelint.ops.values import BufferV, Dim, ObjectV, TensorV, TupleV, Value, Var
 
 # torch's "auto" strategy runs opt_einsum's exhaustive ``optimal`` search up to
 # this many operands; it is reproduced here exactly. Beyond it opt_einsum uses
@@ -92,6 +92,8 @@ def tensors_in(values: Iterable[Value]) -> Iterable[TensorV]:
     """The tensors among values: in tuples and lists (what einops.pack reads) and in
     the attributes of known objects (a module's weights)."""
     for v in values:
+        if isinstance(v, BufferV) and v.shape == ():
+            continue  # a step counter (num_batches_tracked) the forward does not read
         if isinstance(v, TensorV):
             yield v
         elif isinstance(v, TupleV):

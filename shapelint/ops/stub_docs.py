@@ -52,7 +52,12 @@ def render_rules() -> str:
 def _shape(e: StubEntry) -> str:
     if e.module:
         weights = ", ".join(f"{w.param}: {w.spec.spec.strip()}" for w in e.weights)
-        return "a module" + (f" holding {weights}" if weights else "")
+        buffers = ", ".join(f"{b.param}: {b.spec.spec.strip() or 'scalar'}" for b in e.buffers)
+        return (
+            "a module"
+            + (f" holding {weights}" if weights else "")
+            + (f", buffers {buffers}" if buffers else "")
+        )
     parts = []
     if e.signature is not None:
         parts.append(f'`"{e.signature.text.strip()}"`')

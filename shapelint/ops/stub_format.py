@@ -21,7 +21,7 @@ NO_DEFAULT = object()
 TYPE_NAMES = frozenset(
     ("Tensor", "int", "float", "bool", "str", "dtype", "tuple", "list", "None", "Module")
 )
-_CLAUSE_KEYS = ("rule", "flops", "other", "bytes", "dtype", "code", "note", "weights")
+_CLAUSE_KEYS = ("rule", "flops", "other", "bytes", "dtype", "code", "note", "weights", "buffers")
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
     ast.Expression,
@@ -116,7 +116,8 @@ class StubEntry:
     code: str | None = None
     module: bool = False
     is_property: bool = False
-    weights: tuple[SpecItem, ...] = ()
+    weights: tuple[SpecItem, ...] = ()  # its parameters (nn.Parameter)
+    buffers: tuple[SpecItem, ...] = ()  # its buffers (register_buffer)
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -388,7 +389,7 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         if not re.fullmatch(r"SHP\d{3}", value):
             raise _Bad(f"code= takes a rule code like SHP307, not {value!r}")
         return value
-    if key == "weights":
+    if key in ("weights", "buffers"):
         return _parse_items(value, params, weights=True)
     raise AssertionError(key)
 
@@ -466,7 +467,7 @@ def _parse_items(text: str, params: tuple[Param, ...], weights: bool) -> tuple[S
             label, gate_text, spec_text = m.group(1), m.group(2), m.group(3)
             if gate_text:
                 if not weights:
-                    raise _Bad("[gates] are for weights= only")
+                    raise _Bad("[gates] are for weights= and buffers= only")
                 gates = tuple(gate_text.split("&"))
                 unknown = [g for g in gates if g not in names]
                 if unknown:
@@ -474,7 +475,7 @@ def _parse_items(text: str, params: tuple[Param, ...], weights: bool) -> tuple[S
             if not weights and label not in names:
                 raise _Bad(f"{label!r} is not a parameter")
         elif weights:
-            raise _Bad("weights= items read `name: spec`")
+            raise _Bad("weights= and buffers= items read `name: spec`")
         else:
             if i >= len(names):
                 raise _Bad("more input specs than parameters")

@@ -64,6 +64,7 @@ from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
     BoolV,
+    BufferV,
     Cost,
     Dim,
     DtypeV,
@@ -73,6 +74,7 @@ from shapelint.ops.values import (
     ObjectV,
     OpIssue,
     OpResult,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -720,15 +722,17 @@ class _Interpreter:
         for k, v in self.bound.values.items():
             self._bind_scalar(k, v)
         dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
-        for item in self.entry.weights:
-            gate = [self.bound.values.get(g, UNKNOWN) for g in item.gates]
-            if any(isinstance(g, (BoolV, NoneV)) and not getattr(g, "value", None) for g in gate):
-                attrs[item.param] = NoneV()
-            elif any(not isinstance(g, BoolV) for g in gate):
-                attrs[item.param] = UNKNOWN
-            else:
-                t = self._output(item.spec)
-                attrs[item.param] = TensorV(t.shape, dtype)
+        for items, kind in ((self.entry.weights, ParameterV), (self.entry.buffers, BufferV)):
+            for item in items:
+                gate = [self.bound.values.get(g, UNKNOWN) for g in item.gates]
+                if any(
+                    isinstance(g, (BoolV, NoneV)) and not getattr(g, "value", None) for g in gate
+                ):
+                    attrs[item.param] = NoneV()
+                elif any(not isinstance(g, BoolV) for g in gate):
+                    attrs[item.param] = UNKNOWN
+                else:
+                    attrs[item.param] = kind(self._output(item.spec).shape, dtype)
         return ObjectV(self.entry.name, tuple(attrs.items()))
 
     # -- dtype ------------------------------------------------------------------------------

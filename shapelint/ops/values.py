@@ -110,6 +110,20 @@ class TensorV(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class ParameterV(TensorV):
+    """An nn.Parameter: a tensor a module registers as its parameter.
+    requires_grad None: not known (a freeze the analysis cannot follow)."""
+
+    requires_grad: bool | None = True
+
+
+@dataclass(frozen=True, slots=True)
+class BufferV(TensorV):
+    """A tensor a module registers as a buffer (register_buffer, a layer's running
+    statistics): part of its state, not of its parameters."""
+
+
+@dataclass(frozen=True, slots=True)
 class IntV(Value):
     """An integer: known symbolically (Expr) or None for an int of unknown value."""
 

@@ -67,6 +67,7 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
     from shapelint.report.numbers import flops_figure, human, si
 
     lines = []
+    unit = report.get("unit", "FLOPs")
     for f in report.get("functions", []):
         if f.get("complete", True):
             continue
@@ -74,10 +75,10 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
         lines.append(
             workflow_command(
                 "notice",
-                f"{f['name']}: FLOPs {flops_figure(f, limit=5)}",
+                f"{f['name']}: {unit} {flops_figure(f, limit=5)}",
                 file=safe_text(github_path(f["path"])),
                 line=f["line"],
-                title="FLOPs (incomplete)",
+                title=f"{unit} (incomplete)",
             )
         )
     for c in report["calls"]:
@@ -103,7 +104,7 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
                 file=safe_text(github_path(c["path"])),
                 line=c["line"],
                 col=c.get("column"),
-                title="FLOPs",
+                title=unit,
             )
         )
     return "".join(line + "\n" for line in lines)

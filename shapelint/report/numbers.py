@@ -39,6 +39,23 @@ def flops_figure(f: dict, key: str = "flops", limit: int = 3) -> str:
     return f"{head}, {missing}" if missing else head
 
 
+def unit_figure(f: dict, unit: str = "FLOPs", key: str = "flops", limit: int = 3) -> str:
+    """flops_figure with its unit and, where the dims give it, its value with an
+    SI prefix: `2·B·T·C FLOPs`, `2·B·T·C = 1.23 GFLOPs`, `1.23 GFLOPs (1,234,567,890)`,
+    `≥ 768 FLOPs, 3 calls unknown: ...`, `? FLOPs`."""
+    total = f.get(key)
+    if not complete(f, key) or total is None:
+        head = ("?" if total in (None, "0") else f"≥ {human(total)}") + f" {unit}"
+        missing = unknown_calls(f, limit) if limit else ""
+        return f"{head}, {missing}" if missing else head
+    formula, value = human(total), f.get(f"{key}_value")
+    if value is None:
+        return f"{formula} {unit}"
+    if formula == str(value):
+        return si(value, unit) + (f" ({value:,})" if abs(value) >= 1000 else "")
+    return f"{formula} = {si(value, unit)}"
+
+
 def value_figure(f: dict, key: str = "flops") -> str:
     """A figure's value at the bound dims: `?` for a partial sum (no bound is a
     figure, nor an intensity computed from one)."""
@@ -89,3 +106,43 @@ def si(n: int | float | None, unit: str | None = None) -> str:
     if unit is None:
         return str(n)
     return f"{n:.3g} {unit}".rstrip() if isinstance(n, float) else f"{n} {unit}".rstrip()
+
+
+def macs(expr: str | None) -> str | None:
+    """A FLOPs figure as multiply-accumulates: half of it (flops count 2 per
+    multiply-add, so every formula halves exactly)."""
+    if expr is None:
+        return None
+    from shapelint.notation.symbolic import parse_expr
+
+    try:
+        e = parse_expr(expr)
+    except ValueError:
+        return None
+    half = e.exact_div(2)
+    return (half if half is not None else e // 2).to_python()
+
+
+def to_macs(report: dict) -> dict:
+    """report (a cost report, a target, a record) with its FLOPs in MACs, in place,
+    labelled: `unit` says which every face prints."""
+
+    def walk(item) -> None:
+        if isinstance(item, list):
+            for x in item:
+                walk(x)
+            return
+        if not isinstance(item, dict):
+            return
+        if isinstance(item.get("flops"), str):
+            item["flops"] = macs(item["flops"])
+        if isinstance(item.get("flops_value"), int):
+            item["flops_value"] //= 2
+        for key in ("calls", "functions", "target"):
+            walk(item.get(key))
+
+    walk(report)
+    report["unit"] = "MACs"
+    if isinstance(report.get("target"), dict):
+        report["target"]["unit"] = "MACs"
+    return report

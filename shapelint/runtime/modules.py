@@ -20,7 +20,13 @@ from typing import Any
 import torch
 
 from shapelint import pyparse
-from shapelint.runtime import RuntimeUsageError, device_name, gap_formulas
+from shapelint.runtime import (
+    RuntimeUsageError,
+    device_name,
+    flops_comparison,
+    gap_formulas,
+    split_counts,
+)
 
 
 def _describe(e: BaseException) -> str:
@@ -32,7 +38,9 @@ class ModuleRunReport:
     target: str
     device: str
     device_name: str
-    flops_measured: int = 0
+    flops_measured: int = 0  # torch's FlopCounterMode, as it counts
+    flops_adjusted: int = 0  # with gap_formulas for the kernels it registers as 0
+    adjusted_ops: dict[str, int] = field(default_factory=dict)
     flops_static: int | None = None
     static_formula: str | None = None
     static_complete: bool = False
@@ -41,10 +49,14 @@ class ModuleRunReport:
     static_output: list | None = None
     measured: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # (params, trainable, buffers): torch's, and the static figures at the dims
+    # (None: not known statically, then not compared)
+    params_measured: tuple[int, int, int] = (0, 0, 0)
+    params_static: tuple[int | None, int | None, int | None] = (None, None, None)
 
     @property
     def flops_match(self) -> bool:
-        return self.flops_static is not None and self.flops_static == self.flops_measured
+        return self.flops_static is not None and self.flops_static == self.flops_adjusted
 
     @property
     def shape_match(self) -> bool:
@@ -53,8 +65,16 @@ class ModuleRunReport:
         return self.static_output == self.output_shape
 
     @property
+    def params_match(self) -> bool:
+        """torch's counts equal the static ones, where the static ones are known."""
+        return all(
+            st is None or st == measured
+            for st, measured in zip(self.params_static, self.params_measured, strict=True)
+        )
+
+    @property
     def confirmed(self) -> bool:
-        return self.flops_match and self.shape_match
+        return self.flops_match and self.shape_match and self.params_match
 
     def to_json(self) -> dict:
         return {
@@ -62,6 +82,8 @@ class ModuleRunReport:
             "device": self.device,
             "device_name": self.device_name,
             "flops_measured": self.flops_measured,
+            "flops_adjusted": self.flops_adjusted,
+            "adjusted_ops": self.adjusted_ops,
             "flops_static": self.flops_static,
             "static_formula": self.static_formula,
             "static_complete": self.static_complete,
@@ -71,6 +93,9 @@ class ModuleRunReport:
             "static_output_shape": self.static_output,
             "shape_match": self.shape_match,
             "measured": self.measured,
+            "params_measured": list(self.params_measured),
+            "params_static": list(self.params_static),
+            "params_match": self.params_match,
             "confirmed": self.confirmed,
             "notes": self.notes,
         }
@@ -170,14 +195,12 @@ def run_module(
     device: torch.device,
     static_options=None,
 ) -> ModuleRunReport:
-    from shapelint.analysis.driver import analyze_target
-    from shapelint.analysis.target import TargetError, target_json
+    from shapelint.analysis.target import TargetError
+    from shapelint.cost.target import target_report
 
     try:
         text = path.read_text(encoding="utf-8")
-        static = target_json(
-            analyze_target(str(path), text, qualname, init, inputs, static_options), dims
-        )
+        static = target_report(str(path), text, qualname, init, inputs, dims, static_options)
     except TargetError as e:
         raise RuntimeUsageError(str(e)) from None
     except OSError as e:
@@ -213,6 +236,11 @@ def run_module(
                 inst = obj(**kwargs)
                 if isinstance(inst, torch.nn.Module):
                     inst = inst.to(device).eval()
+                    rep.params_measured = _torch_params(inst)
+                    rep.params_static = tuple(  # type: ignore[assignment]
+                        static.get(f"{k}_value") if static.get(k, "?") != "?" else None
+                        for k in ("params", "trainable_params", "buffers")
+                    )
                 call = getattr(inst, meth) if meth else inst
             else:
                 call = obj
@@ -232,15 +260,14 @@ def run_module(
             raise RuntimeUsageError(f"{qualname} raised {_describe(e)}") from None
     glob = fc.get_flop_counts().get("Global", {})
     rep.measured = {str(op): int(n) for op, n in glob.items() if n}
-    rep.flops_measured = int(fc.get_total_flops())
+    rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops = split_counts(rep.measured)
     first = out[0] if isinstance(out, (tuple, list)) and out else out
     if isinstance(first, torch.Tensor):
         rep.output_shape = list(first.shape)
-    if device.type == "cpu" and any("attention" in op for op in rep.measured):
-        rep.notes.append(
-            "on CPU, scaled_dot_product_attention and fused attention kernels are counted by "
-            "torch's CUDA formula (flop_counter counts them as 0 there)"
-        )
+    if rep.adjusted_ops or static.get("conventions"):
+        from shapelint.report.conventions import FUSED_ATTENTION
+
+        rep.notes.append(FUSED_ATTENTION)
     if not rep.static_complete:
         rep.notes.append(
             "static figure incomplete: "
@@ -249,6 +276,14 @@ def run_module(
     if rep.static_output is None:
         rep.notes.append("no static output shape to compare with")
     return rep
+
+
+def _torch_params(m) -> tuple[int, int, int]:
+    return (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
 
 
 def _static_output(static: dict, dims: dict[str, int]) -> list | None:
@@ -268,12 +303,22 @@ def render(rep: ModuleRunReport) -> str:
     out = [f"{rep.target}  [{where}, forward]"]
     verdict = "ok     " if rep.flops_match else "MISMATCH"
     static = f"{rep.flops_static:,}" if rep.flops_static is not None else "unknown"
-    out.append(f"  flops    {verdict} measured {rep.flops_measured:,}, static {static}")
+    compared = flops_comparison(rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops, static)
+    out.append(f"  flops    {verdict} {compared}")
     if not rep.flops_match:
         ops = ", ".join(f"{op} {n:,}" for op, n in sorted(rep.measured.items()))
         out.append(f"    measured: {ops or 'nothing'}")
     shape = "ok     " if rep.shape_match else "MISMATCH"
     out.append(f"  shapes   {shape} output {rep.output_shape}, static {rep.static_output}")
+    if any(rep.params_measured):
+        verdict = "ok     " if rep.params_match else "MISMATCH"
+        shown = ", ".join(
+            f"{label} {m:,}" + ("" if st == m else f" (static {'?' if st is None else f'{st:,}'})")
+            for label, m, st in zip(
+                ("params", "trainable", "buffers"), rep.params_measured, rep.params_static
+            )
+        )
+        out.append(f"  params   {verdict} {shown}")
     out += [f"  note: {n}" for n in rep.notes]
     return "\n".join(out) + "\n"
 

@@ -1,0 +1,223 @@
+"""A target module's parameters and buffers, as torch counts them, from the module
+the analysis built (its `__init__` interpreted with the target's arguments).
+
+torch's `parameters()` walks `named_modules()` and each module's own parameters,
+every module and every tensor once by identity: a parameter two modules share
+(`wte.weight = lm_head.weight`) counts once, under the name it is first reached by.
+Registered is what counts: an nn.Parameter, a stub layer's weights=, a buffer
+(register_buffer, a layer's buffers=) held by a module, a ModuleList or a
+ModuleDict; a plain tensor attribute, or modules in a plain list, do not. An
+attribute whose value the analysis does not know may be a module: the counts are
+then lower bounds, never presented as complete.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.attributes import base_classes
+from shapelint.analysis.modules import DICT_KIND, REQUIRES_GRAD_UNKNOWN, UNFOLLOWED, ModuleListV
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+_ZERO = Expr.const(0)
+
+
+@dataclass
+class ModuleCount:
+    """One module of the tree `named_modules()` walks, with what it holds, its
+    submodules' included. `repeat` > 1 (or a symbol): a module list built in a
+    loop of that count, each item like this one."""
+
+    name: str  # as named_modules() names it; "" for the root
+    kind: str  # its class, as people write it
+    params: Expr = _ZERO
+    trainable: Expr = _ZERO
+    buffers: Expr = _ZERO
+    complete: bool = True  # every parameter and buffer below is known
+    trainable_known: bool = True  # every parameter's requires_grad is known
+    unknown: list[str] = field(default_factory=list)  # attributes of unknown value
+    children: list[ModuleCount] = field(default_factory=list)
+    repeat: Expr = Expr.const(1)
+
+
+def count_parameters(an: Analyzer, instance: Value) -> ModuleCount | None:
+    """The tree of instance's modules with their counts; None when instance is
+    not a module."""
+    if not _module_like(an, instance):
+        return None
+    seen: set[int] = set()
+    return _walk(an, instance, "", seen, seen_modules=set())
+
+
+def _walk(an, v: Value, name: str, seen: set[int], seen_modules: set[int]) -> ModuleCount:
+    node = ModuleCount(name, _kind(v))
+    seen_modules.add(id(v))
+    for attr, item in _members(v):
+        path = f"{name}.{attr}" if name else attr
+        if attr == REQUIRES_GRAD_UNKNOWN:
+            node.trainable_known = False
+            continue
+        if attr == UNFOLLOWED:
+            node.complete = False
+            node.unknown.append(f"{name or '<root>'}: state set where the analysis cannot follow")
+            continue
+        if isinstance(item, (ParameterV, BufferV)):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            n = item.numel()
+            if n is None:
+                node.complete = False
+                node.unknown.append(path)
+            elif isinstance(item, BufferV):
+                node.buffers += n
+            else:
+                node.params += n
+                if item.requires_grad is None:
+                    node.trainable_known = False
+                elif item.requires_grad:
+                    node.trainable += n
+        elif item is UNKNOWN or isinstance(item, ObjectV) and _unknown_class(an, item):
+            node.complete = False
+            node.unknown.append(path)
+        elif isinstance(item, ModuleListV) and item.count is not None and item.items:
+            if id(item.items[0]) in seen_modules:
+                continue
+            child = _walk(an, item.items[0], f"{path}.0", seen, seen_modules)
+            child.repeat = item.count
+            _add(node, child, item.count)
+        elif isinstance(item, ModuleListV) and not item.known:
+            node.complete = False
+            node.unknown.append(path)
+        elif _module_like(an, item) and id(item) not in seen_modules:
+            _add(node, _walk(an, item, path, seen, seen_modules), Expr.const(1))
+    return node
+
+
+def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
+    node.children.append(child)
+    node.params += child.params * times
+    node.trainable += child.trainable * times
+    node.buffers += child.buffers * times
+    node.complete = node.complete and child.complete
+    node.trainable_known = node.trainable_known and child.trainable_known
+    node.unknown += child.unknown
+
+
+def _members(v: Value) -> list[tuple[str, Value]]:
+    if isinstance(v, ModuleListV):
+        return [(str(i), item) for i, item in enumerate(v.items)]
+    if isinstance(v, ObjectV):
+        return list(v.attrs)
+    return []
+
+
+def _module_like(an, v: Value) -> bool:
+    """A module (a stub layer, a project nn.Module), a ModuleList or a ModuleDict."""
+    if isinstance(v, ModuleListV):
+        return True
+    if not isinstance(v, ObjectV):
+        return False
+    if v.kind == DICT_KIND:
+        # nn.ModuleDict (and a config dict, which holds no tensors or modules)
+        return True
+    if v.kind.startswith("torch.nn."):
+        return True
+    if v.kind.startswith("<class>"):
+        return _derives_from_module(an, v.kind[len("<class>") :]) is True
+    return False
+
+
+def _unknown_class(an, v: ObjectV) -> bool:
+    """A project instance whose class may or may not be an nn.Module (its bases
+    are not all known): what it holds may count."""
+    return v.kind.startswith("<class>") and _derives_from_module(an, v.kind[7:]) is None
+
+
+# Bases that are no nn.Module and add no attributes torch registers.
+_PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.", "enum.")
+
+
+def _derives_from_module(an, key: str) -> bool | None:
+    """True: an nn.Module; False: surely not (its bases are known and none is one);
+    None: a base the analysis cannot see."""
+    cd = an.class_of(key)
+    return None if cd is None else _derives(an, cd, 0)
+
+
+def _derives(an, cd, depth: int) -> bool | None:
+    if depth > 20:
+        return None
+    owner = cd.owner or an
+    project = base_classes(an, cd)
+    others = 0
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is not None and qual.startswith("torch.nn."):
+            return True
+        name = qual or (b.id if isinstance(b, ast.Name) else "")
+        if not name.startswith(_PLAIN_BASES):
+            others += 1
+    verdicts = [_derives(an, p, depth + 1) for p in project]
+    if any(verdicts):
+        return True
+    if None in verdicts or others > len(project):
+        return None
+    return False
+
+
+def _kind(v: Value) -> str:
+    if isinstance(v, ModuleListV):
+        return "Sequential" if v.sequential else "ModuleList"
+    if isinstance(v, ObjectV):
+        if v.kind == DICT_KIND:
+            return "ModuleDict"
+        if v.kind.startswith("<class>"):
+            return v.kind[len("<class>") :].rsplit(".", 1)[-1].rsplit(":", 1)[-1]
+        return v.kind.rsplit(".", 1)[-1]
+    return "?"
+
+
+def params_json(count: ModuleCount, dims: dict[str, int]) -> dict:
+    """`target.params`, `target.trainable_params`, `target.buffers`: element
+    counts in program form (a formula where sizes are symbolic), `?` where not
+    all known; each with its value at the bound dims where it has one; and the
+    module tree (`target.modules`) the per-module table is made from."""
+    trainable_whole = count.complete and count.trainable_known
+    out: dict = {}
+    for key, expr, whole in (
+        ("params", count.params, count.complete),
+        ("trainable_params", count.trainable, trainable_whole),
+        ("buffers", count.buffers, count.complete),
+    ):
+        out[key] = expr.to_python() if whole else "?"
+        out[f"{key}_value"] = _value(expr, dims) if whole else None
+        # What is known of a partial count: a lower bound, never the figure.
+        out[f"{key}_known"] = expr.to_python()
+    out["params_unknown"] = list(dict.fromkeys(count.unknown))
+    out["modules"] = _tree(count, dims)
+    return out
+
+
+def _tree(n: ModuleCount, dims: dict[str, int]) -> dict:
+    return {
+        "name": n.name,
+        "kind": n.kind,
+        "params": n.params.to_python() if n.complete else "?",
+        "params_value": _value(n.params, dims) if n.complete else None,
+        "repeat": n.repeat.to_python(),
+        "modules": [_tree(ch, dims) for ch in n.children],
+    }
+
+
+def _value(e: Expr, dims: dict[str, int]) -> int | None:
+    try:
+        return e.evaluate(dims)
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None

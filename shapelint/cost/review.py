@@ -1,0 +1,246 @@
+"""`shapelint cost --diff BASE` as a pull-request comment: the verdict first, then
+the rows that changed with their totals in SI units, the change and its percent;
+what cannot be compared (calls of unknown cost) is listed apart, as `?`, never as
+no change and never as 0."""
+
+from __future__ import annotations
+
+import json
+
+from shapelint.cost.diff import Delta, FunctionChange
+from shapelint.report import markdown as md
+from shapelint.report.numbers import human, si, unknown_calls
+
+MARKER = "<!-- shapelint-cost-diff -->"
+
+_ARROW = {"more": "▲", "less": "▼", "changed": "◆"}
+_SAID = {
+    "more": "more expensive",
+    "less": "cheaper",
+    "changed": "changed (which way depends on the sizes)",
+    "new": "new",
+    "removed": "removed",
+    "incomplete": "with calls of unknown cost",
+}
+
+
+# ---------------------------------------------------------------------- verdict
+
+
+def verdict(changes: list[FunctionChange]) -> tuple[str, str]:
+    """(status, sentence): the target's row decides where there is one, else the
+    functions together."""
+    target = next((c for c in changes if c.target), None)
+    counts = {s: sum(1 for c in changes if c.status == s) for s in _SAID}
+    if target is not None:
+        status = target.status
+    elif counts["more"] and counts["less"]:
+        status = "mixed"
+    else:
+        status = next((s for s in ("more", "less", "changed", "new", "removed") if counts[s]), "")
+        status = status or ("incomplete" if counts["incomplete"] else "same")
+    parts = [f"{n} {_SAID[s]}" for s, n in counts.items() if n]
+    if status == "same":
+        return status, "No function's FLOPs or bytes changed."
+    return status, f"Functions: {', '.join(parts)}." if parts else ""
+
+
+def _headline(status: str) -> str:
+    return {
+        "more": "▲ more expensive",
+        "less": "▼ cheaper",
+        "changed": "◆ changed",
+        "mixed": "▲▼ some more expensive, some cheaper",
+        "new": "new",
+        "removed": "removed",
+        "incomplete": "? not known: calls of unknown cost",
+        "same": "no change",
+    }[status]
+
+
+# ---------------------------------------------------------------------- cells
+
+
+def figure(expr: str | None, value: int | None, whole: bool, unit: str) -> str:
+    """One side of a row: `213 GFLOPs`, `` `2·b·d` = 8.39 MFLOPs``, `` `2·b·d` FLOPs``,
+    a lower bound `≥ ...`, `?` where nothing is known, `—` where the function is
+    not there."""
+    if expr is None:
+        return "—" if whole else "?"
+    if not whole:
+        return "?" if expr == "0" else f"≥ {md.code(human(expr))} {unit}"
+    formula = human(expr)
+    if value is None:
+        return f"{md.code(formula)} {unit}"
+    if formula == str(value):
+        return si(value, unit)
+    return f"{md.code(formula)} = {si(value, unit)}"
+
+
+def percent(p: float | None) -> str:
+    if p is None:
+        return ""
+    text = f"{p:+,.0f}%" if abs(p) >= 1000 else f"{p:+.3g}%"
+    return text.replace("-", "−")
+
+
+def change(d: Delta, whole: bool, unit: str) -> str:
+    """Δ of one metric: the arrow, the difference (SI where the values are known,
+    else the factor or the formula) and the percent; `?` for lower bounds."""
+    if d.direction in ("new", "removed"):
+        return d.direction
+    if d.direction == "same":
+        return "" if whole else "?"
+    if not whole:
+        return "?"
+    arrow = _ARROW.get(d.direction, "")
+    if d.before_value is not None and d.after_value is not None:
+        diff = d.after_value - d.before_value
+        sign = "+" if diff > 0 else "−" if diff < 0 else "±"
+        text = f"{arrow} {sign}{si(abs(diff), unit)}"
+    elif d.change:
+        text = f"{arrow} {md.code(d.change)}"
+    else:
+        text = f"{arrow} {md.code(human(d.delta))}" if d.delta else arrow
+    pct = percent(d.percent)
+    return f"{text} ({pct})" if pct else text
+
+
+def _sides(c: FunctionChange, key: str, unit: str = "B") -> tuple[str, str, str]:
+    d: Delta = getattr(c, key)
+    whole = c.complete if key == "flops" else c.bytes_complete
+    return (
+        figure(d.before, d.before_value, whole or d.before is None, unit),
+        figure(d.after, d.after_value, whole or d.after is None, unit),
+        change(d, whole, unit),
+    )
+
+
+def _name(c: FunctionChange) -> str:
+    return f"{md.code(c.name)} (target)" if c.target else md.code(c.name)
+
+
+def _where(c: FunctionChange, base: str) -> str:
+    where = md.code(f"{c.path}:{c.line}")
+    return where + (f" at {md.code(base)}" if c.status == "removed" else "")
+
+
+# ---------------------------------------------------------------------- faces
+
+
+def render_markdown(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
+    status, sentence = verdict(changes)
+    lines = [MARKER, f"### shapelint: {_headline(status)} since {md.code(base, table=False)}", ""]
+    target = next((c for c in changes if c.target), None)
+    if target is not None:
+        f, b = _sides(target, "flops", unit), _sides(target, "bytes")
+        lines += [
+            f"**{_name(target)}, {md.code(f'{target.path}:{target.line}', table=False)}: {unit} {f[0]} → {f[1]}"
+            + (f", {f[2]}" if f[2] else "")
+            + f"**; bytes {b[0]} → {b[1]}"
+            + (f", {b[2]}" if b[2] else "")
+            + ".",
+            "",
+        ]
+    if sentence:
+        lines += [sentence, ""]
+    if dims:
+        lines += ["With " + ", ".join(f"{k}={v}" for k, v in sorted(dims.items())) + ".", ""]
+    changed = [c for c in changes if c.status != "incomplete"]
+    if changed:
+        lines += [
+            f"| Function | Where | {unit} before | {unit} after | Δ {unit} "
+            "| Bytes before | Bytes after | Δ Bytes |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for c in changed:
+            f, b = _sides(c, "flops", unit), _sides(c, "bytes")
+            lines.append(f"| {_name(c)} | {_where(c, base)} | {' | '.join((*f, *b))} |")
+        lines.append("")
+    unknown = [c for c in changes if c.status == "incomplete" or not c.complete]
+    if unknown:
+        lines += [
+            f"<details><summary>{len(unknown)} with calls of unknown cost: their totals "
+            "are lower bounds (≥) or ?, so the diff cannot say what changed there"
+            "</summary>",
+            "",
+            f"| Function | Where | {unit} now | Calls of unknown cost |",
+            "| --- | --- | --- | --- |",
+        ]
+        for c in unknown:
+            now = _sides(c, "flops", unit)[1]
+            why = unknown_calls({"unknown": c.unknown}) or "calls of unknown cost"
+            lines.append(
+                f"| {_name(c)} | {_where(c, base)} | {now} | {md.code(why) if c.unknown else why} |"
+            )
+        lines += ["", "</details>", ""]
+    lines.append(
+        "FLOPs count 2 per multiply-add of the matrix products torch runs "
+        "(as `torch.utils.flop_counter`)"
+        + ("; MACs count 1, half the FLOPs" if unit == "MACs" else "")
+        + "; bytes are the tensors read and written."
+    )
+    for n in dict.fromkeys(n for c in changes for n in c.notes):
+        lines += ["", f"Note: {md.text(n)}."]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
+    status, sentence = verdict(changes)
+    data = {
+        "base": base,
+        "dims": dims,
+        "unit": unit,
+        "verdict": status,
+        "summary": sentence,
+        "changes": [c.to_json() for c in changes],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def render_github(
+    changes: list[FunctionChange], base: str, dims: dict[str, int], unit: str = "FLOPs"
+) -> str:
+    """A notice on each changed function's line in the working tree; the functions
+    that cannot be compared in one notice, as `?`."""
+    from shapelint.report.github import workflow_command
+
+    out = []
+    for c in changes:
+        if c.status in ("removed", "incomplete"):
+            continue  # no line in the working tree; not compared (below)
+        f = _sides(c, "flops", unit)
+        title = {"new": "new function"}.get(c.status, f"{unit} {c.status} since {base}")
+        msg = f"{c.name}{' (target)' if c.target else ''}: {f[0]} → {f[1]}"
+        if f[2] and c.status != "new":
+            msg += f", {f[2]}"
+        if not c.complete:
+            msg += f" (lower bounds: {unknown_calls({'unknown': c.unknown}) or 'calls of unknown cost'})"
+        msg += "".join(f"\nnote: {n}" for n in c.notes)
+        out.append(workflow_command("notice", msg.replace("`", ""), file=c.path, line=c.line,
+                                    title=title))  # fmt: skip
+    unknown = [c for c in changes if c.status == "incomplete"]
+    if unknown:
+        names = ", ".join(f"{c.path}::{c.name}" for c in unknown[:10])
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        out.append(
+            workflow_command(
+                "notice",
+                f"{unit} ? for {len(unknown)} functions with calls of unknown cost "
+                f"(lower bounds that did not move, so not compared): {names}{more}",
+                title=f"{unit} not known since {base}",
+            )
+        )
+    return "".join(line + "\n" for line in out)
+
+
+RENDERERS = {
+    "markdown": render_markdown,
+    "text": render_markdown,
+    "json": render_json,
+    "github": render_github,
+}

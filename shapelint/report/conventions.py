@@ -1,0 +1,60 @@
+"""Conventions a figure rests on, stated the same way in every face.
+
+Attention is the one place where torch's own flop counter disagrees with itself
+across devices: on CPU, `F.scaled_dot_product_attention` and the fused paths of
+`nn.MultiheadAttention` run kernels that FlopCounterMode registers as 0, on CUDA
+(and on the unfused path) it counts q·kᵀ and p·v. shapelint counts them the CUDA
+way, so a figure does not depend on where it would run; every face says so where
+a target holds such a call, and `shapelint run` prints torch's count beside it.
+"""
+
+from __future__ import annotations
+
+# The note the stubs give these calls (the `@fused_attention` macro of
+# stubs/matmul.stub starts with it; tests/test_conventions.py holds them together).
+FUSED_ATTENTION_MARK = "attention counted by torch's CUDA formula"
+
+FUSED_ATTENTION = (
+    "attention (F.scaled_dot_product_attention, nn.MultiheadAttention) is counted by "
+    "torch's CUDA formula, 2 FLOPs per multiply-add of q·kᵀ and p·v; torch's CPU kernels "
+    "register 0 FLOPs for it, so FlopCounterMode on CPU reports less "
+    "(`shapelint run` prints both)"
+)
+
+
+def fused_attention_calls(records) -> list[dict]:
+    """The calls below records (CallRecords, children nested) whose FLOPs follow
+    the attention convention, once per source position. A module's call carries
+    its calls' notes: the call is the innermost record with the note."""
+    seen: dict[tuple[int, int, str], dict] = {}
+
+    def marked(r) -> bool:
+        return any(n.startswith(FUSED_ATTENTION_MARK) for n in r.cost.notes)
+
+    def walk(rs) -> None:
+        for r in rs:
+            if marked(r) and not any(marked(ch) for ch in r.children):
+                seen.setdefault((r.line, r.column, r.op), {"line": r.line, "op": r.op})
+            walk(r.children)
+
+    walk(records)
+    return list(seen.values())
+
+
+def conventions_json(records) -> list[dict]:
+    """`target.conventions`: each convention the target's figures rest on, with
+    the calls that rest on it."""
+    calls = fused_attention_calls(records)
+    if not calls:
+        return []
+    return [{"name": "fused_attention", "statement": FUSED_ATTENTION, "calls": calls}]
+
+
+def convention_lines(t: dict) -> list[str]:
+    """One line per convention of a target's json, for people."""
+    out = []
+    for c in t.get("conventions") or []:
+        where = ", ".join(f"line {x['line']}" for x in c["calls"][:5])
+        more = f" and {len(c['calls']) - 5} more" if len(c["calls"]) > 5 else ""
+        out.append(f"{c['statement']} ({where}{more})")
+    return out

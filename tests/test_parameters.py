@@ -1,0 +1,288 @@
+"""A target's parameters, trainable parameters and buffers, judged by torch:
+`sum(p.numel() for p in m.parameters())` on the module built the same way."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from shapelint.cli import main
+from tests.test_modules import DATA, STACK, VIT
+
+torch = pytest.importorskip("torch")
+
+GPT = DATA / "nanogpt_like.py"
+
+STATE = """
+import torch
+import torch.nn as nn
+
+
+class Enc(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.norm = nn.BatchNorm1d(d)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Frozen(nn.Module):
+    def __init__(self, d, freeze=True):
+        super().__init__()
+        self.enc = Enc(d)
+        self.other = Enc(d)
+        self.same = self.enc  # one module under two names: counted once
+        self.scale = nn.Parameter(torch.ones(d), requires_grad=False)
+        self.bias = nn.Parameter(torch.zeros(d))
+        self.register_buffer("mask", torch.ones(d, d), persistent=False)
+        self.plain = torch.zeros(d)  # a plain tensor attribute: no parameter, no buffer
+        self.shared = nn.ModuleList([nn.Linear(d, d)] * 3)  # one layer three times
+        self.heads = nn.ModuleDict({"a": nn.Linear(d, 2), "b": nn.Linear(d, 3)})
+        self.helpers = [nn.Linear(d, d)]  # a plain list: torch registers nothing
+        if freeze:
+            self.other.requires_grad_(False)
+        self.enc.eval()  # eval() freezes nothing
+
+    def forward(self, x):
+        return self.enc(x) * self.scale + self.bias
+
+
+class LoopFreeze(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.enc = Enc(d)
+        self.head = nn.Linear(d, 2)
+        for p in self.enc.parameters():
+            p.requires_grad = False
+
+    def forward(self, x):
+        return self.head(self.enc(x))
+"""
+
+
+def load(path: Path):
+    name = f"_params_test_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def torch_counts(path: Path, build: str) -> tuple[int, int, int]:
+    m = eval(build, vars(load(path)))  # noqa: S307 - the test's own expression
+    return (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
+
+
+def static(path: Path, target: str, *args: str) -> dict:
+    r = CliRunner().invoke(
+        main, ["cost", "--no-cache", f"{path}::{target}", *args, "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)["target"]
+
+
+def figures(t: dict) -> tuple:
+    return tuple(
+        int(t[k]) if t[k] != "?" else "?" for k in ("params", "trainable_params", "buffers")
+    )
+
+
+@pytest.mark.parametrize("flash", [False, True])
+def test_nanogpt_tied_embedding_counts_once(flash):
+    cfg = f"GPTConfig(n_layer=3, n_head=2, n_embd=32, vocab_size=50, flash={flash})"
+    t = static(GPT, "GPT", "--init", f"config={cfg}", "--input", "idx=2,16:int")
+    # lm_head.weight is transformer.wte.weight: torch counts it once
+    assert figures(t) == torch_counts(GPT, f"GPT({cfg})")
+    assert t["params_value"] == int(t["params"]) and t["params_unknown"] == []
+
+
+def test_stack_and_vit_match_torch(tmp_path):
+    p = tmp_path / "stack.py"
+    p.write_text(textwrap.dedent(STACK))
+    t = static(p, "Stack", "--init", "dim=32", "--init", "depth=3", "--input", "x=2,16,32")
+    assert figures(t) == torch_counts(p, "Stack(32, 3)")
+    if not VIT.exists():
+        pytest.skip("corpus not fetched")
+    init = dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4)
+    init["mlp_dim"] = 128
+    args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
+    t = static(VIT, "ViT", *args, "--input", "img=2,3,32,32")
+    kw = ", ".join(f"{k}={v}" for k, v in init.items())
+    assert figures(t) == torch_counts(VIT, f"ViT({kw})")
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_frozen_shared_and_unregistered_state(tmp_path, freeze):
+    p = tmp_path / "state.py"
+    p.write_text(textwrap.dedent(STATE))
+    t = static(p, "Frozen", "--init", "d=8", "--init", f"freeze={freeze}", "--input", "x=4,8")
+    assert figures(t) == torch_counts(p, f"Frozen(8, freeze={freeze})")
+
+
+def test_a_freeze_the_analysis_cannot_follow_leaves_trainable_unknown(tmp_path):
+    p = tmp_path / "state.py"
+    p.write_text(textwrap.dedent(STATE))
+    t = static(p, "LoopFreeze", "--init", "d=8", "--input", "x=4,8")
+    params, trainable, buffers = torch_counts(p, "LoopFreeze(8)")
+    assert (int(t["params"]), int(t["buffers"])) == (params, buffers)
+    assert t["trainable_params"] == "?" and trainable < params  # never the wrong 'all'
+    text = CliRunner().invoke(main, ["cost", "--no-cache", f"{p}::LoopFreeze", "--init", "d=8",
+                                     "--input", "x=4,8"]).output  # fmt: skip
+    assert f"params {params:,}" in text and "trainable ≥" in text or "trainable ?" in text
+
+
+def test_symbolic_sizes_give_a_formula(tmp_path):
+    p = tmp_path / "state.py"
+    p.write_text(textwrap.dedent(STATE))
+    t = static(p, "Enc", "--input", "x=4,d")  # d: the constructor's size, never given
+    from shapelint.notation.symbolic import parse_expr
+
+    for d in (4, 8, 32):
+        got = tuple(parse_expr(t[k]).evaluate({"d": d}) for k in ("params", "buffers"))
+        params, _, buffers = torch_counts(p, f"Enc({d})")
+        assert got == (params, buffers)
+
+
+# ---------------------------------------------------------------------- the module table
+
+
+def _flatten(row, out):
+    out[row.name] = row
+    for ch in row.children:
+        _flatten(ch, out)
+    return out
+
+
+def _members(name: str) -> list[str]:
+    """`transformer.h.0-2.attn` -> the names it stands for."""
+    import re
+
+    m = re.search(r"\.(\d+)-(\d+)(?=\.|$)", name)
+    if m is None:
+        return [name]
+    lo, hi = int(m.group(1)), int(m.group(2))
+    return [name[: m.start()] + f".{i}" + name[m.end() :] for i in range(lo, hi + 1)]
+
+
+def _top(name: str, parent: str, measured: dict) -> bool:
+    """name is below parent, and no module between them ran anything of its own."""
+    if not name.startswith(f"{parent}."):
+        return False
+    parts = name[len(parent) + 1 :].split(".")
+    return not any(f"{parent}." + ".".join(parts[:i]) in measured for i in range(1, len(parts)))
+
+
+def check_table(path: Path, target: str, args: list[str], build: str, inputs: dict) -> dict:
+    """Every row of the table against FlopCounterMode's per-module counts (a
+    container nobody calls: what ran in it) and named_parameters() under it."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from shapelint.cost.table import rows
+    from shapelint.runtime import gap_formulas
+
+    t = static(path, target, *args)
+    table = _flatten(rows(t, {}), {})
+    model = eval(build, vars(load(path)))  # noqa: S307 - the test's own expression
+    with FlopCounterMode(display=False, custom_mapping=gap_formulas()) as fc:
+        model(**inputs)
+    root = type(model).__name__
+    measured = {
+        k.removeprefix(root).removeprefix("."): sum(v.values())
+        for k, v in fc.get_flop_counts().items()
+        if k != "Global"
+    }
+    owned = dict(model.named_parameters())  # each tensor once, by its first name
+    for name, row in table.items():
+        members = _members(name)
+        ran = members
+        if row.kind in ("ModuleDict", "ModuleList", "Sequential") and not any(
+            m in measured for m in members
+        ):
+            ran = [k for m in members for k in measured if _top(k, m, measured)]
+        flops = sum(measured.get(m, 0) for m in ran)
+        assert row.flops is not None and row.flops.value == flops, (name, row.flops, flops)
+        params = sum(
+            p.numel() for n, p in owned.items() for m in members if n.startswith(f"{m}.") or not m
+        )
+        assert row.params.value == params, (name, row.params, params)
+    return table
+
+
+@pytest.mark.parametrize("flash", [False, True])
+def test_module_table_rows_match_flop_counter_and_parameters(flash):
+    cfg = f"GPTConfig(n_layer=3, n_head=2, n_embd=32, vocab_size=50, flash={flash})"
+    args = ["--init", f"config={cfg}", "--input", "idx=2,16:int"]
+    idx = torch.zeros(2, 16, dtype=torch.long)
+    table = check_table(GPT, "GPT", args, f"GPT({cfg})", {"idx": idx})
+    assert "transformer.h.0-2.attn" in table and "transformer.h.0-2.mlp.c_fc" in table
+
+
+def test_module_table_of_vit_tuples_and_sequentials():
+    if not VIT.exists():
+        pytest.skip("corpus not fetched")
+    init = dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4)
+    init["mlp_dim"] = 128
+    args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
+    kw = ", ".join(f"{k}={v}" for k, v in init.items())
+    img = torch.randn(2, 3, 32, 32)
+    table = check_table(VIT, "ViT", [*args, "--input", "img=2,3,32,32"], f"ViT({kw})", {"img": img})
+    # `for attn, ff in self.layers`: each item of each pair, and the Sequential's items
+    assert {"transformer.layers.0-1.0", "transformer.layers.0-1.1", "to_patch_embedding.2"} <= set(
+        table
+    )
+
+
+def test_run_confirms_the_parameter_counts():
+    cfg = "config=GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True)"
+    r = CliRunner().invoke(
+        main,
+        ["run", f"{GPT}::GPT", "--init", cfg, "--input", "idx=2,16:int", "--device", "cpu",
+         "--format", "json"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    assert rep["params_match"] and rep["confirmed"]
+    assert rep["params_measured"] == rep["params_static"] == [29120, 29120, 0]
+
+
+LOOPED = """
+import torch.nn as nn
+
+
+class Looped(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        self.mix = nn.Linear(d, d)
+        self.wide = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+            x = self.mix(x)  # a module the loop body calls beside the item
+        for w in self.wide:  # items that differ: no row may share their FLOPs out
+            y = w(x)
+        return y
+"""
+
+
+def test_module_table_of_a_loop_that_calls_more_than_its_items(tmp_path):
+    p = tmp_path / "looped.py"
+    p.write_text(textwrap.dedent(LOOPED))
+    x = torch.randn(2, 8)
+    args = ["--init", "d=8", "--init", "n=3", "--input", "x=2,8"]
+    table = check_table(p, "Looped", args, "Looped(8, 3)", {"x": x})
+    assert {"layers.0-2", "mix", "wide.0", "wide.1"} <= set(table)
