@@ -235,7 +235,8 @@ def test_github_file_property_round_trips_a_hostile_name(tmp_path, monkeypatch, 
 
 
 def test_cost_diff_github_escapes_names():
-    from shapelint.cost.diff import Delta, FunctionChange, render_github
+    from shapelint.cost.diff import Delta, FunctionChange
+    from shapelint.cost.review import render_github
 
     delta = Delta("2*b", "4*b", "more", "×2", None, None)
     out = render_github(

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from shapelint.cli import main
+from tests.helpers import corpus_path
 from tests.test_modules import DATA, STACK, VIT
 
 torch = pytest.importorskip("torch")
@@ -114,14 +115,13 @@ def test_stack_and_vit_match_torch(tmp_path):
     p.write_text(textwrap.dedent(STACK))
     t = static(p, "Stack", "--init", "dim=32", "--init", "depth=3", "--input", "x=2,16,32")
     assert figures(t) == torch_counts(p, "Stack(32, 3)")
-    if not VIT.exists():
-        pytest.skip("corpus not fetched")
+    vit = corpus_path(VIT)
     init = dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4)
     init["mlp_dim"] = 128
     args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
-    t = static(VIT, "ViT", *args, "--input", "img=2,3,32,32")
+    t = static(vit, "ViT", *args, "--input", "img=2,3,32,32")
     kw = ", ".join(f"{k}={v}" for k, v in init.items())
-    assert figures(t) == torch_counts(VIT, f"ViT({kw})")
+    assert figures(t) == torch_counts(vit, f"ViT({kw})")
 
 
 @pytest.mark.parametrize("freeze", [True, False])
@@ -231,14 +231,13 @@ def test_module_table_rows_match_flop_counter_and_parameters(flash):
 
 
 def test_module_table_of_vit_tuples_and_sequentials():
-    if not VIT.exists():
-        pytest.skip("corpus not fetched")
+    vit = corpus_path(VIT)
     init = dict(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4)
     init["mlp_dim"] = 128
     args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
     kw = ", ".join(f"{k}={v}" for k, v in init.items())
     img = torch.randn(2, 3, 32, 32)
-    table = check_table(VIT, "ViT", [*args, "--input", "img=2,3,32,32"], f"ViT({kw})", {"img": img})
+    table = check_table(vit, "ViT", [*args, "--input", "img=2,3,32,32"], f"ViT({kw})", {"img": img})
     # `for attn, ff in self.layers`: each item of each pair, and the Sequential's items
     assert {"transformer.layers.0-1.0", "transformer.layers.0-1.1", "to_patch_embedding.2"} <= set(
         table
