@@ -18,6 +18,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     attributes,
     branches,
+    call_path,
     call_resolution,
     choices,
     expressions,
@@ -303,7 +304,10 @@ class ModuleAnalyzer:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
         spot = (l1, c1, code)
-        if self._quiet or self._muted or key in self._diag_keys:
+        if self._quiet or self._muted:
+            return
+        call_path.note(self.src.path, l1, c1, l2, c2, code, message, bool(self._repeating))
+        if key in self._diag_keys:
             return
         if self._repeating and spot in self._diag_spots:
             return  # the same finding on another run, said with other shapes
@@ -643,6 +647,15 @@ class ModuleAnalyzer:
             and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
         )
 
+    def _report_unpack(self, target, n: int, names: int, star, value_node) -> None:
+        what = ast.unparse(value_node) if value_node is not None else "the value"
+        need = f"at least {names - 1}" if star is not None else str(names)
+        self.report(
+            target,
+            "SHP316",
+            f"{_clip(what)} gives {n} value{'s' if n != 1 else ''}; unpacking needs {need}",
+        )
+
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
@@ -675,6 +688,8 @@ class ModuleAnalyzer:
                     learning.learn(self, shape_of, known, frame, value_node)
                     value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
+            if isinstance(value, TupleV) and _miscounted(len(items), len(elts), star):
+                self._report_unpack(target, len(items), len(elts), star, value_node)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if (
@@ -1354,3 +1369,12 @@ __all__ = [
     "RawDiagnostic",
     "OpResult",
 ]
+
+
+def _miscounted(n: int, names: int, star) -> bool:
+    """Python's rule for `a, b, *c = value` with n values: a ValueError."""
+    return n != names if star is None else n < names - 1
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
