@@ -114,3 +114,14 @@ def test_unpacking_the_wrong_count_is_an_error_torch_agrees(tmp_path):
     )
     (d,) = json.loads(r.output)["target"]["diagnostics"]
     assert d["code"] == "SHP316" and "gives 3 values; unpacking needs 2" in d["message"]
+
+
+def test_run_prints_the_static_errors_when_the_forward_raises(tmp_path):
+    pytest.importorskip("torch")
+    p = tmp_path / "block.py"
+    p.write_text(BLOCK)
+    args = ["run", f"{p}::Block", *ARGS, "--init", "inner=128", "--device", "cpu"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1
+    assert "Block raised RuntimeError" in r.output
+    assert ": SHP308 operator.add" in r.output and "in Block.forward:" in r.output
