@@ -89,6 +89,7 @@ CAUGHT = {
     ("merge-heads-drop", "check_dims"),
     ("qkv-chunk-count", "check"),
     ("qkv-chunk-count", "check_dims"),
+    ("out-proj-in", "check_dims"),
     *((case[0], "target") for case in BUGS if case[0] != "ff-norm-width"),
 }
 WHY = {

@@ -61,6 +61,7 @@ from shapelint.ops.values import (
     dim_py,
 )
 from shapelint.options import AnalysisOptions
+from shapelint.rules import severity_of
 
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
@@ -158,6 +159,10 @@ class _Frame:
         self.learnt_params: set[str] = set()
         self.learnt_line = 1 << 30  # the first line that taught something about a parameter
         self.done = False  # a return ran unconditionally: the block stops here
+
+
+# `_quiet` on a second pass over a function: only errors at spots the first missed.
+NEW_ERRORS = "new errors"
 
 
 class ModuleAnalyzer:
@@ -304,7 +309,10 @@ class ModuleAnalyzer:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
         spot = (l1, c1, code)
-        if self._quiet or self._muted:
+        if self._quiet == NEW_ERRORS and not self._muted:
+            if spot in self._diag_spots or severity_of(code) != "error":
+                return
+        elif self._quiet or self._muted:
             return
         call_path.note(self.src.path, l1, c1, l2, c2, code, message, bool(self._repeating))
         if key in self._diag_keys:
@@ -406,8 +414,10 @@ class ModuleAnalyzer:
             frame, params = self._run_function(fd, {})
             if frame.learnt and any(r.line < frame.learnt_line for r in frame.records.values()):
                 # What a use taught about a parameter holds from the top: a second
-                # pass costs every call with it (diagnostics came from the first).
-                self._quiet = True
+                # pass costs every call with it. Diagnostics came from the first, but
+                # for a conflict only the learnt shape shows (`x + self.proj(x)`: x is
+                # read before proj teaches its width): an error at a new spot.
+                self._quiet = NEW_ERRORS
                 learnt = frame.learnt
                 frame, params = self._run_function(fd, learnt)
                 frame.learnt_params = set(learnt)
@@ -555,6 +565,9 @@ class ModuleAnalyzer:
                     frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
+                if isinstance(value, IntV) and value.value is not None:
+                    # `check --dim dim=64`: the constructor's size at that value too
+                    value = IntV(value.value.substitute(self.options.check_dims))
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -648,12 +661,12 @@ class ModuleAnalyzer:
         )
 
     def _report_unpack(self, target, n: int, names: int, star, value_node) -> None:
-        what = ast.unparse(value_node) if value_node is not None else "the value"
+        what = _clip(ast.unparse(value_node)) if value_node is not None else "each item"
         need = f"at least {names - 1}" if star is not None else str(names)
         self.report(
             target,
             "SHP316",
-            f"{_clip(what)} gives {n} value{'s' if n != 1 else ''}; unpacking needs {need}",
+            f"{what} gives {n} value{'s' if n != 1 else ''}; unpacking needs {need}",
         )
 
     def _assign(
