@@ -61,7 +61,6 @@ from shapelint.ops.values import (
     dim_py,
 )
 from shapelint.options import AnalysisOptions
-from shapelint.rules import severity_of
 
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
@@ -161,10 +160,6 @@ class _Frame:
         self.done = False  # a return ran unconditionally: the block stops here
 
 
-# `_quiet` on a second pass over a function: only errors at spots the first missed.
-NEW_ERRORS = "new errors"
-
-
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
@@ -191,6 +186,9 @@ class ModuleAnalyzer:
         # Names the code's uses gave to dims of unknown size (analysis/unify.py):
         # two of them equated by an op are one dim, not a conflict (SHP304).
         self.inferred_names: set[str] = set()
+        # Parameters that stand for one size (`dim`, `n: int`, `heads=8`): names of
+        # definite origin, which a conflict between formulas may rest on.
+        self.size_params: set[str] = set()
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
@@ -309,10 +307,7 @@ class ModuleAnalyzer:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
         spot = (l1, c1, code)
-        if self._quiet == NEW_ERRORS and not self._muted:
-            if spot in self._diag_spots or severity_of(code) != "error":
-                return
-        elif self._quiet or self._muted:
+        if self._quiet or self._muted:
             return
         call_path.note(self.src.path, l1, c1, l2, c2, code, message, bool(self._repeating))
         if key in self._diag_keys:
@@ -322,6 +317,11 @@ class ModuleAnalyzer:
         self._diag_keys.add(key)
         self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
+
+    def _definite(self, issue: OpIssue) -> bool:
+        """`n` against `n + 1` is a conflict while `n` is one size: a size
+        parameter's. A name a pattern or a shape unpacking gave may name two dims."""
+        return issue.names <= self.size_params
 
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
         where = issue.where
@@ -414,10 +414,8 @@ class ModuleAnalyzer:
             frame, params = self._run_function(fd, {})
             if frame.learnt and any(r.line < frame.learnt_line for r in frame.records.values()):
                 # What a use taught about a parameter holds from the top: a second
-                # pass costs every call with it. Diagnostics came from the first, but
-                # for a conflict only the learnt shape shows (`x + self.proj(x)`: x is
-                # read before proj teaches its width): an error at a new spot.
-                self._quiet = NEW_ERRORS
+                # pass costs every call with it (diagnostics came from the first).
+                self._quiet = True
                 learnt = frame.learnt
                 frame, params = self._run_function(fd, learnt)
                 frame.learnt_params = set(learnt)
@@ -568,6 +566,12 @@ class ModuleAnalyzer:
                 if isinstance(value, IntV) and value.value is not None:
                     # `check --dim dim=64`: the constructor's size at that value too
                     value = IntV(value.value.substitute(self.options.check_dims))
+            if (
+                isinstance(value, IntV)
+                and value.value is not None
+                and value.value.as_name() == a.arg
+            ):
+                self.size_params.add(a.arg)
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -979,6 +983,8 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
+            if not self._definite(issue):
+                continue
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
                 short = (
@@ -1071,6 +1077,8 @@ class ModuleAnalyzer:
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
+            if not self._definite(issue):
+                continue
             if call is not None:
                 self.report_issue(issue, call, None)
             elif (

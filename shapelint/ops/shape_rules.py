@@ -10,6 +10,7 @@ of shapelint/rules/torch_ops.py.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -491,14 +492,14 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                 break
             _, conflicts = broadcast_shapes(prev, t.shape)
             for _axis, x, y in conflicts[:1]:
-                out.issues.append(
-                    ctx.issue(
-                        BROADCAST,
-                        f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
-                        f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
-                        i,
-                    )
+                issue = ctx.issue(
+                    BROADCAST,
+                    f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
+                    f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
+                    i,
                 )
+                names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
+                out.issues.append(dataclasses.replace(issue, names=frozenset(names)))
             if conflicts:
                 break
         seen.append((i, t.shape))
