@@ -216,14 +216,20 @@ RULES = [
             "to chunk or the dim of an unbind is wrong."
         ),
         invalid=(
-            "import torch\n\n\ndef f():\n    qkv = torch.zeros(2, 16, 96)\n"
-            "    q, k = qkv.chunk(3, dim=-1)\n    return q @ k.mT\n",
-            "import torch\n\n\ndef f():\n    x = torch.zeros(2, 16, 96)\n"
-            "    b, n = x.shape\n    return b * n\n",
+            Example(
+                "import torch\n\n\ndef f():\n    qkv = torch.zeros(2, 16, 96)\n"
+                "    q, k = qkv.chunk(3, dim=-1)\n    return q + k\n",
+                expect=("6:5 SHP316 qkv.chunk(3, dim=-1) gives 3 values; unpacking needs 2",),
+            ),
+            Example(
+                "import torch\n\n\ndef f():\n    x = torch.zeros(2, 16, 96)\n"
+                "    b, n = x.shape\n    return b * n\n",
+                expect=("6:5 SHP316 x.shape gives 3 values; unpacking needs 2",),
+            ),
         ),
         valid=(
             "import torch\n\n\ndef f():\n    qkv = torch.zeros(2, 16, 96)\n"
-            "    q, k, v = qkv.chunk(3, dim=-1)\n    return q @ k.mT\n",
+            "    q, k, v = qkv.chunk(3, dim=-1)\n    return q + k\n",
             "import torch\n\n\ndef f():\n    x = torch.zeros(2, 16, 96)\n"
             "    b, *rest = x.shape\n    return b\n",
             "import torch\n\n\ndef f(x):\n    b, n = x.shape\n    return b * n\n",
