@@ -80,6 +80,12 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
 def eval_binop(an: Analyzer, node: ast.BinOp, frame: Frame, d: int) -> Value:
     left = an.eval(node.left, frame, d)
     right = an.eval(node.right, frame, d)
+    if isinstance(node.left, ast.Name) and not any(
+        isinstance(n, ast.NamedExpr) for n in ast.walk(node.right)
+    ):
+        # The same object: what evaluating the right taught about it holds for the
+        # left too (`x + self.proj(x)`: proj's in_features is x's last dim).
+        left = frame.env.get(node.left.id, left)
     return binop(an, node.op, left, right, node, frame, node.left, node.right)
 
 

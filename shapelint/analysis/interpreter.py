@@ -18,6 +18,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     attributes,
     branches,
+    call_path,
     call_resolution,
     choices,
     expressions,
@@ -185,6 +186,9 @@ class ModuleAnalyzer:
         # Names the code's uses gave to dims of unknown size (analysis/unify.py):
         # two of them equated by an op are one dim, not a conflict (SHP304).
         self.inferred_names: set[str] = set()
+        # Parameters that stand for one size (`dim`, `n: int`, `heads=8`): names of
+        # definite origin, which a conflict between formulas may rest on.
+        self.size_params: set[str] = set()
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
@@ -303,13 +307,21 @@ class ModuleAnalyzer:
             l1, c1, l2, c2 = node_or_pos
         key = (l1, c1, code, message)
         spot = (l1, c1, code)
-        if self._quiet or self._muted or key in self._diag_keys:
+        if self._quiet or self._muted:
+            return
+        call_path.note(self.src.path, l1, c1, l2, c2, code, message, bool(self._repeating))
+        if key in self._diag_keys:
             return
         if self._repeating and spot in self._diag_spots:
             return  # the same finding on another run, said with other shapes
         self._diag_keys.add(key)
         self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
+
+    def _definite(self, issue: OpIssue) -> bool:
+        """`n` against `n + 1` is a conflict while `n` is one size: a size
+        parameter's. A name a pattern or a shape unpacking gave may name two dims."""
+        return issue.names <= self.size_params
 
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
         where = issue.where
@@ -551,6 +563,15 @@ class ModuleAnalyzer:
                     frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
+                if isinstance(value, IntV) and value.value is not None:
+                    # `check --dim dim=64`: the constructor's size at that value too
+                    value = IntV(value.value.substitute(self.options.check_dims))
+            if (
+                isinstance(value, IntV)
+                and value.value is not None
+                and value.value.as_name() == a.arg
+            ):
+                self.size_params.add(a.arg)
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -643,6 +664,15 @@ class ModuleAnalyzer:
             and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
         )
 
+    def _report_unpack(self, target, n: int, names: int, star, value_node) -> None:
+        what = _clip(ast.unparse(value_node)) if value_node is not None else "each item"
+        need = f"at least {names - 1}" if star is not None else str(names)
+        self.report(
+            target,
+            "SHP316",
+            f"{what} gives {n} value{'s' if n != 1 else ''}; unpacking needs {need}",
+        )
+
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
@@ -675,6 +705,8 @@ class ModuleAnalyzer:
                     learning.learn(self, shape_of, known, frame, value_node)
                     value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
+            if isinstance(value, TupleV) and _miscounted(len(items), len(elts), star):
+                self._report_unpack(target, len(items), len(elts), star, value_node)
             if items is not None and star is None and len(items) == len(elts):
                 for i, (e, v) in enumerate(zip(elts, items)):
                     if (
@@ -951,6 +983,8 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
+            if not self._definite(issue):
+                continue
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
                 short = (
@@ -1043,6 +1077,8 @@ class ModuleAnalyzer:
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
+            if not self._definite(issue):
+                continue
             if call is not None:
                 self.report_issue(issue, call, None)
             elif (
@@ -1354,3 +1390,12 @@ __all__ = [
     "RawDiagnostic",
     "OpResult",
 ]
+
+
+def _miscounted(n: int, names: int, star) -> bool:
+    """Python's rule for `a, b, *c = value` with n values: a ValueError."""
+    return n != names if star is None else n < names - 1
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

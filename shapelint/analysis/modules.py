@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import call_path
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -1008,7 +1009,8 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
             return UNKNOWN
         owner.in_flight.add(key)
         try:
-            cached = run_body(owner, fd, recv, args, kwargs)
+            with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
+                cached = run_body(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(key)
         if key is not None:
@@ -1124,8 +1126,9 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
-    bind_arguments(an, init, frame, recorder, args, kwargs)
-    an.exec_block(init.node.body, frame)
+    with call_path.calling(init.qualname, None):
+        bind_arguments(an, init, frame, recorder, args, kwargs)
+        an.exec_block(init.node.body, frame)
 
 
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:

@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
-from shapelint.analysis import attributes, modules, project, unnamed
+from shapelint.analysis import attributes, call_path, modules, project, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
@@ -45,6 +45,8 @@ class TargetResult:
     # The module's parameters and buffers (analysis/parameters.py); None for a
     # function, or a class that is no module.
     params: object = None
+    # Error findings on the target's path (call_path.Finding): torch would raise.
+    errors: list = field(default_factory=list)
 
 
 _LITERAL_NODES = (
@@ -141,7 +143,17 @@ def evaluate_target(
     an, target: Target, init: dict[str, str], inputs: dict[str, str]
 ) -> TargetResult:
     """The target in a prepared analyzer of the file built for specialized
-    evaluation (analysis/driver.analyze_target builds it)."""
+    evaluation (analysis/driver.analyze_target builds it), with the errors found on
+    its way (each with its call path): a forward that would raise."""
+    from shapelint.rules import severity_of
+
+    with call_path.collecting() as found:
+        res = _evaluate(an, target, init, inputs)
+    res.errors = [f for f in found if severity_of(f.code) == "error"]
+    return res
+
+
+def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) -> TargetResult:
     path, qualname = target.path, target.qualname or ""
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
@@ -306,7 +318,8 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         flops, other, byts, whole = unnamed.total(r.cost for r in records)
         c = Cost(flops, other, byts, list(c.notes), complete=whole and c.complete)
     unknown = unknown_calls(records)
-    complete = c.flops is not None and c.complete and not unknown
+    # A forward that would raise has no total: its figure is of a run that never ends.
+    complete = c.flops is not None and c.complete and not unknown and not res.errors
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     return {
         "name": res.name,
@@ -322,7 +335,26 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "defaults": res.defaults,
         "input_dtypes": res.input_dtypes,
         "calls": [record_tree(r, dims) for r in records],
+        "diagnostics": [finding_json(f) for f in res.errors],
     }
+
+
+def finding_json(f: call_path.Finding) -> dict:
+    """A finding as `check --format json` prints one, with its call path."""
+    from shapelint.diagnostics import Diagnostic, safe_text
+    from shapelint.rules import severity_of
+
+    d = Diagnostic(
+        f.path,
+        f.line,
+        f.column + 1,
+        f.end_line,
+        f.end_column + 1,
+        f.code,
+        severity_of(f.code),
+        f.message,
+    )
+    return {**d.to_json(), "path": safe_text(d.path), "call_path": safe_text(f.call_path())}
 
 
 def _without_foreign(r, inputs: frozenset[str]):

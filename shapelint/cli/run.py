@@ -221,7 +221,7 @@ def _run_module(target, init, inputs, dims, device, fmt, static_options) -> None
     with those arguments, against `cost` with the same arguments; exits."""
     from shapelint import runtime
     from shapelint.analysis.target import TargetError, parse_assignments
-    from shapelint.runtime.modules import render, run_module
+    from shapelint.runtime.modules import ForwardRaised, render, run_module
 
     if not target.qualname:
         _usage(f"{str(target)!r}: --init and --input need PATH::QUALNAME")
@@ -235,6 +235,9 @@ def _run_module(target, init, inputs, dims, device, fmt, static_options) -> None
             runtime.resolve_device(device),
             static_options,
         )
+    except ForwardRaised as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(1)
     except (runtime.RuntimeUsageError, TargetError) as e:
         _usage(str(e))
     if fmt == "json":

@@ -67,7 +67,10 @@ def definition_line(text: str, qual: str) -> int:
 
 def summary_lines(t: dict) -> list[str]:
     """The target's head: total, bytes, the defaults applied, the conventions its
-    figures rest on. Every face prints these lines."""
+    figures rest on. Every face prints these lines; for a forward that would raise,
+    its errors instead."""
+    if t.get("diagnostics"):
+        return error_lines(t)
     unit = t.get("unit", "FLOPs")
     lines = [
         f"{t['path']}::{t['name']}  {unit_figure(t, unit)}",
@@ -163,6 +166,8 @@ def _table(t: dict, view: View, markdown: bool = False) -> list[str]:
 
 
 def render_target(t: dict, view: View = View()) -> str:
+    if t.get("diagnostics"):
+        return "\n".join(error_lines(t)) + "\n"
     # The same figure as every other face: a lower bound names the calls it misses.
     unit = t.get("unit", "FLOPs")
     lines = summary_lines(t)
@@ -185,6 +190,10 @@ def _md(s: str) -> str:
 
 
 def render_target_markdown(t: dict, view: View = View()) -> str:
+    if t.get("diagnostics"):
+        head, *rest = error_lines(t)
+        title = f"### `{_md(t['path'])}::{_md(t['name'])}`: {_md(head.split('  ', 1)[1])}"
+        return "\n".join([title, "", *(f"- {_md(line.strip())}" for line in rest)]) + "\n"
     unit = t.get("unit", "FLOPs")
     head, *rest = summary_lines(t)
     lines = [f"### `{_md(t['path'])}::{_md(t['name'])}`: {_md(unit_figure(t, unit))}", ""]
@@ -210,6 +219,18 @@ def render_target_github(t: dict, view: View = View()) -> str:
     from shapelint.report.github import github_path, workflow_command
 
     unit = t.get("unit", "FLOPs")
+    if t.get("diagnostics"):  # each error where it happens, with its call path
+        return "".join(
+            workflow_command(
+                "error",
+                f"{d['message']} (in {d['call_path']})",
+                file=safe_text(github_path(d["path"])),
+                line=d["line"],
+                title=d["code"],
+            )
+            + "\n"
+            for d in t["diagnostics"]
+        )
     body = summary_lines(t) + _table(t, view) + not_costed_lines(t)
     message = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
     return (
@@ -229,3 +250,18 @@ TARGET_RENDERERS = {
     "markdown": render_target_markdown,
     "github": render_target_github,
 }
+
+
+def error_lines(t: dict) -> list[str]:
+    """A forward that would raise: its errors, each with the calls that lead to it,
+    and no total (a figure of a run that never finishes is no figure)."""
+    n = len(t["diagnostics"])
+    lines = [f"{t['path']}::{t['name']}  would raise: {n} error{'s' if n != 1 else ''}, no total"]
+    if t.get("defaults"):
+        lines.append(
+            "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
+        )
+    for d in t["diagnostics"]:
+        lines.append(f"  {d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']}")
+        lines.append(f"    in {d['call_path']}")
+    return lines

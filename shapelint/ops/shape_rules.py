@@ -10,6 +10,7 @@ of shapelint/rules/torch_ops.py.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -260,6 +261,8 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return a, False
         if bv is not None:
             return b, False
+        if only_one_broadcasts(a, b) is not None:
+            return None, True
         # Two expressions: torch's check makes them one size (or one of them 1):
         # kv·(h//kv) against h proves kv | h, and the two are then the same.
         if note_equal(a, b) and a.simplify() == b.simplify():
@@ -269,6 +272,32 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
     if isinstance(known, Expr) and known.value is not None and known.value != 1:
         return known, False
     return None, False
+
+
+def _only_when(x: Dim, y: Dim) -> str:
+    if not (isinstance(x, Expr) and isinstance(y, Expr)):
+        return ""
+    when = only_one_broadcasts(x, y)
+    return "" if when is None or when == "never" else f"; they broadcast only when {when}"
+
+
+def only_one_broadcasts(a: Expr, b: Expr) -> str | None:
+    """For two sizes no positive values make equal (`d` and `2·d`, `n` and `n + 1`):
+    the one assignment under which they still broadcast (`d = 1`), or "never" (`2·d`
+    and `4·d`); None when values may make them equal or the rule cannot tell."""
+    if a.value is not None or b.value is not None or a == b:
+        return None
+    if a.constant_ratio(b) is not None:
+        small = a if sum(a.terms.values()) < sum(b.terms.values()) else b
+    else:
+        gap = (a - b).value
+        if gap is None or gap == 0:
+            return None
+        small = b if gap > 0 else a
+    ((mono, coeff),) = small.terms.items() if len(small.terms) == 1 else ((None, 0),)
+    if coeff != 1:
+        return "never"
+    return " = ".join(sorted(small.names())) + " = 1" if mono else "never"
 
 
 def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, Dim, Dim]]]:
@@ -463,14 +492,14 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                 break
             _, conflicts = broadcast_shapes(prev, t.shape)
             for _axis, x, y in conflicts[:1]:
-                out.issues.append(
-                    ctx.issue(
-                        BROADCAST,
-                        f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
-                        f"({dim_str(x)} vs {dim_str(y)})",
-                        i,
-                    )
+                issue = ctx.issue(
+                    BROADCAST,
+                    f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
+                    f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
+                    i,
                 )
+                names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
+                out.issues.append(dataclasses.replace(issue, names=frozenset(names)))
             if conflicts:
                 break
         seen.append((i, t.shape))

@@ -272,6 +272,10 @@ class OpIssue:
     code: str
     message: str
     where: tuple = ("call",)
+    # A conflict between formulas (`n` and `n + 1`) holds only while each name is
+    # one size: the names it rests on, for the analysis to drop it where a name was
+    # given by learning (two uses may have named two dims alike).
+    names: frozenset = frozenset()
 
 
 @dataclass

@@ -202,4 +202,37 @@ RULES = [
             "    return rearrange(x, 'b h n d -> b n (h d)') + y\n",
         ),
     ),
+    Rule(
+        code="SHP316",
+        name="unpack-count-mismatch",
+        severity="error",
+        summary="A tuple of known length is unpacked into another number of names.",
+        explanation=(
+            "`q, k, v = t.chunk(3, dim=-1)`, `b, n, d = x.shape` and `a, *rest = pair` "
+            "need as many values as names (at least as many as the names beside the "
+            "starred one); Python raises `ValueError: not enough values to unpack` (or too "
+            "many) otherwise. Reported where the number of values is known: a chunk or "
+            "split of known count, a shape of known rank, a tuple. Usually the count passed "
+            "to chunk or the dim of an unbind is wrong."
+        ),
+        invalid=(
+            Example(
+                "import torch\n\n\ndef f():\n    qkv = torch.zeros(2, 16, 96)\n"
+                "    q, k = qkv.chunk(3, dim=-1)\n    return q + k\n",
+                expect=("6:5 SHP316 qkv.chunk(3, dim=-1) gives 3 values; unpacking needs 2",),
+            ),
+            Example(
+                "import torch\n\n\ndef f():\n    x = torch.zeros(2, 16, 96)\n"
+                "    b, n = x.shape\n    return b * n\n",
+                expect=("6:5 SHP316 x.shape gives 3 values; unpacking needs 2",),
+            ),
+        ),
+        valid=(
+            "import torch\n\n\ndef f():\n    qkv = torch.zeros(2, 16, 96)\n"
+            "    q, k, v = qkv.chunk(3, dim=-1)\n    return q + k\n",
+            "import torch\n\n\ndef f():\n    x = torch.zeros(2, 16, 96)\n"
+            "    b, *rest = x.shape\n    return b\n",
+            "import torch\n\n\ndef f(x):\n    b, n = x.shape\n    return b * n\n",
+        ),
+    ),
 ]

@@ -75,6 +75,17 @@ RULES = [
                     "6:16 SHP308 operator.add: shapes [4, 10] and [4] cannot broadcast (10 vs 4)",
                 ),
             ),
+            Example(
+                "import torch\nfrom torch import nn\n\n\n"
+                "def block(dim: int = 8):\n"
+                "    proj = nn.Linear(dim, dim * 2)\n"
+                "    x = torch.zeros(2, dim)\n"
+                "    return x + proj(x)\n",
+                expect=(
+                    "8:16 SHP308 operator.add: shapes [2, dim] and [2, 2·dim] cannot broadcast "
+                    "(dim vs 2·dim; they broadcast only when dim = 1)",
+                ),
+            ),
         ),
         valid=(
             "import torch\n\n"

@@ -29,6 +29,10 @@ from shapelint.runtime import (
 )
 
 
+class ForwardRaised(RuntimeUsageError):
+    """The forward raised where the static target said it would: exit 1, as `cost`."""
+
+
 def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
@@ -53,6 +57,9 @@ class ModuleRunReport:
     # (None: not known statically, then not compared)
     params_measured: tuple[int, int, int] = (0, 0, 0)
     params_static: tuple[int | None, int | None, int | None] = (None, None, None)
+    # What the static target found on its path (the objects `check --format json`
+    # prints, with their call path): errors, a forward that would raise.
+    diagnostics: list[dict] = field(default_factory=list)
 
     @property
     def flops_match(self) -> bool:
@@ -98,6 +105,7 @@ class ModuleRunReport:
             "params_match": self.params_match,
             "confirmed": self.confirmed,
             "notes": self.notes,
+            "diagnostics": self.diagnostics,
         }
 
 
@@ -211,6 +219,7 @@ def run_module(
     rep.static_complete = static["complete"]
     rep.unknown = static["unknown"]
     rep.static_output = _static_output(static, dims)
+    rep.diagnostics = static["diagnostics"]
     module = import_file(path)
     cls_name, _, meth = qualname.partition(".")
     obj = getattr(module, cls_name, None)
@@ -257,7 +266,10 @@ def run_module(
                 # FLOPs are the same with gradients on.
                 fc, out = _counted(torch, call, args, grad=True)
         except Exception as e:  # noqa: BLE001
-            raise RuntimeUsageError(f"{qualname} raised {_describe(e)}") from None
+            message = f"{qualname} raised {_describe(e)}"
+            if rep.diagnostics:  # foreseen: a finding of the run, not a usage error
+                raise ForwardRaised(message + _static_errors(rep.diagnostics)) from None
+            raise RuntimeUsageError(message) from None
     glob = fc.get_flop_counts().get("Global", {})
     rep.measured = {str(op): int(n) for op, n in glob.items() if n}
     rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops = split_counts(rep.measured)
@@ -320,7 +332,19 @@ def render(rep: ModuleRunReport) -> str:
         )
         out.append(f"  params   {verdict} {shown}")
     out += [f"  note: {n}" for n in rep.notes]
+    out += _static_errors(rep.diagnostics).splitlines()[1:]
     return "\n".join(out) + "\n"
+
+
+def _static_errors(diagnostics: list[dict]) -> str:
+    """The static target's errors, each with its call path, after a line break."""
+    if not diagnostics:
+        return ""
+    lines = ["", "  the static analysis found (the forward would raise):"]
+    for d in diagnostics:
+        lines.append(f"    {d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']}")
+        lines.append(f"      in {d['call_path']}")
+    return "\n".join(lines)
 
 
 def _counted(torch, call, args: dict, grad: bool):

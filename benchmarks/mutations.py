@@ -1,0 +1,359 @@
+"""The mutation harness (issue 25): shape bugs planted one at a time in real corpus
+modules, judged by torch, then by shapelint in three modes.
+
+    python benchmarks/mutations.py [--corpus /work/corpus] [--only vit,cait] [--per-kind 3]
+                                   [--label before] [--json out.json]
+
+For each subject (mutation_subjects.py): torch runs the module as released with its
+constructor arguments and inputs and reports which lines ran (mutation_torch.py); the
+operators (mutation_ops.py) edit those lines; torch judges every mutant. A bug operator's
+mutant that raises is a real bug (one that runs is dropped); a benign rewrite that runs
+to the original's output shape is kept as a control. Then each kept mutant is checked in
+a copy of its package, in a fresh process, three ways (mutation_check.py):
+
+- `check FILE`: caught if an error-severity finding the original file does not have
+  lies near the edit (in the class or function that holds it, or within 3 lines);
+- `check FILE --dim ...` (the int constructor arguments bound by name): the same;
+- the target `cost FILE::Class --init ... --input ...`: caught if the target reports an
+  error diagnostic (issue 25's channel) or ends in an error instead of a report.
+
+A false error is any such new error on a benign rewrite; for the target, on any mutant
+torch runs (its sizes are torch's sizes, so an error there is wrong). Torch verdicts are
+cached in benchmarks/.mutations-cache/ (keyed by the source and the subject), and so is
+shapelint's verdict, keyed by the mutant and a digest of shapelint's own sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from mutation_ops import Mutant, mutants, sample  # noqa: E402
+from mutation_subjects import SUBJECTS, Subject  # noqa: E402
+
+CACHE = HERE / ".mutations-cache"
+BENIGN_FORWARD_ONLY = {"add_swap", "matmul_fn"}
+NEAR = 3
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _load(name: str) -> dict:
+    path = CACHE / name
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(name: str, data: dict) -> None:
+    CACHE.mkdir(exist_ok=True)
+    tmp = CACHE / (name + ".tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True))
+    tmp.replace(CACHE / name)
+
+
+def shapelint_digest(tree: Path) -> str:
+    h = hashlib.sha256()
+    for folder in ("shapelint", "stubs"):
+        for p in sorted((tree / folder).rglob("*")):
+            if p.suffix in (".py", ".stub", ".pyi") and p.is_file():
+                h.update(str(p.relative_to(tree)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:24]
+
+
+# ---------------------------------------------------------------- torch
+
+
+def torch_verdicts(
+    subject: Subject, corpus: Path, sources: list[str], cache: dict, trace: bool = False
+) -> list[dict]:
+    spec = json.dumps([subject.module, subject.cls, subject.init, sorted(subject.inputs.items())])
+    keys = [_digest(spec, s, str(trace)) for s in sources]
+    todo = [i for i, k in enumerate(keys) if k not in cache]
+    if todo:
+        root = corpus / subject.package
+        job = {
+            "root": str(root),
+            "module": subject.module,
+            "file": str(root / subject.file),
+            "cls": subject.cls,
+            "init": subject.init,
+            "inputs": {k: [list(shape), high] for k, (shape, high) in subject.inputs.items()},
+            "sources": [sources[i] for i in todo],
+            "trace": trace,
+        }
+        proc = subprocess.run(
+            [sys.executable, str(HERE / "mutation_torch.py")],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=60 + 40 * len(todo),
+            env={**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"},
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"{subject.name}: torch worker failed:\n{proc.stderr[-3000:]}")
+        for i, verdict in zip(todo, json.loads(proc.stdout), strict=True):
+            cache[keys[i]] = verdict
+    return [cache[k] for k in keys]
+
+
+# ---------------------------------------------------------------- shapelint
+
+
+def _package_copy(subject: Subject, corpus: Path, scratch: Path) -> Path:
+    """A private copy of the subject's top-level package (its .py files), so that a
+    mutant is analysed where its relative imports resolve."""
+    top = subject.file.split("/")[0]
+    dest = scratch / subject.name
+    if not (dest / top).exists():
+        shutil.copytree(
+            corpus / subject.package / top,
+            dest / top,
+            ignore=lambda d, names: [
+                n for n in names if not (n.endswith(".py") or (Path(d) / n).is_dir())
+            ],
+        )
+    return dest
+
+
+def shapelint_verdict(subject: Subject, copy: Path, source: str, tree: Path) -> dict:
+    path = copy / subject.file
+    path.write_text(source)
+    job = {
+        "file": str(path),
+        "target": f"{path}::{subject.cls}",
+        "init": subject.init_args(),
+        "inputs": subject.input_args(),
+        "dims": subject.dim_args(),
+    }
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "mutation_check.py")],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(copy),
+        env={**os.environ, "PYTHONPATH": str(tree)},
+    )
+    if proc.returncode != 0:
+        return {"failure": proc.stderr[-3000:]}
+    return json.loads(proc.stdout)
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def _owner_span(source: str, line: int) -> tuple[int, int]:
+    """The lines of the class (or top-level function) that holds `line`."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if (
+            isinstance(node, (ast.ClassDef, ast.FunctionDef))
+            and node.lineno <= line <= node.end_lineno
+        ):
+            return node.lineno, node.end_lineno
+    return line, line
+
+
+def _errors(found: dict | None) -> set[tuple]:
+    if not found:
+        return set()
+    return {
+        (d["line"], d["code"], d["message"])
+        for d in found.get("diagnostics", [])
+        if d.get("severity") == "error"
+    }
+
+
+def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
+    lo, hi = _owner_span(source, m.line)
+    out = {}
+    for mode in ("check", "check_dims"):
+        new = _errors(got.get(mode)) - _errors(base.get(mode))
+        near = [e for e in new if lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR]
+        out[mode] = {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
+    target = got.get("target") or {}
+    new = _errors(target) - _errors(base.get("target"))
+    failed = "failure" in target or "failure" in got
+    out["target"] = {
+        "near": bool(new),
+        "any": bool(new),
+        "new": sorted(new)[:4],
+        "complete": bool(target.get("complete")),
+        "failure": failed,
+    }
+    return out
+
+
+# ---------------------------------------------------------------- main
+
+
+def run_subject(
+    subject: Subject, args, torch_cache: dict, check_cache: dict, scratch: Path, tree_digest: str
+) -> list[dict]:
+    corpus = Path(args.corpus)
+    original = (corpus / subject.package / subject.file).read_text()
+    (first,) = torch_verdicts(subject, corpus, [original], torch_cache, trace=True)
+    if first["verdict"] != "runs":
+        print(f"{subject.name}: the original does not run: {first.get('error')}", file=sys.stderr)
+        return []
+    init_lines, forward_lines = set(first["init_lines"]), set(first["forward_lines"])
+    found = mutants(original, init_lines | forward_lines, runtime_lines=forward_lines)
+    found = [
+        m for m in found if m.bug or m.kind not in BENIGN_FORWARD_ONLY or m.line in forward_lines
+    ]
+    chosen = sample(found, subject.name, args.per_kind)
+    sources = [m.apply(original) for m in chosen]
+    verdicts = torch_verdicts(subject, corpus, sources, torch_cache)
+    kept = []
+    for m, src, v in zip(chosen, sources, verdicts, strict=True):
+        if m.bug and v["verdict"] == "raises":
+            kept.append((m, src, v, "bug"))
+        elif not m.bug and v["verdict"] == "runs" and v.get("shape") == first.get("shape"):
+            kept.append((m, src, v, "benign"))
+        elif m.bug and v["verdict"] == "runs":
+            kept.append(
+                (m, src, v, "runs")
+            )  # a size edit torch accepts: the target's false-error control
+    copy = _package_copy(subject, corpus, scratch)
+
+    def verdict(src: str) -> dict:
+        key = _digest(tree_digest, subject.name, src)
+        if args.torch_only:
+            return {}
+        if key not in check_cache:
+            check_cache[key] = shapelint_verdict(
+                subject, copy, src, ROOT if args.tree is None else Path(args.tree)
+            )
+        return check_cache[key]
+
+    base = verdict(original)
+    rows = []
+    for m, src, v, role in kept:
+        got = verdict(src)
+        rows.append(
+            {
+                "subject": subject.name,
+                "kind": m.kind,
+                "role": role,
+                "line": m.line,
+                "old": m.old,
+                "new": m.new,
+                "torch": v.get("error") or v.get("shape"),
+                "score": score(m, original, base, got),
+            }
+        )
+    (copy / subject.file).write_text(original)
+    print(
+        f"{subject.name}: {len(found)} mutants, {len(chosen)} sampled, "
+        f"{sum(r['role'] == 'bug' for r in rows)} bugs, {sum(r['role'] == 'benign' for r in rows)} benign",
+        file=sys.stderr,
+    )
+    return rows
+
+
+def _by_kind(title: str, rows: list[dict], field: str, modes: list[str]) -> list[str]:
+    out = ["", f"| {title} | mutants | check | check --dim | target |", "|---|---|---|---|---|"]
+    for kind in sorted({r["kind"] for r in rows}):
+        group = [r for r in rows if r["kind"] == kind]
+        cells = [str(sum(r["score"][m][field] for r in group)) for m in modes]
+        out.append(f"| {kind} | {len(group)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def summarize(rows: list[dict]) -> str:
+    modes = [
+        ("check", "`check FILE`"),
+        ("check_dims", "`check FILE --dim ...`"),
+        ("target", "target `cost FILE::Class`"),
+    ]
+    bugs = [r for r in rows if r["role"] == "bug"]
+    benign = [r for r in rows if r["role"] == "benign"]
+    runs = [r for r in rows if r["role"] != "bug"]
+    lines = [
+        "| mode | caught (near the edit) | new error anywhere | false errors (benign) |",
+        "|---|---|---|---|",
+    ]
+    for mode, label in modes:
+        caught = sum(r["score"][mode]["near"] for r in bugs)
+        anywhere = sum(r["score"][mode]["any"] for r in bugs)
+        false = sum(r["score"][mode]["any"] for r in benign)
+        extra = ""
+        if mode == "target":
+            extra = f"; {sum(r['score'][mode]['any'] for r in runs)} / {len(runs)} on every mutant torch runs"
+        lines.append(
+            f"| {label} | {caught} / {len(bugs)} | {anywhere} / {len(bugs)} | {false} / {len(benign)}{extra} |"
+        )
+    complete = sum(r["score"]["target"]["complete"] for r in bugs)
+    lines.append("")
+    lines.append(
+        f"Targets that print a complete figure for a forward torch cannot run: {complete} / {len(bugs)}."
+    )
+    lines += _by_kind("bug kind", bugs, "near", [m for m, _ in modes])
+    lines += _by_kind("benign rewrite", benign, "any", [m for m, _ in modes])
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default=os.environ.get("SHAPELINT_CORPUS", "/work/corpus"))
+    parser.add_argument("--only", default="", help="comma-separated subject names")
+    parser.add_argument("--per-kind", type=int, default=3, help="mutants per operator and subject")
+    parser.add_argument(
+        "--tree", default=None, help="the shapelint checkout to judge (default: this one)"
+    )
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--json", default=None, help="write every row here")
+    parser.add_argument(
+        "--torch-only", action="store_true", help="judge with torch, skip shapelint"
+    )
+    args = parser.parse_args()
+    subjects = [s for s in SUBJECTS if not args.only or s.name in args.only.split(",")]
+    torch_cache = _load("torch.json")
+    check_cache = _load("shapelint.json")
+    tree = ROOT if args.tree is None else Path(args.tree)
+    tree_digest = "torch-only" if args.torch_only else shapelint_digest(tree)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="shapelint-mutants-") as scratch:
+
+        def one(subject):
+            try:
+                return run_subject(
+                    subject, args, torch_cache, check_cache, Path(scratch), tree_digest
+                )
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"{subject.name}: {e}", file=sys.stderr)
+                return []
+            finally:
+                _save("torch.json", torch_cache)
+                if not args.torch_only:
+                    _save("shapelint.json", check_cache)
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for got in pool.map(one, subjects):
+                rows += got
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    print(summarize(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Targets report what they find (issue 25): a conflict on the path of
+`cost PATH::Class --init ... --input ...` is an error with its call path, in text and
+json (the objects `check --format json` prints), the run exits 1 and prints no total.
+Torch judges each module: the one reported raises, the clean one runs."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from shapelint.cli import main
+
+# A residual of another width two calls down: [b, n, 64] + [b, n, 128]. Before the
+# channel the target printed a complete figure for it.
+BLOCK = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim, inner):
+            super().__init__()
+            self.proj = nn.Linear(dim, inner)
+
+        def forward(self, x):
+            return x + self.proj(x)
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, inner):
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+            self.attn = Attention(dim, inner)
+
+        def forward(self, x):
+            h = self.norm(x)
+            return self.attn(h)
+    """
+)
+ARGS = ["--init", "dim=64", "--input", "x=2,5,64"]
+
+
+def _torch_runs(source: str, inner: int) -> bool:
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
+    try:
+        ns["Block"](64, inner)(torch.randn(2, 5, 64))
+    except RuntimeError:
+        return False
+    return True
+
+
+def _cost(tmp_path, inner: int, fmt: str):
+    p = tmp_path / "block.py"
+    p.write_text(BLOCK)
+    args = ["cost", f"{p}::Block", *ARGS, "--init", f"inner={inner}", "--no-cache"]
+    return p, CliRunner().invoke(main, [*args, "--format", fmt])
+
+
+def test_a_conflict_on_the_path_is_an_error_with_its_call_path(tmp_path):
+    assert not _torch_runs(BLOCK, 128)
+    p, r = _cost(tmp_path, 128, "json")
+    assert r.exit_code == 1
+    t = json.loads(r.output)["target"]
+    assert t["flops_value"] is None and not t["complete"] and t["bytes_value"] is None
+    (d,) = t["diagnostics"]
+    lines = BLOCK.splitlines()
+    add = next(i for i, s in enumerate(lines, 1) if "x + self.proj(x)" in s)
+    call = next(i for i, s in enumerate(lines, 1) if "self.attn(h)" in s)
+    assert (d["path"], d["line"], d["code"], d["severity"]) == (str(p), add, "SHP308", "error")
+    assert d["call_path"] == f"Block.forward:{call} → Attention.forward:{add}"
+    assert "64 vs 128" in d["message"]
+    # the same object `check --format json` prints for a finding, plus its call path
+    keys = {"path", "line", "column", "end_line", "end_column", "code", "severity", "message"}
+    assert set(d) == keys | {"call_path"}
+
+
+def test_the_text_names_the_error_and_prints_no_total(tmp_path):
+    p, r = _cost(tmp_path, 128, "text")
+    assert r.exit_code == 1
+    first, *rest = r.output.splitlines()
+    assert first == f"{p}::Block  would raise: 1 error, no total"
+    assert "flops" not in r.output
+    assert any(": SHP308 operator.add" in line for line in rest)
+    assert any(line.strip().startswith("in Block.forward:") for line in rest)
+
+
+def test_a_forward_that_runs_has_its_total_and_no_diagnostics(tmp_path):
+    assert _torch_runs(BLOCK, 64)
+    _, r = _cost(tmp_path, 64, "json")
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    assert t["diagnostics"] == [] and t["complete"] and t["flops_value"] is not None
+
+
+def test_unpacking_the_wrong_count_is_an_error_torch_agrees(tmp_path):
+    source = BLOCK.replace(
+        "return x + self.proj(x)", "a, b = self.proj(x).chunk(3, dim=-1)\n        return a"
+    )
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        ns["Block"](64, 96)(torch.randn(2, 5, 64))
+    p = tmp_path / "block.py"
+    p.write_text(source)
+    r = CliRunner().invoke(
+        main, ["cost", f"{p}::Block", *ARGS, "--init", "inner=96", "--no-cache", "--format", "json"]
+    )
+    (d,) = json.loads(r.output)["target"]["diagnostics"]
+    assert d["code"] == "SHP316" and "gives 3 values; unpacking needs 2" in d["message"]
+
+
+def test_run_prints_the_static_errors_when_the_forward_raises(tmp_path):
+    pytest.importorskip("torch")
+    p = tmp_path / "block.py"
+    p.write_text(BLOCK)
+    args = ["run", f"{p}::Block", *ARGS, "--init", "inner=128", "--device", "cpu"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1
+    assert "Block raised RuntimeError" in r.output
+    assert ": SHP308 operator.add" in r.output and "in Block.forward:" in r.output
