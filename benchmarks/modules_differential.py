@@ -713,6 +713,7 @@ def shapelint_one(c: dict) -> dict:
 
     from shapelint.analysis.target import TargetError
     from shapelint.cost.target import run_target
+    from shapelint.notation.target import Target
 
     if _OPTIONS is None:
         from shapelint.cli.options import analysis_options, load_config
@@ -722,7 +723,7 @@ def shapelint_one(c: dict) -> dict:
     t0 = time.time()
     try:
         _alarm(TARGET_LIMIT)
-        t = run_target(f"{c['path']}::{c['qualname']}", init, inputs, {}, _OPTIONS)
+        t = run_target(Target(c["path"], c["qualname"]), init, inputs, {}, _OPTIONS)
     except Timeout:
         return {"verdict": "unknown", "why": "timeout", "seconds": TARGET_LIMIT}
     except TargetError as e:

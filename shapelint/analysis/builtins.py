@@ -26,6 +26,7 @@ from shapelint.analysis.modules import (
     PartialV,
     as_items,
     dict_value,
+    mapping,
 )
 from shapelint.analysis.sequences import SeqV, hidden
 from shapelint.notation.symbolic import Expr
@@ -129,8 +130,8 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
         return None
     if any(kw.arg is None for kw in node.keywords):
         return None
-    base = args[0] if args else None
-    if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
+    base = mapping(args[0]) if args else None
+    if args and base is None:
         return None
     return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
 

@@ -14,6 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    attributes,
     branches,
     folding,
     indexing,
@@ -73,7 +74,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if node.id in an.classes and node.id not in frame.locals:
         return modules.ClassRefV(an.classes[node.id].key)
     if an.specialize and node.id in an.functions and node.id not in frame.locals:
-        return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
+        return modules.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
     return UNKNOWN
 
 
@@ -203,8 +204,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
     if isinstance(base, SelfRecorder):
-        return base.attrs.get(node.attr, UNKNOWN)
+        if node.attr in base.attrs:
+            return base.attrs[node.attr]
+        return _class_attribute(an, base.cls, node.attr)
     if isinstance(base, ObjectV):
+        if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
+            return _class_attribute(an, base.kind[7:], node.attr)
         return base.attr(node.attr)
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
@@ -217,6 +222,14 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return DtypeV(base.dtype) if base.dtype else UNKNOWN
         return an.op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
     return UNKNOWN
+
+
+def _class_attribute(an: Analyzer, key: str, name: str) -> Value:
+    """An attribute the instance lacks, read through it off its class (a target run
+    only: a plain run does not build instances from their classes' bodies)."""
+    cd = an.class_of(key) if an.specialize else None
+    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    return UNKNOWN if found is None else found
 
 
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:

@@ -18,7 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import call_path
@@ -91,9 +91,12 @@ class ClassRefV(Value):
 
 @dataclass(frozen=True)
 class FunctionRefV(Value):
-    """A function of this file used as a value in a target run (`fn = identity`)."""
+    """A module-level function used as a value in a target run (`fn = identity`).
+    `owner` is the analyzer of the file that defines it: the value travels to
+    other files (timm's `to_2tuple = _ntuple(2)`), the function does not."""
 
     name: str
+    owner: Analyzer | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -118,11 +121,11 @@ def layer_class(qual: str) -> Value | None:
 
 def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
-    when the stubs describe it."""
+    when the stubs describe it, or the container (`class MLP(nn.Sequential)`)."""
     owner = cd.owner or an
     for b in cd.node.bases:
         qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
-        if qual is not None and layer_class(qual) is not None:
+        if qual is not None and (qual in _CONTAINERS or layer_class(qual) is not None):
             return qual
     for base in base_classes(an, cd):
         found = torch_base(an, base)
@@ -144,13 +147,35 @@ DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
 _CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
-_DICTS = {"torch.nn.ModuleDict", "torch.nn.ParameterDict", "types.SimpleNamespace"}
+_DICTS = {
+    "torch.nn.ModuleDict",
+    "torch.nn.ParameterDict",
+    "types.SimpleNamespace",
+    "collections.OrderedDict",
+}
 _MATH_FLOAT = {f"math.{n}" for n in ("sqrt", "log", "log2", "exp", "pow", "cos", "sin")}
 _PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
 def dict_value(entries: dict[str, Value]) -> ObjectV:
     return ObjectV(DICT_KIND, tuple(entries.items()))
+
+
+def mapping(v: Value) -> ObjectV | None:
+    """What `dict(v)` / `OrderedDict(v)` holds: a dict's entries, or an iterable of
+    (str, value) pairs known one by one, in order; None when that is not known."""
+    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return v
+    items = as_items(v)
+    if items is None:
+        return None
+    entries: dict[str, Value] = {}
+    for pair in items:
+        kv = as_items(pair)
+        if kv is None or len(kv) != 2 or not isinstance(kv[0], StrV) or kv[0].value is None:
+            return None
+        entries[kv[0].value] = kv[1]
+    return dict_value(entries)
 
 
 def as_items(v: Value) -> tuple[Value, ...] | None:
@@ -172,9 +197,10 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual in _DICTS:
         if open_kwargs:
             return UNKNOWN
-        if args and isinstance(args[0], ObjectV) and args[0].kind == DICT_KIND:
-            return dict_value({**dict(args[0].attrs), **kwargs})
-        return dict_value(dict(kwargs)) if not args else UNKNOWN
+        if not args:
+            return dict_value(dict(kwargs))
+        base = mapping(args[0]) if len(args) == 1 else None
+        return dict_value({**dict(base.attrs), **kwargs}) if base is not None else UNKNOWN
     if qual in _MATH_FLOAT:
         return FloatV(None)
     if qual == "functools.wraps":
@@ -339,7 +365,10 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
     if isinstance(callee, FunctionRefV):
-        return an.call_local(callee.name, node, args, kwargs, frame)
+        owner = callee.owner or an
+        if owner is an:
+            return an.call_local(callee.name, node, args, kwargs, frame)
+        return an.invoke(owner.functions[callee.name], None, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, PartialV):
@@ -350,11 +379,77 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
             base = torch_base(an, cd)
             if base is not None:  # forward inherited from the torch layer
-                layer = ObjectV(base, callee.attrs)
-                return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
+                return torch_forward(an, base, callee, node, args, kwargs, frame)
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
     return None
+
+
+# Where an instance of a container's subclass keeps the layers its torch
+# constructor was given (`super().__init__(*layers)`); no Python name can clash.
+LAYERS = "<layers>"
+
+
+def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwargs, frame):
+    """The torch base's __init__ on a project instance: a layer's attributes (its
+    Parameters, sizes), or a container's layers."""
+    if base in _CONTAINERS:
+        recorder.attrs[LAYERS] = _container(args, sequential=_CONTAINERS[base])
+        return
+    layer = an.call_qualified(base, node, args, kwargs, False, frame)
+    if isinstance(layer, ObjectV):
+        recorder.attrs.update(dict(layer.attrs))
+
+
+def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
+    """The torch base's forward on a project instance (inherited, or `super().forward`):
+    a container chains its layers, a layer is its stub with the instance's attributes."""
+    if base in _CONTAINERS:
+        layers = _registered(an, me)
+        if layers is not None and layers.sequential:
+            return _call_sequential(an, layers, node, args, kwargs, frame)
+        return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
+    return an.op_value(f"{base}.__call__", [ObjectV(base, me.attrs), *args], kwargs, node, frame)
+
+
+def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
+    """A container subclass's layers in the order torch registers them: those its
+    constructor was given, then every module assigned to an attribute or added
+    (`self.add_module('bn', ...)`) after; None when an attribute set after them
+    might be a module the analysis did not build."""
+    keys = [k for k, _ in me.attrs]
+    layers = me.attr(LAYERS)
+    if not isinstance(layers, ModuleListV) or not layers.known or layers.count is not None:
+        return None
+    added = []
+    for _, v in me.attrs[keys.index(LAYERS) + 1 :]:
+        if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, TensorV)):
+            continue
+        if not is_module(v):
+            return None
+        if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+            cd = an.class_of(v.kind[7:])  # a project object: a module only if it runs
+            if cd is None or ("forward" not in all_methods(cd.owner or an, cd)
+                              and torch_base(an, cd) is None):  # fmt: skip
+                return None
+        added.append(v)
+    return ModuleListV(layers.items + tuple(added), layers.sequential)
+
+
+def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, x: Value, frame):
+    """A target whose forward is its torch base's: one call record, at the class,
+    holding what the base's forward ran."""
+    node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = torch_forward(an, base, me, node, [x], {}, frame)
+    finally:
+        frame.records = saved
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(node, frame, f"call {cd.name}.forward", None, [x], value, cost)
+    rec.children = list(children.values())
+    return value
 
 
 def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
@@ -433,6 +528,19 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
         return NoneV()
+    if isinstance(recv, ModuleListV) and attr in ("add_module", "register_module"):
+        # A new name appends; a name of an item ("0") replaces it.
+        name = args[0] if args else UNKNOWN
+        new = (
+            _grown(recv, "append", args[1:])
+            if isinstance(name, StrV) and name.value is not None and not name.value.isdigit()
+            else ModuleListV((), recv.sequential, known=False)
+        )
+        _store(an, func.value, new, frame)
+        return NoneV()
+    if isinstance(recv, ModuleListV) and attr in _LIST_MUTATORS:
+        _store(an, func.value, ModuleListV((), recv.sequential, known=False), frame)
+        return None
     if isinstance(recv, ObjectV) and recv.kind == DICT_KIND:
         if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
             v = recv.attr(args[0].value)
@@ -623,6 +731,39 @@ def reachable(values) -> set[int]:
     for v in values:
         walk(v)
     return out
+
+
+_LIST_MUTATORS = frozenset(("pop", "remove", "clear", "__setitem__", "__delitem__", "reverse"))
+
+
+def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
+    """`c[idx] = value` on a list, module list or dict known item by item: the
+    container after it (an unknown one where idx is not known); None when c is
+    none of these (a tensor: a write into part of it keeps its shape)."""
+    if isinstance(container, ObjectV) and container.kind == DICT_KIND:
+        if isinstance(idx, StrV) and idx.value is not None:
+            return dict_value({**dict(container.attrs), idx.value: value})
+        return UNKNOWN
+    items = as_items(container)
+    if items is None:
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN if isinstance(container, TupleV) else None
+    i = idx.value.value if isinstance(idx, IntV) and idx.value is not None else None
+    if i is None or not -len(items) <= i < len(items):
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN
+    new = list(items)
+    new[i] = value
+    if isinstance(container, ModuleListV):
+        return ModuleListV(tuple(new), container.sequential)
+    return TupleV(tuple(new))
+
+
+def store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
+    """value into a local name or an attribute of the self being built."""
+    _store(an, target, value, frame)
 
 
 def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
@@ -1115,8 +1256,14 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
+    base = torch_base(an, cd) if init is None else None
     if init is not None:
         run_init(an, init, recorder, args, kwargs)
+    elif base is not None:  # no project __init__ on the way: the torch layer's runs
+        top = an.new_frame(None, cd.name)
+        top.env = an.module_env
+        call = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+        torch_init(an, base, recorder, call, args, kwargs, top)
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
@@ -1138,11 +1285,13 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     me = frame.env.get("self")
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
-        if base is not None:  # `super().__init__(dim)` of a torch layer: its attributes
-            layer = an.call_qualified(base, node, args, kwargs, False, frame)
-            if isinstance(layer, ObjectV):
-                me.attrs.update(dict(layer.attrs))
+        if base is not None:  # `super().__init__(dim)` of a torch layer
+            torch_init(an, base, me, node, args, kwargs, frame)
         return NoneV()
+    if fd is None and isinstance(me, ObjectV) and frame.func and frame.func.cls is not None:
+        base = torch_base(an, frame.func.cls)
+        if base is not None and meth == "forward":
+            return torch_forward(an, base, me, node, args, kwargs, frame)
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":

@@ -176,7 +176,8 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         fd = attributes.find_method(an, cd, meth or "forward")
         if fd is None and not meth:
             fd = attributes.find_method(an, cd, "__call__")
-        if fd is None:
+        base = modules.torch_base(an, cd) if fd is None and not meth else None
+        if fd is None and base is None:
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
@@ -190,11 +191,20 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         known = sorted([*an.classes, *an.functions])
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
         raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
-    _check_names(an, fd, inputs, "--input", fd.qualname)
-    for name, v in shapes.items():
-        if v.dtype is None:
-            shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
-    value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+    if fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
+        for name in inputs:
+            if name != "input":
+                raise TargetError(
+                    f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
+                    f"parameter {name!r} (parameters: input)"
+                )
+        value = modules.inherited_forward(an, base, recv, cd, shapes.get("input", UNKNOWN), top)
+    else:
+        _check_names(an, fd, inputs, "--input", fd.qualname)
+        for name, v in shapes.items():
+            if v.dtype is None:
+                shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
+        value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
     for f in (fd, attributes.find_method(an, cd, "__init__") if cd is not None else None):
