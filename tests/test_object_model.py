@@ -1,6 +1,7 @@
-"""Python's object model in target runs (issue 24): torch layers and containers as
-bases of project classes, their constructors and forwards inherited as in Python,
-class attributes read through self, containers changed after they are built.
+"""Python as it is written, in target runs (issue 24): torch layers and containers
+as bases of project classes, their constructors and forwards inherited as in
+Python, class attributes read through self, containers changed after they are
+built, builtins and math on sizes, str and dict methods that decide a layer.
 Each module is judged by FlopCounterMode on the same module and inputs."""
 
 from __future__ import annotations
@@ -133,6 +134,59 @@ CASES = {
         """,
         "Bottleneck",
         dict(planes=8),
+        dict(x=(2, 8)),
+    ),
+    # builtins and math on sizes, in the one table
+    "builtins_on_sizes": (
+        """
+        import math
+
+        class Sizes(nn.Module):
+            def __init__(self, dim, ratio=2.5, depths=(1, 2)):
+                super().__init__()
+                hidden = int(round(dim * ratio))
+                total = sum(depths) + abs(-1)
+                q, r = divmod(dim, 3)
+                up = math.ceil(dim / 3)
+                self.a = nn.Linear(dim, hidden)
+                self.b = nn.Linear(hidden, total * q + r)
+                self.c = nn.Linear(total * q + r, up * max(q, 1) + pow(2, 3))
+
+            def forward(self, x):
+                return self.c(self.b(self.a(x)))
+        """,
+        "Sizes",
+        dict(dim=10),
+        dict(x=(2, 10)),
+    ),
+    # `any`/`all` over a list, str methods and dict.pop/setdefault deciding a layer
+    "decisions_from_builtins": (
+        """
+        def is_static(kernel, stride=1):
+            if any([isinstance(v, (tuple, list)) for v in [kernel, stride]]):
+                return all([s == 1 for s in stride])
+            return stride == 1 and (kernel - 1) % 2 == 0
+
+        def make(dim, kernel, **kwargs):
+            padding = kwargs.pop("padding", "")
+            kwargs.setdefault("bias", False)
+            if padding.lower() == "same" and not is_static(kernel):
+                return nn.Linear(dim, 2 * dim, **kwargs)
+            if "extra" in kwargs:
+                return nn.Linear(dim, 3 * dim, **kwargs)
+            return nn.Linear(dim, dim, **kwargs)
+
+        class Picked(nn.Module):
+            def __init__(self, dim, padding="SAME"):
+                super().__init__()
+                self.a = make(dim, 4, padding=padding)
+                self.b = make(2 * dim, 3, padding="valid")
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Picked",
+        dict(dim=8),
         dict(x=(2, 8)),
     ),
 }

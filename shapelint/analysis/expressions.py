@@ -282,6 +282,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         if isinstance(op, ast.Mod) and a.value is not None and b.value:
             return IntV(Expr.const(a.value % b.value))
         if isinstance(op, ast.Div):
+            if a.value is not None and b.value:
+                return FloatV(a.value / b.value)
             return FloatV(None)
         return IntV(None)
     if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):

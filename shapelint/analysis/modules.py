@@ -153,7 +153,6 @@ _DICTS = {
     "types.SimpleNamespace",
     "collections.OrderedDict",
 }
-_MATH_FLOAT = {f"math.{n}" for n in ("sqrt", "log", "log2", "exp", "pow", "cos", "sin")}
 _PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
@@ -201,8 +200,6 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
             return dict_value(dict(kwargs))
         base = mapping(args[0]) if len(args) == 1 else None
         return dict_value({**dict(base.attrs), **kwargs}) if base is not None else UNKNOWN
-    if qual in _MATH_FLOAT:
-        return FloatV(None)
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
@@ -564,7 +561,22 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                     frame,
                 )
                 return NoneV()
-        if attr in ("update", "pop", "setdefault", "__setitem__", "clear"):
+        key = args[0].value if args and isinstance(args[0], StrV) else None
+        if attr in ("pop", "setdefault") and key is not None and len(args) <= 2 and not kwargs:
+            # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it
+            entries = dict(recv.attrs)
+            if key in entries:
+                if attr == "pop":
+                    found = entries.pop(key)
+                    _store(an, func.value, dict_value(entries), frame)
+                    return found
+                return entries[key]
+            default = args[1] if len(args) > 1 else (NoneV() if attr == "setdefault" else None)
+            if default is not None:
+                if attr == "setdefault":
+                    _store(an, func.value, dict_value({**entries, key: default}), frame)
+                return default
+        if attr in ("update", "pop", "setdefault", "__setitem__", "clear", "popitem"):
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
     return None
