@@ -287,3 +287,67 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
         net(torch.randn(2, 3, 8, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
+
+
+CONFIG = """
+    from dataclasses import dataclass, field
+
+    import torch.nn as nn
+
+    @dataclass
+    class Base:
+        n_embd: int = 8
+
+    @dataclass
+    class GPTConfig(Base):
+        n_layer: int = 2
+        mult: int = 4
+        hidden: int = field(init=False, default=0)
+
+        def __post_init__(self):
+            self.hidden = self.n_embd * self.mult
+
+    class GPT(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.layers = nn.ModuleList(
+                [nn.Linear(config.n_embd, config.hidden) for _ in range(config.n_layer)]
+            )
+
+        def forward(self, x):
+            return [layer(x) for layer in self.layers][-1]
+"""
+
+
+def test_dataclass_config_with_inherited_fields_and_post_init(tmp_path):
+    path = write(tmp_path, "gpt.py", CONFIG)
+    t = static_target(path, "GPT", {"config": "GPTConfig(n_layer=3, n_embd=16)"}, {"x": "2,16"})
+    truth = counted(path, "GPT(GPTConfig(n_layer=3, n_embd=16))", {"x": torch.randn(2, 16)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (
+            "GPTConfig(n_layers=3)",
+            "GPTConfig() got an unexpected keyword argument 'n_layers' "
+            "(fields: n_embd, n_layer, mult)",
+        ),
+        ("GPTConfig(hidden=3)", "unexpected keyword argument 'hidden'"),  # init=False
+        ("GPTConfig(1, 2, 3, 4)", "GPTConfig() takes 3 positional arguments but 4 were given"),
+    ],
+)
+def test_a_config_call_python_would_refuse_is_a_usage_error(tmp_path, value, message):
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    path = write(tmp_path, "gpt.py", CONFIG)
+    res = CliRunner().invoke(
+        main, ["cost", f"{path}::GPT", "--init", f"config={value}", "--input", "x=2,8"]
+    )
+    assert res.exit_code == 2
+    assert message in res.output
+    assert "Traceback" not in res.output

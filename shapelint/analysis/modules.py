@@ -307,25 +307,95 @@ def is_dataclass(cd: ClassDef) -> bool:
     return False
 
 
-def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
-    """A dataclass instance: its fields at their defaults, overridden by the call."""
-    fields: list[tuple[str, ast.expr | None]] = []
+def dataclass_fields(an: Analyzer, cd: ClassDef) -> list[tuple[str, ast.expr | None, ClassDef]]:
+    """The fields a dataclass's __init__ takes, in order: its dataclass bases' first
+    (a field a subclass redefines keeps its place), then its own; `ClassVar`s and
+    `field(init=False)` are no parameters. Each with its default and its class."""
+    out: dict[str, tuple[ast.expr | None, ClassDef]] = {}
+    for base in reversed(base_classes(an, cd)):
+        if is_dataclass(base):
+            for name, default, owner in dataclass_fields(an, base):
+                out[name] = (default, owner)
     for stmt in cd.node.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            fields.append((stmt.target.id, stmt.value))
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        if "ClassVar" in ast.unparse(stmt.annotation) or _init_false(stmt.value):
+            continue
+        out[stmt.target.id] = (stmt.value, cd)
+    return [(name, default, owner) for name, (default, owner) in out.items()]
+
+
+def _init_false(node: ast.expr | None) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field"
+        and any(
+            kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+            for kw in node.keywords
+        )
+    )
+
+
+def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
+    """A dataclass instance: its fields at their defaults, overridden by the call,
+    then what its `__post_init__` sets (`self.head_dim = self.dim // self.n_head`)."""
     values: dict[str, Value] = {}
-    top = an.new_frame(None, cd.name)
-    top.env = an.module_env
-    for i, (name, default) in enumerate(fields):
+    for i, (name, default, owner) in enumerate(dataclass_fields(an, cd)):
         if i < len(args):
             values[name] = args[i]
         elif name in kwargs:
             values[name] = kwargs[name]
         elif default is not None:
-            values[name] = _default_value(an, default, top)
+            where = owner.owner or an
+            top = where.new_frame(None, owner.name)
+            top.env = where.module_env
+            values[name] = _default_value(where, default, top)
         else:
             values[name] = UNKNOWN
+    post = find_method(an, cd, "__post_init__")
+    if post is not None:
+        recorder = SelfRecorder(cd.key)
+        recorder.attrs.update(values)
+        run_init(an, post, recorder, [], {})
+        values = recorder.attrs
     return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
+
+
+def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> str | None:
+    """Why Python would refuse `cd(<n_args positional>, name=...)` (an unknown
+    keyword, too many positional arguments, a required one missing), naming what
+    the constructor takes; None when it would accept the call or the analysis
+    cannot tell (a constructor it does not see, `**kwargs`)."""
+    if is_dataclass(cd):
+        fields = dataclass_fields(an, cd)
+        params = [name for name, _, _ in fields]
+        required = [name for name, default, _ in fields if default is None]
+        open_kw = open_pos = False
+        what = "fields"
+    else:
+        init = find_method(an, cd, "__init__")
+        if init is None:
+            return None
+        a = init.node.args
+        positional = [p.arg for p in [*a.posonlyargs, *a.args]][1:]
+        n_req = len(positional) - len(a.defaults)
+        params = positional + [p.arg for p in a.kwonlyargs]
+        required = positional[:n_req] + [
+            p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None
+        ]
+        open_kw, open_pos = a.kwarg is not None, a.vararg is not None
+        what = "parameters"
+    taken = f"({what}: {', '.join(params) or 'none'})"
+    if n_args > len(params) and not open_pos:
+        return f"{cd.name}() takes {len(params)} positional arguments but {n_args} were given"
+    for name in names:
+        if name not in params and not open_kw:
+            return f"{cd.name}() got an unexpected keyword argument {name!r} {taken}"
+    given = set(params[:n_args]) | set(names)
+    missing = [name for name in required if name not in given]
+    if missing:
+        return f"{cd.name}() missing required argument {missing[0]!r} {taken}"
+    return None
 
 
 def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:

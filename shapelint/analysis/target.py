@@ -161,13 +161,20 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
     for name, v in init.items():
         expr = parse_value(v, f"--init {name}")
         for call in ast.walk(expr):
-            if isinstance(call, ast.Call) and not (
-                isinstance(call.func, ast.Name) and _class_named(an, call.func.id) is not None
-            ):
+            if not isinstance(call, ast.Call):
+                continue
+            cd = _class_named(an, call.func.id) if isinstance(call.func, ast.Name) else None
+            if cd is None:
                 raise TargetError(
                     f"--init {name}: {ast.unparse(call.func)} is not a class "
                     f"defined in or imported by {path}"
                 )
+            # A call Python would refuse is never silently another model.
+            why = modules.rejected_call(
+                cd.owner or an, cd, len(call.args), [k.arg for k in call.keywords if k.arg]
+            )
+            if why is not None:
+                raise TargetError(f"--init {name}: {why}")
         kwargs[name] = an.eval(expr, top)
     shapes = {name: parse_input(v, f"--input {name}") for name, v in inputs.items()}
     cls_name, _, meth = qualname.partition(".")
