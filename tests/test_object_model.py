@@ -189,6 +189,54 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a method __init__ calls assigns to the instance; mapping classes of the
+    # project (`__getitem__` over a class attribute, a dict subclass)
+    "methods_and_mappings": (
+        """
+        def relu_fn(x):
+            return F.relu(x)
+
+        class Interface:
+            _global_mapping = {}
+
+            def __init__(self):
+                self._local_mapping = {}
+
+            def __getitem__(self, key):
+                if key in self._local_mapping:
+                    return self._local_mapping[key]
+                return self._global_mapping[key]
+
+        class FnInterface(Interface):
+            _global_mapping = {"relu": relu_fn}
+
+        FUNCS = FnInterface()
+
+        class Instantier(OrderedDict):
+            def __getitem__(self, key):
+                content = super().__getitem__(key)
+                cls, kwargs = content if isinstance(content, tuple) else (content, {})
+                return cls(**kwargs)
+
+        ACTS = Instantier({"gelu": nn.GELU, "tanh": (nn.Linear, {"in_features": 16,
+                                                                 "out_features": 4})})
+
+        class Block(nn.Module):
+            def __init__(self, dim, act="tanh"):
+                super().__init__()
+                self.set_proj(dim)
+                self.act = ACTS[act]
+
+            def set_proj(self, dim):
+                self.proj = nn.Linear(dim, 2 * dim)
+
+            def forward(self, x):
+                return FUNCS["relu"](self.act(self.proj(x)))
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -163,6 +163,11 @@ def call_attribute(
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         if func.attr in an.class_methods(recv.cls):
+            if an.specialize:
+                # as in Python, on the instance being built: what the method
+                # assigns stays (diffusers' `self.set_processor(processor)`)
+                fd = an.class_methods(recv.cls)[func.attr]
+                return modules.run_on_self(an, fd, recv, node, args, kwargs, frame)
             # a method __init__ calls sees what __init__ has assigned so far
             # (timm's `self._init_img_size(img_size)` reads self.patch_size)
             so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))

@@ -238,6 +238,16 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     item = modules.subscript(base, idx, node)
     if item is not None:
         return item
+    if isinstance(base, ObjectV) and base.kind.startswith("<class>") and an.specialize:
+        if "__getitem__" in an.class_methods(base.kind[7:]):  # a mapping class of the project
+            call = ast.copy_location(
+                ast.Call(ast.Attribute(node.value, "__getitem__", ast.Load()), [node.slice], []),
+                node,
+            )
+            return an.call_method(base, "__getitem__", call, [idx], {}, frame)
+        item = modules.mapping_item(base, idx)
+        if item is not None:
+            return item
     if isinstance(base, TupleV):
         if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
             i = idx.value.value

@@ -125,6 +125,10 @@ def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     owner = cd.owner or an
     for b in cd.node.bases:
         qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is None and isinstance(b, ast.Name) and b.id == "dict":
+            qual = MAPPING if "dict" not in owner.classes else None
+        if qual in _MAPPINGS:
+            return MAPPING
         if qual is not None and (qual in _CONTAINERS or layer_class(qual) is not None):
             return qual
     for base in base_classes(an, cd):
@@ -453,8 +457,23 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
 
 
 # Where an instance of a container's subclass keeps the layers its torch
-# constructor was given (`super().__init__(*layers)`); no Python name can clash.
+# constructor was given (`super().__init__(*layers)`), and a dict subclass its
+# entries; no Python name can clash.
 LAYERS = "<layers>"
+ITEMS = "<items>"
+MAPPING = "builtins.dict"  # a project class deriving from dict or OrderedDict
+_MAPPINGS = {MAPPING, "collections.OrderedDict", "typing.OrderedDict"}
+
+
+def mapping_item(me: Value, key: Value) -> Value | None:
+    """`inst[key]` of an instance of a dict subclass, as dict.__getitem__ answers;
+    None when me is not one."""
+    if not isinstance(me, ObjectV) or all(k != ITEMS for k, _ in me.attrs):
+        return None
+    items = me.attr(ITEMS)
+    if isinstance(items, ObjectV) and isinstance(key, StrV) and key.value is not None:
+        return items.attr(key.value)
+    return UNKNOWN
 
 
 def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwargs, frame):
@@ -462,6 +481,12 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
     Parameters, sizes), or a container's layers."""
     if base in _CONTAINERS:
         recorder.attrs[LAYERS] = _container(args, sequential=_CONTAINERS[base])
+        return
+    if base == MAPPING:
+        given = mapping(args[0]) if len(args) == 1 else dict_value({}) if not args else None
+        recorder.attrs[ITEMS] = (
+            dict_value({**dict(given.attrs), **kwargs}) if given is not None else UNKNOWN
+        )
         return
     layer = an.call_qualified(base, node, args, kwargs, False, frame)
     if isinstance(layer, ObjectV):
@@ -471,6 +496,8 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
     """The torch base's forward on a project instance (inherited, or `super().forward`):
     a container chains its layers, a layer is its stub with the instance's attributes."""
+    if base == MAPPING:
+        return an.unknown_call(node, args, kwargs, frame, "a dict is not callable")
     if base in _CONTAINERS:
         layers = _registered(an, me)
         if layers is not None and layers.sequential:
@@ -1245,6 +1272,26 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     return value
 
 
+def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs, frame):
+    """A method __init__ calls on the instance it builds, run on that instance (never
+    memoised: what it assigns is the point of the call). One record at the call."""
+    owner = fd.owner or an
+    key = ("<on self>", fd.qualname, id(me))
+    if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
+        an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
+                  unknown_cost(f"{fd.qualname}() calls itself"))  # fmt: skip
+        return UNKNOWN
+    owner.in_flight.add(key)
+    try:
+        value, children = run_body(owner, fd, me, args, kwargs)
+    finally:
+        owner.in_flight.discard(key)
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
+                    add_costs(r.cost for r in children))  # fmt: skip
+    rec.children = list(children)
+    return value
+
+
 def _call_key(fd, recv, args, kwargs):
     key = (fd.qualname, recv, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
     try:
@@ -1374,6 +1421,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls)
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
+        if base == MAPPING and meth == "__getitem__" and len(args) == 1:
+            return mapping_item(me, args[0])
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":
