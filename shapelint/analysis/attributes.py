@@ -39,18 +39,24 @@ def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
     return out
 
 
-def find_method(an: Analyzer, cd: ClassDef, name: str, _seen=None) -> FuncDef | None:
+def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
     """A method by name along the project bases, depth first (the MRO of simple
     single-inheritance hierarchies, which is what models use)."""
-    if name in cd.methods:
-        return cd.methods[name]
+    return _first_along_bases(an, cd, lambda c: c.methods.get(name))
+
+
+def _first_along_bases(an: Analyzer, cd: ClassDef, probe, _seen=None):
+    """probe's first answer that is not None, for cd and then its bases, depth first."""
+    found = probe(cd)
+    if found is not None:
+        return found
     seen = _seen if _seen is not None else set()
     seen.add(cd.key)
     for base in base_classes(an, cd):
         if base.key not in seen:
-            fd = find_method(an, base, name, seen)
-            if fd is not None:
-                return fd
+            found = _first_along_bases(an, base, probe, seen)
+            if found is not None:
+                return found
     return None
 
 
@@ -75,6 +81,30 @@ def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
         found = find_method(an, base, name)
         if found is not None:
             return found
+    return None
+
+
+def class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    """What `self.name` reads when the instance has no such attribute: the class
+    body's last assignment to it (`expansion = 4`), this class's or a base's along
+    the MRO, evaluated in its module; None when no class assigns it."""
+    return _first_along_bases(an, cd, lambda c: _own_class_attribute(an, c, name))
+
+
+def _own_class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    for stmt in reversed(cd.node.body):
+        value = None
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            value = stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            value = stmt.value if stmt.target.id == name else None
+        if value is not None:
+            owner = cd.owner or an
+            top = owner.new_frame(None, cd.name)
+            top.env = owner.module_env
+            return owner.eval(value, top)
     return None
 
 

@@ -26,6 +26,7 @@ from shapelint.analysis.modules import (
     PartialV,
     as_items,
     dict_value,
+    mapping,
 )
 from shapelint.analysis.sequences import SeqV, hidden
 from shapelint.notation.symbolic import Expr
@@ -129,8 +130,8 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
         return None
     if any(kw.arg is None for kw in node.keywords):
         return None
-    base = args[0] if args else None
-    if base is not None and not (isinstance(base, ObjectV) and base.kind == DICT_KIND):
+    base = mapping(args[0]) if args else None
+    if args and base is None:
         return None
     return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
 
@@ -170,6 +171,131 @@ def _map(an, node, args, kwargs, frame) -> Value | None:
     if len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _known(v: Value) -> int | float | bool | None:
+    """A number the analysis knows exactly (an int, a float, a bool), else None."""
+    if isinstance(v, IntV) and v.value is not None:
+        return v.value.value
+    if isinstance(v, (FloatV, BoolV)):
+        return v.value
+    return None
+
+
+def _number_value(x: int | float | bool) -> Value:
+    if isinstance(x, bool):
+        return BoolV(x)
+    return IntV(Expr.const(x)) if isinstance(x, int) else FloatV(x)
+
+
+def truth(v: Value) -> bool | None:
+    """Python's truth of a value, where the analysis knows it."""
+    if isinstance(v, NoneV):
+        return False
+    if isinstance(v, StrV):
+        return None if v.value is None else bool(v.value)
+    if isinstance(v, TupleV):
+        return bool(v.items)
+    known = _known(v)
+    return None if known is None else bool(known)
+
+
+def _any_all(want: bool) -> Handler:
+    """`any(...)` (want True) / `all(...)` (want False) of an iterable known item by
+    item: one item of that truth decides, whatever the others are."""
+
+    def handler(an, node, args, kwargs, frame) -> Value | None:
+        items = as_items(args[0]) if len(args) == 1 and not kwargs else None
+        if items is None:
+            return None
+        truths = [truth(v) for v in items]
+        if want in truths:  # any: one true item; all: one false item
+            return BoolV(want)
+        return BoolV(None) if None in truths else BoolV(not want)
+
+    return handler
+
+
+def _sum(an, node, args, kwargs, frame) -> Value | None:
+    """`sum(xs, start)` of ints, symbolic ones too (`sum(depths)`), or of numbers."""
+    items = as_items(args[0]) if args and len(args) <= 2 else None
+    if items is None or kwargs.keys() - {"start"}:
+        return None
+    start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
+    terms = [start, *items]
+    if all(isinstance(t, IntV) for t in terms):
+        total = Expr.const(0)
+        for t in terms:
+            if t.value is None:  # type: ignore[union-attr]
+                return IntV(None)
+            total = total + t.value  # type: ignore[union-attr]
+        return IntV(total)
+    vals = [_known(t) for t in terms]
+    if all(v is not None for v in vals) and any(isinstance(t, FloatV) for t in terms):
+        return FloatV(float(sum(vals)))  # type: ignore[arg-type]
+    return None
+
+
+def _numeric(fn: Callable, arity: tuple[int, ...]) -> Handler:
+    """A builtin of known numbers (`abs`, `round`, `divmod`, `pow`): its value,
+    computed as Python computes it; unknown numbers give an unknown of the type
+    Python would return where that type is certain."""
+
+    def handler(an, node, args, kwargs, frame) -> Value | None:
+        if len(args) not in arity or kwargs:
+            return None
+        vals = [_known(a) for a in args]
+        if any(v is None for v in vals):
+            return None
+        try:
+            out = fn(*vals)
+        except (ArithmeticError, ValueError, TypeError):  # Python's own refusal
+            return None
+        if isinstance(out, tuple):
+            return TupleV(tuple(_number_value(x) for x in out))
+        return _number_value(out)
+
+    return handler
+
+
+def _bool(an, node, args, kwargs, frame) -> Value | None:
+    return BoolV(truth(args[0])) if len(args) == 1 and not kwargs else None
+
+
+# Methods of str that answer from the string alone.
+STR_METHODS = {
+    "lower": str.lower,
+    "upper": str.upper,
+    "casefold": str.casefold,
+    "strip": str.strip,
+    "lstrip": str.lstrip,
+    "rstrip": str.rstrip,
+    "startswith": str.startswith,
+    "endswith": str.endswith,
+    "replace": str.replace,
+    "isdigit": str.isdigit,
+}
+
+
+def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
+    """`padding.lower()`, `name.startswith("conv")`: the method of a known string
+    with known string arguments; None when that is not the case."""
+    fn = STR_METHODS.get(name)
+    if fn is None or recv.value is None or kwargs:
+        return None
+    vals = []
+    for a in args:
+        if isinstance(a, StrV) and a.value is not None:
+            vals.append(a.value)
+        elif isinstance(a, TupleV) and all(isinstance(i, StrV) and i.value for i in a.items):
+            vals.append(tuple(i.value for i in a.items))  # type: ignore[union-attr]
+        else:
+            return None
+    try:
+        out = fn(recv.value, *vals)
+    except TypeError:
+        return None
+    return BoolV(out) if isinstance(out, bool) else StrV(out)
 
 
 def _range_items(args) -> Value | None:
@@ -297,4 +423,12 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "isinstance": (_isinstance_of,),
     "hasattr": (_hasattr,),
     "map": (_map,),
+    "any": (_any_all(True),),
+    "all": (_any_all(False),),
+    "sum": (_sum,),
+    "abs": (_numeric(abs, (1,)),),
+    "round": (_numeric(round, (1, 2)),),
+    "divmod": (_numeric(divmod, (2,)),),
+    "pow": (_numeric(pow, (2,)),),
+    "bool": (_bool,),
 }

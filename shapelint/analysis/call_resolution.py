@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import attributes, builtins, learning, modules, sequences, unify
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, ObjectV, StrV, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -145,6 +145,9 @@ def call_attribute(
         return res
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
+    if isinstance(recv, StrV):
+        known = builtins.str_method(recv, func.attr, args, kwargs)
+        return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if isinstance(recv, TensorV):
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
@@ -160,6 +163,11 @@ def call_attribute(
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         if func.attr in an.class_methods(recv.cls):
+            if an.specialize:
+                # as in Python, on the instance being built: what the method
+                # assigns stays (diffusers' `self.set_processor(processor)`)
+                fd = an.class_methods(recv.cls)[func.attr]
+                return modules.run_on_self(an, fd, recv, node, args, kwargs, frame)
             # a method __init__ calls sees what __init__ has assigned so far
             # (timm's `self._init_img_size(img_size)` reads self.patch_size)
             so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))

@@ -14,6 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    attributes,
     branches,
     folding,
     indexing,
@@ -73,7 +74,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if node.id in an.classes and node.id not in frame.locals:
         return modules.ClassRefV(an.classes[node.id].key)
     if an.specialize and node.id in an.functions and node.id not in frame.locals:
-        return modules.FunctionRefV(node.id)  # `fn = identity`, then `fn(x)`
+        return modules.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
     return UNKNOWN
 
 
@@ -203,8 +204,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
     if isinstance(base, SelfRecorder):
-        return base.attrs.get(node.attr, UNKNOWN)
+        if node.attr in base.attrs:
+            return base.attrs[node.attr]
+        return _class_attribute(an, base.cls, node.attr)
     if isinstance(base, ObjectV):
+        if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
+            return _class_attribute(an, base.kind[7:], node.attr)
         return base.attr(node.attr)
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
@@ -219,12 +224,30 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     return UNKNOWN
 
 
+def _class_attribute(an: Analyzer, key: str, name: str) -> Value:
+    """An attribute the instance lacks, read through it off its class (a target run
+    only: a plain run does not build instances from their classes' bodies)."""
+    cd = an.class_of(key) if an.specialize else None
+    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    return UNKNOWN if found is None else found
+
+
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
     item = modules.subscript(base, idx, node)
     if item is not None:
         return item
+    if isinstance(base, ObjectV) and base.kind.startswith("<class>") and an.specialize:
+        if "__getitem__" in an.class_methods(base.kind[7:]):  # a mapping class of the project
+            call = ast.copy_location(
+                ast.Call(ast.Attribute(node.value, "__getitem__", ast.Load()), [node.slice], []),
+                node,
+            )
+            return an.call_method(base, "__getitem__", call, [idx], {}, frame)
+        item = modules.mapping_item(base, idx)
+        if item is not None:
+            return item
     if isinstance(base, TupleV):
         if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
             i = idx.value.value
@@ -269,6 +292,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         if isinstance(op, ast.Mod) and a.value is not None and b.value:
             return IntV(Expr.const(a.value % b.value))
         if isinstance(op, ast.Div):
+            if a.value is not None and b.value:
+                return FloatV(a.value / b.value)
             return FloatV(None)
         return IntV(None)
     if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):

@@ -755,10 +755,19 @@ class ModuleAnalyzer:
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            # A write into part of a tensor keeps its shape; into a list, its contents change.
-            if isinstance(frame.env.get(target.value.id), TupleV):
-                frame.env[target.value.id] = UNKNOWN
+        elif isinstance(target, ast.Subscript) and isinstance(
+            target.value, (ast.Name, ast.Attribute)
+        ):
+            # A write into part of a tensor keeps its shape; into a list, module
+            # list or dict, that item changes.
+            holder = target.value
+            if isinstance(holder, ast.Attribute) and not isinstance(holder.value, ast.Name):
+                return
+            new = modules.item_assigned(
+                self.eval(holder, frame), self.eval(target.slice, frame), value
+            )
+            if new is not None:
+                modules.store(self, holder, new, frame)
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:

@@ -18,7 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import call_path
@@ -91,9 +91,12 @@ class ClassRefV(Value):
 
 @dataclass(frozen=True)
 class FunctionRefV(Value):
-    """A function of this file used as a value in a target run (`fn = identity`)."""
+    """A module-level function used as a value in a target run (`fn = identity`).
+    `owner` is the analyzer of the file that defines it: the value travels to
+    other files (timm's `to_2tuple = _ntuple(2)`), the function does not."""
 
     name: str
+    owner: Analyzer | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -118,11 +121,15 @@ def layer_class(qual: str) -> Value | None:
 
 def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
-    when the stubs describe it."""
+    when the stubs describe it, or the container (`class MLP(nn.Sequential)`)."""
     owner = cd.owner or an
     for b in cd.node.bases:
         qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
-        if qual is not None and layer_class(qual) is not None:
+        if qual is None and isinstance(b, ast.Name) and b.id == "dict":
+            qual = MAPPING if "dict" not in owner.classes else None
+        if qual in _MAPPINGS:
+            return MAPPING
+        if qual is not None and (qual in _CONTAINERS or layer_class(qual) is not None):
             return qual
     for base in base_classes(an, cd):
         found = torch_base(an, base)
@@ -144,13 +151,34 @@ DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
 _CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
-_DICTS = {"torch.nn.ModuleDict", "torch.nn.ParameterDict", "types.SimpleNamespace"}
-_MATH_FLOAT = {f"math.{n}" for n in ("sqrt", "log", "log2", "exp", "pow", "cos", "sin")}
+_DICTS = {
+    "torch.nn.ModuleDict",
+    "torch.nn.ParameterDict",
+    "types.SimpleNamespace",
+    "collections.OrderedDict",
+}
 _PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
 def dict_value(entries: dict[str, Value]) -> ObjectV:
     return ObjectV(DICT_KIND, tuple(entries.items()))
+
+
+def mapping(v: Value) -> ObjectV | None:
+    """What `dict(v)` / `OrderedDict(v)` holds: a dict's entries, or an iterable of
+    (str, value) pairs known one by one, in order; None when that is not known."""
+    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+        return v
+    items = as_items(v)
+    if items is None:
+        return None
+    entries: dict[str, Value] = {}
+    for pair in items:
+        kv = as_items(pair)
+        if kv is None or len(kv) != 2 or not isinstance(kv[0], StrV) or kv[0].value is None:
+            return None
+        entries[kv[0].value] = kv[1]
+    return dict_value(entries)
 
 
 def as_items(v: Value) -> tuple[Value, ...] | None:
@@ -172,11 +200,10 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual in _DICTS:
         if open_kwargs:
             return UNKNOWN
-        if args and isinstance(args[0], ObjectV) and args[0].kind == DICT_KIND:
-            return dict_value({**dict(args[0].attrs), **kwargs})
-        return dict_value(dict(kwargs)) if not args else UNKNOWN
-    if qual in _MATH_FLOAT:
-        return FloatV(None)
+        if not args:
+            return dict_value(dict(kwargs))
+        base = mapping(args[0]) if len(args) == 1 else None
+        return dict_value({**dict(base.attrs), **kwargs}) if base is not None else UNKNOWN
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
@@ -284,25 +311,95 @@ def is_dataclass(cd: ClassDef) -> bool:
     return False
 
 
-def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
-    """A dataclass instance: its fields at their defaults, overridden by the call."""
-    fields: list[tuple[str, ast.expr | None]] = []
+def dataclass_fields(an: Analyzer, cd: ClassDef) -> list[tuple[str, ast.expr | None, ClassDef]]:
+    """The fields a dataclass's __init__ takes, in order: its dataclass bases' first
+    (a field a subclass redefines keeps its place), then its own; `ClassVar`s and
+    `field(init=False)` are no parameters. Each with its default and its class."""
+    out: dict[str, tuple[ast.expr | None, ClassDef]] = {}
+    for base in reversed(base_classes(an, cd)):
+        if is_dataclass(base):
+            for name, default, owner in dataclass_fields(an, base):
+                out[name] = (default, owner)
     for stmt in cd.node.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            fields.append((stmt.target.id, stmt.value))
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        if "ClassVar" in ast.unparse(stmt.annotation) or _init_false(stmt.value):
+            continue
+        out[stmt.target.id] = (stmt.value, cd)
+    return [(name, default, owner) for name, (default, owner) in out.items()]
+
+
+def _init_false(node: ast.expr | None) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field"
+        and any(
+            kw.arg == "init" and isinstance(kw.value, ast.Constant) and kw.value.value is False
+            for kw in node.keywords
+        )
+    )
+
+
+def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
+    """A dataclass instance: its fields at their defaults, overridden by the call,
+    then what its `__post_init__` sets (`self.head_dim = self.dim // self.n_head`)."""
     values: dict[str, Value] = {}
-    top = an.new_frame(None, cd.name)
-    top.env = an.module_env
-    for i, (name, default) in enumerate(fields):
+    for i, (name, default, owner) in enumerate(dataclass_fields(an, cd)):
         if i < len(args):
             values[name] = args[i]
         elif name in kwargs:
             values[name] = kwargs[name]
         elif default is not None:
-            values[name] = _default_value(an, default, top)
+            where = owner.owner or an
+            top = where.new_frame(None, owner.name)
+            top.env = where.module_env
+            values[name] = _default_value(where, default, top)
         else:
             values[name] = UNKNOWN
+    post = find_method(an, cd, "__post_init__")
+    if post is not None:
+        recorder = SelfRecorder(cd.key)
+        recorder.attrs.update(values)
+        run_init(an, post, recorder, [], {})
+        values = recorder.attrs
     return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
+
+
+def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> str | None:
+    """Why Python would refuse `cd(<n_args positional>, name=...)` (an unknown
+    keyword, too many positional arguments, a required one missing), naming what
+    the constructor takes; None when it would accept the call or the analysis
+    cannot tell (a constructor it does not see, `**kwargs`)."""
+    if is_dataclass(cd):
+        fields = dataclass_fields(an, cd)
+        params = [name for name, _, _ in fields]
+        required = [name for name, default, _ in fields if default is None]
+        open_kw = open_pos = False
+        what = "fields"
+    else:
+        init = find_method(an, cd, "__init__")
+        if init is None:
+            return None
+        a = init.node.args
+        positional = [p.arg for p in [*a.posonlyargs, *a.args]][1:]
+        n_req = len(positional) - len(a.defaults)
+        params = positional + [p.arg for p in a.kwonlyargs]
+        required = positional[:n_req] + [
+            p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is None
+        ]
+        open_kw, open_pos = a.kwarg is not None, a.vararg is not None
+        what = "parameters"
+    taken = f"({what}: {', '.join(params) or 'none'})"
+    if n_args > len(params) and not open_pos:
+        return f"{cd.name}() takes {len(params)} positional arguments but {n_args} were given"
+    for name in names:
+        if name not in params and not open_kw:
+            return f"{cd.name}() got an unexpected keyword argument {name!r} {taken}"
+    given = set(params[:n_args]) | set(names)
+    missing = [name for name in required if name not in given]
+    if missing:
+        return f"{cd.name}() missing required argument {missing[0]!r} {taken}"
+    return None
 
 
 def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
@@ -339,7 +436,10 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
     if isinstance(callee, FunctionRefV):
-        return an.call_local(callee.name, node, args, kwargs, frame)
+        owner = callee.owner or an
+        if owner is an:
+            return an.call_local(callee.name, node, args, kwargs, frame)
+        return an.invoke(owner.functions[callee.name], None, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, PartialV):
@@ -350,11 +450,100 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
             base = torch_base(an, cd)
             if base is not None:  # forward inherited from the torch layer
-                layer = ObjectV(base, callee.attrs)
-                return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
+                return torch_forward(an, base, callee, node, args, kwargs, frame)
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
     return None
+
+
+# Where an instance of a container's subclass keeps the layers its torch
+# constructor was given (`super().__init__(*layers)`), and a dict subclass its
+# entries; no Python name can clash.
+LAYERS = "<layers>"
+ITEMS = "<items>"
+MAPPING = "builtins.dict"  # a project class deriving from dict or OrderedDict
+_MAPPINGS = {MAPPING, "collections.OrderedDict", "typing.OrderedDict"}
+
+
+def mapping_item(me: Value, key: Value) -> Value | None:
+    """`inst[key]` of an instance of a dict subclass, as dict.__getitem__ answers;
+    None when me is not one."""
+    if not isinstance(me, ObjectV) or all(k != ITEMS for k, _ in me.attrs):
+        return None
+    items = me.attr(ITEMS)
+    if isinstance(items, ObjectV) and isinstance(key, StrV) and key.value is not None:
+        return items.attr(key.value)
+    return UNKNOWN
+
+
+def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwargs, frame):
+    """The torch base's __init__ on a project instance: a layer's attributes (its
+    Parameters, sizes), or a container's layers."""
+    if base in _CONTAINERS:
+        recorder.attrs[LAYERS] = _container(args, sequential=_CONTAINERS[base])
+        return
+    if base == MAPPING:
+        given = mapping(args[0]) if len(args) == 1 else dict_value({}) if not args else None
+        recorder.attrs[ITEMS] = (
+            dict_value({**dict(given.attrs), **kwargs}) if given is not None else UNKNOWN
+        )
+        return
+    layer = an.call_qualified(base, node, args, kwargs, False, frame)
+    if isinstance(layer, ObjectV):
+        recorder.attrs.update(dict(layer.attrs))
+
+
+def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
+    """The torch base's forward on a project instance (inherited, or `super().forward`):
+    a container chains its layers, a layer is its stub with the instance's attributes."""
+    if base == MAPPING:
+        return an.unknown_call(node, args, kwargs, frame, "a dict is not callable")
+    if base in _CONTAINERS:
+        layers = _registered(an, me)
+        if layers is not None and layers.sequential:
+            return _call_sequential(an, layers, node, args, kwargs, frame)
+        return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
+    return an.op_value(f"{base}.__call__", [ObjectV(base, me.attrs), *args], kwargs, node, frame)
+
+
+def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
+    """A container subclass's layers in the order torch registers them: those its
+    constructor was given, then every module assigned to an attribute or added
+    (`self.add_module('bn', ...)`) after; None when an attribute set after them
+    might be a module the analysis did not build."""
+    keys = [k for k, _ in me.attrs]
+    layers = me.attr(LAYERS)
+    if not isinstance(layers, ModuleListV) or not layers.known or layers.count is not None:
+        return None
+    added = []
+    for _, v in me.attrs[keys.index(LAYERS) + 1 :]:
+        if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, TensorV)):
+            continue
+        if not is_module(v):
+            return None
+        if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+            cd = an.class_of(v.kind[7:])  # a project object: a module only if it runs
+            if cd is None or ("forward" not in all_methods(cd.owner or an, cd)
+                              and torch_base(an, cd) is None):  # fmt: skip
+                return None
+        added.append(v)
+    return ModuleListV(layers.items + tuple(added), layers.sequential)
+
+
+def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, x: Value, frame):
+    """A target whose forward is its torch base's: one call record, at the class,
+    holding what the base's forward ran."""
+    node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = torch_forward(an, base, me, node, [x], {}, frame)
+    finally:
+        frame.records = saved
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(node, frame, f"call {cd.name}.forward", None, [x], value, cost)
+    rec.children = list(children.values())
+    return value
 
 
 def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
@@ -433,6 +622,19 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
         return NoneV()
+    if isinstance(recv, ModuleListV) and attr in ("add_module", "register_module"):
+        # A new name appends; a name of an item ("0") replaces it.
+        name = args[0] if args else UNKNOWN
+        new = (
+            _grown(recv, "append", args[1:])
+            if isinstance(name, StrV) and name.value is not None and not name.value.isdigit()
+            else ModuleListV((), recv.sequential, known=False)
+        )
+        _store(an, func.value, new, frame)
+        return NoneV()
+    if isinstance(recv, ModuleListV) and attr in _LIST_MUTATORS:
+        _store(an, func.value, ModuleListV((), recv.sequential, known=False), frame)
+        return None
     if isinstance(recv, ObjectV) and recv.kind == DICT_KIND:
         if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
             v = recv.attr(args[0].value)
@@ -456,7 +658,22 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                     frame,
                 )
                 return NoneV()
-        if attr in ("update", "pop", "setdefault", "__setitem__", "clear"):
+        key = args[0].value if args and isinstance(args[0], StrV) else None
+        if attr in ("pop", "setdefault") and key is not None and len(args) <= 2 and not kwargs:
+            # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it
+            entries = dict(recv.attrs)
+            if key in entries:
+                if attr == "pop":
+                    found = entries.pop(key)
+                    _store(an, func.value, dict_value(entries), frame)
+                    return found
+                return entries[key]
+            default = args[1] if len(args) > 1 else (NoneV() if attr == "setdefault" else None)
+            if default is not None:
+                if attr == "setdefault":
+                    _store(an, func.value, dict_value({**entries, key: default}), frame)
+                return default
+        if attr in ("update", "pop", "setdefault", "__setitem__", "clear", "popitem"):
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
     return None
@@ -623,6 +840,39 @@ def reachable(values) -> set[int]:
     for v in values:
         walk(v)
     return out
+
+
+_LIST_MUTATORS = frozenset(("pop", "remove", "clear", "__setitem__", "__delitem__", "reverse"))
+
+
+def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
+    """`c[idx] = value` on a list, module list or dict known item by item: the
+    container after it (an unknown one where idx is not known); None when c is
+    none of these (a tensor: a write into part of it keeps its shape)."""
+    if isinstance(container, ObjectV) and container.kind == DICT_KIND:
+        if isinstance(idx, StrV) and idx.value is not None:
+            return dict_value({**dict(container.attrs), idx.value: value})
+        return UNKNOWN
+    items = as_items(container)
+    if items is None:
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN if isinstance(container, TupleV) else None
+    i = idx.value.value if isinstance(idx, IntV) and idx.value is not None else None
+    if i is None or not -len(items) <= i < len(items):
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN
+    new = list(items)
+    new[i] = value
+    if isinstance(container, ModuleListV):
+        return ModuleListV(tuple(new), container.sequential)
+    return TupleV(tuple(new))
+
+
+def store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
+    """value into a local name or an attribute of the self being built."""
+    _store(an, target, value, frame)
 
 
 def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
@@ -1022,6 +1272,26 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     return value
 
 
+def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs, frame):
+    """A method __init__ calls on the instance it builds, run on that instance (never
+    memoised: what it assigns is the point of the call). One record at the call."""
+    owner = fd.owner or an
+    key = ("<on self>", fd.qualname, id(me))
+    if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
+        an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
+                  unknown_cost(f"{fd.qualname}() calls itself"))  # fmt: skip
+        return UNKNOWN
+    owner.in_flight.add(key)
+    try:
+        value, children = run_body(owner, fd, me, args, kwargs)
+    finally:
+        owner.in_flight.discard(key)
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
+                    add_costs(r.cost for r in children))  # fmt: skip
+    rec.children = list(children)
+    return value
+
+
 def _call_key(fd, recv, args, kwargs):
     key = (fd.qualname, recv, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
     try:
@@ -1115,8 +1385,14 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
+    base = torch_base(an, cd) if init is None else None
     if init is not None:
         run_init(an, init, recorder, args, kwargs)
+    elif base is not None:  # no project __init__ on the way: the torch layer's runs
+        top = an.new_frame(None, cd.name)
+        top.env = an.module_env
+        call = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+        torch_init(an, base, recorder, call, args, kwargs, top)
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
@@ -1138,11 +1414,15 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     me = frame.env.get("self")
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
-        if base is not None:  # `super().__init__(dim)` of a torch layer: its attributes
-            layer = an.call_qualified(base, node, args, kwargs, False, frame)
-            if isinstance(layer, ObjectV):
-                me.attrs.update(dict(layer.attrs))
+        if base is not None:  # `super().__init__(dim)` of a torch layer
+            torch_init(an, base, me, node, args, kwargs, frame)
         return NoneV()
+    if fd is None and isinstance(me, ObjectV) and frame.func and frame.func.cls is not None:
+        base = torch_base(an, frame.func.cls)
+        if base is not None and meth == "forward":
+            return torch_forward(an, base, me, node, args, kwargs, frame)
+        if base == MAPPING and meth == "__getitem__" and len(args) == 1:
+            return mapping_item(me, args[0])
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":

@@ -3,6 +3,8 @@ a float, and a scalar operand never takes the tensor's shape away."""
 
 from __future__ import annotations
 
+import math
+
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import FloatV, IntV, TupleV, Value
 
@@ -21,13 +23,32 @@ def call(qual: str, args: list[Value]) -> Value | None:
     if module != "math":
         return None
     if name in _FLOAT:
+        vals = [_number(a) for a in args]
+        if vals and all(v is not None for v in vals):
+            try:
+                return FloatV(float(getattr(math, name)(*vals)))
+            except (ValueError, OverflowError, TypeError):  # math's own refusals
+                return FloatV(None)
         return FloatV(None)
     if name in _INT:
         if name in ("floor", "ceil", "trunc") and len(args) == 1 and isinstance(args[0], IntV):
             return args[0]
+        if name in ("floor", "ceil", "trunc") and len(args) == 1 and isinstance(args[0], FloatV):
+            v = args[0].value
+            if v is not None and v == v and abs(v) < 2**62:  # not nan, not inf
+                return IntV(Expr.const(getattr(math, name)(v)))
         if name == "prod" and args and isinstance(args[0], TupleV):
             return _prod(args[0])
         return IntV(None)
+    return None
+
+
+def _number(v: Value) -> int | float | None:
+    """A number the analysis knows exactly, else None."""
+    if isinstance(v, IntV) and v.value is not None:
+        return v.value.value
+    if isinstance(v, FloatV):
+        return v.value
     return None
 
 

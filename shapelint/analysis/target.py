@@ -161,13 +161,20 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
     for name, v in init.items():
         expr = parse_value(v, f"--init {name}")
         for call in ast.walk(expr):
-            if isinstance(call, ast.Call) and not (
-                isinstance(call.func, ast.Name) and _class_named(an, call.func.id) is not None
-            ):
+            if not isinstance(call, ast.Call):
+                continue
+            cd = _class_named(an, call.func.id) if isinstance(call.func, ast.Name) else None
+            if cd is None:
                 raise TargetError(
                     f"--init {name}: {ast.unparse(call.func)} is not a class "
                     f"defined in or imported by {path}"
                 )
+            # A call Python would refuse is never silently another model.
+            why = modules.rejected_call(
+                cd.owner or an, cd, len(call.args), [k.arg for k in call.keywords if k.arg]
+            )
+            if why is not None:
+                raise TargetError(f"--init {name}: {why}")
         kwargs[name] = an.eval(expr, top)
     shapes = {name: parse_input(v, f"--input {name}") for name, v in inputs.items()}
     cls_name, _, meth = qualname.partition(".")
@@ -176,7 +183,8 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         fd = attributes.find_method(an, cd, meth or "forward")
         if fd is None and not meth:
             fd = attributes.find_method(an, cd, "__call__")
-        if fd is None:
+        base = modules.torch_base(an, cd) if fd is None and not meth else None
+        if fd is None and base is None:
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
@@ -190,11 +198,20 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         known = sorted([*an.classes, *an.functions])
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
         raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
-    _check_names(an, fd, inputs, "--input", fd.qualname)
-    for name, v in shapes.items():
-        if v.dtype is None:
-            shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
-    value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+    if fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
+        for name in inputs:
+            if name != "input":
+                raise TargetError(
+                    f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
+                    f"parameter {name!r} (parameters: input)"
+                )
+        value = modules.inherited_forward(an, base, recv, cd, shapes.get("input", UNKNOWN), top)
+    else:
+        _check_names(an, fd, inputs, "--input", fd.qualname)
+        for name, v in shapes.items():
+            if v.dtype is None:
+                shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
+        value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
     for f in (fd, attributes.find_method(an, cd, "__init__") if cd is not None else None):
