@@ -220,6 +220,8 @@ def stopped(an, target: Target, why: str) -> TargetResult:
     if cd is not None:
         fd = attributes.find_method(an, cd, meth or "forward")
     node = fd.node if fd is not None else cd.node if cd is not None else None
+    if node is None and an.tree.body:
+        node = an.tree.body[0]  # stopped before the target was found: the file's top
     frame = an.new_frame(None, "<target>")
     cost = modules.unknown_cost(why)
     if node is None:
