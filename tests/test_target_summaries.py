@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 
 from shapelint.analysis.budget import time_budget
-from shapelint.analysis.driver import analyze_target
-from shapelint.analysis.target import target_json
-from shapelint.cost.target import View, render_target
+from shapelint.cost.target import View, render_target, run_target
+from shapelint.notation.target import Target
 from shapelint.options import AnalysisOptions
 
 GUARD_SECONDS = 120  # far above what a summarised target takes; only a hang reaches it
@@ -30,9 +29,13 @@ GUARD_SECONDS = 120  # far above what a summarised target takes; only a hang rea
 def target(path: Path, qual: str, init: dict, inputs: dict, budget: float = 60) -> dict:
     options = AnalysisOptions(time_budget=budget)
     with time_budget(GUARD_SECONDS):
-        res = analyze_target(str(path), path.read_text(), qual, init, inputs, options)
-        t = target_json(res, {})
-        t["path"] = str(path)
+        t = run_target(
+            Target(str(path), qual),
+            [f"{k}={v}" for k, v in init.items()],
+            [f"{k}={v}" for k, v in inputs.items()],
+            {},
+            options,
+        )
         # The report too, as a table and as a tree: shared calls, not unfolded.
         t["table"] = render_target(t)
         t["text"] = render_target(t, View(tree=True))
