@@ -416,8 +416,9 @@ def analyze_target(
     specialized mode, every call interpreted with the values it receives
     (analysis/target.py). Raises TargetError for a target or value it cannot use."""
     from shapelint.analysis import project
+    from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
     from shapelint.analysis.interpreter import ModuleAnalyzer
-    from shapelint.analysis.target import TargetError, evaluate_target
+    from shapelint.analysis.target import TargetError, evaluate_target, stopped
     from shapelint.notation.target import Target
 
     opts = AnalysisOptions.coerce(options)
@@ -428,9 +429,20 @@ def analyze_target(
     except SyntaxError as e:
         raise TargetError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     an = ModuleAnalyzer(SourceFile(path, text), tree, opts, specialize=True)
-    project.attach(an, path, opts, specialize=True)
-    an.prepare()
-    return evaluate_target(an, Target(path, qualname), init, inputs)
+    target = Target(path, qualname)
+    seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
+    try:
+        with time_budget(seconds):
+            project.attach(an, path, opts, specialize=True)
+            an.prepare()
+            return evaluate_target(an, target, init, inputs)
+    except BudgetExceeded:
+        project.forget()
+        why = (
+            f"analysis stopped after {seconds:g} s (the time budget): not costed; "
+            "raise `time-budget` in [tool.shapelint]"
+        )
+        return stopped(an, target, why)
 
 
 def _py(e) -> str | None:

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
+from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value, Var
+from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, TensorV, TupleV, Value, Var
 
 UNROLL = 8  # most items a loop is unrolled over
 _MAX_TURNS = 4  # turns before what still changes is widened to unknown
@@ -241,6 +242,68 @@ def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[st
             if a.items[: len(v.items)] == v.items:
                 out[name] = UNKNOWN
     return out
+
+
+def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict | None:
+    """The records of one turn of stmt, when every turn's are those: the body
+    run once with `item` (what every turn's item is known to be) leaves each
+    name it found as it found it and knows every cost it records, so no cost
+    depends on which turn it is, and the next turn starts where this one did.
+    The caller counts them `n` times: nested loops multiply, instead of running
+    the innermost body once per combination of items. None, with the frame as
+    it was, where a turn may differ (a body that may end a turn early, a value
+    carried from turn to turn, a cost that needs the item's value)."""
+    if ends_early(stmt.body):
+        return None
+    saved = (dict(frame.env), list(frame.returns), frame.done, set(frame.locals))
+    before = saved[0]
+    targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+    names = value_names(TupleV(tuple(before.values())))
+    an.assign(stmt.target, item, frame, None)
+    with collected(frame) as records, an.muted(), an.repeated():
+        an.exec_block(stmt.body, frame)
+    after = frame.env
+    stable = (
+        not frame.done
+        and len(frame.returns) == len(saved[1])
+        and all(k in after and after[k] == v for k, v in before.items() if k not in targets)
+        and all(_known_each_turn(r, names) for r in records.values())
+    )
+    if not stable:
+        frame.env, frame.returns, frame.done, frame.locals = saved
+        return None
+    new = [k for k in after if k not in before and k not in targets]
+    if any(_vague(after[k]) for k in new):
+        # A name the body sets holds, after the loop, what the last turn gave it,
+        # which the item's value may decide: that turn runs again to say what.
+        frame.env = dict(before)
+        an.assign(stmt.target, last, frame, None)
+        with collected(frame), an.muted(), an.repeated():
+            an.exec_block(stmt.body, frame)
+    else:
+        an.assign(stmt.target, last, frame, None)
+    return records
+
+
+def _known_each_turn(rec, names: set[str]) -> bool:
+    """A cost known, and in names the turn found (not a size the turn made up)."""
+    c = rec.cost
+    if c.flops is None or not c.complete:
+        return False
+    used = set().union(*(e.names() for e in (c.flops, c.other_flops, c.bytes) if e is not None))
+    return used <= names
+
+
+def _vague(v: Value) -> bool:
+    if v is UNKNOWN:
+        return True
+    if isinstance(v, (IntV, FloatV, BoolV)) and not isinstance(v, TensorV):
+        return v.value is None
+    if isinstance(v, TensorV):
+        return v.shape is None
+    if isinstance(v, TupleV):
+        return any(_vague(i) for i in v.items)
+    return False
 
 
 def ends_early(body: list[ast.stmt]) -> bool:

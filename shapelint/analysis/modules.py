@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path
+from shapelint.analysis import call_path, loops
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -1118,6 +1118,18 @@ def _breaks(body) -> bool:
 
 
 def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
+    if (
+        an.specialize
+        and len(items) > 1
+        and all(isinstance(i, IntV) for i in items)
+        and not any(isinstance(v, SelfRecorder) for v in frame.env.values())
+    ):
+        # `range(n)` of known n: one turn for all when every turn is the same. Not
+        # in __init__: a turn there grows `self`, which no name compared shows.
+        turn = loops.same_each_turn(an, stmt, IntV(None), items[-1], frame)
+        if turn is not None:
+            _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            return
     saved = frame.records
     children: dict = {}
     try:

@@ -143,6 +143,12 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     an.project_links = links
 
 
+def forget() -> None:
+    """Drop the loaded projects: an analysis cut short (the time budget) may have
+    left a module half loaded, which a later analysis must not take as read."""
+    _PROJECTS.clear()
+
+
 class Project:
     """The project modules one process has loaded, by import name."""
 

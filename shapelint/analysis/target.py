@@ -226,6 +226,27 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
     )
 
 
+def stopped(an, target: Target, why: str) -> TargetResult:
+    """The result of a target whose evaluation was cut short (the time budget):
+    no figure, one call not costed, and why. What had been counted is dropped: a
+    part of a total is not one."""
+    qualname = target.qualname or ""
+    cls_name, _, meth = qualname.partition(".")
+    cd = _class_named(an, cls_name)
+    fd = an.functions.get(qualname) if cd is None else None
+    if cd is not None:
+        fd = attributes.find_method(an, cd, meth or "forward")
+    node = fd.node if fd is not None else cd.node if cd is not None else None
+    if node is None and an.tree.body:
+        node = an.tree.body[0]  # stopped before the target was found: the file's top
+    frame = an.new_frame(None, "<target>")
+    cost = modules.unknown_cost(why)
+    if node is None:
+        return TargetResult(qualname, cost)
+    rec = an.record(node, frame, f"call {qualname}", None, [], UNKNOWN, cost)
+    return TargetResult(qualname, cost, [rec])
+
+
 def _signature_names(an, fd) -> set[str]:
     """fd's parameters and the dimension names of its annotations."""
     params = named_params(fd.node)
@@ -305,27 +326,78 @@ def _init_defaults(an, cd, given: dict) -> dict[str, object]:
 # ---------------------------------------------------------------------- report
 
 
+# Most calls a report lists one by one; past it (a memoised call shared by many
+# callers: a tree that doubles at each level), each distinct call is listed once.
+MAX_LISTED = 5000
+
+
 def unknown_calls(records) -> list[dict]:
-    """Each call whose cost is not known, deepest first: {line, op, why}."""
+    """Each call whose cost is not known, deepest first: {line, op, why}, once
+    per time it runs; past MAX_LISTED, once per call with "times"."""
     out: list[dict] = []
+    if _unknown_walk(records, out, [MAX_LISTED]):
+        return out
+    counts: dict[tuple, int] = {}
+    _count_unknown(records, 1, counts, {})
+    return [
+        {"line": line, "op": op, "why": why, **({"times": n} if n > 1 else {})}
+        for (line, op, why), n in counts.items()
+    ]
+
+
+def _unknown_walk(records, out: list[dict], left: list[int]) -> bool:
+    """The listing, one entry per run; False when it would pass MAX_LISTED visits."""
     for r in records:
-        known = r.cost.flops is not None and r.cost.complete
-        if known:
+        left[0] -= 1
+        if left[0] < 0:
+            return False
+        if _known(r):
             continue
         before = len(out)
-        if r.children:
-            out.extend(unknown_calls(r.children))
+        if r.children and not _unknown_walk(r.children, out, left):
+            return False
         if len(out) == before:
-            why = "; ".join(r.cost.notes) or "cost unknown (shapes or sizes not known here)"
-            out.append({"line": r.line, "op": r.op, "why": why})
-    return out
+            out.append(_missing(r))
+    return True
+
+
+def _count_unknown(records, times: int, counts: dict, memo: dict) -> None:
+    """counts[(line, op, why)] += runs, each distinct record's own list worked out once."""
+    for r in records:
+        for key, n in _unknown_of(r, memo).items():
+            counts[key] = counts.get(key, 0) + n * times
+
+
+def _unknown_of(r, memo: dict) -> dict:
+    if id(r) in memo:
+        return memo[id(r)]
+    own: dict[tuple, int] = {}
+    if not _known(r):
+        _count_unknown(r.children, 1, own, memo)
+        if not own:
+            m = _missing(r)
+            own[(m["line"], m["op"], m["why"])] = 1
+    memo[id(r)] = own
+    return own
+
+
+def _known(r) -> bool:
+    return r.cost.flops is not None and r.cost.complete
+
+
+def _missing(r) -> dict:
+    why = "; ".join(r.cost.notes) or "cost unknown (shapes or sizes not known here)"
+    return {"line": r.line, "op": r.op, "why": why}
 
 
 def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     c = res.cost
-    records = [unnamed.honest_record(r) for r in res.records]
+    honest: dict = {}
+    records = [unnamed.honest_record(r, honest) for r in res.records]
     inputs = res.inputs.union(dims)
-    records = [_known_part(_without_foreign(r, inputs)) for r in records]
+    foreign: dict = {}
+    known: dict = {}
+    records = [_known_part(_without_foreign(r, foreign, inputs), known) for r in records]
     if (
         c.flops is None
         or any(a is not b for a, b in zip(records, res.records))
@@ -351,7 +423,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "output": _output_shape(res.returns),
         "defaults": res.defaults,
         "input_dtypes": res.input_dtypes,
-        "calls": [record_tree(r, dims) for r in records],
+        "calls": calls_tree(records, dims),
         "diagnostics": [finding_json(f) for f in res.errors],
     }
 
@@ -374,12 +446,13 @@ def finding_json(f: call_path.Finding) -> dict:
     return {**d.to_json(), "path": safe_text(d.path), "call_path": safe_text(f.call_path())}
 
 
-def _without_foreign(r, inputs: frozenset[str]):
+@unnamed.once_per_record
+def _without_foreign(r, seen: dict, inputs: frozenset[str]):
     """r, or a copy where a figure needing a name that is none of the target's
     inputs (a callee's pattern axis on an operand whose shape was lost) is not
     known: a call's figure is then what its calls are known to cost, a lower
     bound; another's, unknown, with the name in its note."""
-    children = [_without_foreign(ch, inputs) for ch in r.children]
+    children = [_without_foreign(ch, seen, inputs) for ch in r.children]
     cost = r.cost
     foreign = {n for e in (cost.flops, cost.bytes) if e is not None for n in e.names()} - inputs
     if foreign:
@@ -394,7 +467,8 @@ def _without_foreign(r, inputs: frozenset[str]):
     return dataclasses.replace(r, cost=cost, children=children)
 
 
-def _known_part(r):
+@unnamed.once_per_record
+def _known_part(r, seen: dict):
     """r, or a copy where a call that is unknown only because a call it ran is
     (its cost is exactly the sum of its children's: a module's forward, a
     Sequential, a loop run item by item) costs at least what its known calls
@@ -405,7 +479,7 @@ def _known_part(r):
         and r.children
         and r.cost == modules.add_costs(ch.cost for ch in r.children)
     )
-    children = [_known_part(ch) for ch in r.children]
+    children = [_known_part(ch, seen) for ch in r.children]
     cost = r.cost
     if derived:
         flops, other, byts, _ = unnamed.total(ch.cost for ch in children)
@@ -415,8 +489,15 @@ def _known_part(r):
     return dataclasses.replace(r, cost=cost, children=children)
 
 
-def _all_bytes(records) -> bool:
-    return all(r.cost.bytes is not None and _all_bytes(r.children) for r in records)
+def _all_bytes(records, checked: set[int] | None = None) -> bool:
+    checked = set() if checked is None else checked
+    for r in records:
+        if id(r) in checked:
+            continue
+        if r.cost.bytes is None or not _all_bytes(r.children, checked):
+            return False
+        checked.add(id(r))
+    return True
 
 
 def _output_shape(v: Value) -> list[str | None] | None:
@@ -428,8 +509,31 @@ def _output_shape(v: Value) -> list[str | None] | None:
     return None
 
 
-def record_tree(r, dims: dict[str, int]) -> dict:
-    return {
+def calls_tree(records, dims: dict[str, int]) -> list[dict]:
+    """The calls, each with the calls it ran. A call tree larger than
+    MAX_LISTED (memoised calls shared by many callers) shows each shared call's
+    calls once, where it first appears; later it is `"repeated": true` with no
+    calls of its own (its figures are still there)."""
+    if _tree_size(records, {}) <= MAX_LISTED:
+        return [record_tree(r, dims) for r in records]
+    shown: set[int] = set()
+    return [record_tree(r, dims, shown) for r in records]
+
+
+def _tree_size(records, memo: dict) -> int:
+    total = 0
+    for r in records:
+        if id(r) not in memo:
+            memo[id(r)] = 1 + _tree_size(r.children, memo)
+        total += memo[id(r)]
+    return total
+
+
+def record_tree(r, dims: dict[str, int], shown: set[int] | None = None) -> dict:
+    repeated = shown is not None and bool(r.children) and id(r) in shown
+    if shown is not None and r.children:
+        shown.add(id(r))
+    out = {
         "line": r.line,
         "column": r.column + 1,
         "op": r.op,
@@ -442,8 +546,11 @@ def record_tree(r, dims: dict[str, int]) -> dict:
         "bytes": _py(r.cost.bytes),
         "complete": r.cost.flops is not None and r.cost.complete,
         "bytes_complete": r.cost.bytes is not None and r.cost.complete,
-        "calls": [record_tree(ch, dims) for ch in r.children],
+        "calls": [] if repeated else [record_tree(ch, dims, shown) for ch in r.children],
     }
+    if repeated:
+        out["repeated"] = True
+    return out
 
 
 def _py(e: Expr | None) -> str | None:

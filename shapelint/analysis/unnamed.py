@@ -73,10 +73,26 @@ def spell_shape(shape: list | None) -> list | None:
     return [spell_dim(d) for d in shape]
 
 
-def honest_record(r):
+def once_per_record(walk):
+    """walk(r, seen, ...) run once per record, its result shared: a record that
+    several calls share (a memoised call's, analysis/modules.specialized_invoke)
+    is walked once and its copy shared, so that a call tree that doubles at each
+    level (binary recursion) is walked in time linear in its distinct records.
+    seen maps each record's id to its result, for one walk over one tree."""
+
+    def once(r, seen: dict, *args):
+        if id(r) not in seen:
+            seen[id(r)] = walk(r, seen, *args)
+        return seen[id(r)]
+
+    return once
+
+
+@once_per_record
+def honest_record(r, seen: dict):
     """r itself, or a copy (and of the calls it ran) without made-up names; the
     analysis keeps its own (runtime mode binds them to the sizes it runs at)."""
-    children = [honest_record(ch) for ch in r.children]
+    children = [honest_record(ch, seen) for ch in r.children]
     cost = honest_cost(r.cost)
     inputs = [spell_shape(s) for s in r.inputs]
     output = spell_shape(r.output)
@@ -110,8 +126,9 @@ def honest_functions(records, functions) -> tuple[list, list]:
     out_records = []
     changed: dict[str, list] = {}
     names = {f.name: f.foreign for f in functions if f.foreign}
+    seen: dict = {}
     for r in records:
-        h = honest_record(r)
+        h = honest_record(r, seen)
         foreign = names.get(r.function)
         if foreign and _mentions(h.cost.bytes, foreign):
             h = dataclasses.replace(h, cost=dataclasses.replace(h.cost, bytes=None))

@@ -53,9 +53,16 @@ def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
         elif name not in flops or flops[name] is not None:
             flops[name] = flops.get(name, Expr.const(0)) + e * times
 
+    # Modules under which a call's calls are not listed again (a memoised call
+    # repeated: analysis/target.calls_tree): their submodules' shares are unknown.
+    cut: set[str] = set()
+
     def walk(recs: list[dict], me: str, names: dict[str, str], times: Expr) -> None:
         for rec in recs:
             op = rec["op"]
+            if rec.get("repeated"):
+                callee = _resolve(rec.get("callee") or "", me, names)
+                cut.add(callee if callee is not None and _known(callee, kinds) else me)
             loop = _LOOP.match(op)
             if loop:
                 seq = _resolve(loop.group(1), me, names)
@@ -111,7 +118,10 @@ def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
         walk(calls, me, bound, times * scale)
 
     walk(t["calls"], "", {}, Expr.const(1))
-    return flops, unsure
+    for name in flops:
+        if any(name != p and (not p or name.startswith(p + ".")) for p in cut):
+            flops[name] = None  # type: ignore[assignment]
+    return flops, unsure | cut
 
 
 def _kinds(tree: dict) -> dict[str, str]:

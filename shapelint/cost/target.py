@@ -120,7 +120,7 @@ def not_costed_lines(t: dict) -> list[str]:
     runs: dict[tuple, int] = {}
     for u in t["unknown"]:
         key = (u["line"], u["op"], u["why"])
-        runs[key] = runs.get(key, 0) + 1
+        runs[key] = runs.get(key, 0) + u.get("times", 1)
     for (line, op, why), n in runs.items():
         times = f" (×{n})" if n > 1 else ""
         lines.append(f"    line {line}  {op}{times}: {why}")
@@ -177,6 +177,8 @@ def render_target(t: dict, view: View = View()) -> str:
     else:
         for depth, c in call_rows(t):
             mark = "" if c["complete"] else "  (incomplete)"
+            if c.get("repeated"):
+                mark += "  (its calls as listed above)"
             lines.append(
                 f"{'  ' * depth}{c['line']}:{c['column']}  {_what(c)}  "
                 f"{unit_figure(c, unit, limit=0)}{mark}"

@@ -27,12 +27,18 @@ def fused_attention_calls(records) -> list[dict]:
     the attention convention, once per source position. A module's call carries
     its calls' notes: the call is the innermost record with the note."""
     seen: dict[tuple[int, int, str], dict] = {}
+    # A record several calls share (a memoised call's) is looked at once: the
+    # answer is per source position, and a shared tree may double at each level.
+    visited: set[int] = set()
 
     def marked(r) -> bool:
         return any(n.startswith(FUSED_ATTENTION_MARK) for n in r.cost.notes)
 
     def walk(rs) -> None:
         for r in rs:
+            if id(r) in visited:
+                continue
+            visited.add(id(r))
             if marked(r) and not any(marked(ch) for ch in r.children):
                 seen.setdefault((r.line, r.column, r.op), {"line": r.line, "op": r.op})
             walk(r.children)
