@@ -186,6 +186,26 @@ def test_turns_that_differ_are_run_one_by_one(tmp_path):
     assert t["complete"] and t["flops_value"] == counted(p, "M(16, 3)", {"x": x(2, 16)})
 
 
+RANGE_FROM = (
+    HEAD
+    + """
+        def forward(self, x):
+            for i in range(1, self.n):
+                if i == 1:
+                    x = torch.cat([x, x], dim=-1)
+                x = self.lins[i](x[..., : self.lins[i].in_features])
+            return x
+"""
+)
+
+
+def test_a_range_from_a_runs_a_to_b(tmp_path):
+    # `range(1, n)` gives the body 1 .. n-1, not 0 .. n-2 (was complete and wrong).
+    p = write(tmp_path, RANGE_FROM)
+    t = target(p, "M", {"d": "8", "n": "4"}, {"x": "2,8"})
+    assert t["complete"] and t["flops_value"] == counted(p, "M(8, 4)", {"x": x(2, 8)})
+
+
 PER_TURN_PRODUCT = triple_loop(
     "y = self.lin(x)[:, : (i + j + k) % 8 + 1]", "x = x + (y @ y.transpose(0, 1)).sum()"
 )

@@ -302,6 +302,17 @@ def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
     return count
 
 
+def _range_start(an: Analyzer, it: ast.Call, frame) -> int | None:
+    """The first value of a `range(...)` loop range_count counted: 0, or `a` of
+    `range(a, b)` when known (None: the loop variable's values are not known)."""
+    if len(it.args) == 1:
+        return 0
+    v = an.eval(it.args[0], frame)
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return v.value.value
+    return None
+
+
 def is_dataclass(cd: ClassDef) -> bool:
     for d in cd.node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
@@ -992,7 +1003,11 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         if not (in_init or an.specialize):
             return False
         if count.value is not None and count.value <= MAX_UNROLL:
-            _unroll(an, stmt, [IntV(Expr.const(i)) for i in range(count.value)], frame)
+            start = _range_start(an, it, frame)
+            items = [
+                IntV(None if start is None else Expr.const(start + i)) for i in range(count.value)
+            ]
+            _unroll(an, stmt, items, frame)
             return True
         if in_init:
             _symbolic_init_loop(an, stmt, count, frame)
