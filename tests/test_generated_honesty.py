@@ -1,0 +1,52 @@
+"""Generated modules, every construct family, judged by FlopCounterMode (issue 28).
+
+benchmarks/gen_modules.py writes the modules and judges them; here a fixed set of
+seeds per family (derandomized: the same modules on every run) must have no
+complete figure that is wrong, no lower bound above the count, and no complete
+figure for a module whose forward raises. The benchmark runs thousands.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.gen_modules import FAILURES, FAMILIES, MIXED, generate, judge
+
+pytest.importorskip("torch")
+pytest.importorskip("einops")
+
+PER_FAMILY = 16
+
+# The families that fail today, and how: each fix removes its line.
+FAILING = {
+    "assert": "a failing assert is complete",
+    "decorators": "a decorator's calls are counted once",
+    "del": "del of a layer or an attribute is ignored",
+    "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
+    "loops": "continue and break in loops of known count",
+    "match": "match adds up every case",
+    "matmul": "records merged by source position",
+    "mixed": "the families above, together",
+    "raises": "a forward that raises has a complete figure",
+    "scopes": "global and nonlocal state is not followed",
+    "try": "the statements after a raise are counted",
+    "with": "the statements after a raise are counted",
+}
+
+
+def _params():
+    for k, family in enumerate(sorted(FAMILIES) + [MIXED]):
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=FAILING[family])] if family in FAILING else []
+        )
+        yield pytest.param(family, range(1000 * k, 1000 * k + PER_FAMILY), marks=marks, id=family)
+
+
+@pytest.mark.parametrize("family,seeds", list(_params()))
+def test_generated_modules_are_never_wrong(tmp_path, family, seeds):
+    bad = []
+    for seed in seeds:
+        v = judge(generate(seed, family), tmp_path)
+        if v.outcome in FAILURES:
+            bad.append((seed, v.gen.variants, v.outcome, v.truth, v.figure, v.detail))
+    assert not bad, bad
