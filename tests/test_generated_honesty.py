@@ -25,7 +25,6 @@ FAILING = {
     "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
     "loops": "continue and break in loops of known count",
     "match": "match adds up every case",
-    "matmul": "records merged by source position",
     "mixed": "the families above, together",
     "raises": "a forward that raises has a complete figure",
     "scopes": "global and nonlocal state is not followed",

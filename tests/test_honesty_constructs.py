@@ -43,7 +43,6 @@ CASES = {
             def forward(self, x):
                 return x @ x.transpose(-1, -2) @ x
         """,
-        fails="the two matmuls start at one column: one record",
     ),
     "method_chain_one_column": _case(
         """
@@ -56,7 +55,6 @@ CASES = {
                 return x.matmul(self.w).matmul(self.w)
         """,
         {"d": "4"},
-        fails="the two matmuls start at one column: one record",
     ),
     "enumerate_continue": _case(
         """

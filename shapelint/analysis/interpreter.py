@@ -141,7 +141,7 @@ class _Frame:
         self.name = name
         self.env: dict[str, Value] = {}
         self.returns: list[Value] = []
-        self.records: dict[tuple[int, int, str], CallRecord] = {}
+        self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
         self.defaults: dict[str, int] = {}
@@ -1119,7 +1119,7 @@ class ModuleAnalyzer:
             # Only that the call is on the record counts (the second pass over a
             # function, the branches' alternatives), not what it says.
             rec = CallRecord(line, col, frame.name, op, pattern, [], None, cost)
-            frame.records[(line, col, op)] = rec
+            frame.records[_record_key(node, line, col, op)] = rec
             return rec
         out = value if isinstance(value, TensorV) else None
         if op == "einops.pack" and isinstance(value, TupleV) and value.items:
@@ -1139,7 +1139,7 @@ class ModuleAnalyzer:
             cost=cost,
         )
         rec.callee = _callee_text(node)
-        frame.records[(line, col, op)] = rec
+        frame.records[_record_key(node, line, col, op)] = rec
         return rec
 
     def _emit_records(self, frame: _Frame) -> None:
@@ -1200,6 +1200,13 @@ _EXPR_HANDLERS = {
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _record_key(node, line: int, col: int, op: str) -> tuple:
+    """A record per evaluated node, not per source position: `a @ b @ c` and
+    `x.mm(w).mm(w)` are two calls that start at one column, told apart by where
+    each ends."""
+    return (line, col, op, getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
 
 
 def _positional_params(node) -> list[ast.arg]:
