@@ -23,7 +23,6 @@ FAILING = {
     "decorators": "a decorator's calls are counted once",
     "del": "del of a layer or an attribute is ignored",
     "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
-    "loops": "continue and break in loops of known count",
     "match": "match adds up every case",
     "mixed": "the families above, together",
     "raises": "a forward that raises has a complete figure",

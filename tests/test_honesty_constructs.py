@@ -71,7 +71,6 @@ CASES = {
                 return x
         """,
         {"d": "4"},
-        fails="continue in a module-list loop: every layer counted",
     ),
     "range_continue_function": _case(
         """
@@ -84,7 +83,6 @@ CASES = {
         """,
         inputs={"x": "2,3,4", "w": "4,4"},
         target="f",
-        fails="continue in a range loop: every turn counted",
     ),
     "range_break": _case(
         """

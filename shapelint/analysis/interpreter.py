@@ -22,6 +22,7 @@ from shapelint.analysis import (
     call_resolution,
     choices,
     expressions,
+    folding,
     lambdas,
     learning,
     modules,
@@ -158,6 +159,11 @@ class _Frame:
         self.learnt_params: set[str] = set()
         self.learnt_line = 1 << 30  # the first line that taught something about a parameter
         self.done = False  # a return ran unconditionally: the block stops here
+        # A `break` or `continue` ran unconditionally: the loop's turn stops here.
+        self.jump: str | None = None
+        # A branch the analysis cannot decide may leave the loop (break, return):
+        # the loop's later turns may not run (loops.py).
+        self.exit_unsure = False
 
 
 class ModuleAnalyzer:
@@ -583,8 +589,8 @@ class ModuleAnalyzer:
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
         for i, stmt in enumerate(body):
-            if frame.done:
-                break  # after a return: the rest of the block does not run
+            if frame.done or frame.jump:
+                break  # after a return, break or continue: the rest does not run
             merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
             try:
                 self._exec(merged, frame, module_level)
@@ -1148,6 +1154,10 @@ class ModuleAnalyzer:
     # The entry points analysis/modules.py drives the interpretation through.
     def new_frame(self, func: FuncDef | None, name: str) -> _Frame:
         return _Frame(func, name)
+
+    def decide(self, test: ast.expr, frame: _Frame) -> bool | None:
+        """The truth of a test on known values, None where it depends on others."""
+        return folding.test_truth(self, test, frame)
 
     exec_block = _exec_block
     call_project = _call_project

@@ -873,12 +873,16 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     try:
         for i, item in enumerate(items):
             frame.records = {}
+            frame.jump = None
             an.assign(stmt.target, item, frame, None)
             an.exec_block(stmt.body, frame)
             for key, rec in frame.records.items():
                 children[(*key, "iter", i)] = rec
+            if frame.jump == "break" or frame.done:
+                break
     finally:
         frame.records = saved
+        frame.jump = None
     _loop_record(an, stmt, frame, children, len(items))
 
 

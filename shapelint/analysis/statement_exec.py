@@ -101,12 +101,20 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     before = dict(frame.env)
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
-    after_body, body_done = frame.env, frame.done
-    frame.env, frame.done = before, False
+    after_body, body_done, body_jump = frame.env, frame.done, frame.jump
+    frame.env, frame.done, frame.jump = before, False, None
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
     if an.costs:
         branches.undecided(stmt, frame, n_records, n_body)
+    if body_jump != frame.jump:
+        # One branch ends the turn, the other may not: with_rest made the rest of
+        # the block the other branch's; a break may end the loop.
+        if "break" in (body_jump, frame.jump):
+            frame.exit_unsure = True
+        frame.jump = None
+    if body_done != frame.done:
+        frame.exit_unsure = True  # a return in a loop: its later turns may not run
     if body_done and not frame.done:
         pass  # only the else branch carries on
     elif frame.done and not body_done:
@@ -117,14 +125,24 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
 
 def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_level: bool) -> None:
     if isinstance(stmt, ast.For) and modules.exec_for(an, stmt, frame):
+        frame.jump = None
         return
-    loops.exec_for(an, stmt, frame)
-    frame.done = False  # a return in a loop body may not run
+    # a return in a loop body may not run, unless a turn surely ran it
+    frame.done = loops.exec_for(an, stmt, frame)
+    frame.jump = None
 
 
 def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
-    loops.exec_while(an, stmt, frame)
-    frame.done = False
+    frame.done = loops.exec_while(an, stmt, frame)
+    frame.jump = None
+
+
+def exec_break(an: Analyzer, stmt: ast.Break, frame: Frame, module_level: bool) -> None:
+    frame.jump = "break"
+
+
+def exec_continue(an: Analyzer, stmt: ast.Continue, frame: Frame, module_level: bool) -> None:
+    frame.jump = "continue"
 
 
 def exec_with(
@@ -291,8 +309,8 @@ def refine(value: Value, declared: TensorV) -> Value:
     return declared
 
 
-# One handler per node type; a statement with none (pass, break, global...) has
-# nothing to track.
+# One handler per node type; a statement with none (pass, global...) has nothing
+# to track.
 HANDLERS = {
     ast.Assign: exec_assign,
     ast.AnnAssign: exec_ann_assign,
@@ -314,6 +332,8 @@ HANDLERS = {
     ast.Assert: exec_assert,
     ast.Delete: exec_delete,
     ast.Raise: exec_raise,
+    ast.Break: exec_break,
+    ast.Continue: exec_continue,
 }
 for _name, _handler in (
     ("TryStar", exec_try),
