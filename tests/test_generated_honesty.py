@@ -23,7 +23,6 @@ FAILING = {
     "decorators": "a decorator's calls are counted once",
     "del": "del of a layer or an attribute is ignored",
     "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
-    "match": "match adds up every case",
     "mixed": "the families above, together",
     "raises": "a forward that raises has a complete figure",
     "scopes": "global and nonlocal state is not followed",

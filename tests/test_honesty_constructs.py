@@ -165,7 +165,6 @@ CASES = {
                 return x
         """,
         {"d": "4", "mode": "'b'"},
-        fails="match adds up every case",
     ),
     "match_class_and_guard": _case(
         """
@@ -191,7 +190,6 @@ CASES = {
         """,
         {"d": "4", "depth": "1"},
         expect="honest",
-        fails="match adds up every case",
     ),
     "match_sequence": _case(
         """
@@ -210,7 +208,6 @@ CASES = {
         """,
         {"d": "4"},
         expect="honest",
-        fails="match adds up every case",
     ),
     "del_layer": _case(
         """

@@ -12,7 +12,16 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import annotations as ann
-from shapelint.analysis import branches, expressions, folding, lambdas, loops, modules, unify
+from shapelint.analysis import (
+    branches,
+    expressions,
+    folding,
+    lambdas,
+    loops,
+    matching,
+    modules,
+    unify,
+)
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
@@ -261,15 +270,7 @@ def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = Fals
 
 
 def exec_match(an: Analyzer, stmt: ast.stmt, frame: Frame, module_level: bool) -> None:
-    an.eval(stmt.subject, frame)  # type: ignore[attr-defined]
-    before = dict(frame.env)
-    joined = None
-    for case in stmt.cases:  # type: ignore[attr-defined]
-        frame.env, frame.done = dict(before), False
-        an.exec_block(case.body, frame)
-        joined = frame.env if joined is None else an.join_env(joined, frame.env)
-    frame.env = joined if joined is not None else before
-    frame.done = False
+    matching.exec_match(an, stmt, frame)
 
 
 def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool) -> None:
