@@ -1366,7 +1366,7 @@ def raise_einops(r, i):
         LIN.format(i=i),
         f"""
         x = self.l{i}(x)
-        x = rearrange(x, "b n (h e) -> b n h e", h=d + 1)
+        x = rearrange(x, "b n (h e) -> b n h e", h=x.shape[-1] + 1)
         x = rearrange(x, "b n h e -> b n (h e)")
         """,
     )

@@ -93,6 +93,8 @@ class CallRecord:
     # What the code calls (`self.attn`, `block`) or, for a loop, what it binds
     # (`block`): how the per-module table names the module a call runs.
     callee: str | None = None
+    # A raise that surely runs (analysis/raising.py): the exception's class name.
+    raises: str | None = None
 
 
 @dataclass
@@ -164,6 +166,7 @@ class _Frame:
         # A branch the analysis cannot decide may leave the loop (break, return):
         # the loop's later turns may not run (loops.py).
         self.exit_unsure = False
+        self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
 
 
 class ModuleAnalyzer:

@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path
+from shapelint.analysis import call_path, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -1023,6 +1023,9 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     cost = add_costs(r.cost for r in children)
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
     rec.children = list(children)
+    exc = raising.of_records(children)
+    if exc is not None:
+        raising.pending(exc)
     return value
 
 
@@ -1116,23 +1119,31 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     except TypeError:
         key = None
     if key is not None and key in an.specialized:
+        exc = an.specialized.get(("<raises>", key))
+        if exc is not None:
+            raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
-    if init is not None:
-        run_init(an, init, recorder, args, kwargs)
+    exc = run_init(an, init, recorder, args, kwargs) if init is not None else None
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
+    if exc is not None:  # building it raises: so does the call that builds it
+        raising.pending(exc)
+        if key is not None:
+            an.specialized[("<raises>", key)] = exc
     return value
 
 
-def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
+    """Run __init__ on recorder; the exception it surely raises, if any."""
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     with call_path.calling(init.qualname, None):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
+    return raising.of_records(frame.records.values()) if frame.raised else None
 
 
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
@@ -1151,7 +1162,9 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":
         if isinstance(me, SelfRecorder):
-            run_init(an, fd, me, args, kwargs)
+            exc = run_init(an, fd, me, args, kwargs)
+            if exc is not None:
+                raising.pending(exc)
         return NoneV()
     if isinstance(me, ObjectV):
         return an.invoke(fd, me, node, args, kwargs, frame)

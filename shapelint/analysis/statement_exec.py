@@ -20,6 +20,7 @@ from shapelint.analysis import (
     loops,
     matching,
     modules,
+    raising,
     unify,
 )
 from shapelint.analysis.defs import FuncDef
@@ -111,7 +112,8 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
-    frame.env, frame.done, frame.jump = before, False, None
+    body_raised = frame.raised
+    frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
     if an.costs:
@@ -124,6 +126,10 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         frame.jump = None
     if body_done != frame.done:
         frame.exit_unsure = True  # a return in a loop: its later turns may not run
+    if body_raised != frame.raised:
+        # A branch that raises is no alternative: the function goes on in the other.
+        raising.drop(frame, list(frame.records)[n_records:])
+        frame.raised = False
     if body_done and not frame.done:
         pass  # only the else branch carries on
     elif frame.done and not body_done:
@@ -162,23 +168,13 @@ def exec_with(
         if item.optional_vars is not None:
             # What __enter__ returns is not the context manager itan.
             an.assign(item.optional_vars, UNKNOWN, frame, None)
+    start = set(frame.records)
     an.exec_block(stmt.body, frame)
+    raising.after_with(an, stmt, frame, start)
 
 
 def exec_try(an: Analyzer, stmt: ast.Try, frame: Frame, module_level: bool) -> None:
-    before = dict(frame.env)
-    an.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-    an.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-    after = frame.env
-    frame.done = False  # an exception may skip the body's return
-    for h in stmt.handlers:  # type: ignore[attr-defined]
-        frame.env, frame.done = dict(before), False
-        if h.name:
-            frame.env[h.name] = UNKNOWN
-        an.exec_block(h.body, frame)
-        after = an.join_env(after, frame.env)
-    frame.env, frame.done = after, False
-    an.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+    raising.exec_try(an, stmt, frame)
 
 
 def exec_function_def(
@@ -224,6 +220,9 @@ def exec_import(
 
 
 def exec_assert(an: Analyzer, stmt: ast.Assert, frame: Frame, module_level: bool) -> None:
+    if an.specialize and not module_level and an.decide(stmt.test, frame) is False:
+        raising.surely(an, stmt, frame, "AssertionError")
+        return
     an.eval(stmt.test, frame)
     assert_facts(an, stmt.test, frame)
 
@@ -282,6 +281,8 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
 def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) -> None:
     if stmt.exc is not None:
         an.eval(stmt.exc, frame)
+    if an.specialize and not module_level:
+        raising.surely(an, stmt, frame, raising.exception_name(stmt.exc))
 
 
 def check_against_annotation(
