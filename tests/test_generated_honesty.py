@@ -20,7 +20,6 @@ PER_FAMILY = 16
 # The families that fail today, and how: each fix removes its line.
 FAILING = {
     "decorators": "a decorator's calls are counted once",
-    "del": "del of a layer or an attribute is ignored",
     "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
     "mixed": "the families above, together",
     "scopes": "global and nonlocal state is not followed",

@@ -223,7 +223,6 @@ CASES = {
                 return x
         """,
         {"d": "4"},
-        fails="del self.layers[0] is ignored",
     ),
     "try_raise_finally": _case(
         """
@@ -542,7 +541,6 @@ CASES = {
         """,
         {"d": "4"},
         expect="raises",
-        fails="a deleted layer is still called",
     ),
 }
 

@@ -18,7 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import call_path, raising
@@ -993,6 +993,23 @@ _FREE_METHODS = {
     "append",
     "extend",
 }
+
+
+def without_item(v: Value, index: Value) -> Value | None:
+    """A module list or a tuple without the item at a known index (`del v[i]`);
+    None where that is not known."""
+    i = index.value.value if isinstance(index, IntV) and index.value is not None else None
+    if i is None:
+        return None
+    if isinstance(v, ModuleListV) and v.known and v.count is not None:
+        return replace(v, count=v.count - Expr.const(1))
+    if isinstance(v, (ModuleListV, TupleV)) and getattr(v, "known", True):
+        items = list(v.items)
+        if not -len(items) <= i < len(items):
+            return None
+        del items[i]
+        return replace(v, items=tuple(items))
+    return None
 
 
 def _is_dict(v: Value) -> bool:

@@ -276,6 +276,17 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
     for t in stmt.targets:
         if isinstance(t, ast.Name):
             frame.env.pop(t.id, None)
+        elif isinstance(t, ast.Attribute):
+            holder = an.eval(t.value, frame)
+            if isinstance(holder, modules.SelfRecorder):  # `del self.layer` in __init__
+                holder.attrs.pop(t.attr, None)
+        elif isinstance(t, ast.Subscript):
+            # `del self.layers[0]`: the list without that item; a container the
+            # analysis cannot shrink is no longer known
+            container = an.eval(t.value, frame)
+            smaller = modules.without_item(container, an.eval(t.slice, frame))
+            if isinstance(t.value, (ast.Name, ast.Attribute)):
+                an.assign(t.value, smaller or UNKNOWN, frame, None)
 
 
 def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) -> None:
