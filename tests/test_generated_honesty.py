@@ -22,7 +22,6 @@ FAILING = {
     "decorators": "a decorator's calls are counted once",
     "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
     "mixed": "the families above, together",
-    "scopes": "global and nonlocal state is not followed",
 }
 
 

@@ -322,7 +322,6 @@ CASES = {
         """,
         {"d": "4"},
         expect="honest",
-        fails="a nonlocal counter is not followed: every call counted",
     ),
     "forward_hook": _case(
         """

@@ -36,6 +36,11 @@ class FuncDef:
     # The analyzer of the file that defines it (another file of the project).
     owner: Analyzer | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def rebinds_globals(self) -> bool:
+        """Whether its body declares `global` (a run changes the module's names)."""
+        return any(isinstance(n, ast.Global) for n in ast.walk(self.node))
+
 
 @dataclass
 class ClassDef:

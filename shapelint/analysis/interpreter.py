@@ -167,6 +167,11 @@ class _Frame:
         # the loop's later turns may not run (loops.py).
         self.exit_unsure = False
         self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
+        # `global n` in a function a specialized run runs (modules.run_body)
+        self.global_names: set[str] = set()
+        # A closure's run: the frame that made it and the names it rebinds there.
+        self.cell: _Frame | None = None
+        self.nonlocal_names: set[str] = set()
 
 
 class ModuleAnalyzer:
@@ -694,6 +699,15 @@ class ModuleAnalyzer:
                 if known is not None:
                     learning.learn(self, src[0], known, frame, value_node)
                     value = IntV(sym)
+            if frame.cell is not None and target.id in frame.nonlocal_names:
+                # `nonlocal n; n += 1` in a closure: the variable of the function
+                # that made it, which its next call (and that function) sees.
+                frame.cell.env[target.id] = value
+            if target.id in frame.global_names:
+                # `global n; n = ...` in a specialized run: the module's n changes,
+                # for every function that reads it from now on (as Python runs them).
+                self.module_env[target.id] = value
+                return
             frame.env[target.id] = value
             frame.locals.add(target.id)
             frame.param_values.pop(target.id, None)

@@ -30,7 +30,7 @@ from shapelint.analysis.attributes import (
     super_method,
 )
 from shapelint.analysis.repetition import ONE, collected, merge
-from shapelint.analysis.statements import nested_statements
+from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -1021,7 +1021,8 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
     owner = fd.owner or an
-    key = _call_key(fd, recv, args, kwargs)
+    # A function that rebinds a global changes state a cached run would not.
+    key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs)
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
@@ -1058,6 +1059,7 @@ def _call_key(fd, recv, args, kwargs):
 def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
+    frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
     an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
@@ -1157,6 +1159,7 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     """Run __init__ on recorder; the exception it surely raises, if any."""
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
+    frame.global_names = declared_names(init.node, ast.Global)
     with call_path.calling(init.qualname, None):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
