@@ -17,20 +17,10 @@ pytest.importorskip("einops")
 
 PER_FAMILY = 16
 
-# The families that fail today, and how: each fix removes its line.
-FAILING = {
-    "decorators": "a decorator's calls are counted once",
-    "dynamic": "hooks, __call__ overrides, swapped methods and apply are not seen",
-    "mixed": "the families above, together",
-}
-
 
 def _params():
     for k, family in enumerate(sorted(FAMILIES) + [MIXED]):
-        marks = (
-            [pytest.mark.xfail(strict=True, reason=FAILING[family])] if family in FAILING else []
-        )
-        yield pytest.param(family, range(1000 * k, 1000 * k + PER_FAMILY), marks=marks, id=family)
+        yield pytest.param(family, range(1000 * k, 1000 * k + PER_FAMILY), id=family)
 
 
 @pytest.mark.parametrize("family,seeds", list(_params()))

@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, raising
+from shapelint.analysis import call_path, dynamic, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -1021,6 +1021,14 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
     owner = fd.owner or an
+    names = [fd.cls.name] if fd.cls is not None else []
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        names.append(recv.kind[len("<class>") :].rpartition(":")[2])
+    why = dynamic.not_modelled(an, fd, names)
+    if why is not None:
+        cost = unknown_cost(f"{fd.qualname}: {why}")
+        an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
+        return UNKNOWN
     # A function that rebinds a global changes state a cached run would not.
     key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs)
     cached = owner.specialized.get(key) if key is not None else None
