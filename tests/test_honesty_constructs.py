@@ -32,8 +32,8 @@ from torch import nn
 D4 = {"x": "2,3,4"}
 
 
-def _case(src, init=None, inputs=None, expect="exact", target="M", fails=None):
-    return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target, fails)
+def _case(src, init=None, inputs=None, expect="exact", target="M"):
+    return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
 CASES = {
@@ -552,9 +552,8 @@ def _check(v, expect: str) -> None:
 
 
 def _params():
-    for name, (src, init, inputs, expect, target, fails) in CASES.items():
-        marks = [pytest.mark.xfail(strict=True, reason=fails)] if fails else []
-        yield pytest.param(name, src, init, inputs, expect, target, marks=marks, id=name)
+    for name, (src, init, inputs, expect, target) in CASES.items():
+        yield pytest.param(name, src, init, inputs, expect, target, id=name)
 
 
 @pytest.mark.parametrize("name,src,init,inputs,expect,target", list(_params()))
@@ -599,9 +598,9 @@ def _chain(pkg, depth: int, helper: bool) -> None:
     "depth,helper",
     [
         (20, False),
-        pytest.param(100, False, marks=pytest.mark.xfail(strict=True, reason="depth cut-off")),
+        (100, False),
         (40, True),
-        pytest.param(100, True, marks=pytest.mark.xfail(strict=True, reason="depth cut-off")),
+        (100, True),
     ],
 )
 def test_a_chain_across_files_is_exact_or_a_bound(tmp_path, depth, helper):

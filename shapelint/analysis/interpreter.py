@@ -603,7 +603,11 @@ class ModuleAnalyzer:
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
-                pass  # pathological nesting: skip this statement, keep the rest
+                # Pathological nesting, or calls nested past Python's stack (a chain
+                # of modules across files): what the statement runs is not known,
+                # and on the record, so no total is complete without it.
+                cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
+                self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
 

@@ -1034,7 +1034,12 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
-            cost = unknown_cost(f"{fd.qualname}() calls itself")
+            why = (
+                "calls itself"
+                if key in owner.in_flight
+                else f"calls nested deeper than {MAX_DEPTH}"
+            )
+            cost = unknown_cost(f"{fd.qualname}(): {why}, not followed")
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             return UNKNOWN
         owner.in_flight.add(key)
