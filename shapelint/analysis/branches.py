@@ -110,7 +110,8 @@ def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:
 
 
 def _returns(block: list[ast.stmt]) -> bool:
-    return bool(block) and isinstance(block[-1], ast.Return)
+    # break and continue end the turn as return ends the function
+    return bool(block) and isinstance(block[-1], (ast.Return, ast.Break, ast.Continue))
 
 
 def _test(stmt: ast.If | ast.IfExp) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import attributes, builtins, learning, modules, sequences, unify
+from shapelint.analysis import attributes, builtins, learning, modules, raising, sequences, unify
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, StrV, TensorV, TupleV, Value
@@ -36,6 +36,9 @@ def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         an.call_args.pop()
     if len(frame.records) == slot[1]:
         modules.unfollowed_call(an, node, frame, slot[0], value)
+    exc = raising.take()
+    if exc is not None:  # the callee (or the constructor) surely raised
+        raising.surely(an, node, frame, exc)
     return value
 
 

@@ -36,6 +36,11 @@ class FuncDef:
     # The analyzer of the file that defines it (another file of the project).
     owner: Analyzer | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def rebinds_globals(self) -> bool:
+        """Whether its body declares `global` (a run changes the module's names)."""
+        return any(isinstance(n, ast.Global) for n in ast.walk(self.node))
+
 
 @dataclass
 class ClassDef:
@@ -66,6 +71,8 @@ class Analyzer(Protocol):
     classes: dict[str, ClassDef]
     class_keys: dict[str, ClassDef]
     specialize: bool
+    outer_writes: int  # stores that outlive their frame, counted (loops.same_each_turn)
+    trial: int  # > 0: in a trial turn, where such stores are counted, not made
     call_args: list  # per call being evaluated, when specializing: its values
     naming: Any  # the naming rules' checker (naming.py), told of uses as they run
     costs: bool  # False: no FLOP or byte formula is built (check)
@@ -97,6 +104,8 @@ class Analyzer(Protocol):
     ) -> None: ...
 
     def exec_statement(self, stmt: ast.stmt, frame: Frame, module_level: bool) -> None: ...
+
+    def decide(self, test: ast.expr, frame: Frame) -> bool | None: ...
 
     def analyze_nested(self, fd: FuncDef, outer: Frame) -> None: ...
 

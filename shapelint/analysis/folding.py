@@ -20,6 +20,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    python_constant,
 )
 
 if TYPE_CHECKING:
@@ -38,8 +39,8 @@ _ARITH = {
 def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
     """Arithmetic with a float (`dim * mlp_ratio`, `dim_head ** -0.5`): its value
     when both operands are known numbers."""
-    ok_l, a = _constant(left)
-    ok_r, b = _constant(right)
+    ok_l, a = python_constant(left)
+    ok_r, b = python_constant(right)
     fn = _ARITH.get(type(op))
     if (
         ok_l
@@ -112,21 +113,6 @@ def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | No
         return None if unknown else not decisive
     finally:
         frame.conditional -= 1
-
-
-def _constant(v: Value):
-    """(True, python value) of a value known exactly, else (False, None)."""
-    if isinstance(v, NoneV):
-        return True, None
-    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
-        return True, v.value.value
-    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
-        return True, v.value
-    if isinstance(v, TupleV):
-        parts = [_constant(i) for i in v.items]
-        if all(ok for ok, _ in parts):
-            return True, tuple(p for _, p in parts)
-    return False, None
 
 
 _COMPARE = {
@@ -212,13 +198,13 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         and isinstance(right, ObjectV)
         and right.kind == DICT_KIND
     ):
-        ok, key = _constant(left)
+        ok, key = python_constant(left)
         if not ok:
             return None
         hit = key in dict(right.attrs)
         return hit if isinstance(op, ast.In) else not hit
-    ok_l, a = _constant(left)
-    ok_r, b = _constant(right)
+    ok_l, a = python_constant(left)
+    ok_r, b = python_constant(right)
     if (
         isinstance(op, (ast.In, ast.NotIn))
         and ok_l

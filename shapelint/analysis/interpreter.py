@@ -22,6 +22,7 @@ from shapelint.analysis import (
     call_resolution,
     choices,
     expressions,
+    folding,
     lambdas,
     learning,
     modules,
@@ -92,6 +93,8 @@ class CallRecord:
     # What the code calls (`self.attn`, `block`) or, for a loop, what it binds
     # (`block`): how the per-module table names the module a call runs.
     callee: str | None = None
+    # A raise that surely runs (analysis/raising.py): the exception's class name.
+    raises: str | None = None
 
 
 @dataclass
@@ -141,7 +144,7 @@ class _Frame:
         self.name = name
         self.env: dict[str, Value] = {}
         self.returns: list[Value] = []
-        self.records: dict[tuple[int, int, str], CallRecord] = {}
+        self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
         self.defaults: dict[str, int] = {}
@@ -158,12 +161,30 @@ class _Frame:
         self.learnt_params: set[str] = set()
         self.learnt_line = 1 << 30  # the first line that taught something about a parameter
         self.done = False  # a return ran unconditionally: the block stops here
+        # A `break` or `continue` ran unconditionally: the loop's turn stops here.
+        self.jump: str | None = None
+        # A branch the analysis cannot decide may leave the loop (break, return):
+        # the loop's later turns may not run (loops.py).
+        self.exit_unsure = False
+        self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
+        # `global n` in a function a specialized run runs (modules.run_body)
+        self.global_names: set[str] = set()
+        # A closure's run: the frame that made it and the names it rebinds there.
+        self.cell: _Frame | None = None
+        self.nonlocal_names: set[str] = set()
 
 
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
         self.tree = tree
+        # Stores that outlive the frame doing them (a closure's cell, a global, an
+        # attribute, an item of an attribute): a loop whose turn did one is not the
+        # same each turn, though its own names are (loops.same_each_turn).
+        self.outer_writes = 0
+        # Inside such a trial turn, those stores are counted and not made, so that a
+        # turn found not to be the same each turn leaves nothing behind.
+        self.trial = 0
         self.options = AnalysisOptions.coerce(options)
         self.imports = ImportMap.from_module(tree)
         self.result = ModuleResult()
@@ -583,13 +604,17 @@ class ModuleAnalyzer:
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
         for i, stmt in enumerate(body):
-            if frame.done:
-                break  # after a return: the rest of the block does not run
+            if frame.done or frame.jump:
+                break  # after a return, break or continue: the rest does not run
             merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
-                pass  # pathological nesting: skip this statement, keep the rest
+                # Pathological nesting, or calls nested past Python's stack (a chain
+                # of modules across files): what the statement runs is not known,
+                # and on the record, so no total is complete without it.
+                cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
+                self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
 
@@ -685,6 +710,20 @@ class ModuleAnalyzer:
                 if known is not None:
                     learning.learn(self, src[0], known, frame, value_node)
                     value = IntV(sym)
+            if frame.cell is not None and target.id in frame.nonlocal_names:
+                # `nonlocal n; n += 1` in a closure: the variable of the function
+                # that made it, which its next call (and that function) sees.
+                self.outer_writes += 1
+                if self.trial:
+                    return
+                frame.cell.env[target.id] = value
+            if target.id in frame.global_names:
+                # `global n; n = ...` in a specialized run: the module's n changes,
+                # for every function that reads it from now on (as Python runs them).
+                self.outer_writes += 1
+                if not self.trial:
+                    self.module_env[target.id] = value
+                return
             frame.env[target.id] = value
             frame.locals.add(target.id)
             frame.param_values.pop(target.id, None)
@@ -739,6 +778,9 @@ class ModuleAnalyzer:
                 for e in elts:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
+            self.outer_writes += 1
+            if self.trial:
+                return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
@@ -761,6 +803,10 @@ class ModuleAnalyzer:
             # A write into part of a tensor keeps its shape; into a list, module
             # list or dict, that item changes.
             holder = target.value
+            if isinstance(holder, ast.Attribute):
+                self.outer_writes += 1
+                if self.trial:
+                    return
             if isinstance(holder, ast.Attribute) and not isinstance(holder.value, ast.Name):
                 return
             new = modules.item_assigned(
@@ -1128,7 +1174,7 @@ class ModuleAnalyzer:
             # Only that the call is on the record counts (the second pass over a
             # function, the branches' alternatives), not what it says.
             rec = CallRecord(line, col, frame.name, op, pattern, [], None, cost)
-            frame.records[(line, col, op)] = rec
+            frame.records[_record_key(node, line, col, op)] = rec
             return rec
         out = value if isinstance(value, TensorV) else None
         if op == "einops.pack" and isinstance(value, TupleV) and value.items:
@@ -1148,7 +1194,7 @@ class ModuleAnalyzer:
             cost=cost,
         )
         rec.callee = _callee_text(node)
-        frame.records[(line, col, op)] = rec
+        frame.records[_record_key(node, line, col, op)] = rec
         return rec
 
     def _emit_records(self, frame: _Frame) -> None:
@@ -1157,6 +1203,10 @@ class ModuleAnalyzer:
     # The entry points analysis/modules.py drives the interpretation through.
     def new_frame(self, func: FuncDef | None, name: str) -> _Frame:
         return _Frame(func, name)
+
+    def decide(self, test: ast.expr, frame: _Frame) -> bool | None:
+        """The truth of a test on known values, None where it depends on others."""
+        return folding.test_truth(self, test, frame)
 
     exec_block = _exec_block
     call_project = _call_project
@@ -1209,6 +1259,13 @@ _EXPR_HANDLERS = {
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _record_key(node, line: int, col: int, op: str) -> tuple:
+    """A record per evaluated node, not per source position: `a @ b @ c` and
+    `x.mm(w).mm(w)` are two calls that start at one column, told apart by where
+    each ends."""
+    return (line, col, op, getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
 
 
 def _positional_params(node) -> list[ast.arg]:

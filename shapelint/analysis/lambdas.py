@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
+from shapelint.analysis.statements import declared_names
 from shapelint.ops.values import UNKNOWN, NoneV, TensorV, TupleV, Value
 
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
@@ -84,6 +85,8 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
     closure.called = True
     inner = an.scope(closure.frame)
     inner.records = caller.records
+    inner.cell = closure.frame
+    inner.nonlocal_names = declared_names(node, ast.Nonlocal)
     _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
     active.append(closure)
     try:

@@ -19,6 +19,7 @@ import ast
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
@@ -151,34 +152,69 @@ def _again(an, turn: int):
             yield
 
 
-def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> None:
+def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
+    """Run the loop; True when a turn surely returned (the function ends there)."""
     it = iterate(an, stmt.iter, frame)
     early = ends_early(stmt.body)
     n = len(it.items) if it.items is not None else None
-    if n is not None and n <= UNROLL and not early and n * an.loop_weight <= _MAX_WEIGHT:
-        with _weighted(an, n):
-            for i, item in enumerate(it.items):  # type: ignore[arg-type]
-                an.assign(stmt.target, item, frame, None)
-                with collected(frame) as turn, _again(an, i):
-                    an.exec_block(stmt.body, frame)
-                merge(frame.records, turn, ONE, "")
+    if n is not None and n <= UNROLL and n * an.loop_weight <= _MAX_WEIGHT:
+        # A turn that may end early is followed exactly where what decides it is
+        # known (a specialized run): break, continue and return as Python runs them.
+        if not early:
+            with _weighted(an, n):
+                for i, item in enumerate(it.items):  # type: ignore[arg-type]
+                    an.assign(stmt.target, item, frame, None)
+                    with collected(frame) as turn, _again(an, i):
+                        an.exec_block(stmt.body, frame)
+                    merge(frame.records, turn, ONE, "")
+            an.exec_block(stmt.orelse, frame)
+            return False
+        if an.specialize:
+
+            def turns():
+                for item in it.items:  # type: ignore[union-attr]
+                    an.assign(stmt.target, item, frame, None)
+                    yield stmt.body
+
+            ended = _unrolled(an, stmt, frame, turns(), n)
+            if ended is not None:
+                return ended
+
+    def turn() -> None:
+        an.assign(stmt.target, it.item, frame, None)
+        an.exec_block(stmt.body, frame)
+
+    if early:
+        times, why = None, "the loop may end early"
+    elif it.count is None:
+        times, why = None, "a loop of unknown length"
     else:
-
-        def turn() -> None:
-            an.assign(stmt.target, it.item, frame, None)
-            an.exec_block(stmt.body, frame)
-
-        if early:
-            times, why = None, "the loop may end early"
-        elif it.count is None:
-            times, why = None, "a loop of unknown length"
-        else:
-            times, why = it.count, "loop"
-        repeat(an, frame, turn, times, why)
-    an.exec_block(stmt.orelse, frame)
+        times, why = it.count, "loop"
+    repeat(an, frame, turn, times, why)
+    _orelse(an, stmt, frame)
+    return False
 
 
-def exec_while(an, stmt: ast.While, frame) -> None:
+_MAX_WHILE = 64  # turns of a while loop followed one by one
+
+
+def exec_while(an, stmt: ast.While, frame) -> bool:
+    """Run the loop; True when a turn surely returned."""
+    if an.specialize:
+
+        def turns():
+            for _ in range(_MAX_WHILE):
+                test = an.decide(stmt.test, frame)
+                if test is None:
+                    raise _Undecided
+                if not test:
+                    return
+                yield stmt.body
+            raise _Undecided  # longer than followed: its count is not known here
+
+        ended = _unrolled(an, stmt, frame, turns(), 1)
+        if ended is not None:
+            return ended
     an.eval(stmt.test, frame)
 
     def turn() -> None:
@@ -186,7 +222,81 @@ def exec_while(an, stmt: ast.While, frame) -> None:
         an.eval(stmt.test, frame)
 
     repeat(an, frame, turn, None, "a while loop")
-    an.exec_block(stmt.orelse, frame)
+    _orelse(an, stmt, frame)
+    return False
+
+
+class _Undecided(Exception):
+    """A while loop's test the analysis cannot decide."""
+
+
+def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
+    """Run the turns one by one, following break, continue and return; True when
+    a turn surely returned, False when the loop ended. None, everything undone,
+    where a turn may or may not leave the loop (a test that is not known)."""
+    env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    outer = frame.exit_unsure
+    frame.exit_unsure = False
+    ended = None
+    try:
+        with _weighted(an, weight):
+            for i, body in enumerate(turns):
+                frame.jump = None
+                with collected(frame) as turn, _again(an, i):
+                    an.exec_block(body, frame)
+                merge(frame.records, turn, ONE, "")
+                if frame.exit_unsure:
+                    raise _Undecided
+                if frame.done or frame.jump == "break":
+                    ended = frame.done
+                    break
+    except _Undecided:
+        frame.env = env
+        frame.records.clear()  # in place: a comprehension's scope shares the dict
+        frame.records.update(records)
+        frame.returns[:] = returns
+        frame.done, frame.jump = False, None
+        return None
+    finally:
+        frame.exit_unsure = outer
+    frame.jump = None
+    if ended is None:
+        an.exec_block(stmt.orelse, frame)  # no break: else runs
+        return False
+    return ended
+
+
+def _orelse(an, stmt, frame) -> None:
+    """A loop's else, after turns the analysis ran as one: it runs only if no
+    break ended the loop, so where the body may break, its calls may not run."""
+    if not stmt.orelse:
+        return
+    if not _breaks(stmt.body):
+        an.exec_block(stmt.orelse, frame)
+        return
+    before = dict(frame.env)
+    with collected(frame) as records:
+        an.exec_block(stmt.orelse, frame)
+    why = f"runs only if the loop at line {stmt.lineno} ends without a break, not known here"
+    for rec in records.values():
+        alternative(rec, why, "if it runs")
+    merge(frame.records, records, ONE, "")
+    frame.env = an.join_env(before, frame.env)
+    frame.done = False
+
+
+def _breaks(body: list[ast.stmt]) -> bool:
+    """A break of this loop (not of a loop inside it)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Break):
+            return True
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(_breaks(b) for b in _blocks(stmt)):
+            return True
+    return False
 
 
 def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
@@ -200,6 +310,7 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     for n in range(turns):
         frame.env = dict(state)
         frame.done = False  # a return in the last turn does not stop this one
+        frame.jump = None
         with collected(frame) as records, _weighted(an, turns):
             if n == 0:
                 turn()
@@ -226,6 +337,7 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     if not stable:
         # The last turn's shapes may not hold for the next: its costs are no count.
         times, why = None, "shapes change from turn to turn"
+    frame.jump = None
     merge(frame.records, records, times, why)
     out = an.join_env(before, frame.env)
     for name in grows:
@@ -260,11 +372,17 @@ def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict |
     targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
     names = value_names(TupleV(tuple(before.values())))
     an.assign(stmt.target, item, frame, None)
-    with collected(frame) as records, an.muted(), an.repeated():
-        an.exec_block(stmt.body, frame)
+    writes = an.outer_writes
+    an.trial += 1
+    try:
+        with collected(frame) as records, an.muted(), an.repeated():
+            an.exec_block(stmt.body, frame)
+    finally:
+        an.trial -= 1
     after = frame.env
     stable = (
         not frame.done
+        and an.outer_writes == writes  # no state outside the frame changed
         and len(frame.returns) == len(saved[1])
         and all(k in after and after[k] == v for k, v in before.items() if k not in targets)
         and all(_known_each_turn(r, names) for r in records.values())

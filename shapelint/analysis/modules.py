@@ -18,10 +18,10 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, loops
+from shapelint.analysis import call_path, dynamic, loops, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -30,7 +30,7 @@ from shapelint.analysis.attributes import (
     super_method,
 )
 from shapelint.analysis.repetition import ONE, collected, merge
-from shapelint.analysis.statements import nested_statements
+from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -1150,12 +1150,16 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     try:
         for i, item in enumerate(items):
             frame.records = {}
+            frame.jump = None
             an.assign(stmt.target, item, frame, None)
             an.exec_block(stmt.body, frame)
             for key, rec in frame.records.items():
                 children[(*key, "iter", i)] = rec
+            if frame.jump == "break" or frame.done:
+                break
     finally:
         frame.records = saved
+        frame.jump = None
     _loop_record(an, stmt, frame, children, len(items))
 
 
@@ -1268,6 +1272,23 @@ _FREE_METHODS = {
 }
 
 
+def without_item(v: Value, index: Value) -> Value | None:
+    """A module list or a tuple without the item at a known index (`del v[i]`);
+    None where that is not known."""
+    i = index.value.value if isinstance(index, IntV) and index.value is not None else None
+    if i is None:
+        return None
+    if isinstance(v, ModuleListV) and v.known and v.count is not None:
+        return replace(v, count=v.count - Expr.const(1))
+    if isinstance(v, (ModuleListV, TupleV)) and getattr(v, "known", True):
+        items = list(v.items)
+        if not -len(items) <= i < len(items):
+            return None
+        del items[i]
+        return replace(v, items=tuple(items))
+    return None
+
+
 def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind == DICT_KIND
 
@@ -1277,11 +1298,25 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     value and cost at these sizes. One record at the call site, the callee's
     records as its children."""
     owner = fd.owner or an
-    key = _call_key(fd, recv, args, kwargs)
+    names = [fd.cls.name] if fd.cls is not None else []
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        names.append(recv.kind[len("<class>") :].rpartition(":")[2])
+    why = dynamic.not_modelled(an, fd, names)
+    if why is not None:
+        cost = unknown_cost(f"{fd.qualname}: {why}")
+        an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
+        return UNKNOWN
+    # A function that rebinds a global changes state a cached run would not.
+    key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs)
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
-            cost = unknown_cost(f"{fd.qualname}() calls itself")
+            why = (
+                "calls itself"
+                if key in owner.in_flight
+                else f"calls nested deeper than {MAX_DEPTH}"
+            )
+            cost = unknown_cost(f"{fd.qualname}(): {why}, not followed")
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             return UNKNOWN
         owner.in_flight.add(key)
@@ -1296,6 +1331,9 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     cost = add_costs(r.cost for r in children)
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
     rec.children = list(children)
+    exc = raising.of_records(children)
+    if exc is not None:
+        raising.pending(exc)
     return value
 
 
@@ -1331,6 +1369,7 @@ def _call_key(fd, recv, args, kwargs):
 def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
+    frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
     an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
@@ -1409,12 +1448,16 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     except TypeError:
         key = None
     if key is not None and key in an.specialized:
+        exc = an.specialized.get(("<raises>", key))
+        if exc is not None:
+            raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
     init = find_method(an, cd, "__init__")
     base = torch_base(an, cd) if init is None else None
+    exc = None
     if init is not None:
-        run_init(an, init, recorder, args, kwargs)
+        exc = run_init(an, init, recorder, args, kwargs)
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
         top.env = an.module_env
@@ -1423,15 +1466,22 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
+    if exc is not None:  # building it raises: so does the call that builds it
+        raising.pending(exc)
+        if key is not None:
+            an.specialized[("<raises>", key)] = exc
     return value
 
 
-def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> None:
+def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
+    """Run __init__ on recorder; the exception it surely raises, if any."""
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
+    frame.global_names = declared_names(init.node, ast.Global)
     with call_path.calling(init.qualname, None):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
+    return raising.of_records(frame.records.values()) if frame.raised else None
 
 
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
@@ -1454,7 +1504,9 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":
         if isinstance(me, SelfRecorder):
-            run_init(an, fd, me, args, kwargs)
+            exc = run_init(an, fd, me, args, kwargs)
+            if exc is not None:
+                raising.pending(exc)
         return NoneV()
     if isinstance(me, ObjectV):
         return an.invoke(fd, me, node, args, kwargs, frame)

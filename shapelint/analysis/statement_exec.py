@@ -12,7 +12,17 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import annotations as ann
-from shapelint.analysis import branches, expressions, folding, lambdas, loops, modules, unify
+from shapelint.analysis import (
+    branches,
+    expressions,
+    folding,
+    lambdas,
+    loops,
+    matching,
+    modules,
+    raising,
+    unify,
+)
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
@@ -101,12 +111,25 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     before = dict(frame.env)
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
-    after_body, body_done = frame.env, frame.done
-    frame.env, frame.done = before, False
+    after_body, body_done, body_jump = frame.env, frame.done, frame.jump
+    body_raised = frame.raised
+    frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
     if an.costs:
         branches.undecided(stmt, frame, n_records, n_body)
+    if body_jump != frame.jump:
+        # One branch ends the turn, the other may not: with_rest made the rest of
+        # the block the other branch's; a break may end the loop.
+        if "break" in (body_jump, frame.jump):
+            frame.exit_unsure = True
+        frame.jump = None
+    if body_done != frame.done:
+        frame.exit_unsure = True  # a return in a loop: its later turns may not run
+    if body_raised != frame.raised:
+        # A branch that raises is no alternative: the function goes on in the other.
+        raising.drop(frame, list(frame.records)[n_records:])
+        frame.raised = False
     if body_done and not frame.done:
         pass  # only the else branch carries on
     elif frame.done and not body_done:
@@ -117,14 +140,24 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
 
 def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_level: bool) -> None:
     if isinstance(stmt, ast.For) and modules.exec_for(an, stmt, frame):
+        frame.jump = None
         return
-    loops.exec_for(an, stmt, frame)
-    frame.done = False  # a return in a loop body may not run
+    # a return in a loop body may not run, unless a turn surely ran it
+    frame.done = loops.exec_for(an, stmt, frame)
+    frame.jump = None
 
 
 def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
-    loops.exec_while(an, stmt, frame)
-    frame.done = False
+    frame.done = loops.exec_while(an, stmt, frame)
+    frame.jump = None
+
+
+def exec_break(an: Analyzer, stmt: ast.Break, frame: Frame, module_level: bool) -> None:
+    frame.jump = "break"
+
+
+def exec_continue(an: Analyzer, stmt: ast.Continue, frame: Frame, module_level: bool) -> None:
+    frame.jump = "continue"
 
 
 def exec_with(
@@ -135,23 +168,13 @@ def exec_with(
         if item.optional_vars is not None:
             # What __enter__ returns is not the context manager itan.
             an.assign(item.optional_vars, UNKNOWN, frame, None)
+    start = set(frame.records)
     an.exec_block(stmt.body, frame)
+    raising.after_with(an, stmt, frame, start)
 
 
 def exec_try(an: Analyzer, stmt: ast.Try, frame: Frame, module_level: bool) -> None:
-    before = dict(frame.env)
-    an.exec_block(stmt.body, frame)  # type: ignore[attr-defined]
-    an.exec_block(stmt.orelse, frame)  # type: ignore[attr-defined]
-    after = frame.env
-    frame.done = False  # an exception may skip the body's return
-    for h in stmt.handlers:  # type: ignore[attr-defined]
-        frame.env, frame.done = dict(before), False
-        if h.name:
-            frame.env[h.name] = UNKNOWN
-        an.exec_block(h.body, frame)
-        after = an.join_env(after, frame.env)
-    frame.env, frame.done = after, False
-    an.exec_block(stmt.finalbody, frame)  # type: ignore[attr-defined]
+    raising.exec_try(an, stmt, frame)
 
 
 def exec_function_def(
@@ -197,6 +220,9 @@ def exec_import(
 
 
 def exec_assert(an: Analyzer, stmt: ast.Assert, frame: Frame, module_level: bool) -> None:
+    if an.specialize and not module_level and an.decide(stmt.test, frame) is False:
+        raising.surely(an, stmt, frame, "AssertionError")
+        return
     an.eval(stmt.test, frame)
     assert_facts(an, stmt.test, frame)
 
@@ -243,26 +269,31 @@ def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = Fals
 
 
 def exec_match(an: Analyzer, stmt: ast.stmt, frame: Frame, module_level: bool) -> None:
-    an.eval(stmt.subject, frame)  # type: ignore[attr-defined]
-    before = dict(frame.env)
-    joined = None
-    for case in stmt.cases:  # type: ignore[attr-defined]
-        frame.env, frame.done = dict(before), False
-        an.exec_block(case.body, frame)
-        joined = frame.env if joined is None else an.join_env(joined, frame.env)
-    frame.env = joined if joined is not None else before
-    frame.done = False
+    matching.exec_match(an, stmt, frame)
 
 
 def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool) -> None:
     for t in stmt.targets:
         if isinstance(t, ast.Name):
             frame.env.pop(t.id, None)
+        elif isinstance(t, ast.Attribute):
+            holder = an.eval(t.value, frame)
+            if isinstance(holder, modules.SelfRecorder):  # `del self.layer` in __init__
+                holder.attrs.pop(t.attr, None)
+        elif isinstance(t, ast.Subscript):
+            # `del self.layers[0]`: the list without that item; a container the
+            # analysis cannot shrink is no longer known
+            container = an.eval(t.value, frame)
+            smaller = modules.without_item(container, an.eval(t.slice, frame))
+            if isinstance(t.value, (ast.Name, ast.Attribute)):
+                an.assign(t.value, smaller or UNKNOWN, frame, None)
 
 
 def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) -> None:
     if stmt.exc is not None:
         an.eval(stmt.exc, frame)
+    if an.specialize and not module_level:
+        raising.surely(an, stmt, frame, raising.exception_name(stmt.exc))
 
 
 def check_against_annotation(
@@ -291,8 +322,8 @@ def refine(value: Value, declared: TensorV) -> Value:
     return declared
 
 
-# One handler per node type; a statement with none (pass, break, global...) has
-# nothing to track.
+# One handler per node type; a statement with none (pass, global...) has nothing
+# to track.
 HANDLERS = {
     ast.Assign: exec_assign,
     ast.AnnAssign: exec_ann_assign,
@@ -314,6 +345,8 @@ HANDLERS = {
     ast.Assert: exec_assert,
     ast.Delete: exec_delete,
     ast.Raise: exec_raise,
+    ast.Break: exec_break,
+    ast.Continue: exec_continue,
 }
 for _name, _handler in (
     ("TryStar", exec_try),

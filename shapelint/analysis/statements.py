@@ -77,3 +77,8 @@ def own_parents(stmt: ast.AST) -> dict[ast.AST, ast.AST]:
                 if enter and not isinstance(v, stmt_type):
                     stack.append(v)
     return out
+
+
+def declared_names(tree: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
+    """The names `global` (or `nonlocal`) declares anywhere in tree."""
+    return {name for n in ast.walk(tree) if isinstance(n, kind) for name in n.names}

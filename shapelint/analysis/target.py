@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
-from shapelint.analysis import attributes, call_path, modules, project, unnamed
+from shapelint.analysis import attributes, call_path, modules, project, raising, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
@@ -155,6 +155,7 @@ def evaluate_target(
 
 def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) -> TargetResult:
     path, qualname = target.path, target.qualname or ""
+    raising.reset()
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
     kwargs = {}
@@ -189,11 +190,12 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
         defaults = _init_defaults(an, cd, init)
+        built = raising.take()
     elif not meth and qualname in an.functions:
         if init:
             raise TargetError(f"--init applies to a class; {qualname} is a function")
         fd = an.functions[qualname]
-        recv, defaults = None, {}
+        recv, defaults, built = None, {}, None
     else:
         known = sorted([*an.classes, *an.functions])
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
@@ -213,6 +215,8 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
                 shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
         value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
+    if raising.take() is not None or built is not None:
+        rec.cost = raising.raises_cost(rec.cost, built)
     names = unnamed.value_names(TupleV((*kwargs.values(), *shapes.values())))
     for f in (fd, attributes.find_method(an, cd, "__init__") if cd is not None else None):
         if f is not None:

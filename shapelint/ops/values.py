@@ -188,6 +188,22 @@ def constant_value(v: object) -> Value:
     return UNKNOWN
 
 
+def python_constant(v: Value):
+    """(True, the Python value) of a value known exactly, else (False, None): the
+    inverse of constant_value, tuples included."""
+    if isinstance(v, NoneV):
+        return True, None
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return True, v.value.value
+    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
+        return True, v.value
+    if isinstance(v, TupleV):
+        parts = [python_constant(i) for i in v.items]
+        if all(ok for ok, _ in parts):
+            return True, tuple(p for _, p in parts)
+    return False, None
+
+
 @dataclass(frozen=True, slots=True)
 class TupleV(Value):
     """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV)."""

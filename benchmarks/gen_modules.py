@@ -1,0 +1,1732 @@
+"""Generated PyTorch modules, judged by FlopCounterMode (issue 28).
+
+A seeded generator writes plausible modules, one `Net(nn.Module)` per file, built
+from steps that each keep `x` at `[B, N, d]`: layers, matmul chains, every
+control-flow form, scopes, recursion, starred arguments, decorators, what the
+analysis cannot model (hooks, `__call__` overrides, swapped methods,
+torch.compile, jit.script, apply), deep wrapping chains and einops patterns.
+Each module has one construct family (its steps come from it, with plain layers
+around them), so a failure names the construct.
+
+The runner executes each module (the generator's own code, in this process)
+under `torch.utils.flop_counter.FlopCounterMode` and runs the
+`cost FILE::Net --init ... --input ...` target in process, then classifies:
+
+- exact: complete and equal to the count;
+- lower: incomplete, a lower bound at most the count;
+- unknown: incomplete with no figure;
+- raise_ok: torch raised (construction or forward), and the target is not complete;
+- wrong: complete and not the count (the worst bug);
+- above: a lower bound above the count;
+- raise_complete: torch raised, and the target printed a complete figure;
+- error: the target raised (TargetError or a crash) or ran past the time limit.
+
+`wrong`, `above`, `raise_complete` and `error` are failures.
+
+    nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 3000
+    nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 200 --family loops -v
+
+torch.compile and torch.jit.script are run as the identity (the counter counts the
+eager ops, which is the figure a static count must not exceed; compiling on a CPU
+would take seconds per module).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
+import random
+import signal
+import sys
+import tempfile
+import textwrap
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+B = 2
+FAILURES = ("wrong", "above", "raise_complete", "error")
+OUTCOMES = ("exact", "lower", "unknown", "raise_ok") + FAILURES
+
+
+@dataclasses.dataclass
+class Step:
+    init: str = ""
+    body: str = ""
+    helpers: str = ""
+    post: str = ""
+
+
+@dataclasses.dataclass
+class Generated:
+    seed: int
+    family: str
+    variants: list[str]
+    source: str
+    init: dict[str, str]
+    inputs: dict[str, str]  # parameter -> "2,3,4": a float tensor of that shape
+    target: str = "Net"  # a class (built with init, then called) or a function
+
+
+def _s(init="", body="", helpers="", post="") -> Step:
+    return Step(*(textwrap.dedent(t).strip("\n") for t in (init, body, helpers, post)))
+
+
+# ------------------------------------------------------------------- variants
+# Each takes (r, i): a seeded Random and the step's index (names are suffixed
+# with it so steps never collide), and returns the Step's code.
+
+
+# The layers most steps build (their names suffixed with the step's index).
+LIN = "self.l{i} = nn.Linear(d, d)"
+LIST = "self.ml{i} = nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])"
+BOTH = LIN + "\nself.s{i} = nn.Sequential(nn.Linear(d, d), nn.Linear(d, d))"
+
+
+def layers_linear(r, i):
+    return _s(LIN.format(i=i), f"x = self.l{i}(x)")
+
+
+def layers_conv(r, i):
+    k = r.choice((1, 3, 5))
+    return _s(
+        f"self.c{i} = nn.Conv1d(d, d, {k}, padding={k // 2})",
+        f"x = self.c{i}(x.transpose(1, 2)).transpose(1, 2)",
+    )
+
+
+def layers_sequential(r, i):
+    return _s(
+        f"self.s{i} = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))",
+        f"x = self.s{i}(x)",
+    )
+
+
+def layers_modulelist(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"""
+        for blk in self.ml{i}:
+            x = blk(x)
+        """,
+    )
+
+
+def layers_moduledict(r, i):
+    key = r.choice("ab")
+    return _s(
+        f'self.md{i} = nn.ModuleDict({{"a": nn.Linear(d, d), "b": nn.Sequential(nn.Linear(d, d), nn.Linear(d, d))}})',
+        f'x = self.md{i}["{key}"](x)',
+    )
+
+
+def matmul_chain(r, i):
+    return _s(f"self.w{i} = nn.Parameter(torch.randn(d, d))", f"x = x @ self.w{i} @ self.w{i}")
+
+
+def matmul_self(r, i):
+    return _s("", "x = x @ x.transpose(-1, -2) @ x")
+
+
+def matmul_method_chain(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"x = x.matmul(self.w{i}).matmul(self.w{i}).matmul(self.w{i})",
+    )
+
+
+def matmul_nested(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = torch.matmul(torch.matmul(self.l{i}(self.l{i}(x)), self.l{i}.weight), self.l{i}.weight)",
+    )
+
+
+def matmul_called_result(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"x = torch.relu(self.l{i}(x)) @ self.w{i} + self.l{i}(x) @ self.w{i}",
+    )
+
+
+def matmul_loop_line(r, i):
+    k = r.randint(1, 4)
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"for _ in range({k}): x = x @ self.w{i} @ self.w{i}",
+    )
+
+
+def matmul_semicolons(r, i):
+    return _s(LIN.format(i=i), f"x = self.l{i}(x); x = self.l{i}(x)")
+
+
+def loop_continue(r, i):
+    k, m = r.randint(1, 5), r.randint(0, 5)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        for j in range({k}):
+            if j >= {m}:
+                continue
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def loop_break(r, i):
+    k, m = r.randint(1, 5), r.randint(0, 5)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        for j in range({k}):
+            if j == {m}:
+                break
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def loop_enumerate_continue(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"""
+        for j, blk in enumerate(self.ml{i}):
+            if j % 2:
+                continue
+            x = blk(x)
+        """,
+    )
+
+
+def loop_else(r, i):
+    k, m = r.randint(1, 4), r.randint(0, 5)
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        for j in range({k}):
+            x = self.l{i}(x)
+            if j == {m}:
+                break
+        else:
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def loop_while(r, i):
+    k = r.randint(0, 4)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        j = 0
+        while j < {k}:
+            x = self.l{i}(x)
+            j += 1
+        """,
+    )
+
+
+def loop_while_break(r, i):
+    k = r.randint(1, 4)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        j = 0
+        while True:
+            x = self.l{i}(x)
+            j += 1
+            if j >= {k}:
+                break
+        """,
+    )
+
+
+def loop_while_data(r, i):
+    k = r.randint(1, 4)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        j = 0
+        while x.abs().sum() > {r.choice((0.0, 1.0, 1e9))} and j < {k}:
+            x = self.l{i}(x) * 0.5
+            j += 1
+        """,
+    )
+
+
+def loop_break_data(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"""
+        for blk in self.ml{i}:
+            x = blk(x)
+            if x.mean() > 0:
+                break
+        """,
+    )
+
+
+def loop_return(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        LIST.format(i=i),
+        f"x = run{i}(self.ml{i}, x)",
+        f"""
+        def run{i}(layers, x):
+            for j, blk in enumerate(layers):
+                x = blk(x)
+                if j == {m}:
+                    return x
+            return x
+        """,
+    )
+
+
+def loop_nested(r, i):
+    a, b = r.randint(1, 3), r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        for _ in range({a}):
+            for _ in range({b}):
+                x = self.l{i}(x)
+        """,
+    )
+
+
+def loop_over_depth(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.n{i} = depth",
+        f"""
+        for _ in range(self.n{i} - 1):
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def if_flag(r, i):
+    return _s(
+        BOTH.format(i=i) + f"\nself.flag{i} = flag",
+        f"""
+        if self.flag{i}:
+            x = self.l{i}(x)
+        else:
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def if_size(r, i):
+    k = r.randint(3, 9)
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.big{i} = d > {k}",
+        f"""
+        if self.big{i}:
+            x = self.l{i}(x)
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def if_data(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        if x.sum() > 0:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def if_data_else(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        if x.mean() > 0:
+            x = self.l{i}(x)
+        else:
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def if_ternary(r, i):
+    k = r.randint(0, 4)
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.depth{i} = depth",
+        f"x = self.l{i}(x) if self.depth{i} > {k} else x",
+    )
+
+
+def if_elif_mode(r, i):
+    return _s(
+        BOTH.format(i=i) + f"\nself.mode{i} = mode",
+        f"""
+        if self.mode{i} == "a":
+            x = self.l{i}(x)
+        elif self.mode{i} == "b":
+            x = self.s{i}(x)
+        else:
+            x = x * 2
+        """,
+    )
+
+
+def if_early_return(r, i):
+    return _s(
+        f"self.flag{i} = flag",
+        f"""
+        if not self.flag{i}:
+            return x
+        """,
+    )
+
+
+def if_training(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        if self.training:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def try_no_raise(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        try:
+            x = self.l{i}(x)
+        except RuntimeError:
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def try_shape_error(r, i):
+    return _s(
+        f"self.bad{i} = nn.Linear(d + 1, d)\nself.l{i} = nn.Linear(d, d)",
+        f"""
+        try:
+            x = self.bad{i}(x)
+        except RuntimeError:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def try_raise_finally(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.f{i} = nn.Linear(d, d)",
+        f"""
+        try:
+            x = self.l{i}(x)
+            raise ValueError("stop")
+        except ValueError:
+            pass
+        finally:
+            x = self.f{i}(x)
+        """,
+    )
+
+
+def try_finally(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        try:
+            x = self.l{i}(x)
+        finally:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def try_else(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        try:
+            y = self.l{i}(x)
+        except KeyError:
+            y = x
+        else:
+            y = self.l{i}(y)
+        x = y
+        """,
+    )
+
+
+def try_raise_before(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        try:
+            if x.dim() == 3:
+                raise KeyError("three")
+            x = self.s{i}(x)
+        except KeyError:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def with_no_grad(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        with torch.no_grad():
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def with_contextmanager(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        with ctx{i}(self.l{i}, x) as y:
+            x = self.l{i}(y)
+        """,
+        f"""
+        @contextlib.contextmanager
+        def ctx{i}(layer, x):
+            yield layer(x)
+        """,
+    )
+
+
+def with_suppress(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        with contextlib.suppress(ValueError):
+            x = self.l{i}(x)
+            raise ValueError("skip")
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def match_value(r, i):
+    return _s(
+        BOTH.format(i=i) + f"\nself.mode{i} = mode",
+        f"""
+        match self.mode{i}:
+            case "a":
+                x = self.l{i}(x)
+            case "b":
+                x = self.s{i}(x)
+            case _:
+                pass
+        """,
+    )
+
+
+def match_class(r, i):
+    return _s(
+        BOTH.format(i=i) + f'\nself.act{i} = nn.ReLU() if mode == "a" else nn.GELU()',
+        f"""
+        match self.act{i}:
+            case nn.ReLU():
+                x = self.l{i}(x)
+            case nn.GELU():
+                x = self.s{i}(x)
+        """,
+    )
+
+
+def match_sequence(r, i):
+    k = r.choice(("d", "d + 1"))
+    return _s(
+        BOTH.format(i=i) + f"\nself.d{i} = {k}",
+        f"""
+        match x.shape:
+            case (_, _, last) if last == self.d{i}:
+                x = self.l{i}(x)
+            case [_, _]:
+                pass
+            case _:
+                x = self.s{i}(x)
+        """,
+    )
+
+
+def match_guard(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        BOTH.format(i=i) + f"\nself.depth{i} = depth",
+        f"""
+        match self.depth{i}:
+            case k if k > {m}:
+                x = self.l{i}(x)
+            case 0:
+                pass
+            case _:
+                x = self.s{i}(x)
+        """,
+    )
+
+
+def match_data(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        match int(x.sum() > 0):
+            case 1:
+                x = self.l{i}(x)
+            case _:
+                pass
+        """,
+    )
+
+
+def del_layer(r, i):
+    idx = r.choice((0, -1))
+    return _s(
+        f"self.ml{i} = nn.ModuleList([nn.Linear(d, d) for _ in range(depth + 1)])\ndel self.ml{i}[{idx}]",
+        f"""
+        for blk in self.ml{i}:
+            x = blk(x)
+        """,
+    )
+
+
+def del_local(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        y = self.l{i}(x)
+        del y
+        x = self.l{i}(x)
+        """,
+    )
+
+
+def del_attribute(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\ndel self.l{i}",
+        f"x = self.l{i}(x)",
+    )
+
+
+def assert_pass(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.d{i} = d",
+        f"""
+        assert x.shape[-1] == self.d{i}, "width"
+        x = self.l{i}(x)
+        """,
+    )
+
+
+def assert_fail(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.d{i} = d",
+        f"""
+        x = self.l{i}(x)
+        assert x.shape[-1] == self.d{i} + 1, "width"
+        """,
+    )
+
+
+def assert_known(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nassert depth > {m}, 'too shallow'",
+        f"x = self.l{i}(x)",
+    )
+
+
+def gen_filter(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"""
+        for blk in even{i}(self.ml{i}):
+            x = blk(x)
+        """,
+        f"""
+        def even{i}(layers):
+            for j, blk in enumerate(layers):
+                if j % 2 == 0:
+                    yield blk
+        """,
+    )
+
+
+def gen_yield_from(r, i):
+    return _s(
+        f"self.ml{i} = nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])\nself.l{i} = nn.Linear(d, d)",
+        f"""
+        for blk in chain{i}(self.ml{i}, self.l{i}):
+            x = blk(x)
+        """,
+        f"""
+        def chain{i}(layers, last):
+            yield from layers
+            yield last
+        """,
+    )
+
+
+def gen_stop(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        LIST.format(i=i),
+        f"""
+        for blk in first{i}(self.ml{i}, {m}):
+            x = blk(x)
+        """,
+        f"""
+        def first{i}(layers, n):
+            for j, blk in enumerate(layers):
+                if j >= n:
+                    return
+                yield blk
+        """,
+    )
+
+
+def gen_expression_sum(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = sum(blk(x) for blk in self.ml{i})",
+    )
+
+
+def gen_next(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = next(iter(self.ml{i}))(x)",
+    )
+
+
+def comp_filtered(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        LIST.format(i=i),
+        f"x = x + sum([blk(x) for j, blk in enumerate(self.ml{i}) if j != {m}])",
+    )
+
+
+def comp_repeat(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = torch.stack([self.l{i}(x) for _ in range({k})]).sum(0)",
+    )
+
+
+def comp_dict(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        LIST.format(i=i),
+        f"""
+        ys = {{j: blk(x) for j, blk in enumerate(self.ml{i}) if j < {m}}}
+        x = x + sum(ys.values())
+        """,
+    )
+
+
+def comp_nested(r, i):
+    k = r.randint(1, 2)
+    return _s(
+        LIST.format(i=i),
+        f"x = x + sum([blk(x) for blk in self.ml{i} for _ in range({k})])",
+    )
+
+
+def comp_data_condition(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = x + sum([blk(x) for blk in self.ml{i} if x.sum() > 0])",
+    )
+
+
+def scope_global(r, i):
+    m = r.randint(0, 2)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        if bump{i}() > {m}:
+            x = self.l{i}(x)
+        """,
+        f"""
+        CALLS{i} = 0
+
+
+        def bump{i}():
+            global CALLS{i}
+            CALLS{i} += 1
+            return CALLS{i}
+        """,
+    )
+
+
+def scope_nonlocal(r, i):
+    k, m = r.randint(1, 4), r.randint(0, 3)
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.f{i} = make{i}(self.l{i})",
+        f"""
+        for _ in range({k}):
+            x = self.f{i}(x)
+        """,
+        f"""
+        def make{i}(layer):
+            n = 0
+
+            def run(x):
+                nonlocal n
+                n += 1
+                return layer(x) if n <= {m} else x
+
+            return run
+        """,
+    )
+
+
+def scope_lambda(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.g{i} = lambda t: self.l{i}(t) * 2",
+        f"x = self.g{i}(x)",
+    )
+
+
+def scope_closure(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = wrap{i}(self.l{i}, {k})(x)",
+        f"""
+        def wrap{i}(layer, times):
+            def run(x):
+                for _ in range(times):
+                    x = layer(x)
+                return x
+
+            return run
+        """,
+    )
+
+
+def scope_partial(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"x = functools.partial(F.linear, weight=self.w{i})(x)",
+    )
+
+
+def scope_global_rebind(r, i):
+    return _s(
+        BOTH.format(i=i) + f"\nset_mode{i}(flag)",
+        f"""
+        if MODE{i}:
+            x = self.s{i}(x)
+        else:
+            x = self.l{i}(x)
+        """,
+        f"""
+        MODE{i} = False
+
+
+        def set_mode{i}(value):
+            global MODE{i}
+            MODE{i} = value
+        """,
+    )
+
+
+def rec_function(r, i):
+    k = r.randint(0, 4)
+    return _s(
+        LIN.format(i=i),
+        f"x = rep{i}(self.l{i}, x, {k})",
+        f"""
+        def rep{i}(layer, x, n):
+            return x if n == 0 else rep{i}(layer, layer(x), n - 1)
+        """,
+    )
+
+
+def rec_mutual(r, i):
+    k = r.randint(0, 5)
+    return _s(
+        LIN.format(i=i),
+        f"x = even{i}(self.l{i}, x, {k})",
+        f"""
+        def even{i}(layer, x, n):
+            return x if n == 0 else odd{i}(layer, layer(x), n - 1)
+
+
+        def odd{i}(layer, x, n):
+            return x if n == 0 else even{i}(layer, x, n - 1)
+        """,
+    )
+
+
+def rec_module(r, i):
+    k = r.randint(0, 4)
+    return _s(
+        f"self.t{i} = Tree{i}(d, {k})",
+        f"x = self.t{i}(x)",
+        f"""
+        class Tree{i}(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.sub = Tree{i}(d, n - 1) if n > 0 else None
+
+            def forward(self, x):
+                x = self.l(x)
+                return self.sub(x) if self.sub is not None else x
+        """,
+    )
+
+
+def rec_module_infinite(r, i):
+    return _s(
+        f"self.t{i} = Loop{i}(d)",
+        f"x = self.t{i}(x)",
+        f"""
+        class Loop{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.sub = Loop{i}(d)
+
+            def forward(self, x):
+                return self.sub(self.l(x))
+        """,
+    )
+
+
+def rec_forward_infinite(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = spin{i}(self.l{i}, x)",
+        f"""
+        def spin{i}(layer, x):
+            return spin{i}(layer, layer(x))
+        """,
+    )
+
+
+def star_layers(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = app{i}(x, *self.ml{i})",
+        f"""
+        def app{i}(x, *layers):
+            for blk in layers:
+                x = blk(x)
+            return x
+        """,
+    )
+
+
+def star_args(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"""
+        args = [x, self.w{i}]
+        x = torch.matmul(*args)
+        """,
+    )
+
+
+def star_kwargs(r, i):
+    return _s(
+        LIN.format(i=i),
+        f'x = kw{i}(x, **{{"layer": self.l{i}, "times": {r.randint(0, 3)}}})',
+        f"""
+        def kw{i}(x, **options):
+            for _ in range(options["times"]):
+                x = options["layer"](x)
+            return x
+        """,
+    )
+
+
+def star_unpack(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        first, *rest = [self.l{i}(x), x, x]
+        x = first + sum(rest)
+        """,
+    )
+
+
+def star_list(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = torch.stack([*[blk(x) for blk in self.ml{i}], x]).mean(0)",
+    )
+
+
+def deco_identity(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        def keep{i}(fn):
+            return fn
+
+
+        @keep{i}
+        def step{i}(layer, x):
+            return layer(x)
+        """,
+    )
+
+
+def deco_twice(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        def twice{i}(fn):
+            @functools.wraps(fn)
+            def run(*args, **kwargs):
+                fn(*args, **kwargs)
+                return fn(*args, **kwargs)
+
+            return run
+
+
+        @twice{i}
+        def step{i}(layer, x):
+            return layer(x)
+        """,
+    )
+
+
+def deco_times(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        def times{i}(n):
+            def deco(fn):
+                def run(layer, x):
+                    for _ in range(n):
+                        x = fn(layer, x)
+                    return x
+
+                return run
+
+            return deco
+
+
+        @times{i}({k})
+        def step{i}(layer, x):
+            return layer(x)
+        """,
+    )
+
+
+def deco_skip(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        def skip{i}(fn):
+            return lambda layer, x: x
+
+
+        @skip{i}
+        def step{i}(layer, x):
+            return layer(x)
+        """,
+    )
+
+
+def deco_forward(r, i):
+    return _s(
+        f"self.b{i} = Blk{i}(d)",
+        f"x = self.b{i}(x)",
+        f"""
+        def twice{i}(fn):
+            def run(self, x):
+                return fn(self, fn(self, x))
+
+            return run
+
+
+        class Blk{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+
+            @twice{i}
+            def forward(self, x):
+                return self.l(x)
+        """,
+    )
+
+
+def deco_no_grad(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        @torch.no_grad()
+        def step{i}(layer, x):
+            return layer(layer(x))
+        """,
+    )
+
+
+_BLOCK = """
+class Blk{i}(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.l(x)
+
+    def twice(self, x):
+        return self.l(self.l(x))
+"""
+
+
+def dyn_forward_hook(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.w{i} = nn.Parameter(torch.randn(d, d))\n"
+        f"self.l{i}.register_forward_hook(lambda m, args, out: out @ self.w{i})",
+        f"x = self.l{i}(x)",
+    )
+
+
+def dyn_pre_hook(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.w{i} = nn.Parameter(torch.randn(d, d))\n"
+        f"self.l{i}.register_forward_pre_hook(lambda m, args: (args[0] @ self.w{i},))",
+        f"x = self.l{i}(x)",
+    )
+
+
+def dyn_global_hook(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.w{i} = nn.Parameter(torch.randn(d, d))\n"
+        f"nn.modules.module.register_module_forward_hook("
+        f"lambda m, args, out: out @ self.w{i} if isinstance(m, nn.Linear) else out)",
+        f"x = self.l{i}(x)",
+    )
+
+
+def dyn_call_override(r, i):
+    return _s(
+        f"self.b{i} = Call{i}(d)",
+        f"x = self.b{i}(x)",
+        f"""
+        class Call{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.l(x)
+
+            def __call__(self, x):
+                return self.l(self.l(x))
+        """,
+    )
+
+
+def dyn_instance_forward(r, i):
+    return _s(
+        f"self.b{i} = Blk{i}(d)\nself.b{i}.forward = self.b{i}.twice",
+        f"x = self.b{i}(x)",
+        _BLOCK.format(i=i),
+    )
+
+
+def dyn_init_forward(r, i):
+    return _s(
+        f"self.b{i} = Fast{i}(d)",
+        f"x = self.b{i}(x)",
+        f"""
+        class Fast{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.forward = self.twice
+
+            def forward(self, x):
+                return self.l(x)
+
+            def twice(self, x):
+                return self.l(self.l(x))
+        """,
+    )
+
+
+def dyn_setattr_class(r, i):
+    return _s(
+        f"self.b{i} = Blk{i}(d)",
+        f"x = self.b{i}(x)",
+        _BLOCK.format(i=i),
+        f'setattr(Blk{i}, "forward", lambda self, x: self.l(self.l(x)))',
+    )
+
+
+def dyn_module_level_swap(r, i):
+    return _s(
+        f"self.b{i} = Blk{i}(d)",
+        f"x = self.b{i}(x)",
+        _BLOCK.format(i=i),
+        f"Blk{i}.forward = Blk{i}.twice",
+    )
+
+
+def dyn_setattr_instance(r, i):
+    return _s(
+        f'self.b{i} = Blk{i}(d)\nsetattr(self.b{i}, "forward", self.b{i}.twice)',
+        f"x = self.b{i}(x)",
+        _BLOCK.format(i=i),
+    )
+
+
+def dyn_compile(r, i):
+    return _s(f"self.l{i} = torch.compile(nn.Linear(d, d))", f"x = self.l{i}(x)")
+
+
+def dyn_jit_script(r, i):
+    return _s(f"self.l{i} = torch.jit.script(nn.Linear(d, d))", f"x = self.l{i}(x)")
+
+
+def dyn_apply_replace(r, i):
+    return _s(
+        f"self.s{i} = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))\nself.s{i}.apply(drop{i})",
+        f"x = self.s{i}(x)",
+        f"""
+        def drop{i}(m):
+            for name, child in list(m.named_children()):
+                if isinstance(child, nn.Linear):
+                    setattr(m, name, nn.Identity())
+        """,
+    )
+
+
+def dyn_apply_init(r, i):
+    return _s(
+        f"self.s{i} = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))\nself.s{i}.apply(init{i})",
+        f"x = self.s{i}(x)",
+        f"""
+        def init{i}(m):
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+        """,
+    )
+
+
+def depth_chain(r, i):
+    k = r.choice((1, 5, 30, 90, 120, 150))
+    return _s(
+        f"self.c{i} = Wrap{i}(d, {k})",
+        f"x = self.c{i}(x)",
+        f"""
+        class Wrap{i}(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.inner = Wrap{i}(d, n - 1) if n > 0 else nn.Identity()
+
+            def forward(self, x):
+                return self.inner(self.l(x))
+        """,
+    )
+
+
+def depth_chain_helper(r, i):
+    k = r.choice((1, 10, 28, 35, 60, 100))
+    return _s(
+        f"self.c{i} = Wrap{i}(d, {k})",
+        f"x = self.c{i}(x)",
+        f"""
+        def call{i}(m, x):
+            return m(x)
+
+
+        class Wrap{i}(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.inner = Wrap{i}(d, n - 1) if n > 0 else nn.Identity()
+
+            def forward(self, x):
+                return call{i}(self.inner, self.l(x))
+        """,
+    )
+
+
+def depth_too_deep(r, i):
+    return _s(
+        f"self.c{i} = Wrap{i}(d, {r.choice((400, 2000))})",
+        f"x = self.c{i}(x)",
+        f"""
+        class Wrap{i}(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self.inner = Wrap{i}(d, n - 1) if n > 0 else nn.Identity()
+
+            def forward(self, x):
+                return self.inner(self.l(x))
+        """,
+    )
+
+
+def depth_sequential_nest(r, i):
+    k = r.randint(1, 40)
+    return _s(
+        f"self.c{i} = nest{i}(d, {k})",
+        f"x = self.c{i}(x)",
+        f"""
+        def nest{i}(d, n):
+            m = nn.Linear(d, d)
+            for _ in range(n):
+                m = nn.Sequential(m, nn.Linear(d, d))
+            return m
+        """,
+    )
+
+
+def einops_heads(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d // 2, d // 2))",
+        f"""
+        x = rearrange(x, "b n (h e) -> b n h e", h=2)
+        x = einsum(x, self.w{i}, "b n h e, e f -> b n h f")
+        x = rearrange(x, "b n h f -> b n (h f)")
+        """,
+    )
+
+
+def einops_reduce_repeat(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        n = x.shape[1]
+        x = repeat(self.l{i}(reduce(x, "b n d -> b d", "mean")), "b d -> b n d", n=n)
+        """,
+    )
+
+
+def einops_layer(r, i):
+    return _s(
+        f"self.c{i} = nn.Sequential(Rearrange('b n d -> b d n'), nn.Conv1d(d, d, 3, padding=1), Rearrange('b d n -> b n d'))",
+        f"x = self.c{i}(x)",
+    )
+
+
+def einops_torch_einsum(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f'x = torch.einsum("bnd,de,ef->bnf", x, self.w{i}, self.w{i})',
+    )
+
+
+def einops_attention(r, i):
+    return _s(
+        f"self.qkv{i} = nn.Linear(d, 3 * d)",
+        f"""
+        q, k, v = self.qkv{i}(x).chunk(3, dim=-1)
+        q, k, v = (rearrange(t, "b n (h e) -> b h n e", h=2) for t in (q, k, v))
+        att = (q @ k.transpose(-1, -2)).softmax(-1)
+        x = rearrange(att @ v, "b h n e -> b n (h e)")
+        """,
+    )
+
+
+def raise_shape(r, i):
+    return _s(f"self.bad{i} = nn.Linear(d + 1, d)", f"x = self.bad{i}(x)")
+
+
+def raise_known_branch(r, i):
+    return _s(
+        f"self.l{i} = nn.Linear(d, d)\nself.flag{i} = flag",
+        f"""
+        x = self.l{i}(x)
+        if self.flag{i}:
+            raise ValueError("refused")
+        """,
+    )
+
+
+def raise_einops(r, i):
+    return _s(
+        LIN.format(i=i),
+        f"""
+        x = self.l{i}(x)
+        x = rearrange(x, "b n (h e) -> b n h e", h=x.shape[-1] + 1)
+        x = rearrange(x, "b n h e -> b n (h e)")
+        """,
+    )
+
+
+def raise_matmul(r, i):
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d + 1, d))",
+        f"x = x @ self.w{i}",
+    )
+
+
+FAMILIES: dict[str, list] = {
+    "layers": [layers_linear, layers_conv, layers_sequential, layers_modulelist, layers_moduledict],
+    "matmul": [
+        matmul_chain,
+        matmul_self,
+        matmul_method_chain,
+        matmul_nested,
+        matmul_called_result,
+        matmul_loop_line,
+        matmul_semicolons,
+    ],
+    "loops": [
+        loop_continue,
+        loop_break,
+        loop_enumerate_continue,
+        loop_else,
+        loop_while,
+        loop_while_break,
+        loop_while_data,
+        loop_break_data,
+        loop_return,
+        loop_nested,
+        loop_over_depth,
+    ],
+    "branches": [
+        if_flag,
+        if_size,
+        if_data,
+        if_data_else,
+        if_ternary,
+        if_elif_mode,
+        if_early_return,
+        if_training,
+    ],
+    "try": [
+        try_no_raise,
+        try_shape_error,
+        try_raise_finally,
+        try_finally,
+        try_else,
+        try_raise_before,
+    ],
+    "with": [with_no_grad, with_contextmanager, with_suppress],
+    "match": [match_value, match_class, match_sequence, match_guard, match_data],
+    "del": [del_layer, del_local, del_attribute],
+    "assert": [assert_pass, assert_fail, assert_known],
+    "generators": [gen_filter, gen_yield_from, gen_stop, gen_expression_sum, gen_next],
+    "comprehensions": [comp_filtered, comp_repeat, comp_dict, comp_nested, comp_data_condition],
+    "scopes": [
+        scope_global,
+        scope_nonlocal,
+        scope_lambda,
+        scope_closure,
+        scope_partial,
+        scope_global_rebind,
+    ],
+    "recursion": [
+        rec_function,
+        rec_mutual,
+        rec_module,
+        rec_module_infinite,
+        rec_forward_infinite,
+    ],
+    "starred": [star_layers, star_args, star_kwargs, star_unpack, star_list],
+    "decorators": [deco_identity, deco_twice, deco_times, deco_skip, deco_forward, deco_no_grad],
+    "dynamic": [
+        dyn_forward_hook,
+        dyn_pre_hook,
+        dyn_global_hook,
+        dyn_call_override,
+        dyn_instance_forward,
+        dyn_init_forward,
+        dyn_setattr_class,
+        dyn_module_level_swap,
+        dyn_setattr_instance,
+        dyn_compile,
+        dyn_jit_script,
+        dyn_apply_replace,
+        dyn_apply_init,
+    ],
+    "depth": [depth_chain, depth_chain_helper, depth_too_deep, depth_sequential_nest],
+    "einops": [
+        einops_heads,
+        einops_reduce_repeat,
+        einops_layer,
+        einops_torch_einsum,
+        einops_attention,
+    ],
+    "raises": [raise_shape, raise_known_branch, raise_einops, raise_matmul],
+}
+# A module of several families: how the constructs meet.
+MIXED = "mixed"
+
+HEAD = """\
+import contextlib
+import functools
+
+import torch
+import torch.nn.functional as F
+from einops import einsum, rearrange, reduce, repeat
+from einops.layers.torch import Rearrange
+from torch import nn
+"""
+
+
+def generate(seed: int, family: str | None = None) -> Generated:
+    """The module of this seed (of `family`, else one the seed picks)."""
+    r = random.Random(seed)
+    names = sorted(FAMILIES) + [MIXED]
+    fam = family or r.choice(names)
+    picks = []
+    for _ in range(r.randint(1, 3)):
+        pool = FAMILIES[r.choice(sorted(FAMILIES))] if fam == MIXED else FAMILIES[fam]
+        picks.append(r.choice(pool))
+    if fam != MIXED:  # plain layers around the construct
+        for _ in range(r.randint(0, 2)):
+            picks.insert(r.randint(0, len(picks)), r.choice(FAMILIES["layers"][:3]))
+    steps = [p(r, i) for i, p in enumerate(picks)]
+    d = r.choice((4, 6, 8))
+    n = r.choice((3, 5))
+    init = {
+        "d": str(d),
+        "depth": str(r.randint(1, 4)),
+        "mode": repr(r.choice("abc")),
+        "flag": repr(r.random() < 0.5),
+    }
+    src = [HEAD]
+    src += [f"\n\n{s.helpers}\n" for s in steps if s.helpers]
+    src.append("\n\nclass Net(nn.Module):\n    def __init__(self, d, depth, mode, flag):\n")
+    src.append("        super().__init__()\n")
+    for s in steps:
+        if s.init:
+            src.append(textwrap.indent(s.init, " " * 8) + "\n")
+    src.append("\n    def forward(self, x):\n")
+    for s in steps:
+        src.append(textwrap.indent(s.body, " " * 8) + "\n")
+    src.append("        return x\n")
+    src += [f"\n\n{s.post}\n" for s in steps if s.post]
+    return Generated(
+        seed=seed,
+        family=fam,
+        variants=[p.__name__ for p in picks],
+        source="".join(src),
+        init=init,
+        inputs={"x": f"{B},{n},{d}"},
+    )
+
+
+# --------------------------------------------------------------------- judging
+
+
+@dataclasses.dataclass
+class Verdict:
+    gen: Generated
+    outcome: str
+    truth: int | None  # FlopCounterMode's count; None where torch raised
+    figure: int | None  # the target's flops (a lower bound where not complete)
+    complete: bool
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def _as_identity(torch):
+    """torch.compile and jit.script as the identity: the eager ops they would run."""
+    saved = torch.compile, torch.jit.script
+    torch.compile = lambda m, *a, **k: m
+    torch.jit.script = lambda m, *a, **k: m
+    try:
+        yield
+    finally:
+        torch.compile, torch.jit.script = saved
+
+
+def measure(gen: Generated, path: Path) -> tuple[int | None, str]:
+    """FlopCounterMode's count for one forward, or None and why torch raised."""
+    import torch
+    from torch.nn.modules import module as torch_module
+    from torch.utils.flop_counter import FlopCounterMode
+
+    name = f"_gen_module_{gen.seed}_{abs(hash(gen.source))}"
+    torch.manual_seed(gen.seed)
+    try:
+        with _as_identity(torch):
+            mod = _load(path, name)
+            model = getattr(mod, gen.target)
+            if isinstance(model, type):
+                init = {k: eval(v) for k, v in gen.init.items()}  # noqa: S307 - our literals
+                model = model(**init)
+            args = {k: torch.randn(*(int(s) for s in v.split(","))) for k, v in gen.inputs.items()}
+            with torch.no_grad(), FlopCounterMode(display=False) as fc:
+                model(**args)
+        return fc.get_total_flops(), ""
+    except Exception as e:  # the module's own failure: it raises in Python
+        return None, f"{type(e).__name__}: {str(e)[:80]}"
+    finally:
+        for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
+            del sys.modules[key]
+        # a global hook a module registered must not reach the next module
+        torch_module._global_forward_hooks.clear()
+        torch_module._global_forward_pre_hooks.clear()
+
+
+def _load(path: Path, name: str):
+    """The module at path, as `name`; a file of a package (a folder with
+    `__init__.py`) as `name.stem`, so that its relative imports resolve."""
+    if (path.parent / "__init__.py").exists():
+        spec = importlib.util.spec_from_file_location(
+            name, path.parent / "__init__.py", submodule_search_locations=[str(path.parent)]
+        )
+        pkg = importlib.util.module_from_spec(spec)
+        sys.modules[name] = pkg
+        spec.loader.exec_module(pkg)
+        return importlib.import_module(f"{name}.{path.stem}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout
+
+
+def static(gen: Generated, path: Path, limit_s: int = 60) -> dict:
+    """The target's json (what `cost FILE::Net --init ... --input ... --format json`
+    prints under "target"), in process."""
+    from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.target import target_json
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(limit_s)
+    try:
+        return target_json(
+            analyze_target(str(path), gen.source, gen.target, gen.init, gen.inputs), {}
+        )
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _figure(t: dict) -> int | None:
+    from shapelint.report.numbers import evaluate
+
+    if t["flops_value"] is not None:
+        return t["flops_value"]
+    try:
+        return evaluate(t["flops"], {}) if t["flops"] is not None else None
+    except Exception:  # a figure with a free name: no number
+        return None
+
+
+def judge(gen: Generated, workdir: Path, path: Path | None = None) -> Verdict:
+    """Run the module and its target; `path` where the source is already written
+    (a file of a package), else a file in workdir."""
+    if path is None:
+        path = workdir / f"gen_{gen.seed}.py"
+        path.write_text(gen.source)
+    truth, why = measure(gen, path)
+    t0 = time.perf_counter()
+    try:
+        t = static(gen, path)
+    except _Timeout:
+        return Verdict(gen, "error", truth, None, False, "time limit", time.perf_counter() - t0)
+    except Exception as e:  # TargetError or a crash: both are failures to report
+        detail = f"{type(e).__name__}: {str(e)[:120]}"
+        return Verdict(gen, "error", truth, None, False, detail, time.perf_counter() - t0)
+    secs = time.perf_counter() - t0
+    complete = bool(t["complete"])
+    fig = _figure(t)
+    unknown = "; ".join(f"{u['line']} {u['op']}: {u['why']}" for u in t["unknown"][:3])
+    if truth is None:
+        outcome = "raise_complete" if complete else "raise_ok"
+        return Verdict(gen, outcome, None, fig, complete, why, secs)
+    if complete:
+        outcome = "exact" if fig == truth else "wrong"
+    elif fig is None:
+        outcome = "unknown"
+    else:
+        outcome = "lower" if fig <= truth else "above"
+    return Verdict(gen, outcome, truth, fig, complete, unknown, secs)
+
+
+def run(seeds, family: str | None = None, workdir: Path | None = None):
+    """Judge the module of each seed; yields Verdicts."""
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        for seed in seeds:
+            yield judge(generate(seed, family), workdir)
+
+
+def table(verdicts: list[Verdict], key) -> str:
+    rows: dict[str, Counter] = defaultdict(Counter)
+    for v in verdicts:
+        for k in key(v):
+            rows[k][v.outcome] += 1
+    width = max(len(k) for k in rows) if rows else 6
+    head = f"{'':{width}}  " + " ".join(f"{o:>14}" for o in OUTCOMES)
+    lines = [head]
+    total = Counter()
+    for k in sorted(rows):
+        total.update(rows[k])
+        lines.append(f"{k:{width}}  " + " ".join(f"{rows[k][o]:>14}" for o in OUTCOMES))
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--family", choices=sorted(FAMILIES) + [MIXED])
+    ap.add_argument("--variants", action="store_true", help="a row per variant, not per family")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every failure")
+    ap.add_argument("--keep", type=Path, help="write the failing modules here")
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    verdicts = []
+    for v in run(range(a.start, a.start + a.count), a.family):
+        verdicts.append(v)
+        if v.outcome in FAILURES:
+            if a.verbose:
+                print(
+                    f"seed {v.gen.seed} {v.gen.family} {v.gen.variants}: {v.outcome} "
+                    f"truth={v.truth} figure={v.figure} complete={v.complete} {v.detail}"
+                )
+            if a.keep:
+                a.keep.mkdir(parents=True, exist_ok=True)
+                (a.keep / f"{v.outcome}_{v.gen.seed}.py").write_text(
+                    f"# {v.gen.variants} init={v.gen.init} inputs={v.gen.inputs} "
+                    f"truth={v.truth} figure={v.figure} complete={v.complete}\n" + v.gen.source
+                )
+    wall = time.perf_counter() - t0
+    print(table(verdicts, lambda v: [v.gen.family]))
+    if a.variants:
+        print()
+        print(table(verdicts, lambda v: sorted(set(v.gen.variants))))
+    counts = Counter(v.outcome for v in verdicts)
+    print(f"\n{len(verdicts)} modules: " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES))
+    static_s = sum(v.seconds for v in verdicts)
+    print(f"{wall:.1f} s in all, {static_s:.1f} s in the analysis")
+    return 1 if any(counts[o] for o in FAILURES) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""What a target run does not model, found in the code and said.
+
+Calling a module runs its `forward` as the analysis reads it, unless the code
+changes what runs: a forward hook or pre-hook (on the module, or on every module
+through `register_module_forward_hook`), an overridden `__call__`, `forward` (or
+another method) assigned on an instance or on the class (`self.forward = ...`,
+`Model.forward = ...`, `setattr(obj, "forward", ...)`, anywhere in the file),
+`apply` with a function that replaces layers, or a decorator whose wrapper the
+analysis does not follow. Such a call is on the record with an unknown cost that
+names the reason: the total is a lower bound, never a figure for code that does
+not run. Each file is scanned once, on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from shapelint.analysis import project
+from shapelint.analysis.defs import FuncDef
+
+# Decorators that hand back a function running the same body once per call.
+TRANSPARENT = frozenset(
+    {
+        "functools.wraps",
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.enable_grad",
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.cuda.amp.autocast",
+        "staticmethod",
+        "classmethod",
+        "abc.abstractmethod",
+        "typing.final",
+        "typing.override",
+        # they leave eager calls as they are: registered for tracing, or kept
+        # out of a compiler that a target run does not model anyway
+        "torch.fx.wrap",
+        "torch.jit.ignore",
+        "torch.jit.unused",
+        "torch.compiler.disable",
+    }
+)
+_HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
+_GLOBAL_HOOKS = {"register_module_forward_hook", "register_module_forward_pre_hook"}
+_REPLACING = {"setattr", "add_module", "register_module", "delattr"}
+ANY = "*"  # a receiver the scan cannot name: any class
+
+
+@dataclass
+class Scan:
+    # class name (or ANY) -> method name (or ANY: calling it) -> why
+    changed: dict[str, dict[str, str]] = field(default_factory=dict)
+    everything: str | None = None  # a global hook: every module call
+
+    def add(self, cls: str, meth: str, why: str) -> None:
+        self.changed.setdefault(cls, {}).setdefault(meth, why)
+
+
+def scan(an) -> Scan:
+    s = getattr(an, "dynamic_scan", None)
+    if s is None:
+        s = _scan(an.tree)
+        an.dynamic_scan = s
+    return s
+
+
+def _scan(tree: ast.Module) -> Scan:
+    out = Scan()
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for c in classes.values():
+        for n in c.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__":
+                out.add(c.name, ANY, f"{c.name} overrides __call__")
+    owners: dict[int, str] = {}
+    for c in classes.values():
+        for n in ast.walk(c):
+            owners[id(n)] = c.name
+    for node in ast.walk(tree):
+        owner = owners.get(id(node))
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for el in t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]:
+                    if isinstance(el, ast.Attribute):
+                        _assigned(out, el.value, el.attr, owner, classes)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = node.func.attr
+            if name in _HOOKS:
+                cls = owner if owner is not None and _is_self(node.func.value) else ANY
+                if owner is not None and not _is_self(node.func.value):
+                    cls = owner  # a hook on a layer the class holds: calling the class
+                out.add(cls, ANY, f"a forward hook ({name}, line {node.lineno})")
+            elif name in _GLOBAL_HOOKS:
+                out.everything = f"a hook on every module ({name}, line {node.lineno})"
+            elif name == "apply" and len(node.args) == 1 and _replaces(tree, node.args[0]):
+                cls = owner if owner is not None else ANY
+                out.add(
+                    cls, ANY, f"apply() with a function that changes layers (line {node.lineno})"
+                )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in _GLOBAL_HOOKS:
+                out.everything = f"a hook on every module ({node.func.id}, line {node.lineno})"
+            elif node.func.id == "setattr" and len(node.args) >= 2:
+                attr = node.args[1]
+                name = (
+                    attr.value
+                    if isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+                    else ANY
+                )
+                _assigned(out, node.args[0], name, owner, classes)
+    return out
+
+
+def _assigned(out: Scan, recv: ast.expr, attr: str, owner: str | None, classes) -> None:
+    """`recv.attr = ...` (or setattr): a method of recv's class replaced, where
+    attr may name one (ANY: a name computed at run time)."""
+    if attr != ANY and not _may_be_method(attr, classes):
+        return
+    why = f"{attr} is assigned at run time" if attr != ANY else "setattr of a computed name"
+    if _is_self(recv) and owner is not None:
+        out.add(owner, attr, why)
+    elif isinstance(recv, ast.Name) and recv.id in classes:
+        out.add(recv.id, attr, why)
+    else:  # an object the scan cannot name: that method of any class
+        out.add(ANY, attr, why)
+
+
+def _may_be_method(attr: str, classes) -> bool:
+    if attr in ("forward", "__call__"):
+        return True
+    return any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr
+        for c in classes.values()
+        for n in c.body
+    )
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _replaces(tree: ast.Module, fn: ast.expr) -> bool:
+    """Whether a function given to apply() may change the layers it visits."""
+    body: list[ast.AST]
+    if isinstance(fn, ast.Lambda):
+        body = [fn.body]
+    else:
+        name = (
+            fn.attr
+            if isinstance(fn, ast.Attribute)
+            else fn.id
+            if isinstance(fn, ast.Name)
+            else None
+        )
+        defs = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+        ]
+        if len(defs) != 1:
+            return True  # not found, or not one: nobody knows what it does
+        body = list(defs[0].body)
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call):
+                f = n.func
+                called = (
+                    f.attr
+                    if isinstance(f, ast.Attribute)
+                    else f.id
+                    if isinstance(f, ast.Name)
+                    else ""
+                )
+                if called in _REPLACING:
+                    return True
+            if isinstance(n, ast.Delete):
+                return True
+            if isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any(isinstance(t, ast.Subscript) for t in targets):
+                    return True
+                if any(isinstance(t, ast.Attribute) for t in targets) and isinstance(
+                    n.value, ast.Call
+                ):
+                    return True
+    return False
+
+
+def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The first decorator of a module-level function or method whose result a
+    call does not run as the body reads (None: all hand the function back, or
+    wrap it in one that runs it once, as they are read)."""
+    for d in node.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        qual = an.imports.resolve(func, set(), {})
+        if qual in TRANSPARENT:
+            continue
+        if (
+            qual is None
+            and isinstance(func, ast.Name)
+            and func.id in ("staticmethod", "classmethod")
+        ):
+            continue
+        fd = _project_function(an, func, qual)
+        if fd is not None and _hands_back(fd.node, factory=isinstance(d, ast.Call)):
+            continue
+        try:
+            return ast.unparse(d)
+        except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+            return "a decorator"
+    return None
+
+
+def _project_function(an, func: ast.expr, qual: str | None):
+    """The project function a decorator names, in this file or another."""
+    if qual is None and isinstance(func, ast.Name) and func.id in an.functions:
+        return an.functions[func.id]
+    if an.project is None:
+        return None
+    if qual is not None:
+        sym = project.resolve_qualified(an, qual)
+    elif isinstance(func, ast.Name) and func.id in an.project_links:
+        sym = project.resolve(an, func.id)
+    else:
+        sym = project.resolve_attribute(an, func)
+    return sym if isinstance(sym, FuncDef) else None
+
+
+def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, factory: bool) -> bool:
+    """`def register(fn): ...; return fn`: every way out returns the function it
+    was given. A factory (`@times(2)`) returns such a decorator, defined in it."""
+    if not fn.body or not isinstance(fn.body[-1], ast.Return):
+        return False
+    returned = {r.value.id if isinstance(r.value, ast.Name) else None for r in _own_returns(fn)}
+    if len(returned) != 1 or None in returned:
+        return False
+    name = returned.pop()
+    if factory:
+        inner = [
+            n
+            for n in fn.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+        ]
+        return len(inner) == 1 and _hands_back(inner[0], factory=False)
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    return bool(params) and name == params[0]
+
+
+def _own_returns(fn) -> list[ast.Return]:
+    out, todo = [], list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            out.append(n)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def not_modelled(an, fd, class_names: list[str]) -> str | None:
+    """Why a specialized call of fd (a method of one of class_names, or a
+    function) is not what the analysis reads; None when it is."""
+    deco = opaque_decorator(fd.owner or an, fd.node)
+    if deco is not None:
+        return f"decorated with @{deco}, whose wrapper is not followed"
+    meth = fd.node.name
+    if fd.cls is None:
+        return None
+    for a in {id(x): x for x in (fd.owner or an, an)}.values():
+        s = scan(a)
+        if s.everything:
+            return s.everything
+        for cls in [*class_names, ANY]:
+            changed = s.changed.get(cls, {})
+            why = changed.get(meth) or changed.get(ANY)
+            if why:
+                return why
+    return None

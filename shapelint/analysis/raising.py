@@ -1,0 +1,191 @@
+"""Exceptions a target surely raises, and where they are caught.
+
+In a specialized run (a `cost PATH::QUALNAME` target) a `raise`, or an `assert`
+whose test is known false, that surely runs ends its block, and goes on the
+record as a call of unknown cost: a forward that raises has no total. A `try`
+whose handler surely catches it (by the exception's class, builtin classes by
+their hierarchy) runs that handler in its place, and so does a
+`with contextlib.suppress(...)` that names it; a branch that raises where the
+analysis cannot decide the test is no alternative (the function goes on in the
+other one).
+
+Where nothing surely raises, a handler runs only if some call raises, which the
+analysis does not know: its calls are alternatives (analysis/branches.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from shapelint.analysis.branches import alternative
+from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.ops.values import UNKNOWN, Cost
+
+OP = "raise"
+
+# What the call being evaluated surely raised (a callee's body, a constructor),
+# for the caller's frame to take: specialized runs evaluate one call at a time.
+_PENDING: list[str] = []
+
+
+def pending(exc: str) -> None:
+    _PENDING.append(exc)
+
+
+def take() -> str | None:
+    return _PENDING.pop() if _PENDING else None
+
+
+def reset() -> None:
+    _PENDING.clear()
+
+
+def of_records(records) -> str | None:
+    """The exception the run that made these records surely raised, if any."""
+    for r in records:
+        if r.raises is not None:
+            return r.raises
+    return None
+
+
+def surely(an, node: ast.stmt, frame, exc: str | None) -> None:
+    """The statement raises whenever it runs: the block stops here."""
+    what = exc or "an exception"
+    note = f"raises {what} here: the call does not return"
+    rec = an.record(node, frame, OP, None, [], UNKNOWN, Cost(notes=[note], complete=False))
+    rec.raises = exc or ""  # what a handler is matched against
+    frame.done = True
+    frame.raised = True
+
+
+def raises_cost(cost: Cost, building: str | None) -> Cost:
+    """A target's cost when its call surely raises: no total."""
+    where = "building the module raises" if building is not None else "the call raises"
+    note = f"{where} {building or ''}".rstrip() + ": no total"
+    return Cost(cost.flops, cost.other_flops, cost.bytes, [*cost.notes, note], False)
+
+
+def exception_name(exc: ast.expr | None) -> str | None:
+    """`raise ValueError(...)` or `raise ValueError`: its class's name."""
+    node = exc.func if isinstance(exc, ast.Call) else exc
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def drop(frame, keys) -> None:
+    """The raise markers among frame's records at keys: the exception was caught."""
+    for k in keys:
+        if getattr(frame.records.get(k), "raises", None) is not None:
+            del frame.records[k]
+
+
+def raised_here(frame, keys) -> str | None:
+    """The class name of the exception the records at keys surely raise ("" when
+    it is not a name)."""
+    for k in keys:
+        r = getattr(frame.records.get(k), "raises", None)
+        if r is not None:
+            return r
+    return None
+
+
+def catches(types: ast.expr | None, exc: str) -> bool | None:
+    """Whether an `except types:` surely catches exc (True), surely does not
+    (False), or it depends on classes the analysis does not compare (None)."""
+    if types is None:
+        return True
+    names = types.elts if isinstance(types, ast.Tuple) else [types]
+    verdicts = [_catches(n, exc) for n in names]
+    if any(v is True for v in verdicts):
+        return True
+    return False if all(v is False for v in verdicts) else None
+
+
+def _catches(node: ast.expr, exc: str) -> bool | None:
+    if not isinstance(node, ast.Name) or not exc:
+        return None
+    if node.id == exc:
+        return True
+    handler, raised = getattr(builtins, node.id, None), getattr(builtins, exc, None)
+    if not (_is_exception(handler) and _is_exception(raised)):
+        # a class of the user's own: any of theirs may derive from Exception
+        return True if node.id in ("Exception", "BaseException") and raised is None else None
+    return issubclass(raised, handler)
+
+
+def _is_exception(c) -> bool:
+    return isinstance(c, type) and issubclass(c, BaseException)
+
+
+def exec_try(an, stmt, frame) -> None:
+    before = dict(frame.env)
+    start = set(frame.records)
+    an.exec_block(stmt.body, frame)
+    if frame.raised:
+        new = [k for k in frame.records if k not in start]
+        exc = raised_here(frame, new)
+        for h in stmt.handlers:
+            hit = catches(h.type, exc or "")
+            if hit is None:
+                break  # which handler runs is not known: the raise stays on the record
+            if hit:
+                drop(frame, new)
+                frame.done = frame.raised = False
+                if h.name:
+                    frame.env[h.name] = UNKNOWN
+                an.exec_block(h.body, frame)
+                break
+        _finally(an, stmt, frame)
+        return
+    an.exec_block(stmt.orelse, frame)
+    after, done = frame.env, frame.done
+    if stmt.handlers:
+        why = f"runs only if the `try` at line {stmt.lineno} raises, not known here"
+        with collected(frame) as records:
+            for h in stmt.handlers:
+                frame.env, frame.done, frame.jump = dict(before), False, None
+                frame.raised = False
+                if h.name:
+                    frame.env[h.name] = UNKNOWN
+                an.exec_block(h.body, frame)
+                after = an.join_env(after, frame.env)
+        for rec in records.values():
+            alternative(rec, why, "if it runs")
+        merge(frame.records, records, ONE, "")
+    frame.env, frame.done, frame.jump, frame.raised = after, done, None, False
+    if stmt.handlers:
+        frame.done = False  # an exception may skip the body's return
+    _finally(an, stmt, frame)
+
+
+def _finally(an, stmt, frame) -> None:
+    """finally runs on every way out: after a return or a raise too."""
+    if not stmt.finalbody:
+        return
+    done, raised = frame.done, frame.raised
+    frame.done = frame.raised = False
+    an.exec_block(stmt.finalbody, frame)
+    frame.done = frame.done or done
+    frame.raised = frame.raised or raised
+
+
+def after_with(an, stmt, frame, start: set) -> None:
+    """A with block that surely raised: `contextlib.suppress` of that class
+    swallows it; any other context manager may, so what follows is analysed as
+    running (the raise stays on the record: the figure is a lower bound)."""
+    if not frame.raised:
+        return
+    new = [k for k in frame.records if k not in start]
+    exc = raised_here(frame, new) or ""
+    for item in stmt.items:
+        call = item.context_expr
+        if (
+            isinstance(call, ast.Call)
+            and an.imports.resolve(call.func, frame.locals, frame.local_imports)
+            == "contextlib.suppress"
+            and not call.keywords
+            and call.args
+            and catches(ast.Tuple(elts=list(call.args)), exc)
+        ):
+            drop(frame, new)
+    frame.done = frame.raised = False

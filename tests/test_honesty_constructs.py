@@ -1,0 +1,613 @@
+"""Issue 28's adversarial modules, one construct each, judged by FlopCounterMode.
+
+Each case is a module (or function) and a target; torch runs it on the given
+shapes in this process and `cost FILE::QUALNAME` judges it in process. What a
+case expects:
+
+- exact: the analysis can know the figure (a decided branch, a loop of known
+  count, a record per evaluation): complete, and the count;
+- honest: complete and the count, or a lower bound at most the count;
+- bound: what the analysis does not model (hooks, overrides, swapped methods,
+  compile, apply): never complete, a lower bound at most the count;
+- raises: torch raises; the target is never complete.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from benchmarks.gen_modules import Generated, judge
+
+pytest.importorskip("torch")
+
+HEAD = """\
+import contextlib
+
+import torch
+from torch import nn
+"""
+
+D4 = {"x": "2,3,4"}
+
+
+def _case(src, init=None, inputs=None, expect="exact", target="M"):
+    return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
+
+
+CASES = {
+    "matmul_chain_one_column": _case(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                return x @ x.transpose(-1, -2) @ x
+        """,
+    ),
+    "method_chain_one_column": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, d))
+
+            def forward(self, x):
+                return x.matmul(self.w).matmul(self.w)
+        """,
+        {"d": "4"},
+    ),
+    "enumerate_continue": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(4)])
+
+            def forward(self, x):
+                for i, layer in enumerate(self.layers):
+                    if i % 2:
+                        continue
+                    x = layer(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    "range_continue_function": _case(
+        """
+        def f(x, w):
+            for i in range(4):
+                if i >= 1:
+                    continue
+                x = x @ w
+            return x
+        """,
+        inputs={"x": "2,3,4", "w": "4,4"},
+        target="f",
+    ),
+    "range_break": _case(
+        """
+        def f(x, w):
+            for i in range(5):
+                if i == 2:
+                    break
+                x = x @ w
+            return x
+        """,
+        inputs={"x": "2,3,4", "w": "4,4"},
+        target="f",
+        expect="honest",
+    ),
+    "for_else": _case(
+        """
+        def f(x, w):
+            for i in range(3):
+                x = x @ w
+                if i == 5:
+                    break
+            else:
+                x = x @ w @ w
+            return x
+        """,
+        inputs={"x": "2,3,4", "w": "4,4"},
+        target="f",
+        expect="honest",
+    ),
+    "while_counter": _case(
+        """
+        def f(x, w):
+            i = 0
+            while i < 3:
+                x = x @ w
+                i += 1
+            return x
+        """,
+        inputs={"x": "2,3,4", "w": "4,4"},
+        target="f",
+        expect="honest",
+    ),
+    "return_in_loop": _case(
+        """
+        def run(layers, x):
+            for i, layer in enumerate(layers):
+                x = layer(x)
+                if i == 1:
+                    return x
+            return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(4)])
+
+            def forward(self, x):
+                return run(self.layers, x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "match_value": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, mode):
+                super().__init__()
+                self.mode = mode
+                self.a = nn.Linear(d, d)
+                self.b = nn.Sequential(nn.Linear(d, d), nn.Linear(d, d))
+
+            def forward(self, x):
+                match self.mode:
+                    case "a":
+                        x = self.a(x)
+                    case "b":
+                        x = self.b(x)
+                    case _:
+                        pass
+                return x
+        """,
+        {"d": "4", "mode": "'b'"},
+    ),
+    "match_class_and_guard": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, depth):
+                super().__init__()
+                self.depth = depth
+                self.act = nn.GELU()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                match self.act:
+                    case nn.ReLU():
+                        x = self.a(self.a(x))
+                    case nn.GELU():
+                        x = self.a(x)
+                match self.depth:
+                    case k if k > 2:
+                        x = self.a(x)
+                    case _:
+                        pass
+                return x
+        """,
+        {"d": "4", "depth": "1"},
+        expect="honest",
+    ),
+    "match_sequence": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                match x.shape:
+                    case (_, _):
+                        x = self.a(self.a(x))
+                    case (_, _, last) if last == 4:
+                        x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "del_layer": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(3)])
+                del self.layers[0]
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    "try_raise_finally": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Sequential(nn.Linear(d, d), nn.Linear(d, d))
+
+            def forward(self, x):
+                try:
+                    x = self.a(x)
+                    raise ValueError("stop")
+                    x = self.b(x)
+                except ValueError:
+                    pass
+                finally:
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "with_suppress": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Sequential(nn.Linear(d, d), nn.Linear(d, d))
+
+            def forward(self, x):
+                with contextlib.suppress(ValueError):
+                    x = self.a(x)
+                    raise ValueError("skip")
+                    x = self.b(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "generator_filter": _case(
+        """
+        def even(layers):
+            for i, layer in enumerate(layers):
+                if i % 2 == 0:
+                    yield layer
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(4)])
+
+            def forward(self, x):
+                for layer in even(self.layers):
+                    x = layer(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "comprehension_condition": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(4)])
+
+            def forward(self, x):
+                return x + sum([f(x) for i, f in enumerate(self.layers) if i != 1])
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "nonlocal_counter": _case(
+        """
+        def limited(layer, n):
+            calls = 0
+
+            def run(x):
+                nonlocal calls
+                calls += 1
+                return layer(x) if calls <= n else x
+
+            return run
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.f = limited(self.a, 1)
+
+            def forward(self, x):
+                for _ in range(3):
+                    x = self.f(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "forward_hook": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.w = nn.Parameter(torch.randn(d, d))
+                self.a.register_forward_hook(lambda m, args, out: out @ self.w)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "forward_pre_hook": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.w = nn.Parameter(torch.randn(d, d))
+                self.a.register_forward_pre_hook(lambda m, args: (args[0] @ self.w,))
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "global_forward_hook": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.w = nn.Parameter(torch.randn(d, d))
+                nn.modules.module.register_module_forward_hook(
+                    lambda m, args, out: out @ self.w if m is self.a else out
+                )
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "call_override": _case(
+        """
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+
+            def __call__(self, x):
+                return self.a(self.a(x))
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.b = Block(d)
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "forward_assigned_in_init": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.forward = self.twice
+
+            def forward(self, x):
+                return self.a(x)
+
+            def twice(self, x):
+                return self.a(self.a(x))
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "forward_assigned_on_class": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+
+        M.forward = lambda self, x: self.a(self.a(x))
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "forward_setattr_after_class": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+
+            def twice(self, x):
+                return self.a(self.a(x))
+
+        setattr(M, "forward", M.twice)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "torch_compile": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = torch.compile(nn.Linear(d, d))
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "jit_script": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = torch.jit.script(nn.Linear(d, d))
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "apply_replaces_layers": _case(
+        """
+        def drop(m):
+            for name, child in list(m.named_children()):
+                if isinstance(child, nn.Linear):
+                    setattr(m, name, nn.Identity())
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.s = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))
+                self.w = nn.Parameter(torch.randn(d, d))
+                self.s.apply(drop)
+
+            def forward(self, x):
+                return self.s(x) @ self.w
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "recursive_construction": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.sub = M(d)
+
+            def forward(self, x):
+                return self.sub(self.a(x))
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    "failing_assert": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.d = d
+
+            def forward(self, x):
+                x = self.a(x)
+                assert x.shape[-1] == self.d + 1, "width"
+                return x
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    "deleted_attribute": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                del self.a
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+}
+
+
+def _check(v, expect: str) -> None:
+    what = (v.outcome, v.truth, v.figure, v.complete, v.detail)
+    if expect == "raises":
+        assert v.truth is None and not v.complete, what
+        return
+    assert v.truth is not None, what
+    if expect == "exact":
+        assert v.outcome == "exact", what
+    elif expect == "bound":
+        assert not v.complete and v.outcome in ("lower", "unknown"), what
+    else:
+        assert v.outcome in ("exact", "lower", "unknown"), what
+
+
+def _params():
+    for name, (src, init, inputs, expect, target) in CASES.items():
+        yield pytest.param(name, src, init, inputs, expect, target, id=name)
+
+
+@pytest.mark.parametrize("name,src,init,inputs,expect,target", list(_params()))
+def test_construct(tmp_path, name, src, init, inputs, expect, target):
+    gen = Generated(0, name, [name], src, init, inputs, target)
+    _check(judge(gen, tmp_path), expect)
+
+
+def _chain(pkg, depth: int, helper: bool) -> None:
+    """A package of `depth` files, each module wrapping the next one's."""
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for k in range(depth):
+        last = k == depth - 1
+        imp = "" if last else f"from .l{k + 1} import L{k + 1}\n"
+        inner = "nn.Identity()" if last else f"L{k + 1}(d)"
+        call = "call(self.inner, self.a(x))" if helper else "self.inner(self.a(x))"
+        (pkg / f"l{k}.py").write_text(
+            HEAD
+            + imp
+            + textwrap.dedent(
+                f"""
+
+                def call(m, x):
+                    return m(x)
+
+
+                class L{k}(nn.Module):
+                    def __init__(self, d):
+                        super().__init__()
+                        self.a = nn.Linear(d, d)
+                        self.inner = {inner}
+
+                    def forward(self, x):
+                        return {call}
+                """
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    "depth,helper",
+    [
+        (20, False),
+        (100, False),
+        (40, True),
+        (100, True),
+    ],
+)
+def test_a_chain_across_files_is_exact_or_a_bound(tmp_path, depth, helper):
+    """A module wrapping the next across files: the figure is the count, or the
+    limit reached makes it a lower bound, never a complete figure too small."""
+    pkg = tmp_path / "chain"
+    _chain(pkg, depth, helper)
+    path = pkg / "l0.py"
+    gen = Generated(0, "chain", [], path.read_text(), {"d": "4"}, D4, "L0")
+    _check(judge(gen, tmp_path, path), "honest")
