@@ -43,6 +43,7 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     ParameterV,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -654,6 +655,8 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
             return base.attr(idx.value)
         return UNKNOWN
     if isinstance(base, ModuleListV):
+        if isinstance(idx, SliceV):
+            return _sliced_list(base, idx)
         if not base.known or base.count is not None:
             return (
                 base.items[0]
@@ -665,6 +668,54 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
             return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
         return UNKNOWN
     return None
+
+
+def python_slice(sl: SliceV) -> slice | None:
+    """The slice object Python builds from `lo:hi:step`, where each bound is
+    absent, None or a known int; None where a bound is not known."""
+    bounds: list[int | None] = []
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+            bounds.append(b.value.value)
+        else:
+            return None
+    if bounds[2] == 0:
+        return None  # ValueError in Python
+    return slice(*bounds)
+
+
+def _sliced_list(base: ModuleListV, sl: SliceV) -> Value:
+    """`self.layers[:n]`, `self.blocks[1:]`, `seq[::-1]`: a ModuleList of the items
+    Python's slice keeps (a Sequential's slice is a Sequential)."""
+    if not base.known:
+        return ModuleListV((), base.sequential, known=False)
+    if base.count is None:
+        s = python_slice(sl)
+        if s is None:
+            return ModuleListV((), base.sequential, known=False)
+        return ModuleListV(base.items[s], base.sequential)
+    # `count` copies of one item: a slice from the start, up to the count or past it,
+    # keeps them all whatever the count is.
+    lo, step = sl.lower, sl.step
+    starts = (
+        lo is None
+        or isinstance(lo, NoneV)
+        or (isinstance(lo, IntV) and lo.value is not None and lo.value.value == 0)
+    )
+    hi = sl.upper
+    to_end = hi is None or isinstance(hi, NoneV)
+    if isinstance(hi, IntV) and hi.value is not None and hi.value == base.count:
+        to_end = True
+    if starts and to_end and (step is None or isinstance(step, NoneV)):
+        return base
+    if base.count.value is not None:
+        s = python_slice(sl)
+        if s is not None:
+            n = len(range(base.count.value)[s])
+            return ModuleListV(base.items[:1] if n else (), base.sequential, Expr.const(n))
+    return ModuleListV((), base.sequential, known=False)
 
 
 def expand_kwargs(v: Value) -> dict[str, Value] | None:
