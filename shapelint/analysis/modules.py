@@ -276,31 +276,74 @@ def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
     return count
 
 
-def is_dataclass(cd: ClassDef) -> bool:
+def _decorated(cd: ClassDef, name: str) -> bool:
     for d in cd.node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-        if name == "dataclass":
+        found = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if found == name:
             return True
     return False
 
 
-def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
-    """A dataclass instance: its fields at their defaults, overridden by the call."""
-    fields: list[tuple[str, ast.expr | None]] = []
+def _transform_bases(cd: ClassDef, seen: frozenset = frozenset()) -> list[ClassDef]:
+    """The project bases of cd, for a dataclass's fields: those in its file, and in
+    other files where the class's analyzer follows them (target runs)."""
+    owner = cd.owner
+    if owner is None or cd.key in seen:
+        return []
+    return [b for b in base_classes(owner, cd) if b.key not in seen]
+
+
+def is_dataclass(cd: ClassDef, _seen: frozenset = frozenset()) -> bool:
+    """`@dataclass`, or a subclass of a `@dataclass_transform()` class (PEP 681:
+    `PreTrainedConfig`, whose `__init_subclass__` makes every subclass one)."""
+    if _decorated(cd, "dataclass"):
+        return True
+    return any(_transforms(b, _seen | {cd.key}) for b in _transform_bases(cd, _seen))
+
+
+def _transforms(cd: ClassDef, seen: frozenset) -> bool:
+    """Whether a dataclass_transform base is above cd (its subclasses are dataclasses)."""
+    return _decorated(cd, "dataclass_transform") or any(
+        _transforms(b, seen | {cd.key}) for b in _transform_bases(cd, seen)
+    )
+
+
+def _fields(
+    cd: ClassDef, seen: frozenset = frozenset()
+) -> dict[str, tuple[ClassDef, ast.expr | None]]:
+    """A dataclass's fields in order, as Python collects them: its dataclass bases'
+    (the last base first, as the MRO is walked in reverse), then its own annotated
+    names; a redefinition keeps the first place and the last default. ClassVar
+    annotations are not fields."""
+    out: dict[str, tuple[ClassDef, ast.expr | None]] = {}
+    for b in reversed(_transform_bases(cd, seen)):
+        if is_dataclass(b):
+            out.update(_fields(b, seen | {cd.key}))
     for stmt in cd.node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            fields.append((stmt.target.id, stmt.value))
+            if "ClassVar" not in ast.unparse(stmt.annotation):
+                out[stmt.target.id] = (cd, stmt.value)
+    return out
+
+
+def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
+    """A dataclass instance: its fields at their defaults, overridden by the call."""
     values: dict[str, Value] = {}
-    top = an.new_frame(None, cd.name)
-    top.env = an.module_env
-    for i, (name, default) in enumerate(fields):
+    frames: dict[str, object] = {}
+    for i, (name, (owner_cd, default)) in enumerate(_fields(cd).items()):
         if i < len(args):
             values[name] = args[i]
         elif name in kwargs:
             values[name] = kwargs[name]
         elif default is not None:
-            values[name] = _default_value(an, default, top)
+            # A default is evaluated where its class is defined.
+            owner = owner_cd.owner or an
+            if owner_cd.key not in frames:
+                top = owner.new_frame(None, owner_cd.name)
+                top.env = owner.module_env
+                frames[owner_cd.key] = top
+            values[name] = _default_value(owner, default, frames[owner_cd.key])
         else:
             values[name] = UNKNOWN
     return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
