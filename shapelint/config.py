@@ -34,6 +34,7 @@ KNOWN_KEYS = {
     "time-budget",
     "fail-on",
     "roots",
+    "installed",
 }
 FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
 
@@ -76,6 +77,7 @@ class Config:
     hardware: dict = field(default_factory=dict)
     naming: dict = field(default_factory=dict)
     time_budget: float | None = None  # seconds per file; None: the default, 0: none
+    installed: bool = True  # target runs read installed packages' source
     fail_on: str = "error"  # warnings fail a run only when this is "warning"
     source: Path | None = None  # the pyproject.toml read, if any
     # Where absolute imports of project modules are looked up, after the file's own
@@ -270,6 +272,10 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
             f"(0: no budget), not {budget!r}"
         )
     cfg.time_budget = budget
+    installed = section.get("installed", True)
+    if not isinstance(installed, bool):
+        raise ConfigError(f"{path}: [tool.shapelint] installed must be true or false")
+    cfg.installed = installed
     fail_on = section.get("fail-on", "error")
     if fail_on not in FAIL_ON:
         raise ConfigError(

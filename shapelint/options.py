@@ -23,7 +23,9 @@ class AnalysisOptions:
     analyses each file on its own; otherwise (None, the default) a file inside a
     package, or a script importing a module beside it, sees the project files it
     imports (analysis/project.py); a tuple of directories adds them to the roots
-    absolute imports are looked up along ([tool.shapelint] roots). time_budget:
+    absolute imports are looked up along ([tool.shapelint] roots). installed:
+    False leaves installed packages unread; otherwise a target run reads the source
+    of the installed packages its code calls into (analysis/installed.py). time_budget:
     seconds one file's analysis may take. costs: False leaves out what only the cost
     records need (FLOP and byte formulas, function totals): `check` and the flake8
     plugin print diagnostics only, and those are the same either way."""
@@ -34,6 +36,7 @@ class AnalysisOptions:
     dims: Mapping[str, int] = field(default_factory=dict)
     check_dims: Mapping[str, int] = field(default_factory=dict)
     project: Any = None
+    installed: bool = True
     # Seconds one file may take (None: budget.DEFAULT_SECONDS; 0: no budget). Not in
     # the cache key: a result cut short by it is never cached.
     time_budget: float | None = None
@@ -54,6 +57,7 @@ class AnalysisOptions:
             "naming": dict(cfg.naming),
             "time_budget": cfg.time_budget,
             "project": tuple(cfg.roots) or None,
+            "installed": cfg.installed,
         }
         values.update(overrides)
         return cls(**values)
@@ -84,5 +88,6 @@ class AnalysisOptions:
             "project": list(self.project)
             if isinstance(self.project, tuple)
             else self.project is not False,
+            "installed": self.installed,
             "costs": self.costs,
         }

@@ -43,6 +43,7 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     ParameterV,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -313,13 +314,37 @@ def _range_start(an: Analyzer, it: ast.Call, frame) -> int | None:
     return None
 
 
-def is_dataclass(cd: ClassDef) -> bool:
+def _decorated(cd: ClassDef, name: str) -> bool:
     for d in cd.node.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
-        if name == "dataclass":
+        found = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", None)
+        if found == name:
             return True
     return False
+
+
+def _transform_bases(cd: ClassDef, seen: frozenset = frozenset()) -> list[ClassDef]:
+    """The project bases of cd, for a dataclass's fields: those in its file, and in
+    other files where the class's analyzer follows them (target runs)."""
+    owner = cd.owner
+    if owner is None or cd.key in seen:
+        return []
+    return [b for b in base_classes(owner, cd) if b.key not in seen]
+
+
+def is_dataclass(cd: ClassDef, _seen: frozenset = frozenset()) -> bool:
+    """`@dataclass`, or a subclass of a `@dataclass_transform()` class (PEP 681:
+    `PreTrainedConfig`, whose `__init_subclass__` makes every subclass one)."""
+    if _decorated(cd, "dataclass"):
+        return True
+    return any(_transforms(b, _seen | {cd.key}) for b in _transform_bases(cd, _seen))
+
+
+def _transforms(cd: ClassDef, seen: frozenset) -> bool:
+    """Whether a dataclass_transform base is above cd (its subclasses are dataclasses)."""
+    return _decorated(cd, "dataclass_transform") or any(
+        _transforms(b, seen | {cd.key}) for b in _transform_bases(cd, seen)
+    )
 
 
 def dataclass_fields(an: Analyzer, cd: ClassDef) -> list[tuple[str, ast.expr | None, ClassDef]]:
@@ -915,6 +940,8 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
             return base.attr(idx.value)
         return UNKNOWN
     if isinstance(base, ModuleListV):
+        if isinstance(idx, SliceV):
+            return _sliced_list(base, idx)
         if not base.known or base.count is not None:
             return (
                 base.items[0]
@@ -926,6 +953,54 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
             return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
         return UNKNOWN
     return None
+
+
+def python_slice(sl: SliceV) -> slice | None:
+    """The slice object Python builds from `lo:hi:step`, where each bound is
+    absent, None or a known int; None where a bound is not known."""
+    bounds: list[int | None] = []
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+            bounds.append(b.value.value)
+        else:
+            return None
+    if bounds[2] == 0:
+        return None  # ValueError in Python
+    return slice(*bounds)
+
+
+def _sliced_list(base: ModuleListV, sl: SliceV) -> Value:
+    """`self.layers[:n]`, `self.blocks[1:]`, `seq[::-1]`: a ModuleList of the items
+    Python's slice keeps (a Sequential's slice is a Sequential)."""
+    if not base.known:
+        return ModuleListV((), base.sequential, known=False)
+    if base.count is None:
+        s = python_slice(sl)
+        if s is None:
+            return ModuleListV((), base.sequential, known=False)
+        return ModuleListV(base.items[s], base.sequential)
+    # `count` copies of one item: a slice from the start, up to the count or past it,
+    # keeps them all whatever the count is.
+    lo, step = sl.lower, sl.step
+    starts = (
+        lo is None
+        or isinstance(lo, NoneV)
+        or (isinstance(lo, IntV) and lo.value is not None and lo.value.value == 0)
+    )
+    hi = sl.upper
+    to_end = hi is None or isinstance(hi, NoneV)
+    if isinstance(hi, IntV) and hi.value is not None and hi.value == base.count:
+        to_end = True
+    if starts and to_end and (step is None or isinstance(step, NoneV)):
+        return base
+    if base.count.value is not None:
+        s = python_slice(sl)
+        if s is not None:
+            n = len(range(base.count.value)[s])
+            return ModuleListV(base.items[:1] if n else (), base.sequential, Expr.const(n))
+    return ModuleListV((), base.sequential, known=False)
 
 
 def expand_kwargs(v: Value) -> dict[str, Value] | None:

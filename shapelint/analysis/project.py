@@ -18,6 +18,11 @@ The results of a file then depend on the files it used: `deps` lists them with
 their content digests, and the cache serves a result only while those digests
 still hold (cache.py).
 
+A target run (`cost PATH::QUALNAME`) follows installed packages too: a
+qualified name no project root holds (`timm.layers.Mlp`) whose source is on the
+Python path (installed.py) is that package's file, analysed by its own analyzer
+with its path entry as its root. `AnalysisOptions.installed` False turns that off.
+
 Nothing is imported or run: resolution is by file layout and the import
 statements' text.
 """
@@ -30,6 +35,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
+from shapelint.analysis import installed
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -137,7 +143,7 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     proj.new_file()
     is_pkg = os.path.basename(path) == "__init__.py"
     links = project_imports(an.tree, modname, is_pkg, proj.finder(roots))
-    if not in_package and not links:
+    if not in_package and not links and not (specialize and options.installed):
         return  # a script that imports no project module: a file on its own, as before
     an.bind_project(proj, roots, modname, path)
     an.project_links = links
@@ -163,11 +169,26 @@ class Project:
         # a file names the same modules many times, and each look is two stats.
         self.files: dict[tuple[tuple[str, ...], str], tuple[str | None, bool]] = {}
         self.checked: set[tuple[tuple[str, ...], str]] = set()  # modules stat'ed for it
+        # Installed packages (target runs only): the search path, and where each
+        # module name was found on it (new_file reads both afresh).
+        self.search_path: tuple[str, ...] = ()
+        self.installed_modules: dict[str, tuple[str, str] | None] = {}
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
+        self.installed_modules.clear()
+        if self.options.installed and self.specialize:
+            self.search_path = installed.search_path()
+
+    def installed_module(self, modname: str) -> tuple[str, str] | None:
+        """(path entry, file) of an installed module with source, else None."""
+        if not self.search_path:
+            return None
+        if modname not in self.installed_modules:
+            self.installed_modules[modname] = installed.find_module(modname, self.search_path)
+        return self.installed_modules[modname]
 
     def module_file(self, roots: tuple[str, ...], modname: str) -> str | None:
         return self.find(roots, modname)[0]
@@ -343,11 +364,32 @@ def resolve_qualified(an: Analyzer, qual: str):
         return None
     mod, _, attr = qual.rpartition(".")
     if not mod or an.project.module_file(an.project_root, mod) is None:
-        return None
+        return resolve_installed(an, qual)
     target = an.project.analyzer(an.project_root, mod)
     if target is None:
         return None
     an.used_modules.add(target)
+    return lookup(target, attr)
+
+
+def resolve_installed(an: Analyzer, qual: str):
+    """`timm.layers.Mlp` where timm is an installed package with source: the
+    definition (or value) its file gives the name; None when it has none."""
+    proj = an.project
+    mod, _, attr = qual.rpartition(".")
+    if proj is None or not mod or not proj.search_path:
+        return None
+    found = proj.installed_module(mod)
+    if found is None:
+        return None
+    target = proj.analyzer((found[0],), mod)
+    if target is None:
+        return None
+    an.used_modules.add(target)
+    sub = proj.installed_module(qual)
+    if sub is not None and lookup_defined(target, attr) is None:
+        sub_an = proj.analyzer((sub[0],), qual)
+        return ModuleLink(sub_an) if sub_an is not None else None  # a submodule as a value
     return lookup(target, attr)
 
 
@@ -374,5 +416,11 @@ def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
     if cd is not None or an.project is None or ":" not in key:
         return cd
     mod = key.split(":", 1)[0]
-    target = an.project.analyzer(an.project_root, mod)
+    root = an.project_root
+    if an.project.module_file(root, mod) is None:
+        found = an.project.installed_module(mod)  # a class of an installed package
+        if found is None:
+            return None
+        root = (found[0],)
+    target = an.project.analyzer(root, mod)
     return target.class_keys.get(key) if target is not None else None

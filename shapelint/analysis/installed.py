@@ -1,0 +1,121 @@
+"""Installed packages, read as source (as mypy and pyright read site-packages).
+
+A layer of another installed package inside the user's model (`timm.layers.Mlp`
+in a DiT) is followed when its source is on the Python path: the search walks
+the path's directories as CPython's PathFinder and FileFinder do, one
+component at a time (a regular package, then a compiled extension, then a
+`.py` file, in each entry in order; a directory without `__init__.py` is a
+namespace portion, used only where no entry holds a regular one), and reads
+nothing but the file system. Nothing is imported: importing a package runs
+its code, and `importlib.util.find_spec` of a dotted name imports its parents.
+
+The path is this interpreter's `sys.path` as it stands (PYTHONPATH, site-packages
+and the directories `.pth` files added at start-up), less the standard library
+(which the analysis models by name: math, functools, ...), the current
+directory (the user's own files are the project) and zip archives.
+
+A module found as a compiled extension, or not at all, has no source: a call
+of it stays unknown, named by the call.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+# Libraries the analysis models by name (stubs and einops rules): never read as
+# source, whatever is installed.
+MODELLED_ROOTS = frozenset({"torch", "einops", "numpy", "jaxtyping", "shapelint"})
+
+_SITE_DIRS = ("site-packages", "dist-packages")
+_EXTENSION_SUFFIXES: tuple[str, ...] | None = None
+
+
+def search_path() -> tuple[str, ...]:
+    """The directories an absolute import searches, as this interpreter runs."""
+    stdlib = set()
+    for key in ("stdlib", "platstdlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            stdlib.add(os.path.realpath(p))
+    out = []
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue  # '' (the current directory) and zip archives
+        real = os.path.realpath(entry)
+        under_stdlib = os.path.dirname(real) in stdlib
+        if real in stdlib or (under_stdlib and os.path.basename(real) not in _SITE_DIRS):
+            continue  # the standard library and its lib-dynload
+        if real not in out:
+            out.append(real)
+    return tuple(out)
+
+
+def find_module(modname: str, path: tuple[str, ...]) -> tuple[str, str] | None:
+    """(path entry, source file) of module `modname`, or None where it has no
+    source on `path` (absent, or a compiled extension shadows it)."""
+    parts = modname.split(".")
+    if not all(p.isidentifier() for p in parts) or parts[0] in MODELLED_ROOTS:
+        return None
+    # Each search location carries the path entry it descends from.
+    locations = [(entry, entry) for entry in path]
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        portions: list[tuple[str, str]] = []
+        found = None
+        for entry, d in locations:
+            kind, where = _find_in(d, part)
+            if kind == "package":
+                found = ("package", entry, where)
+                break
+            if kind in ("module", "extension"):
+                found = (kind, entry, where)
+                break
+            if kind == "namespace":
+                portions.append((entry, where))
+        if found is None:
+            if not portions:
+                return None
+            if last:
+                return None  # a namespace package has no source of its own
+            locations = portions
+            continue
+        kind, entry, where = found
+        if kind == "extension":
+            return None
+        if kind == "module":
+            return (entry, where) if last else None  # a module has no submodules
+        if last:
+            return entry, os.path.join(where, "__init__.py")
+        locations = [(entry, where)]
+    return None
+
+
+def _find_in(d: str, part: str) -> tuple[str | None, str]:
+    """What directory d holds under `part`, in FileFinder's order."""
+    pkg = os.path.join(d, part)
+    if os.path.isdir(pkg):
+        if os.path.isfile(os.path.join(pkg, "__init__.py")):
+            return "package", pkg
+        if any(os.path.isfile(os.path.join(pkg, "__init__" + s)) for s in _extensions()):
+            return "extension", pkg  # compiled: no source to read
+        if os.path.isfile(os.path.join(pkg, "__init__.pyc")):
+            return "extension", pkg
+    for s in _extensions():
+        if os.path.isfile(pkg + s):
+            return "extension", pkg + s
+    if os.path.isfile(pkg + ".py"):
+        return "module", pkg + ".py"
+    if os.path.isdir(pkg):
+        return "namespace", pkg
+    return None, pkg
+
+
+def _extensions() -> tuple[str, ...]:
+    global _EXTENSION_SUFFIXES
+    if _EXTENSION_SUFFIXES is None:
+        import importlib.machinery
+
+        _EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return _EXTENSION_SUFFIXES

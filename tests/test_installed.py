@@ -1,0 +1,198 @@
+"""Installed packages are read as source, never imported (analysis/installed.py):
+a layer of a fake package on the path is followed by a target run, exactly as
+FlopCounterMode counts it; a package with no source stays unknown, named."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from shapelint.analysis.driver import AnalysisOptions, analyze_target
+from shapelint.analysis.installed import find_module, search_path
+from shapelint.analysis.target import target_json
+
+LAYERS = """
+import torch
+from torch import nn
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+"""
+
+MODEL = """
+from torch import nn
+import fakepkg_hf
+from fakepkg_hf.layers import Mlp
+from nsfake_hf.sub.proj import Proj
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.mlp = Mlp(dim, 4 * dim)
+        self.mlp2 = fakepkg_hf.Mlp(dim, 2 * dim)
+        self.proj = Proj(dim)
+
+    def forward(self, x):
+        return self.proj(self.mlp2(self.mlp(x)))
+"""
+
+PROJ = """
+from torch import nn
+
+
+class Proj(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+MISSING = """
+from torch import nn
+from nowhere_hf_pkg import Thing
+
+
+class Other(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return Thing(self.lin(x))
+"""
+
+
+def _write(root, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A site directory with a regular package (whose __init__ would leave a mark if
+    it ran) and a namespace package, put on the path."""
+    root = tmp_path / "site"
+    marker = tmp_path / "imported"
+    _write(
+        root,
+        "fakepkg_hf/__init__.py",
+        f"open({str(marker)!r}, 'w').close()\nfrom .layers import Mlp\n",
+    )
+    _write(root, "fakepkg_hf/layers.py", LAYERS)
+    _write(root, "nsfake_hf/sub/proj.py", PROJ)  # no __init__.py anywhere: a namespace
+    monkeypatch.syspath_prepend(str(root))
+    return root, marker
+
+
+def _target(tmp_path, src: str, qual: str, installed: bool = True):
+    p = tmp_path / "proj" / "model.py"  # a lone script: no package of its own
+    p.parent.mkdir(exist_ok=True)
+    p.write_text(src)
+    opts = AnalysisOptions(installed=installed)
+    return target_json(analyze_target(str(p), src, qual, {"dim": "8"}, {"x": "2,8"}, opts), {})
+
+
+def _measure(module, x) -> int:
+    with FlopCounterMode(display=False) as counter:
+        module(x)
+    return counter.get_total_flops()
+
+
+def test_a_layer_of_an_installed_package_is_followed_exactly(tmp_path, site):
+    root, marker = site
+    tj = _target(tmp_path, MODEL, "Block")
+    assert not marker.exists(), "the installed package was imported"
+    assert "fakepkg_hf" not in sys.modules
+    sys.path.insert(0, str(tmp_path / "proj"))
+    try:
+        import model  # the oracle runs the code; the analysis above did not
+
+        truth = _measure(model.Block(8), torch.randn(2, 8))
+    finally:
+        sys.path.remove(str(tmp_path / "proj"))
+        for name in [m for m in sys.modules if m.split(".")[0] in ("model", "fakepkg_hf")]:
+            del sys.modules[name]
+        sys.modules.pop("nsfake_hf", None)
+        sys.modules.pop("nsfake_hf.sub", None)
+        sys.modules.pop("nsfake_hf.sub.proj", None)
+    assert tj["complete"], tj["unknown"]
+    assert tj["flops_value"] == truth == 2 * 2 * 8 * 32 * 2 + 2 * 2 * 8 * 16 * 2 + 2 * 2 * 8 * 24
+
+
+def test_installed_packages_off_leaves_their_layers_unknown(tmp_path, site):
+    tj = _target(tmp_path, MODEL, "Block", installed=False)
+    assert not tj["complete"] and tj["flops_value"] is None
+    assert {u["op"] for u in tj["unknown"]} >= {"self.mlp", "self.mlp2"}
+
+
+def test_a_callee_with_no_source_stays_unknown_and_named(tmp_path, site):
+    tj = _target(tmp_path, MISSING, "Other")
+    assert not tj["complete"]
+    assert any("Thing" in u["op"] for u in tj["unknown"]), tj["unknown"]
+
+
+def test_the_search_agrees_with_pathfinder_without_importing(site, tmp_path):
+    """Where CPython's PathFinder finds a source file, so does find_module, and
+    neither runs the package (find_spec of a top-level name executes nothing)."""
+    root, marker = site
+    (root / "compiled_hf").mkdir()
+    (root / ("compiled_hf" + importlib.machinery.EXTENSION_SUFFIXES[0])).write_bytes(b"")
+    (root / "compiled_hf.py").write_text("")  # an extension module shadows the source
+    path = search_path()
+    assert str(root.resolve()) in path
+    for name in ("fakepkg_hf", "nsfake_hf", "compiled_hf"):
+        spec = importlib.machinery.PathFinder.find_spec(name, list(path))
+        mine = find_module(name, path)
+        origin = spec.origin if spec is not None and (spec.origin or "").endswith(".py") else None
+        assert (mine[1] if mine else None) == origin, name
+    assert find_module("fakepkg_hf.layers", path)[1] == str(root.resolve() / "fakepkg_hf/layers.py")
+    assert find_module("nsfake_hf.sub.proj", path)[1] == str(
+        root.resolve() / "nsfake_hf/sub/proj.py"
+    )
+    assert find_module("fakepkg_hf.layers.deeper", path) is None  # a module has no submodules
+    assert find_module("torch.nn", path) is None  # modelled by the stubs, never read
+    assert not marker.exists() and "fakepkg_hf" not in sys.modules
+
+
+def test_the_cli_reads_a_package_on_pythonpath(tmp_path, site):
+    root, marker = site
+    model = tmp_path / "model.py"
+    model.write_text(textwrap.dedent(MODEL))
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, str(root)]))
+    cmd = [sys.executable, "-m", "shapelint", "cost", "--no-cache", f"{model}::Block"]
+    cmd += ["--init", "dim=8", "--input", "x=2,8"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0].endswith("3.84 kFLOPs (3,840)"), out.stdout
+    assert "mlp.fc1" in out.stdout  # the installed layer's own layers, costed
+    assert not marker.exists()
+
+
+def test_the_config_key_turns_it_off_and_rejects_a_non_bool(tmp_path):
+    from shapelint.config import ConfigError, load
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.shapelint]\ninstalled = false\n")
+    assert AnalysisOptions.from_config(load(explicit=pyproject)).installed is False
+    pyproject.write_text('[tool.shapelint]\ninstalled = "no"\n')
+    with pytest.raises(ConfigError, match="installed must be true or false"):
+        load(explicit=pyproject)
