@@ -125,3 +125,58 @@ def test_run_prints_the_static_errors_when_the_forward_raises(tmp_path):
     assert r.exit_code == 1
     assert "Block raised RuntimeError" in r.output
     assert ": SHP308 operator.add" in r.output and "in Block.forward:" in r.output
+
+
+# An error on a path the target's values never take (after a return its flag
+# decides), in a module the target calls: the callee's plain analysis (its summary,
+# every path at once) finds it, the target does not.
+EARLY_RETURN = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+    from einops import einsum
+
+
+    class Attend(nn.Module):
+        def __init__(self, fast=False):
+            super().__init__()
+            self.fast = fast
+
+        def forward(self, q, k):
+            if self.fast:
+                return q * 2
+            return einsum("b i d, b j d -> b i j", q, k)
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, fast=False):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.attend = Attend(fast)
+
+        def forward(self, x):
+            x = self.proj(x)
+            return self.attend(x, x)
+    """
+)
+
+
+def test_an_error_on_a_path_the_target_does_not_take_is_not_the_targets(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "attend.py"
+    p.write_text(EARLY_RETURN)
+    # The plain check does report the dead einsum (einops rejects a string first).
+    plain = CliRunner().invoke(main, ["check", "--format", "json", str(p)])
+    assert any(d["code"] == "SHP212" for d in json.loads(plain.output))
+    args = ["--init", "dim=16", "--init", "fast=True", "--input", "x=2,4,16"]
+    r = CliRunner().invoke(main, ["cost", f"{p}::Block", *args, "--format", "json"])
+    t = json.loads(r.output)["target"]
+    ns: dict = {}
+    exec(compile(EARLY_RETURN, "attend.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with FlopCounterMode(display=False) as fc:
+        ns["Block"](16, fast=True)(torch.randn(2, 4, 16))
+    assert r.exit_code == 0 and not t.get("diagnostics")
+    assert t["complete"] and t["flops_value"] == fc.get_total_flops()

@@ -38,7 +38,7 @@ class _Collector:
         self.spots: set[tuple] = set()
 
 
-_ACTIVE: list[_Collector] = []
+_ACTIVE: list[_Collector | None] = []  # None: paused
 
 
 @contextmanager
@@ -55,9 +55,21 @@ def collecting() -> Iterator[list[Finding]]:
 
 
 @contextmanager
+def paused() -> Iterator[None]:
+    """A function's plain analysis (its summary, every path at once) inside a
+    target's run: what it finds on a path the target does not take (after a return
+    the target's values decide) is no finding of the target's."""
+    _ACTIVE.append(None)
+    try:
+        yield
+    finally:
+        _ACTIVE.pop()
+
+
+@contextmanager
 def calling(function: str, line: int | None) -> Iterator[None]:
     """A call of `function` from `line` of the function running now."""
-    if not _ACTIVE:
+    if not _ACTIVE or _ACTIVE[-1] is None:
         yield
         return
     stack = _ACTIVE[-1].stack
@@ -76,7 +88,7 @@ def calling(function: str, line: int | None) -> Iterator[None]:
 def note(path: str, line: int, column: int, end_line: int, end_column: int, code: str, message: str, repeating: bool) -> None:  # fmt: skip
     """A finding reported now (`repeating`: another run of a loop body, whose
     finding at the same spot is the same one said with other shapes)."""
-    if not _ACTIVE:
+    if not _ACTIVE or _ACTIVE[-1] is None:
         return
     c = _ACTIVE[-1]
     key = (path, line, column, code, message)

@@ -388,7 +388,7 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with fact_scope():
+            with fact_scope(), call_path.paused():
                 summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
