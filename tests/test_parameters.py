@@ -21,6 +21,8 @@ torch = pytest.importorskip("torch")
 GPT = DATA / "nanogpt_like.py"
 
 STATE = """
+from types import SimpleNamespace
+
 import torch
 import torch.nn as nn
 
@@ -48,6 +50,11 @@ class Frozen(nn.Module):
         self.shared = nn.ModuleList([nn.Linear(d, d)] * 3)  # one layer three times
         self.heads = nn.ModuleDict({"a": nn.Linear(d, 2), "b": nn.Linear(d, 3)})
         self.helpers = [nn.Linear(d, d)]  # a plain list: torch registers nothing
+        self.by_name = {"p": nn.Linear(d, d)}  # nor a plain dict
+        self.ns = SimpleNamespace(q=nn.Linear(d, d))  # nor a namespace
+        self.late = nn.ModuleDict()
+        self.late["c"] = nn.Linear(d, 4)  # registered by item assignment
+        self.table = nn.ParameterDict({"t": nn.Parameter(torch.zeros(d, 5))})
         if freeze:
             self.other.requires_grad_(False)
         self.enc.eval()  # eval() freezes nothing

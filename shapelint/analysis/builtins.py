@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import lambdas
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
-    DICT_KIND,
+    DICT_KINDS,
     MAP_MAX,
     MAX_UNROLL,
     ClassRefV,
@@ -70,7 +70,7 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
         if v.count is not None:
             return IntV(v.count)
         return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
-    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return IntV(Expr.const(len(v.attrs)))
     return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.modules import DICT_KIND, ClassRefV, ModuleListV
+from shapelint.analysis.modules import DICT_KINDS, ClassRefV, ModuleListV
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -90,7 +90,7 @@ def truth(v: Value) -> bool | None:
     if isinstance(v, ModuleListV):
         return None if not v.known or v.count is not None else bool(v.items)
     if isinstance(v, (ObjectV, ClassRefV)):
-        return True if not (isinstance(v, ObjectV) and v.kind == DICT_KIND) else bool(v.attrs)
+        return True if not (isinstance(v, ObjectV) and v.kind in DICT_KINDS) else bool(v.attrs)
     return None
 
 
@@ -196,7 +196,7 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
     if (
         isinstance(op, (ast.In, ast.NotIn))
         and isinstance(right, ObjectV)
-        and right.kind == DICT_KIND
+        and right.kind in DICT_KINDS
     ):
         ok, key = python_constant(left)
         if not ok:

@@ -148,27 +148,31 @@ class PartialV(Value):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-DICT_KIND = "<dict>"  # dicts, nn.ModuleDict, SimpleNamespace: attrs by key
+DICT_KIND = "<dict>"  # dicts, OrderedDict, SimpleNamespace: attrs by key
+# nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
+# parameters() and named_modules()); a module's plain dict of layers registers nothing.
+REGISTERED_DICT_KIND = "<dict:registered>"
+DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
 CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
 _CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
 _DICTS = {
-    "torch.nn.ModuleDict",
-    "torch.nn.ParameterDict",
-    "types.SimpleNamespace",
-    "collections.OrderedDict",
+    "torch.nn.ModuleDict": REGISTERED_DICT_KIND,
+    "torch.nn.ParameterDict": REGISTERED_DICT_KIND,
+    "types.SimpleNamespace": DICT_KIND,
+    "collections.OrderedDict": DICT_KIND,
 }
 _PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
 
 
-def dict_value(entries: dict[str, Value]) -> ObjectV:
-    return ObjectV(DICT_KIND, tuple(entries.items()))
+def dict_value(entries: dict[str, Value], kind: str = DICT_KIND) -> ObjectV:
+    return ObjectV(kind, tuple(entries.items()))
 
 
 def mapping(v: Value) -> ObjectV | None:
     """What `dict(v)` / `OrderedDict(v)` holds: a dict's entries, or an iterable of
     (str, value) pairs known one by one, in order; None when that is not known."""
-    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return v
     items = as_items(v)
     if items is None:
@@ -201,10 +205,11 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual in _DICTS:
         if open_kwargs:
             return UNKNOWN
+        kind = _DICTS[qual]
         if not args:
-            return dict_value(dict(kwargs))
+            return dict_value(dict(kwargs), kind)
         base = mapping(args[0]) if len(args) == 1 else None
-        return dict_value({**dict(base.attrs), **kwargs}) if base is not None else UNKNOWN
+        return dict_value({**dict(base.attrs), **kwargs}, kind) if base is not None else UNKNOWN
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "functools.partial" and args and not open_kwargs:
@@ -232,7 +237,7 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
 
 def _container(args, sequential: bool) -> Value:
     if sequential and len(args) == 1 and isinstance(args[0], ObjectV):
-        if args[0].kind == DICT_KIND:  # nn.Sequential(OrderedDict(...))
+        if args[0].kind in DICT_KINDS:  # nn.Sequential(OrderedDict(...))
             return ModuleListV(tuple(v for _, v in args[0].attrs), True)
     if not sequential or (len(args) == 1 and isinstance(args[0], (TupleV, ModuleListV))):
         if not args:
@@ -671,7 +676,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ModuleListV) and attr in _LIST_MUTATORS:
         _store(an, func.value, ModuleListV((), recv.sequential, known=False), frame)
         return None
-    if isinstance(recv, ObjectV) and recv.kind == DICT_KIND:
+    if isinstance(recv, ObjectV) and recv.kind in DICT_KINDS:
         if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
             v = recv.attr(args[0].value)
             if v is UNKNOWN and args[0].value not in dict(recv.attrs):
@@ -685,12 +690,12 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
         if attr == "update" and isinstance(func.value, ast.Name) and len(args) <= 1:
             other = args[0] if args else dict_value({})
-            if isinstance(other, ObjectV) and other.kind == DICT_KIND:
+            if isinstance(other, ObjectV) and other.kind in DICT_KINDS:
                 # `kwargs.update(context=normed)`: the name sees the new entries
                 _store(
                     an,
                     func.value,
-                    dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}),
+                    dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}, recv.kind),
                     frame,
                 )
                 return NoneV()
@@ -701,13 +706,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             if key in entries:
                 if attr == "pop":
                     found = entries.pop(key)
-                    _store(an, func.value, dict_value(entries), frame)
+                    _store(an, func.value, dict_value(entries, recv.kind), frame)
                     return found
                 return entries[key]
             default = args[1] if len(args) > 1 else (NoneV() if attr == "setdefault" else None)
             if default is not None:
                 if attr == "setdefault":
-                    _store(an, func.value, dict_value({**entries, key: default}), frame)
+                    _store(an, func.value, dict_value({**entries, key: default}, recv.kind), frame)
                 return default
         if attr in ("update", "pop", "setdefault", "__setitem__", "clear", "popitem"):
             _store(an, func.value, UNKNOWN, frame)
@@ -751,7 +756,7 @@ def with_requires_grad(v: Value, flag: bool) -> Value:
     """v with every parameter in it (a module's, a list's) at requires_grad=flag."""
     if isinstance(v, ParameterV):
         return ParameterV(v.shape, v.dtype, flag)
-    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind == DICT_KIND:
+    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
         return ModuleListV(
@@ -770,7 +775,7 @@ def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> boo
         if v is old:
             found = True
             return new
-        if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+        if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
             attrs = tuple((k, swap(a)) for k, a in v.attrs)
             if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
                 return ObjectV(v.kind, attrs)
@@ -847,7 +852,7 @@ def renewed(v: Value, keep: set[int]) -> Value:
     the analysis computes it once."""
     if id(v) in keep:
         return v
-    if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
         return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
         return ModuleListV(tuple(renewed(i, keep) for i in v.items), v.sequential, v.count, v.known)
@@ -885,9 +890,9 @@ def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
     """`c[idx] = value` on a list, module list or dict known item by item: the
     container after it (an unknown one where idx is not known); None when c is
     none of these (a tensor: a write into part of it keeps its shape)."""
-    if isinstance(container, ObjectV) and container.kind == DICT_KIND:
+    if isinstance(container, ObjectV) and container.kind in DICT_KINDS:
         if isinstance(idx, StrV) and idx.value is not None:
-            return dict_value({**dict(container.attrs), idx.value: value})
+            return dict_value({**dict(container.attrs), idx.value: value}, container.kind)
         return UNKNOWN
     items = as_items(container)
     if items is None:
@@ -935,7 +940,7 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
 
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
-    if isinstance(base, ObjectV) and base.kind == DICT_KIND:
+    if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
         if isinstance(idx, StrV) and idx.value is not None:
             return base.attr(idx.value)
         return UNKNOWN
@@ -1005,7 +1010,7 @@ def _sliced_list(base: ModuleListV, sl: SliceV) -> Value:
 
 def expand_kwargs(v: Value) -> dict[str, Value] | None:
     """`f(**kw)` where kw is a dict the analysis knows entry by entry."""
-    if isinstance(v, ObjectV) and v.kind == DICT_KIND:
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return dict(v.attrs)
     return None
 
@@ -1365,7 +1370,7 @@ def without_item(v: Value, index: Value) -> Value | None:
 
 
 def _is_dict(v: Value) -> bool:
-    return isinstance(v, ObjectV) and v.kind == DICT_KIND
+    return isinstance(v, ObjectV) and v.kind in DICT_KINDS
 
 
 def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:

@@ -6,7 +6,7 @@ every module and every tensor once by identity: a parameter two modules share
 (`wte.weight = lm_head.weight`) counts once, under the name it is first reached by.
 Registered is what counts: an nn.Parameter, a stub layer's weights=, a buffer
 (register_buffer, a layer's buffers=) held by a module, a ModuleList or a
-ModuleDict; a plain tensor attribute, or modules in a plain list, do not. An
+ModuleDict; a plain tensor attribute, or modules in a plain list or dict, do not. An
 attribute whose value the analysis does not know may be a module: the counts are
 then lower bounds, never presented as complete.
 """
@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import base_classes
-from shapelint.analysis.modules import DICT_KIND, REQUIRES_GRAD_UNKNOWN, UNFOLLOWED, ModuleListV
+from shapelint.analysis.modules import (
+    REGISTERED_DICT_KIND,
+    REQUIRES_GRAD_UNKNOWN,
+    UNFOLLOWED,
+    ModuleListV,
+)
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, Value
 
@@ -124,8 +129,7 @@ def _module_like(an, v: Value) -> bool:
         return True
     if not isinstance(v, ObjectV):
         return False
-    if v.kind == DICT_KIND:
-        # nn.ModuleDict (and a config dict, which holds no tensors or modules)
+    if v.kind == REGISTERED_DICT_KIND:
         return True
     if v.kind.startswith("torch.nn."):
         return True
@@ -176,7 +180,7 @@ def _kind(v: Value) -> str:
     if isinstance(v, ModuleListV):
         return "Sequential" if v.sequential else "ModuleList"
     if isinstance(v, ObjectV):
-        if v.kind == DICT_KIND:
+        if v.kind == REGISTERED_DICT_KIND:
             return "ModuleDict"
         if v.kind.startswith("<class>"):
             return v.kind[len("<class>") :].rsplit(".", 1)[-1].rsplit(":", 1)[-1]
