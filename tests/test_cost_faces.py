@@ -202,3 +202,20 @@ def test_the_table_flags_need_a_target(tmp_path):
     for flag in (["--tree"], ["--all-rows"], ["--depth", "2"]):
         r = CliRunner().invoke(main, ["cost", "--no-cache", str(p), *flag])
         assert r.exit_code == 2 and "need a PATH::QUALNAME target" in r.output, flag
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "github"])
+def test_a_file_that_cannot_be_read_is_named_and_fails_the_run(tmp_path, fmt):
+    # Its costs were never counted: a report that left it out would read as complete.
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\ndef f(x:\n    return x @ x\n")
+    good = tmp_path / "good.py"
+    good.write_text("import torch\n\ndef g(a, b):\n    return a @ b\n")
+    r = CliRunner().invoke(main, ["cost", "--no-cache", "--format", fmt, str(bad), str(good)])
+    assert r.exit_code == 1, r.output
+    if fmt == "json":
+        (d,) = json.loads(r.output)["not_analyzed"]
+        assert (d["code"], d["line"]) == ("SHP001", 3)
+    else:
+        assert "SHP001" in r.output and "not costed" in r.output
+        assert re.search(r"bad\.py.*3", r.output)

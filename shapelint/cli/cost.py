@@ -194,8 +194,10 @@ def cost(
         click.echo(render_markdown(report, bound), nl=False)
     else:
         click.echo(render_text(report, bound), nl=False)
-    # A target whose forward would raise fails the run, as an error fails `check`.
-    sys.exit(1 if report.get("target", {}).get("diagnostics") else 0)
+    # A target whose forward would raise fails the run, as an error fails `check`; so
+    # does a file that could not be read, whose cost nobody counted.
+    failed = report.get("target", {}).get("diagnostics") or report.get("not_analyzed")
+    sys.exit(1 if failed else 0)
 
 
 def _target(targets: list[Target], init, inputs, bound: dict[str, int], options) -> dict:

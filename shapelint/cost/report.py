@@ -36,8 +36,11 @@ def add_roofline(report: dict, hardware: str, dtype: str | None, table=None) -> 
 def build_report(results, dims: dict[str, int]) -> dict:
     """Calls and functions; with dims, each figure is also evaluated, int parameters
     left unbound taking their default values (`n_heads: int = 8`)."""
-    calls, functions = [], []
+    calls, functions, unread = [], [], []
     for r in results:
+        # A file the tool could not read or finish (SHP0xx) has costs nobody counted:
+        # the report names it rather than leaving it out in silence.
+        unread += [d.to_json() for d in r.diagnostics if d.code.startswith("SHP0")]
         defaults = {(safe_text(f["path"]), f["name"]): f.get("defaults") or {} for f in r.functions}
         for c in r.calls:
             c = dict(c, path=safe_text(c["path"]))
@@ -50,7 +53,17 @@ def build_report(results, dims: dict[str, int]) -> dict:
             if dims:
                 _evaluate_item(f, {**(f.get("defaults") or {}), **dims})
             functions.append(f)
-    return {"calls": calls, "functions": functions}
+    report = {"calls": calls, "functions": functions}
+    if unread:
+        report["not_analyzed"] = unread
+    return report
+
+
+def not_analyzed_lines(report: dict) -> list[str]:
+    return [
+        f"{d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']} (not costed)"
+        for d in report.get("not_analyzed", ())
+    ]
 
 
 def _evaluate_item(item: dict, env: dict[str, int]) -> None:
@@ -64,6 +77,8 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
     for c in report["calls"]:
         by_fn.setdefault((c["path"], c["function"]), []).append(c)
     out = [report["roofline_header"], ""] if report.get("roofline_header") else []
+    missing = not_analyzed_lines(report)
+    out += [*missing, ""] if missing else []
     unit = report.get("unit", "FLOPs")
     fn_index = {(f["path"], f["name"]): f for f in report["functions"]}
     for (path, fn), calls in by_fn.items():
@@ -93,12 +108,14 @@ def render_text(report: dict, dims: dict[str, int]) -> str:
                 )
         out.append("")
     if not by_fn:
-        return "No calls with a cost found.\n"
+        return "\n".join([*missing, "No calls with a cost found.", ""])
     return "\n".join(out)
 
 
 def render_markdown(report: dict, dims: dict[str, int]) -> str:
     lines = [f"_{report['roofline_header']}_", ""] if report.get("roofline_header") else []
+    lines += [f"- **Not costed:** {md.code(m)}" for m in not_analyzed_lines(report)]
+    lines += [""] if report.get("not_analyzed") else []
     unit = report.get("unit", "FLOPs")
     lines += [
         f"| Function | Line | {unit} | Bytes |"

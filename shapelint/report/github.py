@@ -66,7 +66,16 @@ def format_cost_github(report: dict, dims: dict[str, int]) -> str:
     so review shows each costly line's formula beside the code."""
     from shapelint.report.numbers import flops_figure, human, si
 
-    lines = []
+    lines = [
+        workflow_command(
+            "error",
+            f"{d['code']} {d['message']} (not costed)",
+            file=safe_text(github_path(d["path"])),
+            line=d["line"],
+            title="not analyzed",
+        )
+        for d in report.get("not_analyzed", ())
+    ]
     unit = report.get("unit", "FLOPs")
     for f in report.get("functions", []):
         if f.get("complete", True):
