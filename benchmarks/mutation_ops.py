@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from shapelint.analysis.literals import int_literal
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -129,19 +131,6 @@ def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
         isinstance(a, ast.Starred) for a in call.args[: index + 1]
     ):
         return call.args[index]
-    return None
-
-
-def _int_literal(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
     return None
 
 
@@ -264,7 +253,7 @@ def _call_mutants(src: _Source, call: ast.Call, size_names: list[str]) -> Iterat
     if name in LAYER_SIZES:
         for kind, (index, keyword) in LAYER_SIZES[name].items():
             value = _arg(call, index, keyword)
-            if value is not None and _int_literal(value) != 1:
+            if value is not None and int_literal(value) != 1:
                 for new in _wrong_sizes(src, value, size_names):
                     yield src.mutant(kind, True, value, new)
         if (
@@ -280,7 +269,7 @@ def _call_mutants(src: _Source, call: ast.Call, size_names: list[str]) -> Iterat
         yield from _pattern_mutants(src, call)
     if name in DIM_METHODS:
         dim = _dim_arg(call, name)
-        value = None if dim is None else _int_literal(dim)
+        value = None if dim is None else int_literal(dim)
         if value is not None:
             yield src.mutant(
                 DIM_METHODS[name], True, dim, str(value - 1 if value < 0 else value + 1)
@@ -288,14 +277,12 @@ def _call_mutants(src: _Source, call: ast.Call, size_names: list[str]) -> Iterat
     if name == "chunk" and call.args:
         torch_fn = isinstance(call.func, ast.Attribute) and _is_torch(call.func)
         count_node = call.args[1] if torch_fn and len(call.args) > 1 else call.args[0]
-        count = _int_literal(count_node)
+        count = int_literal(count_node)
         if count is not None and count > 1:
             yield src.mutant("chunk_count", True, count_node, str(count - 1))
     if name in ("view", "reshape") and isinstance(call.func, ast.Attribute) and len(call.args) >= 2:
         sizes = [
-            a
-            for a in call.args
-            if not isinstance(a, ast.Starred) and _int_literal(a) not in (-1, 1)
+            a for a in call.args if not isinstance(a, ast.Starred) and int_literal(a) not in (-1, 1)
         ]
         if sizes:
             target = sizes[-1]
@@ -316,7 +303,7 @@ def _call_mutants(src: _Source, call: ast.Call, size_names: list[str]) -> Iterat
             a, b = (src.text_of(x) for x in call.args)
             yield src.mutant("transpose_order", False, call, f"{src.text_of(call.func)}({b}, {a})")
     if isinstance(call.func, ast.Attribute) and name in TENSOR_MAKERS and _is_torch(call.func):
-        sizes = [a for a in call.args if not isinstance(a, ast.Starred) and _int_literal(a) != 1]
+        sizes = [a for a in call.args if not isinstance(a, ast.Starred) and int_literal(a) != 1]
         if sizes:
             text = src.text_of(sizes[-1])
             yield src.mutant("param_shape", True, sizes[-1], f"({text}) * 2")
@@ -345,7 +332,7 @@ def _binop_mutants(src: _Source, node: ast.BinOp, has_torch: bool) -> Iterator[M
 
 
 def _slice_mutants(src: _Source, node: ast.Slice) -> Iterator[Mutant]:
-    if node.upper is not None and _int_literal(node.upper) is None and node.step is None:
+    if node.upper is not None and int_literal(node.upper) is None and node.step is None:
         yield src.mutant("slice_off", True, node.upper, f"({src.text_of(node.upper)}) - 1")
 
 

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from shapelint.analysis.letter_einsum import align_letters, parse_letters
+from shapelint.analysis.literals import int_literal
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
     CHAIN_METHODS,
@@ -209,7 +210,7 @@ class NamingChecker:
         return any(self._step_is_evidence(s, frame) for s in chain.steps)
 
     def _step_is_evidence(self, s: RawStep, frame) -> bool:
-        literal = all(_int_literal(a) for a in s.args) and not s.keywords
+        literal = all(int_literal(a) is not None for a in s.args) and not s.keywords
         if s.kind in ("transpose", "swapaxes", "swapdims"):
             return literal and len(s.args) == 2
         if s.kind == "permute":
@@ -218,7 +219,7 @@ class NamingChecker:
                 if len(s.args) == 1 and isinstance(s.args[0], (ast.Tuple, ast.List))
                 else s.args
             )
-            return len(items) >= 2 and all(_int_literal(a) for a in items)
+            return len(items) >= 2 and all(int_literal(a) is not None for a in items)
         if s.kind in ("movedim", "moveaxis", "contiguous", "unflatten"):
             return True
         if s.kind == "flatten":
@@ -868,12 +869,6 @@ def _var_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
-
-
-def _int_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _obviously_not_tensor(node: ast.expr, reader: ChainReader, frame) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 
+from shapelint.analysis.literals import int_literal
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -170,7 +171,7 @@ def dim_source(node: ast.expr | None) -> tuple[ast.Name, int] | None:
         and node.value.attr == "shape"
         and isinstance(node.value.value, ast.Name)
     ):
-        i = _literal_int(node.slice)
+        i = int_literal(node.slice)
         return None if i is None else (node.value.value, i)
     if (
         isinstance(node, ast.Call)
@@ -180,7 +181,7 @@ def dim_source(node: ast.expr | None) -> tuple[ast.Name, int] | None:
         and len(node.args) == 1
         and not node.keywords
     ):
-        i = _literal_int(node.args[0])
+        i = int_literal(node.args[0])
         return None if i is None else (node.func.value, i)
     return None
 
@@ -197,21 +198,8 @@ def shape_slice_source(node: ast.expr | None) -> tuple[ast.Name, int] | None:
         and node.slice.step is None
     ):
         return None
-    k = _literal_int(node.slice.upper) if node.slice.upper is not None else None
+    k = int_literal(node.slice.upper) if node.slice.upper is not None else None
     return (node.value.value, k) if k is not None and k > 0 else None
-
-
-def _literal_int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and type(node.operand.value) is int
-    ):
-        return -node.operand.value
-    return None
 
 
 def dim_at(x: Value, i: int, size: Expr) -> TensorV | None:
@@ -307,7 +295,7 @@ def transposed_source(node: ast.expr | None) -> ast.Name | None:
         and isinstance(node.func.value, ast.Name)
         and len(node.args) == 2
         and not node.keywords
-        and {_literal_int(node.args[0]), _literal_int(node.args[1])} == {-1, -2}
+        and {int_literal(node.args[0]), int_literal(node.args[1])} == {-1, -2}
     ):
         return node.func.value
     return None
