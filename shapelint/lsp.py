@@ -195,7 +195,8 @@ class DocumentQueues:
     per edit) and reused by every request on that version. A newer version (update)
     drops the work queued for older ones (their callbacks get Superseded), cuts
     the computation running on an older one short (budget.interrupt in its thread)
-    and forgets the older results; close forgets the document."""
+    and forgets the older results; close forgets the document. At most
+    `running_at_most` computations run at once, whatever the number of documents."""
 
     class Doc:
         def __init__(self) -> None:
@@ -206,13 +207,16 @@ class DocumentQueues:
             self.draining = False
             self.running: tuple[object, int] | None = None  # (version, thread id)
 
-    def __init__(self, compute, on_error=None) -> None:
+    def __init__(self, compute, on_error=None, running_at_most: int = 4) -> None:
         import threading
 
         self.compute = compute  # kind -> f(uri, text)
         self.on_error = on_error or (lambda what, e: None)
         self.lock = threading.RLock()
         self.docs: dict[str, DocumentQueues.Doc] = {}
+        # Each analysis holds its file's trees and records: an editor that opens a
+        # hundred files at once must not hold a hundred of them. The other queues wait.
+        self.slots = threading.BoundedSemaphore(running_at_most)
 
     def update(self, uri: str, version, text: str) -> None:
         with self.lock:
@@ -286,18 +290,19 @@ class DocumentQueues:
         import threading
 
         while True:
-            with self.lock:
-                if self.docs.get(uri) is not doc or not doc.waiting:
-                    doc.draining = False
-                    return
-                version, kind, _ = doc.waiting[0]
-                text = doc.text
-                doc.running = (version, threading.get_ident())
-            value, error = None, None
-            try:
-                value = self.compute[kind](uri, text)
-            except BaseException as e:  # noqa: BLE001 - every waiter must hear back
-                error = e if isinstance(e, Exception) else Superseded()
+            with self.slots:
+                with self.lock:
+                    if self.docs.get(uri) is not doc or not doc.waiting:
+                        doc.draining = False
+                        return
+                    version, kind, _ = doc.waiting[0]
+                    text = doc.text
+                    doc.running = (version, threading.get_ident())
+                value, error = None, None
+                try:
+                    value = self.compute[kind](uri, text)
+                except BaseException as e:  # noqa: BLE001 - every waiter must hear back
+                    error = e if isinstance(e, Exception) else Superseded()
             with self.lock:
                 doc.running = None
                 if self.docs.get(uri) is doc and doc.version == version:

@@ -352,3 +352,45 @@ def test_an_internal_error_is_one_line_and_never_a_traceback(tmp_path):
     assert not any("Traceback" in line for line in logged)
     assert not [s for s in server.seen if s.get("method") == "window/showMessage"]
     assert "Traceback" not in stderr and "boom" not in stderr
+
+
+def test_documents_at_once_never_run_more_analyses_than_the_bound():
+    # Many files opened together wait their turn; each still gets its answer.
+    from shapelint.lsp import DocumentQueues
+
+    gate, lock = threading.Event(), threading.Lock()
+    now = peak = 0
+
+    def analyze(uri, text):
+        nonlocal now, peak
+        with lock:
+            now += 1
+            peak = max(peak, now)
+        gate.wait(5)
+        with lock:
+            now -= 1
+        return text.upper()
+
+    queues = DocumentQueues({"check": analyze}, running_at_most=3)
+    answers, done = {}, threading.Semaphore(0)
+
+    def collect(uri):
+        def callback(value, error):
+            answers[uri] = value if error is None else error
+            done.release()
+
+        return callback
+
+    for i in range(12):
+        uri = f"file:///d{i}.py"
+        queues.update(uri, 1, f"doc {i}")
+        queues.submit(uri, 1, "check", collect(uri))
+    deadline = time.monotonic() + 5
+    while queues.stats()["running"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert queues.stats()["running"] == 3
+    gate.set()
+    for _ in range(12):
+        assert done.acquire(timeout=10)
+    assert peak == 3
+    assert answers == {f"file:///d{i}.py": f"DOC {i}" for i in range(12)}
