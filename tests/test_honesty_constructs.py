@@ -490,6 +490,56 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    "apply_own_init_beside_a_namesake": _case(
+        # Two classes each with an init_weight: `self.init_weight` is the class's own,
+        # which only initializes, so the figure is exact.
+        """
+        class Other(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.s = nn.Sequential(nn.Linear(d, d))
+                self.apply(self.init_weight)
+
+            @staticmethod
+            def init_weight(m):
+                if isinstance(m, nn.Linear):
+                    m.weight = nn.Parameter(torch.zeros(1, 1))
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.s = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))
+                self.apply(self.init_weight)
+
+            @staticmethod
+            def init_weight(m):
+                if isinstance(m, nn.Linear):
+                    nn.init.zeros_(m.weight)
+
+            def forward(self, x):
+                return self.s(x)
+        """,
+        {"d": "4"},
+    ),
+    "apply_own_init_that_replaces": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.s = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, d))
+                self.apply(self.init_weight)
+
+            @staticmethod
+            def init_weight(m):
+                if isinstance(m, nn.Linear):
+                    m.weight = nn.Parameter(torch.zeros(m.weight.shape[0], 1))
+
+            def forward(self, x):
+                return self.s(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
     "recursive_construction": _case(
         """
         class M(nn.Module):

@@ -292,3 +292,46 @@ def test_module_table_of_a_loop_that_calls_more_than_its_items(tmp_path):
     args = ["--init", "d=8", "--init", "n=3", "--input", "x=2,8"]
     table = check_table(p, "Looped", args, "Looped(8, 3)", {"x": x})
     assert {"layers.0-2", "mix", "wide.0", "wide.1"} <= set(table)
+
+
+STARRED = """
+import torch.nn as nn
+from somewhere_unknown import make_layers
+
+
+class Opaque(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = nn.Sequential(*make_layers(d))  # layers nobody here can list
+        self.head = nn.Linear(d, 2)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class Spread(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Linear(d, d), nn.ReLU())
+        self.body = nn.Sequential(*self.stem, nn.Linear(d, 3))  # a Sequential spread
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+
+def test_layers_starred_from_what_is_not_known_leave_the_count_unknown(tmp_path):
+    # nn.Sequential(*unknown) holds layers: an empty container counted 0 was a figure
+    # printed as complete for parameters nobody counted.
+    p = tmp_path / "starred.py"
+    p.write_text(textwrap.dedent(STARRED))
+    t = static(p, "Opaque", "--init", "d=8", "--input", "x=4,8")
+    assert t["params"] == "?" and "body" in t["params_unknown"]
+    stand_in = type(sys)("somewhere_unknown")
+    stand_in.make_layers = lambda d: []
+    sys.modules["somewhere_unknown"] = stand_in  # for torch's side only
+    t = static(p, "Spread", "--init", "d=8", "--input", "x=4,8")
+    try:
+        assert figures(t) == torch_counts(p, "Spread(8)")
+    finally:
+        del sys.modules["somewhere_unknown"]

@@ -89,9 +89,9 @@ def arguments(
     args: list[Value] = []
     for a in node.args:
         if isinstance(a, ast.Starred):
-            sv = an.eval(a.value, frame, d)
-            if isinstance(sv, TupleV):
-                args.extend(sv.items)
+            items = modules.as_items(an.eval(a.value, frame, d))
+            if items is not None:
+                args.extend(items)
             else:
                 args.append(_STARRED_UNKNOWN)
         else:

@@ -94,7 +94,11 @@ def _scan(tree: ast.Module) -> Scan:
                 out.add(cls, ANY, f"a forward hook ({name}, line {node.lineno})")
             elif name in _GLOBAL_HOOKS:
                 out.everything = f"a hook on every module ({name}, line {node.lineno})"
-            elif name == "apply" and len(node.args) == 1 and _replaces(tree, node.args[0]):
+            elif (
+                name == "apply"
+                and len(node.args) == 1
+                and _replaces(tree, node.args[0], classes.get(owner) if owner is not None else None)
+            ):
                 cls = owner if owner is not None else ANY
                 out.add(
                     cls, ANY, f"apply() with a function that changes layers (line {node.lineno})"
@@ -141,7 +145,7 @@ def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def _replaces(tree: ast.Module, fn: ast.expr) -> bool:
+def _replaces(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> bool:
     """Whether a function given to apply() may change the layers it visits."""
     body: list[ast.AST]
     if isinstance(fn, ast.Lambda):
@@ -154,11 +158,20 @@ def _replaces(tree: ast.Module, fn: ast.expr) -> bool:
             if isinstance(fn, ast.Name)
             else None
         )
+        # `self.init_weight` inside a class that defines it is that class's method,
+        # whatever other classes of the file name theirs.
+        own = _is_self(fn.value) and owner is not None if isinstance(fn, ast.Attribute) else False
         defs = [
             n
-            for n in ast.walk(tree)
+            for n in (owner.body if own else ast.walk(tree))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
         ]
+        if own and not defs:
+            defs = [
+                n
+                for n in ast.walk(tree)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+            ]
         if len(defs) != 1:
             return True  # not found, or not one: nobody knows what it does
         body = list(defs[0].body)

@@ -201,6 +201,8 @@ def as_items(v: Value) -> tuple[Value, ...] | None:
 def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value | None:
     """torch.nn containers, Parameter, SimpleNamespace: values the stubs do not model."""
     if qual in _CONTAINERS:
+        if open_kwargs:  # `nn.Sequential(*layers)` with layers not known one by one
+            return ModuleListV((), _CONTAINERS[qual], known=False)
         return _container(args, sequential=_CONTAINERS[qual])
     if qual in _DICTS:
         if open_kwargs:
