@@ -540,6 +540,19 @@ CASES = {
         {"d": "4"},
         expect="raises",
     ),
+    "sum_of_branches_that_cannot_broadcast": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.fns = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
+
+            def forward(self, x):
+                return sum([fn(x) for fn in self.fns])
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
     "recursive_construction": _case(
         """
         class M(nn.Module):

@@ -237,6 +237,38 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # builtins on tensors: sum() adds them as `+` does, start 0 broadcast
+    "sum_of_branch_outputs": (
+        """
+        class Parallel(nn.Module):
+            def __init__(self, dim, branches=3):
+                super().__init__()
+                self.fns = nn.ModuleList([nn.Linear(dim, dim) for _ in range(branches)])
+                self.head = nn.Linear(dim, 2)
+
+            def forward(self, x):
+                return self.head(sum([fn(x) for fn in self.fns]))
+        """,
+        "Parallel",
+        dict(dim=8),
+        dict(x=(2, 5, 8)),
+    ),
+    # a Sequential spread with * into another
+    "sequential_spread": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                stem = nn.Sequential(nn.Linear(dim, dim), nn.GELU())
+                self.body = nn.Sequential(*stem, nn.Linear(dim, 4))
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

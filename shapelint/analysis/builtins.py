@@ -2,7 +2,7 @@
 code does not shadow) -> the handlers that may know its result, tried in order.
 
 `len` of a module list or dict, of a grown list (a SeqV), of a tuple or tensor;
-`int`, `float`, `min`, `max` on sizes; `dict`, `range`, `callable`,
+`int`, `float`, `min`, `max` on sizes; `sum` of sizes, numbers or tensors; `dict`, `range`, `callable`,
 `isinstance`, `list`/`tuple` and `map` (over a lambda, or a function known by
 name); in a target run, `hasattr` of a library name the stubs describe. A builtin that costs nothing and is not in the table is UNKNOWN, not an
 unknown call."""
@@ -233,6 +233,15 @@ def _sum(an, node, args, kwargs, frame) -> Value | None:
     vals = [_known(t) for t in terms]
     if all(v is not None for v in vals) and any(isinstance(t, FloatV) for t in terms):
         return FloatV(float(sum(vals)))  # type: ignore[arg-type]
+    if any(isinstance(t, TensorV) for t in terms) and all(
+        isinstance(t, (TensorV, IntV, FloatV)) for t in terms
+    ):
+        # `sum([fn(x) for fn in self.fns])`: start + t1 + t2 + ..., each `+` as torch
+        # broadcasts it (and refuses it).
+        total = terms[0]
+        for t in terms[1:]:
+            total = an.op_value("operator.add", [total, t], {}, node, frame, arg_nodes=[node, node])
+        return total
     return None
 
 
