@@ -35,6 +35,7 @@ KNOWN_KEYS = {
     "fail-on",
     "roots",
     "installed",
+    "targets",
 }
 FAIL_ON = ("error", "warning")  # the lowest severity that fails a run
 
@@ -84,6 +85,9 @@ class Config:
     # package root (or, for a script, its directory): `roots`, else the pyproject's
     # directory and its src/, then the directories a command is given (add_roots).
     roots: list[str] = field(default_factory=list)
+    # [tool.shapelint.targets]: entry points `check` runs at real sizes
+    # (options.ConfiguredTarget, validated here: a bad entry is a ConfigError).
+    targets: list = field(default_factory=list)
 
     def add_roots(self, dirs) -> None:
         """Directories given on the command line, each with its src/ (a src layout)."""
@@ -188,7 +192,8 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
         cfg.roots = layout_roots(project) if project is not None else []
         return cfg
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_text(encoding="utf-8")
+        data = tomllib.loads(raw)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"{path}: {_why_unreadable(e)}") from None
     tool = data.get("tool", {})
@@ -286,6 +291,13 @@ def load(start: Path | None = None, explicit: Path | None = None) -> Config:
         cfg.roots = [str((path.parent / r).resolve()) for r in str_list("roots")]
     else:
         cfg.roots = layout_roots(path.parent)
+    if "targets" in section:
+        from shapelint.config_targets import TargetConfigError, configured_targets
+
+        try:
+            cfg.targets = configured_targets(section["targets"], path, raw)
+        except TargetConfigError as e:
+            raise ConfigError(str(e)) from None
     return cfg
 
 
@@ -406,6 +418,14 @@ _configs: dict[Path, object] = {}
 _warned: set[str] = set()
 
 
+def warn_once(message: str) -> None:
+    """A warning for a face that cannot exit 2 (the flake8 plugin, the language
+    server), written to stderr once per process."""
+    if message not in _warned:
+        _warned.add(message)
+        sys.stderr.write(f"shapelint: warning: {message}\n")
+
+
 def config_for_file(filename: str):
     """The [tool.shapelint] that applies to filename, loaded once per directory."""
     start = Path.cwd() if filename in STDIN_NAMES else Path(filename).resolve().parent
@@ -416,9 +436,7 @@ def config_for_file(filename: str):
         except ConfigError as e:
             # A plugin cannot exit 2 as the CLI does; say it once and check with defaults
             # rather than stop flake8's other plugins.
-            if str(e) not in _warned:
-                _warned.add(str(e))
-                sys.stderr.write(f"shapelint: warning: {e}; using the default rules\n")
+            warn_once(f"{e}; using the default rules")
             cfg = Config(root=Path.cwd())
         _configs[start] = cfg
     return cfg

@@ -35,7 +35,7 @@ class ShapelintChecker:
         text = "".join(self.lines)
         if not driver.may_need_analysis(text.encode("utf-8", "surrogatepass")):
             return
-        from shapelint.config import STDIN_NAMES, config_for_file
+        from shapelint.config import STDIN_NAMES, config_for_file, warn_once
 
         cfg = config_for_file(self.filename)
         # flake8 walks directories with its own excludes; [tool.shapelint] exclude is the
@@ -46,10 +46,15 @@ class ShapelintChecker:
             and cfg.is_excluded(Path(self.filename))
         ):
             return
-        options = driver.AnalysisOptions.from_config(cfg, costs=False)  # diagnostics only
+        # Diagnostics only, with the configured targets of this file run.
+        options = driver.AnalysisOptions.from_config(cfg, costs=False, targets=tuple(cfg.targets))
         result = driver.analyze_text(self.filename, text, options)
+        for problem in result.problems:  # a [tool.shapelint.targets] entry that cannot run
+            warn_once(problem)
         for d in result.diagnostics:
-            if not cfg.is_enabled(d.code, d.path):
+            # A configured target's finding in another file is that file's (flake8
+            # reports on one file at a time); `shapelint check` shows it there.
+            if d.path != result.path or not cfg.is_enabled(d.code, d.path):
                 continue
             # flake8 prints the column it is given plus one; Diagnostic columns are 1-based.
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

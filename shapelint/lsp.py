@@ -22,14 +22,18 @@ STATUS = "shapelint/status"
 def analyze_document(path: str, text: str):
     """(diagnostics after select/ignore/noqa, call records) for one buffer."""
     from shapelint.analysis import driver
-    from shapelint.config import config_for_file
+    from shapelint.config import config_for_file, warn_once
 
     cfg = config_for_file(path)
     if cfg.exclude and cfg.is_excluded(Path(path)):
         return [], []
-    result = driver.analyze_text(path, text, driver.AnalysisOptions.from_config(cfg))
+    options = driver.AnalysisOptions.from_config(cfg, targets=tuple(cfg.targets))
+    result = driver.analyze_text(path, text, options)
+    for problem in result.problems:  # a [tool.shapelint.targets] entry that cannot run
+        warn_once(problem)
     diags = driver.filter_diagnostics(result, cfg, text.splitlines())
-    return diags, result.calls
+    # A configured target's finding in another file belongs to that file's document.
+    return [d for d in diags if d.path == result.path], result.calls
 
 
 def hint_label(call: dict) -> str | None:

@@ -12,6 +12,21 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class ConfiguredTarget:
+    """One entry of [tool.shapelint.targets] (`"model.py::GPT" = { init = {...},
+    input = {...} }`), as plain data: `check` runs it when it checks its file.
+    path is the file's real path (the key's path, relative to the pyproject's
+    directory); where, the key's place in the pyproject (`PATH:LINE`) for errors."""
+
+    key: str
+    where: str
+    path: str
+    qualname: str
+    init: tuple[tuple[str, str], ...] = ()
+    inputs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class AnalysisOptions:
     """stubs: the project's stub files ([tool.shapelint] stubs), on top of the
     built-in ones. naming: [tool.shapelint.naming] (axis names). dtype: the dtype of
@@ -28,7 +43,11 @@ class AnalysisOptions:
     of the installed packages its code calls into (analysis/installed.py). time_budget:
     seconds one file's analysis may take. costs: False leaves out what only the cost
     records need (FLOP and byte formulas, function totals): `check` and the flake8
-    plugin print diagnostics only, and those are the same either way."""
+    plugin print diagnostics only, and those are the same either way. targets:
+    [tool.shapelint.targets]; the analysis of a target's file runs it and adds the
+    errors on its path (analysis/entry_points.py); the faces that print diagnostics
+    (check, the flake8 plugin, the language server) pass them, `cost` and `run`
+    do not (they run the one target they are given)."""
 
     stubs: tuple[str, ...] = ()
     naming: Mapping[str, Any] = field(default_factory=dict)
@@ -41,6 +60,9 @@ class AnalysisOptions:
     # the cache key: a result cut short by it is never cached.
     time_budget: float | None = None
     costs: bool = True
+    # Not in the cache key: a file with targets is never cached (its findings depend
+    # on every file the targets read), and no other file's result depends on them.
+    targets: tuple[ConfiguredTarget, ...] = ()
 
     def __post_init__(self) -> None:
         # Copies, so that a caller's later edits do not reach a frozen object.
@@ -48,6 +70,7 @@ class AnalysisOptions:
         object.__setattr__(self, "naming", dict(self.naming or {}))
         object.__setattr__(self, "dims", dict(self.dims or {}))
         object.__setattr__(self, "check_dims", dict(self.check_dims or {}))
+        object.__setattr__(self, "targets", tuple(self.targets or ()))
 
     @classmethod
     def from_config(cls, cfg, **overrides: Any) -> AnalysisOptions:

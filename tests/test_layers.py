@@ -7,7 +7,7 @@ Floors, lowest first (docs/architecture.md):
             pyparse.py (parsing with warnings caught)
   words     notation/ (shape strings, symbolic dims), rules/ (the catalog)
   ops       ops/ (what each operation does to shapes and costs)
-  analysis  analysis/ (the driver is the one door), config.py, cache.py
+  analysis  analysis/ (the driver is the one door), config.py, config_targets.py, cache.py
   views     report/ (formats, numbers), napkin/ (formulas, hardware, plots), baseline.py
   wings     cost/, runtime/ (the only importer of torch), fixes.py, fix_transform.py
   faces     cli/ (the only importer of click), flake8_plugin.py, lsp.py, lsp_io.py
@@ -25,7 +25,10 @@ FLOORS = [
     ("base", ("shapelint", "shapelint.diagnostics", "shapelint.options", "shapelint.pyparse")),
     ("words", ("shapelint.notation", "shapelint.rules")),
     ("ops", ("shapelint.ops",)),
-    ("analysis", ("shapelint.analysis", "shapelint.config", "shapelint.cache")),
+    (
+        "analysis",
+        ("shapelint.analysis", "shapelint.config", "shapelint.config_targets", "shapelint.cache"),
+    ),
     ("views", ("shapelint.report", "shapelint.napkin", "shapelint.baseline")),
     (
         "wings",

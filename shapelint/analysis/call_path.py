@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from shapelint.diagnostics import Diagnostic
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -29,6 +31,22 @@ class Finding:
 
     def call_path(self) -> str:
         return " → ".join(f"{fn}:{line}" if line is not None else fn for fn, line in self.calls)
+
+    def diagnostic(self, path: str | None = None, message: str | None = None) -> Diagnostic:
+        """The finding as a Diagnostic (1-based columns, its rule's severity), in
+        `path` and with `message` when given."""
+        from shapelint.rules import severity_of
+
+        return Diagnostic(
+            self.path if path is None else path,
+            self.line,
+            self.column + 1,
+            self.end_line,
+            self.end_column + 1,
+            self.code,
+            severity_of(self.code),
+            self.message if message is None else message,
+        )
 
 
 class _Collector:

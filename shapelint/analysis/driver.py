@@ -7,6 +7,7 @@ nothing else builds a ModuleAnalyzer."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 import stat
@@ -79,6 +80,7 @@ class FileResult:
         "noqa_lines",
         "deps",
         "_redo",
+        "problems",
     )
 
     def __init__(
@@ -100,6 +102,9 @@ class FileResult:
         self.deps: tuple[tuple[str, str], ...] = ()
         # Analyzes the file again when its packed records turn out malformed.
         self._redo: Callable[[], FileResult] | None = None
+        # What is wrong with a [tool.shapelint.targets] entry of this file, said with
+        # the entry's location: a configuration error (`check` exits 2).
+        self.problems: list[str] = []
 
     @classmethod
     def _from_packed(
@@ -340,7 +345,11 @@ def analyze_source(
         opts = AnalysisOptions.coerce(options)
         seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
         with time_budget(seconds):
-            return _analyze_source(path, text, opts, res, result_only)
+            out = _analyze_source(path, text, opts, res, result_only)
+        if opts.targets:
+            # Each under its own budget (budgets do not nest), after the file's.
+            _run_entry_points(out.result, text, opts)
+        return out
     except BudgetExceeded:
         msg = (
             f"analysis stopped after {seconds:g} s (the time budget): nothing in this file "
@@ -404,6 +413,47 @@ def _analyze_source(
     return SourceAnalysis(res, tree, mres, list(analyzer.naming.findings))
 
 
+def _run_entry_points(res: FileResult, text: str, options: AnalysisOptions) -> None:
+    """The configured targets of this file (analysis/entry_points.py): their errors
+    join its diagnostics; an entry that cannot be run is one of its problems."""
+    from shapelint.analysis import entry_points
+    from shapelint.analysis.target import TargetError
+
+    specs = entry_points.for_file(options.targets, res.path)
+    if not specs or any(d.code == "SHP001" for d in res.diagnostics):
+        return  # a file that does not parse has no target to run
+    # A target's run builds its figures (what `cost` runs), whatever the face.
+    run_options = dataclasses.replace(options, costs=True)
+    found: list[Diagnostic] = []
+    for spec in specs:
+        try:
+            tr = analyze_target(
+                res.path, text, spec.qualname, dict(spec.init), dict(spec.inputs), run_options
+            )
+        except TargetError as e:
+            res.problems.append(f"{spec.where}: [tool.shapelint.targets] {spec.key!r}: {e}")
+            continue
+        except Exception as e:  # noqa: BLE001 - one bad target must not stop the run
+            found.append(internal_error(res.path, e))
+            continue
+        if tr.stopped is not None:
+            line = tr.records[0].line if tr.records else 1
+            msg = (
+                f"target {spec.key!r} stopped after {_seconds(options):g} s (the time "
+                "budget): the errors on its path were not checked; raise `time-budget` "
+                "in [tool.shapelint] or --time-budget"
+            )
+            found.append(diagnostic(res.path, line, 0, line, 0, TIMED_OUT, msg))
+        found += entry_points.diagnostics(tr.errors, res.path)
+    res.diagnostics = entry_points.merged(res.diagnostics, found)
+
+
+def _seconds(options: AnalysisOptions) -> float:
+    from shapelint.analysis.budget import DEFAULT_SECONDS
+
+    return DEFAULT_SECONDS if options.time_budget is None else options.time_budget
+
+
 def analyze_target(
     path: str,
     text: str,
@@ -435,7 +485,7 @@ def analyze_target(
         with time_budget(seconds):
             project.attach(an, path, opts, specialize=True)
             an.prepare()
-            return evaluate_target(an, target, init, inputs)
+            res = evaluate_target(an, target, init, inputs)
     except BudgetExceeded:
         project.forget()
         why = (
@@ -443,6 +493,17 @@ def analyze_target(
             "raise `time-budget` in [tool.shapelint]"
         )
         return stopped(an, target, why)
+    res.errors = [f for f in res.errors if not _noqa_silenced(f, path, text)]
+    return res
+
+
+def _noqa_silenced(finding, path: str, text: str) -> bool:
+    """Whether a `# noqa` on the finding's line (or its last line) silences it, read
+    in the text the analysis read (the target's own file: `text`)."""
+    at = _getter(split_lines(text)) if finding.path == path else _file_lines(finding.path)
+    return noqa_suppresses(at(finding.line), finding.code) or (
+        finding.end_line != finding.line and noqa_suppresses(at(finding.end_line), finding.code)
+    )
 
 
 def _py(e) -> str | None:
@@ -623,28 +684,32 @@ def _gc_step() -> None:
         gc.freeze()
 
 
-def _work(task: tuple[int, str]) -> tuple:
-    """Read one file, look its content digest up in the cache, analyze on a miss.
-    Returns (index, diagnostic rows, packed records, noqa lines, digest, deps)."""
-    i, path = task
+def _work(task: tuple[int, str, bool]) -> tuple:
+    """Read one file, look its content digest up in the cache (unless the task says
+    not to: a file with configured targets), analyze on a miss. Returns (index,
+    diagnostic rows, packed records, noqa lines, digest, deps, targets' extras)."""
+    i, path, cached = task
     data = read_source(path)
     if isinstance(data, str):
-        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", data))], None, {}, None, ()
+        return i, [_row(diagnostic(path, 1, 0, 1, 0, "SHP001", data))], None, {}, None, (), None
     dig = None
-    if _WORKER_CACHE is not None:
+    if _WORKER_CACHE is not None and cached:
         from shapelint.cache import digest
 
         dig = digest(data)
         hit = _WORKER_CACHE.get(dig)
         if hit is not None:
-            return i, hit[0], hit[1], hit[2], dig, hit[3]
+            return i, hit[0], hit[1], hit[2], dig, hit[3], None
     res = analyze_bytes(path, data, _WORKER_OPTIONS)
     _gc_step()
-    rows = [_row(d) for d in res.diagnostics]
+    rows = [_row(d) for d in res.diagnostics if d.path == path]
     if any(r[4] == TIMED_OUT for r in rows):
         dig = None  # it depends on the machine's speed: analyzed again next time
+    # A target's findings in other files keep their paths; its entry problems travel too.
+    foreign = [(d.path, *_row(d)) for d in res.diagnostics if d.path != path]
+    extras = (foreign, list(res.problems)) if foreign or res.problems else None
     packed = pack_records(res.calls, res.functions)
-    return i, rows, packed, _noqa_lines(data, rows), dig, res.deps
+    return i, rows, packed, _noqa_lines(data, rows), dig, res.deps, extras
 
 
 _KINDS = (
@@ -710,9 +775,19 @@ def _row(d: Diagnostic) -> DiagRow:
 
 
 def _result(
-    path: str, rows: Iterable[DiagRow], packed: bytes | None, noqa, options: dict | None = None
+    path: str,
+    rows: Iterable[DiagRow],
+    packed: bytes | None,
+    noqa,
+    options: dict | None = None,
+    extras: tuple | None = None,
 ) -> FileResult:
-    res = FileResult._from_packed(path, [Diagnostic(path, *r) for r in rows], packed, noqa)
+    diags = [Diagnostic(path, *r) for r in rows]
+    if extras is not None:
+        diags = sorted(diags + [Diagnostic(*r) for r in extras[0]])
+    res = FileResult._from_packed(path, diags, packed, noqa)
+    if extras is not None:
+        res.problems = list(extras[1])
     if packed is not None:
         res._redo = lambda: _reanalyze(path, options or {})
     return res
@@ -740,6 +815,12 @@ def analyze_files(
     todo: list[int] = []
     sizes: dict[int, int] = {}
     known = _recent_stats() if cache is not None else {}
+    uncached: set[int] = set()
+    if cache is not None and options.targets:
+        from shapelint.analysis import entry_points
+
+        # A target's findings depend on every file it reads and on its entry: never cached.
+        target_files = entry_points.file_ids(options.targets)
     for i, f in enumerate(files):
         if cache is not None:
             try:
@@ -749,6 +830,10 @@ def analyze_files(
                 continue
             stats[i] = st
             sizes[i] = st.st_size
+            if options.targets and (st.st_dev, st.st_ino) in target_files:
+                uncached.add(i)
+                todo.append(i)
+                continue
             hit = cache.lookup_stat(str(f), st)
             if hit is not None:
                 results[i] = _result(str(f), *hit[:3], options)
@@ -766,7 +851,7 @@ def analyze_files(
                 sizes[i] = _size(files[i])
         if sum(sizes[i] for i in todo) < POOL_MIN_BYTES:
             jobs = 1
-    tasks = [(i, str(files[i])) for i in todo]
+    tasks = [(i, str(files[i]), i not in uncached) for i in todo]
     if jobs > 1:
         # Largest first, so that no big file is left to run alone at the end.
         tasks.sort(key=lambda t: -sizes[t[0]])
@@ -774,9 +859,9 @@ def analyze_files(
     else:
         outputs = _inline_outputs(tasks, options, cache)
     try:
-        for i, rows, packed, noqa, dig, deps in outputs:
+        for i, rows, packed, noqa, dig, deps, extras in outputs:
             path = str(files[i])
-            results[i] = _result(path, rows, packed, noqa, options)
+            results[i] = _result(path, rows, packed, noqa, options, extras)
             results[i].deps = tuple(deps)
             if cache is not None and dig is not None:
                 cache.store(path, stats[i], dig, rows, packed, noqa, deps)
@@ -785,6 +870,10 @@ def analyze_files(
                 progress(done, n)
     finally:
         outputs.close()  # now, not when a traceback lets go: it restores the GC
+    if options.targets:
+        from shapelint.analysis import entry_points
+
+        entry_points.drop_repeats(results)
     return results  # type: ignore[return-value]
 
 
@@ -806,13 +895,15 @@ def _inline_outputs(tasks, options: AnalysisOptions, cache):
         _restore_gc(was_enabled)
 
 
-def _work_chunk(chunk: list[tuple[int, str]]) -> list:
+def _work_chunk(chunk: list[tuple[int, str, bool]]) -> list:
     return [_work(t) for t in chunk]
 
 
-def _chunks(tasks: list[tuple[int, str]], sizes: dict[int, int], max_files=16, max_bytes=400_000):
+def _chunks(
+    tasks: list[tuple[int, str, bool]], sizes: dict[int, int], max_files=16, max_bytes=400_000
+):
     """Tasks in batches of a few files (one message each way per batch)."""
-    chunk: list[tuple[int, str]] = []
+    chunk: list[tuple[int, str, bool]] = []
     total = 0
     for t in tasks:
         chunk.append(t)
@@ -839,7 +930,7 @@ def _pool_outputs(tasks, sizes: dict[int, int], jobs: int, options: AnalysisOpti
         # Imported once here, inherited by every forked worker.
         import shapelint.analysis.interpreter  # noqa: F401
 
-    leftover: list[tuple[int, str]] = []
+    leftover: list[tuple[int, str, bool]] = []
     pool = ProcessPoolExecutor(
         max_workers=jobs, mp_context=ctx, initializer=_init_pool_worker, initargs=(options, cache)
     )
@@ -894,15 +985,20 @@ def noqa_suppresses(line: str | None, code: str) -> bool:
 def filter_diagnostics(
     result: FileResult, cfg, text_lines: list[str] | None = None
 ) -> list[Diagnostic]:
-    """Apply select/ignore/per-file-ignores and `# noqa` comments."""
+    """Apply select/ignore/per-file-ignores and `# noqa` comments. A configured
+    target's finding in another file is held to that file's lines."""
     out = []
-    line_at = None
+    getters: dict[str, Callable[[int], str | None]] = {}
     for d in result.diagnostics:
         if not cfg.is_enabled(d.code, d.path):
             continue
         if d.code != "SHP001":
+            line_at = getters.get(d.path)
             if line_at is None:
-                line_at = _line_getter(result, text_lines, d.path)
+                own = d.path == result.path
+                line_at = getters[d.path] = (
+                    _line_getter(result, text_lines, d.path) if own else _file_lines(d.path)
+                )
             if noqa_suppresses(line_at(d.line), d.code) or (
                 d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
             ):
@@ -917,7 +1013,14 @@ def _line_getter(result: FileResult, text_lines: list[str] | None, path: str):
     noqa = getattr(result, "noqa_lines", None)
     if text_lines is None and noqa is not None:
         return noqa.get
-    lines = text_lines if text_lines is not None else _read_lines(path)
+    return _getter(text_lines if text_lines is not None else _read_lines(path))
+
+
+def _file_lines(path: str) -> Callable[[int], str | None]:
+    return _getter(_read_lines(path))
+
+
+def _getter(lines: list[str]) -> Callable[[int], str | None]:
     return lambda n: lines[n - 1] if 1 <= n <= len(lines) else None
 
 

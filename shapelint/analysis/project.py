@@ -134,12 +134,19 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
             return
     extra = options.project if isinstance(options.project, tuple) else ()
     roots = tuple(dict.fromkeys((root, *extra)))
-    key = repr((options.cache_key(), specialize))
-    proj = _PROJECTS.get(key)
-    if proj is None:
-        if len(_PROJECTS) > 2:
-            _PROJECTS.clear()
-        proj = _PROJECTS[key] = Project(options, type(an), specialize)
+    if specialize:
+        # A target's run starts from a fresh project: a loaded module keeps what runs
+        # changed (memoised calls, whose findings were noted when they first ran;
+        # globals a run rebinds), and a second target (check's, then cost's; an
+        # editor's on each change) must find what its own run meets.
+        proj = Project(options, type(an), specialize)
+    else:
+        key = repr(options.cache_key())
+        proj = _PROJECTS.get(key)
+        if proj is None:
+            if len(_PROJECTS) > 2:
+                _PROJECTS.clear()
+            proj = _PROJECTS[key] = Project(options, type(an), specialize)
     proj.new_file()
     is_pkg = os.path.basename(path) == "__init__.py"
     links = project_imports(an.tree, modname, is_pkg, proj.finder(roots))

@@ -47,6 +47,8 @@ class TargetResult:
     params: object = None
     # Error findings on the target's path (call_path.Finding): torch would raise.
     errors: list = field(default_factory=list)
+    # Why the run was cut short (the time budget), or None: it ran to the end.
+    stopped: str | None = None
 
 
 _LITERAL_NODES = (
@@ -246,9 +248,9 @@ def stopped(an, target: Target, why: str) -> TargetResult:
     frame = an.new_frame(None, "<target>")
     cost = modules.unknown_cost(why)
     if node is None:
-        return TargetResult(qualname, cost)
+        return TargetResult(qualname, cost, stopped=why)
     rec = an.record(node, frame, f"call {qualname}", None, [], UNKNOWN, cost)
-    return TargetResult(qualname, cost, [rec])
+    return TargetResult(qualname, cost, [rec], stopped=why)
 
 
 def _signature_names(an, fd) -> set[str]:
@@ -434,19 +436,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
 
 def finding_json(f: call_path.Finding) -> dict:
     """A finding as `check --format json` prints one, with its call path."""
-    from shapelint.diagnostics import Diagnostic, safe_text
-    from shapelint.rules import severity_of
+    from shapelint.diagnostics import safe_text
 
-    d = Diagnostic(
-        f.path,
-        f.line,
-        f.column + 1,
-        f.end_line,
-        f.end_column + 1,
-        f.code,
-        severity_of(f.code),
-        f.message,
-    )
+    d = f.diagnostic()
     return {**d.to_json(), "path": safe_text(d.path), "call_path": safe_text(f.call_path())}
 
 

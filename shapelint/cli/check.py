@@ -9,6 +9,7 @@ fail it only with `--fail-on warning` (or `fail-on = "warning"` in
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -128,12 +129,19 @@ def check(
     bound = dict(cfg.dims)
     bound.update(parse_dims(dims))
     # check prints diagnostics only: no FLOP or byte formulas (its cache is its own).
-    options = analysis_options(cfg, check_dims=bound, costs=False)
+    options = analysis_options(cfg, check_dims=bound, costs=False, targets=tuple(cfg.targets))
     if fix or show_diff:
-        changed = _run_fixes(paths, cfg, options, unsafe_fixes, show_diff)
+        # The rewrites need no target's run.
+        changed = _run_fixes(paths, cfg, replace(options, targets=()), unsafe_fixes, show_diff)
         if show_diff:
             sys.exit(0 if exit_zero or not changed else 1)
     files, results = run_analysis(paths, cfg, options, no_cache, jobs)
+    problems = [p for r in results for p in r.problems]
+    if problems:
+        # A [tool.shapelint.targets] entry that cannot run is a bad configuration.
+        for p in dict.fromkeys(problems):
+            click.echo(f"shapelint: error: {p}", err=True)
+        sys.exit(2)
     diags = []
     for r in results:
         diags.extend(filter_diagnostics(r, cfg))

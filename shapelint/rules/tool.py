@@ -41,7 +41,9 @@ RULES = [
             "cannot hang the run, the editor or CI. Nothing in the file was checked; the "
             "other files were. Raise `time-budget` in [tool.shapelint] or pass "
             "--time-budget SECONDS (0: no budget), or exclude the file. The result is "
-            "never cached."
+            "never cached. A target of [tool.shapelint.targets] runs under a budget of "
+            "its own, after its file's analysis: one cut short is an SHP003 at its "
+            "definition, and the errors on its path were not checked."
         ),
     ),
 ]
