@@ -350,3 +350,17 @@ def test_a_target_past_its_budget_says_so(tmp_path, monkeypatch):
     assert (diag.code, diag.line) == ("SHP003", forward)
     assert "target 'model.py::Net' stopped after 2 s" in diag.message
     assert "not checked" in diag.message
+
+
+def test_faces_that_cannot_exit_2_warn_of_a_bad_entry(tmp_path, capsys):
+    """The flake8 plugin and the language server say it on stderr, once, and go on."""
+    from shapelint import lsp
+    from shapelint.flake8_plugin import ShapelintChecker
+
+    d = _project(tmp_path, pyproject='[tool.shapelint.targets]\n"model.py::Nett" = {}\n')
+    path = str(d / "model.py")
+    assert list(ShapelintChecker(None, MODEL.splitlines(keepends=True), path).run()) == []
+    assert lsp.analyze_document(path, MODEL)[0] == []
+    err = capsys.readouterr().err
+    assert err.count("no class or function 'Nett'") == 1
+    assert f"{d / 'pyproject.toml'}:2: [tool.shapelint.targets]" in err

@@ -434,7 +434,8 @@ def _run_entry_points(res: FileResult, text: str, options: AnalysisOptions) -> N
             res.problems.append(f"{spec.where}: [tool.shapelint.targets] {spec.key!r}: {e}")
             continue
         except Exception as e:  # noqa: BLE001 - one bad target must not stop the run
-            found.append(internal_error(res.path, e))
+            why = f"internal error in target {spec.key!r}: {type(e).__name__}: {e}"
+            found.append(diagnostic(res.path, 1, 0, 1, 0, "SHP002", why))
             continue
         if tr.stopped is not None:
             line = tr.records[0].line if tr.records else 1
@@ -493,17 +494,13 @@ def analyze_target(
             "raise `time-budget` in [tool.shapelint]"
         )
         return stopped(an, target, why)
-    res.errors = [f for f in res.errors if not _noqa_silenced(f, path, text)]
+    # A noqa comment, read in the text the analysis read (the target's own file: `text`).
+    getters = {path: _getter(split_lines(text))} if res.errors else {}
+    for f in res.errors:
+        if f.path not in getters:
+            getters[f.path] = _file_lines(f.path)
+    res.errors = [f for f in res.errors if not silenced(getters[f.path], f)]
     return res
-
-
-def _noqa_silenced(finding, path: str, text: str) -> bool:
-    """Whether a `# noqa` on the finding's line (or its last line) silences it, read
-    in the text the analysis read (the target's own file: `text`)."""
-    at = _getter(split_lines(text)) if finding.path == path else _file_lines(finding.path)
-    return noqa_suppresses(at(finding.line), finding.code) or (
-        finding.end_line != finding.line and noqa_suppresses(at(finding.end_line), finding.code)
-    )
 
 
 def _py(e) -> str | None:
@@ -982,6 +979,14 @@ def noqa_suppresses(line: str | None, code: str) -> bool:
     return codes is not None and (not codes or any(code.startswith(c) for c in codes))
 
 
+def silenced(line_at: Callable[[int], str | None], d) -> bool:
+    """Whether a `# noqa` on d's line, or on its last line, silences d (a Diagnostic,
+    or a target's finding), its lines read with line_at."""
+    return noqa_suppresses(line_at(d.line), d.code) or (
+        d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
+    )
+
+
 def filter_diagnostics(
     result: FileResult, cfg, text_lines: list[str] | None = None
 ) -> list[Diagnostic]:
@@ -999,9 +1004,7 @@ def filter_diagnostics(
                 line_at = getters[d.path] = (
                     _line_getter(result, text_lines, d.path) if own else _file_lines(d.path)
                 )
-            if noqa_suppresses(line_at(d.line), d.code) or (
-                d.end_line != d.line and noqa_suppresses(line_at(d.end_line), d.code)
-            ):
+            if silenced(line_at, d):
                 continue
         out.append(d)
     return out

@@ -20,7 +20,9 @@ from shapelint.diagnostics import Diagnostic
 
 def for_file(targets: Iterable, path: str) -> list:
     """The configured targets (options.ConfiguredTarget) whose file is path."""
-    targets = list(targets)
+    # The name first: a real path costs a stat per component, and most files are none.
+    name = os.path.basename(path)
+    targets = [t for t in targets if os.path.basename(t.path) == name]
     if not targets:
         return []
     real = os.path.realpath(path)
