@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -364,3 +365,42 @@ def test_faces_that_cannot_exit_2_warn_of_a_bad_entry(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("no class or function 'Nett'") == 1
     assert f"{d / 'pyproject.toml'}:2: [tool.shapelint.targets]" in err
+
+
+def test_a_finding_in_another_file_plain_mode_has_is_said_once(tmp_path):
+    """The target in pkg/model.py meets the bug plain mode reports in pkg/layers.py:
+    checking both files, it is said once (the plain finding); checking the target's
+    file alone, the target's finding is the one."""
+    literal = LITERAL.replace("class Net", "class Block")
+    d = _package(tmp_path, literal)
+    model = PKG_MODEL.replace("Block(dim, hidden)", "Block()")
+    (d / "pkg" / "model.py").write_text(model)
+    (d / "pyproject.toml").write_text(
+        '[tool.shapelint.targets]\n"pkg/model.py::Net" = { input = { x = "2,32" } }\n'
+    )
+    layers = str(d / "pkg" / "layers.py")
+    r, found = _check(d, "--no-cache")
+    assert [(f["path"], f["line"], f["code"]) for f in found] == [(layers, 12, "SHP307")]
+    assert "via" not in found[0]["message"]
+    r, alone = _check(d / "pkg" / "model.py", "--no-cache")
+    assert [(f["path"], f["line"]) for f in alone] == [(layers, 12)]
+    assert "via Net.forward:12 → Block.forward:12" in alone[0]["message"]
+
+
+def test_a_worker_pool_carries_findings_in_other_files_and_problems(tmp_path, monkeypatch):
+    from shapelint.analysis import driver
+    from shapelint.config import load
+
+    monkeypatch.setattr(driver, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(driver, "POOL_MIN_BYTES", 0)
+    d = _package(tmp_path)
+    cfg = load(d)
+    opts = driver.AnalysisOptions.from_config(cfg, costs=False, targets=tuple(cfg.targets))
+    files = sorted((d / "pkg").glob("*.py"))
+    results = driver.analyze_files(files, opts, jobs=2)
+    found = [(x.path, x.line, x.code) for r in results for x in r.diagnostics]
+    assert found == [(str(d / "pkg" / "layers.py"), BUG, "SHP307")]
+    bad = [replace(t, qualname="Nett") for t in opts.targets]
+    results = driver.analyze_files(files, replace(opts, targets=tuple(bad)), jobs=2)
+    (problem,) = [p for r in results for p in r.problems]
+    assert "no class or function 'Nett'" in problem
