@@ -43,7 +43,7 @@ RULES = [
             "--time-budget SECONDS (0: no budget), or exclude the file. The result is "
             "never cached. A target of [tool.shapelint.targets] runs under a budget of "
             "its own, after its file's analysis: one cut short is an SHP003 at its "
-            "definition, and the errors on its path were not checked."
+            "forward's (or function's) definition, and the errors on its path were not checked."
         ),
     ),
 ]
