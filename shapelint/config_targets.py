@@ -37,7 +37,10 @@ def key_line(raw: str, key: str) -> int | None:
     """The line of the pyproject that spells the key (quoted, as a key with `::`
     must be), or of the [tool.shapelint.targets] header; None when neither shows."""
     header = None
-    for n, line in enumerate(raw.splitlines(), 1):
+    lines = raw.splitlines()
+    # From the first [tool.shapelint...] table on: the key elsewhere is not this one.
+    start = next((i for i, line in enumerate(lines) if "tool.shapelint" in line), 0)
+    for n, line in enumerate(lines[start:], start + 1):
         if f'"{key}"' in line or f"'{key}'" in line:
             return n
         if header is None and line.strip().replace(" ", "") == "[tool.shapelint.targets]":

@@ -404,3 +404,11 @@ def test_a_worker_pool_carries_findings_in_other_files_and_problems(tmp_path, mo
     results = driver.analyze_files(files, replace(opts, targets=tuple(bad)), jobs=2)
     (problem,) = [p for r in results for p in r.problems]
     assert "no class or function 'Nett'" in problem
+
+
+def test_the_keys_line_is_the_one_in_the_targets_table():
+    from shapelint.config_targets import key_line
+
+    raw = '[tool.other]\nx = "model.py::Net"\n\n[tool.shapelint.targets]\n"model.py::Net" = {}\n'
+    assert key_line(raw, "model.py::Net") == 5
+    assert key_line(raw, "other.py::Net") == 4  # not spelt so: the table's header
