@@ -11,6 +11,7 @@ from the calls that run either way. Plain and target mode follow one rule.
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import Cost
@@ -52,6 +53,14 @@ def alternative(rec, why: str, when: str) -> None:
         rec.cost = Cost(None, None, None, [why, f"{if_known(c)} FLOPs {when}"], False)
 
 
+def unknown_backward(records) -> None:
+    """records of a counted-once alternative whose backward differs from the
+    others': the forward stands, the backward is not known."""
+    for rec in records:
+        if rec.cost.backward is not None:
+            rec.cost = dataclasses.replace(rec.cost, backward=None)
+
+
 def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
@@ -76,6 +85,8 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
         for rec in orelse:
             c = rec.cost
             rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
+        if total_of(body, "backward") != total_of(orelse, "backward"):
+            unknown_backward(body)  # the same forward, a different backward (a frozen layer)
         return
     test = _test(stmt)
     negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"

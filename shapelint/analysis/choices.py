@@ -73,13 +73,19 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
         flops[0] is not None and all(f == flops[0] for f in flops)
     ):
         same_bytes = len({total_of(g, "bytes") for g in groups}) == 1
+        same_backward = len({total_of(g, "backward") for g in groups}) == 1
         note = f"`{what}` is one of {names}, which cost the same: counted once"
         for rec in groups[0]:
             c = rec.cost
             notes = c.notes if free(rec) else [*c.notes, note]
             # alternatives that move different bytes: the bytes are not known
             rec.cost = Cost(
-                c.flops, c.other_flops, c.bytes if same_bytes else None, notes, c.complete
+                c.flops,
+                c.other_flops,
+                c.bytes if same_bytes else None,
+                notes,
+                c.complete,
+                backward=c.backward if same_backward else None,
             )
             base[(rec.line, rec.column, rec.op)] = rec
         return an.join_all(results)

@@ -45,7 +45,9 @@ from shapelint.notation.symbolic import (
     fact_scope,
     product,
 )
+from shapelint.ops import backward
 from shapelint.ops.values import (
+    STAND_IN_COST,
     UNKNOWN,
     Cost,
     FloatV,
@@ -994,12 +996,13 @@ class ModuleAnalyzer:
             return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
-            return joined
+            return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]
         scalar = scalars.call(qual, args)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]
         kwargs = {k: sequences.hidden(v) for k, v in kwargs.items()}
+        given, given_kw = list(args), dict(kwargs)
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:
             self._refine_einops_input(qual, node, args, kwargs, frame)
@@ -1023,6 +1026,8 @@ class ModuleAnalyzer:
                     kwargs[where] = size
                 if arg_node.id in frame.env:
                     frame.env[arg_node.id] = size
+        args = [backward.keep_grad(a, b) for a, b in zip(given, args)]
+        kwargs = {k: backward.keep_grad(given_kw.get(k), v) for k, v in kwargs.items()}
         pattern_node, res, pattern = dispatch.call(
             qual, node, args, kwargs, open_kwargs, self.costs
         )
@@ -1053,6 +1058,7 @@ class ModuleAnalyzer:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
+        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost)
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self._record(
                 node,
@@ -1060,10 +1066,10 @@ class ModuleAnalyzer:
                 qual,
                 pattern,
                 [a for a in args if isinstance(a, (TensorV, TupleV))],
-                res.value,
-                res.cost,
+                value,
+                cost,
             )
-        return res.value
+        return value
 
     def _refine_einops_input(self, qual: str, node: ast.Call, args, kwargs, frame) -> None:
         """rearrange/reduce/repeat: the pattern's left side is the input's shape."""
@@ -1145,6 +1151,7 @@ class ModuleAnalyzer:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
+        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost)
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self._record(
                 node,
@@ -1152,10 +1159,10 @@ class ModuleAnalyzer:
                 name,
                 None,
                 [a for a in args if isinstance(a, TensorV)],
-                res.value,
-                res.cost,
+                value,
+                cost,
             )
-        return res.value
+        return value
 
     # ------------------------------------------------------------------ cost records
     def _unknown_call(self, node: ast.Call, args, kwargs, frame: _Frame, why: str) -> Value:
@@ -1170,6 +1177,7 @@ class ModuleAnalyzer:
         self, node, frame: _Frame, op: str, pattern, inputs, value: Value, cost: Cost
     ) -> CallRecord:
         line, col = self.src.node_start(node)
+        cost = backward.in_mode(cost)  # under torch.no_grad(): nothing runs backward
         if not self.costs:
             # Only that the call is on the record counts (the second pass over a
             # function, the branches' alternatives), not what it says.

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import unify
 from shapelint.notation.symbolic import Expr, product
 from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
+from shapelint.ops.backward import keep_grad, requires
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -112,6 +113,7 @@ def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, sit
     if not (cur is UNKNOWN or isinstance(cur, TensorV)):
         return
     an.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
+    value = keep_grad(cur, value)  # a shape learnt, not another tensor
     frame.env[name] = value
     if name in frame.param_values and frame.param_values[name] is cur:
         learn_param(name, value, frame, site)
@@ -122,7 +124,8 @@ def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, sit
     # The parameter as received, not learnt about since (rebinding its name, as in
     # `x = F.relu(x)`, takes it out of param_values: the op still saw it).
     if frame.param_values.get(param, held) is held:
-        shaped = TensorV(value.shape, held.dtype if isinstance(held, TensorV) else None)
+        dtype = held.dtype if isinstance(held, TensorV) else None
+        shaped = keep_grad(held, TensorV(value.shape, dtype))
         if frame.env.get(param) is held:
             frame.env[param] = shaped
         learn_param(param, shaped, frame, site)
@@ -163,6 +166,7 @@ def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
             subst_expr(c.bytes, exprs),
             c.notes,
             c.complete,
+            backward=subst_expr(c.backward, exprs),
         )
         rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
         rec.output = _spell_var(rec.output, name, spelled)
@@ -221,7 +225,7 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
                 dims.append(d.substitute(exprs))
             else:
                 dims.append(d)
-        return TensorV(tuple(dims), v.dtype)
+        return TensorV(tuple(dims), v.dtype, grad=requires(v))
     if isinstance(v, IntV) and v.value is not None:
         return IntV(v.value.substitute(exprs))
     if isinstance(v, TupleV):

@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, dynamic, loops, raising
+from shapelint.analysis import call_path, dynamic, grad_mode, loops, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -33,6 +33,7 @@ from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
+from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -1030,7 +1031,9 @@ def add_costs(costs) -> Cost:
     byts = Expr.const(0)
     complete = True
     notes: list[str] = []
+    bwd: Expr | None = Expr.const(0)
     for c in costs:
+        bwd = None if bwd is None or c.backward is None else bwd + c.backward
         if c.flops is None:
             flops = None
             complete = False
@@ -1045,14 +1048,21 @@ def add_costs(costs) -> Cost:
         notes.extend(n for n in c.notes if n not in notes)
     if flops is None:
         complete = False
-    return Cost(flops, other, byts, notes[:3], complete)
+    return Cost(flops, other, byts, notes[:3], complete, backward=bwd)
 
 
 def scale_cost(c: Cost, n: Expr) -> Cost:
     def mul(e):
         return None if e is None else e * n
 
-    return Cost(mul(c.flops), mul(c.other_flops), mul(c.bytes), list(c.notes), c.complete)
+    return Cost(
+        mul(c.flops),
+        mul(c.other_flops),
+        mul(c.bytes),
+        list(c.notes),
+        c.complete,
+        backward=mul(c.backward),
+    )
 
 
 # ---------------------------------------------------------------------- loops
@@ -1389,7 +1399,7 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         return UNKNOWN
     # A function that rebinds a global changes state a cached run would not.
-    key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs)
+    key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
@@ -1439,8 +1449,10 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     return value
 
 
-def _call_key(fd, recv, args, kwargs):
-    key = (fd.qualname, recv, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+def _call_key(fd, recv, args, kwargs, mode):
+    # A run under torch.no_grad() records no backward: one per grad mode.
+    items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
+    key = (fd.qualname, recv, tuple(args), items, mode)
     try:
         hash(key)
     except TypeError:
@@ -1453,7 +1465,8 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
-    an.exec_block(fd.node.body, frame)
+    with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
+        an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
     return value, list(frame.records.values())
 

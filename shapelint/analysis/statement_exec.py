@@ -16,6 +16,7 @@ from shapelint.analysis import (
     branches,
     expressions,
     folding,
+    grad_mode,
     lambdas,
     loops,
     matching,
@@ -27,6 +28,7 @@ from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
 from shapelint.ops import stub_ops
+from shapelint.ops.backward import KEEP
 from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
@@ -163,13 +165,17 @@ def exec_continue(an: Analyzer, stmt: ast.Continue, frame: Frame, module_level: 
 def exec_with(
     an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
 ) -> None:
+    mode = KEEP
     for item in stmt.items:
         an.eval(item.context_expr, frame)
+        m = grad_mode.mode_of(an, item.context_expr, frame)
+        mode = mode if m is KEEP else m
         if item.optional_vars is not None:
             # What __enter__ returns is not the context manager itan.
             an.assign(item.optional_vars, UNKNOWN, frame, None)
     start = set(frame.records)
-    an.exec_block(stmt.body, frame)
+    with grad_mode.entered(mode):
+        an.exec_block(stmt.body, frame)
     raising.after_with(an, stmt, frame, start)
 
 

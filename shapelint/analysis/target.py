@@ -124,7 +124,9 @@ def parse_input(text: str, what: str) -> TensorV:
     dtype = dtype.strip()
     if dtype and dtype not in INT_DTYPES:
         raise TargetError(f"{what}: the dtype after ':' may be int or long, got {dtype!r}")
-    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype))
+    # An input needs no grad (as `out.sum().backward()` is measured): only what
+    # derives from a trainable parameter does.
+    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype), grad=False)
 
 
 def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
@@ -214,7 +216,7 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
             if v.dtype is None:
-                shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name))
+                shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name), grad=False)
         value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -416,6 +418,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     # A forward that would raise has no total: its figure is of a run that never ends.
     complete = c.flops is not None and c.complete and not unknown and not res.errors
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
+    bwd, bwd_complete = backward_total(records, complete)
     return {
         "name": res.name,
         "flops": _py(c.flops),
@@ -425,6 +428,11 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "bytes_value": _value(c.bytes, dims) if bytes_complete else None,
         "complete": complete,
         "bytes_complete": bytes_complete,
+        # Its backward under out.sum().backward() (ops/backward.py): a lower bound
+        # unless backward_complete, None where nothing of it is known.
+        "flops_backward": _py(bwd),
+        "flops_backward_value": _value(bwd, dims) if bwd_complete else None,
+        "backward_complete": bwd_complete,
         "unknown": unknown,
         "output": _output_shape(res.returns),
         "defaults": res.defaults,
@@ -432,6 +440,23 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "calls": calls_tree(records, dims),
         "diagnostics": [finding_json(f) for f in res.errors],
     }
+
+
+def backward_total(records, complete: bool) -> tuple[Expr | None, bool]:
+    """The backward of the target's calls, and whether it is all of it: only
+    where the forward is complete (a missing call's backward is missing too) and
+    every call's backward is known. Otherwise what is known of it, a lower bound
+    (None when nothing is)."""
+    whole = modules.add_costs(r.cost for r in records).backward
+    if complete and whole is not None:
+        return whole, True
+    known = [r.cost.backward for r in records if r.cost.backward is not None]
+    if not known:
+        return None, False
+    total = Expr.const(0)
+    for e in known:
+        total = total + e
+    return total, False
 
 
 def finding_json(f: call_path.Finding) -> dict:
@@ -539,6 +564,8 @@ def record_tree(r, dims: dict[str, int], shown: set[int] | None = None) -> dict:
         "flops": _py(r.cost.flops),
         # No value for a lower bound: a figure people read as the cost.
         "flops_value": _value(r.cost.flops, dims) if r.cost.complete else None,
+        "flops_backward": _py(r.cost.backward),
+        "flops_backward_value": _value(r.cost.backward, dims) if r.cost.complete else None,
         "bytes": _py(r.cost.bytes),
         "complete": r.cost.flops is not None and r.cost.complete,
         "bytes_complete": r.cost.bytes is not None and r.cost.complete,

@@ -27,7 +27,7 @@ def _unnamed(e: Expr | None) -> bool:
 
 
 def unnamed_cost(c: Cost) -> bool:
-    return unnamed(c.flops, c.bytes, c.other_flops)
+    return unnamed(c.flops, c.bytes, c.other_flops, c.backward)
 
 
 def unnamed(*exprs: Expr | None) -> bool:
@@ -51,6 +51,7 @@ def honest_cost(c: Cost) -> Cost:
         None if _unnamed(byts) else byts,
         notes,
         complete,
+        backward=None if _unnamed(c.backward) else c.backward,
     )
 
 
@@ -240,7 +241,7 @@ def forget(v: Value, names) -> Value:
 def unbound_cost(c: Cost, names, why: str) -> Cost:
     """c with each figure that needs one of names unknown; `why` (with `{names}`
     for those the FLOPs need) and the formula open its notes."""
-    if not any(_mentions(e, names) for e in (c.flops, c.other_flops, c.bytes)):
+    if not any(_mentions(e, names) for e in (c.flops, c.other_flops, c.bytes, c.backward)):
         return c
     notes = list(c.notes)
     flops, complete = c.flops, c.complete
@@ -254,4 +255,5 @@ def unbound_cost(c: Cost, names, why: str) -> Cost:
         None if _mentions(c.bytes, names) else c.bytes,
         notes,
         complete,
+        backward=None if _mentions(c.backward, names) else c.backward,
     )

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 
 from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.backward import GROUPED_CONV_NOTE
 from shapelint.ops.shape_rules import (
     RANK,
     SIGNATURE,
@@ -255,7 +256,13 @@ def conv(
         "kernel": _product(ksizes),
         "out_positions": _product(sizes),
     }
+    _grouped_note(out, g)
     return out
+
+
+def _grouped_note(out: RuleOut, g: Expr | None) -> None:
+    if g is None or g.value != 1:
+        out.notes.append(GROUPED_CONV_NOTE)
 
 
 @rule
@@ -333,6 +340,7 @@ def conv_transpose(
         "kernel": _product(ksizes),
         "in_positions": _product(spatial),
     }
+    _grouped_note(out, g)
     return out
 
 

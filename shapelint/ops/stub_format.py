@@ -21,7 +21,18 @@ NO_DEFAULT = object()
 TYPE_NAMES = frozenset(
     ("Tensor", "int", "float", "bool", "str", "dtype", "tuple", "list", "None", "Module")
 )
-_CLAUSE_KEYS = ("rule", "flops", "other", "bytes", "dtype", "code", "note", "weights", "buffers")
+_CLAUSE_KEYS = (
+    "rule",
+    "flops",
+    "other",
+    "bytes",
+    "backward",
+    "dtype",
+    "code",
+    "note",
+    "weights",
+    "buffers",
+)
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
     ast.Expression,
@@ -53,7 +64,15 @@ _FORMULA_NODES = (
     ast.GtE,
 )
 # Functions a cost formula may call, with their argument counts.
-FORMULA_FUNCTIONS = {"numel": 1, "given": 1, "rank": 1, "nbytes": 1, "itemsize": 1, "size": 2}
+FORMULA_FUNCTIONS = {
+    "numel": 1,
+    "given": 1,
+    "rank": 1,
+    "nbytes": 1,
+    "itemsize": 1,
+    "size": 2,
+    "grad": 1,  # 1 when the operand requires grad (ops/backward.py), else 0
+}
 
 
 @dataclass(frozen=True)
@@ -112,6 +131,9 @@ class StubEntry:
     flops: Formula | None = None
     other: Formula | None = None
     bytes: Formula | None = None
+    # FLOPs of its backward under out.sum().backward() (ops/backward.py); None: 0
+    # where flops is 0, unknown otherwise.
+    backward: Formula | None = None
     dtype: tuple[str, ...] = ()
     code: str | None = None
     module: bool = False
@@ -378,7 +400,7 @@ def _types(node: ast.expr | None) -> tuple[str, ...] | None:
 def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) -> object:
     if key == "rule":
         return _parse_rule(value, params, known_rules)
-    if key in ("flops", "other", "bytes"):
+    if key in ("flops", "other", "bytes", "backward"):
         return _parse_formula(value)
     if key == "dtype":
         alts = tuple(a.strip() for a in value.split("|"))

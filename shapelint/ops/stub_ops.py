@@ -28,6 +28,7 @@ from shapelint.notation.dimspec import (
 )
 from shapelint.notation.symbolic import Expr, binop, name_clash, total
 from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
+    backward,
     conv_rules,
     dtypes,
     layer_rules,
@@ -824,7 +825,10 @@ class _Interpreter:
             nbytes = Expr.const(0)
         else:
             nbytes = call_bytes(self.bound.values.values(), self.out)
-        return Cost(flops, other, nbytes, list(dict.fromkeys(self.notes)))
+        notes = list(dict.fromkeys(self.notes))
+        if e.backward is not None:
+            return Cost(flops, other, nbytes, notes, backward=ev.eval(e.backward))
+        return Cost(flops, other, nbytes, notes)
 
 
 def _position(spec: DimSpec, elem: DimElem) -> int | None:
@@ -1022,6 +1026,11 @@ class _FormulaEval:
             v = self._value(arg)
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
+        if fn == "grad":
+            g = backward.requires(v)
+            if g is None:
+                raise _Unknown
+            return Expr.const(int(g))
         tensors = list(tensors_in([v]))
         if fn in ("numel", "nbytes"):
             if v is UNKNOWN:

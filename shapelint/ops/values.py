@@ -7,6 +7,7 @@ unknown rank) and never reports an error from a guess.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 from dataclasses import dataclass, field
 
 from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
@@ -77,6 +78,9 @@ class TensorV(Value):
 
     shape: tuple[Dim, ...] | None = None
     dtype: str | None = None
+    # Whether autograd tracks it (it derives from a trainable parameter): None
+    # where the analysis cannot tell. ops/backward.py reads it through requires().
+    grad: bool | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
@@ -243,6 +247,9 @@ class ObjectV(Value):
         return UNKNOWN
 
 
+DERIVE: Any = object()  # the default of Cost.backward: derived from flops
+
+
 @dataclass
 class Cost:
     """What one call costs. flops follows torch.utils.flop_counter (2 per
@@ -256,8 +263,16 @@ class Cost:
     # False when a part of the cost is unknown although flops has a value (a
     # same-module callee with calls of unknown cost).
     complete: bool = True
+    # The FLOPs of its backward under `out.sum().backward()`, as torch's flop
+    # counter counts them (ops/backward.py); None: unknown. Left out, it is 0
+    # where the forward's FLOPs are a known 0 (no matrix product runs backward
+    # where none ran forward) and unknown otherwise, so that a sum nobody taught
+    # about backward never passes for a figure.
+    backward: Expr | None = field(default=DERIVE, kw_only=True)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.backward is DERIVE:
+            self.backward = Expr.const(0) if self.flops == Expr.const(0) else None
         self.simplify()
 
     def simplify(self) -> None:
@@ -268,6 +283,7 @@ class Cost:
         self.flops = bounded(self.flops)
         self.other_flops = bounded(self.other_flops)
         self.bytes = bounded(self.bytes)
+        self.backward = bounded(self.backward)
 
 
 # The cost a call gets where no face reads costs (`check`, AnalysisOptions.costs):

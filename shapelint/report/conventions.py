@@ -10,29 +10,45 @@ a target holds such a call, and `shapelint run` prints torch's count beside it.
 
 from __future__ import annotations
 
+from shapelint.ops.backward import GROUPED_CONV_NOTE
+
 # The note the stubs give these calls (the `@fused_attention` macro of
 # stubs/matmul.stub starts with it; tests/test_conventions.py holds them together).
 FUSED_ATTENTION_MARK = "attention counted by torch's CUDA formula"
 
 FUSED_ATTENTION = (
     "attention (F.scaled_dot_product_attention, nn.MultiheadAttention) is counted by "
-    "torch's CUDA formula, 2 FLOPs per multiply-add of q·kᵀ and p·v; torch's CPU kernels "
+    "torch's CUDA formula, 2 FLOPs per multiply-add of q·kᵀ and p·v (its backward: the "
+    "scores recomputed and four products, as torch's CUDA backward formula); torch's CPU kernels "
     "register 0 FLOPs for it, so FlopCounterMode on CPU reports less "
     "(`shapelint run` prints both)"
 )
 
 
+# A grouped or depthwise convolution's backward: torch 2.13's counter is itself wrong.
+GROUPED_CONV = (
+    f"{GROUPED_CONV_NOTE} (conv_backward_flop ignores groups); FlopCounterMode under "
+    "backward reports more"
+)
+
+
 def fused_attention_calls(records) -> list[dict]:
     """The calls below records (CallRecords, children nested) whose FLOPs follow
-    the attention convention, once per source position. A module's call carries
-    its calls' notes: the call is the innermost record with the note."""
+    the attention convention, once per source position."""
+    return marked_calls(records, FUSED_ATTENTION_MARK)
+
+
+def marked_calls(records, mark: str) -> list[dict]:
+    """The calls below records whose notes start with mark, once per source
+    position. A module's call carries its calls' notes: the call is the innermost
+    record with the note."""
     seen: dict[tuple[int, int, str], dict] = {}
     # A record several calls share (a memoised call's) is looked at once: the
     # answer is per source position, and a shared tree may double at each level.
     visited: set[int] = set()
 
     def marked(r) -> bool:
-        return any(n.startswith(FUSED_ATTENTION_MARK) for n in r.cost.notes)
+        return any(n.startswith(mark) for n in r.cost.notes)
 
     def walk(rs) -> None:
         for r in rs:
@@ -50,10 +66,15 @@ def fused_attention_calls(records) -> list[dict]:
 def conventions_json(records) -> list[dict]:
     """`target.conventions`: each convention the target's figures rest on, with
     the calls that rest on it."""
-    calls = fused_attention_calls(records)
-    if not calls:
-        return []
-    return [{"name": "fused_attention", "statement": FUSED_ATTENTION, "calls": calls}]
+    out = []
+    for name, mark, statement in (
+        ("fused_attention", FUSED_ATTENTION_MARK, FUSED_ATTENTION),
+        ("grouped_conv_backward", GROUPED_CONV_NOTE, GROUPED_CONV),
+    ):
+        calls = marked_calls(records, mark)
+        if calls:
+            out.append({"name": name, "statement": statement, "calls": calls})
+    return out
 
 
 def convention_lines(t: dict) -> list[str]:

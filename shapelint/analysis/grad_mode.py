@@ -1,0 +1,71 @@
+"""Grad mode as the code sets it: `with torch.no_grad():`, `torch.inference_mode()`,
+`torch.enable_grad()`, `torch.set_grad_enabled(flag)`, and the same as decorators
+of a function the target runs. Inside, no op is recorded for backward: its
+result requires no grad and its backward costs nothing (ops/backward.py). A flag
+the analysis cannot read leaves grad mode unknown, and the backward of what runs
+there unknown with it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from shapelint.ops.backward import GRAD_MODE, KEEP
+from shapelint.ops.values import BoolV
+
+_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+_ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
+_SET = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+
+
+def mode_of(an, expr: ast.expr, frame) -> bool | None | object:
+    """The grad mode a context manager or decorator sets: True, False, None (not
+    known), or KEEP (it is none of them)."""
+    call = expr if isinstance(expr, ast.Call) else None
+    func = call.func if call is not None else expr
+    if not isinstance(func, (ast.Name, ast.Attribute)):
+        return KEEP
+    qual = an.imports.resolve(func)
+    if qual in _OFF:
+        if qual == "torch.inference_mode" and call is not None and call.args:
+            return _flag(an, call.args[0], frame, invert=True)
+        return False
+    if qual in _ON:
+        return True
+    if qual in _SET:
+        if call is None or not call.args:
+            return None
+        return _flag(an, call.args[0], frame)
+    return KEEP
+
+
+def _flag(an, node: ast.expr, frame, invert: bool = False) -> bool | None:
+    v = an.eval(node, frame)
+    if isinstance(v, BoolV) and v.value is not None:
+        return not v.value if invert else v.value
+    return None
+
+
+@contextmanager
+def entered(mode) -> Iterator[None]:
+    """Grad mode set to mode for the block (KEEP: as it is)."""
+    if mode is KEEP:
+        yield
+        return
+    token = GRAD_MODE.set(mode)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        GRAD_MODE.reset(token)
+
+
+def decorated(an, fd, frame) -> object:
+    """The grad mode fd's decorators set for its body (KEEP when none does)."""
+    mode: object = KEEP
+    for d in fd.node.decorator_list:
+        m = mode_of(an, d, frame)
+        if m is not KEEP:
+            mode = m
+    return mode

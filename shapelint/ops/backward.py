@@ -1,0 +1,166 @@
+"""Which tensors autograd tracks, and what one call's backward costs.
+
+torch's flop counter, under `out.sum().backward()`, counts the matrix products
+each op's backward runs, and an op's backward computes only the gradients its
+operands need: `x @ W.T` costs `2·B·K·D` for `W`'s gradient, and another
+`2·B·K·D` for `x`'s only when `x` requires grad. A tensor requires grad when it
+derives from a trainable parameter (or an input given as requiring it); a frozen
+parameter, a buffer, an input, anything made under `torch.no_grad()` or cut by
+`.detach()` does not. `TensorV.grad` carries that through the analysis, None
+where it is not known, and a backward that depends on an unknown one is unknown.
+
+A stub states an op's backward as a formula (`backward=`), with `grad(x)` the 1
+or 0 of whether operand x requires grad; an op without one costs 0 backward where
+its forward costs 0, and is unknown otherwise (Cost.backward).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextvars import ContextVar
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import BoolV, BufferV, Cost, ObjectV, ParameterV, TensorV, TupleV, Value
+
+ZERO = Expr.const(0)
+
+# torch 2.13's flop counter counts a grouped convolution's weight gradient as if
+# groups were 1 (conv_backward_flop ignores groups): shapelint counts the real work.
+GROUPED_CONV_NOTE = (
+    "backward of a grouped or depthwise convolution counted as the work it does: "
+    "torch 2.13's flop counter counts its weight gradient groups times over"
+)
+
+
+def requires(v: Value) -> bool | None:
+    """Whether autograd tracks tensor v (None: not known)."""
+    if isinstance(v, ParameterV):
+        return v.requires_grad
+    if isinstance(v, BufferV):
+        return False
+    if isinstance(v, TensorV):
+        return v.grad
+    return None
+
+
+def operand_grads(values) -> list[bool | None]:
+    """requires() of every tensor among values: a tuple's items, and a module's
+    parameters (a layer's weights are operands of its call)."""
+    out: list[bool | None] = []
+    for v in values:
+        if isinstance(v, TupleV):
+            out += operand_grads(v.items)
+        elif isinstance(v, ObjectV):
+            out += [requires(a) for _, a in v.attrs if isinstance(a, ParameterV)]
+        elif isinstance(v, TensorV):
+            out.append(requires(v))
+    return out
+
+
+def any_grad(values) -> bool | None:
+    """Whether an op's result requires grad: True if an operand does, False if
+    none does, None otherwise."""
+    grads = operand_grads(values)
+    if True in grads:
+        return True
+    return None if None in grads else False
+
+
+def with_grad(v: Value, grad: bool | None) -> Value:
+    """v's tensors marked as requiring grad or not (a tuple's items too); a
+    parameter or buffer keeps what it is."""
+    if isinstance(v, (ParameterV, BufferV)):
+        return v
+    if isinstance(v, TensorV):
+        return v if v.grad is grad else dataclasses.replace(v, grad=grad)
+    if isinstance(v, TupleV):
+        items = tuple(with_grad(i, grad) for i in v.items)
+        return v if all(a is b for a, b in zip(items, v.items)) else TupleV(items)
+    return v
+
+
+def keep_grad(old: Value, new: Value) -> Value:
+    """new, a refined view of tensor old (a shape learnt from a use), with old's grad."""
+    if isinstance(new, TensorV) and isinstance(old, TensorV) and requires(new) is None:
+        return with_grad(new, requires(old))
+    return new
+
+
+def in_mode(c: Cost) -> Cost:
+    """c as recorded in the current grad mode: no backward where it is off, an
+    unknown one where it is not known."""
+    mode = GRAD_MODE.get()
+    if mode is False:
+        return no_backward(c)
+    if mode is None and c.backward is not None and c.backward != ZERO:
+        return dataclasses.replace(c, backward=None)
+    return c
+
+
+def no_backward(c: Cost) -> Cost:
+    """c where nothing it runs is differentiated (no operand requires grad, or
+    grad mode is off)."""
+    if c.backward == ZERO:
+        return c
+    return dataclasses.replace(c, backward=ZERO)
+
+
+def matmul_backward(flops: Expr | None, grads: list[bool | None]) -> Expr | None:
+    """A product of two operands: each operand's gradient is a product of the
+    forward's size (grad_A = G @ Bᵀ, grad_B = Aᵀ @ G), run for the operands that
+    require grad. More operands (an einsum contracted pairwise): every
+    intermediate requires grad when every operand does, so twice the forward;
+    a mix depends on the order, and is not known."""
+    if flops is None or None in grads:
+        return None
+    n = sum(1 for g in grads if g)
+    if len(grads) <= 2:
+        return flops * Expr.const(n)
+    if n == len(grads):
+        return flops * Expr.const(2)
+    return ZERO if n == 0 else None
+
+
+# Grad mode: off inside `torch.no_grad()` / `torch.inference_mode()` (and what
+# they decorate), where no op records anything for backward. A context variable,
+# since a call runs its callee in another file's analyzer, and the language
+# server analyses documents on threads of their own.
+# None: set by a flag the analysis cannot read.
+GRAD_MODE: ContextVar[bool | None] = ContextVar("grad_mode", default=True)
+KEEP = object()  # a context manager or decorator that leaves grad mode as it is
+
+_DETACH = frozenset({"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_"})
+_REQUIRES_GRAD = frozenset({"torch.Tensor.requires_grad_"})
+# Products of several operands whose cost the op computes itself (not a stub
+# formula): each pairwise contraction's gradient is a product of its size.
+_CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum"})
+
+
+def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, Cost]:
+    """An op's result marked with whether it requires grad, and its cost with
+    its backward: 0 where no operand requires grad (nothing to differentiate)
+    or grad mode is off."""
+    operands = [*args, *kwargs.values()]
+    mode = GRAD_MODE.get()
+    if name in _DETACH or mode is False:
+        g: bool | None = False
+    elif name in _REQUIRES_GRAD:
+        flag = args[1] if len(args) > 1 else kwargs.get("requires_grad")
+        g = True if flag is None else _bool(flag)
+    else:
+        g = any_grad(operands)
+        if _bool(kwargs.get("requires_grad")) is True:  # torch.zeros(..., requires_grad=True)
+            g = True
+        if mode is None and g is not False:
+            g = None
+    if g is False:
+        cost = no_backward(cost)
+    elif name in _CONTRACTIONS and cost.backward is None:
+        cost = dataclasses.replace(
+            cost, backward=matmul_backward(cost.flops, operand_grads(operands))
+        )
+    return with_grad(value, g), cost
+
+
+def _bool(v) -> bool | None:
+    return v.value if isinstance(v, BoolV) else None
