@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from shapelint.ops.backward import GRAD_MODE, KEEP
+from shapelint.ops.backward import GRAD_MODE, KEEP, any_grad, recomputed, with_grad
 from shapelint.ops.values import BoolV
 
 _OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
@@ -69,3 +69,36 @@ def decorated(an, fd, frame) -> object:
         if m is not KEEP:
             mode = m
     return mode
+
+
+CHECKPOINT = "torch.utils.checkpoint.checkpoint"
+# checkpoint's own keywords; the others go to the function it runs.
+_CHECKPOINT_OPTIONS = frozenset(
+    {"use_reentrant", "context_fn", "determinism_check", "debug", "preserve_rng_state"}
+)
+
+
+def checkpoint(an, node: ast.Call, args, kwargs, frame):
+    """`checkpoint(fn, *args, use_reentrant=...)`: fn runs once forward, and again
+    inside backward, before its backward: each call it makes costs its forward
+    once more there. The reentrant variant (torch's default when use_reentrant is
+    not given) is an autograd Function of its tensor arguments only: its result
+    requires grad only if one of them does, and nothing in it runs backward
+    otherwise (the parameters inside get no gradient). The non-reentrant variant
+    stops recomputing once the last tensor its backward saved is back, which
+    depends on what each op saves: its backward is not known (a lower bound)."""
+    fn, rest = args[0], list(args[1:])
+    passed = {k: v for k, v in kwargs.items() if k not in _CHECKPOINT_OPTIONS}
+    flag = kwargs.get("use_reentrant")
+    reentrant = True if flag is None else flag.value if isinstance(flag, BoolV) else None
+    before = dict(frame.records)
+    value = an.call_value(fn, node, rest, passed, frame)
+    if reentrant is True:
+        grad = any_grad([*rest, *passed.values()])
+        value = with_grad(value, grad)
+    else:
+        grad = any_grad([value]) if reentrant is False else None
+    for key, rec in frame.records.items():
+        if before.get(key) is not rec:
+            rec.cost = recomputed(rec.cost, grad, whole=reentrant is True)
+    return value

@@ -23,6 +23,7 @@ from shapelint.analysis import (
     choices,
     expressions,
     folding,
+    grad_mode,
     lambdas,
     learning,
     modules,
@@ -991,6 +992,8 @@ class ModuleAnalyzer:
         return value
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
+        if qual == grad_mode.CHECKPOINT and args:
+            return grad_mode.checkpoint(self, node, args, kwargs, frame)
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is not None:
             return built

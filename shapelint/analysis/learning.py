@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import unify
 from shapelint.notation.symbolic import Expr, product
-from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
 from shapelint.ops.backward import keep_grad, requires
+from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame

@@ -419,6 +419,12 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     complete = c.flops is not None and c.complete and not unknown and not res.errors
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     bwd, bwd_complete = backward_total(records, complete)
+    # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
+    # which gradients backward computes is not known.
+    frozen_unknown = res.params is not None and not res.params.trainable_known
+    if frozen_unknown:  # nor is what is known of it a bound: it counted them all
+        bwd, bwd_complete = None, False
+    step = None if c.flops is None or bwd is None else c.flops + bwd
     return {
         "name": res.name,
         "flops": _py(c.flops),
@@ -433,6 +439,13 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "flops_backward": _py(bwd),
         "flops_backward_value": _value(bwd, dims) if bwd_complete else None,
         "backward_complete": bwd_complete,
+        # One training step's FLOPs: forward and backward.
+        "flops_step": _py(step),
+        "flops_step_value": _value(step, dims) if bwd_complete else None,
+        "step_complete": bwd_complete,
+        "backward_unknown": (
+            [] if bwd_complete or not complete else backward_unknown(records, frozen_unknown)
+        ),
         "unknown": unknown,
         "output": _output_shape(res.returns),
         "defaults": res.defaults,
@@ -457,6 +470,34 @@ def backward_total(records, complete: bool) -> tuple[Expr | None, bool]:
     for e in known:
         total = total + e
     return total, False
+
+
+def backward_unknown(records, frozen_unknown: bool, limit: int = 20) -> list[dict]:
+    """The calls of a complete forward whose backward is not known, deepest
+    first, once per source position: {line, op, why}; first, when it is so, that
+    which parameters are frozen is not known."""
+    out: dict[tuple, dict] = {}
+    if frozen_unknown:
+        out[(0, "")] = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
+    seen: set[int] = set()
+
+    def walk(rs) -> None:
+        for r in rs:
+            if r.cost.backward is not None or id(r) in seen or len(out) >= limit:
+                continue
+            seen.add(id(r))
+            if any(ch.cost.backward is None for ch in r.children):
+                walk(r.children)
+                continue
+            why = next((n for n in r.cost.notes if "backward" in n), BACKWARD_WHY)
+            out.setdefault((r.line, r.op), {"line": r.line, "op": r.op, "why": why})
+
+    walk(records)
+    return list(out.values())
+
+
+FROZEN_WHY = "parameters frozen where the analysis cannot follow (trainable params ?)"
+BACKWARD_WHY = "no backward rule for this op, or which of its operands require grad is not known"
 
 
 def finding_json(f: call_path.Finding) -> dict:

@@ -96,6 +96,12 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     help="With PATH::QUALNAME: every call as a tree, instead of the per-module table.",
 )
 @click.option(
+    "--train",
+    is_flag=True,
+    help="With PATH::Class: the forward, the backward (as torch's flop counter counts "
+    "out.sum().backward(), frozen parameters and checkpointing included) and the step.",
+)
+@click.option(
     "--macs",
     is_flag=True,
     help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
@@ -114,6 +120,7 @@ def cost(
     depth,
     all_rows,
     tree,
+    train,
     macs,
     config_path,
     no_cache,
@@ -148,9 +155,10 @@ def cost(
     if (init or inputs) and not targets:
         click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
         sys.exit(2)
-    if (tree or all_rows or depth != 4) and not targets:
+    if (tree or all_rows or train or depth != 4) and not targets:
         click.echo(
-            "shapelint: error: --depth, --all-rows and --tree need a PATH::QUALNAME target",
+            "shapelint: error: --depth, --all-rows, --tree and --train need a "
+            "PATH::QUALNAME target",
             err=True,
         )
         sys.exit(2)
@@ -164,6 +172,8 @@ def cost(
     report = build_report(results, bound)
     if targets:
         report["target"] = _target(targets, init, inputs, bound, options)
+        if train:
+            report["target"]["train"] = True
     if hardware:
         origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)

@@ -76,6 +76,8 @@ def summary_lines(t: dict) -> list[str]:
         f"{t['path']}::{t['name']}  {unit_figure(t, unit)}",
         f"  bytes {unit_figure(t, 'B', key='bytes', limit=0)}",
     ]
+    if t.get("train"):
+        lines += train_lines(t)
     if "params" in t:
         lines.append("  " + params_line(t))
     if t.get("defaults"):
@@ -83,6 +85,20 @@ def summary_lines(t: dict) -> list[str]:
             "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
         )
     lines += [f"  note: {line}" for line in convention_lines(t)]
+    return lines
+
+
+def train_lines(t: dict) -> list[str]:
+    """`--train`: the forward, its backward under `out.sum().backward()` and the
+    step, each in the unit of the report; the calls whose backward is not known."""
+    unit = t.get("unit", "FLOPs")
+    lines = [
+        f"  forward   {unit_figure(t, unit, limit=0)}",
+        f"  backward  {unit_figure(t, unit, key='flops_backward', limit=0)}",
+        f"  step      {unit_figure(t, unit, key='flops_step', limit=0)} (forward + backward)",
+    ]
+    for u in t.get("backward_unknown", [])[:5]:
+        lines.append(f"    backward not known: line {u['line']}  {u['op']}: {u['why']}")
     return lines
 
 

@@ -97,6 +97,26 @@ def in_mode(c: Cost) -> Cost:
     return c
 
 
+RECOMPUTED = "run again inside backward (torch.utils.checkpoint): its forward counts there too"
+EARLY_STOP = (
+    "checkpointed with use_reentrant=False: backward recomputes its forward up to the "
+    "last tensor it saved (torch's early stop), which is not modelled: backward unknown"
+)
+
+
+def recomputed(c: Cost, grad: bool | None, whole: bool) -> Cost:
+    """c of a call inside a checkpointed function, whose result requires grad or
+    not (grad): its forward runs again in backward (all of it when whole), before
+    its own backward."""
+    if grad is False:
+        return no_backward(c)
+    if not whole:
+        return dataclasses.replace(c, backward=None, notes=[*c.notes, EARLY_STOP])
+    if grad is None or c.flops is None or c.backward is None:
+        return dataclasses.replace(c, backward=None)
+    return dataclasses.replace(c, backward=c.flops + c.backward, notes=[*c.notes, RECOMPUTED])
+
+
 def no_backward(c: Cost) -> Cost:
     """c where nothing it runs is differentiated (no operand requires grad, or
     grad mode is off)."""

@@ -7,8 +7,8 @@ unknown rank) and never reports an error from a guess.
 from __future__ import annotations
 
 import itertools
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
 

@@ -66,6 +66,8 @@ def complete(f: dict, key: str = "flops") -> bool:
     """Whether a record's figure is all of it: FLOPs say `complete`; bytes also
     `bytes_complete` (a call of unknown bytes may cost no FLOPs)."""
     whole = f.get("complete", True)
+    if key in ("flops_backward", "flops_step"):
+        return whole and f.get(f"{key[6:]}_complete", False)
     return whole and f.get("bytes_complete", True) if key == "bytes" else whole
 
 
@@ -134,10 +136,11 @@ def to_macs(report: dict) -> dict:
             return
         if not isinstance(item, dict):
             return
-        if isinstance(item.get("flops"), str):
-            item["flops"] = macs(item["flops"])
-        if isinstance(item.get("flops_value"), int):
-            item["flops_value"] //= 2
+        for key in ("flops", "flops_backward", "flops_step"):
+            if isinstance(item.get(key), str):
+                item[key] = macs(item[key])
+            if isinstance(item.get(f"{key}_value"), int):
+                item[f"{key}_value"] //= 2
         for key in ("calls", "functions", "target"):
             walk(item.get(key))
 

@@ -1,0 +1,139 @@
+"""Small modules whose backward FLOPs tests/test_backward.py holds to torch's flop
+counter under out.sum().backward()."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+
+class Block(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 2 * d)
+        self.fc2 = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Ckpt(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.block = Block(d)
+
+    def forward(self, x):
+        h = self.inp(x)
+        return checkpoint(self.block, h, use_reentrant=True)
+
+
+class NoGrad(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = nn.Linear(d, d)
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x):
+        with torch.no_grad():
+            h = self.enc(x)
+        return self.head(h)
+
+
+class Detach(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = nn.Linear(d, d)
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.enc(x)
+        return self.head(h.detach()) + self.head(h)
+
+
+class Conv(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.a = nn.Conv2d(c, 8, 3, padding=1)
+        self.b = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class Grouped(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.a = nn.Conv2d(c, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+
+    def forward(self, x):
+        return self.dw(self.a(x))
+
+
+class CkptNR(Ckpt):
+    def forward(self, x):
+        h = self.inp(x)
+        return checkpoint(self.block, h, use_reentrant=False)
+
+
+class Chain(nn.Module):
+    """A frozen first layer fed the raw input: neither its weight's gradient nor
+    the next layer's input gradient is computed."""
+
+    def __init__(self, d=8, h=16):
+        super().__init__()
+        self.a = nn.Linear(d, h)
+        self.b = nn.Linear(h, h)
+        self.c = nn.Linear(h, d)
+        self.a.requires_grad_(False)
+
+    def forward(self, x):
+        return self.c(F.relu(self.b(F.relu(self.a(x)))))
+
+
+class FrozenInInit(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.emb = nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+        for p in self.emb.parameters():
+            p.requires_grad = False
+
+    def forward(self, x):
+        return self.out(self.emb(x))
+
+
+class Attn(nn.Module):
+    """Products of two activations: both operands' gradients."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        s = q @ k.transpose(-2, -1)
+        return s.softmax(-1) @ v
+
+
+class Einsum(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        h = torch.einsum("bnd,de->bne", x, self.w)
+        return torch.einsum("bnd,bmd->bnm", h, h)
+
+
+class Buffered(nn.Module):
+    """A buffer needs no grad: the product with it differentiates one side."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.register_buffer("proj", torch.randn(d, d))
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x) @ self.proj

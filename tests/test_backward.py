@@ -1,0 +1,129 @@
+"""Backward FLOPs (target.flops_backward) against torch's flop counter under
+`out.sum().backward()`, with inputs that need no grad: frozen layers, products
+of two activations, convolutions, checkpointing, no_grad and detach."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from shapelint.cli.options import analysis_options, load_config
+from shapelint.cost.target import run_target
+from shapelint.notation.target import Target
+
+torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+PATH = Path(__file__).parent / "data" / "backward" / "modules.py"
+
+CASES = [
+    ("Chain", (2, 4, 8)),
+    ("Attn", (2, 4, 8)),
+    ("Einsum", (2, 4, 8)),
+    ("Buffered", (2, 4, 8)),
+    ("Conv", (2, 4, 8, 8)),
+    ("Ckpt", (2, 4, 8)),
+    ("NoGrad", (2, 4, 8)),
+    ("Detach", (2, 4, 8)),
+]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("backward_modules", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _torch_counts(name: str, shape) -> tuple[int, int]:
+    m = getattr(_module(), name)()
+    x = torch.randn(*shape)
+    fc = FlopCounterMode(display=False)
+    with fc:
+        out = m(x)
+    forward = fc.get_total_flops()
+    fc = FlopCounterMode(display=False)
+    with fc:
+        out.sum().backward()
+    return forward, fc.get_total_flops()
+
+
+def _static(name: str, shape) -> dict:
+    options = analysis_options(load_config([PATH], None), dtype=None, dims={})
+    given = f"x={','.join(map(str, shape))}"
+    return run_target(Target(str(PATH), name), [], [given], {}, options)
+
+
+@pytest.mark.parametrize(("name", "shape"), CASES)
+def test_backward_equals_flop_counter(name, shape):
+    forward, backward = _torch_counts(name, shape)
+    t = _static(name, shape)
+    assert t["complete"] and t["flops_value"] == forward
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == backward
+    assert t["flops_step_value"] == forward + backward
+
+
+def test_frozen_first_layer_computes_no_input_gradient():
+    """The frozen layer fed the input costs nothing backward; the next one only
+    its weight's gradient: less than twice the forward."""
+    t = _static("Chain", (2, 4, 8))
+    rows = [(c["op"], c["flops_value"], c["flops_backward_value"]) for c in t["calls"]]
+    linears = [r for r in rows if r[0].endswith("Linear.__call__")]
+    assert [fb for _, _, fb in linears] == [0, linears[1][1], 2 * linears[2][1]]
+
+
+def test_grouped_conv_counts_the_real_work_and_says_so():
+    """torch 2.13 counts a grouped convolution's weight gradient groups times over:
+    shapelint counts the work (the weight gradient the size of the forward) and
+    names the convention; torch's figure is that much larger."""
+    forward, torch_backward = _torch_counts("Grouped", (2, 4, 8, 8))
+    t = _static("Grouped", (2, 4, 8, 8))
+    dense = 2 * 2 * 8 * 4 * 9 * 64  # a: weight gradient only (its input needs none)
+    depthwise = 2 * 2 * 8 * 1 * 9 * 64  # dw: forward-sized input and weight gradients
+    assert t["flops_backward_value"] == dense + 2 * depthwise
+    assert torch_backward == dense + depthwise + 8 * depthwise
+    assert [c["name"] for c in t["conventions"]] == ["grouped_conv_backward"]
+
+
+def test_non_reentrant_checkpoint_is_a_lower_bound():
+    """use_reentrant=False stops recomputing early (what each op saves): the
+    backward is not known, and what is known of it stays below torch's."""
+    _, backward = _torch_counts("CkptNR", (2, 4, 8))
+    t = _static("CkptNR", (2, 4, 8))
+    assert t["complete"] and not t["backward_complete"]
+    assert t["flops_backward_value"] is None
+    assert int(t["flops_backward"]) <= backward
+    assert "use_reentrant=False" in t["backward_unknown"][0]["why"]
+
+
+def test_a_freeze_not_followed_leaves_backward_unknown():
+    """`for p in self.emb.parameters(): p.requires_grad = False` is not followed
+    (trainable params `?`): the backward is `?`, not the figure with every
+    parameter trainable (which is above torch's)."""
+    _, backward = _torch_counts("FrozenInInit", (2, 4, 8))
+    t = _static("FrozenInInit", (2, 4, 8))
+    assert t["trainable_params"] == "?"
+    assert t["flops_backward"] is None and not t["backward_complete"]
+    assert backward == 1024
+
+
+def test_unknown_grad_mode_leaves_backward_unknown(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, d=8, train=True):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(d, d)\n"
+        "        self.flag = train\n\n"
+        "    def forward(self, x, flag):\n"
+        "        with torch.set_grad_enabled(flag):\n"
+        "            return self.fc(x)\n"
+    )
+    options = analysis_options(load_config([src], None), dtype=None, dims={})
+    t = run_target(Target(str(src), "M"), [], ["x=2,8"], {}, options)
+    assert t["complete"] and not t["backward_complete"]
+    assert t["flops_backward_value"] is None
