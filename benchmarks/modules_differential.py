@@ -423,6 +423,56 @@ def run_forward(m, shape, ids, required, device, vocab):
     return fc.get_total_flops(), out
 
 
+def _cpu_flash_backward_flops(grad_out_shape, query_shape, key_shape, value_shape, *args,
+                              out_shape=None, **kwargs):  # fmt: skip
+    from torch.utils.flop_counter import sdpa_backward_flop_count
+
+    return sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+
+
+def first_tensor(out, depth=0):
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out
+    if depth > 4:
+        return None
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else ()
+    for v in items:
+        t = first_tensor(v, depth + 1)
+        if t is not None:
+            return t
+    return None
+
+
+def run_backward(m, shape, ids, required, device, vocab) -> dict:
+    """FlopCounterMode over `out.sum().backward()` of the first tensor the forward
+    returns, the input needing no grad, the module in eval mode, SDPA on its
+    default backend (CPU flash attention counted by torch's CUDA formulas, forward
+    and backward: shapelint's convention)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    g = torch.Generator().manual_seed(0)
+    if ids:
+        x = torch.randint(0, max(1, min(vocab or 8, 8)), shape, generator=g)
+    else:
+        x = torch.randn(shape, generator=g)
+    x = x.to(device)
+    with torch.enable_grad():
+        out = first_tensor(m(*([x] * len(required))))
+        if out is None:
+            return {"backward_status": "no_tensor_output"}
+        if not out.requires_grad:
+            return {"backward_status": "ran", "flops_backward": 0}
+        fc = FlopCounterMode(display=False, custom_mapping=CPU_FLASH)
+        with fc:
+            out.sum().backward()
+    return {"backward_status": "ran", "flops_backward": int(fc.get_total_flops())}
+
+
 def tensor_shapes(out, limit=8):
     import torch
 
@@ -525,7 +575,13 @@ def truth_of(cand, mod) -> dict:
             err = _short(e)
             continue
         shapes = tensor_shapes(out)
-        return {
+        try:
+            back = run_backward(m, shape, ids, required, device, vocab)
+        except Timeout:
+            raise
+        except Exception as e:  # noqa: BLE001 - the corpus's own errors
+            back = {"backward_status": "error", "backward_error": _short(e)}
+        return back | {
             "status": "ran",
             "init": init,
             "input": {p: list(shape) for p in required},
@@ -555,6 +611,9 @@ def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None
 
     torch.set_num_threads(1)
     CPU_FLASH[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu] = _cpu_flash_flops
+    CPU_FLASH[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward] = (
+        _cpu_flash_backward_flops
+    )
     # The corpus's torchvision has no compiled ops: declare the two whose fake
     # kernels it registers unguarded, so its pure-Python layers import (a module
     # that calls a torchvision op still fails when it runs).
@@ -732,7 +791,8 @@ def shapelint_one(c: dict) -> dict:
         return {"verdict": "unknown", "why": f"internal error: {_short(e)}"}
     finally:
         signal.alarm(0)
-    return judge(c, t) | {"seconds": round(time.time() - t0, 2)}
+    forward = judge(c, t)
+    return forward | judge_backward(c, t, forward) | {"seconds": round(time.time() - t0, 2)}
 
 
 def _int(text):
@@ -821,8 +881,9 @@ def summarize(cands, truth, verdicts) -> dict:
             every[why_key(f"{op}: {why}")] += 1
     zero = sum(1 for c in cands if truth.get(c["key"], {}).get("flops") == 0
                and c["key"] in verdicts)  # fmt: skip
+    backward = collections.Counter(v["backward"] for v in verdicts.values() if "backward" in v)
     return dict(status=status, missing=missing, verdict=verdict, shape=shape, per_pkg=per_pkg,
-                first=first, every=every, zero_truth=zero)  # fmt: skip
+                first=first, every=every, zero_truth=zero, backward=backward)  # fmt: skip
 
 
 def print_summary(s, n_all, n_sample, out=sys.stdout):
@@ -839,6 +900,10 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
         )  # fmt: skip
         + f"; complete with a different output shape: {s['shape']}"
     )
+    if s.get("backward"):
+        exact = s["verdict"].get("exact", 0)
+        p(f"backward, of the {exact} with an exact forward: " + ", ".join(
+            f"{k} {v}" for k, v in s["backward"].most_common()))  # fmt: skip
     p("per package (exact/lower/lower0/unknown/wrong):")
     for pkg, cnt in sorted(s["per_pkg"].items()):
         p(f"  {pkg:34s} " + "/".join(str(cnt[k]) for k in
@@ -851,6 +916,55 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
         p(f"  {v:4d}  {k}")
 
 
+BACKWARD_KEYS = ("backward_status", "flops_backward", "backward_error")
+
+
+def backward_truth(cands, cache, roots, deps, jobs) -> None:
+    """The backward of each cached module that ran and has none yet, measured by
+    running its truth again; only the backward's fields are kept, and only where
+    the forward measured again is the cached one (the forward truth is never
+    rewritten)."""
+    import tempfile
+
+    todo = [c for c in cands
+            if cache.get(c["key"], {}).get("status") == "ran"
+            and "backward_status" not in cache[c["key"]]]  # fmt: skip
+    if not todo:
+        return
+    with tempfile.TemporaryDirectory(prefix="moddiff-bwd-") as tmp:
+        fresh = run_truth(todo, roots, deps, jobs, Path(tmp))
+    for c in todo:
+        new, old = fresh.get(c["key"], {}), cache[c["key"]]
+        if new.get("status") != "ran":
+            old["backward_status"] = f"rerun: {new.get('status')}"
+        elif new.get("flops") != old["flops"] or new.get("input") != old["input"]:
+            old["backward_status"] = "rerun: a different forward"
+        else:
+            old.update({k: new[k] for k in BACKWARD_KEYS if k in new})
+    TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
+
+
+def judge_backward(c: dict, t: dict, forward: dict) -> dict:
+    """The backward of a module whose forward is exact and whose output is one
+    tensor: equal, grouped (differs, and the target names torch's grouped-conv
+    miscount), lower (not complete, what is known <= torch's), unknown, wrong."""
+    if forward.get("verdict") != "exact" or c.get("backward_status") != "ran":
+        return {}
+    if len(c.get("outputs") or []) != 1:
+        return {"backward": "tuple_output"}
+    truth = c["flops_backward"]
+    got = {"backward_truth": truth, "flops_backward": t.get("flops_backward")}
+    grouped = any(x.get("name") == "grouped_conv_backward" for x in t.get("conventions") or [])
+    if t.get("backward_complete"):
+        v = t.get("flops_backward_value")
+        verdict = "equal" if v == truth else "grouped" if grouped and v < truth else "wrong"
+        return got | {"backward": verdict}
+    bound = _int(t.get("flops_backward"))
+    if bound is None:
+        return got | {"backward": "unknown"}
+    return got | {"backward": "lower" if bound <= truth else "wrong"}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=os.environ.get("SHAPELINT_CORPUS", "/work/corpus"))
@@ -861,6 +975,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rediscover", action="store_true", help="redo the static discovery")
     ap.add_argument("--only", default="", help="comma-separated package folders")
     ap.add_argument("--truth-only", action="store_true")
+    ap.add_argument("--backward-truth", action="store_true",
+                    help="measure the backward of cached modules that ran, forward kept")  # fmt: skip
     ap.add_argument("--json", help="write every record here")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parent))  # this checkout's shapelint, not an installed one
@@ -887,6 +1003,8 @@ def main(argv=None) -> int:
         TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
     print(f"truth: {len(todo)} run, {len(cands) - len(todo)} cached ({time.time() - t0:.0f} s)",
           file=sys.stderr)  # fmt: skip
+    if args.backward_truth:
+        backward_truth(cands, cache, roots, args.deps, args.jobs)
     truth = {c["key"]: dict(cache[c["key"]], **c) for c in cands if c["key"] in cache}
     ran = [truth[c["key"]] for c in cands if truth.get(c["key"], {}).get("status") == "ran"]
     verdicts = {} if args.truth_only else run_shapelint(ran, args.jobs)

@@ -127,3 +127,20 @@ def test_unknown_grad_mode_leaves_backward_unknown(tmp_path):
     t = run_target(Target(str(src), "M"), [], ["x=2,8"], {}, options)
     assert t["complete"] and not t["backward_complete"]
     assert t["flops_backward_value"] is None
+
+
+def test_train_faces_print_forward_backward_and_step_with_a_backward_column():
+    from shapelint.cost.target import TARGET_RENDERERS, View
+
+    t = _static("Chain", (2, 4, 8))
+    t["train"] = True
+    text = TARGET_RENDERERS["text"](t, View())
+    lines = text.splitlines()
+    assert any(line.split()[:2] == ["backward", "8.19"] for line in lines), text
+    assert any(line.split()[:2] == ["step", "16.4"] for line in lines), text
+    rows = {line.split()[0]: line.split() for line in lines if line.startswith("    ")}
+    # module, kind, params, %, FLOPs, %, backward, %: the frozen layer costs 0 backward
+    assert rows["a"][6] == "0" and rows["c"][6] == "4.1k"
+    markdown = TARGET_RENDERERS["markdown"](t, View())
+    assert "| backward | % |" in markdown and "step" in markdown
+    assert "backward" in TARGET_RENDERERS["github"](t, View())

@@ -9,6 +9,7 @@ there unknown with it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -98,7 +99,21 @@ def checkpoint(an, node: ast.Call, args, kwargs, frame):
         value = with_grad(value, grad)
     else:
         grad = any_grad([value]) if reentrant is False else None
-    for key, rec in frame.records.items():
+    runs = ast.unparse(node.args[0]) if node.args else None
+    for key, rec in list(frame.records.items()):
         if before.get(key) is not rec:
-            rec.cost = recomputed(rec.cost, grad, whole=reentrant is True)
+            new = _recomputed_tree(rec, grad, reentrant is True, {})
+            if runs is not None and rec.callee == ast.unparse(node.func):
+                new.callee = runs  # the module it runs, for the per-module table
+            frame.records[key] = new
     return value
+
+
+def _recomputed_tree(rec, grad, whole: bool, done: dict):
+    """A copy of rec and the calls it ran, each recomputed in backward (a callee's
+    records may be shared with its runs elsewhere: they are never changed)."""
+    if id(rec) not in done:
+        children = [_recomputed_tree(ch, grad, whole, done) for ch in rec.children]
+        cost = recomputed(rec.cost, grad, whole)
+        done[id(rec)] = dataclasses.replace(rec, cost=cost, children=children)
+    return done[id(rec)]

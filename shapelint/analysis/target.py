@@ -22,7 +22,8 @@ from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr
 from shapelint.notation.target import Target
-from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, dim_py
+from shapelint.ops.backward import requires
+from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
 
 
 class TargetError(ValueError):
@@ -422,7 +423,12 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
     # which gradients backward computes is not known.
     frozen_unknown = res.params is not None and not res.params.trainable_known
+    outputs = _grad_outputs(res.returns)
     if frozen_unknown:  # nor is what is known of it a bound: it counted them all
+        bwd, bwd_complete = None, False
+    elif complete and outputs == 0:
+        bwd, bwd_complete = Expr.const(0), True  # nothing returned needs grad: no backward
+    elif outputs != 1:  # its backward is the part the loss reaches: not even a bound
         bwd, bwd_complete = None, False
     step = None if c.flops is None or bwd is None else c.flops + bwd
     return {
@@ -444,7 +450,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "flops_step_value": _value(step, dims) if bwd_complete else None,
         "step_complete": bwd_complete,
         "backward_unknown": (
-            [] if bwd_complete or not complete else backward_unknown(records, frozen_unknown)
+            []
+            if bwd_complete or not complete
+            else backward_unknown(records, frozen_unknown, outputs != 1)
         ),
         "unknown": unknown,
         "output": _output_shape(res.returns),
@@ -472,13 +480,32 @@ def backward_total(records, complete: bool) -> tuple[Expr | None, bool]:
     return total, False
 
 
-def backward_unknown(records, frozen_unknown: bool, limit: int = 20) -> list[dict]:
+def _grad_outputs(v: Value) -> int | None:
+    """How many tensors the forward returns that may require grad: 0 or 1, or None
+    (several, or a result the analysis does not see into). out.sum().backward()
+    differentiates one: with several, the backward is what the loss reaches."""
+    if isinstance(v, TensorV):
+        return 0 if requires(v) is False else 1
+    if isinstance(v, TupleV):
+        counts = [_grad_outputs(i) for i in v.items if not isinstance(i, (IntV, NoneV))]
+        if None in counts:
+            return None
+        n = sum(counts)  # type: ignore[arg-type]
+        return n if n <= 1 else None
+    return None
+
+
+def backward_unknown(
+    records, frozen_unknown: bool, several: bool = False, limit: int = 20
+) -> list[dict]:
     """The calls of a complete forward whose backward is not known, deepest
     first, once per source position: {line, op, why}; first, when it is so, that
     which parameters are frozen is not known."""
     out: dict[tuple, dict] = {}
     if frozen_unknown:
         out[(0, "")] = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
+    elif several:
+        out[(0, "")] = {"line": 0, "op": "return", "why": OUTPUTS_WHY}
     seen: set[int] = set()
 
     def walk(rs) -> None:
@@ -496,6 +523,10 @@ def backward_unknown(records, frozen_unknown: bool, limit: int = 20) -> list[dic
     return list(out.values())
 
 
+OUTPUTS_WHY = (
+    "the forward returns several tensors (or a value not seen into): its backward is "
+    "the part the loss reaches"
+)
 FROZEN_WHY = "parameters frozen where the analysis cannot follow (trainable params ?)"
 BACKWARD_WHY = "no backward rule for this op, or which of its operands require grad is not known"
 

@@ -31,23 +31,26 @@ class Row:
     depth: int  # components of the name (the root is 0)
     params: Expr | None
     flops: Expr | None  # None: not known
-    times: int = 1  # identical items collapsed into this row
+    times: int = 1
+    backward: Expr | None = (
+        None  # its backward's FLOPs (`--train`); None: not known  # identical items collapsed into this row
+    )
     children: list[Row] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------- attribution
 
 
-def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
+def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
     """(FLOPs per module name, the modules whose FLOPs may sit with their parent
     because a call there could not be named). `name.*` stands for every item of a
-    module list."""
+    module list. key: the figure, `flops` or `flops_backward`."""
     kinds = _kinds(t["modules"]) if t.get("modules") else {}
     flops: dict[str, Expr] = {}
     unsure: set[str] = set()
 
     def add(name: str, rec: dict, times: Expr) -> None:
-        e = _expr(rec)
+        e = _expr(rec, key)
         if e is None:
             flops[name] = None  # type: ignore[assignment]
         elif name not in flops or flops[name] is not None:
@@ -106,8 +109,8 @@ def attribute(t: dict) -> tuple[dict[str, Expr], set[str]]:
             bound[var] = f"{seq}.*" if len(targets) == 1 else f"{seq}.*.{i}"
         # Records merged over the runs hold one run, or all of them: the loop's
         # total over theirs says which.
-        known = [_expr(ch) for ch in calls]
-        whole = _expr(rec)
+        known = [_expr(ch, key) for ch in calls]
+        whole = _expr(rec, key)
         scale: Expr | None = Expr.const(1)
         if whole is not None and None not in known:
             inner = sum(known, Expr.const(0))  # type: ignore[arg-type]
@@ -167,11 +170,11 @@ def _count(label: str) -> Expr:
         return Expr.const(1)
 
 
-def _expr(rec: dict) -> Expr | None:
-    if not rec.get("complete") or rec.get("flops") is None:
+def _expr(rec: dict, key: str = "flops") -> Expr | None:
+    if not rec.get("complete") or rec.get(key) is None:
         return None
     try:
-        return parse_expr(rec["flops"])
+        return parse_expr(rec[key])
     except ValueError:
         return None
 
@@ -185,33 +188,42 @@ def rows(t: dict, dims: dict[str, int]) -> Row | None:
     tree = t.get("modules")
     if not tree:
         return None
-    flops, unsure = attribute(t)
-    total = _total(t)
     lists = _lists(tree)
+    forward = (*attribute(t), _total(t))
+    backward = (*attribute(t, "flops_backward"), _total(t, "flops_backward"))
 
-    def build(node: dict, depth: int) -> Row:
-        name = node["name"]
-        params = _parse(node["params"])
+    def figure(name: str, of: tuple) -> Expr | None:
+        flops, unsure, total = of
         if name == "":
-            f = total
-        elif name in flops:
-            f = flops[name]
-        elif _star(name) in flops:
+            return total
+        if name in flops:
+            return flops[name]
+        if _star(name) in flops:
             # what every item of a list ran, together: each item's share where
             # the items are alike, else not known
             f = flops[_star(name)]
             items = lists.get(_star(name).split(".*", 1)[0], [])
             alike = items and all(_shape(i) == _shape(items[0]) for i in items)
-            f = f.exact_div(len(items)) if f is not None and alike else None
-        else:
-            parent = name.rsplit(".", 1)[0] if "." in name else ""
-            f = None if parent in unsure or _star(parent) in unsure else Expr.const(0)
-        row = Row(name, node["kind"], depth, params, f)
+            return f.exact_div(len(items)) if f is not None and alike else None
+        # FLOPs left with a module that made a call the table cannot name may be
+        # any of its submodules', at any depth.
+        parts = name.split(".")
+        above = [".".join(parts[:i]) for i in range(len(parts))]
+        return None if any(p in unsure or _star(p) in unsure for p in above) else Expr.const(0)
+
+    def build(node: dict, depth: int) -> Row:
+        name = node["name"]
+        params = _parse(node["params"])
+        row = Row(name, node["kind"], depth, params, figure(name, forward))
+        row.backward = figure(name, backward)
         row.children = _collapse([build(ch, depth + 1) for ch in node["modules"]])
-        if name not in flops and node["kind"] in _CONTAINERS and row.children:
+        if node["kind"] in _CONTAINERS and row.children:
             # a container is not called: it costs what the modules in it cost
-            parts = [ch.flops for ch in row.children]
-            row.flops = None if None in parts else sum(parts, Expr.const(0))  # type: ignore
+            for attr, of in (("flops", forward), ("backward", backward)):
+                if name not in of[0]:
+                    parts = [getattr(ch, attr) for ch in row.children]
+                    total = None if None in parts else sum(parts, Expr.const(0))  # type: ignore
+                    setattr(row, attr, total)
         rep = _parse(node.get("repeat", "1"))
         if rep is not None and rep != Expr.const(1):
             row.name = f"{name}-{_last(rep)}" if name.endswith(".0") else name
@@ -244,8 +256,9 @@ def _star(name: str) -> str:
     return re.sub(r"\.(\d+)(?=\.|$)", ".*", name, count=1)
 
 
-def _total(t: dict) -> Expr | None:
-    return _parse(t["flops"]) if t.get("complete") else None
+def _total(t: dict, key: str = "flops") -> Expr | None:
+    whole = t.get("complete") and (key == "flops" or t.get("backward_complete"))
+    return _parse(t.get(key)) if whole else None
 
 
 def _parse(s: str | None) -> Expr | None:
@@ -289,6 +302,8 @@ def _index(name: str) -> int | None:
 def _same(a: Row, b: Row) -> bool:
     if a.kind != b.kind or a.params != b.params or a.flops != b.flops:
         return False
+    if a.backward != b.backward:
+        return False
     if len(a.children) != len(b.children):
         return False
     return all(
@@ -303,6 +318,7 @@ def _suffix(name: str) -> str:
 def _scale(r: Row, n: int) -> None:
     r.params = r.params * n if r.params is not None else None
     r.flops = r.flops * n if r.flops is not None else None
+    r.backward = r.backward * n if r.backward is not None else None
     for ch in r.children:
         prefix = r.name
         ch.name = prefix + "." + _suffix(ch.name)
@@ -320,8 +336,10 @@ def table(t: dict, dims: dict[str, int], depth: int, zeros: bool) -> list[tuple[
     if root is None:
         return []
     unit = t.get("unit", "FLOPs")
-    body: list[tuple[str, ...]] = [("module", "kind", "params", "%", unit, "%")]
-    total_p, total_f = root.params, root.flops
+    train = bool(t.get("train"))
+    head = ("module", "kind", "params", "%", unit, "%")
+    body: list[tuple[str, ...]] = [head + (("backward", "%") if train else ())]
+    total_p, total_f, total_b = root.params, root.flops, root.backward
 
     def visit(r: Row) -> None:
         if r.depth > depth:
@@ -338,6 +356,7 @@ def table(t: dict, dims: dict[str, int], depth: int, zeros: bool) -> list[tuple[
                     _figure(r.flops, dims),
                     _share(r.flops, total_f, dims),
                 )
+                + ((_figure(r.backward, dims), _share(r.backward, total_b, dims)) if train else ())
             )
         for ch in r.children:
             visit(ch)
@@ -350,11 +369,12 @@ def table_lines(t: dict, dims: dict[str, int], depth: int, zeros: bool) -> list[
     body = table(t, dims, depth, zeros)
     if not body:
         return []
-    widths = [max(len(row[i]) for row in body) for i in range(6)]
+    n = len(body[0])
+    widths = [max(len(row[i]) for row in body) for i in range(n)]
     out = []
     for row in body:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
-        cells += [row[i].rjust(widths[i]) for i in range(2, 6)]
+        cells += [row[i].rjust(widths[i]) for i in range(2, n)]
         out.append("  " + "  ".join(cells).rstrip())
     return out
 
@@ -364,7 +384,7 @@ def table_markdown(t: dict, dims: dict[str, int], depth: int, zeros: bool) -> li
     if not body:
         return []
     head, *rest = body
-    out = ["| " + " | ".join(head) + " |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+    out = ["| " + " | ".join(head) + " |", "| --- | --- |" + " ---: |" * (len(head) - 2)]
     for row in rest:
         name = row[0].strip()
         indent = "&nbsp;&nbsp;" * ((len(row[0]) - len(row[0].lstrip())) // 2)
