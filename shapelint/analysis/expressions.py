@@ -28,7 +28,9 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import backward
 from shapelint.ops.values import (
+    STAND_IN_COST,
     UNKNOWN,
     BoolV,
     Cost,
@@ -268,7 +270,8 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
                 return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
         return UNKNOWN
     if isinstance(base, TensorV):
-        return indexing.tensor_index(base, node.slice, idx)
+        item = indexing.tensor_index(base, node.slice, idx)
+        return backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST)[0]
     return UNKNOWN
 
 
