@@ -1321,9 +1321,11 @@ def _join(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
         dtype = a.dtype if a.dtype == b.dtype else None
+        grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
-            return TensorV(tuple(x if x == y else None for x, y in zip(a.shape, b.shape)), dtype)
-        return TensorV(None, dtype)
+            shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+            return TensorV(shape, dtype, grad=grad)
+        return TensorV(None, dtype, grad=grad)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
     if isinstance(a, FloatV) and isinstance(b, FloatV):

@@ -16,6 +16,7 @@ finds it, and later turns only see less.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -356,7 +357,9 @@ def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[st
     return out
 
 
-def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict | None:
+def same_each_turn(
+    an, stmt: ast.For, item: Value, last: Value, frame, first_apart: bool = False
+) -> dict | tuple[dict, dict] | None:
     """The records of one turn of stmt, when every turn's are those: the body
     run once with `item` (what every turn's item is known to be) leaves each
     name it found as it found it and knows every cost it records, so no cost
@@ -364,7 +367,10 @@ def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict |
     The caller counts them `n` times: nested loops multiply, instead of running
     the innermost body once per combination of items. None, with the frame as
     it was, where a turn may differ (a body that may end a turn early, a value
-    carried from turn to turn, a cost that needs the item's value)."""
+    carried from turn to turn, a cost that needs the item's value). With
+    first_apart, a first turn that changes only whether a carried tensor requires
+    grad (`x = layer(x)` fed the raw input: the same forward, another backward)
+    comes back apart: (its records, the records of every later turn)."""
     if ends_early(stmt.body):
         return None
     saved = (dict(frame.env), list(frame.returns), frame.done, set(frame.locals))
@@ -384,10 +390,21 @@ def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict |
         not frame.done
         and an.outer_writes == writes  # no state outside the frame changed
         and len(frame.returns) == len(saved[1])
-        and all(k in after and after[k] == v for k, v in before.items() if k not in targets)
         and all(_known_each_turn(r, names) for r in records.values())
     )
-    if not stable:
+    changed = [k for k, v in before.items() if k not in targets and after.get(k) != v]
+    if (
+        stable
+        and changed
+        and first_apart
+        and all(_grad_only(before[k], after.get(k)) for k in changed)
+    ):
+        frame.env = {k: v for k, v in after.items() if k in before or k in targets}
+        rest = same_each_turn(an, stmt, item, last, frame)
+        if rest is not None:
+            return records, rest  # type: ignore[return-value]
+        stable = False
+    if not stable or changed:
         frame.env, frame.returns, frame.done, frame.locals = saved
         return None
     new = [k for k in after if k not in before and k not in targets]
@@ -401,6 +418,15 @@ def same_each_turn(an, stmt: ast.For, item: Value, last: Value, frame) -> dict |
     else:
         an.assign(stmt.target, last, frame, None)
     return records
+
+
+def _grad_only(a: Value, b: Value | None) -> bool:
+    """a and b the same tensor but for whether it requires grad."""
+    return (
+        isinstance(a, TensorV)
+        and type(b) is type(a)
+        and dataclasses.replace(a, grad=None) == dataclasses.replace(b, grad=None)  # type: ignore[type-var]
+    )
 
 
 def _known_each_turn(rec, names: set[str]) -> bool:

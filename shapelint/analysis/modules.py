@@ -1233,7 +1233,17 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     ):
         # `range(n)` of known n: one turn for all when every turn is the same. Not
         # in __init__: a turn there grows `self`, which no name compared shows.
-        turn = loops.same_each_turn(an, stmt, IntV(None), items[-1], frame)
+        turn = loops.same_each_turn(an, stmt, IntV(None), items[-1], frame, first_apart=True)
+        if isinstance(turn, tuple):  # the first turn apart: it made a tensor require grad
+            first, rest = turn
+            others = scale_cost(
+                add_costs(r.cost for r in rest.values()), Expr.const(len(items) - 1)
+            )
+            cost = add_costs([*(r.cost for r in first.values()), others])
+            rec = an.record(stmt, frame, f"for {ast.unparse(stmt.iter)} (×{len(items)})", None,
+                            [], UNKNOWN, cost)  # fmt: skip
+            rec.children = [*first.values(), *rest.values()]
+            return
         if turn is not None:
             _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
             return

@@ -137,3 +137,19 @@ class Buffered(nn.Module):
 
     def forward(self, x):
         return self.fc(x) @ self.proj
+
+
+class Repeat(nn.Module):
+    """One layer applied n times to the raw input: the first turn computes no input
+    gradient, the others do (turns counted, not unrolled)."""
+
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.n = n
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        for _ in range(self.n):
+            for _ in range(self.n):
+                x = self.lin(x)
+        return x
