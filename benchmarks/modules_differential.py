@@ -928,7 +928,7 @@ def backward_truth(cands, cache, roots, deps, jobs) -> None:
 
     todo = [c for c in cands
             if cache.get(c["key"], {}).get("status") == "ran"
-            and "backward_status" not in cache[c["key"]]]  # fmt: skip
+            and cache[c["key"]].get("backward_status", "rerun:").startswith("rerun:")]  # fmt: skip
     if not todo:
         return
     with tempfile.TemporaryDirectory(prefix="moddiff-bwd-") as tmp:
