@@ -69,7 +69,7 @@ def main() -> None:
     out = {
         "check": _diagnostics([job["file"]]),
         "check_dims": _diagnostics([job["file"], "--dim", job["dims"]]) if job["dims"] else None,
-        "target": _target(job),
+        "target": _target(job) if job.get("with_target", True) else None,
     }
     json.dump(out, sys.stdout)
 

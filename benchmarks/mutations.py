@@ -134,10 +134,13 @@ def _package_copy(subject: Subject, corpus: Path, scratch: Path) -> Path:
     return dest
 
 
-def shapelint_verdict(subject: Subject, copy: Path, source: str, tree: Path) -> dict:
+def shapelint_verdict(
+    subject: Subject, copy: Path, source: str, tree: Path, target: bool = True
+) -> dict:
     path = copy / subject.file
     path.write_text(source)
     job = {
+        "with_target": target,
         "file": str(path),
         "target": f"{path}::{subject.cls}",
         "init": subject.init_args(),
@@ -173,13 +176,13 @@ def _owner_span(source: str, line: int) -> tuple[int, int]:
     return line, line
 
 
-def _errors(found: dict | None) -> set[tuple]:
+def _errors(found: dict | None, severities: tuple[str, ...] = ("error",)) -> set[tuple]:
     if not found:
         return set()
     return {
         (d["line"], d["code"], d["message"])
         for d in found.get("diagnostics", [])
-        if d.get("severity") == "error"
+        if d.get("severity") in severities
     }
 
 
@@ -190,6 +193,16 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
         new = _errors(got.get(mode)) - _errors(base.get(mode))
         near = [e for e in new if lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR]
         out[mode] = {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
+        # A warning is no catch (the issue counts errors), but says where a shape
+        # rule of warning severity (SHP317) would stand; naming warnings (SHP4xx)
+        # follow any rewrite and say nothing here.
+        both = ("error", "warning")
+        new = _errors(got.get(mode), both) - _errors(base.get(mode), both)
+        out[mode]["warned"] = any(
+            e[1].startswith("SHP3")
+            and (lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR)
+            for e in new
+        )
     target = got.get("target") or {}
     new = _errors(target) - _errors(base.get("target"))
     failed = "failure" in target or "failure" in got
@@ -236,12 +249,12 @@ def run_subject(
     copy = _package_copy(subject, corpus, scratch)
 
     def verdict(src: str) -> dict:
-        key = _digest(tree_digest, subject.name, src)
+        key = _digest(tree_digest, subject.name, src, "" if args.target else "no target")
         if args.torch_only:
             return {}
         if key not in check_cache:
             check_cache[key] = shapelint_verdict(
-                subject, copy, src, ROOT if args.tree is None else Path(args.tree)
+                subject, copy, src, ROOT if args.tree is None else Path(args.tree), args.target
             )
         return check_cache[key]
 
@@ -302,6 +315,12 @@ def summarize(rows: list[dict]) -> str:
         lines.append(
             f"| {label} | {caught} / {len(bugs)} | {anywhere} / {len(bugs)} | {false} / {len(benign)}{extra} |"
         )
+    for mode, label in modes[:2]:
+        lines.append(
+            f"\n{label}, a shape error or warning (SHP3xx) near the edit: "
+            f"{sum(r['score'][mode].get('warned', False) for r in bugs)} / {len(bugs)} bugs, "
+            f"{sum(r['score'][mode].get('warned', False) for r in benign)} / {len(benign)} benign."
+        )
     complete = sum(r["score"]["target"]["complete"] for r in bugs)
     lines.append("")
     lines.append(
@@ -324,6 +343,12 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="write every row here")
     parser.add_argument(
         "--torch-only", action="store_true", help="judge with torch, skip shapelint"
+    )
+    parser.add_argument(
+        "--no-target",
+        dest="target",
+        action="store_false",
+        help="only the two check modes (the target's column reads 0): a quicker loop",
     )
     args = parser.parse_args()
     subjects = [s for s in SUBJECTS if not args.only or s.name in args.only.split(",")]
