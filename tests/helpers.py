@@ -16,6 +16,19 @@ def diagnose(code: str, path: str = "snippet.py", **options):
     return analyze_text(path, textwrap.dedent(code), options or None).diagnostics
 
 
+def torch_raises(source: str, build: str, shape: tuple[int, ...]) -> bool:
+    """Whether torch raises a RuntimeError running `build` (a constructor call of
+    the source's module) on a random input of that shape: the oracle of a shape bug."""
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the tests' own modules
+    try:
+        eval(build, ns)(torch.randn(*shape))  # noqa: S307
+    except RuntimeError:
+        return True
+    return False
+
+
 def codes(code: str, **options) -> list[str]:
     return [d.code for d in diagnose(code, **options)]
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import diagnose
+from tests.helpers import diagnose, torch_raises
 
 HEAD = "import torch\nfrom torch import nn\n\n\n"
 
@@ -17,17 +17,6 @@ def _errors(source: str, **options) -> list[tuple[int, str, str]]:
     return [
         (d.line, d.code, d.message) for d in diagnose(source, **options) if d.severity == "error"
     ]
-
-
-def _torch_raises(source: str, build: str, shape: tuple[int, ...]) -> bool:
-    torch = pytest.importorskip("torch")
-    ns: dict = {}
-    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own modules
-    try:
-        eval(build, ns)(torch.randn(*shape))  # noqa: S307
-    except RuntimeError:
-        return True
-    return False
 
 
 def _block(out: str, forward: str = "return x + self.proj(x)") -> str:
@@ -47,7 +36,7 @@ def _block(out: str, forward: str = "return x + self.proj(x)") -> str:
 def test_a_residual_read_before_the_layer_that_sizes_it_is_checked():
     # x is read before proj teaches its width: the add still sees [..., 64]
     source = _block("128").replace("nn.Linear(dim,", "nn.Linear(64,")
-    assert _torch_raises(source, "Block(64, 32)", (2, 5, 64))
+    assert torch_raises(source, "Block(64, 32)", (2, 5, 64))
     ((line, code, message),) = _errors(source)
     assert code == "SHP308" and "(64 vs 128)" in message
     assert "x + self.proj(x)" in source.splitlines()[line - 1]
@@ -55,7 +44,7 @@ def test_a_residual_read_before_the_layer_that_sizes_it_is_checked():
 
 def test_a_residual_of_twice_the_width_is_an_error_that_names_where_it_would_broadcast():
     source = _block("dim * 2")
-    assert _torch_raises(source, "Block(48, 96)", (2, 5, 48))
+    assert torch_raises(source, "Block(48, 96)", (2, 5, 48))
     ((_, code, message),) = _errors(source)
     assert code == "SHP308"
     assert "(dim vs 2·dim; they broadcast only when dim = 1)" in message
@@ -79,7 +68,7 @@ def test_sizes_that_may_agree_are_not_errors(out):
     # `hidden` may equal `dim`: two names are a constraint, not a conflict
     source = _block(out)
     assert not _errors(source)
-    assert not _torch_raises(source, "Block(48, 48)", (2, 5, 48))
+    assert not torch_raises(source, "Block(48, 48)", (2, 5, 48))
 
 
 def test_check_dim_sizes_the_constructor_parameters_of_every_class():
@@ -94,7 +83,7 @@ def test_check_dim_sizes_the_constructor_parameters_of_every_class():
                 return self.net(x)
         """
     )
-    assert _torch_raises(source, "FeedForward(48, 96)", (2, 5, 48))
+    assert torch_raises(source, "FeedForward(48, 96)", (2, 5, 48))
     assert not _errors(source)  # two names: `hidden_dim` may be `dim`
     ((_, code, message),) = _errors(source, check_dims={"dim": 48, "hidden_dim": 96})
     assert code == "SHP307" and "48 in Linear(in_features=48) must equal 96" in message

@@ -43,6 +43,8 @@ from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
+    assuming,
+    declare_independent,
     fact_scope,
     product,
 )
@@ -66,6 +68,7 @@ from shapelint.ops.values import (
 )
 from shapelint.options import AnalysisOptions
 
+ASSUMED_EQUAL = "SHP317"
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
 
@@ -213,6 +216,8 @@ class ModuleAnalyzer:
         # Parameters that stand for one size (`dim`, `n: int`, `heads=8`): names of
         # definite origin, which a conflict between formulas may rest on.
         self.size_params: set[str] = set()
+        self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
+        self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
@@ -347,6 +352,20 @@ class ModuleAnalyzer:
         parameter's. A name a pattern or a shape unpacking gave may name two dims."""
         return issue.names <= self.size_params
 
+    def _kept(self, issue: OpIssue) -> OpIssue | None:
+        """The issue as reported, or None where it rests on a name learning gave. A
+        conflict between two independent sizes is the constraint it imposes (SHP317)."""
+        if not self._definite(issue):
+            return None
+        if not issue.assumes:
+            return issue
+        a, b = issue.assumes
+        return OpIssue(
+            ASSUMED_EQUAL,
+            f"{issue.message}; this needs {a} = {b}, sizes the constructor takes separately",
+            issue.where,
+        )
+
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
         where = issue.where
         target: object = call
@@ -461,6 +480,16 @@ class ModuleAnalyzer:
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
+        if fd.cls is not None and fd.node.name != "__init__":
+            # A name the method binds itself (`b, dim, c = x.shape`) is not the
+            # constructor's, whatever it is called.
+            own = {p for p, _ in params} | {
+                n.id
+                for n in ast.walk(fd.node)
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+            }
+            sizes, compared = self._constructor_sizes(fd.cls)
+            declare_independent(sizes - own, compared)
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]
@@ -596,6 +625,8 @@ class ModuleAnalyzer:
                 and value.value.as_name() == a.arg
             ):
                 self.size_params.add(a.arg)
+                if fd.node.name == "__init__":
+                    self._init_sizes.setdefault(fd.qualname, set()).add(a.arg)
             frame.env[a.arg] = value
             out.append((a.arg, value))
         for extra in (args.vararg, args.kwarg):
@@ -626,6 +657,19 @@ class ModuleAnalyzer:
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
+
+    def _constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
+        """The sizes a caller passes the class's constructor one by one (`dim`,
+        `hidden_dim`, `heads=8`), and the pairs of them its code compares."""
+        got = self._ctor_sizes.get(cd.key)
+        if got is None:
+            init = attributes.find_method(self, cd, "__init__")
+            sizes: set[str] = set()
+            if init is not None and not self.specialize:
+                self.class_attrs(cd)
+                sizes = set(self._init_sizes.get(init.qualname, ()))
+            got = self._ctor_sizes[cd.key] = (sizes, _compared_names(cd.node, sizes))
+        return got
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
         """The dimension names the parameters' and the return annotations use: two
@@ -903,11 +947,17 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         attrs = self.class_attrs(cd)
-        exprs = learning.binding_exprs(_bind_call(cd.init_params, args, kwargs))
-        if not exprs:
+        bound = _bind_call(cd.init_params, args, kwargs)
+        exprs = learning.binding_exprs(bound)
+        # Given, but no size: what the callee's name sized is unknown here.
+        lost = set(bound) - set(exprs)
+        if not exprs and not lost:
             return ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
         return ObjectV(
-            f"<class>{cd.key}", tuple((k, learning.subst(v, exprs, {})) for k, v in attrs.items())
+            f"<class>{cd.key}",
+            tuple(
+                (k, learning.forget(learning.subst(v, exprs, {}), lost)) for k, v in attrs.items()
+            ),
         )
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
@@ -1034,6 +1084,9 @@ class ModuleAnalyzer:
         pattern_node, res, pattern = dispatch.call(
             qual, node, args, kwargs, open_kwargs, self.costs
         )
+        res = _under_assumption(
+            res, lambda: dispatch.call(qual, node, args, kwargs, open_kwargs, self.costs)[1]
+        )
         if res is None:
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
@@ -1046,7 +1099,8 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
-            if not self._definite(issue):
+            issue = self._kept(issue)
+            if issue is None:
                 continue
             if pattern is not None and pattern not in issue.message:
                 # Every message quotes the pattern it is about, einops-style.
@@ -1115,6 +1169,7 @@ class ModuleAnalyzer:
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
         res = dispatch.stub(name, args, kwargs, self.costs)
+        res = _under_assumption(res, lambda: dispatch.stub(name, args, kwargs, self.costs))
         if res is None:
             if isinstance(node, ast.Call) and (uc.may_cost(name) or name.startswith("<class>")):
                 return self._unknown_call(
@@ -1141,7 +1196,8 @@ class ModuleAnalyzer:
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
-            if not self._definite(issue):
+            issue = self._kept(issue)
+            if issue is None:
                 continue
             if call is not None:
                 self.report_issue(issue, call, None)
@@ -1270,6 +1326,37 @@ _EXPR_HANDLERS = {
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _under_assumption(res: OpResult | None, again) -> OpResult | None:
+    """An op whose only issues are constraints between independent sizes (SHP317, a
+    warning) goes on as torch would for callers that meet them: its value and cost
+    are those of a run under the equalities, its issues the constraints."""
+    if res is None or not res.issues or not all(i.assumes for i in res.issues):
+        return res
+    with assuming():
+        rerun = again()
+    if rerun is None or rerun.issues:
+        return res
+    return dataclasses.replace(rerun, issues=res.issues)
+
+
+def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
+    """Pairs of sizes the class's code compares (`if dim != dim_out`, `assert
+    self.heads == heads`): a relation the code knows about, whatever it is."""
+    out: set[frozenset[str]] = set()
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Compare):
+            continue
+        sides = [
+            {m.id if isinstance(m, ast.Name) else m.attr for m in ast.walk(e)
+             if isinstance(m, (ast.Name, ast.Attribute))} & sizes
+            for e in (n.left, *n.comparators)
+        ]  # fmt: skip
+        for i, a in enumerate(sides):
+            for b in sides[i + 1 :]:
+                out.update(frozenset((x, y)) for x in a for y in b if x != y)
+    return out
 
 
 def _record_key(node, line: int, col: int, op: str) -> tuple:

@@ -235,6 +235,26 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
     return v
 
 
+def forget(v: Value, names: set[str]) -> Value:
+    """v with every size that mentions one of names unknown: a constructor's
+    parameter a caller gave no size for is no name of the caller's (the callee's
+    `out_channels` is not the caller's own `out_channels`)."""
+    if not names:
+        return v
+    if isinstance(v, TensorV) and v.shape is not None:
+        return TensorV(
+            tuple(None if isinstance(d, Expr) and d.names() & names else d for d in v.shape),
+            v.dtype,
+        )
+    if isinstance(v, IntV) and v.value is not None and v.value.names() & names:
+        return IntV(None)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(forget(i, names) for i in v.items))
+    if isinstance(v, ObjectV):
+        return ObjectV(v.kind, tuple((k, forget(x, names)) for k, x in v.attrs))
+    return v
+
+
 def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
     if shape is None or f"*{name}" not in shape:
         return shape

@@ -220,13 +220,17 @@ class _Facts:
     names: which quotients are exact, which names annotations declare, and which
     differently named dims it has said are equal."""
 
-    __slots__ = ("divides", "declared", "bound", "parent")
+    __slots__ = ("divides", "declared", "bound", "parent", "independent", "compared")
 
     def __init__(self, outer: _Facts | None = None):
         self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
         self.declared: set[str] = set(outer.declared) if outer else set()
         self.bound: set[str] = set(outer.bound) if outer else set()  # by the parameters
         self.parent: dict[str, str] = dict(outer.parent) if outer else {}
+        # Sizes a caller chooses one by one (a module's constructor parameters), and
+        # the pairs of them the code compares (`if dim != dim_out`): see assumed_equal.
+        self.independent: set[str] = set(outer.independent) if outer else set()
+        self.compared: set[frozenset[str]] = set(outer.compared) if outer else set()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -774,6 +778,56 @@ def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
         facts.declared.update(names)
         if bound:
             facts.bound.update(names)
+
+
+def declare_independent(names: Iterable[str], compared: Iterable[frozenset[str]] = ()) -> None:
+    """Sizes a caller picks one by one (`FeedForward(dim, hidden_dim)`): an op that
+    needs two of them equal holds only for the callers that pass equal values, unless
+    the code compares them (`if dim != dim_out: ...`), which says it knows."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.independent.update(names)
+        facts.compared.update(compared)
+
+
+# Set while an op runs again under the equalities it needs (`assuming`).
+_ASSUMING: ContextVar[bool] = ContextVar("shapelint_assuming", default=False)
+
+
+@contextmanager
+def assuming() -> Iterator[None]:
+    """An op run again as if the independent sizes it needs equal were (the
+    constraint stated, the analysis goes on under it)."""
+    token = _ASSUMING.set(True)
+    try:
+        yield
+    finally:
+        _ASSUMING.reset(token)
+
+
+def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
+    """(a, b) for people when an op needs them equal and they are formulas over
+    independent sizes (declare_independent) only, that the scope has not related:
+    `dim` against `hidden_dim`, or against `heads·dim_head`. A pair whose names the
+    code compares anywhere (one of a's against one of b's) is left alone."""
+    facts = _FACTS.get()
+    if facts is None or not facts.independent or a is None or b is None or _ASSUMING.get():
+        return None
+    if a.is_too_big() or b.is_too_big() or a.value is not None or b.value is not None:
+        return None
+    if a.simplify() == b.simplify():
+        return None
+    if a.constant_ratio(b) is not None or (a - b).value is not None:
+        return None  # `dim` and `2·dim` are never equal: no assumption makes them so
+    na, nb = a.names(), b.names()
+    if not na or not nb or not (na | nb) <= facts.independent or _has_quotient(a - b):
+        return None
+    ra, rb = {facts.root(n) for n in na}, {facts.root(n) for n in nb}
+    if ra & rb and a.as_name() is not None and b.as_name() is not None:
+        return None  # two names the code has made one
+    if any(frozenset((x, y)) in facts.compared for x in na for y in nb):
+        return None
+    return a.to_human(), b.to_human()
 
 
 def note_equal(a: Expr | None, b: Expr | None) -> bool:

@@ -527,7 +527,11 @@ def avg_pool3d(
     xs, ks = shape_of(x), per_dim(kernel_size, 3)
     if out.issues or xs is None or ks is None or known_tail(xs) < 3:
         return out
-    if any(differs(h, k) and const(h) < const(k) for h, k in zip(xs[-3:], ks, strict=True)):  # type: ignore[operator]
+    # const, not differs: differs is also true of formulas (`h` and `h + 1`)
+    if any(
+        const(h) is not None and const(k) is not None and const(h) < const(k)  # type: ignore[operator]
+        for h, k in zip(xs[-3:], ks, strict=True)
+    ):
         out.value = TensorV(None, dtype_of(x))
         out.notes.append("avg_pool3d of an input smaller than its kernel fails on CPU")
     return out

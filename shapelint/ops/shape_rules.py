@@ -13,9 +13,17 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from shapelint.notation.symbolic import Expr, name_clash, note_equal, product, total
+from shapelint.notation.symbolic import (
+    Expr,
+    assumed_equal,
+    name_clash,
+    note_equal,
+    product,
+    total,
+)
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -72,7 +80,10 @@ class RuleContext:
 
     def issue(self, code: str, message: str, arg: int | None = None) -> OpIssue:
         return OpIssue(
-            code, f"{self.op}: {message}", self.where(arg) if arg is not None else ("call",)
+            code,
+            f"{self.op}: {message}",
+            self.where(arg) if arg is not None else ("call",),
+            **take_note(),
         )
 
 
@@ -152,13 +163,37 @@ def numel(shape: Shape | None) -> Expr | None:
     return TensorV(shape).numel() if shape is not None else None
 
 
+# What the last `differs` rested on, for the issue the op then raises to carry
+# (RuleContext.issue, the stub interpreter): OpIssue.names and OpIssue.assumes.
+_NOTE: ContextVar[dict | None] = ContextVar("shapelint_differs_note", default=None)
+
+
+def take_note() -> dict:
+    note = _NOTE.get()
+    if note is None:
+        return {}
+    _NOTE.set(None)
+    return note
+
+
 def differs(a: Dim, b: Dim) -> bool:
-    """Whether two sizes the op requires equal are certainly different numbers.
-    When they may be equal, the op's run-time check makes them so from here on:
-    what that proves (a divisibility, two names for one dim) is recorded."""
+    """Whether two sizes the op requires equal are certainly different numbers,
+    formulas no positive sizes make equal (`dim` and `2·dim`, `n` and `n + 1`: the
+    issue then carries their names, which the analysis keeps where each is one size),
+    or formulas over independent sizes (constructor parameters nothing relates: the
+    issue carries the pair as `assumes`). When they may be equal, the op's run-time
+    check makes them so from here on: what that proves (a divisibility, two names
+    for one dim) is recorded."""
     if not (isinstance(a, Expr) and isinstance(b, Expr)):
         return False
     if a.definitely_differs(b):
+        return True
+    if only_one_broadcasts(a, b) is not None:
+        _NOTE.set({"names": frozenset(a.names() | b.names())})
+        return True
+    pair = assumed_equal(a, b)
+    if pair is not None:
+        _NOTE.set({"names": frozenset(a.names() | b.names()), "assumes": pair})
         return True
     note_equal(a, b)
     return False
@@ -261,7 +296,7 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return a, False
         if bv is not None:
             return b, False
-        if only_one_broadcasts(a, b) is not None:
+        if only_one_broadcasts(a, b) is not None or assumed_equal(a, b) is not None:
             return None, True
         # Two expressions: torch's check makes them one size (or one of them 1):
         # kv·(h//kv) against h proves kv | h, and the two are then the same.
@@ -272,6 +307,11 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
     if isinstance(known, Expr) and known.value is not None and known.value != 1:
         return known, False
     return None, False
+
+
+def _assumed(x: Dim, y: Dim) -> tuple:
+    pair = assumed_equal(x, y) if isinstance(x, Expr) and isinstance(y, Expr) else None
+    return pair or ()
 
 
 def _only_when(x: Dim, y: Dim) -> str:
@@ -429,14 +469,13 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
         )
     batch, conflicts = broadcast_shapes(batch_a, batch_b)
     for axis, x, y in conflicts:
-        out.issues.append(
-            ctx.issue(
-                BROADCAST,
-                f"batch dimensions do not broadcast: {shape_text(sa)} @ {shape_text(sb)} "
-                f"({dim_str(x)} vs {dim_str(y)} at batch axis {axis})",
-                1,
-            )
+        issue = ctx.issue(
+            BROADCAST,
+            f"batch dimensions do not broadcast: {shape_text(sa)} @ {shape_text(sb)} "
+            f"({dim_str(x)} vs {dim_str(y)} at batch axis {axis})",
+            1,
         )
+        out.issues.append(dataclasses.replace(issue, assumes=_assumed(x, y)))
     if out.issues:
         return out
     shape: Shape | None = None
@@ -499,7 +538,9 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                     i,
                 )
                 names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
-                out.issues.append(dataclasses.replace(issue, names=frozenset(names)))
+                out.issues.append(
+                    dataclasses.replace(issue, names=frozenset(names), assumes=_assumed(x, y))
+                )
             if conflicts:
                 break
         seen.append((i, t.shape))

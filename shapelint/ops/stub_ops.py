@@ -479,10 +479,18 @@ class _Interpreter:
         return self.entry.code or SIGNATURE
 
     def issue(self, code: str, message: str, where: tuple) -> None:
-        self.issues.append(OpIssue(code, f"{self.entry.name}: {message}", where))
+        self.issues.append(
+            OpIssue(
+                code,
+                f"{self.entry.name}: {message}",
+                where,
+                **shape_rules.take_note(),
+            )
+        )
 
     def run(self, costs: bool = True) -> OpResult | NotApplicable | _RankMiss:
         e = self.entry
+        shape_rules.take_note()  # nothing left over from an op before
         self._bind_objects()
         if e.signature is not None:
             miss = self._apply_signature(e.signature)

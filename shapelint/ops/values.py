@@ -308,6 +308,9 @@ class OpIssue:
     # one size: the names it rests on, for the analysis to drop it where a name was
     # given by learning (two uses may have named two dims alike).
     names: frozenset = frozenset()
+    # Two independent sizes the op needs equal (`dim`, `hidden_dim`: constructor
+    # parameters nothing relates): the conflict holds unless a caller passes equal values.
+    assumes: tuple = ()
 
 
 @dataclass

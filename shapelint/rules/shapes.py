@@ -203,6 +203,75 @@ RULES = [
         ),
     ),
     Rule(
+        code="SHP317",
+        name="independent-sizes-equated",
+        severity="warning",
+        summary="An op needs two sizes equal that the constructor takes separately.",
+        explanation=(
+            "A module's constructor parameters (`dim`, `hidden_dim`, `heads=8`) are sizes "
+            "its caller picks one by one. An op that needs two of them equal (a "
+            "`Linear(dim, dim)` fed the output of a `Linear(dim, hidden_dim)`, a residual "
+            "`x + self.proj(x)` where proj maps `dim` to `hidden_dim`, a norm of the wrong "
+            "width) runs only for callers that happen to pass equal values; torch raises "
+            "for every other. The message names the op, both shapes, where each size came "
+            "from and the constraint. A warning, not an error: on released code such "
+            "pairs are often tied by every caller (timm's NestLevel takes `seq_length` "
+            "and `block_size` and needs `seq_length = block_size²`; PatchTSMixer's gated "
+            "attention multiplies an `in_size` input by an `out_size` one), which no "
+            "analysis of the class alone can see. Not reported when the code compares "
+            "the two parameters anywhere in the class (`if dim != dim_out: ...`), which "
+            "says it knows, nor for a name the method binds itself (`b, dim, c = "
+            "x.shape`) or a size a use named (a pattern axis), which may be either. "
+            "Where the two are meant to be one size, pass one parameter; where they are "
+            "meant to differ, the layer is the wrong one."
+        ),
+        invalid=(
+            Example(
+                "from torch import nn\n\n\n"
+                "class FeedForward(nn.Module):\n"
+                "    def __init__(self, dim, hidden_dim):\n"
+                "        super().__init__()\n"
+                "        self.up = nn.Linear(dim, hidden_dim)\n"
+                "        self.down = nn.Linear(dim, dim)\n\n"
+                "    def forward(self, x):\n"
+                "        return self.down(self.up(x))\n",
+                expect=(
+                    "11:16 SHP317 torch.nn.Linear.__call__: dim in Linear(in_features=dim) must equal hidden_dim in dim -1 of input [..., hidden_dim]; dim and hidden_dim are separate constructor parameters: this runs only where the caller passes dim = hidden_dim",
+                ),
+            ),
+            Example(
+                "from torch import nn\n\n\n"
+                "class Block(nn.Module):\n"
+                "    def __init__(self, dim, hidden_dim):\n"
+                "        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, hidden_dim)\n\n"
+                "    def forward(self, x):\n"
+                "        return x + self.proj(x)\n",
+                expect=(
+                    "10:20 SHP317 operator.add: shapes [..., dim] and [..., hidden_dim] cannot broadcast (dim vs hidden_dim); dim and hidden_dim are separate constructor parameters: this runs only where the caller passes dim = hidden_dim",
+                ),
+            ),
+        ),
+        valid=(
+            "from torch import nn\n\n\n"
+            "class FeedForward(nn.Module):\n"
+            "    def __init__(self, dim, hidden_dim):\n"
+            "        super().__init__()\n"
+            "        self.up = nn.Linear(dim, hidden_dim)\n"
+            "        self.down = nn.Linear(hidden_dim, dim)\n\n"
+            "    def forward(self, x):\n"
+            "        return self.down(self.up(x))\n",
+            "from torch import nn\n\n\n"
+            "class Block(nn.Module):\n"
+            "    def __init__(self, dim, dim_out):\n"
+            "        super().__init__()\n"
+            "        self.proj = nn.Linear(dim, dim_out)\n"
+            "        self.skip = dim == dim_out\n\n"
+            "    def forward(self, x):\n"
+            "        return x + self.proj(x) if self.skip else self.proj(x)\n",
+        ),
+    ),
+    Rule(
         code="SHP316",
         name="unpack-count-mismatch",
         severity="error",

@@ -1,0 +1,158 @@
+"""Plain `check` on sizes a constructor takes separately (issue 25): an op that needs
+two of them equal states the constraint (SHP317, a warning: released code ties such
+pairs in its callers); formulas no positive sizes make equal (`dim` and `2·dim`) are
+errors in every op that compares sizes. Torch judges each case at sizes that all
+differ: the code flagged raises."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import analyze, diagnose, torch_raises
+
+HEAD = "import torch\nfrom torch import nn\n\n\n"
+
+
+def _found(source: str, severity: str) -> list[tuple[int, str, str]]:
+    return [(d.line, d.code, d.message) for d in diagnose(source) if d.severity == severity]
+
+
+def _module(init: str, forward: str, params: str = "dim, hidden_dim") -> str:
+    def body(lines: str) -> str:
+        return "".join(f"        {line}\n" for line in lines.splitlines())
+
+    return (
+        HEAD
+        + "class Block(nn.Module):\n"
+        + f"    def __init__(self, {params}):\n"
+        + "        super().__init__()\n"
+        + body(init)
+        + "\n    def forward(self, x):\n"
+        + body(forward)
+    )
+
+
+FEED_FORWARD = _module(
+    "self.up = nn.Linear(dim, hidden_dim)\nself.down = nn.Linear(dim, dim)\n",
+    "return self.down(self.up(x))\n",
+)
+
+
+def test_a_layer_of_dim_fed_hidden_dim_states_the_constraint():
+    assert torch_raises(FEED_FORWARD, "Block(48, 96)", (2, 5, 48))
+    assert not _found(FEED_FORWARD, "error")
+    ((line, code, message),) = _found(FEED_FORWARD, "warning")
+    assert code == "SHP317" and line == 12
+    assert "dim in Linear(in_features=dim) must equal hidden_dim" in message
+    assert "this needs dim = hidden_dim" in message
+
+
+def test_a_residual_of_another_width_states_the_constraint():
+    source = _module("self.proj = nn.Linear(dim, hidden_dim)\n", "return x + self.proj(x)\n")
+    assert torch_raises(source, "Block(48, 96)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "warning")
+    assert code == "SHP317" and "(dim vs hidden_dim)" in message
+
+
+def test_a_product_of_sizes_against_a_size_states_the_constraint():
+    source = _module(
+        "inner = heads * dim_head\nself.to_v = nn.Linear(dim, inner)\nself.out = nn.Linear(dim, dim)\n",
+        "return self.out(self.to_v(x))\n",
+        params="dim, heads=8, dim_head=64",
+    )
+    assert torch_raises(source, "Block(48, 4, 16)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "warning")
+    assert code == "SHP317" and "this needs dim = dim_head·heads" in message
+
+
+def test_the_analysis_goes_on_under_the_constraint():
+    # the warning does not turn what follows into unknowns: the second Linear runs
+    # as torch runs it for callers that pass dim = hidden_dim
+    result = analyze(FEED_FORWARD)
+    (down,) = [c for c in result.calls if c["line"] == 12 and c["column"] == 16]
+    assert down["inputs"] == [["...", "hidden_dim"]] and down["output"] == ["...", "dim"]
+    assert "2·?·dim²" in down["notes"][0]
+
+
+def test_parameters_the_class_compares_are_left_alone():
+    source = _module(
+        "self.proj = nn.Linear(dim, hidden_dim)\nself.keep = dim == hidden_dim\n",
+        "return x + self.proj(x) if self.keep else self.proj(x)\n",
+    )
+    assert not _found(source, "warning") and not _found(source, "error")
+
+
+def test_a_name_the_method_binds_is_not_the_constructors():
+    # `b, dim = x.shape` names x's last dim `dim`, whatever the constructor's is
+    source = _module(
+        "self.proj = nn.Linear(hidden_dim, hidden_dim)\n",
+        "b, dim = x.shape\ny = torch.zeros(b, dim)\nreturn self.proj(x) + y\n",
+    )
+    assert not [f for f in _found(source, "warning") if f[1] == "SHP317"]
+
+
+def test_equal_parameters_run():
+    # the constraint is real: the same module with equal sizes runs
+    assert not torch_raises(FEED_FORWARD, "Block(48, 48)", (2, 5, 48))
+
+
+def test_a_norm_of_twice_the_width_is_an_error():
+    source = _module(
+        "self.proj = nn.Linear(hidden_dim, dim)\nself.norm = nn.LayerNorm(dim * 2)\n",
+        "return self.norm(self.proj(x))\n",
+    )
+    assert torch_raises(source, "Block(48, 96)", (2, 5, 96))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP309" and "normalized_shape [2·dim]" in message
+
+
+def test_a_conv_fed_half_its_channels_is_an_error():
+    source = _module(
+        "self.a = nn.Conv2d(hidden_dim, dim, 3, padding=1)\n"
+        "self.b = nn.Conv2d(dim * 2, dim, 3, padding=1)\n",
+        "b, c, h, w = x.shape\nreturn self.b(self.a(x))\n",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 6, 5, 5))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP309" and "expect 2·dim input channels, got dim" in message
+
+
+def test_a_batch_norm_of_another_width_after_a_conv_states_the_constraint():
+    source = _module(
+        "self.a = nn.Conv2d(dim, hidden_dim, 3, padding=1)\nself.bn = nn.BatchNorm2d(dim)\n",
+        "b, c, h, w = x.shape\nreturn self.bn(self.a(x))\n",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+    ((_, code, message),) = _found(source, "warning")
+    assert code == "SHP317" and "this needs hidden_dim = dim" in message
+
+
+def test_a_size_a_submodule_was_given_no_value_for_is_not_the_callers_name():
+    # Inner's `out_channels` is unknown here (an undecided conditional), not the
+    # outer class's own parameter of the same name
+    source = HEAD + textwrap.dedent(
+        """
+        class Inner(nn.Module):
+            def __init__(self, in_channels, out_channels):
+                super().__init__()
+                self.conv = nn.Conv2d(in_channels, out_channels, 1)
+
+            def forward(self, x):
+                b, c, h, w = x.shape
+                return self.conv(x)
+
+
+        class Outer(nn.Module):
+            def __init__(self, in_channels, out_channels, double: bool = True):
+                super().__init__()
+                width = 2 * out_channels if double else out_channels
+                self.inner = Inner(in_channels, width)
+                self.post = nn.Conv2d(2 * out_channels, 2 * out_channels, 1)
+
+            def forward(self, x):
+                b, c, h, w = x.shape
+                return self.post(self.inner(x))
+        """
+    )
+    assert not torch_raises(source, "Outer(3, 4)", (2, 3, 5, 5))
+    assert not _found(source, "error")
