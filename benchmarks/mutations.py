@@ -198,7 +198,7 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
         # follow any rewrite and say nothing here.
         both = ("error", "warning")
         new = _errors(got.get(mode), both) - _errors(base.get(mode), both)
-        out[mode]["warned"] = any(
+        out[mode]["warned"] = bool(near) or any(
             e[1].startswith("SHP3")
             and (lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR)
             for e in new
@@ -317,7 +317,7 @@ def summarize(rows: list[dict]) -> str:
         )
     for mode, label in modes[:2]:
         lines.append(
-            f"\n{label}, a shape error or warning (SHP3xx) near the edit: "
+            f"\n{label}, an error or a shape warning (SHP3xx) near the edit: "
             f"{sum(r['score'][mode].get('warned', False) for r in bugs)} / {len(bugs)} bugs, "
             f"{sum(r['score'][mode].get('warned', False) for r in benign)} / {len(benign)} benign."
         )

@@ -19,7 +19,10 @@ Two things keep the algebra honest and bounded:
   sizes, an ``assert h % kv == 0``): :func:`record_divides` and
   :func:`note_equal` add a fact to the current :func:`fact_scope` (one
   per analysed function), and quotients built or :meth:`Expr.simplify`-ed in it
-  become exact, so they cancel.
+  become exact, so they cancel. The scope also knows which names are sizes a
+  caller picks one by one (a module's constructor parameters,
+  :func:`declare_independent`): an op that needs two formulas over them equal
+  rests on an assumption (:func:`assumed_equal`), which the analysis states.
 - **A size budget.** Past a few hundred terms (or an absurd degree or
   coefficient) an arithmetic result is :data:`TOO_BIG`, which absorbs every
   operation in constant time and which values turn into an unknown (``?``): a

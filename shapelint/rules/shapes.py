@@ -236,7 +236,7 @@ RULES = [
                 "    def forward(self, x):\n"
                 "        return self.down(self.up(x))\n",
                 expect=(
-                    "11:16 SHP317 torch.nn.Linear.__call__: dim in Linear(in_features=dim) must equal hidden_dim in dim -1 of input [..., hidden_dim]; dim and hidden_dim are separate constructor parameters: this runs only where the caller passes dim = hidden_dim",
+                    "11:16 SHP317 torch.nn.Linear.__call__: dim in Linear(in_features=dim) must equal hidden_dim in dim -1 of input [..., hidden_dim]; this needs dim = hidden_dim, sizes the constructor takes separately",
                 ),
             ),
             Example(
@@ -248,7 +248,7 @@ RULES = [
                 "    def forward(self, x):\n"
                 "        return x + self.proj(x)\n",
                 expect=(
-                    "10:20 SHP317 operator.add: shapes [..., dim] and [..., hidden_dim] cannot broadcast (dim vs hidden_dim); dim and hidden_dim are separate constructor parameters: this runs only where the caller passes dim = hidden_dim",
+                    "10:20 SHP317 operator.add: shapes [..., dim] and [..., hidden_dim] cannot broadcast (dim vs hidden_dim); this needs dim = hidden_dim, sizes the constructor takes separately",
                 ),
             ),
         ),
