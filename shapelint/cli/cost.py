@@ -9,10 +9,13 @@ from pathlib import Path
 import click
 
 from shapelint.cli.options import (
+    COUNT,
+    NUMBER,
     analysis_options,
     analysis_run_options,
     load_config,
     parse_dims,
+    recipe_options,
     run_analysis,
 )
 from shapelint.notation.target import Target
@@ -106,6 +109,23 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     is_flag=True,
     help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
 )
+@click.option(
+    "--tokens",
+    type=NUMBER,
+    default=None,
+    help="With PATH::Class: training tokens (15e12, 15T); the napkin gives the training days.",
+)
+@click.option(
+    "--gpus",
+    type=COUNT,
+    default=None,
+    help="With PATH::Class and --hardware: chips to train on; the napkin (days with --tokens, "
+    "memory and a verdict).",
+)
+@click.option(
+    "--mfu", type=float, default=0.5, show_default=True, help="With --gpus: the fraction of peak."
+)
+@recipe_options
 @analysis_run_options
 def cost(
     paths,
@@ -122,6 +142,11 @@ def cost(
     tree,
     train,
     macs,
+    tokens,
+    gpus,
+    mfu,
+    optimizer,
+    precision,
     config_path,
     no_cache,
     jobs,
@@ -162,6 +187,13 @@ def cost(
             err=True,
         )
         sys.exit(2)
+    napkin = gpus is not None or tokens is not None
+    if napkin and (not targets or gpus is None or not hardware):
+        click.echo(
+            "shapelint: error: --tokens and --gpus need a PATH::Class target, --gpus and --hardware",
+            err=True,
+        )
+        sys.exit(2)
     if diff_base is not None:
         target = (targets, init, inputs) if targets else None
         click.echo(
@@ -174,10 +206,14 @@ def cost(
         report["target"] = _target(targets, init, inputs, bound, options)
         if train:
             report["target"]["train"] = True
+    if napkin:
+        plan = (tokens, gpus, hardware, mfu, optimizer, precision)
+        _napkin(report["target"], targets[0], init, inputs, bound, plan, cfg)
     if hardware:
         origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)
-        _require_sizes(report, bound)
+        if not napkin:  # the napkin names the sizes it needs itself
+            _require_sizes(report, bound)
         from shapelint.cost.report import roofline_dtype
 
         peaks = roofline_dtype(dt)
@@ -224,6 +260,30 @@ def _target(targets: list[Target], init, inputs, bound: dict[str, int], options)
     except OSError as e:
         click.echo(f"shapelint: error: cannot read {targets[0]}: {e.strerror}", err=True)
     sys.exit(2)
+
+
+def _napkin(t: dict, target: Target, init, inputs, bound, plan: tuple, cfg) -> None:
+    """`target.napkin`; a forward that would raise has none (no figure of a run
+    that never finishes)."""
+    from shapelint.analysis.target import parse_assignments
+    from shapelint.cost.napkin import target_napkin
+    from shapelint.napkin.formulas import NapkinError
+    from shapelint.napkin.hardware import HardwareError, merge_hardware
+    from shapelint.napkin.model import Plan
+
+    if t.get("diagnostics"):
+        return
+    tokens, gpus, hardware, mfu, optimizer, precision = plan
+    try:
+        table = merge_hardware(cfg.hardware) if cfg.hardware else None
+        p = Plan(tokens, gpus, hardware, mfu, optimizer, precision, table)
+        text = Path(target.path).read_text(encoding="utf-8")
+        init_ = parse_assignments(init, "--init")
+        inputs_ = parse_assignments(inputs, "--input")
+        t["napkin"] = target_napkin(t, text, init_, inputs_, bound, p)
+    except (NapkinError, HardwareError) as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
 
 
 def _roofline(

@@ -157,6 +157,12 @@ def call_rows(t: dict) -> list[tuple[int, dict]]:
     return rows
 
 
+def napkin_lines(t: dict) -> list[str]:
+    from shapelint.cost.napkin import napkin_lines as lines
+
+    return lines(t["napkin"])
+
+
 def _what(c: dict) -> str:
     return c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
 
@@ -200,6 +206,7 @@ def render_target(t: dict, view: View = View()) -> str:
                 f"{unit_figure(c, unit, limit=0)}{mark}"
             )
     lines += not_costed_lines(t)
+    lines += ["", *napkin_lines(t)] if "napkin" in t else []
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -229,7 +236,16 @@ def render_target_markdown(t: dict, view: View = View()) -> str:
     if missing:
         lines += ["", "Not costed:", ""]
         lines += [f"- {_md(line.strip())}" for line in missing[1:]]
+    if "napkin" in t:
+        head, *rest = napkin_lines(t)
+        lines += ["", f"**{_md(head)}**", ""]
+        lines += [f"{'  ' * _indent(line)}- {_md(line.strip())}" for line in rest]
     return "\n".join(lines) + "\n"
+
+
+def _indent(line: str) -> int:
+    """A napkin line's nesting: 2 spaces per level below the first."""
+    return (len(line) - len(line.lstrip(" "))) // 2 - 1
 
 
 def render_target_github(t: dict, view: View = View()) -> str:
@@ -250,6 +266,7 @@ def render_target_github(t: dict, view: View = View()) -> str:
             for d in t["diagnostics"]
         )
     body = summary_lines(t) + _table(t, view) + not_costed_lines(t)
+    body += ["", *napkin_lines(t)] if "napkin" in t else []
     message = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
     return (
         workflow_command(
