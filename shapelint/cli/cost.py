@@ -188,9 +188,10 @@ def cost(
         )
         sys.exit(2)
     napkin = gpus is not None or tokens is not None
-    if napkin and (not targets or gpus is None or not hardware):
+    if napkin and (not targets or gpus is None or not hardware or diff_base is not None):
         click.echo(
-            "shapelint: error: --tokens and --gpus need a PATH::Class target, --gpus and --hardware",
+            "shapelint: error: --tokens and --gpus need a PATH::Class target, --gpus and "
+            "--hardware, and no --diff",
             err=True,
         )
         sys.exit(2)

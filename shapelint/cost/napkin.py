@@ -215,8 +215,8 @@ def napkin_lines(n: dict) -> list[str]:
         lines += [f"    {line}" for line in tr["difference"]]
     m = n["memory"]
     lines.append(
-        f"  memory per parameter: {m['bytes_per_param_formula']} (the seed's accounting; "
-        f"--optimizer, --precision)"
+        f"  memory per parameter: {m['bytes_per_param_formula']}  "
+        f"(--optimizer {p['optimizer']}, --precision {p['precision']})"
     )
     state = (
         f"  weights {_span(m['weights'], fmt_bytes)}, gradients {_span(m['gradients'], fmt_bytes)}"
@@ -238,9 +238,13 @@ def napkin_lines(n: dict) -> list[str]:
         f"    {p['gpus']:,} hold at most {fmt_count(m['max_params'])} parameters at "
         f"{m['bytes_per_param']['total']} B each (before activations)"
         + (f"; this model's state needs ≥ {need} GPUs" if need else "")
-        + f"  (memory: {p['memory_source']})"
+        + f"  (memory: {_memory_source(p)})"
     )
     return lines
+
+
+def _memory_source(p: dict) -> str:
+    return "the same source" if p["memory_source"] == p["peak_source"] else p["memory_source"]
 
 
 def _span(d: dict, each=fmt) -> str:
