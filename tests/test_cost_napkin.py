@@ -205,6 +205,31 @@ def test_a_counted_backward_makes_the_days_exact():
     assert f.backward.span == Span(12) and f.backward.why
 
 
+def test_a_term_per_sequence_gives_a_value_at_the_bound_sizes_and_no_split():
+    t = {
+        "path": "m.py",
+        "line": 1,
+        "name": "M",
+        "flops": "512*B*T**2 + 12800*B",  # a last-token head: per sequence, not per token
+        "complete": True,
+        "params_value": 10,
+        "trainable_params_value": 10,
+        "input_dtypes": {"idx": "int64"},
+    }
+    f = target_figures(t, "", {}, {"idx": "B,T:int"}, {})
+    assert not f.forward.total.span.known and "T" in f.forward.total.why
+    f = target_figures(t, "", {}, {"idx": "B,T:int"}, {"T": 100})
+    assert f.forward.total.span.value == pytest.approx(512 * 100 + 12800 / 100)
+    assert f.forward.constant is None  # no "whatever the sizes" part claimed
+    assert model_napkin(f, PLAN)["training"]["difference"] == []
+
+
+def test_nothing_times_zero_is_zero_not_unknown():
+    m = model_napkin(figs(Span()), PLAN)["memory"]
+    assert m["master"]["value"] == 0 and m["weights"]["value"] is None
+    assert m["verdict"] == "unknown"
+
+
 def test_frozen_parameters_pay_weights_only_and_unknown_trainable_is_a_range():
     m = model_napkin(figs(Span.exact(100), Span.exact(40)), PLAN)["memory"]
     assert m["state"]["value"] == 100 * 2 + 40 * (2 + 8)

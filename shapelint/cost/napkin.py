@@ -125,22 +125,38 @@ def _per_token(t: dict, key: str, complete: bool, tokens: Expr, dims, where: str
     if expr in (None, "?"):
         return PerToken(Counted(UNKNOWN, source, f"{key} not counted"))
     e = parse_expr(expr)
-    q = e.exact_div(tokens)
-    if q is None:  # not a polynomial per token: its value at the bound sizes, if any
-        total, n = _number(expr, dims), _number(tokens.to_python(), dims)
-        if total is None or not n:
+    split = _divide(e, tokens)
+    if split is None:
+        # Not a polynomial per token (a term per sequence, as a last-token head):
+        # its value at the bound sizes, with no split into parts.
+        split = _divide(e.substitute(dims), tokens.substitute(dims))
+        q = split[0].substitute(dims) if split else None
+        if q is None or q.value is None:
             return PerToken(Counted(UNKNOWN, source, f"bind {_names(e, dims)} for a figure"))
-        return PerToken(_bounded(Span.exact(total / n), complete, source))
+        return PerToken(_bounded(Span.exact(q.value / split[1]), complete, source))
+    q, c = split
     constant = q.terms.get((), 0)
     rest = q - Expr.const(constant)
     names = tuple(sorted(rest.names()))
-    growing = _polynomial_span(rest, dims)
-    total = _bounded(Span.exact(constant) + growing, complete, source)
-    if not growing.known or growing.value is None:
+    growing = _polynomial_span(rest, dims).scale(1 / c)
+    total = _bounded(Span.exact(constant / c) + growing, complete, source)
+    if growing.value is None:
         why = f"{', '.join(n for n in names if n not in dims)} not bound (--dim)"
         total = Counted(total.span, source, "; ".join(w for w in (total.why, why) if w))
-    formula = rest.to_human() if rest.terms else ""
-    return PerToken(total, constant if complete else None, growing, formula, names)
+    formula = (rest.to_human() + (f" / {c}" if c != 1 else "")) if rest.terms else ""
+    return PerToken(total, constant / c if complete else None, growing, formula, names)
+
+
+def _divide(e: Expr, tokens: Expr) -> tuple[Expr, int] | None:
+    """(q, c) with e / tokens = q / c, where tokens is one term c·m and m divides
+    every term of e; None otherwise."""
+    if len(tokens.terms) != 1:
+        return None
+    ((mono, c),) = tokens.terms.items()
+    if c <= 0:
+        return None
+    q = e.exact_div(Expr({mono: 1}))
+    return None if q is None else (q, c)
 
 
 def _bounded(s: Span, complete: bool, source: str) -> Counted:
@@ -229,7 +245,8 @@ def napkin_lines(n: dict) -> list[str]:
         f"  per GPU, sharded over {p['gpus']:,} (ZeRO-3/FSDP): "
         f"{_span(m['state_per_gpu_sharded'], fmt_bytes)}; activations ? ({m['activations_why']})"
     )
-    need = m["min_gpus"]
+    low, high = m["min_gpus_at_least"], m["min_gpus"]
+    need = f"{low}" if low == high else f"{low}–{high}" if high else f"≥ {low}"
     lines.append(
         f"  verdict on {gpus} ({fmt_bytes(p['memory_per_gpu'])} each): {m['verdict']}: "
         f"{m['verdict_why']}"
@@ -237,7 +254,7 @@ def napkin_lines(n: dict) -> list[str]:
     lines.append(
         f"    {p['gpus']:,} hold at most {fmt_count(m['max_params'])} parameters at "
         f"{m['bytes_per_param']['total']} B each (before activations)"
-        + (f"; this model's state needs ≥ {need} GPUs" if need else "")
+        + f"; this model's state needs {need} GPU{'s' if high != 1 else ''}"
         + f"  (memory: {_memory_source(p)})"
     )
     return lines
@@ -256,4 +273,4 @@ def _count_text(x: float) -> str:
 
 
 def _days(x: float) -> str:
-    return f"{x:.1f} days"
+    return f"{x:.1f} days" if x >= 10 else f"{x:.3g} days"

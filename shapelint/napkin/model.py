@@ -50,7 +50,9 @@ class Span:
         return Span(self.low + other.low, high)
 
     def scale(self, k: float) -> Span:
-        """self × k for k ≥ 0."""
+        """self × k for k ≥ 0 (× 0 is 0, even of what is not known)."""
+        if k == 0:
+            return Span.exact(0)
         return Span(self.low * k, None if self.high is None else self.high * k)
 
     def show(self, each=fmt) -> str:
