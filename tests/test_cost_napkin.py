@@ -190,6 +190,7 @@ def test_a_counted_backward_makes_the_days_exact():
         "flops": "6*B*T",
         "complete": True,
         "flops_backward": "12*B*T",
+        "backward_complete": True,
         "params_value": 3,
         "trainable_params_value": 3,
         "input_dtypes": {"x": "int64"},
@@ -201,7 +202,7 @@ def test_a_counted_backward_makes_the_days_exact():
     assert c["train_per_token"]["value"] == 18
     assert c["days"]["value"] == pytest.approx(18 * 15e12 / (989.5e12 * 0.5 * 8 * 86400))
     # An incomplete backward is a lower bound.
-    f = target_figures({**t, "flops_backward_complete": False}, "", {}, {"x": "B,T:int"}, {})
+    f = target_figures({**t, "backward_complete": False}, "", {}, {"x": "B,T:int"}, {})
     assert f.backward.span == Span(12) and f.backward.why
 
 

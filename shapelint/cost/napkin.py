@@ -123,7 +123,7 @@ def _per_token(t: dict, key: str, complete: bool, tokens: Expr, dims, where: str
     source = f"{key} of {where}"
     expr = t.get(key)
     if expr in (None, "?"):
-        return PerToken(Counted(UNKNOWN, source, f"{key} not counted"))
+        return PerToken(Counted(UNKNOWN, source, f"{key}: nothing of it known"))
     e = parse_expr(expr)
     split = _divide(e, tokens)
     if split is None:
@@ -190,7 +190,7 @@ def _backward(t: dict, tokens: Expr | None, dims, where: str) -> Counted | None:
         return None
     if tokens is None:
         return Counted(UNKNOWN, "", "tokens per forward not known")
-    complete = t.get("flops_backward_complete", t.get("complete", False))
+    complete = bool(t.get("backward_complete"))
     return _per_token(t, "flops_backward", complete, tokens, dims, where).total
 
 
