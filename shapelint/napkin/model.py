@@ -225,7 +225,18 @@ def _difference(figs: ModelFigures, backward: Span) -> list[str]:
             f"{f.growing_formula}{at} per token grows with {names}: products between "
             "activations (attention's q·kᵀ and p·v), which 6·N leaves out"
         )
-    if not backward.known:
+    fwd, bwd = f.total.span.value, backward.value
+    if bwd is not None and fwd:
+        lines.append(
+            f"backward {fmt(bwd)} per token, {bwd / fwd:.3g}× the counted forward; "
+            "6·N takes 4·N, twice its forward"
+        )
+        lines.insert(
+            0,
+            f"counted {fmt(fwd + bwd)} FLOPs per token against 6·N = {fmt(6 * n)}: "
+            f"{(fwd + bwd) / (6 * n) - 1:+.1%}",
+        )
+    elif not backward.known:
         lines.append("backward not counted: 6·N takes it as twice the forward's 2·N")
     return lines
 
