@@ -267,3 +267,16 @@ def test_spans_print_what_is_known():
     assert Span().show() == "?"
     assert Span(1, 3).show() == "1 – 3"
     assert (Span.exact(1) + Span()).show() == "≥ 1"
+
+
+def test_a_function_target_has_no_parameter_count_and_says_so():
+    demo = Path(__file__).resolve().parents[1] / "fixtures" / "demo" / "attention.py"
+    r = CliRunner().invoke(
+        main,
+        ["cost", f"{demo}::split_heads", "--input", "x=2,8,768", "--gpus", "8", "--hardware",
+         "h100", "--format", "json"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    n = json.loads(r.output)["target"]["napkin"]
+    assert n["params"]["value"] is None and n["params"]["why"] == "a function has no parameters()"
+    assert n["memory"]["verdict"] == "unknown"

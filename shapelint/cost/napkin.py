@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from shapelint import pyparse
 from shapelint.napkin.formulas import fmt, fmt_bytes, fmt_count
 from shapelint.napkin.model import (
     UNKNOWN,
@@ -33,8 +34,8 @@ def target_napkin(t: dict, text: str, init: dict, inputs: dict, dims: dict, plan
 def target_figures(t: dict, text: str, init: dict, inputs: dict, dims: dict) -> ModelFigures:
     values = {**init, **t.get("defaults", {})}
     where = f"{t['path']}:{t.get('line') or 1} {t['name']}" + _config_source(values, t, text)
-    params = _count(t, "params", f"counted from {where}")
-    trainable = _count(t, "trainable_params", f"counted from {where}")
+    params = _count(t, "params", f"counted from {where}", dims)
+    trainable = _count(t, "trainable_params", f"counted from {where}", dims)
     tokens, tokens_why = _tokens_per_forward(t, inputs)
     if tokens is None:
         return ModelFigures(params, trainable, None, _backward(t, None, dims, where), tokens_why)
@@ -54,12 +55,14 @@ def _names_of(expr: str | None) -> set[str]:
         return set()
 
 
-def _count(t: dict, key: str, source: str) -> Counted:
+def _count(t: dict, key: str, source: str, dims: dict) -> Counted:
+    if key not in t:
+        return Counted(UNKNOWN, source, "a function has no parameters()")
     value = t.get(f"{key}_value")
     if value is not None:
         return Counted(Span.exact(value), source)
-    known = _number(t.get(f"{key}_known"), {})
-    why = "not all known" if t.get(key) == "?" else "sizes not bound"
+    known = _number(t.get(f"{key}_known"), dims)
+    why = "not all known" if t.get(key) == "?" else "sizes not bound (--dim)"
     return Counted(Span(known or 0), source, why)
 
 
@@ -78,11 +81,11 @@ def _config_source(values: dict, t: dict, text: str) -> str:
     if not values:
         return ""
     shown = ", ".join(f"{k}={v}" for k, v in values.items())
-    body = ast.parse(text).body
+    body = pyparse.parse(text).body
     where = []
     for v in values.values():
         try:
-            tree = ast.parse(str(v), mode="eval")
+            tree = pyparse.parse(str(v), mode="eval")
         except SyntaxError:
             continue
         for node in ast.walk(tree):
