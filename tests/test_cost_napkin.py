@@ -195,7 +195,9 @@ def test_a_counted_backward_makes_the_days_exact():
         "complete": True,
         "flops_backward": "12*B*T",
         "backward_complete": True,
+        "params": "3",
         "params_value": 3,
+        "trainable_params": "3",
         "trainable_params_value": 3,
         "input_dtypes": {"x": "int64"},
     }
@@ -220,7 +222,9 @@ def test_a_term_per_sequence_gives_a_value_at_the_bound_sizes_and_no_split():
         "name": "M",
         "flops": "512*B*T**2 + 12800*B",  # a last-token head: per sequence, not per token
         "complete": True,
+        "params": "10",
         "params_value": 10,
+        "trainable_params": "10",
         "trainable_params_value": 10,
         "input_dtypes": {"idx": "int64"},
     }
