@@ -284,3 +284,15 @@ def test_a_function_target_has_no_parameter_count_and_says_so():
     n = json.loads(r.output)["target"]["napkin"]
     assert n["params"]["value"] is None and n["params"]["why"] == "a function has no parameters()"
     assert n["memory"]["verdict"] == "unknown"
+
+
+def test_the_forward_the_napkin_divides_is_torchs_at_a_tiny_config():
+    pytest.importorskip("torch")
+    r = CliRunner().invoke(
+        main, ["run", f"{LLAMA}::Llama", "--init", TINY, "--input", "tokens=2,16:int"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "flops    ok" in r.output and "static 4,603,904" in r.output
+    assert "params   ok" in r.output
+    n = napkin_of("--init", TINY, "--input", "tokens=B,T:int", "--dim", "T=16", *SEED)
+    assert n["training"]["counted"]["forward_per_token"]["value"] * 2 * 16 == 4_603_904
