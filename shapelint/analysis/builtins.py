@@ -31,6 +31,7 @@ from shapelint.analysis.modules import (
 from shapelint.analysis.sequences import SeqV, hidden
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
+from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -113,14 +114,23 @@ def _float(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _extreme(pick: Callable[..., int]) -> Handler:
-    """`min(...)` / `max(...)` of known ints."""
+    """`min(...)` / `max(...)` of ints: of numbers, the number; of sizes, the one
+    provably on the picked side of every other (`min(t, block_size)` is t once
+    `t <= block_size` is asserted), else an unknown int."""
 
     def handler(an, node, args, kwargs, frame) -> Value | None:
-        if not args or not all(
-            isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args
-        ):
+        if kwargs or not args or not all(isinstance(a, IntV) and a.value is not None for a in args):
             return None
-        return IntV(Expr.const(pick(a.value.value for a in args)))
+        values = [a.value for a in args]
+        if all(v.value is not None for v in values):
+            return IntV(Expr.const(pick(v.value for v in values)))
+        if len(args) == 1:
+            return None  # min(iterable)
+        sign = 1 if pick is min else -1
+        for v in values:  # v <= every other (for max, >=)
+            if all(provably_nonnegative((w - v) * sign) for w in values):
+                return IntV(v)
+        return IntV(None)
 
     return handler
 

@@ -20,7 +20,7 @@ from shapelint import pyparse
 from shapelint.analysis import attributes, call_path, modules, project, raising, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
 from shapelint.ops.backward import requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
@@ -152,7 +152,9 @@ def evaluate_target(
     its way (each with its call path): a forward that would raise."""
     from shapelint.rules import severity_of
 
-    with call_path.collecting() as found:
+    # One scope of facts for the whole run: what an assert on the way established
+    # about the input's sizes (`assert t <= block_size`) holds in every later call.
+    with call_path.collecting() as found, fact_scope():
         res = _evaluate(an, target, init, inputs)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     return res

@@ -217,16 +217,18 @@ _SMALL_CONSTS: dict[int, Expr] = {}
 
 class _Facts:
     """What the code of the function being analysed has established about its
-    names: which quotients are exact, which names annotations declare, and which
-    differently named dims it has said are equal."""
+    names: which quotients are exact, which names annotations declare, which
+    differently named dims it has said are equal, and which expressions it has
+    asserted are at least 0 (`assert t <= block_size`: block_size - t)."""
 
-    __slots__ = ("divides", "declared", "bound", "parent")
+    __slots__ = ("divides", "declared", "bound", "parent", "nonneg")
 
     def __init__(self, outer: _Facts | None = None):
         self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
         self.declared: set[str] = set(outer.declared) if outer else set()
         self.bound: set[str] = set(outer.bound) if outer else set()  # by the parameters
         self.parent: dict[str, str] = dict(outer.parent) if outer else {}
+        self.nonneg: frozenset[Expr] = outer.nonneg if outer else frozenset()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -762,6 +764,31 @@ def _known_divides(num: Expr, den: Expr) -> bool:
         return True
     # den | n0 and num = n0·k for a polynomial k: den | num.
     return any(d == den and num.exact_div(n0) is not None for n0, d in facts.divides)
+
+
+def record_nonnegative(e: Expr) -> None:
+    """The code established that e >= 0 from here on (an assert of `a <= b` is
+    b - a): a fact ops.indexing.provably_nonnegative reads, so that a slice
+    `bias[:T]` of a buffer of block_size is T once `T <= block_size` holds."""
+    facts = _FACTS.get()
+    if facts is None or e.is_too_big() or e.value is not None:
+        return
+    facts.nonneg = facts.nonneg | {e}
+
+
+def nonnegative_facts() -> frozenset[Expr]:
+    """The expressions the current scope knows to be >= 0."""
+    facts = _FACTS.get()
+    return facts.nonneg if facts is not None else frozenset()
+
+
+def restore_nonnegative(kept: frozenset[Expr]) -> None:
+    """Put back a set nonnegative_facts() gave: a fact learnt on a path that may
+    not have run (one branch of an undecided `if`, a loop's turn) does not hold
+    after it."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.nonneg = kept
 
 
 def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
