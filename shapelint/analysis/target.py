@@ -154,7 +154,7 @@ def evaluate_target(
 
     # One scope of facts for the whole run: what an assert on the way established
     # about the input's sizes (`assert t <= block_size`) holds in every later call.
-    with call_path.collecting() as found, fact_scope():
+    with call_path.collecting() as found, fact_scope(orders_only=True):
         res = _evaluate(an, target, init, inputs)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     return res
