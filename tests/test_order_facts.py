@@ -145,3 +145,26 @@ def test_a_fact_of_one_undecided_branch_does_not_leak(tmp_path):
     body = body.replace("for _ in range(int(x.sum())):", "if True:")
     res = target(write(tmp_path, body), "M", {}, {"x": "B,T,8"})
     assert res["complete"]  # where the assert surely runs, its fact holds
+
+
+def test_the_negation_is_of_the_values_tested_not_of_later_ones(tmp_path):
+    body = """
+    class M(nn.Module):
+        def __init__(self, n=16):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(n, 8))
+            self.n = n
+
+        def forward(self, x):
+            B, T, C = x.size()
+            if T > self.n:
+                raise ValueError("too long")
+            else:
+                T = T + {grow}
+            return x[:, :T - {grow}] @ self.w[:T].transpose(0, 1)
+    """
+    # T <= n says nothing of T + 8 <= n: that slice stays min(T + 8, n)
+    res = target(write(tmp_path, body.format(grow=8)), "M", {}, {"x": "B,T,8"})
+    assert not res["complete"]
+    res = target(write(tmp_path, body.format(grow=0)), "M", {}, {"x": "B,T,8"})
+    assert res["complete"] and res["flops"] == "16*B*T**2"

@@ -120,6 +120,10 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         return
     before = dict(frame.env)
     facts_before = nonnegative_facts()
+    # what the test's failing says, at the values it is tested at
+    negation = (
+        order_facts(an, stmt.test, frame, holds=False) if isinstance(stmt.test, ast.Compare) else []
+    )
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
@@ -129,7 +133,7 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
-    _join_facts(an, stmt.test, frame, facts_body, body_raised and not frame.raised)
+    _join_facts(facts_body, negation if body_raised and not frame.raised else None)
     if an.costs:
         branches.undecided(stmt, frame, n_records, n_body)
     if body_jump != frame.jump:
@@ -152,13 +156,13 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         frame.env = an.join_env(after_body, frame.env)
 
 
-def _join_facts(an: Analyzer, test: ast.expr, frame: Frame, body: frozenset, body_raised: bool):
+def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:
     """The facts after an undecided `if`: those of both branches; where only the
-    body raises (`if t > block_size: raise ...`), the else branch's and the test's
-    negation."""
-    if body_raised:
-        if isinstance(test, ast.Compare) and all(type(op) in _ORDER for op in test.ops):
-            order_facts(an, test, frame, holds=False)
+    body raises (`if t > block_size: raise ...`, negation: the test's), the else
+    branch's and the test's negation."""
+    if negation is not None:
+        for e in negation:
+            record_nonnegative(e)
         return
     restore_nonnegative(body & nonnegative_facts())
 
@@ -269,7 +273,8 @@ def assert_facts(an: Analyzer, test: ast.expr, frame: Frame) -> None:
             assert_facts(an, v, frame)
         return
     if isinstance(test, ast.Compare) and all(type(op) in _ORDER for op in test.ops):
-        order_facts(an, test, frame)
+        for e in order_facts(an, test, frame):
+            record_nonnegative(e)
         return
     mod = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
@@ -298,12 +303,14 @@ def assert_facts(an: Analyzer, test: ast.expr, frame: Frame) -> None:
 _ORDER = {ast.LtE: (1, 0), ast.Lt: (1, 1), ast.GtE: (-1, 0), ast.Gt: (-1, 1)}
 
 
-def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = True) -> None:
-    """Record what `a <= b` (each link of a chain) says about sizes where it holds,
-    or, holds=False, what its negation says (a comparison of one link)."""
+def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = True) -> list[Expr]:
+    """What `a <= b` (each link of a chain) says about sizes where it holds, or,
+    holds=False, what its negation says (a comparison of one link): expressions
+    >= 0, at the values the names have now."""
+    if not all(type(op) in _ORDER for op in test.ops) or (not holds and len(test.ops) != 1):
+        return []  # `not (a < b < c)` says only that one link fails
     values = [an.eval(e, frame) for e in (test.left, *test.comparators)]
-    if not holds and len(test.ops) != 1:
-        return  # `not (a < b < c)` says only that one link fails
+    out = []
     for op, a, b in zip(test.ops, values, values[1:]):
         if not (isinstance(a, IntV) and isinstance(b, IntV)):
             continue
@@ -312,7 +319,8 @@ def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = Tru
         sign, strict = _ORDER[type(op)]
         if not holds:  # not (a <= b) is b - a - 1 >= 0 reversed: a - b - 1 >= 0
             sign, strict = -sign, 1 - strict
-        record_nonnegative((b.value - a.value) * sign - strict)
+        out.append((b.value - a.value) * sign - strict)
+    return out
 
 
 def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:
