@@ -121,9 +121,8 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     before = dict(frame.env)
     facts_before = nonnegative_facts()
     # what the test's failing says, at the values it is tested at
-    negation = (
-        order_facts(an, stmt.test, frame, holds=False) if isinstance(stmt.test, ast.Compare) else []
-    )
+    raises = isinstance(stmt.test, ast.Compare) and isinstance(stmt.body[-1], ast.Raise)
+    negation = order_facts(an, stmt.test, frame, holds=False) if raises else []
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
@@ -309,7 +308,10 @@ def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = Tru
     >= 0, at the values the names have now."""
     if not all(type(op) in _ORDER for op in test.ops) or (not holds and len(test.ops) != 1):
         return []  # `not (a < b < c)` says only that one link fails
-    values = [an.eval(e, frame) for e in (test.left, *test.comparators)]
+    operands = (test.left, *test.comparators)
+    if any(isinstance(n, (ast.Call, ast.NamedExpr)) for e in operands for n in ast.walk(e)):
+        return []  # evaluated again, a call would be a second call on the record
+    values = [an.eval(e, frame) for e in operands]
     out = []
     for op, a, b in zip(test.ops, values, values[1:]):
         if not (isinstance(a, IntV) and isinstance(b, IntV)):
