@@ -293,6 +293,10 @@ STR_METHODS = {
     "endswith": str.endswith,
     "replace": str.replace,
     "isdigit": str.isdigit,
+    "split": str.split,  # a list, as a tuple of strings: the analysis's list value
+    "rsplit": str.rsplit,
+    "partition": str.partition,
+    "rpartition": str.rpartition,
 }
 
 
@@ -308,12 +312,16 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
             vals.append(a.value)
         elif isinstance(a, TupleV) and all(isinstance(i, StrV) and i.value for i in a.items):
             vals.append(tuple(i.value for i in a.items))  # type: ignore[union-attr]
+        elif isinstance(a, IntV) and a.value is not None and a.value.value is not None:
+            vals.append(a.value.value)  # `split(".", 1)`
         else:
             return None
     try:
         out = fn(recv.value, *vals)
-    except TypeError:
+    except (TypeError, ValueError):
         return None
+    if isinstance(out, (list, tuple)):
+        return TupleV(tuple(StrV(x) for x in out))
     return BoolV(out) if isinstance(out, bool) else StrV(out)
 
 
@@ -428,7 +436,35 @@ def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
     return TupleV(tuple(out))
 
 
+_GETATTR_OBJ = "<getattr>"  # the object getattr reads, bound to a name no code can use
+
+
+def _getattr(an, node, args, kwargs, frame) -> Value | None:
+    """`getattr(obj, "name"[, default])` with a known name: `obj.name` as the
+    analysis reads it. Where that is not known the default is not taken (the
+    attribute may be set where the analysis does not see), and the value is unknown."""
+    if kwargs or len(args) not in (2, 3) or not isinstance(args[1], StrV):
+        return None
+    name = args[1].value
+    if not name or not name.isidentifier() or args[0] is UNKNOWN:
+        return None
+    read = ast.copy_location(
+        ast.Attribute(
+            ast.copy_location(ast.Name(_GETATTR_OBJ, ast.Load()), node), name, ast.Load()
+        ),
+        node,
+    )
+    inner = an.new_frame(frame.func, frame.name)
+    inner.env = {**frame.env, _GETATTR_OBJ: args[0]}
+    inner.locals = set(frame.locals) | {_GETATTR_OBJ}
+    inner.local_imports = frame.local_imports
+    inner.records = frame.records
+    value = an.eval(read, inner)
+    return None if value is UNKNOWN else value
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
+    "getattr": (_getattr,),
     "len": (_len_container, _len_sized),
     "list": (_sequence,),
     "tuple": (_sequence,),

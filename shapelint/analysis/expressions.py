@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     attributes,
     branches,
+    decorators,
     folding,
     indexing,
     lambdas,
@@ -213,6 +214,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
             return _class_attribute(an, base.kind[7:], node.attr)
         return base.attr(node.attr)
+    if isinstance(base, lambdas.ClosureV):
+        return decorators.closure_attribute(base, node.attr)
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):

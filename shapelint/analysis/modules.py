@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, dynamic, grad_mode, loops, raising
+from shapelint.analysis import call_path, decorators, dynamic, grad_mode, loops, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -35,6 +35,7 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import (
+    DICT_KIND,
     UNKNOWN,
     BoolV,
     BufferV,
@@ -149,7 +150,6 @@ class PartialV(Value):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-DICT_KIND = "<dict>"  # dicts, OrderedDict, SimpleNamespace: attrs by key
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
@@ -479,6 +479,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
+        return _call_function(an, callee.fd, node, args, kwargs, frame)
     if isinstance(callee, FunctionRefV):
         owner = callee.owner or an
         if owner is an:
@@ -1395,15 +1397,23 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind in DICT_KINDS
 
 
-def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
+def specialized_invoke(
+    an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame, undecorated: bool = False
+) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
-    records as its children."""
+    records as its children. A decorated fd runs what its decorators returned
+    (undecorated: the body itself, called from a decorator's wrapper)."""
     owner = fd.owner or an
     names = [fd.cls.name] if fd.cls is not None else []
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
-    why = dynamic.not_modelled(an, fd, names)
+    why = dynamic.not_modelled(an, fd, names, decorators=False)
+    if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
+        wrapped = decorators.decorated(an, fd)
+        if wrapped is not None:
+            return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
+        why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
@@ -1437,6 +1447,33 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     if exc is not None:
         raising.pending(exc)
     return value
+
+
+def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs, frame):
+    """One record at the call site, holding what the decorators' wrapper ran."""
+    if recv is not None and not is_static(fd.node):
+        args = [recv, *args]
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = an.call_value(wrapped, node, list(args), dict(kwargs), frame)
+    finally:
+        frame.records = saved
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
+                    add_costs(r.cost for r in children.values()))  # fmt: skip
+    rec.children = list(children.values())
+    return value
+
+
+def _call_function(an: Analyzer, fd: FuncDef, node, args, kwargs, frame) -> Value:
+    """Calling the function a decorator was given: its own body, undecorated (a
+    method takes its instance as the first argument, as a plain function does)."""
+    recv = None
+    if fd.cls is not None and not is_static(fd.node):
+        if not args:
+            return an.unknown_call(node, args, kwargs, frame, f"{fd.qualname}() without self")
+        recv, args = args[0], list(args[1:])
+    return specialized_invoke(an, fd, recv, node, args, kwargs, frame, undecorated=True)
 
 
 def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs, frame):
@@ -1475,9 +1512,13 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
+    handed_back = dynamic.returned_parameter(fd.node)
+    given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
         an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
+    if frame.returns and given is not UNKNOWN:
+        value = given  # it returns its argument, whatever the analysis read of the rest
     return value, list(frame.records.values())
 
 
@@ -1488,7 +1529,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     positional = list(a.posonlyargs) + list(a.args)
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
     args = list(args)
-    if fd.cls is not None and not _static(node) and positional:
+    if fd.cls is not None and not is_static(node) and positional:
         frame.env[positional[0].arg] = recv if recv is not None else UNKNOWN
         frame.locals.add(positional[0].arg)
         positional, defaults = positional[1:], defaults[1:]
@@ -1537,7 +1578,7 @@ def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
     return v
 
 
-def _static(node) -> bool:
+def is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
+    decorators,
     expressions,
     folding,
     grad_mode,
@@ -223,7 +224,9 @@ def exec_function_def(
         frame.env[stmt.name] = UNKNOWN
         an.analyze_nested(inner, frame)
         if lambdas.transparent_decorators(an, stmt, frame):  # a call runs it
-            frame.env[stmt.name] = lambdas.closure_of(an, stmt, frame)
+            closure = lambdas.closure_of(an, stmt, frame)
+            closure.wrapped = decorators.wrapped_by(an, stmt, frame)
+            frame.env[stmt.name] = closure
     for d in stmt.decorator_list:
         an.eval(d, frame)
 

@@ -232,8 +232,11 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
     from shapelint.analysis.parameters import count_parameters
 
     params = count_parameters(an, recv) if recv is not None else None
+    # A call not followed at all (an opaque decorator, a hook) is itself the call
+    # whose cost is missing, as a stopped run's is: the total names it.
+    records = rec.children if rec.children or rec.cost.complete else [rec]
     return TargetResult(
-        qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes, params
+        qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
 
 
