@@ -269,6 +269,35 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # getattr of a known name (with a default), str.split / partition deciding layers
+    "getattr_and_split": (
+        """
+        class Cfg:
+            def __init__(self, spec="lin.2", width=16):
+                self.spec = spec
+                self.width = width
+
+        class Block(nn.Module):
+            def __init__(self, dim, cfg=None):
+                super().__init__()
+                cfg = cfg or Cfg()
+                kind, _, count = cfg.spec.partition(".")
+                width = getattr(cfg, "width", dim)
+                parts = "a,b,c".split(",")
+                self.layers = nn.ModuleList(
+                    [nn.Linear(dim, dim) for _ in range(int(count) if kind == "lin" else 0)]
+                )
+                self.out = nn.Linear(dim, width * len(parts))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return self.out(x)
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

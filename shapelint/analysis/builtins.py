@@ -105,6 +105,11 @@ def _int(an, node, args, kwargs, frame) -> Value | None:
         v = a.value
         ok = v is not None and v == v and abs(v) < 2**62
         return IntV(Expr.const(int(v))) if ok else IntV(None)  # type: ignore[arg-type]
+    if isinstance(a, StrV) and a.value is not None:
+        try:  # `int("2")`, as Python parses it
+            return IntV(Expr.const(int(a.value)))
+        except ValueError:
+            return None  # Python raises
     a = hidden(a)
     return a if isinstance(a, IntV) else IntV(None)
 
