@@ -688,8 +688,10 @@ CASES = {
             def wrap(func):
                 @functools.wraps(func)
                 def run(self, *args, **kwargs):
-                    if attr in func.__code__.co_varnames and kwargs.get(attr) is None:
-                        kwargs[attr] = getattr(self, attr)
+                    if attr in func.__code__.co_varnames:
+                        at = func.__code__.co_varnames.index(attr) - 1  # -1 for self
+                        if len(args) <= at and kwargs.get(attr) is None:
+                            kwargs[attr] = getattr(self, attr)
                     return func(self, *args, **kwargs)
 
                 return run
@@ -747,6 +749,26 @@ CASES = {
                 return self.a(x)
         """,
         {"d": "4"},
+    ),
+    "closure_raising_on_every_path": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                def fail(y):
+                    if y is None:
+                        raise ValueError("none")
+                    else:
+                        raise TypeError("some")
+
+                fail(x)
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="raises",
     ),
 }
 

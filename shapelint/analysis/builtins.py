@@ -44,6 +44,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    python_constant,
 )
 
 if TYPE_CHECKING:
@@ -328,6 +329,20 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     if isinstance(out, (list, tuple)):
         return TupleV(tuple(StrV(x) for x in out))
     return BoolV(out) if isinstance(out, bool) else StrV(out)
+
+
+def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
+    """`names.index("use_cache")`, `dims.count(1)` of a tuple (or list) known
+    item by item; None when that is not the case, or Python would raise."""
+    ok, items = python_constant(recv)
+    found = [python_constant(a) for a in args]
+    if name not in ("index", "count") or not ok or kwargs or not all(f for f, _ in found):
+        return None
+    try:
+        out = getattr(items, name)(*(v for _, v in found))
+    except (ValueError, TypeError):
+        return None  # not there: Python raises
+    return IntV(Expr.const(out))
 
 
 def _range_items(args) -> Value | None:

@@ -146,6 +146,9 @@ def call_attribute(
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is not None:
         return res
+    if isinstance(recv, TupleV) and func.attr in ("index", "count"):
+        known = builtins.tuple_method(recv, func.attr, args, kwargs)
+        return known if known is not None else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
     if isinstance(recv, StrV):

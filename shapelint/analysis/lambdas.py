@@ -111,6 +111,8 @@ def _returned(an, returns: list[Value], node, done: bool) -> Value:
         not node.body or not isinstance(node.body[-1], (ast.Return, ast.Raise))
     )
     values = list(returns) + ([NoneV()] if falls_off else [])
+    if not values:
+        return UNKNOWN  # every path raised: no value comes back
     out = values[0]
     for v in values[1:]:
         out = an.join(out, v)
