@@ -22,7 +22,7 @@ import types
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
-from shapelint.analysis import dynamic, raising
+from shapelint.analysis import call_path, dynamic, raising
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.ops.values import UNKNOWN, ObjectV, StrV, TupleV, Value
@@ -120,17 +120,19 @@ def _apply(owner, fd: FuncDef) -> tuple[Value | None, str | None]:
     frame = owner.new_frame(None, "<decorators>")
     frame.env = dict(owner.module_env)
     pending = raising.take()  # what the caller may raise is not the decorators' business
+    # Applied at import: what their code finds is no finding of the target's run.
     try:
-        for d in reversed(fd.node.decorator_list):
-            if dynamic.transparent(owner, d):
-                continue
-            frame.env[_FUNC] = func
-            call = ast.Call(d, [ast.Name(_FUNC, ast.Load())], [])
-            ast.copy_location(call, d)
-            ast.fix_missing_locations(call)
-            func = owner.eval(call, frame)
-            if raising.take() is not None or not callable_value(func):
-                return None, ast.unparse(d)
+        with call_path.paused():
+            for d in reversed(fd.node.decorator_list):
+                if dynamic.transparent(owner, d):
+                    continue
+                frame.env[_FUNC] = func
+                call = ast.Call(d, [ast.Name(_FUNC, ast.Load())], [])
+                ast.copy_location(call, d)
+                ast.fix_missing_locations(call)
+                func = owner.eval(call, frame)
+                if raising.take() is not None or not callable_value(func):
+                    return None, ast.unparse(d)
     finally:
         if pending is not None:
             raising.pending(pending)
