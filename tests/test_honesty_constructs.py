@@ -770,6 +770,43 @@ CASES = {
         {"d": "4"},
         expect="raises",
     ),
+    "decorator_wrapper_passing_keywords_not_known_one_by_one": _case(
+        """
+        import functools
+
+
+        def passing(func):
+            @functools.wraps(func)
+            def run(self, *args, **kwargs):
+                kw = {k: v for k, v in kwargs.items() if v}
+                return func(self, *args, **kw)
+
+            return run
+
+
+        class Inner(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @passing
+            def forward(self, x, n=1):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.inner = Inner(d)
+
+            def forward(self, x):
+                return self.inner(x, n=3)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
 }
 
 

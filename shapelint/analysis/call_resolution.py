@@ -15,7 +15,17 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import attributes, builtins, learning, modules, raising, sequences, unify
+from shapelint.analysis import (
+    attributes,
+    builtins,
+    decorators,
+    lambdas,
+    learning,
+    modules,
+    raising,
+    sequences,
+    unify,
+)
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, StrV, TensorV, TupleV, Value
@@ -70,6 +80,10 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
             return an.call_project(sym, node, args, kwargs, frame)
     if qual is not None:
         return an.call_qualified(qual, node, args, kwargs, open_kwargs, frame)
+    if open_kwargs and isinstance(func, ast.Name) and _runs_a_body(frame.env.get(func.id)):
+        # `func(*args, **kwargs)` in a wrapper whose keywords are not known one by
+        # one: run with its defaults instead, the body could cost anything else.
+        return an.unknown_call(node, args, kwargs, frame, "arguments not known one by one")
     if isinstance(func, ast.Name):
         return call_name(an, func.id, node, args, kwargs, frame)
     if isinstance(func, ast.Attribute):
@@ -79,6 +93,11 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
     return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
+
+
+def _runs_a_body(v) -> bool:
+    """A function value whose body a call runs with the parameters bound."""
+    return isinstance(v, (decorators.FunctionV, lambdas.ClosureV))
 
 
 def arguments(
