@@ -807,6 +807,26 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    "method_called_with_keywords_not_known_one_by_one": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, k):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.kw = {"n": k}
+
+            def run(self, x, n=1):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+
+            def forward(self, x):
+                kw = {k: v for k, v in self.kw.items() if v}
+                return self.run(x, **kw)
+        """,
+        {"d": "4", "k": "3"},
+        expect="honest",
+    ),
 }
 
 

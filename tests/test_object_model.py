@@ -298,6 +298,27 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a dict display merging dicts with ** (timm's `{**dd, **(conv_kwargs or {})}`),
+    # passed on with ** to a function that builds the layer
+    "dict_display_with_spread": (
+        """
+        def make(cin, cout, bias=True, scale=1):
+            return nn.Linear(cin, cout * scale, bias=bias)
+
+        class Block(nn.Module):
+            def __init__(self, dim, conv_kwargs=None):
+                super().__init__()
+                base = {"bias": False}
+                kw = {**base, **(conv_kwargs or {}), "scale": 2}
+                self.proj = make(dim, dim, **kw)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

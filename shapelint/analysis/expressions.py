@@ -103,9 +103,24 @@ def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
 
 
 def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
-    if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-        entries = {k.value: an.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
-        return modules.dict_value(entries)
+    """A dict display with string keys, `**` of dicts known entry by entry
+    merged in order as Python merges them (`{**dd, **(kw or {})}`)."""
+    if all(
+        k is None or (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in node.keys
+    ):
+        entries: dict[str, Value] = {}
+        known = True
+        for k, v in zip(node.keys, node.values):
+            value = an.eval(v, frame, d)
+            if k is not None:
+                entries[k.value] = value  # type: ignore[attr-defined]
+                continue
+            spread = modules.expand_kwargs(value)
+            if spread is None:
+                known = False
+            else:
+                entries.update(spread)
+        return modules.dict_value(entries) if known else UNKNOWN
     return eval_children(an, node, frame, d)
 
 
