@@ -322,15 +322,10 @@ CASES = {
 }
 
 
-def _module(tmp_path, key):
-    code, cls, init, inputs = CASES[key]
-    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(code))
-    return path, cls, init, inputs
-
-
-@pytest.mark.parametrize("key", sorted(CASES))
-def test_exact_against_flop_counter(tmp_path, key):
-    path, cls, init, inputs = _module(tmp_path, key)
+def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
+    """The target of one case, complete and equal to FlopCounterMode's count."""
+    code, cls, init, inputs = case
+    path = write(tmp_path, f"{key}.py", header + textwrap.dedent(code))
     t = static_target(
         path,
         cls,
@@ -343,6 +338,11 @@ def test_exact_against_flop_counter(tmp_path, key):
     assert truth > 0
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key])
 
 
 def test_a_container_subclass_with_an_attribute_that_may_be_a_module_is_a_bound(tmp_path):

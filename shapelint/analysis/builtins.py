@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import lambdas
+from shapelint.analysis import iterators, lambdas
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -150,6 +150,21 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
     if args and base is None:
         return None
     return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
+def _zip(an, node, args, kwargs, frame) -> Value | None:
+    return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
+
+
+def _enumerate(an, node, args, kwargs, frame) -> Value | None:
+    if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
+        return None
+    start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
+    return iterators.enumerated(args[0], start) if args else None
+
+
+def _reversed(an, node, args, kwargs, frame) -> Value | None:
+    return iterators.reversed_of(args[0]) if len(args) == 1 and not kwargs else None
 
 
 def _range(an, node, args, kwargs, frame) -> Value | None:
@@ -494,6 +509,9 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "max": (_extreme(max),),
     "dict": (_dict,),
     "range": (_range,),
+    "zip": (_zip,),
+    "enumerate": (_enumerate,),
+    "reversed": (_reversed,),
     "callable": (_callable_of,),
     "isinstance": (_isinstance_of,),
     "hasattr": (_hasattr,),

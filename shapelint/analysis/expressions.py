@@ -274,18 +274,10 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             if -len(base.items) <= i < len(base.items):
                 return base.items[i]
             return UNKNOWN
-        if isinstance(node.slice, ast.Slice):
-            lo = an.eval(node.slice.lower, frame, d) if node.slice.lower else IntV(Expr.const(0))
-            hi = (
-                an.eval(node.slice.upper, frame, d)
-                if node.slice.upper
-                else IntV(Expr.const(len(base.items)))
-            )
-            if node.slice.step is None and all(
-                isinstance(b, IntV) and b.value is not None and b.value.value is not None
-                for b in (lo, hi)
-            ):
-                return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
+        if isinstance(idx, SliceV):
+            s = modules.python_slice(idx)  # the slice Python builds, step and negatives too
+            if s is not None:
+                return TupleV(base.items[s])
         return UNKNOWN
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    iterators,
     lambdas,
     learning,
     modules,
@@ -997,6 +998,10 @@ class ModuleAnalyzer:
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is not None:
             return built
+        if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
+            built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
+            if built is not None:
+                return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
             return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]

@@ -1080,18 +1080,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     if stmt.orelse or _breaks(stmt.body):
         return False
     it = stmt.iter
-    enumerate_ = False
-    if (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "enumerate"
-        and len(it.args) == 1
-        and not it.keywords
-        and "enumerate" not in frame.env
-    ):
-        it = it.args[0]
-        enumerate_ = True
-    count = None if enumerate_ else range_count(an, it, frame)
+    count = range_count(an, it, frame)
     if count is not None:
         in_init = isinstance(frame.env.get("self"), SelfRecorder)
         if not (in_init or an.specialize):
@@ -1107,17 +1096,11 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
             _symbolic_init_loop(an, stmt, count, frame)
             return True
         return False
-    seq = _zipped(an, it, frame)
-    if seq is None:
-        seq = an.eval(it, frame)
+    # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
+    seq = an.eval(it, frame)
     if not isinstance(seq, ModuleListV):
         return False
-    if enumerate_ and seq.count is None and seq.known:
-        items = [TupleV((IntV(Expr.const(i)), v)) for i, v in enumerate(seq.items)]
-    elif enumerate_:
-        items = [TupleV((IntV(None), v)) for v in seq.items[:1]]
-    else:
-        items = [_unpackable(v) for v in seq.items]
+    items = [_unpackable(v) for v in seq.items]
     if not seq.known:
         _loop_body(
             an, stmt, [UNKNOWN], frame, unknown_cost("loop over a module list of unknown length")
@@ -1128,46 +1111,6 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         return True
     _unroll(an, stmt, items, frame)
     return True
-
-
-def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
-    """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
-    list of tuples: known lists pair item by item up to the shortest; lists of
-    `n` copies pair their single items, when every list has the same count.
-    None: not a zip over module lists."""
-    if not (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "zip"
-        and it.args
-        and not it.keywords
-        and "zip" not in frame.env
-    ):
-        return None
-    seqs: list[Value] = []
-    for a in it.args:
-        if not isinstance(a, ast.Starred):
-            seqs.append(an.eval(a, frame))
-            continue
-        # `zip(*layer_variables)` over a tuple of lists (x-transformers)
-        inner = an.eval(a.value, frame)
-        if not isinstance(inner, TupleV):
-            return None
-        seqs.extend(inner.items)
-    if not any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs):
-        return None
-    if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
-        return ModuleListV(known=False)
-    lists = [s if isinstance(s, ModuleListV) else ModuleListV(s.items) for s in seqs]
-    if not all(ls.known for ls in lists):
-        return ModuleListV(known=False)
-    if all(ls.count is None for ls in lists):
-        n = min(len(ls.items) for ls in lists)
-        return ModuleListV(tuple(TupleV(tuple(ls.items[j] for ls in lists)) for j in range(n)))
-    counts = {ls.count for ls in lists}
-    if len(counts) == 1 and all(len(ls.items) == 1 for ls in lists):
-        return ModuleListV((TupleV(tuple(ls.items[0] for ls in lists)),), count=counts.pop())
-    return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
 
 
 def listed_items(v: Value) -> tuple[Value, ...] | None:
@@ -1183,11 +1126,6 @@ def is_module(v: Value) -> bool:
     if isinstance(v, ObjectV):
         return v.kind.startswith(("<class>", "torch.nn."))
     return isinstance(v, ModuleListV)
-
-
-def _holds_modules(v: Value) -> bool:
-    """A tuple of layers (a module list reordered into a tuple)."""
-    return isinstance(v, TupleV) and any(is_module(i) for i in v.items)
 
 
 def _unpackable(v: Value) -> Value:
@@ -1319,12 +1257,21 @@ def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None
 # Calls that take tensors and cost nothing a flop counter sees.
 _WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
+# Calls that only hand on references to what they are given (a container, an
+# iterator): what they hold costs where it is used. Not `reversed` of a tensor
+# (a flip, which copies).
+_HANDS_ON = {"dict", "zip", "enumerate", "iter", "list", "tuple", "reversed", "zip_longest"}
 
 
 def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> None:
     """A call that took a tensor (or a module) and left no record: its cost is
     unknown, and a target's total says so rather than counting it as 0."""
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
+        return
+    name = node.func.id if isinstance(node.func, ast.Name) else an.qualname_of(node.func, frame)
+    if (name or "").removeprefix("itertools.") in _HANDS_ON and not (
+        name == "reversed" and any(isinstance(a, TensorV) for a in args)
+    ):
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
