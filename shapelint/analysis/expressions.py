@@ -22,6 +22,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     loops,
+    modes,
     modules,
     sequences,
 )
@@ -223,11 +224,20 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     an.naming.attribute(node, base, frame)
     if isinstance(base, SelfRecorder):
         if node.attr in base.attrs:
+            if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
+                return modes.read(base.attrs[node.attr])
             return base.attrs[node.attr]
         return _class_attribute(an, base.cls, node.attr)
     if isinstance(base, ObjectV):
         if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
             return _class_attribute(an, base.kind[7:], node.attr)
+        if node.attr == modes.ATTR and an.specialize:
+            if base.kind.startswith("torch.nn.") and all(k != node.attr for k, _ in base.attrs):
+                return modes.read(BoolV(True))  # a torch layer as built (modes.py)
+            if base.kind.startswith("torch.nn.") or attributes.derives_from_module(
+                an, base.kind[7:]
+            ):
+                return modes.read(base.attr(node.attr))
         return base.attr(node.attr)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)

@@ -21,11 +21,12 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, decorators, dynamic, grad_mode, loops, raising
+from shapelint.analysis import call_path, decorators, dynamic, grad_mode, loops, modes, raising
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     find_method,
+    module_class,
     settled,
     super_method,
 )
@@ -657,7 +658,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
             return recv
+        if attr in ("train", "eval") and an.specialize:
+            return _set_mode(recv, _mode_flag(attr, args, kwargs), recv, frame)
         return None
+    if attr in ("train", "eval") and an.specialize and is_module(recv):
+        # `Block(dim).eval()`: a module just built, which nothing else holds yet
+        fresh = isinstance(func.value, ast.Call)
+        return _set_mode(recv, _mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh)
     if (
         attr == "requires_grad_"
         and an.specialize
@@ -755,6 +762,58 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if not replace_identical(owner, recv, new, frame):
         owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
     return new
+
+
+def _mode_flag(attr: str, args, kwargs) -> bool | None:
+    if attr == "eval":
+        return None if args or kwargs else False
+    v = args[0] if args else kwargs.get("mode", BoolV(True))
+    return v.value if isinstance(v, BoolV) and len(args) + len(kwargs) <= 1 else None
+
+
+def _set_mode(
+    recv: Value, flag: bool | None, owner: SelfRecorder | None, frame, fresh: bool = False
+) -> Value:
+    """`m.train(mode)` / `m.eval()`: m and every module below it take the mode,
+    in the module being built (found by identity); anywhere else (a forward, a
+    module held by no constructor at hand, a flag not known) later reads of
+    `training` are undecided (modes.py)."""
+    if flag is not None and fresh:
+        return in_mode(recv, flag)
+    if flag is None or owner is None:
+        modes.lose()
+        return recv
+    if isinstance(recv, SelfRecorder):
+        for k, v in list(recv.attrs.items()):
+            recv.attrs[k] = in_mode(v, flag)
+        if modes.ATTR in recv.attrs:
+            recv.attrs[modes.ATTR] = BoolV(flag)
+        return recv
+    new = in_mode(recv, flag)
+    if not replace_identical(owner, recv, new, frame):
+        modes.lose()
+    return new
+
+
+def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
+    """v after `v.train(flag)`: every module in it (a project module's
+    `training`, a list's items) in that mode; a module held twice stays one."""
+    memo = {} if memo is None else memo
+    if id(v) in memo:
+        return memo[id(v)]
+    out = v
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+        attrs = [
+            (k, BoolV(flag) if k == modes.ATTR else in_mode(a, flag, memo)) for k, a in v.attrs
+        ]
+        if v.kind.startswith("torch.nn.") and all(k != modes.ATTR for k, _ in attrs):
+            attrs.append((modes.ATTR, BoolV(flag)))  # a torch layer holds it from then on
+        out = ObjectV(v.kind, tuple(attrs))
+    elif isinstance(v, ModuleListV):
+        items = tuple(in_mode(i, flag, memo) for i in v.items)
+        out = ModuleListV(items, v.sequential, v.count, v.known)
+    memo[id(v)] = out
+    return out
 
 
 def with_requires_grad(v: Value, flag: bool) -> Value:
@@ -1546,6 +1605,8 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
             raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     recorder = SelfRecorder(cd.key)
+    if an.specialize and module_class(an, cd):
+        recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
     init = find_method(an, cd, "__init__")
     base = torch_base(an, cd) if init is None else None
     exc = None

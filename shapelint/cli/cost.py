@@ -82,6 +82,13 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     ),
 )
 @click.option(
+    "--eval",
+    "eval_mode",
+    is_flag=True,
+    help="With PATH::Class: the module in eval mode, as after `.eval()` (`self.training` "
+    "False); without it, in training mode, as torch builds it.",
+)
+@click.option(
     "--depth",
     type=click.IntRange(min=0),
     default=4,
@@ -137,6 +144,7 @@ def cost(
     plot_path,
     init,
     inputs,
+    eval_mode,
     depth,
     all_rows,
     tree,
@@ -177,8 +185,10 @@ def cost(
     parsed = [Target.parse(p) for p in paths]
     targets = [t for t in parsed if t.qualname is not None]
     paths = tuple(t.path for t in parsed)
-    if (init or inputs) and not targets:
-        click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
+    if (init or inputs or eval_mode) and not targets:
+        click.echo(
+            "shapelint: error: --init, --input and --eval need a PATH::QUALNAME target", err=True
+        )
         sys.exit(2)
     if (tree or all_rows or train or depth != 4) and not targets:
         click.echo(
@@ -196,7 +206,7 @@ def cost(
         )
         sys.exit(2)
     if diff_base is not None:
-        target = (targets, init, inputs) if targets else None
+        target = (targets, init, inputs, not eval_mode) if targets else None
         click.echo(
             _run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target, macs), nl=False
         )
@@ -204,7 +214,7 @@ def cost(
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
     if targets:
-        report["target"] = _target(targets, init, inputs, bound, options)
+        report["target"] = _target(targets, init, inputs, bound, options, not eval_mode)
         if train:
             report["target"]["train"] = True
     if napkin:
@@ -247,7 +257,9 @@ def cost(
     sys.exit(1 if failed else 0)
 
 
-def _target(targets: list[Target], init, inputs, bound: dict[str, int], options) -> dict:
+def _target(
+    targets: list[Target], init, inputs, bound: dict[str, int], options, training: bool = True
+) -> dict:
     from shapelint.analysis.target import TargetError
     from shapelint.cost.target import run_target
 
@@ -255,7 +267,7 @@ def _target(targets: list[Target], init, inputs, bound: dict[str, int], options)
         click.echo("shapelint: error: one PATH::QUALNAME target at a time", err=True)
         sys.exit(2)
     try:
-        return run_target(targets[0], init, inputs, bound, options)
+        return run_target(targets[0], init, inputs, bound, options, training)
     except TargetError as e:
         click.echo(f"shapelint: error: {e}", err=True)
     except OSError as e:
@@ -373,12 +385,12 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
         unit = to_macs if macs else (lambda report: report)
         changes = compare_revision(base, paths, cfg, options, after, jobs, unit)
         if target is not None:
-            targets, init, inputs = target
-            now = unit(_target(targets, init, inputs, dims, options))
+            targets, init, inputs, training = target
+            now = unit(_target(targets, init, inputs, dims, options, training))
             qual = targets[0].qualname
 
             def at(p: Path) -> dict:
-                return unit(_target([Target(str(p), qual)], init, inputs, dims, options))
+                return unit(_target([Target(str(p), qual)], init, inputs, dims, options, training))
 
             before = target_at_revision(base, Path(targets[0].path), at, cfg)
             if before is not None:

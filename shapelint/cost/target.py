@@ -10,33 +10,43 @@ from pathlib import Path
 
 from shapelint.diagnostics import safe_text
 from shapelint.notation.target import Target
-from shapelint.report.conventions import convention_lines, conventions_json
+from shapelint.report.conventions import convention_lines, conventions_json, mode_convention
 from shapelint.report.numbers import human, si, unit_figure
 
 
-def run_target(target: Target, init, inputs, dims: dict[str, int], options: dict) -> dict:
-    """The target's json object; raises TargetError (a usage error) or OSError."""
+def run_target(
+    target: Target, init, inputs, dims: dict[str, int], options: dict, training: bool = True
+) -> dict:
+    """The target's json object, the module in training mode as built or in eval
+    mode (training False); raises TargetError (a usage error) or OSError."""
     from shapelint.analysis.target import parse_assignments
 
     path = target.path
     text = Path(path).read_text(encoding="utf-8")
     init_, inputs_ = parse_assignments(init, "--init"), parse_assignments(inputs, "--input")
-    return target_report(path, text, target.qualname or "", init_, inputs_, dims, options)
+    return target_report(path, text, target.qualname or "", init_, inputs_, dims, options, training)
 
 
 def target_report(
-    path: str, text: str, qual: str, init: dict, inputs: dict, dims: dict[str, int], options
+    path: str,
+    text: str,
+    qual: str,
+    init: dict,
+    inputs: dict,
+    dims: dict[str, int],
+    options,
+    training: bool = True,
 ) -> dict:
     """analysis/target.py's json of one target, with what every face adds: its
     path, its definition's line, the conventions its figures rest on."""
     from shapelint.analysis.driver import analyze_target
     from shapelint.analysis.target import target_json
 
-    res = analyze_target(path, text, qual, init, inputs, options)
+    res = analyze_target(path, text, qual, init, inputs, options, training)
     out = target_json(res, dims)
     out["path"] = path
     out["line"] = definition_line(text, qual)
-    out["conventions"] = conventions_json(res.records)
+    out["conventions"] = conventions_json(res.records) + mode_convention(res.mode)
     if res.params is not None:  # a module (a function has no parameters())
         from shapelint.analysis.parameters import params_json
 

@@ -234,13 +234,14 @@ def build_module(module, qualname: str, init: dict[str, str], device):
 
 
 def static_target(path: Path, qualname: str, init, inputs, dims: dict[str, int], options) -> dict:
-    """`cost PATH::QUALNAME` with the same arguments, as json; a refusal is a usage error."""
+    """`cost PATH::QUALNAME --eval` with the same arguments, as json (build_module runs
+    the module in eval mode); a refusal is a usage error."""
     from shapelint.analysis.target import TargetError
     from shapelint.cost.target import target_report
 
     try:
         text = path.read_text(encoding="utf-8")
-        return target_report(str(path), text, qualname, init, inputs, dims, options)
+        return target_report(str(path), text, qualname, init, inputs, dims, options, training=False)
     except TargetError as e:
         raise RuntimeUsageError(str(e)) from None
     except OSError as e:
@@ -288,7 +289,9 @@ def run_module(
     first = out[0] if isinstance(out, (tuple, list)) and out else out
     if isinstance(first, torch.Tensor):
         rep.output_shape = list(first.shape)
-    if rep.adjusted_ops or static.get("conventions"):
+    if rep.adjusted_ops or any(
+        c["name"] == "fused_attention" for c in static.get("conventions") or ()
+    ):
         from shapelint.report.conventions import FUSED_ATTENTION
 
         rep.notes.append(FUSED_ATTENTION)
