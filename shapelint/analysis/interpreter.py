@@ -28,6 +28,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    recursion,
     scalars,
     sequences,
     statement_exec,
@@ -259,6 +260,9 @@ class ModuleAnalyzer:
         for qual in list(self.functions):
             self.summary(qual)
         for cls in self.classes.values():
+            endless = recursion.endless(self, cls)
+            if endless is not None:
+                self.report(endless[0], recursion.CODE, endless[1])
             init = cls.methods.get("__init__")
             for fd in cls.methods.values():
                 if fd is not init or self.costs:

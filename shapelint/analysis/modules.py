@@ -21,7 +21,16 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, decorators, dynamic, grad_mode, loops, modes, raising
+from shapelint.analysis import (
+    call_path,
+    decorators,
+    dynamic,
+    grad_mode,
+    loops,
+    modes,
+    raising,
+    recursion,
+)
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
@@ -1604,6 +1613,11 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if exc is not None:
             raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
+    endless = recursion.endless(an, cd) if an.specialize else None
+    if endless is not None:  # Python raises RecursionError: building it never ends
+        an.report(endless[0], recursion.CODE, endless[1])
+        raising.pending("RecursionError")
+        return UNKNOWN
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
