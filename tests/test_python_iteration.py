@@ -136,6 +136,36 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # per-layer arguments routed as performer-pytorch routes them: a filtered
+    # comprehension over known keys, a grown list beside the layers, list(zip(...))
+    "routed_arguments_per_layer": (
+        """
+        def route_args(router, args, depth):
+            routed = [(dict(), dict()) for _ in range(depth)]
+            matched = [key for key in args.keys() if key in router]
+            for key in matched:
+                for i, ((f_args, g_args), routes) in enumerate(zip(routed, router[key])):
+                    routed[i] = ({**f_args, key: args[key]} if routes[0] else f_args, g_args)
+            return routed
+
+        class Net(nn.Module):
+            def __init__(self, dim, depth=10):
+                super().__init__()
+                self.layers = nn.ModuleList(
+                    [nn.ModuleList([nn.Linear(dim, dim), nn.Linear(dim, dim)]) for _ in range(depth)]
+                )
+                self.route = {"scale": ((True, False),) * depth}
+
+            def forward(self, x, **kwargs):
+                args = route_args(self.route, {"other": 1, **kwargs}, len(self.layers))
+                for (f, g), (f_args, g_args) in list(zip(self.layers, args)):
+                    x = g(f(x, **f_args), **g_args)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # starred unpacking of shapes and *args
     "starred_shape_unpacking": (
         """

@@ -92,9 +92,13 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
-    """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list."""
+    """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
+    module list (`list(zip(self.layers, args))`), its items, a plain list's."""
     if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
         return args[0]
+    if len(args) == 1 and isinstance(args[0], ModuleListV):
+        v = args[0]
+        return ModuleListV(v.items, False, v.count, v.known)
     return None
 
 

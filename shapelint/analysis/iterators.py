@@ -12,7 +12,7 @@ caller then keeps the call as it was."""
 
 from __future__ import annotations
 
-from shapelint.analysis.modules import ModuleListV, is_module
+from shapelint.analysis.modules import MAX_UNROLL, ModuleListV, is_module
 from shapelint.analysis.sequences import SeqV
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import IntV, NoneV, TupleV, Value
@@ -22,6 +22,7 @@ def zipped(seqs: list[Value], longest: bool = False, fill: Value | None = None) 
     """`zip(*seqs)`, or `zip_longest(*seqs, fillvalue=fill)` with longest."""
     if not seqs:
         return TupleV(())
+    seqs = [_spelled(s) for s in seqs]
     modular = any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs)
     if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
         return ModuleListV(known=False) if modular else None
@@ -78,6 +79,15 @@ def reversed_of(seq: Value) -> Value | None:
     if isinstance(seq, SeqV):
         return seq
     return None
+
+
+def _spelled(v: Value) -> Value:
+    """A grown list of known length as its items, each what any item is known to be
+    (`[(dict(), dict()) for _ in range(depth)]` beside a list of depth layers)."""
+    if isinstance(v, SeqV) and v.count is not None and v.count.value is not None:
+        if 0 <= v.count.value <= MAX_UNROLL:
+            return TupleV((v.item,) * v.count.value)
+    return v
 
 
 def _holds_modules(v: Value) -> bool:
