@@ -811,7 +811,9 @@ def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
     if id(v) in memo:
         return memo[id(v)]
     out = v
-    if isinstance(v, ObjectV) and (is_module(v) or v.kind == DICT_KIND):
+    # what torch's train() walks: modules and what registers them (a ModuleDict; a
+    # plain dict or list of layers is no child)
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind == REGISTERED_DICT_KIND):
         attrs = [
             (k, BoolV(flag) if k == modes.ATTR else in_mode(a, flag, memo)) for k, a in v.attrs
         ]
