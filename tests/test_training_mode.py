@@ -65,6 +65,18 @@ CASES = {
                     x = s(x)
                 return self.again(self.other(self.frozen(x)))
         """,
+    # `.eval()` walks registered children: a plain dict's module stays in training
+    "plain_dict_is_no_child": SUB
+    + """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.registered = nn.ModuleDict({"a": Sub(dim)})
+                self.plain = {"a": Sub(dim)}
+
+            def forward(self, x):
+                return self.plain["a"](self.registered["a"](x))
+        """,
     # a module built in the forward is in training mode, whatever its caller's
     "built_in_forward": SUB
     + """
