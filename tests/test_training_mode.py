@@ -166,3 +166,25 @@ def test_a_plain_run_never_decides_training(tmp_path):
     forward = next(f for f in res.functions if f["name"] == "Net.forward")
     assert not forward["complete"]
     assert any("self.training" in u["why"] for u in forward["unknown"]), forward
+
+
+def test_a_class_of_its_own_eval_is_not_torchs(tmp_path):
+    # `eval` here is the project's method (it runs a layer), not nn.Module.eval
+    code = """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.g = nn.Linear(dim, dim)
+
+            def eval(self, x):
+                return self.fc(x)
+
+            def forward(self, x):
+                y = self.eval(x)
+                return self.g(y) if self.training else y
+        """
+    path = write(tmp_path, "own_eval.py", HEADER + textwrap.dedent(code))
+    t = _target(path, True)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == 2 * 2 * 8 * 8 * 2

@@ -667,13 +667,20 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
             return recv
-        if attr in ("train", "eval") and an.specialize:
+        if attr in ("train", "eval") and an.specialize and _torch_mode_method(an, recv, attr):
             return _set_mode(recv, _mode_flag(attr, args, kwargs), recv, frame)
         return None
-    if attr in ("train", "eval") and an.specialize and is_module(recv):
+    if (
+        attr in ("train", "eval")
+        and an.specialize
+        and is_module(recv)
+        and _torch_mode_method(an, recv, attr)
+    ):
         # `Block(dim).eval()`: a module just built, which nothing else holds yet
         fresh = isinstance(func.value, ast.Call)
-        return _set_mode(recv, _mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh)
+        new = _set_mode(recv, _mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh)
+        an.record(node, frame, f"call {attr}", None, [], new, Cost(*(Expr.const(0),) * 3))
+        return new
     if (
         attr == "requires_grad_"
         and an.specialize
@@ -771,6 +778,18 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if not replace_identical(owner, recv, new, frame):
         owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
     return new
+
+
+def _torch_mode_method(an: Analyzer, recv: Value, attr: str) -> bool:
+    """`m.train` / `m.eval` is nn.Module's: no class of the project on the way
+    defines its own."""
+    if isinstance(recv, ModuleListV) or (
+        isinstance(recv, ObjectV) and not recv.kind.startswith("<class>")
+    ):
+        return True  # a torch layer or container
+    key = recv.cls if isinstance(recv, SelfRecorder) else getattr(recv, "kind", "")[7:]
+    cd = an.class_of(key)
+    return cd is not None and attr not in all_methods(cd.owner or an, cd)
 
 
 def _mode_flag(attr: str, args, kwargs) -> bool | None:
