@@ -64,19 +64,23 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
         local = _bound_names(init.node)
         base_next = None
         for node in ast.walk(init.node):
-            if not isinstance(node, ast.Call) or not runs_unconditionally(body, node):
+            if not isinstance(node, ast.Call):
                 continue
             f = node.func
-            if isinstance(f, ast.Name) and f.id in an.classes and f.id not in local:
-                out.append((node, an.classes[f.id]))
-            elif (
+            own = isinstance(f, ast.Name) and f.id in an.classes and f.id not in local
+            up = (
                 isinstance(f, ast.Attribute)
                 and f.attr == "__init__"
                 and isinstance(f.value, ast.Call)
                 and isinstance(f.value.func, ast.Name)
                 and f.value.func.id == "super"
                 and init.cls is not None
-            ):
+            )
+            if not (own or up) or not runs_unconditionally(body, node):
+                continue
+            if own:
+                out.append((node, an.classes[f.id]))  # type: ignore[union-attr]
+            else:
                 base_next = next(
                     (
                         found
