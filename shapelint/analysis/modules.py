@@ -1634,7 +1634,12 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if exc is not None:
             raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
-    endless = recursion.endless(an, cd) if an.specialize else None
+    endless = None
+    if an.specialize:  # once per class: the answer does not depend on the arguments
+        ek = ("<endless>", cd.key)
+        if ek not in an.specialized:
+            an.specialized[ek] = recursion.endless(an, cd)
+        endless = an.specialized[ek]
     if endless is not None:  # Python raises RecursionError: building it never ends
         an.report(endless[0], recursion.CODE, endless[1])
         raising.pending("RecursionError")
