@@ -27,7 +27,7 @@ subprocess per package with a time limit per file and per class.
    the output shape(s) and the parameter count.
 3. shapelint: for every module that ran, the target `PATH::QUALNAME` with the
    same `--init` and `--input`, in a worker pool (a time limit per target), as
-   `shapelint cost PATH::QUALNAME --init ... --input ... --format json`
+   `shapelint cost PATH::QUALNAME --init ... --input ... --eval --format json`
    computes it (`shapelint.cost.target.run_target`, in-process, to spare a
    start-up per module; each record keeps its command line to reproduce it).
    Verdicts: exact (complete and equal), lower (a lower bound <= the truth;
@@ -760,7 +760,7 @@ def command_line(c: dict) -> str:
         parts += ["--init", i]
     for i in inputs:
         parts += ["--input", i]
-    return shlex.join(parts + ["--format", "json"])
+    return shlex.join(parts + ["--eval", "--format", "json"])  # torch runs it after .eval()
 
 
 _OPTIONS = None
@@ -782,7 +782,8 @@ def shapelint_one(c: dict) -> dict:
     t0 = time.time()
     try:
         _alarm(TARGET_LIMIT)
-        t = run_target(Target(c["path"], c["qualname"]), init, inputs, {}, _OPTIONS)
+        # the truth is measured after `m.eval()`: the target is costed in that mode
+        t = run_target(Target(c["path"], c["qualname"]), init, inputs, {}, _OPTIONS, training=False)
     except Timeout:
         return {"verdict": "unknown", "why": "timeout", "seconds": TARGET_LIMIT}
     except TargetError as e:

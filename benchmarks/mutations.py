@@ -194,7 +194,7 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
         near = [e for e in new if lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR]
         out[mode] = {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
         # A warning is no catch (the issue counts errors), but says where a shape
-        # rule of warning severity (SHP317) would stand; naming warnings (SHP4xx)
+        # rule of warning severity (SHP318) would stand; naming warnings (SHP4xx)
         # follow any rewrite and say nothing here.
         both = ("error", "warning")
         new = _errors(got.get(mode), both) - _errors(base.get(mode), both)

@@ -29,7 +29,7 @@ MODEL = textwrap.dedent(
 
     class Block(nn.Module):
         def __init__(self, dim, hidden):
-            super().__init__(); self.wide = hidden != dim  # compared: no SHP317 in plain mode
+            super().__init__(); self.wide = hidden != dim  # compared: no SHP318 in plain mode
             self.up = nn.Linear(dim, hidden)
             self.down = nn.Linear(dim, dim)
 

@@ -51,8 +51,9 @@ def test_every_face_carries_the_target_and_the_attention_convention():
     target = f"{GPT}::GPT"
     t = json.loads(cost(target, *SMALL, "--format", "json"))["target"]
     assert t["line"] == GPT.read_text().splitlines().index("class GPT(nn.Module):") + 1
-    (conv,) = t["conventions"]
-    assert conv["name"] == "fused_attention"
+    # the attention convention, and the mode its dropout test ran in (as built)
+    assert [c["name"] for c in t["conventions"]] == ["fused_attention", "train_mode"]
+    conv = t["conventions"][0]
     # the call itself, not the loop and the module calls around it
     assert [(c["line"], c["op"].rsplit(".", 1)[-1]) for c in conv["calls"]] == [
         (_line_of("F.scaled_dot_product_attention("), "scaled_dot_product_attention")

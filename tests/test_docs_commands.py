@@ -2,7 +2,7 @@
 
 Commands are the lines of ```bash/sh/shell blocks and the `$ ` lines of any other
 block. Each runs (shapelint as `python -m shapelint` from this checkout) in a
-scratch git repository holding the checkout's fixtures/ and, as the docs' `src/`,
+scratch git repository holding the checkout's fixtures/ and examples/ and, as the docs' `src/`,
 a copy of fixtures/demo; it must exit 0 or 1 (1: findings), never 2 (a usage
 error) and never with a traceback. Not run, and reported as skipped with the
 reason: installs (`pip install`, which would replace the environment under test),
@@ -92,6 +92,7 @@ def _segments(command: str) -> list[str]:
 def sandbox(tmp_path_factory):
     box = tmp_path_factory.mktemp("docs")
     shutil.copytree(ROOT / "fixtures", box / "fixtures")
+    shutil.copytree(ROOT / "examples", box / "examples")
     shutil.copytree(ROOT / "fixtures" / "demo", box / "src")
     env = {
         **os.environ,

@@ -597,6 +597,236 @@ CASES = {
         {"d": "4"},
         expect="raises",
     ),
+    # Decorators, applied as Python applies them (analysis/decorators.py).
+    "decorator_renaming_a_keyword": _case(
+        """
+        import functools
+        import warnings
+
+
+        def renamed(old, new):
+            def wrapper(func):
+                @functools.wraps(func)
+                def wrapped(*args, **kwargs):
+                    if old in kwargs:
+                        warnings.warn(f"{old} is deprecated")
+                        kwargs[new] = kwargs.pop(old)
+                    return func(*args, **kwargs)
+
+                return wrapped
+
+            return wrapper
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @renamed("steps", "n")
+            def forward(self, x, n=1):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    "decorator_calling_twice": _case(
+        """
+        import functools
+
+
+        def twice(func):
+            @functools.wraps(func)
+            def run(self, *args, **kwargs):
+                func(self, *args, **kwargs)
+                return func(self, *args, **kwargs)
+
+            return run
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @twice
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    "decorator_returning_its_argument_after_unknown_work": _case(
+        """
+        import inspect
+
+
+        def documented(func):
+            sig = inspect.signature(func)
+            if len(func.__qualname__.split(".")) > 1:
+                func.__doc__ = f"{func.__name__}{sig}"
+            return func
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @documented
+            def forward(self, x):
+                return self.a(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    "decorator_reading_co_varnames": _case(
+        """
+        import functools
+
+
+        def defaults_from(attr):
+            def wrap(func):
+                @functools.wraps(func)
+                def run(self, *args, **kwargs):
+                    if attr in func.__code__.co_varnames:
+                        at = func.__code__.co_varnames.index(attr) - 1  # -1 for self
+                        if len(args) <= at and kwargs.get(attr) is None:
+                            kwargs[attr] = getattr(self, attr)
+                    return func(self, *args, **kwargs)
+
+                return run
+
+            return wrap
+
+
+        class M(nn.Module):
+            def __init__(self, d, depth):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.depth = depth
+
+            @defaults_from("depth")
+            def forward(self, x, depth=None):
+                for _ in range(depth):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4", "depth": "3"},
+    ),
+    "decorator_cached": _case(
+        """
+        import functools
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @functools.lru_cache
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "decorator_returning_another_function": _case(
+        """
+        def replaced(func):
+            def other(self, x):
+                return self.a(self.a(self.a(x)))
+
+            return other
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @replaced
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    "closure_raising_on_every_path": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                def fail(y):
+                    if y is None:
+                        raise ValueError("none")
+                    else:
+                        raise TypeError("some")
+
+                fail(x)
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    "decorator_wrapper_passing_keywords_not_known_one_by_one": _case(
+        """
+        import functools
+
+
+        def passing(func):
+            @functools.wraps(func)
+            def run(self, *args, **kwargs):
+                kw = {k: v for k, v in kwargs.items() if v}
+                return func(self, *args, **kw)
+
+            return run
+
+
+        class Inner(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            @passing
+            def forward(self, x, n=1):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.inner = Inner(d)
+
+            def forward(self, x):
+                return self.inner(x, n=3)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "method_called_with_keywords_not_known_one_by_one": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, k):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.kw = {"n": k}
+
+            def run(self, x, n=1):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+
+            def forward(self, x):
+                kw = {k: v for k, v in self.kw.items() if v}
+                return self.run(x, **kw)
+        """,
+        {"d": "4", "k": "3"},
+        expect="honest",
+    ),
 }
 
 

@@ -1,5 +1,5 @@
 """Plain `check` on sizes a constructor takes separately (issue 25): an op that needs
-two of them equal states the constraint (SHP317, a warning: released code ties such
+two of them equal states the constraint (SHP318, a warning: released code ties such
 pairs in its callers); formulas no positive sizes make equal (`dim` and `2·dim`) are
 errors in every op that compares sizes. Torch judges each case at sizes that all
 differ: the code flagged raises."""
@@ -42,7 +42,7 @@ def test_a_layer_of_dim_fed_hidden_dim_states_the_constraint():
     assert torch_raises(FEED_FORWARD, "Block(48, 96)", (2, 5, 48))
     assert not _found(FEED_FORWARD, "error")
     ((line, code, message),) = _found(FEED_FORWARD, "warning")
-    assert code == "SHP317" and line == 12
+    assert code == "SHP318" and line == 12
     assert "dim in Linear(in_features=dim) must equal hidden_dim" in message
     assert "this needs dim = hidden_dim" in message
 
@@ -51,7 +51,7 @@ def test_a_residual_of_another_width_states_the_constraint():
     source = _module("self.proj = nn.Linear(dim, hidden_dim)\n", "return x + self.proj(x)\n")
     assert torch_raises(source, "Block(48, 96)", (2, 5, 48))
     ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP317" and "(dim vs hidden_dim)" in message
+    assert code == "SHP318" and "(dim vs hidden_dim)" in message
 
 
 def test_a_product_of_sizes_against_a_size_states_the_constraint():
@@ -62,7 +62,7 @@ def test_a_product_of_sizes_against_a_size_states_the_constraint():
     )
     assert torch_raises(source, "Block(48, 4, 16)", (2, 5, 48))
     ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP317" and "this needs dim = dim_head·heads" in message
+    assert code == "SHP318" and "this needs dim = dim_head·heads" in message
 
 
 def test_the_analysis_goes_on_under_the_constraint():
@@ -88,7 +88,7 @@ def test_a_name_the_method_binds_is_not_the_constructors():
         "self.proj = nn.Linear(hidden_dim, hidden_dim)\n",
         "b, dim = x.shape\ny = torch.zeros(b, dim)\nreturn self.proj(x) + y\n",
     )
-    assert not [f for f in _found(source, "warning") if f[1] == "SHP317"]
+    assert not [f for f in _found(source, "warning") if f[1] == "SHP318"]
 
 
 def test_equal_parameters_run():
@@ -124,7 +124,7 @@ def test_a_batch_norm_of_another_width_after_a_conv_states_the_constraint():
     )
     assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
     ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP317" and "this needs hidden_dim = dim" in message
+    assert code == "SHP318" and "this needs hidden_dim = dim" in message
 
 
 def test_a_size_a_submodule_was_given_no_value_for_is_not_the_callers_name():

@@ -891,9 +891,15 @@ def test_and_decided_by_a_later_operand_or_by_its_last_and_a_guarded_library_ree
     x = torch.randn(2, 5, 8)
     assert t["flops_value"] == _count_package(tmp_path, "pkg.M(8).eval()", {"x": x})
     assert t["flops_value"] == 2 * 10 * 8 * 8
-    # with p > 0 the dropout branch runs in training only: not known here
+    # with p > 0 the dropout branch runs in training mode only: as torch builds the
+    # module (the target's default), and not after `.eval()` (`--eval`)
     t = static_target(p, "M", {"dim": "8", "p": "0.5"}, {"x": "2,5,8"})
-    assert not t["complete"] and t["flops_value"] is None
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == _count_package(tmp_path, "pkg.M(8, p=0.5)", {"x": x})
+    assert t["flops_value"] == 2 * (2 * 2) * 8 * 8  # 2 of the 5 tokens kept
+    res = analyze_target(str(p), p.read_text(), "M", {"dim": "8", "p": "0.5"}, {"x": "2,5,8"},
+                         training=False)  # fmt: skip
+    assert target_json(res, {})["flops_value"] == 2 * 10 * 8 * 8
 
 
 TIMMISH = {

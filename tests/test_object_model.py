@@ -269,18 +269,63 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # getattr of a known name (with a default), str.split / partition deciding layers
+    "getattr_and_split": (
+        """
+        class Cfg:
+            def __init__(self, spec="lin.2", width=16):
+                self.spec = spec
+                self.width = width
+
+        class Block(nn.Module):
+            def __init__(self, dim, cfg=None):
+                super().__init__()
+                cfg = cfg or Cfg()
+                kind, _, count = cfg.spec.partition(".")
+                width = getattr(cfg, "width", dim)
+                parts = "a,b,c".split(",")
+                self.layers = nn.ModuleList(
+                    [nn.Linear(dim, dim) for _ in range(int(count) if kind == "lin" else 0)]
+                )
+                self.out = nn.Linear(dim, width * len(parts))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return self.out(x)
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a dict display merging dicts with ** (timm's `{**dd, **(conv_kwargs or {})}`),
+    # passed on with ** to a function that builds the layer
+    "dict_display_with_spread": (
+        """
+        def make(cin, cout, bias=True, scale=1):
+            return nn.Linear(cin, cout * scale, bias=bias)
+
+        class Block(nn.Module):
+            def __init__(self, dim, conv_kwargs=None):
+                super().__init__()
+                base = {"bias": False}
+                kw = {**base, **(conv_kwargs or {}), "scale": 2}
+                self.proj = make(dim, dim, **kw)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
-def _module(tmp_path, key):
-    code, cls, init, inputs = CASES[key]
-    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(code))
-    return path, cls, init, inputs
-
-
-@pytest.mark.parametrize("key", sorted(CASES))
-def test_exact_against_flop_counter(tmp_path, key):
-    path, cls, init, inputs = _module(tmp_path, key)
+def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
+    """The target of one case, complete and equal to FlopCounterMode's count."""
+    code, cls, init, inputs = case
+    path = write(tmp_path, f"{key}.py", header + textwrap.dedent(code))
     t = static_target(
         path,
         cls,
@@ -293,6 +338,11 @@ def test_exact_against_flop_counter(tmp_path, key):
     assert truth > 0
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key])
 
 
 def test_a_container_subclass_with_an_attribute_that_may_be_a_module_is_a_bound(tmp_path):

@@ -181,3 +181,40 @@ def builds_state(an: Analyzer, cls_key: str, method: str, assigned: set[str]) ->
     lines = (fd.owner or an).src.lines
     text = "".join(lines[fd.node.lineno - 1 : fd.node.end_lineno])
     return bool(_REGISTERS.search(text)) or bool(_assigned_attrs(text) - assigned)
+
+
+# Bases that are no nn.Module and add no attributes torch registers.
+_PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.", "enum.")
+
+
+def derives_from_module(an, key: str) -> bool | None:
+    """True: an nn.Module; False: surely not (its bases are known and none is one);
+    None: a base the analysis cannot see."""
+    cd = an.class_of(key)
+    return None if cd is None else module_class(an, cd)
+
+
+def module_class(an, cd: ClassDef) -> bool | None:
+    """derives_from_module of a class at hand."""
+    return _derives(an, cd, 0)
+
+
+def _derives(an, cd, depth: int) -> bool | None:
+    if depth > 20:
+        return None
+    owner = cd.owner or an
+    project = base_classes(an, cd)
+    others = 0
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is not None and qual.startswith("torch.nn."):
+            return True
+        name = qual or (b.id if isinstance(b, ast.Name) else "")
+        if not name.startswith(_PLAIN_BASES):
+            others += 1
+    verdicts = [_derives(an, p, depth + 1) for p in project]
+    if any(verdicts):
+        return True
+    if None in verdicts or others > len(project):
+        return None
+    return False

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import lambdas
+from shapelint.analysis import iterators, lambdas
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -31,6 +31,7 @@ from shapelint.analysis.modules import (
 from shapelint.analysis.sequences import SeqV, hidden
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
+from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -43,6 +44,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    python_constant,
 )
 
 if TYPE_CHECKING:
@@ -90,9 +92,13 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
-    """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list."""
+    """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
+    module list (`list(zip(self.layers, args))`), its items, a plain list's."""
     if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
         return args[0]
+    if len(args) == 1 and isinstance(args[0], ModuleListV):
+        v = args[0]
+        return ModuleListV(v.items, False, v.count, v.known)
     return None
 
 
@@ -104,6 +110,11 @@ def _int(an, node, args, kwargs, frame) -> Value | None:
         v = a.value
         ok = v is not None and v == v and abs(v) < 2**62
         return IntV(Expr.const(int(v))) if ok else IntV(None)  # type: ignore[arg-type]
+    if isinstance(a, StrV) and a.value is not None:
+        try:  # `int("2")`, as Python parses it
+            return IntV(Expr.const(int(a.value)))
+        except ValueError:
+            return None  # Python raises
     a = hidden(a)
     return a if isinstance(a, IntV) else IntV(None)
 
@@ -113,14 +124,23 @@ def _float(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _extreme(pick: Callable[..., int]) -> Handler:
-    """`min(...)` / `max(...)` of known ints."""
+    """`min(...)` / `max(...)` of ints: of numbers, the number; of sizes, the one
+    provably on the picked side of every other (`min(t, block_size)` is t once
+    `t <= block_size` is asserted), else an unknown int."""
 
     def handler(an, node, args, kwargs, frame) -> Value | None:
-        if not args or not all(
-            isinstance(a, IntV) and a.value is not None and a.value.value is not None for a in args
-        ):
+        if kwargs or not args or not all(isinstance(a, IntV) and a.value is not None for a in args):
             return None
-        return IntV(Expr.const(pick(a.value.value for a in args)))
+        values = [a.value for a in args]
+        if all(v.value is not None for v in values):
+            return IntV(Expr.const(pick(v.value for v in values)))
+        if len(args) == 1:
+            return None  # min(iterable)
+        sign = 1 if pick is min else -1
+        for v in values:  # v <= every other (for max, >=)
+            if all(provably_nonnegative((w - v) * sign) for w in values):
+                return IntV(v)
+        return IntV(None)
 
     return handler
 
@@ -134,6 +154,21 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
     if args and base is None:
         return None
     return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
+def _zip(an, node, args, kwargs, frame) -> Value | None:
+    return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
+
+
+def _enumerate(an, node, args, kwargs, frame) -> Value | None:
+    if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
+        return None
+    start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
+    return iterators.enumerated(args[0], start) if args else None
+
+
+def _reversed(an, node, args, kwargs, frame) -> Value | None:
+    return iterators.reversed_of(args[0]) if len(args) == 1 and not kwargs else None
 
 
 def _range(an, node, args, kwargs, frame) -> Value | None:
@@ -283,6 +318,10 @@ STR_METHODS = {
     "endswith": str.endswith,
     "replace": str.replace,
     "isdigit": str.isdigit,
+    "split": str.split,  # a list, as a tuple of strings: the analysis's list value
+    "rsplit": str.rsplit,
+    "partition": str.partition,
+    "rpartition": str.rpartition,
 }
 
 
@@ -298,13 +337,31 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
             vals.append(a.value)
         elif isinstance(a, TupleV) and all(isinstance(i, StrV) and i.value for i in a.items):
             vals.append(tuple(i.value for i in a.items))  # type: ignore[union-attr]
+        elif isinstance(a, IntV) and a.value is not None and a.value.value is not None:
+            vals.append(a.value.value)  # `split(".", 1)`
         else:
             return None
     try:
         out = fn(recv.value, *vals)
-    except TypeError:
+    except (TypeError, ValueError):
         return None
+    if isinstance(out, (list, tuple)):
+        return TupleV(tuple(StrV(x) for x in out))
     return BoolV(out) if isinstance(out, bool) else StrV(out)
+
+
+def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
+    """`names.index("use_cache")`, `dims.count(1)` of a tuple (or list) known
+    item by item; None when that is not the case, or Python would raise."""
+    ok, items = python_constant(recv)
+    found = [python_constant(a) for a in args]
+    if name not in ("index", "count") or not ok or kwargs or not all(f for f, _ in found):
+        return None
+    try:
+        out = getattr(items, name)(*(v for _, v in found))
+    except (ValueError, TypeError):
+        return None  # not there: Python raises
+    return IntV(Expr.const(out))
 
 
 def _range_items(args) -> Value | None:
@@ -418,7 +475,35 @@ def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
     return TupleV(tuple(out))
 
 
+_GETATTR_OBJ = "<getattr>"  # the object getattr reads, bound to a name no code can use
+
+
+def _getattr(an, node, args, kwargs, frame) -> Value | None:
+    """`getattr(obj, "name"[, default])` with a known name: `obj.name` as the
+    analysis reads it. Where that is not known the default is not taken (the
+    attribute may be set where the analysis does not see), and the value is unknown."""
+    if kwargs or len(args) not in (2, 3) or not isinstance(args[1], StrV):
+        return None
+    name = args[1].value
+    if not name or not name.isidentifier() or args[0] is UNKNOWN:
+        return None
+    read = ast.copy_location(
+        ast.Attribute(
+            ast.copy_location(ast.Name(_GETATTR_OBJ, ast.Load()), node), name, ast.Load()
+        ),
+        node,
+    )
+    inner = an.new_frame(frame.func, frame.name)
+    inner.env = {**frame.env, _GETATTR_OBJ: args[0]}
+    inner.locals = set(frame.locals) | {_GETATTR_OBJ}
+    inner.local_imports = frame.local_imports
+    inner.records = frame.records
+    value = an.eval(read, inner)
+    return None if value is UNKNOWN else value
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
+    "getattr": (_getattr,),
     "len": (_len_container, _len_sized),
     "list": (_sequence,),
     "tuple": (_sequence,),
@@ -428,6 +513,9 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "max": (_extreme(max),),
     "dict": (_dict,),
     "range": (_range,),
+    "zip": (_zip,),
+    "enumerate": (_enumerate,),
+    "reversed": (_reversed,),
     "callable": (_callable_of,),
     "isinstance": (_isinstance_of,),
     "hasattr": (_hasattr,),

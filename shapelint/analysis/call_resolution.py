@@ -15,8 +15,19 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import attributes, builtins, learning, modules, raising, sequences, unify
+from shapelint.analysis import (
+    attributes,
+    builtins,
+    decorators,
+    lambdas,
+    learning,
+    modules,
+    raising,
+    sequences,
+    unify,
+)
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops.values import UNKNOWN, IntV, ObjectV, StrV, TensorV, TupleV, Value
 
@@ -67,18 +78,37 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         if library is not None:
             qual = library
         elif sym is not None:
+            if open_kwargs and isinstance(sym, FuncDef):
+                return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
     if qual is not None:
         return an.call_qualified(qual, node, args, kwargs, open_kwargs, frame)
     if isinstance(func, ast.Name):
-        return call_name(an, func.id, node, args, kwargs, frame)
+        return call_name(an, func.id, node, args, kwargs, frame, open_kwargs)
     if isinstance(func, ast.Attribute):
-        return call_attribute(an, func, node, args, kwargs, frame, d)
+        return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
     # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
     callee = an.eval(func, frame, d)
+    if open_kwargs and _runs_a_body(an, callee):
+        return _not_one_by_one(an, node, args, kwargs, frame)
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
     return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
+
+
+def _runs_a_body(an: Analyzer, v) -> bool:
+    """A value whose call runs a body of the project with its parameters bound: a
+    function, a closure, a module of a project class (its forward)."""
+    if isinstance(v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV)):
+        return True
+    return isinstance(v, ObjectV) and v.kind.startswith("<class>")
+
+
+def _not_one_by_one(an: Analyzer, node: ast.Call, args, kwargs, frame: Frame) -> Value:
+    """A call of project code with a `**kw` (or `*args`) the analysis does not know
+    entry by entry: run with the parameters it leaves unbound at their defaults, it
+    would be another call than Python's, whose cost may be anything."""
+    return an.unknown_call(node, args, kwargs, frame, "arguments not known one by one")
 
 
 def arguments(
@@ -113,9 +143,18 @@ def arguments(
     return args, kwargs, open_kwargs
 
 
-def call_name(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame: Frame) -> Value:
+def call_name(
+    an: Analyzer, name: str, node: ast.Call, args, kwargs, frame: Frame, open_kwargs=False
+) -> Value:
     """A call of a plain name: a local value, a function or class of the module,
-    a module-level value, or a builtin the code does not shadow."""
+    a module-level value, or a builtin the code does not shadow. open_kwargs: a
+    `**kw` or `*args` not known one by one (a function's body is then not run)."""
+    if open_kwargs and an.specialize:
+        local = frame.env.get(name, UNKNOWN)
+        if _runs_a_body(an, local) or (
+            name not in frame.locals and local is UNKNOWN and name in an.functions
+        ):
+            return _not_one_by_one(an, node, args, kwargs, frame)
     if name in frame.env and frame.env[name] is not UNKNOWN:
         return an.call_value(frame.env[name], node, args, kwargs, frame)
     if name not in frame.locals:
@@ -133,19 +172,34 @@ def call_name(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame: Fram
 
 
 def call_attribute(
-    an: Analyzer, func: ast.Attribute, node: ast.Call, args, kwargs, frame: Frame, d: int
+    an: Analyzer,
+    func: ast.Attribute,
+    node: ast.Call,
+    args,
+    kwargs,
+    frame: Frame,
+    d: int,
+    open_kwargs=False,
 ) -> Value:
     """`recv.name(...)`: super(), the object model's methods, a list's
-    mutators, a tensor method, a method of a class of the project."""
+    mutators, a tensor method, a method of a class of the project. open_kwargs:
+    as call_name's."""
     if modules.is_super_call(func.value):
+        if open_kwargs and an.specialize:
+            return _not_one_by_one(an, node, args, kwargs, frame)
         res = modules.super_call(an, func.attr, node, args, kwargs, frame)
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
+    if open_kwargs and an.specialize and _project_method(an, recv, func.attr):
+        return _not_one_by_one(an, node, args, kwargs, frame)
     if an.call_args:
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is not None:
         return res
+    if isinstance(recv, TupleV) and func.attr in ("index", "count"):
+        known = builtins.tuple_method(recv, func.attr, args, kwargs)
+        return known if known is not None else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
     if isinstance(recv, StrV):
@@ -185,6 +239,18 @@ def call_attribute(
         # or a product on a tensor we lost track of.
         return an.unknown_call(node, args, kwargs, frame, "not analysed")
     return UNKNOWN
+
+
+def _project_method(an: Analyzer, recv, name: str) -> bool:
+    """recv.name is a method of a project class, or a module of one it holds."""
+    if isinstance(recv, SelfRecorder):
+        held = recv.attrs.get(name, UNKNOWN)
+        return _runs_a_body(an, held) or name in an.class_methods(recv.cls)
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        if name in an.class_methods(recv.kind[7:]):
+            return True
+        return _runs_a_body(an, recv.attr(name))
+    return False
 
 
 def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, frame) -> Value:

@@ -462,10 +462,12 @@ def analyze_target(
     init: dict[str, str],
     inputs: dict[str, str],
     options: AnalysisOptions | dict | None = None,
+    training: bool = True,
 ):
     """One target of a file (`cost PATH::QUALNAME`): its analyzer runs in
     specialized mode, every call interpreted with the values it receives
-    (analysis/target.py). Raises TargetError for a target or value it cannot use."""
+    (analysis/target.py), the module in training mode as built, or in eval mode
+    (training False). Raises TargetError for a target or value it cannot use."""
     from shapelint.analysis import project
     from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
     from shapelint.analysis.interpreter import ModuleAnalyzer
@@ -486,7 +488,7 @@ def analyze_target(
         with time_budget(seconds):
             project.attach(an, path, opts, specialize=True)
             an.prepare()
-            res = evaluate_target(an, target, init, inputs)
+            res = evaluate_target(an, target, init, inputs, training)
     except BudgetExceeded:
         project.forget()
         why = (

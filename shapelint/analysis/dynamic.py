@@ -206,24 +206,26 @@ def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
     call does not run as the body reads (None: all hand the function back, or
     wrap it in one that runs it once, as they are read)."""
     for d in node.decorator_list:
-        func = d.func if isinstance(d, ast.Call) else d
-        qual = an.imports.resolve(func, set(), {})
-        if qual in TRANSPARENT:
-            continue
-        if (
-            qual is None
-            and isinstance(func, ast.Name)
-            and func.id in ("staticmethod", "classmethod")
-        ):
-            continue
-        fd = _project_function(an, func, qual)
-        if fd is not None and _hands_back(fd.node, factory=isinstance(d, ast.Call)):
+        if transparent(an, d):
             continue
         try:
             return ast.unparse(d)
         except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
             return "a decorator"
     return None
+
+
+def transparent(an, d: ast.expr) -> bool:
+    """A decorator that hands back a function running the same body once per
+    call, read off its name or its source."""
+    func = d.func if isinstance(d, ast.Call) else d
+    qual = an.imports.resolve(func, set(), {})
+    if qual in TRANSPARENT:
+        return True
+    if qual is None and isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod"):
+        return True
+    fd = _project_function(an, func, qual)
+    return fd is not None and _hands_back(fd.node, factory=isinstance(d, ast.Call))
 
 
 def _project_function(an, func: ast.expr, qual: str | None):
@@ -261,6 +263,28 @@ def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, factory: bool) -> bo
     return bool(params) and name == params[0]
 
 
+def returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The parameter every `return` of fn returns, never rebound in its body
+    (`def deco(func): ...; func.__doc__ = doc; return func`): a call returns the
+    very argument, whatever the analysis makes of the rest. None otherwise."""
+    if not _hands_back(fn, factory=False):
+        return None
+    name = fn.args.posonlyargs[0].arg if fn.args.posonlyargs else fn.args.args[0].arg
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return None
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return None
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # their own scopes (a `nonlocal` in one rebinds it: not followed)
+        todo.extend(ast.iter_child_nodes(n))
+    if any(isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(fn)):
+        return None
+    return name
+
+
 def _own_returns(fn) -> list[ast.Return]:
     out, todo = [], list(fn.body)
     while todo:
@@ -273,10 +297,11 @@ def _own_returns(fn) -> list[ast.Return]:
     return out
 
 
-def not_modelled(an, fd, class_names: list[str]) -> str | None:
+def not_modelled(an, fd, class_names: list[str], decorators: bool = True) -> str | None:
     """Why a specialized call of fd (a method of one of class_names, or a
-    function) is not what the analysis reads; None when it is."""
-    deco = opaque_decorator(fd.owner or an, fd.node)
+    function) is not what the analysis reads; None when it is. decorators=False:
+    a caller that follows them (analysis/decorators.py) asks about the rest."""
+    deco = opaque_decorator(fd.owner or an, fd.node) if decorators else None
     if deco is not None:
         return f"decorated with @{deco}, whose wrapper is not followed"
     meth = fd.node.name

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     attributes,
     branches,
+    decorators,
     folding,
     indexing,
     lambdas,
     learning,
     loops,
+    modes,
     modules,
     sequences,
 )
@@ -102,9 +104,24 @@ def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
 
 
 def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
-    if all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-        entries = {k.value: an.eval(v, frame, d) for k, v in zip(node.keys, node.values)}  # type: ignore[union-attr]
-        return modules.dict_value(entries)
+    """A dict display with string keys, `**` of dicts known entry by entry
+    merged in order as Python merges them (`{**dd, **(kw or {})}`)."""
+    if all(
+        k is None or (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in node.keys
+    ):
+        entries: dict[str, Value] = {}
+        known = True
+        for k, v in zip(node.keys, node.values):
+            value = an.eval(v, frame, d)
+            if k is not None:
+                entries[k.value] = value  # type: ignore[attr-defined]
+                continue
+            spread = modules.expand_kwargs(value)
+            if spread is None:
+                known = False
+            else:
+                entries.update(spread)
+        return modules.dict_value(entries) if known else UNKNOWN
     return eval_children(an, node, frame, d)
 
 
@@ -207,12 +224,23 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     an.naming.attribute(node, base, frame)
     if isinstance(base, SelfRecorder):
         if node.attr in base.attrs:
+            if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
+                return modes.read(base.attrs[node.attr])
             return base.attrs[node.attr]
         return _class_attribute(an, base.cls, node.attr)
     if isinstance(base, ObjectV):
         if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
             return _class_attribute(an, base.kind[7:], node.attr)
+        if node.attr == modes.ATTR and an.specialize:
+            if base.kind.startswith("torch.nn.") and all(k != node.attr for k, _ in base.attrs):
+                return modes.read(BoolV(True))  # a torch layer as built (modes.py)
+            if base.kind.startswith("torch.nn.") or attributes.derives_from_module(
+                an, base.kind[7:]
+            ):
+                return modes.read(base.attr(node.attr))
         return base.attr(node.attr)
+    if isinstance(base, lambdas.ClosureV):
+        return decorators.closure_attribute(base, node.attr)
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):
@@ -256,18 +284,10 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             if -len(base.items) <= i < len(base.items):
                 return base.items[i]
             return UNKNOWN
-        if isinstance(node.slice, ast.Slice):
-            lo = an.eval(node.slice.lower, frame, d) if node.slice.lower else IntV(Expr.const(0))
-            hi = (
-                an.eval(node.slice.upper, frame, d)
-                if node.slice.upper
-                else IntV(Expr.const(len(base.items)))
-            )
-            if node.slice.step is None and all(
-                isinstance(b, IntV) and b.value is not None and b.value.value is not None
-                for b in (lo, hi)
-            ):
-                return TupleV(base.items[lo.value.value : hi.value.value])  # type: ignore[union-attr]
+        if isinstance(idx, SliceV):
+            s = modules.python_slice(idx)  # the slice Python builds, step and negatives too
+            if s is not None:
+                return TupleV(base.items[s])
         return UNKNOWN
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)

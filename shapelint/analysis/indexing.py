@@ -9,7 +9,8 @@ of unknown length; of an index whose dtype is unknown, only a rank-1 one is
 followed (one dimension either way, of unknown length).
 
 A slice's length is told where it is certain (`x[:, 1:]` of n is n - 1, taking
-every size to be at least 1; `x[:, :4]` is min(4, n), unknown).
+every size to be at least 1; `x[:, :4]` is min(4, n), unknown; `bias[:T]` of a buffer
+of block_size is T once the code asserted `T <= block_size`).
 """
 
 from __future__ import annotations

@@ -24,9 +24,11 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    iterators,
     lambdas,
     learning,
     modules,
+    recursion,
     scalars,
     sequences,
     statement_exec,
@@ -68,7 +70,7 @@ from shapelint.ops.values import (
 )
 from shapelint.options import AnalysisOptions
 
-ASSUMED_EQUAL = "SHP317"
+ASSUMED_EQUAL = "SHP318"
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
 
@@ -263,6 +265,9 @@ class ModuleAnalyzer:
         for qual in list(self.functions):
             self.summary(qual)
         for cls in self.classes.values():
+            endless = recursion.endless(self, cls)
+            if endless is not None:
+                self.report(endless[0], recursion.CODE, endless[1])
             init = cls.methods.get("__init__")
             for fd in cls.methods.values():
                 if fd is not init or self.costs:
@@ -354,7 +359,7 @@ class ModuleAnalyzer:
 
     def _kept(self, issue: OpIssue) -> OpIssue | None:
         """The issue as reported, or None where it rests on a name learning gave. A
-        conflict between two independent sizes is the constraint it imposes (SHP317)."""
+        conflict between two independent sizes is the constraint it imposes (SHP318)."""
         if not self._definite(issue):
             return None
         if not issue.assumes:
@@ -1047,6 +1052,10 @@ class ModuleAnalyzer:
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is not None:
             return built
+        if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
+            built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
+            if built is not None:
+                return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
             return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]
@@ -1329,7 +1338,7 @@ _EXPR_HANDLERS = {
 
 
 def _under_assumption(res: OpResult | None, again) -> OpResult | None:
-    """An op whose only issues are constraints between independent sizes (SHP317, a
+    """An op whose only issues are constraints between independent sizes (SHP318, a
     warning) goes on as torch would for callers that meet them: its value and cost
     are those of a run under the equalities, its issues the constraints."""
     if res is None or not res.issues or not all(i.assumes for i in res.issues):

@@ -16,7 +16,7 @@ from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import declared_names
-from shapelint.ops.values import UNKNOWN, NoneV, TensorV, TupleV, Value
+from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TensorV, TupleV, Value
 
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
 
@@ -31,6 +31,9 @@ class ClosureV(Value):
     # The analyzer of the file that defines it: a closure made in another file
     # (timm's `to_2tuple = _ntuple(2)` in helpers.py) runs with that file's names.
     owner: object = None
+    # What `@functools.wraps(f)` was given: its name, qualname and docstring are
+    # the closure's (analysis/decorators.py reads them).
+    wrapped: Value | None = None
 
 
 def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> bool:
@@ -95,16 +98,21 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
                 value = an.eval(node.body, inner, d)
             else:
                 an.exec_block(node.body, inner)
-                value = _returned(an, inner.returns, node)
+                value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
     merge(caller.records, runs, ONE, "")
     return value
 
 
-def _returned(an, returns: list[Value], node) -> Value:
-    falls_off = not node.body or not isinstance(node.body[-1], (ast.Return, ast.Raise))
+def _returned(an, returns: list[Value], node, done: bool) -> Value:
+    """done: every path the run took ended in a return (or a raise)."""
+    falls_off = not done and (
+        not node.body or not isinstance(node.body[-1], (ast.Return, ast.Raise))
+    )
     values = list(returns) + ([NoneV()] if falls_off else [])
+    if not values:
+        return UNKNOWN  # every path raised: no value comes back
     out = values[0]
     for v in values[1:]:
         out = an.join(out, v)
@@ -138,8 +146,10 @@ def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknow
     if spec.vararg is not None:
         rest = TupleV(tuple(args[len(positional) :])) if not unknown else UNKNOWN
         _set(an, inner, spec.vararg, rest)
-    if spec.kwarg is not None:
-        _set(an, inner, spec.kwarg, UNKNOWN)
+    if spec.kwarg is not None:  # the keywords no parameter took, as a dict
+        _set(
+            an, inner, spec.kwarg, UNKNOWN if unknown else ObjectV(DICT_KIND, tuple(kwargs.items()))
+        )
 
 
 def _set(an, inner, a: ast.arg, value: Value) -> None:

@@ -509,15 +509,47 @@ def comprehension(an, node, frame, d: int) -> Value:
         why = "comprehension" if it.count is not None else "a comprehension of unknown length"
         merge(inner.records, turn, it.count, why)
         return SeqV(value, it.count) if _is_sequence(node) else UNKNOWN
+    tried = len(gens) == 1 and not gens[0].is_async
+    if tried:
+        filtered = _filtered(an, node, inner, iterate(an, gens[0].iter, inner, d), d)
+        if filtered is not None:
+            return filtered
     with collected(inner) as turn:
-        for gen in gens:
-            an.eval(gen.iter, inner, d)
+        for i, gen in enumerate(gens):
+            if i or not tried:  # (the attempt above evaluated the first one)
+                an.eval(gen.iter, inner, d)
             an.assign(gen.target, UNKNOWN, inner, None)
             for cond in gen.ifs:
                 an.eval(cond, inner, d)
         _element(an, node, inner, d)
     merge(inner.records, turn, None, "a filtered or nested comprehension")
     return UNKNOWN
+
+
+def _filtered(an, node, inner, it: Iteration, d: int) -> Value | None:
+    """`[k for k in keys if k in router]` over listed items, each kept or left out
+    as its conditions decide; None (nothing kept on the record) where one of them
+    is not known."""
+    gen = node.generators[0]
+    if it.items is None or len(it.items) > UNROLL:
+        return None
+    results, turns = [], []
+    for i, item in enumerate(it.items):
+        an.assign(gen.target, item, inner, None)
+        with collected(inner) as turn, _again(an, i):
+            keep: bool | None = True
+            for cond in gen.ifs:
+                keep = an.decide(cond, inner)
+                if keep is not True:
+                    break
+            if keep:
+                results.append(_element(an, node, inner, d))
+        if keep is None:
+            return None
+        turns.append(turn)
+    for turn in turns:
+        merge(inner.records, turn, ONE, "")
+    return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN
 
 
 def _is_sequence(node) -> bool:

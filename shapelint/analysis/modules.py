@@ -21,11 +21,21 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import call_path, dynamic, grad_mode, loops, raising
+from shapelint.analysis import (
+    call_path,
+    decorators,
+    dynamic,
+    grad_mode,
+    loops,
+    modes,
+    raising,
+    recursion,
+)
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     find_method,
+    module_class,
     settled,
     super_method,
 )
@@ -35,6 +45,7 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import (
+    DICT_KIND,
     UNKNOWN,
     BoolV,
     BufferV,
@@ -149,7 +160,6 @@ class PartialV(Value):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-DICT_KIND = "<dict>"  # dicts, OrderedDict, SimpleNamespace: attrs by key
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
@@ -479,6 +489,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
         return an.construct(cd, args, kwargs) if cd is not None else None
+    if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
+        return _call_function(an, callee.fd, node, args, kwargs, frame)
     if isinstance(callee, FunctionRefV):
         owner = callee.owner or an
         if owner is an:
@@ -655,7 +667,20 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
             return recv
+        if attr in ("train", "eval") and an.specialize and _torch_mode_method(an, recv, attr):
+            return _set_mode(recv, _mode_flag(attr, args, kwargs), recv, frame)
         return None
+    if (
+        attr in ("train", "eval")
+        and an.specialize
+        and is_module(recv)
+        and _torch_mode_method(an, recv, attr)
+    ):
+        # `Block(dim).eval()`: a module just built, which nothing else holds yet
+        fresh = isinstance(func.value, ast.Call)
+        new = _set_mode(recv, _mode_flag(attr, args, kwargs), _self_of(frame), frame, fresh)
+        an.record(node, frame, f"call {attr}", None, [], new, Cost(*(Expr.const(0),) * 3))
+        return new
     if (
         attr == "requires_grad_"
         and an.specialize
@@ -753,6 +778,72 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     if not replace_identical(owner, recv, new, frame):
         owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
     return new
+
+
+def _torch_mode_method(an: Analyzer, recv: Value, attr: str) -> bool:
+    """`m.train` / `m.eval` is nn.Module's: no class of the project on the way
+    defines its own."""
+    if isinstance(recv, ModuleListV) or (
+        isinstance(recv, ObjectV) and not recv.kind.startswith("<class>")
+    ):
+        return True  # a torch layer or container
+    key = recv.cls if isinstance(recv, SelfRecorder) else getattr(recv, "kind", "")[7:]
+    cd = an.class_of(key)
+    return cd is not None and attr not in all_methods(cd.owner or an, cd)
+
+
+def _mode_flag(attr: str, args, kwargs) -> bool | None:
+    if attr == "eval":
+        return None if args or kwargs else False
+    v = args[0] if args else kwargs.get("mode", BoolV(True))
+    return v.value if isinstance(v, BoolV) and len(args) + len(kwargs) <= 1 else None
+
+
+def _set_mode(
+    recv: Value, flag: bool | None, owner: SelfRecorder | None, frame, fresh: bool = False
+) -> Value:
+    """`m.train(mode)` / `m.eval()`: m and every module below it take the mode,
+    in the module being built (found by identity); anywhere else (a forward, a
+    module held by no constructor at hand, a flag not known) later reads of
+    `training` are undecided (modes.py)."""
+    if flag is not None and fresh:
+        return in_mode(recv, flag)
+    if flag is None or owner is None:
+        modes.lose()
+        return recv
+    if isinstance(recv, SelfRecorder):
+        for k, v in list(recv.attrs.items()):
+            recv.attrs[k] = in_mode(v, flag)
+        if modes.ATTR in recv.attrs:
+            recv.attrs[modes.ATTR] = BoolV(flag)
+        return recv
+    new = in_mode(recv, flag)
+    if not replace_identical(owner, recv, new, frame):
+        modes.lose()
+    return new
+
+
+def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
+    """v after `v.train(flag)`: every module in it (a project module's
+    `training`, a list's items) in that mode; a module held twice stays one."""
+    memo = {} if memo is None else memo
+    if id(v) in memo:
+        return memo[id(v)]
+    out = v
+    # what torch's train() walks: modules and what registers them (a ModuleDict; a
+    # plain dict or list of layers is no child)
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind == REGISTERED_DICT_KIND):
+        attrs = [
+            (k, BoolV(flag) if k == modes.ATTR else in_mode(a, flag, memo)) for k, a in v.attrs
+        ]
+        if v.kind.startswith("torch.nn.") and all(k != modes.ATTR for k, _ in attrs):
+            attrs.append((modes.ATTR, BoolV(flag)))  # a torch layer holds it from then on
+        out = ObjectV(v.kind, tuple(attrs))
+    elif isinstance(v, ModuleListV):
+        items = tuple(in_mode(i, flag, memo) for i in v.items)
+        out = ModuleListV(items, v.sequential, v.count, v.known)
+    memo[id(v)] = out
+    return out
 
 
 def with_requires_grad(v: Value, flag: bool) -> Value:
@@ -1078,18 +1169,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     if stmt.orelse or _breaks(stmt.body):
         return False
     it = stmt.iter
-    enumerate_ = False
-    if (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "enumerate"
-        and len(it.args) == 1
-        and not it.keywords
-        and "enumerate" not in frame.env
-    ):
-        it = it.args[0]
-        enumerate_ = True
-    count = None if enumerate_ else range_count(an, it, frame)
+    count = range_count(an, it, frame)
     if count is not None:
         in_init = isinstance(frame.env.get("self"), SelfRecorder)
         if not (in_init or an.specialize):
@@ -1105,17 +1185,11 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
             _symbolic_init_loop(an, stmt, count, frame)
             return True
         return False
-    seq = _zipped(an, it, frame)
-    if seq is None:
-        seq = an.eval(it, frame)
+    # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
+    seq = an.eval(it, frame)
     if not isinstance(seq, ModuleListV):
         return False
-    if enumerate_ and seq.count is None and seq.known:
-        items = [TupleV((IntV(Expr.const(i)), v)) for i, v in enumerate(seq.items)]
-    elif enumerate_:
-        items = [TupleV((IntV(None), v)) for v in seq.items[:1]]
-    else:
-        items = [_unpackable(v) for v in seq.items]
+    items = [_unpackable(v) for v in seq.items]
     if not seq.known:
         _loop_body(
             an, stmt, [UNKNOWN], frame, unknown_cost("loop over a module list of unknown length")
@@ -1126,46 +1200,6 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         return True
     _unroll(an, stmt, items, frame)
     return True
-
-
-def _zipped(an: Analyzer, it: ast.expr, frame) -> ModuleListV | None:
-    """`zip(self.layers, self.norms, ...)` over module lists (or tuples) as one
-    list of tuples: known lists pair item by item up to the shortest; lists of
-    `n` copies pair their single items, when every list has the same count.
-    None: not a zip over module lists."""
-    if not (
-        isinstance(it, ast.Call)
-        and isinstance(it.func, ast.Name)
-        and it.func.id == "zip"
-        and it.args
-        and not it.keywords
-        and "zip" not in frame.env
-    ):
-        return None
-    seqs: list[Value] = []
-    for a in it.args:
-        if not isinstance(a, ast.Starred):
-            seqs.append(an.eval(a, frame))
-            continue
-        # `zip(*layer_variables)` over a tuple of lists (x-transformers)
-        inner = an.eval(a.value, frame)
-        if not isinstance(inner, TupleV):
-            return None
-        seqs.extend(inner.items)
-    if not any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs):
-        return None
-    if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):
-        return ModuleListV(known=False)
-    lists = [s if isinstance(s, ModuleListV) else ModuleListV(s.items) for s in seqs]
-    if not all(ls.known for ls in lists):
-        return ModuleListV(known=False)
-    if all(ls.count is None for ls in lists):
-        n = min(len(ls.items) for ls in lists)
-        return ModuleListV(tuple(TupleV(tuple(ls.items[j] for ls in lists)) for j in range(n)))
-    counts = {ls.count for ls in lists}
-    if len(counts) == 1 and all(len(ls.items) == 1 for ls in lists):
-        return ModuleListV((TupleV(tuple(ls.items[0] for ls in lists)),), count=counts.pop())
-    return ModuleListV(known=False)  # a copied list beside a listed one: lengths not compared
 
 
 def listed_items(v: Value) -> tuple[Value, ...] | None:
@@ -1181,11 +1215,6 @@ def is_module(v: Value) -> bool:
     if isinstance(v, ObjectV):
         return v.kind.startswith(("<class>", "torch.nn."))
     return isinstance(v, ModuleListV)
-
-
-def _holds_modules(v: Value) -> bool:
-    """A tuple of layers (a module list reordered into a tuple)."""
-    return isinstance(v, TupleV) and any(is_module(i) for i in v.items)
 
 
 def _unpackable(v: Value) -> Value:
@@ -1317,12 +1346,21 @@ def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None
 # Calls that take tensors and cost nothing a flop counter sees.
 _WRAPS_KIND = "functools.wraps"
 _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type", "super"}
+# Calls that only hand on references to what they are given (a container, an
+# iterator): what they hold costs where it is used. Not `reversed` of a tensor
+# (a flip, which copies).
+_HANDS_ON = {"dict", "zip", "enumerate", "iter", "list", "tuple", "reversed", "zip_longest"}
 
 
 def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> None:
     """A call that took a tensor (or a module) and left no record: its cost is
     unknown, and a target's total says so rather than counting it as 0."""
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
+        return
+    name = node.func.id if isinstance(node.func, ast.Name) else an.qualname_of(node.func, frame)
+    if (name or "").removeprefix("itertools.") in _HANDS_ON and not (
+        name == "reversed" and any(isinstance(a, TensorV) for a in args)
+    ):
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
@@ -1395,15 +1433,23 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind in DICT_KINDS
 
 
-def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame) -> Value:
+def specialized_invoke(
+    an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame, undecorated: bool = False
+) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
-    records as its children."""
+    records as its children. A decorated fd runs what its decorators returned
+    (undecorated: the body itself, called from a decorator's wrapper)."""
     owner = fd.owner or an
     names = [fd.cls.name] if fd.cls is not None else []
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
-    why = dynamic.not_modelled(an, fd, names)
+    why = dynamic.not_modelled(an, fd, names, decorators=False)
+    if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
+        wrapped = decorators.decorated(an, fd)
+        if wrapped is not None:
+            return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
+        why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
@@ -1437,6 +1483,33 @@ def specialized_invoke(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, fram
     if exc is not None:
         raising.pending(exc)
     return value
+
+
+def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs, frame):
+    """One record at the call site, holding what the decorators' wrapper ran."""
+    if recv is not None and not is_static(fd.node):
+        args = [recv, *args]
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = an.call_value(wrapped, node, list(args), dict(kwargs), frame)
+    finally:
+        frame.records = saved
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
+                    add_costs(r.cost for r in children.values()))  # fmt: skip
+    rec.children = list(children.values())
+    return value
+
+
+def _call_function(an: Analyzer, fd: FuncDef, node, args, kwargs, frame) -> Value:
+    """Calling the function a decorator was given: its own body, undecorated (a
+    method takes its instance as the first argument, as a plain function does)."""
+    recv = None
+    if fd.cls is not None and not is_static(fd.node):
+        if not args:
+            return an.unknown_call(node, args, kwargs, frame, f"{fd.qualname}() without self")
+        recv, args = args[0], list(args[1:])
+    return specialized_invoke(an, fd, recv, node, args, kwargs, frame, undecorated=True)
 
 
 def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs, frame):
@@ -1475,9 +1548,13 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
+    handed_back = dynamic.returned_parameter(fd.node)
+    given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
         an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
+    if frame.returns and given is not UNKNOWN:
+        value = given  # it returns its argument, whatever the analysis read of the rest
     return value, list(frame.records.values())
 
 
@@ -1488,7 +1565,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     positional = list(a.posonlyargs) + list(a.args)
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
     args = list(args)
-    if fd.cls is not None and not _static(node) and positional:
+    if fd.cls is not None and not is_static(node) and positional:
         frame.env[positional[0].arg] = recv if recv is not None else UNKNOWN
         frame.locals.add(positional[0].arg)
         positional, defaults = positional[1:], defaults[1:]
@@ -1537,7 +1614,7 @@ def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
     return v
 
 
-def _static(node) -> bool:
+def is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
@@ -1557,7 +1634,19 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if exc is not None:
             raising.pending(exc)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
+    endless = None
+    if an.specialize:  # once per class: the answer does not depend on the arguments
+        ek = ("<endless>", cd.key)
+        if ek not in an.specialized:
+            an.specialized[ek] = recursion.endless(an, cd)
+        endless = an.specialized[ek]
+    if endless is not None:  # Python raises RecursionError: building it never ends
+        an.report(endless[0], recursion.CODE, endless[1])
+        raising.pending("RecursionError")
+        return UNKNOWN
     recorder = SelfRecorder(cd.key)
+    if an.specialize and module_class(an, cd):
+        recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
     init = find_method(an, cd, "__init__")
     base = torch_base(an, cd) if init is None else None
     exc = None

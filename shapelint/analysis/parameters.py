@@ -13,11 +13,10 @@ then lower bounds, never presented as complete.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.attributes import base_classes
+from shapelint.analysis.attributes import derives_from_module
 from shapelint.analysis.modules import (
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
@@ -134,46 +133,14 @@ def _module_like(an, v: Value) -> bool:
     if v.kind.startswith("torch.nn."):
         return True
     if v.kind.startswith("<class>"):
-        return _derives_from_module(an, v.kind[len("<class>") :]) is True
+        return derives_from_module(an, v.kind[len("<class>") :]) is True
     return False
 
 
 def _unknown_class(an, v: ObjectV) -> bool:
     """A project instance whose class may or may not be an nn.Module (its bases
     are not all known): what it holds may count."""
-    return v.kind.startswith("<class>") and _derives_from_module(an, v.kind[7:]) is None
-
-
-# Bases that are no nn.Module and add no attributes torch registers.
-_PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.", "enum.")
-
-
-def _derives_from_module(an, key: str) -> bool | None:
-    """True: an nn.Module; False: surely not (its bases are known and none is one);
-    None: a base the analysis cannot see."""
-    cd = an.class_of(key)
-    return None if cd is None else _derives(an, cd, 0)
-
-
-def _derives(an, cd, depth: int) -> bool | None:
-    if depth > 20:
-        return None
-    owner = cd.owner or an
-    project = base_classes(an, cd)
-    others = 0
-    for b in cd.node.bases:
-        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
-        if qual is not None and qual.startswith("torch.nn."):
-            return True
-        name = qual or (b.id if isinstance(b, ast.Name) else "")
-        if not name.startswith(_PLAIN_BASES):
-            others += 1
-    verdicts = [_derives(an, p, depth + 1) for p in project]
-    if any(verdicts):
-        return True
-    if None in verdicts or others > len(project):
-        return None
-    return False
+    return v.kind.startswith("<class>") and derives_from_module(an, v.kind[7:]) is None
 
 
 def _kind(v: Value) -> str:

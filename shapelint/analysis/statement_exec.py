@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
+    decorators,
     expressions,
     folding,
     grad_mode,
@@ -26,7 +27,15 @@ from shapelint.analysis import (
 )
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
-from shapelint.notation.symbolic import Expr, declare_names, note_equal, record_divides
+from shapelint.notation.symbolic import (
+    Expr,
+    declare_names,
+    nonnegative_facts,
+    note_equal,
+    record_divides,
+    record_nonnegative,
+    restore_nonnegative,
+)
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import KEEP
 from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
@@ -111,13 +120,20 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         an.exec_block(stmt.body if known else stmt.orelse, frame)
         return
     before = dict(frame.env)
+    facts_before = nonnegative_facts()
+    # what the test's failing says, at the values it is tested at
+    raises = isinstance(stmt.test, ast.Compare) and isinstance(stmt.body[-1], ast.Raise)
+    negation = order_facts(an, stmt.test, frame, holds=False) if raises else []
     n_records = len(frame.records)
     an.exec_block(stmt.body, frame)
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
     body_raised = frame.raised
+    facts_body = nonnegative_facts()
+    restore_nonnegative(facts_before)
     frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
+    _join_facts(facts_body, negation if body_raised and not frame.raised else None)
     if an.costs:
         branches.undecided(stmt, frame, n_records, n_body)
     if body_jump != frame.jump:
@@ -140,18 +156,33 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         frame.env = an.join_env(after_body, frame.env)
 
 
+def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:
+    """The facts after an undecided `if`: those of both branches; where only the
+    body raises (`if t > block_size: raise ...`, negation: the test's), the else
+    branch's and the test's negation."""
+    if negation is not None:
+        for e in negation:
+            record_nonnegative(e)
+        return
+    restore_nonnegative(body & nonnegative_facts())
+
+
 def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_level: bool) -> None:
+    facts = nonnegative_facts()  # a turn may not run: what it asserts holds inside only
     if isinstance(stmt, ast.For) and modules.exec_for(an, stmt, frame):
         frame.jump = None
-        return
-    # a return in a loop body may not run, unless a turn surely ran it
-    frame.done = loops.exec_for(an, stmt, frame)
-    frame.jump = None
+    else:
+        # a return in a loop body may not run, unless a turn surely ran it
+        frame.done = loops.exec_for(an, stmt, frame)
+        frame.jump = None
+    restore_nonnegative(facts)
 
 
 def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
+    facts = nonnegative_facts()
     frame.done = loops.exec_while(an, stmt, frame)
     frame.jump = None
+    restore_nonnegative(facts)
 
 
 def exec_break(an: Analyzer, stmt: ast.Break, frame: Frame, module_level: bool) -> None:
@@ -193,7 +224,9 @@ def exec_function_def(
         frame.env[stmt.name] = UNKNOWN
         an.analyze_nested(inner, frame)
         if lambdas.transparent_decorators(an, stmt, frame):  # a call runs it
-            frame.env[stmt.name] = lambdas.closure_of(an, stmt, frame)
+            closure = lambdas.closure_of(an, stmt, frame)
+            closure.wrapped = decorators.wrapped_by(an, stmt, frame)
+            frame.env[stmt.name] = closure
     for d in stmt.decorator_list:
         an.eval(d, frame)
 
@@ -235,10 +268,15 @@ def exec_assert(an: Analyzer, stmt: ast.Assert, frame: Frame, module_level: bool
 
 def assert_facts(an: Analyzer, test: ast.expr, frame: Frame) -> None:
     """What an assert establishes from here on: `n % d == 0` (or `not n % d`)
-    that d divides n; `a == b` (sizes, or whole shapes) that they are one."""
+    that d divides n; `a == b` (sizes, or whole shapes) that they are one;
+    `a <= b` (`<`, `>=`, `>`, chained) that b - a >= 0."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         for v in test.values:
             assert_facts(an, v, frame)
+        return
+    if isinstance(test, ast.Compare) and all(type(op) in _ORDER for op in test.ops):
+        for e in order_facts(an, test, frame):
+            record_nonnegative(e)
         return
     mod = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
@@ -261,6 +299,33 @@ def assert_facts(an: Analyzer, test: ast.expr, frame: Frame) -> None:
         if isinstance(n, IntV) and isinstance(d, IntV) and n.value is not None:
             if d.value is not None:
                 record_divides(n.value, d.value)
+
+
+# a OP b holds when sign·(b - a) - strict >= 0 (sizes are integers)
+_ORDER = {ast.LtE: (1, 0), ast.Lt: (1, 1), ast.GtE: (-1, 0), ast.Gt: (-1, 1)}
+
+
+def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = True) -> list[Expr]:
+    """What `a <= b` (each link of a chain) says about sizes where it holds, or,
+    holds=False, what its negation says (a comparison of one link): expressions
+    >= 0, at the values the names have now."""
+    if not all(type(op) in _ORDER for op in test.ops) or (not holds and len(test.ops) != 1):
+        return []  # `not (a < b < c)` says only that one link fails
+    operands = (test.left, *test.comparators)
+    if any(isinstance(n, (ast.Call, ast.NamedExpr)) for e in operands for n in ast.walk(e)):
+        return []  # evaluated again, a call would be a second call on the record
+    values = [an.eval(e, frame) for e in operands]
+    out = []
+    for op, a, b in zip(test.ops, values, values[1:]):
+        if not (isinstance(a, IntV) and isinstance(b, IntV)):
+            continue
+        if a.value is None or b.value is None:
+            continue
+        sign, strict = _ORDER[type(op)]
+        if not holds:  # not (a <= b) is b - a - 1 >= 0 reversed: a - b - 1 >= 0
+            sign, strict = -sign, 1 - strict
+        out.append((b.value - a.value) * sign - strict)
+    return out
 
 
 def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:

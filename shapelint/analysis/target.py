@@ -17,10 +17,10 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
-from shapelint.analysis import attributes, call_path, modules, project, raising, unnamed
+from shapelint.analysis import attributes, call_path, modes, modules, project, raising, unnamed
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
 from shapelint.ops.backward import requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
@@ -50,6 +50,9 @@ class TargetResult:
     errors: list = field(default_factory=list)
     # Why the run was cut short (the time budget), or None: it ran to the end.
     stopped: str | None = None
+    # The mode the forward ran in ("train": as built, "eval": as after `.eval()`),
+    # where a read of `training` decided something (modes.py); None: nothing did.
+    mode: str | None = None
 
 
 _LITERAL_NODES = (
@@ -145,20 +148,27 @@ def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
 
 
 def evaluate_target(
-    an, target: Target, init: dict[str, str], inputs: dict[str, str]
+    an, target: Target, init: dict[str, str], inputs: dict[str, str], training: bool = True
 ) -> TargetResult:
     """The target in a prepared analyzer of the file built for specialized
     evaluation (analysis/driver.analyze_target builds it), with the errors found on
     its way (each with its call path): a forward that would raise."""
     from shapelint.rules import severity_of
 
-    with call_path.collecting() as found:
-        res = _evaluate(an, target, init, inputs)
+    # One scope of facts for the whole run: what an assert on the way established
+    # about the input's sizes (`assert t <= block_size`) holds in every later call.
+    modes.reset()
+    with call_path.collecting() as found, fact_scope(orders_only=True):
+        res = _evaluate(an, target, init, inputs, training)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
+    if modes.decided_any():
+        res.mode = "train" if training else "eval"
     return res
 
 
-def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) -> TargetResult:
+def _evaluate(
+    an, target: Target, init: dict[str, str], inputs: dict[str, str], training: bool
+) -> TargetResult:
     path, qualname = target.path, target.qualname or ""
     raising.reset()
     top = an.new_frame(None, "<target>")
@@ -194,6 +204,8 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
+        if not training:  # `.eval()` on the module as built, before its forward
+            recv = modules.in_mode(recv, False)
         defaults = _init_defaults(an, cd, init)
         built = raising.take()
     elif not meth and qualname in an.functions:
@@ -230,8 +242,11 @@ def _evaluate(an, target: Target, init: dict[str, str], inputs: dict[str, str]) 
     from shapelint.analysis.parameters import count_parameters
 
     params = count_parameters(an, recv) if recv is not None else None
+    # A call not followed at all (an opaque decorator, a hook) is itself the call
+    # whose cost is missing, as a stopped run's is: the total names it.
+    records = rec.children if rec.children or rec.cost.complete else [rec]
     return TargetResult(
-        qualname, rec.cost, rec.children, value, defaults, frozenset(names), dtypes, params
+        qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
 
 
@@ -460,6 +475,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "input_dtypes": res.input_dtypes,
         "calls": calls_tree(records, dims),
         "diagnostics": [finding_json(f) for f in res.errors],
+        "mode": res.mode,
     }
 
 

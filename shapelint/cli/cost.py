@@ -9,10 +9,13 @@ from pathlib import Path
 import click
 
 from shapelint.cli.options import (
+    COUNT,
+    NUMBER,
     analysis_options,
     analysis_run_options,
     load_config,
     parse_dims,
+    recipe_options,
     run_analysis,
 )
 from shapelint.notation.target import Target
@@ -79,6 +82,13 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     ),
 )
 @click.option(
+    "--eval",
+    "eval_mode",
+    is_flag=True,
+    help="With PATH::Class: the module in eval mode, as after `.eval()` (`self.training` "
+    "False); without it, in training mode, as torch builds it.",
+)
+@click.option(
     "--depth",
     type=click.IntRange(min=0),
     default=4,
@@ -106,6 +116,23 @@ from shapelint.ops.dtypes import DTYPE_ALIASES
     is_flag=True,
     help="Count multiply-accumulates (MACs, half the FLOPs) instead of FLOPs, labelled so.",
 )
+@click.option(
+    "--tokens",
+    type=NUMBER,
+    default=None,
+    help="With PATH::Class: training tokens (15e12, 15T); the napkin gives the training days.",
+)
+@click.option(
+    "--gpus",
+    type=COUNT,
+    default=None,
+    help="With PATH::Class and --hardware: chips to train on; the napkin (days with --tokens, "
+    "memory and a verdict).",
+)
+@click.option(
+    "--mfu", type=float, default=0.5, show_default=True, help="With --gpus: the fraction of peak."
+)
+@recipe_options
 @analysis_run_options
 def cost(
     paths,
@@ -117,11 +144,17 @@ def cost(
     plot_path,
     init,
     inputs,
+    eval_mode,
     depth,
     all_rows,
     tree,
     train,
     macs,
+    tokens,
+    gpus,
+    mfu,
+    optimizer,
+    precision,
     config_path,
     no_cache,
     jobs,
@@ -152,8 +185,10 @@ def cost(
     parsed = [Target.parse(p) for p in paths]
     targets = [t for t in parsed if t.qualname is not None]
     paths = tuple(t.path for t in parsed)
-    if (init or inputs) and not targets:
-        click.echo("shapelint: error: --init and --input need a PATH::QUALNAME target", err=True)
+    if (init or inputs or eval_mode) and not targets:
+        click.echo(
+            "shapelint: error: --init, --input and --eval need a PATH::QUALNAME target", err=True
+        )
         sys.exit(2)
     if (tree or all_rows or train or depth != 4) and not targets:
         click.echo(
@@ -162,8 +197,16 @@ def cost(
             err=True,
         )
         sys.exit(2)
+    napkin = gpus is not None or tokens is not None
+    if napkin and (not targets or gpus is None or not hardware or diff_base is not None):
+        click.echo(
+            "shapelint: error: --tokens and --gpus need a PATH::Class target, --gpus and "
+            "--hardware, and no --diff",
+            err=True,
+        )
+        sys.exit(2)
     if diff_base is not None:
-        target = (targets, init, inputs) if targets else None
+        target = (targets, init, inputs, not eval_mode) if targets else None
         click.echo(
             _run_diff(diff_base, paths, cfg, options, fmt, no_cache, jobs, target, macs), nl=False
         )
@@ -171,13 +214,17 @@ def cost(
     _, results = run_analysis(paths, cfg, options, no_cache, jobs)
     report = build_report(results, bound)
     if targets:
-        report["target"] = _target(targets, init, inputs, bound, options)
+        report["target"] = _target(targets, init, inputs, bound, options, not eval_mode)
         if train:
             report["target"]["train"] = True
+    if napkin:
+        plan = (tokens, gpus, hardware, mfu, optimizer, precision)
+        _napkin(report["target"], targets[0], init, inputs, bound, plan, cfg)
     if hardware:
         origin = "--dtype" if dtype else "[tool.shapelint] dtype" if cfg.dtype else "the default"
         _roofline(report, hardware, dt, cfg, plot_path, add_roofline)
-        _require_sizes(report, bound)
+        if not napkin:  # the napkin names the sizes it needs itself
+            _require_sizes(report, bound)
         from shapelint.cost.report import roofline_dtype
 
         peaks = roofline_dtype(dt)
@@ -210,7 +257,9 @@ def cost(
     sys.exit(1 if failed else 0)
 
 
-def _target(targets: list[Target], init, inputs, bound: dict[str, int], options) -> dict:
+def _target(
+    targets: list[Target], init, inputs, bound: dict[str, int], options, training: bool = True
+) -> dict:
     from shapelint.analysis.target import TargetError
     from shapelint.cost.target import run_target
 
@@ -218,12 +267,36 @@ def _target(targets: list[Target], init, inputs, bound: dict[str, int], options)
         click.echo("shapelint: error: one PATH::QUALNAME target at a time", err=True)
         sys.exit(2)
     try:
-        return run_target(targets[0], init, inputs, bound, options)
+        return run_target(targets[0], init, inputs, bound, options, training)
     except TargetError as e:
         click.echo(f"shapelint: error: {e}", err=True)
     except OSError as e:
         click.echo(f"shapelint: error: cannot read {targets[0]}: {e.strerror}", err=True)
     sys.exit(2)
+
+
+def _napkin(t: dict, target: Target, init, inputs, bound, plan: tuple, cfg) -> None:
+    """`target.napkin`; a forward that would raise has none (no figure of a run
+    that never finishes)."""
+    from shapelint.analysis.target import parse_assignments
+    from shapelint.cost.napkin import target_napkin
+    from shapelint.napkin.formulas import NapkinError
+    from shapelint.napkin.hardware import HardwareError, merge_hardware
+    from shapelint.napkin.model import Plan
+
+    if t.get("diagnostics"):
+        return
+    tokens, gpus, hardware, mfu, optimizer, precision = plan
+    try:
+        table = merge_hardware(cfg.hardware) if cfg.hardware else None
+        p = Plan(tokens, gpus, hardware, mfu, optimizer, precision, table)
+        text = Path(target.path).read_text(encoding="utf-8")
+        init_ = parse_assignments(init, "--init")
+        inputs_ = parse_assignments(inputs, "--input")
+        t["napkin"] = target_napkin(t, text, init_, inputs_, bound, p)
+    except (NapkinError, HardwareError) as e:
+        click.echo(f"shapelint: error: {e}", err=True)
+        sys.exit(2)
 
 
 def _roofline(
@@ -312,12 +385,12 @@ def _run_diff(base: str, paths: tuple[str, ...], cfg, options, fmt: str, no_cach
         unit = to_macs if macs else (lambda report: report)
         changes = compare_revision(base, paths, cfg, options, after, jobs, unit)
         if target is not None:
-            targets, init, inputs = target
-            now = unit(_target(targets, init, inputs, dims, options))
+            targets, init, inputs, training = target
+            now = unit(_target(targets, init, inputs, dims, options, training))
             qual = targets[0].qualname
 
             def at(p: Path) -> dict:
-                return unit(_target([Target(str(p), qual)], init, inputs, dims, options))
+                return unit(_target([Target(str(p), qual)], init, inputs, dims, options, training))
 
             before = target_at_revision(base, Path(targets[0].path), at, cfg)
             if before is not None:

@@ -23,10 +23,9 @@ from typing import Any
 
 import click
 
+from shapelint.cli.options import COUNT, NUMBER, recipe_options
 from shapelint.napkin.formulas import (
     CHECKPOINTING,
-    OPTIMIZER_BYTES,
-    PRECISION_BYTES,
     MaxParams,
     NapkinError,
     Roofline,
@@ -54,33 +53,6 @@ from shapelint.napkin.hardware import (
 TABLE_KEY = "shapelint.hardware_table"
 
 
-class Quantity(click.ParamType):
-    """A number with an optional scale: 70e9, 70B, 15T, '80 GB', '3.35 TB/s'."""
-
-    name = "number"
-
-    def __init__(self, whole: bool = False):
-        self.whole = whole
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out = float(value)
-        else:
-            try:
-                out = parse_quantity(value, "value")
-            except HardwareError:
-                self.fail(
-                    f"{value!r} is not a number (examples: 70e9, 70B, 15T, '80 GB')", param, ctx
-                )
-        if self.whole:
-            if out != int(out) or out < 1:
-                self.fail(f"{value!r} must be a positive whole number", param, ctx)
-            return int(out)
-        return out
-
-
-NUMBER = Quantity()
-COUNT = Quantity(whole=True)
 FORMAT = click.option(
     "--format",
     "fmt_",
@@ -208,18 +180,7 @@ def train_time_cmd(ctx, params, tokens, gpus, hardware, mfu, dtype, flops_per_to
 @napkin.command("max-params")
 @click.option("--gpus", type=COUNT, required=True, help="Number of chips.")
 @HARDWARE
-@click.option(
-    "--optimizer",
-    default="adamw",
-    show_default=True,
-    help=f"One of {', '.join(OPTIMIZER_BYTES)} (momentum = sgd-momentum).",
-)
-@click.option(
-    "--precision",
-    default="mixed",
-    show_default=True,
-    help=f"One of {', '.join(PRECISION_BYTES)}: bf16 weights+grads, plus an fp32 master copy, or all fp32.",
-)
+@recipe_options
 @FORMAT
 @click.pass_context
 @_errors
@@ -253,8 +214,7 @@ def max_params_cmd(ctx, gpus, hardware, optimizer, precision, fmt_) -> None:
 @click.option(
     "--checkpointing", type=click.Choice(CHECKPOINTING), default="none", show_default=True
 )
-@click.option("--optimizer", default="adamw", show_default=True)
-@click.option("--precision", default="mixed", show_default=True)
+@recipe_options
 @click.option(
     "--attention",
     type=click.Choice(["naive", "flash"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -166,3 +167,54 @@ def parse_dim_values(values: tuple[str, ...]) -> tuple[dict[str, int], dict[str,
 def parse_dims(values: tuple[str, ...]) -> dict[str, int]:
     """--dim values as sizes by name (a variadic NAME=2x3 counts its elements)."""
     return parse_dim_values(values)[0]
+
+
+class Quantity(click.ParamType):
+    """A number with an optional scale: 70e9, 70B, 15T, '80 GB', '3.35 TB/s'."""
+
+    name = "number"
+
+    def __init__(self, whole: bool = False):
+        self.whole = whole
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out = float(value)
+        else:
+            from shapelint.napkin.hardware import HardwareError, parse_quantity
+
+            try:
+                out = parse_quantity(value, "value")
+            except HardwareError:
+                self.fail(
+                    f"{value!r} is not a number (examples: 70e9, 70B, 15T, '80 GB')", param, ctx
+                )
+        if self.whole:
+            if out != int(out) or out < 1:
+                self.fail(f"{value!r} must be a positive whole number", param, ctx)
+            return int(out)
+        return out
+
+
+NUMBER = Quantity()
+COUNT = Quantity(whole=True)
+
+
+def recipe_options(func):
+    """--optimizer and --precision: what each parameter costs in training (the
+    napkin's max-params and memory, and cost's napkin), spelled once."""
+    from shapelint.napkin.formulas import OPTIMIZER_BYTES, PRECISION_BYTES
+
+    func = click.option(
+        "--precision",
+        default="mixed",
+        show_default=True,
+        help=f"One of {', '.join(PRECISION_BYTES)}: bf16 weights+grads, plus an fp32 master "
+        "copy, or all fp32.",
+    )(func)
+    return click.option(
+        "--optimizer",
+        default="adamw",
+        show_default=True,
+        help=f"One of {', '.join(OPTIMIZER_BYTES)} (momentum = sgd-momentum).",
+    )(func)

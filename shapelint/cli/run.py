@@ -141,13 +141,34 @@ def render_text(rep) -> str:
     ),
 )
 @click.option(
+    "--symbolic",
+    is_flag=True,
+    help=(
+        "With PATH::Class and --input: confirm for all sizes (FakeTensorMode with a "
+        "ShapeEnv; --dim sizes become the hints torch runs with). Implied when an "
+        "--input size has no --dim."
+    ),
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
     help="pyproject.toml to read [tool.shapelint] from (dims, stubs).",
 )
 def run(
-    target, dims, device, dtype, backward, fmt, warmup, repeat, hardware, init, inputs, config_path
+    target,
+    dims,
+    device,
+    dtype,
+    backward,
+    fmt,
+    warmup,
+    repeat,
+    hardware,
+    init,
+    inputs,
+    symbolic,
+    config_path,
 ):
     """Run annotated functions and confirm their shapes and FLOPs.
 
@@ -162,6 +183,11 @@ def run(
     parameters keep their defaults). Shapes are judged by jaxtyping's checker on
     every annotated argument, return value and annotated assignment; FLOPs by
     torch.utils.flop_counter, compared with the static formula at the same sizes.
+
+    With PATH::Class and an --input size left as a name (`--input idx=B,T:int`),
+    the module is built under torch's FakeTensorMode with a ShapeEnv (fake
+    parameters: no memory) and FlopCounterMode's count, a formula in those names,
+    is compared with the static formula term by term, as are the parameters.
 
     Exit 0 when everything is confirmed, 1 when a shape or a FLOP count
     disagrees, 2 for a usage error (bad target, import error, no such device).
@@ -183,7 +209,14 @@ def run(
         )
     if init or inputs:
         _run_module(
-            parsed, init, inputs, all_dims, device, fmt, analysis_options(cfg, dims=all_dims)
+            parsed,
+            init,
+            inputs,
+            all_dims,
+            device,
+            fmt,
+            analysis_options(cfg, dims=all_dims),
+            symbolic,
         )
     opts = runtime.RunOptions(
         dims=all_dims,
@@ -216,26 +249,30 @@ def run(
     sys.exit(0 if all(r.confirmed for r in reports) else 1)
 
 
-def _run_module(target, init, inputs, dims, device, fmt, static_options) -> None:
+def _run_module(target, init, inputs, dims, device, fmt, static_options, symbolic) -> None:
     """`run PATH::QUALNAME --init ... --input ...`: one forward of the module built
-    with those arguments, against `cost` with the same arguments; exits."""
+    with those arguments, against `cost` with the same arguments; symbolic: with the
+    input's sizes left as names, under FakeTensorMode (dims are the hints); exits."""
     from shapelint import runtime
     from shapelint.analysis.target import TargetError, parse_assignments
-    from shapelint.runtime.modules import ForwardRaised, render, run_module
+    from shapelint.runtime import modules
+    from shapelint.runtime import symbolic as sym
 
     if not target.qualname:
         _usage(f"{str(target)!r}: --init and --input need PATH::QUALNAME")
+    init, inputs = parse_assignments(init, "--init"), parse_assignments(inputs, "--input")
+    path = Path(target.path)
     try:
-        rep = run_module(
-            Path(target.path),
-            target.qualname,
-            parse_assignments(init, "--init"),
-            parse_assignments(inputs, "--input"),
-            dims,
-            runtime.resolve_device(device),
-            static_options,
-        )
-    except ForwardRaised as e:
+        if symbolic or any(n not in dims for n in sym.symbolic_names(inputs)):
+            rep = sym.run_symbolic(path, target.qualname, init, inputs, dims, static_options)
+            render = sym.render
+        else:
+            device = runtime.resolve_device(device)
+            rep = modules.run_module(
+                path, target.qualname, init, inputs, dims, device, static_options
+            )
+            render = modules.render
+    except modules.ForwardRaised as e:
         click.echo(f"shapelint: error: {e}", err=True)
         sys.exit(1)
     except (runtime.RuntimeUsageError, TargetError) as e:

@@ -10,33 +10,43 @@ from pathlib import Path
 
 from shapelint.diagnostics import safe_text
 from shapelint.notation.target import Target
-from shapelint.report.conventions import convention_lines, conventions_json
+from shapelint.report.conventions import convention_lines, conventions_json, mode_convention
 from shapelint.report.numbers import human, si, unit_figure
 
 
-def run_target(target: Target, init, inputs, dims: dict[str, int], options: dict) -> dict:
-    """The target's json object; raises TargetError (a usage error) or OSError."""
+def run_target(
+    target: Target, init, inputs, dims: dict[str, int], options: dict, training: bool = True
+) -> dict:
+    """The target's json object, the module in training mode as built or in eval
+    mode (training False); raises TargetError (a usage error) or OSError."""
     from shapelint.analysis.target import parse_assignments
 
     path = target.path
     text = Path(path).read_text(encoding="utf-8")
     init_, inputs_ = parse_assignments(init, "--init"), parse_assignments(inputs, "--input")
-    return target_report(path, text, target.qualname or "", init_, inputs_, dims, options)
+    return target_report(path, text, target.qualname or "", init_, inputs_, dims, options, training)
 
 
 def target_report(
-    path: str, text: str, qual: str, init: dict, inputs: dict, dims: dict[str, int], options
+    path: str,
+    text: str,
+    qual: str,
+    init: dict,
+    inputs: dict,
+    dims: dict[str, int],
+    options,
+    training: bool = True,
 ) -> dict:
     """analysis/target.py's json of one target, with what every face adds: its
     path, its definition's line, the conventions its figures rest on."""
     from shapelint.analysis.driver import analyze_target
     from shapelint.analysis.target import target_json
 
-    res = analyze_target(path, text, qual, init, inputs, options)
+    res = analyze_target(path, text, qual, init, inputs, options, training)
     out = target_json(res, dims)
     out["path"] = path
     out["line"] = definition_line(text, qual)
-    out["conventions"] = conventions_json(res.records)
+    out["conventions"] = conventions_json(res.records) + mode_convention(res.mode)
     if res.params is not None:  # a module (a function has no parameters())
         from shapelint.analysis.parameters import params_json
 
@@ -157,6 +167,12 @@ def call_rows(t: dict) -> list[tuple[int, dict]]:
     return rows
 
 
+def napkin_lines(t: dict) -> list[str]:
+    from shapelint.cost.napkin import napkin_lines as lines
+
+    return lines(t["napkin"])
+
+
 def _what(c: dict) -> str:
     return c["op"] + (f' "{c["pattern"]}"' if c.get("pattern") else "")
 
@@ -200,6 +216,7 @@ def render_target(t: dict, view: View = View()) -> str:
                 f"{unit_figure(c, unit, limit=0)}{mark}"
             )
     lines += not_costed_lines(t)
+    lines += ["", *napkin_lines(t)] if "napkin" in t else []
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -229,7 +246,16 @@ def render_target_markdown(t: dict, view: View = View()) -> str:
     if missing:
         lines += ["", "Not costed:", ""]
         lines += [f"- {_md(line.strip())}" for line in missing[1:]]
+    if "napkin" in t:
+        head, *rest = napkin_lines(t)
+        lines += ["", f"**{_md(head)}**", ""]
+        lines += [f"{'  ' * _indent(line)}- {_md(line.strip())}" for line in rest]
     return "\n".join(lines) + "\n"
+
+
+def _indent(line: str) -> int:
+    """A napkin line's nesting: 2 spaces per level below the first."""
+    return (len(line) - len(line.lstrip(" "))) // 2 - 1
 
 
 def render_target_github(t: dict, view: View = View()) -> str:
@@ -250,6 +276,7 @@ def render_target_github(t: dict, view: View = View()) -> str:
             for d in t["diagnostics"]
         )
     body = summary_lines(t) + _table(t, view) + not_costed_lines(t)
+    body += ["", *napkin_lines(t)] if "napkin" in t else []
     message = "\n".join(line[2:] if line.startswith("  ") else line for line in body)
     return (
         workflow_command(

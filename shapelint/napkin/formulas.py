@@ -56,7 +56,7 @@ def fmt(x: float, digits: int = 4) -> str:
     """A number the way the lecture writes it: 6.3e24, 989.5e12 -> 9.895e14, 143.9."""
     if x == 0 or not math.isfinite(x):
         return str(x)
-    if 1e-3 <= abs(x) < 1e6:
+    if 1e-3 <= abs(x) < 1e6 and "e" not in f"{x:.{digits}g}":
         return f"{x:.{digits}g}"
     mant, exp = f"{x:.{digits - 1}e}".split("e")
     mant = mant.rstrip("0").rstrip(".")

@@ -220,16 +220,30 @@ _SMALL_CONSTS: dict[int, Expr] = {}
 
 class _Facts:
     """What the code of the function being analysed has established about its
-    names: which quotients are exact, which names annotations declare, and which
-    differently named dims it has said are equal."""
+    names: which quotients are exact, which names annotations declare, which
+    differently named dims it has said are equal, and which expressions it has
+    asserted are at least 0 (`assert t <= block_size`: block_size - t)."""
 
-    __slots__ = ("divides", "declared", "bound", "parent", "independent", "compared")
+    __slots__ = (
+        "divides",
+        "declared",
+        "bound",
+        "parent",
+        "nonneg",
+        "orders_only",
+        "independent",
+        "compared",
+    )
 
-    def __init__(self, outer: _Facts | None = None):
+    def __init__(self, outer: _Facts | None = None, orders_only: bool = False):
+        # orders_only: a scope that keeps only the comparisons (a target's run, whose
+        # functions keep their own scopes for the rest)
+        self.orders_only = orders_only
         self.divides: set[tuple[Expr, Expr]] = set(outer.divides) if outer else set()
         self.declared: set[str] = set(outer.declared) if outer else set()
         self.bound: set[str] = set(outer.bound) if outer else set()  # by the parameters
         self.parent: dict[str, str] = dict(outer.parent) if outer else {}
+        self.nonneg: frozenset[Expr] = outer.nonneg if outer else frozenset()
         # Sizes a caller chooses one by one (a module's constructor parameters), and
         # the pairs of them the code compares (`if dim != dim_out`): see assumed_equal.
         self.independent: set[str] = set(outer.independent) if outer else set()
@@ -738,11 +752,12 @@ def bounded_dims(dims: tuple) -> tuple:
 
 
 @contextmanager
-def fact_scope(inherit: bool = False) -> Iterator[None]:
+def fact_scope(inherit: bool = False, orders_only: bool = False) -> Iterator[None]:
     """Facts recorded inside hold until the scope ends (one analysed function);
-    inherit=True starts from the enclosing scope's facts (a nested function)."""
+    inherit=True starts from the enclosing scope's facts (a nested function);
+    orders_only: only record_nonnegative records (one target run)."""
     outer = _FACTS.get()
-    token = _FACTS.set(_Facts(outer if inherit else None))
+    token = _FACTS.set(_Facts(outer if inherit else None, orders_only))
     try:
         yield
     finally:
@@ -752,7 +767,7 @@ def fact_scope(inherit: bool = False) -> Iterator[None]:
 def record_divides(num: Expr | int, den: Expr | int) -> None:
     """An op checked that den divides num (or the code asserted it)."""
     facts = _FACTS.get()
-    if facts is None:
+    if facts is None or facts.orders_only:
         return
     num, den = as_expr(num), as_expr(den)
     if num.is_too_big() or den.is_too_big() or not den.terms or den.value in (0, 1):
@@ -771,12 +786,37 @@ def _known_divides(num: Expr, den: Expr) -> bool:
     return any(d == den and num.exact_div(n0) is not None for n0, d in facts.divides)
 
 
+def record_nonnegative(e: Expr) -> None:
+    """The code established that e >= 0 from here on (an assert of `a <= b` is
+    b - a): a fact ops.indexing.provably_nonnegative reads, so that a slice
+    `bias[:T]` of a buffer of block_size is T once `T <= block_size` holds."""
+    facts = _FACTS.get()
+    if facts is None or e.is_too_big() or e.value is not None:
+        return
+    facts.nonneg = facts.nonneg | {e}
+
+
+def nonnegative_facts() -> frozenset[Expr]:
+    """The expressions the current scope knows to be >= 0."""
+    facts = _FACTS.get()
+    return facts.nonneg if facts is not None else frozenset()
+
+
+def restore_nonnegative(kept: frozenset[Expr]) -> None:
+    """Put back a set nonnegative_facts() gave: a fact learnt on a path that may
+    not have run (one branch of an undecided `if`, a loop's turn) does not hold
+    after it."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.nonneg = kept
+
+
 def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
     """Names an annotation of the scope gives its dims: two of them are two
     dimensions until the code relates them. bound: a parameter's annotation
     (jaxtyping binds its names at the call)."""
     facts = _FACTS.get()
-    if facts is not None:
+    if facts is not None and not facts.orders_only:
         names = set(names)
         facts.declared.update(names)
         if bound:
@@ -839,7 +879,9 @@ def note_equal(a: Expr | None, b: Expr | None) -> bool:
     dimension; where the two differ by c·M·(d·(n//d) - n) for a monomial M of
     positive dims, the equality proves d | n. True when a divisibility was learnt."""
     facts = _FACTS.get()
-    if facts is None or a is None or b is None or a.is_too_big() or b.is_too_big() or a == b:
+    if facts is None or facts.orders_only or a is None or b is None:
+        return False
+    if a.is_too_big() or b.is_too_big() or a == b:
         return False
     na, nb = a.as_name(), b.as_name()
     if na is not None and nb is not None:

@@ -2,19 +2,58 @@
 
 ``x[..., :L]`` after a causal convolution keeps ``L`` of ``L + k - 1`` positions. A
 slice's length is told only when it is certain: with numbers, or with bounds that
-provably fall inside the dimension, taking every name to be a size (at least 1).
+provably fall inside the dimension, taking every name to be a size (at least 1) and
+using what the code asserted (`assert t <= block_size` makes `bias[:t]` of a buffer of
+block_size t long).
 """
 
 from __future__ import annotations
 
-from shapelint.notation.symbolic import Expr
+from fractions import Fraction
+
+from shapelint.notation.symbolic import Expr, nonnegative_facts
 from shapelint.ops.values import Dim
 
 
 def provably_nonnegative(e: Expr) -> bool:
-    """True when e >= 0 for every binding of its names to sizes >= 1: a constant, or
-    names with positive coefficients whose value at all-ones is >= 0 (the polynomial
-    only grows from there). Floor divisions and negative coefficients: not decided."""
+    """True when e >= 0 for every binding of its names to sizes >= 1 that satisfies
+    the scope's facts (notation.symbolic.record_nonnegative): e is a nonnegative
+    multiple of facts plus a polynomial that is nonnegative on sizes by itself."""
+    if _nonnegative_on_sizes(e):
+        return True
+    facts = nonnegative_facts()
+    if not facts:
+        return False
+    # Each fact f >= 0 may pay for e's negative terms: e - c·f >= 0 suffices for c >= 0.
+    # Greedy, one fact per negative monomial: facts are a few bounds on sizes.
+    for _ in range(len(facts)):
+        reduced = _subtract_a_fact(e, facts)
+        if reduced is None:
+            return False
+        e = reduced
+        if _nonnegative_on_sizes(e):
+            return True
+    return False
+
+
+def _subtract_a_fact(e: Expr, facts) -> Expr | None:
+    """q·e - p·f for the first fact f whose terms cancel one of e's negative terms
+    (p/q = that term's coefficient over f's, > 0); None when no fact does."""
+    for mono, coeff in e.terms.items():
+        if not mono or coeff >= 0:
+            continue
+        for f in facts:
+            fc = f.terms.get(mono, 0)
+            if fc < 0:
+                ratio = Fraction(coeff, fc)
+                return e * ratio.denominator - f * ratio.numerator
+    return None
+
+
+def _nonnegative_on_sizes(e: Expr) -> bool:
+    """e >= 0 for every binding of its names to sizes >= 1: a constant, or names
+    with positive coefficients whose value at all-ones is >= 0 (the polynomial only
+    grows from there). Floor divisions and negative coefficients: not decided."""
     if e.value is not None:
         return e.value >= 0
     at_ones = 0

@@ -1509,3 +1509,34 @@ def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
 def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
     """A tensor whose shape depends on the data (nonzero, masked_select, unique)."""
     return RuleOut(TensorV(None))
+
+
+@rule
+def diff(
+    ctx: RuleContext, x: Value, n: Value, dim: Value, prepend: Value, append: Value
+) -> RuleOut:
+    """torch.diff: x with prepend and append joined along dim, n fewer entries there."""
+    out = RuleOut()
+    shape = shape_of(x)
+    steps = int_value(n)
+    dtype = x.dtype if isinstance(x, TensorV) else None
+    if shape is None or has_var(shape) or steps is None or not shape:
+        return RuleOut(TensorV(None, dtype))
+    positions = dim_positions(ctx, shape, out, (dim, 2))
+    if positions is None:
+        return out
+    (pos,) = positions
+    if pos is None:
+        return RuleOut(TensorV(None, dtype))
+    sizes = [shape[pos]]
+    for extra in (prepend, append):
+        if isinstance(extra, NoneV):
+            continue
+        eshape = shape_of(extra)
+        if eshape is None or has_var(eshape) or len(eshape) != len(shape):
+            return RuleOut(TensorV(None, dtype))
+        sizes.append(eshape[pos])
+    if any(d is None for d in sizes):
+        return RuleOut(TensorV(None, dtype))
+    out.value = TensorV(replaced(shape, pos, total(sizes) - steps), dtype)  # type: ignore[arg-type]
+    return out

@@ -231,6 +231,9 @@ class DtypeV(Value):
     name: str
 
 
+DICT_KIND = "<dict>"  # the ObjectV of a dict, OrderedDict, SimpleNamespace: attrs by key
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectV(Value):
     """An instance the analysis knows something about: an nn.Linear, a layer, a

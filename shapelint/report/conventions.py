@@ -31,6 +31,18 @@ GROUPED_CONV = (
     "backward reports more"
 )
 
+# The mode a forward ran in, where `self.training` decided a branch (analysis/modes.py).
+MODES = {
+    "train": "the module in training mode, as torch builds it (`self.training` True; "
+    "`--eval` costs it as after `.eval()`)",
+    "eval": "the module in eval mode, as after `.eval()` (`self.training` False)",
+}
+
+
+def mode_convention(mode: str | None) -> list[dict]:
+    """`target.conventions`' entry for the mode a target's figure rests on."""
+    return [] if mode is None else [{"name": f"{mode}_mode", "statement": MODES[mode], "calls": []}]
+
 
 def fused_attention_calls(records) -> list[dict]:
     """The calls below records (CallRecords, children nested) whose FLOPs follow
@@ -81,6 +93,9 @@ def convention_lines(t: dict) -> list[str]:
     """One line per convention of a target's json, for people."""
     out = []
     for c in t.get("conventions") or []:
+        if not c["calls"]:
+            out.append(c["statement"])
+            continue
         where = ", ".join(f"line {x['line']}" for x in c["calls"][:5])
         more = f" and {len(c['calls']) - 5} more" if len(c["calls"]) > 5 else ""
         out.append(f"{c['statement']} ({where}{more})")

@@ -204,6 +204,39 @@ RULES = [
     ),
     Rule(
         code="SHP317",
+        name="endless-construction",
+        severity="error",
+        summary="A class whose constructor surely builds the class again: RecursionError.",
+        explanation=(
+            "`self.child = Block(dim)` at the top of `Block.__init__`, before any `if`, "
+            "loop or early `return`, runs on every construction of Block whatever its "
+            "arguments, so building one builds another for ever, and Python raises "
+            "`RecursionError`. The same holds around a cycle (A builds B, B builds A) and "
+            "through a `super().__init__()` whose base does it. A construction that "
+            "depends on its arguments (`if depth > 0: self.child = Block(depth - 1)`) is "
+            "not reported. In a target (`cost PATH::Class`) the construction is an error "
+            "and the target has no total."
+        ),
+        invalid=(
+            Example(
+                "from torch import nn\n\n\nclass Block(nn.Module):\n"
+                "    def __init__(self, dim):\n        super().__init__()\n"
+                "        self.proj = nn.Linear(dim, dim)\n        self.child = Block(dim)\n",
+                expect=(
+                    "8:22 SHP317 building Block builds Block again whatever the arguments: "
+                    "Python raises RecursionError (the construction never ends)",
+                ),
+            ),
+        ),
+        valid=(
+            "from torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self, dim, depth):\n        super().__init__()\n"
+            "        self.proj = nn.Linear(dim, dim)\n"
+            "        if depth > 0:\n            self.child = Block(dim, depth - 1)\n",
+        ),
+    ),
+    Rule(
+        code="SHP318",
         name="independent-sizes-equated",
         severity="warning",
         summary="An op needs two sizes equal that the constructor takes separately.",
@@ -236,7 +269,7 @@ RULES = [
                 "    def forward(self, x):\n"
                 "        return self.down(self.up(x))\n",
                 expect=(
-                    "11:16 SHP317 torch.nn.Linear.__call__: dim in Linear(in_features=dim) must equal hidden_dim in dim -1 of input [..., hidden_dim]; this needs dim = hidden_dim, sizes the constructor takes separately",
+                    "11:16 SHP318 torch.nn.Linear.__call__: dim in Linear(in_features=dim) must equal hidden_dim in dim -1 of input [..., hidden_dim]; this needs dim = hidden_dim, sizes the constructor takes separately",
                 ),
             ),
             Example(
@@ -248,7 +281,7 @@ RULES = [
                 "    def forward(self, x):\n"
                 "        return x + self.proj(x)\n",
                 expect=(
-                    "10:20 SHP317 operator.add: shapes [..., dim] and [..., hidden_dim] cannot broadcast (dim vs hidden_dim); this needs dim = hidden_dim, sizes the constructor takes separately",
+                    "10:20 SHP318 operator.add: shapes [..., dim] and [..., hidden_dim] cannot broadcast (dim vs hidden_dim); this needs dim = hidden_dim, sizes the constructor takes separately",
                 ),
             ),
         ),

@@ -194,6 +194,60 @@ def _sizes(text: str, dims: dict[str, int], what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def build_inputs(inputs: dict[str, str], dtypes: dict, shape) -> dict:
+    """The forward's arguments: shape(text, what) gives each one's sizes. The static
+    side says each input's dtype (`:int`, or what its annotation admits): token ids
+    are zeros, a valid index of any embedding; a Bool[...] mask is all True; the rest
+    random floats."""
+    args = {}
+    for k, v in inputs.items():
+        size, dtype = shape(v, f"--input {k}"), dtypes.get(k)
+        if dtype == "bool":
+            args[k] = torch.ones(size, dtype=torch.bool)
+        elif dtype is not None:
+            args[k] = torch.zeros(size, dtype=getattr(torch, dtype))
+        else:
+            args[k] = torch.randn(size)
+    return args
+
+
+def build_module(module, qualname: str, init: dict[str, str], device):
+    """(the instance or None, what to call) for PATH::QUALNAME: the class built with
+    the --init values (as the static side reads them), in eval mode on device."""
+    cls_name, _, meth = qualname.partition(".")
+    obj = getattr(module, cls_name, None)
+    if obj is None:
+        raise RuntimeUsageError(f"{module.__file__}: {cls_name} is not defined once imported")
+    try:
+        kwargs = {k: _value(v, vars(module)) for k, v in init.items()}
+        if not isinstance(obj, type):
+            return None, obj
+        inst = obj(**kwargs)
+        if isinstance(inst, torch.nn.Module):
+            # device None: built under FakeTensorMode, where there is nothing to move
+            inst = (inst if device is None else inst.to(device)).eval()
+        return inst, getattr(inst, meth) if meth else inst
+    except RuntimeUsageError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise RuntimeUsageError(f"building {cls_name} raised {_describe(e)}") from None
+
+
+def static_target(path: Path, qualname: str, init, inputs, dims: dict[str, int], options) -> dict:
+    """`cost PATH::QUALNAME --eval` with the same arguments, as json (build_module runs
+    the module in eval mode); a refusal is a usage error."""
+    from shapelint.analysis.target import TargetError
+    from shapelint.cost.target import target_report
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        return target_report(str(path), text, qualname, init, inputs, dims, options, training=False)
+    except TargetError as e:
+        raise RuntimeUsageError(str(e)) from None
+    except OSError as e:
+        raise RuntimeUsageError(f"{path}: cannot read: {e.strerror}") from None
+
+
 def run_module(
     path: Path,
     qualname: str,
@@ -203,16 +257,7 @@ def run_module(
     device: torch.device,
     static_options=None,
 ) -> ModuleRunReport:
-    from shapelint.analysis.target import TargetError
-    from shapelint.cost.target import target_report
-
-    try:
-        text = path.read_text(encoding="utf-8")
-        static = target_report(str(path), text, qualname, init, inputs, dims, static_options)
-    except TargetError as e:
-        raise RuntimeUsageError(str(e)) from None
-    except OSError as e:
-        raise RuntimeUsageError(f"{path}: cannot read: {e.strerror}") from None
+    static = static_target(path, qualname, init, inputs, dims, static_options)
     rep = ModuleRunReport(f"{path}::{qualname}", str(device), device_name(device))
     rep.flops_static = static["flops_value"]
     rep.static_formula = static["flops"]
@@ -221,50 +266,18 @@ def run_module(
     rep.static_output = _static_output(static, dims)
     rep.diagnostics = static["diagnostics"]
     module = import_file(path)
-    cls_name, _, meth = qualname.partition(".")
-    obj = getattr(module, cls_name, None)
-    if obj is None:
-        raise RuntimeUsageError(f"{path}: {cls_name} is not defined once imported")
-    kwargs = {k: _value(v, vars(module)) for k, v in init.items()}
     torch.manual_seed(0)
     with torch.device(device):
-        # The static side says each input's dtype (`:int`, or what its annotation
-        # admits): token ids are zeros, a valid index of any embedding; a Bool[...]
-        # mask is all True; the rest random floats.
-        args = {}
-        for k, v in inputs.items():
-            size, dtype = _sizes(v, dims, f"--input {k}"), static["input_dtypes"].get(k)
-            if dtype == "bool":
-                args[k] = torch.ones(size, dtype=torch.bool)
-            elif dtype is not None:
-                args[k] = torch.zeros(size, dtype=getattr(torch, dtype))
-            else:
-                args[k] = torch.randn(size)
+        args = build_inputs(inputs, static["input_dtypes"], lambda t, w: _sizes(t, dims, w))
+        inst, call = build_module(module, qualname, init, device)
+        if isinstance(inst, torch.nn.Module):
+            rep.params_measured = _torch_params(inst)
+            rep.params_static = tuple(  # type: ignore[assignment]
+                static.get(f"{k}_value") if static.get(k, "?") != "?" else None
+                for k in ("params", "trainable_params", "buffers")
+            )
         try:
-            if isinstance(obj, type):
-                inst = obj(**kwargs)
-                if isinstance(inst, torch.nn.Module):
-                    inst = inst.to(device).eval()
-                    rep.params_measured = _torch_params(inst)
-                    rep.params_static = tuple(  # type: ignore[assignment]
-                        static.get(f"{k}_value") if static.get(k, "?") != "?" else None
-                        for k in ("params", "trainable_params", "buffers")
-                    )
-                call = getattr(inst, meth) if meth else inst
-            else:
-                call = obj
-        except Exception as e:  # noqa: BLE001
-            raise RuntimeUsageError(f"building {cls_name} raised {_describe(e)}") from None
-        try:
-            try:
-                fc, out = _counted(torch, call, args, grad=False)
-            except AssertionError as e:
-                if "gradient function" not in str(e):
-                    raise
-                # torch's module tracker (inside FlopCounterMode) hooks the gradients of
-                # a submodule's inputs and fails on some under no_grad; the forward's
-                # FLOPs are the same with gradients on.
-                fc, out = _counted(torch, call, args, grad=True)
+            fc, out = count_forward(call, args)
         except Exception as e:  # noqa: BLE001
             message = f"{qualname} raised {_describe(e)}"
             if rep.diagnostics:  # foreseen: a finding of the run, not a usage error
@@ -276,7 +289,9 @@ def run_module(
     first = out[0] if isinstance(out, (tuple, list)) and out else out
     if isinstance(first, torch.Tensor):
         rep.output_shape = list(first.shape)
-    if rep.adjusted_ops or static.get("conventions"):
+    if rep.adjusted_ops or any(
+        c["name"] == "fused_attention" for c in static.get("conventions") or ()
+    ):
         from shapelint.report.conventions import FUSED_ATTENTION
 
         rep.notes.append(FUSED_ATTENTION)
@@ -347,8 +362,20 @@ def _static_errors(diagnostics: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _counted(torch, call, args: dict, grad: bool):
-    """(the FlopCounterMode, the output) of one call."""
+def count_forward(call, args: dict):
+    """(the FlopCounterMode, the output) of one call, gap_formulas counted."""
+    try:
+        return _counted(call, args, grad=False)
+    except AssertionError as e:
+        if "gradient function" not in str(e):
+            raise
+        # torch's module tracker (inside FlopCounterMode) hooks the gradients of a
+        # submodule's inputs and fails on some under no_grad; the forward's FLOPs
+        # are the same with gradients on.
+        return _counted(call, args, grad=True)
+
+
+def _counted(call, args: dict, grad: bool):
     from torch.utils.flop_counter import FlopCounterMode
 
     with torch.set_grad_enabled(grad):
