@@ -793,7 +793,8 @@ def shapelint_one(c: dict) -> dict:
     finally:
         signal.alarm(0)
     forward = judge(c, t)
-    return forward | judge_backward(c, t, forward) | {"seconds": round(time.time() - t0, 2)}
+    extra = judge_backward(c, t, forward) | judge_params(c, t)
+    return forward | extra | {"seconds": round(time.time() - t0, 2)}
 
 
 def _int(text):
@@ -883,8 +884,12 @@ def summarize(cands, truth, verdicts) -> dict:
     zero = sum(1 for c in cands if truth.get(c["key"], {}).get("flops") == 0
                and c["key"] in verdicts)  # fmt: skip
     backward = collections.Counter(v["backward"] for v in verdicts.values() if "backward" in v)
+    params = collections.Counter(
+        v["params_verdict"] for v in verdicts.values() if "params_verdict" in v
+    )
     return dict(status=status, missing=missing, verdict=verdict, shape=shape, per_pkg=per_pkg,
-                first=first, every=every, zero_truth=zero, backward=backward)  # fmt: skip
+                first=first, every=every, zero_truth=zero, backward=backward,
+                params=params)  # fmt: skip
 
 
 def print_summary(s, n_all, n_sample, out=sys.stdout):
@@ -905,6 +910,9 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
         exact = s["verdict"].get("exact", 0)
         p(f"backward, of the {exact} with an exact forward: " + ", ".join(
             f"{k} {v}" for k, v in s["backward"].most_common()))  # fmt: skip
+    if s.get("params"):
+        p("parameters against torch's count: " + ", ".join(
+            f"{k} {v}" for k, v in s["params"].most_common()))  # fmt: skip
     p("per package (exact/lower/lower0/unknown/wrong):")
     for pkg, cnt in sorted(s["per_pkg"].items()):
         p(f"  {pkg:34s} " + "/".join(str(cnt[k]) for k in
@@ -943,6 +951,23 @@ def backward_truth(cands, cache, roots, deps, jobs) -> None:
         else:
             old.update({k: new[k] for k in BACKWARD_KEYS if k in new})
     TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
+
+
+def judge_params(c: dict, t: dict) -> dict:
+    """The parameter count against torch's `sum(p.numel() for p in m.parameters())`
+    on the module built the same way: equal, lower (a bound at most torch's),
+    unknown, or wrong (a complete count that differs, or a bound above it)."""
+    truth = c.get("params")
+    if truth is None or t.get("params") is None:
+        return {}
+    got = {"params_truth": truth, "params_static": t.get("params")}
+    value = t.get("params_value")
+    if t["params"] != "?" and value is not None:
+        return got | {"params_verdict": "equal" if value == truth else "wrong"}
+    bound = _int(t.get("params_known"))
+    if bound is None:
+        return got | {"params_verdict": "unknown"}
+    return got | {"params_verdict": "lower" if bound <= truth else "wrong"}
 
 
 def judge_backward(c: dict, t: dict, forward: dict) -> dict:

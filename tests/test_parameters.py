@@ -335,3 +335,42 @@ def test_layers_starred_from_what_is_not_known_leave_the_count_unknown(tmp_path)
         assert figures(t) == torch_counts(p, "Spread(8)")
     finally:
         del sys.modules["somewhere_unknown"]
+
+
+CHOSEN = """
+import os
+
+import torch.nn as nn
+
+
+class Chosen(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3)
+        # a class is true: the norm is built
+        self.norm = norm_layer(num_features=c) if norm_layer else nn.Identity()
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+
+
+class Undecided(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3)
+        self.norm = nn.BatchNorm2d(c) if os.environ.get("NORM") else nn.Identity()
+
+    def forward(self, x):
+        return self.norm(self.conv(x))
+"""
+
+
+def test_a_layer_chosen_by_a_condition_counts_as_torch_counts_or_stays_unknown(tmp_path):
+    # Both were a complete count without the norm (2,304 for torch's 2,336: timm's
+    # ConvNormAct): the class tested as unknown truth, and a choice of modules counted 0.
+    p = tmp_path / "chosen.py"
+    p.write_text(textwrap.dedent(CHOSEN))
+    t = static(p, "Chosen", "--init", "c=16", "--input", "x=2,16,8,8")
+    assert figures(t) == torch_counts(p, "Chosen(16)")
+    t = static(p, "Undecided", "--init", "c=16", "--input", "x=2,16,8,8")
+    assert t["params"] == "?" and "norm" in t["params_unknown"]

@@ -9,7 +9,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.modules import DICT_KINDS, ClassRefV, FunctionRefV, ModuleListV
+from shapelint.analysis.modules import (
+    DICT_KINDS,
+    ClassRefV,
+    FunctionRefV,
+    LayerClassV,
+    ModuleListV,
+    PartialV,
+)
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -90,8 +97,8 @@ def truth(v: Value) -> bool | None:
         return bool(v.items)
     if isinstance(v, ModuleListV):
         return None if not v.known or v.count is not None else bool(v.items)
-    if isinstance(v, (ClosureV, FunctionRefV)):
-        return True  # a function
+    if isinstance(v, (ClosureV, FunctionRefV, LayerClassV, PartialV)):
+        return True  # a function, a class, a partial: Python's objects are true
     if isinstance(v, (ObjectV, ClassRefV)):
         return True if not (isinstance(v, ObjectV) and v.kind in DICT_KINDS) else bool(v.attrs)
     return None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import derives_from_module
+from shapelint.analysis.choices import ChoiceV
 from shapelint.analysis.modules import (
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
@@ -87,7 +88,12 @@ def _walk(an, v: Value, name: str, seen: set[int], seen_modules: set[int]) -> Mo
                     node.trainable_known = False
                 elif item.requires_grad:
                     node.trainable += n
-        elif item is UNKNOWN or isinstance(item, ObjectV) and _unknown_class(an, item):
+        elif (
+            item is UNKNOWN
+            or isinstance(item, ChoiceV)  # one of several modules: whose count, not known
+            or isinstance(item, ObjectV)
+            and _unknown_class(an, item)
+        ):
             node.complete = False
             node.unknown.append(path)
         elif isinstance(item, ModuleListV) and item.count is not None and item.items:
