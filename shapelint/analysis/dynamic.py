@@ -160,18 +160,17 @@ def _replaces(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> boo
         )
         # `self.init_weight` inside a class that defines it is that class's method,
         # whatever other classes of the file name theirs.
-        own = _is_self(fn.value) and owner is not None if isinstance(fn, ast.Attribute) else False
-        defs = [
-            n
-            for n in (owner.body if own else ast.walk(tree))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-        ]
-        if own and not defs:
+        own = isinstance(fn, ast.Attribute) and _is_self(fn.value) and owner is not None
+        places = [owner.body, ast.walk(tree)] if own else [ast.walk(tree)]
+        defs: list[ast.AST] = []
+        for nodes in places:
             defs = [
                 n
-                for n in ast.walk(tree)
+                for n in nodes
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
             ]
+            if defs:
+                break
         if len(defs) != 1:
             return True  # not found, or not one: nobody knows what it does
         body = list(defs[0].body)
