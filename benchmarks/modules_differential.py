@@ -405,17 +405,25 @@ def _cpu_flash_flops(query_shape, key_shape, value_shape, *args, out_shape=None,
 CPU_FLASH: dict = {}
 
 
-def run_forward(m, shape, ids, required, device, vocab):
+def probe_input(shape, ids, device, vocab):
+    """The probe's input, the same for the forward and the backward runs: seeded
+    token ids below the vocabulary (at most 8) or seeded normal values."""
     import torch
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.utils.flop_counter import FlopCounterMode
 
     g = torch.Generator().manual_seed(0)
     if ids:
         x = torch.randint(0, max(1, min(vocab or 8, 8)), shape, generator=g)
     else:
         x = torch.randn(shape, generator=g)
-    x = x.to(device)
+    return x.to(device)
+
+
+def run_forward(m, shape, ids, required, device, vocab):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = probe_input(shape, ids, device, vocab)
     args = [x] * len(required)
     fc = FlopCounterMode(display=False, custom_mapping=CPU_FLASH)
     with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), fc:
@@ -455,12 +463,7 @@ def run_backward(m, shape, ids, required, device, vocab) -> dict:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    g = torch.Generator().manual_seed(0)
-    if ids:
-        x = torch.randint(0, max(1, min(vocab or 8, 8)), shape, generator=g)
-    else:
-        x = torch.randn(shape, generator=g)
-    x = x.to(device)
+    x = probe_input(shape, ids, device, vocab)
     with torch.enable_grad():
         out = first_tensor(m(*([x] * len(required))))
         if out is None:
