@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import iterators, lambdas
+from shapelint.analysis import aliasing, iterators, lambdas, modules
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -502,8 +502,34 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     return None if value is UNKNOWN else value
 
 
+def _setattr(an, node, args, kwargs, frame) -> Value | None:
+    """`setattr(obj, name, value)` while modules are built: `obj.name = value`,
+    followed as that store is (a name not known: a store the analysis cannot
+    place)."""
+    if not (an.specialize and aliasing.recorders()) or kwargs or len(args) != 3:
+        return None
+    name = args[1].value if isinstance(args[1], StrV) else None
+    modules.store_attr(an, args[0], name, args[2], frame)
+    return NoneV()
+
+
+def _delattr(an, node, args, kwargs, frame) -> Value | None:
+    """`delattr(obj, name)` while modules are built: a module's own attribute of a
+    known name is gone; anything else may remove what was counted."""
+    if not (an.specialize and aliasing.recorders()) or kwargs or len(args) != 2:
+        return None
+    name = args[1].value if isinstance(args[1], StrV) else None
+    if isinstance(args[0], modules.SelfRecorder) and name is not None:
+        args[0].attrs.pop(name, None)
+    else:
+        aliasing.lost()
+    return NoneV()
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
     "getattr": (_getattr,),
+    "setattr": (_setattr,),
+    "delattr": (_delattr,),
     "len": (_len_container, _len_sized),
     "list": (_sequence,),
     "tuple": (_sequence,),

@@ -16,9 +16,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    aliasing,
     attributes,
     builtins,
     decorators,
+    dynamic,
     lambdas,
     learning,
     modules,
@@ -232,6 +234,14 @@ def call_attribute(
                 # what it registers on the copy never reaches the module
                 recv.attrs[modules.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
+        if (
+            an.specialize
+            and func.attr not in aliasing.KEEPS_STATE
+            and not (func.attr == "apply" and _keeps_layers(an, recv, node, frame))
+        ):
+            # a method the analysis cannot see (a base it cannot read, or one of
+            # nn.Module's that changes what the module holds: `self.tie_weights()`)
+            aliasing.lost()
     if recv is UNKNOWN and (
         _is_self_attribute(func.value) or uc.may_cost(f"torch.Tensor.{func.attr}")
     ):
@@ -239,6 +249,16 @@ def call_attribute(
         # or a product on a tensor we lost track of.
         return an.unknown_call(node, args, kwargs, frame, "not analysed")
     return UNKNOWN
+
+
+def _keeps_layers(an: Analyzer, recv: SelfRecorder, node: ast.Call, frame) -> bool:
+    """`self.apply(fn)` with a function that changes no layer (initialises weights
+    in place), as dynamic.py reads it."""
+    if len(node.args) != 1 or node.keywords:
+        return False
+    where = frame.func.owner if frame.func is not None and frame.func.owner else an
+    cd = an.class_of(recv.cls)
+    return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None)
 
 
 def _project_method(an: Analyzer, recv, name: str) -> bool:

@@ -97,7 +97,9 @@ def _scan(tree: ast.Module) -> Scan:
             elif (
                 name == "apply"
                 and len(node.args) == 1
-                and _replaces(tree, node.args[0], classes.get(owner) if owner is not None else None)
+                and replaces_layers(
+                    tree, node.args[0], classes.get(owner) if owner is not None else None
+                )
             ):
                 cls = owner if owner is not None else ANY
                 out.add(
@@ -145,8 +147,9 @@ def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def _replaces(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> bool:
-    """Whether a function given to apply() may change the layers it visits."""
+def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> bool:
+    """Whether a function given to apply() may change the layers it visits (owner:
+    the class whose method makes the call; fn looked up in tree)."""
     body: list[ast.AST]
     if isinstance(fn, ast.Lambda):
         body = [fn.body]

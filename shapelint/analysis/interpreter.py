@@ -14,8 +14,8 @@ import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
+    aliasing,
     attributes,
     branches,
     call_path,
@@ -35,6 +35,7 @@ from shapelint.analysis import (
     unify,
     unnamed,
 )
+from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
@@ -259,7 +260,8 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        self._exec_block(self.tree.body, top, module_level=True)
+        with aliasing.apart():  # a file first read inside a construction: not its state
+            self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
         self._emit_records(top)
         for qual in list(self.functions):
@@ -305,7 +307,8 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        self._exec_block(self.tree.body, top, module_level=True)
+        with aliasing.apart():  # a file first read inside a construction: not its state
+            self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
 
     def _keep_module_env(self, top: _Frame) -> None:
@@ -415,7 +418,7 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with fact_scope(), call_path.paused():
+            with fact_scope(), call_path.paused(), aliasing.apart():
                 summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
@@ -444,7 +447,7 @@ class ModuleAnalyzer:
             frame.env["self"] = SelfRecorder(cd.key)
             quiet, self._quiet = self._quiet, False  # first reached in a second pass
             try:
-                with fact_scope():
+                with fact_scope(), aliasing.apart():
                     self._exec_block(init.node.body, frame)
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
@@ -841,8 +844,13 @@ class ModuleAnalyzer:
                 modules.assign_requires_grad(self, owner, target, value, frame)
             elif isinstance(base, SelfRecorder):
                 base.attrs[target.attr] = value
-            elif building and isinstance(target.value, ast.Attribute):
-                modules.store_path(owner, target, value)  # type: ignore[arg-type]
+            elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
+                if not modules.store_path(owner, target, value) and modules.may_replace(value):  # type: ignore[arg-type]
+                    aliasing.lost()
+            elif self.specialize and aliasing.recorders():
+                # a store into a module being built, through another name
+                obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
+                modules.store_attr(self, UNKNOWN if obj is None else obj, target.attr, value, frame)
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
@@ -1235,7 +1243,10 @@ class ModuleAnalyzer:
     # ------------------------------------------------------------------ cost records
     def _unknown_call(self, node: ast.Call, args, kwargs, frame: _Frame, why: str) -> Value:
         """A call the analysis cannot follow: on the record with an unknown cost
-        when it is given a tensor (or what may be one), so no total leaves it out."""
+        when it is given a tensor (or what may be one), so no total leaves it out.
+        Given a module while modules are built, it may change what they hold."""
+        if self.specialize and modules.passes_modules(args, kwargs):
+            aliasing.lost()
         if uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
             self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
@@ -1565,6 +1576,13 @@ __all__ = [
     "RawDiagnostic",
     "OpResult",
 ]
+
+
+def _from_self(target: ast.Attribute) -> bool:
+    node: ast.expr = target
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _miscounted(n: int, names: int, star) -> bool:

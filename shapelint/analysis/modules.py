@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    aliasing,
     call_path,
     decorators,
     dynamic,
@@ -39,6 +40,7 @@ from shapelint.analysis.attributes import (
     settled,
     super_method,
 )
+from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
@@ -50,6 +52,7 @@ from shapelint.ops.values import (
     BoolV,
     BufferV,
     Cost,
+    DtypeV,
     FloatV,
     IntV,
     NoneV,
@@ -663,6 +666,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                 recv.attrs[name.value] = value
             else:
                 recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
+                aliasing.lost()  # which may be one it holds
             return NoneV()
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
@@ -687,6 +691,21 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         and (is_module(recv) or isinstance(recv, ParameterV))
     ):
         return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
+    if (
+        attr in ("register_buffer", "register_parameter", "add_module", "register_module")
+        and an.specialize
+        and aliasing.recorders()
+        and isinstance(recv, ObjectV)
+        and is_module(recv)
+    ):
+        # `self.head.register_parameter("weight", p)` while modules are built
+        name = args[0] if args else kwargs.get("name", UNKNOWN)
+        value = args[1] if len(args) > 1 else next(iter(kwargs.values()), UNKNOWN)
+        if attr == "register_buffer" and isinstance(value, TensorV):
+            value = BufferV(value.shape, value.dtype)
+        known = name.value if isinstance(name, StrV) else None
+        store_attr(an, recv, known, value, frame)
+        return NoneV()
     if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
@@ -918,6 +937,68 @@ def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool
         return False
     owner.attrs[path[0]] = new
     return True
+
+
+def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) -> None:
+    """`obj.attr = value` (or `setattr(obj, attr, value)`; attr None: a name not
+    known) while modules are built: obj is changed wherever they hold it, by
+    identity (`out = self.head; out.weight = self.emb.weight` ties the two as
+    torch does), and in the local names bound to it. A store the analysis cannot
+    place, of a value that may be a parameter or a module, makes their counts
+    unknown (aliasing.py)."""
+    if not may_replace(value):
+        if isinstance(obj, SelfRecorder) and attr is not None:
+            obj.attrs[attr] = value
+        return
+    if isinstance(obj, SelfRecorder) and attr is not None:
+        obj.attrs[attr] = value
+        return
+    if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
+        return  # an object that is no module registers nothing torch counts
+    if attr is None or not isinstance(obj, ObjectV):
+        aliasing.lost()
+        return
+    new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+    held = [replace_identical(r, obj, new, frame) for r in aliasing.recorders()]
+    func = getattr(frame, "func", None)
+    given = set(_parameter_names(func.node)) if func is not None else set()
+    own = any(v is new and k not in given for k, v in frame.env.items())
+    if not any(held) and not own and is_module(obj):
+        # a module neither they nor a name of this function made holds (a
+        # caller's, `self.make().weight = p`): the caller's copy is not changed
+        aliasing.lost()
+
+
+_NEVER_STATE = (
+    IntV, FloatV, BoolV, StrV, SliceV, DtypeV, ClassRefV, FunctionRefV, LayerClassV, PartialV,
+    ClosureV,
+)  # fmt: skip
+
+
+def may_replace(value: Value) -> bool:
+    """Whether value stored over a module's attribute could be, or remove, a
+    parameter, buffer or module there: torch refuses anything else in their
+    place (a number, a string, a function), so only a new plain attribute takes
+    it."""
+    if isinstance(value, TupleV):
+        return any(may_replace(v) for v in value.items)
+    return not isinstance(value, _NEVER_STATE)
+
+
+def module_class_of(an: Analyzer, key: str) -> bool | None:
+    cd = an.class_of(key)
+    return None if cd is None else module_class(an, cd)
+
+
+def passes_modules(args, kwargs) -> bool:
+    """A call given a module (the one being built, or one it may hold)."""
+    return any(isinstance(v, SelfRecorder) or is_module(v) for v in [*args, *kwargs.values()])
+
+
+def _parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
+    a = fn.args
+    names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return names + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
 
 
 def _set_in(v: Value, path: list[str], value: Value) -> Value | None:
@@ -1450,12 +1531,20 @@ def specialized_invoke(
         if wrapped is not None:
             return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
         why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
+    touches = bool(aliasing.recorders()) and passes_modules([recv, *args], kwargs)
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
+        if touches:
+            aliasing.lost()  # what it does to the modules it is given, not seen
         return UNKNOWN
-    # A function that rebinds a global changes state a cached run would not.
-    key = None if fd.rebinds_globals else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
+    # A function that rebinds a global changes state a cached run would not; one
+    # given modules being built changes them, and a cached run would not again.
+    key = (
+        None
+        if fd.rebinds_globals or touches
+        else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
+    )
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
@@ -1466,6 +1555,8 @@ def specialized_invoke(
             )
             cost = unknown_cost(f"{fd.qualname}(): {why}, not followed")
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
+            if touches:
+                aliasing.lost()
             return UNKNOWN
         owner.in_flight.add(key)
         try:
@@ -1520,6 +1611,7 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
                   unknown_cost(f"{fd.qualname}() calls itself"))  # fmt: skip
+        aliasing.lost()  # what it would have changed on the instance, not seen
         return UNKNOWN
     owner.in_flight.add(key)
     try:
@@ -1672,7 +1764,7 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     frame.global_names = declared_names(init.node, ast.Global)
-    with call_path.calling(init.qualname, None):
+    with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
     return raising.of_records(frame.records.values()) if frame.raised else None

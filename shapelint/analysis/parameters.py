@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
 from shapelint.analysis.choices import ChoiceV
 from shapelint.analysis.modules import (
@@ -45,6 +46,7 @@ class ModuleCount:
     trainable: Expr = _ZERO
     buffers: Expr = _ZERO
     complete: bool = True  # every parameter and buffer below is known
+    bound: bool = True  # what is known is at most torch's count (nothing aliased unseen)
     trainable_known: bool = True  # every parameter's requires_grad is known
     unknown: list[str] = field(default_factory=list)  # attributes of unknown value
     children: list[ModuleCount] = field(default_factory=list)
@@ -67,6 +69,10 @@ def _walk(an, v: Value, name: str, seen: set[int], seen_modules: set[int]) -> Mo
         path = f"{name}.{attr}" if name else attr
         if attr == REQUIRES_GRAD_UNKNOWN:
             node.trainable_known = False
+            continue
+        if attr == ALIASED:
+            node.complete = node.bound = False
+            node.unknown.append(f"{name or '<root>'}: a change while it was built, not followed")
             continue
         if attr == UNFOLLOWED:
             node.complete = False
@@ -116,6 +122,7 @@ def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
     node.trainable += child.trainable * times
     node.buffers += child.buffers * times
     node.complete = node.complete and child.complete
+    node.bound = node.bound and child.bound
     node.trainable_known = node.trainable_known and child.trainable_known
     node.unknown += child.unknown
 
@@ -175,8 +182,9 @@ def params_json(count: ModuleCount, dims: dict[str, int]) -> dict:
     ):
         out[key] = expr.to_python() if whole else "?"
         out[f"{key}_value"] = _value(expr, dims) if whole else None
-        # What is known of a partial count: a lower bound, never the figure.
-        out[f"{key}_known"] = expr.to_python()
+        # What is known of a partial count: a lower bound, never the figure;
+        # none where a change not followed may have aliased what it counts.
+        out[f"{key}_known"] = expr.to_python() if count.bound else None
     out["params_unknown"] = list(dict.fromkeys(count.unknown))
     out["modules"] = _tree(count, dims)
     return out

@@ -6,7 +6,10 @@ Each checks what torch checks with known numbers and leaves names alone.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.backward import requires
 from shapelint.ops.conv_rules import conv_size, per_dim, split_input
 from shapelint.ops.shape_rules import (
     RANK,
@@ -321,12 +324,25 @@ def multi_head_attention(
     average: Value,
     bias_kv: Value,
     zero_attn: Value,
+    module: Value = UNKNOWN,
+    in_w: Value = UNKNOWN,
+    in_b: Value = UNKNOWN,
+    q_w: Value = UNKNOWN,
+    k_w: Value = UNKNOWN,
+    v_w: Value = UNKNOWN,
+    out_w: Value = UNKNOWN,
+    out_b: Value = UNKNOWN,
+    b_k: Value = UNKNOWN,
+    b_v: Value = UNKNOWN,
+    separate: Value = UNKNOWN,
 ) -> RuleOut:
     """nn.MultiheadAttention / F.multi_head_attention_forward: (output, weights).
 
     Binds l, s (query and key lengths), n (batch), e (embed_dim), h (heads), kd and vd
-    (key and value widths) and sa, the key positions attended: s, plus one for
-    add_bias_kv and one for add_zero_attn.
+    (key and value widths), sa, the key positions attended: s, plus one for
+    add_bias_kv and one for add_zero_attn, and bw, the backward (attention_backward).
+    module: True for the layer (a weight it does not hold is not there), False for
+    the function (one not known is not known).
     """
     qs, ks, vs = shape_of(query), shape_of(key), shape_of(value)
     e, h = int_value(embed_dim), int_value(num_heads)
@@ -406,4 +422,85 @@ def multi_head_attention(
         weights = NoneV()
     out.value = TupleV((output, weights))
     out.bind = {"l": lq, "s": sk, "n": nq, "e": e, "h": h, "kd": kd, "vd": vd, "sa": sa}
+    held = isinstance(module, BoolV) and module.value is True
+    use_sep = not isinstance(in_w, TensorV) if held else _truthy(separate)
+    grads = AttentionGrads(
+        inputs=(requires(query), requires(key), requires(value)),
+        proj=_projection_grads(held, use_sep, in_w, in_b, (q_w, k_w, v_w)),
+        extra=(_held_grad(held, b_k), _held_grad(held, b_v)),
+        out=(_held_grad(held, out_w), _held_grad(held, out_b)),
+    )
+    out.bind["bw"] = attention_backward(grads, want_weights, (lq, nq, sk, e, kd, vd, sa))
     return out
+
+
+@dataclass(frozen=True)
+class AttentionGrads:
+    """Which operands of multi-head attention require grad (None: not known):
+    the query, key and value given; their projections' weight and bias
+    (q, k, v); bias_k and bias_v; the output projection's weight and bias."""
+
+    inputs: tuple[bool | None, bool | None, bool | None]
+    proj: tuple[tuple[bool | None, bool | None], ...] | None
+    extra: tuple[bool | None, bool | None]
+    out: tuple[bool | None, bool | None]
+
+
+def attention_backward(g: AttentionGrads, weights: bool | None, sizes: tuple) -> Expr | None:
+    """FLOPs of multi-head attention's backward as torch's flop counter counts
+    them under `out.sum().backward()`: each projection (a linear: the weight's
+    gradient when it requires grad, the input's when that does), then the core:
+    with need_weights, the two batched products of the math path, each operand's
+    gradient where it requires grad; without, scaled_dot_product_attention on
+    (n, h, l, e/h), counted by the fused kernels' backward formula (the scores
+    recomputed: five products) as F.scaled_dot_product_attention is."""
+    lq, n, sk, e, kd, vd, sa = sizes
+    if g.proj is None or weights is None:
+        return None
+    if any(not isinstance(x, Expr) for x in (lq, n, sk, e, kd, vd, sa)):
+        return None
+    (gq, gk, gv), (pq, pk, pv) = g.inputs, g.proj
+    rq = _any(gq, *pq)  # the projected q requires grad
+    rk = _any(gk, *pk, g.extra[0])
+    rv = _any(gv, *pv, g.extra[1])
+    core_in = _any(rq, rk, rv)
+    flags = [gq, pq[0], gk, pk[0], gv, pv[0], rq, rk, rv, core_in, g.out[0]]
+    if any(f is None for f in flags):
+        return None
+    one = lambda f: int(bool(f))  # noqa: E731
+    total = 2 * lq * n * e * e * (one(gq) + one(pq[0]))
+    total += 2 * sk * n * kd * e * (one(gk) + one(pk[0]))
+    total += 2 * sk * n * vd * e * (one(gv) + one(pv[0]))
+    product_ = 2 * n * lq * sa * e  # one batched product over the heads
+    if weights:
+        total += product_ * (one(rq) + one(rk) + one(rq or rk) + one(rv))
+    else:
+        total += 5 * product_ * one(core_in)
+    total += 2 * lq * n * e * e * (one(core_in) + one(g.out[0]))
+    return total
+
+
+def _any(*flags: bool | None) -> bool | None:
+    if True in flags:
+        return True
+    return None if None in flags else False
+
+
+def _held_grad(held: bool, v: Value) -> bool | None:
+    """requires grad of an operand: a tensor's; absent (None given, or a weight the
+    layer does not hold) is False; anything else is not known."""
+    if isinstance(v, NoneV) or held and v is UNKNOWN:
+        return False
+    return requires(v) if isinstance(v, TensorV) else None
+
+
+def _projection_grads(held: bool, separate: bool | None, in_w, in_b, weights) -> tuple | None:
+    """(weight, bias) requires grad for the q, k and v projections: in_proj's
+    three slices, or q/k/v_proj_weight with in_proj_bias's slices."""
+    if separate is None:
+        return None
+    bias = _held_grad(held, in_b)
+    if separate:
+        return tuple((_held_grad(held, w), bias) for w in weights)
+    w = _held_grad(held, in_w)
+    return ((w, bias),) * 3

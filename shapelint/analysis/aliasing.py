@@ -1,0 +1,80 @@
+"""Which modules are being built, and the state changes made while they are that
+the analysis cannot follow.
+
+torch's `parameters()` counts each Parameter object once: `head.weight =
+emb.weight` makes two names for one matrix, and a store that the analysis does not
+place (`setattr(parent, name, p)` with parent or name not known, a method of the
+module it cannot see, a store into an object it lost) may alias, replace or
+remove a parameter it has already counted. What is known of the count is then no
+lower bound: the count is marked (`ALIASED`), and printed `?`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from shapelint.ops.values import UNKNOWN
+
+# The attribute a module being built holds when such a change happened.
+ALIASED = "<aliased?>"
+
+# nn.Module's own methods that leave which Parameter, buffer and submodule
+# objects a module holds as they are (`to()` and friends change the data in
+# place); any other method, or one of a class the analysis cannot see, may change
+# them.
+KEEPS_STATE = frozenset(
+    {
+        "parameters", "named_parameters", "buffers", "named_buffers", "children",
+        "named_children", "modules", "named_modules", "state_dict", "get_submodule",
+        "get_parameter", "get_buffer", "get_extra_state", "extra_repr", "to", "cuda",
+        "cpu", "xpu", "ipu", "mtia", "float", "double", "half", "bfloat16", "type",
+        "to_empty", "zero_grad", "share_memory", "train", "eval", "requires_grad_",
+        "register_forward_hook", "register_forward_pre_hook", "register_backward_hook",
+        "register_full_backward_hook", "register_full_backward_pre_hook",
+        "register_state_dict_pre_hook", "register_state_dict_post_hook",
+        "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+        "compile", "set_extra_state", "__repr__", "__dir__", "forward", "__call__",
+        "_register_state_dict_hook", "_register_load_state_dict_pre_hook",
+        # torch layers' own (re)initialisation writes the data in place
+        "reset_parameters", "_reset_parameters",
+    }
+)  # fmt: skip
+
+# The recorders (modules.SelfRecorder) of the constructors running now,
+# innermost last.
+_building: list = []
+
+
+@contextmanager
+def building(recorder) -> Iterator[None]:
+    _building.append(recorder)
+    try:
+        yield
+    finally:
+        _building.pop()
+
+
+@contextmanager
+def apart() -> Iterator[None]:
+    """A generic pass (a function's summary, a class's attributes) inside a
+    construction: its values are not the instance's, nor its stores."""
+    global _building
+    saved, _building = _building, []
+    try:
+        yield
+    finally:
+        _building = saved
+
+
+def recorders() -> list:
+    """The modules under construction, innermost first."""
+    return _building[::-1]
+
+
+def lost() -> None:
+    """A change the analysis cannot place, which may touch the state of the
+    modules being built, happened: none of their counts is known below any
+    bound."""
+    for r in _building:
+        r.attrs[ALIASED] = UNKNOWN
