@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from shapelint.ops.values import UNKNOWN
 
@@ -42,39 +43,39 @@ KEEPS_STATE = frozenset(
 )  # fmt: skip
 
 # The recorders (modules.SelfRecorder) of the constructors running now,
-# innermost last.
-_building: list = []
+# innermost last; per thread (the language server analyses documents in threads).
+_BUILDING: ContextVar[tuple] = ContextVar("building", default=())
 
 
 @contextmanager
 def building(recorder) -> Iterator[None]:
-    _building.append(recorder)
+    token = _BUILDING.set((*_BUILDING.get(), recorder))
     try:
         yield
     finally:
-        _building.pop()
+        _BUILDING.reset(token)
 
 
 @contextmanager
 def apart() -> Iterator[None]:
-    """A generic pass (a function's summary, a class's attributes) inside a
-    construction: its values are not the instance's, nor its stores."""
-    global _building
-    saved, _building = _building, []
+    """A generic pass (a function's summary, a class's attributes, a file's top
+    level) inside a construction: its values are not the instance's, nor its
+    stores."""
+    token = _BUILDING.set(())
     try:
         yield
     finally:
-        _building = saved
+        _BUILDING.reset(token)
 
 
-def recorders() -> list:
+def recorders() -> tuple:
     """The modules under construction, innermost first."""
-    return _building[::-1]
+    return _BUILDING.get()[::-1]
 
 
 def lost() -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any
     bound."""
-    for r in _building:
+    for r in _BUILDING.get():
         r.attrs[ALIASED] = UNKNOWN
