@@ -946,27 +946,24 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     torch does), and in the local names bound to it. A store the analysis cannot
     place, of a value that may be a parameter or a module, makes their counts
     unknown (aliasing.py)."""
-    if not may_replace(value):
-        if isinstance(obj, SelfRecorder) and attr is not None:
-            obj.attrs[attr] = value
-        return
     if isinstance(obj, SelfRecorder) and attr is not None:
         obj.attrs[attr] = value
         return
-    if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
-        return  # an object that is no module registers nothing torch counts
-    if attr is None or not isinstance(obj, ObjectV):
-        aliasing.lost()
-        return
-    new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
-    held = [replace_identical(r, obj, new, frame) for r in aliasing.recorders()]
-    func = getattr(frame, "func", None)
-    given = set(_parameter_names(func.node)) if func is not None else set()
-    own = any(v is new and k not in given for k, v in frame.env.items())
-    if not any(held) and not own and is_module(obj):
+    if attr is not None and isinstance(obj, ObjectV):
+        new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+        held = [replace_identical(r, obj, new, frame) for r in aliasing.recorders()]
+        func = getattr(frame, "func", None)
+        given = set(_parameter_names(func.node)) if func is not None else set()
+        own = any(v is new and k not in given for k, v in frame.env.items())
+        if any(held) or own or not is_module(obj):
+            return
         # a module neither they nor a name of this function made holds (a
         # caller's, `self.make().weight = p`): the caller's copy is not changed
-        aliasing.lost()
+    if not may_replace(value):
+        return
+    if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
+        return  # an object that is no module registers nothing torch counts
+    aliasing.lost()
 
 
 _NEVER_STATE = (
