@@ -135,10 +135,25 @@ def _may_be_method(attr: str, classes) -> bool:
     if attr in ("forward", "__call__"):
         return True
     return any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.name == attr
+        and not _is_property(n)
         for c in classes.values()
         for n in c.body
     )
+
+
+def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A property's getter or setter: assigning that name runs the setter (or, for
+    a cached_property, stores the instance's own value); no method is replaced."""
+    for d in fn.decorator_list:
+        if isinstance(d, ast.Name) and d.id in ("property", "cached_property"):
+            return True
+        if isinstance(d, ast.Attribute) and (
+            d.attr == "cached_property" or d.attr in ("setter", "getter", "deleter")
+        ):
+            return True
+    return False
 
 
 def _is_self(node: ast.expr) -> bool:

@@ -14,8 +14,8 @@ import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
+    absence,
     attributes,
     branches,
     call_path,
@@ -35,6 +35,7 @@ from shapelint.analysis import (
     unify,
     unnamed,
 )
+from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
@@ -840,13 +841,17 @@ class ModuleAnalyzer:
                 # `p.requires_grad = False` while the module is built
                 modules.assign_requires_grad(self, owner, target, value, frame)
             elif isinstance(base, SelfRecorder):
-                base.attrs[target.attr] = value
+                if not (self.specialize and modules.property_set(self, base, target, value, frame)):
+                    base.attrs[target.attr] = value
             elif building and isinstance(target.value, ast.Attribute):
                 modules.store_path(owner, target, value)  # type: ignore[arg-type]
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+            elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
+                # `self.config.flag = v` in a forward: the object keeps no such write
+                absence.unapplied_write(self.eval(target.value, frame), target.attr)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(

@@ -31,10 +31,12 @@ from shapelint.analysis import (
     raising,
     recursion,
 )
+from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     find_method,
+    find_property,
     module_class,
     settled,
     super_method,
@@ -164,7 +166,6 @@ class PartialV(Value):
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
-CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
 _CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
 _DICTS = {
@@ -416,7 +417,7 @@ def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         recorder.attrs.update(values)
         run_init(an, post, recorder, [], {})
         values = recorder.attrs
-    return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
+    return ObjectV(CONFIG_PREFIX + cd.key, tuple(values.items()))
 
 
 def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> str | None:
@@ -1367,7 +1368,7 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
-        cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
+        cd = an.class_of(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:
             return  # a dataclass's own __init__ only stores its fields
     if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
@@ -1431,6 +1432,32 @@ def without_item(v: Value, index: Value) -> Value | None:
 
 def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind in DICT_KINDS
+
+
+def property_get(an: Analyzer, key: str, recv, attrs, node: ast.Attribute, frame) -> Value | None:
+    """`obj.name` where obj's class (key) defines a property `name`: what its getter
+    returns, run on obj (a target run only); None where there is no such property,
+    or an instance attribute shadows a cached_property."""
+    cd = an.class_of(key) if an.specialize else None
+    found = find_property(an, cd, node.attr) if cd is not None else None
+    if found is None or (not found[2] and node.attr in attrs):
+        return None
+    call = ast.copy_location(ast.Call(node, [], []), node)
+    return specialized_invoke(an, found[0], recv, call, [], {}, frame, undecorated=True)
+
+
+def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, frame) -> bool:
+    """`self.name = value` where the class defines a property `name` with a setter:
+    the setter runs on the instance being built (True); False where there is none."""
+    cd = an.class_of(recv.cls)
+    found = find_property(an, cd, node.attr) if cd is not None else None
+    if found is None or found[1] is None:
+        return False
+    # Run on the instance itself, as __init__ is: what the setter stores stays.
+    exc = run_init(an, found[1], recv, [value], {})
+    if exc is not None:
+        raising.pending(exc)
+    return True
 
 
 def specialized_invoke(
