@@ -506,7 +506,7 @@ def test_dataclass_config_with_inherited_fields_and_post_init(tmp_path):
         (
             "GPTConfig(n_layers=3)",
             "GPTConfig() got an unexpected keyword argument 'n_layers' "
-            "(fields: n_embd, n_layer, mult)",
+            "(did you mean 'n_layer'?) (fields: n_embd, n_layer, mult)",
         ),
         ("GPTConfig(hidden=3)", "unexpected keyword argument 'hidden'"),  # init=False
         ("GPTConfig(1, 2, 3, 4)", "GPTConfig() takes 3 positional arguments but 4 were given"),

@@ -18,6 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
+import difflib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -449,7 +450,9 @@ def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> 
         return f"{cd.name}() takes {len(params)} positional arguments but {n_args} were given"
     for name in names:
         if name not in params and not open_kw:
-            return f"{cd.name}() got an unexpected keyword argument {name!r} {taken}"
+            near = difflib.get_close_matches(name, params, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            return f"{cd.name}() got an unexpected keyword argument {name!r}{hint} {taken}"
     given = set(params[:n_args]) | set(names)
     missing = [name for name in required if name not in given]
     if missing:
