@@ -362,6 +362,32 @@ CASES = {
         dict(cfg="Cfg(dim=8, heads=2)"),
         dict(x=(2, 8)),
     ),
+    # a property is looked up on the type: `setattr(self, key, v)` over computed
+    # names, which may replace any method of the instance, does not replace it
+    "property_beside_computed_setattr": (
+        """
+        class Cfg:
+            def __init__(self, dim=8, **extra):
+                self.dim = dim
+                for key, value in extra.items():
+                    setattr(self, key, value)
+
+            @property
+            def hidden(self):
+                return 3 * self.dim
+
+        class Block(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.proj = nn.Linear(cfg.dim, cfg.hidden)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Block",
+        dict(cfg="Cfg(dim=8, scale=2)"),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -1446,7 +1446,11 @@ def property_get(an: Analyzer, key: str, recv, attrs, node: ast.Attribute, frame
     if found is None or (not found[2] and node.attr in attrs):
         return None
     call = ast.copy_location(ast.Call(node, [], []), node)
-    return specialized_invoke(an, found[0], recv, call, [], {}, frame, undecorated=True)
+    # A property lives on the type: a write on an instance runs its setter, never
+    # replaces it (dynamic.py's `special`).
+    return specialized_invoke(
+        an, found[0], recv, call, [], {}, frame, undecorated=True, special=True
+    )
 
 
 def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, frame) -> bool:
@@ -1464,7 +1468,15 @@ def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, f
 
 
 def specialized_invoke(
-    an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame, undecorated: bool = False
+    an: Analyzer,
+    fd: FuncDef,
+    recv,
+    node,
+    args,
+    kwargs,
+    frame,
+    undecorated: bool = False,
+    special: bool = False,
 ) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
@@ -1474,7 +1486,7 @@ def specialized_invoke(
     names = [fd.cls.name] if fd.cls is not None else []
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
-    why = dynamic.not_modelled(an, fd, names, decorators=False)
+    why = dynamic.not_modelled(an, fd, names, decorators=False, special=special)
     if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
         wrapped = decorators.decorated(an, fd)
         if wrapped is not None:
