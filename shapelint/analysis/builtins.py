@@ -522,7 +522,9 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         return None
     name = args[1].value if isinstance(args[1], StrV) and args[1].value else None
     if isinstance(args[0], SelfRecorder) and name is not None:
-        args[0].attrs[name] = args[2]
+        an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
+        if not an.trial:
+            args[0].attrs[name] = args[2]
         return NoneV()
     if not an.trial and frame.func is not None:
         absence.unapplied_write(args[0], name)
