@@ -88,6 +88,32 @@ def test_never_a_wrong_figure(name):
         assert int(tj["flops"]) <= truth
 
 
+MISSPELT = {
+    "LlamaModel": ("hiden_size", "hidden_size"),
+    "MistralModel": ("num_hiden_layers", "num_hidden_layers"),
+    "GPT2Model": ("n_layers", "n_layer"),
+    "BertModel": ("vocab_sise", "vocab_size"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_misspelt_config_field_is_an_error(name):
+    """transformers' configs take **kwargs and keep an unknown keyword as an
+    attribute nothing reads: the model Python builds is the default one, silently.
+    A target refuses it (exit 2 on the command line), naming the field and the one
+    meant."""
+    family, config = MODELS[name]
+    wrong, meant = MISSPELT[name]
+    path = _source(family)
+    assert f"{meant}=" in config
+    bad = config.replace(f"{meant}=", f"{wrong}=")
+    with pytest.raises(TargetError) as e:
+        analyze_target(
+            str(path), path.read_text(), name, {"config": bad}, {"input_ids": f"{BATCH},{SEQ}:int"}
+        )
+    assert f"unexpected keyword argument {wrong!r} (did you mean {meant!r}?)" in str(e.value)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="not exact yet (benchmarks/README.md): the output-capturing forward hooks "

@@ -319,6 +319,75 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # properties read through self: a getter computed from other attributes, a
+    # setter that the constructor's assignment runs, a dataclass config's property
+    "properties": (
+        """
+        from dataclasses import dataclass
+        from functools import cached_property
+
+        @dataclass
+        class Cfg:
+            dim: int = 8
+            heads: int = 2
+
+            @property
+            def head_dim(self):
+                return self.dim // self.heads
+
+        class Attn(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+                self.width = cfg.dim  # runs the setter: stored doubled
+                self.q = nn.Linear(cfg.dim, cfg.heads * cfg.head_dim)
+                self.o = nn.Linear(self.width, self.inner)
+
+            @property
+            def width(self):
+                return self._width
+
+            @width.setter
+            def width(self, value):
+                self._width = 2 * value
+
+            @cached_property
+            def inner(self):
+                return self.width + self.cfg.head_dim
+
+            def forward(self, x):
+                return self.o(torch.cat([self.q(x), self.q(x)], -1))
+        """,
+        "Attn",
+        dict(cfg="Cfg(dim=8, heads=2)"),
+        dict(x=(2, 8)),
+    ),
+    # a property is looked up on the type: `setattr(self, key, v)` over computed
+    # names, which may replace any method of the instance, does not replace it
+    "property_beside_computed_setattr": (
+        """
+        class Cfg:
+            def __init__(self, dim=8, **extra):
+                self.dim = dim
+                for key, value in extra.items():
+                    setattr(self, key, value)
+
+            @property
+            def hidden(self):
+                return 3 * self.dim
+
+        class Block(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.proj = nn.Linear(cfg.dim, cfg.hidden)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Block",
+        dict(cfg="Cfg(dim=8, scale=2)"),
+        dict(x=(2, 8)),
+    ),
 }
 
 
@@ -463,7 +532,7 @@ def test_dataclass_config_with_inherited_fields_and_post_init(tmp_path):
         (
             "GPTConfig(n_layers=3)",
             "GPTConfig() got an unexpected keyword argument 'n_layers' "
-            "(fields: n_embd, n_layer, mult)",
+            "(did you mean 'n_layer'?) (fields: n_embd, n_layer, mult)",
         ),
         ("GPTConfig(hidden=3)", "unexpected keyword argument 'hidden'"),  # init=False
         ("GPTConfig(1, 2, 3, 4)", "GPTConfig() takes 3 positional arguments but 4 were given"),
@@ -481,3 +550,61 @@ def test_a_config_call_python_would_refuse_is_a_usage_error(tmp_path, value, mes
     assert res.exit_code == 2
     assert message in res.output
     assert "Traceback" not in res.output
+
+
+ABSENT = """
+    from dataclasses import dataclass
+
+    import torch.nn as nn
+
+    @dataclass
+    class Config:
+        dim: int = 8
+
+    @dataclass
+    class Hooked(Config):
+        def __getattr__(self, name):
+            return 2
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            # absent from the config and its class: Python takes the defaults
+            self.mult = getattr(config, "mult", 4)
+            self.proj = nn.Linear(config.dim, config.dim * self.mult)
+            self.extra = nn.Linear(config.dim * self.mult, config.dim) if hasattr(config, "bias") else None
+
+        def forward(self, x):
+            EXTRA
+            y = self.proj(x)
+            if getattr(self.config, "twice", False):
+                y = self.proj(x) + y
+            return y
+"""
+
+
+@pytest.mark.parametrize("cls", ["Config", "Hooked"])
+def test_getattr_of_an_attribute_a_dataclass_surely_lacks_takes_the_default(tmp_path, cls):
+    """`getattr(config, "mult", 4)`, `hasattr(config, "bias")` on a dataclass instance
+    whose class cannot supply them are the default and False, as in Python: the
+    target is exact. A `__getattr__` on the class may supply anything: unknown."""
+    path = write(tmp_path, "net.py", ABSENT.replace("EXTRA", "pass"))
+    t = static_target(path, "Net", {"config": f"{cls}(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, f"Net({cls}(dim=8))", {"x": torch.randn(2, 8)})
+    if cls == "Config":
+        assert t["complete"], t["unknown"]
+        assert t["flops_value"] == truth
+    else:
+        assert not t["complete"]
+
+
+def test_a_write_the_analysis_does_not_apply_keeps_the_attribute_unknown(tmp_path):
+    """`self.config.twice = True` in a forward is a write the config value does not
+    keep: `getattr(self.config, "twice", False)` after it is not the default (which
+    would be a complete figure missing one product), it is unknown."""
+    path = write(tmp_path, "net.py", ABSENT.replace("EXTRA", "self.config.twice = True"))
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    assert not t["complete"]
+    assert t["flops_value"] is None or t["flops_value"] <= truth

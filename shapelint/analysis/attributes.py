@@ -84,6 +84,44 @@ def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
     return None
 
 
+def find_property(an: Analyzer, cd: ClassDef, name: str) -> tuple | None:
+    """(getter, setter, data) of a property `name` along cd's bases (the first class
+    whose body defines one), None where none does. data: a `property`, which wins
+    over an instance attribute of the same name (a data descriptor); False for a
+    `functools.cached_property`, which the instance's own attribute shadows."""
+    return _first_along_bases(an, cd, lambda c: _own_property(an, c, name))
+
+
+def _own_property(an: Analyzer, cd: ClassDef, name: str) -> tuple | None:
+    from shapelint.analysis.defs import FuncDef
+
+    cache = cd.__dict__.setdefault("_properties", {})
+    if name in cache:
+        return cache[name]
+    owner = cd.owner or an
+    getter = setter = None
+    data = True
+    for stmt in cd.node.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name != name:
+            continue
+        for d in stmt.decorator_list:
+            qual = owner.imports.resolve(d) if isinstance(d, (ast.Name, ast.Attribute)) else None
+            if qual in ("property", "builtins.property", "functools.cached_property") or (
+                qual is None and isinstance(d, ast.Name) and d.id == "property"
+            ):
+                getter = FuncDef(stmt, f"{cd.name}.{name}", cd, owner=owner)
+                data = qual != "functools.cached_property"
+            elif (
+                isinstance(d, ast.Attribute)
+                and d.attr == "setter"
+                and isinstance(d.value, ast.Name)
+                and d.value.id == name
+            ):
+                setter = FuncDef(stmt, f"{cd.name}.{name}", cd, owner=owner)
+    cache[name] = (getter, setter, data) if getter is not None else None
+    return cache[name]
+
+
 def class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     """What `self.name` reads when the instance has no such attribute: the class
     body's last assignment to it (`expansion = 4`), this class's or a base's along

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, iterators, lambdas, modules
+from shapelint.analysis import absence, aliasing, iterators, lambdas, modules
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -24,6 +24,7 @@ from shapelint.analysis.modules import (
     LayerClassV,
     ModuleListV,
     PartialV,
+    SelfRecorder,
     as_items,
     dict_value,
     mapping,
@@ -181,9 +182,18 @@ def _callable_of(an, node, args, kwargs, frame) -> Value | None:
 
 def _hasattr(an, node, args, kwargs, frame) -> Value | None:
     """`hasattr(torch.nn.functional, "scaled_dot_product_attention")` in a target
-    run: a library name the stubs describe exists in the torch they describe."""
+    run: a library name the stubs describe exists in the torch they describe. On a
+    dataclass instance built here: True for what it holds, False for what it surely
+    lacks (absence.py)."""
     if not an.specialize or len(node.args) != 2 or not isinstance(args[1], StrV):
         return None
+    if isinstance(args[0], ObjectV) and args[1].value:
+        if args[0].kind.startswith(absence.CONFIG_PREFIX) and any(
+            k == args[1].value for k, _ in args[0].attrs
+        ):
+            return BoolV(True)
+        if absence.surely_lacks(an, args[0], args[1].value):
+            return BoolV(False)
     if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
         return None
     owner = (frame.func.owner if frame.func is not None else None) or an
@@ -499,18 +509,34 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     inner.local_imports = frame.local_imports
     inner.records = frame.records
     value = an.eval(read, inner)
+    if value is UNKNOWN and len(args) == 3 and absence.surely_lacks(an, args[0], name):
+        return args[2]  # an attribute that surely does not exist: the default
     return None if value is UNKNOWN else value
 
 
 def _setattr(an, node, args, kwargs, frame) -> Value | None:
-    """`setattr(obj, name, value)` while modules are built: `obj.name = value`,
-    followed as that store is (a name not known: a store the analysis cannot
-    place)."""
-    if not (an.specialize and aliasing.recorders()) or kwargs or len(args) != 3:
+    """`setattr(obj, name, value)`: on the module or config being built, the
+    attribute it stores; while modules are built, any other store is followed as
+    `obj.name = value` is (a name not known: a store the analysis cannot place);
+    elsewhere a write the analysis does not apply, which leaves that attribute
+    (any, where the name is not known) possibly present."""
+    if kwargs or len(args) != 3:
         return None
-    name = args[1].value if isinstance(args[1], StrV) else None
-    modules.store_attr(an, args[0], name, args[2], frame)
-    return NoneV()
+    name = args[1].value if isinstance(args[1], StrV) and args[1].value else None
+    if isinstance(args[0], SelfRecorder) and name is not None:
+        an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
+        if not an.trial:
+            args[0].attrs[name] = args[2]
+        return NoneV()
+    if an.specialize and aliasing.recorders():
+        an.outer_writes += 1
+        if not an.trial:
+            modules.store_attr(an, args[0], name, args[2], frame)
+            absence.unapplied_write(args[0], name)
+        return NoneV()
+    if not an.trial and frame.func is not None:
+        absence.unapplied_write(args[0], name)
+    return None
 
 
 def _delattr(an, node, args, kwargs, frame) -> Value | None:

@@ -53,6 +53,10 @@ class Scan:
     # class name (or ANY) -> method name (or ANY: calling it) -> why
     changed: dict[str, dict[str, str]] = field(default_factory=dict)
     everything: str | None = None  # a global hook: every module call
+    # (class, method) written on instances only (`setattr(self, key, v)`): a special
+    # method Python looks up on the type (`__getattribute__`) is not replaced by them
+    on_instances: set[tuple[str, str]] = field(default_factory=set)
+    on_classes: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, cls: str, meth: str, why: str) -> None:
         self.changed.setdefault(cls, {}).setdefault(meth, why)
@@ -127,20 +131,38 @@ def _assigned(out: Scan, recv: ast.expr, attr: str, owner: str | None, classes) 
     why = f"{attr} is assigned at run time" if attr != ANY else "setattr of a computed name"
     if _is_self(recv) and owner is not None:
         out.add(owner, attr, why)
+        out.on_instances.add((owner, attr))
     elif isinstance(recv, ast.Name) and recv.id in classes:
         out.add(recv.id, attr, why)
+        out.on_classes.add((recv.id, attr))
     else:  # an object the scan cannot name: that method of any class
         out.add(ANY, attr, why)
+        out.on_classes.add((ANY, attr))
 
 
 def _may_be_method(attr: str, classes) -> bool:
     if attr in ("forward", "__call__"):
         return True
     return any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.name == attr
+        and not _is_property(n)
         for c in classes.values()
         for n in c.body
     )
+
+
+def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A property's getter or setter: assigning that name runs the setter (or, for
+    a cached_property, stores the instance's own value); no method is replaced."""
+    for d in fn.decorator_list:
+        if isinstance(d, ast.Name) and d.id in ("property", "cached_property"):
+            return True
+        if isinstance(d, ast.Attribute) and (
+            d.attr == "cached_property" or d.attr in ("setter", "getter", "deleter")
+        ):
+            return True
+    return False
 
 
 def _is_self(node: ast.expr) -> bool:
@@ -299,10 +321,14 @@ def _own_returns(fn) -> list[ast.Return]:
     return out
 
 
-def not_modelled(an, fd, class_names: list[str], decorators: bool = True) -> str | None:
+def not_modelled(
+    an, fd, class_names: list[str], decorators: bool = True, special: bool = False
+) -> str | None:
     """Why a specialized call of fd (a method of one of class_names, or a
     function) is not what the analysis reads; None when it is. decorators=False:
-    a caller that follows them (analysis/decorators.py) asks about the rest."""
+    a caller that follows them (analysis/decorators.py) asks about the rest.
+    special: a property or a special method, which Python looks up on the type:
+    a write on an instance (`setattr(self, key, v)`) does not replace it."""
     deco = opaque_decorator(fd.owner or an, fd.node) if decorators else None
     if deco is not None:
         return f"decorated with @{deco}, whose wrapper is not followed"
@@ -315,7 +341,9 @@ def not_modelled(an, fd, class_names: list[str], decorators: bool = True) -> str
             return s.everything
         for cls in [*class_names, ANY]:
             changed = s.changed.get(cls, {})
-            why = changed.get(meth) or changed.get(ANY)
-            if why:
-                return why
+            for key in (meth, ANY):
+                why = changed.get(key)
+                pair = (cls, key)
+                if why and not (special and pair in s.on_instances and pair not in s.on_classes):
+                    return why
     return None

@@ -222,6 +222,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
+    if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
+        got = _property(an, base, node, frame)
+        if got is not None:
+            return got
     if isinstance(base, SelfRecorder):
         if node.attr in base.attrs:
             if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
@@ -252,6 +256,17 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return DtypeV(base.dtype) if base.dtype else UNKNOWN
         return an.op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
     return UNKNOWN
+
+
+def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | None:
+    """A property's getter run on the instance that has the class defining it."""
+    if isinstance(base, SelfRecorder):
+        return modules.property_get(an, base.cls, base, base.attrs, node, frame)
+    for prefix in ("<class>", modules.CONFIG_PREFIX):
+        if base.kind.startswith(prefix):
+            attrs = {k for k, _ in base.attrs}
+            return modules.property_get(an, base.kind[len(prefix) :], base, attrs, node, frame)
+    return None
 
 
 def _class_attribute(an: Analyzer, key: str, name: str) -> Value:

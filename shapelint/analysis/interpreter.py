@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from shapelint.analysis import (
+    absence,
     aliasing,
     attributes,
     branches,
@@ -843,18 +844,26 @@ class ModuleAnalyzer:
                 # `p.requires_grad = False` while the module is built
                 modules.assign_requires_grad(self, owner, target, value, frame)
             elif isinstance(base, SelfRecorder):
-                base.attrs[target.attr] = value
+                if not (self.specialize and modules.property_set(self, base, target, value, frame)):
+                    base.attrs[target.attr] = value
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
-                if not modules.store_path(owner, target, value) and modules.may_replace(value):  # type: ignore[arg-type]
-                    aliasing.lost()
+                if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
+                    absence.unapplied_write(self.eval(target.value, frame), target.attr)
+                    if modules.may_replace(value):
+                        aliasing.lost()
             elif self.specialize and aliasing.recorders():
                 # a store into a module being built, through another name
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
-                modules.store_attr(self, UNKNOWN if obj is None else obj, target.attr, value, frame)
+                obj = UNKNOWN if obj is None else obj
+                modules.store_attr(self, obj, target.attr, value, frame)
+                absence.unapplied_write(obj, target.attr)
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+            elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
+                # `self.config.flag = v` in a forward: the object keeps no such write
+                absence.unapplied_write(self.eval(target.value, frame), target.attr)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(

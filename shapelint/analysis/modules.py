@@ -18,6 +18,7 @@ case is not one this module models, and the interpreter carries on as before.
 from __future__ import annotations
 
 import ast
+import difflib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -32,10 +33,12 @@ from shapelint.analysis import (
     raising,
     recursion,
 )
+from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     find_method,
+    find_property,
     module_class,
     settled,
     super_method,
@@ -167,7 +170,6 @@ class PartialV(Value):
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
-CONFIG_PREFIX = "<config>"  # an instance of a project dataclass
 
 _CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
 _DICTS = {
@@ -419,7 +421,7 @@ def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         recorder.attrs.update(values)
         run_init(an, post, recorder, [], {})
         values = recorder.attrs
-    return ObjectV(CONFIG_PREFIX + cd.name, tuple(values.items()))
+    return ObjectV(CONFIG_PREFIX + cd.key, tuple(values.items()))
 
 
 def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> str | None:
@@ -451,7 +453,9 @@ def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> 
         return f"{cd.name}() takes {len(params)} positional arguments but {n_args} were given"
     for name in names:
         if name not in params and not open_kw:
-            return f"{cd.name}() got an unexpected keyword argument {name!r} {taken}"
+            near = difflib.get_close_matches(name, params, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            return f"{cd.name}() got an unexpected keyword argument {name!r}{hint} {taken}"
     given = set(params[:n_args]) | set(names)
     missing = [name for name in required if name not in given]
     if missing:
@@ -1445,7 +1449,7 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
-        cd = an.classes.get(value.kind[len(CONFIG_PREFIX) :])
+        cd = an.class_of(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:
             return  # a dataclass's own __init__ only stores its fields
     if not any(isinstance(a, (TensorV, ObjectV, ModuleListV)) for a in args if not _is_dict(a)):
@@ -1511,8 +1515,46 @@ def _is_dict(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind in DICT_KINDS
 
 
+def property_get(an: Analyzer, key: str, recv, attrs, node: ast.Attribute, frame) -> Value | None:
+    """`obj.name` where obj's class (key) defines a property `name`: what its getter
+    returns, run on obj (a target run only); None where there is no such property,
+    or an instance attribute shadows a cached_property."""
+    cd = an.class_of(key) if an.specialize else None
+    found = find_property(an, cd, node.attr) if cd is not None else None
+    if found is None or (not found[2] and node.attr in attrs):
+        return None
+    call = ast.copy_location(ast.Call(node, [], []), node)
+    # A property lives on the type: a write on an instance runs its setter, never
+    # replaces it (dynamic.py's `special`).
+    return specialized_invoke(
+        an, found[0], recv, call, [], {}, frame, undecorated=True, special=True
+    )
+
+
+def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, frame) -> bool:
+    """`self.name = value` where the class defines a property `name` with a setter:
+    the setter runs on the instance being built (True); False where there is none."""
+    cd = an.class_of(recv.cls)
+    found = find_property(an, cd, node.attr) if cd is not None else None
+    if found is None or found[1] is None:
+        return False
+    # Run on the instance itself, as __init__ is: what the setter stores stays.
+    exc = run_init(an, found[1], recv, [value], {})
+    if exc is not None:
+        raising.pending(exc)
+    return True
+
+
 def specialized_invoke(
-    an: Analyzer, fd: FuncDef, recv, node, args, kwargs, frame, undecorated: bool = False
+    an: Analyzer,
+    fd: FuncDef,
+    recv,
+    node,
+    args,
+    kwargs,
+    frame,
+    undecorated: bool = False,
+    special: bool = False,
 ) -> Value:
     """Run fd's body with these arguments (and this instance as self): the exact
     value and cost at these sizes. One record at the call site, the callee's
@@ -1522,7 +1564,7 @@ def specialized_invoke(
     names = [fd.cls.name] if fd.cls is not None else []
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
-    why = dynamic.not_modelled(an, fd, names, decorators=False)
+    why = dynamic.not_modelled(an, fd, names, decorators=False, special=special)
     if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
         wrapped = decorators.decorated(an, fd)
         if wrapped is not None:
@@ -1544,10 +1586,13 @@ def specialized_invoke(
     )
     cached = owner.specialized.get(key) if key is not None else None
     if cached is None:
-        if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
+        # Runs not memoised are told apart by function and receiver: two such
+        # calls nested (a property's getter reading another) are no recursion.
+        flight = key if key is not None else ("<not memoised>", fd.qualname, id(recv))
+        if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
                 "calls itself"
-                if key in owner.in_flight
+                if flight in owner.in_flight
                 else f"calls nested deeper than {MAX_DEPTH}"
             )
             cost = unknown_cost(f"{fd.qualname}(): {why}, not followed")
@@ -1555,12 +1600,12 @@ def specialized_invoke(
             if touches:
                 aliasing.lost()
             return UNKNOWN
-        owner.in_flight.add(key)
+        owner.in_flight.add(flight)
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
                 cached = run_body(owner, fd, recv, args, kwargs)
         finally:
-            owner.in_flight.discard(key)
+            owner.in_flight.discard(flight)
         if key is not None:
             owner.specialized[key] = cached
     value, children = cached

@@ -17,7 +17,16 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
-from shapelint.analysis import attributes, call_path, modes, modules, project, raising, unnamed
+from shapelint.analysis import (
+    absence,
+    attributes,
+    call_path,
+    modes,
+    modules,
+    project,
+    raising,
+    unnamed,
+)
 from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope
@@ -158,6 +167,7 @@ def evaluate_target(
     # One scope of facts for the whole run: what an assert on the way established
     # about the input's sizes (`assert t <= block_size`) holds in every later call.
     modes.reset()
+    absence.reset()
     with call_path.collecting() as found, fact_scope(orders_only=True):
         res = _evaluate(an, target, init, inputs, training)
     res.errors = [f for f in found if severity_of(f.code) == "error"]

@@ -1,0 +1,146 @@
+"""Absent, not unknown: whether an instance surely lacks an attribute, so that
+`getattr(obj, name, default)` takes its default and `hasattr(obj, name)` is False,
+as Python would. An attribute the analysis does not know is not one that does not
+exist: a class attribute, a property, a `__getattr__`, a class decorator or an
+`__init_subclass__` may supply it, or a write the run could not apply to the
+object. So the answer is yes only where every such source has been read and none
+can name it; anything not read leaves the value unknown.
+
+The writes a run could not apply (`self.config.flag = v` in a forward, a `setattr`
+with a name not known) are kept per target run: `reset` starts one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.attributes import base_classes
+from shapelint.ops.values import UNKNOWN, ObjectV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, ClassDef
+
+# The instance of a project dataclass (`CONFIG_PREFIX` + the class's key, as
+# construction builds it: its fields and what `__post_init__` set).
+CONFIG_PREFIX = "<config>"
+_ANY = "<any name>"  # a write whose attribute name was not known
+_UNAPPLIED: set[str] = set()
+
+# Decorators whose semantics are Python's own: they add dunder attributes and keep
+# the fields' defaults as the class attributes the class body names.
+_PLAIN_DECORATORS = (
+    "dataclasses.dataclass",
+    "typing.dataclass_transform",
+    "typing_extensions.dataclass_transform",
+    "functools.total_ordering",
+)
+# Bases that supply no attribute a program would read by name.
+_PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol")
+_HOOKS = ("__getattr__", "__getattribute__")
+
+
+def reset() -> None:
+    _UNAPPLIED.clear()
+
+
+def unapplied_write(holder: Value, name: str | None) -> None:
+    """A write to an attribute the analysis did not apply to the object it names
+    (holder, as far as it is known): from now on that attribute may exist on a
+    dataclass instance, unless the holder is surely something else (a function, a
+    tensor, a module the analysis tracks). A write whose name is not known makes
+    every attribute possible when its holder is a dataclass instance; on a holder
+    not known at all (`setattr(parent, name, param)` over a module's parameters) it
+    is taken not to reach one: a documented limit (docs/costs.md)."""
+    if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
+        _UNAPPLIED.add(name if name else _ANY)
+    elif holder is UNKNOWN and name:
+        _UNAPPLIED.add(name)
+
+
+def surely_lacks(an: Analyzer, obj: Value, name: str) -> bool:
+    """Whether obj, an instance of a project dataclass built by the analysis, surely
+    has no attribute `name`: not among what construction set, no write of it left
+    unapplied, and no class along its bases able to supply it: every base and class
+    decorator read (their source found), none defining `__getattr__` or
+    `__getattribute__` or naming a metaclass, and `name` written nowhere in the files
+    that could bind it: their bodies, and the module-level statements of their
+    files other than definitions (`Config.flag = True`, a table of names a loop
+    sets); any mention there, in code or in a string, may bind it. Code of other
+    functions runs only where the analysis follows it, and its writes are kept."""
+    if not (isinstance(obj, ObjectV) and obj.kind.startswith(CONFIG_PREFIX)):
+        return False
+    if name.startswith("__") or any(k == name for k, _ in obj.attrs):
+        return False
+    if name in _UNAPPLIED or _ANY in _UNAPPLIED:
+        return False
+    cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
+    texts: dict[int, str] = {}
+    if cd is None or not _sources(an, cd, set(), texts):
+        return False
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    return not any(word.search(text) for text in texts.values())
+
+
+def _sources(an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str]) -> bool:
+    """Collect the source of cd's file, of its decorators' files and of its bases'
+    (recursively) into texts; False where one of them is not read."""
+    if cd.key in seen:
+        return True
+    seen.add(cd.key)
+    owner = cd.owner or an
+    if any(h in cd.methods for h in _HOOKS) or any(k.arg == "metaclass" for k in cd.node.keywords):
+        return False
+    texts[id(cd.node)] = owner.src.segment(cd.node)
+    texts[id(owner)] = _module_statements(owner)
+    for d in cd.node.decorator_list:
+        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d)
+        if found is None:
+            return False
+        if found[1]:
+            texts[found[0]] = found[1]
+    bases = base_classes(an, cd)
+    plain = sum(_plain_base(owner, b) for b in cd.node.bases)
+    if len(bases) + plain < len(cd.node.bases):
+        return False  # a base the analysis cannot read
+    return all(_sources(an, b, seen, texts) for b in bases)
+
+
+def _plain_base(owner: Analyzer, node: ast.expr) -> bool:
+    if isinstance(node, ast.Subscript):  # Generic[T]
+        node = node.value
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    qual = owner.imports.resolve(node) or (node.id if isinstance(node, ast.Name) else None)
+    return qual in _PLAIN_BASES
+
+
+def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None:
+    """(a key, the text of the file that defines it) of a class decorator; text ''
+    for one whose semantics are Python's own; None where its source is not found."""
+    from shapelint.analysis import project
+
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    qual = owner.imports.resolve(node)
+    if qual in _PLAIN_DECORATORS:
+        return 0, ""
+    found = None
+    if isinstance(node, ast.Name) and node.id in owner.functions:
+        found = owner.functions[node.id]
+    elif isinstance(node, ast.Name) and node.id in owner.project_links:
+        found = project.resolve(owner, node.id)
+    elif qual is not None:
+        found = project.resolve_qualified(owner, qual)
+    where = getattr(found, "owner", None)
+    if where is None or not hasattr(found, "node"):
+        return None
+    return id(found.node), where.src.segment(found.node) + _module_statements(where)
+
+
+def _module_statements(owner: Analyzer) -> str:
+    """The text of a file's module-level statements that define no function or
+    class (imports included: `from x import flag` binds a name too)."""
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return "\n".join(owner.src.segment(s) for s in owner.tree.body if not isinstance(s, defs))
