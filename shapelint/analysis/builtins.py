@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import absence, aliasing, iterators, lambdas, modules
+from shapelint.analysis import absence, aliasing, iterators, lambdas, modules, pytypes
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -116,6 +116,8 @@ def _int(an, node, args, kwargs, frame) -> Value | None:
             return IntV(Expr.const(int(a.value)))
         except ValueError:
             return None  # Python raises
+    if isinstance(a, BoolV):  # bool is a subclass of int: `int(False)` is 0
+        return IntV(None) if a.value is None else IntV(Expr.const(int(a.value)))
     a = hidden(a)
     return a if isinstance(a, IntV) else IntV(None)
 
@@ -418,21 +420,37 @@ _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 
 
 def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
+    """isinstance(v, types): true when v is an instance of one of them, false when
+    of none, unknown when one test is not known here."""
     names = types.elts if isinstance(types, ast.Tuple) else [types]
-    kinds: list[tuple[type[Value], ...]] = []
+    unknown = False
     for n in names:
-        qual = an.imports.resolve(n, frame.locals, frame.local_imports)
-        if qual in _ABSTRACT:
-            if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
-                return BoolV(None)
-            kinds.append((TupleV, StrV))
-        elif isinstance(n, ast.Name) and n.id in _PY_TYPES and qual is None:
-            kinds.append(_PY_TYPES[n.id])
-        else:
-            return BoolV(None)
-    if v is UNKNOWN or isinstance(v, (TensorV, ObjectV, ModuleListV)):
-        return BoolV(None)
-    return BoolV(any(isinstance(v, k) for k in kinds))
+        hit = _instance_of(an, v, n, frame)
+        if hit:
+            return BoolV(True)
+        unknown = unknown or hit is None
+    return BoolV(None) if unknown else BoolV(False)
+
+
+def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
+    qual = an.imports.resolve(n, frame.locals, frame.local_imports)
+    builtin = n.id if isinstance(n, ast.Name) and qual is None else None
+    known = pytypes.instance_test(qual, builtin, v)
+    if known is not None or v is UNKNOWN:
+        return known
+    if qual in _ABSTRACT:
+        if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
+            return None
+        kinds: tuple[type[Value], ...] = (TupleV, StrV)
+    elif builtin in _PY_TYPES:
+        kinds = _PY_TYPES[builtin]
+    else:
+        return None
+    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):
+        return isinstance(v, kinds)
+    # a tensor, a module list, a class, a function: no number, string or sequence;
+    # a grown list (SeqV) or an instance the analysis knows by its attributes: not known
+    return False if pytypes.no_builtin_instance(v) else None
 
 
 def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:

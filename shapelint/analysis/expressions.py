@@ -24,6 +24,7 @@ from shapelint.analysis import (
     loops,
     modes,
     modules,
+    pytypes,
     sequences,
 )
 from shapelint.analysis import calls as dispatch
@@ -158,6 +159,11 @@ def eval_sequence(an: Analyzer, node: ast.Tuple | ast.List, frame: Frame, d: int
     return TupleV(tuple(items))
 
 
+def eval_set(an: Analyzer, node: ast.Set, frame: Frame, d: int) -> Value:
+    items = eval_sequence(an, ast.copy_location(ast.Tuple(node.elts, ast.Load()), node), frame, d)
+    return pytypes.SetV(items.items) if isinstance(items, TupleV) else UNKNOWN
+
+
 def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
     known = folding.test_truth(an, node.test, frame, d)
     if known is not None:
@@ -190,6 +196,12 @@ def eval_named_expr(an: Analyzer, node: ast.NamedExpr, frame: Frame, d: int) -> 
 
 
 def eval_comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
+    if isinstance(node, ast.SetComp):  # `{m for _, m in table.items()}`: its items, for `in`
+        built = modules.comprehension(an, node, frame)  # type: ignore[arg-type]
+        if isinstance(built, TupleV):
+            return pytypes.SetV(built.items)
+        if built is not None:
+            return UNKNOWN
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         built = modules.comprehension(an, node, frame)
         if isinstance(built, modules.ModuleListV) and built.count is not None:
@@ -245,6 +257,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return base.attr(node.attr)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
+    if isinstance(base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
+        found = pytypes.attribute(base, node.attr)
+        if found is not None:
+            return found
+        if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
+            return _class_attribute(an, base.name, node.attr)
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):

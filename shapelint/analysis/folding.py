@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import pytypes
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -193,6 +194,17 @@ _TENSOR_COMPARE = {
 
 
 def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
+    negated = isinstance(op, (ast.IsNot, ast.NotEq, ast.NotIn))
+    if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+        same = pytypes.same_class(left, right)  # `==` of classes is their identity
+        if same is not None:
+            return same != negated
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.SetV):
+        right = TupleV(right.items)  # membership alone: a set is its items
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, TupleV):
+        hit = pytypes.member_of(left, right.items)
+        if hit is not None:
+            return hit != negated
     if isinstance(op, (ast.Is, ast.IsNot)):
         if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
             if isinstance(left, NoneV):

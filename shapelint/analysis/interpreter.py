@@ -1338,6 +1338,7 @@ _EXPR_HANDLERS = {
     ast.UnaryOp: expressions.eval_unaryop,
     ast.Tuple: expressions.eval_sequence,
     ast.List: expressions.eval_sequence,
+    ast.Set: expressions.eval_set,
     ast.Subscript: expressions.subscript,
     ast.IfExp: expressions.eval_ifexp,
     ast.JoinedStr: expressions.eval_joined_str,

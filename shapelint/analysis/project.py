@@ -65,12 +65,16 @@ def module_name(path: str) -> tuple[str | None, str | None]:
 
 
 def project_imports(
-    tree: ast.Module, modname: str, is_package: bool, found: Callable[[str], bool] | None = None
+    tree: ast.Module,
+    modname: str,
+    is_package: bool,
+    found: Callable[[str], bool] | None = None,
+    exports: Callable[[str], list[str] | None] | None = None,
 ) -> dict[str, tuple[str, str | None]]:
     """Local name -> (absolute module, attribute or None) for the top-level imports
     that may name project files: relative ones (in a package), and absolute ones of
     a module `found` finds along the project's roots (without it: of this file's own
-    top-level package)."""
+    top-level package). `from .m import *` binds the names `exports` says m defines."""
     top = modname.split(".")[0]
     pkg_parts = modname.split(".") if is_package else modname.split(".")[:-1]
     if found is None:
@@ -91,19 +95,55 @@ def project_imports(
                 mod = stmt.module
                 # `from ns import sub` of a namespace package: sub is the project file.
                 if not found(mod) and not any(found(f"{mod}.{a.name}") for a in stmt.names):
+                    for alias in stmt.names:  # a library's name rebinds it
+                        out.pop(alias.asname or alias.name, None)
                     continue
             else:
                 continue
             for alias in stmt.names:
                 if alias.name != "*":
                     out[alias.asname or alias.name] = (mod, alias.name)
+                elif exports is not None:
+                    for name in exports(mod) or ():
+                        out[name] = (mod, name)
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname and found(alias.name):
                     out[alias.asname] = (alias.name, None)
+                else:
+                    out.pop(alias.asname or alias.name.split(".")[0], None)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.pop(stmt.name, None)
     return out
+
+
+def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> list[str] | None:
+    """The names `from m import *` binds of m (its tree, its project links): those
+    of a literal `__all__`, else its public names. Only names m defines (a class, a
+    function, an assignment) or imports from the project: a library name it imports
+    is left to the importing file's own imports. None: an `__all__` not written
+    out (nothing is bound, rather than a guess)."""
+    defined: set[str] = {n for n in links if not n.startswith("_")}
+    listed: list[str] | None = None
+    for stmt in _top_level(tree):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            if "__all__" in names:
+                value = stmt.value
+                if isinstance(stmt, ast.AugAssign) or not isinstance(value, (ast.List, ast.Tuple)):
+                    return None
+                if not all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+                ):
+                    return None
+                listed = [e.value for e in value.elts]  # type: ignore[attr-defined]
+            defined |= names
+    if listed is not None:
+        return [n for n in listed if n in defined]
+    return sorted(n for n in defined if not n.startswith("_"))
 
 
 def _top_level(tree: ast.Module):
@@ -149,7 +189,7 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
             proj = _PROJECTS[key] = Project(options, type(an), specialize)
     proj.new_file()
     is_pkg = os.path.basename(path) == "__init__.py"
-    links = project_imports(an.tree, modname, is_pkg, proj.finder(roots))
+    links = project_imports(an.tree, modname, is_pkg, proj.finder(roots), proj.exports(roots))
     if not in_package and not links and not (specialize and options.installed):
         return  # a script that imports no project module: a file on its own, as before
     an.bind_project(proj, roots, modname, path)
@@ -214,6 +254,15 @@ class Project:
         comes before it, and only the modules it holds tell."""
         return lambda mod: self.find(roots, mod)[0] is not None
 
+    def exports(self, roots: tuple[str, ...]) -> Callable[[str], list[str] | None]:
+        """What `from m import *` binds of project module m (star_names)."""
+
+        def names(mod: str) -> list[str] | None:
+            an = self.analyzer(roots, mod)
+            return None if an is None else star_names(an.tree, an.project_links)
+
+        return names
+
     def analyzer(self, root: tuple[str, ...], modname: str) -> Analyzer | None:
         key = (root, modname)
         if key in self.checked and key in self.analyzers:
@@ -248,7 +297,9 @@ class Project:
         an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
         an.bind_project(self, root, modname, path)
         is_pkg = os.path.basename(path) == "__init__.py"
-        an.project_links = project_imports(tree, modname, is_pkg, self.finder(root))
+        an.project_links = project_imports(
+            tree, modname, is_pkg, self.finder(root), self.exports(root)
+        )
         an.prepare()
         return an
 

@@ -1,0 +1,189 @@
+"""Python's type tests on abstract values, three-valued (True, False, None: not
+known here): `isinstance` against builtin, abstract, torch, `functools` and `types`
+classes, the identity of classes (`is`, `==`, `in` a set of classes) and a class's
+`__name__`.
+
+A value kind answers only where Python's answer holds for every object of that kind:
+a tensor is a `torch.Tensor` and never a `functools.partial`; a class is a `type` and
+never a function; an instance the analysis knows by its attributes (an ObjectV) may
+be of any class, so only the tests its kind decides are answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapelint.analysis.decorators import FunctionV
+from shapelint.analysis.lambdas import ClosureV
+from shapelint.analysis.modules import (
+    ClassRefV,
+    FunctionRefV,
+    LayerClassV,
+    ModuleListV,
+    PartialV,
+    dict_value,
+)
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    DtypeV,
+    FloatV,
+    IntV,
+    NoneV,
+    ParameterV,
+    SliceV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+
+@dataclass(frozen=True)
+class SetV(Value):
+    """A set display (`{A, B}`): what it holds, for membership; its order and size
+    are Python's hashing, which nothing here follows."""
+
+    items: tuple[Value, ...]
+
+
+# Values of these kinds are plain data: never a tensor, a class, a function or a partial.
+_PLAIN = (IntV, BoolV, FloatV, StrV, NoneV, TupleV, DtypeV, SliceV)
+_FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
+# The kinds whose every object is known to be of one kind; any other value (an
+# instance known by its attributes, a grown list, a choice) may be of any class.
+_KNOWN_KINDS = (*_PLAIN, TensorV, ModuleListV, ClassRefV, LayerClassV, *_FUNCTIONS, PartialV)
+
+
+def _torch_function(v: Value) -> bool:
+    # a torch function called like a layer class (`F.gelu`): lowercase, as Python names them
+    return isinstance(v, LayerClassV) and not v.qual.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _of_kinds(v: Value, kinds: tuple[type, ...]) -> bool | None:
+    if isinstance(v, kinds):
+        return True
+    return False if isinstance(v, _KNOWN_KINDS) else None
+
+
+def is_class(v: Value) -> bool | None:
+    """Whether v is a class object (`isinstance(v, type)`)."""
+    if _torch_function(v):
+        return False
+    return _of_kinds(v, (ClassRefV, LayerClassV))
+
+
+def _is_function(v: Value) -> bool | None:
+    """`isinstance(v, types.FunctionType)`: a function written in Python (a torch
+    function may be written in C)."""
+    return None if _torch_function(v) else _of_kinds(v, _FUNCTIONS)
+
+
+def _is_partial(v: Value) -> bool | None:
+    return _of_kinds(v, (PartialV,))
+
+
+def _is_tensor(v: Value) -> bool | None:
+    return _of_kinds(v, (TensorV,))
+
+
+def no_builtin_instance(v: Value) -> bool:
+    """Whether v is surely no int, float, str, bool, None, tuple, list or dict: a
+    tensor, a module list, a class, a function, a partial."""
+    return isinstance(v, _KNOWN_KINDS) and not isinstance(v, _PLAIN)
+
+
+def _is_parameter(v: Value) -> bool | None:
+    if isinstance(v, ParameterV):
+        return True
+    t = _is_tensor(v)
+    return False if t is False else None  # a tensor may be a Parameter the analysis lost
+
+
+# Classes of the standard library and torch, by qualified name: the test of each.
+_QUALIFIED = {
+    "builtins.type": is_class,
+    "types.FunctionType": _is_function,
+    "types.LambdaType": _is_function,
+    "functools.partial": _is_partial,
+    "torch.Tensor": _is_tensor,
+    "torch.nn.Parameter": _is_parameter,
+    "torch.nn.parameter.Parameter": _is_parameter,
+}
+
+
+def instance_test(qual: str | None, builtin: str | None, v: Value) -> bool | None:
+    """isinstance(v, C) for C named by its qualified name, or a builtin name
+    (`type`) the code does not shadow. None: not known here, or not a class of
+    this table."""
+    test = _QUALIFIED.get(qual or f"builtins.{builtin}")
+    if test is None or v is UNKNOWN:
+        return None
+    return test(v)
+
+
+def same_class(a: Value, b: Value) -> bool | None:
+    """`a is b` for two values of which one at least is a class: a project class
+    is its own definition (its key), a torch class its qualified name; classes of
+    different names are different objects, the same torch name under two paths may
+    be one class (an alias), and a class is never a plain value."""
+    ca, cb = is_class(a), is_class(b)
+    if not (ca or cb):
+        return None
+    if ca is False or cb is False:
+        return False
+    if isinstance(a, ClassRefV) and isinstance(b, ClassRefV):
+        return a.name == b.name
+    if isinstance(a, LayerClassV) and isinstance(b, LayerClassV):
+        if a.qual == b.qual:
+            return True
+        return None if class_name(a) == class_name(b) else False
+    if {type(a), type(b)} == {ClassRefV, LayerClassV}:
+        return False  # a class written in the project is not one of torch's
+    return None
+
+
+def member_of(v: Value, items: tuple[Value, ...]) -> bool | None:
+    """`v in (A, B, ...)` where v is a class: identity decides (`==` of classes is
+    `is`)."""
+    if is_class(v) is not True:
+        return None
+    unknown = False
+    for item in items:
+        same = same_class(v, item)
+        if same:
+            return True
+        unknown = unknown or same is None
+    return None if unknown else False
+
+
+def class_name(v: Value) -> str | None:
+    """A class's `__name__`: the last part of its qualified name."""
+    if isinstance(v, ClassRefV):
+        return v.name.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    if isinstance(v, LayerClassV):
+        return v.qual.rsplit(".", 1)[-1]
+    return None
+
+
+def attribute(v: Value, attr: str) -> Value | None:
+    """`cls.__name__` / `cls.__qualname__` of a class value, `p.func` / `p.args` /
+    `p.keywords` of a `functools.partial`; None: not one of these."""
+    if isinstance(v, PartialV):
+        if attr == "func":
+            return v.func
+        if attr == "args":
+            return TupleV(v.args)
+        if attr == "keywords":
+            return dict_value(dict(v.kwargs))
+        return None
+    if attr == "__name__":
+        name = class_name(v)
+        return None if name is None else StrV(name)
+    if attr == "__qualname__" and isinstance(v, ClassRefV):
+        return StrV(v.name.rsplit(":", 1)[-1])
+    return None
+
+
+def as_bool(known: bool | None) -> Value:
+    return UNKNOWN if known is None else BoolV(known)

@@ -1,0 +1,259 @@
+"""Python's type tests and class identity in target runs (issue 24): `isinstance`
+against `type`, `functools.partial`, `types.FunctionType` and `torch.Tensor`,
+classes compared with `is`, `==` and `in` a set of classes, a class's `__name__`,
+`int()` of a bool, and the names `from m import *` binds. Each module is judged by
+FlopCounterMode on the same module and inputs; each case took another layer (or
+none) on the code before these semantics."""
+
+from __future__ import annotations
+
+import importlib
+import textwrap
+
+import pytest
+
+from tests.test_modules import static_target, write
+from tests.test_object_model import assert_exact
+
+torch = pytest.importorskip("torch")
+
+# A factory that picks a layer class by testing the class it is given, as layer
+# factories do (a norm class mapped to its norm+activation counterpart).
+FACTORY = """
+    import functools
+    import types
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class NormAct(nn.BatchNorm2d):
+        def __init__(self, num_features, apply_act=True, act_layer=nn.ReLU):
+            super().__init__(num_features)
+            self.act = act_layer() if apply_act else nn.Identity()
+            self.proj = nn.Conv2d(num_features, num_features, 1)
+
+        def forward(self, x):
+            return self.proj(self.act(super().forward(x)))
+
+
+    class GroupNormAct(nn.GroupNorm):
+        def __init__(self, num_features, apply_act=True, act_layer=nn.ReLU):
+            super().__init__(1, num_features)
+
+
+    _BY_NAME = dict(batchnorm=NormAct, groupnorm=GroupNormAct)
+    _NORM_ACT_TYPES = {m for _, m in _BY_NAME.items()}
+    _FROM_NORM = dict(batchnorm2d=NormAct, groupnorm=GroupNormAct)
+    _TAKES_ACT = {NormAct, GroupNormAct}
+
+
+    def get_norm_act_layer(norm_layer, act_layer=None):
+        assert isinstance(norm_layer, (type, str, types.FunctionType, functools.partial))
+        kwargs = {}
+        if isinstance(norm_layer, functools.partial):
+            kwargs.update(norm_layer.keywords)
+            norm_layer = norm_layer.func
+        if isinstance(norm_layer, str):
+            layer = _BY_NAME[norm_layer]
+        elif norm_layer in _NORM_ACT_TYPES:
+            layer = norm_layer
+        elif isinstance(norm_layer, types.FunctionType):
+            layer = norm_layer
+        else:
+            layer = _FROM_NORM.get(norm_layer.__name__.lower(), None)
+            assert layer is not None
+        if layer in _TAKES_ACT:
+            kwargs.setdefault("act_layer", act_layer)
+        if kwargs:
+            layer = functools.partial(layer, **kwargs)
+        return layer
+"""
+
+CASES = {
+    # a torch class by its __name__, then a set of project classes: NormAct, with a conv
+    "class_mapped_by_name": (
+        """
+        class Net(nn.Module):
+            def __init__(self, c, norm_layer=nn.BatchNorm2d):
+                super().__init__()
+                self.bn = get_norm_act_layer(norm_layer, nn.GELU)(c)
+
+            def forward(self, x):
+                return self.bn(x)
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4, 8, 8)),
+    ),
+    # a class already in the set is kept (`in` by identity), wrapped in a partial
+    "class_in_a_set_of_classes": (
+        """
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.bn = get_norm_act_layer(NormAct, nn.ReLU)(c)
+                self.same = NormAct is _BY_NAME["batchnorm"] and NormAct != GroupNormAct
+                self.lin = nn.Linear(8, 8)
+
+            def forward(self, x):
+                if self.same:
+                    x = self.lin(x)
+                return self.bn(x)
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4, 8, 8)),
+    ),
+    # a name, and a partial whose keywords are taken apart and bound again
+    "partial_and_string": (
+        """
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.a = get_norm_act_layer("batchnorm", nn.ReLU)(c)
+                self.b = get_norm_act_layer(functools.partial(NormAct, apply_act=False))(c)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4, 8, 8)),
+    ),
+    # a tensor is a torch.Tensor: the tensor path runs, not the other one
+    "isinstance_of_a_tensor": (
+        """
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.lin = nn.Linear(c, c)
+                self.big = nn.Linear(c, 4 * c)
+
+            def forward(self, x):
+                if isinstance(x, torch.Tensor) and not isinstance(x, (int, str)):
+                    return self.lin(x)
+                return self.big(x)
+        """,
+        "Net",
+        dict(c=8),
+        dict(x=(2, 8)),
+    ),
+    # a function is no class and a class no function: each test decides its branch
+    "functions_and_classes": (
+        """
+        def make(c):
+            return nn.Linear(c, c)
+
+        class Net(nn.Module):
+            def __init__(self, c, layer=make, norm=nn.LayerNorm):
+                super().__init__()
+                fn = isinstance(layer, types.FunctionType) and not isinstance(layer, type)
+                cls = isinstance(norm, type) and not isinstance(norm, functools.partial)
+                self.lin = layer(c) if fn else nn.Linear(c, 4 * c)
+                self.extra = nn.Linear(c, c) if cls and norm.__name__ == "LayerNorm" else None
+
+            def forward(self, x):
+                x = self.lin(x)
+                if self.extra is not None:
+                    x = self.extra(x)
+                return x
+        """,
+        "Net",
+        dict(c=8),
+        dict(x=(2, 8)),
+    ),
+    # int() of a bool is 0 or 1 (a weight with a column more when a flag is set)
+    "int_of_a_bool": (
+        """
+        class Conv(nn.Module):
+            def __init__(self, cin, cout, k, ones=False):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(cout, cin + int(ones), k))
+
+            def forward(self, x):
+                return F.conv1d(x, self.weight, padding="same")
+        """,
+        "Conv",
+        dict(cin=4, cout=8, k=3),
+        dict(x=(2, 4, 16)),
+    ),
+    # membership in a set display of constants
+    "in_a_set_of_strings": (
+        """
+        class Net(nn.Module):
+            def __init__(self, c, mode="wide"):
+                super().__init__()
+                wide = mode in {"wide", "huge"} and mode not in {"thin"}
+                self.lin = nn.Linear(c, 4 * c if wide else c)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "Net",
+        dict(c=8),
+        dict(x=(2, 8)),
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key], header=textwrap.dedent(FACTORY))
+
+
+def test_names_bound_by_a_star_import(tmp_path, monkeypatch):
+    # `from .norms import *` binds what norms defines (its `__all__`, else its public
+    # names): the classes a table of the importing file holds are known.
+    pkg = tmp_path / "starpkg"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "norms.py",
+        """
+        import torch.nn as nn
+
+        __all__ = ["Wide", "Narrow"]
+
+        class Wide(nn.Linear):
+            def __init__(self, c):
+                super().__init__(c, 4 * c)
+
+        class Narrow(nn.Linear):
+            def __init__(self, c):
+                super().__init__(c, c)
+
+        class Hidden(nn.Linear):
+            pass
+        """,
+    )
+    path = write(
+        pkg,
+        "model.py",
+        """
+        import torch.nn as nn
+        from .norms import *
+
+        TABLE = dict(wide=Wide, narrow=Narrow)
+        KNOWN = {m for m in TABLE.values()}
+
+        class Net(nn.Module):
+            def __init__(self, c, kind=Narrow):
+                super().__init__()
+                layer = kind if kind in KNOWN else Wide
+                self.lin = layer(c)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+    )
+    t = static_target(path, "Net", {"c": "8"}, {"x": "2,8"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("starpkg.model").Net(8)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
