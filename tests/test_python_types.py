@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from tests.test_modules import static_target, write
+from tests.test_modules import counted, static_target, write
 from tests.test_object_model import assert_exact
 
 torch = pytest.importorskip("torch")
@@ -201,6 +201,52 @@ CASES = {
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key], header=textwrap.dedent(FACTORY))
+
+
+def test_a_class_under_an_undecided_module_level_if(tmp_path):
+    # `if version_check(): LayerNorm = nn.LayerNorm` / `else: class LayerNorm(...)`:
+    # the name is one of the two classes, never nothing; both cost the same here.
+    path = write(
+        tmp_path,
+        "guarded.py",
+        """
+        import sys
+
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        def newer():
+            return sys.version_info >= (3, 1)
+
+        if newer():
+            LayerNorm = nn.LayerNorm
+        else:
+            class LayerNorm(nn.Module):
+                def __init__(self, dim, eps=1e-5):
+                    super().__init__()
+                    self.dim = (dim,)
+                    self.weight = nn.Parameter(torch.ones(dim))
+                    self.bias = nn.Parameter(torch.zeros(dim))
+                    self.eps = eps
+
+                def forward(self, x):
+                    return F.layer_norm(x, self.dim, self.weight, self.bias, self.eps)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = LayerNorm(dim)
+                self.lin = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.lin(self.norm(x))
+        """,
+    )
+    t = static_target(path, "Net", {"dim": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
 
 
 def test_names_bound_by_a_star_import(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis.branches import alternative, free, total_of
 from shapelint.analysis.modules import ModuleListV, is_module
+from shapelint.analysis.pytypes import class_name, is_class
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
 
@@ -34,20 +35,26 @@ class ChoiceV(Value):
 
 
 def join(a: Value, b: Value) -> ChoiceV | None:
-    """The choice of a and b when both are modules (or choices of modules)."""
+    """The choice of a and b when both are modules (or choices of modules), or both
+    classes (a name one arm of a module-level `if` binds to a class of its own and
+    the other to a torch class): calling the choice builds one of the modules."""
     items: list[Value] = []
     for v in (a, b):
         for item in v.items if isinstance(v, ChoiceV) else (v,):
-            if not is_module(item):
+            if not (is_module(item) or is_class(item)):
                 return None
             if item not in items:
                 items.append(item)
+    if len({bool(is_module(item)) for item in items}) > 1:
+        return None  # a module or a class: no one use fits both
     if len(items) > MAX_ALTERNATIVES:
         return None
     return ChoiceV(tuple(items))
 
 
 def _name(v: Value) -> str:
+    if is_class(v):
+        return class_name(v) or "a class"
     if isinstance(v, ObjectV):
         kind = v.kind[len("<class>") :] if v.kind.startswith("<class>") else v.kind
         return kind.rsplit(":", 1)[-1]

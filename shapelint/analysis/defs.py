@@ -85,6 +85,7 @@ class Analyzer(Protocol):
     project_module: str | None
     project_path: str | None
     project_links: dict[str, tuple[str, str | None]]
+    guarded_classes: dict[int, str]
     used_modules: set
 
     def bind_project(

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     scalars,
     sequences,
     statement_exec,
+    statements,
     unify,
     unnamed,
 )
@@ -239,6 +240,9 @@ class ModuleAnalyzer:
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.class_keys: dict[str, ClassDef] = {}
+        # classes under a module-level if/try: id of the class statement -> key
+        self.guarded_classes: dict[int, str] = {}
+        self._guarded_defs: dict[str, ClassDef] = {}  # by the qualname prefix of its methods
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
 
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
@@ -325,17 +329,27 @@ class ModuleAnalyzer:
                 self.functions[stmt.name] = FuncDef(stmt, stmt.name, owner=self)
             elif isinstance(stmt, ast.ClassDef):
                 key = f"{self.project_module}:{stmt.name}" if self.project_module else stmt.name
-                cd = ClassDef(stmt, stmt.name, owner=self, key=key)
-                for sub in stmt.body:
-                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        cd.methods[sub.name] = FuncDef(
-                            sub, f"{stmt.name}.{sub.name}", cd, owner=self
-                        )
-                init = cd.methods.get("__init__")
-                if init is not None:
-                    cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
-                self.classes[stmt.name] = cd
-                self.class_keys[key] = cd
+                self.classes[stmt.name] = self._index_class(stmt, key)
+        for stmt in statements.guarded_top_level(self.tree):
+            if isinstance(stmt, ast.ClassDef):
+                # A class under a module-level `if` / `try` is one arm's: its key is its
+                # own (the line), and the class statement binds it where it runs.
+                key = f"{self.project_module or ''}:{stmt.lineno}.{stmt.name}"
+                self.guarded_classes[id(stmt)] = key
+                qual = f"{stmt.name}@{stmt.lineno}"  # its methods' summaries are its own
+                self._guarded_defs[qual] = self._index_class(stmt, key, qual)
+
+    def _index_class(self, stmt: ast.ClassDef, key: str, qual: str | None = None) -> ClassDef:
+        cd = ClassDef(stmt, stmt.name, owner=self, key=key)
+        for sub in stmt.body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{qual or stmt.name}.{sub.name}"
+                cd.methods[sub.name] = FuncDef(sub, name, cd, owner=self)
+        init = cd.methods.get("__init__")
+        if init is not None:
+            cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
+        self.class_keys[key] = cd
+        return cd
 
     # ------------------------------------------------------------------ diagnostics
     def report(self, node_or_pos, code: str, message: str) -> None:
@@ -430,7 +444,7 @@ class ModuleAnalyzer:
     def _lookup_function(self, qualname: str) -> FuncDef | None:
         if "." in qualname:
             cls, meth = qualname.split(".", 1)
-            cd = self.classes.get(cls)
+            cd = self.classes.get(cls) or self._guarded_defs.get(cls)
             return cd.methods.get(meth) if cd else None
         return self.functions.get(qualname)
 

@@ -232,6 +232,12 @@ def exec_function_def(
 
 
 def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level: bool) -> None:
+    key = an.guarded_classes.get(id(stmt))
+    if key is not None and an.specialize:
+        # one arm's class under a module-level if/try: the name is bound where the
+        # statement runs, so an undecided `if` joins it with the other arm's value
+        frame.env[stmt.name] = modules.ClassRefV(key)
+        module_level = True  # its body runs at module level, as the top level's do
     if not module_level:
         for sub in stmt.body:
             if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):

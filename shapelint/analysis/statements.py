@@ -82,3 +82,20 @@ def own_parents(stmt: ast.AST) -> dict[ast.AST, ast.AST]:
 def declared_names(tree: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
     """The names `global` (or `nonlocal`) declares anywhere in tree."""
     return {name for n in ast.walk(tree) if isinstance(n, kind) for name in n.names}
+
+
+def guarded_top_level(tree: ast.Module):
+    """The statements of a module that run under a module-level `if` or `try`
+    (`if is_torch_version(...): ... else: class LayerNorm(...)`), at any depth of
+    those blocks, not inside a def or class."""
+    stack = [s for s in reversed(tree.body) if isinstance(s, (ast.If, ast.Try))]
+    while stack:
+        stmt = stack.pop()
+        blocks = [stmt.body, stmt.orelse]
+        if isinstance(stmt, ast.Try):
+            blocks += [h.body for h in stmt.handlers] + [stmt.finalbody]
+        for block in blocks:
+            for sub in block:
+                yield sub
+                if isinstance(sub, (ast.If, ast.Try)):
+                    stack.append(sub)
