@@ -164,6 +164,32 @@ CASES = {
         dict(c=8),
         dict(x=(2, 8)),
     ),
+    # a plain object whose __call__ runs the layers (an attention processor), called
+    # with keyword arguments filtered by a dict comprehension over no kwargs
+    "callable_object_and_filtered_kwargs": (
+        """
+        import inspect
+
+        class Processor:
+            def __call__(self, attn, x, mask=None):
+                return attn.to_out(attn.to_q(x))
+
+        class Attn(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.to_q = nn.Linear(dim, dim)
+                self.to_out = nn.Linear(dim, dim)
+                self.processor = Processor()
+
+            def forward(self, x, mask=None, **kw):
+                accepted = set(inspect.signature(self.processor.__call__).parameters)
+                kw = {k: w for k, w in kw.items() if k in accepted}
+                return self.processor(self, x, mask=mask, **kw)
+        """,
+        "Attn",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # int() of a bool is 0 or 1 (a weight with a column more when a flag is set)
     "int_of_a_bool": (
         """

@@ -46,6 +46,10 @@ _HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
 _GLOBAL_HOOKS = {"register_module_forward_hook", "register_module_forward_pre_hook"}
 _REPLACING = {"setattr", "add_module", "register_module", "delattr"}
 ANY = "*"  # a receiver the scan cannot name: any class
+# An overridden __call__: what calling the instance runs is not its forward, so every
+# method reached through the call protocol is in doubt, but for __call__ itself,
+# which is what a call of the instance runs when the analysis runs it.
+CALL_OVERRIDE = "<__call__>"
 
 
 @dataclass
@@ -76,7 +80,7 @@ def _scan(tree: ast.Module) -> Scan:
     for c in classes.values():
         for n in c.body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__":
-                out.add(c.name, ANY, f"{c.name} overrides __call__")
+                out.add(c.name, CALL_OVERRIDE, f"{c.name} overrides __call__")
     owners: dict[int, str] = {}
     for c in classes.values():
         for n in ast.walk(c):
@@ -346,4 +350,6 @@ def not_modelled(
                 pair = (cls, key)
                 if why and not (special and pair in s.on_instances and pair not in s.on_classes):
                     return why
+            if meth != "__call__" and changed.get(CALL_OVERRIDE):
+                return changed[CALL_OVERRIDE]
     return None

@@ -26,7 +26,19 @@ from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, TensorV, TupleV, Value, Var
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+)
 
 UNROLL = 8  # most items a loop is unrolled over
 _MAX_TURNS = 4  # turns before what still changes is widened to unknown
@@ -502,7 +514,7 @@ def comprehension(an, node, frame, d: int) -> Value:
                 with collected(inner) as turn, _again(an, i):
                     results.append(_element(an, node, inner, d))
                 merge(inner.records, turn, ONE, "")
-            return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN
+            return _built(node, results)
         an.assign(gens[0].target, it.item, inner, None)
         with collected(inner) as turn:
             value = _element(an, node, inner, d)
@@ -549,16 +561,31 @@ def _filtered(an, node, inner, it: Iteration, d: int) -> Value | None:
         turns.append(turn)
     for turn in turns:
         merge(inner.records, turn, ONE, "")
-    return TupleV(tuple(results)) if _is_sequence(node) else UNKNOWN
+    return _built(node, results)
 
 
 def _is_sequence(node) -> bool:
     return isinstance(node, (ast.ListComp, ast.GeneratorExp))
 
 
+def _built(node, results: list[Value]) -> Value:
+    """What a comprehension over listed items builds: a list of its elements, or
+    a dict of its (key, value) pairs when every key is a known string (an empty
+    one when nothing is kept: `{k: v for k, v in kwargs.items() if ...}` of no kwargs)."""
+    if _is_sequence(node):
+        return TupleV(tuple(results))
+    if isinstance(node, ast.DictComp):
+        entries: dict[str, Value] = {}
+        for pair in results:
+            key = pair.items[0] if isinstance(pair, TupleV) else UNKNOWN
+            if not (isinstance(key, StrV) and key.value is not None):
+                return UNKNOWN
+            entries[key.value] = pair.items[1]  # type: ignore[union-attr]
+        return ObjectV(DICT_KIND, tuple(entries.items()))
+    return UNKNOWN
+
+
 def _element(an, node, inner, d: int) -> Value:
     if isinstance(node, ast.DictComp):
-        an.eval(node.key, inner, d)
-        an.eval(node.value, inner, d)
-        return UNKNOWN
+        return TupleV((an.eval(node.key, inner, d), an.eval(node.value, inner, d)))
     return an.eval(node.elt, inner, d)
