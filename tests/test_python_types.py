@@ -8,10 +8,13 @@ none) on the code before these semantics."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import textwrap
 
 import pytest
 
+from shapelint.analysis.driver import analyze_target
+from shapelint.analysis.parameters import params_json
 from tests.test_modules import counted, static_target, write
 from tests.test_object_model import assert_exact
 
@@ -205,6 +208,24 @@ CASES = {
         dict(cin=4, cout=8, k=3),
         dict(x=(2, 4, 16)),
     ),
+    # torch.movedim / Tensor.movedim: the moved dims at their places, the rest in order
+    "movedim": (
+        """
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(3, d)
+                self.lin2 = nn.Linear(2, d)
+
+            def forward(self, x):
+                y = x.movedim(1, -1)
+                z = torch.movedim(x, (0, 1), (2, 0))
+                return self.lin(y).sum() + self.lin2(z).sum()
+        """,
+        "Net",
+        dict(d=4),
+        dict(x=(2, 3, 5)),
+    ),
     # membership in a set display of constants
     "in_a_set_of_strings": (
         """
@@ -329,3 +350,34 @@ def test_names_bound_by_a_star_import(tmp_path, monkeypatch):
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_a_factory_called_twice_builds_two_modules(tmp_path):
+    # Python runs a factory's body at each call: two calls, two convolutions, each
+    # counted by parameters() (a run handed out again would be one object twice).
+    path = write(
+        tmp_path,
+        "factory.py",
+        """
+        import torch.nn as nn
+
+        def make_conv(cin, cout):
+            return nn.Conv2d(cin, cout, 3, padding=1)
+
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.a = make_conv(c, c)
+                self.b = make_conv(c, c)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+    )
+    res = analyze_target(str(path), path.read_text(), "Net", {"c": "4"}, {"x": "2,4,8,8"})
+    count = params_json(res.params, {})
+    spec = importlib.util.spec_from_file_location("factory_twice", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    truth = sum(p.numel() for p in mod.Net(4).parameters())
+    assert count["params_value"] == truth == 2 * (4 * 4 * 9 + 4)

@@ -1606,7 +1606,7 @@ def specialized_invoke(
                 cached = run_body(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
-        if key is not None:
+        if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
     value, children = cached
     cost = add_costs(r.cost for r in children)
@@ -1664,6 +1664,20 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
                     add_costs(r.cost for r in children))  # fmt: skip
     rec.children = list(children)
     return value
+
+
+def _holds_state(v: Value, depth: int = 0) -> bool:
+    """Whether a call's value holds a module or a parameter. Python builds a new one
+    at each call of a factory (`create_conv2d(...)` twice: two convolutions), and
+    parameters() counts objects by identity: such a run is not handed out again."""
+    if depth > 4:
+        return True
+    if isinstance(v, (ParameterV, BufferV)) or (isinstance(v, ObjectV) and is_module(v)):
+        return True
+    if isinstance(v, ObjectV):
+        return any(_holds_state(a, depth + 1) for _, a in v.attrs)
+    items = getattr(v, "items", None)  # a tuple, a module list, a choice of modules
+    return isinstance(items, tuple) and any(_holds_state(i, depth + 1) for i in items)
 
 
 def _call_key(fd, recv, args, kwargs, mode):

@@ -730,6 +730,28 @@ def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
 
 
 @rule
+def movedim(ctx: RuleContext, x: Value, source: Value, destination: Value) -> RuleOut:
+    """The source dimensions at the destination positions, the others after one
+    another in their order (torch.movedim; torch raises where the lists differ in
+    length, and then nothing is known here)."""
+    out = RuleOut()
+    shape = shape_of(x)
+    src, dst = int_list(source), int_list(destination)
+    if shape is None or src is None or dst is None or has_var(shape) or len(src) != len(dst):
+        return RuleOut(_tensor(None, x))
+    moved = _distinct_positions(ctx, shape, src, out, "movedim")
+    to = _distinct_positions(ctx, shape, dst, out, "movedim")
+    if moved is None or to is None:
+        return out if out.issues else RuleOut(_tensor(None, x))
+    rest = iter(d for i, d in enumerate(shape) if i not in moved)
+    placed = dict(zip(to, (shape[p] for p in moved)))
+    out.value = _tensor(
+        tuple(placed[i] if i in placed else next(rest) for i in range(len(shape))), x
+    )
+    return out
+
+
+@rule
 def T(ctx: RuleContext, x: Value) -> RuleOut:
     """``.T``: all dimensions reversed (torch deprecates it beyond 2-D)."""
     shape = shape_of(x)
