@@ -381,3 +381,34 @@ def test_a_factory_called_twice_builds_two_modules(tmp_path):
     spec.loader.exec_module(mod)
     truth = sum(p.numel() for p in mod.Net(4).parameters())
     assert count["params_value"] == truth == 2 * (4 * 4 * 9 + 4)
+
+
+def test_dtype_predicates_of_an_int_input(tmp_path):
+    # token ids: not floating point, not complex, a tensor; the branch for ids runs
+    path = write(
+        tmp_path,
+        "ids.py",
+        """
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, vocab, d):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, d)
+                self.lin = nn.Linear(d, d)
+                self.big = nn.Linear(d, 4 * d)
+
+            def forward(self, ids):
+                x = self.emb(ids)
+                if torch.is_floating_point(ids) or ids.is_floating_point():
+                    return self.big(x)
+                if torch.is_tensor(ids) and not torch.is_complex(ids):
+                    return self.lin(x)
+                return self.big(x)
+        """,
+    )
+    t = static_target(path, "Net", {"vocab": "10", "d": "8"}, {"ids": "2,5:int"})
+    truth = counted(path, "Net(10, 8)", {"ids": torch.randint(0, 10, (2, 5))})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth

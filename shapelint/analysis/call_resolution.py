@@ -24,6 +24,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    pytypes,
     raising,
     sequences,
     unify,
@@ -294,6 +295,9 @@ def call_tensor_method(
 ) -> Value:
     name = f"torch.Tensor.{func.attr}"
     operands = [recv, *args]
+    tested = pytypes.torch_predicate(name, operands)
+    if tested is not None:
+        return tested
     if name in unify.MATMULS and node.args:
         learning.unify_matmul(an, name, operands, [func.value, node.args[0]], frame, node)
     res = an.op_value(name, operands, kwargs, node, frame)

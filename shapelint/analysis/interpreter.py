@@ -29,6 +29,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    pytypes,
     recursion,
     scalars,
     sequences,
@@ -1091,6 +1092,8 @@ class ModuleAnalyzer:
         if joined is not None:
             return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]
         scalar = scalars.call(qual, args)
+        if scalar is None:
+            scalar = pytypes.torch_predicate(qual, args)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]

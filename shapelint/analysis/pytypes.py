@@ -23,6 +23,7 @@ from shapelint.analysis.modules import (
     PartialV,
     dict_value,
 )
+from shapelint.ops import dtypes
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -187,3 +188,22 @@ def attribute(v: Value, attr: str) -> Value | None:
 
 def as_bool(known: bool | None) -> Value:
     return UNKNOWN if known is None else BoolV(known)
+
+
+# torch's dtype predicates, by the category dtypes.py gives (bool, int, float, complex).
+_DTYPE_TESTS = {"is_floating_point": 2, "is_complex": 3}
+
+
+def torch_predicate(qual: str, args: list[Value]) -> Value | None:
+    """`torch.is_tensor(x)`, `torch.is_floating_point(x)` / `x.is_floating_point()`,
+    `torch.is_complex(x)`: what they say of x, which they read without computing
+    anything; None: not one of them."""
+    module, _, name = qual.rpartition(".")
+    if module not in ("torch", "torch.Tensor") or len(args) != 1:
+        return None
+    if name == "is_tensor" and module == "torch":
+        return as_bool(_is_tensor(args[0]))
+    if name not in _DTYPE_TESTS or not isinstance(args[0], TensorV):
+        return None
+    dtype = args[0].dtype
+    return BoolV(None if dtype is None else dtypes.category(dtype) == _DTYPE_TESTS[name])
