@@ -412,3 +412,27 @@ def test_dtype_predicates_of_an_int_input(tmp_path):
     truth = counted(path, "Net(10, 8)", {"ids": torch.randint(0, 10, (2, 5))})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == truth
+
+
+def test_a_star_import_under_type_checking_binds_nothing():
+    # `if TYPE_CHECKING: from .models import *` never runs; reading its module's
+    # names would load every module that one names (transformers' __init__).
+    import ast
+
+    from shapelint.analysis.project import project_imports
+
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "from .layers import *\n"
+        "if TYPE_CHECKING:\n"
+        "    from .models import *\n"
+    )
+    asked: list[str] = []
+
+    def exports(mod: str) -> list[str]:
+        asked.append(mod)
+        return [f"{mod.rsplit('.', 1)[-1]}_name"]
+
+    links = project_imports(tree, "pkg.sub", False, lambda m: True, exports)
+    assert asked == ["pkg.layers"]
+    assert links == {"layers_name": ("pkg.layers", "layers_name")}

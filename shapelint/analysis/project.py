@@ -83,6 +83,7 @@ def project_imports(
             return mod.split(".")[0] == top
 
     out: dict[str, tuple[str, str | None]] = {}
+    unrun = _type_checking_only(tree)
     for stmt in _top_level(tree):
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
@@ -103,7 +104,7 @@ def project_imports(
             for alias in stmt.names:
                 if alias.name != "*":
                     out[alias.asname or alias.name] = (mod, alias.name)
-                elif exports is not None:
+                elif exports is not None and id(stmt) not in unrun:
                     for name in exports(mod) or ():
                         out[name] = (mod, name)
         elif isinstance(stmt, ast.Import):
@@ -144,6 +145,22 @@ def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> li
     if listed is not None:
         return [n for n in listed if n in defined]
     return sorted(n for n in defined if not n.startswith("_"))
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The statements under a module-level `if TYPE_CHECKING:`, which never run (a
+    package's `from .models import *` for type checkers only: binding its names
+    would load every module it names)."""
+    out: set[int] = set()
+    for stmt in _top_level(tree):
+        if isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+            out.update(id(s) for s in ast.walk(stmt) if s is not stmt)
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
 
 
 def _top_level(tree: ast.Module):
