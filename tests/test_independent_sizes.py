@@ -156,3 +156,95 @@ def test_a_size_a_submodule_was_given_no_value_for_is_not_the_callers_name():
     )
     assert not torch_raises(source, "Outer(3, 4)", (2, 3, 5, 5))
     assert not _found(source, "error")
+
+
+def test_a_layer_norm_names_an_input_no_code_shaped():
+    # the input's last dim is unknown until LayerNorm(dim) meets it: from there on it is dim
+    source = _module(
+        "self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim * 2, hidden_dim))\n",
+        "return self.net(x)\n",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP307" and "2·dim in Linear(in_features=2·dim) must equal dim" in message
+
+
+def test_a_conv_names_the_channels_of_an_input_of_unknown_rank():
+    # a conv's input is [N, C, H, W] or [C, H, W]: its channel axis is in_channels either way
+    source = _module(
+        "self.a = nn.Conv2d(dim, hidden_dim, 3)\nself.b = nn.Conv2d(hidden_dim * 2, dim, 3)\n",
+        "return self.b(self.a(x))\n",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 8, 9, 9))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP309" and "expect 2·hidden_dim input channels, got hidden_dim" in message
+
+
+def test_a_parameter_of_twice_the_width_with_a_size_of_unknown_value():
+    # torch.randn(n, 2 * dim) with n of unknown type (an int or a tuple's part, as
+    # pair() gives) is still [?, 2·dim]: torch takes several sizes only as ints
+    source = _module(
+        "h, w = pair(dim)\n"
+        "self.proj = nn.Linear(hidden_dim, dim)\n"
+        "self.pos = nn.Parameter(torch.randn(h // 2, dim * 2))\n",
+        "return self.proj(x) + self.pos\n",
+    ).replace(
+        "class Block",
+        "def pair(t):\n    return t if isinstance(t, tuple) else (t, t)\n\n\nclass Block",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 4, 6))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP308" and "(dim vs 2·dim" in message
+
+
+CALLEE = HEAD + textwrap.dedent(
+    """
+    class Inner(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+            self.up = nn.Linear(dim, hidden_dim)
+            self.down = nn.Linear(hidden_dim, dim * 2)
+
+        def forward(self, x):
+            x = self.norm(x)
+            return self.down(self.up(x))
+
+
+    class Outer(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.inner = Inner(dim, hidden_dim)
+
+        def forward(self, x):
+            return self.inner(x) + x
+    """
+)
+
+
+def test_an_argument_takes_the_shape_its_callee_learnt():
+    # Inner.forward raises unless x ends in dim: so does Outer's x after the call
+    assert torch_raises(CALLEE, "Outer(8, 6)", (2, 5, 8))
+    ((_, code, message),) = _found(CALLEE, "error")
+    assert code == "SHP308" and "(2·dim vs dim" in message
+
+
+def test_a_broadcast_with_a_tensor_of_unknown_rank_keeps_a_size_that_is_never_one():
+    # x * g, x of unknown rank, g [1, 2·dim, 1, 1]: the product's channels are 2·dim
+    source = _module(
+        "self.g = nn.Parameter(torch.ones(1, dim * 2, 1, 1))\nself.conv = nn.Conv2d(dim, dim, 1)\n",
+        "return self.conv(torch.sigmoid(x) * self.g)\n",
+    )
+    assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP309" and "expect dim input channels, got 2·dim" in message
+
+
+def test_a_size_that_may_be_one_broadcasts_with_a_tensor_of_unknown_rank():
+    # g [1, dim, 1, 1] with dim = 1 broadcasts against any channel count: nothing to say
+    source = _module(
+        "self.g = nn.Parameter(torch.ones(1, dim, 1, 1))\nself.conv = nn.Conv2d(hidden_dim, dim, 1)\n",
+        "return self.conv(torch.sigmoid(x) * self.g)\n",
+    )
+    assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
+    assert not _found(source, "error")

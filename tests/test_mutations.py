@@ -90,6 +90,9 @@ CAUGHT = {
     ("qkv-chunk-count", "check"),
     ("qkv-chunk-count", "check_dims"),
     ("out-proj-in", "check_dims"),
+    ("out-proj-out", "check_dims"),
+    ("cls-cat-dim", "check"),
+    ("cls-cat-dim", "check_dims"),
     *((case[0], "target") for case in BUGS if case[0] != "ff-norm-width"),
 }
 WHY = {

@@ -674,3 +674,25 @@ def test_a_module_built_from_sizes_binds_them_through_its_parameter_tensors():
     assert revealed == ["revealed shape: [b, s, 16]"]
     f = {f["name"]: f for f in res.functions}["use"]
     assert f["complete"] and evaluate(f["flops"], {"b": 2, "s": 3, "e": 8}) == 2 * 2 * 3 * 8 * 16
+
+
+JOINED_VARIADICS = """
+from einops import rearrange
+
+
+def f(x, y, flag: bool):
+    d = x.shape[-1]
+    e = y.shape[-1]
+    z = x if flag else y
+    return rearrange(z, "b n c -> b c n")
+"""
+
+
+def test_two_tensors_of_open_rank_joined_keep_an_open_rank():
+    # [..., d] or [..., e] is a tensor of one dim or more, not of two: torch runs it
+    ns: dict = {}
+    exec(compile(JOINED_VARIADICS, "m.py", "exec"), ns)  # noqa: S102 - the test's own fixture
+    x, y = torch.randn(2, 3, 4), torch.randn(2, 3, 5)
+    assert ns["f"](x, y, True).shape == (2, 4, 3)
+    assert ns["f"](x, y, False).shape == (2, 5, 3)
+    assert codes(JOINED_VARIADICS) == []

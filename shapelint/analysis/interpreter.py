@@ -71,6 +71,7 @@ from shapelint.ops.values import (
     Value,
     Var,
     dim_py,
+    fresh_var,
 )
 from shapelint.options import AnalysisOptions
 
@@ -964,10 +965,8 @@ class ModuleAnalyzer:
                 if "__call__" in self._class_methods(callee.kind[7:]):
                     return self._call_method(callee, "__call__", node, args, kwargs, frame)
                 return UNKNOWN
-            if callee.kind == "torch.nn.Linear" and args:
-                # The layer's input size is the last dim of what it is applied to.
-                size = callee.attr("in_features")
-                known = unify.ending_in(args[0], size.value if isinstance(size, IntV) else None)
+            if args:
+                known = unify.layer_input(callee, args[0])
                 if known is not None:
                     args = [known, *args[1:]]
                     if node.args and not isinstance(node.args[0], ast.Starred):
@@ -1042,6 +1041,7 @@ class ModuleAnalyzer:
                     binding.setdefault(pn, arg.value)
         if self.specialize:
             return modules.specialized_invoke(self, fd, recv, node, args, kwargs, frame)
+        self._learn_from_callee(summ, params, bound, binding, node, frame)
         for pname, dflt in summ.defaults.items():
             if pname not in bound:
                 binding.setdefault(pname, Expr.const(dflt))
@@ -1077,6 +1077,17 @@ class ModuleAnalyzer:
             )
         self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
         return value
+
+    def _learn_from_callee(self, summ, params, bound, binding, node: ast.Call, frame) -> None:
+        """An argument of unknown shape takes the one the callee learnt for its
+        parameter where the callee always runs: the call raises otherwise."""
+        for pname, learnt in summ.params:
+            if pname not in summ.inferred or pname not in bound:
+                continue
+            arg_node = _arg_node(node, params, pname)
+            known = unify.taught_by_callee(learnt, bound[pname], binding)
+            if known is not None and isinstance(arg_node, ast.Name):
+                learning.learn(self, arg_node, known, frame, node)
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
         if qual == grad_mode.CHECKPOINT and args:
@@ -1457,7 +1468,7 @@ def _join(a: Value, b: Value) -> Value:
         dtype = a.dtype if a.dtype == b.dtype else None
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
-            shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+            shape = _join_dims(a.shape, b.shape)
             return TensorV(shape, dtype, grad=grad)
         return TensorV(None, dtype, grad=grad)
     if isinstance(a, IntV) and isinstance(b, IntV):
@@ -1467,6 +1478,23 @@ def _join(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
+
+
+def _join_dims(a: tuple, b: tuple) -> tuple | None:
+    """Two shapes of as many entries, dim by dim; a variadic stands for any number
+    of dims, so two variadics at one place are a variadic, and a variadic against a
+    dim leaves the rank unknown."""
+    out = []
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            out.append(x)
+        elif isinstance(x, Var) and isinstance(y, Var):
+            out.append(fresh_var())
+        elif isinstance(x, Var) or isinstance(y, Var):
+            return None
+        else:
+            out.append(None)
+    return tuple(out)
 
 
 def _join_all(values: list[Value]) -> Value:

@@ -25,10 +25,12 @@ from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
+    BoolV,
     IntV,
     ObjectV,
     OpIssue,
     TensorV,
+    TupleV,
     Value,
     Var,
     dtype_of,
@@ -340,6 +342,83 @@ def _meet(own, other):
     """A dim of unknown size takes the other operand's; a known one stays (a
     conflict between two known sizes is the op's to report)."""
     return other if own is None else own
+
+
+def _size(v: Value) -> Expr | None:
+    return v.value if isinstance(v, IntV) and isinstance(v.value, Expr) else None
+
+
+def _flag(layer: ObjectV, *names: str) -> bool:
+    """Whether any of the layer's bool flags is surely True (torch checks the input's
+    channels against a weight or a running statistic only where there is one)."""
+    return any(isinstance(f := layer.attr(n), BoolV) and f.value is True for n in names)
+
+
+# nn.ConvNd / ConvTransposeNd: the channels stand before the N spatial axes.
+_CONV_AXES = {f"torch.nn.{kind}{n}d": n for kind in ("Conv", "ConvTranspose") for n in (1, 2, 3)}
+_BATCH_NORMS = {f"torch.nn.BatchNorm{n}d" for n in (1, 2, 3)}
+_INSTANCE_NORMS = {f"torch.nn.InstanceNorm{n}d": n for n in (1, 2, 3)}
+
+
+def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
+    """What calling a torch layer tells about an input known in part: the axes its
+    constructor sized, as torch checks them (a Linear's last axis is in_features, a
+    LayerNorm's last axes its normalized_shape, a conv's channel axis in_channels,
+    a norm's channel axis num_features where a weight or running statistic checks
+    it). Learning, as for a pattern: the dims take the sizes the layer names. None
+    when that tells nothing new."""
+    kind = layer.kind
+    if kind == "torch.nn.Linear":
+        return ending_in(x, _size(layer.attr("in_features")))
+    if kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
+        norm = layer.attr("normalized_shape")
+        items = norm.items if isinstance(norm, TupleV) else (norm,)
+        sizes = [_size(i) for i in items]
+        if not sizes or None in sizes or len(sizes) > MAX_RANK:
+            return None
+        return named_ends(x, [], sizes)
+    if kind in _CONV_AXES:
+        c = _size(layer.attr("in_channels"))
+        return None if c is None else dim_at(x, -_CONV_AXES[kind] - 1, c)
+    if kind in _BATCH_NORMS and _flag(layer, "affine", "track_running_stats"):
+        c = _size(layer.attr("num_features"))
+        return None if c is None else dim_at(x, 1, c)
+    if kind in _INSTANCE_NORMS and _flag(layer, "affine", "track_running_stats"):
+        c = _size(layer.attr("num_features"))
+        return None if c is None else dim_at(x, -_INSTANCE_NORMS[kind] - 1, c)
+    if kind == "torch.nn.GroupNorm" and _flag(layer, "affine"):
+        c = _size(layer.attr("num_channels"))
+        return None if c is None else dim_at(x, 1, c)
+    return None
+
+
+def taught_by_callee(learnt: Value, arg: Value, binding: dict[str, Expr]) -> TensorV | None:
+    """What a callee that learnt the shape of its parameter where it always runs
+    (`self.norm(x)` at the top of a forward) tells its caller about the argument:
+    the call raises unless the argument has that shape. Sizes in the callee's names
+    the call binds are the caller's; a dim in names it does not bind (a size the
+    callee's own pattern named) is a dim of unknown size. None when that tells
+    nothing new."""
+    if not isinstance(learnt, TensorV) or learnt.shape is None or not is_open(arg):
+        return None
+    dims: list = []
+    for d in learnt.shape:
+        if isinstance(d, Expr):
+            dims.append(d.substitute(binding) if d.names() <= binding.keys() else None)
+        else:
+            dims.append(d)
+    at = [i for i, d in enumerate(dims) if isinstance(d, Var)]
+    if all(d is None or isinstance(d, Var) for d in dims) or len(at) > 1:
+        return None
+    if at:
+        return named_ends(arg, dims[: at[0]], dims[at[0] + 1 :])
+    shape = arg.shape if isinstance(arg, TensorV) else None
+    if shape is None:
+        return TensorV(tuple(dims), dtype_of(arg))
+    if len(shape) != len(dims) or any(isinstance(d, Var) for d in shape):
+        return None
+    new = tuple(w if d is None else d for d, w in zip(shape, dims, strict=True))
+    return TensorV(new, dtype_of(arg)) if new != shape else None
 
 
 # Layer constructors whose leading arguments are sizes: a variable of unknown

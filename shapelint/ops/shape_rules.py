@@ -40,6 +40,7 @@ from shapelint.ops.values import (
     Var,
     dim_str,
     dtype_of,
+    fresh_var,
 )
 
 MATMUL = "SHP307"
@@ -549,8 +550,42 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
     if out.issues:
         return out
     unknown_operand = any(x is UNKNOWN or isinstance(x, ObjectV) for x in xs)
+    if shape is None and not unknown_operand:
+        shape = _past_unknown_rank([t.shape for _, t in tensors])
     out.value = TensorV(None if unknown_operand else shape)
     return out
+
+
+def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
+    """The broadcast of tensors some of unknown rank: at least as many axes as the
+    known ones have, right-aligned; an axis of a size that cannot be 1 (`2·d`, 3)
+    keeps it whatever meets it (the other side is 1 or the same size), any other
+    is unknown. None when the known shapes say nothing."""
+    known: Shape | None = None
+    for sh in shapes:
+        if sh is None:
+            continue
+        if has_var(sh):
+            return None
+        known = sh if known is None else broadcast_shapes(known, sh)[0]
+        if known is None:
+            return None
+    if not known:
+        return None
+    tail = tuple(d if isinstance(d, Expr) and _never_one(d) else None for d in known)
+    return None if all(d is None for d in tail) else (fresh_var(), *tail)
+
+
+def _never_one(e: Expr) -> bool:
+    """A size no positive values of its names make 1: a constant other than 1, or
+    a polynomial in plain names whose coefficients are positive and sum past 1."""
+    if e.value is not None:
+        return e.value != 1
+    return (
+        all(c > 0 for c in e.terms.values())
+        and sum(e.terms.values()) > 1
+        and all(atom.__class__ is str for m in e.terms for atom, _ in m)
+    )
 
 
 def _broadcast_clash(ctx: RuleContext, a: Shape, b: Shape, arg: int) -> OpIssue | None:
@@ -1417,9 +1452,16 @@ def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
 def sizes(ctx: RuleContext, size: Value) -> RuleOut:
     """zeros(2, 3), zeros((2, 3)), zeros(x.shape), zeros([]): the shape is the sizes."""
     dims = int_list(size)
+    if (
+        dims is None
+        and isinstance(size, TupleV)
+        and len(size.items) > 1
+        and all(i is UNKNOWN or isinstance(i, (IntV, BoolV)) for i in size.items)
+    ):
+        # zeros(n, d) with n not known: torch takes several sizes only as ints, so
+        # each is one axis (a lone argument may be a sequence of any length).
+        dims = [None if i is UNKNOWN else int_value(i) for i in size.items]
     if dims is None:
-        if isinstance(size, TupleV) and len(size.items) == 1 and size.items[0] is UNKNOWN:
-            return RuleOut(TensorV(None))
         return RuleOut(TensorV(None))
     for d in dims:
         if d is not None and d.value is not None and d.value < 0:
