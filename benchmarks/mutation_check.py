@@ -66,9 +66,12 @@ def _target(job: dict) -> dict:
 
 def main() -> None:
     job = json.load(sys.stdin)
+    checks = job.get("with_checks", True)
     out = {
-        "check": _diagnostics([job["file"]]),
-        "check_dims": _diagnostics([job["file"], "--dim", job["dims"]]) if job["dims"] else None,
+        "check": _diagnostics([job["file"]]) if checks else None,
+        "check_dims": _diagnostics([job["file"], "--dim", job["dims"]])
+        if checks and job["dims"]
+        else None,
         "target": _target(job) if job.get("with_target", True) else None,
     }
     json.dump(out, sys.stdout)

@@ -135,12 +135,13 @@ def _package_copy(subject: Subject, corpus: Path, scratch: Path) -> Path:
 
 
 def shapelint_verdict(
-    subject: Subject, copy: Path, source: str, tree: Path, target: bool = True
+    subject: Subject, copy: Path, source: str, tree: Path, target: bool = True, checks: bool = True
 ) -> dict:
     path = copy / subject.file
     path.write_text(source)
     job = {
         "with_target": target,
+        "with_checks": checks,
         "file": str(path),
         "target": f"{path}::{subject.cls}",
         "init": subject.init_args(),
@@ -234,6 +235,9 @@ def run_subject(
         m for m in found if m.bug or m.kind not in BENIGN_FORWARD_ONLY or m.line in forward_lines
     ]
     chosen = sample(found, subject.name, args.per_kind)
+    if args.kinds:
+        # after the sample, so that a filtered run judges the same mutants as a full one
+        chosen = [m for m in chosen if m.kind in args.kinds.split(",")]
     sources = [m.apply(original) for m in chosen]
     verdicts = torch_verdicts(subject, corpus, sources, torch_cache)
     kept = []
@@ -249,12 +253,20 @@ def run_subject(
     copy = _package_copy(subject, corpus, scratch)
 
     def verdict(src: str) -> dict:
-        key = _digest(tree_digest, subject.name, src, "" if args.target else "no target")
+        mode = "" if args.target else "no target"
+        if not args.checks:
+            mode = "target only"
+        key = _digest(tree_digest, subject.name, src, mode)
         if args.torch_only:
             return {}
         if key not in check_cache:
             check_cache[key] = shapelint_verdict(
-                subject, copy, src, ROOT if args.tree is None else Path(args.tree), args.target
+                subject,
+                copy,
+                src,
+                ROOT if args.tree is None else Path(args.tree),
+                args.target,
+                args.checks,
             )
         return check_cache[key]
 
@@ -350,7 +362,16 @@ def main() -> None:
         action="store_false",
         help="only the two check modes (the target's column reads 0): a quicker loop",
     )
+    parser.add_argument(
+        "--target-only",
+        dest="checks",
+        action="store_false",
+        help="only the target (the two check columns read 0): the target's loop",
+    )
+    parser.add_argument("--kinds", default="", help="comma-separated operator kinds to keep")
     args = parser.parse_args()
+    if not (args.target or args.checks):
+        parser.error("--no-target and --target-only leave nothing to run")
     subjects = [s for s in SUBJECTS if not args.only or s.name in args.only.split(",")]
     torch_cache = _load("torch.json")
     check_cache = _load("shapelint.json")

@@ -166,6 +166,61 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # iterating a ModuleList gives each item itself: a Sequential stays callable
+    # (only a tuple target unpacks it)
+    "sequential_items_of_a_module_list": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, depth=(1, 1)):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for ind, n in enumerate(depth):
+                    for _ in range(n):
+                        self.layers.append(nn.Sequential(nn.Linear(dim, dim * 2), nn.Linear(dim * 2, dim)))
+
+            def forward(self, x):
+                for stage in self.layers:
+                    x = stage(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a comprehension over a tensor walks its first dimension, one item per row
+    "comprehension_over_a_tensor": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, depth=3):
+                super().__init__()
+                rates = [r.item() for r in torch.linspace(0, 0.1, depth)]
+                self.blocks = nn.ModuleList([nn.Linear(dim, dim) for r in rates])
+
+            def forward(self, x):
+                for blk in self.blocks:
+                    x = blk(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # torch.tensor of a literal table: its shape, one dim per level
+    "literal_table_tensor": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, 2)
+                self.register_buffer("mix", torch.tensor([[1.0, 0.5, 0.0], [0.0, 0.5, 1.0]]))
+
+            def forward(self, x):
+                return self.proj(x) @ self.mix
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # starred unpacking of shapes and *args
     "starred_shape_unpacking": (
         """

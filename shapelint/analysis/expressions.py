@@ -26,6 +26,7 @@ from shapelint.analysis import (
     modules,
     pytypes,
     sequences,
+    unbound,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef
@@ -61,6 +62,17 @@ def eval_constant(an: Analyzer, node: ast.Constant, frame: Frame, d: int) -> Val
 def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if node.id in frame.env:
         return frame.env[node.id]
+    if frame.func is not None:
+        read = unbound.unbound_reads(frame.func.node).get(id(node))
+        if read is not None:
+            an.report(
+                node,
+                "SHP319",
+                f"local variable '{read.name}' is read before anything assigns it (the "
+                f"function binds it at line {read.bound_at}, which makes it local): "
+                "Python raises UnboundLocalError",
+            )
+            return UNKNOWN
     if node.id in an.module_env and node.id not in frame.locals:
         return an.module_env[node.id]
     q = an.qualname_of(node, frame)

@@ -281,10 +281,20 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
     inner.env = dict(frame.env)
     inner.locals = set(frame.locals)
     inner.local_imports = frame.local_imports
+    each = None  # what the target takes each turn: a range's index where None
     if count is None:
-        items = as_items(an.eval(gen.iter, frame))
-        if items is None or len(items) > MAX_UNROLL:
+        seq = an.eval(gen.iter, frame)
+        items = as_items(seq)
+        if items is None:
+            # A sequence or tensor of known length, its items alike:
+            # `[Block(r) for r in torch.linspace(0, p, depth)]` builds depth blocks.
+            walked = loops.of_value(an, seq)
+            if walked.count is None or walked.items is not None:
+                return None
+            count, each = walked.count, walked.item
+        elif len(items) > MAX_UNROLL:
             return None
+    if count is None:
         out = []
         for i, item in enumerate(items):
             inner.records = {}
@@ -298,12 +308,12 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
     if n is not None and n <= MAX_UNROLL:
         items = []
         for i in range(n):
-            an.assign(gen.target, IntV(Expr.const(i)), inner, None)
+            an.assign(gen.target, IntV(Expr.const(i)) if each is None else each, inner, None)
             with collected(inner) as turn:
                 items.append(an.eval(node.elt, inner))
             merge(frame.records, turn, ONE, "")  # each item's calls count
         return TupleV(tuple(items))
-    an.assign(gen.target, IntV(None), inner, None)
+    an.assign(gen.target, IntV(None) if each is None else each, inner, None)
     with collected(inner) as turn:
         item = an.eval(node.elt, inner)
     merge(frame.records, turn, count, "comprehension")  # count times
@@ -1271,7 +1281,9 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     seq = an.eval(it, frame)
     if not isinstance(seq, ModuleListV):
         return False
-    items = [_unpackable(v) for v in seq.items]
+    items = list(seq.items)
+    if isinstance(stmt.target, (ast.Tuple, ast.List)):
+        items = [_unpackable(v) for v in items]
     if not seq.known:
         _loop_body(
             an, stmt, [UNKNOWN], frame, unknown_cost("loop over a module list of unknown length")

@@ -24,6 +24,7 @@ from shapelint.notation.symbolic import (
     product,
     total,
 )
+from shapelint.ops import dtypes
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -1573,6 +1574,37 @@ def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
 def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
     """A tensor whose shape depends on the data (nonzero, masked_select, unique)."""
     return RuleOut(TensorV(None))
+
+
+@rule
+def data_tensor(ctx: RuleContext, data: Value) -> RuleOut:
+    """torch.tensor(data): nested lists of Python numbers give one dim per level,
+    where every list of a level has one length (ragged lists: unknown, nothing said)."""
+    nested = _nested_numbers(data)
+    if nested is None:
+        return RuleOut(TensorV(None))
+    shape, kinds = nested
+    # No number at all (`[]`) is a float tensor, as torch.tensor([]) is.
+    dtype = dtypes.result_type([], [], sorted(kinds)) if kinds else dtypes.DEFAULT_FLOAT
+    return RuleOut(TensorV(shape, dtype))
+
+
+def _nested_numbers(v: Value, depth: int = 0) -> tuple[tuple[Dim, ...], set[str]] | None:
+    if isinstance(v, TensorV):
+        return None
+    if isinstance(v, BoolV):
+        return (), {"bool"}
+    if isinstance(v, IntV):
+        return (), {"int"}
+    if isinstance(v, FloatV):
+        return (), {"float"}
+    if not isinstance(v, TupleV) or depth > 8:
+        return None
+    inner = [_nested_numbers(i, depth + 1) for i in v.items]
+    if any(i is None for i in inner) or len({i[0] for i in inner}) > 1:  # type: ignore[index]
+        return None
+    kinds = set().union(*(i[1] for i in inner)) if inner else set()  # type: ignore[index]
+    return (Expr.const(len(v.items)), *(inner[0][0] if inner else ())), kinds  # type: ignore[index]
 
 
 @rule

@@ -236,6 +236,44 @@ RULES = [
         ),
     ),
     Rule(
+        code="SHP319",
+        name="unbound-local",
+        severity="error",
+        summary="A local name read before anything can have assigned it: UnboundLocalError.",
+        explanation=(
+            "A name a function assigns anywhere (`=`, a `for` target, `import`, `with ... as`, "
+            "`del`) is local to the whole function, so reading it before any assignment runs "
+            "raises `UnboundLocalError`, even where a global or an enclosing function has the "
+            "same name. Reported only where the read surely runs first: in a top-level "
+            "statement of the body (or the test of a top-level `if`/`while`, the iterable of "
+            "a `for`), outside the arms of a conditional expression, a lambda and the later "
+            "operands of `and`/`or`, with no assignment to the name in any earlier statement, "
+            "in any branch. A typical cause: a size named after a variable a loop further down "
+            "defines. In a target the read is an error and the target has no total."
+        ),
+        invalid=(
+            Example(
+                "from torch import nn\n\n\nclass Net(nn.Module):\n"
+                "    def __init__(self, dims):\n        super().__init__()\n"
+                "        self.head = nn.Linear(dim_out, 10)\n"
+                "        for dim_in, dim_out in zip(dims[:-1], dims[1:]):\n"
+                "            pass\n",
+                expect=(
+                    "7:31 SHP319 local variable 'dim_out' is read before anything assigns it "
+                    "(the function binds it at line 8, which makes it local): Python raises "
+                    "UnboundLocalError",
+                ),
+            ),
+        ),
+        valid=(
+            "from torch import nn\n\n\nclass Net(nn.Module):\n"
+            "    def __init__(self, dims, dim_out=None):\n        super().__init__()\n"
+            "        if dims:\n            last = dims[-1]\n"
+            "        self.head = nn.Linear(last, 10)\n",
+            "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
+        ),
+    ),
+    Rule(
         code="SHP318",
         name="independent-sizes-equated",
         severity="warning",
