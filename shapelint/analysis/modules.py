@@ -44,6 +44,7 @@ from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import (
@@ -1201,8 +1202,10 @@ def add_costs(costs) -> Cost:
     complete = True
     notes: list[str] = []
     bwd: Expr | None = Expr.const(0)
+    saved: Expr | None = Expr.const(0)
     for c in costs:
         bwd = None if bwd is None or c.backward is None else bwd + c.backward
+        saved = None if saved is None or c.saved is None else saved + c.saved
         if c.flops is None:
             flops = None
             complete = False
@@ -1217,7 +1220,7 @@ def add_costs(costs) -> Cost:
         notes.extend(n for n in c.notes if n not in notes)
     if flops is None:
         complete = False
-    return Cost(flops, other, byts, notes[:3], complete, backward=bwd)
+    return Cost(flops, other, byts, notes[:3], complete, backward=bwd, saved=saved)
 
 
 def scale_cost(c: Cost, n: Expr) -> Cost:
@@ -1231,6 +1234,7 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
         list(c.notes),
         c.complete,
         backward=mul(c.backward),
+        saved=mul(c.saved),
     )
 
 
@@ -1543,6 +1547,7 @@ def specialized_invoke(
         else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     )
     cached = owner.specialized.get(key) if key is not None else None
+    hit = cached is not None
     if cached is None:
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
@@ -1564,6 +1569,8 @@ def specialized_invoke(
         if key is not None:
             owner.specialized[key] = cached
     value, children = cached
+    if hit:  # another call's result, equal in shape: another tensor all the same
+        value = storages.renewed(value)
     cost = add_costs(r.cost for r in children)
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
     rec.children = list(children)

@@ -1,0 +1,273 @@
+"""The tensors autograd saves for backward, and the bytes they hold.
+
+A stub states what its op saves (`saved=`, docs/stubs.md): operands as they are
+(`input`), operands as the op reshapes them first (`flat(input)`: a view of a
+contiguous tensor, a copy of another), its result (`out`), tensors it makes
+for backward alone (`new(BYTES)`: layer_norm's mean and rstd), or something
+not modelled (`?`), each under an optional condition (`if grad(weight)`).
+
+The figure is torch's: the bytes of the distinct storages the forward saves,
+as `torch.autograd.graph.saved_tensors_hooks` sees them and deduplicated by
+storage. Parameters and buffers are not activations, nor are the target's own
+inputs (its caller holds them); a view counts its whole storage, once. Storage
+identity is the abstract value's (`TensorV.storage`); the ledger of storages
+already saved lives as long as one target's run (`ledger()`), and outside one
+nothing is known (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import dtypes
+from shapelint.ops.values import (
+    BoolV,
+    BufferV,
+    FloatV,
+    IntV,
+    NoneV,
+    ParameterV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+ZERO = Expr.const(0)
+
+# id(storage) -> storage, for the target being run; None outside a target run.
+_LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
+# `training` of a torch layer that holds no flag of its own (one built in the
+# target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
+# a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
+_AS_BUILT: ContextVar[list | None] = ContextVar("layer_mode", default=None)
+# A storage nobody can name: a reshape of a tensor that may or may not be
+# contiguous is a view or a copy; a result indexed by a tensor the analysis
+# did not see. Saving one is an unknown figure.
+UNSURE = object()
+
+# Ops whose result is (a view of) their first operand's storage, and what they
+# do to contiguity (sizes taken > 1): a transpose or permute reorders it, a split
+# or chunk along an inner axis leaves parts of longer rows, an expand or an index
+# may do anything.
+PERMUTED, GAPPED = "permuted", "gapped"  # TensorV.contiguous
+_REORDERS = frozenset(
+    {"transpose", "swapaxes", "swapdims", "permute", "t", "adjoint", "T", "H", "mT", "mH"}
+)
+_PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
+_SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
+# reshape copies a tensor that is not contiguous (and so does contiguous()).
+_MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
+_SAME = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_"})
+# Fused kernels whose result's memory layout depends on the kernel torch picks (a
+# flash kernel returns a transposed view of a (b, l, h, e) buffer).
+_LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
+
+
+@contextmanager
+def ledger(inputs: list[Value]) -> Iterator[None]:
+    """A target run: its inputs count as saved already (their caller holds them)."""
+    book: dict = {}
+    for v in _tensors(inputs):
+        root = storage_of(v)
+        book[id(root)] = root
+    token = _LEDGER.set(book)
+    mode = _AS_BUILT.set([True])
+    try:
+        yield
+    finally:
+        _LEDGER.reset(token)
+        _AS_BUILT.reset(mode)
+
+
+@contextmanager
+def apart() -> Iterator[None]:
+    """Calls whose saved tensors are dropped (inside torch.utils.checkpoint): what
+    they save is entered in a scratch ledger, so that nothing later counts on it."""
+    book = _LEDGER.get()
+    token = _LEDGER.set(None if book is None else dict(book))
+    try:
+        yield
+    finally:
+        _LEDGER.reset(token)
+
+
+def layer_training() -> bool | None:
+    """`training` of a torch layer built in this target run (None: not known)."""
+    flag = _AS_BUILT.get()
+    return None if flag is None else flag[0]
+
+
+def mode_lost() -> None:
+    flag = _AS_BUILT.get()
+    if flag is not None:
+        flag[0] = None
+
+
+def storage_of(v: TensorV) -> object:
+    return v if v.storage is None else v.storage
+
+
+def same_tensor(old: Value, new: Value) -> Value:
+    """new, a refined view of tensor old (a shape learnt), as the same storage."""
+    if isinstance(new, TensorV) and isinstance(old, TensorV) and new is not old:
+        if new.storage is None and not isinstance(new, (ParameterV, BufferV)):
+            return dataclasses.replace(
+                new, storage=storage_of(old), view=old.view, contiguous=old.contiguous
+            )
+    return new
+
+
+def renewed(v: Value) -> Value:
+    """v as a new storage: a cached result handed to another call is another tensor."""
+    if isinstance(v, (ParameterV, BufferV)):
+        return v
+    if isinstance(v, TensorV):
+        return dataclasses.replace(v, storage=None, view=False)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(renewed(i) for i in v.items))
+    return v
+
+
+def aliased(name: str, args, kwargs, value: Value) -> Value:
+    """The result of op `name` marked with the storage it shares with its first
+    operand: a view, an in-place op, an eval-mode identity."""
+    base = next(iter(_tensors(args)), None)
+    if base is None or isinstance(value, (ParameterV, BufferV)):
+        return value
+    short = name.rsplit(".", 1)[-1]
+    if short in _LAYOUT_UNKNOWN:
+        return _contiguity(value, None)
+    in_place = (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")
+    in_place = in_place or name.startswith("operator.i")
+    if short in _REORDERS:
+        layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
+        return _mark(value, base, view=True, contiguous=layout)
+    if short in _PARTS:
+        layout = _part_layout(short, args, kwargs, base)
+        return _mark(value, base, view=True, contiguous=layout)
+    if short in _SPREAD:
+        return _mark(value, base, view=True, contiguous=None)
+    if short in _SAME or in_place:
+        return _mark(value, base, view=True, contiguous=base.contiguous)
+    if short in _MAYBE_COPY:
+        if base.contiguous is True:
+            return _mark(value, base, view=True, contiguous=True)
+        if base.contiguous is None:
+            return _mark(value, UNSURE, view=True, contiguous=True)
+        return value  # a copy: a storage of its own, contiguous
+    if name == "operator.getitem":
+        return _mark(value, UNSURE, view=True, contiguous=None)
+    return value
+
+
+def same_storage(items: tuple | None, args, value: Value) -> Value:
+    """value, where the stub says the op returns its first operand itself
+    (dropout in eval mode), marked as that operand's storage."""
+    base = next(iter(_tensors(args)), None)
+    if base is None or not items or not any(i[0] == "same" for i in items):
+        return value
+    return _mark(value, base, view=base.view, contiguous=base.contiguous)
+
+
+def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
+    """The layout of split/chunk/unbind/narrow's parts: along the first axis, each
+    part of a contiguous tensor is contiguous; along another, parts of longer rows."""
+    pos = {"split": 2, "chunk": 2, "unbind": 1, "narrow": 1}[short]
+    dim = args[pos] if len(args) > pos else kwargs.get("dim")
+    if dim is None and short != "narrow":
+        dim = IntV(ZERO)  # the default
+    d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
+    if d is None or base.rank is None or base.contiguous not in (True, GAPPED):
+        return None
+    if d % base.rank == 0:
+        return base.contiguous
+    return GAPPED
+
+
+def _contiguity(v: Value, contiguous: bool | None) -> Value:
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
+        return dataclasses.replace(v, contiguous=contiguous)
+    return v
+
+
+def _mark(v: Value, base, view: bool, contiguous: bool | None) -> Value:
+    root = base if base is UNSURE else storage_of(base)
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
+        return dataclasses.replace(v, storage=root, view=view, contiguous=contiguous)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_mark(i, base, view, contiguous) for i in v.items))
+    return v
+
+
+def with_result(items: tuple, before: Value, after: Value) -> tuple:
+    """items with the op's result as the analysis keeps it (marked with its grad
+    and storage after the stub made it): `out` is that tensor."""
+    if before is after:
+        return items
+    return tuple(
+        ("tensor", after, i[2]) if i[0] == "tensor" and i[1] is before else i for i in items
+    )
+
+
+def weigh(items: tuple) -> tuple[Expr | None, str | None]:
+    """The bytes of the storages items save that no earlier call saved, and
+    entered in the ledger; (None, why) where a part is not known. items come
+    from stub_ops: ("tensor", TensorV, flat), ("new", Expr | None), ("?", why)."""
+    book = _LEDGER.get()
+    if book is None:
+        return None, "outside a target run"
+    total = ZERO
+    for item in items:
+        kind = item[0]
+        if kind == "same":
+            continue
+        if kind == "?":
+            return None, item[1]
+        if kind == "new":
+            if item[1] is None:
+                return None, "the size of a tensor it saves is not known"
+            total = total + item[1]
+            continue
+        v, flat = item[1], item[2]
+        if isinstance(v, (IntV, FloatV, BoolV, NoneV, ParameterV, BufferV)):
+            continue  # a Python number, a parameter or a buffer: no activation
+        if not isinstance(v, TensorV):
+            return None, "it saves a value the analysis does not see into"
+        if flat and v.contiguous in (PERMUTED, GAPPED):
+            b = nbytes(v)  # reshaped first: a copy of its own
+        elif flat and v.contiguous is None:
+            return None, "it reshapes a tensor that may not be contiguous (a view or a copy)"
+        else:
+            root = storage_of(v)
+            if root is UNSURE:
+                return None, "it saves a view of a storage the analysis cannot name"
+            if isinstance(root, (ParameterV, BufferV)) or id(root) in book:
+                continue
+            b = nbytes(root if v.view else v)
+            if b is not None:
+                book[id(root)] = root
+        if b is None:
+            return None, "the size of a tensor it saves is not known"
+        total = total + b
+    return total, None
+
+
+def nbytes(v) -> Expr | None:
+    if not isinstance(v, TensorV):
+        return None
+    n = v.numel()
+    if n is None:
+        return None
+    return n * Expr.const(dtypes.dtype_bytes(v.dtype))
+
+
+def _tensors(values) -> Iterator[TensorV]:
+    for v in values:
+        if isinstance(v, TupleV):
+            yield from _tensors(v.items)
+        elif isinstance(v, TensorV):
+            yield v

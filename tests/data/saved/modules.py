@@ -1,0 +1,158 @@
+"""Small modules whose activation bytes tests/test_saved.py holds to the tensors
+torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+
+class Lin(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class MLP(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class ReluMLP(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class Norm(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.ln(self.proj(x))
+
+
+class Attention(nn.Module):
+    """Softmax attention written out: q @ k^T over transposed views of one
+    projection, softmax, and the product with v."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * 0.5
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.out(y)
+
+
+class Sdpa(Attention):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.out(y)
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv2(F.relu(self.bn(self.conv(x))))
+
+
+class Dropped(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.1)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.drop(self.a(x)))
+
+
+class Frozen(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = nn.Linear(d, 4 * d)
+        self.enc.requires_grad_(False)
+        self.head = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.head(F.gelu(self.enc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 2 * d)
+        self.fc2 = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Ckpt(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.block = Block(d)
+
+    def forward(self, x):
+        h = self.inp(x)
+        return checkpoint(self.block, h, use_reentrant=True)
+
+
+class Gated(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.a(x)
+        return h * torch.sigmoid(h)
+
+
+class Stack(nn.Module):
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.blocks = nn.ModuleList([MLP(d) for _ in range(n)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + b(x)
+        return x
