@@ -35,6 +35,7 @@ EXACT = [
     ("Ckpt", SEQ, True),
     ("Gated", SEQ, True),
     ("Stack", SEQ, True),
+    ("Picked", SEQ, True),
 ]
 
 

@@ -156,3 +156,16 @@ class Stack(nn.Module):
         for b in self.blocks:
             x = x + b(x)
         return x
+
+
+class Picked(nn.Module):
+    """Indexing by a computed tensor saves the index (int64) for backward."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.a(x)
+        idx = h[0, :, 0].argsort()
+        return h[:, idx] * 2
