@@ -36,6 +36,8 @@ EXACT = [
     ("Gated", SEQ, True),
     ("Stack", SEQ, True),
     ("Picked", SEQ, True),
+    ("Twice", SEQ, True),
+    ("Again", SEQ, True),
 ]
 
 
@@ -118,3 +120,33 @@ def test_train_faces_show_activations():
     r = CliRunner().invoke(main, [*args, "--format", "json"])
     t = json.loads(r.output)["target"]
     assert t["activation_bytes"] == "256*B*T" and t["activation_complete"]
+
+
+def test_in_place_relu_and_flatten_share_their_input_storage():
+    """ReLU(inplace=True) (built from **params) and nn.Flatten return their input's
+    storage: saved once, by the ReLU and by the layer after it."""
+    t = _static("InPlace", IMAGE, given="input=2,4,5,5")
+    assert t["activation_complete"], t["activation_unknown"]
+    assert t["activation_bytes_value"] == _truth("InPlace", IMAGE, True)
+
+
+def test_einops_views_are_not_named_storages():
+    """rearrange and repeat view or copy by the pattern: a saved result of one is not
+    counted as a storage of its own (torch's SDPA would save the expanded parameter's
+    storage, which is no activation)."""
+    t = _static("Queried", SEQ)
+    assert not t["activation_complete"]
+    assert [u["op"] for u in t["activation_unknown"]][:1] == [
+        "torch.nn.functional.scaled_dot_product_attention"
+    ]
+    assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
+
+
+def test_a_reused_call_is_no_figure_of_its_saved_tensors():
+    """A call served from the analysis of an equal one saves what the first saved
+    where the same of its tensors were saved before it (Again: exact); where not,
+    a lower bound naming it, never the first call's figure."""
+    t = _static("Reused", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"] == "call MLP.forward"
+    assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)

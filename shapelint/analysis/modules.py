@@ -1548,7 +1548,9 @@ def specialized_invoke(
     )
     cached = owner.specialized.get(key) if key is not None else None
     hit = cached is not None
+    given = [*args, *kwargs.values()]
     if cached is None:
+        before = storages.status(given)
         if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
                 "calls itself"
@@ -1568,10 +1570,21 @@ def specialized_invoke(
             owner.in_flight.discard(key)
         if key is not None:
             owner.specialized[key] = cached
+            # Which of its tensors were saved before and after it ran, and whether
+            # its result was: what a reuse of this analysis must find and leave.
+            after = (storages.status(given), storages.status([cached[0]]))
+            owner.specialized[("<saved>", key)] = (before, *after)
     value, children = cached
+    cost = add_costs(r.cost for r in children)
     if hit:  # another call's result, equal in shape: another tensor all the same
         value = storages.renewed(value)
-    cost = add_costs(r.cost for r in children)
+        first = owner.specialized.get(("<saved>", key))
+        if first is not None and first[0] == storages.status(given):
+            storages.enter(given, first[1])  # it saves what the first call saved
+            storages.enter([value], first[2])
+        elif cost.saved != Expr.const(0):
+            # What it saves depends on which of its tensors were saved before this call.
+            cost = replace(cost, saved=None, notes=[*cost.notes, storages.REUSED])
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
     rec.children = list(children)
     exc = raising.of_records(children)

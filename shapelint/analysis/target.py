@@ -526,7 +526,7 @@ def _known_saved(records) -> Expr:
     for r in records:
         if r.cost.saved is not None:
             total = total + r.cost.saved
-        elif r.children:
+        elif r.children and storages.REUSED not in r.cost.notes:
             total = total + _known_saved(r.children)
     return total
 

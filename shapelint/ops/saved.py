@@ -44,6 +44,9 @@ _LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
 # target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
 # a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
 _AS_BUILT: ContextVar[list | None] = ContextVar("layer_mode", default=None)
+# The note of a call whose analysis was reused from an equal call: its saved
+# tensors are not followed (which of them were saved before it differs).
+REUSED = "saved for backward: a call run before with equal arguments, whose saved tensors are not followed again"
 # A storage nobody can name: a reshape of a tensor that may or may not be
 # contiguous is a view or a copy; a result indexed by a tensor the analysis
 # did not see. Saving one is an unknown figure.
@@ -95,6 +98,30 @@ def apart() -> Iterator[None]:
         _LEDGER.reset(token)
 
 
+def status(values) -> tuple:
+    """For each tensor among values, whether its storage counts as saved already
+    (a parameter, a buffer, or in the ledger); () outside a target run."""
+    book = _LEDGER.get()
+    if book is None:
+        return ()
+    out = []
+    for v in _tensors(values):
+        root = storage_of(v)
+        out.append(isinstance(root, (ParameterV, BufferV)) or id(root) in book)
+    return tuple(out)
+
+
+def enter(values, flags: tuple) -> None:
+    """Mark the storages of the tensors among values whose flag is true as saved."""
+    book = _LEDGER.get()
+    if book is None:
+        return
+    for v, saved in zip(_tensors(values), flags, strict=False):
+        root = storage_of(v)
+        if saved and root is not UNSURE:
+            book[id(root)] = root
+
+
 def layer_training() -> bool | None:
     """`training` of a torch layer built in this target run (None: not known)."""
     flag = _AS_BUILT.get()
@@ -138,7 +165,13 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     base = next(iter(_tensors(args)), None)
     if base is None or isinstance(value, (ParameterV, BufferV)):
         return value
-    short = name.rsplit(".", 1)[-1]
+    parts = name.split(".")
+    short = parts[-1]
+    if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
+        short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    if name.startswith("einops.") and ("rearrange" in name.lower() or "repeat" in name.lower()):
+        # einops reshapes, permutes and expands: a view or a copy, by the pattern.
+        return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
         return _contiguity(value, None)
     in_place = (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")

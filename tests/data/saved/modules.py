@@ -169,3 +169,79 @@ class Picked(nn.Module):
         h = self.a(x)
         idx = h[0, :, 0].argsort()
         return h[:, idx] * 2
+
+
+class InPlace(nn.Sequential):
+    """ReLU(inplace=True) after a convolution and a Linear: the result is the
+    input's storage, saved once by the ReLU and by the next layer."""
+
+    def __init__(self, c=4, act=nn.ReLU):
+        params = {"inplace": True}
+        super().__init__(
+            nn.Conv2d(c, c, 3, padding=1),
+            act(**params),
+            nn.Conv2d(c, c, 3, padding=1),
+            act(**params),
+            nn.Flatten(),
+            nn.Linear(c * 25, 8),
+            nn.ReLU(inplace=True),
+            nn.Linear(8, 8),
+        )
+
+
+class Queried(nn.Module):
+    """Learnt queries repeated over the batch (an expanded parameter) attend to the input."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(heads, 4, d // heads))
+        self.kv = nn.Linear(d, 2 * d)
+        self.heads = heads
+
+    def forward(self, x):
+        from einops import rearrange, repeat
+
+        q = repeat(self.queries, "h q d -> b h q d", b=x.shape[0])
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k = rearrange(k, "b n (h d) -> b h n d", h=self.heads)
+        v = rearrange(v, "b n (h d) -> b h n d", h=self.heads)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+class Twice(nn.Module):
+    """Two equal blocks called one after the other: the second call's analysis is
+    reused, but its input is another tensor, which its first Linear saves."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.b1 = MLP(d)
+        self.b2 = MLP(d)
+
+    def forward(self, x):
+        return self.b2(self.b1(x))
+
+
+class Again(nn.Module):
+    """One block called three times: the third call's analysis is reused (arguments
+    equal to the second's), but its input is another tensor, which its Linear saves."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.b = MLP(d)
+
+    def forward(self, x):
+        return self.b(self.b(self.b(x)))
+
+
+class Reused(nn.Module):
+    """The block's second call is served from its first one's analysis, but its
+    input was not saved before, as the first one's was (by the ReLU)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = MLP(d)
+
+    def forward(self, x):
+        h = F.relu(self.a(x))
+        return self.b(self.b(h) * 2)
