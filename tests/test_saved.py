@@ -38,6 +38,8 @@ EXACT = [
     ("Picked", SEQ, True),
     ("Twice", SEQ, True),
     ("Again", SEQ, True),
+    ("Heads", SEQ, True),
+    ("HeadsLayer", SEQ, True),
 ]
 
 

@@ -18,6 +18,7 @@ nothing is known (None).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,7 +31,9 @@ from shapelint.ops.values import (
     FloatV,
     IntV,
     NoneV,
+    ObjectV,
     ParameterV,
+    StrV,
     TensorV,
     TupleV,
     Value,
@@ -169,6 +172,13 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     short = parts[-1]
     if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    pattern = _rearrange_pattern(name, args)
+    if pattern is not None:
+        layout = _rearranged(pattern, base.contiguous)
+        if layout is _COPY:
+            return value  # its last reshape copies: a storage of its own, contiguous
+        if layout is not None:
+            return _mark(value, base, view=True, contiguous=layout)
     if name.startswith("einops.") and ("rearrange" in name.lower() or "repeat" in name.lower()):
         # einops reshapes, permutes and expands: a view or a copy, by the pattern.
         return _mark(value, UNSURE, view=True, contiguous=None)
@@ -204,6 +214,69 @@ def same_storage(items: tuple | None, args, value: Value) -> Value:
     if base is None or not items or not any(i[0] == "same" for i in items):
         return value
     return _mark(value, base, view=base.view, contiguous=base.contiguous)
+
+
+def _rearrange_pattern(name: str, args) -> str | None:
+    """The pattern of einops.rearrange, or of a Rearrange layer's call."""
+    if name == "einops.rearrange" and len(args) > 1 and isinstance(args[1], StrV):
+        return args[1].value
+    if name.startswith("einops.layers.") and ".Rearrange." in name and args:
+        held = args[0].attr("pattern") if isinstance(args[0], ObjectV) else None
+        return held.value if isinstance(held, StrV) else None
+    return None
+
+
+_COPY = object()
+_TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_]\w*|\d+")
+
+
+def _rearranged(pattern: str | None, layout: object) -> object:
+    """What einops.rearrange makes of a contiguous tensor: it reshapes (a view),
+    permutes (a view) and reshapes again, which is a view only where each merged
+    group of axes was a run, in order, of the input's (sizes taken > 1). True (a
+    contiguous view), PERMUTED, GAPPED (a part of longer rows, split and permuted
+    but not merged: still one), _COPY, or None (not known)."""
+    if layout not in (True, GAPPED) or pattern is None or pattern.count("->") != 1:
+        return None
+    sides = [_groups(side) for side in pattern.split("->")]
+    if sides[0] is None or sides[1] is None:
+        return None
+    order = [a for g in sides[0] for a in g]
+    out = [a for g in sides[1] for a in g]
+    if sorted(order) != sorted(out) or len(set(order)) != len(order):
+        return None  # axes added or dropped: not a plain rearrangement
+    merged = [g for g in sides[1] if len(g) > 1]
+    if layout is GAPPED:
+        return None if merged else GAPPED
+    for g in merged:
+        i = order.index(g[0])
+        if order[i : i + len(g)] != g:
+            return _COPY
+    return True if out == order else PERMUTED
+
+
+def _groups(side: str) -> list[list[str]] | None:
+    """One side of a pattern as its groups of named axes (`1` and `()` dropped)."""
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for tok in _TOKEN.findall(side):
+        if tok == "(":
+            if current is not None:
+                return None
+            current = []
+        elif tok == ")":
+            if current is None:
+                return None
+            groups.append(current)
+            current = None
+        elif tok.isdigit():
+            if tok != "1":
+                return None
+        elif current is not None:
+            current.append(tok)
+        else:
+            groups.append([tok])
+    return None if current is not None else [g for g in groups if g]
 
 
 def _part_layout(short: str, args, kwargs, base: TensorV) -> object:

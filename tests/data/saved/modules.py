@@ -245,3 +245,41 @@ class Reused(nn.Module):
     def forward(self, x):
         h = F.relu(self.a(x))
         return self.b(self.b(h) * 2)
+
+
+class Heads(nn.Module):
+    """Attention written with einops: heads split off by rearrange (a permuted
+    view, which matmul copies) and merged back (a copy)."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        from einops import rearrange
+
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = rearrange(q, "b n (h d) -> b h n d", h=self.heads)
+        k = rearrange(k, "b n (h d) -> b h n d", h=self.heads)
+        v = rearrange(v, "b n (h d) -> b h n d", h=self.heads)
+        att = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        y = rearrange(att @ v, "b h n d -> b n (h d)")
+        return self.out(y)
+
+
+class HeadsLayer(Heads):
+    """Heads with einops' Rearrange layers."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__(d, heads)
+        from einops.layers.torch import Rearrange
+
+        self.split = Rearrange("b n (h d) -> b h n d", h=heads)
+        self.merge = Rearrange("b h n d -> b n (h d)")
+
+    def forward(self, x):
+        q, k, v = map(self.split, self.qkv(x).chunk(3, dim=-1))
+        att = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        return self.out(self.merge(att @ v))
