@@ -40,6 +40,8 @@ EXACT = [
     ("Again", SEQ, True),
     ("Heads", SEQ, True),
     ("HeadsLayer", SEQ, True),
+    ("Cross", SEQ, True),
+    ("CrossLoop", SEQ, True),
 ]
 
 

@@ -303,7 +303,10 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
             merge(frame.records, turn, ONE, "")  # each item's calls count
         return TupleV(tuple(items))
     an.assign(gen.target, IntV(None), inner, None)
-    with collected(inner) as turn:
+    with (
+        collected(inner) as turn,
+        storages.repeated_turn(loops.found_values(inner.env, gen.target)),
+    ):
         item = an.eval(node.elt, inner)
     merge(frame.records, turn, count, "comprehension")  # count times
     return ModuleListV((item,), count=count)

@@ -89,6 +89,24 @@ def ledger(inputs: list[Value]) -> Iterator[None]:
         _AS_BUILT.reset(mode)
 
 
+# The storages of tensors a repeated turn finds and does not replace (a loop
+# counted as one turn times n, a comprehension's element): saving one there is
+# saving it once, not once a turn.
+_OUTER: ContextVar[tuple] = ContextVar("outer_storages", default=())
+
+
+@contextmanager
+def repeated_turn(values) -> Iterator[None]:
+    """A turn whose records count several times, run with values (the tensors it
+    finds and does not replace) from outside it."""
+    roots = frozenset(id(storage_of(v)) for v in _tensors(values))
+    token = _OUTER.set((*_OUTER.get(), roots))
+    try:
+        yield
+    finally:
+        _OUTER.reset(token)
+
+
 @contextmanager
 def apart() -> Iterator[None]:
     """Calls whose saved tensors are dropped (inside torch.utils.checkpoint): what
@@ -353,6 +371,8 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
                 return None, "it saves a view of a storage the analysis cannot name"
             if isinstance(root, (ParameterV, BufferV)) or id(root) in book:
                 continue
+            if any(id(root) in outer for outer in _OUTER.get()):
+                return None, "it saves a tensor from outside a turn counted several times"
             b = nbytes(root if v.view else v)
             if b is not None:
                 book[id(root)] = root

@@ -283,3 +283,30 @@ class HeadsLayer(Heads):
         q, k, v = map(self.split, self.qkv(x).chunk(3, dim=-1))
         att = (q @ k.transpose(-1, -2)).softmax(dim=-1)
         return self.out(self.merge(att @ v))
+
+
+class Cross(nn.Module):
+    """Decoder layers over one memory: each layer's projection saves the same memory
+    storage, which torch keeps once."""
+
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.mem = nn.Linear(d, d)
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+    def forward(self, x):
+        memory = self.mem(x)
+        for layer in self.layers:
+            x = x + layer(memory) * x
+        return x
+
+
+class CrossLoop(Cross):
+    """One layer applied n times over the same memory (a loop counted as one turn
+    times n)."""
+
+    def forward(self, x):
+        memory = self.mem(x)
+        for _ in range(len(self.layers)):
+            x = x + self.layers[0](memory) * x
+        return x
