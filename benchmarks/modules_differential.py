@@ -476,6 +476,30 @@ def run_backward(m, shape, ids, required, device, vocab) -> dict:
     return {"backward_status": "ran", "flops_backward": int(fc.get_total_flops())}
 
 
+def run_saved(m, shape, ids, required, device, vocab) -> dict:
+    """The bytes of the distinct storages the forward saves for backward, seen
+    through torch.autograd.graph.saved_tensors_hooks: parameters, buffers and the
+    input left out (shapelint's convention, docs/costs.md "Activation memory"). On
+    the meta device storages have no address to tell them apart: not measured."""
+    import torch
+
+    if device == "meta":
+        return {"saved_status": "meta"}
+    x = probe_input(shape, ids, device, vocab)
+    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
+    seen: dict[int, int] = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        if s.data_ptr() not in held:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(*([x] * len(required)))
+    return {"saved_status": "ran", "saved_bytes": sum(seen.values())}
+
+
 def tensor_shapes(out, limit=8):
     import torch
 
@@ -584,6 +608,12 @@ def truth_of(cand, mod) -> dict:
             raise
         except Exception as e:  # noqa: BLE001 - the corpus's own errors
             back = {"backward_status": "error", "backward_error": _short(e)}
+        try:
+            back |= run_saved(m, shape, ids, required, device, vocab)
+        except Timeout:
+            raise
+        except Exception as e:  # noqa: BLE001 - the corpus's own errors
+            back |= {"saved_status": "error", "saved_error": _short(e)}
         return back | {
             "status": "ran",
             "init": init,
@@ -796,7 +826,7 @@ def shapelint_one(c: dict) -> dict:
     finally:
         signal.alarm(0)
     forward = judge(c, t)
-    extra = judge_backward(c, t, forward) | judge_params(c, t)
+    extra = judge_backward(c, t, forward) | judge_params(c, t) | judge_saved(c, t, forward)
     return forward | extra | {"seconds": round(time.time() - t0, 2)}
 
 
@@ -887,12 +917,16 @@ def summarize(cands, truth, verdicts) -> dict:
     zero = sum(1 for c in cands if truth.get(c["key"], {}).get("flops") == 0
                and c["key"] in verdicts)  # fmt: skip
     backward = collections.Counter(v["backward"] for v in verdicts.values() if "backward" in v)
+    saved = collections.Counter(v["saved"] for v in verdicts.values() if "saved" in v)
+    saved_first = collections.Counter(
+        why_key(v["saved_first_unknown"]) for v in verdicts.values() if "saved_first_unknown" in v
+    )
     params = collections.Counter(
         v["params_verdict"] for v in verdicts.values() if "params_verdict" in v
     )
     return dict(status=status, missing=missing, verdict=verdict, shape=shape, per_pkg=per_pkg,
                 first=first, every=every, zero_truth=zero, backward=backward,
-                params=params)  # fmt: skip
+                params=params, saved=saved, saved_first=saved_first)  # fmt: skip
 
 
 def print_summary(s, n_all, n_sample, out=sys.stdout):
@@ -913,6 +947,12 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
         exact = s["verdict"].get("exact", 0)
         p(f"backward, of the {exact} with an exact forward: " + ", ".join(
             f"{k} {v}" for k, v in s["backward"].most_common()))  # fmt: skip
+    if s.get("saved"):
+        exact = s["verdict"].get("exact", 0)
+        p(f"activation bytes against torch's saved tensors, of the {exact} with an exact "
+          "forward: " + ", ".join(f"{k} {v}" for k, v in s["saved"].most_common()))  # fmt: skip
+        for k, v in s["saved_first"].most_common(8):
+            p(f"  {v:4d}  first saved unknown: {k}")
     if s.get("params"):
         p("parameters against torch's count: " + ", ".join(
             f"{k} {v}" for k, v in s["params"].most_common()))  # fmt: skip
@@ -929,18 +969,20 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
 
 
 BACKWARD_KEYS = ("backward_status", "flops_backward", "backward_error")
+SAVED_KEYS = ("saved_status", "saved_bytes", "saved_error")
 
 
-def backward_truth(cands, cache, roots, deps, jobs) -> None:
-    """The backward of each cached module that ran and has none yet, measured by
-    running its truth again; only the backward's fields are kept, and only where
-    the forward measured again is the cached one (the forward truth is never
-    rewritten)."""
+def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
+    """The backward (or, with SAVED_KEYS, the saved tensors) of each cached module
+    that ran and has none yet, measured by running its truth again; only those
+    fields are kept, and only where the forward measured again is the cached one
+    (the forward truth is never rewritten)."""
     import tempfile
 
+    status = keys[0]
     todo = [c for c in cands
             if cache.get(c["key"], {}).get("status") == "ran"
-            and cache[c["key"]].get("backward_status", "rerun:").startswith("rerun:")]  # fmt: skip
+            and cache[c["key"]].get(status, "rerun:").startswith("rerun:")]  # fmt: skip
     if not todo:
         return
     with tempfile.TemporaryDirectory(prefix="moddiff-bwd-") as tmp:
@@ -948,11 +990,11 @@ def backward_truth(cands, cache, roots, deps, jobs) -> None:
     for c in todo:
         new, old = fresh.get(c["key"], {}), cache[c["key"]]
         if new.get("status") != "ran":
-            old["backward_status"] = f"rerun: {new.get('status')}"
+            old[status] = f"rerun: {new.get('status')}"
         elif new.get("flops") != old["flops"] or new.get("input") != old["input"]:
-            old["backward_status"] = "rerun: a different forward"
+            old[status] = "rerun: a different forward"
         else:
-            old.update({k: new[k] for k in BACKWARD_KEYS if k in new})
+            old.update({k: new[k] for k in keys if k in new})
     TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
 
 
@@ -994,6 +1036,25 @@ def judge_backward(c: dict, t: dict, forward: dict) -> dict:
     return got | {"backward": "lower" if bound <= truth else "wrong"}
 
 
+def judge_saved(c: dict, t: dict, forward: dict) -> dict:
+    """The activation bytes of a module whose forward is exact against the bytes
+    of the storages torch saved for backward: equal, lower (a bound at most
+    torch's), unknown, wrong (a complete figure that differs, or a bound above)."""
+    if forward.get("verdict") != "exact" or c.get("saved_status") != "ran":
+        return {}
+    truth = c["saved_bytes"]
+    got = {"saved_truth": truth, "activation_bytes": t.get("activation_bytes")}
+    if t.get("activation_complete"):
+        v = t.get("activation_bytes_value")
+        return got | {"saved": "equal" if v == truth else "wrong"}
+    bound = _int(t.get("activation_bytes"))
+    if bound is None:
+        return got | {"saved": "unknown"}
+    first = (t.get("activation_unknown") or [{}])[0]
+    why = {"saved_first_unknown": f"{first.get('op')}: {first.get('why')}"} if first else {}
+    return got | why | {"saved": "lower" if bound <= truth else "wrong"}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=os.environ.get("SHAPELINT_CORPUS", "/work/corpus"))
@@ -1006,6 +1067,8 @@ def main(argv=None) -> int:
     ap.add_argument("--truth-only", action="store_true")
     ap.add_argument("--backward-truth", action="store_true",
                     help="measure the backward of cached modules that ran, forward kept")  # fmt: skip
+    ap.add_argument("--saved-truth", action="store_true",
+                    help="measure the saved tensors of cached modules that ran, forward kept")  # fmt: skip
     ap.add_argument("--json", help="write every record here")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parent))  # this checkout's shapelint, not an installed one
@@ -1034,6 +1097,8 @@ def main(argv=None) -> int:
           file=sys.stderr)  # fmt: skip
     if args.backward_truth:
         backward_truth(cands, cache, roots, args.deps, args.jobs)
+    if args.saved_truth:
+        backward_truth(cands, cache, roots, args.deps, args.jobs, SAVED_KEYS)
     truth = {c["key"]: dict(cache[c["key"]], **c) for c in cands if c["key"] in cache}
     ran = [truth[c["key"]] for c in cands if truth.get(c["key"], {}).get("status") == "ran"]
     verdicts = {} if args.truth_only else run_shapelint(ran, args.jobs)

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def _load(name: str) -> dict:
 
 def _save(name: str, data: dict) -> None:
     CACHE.mkdir(exist_ok=True)
-    tmp = CACHE / (name + ".tmp")
+    # one temporary per writer: two subjects finishing at once (--jobs) must not
+    # move each other's file
+    tmp = CACHE / f"{name}.{os.getpid()}.{threading.get_ident()}.tmp"
     tmp.write_text(json.dumps(data, sort_keys=True))
     tmp.replace(CACHE / name)
 

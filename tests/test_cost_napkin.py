@@ -152,8 +152,18 @@ def test_on_1024_gpus_the_state_fits_but_activations_stay_unknown():
 def test_every_face_carries_the_napkin(fmt):
     r = cost("--input", "tokens=B,T:int", "--dim", "T=8192", *SEED, fmt=fmt)
     assert r.exit_code == 0, r.output
-    for part in ("145.1 days", "12 B", "fits before activations", "70,553,706,496"):
+    for part in ("145.1 days", "12 B", "activations ≥ 517 GB", "70,553,706,496"):
         assert part in r.output, part
+
+
+def test_activations_of_one_sequence_decide_the_verdict():
+    """At T = 8192 the tensors one forward saves (≥ 517 GB: the code's float32, no
+    checkpointing) alone exceed an H100, whatever the state's sharding."""
+    n = napkin_of("--input", "tokens=B,T:int", "--dim", "T=8192", *SEED)
+    m = n["memory"]
+    assert m["verdict"] == "does not fit"
+    assert m["activations"]["value"] is None and m["activations"]["low"] > 80e9
+    assert "line 92" in m["activations_why"]  # the call whose saved tensors are not known
 
 
 def test_usage_errors_are_messages():

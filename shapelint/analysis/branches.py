@@ -61,6 +61,14 @@ def unknown_backward(records) -> None:
             rec.cost = dataclasses.replace(rec.cost, backward=None)
 
 
+def unknown_saved(records) -> None:
+    """records of undecided alternatives that save tensors for backward: which
+    run, and so what is saved, is not known."""
+    for rec in records:
+        if rec.cost.saved != _ZERO:
+            rec.cost = dataclasses.replace(rec.cost, saved=None)
+
+
 def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
@@ -74,6 +82,8 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     keys = list(records)
     body = [records[k] for k in keys[n_before:n_mid]]
     orelse = [records[k] for k in keys[n_mid:]]
+    if total_of(body, "saved") != total_of(orelse, "saved") or total_of(body, "saved") != _ZERO:
+        unknown_saved(body + orelse)  # one of them runs: both sets of saved tensors are no sum
     if all(free(r) for r in body) and all(free(r) for r in orelse):
         return  # no FLOPs either way (elementwise work, reshapes)
     flops = total_of(body, "flops")

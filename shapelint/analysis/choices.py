@@ -81,6 +81,7 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
     ):
         same_bytes = len({total_of(g, "bytes") for g in groups}) == 1
         same_backward = len({total_of(g, "backward") for g in groups}) == 1
+        same_saved = len({total_of(g, "saved") for g in groups}) == 1
         note = f"`{what}` is one of {names}, which cost the same: counted once"
         for rec in groups[0]:
             c = rec.cost
@@ -93,6 +94,7 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
                 notes,
                 c.complete,
                 backward=c.backward if same_backward else None,
+                saved=c.saved if same_saved else None,
             )
             base[(rec.line, rec.column, rec.op)] = rec
         return an.join_all(results)

@@ -33,6 +33,7 @@ from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
+from shapelint.ops import saved as storages
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
@@ -307,6 +308,17 @@ def _class_attribute(an: Analyzer, key: str, name: str) -> Value:
     return UNKNOWN if found is None else found
 
 
+def _saves_index(an: Analyzer, node, frame: Frame, base: TensorV, index, value) -> None:
+    """Indexing by a tensor saves the index for backward (ops/saved.py): on the
+    record, beside no FLOPs."""
+    zero = Expr.const(0)
+    items = tuple(("tensor", i, False) for i in index if isinstance(i, TensorV))
+    saved, why = storages.weigh(items) if backward.requires(base) else (None, None)
+    notes = [] if why is None else [f"saved for backward: {why}"]
+    cost = Cost(zero, zero, zero, notes, backward=zero, saved=saved)
+    an.record(node, frame, "operator.getitem", None, [base], value, cost)
+
+
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
@@ -336,7 +348,15 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return UNKNOWN
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
-        return backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST)[0]
+        value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST)[0]
+        index = list(idx.items) if isinstance(idx, TupleV) else [idx]
+        if (
+            an.costs
+            and backward.requires(base) is not False
+            and any(isinstance(i, TensorV) for i in index)
+        ):
+            _saves_index(an, node, frame, base, index, value)
+        return value
     return UNKNOWN
 
 

@@ -18,6 +18,7 @@ from shapelint.analysis.modules import (
     ModuleListV,
     PartialV,
 )
+from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -126,18 +127,6 @@ def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | No
         frame.conditional -= 1
 
 
-_COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-
-
 def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
     """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
     operand `and`/`or` returns). None: not a node this folds."""
@@ -233,7 +222,7 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         and isinstance(comp, (ast.Set, ast.List, ast.Tuple))
     ):
         ok_r = ok_r and isinstance(b, tuple)
-    fn = _COMPARE.get(type(op))
+    fn = COMPARISONS.get(type(op))
     if fn is None or not (ok_l and ok_r):
         return None
     try:

@@ -13,8 +13,9 @@ import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from shapelint.ops.backward import GRAD_MODE, KEEP, any_grad, recomputed, with_grad
-from shapelint.ops.values import BoolV
+from shapelint.ops import saved as storages
+from shapelint.ops.backward import GRAD_MODE, KEEP, ZERO, any_grad, recomputed, with_grad
+from shapelint.ops.values import BoolV, TensorV
 
 _OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
@@ -93,7 +94,12 @@ def checkpoint(an, node: ast.Call, args, kwargs, frame):
     flag = kwargs.get("use_reentrant")
     reentrant = True if flag is None else flag.value if isinstance(flag, BoolV) else None
     before = dict(frame.records)
-    value = an.call_value(fn, node, rest, passed, frame)
+    # What it saves: the reentrant variant its tensor arguments (ctx.save_for_backward),
+    # and nothing of what runs inside; the other is not modelled.
+    inputs = [*rest, *passed.values()]
+    keeps = _kept_inputs(inputs, any_grad(inputs) if reentrant else None, reentrant)
+    with storages.apart():
+        value = an.call_value(fn, node, rest, passed, frame)
     if reentrant is True:
         grad = any_grad([*rest, *passed.values()])
         value = with_grad(value, grad)
@@ -105,8 +111,22 @@ def checkpoint(an, node: ast.Call, args, kwargs, frame):
             new = _recomputed_tree(rec, grad, reentrant is True, {})
             if runs is not None and rec.callee == ast.unparse(node.func):
                 new.callee = runs  # the module it runs, for the per-module table
+            if keeps != ZERO:
+                new.cost = dataclasses.replace(
+                    new.cost, saved=None if keeps is None or new.cost.saved is None else keeps
+                )
+                keeps = ZERO
             frame.records[key] = new
     return value
+
+
+def _kept_inputs(inputs, grad, reentrant: bool | None):
+    """The bytes checkpoint saves of its inputs (None: not known)."""
+    if grad is False:
+        return ZERO
+    if reentrant is not True or grad is None:
+        return None
+    return storages.weigh(tuple(("tensor", v, False) for v in inputs if isinstance(v, TensorV)))[0]
 
 
 def _recomputed_tree(rec, grad, whole: bool, done: dict):

@@ -16,6 +16,7 @@ from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import declared_names
+from shapelint.ops import saved as storages
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TensorV, TupleV, Value
 
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
@@ -174,7 +175,7 @@ def map_call(an, node: ast.Call, args: list[Value], frame) -> Value:
             merge(frame.records, runs, ONE, "")
         return TupleV(tuple(results))
     count = its[0].count if len(its) == 1 else None
-    with collected(frame) as runs:
+    with collected(frame) as runs, storages.repeated_turn(list(frame.env.values())):
         value = an.call_value(f, node, [it.item for it in its], {}, frame)
     merge(frame.records, runs, count, "map" if count is not None else "map over unknown length")
     return SeqV(value, count)

@@ -167,6 +167,7 @@ def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
             c.notes,
             c.complete,
             backward=subst_expr(c.backward, exprs),
+            saved=subst_expr(c.saved, exprs),
         )
         rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
         rec.output = _spell_var(rec.output, name, spelled)

@@ -26,6 +26,7 @@ from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import saved as storages
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -369,6 +370,17 @@ def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[st
     return out
 
 
+def found_values(env: dict, *bound: ast.AST) -> list:
+    """The values of env a repeated turn finds: all but the names bound in `bound`
+    (a loop's body and target, a comprehension's targets), which each turn replaces."""
+    names = {n.id for b in bound for n in ast.walk(b) if isinstance(n, ast.Name)}
+    return [v for k, v in env.items() if k not in names]
+
+
+def _found(inner, gens) -> list:
+    return found_values(inner.env, *(g.target for g in gens))
+
+
 def same_each_turn(
     an, stmt: ast.For, item: Value, last: Value, frame, first_apart: bool = False
 ) -> dict | tuple[dict, dict] | None:
@@ -392,8 +404,14 @@ def same_each_turn(
     an.assign(stmt.target, item, frame, None)
     writes = an.outer_writes
     an.trial += 1
+    found = found_values(before, stmt.target, *stmt.body)
     try:
-        with collected(frame) as records, an.muted(), an.repeated():
+        with (
+            collected(frame) as records,
+            an.muted(),
+            an.repeated(),
+            storages.repeated_turn(found),
+        ):
             an.exec_block(stmt.body, frame)
     finally:
         an.trial -= 1
@@ -516,7 +534,7 @@ def comprehension(an, node, frame, d: int) -> Value:
                 merge(inner.records, turn, ONE, "")
             return _built(node, results)
         an.assign(gens[0].target, it.item, inner, None)
-        with collected(inner) as turn:
+        with collected(inner) as turn, storages.repeated_turn(_found(inner, gens)):
             value = _element(an, node, inner, d)
         why = "comprehension" if it.count is not None else "a comprehension of unknown length"
         merge(inner.records, turn, it.count, why)
@@ -526,7 +544,7 @@ def comprehension(an, node, frame, d: int) -> Value:
         filtered = _filtered(an, node, inner, iterate(an, gens[0].iter, inner, d), d)
         if filtered is not None:
             return filtered
-    with collected(inner) as turn:
+    with collected(inner) as turn, storages.repeated_turn(_found(inner, gens)):
         for i, gen in enumerate(gens):
             if i or not tried:  # (the attempt above evaluated the first one)
                 an.eval(gen.iter, inner, d)

@@ -15,6 +15,7 @@ The state is per target run, reset when it starts, as raising.py's is."""
 
 from __future__ import annotations
 
+from shapelint.ops import saved
 from shapelint.ops.values import BoolV, Value
 
 ATTR = "training"
@@ -30,6 +31,7 @@ def reset() -> None:
 def lose() -> None:
     """A mode changed where the analysis cannot follow it."""
     _STATE["lost"] = True
+    saved.mode_lost()
 
 
 def read(v: Value) -> Value:

@@ -47,6 +47,7 @@ from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import (
@@ -314,7 +315,10 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
             merge(frame.records, turn, ONE, "")  # each item's calls count
         return TupleV(tuple(items))
     an.assign(gen.target, IntV(None) if each is None else each, inner, None)
-    with collected(inner) as turn:
+    with (
+        collected(inner) as turn,
+        storages.repeated_turn(loops.found_values(inner.env, gen.target)),
+    ):
         item = an.eval(node.elt, inner)
     merge(frame.records, turn, count, "comprehension")  # count times
     return ModuleListV((item,), count=count)
@@ -1215,8 +1219,10 @@ def add_costs(costs) -> Cost:
     complete = True
     notes: list[str] = []
     bwd: Expr | None = Expr.const(0)
+    saved: Expr | None = Expr.const(0)
     for c in costs:
         bwd = None if bwd is None or c.backward is None else bwd + c.backward
+        saved = None if saved is None or c.saved is None else saved + c.saved
         if c.flops is None:
             flops = None
             complete = False
@@ -1231,7 +1237,7 @@ def add_costs(costs) -> Cost:
         notes.extend(n for n in c.notes if n not in notes)
     if flops is None:
         complete = False
-    return Cost(flops, other, byts, notes[:3], complete, backward=bwd)
+    return Cost(flops, other, byts, notes[:3], complete, backward=bwd, saved=saved)
 
 
 def scale_cost(c: Cost, n: Expr) -> Cost:
@@ -1245,6 +1251,7 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
         list(c.notes),
         c.complete,
         backward=mul(c.backward),
+        saved=mul(c.saved),
     )
 
 
@@ -1597,7 +1604,10 @@ def specialized_invoke(
         else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     )
     cached = owner.specialized.get(key) if key is not None else None
+    hit = cached is not None
+    given = [*args, *kwargs.values()]
     if cached is None:
+        before = storages.status(given)
         # Runs not memoised are told apart by function and receiver: two such
         # calls nested (a property's getter reading another) are no recursion.
         flight = key if key is not None else ("<not memoised>", fd.qualname, id(recv))
@@ -1620,8 +1630,21 @@ def specialized_invoke(
             owner.in_flight.discard(flight)
         if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
+            # Which of its tensors were saved before and after it ran, and whether
+            # its result was: what a reuse of this analysis must find and leave.
+            after = (storages.status(given), storages.status([cached[0]]))
+            owner.specialized[("<saved>", key)] = (before, *after)
     value, children = cached
     cost = add_costs(r.cost for r in children)
+    if hit:  # another call's result, equal in shape: another tensor all the same
+        value = storages.renewed(value)
+        first = owner.specialized.get(("<saved>", key))
+        if first is not None and first[0] == storages.status(given):
+            storages.enter(given, first[1])  # it saves what the first call saved
+            storages.enter([value], first[2])
+        elif cost.saved != Expr.const(0):
+            # What it saves depends on which of its tensors were saved before this call.
+            cost = replace(cost, saved=None, notes=[*cost.notes, storages.REUSED])
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
     rec.children = list(children)
     exc = raising.of_records(children)

@@ -63,7 +63,15 @@ def raises_cost(cost: Cost, building: str | None) -> Cost:
     """A target's cost when its call surely raises: no total."""
     where = "building the module raises" if building is not None else "the call raises"
     note = f"{where} {building or ''}".rstrip() + ": no total"
-    return Cost(cost.flops, cost.other_flops, cost.bytes, [*cost.notes, note], False, backward=None)
+    return Cost(
+        cost.flops,
+        cost.other_flops,
+        cost.bytes,
+        [*cost.notes, note],
+        False,
+        backward=None,
+        saved=None,
+    )
 
 
 def exception_name(exc: ast.expr | None) -> str | None:

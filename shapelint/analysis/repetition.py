@@ -62,6 +62,7 @@ def scaled(cost: Cost, times: Expr | None, why: str) -> Cost:
         other_flops=_times(cost.other_flops, times),
         bytes=_times(cost.bytes, times),
         backward=_times(cost.backward, times),
+        saved=_times(cost.saved, times),
         notes=notes,
         # Completeness is about FLOPs, as a function's total has it: zero FLOPs,
         # any number of times, are still zero.
@@ -87,6 +88,7 @@ def summed(a: Cost, b: Cost) -> Cost:
         other_flops=_plus(a.other_flops, b.other_flops, strict=False),
         bytes=_plus(a.bytes, b.bytes, strict=False),
         backward=_plus(a.backward, b.backward, strict=True),
+        saved=_plus(a.saved, b.saved, strict=True),
         notes=a.notes + [n for n in b.notes if n not in a.notes],
         complete=a.complete and b.complete,
     )

@@ -31,6 +31,7 @@ from shapelint.analysis.defs import named_params
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
+from shapelint.ops import saved as storages
 from shapelint.ops.backward import requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
 
@@ -234,13 +235,15 @@ def _evaluate(
                     f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
                     f"parameter {name!r} (parameters: input)"
                 )
-        value = modules.inherited_forward(an, base, recv, cd, shapes.get("input", UNKNOWN), top)
+        with storages.ledger(list(shapes.values())):
+            value = modules.inherited_forward(an, base, recv, cd, shapes.get("input", UNKNOWN), top)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
             if v.dtype is None:
                 shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name), grad=False)
-        value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+        with storages.ledger(list(shapes.values())):
+            value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
         rec.cost = raising.raises_cost(rec.cost, built)
@@ -456,6 +459,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     elif outputs != 1:  # its backward is the part the loss reaches: not even a bound
         bwd, bwd_complete = None, False
     step = None if c.flops is None or bwd is None else c.flops + bwd
+    act, act_complete = saved_total(records, complete and not frozen_unknown)
     return {
         "name": res.name,
         "flops": _py(c.flops),
@@ -478,6 +482,14 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
             []
             if bwd_complete or not complete
             else backward_unknown(records, frozen_unknown, outputs != 1)
+        ),
+        # The bytes of the tensors the forward saves for backward (ops/saved.py):
+        # a lower bound unless activation_complete.
+        "activation_bytes": _py(act),
+        "activation_bytes_value": _value(act, dims) if act_complete else None,
+        "activation_complete": act_complete,
+        "activation_unknown": (
+            [] if act_complete or not complete else saved_unknown(records, frozen_unknown)
         ),
         "unknown": unknown,
         "output": _output_shape(res.returns),
@@ -504,6 +516,59 @@ def backward_total(records, complete: bool) -> tuple[Expr | None, bool]:
     for e in known:
         total = total + e
     return total, False
+
+
+def saved_total(records, complete: bool) -> tuple[Expr | None, bool]:
+    """The bytes the target's calls save for backward, and whether that is all:
+    as backward_total. A call whose figure is unknown may save more; what the
+    others save is still theirs alone (each storage is counted once, where it is
+    first saved), so their sum is a lower bound."""
+    whole = modules.add_costs(r.cost for r in records).saved
+    if complete and whole is not None:
+        return whole, True
+    return _known_saved(records), False
+
+
+def _known_saved(records) -> Expr:
+    """What the calls of known saved bytes save, inside those of unknown ones too
+    (a callee's records counted once, where a repeated call counts them more)."""
+    total = Expr.const(0)
+    for r in records:
+        if r.cost.saved is not None:
+            total = total + r.cost.saved
+        elif r.children and storages.REUSED not in r.cost.notes:
+            total = total + _known_saved(r.children)
+    return total
+
+
+def saved_unknown(records, frozen_unknown: bool, limit: int = 20) -> list[dict]:
+    """The calls whose saved tensors are not known, deepest first, once per
+    source position: {line, op, why}."""
+    out: dict[tuple, dict] = {}
+    if frozen_unknown:
+        out[(0, "")] = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
+    seen: set[int] = set()
+
+    def walk(rs) -> None:
+        for r in rs:
+            if r.cost.saved is not None or id(r) in seen or len(out) >= limit:
+                continue
+            seen.add(id(r))
+            if any(ch.cost.saved is None for ch in r.children):
+                walk(r.children)
+                continue
+            why = next((n for n in r.cost.notes if n.startswith(SAVED_NOTE)), SAVED_WHY)
+            why = why.removeprefix(SAVED_NOTE)
+            out.setdefault((r.line, r.op), {"line": r.line, "op": r.op, "why": why})
+
+    walk(records)
+    return list(out.values())
+
+
+SAVED_NOTE = "saved for backward: "  # ops/backward.after_op's note
+SAVED_WHY = (
+    "no rule for what this op saves for backward, or which operands require grad is not known"
+)
 
 
 def _grad_outputs(v: Value) -> int | None:

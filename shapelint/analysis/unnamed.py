@@ -27,7 +27,7 @@ def _unnamed(e: Expr | None) -> bool:
 
 
 def unnamed_cost(c: Cost) -> bool:
-    return unnamed(c.flops, c.bytes, c.other_flops, c.backward)
+    return unnamed(c.flops, c.bytes, c.other_flops, c.backward, c.saved)
 
 
 def unnamed(*exprs: Expr | None) -> bool:
@@ -52,6 +52,7 @@ def honest_cost(c: Cost) -> Cost:
         notes,
         complete,
         backward=None if _unnamed(c.backward) else c.backward,
+        saved=None if _unnamed(c.saved) else c.saved,
     )
 
 
@@ -241,7 +242,7 @@ def forget(v: Value, names) -> Value:
 def unbound_cost(c: Cost, names, why: str) -> Cost:
     """c with each figure that needs one of names unknown; `why` (with `{names}`
     for those the FLOPs need) and the formula open its notes."""
-    if not any(_mentions(e, names) for e in (c.flops, c.other_flops, c.bytes, c.backward)):
+    if not any(_mentions(e, names) for e in (c.flops, c.other_flops, c.bytes, c.backward, c.saved)):
         return c
     notes = list(c.notes)
     flops, complete = c.flops, c.complete
@@ -256,4 +257,5 @@ def unbound_cost(c: Cost, names, why: str) -> Cost:
         notes,
         complete,
         backward=None if _mentions(c.backward, names) else c.backward,
+        saved=None if _mentions(c.saved, names) else c.saved,
     )

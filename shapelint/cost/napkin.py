@@ -37,13 +37,15 @@ def target_figures(t: dict, text: str, init: dict, inputs: dict, dims: dict) -> 
     params = _count(t, "params", f"counted from {where}", dims)
     trainable = _count(t, "trainable_params", f"counted from {where}", dims)
     tokens, tokens_why = _tokens_per_forward(t, inputs)
+    act = _activations(t, inputs, dims, where)
     if tokens is None:
-        return ModelFigures(params, trainable, None, _backward(t, None, dims, where), tokens_why)
+        backward = _backward(t, None, dims, where)
+        return ModelFigures(params, trainable, None, backward, tokens_why, act)
     shown = [f"--input {k}={v}" for k, v in inputs.items()]
     shown += [f"--dim {k}={v}" for k, v in dims.items() if k in _names_of(t.get("flops"))]
     where += f" at {', '.join(shown)}, ÷ {tokens.to_human()} tokens per forward"
     forward = _per_token(t, "flops", t.get("complete", False), tokens, dims, where)
-    return ModelFigures(params, trainable, forward, _backward(t, tokens, dims, where))
+    return ModelFigures(params, trainable, forward, _backward(t, tokens, dims, where), "", act)
 
 
 def _names_of(expr: str | None) -> set[str]:
@@ -186,6 +188,30 @@ def _names(e: Expr, dims: dict[str, int]) -> str:
     return ", ".join(sorted(e.names() - set(dims))) or "the sizes"
 
 
+def _activations(t: dict, inputs: dict, dims: dict, where: str) -> Counted | None:
+    """The bytes one forward at the --input sizes saves for backward
+    (`activation_bytes`, ops/saved.py); None where this build counts none."""
+    expr = t.get("activation_bytes")
+    if expr is None:
+        return None
+    shown = [f"--input {k}={v}" for k, v in inputs.items()]
+    shown += [f"--dim {k}={v}" for k, v in dims.items() if k in _names_of(expr)]
+    source = f"activation_bytes of {where}" + (f" at {', '.join(shown)}" if shown else "")
+    unknown = t.get("activation_unknown") or []
+    missing = "; ".join(f"line {u['line']} {u['op']}" for u in unknown[:3])
+    if expr == "?":
+        return Counted(UNKNOWN, source, "what the forward saves is not known")
+    span = _polynomial_span(parse_expr(expr), dims)
+    whys = []
+    if not t.get("activation_complete"):
+        span = Span(span.low)
+        whys.append(f"a lower bound: saved tensors not known at {missing or 'some calls'}")
+    free = parse_expr(expr).names() - set(dims)
+    if free:
+        whys.append(f"{', '.join(sorted(free))} not bound (--dim): a lower bound at 1")
+    return Counted(span, source, "; ".join(whys))
+
+
 def _backward(t: dict, tokens: Expr | None, dims, where: str) -> Counted | None:
     """The backward per token where the analysis counts one (`flops_backward`);
     None where this build does not."""
@@ -244,10 +270,16 @@ def napkin_lines(n: dict) -> list[str]:
         state += f", fp32 master {_span(m['master'], fmt_bytes)}"
     state += f", optimizer {_span(m['optimizer'], fmt_bytes)}"
     lines.append(state + f" = {_span(m['state'], fmt_bytes)}")
+    act = _span(m["activations"], fmt_bytes)
     lines.append(
         f"  per GPU, sharded over {p['gpus']:,} (ZeRO-3/FSDP): "
-        f"{_span(m['state_per_gpu_sharded'], fmt_bytes)}; activations ? ({m['activations_why']})"
+        f"{_span(m['state_per_gpu_sharded'], fmt_bytes)} + activations {act} = "
+        f"{_span(m['per_gpu'], fmt_bytes)}"
     )
+    if m.get("activations_source"):
+        lines.append(f"    activations: {m['activations_source']}")
+    if m.get("activations_why"):
+        lines.append(f"    activations: {m['activations_why']}")
     low, high = m["min_gpus_at_least"], m["min_gpus"]
     need = f"{low}" if low == high else f"{low}–{high}" if high else f"≥ {low}"
     lines.append(

@@ -100,7 +100,9 @@ def summary_lines(t: dict) -> list[str]:
 
 def train_lines(t: dict) -> list[str]:
     """`--train`: the forward, its backward under `out.sum().backward()` and the
-    step, each in the unit of the report; the calls whose backward is not known."""
+    step, each in the unit of the report; the calls whose backward is not known;
+    the bytes the forward saves for backward (ops/saved.py) and the calls whose
+    saved tensors are not known."""
     unit = t.get("unit", "FLOPs")
     lines = [
         f"  forward   {unit_figure(t, unit, limit=0)}",
@@ -109,6 +111,11 @@ def train_lines(t: dict) -> list[str]:
     ]
     for u in t.get("backward_unknown", [])[:5]:
         lines.append(f"    backward not known: line {u['line']}  {u['op']}: {u['why']}")
+    if "activation_bytes" in t:
+        figure = unit_figure(t, "B", key="activation_bytes", limit=0)
+        lines.append(f"  activations {figure} (saved for backward)")
+        for u in t.get("activation_unknown", [])[:5]:
+            lines.append(f"    saved not known: line {u['line']}  {u['op']}: {u['why']}")
     return lines
 
 

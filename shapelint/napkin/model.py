@@ -104,6 +104,9 @@ class ModelFigures:
     forward: PerToken | None  # None: no token-id input to count tokens by
     backward: Counted | None  # None: this build counts no backward
     forward_why: str = ""  # why there is no forward per token
+    # The bytes one forward at the given sizes saves for backward (the batch each
+    # GPU runs); None: not counted.
+    activations: Counted | None = None
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,8 @@ def _difference(figs: ModelFigures, backward: Span) -> list[str]:
 
 def _memory(figs: ModelFigures, bp, gpus: int, per_gpu: float) -> dict:
     """Weights for every parameter; gradients, an fp32 master copy and optimizer
-    state for the trainable ones; activations not known."""
+    state for the trainable ones; the activations of one forward at the given
+    sizes on each GPU (each runs its own batch)."""
     n, t = figs.params.span, figs.trainable.span
     if t.high is None and n.high is not None:
         t = Span(t.low, n.high)  # trainable ≤ all parameters
@@ -257,16 +261,19 @@ def _memory(figs: ModelFigures, bp, gpus: int, per_gpu: float) -> dict:
     for s in parts.values():
         state = state + s
     capacity = gpus * per_gpu
+    act = figs.activations or Counted(UNKNOWN, "", "activations not counted")
+    sharded = state.scale(1 / gpus)
+    on_each = sharded + act.span
     out: dict = {
         "bytes_per_param": bp.to_json(),
         "bytes_per_param_formula": f"{bp.formula()} = {bp.numbers()} = {bp.total} B",
         **{k: v.to_json() for k, v in parts.items()},
         "state": state.to_json(),
-        "state_per_gpu_sharded": state.scale(1 / gpus).to_json(),
-        "activations": UNKNOWN.to_json(),
-        "activations_why": (
-            "the tensors autograd saves for backward are not derived from the code yet"
-        ),
+        "state_per_gpu_sharded": sharded.to_json(),
+        "activations": act.span.to_json(),
+        "activations_source": act.source,
+        "activations_why": act.why,
+        "per_gpu": on_each.to_json(),
         "capacity": capacity,
         "gpus": gpus,
         "max_params": capacity / bp.total,
@@ -281,14 +288,32 @@ def _memory(figs: ModelFigures, bp, gpus: int, per_gpu: float) -> dict:
                 f"> {gpus} × {fmt_bytes(per_gpu)} = {fmt_bytes(capacity)}, before activations"
             ),
         )
+    elif on_each.low > per_gpu:
+        verdict, why = (
+            "does not fit",
+            (
+                f"the state sharded over {gpus} ({sharded.show(fmt_bytes)}) and the "
+                f"activations of one forward ({act.span.show(fmt_bytes)}) take "
+                f"{on_each.show(fmt_bytes)} per GPU > {fmt_bytes(per_gpu)}"
+            ),
+        )
+    elif on_each.high is not None:
+        verdict, why = (
+            "fits",
+            (
+                f"the state sharded over {gpus} ({sharded.show(fmt_bytes)}) and the "
+                f"activations of one forward ({act.span.show(fmt_bytes)}) take "
+                f"{on_each.show(fmt_bytes)} per GPU ≤ {fmt_bytes(per_gpu)}"
+            ),
+        )
     elif state.high is not None:
         room = capacity - state.high
         verdict, why = (
             "fits before activations",
             (
                 f"weights, gradients and optimizer state take {state.show(fmt_bytes)} of "
-                f"{fmt_bytes(capacity)}; it fits if activations (not known) take at most "
-                f"{fmt_bytes(room)} ({fmt_bytes(room / gpus)} per GPU)"
+                f"{fmt_bytes(capacity)}; it fits if activations ({act.span.show(fmt_bytes)}) "
+                f"take at most {fmt_bytes(room)} ({fmt_bytes(room / gpus)} per GPU)"
             ),
         )
     else:

@@ -20,6 +20,7 @@ import dataclasses
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import saved as saving
 from shapelint.ops.values import BoolV, BufferV, Cost, ObjectV, ParameterV, TensorV, TupleV, Value
 
 ZERO = Expr.const(0)
@@ -82,8 +83,8 @@ def with_grad(v: Value, grad: bool | None) -> Value:
 def keep_grad(old: Value, new: Value) -> Value:
     """new, a refined view of tensor old (a shape learnt from a use), with old's grad."""
     if isinstance(new, TensorV) and isinstance(old, TensorV) and requires(new) is None:
-        return with_grad(new, requires(old))
-    return new
+        new = with_grad(new, requires(old))
+    return saving.same_tensor(old, new)
 
 
 def in_mode(c: Cost) -> Cost:
@@ -93,7 +94,9 @@ def in_mode(c: Cost) -> Cost:
     if mode is False:
         return no_backward(c)
     if mode is None and c.backward is not None and c.backward != ZERO:
-        return dataclasses.replace(c, backward=None)
+        c = dataclasses.replace(c, backward=None)
+    if mode is None and c.saved != ZERO:
+        c = dataclasses.replace(c, saved=None)
     return c
 
 
@@ -110,6 +113,7 @@ def recomputed(c: Cost, grad: bool | None, whole: bool) -> Cost:
     its own backward."""
     if grad is False:
         return no_backward(c)
+    c = dataclasses.replace(c, saved=ZERO)  # checkpoint keeps its inputs, not what runs inside
     if not whole:
         return dataclasses.replace(c, backward=None, notes=[*c.notes, EARLY_STOP])
     if grad is None or c.flops is None or c.backward is None:
@@ -120,9 +124,9 @@ def recomputed(c: Cost, grad: bool | None, whole: bool) -> Cost:
 def no_backward(c: Cost) -> Cost:
     """c where nothing it runs is differentiated (no operand requires grad, or
     grad mode is off)."""
-    if c.backward == ZERO:
+    if c.backward == ZERO and c.saved == ZERO:
         return c
-    return dataclasses.replace(c, backward=ZERO)
+    return dataclasses.replace(c, backward=ZERO, saved=ZERO)
 
 
 def matmul_backward(flops: Expr | None, grads: list[bool | None]) -> Expr | None:
@@ -179,7 +183,17 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
         cost = dataclasses.replace(
             cost, backward=matmul_backward(cost.flops, operand_grads(operands))
         )
-    return with_grad(value, g), cost
+    result = saving.aliased(
+        name, args, kwargs, with_grad(saving.same_storage(cost.saving, args, value), g)
+    )
+    if g is not False and cost.saving is not None:
+        items = saving.with_result(cost.saving, value, result)
+        figure, why = saving.weigh(items) if g is True else (None, None)
+        notes = cost.notes if why is None else [*cost.notes, f"saved for backward: {why}"]
+        cost = dataclasses.replace(cost, saved=figure, notes=notes)
+    if cost.saving is not None:
+        cost = dataclasses.replace(cost, saving=None)
+    return result, cost
 
 
 def _bool(v) -> bool | None:

@@ -27,6 +27,7 @@ _CLAUSE_KEYS = (
     "other",
     "bytes",
     "backward",
+    "saved",
     "dtype",
     "code",
     "note",
@@ -122,6 +123,19 @@ class Formula:
 
 
 @dataclass(frozen=True)
+class SavedItem:
+    """One tensor an op saves for backward: kind "tensor" (an operand or `out`,
+    as it is), "flat" (an operand as the op reshapes it), "new" (a tensor of
+    formula bytes it makes), "?" (not modelled) or "same" (its result is its
+    first operand's storage); under cond when given."""
+
+    kind: str
+    name: str | None = None
+    formula: Formula | None = None
+    cond: Formula | None = None
+
+
+@dataclass(frozen=True)
 class StubEntry:
     name: str
     params: tuple[Param, ...]
@@ -134,6 +148,8 @@ class StubEntry:
     # FLOPs of its backward under out.sum().backward() (ops/backward.py); None: 0
     # where flops is 0, unknown otherwise.
     backward: Formula | None = None
+    # What autograd saves for its backward (ops/saved.py); None: no rule.
+    saved: tuple[SavedItem, ...] | None = None
     dtype: tuple[str, ...] = ()
     code: str | None = None
     module: bool = False
@@ -402,6 +418,8 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         return _parse_rule(value, params, known_rules)
     if key in ("flops", "other", "bytes", "backward"):
         return _parse_formula(value)
+    if key == "saved":
+        return _parse_saved(value, params)
     if key == "dtype":
         alts = tuple(a.strip() for a in value.split("|"))
         if not all(alts):
@@ -443,6 +461,30 @@ def _parse_rule(value: str, params: tuple[Param, ...], known_rules) -> RuleCall:
                     f"rule argument {ast.unparse(a)!r} is neither a parameter nor a literal"
                 ) from None
     return RuleCall(name, tuple(args))
+
+
+def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]:
+    """`saved='input if grad(weight); out; new(4*numel(out))'`, or `nothing`."""
+    if value.strip() == "nothing":
+        return ()
+    names = {p.name for p in params} | {"out"}
+    items = []
+    for part in value.split(";"):
+        what, sep, cond_text = part.strip().partition(" if ")
+        what = what.strip()
+        cond = _parse_formula(cond_text) if sep else None
+        m = re.fullmatch(r"(flat|new)\((.*)\)", what)
+        if what in ("?", "same"):
+            items.append(SavedItem(what, cond=cond))
+        elif m and m.group(1) == "new":
+            items.append(SavedItem("new", formula=_parse_formula(m.group(2)), cond=cond))
+        else:
+            name = m.group(2).strip() if m else what
+            if name.split(".")[0] not in names:
+                raise _Bad(f"saved= names a parameter or out, got {what!r}")
+            tensor = _parse_formula(name)  # an operand, or one of its attributes
+            items.append(SavedItem("flat" if m else "tensor", name, tensor, cond))
+    return tuple(items)
 
 
 def _parse_formula(value: str) -> Formula:

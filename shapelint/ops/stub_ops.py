@@ -33,6 +33,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     dtypes,
     layer_rules,
     norm_rules,
+    saved,
     shape_rules,
     tensor_rules,
 )
@@ -834,9 +835,36 @@ class _Interpreter:
         else:
             nbytes = call_bytes(self.bound.values.values(), self.out)
         notes = list(dict.fromkeys(self.notes))
+        saving = None if e.saved is None else self._saving(ev)
         if e.backward is not None:
-            return Cost(flops, other, nbytes, notes, backward=ev.eval(e.backward))
-        return Cost(flops, other, nbytes, notes)
+            return Cost(flops, other, nbytes, notes, backward=ev.eval(e.backward), saving=saving)
+        return Cost(flops, other, nbytes, notes, saving=saving)
+
+    def _saving(self, ev: _FormulaEval) -> tuple:
+        """What the stub says the op saves, as ops/saved.py weighs it."""
+        out: list[tuple] = []
+        for item in self.entry.saved or ():
+            if item.cond is not None:
+                holds = ev.eval(item.cond)
+                if holds is None or holds.value is None:
+                    out.append(("?", f"whether it saves {item.name or item.kind} is not known"))
+                    continue
+                if not holds.value:
+                    continue
+            if item.kind == "?":
+                why = next((n for n in self.entry.notes if "save" in n), None)
+                out.append(("?", why or "what it saves in this case is not modelled"))
+            elif item.kind == "same":
+                out.append(("same",))
+            elif item.kind == "new":
+                out.append(("new", ev.eval(item.formula)))  # type: ignore[arg-type]
+            else:
+                try:
+                    v = ev._value(item.formula.tree)  # type: ignore[union-attr]
+                except _Unknown:
+                    v = UNKNOWN
+                out.append(("tensor", v, item.kind == "flat"))
+        return tuple(out)
 
 
 def _position(spec: DimSpec, elem: DimElem) -> int | None:
@@ -940,7 +968,12 @@ class _FormulaEval:
             return it.bound.values.get(node.id, UNKNOWN)
         if isinstance(node, ast.Attribute):
             base = self._value(node.value)
-            return base.attr(node.attr) if isinstance(base, ObjectV) else UNKNOWN
+            if not isinstance(base, ObjectV):
+                return UNKNOWN
+            held = base.attr(node.attr)
+            if held is UNKNOWN and node.attr == "training" and base.kind.startswith("torch.nn."):
+                return BoolV(saved.layer_training())  # a layer as built (analysis/modes.py)
+            return held
         raise _Unknown
 
     def _eval(self, node: ast.expr) -> Expr:
@@ -968,21 +1001,35 @@ class _FormulaEval:
             vals = [self._known(self._eval(v)) for v in node.values]
             return Expr.const(int(all(vals) if isinstance(node.op, ast.And) else any(vals)))
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            a = self._known(self._eval(node.left), truth=False)
-            b = self._known(self._eval(node.comparators[0]), truth=False)
+            floats = self._floats(node.left, node.comparators[0])
+            if floats is not None:  # a probability against 0
+                return Expr.const(int(COMPARISONS[type(node.ops[0])](*floats)))
+            left, right = self._eval(node.left), self._eval(node.comparators[0])
             op = node.ops[0]
-            result = {
-                ast.Eq: a == b,
-                ast.NotEq: a != b,
-                ast.Lt: a < b,
-                ast.LtE: a <= b,
-                ast.Gt: a > b,
-                ast.GtE: a >= b,
-            }[type(op)]
-            return Expr.const(int(result))
+            if isinstance(op, (ast.Eq, ast.NotEq)) and left == right:
+                return Expr.const(int(isinstance(op, ast.Eq)))  # the same size, whatever it is
+            a = self._known(left, truth=False)
+            b = self._known(right, truth=False)
+            return Expr.const(int(COMPARISONS[type(op)](a, b)))
         if isinstance(node, ast.Call):
             return self._call(node)
         raise _Unknown
+
+    def _floats(self, a: ast.expr, b: ast.expr) -> tuple[float, float] | None:
+        """Both sides as Python numbers, where one is a float argument (dropout's p)."""
+        out = []
+        for node in (a, b):
+            if isinstance(node, ast.Constant):
+                out.append(node.value)
+                continue
+            try:
+                v = self._value(node)
+            except _Unknown:
+                return None
+            if not isinstance(v, FloatV) or v.value is None:
+                return None
+            out.append(v.value)
+        return (out[0], out[1]) if any(isinstance(x, float) for x in out) else None
 
     def _known(self, e: Expr, truth: bool = True):
         if e.value is None:
@@ -1020,6 +1067,8 @@ class _FormulaEval:
             return v.value
         if isinstance(v, BoolV) and v.value is not None:
             return Expr.const(int(v.value))
+        if isinstance(v, FloatV) and v.value is not None and v.value == int(v.value):
+            return Expr.const(int(v.value))  # a probability of 0.0
         if isinstance(v, NoneV):
             return Expr.const(0)
         if isinstance(v, (TensorV, ObjectV, DtypeV, StrV, TupleV)):
@@ -1035,6 +1084,8 @@ class _FormulaEval:
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
         if fn == "grad":
+            if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+                return Expr.const(0)  # a Python number: nothing to differentiate
             g = backward.requires(v)
             if g is None:
                 raise _Unknown
@@ -1070,3 +1121,16 @@ class _FormulaEval:
 
 class _Unknown(Exception):
     pass
+
+
+# Python's comparison operators on known values (analysis/folding.py folds with it).
+COMPARISONS = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}

@@ -81,6 +81,14 @@ class TensorV(Value):
     # Whether autograd tracks it (it derives from a trainable parameter): None
     # where the analysis cannot tell. ops/backward.py reads it through requires().
     grad: bool | None = field(default=None, kw_only=True)
+    # Which storage it is (ops/saved.py), outside equality: None, the tensor is its
+    # own storage; else the tensor whose storage it shares (a view, an in-place
+    # result, the same tensor with a shape learnt). view: it may be a part of that
+    # storage. contiguous: True; PERMUTED (a transpose of a contiguous tensor); GAPPED
+    # (a part of longer rows, which no reordering makes contiguous); None (not known).
+    storage: object = field(default=None, kw_only=True, compare=False, repr=False)
+    view: bool = field(default=False, kw_only=True, compare=False, repr=False)
+    contiguous: object = field(default=True, kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
@@ -272,10 +280,20 @@ class Cost:
     # where none ran forward) and unknown otherwise, so that a sum nobody taught
     # about backward never passes for a figure.
     backward: Expr | None = field(default=DERIVE, kw_only=True)  # type: ignore[assignment]
+    # The bytes of the tensors it saves for backward that no earlier call saved
+    # (ops/saved.py); None: unknown. Left out, it is 0 for a call that does no
+    # arithmetic (a view, a creation) and unknown otherwise.
+    saved: Expr | None = field(default=DERIVE, kw_only=True)  # type: ignore[assignment]
+    # What a stub says the op saves, before ops/saved.py weighs it (None: no rule).
+    saving: tuple | None = field(default=None, kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        zero = Expr.const(0)
         if self.backward is DERIVE:
-            self.backward = Expr.const(0) if self.flops == Expr.const(0) else None
+            self.backward = zero if self.flops == zero else None
+        if self.saved is DERIVE:
+            idle = self.flops == zero and (self.other_flops is None or self.other_flops == zero)
+            self.saved = zero if idle else None
         self.simplify()
 
     def simplify(self) -> None:
@@ -287,6 +305,7 @@ class Cost:
         self.other_flops = bounded(self.other_flops)
         self.bytes = bounded(self.bytes)
         self.backward = bounded(self.backward)
+        self.saved = bounded(self.saved)
 
 
 # The cost a call gets where no face reads costs (`check`, AnalysisOptions.costs):

@@ -68,6 +68,8 @@ def complete(f: dict, key: str = "flops") -> bool:
     whole = f.get("complete", True)
     if key in ("flops_backward", "flops_step"):
         return whole and f.get(f"{key[6:]}_complete", False)
+    if key == "activation_bytes":
+        return whole and f.get("activation_complete", False)
     return whole and f.get("bytes_complete", True) if key == "bytes" else whole
 
 

@@ -1,0 +1,399 @@
+"""The tensors autograd saves for backward, and the bytes they hold.
+
+A stub states what its op saves (`saved=`, docs/stubs.md): operands as they are
+(`input`), operands as the op reshapes them first (`flat(input)`: a view of a
+contiguous tensor, a copy of another), its result (`out`), tensors it makes
+for backward alone (`new(BYTES)`: layer_norm's mean and rstd), or something
+not modelled (`?`), each under an optional condition (`if grad(weight)`).
+
+The figure is torch's: the bytes of the distinct storages the forward saves,
+as `torch.autograd.graph.saved_tensors_hooks` sees them and deduplicated by
+storage. Parameters and buffers are not activations, nor are the target's own
+inputs (its caller holds them); a view counts its whole storage, once. Storage
+identity is the abstract value's (`TensorV.storage`); the ledger of storages
+already saved lives as long as one target's run (`ledger()`), and outside one
+nothing is known (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import dtypes
+from shapelint.ops.values import (
+    BoolV,
+    BufferV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    ParameterV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+ZERO = Expr.const(0)
+
+# id(storage) -> storage, for the target being run; None outside a target run.
+_LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
+# `training` of a torch layer that holds no flag of its own (one built in the
+# target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
+# a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
+_AS_BUILT: ContextVar[list | None] = ContextVar("layer_mode", default=None)
+# The note of a call whose analysis was reused from an equal call: its saved
+# tensors are not followed (which of them were saved before it differs).
+REUSED = "saved for backward: a call run before with equal arguments, whose saved tensors are not followed again"
+# A storage nobody can name: a reshape of a tensor that may or may not be
+# contiguous is a view or a copy; a result indexed by a tensor the analysis
+# did not see. Saving one is an unknown figure.
+UNSURE = object()
+
+# Ops whose result is (a view of) their first operand's storage, and what they
+# do to contiguity (sizes taken > 1): a transpose or permute reorders it, a split
+# or chunk along an inner axis leaves parts of longer rows, an expand or an index
+# may do anything.
+PERMUTED, GAPPED = "permuted", "gapped"  # TensorV.contiguous
+_REORDERS = frozenset(
+    {"transpose", "swapaxes", "swapdims", "permute", "t", "adjoint", "T", "H", "mT", "mH"}
+)
+_PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
+_SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
+# reshape copies a tensor that is not contiguous (and so does contiguous()).
+_MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
+_SAME = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_"})
+# Fused kernels whose result's memory layout depends on the kernel torch picks (a
+# flash kernel returns a transposed view of a (b, l, h, e) buffer).
+_LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
+
+
+@contextmanager
+def ledger(inputs: list[Value]) -> Iterator[None]:
+    """A target run: its inputs count as saved already (their caller holds them)."""
+    book: dict = {}
+    for v in _tensors(inputs):
+        root = storage_of(v)
+        book[id(root)] = root
+    token = _LEDGER.set(book)
+    mode = _AS_BUILT.set([True])
+    try:
+        yield
+    finally:
+        _LEDGER.reset(token)
+        _AS_BUILT.reset(mode)
+
+
+# The storages of tensors a repeated turn finds and does not replace (a loop
+# counted as one turn times n, a comprehension's element): saving one there is
+# saving it once, not once a turn.
+_OUTER: ContextVar[tuple] = ContextVar("outer_storages", default=())
+
+
+@contextmanager
+def repeated_turn(values) -> Iterator[None]:
+    """A turn whose records count several times, run with values (the tensors it
+    finds and does not replace) from outside it."""
+    roots = frozenset(id(storage_of(v)) for v in _tensors(values))
+    token = _OUTER.set((*_OUTER.get(), roots))
+    try:
+        yield
+    finally:
+        _OUTER.reset(token)
+
+
+@contextmanager
+def apart() -> Iterator[None]:
+    """Calls whose saved tensors are dropped (inside torch.utils.checkpoint): what
+    they save is entered in a scratch ledger, so that nothing later counts on it."""
+    book = _LEDGER.get()
+    token = _LEDGER.set(None if book is None else dict(book))
+    try:
+        yield
+    finally:
+        _LEDGER.reset(token)
+
+
+def status(values) -> tuple:
+    """For each tensor among values, whether its storage counts as saved already
+    (a parameter, a buffer, or in the ledger); () outside a target run."""
+    book = _LEDGER.get()
+    if book is None:
+        return ()
+    out = []
+    for v in _tensors(values):
+        root = storage_of(v)
+        out.append(isinstance(root, (ParameterV, BufferV)) or id(root) in book)
+    return tuple(out)
+
+
+def enter(values, flags: tuple) -> None:
+    """Mark the storages of the tensors among values whose flag is true as saved."""
+    book = _LEDGER.get()
+    if book is None:
+        return
+    for v, saved in zip(_tensors(values), flags, strict=False):
+        root = storage_of(v)
+        if saved and root is not UNSURE:
+            book[id(root)] = root
+
+
+def layer_training() -> bool | None:
+    """`training` of a torch layer built in this target run (None: not known)."""
+    flag = _AS_BUILT.get()
+    return None if flag is None else flag[0]
+
+
+def mode_lost() -> None:
+    flag = _AS_BUILT.get()
+    if flag is not None:
+        flag[0] = None
+
+
+def storage_of(v: TensorV) -> object:
+    return v if v.storage is None else v.storage
+
+
+def same_tensor(old: Value, new: Value) -> Value:
+    """new, a refined view of tensor old (a shape learnt), as the same storage."""
+    if isinstance(new, TensorV) and isinstance(old, TensorV) and new is not old:
+        if new.storage is None and not isinstance(new, (ParameterV, BufferV)):
+            return dataclasses.replace(
+                new, storage=storage_of(old), view=old.view, contiguous=old.contiguous
+            )
+    return new
+
+
+def renewed(v: Value) -> Value:
+    """v as a new storage: a cached result handed to another call is another tensor."""
+    if isinstance(v, (ParameterV, BufferV)):
+        return v
+    if isinstance(v, TensorV):
+        return dataclasses.replace(v, storage=None, view=False)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(renewed(i) for i in v.items))
+    return v
+
+
+def aliased(name: str, args, kwargs, value: Value) -> Value:
+    """The result of op `name` marked with the storage it shares with its first
+    operand: a view, an in-place op, an eval-mode identity."""
+    base = next(iter(_tensors(args)), None)
+    if base is None or isinstance(value, (ParameterV, BufferV)):
+        return value
+    parts = name.split(".")
+    short = parts[-1]
+    if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
+        short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    pattern = _rearrange_pattern(name, args)
+    if pattern is not None:
+        layout = _rearranged(pattern, base.contiguous)
+        if layout is _COPY:
+            return value  # its last reshape copies: a storage of its own, contiguous
+        if layout is not None:
+            return _mark(value, base, view=True, contiguous=layout)
+    if name.startswith("einops.") and ("rearrange" in name.lower() or "repeat" in name.lower()):
+        # einops reshapes, permutes and expands: a view or a copy, by the pattern.
+        return _mark(value, UNSURE, view=True, contiguous=None)
+    if short in _LAYOUT_UNKNOWN:
+        return _contiguity(value, None)
+    in_place = (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")
+    in_place = in_place or name.startswith("operator.i")
+    if short in _REORDERS:
+        layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
+        return _mark(value, base, view=True, contiguous=layout)
+    if short in _PARTS:
+        layout = _part_layout(short, args, kwargs, base)
+        return _mark(value, base, view=True, contiguous=layout)
+    if short in _SPREAD:
+        return _mark(value, base, view=True, contiguous=None)
+    if short in _SAME or in_place:
+        return _mark(value, base, view=True, contiguous=base.contiguous)
+    if short in _MAYBE_COPY:
+        if base.contiguous is True:
+            return _mark(value, base, view=True, contiguous=True)
+        if base.contiguous is None:
+            return _mark(value, UNSURE, view=True, contiguous=True)
+        return value  # a copy: a storage of its own, contiguous
+    if name == "operator.getitem":
+        return _mark(value, UNSURE, view=True, contiguous=None)
+    return value
+
+
+def same_storage(items: tuple | None, args, value: Value) -> Value:
+    """value, where the stub says the op returns its first operand itself
+    (dropout in eval mode), marked as that operand's storage."""
+    base = next(iter(_tensors(args)), None)
+    if base is None or not items or not any(i[0] == "same" for i in items):
+        return value
+    return _mark(value, base, view=base.view, contiguous=base.contiguous)
+
+
+def _rearrange_pattern(name: str, args) -> str | None:
+    """The pattern of einops.rearrange, or of a Rearrange layer's call."""
+    if name == "einops.rearrange" and len(args) > 1 and isinstance(args[1], StrV):
+        return args[1].value
+    if name.startswith("einops.layers.") and ".Rearrange." in name and args:
+        held = args[0].attr("pattern") if isinstance(args[0], ObjectV) else None
+        return held.value if isinstance(held, StrV) else None
+    return None
+
+
+_COPY = object()
+_TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_]\w*|\d+")
+
+
+def _rearranged(pattern: str | None, layout: object) -> object:
+    """What einops.rearrange makes of a contiguous tensor: it reshapes (a view),
+    permutes (a view) and reshapes again, which is a view only where each merged
+    group of axes was a run, in order, of the input's (sizes taken > 1). True (a
+    contiguous view), PERMUTED, GAPPED (a part of longer rows, split and permuted
+    but not merged: still one), _COPY, or None (not known)."""
+    if layout not in (True, GAPPED) or pattern is None or pattern.count("->") != 1:
+        return None
+    sides = [_groups(side) for side in pattern.split("->")]
+    if sides[0] is None or sides[1] is None:
+        return None
+    order = [a for g in sides[0] for a in g]
+    out = [a for g in sides[1] for a in g]
+    if sorted(order) != sorted(out) or len(set(order)) != len(order):
+        return None  # axes added or dropped: not a plain rearrangement
+    merged = [g for g in sides[1] if len(g) > 1]
+    if layout is GAPPED:
+        return None if merged else GAPPED
+    for g in merged:
+        i = order.index(g[0])
+        if order[i : i + len(g)] != g:
+            return _COPY
+    return True if out == order else PERMUTED
+
+
+def _groups(side: str) -> list[list[str]] | None:
+    """One side of a pattern as its groups of named axes (`1` and `()` dropped)."""
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for tok in _TOKEN.findall(side):
+        if tok == "(":
+            if current is not None:
+                return None
+            current = []
+        elif tok == ")":
+            if current is None:
+                return None
+            groups.append(current)
+            current = None
+        elif tok.isdigit():
+            if tok != "1":
+                return None
+        elif current is not None:
+            current.append(tok)
+        else:
+            groups.append([tok])
+    return None if current is not None else [g for g in groups if g]
+
+
+def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
+    """The layout of split/chunk/unbind/narrow's parts: along the first axis, each
+    part of a contiguous tensor is contiguous; along another, parts of longer rows."""
+    pos = {"split": 2, "chunk": 2, "unbind": 1, "narrow": 1}[short]
+    dim = args[pos] if len(args) > pos else kwargs.get("dim")
+    if dim is None and short != "narrow":
+        dim = IntV(ZERO)  # the default
+    d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
+    if d is None or base.rank is None or base.contiguous not in (True, GAPPED):
+        return None
+    if d % base.rank == 0:
+        return base.contiguous
+    return GAPPED
+
+
+def _contiguity(v: Value, contiguous: bool | None) -> Value:
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
+        return dataclasses.replace(v, contiguous=contiguous)
+    return v
+
+
+def _mark(v: Value, base, view: bool, contiguous: bool | None) -> Value:
+    root = base if base is UNSURE else storage_of(base)
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
+        return dataclasses.replace(v, storage=root, view=view, contiguous=contiguous)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_mark(i, base, view, contiguous) for i in v.items))
+    return v
+
+
+def with_result(items: tuple, before: Value, after: Value) -> tuple:
+    """items with the op's result as the analysis keeps it (marked with its grad
+    and storage after the stub made it): `out` is that tensor."""
+    if before is after:
+        return items
+    return tuple(
+        ("tensor", after, i[2]) if i[0] == "tensor" and i[1] is before else i for i in items
+    )
+
+
+def weigh(items: tuple) -> tuple[Expr | None, str | None]:
+    """The bytes of the storages items save that no earlier call saved, and
+    entered in the ledger; (None, why) where a part is not known. items come
+    from stub_ops: ("tensor", TensorV, flat), ("new", Expr | None), ("?", why)."""
+    book = _LEDGER.get()
+    if book is None:
+        return None, "outside a target run"
+    total = ZERO
+    for item in items:
+        kind = item[0]
+        if kind == "same":
+            continue
+        if kind == "?":
+            return None, item[1]
+        if kind == "new":
+            if item[1] is None:
+                return None, "the size of a tensor it saves is not known"
+            total = total + item[1]
+            continue
+        v, flat = item[1], item[2]
+        if isinstance(v, (IntV, FloatV, BoolV, NoneV, ParameterV, BufferV)):
+            continue  # a Python number, a parameter or a buffer: no activation
+        if not isinstance(v, TensorV):
+            return None, "it saves a value the analysis does not see into"
+        if flat and v.contiguous in (PERMUTED, GAPPED):
+            b = nbytes(v)  # reshaped first: a copy of its own
+        elif flat and v.contiguous is None:
+            return None, "it reshapes a tensor that may not be contiguous (a view or a copy)"
+        else:
+            root = storage_of(v)
+            if root is UNSURE:
+                return None, "it saves a view of a storage the analysis cannot name"
+            if isinstance(root, (ParameterV, BufferV)) or id(root) in book:
+                continue
+            if any(id(root) in outer for outer in _OUTER.get()):
+                return None, "it saves a tensor from outside a turn counted several times"
+            b = nbytes(root if v.view else v)
+            if b is not None:
+                book[id(root)] = root
+        if b is None:
+            return None, "the size of a tensor it saves is not known"
+        total = total + b
+    return total, None
+
+
+def nbytes(v) -> Expr | None:
+    if not isinstance(v, TensorV):
+        return None
+    n = v.numel()
+    if n is None:
+        return None
+    return n * Expr.const(dtypes.dtype_bytes(v.dtype))
+
+
+def _tensors(values) -> Iterator[TensorV]:
+    for v in values:
+        if isinstance(v, TupleV):
+            yield from _tensors(v.items)
+        elif isinstance(v, TensorV):
+            yield v

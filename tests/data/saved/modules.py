@@ -1,0 +1,312 @@
+"""Small modules whose activation bytes tests/test_saved.py holds to the tensors
+torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+
+class Lin(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class MLP(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class ReluMLP(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+class Norm(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.ln(self.proj(x))
+
+
+class Attention(nn.Module):
+    """Softmax attention written out: q @ k^T over transposed views of one
+    projection, softmax, and the product with v."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * 0.5
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.out(y)
+
+
+class Sdpa(Attention):
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.out(y)
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv2(F.relu(self.bn(self.conv(x))))
+
+
+class Dropped(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.1)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.drop(self.a(x)))
+
+
+class Frozen(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = nn.Linear(d, 4 * d)
+        self.enc.requires_grad_(False)
+        self.head = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.head(F.gelu(self.enc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 2 * d)
+        self.fc2 = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Ckpt(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.block = Block(d)
+
+    def forward(self, x):
+        h = self.inp(x)
+        return checkpoint(self.block, h, use_reentrant=True)
+
+
+class Gated(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.a(x)
+        return h * torch.sigmoid(h)
+
+
+class Stack(nn.Module):
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.blocks = nn.ModuleList([MLP(d) for _ in range(n)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = x + b(x)
+        return x
+
+
+class Picked(nn.Module):
+    """Indexing by a computed tensor saves the index (int64) for backward."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.a(x)
+        idx = h[0, :, 0].argsort()
+        return h[:, idx] * 2
+
+
+class InPlace(nn.Sequential):
+    """ReLU(inplace=True) after a convolution and a Linear: the result is the
+    input's storage, saved once by the ReLU and by the next layer."""
+
+    def __init__(self, c=4, act=nn.ReLU):
+        params = {"inplace": True}
+        super().__init__(
+            nn.Conv2d(c, c, 3, padding=1),
+            act(**params),
+            nn.Conv2d(c, c, 3, padding=1),
+            act(**params),
+            nn.Flatten(),
+            nn.Linear(c * 25, 8),
+            nn.ReLU(inplace=True),
+            nn.Linear(8, 8),
+        )
+
+
+class Queried(nn.Module):
+    """Learnt queries repeated over the batch (an expanded parameter) attend to the input."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(heads, 4, d // heads))
+        self.kv = nn.Linear(d, 2 * d)
+        self.heads = heads
+
+    def forward(self, x):
+        from einops import rearrange, repeat
+
+        q = repeat(self.queries, "h q d -> b h q d", b=x.shape[0])
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k = rearrange(k, "b n (h d) -> b h n d", h=self.heads)
+        v = rearrange(v, "b n (h d) -> b h n d", h=self.heads)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+class Twice(nn.Module):
+    """Two equal blocks called one after the other: the second call's analysis is
+    reused, but its input is another tensor, which its first Linear saves."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.b1 = MLP(d)
+        self.b2 = MLP(d)
+
+    def forward(self, x):
+        return self.b2(self.b1(x))
+
+
+class Again(nn.Module):
+    """One block called three times: the third call's analysis is reused (arguments
+    equal to the second's), but its input is another tensor, which its Linear saves."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.b = MLP(d)
+
+    def forward(self, x):
+        return self.b(self.b(self.b(x)))
+
+
+class Reused(nn.Module):
+    """The block's second call is served from its first one's analysis, but its
+    input was not saved before, as the first one's was (by the ReLU)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = MLP(d)
+
+    def forward(self, x):
+        h = F.relu(self.a(x))
+        return self.b(self.b(h) * 2)
+
+
+class Heads(nn.Module):
+    """Attention written with einops: heads split off by rearrange (a permuted
+    view, which matmul copies) and merged back (a copy)."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        from einops import rearrange
+
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q = rearrange(q, "b n (h d) -> b h n d", h=self.heads)
+        k = rearrange(k, "b n (h d) -> b h n d", h=self.heads)
+        v = rearrange(v, "b n (h d) -> b h n d", h=self.heads)
+        att = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        y = rearrange(att @ v, "b h n d -> b n (h d)")
+        return self.out(y)
+
+
+class HeadsLayer(Heads):
+    """Heads with einops' Rearrange layers."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__(d, heads)
+        from einops.layers.torch import Rearrange
+
+        self.split = Rearrange("b n (h d) -> b h n d", h=heads)
+        self.merge = Rearrange("b h n d -> b n (h d)")
+
+    def forward(self, x):
+        q, k, v = map(self.split, self.qkv(x).chunk(3, dim=-1))
+        att = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+        return self.out(self.merge(att @ v))
+
+
+class Cross(nn.Module):
+    """Decoder layers over one memory: each layer's projection saves the same memory
+    storage, which torch keeps once."""
+
+    def __init__(self, d=8, n=3):
+        super().__init__()
+        self.mem = nn.Linear(d, d)
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+    def forward(self, x):
+        memory = self.mem(x)
+        for layer in self.layers:
+            x = x + layer(memory) * x
+        return x
+
+
+class CrossLoop(Cross):
+    """One layer applied n times over the same memory (a loop counted as one turn
+    times n)."""
+
+    def forward(self, x):
+        memory = self.mem(x)
+        for _ in range(len(self.layers)):
+            x = x + self.layers[0](memory) * x
+        return x

@@ -1,0 +1,156 @@
+"""Activation memory (target.activation_bytes) against the tensors torch saves
+for backward, seen through torch.autograd.graph.saved_tensors_hooks: the bytes of
+the distinct storages saved, parameters, buffers and the input left out (the
+convention of ops/saved.py, docs/costs.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from shapelint.cli.options import analysis_options, load_config
+from shapelint.cost.target import run_target
+from shapelint.notation.target import Target
+
+torch = pytest.importorskip("torch")
+
+PATH = Path(__file__).parent / "data" / "saved" / "modules.py"
+SEQ = (2, 3, 8)
+IMAGE = (2, 4, 5, 5)
+
+# (module, input shape, training): the figure torch's saved tensors give.
+EXACT = [
+    ("Lin", SEQ, True),
+    ("MLP", SEQ, True),
+    ("ReluMLP", SEQ, True),
+    ("Norm", SEQ, True),
+    ("Attention", SEQ, True),
+    ("ConvBnRelu", IMAGE, True),
+    ("ConvBnRelu", IMAGE, False),
+    ("Dropped", SEQ, False),
+    ("Frozen", SEQ, True),
+    ("Ckpt", SEQ, True),
+    ("Gated", SEQ, True),
+    ("Stack", SEQ, True),
+    ("Picked", SEQ, True),
+    ("Twice", SEQ, True),
+    ("Again", SEQ, True),
+    ("Heads", SEQ, True),
+    ("HeadsLayer", SEQ, True),
+    ("Cross", SEQ, True),
+    ("CrossLoop", SEQ, True),
+]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("saved_modules", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def saved_bytes(m, x) -> int:
+    """The bytes of the storages m's forward saves for backward, each once."""
+    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
+    seen: dict[int, int] = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        if s.data_ptr() not in held:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(x)
+    return sum(seen.values())
+
+
+def _truth(name: str, shape, training: bool) -> int:
+    torch.manual_seed(0)
+    m = getattr(_module(), name)()
+    m.train(training)
+    return saved_bytes(m, torch.randn(*shape))
+
+
+def _static(name: str, shape, training: bool = True, given: str | None = None) -> dict:
+    options = analysis_options(load_config([PATH], None), dtype=None, dims={})
+    given = given or f"x={','.join(map(str, shape))}"
+    return run_target(Target(str(PATH), name), [], [given], {}, options, training=training)
+
+
+@pytest.mark.parametrize(("name", "shape", "training"), EXACT)
+def test_activation_bytes_equal_saved_tensors(name, shape, training):
+    t = _static(name, shape, training)
+    assert t["activation_complete"], t["activation_unknown"]
+    assert t["activation_bytes_value"] == _truth(name, shape, training)
+
+
+def test_symbolic_figure_is_torch_at_every_size():
+    t = _static("Stack", SEQ, given="x=B,T,8")
+    assert t["activation_bytes"] == "832*B*T"
+    for b, s in ((1, 5), (3, 7)):
+        assert 832 * b * s == _truth("Stack", (b, s, 8), True)
+
+
+def test_dropout_in_training_is_a_lower_bound_naming_it():
+    """Its mask is bool on CUDA and of the input's dtype on CPU: not one figure."""
+    t = _static("Dropped", SEQ)
+    assert not t["activation_complete"] and t["activation_bytes_value"] is None
+    assert [u["op"] for u in t["activation_unknown"]] == ["torch.nn.Dropout.__call__"]
+    assert "mask" in t["activation_unknown"][0]["why"]
+    assert int(t["activation_bytes"]) < _truth("Dropped", SEQ, True)
+
+
+def test_fused_attention_layout_unknown_is_a_lower_bound():
+    """The fused kernel's output layout decides whether `.contiguous()` copies."""
+    t = _static("Sdpa", SEQ)
+    assert not t["activation_complete"]
+    assert int(t["activation_bytes"]) <= _truth("Sdpa", SEQ, True)
+    assert t["activation_unknown"][0]["op"] == "torch.nn.Linear.__call__"
+
+
+def test_train_faces_show_activations():
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    args = ["cost", f"{PATH}::MLP", "--input", "x=B,T,8", "--train"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "activations 256·B·T B (saved for backward)" in r.output
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    t = json.loads(r.output)["target"]
+    assert t["activation_bytes"] == "256*B*T" and t["activation_complete"]
+
+
+def test_in_place_relu_and_flatten_share_their_input_storage():
+    """ReLU(inplace=True) (built from **params) and nn.Flatten return their input's
+    storage: saved once, by the ReLU and by the layer after it."""
+    t = _static("InPlace", IMAGE, given="input=2,4,5,5")
+    assert t["activation_complete"], t["activation_unknown"]
+    assert t["activation_bytes_value"] == _truth("InPlace", IMAGE, True)
+
+
+def test_einops_views_are_not_named_storages():
+    """rearrange and repeat view or copy by the pattern: a saved result of one is not
+    counted as a storage of its own (torch's SDPA would save the expanded parameter's
+    storage, which is no activation)."""
+    t = _static("Queried", SEQ)
+    assert not t["activation_complete"]
+    assert [u["op"] for u in t["activation_unknown"]][:1] == [
+        "torch.nn.functional.scaled_dot_product_attention"
+    ]
+    assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
+
+
+def test_a_reused_call_is_no_figure_of_its_saved_tensors():
+    """A call served from the analysis of an equal one saves what the first saved
+    where the same of its tensors were saved before it (Again: exact); where not,
+    a lower bound naming it, never the first call's figure."""
+    t = _static("Reused", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"] == "call MLP.forward"
+    assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)
