@@ -35,8 +35,9 @@ def unbound_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, Unbou
 def _find(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, UnboundRead]:
     declared: set[str] = set()  # global / nonlocal: not the function's locals
     first: dict[str, int] = {}
-    for stmt in fn.body:
-        for name, line in _bindings(stmt, declared):
+    binds = [list(_bindings(stmt, declared)) for stmt in fn.body]  # walked once
+    for found_here in binds:
+        for name, line in found_here:
             first.setdefault(name, line)
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
@@ -45,8 +46,8 @@ def _find(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, UnboundRead]:
         return {}
     found: dict[int, UnboundRead] = {}
     bound: set[str] = set()
-    for stmt in fn.body:
-        own = {name for name, _ in _bindings(stmt, set())}
+    for stmt, found_here in zip(fn.body, binds):
+        own = {name for name, _ in found_here}
         for expr in _surely_evaluated(stmt):
             for node in _surely_read(expr):
                 # A walrus in the statement may bind the name on the way, which
