@@ -544,22 +544,32 @@ def _known_saved(records) -> Expr:
 def saved_unknown(records, frozen_unknown: bool, limit: int = 20) -> list[dict]:
     """The calls whose saved tensors are not known, deepest first, once per
     source position: {line, op, why}."""
+
+    def why(r) -> str:
+        note = next((n for n in r.cost.notes if n.startswith(SAVED_NOTE)), SAVED_WHY)
+        return note.removeprefix(SAVED_NOTE)
+
+    head = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY} if frozen_unknown else None
+    return _unknown_calls(records, "saved", why, head, limit)
+
+
+def _unknown_calls(records, field: str, why, head: dict | None, limit: int) -> list[dict]:
+    """The deepest calls whose cost's field (backward, saved) is None, once per
+    source position, after head when there is one: {line, op, why(record)}."""
     out: dict[tuple, dict] = {}
-    if frozen_unknown:
-        out[(0, "")] = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
+    if head is not None:
+        out[(0, "")] = head
     seen: set[int] = set()
 
     def walk(rs) -> None:
         for r in rs:
-            if r.cost.saved is not None or id(r) in seen or len(out) >= limit:
+            if getattr(r.cost, field) is not None or id(r) in seen or len(out) >= limit:
                 continue
             seen.add(id(r))
-            if any(ch.cost.saved is None for ch in r.children):
+            if any(getattr(ch.cost, field) is None for ch in r.children):
                 walk(r.children)
                 continue
-            why = next((n for n in r.cost.notes if n.startswith(SAVED_NOTE)), SAVED_WHY)
-            why = why.removeprefix(SAVED_NOTE)
-            out.setdefault((r.line, r.op), {"line": r.line, "op": r.op, "why": why})
+            out.setdefault((r.line, r.op), {"line": r.line, "op": r.op, "why": why(r)})
 
     walk(records)
     return list(out.values())
@@ -592,26 +602,16 @@ def backward_unknown(
     """The calls of a complete forward whose backward is not known, deepest
     first, once per source position: {line, op, why}; first, when it is so, that
     which parameters are frozen is not known."""
-    out: dict[tuple, dict] = {}
+    head = None
     if frozen_unknown:
-        out[(0, "")] = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
+        head = {"line": 0, "op": "requires_grad", "why": FROZEN_WHY}
     elif several:
-        out[(0, "")] = {"line": 0, "op": "return", "why": OUTPUTS_WHY}
-    seen: set[int] = set()
+        head = {"line": 0, "op": "return", "why": OUTPUTS_WHY}
 
-    def walk(rs) -> None:
-        for r in rs:
-            if r.cost.backward is not None or id(r) in seen or len(out) >= limit:
-                continue
-            seen.add(id(r))
-            if any(ch.cost.backward is None for ch in r.children):
-                walk(r.children)
-                continue
-            why = next((n for n in r.cost.notes if "backward" in n), BACKWARD_WHY)
-            out.setdefault((r.line, r.op), {"line": r.line, "op": r.op, "why": why})
+    def why(r) -> str:
+        return next((n for n in r.cost.notes if "backward" in n), BACKWARD_WHY)
 
-    walk(records)
-    return list(out.values())
+    return _unknown_calls(records, "backward", why, head, limit)
 
 
 OUTPUTS_WHY = (
