@@ -486,7 +486,17 @@ def run_saved(m, shape, ids, required, device, vocab) -> dict:
     if device == "meta":
         return {"saved_status": "meta"}
     x = probe_input(shape, ids, device, vocab)
-    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
+    with torch.enable_grad():
+        saved = saved_bytes(m, *([x] * len(required)))
+    return {"saved_status": "ran", "saved_bytes": saved}
+
+
+def saved_bytes(m, *inputs) -> int:
+    """The bytes of the distinct storages m's forward on inputs saves for backward,
+    each once; parameters, buffers and the inputs left out."""
+    import torch
+
+    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), *inputs]}
     seen: dict[int, int] = {}
 
     def pack(t):
@@ -495,9 +505,9 @@ def run_saved(m, shape, ids, required, device, vocab) -> dict:
             seen[s.data_ptr()] = s.nbytes()
         return t
 
-    with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(*([x] * len(required)))
-    return {"saved_status": "ran", "saved_bytes": sum(seen.values())}
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(*inputs)
+    return sum(seen.values())
 
 
 def tensor_shapes(out, limit=8):

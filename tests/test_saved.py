@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.modules_differential import saved_bytes
 from shapelint.cli.options import analysis_options, load_config
 from shapelint.cost.target import run_target
 from shapelint.notation.target import Target
@@ -50,22 +51,6 @@ def _module():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def saved_bytes(m, x) -> int:
-    """The bytes of the storages m's forward saves for backward, each once."""
-    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
-    seen: dict[int, int] = {}
-
-    def pack(t):
-        s = t.untyped_storage()
-        if s.data_ptr() not in held:
-            seen[s.data_ptr()] = s.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(x)
-    return sum(seen.values())
 
 
 def _truth(name: str, shape, training: bool) -> int:
