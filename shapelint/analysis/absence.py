@@ -45,6 +45,11 @@ def reset() -> None:
     _UNAPPLIED.clear()
 
 
+def unapplied_count() -> int:
+    """How many writes the run could not apply so far (they only ever add)."""
+    return len(_UNAPPLIED)
+
+
 def unapplied_write(holder: Value, name: str | None) -> None:
     """A write to an attribute the analysis did not apply to the object it names
     (holder, as far as it is known): from now on that attribute may exist on a
@@ -59,7 +64,19 @@ def unapplied_write(holder: Value, name: str | None) -> None:
         _UNAPPLIED.add(name)
 
 
-def surely_lacks(an: Analyzer, obj: Value, name: str) -> bool:
+def instance_dict(obj: Value) -> Value:
+    """`obj.__dict__` of a dataclass instance built by the analysis: what it holds,
+    as a dict, with the names of the writes left unapplied as keys of values not
+    known; not known at all after such a write of a name not known."""
+    if not (isinstance(obj, ObjectV) and obj.kind.startswith(CONFIG_PREFIX)) or _ANY in _UNAPPLIED:
+        return UNKNOWN
+    held = dict(obj.attrs)
+    return ObjectV(
+        "<dict>", tuple({**held, **dict.fromkeys(_UNAPPLIED - set(held), UNKNOWN)}.items())
+    )
+
+
+def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> bool:
     """Whether obj, an instance of a project dataclass built by the analysis, surely
     has no attribute `name`: not among what construction set, no write of it left
     unapplied, and no class along its bases able to supply it: every base and class
@@ -77,20 +94,23 @@ def surely_lacks(an: Analyzer, obj: Value, name: str) -> bool:
         return False
     cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
     texts: dict[int, str] = {}
-    if cd is None or not _sources(an, cd, set(), texts):
+    hooks = ("__getattr__",) if hooked else _HOOKS
+    if cd is None or not _sources(an, cd, set(), texts, hooks):
         return False
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     return not any(word.search(text) for text in texts.values())
 
 
-def _sources(an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str]) -> bool:
+def _sources(
+    an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str], hooks=_HOOKS
+) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
     (recursively) into texts; False where one of them is not read."""
     if cd.key in seen:
         return True
     seen.add(cd.key)
     owner = cd.owner or an
-    if any(h in cd.methods for h in _HOOKS) or any(k.arg == "metaclass" for k in cd.node.keywords):
+    if any(h in cd.methods for h in hooks) or any(k.arg == "metaclass" for k in cd.node.keywords):
         return False
     texts[id(cd.node)] = owner.src.segment(cd.node)
     texts[id(owner)] = _module_statements(owner)
@@ -104,7 +124,7 @@ def _sources(an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str]) 
     plain = sum(_plain_base(owner, b) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks) for b in bases)
 
 
 def _plain_base(owner: Analyzer, node: ast.expr) -> bool:

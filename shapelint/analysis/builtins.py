@@ -13,8 +13,18 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import absence, aliasing, iterators, lambdas, modules, pytypes
+from shapelint.analysis import (
+    absence,
+    aliasing,
+    attribute_hooks,
+    dynamic,
+    iterators,
+    lambdas,
+    modules,
+    pytypes,
+)
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.attributes import all_methods
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
@@ -196,6 +206,12 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
             return BoolV(True)
         if absence.surely_lacks(an, args[0], args[1].value):
             return BoolV(False)
+        if attribute_hooks.hooked(an, args[0]):  # what its __getattribute__ finds
+            found = _read(an, node, args[0], args[1].value, frame)
+            if attribute_hooks.absent(args[0], args[1].value):
+                return BoolV(False)
+            if found is not UNKNOWN:
+                return BoolV(True)
     if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
         return None
     owner = (frame.func.owner if frame.func is not None else None) or an
@@ -515,6 +531,15 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     name = args[1].value
     if not name or not name.isidentifier() or args[0] is UNKNOWN:
         return None
+    value = _read(an, node, args[0], name, frame)
+    if value is UNKNOWN and len(args) == 3:
+        if absence.surely_lacks(an, args[0], name) or attribute_hooks.absent(args[0], name):
+            return args[2]  # an attribute that surely does not exist: the default
+    return None if value is UNKNOWN else value
+
+
+def _read(an, node, obj: Value, name: str, frame) -> Value:
+    """`obj.name` as the analysis reads it, obj given as a value."""
     read = ast.copy_location(
         ast.Attribute(
             ast.copy_location(ast.Name(_GETATTR_OBJ, ast.Load()), node), name, ast.Load()
@@ -522,14 +547,11 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         node,
     )
     inner = an.new_frame(frame.func, frame.name)
-    inner.env = {**frame.env, _GETATTR_OBJ: args[0]}
+    inner.env = {**frame.env, _GETATTR_OBJ: obj}
     inner.locals = set(frame.locals) | {_GETATTR_OBJ}
     inner.local_imports = frame.local_imports
     inner.records = frame.records
-    value = an.eval(read, inner)
-    if value is UNKNOWN and len(args) == 3 and absence.surely_lacks(an, args[0], name):
-        return args[2]  # an attribute that surely does not exist: the default
-    return None if value is UNKNOWN else value
+    return an.eval(read, inner)
 
 
 def _setattr(an, node, args, kwargs, frame) -> Value | None:
@@ -541,6 +563,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     if kwargs or len(args) != 3:
         return None
     name = args[1].value if isinstance(args[1], StrV) and args[1].value else None
+    if len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
+        _computed_name(an, args[0], name)
     if isinstance(args[0], SelfRecorder) and name is not None:
         an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
         if not an.trial:
@@ -555,6 +579,23 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     if not an.trial and frame.func is not None:
         absence.unapplied_write(args[0], name)
     return None
+
+
+def _computed_name(an, holder: Value, name: str | None) -> None:
+    """A setattr whose name was computed, as it runs (dynamic.py): a method of the
+    holder's class it may replace from now on."""
+    key = None
+    if isinstance(holder, SelfRecorder):
+        key = holder.cls
+    elif isinstance(holder, ObjectV) and holder.kind.startswith(("<class>", absence.CONFIG_PREFIX)):
+        key = holder.kind.partition(">")[2]
+    on_class = key is None  # an object not known may be a class
+    if isinstance(holder, modules.ClassRefV):
+        key, on_class = holder.name, True
+    cd = an.class_of(key) if key is not None else None
+    methods = set(all_methods(an, cd)) if cd is not None else None
+    cls = key.rpartition(":")[2].rpartition(".")[2] if key is not None else None
+    dynamic.set_at_run_time(an, cls, name, on_class, methods)
 
 
 def _delattr(an, node, args, kwargs, frame) -> Value | None:

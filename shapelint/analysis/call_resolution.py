@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     aliasing,
+    attribute_hooks,
     attributes,
     builtins,
     decorators,
@@ -54,6 +55,14 @@ def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     if exc is not None:  # the callee (or the constructor) surely raised
         raising.surely(an, node, frame, exc)
     return value
+
+
+def _plain_read(an: Analyzer, obj, name, node, frame: Frame) -> Value | None:
+    """`super().__getattribute__(name)` where no class of the project defines it:
+    object's own lookup (attribute_hooks.py)."""
+    if not an.specialize or not isinstance(name, StrV) or not name.value:
+        return None
+    return attribute_hooks.plain_read(an, obj, name.value, node, frame)
 
 
 def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
@@ -191,6 +200,8 @@ def call_attribute(
         if open_kwargs and an.specialize:
             return _not_one_by_one(an, node, args, kwargs, frame)
         res = modules.super_call(an, func.attr, node, args, kwargs, frame)
+        if res is None and func.attr == "__getattribute__" and len(args) == 1 and not kwargs:
+            res = _plain_read(an, frame.env.get("self"), args[0], node, frame)
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):

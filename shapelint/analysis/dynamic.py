@@ -9,11 +9,21 @@ another method) assigned on an instance or on the class (`self.forward = ...`,
 analysis does not follow. Such a call is on the record with an unknown cost that
 names the reason: the total is a lower bound, never a figure for code that does
 not run. Each file is scanned once, on first use.
+
+A `setattr` whose name is computed (`for key, value in kwargs.items():
+setattr(self, key, value)`) inside a function replaces a method only when it
+runs with that name, as Python does it: a target run follows the functions that
+run, so such a call is judged where it runs (`set_at_run_time`, kept per target
+run), by the name it is given; the scan keeps only those at a module's top level,
+which run at import.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from shapelint.analysis import project
@@ -85,6 +95,12 @@ def _scan(tree: ast.Module) -> Scan:
     for c in classes.values():
         for n in ast.walk(c):
             owners[id(n)] = c.name
+    in_functions = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for n in ast.walk(f)
+    }
     for node in ast.walk(tree):
         owner = owners.get(id(node))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -123,7 +139,8 @@ def _scan(tree: ast.Module) -> Scan:
                     if isinstance(attr, ast.Constant) and isinstance(attr.value, str)
                     else ANY
                 )
-                _assigned(out, node.args[0], name, owner, classes)
+                if name != ANY or id(node) not in in_functions:  # else: where it runs
+                    _assigned(out, node.args[0], name, owner, classes)
     return out
 
 
@@ -142,6 +159,54 @@ def _assigned(out: Scan, recv: ast.expr, attr: str, owner: str | None, classes) 
     else:  # an object the scan cannot name: that method of any class
         out.add(ANY, attr, why)
         out.on_classes.add((ANY, attr))
+
+
+# What the setattr calls of the current target run stored under a computed name:
+# on objects it knows, and, by the file the call ran in, on objects it does not.
+_RUN = Scan()
+_RUN_IN: dict[str, Scan] = {}
+
+
+_GENERIC: ContextVar[bool] = ContextVar("generic", default=False)
+
+
+@contextmanager
+def generic() -> Iterator[None]:
+    """A pass over a function or a constructor with its parameters not known (a
+    summary, a class's attributes in terms of its parameters): what it stores is
+    no store of the run."""
+    token = _GENERIC.set(True)
+    try:
+        yield
+    finally:
+        _GENERIC.reset(token)
+
+
+def reset() -> None:
+    """A new target run: no setattr of its has run yet."""
+    global _RUN
+    _RUN = Scan()
+    _RUN_IN.clear()
+
+
+def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, methods) -> None:
+    """`setattr(obj, name, v)` with a computed name, run in an's file: cls the
+    name of obj's class (None: obj not known), name the attribute (None: not
+    known), on_class whether obj is (or may be) a class; methods the method names
+    of cls (None: not known). A name that is no method of the class replaces none.
+    An object not known is any object, as the scan reads such a call: the methods
+    of any class in that file, or called from it."""
+    if _GENERIC.get():
+        return
+    if name is not None and methods is not None and name not in methods:
+        if name not in ("forward", "__call__"):
+            return
+    key = name if name is not None else ANY
+    why = f"{key} is assigned at run time" if name is not None else "setattr of a computed name"
+    into = _RUN if cls is not None else _RUN_IN.setdefault(an.src.path, Scan())
+    owner = cls if cls is not None else ANY
+    into.add(owner, key, why)
+    (into.on_classes if on_class else into.on_instances).add((owner, key))
 
 
 def _may_be_method(attr: str, classes) -> bool:
@@ -339,8 +404,9 @@ def not_modelled(
     meth = fd.node.name
     if fd.cls is None:
         return None
-    for a in {id(x): x for x in (fd.owner or an, an)}.values():
-        s = scan(a)
+    files = {id(x): x for x in (fd.owner or an, an)}.values()
+    scans = [scan(a) for a in files] + [_RUN_IN[a.src.path] for a in files if a.src.path in _RUN_IN]
+    for s in [*scans, _RUN]:
         if s.everything:
             return s.everything
         for cls in [*class_names, ANY]:

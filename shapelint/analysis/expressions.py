@@ -14,6 +14,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    attribute_hooks,
     attributes,
     branches,
     decorators,
@@ -247,6 +248,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
+    if isinstance(base, ObjectV) and an.specialize:
+        hooked = attribute_hooks.read(an, base, node, frame)
+        if hooked is not None:
+            return UNKNOWN if hooked is attribute_hooks.ABSENT else hooked
     if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
         got = _property(an, base, node, frame)
         if got is not None:
@@ -258,8 +263,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return base.attrs[node.attr]
         return _class_attribute(an, base.cls, node.attr)
     if isinstance(base, ObjectV):
-        if base.kind.startswith("<class>") and all(k != node.attr for k, _ in base.attrs):
-            return _class_attribute(an, base.kind[7:], node.attr)
+        if base.kind.startswith(("<class>", modules.CONFIG_PREFIX)) and all(
+            k != node.attr for k, _ in base.attrs
+        ):
+            return _class_attribute(an, base.kind.partition(">")[2], node.attr)
         if node.attr == modes.ATTR and an.specialize:
             if base.kind.startswith("torch.nn.") and all(k != node.attr for k, _ in base.attrs):
                 return modes.read(BoolV(True))  # a torch layer as built (modes.py)

@@ -22,6 +22,7 @@ from shapelint.analysis import (
     call_path,
     call_resolution,
     choices,
+    dynamic,
     expressions,
     folding,
     grad_mode,
@@ -435,7 +436,7 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with fact_scope(), call_path.paused(), aliasing.apart():
+            with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
                 summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
@@ -464,7 +465,7 @@ class ModuleAnalyzer:
             frame.env["self"] = SelfRecorder(cd.key)
             quiet, self._quiet = self._quiet, False  # first reached in a second pass
             try:
-                with fact_scope(), aliasing.apart():
+                with fact_scope(), aliasing.apart(), dynamic.generic():
                     self._exec_block(init.node.body, frame)
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from shapelint import pyparse
 from shapelint.analysis import (
     absence,
+    attribute_hooks,
     attributes,
     call_path,
+    dynamic,
     modes,
     modules,
     project,
@@ -169,6 +171,8 @@ def evaluate_target(
     # about the input's sizes (`assert t <= block_size`) holds in every later call.
     modes.reset()
     absence.reset()
+    attribute_hooks.reset()
+    dynamic.reset()
     with call_path.collecting() as found, fact_scope(orders_only=True):
         res = _evaluate(an, target, init, inputs, training)
     res.errors = [f for f in found if severity_of(f.code) == "error"]

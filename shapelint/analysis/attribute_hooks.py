@@ -1,0 +1,138 @@
+"""Reading an attribute of an instance whose class defines `__getattribute__`.
+
+Python runs `type(obj).__getattribute__(obj, name)` for every attribute read, so a
+class that defines it (an alias table: `attribute_map = {"hidden_size": "n_embd"}`)
+decides what each name reads. A target run does the same: the class's own
+`__getattribute__` runs on the instance with the name, and its
+`super().__getattribute__(key)` (or `object.__getattribute__(self, key)`) is the
+plain lookup: the instance's own attribute, a property's getter, a class
+attribute, or AttributeError where the instance surely lacks it (absence.py).
+`getattr(obj, name, default)` takes the default, and `hasattr` is False, when the
+run surely raised AttributeError and the class has no `__getattr__` to answer.
+
+An instance built by the analysis is a value that does not change: one read per
+instance and name is run once in a target run and kept (`reset` starts a run),
+until a write the run could not apply (absence.py) may have changed what it finds.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import absence, dynamic, raising
+from shapelint.analysis.attributes import find_method
+from shapelint.analysis.modules import SelfRecorder, run_body
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, ObjectV, StrV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, Frame
+
+ABSENT = object()  # the read surely raised AttributeError
+_PREFIXES = ("<class>", absence.CONFIG_PREFIX)
+_OBJ = "<getattribute>"  # the instance a plain lookup reads, a name no code can use
+# (id of the instance, name) -> (the instance, kept so that its id stays its own; the read)
+_MEMO: dict[tuple[int, str, int], tuple[Value, object]] = {}
+_FLIGHT: set[tuple[int, str, int]] = set()  # reads under way (a getter reading itself)
+_PLAIN: set[tuple[int, str]] = set()  # plain lookups under way: no hook for them
+
+
+def reset() -> None:
+    _MEMO.clear()
+    _PLAIN.clear()
+    _FLIGHT.clear()
+
+
+def _hook(an: Analyzer, obj: Value, name: str):
+    if not isinstance(obj, ObjectV) or not obj.kind.startswith(_PREFIXES):
+        return None
+    cd = an.class_of(obj.kind.partition(">")[2])
+    return find_method(an, cd, name) if cd is not None else None
+
+
+def hooked(an: Analyzer, obj: Value) -> bool:
+    """Whether obj's class defines `__getattribute__`."""
+    return _hook(an, obj, "__getattribute__") is not None
+
+
+def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
+    """`obj.name` through obj's class's `__getattribute__`: its value, ABSENT, or
+    None where the class defines none (or the read is the hook's own plain lookup)."""
+    name = node.attr
+    # What the hook finds may change with a write the run could not apply.
+    key = (id(obj), name, absence.unapplied_count())
+    if key[:2] in _PLAIN or key in _FLIGHT:
+        return None
+    if key in _MEMO:
+        return _MEMO[key][1]
+    fd = _hook(an, obj, "__getattribute__")
+    if fd is None:
+        return None
+    cls = fd.cls.name if fd.cls is not None else ""
+    if dynamic.not_modelled(an, fd, [cls], decorators=False, special=True) is not None:
+        return None
+    pending = raising.take()  # the caller's, kept apart from the read's own
+    _FLIGHT.add(key)
+    try:
+        value, records = run_body(fd.owner or an, fd, obj, [StrV(name)], {})
+        exc = raising.take()
+    finally:
+        _FLIGHT.discard(key)
+        if pending is not None:
+            raising.pending(pending)
+    exc = raising.of_records(records) or exc
+    got: object = value
+    if exc == "AttributeError" and _hook(an, obj, "__getattr__") is None:
+        got = ABSENT
+    elif exc is not None or not all(_free(r) for r in _records(records)):
+        got = UNKNOWN  # an exception of another kind, or work done: not this model's
+    _MEMO[key] = (obj, got)
+    return got
+
+
+def _free(r) -> bool:
+    return r.op == raising.OP or (r.cost.complete and r.cost.flops == Expr.const(0))
+
+
+def _records(records: list) -> list:
+    out, todo = [], list(records)
+    while todo:
+        r = todo.pop()
+        out.append(r)
+        todo.extend(r.children)
+    return out
+
+
+def absent(obj: Value, name: str) -> bool:
+    """Whether the read of obj.name this run made surely raised AttributeError."""
+    got = _MEMO.get((id(obj), name, absence.unapplied_count()))
+    return got is not None and got[1] is ABSENT
+
+
+def plain_read(an: Analyzer, obj: Value, name: str, node: ast.expr, frame: Frame) -> Value:
+    """`object.__getattribute__(obj, name)`: what the read finds without the
+    class's hook; AttributeError (pending, as a callee's raise is) where obj surely
+    lacks it."""
+    if not isinstance(obj, (ObjectV, SelfRecorder)):
+        return UNKNOWN
+    if name == "__dict__":
+        return absence.instance_dict(obj)
+    key = (id(obj), name)
+    inner = an.new_frame(frame.func, frame.name)
+    inner.env = {**frame.env, _OBJ: obj}
+    inner.locals = set(frame.locals) | {_OBJ}
+    inner.local_imports = frame.local_imports
+    inner.records = frame.records
+    read_node = ast.copy_location(
+        ast.Attribute(ast.copy_location(ast.Name(_OBJ, ast.Load()), node), name, ast.Load()),
+        node,
+    )
+    _PLAIN.add(key)
+    try:
+        value = an.eval(read_node, inner)
+    finally:
+        _PLAIN.discard(key)
+    if value is UNKNOWN and absence.surely_lacks(an, obj, name, hooked=True):
+        raising.pending("AttributeError")
+    return value
