@@ -415,8 +415,10 @@ CASES = {
         dict(cfg="Cfg(dim=8, scale=2)"),
         dict(x=(2, 8)),
     ),
-    # a class's own `__getattribute__` decides every read: names aliased by a
-    # table, and a name the instance surely lacks takes getattr's default
+    # a class's own `__getattribute__` decides every read and its `__setattr__`
+    # every store: names aliased by a table (the write through the alias in
+    # `__post_init__` changes n_embd), and a name the instance surely lacks takes
+    # getattr's default
     "getattribute_aliases": (
         """
         from dataclasses import dataclass
@@ -426,6 +428,14 @@ CASES = {
             n_embd: int = 8
             n_head: int = 2
             attribute_map = {"hidden_size": "n_embd", "num_heads": "n_head"}
+
+            def __post_init__(self):
+                self.hidden_size = self.hidden_size + 4
+
+            def __setattr__(self, key, value):
+                if key in super().__getattribute__("attribute_map"):
+                    key = super().__getattribute__("attribute_map")[key]
+                super().__setattr__(key, value)
 
             def __getattribute__(self, key):
                 if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
@@ -444,7 +454,7 @@ CASES = {
         """,
         "Block",
         dict(cfg="Cfg(n_embd=8, n_head=3)"),
-        dict(x=(2, 8)),
+        dict(x=(2, 12)),
     ),
 }
 

@@ -1,4 +1,4 @@
-"""Reading an attribute of an instance whose class defines `__getattribute__`.
+"""Attributes of an instance whose class defines `__getattribute__` or `__setattr__`.
 
 Python runs `type(obj).__getattribute__(obj, name)` for every attribute read, so a
 class that defines it (an alias table: `attribute_map = {"hidden_size": "n_embd"}`)
@@ -9,8 +9,11 @@ plain lookup: the instance's own attribute, a property's getter, a class
 attribute, or AttributeError where the instance surely lacks it (absence.py).
 `getattr(obj, name, default)` takes the default, and `hasattr` is False, when the
 run surely raised AttributeError and the class has no `__getattr__` to answer.
+A store into the instance being built (`self.name = v`, `setattr`) runs the
+class's own `__setattr__` the same way, whose `super().__setattr__(key, v)` is
+object's store: a property's setter, else the instance's attribute.
 
-An instance built by the analysis is a value that does not change: one read per
+An instance the analysis has built is a value that does not change: one read per
 instance and name is run once in a target run and kept (`reset` starts a run),
 until a write the run could not apply (absence.py) may have changed what it finds.
 """
@@ -22,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import absence, dynamic, raising
 from shapelint.analysis.attributes import find_method
-from shapelint.analysis.modules import SelfRecorder, run_body
+from shapelint.analysis.modules import SelfRecorder, property_set, run_body
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, ObjectV, StrV, Value
+from shapelint.ops.values import UNKNOWN, NoneV, ObjectV, StrV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -45,9 +48,12 @@ def reset() -> None:
 
 
 def _hook(an: Analyzer, obj: Value, name: str):
-    if not isinstance(obj, ObjectV) or not obj.kind.startswith(_PREFIXES):
+    if isinstance(obj, SelfRecorder):
+        cd = an.class_of(obj.cls)
+    elif isinstance(obj, ObjectV) and obj.kind.startswith(_PREFIXES):
+        cd = an.class_of(obj.kind.partition(">")[2])
+    else:
         return None
-    cd = an.class_of(obj.kind.partition(">")[2])
     return find_method(an, cd, name) if cd is not None else None
 
 
@@ -64,7 +70,8 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
     key = (id(obj), name, absence.unapplied_count())
     if key[:2] in _PLAIN or key in _FLIGHT:
         return None
-    if key in _MEMO:
+    building = isinstance(obj, SelfRecorder)  # an instance still changing: no memo
+    if key in _MEMO and not building:
         return _MEMO[key][1]
     fd = _hook(an, obj, "__getattribute__")
     if fd is None:
@@ -87,7 +94,8 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
         got = ABSENT
     elif exc is not None or not all(_free(r) for r in _records(records)):
         got = UNKNOWN  # an exception of another kind, or work done: not this model's
-    _MEMO[key] = (obj, got)
+    if not building:
+        _MEMO[key] = (obj, got)
     return got
 
 
@@ -136,3 +144,36 @@ def plain_read(an: Analyzer, obj: Value, name: str, node: ast.expr, frame: Frame
     if value is UNKNOWN and absence.surely_lacks(an, obj, name, hooked=True):
         raising.pending("AttributeError")
     return value
+
+
+def store(an: Analyzer, obj: SelfRecorder, name: str, value: Value) -> bool:
+    """`obj.name = value` (or setattr) on the instance being built, whose class
+    defines `__setattr__`: that method runs with the name and value, and its
+    `super().__setattr__(key, value)` stores (plain_store). False where the class
+    defines none: the caller stores as object's `__setattr__` does."""
+    cd = an.class_of(obj.cls)
+    fd = find_method(an, cd, "__setattr__") if cd is not None else None
+    key = (id(obj), name, -1)
+    if fd is None or key in _FLIGHT:
+        return False
+    _FLIGHT.add(key)
+    try:
+        _, records = run_body(fd.owner or an, fd, obj, [StrV(name), value], {})
+    finally:
+        _FLIGHT.discard(key)
+    exc = raising.of_records(records)
+    if exc is not None:
+        raising.pending(exc)
+    return True
+
+
+def plain_store(an: Analyzer, obj: Value, name: str, value: Value, node: ast.expr) -> Value:
+    """`object.__setattr__(obj, name, value)` on the instance being built: a
+    property's setter, else the instance's own attribute."""
+    if isinstance(obj, SelfRecorder):
+        target = ast.copy_location(
+            ast.Attribute(ast.Name("self", ast.Load()), name, ast.Store()), node
+        )
+        if not property_set(an, obj, target, value, None):
+            obj.attrs[name] = value
+    return NoneV()

@@ -567,7 +567,9 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         _computed_name(an, args[0], name)
     if isinstance(args[0], SelfRecorder) and name is not None:
         an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
-        if not an.trial:
+        if not an.trial and not (
+            an.specialize and attribute_hooks.store(an, args[0], name, args[2])
+        ):
             args[0].attrs[name] = args[2]
         return NoneV()
     if an.specialize and aliasing.recorders():

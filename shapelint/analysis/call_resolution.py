@@ -33,7 +33,7 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops.values import UNKNOWN, IntV, ObjectV, StrV, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, NoneV, ObjectV, StrV, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -63,6 +63,20 @@ def _plain_read(an: Analyzer, obj, name, node, frame: Frame) -> Value | None:
     if not an.specialize or not isinstance(name, StrV) or not name.value:
         return None
     return attribute_hooks.plain_read(an, obj, name.value, node, frame)
+
+
+def _plain_store(an: Analyzer, obj, args, node) -> Value | None:
+    """`super().__setattr__(name, value)` where no class of the project defines it,
+    on the instance being built: object's own store (attribute_hooks.py)."""
+    name = args[0]
+    if not an.specialize or not isinstance(obj, SelfRecorder) or not isinstance(name, StrV):
+        return None
+    if not name.value:
+        return None
+    an.outer_writes += 1
+    if an.trial:
+        return NoneV()
+    return attribute_hooks.plain_store(an, obj, name.value, args[1], node)
 
 
 def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
@@ -202,6 +216,8 @@ def call_attribute(
         res = modules.super_call(an, func.attr, node, args, kwargs, frame)
         if res is None and func.attr == "__getattribute__" and len(args) == 1 and not kwargs:
             res = _plain_read(an, frame.env.get("self"), args[0], node, frame)
+        if res is None and func.attr == "__setattr__" and len(args) == 2 and not kwargs:
+            res = _plain_store(an, frame.env.get("self"), args, node)
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):

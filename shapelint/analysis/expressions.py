@@ -248,7 +248,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
-    if isinstance(base, ObjectV) and an.specialize:
+    if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
         hooked = attribute_hooks.read(an, base, node, frame)
         if hooked is not None:
             return UNKNOWN if hooked is attribute_hooks.ABSENT else hooked

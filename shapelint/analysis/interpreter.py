@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from shapelint.analysis import (
     absence,
     aliasing,
+    attribute_hooks,
     attributes,
     branches,
     call_path,
@@ -861,7 +862,11 @@ class ModuleAnalyzer:
                 # `p.requires_grad = False` while the module is built
                 modules.assign_requires_grad(self, owner, target, value, frame)
             elif isinstance(base, SelfRecorder):
-                if not (self.specialize and modules.property_set(self, base, target, value, frame)):
+                if self.specialize and attribute_hooks.store(self, base, target.attr, value):
+                    pass  # the class's own __setattr__ stored it
+                elif not (
+                    self.specialize and modules.property_set(self, base, target, value, frame)
+                ):
                     base.attrs[target.attr] = value
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
