@@ -415,6 +415,31 @@ CASES = {
         dict(cfg="Cfg(dim=8, scale=2)"),
         dict(x=(2, 8)),
     ),
+    # a method read without a call is bound to its instance: calling the value
+    # runs it on that instance, as `self.ff(x)` does
+    "bound_method_as_value": (
+        """
+        def chunked(fn, size, *xs):
+            if size > 0:
+                raise ValueError("not chunked here")
+            return fn(*xs)
+
+        class Block(nn.Module):
+            def __init__(self, dim=8):
+                super().__init__()
+                self.up = nn.Linear(dim, 2 * dim)
+
+            def ff(self, x):
+                return self.up(x)
+
+            def forward(self, x):
+                step = self.ff
+                return chunked(step, 0, x) + chunked(self.ff, 0, x)
+        """,
+        "Block",
+        {},
+        dict(x=(2, 8)),
+    ),
     # a class's own `__getattribute__` decides every read and its `__setattr__`
     # every store: names aliased by a table (the write through the alias in
     # `__post_init__` changes n_embd), and a name the instance surely lacks takes

@@ -266,7 +266,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if base.kind.startswith(("<class>", modules.CONFIG_PREFIX)) and all(
             k != node.attr for k, _ in base.attrs
         ):
-            return _class_attribute(an, base.kind.partition(">")[2], node.attr)
+            return _class_attribute(an, base.kind.partition(">")[2], node.attr, base)
         if node.attr == modes.ATTR and an.specialize:
             if base.kind.startswith("torch.nn.") and all(k != node.attr for k, _ in base.attrs):
                 return modes.read(BoolV(True))  # a torch layer as built (modes.py)
@@ -307,11 +307,14 @@ def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | 
     return None
 
 
-def _class_attribute(an: Analyzer, key: str, name: str) -> Value:
+def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -> Value:
     """An attribute the instance lacks, read through it off its class (a target run
-    only: a plain run does not build instances from their classes' bodies)."""
+    only: a plain run does not build instances from their classes' bodies); a
+    method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    if found is None and cd is not None and recv is not UNKNOWN:
+        found = modules.bound_method(an, cd, recv, name)
     return UNKNOWN if found is None else found
 
 

@@ -167,6 +167,28 @@ class PartialV(Value):
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
+@dataclass(frozen=True)
+class BoundMethodV(Value):
+    """`obj.method` read without a call (`apply_chunking_to_forward(self.ff_chunk,
+    ...)`): calling it runs the method on obj, as `obj.method(...)` does."""
+
+    qualname: str
+    recv: Value
+    fd: FuncDef | None = field(default=None, compare=False, repr=False)
+
+
+def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
+    """The method `name` of cd bound to recv; None where cd has none, or where it is
+    a static or class method (bound otherwise)."""
+    fd = find_method(an, cd, name)
+    if fd is None:
+        return None
+    for d in fd.node.decorator_list:
+        if isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"):
+            return None
+    return BoundMethodV(fd.qualname, recv, fd)
+
+
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
@@ -519,6 +541,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.invoke(owner.functions[callee.name], None, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, BoundMethodV) and callee.fd is not None:
+        return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
     if isinstance(callee, PartialV):
         merged = {**dict(callee.kwargs), **kwargs}
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
