@@ -827,6 +827,70 @@ CASES = {
         {"d": "4", "k": "3"},
         expect="honest",
     ),
+    # An instance attribute stored on one path of a test the analysis cannot
+    # decide holds only maybe: taking it as stored (1024 for 256) was complete and
+    # wrong; likewise a try whose body may run to the end, its handler overwriting.
+    "instance_attribute_set_in_undecided_if": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.big = False
+                if os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET"):
+                    self.big = True
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                return self.b(x) if self.big else self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "instance_attribute_set_in_undecided_if_of_a_helper": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self._setup()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def _setup(self):
+                self.big = False
+                if os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET"):
+                    self.big = True
+
+            def forward(self, x):
+                return self.b(x) if self.big else self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "instance_attribute_set_in_try_and_its_handler": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                try:
+                    import json  # noqa: F401
+
+                    self.big = True
+                except ImportError:
+                    self.big = False
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                return self.b(x) if self.big else self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from shapelint.analysis import instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, Cost
@@ -127,6 +128,7 @@ def _is_exception(c) -> bool:
 
 def exec_try(an, stmt, frame) -> None:
     before = dict(frame.env)
+    state = instance_state.fork(an)
     start = set(frame.records)
     an.exec_block(stmt.body, frame)
     if frame.raised:
@@ -153,10 +155,13 @@ def exec_try(an, stmt, frame) -> None:
             for h in stmt.handlers:
                 frame.env, frame.done, frame.jump = dict(before), False, None
                 frame.raised = False
+                path = instance_state.taken(state)
+                instance_state.restore(state)
                 if h.name:
                     frame.env[h.name] = UNKNOWN
                 an.exec_block(h.body, frame)
                 after = an.join_env(after, frame.env)
+                instance_state.join(an, path)
         for rec in records.values():
             alternative(rec, why, "if it runs")
         merge(frame.records, records, ONE, "")

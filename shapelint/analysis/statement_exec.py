@@ -18,6 +18,7 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    instance_state,
     lambdas,
     loops,
     matching,
@@ -125,9 +126,12 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     raises = isinstance(stmt.test, ast.Compare) and isinstance(stmt.body[-1], ast.Raise)
     negation = order_facts(an, stmt.test, frame, holds=False) if raises else []
     n_records = len(frame.records)
+    state = instance_state.fork(an)
     an.exec_block(stmt.body, frame)
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
     body_raised = frame.raised
+    body_state = instance_state.taken(state)
+    instance_state.restore(state)
     facts_body = nonnegative_facts()
     restore_nonnegative(facts_before)
     frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
@@ -147,7 +151,11 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     if body_raised != frame.raised:
         # A branch that raises is no alternative: the function goes on in the other.
         raising.drop(frame, list(frame.records)[n_records:])
+        if frame.raised:
+            instance_state.restore(body_state)
         frame.raised = False
+    else:
+        instance_state.join(an, body_state)
     if body_done and not frame.done:
         pass  # only the else branch carries on
     elif frame.done and not body_done:

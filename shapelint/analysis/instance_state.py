@@ -1,0 +1,48 @@
+"""The state of the modules being built, across control flow the analysis cannot
+decide.
+
+Locals live in the frame and are joined where two paths meet; an instance's
+attributes live on its recorder (modules.SelfRecorder), shared by every path. A
+store made on one path of an undecided `if` (`if os.environ.get(...): self.big =
+True`) would otherwise hold after it as if that path surely ran, and a forward
+reading the attribute would take a branch Python may not: a complete figure that
+differs from torch's. So the recorders' attributes are forked where the paths
+part and joined where they meet, as the locals are.
+"""
+
+from __future__ import annotations
+
+from shapelint.analysis import aliasing
+
+# (a recorder: modules.SelfRecorder, the attributes it held)
+State = list[tuple[object, dict]]
+
+
+def fork(an) -> State:
+    """The attributes of every module being built (a store into an instance
+    after its constructor is not applied: absence.unapplied_write)."""
+    if not an.specialize:
+        return []
+    return [(r, dict(r.attrs)) for r in aliasing.recorders()]
+
+
+def taken(state: State) -> State:
+    """What a path left in the recorders forked as `state`."""
+    return [(r, dict(r.attrs)) for r, _ in state]
+
+
+def restore(state: State) -> None:
+    """Back to `state`, for the next path (the dict itself is kept: others hold it)."""
+    for r, attrs in state:
+        r.attrs.clear()
+        r.attrs.update(attrs)
+
+
+def join(an, other: State) -> None:
+    """The recorders hold what either path left: a name both paths bound alike
+    keeps its value, one they bound differently is a choice (an.join), one only
+    one path bound is unknown."""
+    for r, theirs in other:
+        joined = an.join_env(theirs, r.attrs)
+        r.attrs.clear()
+        r.attrs.update(joined)
