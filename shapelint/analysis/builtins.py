@@ -78,7 +78,7 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
     """A module list (its count) or a dict (its keys)."""
     if len(args) != 1:
         return None
-    v = args[0]
+    v = modules.iterated(an, args[0])
     if isinstance(v, ModuleListV):
         if v.count is not None:
             return IntV(v.count)
@@ -107,8 +107,8 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     module list (`list(zip(self.layers, args))`), its items, a plain list's."""
     if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
         return args[0]
-    if len(args) == 1 and isinstance(args[0], ModuleListV):
-        v = args[0]
+    v = modules.iterated(an, args[0]) if len(args) == 1 else None
+    if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
     return None
 
@@ -170,6 +170,7 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _zip(an, node, args, kwargs, frame) -> Value | None:
+    args = [modules.iterated(an, a) for a in args]
     return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
 
 
@@ -177,11 +178,13 @@ def _enumerate(an, node, args, kwargs, frame) -> Value | None:
     if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
         return None
     start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
-    return iterators.enumerated(args[0], start) if args else None
+    return iterators.enumerated(modules.iterated(an, args[0]), start) if args else None
 
 
 def _reversed(an, node, args, kwargs, frame) -> Value | None:
-    return iterators.reversed_of(args[0]) if len(args) == 1 and not kwargs else None
+    if len(args) != 1 or kwargs:
+        return None
+    return iterators.reversed_of(modules.iterated(an, args[0]))
 
 
 def _range(an, node, args, kwargs, frame) -> Value | None:
@@ -433,6 +436,7 @@ _ABSTRACT = frozenset(
     for t in ("Iterable", "Sequence", "Collection")
 )
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
+_PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
 
 
 def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
@@ -454,6 +458,8 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
+        return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual in _ABSTRACT:
         if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
             return None

@@ -236,6 +236,8 @@ def call_attribute(
         known = builtins.str_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
+    if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
+        return _module_apply(an, recv, node, frame)
     if isinstance(recv, TensorV):
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
@@ -262,11 +264,7 @@ def call_attribute(
                 # what it registers on the copy never reaches the module
                 recv.attrs[modules.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
-        if (
-            an.specialize
-            and func.attr not in aliasing.KEEPS_STATE
-            and not (func.attr == "apply" and _keeps_layers(an, recv, node, frame))
-        ):
+        if an.specialize and func.attr not in aliasing.KEEPS_STATE:
             # a method the analysis cannot see (a base it cannot read, or one of
             # nn.Module's that changes what the module holds: `self.tie_weights()`)
             aliasing.lost()
@@ -279,14 +277,45 @@ def call_attribute(
     return UNKNOWN
 
 
-def _keeps_layers(an: Analyzer, recv: SelfRecorder, node: ast.Call, frame) -> bool:
-    """`self.apply(fn)` with a function that changes no layer (initialises weights
+def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
+    """`module.apply(fn)` with a function that changes no layer (initialises weights
     in place), as dynamic.py reads it."""
     if len(node.args) != 1 or node.keywords:
         return False
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
-    cd = an.class_of(recv.cls)
+    cls = _class_key(recv)
+    cd = an.class_of(cls) if cls is not None else None
     return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None)
+
+
+def _class_key(recv) -> str | None:
+    if isinstance(recv, SelfRecorder):
+        return recv.cls
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        return recv.kind[len("<class>") :]
+    return None
+
+
+def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
+    """`m.apply(fn)` is nn.Module.apply: m a module whose class does not define its own."""
+    if len(args) != 1 or kwargs or not (isinstance(recv, SelfRecorder) or modules.is_module(recv)):
+        return False
+    cls = _class_key(recv)
+    return cls is None or "apply" not in an.class_methods(cls)
+
+
+def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:
+    """nn.Module.apply(fn) as it runs: fn on every submodule, then on the module,
+    which it returns. A fn that changes only weights' values (an init) leaves
+    every count as it was; one that may change layers leaves the modules being
+    built unknown, and the calls of their methods from then on (dynamic.py)."""
+    if _keeps_layers(an, recv, node, frame):
+        return recv
+    why = f"apply() with a function that changes layers (line {node.lineno})"
+    aliasing.lost()
+    for r in aliasing.recorders():
+        r.attrs[dynamic.CHANGED] = StrV(why)
+    return an.unknown_call(node, [], {}, frame, why)
 
 
 def _project_method(an: Analyzer, recv, name: str) -> bool:

@@ -631,6 +631,21 @@ def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
     return ModuleListV(layers.items + tuple(added), layers.sequential)
 
 
+def iterated(an: Analyzer, v: Value) -> Value:
+    """What iterating v walks: an instance of a container's subclass (`for mod in
+    self` in a Sequential subclass's forward) walks its registered layers, as
+    Sequential.__iter__ does (a module list of unknown length where an attribute
+    set after them may be a module the analysis did not build); anything else
+    is itself."""
+    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+        return v
+    cd = an.class_of(v.kind[7:])
+    if cd is None or torch_base(an, cd) not in _CONTAINERS:
+        return v
+    layers = _registered(an, v)
+    return layers if layers is not None else ModuleListV(known=False)
+
+
 def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, x: Value, frame):
     """A target whose forward is its torch base's: one call record, at the class,
     holding what the base's forward ran."""
@@ -1309,7 +1324,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
             return True
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
-    seq = an.eval(it, frame)
+    seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
         return False
     items = list(seq.items)
@@ -1608,6 +1623,9 @@ def specialized_invoke(
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
     why = dynamic.not_modelled(an, fd, names, decorators=False, special=special)
+    changed = recv.attr(dynamic.CHANGED) if isinstance(recv, ObjectV) else None
+    if why is None and isinstance(changed, StrV):
+        why = changed.value
     if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
         wrapped = decorators.decorated(an, fd)
         if wrapped is not None:

@@ -1,0 +1,222 @@
+"""nn.Module's own semantics in target runs (issue 24): iterating a container
+subclass's instance (`for mod in self`, as Sequential.__iter__ walks its layers),
+`Module.apply(fn)` with an init that changes weights' values only (a partial of a
+method, or a module-level function no run calls), and `isinstance` of a plain
+value against a torch.nn class. Each exact case is judged by FlopCounterMode on
+the same module and inputs; the bound cases by what torch runs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.test_object_model import assert_exact, static_target, write
+
+torch = pytest.importorskip("torch")
+
+HEADER = textwrap.dedent(
+    """
+    from functools import partial
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    """
+)
+
+CASES = {
+    # torchvision's ASPPPooling: a Sequential subclass's forward walks itself
+    "for_mod_in_self": (
+        """
+        class Pool(nn.Sequential):
+            def __init__(self, cin, cout):
+                super().__init__(nn.Linear(cin, cout), nn.ReLU(), nn.Linear(cout, cout))
+
+            def forward(self, x):
+                for mod in self:
+                    x = mod(x)
+                return x * 2
+        """,
+        "Pool",
+        dict(cin=8, cout=16),
+        dict(x=(2, 8)),
+    ),
+    # timm's SequentialAppendList: enumerate(self), each output kept
+    "enumerate_self_appending": (
+        """
+        class AppendList(nn.Sequential):
+            def __init__(self, *args):
+                super().__init__(*args)
+
+            def forward(self, x, outs):
+                for i, module in enumerate(self):
+                    if i == 0:
+                        outs.append(module(x))
+                    else:
+                        outs.append(module(outs[-1]))
+                return torch.cat(outs, dim=1)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.mid = AppendList(nn.Linear(dim, dim), nn.Linear(dim, dim))
+                self.out = nn.Linear(3 * dim, dim)
+
+            def forward(self, x):
+                return self.out(self.mid(x, [x]))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # reversed(self) and len(self) on a ModuleList subclass
+    "reversed_and_len_of_self": (
+        """
+        class Stack(nn.ModuleList):
+            def __init__(self, dim):
+                super().__init__([nn.Linear(dim, 2 * dim), nn.Linear(2 * dim, dim)])
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.stack = Stack(dim)
+
+            def forward(self, x):
+                for layer in reversed(self.stack):
+                    x = layer(x)
+                return x * len(self.stack)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 16)),
+    ),
+    # timm's EfficientViM: self.apply(partial(self._init_weights, ...)) in __init__
+    "apply_partial_of_an_init_method": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+                self.norm = nn.LayerNorm(2 * dim)
+                self.apply(partial(self._init_weights, needs_reset=False))
+
+            def _init_weights(self, m, needs_reset=True):
+                if isinstance(m, nn.Linear):
+                    nn.init.trunc_normal_(m.weight, std=0.02)
+                    if m.bias is not None:
+                        nn.init.zeros_(m.bias)
+                elif needs_reset and hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
+
+            def forward(self, x):
+                return self.norm(self.fc(x))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # open_clip: a module-level helper applies a dtype conversion; no run calls it
+    "apply_in_a_function_the_run_never_calls": (
+        """
+        def convert_weights(model, dtype=torch.float16):
+            def _convert(l):
+                if isinstance(l, nn.Linear):
+                    l.weight.data = l.weight.data.to(dtype)
+            model.apply(_convert)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # timm's get_attn: `isinstance(name, torch.nn.Module)` of a string is False
+    "isinstance_of_a_string_against_nn_module": (
+        """
+        def make(kind, dim):
+            if isinstance(kind, torch.nn.Module):
+                return kind
+            if kind == "wide":
+                return nn.Linear(dim, 2 * dim)
+            return nn.Linear(dim, dim)
+
+        class Net(nn.Module):
+            def __init__(self, dim, kind="wide"):
+                super().__init__()
+                self.fc = make(kind, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key], HEADER)
+
+
+def _target(tmp_path, code: str, cls: str = "Net"):
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
+    return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_a_helper_that_replaces_layers_through_apply_leaves_a_bound(tmp_path):
+    # torch: the helper swaps the Linear for an Identity, so the forward costs 0;
+    # the analysis cannot place that change: it must not claim the Linear's 256.
+    t = _target(
+        tmp_path,
+        """
+        def strip(model):
+            def _swap(m):
+                if hasattr(m, "fc"):
+                    m.fc = nn.Identity()
+            model.apply(_swap)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                strip(self)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+    )
+    assert not t["complete"]
+    assert (t["flops_value"] or 0) == 0 and t["flops"] in ("0", None)
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_apply_on_a_held_module_that_replaces_layers_leaves_a_bound(tmp_path):
+    # the same change made on a sub-module after it was built, from __init__
+    t = _target(
+        tmp_path,
+        """
+        def _swap(m):
+            if isinstance(m, nn.Sequential):
+                m[0] = nn.Identity()
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(dim, dim))
+                self.body.apply(_swap)
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+    )
+    assert not t["complete"]
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
