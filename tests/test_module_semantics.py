@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from tests.test_object_model import assert_exact, static_target, write
+from tests.test_parameters import static
 
 torch = pytest.importorskip("torch")
 
@@ -220,3 +221,92 @@ def test_apply_on_a_held_module_that_replaces_layers_leaves_a_bound(tmp_path):
     )
     assert not t["complete"]
     assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_a_star_import_binds_the_library_names_the_module_imports(tmp_path):
+    # timm's create_act.py: `from .activations import *` is where `nn` and `torch`
+    # come from, as Python binds every public name of the module's namespace; and
+    # `'silu' in dir(torch.nn.functional)` is True where the stubs describe F.silu.
+    # Truth by hand: Linear(16, 16) on (2, 16) is 2·2·16·16 FLOPs, SiLU none.
+    write(tmp_path, "pkg/__init__.py", "")
+    write(
+        tmp_path,
+        "pkg/acts.py",
+        """
+        import torch
+        from torch import nn
+
+        class Swish(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.beta = nn.Parameter(torch.ones(1))
+
+            def forward(self, x):
+                return x * torch.sigmoid(self.beta * x)
+        """,
+    )
+    write(
+        tmp_path,
+        "pkg/create.py",
+        """
+        from .acts import *
+
+        _has_silu = 'silu' in dir(torch.nn.functional)
+        LAYERS = dict(silu=nn.SiLU if _has_silu else Swish, relu=nn.ReLU)
+
+        def get(name):
+            return LAYERS[name.lower()]
+        """,
+    )
+    path = write(
+        tmp_path,
+        "pkg/m.py",
+        """
+        from torch import nn
+        from .create import get
+
+        class Net(nn.Module):
+            def __init__(self, dim, kind="silu"):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.act = get(kind)()
+
+            def forward(self, x):
+                return self.act(self.fc(x))
+        """,
+    )
+    t = static(path, "Net", "--init", "dim=16", "--input", "x=2,16")
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == 2 * 2 * 16 * 16
+    assert t["params"] == str(16 * 16 + 16)  # nn.SiLU, not Swish and its beta
+
+
+def test_an_autograd_function_apply_is_no_module_apply(tmp_path):
+    # timm's HardSigmoidMe: `Fn.apply(x)` on a torch.autograd.Function of the file
+    # runs Fn.forward; it does not change any module's layers.
+    t = _target(
+        tmp_path,
+        """
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def doubled(self, x):
+                return Double.apply(x)
+        """,
+    )
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == 2 * 2 * 8 * 8

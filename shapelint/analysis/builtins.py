@@ -619,7 +619,18 @@ def _delattr(an, node, args, kwargs, frame) -> Value | None:
     return NoneV()
 
 
+def _dir(an, node, args, kwargs, frame) -> Value | None:
+    """`dir(torch.nn.functional)`: the names of a library module the stubs model."""
+    if len(node.args) != 1 or node.keywords:
+        return None
+    qual = an.imports.resolve(node.args[0], frame.locals, frame.local_imports)
+    if qual is None or qual.split(".")[0] not in ("torch", "einops"):
+        return None
+    return pytypes.ModuleNamesV(qual)
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
+    "dir": (_dir,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),
     "delattr": (_delattr,),

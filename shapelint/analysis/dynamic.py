@@ -126,6 +126,9 @@ def _scan(tree: ast.Module) -> Scan:
                 # in a module-level function it changes layers only if a run calls
                 # it: judged where it runs (call_resolution._module_apply)
                 and (owner is not None or id(node) not in in_functions)
+                # `Fn.apply(x)` on a class of the file (an autograd Function) is
+                # no module's apply
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id in classes)
                 and len(node.args) == 1
                 and replaces_layers(
                     tree, node.args[0], classes.get(owner) if owner is not None else None

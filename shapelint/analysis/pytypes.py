@@ -48,6 +48,23 @@ class SetV(Value):
     items: tuple[Value, ...]
 
 
+@dataclass(frozen=True)
+class ModuleNamesV(Value):
+    """`dir(m)` of a module of a library the analysis models by its stubs (`dir(torch.nn.functional)`):
+    every name they describe under m is in it; of any other name, nobody knows here."""
+
+    module: str
+
+
+def in_module_names(name: Value, names: ModuleNamesV) -> bool | None:
+    from shapelint.ops.stub_ops import describes
+
+    if isinstance(name, StrV) and name.value is not None and name.value.isidentifier():
+        if describes(f"{names.module}.{name.value}"):
+            return True
+    return None
+
+
 # Values of these kinds are plain data: never a tensor, a class, a function or a partial.
 _PLAIN = (IntV, BoolV, FloatV, StrV, NoneV, TupleV, DtypeV, SliceV)
 _FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
