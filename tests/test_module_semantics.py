@@ -160,6 +160,53 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # diffusers' is_torch_version: a function under @cache returns its body's value
+    "cache_decorated_flag": (
+        """
+        import functools
+
+        @functools.cache
+        def wide(n):
+            return n > 4
+
+        @functools.lru_cache(maxsize=None)
+        def width(n):
+            return 2 * n if wide(n) else n
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, width(dim))
+
+            def forward(self, x):
+                if wide(x.shape[-1]):
+                    x = torch.cat([x, x], dim=-1)
+                return self.fc(x[..., : self.fc.in_features])
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # torchvision's GoogLeNet: a run is eager, never TorchScript nor a trace
+    "eager_mode_predicates": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.eager = nn.Linear(dim, dim)
+                self.scripted = nn.Linear(dim, 4 * dim)
+
+            def forward(self, x):
+                if torch.jit.is_scripting() or torch.jit.is_tracing():
+                    return self.scripted(x)
+                if torch.compiler.is_compiling():
+                    return self.scripted(x)
+                return self.eager(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
@@ -310,3 +357,29 @@ def test_an_autograd_function_apply_is_no_module_apply(tmp_path):
     )
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == 2 * 2 * 8 * 8
+
+
+def test_a_cached_function_that_computes_is_a_bound(tmp_path):
+    # @cache runs the body on a miss only: a later call (or a warm cache from an
+    # earlier forward) costs nothing, so its product is no part of an exact sum.
+    t = _target(
+        tmp_path,
+        """
+        import functools
+
+        @functools.cache
+        def gram(n):
+            return torch.ones(n, n) @ torch.ones(n, n)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x) @ gram(x.shape[-1])
+        """,
+    )
+    assert not t["complete"]
+    assert int(t["flops"]) <= 2 * 2 * 8 * 8 + 2 * 2 * 8 * 8  # never above torch's count
+    assert any("cache miss" in u["why"] for u in t["unknown"]), t["unknown"]

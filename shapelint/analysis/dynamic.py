@@ -325,12 +325,28 @@ def _is_partial(tree: ast.Module, fn: ast.expr) -> bool:
     )
 
 
+# Decorators whose wrapper returns what the body returns, running the body only
+# on a miss of its cache: the value is the body's, its cost unknown unless free.
+CACHING = frozenset({"functools.cache", "functools.lru_cache"})
+
+
+def caching(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The caching decorator of fn (`@cache`, `@lru_cache(maxsize=None)`), if any."""
+    for d in node.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if an.imports.resolve(func, set(), {}) in CACHING:
+            return ast.unparse(d)
+    return None
+
+
 def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The first decorator of a module-level function or method whose result a
     call does not run as the body reads (None: all hand the function back, or
-    wrap it in one that runs it once, as they are read)."""
+    wrap it in one that runs it once, as they are read, or cache what it returns:
+    CACHING)."""
     for d in node.decorator_list:
-        if transparent(an, d):
+        func = d.func if isinstance(d, ast.Call) else d
+        if transparent(an, d) or an.imports.resolve(func, set(), {}) in CACHING:
             continue
         try:
             return ast.unparse(d)

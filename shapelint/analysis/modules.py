@@ -1678,6 +1678,10 @@ def specialized_invoke(
             owner.specialized[("<saved>", key)] = (before, *after)
     value, children = cached
     cost = add_costs(r.cost for r in children)
+    cache = dynamic.caching(owner, fd.node) if not undecorated else None
+    if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
+        # what the body costs is paid on a miss only, which no run here decides
+        cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
     if hit:  # another call's result, equal in shape: another tensor all the same
         value = storages.renewed(value)
         first = owner.specialized.get(("<saved>", key))

@@ -211,10 +211,27 @@ def as_bool(known: bool | None) -> Value:
 _DTYPE_TESTS = {"is_floating_point": 2, "is_complex": 3}
 
 
+# What torch says of the way it runs: a target run is eager Python (no TorchScript,
+# tracing, compiler or ONNX export), as a module called from Python runs.
+_EAGER = frozenset(
+    {
+        "torch.jit.is_scripting",
+        "torch.jit.is_tracing",
+        "torch.compiler.is_compiling",
+        "torch.compiler.is_dynamo_compiling",
+        "torch._dynamo.is_compiling",
+        "torch.onnx.is_in_onnx_export",
+    }
+)
+
+
 def torch_predicate(qual: str, args: list[Value]) -> Value | None:
     """`torch.is_tensor(x)`, `torch.is_floating_point(x)` / `x.is_floating_point()`,
     `torch.is_complex(x)`: what they say of x, which they read without computing
-    anything; None: not one of them."""
+    anything; `torch.jit.is_scripting()` and its kind: False, the run being eager.
+    None: not one of them."""
+    if qual in _EAGER and not args:
+        return BoolV(False)
     module, _, name = qual.rpartition(".")
     if module not in ("torch", "torch.Tensor") or len(args) != 1:
         return None
