@@ -207,6 +207,66 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # vit-pytorch's vit_5: nn.ParameterList grown beside a ModuleList, zipped in forward
+    "parameter_list_zipped_with_layers": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, depth=3):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                self.ls = nn.ParameterList([])
+                for _ in range(depth):
+                    self.layers.append(nn.Linear(dim, dim))
+                    self.ls.append(nn.Parameter(torch.ones(dim) * 1e-4))
+
+            def forward(self, x):
+                for layer, ls in zip(self.layers, self.ls):
+                    x = layer(x) * ls + x
+                return x
+        """,
+        "Net",
+        dict(dim=8, depth=3),
+        dict(x=(2, 8)),
+    ),
+    # vit-pytorch's CrossEmbedLayer: sorted(...) sizes, a comprehension over
+    # range(1, n) (its index starts at 1), map over the convolutions
+    "sorted_sizes_and_a_range_from_one": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim_in, dim_out, kernel_sizes=(8, 2, 4)):
+                super().__init__()
+                kernel_sizes = sorted(kernel_sizes)
+                n = len(kernel_sizes)
+                scales = [int(dim_out / (2 ** i)) for i in range(1, n)]
+                scales = [*scales, dim_out - sum(scales)]
+                self.convs = nn.ModuleList([])
+                for k, d in zip(kernel_sizes, scales):
+                    self.convs.append(nn.Conv2d(dim_in, d, k, stride=2, padding=(k - 2) // 2))
+
+            def forward(self, x):
+                fmaps = tuple(map(lambda conv: conv(x), self.convs))
+                return torch.cat(fmaps, dim=1)
+        """,
+        "Net",
+        dict(dim_in=3, dim_out=16),
+        dict(x=(2, 3, 16, 16)),
+    ),
+    # a list comprehension over range(a, b) takes a, a + 1, ... (the analysis took
+    # 0, 1, ...: a complete figure that differed from torch's)
+    "comprehension_over_a_range_from_two": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.heads = nn.ModuleList([nn.Linear(dim, dim * i) for i in range(2, 4)])
+
+            def forward(self, x):
+                return [head(x) for head in self.heads]
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -55,6 +55,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    constant_value,
     python_constant,
 )
 
@@ -231,12 +232,23 @@ def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _map(an, node, args, kwargs, frame) -> Value | None:
+    # `map(lambda conv: conv(x), self.convs)` walks the module list as a for does
+    args = [args[0], *(_walked(modules.iterated(an, a)) for a in args[1:])] if args else args
     if len(args) >= 2 and not kwargs:
         mapped = map_named(an, node, args, frame)
         return mapped if mapped is not None else lambdas.map_call(an, node, args, frame)
     if len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _walked(v: Value) -> Value:
+    """A module list as the sequence iterating it walks: its items, or count copies."""
+    if not isinstance(v, ModuleListV) or not v.known:
+        return v
+    if v.count is not None:
+        return SeqV(v.items[0], v.count) if v.items else v
+    return TupleV(v.items)
 
 
 def _known(v: Value) -> int | float | bool | None:
@@ -619,6 +631,24 @@ def _delattr(an, node, args, kwargs, frame) -> Value | None:
     return NoneV()
 
 
+def _sorted(an, node, args, kwargs, frame) -> Value | None:
+    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known: the
+    list Python builds (a `key=` function is not followed)."""
+    if len(args) != 1 or set(kwargs) - {"reverse"}:
+        return None
+    ok, items = python_constant(args[0])
+    ok_r, reverse = python_constant(kwargs.get("reverse", BoolV(False)))
+    if not (ok and ok_r and isinstance(items, tuple) and isinstance(reverse, bool)):
+        return None
+    if not all(isinstance(i, (int, float, str)) for i in items):
+        return None
+    try:
+        ordered = sorted(items, reverse=reverse)
+    except TypeError:  # numbers beside strings: Python raises too
+        return None
+    return TupleV(tuple(constant_value(i) for i in ordered))
+
+
 def _dir(an, node, args, kwargs, frame) -> Value | None:
     """`dir(torch.nn.functional)`: the names of a library module the stubs model."""
     if len(node.args) != 1 or node.keywords:
@@ -631,6 +661,7 @@ def _dir(an, node, args, kwargs, frame) -> Value | None:
 
 BUILTINS: dict[str, tuple[Handler, ...]] = {
     "dir": (_dir,),
+    "sorted": (_sorted,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),
     "delattr": (_delattr,),

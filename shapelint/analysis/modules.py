@@ -194,7 +194,11 @@ def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMet
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
 
-_CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
+_CONTAINERS = {
+    "torch.nn.Sequential": True,
+    "torch.nn.ModuleList": False,
+    "torch.nn.ParameterList": False,
+}
 _DICTS = {
     "torch.nn.ModuleDict": REGISTERED_DICT_KIND,
     "torch.nn.ParameterDict": REGISTERED_DICT_KIND,
@@ -328,10 +332,13 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
         return TupleV(tuple(out))
     inner.records = frame.records
     n = count.value
+    # `range(a, b)` counts from a: the index each turn takes, where a is known
+    start = _range_start(an, gen.iter, frame) if each is None else None  # type: ignore[arg-type]
     if n is not None and n <= MAX_UNROLL:
         items = []
         for i in range(n):
-            an.assign(gen.target, IntV(Expr.const(i)) if each is None else each, inner, None)
+            index = IntV(None if start is None else Expr.const(start + i))
+            an.assign(gen.target, index if each is None else each, inner, None)
             with collected(inner) as turn:
                 items.append(an.eval(node.elt, inner))
             merge(frame.records, turn, ONE, "")  # each item's calls count
