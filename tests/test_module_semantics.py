@@ -267,6 +267,58 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # mmengine's Sequential(BaseModule, nn.Sequential) calls each base's __init__ by name
+    "torch_base_init_called_by_name": (
+        """
+        class Base(nn.Module):
+            def __init__(self, cfg=None):
+                super().__init__()
+                self.cfg = cfg
+
+        class Seq(Base, nn.Sequential):
+            def __init__(self, *args, cfg=None):
+                Base.__init__(self, cfg)
+                nn.Sequential.__init__(self, *args)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = Seq(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 2 * dim))
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # diffusers' get_parameter_dtype: walks named_modules() and parameters(), no arithmetic
+    "module_tree_walks_cost_nothing": (
+        """
+        def first_dtype(module):
+            for name, sub in module.named_modules():
+                if hasattr(sub, "_hook"):
+                    return sub._hook
+            for p in module.parameters():
+                return p.dtype
+            return torch.float32
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+
+            @property
+            def dtype(self):
+                return first_dtype(self)
+
+            def forward(self, x):
+                return self.fc(x.to(self.dtype))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -601,6 +601,22 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
         recorder.attrs.update(dict(layer.attrs))
 
 
+def explicit_torch_init(an: Analyzer, qual: str, node, args, kwargs, frame) -> bool:
+    """`nn.Sequential.__init__(self, *layers)` in a constructor: the torch base's
+    __init__ run on the instance being built, as `super().__init__` runs it (a class
+    with several bases calls each by name). False: not such a call."""
+    base, _, meth = qual.rpartition(".")
+    if meth != "__init__" or not args or not isinstance(args[0], SelfRecorder):
+        return False
+    if base not in _CONTAINERS and layer_class(base) is None:
+        return False
+    cd = an.class_of(args[0].cls)
+    if cd is None or torch_base(an, cd) != base:
+        return False  # a torch class the instance does not derive from: Python raises
+    torch_init(an, base, args[0], node, list(args[1:]), kwargs, frame)
+    return True
+
+
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
     """The torch base's forward on a project instance (inherited, or `super().forward`):
     a container chains its layers, a layer is its stub with the instance's attributes."""
@@ -1556,6 +1572,16 @@ _FREE_METHODS = {
     "numel",
     "append",
     "extend",
+    # nn.Module's walks of its tree: they hand out what it holds, computing nothing
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "_named_members",
 }
 
 
