@@ -319,6 +319,39 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # diffusers' attention modules: `processor = self._default_processor_cls()`, a
+    # class held by a class attribute (no binding: a class is no descriptor), stored
+    # by a mixin's method and called in forward
+    "class_attribute_holding_a_class": (
+        """
+        class Proc:
+            def __call__(self, attn, x):
+                return attn.o(x)
+
+        class Mixin:
+            def set_processor(self, processor):
+                if hasattr(self, "processor") and isinstance(self.processor, nn.Module):
+                    self._modules.pop("processor")
+                self.processor = processor
+
+        class Net(nn.Module, Mixin):
+            _default_processor_cls = Proc
+            _act = partial(F.gelu, approximate="tanh")
+
+            def __init__(self, dim, processor=None):
+                super().__init__()
+                self.o = nn.Linear(dim, dim)
+                if processor is None:
+                    processor = self._default_processor_cls()
+                self.set_processor(processor)
+
+            def forward(self, x):
+                return self._act(self.processor(self, x))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -244,11 +244,15 @@ def call_attribute(
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         attr = recv.attr(func.attr)
+        if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
+            attr = _unbound_class_attribute(an, _class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
     if isinstance(recv, SelfRecorder):
         attr = recv.attrs.get(func.attr, UNKNOWN)
+        if func.attr not in recv.attrs and func.attr not in an.class_methods(recv.cls):
+            attr = _unbound_class_attribute(an, recv.cls, func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         if func.attr in an.class_methods(recv.cls):
@@ -294,6 +298,18 @@ def _class_key(recv) -> str | None:
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         return recv.kind[len("<class>") :]
     return None
+
+
+def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
+    """`self.name(...)` where name is a class attribute holding a class or a
+    partial (`_default_processor_cls = Processor`): neither binds to the instance,
+    so the call is theirs as written. UNKNOWN for anything else (a function there
+    would be a method, called with self)."""
+    cd = an.class_of(cls) if cls is not None and an.specialize else None
+    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    if isinstance(found, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
+        return found
+    return UNKNOWN
 
 
 def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
