@@ -120,9 +120,9 @@ def project_imports(
 def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> list[str] | None:
     """The names `from m import *` binds of m (its tree, its project links): those
     of a literal `__all__`, else its public names. Only names m defines (a class, a
-    function, an assignment) or imports from the project; a library name it imports
-    is bound by star_imports. None: an `__all__` not written out (nothing is
-    bound, rather than a guess)."""
+    function, an assignment) or imports from the project: a library name it imports
+    is left to the importing file's own imports. None: an `__all__` not written
+    out (nothing is bound, rather than a guess)."""
     defined: set[str] = {n for n in links if not n.startswith("_")}
     listed: list[str] | None = None
     for stmt in _top_level(tree):
@@ -146,36 +146,6 @@ def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> li
     return sorted(n for n in defined if not n.startswith("_"))
 
 
-def star_imports(an: Analyzer, proj: Project, roots, modname: str, is_pkg: bool) -> None:
-    """`from .m import *` binds, as Python does, the public names m's namespace
-    holds that come from a library (`nn`, `torch`, `F` that m imports), where this
-    file binds no such name itself: each resolves as m's import of it does. m's
-    literal `__all__` limits them; one not written out binds nothing."""
-    own = set(an.project_links) | set(an.imports.names) | _defined(an.tree)
-    for stmt in _top_level(an.tree):
-        if not isinstance(stmt, ast.ImportFrom) or all(a.name != "*" for a in stmt.names):
-            continue
-        mod = _star_source(stmt, modname, is_pkg)
-        other = proj.analyzer(roots, mod) if mod is not None else None
-        if other is None or other is an:
-            continue
-        public = star_names(other.tree, other.project_links)
-        if public is None:
-            continue
-        listed = _literal_all(other.tree)
-        for name, qual in other.imports.names.items():
-            if name.startswith("_") or name in own:
-                continue
-            if listed is None or name in listed:
-                an.imports.names[name] = qual
-
-
-def _star_source(stmt: ast.ImportFrom, modname: str, is_pkg: bool) -> str | None:
-    if not stmt.level:
-        return stmt.module
-    return _relative_module(stmt, modname.split(".") if is_pkg else modname.split(".")[:-1])
-
-
 def _relative_module(stmt: ast.ImportFrom, pkg_parts: list[str]) -> str | None:
     """The module `from .m import ...` names, from the package it sits in; None for
     a script, which has no package to be relative to (Python: ImportError)."""
@@ -183,28 +153,6 @@ def _relative_module(stmt: ast.ImportFrom, pkg_parts: list[str]) -> str | None:
         return None
     base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
     return ".".join(base + ([stmt.module] if stmt.module else []))
-
-
-def _literal_all(tree: ast.Module) -> set[str] | None:
-    for stmt in _top_level(tree):
-        if (
-            isinstance(stmt, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets)
-            and isinstance(stmt.value, (ast.List, ast.Tuple))
-        ):
-            return {e.value for e in stmt.value.elts if isinstance(e, ast.Constant)}
-    return None
-
-
-def _defined(tree: ast.Module) -> set[str]:
-    out: set[str] = set()
-    for stmt in _top_level(tree):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(stmt.name)
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return out
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
@@ -271,7 +219,6 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
         return  # a script that imports no project module: a file on its own, as before
     an.bind_project(proj, roots, modname, path)
     an.project_links = links
-    star_imports(an, proj, roots, modname, is_pkg)
 
 
 def forget() -> None:
@@ -378,7 +325,6 @@ class Project:
         an.project_links = project_imports(
             tree, modname, is_pkg, self.finder(root), self.exports(root)
         )
-        star_imports(an, self, root, modname, is_pkg)
         an.prepare()
         return an
 
