@@ -55,6 +55,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    constant_value,
     python_constant,
 )
 
@@ -78,7 +79,7 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
     """A module list (its count) or a dict (its keys)."""
     if len(args) != 1:
         return None
-    v = args[0]
+    v = modules.iterated(an, args[0])
     if isinstance(v, ModuleListV):
         if v.count is not None:
             return IntV(v.count)
@@ -107,8 +108,8 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     module list (`list(zip(self.layers, args))`), its items, a plain list's."""
     if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
         return args[0]
-    if len(args) == 1 and isinstance(args[0], ModuleListV):
-        v = args[0]
+    v = modules.iterated(an, args[0]) if len(args) == 1 else None
+    if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
     return None
 
@@ -170,6 +171,7 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _zip(an, node, args, kwargs, frame) -> Value | None:
+    args = [modules.iterated(an, a) for a in args]
     return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
 
 
@@ -177,11 +179,13 @@ def _enumerate(an, node, args, kwargs, frame) -> Value | None:
     if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
         return None
     start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
-    return iterators.enumerated(args[0], start) if args else None
+    return iterators.enumerated(modules.iterated(an, args[0]), start) if args else None
 
 
 def _reversed(an, node, args, kwargs, frame) -> Value | None:
-    return iterators.reversed_of(args[0]) if len(args) == 1 and not kwargs else None
+    if len(args) != 1 or kwargs:
+        return None
+    return iterators.reversed_of(modules.iterated(an, args[0]))
 
 
 def _range(an, node, args, kwargs, frame) -> Value | None:
@@ -228,12 +232,23 @@ def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _map(an, node, args, kwargs, frame) -> Value | None:
+    # `map(lambda conv: conv(x), self.convs)` walks the module list as a for does
+    args = [args[0], *(_walked(modules.iterated(an, a)) for a in args[1:])] if args else args
     if len(args) >= 2 and not kwargs:
         mapped = map_named(an, node, args, frame)
         return mapped if mapped is not None else lambdas.map_call(an, node, args, frame)
     if len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _walked(v: Value) -> Value:
+    """A module list as the sequence iterating it walks: its items, or count copies."""
+    if not isinstance(v, ModuleListV) or not v.known:
+        return v
+    if v.count is not None:
+        return SeqV(v.items[0], v.count) if v.items else v
+    return TupleV(v.items)
 
 
 def _known(v: Value) -> int | float | bool | None:
@@ -433,6 +448,7 @@ _ABSTRACT = frozenset(
     for t in ("Iterable", "Sequence", "Collection")
 )
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
+_PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
 
 
 def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
@@ -454,6 +470,8 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
+        return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual in _ABSTRACT:
         if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
             return None
@@ -613,7 +631,37 @@ def _delattr(an, node, args, kwargs, frame) -> Value | None:
     return NoneV()
 
 
+def _sorted(an, node, args, kwargs, frame) -> Value | None:
+    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known: the
+    list Python builds (a `key=` function is not followed)."""
+    if len(args) != 1 or set(kwargs) - {"reverse"}:
+        return None
+    ok, items = python_constant(args[0])
+    ok_r, reverse = python_constant(kwargs.get("reverse", BoolV(False)))
+    if not (ok and ok_r and isinstance(items, tuple) and isinstance(reverse, bool)):
+        return None
+    if not all(isinstance(i, (int, float, str)) for i in items):
+        return None
+    try:
+        ordered = sorted(items, reverse=reverse)
+    except TypeError:  # numbers beside strings: Python raises too
+        return None
+    return TupleV(tuple(constant_value(i) for i in ordered))
+
+
+def _dir(an, node, args, kwargs, frame) -> Value | None:
+    """`dir(torch.nn.functional)`: the names of a library module the stubs model."""
+    if len(node.args) != 1 or node.keywords:
+        return None
+    qual = an.imports.resolve(node.args[0], frame.locals, frame.local_imports)
+    if qual is None or qual.split(".")[0] not in ("torch", "einops"):
+        return None
+    return pytypes.ModuleNamesV(qual)
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
+    "dir": (_dir,),
+    "sorted": (_sorted,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),
     "delattr": (_delattr,),

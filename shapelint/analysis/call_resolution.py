@@ -236,17 +236,23 @@ def call_attribute(
         known = builtins.str_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
+    if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
+        return _module_apply(an, recv, node, frame)
     if isinstance(recv, TensorV):
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         attr = recv.attr(func.attr)
+        if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
+            attr = _unbound_class_attribute(an, _class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
     if isinstance(recv, SelfRecorder):
         attr = recv.attrs.get(func.attr, UNKNOWN)
+        if func.attr not in recv.attrs and func.attr not in an.class_methods(recv.cls):
+            attr = _unbound_class_attribute(an, recv.cls, func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         if func.attr in an.class_methods(recv.cls):
@@ -262,11 +268,7 @@ def call_attribute(
                 # what it registers on the copy never reaches the module
                 recv.attrs[modules.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
-        if (
-            an.specialize
-            and func.attr not in aliasing.KEEPS_STATE
-            and not (func.attr == "apply" and _keeps_layers(an, recv, node, frame))
-        ):
+        if an.specialize and func.attr not in aliasing.KEEPS_STATE:
             # a method the analysis cannot see (a base it cannot read, or one of
             # nn.Module's that changes what the module holds: `self.tie_weights()`)
             aliasing.lost()
@@ -279,14 +281,57 @@ def call_attribute(
     return UNKNOWN
 
 
-def _keeps_layers(an: Analyzer, recv: SelfRecorder, node: ast.Call, frame) -> bool:
-    """`self.apply(fn)` with a function that changes no layer (initialises weights
+def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
+    """`module.apply(fn)` with a function that changes no layer (initialises weights
     in place), as dynamic.py reads it."""
     if len(node.args) != 1 or node.keywords:
         return False
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
-    cd = an.class_of(recv.cls)
+    cls = _class_key(recv)
+    cd = an.class_of(cls) if cls is not None else None
     return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None)
+
+
+def _class_key(recv) -> str | None:
+    if isinstance(recv, SelfRecorder):
+        return recv.cls
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        return recv.kind[len("<class>") :]
+    return None
+
+
+def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
+    """`self.name(...)` where name is a class attribute holding a class or a
+    partial (`_default_processor_cls = Processor`): neither binds to the instance,
+    so the call is theirs as written. UNKNOWN for anything else (a function there
+    would be a method, called with self)."""
+    cd = an.class_of(cls) if cls is not None and an.specialize else None
+    found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    if isinstance(found, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
+        return found
+    return UNKNOWN
+
+
+def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
+    """`m.apply(fn)` is nn.Module.apply: m a module whose class does not define its own."""
+    if len(args) != 1 or kwargs or not (isinstance(recv, SelfRecorder) or modules.is_module(recv)):
+        return False
+    cls = _class_key(recv)
+    return cls is None or "apply" not in an.class_methods(cls)
+
+
+def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:
+    """nn.Module.apply(fn) as it runs: fn on every submodule, then on the module,
+    which it returns. A fn that changes only weights' values (an init) leaves
+    every count as it was; one that may change layers leaves the modules being
+    built unknown, and the calls of their methods from then on (dynamic.py)."""
+    if _keeps_layers(an, recv, node, frame):
+        return recv
+    why = f"apply() with a function that changes layers (line {node.lineno})"
+    aliasing.lost()
+    for r in aliasing.recorders():
+        r.attrs[dynamic.CHANGED] = StrV(why)
+    return an.unknown_call(node, [], {}, frame, why)
 
 
 def _project_method(an: Analyzer, recv, name: str) -> bool:

@@ -60,6 +60,9 @@ ANY = "*"  # a receiver the scan cannot name: any class
 # method reached through the call protocol is in doubt, but for __call__ itself,
 # which is what a call of the instance runs when the analysis runs it.
 CALL_OVERRIDE = "<__call__>"
+# Set on a module, while it is built, by a run of code that changed what its
+# methods run (`apply(fn)` with a fn that replaces layers): why, as a StrV.
+CHANGED = "<changed>"
 
 
 @dataclass
@@ -120,6 +123,12 @@ def _scan(tree: ast.Module) -> Scan:
                 out.everything = f"a hook on every module ({name}, line {node.lineno})"
             elif (
                 name == "apply"
+                # in a module-level function it changes layers only if a run calls
+                # it: judged where it runs (call_resolution._module_apply)
+                and (owner is not None or id(node) not in in_functions)
+                # `Fn.apply(x)` on a class of the file (an autograd Function) is
+                # no module's apply
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id in classes)
                 and len(node.args) == 1
                 and replaces_layers(
                     tree, node.args[0], classes.get(owner) if owner is not None else None
@@ -242,6 +251,8 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) 
     """Whether a function given to apply() may change the layers it visits (owner:
     the class whose method makes the call; fn looked up in tree)."""
     body: list[ast.AST]
+    while _is_partial(tree, fn):  # `partial(self._init_weights, needs_reset=False)`: its function
+        fn = fn.args[0]  # type: ignore[attr-defined]
     if isinstance(fn, ast.Lambda):
         body = [fn.body]
     else:
@@ -294,12 +305,48 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) 
     return False
 
 
+def _is_partial(tree: ast.Module, fn: ast.expr) -> bool:
+    """`partial(f, ...)` or `functools.partial(f, ...)`, as tree imports them."""
+    if not (isinstance(fn, ast.Call) and fn.args and not isinstance(fn.args[0], ast.Starred)):
+        return False
+    f = fn.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        module, name = f.value.id, f.attr
+        return name == "partial" and any(
+            isinstance(n, ast.Import)
+            and any(a.name == "functools" and (a.asname or a.name) == module for a in n.names)
+            for n in tree.body
+        )
+    return isinstance(f, ast.Name) and any(
+        isinstance(n, ast.ImportFrom)
+        and n.module == "functools"
+        and any(a.name == "partial" and (a.asname or a.name) == f.id for a in n.names)
+        for n in tree.body
+    )
+
+
+# Decorators whose wrapper returns what the body returns, running the body only
+# on a miss of its cache: the value is the body's, its cost unknown unless free.
+CACHING = frozenset({"functools.cache", "functools.lru_cache"})
+
+
+def caching(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The caching decorator of fn (`@cache`, `@lru_cache(maxsize=None)`), if any."""
+    for d in node.decorator_list:
+        func = d.func if isinstance(d, ast.Call) else d
+        if an.imports.resolve(func, set(), {}) in CACHING:
+            return ast.unparse(d)
+    return None
+
+
 def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The first decorator of a module-level function or method whose result a
     call does not run as the body reads (None: all hand the function back, or
-    wrap it in one that runs it once, as they are read)."""
+    wrap it in one that runs it once, as they are read, or cache what it returns:
+    CACHING)."""
     for d in node.decorator_list:
-        if transparent(an, d):
+        func = d.func if isinstance(d, ast.Call) else d
+        if transparent(an, d) or an.imports.resolve(func, set(), {}) in CACHING:
             continue
         try:
             return ast.unparse(d)

@@ -188,6 +188,9 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         same = pytypes.same_class(left, right)  # `==` of classes is their identity
         if same is not None:
             return same != negated
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
+        hit = pytypes.in_module_names(left, right)
+        return None if hit is None else hit != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.SetV):
         right = TupleV(right.items)  # membership alone: a set is its items
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, TupleV):

@@ -1098,6 +1098,8 @@ class ModuleAnalyzer:
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
         if qual == grad_mode.CHECKPOINT and args:
             return grad_mode.checkpoint(self, node, args, kwargs, frame)
+        if not open_kwargs and modules.explicit_torch_init(self, qual, node, args, kwargs, frame):
+            return NoneV()
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is not None:
             return built

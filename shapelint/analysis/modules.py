@@ -194,7 +194,11 @@ def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMet
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
 
-_CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
+_CONTAINERS = {
+    "torch.nn.Sequential": True,
+    "torch.nn.ModuleList": False,
+    "torch.nn.ParameterList": False,
+}
 _DICTS = {
     "torch.nn.ModuleDict": REGISTERED_DICT_KIND,
     "torch.nn.ParameterDict": REGISTERED_DICT_KIND,
@@ -328,10 +332,13 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
         return TupleV(tuple(out))
     inner.records = frame.records
     n = count.value
+    # `range(a, b)` counts from a: the index each turn takes, where a is known
+    start = _range_start(an, gen.iter, frame) if each is None else None  # type: ignore[arg-type]
     if n is not None and n <= MAX_UNROLL:
         items = []
         for i in range(n):
-            an.assign(gen.target, IntV(Expr.const(i)) if each is None else each, inner, None)
+            index = IntV(None if start is None else Expr.const(start + i))
+            an.assign(gen.target, index if each is None else each, inner, None)
             with collected(inner) as turn:
                 items.append(an.eval(node.elt, inner))
             merge(frame.records, turn, ONE, "")  # each item's calls count
@@ -594,6 +601,22 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
         recorder.attrs.update(dict(layer.attrs))
 
 
+def explicit_torch_init(an: Analyzer, qual: str, node, args, kwargs, frame) -> bool:
+    """`nn.Sequential.__init__(self, *layers)` in a constructor: the torch base's
+    __init__ run on the instance being built, as `super().__init__` runs it (a class
+    with several bases calls each by name). False: not such a call."""
+    base, _, meth = qual.rpartition(".")
+    if meth != "__init__" or not args or not isinstance(args[0], SelfRecorder):
+        return False
+    if base not in _CONTAINERS and layer_class(base) is None:
+        return False
+    cd = an.class_of(args[0].cls)
+    if cd is None or torch_base(an, cd) != base:
+        return False  # a torch class the instance does not derive from: Python raises
+    torch_init(an, base, args[0], node, list(args[1:]), kwargs, frame)
+    return True
+
+
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
     """The torch base's forward on a project instance (inherited, or `super().forward`):
     a container chains its layers, a layer is its stub with the instance's attributes."""
@@ -629,6 +652,21 @@ def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
                 return None
         added.append(v)
     return ModuleListV(layers.items + tuple(added), layers.sequential)
+
+
+def iterated(an: Analyzer, v: Value) -> Value:
+    """What iterating v walks: an instance of a container's subclass (`for mod in
+    self` in a Sequential subclass's forward) walks its registered layers, as
+    Sequential.__iter__ does (a module list of unknown length where an attribute
+    set after them may be a module the analysis did not build); anything else
+    is itself."""
+    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+        return v
+    cd = an.class_of(v.kind[7:])
+    if cd is None or torch_base(an, cd) not in _CONTAINERS:
+        return v
+    layers = _registered(an, v)
+    return layers if layers is not None else ModuleListV(known=False)
 
 
 def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, x: Value, frame):
@@ -1309,7 +1347,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
             return True
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
-    seq = an.eval(it, frame)
+    seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
         return False
     items = list(seq.items)
@@ -1534,6 +1572,16 @@ _FREE_METHODS = {
     "numel",
     "append",
     "extend",
+    # nn.Module's walks of its tree: they hand out what it holds, computing nothing
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "_named_members",
 }
 
 
@@ -1608,6 +1656,9 @@ def specialized_invoke(
     if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
         names.append(recv.kind[len("<class>") :].rpartition(":")[2])
     why = dynamic.not_modelled(an, fd, names, decorators=False, special=special)
+    changed = recv.attr(dynamic.CHANGED) if isinstance(recv, ObjectV) else None
+    if why is None and isinstance(changed, StrV):
+        why = changed.value
     if why is None and not undecorated and dynamic.opaque_decorator(owner, fd.node) is not None:
         wrapped = decorators.decorated(an, fd)
         if wrapped is not None:
@@ -1660,6 +1711,10 @@ def specialized_invoke(
             owner.specialized[("<saved>", key)] = (before, *after)
     value, children = cached
     cost = add_costs(r.cost for r in children)
+    cache = dynamic.caching(owner, fd.node) if not undecorated else None
+    if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
+        # what the body costs is paid on a miss only, which no run here decides
+        cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
     if hit:  # another call's result, equal in shape: another tensor all the same
         value = storages.renewed(value)
         first = owner.specialized.get(("<saved>", key))

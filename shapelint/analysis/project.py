@@ -87,11 +87,10 @@ def project_imports(
     for stmt in _top_level(tree):
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
-                # A script has no package to be relative to (Python: ImportError).
-                if not pkg_parts or stmt.level - 1 > len(pkg_parts):
+                relative = _relative_module(stmt, pkg_parts)
+                if relative is None:
                     continue
-                base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
-                mod = ".".join(base + ([stmt.module] if stmt.module else []))
+                mod = relative
             elif stmt.module:
                 mod = stmt.module
                 # `from ns import sub` of a namespace package: sub is the project file.
@@ -145,6 +144,15 @@ def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> li
     if listed is not None:
         return [n for n in listed if n in defined]
     return sorted(n for n in defined if not n.startswith("_"))
+
+
+def _relative_module(stmt: ast.ImportFrom, pkg_parts: list[str]) -> str | None:
+    """The module `from .m import ...` names, from the package it sits in; None for
+    a script, which has no package to be relative to (Python: ImportError)."""
+    if not pkg_parts or stmt.level - 1 > len(pkg_parts):
+        return None
+    base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
+    return ".".join(base + ([stmt.module] if stmt.module else []))
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:

@@ -48,6 +48,23 @@ class SetV(Value):
     items: tuple[Value, ...]
 
 
+@dataclass(frozen=True)
+class ModuleNamesV(Value):
+    """`dir(m)` of a module of a library the analysis models by its stubs (`dir(torch.nn.functional)`):
+    every name they describe under m is in it; of any other name, nobody knows here."""
+
+    module: str
+
+
+def in_module_names(name: Value, names: ModuleNamesV) -> bool | None:
+    from shapelint.ops.stub_ops import describes
+
+    if isinstance(name, StrV) and name.value is not None and name.value.isidentifier():
+        if describes(f"{names.module}.{name.value}"):
+            return True
+    return None
+
+
 # Values of these kinds are plain data: never a tensor, a class, a function or a partial.
 _PLAIN = (IntV, BoolV, FloatV, StrV, NoneV, TupleV, DtypeV, SliceV)
 _FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
@@ -194,10 +211,27 @@ def as_bool(known: bool | None) -> Value:
 _DTYPE_TESTS = {"is_floating_point": 2, "is_complex": 3}
 
 
+# What torch says of the way it runs: a target run is eager Python (no TorchScript,
+# tracing, compiler or ONNX export), as a module called from Python runs.
+_EAGER = frozenset(
+    {
+        "torch.jit.is_scripting",
+        "torch.jit.is_tracing",
+        "torch.compiler.is_compiling",
+        "torch.compiler.is_dynamo_compiling",
+        "torch._dynamo.is_compiling",
+        "torch.onnx.is_in_onnx_export",
+    }
+)
+
+
 def torch_predicate(qual: str, args: list[Value]) -> Value | None:
     """`torch.is_tensor(x)`, `torch.is_floating_point(x)` / `x.is_floating_point()`,
     `torch.is_complex(x)`: what they say of x, which they read without computing
-    anything; None: not one of them."""
+    anything; `torch.jit.is_scripting()` and its kind: False, the run being eager.
+    None: not one of them."""
+    if qual in _EAGER and not args:
+        return BoolV(False)
     module, _, name = qual.rpartition(".")
     if module not in ("torch", "torch.Tensor") or len(args) != 1:
         return None

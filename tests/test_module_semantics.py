@@ -1,0 +1,513 @@
+"""nn.Module's own semantics in target runs (issue 24): iterating a container
+subclass's instance (`for mod in self`, as Sequential.__iter__ walks its layers),
+`Module.apply(fn)` with an init that changes weights' values only (a partial of a
+method, or a module-level function no run calls), and `isinstance` of a plain
+value against a torch.nn class. Each exact case is judged by FlopCounterMode on
+the same module and inputs; the bound cases by what torch runs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.test_object_model import assert_exact, static_target, write
+from tests.test_parameters import static
+
+torch = pytest.importorskip("torch")
+
+HEADER = textwrap.dedent(
+    """
+    from functools import partial
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    """
+)
+
+CASES = {
+    # torchvision's ASPPPooling: a Sequential subclass's forward walks itself
+    "for_mod_in_self": (
+        """
+        class Pool(nn.Sequential):
+            def __init__(self, cin, cout):
+                super().__init__(nn.Linear(cin, cout), nn.ReLU(), nn.Linear(cout, cout))
+
+            def forward(self, x):
+                for mod in self:
+                    x = mod(x)
+                return x * 2
+        """,
+        "Pool",
+        dict(cin=8, cout=16),
+        dict(x=(2, 8)),
+    ),
+    # timm's SequentialAppendList: enumerate(self), each output kept
+    "enumerate_self_appending": (
+        """
+        class AppendList(nn.Sequential):
+            def __init__(self, *args):
+                super().__init__(*args)
+
+            def forward(self, x, outs):
+                for i, module in enumerate(self):
+                    if i == 0:
+                        outs.append(module(x))
+                    else:
+                        outs.append(module(outs[-1]))
+                return torch.cat(outs, dim=1)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.mid = AppendList(nn.Linear(dim, dim), nn.Linear(dim, dim))
+                self.out = nn.Linear(3 * dim, dim)
+
+            def forward(self, x):
+                return self.out(self.mid(x, [x]))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # reversed(self) and len(self) on a ModuleList subclass
+    "reversed_and_len_of_self": (
+        """
+        class Stack(nn.ModuleList):
+            def __init__(self, dim):
+                super().__init__([nn.Linear(dim, 2 * dim), nn.Linear(2 * dim, dim)])
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.stack = Stack(dim)
+
+            def forward(self, x):
+                for layer in reversed(self.stack):
+                    x = layer(x)
+                return x * len(self.stack)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 16)),
+    ),
+    # timm's EfficientViM: self.apply(partial(self._init_weights, ...)) in __init__
+    "apply_partial_of_an_init_method": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+                self.norm = nn.LayerNorm(2 * dim)
+                self.apply(partial(self._init_weights, needs_reset=False))
+
+            def _init_weights(self, m, needs_reset=True):
+                if isinstance(m, nn.Linear):
+                    nn.init.trunc_normal_(m.weight, std=0.02)
+                    if m.bias is not None:
+                        nn.init.zeros_(m.bias)
+                elif needs_reset and hasattr(m, "reset_parameters"):
+                    m.reset_parameters()
+
+            def forward(self, x):
+                return self.norm(self.fc(x))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # open_clip: a module-level helper applies a dtype conversion; no run calls it
+    "apply_in_a_function_the_run_never_calls": (
+        """
+        def convert_weights(model, dtype=torch.float16):
+            def _convert(l):
+                if isinstance(l, nn.Linear):
+                    l.weight.data = l.weight.data.to(dtype)
+            model.apply(_convert)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # timm's get_attn: `isinstance(name, torch.nn.Module)` of a string is False
+    "isinstance_of_a_string_against_nn_module": (
+        """
+        def make(kind, dim):
+            if isinstance(kind, torch.nn.Module):
+                return kind
+            if kind == "wide":
+                return nn.Linear(dim, 2 * dim)
+            return nn.Linear(dim, dim)
+
+        class Net(nn.Module):
+            def __init__(self, dim, kind="wide"):
+                super().__init__()
+                self.fc = make(kind, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # diffusers' is_torch_version: a function under @cache returns its body's value
+    "cache_decorated_flag": (
+        """
+        import functools
+
+        @functools.cache
+        def wide(n):
+            return n > 4
+
+        @functools.lru_cache(maxsize=None)
+        def width(n):
+            return 2 * n if wide(n) else n
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, width(dim))
+
+            def forward(self, x):
+                if wide(x.shape[-1]):
+                    x = torch.cat([x, x], dim=-1)
+                return self.fc(x[..., : self.fc.in_features])
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # torchvision's GoogLeNet: a run is eager, never TorchScript nor a trace
+    "eager_mode_predicates": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.eager = nn.Linear(dim, dim)
+                self.scripted = nn.Linear(dim, 4 * dim)
+
+            def forward(self, x):
+                if torch.jit.is_scripting() or torch.jit.is_tracing():
+                    return self.scripted(x)
+                if torch.compiler.is_compiling():
+                    return self.scripted(x)
+                return self.eager(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # vit-pytorch's vit_5: nn.ParameterList grown beside a ModuleList, zipped in forward
+    "parameter_list_zipped_with_layers": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, depth=3):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                self.ls = nn.ParameterList([])
+                for _ in range(depth):
+                    self.layers.append(nn.Linear(dim, dim))
+                    self.ls.append(nn.Parameter(torch.ones(dim) * 1e-4))
+
+            def forward(self, x):
+                for layer, ls in zip(self.layers, self.ls):
+                    x = layer(x) * ls + x
+                return x
+        """,
+        "Net",
+        dict(dim=8, depth=3),
+        dict(x=(2, 8)),
+    ),
+    # vit-pytorch's CrossEmbedLayer: sorted(...) sizes, a comprehension over
+    # range(1, n) (its index starts at 1), map over the convolutions
+    "sorted_sizes_and_a_range_from_one": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim_in, dim_out, kernel_sizes=(8, 2, 4)):
+                super().__init__()
+                kernel_sizes = sorted(kernel_sizes)
+                n = len(kernel_sizes)
+                scales = [int(dim_out / (2 ** i)) for i in range(1, n)]
+                scales = [*scales, dim_out - sum(scales)]
+                self.convs = nn.ModuleList([])
+                for k, d in zip(kernel_sizes, scales):
+                    self.convs.append(nn.Conv2d(dim_in, d, k, stride=2, padding=(k - 2) // 2))
+
+            def forward(self, x):
+                fmaps = tuple(map(lambda conv: conv(x), self.convs))
+                return torch.cat(fmaps, dim=1)
+        """,
+        "Net",
+        dict(dim_in=3, dim_out=16),
+        dict(x=(2, 3, 16, 16)),
+    ),
+    # a list comprehension over range(a, b) takes a, a + 1, ... (the analysis took
+    # 0, 1, ...: a complete figure that differed from torch's)
+    "comprehension_over_a_range_from_two": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.heads = nn.ModuleList([nn.Linear(dim, dim * i) for i in range(2, 4)])
+
+            def forward(self, x):
+                return [head(x) for head in self.heads]
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # mmengine's Sequential(BaseModule, nn.Sequential) calls each base's __init__ by name
+    "torch_base_init_called_by_name": (
+        """
+        class Base(nn.Module):
+            def __init__(self, cfg=None):
+                super().__init__()
+                self.cfg = cfg
+
+        class Seq(Base, nn.Sequential):
+            def __init__(self, *args, cfg=None):
+                Base.__init__(self, cfg)
+                nn.Sequential.__init__(self, *args)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = Seq(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 2 * dim))
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # diffusers' get_parameter_dtype: walks named_modules() and parameters(), no arithmetic
+    "module_tree_walks_cost_nothing": (
+        """
+        def first_dtype(module):
+            for name, sub in module.named_modules():
+                if hasattr(sub, "_hook"):
+                    return sub._hook
+            for p in module.parameters():
+                return p.dtype
+            return torch.float32
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+
+            @property
+            def dtype(self):
+                return first_dtype(self)
+
+            def forward(self, x):
+                return self.fc(x.to(self.dtype))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # diffusers' attention modules: `processor = self._default_processor_cls()`, a
+    # class held by a class attribute (no binding: a class is no descriptor), stored
+    # by a mixin's method and called in forward
+    "class_attribute_holding_a_class": (
+        """
+        class Proc:
+            def __call__(self, attn, x):
+                return attn.o(x)
+
+        class Mixin:
+            def set_processor(self, processor):
+                if hasattr(self, "processor") and isinstance(self.processor, nn.Module):
+                    self._modules.pop("processor")
+                self.processor = processor
+
+        class Net(nn.Module, Mixin):
+            _default_processor_cls = Proc
+            _act = partial(F.gelu, approximate="tanh")
+
+            def __init__(self, dim, processor=None):
+                super().__init__()
+                self.o = nn.Linear(dim, dim)
+                if processor is None:
+                    processor = self._default_processor_cls()
+                self.set_processor(processor)
+
+            def forward(self, x):
+                return self._act(self.processor(self, x))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key], HEADER)
+
+
+def _target(tmp_path, code: str, cls: str = "Net"):
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
+    return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_a_helper_that_replaces_layers_through_apply_leaves_a_bound(tmp_path):
+    # torch: the helper swaps the Linear for an Identity, so the forward costs 0;
+    # the analysis cannot place that change: it must not claim the Linear's 256.
+    t = _target(
+        tmp_path,
+        """
+        def strip(model):
+            def _swap(m):
+                if hasattr(m, "fc"):
+                    m.fc = nn.Identity()
+            model.apply(_swap)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                strip(self)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+    )
+    assert not t["complete"]
+    assert (t["flops_value"] or 0) == 0 and t["flops"] in ("0", None)
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_apply_on_a_held_module_that_replaces_layers_leaves_a_bound(tmp_path):
+    # the same change made on a sub-module after it was built, from __init__
+    t = _target(
+        tmp_path,
+        """
+        def _swap(m):
+            if isinstance(m, nn.Sequential):
+                m[0] = nn.Identity()
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(dim, dim))
+                self.body.apply(_swap)
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+    )
+    assert not t["complete"]
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+def test_dir_of_a_torch_module_holds_what_the_stubs_describe(tmp_path):
+    # timm's create_act.py: `'silu' in dir(torch.nn.functional)` is True where the
+    # stubs describe F.silu, so the table holds nn.SiLU, not Swish and its beta.
+    # Truth by hand: Linear(16, 16) on (2, 16) is 2·2·16·16 FLOPs, SiLU none.
+    path = write(
+        tmp_path,
+        "m.py",
+        """
+        import torch
+        from torch import nn
+
+        class Swish(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.beta = nn.Parameter(torch.ones(1))
+
+            def forward(self, x):
+                return x * torch.sigmoid(self.beta * x)
+
+        _has_silu = 'silu' in dir(torch.nn.functional)
+        LAYERS = dict(silu=nn.SiLU if _has_silu else Swish, relu=nn.ReLU)
+
+        def get(name):
+            return LAYERS[name.lower()]
+
+        class Net(nn.Module):
+            def __init__(self, dim, kind="silu"):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.act = get(kind)()
+
+            def forward(self, x):
+                return self.act(self.fc(x))
+        """,
+    )
+    t = static(path, "Net", "--init", "dim=16", "--input", "x=2,16")
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == 2 * 2 * 16 * 16
+    assert t["params"] == str(16 * 16 + 16)
+
+
+def test_an_autograd_function_apply_is_no_module_apply(tmp_path):
+    # timm's HardSigmoidMe: `Fn.apply(x)` on a torch.autograd.Function of the file
+    # runs Fn.forward; it does not change any module's layers.
+    t = _target(
+        tmp_path,
+        """
+        class Double(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x)
+
+            def doubled(self, x):
+                return Double.apply(x)
+        """,
+    )
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == 2 * 2 * 8 * 8
+
+
+def test_a_cached_function_that_computes_is_a_bound(tmp_path):
+    # @cache runs the body on a miss only: a later call (or a warm cache from an
+    # earlier forward) costs nothing, so its product is no part of an exact sum.
+    t = _target(
+        tmp_path,
+        """
+        import functools
+
+        @functools.cache
+        def gram(n):
+            return torch.ones(n, n) @ torch.ones(n, n)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.fc(x) @ gram(x.shape[-1])
+        """,
+    )
+    assert not t["complete"]
+    assert int(t["flops"]) <= 2 * 2 * 8 * 8 + 2 * 2 * 8 * 8  # never above torch's count
+    assert any("cache miss" in u["why"] for u in t["unknown"]), t["unknown"]
