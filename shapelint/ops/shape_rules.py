@@ -672,6 +672,94 @@ def reduce_pair(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleO
 
 
 @rule
+def reduce_two(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """var_mean / std_mean: two reductions of x, both of its dtype."""
+    out = reduce(ctx, x, dim, keepdim)
+    if isinstance(out.value, TensorV):
+        out.value = TupleV((out.value, out.value))
+    return out
+
+
+@rule
+def cosine(ctx: RuleContext, x1: Value, x2: Value, dim: Value) -> RuleOut | NotApplicable:
+    """cosine_similarity / pairwise-style reductions: x1 and x2 broadcast, then dim
+    (of the broadcast shape) is reduced away."""
+    both = broadcast(ctx, x1, x2)
+    if isinstance(both, NotApplicable) or both.issues or not isinstance(both.value, TensorV):
+        return both
+    out = reduce(ctx, _tensor(both.value.shape, x1), dim, BoolV(False))
+    out.issues = [*both.issues, *out.issues]
+    return out
+
+
+@rule
+def cdist(ctx: RuleContext, x1: Value, x2: Value, p: Value, mode: Value) -> RuleOut:
+    """torch.cdist: x1 [*b, P, M], x2 [*b, R, M] -> [*b, P, R], batch dims broadcast.
+    Binds b (batch elements), rows1 (P), rows2 (R), m, mm (1 when torch takes the
+    matrix-product path: p = 2 and compute_mode says so, or by default P or R > 25;
+    its backward then runs two batched products) and expanded (1 when a batch
+    broadcast copies an operand)."""
+    out = RuleOut()
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if s1 is None or s2 is None or has_var(s1) or has_var(s2):
+        out.value = TensorV(None, dtype_of(x1))
+        return out
+    for i, s in ((0, s1), (1, s2)):
+        if len(s) < 2:
+            out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(s)}", i))
+    if out.issues:
+        return out
+    if differs(s1[-1], s2[-1]):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"the last dimensions differ: {shape_text(s1)} and {shape_text(s2)}",
+                1,
+            )
+        )
+        return out
+    batch, conflicts = broadcast_shapes(s1[:-2], s2[:-2])
+    if conflicts or batch is None:
+        if conflicts:
+            out.issues.append(
+                ctx.issue(
+                    BROADCAST,
+                    f"batch dimensions do not broadcast: {shape_text(s1)} and {shape_text(s2)}",
+                    1,
+                )
+            )
+        return out
+    out.value = TensorV((*batch, s1[-2], s2[-2]), dtype_of(x1))
+    rows1, rows2 = s1[-2], s2[-2]
+    out.bind = {
+        "b": numel(batch),
+        "rows1": rows1,
+        "rows2": rows2,
+        "m": s1[-1],
+        "mm": _cdist_mm(p, mode, const(rows1), const(rows2)),
+        "expanded": Expr.const(int(tuple(s1[:-2]) != tuple(s2[:-2]))),
+    }
+    return out
+
+
+def _cdist_mm(p: Value, mode: Value, rows1: int | None, rows2: int | None) -> Expr | None:
+    """Whether torch.cdist computes through matrix products (aten._euclidean_dist)."""
+    norm = p.value if isinstance(p, (FloatV, IntV)) else None
+    if isinstance(norm, Expr):
+        norm = norm.value
+    how = mode.value if isinstance(mode, StrV) else "none" if is_none(mode) else None
+    if norm is None or how is None:
+        return None
+    if norm != 2 or how == "donot_use_mm_for_euclid_dist":
+        return Expr.const(0)
+    if how == "use_mm_for_euclid_dist":
+        return Expr.const(1)
+    if rows1 is None or rows2 is None:
+        return None
+    return Expr.const(int(rows1 > 25 or rows2 > 25))
+
+
+@rule
 def same_pair(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """sort / cummax: (values, indices) shaped like x."""
     out = along(ctx, x, dim)
