@@ -331,6 +331,21 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # list(tensor) is its slices along dim 0 (before: an unknown list, so the
+    # layer after the stack needed sizes no input names).
+    "list_of_a_tensor": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                parts = list(x)
+                return self.a(torch.stack(parts, dim=0)) + self.a(tuple(x)[0])
+        """,
+        {"d": "4"},
+    ),
     "with_suppress": _case(
         """
         class M(nn.Module):

@@ -49,7 +49,7 @@ def _static(name: str) -> dict:
 
 @pytest.mark.parametrize(
     "name",
-    ["Dist", "DistSmall", "DistNoMm", "DistP1", "VarMean", "AddInPlace", "Unsqueezed"],
+    ["Dist", "DistSmall", "DistNoMm", "DistP1", "VarMean", "AddInPlace", "Unsqueezed", "Projected"],
 )
 def test_forward_backward_and_saved_equal_torch(name):
     forward, backward, shape, saved = _truth(name)

@@ -94,6 +94,16 @@ SPECIAL["torch.cdist"] = [
 for _n in ("torch.index_put", "torch.Tensor.index_put", "torch.Tensor.index_put_"):
     SPECIAL[_n] = [((X(4, 3), (torch.tensor([0, 2]),), X(2, 3)), {})]
 SPECIAL["torch.Tensor.copy_"] = [((X(2, 3), X(3)), {}), ((X(2, 3), X(2, 3)), {})]
+SPECIAL["torch.linalg.qr"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"mode": "complete"}),
+    ((X(5, 3),), {"mode": "r"}),
+]
+SPECIAL["torch.diag"] = [((X(4),), {}), ((X(3),), {"diagonal": -2}), ((X(5, 3), 1), {}),
+                         ((X(5, 3), -1), {}), ((X(3, 5), 4), {})]  # fmt: skip
+SPECIAL["torch.Tensor.diag"] = SPECIAL["torch.diag"]
+SPECIAL["torch.qr"] = [((X(5, 3),), {}), ((X(2, 5, 3), False), {})]
+SPECIAL["torch.Tensor.qr"] = SPECIAL["torch.qr"]
 # one call each: the example tensor is the one the op changes
 SPECIAL["torch.Tensor.unsqueeze_"] = [((X(2, 3), -1), {})]
 SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]

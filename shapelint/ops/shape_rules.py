@@ -760,6 +760,66 @@ def _cdist_mm(p: Value, mode: Value, rows1: int | None, rows2: int | None) -> Ex
 
 
 @rule
+def qr(ctx: RuleContext, a: Value, mode: Value) -> RuleOut:
+    """torch.linalg.qr: a [*b, m, n] -> (Q, R), k = min(m, n): "reduced" Q [*b, m, k],
+    R [*b, k, n]; "complete" Q [*b, m, m], R [*b, m, n]; "r" an empty Q. Binds
+    undone: the backward nobody derived here (unknown)."""
+    out = RuleOut(TupleV((TensorV(None, dtype_of(a)), TensorV(None, dtype_of(a)))))
+    out.bind = {"undone": None}
+    shape = shape_of(a)
+    how = mode.value if isinstance(mode, StrV) else None
+    if shape is None or has_var(shape) or how is None:
+        return out
+    if len(shape) < 2:
+        out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
+        return out
+    *batch, m, n = shape
+    km, kn = const(m), const(n)
+    if how == "complete":
+        k: Dim = m
+    elif km is not None and kn is not None:
+        k = Expr.const(min(km, kn))
+    elif m == n:
+        k = m
+    else:
+        return out
+    q = (Expr.const(0),) if how == "r" else (*batch, m, k)
+    r = (*batch, k, n) if how != "complete" else (*batch, m, n)
+    out.value = TupleV((_tensor(q, a), _tensor(r, a)))
+    return out
+
+
+@rule
+def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
+    """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
+    flag = some.value if isinstance(some, BoolV) else None
+    return qr(ctx, a, StrV(None if flag is None else "reduced" if flag else "complete"))
+
+
+@rule
+def diag(ctx: RuleContext, x: Value, diagonal: Value) -> RuleOut:
+    """torch.diag: a vector [n] -> the matrix [n + |d|, n + |d|]; a matrix [r, c] ->
+    its d-th diagonal, of max(0, min(r, c - d)) entries for d >= 0 (min(r + d, c) for d < 0)."""
+    out = RuleOut(TensorV(None, dtype_of(x)))
+    shape, d = shape_of(x), const_int(diagonal)
+    if shape is None or has_var(shape) or d is None:
+        return out
+    if len(shape) == 1:
+        if not isinstance(shape[0], Expr):
+            return out
+        side = shape[0] + Expr.const(abs(d))
+        out.value = _tensor((side, side), x)
+    elif len(shape) == 2:
+        r, c = const(shape[0]), const(shape[1])
+        if r is not None and c is not None:
+            n = min(r, c - d) if d >= 0 else min(r + d, c)
+            out.value = _tensor((Expr.const(max(0, n)),), x)
+    else:
+        out.issues.append(ctx.issue(RANK, f"needs 1 or 2 dimensions, got {len(shape)}", 0))
+    return out
+
+
+@rule
 def same_pair(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """sort / cummax: (values, indices) shaped like x."""
     out = along(ctx, x, dim)

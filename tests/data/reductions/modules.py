@@ -3,6 +3,8 @@ var_mean, cosine_similarity, copy_, index_put, sdpa_kernel), for
 tests/test_reduction_stubs.py: each is judged against FlopCounterMode and the
 saved-tensor hooks."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -120,3 +122,24 @@ class Unsqueezed(SetItem):
         same = y
         y.unsqueeze_(1)
         return same * self.a(x)
+
+
+def _orthogonal(rows, cols):
+    """performer's random features: QR blocks, stacked, scaled by a diagonal."""
+    full = int(rows / cols)
+    blocks = [torch.linalg.qr(torch.randn(cols, cols), mode="reduced")[0].t() for _ in range(full)]
+    rest = rows - full * cols
+    if rest > 0:
+        q, _ = torch.qr(torch.randn(cols, cols))
+        blocks.append(q.t()[:rest])
+    return torch.diag(torch.randn(rows, cols).norm(dim=1)) @ torch.cat(blocks)
+
+
+class Projected(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.register_buffer("p", _orthogonal(int(d * math.log(d)), d))
+
+    def forward(self, x):
+        return self.a(x) @ self.p.t()
