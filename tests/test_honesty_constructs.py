@@ -346,6 +346,24 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # An in-place op keeps its tensor's shape, whatever its result is known as
+    # (timm's drop_path: `random_tensor.div_(keep_prob)`).
+    "in_place_op_by_an_unknown_number": _case(
+        """
+        import random
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                scale = torch.ones(x.shape[0], 1, 1)
+                scale.div_(random.random() + 1.0)
+                return self.a(x * scale)
+        """,
+        {"d": "4"},
+    ),
     "with_suppress": _case(
         """
         class M(nn.Module):

@@ -18,6 +18,12 @@ from shapelint.ops.backward import requires
 from shapelint.ops.saved import UNSURE, storage_of
 from shapelint.ops.values import BufferV, ParameterV, TensorV, Value
 
+# The in-place methods that change their tensor's shape; every other one keeps
+# it (and its dtype), whatever its result is known as.
+_RESHAPING = frozenset(
+    "unsqueeze_ squeeze_ transpose_ t_ swapdims_ swapaxes_ resize_ resize_as_ as_strided_".split()
+)
+
 
 def in_place(name: str) -> bool:
     """A tensor method that writes into its tensor (`add_`, `copy_`, `unsqueeze_`)."""
@@ -34,7 +40,8 @@ def after_method(frame, node, name: str, args, result: Value) -> None:
     before = args[0]
     if not _activation(before):
         return
-    if isinstance(result, TensorV) and (result.shape, result.dtype) != (before.shape, before.dtype):
+    reshaped = name.rsplit(".", 1)[-1] in _RESHAPING
+    if reshaped and isinstance(result, TensorV) and result.shape != before.shape:
         for k, v in list(frame.env.items()):
             if v is before:  # the same tensor under another name
                 frame.env[k] = dataclasses.replace(result, storage=storage_of(before))
