@@ -364,6 +364,22 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # torch.pi is a Python float: `2 * pi * t` keeps t's shape (before: an unknown
+    # operand, so the layer after had a dimension no code names).
+    "torch_pi_times_a_tensor": _case(
+        """
+        from torch import pi
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(torch.cos(2 * pi * x) + torch.e)
+        """,
+        {"d": "4"},
+    ),
     "with_suppress": _case(
         """
         class M(nn.Module):
