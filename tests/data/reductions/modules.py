@@ -143,3 +143,20 @@ class Projected(nn.Module):
 
     def forward(self, x):
         return self.a(x) @ self.p.t()
+
+
+class Metadata(nn.Module):
+    """type_as, to, view_as, *_like and new_* take a dtype or a shape from a tensor
+    that requires grad: their results do not."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.register_buffer("p", torch.randn(d, d))
+
+    def forward(self, x):
+        y = self.a(x)
+        p = self.p.type_as(y).to(y)
+        z = torch.ones_like(y) + y.new_zeros(y.shape)
+        q = self.p.view_as(p).expand_as(p)
+        return torch.einsum("bnd,ed->bne", y, p) + z @ q
