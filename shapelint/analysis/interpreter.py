@@ -28,6 +28,7 @@ from shapelint.analysis import (
     folding,
     grad_mode,
     inplace,
+    installed,
     iterators,
     lambdas,
     learning,
@@ -1113,6 +1114,8 @@ class ModuleAnalyzer:
         scalar = scalars.call(qual, args)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
+        if scalar is None and qual == "importlib.util.find_spec":
+            scalar = installed.find_spec(args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]
