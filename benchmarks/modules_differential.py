@@ -879,10 +879,14 @@ def judge(c: dict, t: dict) -> dict:
     return rec
 
 
-def run_shapelint(ran: list[dict], jobs: int) -> dict[str, dict]:
+def run_shapelint(ran: list[dict], jobs: int, path: list[str] = ()) -> dict[str, dict]:
+    """Each target in a worker forked with `path` on sys.path: the packages the
+    truth imports are installed for shapelint too, which reads them as source
+    (analysis/installed.py), as it would on the user's machine."""
     import multiprocessing as mp
 
     results = {}
+    sys.path.extend(p for p in path if p not in sys.path)
     ctx = mp.get_context("fork")
     with ctx.Pool(jobs, maxtasksperchild=40) as pool:
         for c, r in zip(ran, pool.imap(shapelint_one, ran, chunksize=1)):
@@ -1111,7 +1115,8 @@ def main(argv=None) -> int:
         backward_truth(cands, cache, roots, args.deps, args.jobs, SAVED_KEYS)
     truth = {c["key"]: dict(cache[c["key"]], **c) for c in cands if c["key"] in cache}
     ran = [truth[c["key"]] for c in cands if truth.get(c["key"], {}).get("status") == "ran"]
-    verdicts = {} if args.truth_only else run_shapelint(ran, args.jobs)
+    path = [str(r) for r in roots.values()] + ([args.deps] if args.deps else [])
+    verdicts = {} if args.truth_only else run_shapelint(ran, args.jobs, path)
     print(f"shapelint: {len(ran)} targets ({time.time() - t0:.0f} s)", file=sys.stderr)
     s = summarize(cands, truth, verdicts)
     print_summary(s, len(cands_all), len(cands))

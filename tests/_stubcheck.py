@@ -121,6 +121,10 @@ def run_both(name, args, kwargs=None, names=None, fn=None, values=None) -> Outco
     kwargs = kwargs or {}
     fn = fn or torch_callable(name)
     flops = 0
+    # the arguments as they are before the call: an in-place op changes them
+    if values is None:
+        values = [to_value(a, names) for a in args]
+    kw_values = {k: to_value(v, names) for k, v in kwargs.items()}
     try:
         with FlopCounterMode(display=False) as counter:
             out = fn(*[to_torch(a) for a in args], **{k: to_torch(v) for k, v in kwargs.items()})
@@ -128,9 +132,7 @@ def run_both(name, args, kwargs=None, names=None, fn=None, values=None) -> Outco
         error = None
     except (RuntimeError, ValueError, IndexError, TypeError, AssertionError) as e:
         out, error = None, e
-    if values is None:
-        values = [to_value(a, names) for a in args]
-    res = stub_call(name, values, {k: to_value(v, names) for k, v in kwargs.items()})
+    res = stub_call(name, values, kw_values)
     env = {v: k for k, v in (names or {}).items()}
     return Outcome(out, error, flops, res, env)
 

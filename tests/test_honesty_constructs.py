@@ -246,6 +246,140 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # The branch torch did not take calls (two levels down) a check that raises
+    # for this input: the call returns only through the other branch, which is
+    # its whole cost (before: the callee's raise left the figure unknown).
+    "undecided_branch_whose_callee_raises": _case(
+        """
+        def check(x):
+            if x.ndim < 4:
+                raise TypeError("not an image")
+
+        def inner(x, w):
+            check(x)
+            return x @ w
+
+        def outer(x, w):
+            return inner(x, w)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                if x.sum() > 1e9:
+                    return outer(x, self.a.weight)
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    "undecided_else_branch_whose_callee_raises": _case(
+        """
+        def check(x):
+            if x.ndim < 4:
+                raise TypeError("not an image")
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                if x.sum() < 1e9:
+                    x = self.a(x)
+                else:
+                    check(x)
+                    x = self.a(self.a(x))
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # `2 * 10**9` is a number Python computes exactly: the test on numel decides
+    # (before: powers past 8 were unknown, and the layer's cost an alternative).
+    "numel_against_a_module_power": _case(
+        """
+        LIMIT = 2 * 10**9
+        SMALL = 10**-3
+
+        class M(nn.Linear):
+            def forward(self, x):
+                if x.numel() <= LIMIT and SMALL < 1:
+                    return super().forward(x)
+                return x
+        """,
+        {"in_features": "4", "out_features": "4"},
+    ),
+    # A handler that re-raises is no way out of the call: a call that returns ran
+    # the try body alone (before: the handler's raise left the figure unknown).
+    "handler_that_reraises": _case(
+        """
+        def flat(x, w):
+            try:
+                y = x @ w
+            except RuntimeError as e:
+                raise TypeError(f"bad arguments: {e}") from e
+            return y
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, d))
+
+            def forward(self, x):
+                return flat(x, self.w)
+        """,
+        {"d": "4"},
+    ),
+    # list(tensor) is its slices along dim 0 (before: an unknown list, so the
+    # layer after the stack needed sizes no input names).
+    "list_of_a_tensor": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                parts = list(x)
+                return self.a(torch.stack(parts, dim=0)) + self.a(tuple(x)[0])
+        """,
+        {"d": "4"},
+    ),
+    # An in-place op keeps its tensor's shape, whatever its result is known as
+    # (timm's drop_path: `random_tensor.div_(keep_prob)`).
+    "in_place_op_by_an_unknown_number": _case(
+        """
+        import random
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                scale = torch.ones(x.shape[0], 1, 1)
+                scale.div_(random.random() + 1.0)
+                return self.a(x * scale)
+        """,
+        {"d": "4"},
+    ),
+    # torch.pi is a Python float: `2 * pi * t` keeps t's shape (before: an unknown
+    # operand, so the layer after had a dimension no code names).
+    "torch_pi_times_a_tensor": _case(
+        """
+        from torch import pi
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(torch.cos(2 * pi * x) + torch.e)
+        """,
+        {"d": "4"},
+    ),
     "with_suppress": _case(
         """
         class M(nn.Module):

@@ -196,3 +196,37 @@ def test_the_config_key_turns_it_off_and_rejects_a_non_bool(tmp_path):
     pyproject.write_text('[tool.shapelint]\ninstalled = "no"\n')
     with pytest.raises(ConfigError, match="installed must be true or false"):
         load(explicit=pyproject)
+
+
+GUARD = """
+import importlib.util
+
+import torch
+from torch import nn
+
+HAS = importlib.util.find_spec("{name}") is not None
+
+
+class M(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.a = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if HAS:
+            return self.a(self.a(x))
+        return self.a(x)
+"""
+
+
+def test_a_find_spec_guard_of_an_absent_module_is_decided(tmp_path):
+    # diffusers' `_is_package_available("torch_npu")`: find_spec is None where no
+    # entry of sys.path holds the module, as at run time on this interpreter
+    t = _target(tmp_path, GUARD.format(name="shapelint_surely_absent_module"), "M")
+    assert t["complete"] and t["flops_value"] == 2 * 2 * 8 * 8, t["unknown"]
+
+
+def test_a_find_spec_guard_of_a_present_module_stays_undecided(tmp_path):
+    # json is there: find_spec returns a spec, which the analysis does not make
+    t = _target(tmp_path, GUARD.format(name="json"), "M")
+    assert not t["complete"]

@@ -111,6 +111,10 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     v = modules.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
+    if len(args) == 1 and isinstance(args[0], TensorV) and not kwargs:
+        # iterating a tensor yields its slices along dim 0, as unbind() does
+        items = an.op_value("torch.Tensor.unbind", [args[0]], {}, node, frame, arg_nodes=[node])
+        return items if isinstance(items, TupleV) else None
     return None
 
 

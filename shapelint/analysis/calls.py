@@ -29,6 +29,14 @@ LETTER_EINSUM = {"torch.einsum", "numpy.einsum", "torch.Tensor.einsum"}
 EINOPS_LAYERS = {"einops.layers.Rearrange", "einops.layers.Reduce", "einops.layers.EinMix"}
 
 
+# Python floats these modules define (torch.pi too is a float, not a tensor).
+_FLOAT_CONSTANTS = {
+    "math": frozenset(("pi", "e", "tau", "inf", "nan")),
+    "torch": frozenset(("pi", "e", "inf", "nan")),
+    "numpy": frozenset(("pi", "e", "inf", "nan")),
+}
+
+
 def constant(qual: str) -> Value:
     """The value of a module attribute such as torch.bfloat16."""
     root, _, attr = qual.rpartition(".")
@@ -37,7 +45,7 @@ def constant(qual: str) -> Value:
     # from numpy only the dtype names themselves.
     if name is not None and (root == "torch" or name == attr):
         return DtypeV(name)
-    if qual in ("math.pi", "math.e", "math.tau", "math.inf"):
+    if attr in _FLOAT_CONSTANTS.get(root, ()):
         return FloatV(None)
     return UNKNOWN
 

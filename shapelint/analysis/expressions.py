@@ -370,6 +370,21 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     return UNKNOWN
 
 
+def _power(a: Expr, n: int) -> Value:
+    """a ** n as Python computes it: an int of any size from known numbers (a
+    float for a negative exponent); a formula only to a small power."""
+    if a.value is not None:
+        if n < 0:
+            return FloatV(a.value**n) if a.value else FloatV(None)
+        if a.value.bit_length() * n <= _POWER_BITS:
+            return IntV(Expr.const(a.value**n))
+        return IntV(None)
+    return IntV(a**n) if 0 <= n <= 8 else IntV(None)
+
+
+_POWER_BITS = 4096  # larger results are no size anyone compares with
+
+
 def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
     if isinstance(left, IntV) and isinstance(right, IntV):
         a, b = left.value, right.value
@@ -385,8 +400,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
             if b.value == 0:
                 return IntV(None)
             return IntV(a // b)
-        if isinstance(op, ast.Pow) and b.value is not None and 0 <= b.value <= 8:
-            return IntV(a**b.value)
+        if isinstance(op, ast.Pow) and b.value is not None:
+            return _power(a, b.value)
         if isinstance(op, ast.Mod) and a.value is not None and b.value:
             return IntV(Expr.const(a.value % b.value))
         if isinstance(op, ast.Div):

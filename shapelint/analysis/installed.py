@@ -24,6 +24,8 @@ import os
 import sys
 import sysconfig
 
+from shapelint.ops.values import NoneV, StrV
+
 # Libraries the analysis models by name (stubs and einops rules): never read as
 # source, whatever is installed.
 MODELLED_ROOTS = frozenset({"torch", "einops", "numpy", "jaxtyping", "shapelint"})
@@ -119,3 +121,31 @@ def _extensions() -> tuple[str, ...]:
 
         _EXTENSION_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     return _EXTENSION_SUFFIXES
+
+
+def absent(name: str) -> bool:
+    """Whether `importlib.util.find_spec(name)` surely returns None here: a
+    top-level name that is no built-in module and that no entry of sys.path (the
+    current directory and the standard library included) holds in any form. False
+    where that cannot be told (a dotted name imports its parents; a zip entry)."""
+    if "." in name or not name.isidentifier() or name in sys.builtin_module_names:
+        return False
+    for entry in sys.path:
+        d = entry or os.getcwd()
+        if not os.path.isdir(d):
+            if os.path.exists(d):
+                return False  # a zip archive: not searched here
+            continue
+        kind, _ = _find_in(d, name)
+        if kind is not None or os.path.isfile(os.path.join(d, name + ".pyc")):
+            return False
+    return True
+
+
+def find_spec(args, kwargs):
+    """`importlib.util.find_spec("name")`: None (a NoneV) where the module is
+    surely absent (a guard such as diffusers' `_is_package_available("torch_npu")`
+    is then decided, as it is at run time on this interpreter); else not known."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], StrV) or args[0].value is None:
+        return None
+    return NoneV() if absent(args[0].value) else None

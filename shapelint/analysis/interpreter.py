@@ -27,6 +27,8 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    inplace,
+    installed,
     iterators,
     lambdas,
     learning,
@@ -900,9 +902,10 @@ class ModuleAnalyzer:
                     return
             if isinstance(holder, ast.Attribute) and not isinstance(holder.value, ast.Name):
                 return
-            new = modules.item_assigned(
-                self.eval(holder, frame), self.eval(target.slice, frame), value
-            )
+            container = self.eval(holder, frame)
+            new = modules.item_assigned(container, self.eval(target.slice, frame), value)
+            if isinstance(container, TensorV) and self.specialize:
+                inplace.written(frame, target, container, backward.requires(value))
             if new is not None:
                 modules.store(self, holder, new, frame)
 
@@ -1113,6 +1116,8 @@ class ModuleAnalyzer:
         scalar = scalars.call(qual, args)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
+        if scalar is None and qual == "importlib.util.find_spec":
+            scalar = installed.find_spec(args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]
@@ -1178,6 +1183,7 @@ class ModuleAnalyzer:
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
         value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost)
+        inplace.after_method(frame, node, qual, args, value)
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self._record(
                 node,
@@ -1273,6 +1279,7 @@ class ModuleAnalyzer:
             else:
                 self.report(node, issue.code, issue.message)
         value, cost = backward.after_op(name, args, kwargs, res.value, res.cost)
+        inplace.after_method(frame, node, name, args, value)
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self._record(
                 node,

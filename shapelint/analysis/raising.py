@@ -7,7 +7,8 @@ whose handler surely catches it (by the exception's class, builtin classes by
 their hierarchy) runs that handler in its place, and so does a
 `with contextlib.suppress(...)` that names it; a branch that raises where the
 analysis cannot decide the test is no alternative (the function goes on in the
-other one).
+other one, and nothing the raising branch ran, in its callees included, is part
+of the cost of a call that returns), and neither is a handler that re-raises.
 
 Where nothing surely raises, a handler runs only if some call raises, which the
 analysis does not know: its calls are alternatives (analysis/branches.py).
@@ -159,7 +160,14 @@ def exec_try(an, stmt, frame) -> None:
                 instance_state.restore(state)
                 if h.name:
                     frame.env[h.name] = UNKNOWN
+                n = len(records)
                 an.exec_block(h.body, frame)
+                if frame.raised:
+                    # a handler that surely raises (re-raises) is no way to return:
+                    # what it ran is no part of a call that returns
+                    for k in list(records)[n:]:
+                        del records[k]
+                    continue
                 after = an.join_env(after, frame.env)
                 instance_state.join(an, path)
         for rec in records.values():

@@ -138,8 +138,20 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
     _join_facts(facts_body, negation if body_raised and not frame.raised else None)
-    if an.costs:
-        branches.undecided(stmt, frame, n_records, n_body)
+    if body_raised != frame.raised:
+        # A branch that surely raises is no alternative: a call that returns ran
+        # the other, so nothing the raising branch ran (its callees' raises
+        # included) is part of its cost.
+        keys = list(frame.records)
+        for k in keys[n_records:n_body] if body_raised else keys[n_body:]:
+            del frame.records[k]
+        if frame.raised:
+            instance_state.restore(body_state)
+        frame.raised = False
+    else:
+        instance_state.join(an, body_state)
+        if an.costs:
+            branches.undecided(stmt, frame, n_records, n_body)
     if body_jump != frame.jump:
         # One branch ends the turn, the other may not: with_rest made the rest of
         # the block the other branch's; a break may end the loop.
@@ -148,14 +160,6 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         frame.jump = None
     if body_done != frame.done:
         frame.exit_unsure = True  # a return in a loop: its later turns may not run
-    if body_raised != frame.raised:
-        # A branch that raises is no alternative: the function goes on in the other.
-        raising.drop(frame, list(frame.records)[n_records:])
-        if frame.raised:
-            instance_state.restore(body_state)
-        frame.raised = False
-    else:
-        instance_state.join(an, body_state)
     if body_done and not frame.done:
         pass  # only the else branch carries on
     elif frame.done and not body_done:

@@ -155,6 +155,16 @@ KEEP = object()  # a context manager or decorator that leaves grad mode as it is
 
 _DETACH = frozenset({"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_"})
 _REQUIRES_GRAD = frozenset({"torch.Tensor.requires_grad_"})
+# Ops whose other tensors give only a dtype, device or shape: the result derives
+# from the first operand alone (`a.type_as(x)` does not require grad where x does).
+_FIRST_ONLY = frozenset(
+    "torch.Tensor." + m for m in ("type_as", "to", "view_as", "reshape_as", "expand_as")
+)
+# Fresh tensors shaped like another: nothing autograd tracks.
+_FRESH = frozenset(
+    [f"torch.{k}_like" for k in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")]
+    + [f"torch.Tensor.new_{k}" for k in ("zeros", "ones", "empty", "full", "tensor")]
+)
 # Products of several operands whose cost the op computes itself (not a stub
 # formula): each pairwise contraction's gradient is a product of its size.
 _CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum"})
@@ -166,8 +176,13 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     or grad mode is off."""
     operands = [*args, *kwargs.values()]
     mode = GRAD_MODE.get()
+    if name in _FIRST_ONLY and args:
+        operands = [args[0]]
     if name in _DETACH or mode is False:
         g: bool | None = False
+    elif name in _FRESH:  # unless made with requires_grad=True
+        flag = kwargs.get("requires_grad")
+        g = False if flag is None else _bool(flag)
     elif name in _REQUIRES_GRAD:
         flag = args[1] if len(args) > 1 else kwargs.get("requires_grad")
         g = True if flag is None else _bool(flag)

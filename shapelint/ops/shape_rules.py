@@ -672,6 +672,154 @@ def reduce_pair(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleO
 
 
 @rule
+def reduce_two(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """var_mean / std_mean: two reductions of x, both of its dtype."""
+    out = reduce(ctx, x, dim, keepdim)
+    if isinstance(out.value, TensorV):
+        out.value = TupleV((out.value, out.value))
+    return out
+
+
+@rule
+def cosine(ctx: RuleContext, x1: Value, x2: Value, dim: Value) -> RuleOut | NotApplicable:
+    """cosine_similarity / pairwise-style reductions: x1 and x2 broadcast, then dim
+    (of the broadcast shape) is reduced away."""
+    both = broadcast(ctx, x1, x2)
+    if isinstance(both, NotApplicable) or both.issues or not isinstance(both.value, TensorV):
+        return both
+    out = reduce(ctx, _tensor(both.value.shape, x1), dim, BoolV(False))
+    out.issues = [*both.issues, *out.issues]
+    return out
+
+
+@rule
+def cdist(ctx: RuleContext, x1: Value, x2: Value, p: Value, mode: Value) -> RuleOut:
+    """torch.cdist: x1 [*b, P, M], x2 [*b, R, M] -> [*b, P, R], batch dims broadcast.
+    Binds b (batch elements), rows1 (P), rows2 (R), m, mm (1 when torch takes the
+    matrix-product path: p = 2 and compute_mode says so, or by default P or R > 25;
+    its backward then runs two batched products) and expanded (1 when a batch
+    broadcast copies an operand)."""
+    out = RuleOut()
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if s1 is None or s2 is None or has_var(s1) or has_var(s2):
+        out.value = TensorV(None, dtype_of(x1))
+        return out
+    for i, s in ((0, s1), (1, s2)):
+        if len(s) < 2:
+            out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(s)}", i))
+    if out.issues:
+        return out
+    if differs(s1[-1], s2[-1]):
+        out.issues.append(
+            ctx.issue(
+                SIGNATURE,
+                f"the last dimensions differ: {shape_text(s1)} and {shape_text(s2)}",
+                1,
+            )
+        )
+        return out
+    batch, conflicts = broadcast_shapes(s1[:-2], s2[:-2])
+    if conflicts or batch is None:
+        if conflicts:
+            out.issues.append(
+                ctx.issue(
+                    BROADCAST,
+                    f"batch dimensions do not broadcast: {shape_text(s1)} and {shape_text(s2)}",
+                    1,
+                )
+            )
+        return out
+    out.value = TensorV((*batch, s1[-2], s2[-2]), dtype_of(x1))
+    rows1, rows2 = s1[-2], s2[-2]
+    out.bind = {
+        "b": numel(batch),
+        "rows1": rows1,
+        "rows2": rows2,
+        "m": s1[-1],
+        "mm": _cdist_mm(p, mode, const(rows1), const(rows2)),
+        "expanded": Expr.const(int(tuple(s1[:-2]) != tuple(s2[:-2]))),
+    }
+    return out
+
+
+def _cdist_mm(p: Value, mode: Value, rows1: int | None, rows2: int | None) -> Expr | None:
+    """Whether torch.cdist computes through matrix products (aten._euclidean_dist)."""
+    norm = p.value if isinstance(p, (FloatV, IntV)) else None
+    if isinstance(norm, Expr):
+        norm = norm.value
+    how = mode.value if isinstance(mode, StrV) else "none" if is_none(mode) else None
+    if norm is None or how is None:
+        return None
+    if norm != 2 or how == "donot_use_mm_for_euclid_dist":
+        return Expr.const(0)
+    if how == "use_mm_for_euclid_dist":
+        return Expr.const(1)
+    if rows1 is None or rows2 is None:
+        return None
+    return Expr.const(int(rows1 > 25 or rows2 > 25))
+
+
+@rule
+def qr(ctx: RuleContext, a: Value, mode: Value) -> RuleOut:
+    """torch.linalg.qr: a [*b, m, n] -> (Q, R), k = min(m, n): "reduced" Q [*b, m, k],
+    R [*b, k, n]; "complete" Q [*b, m, m], R [*b, m, n]; "r" an empty Q. Binds
+    undone: the backward nobody derived here (unknown)."""
+    out = RuleOut(TupleV((TensorV(None, dtype_of(a)), TensorV(None, dtype_of(a)))))
+    out.bind = {"undone": None}
+    shape = shape_of(a)
+    how = mode.value if isinstance(mode, StrV) else None
+    if shape is None or has_var(shape) or how is None:
+        return out
+    if len(shape) < 2:
+        out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
+        return out
+    *batch, m, n = shape
+    km, kn = const(m), const(n)
+    if how == "complete":
+        k: Dim = m
+    elif km is not None and kn is not None:
+        k = Expr.const(min(km, kn))
+    elif m == n:
+        k = m
+    else:
+        return out
+    q = (Expr.const(0),) if how == "r" else (*batch, m, k)
+    r = (*batch, k, n) if how != "complete" else (*batch, m, n)
+    out.value = TupleV((_tensor(q, a), _tensor(r, a)))
+    return out
+
+
+@rule
+def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
+    """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
+    flag = some.value if isinstance(some, BoolV) else None
+    return qr(ctx, a, StrV(None if flag is None else "reduced" if flag else "complete"))
+
+
+@rule
+def diag(ctx: RuleContext, x: Value, diagonal: Value) -> RuleOut:
+    """torch.diag: a vector [n] -> the matrix [n + |d|, n + |d|]; a matrix [r, c] ->
+    its d-th diagonal, of max(0, min(r, c - d)) entries for d >= 0 (min(r + d, c) for d < 0)."""
+    out = RuleOut(TensorV(None, dtype_of(x)))
+    shape, d = shape_of(x), const_int(diagonal)
+    if shape is None or has_var(shape) or d is None:
+        return out
+    if len(shape) == 1:
+        if not isinstance(shape[0], Expr):
+            return out
+        side = shape[0] + Expr.const(abs(d))
+        out.value = _tensor((side, side), x)
+    elif len(shape) == 2:
+        r, c = const(shape[0]), const(shape[1])
+        if r is not None and c is not None:
+            n = min(r, c - d) if d >= 0 else min(r + d, c)
+            out.value = _tensor((Expr.const(max(0, n)),), x)
+    else:
+        out.issues.append(ctx.issue(RANK, f"needs 1 or 2 dimensions, got {len(shape)}", 0))
+    return out
+
+
+@rule
 def same_pair(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """sort / cummax: (values, indices) shaped like x."""
     out = along(ctx, x, dim)

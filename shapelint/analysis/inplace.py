@@ -1,0 +1,80 @@
+"""Writes into a tensor: what they change in the names that hold it.
+
+An in-place method changes its tensor itself: after `x.unsqueeze_(0)` every name
+bound to that tensor sees the new shape (a view made before is another tensor,
+and keeps its own). A write into a tensor (`x.add_(y)`, `x[..., 0].copy_(y)`,
+`x[i] = y`) makes its storage require grad when what is written does: autograd
+then tracks x and every view of it. Where the storage written is not one the
+analysis can name (the root of the write is no local name, or a view of a base
+it lost), whether the tensors that did not require grad do now is not known.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shapelint.ops.backward import requires
+from shapelint.ops.saved import UNSURE, storage_of
+from shapelint.ops.values import BufferV, ParameterV, TensorV, Value
+
+# The in-place methods that change their tensor's shape; every other one keeps
+# it (and its dtype), whatever its result is known as.
+_RESHAPING = frozenset(
+    "unsqueeze_ squeeze_ transpose_ t_ swapdims_ swapaxes_ resize_ resize_as_ as_strided_".split()
+)
+
+
+def in_place(name: str) -> bool:
+    """A tensor method that writes into its tensor (`add_`, `copy_`, `unsqueeze_`)."""
+    short = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.Tensor.") and short.endswith("_") and not short.endswith("__")
+
+
+def after_method(frame, node, name: str, args, result: Value) -> None:
+    """After in-place method `name` ran on args[0] (the receiver, as node writes it)."""
+    if not (in_place(name) and args and isinstance(node, ast.Call)):
+        return
+    if not isinstance(node.func, ast.Attribute):
+        return  # `torch.Tensor.add_(x, y)`: the receiver is an argument
+    before = args[0]
+    if not _activation(before):
+        return
+    reshaped = name.rsplit(".", 1)[-1] in _RESHAPING
+    if reshaped and isinstance(result, TensorV) and result.shape != before.shape:
+        for k, v in list(frame.env.items()):
+            if v is before:  # the same tensor under another name
+                frame.env[k] = dataclasses.replace(result, storage=storage_of(before))
+    written(frame, node.func.value, before, requires(result))
+
+
+def written(frame, target: ast.expr, value: Value, grad: bool | None) -> None:
+    """A write of something whose grad is `grad` into tensor `value`, which
+    `target` names (`x`, `x[..., 0]`, `self.buf[i]`)."""
+    if grad is False or not _activation(value) or value.grad is True:  # type: ignore[union-attr]
+        return
+    new = True if grad else None
+    if value.grad is None and new is None:  # type: ignore[union-attr]
+        return
+    root = target
+    while isinstance(root, ast.Subscript):
+        root = root.value
+    held = frame.env.get(root.id) if isinstance(root, ast.Name) else None
+    if isinstance(root, ast.Name) and _activation(held):
+        token = storage_of(held)  # type: ignore[arg-type]
+    elif root is target and value.storage is not UNSURE:  # type: ignore[union-attr]
+        token = storage_of(value)  # type: ignore[arg-type]
+    else:
+        token = UNSURE
+    for k, v in list(frame.env.items()):
+        if not _activation(v) or v.grad is True:
+            continue
+        if token is UNSURE:
+            if v.grad is False:
+                frame.env[k] = dataclasses.replace(v, grad=None, storage=storage_of(v))
+        elif storage_of(v) is token:
+            frame.env[k] = dataclasses.replace(v, grad=new, storage=token)
+
+
+def _activation(v) -> bool:
+    return isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV))
