@@ -92,6 +92,7 @@ CAUGHT = {
     ("out-proj-in", "check_dims"),
     ("out-proj-out", "check_dims"),
     ("cls-cat-dim", "check"),
+    ("no-k-transpose", "check"),
     ("cls-cat-dim", "check_dims"),
     *((case[0], "target") for case in BUGS if case[0] != "ff-norm-width"),
 }

@@ -54,7 +54,9 @@ from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
     assuming,
+    declare_apart,
     declare_independent,
+    declare_learned,
     fact_scope,
     product,
 )
@@ -80,6 +82,7 @@ from shapelint.ops.values import (
 from shapelint.options import AnalysisOptions
 
 ASSUMED_EQUAL = "SHP318"
+LEARNED_EQUAL = "SHP320"
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
 
@@ -384,6 +387,14 @@ class ModuleAnalyzer:
     def _kept(self, issue: OpIssue) -> OpIssue | None:
         """The issue as reported, or None where it rests on a name learning gave. A
         conflict between two independent sizes is the constraint it imposes (SHP318)."""
+        if issue.learned:
+            a, b = issue.assumes
+            return OpIssue(
+                LEARNED_EQUAL,
+                f"{issue.message}; this needs {a} = {b}: {a} is a size of the input "
+                f"a use named, {b} one the constructor takes",
+                issue.where,
+            )
         if not self._definite(issue):
             return None
         if not issue.assumes:
@@ -807,6 +818,9 @@ class ModuleAnalyzer:
             elts = target.elts
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
             shape_of = learning.shape_source(value_node)
+            if value is UNKNOWN:
+                spread = learning.spread_shape(self, elts, star, value_node, frame)
+                value = value if spread is None else spread
             if _has_unknown_item(value) and learning.name_shape_ends(
                 self, elts, star, value_node, frame
             ):
@@ -1158,6 +1172,8 @@ class ModuleAnalyzer:
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
             return UNKNOWN
+        if pattern is not None and isinstance(res.value, TensorV) and res.value.shape:
+            declare_apart(res.value.shape)
         if res.refined:
             nodes = unify.tensor_arg_nodes(qual, node)
             for i, v in res.refined.items():
@@ -1217,7 +1233,11 @@ class ModuleAnalyzer:
                 if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
                     frame.env[kw.value.id] = lengths[kw.arg]
         bound = unify.leading_var_binding(op, pat.value, x, lengths)
+        given = unify.dim_names(x) | {
+            n for v in lengths.values() if isinstance(v, IntV) and v.value for n in v.value.names()
+        }
         if bound is not None:
+            declare_learned({n for d in bound[1] if isinstance(d, Expr) for n in d.names()} - given)
             learning.bind_var(self, frame, *bound)
             x = learning.subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
             if in_args:
@@ -1227,6 +1247,7 @@ class ModuleAnalyzer:
         known = unify.einops_input(op, pat.value, x, lengths)
         if known is None:
             return
+        declare_learned(unify.dim_names(known) - given)
         if in_args:
             args[0] = known
         else:

@@ -16,7 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import unify
-from shapelint.notation.symbolic import Expr, product
+from shapelint.notation.symbolic import Expr, declare_learned, product
 from shapelint.ops.backward import keep_grad, requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
 
@@ -94,6 +94,7 @@ def name_unknown_dim(shape_of: ast.expr, i: int, n: int, name: str, v: IntV, fra
     if t.shape[i] is not None:
         return v
     sym = Expr.name(name)
+    declare_learned((name,))
     shape = list(t.shape)
     shape[i] = sym
     frame.env[shape_of.id] = TensorV(tuple(shape), t.dtype)
@@ -112,7 +113,9 @@ def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, sit
     cur = frame.env[name]
     if not (cur is UNKNOWN or isinstance(cur, TensorV)):
         return
-    an.inferred_names |= unify.dim_names(value) - unify.dim_names(cur)
+    named = unify.dim_names(value) - unify.dim_names(cur)
+    an.inferred_names |= named
+    declare_learned(named)
     value = keep_grad(cur, value)  # a shape learnt, not another tensor
     frame.env[name] = value
     if name in frame.param_values and frame.param_values[name] is cur:
@@ -261,3 +264,62 @@ def _spell_var(shape: list | None, name: str, dims: list) -> list | None:
         return shape
     i = shape.index(f"*{name}")
     return shape[:i] + dims + shape[i + 1 :]
+
+
+def spread_shape(
+    an: Analyzer, elts: list, star: int | None, value_node, frame: Frame
+) -> Value | None:
+    """`b, n, _, h = *x.shape, self.heads`: the names beside the spread shape take
+    the items after it, so x has exactly as many dims as the names left for it
+    (Python raises otherwise), and those take their names as `b, n, _ = x.shape`
+    would. None where the statement is not that form, or the items beside the
+    spread are not plain names, attributes or literals (evaluated here again)."""
+    if star is not None or not isinstance(value_node, ast.Tuple):
+        return None
+    spreads = [i for i, e in enumerate(value_node.elts) if isinstance(e, ast.Starred)]
+    if len(spreads) != 1:
+        return None
+    at = spreads[0]
+    src = shape_source(value_node.elts[at].value)  # type: ignore[attr-defined]
+    others = [e for i, e in enumerate(value_node.elts) if i != at]
+    if not isinstance(src, ast.Name) or not all(
+        isinstance(e, (ast.Name, ast.Attribute, ast.Constant)) for e in others
+    ):
+        return None
+    rank = len(elts) - len(others)
+    if rank < 0:
+        return None
+    x = frame.env.get(src.id, UNKNOWN)
+    names = [
+        e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in elts[at : at + rank]
+    ]
+    x = _spread_over_variadic(an, frame, src.id, x, names)
+    known = unify.shape_unpacked(x, names)
+    if known is not None:
+        learn(an, src, known, frame, value_node)
+        x = frame.env.get(src.id, known)
+        x = x if isinstance(x, TensorV) else known
+    if not isinstance(x, TensorV) or x.shape is None or len(x.shape) != rank:
+        return None
+    if any(isinstance(d, Var) for d in x.shape):
+        return None
+    items = [an.eval(e, frame, 0) for e in others]
+    dims = [IntV(d) if isinstance(d, Expr) else IntV(None) for d in x.shape]
+    return TupleV(tuple(items[:at] + dims + items[at:]))
+
+
+def _spread_over_variadic(an: Analyzer, frame: Frame, name: str, x: Value, names: list) -> Value:
+    """x is `[..., dim]` (one variadic no code named) and the unpacking says its
+    rank: the variadic is the names at its place, in every value of the function."""
+    if not isinstance(x, TensorV) or x.shape is None:
+        return x
+    at = [k for k, d in enumerate(x.shape) if isinstance(d, Var)]
+    if len(at) != 1 or not x.shape[at[0]].name.startswith("_v"):  # type: ignore[union-attr]
+        return x
+    span = names[at[0] : at[0] + len(names) - len(x.shape) + 1]
+    if len(names) < len(x.shape) - 1 or None in span:
+        return x
+    an.inferred_names |= set(span)
+    declare_learned(span)
+    bind_var(an, frame, x.shape[at[0]].name, tuple(Expr.name(n) for n in span))  # type: ignore[union-attr]
+    return frame.env.get(name, x)

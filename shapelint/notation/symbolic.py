@@ -233,6 +233,8 @@ class _Facts:
         "orders_only",
         "independent",
         "compared",
+        "learned",
+        "apart",
     )
 
     def __init__(self, outer: _Facts | None = None, orders_only: bool = False):
@@ -248,6 +250,9 @@ class _Facts:
         # the pairs of them the code compares (`if dim != dim_out`): see assumed_equal.
         self.independent: set[str] = set(outer.independent) if outer else set()
         self.compared: set[frozenset[str]] = set(outer.compared) if outer else set()
+        # Sizes a use named (an einops axis on a tensor of unknown shape): see learned_equal.
+        self.learned: set[str] = set(outer.learned) if outer else set()
+        self.apart: set[tuple[str, Expr]] = set(outer.apart) if outer else set()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -833,6 +838,35 @@ def declare_independent(names: Iterable[str], compared: Iterable[frozenset[str]]
         facts.compared.update(compared)
 
 
+def declare_learned(names: Iterable[str]) -> None:
+    """Sizes a use named: an einops pattern's axes on a tensor whose dims were
+    unknown (`b n (h d)` makes them `b` and `n`), `b, n, _ = x.shape`. Each is one
+    unknown size, which a caller's input picks; see learned_equal. A constructor's
+    size a use meets stays the constructor's."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.learned.update(set(names) - facts.independent)
+
+
+def declare_apart(dims: Iterable[object]) -> None:
+    """The axes one einops pattern gives a tensor (`b n (h d) -> b h n d` with
+    h=heads: `[b, heads, n, dim_head]`) are distinct dims the code named apart: a
+    learned one (`n`) and one of the constructor's sizes (`dim_head`) among them are
+    two sizes, not one dimension's two names (learned_equal)."""
+    facts = _FACTS.get()
+    if facts is None or not facts.learned:
+        return
+    exprs = [d for d in dims if isinstance(d, Expr) and not d.is_too_big()]
+    for a in exprs:
+        name = a.as_name()
+        if name is None or name not in facts.learned:
+            continue
+        for b in exprs:
+            nb = b.names()
+            if nb and nb <= facts.independent - facts.learned:
+                facts.apart.add((name, b))
+
+
 # Set while an op runs again under the equalities it needs (`assuming`).
 _ASSUMING: ContextVar[bool] = ContextVar("shapelint_assuming", default=False)
 
@@ -871,6 +905,50 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     if any(frozenset((x, y)) in facts.compared for x in na for y in nb):
         return None
     return a.to_human(), b.to_human()
+
+
+def learned_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
+    """(learned, constructor's) for people, common factors cancelled, when an op needs a size a
+    use named (declare_learned: the `n` of `b n (h d)`) equal to a formula over the
+    constructor's sizes (declare_independent: `dim_head`) that one einops pattern
+    gave a tensor as another axis beside it (declare_apart), and nothing relates
+    them: `q @ k` without the transpose needs `n = dim_head`. A learned name meeting
+    any other size is learning what it is (`b c h w` then a layer of `channels`)."""
+    facts = _FACTS.get()
+    if facts is None or not facts.learned or not facts.independent or _ASSUMING.get():
+        return None
+    if a is None or b is None or a.is_too_big() or b.is_too_big():
+        return None
+    if a.value is not None or b.value is not None or a.simplify() == b.simplify():
+        return None
+    a, b = _cancelled(a, b)
+    na, nb = a.names(), b.names()
+    if not na or not nb or _has_quotient(a - b) or len(a.terms) != 1 or len(b.terms) != 1:
+        return None
+    if not (na | nb) <= facts.independent | facts.learned:
+        return None
+    if (a.as_name(), b) not in facts.apart:
+        a, b = b, a  # the learned name first
+    if (a.as_name(), b) not in facts.apart:
+        return None  # the first size a name meets is what it learns
+    if {facts.root(n) for n in na} & {facts.root(n) for n in nb}:
+        return None  # names the code has made one
+    if any(frozenset((x, y)) in facts.compared for x in na for y in nb):
+        return None
+    return a.to_human(), b.to_human()
+
+
+def _cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
+    """a and b without the names both single terms multiply (`b·dim_head` against
+    `heads·dim_head` is `b` against `heads`)."""
+    if len(a.terms) != 1 or len(b.terms) != 1:
+        return a, b
+    for n in sorted(a.names() & b.names()):
+        qa, qb = a.exact_div(Expr.name(n)), b.exact_div(Expr.name(n))
+        if qa is None or qb is None:
+            break
+        a, b = qa, qb
+    return a, b
 
 
 def note_equal(a: Expr | None, b: Expr | None) -> bool:

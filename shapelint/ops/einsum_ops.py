@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.einops_pattern import ELLIPSIS as EINOPS_ELLIPSIS
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.einsum_letters import parse_letters
-from shapelint.notation.symbolic import Expr, note_equal, related
+from shapelint.notation.symbolic import Expr, learned_equal, note_equal, related
 from shapelint.ops import cost as cost_mod
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
@@ -106,9 +106,23 @@ def _name_conflicts(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> 
     named = [(d.as_name(), w) for d, w in seen if isinstance(d, Expr) and d.as_name() is not None]
     first = named[0][0] if named else None
     clash = [(n, w) for n, w in named if first is not None and not related(n, first)]
-    sizes = [d for d, _ in seen if isinstance(d, Expr) and d.value != 1]
-    for d in sizes[1:]:
-        note_equal(sizes[0], d)
+    sizes = [(d, w) for d, w in seen if isinstance(d, Expr) and d.value != 1]
+    for d, w in sizes[1:]:
+        pair = learned_equal(sizes[0][0], d)
+        if pair is not None:
+            # a size a use named against the constructor's: the constraint, not a clash
+            spec.issues.append(
+                OpIssue(
+                    "SHP304",
+                    f"{spec.label}: {what} is {sizes[0][0].to_human()} in one operand and "
+                    f"{d.to_human()} in another",
+                    w,
+                    assumes=pair,
+                    learned=True,
+                )
+            )
+            return
+        note_equal(sizes[0][0], d)
     if clash:
         other, w = clash[0]
         spec.fail(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.symbolic import (
     Expr,
     assumed_equal,
+    learned_equal,
     name_clash,
     note_equal,
     product,
@@ -193,9 +194,9 @@ def differs(a: Dim, b: Dim) -> bool:
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})
         return True
-    pair = assumed_equal(a, b)
-    if pair is not None:
-        _NOTE.set({"names": frozenset(a.names() | b.names()), "assumes": pair})
+    fields = _assumed(a, b)
+    if fields:
+        _NOTE.set({"names": frozenset(a.names() | b.names()), **fields})
         return True
     note_equal(a, b)
     return False
@@ -298,7 +299,7 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return a, False
         if bv is not None:
             return b, False
-        if only_one_broadcasts(a, b) is not None or assumed_equal(a, b) is not None:
+        if only_one_broadcasts(a, b) is not None or _assumed(a, b):
             return None, True
         # Two expressions: torch's check makes them one size (or one of them 1):
         # kv·(h//kv) against h proves kv | h, and the two are then the same.
@@ -311,9 +312,17 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
     return None, False
 
 
-def _assumed(x: Dim, y: Dim) -> tuple:
-    pair = assumed_equal(x, y) if isinstance(x, Expr) and isinstance(y, Expr) else None
-    return pair or ()
+def _assumed(x: Dim, y: Dim) -> dict:
+    """The OpIssue fields of a conflict that holds unless two independent sizes are
+    equal: two of the constructor's (`assumes`), or one a use named against one of
+    the constructor's (`assumes` and `learned`); none for any other."""
+    if not (isinstance(x, Expr) and isinstance(y, Expr)):
+        return {}
+    pair = assumed_equal(x, y)
+    if pair is not None:
+        return {"assumes": pair}
+    pair = learned_equal(x, y)
+    return {"assumes": pair, "learned": True} if pair is not None else {}
 
 
 def _only_when(x: Dim, y: Dim) -> str:
@@ -477,7 +486,7 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
             f"({dim_str(x)} vs {dim_str(y)} at batch axis {axis})",
             1,
         )
-        out.issues.append(dataclasses.replace(issue, assumes=_assumed(x, y)))
+        out.issues.append(dataclasses.replace(issue, **_assumed(x, y)))
     if out.issues:
         return out
     shape: Shape | None = None
@@ -541,7 +550,7 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                 )
                 names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
                 out.issues.append(
-                    dataclasses.replace(issue, names=frozenset(names), assumes=_assumed(x, y))
+                    dataclasses.replace(issue, names=frozenset(names), **_assumed(x, y))
                 )
             if conflicts:
                 break

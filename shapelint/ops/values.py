@@ -333,6 +333,8 @@ class OpIssue:
     # Two independent sizes the op needs equal (`dim`, `hidden_dim`: constructor
     # parameters nothing relates): the conflict holds unless a caller passes equal values.
     assumes: tuple = ()
+    # `assumes` pairs a size a use named (an einops axis) with the constructor's.
+    learned: bool = False
 
 
 @dataclass

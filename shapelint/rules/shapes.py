@@ -15,6 +15,21 @@ _J = (
 )
 _T = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n"
 
+# SHP320's module: an attention whose q and k a pattern splits into heads.
+_ATTENTION = (
+    "import torch\n"
+    "from einops import rearrange\n"
+    "from torch import nn\n\n\n"
+    "class Attention(nn.Module):\n"
+    "    def __init__(self, dim, heads, dim_head):\n"
+    "        super().__init__()\n"
+    "        self.heads = heads\n"
+    "        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)\n\n"
+    "    def forward(self, x):\n"
+    "        q, k, v = self.to_qkv(x).chunk(3, dim=-1)\n"
+    "        q = rearrange(q, 'b n (h d) -> b h n d', h=self.heads)\n"
+    "        k = rearrange(k, 'b n (h d) -> b h n d', h=self.heads)\n"
+)
 RULES = [
     Rule(
         code="SHP301",
@@ -341,6 +356,38 @@ RULES = [
             "    def forward(self, x):\n"
             "        return x + self.proj(x) if self.skip else self.proj(x)\n",
         ),
+    ),
+    Rule(
+        code="SHP320",
+        name="pattern-size-equated",
+        severity="error",
+        summary="An op needs a size an einops pattern named on the input equal to one the constructor takes.",
+        explanation=(
+            "An einops pattern names the axes of a tensor whose sizes the code does not "
+            "know (`rearrange(t, 'b n (h d) -> b h n d', h=self.heads)` names the "
+            "input's `b` and `n`): sizes the caller's input picks. An op that then needs "
+            "one of them equal to a size the constructor takes (`q @ k` without the "
+            "transpose contracts `n` with `dim_head`; two axes swapped in a pattern put "
+            "the batch where a Linear of `heads·dim_head` expects the heads) runs only "
+            "for inputs that happen to have that size; torch raises for every other. The "
+            "message names the op, both shapes and the constraint (`this needs n = "
+            "dim_head`). Only a size one pattern put beside the constructor's as another "
+            "axis of one tensor counts: the first size a name meets elsewhere is what it "
+            "learns (`b c h w` and then a layer of `channels` says c is channels). Names "
+            "from `b, n, _ = x.shape` count as a pattern's do. Not reported where the "
+            "code compares or asserts the two equal. An error: on the 26 corpus packages "
+            "it reports nothing. Usually a transpose is missing or two pattern axes are "
+            "in the wrong order."
+        ),
+        invalid=(
+            Example(
+                _ATTENTION + "        return torch.matmul(q, k)\n",
+                expect=(
+                    "16:32 SHP320 torch.matmul: inner dimensions differ: [b, heads, n, dim_head] @ [b, heads, n, dim_head] (dim_head != n); this needs n = dim_head: n is a size of the input a use named, dim_head one the constructor takes",
+                ),
+            ),
+        ),
+        valid=(_ATTENTION + "        return torch.matmul(q, k.transpose(-1, -2))\n",),
     ),
     Rule(
         code="SHP316",

@@ -1,0 +1,116 @@
+"""Plain `check` on a size an einops pattern named on the input against one the
+constructor takes (issue 25): `q @ k` without the transpose contracts the pattern's
+`n` with `dim_head`, two pattern axes swapped put the batch where a layer of
+`heads·dim_head` expects the heads. Each holds only for inputs of one size (SHP320).
+Torch judges each case at sizes that all differ: the code flagged raises, the code
+left alone runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose, torch_raises
+
+pytest.importorskip("einops")
+
+HEAD = "import torch\nfrom einops import rearrange\nfrom torch import nn\n\n\n"
+
+
+def _attention(forward: str) -> str:
+    return (
+        HEAD
+        + "class Attention(nn.Module):\n"
+        + "    def __init__(self, dim, heads, dim_head):\n"
+        + "        super().__init__()\n"
+        + "        self.heads = heads\n"
+        + "        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)\n"
+        + "        self.to_out = nn.Linear(heads * dim_head, dim)\n\n"
+        + "    def forward(self, x):\n"
+        + "        q, k, v = self.to_qkv(x).chunk(3, dim=-1)\n"
+        + "".join(f"        {line}\n" for line in forward.strip().splitlines())
+    )
+
+
+SPLIT = "q, k, v = [rearrange(t, '{}', h=self.heads) for t in (q, k, v)]"
+GOOD_SPLIT = SPLIT.format("b n (h d) -> b h n d")
+MERGE = "return self.to_out(rearrange(attn @ v, '{}'))"
+GOOD_MERGE = MERGE.format("b h n d -> b n (h d)")
+BUILD = "Attention(48, 4, 16)"
+INPUT = (2, 10, 48)
+
+
+def _found(source: str) -> list[tuple[int, str, str, str]]:
+    return [(d.line, d.code, d.severity, d.message) for d in diagnose(source)]
+
+
+def test_a_matmul_without_the_transpose_needs_the_sequence_to_be_dim_head():
+    source = _attention(f"{GOOD_SPLIT}\nattn = (q @ k).softmax(dim=-1)\n{GOOD_MERGE}")
+    assert torch_raises(source, BUILD, INPUT)
+    ((line, code, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
+    assert (line, severity) == (16, "error")
+    assert "(dim_head != n)" in message and "this needs n = dim_head" in message
+
+
+def test_heads_and_batch_swapped_in_a_pattern_need_the_batch_to_be_heads():
+    split = SPLIT.format("b n (h d) -> h b n d")
+    source = _attention(f"{split}\nattn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n{GOOD_MERGE}")
+    assert torch_raises(source, BUILD, INPUT)
+    ((line, code, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
+    assert (line, severity) == (17, "error")
+    assert "input [heads, n, b·dim_head]" in message and "this needs b = heads" in message
+
+
+def test_the_released_attention_is_left_alone():
+    source = _attention(
+        f"{GOOD_SPLIT}\nattn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n{GOOD_MERGE}"
+    )
+    assert not torch_raises(source, BUILD, INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_pattern_axis_a_layer_then_sizes_is_learning():
+    """`c` is the input's channel count until a layer of `channels` says what it is:
+    the first size a pattern's name meets is what it learns, no constraint."""
+    source = (
+        HEAD
+        + "class Embed(nn.Module):\n"
+        + "    def __init__(self, channels, dim):\n"
+        + "        super().__init__()\n"
+        + "        self.proj = nn.Linear(channels, dim)\n\n"
+        + "    def forward(self, x):\n"
+        + "        return self.proj(rearrange(x, 'b c h w -> b (h w) c'))\n"
+    )
+    assert not torch_raises(source, "Embed(3, 48)", (2, 3, 4, 4))
+    assert not _found(source)
+
+
+def test_a_pair_the_code_compares_is_left_alone():
+    source = _attention(
+        f"{GOOD_SPLIT}\nassert q.shape[-2] == q.shape[-1]\nattn = (q @ k).softmax(dim=-1)\n{GOOD_MERGE}"
+    )
+    assert not [f for f in _found(source) if f[1] == "SHP320"]
+
+
+def test_an_einsum_with_two_axes_swapped_needs_the_batch_to_be_heads():
+    split = GOOD_SPLIT
+    source = _attention(
+        f"{split}\nattn = torch.einsum('h b i d, b h j d -> b h i j', q, k)\n{GOOD_MERGE}"
+    )
+    assert torch_raises(source, BUILD, INPUT)
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    assert found and all(f[0] == 16 and f[2] == "error" for f in found)
+    assert "axis 'b' is heads in one operand and b in another" in found[0][3]
+
+
+def test_names_beside_a_spread_shape_take_the_items_after_it():
+    """`b, n, _, h = *x.shape, self.heads`: h is the constructor's heads and x has
+    three dims, so the pattern's `b` and `n` are x's and the swap is found."""
+    source = _attention(
+        "b, n, _, h = *x.shape, self.heads\n"
+        "q, k, v = [rearrange(t, 'b n (h d) -> b h n d', h=h) for t in (q, k, v)]\n"
+        "attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n"
+        "return self.to_out(rearrange(attn @ v, 'h b n d -> b n (h d)'))\n"
+    )
+    assert torch_raises(source, BUILD, INPUT)
+    ((line, _, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
+    assert (line, severity) == (18, "error") and "this needs b = heads" in message
