@@ -15,6 +15,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from shapelint.analysis.nodes import nodes_of
+
 if TYPE_CHECKING:
     from shapelint.analysis.imports import ImportMap
     from shapelint.ops.values import Cost, ObjectV, Value
@@ -39,7 +41,7 @@ class FuncDef:
     @property
     def rebinds_globals(self) -> bool:
         """Whether its body declares `global` (a run changes the module's names)."""
-        return any(isinstance(n, ast.Global) for n in ast.walk(self.node))
+        return bool(nodes_of(self.node, ast.Global))
 
 
 @dataclass

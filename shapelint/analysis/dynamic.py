@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import project
 from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.nodes import nodes_of, walk
 
 # Decorators that hand back a function running the same body once per call.
 TRANSPARENT = frozenset(
@@ -94,24 +95,25 @@ def _scan(tree: ast.Module) -> Scan:
         for n in c.body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__":
                 out.add(c.name, CALL_OVERRIDE, f"{c.name} overrides __call__")
+    methods = _method_names(classes)
     owners: dict[int, str] = {}
     for c in classes.values():
-        for n in ast.walk(c):
+        for n in walk(c):
             owners[id(n)] = c.name
     in_functions = {
         id(n)
-        for f in ast.walk(tree)
+        for f in walk(tree)
         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        for n in ast.walk(f)
+        for n in walk(f)
     }
-    for node in ast.walk(tree):
+    for node in walk(tree):
         owner = owners.get(id(node))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
                 for el in t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]:
                     if isinstance(el, ast.Attribute):
-                        _assigned(out, el.value, el.attr, owner, classes)
+                        _assigned(out, el.value, el.attr, owner, classes, methods)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
             if name in _HOOKS:
@@ -149,14 +151,16 @@ def _scan(tree: ast.Module) -> Scan:
                     else ANY
                 )
                 if name != ANY or id(node) not in in_functions:  # else: where it runs
-                    _assigned(out, node.args[0], name, owner, classes)
+                    _assigned(out, node.args[0], name, owner, classes, methods)
     return out
 
 
-def _assigned(out: Scan, recv: ast.expr, attr: str, owner: str | None, classes) -> None:
+def _assigned(
+    out: Scan, recv: ast.expr, attr: str, owner: str | None, classes, methods: set[str]
+) -> None:
     """`recv.attr = ...` (or setattr): a method of recv's class replaced, where
     attr may name one (ANY: a name computed at run time)."""
-    if attr != ANY and not _may_be_method(attr, classes):
+    if attr != ANY and attr not in methods:
         return
     why = f"{attr} is assigned at run time" if attr != ANY else "setattr of a computed name"
     if _is_self(recv) and owner is not None:
@@ -218,16 +222,15 @@ def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, metho
     (into.on_classes if on_class else into.on_instances).add((owner, key))
 
 
-def _may_be_method(attr: str, classes) -> bool:
-    if attr in ("forward", "__call__"):
-        return True
-    return any(
-        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and n.name == attr
-        and not _is_property(n)
-        for c in classes.values()
-        for n in c.body
-    )
+def _method_names(classes) -> set[str]:
+    """The names of the file's methods that an assignment may replace (assigning a
+    property's name runs its setter); `forward` and `__call__` in any case."""
+    names = {"forward", "__call__"}
+    for c in classes.values():
+        for n in c.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_property(n):
+                names.add(n.name)
+    return names
 
 
 def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -245,6 +248,9 @@ def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> bool:
@@ -266,14 +272,11 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) 
         # `self.init_weight` inside a class that defines it is that class's method,
         # whatever other classes of the file name theirs.
         own = isinstance(fn, ast.Attribute) and _is_self(fn.value) and owner is not None
-        places = [owner.body, ast.walk(tree)] if own else [ast.walk(tree)]
+        # (the tree's functions are listed once: apply() is called all over a file)
+        places = [owner.body, nodes_of(tree, _FUNCTIONS)] if own else [nodes_of(tree, _FUNCTIONS)]
         defs: list[ast.AST] = []
         for nodes in places:
-            defs = [
-                n
-                for n in nodes
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-            ]
+            defs = [n for n in nodes if isinstance(n, _FUNCTIONS) and n.name == name]
             if defs:
                 break
         if len(defs) != 1:
@@ -426,6 +429,19 @@ def returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None
 
 
 def _own_returns(fn) -> list[ast.Return]:
+    """The returns of fn's own scope; kept on the node (a decorator is asked about
+    at every call of what it decorates)."""
+    known = fn.__dict__.get(_RETURNS)
+    if known is None:
+        known = _find_returns(fn)
+        setattr(fn, _RETURNS, known)
+    return known
+
+
+_RETURNS = "_shapelint_own_returns"
+
+
+def _find_returns(fn) -> list[ast.Return]:
     out, todo = [], list(fn.body)
     while todo:
         n = todo.pop()

@@ -65,7 +65,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if node.id in frame.env:
         return frame.env[node.id]
     if frame.func is not None:
-        read = unbound.unbound_reads(frame.func.node).get(id(node))
+        read = unbound.unbound_read(frame.func.node, node)
         if read is not None:
             an.report(
                 node,

@@ -49,6 +49,7 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
+from shapelint.analysis.nodes import nodes_in_class, stored_names
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -523,13 +524,10 @@ class ModuleAnalyzer:
         if fd.cls is not None and fd.node.name != "__init__":
             # A name the method binds itself (`b, dim, c = x.shape`) is not the
             # constructor's, whatever it is called.
-            own = {p for p, _ in params} | {
-                n.id
-                for n in ast.walk(fd.node)
-                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-            }
             sizes, compared = self._constructor_sizes(fd.cls)
-            declare_independent(sizes - own, compared)
+            if sizes:  # (the method is walked only then)
+                own = {p for p, _ in params} | stored_names(fd.node)
+                declare_independent(sizes - own, compared)
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]
@@ -708,7 +706,8 @@ class ModuleAnalyzer:
             if init is not None and not self.specialize:
                 self.class_attrs(cd)
                 sizes = set(self._init_sizes.get(init.qualname, ()))
-            got = self._ctor_sizes[cd.key] = (sizes, _compared_names(cd.node, sizes))
+            compared = _compared_names(cd.node, sizes) if sizes else set()
+            got = self._ctor_sizes[cd.key] = (sizes, compared)
         return got
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
@@ -1439,9 +1438,7 @@ def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
     """Pairs of sizes the class's code compares (`if dim != dim_out`, `assert
     self.heads == heads`): a relation the code knows about, whatever it is."""
     out: set[frozenset[str]] = set()
-    for n in ast.walk(node):
-        if not isinstance(n, ast.Compare):
-            continue
+    for n in nodes_in_class(node, ast.Compare):
         sides = [
             {m.id if isinstance(m, ast.Name) else m.attr for m in ast.walk(e)
              if isinstance(m, (ast.Name, ast.Attribute))} & sizes

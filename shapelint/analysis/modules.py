@@ -1325,7 +1325,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     count × one layer), and `for _ in range(n)` of known count in __init__ (the
     layers it appends) or in a specialized call (unrolled). False: not one of
     those; the interpreter runs the loop as before."""
-    if an.specialize and not stmt.orelse and _returns_only(stmt.body):
+    if an.specialize and not stmt.orelse and _returns_only(stmt):
         return _search_loop(an, stmt, frame)
     if stmt.orelse or _breaks(stmt.body):
         return False
@@ -1387,9 +1387,18 @@ def _unpackable(v: Value) -> Value:
     return v
 
 
-def _returns_only(body) -> bool:
-    kinds = {type(n) for stmt in body for n in ast.walk(stmt)}
-    return ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
+def _returns_only(loop: ast.For) -> bool:
+    """The loop's body may return and never breaks, continues or yields. Kept on
+    the node: a specialized run meets the loop at every call of its function."""
+    known = loop.__dict__.get(_RETURNS_ONLY)
+    if known is None:
+        kinds = {type(n) for stmt in loop.body for n in ast.walk(stmt)}
+        known = ast.Return in kinds and not kinds & {ast.Break, ast.Continue, ast.Yield}
+        setattr(loop, _RETURNS_ONLY, known)
+    return known
+
+
+_RETURNS_ONLY = "_shapelint_returns_only"
 
 
 def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:

@@ -16,7 +16,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import base_classes, find_method
-from shapelint.analysis.unify import runs_unconditionally
+from shapelint.analysis.nodes import nodes_of, stored_names, walk_from
+from shapelint.analysis.unify import runs_unconditionally, simple_statements
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef
@@ -61,13 +62,12 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
         if init is None or (init.owner is not None and init.owner is not an):
             break
         body = init.node.body
-        local = _bound_names(init.node)
         base_next = None
-        for node in ast.walk(init.node):
-            if not isinstance(node, ast.Call):
-                continue
+        # Only a call in a simple statement of the body can run unconditionally:
+        # the rest of the constructor is not walked (walk order is kept).
+        for node in walk_from(simple_statements(body), ast.Call):
             f = node.func
-            own = isinstance(f, ast.Name) and f.id in an.classes and f.id not in local
+            own = isinstance(f, ast.Name) and f.id in an.classes
             up = (
                 isinstance(f, ast.Attribute)
                 and f.attr == "__init__"
@@ -78,6 +78,8 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
             )
             if not (own or up) or not runs_unconditionally(body, node):
                 continue
+            if own and f.id in _bound_names(init.node):  # type: ignore[union-attr]
+                continue  # a local of that name, not the class
             if own:
                 out.append((node, an.classes[f.id]))  # type: ignore[union-attr]
             else:
@@ -93,17 +95,29 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
     return out
 
 
-def _bound_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _bound_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """Names the function binds itself (parameters, assignments, imports): a class
-    name among them is not the class."""
+    name among them is not the class. Kept on the node: read once per construction
+    of a class of the file, for each class whose constructor is checked."""
+    known = fn.__dict__.get(_BOUND)
+    if known is None:
+        known = frozenset(_names_bound(fn))
+        setattr(fn, _BOUND, known)
+    return known
+
+
+_BOUND = "_shapelint_bound"
+
+
+def _names_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     names = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     names |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+    names |= stored_names(fn)
+    for kind in (ast.Import, ast.ImportFrom):
+        for node in nodes_of(fn, kind):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for node in nodes_of(fn, kind):
             if node is not fn:
                 names.add(node.name)
     return names

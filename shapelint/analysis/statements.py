@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis.nodes import nodes_of
+
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -81,7 +83,7 @@ def own_parents(stmt: ast.AST) -> dict[ast.AST, ast.AST]:
 
 def declared_names(tree: ast.AST, kind: type[ast.Global] | type[ast.Nonlocal]) -> set[str]:
     """The names `global` (or `nonlocal`) declares anywhere in tree."""
-    return {name for n in ast.walk(tree) if isinstance(n, kind) for name in n.names}
+    return {name for n in nodes_of(tree, kind) for name in n.names}
 
 
 def guarded_top_level(tree: ast.Module):

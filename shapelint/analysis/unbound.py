@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from shapelint.analysis.nodes import children, nodes_of, stored_names
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -21,6 +23,48 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 class UnboundRead:
     name: str
     bound_at: int  # the line of the first binding, later in the function
+
+
+def unbound_read(fn: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.Name) -> UnboundRead | None:
+    """The UnboundLocalError that reading node in fn's body surely raises, if any.
+    Most reads that reach this are of globals and builtins (`torch`, `len`), which
+    fn binds nowhere: they are answered from the names bound anywhere in fn (its
+    nested scopes too, a superset of its locals), without the ordered search."""
+    if node.id not in bound_anywhere(fn):
+        return None
+    return unbound_reads(fn).get(id(node))
+
+
+def bound_anywhere(fn: ast.AST) -> frozenset[str]:
+    """Every name a binding anywhere under fn binds (nested scopes included)."""
+    known = fn.__dict__.get(_ANYWHERE)
+    if known is None:
+        names = set(stored_names(fn))
+        for node in (n for kind in _NAMING for n in nodes_of(fn, kind)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name.split(".")[0]) for a in node.names)
+            elif isinstance(node, ast.MatchMapping):
+                names.add(node.rest)  # type: ignore[arg-type]
+            elif node is not fn:  # (its own name is bound outside it)
+                names.add(node.name)  # type: ignore[attr-defined]
+        names.discard(None)  # type: ignore[arg-type]
+        known = frozenset(names)
+        setattr(fn, _ANYWHERE, known)
+    return known
+
+
+_ANYWHERE = "_shapelint_bound_anywhere"
+_NAMING = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.MatchMapping,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
 
 
 def unbound_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, UnboundRead]:
@@ -96,7 +140,7 @@ def _bindings(stmt: ast.stmt, declared: set[str]):
             todo.extend(n for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
             todo.append(node.generators[0].iter)
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(children(node))
 
 
 def _surely_evaluated(stmt: ast.stmt) -> list[ast.expr]:
@@ -136,7 +180,7 @@ def _surely_read(expr: ast.expr):
         if isinstance(node, ast.BoolOp):
             todo.append(node.values[0])
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(children(node))
 
 
 def _walrus_binds(stmt: ast.stmt, name: str) -> bool:

@@ -1,0 +1,141 @@
+"""A subtree's nodes by type, walked once and kept: the checks that read a
+function or a class whole (the names it binds, for SHP318's sizes and SHP319's
+locals; its comparisons; the constructions SHP317 follows; whether it declares
+`global`) share one walk of it, where each was an `ast.walk` of its own, paid
+again at every analysis of the function (a method runs per caller and per pass).
+Those walks had grown to about a sixth of a `check` run.
+
+The index is kept on the subtree's root node, so it lives and dies with the tree.
+It holds the root's descendants, never the root itself: a node holding itself
+would be a reference cycle, and the driver frees each file's tree by reference
+counting, not by the collector. The trees are never edited after parsing, so an
+index never goes stale."""
+
+from __future__ import annotations
+
+import ast
+from typing import TypeVar
+
+N = TypeVar("N", bound=ast.AST)
+
+_ATTR = "_shapelint_nodes"
+_STORED = "_shapelint_stored"
+
+
+def nodes_of(root: ast.AST, kind: type[N] | tuple[type[N], ...]) -> list[N]:
+    """root's descendants of kind, in `ast.walk` order (root itself included when
+    it is of kind, first, as ast.walk yields it). Never of the leaves
+    `_descendants` leaves out: asking for them is an error, not an empty list."""
+    index = _index(root)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    found = index.get(kinds)
+    if found is None:
+        if any(issubclass(k, _LEAVES) for k in kinds):
+            raise ValueError(f"the walks keep no {kinds}")
+        if len(kinds) == 1 and not kinds[0].__subclasses__():
+            found = index.get(kinds[0], [])  # a leaf type: its own list
+        else:  # (listed once per kinds asked)
+            found = [n for n in index[_ORDER] if isinstance(n, kinds)]
+        index[kinds] = found
+    return [root, *found] if isinstance(root, kinds) else list(found)
+
+
+def nodes_in_class(cls: ast.ClassDef, kind: type[N]) -> list[N]:
+    """cls's descendants of kind, method by method (not in ast.walk order): each
+    method's index serves the method's own checks too, so the class is walked
+    once, not once whole and again per method."""
+    found: list[N] = []
+    for child in ast.iter_child_nodes(cls):
+        if isinstance(child, _FUNCTIONS):
+            found.extend(nodes_of(child, kind))
+        else:
+            found.extend(n for n in (child, *_descendants(child)) if isinstance(n, kind))
+    return found
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def stored_names(root: ast.AST) -> frozenset[str]:
+    """Names that an `ast.Name` anywhere under root binds or deletes (any context
+    but Load), nested scopes included."""
+    known = root.__dict__.get(_STORED)
+    if known is None:
+        known = frozenset(
+            n.id for n in _index(root).get(ast.Name, ()) if not isinstance(n.ctx, ast.Load)
+        )
+        setattr(root, _STORED, known)
+    return known
+
+
+_ORDER = object  # key of the full list, in walk order (no node type is `object`)
+
+
+def _index(root: ast.AST) -> dict[type, list]:
+    index = root.__dict__.get(_ATTR)
+    if index is None:
+        order = _descendants(root)
+        index = {_ORDER: order}
+        for n in order:
+            index.setdefault(type(n), []).append(n)
+        setattr(root, _ATTR, index)
+    return index
+
+
+def walk(root: ast.AST) -> list[ast.AST]:
+    """ast.walk(root) as a list, less the leaves `_descendants` leaves out, for a
+    tree walked once (nothing kept)."""
+    return [root, *_descendants(root)]
+
+
+def walk_from(roots: list[ast.AST], kind: type[N]) -> list[N]:
+    """The nodes of kind under roots (roots included), in ast.walk order of a
+    tree whose roots are siblings: the order ast.walk of their parent gives them
+    (kind is none of the leaves `_descendants` leaves out)."""
+    found = [n for n in roots if isinstance(n, kind)]
+    found.extend(n for n in _descendants(*roots) if isinstance(n, kind))
+    return found
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """ast.iter_child_nodes(node) as a list, in its order, without its generators."""
+    out: list[ast.AST] = []
+    node_type = ast.AST
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, node_type):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(item for item in value if isinstance(item, node_type))
+    return out
+
+
+def _descendants(*roots: ast.AST) -> list[ast.AST]:
+    """ast.walk(root) without root and without the leaves that only say how a
+    node is used (`Load`, `Store`, `Add`, `Eq`: its `ctx`, `op`, `ops`; a third of
+    a tree, and nothing here asks for them), as a list: the same breadth-first
+    order (the list is its own queue: a node is opened in the order it was
+    found), at half ast.walk's cost. Of sibling roots: their descendants, level by
+    level."""
+    out = list(roots)
+    found, fields, node_type = out.append, _FIELDS, ast.AST
+    for node in out:
+        names = fields.get(node.__class__)
+        if names is None:
+            names = fields[node.__class__] = tuple(
+                f for f in node._fields if f not in ("ctx", "op", "ops")
+            )
+        for name in names:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        found(item)
+            elif isinstance(value, node_type):
+                found(value)
+    del out[: len(roots)]
+    return out
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
