@@ -374,3 +374,259 @@ def test_a_layer_chosen_by_a_condition_counts_as_torch_counts_or_stays_unknown(t
     assert figures(t) == torch_counts(p, "Chosen(16)")
     t = static(p, "Undecided", "--init", "c=16", "--input", "x=2,16,8,8")
     assert t["params"] == "?" and "norm" in t["params_unknown"]
+
+
+ALTERNATIVES = """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class DropPath(nn.Module):
+    def __init__(self, p: float = 0.0):
+        super().__init__()
+        self.p = p  # a float, though its value is not known here
+
+    def forward(self, x):
+        return x
+
+
+class NormFp32(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type_as(x)
+
+
+class Block(nn.Module):
+    def __init__(self, d, p):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.drop = DropPath(p) if p > 0.0 else nn.Identity()
+        self.norm = NormFp32(d) if os.environ.get("FP32_NORM") else nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.drop(self.fc(self.norm(x)))
+
+
+class Stack(nn.Module):
+    def __init__(self, d, depth, rate=0.1):
+        super().__init__()
+        rates = torch.linspace(0, rate, depth).tolist()  # values no analysis knows
+        self.blocks = nn.ModuleList([Block(d, rates[i]) for i in range(depth)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+class SharedFirst(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = self.a if os.environ.get("SHARE") else nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class SharedLater(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        shared = nn.Linear(d, d)
+        self.b = shared if os.environ.get("SHARE") else nn.Linear(d, d)
+        self.a = shared
+
+    def forward(self, x):
+        return self.b(self.a(x))
+"""
+
+
+@pytest.mark.parametrize("fp32", ["", "1"])
+def test_a_choice_of_modules_that_count_alike_counts(tmp_path, monkeypatch, fp32):
+    # `DropPath(p) if p > 0. else nn.Identity()` (timm's blocks), a norm of one class
+    # or another: each was '?', though whichever is built torch counts the same.
+    monkeypatch.setenv("FP32_NORM", fp32)
+    p = tmp_path / "alternatives.py"
+    p.write_text(textwrap.dedent(ALTERNATIVES))
+    t = static(p, "Stack", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Stack(8, 3)")
+    assert t["params_unknown"] == []
+
+
+@pytest.mark.parametrize("share", ["", "1"])
+def test_a_choice_that_may_share_a_module_is_never_a_wrong_count(tmp_path, monkeypatch, share):
+    # One alternative is a module held elsewhere: whether torch counts it twice
+    # depends on which was built. Never a complete figure, never a bound above torch.
+    monkeypatch.setenv("SHARE", share)
+    p = tmp_path / "alternatives.py"
+    p.write_text(textwrap.dedent(ALTERNATIVES))
+    for target in ("SharedFirst", "SharedLater"):
+        t = static(p, target, "--init", "d=8", "--input", "x=2,8")
+        params = torch_counts(p, f"{target}(8)")[0]
+        assert t["params"] == "?", target
+        assert t["params_known"] is not None and int(t["params_known"]) <= params, target
+
+
+PLAIN = """
+import os
+
+import torch
+import torch.nn as nn
+
+_FLAG = int(os.environ.get("FLAG", "1"))
+_EXTRA = os.environ.get("EXTRA")
+
+
+def use_fast() -> bool:
+    if _EXTRA:
+        return False
+    return _FLAG > 0
+
+
+def fast(x):
+    return x
+
+
+def slow(x):
+    return x
+
+
+def make():
+    return nn.Linear(4, 4) if _EXTRA else nn.Identity()
+
+
+class Plain(nn.Module):
+    def __init__(self, d, scale: float = 1.0, name: str = "p", sizes: tuple = (1,)):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.fast = use_fast()  # a bool, by its declaration
+        self.scale = scale
+        self.name = name
+        self.sizes = sizes
+        self.device = torch.device("cpu")
+        self.fn = fast if _FLAG else slow  # one function or the other
+        self.big = _FLAG > 2 or bool(_EXTRA)
+        self.steps = [_FLAG * i for i in range(d)]
+
+    def forward(self, x):
+        return self.fc(x) * 2
+
+
+class Outer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        scale = torch.linspace(0, 1, d).tolist()[1]  # a float no analysis knows
+        self.inner = Plain(d, scale=scale, name=os.environ.get("NAME", "n"), sizes=(_FLAG,))
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class Hidden(Plain):
+    def __init__(self, d, scale: float = 1.0):
+        super().__init__(d, scale)
+        self.fast = _EXTRA and make()  # may be a module: not known
+        setattr(self, "scale", make())  # plain no more: a module may be stored there
+
+
+class Rebound(nn.Module):
+    def __init__(self, d, extra: float = 0.0):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        if _EXTRA:
+            extra = make()  # the annotation no longer says what the name holds
+        self.extra = extra
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_attributes_that_surely_are_no_module_leave_the_count_complete(tmp_path):
+    # Each attribute below has a value the analysis does not know, and each made
+    # the count '?': none of them can be a module, a Parameter or a buffer.
+    p = tmp_path / "plain.py"
+    p.write_text(textwrap.dedent(PLAIN))
+    t = static(p, "Outer", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Outer(8)") and t["params_unknown"] == []
+
+
+def test_attributes_that_may_be_modules_stay_unknown(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXTRA", "1")  # torch's side builds the modules
+    p = tmp_path / "plain.py"
+    p.write_text(textwrap.dedent(PLAIN))
+    t = static(p, "Hidden", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and {"fast", "scale"} <= set(t["params_unknown"])
+    assert int(t["params_known"]) < torch_counts(p, "Hidden(8)")[0]
+    t = static(p, "Rebound", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and "extra" in t["params_unknown"]
+    assert int(t["params_known"]) < torch_counts(p, "Rebound(8)")[0]
+
+
+NUMBERS = """
+import numbers
+from collections.abc import Sequence
+
+import torch
+import torch.nn as nn
+
+
+def setup_size(size):
+    if isinstance(size, numbers.Number):
+        return int(size), int(size)
+    if isinstance(size, Sequence) and len(size) == 1:
+        return size[0], size[0]
+    return size
+
+
+class Norm(nn.Module):
+    def __init__(self, dim, size=4):
+        super().__init__()
+        if isinstance(dim, numbers.Integral):
+            dim = (dim,)
+        self.dim = torch.Size(dim)
+        self.size = setup_size(size)
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * self.weight
+"""
+
+
+def test_the_numeric_tower_decides_isinstance(tmp_path):
+    # `isinstance(dim, numbers.Integral)` was undecided: dim became an int or a tuple,
+    # the weight's shape unknown (timm's and diffusers' RMSNorm, torchvision's sizes).
+    p = tmp_path / "numbers_.py"
+    p.write_text(textwrap.dedent(NUMBERS))
+    t = static(p, "Norm", "--init", "dim=16", "--input", "x=2,16")
+    assert figures(t) == torch_counts(p, "Norm(16)") and t["params_unknown"] == []
+
+
+BUFFERED = """
+import torch
+import torch.nn as nn
+
+
+class Buffered(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        rows, cols = torch.triu_indices(size, size, 1)
+        self.register_buffer("rows", rows, persistent=False)
+        self.register_buffer("cols", cols, persistent=False)
+        self.weight = nn.Parameter(torch.zeros(size * (size - 1) // 2))
+
+    def forward(self, x):
+        return x * self.weight.sum()
+"""
+
+
+def test_a_buffer_of_unknown_size_leaves_the_parameters_known(tmp_path):
+    # register_buffer takes a tensor (or None): whatever its size, it is no
+    # parameter; peft's OrthLayer was '?' parameters for two index buffers.
+    p = tmp_path / "buffered.py"
+    p.write_text(textwrap.dedent(BUFFERED))
+    t = static(p, "Buffered", "--init", "size=6", "--input", "x=2,15")
+    params, trainable, _ = torch_counts(p, "Buffered(6)")
+    assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
+    assert t["buffers"] == "?" and {"rows", "cols"} <= set(t["params_unknown"])

@@ -31,6 +31,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    plain,
     pytypes,
     recursion,
     scalars,
@@ -60,6 +61,7 @@ from shapelint.ops import backward
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    BoolV,
     Cost,
     FloatV,
     IntV,
@@ -868,6 +870,13 @@ class ModuleAnalyzer:
                     self.specialize and modules.property_set(self, base, target, value, frame)
                 ):
                     base.attrs[target.attr] = value
+                    plain.mark(
+                        base.attrs,
+                        target.attr,
+                        value is UNKNOWN
+                        and self.specialize  # a target run: the one that counts parameters
+                        and plain.surely_plain(self, value_node, frame, modules.may_replace),
+                    )
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(self.eval(target.value, frame), target.attr)
@@ -1469,6 +1478,10 @@ def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
 
 def _join(a: Value, b: Value) -> Value:
     if a == b:
+        if a is not b and aliasing.recorders() and modules.is_module(a):
+            # two modules alike, two objects: which one a module being built holds
+            # decides what torch counts (`self.b = self.a if c else nn.Linear(d, d)`)
+            return choices.join(a, b) or UNKNOWN
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
         dtype = a.dtype if a.dtype == b.dtype else None
@@ -1481,6 +1494,8 @@ def _join(a: Value, b: Value) -> Value:
         return IntV(None)
     if isinstance(a, FloatV) and isinstance(b, FloatV):
         return FloatV(None)
+    if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
+        return type(a)(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`

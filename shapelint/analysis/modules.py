@@ -30,6 +30,7 @@ from shapelint.analysis import (
     grad_mode,
     loops,
     modes,
+    plain,
     raising,
     recursion,
 )
@@ -100,6 +101,14 @@ class ModuleListV(Value):
     sequential: bool = False
     count: Expr | None = None
     known: bool = True
+
+
+@dataclass(frozen=True)
+class ChoiceV(Value):
+    """One of `items` (modules, never None: `is None` tests on it stay exact),
+    chosen by a test the analysis cannot decide (choices.py)."""
+
+    items: tuple[Value, ...]
 
 
 @dataclass(frozen=True)
@@ -704,8 +713,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             )
             if attr == "register_buffer" and isinstance(value, TensorV):
                 value = BufferV(value.shape, value.dtype)  # persistent or not: a buffer
+            elif attr == "register_buffer" and value is UNKNOWN:
+                # torch takes a tensor or None there: a buffer, of a size not known,
+                # never a parameter or a module
+                value = BufferV(None)
             if isinstance(name, StrV) and name.value is not None:
                 recv.attrs[name.value] = value
+                plain.mark(recv.attrs, name.value, False)
             else:
                 recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
                 aliasing.lost()  # which may be one it holds
@@ -990,6 +1004,7 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     unknown (aliasing.py)."""
     if isinstance(obj, SelfRecorder) and attr is not None:
         obj.attrs[attr] = value
+        plain.mark(obj.attrs, attr, False)
         return
     if attr is not None and isinstance(obj, ObjectV):
         new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
@@ -1070,6 +1085,8 @@ def renewed(v: Value, keep: set[int]) -> Value:
         return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
         return ModuleListV(tuple(renewed(i, keep) for i in v.items), v.sequential, v.count, v.known)
+    if isinstance(v, ChoiceV):
+        return ChoiceV(tuple(renewed(i, keep) for i in v.items))
     if isinstance(v, ParameterV):
         return ParameterV(v.shape, v.dtype, v.requires_grad)
     if isinstance(v, BufferV):
@@ -1088,7 +1105,7 @@ def reachable(values) -> set[int]:
         if isinstance(v, ObjectV):
             for _, a in v.attrs:
                 walk(a)
-        elif isinstance(v, (ModuleListV, TupleV)):
+        elif isinstance(v, (ModuleListV, TupleV, ChoiceV)):
             for i in v.items:
                 walk(i)
 
