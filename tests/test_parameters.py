@@ -630,3 +630,60 @@ def test_a_buffer_of_unknown_size_leaves_the_parameters_known(tmp_path):
     params, trainable, _ = torch_counts(p, "Buffered(6)")
     assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
     assert t["buffers"] == "?" and {"rows", "cols"} <= set(t["params_unknown"])
+
+
+HELPERS = """
+import torch.nn as nn
+from somewhere_unknown import count_of
+
+
+class Equals:
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, x):
+        return x == self.value
+
+
+class Holder:
+    def __init__(self, layer):
+        self.layer = layer
+
+
+class Counted(nn.Module):
+    def __init__(self, d, kinds=("a", "f", "a")):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.n_attn = len(count_of(Equals("a"), kinds))  # given no module: changes none
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+class Handed(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.n = len(count_of(Holder(self.attn), d))  # a plain object holding a module
+
+    def forward(self, x):
+        return self.attn(x)
+"""
+
+
+def test_an_unknown_call_given_plain_objects_changes_no_module(tmp_path):
+    # x-transformers' `filter(equals('a'), layer_types)`: an unknown call given an
+    # instance of a class that is no nn.Module, holding no module, cannot tie or
+    # replace a parameter; the count was '?' with no bound.
+    p = tmp_path / "helpers.py"
+    p.write_text(textwrap.dedent(HELPERS))
+    stand_in = type(sys)("somewhere_unknown")
+    stand_in.count_of = lambda *a: []
+    sys.modules["somewhere_unknown"] = stand_in  # for torch's side only
+    try:
+        t = static(p, "Counted", "--init", "d=8", "--input", "x=2,8")
+        assert figures(t) == torch_counts(p, "Counted(8)")
+        t = static(p, "Handed", "--init", "d=8", "--input", "x=2,8")
+        assert t["params"] == "?" and t["params_known"] is None  # it may have changed attn
+    finally:
+        del sys.modules["somewhere_unknown"]

@@ -1297,7 +1297,7 @@ class ModuleAnalyzer:
         """A call the analysis cannot follow: on the record with an unknown cost
         when it is given a tensor (or what may be one), so no total leaves it out.
         Given a module while modules are built, it may change what they hold."""
-        if self.specialize and modules.passes_modules(args, kwargs):
+        if self.specialize and modules.passes_modules(self, args, kwargs):
             aliasing.lost()
         if uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)

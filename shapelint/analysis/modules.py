@@ -1044,9 +1044,37 @@ def module_class_of(an: Analyzer, key: str) -> bool | None:
     return None if cd is None else module_class(an, cd)
 
 
-def passes_modules(args, kwargs) -> bool:
+def passes_modules(an: Analyzer, args, kwargs) -> bool:
     """A call given a module (the one being built, or one it may hold)."""
-    return any(isinstance(v, SelfRecorder) or is_module(v) for v in [*args, *kwargs.values()])
+    return any(_reaches_module(an, v, 0) for v in [*args, *kwargs.values()])
+
+
+def _reaches_module(an: Analyzer, v: Value, depth: int) -> bool:
+    """Whether v is, or may hold, a module: an instance of a project class that is
+    surely no nn.Module (`equals('a')`, a config) reaches one only through what it
+    holds."""
+    if isinstance(v, SelfRecorder):
+        return True
+    if not is_module(v):
+        return False
+    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+        return True
+    return module_class_of(an, v.kind[len("<class>") :]) is not False or not all(
+        _holds_no_module(an, a, depth + 1) for _, a in v.attrs
+    )
+
+
+def _holds_no_module(an: Analyzer, v: Value, depth: int) -> bool:
+    """Surely no module inside v (an attribute of a plain object)."""
+    if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, DtypeV, SliceV)):
+        return True
+    if depth > 4:
+        return False
+    if isinstance(v, TupleV):
+        return all(_holds_no_module(an, i, depth + 1) for i in v.items)
+    if isinstance(v, ObjectV) and not v.kind.startswith(("<class>", "torch.nn.")):
+        return all(_holds_no_module(an, a, depth + 1) for _, a in v.attrs)  # a dict, a config
+    return isinstance(v, ObjectV) and not _reaches_module(an, v, depth)
 
 
 def _parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
@@ -1630,7 +1658,7 @@ def specialized_invoke(
         if wrapped is not None:
             return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
         why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
-    touches = bool(aliasing.recorders()) and passes_modules([recv, *args], kwargs)
+    touches = bool(aliasing.recorders()) and passes_modules(an, [recv, *args], kwargs)
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
