@@ -687,3 +687,44 @@ def test_an_unknown_call_given_plain_objects_changes_no_module(tmp_path):
         assert t["params"] == "?" and t["params_known"] is None  # it may have changed attn
     finally:
         del sys.modules["somewhere_unknown"]
+
+
+EXPLICIT_BASE = """
+import torch.nn as nn
+
+
+class BaseModule(nn.Module):
+    def __init__(self, init_cfg=None):
+        super().__init__()
+        self.init_cfg = init_cfg
+
+
+class Seq(BaseModule, nn.Sequential):
+    def __init__(self, *args, init_cfg=None):
+        BaseModule.__init__(self, init_cfg)
+        nn.Sequential.__init__(self, *args)  # the base's __init__, named explicitly
+
+
+class Norm(nn.LayerNorm):
+    def __init__(self, d):
+        nn.LayerNorm.__init__(self, d, eps=1e-6)
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = Seq(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 2))
+        self.norm = Norm(d)
+
+    def forward(self, x):
+        return self.body(self.norm(x))
+"""
+
+
+def test_a_torch_base_init_called_by_its_name_builds_the_base(tmp_path):
+    # mmengine's Sequential: `nn.Sequential.__init__(self, *args)` was a call not
+    # followed given the module being built: every count '?' with no bound.
+    p = tmp_path / "explicit.py"
+    p.write_text(textwrap.dedent(EXPLICIT_BASE))
+    t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net(8)") and t["params_unknown"] == []

@@ -1108,6 +1108,8 @@ class ModuleAnalyzer:
         if qual == grad_mode.CHECKPOINT and args:
             return grad_mode.checkpoint(self, node, args, kwargs, frame)
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
+        if built is None and self.specialize and qual.endswith(".__init__"):
+            built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
         if built is not None:
             return built
         if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:

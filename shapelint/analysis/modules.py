@@ -603,6 +603,26 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
         recorder.attrs.update(dict(layer.attrs))
 
 
+def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -> Value | None:
+    """`nn.Sequential.__init__(self, *layers)` in the constructor of a class that
+    derives from it: the base's __init__ run on self, as `super().__init__` runs
+    it; None when the call is not that."""
+    me = args[0] if args else None
+    func = getattr(frame, "func", None)
+    if not (isinstance(me, SelfRecorder) and func is not None and func.cls is not None):
+        return None
+    base = torch_base(an, func.cls)
+    if base is None or qual != f"{base}.__init__" or base == MAPPING:
+        return None
+    if open_kwargs:  # layers not known one by one
+        if base not in _CONTAINERS:
+            return None
+        me.attrs[LAYERS] = ModuleListV((), _CONTAINERS[base], known=False)
+        return NoneV()
+    torch_init(an, base, me, node, list(args[1:]), kwargs, frame)
+    return NoneV()
+
+
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
     """The torch base's forward on a project instance (inherited, or `super().forward`):
     a container chains its layers, a layer is its stub with the instance's attributes."""
