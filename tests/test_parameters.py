@@ -728,3 +728,29 @@ def test_a_torch_base_init_called_by_its_name_builds_the_base(tmp_path):
     p.write_text(textwrap.dedent(EXPLICIT_BASE))
     t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Net(8)") and t["params_unknown"] == []
+
+
+NUMPY_SCALE = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, d, init_logit_scale: float = np.log(1 / 0.07)):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.logit_scale = nn.Parameter(torch.ones([]) * init_logit_scale)
+
+    def forward(self, x):
+        return self.proj(x) * self.logit_scale.exp()
+"""
+
+
+def test_a_numpy_function_of_a_python_number_is_a_float(tmp_path):
+    # open_clip's CLIP: np.log(1 / 0.07) was a value not known, the Parameter built
+    # from `torch.ones([]) * it` of unknown shape, the count '?'.
+    p = tmp_path / "scaled.py"
+    p.write_text(textwrap.dedent(NUMPY_SCALE))
+    t = static(p, "Scaled", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Scaled(8)") and t["params_unknown"] == []
