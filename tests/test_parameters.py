@@ -754,3 +754,66 @@ def test_a_numpy_function_of_a_python_number_is_a_float(tmp_path):
     p.write_text(textwrap.dedent(NUMPY_SCALE))
     t = static(p, "Scaled", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Scaled(8)") and t["params_unknown"] == []
+
+
+PARAMETER_LIST = """
+import torch
+import torch.nn as nn
+
+
+class Scales(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])
+        self.ls = nn.ParameterList([])
+        for _ in range(depth):
+            self.ls.append(nn.Parameter(torch.ones(d) * 1e-4))
+        self.given = nn.ParameterList([torch.zeros(d, 2), nn.Parameter(torch.ones(3))])
+        self.frozen = nn.ParameterList([nn.Parameter(torch.ones(d), requires_grad=False)])
+
+    def forward(self, x):
+        for layer, s in zip(self.layers, self.ls):
+            x = layer(x) * s
+        return x
+"""
+
+
+def test_a_parameter_list_counts_its_items(tmp_path):
+    # vit-pytorch's vit_5: nn.ParameterList was a value not known; a tensor given
+    # it becomes a Parameter, as torch's __setitem__ makes it.
+    p = tmp_path / "scales.py"
+    p.write_text(textwrap.dedent(PARAMETER_LIST))
+    t = static(p, "Scales", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Scales(8, 3)") and t["params_unknown"] == []
+
+
+GROWN = """
+import torch.nn as nn
+
+
+class Grown(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.Linear(d, d))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+
+
+def test_a_list_grown_in_a_loop_of_unknown_length_is_not_one_item(tmp_path):
+    # `for _ in range(depth): self.layers.append(...)` with depth not known ran one
+    # turn for all: the list held one item, known, and the counts and the forward's
+    # FLOPs were those of depth 1, printed as complete (72 where torch counts 72·depth).
+    p = tmp_path / "grown.py"
+    p.write_text(textwrap.dedent(GROWN))
+    t = static(p, "Grown", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and "layers" in t["params_unknown"]
+    assert int(t["params_known"]) <= torch_counts(p, "Grown(8, 0)")[0]
+    assert t["flops_value"] is None
+    t = static(p, "Grown", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Grown(8, 3)")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -203,7 +205,13 @@ def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMet
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
 
-_CONTAINERS = {"torch.nn.Sequential": True, "torch.nn.ModuleList": False}
+# nn.ParameterList is a list too: its items are what counts (a tensor given it
+# becomes a Parameter; parameters.py counts it so).
+_CONTAINERS = {
+    "torch.nn.Sequential": True,
+    "torch.nn.ModuleList": False,
+    "torch.nn.ParameterList": False,
+}
 _DICTS = {
     "torch.nn.ModuleDict": REGISTERED_DICT_KIND,
     "torch.nn.ParameterDict": REGISTERED_DICT_KIND,
@@ -1511,6 +1519,28 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
     rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
     rec.children = list(children.values())
+
+
+@contextmanager
+def grown_in_turns(frame) -> Iterator[None]:
+    """A loop in a constructor: a module list of self that grew in a turn standing
+    for an unknown number of them (loops.repeat) holds items not known one by one
+    (`for _ in range(depth): self.layers.append(Block())` with depth not known: one
+    item, where torch holds depth)."""
+    recorder = frame.env.get("self")
+    if not isinstance(recorder, SelfRecorder):
+        yield
+        return
+    lists = {k: v for k, v in recorder.attrs.items() if isinstance(v, ModuleListV)}
+    runs = loops.repeats()
+    try:
+        yield
+    finally:
+        if loops.repeats() != runs:
+            for k, old in lists.items():
+                new = recorder.attrs.get(k)
+                if new is not old and isinstance(new, ModuleListV):
+                    recorder.attrs[k] = ModuleListV((), new.sequential, known=False)
 
 
 def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None:

@@ -31,7 +31,7 @@ from shapelint.analysis.modules import (
     ModuleListV,
 )
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, Value
+from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -101,7 +101,10 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
             node.complete = False
             node.unknown.append(f"{name or '<root>'}: state set where the analysis cannot follow")
             continue
-        if isinstance(item, (ParameterV, BufferV)):
+        # a tensor in a list: nn.ParameterList made it a Parameter (nn.ModuleList and
+        # nn.Sequential refuse tensors)
+        listed = isinstance(v, ModuleListV) and type(item) is TensorV
+        if isinstance(item, (ParameterV, BufferV)) or listed:
             if id(item) in seen.tensors:
                 if id(item) in seen.either:
                     node.complete = False
@@ -119,9 +122,10 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
                 node.buffers += n
             else:
                 node.params += n
-                if item.requires_grad is None:
+                grad = True if listed else item.requires_grad  # type: ignore[union-attr]
+                if grad is None:
                     node.trainable_known = False
-                elif item.requires_grad:
+                elif grad:
                     node.trainable += n
         elif isinstance(item, ChoiceV):
             _choice(an, node, item, path, seen)
@@ -129,6 +133,9 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
             node.complete = False
             node.unknown.append(path)
         elif isinstance(item, ModuleListV) and item.count is not None and item.items:
+            if isinstance(item.items[0], TensorV):  # n Parameters alike
+                _repeated_parameter(node, item.items[0], item.count, path)
+                continue
             if id(item.items[0]) in seen.modules:
                 _met_again(node, item.items[0], path, seen)
                 continue
@@ -143,6 +150,22 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
         elif _module_like(an, item):
             _met_again(node, item, path, seen)
     return node
+
+
+def _repeated_parameter(node: ModuleCount, item: TensorV, count: Expr, path: str) -> None:
+    """A ParameterList filled in a loop of `count` turns, each a tensor like item:
+    each turn's is its own Parameter."""
+    n = item.numel()
+    if n is None or isinstance(item, BufferV):
+        node.complete = False
+        node.unknown.append(path)
+        return
+    node.params += n * count
+    grad = item.requires_grad if isinstance(item, ParameterV) else True
+    if grad is None:
+        node.trainable_known = False
+    elif grad:
+        node.trainable += n * count
 
 
 def _met_again(node: ModuleCount, item: Value, path: str, seen: _Seen) -> None:
@@ -232,6 +255,8 @@ def _unknown_class(an, v: ObjectV) -> bool:
 
 def _kind(v: Value) -> str:
     if isinstance(v, ModuleListV):
+        if v.items and all(isinstance(i, TensorV) for i in v.items):
+            return "ParameterList"
         return "Sequential" if v.sequential else "ModuleList"
     if isinstance(v, ObjectV):
         if v.kind == REGISTERED_DICT_KIND:
