@@ -38,7 +38,7 @@ _BUILTINS = frozenset(
         "int", "float", "bool", "str", "bytes", "complex", "len", "tuple", "list", "dict",
         "set", "frozenset", "range", "sorted", "repr", "hash", "round", "abs", "isinstance",
         "issubclass", "hasattr", "callable", "id", "format", "divmod", "pow", "any", "all",
-        "sum", "ord", "chr", "bin", "hex", "oct", "enumerate", "zip", "reversed",
+        "ord", "chr", "bin", "hex", "oct", "enumerate", "zip", "reversed",
     }
 )  # fmt: skip
 # Library calls whose result is never a module or a Parameter.
@@ -49,7 +49,8 @@ _QUALIFIED = frozenset(
         "os.environ.get",
     }
 )  # fmt: skip
-_PLAIN_MODULES = ("math.", "operator.", "string.", "re.")
+# (not operator: operator.add of two Sequentials is one; nor the builtin sum)
+_PLAIN_MODULES = ("math.", "string.", "re.")
 # Declared types whose values are never a module or a Parameter.
 _PLAIN_TYPES = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"}
@@ -216,10 +217,7 @@ def _function(an: Analyzer, func: ast.expr, qual: str | None, frame) -> FuncDef 
         fd = an.functions.get(func.id)
         if fd is not None:
             return fd
-    try:
-        sym = an.project_symbol(func, qual, frame)
-    except Exception:  # noqa: BLE001 - a name the project does not resolve: not known
-        return None
+    sym = an.project_symbol(func, qual, frame)
     return sym if isinstance(sym, FuncDef) and sym.cls is None else None
 
 
