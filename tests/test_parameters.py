@@ -374,3 +374,446 @@ def test_a_layer_chosen_by_a_condition_counts_as_torch_counts_or_stays_unknown(t
     assert figures(t) == torch_counts(p, "Chosen(16)")
     t = static(p, "Undecided", "--init", "c=16", "--input", "x=2,16,8,8")
     assert t["params"] == "?" and "norm" in t["params_unknown"]
+
+
+ALTERNATIVES = """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class DropPath(nn.Module):
+    def __init__(self, p: float = 0.0):
+        super().__init__()
+        self.p = p  # a float, though its value is not known here
+
+    def forward(self, x):
+        return x
+
+
+class NormFp32(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type_as(x)
+
+
+class Block(nn.Module):
+    def __init__(self, d, p):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.drop = DropPath(p) if p > 0.0 else nn.Identity()
+        self.norm = NormFp32(d) if os.environ.get("FP32_NORM") else nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.drop(self.fc(self.norm(x)))
+
+
+class Stack(nn.Module):
+    def __init__(self, d, depth, rate=0.1):
+        super().__init__()
+        rates = torch.linspace(0, rate, depth).tolist()  # values no analysis knows
+        self.blocks = nn.ModuleList([Block(d, rates[i]) for i in range(depth)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+class SharedFirst(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = self.a if os.environ.get("SHARE") else nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class SharedLater(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        shared = nn.Linear(d, d)
+        self.b = shared if os.environ.get("SHARE") else nn.Linear(d, d)
+        self.a = shared
+
+    def forward(self, x):
+        return self.b(self.a(x))
+"""
+
+
+@pytest.mark.parametrize("fp32", ["", "1"])
+def test_a_choice_of_modules_that_count_alike_counts(tmp_path, monkeypatch, fp32):
+    # `DropPath(p) if p > 0. else nn.Identity()` (timm's blocks), a norm of one class
+    # or another: each was '?', though whichever is built torch counts the same.
+    monkeypatch.setenv("FP32_NORM", fp32)
+    p = tmp_path / "alternatives.py"
+    p.write_text(textwrap.dedent(ALTERNATIVES))
+    t = static(p, "Stack", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Stack(8, 3)")
+    assert t["params_unknown"] == []
+
+
+@pytest.mark.parametrize("share", ["", "1"])
+def test_a_choice_that_may_share_a_module_is_never_a_wrong_count(tmp_path, monkeypatch, share):
+    # One alternative is a module held elsewhere: whether torch counts it twice
+    # depends on which was built. Never a complete figure, never a bound above torch.
+    monkeypatch.setenv("SHARE", share)
+    p = tmp_path / "alternatives.py"
+    p.write_text(textwrap.dedent(ALTERNATIVES))
+    for target in ("SharedFirst", "SharedLater"):
+        t = static(p, target, "--init", "d=8", "--input", "x=2,8")
+        params = torch_counts(p, f"{target}(8)")[0]
+        assert t["params"] == "?", target
+        assert t["params_known"] is not None and int(t["params_known"]) <= params, target
+
+
+PLAIN = """
+import os
+
+import torch
+import torch.nn as nn
+
+_FLAG = int(os.environ.get("FLAG", "1"))
+_EXTRA = os.environ.get("EXTRA")
+
+
+def use_fast() -> bool:
+    if _EXTRA:
+        return False
+    return _FLAG > 0
+
+
+def fast(x):
+    return x
+
+
+def slow(x):
+    return x
+
+
+def make():
+    return nn.Linear(4, 4) if _EXTRA else nn.Identity()
+
+
+class Plain(nn.Module):
+    def __init__(self, d, scale: float = 1.0, name: str = "p", sizes: tuple = (1,)):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.fast = use_fast()  # a bool, by its declaration
+        self.scale = scale
+        self.name = name
+        self.sizes = sizes
+        self.device = torch.device("cpu")
+        self.fn = fast if _FLAG else slow  # one function or the other
+        self.big = _FLAG > 2 or bool(_EXTRA)
+        self.steps = [_FLAG * i for i in range(d)]
+
+    def forward(self, x):
+        return self.fc(x) * 2
+
+
+class Outer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        scale = torch.linspace(0, 1, d).tolist()[1]  # a float no analysis knows
+        self.inner = Plain(d, scale=scale, name=os.environ.get("NAME", "n"), sizes=(_FLAG,))
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class Hidden(Plain):
+    def __init__(self, d, scale: float = 1.0):
+        super().__init__(d, scale)
+        self.fast = _EXTRA and make()  # may be a module: not known
+        setattr(self, "scale", make())  # plain no more: a module may be stored there
+
+
+class Rebound(nn.Module):
+    def __init__(self, d, extra: float = 0.0):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        if _EXTRA:
+            extra = make()  # the annotation no longer says what the name holds
+        self.extra = extra
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_attributes_that_surely_are_no_module_leave_the_count_complete(tmp_path):
+    # Each attribute below has a value the analysis does not know, and each made
+    # the count '?': none of them can be a module, a Parameter or a buffer.
+    p = tmp_path / "plain.py"
+    p.write_text(textwrap.dedent(PLAIN))
+    t = static(p, "Outer", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Outer(8)") and t["params_unknown"] == []
+
+
+def test_attributes_that_may_be_modules_stay_unknown(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXTRA", "1")  # torch's side builds the modules
+    p = tmp_path / "plain.py"
+    p.write_text(textwrap.dedent(PLAIN))
+    t = static(p, "Hidden", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and {"fast", "scale"} <= set(t["params_unknown"])
+    assert int(t["params_known"]) < torch_counts(p, "Hidden(8)")[0]
+    t = static(p, "Rebound", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and "extra" in t["params_unknown"]
+    assert int(t["params_known"]) < torch_counts(p, "Rebound(8)")[0]
+
+
+NUMBERS = """
+import numbers
+from collections.abc import Sequence
+
+import torch
+import torch.nn as nn
+
+
+def setup_size(size):
+    if isinstance(size, numbers.Number):
+        return int(size), int(size)
+    if isinstance(size, Sequence) and len(size) == 1:
+        return size[0], size[0]
+    return size
+
+
+class Norm(nn.Module):
+    def __init__(self, dim, size=4):
+        super().__init__()
+        if isinstance(dim, numbers.Integral):
+            dim = (dim,)
+        self.dim = torch.Size(dim)
+        self.size = setup_size(size)
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * self.weight
+"""
+
+
+def test_the_numeric_tower_decides_isinstance(tmp_path):
+    # `isinstance(dim, numbers.Integral)` was undecided: dim became an int or a tuple,
+    # the weight's shape unknown (timm's and diffusers' RMSNorm, torchvision's sizes).
+    p = tmp_path / "numbers_.py"
+    p.write_text(textwrap.dedent(NUMBERS))
+    t = static(p, "Norm", "--init", "dim=16", "--input", "x=2,16")
+    assert figures(t) == torch_counts(p, "Norm(16)") and t["params_unknown"] == []
+
+
+BUFFERED = """
+import torch
+import torch.nn as nn
+
+
+class Buffered(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        rows, cols = torch.triu_indices(size, size, 1)
+        self.register_buffer("rows", rows, persistent=False)
+        self.register_buffer("cols", cols, persistent=False)
+        self.weight = nn.Parameter(torch.zeros(size * (size - 1) // 2))
+
+    def forward(self, x):
+        return x * self.weight.sum()
+"""
+
+
+def test_a_buffer_of_unknown_size_leaves_the_parameters_known(tmp_path):
+    # register_buffer takes a tensor (or None): whatever its size, it is no
+    # parameter; peft's OrthLayer was '?' parameters for two index buffers.
+    p = tmp_path / "buffered.py"
+    p.write_text(textwrap.dedent(BUFFERED))
+    t = static(p, "Buffered", "--init", "size=6", "--input", "x=2,15")
+    params, trainable, _ = torch_counts(p, "Buffered(6)")
+    assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
+    assert t["buffers"] == "?" and {"rows", "cols"} <= set(t["params_unknown"])
+
+
+HELPERS = """
+import torch.nn as nn
+from somewhere_unknown import count_of
+
+
+class Equals:
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, x):
+        return x == self.value
+
+
+class Holder:
+    def __init__(self, layer):
+        self.layer = layer
+
+
+class Counted(nn.Module):
+    def __init__(self, d, kinds=("a", "f", "a")):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.n_attn = len(count_of(Equals("a"), kinds))  # given no module: changes none
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+class Handed(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.attn = nn.Linear(d, d)
+        self.n = len(count_of(Holder(self.attn), d))  # a plain object holding a module
+
+    def forward(self, x):
+        return self.attn(x)
+"""
+
+
+def test_an_unknown_call_given_plain_objects_changes_no_module(tmp_path):
+    # x-transformers' `filter(equals('a'), layer_types)`: an unknown call given an
+    # instance of a class that is no nn.Module, holding no module, cannot tie or
+    # replace a parameter; the count was '?' with no bound.
+    p = tmp_path / "helpers.py"
+    p.write_text(textwrap.dedent(HELPERS))
+    stand_in = type(sys)("somewhere_unknown")
+    stand_in.count_of = lambda *a: []
+    sys.modules["somewhere_unknown"] = stand_in  # for torch's side only
+    try:
+        t = static(p, "Counted", "--init", "d=8", "--input", "x=2,8")
+        assert figures(t) == torch_counts(p, "Counted(8)")
+        t = static(p, "Handed", "--init", "d=8", "--input", "x=2,8")
+        assert t["params"] == "?" and t["params_known"] is None  # it may have changed attn
+    finally:
+        del sys.modules["somewhere_unknown"]
+
+
+EXPLICIT_BASE = """
+import torch.nn as nn
+
+
+class BaseModule(nn.Module):
+    def __init__(self, init_cfg=None):
+        super().__init__()
+        self.init_cfg = init_cfg
+
+
+class Seq(BaseModule, nn.Sequential):
+    def __init__(self, *args, init_cfg=None):
+        BaseModule.__init__(self, init_cfg)
+        nn.Sequential.__init__(self, *args)  # the base's __init__, named explicitly
+
+
+class Norm(nn.LayerNorm):
+    def __init__(self, d):
+        nn.LayerNorm.__init__(self, d, eps=1e-6)
+
+
+class Net(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.body = Seq(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 2))
+        self.norm = Norm(d)
+
+    def forward(self, x):
+        return self.body(self.norm(x))
+"""
+
+
+def test_a_torch_base_init_called_by_its_name_builds_the_base(tmp_path):
+    # mmengine's Sequential: `nn.Sequential.__init__(self, *args)` was a call not
+    # followed given the module being built: every count '?' with no bound.
+    p = tmp_path / "explicit.py"
+    p.write_text(textwrap.dedent(EXPLICIT_BASE))
+    t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net(8)") and t["params_unknown"] == []
+
+
+NUMPY_SCALE = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, d, init_logit_scale: float = np.log(1 / 0.07)):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.logit_scale = nn.Parameter(torch.ones([]) * init_logit_scale)
+
+    def forward(self, x):
+        return self.proj(x) * self.logit_scale.exp()
+"""
+
+
+def test_a_numpy_function_of_a_python_number_is_a_float(tmp_path):
+    # open_clip's CLIP: np.log(1 / 0.07) was a value not known, the Parameter built
+    # from `torch.ones([]) * it` of unknown shape, the count '?'.
+    p = tmp_path / "scaled.py"
+    p.write_text(textwrap.dedent(NUMPY_SCALE))
+    t = static(p, "Scaled", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Scaled(8)") and t["params_unknown"] == []
+
+
+PARAMETER_LIST = """
+import torch
+import torch.nn as nn
+
+
+class Scales(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(depth)])
+        self.ls = nn.ParameterList([])
+        for _ in range(depth):
+            self.ls.append(nn.Parameter(torch.ones(d) * 1e-4))
+        self.given = nn.ParameterList([torch.zeros(d, 2), nn.Parameter(torch.ones(3))])
+        self.frozen = nn.ParameterList([nn.Parameter(torch.ones(d), requires_grad=False)])
+
+    def forward(self, x):
+        for layer, s in zip(self.layers, self.ls):
+            x = layer(x) * s
+        return x
+"""
+
+
+def test_a_parameter_list_counts_its_items(tmp_path):
+    # vit-pytorch's vit_5: nn.ParameterList was a value not known; a tensor given
+    # it becomes a Parameter, as torch's __setitem__ makes it.
+    p = tmp_path / "scales.py"
+    p.write_text(textwrap.dedent(PARAMETER_LIST))
+    t = static(p, "Scales", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Scales(8, 3)") and t["params_unknown"] == []
+
+
+GROWN = """
+import torch.nn as nn
+
+
+class Grown(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(depth):
+            self.layers.append(nn.Linear(d, d))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+
+
+def test_a_list_grown_in_a_loop_of_unknown_length_is_not_one_item(tmp_path):
+    # `for _ in range(depth): self.layers.append(...)` with depth not known ran one
+    # turn for all: the list held one item, known, and the counts and the forward's
+    # FLOPs were those of depth 1, printed as complete (72 where torch counts 72·depth).
+    p = tmp_path / "grown.py"
+    p.write_text(textwrap.dedent(GROWN))
+    t = static(p, "Grown", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and "layers" in t["params_unknown"]
+    assert int(t["params_known"]) <= torch_counts(p, "Grown(8, 0)")[0]
+    assert t["flops_value"] is None
+    t = static(p, "Grown", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Grown(8, 3)")

@@ -453,6 +453,12 @@ _ABSTRACT = frozenset(
 )
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
+# The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
+# or a tensor is no Number.
+_NUMBERS = {
+    **{f"numbers.{t}": (IntV, BoolV, FloatV) for t in ("Number", "Complex", "Real")},
+    **{f"numbers.{t}": (IntV, BoolV) for t in ("Rational", "Integral")},
+}
 
 
 def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
@@ -482,6 +488,8 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         kinds: tuple[type[Value], ...] = (TupleV, StrV)
     elif builtin in _PY_TYPES:
         kinds = _PY_TYPES[builtin]
+    elif qual in _NUMBERS:
+        kinds = _NUMBERS[qual]
     else:
         return None
     if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):

@@ -11,11 +11,10 @@ The result is what the alternatives' results have in common.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.branches import alternative, free, total_of
-from shapelint.analysis.modules import ModuleListV, is_module
+from shapelint.analysis.modules import ChoiceV, ModuleListV, is_module
 from shapelint.analysis.pytypes import class_name, is_class
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
@@ -27,13 +26,6 @@ if TYPE_CHECKING:
 MAX_ALTERNATIVES = 4
 
 
-@dataclass(frozen=True)
-class ChoiceV(Value):
-    """One of `items` (modules, never None: `is None` tests on it stay exact)."""
-
-    items: tuple[Value, ...]
-
-
 def join(a: Value, b: Value) -> ChoiceV | None:
     """The choice of a and b when both are modules (or choices of modules), or both
     classes (a name one arm of a module-level `if` binds to a class of its own and
@@ -43,7 +35,7 @@ def join(a: Value, b: Value) -> ChoiceV | None:
         for item in v.items if isinstance(v, ChoiceV) else (v,):
             if not (is_module(item) or is_class(item)):
                 return None
-            if item not in items:
+            if not any(item is i for i in items):  # two equal layers are two modules
                 items.append(item)
     if len({bool(is_module(item)) for item in items}) > 1:
         return None  # a module or a class: no one use fits both

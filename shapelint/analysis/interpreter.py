@@ -33,6 +33,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    plain,
     pytypes,
     recursion,
     scalars,
@@ -65,6 +66,7 @@ from shapelint.ops import backward
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    BoolV,
     Cost,
     FloatV,
     IntV,
@@ -883,6 +885,13 @@ class ModuleAnalyzer:
                     self.specialize and modules.property_set(self, base, target, value, frame)
                 ):
                     base.attrs[target.attr] = value
+                    plain.mark(
+                        base.attrs,
+                        target.attr,
+                        value is UNKNOWN
+                        and self.specialize  # a target run: the one that counts parameters
+                        and plain.surely_plain(self, value_node, frame, modules.may_replace),
+                    )
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(self.eval(target.value, frame), target.attr)
@@ -1114,9 +1123,9 @@ class ModuleAnalyzer:
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
         if qual == grad_mode.CHECKPOINT and args:
             return grad_mode.checkpoint(self, node, args, kwargs, frame)
-        if not open_kwargs and modules.explicit_torch_init(self, qual, node, args, kwargs, frame):
-            return NoneV()
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
+        if built is None and self.specialize and qual.endswith(".__init__"):
+            built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
         if built is not None:
             return built
         if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
@@ -1317,7 +1326,7 @@ class ModuleAnalyzer:
         """A call the analysis cannot follow: on the record with an unknown cost
         when it is given a tensor (or what may be one), so no total leaves it out.
         Given a module while modules are built, it may change what they hold."""
-        if self.specialize and modules.passes_modules(args, kwargs):
+        if self.specialize and modules.passes_modules(self, args, kwargs):
             aliasing.lost()
         if uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
@@ -1496,6 +1505,10 @@ def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
 
 def _join(a: Value, b: Value) -> Value:
     if a == b:
+        if a is not b and aliasing.recorders() and modules.is_module(a):
+            # two modules alike, two objects: which one a module being built holds
+            # decides what torch counts (`self.b = self.a if c else nn.Linear(d, d)`)
+            return choices.join(a, b) or UNKNOWN
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
         dtype = a.dtype if a.dtype == b.dtype else None
@@ -1508,6 +1521,8 @@ def _join(a: Value, b: Value) -> Value:
         return IntV(None)
     if isinstance(a, FloatV) and isinstance(b, FloatV):
         return FloatV(None)
+    if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
+        return type(a)(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from shapelint.analysis.branches import alternative
@@ -313,9 +314,19 @@ def _breaks(body: list[ast.stmt]) -> bool:
     return False
 
 
+# How many loops have run as turns standing for a number of them (repeat), in this
+# thread: what such a turn appends to a module being built is one item of many.
+_REPEATS: ContextVar[int] = ContextVar("repeats", default=0)
+
+
+def repeats() -> int:
+    return _REPEATS.get()
+
+
 def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     """Run `turn` until the environment at its top is stable; its calls count
     `times` times. Lists that grow by one item a turn become a SeqV."""
+    _REPEATS.set(_REPEATS.get() + 1)
     before = dict(frame.env)
     state = before
     grows: dict[str, Value] = {}  # list name -> the item it gains each turn

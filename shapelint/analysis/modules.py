@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -30,6 +32,7 @@ from shapelint.analysis import (
     grad_mode,
     loops,
     modes,
+    plain,
     raising,
     recursion,
 )
@@ -100,6 +103,14 @@ class ModuleListV(Value):
     sequential: bool = False
     count: Expr | None = None
     known: bool = True
+
+
+@dataclass(frozen=True)
+class ChoiceV(Value):
+    """One of `items` (modules, never None: `is None` tests on it stay exact),
+    chosen by a test the analysis cannot decide (choices.py)."""
+
+    items: tuple[Value, ...]
 
 
 @dataclass(frozen=True)
@@ -194,6 +205,8 @@ def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMet
 REGISTERED_DICT_KIND = "<dict:registered>"
 DICT_KINDS = frozenset({DICT_KIND, REGISTERED_DICT_KIND})
 
+# nn.ParameterList is a list too: its items are what counts (a tensor given it
+# becomes a Parameter; parameters.py counts it so).
 _CONTAINERS = {
     "torch.nn.Sequential": True,
     "torch.nn.ModuleList": False,
@@ -601,20 +614,24 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
         recorder.attrs.update(dict(layer.attrs))
 
 
-def explicit_torch_init(an: Analyzer, qual: str, node, args, kwargs, frame) -> bool:
-    """`nn.Sequential.__init__(self, *layers)` in a constructor: the torch base's
-    __init__ run on the instance being built, as `super().__init__` runs it (a class
-    with several bases calls each by name). False: not such a call."""
-    base, _, meth = qual.rpartition(".")
-    if meth != "__init__" or not args or not isinstance(args[0], SelfRecorder):
-        return False
-    if base not in _CONTAINERS and layer_class(base) is None:
-        return False
-    cd = an.class_of(args[0].cls)
-    if cd is None or torch_base(an, cd) != base:
-        return False  # a torch class the instance does not derive from: Python raises
-    torch_init(an, base, args[0], node, list(args[1:]), kwargs, frame)
-    return True
+def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -> Value | None:
+    """`nn.Sequential.__init__(self, *layers)` in the constructor of a class that
+    derives from it: the base's __init__ run on self, as `super().__init__` runs
+    it; None when the call is not that."""
+    me = args[0] if args else None
+    func = getattr(frame, "func", None)
+    if not (isinstance(me, SelfRecorder) and func is not None and func.cls is not None):
+        return None
+    base = torch_base(an, func.cls)
+    if base is None or qual != f"{base}.__init__" or base == MAPPING:
+        return None
+    if open_kwargs:  # layers not known one by one
+        if base not in _CONTAINERS:
+            return None
+        me.attrs[LAYERS] = ModuleListV((), _CONTAINERS[base], known=False)
+        return NoneV()
+    torch_init(an, base, me, node, list(args[1:]), kwargs, frame)
+    return NoneV()
 
 
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
@@ -742,8 +759,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             )
             if attr == "register_buffer" and isinstance(value, TensorV):
                 value = BufferV(value.shape, value.dtype)  # persistent or not: a buffer
+            elif attr == "register_buffer" and value is UNKNOWN:
+                # torch takes a tensor or None there: a buffer, of a size not known,
+                # never a parameter or a module
+                value = BufferV(None)
             if isinstance(name, StrV) and name.value is not None:
                 recv.attrs[name.value] = value
+                plain.mark(recv.attrs, name.value, False)
             else:
                 recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
                 aliasing.lost()  # which may be one it holds
@@ -1028,6 +1050,7 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     unknown (aliasing.py)."""
     if isinstance(obj, SelfRecorder) and attr is not None:
         obj.attrs[attr] = value
+        plain.mark(obj.attrs, attr, False)
         return
     if attr is not None and isinstance(obj, ObjectV):
         new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
@@ -1067,9 +1090,37 @@ def module_class_of(an: Analyzer, key: str) -> bool | None:
     return None if cd is None else module_class(an, cd)
 
 
-def passes_modules(args, kwargs) -> bool:
+def passes_modules(an: Analyzer, args, kwargs) -> bool:
     """A call given a module (the one being built, or one it may hold)."""
-    return any(isinstance(v, SelfRecorder) or is_module(v) for v in [*args, *kwargs.values()])
+    return any(_reaches_module(an, v, 0) for v in [*args, *kwargs.values()])
+
+
+def _reaches_module(an: Analyzer, v: Value, depth: int) -> bool:
+    """Whether v is, or may hold, a module: an instance of a project class that is
+    surely no nn.Module (`equals('a')`, a config) reaches one only through what it
+    holds."""
+    if isinstance(v, SelfRecorder):
+        return True
+    if not is_module(v):
+        return False
+    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+        return True
+    return module_class_of(an, v.kind[len("<class>") :]) is not False or not all(
+        _holds_no_module(an, a, depth + 1) for _, a in v.attrs
+    )
+
+
+def _holds_no_module(an: Analyzer, v: Value, depth: int) -> bool:
+    """Surely no module inside v (an attribute of a plain object)."""
+    if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, DtypeV, SliceV)):
+        return True
+    if depth > 4:
+        return False
+    if isinstance(v, TupleV):
+        return all(_holds_no_module(an, i, depth + 1) for i in v.items)
+    if isinstance(v, ObjectV) and not v.kind.startswith(("<class>", "torch.nn.")):
+        return all(_holds_no_module(an, a, depth + 1) for _, a in v.attrs)  # a dict, a config
+    return isinstance(v, ObjectV) and not _reaches_module(an, v, depth)
 
 
 def _parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> list[str]:
@@ -1108,6 +1159,8 @@ def renewed(v: Value, keep: set[int]) -> Value:
         return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
         return ModuleListV(tuple(renewed(i, keep) for i in v.items), v.sequential, v.count, v.known)
+    if isinstance(v, ChoiceV):
+        return ChoiceV(tuple(renewed(i, keep) for i in v.items))
     if isinstance(v, ParameterV):
         return ParameterV(v.shape, v.dtype, v.requires_grad)
     if isinstance(v, BufferV):
@@ -1126,7 +1179,7 @@ def reachable(values) -> set[int]:
         if isinstance(v, ObjectV):
             for _, a in v.attrs:
                 walk(a)
-        elif isinstance(v, (ModuleListV, TupleV)):
+        elif isinstance(v, (ModuleListV, TupleV, ChoiceV)):
             for i in v.items:
                 walk(i)
 
@@ -1495,6 +1548,28 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     rec.children = list(children.values())
 
 
+@contextmanager
+def grown_in_turns(frame) -> Iterator[None]:
+    """A loop in a constructor: a module list of self that grew in a turn standing
+    for an unknown number of them (loops.repeat) holds items not known one by one
+    (`for _ in range(depth): self.layers.append(Block())` with depth not known: one
+    item, where torch holds depth)."""
+    recorder = frame.env.get("self")
+    if not isinstance(recorder, SelfRecorder):
+        yield
+        return
+    lists = {k: v for k, v in recorder.attrs.items() if isinstance(v, ModuleListV)}
+    runs = loops.repeats()
+    try:
+        yield
+    finally:
+        if loops.repeats() != runs:
+            for k, old in lists.items():
+                new = recorder.attrs.get(k)
+                if new is not old and isinstance(new, ModuleListV):
+                    recorder.attrs[k] = ModuleListV((), new.sequential, known=False)
+
+
 def _symbolic_init_loop(an: Analyzer, stmt: ast.For, count: Expr, frame) -> None:
     """`for _ in range(depth): self.layers.append(...)`: depth copies of one layer."""
     recorder = frame.env["self"]
@@ -1673,7 +1748,7 @@ def specialized_invoke(
         if wrapped is not None:
             return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
         why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
-    touches = bool(aliasing.recorders()) and passes_modules([recv, *args], kwargs)
+    touches = bool(aliasing.recorders()) and passes_modules(an, [recv, *args], kwargs)
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)

@@ -8,7 +8,11 @@ Registered is what counts: an nn.Parameter, a stub layer's weights=, a buffer
 (register_buffer, a layer's buffers=) held by a module, a ModuleList or a
 ModuleDict; a plain tensor attribute, or modules in a plain list or dict, do not. An
 attribute whose value the analysis does not know may be a module: the counts are
-then lower bounds, never presented as complete.
+then lower bounds, never presented as complete, unless what was assigned says it
+is none (plain.py). An attribute that is one of several
+modules (choices.py: `DropPath(p) if p > 0. else nn.Identity()`) counts when every
+alternative holds as many parameters, trainable parameters and buffers: whichever
+is built, torch counts that.
 """
 
 from __future__ import annotations
@@ -16,17 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import plain
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
-from shapelint.analysis.choices import ChoiceV
 from shapelint.analysis.modules import (
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
     UNFOLLOWED,
+    ChoiceV,
     ModuleListV,
 )
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, Value
+from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -45,7 +50,8 @@ class ModuleCount:
     params: Expr = _ZERO
     trainable: Expr = _ZERO
     buffers: Expr = _ZERO
-    complete: bool = True  # every parameter and buffer below is known
+    complete: bool = True  # every parameter below is known
+    buffers_complete: bool = True  # and every buffer
     bound: bool = True  # what is known is at most torch's count (nothing aliased unseen)
     trainable_known: bool = True  # every parameter's requires_grad is known
     unknown: list[str] = field(default_factory=list)  # attributes of unknown value
@@ -58,15 +64,32 @@ def count_parameters(an: Analyzer, instance: Value) -> ModuleCount | None:
     not a module."""
     if not _module_like(an, instance):
         return None
-    seen: set[int] = set()
-    return _walk(an, instance, "", seen, seen_modules=set())
+    return _walk(an, instance, "", _Seen())
 
 
-def _walk(an, v: Value, name: str, seen: set[int], seen_modules: set[int]) -> ModuleCount:
+@dataclass
+class _Seen:
+    """What the walk has reached, by identity: torch counts each tensor and walks
+    each module once. `either`: what only some alternatives of a choice hold; met
+    again, whether torch counts it there depends on which one was built."""
+
+    tensors: set[int] = field(default_factory=set)
+    modules: set[int] = field(default_factory=set)
+    either: set[int] = field(default_factory=set)
+
+    def copy(self) -> _Seen:
+        return _Seen(set(self.tensors), set(self.modules), set(self.either))
+
+
+def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
     node = ModuleCount(name, _kind(v))
-    seen_modules.add(id(v))
-    for attr, item in _members(v):
+    seen.modules.add(id(v))
+    members = _members(v)
+    plain_attrs = plain.names(members)
+    for attr, item in members:
         path = f"{name}.{attr}" if name else attr
+        if attr in plain_attrs and item is UNKNOWN:
+            continue  # not known, but surely no module, Parameter or buffer
         if attr == REQUIRES_GRAD_UNKNOWN:
             node.trainable_known = False
             continue
@@ -78,42 +101,115 @@ def _walk(an, v: Value, name: str, seen: set[int], seen_modules: set[int]) -> Mo
             node.complete = False
             node.unknown.append(f"{name or '<root>'}: state set where the analysis cannot follow")
             continue
-        if isinstance(item, (ParameterV, BufferV)):
-            if id(item) in seen:
+        # a tensor in a list: nn.ParameterList made it a Parameter (nn.ModuleList and
+        # nn.Sequential refuse tensors)
+        listed = isinstance(v, ModuleListV) and type(item) is TensorV
+        if isinstance(item, (ParameterV, BufferV)) or listed:
+            if id(item) in seen.tensors:
+                if id(item) in seen.either:
+                    node.complete = False
+                    node.unknown.append(path)
                 continue
-            seen.add(id(item))
+            seen.tensors.add(id(item))
             n = item.numel()
-            if n is None:
+            if n is None and isinstance(item, BufferV):
+                node.buffers_complete = False  # a buffer is never a parameter
+                node.unknown.append(path)
+            elif n is None:
                 node.complete = False
                 node.unknown.append(path)
             elif isinstance(item, BufferV):
                 node.buffers += n
             else:
                 node.params += n
-                if item.requires_grad is None:
+                grad = True if listed else item.requires_grad  # type: ignore[union-attr]
+                if grad is None:
                     node.trainable_known = False
-                elif item.requires_grad:
+                elif grad:
                     node.trainable += n
-        elif (
-            item is UNKNOWN
-            or isinstance(item, ChoiceV)  # one of several modules: whose count, not known
-            or isinstance(item, ObjectV)
-            and _unknown_class(an, item)
-        ):
+        elif isinstance(item, ChoiceV):
+            _choice(an, node, item, path, seen)
+        elif item is UNKNOWN or isinstance(item, ObjectV) and _unknown_class(an, item):
             node.complete = False
             node.unknown.append(path)
         elif isinstance(item, ModuleListV) and item.count is not None and item.items:
-            if id(item.items[0]) in seen_modules:
+            if isinstance(item.items[0], TensorV):  # n Parameters alike
+                _repeated_parameter(node, item.items[0], item.count, path)
                 continue
-            child = _walk(an, item.items[0], f"{path}.0", seen, seen_modules)
+            if id(item.items[0]) in seen.modules:
+                _met_again(node, item.items[0], path, seen)
+                continue
+            child = _walk(an, item.items[0], f"{path}.0", seen)
             child.repeat = item.count
             _add(node, child, item.count)
         elif isinstance(item, ModuleListV) and not item.known:
             node.complete = False
             node.unknown.append(path)
-        elif _module_like(an, item) and id(item) not in seen_modules:
-            _add(node, _walk(an, item, path, seen, seen_modules), Expr.const(1))
+        elif _module_like(an, item) and id(item) not in seen.modules:
+            _add(node, _walk(an, item, path, seen), Expr.const(1))
+        elif _module_like(an, item):
+            _met_again(node, item, path, seen)
     return node
+
+
+def _repeated_parameter(node: ModuleCount, item: TensorV, count: Expr, path: str) -> None:
+    """A ParameterList filled in a loop of `count` turns, each a tensor like item:
+    each turn's is its own Parameter."""
+    n = item.numel()
+    if n is None or isinstance(item, BufferV):
+        node.complete = False
+        node.unknown.append(path)
+        return
+    node.params += n * count
+    grad = item.requires_grad if isinstance(item, ParameterV) else True
+    if grad is None:
+        node.trainable_known = False
+    elif grad:
+        node.trainable += n * count
+
+
+def _met_again(node: ModuleCount, item: Value, path: str, seen: _Seen) -> None:
+    """A module reached before: torch walks it once, unless only an alternative
+    of a choice held it and another was built."""
+    if id(item) in seen.either:
+        node.complete = False
+        node.unknown.append(path)
+
+
+def _choice(an, node: ModuleCount, choice: ChoiceV, path: str, seen: _Seen) -> None:
+    """One of several modules: each alternative walked from what is seen so far.
+    When all count alike, that is the count; what only some of them hold is
+    remembered, since meeting it again counts or not by which one was built."""
+    walks: list[tuple[ModuleCount, _Seen]] = []
+    for alt in choice.items:
+        if not _module_like(an, alt):
+            break
+        trial = seen.copy()
+        walks.append((_walk(an, alt, path, trial), trial))
+    first = walks[0][0] if len(walks) == len(choice.items) else None
+    if first is None or not all(
+        c.complete
+        and c.buffers_complete
+        and c.bound
+        and c.trainable_known
+        and _same_counts(c, first)
+        for c, _ in walks
+    ):
+        node.complete = False
+        node.unknown.append(path)
+        return
+    tensors = [t.tensors for _, t in walks]
+    modules = [t.modules for _, t in walks]
+    for new, kept in ((tensors, seen.tensors), (modules, seen.modules)):
+        held = set().union(*new)
+        seen.either |= held - set.intersection(*new)
+        kept |= held
+    first.kind = " | ".join(dict.fromkeys(c.kind for c, _ in walks))
+    _add(node, first, Expr.const(1))
+
+
+def _same_counts(a: ModuleCount, b: ModuleCount) -> bool:
+    return (a.params, a.trainable, a.buffers) == (b.params, b.trainable, b.buffers)
 
 
 def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
@@ -122,6 +218,7 @@ def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
     node.trainable += child.trainable * times
     node.buffers += child.buffers * times
     node.complete = node.complete and child.complete
+    node.buffers_complete = node.buffers_complete and child.buffers_complete
     node.bound = node.bound and child.bound
     node.trainable_known = node.trainable_known and child.trainable_known
     node.unknown += child.unknown
@@ -158,6 +255,8 @@ def _unknown_class(an, v: ObjectV) -> bool:
 
 def _kind(v: Value) -> str:
     if isinstance(v, ModuleListV):
+        if v.items and all(isinstance(i, TensorV) for i in v.items):
+            return "ParameterList"
         return "Sequential" if v.sequential else "ModuleList"
     if isinstance(v, ObjectV):
         if v.kind == REGISTERED_DICT_KIND:
@@ -178,7 +277,7 @@ def params_json(count: ModuleCount, dims: dict[str, int]) -> dict:
     for key, expr, whole in (
         ("params", count.params, count.complete),
         ("trainable_params", count.trainable, trainable_whole),
-        ("buffers", count.buffers, count.complete),
+        ("buffers", count.buffers, count.complete and count.buffers_complete),
     ):
         out[key] = expr.to_python() if whole else "?"
         out[f"{key}_value"] = _value(expr, dims) if whole else None

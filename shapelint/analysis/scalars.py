@@ -17,9 +17,24 @@ _FLOAT = frozenset(
 _INT = frozenset("floor ceil trunc isqrt gcd lcm factorial comb perm prod".split())
 
 
+# numpy's ufuncs of the same names, given Python numbers, return a numpy float:
+# a float (np.float64 derives from it). Given anything else (an array, a tensor)
+# they are not scalars.
+_NUMPY_FLOAT = _FLOAT - {"pow", "gamma", "lgamma", "erf", "erfc", "atan2", "fmod", "hypot"}
+
+
 def call(qual: str, args: list[Value]) -> Value | None:
-    """The value of a math.* call; None when qual is not one of them."""
+    """The value of a math.* call (or numpy's float functions of Python numbers);
+    None when qual is not one of them."""
     module, _, name = qual.rpartition(".")
+    if module == "numpy" and name in _NUMPY_FLOAT:
+        if len(args) != 1 or not isinstance(args[0], (IntV, FloatV)):
+            return None
+        v = _number(args[0])
+        try:
+            return FloatV(float(getattr(math, name)(v)) if v is not None else None)
+        except (ValueError, OverflowError, TypeError):  # numpy's nan or inf: not a figure
+            return FloatV(None)
     if module != "math":
         return None
     if name in _FLOAT:

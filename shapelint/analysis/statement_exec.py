@@ -185,14 +185,16 @@ def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_le
         frame.jump = None
     else:
         # a return in a loop body may not run, unless a turn surely ran it
-        frame.done = loops.exec_for(an, stmt, frame)
+        with modules.grown_in_turns(frame):
+            frame.done = loops.exec_for(an, stmt, frame)
         frame.jump = None
     restore_nonnegative(facts)
 
 
 def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
     facts = nonnegative_facts()
-    frame.done = loops.exec_while(an, stmt, frame)
+    with modules.grown_in_turns(frame):
+        frame.done = loops.exec_while(an, stmt, frame)
     frame.jump = None
     restore_nonnegative(facts)
 
