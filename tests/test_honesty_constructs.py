@@ -1005,6 +1005,33 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # The analysis holds tuples and lists as one kind of value: `isinstance(k, list)`
+    # of a tuple was True (complete 1024 for torch's 256); `(list, tuple)` is decided.
+    "isinstance_list_of_a_tuple": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, k=(1, 7)):
+                super().__init__()
+                self.a = nn.Linear(d, 4 * d) if isinstance(k, list) else nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "isinstance_list_or_tuple_of_a_tuple": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, k=(1, 7)):
+                super().__init__()
+                self.a = nn.Linear(d, d) if isinstance(k, (list, tuple)) else nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

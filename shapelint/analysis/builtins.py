@@ -106,7 +106,10 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
     """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
     module list (`list(zip(self.layers, args))`), its items, a plain list's."""
-    if len(args) == 1 and isinstance(args[0], (SeqV, TupleV)):
+    if len(args) == 1 and isinstance(args[0], TupleV):
+        kind = node.func.id if isinstance(node.func, ast.Name) else None
+        return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
+    if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]
     v = modules.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
@@ -424,6 +427,8 @@ def _range_items(args) -> Value | None:
     return TupleV(tuple(IntV(Expr.const(i)) for i in r))
 
 
+# The builtins TupleV stands for: a value of it is one of them, which one is not kept.
+_SEQUENCES = frozenset({"tuple", "list"})
 _PY_TYPES = {
     "tuple": (TupleV,),
     "list": (TupleV,),
@@ -465,6 +470,13 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     """isinstance(v, types): true when v is an instance of one of them, false when
     of none, unknown when one test is not known here."""
     names = types.elts if isinstance(types, ast.Tuple) else [types]
+    if isinstance(v, TupleV) and _SEQUENCES <= {
+        n.id
+        for n in names
+        if isinstance(n, ast.Name)
+        and an.imports.resolve(n, frame.locals, frame.local_imports) is None
+    }:
+        return BoolV(True)  # a tuple or a list, whichever it is
     unknown = False
     for n in names:
         hit = _instance_of(an, v, n, frame)
@@ -492,6 +504,9 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         kinds = _NUMBERS[qual]
     else:
         return None
+    if isinstance(v, TupleV) and builtin in _SEQUENCES:
+        # a display or list()/tuple() says which; any other value may be either
+        return None if v.kind is None else v.kind == builtin
     if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):
         return isinstance(v, kinds)
     # a tensor, a module list, a class, a function: no number, string or sequence;

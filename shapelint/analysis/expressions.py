@@ -170,7 +170,7 @@ def eval_sequence(an: Analyzer, node: ast.Tuple | ast.List, frame: Frame, d: int
                 continue
             return UNKNOWN
         items.append(an.eval(e, frame, d))
-    return TupleV(tuple(items))
+    return TupleV(tuple(items), "tuple" if isinstance(node, ast.Tuple) else "list")
 
 
 def eval_set(an: Analyzer, node: ast.Set, frame: Frame, d: int) -> Value:

@@ -1504,6 +1504,8 @@ def _shape_py(t: TensorV | TupleV | Value) -> list[str | None] | None:
 
 
 def _join(a: Value, b: Value) -> Value:
+    if isinstance(a, TupleV) and isinstance(b, TupleV) and a.kind != b.kind:
+        a, b = TupleV(a.items), TupleV(b.items)  # a tuple on one path, a list on the other
     if a == b:
         if a is not b and aliasing.recorders() and modules.is_module(a):
             # two modules alike, two objects: which one a module being built holds
@@ -1524,7 +1526,7 @@ def _join(a: Value, b: Value) -> Value:
     if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
         return type(a)(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
-        return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)))
+        return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)), a.kind)
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
 
 

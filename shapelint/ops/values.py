@@ -218,9 +218,13 @@ def python_constant(v: Value):
 
 @dataclass(frozen=True, slots=True)
 class TupleV(Value):
-    """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV)."""
+    """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV).
+
+    `kind` is "tuple" or "list" where the value is surely that (a display, `list(x)`),
+    None where it may be either; equality ignores it (a join of two kinds drops it)."""
 
     items: tuple[Value, ...]
+    kind: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
