@@ -1032,6 +1032,28 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    "instance_attribute_set_in_undecided_match": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.big = False
+                match os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET"):
+                    case "1":
+                        self.big = True
+                    case _:
+                        pass
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                return self.b(x) if self.big else self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

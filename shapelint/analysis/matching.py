@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis import instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TupleV, Value, python_constant
@@ -50,10 +51,13 @@ def _undecided(an, stmt, cases, subject: Value, frame) -> None:
     """Each case may run, or none: their calls are alternatives."""
     before = dict(frame.env)
     envs = [before]  # no case matches
+    state = instance_state.fork(an)
+    paths = []  # what each case left in the modules being built
     leaves = False
     with collected(frame) as records:
         for case in cases:
             frame.env, frame.done, frame.jump = dict(before), False, None
+            instance_state.restore(state)
             _, binds = match(an, case.pattern, subject, frame)
             for name in captured(case.pattern):
                 frame.env[name] = binds.get(name, UNKNOWN)
@@ -62,6 +66,10 @@ def _undecided(an, stmt, cases, subject: Value, frame) -> None:
             an.exec_block(case.body, frame)
             leaves = leaves or frame.done or frame.jump == "break"
             envs.append(frame.env)
+            paths.append(instance_state.taken(state))
+    instance_state.restore(state)  # no case matches
+    for path in paths:
+        instance_state.join(an, path)
     why = f"runs only if its case of the `match` at line {stmt.lineno} matches, not known here"
     for rec in records.values():
         alternative(rec, why, "if it runs")
