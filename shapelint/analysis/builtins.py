@@ -495,7 +495,7 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual in _ABSTRACT:
-        if not isinstance(v, (*_NOT_COLLECTIONS, TupleV, StrV)):
+        if not isinstance(v, _PLAIN_VALUES):
             return None
         kinds: tuple[type[Value], ...] = (TupleV, StrV)
     elif builtin in _PY_TYPES:
