@@ -1054,6 +1054,45 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # A loop whose count is not known may run no turn: a store in its body holds
+    # after it only maybe (taken as stored: complete 1024 for torch's 256).
+    "instance_attribute_set_in_loop_of_unknown_length": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.big = False
+                for _ in os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", ""):
+                    self.big = True
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                return self.b(x) if self.big else self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "instance_attribute_set_in_undecided_while": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                while os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET"):
+                    self.a = nn.Linear(d, 4 * d)
+                    os.environ.pop("SHAPELINT_TEST_FLAG_NEVER_SET")
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

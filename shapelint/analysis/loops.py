@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from shapelint.analysis import instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
@@ -328,6 +329,9 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     `times` times. Lists that grow by one item a turn become a SeqV."""
     _REPEATS.set(_REPEATS.get() + 1)
     before = dict(frame.env)
+    # A count nobody knows may be 0: what the turns stored into the modules being
+    # built holds after the loop only where no turn ran would leave it alike.
+    built = instance_state.fork(an) if times is None else []
     state = before
     grows: dict[str, Value] = {}  # list name -> the item it gains each turn
     turns = _MAX_TURNS if an.loop_weight * _MAX_TURNS <= _MAX_WEIGHT else 1
@@ -365,6 +369,10 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     frame.jump = None
     merge(frame.records, records, times, why)
     out = an.join_env(before, frame.env)
+    if built:
+        ran = instance_state.taken(built)
+        instance_state.restore(built)
+        instance_state.join(an, ran)
     for name in grows:
         prefix = before[name]
         out[name] = SeqV(grows[name], times) if not prefix.items else UNKNOWN  # type: ignore[attr-defined]
