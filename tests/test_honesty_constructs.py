@@ -1093,6 +1093,104 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # A callee changes a list, dict or object it was handed (or a global) in place:
+    # the caller reading it afterwards read the value from before the call
+    # (complete 64 for torch's 256 in each).
+    "global_dict_changed_by_a_function": _case(
+        """
+        CFG = {"mult": 1}
+
+        def setup():
+            CFG["mult"] = 4
+
+        setup()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d * CFG["mult"])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "object_changed_by_its_method": _case(
+        """
+        class Cfg:
+            def __init__(self):
+                self.mult = 1
+
+            def set_mult(self, m):
+                self._store(m)
+
+            def _store(self, m):
+                self.mult = m
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                cfg = Cfg()
+                cfg.set_mult(4)
+                self.lin = nn.Linear(d, d * cfg.mult)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "list_appended_by_a_helper": _case(
+        """
+        def grow(sizes):
+            sizes.append(4)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                grow(sizes)
+                self.lin = nn.Linear(d, d * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # A registry filled by decorators at import: `name not in REG` is no sure raise.
+    "registry_filled_by_a_decorator": _case(
+        """
+        REG = {}
+
+        def register(name):
+            def add(fn):
+                REG[name] = fn
+                return fn
+
+            return add
+
+        @register("wide")
+        def wide(d):
+            return nn.Linear(d, 4 * d)
+
+        def make(name, d):
+            if name not in REG:
+                raise KeyError(name)
+            return REG[name](d)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = make("wide", d)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

@@ -817,3 +817,41 @@ def test_a_list_grown_in_a_loop_of_unknown_length_is_not_one_item(tmp_path):
     assert t["flops_value"] is None
     t = static(p, "Grown", "--init", "d=8", "--init", "depth=3", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Grown(8, 3)")
+
+
+RAISING_INIT = """
+import torch.nn as nn
+
+REGISTRY = {}
+
+
+def layer(name):
+    if name not in REGISTRY:
+        raise ValueError(name)
+    return REGISTRY[name]()
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.up = nn.Linear(c, c)
+        self.act = layer("relu")
+
+    def forward(self, x):
+        return self.act(self.up(x))
+"""
+
+
+def test_a_constructor_that_surely_raises_counts_nothing(tmp_path):
+    """Python builds no module there (torch has nothing to count): the parameters
+    stored before the raise were a complete `params 20`; the raise is named."""
+    p = tmp_path / "raising.py"
+    p.write_text(textwrap.dedent(RAISING_INIT))
+    with pytest.raises(ValueError):
+        load(p).Block(4)
+    t = static(p, "Block", "--init", "c=4", "--input", "x=2,4")
+    assert figures(t) == ("?", "?", "?")
+    assert t["params_unknown"][0].startswith("building the module raises ValueError")
+    assert not t["complete"]
+    assert any(u["op"] == "raise" and "building the module raises" in u["why"]
+               for u in t["unknown"])  # fmt: skip

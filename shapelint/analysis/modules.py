@@ -30,6 +30,7 @@ from shapelint.analysis import (
     decorators,
     dynamic,
     grad_mode,
+    in_place,
     loops,
     modes,
     plain,
@@ -1813,6 +1814,8 @@ def specialized_invoke(
     exc = raising.of_records(children)
     if exc is not None:
         raising.pending(exc)
+    if isinstance(node, ast.Call):
+        in_place.forget(an, fd, node, recv, args, kwargs, frame)
     return value
 
 

@@ -262,9 +262,24 @@ def _evaluate(
     # A call not followed at all (an opaque decorator, a hook) is itself the call
     # whose cost is missing, as a stopped run's is: the total names it.
     records = rec.children if rec.children or rec.cost.complete else [rec]
+    if built is not None:
+        records = [_unbuilt(an, cd, built, params, top), *records]
     return TargetResult(
         qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
+
+
+def _unbuilt(an, cd, exc: str, params, frame):
+    """A constructor that surely raises builds no module: nothing it stored before
+    the raise is a parameter torch could count, and the raise is the call the total
+    misses, named where the constructor is."""
+    why = f"building the module raises {exc or 'an exception'}: there is no module"
+    if params is not None:
+        params.complete = params.buffers_complete = params.bound = False
+        params.unknown.insert(0, why)
+    init = attributes.find_method(an, cd, "__init__")
+    node = init.node if init is not None else cd.node
+    return an.record(node, frame, raising.OP, None, [], UNKNOWN, Cost(notes=[why], complete=False))
 
 
 def stopped(an, target: Target, why: str) -> TargetResult:
