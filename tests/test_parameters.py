@@ -855,3 +855,53 @@ def test_a_constructor_that_surely_raises_counts_nothing(tmp_path):
     assert not t["complete"]
     assert any(u["op"] == "raise" and "building the module raises" in u["why"]
                for u in t["unknown"])  # fmt: skip
+
+
+THROUGH_THE_CLASS = """
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self, c, k):
+        super(Base, self).__init__()
+        self.conv = nn.Conv2d(c, c, k, padding=k // 2)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Sub(Base):
+    def __init__(self, c, k, z=1):
+        Base.__init__(self, c, k)
+        self.pad = nn.ZeroPad2d((z, 0, z, 0))
+
+    def forward(self, x):
+        return Base.forward(self, self.pad(x))[:, :, 1:, 1:]
+
+
+class Plain(nn.Module):
+    def __init__(self, c):
+        nn.Module.__init__(self)
+        self.proj = nn.Linear(c, c)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "init", "given", "build"),
+    [
+        ("Sub", ["c=4", "k=3"], "x=2,4,8,8", "Sub(4, 3)"),
+        ("Plain", ["c=4"], "x=2,4", "Plain(4)"),
+    ],
+)
+def test_base_methods_called_through_the_class(tmp_path, target, init, given, build):
+    """`Base.__init__(self, ...)` (code from before `super()`) builds on the same
+    instance: its layers were missing from a complete `params 0`."""
+    p = tmp_path / "through.py"
+    p.write_text(textwrap.dedent(THROUGH_THE_CLASS))
+    args = [a for i in init for a in ("--init", i)]
+    t = static(p, target, *args, "--input", given)
+    assert figures(t) == torch_counts(p, build)
+    assert t["complete"]

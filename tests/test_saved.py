@@ -43,6 +43,9 @@ EXACT = [
     ("HeadsLayer", SEQ, True),
     ("Cross", SEQ, True),
     ("CrossLoop", SEQ, True),
+    ("CastNorm", SEQ, True),
+    ("Swapped3", SEQ, True),
+    ("Swapped4", SEQ, True),
 ]
 
 

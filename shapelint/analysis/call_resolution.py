@@ -227,6 +227,10 @@ def call_attribute(
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is not None:
         return res
+    if isinstance(recv, modules.ClassRefV) and an.specialize:
+        res = modules.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
+        if res is not None:
+            return res
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN

@@ -623,6 +623,10 @@ def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -
     func = getattr(frame, "func", None)
     if not (isinstance(me, SelfRecorder) and func is not None and func.cls is not None):
         return None
+    if qual == "torch.nn.Module.__init__" and len(args) == 1 and not kwargs and not open_kwargs:
+        # `nn.Module.__init__(self)` first thing, as super().__init__() is; later it
+        # would empty the registries of what was stored before (left unknown)
+        return NoneV() if set(me.attrs) <= {"training"} else None
     base = torch_base(an, func.cls)
     if base is None or qual != f"{base}.__init__" or base == MAPPING:
         return None
@@ -2053,6 +2057,41 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return NoneV()
     if isinstance(me, ObjectV):
         return an.invoke(fd, me, node, args, kwargs, frame)
+    return None
+
+
+def unbound_method_call(an: Analyzer, ref: ClassRefV, meth: str, node, args, kwargs, frame):
+    """`Base.__init__(self, c, k)`, `Base.forward(self, x)`: a method of a project
+    class called through the class, the instance first, as `super()` would call it
+    (pre-`super()` code does this); None where the call is not that."""
+    cd = an.class_of(ref.name)
+    if cd is None or not args:
+        return None
+    fd = find_method(an, cd, meth)
+    me, rest = args[0], list(args[1:])
+    if fd is not None and any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+        for d in fd.node.decorator_list
+    ):
+        return None
+    if meth == "__init__":
+        if not isinstance(me, SelfRecorder):
+            return None
+        if fd is None:  # the torch base's own, or object's
+            base = torch_base(an, cd)
+            if base is not None:
+                torch_init(an, base, me, node, rest, kwargs, frame)
+            return NoneV()
+        exc = run_init(an, fd, me, rest, kwargs)
+        if exc is not None:
+            raising.pending(exc)
+        return NoneV()
+    if fd is None:
+        return None
+    if isinstance(me, SelfRecorder):
+        return run_on_self(an, fd, me, node, rest, kwargs, frame)
+    if isinstance(me, ObjectV):
+        return an.invoke(fd, me, node, rest, kwargs, frame)
     return None
 
 

@@ -60,6 +60,10 @@ UNSURE = object()
 # or chunk along an inner axis leaves parts of longer rows, an expand or an index
 # may do anything.
 PERMUTED, GAPPED = "permuted", "gapped"  # TensorV.contiguous
+# The last two axes of a contiguous tensor swapped (`k.transpose(-2, -1)`, `.mT`):
+# its leading axes still merge into one as a view, so matmul's reshape of a
+# batched operand to (b, k, n) copies nothing (torch saves the view).
+SWAPPED = "swapped"
 _REORDERS = frozenset(
     {"transpose", "swapaxes", "swapdims", "permute", "t", "adjoint", "T", "H", "mT", "mH"}
 )
@@ -71,6 +75,12 @@ _SAME = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze", "deta
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
+# Casts and moves: a tensor already of that dtype (and on that device) is returned
+# itself, never copied (`x.float()` of a float32 x is x).
+_CASTS = frozenset(
+    {"to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "short",
+     "bool", "byte", "cpu", "cuda"}
+)  # fmt: skip
 
 
 @contextmanager
@@ -202,10 +212,17 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
         return _contiguity(value, None)
+    if short in _CASTS and name.startswith("torch.Tensor.") and isinstance(value, TensorV):
+        # an unnamed dtype is the default float, as the stubs' `dtype_changed` reads it
+        if (value.dtype or dtypes.DEFAULT_FLOAT) == (base.dtype or dtypes.DEFAULT_FLOAT):
+            return _mark(value, base, view=base.view, contiguous=base.contiguous)
+        return value  # converted: a storage of its own
     in_place = (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")
     in_place = in_place or name.startswith("operator.i")
     if short in _REORDERS:
         layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
+        if layout is PERMUTED and _swaps_last_two(short, args, kwargs, base.rank):
+            layout = SWAPPED
         return _mark(value, base, view=True, contiguous=layout)
     if short in _PARTS:
         layout = _part_layout(short, args, kwargs, base)
@@ -295,6 +312,26 @@ def _groups(side: str) -> list[list[str]] | None:
         else:
             groups.append([tok])
     return None if current is not None else [g for g in groups if g]
+
+
+def _swaps_last_two(short: str, args, kwargs, rank: int | None) -> bool:
+    """The reorder swaps the last two axes and leaves the others in place."""
+    if rank is None or rank < 2:
+        return False
+    if short in ("mT", "mH") or (short in ("t", "T", "adjoint") and rank == 2):
+        return True
+    given = [a.value.value if isinstance(a, IntV) and a.value is not None else None
+             for a in args[1:]]  # fmt: skip
+    if short == "permute":
+        if len(given) == 1 and isinstance(args[1], TupleV):
+            given = [i.value.value if isinstance(i, IntV) and i.value is not None else None
+                     for i in args[1].items]  # fmt: skip
+        if None in given or len(given) != rank:
+            return False
+        return [d % rank for d in given] == [*range(rank - 2), rank - 1, rank - 2]
+    if short in ("transpose", "swapaxes", "swapdims") and len(given) == 2 and None not in given:
+        return {d % rank for d in given} == {rank - 2, rank - 1}  # type: ignore[operator]
+    return False
 
 
 def _part_layout(short: str, args, kwargs, base: TensorV) -> object:

@@ -84,7 +84,8 @@ class TensorV(Value):
     # Which storage it is (ops/saved.py), outside equality: None, the tensor is its
     # own storage; else the tensor whose storage it shares (a view, an in-place
     # result, the same tensor with a shape learnt). view: it may be a part of that
-    # storage. contiguous: True; PERMUTED (a transpose of a contiguous tensor); GAPPED
+    # storage. contiguous: True; PERMUTED (a transpose of a contiguous tensor); SWAPPED
+    # (its last two axes swapped, the leading ones in place); GAPPED
     # (a part of longer rows, which no reordering makes contiguous); None (not known).
     storage: object = field(default=None, kw_only=True, compare=False, repr=False)
     view: bool = field(default=False, kw_only=True, compare=False, repr=False)

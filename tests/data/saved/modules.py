@@ -310,3 +310,47 @@ class CrossLoop(Cross):
         for _ in range(len(self.layers)):
             x = x + self.layers[0](memory) * x
         return x
+
+
+class CastNorm(nn.LayerNorm):
+    """A cast to the dtype a tensor already has returns the tensor itself (no copy):
+    the norm saves the input's storage, which is no activation."""
+
+    def __init__(self, d=8):
+        super().__init__(d)
+
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Swapped3(nn.Module):
+    """Heads folded into the batch (a copy), then `q @ k.transpose(-2, -1)` in three
+    axes: matmul's reshape of the swapped k is a view, and torch saves k's storage."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.reshape(3, b * self.heads, n, -1).unbind(0)
+        att = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return att @ v
+
+
+class Swapped4(nn.Module):
+    """The same in four axes, heads apart: leading axes still merge as a view."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        q = self.q(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
+        k = self.k(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
+        return (q @ k.transpose(-2, -1)).softmax(dim=-1)
