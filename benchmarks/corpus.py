@@ -2,6 +2,7 @@
 
     python benchmarks/corpus.py [DEST]      # default: $SHAPELINT_CORPUS or benchmarks/corpus/
     python benchmarks/corpus.py --annotated [DEST]   # the jaxtyping-annotated packages
+    python benchmarks/corpus.py --holdout DEST       # released models outside the corpus
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -60,6 +61,22 @@ ANNOTATED: tuple[tuple[str, str], ...] = (
     ("transformer-lens", "4.3.0"),
     ("transfusion-pytorch", "0.20.0"),
     ("e2-tts-pytorch", "2.2.2"),
+)
+
+# Released model code nobody here developed against (issue 24: judge progress on
+# code you did not write): the modules differential runs over it with
+# `--corpus DEST --truth benchmarks/holdout_truth.json` (benchmarks/README.md).
+HOLDOUT: tuple[tuple[str, str], ...] = (
+    ("segment-anything", "1.0"),
+    ("openai-whisper", "20250625"),
+    ("efficientnet-pytorch", "0.7.1"),
+    ("pretrainedmodels", "0.7.4"),
+    ("lpips", "0.1.4"),
+    ("monai", "1.6.1"),
+    ("rwkv", "0.8.32"),
+    ("pytorch-tabnet", "4.1.0"),
+    ("linformer", "0.2.3"),
+    ("x-clip", "0.14.4"),
 )
 
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
@@ -147,8 +164,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--annotated", action="store_true", help="fetch the jaxtyping-annotated packages"
     )
+    parser.add_argument(
+        "--holdout", action="store_true", help="fetch the released models outside the corpus"
+    )
     args = parser.parse_args(argv)
-    packages = ANNOTATED if args.annotated else PACKAGES
+    packages = ANNOTATED if args.annotated else HOLDOUT if args.holdout else PACKAGES
     dest = corpus_dir(args.dest)
     failed = fetch(dest, packages)
     files, lines = count_lines(dest)

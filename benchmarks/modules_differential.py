@@ -56,6 +56,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TRUTH = HERE / "modules_truth.json"
+_TRUTH_PATH = TRUTH  # --truth: another corpus keeps its own (holdout_truth.json)
+
+
+def truth_path() -> Path:
+    return _TRUTH_PATH
+
+
 FILLS = (16, 8, 32, 64)  # ints for required parameters, tried in this order
 CPU_PARAMS = 20_000_000  # above this, forward on the meta device
 IMPORT_LIMIT = 60  # seconds per file import
@@ -156,7 +163,7 @@ def discover(corpus: Path) -> list[dict]:
 
 def discovered(corpus: Path, redo: bool) -> list[dict]:
     """discover(), cached beside the truth (a minute and a half on a busy machine)."""
-    path = HERE / "modules_candidates.json"
+    path = truth_path().with_name(truth_path().name.replace("truth", "candidates"))
     if not redo and path.exists():
         data = json.loads(path.read_text())
         if data["corpus"] == str(corpus):
@@ -1009,7 +1016,7 @@ def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
             old[status] = "rerun: a different forward"
         else:
             old.update({k: new[k] for k in keys if k in new})
-    TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
+    truth_path().write_text(json.dumps(cache, indent=0, sort_keys=True))
 
 
 def judge_params(c: dict, t: dict) -> dict:
@@ -1075,6 +1082,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cap", type=int, default=60, help="candidates per package (0: all)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--deps", default=os.environ.get("SHAPELINT_DIFF_DEPS"))
+    ap.add_argument(
+        "--truth", default=str(TRUTH), help="the truth cache (default: modules_truth.json)"
+    )
     ap.add_argument("--redo-truth", action="store_true")
     ap.add_argument("--rediscover", action="store_true", help="redo the static discovery")
     ap.add_argument("--only", default="", help="comma-separated package folders")
@@ -1085,6 +1095,8 @@ def main(argv=None) -> int:
                     help="measure the saved tensors of cached modules that ran, forward kept")  # fmt: skip
     ap.add_argument("--json", help="write every record here")
     args = ap.parse_args(argv)
+    global _TRUTH_PATH
+    _TRUTH_PATH = Path(args.truth)
     sys.path.insert(0, str(HERE.parent))  # this checkout's shapelint, not an installed one
     corpus = Path(args.corpus)
     t0 = time.time()
@@ -1096,7 +1108,7 @@ def main(argv=None) -> int:
         cands = [c for c in cands if c["pkg"] in keep]
     print(f"discovered {len(cands_all)} candidates, {len(cands)} sampled "
           f"({time.time() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
-    cache = json.loads(TRUTH.read_text()) if TRUTH.exists() else {}
+    cache = json.loads(truth_path().read_text()) if truth_path().exists() else {}
     if args.redo_truth:  # only what this run samples: `--only PKG` redoes one package
         for c in cands:
             cache.pop(c["key"], None)
@@ -1106,7 +1118,7 @@ def main(argv=None) -> int:
 
         with tempfile.TemporaryDirectory(prefix="moddiff-") as tmp:
             cache.update(run_truth(todo, roots, args.deps, args.jobs, Path(tmp)))
-        TRUTH.write_text(json.dumps(cache, indent=0, sort_keys=True))
+        truth_path().write_text(json.dumps(cache, indent=0, sort_keys=True))
     print(f"truth: {len(todo)} run, {len(cands) - len(todo)} cached ({time.time() - t0:.0f} s)",
           file=sys.stderr)  # fmt: skip
     if args.backward_truth:

@@ -905,3 +905,34 @@ def test_base_methods_called_through_the_class(tmp_path, target, init, given, bu
     t = static(p, target, *args, "--input", given)
     assert figures(t) == torch_counts(p, build)
     assert t["complete"]
+
+
+NAMED_SEQUENTIALS = """
+from collections import OrderedDict
+
+import torch.nn as nn
+
+
+class Named(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.stem = nn.Sequential()
+        self.stem.add_module("conv", nn.Conv2d(c, c, 1))
+        self.stem.add_module("bn", nn.BatchNorm2d(c))
+        self.stem.add_module("act", nn.ReLU())
+        self.head = nn.Sequential(OrderedDict([("proj", nn.Conv2d(c, 2 * c, 1)), ("act", nn.GELU())]))
+
+    def forward(self, x):
+        return self.head(self.stem(x))
+"""
+
+
+def test_sequential_items_keep_the_names_they_were_registered_under(tmp_path):
+    """`seq.add_module("conv", ...)` and `Sequential(OrderedDict(...))` name their
+    items as named_modules() does (`stem.conv`, not `stem.0`); rows and figures
+    match FlopCounterMode's and named_parameters()'s per module."""
+    p = tmp_path / "named.py"
+    p.write_text(textwrap.dedent(NAMED_SEQUENTIALS))
+    x = torch.randn(2, 4, 8, 8)
+    table = check_table(p, "Named", ["--init", "c=4", "--input", "x=2,4,8,8"], "Named(4)", {"x": x})
+    assert {"stem.conv", "stem.bn", "head.proj"} <= set(table)

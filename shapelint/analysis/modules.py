@@ -104,6 +104,15 @@ class ModuleListV(Value):
     sequential: bool = False
     count: Expr | None = None
     known: bool = True
+    # The names torch registers the items under where they are not "0", "1", ...
+    # (`Sequential(OrderedDict(...))`, `seq.add_module("conv", ...)`): named_modules()
+    # names. Outside equality: the same layers are the same list to the analysis.
+    names: tuple[str, ...] | None = field(default=None, compare=False)
+
+
+def item_names(v: ModuleListV) -> tuple[str, ...]:
+    """The names of v's items, as named_modules() gives them."""
+    return v.names if v.names is not None else tuple(str(i) for i in range(len(v.items)))
 
 
 @dataclass(frozen=True)
@@ -297,7 +306,9 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
 def _container(args, sequential: bool) -> Value:
     if sequential and len(args) == 1 and isinstance(args[0], ObjectV):
         if args[0].kind in DICT_KINDS:  # nn.Sequential(OrderedDict(...))
-            return ModuleListV(tuple(v for _, v in args[0].attrs), True)
+            return ModuleListV(
+                tuple(v for _, v in args[0].attrs), True, names=tuple(k for k, _ in args[0].attrs)
+            )
     if not sequential or (len(args) == 1 and isinstance(args[0], (TupleV, ModuleListV))):
         if not args:
             return ModuleListV((), sequential)
@@ -820,11 +831,15 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ModuleListV) and attr in ("add_module", "register_module"):
         # A new name appends; a name of an item ("0") replaces it.
         name = args[0] if args else UNKNOWN
-        new = (
-            _grown(recv, "append", args[1:])
-            if isinstance(name, StrV) and name.value is not None and not name.value.isdigit()
-            else ModuleListV((), recv.sequential, known=False)
-        )
+        known = name.value if isinstance(name, StrV) and name.value is not None else None
+        if known is not None and recv.known and known in item_names(recv) and len(args) == 2:
+            at = item_names(recv).index(known)  # torch replaces the module of that name
+            items = (*recv.items[:at], args[1], *recv.items[at + 1 :])
+            new = replace(recv, items=items, names=item_names(recv))
+        elif known is not None and not known.isdigit():
+            new = _grown(recv, "append", args[1:], known)
+        else:
+            new = ModuleListV((), recv.sequential, known=False)
         _store(an, func.value, new, frame)
         return NoneV()
     if isinstance(recv, ModuleListV) and attr in _LIST_MUTATORS:
@@ -1226,16 +1241,25 @@ def store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     _store(an, target, value, frame)
 
 
-def _grown(lst: ModuleListV, how: str, args) -> ModuleListV:
+def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleListV:
+    """lst after append / extend (torch names a new item by its index; add_module
+    by the name it is given)."""
     if not lst.known or lst.count is not None or len(args) != (2 if how == "insert" else 1):
         return ModuleListV((), lst.sequential, known=False)
+    n = len(lst.items)
     if how == "append":
-        return ModuleListV(lst.items + (args[0],), lst.sequential)
+        names = None
+        if name is not None or lst.names is not None:
+            names = (*item_names(lst), name if name is not None else str(n))
+        return ModuleListV(lst.items + (args[0],), lst.sequential, names=names)
     items = as_items(args[-1])
     if items is None:
         return ModuleListV((), lst.sequential, known=False)
     if how == "extend":
-        return ModuleListV(lst.items + items, lst.sequential)
+        names = None
+        if lst.names is not None:
+            names = (*lst.names, *(str(n + i) for i in range(len(items))))
+        return ModuleListV(lst.items + items, lst.sequential, names=names)
     return ModuleListV((), lst.sequential, known=False)
 
 

@@ -29,6 +29,7 @@ from shapelint.analysis.modules import (
     UNFOLLOWED,
     ChoiceV,
     ModuleListV,
+    item_names,
 )
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
@@ -55,6 +56,7 @@ class ModuleCount:
     bound: bool = True  # what is known is at most torch's count (nothing aliased unseen)
     trainable_known: bool = True  # every parameter's requires_grad is known
     unknown: list[str] = field(default_factory=list)  # attributes of unknown value
+    items: tuple[str, ...] | None = None  # a module list's items' names, in order
     children: list[ModuleCount] = field(default_factory=list)
     repeat: Expr = Expr.const(1)
 
@@ -83,6 +85,8 @@ class _Seen:
 
 def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
     node = ModuleCount(name, _kind(v))
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        node.items = item_names(v)
     seen.modules.add(id(v))
     members = _members(v)
     plain_attrs = plain.names(members)
@@ -226,7 +230,7 @@ def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
 
 def _members(v: Value) -> list[tuple[str, Value]]:
     if isinstance(v, ModuleListV):
-        return [(str(i), item) for i, item in enumerate(v.items)]
+        return list(zip(item_names(v), v.items))
     if isinstance(v, ObjectV):
         return list(v.attrs)
     return []
@@ -297,6 +301,7 @@ def _tree(n: ModuleCount, dims: dict[str, int]) -> dict:
         "params_value": _value(n.params, dims) if n.complete else None,
         "repeat": n.repeat.to_python(),
         "modules": [_tree(ch, dims) for ch in n.children],
+        **({"items": list(n.items)} if n.items is not None else {}),
     }
 
 

@@ -46,6 +46,7 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
     because a call there could not be named). `name.*` stands for every item of a
     module list. key: the figure, `flops` or `flops_backward`."""
     kinds = _kinds(t["modules"]) if t.get("modules") else {}
+    items = _items(t["modules"]) if t.get("modules") else {}
     flops: dict[str, Expr] = {}
     unsure: set[str] = set()
 
@@ -79,9 +80,12 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
             if callee is not None and _known(callee, kinds):
                 add(callee, rec, times)
                 if kinds.get(_plain(callee)) == "Sequential" and rec["calls"]:
+                    named = items.get(callee, [])
                     for i, ch in enumerate(rec["calls"]):  # item i of the Sequential
-                        add(f"{callee}.{i}", ch, times)
-                        walk(ch["calls"], f"{callee}.{i}", names, times)
+                        # by the name torch registered it under (add_module, OrderedDict)
+                        item = f"{callee}.{named[i] if i < len(named) else i}"
+                        add(item, ch, times)
+                        walk(ch["calls"], item, names, times)
                     continue
                 walk(rec["calls"], callee, names, times)
                 continue
@@ -231,6 +235,20 @@ def rows(t: dict, dims: dict[str, int]) -> Row | None:
         return row
 
     return build(tree, 0)
+
+
+def _items(tree: dict) -> dict[str, list[str]]:
+    """Each module list's items' names (as registered), by the list's name."""
+    out: dict[str, list[str]] = {}
+
+    def walk(n: dict) -> None:
+        if "items" in n:
+            out[n["name"]] = n["items"]
+        for ch in n["modules"]:
+            walk(ch)
+
+    walk(tree)
+    return out
 
 
 def _lists(tree: dict) -> dict[str, list[dict]]:
