@@ -1191,6 +1191,32 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    # `Fn.apply(x)` of a custom autograd.Function runs its static forward with a
+    # context (it was an unknown call: no total).
+    "autograd_function_apply": _case(
+        """
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                ctx.mark_non_differentiable(w)
+                return x @ w
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w.t(), None
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, 2 * d))
+
+            def forward(self, x):
+                return Scaled.apply(x, self.w)
+        """,
+        {"d": "4"},
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

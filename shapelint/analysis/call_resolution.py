@@ -19,6 +19,7 @@ from shapelint.analysis import (
     aliasing,
     attribute_hooks,
     attributes,
+    autograd_function,
     builtins,
     decorators,
     dynamic,
@@ -228,7 +229,11 @@ def call_attribute(
     if res is not None:
         return res
     if isinstance(recv, modules.ClassRefV) and an.specialize:
-        res = modules.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
+        cd = an.class_of(recv.name)
+        if func.attr == "apply" and cd is not None and autograd_function.is_function(an, cd):
+            res = autograd_function.apply(an, cd, node, args, kwargs, frame)
+        else:
+            res = modules.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
         if res is not None:
             return res
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
@@ -247,6 +252,9 @@ def call_attribute(
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
+        done = autograd_function.ctx_method(recv, func.attr)
+        if done is not None:
+            return done
         attr = recv.attr(func.attr)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
             attr = _unbound_class_attribute(an, _class_key(recv), func.attr)

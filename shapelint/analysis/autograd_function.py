@@ -1,0 +1,66 @@
+"""A custom `torch.autograd.Function` called as torch calls it: `Fn.apply(*args)`.
+
+`apply` runs the class's static `forward(ctx, *args)` with a context object whose
+`save_for_backward`, `mark_dirty`, `mark_non_differentiable` and
+`set_materialize_grads` hand nothing back, and whose attributes are the forward's to
+set. Its result requires grad where an argument does. What autograd runs for it is
+the class's own `backward`, not the backward of the ops its forward ran: neither the
+backward FLOPs nor the tensors saved for it are known here, and the call says so (a
+lower bound, never a figure).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from shapelint.analysis.attributes import base_classes, find_method
+from shapelint.analysis.modules import add_costs
+from shapelint.ops.backward import any_grad, with_grad
+from shapelint.ops.values import NoneV, ObjectV, Value
+
+_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+CTX_KIND = "torch.autograd.function.FunctionCtx"
+CTX_METHODS = frozenset(
+    {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
+)
+BACKWARD_NOTE = (
+    "a custom autograd.Function: its backward is its own `backward`, not followed "
+    "(backward FLOPs and saved tensors not known)"
+)
+
+
+def is_function(an, cd, depth: int = 0) -> bool:
+    """cd derives from torch.autograd.Function (through project classes too)."""
+    owner = cd.owner or an
+    for b in cd.node.bases:
+        if isinstance(b, (ast.Name, ast.Attribute)) and owner.imports.resolve(b) in _FUNCTION:
+            return True
+    return depth < 20 and any(is_function(an, base, depth + 1) for base in base_classes(an, cd))
+
+
+def ctx_method(recv: Value, name: str) -> Value | None:
+    """`ctx.save_for_backward(...)` and the like: None (nothing to model)."""
+    if isinstance(recv, ObjectV) and recv.kind == CTX_KIND and name in CTX_METHODS:
+        return NoneV()
+    return None
+
+
+def apply(an, cd, node: ast.Call, args, kwargs, frame) -> Value | None:
+    """`Fn.apply(*args)`: its forward run with a fresh context, one record at the
+    call holding what the forward ran; None where the class has no forward."""
+    forward = find_method(an, cd, "forward")
+    if forward is None:
+        return None
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = an.invoke(forward, None, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
+    finally:
+        frame.records = saved
+    value = with_grad(value, any_grad([*args, *kwargs.values()]))
+    cost = add_costs(r.cost for r in children.values())
+    cost = dataclasses.replace(cost, backward=None, saved=None, notes=[*cost.notes, BACKWARD_NOTE])
+    rec = an.record(node, frame, f"call {cd.name}.apply", None, args, value, cost)
+    rec.children = list(children.values())
+    return value
