@@ -16,8 +16,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import base_classes, find_method
-from shapelint.analysis.nodes import nodes_of, stored_names, walk_from
-from shapelint.analysis.unify import runs_unconditionally, simple_statements
+from shapelint.analysis.nodes import nodes_of, stored_names
+from shapelint.analysis.unify import runs_unconditionally
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef
@@ -70,9 +70,10 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
             break
         body = init.node.body
         base_next = None
-        # Only a call in a simple statement of the body can run unconditionally:
-        # the rest of the constructor is not walked (walk order is kept).
-        for node in walk_from(simple_statements(body), ast.Call):
+        # Only a call in a simple statement of the body can run unconditionally
+        # (runs_unconditionally says which): read off the constructor's kept walk,
+        # which its run has made, in the walk order of those statements.
+        for node in nodes_of(init.node, ast.Call):
             f = node.func
             own = isinstance(f, ast.Name) and f.id in an.classes
             up = (

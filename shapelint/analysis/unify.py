@@ -506,13 +506,6 @@ def runs_unconditionally(body: list[ast.stmt], site: ast.AST) -> bool:
     return False
 
 
-def simple_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of body that can hold a site that runs_unconditionally (it
-    never holds inside a compound statement): a caller looking for such sites
-    need not walk the rest."""
-    return [stmt for stmt in body if not _is_compound(stmt)]
-
-
 def _reached(node: ast.AST, site: ast.AST) -> bool:
     stack = [node]
     while stack:
