@@ -50,7 +50,7 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.nodes import nodes_in_class, stored_names
+from shapelint.analysis.nodes import nodes_in_class, stored_names, walk
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -1474,14 +1474,11 @@ def _plain_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         isinstance(n, _PLAIN_DEFAULT)
         for d in (*args.defaults, *args.kw_defaults)
         if d is not None
-        for n in ast.walk(d)
+        for n in walk(d)  # (without the Load and USub leaves)
     )
 
 
-_PLAIN_DEFAULT = (
-    ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.Tuple, ast.List,
-    ast.expr_context, ast.unaryop,
-)  # fmt: skip
+_PLAIN_DEFAULT = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.Tuple, ast.List)
 
 
 def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
@@ -1490,7 +1487,7 @@ def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
     out: set[frozenset[str]] = set()
     for n in nodes_in_class(node, ast.Compare):
         sides = [
-            {m.id if isinstance(m, ast.Name) else m.attr for m in ast.walk(e)
+            {m.id if isinstance(m, ast.Name) else m.attr for m in walk(e)
              if isinstance(m, (ast.Name, ast.Attribute))} & sizes
             for e in (n.left, *n.comparators)
         ]  # fmt: skip
