@@ -67,15 +67,6 @@ def test_nodes_of_is_ast_walk_in_order():
         assert nodes.children(n) == list(ast.iter_child_nodes(n))
 
 
-def test_walk_from_siblings_is_their_parents_walk_order():
-    t = tree()
-    body = t.body[2].body[0].body
-    simple = [s for s in body if isinstance(s, (ast.Expr, ast.Assign, ast.Delete, ast.Return))]
-    want = [n for n in ast.walk(t.body[2].body[0]) if isinstance(n, ast.Call)]
-    inside = {id(n) for s in simple for n in ast.walk(s)}
-    assert nodes.walk_from(simple, ast.Call) == [n for n in want if id(n) in inside]
-
-
 def test_stored_names_and_class_nodes():
     t = tree()
     cls = t.body[2]

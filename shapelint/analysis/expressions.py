@@ -32,6 +32,7 @@ from shapelint.analysis import (
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import SelfRecorder
+from shapelint.analysis.nodes import walk
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
 from shapelint.ops import saved as storages
@@ -100,13 +101,24 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
 def eval_binop(an: Analyzer, node: ast.BinOp, frame: Frame, d: int) -> Value:
     left = an.eval(node.left, frame, d)
     right = an.eval(node.right, frame, d)
-    if isinstance(node.left, ast.Name) and not any(
-        isinstance(n, ast.NamedExpr) for n in ast.walk(node.right)
-    ):
+    if isinstance(node.left, ast.Name) and not _has_walrus(node.right):
         # The same object: what evaluating the right taught about it holds for the
         # left too (`x + self.proj(x)`: proj's in_features is x's last dim).
         left = frame.env.get(node.left.id, left)
     return binop(an, node.op, left, right, node, frame, node.left, node.right)
+
+
+def _has_walrus(node: ast.expr) -> bool:
+    """Whether a walrus sits anywhere in node: kept on it, as a binop is evaluated
+    again at every pass over its function and every turn of its loop."""
+    known = node.__dict__.get(_WALRUS)
+    if known is None:
+        known = any(isinstance(n, ast.NamedExpr) for n in walk(node))
+        setattr(node, _WALRUS, known)
+    return known
+
+
+_WALRUS = "_shapelint_walrus"
 
 
 def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:

@@ -50,7 +50,7 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.nodes import nodes_in_class, stored_names
+from shapelint.analysis.nodes import nodes_in_class, stored_names, walk
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -235,6 +235,8 @@ class ModuleAnalyzer:
         self.size_params: set[str] = set()
         self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
         self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
+        self._init_defaults: dict[str, dict[str, int]] = {}  # per __init__ (_constructor_defaults)
+        self._module_ran = False  # the module's top level has run: its names are final
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
         # its callee with the values it is given; results memoized per call key.
         self.specialize = specialize
@@ -283,8 +285,9 @@ class ModuleAnalyzer:
         self._emit_records(top)
         for qual in list(self.functions):
             self.summary(qual)
+        constructions: dict[str, list] = {}  # each constructor read once for SHP317
         for cls in self.classes.values():
-            endless = recursion.endless(self, cls)
+            endless = recursion.endless(self, cls, constructions)
             if endless is not None:
                 self.report(endless[0], recursion.CODE, endless[1])
             init = cls.methods.get("__init__")
@@ -329,6 +332,7 @@ class ModuleAnalyzer:
         self._keep_module_env(top)
 
     def _keep_module_env(self, top: _Frame) -> None:
+        self._module_ran = True
         # A top-level try/if joins its branches into a new dict: what the module
         # defined after one must still be what its functions see.
         if top.env is not self.module_env:
@@ -613,11 +617,28 @@ class ModuleAnalyzer:
             own = self._lookup_function(init.qualname)
             if own is None or init.qualname in self._in_progress:
                 return {}
-            frame = _Frame(own, own.qualname)
-            self._bind_params(own, frame, UNKNOWN)
-            return dict(frame.defaults)
+            known = self._init_defaults.get(own.qualname)
+            if known is None:
+                frame = _Frame(own, own.qualname)
+                self._bind_params(own, frame, UNKNOWN)
+                known = frame.defaults
+                if self._reads_alike() and _plain_defaults(own.node):
+                    # Read once per constructor, not once per method: those defaults
+                    # name only module-level values, final once the module ran, and
+                    # what they had to report was reported (not a quiet pass).
+                    self._init_defaults[own.qualname] = known
+            return dict(known)
         summ = self.summary(init.qualname)
         return dict(summ.defaults) if summ is not None else {}
+
+    def _reads_alike(self) -> bool:
+        """Whether evaluating a plain expression now gives what it gives at any later
+        time: the module's names are final and its findings are being reported."""
+        return (
+            self._module_ran
+            and not self.specialize
+            and not (self._quiet or self._muted or self._repeating)
+        )
 
     def _bind_params(
         self, fd: FuncDef, frame: _Frame, self_value: Value
@@ -1443,13 +1464,30 @@ def _under_assumption(res: OpResult | None, again) -> OpResult | None:
     return dataclasses.replace(rerun, issues=res.issues)
 
 
+def _plain_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether every default of fn is made of constants and names (`8`, `-1`,
+    `None`, `DIM`, `nn.GELU`, `(3, 3)`): evaluating one calls nothing (no call,
+    operator or subscript that could run a method), so its value is the same at
+    every evaluation once the module's names are final."""
+    args = fn.args
+    return all(
+        isinstance(n, _PLAIN_DEFAULT)
+        for d in (*args.defaults, *args.kw_defaults)
+        if d is not None
+        for n in walk(d)  # (without the Load and USub leaves)
+    )
+
+
+_PLAIN_DEFAULT = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.Tuple, ast.List)
+
+
 def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
     """Pairs of sizes the class's code compares (`if dim != dim_out`, `assert
     self.heads == heads`): a relation the code knows about, whatever it is."""
     out: set[frozenset[str]] = set()
     for n in nodes_in_class(node, ast.Compare):
         sides = [
-            {m.id if isinstance(m, ast.Name) else m.attr for m in ast.walk(e)
+            {m.id if isinstance(m, ast.Name) else m.attr for m in walk(e)
              if isinstance(m, (ast.Name, ast.Attribute))} & sizes
             for e in (n.left, *n.comparators)
         ]  # fmt: skip

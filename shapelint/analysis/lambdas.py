@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from shapelint.analysis.loops import UNROLL, of_value
+from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import declared_names
@@ -84,7 +85,7 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
     active = an.active_closures
     if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):
         return UNKNOWN  # recursion, or a coroutine: not followed
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node)):
+    if nodes_of(node, (ast.Yield, ast.YieldFrom)):  # (kept: a closure runs per item)
         return UNKNOWN  # a generator runs when it is consumed, not here
     closure.called = True
     inner = an.scope(closure.frame)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis import instance_state
 from shapelint.analysis.branches import alternative
+from shapelint.analysis.nodes import walk
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
@@ -392,7 +393,7 @@ def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[st
 def found_values(env: dict, *bound: ast.AST) -> list:
     """The values of env a repeated turn finds: all but the names bound in `bound`
     (a loop's body and target, a comprehension's targets), which each turn replaces."""
-    names = {n.id for b in bound for n in ast.walk(b) if isinstance(n, ast.Name)}
+    names = {n.id for b in bound for n in walk(b) if isinstance(n, ast.Name)}
     return [v for k, v in env.items() if k not in names]
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis.letter_einsum import align_letters, parse_letters
 from shapelint.analysis.literals import int_literal
+from shapelint.analysis.nodes import walk
 from shapelint.analysis.reshuffle_chain import (
     CHAIN_FUNCS,
     CHAIN_METHODS,
@@ -294,7 +295,7 @@ class NamingChecker:
             return None
         loaded = ast.Load
         if not any(
-            type(n) is ast.Name and n.id == name and type(n.ctx) is loaded for n in ast.walk(nxt)
+            type(n) is ast.Name and n.id == name and type(n.ctx) is loaded for n in walk(nxt)
         ):
             return None  # the usual case, told without indexing the whole function
         if func not in self._names:
@@ -860,7 +861,7 @@ def _statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt | None:
 
 
 def _names_in(node: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _var_name(node: ast.expr) -> str | None:

@@ -88,15 +88,6 @@ def walk(root: ast.AST) -> list[ast.AST]:
     return [root, *_descendants(root)]
 
 
-def walk_from(roots: list[ast.AST], kind: type[N]) -> list[N]:
-    """The nodes of kind under roots (roots included), in ast.walk order of a
-    tree whose roots are siblings: the order ast.walk of their parent gives them
-    (kind is none of the leaves `_descendants` leaves out)."""
-    found = [n for n in roots if isinstance(n, kind)]
-    found.extend(n for n in _descendants(*roots) if isinstance(n, kind))
-    return found
-
-
 def children(node: ast.AST) -> list[ast.AST]:
     """ast.iter_child_nodes(node) as a list, in its order, without its generators."""
     out: list[ast.AST] = []

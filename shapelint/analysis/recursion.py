@@ -16,8 +16,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import base_classes, find_method
-from shapelint.analysis.nodes import nodes_of, stored_names, walk_from
-from shapelint.analysis.unify import runs_unconditionally, simple_statements
+from shapelint.analysis.nodes import nodes_of, stored_names
+from shapelint.analysis.unify import runs_unconditionally
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef
@@ -25,17 +25,24 @@ if TYPE_CHECKING:
 CODE = "SHP317"
 
 
-def endless(an: Analyzer, cd: ClassDef) -> tuple[ast.Call, str] | None:
+def endless(
+    an: Analyzer, cd: ClassDef, known: dict[str, list] | None = None
+) -> tuple[ast.Call, str] | None:
     """(the construction that closes the cycle, the message) when building cd
-    never ends; None when it may."""
-    return _walk(an, cd, [cd.name], set())
+    never ends; None when it may. known: the constructions found so far, by class
+    key, for a caller that asks of every class of a file: each class's constructor
+    is then read once, not once per class whose constructions reach it."""
+    return _walk(an, cd, [cd.name], set(), {} if known is None else known)
 
 
-def _walk(an: Analyzer, cd: ClassDef, chain: list[str], seen: set[str]):
+def _walk(an: Analyzer, cd: ClassDef, chain: list[str], seen: set[str], known: dict):
     if cd.name in seen:
         return None  # looked at on another path: no cycle back to the chain there
     seen.add(cd.name)
-    for call, target in _sure_constructions(an, cd):
+    built = known.get(cd.key)
+    if built is None:
+        built = known[cd.key] = _sure_constructions(an, cd)
+    for call, target in built:
         if target.name in chain:
             cycle = [*chain[chain.index(target.name) :], target.name]
             what = (
@@ -47,7 +54,7 @@ def _walk(an: Analyzer, cd: ClassDef, chain: list[str], seen: set[str]):
                 f"{what} whatever the arguments: Python raises RecursionError "
                 "(the construction never ends)"
             )
-        found = _walk(an, target, [*chain, target.name], seen)
+        found = _walk(an, target, [*chain, target.name], seen, known)
         if found is not None:
             return found
     return None
@@ -63,9 +70,10 @@ def _sure_constructions(an: Analyzer, cd: ClassDef) -> list[tuple[ast.Call, Clas
             break
         body = init.node.body
         base_next = None
-        # Only a call in a simple statement of the body can run unconditionally:
-        # the rest of the constructor is not walked (walk order is kept).
-        for node in walk_from(simple_statements(body), ast.Call):
+        # Only a call in a simple statement of the body can run unconditionally
+        # (runs_unconditionally says which): read off the constructor's kept walk,
+        # which its run has made, in the walk order of those statements.
+        for node in nodes_of(init.node, ast.Call):
             f = node.func
             own = isinstance(f, ast.Name) and f.id in an.classes
             up = (

@@ -21,6 +21,7 @@ import ast
 import re
 
 from shapelint.analysis.literals import int_literal
+from shapelint.analysis.nodes import walk
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -496,7 +497,7 @@ def runs_unconditionally(body: list[ast.stmt], site: ast.AST) -> bool:
             return False
         if stmt.end_lineno is not None and stmt.end_lineno < line:
             if _is_compound(stmt) and any(
-                isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)
+                isinstance(n, (ast.Return, ast.Raise)) for n in walk(stmt)
             ):
                 return False  # what follows runs only when this did not leave
             if isinstance(stmt, (ast.Return, ast.Raise)):
@@ -504,13 +505,6 @@ def runs_unconditionally(body: list[ast.stmt], site: ast.AST) -> bool:
             continue
         return not _is_compound(stmt) and _reached(stmt, site)
     return False
-
-
-def simple_statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The statements of body that can hold a site that runs_unconditionally (it
-    never holds inside a compound statement): a caller looking for such sites
-    need not walk the rest."""
-    return [stmt for stmt in body if not _is_compound(stmt)]
 
 
 def _reached(node: ast.AST, site: ast.AST) -> bool:
