@@ -1217,6 +1217,24 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # nn.Conv2d keeps stride, padding, dilation and kernel_size as pairs (torch's
+    # _pair): `self.stride == 1` is False in torch; held as the int given, it was
+    # True and ran the conv twice (a complete figure twice torch's).
+    "conv_attributes_are_pairs": _case(
+        """
+        class M(nn.Conv2d):
+            def __init__(self, c):
+                super().__init__(c, c, 3, padding=1)
+
+            def forward(self, x):
+                y = super().forward(x)
+                if self.stride == 1 or len(self.kernel_size) != 2:
+                    y = super().forward(y)
+                return y
+        """,
+        {"c": "3"},
+        {"x": "2,3,8,8"},
+    ),
     "instance_attribute_set_in_try_and_its_handler": _case(
         """
         class M(nn.Module):

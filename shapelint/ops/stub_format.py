@@ -33,6 +33,7 @@ _CLAUSE_KEYS = (
     "note",
     "weights",
     "buffers",
+    "tuples",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -156,6 +157,9 @@ class StubEntry:
     is_property: bool = False
     weights: tuple[SpecItem, ...] = ()  # its parameters (nn.Parameter)
     buffers: tuple[SpecItem, ...] = ()  # its buffers (register_buffer)
+    # A module's arguments it keeps as n-tuples (torch's _pair: Conv2d's stride=1 is
+    # self.stride == (1, 1)): (n, names); n 0: none.
+    tuples: tuple[int, tuple[str, ...]] = (0, ())
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -431,7 +435,22 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         return value
     if key in ("weights", "buffers"):
         return _parse_items(value, params, weights=True)
+    if key == "tuples":
+        return _parse_tuples(value, params)
     raise AssertionError(key)
+
+
+def _parse_tuples(value: str, params: tuple[Param, ...]) -> tuple[int, tuple[str, ...]]:
+    """`tuples="2: kernel_size stride"`: those parameters kept as 2-tuples."""
+    n, colon, rest = value.partition(":")
+    names = tuple(rest.split())
+    if not colon or not n.strip().isdigit() or int(n) < 1 or not names:
+        raise _Bad(f"tuples= reads N: name name ...: {value!r}")
+    known = {p.name for p in params}
+    for name in names:
+        if name not in known:
+            raise _Bad(f"tuples= names {name!r}, which is no parameter")
+    return int(n), names
 
 
 def _parse_rule(value: str, params: tuple[Param, ...], known_rules) -> RuleCall:

@@ -743,6 +743,13 @@ class _Interpreter:
                     attrs[item.param] = UNKNOWN
                 else:
                     attrs[item.param] = kind(self._output(item.spec).shape, dtype)
+        n, names = self.entry.tuples
+        for name in names:
+            v = attrs.get(name)
+            if isinstance(v, IntV):  # torch's _ntuple: an int repeated, an iterable kept
+                attrs[name] = TupleV((v,) * n, kind="tuple")
+            elif isinstance(v, TupleV):
+                attrs[name] = TupleV(v.items, kind="tuple")
         return ObjectV(self.entry.name, tuple(attrs.items()))
 
     # -- dtype ------------------------------------------------------------------------------
