@@ -936,3 +936,42 @@ def test_sequential_items_keep_the_names_they_were_registered_under(tmp_path):
     x = torch.randn(2, 4, 8, 8)
     table = check_table(p, "Named", ["--init", "c=4", "--input", "x=2,4,8,8"], "Named(4)", {"x": x})
     assert {"stem.conv", "stem.bn", "head.proj"} <= set(table)
+
+
+COPIES = """
+import copy
+
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self, cfg=None):
+        super().__init__()
+        self.cfg = copy.deepcopy(cfg)
+
+    def forward(self, x):
+        return x
+
+
+class Twin(Base):
+    def __init__(self, c, cfg=None):
+        Base.__init__(self, cfg)
+        self.a = nn.Linear(c, c)
+        self.b = copy.deepcopy(self.a)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+"""
+
+
+def test_copies_of_plain_data_are_the_data_and_copies_of_modules_count_apart(tmp_path):
+    """`copy.deepcopy(cfg)` of None or a dict of numbers is that value (it was
+    unknown, so the count was a bound); a deepcopy of a module is a module of its
+    own, which torch counts again: never the same parameters counted once."""
+    p = tmp_path / "copies.py"
+    p.write_text(textwrap.dedent(COPIES))
+    t = static(p, "Twin", "--init", "c=4", "--input", "x=2,4")
+    torch_params = torch_counts(p, "Twin(4)")
+    assert t["params"] == "?" or figures(t) == torch_params
+    t = static(p, "Base", "--init", "cfg={'d': 4}", "--input", "x=2,4")
+    assert figures(t) == torch_counts(p, "Base({'d': 4})")

@@ -44,6 +44,7 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
+    DICT_KIND,
     UNKNOWN,
     BoolV,
     FloatV,
@@ -717,3 +718,30 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "pow": (_numeric(pow, (2,)),),
     "bool": (_bool,),
 }
+
+
+_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+
+
+def copied(qual: str, args, kwargs) -> Value | None:
+    """`copy.copy(x)` / `copy.deepcopy(x)` of plain data (numbers, strings, None,
+    tuples, lists and dicts of them): a value equal to x, which is all the analysis
+    holds of it. None for anything holding a tensor, a module or an object: a copy
+    of those is a new object with new tensors, which counts apart."""
+    if qual not in _COPIES or len(args) != 1 or kwargs:
+        return None
+    return args[0] if _plain_data(args[0]) else None
+
+
+def _plain_data(v: Value, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    if isinstance(v, TensorV):
+        return False
+    if isinstance(v, (*_NOT_COLLECTIONS, StrV)):
+        return True
+    if isinstance(v, TupleV):
+        return all(_plain_data(i, depth + 1) for i in v.items)
+    if type(v) is ObjectV and v.kind == DICT_KIND:
+        return all(_plain_data(i, depth + 1) for _, i in v.attrs)
+    return False

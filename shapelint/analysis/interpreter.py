@@ -20,6 +20,7 @@ from shapelint.analysis import (
     attribute_hooks,
     attributes,
     branches,
+    builtins,
     call_path,
     call_resolution,
     choices,
@@ -1157,6 +1158,8 @@ class ModuleAnalyzer:
         if joined is not None:
             return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]
         scalar = scalars.call(qual, args)
+        if scalar is None:
+            scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None and qual == "importlib.util.find_spec":
