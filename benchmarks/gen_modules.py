@@ -1379,6 +1379,94 @@ def raise_matmul(r, i):
     )
 
 
+# A callee changing in place what it was handed (or a global): the caller reads it
+# afterwards (analysis/in_place.py). Each step widens to d*k and back to d.
+def _widened(i: int, k: str) -> str:
+    return f"self.w{i} = nn.Linear(d, d * {k})\nself.n{i} = nn.Linear(d * {k}, d)"
+
+
+_WIDENED_BODY = "x = self.n{i}(self.w{i}(x))"
+
+
+def inplace_list_arg(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"sizes{i} = [1]\ngrow{i}(sizes{i})\n" + _widened(i, f"sizes{i}[-1]"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        def grow{i}(sizes):
+            sizes.append({k})
+        """,
+    )
+
+
+def inplace_method(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"cfg{i} = Cfg{i}()\ncfg{i}.set({k})\n" + _widened(i, f"cfg{i}.k"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        class Cfg{i}:
+            def __init__(self):
+                self.k = 1
+
+            def set(self, k):
+                self._store(k)
+
+            def _store(self, k):
+                self.k = k
+        """,
+    )
+
+
+def inplace_global(r, i):
+    k = r.randint(2, 4)
+    called = r.random() < 0.5  # at import, or by the constructor
+    at_import = f"\n\nsetup{i}()" if called else ""
+    helpers = f'CFG{i} = {{"k": 1}}\n\n\ndef setup{i}():\n    CFG{i}["k"] = {k}' + at_import
+    return _s(
+        ("" if called else f"setup{i}()\n") + _widened(i, f"CFG{i}['k']"),
+        _WIDENED_BODY.format(i=i),
+        helpers,
+    )
+
+
+def inplace_registry(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"self.w{i} = REG{i}['wide'](d)\nself.n{i} = nn.Linear(d * {k}, d)",
+        _WIDENED_BODY.format(i=i),
+        f"""
+        REG{i} = {{}}
+
+
+        def register{i}(name):
+            def add(fn):
+                REG{i}[name] = fn
+                return fn
+
+            return add
+
+
+        @register{i}("wide")
+        def wide{i}(d):
+            return nn.Linear(d, d * {k})
+        """,
+    )
+
+
+def inplace_dict_arg(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"opts{i} = {{'k': 1}}\nfill{i}(opts{i})\n" + _widened(i, f"opts{i}['k']"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        def fill{i}(opts):
+            opts.update(k={k})
+        """,
+    )
+
+
 FAMILIES: dict[str, list] = {
     "layers": [layers_linear, layers_conv, layers_sequential, layers_modulelist, layers_moduledict],
     "matmul": [
@@ -1468,6 +1556,13 @@ FAMILIES: dict[str, list] = {
         einops_attention,
     ],
     "raises": [raise_shape, raise_known_branch, raise_einops, raise_matmul],
+    "inplace": [
+        inplace_list_arg,
+        inplace_method,
+        inplace_global,
+        inplace_registry,
+        inplace_dict_arg,
+    ],
 }
 # A module of several families: how the constructs meet.
 MIXED = "mixed"
