@@ -481,6 +481,60 @@ CASES = {
         dict(cfg="Cfg(n_embd=8, n_head=3)"),
         dict(x=(2, 12)),
     ),
+    # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
+    # tensor: they run when called, with the arguments of that call
+    "tensor_method_as_a_value": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, mode="mean"):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.mode = mode
+
+            def forward(self, x):
+                reduce = getattr(x, self.mode)
+                total = x.sum
+                return self.proj(reduce(dim=-2, keepdim=True)) + total(dim=-2, keepdim=True)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 4, 8)),
+    ),
+    # issubclass along a project class's bases decides which keywords it is given
+    # (`depth` only to the attention that takes it)
+    "issubclass_of_project_classes": (
+        """
+        class Attn(nn.Module):
+            def __init__(self, dim, heads=2, **kwargs):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim * heads)
+
+            def forward(self, x):
+                return self.proj(x)
+
+        class DiffAttn(Attn):
+            def __init__(self, dim, heads=2, depth=0, **kwargs):
+                super().__init__(dim, heads + depth)
+
+        def create(layer, dim, heads, depth=0, **kwargs):
+            if issubclass(layer, (DiffAttn,)):
+                kwargs["depth"] = depth
+            return layer(dim, heads=heads, **kwargs)
+
+        class Net(nn.Module):
+            def __init__(self, dim, attn_layer=DiffAttn):
+                super().__init__()
+                dd = {"device": None, "dtype": None}
+                self.attn = create(attn_layer, dim, 2, depth=3, **dd)
+                self.plain = create(Attn, dim, 2, depth=3, **dd)
+
+            def forward(self, x):
+                return self.attn(x).sum() + self.plain(x).sum()
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

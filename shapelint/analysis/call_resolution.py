@@ -32,7 +32,7 @@ from shapelint.analysis import (
     unify,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops.values import UNKNOWN, IntV, NoneV, ObjectV, StrV, TensorV, TupleV, Value
 
@@ -105,7 +105,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         if library is not None:
             qual = library
         elif sym is not None:
-            if open_kwargs and isinstance(sym, FuncDef):
+            if open_kwargs and isinstance(sym, (FuncDef, ClassDef)):
                 return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
     if qual is not None:
@@ -125,8 +125,11 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
 
 def _runs_a_body(an: Analyzer, v) -> bool:
     """A value whose call runs a body of the project with its parameters bound: a
-    function, a closure, a module of a project class (its forward)."""
-    if isinstance(v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV)):
+    function, a closure, a module of a project class (its forward), a project
+    class (its constructor)."""
+    if isinstance(
+        v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV, modules.ClassRefV)
+    ):
         return True
     return isinstance(v, ObjectV) and v.kind.startswith("<class>")
 
@@ -179,7 +182,9 @@ def call_name(
     if open_kwargs and an.specialize:
         local = frame.env.get(name, UNKNOWN)
         if _runs_a_body(an, local) or (
-            name not in frame.locals and local is UNKNOWN and name in an.functions
+            name not in frame.locals
+            and local is UNKNOWN
+            and (name in an.functions or name in an.classes)
         ):
             return _not_one_by_one(an, node, args, kwargs, frame)
     if name in frame.env and frame.env[name] is not UNKNOWN:

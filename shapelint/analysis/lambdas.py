@@ -163,11 +163,12 @@ def _set(an, inner, a: ast.arg, value: Value) -> None:
     inner.locals.add(a.arg)
 
 
-def map_call(an, node: ast.Call, args: list[Value], frame) -> Value:
-    """map(f, xs, ...): f called on each listed item, or once for all of them."""
+def map_call(an, node: ast.Call, args: list[Value], frame, unroll: int = UNROLL) -> Value:
+    """map(f, xs, ...): f called on each listed item (up to `unroll` of them), or
+    once for all of them."""
     f, seqs = args[0], args[1:]
     its = [of_value(an, s) for s in seqs]
-    if all(it.items is not None for it in its) and min(len(it.items) for it in its) <= UNROLL:  # type: ignore[arg-type]
+    if all(it.items is not None for it in its) and min(len(it.items) for it in its) <= unroll:  # type: ignore[arg-type]
         n = min(len(it.items) for it in its)  # type: ignore[arg-type]
         results = []
         for i in range(n):

@@ -198,6 +198,15 @@ class BoundMethodV(Value):
     fd: FuncDef | None = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class TensorMethodV(Value):
+    """`t.mean` / `getattr(t, "sum")` read without a call: a method bound to the
+    tensor, which runs (and costs) only when it is called, as `t.mean(...)`."""
+
+    recv: TensorV
+    name: str
+
+
 def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
     """The method `name` of cd bound to recv; None where cd has none, or where it is
     a static or class method (bound otherwise)."""
@@ -575,6 +584,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    if isinstance(callee, TensorMethodV):
+        return an.op_value(f"torch.Tensor.{callee.name}", [callee.recv, *args], kwargs, node, frame)
     if isinstance(callee, PartialV):
         merged = {**dict(callee.kwargs), **kwargs}
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
@@ -1431,7 +1442,14 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
     seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
-        return False
+        in_init = isinstance(frame.env.get("self"), SelfRecorder)
+        listed = as_items(seq) if in_init or an.specialize else None
+        if listed is None or len(listed) > MAX_UNROLL:
+            return False
+        # a loop over values known one by one (`for kind in layer_types`), in a
+        # constructor or a target run: each turn as Python runs it, as for `range(n)`
+        _unroll(an, stmt, [_unpackable(v) for v in listed], frame)
+        return True
     items = list(seq.items)
     if isinstance(stmt.target, (ast.Tuple, ast.List)):
         items = [_unpackable(v) for v in items]
