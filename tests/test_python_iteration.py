@@ -432,6 +432,47 @@ CASES = {
         dict(dim=8, attn_dim_head=4),
         dict(x=(2, 8)),
     ),
+    # keyword routes per layer, as a forward builds them: a dict display with a
+    # computed key, stored into a list of pairs in a loop over more layers than a
+    # loop is otherwise unrolled over, then given to each layer with **
+    "routed_keyword_arguments": (
+        """
+        def route(router, args, depth):
+            routed = [(dict(), dict()) for _ in range(depth)]
+            for key in [k for k in args.keys() if k in router]:
+                val = args[key]
+                for i, ((f_args, g_args), routes) in enumerate(zip(routed, router[key])):
+                    new_f, new_g = map(lambda r: ({key: val} if r else {}), routes)
+                    routed[i] = ({**f_args, **new_f}, {**g_args, **new_g})
+            return routed
+
+        class Mix(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x, bias=None):
+                x = self.proj(x)
+                return x @ bias if bias is not None else x
+
+        class Net(nn.Module):
+            def __init__(self, dim, depth=10):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.ModuleList([Mix(dim), Mix(dim)]) for _ in range(depth)])
+                self.router = {"bias": ((True, False),) * depth}
+
+            def forward(self, x):
+                bias = torch.ones(x.shape[-1], x.shape[-1])
+                args = route(self.router, dict(bias=bias), len(self.layers))
+                for (f, g), (f_args, g_args) in list(zip(self.layers, args)):
+                    x = x + f(x, **f_args)
+                    x = x + g(x, **g_args)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -481,6 +481,13 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     return BoolV(out) if isinstance(out, bool) else StrV(out)
 
 
+def float_method(recv: FloatV, name: str, args, kwargs) -> Value | None:
+    """`(n / k).is_integer()` of a known float; None where not known."""
+    if name == "is_integer" and not args and not kwargs and recv.value is not None:
+        return BoolV(recv.value.is_integer())
+    return None
+
+
 def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
     """`names.index("use_cache")`, `dims.count(1)` of a tuple (or list) known
     item by item; None when that is not the case, or Python would raise."""

@@ -34,7 +34,17 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops.values import UNKNOWN, IntV, NoneV, ObjectV, StrV, TensorV, TupleV, Value
+from shapelint.ops.values import (
+    UNKNOWN,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -248,6 +258,9 @@ def call_attribute(
         return mutate_list(an, recv, func, args, kwargs, frame)
     if isinstance(recv, StrV):
         known = builtins.str_method(recv, func.attr, args, kwargs)
+        return known if known is not None else UNKNOWN
+    if isinstance(recv, FloatV):
+        known = builtins.float_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
