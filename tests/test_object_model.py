@@ -535,6 +535,37 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a closure called at two places runs twice: each call's calls are its own
+    # (einops' pack_one / inverse idiom, the second call with another pattern)
+    "closure_called_at_two_places": (
+        """
+        from einops import pack, unpack
+
+        def pack_one(t, pattern):
+            packed, packed_shape = pack([t], pattern)
+
+            def inverse(out, inv_pattern=None):
+                inv_pattern = pattern if inv_pattern is None else inv_pattern
+                (out,) = unpack(out, packed_shape, inv_pattern)
+                return out
+
+            return packed, inverse
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                x, inverse = pack_one(x, "b * d")
+                y = self.proj(x)
+                ids = y.argmax(dim=-1)
+                return inverse(y), inverse(ids, "b *")
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 3, 8)),
+    ),
 }
 
 

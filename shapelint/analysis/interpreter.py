@@ -1011,7 +1011,7 @@ class ModuleAnalyzer:
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
-            return lambdas.invoke(self, callee, args, kwargs, frame)
+            return lambdas.invoke(self, callee, args, kwargs, frame, site=node)
         if isinstance(callee, choices.ChoiceV):
             return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)

@@ -79,7 +79,18 @@ def check_uncalled(an) -> None:
     an.uncalled.clear()
 
 
-def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
+def invoke(
+    an,
+    closure: ClosureV,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    caller,
+    d: int = 0,
+    site=None,
+):
+    """Run the closure's body on the arguments; its records join the caller's,
+    apart for each call site (site: the call's node), as two calls of one
+    closure are two evaluations of its body."""
     an = closure.owner or an
     node = closure.node
     active = an.active_closures
@@ -103,6 +114,9 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
+    if site is not None:
+        at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
+        runs = {(*key, *at): rec for key, rec in runs.items()}
     merge(caller.records, runs, ONE, "")
     return value
 
