@@ -566,6 +566,63 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 3, 8)),
     ),
+    # namedtuple classes: a call binds the fields positionally, by name and from
+    # defaults; an instance unpacks as a tuple and reads a field by its name
+    "namedtuple_results": (
+        """
+        from collections import namedtuple
+
+        Return = namedtuple("Return", ["out", "idx", "loss"])
+        Pair = namedtuple("Pair", "a b", defaults=(None,))
+
+        class Layer(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                y = self.proj(x)
+                return Return(y, y.argmax(-1), loss=y.sum())
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.a = Layer(dim)
+                self.b = Layer(dim)
+
+            def forward(self, x):
+                out, idx, loss = self.a(x)
+                p = Pair(self.b(out).out)
+                return p.a @ p.a.t() if p.b is None else p.a
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # callable() of a lambda is True: `default(size, lambda: 2 ** dim)` calls it
+    "callable_lambda_default": (
+        """
+        from math import log2
+
+        def default(*args):
+            for arg in args:
+                if arg is not None:
+                    return arg() if callable(arg) else arg
+            return None
+
+        class Net(nn.Module):
+            def __init__(self, dim, codebook_size=None):
+                super().__init__()
+                codebook_size = default(codebook_size, lambda: 2 ** dim)
+                self.proj = nn.Linear(dim, int(log2(codebook_size)) * 3)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Net",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
 }
 
 

@@ -17,6 +17,7 @@ from shapelint.analysis import (
     absence,
     aliasing,
     attribute_hooks,
+    decorators,
     dynamic,
     iterators,
     lambdas,
@@ -29,12 +30,14 @@ from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
     MAX_UNROLL,
+    BoundMethodV,
     ClassRefV,
     FunctionRefV,
     LayerClassV,
     ModuleListV,
     PartialV,
     SelfRecorder,
+    TensorMethodV,
     as_items,
     dict_value,
     mapping,
@@ -533,6 +536,8 @@ def _callable(v: Value) -> Value:
         return BoolV(False)
     if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
         return BoolV(True)
+    if isinstance(v, (lambdas.ClosureV, decorators.FunctionV, BoundMethodV, TensorMethodV)):
+        return BoolV(True)  # a lambda, a nested def, a method bound to its object
     return BoolV(None)
 
 

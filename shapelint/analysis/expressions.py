@@ -25,6 +25,7 @@ from shapelint.analysis import (
     loops,
     modes,
     modules,
+    namedtuples,
     pytypes,
     sequences,
     unbound,
@@ -296,6 +297,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
+    named = namedtuples.field_of(base, node.attr)
+    if named is not None:
+        return named
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     in_place,
     loops,
     modes,
+    namedtuples,
     plain,
     raising,
     recursion,
@@ -289,6 +290,8 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
         return dict_value({**dict(base.attrs), **kwargs}, kind) if base is not None else UNKNOWN
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
+    if qual == "collections.namedtuple" and not open_kwargs:
+        return namedtuples.made(args, kwargs)
     if qual == "functools.partial" and args and not open_kwargs:
         if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
             args[0]
@@ -584,6 +587,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    if isinstance(callee, namedtuples.NamedTupleClassV):
+        return namedtuples.built(callee, args, kwargs) or UNKNOWN
     if isinstance(callee, TensorMethodV):
         return an.op_value(f"torch.Tensor.{callee.name}", [callee.recv, *args], kwargs, node, frame)
     if isinstance(callee, PartialV):
@@ -1660,6 +1665,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
+    if isinstance(value, namedtuples.NamedTupleV):
+        return  # a namedtuple holds what it is given
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
         cd = an.class_of(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:
