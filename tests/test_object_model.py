@@ -623,6 +623,27 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 4)),
     ),
+    # a target run is one process: torch.distributed.is_initialized() is False
+    "no_process_group_in_a_target_run": (
+        """
+        import torch.distributed as dist
+
+        def is_distributed():
+            return dist.is_initialized() and dist.get_world_size() > 1
+
+        class Net(nn.Module):
+            def __init__(self, dim, sync=None):
+                super().__init__()
+                sync = is_distributed() if sync is None else sync
+                self.proj = nn.Linear(dim, dim * 2 if sync else dim)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
