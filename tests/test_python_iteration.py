@@ -513,3 +513,32 @@ def test_a_project_class_built_with_kwargs_not_known_one_by_one_is_not_known(tmp
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key], HEADER)
+
+
+@pytest.mark.parametrize(
+    "call", ["x.mean(**kw)", "torch.mean(x, **kw)", 'getattr(x, "mean")(**kw)']
+)
+def test_a_reduction_given_kwargs_not_known_one_by_one_is_not_known(tmp_path, call):
+    # what mean reduces is in kw: run without it, it reduces everything, and the
+    # Linear after it would be a false error
+    path = write(
+        tmp_path,
+        "open_reduce.py",
+        HEADER
+        + textwrap.dedent(
+            f"""
+            from somewhere_unseen import reduce_kwargs
+
+            class Net(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    kw = reduce_kwargs()
+                    return self.proj({call})
+            """
+        ),
+    )
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,4,8")
+    assert not t["complete"]

@@ -26,6 +26,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    namedtuples,
     pytypes,
     raising,
     sequences,
@@ -126,7 +127,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
     # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
     callee = an.eval(func, frame, d)
-    if open_kwargs and _runs_a_body(an, callee):
+    if open_kwargs and (_runs_a_body(an, callee) or _binds_its_arguments(callee)):
         return _not_one_by_one(an, node, args, kwargs, frame)
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
@@ -142,6 +143,12 @@ def _runs_a_body(an: Analyzer, v) -> bool:
     ):
         return True
     return isinstance(v, ObjectV) and v.kind.startswith("<class>")
+
+
+def _binds_its_arguments(v) -> bool:
+    """A callee whose result depends on every argument it is given, whatever
+    their names: a tensor's method (`fn = getattr(x, "mean")`), a namedtuple class."""
+    return isinstance(v, (modules.TensorMethodV, namedtuples.NamedTupleClassV))
 
 
 def _not_one_by_one(an: Analyzer, node: ast.Call, args, kwargs, frame: Frame) -> Value:
@@ -191,10 +198,14 @@ def call_name(
     `**kw` or `*args` not known one by one (a function's body is then not run)."""
     if open_kwargs and an.specialize:
         local = frame.env.get(name, UNKNOWN)
-        if _runs_a_body(an, local) or (
-            name not in frame.locals
-            and local is UNKNOWN
-            and (name in an.functions or name in an.classes)
+        if (
+            _binds_its_arguments(local)
+            or _runs_a_body(an, local)
+            or (
+                name not in frame.locals
+                and local is UNKNOWN
+                and (name in an.functions or name in an.classes)
+            )
         ):
             return _not_one_by_one(an, node, args, kwargs, frame)
     if name in frame.env and frame.env[name] is not UNKNOWN:
@@ -266,6 +277,8 @@ def call_attribute(
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame)
     if isinstance(recv, TensorV):
+        if open_kwargs:  # `x.mean(**kw)`: what it reduces is in kw
+            return _not_one_by_one(an, node, args, kwargs, frame)
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
