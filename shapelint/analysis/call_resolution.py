@@ -277,8 +277,11 @@ def call_attribute(
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame)
     if isinstance(recv, TensorV):
-        if open_kwargs:  # `x.mean(**kw)`: what it reduces is in kw
-            return _not_one_by_one(an, node, args, kwargs, frame)
+        if open_kwargs:
+            # `x.mean(**kw)`, `x.view(*shape)`: the result's shape is in what the
+            # analysis does not know; its cost is judged as an unfollowed call's
+            # (0 FLOPs for a method that runs no product)
+            return UNKNOWN
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
