@@ -481,6 +481,169 @@ CASES = {
         dict(cfg="Cfg(n_embd=8, n_head=3)"),
         dict(x=(2, 12)),
     ),
+    # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
+    # tensor: they run when called, with the arguments of that call
+    "tensor_method_as_a_value": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, mode="mean"):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.mode = mode
+
+            def forward(self, x):
+                reduce = getattr(x, self.mode)
+                total = x.sum
+                return self.proj(reduce(dim=-2, keepdim=True)) + total(dim=-2, keepdim=True)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 4, 8)),
+    ),
+    # issubclass along a project class's bases decides which keywords it is given
+    # (`depth` only to the attention that takes it)
+    "issubclass_of_project_classes": (
+        """
+        class Attn(nn.Module):
+            def __init__(self, dim, heads=2, **kwargs):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim * heads)
+
+            def forward(self, x):
+                return self.proj(x)
+
+        class DiffAttn(Attn):
+            def __init__(self, dim, heads=2, depth=0, **kwargs):
+                super().__init__(dim, heads + depth)
+
+        def create(layer, dim, heads, depth=0, **kwargs):
+            if issubclass(layer, (DiffAttn,)):
+                kwargs["depth"] = depth
+            return layer(dim, heads=heads, **kwargs)
+
+        class Net(nn.Module):
+            def __init__(self, dim, attn_layer=DiffAttn):
+                super().__init__()
+                dd = {"device": None, "dtype": None}
+                self.attn = create(attn_layer, dim, 2, depth=3, **dd)
+                self.plain = create(Attn, dim, 2, depth=3, **dd)
+
+            def forward(self, x):
+                return self.attn(x).sum() + self.plain(x).sum()
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a closure called at two places runs twice: each call's calls are its own
+    # (einops' pack_one / inverse idiom, the second call with another pattern)
+    "closure_called_at_two_places": (
+        """
+        from einops import pack, unpack
+
+        def pack_one(t, pattern):
+            packed, packed_shape = pack([t], pattern)
+
+            def inverse(out, inv_pattern=None):
+                inv_pattern = pattern if inv_pattern is None else inv_pattern
+                (out,) = unpack(out, packed_shape, inv_pattern)
+                return out
+
+            return packed, inverse
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                x, inverse = pack_one(x, "b * d")
+                y = self.proj(x)
+                ids = y.argmax(dim=-1)
+                return inverse(y), inverse(ids, "b *")
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 3, 8)),
+    ),
+    # namedtuple classes: a call binds the fields positionally, by name and from
+    # defaults; an instance unpacks as a tuple and reads a field by its name
+    "namedtuple_results": (
+        """
+        from collections import namedtuple
+
+        Return = namedtuple("Return", ["out", "idx", "loss"])
+        Pair = namedtuple("Pair", "a b", defaults=(None,))
+
+        class Layer(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                y = self.proj(x)
+                return Return(y, y.argmax(-1), loss=y.sum())
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.a = Layer(dim)
+                self.b = Layer(dim)
+
+            def forward(self, x):
+                out, idx, loss = self.a(x)
+                p = Pair(self.b(out).out)
+                return p.a @ p.a.t() if p.b is None else p.a
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # callable() of a lambda is True: `default(size, lambda: 2 ** dim)` calls it
+    "callable_lambda_default": (
+        """
+        from math import log2
+
+        def default(*args):
+            for arg in args:
+                if arg is not None:
+                    return arg() if callable(arg) else arg
+            return None
+
+        class Net(nn.Module):
+            def __init__(self, dim, codebook_size=None):
+                super().__init__()
+                codebook_size = default(codebook_size, lambda: 2 ** dim)
+                self.proj = nn.Linear(dim, int(log2(codebook_size)) * 3)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Net",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
+    # a target run is one process: torch.distributed.is_initialized() is False
+    "no_process_group_in_a_target_run": (
+        """
+        import torch.distributed as dist
+
+        def is_distributed():
+            return dist.is_initialized() and dist.get_world_size() > 1
+
+        class Net(nn.Module):
+            def __init__(self, dim, sync=None):
+                super().__init__()
+                sync = is_distributed() if sync is None else sync
+                self.proj = nn.Linear(dim, dim * 2 if sync else dim)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

@@ -10,7 +10,9 @@ import textwrap
 
 import pytest
 
+from tests.test_modules import write
 from tests.test_object_model import assert_exact
+from tests.test_parameters import static
 
 torch = pytest.importorskip("torch")
 
@@ -301,9 +303,242 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # filter(f, xs) keeps the items f finds true, each test run as Python runs it;
+    # a Sequential of what is kept (the None layers dropped)
+    "filter_drops_none_layers": (
+        """
+        def exists(v):
+            return v is not None
+
+        def Seq(*modules):
+            return nn.Sequential(*filter(exists, modules))
+
+        class Net(nn.Module):
+            def __init__(self, dim, post=False):
+                super().__init__()
+                self.ff = Seq(
+                    nn.Linear(dim, 2 * dim),
+                    nn.LayerNorm(2 * dim) if post else None,
+                    nn.GELU(),
+                    nn.Linear(2 * dim, dim),
+                )
+
+            def forward(self, x):
+                return self.ff(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # next(it, default) of an iterator whose every item is the default gives it,
+    # wherever the iterator stands; next(iter(xs)) is xs's first item
+    "next_of_iterators_of_defaults": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.a = nn.Linear(dim, dim)
+                self.b = nn.Linear(dim, dim)
+
+            def forward(self, x, extra=None):
+                residuals = iter((None,))
+                kvs = iter(extra if extra is not None else ())
+                for layer in (self.a, self.b):
+                    r = next(residuals, None)
+                    if r is not None:
+                        x = x @ r
+                    kv = next(kvs, None)
+                    if kv is not None:
+                        x = x @ kv
+                    x = layer(x)
+                first = next(iter((self.b, self.a)))
+                return first(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # an iterator only `next` reads, through the one local that holds it: each
+    # next gives the following item (the layers get 4, 8, 16 outputs, in order)
+    "next_advances_a_local_iterator": (
+        """
+        def kwargs_iter(sizes):
+            return iter([dict(out_features=s) for s in sizes])
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                sizes = kwargs_iter((4, 8, 16))
+                self.layers = nn.ModuleList([])
+                d = dim
+                for _ in range(3):
+                    kw = next(sizes)
+                    self.layers.append(nn.Linear(d, **kw))
+                    d = kw["out_features"]
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a constructor's loop over more listed values than a forward's loop unrolls:
+    # each turn as Python runs it (attention and feed-forward layers alternate)
+    "init_loop_over_many_listed_values": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, depth=6):
+                super().__init__()
+                kinds = ("a", "f") * depth
+                self.layers = nn.ModuleList([])
+                for kind in kinds:
+                    if kind == "a":
+                        self.layers.append(nn.Linear(dim, dim))
+                    else:
+                        self.layers.append(nn.Sequential(nn.Linear(dim, 2 * dim), nn.Linear(2 * dim, dim)))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # `groups[i][key] = v` changes the dict inside the list; keys trimmed by
+    # slicing the string at len(prefix): the layer is built with dim_head 4
+    "keyword_groups_by_prefix": (
+        """
+        def group_by_prefix(prefix, d):
+            groups = [dict(), dict()]
+            for key in d.keys():
+                groups[int(not key.startswith(prefix))][key] = d[key]
+            return {k[len(prefix):]: v for k, v in groups[0].items()}, groups[1]
+
+        class Net(nn.Module):
+            def __init__(self, dim, **kwargs):
+                super().__init__()
+                attn, rest = group_by_prefix("attn_", kwargs)
+                self.proj = nn.Linear(dim, attn.get("dim_head", 64))
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Net",
+        dict(dim=8, attn_dim_head=4),
+        dict(x=(2, 8)),
+    ),
+    # keyword routes per layer, as a forward builds them: a dict display with a
+    # computed key, stored into a list of pairs in a loop over more layers than a
+    # loop is otherwise unrolled over, then given to each layer with **
+    "routed_keyword_arguments": (
+        """
+        def route(router, args, depth):
+            routed = [(dict(), dict()) for _ in range(depth)]
+            for key in [k for k in args.keys() if k in router]:
+                val = args[key]
+                for i, ((f_args, g_args), routes) in enumerate(zip(routed, router[key])):
+                    new_f, new_g = map(lambda r: ({key: val} if r else {}), routes)
+                    routed[i] = ({**f_args, **new_f}, {**g_args, **new_g})
+            return routed
+
+        class Mix(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x, bias=None):
+                x = self.proj(x)
+                return x @ bias if bias is not None else x
+
+        class Net(nn.Module):
+            def __init__(self, dim, depth=10):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.ModuleList([Mix(dim), Mix(dim)]) for _ in range(depth)])
+                self.router = {"bias": ((True, False),) * depth}
+
+            def forward(self, x):
+                bias = torch.ones(x.shape[-1], x.shape[-1])
+                args = route(self.router, dict(bias=bias), len(self.layers))
+                for (f, g), (f_args, g_args) in list(zip(self.layers, args)):
+                    x = x + f(x, **f_args)
+                    x = x + g(x, **g_args)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
+
+
+def test_a_project_class_built_with_kwargs_not_known_one_by_one_is_not_known(tmp_path):
+    # Python binds dim_head from the dict a function of another package gives;
+    # built with its default (64) instead, the layer would be another one than torch's
+    path = write(
+        tmp_path,
+        "open_kwargs.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            from somewhere_unseen import layer_kwargs
+
+            class Inner(nn.Module):
+                def __init__(self, dim, dim_head=64):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim_head)
+
+                def forward(self, x):
+                    return self.proj(x)
+
+            class Net(nn.Module):
+                def __init__(self, dim, **kwargs):
+                    super().__init__()
+                    self.a = Inner(dim, **layer_kwargs(kwargs))
+
+                def forward(self, x):
+                    return self.a(x)
+            """
+        ),
+    )
+    t = static(path, "Net", "--init", "dim=8", "--init", "dim_head=4", "--input", "x=2,8")
+    assert not t["complete"]
+    assert t["params"] == "?" and "a" in t["params_unknown"]
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key], HEADER)
+
+
+@pytest.mark.parametrize(
+    "call", ["x.mean(**kw)", "torch.mean(x, **kw)", 'getattr(x, "mean")(**kw)']
+)
+def test_a_reduction_given_kwargs_not_known_one_by_one_is_not_known(tmp_path, call):
+    # what mean reduces is in kw: run without it, it reduces everything, and the
+    # Linear after it would be a false error
+    path = write(
+        tmp_path,
+        "open_reduce.py",
+        HEADER
+        + textwrap.dedent(
+            f"""
+            from somewhere_unseen import reduce_kwargs
+
+            class Net(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.proj = nn.Linear(dim, dim)
+
+                def forward(self, x):
+                    kw = reduce_kwargs()
+                    return self.proj({call})
+            """
+        ),
+    )
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,4,8")
+    assert not t["complete"]

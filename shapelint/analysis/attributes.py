@@ -234,25 +234,41 @@ def derives_from_module(an, key: str) -> bool | None:
 
 def module_class(an, cd: ClassDef) -> bool | None:
     """derives_from_module of a class at hand."""
-    return _derives(an, cd, 0)
+    return _along_bases(
+        an, cd, lambda c: any(n.startswith("torch.nn.") for n in _base_names(an, c)), _PLAIN_BASES
+    )
 
 
-def _derives(an, cd, depth: int) -> bool | None:
+def derives_from(an, cd: ClassDef, target: ClassDef) -> bool | None:
+    """`issubclass(cd, target)` of two project classes: True where target is cd or
+    one of its bases; False where every base along the way is seen (a project class,
+    torch's, or a plain one) and none is target; None where a base is not seen."""
+    return _along_bases(an, cd, lambda c: c is target, (*_PLAIN_BASES, "torch."))
+
+
+def _along_bases(an, cd, hit, seen: tuple[str, ...], depth: int = 0) -> bool | None:
+    """True where hit(c) holds of cd or of a class along its bases; False where every
+    base is seen (a project class, or a name starting with one of `seen`) and it holds
+    of none; None where a base is not seen."""
     if depth > 20:
         return None
-    owner = cd.owner or an
+    if hit(cd):
+        return True
     project = base_classes(an, cd)
-    others = 0
-    for b in cd.node.bases:
-        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
-        if qual is not None and qual.startswith("torch.nn."):
-            return True
-        name = qual or (b.id if isinstance(b, ast.Name) else "")
-        if not name.startswith(_PLAIN_BASES):
-            others += 1
-    verdicts = [_derives(an, p, depth + 1) for p in project]
+    others = sum(not name.startswith(seen) for name in _base_names(an, cd))
+    verdicts = [_along_bases(an, p, hit, seen, depth + 1) for p in project]
     if any(verdicts):
         return True
     if None in verdicts or others > len(project):
         return None
     return False
+
+
+def _base_names(an, cd) -> list[str]:
+    """cd's bases as written, by qualified name where an import says it."""
+    owner = cd.owner or an
+    out = []
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        out.append(qual or (b.id if isinstance(b, ast.Name) else ""))
+    return out

@@ -17,6 +17,7 @@ from shapelint.analysis import (
     absence,
     aliasing,
     attribute_hooks,
+    decorators,
     dynamic,
     iterators,
     lambdas,
@@ -24,17 +25,19 @@ from shapelint.analysis import (
     pytypes,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.attributes import all_methods
+from shapelint.analysis.attributes import all_methods, derives_from
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
     MAX_UNROLL,
+    BoundMethodV,
     ClassRefV,
     FunctionRefV,
     LayerClassV,
     ModuleListV,
     PartialV,
     SelfRecorder,
+    TensorMethodV,
     as_items,
     dict_value,
     mapping,
@@ -91,10 +94,13 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _len_sized(an, node, args, kwargs, frame) -> Value | None:
-    """A grown list's count; a tuple's items; a tensor's first dimension."""
+    """A grown list's count; a tuple's items; a known string's characters; a
+    tensor's first dimension."""
     if len(args) != 1:
         return None
     a = args[0]
+    if isinstance(a, StrV) and a.value is not None:
+        return IntV(Expr.const(len(a.value)))
     if isinstance(a, SeqV):
         return IntV(a.count)
     if isinstance(a, TupleV):
@@ -239,6 +245,24 @@ def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
     return None
 
 
+def _issubclass_of(an, node, args, kwargs, frame) -> Value | None:
+    """`issubclass(C, D)` / `issubclass(C, (D, E))` of project classes, along
+    C's bases as Python's MRO walks them (all of them, not only the first)."""
+    if len(args) != 2 or kwargs or not isinstance(args[0], ClassRefV):
+        return None
+    targets = args[1].items if isinstance(args[1], TupleV) else (args[1],)
+    cd = an.class_of(args[0].name)
+    if cd is None or not targets:
+        return None
+    verdicts = []
+    for t in targets:
+        other = an.class_of(t.name) if isinstance(t, ClassRefV) else None
+        verdicts.append(derives_from(an, cd, other) if other is not None else None)
+    if any(verdicts):
+        return BoolV(True)
+    return BoolV(None) if None in verdicts else BoolV(False)
+
+
 def _map(an, node, args, kwargs, frame) -> Value | None:
     # `map(lambda conv: conv(x), self.convs)` walks the module list as a for does
     args = [args[0], *(_walked(modules.iterated(an, a)) for a in args[1:])] if args else args
@@ -248,6 +272,66 @@ def _map(an, node, args, kwargs, frame) -> Value | None:
     if len(node.args) == 2 and isinstance(node.args[0], ast.Lambda):
         return _map_lambda(an, node, args[1], frame)
     return None
+
+
+def _filter(an, node, args, kwargs, frame) -> Value | None:
+    """`filter(f, xs)` / `filter(None, xs)` over a sequence known item by item:
+    the items whose `f(item)` (or whose own truth) Python surely finds true, each
+    call of f run as `map` runs it. None where one truth is not known."""
+    if len(args) != 2 or kwargs:
+        return None
+    items = as_items(_walked(modules.iterated(an, args[1])))
+    if items is None or len(items) > MAX_UNROLL:
+        return None
+    if isinstance(args[0], NoneV):
+        tests: tuple[Value, ...] | None = items
+    else:
+        # every item's test, however many (a list of kept items is only known so)
+        seq = [args[0], TupleV(items)]
+        mapped = map_named(an, node, seq, frame, MAX_UNROLL)
+        if mapped is None:
+            mapped = lambdas.map_call(an, node, seq, frame, MAX_UNROLL)
+        tests = (
+            mapped.items if isinstance(mapped, TupleV) and len(mapped.items) == len(items) else None
+        )
+    truths = [truth(v) for v in tests] if tests is not None else [None]
+    if None in truths:
+        return None
+    return TupleV(tuple(v for v, keep in zip(items, truths, strict=True) if keep))
+
+
+def _iter(an, node, args, kwargs, frame) -> Value | None:
+    """`iter(xs)` of a list known item by item (an iterator of one: itself)."""
+    if len(args) != 1 or kwargs:
+        return None
+    if isinstance(args[0], iterators.IteratorV):
+        return args[0]
+    items = as_items(_walked(modules.iterated(an, args[0])))
+    return iterators.IteratorV(items) if items is not None else None
+
+
+def _next(an, node, args, kwargs, frame) -> Value | None:
+    if not 1 <= len(args) <= 2 or kwargs or not isinstance(args[0], iterators.IteratorV):
+        return None
+    first, it = node.args[0], args[0]
+    default = args[1] if len(args) == 2 else None
+    fresh = (
+        isinstance(first, ast.Call)
+        and isinstance(first.func, ast.Name)
+        and first.func.id == "iter"
+        and an.is_builtin("iter", frame)
+    )
+    in_place = (
+        isinstance(first, ast.Name)
+        and frame.func is not None
+        and frame.env.get(first.id) is it
+        and iterators.consumed_in_place(frame.func.node, first.id)
+    )
+    value = iterators.next_of(it, default, fresh or in_place)
+    if in_place:
+        # the name now holds what is left (used up: StopIteration, or the default)
+        frame.env[first.id] = iterators.IteratorV(it.items[1:]) if value is not None else UNKNOWN
+    return value
 
 
 def _walked(v: Value) -> Value:
@@ -401,6 +485,13 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     return BoolV(out) if isinstance(out, bool) else StrV(out)
 
 
+def float_method(recv: FloatV, name: str, args, kwargs) -> Value | None:
+    """`(n / k).is_integer()` of a known float; None where not known."""
+    if name == "is_integer" and not args and not kwargs and recv.value is not None:
+        return BoolV(recv.value.is_integer())
+    return None
+
+
 def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
     """`names.index("use_cache")`, `dims.count(1)` of a tuple (or list) known
     item by item; None when that is not the case, or Python would raise."""
@@ -446,6 +537,8 @@ def _callable(v: Value) -> Value:
         return BoolV(False)
     if isinstance(v, (LayerClassV, ClassRefV, PartialV, FunctionRefV, ModuleListV)):
         return BoolV(True)
+    if isinstance(v, (lambdas.ClosureV, decorators.FunctionV, BoundMethodV, TensorMethodV)):
+        return BoolV(True)  # a lambda, a nested def, a method bound to its object
     return BoolV(None)
 
 
@@ -540,14 +633,14 @@ def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None
 _MAP_ITEM = ".map item"  # not a Python name: nothing in the code can see it
 
 
-def map_named(an: Analyzer, node: ast.Call, args, frame) -> Value | None:
+def map_named(an: Analyzer, node: ast.Call, args, frame, limit: int = MAP_MAX) -> Value | None:
     """`map(f, (a, b))` with f a function known by name, not as a value, over a
-    sequence known item by item: `f(a), f(b)`, each call run as the code would
-    run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
+    sequence known item by item (up to `limit` items): `f(a), f(b)`, each call run
+    as the code would run it (`map(cache_fn, (get_block, ...))`). None: not that case."""
     if len(args) != 2 or args[0] is not UNKNOWN or not isinstance(node.args[0], ast.Name):
         return None
     items = as_items(args[1])
-    if items is None or len(items) > MAP_MAX:
+    if items is None or len(items) > limit:
         return None
     call = ast.copy_location(
         ast.Call(node.args[0], [ast.copy_location(ast.Name(_MAP_ITEM, ast.Load()), node)], []),
@@ -707,8 +800,12 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "reversed": (_reversed,),
     "callable": (_callable_of,),
     "isinstance": (_isinstance_of,),
+    "issubclass": (_issubclass_of,),
     "hasattr": (_hasattr,),
     "map": (_map,),
+    "filter": (_filter,),
+    "iter": (_iter,),
+    "next": (_next,),
     "any": (_any_all(True),),
     "all": (_any_all(False),),
     "sum": (_sum,),

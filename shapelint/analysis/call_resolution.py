@@ -26,15 +26,26 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    namedtuples,
     pytypes,
     raising,
     sequences,
     unify,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops.values import UNKNOWN, IntV, NoneV, ObjectV, StrV, TensorV, TupleV, Value
+from shapelint.ops.values import (
+    UNKNOWN,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -105,7 +116,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         if library is not None:
             qual = library
         elif sym is not None:
-            if open_kwargs and isinstance(sym, FuncDef):
+            if open_kwargs and isinstance(sym, (FuncDef, ClassDef)):
                 return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
     if qual is not None:
@@ -116,7 +127,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
     # `nn.Linear(d, e)(x)`, `fns[i](x)`, `make()(x)`: call what the callee is.
     callee = an.eval(func, frame, d)
-    if open_kwargs and _runs_a_body(an, callee):
+    if open_kwargs and (_runs_a_body(an, callee) or _binds_its_arguments(callee)):
         return _not_one_by_one(an, node, args, kwargs, frame)
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
@@ -125,10 +136,19 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
 
 def _runs_a_body(an: Analyzer, v) -> bool:
     """A value whose call runs a body of the project with its parameters bound: a
-    function, a closure, a module of a project class (its forward)."""
-    if isinstance(v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV)):
+    function, a closure, a module of a project class (its forward), a project
+    class (its constructor)."""
+    if isinstance(
+        v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV, modules.ClassRefV)
+    ):
         return True
     return isinstance(v, ObjectV) and v.kind.startswith("<class>")
+
+
+def _binds_its_arguments(v) -> bool:
+    """A callee whose result depends on every argument it is given, whatever
+    their names: a tensor's method (`fn = getattr(x, "mean")`), a namedtuple class."""
+    return isinstance(v, (modules.TensorMethodV, namedtuples.NamedTupleClassV))
 
 
 def _not_one_by_one(an: Analyzer, node: ast.Call, args, kwargs, frame: Frame) -> Value:
@@ -178,8 +198,14 @@ def call_name(
     `**kw` or `*args` not known one by one (a function's body is then not run)."""
     if open_kwargs and an.specialize:
         local = frame.env.get(name, UNKNOWN)
-        if _runs_a_body(an, local) or (
-            name not in frame.locals and local is UNKNOWN and name in an.functions
+        if (
+            _binds_its_arguments(local)
+            or _runs_a_body(an, local)
+            or (
+                name not in frame.locals
+                and local is UNKNOWN
+                and (name in an.functions or name in an.classes)
+            )
         ):
             return _not_one_by_one(an, node, args, kwargs, frame)
     if name in frame.env and frame.env[name] is not UNKNOWN:
@@ -244,10 +270,18 @@ def call_attribute(
     if isinstance(recv, StrV):
         known = builtins.str_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
+    if isinstance(recv, FloatV):
+        known = builtins.float_method(recv, func.attr, args, kwargs)
+        return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame)
     if isinstance(recv, TensorV):
+        if open_kwargs:
+            # `x.mean(**kw)`, `x.view(*shape)`: the result's shape is in what the
+            # analysis does not know; its cost is judged as an unfollowed call's
+            # (0 FLOPs for a method that runs no product)
+            return UNKNOWN
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.ops import dtypes, einops_ops, stub_ops
+from shapelint.ops import dtypes, einops_ops, einx_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
@@ -90,6 +90,13 @@ def call(
         return node.args[0], res, pat.value
     if qual in EINOPS_LAYERS:
         return _einops_layer(qual, node, args, kwargs, open_kwargs)
+    if qual in einx_ops.FUNCTIONS:
+        if open_kwargs or not node.args or isinstance(node.args[0], ast.Starred):
+            return None, None, None
+        res = einx_ops.einx_call(qual, args, kwargs)
+        return None, res, None
+    if open_kwargs:  # `torch.mean(x, **kw)`: an op bound without what kw holds is another op
+        return None, None, None
     res = stub(qual, args, kwargs, costs)
     return None, res, None
 

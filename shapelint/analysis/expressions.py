@@ -25,6 +25,7 @@ from shapelint.analysis import (
     loops,
     modes,
     modules,
+    namedtuples,
     pytypes,
     sequences,
     unbound,
@@ -34,7 +35,7 @@ from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import walk
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import backward
+from shapelint.ops import backward, stub_ops
 from shapelint.ops import saved as storages
 from shapelint.ops.values import (
     STAND_IN_COST,
@@ -131,25 +132,26 @@ def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
 
 
 def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
-    """A dict display with string keys, `**` of dicts known entry by entry
-    merged in order as Python merges them (`{**dd, **(kw or {})}`)."""
-    if all(
-        k is None or (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in node.keys
-    ):
-        entries: dict[str, Value] = {}
-        known = True
-        for k, v in zip(node.keys, node.values):
-            value = an.eval(v, frame, d)
-            if k is not None:
-                entries[k.value] = value  # type: ignore[attr-defined]
-                continue
+    """A dict display whose keys are strings the analysis knows (`{"dim": d}`,
+    `{key: val}` with key known), `**` of dicts known entry by entry merged in
+    order as Python merges them (`{**dd, **(kw or {})}`); each key evaluated
+    before its value, as Python does."""
+    entries: dict[str, Value] = {}
+    known = True
+    for k, v in zip(node.keys, node.values):
+        key = an.eval(k, frame, d) if k is not None else None
+        value = an.eval(v, frame, d)
+        if key is None:
             spread = modules.expand_kwargs(value)
             if spread is None:
                 known = False
             else:
                 entries.update(spread)
-        return modules.dict_value(entries) if known else UNKNOWN
-    return eval_children(an, node, frame, d)
+        elif isinstance(key, StrV) and key.value is not None:
+            entries[key.value] = value
+        else:
+            known = False  # a key that is no known string: a dict the analysis does not hold
+    return modules.dict_value(entries) if known else UNKNOWN
 
 
 def eval_slice(an: Analyzer, node: ast.Slice, frame: Frame, d: int) -> Value:
@@ -295,6 +297,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
+    named = namedtuples.field_of(base, node.attr)
+    if named is not None:
+        return named
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):
@@ -304,7 +309,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
         if node.attr == "dtype":
             return DtypeV(base.dtype) if base.dtype else UNKNOWN
-        return an.op_value(f"torch.Tensor.{node.attr}", [base], {}, node, frame)
+        qual = f"torch.Tensor.{node.attr}"
+        if stub_ops.describes(qual) and not stub_ops.is_property(qual):
+            return modules.TensorMethodV(base, node.attr)  # runs when called
+        return an.op_value(qual, [base], {}, node, frame)
     return UNKNOWN
 
 
@@ -368,6 +376,13 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             if s is not None:
                 return TupleV(base.items[s])
         return UNKNOWN
+    if isinstance(base, StrV) and base.value is not None:
+        # `key[len(prefix):]`, `name[0]`: the string Python slices or indexes
+        if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
+            i = idx.value.value
+            return StrV(base.value[i]) if -len(base.value) <= i < len(base.value) else UNKNOWN
+        s = modules.python_slice(idx) if isinstance(idx, SliceV) else None
+        return StrV(base.value[s]) if s is not None else StrV(None)
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
         value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST)[0]

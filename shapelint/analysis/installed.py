@@ -26,9 +26,9 @@ import sysconfig
 
 from shapelint.ops.values import NoneV, StrV
 
-# Libraries the analysis models by name (stubs and einops rules): never read as
+# Libraries the analysis models by name (stubs, einops and einx rules): never read as
 # source, whatever is installed.
-MODELLED_ROOTS = frozenset({"torch", "einops", "numpy", "jaxtyping", "shapelint"})
+MODELLED_ROOTS = frozenset({"torch", "einops", "einx", "numpy", "jaxtyping", "shapelint"})
 
 _SITE_DIRS = ("site-packages", "dist-packages")
 _EXTENSION_SUFFIXES: tuple[str, ...] | None = None

@@ -934,6 +934,13 @@ class ModuleAnalyzer:
                 absence.unapplied_write(self.eval(target.value, frame), target.attr)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):
+            # `groups[i][key] = v`: the inner list or dict changed, so the outer
+            # one holds the changed one at i (a store dropped would leave it empty)
+            inner = self.eval(target.value, frame)
+            new = modules.item_assigned(inner, self.eval(target.slice, frame), value)
+            if new is not None:
+                self._assign(target.value, new, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(
             target.value, (ast.Name, ast.Attribute)
         ):
@@ -1005,7 +1012,7 @@ class ModuleAnalyzer:
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
-            return lambdas.invoke(self, callee, args, kwargs, frame)
+            return lambdas.invoke(self, callee, args, kwargs, frame, site=node)
         if isinstance(callee, choices.ChoiceV):
             return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)

@@ -12,10 +12,104 @@ caller then keeps the call as it was."""
 
 from __future__ import annotations
 
+import ast
+from dataclasses import dataclass
+
 from shapelint.analysis.modules import MAX_UNROLL, ModuleListV, is_module
 from shapelint.analysis.sequences import SeqV
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import IntV, NoneV, TupleV, Value
+from shapelint.ops.values import IntV, NoneV, TupleV, Value, python_constant
+
+
+@dataclass(frozen=True)
+class IteratorV(Value):
+    """`iter(xs)` of a list known item by item: the items it has still to yield.
+    Each `next` uses one up; the analysis follows that only through a local
+    name that nothing else reads (see `consumed_in_place`), and otherwise reads
+    off it only what holds wherever it stands (see `next_of`). A loop over it is
+    not followed."""
+
+    items: tuple[Value, ...]
+
+
+def next_of(it: IteratorV, default: Value | None, where_known: bool) -> Value | None:
+    """`next(it[, default])`: the first item still to come where the analysis
+    knows where the iterator stands (`next(iter(xs))`, a name consumed in place);
+    else what any `next` gives, where that is one constant whatever the iterator
+    has yielded before (`next(iter(()), None)`, `next(iter((None,)), None)`).
+    None: not known here, or Python raises StopIteration."""
+    if where_known:
+        return it.items[0] if it.items else default
+    if default is None:
+        return None  # the iterator may be used up: StopIteration
+    keys = {_constant_key(v) for v in (*it.items, default)}
+    return default if len(keys) == 1 and None not in keys else None
+
+
+def consumed_in_place(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether the local `name` of func holds an iterator only it can advance: every
+    binding is `name = call(...)` (a new object, not another name's or an
+    attribute's), it is no parameter, no global or nonlocal, no nested function,
+    lambda, class or comprehension mentions it, and every read of it is the first
+    argument of `next(...)`. Then the name alone advances what it holds, and its
+    next value is the item after the one it gave. Kept on the function's node."""
+    cache = func.__dict__.setdefault(_IN_PLACE, {})
+    known = cache.get(name)
+    if known is None:
+        known = cache[name] = _in_place(func, name)
+    return known
+
+
+_IN_PLACE = "_shapelint_iterator_names"
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+           ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
+
+
+def _in_place(func, name: str) -> bool:
+    a = func.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+    if any(p is not None and p.arg == name for p in params):
+        return False
+    next_args, assigned = set(), set()
+    for node in _walk_own(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, _SCOPES) and any(
+            isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)
+        ):
+            return False
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "next"
+            and 1 <= len(node.args) <= 2
+            and not node.keywords
+        ):
+            next_args.add(id(node.args[0]))
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                assigned.add(id(node.targets[0]))
+    for node in _walk_own(func):
+        if isinstance(node, ast.Name) and node.id == name:
+            ok = assigned if isinstance(node.ctx, ast.Store) else next_args
+            if id(node) not in ok:
+                return False
+    return True
+
+
+def _walk_own(func):
+    """func's nodes, nested scopes included as nodes but not entered."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _constant_key(v: Value) -> tuple | None:
+    ok, c = python_constant(v)
+    return (type(c), c) if ok and not isinstance(c, tuple) else None
 
 
 def zipped(seqs: list[Value], longest: bool = False, fill: Value | None = None) -> Value | None:

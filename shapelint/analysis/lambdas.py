@@ -79,7 +79,18 @@ def check_uncalled(an) -> None:
     an.uncalled.clear()
 
 
-def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], caller, d: int = 0):
+def invoke(
+    an,
+    closure: ClosureV,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    caller,
+    d: int = 0,
+    site=None,
+):
+    """Run the closure's body on the arguments; its records join the caller's,
+    apart for each call site (site: the call's node), as two calls of one
+    closure are two evaluations of its body."""
     an = closure.owner or an
     node = closure.node
     active = an.active_closures
@@ -103,6 +114,9 @@ def invoke(an, closure: ClosureV, args: list[Value], kwargs: dict[str, Value], c
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
+    if site is not None:
+        at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
+        runs = {(*key, *at): rec for key, rec in runs.items()}
     merge(caller.records, runs, ONE, "")
     return value
 
@@ -163,11 +177,12 @@ def _set(an, inner, a: ast.arg, value: Value) -> None:
     inner.locals.add(a.arg)
 
 
-def map_call(an, node: ast.Call, args: list[Value], frame) -> Value:
-    """map(f, xs, ...): f called on each listed item, or once for all of them."""
+def map_call(an, node: ast.Call, args: list[Value], frame, unroll: int = UNROLL) -> Value:
+    """map(f, xs, ...): f called on each listed item (up to `unroll` of them), or
+    once for all of them."""
     f, seqs = args[0], args[1:]
     its = [of_value(an, s) for s in seqs]
-    if all(it.items is not None for it in its) and min(len(it.items) for it in its) <= UNROLL:  # type: ignore[arg-type]
+    if all(it.items is not None for it in its) and min(len(it.items) for it in its) <= unroll:  # type: ignore[arg-type]
         n = min(len(it.items) for it in its)  # type: ignore[arg-type]
         results = []
         for i in range(n):

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     in_place,
     loops,
     modes,
+    namedtuples,
     plain,
     raising,
     recursion,
@@ -198,6 +199,15 @@ class BoundMethodV(Value):
     fd: FuncDef | None = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class TensorMethodV(Value):
+    """`t.mean` / `getattr(t, "sum")` read without a call: a method bound to the
+    tensor, which runs (and costs) only when it is called, as `t.mean(...)`."""
+
+    recv: TensorV
+    name: str
+
+
 def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
     """The method `name` of cd bound to recv; None where cd has none, or where it is
     a static or class method (bound otherwise)."""
@@ -280,6 +290,8 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
         return dict_value({**dict(base.attrs), **kwargs}, kind) if base is not None else UNKNOWN
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
+    if qual == "collections.namedtuple" and not open_kwargs:
+        return namedtuples.made(args, kwargs)
     if qual == "functools.partial" and args and not open_kwargs:
         if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
             args[0]
@@ -575,6 +587,10 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    if isinstance(callee, namedtuples.NamedTupleClassV):
+        return namedtuples.built(callee, args, kwargs) or UNKNOWN
+    if isinstance(callee, TensorMethodV):
+        return an.op_value(f"torch.Tensor.{callee.name}", [callee.recv, *args], kwargs, node, frame)
     if isinstance(callee, PartialV):
         merged = {**dict(callee.kwargs), **kwargs}
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
@@ -1431,7 +1447,14 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
     seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
-        return False
+        in_init = isinstance(frame.env.get("self"), SelfRecorder)
+        listed = as_items(seq) if in_init or an.specialize else None
+        if listed is None or len(listed) > MAX_UNROLL:
+            return False
+        # a loop over values known one by one (`for kind in layer_types`), in a
+        # constructor or a target run: each turn as Python runs it, as for `range(n)`
+        _unroll(an, stmt, [_unpackable(v) for v in listed], frame)
+        return True
     items = list(seq.items)
     if isinstance(stmt.target, (ast.Tuple, ast.List)):
         items = [_unpackable(v) for v in items]
@@ -1642,6 +1665,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
+    if isinstance(value, namedtuples.NamedTupleV):
+        return  # a namedtuple holds what it is given
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
         cd = an.class_of(value.kind[len(CONFIG_PREFIX) :])
         if cd is not None and "__post_init__" not in cd.methods:

@@ -225,12 +225,18 @@ _EAGER = frozenset(
 )
 
 
+# A target run is one process: no process group is initialized there (what the
+# module would do under `torch.distributed.init_process_group` is not this run).
+_ONE_PROCESS = frozenset({"torch.distributed.is_initialized"})
+
+
 def torch_predicate(qual: str, args: list[Value]) -> Value | None:
     """`torch.is_tensor(x)`, `torch.is_floating_point(x)` / `x.is_floating_point()`,
     `torch.is_complex(x)`: what they say of x, which they read without computing
-    anything; `torch.jit.is_scripting()` and its kind: False, the run being eager.
-    None: not one of them."""
-    if qual in _EAGER and not args:
+    anything; `torch.jit.is_scripting()` and its kind: False, the run being eager;
+    `torch.distributed.is_initialized()`: False, the run being one process. None:
+    not one of them."""
+    if (qual in _EAGER or qual in _ONE_PROCESS) and not args:
         return BoolV(False)
     module, _, name = qual.rpartition(".")
     if module not in ("torch", "torch.Tensor") or len(args) != 1:

@@ -20,6 +20,7 @@ import dataclasses
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import einx_ops
 from shapelint.ops import saved as saving
 from shapelint.ops.values import BoolV, BufferV, Cost, ObjectV, ParameterV, TensorV, TupleV, Value
 
@@ -153,7 +154,9 @@ def matmul_backward(flops: Expr | None, grads: list[bool | None]) -> Expr | None
 GRAD_MODE: ContextVar[bool | None] = ContextVar("grad_mode", default=True)
 KEEP = object()  # a context manager or decorator that leaves grad mode as it is
 
-_DETACH = frozenset({"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_"})
+_DETACH = frozenset(
+    {"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_", *einx_ops.DETACHED}
+)
 _REQUIRES_GRAD = frozenset({"torch.Tensor.requires_grad_"})
 # Ops whose other tensors give only a dtype, device or shape: the result derives
 # from the first operand alone (`a.type_as(x)` does not require grad where x does).
