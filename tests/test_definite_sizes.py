@@ -88,3 +88,180 @@ def test_check_dim_sizes_the_constructor_parameters_of_every_class():
     ((_, code, message),) = _errors(source, check_dims={"dim": 48, "hidden_dim": 96})
     assert code == "SHP307" and "48 in Linear(in_features=48) must equal 96" in message
     assert not _errors(source, check_dims={"dim": 48, "hidden_dim": 48})
+
+
+# A helper of sizes, as vit-pytorch writes it: `pair(8)` is (8, 8) and
+# `pair((8, 4))` the tuple itself.
+_PATCHES = HEAD + textwrap.dedent(
+    """
+    def pair(t):
+        return t if isinstance(t, tuple) else (t, t)
+
+
+    class Patches(nn.Module):
+        def __init__(self, patch_size, dim, channels=3):
+            super().__init__()
+            ph, pw = pair(patch_size)
+            patch_dim = channels * ph * pw
+            self.norm = nn.LayerNorm(patch_dim)
+            self.proj = nn.Linear(IN, dim)
+
+        def forward(self, x):
+            return self.proj(self.norm(x))
+    """
+)
+
+
+def test_a_helper_of_sizes_runs_on_the_constructor_sizes():
+    source = _PATCHES.replace("IN", "patch_dim * 2")
+    assert torch_raises(source, "Patches(4, 24)", (2, 5, 48))
+    ((_, code, message),) = _errors(source)
+    assert code == "SHP307"
+    assert "2·channels·patch_size² in Linear(in_features=2·channels·patch_size²)" in message
+    fine = _PATCHES.replace("IN", "patch_dim")
+    assert not _errors(fine)
+    assert not torch_raises(fine, "Patches(4, 24)", (2, 5, 48))
+
+
+_RMS = HEAD + textwrap.dedent(
+    """
+    import torch.nn.functional as F
+
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+        def forward(self, x):
+            return F.normalize(x, dim=1) * self.g
+
+
+    class Block(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm = RMSNorm(WIDTH)
+            self.conv = nn.Conv2d(dim, dim, 1)
+
+        def forward(self, x):
+            b, c, h, w = x.shape
+            return self.conv(self.norm(x))
+    """
+)
+
+
+def test_a_module_call_runs_on_the_rank_its_argument_has():
+    """RMSNorm's forward, summarised for any x, loses x's rank; run on the 4-d x it
+    is given, its product with a [1, 2·dim, 1, 1] weight has 2·dim channels whatever
+    c is (c is 1 or 2·dim, or torch raises), which the conv of dim refuses."""
+    source = _RMS.replace("WIDTH", "dim * 2")
+    assert torch_raises(source, "Block(8)", (2, 16, 5, 5))
+    assert torch_raises(source, "Block(8)", (2, 8, 5, 5))
+    ((_, code, message),) = _errors(source)
+    assert code == "SHP309" and "expect dim input channels, got 2·dim" in message
+    fine = _RMS.replace("WIDTH", "dim")
+    assert not _errors(fine)
+    assert not torch_raises(fine, "Block(8)", (2, 8, 5, 5))
+
+
+def test_broadcasting_against_a_size_that_cannot_be_1_keeps_it():
+    source = HEAD + textwrap.dedent(
+        """
+        def f(x, n: int):
+            b, c = x.shape
+            y = x * torch.ones(1, 2 * n)
+            reveal_shape(y)
+            return y
+        """
+    )
+    (note,) = [d.message for d in diagnose(source) if d.code == "SHP390"]
+    assert note.startswith("revealed shape: [b, 2·n]")
+
+
+def test_a_conflict_the_arguments_cause_in_a_callee_is_reported_where_it_happens():
+    """Where torch raises, with the call that led there, as a target reports it."""
+    source = (
+        _RMS.replace("WIDTH", "dim")
+        .replace("nn.Conv2d(dim, dim, 1)", "nn.Conv2d(dim, 2 * dim, 1)")
+        .replace("self.conv(self.norm(x))", "self.norm(self.conv(x))")
+    )
+    assert torch_raises(source, "Block(8)", (2, 8, 5, 5))
+    ((line, code, message),) = _errors(source)
+    lines = source.splitlines()
+    assert lines[line - 1] == "        return F.normalize(x, dim=1) * self.g"
+    call = lines.index("        return self.norm(self.conv(x))") + 1
+    assert code == "SHP308" and message.endswith(f"(via Block.forward:{call})")
+    assert "(2·dim vs dim; they broadcast only when dim = 1)" in message
+
+
+_CHOSEN = HEAD + textwrap.dedent(
+    """
+    class ConvNorm(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.conv = nn.Conv2d(i, o, 1)
+            self.bn = nn.BatchNorm2d(o)
+
+        def forward(self, x):
+            return self.bn(self.conv(x))
+
+
+    class LinearNorm(nn.Module):
+        def __init__(self, i, o):
+            super().__init__()
+            self.lin = nn.Linear(i, o)
+
+        def forward(self, x):
+            return self.lin(x)
+
+
+    class Attn(nn.Module):
+        def __init__(self, dim, use_conv=False):
+            super().__init__()
+            layer = ConvNorm if use_conv else LinearNorm
+            self.proj = layer(dim, OUT)
+
+        def forward(self, x):
+            b, n, c = x.shape
+            return self.proj(x)
+    """
+)
+
+
+def test_a_conflict_of_one_alternative_of_a_layer_is_not_the_calls():
+    # timm's LeViT: `ConvNorm if use_conv else LinearNorm` meets [b, n, c] only when
+    # use_conv is False; the ConvNorm run on it (a BatchNorm2d of a 3-d output) is
+    # what would happen with the other choice, whose forward takes 4-d inputs
+    source = _CHOSEN.replace("OUT", "dim")
+    assert not torch_raises(source, "Attn(8)", (2, 5, 8))
+    assert not _errors(source)
+
+
+def test_the_later_layers_of_a_sequential_teach_nothing_of_its_input():
+    # each layer of an nn.Sequential is called at `self.net(x)`, on the output of the
+    # one before: Linear(2·dim, dim) says what its own input is, not what x is
+    source = HEAD + textwrap.dedent(
+        """
+        class Norm(nn.Module):
+            def __init__(self, feats):
+                super().__init__()
+                self.g = nn.Parameter(torch.ones(feats))
+
+            def forward(self, x):
+                return x * self.g
+
+
+        class FF(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                hidden = 2 * dim
+                self.net = nn.Sequential(
+                    Norm(dim), nn.Linear(dim, hidden), nn.GELU(), Norm(hidden), nn.Linear(hidden, dim)
+                )
+
+            def forward(self, x):
+                return self.net(x) + x
+        """
+    )
+    assert not torch_raises(source, "FF(8)", (2, 5, 8))
+    assert not _errors(source)

@@ -181,8 +181,8 @@ def test_a_conv_names_the_channels_of_an_input_of_unknown_rank():
 
 
 def test_a_parameter_of_twice_the_width_with_a_size_of_unknown_value():
-    # torch.randn(n, 2 * dim) with n of unknown type (an int or a tuple's part, as
-    # pair() gives) is still [?, 2·dim]: torch takes several sizes only as ints
+    # torch.randn(h // 2, 2 * dim), with h from pair(dim) (dim itself, the helper run
+    # on it), is [dim//2, 2·dim]; a parameter of any first size conflicts all the same
     source = _module(
         "h, w = pair(dim)\n"
         "self.proj = nn.Linear(hidden_dim, dim)\n"

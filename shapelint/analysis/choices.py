@@ -5,7 +5,8 @@ with `p` read from a schedule of tensors.
 Calling it runs each alternative on the same inputs, as an undecided `if` runs both
 branches (branches.py): when they cost the same FLOPs the cost is known and counted
 once; otherwise every call that costs FLOPs is unknown and says on what it depends.
-The result is what the alternatives' results have in common.
+The result is what the alternatives' results have in common, and so are its
+findings: those every alternative makes.
 """
 
 from __future__ import annotations
@@ -57,14 +58,22 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
     base = frame.records
     results: list[Value] = []
     groups: list[list] = []
+    said: list[list] = []
     for alt in choice.items:
         frame.records = dict(base)
         try:
-            results.append(an.call_value(alt, node, args, kwargs, frame))
+            with an.diverted() as found:
+                results.append(an.call_value(alt, node, args, kwargs, frame))
         finally:
             added = [r for k, r in frame.records.items() if base.get(k) is not r]
             frame.records = base
         groups.append(added)
+        said.append(found)
+    # What one alternative meets may not happen: the other may be the one that runs.
+    # A finding every alternative makes is the call's.
+    for d in said[0]:
+        if all(d in other for other in said[1:]):
+            an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
     names = ", ".join(_name(v) for v in choice.items)
     what = op_text(node)
     flops = [total_of(g, "flops") for g in groups]

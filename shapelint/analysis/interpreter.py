@@ -223,6 +223,8 @@ class ModuleAnalyzer:
         self._muted = 0
         self._repeating = 0
         self._diag_spots: set[tuple] = set()
+        # The sinks diverted() set aside, outermost first (the result's own).
+        self._diversions: list[tuple] = []
         self.active_closures: list = []  # closures running now (lambdas.invoke)
         self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
         self.closures: list = []  # every closure made here (lambdas.closure_of)
@@ -369,6 +371,34 @@ class ModuleAnalyzer:
         return cd
 
     # ------------------------------------------------------------------ diagnostics
+    @contextmanager
+    def diverted(self):
+        """The findings reported inside, handed to the caller instead of the result;
+        the result keeps no trace of them, so that a later pass may say them. A
+        generic pass first reached inside (a summary, a class's attributes) is
+        not diverted: what it finds is the function's own."""
+        saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
+        self._diversions.append(saved)
+        self.result.diagnostics = found = []
+        self._diag_keys, self._diag_spots = set(saved[1]), set(saved[2])
+        try:
+            yield found
+        finally:
+            self._diversions.pop()
+            self.result.diagnostics, self._diag_keys, self._diag_spots = saved
+
+    @contextmanager
+    def _undiverted(self):
+        if not self._diversions:
+            yield
+            return
+        saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
+        self.result.diagnostics, self._diag_keys, self._diag_spots = self._diversions[0]
+        try:
+            yield
+        finally:
+            self.result.diagnostics, self._diag_keys, self._diag_spots = saved
+
     def report(self, node_or_pos, code: str, message: str) -> None:
         if isinstance(node_or_pos, ast.AST):
             (l1, c1), (l2, c2) = self.src.node_start(node_or_pos), self.src.node_end(node_or_pos)
@@ -459,7 +489,8 @@ class ModuleAnalyzer:
         self._in_progress.add(qualname)
         try:
             with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
-                summ = self._analyze_function(fd)
+                with self._undiverted():
+                    summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
         self.summaries[qualname] = summ
@@ -487,7 +518,7 @@ class ModuleAnalyzer:
             frame.env["self"] = SelfRecorder(cd.key)
             quiet, self._quiet = self._quiet, False  # first reached in a second pass
             try:
-                with fact_scope(), aliasing.apart(), dynamic.generic():
+                with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
                     self._exec_block(init.node.body, frame)
                     rec = frame.env.get("self")
                     if isinstance(rec, SelfRecorder):
@@ -1026,10 +1057,15 @@ class ModuleAnalyzer:
                     return self._call_method(callee, "__call__", node, args, kwargs, frame)
                 return UNKNOWN
             if args:
-                known = unify.layer_input(callee, args[0])
+                given = args[0]
+                known = unify.layer_input(callee, given)
                 if known is not None:
                     args = [known, *args[1:]]
-                    if node.args and not isinstance(node.args[0], ast.Starred):
+                    if (
+                        node.args
+                        and not isinstance(node.args[0], ast.Starred)
+                        and _given(frame, node.args[0], given)
+                    ):
                         learning.learn(self, node.args[0], known, frame, node)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
@@ -1070,6 +1106,12 @@ class ModuleAnalyzer:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
+        if not self.specialize and fd.cls is None and modules.plain_data(args, kwargs):
+            # a helper of sizes (`pair(image_size)`): what it makes of these values
+            got = modules.value_at(self, fd, None, node, args, kwargs, frame.name)
+            if got is not None:
+                self._record(node, frame, f"call {fd.qualname}", None, args, got, Cost())
+                return got
         summ = (fd.owner or self).summary(fd.qualname)
         if summ is None:
             return self._unknown_call(node, args, kwargs, frame, "recursive call")
@@ -1120,6 +1162,17 @@ class ModuleAnalyzer:
             unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
         if unbound:
             value = unnamed.forget(value, unbound & summ.result_names)
+        if (
+            not self.specialize
+            and summ.return_annotation is None
+            and modules.lost_shape(value)
+            and modules.plain_data(args, kwargs, tensors=True)
+        ):
+            # The summary, made for any argument, lost the shape that these give
+            # (`F.normalize(x, dim=1) * self.g` of a 4-d x): their run says it.
+            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            if got is not None:
+                value = got
         if not self.costs:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
             return value
@@ -1146,7 +1199,11 @@ class ModuleAnalyzer:
                 continue
             arg_node = _arg_node(node, params, pname)
             known = unify.taught_by_callee(learnt, bound[pname], binding)
-            if known is not None and isinstance(arg_node, ast.Name):
+            if (
+                known is not None
+                and isinstance(arg_node, ast.Name)
+                and _given(frame, arg_node, bound[pname])
+            ):
                 learning.learn(self, arg_node, known, frame, node)
 
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
@@ -1489,6 +1546,13 @@ def _plain_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 _PLAIN_DEFAULT = (ast.Constant, ast.Name, ast.Attribute, ast.UnaryOp, ast.Tuple, ast.List)
+
+
+def _given(frame, arg: ast.expr, value: Value) -> bool:
+    """Whether the argument written at a call still holds the value a callee was
+    given there: an nn.Sequential's later layers are called at the same node, each
+    on the output of the one before, which teaches nothing of the name."""
+    return not isinstance(arg, ast.Name) or arg.id not in frame.env or frame.env[arg.id] == value
 
 
 def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:

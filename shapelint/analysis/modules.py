@@ -51,7 +51,7 @@ from shapelint.analysis.attributes import (
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE
@@ -1932,6 +1932,92 @@ def _holds_state(v: Value, depth: int = 0) -> bool:
         return any(_holds_state(a, depth + 1) for _, a in v.attrs)
     items = getattr(v, "items", None)  # a tuple, a module list, a choice of modules
     return isinstance(items, tuple) and any(_holds_state(i, depth + 1) for i in items)
+
+
+def plain_data(args, kwargs, tensors: bool = False) -> bool:
+    """Whether a call passes only values known by kind: numbers, strings, None and
+    tuples of them (with tensors: and tensors some size of which is known, one at
+    least)."""
+
+    def known(v: Value) -> bool:
+        if isinstance(v, TupleV):
+            return all(known(i) for i in v.items)
+        if isinstance(v, TensorV):
+            return tensors and v.shape is not None and any(isinstance(d, Expr) for d in v.shape)
+        return isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
+
+    given = [*args, *kwargs.values()]
+    if not given or not all(known(v) for v in given):
+        return False
+    return not tensors or any(isinstance(v, TensorV) for v in given)
+
+
+def lost_shape(v: Value) -> bool:
+    """A tensor whose rank or some size is not known."""
+    return isinstance(v, TensorV) and (v.rank is None or any(d is None for d in v.shape))
+
+
+# Findings of a run on a call's arguments that are not the call's to answer for:
+# what the analysis reveals, and a name read before it is bound (the body's own).
+_NOT_THE_CALLS = frozenset({"SHP390", "SHP319"})
+_SAID = "<plain: said>"  # the spots a run on arguments reported, once each
+
+
+def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -> Value | None:
+    """What fd returns run with these arguments, outside a target: its body
+    evaluated on them, as a target's run would, memoised per arguments. A shape
+    conflict the run meets is reported where it happens, as a target's is, with the
+    call that led there (once per spot: the first call says it); in another file,
+    at the call. None where no run says: a decorated function or a generator, a run
+    nested too deep or recursive, or a body that returns no value."""
+    body = fd.node
+    if body.decorator_list or any(
+        isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(body)
+    ):
+        return None
+    owner = fd.owner or an
+    key = _call_key(fd, recv, args, kwargs, ("<plain>", GRAD_MODE.get()))
+    got = owner.specialized.get(key) if key is not None else None
+    if got is None:
+        flight = key if key is not None else ("<plain>", fd.qualname, id(recv))
+        if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
+            return None
+        owner.in_flight.add(flight)
+        try:
+            # a pass of its own, as a summary is: no fact, store or call path of the run
+            with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
+                with owner.diverted() as found, owner.naming.paused():
+                    value, _ = run_body(owner, fd, recv, args, kwargs)
+        finally:
+            owner.in_flight.discard(flight)
+        if isinstance(value, NoneV) or value is UNKNOWN:
+            value = None
+        kept = [
+            d for d in found if d.code.startswith(("SHP2", "SHP3")) and d.code not in _NOT_THE_CALLS
+        ]
+        got = (value, kept)
+        if key is not None:
+            owner.specialized[key] = got
+    value, found = got
+    where = f"{caller}:{getattr(node, 'lineno', '?')}"
+    said = an.specialized.setdefault(_SAID, set())
+    for d in found:
+        if owner is not an:
+            an.report(node, d.code, f"{d.message} (in {fd.qualname}:{d.line})")
+            continue
+        spot = (d.line, d.column, d.code)
+        if spot not in said:
+            said.add(spot)
+            an.report((d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where))
+    return value
+
+
+def _via(message: str, where: str) -> str:
+    """The message with the call that led to it first in its call path."""
+    if message.endswith(")") and " (via " in message:
+        head, _, path = message.rpartition(" (via ")
+        return f"{head} (via {where} → {path}"
+    return f"{message} (via {where})"
 
 
 def _call_key(fd, recv, args, kwargs, mode):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from shapelint.analysis.letter_einsum import align_letters, parse_letters
@@ -96,10 +97,23 @@ class NamingChecker:
         self._numpy: bool | None = None
         # Per function, built on first use: name -> its Name nodes (see _temporary).
         self._names: dict[ast.AST, dict[str, list[ast.Name]]] = {}
+        self._paused = 0
+
+    @contextmanager
+    def paused(self):
+        """A body run on one call's arguments (modules.value_at): what its code
+        names is judged on the function's own pass, not on one call's shapes."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
 
     # ------------------------------------------------------------------ hooks
     def method_call(self, node, recv, method, args, kwargs, frame) -> None:
         """`recv.method(*args, **kwargs)`; recv is the receiver's abstract value."""
+        if self._paused:
+            return
         self.values[node.func.value] = recv
         if method in CHAIN_METHODS:
             self._remember_args(node.args, args)
@@ -107,6 +121,8 @@ class NamingChecker:
 
     def attribute(self, node, recv, frame) -> None:
         """`recv.attr` read (e.g. `.T`, `.mT`)."""
+        if self._paused:
+            return
         self.values[node.value] = recv
         if node.attr in ("T", "mT"):
             self._maybe_chain_top(node, frame)
@@ -115,11 +131,15 @@ class NamingChecker:
         """`left @ right`. A transposed operand is judged with its matmul when the
         operand's own chain ends (that hook fires first, and fires even where
         neither operand is known to be a tensor), so here we only remember."""
+        if self._paused:
+            return
         self.values[node.left] = left
         self.values[node.right] = right
 
     def qualified_call(self, node, qual, args, kwargs, frame) -> None:
         """A call resolved through imports, e.g. torch.einsum / torch.matmul."""
+        if self._paused:
+            return
         if qual in EINSUM_FUNCS:
             self._letter_einsum(node, qual, args, frame)
         elif qual in CHAIN_FUNCS or qual in MATMUL_FUNCS:

@@ -305,9 +305,13 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
         # kv·(h//kv) against h proves kv | h, and the two are then the same.
         if note_equal(a, b) and a.simplify() == b.simplify():
             return b.simplify(), False
+        # One that cannot be 1 (`2·d`, `n + 1`) is the result, or torch raises.
+        for e in (a, b):
+            if _never_one(e):
+                return e, False
         return None, False
     known = a if isinstance(a, Expr) else b
-    if isinstance(known, Expr) and known.value is not None and known.value != 1:
+    if isinstance(known, Expr) and _never_one(known):
         return known, False
     return None, False
 
