@@ -1938,18 +1938,20 @@ def plain_data(args, kwargs, tensors: bool = False) -> bool:
     """Whether a call passes only values known by kind: numbers, strings, None and
     tuples of them (with tensors: and tensors some size of which is known, one at
     least)."""
-
-    def known(v: Value) -> bool:
-        if isinstance(v, TupleV):
-            return all(known(i) for i in v.items)
-        if isinstance(v, TensorV):
-            return tensors and v.shape is not None and any(isinstance(d, Expr) for d in v.shape)
-        return isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
-
     given = [*args, *kwargs.values()]
-    if not given or not all(known(v) for v in given):
+    if not given or not all(_known_kind(v, tensors) for v in given):
         return False
     return not tensors or any(isinstance(v, TensorV) for v in given)
+
+
+def _known_kind(v: Value, tensors: bool) -> bool:
+    # a function of the module, not a closure: one calling itself is a cycle that
+    # only the garbage collector frees
+    if isinstance(v, TupleV):
+        return all(_known_kind(i, tensors) for i in v.items)
+    if isinstance(v, TensorV):
+        return tensors and v.shape is not None and any(isinstance(d, Expr) for d in v.shape)
+    return isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
 
 
 def lost_shape(v: Value) -> bool:
