@@ -5,8 +5,9 @@ with `p` read from a schedule of tensors.
 Calling it runs each alternative on the same inputs, as an undecided `if` runs both
 branches (branches.py): when they cost the same FLOPs the cost is known and counted
 once; otherwise every call that costs FLOPs is unknown and says on what it depends.
-The result is what the alternatives' results have in common, and so are its
-findings: those every alternative makes.
+The result is what the alternatives' results have in common; a conflict found by
+running an alternative's body on the call's arguments is reported only where every
+alternative meets it.
 """
 
 from __future__ import annotations
@@ -69,10 +70,16 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
             frame.records = base
         groups.append(added)
         said.append(found)
-    # What one alternative meets may not happen: the other may be the one that runs.
-    # A finding every alternative makes is the call's.
-    for d in said[0]:
-        if all(d in other for other in said[1:]):
+    # A conflict a run of one alternative's body on these arguments meets (`via`,
+    # modules.value_at) may not happen: which alternative runs may go with which
+    # arguments come (timm's LeViT: ConvNorm on 4-d inputs, LinearNorm on 3-d ones).
+    # One every alternative meets is the call's; an alternative's own layers are
+    # judged as before.
+    for i, found in enumerate(said):
+        for d in found:
+            run = " (via " in d.message
+            if run and (i or not all(d in other for other in said[1:])):
+                continue
             an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
     names = ", ".join(_name(v) for v in choice.items)
     what = op_text(node)
