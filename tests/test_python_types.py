@@ -15,6 +15,7 @@ import pytest
 
 from shapelint.analysis.driver import analyze_target
 from shapelint.analysis.parameters import params_json
+from shapelint.analysis.target import target_json
 from tests.test_modules import counted, static_target, write
 from tests.test_object_model import assert_exact
 
@@ -350,6 +351,68 @@ def test_names_bound_by_a_star_import(tmp_path, monkeypatch):
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_library_names_another_project_file_imports(tmp_path, monkeypatch):
+    # `from .acts import *` binds the `nn` acts imported from torch (no `__all__`:
+    # every public name of acts' namespace), and `from .acts import F` the F it
+    # imported: factory.py uses both without importing torch itself.
+    pkg = tmp_path / "libpkg"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "acts.py",
+        """
+        import torch
+        from torch import nn as nn
+        from torch.nn import functional as F
+        """,
+    )
+    write(
+        pkg,
+        "factory.py",
+        """
+        from .acts import *
+        from .acts import F as G
+
+        _LAYERS = dict(relu=nn.ReLU, wide=nn.Linear)
+
+        def get_layer(name):
+            return _LAYERS[name.lower()]
+
+        def gate(x):
+            return G.linear(x, torch.ones(8, 8))
+        """,
+    )
+    path = write(
+        pkg,
+        "model.py",
+        """
+        import torch.nn as nn
+        from .factory import get_layer, gate
+
+        class Net(nn.Module):
+            def __init__(self, c, act="RELU"):
+                super().__init__()
+                self.lin = get_layer("wide")(c, 2 * c)
+                self.act = get_layer(act)()
+
+            def forward(self, x):
+                return gate(self.act(self.lin(x))[..., :8])
+        """,
+    )
+    res = analyze_target(str(path), path.read_text(), "Net", {"c": "8"}, {"x": "2,8"})
+    t = target_json(res, {})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("libpkg.model").Net(8)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+    count = params_json(res.params, {})["params_value"]
+    assert count == sum(p.numel() for p in net.parameters())
 
 
 def test_a_factory_called_twice_builds_two_modules(tmp_path):
