@@ -415,6 +415,44 @@ def test_library_names_another_project_file_imports(tmp_path, monkeypatch):
     assert count == sum(p.numel() for p in net.parameters())
 
 
+def test_a_tensor_against_the_abstract_collections(tmp_path):
+    # A tensor is Iterable and a Collection (len, iter, in) but no Sequence or
+    # Mapping: a cast that recurses into containers takes the tensor branch.
+    path = write(
+        tmp_path,
+        "casting.py",
+        """
+        from collections.abc import Collection, Iterable, Mapping
+        from typing import Sequence
+
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.wide = nn.Linear(d, 4 * d)
+
+            def cast(self, data):
+                if isinstance(data, Mapping):
+                    return {k: self.cast(data[k]) for k in data}
+                if isinstance(data, Sequence):
+                    return type(data)(self.cast(s) for s in data)
+                return self.lin(data)
+
+            def forward(self, x):
+                y = self.cast(x)
+                if isinstance(y, Iterable) and isinstance(y, Collection):
+                    return y
+                return self.wide(y)
+        """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
 def test_a_factory_called_twice_builds_two_modules(tmp_path):
     # Python runs a factory's body at each call: two calls, two convolutions, each
     # counted by parameters() (a run handed out again would be one object twice).

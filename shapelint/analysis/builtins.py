@@ -448,14 +448,19 @@ def _callable(v: Value) -> Value:
     return BoolV(None)
 
 
-# The abstract collection types a value of a plain kind is, or is not, an instance
-# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
-# and strings are iterable sequences; numbers, booleans and None are neither.
-_ABSTRACT = frozenset(
-    f"{m}.{t}"
-    for m in ("collections.abc", "typing")
-    for t in ("Iterable", "Sequence", "Collection")
-)
+# The abstract collection types a value of a plain kind, or a tensor, is or is not
+# an instance of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`):
+# tuples, lists and strings are iterable sequences and no mappings; numbers,
+# booleans and None are none of them. A torch.Tensor has __len__, __iter__ and
+# __contains__ (an Iterable, a Collection) and is registered as no Sequence or
+# Mapping. Per class: (the plain kinds that are instances, a tensor's answer).
+_ABCS: dict[str, tuple[tuple[type[Value], ...], bool]] = {
+    "Iterable": ((TupleV, StrV), True),
+    "Collection": ((TupleV, StrV), True),
+    "Sequence": ((TupleV, StrV), False),
+    "Mapping": ((), False),
+}
+_ABSTRACT = {f"{m}.{t}": v for m in ("collections.abc", "typing") for t, v in _ABCS.items()}
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
 # The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
@@ -495,9 +500,11 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual in _ABSTRACT:
+        kinds, tensor = _ABSTRACT[qual]
+        if isinstance(v, TensorV):
+            return tensor
         if not isinstance(v, _PLAIN_VALUES):
             return None
-        kinds: tuple[type[Value], ...] = (TupleV, StrV)
     elif builtin in _PY_TYPES:
         kinds = _PY_TYPES[builtin]
     elif qual in _NUMBERS:
