@@ -218,3 +218,7 @@ METHOD_CALLS = {
         ((), ([X(2, 3), X(4, 3)],)),
     ],
 }
+CALLS["torch.nn.functional.grid_sample"] = [
+    ((X(2, 3, 5, 6), X(2, 4, 7, 2)), {"align_corners": False}),
+    ((X(2, 3, 4, 5, 6), X(2, 2, 3, 4, 3)), {"mode": "nearest", "align_corners": True}),
+]

@@ -46,6 +46,7 @@ EXACT = [
     ("CastNorm", SEQ, True),
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
+    ("Warp", IMAGE, True),
 ]
 
 

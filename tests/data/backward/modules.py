@@ -167,3 +167,18 @@ class Sdpa3d(nn.Module):
 
     def forward(self, x):
         return F.scaled_dot_product_attention(self.q(x), self.k(x), self.v.expand(2, 4, 8))
+
+
+class Warp(nn.Module):
+    """grid_sample: neither direction counted, its operands' gradients flow on."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.theta = nn.Parameter(torch.randn(1, 3, 2))
+
+    def forward(self, x):
+        n, _, h, w = x.shape
+        base = torch.ones(n, h * w, 3)
+        grid = base.bmm(self.theta.expand(n, 3, 2)).view(n, h, w, 2)
+        return F.grid_sample(self.conv(x), grid, align_corners=False)

@@ -354,3 +354,18 @@ class Swapped4(nn.Module):
         q = self.q(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
         k = self.k(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
         return (q @ k.transpose(-2, -1)).softmax(dim=-1)
+
+
+class Warp(nn.Module):
+    """grid_sample keeps its input and its grid: the grid a product of a parameter."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.theta = nn.Parameter(torch.randn(1, 3, 2))
+
+    def forward(self, x):
+        n, _, h, w = x.shape
+        base = torch.ones(n, h * w, 3)
+        grid = base.bmm(self.theta.expand(n, 3, 2)).view(n, h, w, 2)
+        return F.grid_sample(self.conv(x), grid, align_corners=False)
