@@ -453,6 +453,63 @@ def test_a_tensor_against_the_abstract_collections(tmp_path):
     assert t["flops_value"] == truth
 
 
+def test_version_checks_by_an_operator_table(tmp_path):
+    # A version check as libraries write it: an instance of a class deriving from
+    # object alone is no str (so no metadata lookup of it), and `operator.lt` taken
+    # from a table compares as `<` does, running nothing on a device. A class with a
+    # builtin base may be a str: that test stays undecided, and the call it guards
+    # counts as not known.
+    path = write(
+        tmp_path,
+        "versions.py",
+        """
+        import importlib.metadata as metadata
+        import operator as op
+
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        OPS = {"<": op.lt, ">=": op.ge}
+
+        class _Base:
+            def __lt__(self, other):
+                return self.key < other.key
+
+        class Version(_Base):
+            def __init__(self, text):
+                self.key = tuple(int(p) for p in text.split("."))
+
+        class Tag(str):
+            pass
+
+        def compare(lib, how, req):
+            if isinstance(lib, str):
+                lib = Version(metadata.version(lib))
+            return OPS[how](lib, Version(req))
+
+        class Net(nn.Module):
+            def __init__(self, d, tagged=False):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.tagged = tagged
+
+            def forward(self, x):
+                x = self.lin(x)
+                v = Tag("1.0") if self.tagged else Version("2.1")
+                if x.device.type == "mps" and compare(v, "<", "2.0"):
+                    return F.gelu(x.float()).to(x.dtype)
+                return F.gelu(x)
+        """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+    tagged = static_target(path, "Net", {"d": "8", "tagged": "True"}, {"x": "2,8"})
+    assert not tagged["complete"]
+    assert [u["op"] for u in tagged["unknown"]] == ["call metadata.version"]
+
+
 def test_a_factory_called_twice_builds_two_modules(tmp_path):
     # Python runs a factory's body at each call: two calls, two convolutions, each
     # counted by parameters() (a run handed out again would be one object twice).

@@ -24,7 +24,7 @@ from shapelint.analysis import (
     pytypes,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.attributes import all_methods
+from shapelint.analysis.attributes import all_methods, derives_from_object_alone
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
@@ -517,8 +517,14 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):
         return isinstance(v, kinds)
     # a tensor, a module list, a class, a function: no number, string or sequence;
-    # a grown list (SeqV) or an instance the analysis knows by its attributes: not known
-    return False if pytypes.no_builtin_instance(v) else None
+    # a grown list (SeqV): not known; an instance of a class whose bases are all
+    # the project's (or object): no builtin's, whatever its attributes
+    if pytypes.no_builtin_instance(v):
+        return False
+    if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+        cd = an.class_of(v.kind[len("<class>") :])
+        return False if cd is not None and derives_from_object_alone(an, cd) else None
+    return None
 
 
 def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:
