@@ -936,3 +936,34 @@ def test_sequential_items_keep_the_names_they_were_registered_under(tmp_path):
     x = torch.randn(2, 4, 8, 8)
     table = check_table(p, "Named", ["--init", "c=4", "--input", "x=2,4,8,8"], "Named(4)", {"x": x})
     assert {"stem.conv", "stem.bn", "head.proj"} <= set(table)
+
+
+def test_layer_arguments_of_unknown_value_hold_nothing(tmp_path):
+    # nn.Linear(..., device=p.device, dtype=p.dtype) with the device and dtype read off
+    # a parameter the analysis does not follow: a torch layer registers its weights
+    # and buffers alone, whatever its arguments are.
+    p = tmp_path / "dd.py"
+    p.write_text(
+        textwrap.dedent(
+            """
+            import torch.nn as nn
+
+            def device_dtype(module):
+                first = next(module.parameters(), None)
+                return {"device": first.device, "dtype": first.dtype}
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.stem = nn.Linear(d, d)
+                    dd = device_dtype(self)
+                    self.heads = nn.ModuleList([nn.Linear(d, 3, **dd), nn.LayerNorm(d, **dd)])
+                    self.bn = nn.BatchNorm1d(d, **dd)
+
+                def forward(self, x):
+                    return self.heads[0](self.heads[1](self.bn(self.stem(x))))
+            """
+        )
+    )
+    t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net(8)")
