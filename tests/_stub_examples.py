@@ -222,3 +222,15 @@ CALLS["torch.nn.functional.grid_sample"] = [
     ((X(2, 3, 5, 6), X(2, 4, 7, 2)), {"align_corners": False}),
     ((X(2, 3, 4, 5, 6), X(2, 2, 3, 4, 3)), {"mode": "nearest", "align_corners": True}),
 ]
+_SQ = torch.randn(3, 4, 4) + 4 * torch.eye(4)
+CALLS["torch.linalg.solve"] = [
+    ((_SQ[0], X(4, 5)), {}),
+    ((_SQ, X(4, 2)), {}),
+    ((_SQ[:1], X(2, 1, 4, 3)), {}),
+    ((_SQ, X(3, 4)), {}),  # a batch of vectors: B is A's shape without its last axis
+    ((_SQ, X(4)), {}),
+    ((_SQ[0], X(5, 4)), {"left": False}),
+    ((_SQ, X(3, 2, 4)), {"left": False}),
+]
+for _n in ("torch.triu_indices", "torch.tril_indices"):
+    CALLS[_n] = [((4, 4), {}), ((3, 5, 1), {}), ((5, 3, -2), {}), ((4, 6), {"offset": 7})]

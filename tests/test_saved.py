@@ -47,6 +47,7 @@ EXACT = [
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),
+    ("Solve", SEQ, True),
 ]
 
 
