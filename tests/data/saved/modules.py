@@ -357,18 +357,18 @@ class Swapped4(nn.Module):
 
 
 class Warp(nn.Module):
-    """grid_sample keeps its input and its grid: the grid a product of a parameter."""
+    """grid_sample over a volume keeps its input and its grid: the grid a product of
+    a parameter."""
 
     def __init__(self, c=4):
         super().__init__()
         self.conv = nn.Conv2d(c, c, 3, padding=1)
-        self.theta = nn.Parameter(torch.randn(1, 3, 2))
+        self.theta = nn.Parameter(torch.randn(1, 4, 3))
 
     def forward(self, x):
         n, _, h, w = x.shape
-        base = torch.ones(n, h * w, 3)
-        grid = base.bmm(self.theta.expand(n, 3, 2)).view(n, h, w, 2)
-        return F.grid_sample(self.conv(x), grid, align_corners=False)
+        grid = torch.ones(n, h * w, 4).bmm(self.theta.expand(n, 4, 3)).view(n, 1, h, w, 3)
+        return F.grid_sample(self.conv(x).unsqueeze(2), grid, align_corners=True)
 
 
 class Solve(nn.Module):
