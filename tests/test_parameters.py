@@ -611,7 +611,7 @@ import torch.nn as nn
 class Buffered(nn.Module):
     def __init__(self, size):
         super().__init__()
-        rows, cols = torch.triu_indices(size, size, 1)
+        rows, cols = torch.ones(size, size).triu(1).nonzero(as_tuple=True)
         self.register_buffer("rows", rows, persistent=False)
         self.register_buffer("cols", cols, persistent=False)
         self.weight = nn.Parameter(torch.zeros(size * (size - 1) // 2))
@@ -630,6 +630,15 @@ def test_a_buffer_of_unknown_size_leaves_the_parameters_known(tmp_path):
     params, trainable, _ = torch_counts(p, "Buffered(6)")
     assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
     assert t["buffers"] == "?" and {"rows", "cols"} <= set(t["params_unknown"])
+    # the same indices from torch.triu_indices, whose size the sizes decide: counted
+    p.write_text(
+        textwrap.dedent(BUFFERED).replace(
+            "torch.ones(size, size).triu(1).nonzero(as_tuple=True)",
+            "torch.triu_indices(size, size, 1)",
+        )
+    )
+    t = static(p, "Buffered", "--init", "size=6", "--input", "x=2,15")
+    assert figures(t) == torch_counts(p, "Buffered(6)")
 
 
 HELPERS = """
