@@ -201,3 +201,36 @@ for _n in ("index_add", "index_copy", "index_fill"):
     for _q in (f"torch.{_n}", f"torch.Tensor.{_n}", f"torch.Tensor.{_n}_"):
         CALLS[_q] = [((X(3, 4), 1, _idx, _src), {})]
 SEPARATE_MODULES["torch.nn.Bilinear"] = "tests/test_tensor_stubs.py"
+
+# Eager quantization's float helpers (stubs/quantization.stub).
+MODULES["torch.ao.quantization.QuantStub"] = [((), {}, X(2, 3))]
+MODULES["torch.ao.quantization.DeQuantStub"] = [((), {}, X(2, 3))]
+MODULES["torch.ao.nn.quantized.FloatFunctional"] = [((), {}, X(2, 3))]
+# Methods of described modules other than their call: (constructor args, call args).
+METHOD_CALLS = {
+    "torch.ao.nn.quantized.FloatFunctional.add": [((), (X(2, 3), X(3)))],
+    "torch.ao.nn.quantized.FloatFunctional.add_scalar": [((), (X(2, 3), 0.5))],
+    "torch.ao.nn.quantized.FloatFunctional.mul": [((), (X(2, 1, 3), X(4, 1)))],
+    "torch.ao.nn.quantized.FloatFunctional.mul_scalar": [((), (X(2, 3), 2.0))],
+    "torch.ao.nn.quantized.FloatFunctional.add_relu": [((), (X(2, 3), X(2, 3)))],
+    "torch.ao.nn.quantized.FloatFunctional.cat": [
+        ((), ([X(2, 3), X(2, 5)], 1)),
+        ((), ([X(2, 3), X(4, 3)],)),
+    ],
+}
+CALLS["torch.nn.functional.grid_sample"] = [
+    ((X(2, 3, 5, 6), X(2, 4, 7, 2)), {"align_corners": False}),
+    ((X(2, 3, 4, 5, 6), X(2, 2, 3, 4, 3)), {"mode": "nearest", "align_corners": True}),
+]
+_SQ = torch.randn(3, 4, 4) + 4 * torch.eye(4)
+CALLS["torch.linalg.solve"] = [
+    ((_SQ[0], X(4, 5)), {}),
+    ((_SQ, X(4, 2)), {}),
+    ((_SQ[:1], X(2, 1, 4, 3)), {}),
+    ((_SQ, X(3, 4)), {}),  # a batch of vectors: B is A's shape without its last axis
+    ((_SQ, X(4)), {}),
+    ((_SQ[0], X(5, 4)), {"left": False}),
+    ((_SQ, X(3, 2, 4)), {"left": False}),
+]
+for _n in ("torch.triu_indices", "torch.tril_indices"):
+    CALLS[_n] = [((4, 4), {}), ((3, 5, 1), {}), ((5, 3, -2), {}), ((4, 6), {"offset": 7})]

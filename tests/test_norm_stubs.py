@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapelint.ops.stub_ops import stub_call
+from shapelint.ops.values import BufferV, ParameterV
 
 SETTINGS = settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow])
 pytestmark = pytest.mark.filterwarnings("ignore:input's size at dim")
@@ -38,9 +39,11 @@ def layer_case(draw):
         g = draw(st.integers(1, 3))
         num_c = g * draw(st.integers(1, 2)) if draw(st.integers(0, 4)) else draw(st.integers(1, 6))
         shape[channel_axis] = num_c if draw(st.integers(0, 3)) else shape[channel_axis]
-        return "torch.nn.GroupNorm", (g, num_c), {"affine": draw(st.booleans())}, shape
+        flags = {"affine": draw(st.booleans()), "bias": draw(st.booleans())}
+        return "torch.nn.GroupNorm", (g, num_c), flags, shape
     nd = draw(st.integers(1, 3))
     flags = {"affine": draw(st.booleans()), "track_running_stats": draw(st.booleans())}
+    flags["bias"] = draw(st.booleans())
     return f"torch.nn.{kind}{nd}d", (c,), flags, shape
 
 
@@ -57,6 +60,10 @@ def test_norm_layers_generated(case, training):
         return
     assert not built.issues, built.issues
     check_value(built.value, module, {}, strict=False)
+    # weights= are its parameters, buffers= its buffers (`bias=False` drops the bias)
+    for kind, held in ((ParameterV, module.parameters()), (BufferV, module.buffers())):
+        stub = sum(v.numel().value for _, v in built.value.attrs if isinstance(v, kind))
+        assert stub == sum(t.numel() for t in held), (kind.__name__, ctor, kwargs)
     module.train(training)
     x = torch.randn(*shape)
     o = run_both(
@@ -118,3 +125,35 @@ def test_group_norm_layer_checks_its_groups():
     assert [i.code for i in res.issues] == ["SHP309"]
     ok = stub_call("torch.nn.GroupNorm", [to_value(32), to_value(64)], {})
     assert ok.value.attr("weight").shape[0].value == 64
+
+
+def test_a_batch_norm_of_any_rank_derived_from_the_base(tmp_path):
+    # `class BN(nn.modules.batchnorm._BatchNorm)` supplying its own `_check_input_dim`
+    # (a SyncBatchNorm converted back): the base's forward, at any rank.
+    from tests.test_modules import counted, static_target, write
+
+    path = write(
+        tmp_path,
+        "bnxd.py",
+        """
+        import torch.nn as nn
+
+        class BNXd(nn.modules.batchnorm._BatchNorm):
+            def _check_input_dim(self, input):
+                return
+
+        class Net(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.bn = BNXd(c, affine=False)
+                self.fc = nn.Linear(c, c)
+
+            def forward(self, x):
+                return self.fc(self.bn(x).transpose(1, -1))
+        """,
+    )
+    for shape in ((2, 4), (2, 4, 3), (2, 4, 3, 5)):
+        t = static_target(path, "Net", {"c": "4"}, {"x": ",".join(map(str, shape))})
+        truth = counted(path, "Net(4)", {"x": torch.randn(*shape)})
+        assert t["complete"], t["unknown"]
+        assert t["flops_value"] == truth

@@ -611,7 +611,7 @@ import torch.nn as nn
 class Buffered(nn.Module):
     def __init__(self, size):
         super().__init__()
-        rows, cols = torch.triu_indices(size, size, 1)
+        rows, cols = torch.ones(size, size).triu(1).nonzero(as_tuple=True)
         self.register_buffer("rows", rows, persistent=False)
         self.register_buffer("cols", cols, persistent=False)
         self.weight = nn.Parameter(torch.zeros(size * (size - 1) // 2))
@@ -630,6 +630,15 @@ def test_a_buffer_of_unknown_size_leaves_the_parameters_known(tmp_path):
     params, trainable, _ = torch_counts(p, "Buffered(6)")
     assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
     assert t["buffers"] == "?" and {"rows", "cols"} <= set(t["params_unknown"])
+    # the same indices from torch.triu_indices, whose size the sizes decide: counted
+    p.write_text(
+        textwrap.dedent(BUFFERED).replace(
+            "torch.ones(size, size).triu(1).nonzero(as_tuple=True)",
+            "torch.triu_indices(size, size, 1)",
+        )
+    )
+    t = static(p, "Buffered", "--init", "size=6", "--input", "x=2,15")
+    assert figures(t) == torch_counts(p, "Buffered(6)")
 
 
 HELPERS = """
@@ -975,3 +984,34 @@ def test_copies_of_plain_data_are_the_data_and_copies_of_modules_count_apart(tmp
     assert t["params"] == "?" or figures(t) == torch_params
     t = static(p, "Base", "--init", "cfg={'d': 4}", "--input", "x=2,4")
     assert figures(t) == torch_counts(p, "Base({'d': 4})")
+
+
+def test_layer_arguments_of_unknown_value_hold_nothing(tmp_path):
+    # nn.Linear(..., device=p.device, dtype=p.dtype) with the device and dtype read off
+    # a parameter the analysis does not follow: a torch layer registers its weights
+    # and buffers alone, whatever its arguments are.
+    p = tmp_path / "dd.py"
+    p.write_text(
+        textwrap.dedent(
+            """
+            import torch.nn as nn
+
+            def device_dtype(module):
+                first = next(module.parameters(), None)
+                return {"device": first.device, "dtype": first.dtype}
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.stem = nn.Linear(d, d)
+                    dd = device_dtype(self)
+                    self.heads = nn.ModuleList([nn.Linear(d, 3, **dd), nn.LayerNorm(d, **dd)])
+                    self.bn = nn.BatchNorm1d(d, **dd)
+
+                def forward(self, x):
+                    return self.heads[0](self.heads[1](self.bn(self.stem(x))))
+            """
+        )
+    )
+    t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net(8)")

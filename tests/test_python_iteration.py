@@ -473,6 +473,33 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # list.insert at known indices (negative, past the end: clamped) and reverse():
+    # the widths only chain in the order Python leaves the list in
+    "list_insert_and_reverse": (
+        """
+        class Net(nn.Module):
+            def __init__(self, widths=(4, 8, 16, 24)):
+                super().__init__()
+                blocks = []
+                for i, (a, b) in reversed(list(enumerate(zip(widths, widths[1:])))):
+                    blocks.insert(0, nn.Sequential(nn.Linear(a, b), nn.ReLU()))
+                head = [nn.Linear(widths[-1], 3)]
+                head.insert(-5, nn.Linear(widths[-1], widths[-1]))
+                head.insert(10, nn.Linear(3, 2))
+                tail = [nn.Linear(7, 2), nn.Linear(5, 7), nn.Linear(2, 5)]
+                tail.reverse()
+                tail.insert(-2, tail.pop(0))
+                self.blocks = nn.ModuleList(blocks + head + tail)
+
+            def forward(self, x):
+                for b in self.blocks:
+                    x = b(x)
+                return x
+        """,
+        "Net",
+        dict(),
+        dict(x=(2, 4)),
+    ),
 }
 
 

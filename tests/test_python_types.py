@@ -15,6 +15,7 @@ import pytest
 
 from shapelint.analysis.driver import analyze_target
 from shapelint.analysis.parameters import params_json
+from shapelint.analysis.target import target_json
 from tests.test_modules import counted, static_target, write
 from tests.test_object_model import assert_exact
 
@@ -350,6 +351,163 @@ def test_names_bound_by_a_star_import(tmp_path, monkeypatch):
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_library_names_another_project_file_imports(tmp_path, monkeypatch):
+    # `from .acts import *` binds the `nn` acts imported from torch (no `__all__`:
+    # every public name of acts' namespace), and `from .acts import F` the F it
+    # imported: factory.py uses both without importing torch itself.
+    pkg = tmp_path / "libpkg"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "acts.py",
+        """
+        import torch
+        from torch import nn as nn
+        from torch.nn import functional as F
+        """,
+    )
+    write(
+        pkg,
+        "factory.py",
+        """
+        from .acts import *
+        from .acts import F as G
+
+        _LAYERS = dict(relu=nn.ReLU, wide=nn.Linear)
+
+        def get_layer(name):
+            return _LAYERS[name.lower()]
+
+        def gate(x):
+            return G.linear(x, torch.ones(8, 8))
+        """,
+    )
+    path = write(
+        pkg,
+        "model.py",
+        """
+        import torch.nn as nn
+        from .factory import get_layer, gate
+
+        class Net(nn.Module):
+            def __init__(self, c, act="RELU"):
+                super().__init__()
+                self.lin = get_layer("wide")(c, 2 * c)
+                self.act = get_layer(act)()
+
+            def forward(self, x):
+                return gate(self.act(self.lin(x))[..., :8])
+        """,
+    )
+    res = analyze_target(str(path), path.read_text(), "Net", {"c": "8"}, {"x": "2,8"})
+    t = target_json(res, {})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("libpkg.model").Net(8)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+    count = params_json(res.params, {})["params_value"]
+    assert count == sum(p.numel() for p in net.parameters())
+
+
+def test_a_tensor_against_the_abstract_collections(tmp_path):
+    # A tensor is Iterable and a Collection (len, iter, in) but no Sequence or
+    # Mapping: a cast that recurses into containers takes the tensor branch.
+    path = write(
+        tmp_path,
+        "casting.py",
+        """
+        from collections.abc import Collection, Iterable, Mapping
+        from typing import Sequence
+
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.wide = nn.Linear(d, 4 * d)
+
+            def cast(self, data):
+                if isinstance(data, Mapping):
+                    return {k: self.cast(data[k]) for k in data}
+                if isinstance(data, Sequence):
+                    return type(data)(self.cast(s) for s in data)
+                return self.lin(data)
+
+            def forward(self, x):
+                y = self.cast(x)
+                if isinstance(y, Iterable) and isinstance(y, Collection):
+                    return y
+                return self.wide(y)
+        """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+def test_version_checks_by_an_operator_table(tmp_path):
+    # A version check as libraries write it: an instance of a class deriving from
+    # object alone is no str (so no metadata lookup of it), and `operator.lt` taken
+    # from a table compares as `<` does, running nothing on a device. A class with a
+    # builtin base may be a str: that test stays undecided, and the call it guards
+    # counts as not known.
+    path = write(
+        tmp_path,
+        "versions.py",
+        """
+        import importlib.metadata as metadata
+        import operator as op
+
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        OPS = {"<": op.lt, ">=": op.ge}
+
+        class _Base:
+            def __lt__(self, other):
+                return self.key < other.key
+
+        class Version(_Base):
+            def __init__(self, text):
+                self.key = tuple(int(p) for p in text.split("."))
+
+        class Tag(str):
+            pass
+
+        def compare(lib, how, req):
+            if isinstance(lib, str):
+                lib = Version(metadata.version(lib))
+            return OPS[how](lib, Version(req))
+
+        class Net(nn.Module):
+            def __init__(self, d, tagged=False):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.tagged = tagged
+
+            def forward(self, x):
+                x = self.lin(x)
+                v = Tag("1.0") if self.tagged else Version("2.1")
+                if x.device.type == "mps" and compare(v, "<", "2.0"):
+                    return F.gelu(x.float()).to(x.dtype)
+                return F.gelu(x)
+        """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+    tagged = static_target(path, "Net", {"d": "8", "tagged": "True"}, {"x": "2,8"})
+    assert not tagged["complete"]
+    assert [u["op"] for u in tagged["unknown"]] == ["call metadata.version"]
 
 
 def test_a_factory_called_twice_builds_two_modules(tmp_path):

@@ -46,6 +46,8 @@ EXACT = [
     ("CastNorm", SEQ, True),
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
+    ("Warp", IMAGE, True),
+    ("Solve", SEQ, True),
 ]
 
 

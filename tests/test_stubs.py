@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 import torch
 from _stub_examples import CALLS as EXAMPLE_CALLS
+from _stub_examples import METHOD_CALLS, SEPARATE_MODULES
 from _stub_examples import MODULES as EXAMPLE_MODULES
-from _stub_examples import SEPARATE_MODULES
 from _stubcheck import Size, check_agrees, check_value, check_verdict, run_both, symbol_names
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -317,15 +317,25 @@ for _name in registry().names():
             MODULES[_name] = [((), {}, X(2, 3))]
 
 
+def _is_module(name: str) -> bool:
+    return any(e.module for e in registry().entries.get(name, ()))
+
+
 def _all_function_names() -> list[str]:
     out = []
     for name, entries in registry().entries.items():
-        if any(e.module for e in entries):
-            continue
-        if name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in ("__call__", "forward"):
-            continue
+        if any(e.module for e in entries) or _is_module(name.rpartition(".")[0]):
+            continue  # a module, or a method of one: run on an instance below
         out.append(name)
     return sorted(out)
+
+
+def _module_methods() -> list[str]:
+    return sorted(
+        n
+        for n in registry().names()
+        if _is_module(n.rpartition(".")[0]) and _short(n) not in ("__call__", "forward")
+    )
 
 
 @pytest.mark.parametrize("name", _all_function_names())
@@ -379,9 +389,22 @@ def test_every_described_module_agrees_with_torch(name):
             # (buffers too: a batch norm reads its running statistics)
             held = [*module.parameters(), *(b for b in module.buffers() if b.dim())]
             weights = sum(p.numel() * p.element_size() for p in held)
-            if not any(v in name for v in ("Embedding", "Identity", "Flatten", "Unflatten")):
+            if not any(
+                v in name for v in ("Embedding", "Identity", "Flatten", "Unflatten", "QuantStub")
+            ):
                 io = x.numel() * x.element_size() + o.out.numel() * o.out.element_size()
                 assert o.result.cost.bytes.value == io + weights
+
+
+@pytest.mark.parametrize("name", _module_methods())
+def test_every_described_module_method_agrees_with_torch(name):
+    owner, _, meth = name.rpartition(".")
+    assert METHOD_CALLS.get(name), f"no example call for {name}: add one to _stub_examples"
+    for ctor, args in METHOD_CALLS[name]:
+        module = eval(owner, {"torch": torch})(*ctor)
+        values = [_module_value(owner, ctor, {}), *(_v(a) for a in args)]
+        o = run_both(name, [module, *args], fn=lambda m, *a: getattr(m, meth)(*a), values=values)
+        check_agrees(o)
 
 
 def test_module_call_checks_its_width():

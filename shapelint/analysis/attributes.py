@@ -272,3 +272,30 @@ def _base_names(an, cd) -> list[str]:
         qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
         out.append(qual or (b.id if isinstance(b, ast.Name) else ""))
     return out
+
+
+# Bases that make a class no subclass of a builtin type (int, str, tuple, dict...):
+# NamedTuple, the enums of int and str, and a library class may all be one.
+_NO_BUILTIN_BASES = frozenset(
+    {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+)
+
+
+def derives_from_object_alone(an, cd: ClassDef, depth: int = 0) -> bool:
+    """Whether every class along cd's bases is written in the project, or is object
+    (ABC, Generic, Protocol), so that no builtin type is among them: an instance is
+    then no int, float, str, bytes, tuple, list or dict (`isinstance(v, str)` is
+    False). A class that defines `__class__` may claim another: not this."""
+    if depth > 20 or "__class__" in cd.methods:
+        return False
+    owner = cd.owner or an
+    project = base_classes(an, cd)
+    others = 0
+    for b in cd.node.bases:
+        node = b.value if isinstance(b, ast.Subscript) else b  # Generic[T]
+        qual = owner.imports.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        name = qual or (node.id if isinstance(node, ast.Name) else None)
+        others += name not in _NO_BUILTIN_BASES
+    if others != len(project):
+        return False  # a base that is no project class: a builtin's or a library's
+    return all(derives_from_object_alone(an, p, depth + 1) for p in project)

@@ -25,7 +25,7 @@ from shapelint.analysis import (
     pytypes,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.attributes import all_methods, derives_from
+from shapelint.analysis.attributes import all_methods, derives_from, derives_from_object_alone
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
@@ -542,14 +542,19 @@ def _callable(v: Value) -> Value:
     return BoolV(None)
 
 
-# The abstract collection types a value of a plain kind is, or is not, an instance
-# of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`): tuples, lists
-# and strings are iterable sequences; numbers, booleans and None are neither.
-_ABSTRACT = frozenset(
-    f"{m}.{t}"
-    for m in ("collections.abc", "typing")
-    for t in ("Iterable", "Sequence", "Collection")
-)
+# The abstract collection types a value of a plain kind, or a tensor, is or is not
+# an instance of (timm's to_2tuple: `isinstance(x, collections.abc.Iterable)`):
+# tuples, lists and strings are iterable sequences and no mappings; numbers,
+# booleans and None are none of them. A torch.Tensor has __len__, __iter__ and
+# __contains__ (an Iterable, a Collection) and is registered as no Sequence or
+# Mapping. Per class: (the plain kinds that are instances, a tensor's answer).
+_ABCS: dict[str, tuple[tuple[type[Value], ...], bool]] = {
+    "Iterable": ((TupleV, StrV), True),
+    "Collection": ((TupleV, StrV), True),
+    "Sequence": ((TupleV, StrV), False),
+    "Mapping": ((), False),
+}
+_ABSTRACT = {f"{m}.{t}": v for m in ("collections.abc", "typing") for t, v in _ABCS.items()}
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
 # The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
@@ -589,9 +594,11 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual in _ABSTRACT:
+        kinds, tensor = _ABSTRACT[qual]
+        if isinstance(v, TensorV):
+            return tensor
         if not isinstance(v, _PLAIN_VALUES):
             return None
-        kinds: tuple[type[Value], ...] = (TupleV, StrV)
     elif builtin in _PY_TYPES:
         kinds = _PY_TYPES[builtin]
     elif qual in _NUMBERS:
@@ -604,8 +611,14 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):
         return isinstance(v, kinds)
     # a tensor, a module list, a class, a function: no number, string or sequence;
-    # a grown list (SeqV) or an instance the analysis knows by its attributes: not known
-    return False if pytypes.no_builtin_instance(v) else None
+    # a grown list (SeqV): not known; an instance of a class whose bases are all
+    # the project's (or object): no builtin's, whatever its attributes
+    if pytypes.no_builtin_instance(v):
+        return False
+    if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+        cd = an.class_of(v.kind[len("<class>") :])
+        return False if cd is not None and derives_from_object_alone(an, cd) else None
+    return None
 
 
 def _map_lambda(an: Analyzer, node: ast.Call, seq: Value, frame) -> Value | None:

@@ -182,6 +182,19 @@ _TENSOR_COMPARE = {
 }
 
 
+_BY_FUNCTION = {name: op for op, name in _TENSOR_COMPARE.items()}
+
+
+def operator_compare(qual: str, args: list[Value], kwargs: dict) -> Value | None:
+    """`operator.lt(a, b)` is `a < b` (diffusers' `STR_OPERATION_TO_FUNC[op](a, b)`):
+    of operands that are no tensors, what the comparison says, and nothing run on
+    a device, as for the expression; None: not such a call (a tensor's is its stub's)."""
+    op = _BY_FUNCTION.get(qual)
+    if op is None or len(args) != 2 or kwargs or any(isinstance(a, TensorV) for a in args):
+        return None
+    return BoolV(_compare(op(), args[0], args[1], ast.Name("", ast.Load())))
+
+
 def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
     negated = isinstance(op, (ast.IsNot, ast.NotEq, ast.NotIn))
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):

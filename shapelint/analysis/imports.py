@@ -9,6 +9,7 @@ after the import shadows it (a local ``def rearrange`` is not einops).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 # Spellings that reach the same object, normalised so ops match one name.
 _CANONICAL_PREFIXES = (
@@ -19,6 +20,12 @@ _CANONICAL_PREFIXES = (
     ("torch._C._VariableFunctions.", "torch."),
     ("torch._tensor.Tensor.", "torch.Tensor."),
     ("torch.nn.modules.linear.", "torch.nn."),
+    # eager quantization: the old spellings and the defining modules re-export these
+    ("torch.quantization.", "torch.ao.quantization."),
+    ("torch.ao.quantization.stubs.", "torch.ao.quantization."),
+    ("torch.nn.quantized.modules.functional_modules.", "torch.ao.nn.quantized."),
+    ("torch.ao.nn.quantized.modules.functional_modules.", "torch.ao.nn.quantized."),
+    ("torch.nn.quantized.", "torch.ao.nn.quantized."),
     ("jax.numpy.", "numpy."),
     ("jnp.", "numpy."),
     ("cupy.", "numpy."),
@@ -64,6 +71,10 @@ class ImportMap:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
         self.star_modules: list[str] = []
+        # A name another project file binds by importing a library (`from .layers
+        # import nn`, or a `from .layers import *` that binds it): its qualified
+        # name, or None (project.py sets it for a target run).
+        self.linked: Callable[[str], str | None] | None = None
 
     @staticmethod
     def from_module(tree: ast.Module) -> ImportMap:
@@ -122,6 +133,8 @@ class ImportMap:
             return None
         else:
             base = self.names.get(name)
+            if base is None and self.linked is not None:
+                base = self.linked(name)
         if base is None:
             return None
         if parts:

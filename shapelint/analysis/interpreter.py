@@ -1226,6 +1226,8 @@ class ModuleAnalyzer:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
+        if scalar is None:
+            scalar = folding.operator_compare(qual, args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
         if scalar is not None:

@@ -154,9 +154,9 @@ def layer_class(qual: str) -> Value | None:
     from shapelint.ops.stub_ops import describes
 
     leaf = qual.rsplit(".", 1)[-1]
-    if leaf[:1].isupper() and describes(f"{qual}.__call__"):
+    if leaf.lstrip("_")[:1].isupper() and describes(f"{qual}.__call__"):  # `_BatchNorm` too
         return LayerClassV(qual)
-    if leaf[:1].islower() and qual.startswith("torch.") and describes(qual):
+    if leaf[:1].islower() and qual.startswith(("torch.", "operator.")) and describes(qual):
         return LayerClassV(qual)  # `attn_fn = partial(F.softmax, dim=-1)`: called the same way
     return None
 

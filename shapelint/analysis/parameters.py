@@ -32,6 +32,7 @@ from shapelint.analysis.modules import (
     item_names,
 )
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import stub_ops
 from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
         node.items = item_names(v)
     seen.modules.add(id(v))
     members = _members(v)
-    plain_attrs = plain.names(members)
+    plain_attrs = plain.names(members) | _layer_arguments(v)
     for attr, item in members:
         path = f"{name}.{attr}" if name else attr
         if attr in plain_attrs and item is UNKNOWN:
@@ -226,6 +227,17 @@ def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
     node.bound = node.bound and child.bound
     node.trainable_known = node.trainable_known and child.trainable_known
     node.unknown += child.unknown
+
+
+def _layer_arguments(v: Value) -> frozenset[str]:
+    """The constructor arguments a stub-described torch layer keeps as attributes
+    (`device`, `dtype` of `nn.Linear(..., **dd)`): the layer registers its weights=
+    and buffers= alone, whatever it was given."""
+    if not isinstance(v, ObjectV) or not v.kind.startswith("torch."):
+        return frozenset()
+    entries = [e for e in stub_ops.registry().entries.get(v.kind, ()) if e.module]
+    held = {item.param for e in entries for item in (*e.weights, *e.buffers)}
+    return frozenset(p.name for e in entries for p in e.params) - held
 
 
 def _members(v: Value) -> list[tuple[str, Value]]:

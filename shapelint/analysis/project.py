@@ -30,6 +30,7 @@ statements' text.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -117,13 +118,17 @@ def project_imports(
     return out
 
 
-def star_names(tree: ast.Module, links: dict[str, tuple[str, str | None]]) -> list[str] | None:
-    """The names `from m import *` binds of m (its tree, its project links): those
-    of a literal `__all__`, else its public names. Only names m defines (a class, a
-    function, an assignment) or imports from the project: a library name it imports
-    is left to the importing file's own imports. None: an `__all__` not written
-    out (nothing is bound, rather than a guess)."""
-    defined: set[str] = {n for n in links if not n.startswith("_")}
+def star_names(
+    tree: ast.Module,
+    links: dict[str, tuple[str, str | None]],
+    library: dict[str, str] | None = None,
+) -> list[str] | None:
+    """The names `from m import *` binds of m (its tree, its project links, the
+    library names it imports): those of a literal `__all__`, else its public names,
+    a module or class it imports from a library included (`nn` of m's `from torch
+    import nn`, which the importing file may use without importing it itself).
+    None: an `__all__` not written out (nothing is bound, rather than a guess)."""
+    defined: set[str] = {n for n in (*links, *(library or ())) if not n.startswith("_")}
     listed: list[str] | None = None
     for stmt in _top_level(tree):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -219,6 +224,8 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
         return  # a script that imports no project module: a file on its own, as before
     an.bind_project(proj, roots, modname, path)
     an.project_links = links
+    if specialize:
+        an.imports.linked = functools.partial(library_link, an)
 
 
 def forget() -> None:
@@ -284,7 +291,7 @@ class Project:
 
         def names(mod: str) -> list[str] | None:
             an = self.analyzer(roots, mod)
-            return None if an is None else star_names(an.tree, an.project_links)
+            return None if an is None else star_names(an.tree, an.project_links, an.imports.names)
 
         return names
 
@@ -325,6 +332,8 @@ class Project:
         an.project_links = project_imports(
             tree, modname, is_pkg, self.finder(root), self.exports(root)
         )
+        if self.specialize:
+            an.imports.linked = functools.partial(library_link, an)
         an.prepare()
         return an
 
@@ -414,6 +423,17 @@ def resolve_attribute(an: Analyzer, func) -> object | None:
         an.used_modules.add(base.target)
         return lookup(base.target, func.attr)
     return None
+
+
+def library_link(an: Analyzer, name: str) -> str | None:
+    """The qualified name a project import binds where the other file imported it
+    from a library (`from .layers import nn`, layers having `from torch import nn`):
+    Python binds the other module's value, that library object. None: not such a
+    name."""
+    if name not in an.project_links:
+        return None
+    sym = resolve(an, name)
+    return sym.library_qual if isinstance(sym, LibraryName) else None
 
 
 class LibraryName:

@@ -75,7 +75,7 @@ _KNOWN_KINDS = (*_PLAIN, TensorV, ModuleListV, ClassRefV, LayerClassV, *_FUNCTIO
 
 def _torch_function(v: Value) -> bool:
     # a torch function called like a layer class (`F.gelu`): lowercase, as Python names them
-    return isinstance(v, LayerClassV) and not v.qual.rsplit(".", 1)[-1][:1].isupper()
+    return isinstance(v, LayerClassV) and not v.qual.rsplit(".", 1)[-1].lstrip("_")[:1].isupper()
 
 
 def _of_kinds(v: Value, kinds: tuple[type, ...]) -> bool | None:

@@ -23,11 +23,21 @@ class SeqV(Value):
 
 
 def appended(items: TupleV, method: str, args: list[Value]) -> Value:
-    """The list after `xs.append(t)` / `xs.extend(ys)`; UNKNOWN after anything else."""
+    """The list after `xs.append(t)`, `xs.extend(ys)`, `xs.insert(i, t)` at a known
+    index (clamped to the list, as Python does) or `xs.reverse()` (a method only a
+    list has: surely one); UNKNOWN after anything else."""
+    xs = items.items
     if method == "append" and len(args) == 1:
-        return TupleV(items.items + (args[0],))
+        return TupleV(xs + (args[0],), "list")
     if method == "extend" and len(args) == 1 and isinstance(args[0], TupleV):
-        return TupleV(items.items + args[0].items)
+        return TupleV(xs + args[0].items, "list")
+    if method == "reverse" and not args:
+        return TupleV(xs[::-1], "list")
+    index = args[0] if method == "insert" and len(args) == 2 else None
+    i = index.value.value if isinstance(index, IntV) and index.value is not None else None
+    if i is not None:
+        i = max(0, i + len(xs)) if i < 0 else min(i, len(xs))
+        return TupleV(xs[:i] + (args[1],) + xs[i:], "list")
     return UNKNOWN
 
 

@@ -22,7 +22,7 @@ from shapelint.ops.shape_rules import (
     shape_of,
     shape_text,
 )
-from shapelint.ops.values import BoolV, Dim, Value, dim_str
+from shapelint.ops.values import BoolV, Dim, NoneV, Value, dim_str
 
 
 def _flag(v: Value) -> bool | None:
@@ -56,7 +56,8 @@ def _channel_at(shape, axis: int) -> Dim:
 def batch_norm(
     ctx: RuleContext, x: Value, num_features: Value, affine: Value, track: Value, nd_arg: Value
 ) -> RuleOut:
-    """nn.BatchNorm1d (N, C) or (N, C, L), 2d (N, C, H, W), 3d (N, C, D, H, W).
+    """nn.BatchNorm1d (N, C) or (N, C, L), 2d (N, C, H, W), 3d (N, C, D, H, W);
+    nd None: their base, whose rank check a subclass supplies (not checked here).
 
     The channel count is checked where torch uses it: against the affine weight or
     the running statistics (a layer with neither takes any count)."""
@@ -66,7 +67,7 @@ def batch_norm(
     rank = known_rank(shape)
     if shape is None:
         return out
-    if rank is not None:
+    if rank is not None and not isinstance(nd_arg, NoneV):
         ok = rank in (2, 3) if nd == 1 else rank == (nd or 0) + 2
         if not ok:
             want = "a 2-d or 3-d" if nd == 1 else f"a {(nd or 0) + 2}-d"

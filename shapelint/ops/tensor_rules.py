@@ -1,6 +1,7 @@
 """Shape rules for the tensor ops of stubs/tensor.stub: tensordot, kron, sliding
-windows (Tensor.unfold), repeat_interleave, diagonal, meshgrid, index_select and the
-real FFTs. Known numbers that cannot work are errors; names are never conflicts.
+windows (Tensor.unfold), repeat_interleave, diagonal, meshgrid, index_select, the
+real FFTs, linalg.solve and the triangle indices. Known numbers that cannot work are
+errors; names are never conflicts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from shapelint.ops.shape_rules import (
     SIGNATURE,
     RuleContext,
     RuleOut,
+    broadcast_shapes,
     const,
     differs,
     dim_positions,
@@ -28,7 +30,18 @@ from shapelint.ops.shape_rules import (
     shape_of,
     shape_text,
 )
-from shapelint.ops.values import UNKNOWN, Dim, IntV, StrV, TensorV, TupleV, Value, dim_str, dtype_of
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    Dim,
+    IntV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+    dim_str,
+    dtype_of,
+)
 
 
 def _known(shape) -> bool:
@@ -318,3 +331,61 @@ def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOu
     out.value = TensorV(replaced(tuple(shape), pos, size), dtype)
     out.bind = {"points": product([length]) if isinstance(length, Expr) else None}
     return out
+
+
+@rule
+def solve(ctx: RuleContext, a: Value, b: Value, left: Value) -> RuleOut:
+    """torch.linalg.solve: A [*a, n, n]; B [*b, n, k] (AX = B), [*b, k, n] (XA = B,
+    left=False) or, left, a batch of vectors [*b, n] (B 1-d, or of A's shape without
+    its last axis); the batches broadcast, the result is shaped like B's solution.
+    Nothing claimed where torch's choice is not known here (the result unknown).
+
+    Binds batch (the broadcast batch's elements), n, and k (1 for vectors)."""
+    out = RuleOut(TensorV(None, dtype_of(a)))
+    out.bind = {"batch": None, "n": None, "k": None}
+    sa, sb = shape_of(a), shape_of(b)
+    side = left.value if isinstance(left, BoolV) else None
+    if not _known(sa) or not _known(sb) or side is None or len(sa) < 2 or not sb:
+        return out
+    n = sa[-1]
+    if differs(sa[-2], n):
+        return out
+    vector = side and len(sb) == 1
+    if side and len(sb) == len(sa) - 1:
+        same = all(x == y for x, y in zip(sb, sa[:-1]))
+        if not same and not any(differs(x, y) for x, y in zip(sb, sa[:-1])):
+            return out  # a vector batch or a matrix: the sizes decide, not known here
+        vector = same
+    if vector:
+        batch_b, k, tail = sb[:-1], Expr.const(1), (n,)
+        shared = sb[-1]
+    elif len(sb) >= 2:
+        batch_b = sb[:-2]
+        k, shared = (sb[-1], sb[-2]) if side else (sb[-2], sb[-1])
+        tail = (n, k) if side else (k, n)
+    else:
+        return out
+    batch, conflicts = broadcast_shapes(tuple(sa[:-2]), tuple(batch_b))
+    if differs(shared, n) or batch is None or conflicts:
+        return out
+    out.value = TensorV((*batch, *tail), dtype_of(a))
+    out.bind = {"batch": numel(batch), "n": n, "k": k}
+    return out
+
+
+# Rows past which the triangle is counted by its formula's terms no more.
+_TRIANGLE_ROWS = 1 << 16
+
+
+@rule
+def tri_indices(ctx: RuleContext, row: Value, col: Value, offset: Value, upper: Value) -> RuleOut:
+    """torch.triu_indices / tril_indices: [2, count], count the (i, j) of a row x col
+    matrix with j - i >= offset (upper) or <= offset (lower); known at known sizes."""
+    r, c, o = (const(int_value(v)) for v in (row, col, offset))
+    if r is None or c is None or o is None or not isinstance(upper, BoolV) or r > _TRIANGLE_ROWS:
+        return RuleOut(TensorV((Expr.const(2), None)))
+    if upper.value:
+        count = sum(max(0, c - max(0, i + o)) for i in range(r))
+    else:
+        count = sum(max(0, min(c, i + o + 1)) for i in range(r))
+    return RuleOut(TensorV((Expr.const(2), Expr.const(count))))

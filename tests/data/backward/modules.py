@@ -167,3 +167,37 @@ class Sdpa3d(nn.Module):
 
     def forward(self, x):
         return F.scaled_dot_product_attention(self.q(x), self.k(x), self.v.expand(2, 4, 8))
+
+
+class Warp(nn.Module):
+    """grid_sample: neither direction counted, its operands' gradients flow on."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.theta = nn.Parameter(torch.randn(1, 3, 2))
+
+    def forward(self, x):
+        n, _, h, w = x.shape
+        base = torch.ones(n, h * w, 3)
+        grid = base.bmm(self.theta.expand(n, 3, 2)).view(n, h, w, 2)
+        return F.grid_sample(self.conv(x), grid, align_corners=False)
+
+
+class Solve(nn.Module):
+    """linalg.solve against a trainable matrix, the system's right side the input:
+    A's gradient is one product; the indices of a triangle place its entries."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.d = d
+        self.upper = nn.Parameter(torch.randn(d * (d - 1) // 2) * 0.1)
+        rows, cols = torch.triu_indices(d, d, 1)
+        self.register_buffer("rows", rows, persistent=False)
+        self.register_buffer("cols", cols, persistent=False)
+
+    def forward(self, x):
+        q = torch.zeros(self.d, self.d).index_put((self.rows, self.cols), self.upper)
+        eye = torch.eye(self.d)
+        r = torch.linalg.solve(eye - q + q.t(), eye + q, left=False)
+        return torch.linalg.solve(r + 4 * eye, x.transpose(-1, -2)).transpose(-1, -2)

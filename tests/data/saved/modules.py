@@ -354,3 +354,31 @@ class Swapped4(nn.Module):
         q = self.q(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
         k = self.k(x).view(b, n, self.heads, -1).permute(0, 2, 1, 3).contiguous()
         return (q @ k.transpose(-2, -1)).softmax(dim=-1)
+
+
+class Warp(nn.Module):
+    """grid_sample over a volume keeps its input and its grid: the grid a product of
+    a parameter."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.theta = nn.Parameter(torch.randn(1, 4, 3))
+
+    def forward(self, x):
+        n, _, h, w = x.shape
+        grid = torch.ones(n, h * w, 4).bmm(self.theta.expand(n, 4, 3)).view(n, 1, h, w, 3)
+        return F.grid_sample(self.conv(x).unsqueeze(2), grid, align_corners=True)
+
+
+class Solve(nn.Module):
+    """linalg.solve keeps A, its LU factors, the int32 pivots and the solution."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Parameter(torch.randn(d, d) * 0.1)
+        self.register_buffer("eye", torch.eye(d))
+
+    def forward(self, x):
+        r = torch.linalg.solve(self.eye - self.q, self.eye + self.q, left=False)
+        return torch.linalg.solve(r + 4 * self.eye, x.transpose(-1, -2)).transpose(-1, -2)
