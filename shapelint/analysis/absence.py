@@ -7,7 +7,9 @@ object. So the answer is yes only where every such source has been read and none
 can name it; anything not read leaves the value unknown.
 
 The writes a run could not apply (`self.config.flag = v` in a forward, a `setattr`
-with a name not known) are kept per target run: `reset` starts one.
+with a name not known) are kept per target run: `reset` starts one. Only the run's
+own: a pass over a function with its parameters not known (dynamic.generic) makes
+none.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import dynamic
 from shapelint.analysis.attributes import base_classes
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
@@ -57,7 +60,12 @@ def unapplied_write(holder: Value, name: str | None) -> None:
     tensor, a module the analysis tracks). A write whose name is not known makes
     every attribute possible when its holder is a dataclass instance; on a holder
     not known at all (`setattr(parent, name, param)` over a module's parameters) it
-    is taken not to reach one: a documented limit (docs/costs.md)."""
+    is taken not to reach one: a documented limit (docs/costs.md).
+    A pass over a function with its parameters not known (a summary, a nested def
+    analysed where it is defined) writes nothing the run writes: the run makes the
+    calls that run, with their values, and those writes are kept."""
+    if dynamic.in_generic_pass():
+        return
     if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
         _UNAPPLIED.add(name if name else _ANY)
     elif holder is UNKNOWN and name:

@@ -195,6 +195,10 @@ def generic() -> Iterator[None]:
         _GENERIC.reset(token)
 
 
+def in_generic_pass() -> bool:
+    return _GENERIC.get()
+
+
 def reset() -> None:
     """A new target run: no setattr of its has run yet."""
     global _RUN

@@ -725,7 +725,9 @@ class ModuleAnalyzer:
         frame.locals = set(outer.locals)
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
-        with fact_scope(inherit=True):
+        # Its body runs when it is called, with the values of that call (a closure
+        # runs then, lambdas.invoke); what this pass stores is no store of the run.
+        with fact_scope(inherit=True), dynamic.generic():
             self._exec_block(fd.node.body, frame)
         if not self._quiet:
             self._emit_records(frame)
