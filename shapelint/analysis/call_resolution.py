@@ -248,7 +248,7 @@ def call_attribute(
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame)
     if func.attr in dynamic.HOOKS and an.specialize and not isinstance(recv, TensorV):
-        dynamic.hooked_at_run_time(_module_class(recv), func.attr, node.lineno)
+        dynamic.hooked_at_run_time(an, _module_class(recv), func.attr, node.lineno)
     if isinstance(recv, TensorV):
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):

@@ -231,18 +231,17 @@ def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, metho
     (into.on_classes if on_class else into.on_instances).add((owner, key))
 
 
-def hooked_at_run_time(cls: str | None, name: str, line: int) -> None:
-    """`module.register_forward_hook(fn)` run in a target run (the scan leaves those
-    made in functions and methods to the run): from now on a call of that module's
-    class (cls, its name) runs the hook, or, where the module is not known, a call
-    of any module."""
+def hooked_at_run_time(an, cls: str | None, name: str, line: int) -> None:
+    """`module.register_forward_hook(fn)` run in a target run in an's file (the scan
+    leaves those made in functions and methods to the run): from now on a call of
+    that module's class (cls, its name) runs the hook; a module not known is any
+    module, as the scan reads such a call: the methods of any class in that file, or
+    called from it."""
     if _GENERIC.get():
         return
     why = f"a forward hook ({name}, line {line})"
-    if cls is None:
-        _RUN.everything = _RUN.everything or why
-    else:
-        _RUN.add(cls, ANY, why)
+    into = _RUN if cls is not None else _RUN_IN.setdefault(an.src.path, Scan())
+    into.add(cls if cls is not None else ANY, ANY, why)
 
 
 def _method_names(classes) -> set[str]:

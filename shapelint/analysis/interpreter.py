@@ -896,7 +896,11 @@ class ModuleAnalyzer:
                     )
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
-                    absence.unapplied_write(self.eval(target.value, frame), target.attr)
+                    absence.unapplied_write(
+                        self.eval(target.value, frame),
+                        target.attr,
+                        _through_parameter(target, frame),
+                    )
                     if modules.may_replace(value):
                         aliasing.lost()
             elif self.specialize and aliasing.recorders():
@@ -904,14 +908,18 @@ class ModuleAnalyzer:
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
                 modules.store_attr(self, obj, target.attr, value, frame)
-                absence.unapplied_write(obj, target.attr)
+                absence.unapplied_write(obj, target.attr, _through_parameter(target, frame))
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+                # the name sees the write; the object's other names do not
+                absence.unapplied_write(base, target.attr, _through_parameter(target, frame))
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
                 # `self.config.flag = v` in a forward: the object keeps no such write
-                absence.unapplied_write(self.eval(target.value, frame), target.attr)
+                absence.unapplied_write(
+                    self.eval(target.value, frame), target.attr, _through_parameter(target, frame)
+                )
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(
@@ -1699,3 +1707,17 @@ def _miscounted(n: int, names: int, star) -> bool:
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _through_parameter(target: ast.expr, frame: _Frame) -> bool:
+    """`p.a.b = v` with p a parameter of the function the frame runs."""
+    root = target
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    fd = frame.func
+    if not isinstance(root, ast.Name) or fd is None or isinstance(fd.node, ast.Lambda):
+        return False
+    a = fd.node.args
+    names = [p.arg for p in named_params(fd.node)]
+    names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
+    return root.id in names and root.id not in frame.nonlocal_names
