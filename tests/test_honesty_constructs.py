@@ -492,6 +492,25 @@ CASES = {
     ),
     "hook_installer_not_called": _case(HOOK_INSTALLER, {"d": "4"}),
     "hook_installer_called": _case(HOOK_INSTALLER, {"d": "4", "hooked": "True"}, expect="bound"),
+    # a nested def under a decorator the analysis does not run, called with no
+    # tensor: it computes on the ones it captures
+    "nested_def_under_a_decorator_not_followed": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                @torch.no_grad()
+                def more():
+                    return self.a(x)
+
+                return more() + self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
     "hook_on_self_in_a_method_called": _case(
         """
         class M(nn.Module):

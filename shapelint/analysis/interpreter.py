@@ -994,6 +994,13 @@ class ModuleAnalyzer:
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
             return lambdas.invoke(self, callee, args, kwargs, frame)
+        if isinstance(callee, lambdas.UnfollowedDefV):
+            why = f"{callee.name}(): its decorators are not followed"
+            if callee.computes:  # given no tensor, it may still compute on those it captures
+                cost = Cost(notes=[why], complete=False)
+                self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+                return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, why)
         if isinstance(callee, choices.ChoiceV):
             return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
