@@ -899,7 +899,7 @@ class ModuleAnalyzer:
                     absence.unapplied_write(
                         self.eval(target.value, frame),
                         target.attr,
-                        _through_parameter(target, frame),
+                        _through_parameter(self.specialize, target, frame),
                     )
                     if modules.may_replace(value):
                         aliasing.lost()
@@ -908,17 +908,23 @@ class ModuleAnalyzer:
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
                 modules.store_attr(self, obj, target.attr, value, frame)
-                absence.unapplied_write(obj, target.attr, _through_parameter(target, frame))
+                absence.unapplied_write(
+                    obj, target.attr, _through_parameter(self.specialize, target, frame)
+                )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
                 # the name sees the write; the object's other names do not
-                absence.unapplied_write(base, target.attr, _through_parameter(target, frame))
+                absence.unapplied_write(
+                    base, target.attr, _through_parameter(self.specialize, target, frame)
+                )
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
                 # `self.config.flag = v` in a forward: the object keeps no such write
                 absence.unapplied_write(
-                    self.eval(target.value, frame), target.attr, _through_parameter(target, frame)
+                    self.eval(target.value, frame),
+                    target.attr,
+                    _through_parameter(self.specialize, target, frame),
                 )
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
@@ -1716,8 +1722,12 @@ def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _through_parameter(target: ast.expr, frame: _Frame) -> bool:
-    """`p.a.b = v` with p a parameter of the function the frame runs."""
+def _through_parameter(specialize: bool, target: ast.expr, frame: _Frame) -> bool:
+    """`p.a.b = v` with p a parameter of the function the frame runs, in a target
+    run, where every call runs its callee again with its values (a plain run's
+    summary is what a call of it does: its writes stand)."""
+    if not specialize:
+        return False
     root = target
     while isinstance(root, (ast.Attribute, ast.Subscript)):
         root = root.value
