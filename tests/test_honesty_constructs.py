@@ -36,6 +36,24 @@ def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
+# a hook is registered when the call that registers it runs: a function that
+# would install one, and is never called, changes nothing
+HOOK_INSTALLER = """
+    def install(module, w):
+        module.register_forward_hook(lambda m, args, out: out @ w)
+
+    class M(nn.Module):
+        def __init__(self, d, hooked=False):
+            super().__init__()
+            self.a = nn.Linear(d, d)
+            self.w = nn.Parameter(torch.randn(d, d))
+            if hooked:
+                install(self.a, self.w)
+
+        def forward(self, x):
+            return self.a(x)
+"""
+
 CASES = {
     "matmul_chain_one_column": _case(
         """
@@ -465,6 +483,45 @@ CASES = {
                 self.a = nn.Linear(d, d)
                 self.w = nn.Parameter(torch.randn(d, d))
                 self.a.register_forward_hook(lambda m, args, out: out @ self.w)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "hook_installer_not_called": _case(HOOK_INSTALLER, {"d": "4"}),
+    "hook_installer_called": _case(HOOK_INSTALLER, {"d": "4", "hooked": "True"}, expect="bound"),
+    # a nested def under a decorator the analysis does not run, called with no
+    # tensor: it computes on the ones it captures
+    "nested_def_under_a_decorator_not_followed": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                @torch.no_grad()
+                def more():
+                    return self.a(x)
+
+                return more() + self.a(x)
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    "hook_on_self_in_a_method_called": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.w = nn.Parameter(torch.randn(d, d))
+                self.hook()
+
+            def hook(self):
+                self.register_forward_hook(lambda m, args, out: out @ self.w)
 
             def forward(self, x):
                 return self.a(x)

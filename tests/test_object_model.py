@@ -866,6 +866,94 @@ def test_a_write_the_analysis_does_not_apply_keeps_the_attribute_unknown(tmp_pat
     assert t["flops_value"] is None or t["flops_value"] <= truth
 
 
+WRAPPED_WRITE = """
+    import functools
+    from dataclasses import dataclass
+
+    import torch.nn as nn
+
+    @dataclass
+    class Config:
+        dim: int = 8
+
+    def config_defaults(func):
+        @functools.wraps(func)
+        def wrapper(self, x):
+            twice = getattr(self.config, "twice", None)
+            if twice is not None:
+                self.config.twice = twice  # a write only where the config has one
+                x = func(self, x)
+            return func(self, x)
+
+        return wrapper
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.proj = nn.Linear(config.dim, config.dim)
+
+        @config_defaults
+        def forward(self, x):
+            return self.proj(x)
+"""
+
+
+def test_a_write_in_code_that_has_not_run_leaves_absence_provable(tmp_path):
+    """A decorator's wrapper, analysed where its `def` runs (its parameters not
+    known), writes `self.config.twice` only where the config has it: that pass is
+    not the run, and the run never makes the write. Python's getattr takes its
+    default (one product); the write once made it unknown (a lower bound)."""
+    path = write(tmp_path, "net.py", WRAPPED_WRITE)
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+CAPTURED_WRITE = """
+    from dataclasses import dataclass
+
+    import torch
+    import torch.nn as nn
+
+    @dataclass
+    class Config:
+        dim: int = 8
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.proj = nn.Linear(config.dim, config.dim)
+
+        def forward(self, x):
+            cfg = self.config
+
+            @torch.no_grad()
+            def mark():
+                cfg.skip = True
+
+            mark()
+            y = self.proj(x)
+            if not getattr(self.config, "skip", False):
+                y = self.proj(y)
+            return y
+"""
+
+
+def test_a_write_in_a_nested_def_to_what_it_captures_may_happen(tmp_path):
+    """A nested def whose call the analysis does not follow (a decorator it does not
+    run) writes to the config it captures, not through a parameter: that write may
+    happen wherever it runs, so `getattr(config, "skip", False)` after the call is not
+    the default (which would be a bound of two products for torch's one)."""
+    path = write(tmp_path, "net.py", CAPTURED_WRITE)
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    assert not t["complete"]
+    assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
 def test_a_computed_setattr_that_replaces_a_method_where_it_runs(tmp_path):
     """`setattr(self, name, self.double)` with a name computed at run time replaces
     the method `scale` on the instance: forward runs `double` (two products), so the

@@ -7,7 +7,9 @@ object. So the answer is yes only where every such source has been read and none
 can name it; anything not read leaves the value unknown.
 
 The writes a run could not apply (`self.config.flag = v` in a forward, a `setattr`
-with a name not known) are kept per target run: `reset` starts one.
+with a name not known) are kept per target run: `reset` starts one. A pass over a
+function with its parameters not known (dynamic.generic) writes through them
+nothing: the run does, when it calls the function.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import dynamic
 from shapelint.analysis.attributes import base_classes
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
@@ -50,14 +53,22 @@ def unapplied_count() -> int:
     return len(_UNAPPLIED)
 
 
-def unapplied_write(holder: Value, name: str | None) -> None:
+def unapplied_write(holder: Value, name: str | None, through_parameter: bool = False) -> None:
     """A write to an attribute the analysis did not apply to the object it names
     (holder, as far as it is known): from now on that attribute may exist on a
     dataclass instance, unless the holder is surely something else (a function, a
     tensor, a module the analysis tracks). A write whose name is not known makes
     every attribute possible when its holder is a dataclass instance; on a holder
     not known at all (`setattr(parent, name, param)` over a module's parameters) it
-    is taken not to reach one: a documented limit (docs/costs.md)."""
+    is taken not to reach one: a documented limit (docs/costs.md).
+    through_parameter: the write goes through a parameter of the function it is in
+    (`self.config.flag = v` with self a parameter). In a pass over a function with
+    its parameters not known (a summary, a nested def analysed where it is defined)
+    that is no write of the run: the run makes it when it calls the function, with
+    the object it passes, and keeps it then. A write to what the function reaches
+    otherwise (a global, a closure's cell) may happen wherever it runs: kept."""
+    if through_parameter and dynamic.in_generic_pass():
+        return
     if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
         _UNAPPLIED.add(name if name else _ANY)
     elif holder is UNKNOWN and name:

@@ -276,6 +276,8 @@ def call_attribute(
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame)
+    if func.attr in dynamic.HOOKS and an.specialize and not isinstance(recv, TensorV):
+        dynamic.hooked_at_run_time(an, _module_class(recv), func.attr, node.lineno)
     if isinstance(recv, TensorV):
         if open_kwargs:
             # `x.mean(**kw)`, `x.view(*shape)`: the result's shape is in what the
@@ -364,6 +366,16 @@ def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
         return False
     cls = _class_key(recv)
     return cls is None or "apply" not in an.class_methods(cls)
+
+
+def _module_class(recv) -> str | None:
+    """The name of a project module's class, as dynamic.py keys it; None for any
+    other module (a torch layer, a module not known)."""
+    if isinstance(recv, SelfRecorder):
+        return recv.cls.rpartition(":")[2].rpartition(".")[2]
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        return recv.kind[len("<class>") :].rpartition(":")[2].rpartition(".")[2]
+    return None
 
 
 def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:

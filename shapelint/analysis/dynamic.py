@@ -53,7 +53,7 @@ TRANSPARENT = frozenset(
         "torch.compiler.disable",
     }
 )
-_HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
+HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
 _GLOBAL_HOOKS = {"register_module_forward_hook", "register_module_forward_pre_hook"}
 _REPLACING = {"setattr", "add_module", "register_module", "delattr"}
 ANY = "*"  # a receiver the scan cannot name: any class
@@ -83,12 +83,15 @@ class Scan:
 def scan(an) -> Scan:
     s = getattr(an, "dynamic_scan", None)
     if s is None:
-        s = _scan(an.tree)
+        s = _scan(an.tree, at_run_time=bool(getattr(an, "specialize", False)))
         an.dynamic_scan = s
     return s
 
 
-def _scan(tree: ast.Module) -> Scan:
+def _scan(tree: ast.Module, at_run_time: bool = False) -> Scan:
+    """at_run_time: a target run, which judges a hook registered in a function or
+    method where it runs (hooked_at_run_time), as Python registers it: only when the
+    call runs."""
     out = Scan()
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for c in classes.values():
@@ -116,7 +119,9 @@ def _scan(tree: ast.Module) -> Scan:
                         _assigned(out, el.value, el.attr, owner, classes, methods)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
-            if name in _HOOKS:
+            if name in HOOKS and at_run_time and id(node) in in_functions:
+                pass  # judged where it runs
+            elif name in HOOKS:
                 cls = owner if owner is not None and _is_self(node.func.value) else ANY
                 if owner is not None and not _is_self(node.func.value):
                     cls = owner  # a hook on a layer the class holds: calling the class
@@ -195,6 +200,10 @@ def generic() -> Iterator[None]:
         _GENERIC.reset(token)
 
 
+def in_generic_pass() -> bool:
+    return _GENERIC.get()
+
+
 def reset() -> None:
     """A new target run: no setattr of its has run yet."""
     global _RUN
@@ -220,6 +229,19 @@ def set_at_run_time(an, cls: str | None, name: str | None, on_class: bool, metho
     owner = cls if cls is not None else ANY
     into.add(owner, key, why)
     (into.on_classes if on_class else into.on_instances).add((owner, key))
+
+
+def hooked_at_run_time(an, cls: str | None, name: str, line: int) -> None:
+    """`module.register_forward_hook(fn)` run in a target run in an's file (the scan
+    leaves those made in functions and methods to the run): from now on a call of
+    that module's class (cls, its name) runs the hook; a module not known is any
+    module, as the scan reads such a call: the methods of any class in that file, or
+    called from it."""
+    if _GENERIC.get():
+        return
+    why = f"a forward hook ({name}, line {line})"
+    into = _RUN if cls is not None else _RUN_IN.setdefault(an.src.path, Scan())
+    into.add(cls if cls is not None else ANY, ANY, why)
 
 
 def _method_names(classes) -> set[str]:

@@ -778,7 +778,9 @@ class ModuleAnalyzer:
         frame.locals = set(outer.locals)
         frame.local_imports = dict(outer.local_imports)
         self._bind_params(fd, frame, UNKNOWN)
-        with fact_scope(inherit=True):
+        # Its body runs when it is called, with the values of that call (a closure
+        # runs then, lambdas.invoke); what this pass stores is no store of the run.
+        with fact_scope(inherit=True), dynamic.generic():
             self._exec_block(fd.node.body, frame)
         if not self._quiet:
             self._emit_records(frame)
@@ -947,7 +949,11 @@ class ModuleAnalyzer:
                     )
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
-                    absence.unapplied_write(self.eval(target.value, frame), target.attr)
+                    absence.unapplied_write(
+                        self.eval(target.value, frame),
+                        target.attr,
+                        _through_parameter(self.specialize, target, frame),
+                    )
                     if modules.may_replace(value):
                         aliasing.lost()
             elif self.specialize and aliasing.recorders():
@@ -955,14 +961,24 @@ class ModuleAnalyzer:
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
                 modules.store_attr(self, obj, target.attr, value, frame)
-                absence.unapplied_write(obj, target.attr)
+                absence.unapplied_write(
+                    obj, target.attr, _through_parameter(self.specialize, target, frame)
+                )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
                 frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+                # the name sees the write; the object's other names do not
+                absence.unapplied_write(
+                    base, target.attr, _through_parameter(self.specialize, target, frame)
+                )
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
                 # `self.config.flag = v` in a forward: the object keeps no such write
-                absence.unapplied_write(self.eval(target.value, frame), target.attr)
+                absence.unapplied_write(
+                    self.eval(target.value, frame),
+                    target.attr,
+                    _through_parameter(self.specialize, target, frame),
+                )
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):
@@ -1044,6 +1060,13 @@ class ModuleAnalyzer:
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
             return lambdas.invoke(self, callee, args, kwargs, frame, site=node)
+        if isinstance(callee, lambdas.UnfollowedDefV):
+            why = f"{callee.name}(): its decorators are not followed"
+            if callee.computes:  # given no tensor, it may still compute on those it captures
+                cost = Cost(notes=[why], complete=False)
+                self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+                return UNKNOWN
+            return self._unknown_call(node, args, kwargs, frame, why)
         if isinstance(callee, choices.ChoiceV):
             return choices.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
@@ -1811,3 +1834,21 @@ def _miscounted(n: int, names: int, star) -> bool:
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _through_parameter(specialize: bool, target: ast.expr, frame: _Frame) -> bool:
+    """`p.a.b = v` with p a parameter of the function the frame runs, in a target
+    run, where every call runs its callee again with its values (a plain run's
+    summary is what a call of it does: its writes stand)."""
+    if not specialize:
+        return False
+    root = target
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    fd = frame.func
+    if not isinstance(root, ast.Name) or fd is None or isinstance(fd.node, ast.Lambda):
+        return False
+    a = fd.node.args
+    names = [p.arg for p in named_params(fd.node)]
+    names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
+    return root.id in names and root.id not in frame.nonlocal_names

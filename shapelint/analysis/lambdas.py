@@ -38,6 +38,21 @@ class ClosureV(Value):
     wrapped: Value | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class UnfollowedDefV(Value):
+    """A nested def under a decorator the analysis does not run: what calling it
+    runs is not seen. computes: its body calls something, so a call of it may
+    compute on the tensors it captures, given none as arguments."""
+
+    name: str
+    computes: bool
+
+
+def unfollowed_def(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> UnfollowedDefV:
+    computes = any(isinstance(n, ast.Call) for s in stmt.body for n in ast.walk(s))
+    return UnfollowedDefV(stmt.name, computes)
+
+
 def transparent_decorators(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> bool:
     """No decorator, or only `functools.wraps(...)`, which hands back the same
     function with its name and docstring copied: calling it runs its body."""

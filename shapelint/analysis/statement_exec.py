@@ -241,6 +241,8 @@ def exec_function_def(
             closure = lambdas.closure_of(an, stmt, frame)
             closure.wrapped = decorators.wrapped_by(an, stmt, frame)
             frame.env[stmt.name] = closure
+        elif an.specialize:
+            frame.env[stmt.name] = lambdas.unfollowed_def(stmt)
     for d in stmt.decorator_list:
         an.eval(d, frame)
 
