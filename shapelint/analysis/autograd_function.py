@@ -16,6 +16,7 @@ import dataclasses
 
 from shapelint.analysis.attributes import base_classes, find_method
 from shapelint.analysis.modules import add_costs
+from shapelint.analysis.repetition import collected
 from shapelint.ops.backward import any_grad, with_grad
 from shapelint.ops.values import NoneV, ObjectV, Value
 
@@ -52,12 +53,8 @@ def apply(an, cd, node: ast.Call, args, kwargs, frame) -> Value | None:
     forward = find_method(an, cd, "forward")
     if forward is None:
         return None
-    saved, children = frame.records, {}
-    frame.records = children
-    try:
+    with collected(frame) as children:
         value = an.invoke(forward, None, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
-    finally:
-        frame.records = saved
     value = with_grad(value, any_grad([*args, *kwargs.values()]))
     cost = add_costs(r.cost for r in children.values())
     cost = dataclasses.replace(cost, backward=None, saved=None, notes=[*cost.notes, BACKWARD_NOTE])
