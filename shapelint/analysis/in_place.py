@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from shapelint.analysis.attributes import find_method, module_class
-from shapelint.analysis.nodes import nodes_of
+from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
 # Methods of list, dict, set, deque and bytearray that change their object.
@@ -180,7 +180,4 @@ def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     names |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
     declared = {g for n in nodes_of(fn, (ast.Global, ast.Nonlocal)) for g in n.names}
-    for n in nodes_of(fn, ast.Name):
-        if isinstance(n.ctx, ast.Store):
-            names.add(n.id)
-    return frozenset(names - declared)
+    return frozenset((names | stored_names(fn)) - declared)
