@@ -31,6 +31,8 @@ EXACT = [
     ("Attention", SEQ, True),
     ("ConvBnRelu", IMAGE, True),
     ("ConvBnRelu", IMAGE, False),
+    ("FunctionalBn", IMAGE, True),
+    ("FunctionalBn", IMAGE, False),
     ("Dropped", SEQ, False),
     ("Frozen", SEQ, True),
     ("Ckpt", SEQ, True),

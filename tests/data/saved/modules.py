@@ -94,6 +94,27 @@ class ConvBnRelu(nn.Module):
         return self.conv2(F.relu(self.bn(self.conv(x))))
 
 
+class FunctionalBn(nn.Module):
+    """batch_norm called as a function, as BatchNorm subclasses that copy its forward
+    do: it saves its input and, in training, the batch statistics."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.weight = nn.Parameter(torch.ones(8))
+        self.bias = nn.Parameter(torch.zeros(8))
+        self.register_buffer("running_mean", torch.zeros(8))
+        self.register_buffer("running_var", torch.ones(8))
+
+    def forward(self, x):
+        y = self.conv(x)
+        y = F.batch_norm(
+            y, self.running_mean, self.running_var, self.weight, self.bias, self.training, 0.1, 1e-5
+        )
+        return self.conv2(F.relu(y))
+
+
 class Dropped(nn.Module):
     def __init__(self, d=8):
         super().__init__()
