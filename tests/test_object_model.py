@@ -57,6 +57,30 @@ CASES = {
         dict(cin=3, cout=4),
         dict(input=(2, 3, 8, 8)),
     ),
+    # nn.Module.__getattr__ finds a container's item by the name it was added
+    # under, also after .eval() / .requires_grad_() went through the container
+    "module_list_item_by_name": (
+        """
+        class Paths(nn.Module):
+            def __init__(self, cin, cout):
+                super().__init__()
+                self.p = nn.ModuleList()
+                self.p.add_module("pad", nn.ZeroPad2d((0, 1, 0, 1)))
+                self.p.add_module("conv", nn.Conv2d(cin, cout, 1, bias=False))
+                self.p.eval()
+                self.p.requires_grad_(False)
+                self.s = nn.Sequential(
+                    OrderedDict(a=nn.ReLU(), b=nn.Conv2d(cout, cout, 3), c=nn.ReLU())
+                )[1:]
+
+            def forward(self, x):
+                y = self.p.pad(x)[:, :, 1:, 1:]
+                return self.s.b(self.p.conv(y))
+        """,
+        "Paths",
+        dict(cin=3, cout=4),
+        dict(x=(2, 3, 8, 8)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -254,6 +254,9 @@ def call_attribute(
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is not None:
         return res
+    item = modules.registered_item(recv, func.attr)
+    if item is not None:  # `self.path.conv(x)`: a list's item called by its name
+        return an.call_value(item, node, args, kwargs, frame)
     if isinstance(recv, modules.ClassRefV) and an.specialize:
         cd = an.class_of(recv.name)
         if func.attr == "apply" and cd is not None and autograd_function.is_function(an, cd):

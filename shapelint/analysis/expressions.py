@@ -297,6 +297,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
+    item = modules.registered_item(base, node.attr)
+    if item is not None:
+        return item
     named = namedtuples.field_of(base, node.attr)
     if named is not None:
         return named

@@ -116,6 +116,16 @@ def item_names(v: ModuleListV) -> tuple[str, ...]:
     return v.names if v.names is not None else tuple(str(i) for i in range(len(v.items)))
 
 
+def registered_item(v: Value, name: str) -> Value | None:
+    """The item of module list v registered under name, as nn.Module.__getattr__
+    finds it (`seq.add_module("pad", ...)` then `seq.pad`); None where v is no
+    list known item by item or has no item of that name."""
+    if not isinstance(v, ModuleListV) or v.count is not None or not v.known:
+        return None
+    names = item_names(v)
+    return v.items[names.index(name)] if name in names else None
+
+
 @dataclass(frozen=True)
 class ChoiceV(Value):
     """One of `items` (modules, never None: `is None` tests on it stay exact),
@@ -998,7 +1008,7 @@ def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
         out = ObjectV(v.kind, tuple(attrs))
     elif isinstance(v, ModuleListV):
         items = tuple(in_mode(i, flag, memo) for i in v.items)
-        out = ModuleListV(items, v.sequential, v.count, v.known)
+        out = replace(v, items=items)
     memo[id(v)] = out
     return out
 
@@ -1010,9 +1020,7 @@ def with_requires_grad(v: Value, flag: bool) -> Value:
     if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
-        return ModuleListV(
-            tuple(with_requires_grad(i, flag) for i in v.items), v.sequential, v.count, v.known
-        )
+        return replace(v, items=tuple(with_requires_grad(i, flag) for i in v.items))
     return v
 
 
@@ -1033,7 +1041,7 @@ def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> boo
         elif isinstance(v, ModuleListV):
             items = tuple(swap(i) for i in v.items)
             if any(a is not b for a, b in zip(items, v.items)):
-                return ModuleListV(items, v.sequential, v.count, v.known)
+                return replace(v, items=items)
         return v
 
     for k, v in list(owner.attrs.items()):
@@ -1180,7 +1188,7 @@ def _set_in(v: Value, path: list[str], value: Value) -> Value | None:
         if inner is None:
             return None
         items[int(key)] = inner
-        return ModuleListV(tuple(items), v.sequential, v.count, v.known)
+        return replace(v, items=tuple(items))
     return None
 
 
@@ -1194,7 +1202,7 @@ def renewed(v: Value, keep: set[int]) -> Value:
     if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
         return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
-        return ModuleListV(tuple(renewed(i, keep) for i in v.items), v.sequential, v.count, v.known)
+        return replace(v, items=tuple(renewed(i, keep) for i in v.items))
     if isinstance(v, ChoiceV):
         return ChoiceV(tuple(renewed(i, keep) for i in v.items))
     if isinstance(v, ParameterV):
@@ -1335,7 +1343,10 @@ def _sliced_list(base: ModuleListV, sl: SliceV) -> Value:
         s = python_slice(sl)
         if s is None:
             return ModuleListV((), base.sequential, known=False)
-        return ModuleListV(base.items[s], base.sequential)
+        # Sequential's slice keeps the names its items are registered under;
+        # ModuleList's numbers them again
+        names = item_names(base)[s] if base.sequential and base.names is not None else None
+        return ModuleListV(base.items[s], base.sequential, names=names)
     # `count` copies of one item: a slice from the start, up to the count or past it,
     # keeps them all whatever the count is.
     lo, step = sl.lower, sl.step
