@@ -81,6 +81,56 @@ CASES = {
         dict(cin=3, cout=4),
         dict(x=(2, 3, 8, 8)),
     ),
+    # str() of a loop index names the layers of an OrderedDict
+    "str_of_an_index_as_a_key": (
+        """
+        class Stages(nn.Module):
+            def __init__(self, dim, depth=3):
+                super().__init__()
+                blocks = OrderedDict()
+                blocks["stem"] = nn.Conv2d(3, dim, 1)
+                for i in range(2, depth + 1):
+                    blocks["conv_" + str(i)] = nn.Conv2d(dim, dim, 3, padding=1)
+                blocks[str(None) + str(True) + str()] = nn.ReLU()
+                self.features = nn.Sequential(blocks)
+
+            def forward(self, x):
+                return self.features(x)
+        """,
+        "Stages",
+        dict(dim=4),
+        dict(x=(2, 3, 8, 8)),
+    ),
+    # `kind is 'proj'`: identifier-like literals are one object (CPython interns
+    # them); strings of different texts never are
+    "is_on_string_literals": (
+        """
+        class Block(nn.Module):
+            def __init__(self, dim, kind="normal"):
+                super().__init__()
+                if kind is "proj":
+                    self.proj = nn.Linear(dim, 2 * dim)
+                elif kind is not "normal":
+                    self.proj = nn.Linear(dim, 3 * dim)
+                else:
+                    self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.proj(x)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.a = Block(dim, "proj")
+                self.b = Block(2 * dim)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Net",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):
@@ -690,6 +740,7 @@ def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
+@pytest.mark.filterwarnings("ignore:.*with a literal:SyntaxWarning")  # `kind is "proj"`, on purpose
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key])
 

@@ -441,6 +441,19 @@ def _bool(an, node, args, kwargs, frame) -> Value | None:
     return BoolV(truth(args[0])) if len(args) == 1 and not kwargs else None
 
 
+def _str(an, node, args, kwargs, frame) -> Value | None:
+    """`str(x)` of a number, bool, None or string known exactly: Python's text of
+    it (`'conv' + str(i)` as a layer's key); `str()` is the empty string."""
+    if kwargs or len(args) > 1:
+        return None
+    if not args:
+        return StrV("")
+    if isinstance(args[0], TupleV):
+        return None  # a list and a tuple print differently
+    ok, v = python_constant(args[0])
+    return StrV(str(v)) if ok else None
+
+
 # Methods of str that answer from the string alone.
 STR_METHODS = {
     "lower": str.lower,
@@ -827,6 +840,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "divmod": (_numeric(divmod, (2,)),),
     "pow": (_numeric(pow, (2,)),),
     "bool": (_bool,),
+    "str": (_str,),
 }
 
 

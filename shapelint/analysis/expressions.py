@@ -60,7 +60,10 @@ if TYPE_CHECKING:
 
 
 def eval_constant(an: Analyzer, node: ast.Constant, frame: Frame, d: int) -> Value:
-    return constant_value(node.value)
+    v = node.value
+    if isinstance(v, str) and v and all(c.isascii() and (c.isalnum() or c == "_") for c in v):
+        return StrV(v, interned=True)
+    return constant_value(v)
 
 
 def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:

@@ -219,6 +219,17 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
             else:
                 hit = False
             return hit if isinstance(op, ast.Is) else not hit
+        if (
+            isinstance(left, StrV)
+            and isinstance(right, StrV)
+            and None not in (left.value, right.value)
+        ):
+            # strings of different texts are never one object; of one text, surely
+            # only where both are literals CPython interned
+            if left.value != right.value:
+                return negated
+            if left.interned and right.interned:
+                return not negated
         return None
     if (
         isinstance(op, (ast.In, ast.NotIn))

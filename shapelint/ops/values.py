@@ -157,6 +157,10 @@ class FloatV(Value):
 @dataclass(frozen=True, slots=True)
 class StrV(Value):
     value: str | None = None
+    # A literal of name characters only, which CPython interns when it compiles
+    # the code: two such literals of one text are one object (`kind is 'proj'`).
+    # Outside equality: the flag says which object, not which value.
+    interned: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
