@@ -131,6 +131,26 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 4)),
     ),
+    # typing.cast(T, x) is x, whichever way it is imported
+    "typing_cast": (
+        """
+        import typing
+        from typing import cast
+
+        class Scaled(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.a = nn.Linear(dim, dim)
+                self.b = nn.Linear(dim, 2 * dim)
+
+            def forward(self, x):
+                y = cast(torch.Tensor, self.a(x) * 2)
+                return typing.cast(torch.Tensor, self.b(y))
+        """,
+        "Scaled",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -851,7 +851,11 @@ def copied(qual: str, args, kwargs) -> Value | None:
     """`copy.copy(x)` / `copy.deepcopy(x)` of plain data (numbers, strings, None,
     tuples, lists and dicts of them): a value equal to x, which is all the analysis
     holds of it. None for anything holding a tensor, a module or an object: a copy
-    of those is a new object with new tensors, which counts apart."""
+    of those is a new object with new tensors, which counts apart. `typing.cast(T, x)`
+    is x itself, whatever it holds."""
+    at = modules.RETURNS_ARGUMENT.get(qual)
+    if at is not None:
+        return args[at] if len(args) == 2 and not kwargs else None
     if qual not in _COPIES or len(args) != 1 or kwargs:
         return None
     return args[0] if _plain_data(args[0]) else None

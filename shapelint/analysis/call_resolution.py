@@ -105,6 +105,11 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     args, kwargs, open_kwargs = arguments(an, node, frame, d)
     if an.call_args:
         an.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+    if qual in modules.RETURNS_ARGUMENT and not open_kwargs:
+        # `typing.cast(T, x)` is x: never run from typing's source as a call
+        got = builtins.copied(qual, args, kwargs)
+        if got is not None:
+            return got
     if an.project is not None and (an.specialize or _known_tensor(args, kwargs)):
         # A plain run follows calls into other files only with a tensor of known
         # shape (a contradiction to find, a cost to bind); a target run always.

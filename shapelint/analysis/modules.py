@@ -1660,6 +1660,9 @@ _FREE_CALLS = {"isinstance", "len", "print", "hasattr", "getattr", "id", "type",
 # iterator): what they hold costs where it is used. Not `reversed` of a tensor
 # (a flip, which copies).
 _HANDS_ON = {"dict", "zip", "enumerate", "iter", "list", "tuple", "reversed", "zip_longest"}
+# Functions of the typing module that return one of their arguments as it is, for
+# a type checker's sake: the argument's position.
+RETURNS_ARGUMENT = {"typing.cast": 1, "typing_extensions.cast": 1, "typing.assert_type": 0}
 
 
 def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> None:
@@ -1668,6 +1671,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
         return
     name = node.func.id if isinstance(node.func, ast.Name) else an.qualname_of(node.func, frame)
+    if an.qualname_of(node.func, frame) in RETURNS_ARGUMENT:
+        return
     if (name or "").removeprefix("itertools.") in _HANDS_ON and not (
         name == "reversed" and any(isinstance(a, TensorV) for a in args)
     ):
