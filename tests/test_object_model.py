@@ -151,6 +151,26 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 4)),
     ),
+    # int(np.prod(shape)) of known sizes; starred unpacking into attributes
+    "numpy_prod_of_sizes": (
+        """
+        import numpy as np
+
+        class Head(nn.Module):
+            def __init__(self, start_shape=(4, 3, 3), latent=(2, 8)):
+                super().__init__()
+                self.in_channels, *self.start_shape = tuple(start_shape)
+                dims = len(self.start_shape)
+                out = int(np.prod(start_shape)) + dims + self.in_channels
+                self.linear = nn.Linear(int(np.prod(latent)), out)
+
+            def forward(self, x):
+                return self.linear(x)
+        """,
+        "Head",
+        dict(),
+        dict(x=(2, 16)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -35,6 +35,12 @@ def call(qual: str, args: list[Value]) -> Value | None:
             return FloatV(float(getattr(math, name)(v)) if v is not None else None)
         except (ValueError, OverflowError, TypeError):  # numpy's nan or inf: not a figure
             return FloatV(None)
+    if module == "numpy" and name == "prod" and len(args) == 1 and isinstance(args[0], TupleV):
+        # of Python ints, a numpy int of their product (`int(np.prod(shape))`); of
+        # no items, the float 1.0: not a size
+        if args[0].items and all(isinstance(i, IntV) for i in args[0].items):
+            return _prod(args[0])
+        return None
     if module != "math":
         return None
     if name in _FLOAT:
