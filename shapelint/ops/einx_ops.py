@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from shapelint.notation.einops_pattern import Expression, parse_expression
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.dtypes import result_type
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -28,6 +27,7 @@ from shapelint.ops.values import (
     TensorV,
     Value,
     Var,
+    promoted_dtype,
 )
 
 _ARITHMETIC = ("add", "subtract", "multiply", "true_divide", "divide", "floor_divide")
@@ -179,18 +179,8 @@ def _dtype(op: str, operands: list[Value]) -> str | None:
         first = operands[0]
         return first.dtype if isinstance(first, TensorV) else None
     values = operands[1:] if op == "where" else operands
-    dims = [v.dtype for v in values if isinstance(v, TensorV) and v.shape]
-    zero_dims = [v.dtype for v in values if isinstance(v, TensorV) and not v.shape]
-    scalars = []
-    for v in values:
-        if isinstance(v, BoolV):
-            scalars.append("bool")
-        elif isinstance(v, IntV):
-            scalars.append("int")
-        elif isinstance(v, FloatV):
-            scalars.append("float")
-        elif not isinstance(v, TensorV):
-            return None
-    if op in ("true_divide", "divide") and all(d in ("int64", "int32", "bool") for d in dims):
+    if op in ("true_divide", "divide") and all(
+        v.dtype in ("int64", "int32", "bool") for v in values if isinstance(v, TensorV)
+    ):
         return None  # true division of integers gives a float: not worked out here
-    return result_type(dims, zero_dims, scalars)
+    return promoted_dtype(values)

@@ -84,6 +84,7 @@ from shapelint.ops.values import (
     Var,
     constant_value,
     dim_str,
+    promoted_dtype,
 )
 
 Shape = tuple[Dim, ...]
@@ -785,7 +786,7 @@ class _Interpreter:
         values = self.bound.values
         if alt.startswith(_DTYPE_FUNCTIONS):
             names = [a.strip() for a in alt[alt.index("(") + 1 : -1].split(",")]
-            got = _promote([values.get(n, UNKNOWN) for n in names])
+            got = promoted_dtype([values.get(n, UNKNOWN) for n in names])
             if got is not None and dtypes.category(got) < 2:
                 # Integer sums and products accumulate in int64; float maths gives float32.
                 if alt.startswith("promote_float"):
@@ -927,26 +928,6 @@ def _align(spec: DimSpec, shape: Shape):
 
 
 _NO_VAR = object()  # the spec has no variadic element
-
-
-def _promote(values: Sequence[Value]) -> str | None:
-    dim_t: list[str | None] = []
-    zero_t: list[str | None] = []
-    scalars: list[str] = []
-    for v in values:
-        if isinstance(v, TensorV):
-            (zero_t if v.shape == () else dim_t).append(v.dtype)
-        elif isinstance(v, BoolV):
-            scalars.append("bool")
-        elif isinstance(v, IntV):
-            scalars.append("int")
-        elif isinstance(v, FloatV):
-            scalars.append("float")
-        elif isinstance(v, NoneV):
-            continue
-        else:
-            return None
-    return dtypes.result_type(dim_t, zero_t, scalars)
 
 
 def _nbytes(t: TensorV) -> Expr | None:

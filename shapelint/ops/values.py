@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
+from shapelint.ops.dtypes import result_type
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,3 +356,29 @@ class OpResult:
     # tensors the op was given -> a more precise value): the analysis carries it
     # back to the variables they came from.
     refined: dict[int, TensorV] = field(default_factory=dict)
+
+
+def promoted_dtype(operands) -> str | None:
+    """The dtype torch.result_type gives an elementwise op of operands: tensors,
+    Python bools / ints / floats, None (an operand left out) skipped; None where a
+    dtype is not known or an operand is something else. A tensor whose rank is not
+    known may be 0-dim (a lower tier) or not: the answer only where both agree."""
+    dims: list[str | None] = []
+    zero: list[str | None] = []
+    unranked: list[str | None] = []
+    scalars: list[str] = []
+    for v in operands:
+        if isinstance(v, TensorV):
+            (unranked if v.shape is None else zero if v.shape == () else dims).append(v.dtype)
+        elif isinstance(v, BoolV):
+            scalars.append("bool")
+        elif isinstance(v, IntV):
+            scalars.append("int")
+        elif isinstance(v, FloatV):
+            scalars.append("float")
+        elif not isinstance(v, NoneV):
+            return None
+    as_dims = result_type(dims + unranked, zero, scalars)
+    if not unranked:
+        return as_dims
+    return as_dims if as_dims == result_type(dims, zero + unranked, scalars) else None
