@@ -171,6 +171,25 @@ CASES = {
         dict(),
         dict(x=(2, 16)),
     ),
+    # a @torch.jit.script function runs the ops of its body (the flop counter sees them)
+    "jit_script_function": (
+        """
+        @torch.jit.script
+        def mixed(x, w):
+            return torch.matmul(x, w).mul(torch.sigmoid(x.sum(-1, keepdim=True)))
+
+        class Mix(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(dim, 2 * dim))
+
+            def forward(self, x):
+                return mixed(x, self.w)
+        """,
+        "Mix",
+        dict(dim=4),
+        dict(x=(2, 3, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):
@@ -781,6 +800,7 @@ def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
 
 @pytest.mark.parametrize("key", sorted(CASES))
 @pytest.mark.filterwarnings("ignore:.*with a literal:SyntaxWarning")  # `kind is "proj"`, on purpose
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key])
 

@@ -104,7 +104,9 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     qual = an.qualname_of(func, frame)
     args, kwargs, open_kwargs = arguments(an, node, frame, d)
     if an.call_args:
-        an.call_args[-1][:] = [[*args, *kwargs.values()], len(frame.records)]
+        # what it was given, `**kw` not known one by one among it (what may be a tensor)
+        given = [*args, *kwargs.values(), *([_STARRED_UNKNOWN] if open_kwargs else [])]
+        an.call_args[-1][:] = [given, len(frame.records)]
     if qual in modules.RETURNS_ARGUMENT and not open_kwargs:
         # `typing.cast(T, x)` is x: never run from typing's source as a call
         got = builtins.copied(qual, args, kwargs)
@@ -136,7 +138,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         return _not_one_by_one(an, node, args, kwargs, frame)
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
-    return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
+    return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)", open_kwargs)
 
 
 def _runs_a_body(an: Analyzer, v) -> bool:
@@ -160,7 +162,7 @@ def _not_one_by_one(an: Analyzer, node: ast.Call, args, kwargs, frame: Frame) ->
     """A call of project code with a `**kw` (or `*args`) the analysis does not know
     entry by entry: run with the parameters it leaves unbound at their defaults, it
     would be another call than Python's, whose cost may be anything."""
-    return an.unknown_call(node, args, kwargs, frame, "arguments not known one by one")
+    return an.unknown_call(node, args, kwargs, frame, "arguments not known one by one", True)
 
 
 def arguments(
@@ -226,7 +228,9 @@ def call_name(
         built = builtins.call(an, name, node, args, kwargs, frame)
         if built is not None:
             return built
-    return an.unknown_call(node, args, kwargs, frame, "not analysed (unresolved callee)")
+    return an.unknown_call(
+        node, args, kwargs, frame, "not analysed (unresolved callee)", open_kwargs
+    )
 
 
 def call_attribute(
@@ -333,7 +337,7 @@ def call_attribute(
     ):
         # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
         # or a product on a tensor we lost track of.
-        return an.unknown_call(node, args, kwargs, frame, "not analysed")
+        return an.unknown_call(node, args, kwargs, frame, "not analysed", open_kwargs)
     return UNKNOWN
 
 

@@ -133,7 +133,13 @@ class Analyzer(Protocol):
     ) -> Value: ...
 
     def unknown_call(
-        self, node: ast.Call, args: Any, kwargs: Any, frame: Frame, why: str
+        self,
+        node: ast.Call,
+        args: Any,
+        kwargs: Any,
+        frame: Frame,
+        why: str,
+        open_args: bool = False,
     ) -> Value: ...
 
     def assign(

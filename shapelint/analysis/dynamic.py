@@ -50,6 +50,11 @@ TRANSPARENT = frozenset(
         "torch.fx.wrap",
         "torch.jit.ignore",
         "torch.jit.unused",
+        "torch.jit.export",
+        "torch.jit.script_if_tracing",
+        # a ScriptFunction runs the same ops on the same tensors as the body it
+        # compiles (the dispatcher, and so the flop counter, sees each of them)
+        "torch.jit.script",
         "torch.compiler.disable",
     }
 )

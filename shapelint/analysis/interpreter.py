@@ -1435,13 +1435,16 @@ class ModuleAnalyzer:
         return value
 
     # ------------------------------------------------------------------ cost records
-    def _unknown_call(self, node: ast.Call, args, kwargs, frame: _Frame, why: str) -> Value:
+    def _unknown_call(
+        self, node: ast.Call, args, kwargs, frame: _Frame, why: str, open_args: bool = False
+    ) -> Value:
         """A call the analysis cannot follow: on the record with an unknown cost
-        when it is given a tensor (or what may be one), so no total leaves it out.
-        Given a module while modules are built, it may change what they hold."""
+        when it is given a tensor (or what may be one: open_args, a `**kw` or `*args`
+        not known one by one), so no total leaves it out. Given a module while
+        modules are built, it may change what they hold."""
         if self.specialize and modules.passes_modules(self, args, kwargs):
             aliasing.lost()
-        if uc.tensor_args(list(args), dict(kwargs)):
+        if open_args or uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
             self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
         return UNKNOWN
