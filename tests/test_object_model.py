@@ -190,6 +190,33 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 3, 4)),
     ),
+    # inspect.isfunction tells a layer factory (a lambda) from a layer instance
+    "inspect_isfunction_factory": (
+        """
+        from inspect import isfunction
+
+        def lambda_batchnorm(eps=1e-5):
+            return lambda num_features: nn.BatchNorm2d(num_features=num_features, eps=eps)
+
+        def create(layer, **kwargs):
+            if isfunction(layer):
+                return layer(**kwargs)
+            return layer
+
+        class ConvBlock(nn.Module):
+            def __init__(self, c, norm=lambda_batchnorm(), act=nn.ReLU()):
+                super().__init__()
+                self.conv = nn.Conv2d(3, c, 1)
+                self.bn = create(norm, num_features=c)
+                self.act = create(act)
+
+            def forward(self, x):
+                return self.act(self.bn(self.conv(x)))
+        """,
+        "ConvBlock",
+        dict(c=4),
+        dict(x=(2, 3, 8, 8)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -31,6 +31,7 @@ from shapelint.ops.values import (
     FloatV,
     IntV,
     NoneV,
+    ObjectV,
     ParameterV,
     SliceV,
     StrV,
@@ -94,6 +95,8 @@ def is_class(v: Value) -> bool | None:
 def _is_function(v: Value) -> bool | None:
     """`isinstance(v, types.FunctionType)`: a function written in Python (a torch
     function may be written in C)."""
+    if isinstance(v, ObjectV) and v.kind.startswith(("torch.nn.", "<class>")):
+        return False  # an instance of a class: types.FunctionType has no subclasses
     return None if _torch_function(v) else _of_kinds(v, _FUNCTIONS)
 
 
@@ -230,14 +233,20 @@ _EAGER = frozenset(
 _ONE_PROCESS = frozenset({"torch.distributed.is_initialized"})
 
 
+# inspect's tests of what an object is, as isinstance of the type each names.
+_INSPECT = {"inspect.isfunction": _is_function, "inspect.isclass": is_class}
+
+
 def torch_predicate(qual: str, args: list[Value]) -> Value | None:
     """`torch.is_tensor(x)`, `torch.is_floating_point(x)` / `x.is_floating_point()`,
     `torch.is_complex(x)`: what they say of x, which they read without computing
     anything; `torch.jit.is_scripting()` and its kind: False, the run being eager;
-    `torch.distributed.is_initialized()`: False, the run being one process. None:
-    not one of them."""
+    `torch.distributed.is_initialized()`: False, the run being one process;
+    `inspect.isfunction(f)` / `inspect.isclass(c)`. None: not one of them."""
     if (qual in _EAGER or qual in _ONE_PROCESS) and not args:
         return BoolV(False)
+    if qual in _INSPECT and len(args) == 1:
+        return as_bool(_INSPECT[qual](args[0]))
     module, _, name = qual.rpartition(".")
     if module not in ("torch", "torch.Tensor") or len(args) != 1:
         return None
