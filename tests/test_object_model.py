@@ -906,6 +906,55 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
     assert t["flops_value"] == fc.get_total_flops()
 
 
+def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
+    # geffnet's `gate_fn=sigmoid`, reached through two star imports: a function of
+    # another file passed, stored and called later
+    pkg = tmp_path / "pkg2"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg / "acts",
+        "impl.py",
+        """
+        def sigmoid(x, inplace: bool = False):
+            return x.sigmoid_() if inplace else x.sigmoid()
+
+        def gated(x, w):
+            return x @ w
+        """,
+    )
+    write(pkg / "acts", "__init__.py", "from pkg2.acts.impl import *\n")
+    path = write(
+        pkg,
+        "model.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            from pkg2.acts import *
+
+            class SE(nn.Module):
+                def __init__(self, c, gate_fn=sigmoid):
+                    super().__init__()
+                    self.conv = nn.Conv2d(c, c, 1)
+                    self.gate_fn = gate_fn
+                    self.mix = gated
+                    self.w = nn.Parameter(torch.randn(4, 4))
+
+                def forward(self, x):
+                    return self.mix(x * self.gate_fn(self.conv(x)), self.w)
+            """
+        ),
+    )
+    t = static_target(path, "SE", {"c": "3"}, {"x": "2,3,4,4"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("pkg2.model").SE(3)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 3, 4, 4))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+
+
 CONFIG = """
     from dataclasses import dataclass, field
 

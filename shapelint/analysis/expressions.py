@@ -31,7 +31,7 @@ from shapelint.analysis import (
     unbound,
 )
 from shapelint.analysis import calls as dispatch
-from shapelint.analysis.defs import ClassDef
+from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import walk
 from shapelint.notation.symbolic import Expr
@@ -89,6 +89,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
             return modules.ClassRefV(sym.key)
         if isinstance(sym, Value):
             return sym
+        if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
+            # a module-level function of another file as a value (`gate_fn=sigmoid`)
+            return modules.FunctionRefV(sym.qualname, sym.owner)
         q = getattr(sym, "library_qual", q)
     if q is not None:
         value = dispatch.constant(q)
