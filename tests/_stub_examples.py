@@ -201,6 +201,17 @@ for _n in ("index_add", "index_copy", "index_fill"):
     for _q in (f"torch.{_n}", f"torch.Tensor.{_n}", f"torch.Tensor.{_n}_"):
         CALLS[_q] = [((X(3, 4), 1, _idx, _src), {})]
 SEPARATE_MODULES["torch.nn.Bilinear"] = "tests/test_tensor_stubs.py"
+for _loss in (
+    "L1Loss",
+    "MSELoss",
+    "SmoothL1Loss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "HuberLoss",
+):
+    SEPARATE_MODULES[f"torch.nn.{_loss}"] = "tests/test_loss_layers.py"  # (input, target)
 
 # Eager quantization's float helpers (stubs/quantization.stub).
 MODULES["torch.ao.quantization.QuantStub"] = [((), {}, X(2, 3))]

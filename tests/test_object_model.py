@@ -1194,3 +1194,32 @@ def test_a_computed_setattr_that_replaces_a_method_where_it_runs(tmp_path):
     assert not t["complete"]
     assert any("scale" in u["why"] for u in t["unknown"]), t["unknown"]
     assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+def test_a_torch_layer_s_forward_inherited_with_its_own_parameters(tmp_path):
+    # `class L1Loss(nn.L1Loss, base.Loss): pass`: forward(self, input, target) is torch's
+    path = write(
+        tmp_path,
+        "losses.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            class Named:
+                name = "loss"
+
+            class L1Loss(nn.L1Loss, Named):
+                pass
+
+            class Cosine(nn.CosineEmbeddingLoss, Named):
+                pass
+            """
+        ),
+    )
+    t = static_target(path, "L1Loss", {}, {"input": "2,4", "target": "2,4"})
+    assert t["complete"], t["unknown"]
+    assert t["output"] == []  # reduction="mean": a 0-dim tensor, as torch's
+    # a torch base the stubs do not describe: Python finds its forward, so no
+    # usage error, and the figure is unknown, named
+    t = static_target(path, "Cosine", {}, {"input": "2,4"})
+    assert not t["complete"]
+    assert "torch.nn.CosineEmbeddingLoss" in t["unknown"][0]["why"]

@@ -190,6 +190,22 @@ def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     return None
 
 
+def torch_ancestor(an: Analyzer, cd: ClassDef) -> str | None:
+    """The first class of torch a project class derives from, along its bases as
+    Python's MRO walks them, described by the stubs or not (`class L1Loss(nn.L1Loss,
+    base.Loss)`): where its forward comes from when the project defines none."""
+    owner = cd.owner or an
+    for b in cd.node.bases:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        if qual is not None and qual.startswith("torch.") and qual != "torch.nn.Module":
+            return qual
+    for base in base_classes(an, cd):
+        found = torch_ancestor(an, base)
+        if found is not None:
+            return found
+    return None
+
+
 @dataclass(frozen=True)
 class PartialV(Value):
     """`functools.partial(f, *args, **kwargs)` of a callable the analysis follows."""
@@ -728,18 +744,18 @@ def iterated(an: Analyzer, v: Value) -> Value:
     return layers if layers is not None else ModuleListV(known=False)
 
 
-def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, x: Value, frame):
-    """A target whose forward is its torch base's: one call record, at the class,
-    holding what the base's forward ran."""
+def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame):
+    """A target whose forward is its torch base's, given args: one call record, at
+    the class, holding what the base's forward ran."""
     node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
     saved, children = frame.records, {}
     frame.records = children
     try:
-        value = torch_forward(an, base, me, node, [x], {}, frame)
+        value = torch_forward(an, base, me, node, args, {}, frame)
     finally:
         frame.records = saved
     cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, f"call {cd.name}.forward", None, [x], value, cost)
+    rec = an.record(node, frame, f"call {cd.name}.forward", None, args, value, cost)
     rec.children = list(children.values())
     return value
 

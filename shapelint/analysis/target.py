@@ -34,6 +34,7 @@ from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
+from shapelint.ops import stub_ops
 from shapelint.ops.backward import requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
 
@@ -216,6 +217,10 @@ def _evaluate(
             fd = attributes.find_method(an, cd, "__call__")
         base = modules.torch_base(an, cd) if fd is None and not meth else None
         if fd is None and base is None:
+            inherited = modules.torch_ancestor(an, cd) if not meth else None
+            if inherited is not None:  # Python finds it; only its cost is not known
+                why = f"forward inherited from {inherited}, which the stubs do not describe"
+                return stopped(an, target, why)
             raise TargetError(f"{path}: class {cls_name} has no method {meth or 'forward'}")
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
@@ -233,14 +238,16 @@ def _evaluate(
         hint = f" (defined here: {', '.join(known[:12])})" if known else ""
         raise TargetError(f"{path}: no class or function {qualname!r}{hint}")
     if fd is None:  # the forward a torch layer or container defines: `forward(self, input)`
+        names = stub_ops.parameter_names(f"{base}.__call__") or ("input",)
         for name in inputs:
-            if name != "input":
+            if name not in names:
                 raise TargetError(
                     f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
-                    f"parameter {name!r} (parameters: input)"
+                    f"parameter {name!r} (parameters: {', '.join(names)})"
                 )
+        args = [shapes.get(n, UNKNOWN) for n in names]
         with storages.ledger(list(shapes.values())):
-            value = modules.inherited_forward(an, base, recv, cd, shapes.get("input", UNKNOWN), top)
+            value = modules.inherited_forward(an, base, recv, cd, args, top)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():

@@ -1558,6 +1558,40 @@ def cross_entropy(ctx: RuleContext, x: Value, target: Value, reduction: Value) -
     return out
 
 
+def _layer_reduction(reduction: Value, size_average: Value, reduce: Value) -> Value:
+    """A loss layer's reduction as torch's _Loss.__init__ sets it: the deprecated
+    size_average / reduce, where either is given, decide it
+    (_Reduction.legacy_get_string); unknown where they are not known."""
+    if isinstance(size_average, NoneV) and isinstance(reduce, NoneV):
+        return reduction
+    flags = []
+    for v in (size_average, reduce):
+        if isinstance(v, NoneV):
+            flags.append(True)
+        elif isinstance(v, BoolV) and v.value is not None:
+            flags.append(v.value)
+        else:
+            return StrV(None)
+    size_avg, red = flags
+    return StrV("none" if not red else "mean" if size_avg else "sum")
+
+
+@rule
+def loss_layer(
+    ctx: RuleContext, x: Value, target: Value, reduction: Value, size_average: Value, reduce: Value
+) -> RuleOut:
+    """nn.L1Loss / nn.MSELoss / nn.BCELoss...: pointwise_loss at the layer's reduction."""
+    return pointwise_loss(ctx, x, target, _layer_reduction(reduction, size_average, reduce))
+
+
+@rule
+def cross_entropy_layer(
+    ctx: RuleContext, x: Value, target: Value, reduction: Value, size_average: Value, reduce: Value
+) -> RuleOut:
+    """nn.CrossEntropyLoss / nn.NLLLoss: cross_entropy at the layer's reduction."""
+    return cross_entropy(ctx, x, target, _layer_reduction(reduction, size_average, reduce))
+
+
 @rule
 def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
     """mse_loss / l1_loss / binary_cross_entropy: input and target broadcast."""

@@ -210,6 +210,15 @@ def describes(name: str) -> bool:
     return name in registry().entries
 
 
+def parameter_names(name: str) -> tuple[str, ...] | None:
+    """The parameters of the first stub for ``name``, self left out (a layer's
+    `forward(self, input, target)`); None: no stub."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return None
+    return tuple(p.name for p in entries[0].params if p.name != "self")
+
+
 def keeps_shape(name: str) -> bool:
     """Whether every stub for ``name`` shapes its result like its first argument
     (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
