@@ -217,6 +217,26 @@ CASES = {
         dict(c=4),
         dict(x=(2, 3, 8, 8)),
     ),
+    # `use_norm is True` of a string: objects of two types are never one object
+    "is_between_types": (
+        """
+        class Norm(nn.Module):
+            def __init__(self, c, use_norm="linear", flag=False):
+                super().__init__()
+                if use_norm is True or flag is True:
+                    self.n = nn.Identity()
+                elif use_norm is False or flag is not False:
+                    self.n = nn.ReLU()
+                else:
+                    self.n = nn.Linear(c, c)
+
+            def forward(self, x):
+                return self.n(x)
+        """,
+        "Norm",
+        dict(c=4),
+        dict(x=(2, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -933,6 +933,21 @@ class Named(nn.Module):
 
     def forward(self, x):
         return self.head(self.stem(x))
+
+
+class ConvAct(nn.Sequential):
+    def __init__(self, c):
+        super().__init__(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+
+
+class Stack(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.a = ConvAct(c)
+        self.b = ConvAct(c)
+
+    def forward(self, x):
+        return self.b(self.a(x))
 """
 
 
@@ -945,6 +960,21 @@ def test_sequential_items_keep_the_names_they_were_registered_under(tmp_path):
     x = torch.randn(2, 4, 8, 8)
     table = check_table(p, "Named", ["--init", "c=4", "--input", "x=2,4,8,8"], "Named(4)", {"x": x})
     assert {"stem.conv", "stem.bn", "head.proj"} <= set(table)
+
+
+@pytest.mark.parametrize(("target", "names"), [("ConvAct", {"0", "1"}), ("Stack", {"a.0", "b.0"})])
+def test_a_sequential_subclass_s_layers_are_its_own_rows(tmp_path, target, names):
+    """`class ConvAct(nn.Sequential)` registers its layers as "0", "1", ... on
+    itself (named_modules()), not under a list of its own; its rows hold what
+    each layer ran."""
+    p = tmp_path / "subclass.py"
+    p.write_text(textwrap.dedent(NAMED_SEQUENTIALS))
+    x = torch.randn(2, 4, 8, 8)
+    args = ["--init", "c=4", "--input", "x=2,4,8,8" if target == "Stack" else "input=2,4,8,8"]
+    key = "x" if target == "Stack" else "input"
+    table = check_table(p, target, args, f"{target}(4)", {key: x})
+    assert names <= set(table)
+    assert not any("<layers>" in n for n in table)
 
 
 COPIES = """

@@ -220,6 +220,15 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
                 hit = False
             return hit if isinstance(op, ast.Is) else not hit
         if (
+            isinstance(left, BoolV)
+            and isinstance(right, BoolV)
+            and None not in (left.value, right.value)
+        ):
+            return (left.value is right.value) != negated  # True and False are singletons
+        kinds = (_scalar_kind(left), _scalar_kind(right))
+        if None not in kinds and kinds[0] is not kinds[1]:
+            return negated  # objects of two types are never one object (`"batchnorm" is True`)
+        if (
             isinstance(left, StrV)
             and isinstance(right, StrV)
             and None not in (left.value, right.value)
@@ -256,6 +265,12 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         return bool(fn(a, b))
     except TypeError:
         return None
+
+
+def _scalar_kind(v: Value) -> type | None:
+    """The Python type of a bool, int, float or str the analysis holds (known or
+    not: its type is known either way); None for anything else."""
+    return type(v) if isinstance(v, (BoolV, IntV, FloatV, StrV)) else None
 
 
 def joined_str(node: ast.JoinedStr, parts: list) -> Value:

@@ -24,6 +24,7 @@ from shapelint.analysis import plain
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
 from shapelint.analysis.modules import (
+    LAYERS,
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
     UNFOLLOWED,
@@ -86,8 +87,9 @@ class _Seen:
 
 def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
     node = ModuleCount(name, _kind(v))
-    if isinstance(v, ModuleListV) and v.known and v.count is None:
-        node.items = item_names(v)
+    layers = v.attr(LAYERS) if isinstance(v, ObjectV) else v
+    if isinstance(layers, ModuleListV) and layers.known and layers.count is None:
+        node.items = item_names(layers)  # a Sequential subclass's layers are its own
     seen.modules.add(id(v))
     members = _members(v)
     plain_attrs = plain.names(members) | _layer_arguments(v)
@@ -244,7 +246,14 @@ def _members(v: Value) -> list[tuple[str, Value]]:
     if isinstance(v, ModuleListV):
         return list(zip(item_names(v), v.items))
     if isinstance(v, ObjectV):
-        return list(v.attrs)
+        out: list[tuple[str, Value]] = []
+        for k, a in v.attrs:
+            if k == LAYERS and isinstance(a, ModuleListV) and a.known and a.count is None:
+                # a Sequential subclass's layers are its own modules ("0", "1", ...)
+                out += zip(item_names(a), a.items)
+            else:
+                out.append((k, a))
+        return out
     return []
 
 

@@ -79,15 +79,15 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
             callee = _resolve(rec.get("callee") or "", me, names)
             if callee is not None and _known(callee, kinds):
                 add(callee, rec, times)
-                if kinds.get(_plain(callee)) == "Sequential" and rec["calls"]:
-                    named = items.get(callee, [])
-                    for i, ch in enumerate(rec["calls"]):  # item i of the Sequential
-                        # by the name torch registered it under (add_module, OrderedDict)
-                        item = f"{callee}.{named[i] if i < len(named) else i}"
-                        add(item, ch, times)
-                        walk(ch["calls"], item, names, times)
+                chained = kinds.get(_plain(callee)) == "Sequential" or op == "call nn.Sequential"
+                if chained and rec["calls"]:  # a Sequential, or a subclass's inherited forward
+                    _chain(rec, callee, items.get(callee, []), names, times)
                     continue
                 walk(rec["calls"], callee, names, times)
+                continue
+            if op == "call nn.Sequential" and len(rec["calls"]) == len(items.get(me, [None])):
+                # the forward a Sequential subclass inherits: `me`'s own layers
+                _chain(rec, me, items[me], names, times)
                 continue
             text = rec.get("callee") or ""
             module_call = op.startswith("call ") and "." in op or op.endswith(".__call__")
@@ -96,6 +96,14 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
                 # stay here) or a helper; the submodules of `me` cannot say
                 unsure.add(me)
             walk(rec["calls"], me, names, times)
+
+    def _chain(rec: dict, seq: str, named: list[str], names: dict, times: Expr) -> None:
+        for i, ch in enumerate(rec["calls"]):  # item i of the Sequential
+            # by the name torch registered it under (add_module, OrderedDict)
+            label = named[i] if i < len(named) else str(i)
+            item = f"{seq}.{label}" if seq else label
+            add(item, ch, times)
+            walk(ch["calls"], item, names, times)
 
     def _loop(rec: dict, seq: str, label: str, me: str, names: dict, times: Expr) -> None:
         """The items of seq, one per run: run i is item i where the loop ran each
