@@ -237,6 +237,27 @@ CASES = {
         dict(c=4),
         dict(x=(2, 4)),
     ),
+    # a ModuleDict subclass walks its own modules (`self.values()`), not its plain attributes
+    "module_dict_subclass_values": (
+        """
+        class Mixed(nn.ModuleDict):
+            def __init__(self, c, ks=(3, 5)):
+                super().__init__()
+                for idx, k in enumerate(ks):
+                    self.add_module(str(idx), nn.Conv2d(c // 2, c // 2, k, padding=k // 2))
+                self.splits = [c // 2, c // 2]
+
+            def forward(self, x):
+                parts = torch.split(x, self.splits, 1)
+                outs = [conv(parts[i]) for i, conv in enumerate(self.values())]
+                names = [k for k, _ in self.items()] + list(self.keys())
+                assert len(names) == 4
+                return torch.cat(outs, 1)
+        """,
+        "Mixed",
+        dict(c=8),
+        dict(x=(2, 8, 6, 6)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

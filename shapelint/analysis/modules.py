@@ -887,6 +887,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ModuleListV) and attr in _LIST_MUTATORS:
         _store(an, func.value, ModuleListV((), recv.sequential, known=False), frame)
         return None
+    if attr in ("values", "items", "keys") and not args and not kwargs:
+        held = _module_dict_items(an, recv)
+        if held is not None:  # a ModuleDict subclass's own modules, in registration order
+            recv = dict_value(dict(held), REGISTERED_DICT_KIND)
     if isinstance(recv, ObjectV) and recv.kind in DICT_KINDS:
         if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
             v = recv.attr(args[0].value)
@@ -1505,6 +1509,24 @@ def listed_items(v: Value) -> tuple[Value, ...] | None:
     return None
 
 
+def _module_dict_items(an: Analyzer, recv: Value) -> list[tuple[str, Value]] | None:
+    """The modules an instance of a project subclass of nn.ModuleDict registered,
+    in order (what its `values()` / `items()` / `keys()` walk); None where it is no
+    such instance, or where an attribute may be a module the analysis lost."""
+    if not isinstance(recv, ObjectV) or not recv.kind.startswith("<class>"):
+        return None
+    cd = an.class_of(recv.kind[7:])
+    if cd is None or torch_ancestor(an, cd) != "torch.nn.ModuleDict":
+        return None
+    out = []
+    for k, v in recv.attrs:
+        if v is UNKNOWN or k in (UNFOLLOWED, aliasing.ALIASED):
+            return None
+        if is_module(v):
+            out.append((k, v))
+    return out
+
+
 def is_module(v: Value) -> bool:
     """A layer, a project class instance or a module list."""
     if isinstance(v, ObjectV):
@@ -1695,6 +1717,12 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return
     if isinstance(node.func, ast.Attribute) and node.func.attr in _FREE_METHODS:
         return
+    if (
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr in _VIEWS
+        and isinstance(value, TupleV)
+    ):
+        return  # a mapping's view the analysis read off it: what it holds costs where used
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
     if isinstance(value, namedtuples.NamedTupleV):
@@ -1733,6 +1761,7 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     )
 
 
+_VIEWS = frozenset({"values", "items", "keys"})
 _FREE_METHODS = {
     "register_buffer",
     "register_parameter",
