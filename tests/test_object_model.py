@@ -258,6 +258,35 @@ CASES = {
         dict(c=8),
         dict(x=(2, 8, 6, 6)),
     ),
+    # `self._modules.values()`: nn.Module's registry, in registration order; keys
+    # made with str.format
+    "modules_registry_and_format": (
+        """
+        class Concurrent(nn.Sequential):
+            def forward(self, x):
+                out = []
+                for module in self._modules.values():
+                    out.append(module(x))
+                return torch.cat(tuple(out), dim=1)
+
+        class Branches(nn.Module):
+            def __init__(self, c, widths=(4, 6)):
+                super().__init__()
+                self.branches = Concurrent()
+                for i, w in enumerate(widths):
+                    self.branches.add_module("branch{}".format(i + 1), nn.Conv2d(c, w, 1))
+                self.skip = nn.Conv2d(c, c, 1)
+                self.scale = 0.5
+
+            def forward(self, x):
+                names = list(self._modules.keys())
+                assert names == ["branches", "skip"]
+                return self.branches(self.skip(x)) * self.scale
+        """,
+        "Branches",
+        dict(c=3),
+        dict(x=(2, 3, 5, 5)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -476,6 +476,8 @@ STR_METHODS = {
 def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     """`padding.lower()`, `name.startswith("conv")`: the method of a known string
     with known string arguments; None when that is not the case."""
+    if name == "format" and recv.value is not None:
+        return _formatted(recv.value, args, kwargs)
     fn = STR_METHODS.get(name)
     if fn is None or recv.value is None or kwargs:
         return None
@@ -496,6 +498,26 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     if isinstance(out, (list, tuple)):
         return TupleV(tuple(StrV(x) for x in out))
     return BoolV(out) if isinstance(out, bool) else StrV(out)
+
+
+def _formatted(text: str, args, kwargs) -> Value | None:
+    """`"conv{}".format(i + 1)` of numbers, strings, bools and None known exactly:
+    Python's text; None where an argument is anything else."""
+    pos, named = [], {}
+    for a in args:
+        ok, v = python_constant(a)
+        if not ok or isinstance(a, TupleV):
+            return None
+        pos.append(v)
+    for k, a in kwargs.items():
+        ok, v = python_constant(a)
+        if not ok or isinstance(a, TupleV):
+            return None
+        named[k] = v
+    try:
+        return StrV(text.format(*pos, **named))
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError):
+        return None  # what Python would raise: not a text the analysis hands on
 
 
 def float_method(recv: FloatV, name: str, args, kwargs) -> Value | None:

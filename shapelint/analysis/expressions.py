@@ -282,6 +282,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
                 return modes.read(base.attrs[node.attr])
             return base.attrs[node.attr]
         return _class_attribute(an, base.cls, node.attr)
+    if isinstance(base, ObjectV) and node.attr == "_modules" and an.specialize:
+        held = modules.registered_modules(base) if modules.is_module(base) else None
+        if held is not None:  # nn.Module's registry of its submodules, read
+            return modules.dict_value(dict(held), modules.REGISTERED_DICT_KIND)
     if isinstance(base, ObjectV):
         if base.kind.startswith(("<class>", modules.CONFIG_PREFIX)) and all(
             k != node.attr for k, _ in base.attrs

@@ -1518,11 +1518,24 @@ def _module_dict_items(an: Analyzer, recv: Value) -> list[tuple[str, Value]] | N
     cd = an.class_of(recv.kind[7:])
     if cd is None or torch_ancestor(an, cd) != "torch.nn.ModuleDict":
         return None
-    out = []
-    for k, v in recv.attrs:
+    return registered_modules(recv)
+
+
+def registered_modules(me: ObjectV) -> list[tuple[str, Value]] | None:
+    """What `me._modules` holds, in the order torch registered it: a Sequential
+    subclass's layers by their names, then every module assigned or added; None
+    where an attribute may be a module the analysis lost (or a change was not
+    followed)."""
+    out: list[tuple[str, Value]] = []
+    for k, v in me.attrs:
+        if k == LAYERS:
+            if not isinstance(v, ModuleListV) or not v.known or v.count is not None:
+                return None
+            out += zip(item_names(v), v.items)
+            continue
         if v is UNKNOWN or k in (UNFOLLOWED, aliasing.ALIASED):
             return None
-        if is_module(v):
+        if is_module(v) or (isinstance(v, ChoiceV) and all(is_module(i) for i in v.items)):
             out.append((k, v))
     return out
 
