@@ -1045,3 +1045,51 @@ def test_layer_arguments_of_unknown_value_hold_nothing(tmp_path):
     )
     t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Net(8)")
+
+
+REGISTRIES = """
+import torch
+import torch.nn as nn
+
+
+class Registered(nn.Module):
+    def __init__(self, c, name=None):
+        super().__init__()
+        self.a = nn.Linear(c, c)
+        self._modules["fc"] = nn.Linear(c, 2 * c)
+        self._parameters["scale"] = nn.Parameter(torch.ones(c))
+        self._buffers["mask"] = torch.zeros(3, c)
+        if name is not None:
+            self._modules[name] = nn.Linear(c, c)
+
+    def forward(self, x):
+        return self.fc(self.a(x) * self.scale + self.mask[0])
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "build", "known"),
+    [
+        (["--init", "c=4"], "Registered(4)", True),
+        (["--init", "c=4", "--init", "name='b'"], "Registered(4, 'b')", True),
+    ],
+)
+def test_stores_into_the_registries_register(tmp_path, args, build, known):
+    """`self._modules["fc"] = m` registers m as `self.fc = m` does (and `_parameters`,
+    `_buffers`): the store was dropped, and the count complete without it."""
+    p = tmp_path / "registries.py"
+    p.write_text(textwrap.dedent(REGISTRIES))
+    t = static(p, "Registered", *args, "--input", "x=2,4")
+    assert figures(t) == torch_counts(p, build)
+    assert t["complete"]
+
+
+def test_a_store_into_a_registry_under_a_name_nobody_knows_is_no_count(tmp_path):
+    p = tmp_path / "registries.py"
+    code = "import os\n" + textwrap.dedent(REGISTRIES).replace(
+        "        if name is not None:",
+        "        self._modules[os.environ['LAYER']] = nn.Linear(c, c)\n        if name is not None:",
+    )
+    p.write_text(code)
+    t = static(p, "Registered", "--init", "c=4", "--input", "x=2,4")
+    assert t["params"] == "?"

@@ -68,6 +68,7 @@ from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
     BoolV,
+    BufferV,
     Cost,
     FloatV,
     IntV,
@@ -89,6 +90,10 @@ ASSUMED_EQUAL = "SHP318"
 LEARNED_EQUAL = "SHP320"
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
+
+
+# nn.Module's registries of what it holds: a store into one is a registration.
+_REGISTRIES = frozenset({"_modules", "_parameters", "_buffers"})
 
 
 @dataclass
@@ -994,6 +999,19 @@ class ModuleAnalyzer:
             # A write into part of a tensor keeps its shape; into a list, module
             # list or dict, that item changes.
             holder = target.value
+            if isinstance(holder, ast.Attribute) and holder.attr in _REGISTRIES:
+                # `self._modules["fc"] = m` registers m as `self.fc` does
+                key = self.eval(target.slice, frame)
+                name = key.value if isinstance(key, StrV) else None
+                if name is None or not name.isidentifier():
+                    if self.specialize:
+                        aliasing.lost()  # a submodule, parameter or buffer nobody can name
+                    return
+                if holder.attr == "_buffers" and isinstance(value, TensorV):
+                    value = BufferV(value.shape, value.dtype)
+                attr = ast.copy_location(ast.Attribute(holder.value, name, ast.Store()), target)
+                self._assign(attr, value, frame, value_node)
+                return
             if isinstance(holder, ast.Attribute):
                 self.outer_writes += 1
                 if self.trial:
