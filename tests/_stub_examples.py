@@ -73,6 +73,18 @@ CALLS.update(
         "torch.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
         "torch.nn.functional.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
         "torch.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
+        # legacy constructors: sizes as ints (empty contents are not compared)
+        **{
+            f"torch.{k}": [((2, 3), {}), ((4,), {}), ((), {})]
+            for k in (
+                "Tensor",
+                "FloatTensor",
+                "DoubleTensor",
+                "LongTensor",
+                "IntTensor",
+                "BoolTensor",
+            )
+        },
         "torch.nn.functional.one_hot": [((torch.randint(0, 4, (2, 3)), 5), {})],
         "torch.nn.functional.softshrink": [((X(2, 3),), {})],
         "torch.nn.functional.hardshrink": [((X(2, 3),), {})],

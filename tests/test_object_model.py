@@ -287,6 +287,23 @@ CASES = {
         dict(c=3),
         dict(x=(2, 3, 5, 5)),
     ),
+    # the legacy constructors: torch.Tensor(out, in, *kernel) as sizes
+    "legacy_tensor_constructor": (
+        """
+        class Masked(nn.Module):
+            def __init__(self, k=(3, 3)):
+                super().__init__()
+                self.mask = nn.Parameter(data=torch.Tensor(8, 4, *k), requires_grad=False)
+                self.w = nn.Parameter(torch.Tensor(8, 4, 3, 3))
+                self.v = nn.Parameter(torch.FloatTensor(8, 4))
+
+            def forward(self, x):
+                return F.conv2d(x, self.w.mul(self.mask)) + self.v.sum()
+        """,
+        "Masked",
+        dict(),
+        dict(x=(2, 4, 8, 8)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -1668,6 +1668,21 @@ def sizes(ctx: RuleContext, size: Value) -> RuleOut:
 
 
 @rule
+def legacy_sizes(ctx: RuleContext, size: Value) -> RuleOut:
+    """torch.Tensor(2, 3) / torch.FloatTensor(n, d): a tensor of those sizes where
+    every argument is an int; torch.Tensor() is empty. One argument of another kind
+    is data (a list, a tuple) or a torch.Size: not worked out here."""
+    items = size.items if isinstance(size, TupleV) else None
+    if items is None:
+        return RuleOut(TensorV(None))
+    if not items:
+        return RuleOut(TensorV((Expr.const(0),)))
+    if not all(isinstance(i, IntV) and not isinstance(i, BoolV) for i in items):
+        return RuleOut(TensorV(None))
+    return sizes(ctx, size)
+
+
+@rule
 def arange(ctx: RuleContext, start: Value, end: Value, step: Value) -> RuleOut:
     """arange(n), arange(a, b), arange(a, b, s): ceil((end - start) / step) elements."""
     if is_none(end):
