@@ -304,6 +304,26 @@ CASES = {
         dict(),
         dict(x=(2, 4, 8, 8)),
     ),
+    # torch.autograd.Variable(t): t's data, as a tensor
+    "autograd_variable": (
+        """
+        from torch.autograd import Variable
+
+        class Picked(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = nn.Linear(4, 4)
+                self.register_buffer("index", torch.LongTensor(4))
+                self.index.fill_(0)
+
+            def forward(self, x):
+                x = torch.index_select(x, dim=1, index=Variable(self.index))
+                return self.l(Variable(self.l(x)))
+        """,
+        "Picked",
+        dict(),
+        dict(x=(2, 5)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

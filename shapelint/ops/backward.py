@@ -158,6 +158,8 @@ _DETACH = frozenset(
     {"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_", *einx_ops.DETACHED}
 )
 _REQUIRES_GRAD = frozenset({"torch.Tensor.requires_grad_"})
+# A detached view that requires grad only where asked (`Variable(t, requires_grad=True)`).
+_WRAPPED = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Ops whose other tensors give only a dtype, device or shape: the result derives
 # from the first operand alone (`a.type_as(x)` does not require grad where x does).
 _FIRST_ONLY = frozenset(
@@ -186,9 +188,9 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     elif name in _FRESH:  # unless made with requires_grad=True
         flag = kwargs.get("requires_grad")
         g = False if flag is None else _bool(flag)
-    elif name in _REQUIRES_GRAD:
+    elif name in _REQUIRES_GRAD or name in _WRAPPED:
         flag = args[1] if len(args) > 1 else kwargs.get("requires_grad")
-        g = True if flag is None else _bool(flag)
+        g = (name in _REQUIRES_GRAD) if flag is None else _bool(flag)
     else:
         g = any_grad(operands)
         if _bool(kwargs.get("requires_grad")) is True:  # torch.zeros(..., requires_grad=True)

@@ -71,7 +71,9 @@ _PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
 _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
-_SAME = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_"})
+_SAME = frozenset(
+    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
+)
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
