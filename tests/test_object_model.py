@@ -324,6 +324,24 @@ CASES = {
         dict(),
         dict(x=(2, 5)),
     ),
+    # zip over a tensor walks its slices along dim 0 (one per expert)
+    "zip_over_a_tensor": (
+        """
+        class Experts(nn.Module):
+            def __init__(self, dim, n=3):
+                super().__init__()
+                self.n = n
+                self.experts = nn.ModuleList([nn.Linear(dim, dim) for _ in range(n)])
+
+            def forward(self, x):
+                slots = x.unsqueeze(0).expand(self.n, -1, -1)
+                out = [expert(s) for s, expert in zip(slots, self.experts)]
+                return torch.stack(out).sum(0)
+        """,
+        "Experts",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

@@ -185,8 +185,19 @@ def _dict(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _zip(an, node, args, kwargs, frame) -> Value | None:
-    args = [modules.iterated(an, a) for a in args]
+    args = [_slices(an, node, modules.iterated(an, a), frame) for a in args]
     return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
+
+
+def _slices(an, node, v: Value, frame) -> Value:
+    """A tensor iterated (`zip(slots, self.experts)`): its slices along dim 0, as
+    unbind() gives them, where that dim is a known number; else v."""
+    if not isinstance(v, TensorV) or not v.shape or isinstance(v.shape[0], Var):
+        return v
+    if v.shape[0].value is None:
+        return v
+    items = an.op_value("torch.Tensor.unbind", [v], {}, node, frame, arg_nodes=[node])
+    return items if isinstance(items, TupleV) else v
 
 
 def _enumerate(an, node, args, kwargs, frame) -> Value | None:
