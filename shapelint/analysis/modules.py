@@ -174,8 +174,8 @@ def layer_class(qual: str) -> Value | None:
 def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
     """The torch.nn layer a project class derives from (`class LayerNorm(nn.LayerNorm)`),
     when the stubs describe it, or the container (`class MLP(nn.Sequential)`)."""
-    owner = cd.owner or an
-    for b in cd.node.bases:
+
+    def described(owner, b: ast.expr) -> str | None:
         qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
         if qual is None and isinstance(b, ast.Name) and b.id == "dict":
             qual = MAPPING if "dict" not in owner.classes else None
@@ -183,24 +183,34 @@ def torch_base(an: Analyzer, cd: ClassDef) -> str | None:
             return MAPPING
         if qual is not None and (qual in _CONTAINERS or layer_class(qual) is not None):
             return qual
-    for base in base_classes(an, cd):
-        found = torch_base(an, base)
-        if found is not None:
-            return found
-    return None
+        return None
+
+    return _first_base(an, cd, described)
 
 
 def torch_ancestor(an: Analyzer, cd: ClassDef) -> str | None:
     """The first class of torch a project class derives from, along its bases as
     Python's MRO walks them, described by the stubs or not (`class L1Loss(nn.L1Loss,
     base.Loss)`): where its forward comes from when the project defines none."""
+
+    def of_torch(owner, b: ast.expr) -> str | None:
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        ok = qual is not None and qual.startswith("torch.") and qual != "torch.nn.Module"
+        return qual if ok else None
+
+    return _first_base(an, cd, of_torch)
+
+
+def _first_base(an: Analyzer, cd: ClassDef, pick) -> str | None:
+    """pick(owner, base expression) of cd's own bases, then of its project bases'
+    in turn: the first answer that is not None."""
     owner = cd.owner or an
     for b in cd.node.bases:
-        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
-        if qual is not None and qual.startswith("torch.") and qual != "torch.nn.Module":
-            return qual
+        found = pick(owner, b)
+        if found is not None:
+            return found
     for base in base_classes(an, cd):
-        found = torch_ancestor(an, base)
+        found = _first_base(an, base, pick)
         if found is not None:
             return found
     return None
