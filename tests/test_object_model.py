@@ -342,6 +342,22 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 4)),
     ),
+    # a Sequential built in forward from the layers held: building it runs nothing
+    "sequential_built_in_forward": (
+        """
+        class Chain(nn.Module):
+            def __init__(self, dim, depth=3):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+            def forward(self, x):
+                layers = self.layers if not self.training else self.layers[:2]
+                return nn.Sequential(*layers)(x)
+        """,
+        "Chain",
+        dict(dim=4),
+        dict(x=(2, 4)),
+    ),
     "sequential_of_ordered_dict": (
         """
         class Head(nn.Module):

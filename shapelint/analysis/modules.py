@@ -1732,8 +1732,9 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     if isinstance(node.func, ast.Name) and node.func.id in _FREE_CALLS:
         return
     name = node.func.id if isinstance(node.func, ast.Name) else an.qualname_of(node.func, frame)
-    if an.qualname_of(node.func, frame) in RETURNS_ARGUMENT:
-        return
+    qual = an.qualname_of(node.func, frame)
+    if qual in RETURNS_ARGUMENT or (qual in _CONTAINERS and isinstance(value, ModuleListV)):
+        return  # a container built of the modules given runs none of them
     if (name or "").removeprefix("itertools.") in _HANDS_ON and not (
         name == "reversed" and any(isinstance(a, TensorV) for a in args)
     ):
