@@ -118,3 +118,65 @@ def test_a_default_that_calls_is_read_at_every_method(monkeypatch):
     inits, an = _init_bindings(monkeypatch, source)
     assert len(inits) == 4
     assert an.summaries["Block.merge"].defaults == {"hidden": 256, "heads": 8}
+
+
+HELPER = textwrap.dedent(
+    """
+    import torch.nn as nn
+
+    def pair(t):
+        return t if isinstance(t, tuple) else (t, t)
+
+    def total(n):
+        out = 0
+        for i in range(n):
+            out = out + i
+        return out
+
+    class Stem(nn.Module):
+        def __init__(self, a, b):
+            super().__init__()
+            for i in range(3):
+                self.ph, self.pw = pair(a + i)
+            self.qh, self.qw = pair((a, b))
+            self.rh, self.rw = pair(7)
+            self.widths = (total(2), total(3), total(a))
+    """
+)
+
+
+def test_a_helper_run_on_its_arguments_is_walked_once(monkeypatch):
+    # `pair(...)` runs on each call's arguments (modules.value_at): whether it is
+    # a generator is read off its kept walk, not an ast.walk per call.
+    import ast
+
+    walked: list[str] = []
+    walk = ast.walk
+
+    def counted(node):
+        if isinstance(node, ast.FunctionDef):
+            walked.append(node.name)
+        return walk(node)
+
+    monkeypatch.setattr(ast, "walk", counted)
+    an = _analyzer(HELPER)
+    assert "pair" not in walked
+    assert an.specialized  # the runs happened (memoised per arguments)
+
+
+def test_a_loop_is_searched_for_break_once(monkeypatch):
+    # Whether a loop may break or return is read once per loop, not at every pass
+    # over the function that holds it (total's loop: its summary and three runs).
+    from shapelint.analysis import modules
+
+    searched: list[int] = []
+    nested = modules.nested_statements
+
+    def counted(body):
+        if body and isinstance(body[0], __import__("ast").Assign):
+            searched.append(body[0].lineno)
+        return nested(body)
+
+    monkeypatch.setattr(modules, "nested_statements", counted)
+    _analyzer(HELPER)
+    assert searched and len(searched) == len(set(searched))

@@ -49,6 +49,7 @@ from shapelint.analysis.attributes import (
     super_method,
 )
 from shapelint.analysis.lambdas import ClosureV
+from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr, fact_scope
@@ -1466,7 +1467,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
     those; the interpreter runs the loop as before."""
     if an.specialize and not stmt.orelse and _returns_only(stmt):
         return _search_loop(an, stmt, frame)
-    if stmt.orelse or _breaks(stmt.body):
+    if stmt.orelse or _breaks(stmt):
         return False
     it = stmt.iter
     count = range_count(an, it, frame)
@@ -1598,8 +1599,17 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     return True
 
 
-def _breaks(body) -> bool:
-    return any(isinstance(n, (ast.Break, ast.Return)) for n in nested_statements(body))
+def _breaks(loop: ast.For) -> bool:
+    """A break or return anywhere in the loop's body; kept on the node, as
+    _returns_only is: the loop is met at every pass over its function."""
+    known = loop.__dict__.get(_BREAKS)
+    if known is None:
+        known = any(isinstance(n, (ast.Break, ast.Return)) for n in nested_statements(loop.body))
+        setattr(loop, _BREAKS, known)
+    return known
+
+
+_BREAKS = "_shapelint_breaks"
 
 
 def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
@@ -2058,9 +2068,8 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     at the call. None where no run says: a decorated function or a generator, a run
     nested too deep or recursive, or a body that returns no value."""
     body = fd.node
-    if body.decorator_list or any(
-        isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(body)
-    ):
+    # (the kept walk: a helper is reached at every call of it, with other arguments)
+    if body.decorator_list or nodes_of(body, (ast.Yield, ast.YieldFrom, ast.Await)):
         return None
     owner = fd.owner or an
     key = _call_key(fd, recv, args, kwargs, ("<plain>", GRAD_MODE.get()))
