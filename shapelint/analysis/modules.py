@@ -33,6 +33,7 @@ from shapelint.analysis import (
     in_place,
     loops,
     modes,
+    module_state,
     namedtuples,
     plain,
     raising,
@@ -1281,7 +1282,8 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
 
 def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
-        frame.env[target.id] = value
+        if not module_state.store(an, target.id, value, frame):
+            frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         base = frame.env.get(target.value.id)
         if isinstance(base, SelfRecorder):
@@ -2025,7 +2027,7 @@ def _via(message: str, where: str) -> str:
 def _call_key(fd, recv, args, kwargs, mode):
     # A run under torch.no_grad() records no backward: one per grad mode.
     items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
-    key = (fd.qualname, recv, tuple(args), items, mode)
+    key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation())
     try:
         hash(key)
     except TypeError:
@@ -2037,6 +2039,7 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
+    frame.runs = True
     bind_arguments(an, fd, frame, recv, args, kwargs)
     handed_back = dynamic.returned_parameter(fd.node)
     given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
@@ -2114,7 +2117,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if is_dataclass(cd):
         return construct_config(an, cd, args, kwargs)
     an = cd.owner or an
-    key = ("<init>", cd.key, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    key = (
+        "<init>",
+        cd.key,
+        tuple(args),
+        tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
+        module_state.generation(),
+    )
     try:
         hash(key)
     except TypeError:
@@ -2162,6 +2171,7 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     frame.global_names = declared_names(init.node, ast.Global)
+    frame.runs = True
     with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
