@@ -122,9 +122,12 @@ def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
     return changed
 
 
-def forget(an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame) -> None:
+def forget(
+    an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame, placed=frozenset()
+) -> None:
     """After fd ran for the call `node`: what it may have changed in place is not
-    known to the caller any more."""
+    known to the caller any more, but for the module-level names its run bound
+    anew (`placed`, keys of module_state.since)."""
     changed = changed_names(an, fd)
     if not changed:
         return
@@ -142,12 +145,14 @@ def forget(an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame) -> N
         expr = given.get(name)
         if isinstance(expr, ast.Name):
             _forget_name(an, expr.id, frame)
-        elif name not in bound and not module_state.active():
-            # (in a target run the callee's own writes to its globals were made as
-            # it ran them: module_state.py)
+        elif name not in bound:
             owner = fd.owner or an
-            if module_state.changeable(owner, owner.module_env.get(name)):
-                owner.module_env[name] = UNKNOWN
+            env = module_state.defining_env(owner, name)
+            defined = module_state.defined_name(owner, name)
+            if env is None or (id(env), defined) in placed:
+                continue
+            if module_state.changeable(owner, env.get(defined)):
+                module_state.write(env, defined, UNKNOWN)
 
 
 def _forget_name(an, name: str, frame) -> None:

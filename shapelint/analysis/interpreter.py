@@ -1001,7 +1001,8 @@ class ModuleAnalyzer:
             else:
                 root = module_state.root_name(target)
                 if root is not None:
-                    module_state.forget(self, root, frame)  # a global's item, not placed
+                    module_state.unplaced(self, root, frame)
+
         elif isinstance(target, ast.Subscript) and isinstance(
             target.value, (ast.Name, ast.Attribute)
         ):
@@ -1015,7 +1016,7 @@ class ModuleAnalyzer:
             if isinstance(holder, ast.Attribute) and not isinstance(holder.value, ast.Name):
                 root = module_state.root_name(holder)
                 if root is not None:
-                    module_state.forget(self, root, frame)  # a global's item, not placed
+                    module_state.unplaced(self, root, frame)
                 return
             container = self.eval(holder, frame)
             new = modules.item_assigned(container, self.eval(target.slice, frame), value)
@@ -1026,7 +1027,7 @@ class ModuleAnalyzer:
             root = module_state.root_name(holder)
             if root is not None and (new is None or not isinstance(holder, ast.Name)):
                 if not isinstance(container, TensorV):
-                    module_state.forget(self, root, frame)  # a global's item, not placed
+                    module_state.unplaced(self, root, frame)
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:

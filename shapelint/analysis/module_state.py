@@ -27,6 +27,8 @@ _MISSING = object()
 
 # (module env, name, the value it held before the write, or _MISSING)
 _LOG: ContextVar[list | None] = ContextVar("module_writes", default=None)
+# (log position, (id(env), name)) of changes a function run could not place
+_UNPLACED: ContextVar[list | None] = ContextVar("module_unplaced", default=None)
 # (id(env), name) of the names a function rebinds with `global` (see write)
 _REBOUND: ContextVar[set | None] = ContextVar("module_rebound", default=None)
 # Bumped by every write: a memoised call or construction read the state before it.
@@ -36,12 +38,13 @@ _GENERATION: ContextVar[int] = ContextVar("module_generation", default=0)
 @contextmanager
 def run() -> Iterator[None]:
     """One target run: its writes are logged from an empty log."""
-    token, rebound = _LOG.set([]), _REBOUND.set(set())
+    token, rebound, taints = _LOG.set([]), _REBOUND.set(set()), _UNPLACED.set([])
     try:
         yield
     finally:
         _LOG.reset(token)
         _REBOUND.reset(rebound)
+        _UNPLACED.reset(taints)
 
 
 def active() -> bool:
@@ -69,6 +72,24 @@ def holder(an, name: str, frame) -> dict | None:
     if env is not None:
         an.outer_writes += 1  # a loop whose turn does this is not the same each turn
     return env
+
+
+def keys_since(at: int) -> frozenset:
+    """(id(env), name) of the module-level names written after `at` and changed
+    in no way the run could not place."""
+    log = _LOG.get() or []
+    tainted = {key for pos, key in _UNPLACED.get() or [] if pos >= at}
+    return frozenset((id(env), name) for env, name, _ in log[at:]) - tainted
+
+
+def unplaced(an, name: str, frame) -> None:
+    """`name`'s module-level object changed in a way the run cannot place (an
+    item under a key it cannot hold, a method it does not model): the caller of
+    the function forgets it (in_place.forget), as it would without the log."""
+    env = holder(an, name, frame)
+    taints = _UNPLACED.get()
+    if env is not None and taints is not None:
+        taints.append((mark(), (id(env), defined_name(an, name))))
 
 
 def defining_env(an, name: str) -> dict | None:
@@ -118,7 +139,8 @@ def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) 
     rebound = _REBOUND.get()
     if rebinding and rebound is not None:
         rebound.add(key)
-    if rebound is None or key not in rebound:
+    if value is not UNKNOWN and (rebound is None or key not in rebound):
+        # (a name forgotten leaves the memos as in_place.forget always left them)
         _GENERATION.set(_GENERATION.get() + 1)
     env[name] = value
 
@@ -147,16 +169,9 @@ def forget(an, name: str, frame) -> bool:
     if env is None:
         return False
     defined = defined_name(an, name)
-    if _data(env.get(defined)):
+    if changeable(an, env.get(defined)):
         write(env, defined, UNKNOWN, an)
     return True
-
-
-def _data(v) -> bool:
-    """A value that holds a Python object's state (a dict, list, tuple, an object
-    of any class, a dict subclass's among them), not a class, function or module
-    name: what a change in place leaves unknown."""
-    return type(v) in (ObjectV, TupleV)
 
 
 def store_attr(an, name: str, attr: str, value: Value, frame) -> bool:
@@ -170,11 +185,8 @@ def store_attr(an, name: str, attr: str, value: Value, frame) -> bool:
     if type(obj) is ObjectV and obj.kind != DICT_KIND and changeable(an, obj):
         attrs = (*((k, v) for k, v in obj.attrs if k != attr), (attr, value))
         write(env, defined, ObjectV(obj.kind, attrs), an)
-    elif _data(obj):
-        write(env, defined, UNKNOWN, an)
-    else:
-        return False
-    return True
+        return True
+    return False
 
 
 def root_name(node: ast.expr) -> str | None:

@@ -1821,6 +1821,7 @@ def specialized_invoke(
     cached = owner.specialized.get(key) if key is not None else None
     hit = cached is not None
     given = [*args, *kwargs.values()]
+    mark = module_state.mark()
     if cached is None:
         before = storages.status(given)
         # Runs not memoised are told apart by function and receiver: two such
@@ -1870,7 +1871,8 @@ def specialized_invoke(
     if exc is not None:
         raising.pending(exc)
     if isinstance(node, ast.Call):
-        in_place.forget(an, fd, node, recv, args, kwargs, frame)
+        placed = module_state.keys_since(mark) if not hit else frozenset()
+        in_place.forget(an, fd, node, recv, args, kwargs, frame, placed)
     return value
 
 
