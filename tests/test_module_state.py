@@ -179,6 +179,26 @@ CASES = {
         """,
         "honest",
     ),
+    # an empty instance of a dict subclass is false, as its dict is (dict.__len__)
+    "an_empty_dict_subclass_is_false": (
+        """
+        class Registry(dict):
+            pass
+
+        REG = Registry()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if REG:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "exact",
+    ),
     # the forward's own helper counts its calls in a module-level dict
     "counter_written_in_the_forward": (
         """
@@ -277,3 +297,40 @@ def test_a_registry_of_another_file(tmp_path):
     t = static_target(path, "M", {"d": "8"}, {"x": "2,8"})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == 2 * 2 * 2 * 8 * 8  # two Linear(8, 8) on 2 rows, as torch counts
+
+
+def test_a_change_a_constructor_cannot_place_is_forgotten(tmp_path):
+    """A dict subclass's own __setitem__ (`REG[self] = ...`, keyed by the class as
+    a string) is not run: after the constructor the registry is not known, where
+    it was read as its empty initial value."""
+    path = write(
+        tmp_path,
+        "registry.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            class Registry(dict):
+                def __setitem__(self, model, v):
+                    super().__setitem__(type(model).__name__, v)
+
+            REG = Registry()
+
+            class M(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    REG[self] = 1
+                    self.lin = nn.Linear(d, d)
+
+                def forward(self, x):
+                    if REG.get("M"):
+                        x = self.lin(x)
+                    return self.lin(x)
+            """
+        ),
+    )
+    t = static_target(path, "M", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "M(d=8)", {"x": torch.randn(2, 8)})
+    assert truth == 512
+    assert not t["complete"]
+    assert t["unknown"]
+    assert int(t["flops"]) <= truth

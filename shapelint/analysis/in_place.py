@@ -146,13 +146,25 @@ def forget(
         if isinstance(expr, ast.Name):
             _forget_name(an, expr.id, frame)
         elif name not in bound:
-            owner = fd.owner or an
-            env = module_state.defining_env(owner, name)
-            defined = module_state.defined_name(owner, name)
-            if env is None or (id(env), defined) in placed:
-                continue
-            if module_state.changeable(owner, env.get(defined)):
-                module_state.write(env, defined, UNKNOWN)
+            _forget_global(fd.owner or an, name, placed)
+
+
+def forget_globals(an, fd, placed=frozenset()) -> None:
+    """After fd ran where no call names it (a constructor): the module-level
+    objects its body may have changed in place, but for those its run bound anew."""
+    bound = _local_names(fd.node)
+    for name in changed_names(an, fd):
+        if name not in bound:
+            _forget_global(fd.owner or an, name, placed)
+
+
+def _forget_global(owner, name: str, placed) -> None:
+    env = module_state.defining_env(owner, name)
+    defined = module_state.defined_name(owner, name)
+    if env is None or (id(env), defined) in placed:
+        return
+    if module_state.changeable(owner, env.get(defined)):
+        module_state.write(env, defined, UNKNOWN)
 
 
 def _forget_name(an, name: str, frame) -> None:

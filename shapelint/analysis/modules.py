@@ -2174,9 +2174,12 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     frame = an.new_frame(init, init.qualname)
     frame.global_names = declared_names(init.node, ast.Global)
     frame.runs = True
+    mark = module_state.mark()
     with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
+    if an.specialize:  # no call site names a constructor: in_place.forget's part
+        in_place.forget_globals(an, init, module_state.keys_since(mark))
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
