@@ -24,6 +24,9 @@ from shapelint.analysis.attributes import module_class
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
 _MISSING = object()
+# Where an instance of a dict subclass keeps its entries (modules.ITEMS, which
+# imports this module)
+_ITEMS = "<items>"
 
 # (module env, name, the value it held before the write, or _MISSING)
 _LOG: ContextVar[list | None] = ContextVar("module_writes", default=None)
@@ -209,6 +212,8 @@ def changeable(an, v: Value | None) -> bool:
         return False
     if type(v) is not ObjectV:  # an instance being built (a recorder), a function, a class
         return False
+    if any(k == _ITEMS for k, _ in v.attrs):  # an instance of a dict subclass
+        return True
     cd = an.class_of(v.kind[len("<class>") :])
     return cd is not None and module_class(an, cd) is False
 
