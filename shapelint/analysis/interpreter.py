@@ -286,7 +286,9 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        with aliasing.apart():  # a file first read inside a construction: not its state
+        # a file first read inside a construction: not its state (aliasing.apart); what
+        # its top level changes in module-level objects is not bound (module_state)
+        with aliasing.apart(), module_state.importing():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
         self._emit_records(top)
@@ -334,7 +336,9 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        with aliasing.apart():  # a file first read inside a construction: not its state
+        # a file first read inside a construction: not its state (aliasing.apart); what
+        # its top level changes in module-level objects is not bound (module_state)
+        with aliasing.apart(), module_state.importing():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
 

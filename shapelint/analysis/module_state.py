@@ -30,6 +30,8 @@ _ITEMS = "<items>"
 
 # (module env, name, the value it held before the write, or _MISSING)
 _LOG: ContextVar[list | None] = ContextVar("module_writes", default=None)
+# > 0 while a file's top level runs (see importing)
+_IMPORTING: ContextVar[int] = ContextVar("module_importing", default=0)
 # (log position, (id(env), name)) of changes a function run could not place
 _UNPLACED: ContextVar[list | None] = ContextVar("module_unplaced", default=None)
 # (id(env), name) of the names a function rebinds with `global` (see write)
@@ -55,6 +57,20 @@ def active() -> bool:
     return _LOG.get() is not None
 
 
+@contextmanager
+def importing() -> Iterator[None]:
+    """A file's top level runs (its imports, decorators, module-level calls): what
+    its functions change is not bound, as before this log. Python runs the top
+    level of every file an import names, the analysis only of those it reads, so
+    a registry filled at import time (timm's `@register_model`) would hold only
+    the entries of the files read: its lookups would fail where Python's succeed."""
+    token = _IMPORTING.set(_IMPORTING.get() + 1)
+    try:
+        yield
+    finally:
+        _IMPORTING.reset(token)
+
+
 def generation() -> int:
     """Changes whenever a module-level object changed (memo keys include it)."""
     return _GENERATION.get()
@@ -66,6 +82,8 @@ def holder(an, name: str, frame) -> dict | None:
     run's function, a local or closure name, or no module-level value."""
     log = _LOG.get()
     if log is None or not an.specialize or not getattr(frame, "runs", False):
+        return None
+    if _IMPORTING.get():
         return None
     if name in frame.env or name in frame.locals:
         return None
