@@ -23,8 +23,10 @@ from shapelint.analysis import (
     builtins,
     decorators,
     dynamic,
+    in_place,
     lambdas,
     learning,
+    module_state,
     modules,
     namedtuples,
     pytypes,
@@ -57,16 +59,37 @@ def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     # A target's total must not leave out a call it could not follow.
     slot: list = [[], len(frame.records)]  # the call's values; records before it ran
     an.call_args.append(slot)
+    changing = _global_changed(an, node, frame)
     try:
         value = resolve(an, node, frame, d)
     finally:
         an.call_args.pop()
+    if changing is not None and changing[0].get(changing[1]) is changing[2]:
+        # `REG.update(...)` on a module-level object that no handler changed
+        module_state.unplaced(an, node.func.value.id, frame)  # type: ignore[attr-defined]
     if len(frame.records) == slot[1]:
         modules.unfollowed_call(an, node, frame, slot[0], value)
     exc = raising.take()
     if exc is not None:  # the callee (or the constructor) surely raised
         raising.surely(an, node, frame, exc)
     return value
+
+
+def _global_changed(an: Analyzer, node: ast.Call, frame: Frame):
+    """(module env, name, value) where the call is a mutating method called on a
+    module-level object in a function run (`REG.update(...)`, `LST.append(x)`)."""
+    func = node.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.attr in in_place.MUTATORS
+    ):
+        return None
+    env = module_state.holder(an, func.value.id, frame)
+    if env is None:
+        return None
+    name = module_state.defined_name(an, func.value.id)
+    return env, name, env.get(name)
 
 
 def _plain_read(an: Analyzer, obj, name, node, frame: Frame) -> Value | None:
@@ -429,6 +452,8 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
         for k, v in list(frame.env.items()):
             if v is recv:
                 frame.env[k] = grown if k == func.value.id else UNKNOWN
+        if func.value.id not in frame.env:
+            module_state.store(an, func.value.id, grown, frame)  # a module-level list
     return taken
 
 

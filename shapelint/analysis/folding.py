@@ -9,9 +9,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import pytypes
+from shapelint.analysis.attributes import find_method
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
     DICT_KINDS,
+    ITEMS,
     ClassRefV,
     FunctionRefV,
     LayerClassV,
@@ -83,7 +85,7 @@ def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
     return BoolV(fn(left.value, right.value))
 
 
-def truth(v: Value) -> bool | None:
+def truth(v: Value, an: Analyzer | None = None) -> bool | None:
     """Python truthiness of a value, when known."""
     if isinstance(v, BoolV):
         return v.value
@@ -101,9 +103,23 @@ def truth(v: Value) -> bool | None:
         return None if not v.known or v.count is not None else bool(v.items)
     if isinstance(v, (ClosureV, FunctionRefV, LayerClassV, PartialV)):
         return True  # a function, a class, a partial: Python's objects are true
+    if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
+        return _mapping_truth(an, v)
     if isinstance(v, (ObjectV, ClassRefV)):
         return True if not (isinstance(v, ObjectV) and v.kind in DICT_KINDS) else bool(v.attrs)
     return None
+
+
+def _mapping_truth(an: Analyzer | None, v: ObjectV) -> bool | None:
+    """An instance of a dict subclass is as true as its entries (dict.__len__),
+    unless its class says otherwise (`__bool__`, `__len__`)."""
+    items = v.attr(ITEMS)
+    if an is None or not (isinstance(items, ObjectV) and items.kind in DICT_KINDS):
+        return None
+    cd = an.class_of(v.kind[len("<class>") :]) if v.kind.startswith("<class>") else None
+    if cd is None or any(find_method(an, cd, m) is not None for m in ("__bool__", "__len__")):
+        return None
+    return bool(items.attrs)
 
 
 def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
@@ -112,7 +128,7 @@ def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | No
     p > 0.` with p = 0 is false whatever `self.training` is. (As a value, the same
     expression stays unknown: `dim_head or default` is the operand, not its truth.)"""
     if not isinstance(node, ast.BoolOp):
-        return truth(an.eval(node, frame, depth))
+        return truth(an.eval(node, frame, depth), an)
     decisive = isinstance(node.op, ast.Or)
     frame.conditional += 1  # `a and f(x)`: what f's use says may not hold
     try:
@@ -131,7 +147,7 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
     """Compare, `and`/`or` and `not` over values known exactly: a BoolV (or the
     operand `and`/`or` returns). None: not a node this folds."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        t = truth(an.eval(node.operand, frame, depth))
+        t = truth(an.eval(node.operand, frame, depth), an)
         return UNKNOWN if t is None else BoolV(not t)
     if isinstance(node, ast.BoolOp):
         result: Value = UNKNOWN
@@ -139,7 +155,7 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             result = an.eval(operand, frame, depth)
             if i == len(node.values) - 1:
                 return result  # `None or nn.GELU`: the last operand, whatever its truth
-            t = truth(result)
+            t = truth(result, an)
             if t is None:
                 for rest in node.values[i + 1 :]:
                     an.eval(rest, frame, depth)  # their calls still happen (maybe)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis.attributes import find_method, module_class
+from shapelint.analysis import module_state
+from shapelint.analysis.attributes import find_method
 from shapelint.analysis.nodes import nodes_of, stored_names
-from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, Value
 
 # Methods of list, dict, set, deque and bytearray that change their object.
 MUTATORS = frozenset(
@@ -121,27 +122,12 @@ def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
     return changed
 
 
-def _changeable(an, v: Value | None) -> bool:
-    """A value Python may change in place and the analysis holds as a value: a
-    list or dict (or a tuple not known to be one), or an object of a project
-    class that is no nn.Module."""
-    if isinstance(v, TupleV):
-        return v.kind != "tuple"
-    if not isinstance(v, ObjectV):
-        return False
-    if v.kind == DICT_KIND:
-        return True
-    if not v.kind.startswith("<class>"):
-        return False
-    if type(v) is not ObjectV:  # an instance being built (a recorder), a function, a class
-        return False
-    cd = an.class_of(v.kind[len("<class>") :])
-    return cd is not None and module_class(an, cd) is False
-
-
-def forget(an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame) -> None:
+def forget(
+    an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame, placed=frozenset()
+) -> None:
     """After fd ran for the call `node`: what it may have changed in place is not
-    known to the caller any more."""
+    known to the caller any more, but for the module-level names its run bound
+    anew (`placed`, keys of module_state.since)."""
     changed = changed_names(an, fd)
     if not changed:
         return
@@ -160,16 +146,34 @@ def forget(an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame) -> N
         if isinstance(expr, ast.Name):
             _forget_name(an, expr.id, frame)
         elif name not in bound:
-            owner = fd.owner or an
-            if _changeable(owner, owner.module_env.get(name)):
-                owner.module_env[name] = UNKNOWN
+            _forget_global(fd.owner or an, name, placed)
+
+
+def forget_globals(an, fd, placed=frozenset()) -> None:
+    """After fd ran where no call names it (a constructor): the module-level
+    objects its body may have changed in place, but for those its run bound anew."""
+    bound = _local_names(fd.node)
+    for name in changed_names(an, fd):
+        if name not in bound:
+            _forget_global(fd.owner or an, name, placed)
+
+
+def _forget_global(owner, name: str, placed) -> None:
+    env = module_state.defining_env(owner, name)
+    defined = module_state.defined_name(owner, name)
+    if env is None or (id(env), defined) in placed:
+        return
+    if module_state.changeable(owner, env.get(defined)):
+        module_state.write(env, defined, UNKNOWN)
 
 
 def _forget_name(an, name: str, frame) -> None:
     if name in frame.env:
-        if _changeable(an, frame.env[name]):
+        if module_state.changeable(an, frame.env[name]):
             frame.env[name] = UNKNOWN
-    elif _changeable(an, an.module_env.get(name)):
+    elif not module_state.forget(an, name, frame) and module_state.changeable(
+        an, an.module_env.get(name)
+    ):
         an.module_env[name] = UNKNOWN
 
 

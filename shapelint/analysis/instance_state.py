@@ -7,42 +7,61 @@ store made on one path of an undecided `if` (`if os.environ.get(...): self.big =
 True`) would otherwise hold after it as if that path surely ran, and a forward
 reading the attribute would take a branch Python may not: a complete figure that
 differs from torch's. So the recorders' attributes are forked where the paths
-part and joined where they meet, as the locals are.
+part and joined where they meet, as the locals are; so are the module-level
+objects a function of the run changed (module_state.py).
 """
 
 from __future__ import annotations
 
-from shapelint.analysis import aliasing
+from dataclasses import dataclass, field
 
-# (a recorder: modules.SelfRecorder, the attributes it held)
-State = list[tuple[object, dict]]
+from shapelint.analysis import aliasing, module_state
+
+
+@dataclass
+class State:
+    """Where the paths part: each recorder (modules.SelfRecorder) with the
+    attributes it held, and the module-level writes (module_state.py) made so far;
+    a path's end also holds the values its writes left."""
+
+    recorders: list = field(default_factory=list)
+    mark: int = 0
+    written: dict | None = None
 
 
 def fork(an) -> State:
     """The attributes of every module being built (a store into an instance
     after its constructor is not applied: absence.unapplied_write)."""
     if not an.specialize:
-        return []
-    return [(r, dict(r.attrs)) for r in aliasing.recorders()]
+        return State()
+    return State([(r, dict(r.attrs)) for r in aliasing.recorders()], module_state.mark())
 
 
 def taken(state: State) -> State:
     """What a path left in the recorders forked as `state`."""
-    return [(r, dict(r.attrs)) for r, _ in state]
+    return State(
+        [(r, dict(r.attrs)) for r, _ in state.recorders],
+        state.mark,
+        module_state.since(state.mark),
+    )
 
 
 def restore(state: State) -> None:
     """Back to `state`, for the next path (the dict itself is kept: others hold it)."""
-    for r, attrs in state:
+    for r, attrs in state.recorders:
         r.attrs.clear()
         r.attrs.update(attrs)
+    module_state.undo(state.mark)
+    if state.written:
+        module_state.reapply(state.written)
 
 
 def join(an, other: State) -> None:
     """The recorders hold what either path left: a name both paths bound alike
     keeps its value, one they bound differently is a choice (an.join), one only
     one path bound is unknown."""
-    for r, theirs in other:
+    for r, theirs in other.recorders:
         joined = an.join_env(theirs, r.attrs)
         r.attrs.clear()
         r.attrs.update(joined)
+    module_state.join(an, other.mark, other.written or {})

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     learning,
+    module_state,
     modules,
     plain,
     pytypes,
@@ -198,6 +199,9 @@ class _Frame:
         self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
         # `global n` in a function a specialized run runs (modules.run_body)
         self.global_names: set[str] = set()
+        # a function a target run runs with its values (modules.run_body, run_init):
+        # what it changes in a module-level object, the module keeps (module_state.py)
+        self.runs = False
         # A closure's run: the frame that made it and the names it rebinds there.
         self.cell: _Frame | None = None
         self.nonlocal_names: set[str] = set()
@@ -287,7 +291,9 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        with aliasing.apart():  # a file first read inside a construction: not its state
+        # a file first read inside a construction: not its state (aliasing.apart); what
+        # its top level changes in module-level objects is not bound (module_state)
+        with aliasing.apart(), module_state.importing():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
         self._emit_records(top)
@@ -335,7 +341,9 @@ class ModuleAnalyzer:
         self._index()
         top = _Frame(None, "<module>")
         top.env = self.module_env
-        with aliasing.apart():  # a file first read inside a construction: not its state
+        # a file first read inside a construction: not its state (aliasing.apart); what
+        # its top level changes in module-level objects is not bound (module_state)
+        with aliasing.apart(), module_state.importing():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
 
@@ -870,7 +878,7 @@ class ModuleAnalyzer:
                 # for every function that reads it from now on (as Python runs them).
                 self.outer_writes += 1
                 if not self.trial:
-                    self.module_env[target.id] = value
+                    module_state.write(self.module_env, target.id, value, rebinding=True)
                 return
             frame.env[target.id] = value
             frame.locals.add(target.id)
@@ -961,6 +969,12 @@ class ModuleAnalyzer:
                     )
                     if modules.may_replace(value):
                         aliasing.lost()
+            elif (
+                isinstance(target.value, ast.Name)
+                and base is None
+                and module_state.store_attr(self, target.value.id, target.attr, value, frame)
+            ):
+                pass  # `CFG.flag = v` on a module-level object: the module keeps it
             elif self.specialize and aliasing.recorders():
                 # a store into a module being built, through another name
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
@@ -993,6 +1007,11 @@ class ModuleAnalyzer:
             new = modules.item_assigned(inner, self.eval(target.slice, frame), value)
             if new is not None:
                 self._assign(target.value, new, frame, None)
+            else:
+                root = module_state.root_name(target)
+                if root is not None:
+                    module_state.unplaced(self, root, frame)
+
         elif isinstance(target, ast.Subscript) and isinstance(
             target.value, (ast.Name, ast.Attribute)
         ):
@@ -1017,6 +1036,9 @@ class ModuleAnalyzer:
                 if self.trial:
                     return
             if isinstance(holder, ast.Attribute) and not isinstance(holder.value, ast.Name):
+                root = module_state.root_name(holder)
+                if root is not None:
+                    module_state.unplaced(self, root, frame)
                 return
             container = self.eval(holder, frame)
             new = modules.item_assigned(container, self.eval(target.slice, frame), value)
@@ -1024,6 +1046,10 @@ class ModuleAnalyzer:
                 inplace.written(frame, target, container, backward.requires(value))
             if new is not None:
                 modules.store(self, holder, new, frame)
+            root = module_state.root_name(holder)
+            if root is not None and (new is None or not isinstance(holder, ast.Name)):
+                if not isinstance(container, TensorV):
+                    module_state.unplaced(self, root, frame)
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> Value:

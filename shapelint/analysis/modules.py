@@ -33,6 +33,7 @@ from shapelint.analysis import (
     in_place,
     loops,
     modes,
+    module_state,
     namedtuples,
     plain,
     raising,
@@ -1320,7 +1321,8 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
 
 def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
-        frame.env[target.id] = value
+        if not module_state.store(an, target.id, value, frame):
+            frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         base = frame.env.get(target.value.id)
         if isinstance(base, SelfRecorder):
@@ -1914,6 +1916,7 @@ def specialized_invoke(
     cached = owner.specialized.get(key) if key is not None else None
     hit = cached is not None
     given = [*args, *kwargs.values()]
+    mark = module_state.mark()
     if cached is None:
         before = storages.status(given)
         # Runs not memoised are told apart by function and receiver: two such
@@ -1963,7 +1966,8 @@ def specialized_invoke(
     if exc is not None:
         raising.pending(exc)
     if isinstance(node, ast.Call):
-        in_place.forget(an, fd, node, recv, args, kwargs, frame)
+        placed = module_state.keys_since(mark) if not hit else frozenset()
+        in_place.forget(an, fd, node, recv, args, kwargs, frame, placed)
     return value
 
 
@@ -2119,7 +2123,7 @@ def _via(message: str, where: str) -> str:
 def _call_key(fd, recv, args, kwargs, mode):
     # A run under torch.no_grad() records no backward: one per grad mode.
     items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
-    key = (fd.qualname, recv, tuple(args), items, mode)
+    key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation())
     try:
         hash(key)
     except TypeError:
@@ -2131,6 +2135,7 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
+    frame.runs = True
     bind_arguments(an, fd, frame, recv, args, kwargs)
     handed_back = dynamic.returned_parameter(fd.node)
     given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
@@ -2208,7 +2213,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if is_dataclass(cd):
         return construct_config(an, cd, args, kwargs)
     an = cd.owner or an
-    key = ("<init>", cd.key, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    key = (
+        "<init>",
+        cd.key,
+        tuple(args),
+        tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
+        module_state.generation(),
+    )
     try:
         hash(key)
     except TypeError:
@@ -2256,9 +2267,13 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     frame.global_names = declared_names(init.node, ast.Global)
+    frame.runs = True
+    mark = module_state.mark()
     with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
+    if an.specialize:  # no call site names a constructor: in_place.forget's part
+        in_place.forget_globals(an, init, module_state.keys_since(mark))
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 

@@ -401,6 +401,25 @@ def resolve(an: Analyzer, local: str, hops: int = 0):
     return lookup(target, attr, hops + 1)
 
 
+def defining(an: Analyzer, local: str, hops: int = 0) -> tuple[Analyzer, str] | None:
+    """The project file, and the name there, whose module-level value a name bound
+    by a project import is (`from .registry import REG`, through re-exports)."""
+    link = an.project_links.get(local)
+    if link is None or an.project is None or hops > MAX_REEXPORT_HOPS:
+        return None
+    mod, attr = link
+    if attr is None:
+        return None
+    target = an.project.analyzer(an.project_root, mod)
+    if target is None:
+        return None
+    if attr in target.project_links:
+        return defining(target, attr, hops + 1)
+    if attr in target.classes or attr in target.functions:
+        return None
+    return target, attr
+
+
 class ModuleLink:
     """A project module bound to a name (`from . import utils`, `import pkg.x as x`)."""
 

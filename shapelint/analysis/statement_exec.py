@@ -378,7 +378,9 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
             # analysis cannot shrink is no longer known
             container = an.eval(t.value, frame)
             smaller = modules.without_item(container, an.eval(t.slice, frame))
-            if isinstance(t.value, (ast.Name, ast.Attribute)):
+            if isinstance(t.value, ast.Name):
+                modules.store(an, t.value, smaller or UNKNOWN, frame)  # a global's too
+            elif isinstance(t.value, ast.Attribute):
                 an.assign(t.value, smaller or UNKNOWN, frame, None)
 
 

@@ -1,0 +1,296 @@
+"""Module-level objects a target run changes from inside a function.
+
+`REG[key] = v`, `REG.update(...)`, `CFG.flag = v` or `LST.append(x)` in a function,
+where the name is no local of it, change the object the module holds: every
+function that reads the name afterwards, in that file or in one that imported it
+(`from .registry import REG`), sees the change. The analysis holds values, not a
+heap, so in a target run (where calls run in the order Python runs them, each with
+its values) the change is a new value bound to the name in the module that
+defines it. Where the change cannot be placed the name is no longer known there.
+
+Such writes are logged, so that control flow the analysis cannot decide forks and
+joins them as it does the locals (instance_state.py): a write made on one path of
+an undecided `if` holds after it only as one of the choices.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from shapelint.analysis.attributes import module_class
+from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
+
+_MISSING = object()
+# Where an instance of a dict subclass keeps its entries (modules.ITEMS, which
+# imports this module)
+_ITEMS = "<items>"
+
+# (module env, name, the value it held before the write, or _MISSING)
+_LOG: ContextVar[list | None] = ContextVar("module_writes", default=None)
+# > 0 while a file's top level runs (see importing)
+_IMPORTING: ContextVar[int] = ContextVar("module_importing", default=0)
+# (log position, (id(env), name)) of changes a function run could not place
+_UNPLACED: ContextVar[list | None] = ContextVar("module_unplaced", default=None)
+# (id(env), name) of the names a function rebinds with `global` (see write)
+_REBOUND: ContextVar[set | None] = ContextVar("module_rebound", default=None)
+# Bumped by every write: a memoised call or construction read the state before it.
+_GENERATION: ContextVar[int] = ContextVar("module_generation", default=0)
+
+
+@contextmanager
+def run() -> Iterator[None]:
+    """One target run: its writes are logged from an empty log."""
+    token, rebound, taints = _LOG.set([]), _REBOUND.set(set()), _UNPLACED.set([])
+    try:
+        yield
+    finally:
+        _LOG.reset(token)
+        _REBOUND.reset(rebound)
+        _UNPLACED.reset(taints)
+
+
+def active() -> bool:
+    """Whether a target run is logging (its functions' global writes are made)."""
+    return _LOG.get() is not None
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """A file's top level runs (its imports, decorators, module-level calls): what
+    its functions change is not bound, as before this log. Python runs the top
+    level of every file an import names, the analysis only of those it reads, so
+    a registry filled at import time (timm's `@register_model`) would hold only
+    the entries of the files read: its lookups would fail where Python's succeed."""
+    token = _IMPORTING.set(_IMPORTING.get() + 1)
+    try:
+        yield
+    finally:
+        _IMPORTING.reset(token)
+
+
+def generation() -> int:
+    """Changes whenever a module-level object changed (memo keys include it)."""
+    return _GENERATION.get()
+
+
+def holder(an, name: str, frame) -> dict | None:
+    """The module env whose `name` a function run reads as a global (the one of
+    the file that defines it, through project imports), or None: not a target
+    run's function, a local or closure name, or no module-level value."""
+    log = _LOG.get()
+    if log is None or not an.specialize or not getattr(frame, "runs", False):
+        return None
+    if _IMPORTING.get():
+        return None
+    if name in frame.env or name in frame.locals:
+        return None
+    if frame.cell is not None and name in frame.cell.env:
+        return None
+    env = defining_env(an, name)
+    if env is not None:
+        an.outer_writes += 1  # a loop whose turn does this is not the same each turn
+    return env
+
+
+def keys_since(at: int) -> frozenset:
+    """(id(env), name) of the module-level names written after `at` and changed
+    in no way the run could not place."""
+    log = _LOG.get() or []
+    tainted = {key for pos, key in _UNPLACED.get() or [] if pos >= at}
+    return frozenset((id(env), name) for env, name, _ in log[at:]) - tainted
+
+
+def unplaced(an, name: str, frame) -> None:
+    """`name`'s module-level object changed in a way the run cannot place (an
+    item under a key it cannot hold, a method it does not model): the caller of
+    the function forgets it (in_place.forget), as it would without the log."""
+    env = holder(an, name, frame)
+    taints = _UNPLACED.get()
+    if env is not None and taints is not None:
+        taints.append((mark(), (id(env), defined_name(an, name))))
+
+
+def defining_env(an, name: str) -> dict | None:
+    """The module env that holds the module-level value `name` reads in `an`'s file."""
+    if name in an.module_env and name not in an.project_links:
+        return an.module_env
+    if name in an.project_links:
+        from shapelint.analysis.project import defining
+
+        found = defining(an, name)
+        if found is not None and name_in(found):
+            return found[0].module_env
+    return None
+
+
+def name_in(found) -> bool:
+    target, attr = found
+    return attr in target.module_env
+
+
+def defined_name(an, name: str) -> str:
+    """The name the defining module binds (`from .r import REG as R`: REG)."""
+    if name in an.project_links:
+        from shapelint.analysis.project import defining
+
+        found = defining(an, name)
+        if found is not None:
+            return found[1]
+    return name
+
+
+def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) -> None:
+    """`name` of a module env holds `value` now, logged for the paths to undo.
+    A name a function rebinds (`global n; n = ...`, whose function is never
+    memoised) leaves the memos as they are, as before this log: its lazily filled
+    caches are rebound on every path of every loop, and the memos of every call
+    would go with them."""
+    if an is not None and an.trial:
+        return  # a trial turn of a loop changes nothing outside its frame
+    old = env.get(name, _MISSING)
+    if old is value or (old is not _MISSING and _same(old, value)):
+        return
+    log = _LOG.get()
+    if log is not None:
+        log.append((env, name, old))
+    key = (id(env), name)
+    rebound = _REBOUND.get()
+    if rebinding and rebound is not None:
+        rebound.add(key)
+    if value is not UNKNOWN and (rebound is None or key not in rebound):
+        # (a name forgotten leaves the memos as in_place.forget always left them)
+        _GENERATION.set(_GENERATION.get() + 1)
+    env[name] = value
+
+
+def _same(a: Value, b: Value) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - a value whose equality cannot be decided
+        return False
+
+
+def store(an, name: str, value: Value, frame) -> bool:
+    """`name`'s object changed to `value` in a function run: bound in its module;
+    False where `name` is no such global."""
+    env = holder(an, name, frame)
+    if env is None:
+        return False
+    write(env, defined_name(an, name), value, an)
+    return True
+
+
+def forget(an, name: str, frame) -> bool:
+    """`name`'s object changed in a way the analysis cannot place: not known in its
+    module any more. False where `name` is no such global."""
+    env = holder(an, name, frame)
+    if env is None:
+        return False
+    defined = defined_name(an, name)
+    if changeable(an, env.get(defined)):
+        write(env, defined, UNKNOWN, an)
+    return True
+
+
+def store_attr(an, name: str, attr: str, value: Value, frame) -> bool:
+    """`CFG.flag = v` on a module-level plain object in a function run: the module's
+    object holds it; False where `name` is no such global."""
+    env = holder(an, name, frame)
+    if env is None:
+        return False
+    defined = defined_name(an, name)
+    obj = env.get(defined)
+    if type(obj) is ObjectV and obj.kind != DICT_KIND and changeable(an, obj):
+        attrs = (*((k, v) for k, v in obj.attrs if k != attr), (attr, value))
+        write(env, defined, ObjectV(obj.kind, attrs), an)
+        return True
+    return False
+
+
+def root_name(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def changeable(an, v: Value | None) -> bool:
+    """A value Python may change in place and the analysis holds as a value: a
+    list or dict (or a tuple not known to be one), or an object of a project
+    class that is no nn.Module."""
+    if isinstance(v, TupleV):
+        return v.kind != "tuple"
+    if not isinstance(v, ObjectV):
+        return False
+    if v.kind == DICT_KIND:
+        return True
+    if not v.kind.startswith("<class>"):
+        return False
+    if type(v) is not ObjectV:  # an instance being built (a recorder), a function, a class
+        return False
+    if any(k == _ITEMS for k, _ in v.attrs):  # an instance of a dict subclass
+        return True
+    cd = an.class_of(v.kind[len("<class>") :])
+    return cd is not None and module_class(an, cd) is False
+
+
+# ------------------------------------------------------------------ paths
+def mark() -> int:
+    log = _LOG.get()
+    return len(log) if log is not None else 0
+
+
+def since(at: int) -> dict:
+    """(id(env), name) -> (env, name, value now) for what was written after `at`."""
+    log = _LOG.get() or []
+    out: dict = {}
+    for env, name, _ in log[at:]:
+        out[(id(env), name)] = (env, name, env.get(name, _MISSING))
+    return out
+
+
+def undo(at: int) -> None:
+    """Back to the state at `at`, the log with it."""
+    log = _LOG.get()
+    if log is None:
+        return
+    while len(log) > at:
+        env, name, old = log.pop()
+        if old is _MISSING:
+            env.pop(name, None)
+        else:
+            env[name] = old
+
+
+def reapply(values: dict) -> None:
+    for env, name, v in values.values():
+        if v is _MISSING:
+            if name in env:
+                write(env, name, UNKNOWN)
+        else:
+            write(env, name, v)
+
+
+def join(an, at: int, theirs: dict) -> None:
+    """Each name either path wrote holds what both left alike, a choice where they
+    differ, unknown where one path left it unbound."""
+    log = _LOG.get() or []
+    before: dict = {}
+    for env, name, old in log[at:]:
+        before.setdefault((id(env), name), old)
+    mine = since(at)
+    for key in {**theirs, **mine}:
+        env, name, _ = theirs.get(key) or mine[key]
+        now = env.get(name, _MISSING)
+        at_fork = before.get(key, now)
+        other = theirs[key][2] if key in theirs else at_fork
+        if other is _MISSING and now is _MISSING:
+            continue
+        if other is _MISSING or now is _MISSING:
+            joined = UNKNOWN
+        else:
+            joined = now if other is now else an.join(other, now)
+        if joined is not now:
+            write(env, name, joined)
