@@ -1736,6 +1736,8 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     attrs = dict(reversed(recv.attrs))
     for k, tv in template.items():
         iv = attrs.get(k, UNKNOWN)
+        for k2, v2 in _held_binding(tv, iv).items():
+            out.setdefault(k2, v2)
         if (
             isinstance(tv, IntV)
             and isinstance(iv, IntV)
@@ -1765,6 +1767,30 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                 n = td.as_name() if isinstance(td, Expr) else None
                 if n is not None and isinstance(d, Expr):
                     out.setdefault(n, d)
+    return out
+
+
+def _held_binding(tv: Value, iv: Value) -> dict[str, Expr]:
+    """The sizes a container's layers (`self.net = nn.Sequential(nn.LayerNorm(dim),
+    ...)`) or a tuple of sizes were built with: the same layer at the same place
+    of the class's attribute and of the instance's binds its constructor's names."""
+    out: dict[str, Expr] = {}
+    if isinstance(tv, modules.ModuleListV) and isinstance(iv, modules.ModuleListV):
+        pairs = zip(tv.items, iv.items, strict=False) if len(tv.items) == len(iv.items) else ()
+    elif isinstance(tv, TupleV) and isinstance(iv, TupleV) and len(tv.items) == len(iv.items):
+        pairs = zip(tv.items, iv.items, strict=True)
+    else:
+        return out
+    for t, i in pairs:
+        if isinstance(t, ObjectV) and isinstance(i, ObjectV) and t.kind == i.kind:
+            found = _instance_binding(i, dict(t.attrs))
+        elif isinstance(t, IntV) and isinstance(i, IntV) and t.value is not None:
+            n = t.value.as_name()
+            found = {n: i.value} if n is not None and i.value is not None else {}
+        else:
+            found = _held_binding(t, i)
+        for k, v in found.items():
+            out.setdefault(k, v)
     return out
 
 
