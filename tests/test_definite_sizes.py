@@ -374,20 +374,31 @@ def test_an_axis_a_run_may_hide_on_either_side_of_is_not_opened():
     assert opened((run, d), IntV(Expr.const(1))) == (run, d)  # from the left: unknown
 
 
-def test_two_runs_of_unknown_length_broadcast_the_axes_right_of_them():
-    source = HEAD + textwrap.dedent(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.LayerNorm(d)
-                self.b = nn.LayerNorm(d)
+_SUM = HEAD + textwrap.dedent(
+    """
+    class M(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.LayerNorm(d)
+            self.p = nn.Linear(d, 2 * d)
 
-            def forward(self, x, y):
-                s = self.a(x) + self.b(y)
-                reveal_shape(s)
-                return s
-        """
-    )
-    (note,) = [d.message for d in diagnose(source) if d.code == "SHP390"]
-    assert note == "revealed shape: [..., d]"
+        def forward(self, x, y, shape):
+            s = SUM
+            reveal_shape(s)
+            return s
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("total", "shape"),
+    [
+        # two runs of unknown length: the axes right of them line up
+        ("self.a(x) + self.a(y)", "[..., d]"),
+        # torch.zeros(shape) has any rank: 2·d stays (the other side is 1 or 2·d there)
+        ("torch.zeros(shape) + self.p(x)", "[..., 2·d]"),
+    ],
+)
+def test_the_axes_right_of_a_run_of_unknown_length_broadcast(total, shape):
+    (note,) = [d.message for d in diagnose(_SUM.replace("SUM", total)) if d.code == "SHP390"]
+    assert note == f"revealed shape: {shape}"

@@ -596,8 +596,8 @@ def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
     for sh in shapes:
         if sh is None:
             continue
-        if has_var(sh):
-            return None
+        # the axes right of a run of unknown length line up as the others' do
+        sh = sh[len(sh) - known_tail(sh) :]
         known = sh if known is None else broadcast_shapes(known, sh)[0]
         if known is None:
             return None
