@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import analyze, diagnose, torch_raises
+from tests.helpers import analyze, corpus_package, diagnose, torch_raises
 
 HEAD = "import torch\nfrom torch import nn\n\n\n"
 
@@ -402,3 +402,13 @@ _SUM = HEAD + textwrap.dedent(
 def test_the_axes_right_of_a_run_of_unknown_length_broadcast(total, shape):
     (note,) = [d.message for d in diagnose(_SUM.replace("SUM", total)) if d.code == "SHP390"]
     assert note == f"revealed shape: {shape}"
+
+
+def test_a_later_layer_of_a_sequential_teaches_nothing_where_its_input_equals_the_argument():
+    """vit-pytorch's RegionViT: `ff(x) + x` in a loop, ff = Sequential(LayerNorm(dim),
+    Linear(dim, dim * mult, 1), ...): the first Linear's output ([b, n, ?], its size
+    unread) equals x's value before the loop's learning holds; the second Linear's
+    4·dim input is not x's (it was a false SHP308 once instance layers carried sizes)."""
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "regionvit.py"
+    found = diagnose(path.read_text(), str(path))
+    assert [(d.line, d.code) for d in found if d.severity == "error"] == []

@@ -196,6 +196,9 @@ class _Frame:
         # A closure's run: the frame that made it and the names it rebinds there.
         self.cell: _Frame | None = None
         self.nonlocal_names: set[str] = set()
+        # An nn.Sequential call whose second or later layer runs: that layer's input
+        # is the one before's output, whatever the argument written there holds.
+        self.chained: ast.Call | None = None
 
 
 class ModuleAnalyzer:
@@ -1577,6 +1580,8 @@ def _given(frame, arg: ast.expr, value: Value) -> bool:
     """Whether the argument written at a call still holds the value a callee was
     given there: an nn.Sequential's later layers are called at the same node, each
     on the output of the one before, which teaches nothing of the name."""
+    if frame.chained is not None and any(arg is a for a in frame.chained.args):
+        return False  # an output equal to the argument by chance (both [b, n, ?])
     return not isinstance(arg, ast.Name) or arg.id not in frame.env or frame.env[arg.id] == value
 
 
