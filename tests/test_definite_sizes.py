@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import diagnose, torch_raises
+from tests.helpers import analyze, corpus_package, diagnose, torch_raises
 
 HEAD = "import torch\nfrom torch import nn\n\n\n"
 
@@ -265,3 +265,150 @@ def test_the_later_layers_of_a_sequential_teach_nothing_of_its_input():
     )
     assert not torch_raises(source, "FF(8)", (2, 5, 8))
     assert not _errors(source)
+
+
+# A sublayer whose input its nn.Sequential's first layer sizes.
+_FF = textwrap.dedent(
+    """
+    class FF(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim))
+
+        def forward(self, x):
+            return self.net(x)
+    """
+)
+_FF_RESIDUAL = (
+    HEAD
+    + _FF
+    + textwrap.dedent(
+        """
+
+
+    class Block(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.ff = FF(dim)
+            self.norm = nn.LayerNorm(WIDTH)
+
+        def forward(self, x):
+            x = self.ff(x) + x
+            return self.norm(x)
+    """
+    )
+)
+
+
+def test_a_sublayer_whose_sequential_sizes_its_input_teaches_the_caller():
+    """FF's x is [..., dim] (its Sequential's LayerNorm says so); the caller's x,
+    given to it, is then [..., dim] too (FF's dim is the caller's, through the
+    Sequential's layers), and so is the residual: a LayerNorm of 2·dim refuses it."""
+    source = _FF_RESIDUAL.replace("WIDTH", "dim * 2")
+    assert torch_raises(source, "Block(8)", (2, 5, 8))
+    ((line, code, message),) = _errors(source)
+    assert code == "SHP309" and "[..., dim] does not end with normalized_shape [2·dim]" in message
+    assert source.splitlines()[line - 1] == "        return self.norm(x)"
+    fine = _FF_RESIDUAL.replace("WIDTH", "dim")
+    assert not torch_raises(fine, "Block(8)", (2, 5, 8))
+    assert not _errors(fine)
+
+
+def test_a_sublayer_sized_by_its_sequential_costs_at_the_callers_sizes():
+    # FF(16): the instance's Sequential holds Linear(16, 16), not FF's own `dim`
+    head = "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor, nn\n"
+    run = 'def run(x: Float[Tensor, "b n 16"]):\n    return FF(16)(x)\n'
+    source = head + _FF + "\n\n" + run
+    (flops,) = [f["flops"] for f in analyze(source).functions if f["name"] == "run"]
+    assert flops == "512*b*n"
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with FlopCounterMode(display=False) as counter:
+        ns["run"](torch.randn(2, 5, 16))
+    assert counter.get_total_flops() == 512 * 2 * 5
+
+
+_QKV = HEAD + textwrap.dedent(
+    """
+    class Attention(nn.Module):
+        def __init__(self, dim, inner):
+            super().__init__()
+            self.to_qkv = nn.Linear(dim, inner * 3)
+            self.to_out = nn.Linear(inner, dim)
+
+        def forward(self, x):
+            q, k, v = self.to_qkv(x).SPLIT
+            attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+            return self.to_out(attn @ v)
+    """
+)
+
+
+@pytest.mark.parametrize("split", ["chunk(3, dim=-2)", "split([1, 1, 1], dim=-2)"])
+def test_pieces_along_an_axis_of_a_run_of_unknown_length_keep_the_axes_right_of_it(split):
+    """x is [..., dim]: a chunk along -2 is taken inside the run (x has two axes or
+    torch raises), and each piece keeps the 3·inner its last axis has."""
+    source = _QKV.replace("SPLIT", split)
+    assert torch_raises(source, "Attention(8, 4)", (3, 8))
+    ((_, code, message),) = _errors(source)
+    assert code == "SHP307" and "must equal 3·inner" in message
+    fine = _QKV.replace("SPLIT", "chunk(3, dim=-1)")
+    assert not torch_raises(fine, "Attention(8, 4)", (3, 8))
+    assert not _errors(fine)
+
+
+def test_an_axis_a_run_may_hide_on_either_side_of_is_not_opened():
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops.shape_rules import opened
+    from shapelint.ops.values import IntV, Var
+
+    b, d, run = Expr.name("b"), Expr.name("d"), Var("_r")
+    head, *rest = opened((run, d), IntV(Expr.const(-3)))  # x has 3 axes or more
+    assert isinstance(head, Var) and head != run and rest == [None, None, d]
+    # [b, ..., d] at -2: d's neighbour is b when the run is empty
+    assert opened((b, run, d), IntV(Expr.const(-2))) == (b, run, d)
+    assert opened((run, d), IntV(Expr.const(-1))) == (run, d)  # d itself
+    assert opened((run, d), IntV(Expr.const(1))) == (run, d)  # from the left: unknown
+
+
+_SUM = HEAD + textwrap.dedent(
+    """
+    class M(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.LayerNorm(d)
+            self.p = nn.Linear(d, 2 * d)
+
+        def forward(self, x, y, shape):
+            s = SUM
+            reveal_shape(s)
+            return s
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("total", "shape"),
+    [
+        # two runs of unknown length: the axes right of them line up
+        ("self.a(x) + self.a(y)", "[..., d]"),
+        # torch.zeros(shape) has any rank: 2·d stays (the other side is 1 or 2·d there)
+        ("torch.zeros(shape) + self.p(x)", "[..., 2·d]"),
+    ],
+)
+def test_the_axes_right_of_a_run_of_unknown_length_broadcast(total, shape):
+    (note,) = [d.message for d in diagnose(_SUM.replace("SUM", total)) if d.code == "SHP390"]
+    assert note == f"revealed shape: {shape}"
+
+
+def test_a_later_layer_of_a_sequential_teaches_nothing_where_its_input_equals_the_argument():
+    """vit-pytorch's RegionViT: `ff(x) + x` in a loop, ff = Sequential(LayerNorm(dim),
+    Linear(dim, dim * mult, 1), ...): the first Linear's output ([b, n, ?], its size
+    unread) equals x's value before the loop's learning holds; the second Linear's
+    4·dim input is not x's (it was a false SHP308 once instance layers carried sizes)."""
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "regionvit.py"
+    found = diagnose(path.read_text(), str(path))
+    assert [(d.line, d.code) for d in found if d.severity == "error"] == []

@@ -205,6 +205,9 @@ class _Frame:
         # A closure's run: the frame that made it and the names it rebinds there.
         self.cell: _Frame | None = None
         self.nonlocal_names: set[str] = set()
+        # An nn.Sequential call whose second or later layer runs: that layer's input
+        # is the one before's output, whatever the argument written there holds.
+        self.chained: ast.Call | None = None
 
 
 class ModuleAnalyzer:
@@ -1624,6 +1627,8 @@ def _given(frame, arg: ast.expr, value: Value) -> bool:
     """Whether the argument written at a call still holds the value a callee was
     given there: an nn.Sequential's later layers are called at the same node, each
     on the output of the one before, which teaches nothing of the name."""
+    if frame.chained is not None and any(arg is a for a in frame.chained.args):
+        return False  # an output equal to the argument by chance (both [b, n, ?])
     return not isinstance(arg, ast.Name) or arg.id not in frame.env or frame.env[arg.id] == value
 
 
@@ -1783,6 +1788,8 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     attrs = dict(reversed(recv.attrs))
     for k, tv in template.items():
         iv = attrs.get(k, UNKNOWN)
+        for k2, v2 in _held_binding(tv, iv).items():
+            out.setdefault(k2, v2)
         if (
             isinstance(tv, IntV)
             and isinstance(iv, IntV)
@@ -1812,6 +1819,30 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
                 n = td.as_name() if isinstance(td, Expr) else None
                 if n is not None and isinstance(d, Expr):
                     out.setdefault(n, d)
+    return out
+
+
+def _held_binding(tv: Value, iv: Value) -> dict[str, Expr]:
+    """The sizes a container's layers (`self.net = nn.Sequential(nn.LayerNorm(dim),
+    ...)`) or a tuple of sizes were built with: the same layer at the same place
+    of the class's attribute and of the instance's binds its constructor's names."""
+    out: dict[str, Expr] = {}
+    if isinstance(tv, modules.ModuleListV) and isinstance(iv, modules.ModuleListV):
+        pairs = zip(tv.items, iv.items, strict=False) if len(tv.items) == len(iv.items) else ()
+    elif isinstance(tv, TupleV) and isinstance(iv, TupleV) and len(tv.items) == len(iv.items):
+        pairs = zip(tv.items, iv.items, strict=True)
+    else:
+        return out
+    for t, i in pairs:
+        if isinstance(t, ObjectV) and isinstance(i, ObjectV) and t.kind == i.kind:
+            found = _instance_binding(i, dict(t.attrs))
+        elif isinstance(t, IntV) and isinstance(i, IntV) and t.value is not None:
+            n = t.value.as_name()
+            found = {n: i.value} if n is not None and i.value is not None else {}
+        else:
+            found = _held_binding(t, i)
+        for k, v in found.items():
+            out.setdefault(k, v)
     return out
 
 

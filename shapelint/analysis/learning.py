@@ -13,9 +13,11 @@ arguments uses it as well.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import unify
+from shapelint.analysis.modules import ModuleListV
 from shapelint.notation.symbolic import Expr, declare_learned, product
 from shapelint.ops.backward import keep_grad, requires
 from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
@@ -236,6 +238,8 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
         return TupleV(tuple(subst(i, exprs, var_binding) for i in v.items))
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, subst(x, exprs, var_binding)) for k, x in v.attrs))
+    if isinstance(v, ModuleListV):  # an instance's Sequential holds its layers at its sizes
+        return replace(v, items=tuple(subst(i, exprs, var_binding) for i in v.items))
     return v
 
 
@@ -256,6 +260,8 @@ def forget(v: Value, names: set[str]) -> Value:
         return TupleV(tuple(forget(i, names) for i in v.items))
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, forget(x, names)) for k, x in v.attrs))
+    if isinstance(v, ModuleListV):
+        return replace(v, items=tuple(forget(i, names) for i in v.items))
     return v
 
 

@@ -785,7 +785,7 @@ def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) 
         )
         return UNKNOWN
     x = args[0]
-    saved = frame.records
+    saved, chained = frame.records, frame.chained
     children: dict = {}
     frame.records = children
     try:
@@ -794,11 +794,14 @@ def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) 
         else:
             for i, item in enumerate(seq.items):
                 frame.records = {}
+                if i:
+                    frame.chained = node
                 x = an.call_value(item, node, [x], {}, frame)
                 for key, rec in frame.records.items():
                     children[(*key, i)] = rec
     finally:
         frame.records = saved
+        frame.chained = chained
     cost = add_costs(r.cost for r in children.values())
     rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost)
     rec.children = list(children.values())

@@ -236,6 +236,20 @@ def locate(shape: Shape, d: int, extra: int = 0) -> tuple[int | None, str | None
     return None, None
 
 
+def opened(shape: Shape, v: Value) -> Shape:
+    """The shape with the axes a negative dim reaches inside a leading run of
+    unknown length spelled out (`[..., d]` at -2 is `[..., ?, d]`): the op raises
+    unless x has that many, and what stands right of them stays known. As is
+    where the dim lands elsewhere, or a run left of it may hold it (`[a, ..., d]`)."""
+    d = const_int(v)
+    if d is None or d >= 0 or not shape or not isinstance(shape[0], Var) or has_var(shape[1:]):
+        return shape
+    missing = -d - (len(shape) - 1)
+    if missing <= 0:
+        return shape
+    return (fresh_var(), *([None] * missing), *shape[1:])
+
+
 def locate_arg(ctx: RuleContext, shape: Shape, v: Value, arg: int, extra: int = 0, out=None):
     """Position of a dim argument, appending an issue to out when certainly out of range."""
     d = const_int(v)
@@ -366,7 +380,10 @@ def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, 
             rest_a, rest_b = a[: len(a) - i + 1], b[: len(b) - i + 1]
             if rest_a == rest_b:
                 return tuple(rest_a) + tuple(reversed(out)), conflicts
-            return None, conflicts
+            # Two runs of dims no code named: the axes both sides hold right of them
+            # line up whatever they hide, and broadcast as sized; what the runs make
+            # is a run of its own.
+            return ((fresh_var(), *reversed(out)) if out else None), conflicts
         d, bad = broadcast_dim(x, y)
         if bad:
             conflicts.append((-i, x, y))
@@ -579,8 +596,8 @@ def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:
     for sh in shapes:
         if sh is None:
             continue
-        if has_var(sh):
-            return None
+        # the axes right of a run of unknown length line up as the others' do
+        sh = sh[len(sh) - known_tail(sh) :]
         known = sh if known is None else broadcast_shapes(known, sh)[0]
         if known is None:
             return None
@@ -1316,6 +1333,7 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
     shape = shape_of(x)
     if shape is None:
         return RuleOut(UNKNOWN)
+    shape = opened(shape, dim)
     positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
     if positions is None:
         return out
@@ -1367,6 +1385,7 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
         return RuleOut(UNKNOWN)
     if c <= 0:
         return RuleOut(issues=[ctx.issue(SPLIT, f"chunk expects a positive count, got {c}", 1)])
+    shape = opened(shape, dim)
     positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
     if positions is None:
         return out
