@@ -594,3 +594,72 @@ def test_a_star_import_under_type_checking_binds_nothing():
     links = project_imports(tree, "pkg.sub", False, lambda m: m.startswith("pkg"), exports)
     assert asked == ["pkg.layers"]
     assert links == {"layers_name": ("pkg.layers", "layers_name")}
+
+
+def test_torch_public_layer_bases_as_torch_has_them():
+    """builtins.TORCH_PUBLIC_BASES: every public nn layer that another public one
+    (other than a lazy or quantizable variant) derives from, as torch says."""
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    from shapelint.analysis.builtins import TORCH_PUBLIC_BASES
+
+    nn = torch.nn
+    public = [
+        n
+        for n in dir(nn)
+        if inspect.isclass(getattr(nn, n)) and issubclass(getattr(nn, n), nn.Module)
+    ]
+    bases = {
+        b
+        for a in public
+        for b in public
+        if a != b
+        and b != "Module"
+        and issubclass(getattr(nn, a), getattr(nn, b))
+        and not a.startswith(("Lazy", "NonDynamically"))
+    }
+    assert bases == set(TORCH_PUBLIC_BASES)
+
+
+def test_isinstance_of_a_torch_layer(tmp_path):
+    """isinstance(nn.Identity(), nn.Identity) is True, of nn.BatchNorm2d False, of a
+    base torch exports as public (nn.ZeroPad2d is a ConstantPad2d) not known here; a
+    bias flag not known gives a bias not known, never none (was: 64 for torch's 68)."""
+    case = (
+        """
+        class Pick(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                norm = nn.Identity()
+                bn = nn.BatchNorm2d(c)
+                self.a = nn.Conv2d(c, c, 1, bias=isinstance(norm, nn.Identity))
+                self.b = nn.Conv2d(c, c, 1, bias=isinstance(bn, (nn.Identity, nn.LayerNorm)))
+                self.c = nn.Conv2d(c, c, 1, bias=isinstance(bn, nn.Module))
+
+            def forward(self, x):
+                return self.a(x) + self.b(x) + self.c(x)
+        """,
+        "Pick",
+        dict(c=4),
+        dict(x=(2, 4, 5, 5)),
+    )
+    assert_exact(tmp_path, "torch_layer_instance", case)
+    code, cls, init, inputs = case
+    path = tmp_path / "torch_layer_instance.py"
+    res = analyze_target(str(path), path.read_text(), cls, {"c": "4"}, {"x": "2,4,5,5"})
+    spec = importlib.util.spec_from_file_location("torch_layer_instance", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch_params = sum(p.numel() for p in mod.Pick(4).parameters())
+    assert params_json(res.params, {})["params_value"] == torch_params  # 4·4·3 + 4 + 4
+    path = write(
+        tmp_path,
+        "unsure.py",
+        "import torch\nimport torch.nn as nn\n"
+        + textwrap.dedent(code).replace(
+            "isinstance(norm, nn.Identity)", "isinstance(nn.ZeroPad2d(1), nn.ConstantPad2d)"
+        ),
+    )
+    res = analyze_target(str(path), path.read_text(), cls, {"c": "4"}, {"x": "2,4,5,5"})
+    assert params_json(res.params, {})["params"] == "?"

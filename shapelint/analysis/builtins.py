@@ -631,6 +631,12 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     return BoolV(None) if unknown else BoolV(False)
 
 
+TORCH_PUBLIC_BASES = frozenset(
+    {"RNNBase", "RNNCellBase", "NLLLoss", "Hardtanh", "Upsample"}
+    | {f"ConstantPad{n}d" for n in (1, 2, 3)}
+)
+
+
 def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     qual = an.imports.resolve(n, frame.locals, frame.local_imports)
     builtin = n.id if isinstance(n, ast.Name) and qual is None else None
@@ -639,6 +645,19 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         return known
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
+    if qual is not None and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
+        # a torch layer is an instance of its class (under any path torch exports it
+        # by) and of nn.Module; of another class, maybe (torch's layers subclass
+        # each other: BatchNorm2d is a _BatchNorm)
+        cls, mine = qual.rsplit(".", 1)[-1], v.kind.rsplit(".", 1)[-1]
+        if (cls == mine and qual.startswith("torch.nn.")) or qual == "torch.nn.Module":
+            return True
+        if qual.startswith("torch.nn.") and not cls.startswith("_"):
+            # torch's public layers that are bases of others (tests/test_python_types.py
+            # holds the list to torch's issubclass), and the lazy and quantizable
+            # variants of theirs (LazyLinear is a Linear): of any other, no instance
+            unsure = cls in TORCH_PUBLIC_BASES or mine.startswith(("Lazy", "NonDynamically"))
+            return None if unsure else False
     if qual in _ABSTRACT:
         kinds, tensor = _ABSTRACT[qual]
         if isinstance(v, TensorV):

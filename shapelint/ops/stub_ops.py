@@ -746,11 +746,12 @@ class _Interpreter:
             for item in items:
                 gate = [self.bound.values.get(g, UNKNOWN) for g in item.gates]
                 if any(
-                    isinstance(g, (BoolV, NoneV)) and not getattr(g, "value", None) for g in gate
+                    isinstance(g, NoneV) or (isinstance(g, BoolV) and g.value is False)
+                    for g in gate
                 ):
                     attrs[item.param] = NoneV()
-                elif any(not isinstance(g, BoolV) for g in gate):
-                    attrs[item.param] = UNKNOWN
+                elif any(not isinstance(g, BoolV) or g.value is None for g in gate):
+                    attrs[item.param] = UNKNOWN  # a flag not known (`bias=isinstance(...)`)
                 else:
                     attrs[item.param] = kind(self._output(item.spec).shape, dtype)
         n, names = self.entry.tuples
