@@ -53,7 +53,8 @@ import mutation_annotate  # noqa: E402
 from mutation_ops import Mutant, mutants, sample  # noqa: E402
 from mutation_subjects import SUBJECTS, Subject  # noqa: E402
 
-CACHE = HERE / ".mutations-cache"
+# MUTATIONS_CACHE: another folder, for two runs at once (each saves its whole cache)
+CACHE = Path(os.environ.get("MUTATIONS_CACHE", HERE / ".mutations-cache"))
 BENIGN_FORWARD_ONLY = {"add_swap", "matmul_fn"}
 NEAR = 3
 
