@@ -69,3 +69,52 @@ def test_torch_raises_on_the_missing_transpose():
     ns = {}
     exec(compile(ATTENTION.format(spec="2 17 48", k="k.transpose(-1, -2)"), "m.py", "exec"), ns)  # noqa: S102
     assert ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48)).shape == (2, 4, 17, 17)
+
+
+RETURNS = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, {out})
+
+    def forward(self, x: Float[Tensor, "b n {d}"]) -> Float[Tensor, "b n {ret}"]:
+        return {body}
+"""
+# (out features, the input's last name, the return's, the body, the error's end)
+RETURN_BUGS = [
+    ("dim", "d", "d", "x[:, :, :-1]", "d - 1 where d is expected"),
+    ("dim * 2", "dim", "dim", "self.proj(x)", "2·dim where dim is expected"),
+]
+RETURN_OK = [
+    ("dim", "dim", "dim", "self.proj(x)"),
+    ("dim * 2", "dim", "d2", "self.proj(x)"),  # a name the return sees first binds there
+    ("dim", "d", "d", "x[:, :, :]"),
+]
+
+
+@pytest.mark.parametrize(("out", "d", "ret", "body", "why"), RETURN_BUGS)
+def test_a_return_its_annotation_can_never_hold_for_is_an_error(out, d, ret, body, why):
+    source = RETURNS.format(out=out, d=d, ret=ret, body=body)
+    found = [x for x in diagnose(source) if x.severity == "error"]
+    assert [(x.line, x.code) for x in found] == [(12, "SHP306")]
+    assert found[0].message.endswith(why)
+    # jaxtyping's run-time check rejects it at every size
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+    ns["Block"].forward = jaxtyped(typechecker=beartype.beartype)(ns["Block"].forward)
+    with pytest.raises(Exception, match="Type-check error"):
+        ns["Block"](6)(torch.randn(2, 3, 6))
+
+
+@pytest.mark.parametrize(("out", "d", "ret", "body"), RETURN_OK)
+def test_a_return_its_annotation_can_hold_for_is_no_error(out, d, ret, body):
+    assert _errors(RETURNS.format(out=out, d=d, ret=ret, body=body)) == []

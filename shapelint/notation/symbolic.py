@@ -1035,6 +1035,21 @@ def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[
     return na, nb
 
 
+def never_equal_in_call(a: Expr | None, b: Expr | None) -> bool:
+    """Whether two formulas no positive sizes make equal (`d` and `d - 1`, `dim` and
+    `2·dim`) are over names that are one size each here: those the parameters'
+    annotations bind (jaxtyping gives a name one size per call) and the
+    constructor's. A value's dim and its annotation's are then two sizes."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None or a.is_too_big() or b.is_too_big():
+        return False
+    names = a.names() | b.names()
+    if not names or not names <= facts.bound | facts.independent:
+        return False
+    gap = (a - b).value
+    return a.constant_ratio(b) is not None or (gap is not None and gap != 0)
+
+
 def related(a: str, b: str) -> bool:
     """Whether the code has said that names a and b are one dimension."""
     facts = _FACTS.get()
