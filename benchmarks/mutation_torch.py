@@ -8,7 +8,11 @@ Each source is executed as that module (so its relative imports resolve against 
 installed-from-corpus package), built, and run on inputs drawn with a fixed seed.
 Writes one JSON list: per source, `runs` with the output's shape or `raises` with the
 error. The first source (the original) also reports which of its lines ran while
-building and while running forward: the mutation operators edit only those.
+building and while running forward: the mutation operators edit only those, and, per
+forward defined in the file, the tensors each call took and returned (`calls`: the
+annotation mode's sizes, mutation_annotate.py). With `jaxtyped`, every forward defined
+in the file runs under jaxtyping's runtime check (beartype): an annotated source whose
+annotations torch's sizes contradict raises.
 """
 
 from __future__ import annotations
@@ -31,6 +35,76 @@ def _shape(value):
     if isinstance(value, dict):
         return {k: _shape(v) for k, v in sorted(value.items())}
     return type(value).__name__
+
+
+def _record(value):
+    """A tensor as [dtype kind, shape]; a tuple or list of them as a list; else None."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        kind = (
+            "bool"
+            if value.dtype == torch.bool
+            else "float"
+            if value.is_floating_point()
+            else "int"
+            if not value.is_complex()
+            else "other"
+        )
+        return [kind, list(value.shape)]
+    if isinstance(value, (tuple, list)) and value:
+        parts = [_record(v) for v in value]
+        return None if None in parts else parts
+    return None
+
+
+def _own_forwards(model, path: str) -> dict:
+    """qualname -> [calls], hooked on every submodule whose forward the file defines."""
+    import inspect
+
+    calls: dict[str, list] = {}
+
+    def hook(module, args, kwargs, output):
+        fn = inspect.unwrap(type(module).forward)
+        try:
+            bound = inspect.signature(fn).bind(module, *args, **kwargs)
+        except TypeError:
+            return
+        record = {}
+        for name, value in list(bound.arguments.items())[1:]:
+            r = _record(value)
+            if r is not None and name in inspect.signature(fn).parameters:
+                kind = inspect.signature(fn).parameters[name].kind
+                if kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                    record[name] = r
+        out = _record(output)
+        if out is not None:
+            record["return"] = out
+        calls.setdefault(fn.__qualname__, []).append(record)
+
+    for sub in model.modules():
+        fn = inspect.unwrap(type(sub).forward)
+        if getattr(getattr(fn, "__code__", None), "co_filename", None) == path:
+            sub.register_forward_hook(hook, with_kwargs=True)
+    return calls
+
+
+def _jaxtyped(module, path: str) -> None:
+    """Every forward the file defines, under jaxtyping's runtime check."""
+    import inspect
+
+    from beartype import beartype
+    from jaxtyping import jaxtyped
+
+    for value in list(vars(module).values()):
+        stack = [value] if isinstance(value, type) else []
+        while stack:
+            cls = stack.pop()
+            stack += [v for v in vars(cls).values() if isinstance(v, type)]
+            fn = cls.__dict__.get("forward")
+            code = getattr(inspect.unwrap(fn), "__code__", None) if callable(fn) else None
+            if code is not None and code.co_filename == path:
+                cls.forward = jaxtyped(typechecker=beartype)(fn)
 
 
 class _Lines:
@@ -120,6 +194,8 @@ def judge(job: dict, source: str, trace: bool) -> dict:
     try:
         signal.alarm(job.get("timeout", 30))
         exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the corpus module under test
+        if job.get("jaxtyped"):
+            _jaxtyped(module, path)
         cls = module
         for part in job["cls"].split("."):
             cls = getattr(cls, part)
@@ -134,12 +210,15 @@ def judge(job: dict, source: str, trace: bool) -> dict:
             inputs[param] = (
                 torch.randn(*shape) if high is None else torch.randint(0, high, tuple(shape))
             )
+        calls = _own_forwards(model, path) if trace else {}
         if trace:
             sys.settrace(forward_lines)
         with torch.no_grad():
             out = model(**inputs)
         sys.settrace(None)
         result = {"verdict": "runs", "shape": _shape(out)}
+        if trace:
+            result["calls"] = calls
     except TimeoutError as e:
         result = {"verdict": "timeout", "error": str(e)}
     except BaseException as e:  # noqa: BLE001 - any failure of the mutant is its verdict

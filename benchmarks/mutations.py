@@ -18,7 +18,14 @@ a copy of its package, in a fresh process, three ways (mutation_check.py):
   error diagnostic (issue 25's channel) or ends in an error instead of a report.
 
 A false error is any such new error on a benign rewrite; for the target, on any mutant
-torch runs (its sizes are torch's sizes, so an error there is wrong). Torch verdicts are
+torch runs (its sizes are torch's sizes, so an error there is wrong).
+
+`--annotate concrete,symbolic` (issue 25's annotated suite): the same mutants, with
+jaxtyping annotations written onto every forward of the file from the shapes torch saw
+(mutation_annotate.py), scored with plain `check FILE` only. The annotated unmutated
+subject must run under jaxtyping's runtime check (else the subject's annotations are
+dropped and said so); any new error on it, against the unannotated original, is a false
+error, and so is any new error on an annotated benign rewrite. Torch verdicts are
 cached in benchmarks/.mutations-cache/ (keyed by the source and the subject), and so is
 shapelint's verdict, keyed by the mutant and a digest of shapelint's own sources.
 """
@@ -42,10 +49,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import mutation_annotate  # noqa: E402
 from mutation_ops import Mutant, mutants, sample  # noqa: E402
 from mutation_subjects import SUBJECTS, Subject  # noqa: E402
 
-CACHE = HERE / ".mutations-cache"
+# MUTATIONS_CACHE: another folder, for two runs at once (each saves its whole cache)
+CACHE = Path(os.environ.get("MUTATIONS_CACHE", HERE / ".mutations-cache"))
 BENIGN_FORWARD_ONLY = {"add_swap", "matmul_fn"}
 NEAR = 3
 
@@ -86,10 +95,17 @@ def shapelint_digest(tree: Path) -> str:
 
 
 def torch_verdicts(
-    subject: Subject, corpus: Path, sources: list[str], cache: dict, trace: bool = False
+    subject: Subject,
+    corpus: Path,
+    sources: list[str],
+    cache: dict,
+    trace: bool = False,
+    jaxtyped: bool = False,
 ) -> list[dict]:
     spec = json.dumps([subject.module, subject.cls, subject.init, sorted(subject.inputs.items())])
-    keys = [_digest(spec, s, str(trace)) for s in sources]
+    # "calls": a trace records each forward's tensors since the annotation mode
+    extra = ("calls" if trace else "") + ("jaxtyped" if jaxtyped else "")
+    keys = [_digest(spec, s, str(trace), extra) for s in sources]
     todo = [i for i, k in enumerate(keys) if k not in cache]
     if todo:
         root = corpus / subject.package
@@ -102,6 +118,7 @@ def torch_verdicts(
             "inputs": {k: [list(shape), high] for k, (shape, high) in subject.inputs.items()},
             "sources": [sources[i] for i in todo],
             "trace": trace,
+            "jaxtyped": jaxtyped,
         }
         proc = subprocess.run(
             [sys.executable, str(HERE / "mutation_torch.py")],
@@ -138,7 +155,13 @@ def _package_copy(subject: Subject, corpus: Path, scratch: Path) -> Path:
 
 
 def shapelint_verdict(
-    subject: Subject, copy: Path, source: str, tree: Path, target: bool = True, checks: bool = True
+    subject: Subject,
+    copy: Path,
+    source: str,
+    tree: Path,
+    target: bool = True,
+    checks: bool = True,
+    dims: bool = True,
 ) -> dict:
     path = copy / subject.file
     path.write_text(source)
@@ -149,7 +172,7 @@ def shapelint_verdict(
         "target": f"{path}::{subject.cls}",
         "init": subject.init_args(),
         "inputs": subject.input_args(),
-        "dims": subject.dim_args(),
+        "dims": subject.dim_args() if dims else "",
     }
     proc = subprocess.run(
         [sys.executable, str(HERE / "mutation_check.py")],
@@ -220,6 +243,48 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
     return out
 
 
+def score_annotated(m: Mutant, source: str, base: dict, got: dict) -> dict:
+    """Plain `check` on an annotated mutant: `source` is the annotated original, whose
+    lines from the import on sit one below the mutant's."""
+    at = mutation_annotate.shift(source)
+    line = m.line + (m.line >= at)
+    end_line = m.end_line + (m.end_line >= at)
+    lo, hi = _owner_span(source, line)
+    new = _errors(got.get("check")) - _errors(base.get("check"))
+    near = [e for e in new if lo <= e[0] <= hi or line - NEAR <= e[0] <= end_line + NEAR]
+    return {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
+
+
+def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
+    """Each --annotate mode's scores of the kept mutants (by index), and the false
+    errors on the annotated unmutated subject."""
+    forwards = mutation_annotate.plan(first.get("calls", {}), original, set(first["forward_lines"]))
+    batch = next(iter(subject.inputs.values()))[0][0]
+    names = mutation_annotate.namer(forwards, subject.init, batch)
+    plain = verdict(original, dims=False)
+    out = {"forwards": len(forwards), "modes": {}}
+    for mode in [m for m in args.annotate.split(",") if m]:
+        annotated = mutation_annotate.annotate(original, forwards, mode, names)
+        (ran,) = torch_verdicts(
+            subject, Path(args.corpus), [annotated], args.torch_cache, jaxtyped=True
+        )
+        if ran["verdict"] != "runs" or ran.get("shape") != first.get("shape"):
+            print(
+                f"{subject.name}: {mode} annotations rejected at run time: {ran.get('error')}",
+                file=sys.stderr,
+            )
+            out["modes"][mode] = {"rejected": ran.get("error") or str(ran.get("shape"))}
+            continue
+        base = verdict(annotated, dims=False)
+        false_base = sorted(_errors(base.get("check")) - _errors(plain.get("check")))
+        scores = []
+        for m, src, _v, _role in kept:
+            got = verdict(mutation_annotate.annotate(src, forwards, mode, names), dims=False)
+            scores.append(score_annotated(m, annotated, base, got))
+        out["modes"][mode] = {"false_base": false_base[:4], "scores": scores}
+    return out
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -255,10 +320,14 @@ def run_subject(
             )  # a size edit torch accepts: the target's false-error control
     copy = _package_copy(subject, corpus, scratch)
 
-    def verdict(src: str) -> dict:
+    def verdict(src: str, dims: bool = True) -> dict:
+        """shapelint's verdicts on `src`; dims=False: plain `check` only (the
+        annotation mode's)."""
         mode = "" if args.target else "no target"
         if not args.checks:
             mode = "target only"
+        if not dims:
+            mode = "check only"
         key = _digest(tree_digest, subject.name, src, mode)
         if args.torch_only:
             return {}
@@ -268,15 +337,21 @@ def run_subject(
                 copy,
                 src,
                 ROOT if args.tree is None else Path(args.tree),
-                args.target,
+                args.target and dims,
                 args.checks,
+                dims,
             )
         return check_cache[key]
 
-    base = verdict(original)
+    annotated = (
+        annotated_rows(subject, args, first, original, kept, verdict) if args.annotate else None
+    )
+    # the annotation mode's plain column: `check FILE` alone on the unannotated mutants
+    full = not args.annotate
+    base = verdict(original, dims=full)
     rows = []
-    for m, src, v, role in kept:
-        got = verdict(src)
+    for i, (m, src, v, role) in enumerate(kept):
+        got = verdict(src, dims=full)
         rows.append(
             {
                 "subject": subject.name,
@@ -287,6 +362,21 @@ def run_subject(
                 "new": m.new,
                 "torch": v.get("error") or v.get("shape"),
                 "score": score(m, original, base, got),
+            }
+        )
+        for mode, got_mode in (annotated or {}).get("modes", {}).items():
+            if "scores" in got_mode:
+                rows[-1]["score"][f"annot_{mode}"] = got_mode["scores"][i]
+    if annotated is not None:
+        rows.append(
+            {
+                "subject": subject.name,
+                "role": "annotated",
+                "forwards": annotated["forwards"],
+                "modes": {
+                    mode: {k: v for k, v in found.items() if k != "scores"}
+                    for mode, found in annotated["modes"].items()
+                },
             }
         )
     (copy / subject.file).write_text(original)
@@ -305,6 +395,48 @@ def _by_kind(title: str, rows: list[dict], field: str, modes: list[str]) -> list
         cells = [str(sum(r["score"][m][field] for r in group)) for m in modes]
         out.append(f"| {kind} | {len(group)} | " + " | ".join(cells) + " |")
     return out
+
+
+def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
+    """Plain `check` on the unannotated and on each annotated version of the mutants."""
+    subjects = [r for r in rows if r["role"] == "annotated"]
+    bugs = [r for r in rows if r["role"] == "bug"]
+    benign = [r for r in rows if r["role"] == "benign"]
+    lines = [
+        f"Annotated forwards: {sum(r['forwards'] for r in subjects)} in {len(subjects)} subjects.",
+        "",
+        "| `check FILE` | caught (near the edit) | new error anywhere | false errors "
+        "(benign) | false errors (unmutated subjects) |",
+        "|---|---|---|---|---|",
+    ]
+    for mode in modes:
+        key = "check" if mode == "plain" else f"annot_{mode}"
+        scored = [r for r in bugs if key in r["score"]]
+        scored_benign = [r for r in benign if key in r["score"]]
+        rejected = [r["subject"] for r in subjects if "rejected" in r["modes"].get(mode, {})]
+        false_base = (
+            "-"
+            if mode == "plain"
+            else f"{sum(bool(r['modes'].get(mode, {}).get('false_base')) for r in subjects)} / {len(subjects)}"
+        )
+        note = f" (rejected at run time: {', '.join(rejected)})" if rejected else ""
+        lines.append(
+            f"| {mode}{note} | {sum(r['score'][key]['near'] for r in scored)} / {len(scored)} "
+            f"| {sum(r['score'][key]['any'] for r in scored)} / {len(scored)} "
+            f"| {sum(r['score'][key]['any'] for r in scored_benign)} / {len(scored_benign)} "
+            f"| {false_base} |"
+        )
+    keys = ["check" if m == "plain" else f"annot_{m}" for m in modes]
+    out = [
+        "",
+        "| bug kind | mutants | " + " | ".join(modes) + " |",
+        "|---" * (len(modes) + 2) + "|",
+    ]
+    for kind in sorted({r["kind"] for r in bugs}):
+        group = [r for r in bugs if r["kind"] == kind]
+        cells = [str(sum(r["score"].get(k, {}).get("near", False) for r in group)) for k in keys]
+        out.append(f"| {kind} | {len(group)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines + out)
 
 
 def summarize(rows: list[dict]) -> str:
@@ -372,11 +504,18 @@ def main() -> None:
         help="only the target (the two check columns read 0): the target's loop",
     )
     parser.add_argument("--kinds", default="", help="comma-separated operator kinds to keep")
+    parser.add_argument(
+        "--annotate",
+        default="",
+        help="concrete,symbolic: plain `check` on the mutants with jaxtyping annotations "
+        "on every forward (issue 25's annotated suite), beside plain `check` without",
+    )
     args = parser.parse_args()
     if not (args.target or args.checks):
         parser.error("--no-target and --target-only leave nothing to run")
     subjects = [s for s in SUBJECTS if not args.only or s.name in args.only.split(",")]
     torch_cache = _load("torch.json")
+    args.torch_cache = torch_cache
     check_cache = _load("shapelint.json")
     tree = ROOT if args.tree is None else Path(args.tree)
     tree_digest = "torch-only" if args.torch_only else shapelint_digest(tree)
@@ -401,7 +540,10 @@ def main() -> None:
                 rows += got
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    print(summarize(rows))
+    if args.annotate:
+        print(summarize_annotated(rows, ["plain", *args.annotate.split(",")]))
+    else:
+        print(summarize(rows))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from shapelint import pyparse
 from shapelint.notation.dimspec import is_dtype_class
-from shapelint.notation.symbolic import Expr, name_clash, product
+from shapelint.notation.symbolic import Expr, name_clash, never_equal_in_call, product
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
@@ -168,6 +168,8 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     for d, a in pairs:
         if isinstance(d, Expr) and isinstance(a, Expr) and d.definitely_differs(a):
             return f"size {a.value} where {d.value} is expected"
+        if isinstance(d, Expr) and isinstance(a, Expr) and never_equal_in_call(a, d):
+            return f"{a.to_human()} where {d.to_human()} is expected"
     return None
 
 

@@ -61,6 +61,7 @@ from shapelint.notation.symbolic import (
     declare_apart,
     declare_independent,
     declare_learned,
+    declare_learned_sizes,
     fact_scope,
     product,
 )
@@ -582,6 +583,14 @@ class ModuleAnalyzer:
             if sizes:  # (the method is walked only then)
                 own = {p for p, _ in params} | stored_names(fd.node)
                 declare_independent(sizes - own, compared)
+            # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
+            # sizes the caller's input picks, as a pattern's names on it would be
+            # (SHP320); a name spelt like a constructor's size is that size.
+            names, sizes = statement_exec.annotation_dims(
+                self, [a.annotation for a in named_params(fd.node)]
+            )
+            declare_learned(names)
+            declare_learned_sizes(sizes)
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]

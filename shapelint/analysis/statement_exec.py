@@ -350,13 +350,23 @@ def order_facts(an: Analyzer, test: ast.Compare, frame: Frame, holds: bool = Tru
     return out
 
 
-def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:
+def annotation_dims(an: Analyzer, annotations: list[ast.expr | None]) -> tuple[set[str], set[int]]:
+    """The dimension names and the numbers jaxtyping annotations give
+    (`"b n d"`: b, n and d; `"2 17 48"`: 2, 17 and 48)."""
     names: set[str] = set()
+    sizes: set[int] = set()
     for node in annotations:
         t = an.annotations.tensor(node) if node is not None else None
         for d in (t.shape or ()) if t is not None else ():
             if isinstance(d, Expr) and d.as_name() is not None:
                 names.add(d.as_name())  # type: ignore[arg-type]
+            elif isinstance(d, Expr) and d.value is not None:
+                sizes.add(d.value)
+    return names, sizes
+
+
+def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:
+    names, _ = annotation_dims(an, annotations)
     if names:
         declare_names(names, bound=bound)
 

@@ -234,6 +234,7 @@ class _Facts:
         "independent",
         "compared",
         "learned",
+        "learned_sizes",
         "apart",
     )
 
@@ -252,7 +253,10 @@ class _Facts:
         self.compared: set[frozenset[str]] = set(outer.compared) if outer else set()
         # Sizes a use named (an einops axis on a tensor of unknown shape): see learned_equal.
         self.learned: set[str] = set(outer.learned) if outer else set()
-        self.apart: set[tuple[str, Expr]] = set(outer.apart) if outer else set()
+        # Numbers a parameter's concrete annotation gives its dims (`"2 17 48"`),
+        # which the caller's input picks as it would a learned name's.
+        self.learned_sizes: set[int] = set(outer.learned_sizes) if outer else set()
+        self.apart: set[tuple[str | int, Expr]] = set(outer.apart) if outer else set()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -848,23 +852,35 @@ def declare_learned(names: Iterable[str]) -> None:
         facts.learned.update(set(names) - facts.independent)
 
 
+def declare_learned_sizes(values: Iterable[int]) -> None:
+    """The numbers a parameter's jaxtyping annotation writes for its dims
+    (`Float[Tensor, "2 17 48"]`): sizes of the caller's input, as a learned name is
+    (declare_learned), which the constructor's sizes do not choose. 1 broadcasts and
+    says nothing."""
+    facts = _FACTS.get()
+    if facts is not None:
+        facts.learned_sizes.update(v for v in values if v > 1)
+
+
 def declare_apart(dims: Iterable[object]) -> None:
     """The axes one einops pattern gives a tensor (`b n (h d) -> b h n d` with
     h=heads: `[b, heads, n, dim_head]`) are distinct dims the code named apart: a
     learned one (`n`) and one of the constructor's sizes (`dim_head`) among them are
     two sizes, not one dimension's two names (learned_equal)."""
     facts = _FACTS.get()
-    if facts is None or not facts.learned:
+    if facts is None or not (facts.learned or facts.learned_sizes):
         return
     exprs = [d for d in dims if isinstance(d, Expr) and not d.is_too_big()]
     for a in exprs:
-        name = a.as_name()
-        if name is None or name not in facts.learned:
+        key: str | int | None = a.as_name()
+        if key is None or key not in facts.learned:
+            key = a.value if a.value in facts.learned_sizes else None
+        if key is None:
             continue
         for b in exprs:
             nb = b.names()
             if nb and nb <= facts.independent - facts.learned:
-                facts.apart.add((name, b))
+                facts.apart.add((key, b))
 
 
 # Set while an op runs again under the equalities it needs (`assuming`).
@@ -915,13 +931,15 @@ def learned_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     them: `q @ k` without the transpose needs `n = dim_head`. A learned name meeting
     any other size is learning what it is (`b c h w` then a layer of `channels`)."""
     facts = _FACTS.get()
-    if facts is None or not facts.learned or not facts.independent or _ASSUMING.get():
+    if facts is None or not (facts.learned or facts.learned_sizes) or not facts.independent:
         return None
-    if a is None or b is None or a.is_too_big() or b.is_too_big():
+    if _ASSUMING.get() or a is None or b is None or a.is_too_big() or b.is_too_big():
         return None
-    if a.value is not None or b.value is not None or a.simplify() == b.simplify():
+    if (a.value is not None and b.value is not None) or a.simplify() == b.simplify():
         return None
     a, b = _cancelled(a, b)
+    if a.value is not None or b.value is not None:
+        return _learned_size_equal(facts, a, b)
     na, nb = a.names(), b.names()
     if not na or not nb or _has_quotient(a - b) or len(a.terms) != 1 or len(b.terms) != 1:
         return None
@@ -936,6 +954,21 @@ def learned_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     if any(frozenset((x, y)) in facts.compared for x in na for y in nb):
         return None
     return a.to_human(), b.to_human()
+
+
+def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | None:
+    """learned_equal for a number a parameter's concrete annotation gave (17 of
+    `"2 17 48"`) against a formula over the constructor's sizes that one pattern put
+    beside it as another axis: `q @ k` without the transpose needs `17 = dim_head`."""
+    size, formula = (a, b) if a.value is not None else (b, a)
+    names = formula.names()
+    if size.value not in facts.learned_sizes or not names or len(formula.terms) != 1:
+        return None
+    if _has_quotient(formula) or not names <= facts.independent - facts.learned:
+        return None
+    if (size.value, formula) not in facts.apart:
+        return None
+    return size.to_human(), formula.to_human()
 
 
 def _cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
@@ -1000,6 +1033,21 @@ def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[
     if facts.root(na) == facts.root(nb):
         return None
     return na, nb
+
+
+def never_equal_in_call(a: Expr | None, b: Expr | None) -> bool:
+    """Whether two formulas no positive sizes make equal (`d` and `d - 1`, `dim` and
+    `2·dim`) are over names that are one size each here: those the parameters'
+    annotations bind (jaxtyping gives a name one size per call) and the
+    constructor's. A value's dim and its annotation's are then two sizes."""
+    facts = _FACTS.get()
+    if facts is None or a is None or b is None or a.is_too_big() or b.is_too_big():
+        return False
+    names = a.names() | b.names()
+    if not names or not names <= facts.bound | facts.independent:
+        return False
+    gap = (a - b).value
+    return a.constant_ratio(b) is not None or (gap is not None and gap != 0)
 
 
 def related(a: str, b: str) -> bool:

@@ -58,7 +58,10 @@ RULES = [
             "...`) against its annotation. Only certain contradictions are reported: a "
             "different rank, two different numbers in the same position, or two different "
             "names that the parameters' annotations bind (`s` returned where `d` is "
-            "annotated: jaxtyping compares them at run time) and the code never relates."
+            "annotated: jaxtyping compares them at run time) and the code never relates, "
+            "or two formulas no positive sizes make equal over those names and the "
+            "constructor's sizes (`x[:, :-1]` returned where `d` is annotated: `d - 1`; a "
+            "`Linear(dim, 2 * dim)` where `dim` is: `2·dim`)."
         ),
         invalid=(
             Example(

@@ -374,7 +374,9 @@ RULES = [
             "dim_head`). Only a size one pattern put beside the constructor's as another "
             "axis of one tensor counts: the first size a name meets elsewhere is what it "
             "learns (`b c h w` and then a layer of `channels` says c is channels). Names "
-            "from `b, n, _ = x.shape` count as a pattern's do. Not reported where the "
+            "from `b, n, _ = x.shape` count as a pattern's do, and so do the names and the "
+            'numbers of a parameter\'s jaxtyping annotation (`Float[Tensor, "b n d"]`, '
+            '`"2 17 48"`): sizes of the caller\'s input. Not reported where the '
             "code compares or asserts the two equal. An error: on the 26 corpus packages "
             "it reports nothing. Usually a transpose is missing or two pattern axes are "
             "in the wrong order."

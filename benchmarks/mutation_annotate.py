@@ -1,0 +1,214 @@
+"""The mutation harness's annotation mode (issue 25's annotated suite): jaxtyping
+annotations written onto the forwards of a subject's file, from the shapes torch saw.
+
+Torch's trace of the unmutated subject (mutation_torch.py) records, for each forward
+defined in the file, the dtype and shape of every tensor parameter and of the value
+returned, per call. A forward is annotated when every call agrees (a block run at two
+widths is left as it is, as its author would have to). Two ways:
+
+- `concrete`: the sizes themselves, `Float[Tensor, "2 17 64"]`;
+- `symbolic`: one name per size, the same size the same name in every annotation of the
+  file: `b` for the batch, the constructor argument's name where one int argument has
+  that value (`dim`, `heads`), else `s0`, `s1`, ... in the order met; 1 stays `1`.
+
+The annotations replace the parameters' and the return's own (if any) on the def line,
+and one import line goes in after the module's docstring and `__future__` imports, so
+that every other line moves down by exactly one (`shift`).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+
+IMPORT = "from jaxtyping import Bool, Float, Int, Shaped; from torch import Tensor\n"
+DTYPES = {"float": "Float", "int": "Int", "bool": "Bool"}
+
+
+def plan(calls: dict[str, list[dict]], source: str, ran: set[int]) -> dict[str, dict]:
+    """The forwards to annotate: qualname -> {param: [kind, shape], "return": ...},
+    those whose calls all saw the same tensors. The return is annotated only where every
+    `return` of the forward ran: one this configuration never takes (`return x` when
+    there is no head) may return another shape, which its author would have written as
+    a union."""
+    out = {}
+    functions = dict(_functions(ast.parse(source)))
+    for qualname, seen in calls.items():
+        if not (seen and all(c == seen[0] for c in seen) and any(k != "return" for k in seen[0])):
+            continue
+        record = dict(seen[0])
+        fn = functions.get(qualname)
+        if fn is None:
+            continue
+        if not all(r.lineno in ran for r in _returns(fn)):
+            record.pop("return", None)
+        out[qualname] = record
+    return out
+
+
+def _returns(fn: ast.FunctionDef):
+    """The function's own `return` statements (not those of functions inside it)."""
+    stack = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _sizes(record) -> list[int]:
+    if isinstance(record, list) and record and isinstance(record[0], str):
+        return list(record[1])
+    if isinstance(record, list):
+        return [n for r in record for n in _sizes(r)]
+    return []
+
+
+def namer(forwards: dict[str, dict], init: dict[str, str], batch: int | None):
+    """size -> its name in symbolic mode (one name per size across the file)."""
+    by_value: dict[int, list[str]] = {}
+    for name, text in init.items():
+        if text.lstrip("-").isdigit() and int(text) > 1:
+            by_value.setdefault(int(text), []).append(name)
+    names: dict[int, str] = {1: "1"}
+    if batch is not None and batch != 1:
+        names[batch] = "b"
+    for size, owners in by_value.items():
+        if len(owners) == 1 and size not in names:
+            names[size] = owners[0]
+    fresh = 0
+    for qualname in sorted(forwards):
+        for record in forwards[qualname].values():
+            for size in _sizes(record):
+                if size not in names:
+                    names[size] = f"s{fresh}"
+                    fresh += 1
+    return names
+
+
+def _annotation(record, dims) -> str | None:
+    if isinstance(record, list) and record and isinstance(record[0], str):
+        kind, shape = record
+        spec = " ".join(dims(n) for n in shape)
+        return f'{DTYPES.get(kind, "Shaped")}[Tensor, "{spec}"]'
+    if isinstance(record, list) and record:
+        parts = [_annotation(r, dims) for r in record]
+        return None if None in parts else f"tuple[{', '.join(parts)}]"
+    return None
+
+
+def _functions(tree: ast.Module):
+    """(qualname, FunctionDef) for every method of every class, nested classes too."""
+
+    def walk(body, prefix):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                yield from walk(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and prefix:
+                yield f"{prefix}{node.name}", node
+
+    yield from walk(tree.body, "")
+
+
+def _import_line(tree: ast.Module) -> int:
+    """The 0-based line the import goes before: after the docstring and the
+    `__future__` imports (which must stay first)."""
+    line = 0
+    for i, node in enumerate(tree.body):
+        is_doc = (
+            i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ) and isinstance(node.value.value, str)
+        if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            line = node.end_lineno
+        else:
+            break
+    return line
+
+
+def _char_col(lines: list[str], lineno: int, byte_col: int) -> int:
+    return len(lines[lineno - 1].encode()[:byte_col].decode(errors="replace"))
+
+
+def _closing_paren(source: str, fn: ast.FunctionDef) -> tuple[int, int]:
+    """(line, char column) just past the `)` that closes the def's parameters."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    depth, started = 0, False
+    for tok in tokens:
+        if tok.start[0] < fn.lineno:
+            continue
+        if tok.type == tokenize.OP and tok.string == "(":
+            depth += 1
+            started = True
+        elif tok.type == tokenize.OP and tok.string == ")":
+            depth -= 1
+            if started and depth == 0:
+                return tok.end
+    raise ValueError(f"no parameter list for {fn.name} at line {fn.lineno}")
+
+
+def annotate(source: str, forwards: dict[str, dict], mode: str, names: dict[int, str]) -> str:
+    """`source` with the planned forwards annotated (`mode`: concrete or symbolic) and
+    the import line added; every line after the import moves down by one."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+
+    def dims(n: int) -> str:
+        return str(n) if mode == "concrete" else names[n]
+
+    edits: list[tuple[int, int, int, int, str]] = []  # line, col, end line, end col, text
+    for qualname, fn in _functions(tree):
+        record = forwards.get(qualname)
+        if record is None:
+            continue
+        args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        for arg in args:
+            text = _annotation(record.get(arg.arg), dims)
+            if text is None:
+                continue
+            if arg.annotation is not None:
+                a = arg.annotation
+                edits.append(
+                    (
+                        a.lineno,
+                        _char_col(lines, a.lineno, a.col_offset),
+                        a.end_lineno,
+                        _char_col(lines, a.end_lineno, a.end_col_offset),
+                        text,
+                    )
+                )
+            else:
+                end = _char_col(lines, arg.end_lineno, arg.end_col_offset)
+                edits.append((arg.end_lineno, end, arg.end_lineno, end, f": {text}"))
+        text = _annotation(record.get("return"), dims)
+        if text is not None:
+            r = fn.returns
+            if r is not None:
+                edits.append(
+                    (
+                        r.lineno,
+                        _char_col(lines, r.lineno, r.col_offset),
+                        r.end_lineno,
+                        _char_col(lines, r.end_lineno, r.end_col_offset),
+                        text,
+                    )
+                )
+            else:
+                line, col = _closing_paren(source, fn)
+                edits.append((line, col, line, col, f" -> {text}"))
+    for line, col, end_line, end_col, text in sorted(edits, reverse=True):
+        head = lines[line - 1][:col]
+        tail = lines[end_line - 1][end_col:]
+        lines[line - 1 : end_line] = [head + text + tail]
+        # a multi-line annotation replaced keeps its line count: pad with empty lines
+        lines[line:line] = ["\n"] * (end_line - line)
+    at = _import_line(tree)
+    lines.insert(at, IMPORT)
+    return "".join(lines)
+
+
+def shift(source: str) -> int:
+    """The 1-based line of the import annotate() adds to `source` (lines at or after
+    it move down by one)."""
+    return _import_line(ast.parse(source)) + 1

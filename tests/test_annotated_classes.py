@@ -1,0 +1,120 @@
+"""nn.Modules whose forwards carry jaxtyping annotations (issue 25's annotated
+suite): the names and the numbers a parameter's annotation gives its dims are sizes
+the caller's input picks, as a pattern's names on it are, so an op that needs one of
+them equal to a size the constructor takes is SHP320, with symbolic annotations and
+with concrete ones alike. Each bug is confirmed by torch at sizes the annotation
+allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose
+
+ATTENTION = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads, dim_head):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)
+
+    def forward(self, x: Float[Tensor, "{spec}"]):
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q = rearrange(q, 'b n (h d) -> b h n d', h=self.heads)
+        k = rearrange(k, 'b n (h d) -> b h n d', h=self.heads)
+        return torch.matmul(q, {k})
+"""
+SPECS = ["b n dim", "2 17 48"]
+
+
+def _errors(source: str) -> list[str]:
+    return [f"{d.line} {d.code}" for d in diagnose(source) if d.severity == "error"]
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_missing_transpose_under_an_annotated_input_is_an_error(spec):
+    source = ATTENTION.format(spec=spec, k="k")
+    assert _errors(source) == ["18 SHP320"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP320")
+    n = "n" if spec == "b n dim" else "17"
+    assert f"this needs {n} = dim_head" in message
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_the_transposed_key_is_no_error(spec):
+    assert _errors(ATTENTION.format(spec=spec, k="k.transpose(-1, -2)")) == []
+
+
+def test_an_annotated_number_a_layer_of_the_constructors_meets_is_no_error():
+    # 48 meets the Linear's `dim` outside any pattern: the input says dim is 48
+    source = ATTENTION.format(spec="2 17 48", k="k").replace(
+        "return torch.matmul(q, k)", "return self.to_qkv(x)"
+    )
+    assert _errors(source) == []
+
+
+def test_torch_raises_on_the_missing_transpose():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    ns: dict = {}
+    exec(compile(ATTENTION.format(spec="2 17 48", k="k"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48))
+    ns = {}
+    exec(compile(ATTENTION.format(spec="2 17 48", k="k.transpose(-1, -2)"), "m.py", "exec"), ns)  # noqa: S102
+    assert ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48)).shape == (2, 4, 17, 17)
+
+
+RETURNS = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, {out})
+
+    def forward(self, x: Float[Tensor, "b n {d}"]) -> Float[Tensor, "b n {ret}"]:
+        return {body}
+"""
+# (out features, the input's last name, the return's, the body, the error's end)
+RETURN_BUGS = [
+    ("dim", "d", "d", "x[:, :, :-1]", "d - 1 where d is expected"),
+    ("dim * 2", "dim", "dim", "self.proj(x)", "2·dim where dim is expected"),
+]
+RETURN_OK = [
+    ("dim", "dim", "dim", "self.proj(x)"),
+    ("dim * 2", "dim", "d2", "self.proj(x)"),  # a name the return sees first binds there
+    ("dim", "d", "d", "x[:, :, :]"),
+]
+
+
+@pytest.mark.parametrize(("out", "d", "ret", "body", "why"), RETURN_BUGS)
+def test_a_return_its_annotation_can_never_hold_for_is_an_error(out, d, ret, body, why):
+    source = RETURNS.format(out=out, d=d, ret=ret, body=body)
+    found = [x for x in diagnose(source) if x.severity == "error"]
+    assert [(x.line, x.code) for x in found] == [(12, "SHP306")]
+    assert found[0].message.endswith(why)
+    # jaxtyping's run-time check rejects it at every size
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+    ns["Block"].forward = jaxtyped(typechecker=beartype.beartype)(ns["Block"].forward)
+    with pytest.raises(Exception, match="Type-check error"):
+        ns["Block"](6)(torch.randn(2, 3, 6))
+
+
+@pytest.mark.parametrize(("out", "d", "ret", "body"), RETURN_OK)
+def test_a_return_its_annotation_can_hold_for_is_no_error(out, d, ret, body):
+    assert _errors(RETURNS.format(out=out, d=d, ret=ret, body=body)) == []

@@ -1,0 +1,99 @@
+"""The mutation harness's annotation mode (benchmarks/mutation_annotate.py, issue 25's
+annotated suite): the annotations it writes from torch's shapes, and where they go."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+SOURCE = '''"""A block."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, mask=None):
+        if mask is None:
+            return self.proj(x)
+        return x
+'''
+# what torch saw: one call, x [2, 5, 8] float, returning [2, 5, 8]
+CALLS = {"Block.forward": [{"x": ["float", [2, 5, 8]], "return": ["float", [2, 5, 8]]}]}
+
+
+def _annotate():
+    spec = importlib.util.spec_from_file_location(
+        "mutation_annotate", ROOT / "benchmarks" / "mutation_annotate.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("mutation_annotate", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _def_line(text: str) -> str:
+    return next(line for line in text.splitlines() if "def forward" in line)
+
+
+def test_the_annotations_replace_the_parameters_and_the_import_moves_lines_by_one():
+    a = _annotate()
+    every_line = set(range(1, 30))
+    forwards = a.plan(CALLS, SOURCE, every_line)
+    names = a.namer(forwards, {"dim": "8"}, 2)
+    concrete = a.annotate(SOURCE, forwards, "concrete", names)
+    symbolic = a.annotate(SOURCE, forwards, "symbolic", names)
+    assert _def_line(concrete) == (
+        '    def forward(self, x: Float[Tensor, "2 5 8"], mask=None) -> Float[Tensor, "2 5 8"]:'
+    )
+    assert _def_line(symbolic) == (
+        '    def forward(self, x: Float[Tensor, "b s0 dim"], mask=None) -> Float[Tensor, "b s0 dim"]:'
+    )
+    # the import goes after the docstring and the __future__ import; one line in all
+    at = a.shift(SOURCE)
+    assert concrete.splitlines()[at - 1] == a.IMPORT.strip()
+    assert len(concrete.splitlines()) == len(SOURCE.splitlines()) + 1
+    old, new = SOURCE.splitlines(), concrete.splitlines()
+    assert [new[i + 1] for i in range(at - 1, len(old)) if "def forward" not in old[i]] == [
+        old[i] for i in range(at - 1, len(old)) if "def forward" not in old[i]
+    ]
+
+
+def test_a_return_this_configuration_never_takes_leaves_the_return_unannotated():
+    a = _annotate()
+    ran = {n for n, line in enumerate(SOURCE.splitlines(), 1) if "return x" not in line}
+    forwards = a.plan(CALLS, SOURCE, ran)
+    assert "return" not in forwards["Block.forward"]
+    text = a.annotate(SOURCE, forwards, "concrete", a.namer(forwards, {}, 2))
+    assert _def_line(text).endswith("mask=None):")
+
+
+def test_the_annotated_block_runs_under_jaxtypings_runtime_check():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    a = _annotate()
+    forwards = a.plan(CALLS, SOURCE, set(range(1, 30)))
+    names = a.namer(forwards, {"dim": "8"}, 2)
+    for mode, ok, bad in (("concrete", (2, 5, 8), (2, 6, 8)), ("symbolic", (3, 6, 8), None)):
+        namespace: dict = {"__name__": "annotated_block"}
+        exec(compile(a.annotate(SOURCE, forwards, mode, names), "block.py", "exec"), namespace)
+        cls = namespace["Block"]
+        cls.forward = jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        block = cls(8)
+        assert block(torch.randn(*ok)).shape == ok
+        if bad is not None:  # the concrete annotation holds at its own sizes only
+            with pytest.raises(Exception, match="Type-check error"):
+                block(torch.randn(*bad))
