@@ -7,21 +7,34 @@ change (the callee was handed the same object, or reached it as a global), so a
 caller that read it afterwards read a stale value, and a figure built on it
 (`nn.Linear(d, d * cfg.mult)` after `cfg.set_mult(4)`) was complete and wrong.
 
-After a specialized call, each name of the caller that handed the callee a
-container or a plain object the callee may change in place, and each global of
-the callee's module it may change, is no longer known (`forget`). What "may
-change" means is read off the source (`changed_names`): an item or attribute
-stored or deleted under the name, or a mutating method called on it (at any
-depth of attributes and items below it: `self.table[k] = v` changes `self`), in
-the body or a function nested in it; for `self`, also a method of the class
-called on it that changes its own `self`. Modules being built are not concerned:
-their state lives on recorders, shared by every frame (analysis/aliasing.py).
+After a specialized call, each object the callee was handed (a parameter it
+never rebinds, `self` included) or reached as a global and changed takes, in the
+caller's binding (its name, the attribute of a module being built, the global),
+the callee's value for it at its return, joined over its return paths
+(`finals`, recorded at each `return` by `exit_here`): `helper(layers)`,
+`cfg.set_mult(4)`, a function filling a global dict. The change is not known,
+and the binding becomes unknown, where the callee's source changes it in a way
+its run does not apply (`risks`: `self.sub.k = v`, `self.xs.append(v)`,
+`setattr`, a closure), through a local name that may hold a caller's object, or
+where the run raised or was not followed. Since the analysis holds values, any
+other holder of the object (`seen = layers`, `self.layers = layers`, an item of
+a list, another object's attribute, an equal value a memoised call handed back)
+is forgotten in every frame, module and module being built (`follow`), and
+with an unknown change everything the object holds too. What "changes" means is
+read off the source (`changed_names`): an item or attribute stored or deleted
+under the name, or a mutating method called on it (at any depth of attributes
+and items below it: `self.table[k] = v` changes `self`), in the body or a
+function nested in it; for `self`, also a method of the class called on it that
+changes its own `self`. Modules being built are not concerned: their state
+lives on recorders, shared by every frame (analysis/aliasing.py).
 """
 
 from __future__ import annotations
 
 import ast
+import weakref
 
+from shapelint.analysis import aliasing
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
@@ -65,30 +78,53 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The names fn's source changes in place, and the methods it calls on `self`."""
+def _followed(t: ast.expr) -> bool:
+    """Whether the analysis applies a store into t to the name under it: one
+    attribute or a chain of items right on a name (`p.k = v`, `p[i][k] = v`); a
+    deeper one (`p.sub.k = v`, `p.table[k] = v`) changes an object the name's
+    value only holds, which its run does not write back."""
+    if isinstance(t, ast.Attribute):
+        return isinstance(t.value, ast.Name)
+    while isinstance(t, ast.Subscript):
+        t = t.value
+    return isinstance(t, ast.Name)
+
+
+def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The names fn's source changes in place, the methods it calls on `self`, and
+    the names it changes in a way its run does not follow (a deeper store, a
+    deletion, a mutating method on an attribute, `setattr`)."""
     changed: set[str] = set()
-    targets: list[ast.expr] = []
-    for n in nodes_of(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+    unfollowed: set[str] = set()
+    targets: list[tuple[ast.expr, bool]] = []
+    for n in nodes_of(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For)):
         if isinstance(n, ast.Assign):
-            targets.extend(n.targets)
+            targets.extend((t, True) for t in n.targets)
         elif isinstance(n, ast.Delete):
-            targets.extend(n.targets)
+            targets.extend((t, False) for t in n.targets)
         else:
-            targets.append(n.target)
+            targets.append((n.target, not isinstance(n, ast.For)))
     while targets:
-        t = targets.pop()
+        t, store = targets.pop()
         if isinstance(t, (ast.Tuple, ast.List)):
-            targets.extend(t.elts)
+            targets.extend((e, store) for e in t.elts)
         elif isinstance(t, ast.Starred):
-            targets.append(t.value)
+            targets.append((t.value, store))
         elif isinstance(t, (ast.Attribute, ast.Subscript)):
             root = _root(t)
             if root is not None:
                 changed.add(root)
+                if not (store and _followed(t)):
+                    unfollowed.add(root)
     on_self: list[str] = []
     for call in nodes_of(fn, ast.Call):
         func = call.func
+        if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and call.args:
+            root = _root(call.args[0])
+            if root is not None:
+                changed.add(root)
+                unfollowed.add(root)
+            continue
         if not isinstance(func, ast.Attribute):
             continue
         root = _root(func.value)
@@ -96,9 +132,11 @@ def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[frozenset[str],
             continue
         if func.attr in MUTATORS:
             changed.add(root)
+            if not isinstance(func.value, ast.Name):
+                unfollowed.add(root)
         elif root == "self" and isinstance(func.value, ast.Name):
             on_self.append(func.attr)
-    return frozenset(changed), tuple(on_self)
+    return frozenset(changed), tuple(on_self), frozenset(unfollowed)
 
 
 def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
@@ -108,7 +146,7 @@ def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
     cached = getattr(node, _CHANGED, None)
     if cached is not None:
         return cached
-    changed, on_self = _direct(node)
+    changed, on_self, _ = _direct(node)
     if "self" not in changed and on_self and fd.cls is not None and id(node) not in _seen:
         seen = _seen | {id(node)}
         for name in on_self:
@@ -139,38 +177,277 @@ def _changeable(an, v: Value | None) -> bool:
     return cd is not None and module_class(an, cd) is False
 
 
-def forget(an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame) -> None:
-    """After fd ran for the call `node`: what it may have changed in place is not
-    known to the caller any more."""
-    changed = changed_names(an, fd)
-    if not changed:
+# Every frame made: a name bound to an object a callee changed may sit in any of
+# them (a caller's caller, a closure's maker), and a dead one costs nothing.
+LIVE: weakref.WeakSet = weakref.WeakSet()
+
+_WATCHED = "_shapelint_watched"
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    a = fn.args
+    return tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+
+
+def watched(an, fd) -> frozenset[str]:
+    """The names whose values at fd's return the caller takes back: the parameters
+    fd never rebinds (a rebound one no longer names the caller's object) and the
+    globals it may change in place."""
+    node = fd.node
+    known = node.__dict__.get(_WATCHED)
+    if known is None:
+        stored = stored_names(node)
+        params = frozenset(p for p in _params(node) if p not in stored)
+        known = params | (changed_names(an, fd) - _local_names(node))
+        setattr(node, _WATCHED, known)
+    return known
+
+
+def exit_here(an, frame) -> None:
+    """A return of a specialized run (or the end of its body): what its watched
+    names hold on this path."""
+    fd = frame.func
+    if fd is None or not an.specialize:
         return
+    env = frame.env
+    frame.exits.append({k: env[k] for k in watched(an, fd) if k in env})
+
+
+def finals(an, frame) -> dict[str, Value]:
+    """Each watched name's value joined over the run's return paths; a name
+    missing on a path (a global it never held) is left out, and a run that surely
+    raised hands nothing back."""
+    exits = list(frame.exits)
+    if not frame.done:
+        exit_here(an, frame)
+        exits.append(frame.exits.pop())
+    if not exits or frame.raised:
+        return {}
+    out: dict[str, Value] = {}
+    for k in exits[0]:
+        vals = [e.get(k) for e in exits]
+        if any(v is None for v in vals):
+            continue
+        first = vals[0]
+        out[k] = first if all(v is first for v in vals) else an.join_all(vals)
+    return out
+
+
+def parameters_only(fd, finals: dict[str, Value]) -> dict[str, Value]:
+    """finals without the globals (what they hold came from what they held before
+    the run, which a memoised run's key does not hold)."""
+    params = _params(fd.node)
+    return {k: v for k, v in finals.items() if k in params}
+
+
+_RISKS = "_shapelint_risks"
+
+# Calls whose result is a new list, dict or set (a copy of their argument at most).
+_FRESH_CALLS = frozenset(
+    {"list", "dict", "set", "OrderedDict", "defaultdict", "deque", "copy", "deepcopy"}
+)
+_FRESH_VALUES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _fresh(fn, name: str) -> bool:
+    """Every binding of the local name is to a new list, dict or set (`xs = []`,
+    `kw = dict(kw)`): changing it in place changes no object of the caller."""
+    stores = [n for n in nodes_of(fn, ast.Name) if n.id == name and not isinstance(n.ctx, ast.Load)]
+    fresh = 0
+    for n in nodes_of(fn, (ast.Assign, ast.AnnAssign)):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        v = n.value
+        f = v.func if isinstance(v, ast.Call) else None
+        called = (
+            f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        )
+        if isinstance(v, _FRESH_VALUES) or called in _FRESH_CALLS:
+            fresh += sum(isinstance(t, ast.Name) and t.id == name for t in targets)
+    return fresh == len(stores)
+
+
+def risks(fd) -> tuple[frozenset[str], bool]:
+    """(the names fd changes in a way its run does not follow; whether it changes
+    a local name that may hold a caller's object, `t = p; t.k = v`, or changes
+    deep inside one: then any object it reached may have changed)."""
+    node = fd.node
+    known = node.__dict__.get(_RISKS)
+    if known is None:
+        changed, _, deep = _direct(node)
+        a = node.args
+        own = {p.arg for p in (a.vararg, a.kwarg) if p is not None}  # new objects per call
+        locals_ = _local_names(node) - set(_params(node))
+        aliased = any(
+            n in deep or (n not in own and not _fresh(node, n)) for n in changed & locals_
+        )
+        known = (deep, aliased)
+        setattr(node, _RISKS, known)
+    return known
+
+
+def globals_before(an, fd) -> dict[str, Value]:
+    """The changeable globals fd may change, as they are before it runs (every
+    one it reads, where it changes what a local name may hold)."""
+    owner = fd.owner or an
+    local = _local_names(fd.node)
+    names = changed_names(an, fd) - local
+    if risks(fd)[1]:
+        names = names | {n.id for n in nodes_of(fd.node, ast.Name)} - local
+    return {g: v for g in names if _changeable(owner, v := owner.module_env.get(g))}
+
+
+def follow(an, fd, node, recv, args, kwargs, frame, before, after, value: Value) -> Value:
+    """After fd ran for the call `node` (after: its finals, None where not known):
+    each object it was handed or reached as a global and changed takes its value
+    at fd's return in the caller's binding (`helper(layers)`, `cfg.set(4)`, a
+    global), or unknown where that value is not known. Any other name, attribute
+    or item holding the object (the analysis holds values: `b = a` holds a copy)
+    is forgotten, so no alias is left stale; where the change is not known, so
+    is everything the object holds (`s = cfg.sub` before `cfg.set_sub_k(4)`).
+    The call's value, which may hold it too (`return xs` after `xs.append(t)`),
+    comes back changed alike."""
+    changed = changed_names(an, fd)
+    deep, aliased = risks(fd)
+    after = {} if after is None or aliased else after
+    owner = fd.owner or an
+    swaps: list[tuple[Value, Value, dict | None, str]] = []
+    for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
+        if not _changeable(an, old):
+            continue
+        new = None if name in deep else after.get(name)
+        if new is None:
+            if name not in changed and not aliased:
+                continue
+            new = UNKNOWN
+        elif new is old or new == old:
+            if name not in changed:
+                continue
+            # a change its source makes that left it as it was: one the run did
+            # not apply (a closure's, a branch not taken), not known
+            new = UNKNOWN
+        swaps.append((old, new, *_binding(an, expr, old, frame)))
+    for g, old in before.items():
+        new = None if g in deep else after.get(g)
+        if owner.module_env.get(g) is not old:
+            if new is None and not aliased:
+                continue  # a callee of fd took care of it (or fd rebound it)
+            new = UNKNOWN  # fd's own changes and another's: not both known
+        elif new is None or new == old:
+            new = UNKNOWN
+        swaps.append((old, new, owner.module_env, g))
+    if not swaps:
+        return value
+    an.outer_writes += 1
+    if an.trial:
+        return UNKNOWN  # a trial turn's stores are counted, not made (loops.same_each_turn)
+    for old, new, env, key in swaps:
+        held = {"": value}
+        _forget_everywhere(an, owner, old, new is UNKNOWN, held)
+        value = new if value is old or value == old else held[""]
+        if env is not None:
+            env[key] = new
+    return value
+
+
+def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr | None, Value]]:
+    """Each parameter of fd: the caller's expression and the value it handed."""
+    out: dict[str, tuple[ast.expr | None, Value]] = {}
     params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)]
-    given: dict[str, ast.expr] = {}
-    positional = list(node.args)
-    if recv is not None and params and isinstance(node.func, ast.Attribute):
-        given[params[0]] = node.func.value
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fd.node.decorator_list)
+    if recv is not None and params and fd.cls is not None and not static:
+        func = node.func
+        # `obj.method(...)` hands obj; `obj(...)` (__call__, forward) hands obj itself
+        on = func.value if isinstance(func, ast.Attribute) and func.attr == fd.node.name else func
+        out[params[0]] = (on, recv)
         params = params[1:]
-    if not any(isinstance(a, ast.Starred) for a in positional):
-        given.update(zip(params, positional))
-    given.update({k.arg: k.value for k in node.keywords if k.arg is not None})
-    bound = _local_names(fd.node)
-    for name in changed:
-        expr = given.get(name)
-        if isinstance(expr, ast.Name):
-            _forget_name(an, expr.id, frame)
-        elif name not in bound:
-            owner = fd.owner or an
-            if _changeable(owner, owner.module_env.get(name)):
-                owner.module_env[name] = UNKNOWN
+    positional = list(node.args)
+    starred = any(isinstance(a, ast.Starred) for a in positional)
+    for i, (p, v) in enumerate(zip(params, args)):
+        out[p] = (None if starred else positional[i] if i < len(positional) else None, v)
+    exprs = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    for k, v in kwargs.items():
+        out[k] = (exprs.get(k), v)
+    return out
 
 
-def _forget_name(an, name: str, frame) -> None:
-    if name in frame.env:
-        if _changeable(an, frame.env[name]):
-            frame.env[name] = UNKNOWN
-    elif _changeable(an, an.module_env.get(name)):
-        an.module_env[name] = UNKNOWN
+def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None, str]:
+    """Where the caller holds what it handed as expr: a name of its frame or of
+    its module, or an attribute of a module being built; (None, "") elsewhere."""
+    if isinstance(expr, ast.Name):
+        k = expr.id
+        if k in frame.env:
+            held = frame.env[k]
+            # unknown: forgotten by a callee's callee that changed it (`build(s)`
+            # calling `grow(s)`); fd's value at its return is the one it holds
+            if held is old or held is UNKNOWN:
+                return frame.env, k
+        elif an.module_env.get(k) is old:
+            return an.module_env, k
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        base = frame.env.get(expr.value.id)
+        attrs = getattr(base, "attrs", None)
+        if isinstance(attrs, dict) and attrs.get(expr.attr) is old:
+            return attrs, expr.attr
+    return None, ""
+
+
+def _parts(v: Value) -> list[Value]:
+    """v and the lists, dicts and objects it holds, at any depth."""
+    out, seen = [v], {id(v)}
+    for x in out:
+        held = x.items if isinstance(x, TupleV) else x.attrs if type(x) is ObjectV else ()
+        for h in held:
+            h = h[1] if type(x) is ObjectV else h
+            if isinstance(h, (TupleV, ObjectV)) and id(h) not in seen:
+                seen.add(id(h))
+                out.append(h)
+    return out
+
+
+def _copy(v: Value, g: Value) -> bool:
+    """v may be g's object held as another value: equal, and no tuple (equality
+    ignores a TupleV's kind; a tuple is never the list a callee changed)."""
+    return type(v) is type(g) and not (isinstance(v, TupleV) and v.kind == "tuple") and v == g
+
+
+def _forget_everywhere(an, owner, old: Value, deeply: bool, held: dict) -> None:
+    """old, and every value equal to it (a copy the analysis made of the same
+    object), is unknown wherever a frame, a module or a module being built holds
+    it, at any depth of items and attributes; deeply: every list, dict and object
+    it holds too (the change may have been made to one of them)."""
+    gone = _parts(old) if deeply else [old]
+    memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
+
+    def without(v: Value) -> Value:
+        got = memo.get(id(v))
+        if got is not None:
+            return got[1]
+        res = v
+        if any(v is g or _copy(v, g) for g in gone):
+            res = UNKNOWN
+        elif isinstance(v, TupleV) and v.items:
+            items = tuple(without(i) for i in v.items)
+            if any(a is not b for a, b in zip(items, v.items)):
+                res = TupleV(items, v.kind)
+        elif type(v) is ObjectV and v.attrs:
+            attrs = tuple((k, without(a)) for k, a in v.attrs)
+            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
+                res = ObjectV(v.kind, attrs)
+        memo[id(v)] = (v, res)
+        return res
+
+    envs = {id(e): e for e in (held, an.module_env, owner.module_env)}
+    for f in list(LIVE):
+        envs.setdefault(id(f.env), f.env)
+    for r in aliasing.recorders():
+        envs.setdefault(id(r.attrs), r.attrs)
+    for env in envs.values():
+        for k, v in list(env.items()):
+            new = without(v)
+            if new is not v:
+                env[k] = new
 
 
 def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

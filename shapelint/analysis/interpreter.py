@@ -28,6 +28,7 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    in_place,
     inplace,
     installed,
     iterators,
@@ -168,6 +169,9 @@ class _Frame:
         self.name = name
         self.env: dict[str, Value] = {}
         self.returns: list[Value] = []
+        # what a specialized run's watched names held at each return (in_place.py)
+        self.exits: list[dict[str, Value]] = []
+        in_place.LIVE.add(self)
         self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}

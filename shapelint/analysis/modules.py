@@ -1514,6 +1514,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     if not isinstance(seq, TupleV) or len(seq.items) > MAP_MAX:
         return False
     env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    exits = list(frame.exits)
     for item in seq.items:
         before = len(frame.returns)
         an.assign(stmt.target, item, frame, None)
@@ -1522,6 +1523,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
             return True
         if len(frame.returns) != before:
             frame.env, frame.records, frame.returns = env, records, returns
+            frame.exits[:] = exits
             return False
     return True
 
@@ -1803,11 +1805,13 @@ def specialized_invoke(
             return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
         why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
     touches = bool(aliasing.recorders()) and passes_modules(an, [recv, *args], kwargs)
+    reached = in_place.globals_before(an, fd)
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         if touches:
             aliasing.lost()  # what it does to the modules it is given, not seen
+        _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
         return UNKNOWN
     # A function that rebinds a global changes state a cached run would not; one
     # given modules being built changes them, and a cached run would not again.
@@ -1834,19 +1838,26 @@ def specialized_invoke(
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             if touches:
                 aliasing.lost()
+            _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
-                cached = run_body(owner, fd, recv, args, kwargs)
+                *cached, finals = run_followed(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
+        cached = tuple(cached)
         if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
+            # a global's value at its return came from the global's value before,
+            # which the key does not hold: a reuse hands back its parameters only
+            owner.specialized[("<finals>", key)] = in_place.parameters_only(fd, finals)
             # Which of its tensors were saved before and after it ran, and whether
             # its result was: what a reuse of this analysis must find and leave.
             after = (storages.status(given), storages.status([cached[0]]))
             owner.specialized[("<saved>", key)] = (before, *after)
+    else:
+        finals = owner.specialized.get(("<finals>", key))
     value, children = cached
     cost = add_costs(r.cost for r in children)
     cache = dynamic.caching(owner, fd.node) if not undecorated else None
@@ -1867,9 +1878,17 @@ def specialized_invoke(
     exc = raising.of_records(children)
     if exc is not None:
         raising.pending(exc)
-    if isinstance(node, ast.Call):
-        in_place.forget(an, fd, node, recv, args, kwargs, frame)
-    return value
+    return _followed(
+        an, fd, node, recv, args, kwargs, frame, reached, None if exc else finals, value
+    )
+
+
+def _followed(an: Analyzer, fd: FuncDef, node, recv, args, kwargs, frame, before, after, value):
+    """What fd changed in place, in the caller's names (a call written as one),
+    and in the call's value."""
+    if not isinstance(node, ast.Call):
+        return value
+    return in_place.follow(an, fd, node, recv, args, kwargs, frame, before, after, value)
 
 
 def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs, frame):
@@ -2035,6 +2054,13 @@ def _call_key(fd, recv, args, kwargs, mode):
 
 def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
+    value, records, _ = run_followed(an, fd, recv, args, kwargs)
+    return value, records
+
+
+def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
+    """(return value, call records, what its watched names hold at its return:
+    in_place.finals) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     bind_arguments(an, fd, frame, recv, args, kwargs)
@@ -2045,7 +2071,7 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     value = an.join_all(frame.returns) if frame.returns else NoneV()
     if frame.returns and given is not UNKNOWN:
         value = given  # it returns its argument, whatever the analysis read of the rest
-    return value, list(frame.records.values())
+    return value, list(frame.records.values()), in_place.finals(an, frame)
 
 
 def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
