@@ -1473,6 +1473,105 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # `self.sizes.append(4)`: the attribute's list grows (it kept [1]: complete 64)
+    "list_attribute_appended_in_place": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.sizes = [1]
+                self.sizes.append(4)
+                self.lin = nn.Linear(d, d * self.sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # constructors, closures and lambdas change what they are handed too
+    "list_changed_by_a_constructor": _case(
+        """
+        class Keeper:
+            def __init__(self, sizes):
+                sizes.append(4)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                Keeper(sizes)
+                self.lin = nn.Linear(d, d * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "list_changed_by_a_lambda": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                grow = lambda: sizes.append(4)
+                grow()
+                self.lin = nn.Linear(d, d * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "list_changed_by_a_closure_it_is_handed_to": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+
+                def grow(xs):
+                    xs.append(4)
+
+                grow(sizes)
+                self.lin = nn.Linear(d, d * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a property's setter decides what the object keeps (the store kept `_mult` 1)
+    "attribute_stored_through_a_property_setter": _case(
+        """
+        class Cfg:
+            def __init__(self):
+                self._mult = 1
+
+            @property
+            def mult(self):
+                return self._mult
+
+            @mult.setter
+            def mult(self, m):
+                self._mult = m
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                cfg = Cfg()
+                cfg.mult = 4
+                self.lin = nn.Linear(d, d * cfg.mult)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # `dict(k=v, **m)` of a dict known entry by entry is known entry by entry (it
     # was unknown, and the layer built from it with it: timm's vovnet blocks)
     "dict_of_keywords_and_a_known_mapping": _case(

@@ -35,7 +35,7 @@ import ast
 import weakref
 
 from shapelint.analysis import aliasing
-from shapelint.analysis.attributes import find_method, module_class
+from shapelint.analysis.attributes import find_method, find_property, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
@@ -217,6 +217,8 @@ def finals(an, frame) -> dict[str, Value]:
     """Each watched name's value joined over the run's return paths; a name
     missing on a path (a global it never held) is left out, and a run that surely
     raised hands nothing back."""
+    if frame.func is None or not an.specialize:
+        return {}
     exits = list(frame.exits)
     if not frame.done:
         exit_here(an, frame)
@@ -351,6 +353,68 @@ def follow(an, fd, node, recv, args, kwargs, frame, before, after, value: Value)
     return value
 
 
+def forget_handed(an, fd, args, kwargs) -> None:
+    """After a run of fd (a constructor: self is the new instance) whose changes
+    are not carried back: each object handed to it, and each global, that it may
+    change is unknown everywhere, with all it holds."""
+    changed = changed_names(an, fd)
+    aliased = risks(fd)[1]
+    params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)][1:]
+    handed = [*zip(params, args), *kwargs.items()]
+    olds = [v for p, v in handed if (aliased or p in changed) and _changeable(an, v)]
+    owner = fd.owner or an
+    olds += globals_before(an, fd).values()
+    _forget_all(an, owner, olds)
+
+
+def forget_free(
+    an, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, frame, args, kwargs
+) -> None:
+    """After a closure's run (frame: the one that made it): what its body changes
+    in place of the names it reads from outside (`lambda: xs.append(t)`) or of
+    the objects it was handed is unknown everywhere, with all it holds; the run
+    changed its own copies only."""
+    changed, _, deep = _direct(node)
+    a = node.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args)]
+    own = {*params, *(p.arg for p in (*a.kwonlyargs, a.vararg, a.kwarg) if p is not None)}
+    own |= stored_names(node)
+    free = changed - own
+    aliased = any(
+        n in own and n not in params and (n in deep or not _fresh(node, n)) for n in changed
+    )
+    if aliased:
+        free |= {n.id for n in nodes_of(node, ast.Name)} - own  # a local may hold any of them
+    found = [frame.env.get(n, an.module_env.get(n)) for n in free]
+    found += [v for p, v in [*zip(params, args), *kwargs.items()] if aliased or p in changed]
+    _forget_all(an, an, [v for v in found if v is not None and _changeable(an, v)])
+
+
+def through_property(an, obj: ObjectV, attr: str) -> bool:
+    """`obj.attr = v` on a plain object of a project class whose class defines a
+    property attr: its setter, not the store, decides what the object keeps."""
+    if not obj.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(obj.kind[len("<class>") :])
+    return cd is not None and find_property(an, cd, attr) is not None
+
+
+def forget_value(an, old: Value) -> None:
+    """old was changed where no binding follows it: unknown wherever it is held."""
+    if _changeable(an, old):
+        _forget_everywhere(an, an, old, False, {})
+
+
+def _forget_all(an, owner, olds: list[Value]) -> None:
+    if not olds:
+        return
+    an.outer_writes += 1
+    if an.trial:
+        return
+    for old in olds:
+        _forget_everywhere(an, owner, old, True, {})
+
+
 def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr | None, Value]]:
     """Each parameter of fd: the caller's expression and the value it handed."""
     out: dict[str, tuple[ast.expr | None, Value]] = {}
@@ -393,8 +457,8 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
     return None, ""
 
 
-def _parts(v: Value) -> list[Value]:
-    """v and the lists, dicts and objects it holds, at any depth."""
+def _parts(an, v: Value) -> list[Value]:
+    """v and the lists, dicts and plain objects it holds, at any depth."""
     out, seen = [v], {id(v)}
     for x in out:
         held = x.items if isinstance(x, TupleV) else x.attrs if type(x) is ObjectV else ()
@@ -403,7 +467,7 @@ def _parts(v: Value) -> list[Value]:
             if isinstance(h, (TupleV, ObjectV)) and id(h) not in seen:
                 seen.add(id(h))
                 out.append(h)
-    return out
+    return [p for p in out if p is v or _changeable(an, p)]
 
 
 def _copy(v: Value, g: Value) -> bool:
@@ -417,7 +481,7 @@ def _forget_everywhere(an, owner, old: Value, deeply: bool, held: dict) -> None:
     object), is unknown wherever a frame, a module or a module being built holds
     it, at any depth of items and attributes; deeply: every list, dict and object
     it holds too (the change may have been made to one of them)."""
-    gone = _parts(old) if deeply else [old]
+    gone = _parts(an, old) if deeply else [old]
     memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
 
     def without(v: Value) -> Value:

@@ -971,7 +971,13 @@ class ModuleAnalyzer:
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
-                frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+                if in_place.through_property(self, base, target.attr):
+                    # a setter decides what the object keeps: not run here
+                    attrs = {}
+                    value = UNKNOWN
+                frame.env[target.value.id] = (
+                    ObjectV(base.kind, tuple(attrs.items())) if attrs else UNKNOWN
+                )
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, _through_parameter(self.specialize, target, frame)

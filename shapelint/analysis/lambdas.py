@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from shapelint.analysis import in_place
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -129,6 +130,7 @@ def invoke(
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
+    in_place.forget_free(an, node, closure.frame, args, kwargs)
     if site is not None:
         at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
         runs = {(*key, *at): rec for key, rec in runs.items()}

@@ -1089,7 +1089,9 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         plain.mark(obj.attrs, attr, False)
         return
     if attr is not None and isinstance(obj, ObjectV):
-        new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+        new: Value = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+        if in_place.through_property(an, obj, attr):
+            new = UNKNOWN  # a setter decides what the object keeps: not run here
         held = [replace_identical(r, obj, new, frame) for r in aliasing.recorders()]
         func = getattr(frame, "func", None)
         given = set(_parameter_names(func.node)) if func is not None else set()
@@ -1283,9 +1285,29 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
         frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-        base = frame.env.get(target.value.id)
-        if isinstance(base, SelfRecorder):
-            base.attrs[target.attr] = value
+        store_attribute(an, target, value, frame)
+
+
+def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) -> bool:
+    """`name.attr` takes value, for the module being built or a plain object a
+    local name holds (`cfg.table[k] = v`, `self.sizes.append(4)`): whether it
+    could be placed. The object's other holders do not see it: they are
+    forgotten."""
+    name = target.value.id  # type: ignore[attr-defined]
+    base = frame.env.get(name)
+    if isinstance(base, SelfRecorder):
+        old = base.attrs.get(target.attr)
+        if old is not None and old is not value:
+            in_place.forget_value(an, old)
+        base.attrs[target.attr] = value
+        return True
+    if type(base) is ObjectV and base.kind.startswith("<class>"):
+        in_place.forget_value(an, base)
+        frame.env[name] = ObjectV(
+            base.kind, tuple({**dict(base.attrs), target.attr: value}.items())
+        )
+        return True
+    return False
 
 
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
@@ -2145,10 +2167,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         hash(key)
     except TypeError:
         key = None
+    init = find_method(an, cd, "__init__")
     if key is not None and key in an.specialized:
         exc = an.specialized.get(("<raises>", key))
         if exc is not None:
             raising.pending(exc)
+        if init is not None:
+            in_place.forget_handed(an, init, args, kwargs)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
@@ -2163,11 +2188,11 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
-    init = find_method(an, cd, "__init__")
     base = torch_base(an, cd) if init is None else None
     exc = None
     if init is not None:
         exc = run_init(an, init, recorder, args, kwargs)
+        in_place.forget_handed(an, init, args, kwargs)
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
         top.env = an.module_env
