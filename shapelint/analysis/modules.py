@@ -1295,6 +1295,10 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
     forgotten."""
     name = target.value.id  # type: ignore[attr-defined]
     base = frame.env.get(name)
+    if isinstance(base, SelfRecorder) or type(base) is ObjectV:
+        an.outer_writes += 1  # state outside the frame: a trial turn counts it, makes none
+        if an.trial:
+            return True
     if isinstance(base, SelfRecorder):
         old = base.attrs.get(target.attr)
         if old is not None and old is not value:
