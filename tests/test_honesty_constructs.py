@@ -1572,6 +1572,28 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a generator's body runs when it is consumed: the list read before is the old one
+    "list_appended_by_a_generator_consumed_later": _case(
+        """
+        def grow(sizes):
+            sizes.append(4)
+            yield 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                steps = grow(sizes)
+                k = sizes[-1]
+                list(steps)
+                self.lin = nn.Linear(d, d * k * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # `dict(k=v, **m)` of a dict known entry by entry is known entry by entry (it
     # was unknown, and the layer built from it with it: timm's vovnet blocks)
     "dict_of_keywords_and_a_known_mapping": _case(

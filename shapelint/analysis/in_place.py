@@ -312,7 +312,9 @@ def follow(an, fd, node, recv, args, kwargs, frame, before, after, value: Value)
     comes back changed alike."""
     changed = changed_names(an, fd)
     deep, aliased = risks(fd)
-    after = {} if after is None or aliased else after
+    if aliased or _deferred(fd.node):
+        after = None
+    after = after or {}
     owner = fd.owner or an
     swaps: list[tuple[Value, Value, dict | None, str]] = []
     for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
@@ -413,6 +415,12 @@ def _forget_all(an, owner, olds: list[Value]) -> None:
         return
     for old in olds:
         _forget_everywhere(an, owner, old, True, {})
+
+
+def _deferred(fn) -> bool:
+    """A generator's or a coroutine's body runs when it is consumed, not at the
+    call the analysis ran it at: what it changes is not known in between."""
+    return isinstance(fn, ast.AsyncFunctionDef) or bool(nodes_of(fn, (ast.Yield, ast.YieldFrom)))
 
 
 def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr | None, Value]]:
