@@ -1594,6 +1594,28 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # it returns a copy equal to the list it was handed, then appends to that list:
+    # the copy keeps one item
+    "copy_returned_by_the_helper_that_appends": _case(
+        """
+        def grow(sizes):
+            before = list(sizes)
+            sizes.append(4)
+            return before
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                before = grow(sizes)
+                self.lin = nn.Linear(d, d * len(before) * sizes[-1])
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # `dict(k=v, **m)` of a dict known entry by entry is known entry by entry (it
     # was unknown, and the layer built from it with it: timm's vovnet blocks)
     "dict_of_keywords_and_a_known_mapping": _case(

@@ -349,7 +349,7 @@ def follow(an, fd, node, recv, args, kwargs, frame, before, after, value: Value)
     for old, new, env, key in swaps:
         held = {"": value}
         _forget_everywhere(an, owner, old, new is UNKNOWN, held)
-        value = new if value is old or value == old else held[""]
+        value = new if value is old else held[""]  # an equal copy: maybe a new list
         if env is not None:
             env[key] = new
     return value
