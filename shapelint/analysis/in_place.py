@@ -484,29 +484,54 @@ def _copy(v: Value, g: Value) -> bool:
     return type(v) is type(g) and not (isinstance(v, TupleV) and v.kind == "tuple") and v == g
 
 
+# Values (immutable) that hold no list, dict or plain object, by id (the value kept,
+# so that its id stays its own): a forgetting walk never enters them again.
+_FLAT: dict[int, Value] = {}
+# Lists, dicts and objects whose items and attributes are all such values.
+_SHALLOW: dict[int, Value] = {}
+_FLAT_MAX = 200_000
+
+
+def _flat(v: Value) -> bool:
+    return not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v
+
+
 def _forget_everywhere(an, owner, old: Value, deeply: bool, held: dict) -> None:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
     it, at any depth of items and attributes; deeply: every list, dict and object
     it holds too (the change may have been made to one of them)."""
     gone = _parts(an, old) if deeply else [old]
+    ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
+    kinds = {type(g) for g in gone}
     memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
 
     def without(v: Value) -> Value:
+        if not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v:
+            return v  # holds no list, dict or object
         got = memo.get(id(v))
         if got is not None:
             return got[1]
         res = v
-        if any(v is g or _copy(v, g) for g in gone):
+        held = v.items if isinstance(v, TupleV) else ()
+        if id(v) in ids or (type(v) in kinds and any(_copy(v, g) for g in gone)):
             res = UNKNOWN
+        elif _SHALLOW.get(id(v)) is v:
+            pass  # what it holds holds no list, dict or object
         elif isinstance(v, TupleV) and v.items:
             items = tuple(without(i) for i in v.items)
             if any(a is not b for a, b in zip(items, v.items)):
                 res = TupleV(items, v.kind)
         elif type(v) is ObjectV and v.attrs:
+            held = tuple(a for _, a in v.attrs)
             attrs = tuple((k, without(a)) for k, a in v.attrs)
             if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
                 res = ObjectV(v.kind, attrs)
+        if res is v and _SHALLOW.get(id(v)) is not v and all(_flat(h) for h in held):
+            if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
+                _FLAT.clear()
+                _SHALLOW.clear()
+            (_SHALLOW if _changeable(an, v) else _FLAT)[id(v)] = v
         memo[id(v)] = (v, res)
         return res
 
