@@ -207,17 +207,18 @@ def exit_here(an, frame) -> None:
     """A return of a specialized run (or the end of its body): what its watched
     names hold on this path."""
     fd = frame.func
-    if fd is None or not an.specialize:
+    if (fd is None and frame.watch is None) or not an.specialize:
         return
     env = frame.env
-    frame.exits.append({k: env[k] for k in watched(an, fd) if k in env})
+    names = frame.watch if frame.watch is not None else watched(an, fd)
+    frame.exits.append({k: env[k] for k in names if k in env})
 
 
 def finals(an, frame) -> dict[str, Value]:
     """Each watched name's value joined over the run's return paths; a name
     missing on a path (a global it never held) is left out, and a run that surely
     raised hands nothing back."""
-    if frame.func is None or not an.specialize:
+    if (frame.func is None and frame.watch is None) or not an.specialize:
         return {}
     exits = list(frame.exits)
     if not frame.done:
@@ -320,16 +321,21 @@ def follow(an, fd, node, recv, args, kwargs, frame, before, after, value: Value)
     for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
         if not _changeable(an, old):
             continue
-        new = None if name in deep else after.get(name)
+        if name in _augmented(fd.node):
+            new = UNKNOWN  # `xs += [t]` extends the caller's list, and rebinds the name
+        else:
+            new = None if name in deep else after.get(name)
         if new is None:
             if name not in changed and not aliased:
                 continue
             new = UNKNOWN
+        elif new is old and _container(old):
+            continue  # a change to a list or dict makes a new value: none ran
         elif new is old or new == old:
             if name not in changed:
                 continue
-            # a change its source makes that left it as it was: one the run did
-            # not apply (a closure's, a branch not taken), not known
+            # a change its source makes that left it as it was: one the run may
+            # not have applied (`obj[k] = v` on an object of a project class)
             new = UNKNOWN
         swaps.append((old, new, *_binding(an, expr, old, frame)))
     for g, old in before.items():
@@ -369,27 +375,69 @@ def forget_handed(an, fd, args, kwargs) -> None:
     _forget_all(an, owner, olds)
 
 
-def forget_free(
-    an, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, frame, args, kwargs
-) -> None:
-    """After a closure's run (frame: the one that made it): what its body changes
-    in place of the names it reads from outside (`lambda: xs.append(t)`) or of
-    the objects it was handed is unknown everywhere, with all it holds; the run
-    changed its own copies only."""
+def _closure_names(node):
+    """(what its body changes in place, changed deeper down, its parameters, the
+    names it binds itself)."""
     changed, _, deep = _direct(node)
     a = node.args
     params = [p.arg for p in (*a.posonlyargs, *a.args)]
     own = {*params, *(p.arg for p in (*a.kwonlyargs, a.vararg, a.kwarg) if p is not None)}
-    own |= stored_names(node)
+    return changed, deep, params, own | stored_names(node)
+
+
+def closure_watch(an, node, frame) -> frozenset[str]:
+    """The free names a closure's body changes in place (frame: the one that made
+    it), whose values at its returns its run records (`exit_here`)."""
+    changed, deep, _, own = _closure_names(node)
+    return frozenset(changed - own - deep)
+
+
+def follow_free(an, node, frame, inner, args, kwargs) -> None:
+    """After a closure's run (frame: the one that made it; inner: the run's own
+    frame, a copy of frame's names): a free name it changed in place (`cache[k] =
+    v`, `lambda: xs.append(t)`) takes its value at the run's return where frame
+    (or the module) holds it, and every other holder of the object is forgotten;
+    what it changes that its run does not follow, or of the objects it was
+    handed, is unknown everywhere, with all it holds."""
+    changed, deep, params, own = _closure_names(node)
     free = changed - own
     aliased = any(
         n in own and n not in params and (n in deep or not _fresh(node, n)) for n in changed
     )
+    after = {} if aliased or inner.raised else finals(an, inner)
     if aliased:
         free |= {n.id for n in nodes_of(node, ast.Name)} - own  # a local may hold any of them
-    found = [frame.env.get(n, an.module_env.get(n)) for n in free]
-    found += [v for p, v in [*zip(params, args), *kwargs.items()] if aliased or p in changed]
-    _forget_all(an, an, [v for v in found if v is not None and _changeable(an, v)])
+    unknown: list[Value] = []
+    swaps: list[tuple[Value, Value, dict, str]] = []
+    for n in free:
+        env = frame.env if n in frame.env else an.module_env
+        old = env.get(n)
+        if old is None or not _changeable(an, old):
+            continue
+        new = after.get(n)
+        if new is old and _container(old):
+            continue  # a change to a list or dict makes a new value: none ran
+        if new is None or new is old or new == old or n in deep:
+            unknown.append(old)
+        else:
+            swaps.append((old, new, env, n))
+    unknown += [
+        v
+        for p, v in [*zip(params, args), *kwargs.items()]
+        if (aliased or p in changed) and _changeable(an, v)
+    ]
+    if not (unknown or swaps):
+        return
+    an.outer_writes += 1
+    if an.trial:
+        return
+    for old in unknown:
+        _forget_everywhere(an, an, old, True, {})
+    for old, new, env, n in swaps:
+        # the cell's own object only: an equal one is most often another closure's
+        # (`cache = dict()` in each call of a caching decorator)
+        _forget_everywhere(an, an, old, False, {}, identical=True)
+        env[n] = new
 
 
 def through_property(an, obj: ObjectV, attr: str) -> bool:
@@ -415,6 +463,18 @@ def _forget_all(an, owner, olds: list[Value]) -> None:
         return
     for old in olds:
         _forget_everywhere(an, owner, old, True, {})
+
+
+def _container(v: Value) -> bool:
+    """A list or dict, whose every change the analysis applies makes a new value."""
+    return isinstance(v, TupleV) or (type(v) is ObjectV and v.kind == DICT_KIND)
+
+
+def _augmented(fn) -> frozenset[str]:
+    """The names an augmented assignment rebinds (`xs += ys` extends a list in place)."""
+    return frozenset(
+        n.target.id for n in nodes_of(fn, ast.AugAssign) if isinstance(n.target, ast.Name)
+    )
 
 
 def _deferred(fn) -> bool:
@@ -496,7 +556,9 @@ def _flat(v: Value) -> bool:
     return not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v
 
 
-def _forget_everywhere(an, owner, old: Value, deeply: bool, held: dict) -> None:
+def _forget_everywhere(
+    an, owner, old: Value, deeply: bool, held: dict, identical: bool = False
+) -> None:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
     it, at any depth of items and attributes; deeply: every list, dict and object
@@ -514,7 +576,7 @@ def _forget_everywhere(an, owner, old: Value, deeply: bool, held: dict) -> None:
             return got[1]
         res = v
         held = v.items if isinstance(v, TupleV) else ()
-        if id(v) in ids or (type(v) in kinds and any(_copy(v, g) for g in gone)):
+        if id(v) in ids or (not identical and type(v) in kinds and any(_copy(v, g) for g in gone)):
             res = UNKNOWN
         elif _SHALLOW.get(id(v)) is v:
             pass  # what it holds holds no list, dict or object

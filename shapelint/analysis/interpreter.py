@@ -171,6 +171,7 @@ class _Frame:
         self.returns: list[Value] = []
         # what a specialized run's watched names held at each return (in_place.py)
         self.exits: list[dict[str, Value]] = []
+        self.watch: frozenset[str] | None = None  # a closure's run: the free names it changes
         in_place.LIVE.add(self)
         self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()

@@ -119,6 +119,7 @@ def invoke(
     inner.records = caller.records
     inner.cell = closure.frame
     inner.nonlocal_names = declared_names(node, ast.Nonlocal)
+    inner.watch = in_place.closure_watch(an, node, closure.frame)
     _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
     active.append(closure)
     try:
@@ -130,7 +131,7 @@ def invoke(
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
-    in_place.forget_free(an, node, closure.frame, args, kwargs)
+    in_place.follow_free(an, node, closure.frame, inner, args, kwargs)
     if site is not None:
         at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
         runs = {(*key, *at): rec for key, rec in runs.items()}
