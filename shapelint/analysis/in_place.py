@@ -15,8 +15,11 @@ the callee's value for it at its return, joined over its return paths
 `cfg.set_mult(4)`, a function filling a global dict. The change is not known,
 and the binding becomes unknown, where the callee's source changes it in a way
 its run does not apply (`risks`: `self.sub.k = v`, `self.xs.append(v)`,
-`setattr`, a closure), through a local name that may hold a caller's object, or
-where the run raised or was not followed. Since the analysis holds values, any
+`setattr`, `xs += ys`), through a local name that may hold a caller's object, by
+a generator (its body runs when consumed), or where the run raised or was not
+followed. A closure's changes to the names of the function that made it are
+followed alike (`follow_free`); a constructor's to what it was handed are
+forgotten (`forget_handed`). Since the analysis holds values, any
 other holder of the object (`seen = layers`, `self.layers = layers`, an item of
 a list, another object's attribute, an equal value a memoised call handed back)
 is forgotten in every frame, module and module being built (`follow`), and
