@@ -1467,6 +1467,99 @@ def inplace_dict_arg(r, i):
     )
 
 
+# The same object under a second name, attribute or item, or changed through one:
+# what the callee changes must reach it there too (or leave it unknown).
+def inplace_alias_name(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"sizes{i} = [1]\nseen{i} = sizes{i}\ngrow{i}(sizes{i})\n" + _widened(i, f"seen{i}[-1]"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        def grow{i}(sizes):
+            sizes.append({k})
+        """,
+    )
+
+
+def inplace_alias_attr(r, i):
+    k = r.randint(2, 4)
+    held = r.choice((f"self.sizes{i} = sizes{i}", f"box{i} = [sizes{i}]"))
+    read = f"self.sizes{i}[-1]" if held.startswith("self") else f"box{i}[0][-1]"
+    return _s(
+        f"sizes{i} = [1]\n{held}\ngrow{i}(sizes{i})\n" + _widened(i, read),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        def grow{i}(sizes):
+            sizes.append({k})
+        """,
+    )
+
+
+def inplace_transitive(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"sizes{i} = [1]\nbuild{i}(sizes{i})\n" + _widened(i, f"sizes{i}[-1]"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        def grow{i}(sizes):
+            sizes.append({k})
+
+
+        def build{i}(sizes):
+            grow{i}(sizes)
+            return sizes
+        """,
+    )
+
+
+def inplace_local_alias(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"cfg{i} = Cfg{i}()\nset{i}(cfg{i})\n" + _widened(i, f"cfg{i}.k"),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        class Cfg{i}:
+            def __init__(self):
+                self.k = 1
+
+
+        def set{i}(cfg):
+            other = cfg
+            other.k = {k}
+        """,
+    )
+
+
+def inplace_held_object(r, i):
+    k = r.randint(2, 4)
+    read = r.choice((f"holder{i}.cfg.k", f"sub{i}.k"))
+    return _s(
+        f"cfg{i} = Cfg{i}()\nholder{i} = Holder{i}(cfg{i})\nsub{i} = cfg{i}.sub\n"
+        f"cfg{i}.set({k})\n" + _widened(i, read),
+        _WIDENED_BODY.format(i=i),
+        f"""
+        class Sub{i}:
+            def __init__(self):
+                self.k = 1
+
+
+        class Cfg{i}:
+            def __init__(self):
+                self.sub = Sub{i}()
+                self.k = 1
+
+            def set(self, k):
+                self.sub.k = k
+                self.k = k
+
+
+        class Holder{i}:
+            def __init__(self, cfg):
+                self.cfg = cfg
+        """,
+    )
+
+
 FAMILIES: dict[str, list] = {
     "layers": [layers_linear, layers_conv, layers_sequential, layers_modulelist, layers_moduledict],
     "matmul": [
@@ -1562,6 +1655,11 @@ FAMILIES: dict[str, list] = {
         inplace_global,
         inplace_registry,
         inplace_dict_arg,
+        inplace_alias_name,
+        inplace_alias_attr,
+        inplace_transitive,
+        inplace_local_alias,
+        inplace_held_object,
     ],
 }
 # A module of several families: how the constructs meet.

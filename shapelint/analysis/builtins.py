@@ -176,12 +176,29 @@ def _extreme(pick: Callable[..., int]) -> Handler:
 def _dict(an, node, args, kwargs, frame) -> Value | None:
     if node.args and len(args) != 1:
         return None
-    if any(kw.arg is None for kw in node.keywords):
+    if not _kwargs_spelt(an, node, kwargs, frame):
         return None
     base = mapping(args[0]) if args else None
     if args and base is None:
         return None
     return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
+def _kwargs_spelt(an, node, kwargs, frame) -> bool:
+    """Whether kwargs holds the call's keywords one by one: each `**m` a name of a
+    dict known entry by entry (read again: a name has no side effect), and no key
+    given twice (Python raises a TypeError then)."""
+    named = [kw.arg for kw in node.keywords if kw.arg is not None]
+    count = len(named)
+    for kw in node.keywords:
+        if kw.arg is None:
+            if not isinstance(kw.value, ast.Name):
+                return False
+            known = modules.expand_kwargs(an.eval(kw.value, frame))
+            if known is None:
+                return False
+            count += len(known)
+    return count == len(kwargs)
 
 
 def _zip(an, node, args, kwargs, frame) -> Value | None:

@@ -444,17 +444,27 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     its contents are no longer known. Names bound to the same list see the
     change too."""
     taken: Value = UNKNOWN
+    if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
+        grown, taken = sequences.popped(recv, args, kwargs)
+    else:
+        grown = sequences.appended(recv, func.attr, args)
     if isinstance(func.value, ast.Name):
-        if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
-            grown, taken = sequences.popped(recv, args, kwargs)
-        else:
-            grown = sequences.appended(recv, func.attr, args)
         for k, v in list(frame.env.items()):
             if v is recv:
                 frame.env[k] = grown if k == func.value.id else UNKNOWN
         if func.value.id not in frame.env:
             module_state.store(an, func.value.id, grown, frame)  # a module-level list
-    return taken
+        return taken
+    # `self.sizes.append(4)`: the attribute holds the grown list; a list deeper
+    # down is not placed, and is no longer known wherever it is held
+    an.outer_writes += 1
+    if an.trial:
+        return UNKNOWN
+    if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
+        if modules.store_attribute(an, func.value, grown, frame):
+            return taken
+    in_place.forget_value(an, recv)
+    return UNKNOWN
 
 
 def call_tensor_method(

@@ -7,25 +7,43 @@ change (the callee was handed the same object, or reached it as a global), so a
 caller that read it afterwards read a stale value, and a figure built on it
 (`nn.Linear(d, d * cfg.mult)` after `cfg.set_mult(4)`) was complete and wrong.
 
-After a specialized call, each name of the caller that handed the callee a
-container or a plain object the callee may change in place, and each global of
-the callee's module it may change, is no longer known (`forget`). What "may
-change" means is read off the source (`changed_names`): an item or attribute
-stored or deleted under the name, or a mutating method called on it (at any
-depth of attributes and items below it: `self.table[k] = v` changes `self`), in
-the body or a function nested in it; for `self`, also a method of the class
-called on it that changes its own `self`. Modules being built are not concerned:
-their state lives on recorders, shared by every frame (analysis/aliasing.py).
+After a specialized call, each object the callee was handed (a parameter it
+never rebinds, `self` included) and changed takes, in the caller's binding
+(its name, the attribute of a module being built, a global through module_state),
+the callee's value for it at its return, joined over its return paths
+(`finals`, recorded at each `return` by `exit_here`): `helper(layers)`,
+`cfg.set_mult(4)`. A global it changes is module_state's (a target run binds it
+in the file that defines it): kept as bound there, unknown where that module did
+not bind it (`_global_swaps`), never taken from the callee's own copy. The
+change is not known,
+and the binding becomes unknown, where the callee's source changes it in a way
+its run does not apply (`risks`: `self.sub.k = v`, `self.xs.append(v)`,
+`setattr`, `xs += ys`), through a local name that may hold a caller's object, by
+a generator (its body runs when consumed), or where the run raised or was not
+followed. A closure's changes to the names of the function that made it are
+followed alike (`follow_free`); a constructor's to what it was handed are
+forgotten (`forget_handed`). Since the analysis holds values, any
+other holder of the object (`seen = layers`, `self.layers = layers`, an item of
+a list, another object's attribute, an equal value a memoised call handed back)
+is forgotten in every frame, module and module being built (`follow`), and
+with an unknown change everything the object holds too. What "changes" means is
+read off the source (`changed_names`): an item or attribute stored or deleted
+under the name, or a mutating method called on it (at any depth of attributes
+and items below it: `self.table[k] = v` changes `self`), in the body or a
+function nested in it; for `self`, also a method of the class called on it that
+changes its own `self`. Modules being built are not concerned: their state
+lives on recorders, shared by every frame (analysis/aliasing.py).
 """
 
 from __future__ import annotations
 
 import ast
+import weakref
 
-from shapelint.analysis import module_state
+from shapelint.analysis import aliasing, module_state
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.nodes import nodes_of, stored_names
-from shapelint.ops.values import UNKNOWN, Value
+from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
 # Methods of list, dict, set, deque and bytearray that change their object.
 MUTATORS = frozenset(
@@ -66,30 +84,53 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The names fn's source changes in place, and the methods it calls on `self`."""
+def _followed(t: ast.expr) -> bool:
+    """Whether the analysis applies a store into t to the name under it: one
+    attribute or a chain of items right on a name (`p.k = v`, `p[i][k] = v`); a
+    deeper one (`p.sub.k = v`, `p.table[k] = v`) changes an object the name's
+    value only holds, which its run does not write back."""
+    if isinstance(t, ast.Attribute):
+        return isinstance(t.value, ast.Name)
+    while isinstance(t, ast.Subscript):
+        t = t.value
+    return isinstance(t, ast.Name)
+
+
+def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef):
+    """The names fn's source changes in place, the methods it calls on `self`, and
+    the names it changes in a way its run does not follow (a deeper store, a
+    deletion, a mutating method on an attribute, `setattr`)."""
     changed: set[str] = set()
-    targets: list[ast.expr] = []
-    for n in nodes_of(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+    unfollowed: set[str] = set()
+    targets: list[tuple[ast.expr, bool]] = []
+    for n in nodes_of(fn, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For)):
         if isinstance(n, ast.Assign):
-            targets.extend(n.targets)
+            targets.extend((t, True) for t in n.targets)
         elif isinstance(n, ast.Delete):
-            targets.extend(n.targets)
+            targets.extend((t, False) for t in n.targets)
         else:
-            targets.append(n.target)
+            targets.append((n.target, not isinstance(n, ast.For)))
     while targets:
-        t = targets.pop()
+        t, store = targets.pop()
         if isinstance(t, (ast.Tuple, ast.List)):
-            targets.extend(t.elts)
+            targets.extend((e, store) for e in t.elts)
         elif isinstance(t, ast.Starred):
-            targets.append(t.value)
+            targets.append((t.value, store))
         elif isinstance(t, (ast.Attribute, ast.Subscript)):
             root = _root(t)
             if root is not None:
                 changed.add(root)
+                if not (store and _followed(t)):
+                    unfollowed.add(root)
     on_self: list[str] = []
     for call in nodes_of(fn, ast.Call):
         func = call.func
+        if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and call.args:
+            root = _root(call.args[0])
+            if root is not None:
+                changed.add(root)
+                unfollowed.add(root)
+            continue
         if not isinstance(func, ast.Attribute):
             continue
         root = _root(func.value)
@@ -97,9 +138,11 @@ def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[frozenset[str],
             continue
         if func.attr in MUTATORS:
             changed.add(root)
+            if not isinstance(func.value, ast.Name):
+                unfollowed.add(root)
         elif root == "self" and isinstance(func.value, ast.Name):
             on_self.append(func.attr)
-    return frozenset(changed), tuple(on_self)
+    return frozenset(changed), tuple(on_self), frozenset(unfollowed)
 
 
 def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
@@ -109,7 +152,7 @@ def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
     cached = getattr(node, _CHANGED, None)
     if cached is not None:
         return cached
-    changed, on_self = _direct(node)
+    changed, on_self, _ = _direct(node)
     if "self" not in changed and on_self and fd.cls is not None and id(node) not in _seen:
         seen = _seen | {id(node)}
         for name in on_self:
@@ -122,59 +165,500 @@ def changed_names(an, fd, _seen: frozenset = frozenset()) -> frozenset[str]:
     return changed
 
 
-def forget(
-    an, fd, node: ast.Call, recv: Value | None, args, kwargs, frame, placed=frozenset()
-) -> None:
-    """After fd ran for the call `node`: what it may have changed in place is not
-    known to the caller any more, but for the module-level names its run bound
-    anew (`placed`, keys of module_state.since)."""
+# hf's rule (an instance of a dict subclass is changeable too) lives in module_state
+_changeable = module_state.changeable
+
+
+# Every frame made: a name bound to an object a callee changed may sit in any of
+# them (a caller's caller, a closure's maker), and a dead one costs nothing.
+LIVE: weakref.WeakSet = weakref.WeakSet()
+
+_WATCHED = "_shapelint_watched"
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    a = fn.args
+    return tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+
+
+def watched(an, fd) -> frozenset[str]:
+    """The names whose values at fd's return the caller takes back: the parameters
+    fd never rebinds (a rebound one no longer names the caller's object) and the
+    globals it may change in place."""
+    node = fd.node
+    known = node.__dict__.get(_WATCHED)
+    if known is None:
+        stored = stored_names(node)
+        params = frozenset(p for p in _params(node) if p not in stored)
+        known = params | (changed_names(an, fd) - _local_names(node))
+        setattr(node, _WATCHED, known)
+    return known
+
+
+def exit_here(an, frame) -> None:
+    """A return of a specialized run (or the end of its body): what its watched
+    names hold on this path."""
+    fd = frame.func
+    if (fd is None and frame.watch is None) or not an.specialize:
+        return
+    env = frame.env
+    names = frame.watch if frame.watch is not None else watched(an, fd)
+    frame.exits.append({k: env[k] for k in names if k in env})
+
+
+def finals(an, frame) -> dict[str, Value]:
+    """Each watched name's value joined over the run's return paths; a name
+    missing on a path (a global it never held) is left out, and a run that surely
+    raised hands nothing back."""
+    if (frame.func is None and frame.watch is None) or not an.specialize:
+        return {}
+    exits = list(frame.exits)
+    if not frame.done:
+        exit_here(an, frame)
+        exits.append(frame.exits.pop())
+    if not exits or frame.raised:
+        return {}
+    out: dict[str, Value] = {}
+    for k in exits[0]:
+        vals = [e.get(k) for e in exits]
+        if any(v is None for v in vals):
+            continue
+        first = vals[0]
+        out[k] = first if all(v is first for v in vals) else an.join_all(vals)
+    return out
+
+
+def parameters_only(fd, finals: dict[str, Value]) -> dict[str, Value]:
+    """finals without the globals (what they hold came from what they held before
+    the run, which a memoised run's key does not hold)."""
+    params = _params(fd.node)
+    return {k: v for k, v in finals.items() if k in params}
+
+
+_RISKS = "_shapelint_risks"
+
+# Calls whose result is a new list, dict or set (a copy of their argument at most).
+_FRESH_CALLS = frozenset(
+    {"list", "dict", "set", "OrderedDict", "defaultdict", "deque", "copy", "deepcopy"}
+)
+_FRESH_VALUES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _fresh(fn, name: str) -> bool:
+    """Every binding of the local name is to a new list, dict or set (`xs = []`,
+    `kw = dict(kw)`): changing it in place changes no object of the caller."""
+    stores = [n for n in nodes_of(fn, ast.Name) if n.id == name and not isinstance(n.ctx, ast.Load)]
+    fresh = 0
+    for n in nodes_of(fn, (ast.Assign, ast.AnnAssign)):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        v = n.value
+        f = v.func if isinstance(v, ast.Call) else None
+        called = (
+            f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        )
+        if isinstance(v, _FRESH_VALUES) or called in _FRESH_CALLS:
+            fresh += sum(isinstance(t, ast.Name) and t.id == name for t in targets)
+    return fresh == len(stores)
+
+
+def risks(fd) -> tuple[frozenset[str], bool]:
+    """(the names fd changes in a way its run does not follow; whether it changes
+    a local name that may hold a caller's object, `t = p; t.k = v`, or changes
+    deep inside one: then any object it reached may have changed)."""
+    node = fd.node
+    known = node.__dict__.get(_RISKS)
+    if known is None:
+        changed, _, deep = _direct(node)
+        a = node.args
+        own = {p.arg for p in (a.vararg, a.kwarg) if p is not None}  # new objects per call
+        locals_ = _local_names(node) - set(_params(node))
+        aliased = any(
+            n in deep or (n not in own and not _fresh(node, n)) for n in changed & locals_
+        )
+        known = (deep, aliased)
+        setattr(node, _RISKS, known)
+    return known
+
+
+def globals_before(an, fd) -> dict[str, tuple[dict, str, Value]]:
+    """The changeable globals fd may change (every one it reads, where it changes
+    what a local name may hold): name -> (the env of the file that defines it,
+    the name there, its value before fd runs)."""
+    owner = fd.owner or an
+    local = _local_names(fd.node)
+    names = changed_names(an, fd) - local
+    if risks(fd)[1]:
+        names = names | {n.id for n in nodes_of(fd.node, ast.Name)} - local
+    out: dict[str, tuple[dict, str, Value]] = {}
+    for g in names:
+        env = module_state.defining_env(owner, g)
+        if env is None:
+            continue
+        defined = module_state.defined_name(owner, g)
+        if _changeable(owner, v := env.get(defined)):
+            out[g] = (env, defined, v)
+    return out
+
+
+def _global_swaps(fd, before, placed) -> list[tuple]:
+    """What fd's run left of the globals it may change. module_state owns them in
+    a target run: one it bound anew in the file that defines it (`placed`: keys of
+    module_state.keys_since) keeps that value, and only the other holders of the
+    object as it was are forgotten; any other is unknown (a change it could not
+    place, a memoised run that replayed none, a top level's), since what fd's own
+    frame made of it is a copy that module_state did not see. A change through a
+    local alias (`t = REG; t[k] = v`) makes even a placed value not the whole
+    change, and so may one deeper down."""
+    deep, aliased = risks(fd)
+    swaps: list[tuple] = []
+    for g, (env, defined, old) in before.items():
+        now = env.get(defined)
+        # a deeper change (`CFG.sub.k = v`) may be one no store placed
+        if (id(env), defined) in placed and not aliased and g not in deep:
+            if now is not old:
+                swaps.append((old, now, None, "", False, False))
+            continue
+        swaps.append((old, UNKNOWN, env, defined, True, True))
+        if now is not old and now is not UNKNOWN:
+            swaps.append((now, UNKNOWN, env, defined, True, True))
+    return swaps
+
+
+def follow(
+    an, fd, node, recv, args, kwargs, frame, before, after, value: Value, placed=frozenset()
+) -> Value:
+    """After fd ran for the call `node` (after: its finals, None where not known):
+    each object it was handed and changed takes its value at fd's return in the
+    caller's binding (`helper(layers)`, `cfg.set(4)`), or unknown where that value
+    is not known; the globals it reached are module_state's (`_global_swaps`).
+    Any other name, attribute or item holding the object (the analysis holds
+    values: `b = a` holds a copy) is forgotten, so no alias is left stale; where
+    the change is not known, so is everything the object holds (`s = cfg.sub`
+    before `cfg.set_sub_k(4)`). The call's value, which may hold it too (`return
+    xs` after `xs.append(t)`), comes back changed alike."""
     changed = changed_names(an, fd)
-    if not changed:
+    deep, aliased = risks(fd)
+    if aliased or _deferred(fd.node):
+        after = None
+    after = after or {}
+    owner = fd.owner or an
+    swaps: list[tuple] = []
+    for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
+        if not _changeable(an, old):
+            continue
+        if name in _augmented(fd.node):
+            new = UNKNOWN  # `xs += [t]` extends the caller's list, and rebinds the name
+        else:
+            new = None if name in deep else after.get(name)
+        if new is None:
+            if name not in changed and not aliased:
+                continue
+            new = UNKNOWN
+        elif new is old and _container(old):
+            continue  # a change to a list or dict makes a new value: none ran
+        elif new is old or new == old:
+            if name not in changed:
+                continue
+            # a change its source makes that left it as it was: one the run may
+            # not have applied (`obj[k] = v` on an object of a project class)
+            new = UNKNOWN
+        env, key, module = _binding(an, expr, old, frame)
+        if module and module_state.importing_now():
+            new = UNKNOWN  # a top level binds no change a function makes (module_state)
+        swaps.append((old, new, env, key, new is UNKNOWN, module))
+    swaps += _global_swaps(fd, before, placed)
+    return _apply(an, owner, swaps, value)
+
+
+def _apply(an, owner, swaps, value: Value) -> Value:
+    """Each (old object, its value now, binding env, key, deeply, whether env is a
+    module's): the binding takes it (a module's through module_state, logged for
+    the paths and the memos), every other holder of old is forgotten; the call's
+    value with them."""
+    if not swaps:
+        return value
+    an.outer_writes += 1
+    if an.trial:
+        return UNKNOWN  # a trial turn's stores are counted, not made (loops.same_each_turn)
+    for old, new, env, key, deeply, module in swaps:
+        # the binding first: the write is logged with the value it replaces
+        if module:
+            module_state.write(env, key, new, an)
+        elif env is not None:
+            env[key] = new
+        held = {"": value}
+        _forget_everywhere(an, owner, old, deeply, held, also=env)
+        value = new if value is old else held[""]  # an equal copy: maybe a new list
+    return value
+
+
+def forget_globals(an, fd, before, placed=frozenset()) -> None:
+    """After fd ran where no call names it (a constructor; before: globals_before
+    it ran): the module-level objects it may have changed, as `follow` leaves them."""
+    _apply(an, fd.owner or an, _global_swaps(fd, before, placed), UNKNOWN)
+
+
+def forget_handed(an, fd, args, kwargs, ran: bool = True) -> None:
+    """After a construction by fd (a constructor: self is the new instance) whose
+    changes are not carried back: each object handed to it that it may change is
+    unknown everywhere, with all it holds; where it did not run (a memoised
+    construction, ran False) so is each global it may change (where it ran,
+    modules.run_init left those as `forget_globals` does)."""
+    changed = changed_names(an, fd)
+    aliased = risks(fd)[1]
+    params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)][1:]
+    handed = [*zip(params, args), *kwargs.items()]
+    olds = [v for p, v in handed if (aliased or p in changed) and _changeable(an, v)]
+    owner = fd.owner or an
+    _forget_all(an, owner, olds)
+    if not ran:
+        forget_globals(an, fd, globals_before(an, fd))
+
+
+def _closure_names(node):
+    """(what its body changes in place, changed deeper down, its parameters, the
+    names it binds itself)."""
+    changed, _, deep = _direct(node)
+    a = node.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args)]
+    own = {*params, *(p.arg for p in (*a.kwonlyargs, a.vararg, a.kwarg) if p is not None)}
+    return changed, deep, params, own | stored_names(node)
+
+
+def closure_watch(an, node, frame) -> frozenset[str]:
+    """The free names a closure's body changes in place (frame: the one that made
+    it), whose values at its returns its run records (`exit_here`)."""
+    changed, deep, _, own = _closure_names(node)
+    return frozenset(changed - own - deep)
+
+
+def follow_free(an, node, frame, inner, args, kwargs) -> None:
+    """After a closure's run (frame: the one that made it; inner: the run's own
+    frame, a copy of frame's names): a free name it changed in place (`cache[k] =
+    v`, `lambda: xs.append(t)`) takes its value at the run's return where frame
+    (or the module) holds it, and every other holder of the object is forgotten;
+    what it changes that its run does not follow, or of the objects it was
+    handed, is unknown everywhere, with all it holds."""
+    changed, deep, params, own = _closure_names(node)
+    free = changed - own
+    aliased = any(
+        n in own and n not in params and (n in deep or not _fresh(node, n)) for n in changed
+    )
+    after = {} if aliased or inner.raised else finals(an, inner)
+    if aliased:
+        free |= {n.id for n in nodes_of(node, ast.Name)} - own  # a local may hold any of them
+    unknown: list[Value] = []
+    swaps: list[tuple[Value, Value, dict, str, bool]] = []
+    for n in free:
+        env, key = frame.env, n
+        module = n not in frame.env or frame.env is an.module_env
+        if module:  # a module-level name: bound through module_state, in its own file
+            env, key = module_state.defining_env(an, n), module_state.defined_name(an, n)
+            if env is None:
+                continue
+        old = env.get(key)
+        if old is None or not _changeable(an, old):
+            continue
+        new = after.get(n)
+        if new is old and _container(old):
+            continue  # a change to a list or dict makes a new value: none ran
+        if new is None or new is old or new == old or n in deep:
+            unknown.append(old)
+        elif module and module_state.importing_now():
+            unknown.append(old)  # a top level binds no change a function makes
+        else:
+            swaps.append((old, new, env, key, module))
+    unknown += [
+        v
+        for p, v in [*zip(params, args), *kwargs.items()]
+        if (aliased or p in changed) and _changeable(an, v)
+    ]
+    if not (unknown or swaps):
         return
+    an.outer_writes += 1
+    if an.trial:
+        return
+    for old in unknown:
+        _forget_everywhere(an, an, old, True, {})
+    for old, new, env, n, module in swaps:
+        # the cell's own object only: an equal one is most often another closure's
+        # (`cache = dict()` in each call of a caching decorator)
+        if module:
+            module_state.write(env, n, new, an)
+        else:
+            env[n] = new
+        _forget_everywhere(an, an, old, False, {}, identical=True)
+
+
+through_property = module_state.through_property
+
+
+def forget_value(an, old: Value) -> None:
+    """old was changed where no binding follows it: unknown wherever it is held."""
+    if _changeable(an, old):
+        _forget_everywhere(an, an, old, False, {})
+
+
+def _forget_all(an, owner, olds: list[Value]) -> None:
+    if not olds:
+        return
+    an.outer_writes += 1
+    if an.trial:
+        return
+    for old in olds:
+        _forget_everywhere(an, owner, old, True, {})
+
+
+def _container(v: Value) -> bool:
+    """A list or dict, whose every change the analysis applies makes a new value."""
+    return isinstance(v, TupleV) or (type(v) is ObjectV and v.kind == DICT_KIND)
+
+
+def _augmented(fn) -> frozenset[str]:
+    """The names an augmented assignment rebinds (`xs += ys` extends a list in place)."""
+    return frozenset(
+        n.target.id for n in nodes_of(fn, ast.AugAssign) if isinstance(n.target, ast.Name)
+    )
+
+
+def _deferred(fn) -> bool:
+    """A generator's or a coroutine's body runs when it is consumed, not at the
+    call the analysis ran it at: what it changes is not known in between."""
+    return isinstance(fn, ast.AsyncFunctionDef) or bool(nodes_of(fn, (ast.Yield, ast.YieldFrom)))
+
+
+def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr | None, Value]]:
+    """Each parameter of fd: the caller's expression and the value it handed."""
+    out: dict[str, tuple[ast.expr | None, Value]] = {}
     params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)]
-    given: dict[str, ast.expr] = {}
-    positional = list(node.args)
-    if recv is not None and params and isinstance(node.func, ast.Attribute):
-        given[params[0]] = node.func.value
+    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fd.node.decorator_list)
+    if recv is not None and params and fd.cls is not None and not static:
+        func = node.func
+        # `obj.method(...)` hands obj; `obj(...)` (__call__, forward) hands obj itself
+        on = func.value if isinstance(func, ast.Attribute) and func.attr == fd.node.name else func
+        out[params[0]] = (on, recv)
         params = params[1:]
-    if not any(isinstance(a, ast.Starred) for a in positional):
-        given.update(zip(params, positional))
-    given.update({k.arg: k.value for k in node.keywords if k.arg is not None})
-    bound = _local_names(fd.node)
-    for name in changed:
-        expr = given.get(name)
-        if isinstance(expr, ast.Name):
-            _forget_name(an, expr.id, frame)
-        elif name not in bound:
-            _forget_global(fd.owner or an, name, placed)
+    positional = list(node.args)
+    starred = any(isinstance(a, ast.Starred) for a in positional)
+    for i, (p, v) in enumerate(zip(params, args)):
+        out[p] = (None if starred else positional[i] if i < len(positional) else None, v)
+    exprs = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    for k, v in kwargs.items():
+        out[k] = (exprs.get(k), v)
+    return out
 
 
-def forget_globals(an, fd, placed=frozenset()) -> None:
-    """After fd ran where no call names it (a constructor): the module-level
-    objects its body may have changed in place, but for those its run bound anew."""
-    bound = _local_names(fd.node)
-    for name in changed_names(an, fd):
-        if name not in bound:
-            _forget_global(fd.owner or an, name, placed)
+def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None, str, bool]:
+    """Where the caller holds what it handed as expr: a name of its frame or of
+    its module (the file that defines it: module_state's), or an attribute of a
+    module being built; (None, "", False) elsewhere. The last: whether it is a
+    module's name."""
+    if isinstance(expr, ast.Name):
+        k = expr.id
+        if k in frame.env:
+            held = frame.env[k]
+            # unknown: forgotten by a callee's callee that changed it (`build(s)`
+            # calling `grow(s)`); fd's value at its return is the one it holds
+            if held is old or held is UNKNOWN:
+                return frame.env, k, frame.env is an.module_env
+        else:
+            env = module_state.defining_env(an, k)
+            defined = module_state.defined_name(an, k)
+            if env is not None and env.get(defined) is old:
+                return env, defined, True
+    elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        base = frame.env.get(expr.value.id)
+        attrs = getattr(base, "attrs", None)
+        if isinstance(attrs, dict) and attrs.get(expr.attr) is old:
+            return attrs, expr.attr, False
+    return None, "", False
 
 
-def _forget_global(owner, name: str, placed) -> None:
-    env = module_state.defining_env(owner, name)
-    defined = module_state.defined_name(owner, name)
-    if env is None or (id(env), defined) in placed:
-        return
-    if module_state.changeable(owner, env.get(defined)):
-        module_state.write(env, defined, UNKNOWN)
+def _parts(an, v: Value) -> list[Value]:
+    """v and the lists, dicts and plain objects it holds, at any depth."""
+    out, seen = [v], {id(v)}
+    for x in out:
+        held = x.items if isinstance(x, TupleV) else x.attrs if type(x) is ObjectV else ()
+        for h in held:
+            h = h[1] if type(x) is ObjectV else h
+            if isinstance(h, (TupleV, ObjectV)) and id(h) not in seen:
+                seen.add(id(h))
+                out.append(h)
+    return [p for p in out if p is v or _changeable(an, p)]
 
 
-def _forget_name(an, name: str, frame) -> None:
-    if name in frame.env:
-        if module_state.changeable(an, frame.env[name]):
-            frame.env[name] = UNKNOWN
-    elif not module_state.forget(an, name, frame) and module_state.changeable(
-        an, an.module_env.get(name)
-    ):
-        an.module_env[name] = UNKNOWN
+def _copy(v: Value, g: Value) -> bool:
+    """v may be g's object held as another value: equal, and no tuple (equality
+    ignores a TupleV's kind; a tuple is never the list a callee changed)."""
+    return type(v) is type(g) and not (isinstance(v, TupleV) and v.kind == "tuple") and v == g
+
+
+# Values (immutable) that hold no list, dict or plain object, by id (the value kept,
+# so that its id stays its own): a forgetting walk never enters them again.
+_FLAT: dict[int, Value] = {}
+# Lists, dicts and objects whose items and attributes are all such values.
+_SHALLOW: dict[int, Value] = {}
+_FLAT_MAX = 200_000
+
+
+def _flat(v: Value) -> bool:
+    return not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v
+
+
+def _forget_everywhere(
+    an, owner, old: Value, deeply: bool, held: dict, identical: bool = False, also=None
+) -> None:
+    """old, and every value equal to it (a copy the analysis made of the same
+    object), is unknown wherever a frame, a module or a module being built holds
+    it, at any depth of items and attributes; deeply: every list, dict and object
+    it holds too (the change may have been made to one of them)."""
+    gone = _parts(an, old) if deeply else [old]
+    ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
+    kinds = {type(g) for g in gone}
+    memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
+
+    def without(v: Value) -> Value:
+        if not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v:
+            return v  # holds no list, dict or object
+        got = memo.get(id(v))
+        if got is not None:
+            return got[1]
+        res = v
+        held = v.items if isinstance(v, TupleV) else ()
+        if id(v) in ids or (not identical and type(v) in kinds and any(_copy(v, g) for g in gone)):
+            res = UNKNOWN
+        elif _SHALLOW.get(id(v)) is v:
+            pass  # what it holds holds no list, dict or object
+        elif isinstance(v, TupleV) and v.items:
+            items = tuple(without(i) for i in v.items)
+            if any(a is not b for a, b in zip(items, v.items)):
+                res = TupleV(items, v.kind)
+        elif type(v) is ObjectV and v.attrs:
+            held = tuple(a for _, a in v.attrs)
+            attrs = tuple((k, without(a)) for k, a in v.attrs)
+            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
+                res = ObjectV(v.kind, attrs)
+        if res is v and _SHALLOW.get(id(v)) is not v and all(_flat(h) for h in held):
+            if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
+                _FLAT.clear()
+                _SHALLOW.clear()
+            (_SHALLOW if _changeable(an, v) else _FLAT)[id(v)] = v
+        memo[id(v)] = (v, res)
+        return res
+
+    # also: the env of the file that defines a global (module_state), walked too
+    envs = {id(e): e for e in (held, an.module_env, owner.module_env, also or {})}
+    for f in list(LIVE):
+        envs.setdefault(id(f.env), f.env)
+    for r in aliasing.recorders():
+        envs.setdefault(id(r.attrs), r.attrs)
+    for env in envs.values():
+        for k, v in list(env.items()):
+            new = without(v)
+            if new is not v:
+                env[k] = new
 
 
 def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

@@ -28,6 +28,7 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    in_place,
     inplace,
     installed,
     iterators,
@@ -175,6 +176,10 @@ class _Frame:
         self.name = name
         self.env: dict[str, Value] = {}
         self.returns: list[Value] = []
+        # what a specialized run's watched names held at each return (in_place.py)
+        self.exits: list[dict[str, Value]] = []
+        self.watch: frozenset[str] | None = None  # a closure's run: the free names it changes
+        in_place.LIVE.add(self)
         self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()
         self.local_imports: dict[str, str] = {}
@@ -998,7 +1003,13 @@ class ModuleAnalyzer:
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
-                frame.env[target.value.id] = ObjectV(base.kind, tuple(attrs.items()))
+                if in_place.through_property(self, base, target.attr):
+                    # a setter decides what the object keeps: not run here
+                    attrs = {}
+                    value = UNKNOWN
+                frame.env[target.value.id] = (
+                    ObjectV(base.kind, tuple(attrs.items())) if attrs else UNKNOWN
+                )
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, _through_parameter(self.specialize, target, frame)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from shapelint.analysis import in_place
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -118,6 +119,7 @@ def invoke(
     inner.records = caller.records
     inner.cell = closure.frame
     inner.nonlocal_names = declared_names(node, ast.Nonlocal)
+    inner.watch = in_place.closure_watch(an, node, closure.frame)
     _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
     active.append(closure)
     try:
@@ -129,6 +131,7 @@ def invoke(
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
+    in_place.follow_free(an, node, closure.frame, inner, args, kwargs)
     if site is not None:
         at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
         runs = {(*key, *at): rec for key, rec in runs.items()}

@@ -252,6 +252,7 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
     a turn surely returned, False when the loop ended. None, everything undone,
     where a turn may or may not leave the loop (a test that is not known)."""
     env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    exits = list(frame.exits)
     outer = frame.exit_unsure
     frame.exit_unsure = False
     ended = None
@@ -272,6 +273,7 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
         frame.records.clear()  # in place: a comprehension's scope shares the dict
         frame.records.update(records)
         frame.returns[:] = returns
+        frame.exits[:] = exits
         frame.done, frame.jump = False, None
         return None
     finally:
@@ -418,6 +420,7 @@ def same_each_turn(
     if ends_early(stmt.body):
         return None
     saved = (dict(frame.env), list(frame.returns), frame.done, set(frame.locals))
+    exits = list(frame.exits)
     before = saved[0]
     targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
     names = value_names(TupleV(tuple(before.values())))
@@ -456,6 +459,7 @@ def same_each_turn(
         stable = False
     if not stable or changed:
         frame.env, frame.returns, frame.done, frame.locals = saved
+        frame.exits[:] = exits
         return None
     new = [k for k in after if k not in before and k not in targets]
     if any(_vague(after[k]) for k in new):

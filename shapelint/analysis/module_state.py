@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis.attributes import module_class
+from shapelint.analysis.attributes import find_property, module_class
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
 _MISSING = object()
@@ -69,6 +69,11 @@ def importing() -> Iterator[None]:
         yield
     finally:
         _IMPORTING.reset(token)
+
+
+def importing_now() -> bool:
+    """Whether a file's top level is running (see importing)."""
+    return _IMPORTING.get() > 0
 
 
 def generation() -> int:
@@ -204,10 +209,22 @@ def store_attr(an, name: str, attr: str, value: Value, frame) -> bool:
     defined = defined_name(an, name)
     obj = env.get(defined)
     if type(obj) is ObjectV and obj.kind != DICT_KIND and changeable(an, obj):
+        if through_property(an, obj, attr):
+            write(env, defined, UNKNOWN, an)  # its setter decides, not run here (in_place)
+            return True
         attrs = (*((k, v) for k, v in obj.attrs if k != attr), (attr, value))
         write(env, defined, ObjectV(obj.kind, attrs), an)
         return True
     return False
+
+
+def through_property(an, obj: ObjectV, attr: str) -> bool:
+    """`obj.attr = v` on a plain object of a project class whose class defines a
+    property attr: its setter, not the store, decides what the object keeps."""
+    if not obj.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(obj.kind[len("<class>") :])
+    return cd is not None and find_property(an, cd, attr) is not None
 
 
 def root_name(node: ast.expr) -> str | None:

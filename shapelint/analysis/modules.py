@@ -1132,7 +1132,9 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         plain.mark(obj.attrs, attr, False)
         return
     if attr is not None and isinstance(obj, ObjectV):
-        new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+        new: Value = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+        if in_place.through_property(an, obj, attr):
+            new = UNKNOWN  # a setter decides what the object keeps: not run here
         held = [replace_identical(r, obj, new, frame) for r in aliasing.recorders()]
         func = getattr(frame, "func", None)
         given = set(_parameter_names(func.node)) if func is not None else set()
@@ -1327,9 +1329,33 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
         if not module_state.store(an, target.id, value, frame):
             frame.env[target.id] = value
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-        base = frame.env.get(target.value.id)
-        if isinstance(base, SelfRecorder):
-            base.attrs[target.attr] = value
+        store_attribute(an, target, value, frame)
+
+
+def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) -> bool:
+    """`name.attr` takes value, for the module being built or a plain object a
+    local name holds (`cfg.table[k] = v`, `self.sizes.append(4)`): whether it
+    could be placed. The object's other holders do not see it: they are
+    forgotten."""
+    name = target.value.id  # type: ignore[attr-defined]
+    base = frame.env.get(name)
+    if isinstance(base, SelfRecorder) or type(base) is ObjectV:
+        an.outer_writes += 1  # state outside the frame: a trial turn counts it, makes none
+        if an.trial:
+            return True
+    if isinstance(base, SelfRecorder):
+        old = base.attrs.get(target.attr)
+        if old is not None and old is not value:
+            in_place.forget_value(an, old)
+        base.attrs[target.attr] = value
+        return True
+    if type(base) is ObjectV and base.kind.startswith("<class>"):
+        in_place.forget_value(an, base)
+        frame.env[name] = ObjectV(
+            base.kind, tuple({**dict(base.attrs), target.attr: value}.items())
+        )
+        return True
+    return False
 
 
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
@@ -1592,6 +1618,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
     if not isinstance(seq, TupleV) or len(seq.items) > MAP_MAX:
         return False
     env, records, returns = dict(frame.env), dict(frame.records), list(frame.returns)
+    exits = list(frame.exits)
     for item in seq.items:
         before = len(frame.returns)
         an.assign(stmt.target, item, frame, None)
@@ -1600,6 +1627,7 @@ def _search_loop(an: Analyzer, stmt: ast.For, frame) -> bool:
             return True
         if len(frame.returns) != before:
             frame.env, frame.records, frame.returns = env, records, returns
+            frame.exits[:] = exits
             return False
     return True
 
@@ -1903,11 +1931,13 @@ def specialized_invoke(
             return _call_decorated(an, fd, wrapped, recv, node, args, kwargs, frame)
         why = f"decorated with @{decorators.blocking(an, fd)}, whose wrapper is not followed"
     touches = bool(aliasing.recorders()) and passes_modules(an, [recv, *args], kwargs)
+    reached = in_place.globals_before(an, fd)
     if why is not None:
         cost = unknown_cost(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         if touches:
             aliasing.lost()  # what it does to the modules it is given, not seen
+        _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
         return UNKNOWN
     # A function that rebinds a global changes state a cached run would not; one
     # given modules being built changes them, and a cached run would not again.
@@ -1935,19 +1965,26 @@ def specialized_invoke(
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             if touches:
                 aliasing.lost()
+            _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
-                cached = run_body(owner, fd, recv, args, kwargs)
+                *cached, finals = run_followed(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
+        cached = tuple(cached)
         if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
+            # a global's value at its return came from the global's value before,
+            # which the key does not hold: a reuse hands back its parameters only
+            owner.specialized[("<finals>", key)] = in_place.parameters_only(fd, finals)
             # Which of its tensors were saved before and after it ran, and whether
             # its result was: what a reuse of this analysis must find and leave.
             after = (storages.status(given), storages.status([cached[0]]))
             owner.specialized[("<saved>", key)] = (before, *after)
+    else:
+        finals = owner.specialized.get(("<finals>", key))
     value, children = cached
     cost = add_costs(r.cost for r in children)
     cache = dynamic.caching(owner, fd.node) if not undecorated else None
@@ -1968,10 +2005,22 @@ def specialized_invoke(
     exc = raising.of_records(children)
     if exc is not None:
         raising.pending(exc)
-    if isinstance(node, ast.Call):
-        placed = module_state.keys_since(mark) if not hit else frozenset()
-        in_place.forget(an, fd, node, recv, args, kwargs, frame, placed)
-    return value
+    placed = module_state.keys_since(mark) if not hit else frozenset()
+    after = None if exc else finals
+    return _followed(an, fd, node, recv, args, kwargs, frame, reached, after, value, placed)
+
+
+def _followed(
+    an: Analyzer, fd: FuncDef, node, recv, args, kwargs, frame, before, after, value, placed=()
+):
+    """What fd changed in place, in the caller's names (a call written as one),
+    and in the call's value; placed: the module-level names its run bound anew
+    (module_state.keys_since), which module_state owns."""
+    if not isinstance(node, ast.Call):
+        return value
+    return in_place.follow(
+        an, fd, node, recv, args, kwargs, frame, before, after, value, frozenset(placed)
+    )
 
 
 def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs, frame):
@@ -2136,6 +2185,13 @@ def _call_key(fd, recv, args, kwargs, mode):
 
 def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     """(return value, call records) of one specialized run of fd."""
+    value, records, _ = run_followed(an, fd, recv, args, kwargs)
+    return value, records
+
+
+def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
+    """(return value, call records, what its watched names hold at its return:
+    in_place.finals) of one specialized run of fd."""
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     frame.runs = True
@@ -2147,7 +2203,7 @@ def run_body(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     value = an.join_all(frame.returns) if frame.returns else NoneV()
     if frame.returns and given is not UNKNOWN:
         value = given  # it returns its argument, whatever the analysis read of the rest
-    return value, list(frame.records.values())
+    return value, list(frame.records.values()), in_place.finals(an, frame)
 
 
 def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None:
@@ -2227,10 +2283,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         hash(key)
     except TypeError:
         key = None
+    init = find_method(an, cd, "__init__")
     if key is not None and key in an.specialized:
         exc = an.specialized.get(("<raises>", key))
         if exc is not None:
             raising.pending(exc)
+        if init is not None:
+            in_place.forget_handed(an, init, args, kwargs, ran=False)
         return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
@@ -2245,11 +2304,11 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
-    init = find_method(an, cd, "__init__")
     base = torch_base(an, cd) if init is None else None
     exc = None
     if init is not None:
         exc = run_init(an, init, recorder, args, kwargs)
+        in_place.forget_handed(an, init, args, kwargs)
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
         top.env = an.module_env
@@ -2272,11 +2331,12 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     frame.global_names = declared_names(init.node, ast.Global)
     frame.runs = True
     mark = module_state.mark()
+    reached = in_place.globals_before(an, init) if an.specialize else {}
     with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
-    if an.specialize:  # no call site names a constructor: in_place.forget's part
-        in_place.forget_globals(an, init, module_state.keys_since(mark))
+    if an.specialize:  # no call site names a constructor: in_place.follow's part
+        in_place.forget_globals(an, init, reached, module_state.keys_since(mark))
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 

@@ -18,6 +18,7 @@ from shapelint.analysis import (
     expressions,
     folding,
     grad_mode,
+    in_place,
     instance_state,
     lambdas,
     loops,
@@ -108,6 +109,7 @@ def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) ->
 def exec_return(an: Analyzer, stmt: ast.Return, frame: Frame, module_level: bool) -> None:
     v = an.eval(stmt.value, frame) if stmt.value is not None else NoneV()
     frame.returns.append(v)
+    in_place.exit_here(an, frame)
     frame.done = True
     if frame.func is not None and frame.func.node.returns is not None:
         ret_ann = an.annotations.tensor(frame.func.node.returns)
