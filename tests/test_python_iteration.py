@@ -569,3 +569,21 @@ def test_a_reduction_given_kwargs_not_known_one_by_one_is_not_known(tmp_path, ca
     )
     t = static(path, "Net", "--init", "dim=8", "--input", "x=2,4,8")
     assert not t["complete"]
+
+
+def test_zip_over_a_tensor_whose_first_dim_is_not_known(tmp_path):
+    """zip(x, ys) with x's dim 0 not known walks nothing it cannot name (an
+    internal error on six corpus files once)."""
+    from click.testing import CliRunner
+    from shapelint.cli import main
+
+    code = (
+        "import torch\n\n\ndef f(x: torch.Tensor, ys):\n"
+        "    t = torch.zeros(x.shape[0] * 2, 3)\n"
+        "    return [a + b for a, b in zip(t, ys)]\n\n\n"
+        "def g(n: int):\n    return f(torch.zeros(n, 3), [1, 2])\n"
+    )
+    p = tmp_path / "z.py"
+    p.write_text(code)
+    r = CliRunner().invoke(main, ["check", "--no-cache", str(p)])
+    assert "SHP002" not in r.output, r.output

@@ -209,8 +209,8 @@ def _zip(an, node, args, kwargs, frame) -> Value | None:
 def _slices(an, node, v: Value, frame) -> Value:
     """A tensor iterated (`zip(slots, self.experts)`): its slices along dim 0, as
     unbind() gives them, where that dim is a known number; else v."""
-    if not isinstance(v, TensorV) or not v.shape or isinstance(v.shape[0], Var):
-        return v
+    if not isinstance(v, TensorV) or not v.shape or not isinstance(v.shape[0], Expr):
+        return v  # a rank not known, a leading run, or a dim not known
     if v.shape[0].value is None:
         return v
     items = an.op_value("torch.Tensor.unbind", [v], {}, node, frame, arg_nodes=[node])
