@@ -575,6 +575,7 @@ def test_zip_over_a_tensor_whose_first_dim_is_not_known(tmp_path):
     """zip(x, ys) with x's dim 0 not known walks nothing it cannot name (an
     internal error on six corpus files once)."""
     from click.testing import CliRunner
+
     from shapelint.cli import main
 
     code = (
