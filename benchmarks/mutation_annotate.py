@@ -127,6 +127,17 @@ def _import_line(tree: ast.Module) -> int:
     return line
 
 
+def _replacing(lines, node: ast.expr, text: str) -> tuple:
+    """The edit that writes text in place of node (an annotation already there)."""
+    return (
+        node.lineno,
+        _char_col(lines, node.lineno, node.col_offset),
+        node.end_lineno,
+        _char_col(lines, node.end_lineno, node.end_col_offset),
+        text,
+    )
+
+
 def _char_col(lines: list[str], lineno: int, byte_col: int) -> int:
     return len(lines[lineno - 1].encode()[:byte_col].decode(errors="replace"))
 
@@ -168,16 +179,7 @@ def annotate(source: str, forwards: dict[str, dict], mode: str, names: dict[int,
             if text is None:
                 continue
             if arg.annotation is not None:
-                a = arg.annotation
-                edits.append(
-                    (
-                        a.lineno,
-                        _char_col(lines, a.lineno, a.col_offset),
-                        a.end_lineno,
-                        _char_col(lines, a.end_lineno, a.end_col_offset),
-                        text,
-                    )
-                )
+                edits.append(_replacing(lines, arg.annotation, text))
             else:
                 end = _char_col(lines, arg.end_lineno, arg.end_col_offset)
                 edits.append((arg.end_lineno, end, arg.end_lineno, end, f": {text}"))
@@ -185,15 +187,7 @@ def annotate(source: str, forwards: dict[str, dict], mode: str, names: dict[int,
         if text is not None:
             r = fn.returns
             if r is not None:
-                edits.append(
-                    (
-                        r.lineno,
-                        _char_col(lines, r.lineno, r.col_offset),
-                        r.end_lineno,
-                        _char_col(lines, r.end_lineno, r.end_col_offset),
-                        text,
-                    )
-                )
+                edits.append(_replacing(lines, r, text))
             else:
                 line, col = _closing_paren(source, fn)
                 edits.append((line, col, line, col, f" -> {text}"))
