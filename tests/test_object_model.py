@@ -304,6 +304,23 @@ CASES = {
         dict(),
         dict(x=(2, 4, 8, 8)),
     ),
+    # the legacy constructors given data: one list or tuple display is the values
+    "legacy_tensor_data": (
+        """
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("proj", torch.Tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+                self.register_buffer("pick", torch.LongTensor((0, 2)))
+                self.l = nn.Linear(2, 4)
+
+            def forward(self, x):
+                return self.l(torch.index_select(x @ self.proj, 1, self.pick))
+        """,
+        "Scaled",
+        dict(),
+        dict(x=(2, 5, 3)),
+    ),
     # torch.autograd.Variable(t): t's data, as a tensor
     "autograd_variable": (
         """

@@ -1689,13 +1689,20 @@ def sizes(ctx: RuleContext, size: Value) -> RuleOut:
 @rule
 def legacy_sizes(ctx: RuleContext, size: Value) -> RuleOut:
     """torch.Tensor(2, 3) / torch.FloatTensor(n, d): a tensor of those sizes where
-    every argument is an int; torch.Tensor() is empty. One argument of another kind
-    is data (a list, a tuple) or a torch.Size: not worked out here."""
+    every argument is an int; torch.Tensor() is empty. One list or tuple display of
+    numbers is data (`torch.Tensor([.5, .2])`: shape [2]); a torch.Size is sizes, so a
+    sequence that may be one (`x.shape`) is data only where it holds a float."""
     items = size.items if isinstance(size, TupleV) else None
     if items is None:
         return RuleOut(TensorV(None))
     if not items:
         return RuleOut(TensorV((Expr.const(0),)))
+    if len(items) == 1 and isinstance(items[0], TupleV):
+        nested = _nested_numbers(items[0])
+        surely_data = items[0].kind is not None or (nested is not None and "float" in nested[1])
+        if nested is None or not surely_data:
+            return RuleOut(TensorV(None))
+        return RuleOut(TensorV(nested[0]))
     if not all(isinstance(i, IntV) and not isinstance(i, BoolV) for i in items):
         return RuleOut(TensorV(None))
     return sizes(ctx, size)
