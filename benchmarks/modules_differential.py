@@ -854,6 +854,19 @@ def _int(text):
         return None
 
 
+def _shape_agrees(spelled: list, out: list, truth: list) -> bool:
+    """shapelint's output shape against torch's: a run of dims (`...`, `*name`)
+    stands for any number of them, the dims around it must match where known."""
+    runs = [i for i, d in enumerate(spelled) if str(d) == "..." or str(d).startswith("*")]
+    if not runs:
+        return len(out) == len(truth) and all(a is None or a == b for a, b in zip(out, truth))
+    head, tail = out[: runs[0]], out[runs[-1] + 1 :]
+    if len(head) + len(tail) > len(truth):
+        return False
+    pairs = list(zip(head, truth)) + list(zip(tail, truth[len(truth) - len(tail) :]))
+    return all(a is None or a == b for a, b in pairs)
+
+
 def judge(c: dict, t: dict) -> dict:
     truth = c["flops"]
     out = [_int(d) for d in (t.get("output") or [])] if isinstance(t.get("output"), list) else None
@@ -866,15 +879,9 @@ def judge(c: dict, t: dict) -> dict:
     if t.get("complete") and t.get("flops_value") is not None:
         v = t["flops_value"]
         rec["verdict"] = "exact" if v == truth else "wrong"
-        if (
-            c.get("output") is not None
-            and out is not None
-            and (
-                len(out) != len(c["output"])
-                or any(a is not None and a != b for a, b in zip(out, c["output"]))
-            )
-        ):
-            rec["shape"] = "differs"
+        if c.get("output") is not None and out is not None:
+            if not _shape_agrees(t["output"], out, c["output"]):
+                rec["shape"] = "differs"
         return rec
     bound = _int(t.get("flops"))
     if bound is None:

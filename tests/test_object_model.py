@@ -1381,3 +1381,25 @@ def test_a_torch_layer_s_forward_inherited_with_its_own_parameters(tmp_path):
     t = static_target(path, "Cosine", {}, {"input": "2,4"})
     assert not t["complete"]
     assert "torch.nn.CosineEmbeddingLoss" in t["unknown"][0]["why"]
+
+
+def test_a_target_s_output_prints_an_unnamed_run_of_dims_as_dots(tmp_path):
+    # json carries what the text face shows: `...`, not the run's internal name
+    path = write(
+        tmp_path,
+        "run.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            class Flat(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.l = nn.Linear(4, 8)
+
+                def forward(self, x):
+                    return self.l(x.reshape(*x.shape[:-2], -1))
+            """
+        ),
+    )
+    t = static_target(path, "Flat", {}, {})
+    assert t["output"] == ["...", "8"], t["output"]

@@ -36,7 +36,7 @@ from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import requires
-from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, dim_py
+from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, Var, dim_py
 
 
 class TargetError(ValueError):
@@ -711,11 +711,12 @@ def _all_bytes(records, checked: set[int] | None = None) -> bool:
 
 
 def _output_shape(v: Value) -> list[str | None] | None:
-    """The returned tensor's shape (the first item of a returned tuple)."""
+    """The returned tensor's shape (the first item of a returned tuple); a run of
+    dims no code names prints as `...`, as in the text face (not its internal name)."""
     if isinstance(v, TupleV) and v.items:
         v = v.items[0]
     if isinstance(v, TensorV) and v.shape is not None:
-        return [dim_py(d) for d in v.shape]
+        return [str(d) if isinstance(d, Var) else dim_py(d) for d in v.shape]
     return None
 
 
