@@ -321,6 +321,30 @@ CASES = {
         dict(),
         dict(x=(2, 5, 3)),
     ),
+    # a context manager whose stub says nothing of its arguments: a `**kw` the
+    # analysis cannot spell out changes nothing
+    "backend_context_with_open_kwargs": (
+        """
+        from collections import namedtuple
+
+        Config = namedtuple("Config", ["enable_flash", "enable_math", "enable_mem_efficient"])
+
+        class Attend(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cpu_config = Config(True, True, True)
+                self.cuda_config = None
+                self.l = nn.Linear(8, 8)
+
+            def forward(self, x):
+                config = self.cuda_config if x.is_cuda else self.cpu_config
+                with torch.backends.cuda.sdp_kernel(**config._asdict()):
+                    return self.l(x) @ x.transpose(-1, -2)
+        """,
+        "Attend",
+        dict(),
+        dict(x=(2, 5, 8)),
+    ),
     # torch.autograd.Variable(t): t's data, as a tensor
     "autograd_variable": (
         """

@@ -95,7 +95,8 @@ def call(
             return None, None, None
         res = einx_ops.einx_call(qual, args, kwargs)
         return None, res, None
-    if open_kwargs:  # `torch.mean(x, **kw)`: an op bound without what kw holds is another op
+    if open_kwargs and not stub_ops.free_of_arguments(qual):
+        # `torch.mean(x, **kw)`: an op bound without what kw holds is another op
         return None, None, None
     res = stub(qual, args, kwargs, costs)
     return None, res, None

@@ -243,6 +243,30 @@ def declares_flops(name: str) -> bool | None:
     return any(e.flops is not None for e in entries)
 
 
+def free_of_arguments(name: str) -> bool:
+    """Whether what every stub for ``name`` says holds whatever its arguments are: no
+    figure, no state, and a result the rule does not derive from them (a context
+    manager that picks a backend). A call with a `**kw` not known one by one is then
+    known all the same."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return False
+    return all(
+        e.flops is None
+        and e.other is None
+        and e.bytes is None
+        and e.backward is None
+        and e.saved is None
+        and not e.module
+        and not e.weights
+        and not e.buffers
+        and e.rule is not None
+        and e.rule.name == "unknown"
+        and not e.rule.args
+        for e in entries
+    )
+
+
 def is_property(name: str) -> bool:
     """True for tensor properties (``torch.Tensor.T``, ``.mT``, ``.shape``)."""
     return registry().is_property(name)
