@@ -92,3 +92,66 @@ def test_kept_walks_make_no_reference_cycle():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+EVERY_KIND = '''
+from . import a as b
+import c.d
+async def f(x, /, y=1, *args, k, m=2, **kw) -> int:
+    """doc"""
+    global G
+    def g():
+        nonlocal x
+    async with x as (p, q), y:
+        async for i in aiter(x):
+            await i
+    d = {1: 2, **kw, **{3: 4}}
+    s = {*args}
+    t = x[1:2, ::3, ...]
+    u = f"{x!r:>{y}} {k=}"
+    v = [-i async for i in x if not i]
+    w = (a if b else c for a, *c in x)
+    x.y @= lambda z=None, *, r=None: z or r
+    z: list[int] = (yield) or (yield from x)
+    try:
+        raise ValueError from None
+    except* (TypeError, ValueError) as e:
+        del e
+    finally:
+        assert x, "message"
+    while x < y <= k:
+        break
+    else:
+        continue
+    match x:
+        case Point(1, y=[2, *rest], z={"k": 3, **others}) | None as p if p:
+            pass
+        case -1 | 1.5 | "s" | b"b" | True | C.D:
+            pass
+    return {k: v for k, v in kw.items()} is not None
+@dec
+class K(B, metaclass=M):
+    a: int
+'''
+
+
+def test_the_walk_gives_every_node_ast_walk_gives():
+    # The kept walk reads the fields CPython declares as nodes (lists and single
+    # nodes alike), and tests each value where a class does not declare them.
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    t = ast.parse(EVERY_KIND)
+    want = [n for n in ast.walk(t) if not isinstance(n, leaves)]
+    assert nodes.walk(t) == want
+    kinds = {type(n) for n in want}
+    assert {ast.MatchClass, ast.MatchMapping, ast.Global, ast.Nonlocal, ast.TryStar} <= kinds
+    assert {ast.Dict, ast.arguments, ast.ImportFrom, ast.FormattedValue, ast.Slice} <= kinds
+
+    class Odd(ast.expr):
+        """Not a signature: each field is tested, as a list or as one node."""
+
+        _fields = ("parts", "head", "label")
+
+    odd = Odd(parts=[ast.Name("a", ast.Load()), "x", None], head=ast.Constant(1), label="n")
+    call = ast.Call(odd, [], [])  # keywords left out, as a node built by hand may
+    del call.keywords
+    assert nodes.walk(call) == [call, odd, odd.parts[0], odd.head]

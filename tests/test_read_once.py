@@ -180,3 +180,48 @@ def test_a_loop_is_searched_for_break_once(monkeypatch):
     monkeypatch.setattr(modules, "nested_statements", counted)
     _analyzer(HELPER)
     assert searched and len(searched) == len(set(searched))
+
+
+HANDS_BACK = textwrap.dedent(
+    """
+    import torch.nn as nn
+
+    def same(t):
+        if isinstance(t, tuple):
+            print("a tuple")
+        return t
+
+    class Stem(nn.Module):
+        def __init__(self, a, b):
+            super().__init__()
+            for i in range(3):
+                self.p = same(a + i)
+            self.q = same((a, b))
+    """
+)
+
+
+def test_a_function_returning_its_parameter_is_searched_once(monkeypatch):
+    # Whether a function hands back its parameter (`return t`, never rebound) is
+    # asked at every run of its body (here one per call); it is searched once.
+    from shapelint.analysis import dynamic
+
+    searched: list[str] = []
+    search = dynamic._hands_back
+
+    def counted(fn, factory):
+        searched.append(fn.name)
+        return search(fn, factory)
+
+    monkeypatch.setattr(dynamic, "_hands_back", counted)
+    runs: list[str] = []
+    asked = dynamic.returned_parameter
+
+    def ran(fn):
+        runs.append(fn.name)
+        return asked(fn)
+
+    monkeypatch.setattr(dynamic, "returned_parameter", ran)
+    _analyzer(HANDS_BACK)
+    assert runs.count("same") > 1
+    assert searched.count("same") == 1

@@ -436,7 +436,19 @@ def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, factory: bool) -> bo
 def returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The parameter every `return` of fn returns, never rebound in its body
     (`def deco(func): ...; func.__doc__ = doc; return func`): a call returns the
-    very argument, whatever the analysis makes of the rest. None otherwise."""
+    very argument, whatever the analysis makes of the rest. None otherwise. Kept
+    on the node: it is asked at every run of fn's body."""
+    known = fn.__dict__.get(_RETURNED, _RETURNED)
+    if known is _RETURNED:
+        known = _returned_parameter(fn)
+        setattr(fn, _RETURNED, known)
+    return known
+
+
+_RETURNED = "_shapelint_returned_parameter"
+
+
+def _returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     if not _hands_back(fn, factory=False):
         return None
     name = fn.args.posonlyargs[0].arg if fn.args.posonlyargs else fn.args.args[0].arg
@@ -450,7 +462,7 @@ def returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue  # their own scopes (a `nonlocal` in one rebinds it: not followed)
         todo.extend(ast.iter_child_nodes(n))
-    if any(isinstance(n, ast.Nonlocal) and name in n.names for n in ast.walk(fn)):
+    if any(name in n.names for n in nodes_of(fn, ast.Nonlocal)):
         return None
     return name
 

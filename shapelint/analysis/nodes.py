@@ -14,6 +14,7 @@ index never goes stale."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import TypeVar
 
 N = TypeVar("N", bound=ast.AST)
@@ -106,27 +107,54 @@ def _descendants(*roots: ast.AST) -> list[ast.AST]:
     node is used (`Load`, `Store`, `Add`, `Eq`: its `ctx`, `op`, `ops`; a third of
     a tree, and nothing here asks for them), as a list: the same breadth-first
     order (the list is its own queue: a node is opened in the order it was
-    found), at half ast.walk's cost. Of sibling roots: their descendants, level by
-    level."""
+    found), at a third of ast.walk's cost. Of sibling roots: their descendants,
+    level by level."""
     out = list(roots)
-    found, fields, node_type = out.append, _FIELDS, ast.AST
+    found, found_all, fields, node_type = out.append, out.extend, _FIELDS, ast.AST
     for node in out:
-        names = fields.get(node.__class__)
-        if names is None:
-            names = fields[node.__class__] = tuple(
-                f for f in node._fields if f not in ("ctx", "op", "ops")
-            )
-        for name in names:
+        spec = fields.get(node.__class__)
+        if spec is None:
+            spec = fields[node.__class__] = _child_fields(node.__class__)
+        for name, many in spec:
             value = getattr(node, name, None)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, node_type):
+            if many:  # (a list may hold None: a `**` key of a dict, a keyword-only default)
+                for item in value or ():  # (or be missing, in a node built by hand)
+                    if item is not None:
                         found(item)
-            elif isinstance(value, node_type):
+            elif many is None:  # a field whose type CPython does not declare
+                if value.__class__ is list:
+                    found_all(item for item in value if isinstance(item, node_type))
+                elif isinstance(value, node_type):
+                    found(value)
+            elif value is not None:
                 found(value)
     del out[: len(roots)]
     return out
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+def _child_fields(cls: type) -> tuple[tuple[str, bool | None], ...]:
+    """The fields of cls that can hold nodes, in `_fields` order, each with whether
+    it is a list (`stmt* body`) or one node or None (`expr? returns`); None where
+    the type is not declared (each value then tested). Read off the ASDL signature
+    CPython gives each node class as its docstring, so that a field of names or
+    numbers (`identifier name`, `int level`, `constant value`) is never read at
+    all, and a list's items need no type test."""
+    signature = _SIGNATURE.match((cls.__doc__ or "").partition("\n")[0])
+    declared: dict[str, str] = {}
+    if signature and signature.group(1):
+        for part in signature.group(1).split(", "):
+            kind, _, name = part.rpartition(" ")
+            declared[name] = kind
+    spec: list[tuple[str, bool | None]] = []
+    for name in cls._fields:
+        kind = declared.get(name)
+        if name in ("ctx", "op", "ops") or (kind and kind.rstrip("*?") in _NOT_NODES):
+            continue
+        spec.append((name, None if kind is None else kind.endswith("*")))
+    return tuple(spec)
+
+
+_FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+_SIGNATURE = re.compile(r"\w+\((.*)\)$")
+_NOT_NODES = frozenset({"identifier", "string", "int", "constant"})
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
