@@ -50,6 +50,8 @@ EXACT = [
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),
     ("Solve", SEQ, True),
+    ("Unpacked", SEQ, True),
+    ("RowLoop", SEQ, True),
 ]
 
 
@@ -78,6 +80,21 @@ def test_activation_bytes_equal_saved_tensors(name, shape, training):
     t = _static(name, shape, training)
     assert t["activation_complete"], t["activation_unknown"]
     assert t["activation_bytes_value"] == _truth(name, shape, training)
+
+
+def test_rows_of_an_input_are_untracked_views_backward_as_torch():
+    """Iterating a tensor yields `x[i]`: the backward of a layer over the input's rows
+    needs no gradient of those rows, as torch's FlopCounterMode counts it."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    for name in ("Unpacked", "RowLoop"):
+        t = _static(name, SEQ)
+        m = getattr(_module(), name)()
+        out = m(torch.randn(*SEQ))
+        with FlopCounterMode(display=False) as counter:
+            out.sum().backward()
+        assert t["backward_complete"], t["backward_unknown"]
+        assert t["flops_backward_value"] == counter.get_total_flops()
 
 
 def test_symbolic_figure_is_torch_at_every_size():

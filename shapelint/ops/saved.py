@@ -244,6 +244,12 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     return value
 
 
+def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
+    """v, one index of base's first axis (`base[i]`), as a view of base's storage:
+    contiguous where base is."""
+    return _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)  # type: ignore[return-value]
+
+
 def same_storage(items: tuple | None, args, value: Value) -> Value:
     """value, where the stub says the op returns its first operand itself
     (dropout in eval mode), marked as that operand's storage."""

@@ -403,3 +403,31 @@ class Solve(nn.Module):
     def forward(self, x):
         r = torch.linalg.solve(self.eye - self.q, self.eye + self.q, left=False)
         return torch.linalg.solve(r + 4 * self.eye, x.transpose(-1, -2)).transpose(-1, -2)
+
+
+class Unpacked(nn.Module):
+    """`h, c = x` takes rows of the input: views of its storage, as untracked as it
+    (a Linear without bias keeps its input: the input's storage, not counted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        h, c = x
+        return self.lin(h) * c
+
+
+class RowLoop(nn.Module):
+    """`for r in x` walks views of the input's rows: a Linear of each keeps its row,
+    the input's storage, which is not counted."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        rows = []
+        for r in x:
+            rows.append(self.lin(r))
+        return torch.stack(rows)
