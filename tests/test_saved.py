@@ -52,6 +52,8 @@ EXACT = [
     ("Solve", SEQ, True),
     ("Unpacked", SEQ, True),
     ("RowLoop", SEQ, True),
+    ("Pairs", SEQ, True),
+    ("Grid", SEQ, True),
 ]
 
 
@@ -82,19 +84,23 @@ def test_activation_bytes_equal_saved_tensors(name, shape, training):
     assert t["activation_bytes_value"] == _truth(name, shape, training)
 
 
-def test_rows_of_an_input_are_untracked_views_backward_as_torch():
-    """Iterating a tensor yields `x[i]`: the backward of a layer over the input's rows
-    needs no gradient of those rows, as torch's FlopCounterMode counts it."""
+@pytest.mark.parametrize("name", ["Unpacked", "RowLoop", "Pairs", "Grid"])
+def test_views_forward_and_backward_as_torch(name):
+    """Iterating a tensor yields `x[i]` (the backward of a layer over the input's rows
+    needs no gradient of those rows); broadcast_tensors and meshgrid expand each
+    operand: forward, output and backward as torch's FlopCounterMode counts them."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    for name in ("Unpacked", "RowLoop"):
-        t = _static(name, SEQ)
-        m = getattr(_module(), name)()
+    t = _static(name, SEQ)
+    m = getattr(_module(), name)()
+    with FlopCounterMode(display=False) as counter:
         out = m(torch.randn(*SEQ))
-        with FlopCounterMode(display=False) as counter:
-            out.sum().backward()
-        assert t["backward_complete"], t["backward_unknown"]
-        assert t["flops_backward_value"] == counter.get_total_flops()
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert t["output"] == [str(n) for n in out.shape]
+    with FlopCounterMode(display=False) as counter:
+        out.sum().backward()
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == counter.get_total_flops()
 
 
 def test_symbolic_figure_is_torch_at_every_size():

@@ -431,3 +431,29 @@ class RowLoop(nn.Module):
         for r in x:
             rows.append(self.lin(r))
         return torch.stack(rows)
+
+
+class Pairs(nn.Module):
+    """broadcast_tensors expands each operand to the joint shape: views of each
+    operand's own storage (here, the input's)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        a, b = torch.broadcast_tensors(x.unsqueeze(2), x.unsqueeze(1))
+        return self.lin(torch.cat((a, b), dim=-1))
+
+
+class Grid(nn.Module):
+    """meshgrid's outputs are expanded views of its inputs: a product with a
+    parameter keeps the 3 (and 4) floats of the aranges, not the 12 of a grid."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3, 4))
+
+    def forward(self, x):
+        a, b = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")
+        return x.sum() * (a * self.w + b)
