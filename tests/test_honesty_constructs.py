@@ -1797,6 +1797,35 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a tuple of indices held in a name indexes as the display would, and
+    # `slice(None, k)` is `:k`: the split decides which branch runs
+    "held_index_tuple_of_slice_builtins": _case(
+        """
+        def split_at(dim, index, t):
+            pre = (slice(None),) * dim
+            left = (*pre, slice(None, index))
+            right = (*pre, slice(index, None))
+            return t[left], t[right]
+
+        class M(nn.Module):
+            def __init__(self, d, local=1):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 2 * d)
+                self.local = local
+
+            def forward(self, x):
+                lx, gx = split_at(1, self.local, x)
+                has_local, has_global = map(lambda t: t.shape[1] > 0, (lx, gx))
+                out = []
+                if has_local:
+                    out.append(self.a(lx))
+                if has_global:
+                    out.append(self.b(gx)[..., slice(1, None, 2)])
+                return torch.cat(out, dim=1)
+        """,
+        {"d": "4"},
+    ),
 }
 
 

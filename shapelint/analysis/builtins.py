@@ -54,6 +54,7 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -145,6 +146,15 @@ def _int(an, node, args, kwargs, frame) -> Value | None:
         return IntV(None) if a.value is None else IntV(Expr.const(int(a.value)))
     a = hidden(a)
     return a if isinstance(a, IntV) else IntV(None)
+
+
+def _slice(an, node, args, kwargs, frame) -> Value | None:
+    """`slice(stop)`, `slice(start, stop[, step])`: the value `start:stop:step` has
+    (an absent or None bound is absent)."""
+    if kwargs or not 1 <= len(args) <= 3:
+        return None  # Python raises
+    bounds = [None, args[0], None] if len(args) == 1 else [*args, None][:3]
+    return SliceV(*(None if b is None or isinstance(b, NoneV) else b for b in bounds))
 
 
 def _float(an, node, args, kwargs, frame) -> Value | None:
@@ -886,6 +896,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "tuple": (_sequence,),
     "int": (_int,),
     "float": (_float,),
+    "slice": (_slice,),
     "min": (_extreme(min),),
     "max": (_extreme(max),),
     "dict": (_dict,),
