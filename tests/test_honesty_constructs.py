@@ -1797,6 +1797,24 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # torch's own `_pair` on a size: a tuple stays, a number is repeated
+    "torch_ntuple_helpers": _case(
+        """
+        from torch.nn.modules.utils import _pair, _single
+
+        class M(nn.Module):
+            def __init__(self, c, k=3, padding=(1, 0)):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, _pair(k), padding=_pair(padding))
+                self.conv1 = nn.Conv1d(c, c, _single(k))
+
+            def forward(self, x):
+                y = self.conv(x)
+                return self.conv1(y.flatten(2))
+        """,
+        {"c": "4"},
+        {"x": "2,4,8,8"},
+    ),
     # a tuple of indices held in a name indexes as the display would, and
     # `slice(None, k)` is `:k`: the split decides which branch runs
     "held_index_tuple_of_slice_builtins": _case(

@@ -129,6 +129,26 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     return None
 
 
+# torch.nn.modules.utils' `_ntuple` helpers (`_pair(k)`, which conv layers and the
+# code that builds them call on a size): an iterable as a tuple, anything else n times.
+_NTUPLE = {"_single": 1, "_pair": 2, "_triple": 3, "_quadruple": 4}
+
+
+def ntuple(qual: str, args, kwargs) -> Value | None:
+    """`_pair(x)` and its siblings as torch defines them; None for any other call, or
+    an argument whose iterability is not known here."""
+    module, _, name = qual.rpartition(".")
+    n = _NTUPLE.get(name)
+    if n is None or not module.startswith("torch.nn.modules") or len(args) != 1 or kwargs:
+        return None
+    x = args[0]
+    if isinstance(x, TupleV):
+        return TupleV(x.items, "tuple")
+    if isinstance(x, (IntV, FloatV, BoolV, NoneV)):
+        return TupleV((x,) * n, "tuple")
+    return None
+
+
 def _int(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1:
         return None

@@ -1316,6 +1316,8 @@ class ModuleAnalyzer:
         if scalar is None:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
+            scalar = builtins.ntuple(qual, args, kwargs)
+        if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None:
             scalar = folding.operator_compare(qual, args, kwargs)
