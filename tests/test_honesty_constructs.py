@@ -1797,6 +1797,27 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a number is no instance of a class whose bases are all the project's (or
+    # object): the branch for a configuration object is surely not taken
+    "isinstance_of_project_class_on_int": _case(
+        """
+        class Wiring:
+            def __init__(self, units):
+                self.units = units
+
+        class M(nn.Module):
+            def __init__(self, units, d=4):
+                super().__init__()
+                if isinstance(units, Wiring):
+                    self.lin = nn.Linear(d, units.units)
+                else:
+                    self.lin = nn.Linear(d, units)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"units": "8"},
+    ),
     # torch's own `_pair` on a size: a tuple stays, a number is repeated
     "torch_ntuple_helpers": _case(
         """

@@ -26,6 +26,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.attributes import all_methods, derives_from, derives_from_object_alone
+from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
@@ -705,6 +706,19 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
             # variants of theirs (LazyLinear is a Linear): of any other, no instance
             unsure = cls in TORCH_PUBLIC_BASES or mine.startswith(("Lazy", "NonDynamically"))
             return None if unsure else False
+    if (
+        isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
+        and qual not in _ABSTRACT | _NUMBERS.keys()
+    ):
+        # a number, string or None is no instance of a project class none of whose
+        # bases is a builtin type (`isinstance(units, Wiring)` of an int)
+        if qual is not None:
+            sym = an.project_symbol(n, qual, frame)
+        else:  # a class of this file
+            ref = an.eval(n, frame) if builtin not in _PY_TYPES else None
+            sym = an.class_of(ref.name) if isinstance(ref, ClassRefV) else None
+        if isinstance(sym, ClassDef) and derives_from_object_alone(an, sym):
+            return False
     if qual in _ABSTRACT:
         kinds, tensor = _ABSTRACT[qual]
         if isinstance(v, TensorV):
