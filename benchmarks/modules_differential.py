@@ -145,12 +145,15 @@ def discover(corpus: Path) -> list[dict]:
     while changed:
         changed = False
         for c in classes:
-            if c["qualname"] in modular:
+            # By the class's own name, as it is added: a nested class (`Outer.Inner`)
+            # tested by its qualname was never found and kept the loop going forever.
+            name = c["qualname"].rsplit(".", 1)[-1]
+            if name in modular:
                 continue
             for b in c["bases"]:
                 last = b.rsplit(".", 1)[-1]
                 if b.startswith(("nn.", "torch.nn.")) or last in modular:
-                    modular.add(c["qualname"].rsplit(".", 1)[-1])
+                    modular.add(name)
                     changed = True
                     break
     out = []

@@ -188,6 +188,10 @@ CALLS.update(
             ((X(3), X(4)), {"indexing": "ij"}),
             ((X(3), X(4), X(2)), {"indexing": "xy"}),
         ],
+        "torch.broadcast_tensors": [
+            ((X(3, 1), X(1, 4)), {}),
+            ((X(2, 1, 5), X(3, 1), X(5)), {}),
+        ],
         "torch.index_select": [((X(3, 4), 1, _idx), {})],
         "torch.Tensor.index_select": [((X(3, 4), 0, _idx), {})],
         "torch.fft.fft": [((X(2, 8),), {}), ((X(2, 8),), {"n": 5, "dim": 0})],

@@ -1797,6 +1797,74 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a number is no instance of a class whose bases are all the project's (or
+    # object): the branch for a configuration object is surely not taken
+    "isinstance_of_project_class_on_int": _case(
+        """
+        class Wiring:
+            def __init__(self, units):
+                self.units = units
+
+        class M(nn.Module):
+            def __init__(self, units, d=4):
+                super().__init__()
+                if isinstance(units, Wiring):
+                    self.lin = nn.Linear(d, units.units)
+                else:
+                    self.lin = nn.Linear(d, units)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"units": "8"},
+    ),
+    # torch's own `_pair` on a size: a tuple stays, a number is repeated
+    "torch_ntuple_helpers": _case(
+        """
+        from torch.nn.modules.utils import _pair, _single
+
+        class M(nn.Module):
+            def __init__(self, c, k=3, padding=(1, 0)):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, _pair(k), padding=_pair(padding))
+                self.conv1 = nn.Conv1d(c, c, _single(k))
+
+            def forward(self, x):
+                y = self.conv(x)
+                return self.conv1(y.flatten(2))
+        """,
+        {"c": "4"},
+        {"x": "2,4,8,8"},
+    ),
+    # a tuple of indices held in a name indexes as the display would, and
+    # `slice(None, k)` is `:k`: the split decides which branch runs
+    "held_index_tuple_of_slice_builtins": _case(
+        """
+        def split_at(dim, index, t):
+            pre = (slice(None),) * dim
+            left = (*pre, slice(None, index))
+            right = (*pre, slice(index, None))
+            return t[left], t[right]
+
+        class M(nn.Module):
+            def __init__(self, d, local=1):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 2 * d)
+                self.local = local
+
+            def forward(self, x):
+                lx, gx = split_at(1, self.local, x)
+                has_local, has_global = map(lambda t: t.shape[1] > 0, (lx, gx))
+                out = []
+                if has_local:
+                    out.append(self.a(lx))
+                if has_global:
+                    out.append(self.b(gx)[..., slice(1, None, 2)])
+                return torch.cat(out, dim=1)
+        """,
+        {"d": "4"},
+    ),
 }
 
 

@@ -50,6 +50,10 @@ EXACT = [
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),
     ("Solve", SEQ, True),
+    ("Unpacked", SEQ, True),
+    ("RowLoop", SEQ, True),
+    ("Pairs", SEQ, True),
+    ("Grid", SEQ, True),
 ]
 
 
@@ -78,6 +82,25 @@ def test_activation_bytes_equal_saved_tensors(name, shape, training):
     t = _static(name, shape, training)
     assert t["activation_complete"], t["activation_unknown"]
     assert t["activation_bytes_value"] == _truth(name, shape, training)
+
+
+@pytest.mark.parametrize("name", ["Unpacked", "RowLoop", "Pairs", "Grid"])
+def test_views_forward_and_backward_as_torch(name):
+    """Iterating a tensor yields `x[i]` (the backward of a layer over the input's rows
+    needs no gradient of those rows); broadcast_tensors and meshgrid expand each
+    operand: forward, output and backward as torch's FlopCounterMode counts them."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    t = _static(name, SEQ)
+    m = getattr(_module(), name)()
+    with FlopCounterMode(display=False) as counter:
+        out = m(torch.randn(*SEQ))
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert t["output"] == [str(n) for n in out.shape]
+    with FlopCounterMode(display=False) as counter:
+        out.sum().backward()
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == counter.get_total_flops()
 
 
 def test_symbolic_figure_is_torch_at_every_size():

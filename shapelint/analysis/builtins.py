@@ -26,6 +26,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.attributes import all_methods, derives_from, derives_from_object_alone
+from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import (
     DICT_KINDS,
     MAP_MAX,
@@ -54,6 +55,7 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -128,6 +130,26 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     return None
 
 
+# torch.nn.modules.utils' `_ntuple` helpers (`_pair(k)`, which conv layers and the
+# code that builds them call on a size): an iterable as a tuple, anything else n times.
+_NTUPLE = {"_single": 1, "_pair": 2, "_triple": 3, "_quadruple": 4}
+
+
+def ntuple(qual: str, args, kwargs) -> Value | None:
+    """`_pair(x)` and its siblings as torch defines them; None for any other call, or
+    an argument whose iterability is not known here."""
+    module, _, name = qual.rpartition(".")
+    n = _NTUPLE.get(name)
+    if n is None or not module.startswith("torch.nn.modules") or len(args) != 1 or kwargs:
+        return None
+    x = args[0]
+    if isinstance(x, TupleV):
+        return TupleV(x.items, "tuple")
+    if isinstance(x, (IntV, FloatV, BoolV, NoneV)):
+        return TupleV((x,) * n, "tuple")
+    return None
+
+
 def _int(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1:
         return None
@@ -145,6 +167,15 @@ def _int(an, node, args, kwargs, frame) -> Value | None:
         return IntV(None) if a.value is None else IntV(Expr.const(int(a.value)))
     a = hidden(a)
     return a if isinstance(a, IntV) else IntV(None)
+
+
+def _slice(an, node, args, kwargs, frame) -> Value | None:
+    """`slice(stop)`, `slice(start, stop[, step])`: the value `start:stop:step` has
+    (an absent or None bound is absent)."""
+    if kwargs or not 1 <= len(args) <= 3:
+        return None  # Python raises
+    bounds = [None, args[0], None] if len(args) == 1 else [*args, None][:3]
+    return SliceV(*(None if b is None or isinstance(b, NoneV) else b for b in bounds))
 
 
 def _float(an, node, args, kwargs, frame) -> Value | None:
@@ -675,6 +706,19 @@ def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
             # variants of theirs (LazyLinear is a Linear): of any other, no instance
             unsure = cls in TORCH_PUBLIC_BASES or mine.startswith(("Lazy", "NonDynamically"))
             return None if unsure else False
+    if (
+        isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
+        and qual not in _ABSTRACT | _NUMBERS.keys()
+    ):
+        # a number, string or None is no instance of a project class none of whose
+        # bases is a builtin type (`isinstance(units, Wiring)` of an int)
+        if qual is not None:
+            sym = an.project_symbol(n, qual, frame)
+        else:  # a class of this file
+            ref = an.eval(n, frame) if builtin not in _PY_TYPES else None
+            sym = an.class_of(ref.name) if isinstance(ref, ClassRefV) else None
+        if isinstance(sym, ClassDef) and derives_from_object_alone(an, sym):
+            return False
     if qual in _ABSTRACT:
         kinds, tensor = _ABSTRACT[qual]
         if isinstance(v, TensorV):
@@ -886,6 +930,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "tuple": (_sequence,),
     "int": (_int,),
     "float": (_float,),
+    "slice": (_slice,),
     "min": (_extreme(min),),
     "max": (_extreme(max),),
     "dict": (_dict,),

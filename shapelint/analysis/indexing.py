@@ -30,7 +30,8 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     if t.shape is None:
         return unknown
     elems = _elements(sl, idx)
-    values = idx.items if isinstance(idx, TupleV) and isinstance(sl, ast.Tuple) else (idx,)
+    spread = isinstance(sl, ast.Tuple) or _index_tuple(idx)
+    values = idx.items if isinstance(idx, TupleV) and spread else (idx,)
     if elems is None or len(values) != len(elems):
         return unknown
     used = [_consumes(e, v) for e, v in zip(elems, values)]
@@ -57,7 +58,7 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             continue
         if pos + used[i] > len(dims):  # type: ignore[operator]
             return unknown
-        if isinstance(e, ast.Slice):
+        if isinstance(e, ast.Slice) or isinstance(v, SliceV):
             out.append(_slice_length(dims[pos], v))
         elif isinstance(v, TensorV):
             out.extend(_index_dims(v))
@@ -90,7 +91,9 @@ def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
     spelled out from its values. None: a starred run not made of None, ints and
     slices, or more than one of them."""
     if not isinstance(sl, ast.Tuple):
-        return [sl]
+        # a tuple of indices held in a name (`l = (slice(None), slice(None, k))`;
+        # `t[l]`) indexes as the display would
+        return _spelled(idx.items) if _index_tuple(idx) else [sl]  # type: ignore[attr-defined]
     starred = [i for i, e in enumerate(sl.elts) if isinstance(e, ast.Starred)]
     if not starred:
         return list(sl.elts)
@@ -99,8 +102,22 @@ def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
     at, n = starred[0], len(idx.items) - len(sl.elts) + 1
     if n < 0:
         return None
+    spelled = _spelled(idx.items[at : at + n])
+    return None if spelled is None else [*sl.elts[:at], *spelled, *sl.elts[at + 1 :]]
+
+
+def _index_tuple(idx: Value) -> bool:
+    """Whether idx, a value indexing a tensor, is surely a tuple of basic indices:
+    one holding a slice or None, which torch reads as a tuple even when it is a
+    list (a list of ints alone is an advanced index)."""
+    return isinstance(idx, TupleV) and any(isinstance(v, (SliceV, NoneV)) for v in idx.items)
+
+
+def _spelled(items: tuple[Value, ...]) -> list[ast.expr] | None:
+    """Index values as the elements a display would have written; None where one
+    is not None, an int or a slice."""
     spelled: list[ast.expr] = []
-    for v in idx.items[at : at + n]:
+    for v in items:
         if isinstance(v, NoneV):
             spelled.append(ast.Constant(None))
         elif isinstance(v, IntV):
@@ -109,7 +126,7 @@ def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
             spelled.append(ast.Slice())
         else:
             return None
-    return [*sl.elts[:at], *spelled, *sl.elts[at + 1 :]]
+    return spelled
 
 
 def _is_const(e: ast.expr, value: object) -> bool:
@@ -122,7 +139,7 @@ def _consumes(e: ast.expr, v: Value) -> int | None:
     """How many dimensions an index element uses up; None: not followed."""
     if _is_const(e, Ellipsis) or _is_const(e, None):
         return 0
-    if isinstance(e, ast.Slice) or isinstance(v, IntV):
+    if isinstance(e, ast.Slice) or isinstance(v, (IntV, SliceV)):
         return 1
     if isinstance(e, ast.List) and isinstance(v, TupleV):
         # One list of ints (`x[:, [-1], :]`): that dim keeps one entry per item.

@@ -947,7 +947,7 @@ class ModuleAnalyzer:
                     self._assign(e, value.item, frame, None)
             elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
                 # `q, k, v = t`: iterating a tensor walks its first dimension.
-                row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
+                row = backward.row(value)
                 for e in elts:
                     self._assign(e, row, frame, None)
             else:
@@ -1310,10 +1310,13 @@ class ModuleAnalyzer:
                 return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
-            return backward.after_op(qual, args, kwargs, joined, STAND_IN_COST)[0]
+            operands, named = sequences.as_operands(args), sequences.as_operands(kwargs)
+            return backward.after_op(qual, operands, named, joined, STAND_IN_COST)[0]
         scalar = scalars.call(qual, args)
         if scalar is None:
             scalar = builtins.copied(qual, args, kwargs)
+        if scalar is None:
+            scalar = builtins.ntuple(qual, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None:

@@ -80,6 +80,15 @@ def stack_or_cat(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Valu
     return TensorV(tuple(shape), item.dtype)
 
 
+def as_operands(values):
+    """A call's arguments (a list, or a dict of keywords) with each SeqV's item
+    standing for its items: whether autograd tracks a stack of them is whether it
+    tracks the item every turn made."""
+    if isinstance(values, dict):
+        return {k: v.item if isinstance(v, SeqV) else v for k, v in values.items()}
+    return [v.item if isinstance(v, SeqV) else v for v in values]
+
+
 def hidden(v: Value) -> Value:
     """What code that does not know SeqV sees of v."""
     return UNKNOWN if isinstance(v, SeqV) else v

@@ -45,6 +45,13 @@ def requires(v: Value) -> bool | None:
     return None
 
 
+def row(t: TensorV) -> TensorV:
+    """One item of iterating tensor t, as Python's `for r in t` and `a, b = t` take
+    it: `t[i]`, a view of t's storage that autograd tracks where it tracks t."""
+    shape = None if t.shape is None else t.shape[1:]
+    return saving.first_axis_part(TensorV(shape, t.dtype, grad=requires(t)), t)
+
+
 def operand_grads(values) -> list[bool | None]:
     """requires() of every tensor among values: a tuple's items, and a module's
     parameters (a layer's weights are operands of its call)."""

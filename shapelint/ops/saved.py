@@ -69,6 +69,8 @@ _REORDERS = frozenset(
 )
 _PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
 _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
+# Ops returning one expanded view of each tensor operand, in order.
+_EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
 _SAME = frozenset(
@@ -231,6 +233,12 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, base, view=True, contiguous=layout)
     if short in _SPREAD:
         return _mark(value, base, view=True, contiguous=None)
+    if short in _EACH_SPREAD and name.startswith("torch.") and isinstance(value, TupleV):
+        bases = list(_tensors(args))
+        if len(bases) != len(value.items):
+            return _mark(value, UNSURE, view=True, contiguous=None)
+        marked = (_mark(v, b, view=True, contiguous=None) for v, b in zip(value.items, bases))
+        return TupleV(tuple(marked))
     if short in _SAME or in_place:
         return _mark(value, base, view=True, contiguous=base.contiguous)
     if short in _MAYBE_COPY:
@@ -242,6 +250,12 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     if name == "operator.getitem":
         return _mark(value, UNSURE, view=True, contiguous=None)
     return value
+
+
+def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
+    """v, one index of base's first axis (`base[i]`), as a view of base's storage:
+    contiguous where base is."""
+    return _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)  # type: ignore[return-value]
 
 
 def same_storage(items: tuple | None, args, value: Value) -> Value:

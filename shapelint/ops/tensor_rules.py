@@ -13,8 +13,10 @@ from shapelint.ops.shape_rules import (
     MATMUL,
     RANK,
     SIGNATURE,
+    NotApplicable,
     RuleContext,
     RuleOut,
+    broadcast,
     broadcast_shapes,
     const,
     differs,
@@ -262,6 +264,25 @@ def meshgrid(ctx: RuleContext, tensors: Value, indexing: Value) -> RuleOut:
     shape = tuple(sizes) if mode in ("ij", "xy") else None
     out.value = TupleV(tuple(TensorV(shape, dtype_of(t)) for t in items))
     return out
+
+
+@rule
+def broadcast_tensors(ctx: RuleContext, tensors: Value) -> RuleOut:
+    """torch.broadcast_tensors: each operand expanded to the shape they broadcast to,
+    its own dtype kept."""
+    items = tensors.items if isinstance(tensors, TupleV) else None
+    if items and len(items) == 1 and isinstance(items[0], TupleV):
+        items = items[0].items  # broadcast_tensors(*pair) spelled with a tuple
+    if items is None or not all(isinstance(t, TensorV) for t in items):
+        return RuleOut(UNKNOWN)  # a list not followed: not even a count
+    joint = broadcast(ctx, *items)
+    if isinstance(joint, NotApplicable):
+        return RuleOut(TupleV(()))
+    if joint.issues:
+        return joint
+    shape = joint.value.shape if isinstance(joint.value, TensorV) else None
+    joint.value = TupleV(tuple(TensorV(shape, dtype_of(t)) for t in items))
+    return joint
 
 
 @rule

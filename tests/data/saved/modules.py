@@ -403,3 +403,57 @@ class Solve(nn.Module):
     def forward(self, x):
         r = torch.linalg.solve(self.eye - self.q, self.eye + self.q, left=False)
         return torch.linalg.solve(r + 4 * self.eye, x.transpose(-1, -2)).transpose(-1, -2)
+
+
+class Unpacked(nn.Module):
+    """`h, c = x` takes rows of the input: views of its storage, as untracked as it
+    (a Linear without bias keeps its input: the input's storage, not counted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        h, c = x
+        return self.lin(h) * c
+
+
+class RowLoop(nn.Module):
+    """`for r in x` walks views of the input's rows: a Linear of each keeps its row,
+    the input's storage, which is not counted."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        rows = []
+        for r in x:
+            rows.append(self.lin(r))
+        return torch.stack(rows)
+
+
+class Pairs(nn.Module):
+    """broadcast_tensors expands each operand to the joint shape: views of each
+    operand's own storage (here, the input's)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        a, b = torch.broadcast_tensors(x.unsqueeze(2), x.unsqueeze(1))
+        return self.lin(torch.cat((a, b), dim=-1))
+
+
+class Grid(nn.Module):
+    """meshgrid's outputs are expanded views of its inputs: a product with a
+    parameter keeps the 3 (and 4) floats of the aranges, not the 12 of a grid."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(3, 4))
+
+    def forward(self, x):
+        a, b = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")
+        return x.sum() * (a * self.w + b)
