@@ -35,6 +35,11 @@ EXACT = [
     "Blocks",
     "Written",
     "Appended",
+    "Overwritten",
+    "Carried",
+    "Summed",
+    "OverwrittenName",
+    "DeadChain",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]

@@ -131,8 +131,11 @@ class CallRecord:
     # The Origins of the tensors it made (ops/backward.py; None: not known):
     # whether the loss reaches it (analysis/reached.py).
     result: frozenset | None = None
-    # How many times each child runs, where not once each (a loop counted by one turn).
+    # How many times each child runs, where not once each (a loop counted by one turn),
+    # and, for such a loop, (what each name the turn rebound holds after it, the
+    # Origin it entered the turn with): which turns' calls the loss reaches.
     weights: list | None = None
+    carried: list | None = None
 
 
 @dataclass

@@ -56,7 +56,7 @@ from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
-from shapelint.ops.backward import GRAD_MODE, called, entered, left
+from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -1654,9 +1654,10 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     ):
         # `range(n)` of known n: one turn for all when every turn is the same. Not
         # in __init__: a turn there grows `self`, which no name compared shows.
+        entries = turn_entries(frame.env)  # which turn's values the loss reaches
         turn = loops.same_each_turn(an, stmt, IntV(None), items[-1], frame, first_apart=True)
         if isinstance(turn, tuple):  # the first turn apart: it made a tensor require grad
-            first, rest = turn
+            first, rest, entries = turn
             others = scale_cost(
                 add_costs(r.cost for r in rest.values()), Expr.const(len(items) - 1)
             )
@@ -1665,9 +1666,12 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
                             [], UNKNOWN, cost)  # fmt: skip
             rec.children = [*first.values(), *rest.values()]
             rec.weights = [Expr.const(1)] * len(first) + [Expr.const(len(items) - 1)] * len(rest)
+            rec.carried = carried(frame.env, entries)
             return
         if turn is not None:
-            _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            rec = _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            if rec is not None:
+                rec.carried = carried(frame.env, entries)
             return
     saved = frame.records
     children: dict = {}
@@ -1689,6 +1693,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
 
 def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = None) -> None:
     saved = frame.records
+    entries = turn_entries(frame.env)  # which turn's values the loss reaches
     before = dict(frame.env)
     frame.records = {}
     try:
@@ -1697,13 +1702,16 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
         children = frame.records
     finally:
         frame.records = saved
+    turned = carried(frame.env, entries)
     frame.env = an.join_env(before, frame.env)
-    _loop_record(an, stmt, frame, children, None, count, extra)
+    rec = _loop_record(an, stmt, frame, children, None, count, extra)
+    if rec is not None:
+        rec.carried = turned
 
 
-def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None) -> None:
+def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
     if not children and extra is None:
-        return
+        return None
     costs = [r.cost for r in children.values()]
     if extra is not None:
         costs.append(extra)
@@ -1716,6 +1724,7 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     rec.children = list(children.values())
     if count is not None:
         rec.weights = [count] * len(rec.children)
+    return rec
 
 
 @contextmanager

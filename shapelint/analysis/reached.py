@@ -21,6 +21,7 @@ from shapelint.ops.backward import origins, walk
 from shapelint.ops.values import UNKNOWN, ObjectV, TupleV, Value
 
 ZERO = Expr.const(0)
+ONE = Expr.const(1)
 
 
 def reached(returns: Value) -> set[int] | None:
@@ -118,17 +119,85 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         if all(b == ZERO for b, _ in parts):
             return ZERO, ZERO
         return None, ZERO
-    if whole is not None and all(
-        b == ch.cost.backward for (b, _), ch in zip(parts, r.children, strict=True)
-    ):
-        return whole, whole  # every call of it counts as it is
     weights = r.weights or [Expr.const(1)] * len(parts)
     sums = [ch.cost.backward for ch in r.children]
     if whole is None or None in sums or _weighted(sums, weights) != whole:
-        return None, ZERO  # not a plain sum of its calls: what it keeps is not known
+        # not a plain sum of its calls (a loop counted another way): what it keeps
+        # of them is not known, unless none is reached
+        return (ZERO, ZERO) if all(b == ZERO for b, _ in parts) else (None, ZERO)
+    if any(w != ONE for w in weights):
+        weights = _turns(r, parts, weights, seen, memo)
+        if weights is None:
+            return None, ZERO
     lows = _weighted([lo for _, lo in parts], weights)
     bs = [b for b, _ in parts]
     return (None if None in bs else _weighted(bs, weights)), lows
+
+
+def _turns(r, parts, weights, seen: set[int], memo: dict) -> list | None:
+    """The times each call of a loop counted by one turn runs backward: every turn
+    where the call is on the way to a name the turn rebinds and the next turn reads
+    back (the loss reaches one turn, so every turn before); the last turn only
+    where it is on the way to no name whose value at a turn's start the loss
+    reaches (only the last turn's values outlive the loop); None where neither
+    is shown."""
+    if r.carried is None:
+        return None
+    key = ("turns", id(r))
+    if key not in memo:
+        chains = []
+        for after, entry in r.carried:
+            got = walk(after)
+            if got is None:
+                memo[key] = None
+                break
+            ids = got[0]
+            # fed: the turn reads back what it left (and the loss reaches it);
+            # live: what a turn reads of the name at its start is reached at all
+            fed = id(entry) in ids and any(id(o) in seen for o in after)
+            chains.append((ids, fed, id(entry) in seen))
+        else:
+            memo[key] = chains
+    chains = memo[key]
+    if chains is None:
+        return None
+    out = []
+    for (b, _), ch, w in zip(parts, r.children, weights, strict=True):
+        if b == ZERO or w == ONE:
+            out.append(w)
+            continue
+        outs = _outs(ch)
+        if outs is None:
+            return None
+        kinds = set()
+        for result in outs:
+            on = [fed for ids, fed, live in chains if live and any(id(o) in ids for o in result)]
+            kinds.add("every" if any(on) else "last" if not on else None)
+        if kinds == {"every"}:
+            out.append(w)
+        elif kinds == {"last"}:
+            out.append(ONE)
+        else:
+            return None
+    return out
+
+
+def _outs(r) -> list | None:
+    """The results of r's calls that run backward: its own, or (a loop in the
+    turn) those of the calls inside; None where one is not known."""
+    if r.result:
+        return [r.result]
+    if not r.children:
+        return None
+    out: list = []
+    for ch in r.children:
+        if ch.cost.backward == ZERO:
+            continue
+        got = _outs(ch)
+        if got is None:
+            return None
+        out += got
+    return out
 
 
 def _weighted(values, weights) -> Expr:

@@ -254,6 +254,36 @@ def _exit(v: TensorV, exit_: Origin, paths, args, kwargs) -> TensorV:
     return dataclasses.replace(v, origin=frozenset((exit_,)), storage=saving.storage_of(v))
 
 
+def turn_entries(env: dict) -> dict:
+    """A loop turn counted for all its turns: each name holding a tensor that may
+    require grad rebound, in env, to the same tensor entering the turn (an Origin
+    of its own), so that what the turn reads of what a turn before left is told
+    apart from every other use of it."""
+    entries: dict = {}
+    for k, v in list(env.items()):
+        if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+            continue
+        came = v.origin if v.origin is not None else frozenset((BROKEN,))
+        entries[k] = Origin(came)
+        env[k] = dataclasses.replace(
+            v, origin=frozenset((entries[k],)), storage=saving.storage_of(v)
+        )
+    return entries
+
+
+def carried(env: dict, entries: dict) -> list | None:
+    """(what the name holds after the turn, its entry) for each name the turn
+    rebound; None where one's origin is not known."""
+    out = []
+    for k, entry in entries.items():
+        o = origins(env.get(k, UNKNOWN))
+        if o is None:
+            return None
+        if o != {entry}:
+            out.append((o, entry))
+    return out
+
+
 def _at(args, kwargs, path: tuple) -> set:
     """The Origins of the argument at path (BROKEN where there is none there)."""
     kind, key, *rest = path

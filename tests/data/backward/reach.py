@@ -174,3 +174,71 @@ class Appended(nn.Module):
         outs.append(self.l(x))
         outs.append(self.k(x).detach())
         return torch.stack(outs).sum(0)
+
+
+class Overwritten(nn.Module):
+    """Each turn overwrites y: only the last turn's reaches the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        for _ in range(3):
+            y = self.l(x)
+        return self.k(y)
+
+
+class Carried(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.k(x)
+        for _ in range(3):
+            x = self.l(x)
+        return x
+
+
+class Summed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        s = 0
+        for _ in range(3):
+            s = s + self.l(x)
+        return s
+
+
+class OverwrittenName(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.k(x)
+        for _ in range(3):
+            y = self.l(x)
+        return self.k(y)
+
+
+class DeadChain(nn.Module):
+    """x carried from turn to turn, fed the raw input; h carried and dead."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.k(x)
+        for _ in range(3):
+            x = self.l(x)
+            h = self.k(h)
+        return x
