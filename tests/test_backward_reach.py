@@ -40,6 +40,8 @@ EXACT = [
     "Summed",
     "OverwrittenName",
     "DeadChain",
+    "Unpacked",
+    "Filled",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]

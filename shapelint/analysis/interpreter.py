@@ -956,7 +956,7 @@ class ModuleAnalyzer:
                     self._assign(e, value.item, frame, None)
             elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
                 # `q, k, v = t`: iterating a tensor walks its first dimension.
-                row = TensorV(value.shape[1:], value.dtype)  # type: ignore[index]
+                row = backward.row(value)
                 for e in elts:
                     self._assign(e, row, frame, None)
             else:

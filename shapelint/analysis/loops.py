@@ -30,7 +30,7 @@ from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
-from shapelint.ops.backward import turn_entries
+from shapelint.ops.backward import row, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -72,7 +72,7 @@ def of_value(an, v: Value) -> Iteration:
         return Iteration(v.count, None, v.item)
     if isinstance(v, TensorV) and v.shape and not isinstance(v.shape[0], Var):
         # Iterating a tensor walks its first dimension.
-        return Iteration(v.shape[0], None, TensorV(v.shape[1:], v.dtype))
+        return Iteration(v.shape[0], None, row(v))
     return _NOTHING
 
 

@@ -488,8 +488,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         records = reached.marked(records, seen)  # each call's backward as the loss reaches it
         if whole is not None:
             bwd, bwd_complete = whole, complete
-        else:  # what is surely reached is a lower bound
-            bwd, bwd_complete = (None if low == Expr.const(0) else low), False
+        else:  # what is surely reached is a lower bound (none where no call's is known)
+            known = any(r.cost.backward is not None for r in records)
+            bwd, bwd_complete = (low if known else None), False
     step = None if c.flops is None or bwd is None else c.flops + bwd
     act, act_complete = saved_total(records, complete and not frozen_unknown)
     return {

@@ -119,7 +119,7 @@ def any_grad(values) -> bool | None:
 def parents(values) -> frozenset:
     """The Origins an op's gradient flows on to from these operands: those of the
     tensors that may require grad; a parameter is a leaf; BROKEN for a tensor of
-    unknown origin and for an operand not known at all (it may be a tensor)."""
+    unknown origin."""
     out: set = set()
     for v in values:
         if isinstance(v, TupleV):
@@ -128,9 +128,18 @@ def parents(values) -> frozenset:
             continue
         elif isinstance(v, TensorV):
             out |= v.origin if v.origin is not None else {BROKEN}
-        elif v is UNKNOWN:
-            out.add(BROKEN)
     return frozenset(out)
+
+
+def _lost(operands, result: Value) -> bool:
+    """An operand not known at all (a tensor the analysis lost, or a flag, size or
+    fill value it could not read), where the result's rank is not known either:
+    what it derives from may be a tensor the walk cannot see. A result of known
+    rank was made without it (a size, a fill value, a dtype)."""
+    if not any(v is UNKNOWN for v in operands):
+        return False
+    items = result.items if isinstance(result, TupleV) else (result,)
+    return not items or any(not isinstance(i, TensorV) or i.shape is None for i in items)
 
 
 def origins(v: Value) -> frozenset | None:
@@ -321,6 +330,12 @@ def _in_place(name: str) -> bool:
     )
 
 
+def row(v: TensorV) -> TensorV:
+    """What iterating tensor v gives (`for t in x`, `a, b = x`): a part of it along
+    its first dimension, which requires grad where v does and derives from it."""
+    return TensorV(v.shape[1:] if v.shape else None, v.dtype, grad=requires(v), origin=origins(v))
+
+
 def with_grad(v: Value, grad: bool | None) -> Value:
     """v's tensors marked as requiring grad or not (a tuple's items too); a
     parameter or buffer keeps what it is."""
@@ -464,7 +479,11 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     )
     # A tensor made fresh, or made to require grad itself, is a leaf of the graph.
     leaf = g is False or name in _FRESH or name in _REQUIRES_GRAD or name in _WRAPPED
-    result = made_by(result, None if leaf else Origin(parents(operands), _in_place(name)))
+    node = None
+    if not leaf:
+        came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
+        node = Origin(came, _in_place(name))
+    result = made_by(result, node)
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)

@@ -242,3 +242,33 @@ class DeadChain(nn.Module):
             x = self.l(x)
             h = self.k(h)
         return x
+
+
+class Unpacked(nn.Module):
+    """Rows of a parameter (iterating a tensor walks its first dimension): they
+    require grad and derive from it."""
+
+    def __init__(self):
+        super().__init__()
+        self.mem = nn.Parameter(torch.randn(2, 8, 8))
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a, b = self.mem
+        c = [t for t in self.mem][0]
+        return self.l(x) @ a + x @ b + x @ c
+
+
+class Filled(nn.Module):
+    """A fill value the analysis does not read: the result's shape is known
+    without it, so it is no tensor the walk misses."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.l(x)
+        y = y.masked_fill(y > 0, -torch.finfo(y.dtype).max)
+        return self.k(y)
