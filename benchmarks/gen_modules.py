@@ -23,6 +23,11 @@ under `torch.utils.flop_counter.FlopCounterMode` and runs the
 
 `wrong`, `above`, `raise_complete` and `error` are failures.
 
+Where the forward is exact, the backward is judged the same way against
+FlopCounterMode's count for the backward of the sum of every returned tensor
+that requires grad (the loss shapelint's flops_backward is of): exact, lower,
+unknown, not_run (torch's second run raised); `wrong` and `above` are failures.
+
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 3000
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 200 --family loops -v
 
@@ -1732,6 +1737,15 @@ class Verdict:
     complete: bool
     detail: str = ""
     seconds: float = 0.0
+    # Where the forward is exact: the backward against FlopCounterMode's under
+    # the sum of every returned tensor that requires grad (BACKWARD_OUTCOMES).
+    backward: str = ""
+    backward_truth: int | None = None
+    backward_figure: int | None = None
+
+
+BACKWARD_OUTCOMES = ("exact", "lower", "unknown", "wrong", "above", "not_run")
+BACKWARD_FAILURES = ("wrong", "above")
 
 
 @contextlib.contextmanager
@@ -1748,31 +1762,87 @@ def _as_identity(torch):
 
 def measure(gen: Generated, path: Path) -> tuple[int | None, str]:
     """FlopCounterMode's count for one forward, or None and why torch raised."""
+    return _measured(gen, path)[:2]
+
+
+def _measured(gen: Generated, path: Path) -> tuple[int | None, str, int | None]:
+    """measure's, and FlopCounterMode's count for the backward of the sum of every
+    returned tensor that requires grad (None where it did not run)."""
     import torch
     from torch.nn.modules import module as torch_module
     from torch.utils.flop_counter import FlopCounterMode
 
     name = f"_gen_module_{gen.seed}_{abs(hash(gen.source))}"
-    torch.manual_seed(gen.seed)
     try:
         with _as_identity(torch):
-            mod = _load(path, name)
-            model = getattr(mod, gen.target)
-            if isinstance(model, type):
-                init = {k: eval(v) for k, v in gen.init.items()}  # noqa: S307 - our literals
-                model = model(**init)
-            args = {k: torch.randn(*(int(s) for s in v.split(","))) for k, v in gen.inputs.items()}
+            model, args = _built(torch, gen, path, name)
             with torch.no_grad(), FlopCounterMode(display=False) as fc:
                 model(**args)
-        return fc.get_total_flops(), ""
+        forward = fc.get_total_flops()
     except Exception as e:  # the module's own failure: it raises in Python
-        return None, f"{type(e).__name__}: {str(e)[:80]}"
+        return None, f"{type(e).__name__}: {str(e)[:80]}", None
     finally:
-        for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
-            del sys.modules[key]
-        # a global hook a module registered must not reach the next module
-        torch_module._global_forward_hooks.clear()
-        torch_module._global_forward_pre_hooks.clear()
+        _forget(torch_module, name)
+    # The backward on a module built anew: the first run may have changed its state.
+    try:
+        with _as_identity(torch):
+            model, args = _built(torch, gen, path, name + "_bwd")
+            out = model(**args)
+            outs = _grad_tensors(torch, out)
+            if not outs:
+                return forward, "", 0
+            with FlopCounterMode(display=False) as fc:
+                sum(t.sum() for t in outs).backward()
+        return forward, "", fc.get_total_flops()
+    except Exception:  # a run with grad that raises: its backward is not judged
+        return forward, "", None
+    finally:
+        _forget(torch_module, name + "_bwd")
+
+
+def _built(torch, gen: Generated, path: Path, name: str):
+    torch.manual_seed(gen.seed)
+    mod = _load(path, name)
+    model = getattr(mod, gen.target)
+    if isinstance(model, type):
+        init = {k: eval(v) for k, v in gen.init.items()}  # noqa: S307 - our literals
+        model = model(**init)
+    args = {k: torch.randn(*(int(s) for s in v.split(","))) for k, v in gen.inputs.items()}
+    return model, args
+
+
+def _forget(torch_module, name: str) -> None:
+    for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
+        del sys.modules[key]
+    # a global hook a module registered must not reach the next module
+    torch_module._global_forward_hooks.clear()
+    torch_module._global_forward_pre_hooks.clear()
+
+
+def _grad_tensors(torch, out, depth: int = 0) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out] if out.requires_grad and out.is_floating_point() else []
+    if depth > 4 or not isinstance(out, (tuple, list, dict)):
+        return []
+    items = out.values() if isinstance(out, dict) else out
+    return [t for v in items for t in _grad_tensors(torch, v, depth + 1)]
+
+
+def _backward_verdict(t: dict, truth: int | None) -> tuple[str, int | None]:
+    from shapelint.report.numbers import evaluate
+
+    if truth is None:
+        return "not_run", None
+    if t.get("backward_complete"):
+        fig = t["flops_backward_value"]
+        return ("exact" if fig == truth else "wrong"), fig
+    try:
+        fig = evaluate(t["flops_backward"], {}) if t.get("flops_backward") is not None else None
+    except Exception:  # a figure with a free name: no number
+        fig = None
+    if fig is None:
+        return "unknown", None
+    return ("lower" if fig <= truth else "above"), fig
 
 
 def _load(path: Path, name: str):
@@ -1835,7 +1905,7 @@ def judge(gen: Generated, workdir: Path, path: Path | None = None) -> Verdict:
     if path is None:
         path = workdir / f"gen_{gen.seed}.py"
         path.write_text(gen.source)
-    truth, why = measure(gen, path)
+    truth, why, back = _measured(gen, path)
     t0 = time.perf_counter()
     try:
         t = static(gen, path)
@@ -1857,7 +1927,11 @@ def judge(gen: Generated, workdir: Path, path: Path | None = None) -> Verdict:
         outcome = "unknown"
     else:
         outcome = "lower" if fig <= truth else "above"
-    return Verdict(gen, outcome, truth, fig, complete, unknown, secs)
+    v = Verdict(gen, outcome, truth, fig, complete, unknown, secs)
+    if outcome == "exact":
+        v.backward, v.backward_figure = _backward_verdict(t, back)
+        v.backward_truth = back
+    return v
 
 
 def run(seeds, family: str | None = None, workdir: Path | None = None):
@@ -1916,9 +1990,20 @@ def main(argv=None) -> int:
         print(table(verdicts, lambda v: sorted(set(v.gen.variants))))
     counts = Counter(v.outcome for v in verdicts)
     print(f"\n{len(verdicts)} modules: " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES))
+    backs = Counter(v.backward for v in verdicts if v.backward)
+    print(
+        f"backward, of the {sum(backs.values())} with an exact forward: "
+        + ", ".join(f"{o} {backs[o]}" for o in BACKWARD_OUTCOMES)
+    )
+    for v in verdicts:
+        if v.backward in BACKWARD_FAILURES and a.verbose:
+            print(
+                f"seed {v.gen.seed} {v.gen.family} {v.gen.variants}: backward {v.backward} "
+                f"truth={v.backward_truth} figure={v.backward_figure}"
+            )
     static_s = sum(v.seconds for v in verdicts)
     print(f"{wall:.1f} s in all, {static_s:.1f} s in the analysis")
-    return 1 if any(counts[o] for o in FAILURES) else 0
+    return 1 if any(counts[o] for o in FAILURES) or any(backs[o] for o in BACKWARD_FAILURES) else 0
 
 
 if __name__ == "__main__":

@@ -465,25 +465,45 @@ def first_tensor(out, depth=0):
     return None
 
 
+def grad_tensors(out, depth=0) -> list:
+    """Every tensor the forward returns that requires grad (in tuples, lists,
+    dicts and model outputs): the loss sums them all, as shapelint's does."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return [out] if out.requires_grad and out.is_floating_point() else []
+    if depth > 4:
+        return []
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else ()
+    return [t for v in items for t in grad_tensors(v, depth + 1)]
+
+
 def run_backward(m, shape, ids, required, device, vocab) -> dict:
-    """FlopCounterMode over `out.sum().backward()` of the first tensor the forward
-    returns, the input needing no grad, the module in eval mode, SDPA on its
-    default backend (CPU flash attention counted by torch's CUDA formulas, forward
-    and backward: shapelint's convention)."""
+    """FlopCounterMode over the backward of the sum of every returned tensor that
+    requires grad (`out.sum().backward()` for one), the input needing no grad, the
+    module in eval mode, SDPA on its default backend (CPU flash attention counted
+    by torch's CUDA formulas, forward and backward: shapelint's convention)."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     x = probe_input(shape, ids, device, vocab)
     with torch.enable_grad():
-        out = first_tensor(m(*([x] * len(required))))
-        if out is None:
+        out = m(*([x] * len(required)))
+        if first_tensor(out) is None:
             return {"backward_status": "no_tensor_output"}
-        if not out.requires_grad:
-            return {"backward_status": "ran", "flops_backward": 0}
+        outs = grad_tensors(out)
+        if not outs:
+            return {"backward_status": "ran", "flops_backward": 0, "backward_loss": "all"}
         fc = FlopCounterMode(display=False, custom_mapping=CPU_FLASH)
         with fc:
-            out.sum().backward()
-    return {"backward_status": "ran", "flops_backward": int(fc.get_total_flops())}
+            sum(t.sum() for t in outs).backward()
+    return {
+        "backward_status": "ran",
+        "flops_backward": int(fc.get_total_flops()),
+        "backward_loss": "all",
+    }
 
 
 def run_saved(m, shape, ids, required, device, vocab) -> dict:
@@ -999,7 +1019,7 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
         p(f"  {v:4d}  {k}")
 
 
-BACKWARD_KEYS = ("backward_status", "flops_backward", "backward_error")
+BACKWARD_KEYS = ("backward_status", "flops_backward", "backward_error", "backward_loss")
 SAVED_KEYS = ("saved_status", "saved_bytes", "saved_error")
 
 
@@ -1013,7 +1033,8 @@ def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
     status = keys[0]
     todo = [c for c in cands
             if cache.get(c["key"], {}).get("status") == "ran"
-            and cache[c["key"]].get(status, "rerun:").startswith("rerun:")]  # fmt: skip
+            and (cache[c["key"]].get(status, "rerun:").startswith("rerun:")
+                 or _first_only(cache[c["key"]], keys))]  # fmt: skip
     if not todo:
         return
     with tempfile.TemporaryDirectory(prefix="moddiff-bwd-") as tmp:
@@ -1027,6 +1048,16 @@ def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
         else:
             old.update({k: new[k] for k in keys if k in new})
     truth_path().write_text(json.dumps(cache, indent=0, sort_keys=True))
+
+
+def _first_only(c: dict, keys) -> bool:
+    """A backward measured on the first of several outputs (before the loss
+    summed them all): measured again."""
+    return (
+        keys is BACKWARD_KEYS
+        and len(c.get("outputs") or []) != 1
+        and (c.get("backward_loss") != "all")
+    )
 
 
 def judge_params(c: dict, t: dict) -> dict:
@@ -1047,13 +1078,13 @@ def judge_params(c: dict, t: dict) -> dict:
 
 
 def judge_backward(c: dict, t: dict, forward: dict) -> dict:
-    """The backward of a module whose forward is exact and whose output is one
-    tensor: equal, grouped (differs, and the target names torch's grouped-conv
+    """The backward of a module whose forward is exact (the loss: the sum of every
+    returned tensor that requires grad): equal, grouped (differs, and the target names torch's grouped-conv
     miscount), lower (not complete, what is known <= torch's), unknown, wrong."""
     if forward.get("verdict") != "exact" or c.get("backward_status") != "ran":
         return {}
-    if len(c.get("outputs") or []) != 1:
-        return {"backward": "tuple_output"}
+    if len(c.get("outputs") or []) != 1 and c.get("backward_loss") != "all":
+        return {"backward": "tuple_output"}  # measured on its first output only
     truth = c["flops_backward"]
     got = {"backward_truth": truth, "flops_backward": t.get("flops_backward")}
     grouped = any(x.get("name") == "grouped_conv_backward" for x in t.get("conventions") or [])

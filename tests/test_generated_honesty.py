@@ -3,14 +3,15 @@
 benchmarks/gen_modules.py writes the modules and judges them; here a fixed set of
 seeds per family (derandomized: the same modules on every run) must have no
 complete figure that is wrong, no lower bound above the count, and no complete
-figure for a module whose forward raises. The benchmark runs thousands.
+figure for a module whose forward raises; where the forward is exact, the same of
+its backward. The benchmark runs thousands.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.gen_modules import FAILURES, FAMILIES, MIXED, generate, judge
+from benchmarks.gen_modules import BACKWARD_FAILURES, FAILURES, FAMILIES, MIXED, generate, judge
 
 pytest.importorskip("torch")
 pytest.importorskip("einops")
@@ -30,4 +31,7 @@ def test_generated_modules_are_never_wrong(tmp_path, family, seeds):
         v = judge(generate(seed, family), tmp_path)
         if v.outcome in FAILURES:
             bad.append((seed, v.gen.variants, v.outcome, v.truth, v.figure, v.detail))
+        if v.backward in BACKWARD_FAILURES:
+            bad.append((seed, v.gen.variants, f"backward {v.backward}", v.backward_truth,
+                        v.backward_figure, ""))  # fmt: skip
     assert not bad, bad

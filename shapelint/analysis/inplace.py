@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shapelint.ops.backward import requires
+from shapelint.ops.backward import origins, requires
 from shapelint.ops.saved import UNSURE, storage_of
 from shapelint.ops.values import BufferV, ParameterV, TensorV, Value
 
@@ -45,16 +45,16 @@ def after_method(frame, node, name: str, args, result: Value) -> None:
         for k, v in list(frame.env.items()):
             if v is before:  # the same tensor under another name
                 frame.env[k] = dataclasses.replace(result, storage=storage_of(before))
-    written(frame, node.func.value, before, requires(result))
+    written(frame, node.func.value, before, requires(result), origins(result))
 
 
-def written(frame, target: ast.expr, value: Value, grad: bool | None) -> None:
-    """A write of something whose grad is `grad` into tensor `value`, which
-    `target` names (`x`, `x[..., 0]`, `self.buf[i]`)."""
-    if grad is False or not _activation(value) or value.grad is True:  # type: ignore[union-attr]
-        return
-    new = True if grad else None
-    if value.grad is None and new is None:  # type: ignore[union-attr]
+def written(
+    frame, target: ast.expr, value: Value, grad: bool | None, made: frozenset | None
+) -> None:
+    """A write of something whose grad is `grad`, made by the Origins `made`
+    (ops/backward.py), into tensor `value`, which `target` names (`x`, `x[..., 0]`,
+    `self.buf[i]`): every name of that storage is made by them too."""
+    if grad is False or not _activation(value):
         return
     root = target
     while isinstance(root, ast.Subscript):
@@ -66,6 +66,12 @@ def written(frame, target: ast.expr, value: Value, grad: bool | None) -> None:
         token = storage_of(value)  # type: ignore[arg-type]
     else:
         token = UNSURE
+    _made_by(frame, token, made)
+    if value.grad is True:  # type: ignore[union-attr]
+        return
+    new = True if grad else None
+    if value.grad is None and new is None:  # type: ignore[union-attr]
+        return
     for k, v in list(frame.env.items()):
         if not _activation(v) or v.grad is True:
             continue
@@ -74,6 +80,18 @@ def written(frame, target: ast.expr, value: Value, grad: bool | None) -> None:
                 frame.env[k] = dataclasses.replace(v, grad=None, storage=storage_of(v))
         elif storage_of(v) is token:
             frame.env[k] = dataclasses.replace(v, grad=new, storage=token)
+
+
+def _made_by(frame, token, made: frozenset | None) -> None:
+    """The tensors of storage token (every tensor, where it is UNSURE: none is
+    known apart) made also by `made`: what the loss reaches through them."""
+    for k, v in list(frame.env.items()):
+        if not _activation(v) or (token is not UNSURE and storage_of(v) is not token):
+            continue
+        o = origins(v)
+        both = None if o is None or made is None or token is UNSURE else o | made
+        if both != v.origin:
+            frame.env[k] = dataclasses.replace(v, origin=both, storage=storage_of(v))
 
 
 def _activation(v) -> bool:

@@ -67,6 +67,7 @@ from shapelint.notation.symbolic import (
     product,
 )
 from shapelint.ops import backward
+from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
@@ -127,6 +128,14 @@ class CallRecord:
     callee: str | None = None
     # A raise that surely runs (analysis/raising.py): the exception's class name.
     raises: str | None = None
+    # The Origins of the tensors it made (ops/backward.py; None: not known):
+    # whether the loss reaches it (analysis/reached.py).
+    result: frozenset | None = None
+    # How many times each child runs, where not once each (a loop counted by one turn),
+    # and, for such a loop, (what each name the turn rebound holds after it, the
+    # Origin it entered the turn with): which turns' calls the loss reaches.
+    weights: list | None = None
+    carried: list | None = None
 
 
 @dataclass
@@ -1066,7 +1075,9 @@ class ModuleAnalyzer:
             container = self.eval(holder, frame)
             new = modules.item_assigned(container, self.eval(target.slice, frame), value)
             if isinstance(container, TensorV) and self.specialize:
-                inplace.written(frame, target, container, backward.requires(value))
+                inplace.written(
+                    frame, target, container, backward.requires(value), backward.origins(value)
+                )
             if new is not None:
                 modules.store(self, holder, new, frame)
             root = module_state.root_name(holder)
@@ -1548,6 +1559,7 @@ class ModuleAnalyzer:
             cost=cost,
         )
         rec.callee = _callee_text(node)
+        rec.result = backward.origins(value)
         frame.records[_record_key(node, line, col, op)] = rec
         return rec
 
@@ -1723,14 +1735,18 @@ def _join(a: Value, b: Value) -> Value:
             # two modules alike, two objects: which one a module being built holds
             # decides what torch counts (`self.b = self.a if c else nn.Linear(d, d)`)
             return choices.join(a, b) or UNKNOWN
+        if isinstance(a, TensorV) and isinstance(b, TensorV) and a.origin != b.origin:
+            # made on either path
+            return dataclasses.replace(a, origin=_join_origins(a, b), storage=storage_of(a))
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
         dtype = a.dtype if a.dtype == b.dtype else None
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
+        origin = _join_origins(a, b)
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
             shape = _join_dims(a.shape, b.shape)
-            return TensorV(shape, dtype, grad=grad)
-        return TensorV(None, dtype, grad=grad)
+            return TensorV(shape, dtype, grad=grad, origin=origin)
+        return TensorV(None, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
     if isinstance(a, FloatV) and isinstance(b, FloatV):
@@ -1740,6 +1756,11 @@ def _join(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)), a.kind)
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
+
+
+def _join_origins(a: TensorV, b: TensorV) -> frozenset | None:
+    oa, ob = backward.origins(a), backward.origins(b)
+    return None if oa is None or ob is None else oa | ob
 
 
 def _join_dims(a: tuple, b: tuple) -> tuple | None:

@@ -31,6 +31,7 @@ from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
 from shapelint.ops import saved as storages
+from shapelint.ops.backward import turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -417,7 +418,8 @@ def same_each_turn(
     carried from turn to turn, a cost that needs the item's value). With
     first_apart, a first turn that changes only whether a carried tensor requires
     grad (`x = layer(x)` fed the raw input: the same forward, another backward)
-    comes back apart: (its records, the records of every later turn)."""
+    comes back apart: (its records, the records of every later turn, the entries
+    of the later turns: ops/backward.turn_entries)."""
     if ends_early(stmt.body):
         return None
     saved = (dict(frame.env), list(frame.returns), frame.done, set(frame.locals))
@@ -454,9 +456,10 @@ def same_each_turn(
         and all(_grad_only(before[k], after.get(k)) for k in changed)
     ):
         frame.env = {k: v for k, v in after.items() if k in before or k in targets}
+        entries = turn_entries(frame.env)  # what the later turns read of the first
         rest = same_each_turn(an, stmt, item, last, frame)
         if rest is not None:
-            return records, rest  # type: ignore[return-value]
+            return records, rest, entries  # type: ignore[return-value]
         stable = False
     if not stable or changed:
         frame.env, frame.returns, frame.done, frame.locals = saved

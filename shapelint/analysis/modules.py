@@ -56,7 +56,7 @@ from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
-from shapelint.ops.backward import GRAD_MODE
+from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -1654,9 +1654,10 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     ):
         # `range(n)` of known n: one turn for all when every turn is the same. Not
         # in __init__: a turn there grows `self`, which no name compared shows.
+        entries = turn_entries(frame.env)  # which turn's values the loss reaches
         turn = loops.same_each_turn(an, stmt, IntV(None), items[-1], frame, first_apart=True)
         if isinstance(turn, tuple):  # the first turn apart: it made a tensor require grad
-            first, rest = turn
+            first, rest, entries = turn
             others = scale_cost(
                 add_costs(r.cost for r in rest.values()), Expr.const(len(items) - 1)
             )
@@ -1664,9 +1665,13 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
             rec = an.record(stmt, frame, f"for {ast.unparse(stmt.iter)} (×{len(items)})", None,
                             [], UNKNOWN, cost)  # fmt: skip
             rec.children = [*first.values(), *rest.values()]
+            rec.weights = [Expr.const(1)] * len(first) + [Expr.const(len(items) - 1)] * len(rest)
+            rec.carried = carried(frame.env, entries)
             return
         if turn is not None:
-            _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            rec = _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            if rec is not None:
+                rec.carried = carried(frame.env, entries)
             return
     saved = frame.records
     children: dict = {}
@@ -1688,6 +1693,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
 
 def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = None) -> None:
     saved = frame.records
+    entries = turn_entries(frame.env)  # which turn's values the loss reaches
     before = dict(frame.env)
     frame.records = {}
     try:
@@ -1696,13 +1702,16 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
         children = frame.records
     finally:
         frame.records = saved
+    turned = carried(frame.env, entries)
     frame.env = an.join_env(before, frame.env)
-    _loop_record(an, stmt, frame, children, None, count, extra)
+    rec = _loop_record(an, stmt, frame, children, None, count, extra)
+    if rec is not None:
+        rec.carried = turned
 
 
-def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None) -> None:
+def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
     if not children and extra is None:
-        return
+        return None
     costs = [r.cost for r in children.values()]
     if extra is not None:
         costs.append(extra)
@@ -1713,6 +1722,9 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
     rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
     rec.children = list(children.values())
+    if count is not None:
+        rec.weights = [count] * len(rec.children)
+    return rec
 
 
 @contextmanager
@@ -1986,6 +1998,8 @@ def specialized_invoke(
     else:
         finals = owner.specialized.get(("<finals>", key))
     value, children = cached
+    if hit:  # its exits anew, reaching this call's arguments
+        value = called(value, args, kwargs)
     cost = add_costs(r.cost for r in children)
     cache = dynamic.caching(owner, fd.node) if not undecorated else None
     if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
@@ -2151,6 +2165,8 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         if key is not None:
             owner.specialized[key] = got
     value, found = got
+    if value is not None:
+        value = called(value, args, kwargs)
     where = f"{caller}:{getattr(node, 'lineno', '?')}"
     said = an.specialized.setdefault(_SAID, set())
     for d in found:
@@ -2195,7 +2211,11 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     frame = an.new_frame(fd, fd.qualname)
     frame.global_names = declared_names(fd.node, ast.Global)
     frame.runs = True
-    bind_arguments(an, fd, frame, recv, args, kwargs)
+    # A region of the backward graph of its own (ops/backward.Origin), which a
+    # memoised run's other calls enter through their own arguments.
+    token = object()
+    bound_args, bound_kwargs = entered(args, kwargs, token)
+    bind_arguments(an, fd, frame, recv, bound_args, bound_kwargs)
     handed_back = dynamic.returned_parameter(fd.node)
     given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
@@ -2203,6 +2223,7 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     value = an.join_all(frame.returns) if frame.returns else NoneV()
     if frame.returns and given is not UNKNOWN:
         value = given  # it returns its argument, whatever the analysis read of the rest
+    value = left(value, token, args, kwargs)
     return value, list(frame.records.values()), in_place.finals(an, frame)
 
 

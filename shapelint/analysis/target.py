@@ -27,6 +27,7 @@ from shapelint.analysis import (
     modules,
     project,
     raising,
+    reached,
     unnamed,
 )
 from shapelint.analysis.defs import named_params
@@ -35,8 +36,7 @@ from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
-from shapelint.ops.backward import requires
-from shapelint.ops.values import UNKNOWN, Cost, IntV, NoneV, TensorV, TupleV, Value, Var, dim_py
+from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
 
 
 class TargetError(ValueError):
@@ -473,17 +473,24 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     # A forward that would raise has no total: its figure is of a run that never ends.
     complete = c.flops is not None and c.complete and not unknown and not res.errors
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
-    bwd, bwd_complete = backward_total(records, complete)
     # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
     # which gradients backward computes is not known.
     frozen_unknown = res.params is not None and not res.params.trainable_known
-    outputs = _grad_outputs(res.returns)
+    # The loss sums every returned tensor that requires grad: only the calls it
+    # reaches run backward (analysis/reached.py).
+    seen = reached.reached(res.returns)
     if frozen_unknown:  # nor is what is known of it a bound: it counted them all
         bwd, bwd_complete = None, False
-    elif complete and outputs == 0:
-        bwd, bwd_complete = Expr.const(0), True  # nothing returned needs grad: no backward
-    elif outputs != 1:  # its backward is the part the loss reaches: not even a bound
+    elif seen is None:  # what the loss reaches is not known: not even a bound
         bwd, bwd_complete = None, False
+    else:
+        whole, low = reached.backward(records, seen)
+        records = reached.marked(records, seen)  # each call's backward as the loss reaches it
+        if whole is not None:
+            bwd, bwd_complete = whole, complete
+        else:  # what is surely reached is a lower bound (none where no call's is known)
+            known = any(r.cost.backward is not None for r in records)
+            bwd, bwd_complete = (low if known else None), False
     step = None if c.flops is None or bwd is None else c.flops + bwd
     act, act_complete = saved_total(records, complete and not frozen_unknown)
     return {
@@ -507,7 +514,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "backward_unknown": (
             []
             if bwd_complete or not complete
-            else backward_unknown(records, frozen_unknown, outputs != 1)
+            else backward_unknown(records, frozen_unknown, seen is None)
         ),
         # The bytes of the tensors the forward saves for backward (ops/saved.py):
         # a lower bound unless activation_complete.
@@ -527,26 +534,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     }
 
 
-def backward_total(records, complete: bool) -> tuple[Expr | None, bool]:
-    """The backward of the target's calls, and whether it is all of it: only
-    where the forward is complete (a missing call's backward is missing too) and
-    every call's backward is known. Otherwise what is known of it, a lower bound
-    (None when nothing is)."""
-    whole = modules.add_costs(r.cost for r in records).backward
-    if complete and whole is not None:
-        return whole, True
-    known = [r.cost.backward for r in records if r.cost.backward is not None]
-    if not known:
-        return None, False
-    total = Expr.const(0)
-    for e in known:
-        total = total + e
-    return total, False
-
-
 def saved_total(records, complete: bool) -> tuple[Expr | None, bool]:
     """The bytes the target's calls save for backward, and whether that is all:
-    as backward_total. A call whose figure is unknown may save more; what the
+    as the backward. A call whose figure is unknown may save more; what the
     others save is still theirs alone (each storage is counted once, where it is
     first saved), so their sum is a lower bound."""
     whole = modules.add_costs(r.cost for r in records).saved
@@ -607,21 +597,6 @@ SAVED_WHY = (
 )
 
 
-def _grad_outputs(v: Value) -> int | None:
-    """How many tensors the forward returns that may require grad: 0 or 1, or None
-    (several, or a result the analysis does not see into). out.sum().backward()
-    differentiates one: with several, the backward is what the loss reaches."""
-    if isinstance(v, TensorV):
-        return 0 if requires(v) is False else 1
-    if isinstance(v, TupleV):
-        counts = [_grad_outputs(i) for i in v.items if not isinstance(i, (IntV, NoneV))]
-        if None in counts:
-            return None
-        n = sum(counts)  # type: ignore[arg-type]
-        return n if n <= 1 else None
-    return None
-
-
 def backward_unknown(
     records, frozen_unknown: bool, several: bool = False, limit: int = 20
 ) -> list[dict]:
@@ -641,8 +616,8 @@ def backward_unknown(
 
 
 OUTPUTS_WHY = (
-    "the forward returns several tensors (or a value not seen into): its backward is "
-    "the part the loss reaches"
+    "which calls the loss (the sum of the returned tensors) reaches is not known: a "
+    "returned value not seen into, or a tensor whose making the analysis lost"
 )
 FROZEN_WHY = "parameters frozen where the analysis cannot follow (trainable params ?)"
 BACKWARD_WHY = "no backward rule for this op, or which of its operands require grad is not known"

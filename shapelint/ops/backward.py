@@ -20,11 +20,59 @@ import dataclasses
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import einx_ops
+from shapelint.ops import dtypes, einx_ops
 from shapelint.ops import saved as saving
-from shapelint.ops.values import BoolV, BufferV, Cost, ObjectV, ParameterV, TensorV, TupleV, Value
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    BufferV,
+    Cost,
+    ObjectV,
+    ParameterV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 ZERO = Expr.const(0)
+
+
+class Origin:
+    """One run of an op, which the tensors it made carry (TensorV.origin): the
+    graph `out.sum().backward()` walks back from the loss. parents: the Origins
+    of the operands that require grad, through which the gradient flows on
+    (BROKEN for one whose origin is not known); in_place: it wrote into its
+    first operand, whose other names keep the Origin before the write.
+
+    A function's run is a region of its own, so that a memoised run's ops serve
+    every call of it: each tensor argument enters as a boundary (token: the run;
+    path: which argument), whose parents are the first call's arguments; each
+    tensor it returns leaves as an exit (inner: what made it inside; parents:
+    the arguments of this call at the paths it reaches; token: the run). A walk
+    that enters a region through an exit stops at its boundaries."""
+
+    __slots__ = ("parents", "in_place", "inner", "token", "path", "needs")
+
+    def __init__(
+        self,
+        parents: frozenset,
+        in_place: bool = False,
+        inner: frozenset | None = None,
+        token: object = None,
+        path: tuple | None = None,
+    ) -> None:
+        self.parents = parents
+        self.in_place = in_place
+        self.inner = inner
+        self.token = token
+        self.path = path
+        self.needs: frozenset | None = None  # an exit: the argument paths it reaches
+
+
+# Where the chain is lost: a tensor the analysis made without following its op,
+# or one it could not see (an unknown operand): what reaches it is not known.
+BROKEN = Origin(frozenset())
+LEAF: frozenset = frozenset()  # made by no op backward differentiates
 
 # torch 2.13's flop counter counts a grouped convolution's weight gradient as if
 # groups were 1 (conv_backward_flop ignores groups): shapelint counts the real work.
@@ -47,9 +95,11 @@ def requires(v: Value) -> bool | None:
 
 def row(t: TensorV) -> TensorV:
     """One item of iterating tensor t, as Python's `for r in t` and `a, b = t` take
-    it: `t[i]`, a view of t's storage that autograd tracks where it tracks t."""
+    it: `t[i]`, a view of t's storage that autograd tracks where it tracks t, and
+    that derives from t (what the loss reaches through it reaches t)."""
     shape = None if t.shape is None else t.shape[1:]
-    return saving.first_axis_part(TensorV(shape, t.dtype, grad=requires(t)), t)
+    part = TensorV(shape, t.dtype, grad=requires(t), origin=origins(t))
+    return saving.first_axis_part(part, t)
 
 
 def operand_grads(values) -> list[bool | None]:
@@ -75,6 +125,220 @@ def any_grad(values) -> bool | None:
     return None if None in grads else False
 
 
+def parents(values) -> frozenset:
+    """The Origins an op's gradient flows on to from these operands: those of the
+    tensors that may require grad; a parameter is a leaf; BROKEN for a tensor of
+    unknown origin."""
+    out: set = set()
+    for v in values:
+        if isinstance(v, TupleV):
+            out |= parents(v.items)
+        elif isinstance(v, (ParameterV, BufferV)) or (isinstance(v, TensorV) and v.grad is False):
+            continue
+        elif isinstance(v, TensorV):
+            out |= v.origin if v.origin is not None else {BROKEN}
+    return frozenset(out)
+
+
+def _lost(operands, result: Value) -> bool:
+    """An operand not known at all (a tensor the analysis lost, or a flag, size or
+    fill value it could not read), where the result's rank is not known either:
+    what it derives from may be a tensor the walk cannot see. A result of known
+    rank was made without it (a size, a fill value, a dtype)."""
+    if not any(v is UNKNOWN for v in operands):
+        return False
+    items = result.items if isinstance(result, TupleV) else (result,)
+    return not items or any(not isinstance(i, TensorV) or i.shape is None for i in items)
+
+
+def origins(v: Value) -> frozenset | None:
+    """The Origins of v's tensors that may require grad (None: one's is not known;
+    a value that is no tensor has none)."""
+    if isinstance(v, TupleV):
+        out: set = set()
+        for i in v.items:
+            o = origins(i)
+            if o is None:
+                return None
+            out |= o
+        return frozenset(out)
+    if v is UNKNOWN:
+        return None
+    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+        return LEAF
+    return v.origin
+
+
+def made_by(v: Value, origin: Origin | None) -> Value:
+    """v's tensors as made by origin (None: by no op backward differentiates); an
+    integer or bool tensor never requires grad."""
+    if isinstance(v, (ParameterV, BufferV)):
+        return v
+    if isinstance(v, TensorV):
+        if v.dtype is not None and dtypes.category(v.dtype) < 2:
+            return dataclasses.replace(v, grad=False, origin=LEAF)
+        return dataclasses.replace(v, origin=LEAF if origin is None else frozenset((origin,)))
+    if isinstance(v, TupleV):
+        return dataclasses.replace(v, items=tuple(made_by(i, origin) for i in v.items))
+    return v
+
+
+def walk(starts, stops: frozenset = frozenset()) -> tuple[set[int], list[Origin]] | None:
+    """The ids of the Origins reached from starts, and the boundaries met of the
+    runs in stops; None where BROKEN is reached (what depends on what, lost)."""
+    seen: set = set()
+    met: list[Origin] = []
+    todo = [(o, stops) for o in starts]
+    while todo:
+        o, st = todo.pop()
+        if o is BROKEN:
+            return None
+        key = (id(o), st)
+        if key in seen:
+            continue
+        seen.add(key)
+        if o.path is not None and o.token in st:
+            met.append(o)  # an argument of a run entered through its exit
+            continue
+        todo.extend((p, st) for p in o.parents)
+        if o.inner is not None:
+            inside = st | {o.token}
+            todo.extend((p, inside) for p in o.inner)
+    return {k[0] for k in seen}, met
+
+
+def entered(args, kwargs, token: object) -> tuple[list, dict]:
+    """A run's arguments, each tensor that may require grad as a boundary of it."""
+    return (
+        [_bound(a, token, ("a", i)) for i, a in enumerate(args)],
+        {k: _bound(v, token, ("k", k)) for k, v in kwargs.items()},
+    )
+
+
+def _bound(v: Value, token: object, path: tuple) -> Value:
+    if isinstance(v, TupleV):
+        items = tuple(_bound(x, token, (*path, j)) for j, x in enumerate(v.items))
+        return (
+            v
+            if all(a is b for a, b in zip(items, v.items))
+            else dataclasses.replace(v, items=items)
+        )
+    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+        return v
+    came = v.origin if v.origin is not None else frozenset((BROKEN,))
+    edge = Origin(came, token=token, path=path)
+    return dataclasses.replace(v, origin=frozenset((edge,)), storage=saving.storage_of(v))
+
+
+def left(v: Value, token: object, args, kwargs) -> Value:
+    """What a run returns, each tensor that may require grad as an exit of it:
+    the loss reaches through it the arguments its making reached."""
+    if isinstance(v, TupleV):
+        items = tuple(left(x, token, args, kwargs) for x in v.items)
+        return dataclasses.replace(v, items=items)
+    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+        return v
+    if v.origin is None:
+        return v
+    got = walk(v.origin, frozenset((token,)))
+    paths = None if got is None else frozenset(b.path for b in got[1] if b.token is token)
+    exit_ = Origin(frozenset(), inner=v.origin, token=token, path=None)
+    return _exit(v, exit_, paths, args, kwargs)
+
+
+def called(v: Value, args, kwargs) -> Value:
+    """A memoised run's result handed to another call: its exits anew, reaching
+    this call's arguments."""
+    if isinstance(v, TupleV):
+        return dataclasses.replace(v, items=tuple(called(x, args, kwargs) for x in v.items))
+    if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)) or not v.origin:
+        return v
+    (old,) = v.origin if len(v.origin) == 1 else (None,)
+    if old is None or old.inner is None:
+        return v
+    exit_ = Origin(frozenset(), inner=old.inner, token=old.token, path=None)
+    return _exit(v, exit_, old.needs, args, kwargs)
+
+
+def _exit(v: TensorV, exit_: Origin, paths, args, kwargs) -> TensorV:
+    if paths is None:
+        exit_.parents = frozenset((BROKEN,))
+    else:
+        found: set = set()
+        for p in paths:
+            found |= _at(args, kwargs, p)
+        exit_.parents = frozenset(found)
+    exit_.needs = paths
+    return dataclasses.replace(v, origin=frozenset((exit_,)), storage=saving.storage_of(v))
+
+
+def turn_entries(env: dict) -> dict:
+    """A loop turn counted for all its turns: each name holding a tensor that may
+    require grad rebound, in env, to the same tensor entering the turn (an Origin
+    of its own), so that what the turn reads of what a turn before left is told
+    apart from every other use of it."""
+    entries: dict = {}
+    for k, v in list(env.items()):
+        if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+            continue
+        came = v.origin if v.origin is not None else frozenset((BROKEN,))
+        entries[k] = Origin(came)
+        env[k] = dataclasses.replace(
+            v, origin=frozenset((entries[k],)), storage=saving.storage_of(v)
+        )
+    return entries
+
+
+def carried(env: dict, entries: dict) -> list | None:
+    """(what the name holds after the turn, its entry) for each name the turn
+    rebound; None where one's origin is not known."""
+    out = []
+    for k, entry in entries.items():
+        o = origins(env.get(k, UNKNOWN))
+        if o is None:
+            return None
+        if o != {entry}:
+            out.append((o, entry))
+    return out
+
+
+def _at(args, kwargs, path: tuple) -> set:
+    """The Origins of the argument at path (BROKEN where there is none there)."""
+    kind, key, *rest = path
+    if kind == "a":
+        v = args[key] if key < len(args) else None
+    else:
+        v = kwargs.get(key)
+    for j in rest:
+        v = v.items[j] if isinstance(v, TupleV) and j < len(v.items) else None
+    if v is None:
+        return {BROKEN}
+    o = origins(v)
+    return {BROKEN} if o is None else set(o)
+
+
+def _integral(v: Value) -> bool:
+    """Whether every tensor of v is of an integer or bool dtype (and there is one)."""
+    if isinstance(v, TupleV):
+        items = [i for i in v.items if isinstance(i, (TensorV, TupleV))]
+        return bool(items) and all(_integral(i) for i in items)
+    return (
+        isinstance(v, TensorV)
+        and v.dtype is not None
+        and dtypes.category(v.dtype) < 2
+        and not isinstance(v, (ParameterV, BufferV))
+    )
+
+
+def _in_place(name: str) -> bool:
+    short = name.rsplit(".", 1)[-1]
+    return (
+        (short.endswith("_") and not short.endswith("__"))
+        or short.startswith("__i")
+        or name.startswith("operator.i")
+    )
+
+
 def with_grad(v: Value, grad: bool | None) -> Value:
     """v's tensors marked as requiring grad or not (a tuple's items too); a
     parameter or buffer keeps what it is."""
@@ -92,6 +356,9 @@ def keep_grad(old: Value, new: Value) -> Value:
     """new, a refined view of tensor old (a shape learnt from a use), with old's grad."""
     if isinstance(new, TensorV) and isinstance(old, TensorV) and requires(new) is None:
         new = with_grad(new, requires(old))
+    if isinstance(new, TensorV) and isinstance(old, TensorV) and new.origin is None:
+        if not isinstance(new, (ParameterV, BufferV)):
+            new = dataclasses.replace(new, origin=old.origin)
     return saving.same_tensor(old, new)
 
 
@@ -190,7 +457,7 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     mode = GRAD_MODE.get()
     if name in _FIRST_ONLY and args:
         operands = [args[0]]
-    if name in _DETACH or mode is False:
+    if name in _DETACH or mode is False or _integral(value):
         g: bool | None = False
     elif name in _FRESH:  # unless made with requires_grad=True
         flag = kwargs.get("requires_grad")
@@ -213,6 +480,13 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     result = saving.aliased(
         name, args, kwargs, with_grad(saving.same_storage(cost.saving, args, value), g)
     )
+    # A tensor made fresh, or made to require grad itself, is a leaf of the graph.
+    leaf = g is False or name in _FRESH or name in _REQUIRES_GRAD or name in _WRAPPED
+    node = None
+    if not leaf:
+        came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
+        node = Origin(came, _in_place(name))
+    result = made_by(result, node)
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)

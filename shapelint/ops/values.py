@@ -91,6 +91,10 @@ class TensorV(Value):
     storage: object = field(default=None, kw_only=True, compare=False, repr=False)
     view: bool = field(default=False, kw_only=True, compare=False, repr=False)
     contiguous: object = field(default=True, kw_only=True, compare=False, repr=False)
+    # Which ops made it (ops/backward.py's Origin nodes), outside equality: the
+    # graph backward walks from the loss. None: not known (a tensor the analysis
+    # made without following the op, or lost on the way).
+    origin: frozenset | None = field(default=None, kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.

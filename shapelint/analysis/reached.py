@@ -1,0 +1,216 @@
+"""The backward of the ops the loss reaches.
+
+`out.sum().backward()` runs the backward of an op only where the loss depends on
+its result: not of one whose result is only detached, compared, made an index,
+stored and never returned, or not used at all. Every tensor carries the Origins
+of the ops that made it (ops/backward.py), each Origin those of the operands the
+gradient flows on to; the walk from the returned tensors (the loss is the sum of
+every one that requires grad) marks the Origins reached, and a call's backward
+counts where its result is reached. Where the chain is lost (a tensor of unknown
+origin, a write into a tensor other names still see, records of a call reached
+by a way its result does not show) the backward is not known rather than guessed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from shapelint.analysis.modules import DICT_KINDS
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.backward import origins, walk
+from shapelint.ops.values import UNKNOWN, ObjectV, TupleV, Value
+
+ZERO = Expr.const(0)
+ONE = Expr.const(1)
+
+
+def reached(returns: Value) -> set[int] | None:
+    """The ids of the Origins the loss reaches from the returned value: None where
+    the walk meets one not known (or a value not seen into)."""
+    start = _returned(returns)
+    if start is None:
+        return None
+    got = walk(start)
+    return None if got is None else got[0]
+
+
+def _returned(v: Value) -> frozenset | None:
+    """The Origins of the returned tensors that require grad, in tuples, lists
+    and dicts too; None where one is not seen into."""
+    if v is UNKNOWN or (isinstance(v, ObjectV) and v.kind not in DICT_KINDS):
+        return None
+    items = [a for _, a in v.attrs] if isinstance(v, ObjectV) else None
+    if isinstance(v, TupleV):
+        items = list(v.items)
+    if items is None:
+        return origins(v)
+    out: set = set()
+    for item in items:
+        o = _returned(item)
+        if o is None:
+            return None
+        out |= o
+    return frozenset(out)
+
+
+def backward(records, seen: set[int]) -> tuple[Expr | None, Expr]:
+    """The backward of these calls that the loss reaches (None: not known), and a
+    lower bound of it."""
+    memo: dict[int, tuple] = {}
+    total: Expr | None = ZERO
+    low = ZERO
+    for r in records:
+        b, lo = _of(r, seen, memo)
+        total = None if total is None or b is None else total + b
+        low = low + lo
+    return total, low
+
+
+UNREACHED_WHY = (
+    "backward: whether the loss reaches this call is not known (a tensor written in "
+    "place, or a reused analysis of a call reached another way)"
+)
+
+
+def marked(records, seen: set[int]) -> list:
+    """The records, each with the backward the loss reaches of it (None where
+    that is not known, with why)."""
+    memo: dict[int, tuple] = {}
+    done: dict[int, object] = {}
+    return [_marked(r, seen, memo, done) for r in records]
+
+
+def _marked(r, seen: set[int], memo: dict, done: dict):
+    if id(r) in done:
+        return done[id(r)]
+    b, _ = _of(r, seen, memo)
+    children = [_marked(ch, seen, memo, done) for ch in r.children]
+    cost = r.cost
+    if b != cost.backward:
+        notes = cost.notes if b is not None else [*cost.notes, UNREACHED_WHY]
+        cost = dataclasses.replace(cost, backward=b, notes=notes)
+    same = cost is r.cost and all(a is c for a, c in zip(children, r.children, strict=True))
+    out = r if same else dataclasses.replace(r, cost=cost, children=children)
+    done[id(r)] = out
+    return out
+
+
+def _of(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
+    key = id(r)
+    if key not in memo:
+        memo[key] = _own(r, seen, memo)
+    return memo[key]
+
+
+def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
+    whole = r.cost.backward
+    if whole == ZERO:
+        return ZERO, ZERO
+    if not r.children:
+        if r.result is None or _overwritten(r.result, seen):
+            return None, ZERO
+        if any(id(o) in seen for o in r.result):
+            return whole, ZERO if whole is None else whole
+        return ZERO, ZERO
+    parts = [_of(ch, seen, memo) for ch in r.children]
+    if r.result and not any(id(o) in seen for o in r.result):
+        # its result is not reached: its calls count only if reached some other way
+        # (a memoised call's records shared with another call, a write in place)
+        if all(b == ZERO for b, _ in parts):
+            return ZERO, ZERO
+        return None, ZERO
+    weights = r.weights or [Expr.const(1)] * len(parts)
+    sums = [ch.cost.backward for ch in r.children]
+    if whole is None or None in sums or _weighted(sums, weights) != whole:
+        # not a plain sum of its calls (a loop counted another way): what it keeps
+        # of them is not known, unless none is reached
+        return (ZERO, ZERO) if all(b == ZERO for b, _ in parts) else (None, ZERO)
+    if any(w != ONE for w in weights):
+        weights = _turns(r, parts, weights, seen, memo)
+        if weights is None:
+            return None, ZERO
+    lows = _weighted([lo for _, lo in parts], weights)
+    bs = [b for b, _ in parts]
+    return (None if None in bs else _weighted(bs, weights)), lows
+
+
+def _turns(r, parts, weights, seen: set[int], memo: dict) -> list | None:
+    """The times each call of a loop counted by one turn runs backward: every turn
+    where the call is on the way to a name the turn rebinds and the next turn reads
+    back (the loss reaches one turn, so every turn before); the last turn only
+    where it is on the way to no name whose value at a turn's start the loss
+    reaches (only the last turn's values outlive the loop); None where neither
+    is shown."""
+    if r.carried is None:
+        return None
+    key = ("turns", id(r))
+    if key not in memo:
+        chains = []
+        for after, entry in r.carried:
+            got = walk(after)
+            if got is None:
+                memo[key] = None
+                break
+            ids = got[0]
+            # fed: the turn reads back what it left (and the loss reaches it);
+            # live: what a turn reads of the name at its start is reached at all
+            fed = id(entry) in ids and any(id(o) in seen for o in after)
+            chains.append((ids, fed, id(entry) in seen))
+        else:
+            memo[key] = chains
+    chains = memo[key]
+    if chains is None:
+        return None
+    out = []
+    for (b, _), ch, w in zip(parts, r.children, weights, strict=True):
+        if b == ZERO or w == ONE:
+            out.append(w)
+            continue
+        outs = _outs(ch)
+        if outs is None:
+            return None
+        kinds = set()
+        for result in outs:
+            on = [fed for ids, fed, live in chains if live and any(id(o) in ids for o in result)]
+            kinds.add("every" if any(on) else "last" if not on else None)
+        if kinds == {"every"}:
+            out.append(w)
+        elif kinds == {"last"}:
+            out.append(ONE)
+        else:
+            return None
+    return out
+
+
+def _outs(r) -> list | None:
+    """The results of r's calls that run backward: its own, or (a loop in the
+    turn) those of the calls inside; None where one is not known."""
+    if r.result:
+        return [r.result]
+    if not r.children:
+        return None
+    out: list = []
+    for ch in r.children:
+        if ch.cost.backward == ZERO:
+            continue
+        got = _outs(ch)
+        if got is None:
+            return None
+        out += got
+    return out
+
+
+def _weighted(values, weights) -> Expr:
+    total = ZERO
+    for v, w in zip(values, weights, strict=True):
+        total = total + v * w
+    return total
+
+
+def _overwritten(result: frozenset, seen: set[int]) -> bool:
+    """An op that wrote into its operand, whose result is not reached while the
+    tensor it wrote into is (through another name): which of them the loss
+    depends on is not followed."""
+    return any(
+        o.in_place and id(o) not in seen and any(id(p) in seen for p in o.parents) for o in result
+    )

@@ -1,0 +1,274 @@
+"""Modules whose forward makes tensors the loss does not reach: their backward
+does not run (tests/test_backward_reach.py checks each against torch)."""
+
+import torch
+from torch import nn
+from torch.autograd import Variable
+
+
+class Detached(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.l(x).detach()
+        return self.k(y)
+
+
+class Data(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = Variable(self.l(x))
+        return self.k(y)
+
+
+class NoGradBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.no_grad():
+            y = self.l(x)
+        return self.k(y)
+
+
+class Argmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.e = nn.Embedding(8, 8)
+
+    def forward(self, x):
+        i = self.l(x).argmax(-1)
+        return self.e(i)
+
+
+class TopkIndices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.e = nn.Embedding(8, 8)
+
+    def forward(self, x):
+        _, i = self.l(x).topk(2, dim=-1)
+        return self.e(i)
+
+
+class Compared(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        mask = self.l(x) > 0
+        return self.k(x) * mask
+
+
+class Dead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        unused = self.l(x)  # noqa: F841
+        return self.k(x)
+
+
+class Stored(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        self.cache = self.l(x)
+        return self.k(x)
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 16)
+
+    def forward(self, x):
+        a = self.l(x)
+        return a, self.k(a)
+
+
+class Named(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 16)
+
+    def forward(self, x):
+        return {"a": self.l(x), "b": self.k(x), "n": x.shape[0]}
+
+
+class Helper(nn.Module):
+    """A helper function run twice with equal arguments (its analysis is reused):
+    the loss reaches one call's result only."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+
+    def twice(self, x):
+        return self.l(x) * 2
+
+    def forward(self, x):
+        h = torch.relu(self.l(x))
+        unused = self.twice(x)  # noqa: F841
+        return self.twice(h)
+
+
+class Blocks(nn.Module):
+    """Equal blocks (their analysis reused), each fed the one before."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(8, 8), nn.ReLU()) for _ in range(3)])
+        self.inp = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.inp(x)
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+class Written(nn.Module):
+    """A write into part of a tensor that needs no grad makes it need one: the
+    loss reaches what was written."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        y[:, 0] = self.l(x)[:, 0]
+        return self.k(y)
+
+
+class Appended(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        outs = []
+        outs.append(self.l(x))
+        outs.append(self.k(x).detach())
+        return torch.stack(outs).sum(0)
+
+
+class Overwritten(nn.Module):
+    """Each turn overwrites y: only the last turn's reaches the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        for _ in range(3):
+            y = self.l(x)
+        return self.k(y)
+
+
+class Carried(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.k(x)
+        for _ in range(3):
+            x = self.l(x)
+        return x
+
+
+class Summed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        s = 0
+        for _ in range(3):
+            s = s + self.l(x)
+        return s
+
+
+class OverwrittenName(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.k(x)
+        for _ in range(3):
+            y = self.l(x)
+        return self.k(y)
+
+
+class DeadChain(nn.Module):
+    """x carried from turn to turn, fed the raw input; h carried and dead."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.k(x)
+        for _ in range(3):
+            x = self.l(x)
+            h = self.k(h)
+        return x
+
+
+class Unpacked(nn.Module):
+    """Rows of a parameter (iterating a tensor walks its first dimension): they
+    require grad and derive from it."""
+
+    def __init__(self):
+        super().__init__()
+        self.mem = nn.Parameter(torch.randn(2, 8, 8))
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a, b = self.mem
+        c = [t for t in self.mem][0]
+        return self.l(x) @ a + x @ b + x @ c
+
+
+class Filled(nn.Module):
+    """A fill value the analysis does not read: the result's shape is known
+    without it, so it is no tensor the walk misses."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.l(x)
+        y = y.masked_fill(y > 0, -torch.finfo(y.dtype).max)
+        return self.k(y)

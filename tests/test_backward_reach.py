@@ -1,0 +1,100 @@
+"""Backward FLOPs only for the ops the loss reaches (analysis/reached.py): a
+result detached, under no_grad, made an index or a mask, dead or stored on self
+runs no backward; several returned tensors are summed into the loss. Each module
+is checked against torch's flop counter under that loss."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from shapelint.cli.options import analysis_options, load_config
+from shapelint.cost.target import run_target
+from shapelint.notation.target import Target
+
+torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+PATH = Path(__file__).parent / "data" / "backward" / "reach.py"
+SHAPE = (2, 8)
+
+# Every one of these has a complete, exact backward.
+EXACT = [
+    "Detached",
+    "Data",
+    "NoGradBlock",
+    "Argmax",
+    "TopkIndices",
+    "Compared",
+    "Dead",
+    "Stored",
+    "Pair",
+    "Named",
+    "Blocks",
+    "Written",
+    "Appended",
+    "Overwritten",
+    "Carried",
+    "Summed",
+    "OverwrittenName",
+    "DeadChain",
+    "Unpacked",
+    "Filled",
+]
+# These may be not known, but never more than torch counts.
+BOUNDED = ["Helper"]
+
+
+def _grad_tensors(out) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out] if out.requires_grad and out.is_floating_point() else []
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, tuple) else ()
+    return [t for v in items for t in _grad_tensors(v)]
+
+
+def _torch_backward(name: str) -> int:
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = getattr(mod, name)()
+    out = m(torch.randn(*SHAPE))
+    fc = FlopCounterMode(display=False)
+    with fc:
+        sum(t.sum() for t in _grad_tensors(out)).backward()
+    return fc.get_total_flops()
+
+
+def _static(name: str) -> dict:
+    options = analysis_options(load_config([PATH], None), dtype=None, dims={})
+    given = f"x={','.join(map(str, SHAPE))}"
+    return run_target(Target(str(PATH), name), [], [given], {}, options)
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_backward_of_what_the_loss_reaches(name):
+    t = _static(name)
+    assert t["complete"], t["unknown"]
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == _torch_backward(name)
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_backward_never_above_torch(name):
+    t = _static(name)
+    truth = _torch_backward(name)
+    if t["backward_complete"]:
+        assert t["flops_backward_value"] == truth
+    else:
+        assert t["flops_backward"] is None or int(t["flops_backward"]) <= truth
+
+
+def test_a_dead_result_costs_no_backward_but_its_forward():
+    """The dead linear's forward counts; its backward does not, in the calls as in
+    the total."""
+    t = _static("Dead")
+    linears = [c for c in t["calls"] if c["op"].endswith("Linear.__call__")]
+    assert [c["flops_value"] for c in linears] == [256, 256]
+    assert [c["flops_backward_value"] for c in linears] == [0, t["flops_backward_value"]]
+    assert t["flops_backward_value"] == _torch_backward("Dead") > 0
