@@ -215,14 +215,15 @@ def entered(args, kwargs, token: object) -> tuple[list, dict]:
     )
 
 
+def _same_or_new(v: TupleV, items: tuple) -> TupleV:
+    """v itself where no item changed: the code that follows a list handed to a
+    function and changed there (analysis/in_place.py) knows it by identity."""
+    return v if all(a is b for a, b in zip(items, v.items)) else dataclasses.replace(v, items=items)
+
+
 def _bound(v: Value, token: object, path: tuple) -> Value:
     if isinstance(v, TupleV):
-        items = tuple(_bound(x, token, (*path, j)) for j, x in enumerate(v.items))
-        return (
-            v
-            if all(a is b for a, b in zip(items, v.items))
-            else dataclasses.replace(v, items=items)
-        )
+        return _same_or_new(v, tuple(_bound(x, token, (*path, j)) for j, x in enumerate(v.items)))
     if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
         return v
     came = v.origin if v.origin is not None else frozenset((BROKEN,))
@@ -235,7 +236,7 @@ def left(v: Value, token: object, args, kwargs) -> Value:
     the loss reaches through it the arguments its making reached."""
     if isinstance(v, TupleV):
         items = tuple(left(x, token, args, kwargs) for x in v.items)
-        return dataclasses.replace(v, items=items)
+        return _same_or_new(v, items)
     if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
         return v
     if v.origin is None:
@@ -250,7 +251,7 @@ def called(v: Value, args, kwargs) -> Value:
     """A memoised run's result handed to another call: its exits anew, reaching
     this call's arguments."""
     if isinstance(v, TupleV):
-        return dataclasses.replace(v, items=tuple(called(x, args, kwargs) for x in v.items))
+        return _same_or_new(v, tuple(called(x, args, kwargs) for x in v.items))
     if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)) or not v.origin:
         return v
     (old,) = v.origin if len(v.origin) == 1 else (None,)
