@@ -91,6 +91,12 @@ class TensorV(Value):
     storage: object = field(default=None, kw_only=True, compare=False, repr=False)
     view: bool = field(default=False, kw_only=True, compare=False, repr=False)
     contiguous: object = field(default=True, kw_only=True, compare=False, repr=False)
+    # Axes whose length is not known but has upper bounds, as (position, bounds):
+    # `pos[:, :n]` of a dim of k is min(n, k) long, so it cannot meet a size above n.
+    # Outside equality; an op that builds a new shape drops it.
+    at_most: tuple[tuple[int, tuple[Expr, ...]], ...] = field(
+        default=(), kw_only=True, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
