@@ -465,3 +465,52 @@ def test_a_slice_that_may_be_as_long_as_the_size_it_meets_is_not_an_error(stop, 
     source = _embed(stop, table)
     assert not _errors(source)
     assert not torch_raises(source, "Embed(16, 8)", (2, n, 8))
+
+
+def _stack(norm: str, body: str = "x = ff(x) + x") -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        class FF(nn.Module):
+            def __init__(self, dim, hidden):
+                super().__init__()
+                self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, hidden), nn.Linear(hidden, dim))
+
+            def forward(self, x):
+                return self.net(x)
+
+
+        class Stack(nn.Module):
+            def __init__(self, dim, depth, hidden):
+                super().__init__()
+                self.layers = nn.ModuleList([FF(dim, hidden) for _ in range(depth)])
+                self.norm = nn.LayerNorm({norm})
+
+            def forward(self, x):
+                for ff in self.layers:
+                    {body}
+                return self.norm(x)
+        """
+    )
+
+
+def test_a_residual_loop_keeps_its_shape_for_what_follows():
+    # each turn maps [..., dim] to [..., dim]: after any number of them x is [..., dim]
+    source = _stack("dim * 2")
+    assert torch_raises(source, "Stack(8, 2, 16)", (2, 5, 8))
+    ((line, code, message),) = _errors(source)
+    assert (
+        code == "SHP309"
+        and "input [..., dim] does not end with normalized_shape [2·dim]" in message
+    )
+    assert "self.norm(x)" in source.splitlines()[line - 1]
+
+
+@pytest.mark.parametrize(
+    ("norm", "body"), [("dim", "x = ff(x) + x"), ("dim * 2", "x = torch.cat((ff(x), x), dim=-1)")]
+)
+def test_a_loop_that_keeps_the_shape_or_changes_it_is_not_an_error(norm, body):
+    # the second turn sees [..., 2·dim] where the first saw [..., dim]: nothing kept
+    source = _stack(norm, body)
+    assert not _errors(source)
+    if norm == "dim":
+        assert not torch_raises(source, "Stack(8, 2, 16)", (2, 5, 8))

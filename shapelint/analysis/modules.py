@@ -1690,13 +1690,19 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
     saved = frame.records
     before = dict(frame.env)
     frame.records = {}
-    try:
+
+    def turn() -> None:
         an.assign(stmt.target, items[0] if items else UNKNOWN, frame, None)
         an.exec_block(stmt.body, frame)
+
+    try:
+        turn()
         children = frame.records
     finally:
         frame.records = saved
+    kept = loops.kept_shapes(an, frame, turn, before)
     frame.env = an.join_env(before, frame.env)
+    frame.env.update(kept)
     _loop_record(an, stmt, frame, children, None, count, extra)
 
 
