@@ -412,3 +412,105 @@ def test_a_later_layer_of_a_sequential_teaches_nothing_where_its_input_equals_th
     path = corpus_package("vit-pytorch") / "vit_pytorch" / "regionvit.py"
     found = diagnose(path.read_text(), str(path))
     assert [(d.line, d.code) for d in found if d.severity == "error"] == []
+
+
+def _embed(stop: str, table: str = "num_patches + 1") -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        class Embed(nn.Module):
+            def __init__(self, num_patches, dim):
+                super().__init__()
+                self.pos_embedding = nn.Parameter(torch.randn(1, {table}, dim))
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                return x + self.pos_embedding[:, :{stop}]
+        """
+    )
+
+
+def test_a_slice_shorter_than_the_size_it_meets_is_an_error():
+    # pos[:, :n - 1] is min(n - 1, num_patches + 1) long: never n, whatever the table
+    source = _embed("n - 1")
+    assert torch_raises(source, "Embed(16, 8)", (2, 5, 8))
+    assert torch_raises(source, "Embed(2, 8)", (2, 5, 8))
+    ((line, code, message),) = _errors(source)
+    assert code == "SHP308" and "(n vs a slice at most n - 1 long;" in message
+    assert "self.pos_embedding[:, :n - 1]" in source.splitlines()[line - 1]
+
+
+def test_a_slice_of_a_dim_shorter_than_the_size_it_meets_is_an_error():
+    # whatever n is, a slice of 4 positions is not 8 long
+    source = HEAD + textwrap.dedent(
+        """
+        def f(x, n: int):
+            return torch.zeros(2, 4, 3)[:, :n] + torch.zeros(2, 8, 3)
+        """
+    )
+    ((_, code, message),) = _errors(source)
+    assert code == "SHP308" and "(8 vs a slice at most 4 long;" in message
+
+
+@pytest.mark.parametrize(
+    ("stop", "table", "n"),
+    [
+        ("n", "num_patches + 1", 5),
+        ("n", "4", 4),
+        ("n + 1 - 1", "num_patches + 1", 5),
+        ("-1", "num_patches + 1", 16),
+    ],
+)
+def test_a_slice_that_may_be_as_long_as_the_size_it_meets_is_not_an_error(stop, table, n):
+    # a stop of n (a table of 4 may hold n = 4), or one counted from the end
+    source = _embed(stop, table)
+    assert not _errors(source)
+    assert not torch_raises(source, "Embed(16, 8)", (2, n, 8))
+
+
+def _stack(norm: str, body: str = "x = ff(x) + x") -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        class FF(nn.Module):
+            def __init__(self, dim, hidden):
+                super().__init__()
+                self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, hidden), nn.Linear(hidden, dim))
+
+            def forward(self, x):
+                return self.net(x)
+
+
+        class Stack(nn.Module):
+            def __init__(self, dim, depth, hidden):
+                super().__init__()
+                self.layers = nn.ModuleList([FF(dim, hidden) for _ in range(depth)])
+                self.norm = nn.LayerNorm({norm})
+
+            def forward(self, x):
+                for ff in self.layers:
+                    {body}
+                return self.norm(x)
+        """
+    )
+
+
+def test_a_residual_loop_keeps_its_shape_for_what_follows():
+    # each turn maps [..., dim] to [..., dim]: after any number of them x is [..., dim]
+    source = _stack("dim * 2")
+    assert torch_raises(source, "Stack(8, 2, 16)", (2, 5, 8))
+    ((line, code, message),) = _errors(source)
+    assert (
+        code == "SHP309"
+        and "input [..., dim] does not end with normalized_shape [2·dim]" in message
+    )
+    assert "self.norm(x)" in source.splitlines()[line - 1]
+
+
+@pytest.mark.parametrize(
+    ("norm", "body"), [("dim", "x = ff(x) + x"), ("dim * 2", "x = torch.cat((ff(x), x), dim=-1)")]
+)
+def test_a_loop_that_keeps_the_shape_or_changes_it_is_not_an_error(norm, body):
+    # the second turn sees [..., 2·dim] where the first saw [..., dim]: nothing kept
+    source = _stack(norm, body)
+    assert not _errors(source)
+    if norm == "dim":
+        assert not torch_raises(source, "Stack(8, 2, 16)", (2, 5, 8))

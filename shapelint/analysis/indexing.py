@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.indexing import slice_length
+from shapelint.ops.indexing import slice_bounds, slice_length
 from shapelint.ops.values import IntV, NoneV, SliceV, TensorV, TupleV, Value, Var
 
 _INT_DTYPES = frozenset({"int64", "int32", "int16", "int8"})
@@ -44,6 +44,7 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
         return unknown  # indices broadcast together, and may move to the front
     dims = list(t.shape)
     out: list = []
+    at_most: list = []
     pos = 0
     for i, (e, v) in enumerate(zip(elems, values)):
         if _is_const(e, Ellipsis):
@@ -60,6 +61,8 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
             return unknown
         if isinstance(e, ast.Slice) or isinstance(v, SliceV):
             out.append(_slice_length(dims[pos], v))
+            if out[-1] is None and (bounds := _slice_bounds(dims[pos], v)):
+                at_most.append((len(out) - 1, bounds))
         elif isinstance(v, TensorV):
             out.extend(_index_dims(v))
         elif isinstance(e, ast.List):
@@ -68,7 +71,7 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     out.extend(dims[pos:])
     if sum(isinstance(d, Var) for d in out) > 1:
         return unknown  # an index tensor's variadic beside the tensor's own
-    return TensorV(tuple(out), t.dtype)
+    return TensorV(tuple(out), t.dtype, at_most=tuple(at_most))
 
 
 def _spares_variadic(shape: tuple, elems: list[ast.expr], used: list[int]) -> bool:
@@ -164,6 +167,17 @@ def _index_dims(v: TensorV) -> list:
 
 def _slice_length(n, sv: Value):
     """The length of n[lo:hi:step] where it is certain (ops.indexing.slice_length)."""
+    bounds = _bound_exprs(sv)
+    return None if bounds is None else slice_length(n, *bounds)
+
+
+def _slice_bounds(n, sv: Value) -> tuple:
+    """What n[lo:hi:step] cannot be longer than (ops.indexing.slice_bounds)."""
+    bounds = _bound_exprs(sv)
+    return () if bounds is None else slice_bounds(n, *bounds)
+
+
+def _bound_exprs(sv: Value) -> list | None:
     if not isinstance(sv, SliceV):
         return None
     bounds = []
@@ -174,4 +188,4 @@ def _slice_length(n, sv: Value):
             bounds.append(b.value)
         else:
             return None
-    return slice_length(n, *bounds)
+    return bounds

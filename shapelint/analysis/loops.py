@@ -373,7 +373,9 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
         times, why = None, "shapes change from turn to turn"
     frame.jump = None
     merge(frame.records, records, times, why)
+    kept = kept_shapes(an, frame, turn, before) if stable else {}
     out = an.join_env(before, frame.env)
+    out.update(kept)
     if built:
         ran = instance_state.taken(built)
         instance_state.restore(built)
@@ -382,6 +384,32 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
         prefix = before[name]
         out[name] = SeqV(grows[name], times) if not prefix.items else UNKNOWN  # type: ignore[attr-defined]
     frame.env = out
+
+
+def kept_shapes(an, frame, turn, before: dict[str, Value]) -> dict[str, TensorV]:
+    """The values a turn gives a shape, from one nothing was known of, that a
+    further turn keeps: `for blk in self.layers: x = blk(x) + x` leaves x [..., d]
+    after any number of turns, as the code that follows assumes of x. A shape that
+    changes from turn to turn (or a turn that ends the function) keeps nothing."""
+    after = frame.env
+    shaped = {
+        k: v
+        for k, v in after.items()
+        if before.get(k) is UNKNOWN and isinstance(v, TensorV) and v.shape is not None
+    }
+    if not shaped or frame.done:
+        return {}
+    with collected(frame), an.muted():
+        frame.env = dict(after)
+        frame.jump = None
+        turn()
+        again = frame.env
+    frame.env, frame.done, frame.jump = after, False, None
+    return {
+        k: v
+        for k, v in shaped.items()
+        if isinstance(again.get(k), TensorV) and again[k].shape == v.shape
+    }
 
 
 def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[str, Value]:

@@ -1696,14 +1696,20 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
     entries = turn_entries(frame.env)  # which turn's values the loss reaches
     before = dict(frame.env)
     frame.records = {}
-    try:
+
+    def turn() -> None:
         an.assign(stmt.target, items[0] if items else UNKNOWN, frame, None)
         an.exec_block(stmt.body, frame)
+
+    try:
+        turn()
         children = frame.records
     finally:
         frame.records = saved
     turned = carried(frame.env, entries)
+    kept = loops.kept_shapes(an, frame, turn, before)
     frame.env = an.join_env(before, frame.env)
+    frame.env.update(kept)
     rec = _loop_record(an, stmt, frame, children, None, count, extra)
     if rec is not None:
         rec.carried = turned

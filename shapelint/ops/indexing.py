@@ -87,5 +87,26 @@ def slice_length(n: Dim, lower: Expr | None, upper: Expr | None, step: Expr | No
     return None
 
 
+def slice_bounds(
+    n: Dim, lower: Expr | None, upper: Expr | None, step: Expr | None
+) -> tuple[Expr, ...]:
+    """Sizes len(range(n)[lower:upper:step]) cannot exceed, for a slice whose length
+    slice_length cannot tell: n itself, and a stop the code gives from the start
+    with unit step where it is never negative (`[:n - 1]` is at most n - 1 long; a
+    negative stop would count from the end)."""
+    bounds = [n] if isinstance(n, Expr) else []
+    from_start = lower is None or lower.value == 0
+    unit = step is None or step.value == 1
+    if from_start and unit and upper is not None and provably_nonnegative(upper):
+        bounds.append(upper)
+    return tuple(bounds)
+
+
+def exceeds_every_length(size: Expr, bounds: tuple[Expr, ...]) -> Expr | None:
+    """A bound size is provably above (so no slice bounded by it is size long), or
+    None."""
+    return next((b for b in bounds if provably_nonnegative(size - b - 1)), None)
+
+
 def _v(e: Expr | None) -> int | None:
     return None if e is None else e.value

@@ -26,6 +26,7 @@ from shapelint.notation.symbolic import (
     total,
 )
 from shapelint.ops import dtypes
+from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -551,12 +552,12 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
         return NOT_APPLICABLE
     out = RuleOut()
     shape: Shape | None = ()
-    seen: list[tuple[int, Shape]] = []
+    seen: list[tuple[TensorV, Shape]] = []
     for i, t in tensors:
         if t.shape is None:
             shape = None
             continue
-        for _j, prev in seen:
+        for earlier, prev in seen:
             clash = _broadcast_clash(ctx, prev, t.shape, i)
             if clash is not None:
                 out.issues.append(clash)
@@ -575,7 +576,20 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                 )
             if conflicts:
                 break
-        seen.append((i, t.shape))
+            short = _slice_too_short(earlier, t) or _slice_too_short(t, earlier)
+            if short is not None:
+                size, bound = short
+                out.issues.append(
+                    ctx.issue(
+                        BROADCAST,
+                        f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot "
+                        f"broadcast ({dim_str(size)} vs a slice at most {dim_str(bound)} "
+                        "long; they broadcast only when the slice is 1 long)",
+                        i,
+                    )
+                )
+                break
+        seen.append((t, t.shape))
         if shape is not None:
             shape, _ = broadcast_shapes(shape, t.shape)
     if out.issues:
@@ -585,6 +599,25 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
         shape = _past_unknown_rank([t.shape for _, t in tensors])
     out.value = TensorV(None if unknown_operand else shape)
     return out
+
+
+def _slice_too_short(a: TensorV, b: TensorV) -> tuple[Expr, Expr] | None:
+    """(size, bound) where an axis of b is a slice provably shorter than the size a
+    has on the same axis (right-aligned): `x + pos[:, :n - 1]` with x [b, n, d]."""
+    if not b.at_most or a.shape is None or b.shape is None:
+        return None
+    for pos, bounds in b.at_most:
+        axis = pos - len(b.shape)  # counted from the right, as broadcasting aligns
+        if any(isinstance(d, Var) for d in b.shape[pos:]) or -axis > len(a.shape):
+            continue
+        if any(isinstance(d, Var) for d in a.shape[axis:]):
+            continue
+        size = a.shape[axis]
+        if isinstance(size, Expr) and size.value != 1:
+            bound = exceeds_every_length(size, bounds)
+            if bound is not None:
+                return size, bound
+    return None
 
 
 def _past_unknown_rank(shapes: list[Shape | None]) -> Shape | None:

@@ -95,6 +95,12 @@ class TensorV(Value):
     # graph backward walks from the loss. None: not known (a tensor the analysis
     # made without following the op, or lost on the way).
     origin: frozenset | None = field(default=None, kw_only=True, compare=False, repr=False)
+    # Axes whose length is not known but has upper bounds, as (position, bounds):
+    # `pos[:, :n]` of a dim of k is min(n, k) long, so it cannot meet a size above n.
+    # Outside equality; an op that builds a new shape drops it.
+    at_most: tuple[tuple[int, tuple[Expr, ...]], ...] = field(
+        default=(), kw_only=True, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.

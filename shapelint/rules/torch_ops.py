@@ -62,7 +62,10 @@ RULES = [
             "or contain a 1. Two known sizes that differ and are not 1 make torch raise "
             "`The size of tensor a must match the size of tensor b`. The same holds for "
             "the batch dimensions of a batched matmul and for `expand`. Usually an "
-            "`unsqueeze` or a transpose is missing."
+            "`unsqueeze` or a transpose is missing. A slice whose length is not known is "
+            "at most the size it slices and at most a stop given from the start that is "
+            "never negative: `x + pos[:, :n - 1]` with x `[b, n, d]` cannot broadcast "
+            "(unless the slice is 1 long), whatever length pos has."
         ),
         invalid=(
             Example(
