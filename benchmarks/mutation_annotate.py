@@ -47,6 +47,33 @@ def plan(calls: dict[str, list[dict]], source: str, ran: set[int]) -> dict[str, 
     return out
 
 
+def elsewhere(source: str, ran: set[int]) -> set[str]:
+    """The forwards (qualnames) of classes the file also uses at sizes the trace
+    did not see: a class named on a line the trace never ran (`__main__`'s
+    `ViT(seq_len=256, ...)`, `partial(ResnetBlock, ...)` in an untraced Unet), and
+    every class named inside such a class. Their concrete sizes hold for one
+    configuration only, so concrete mode writes names there, as their author would."""
+    tree = ast.parse(source)
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    spans = {name: (c.lineno, c.end_lineno) for name, c in classes.items()}
+
+    def named(node: ast.AST) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in classes}
+
+    marked = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in classes and node.lineno not in ran:
+            lo, hi = spans[node.id]
+            if not lo <= node.lineno <= hi:
+                marked.add(node.id)
+    todo = list(marked)
+    while todo:
+        for name in named(classes[todo.pop()]) - marked:
+            marked.add(name)
+            todo.append(name)
+    return {q for q, _ in _functions(tree) if q.split(".")[-2] in marked}
+
+
 def _returns(fn: ast.FunctionDef):
     """The function's own `return` statements (not those of functions inside it)."""
     stack = list(fn.body)
@@ -159,20 +186,29 @@ def _closing_paren(source: str, fn: ast.FunctionDef) -> tuple[int, int]:
     raise ValueError(f"no parameter list for {fn.name} at line {fn.lineno}")
 
 
-def annotate(source: str, forwards: dict[str, dict], mode: str, names: dict[int, str]) -> str:
+def annotate(
+    source: str,
+    forwards: dict[str, dict],
+    mode: str,
+    names: dict[int, str],
+    named: set[str] = frozenset(),  # type: ignore[assignment]
+) -> str:
     """`source` with the planned forwards annotated (`mode`: concrete or symbolic) and
-    the import line added; every line after the import moves down by one."""
+    the import line added; every line after the import moves down by one. `named`:
+    forwards concrete mode writes with names too (elsewhere)."""
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-
-    def dims(n: int) -> str:
-        return str(n) if mode == "concrete" else names[n]
 
     edits: list[tuple[int, int, int, int, str]] = []  # line, col, end line, end col, text
     for qualname, fn in _functions(tree):
         record = forwards.get(qualname)
         if record is None:
             continue
+        concrete = mode == "concrete" and qualname not in named
+
+        def dims(n: int, concrete: bool = concrete) -> str:
+            return str(n) if concrete else names[n]
+
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
         for arg in args:
             text = _annotation(record.get(arg.arg), dims)

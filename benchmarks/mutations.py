@@ -261,10 +261,17 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
     forwards = mutation_annotate.plan(first.get("calls", {}), original, set(first["forward_lines"]))
     batch = next(iter(subject.inputs.values()))[0][0]
     names = mutation_annotate.namer(forwards, subject.init, batch)
+    ran = set(first["init_lines"]) | set(first["forward_lines"])
+    named = mutation_annotate.elsewhere(original, ran) & set(forwards)
     plain = verdict(original, dims=False)
     out = {"forwards": len(forwards), "modes": {}}
+    benign = [i for i, (*_, role) in enumerate(kept) if role == "benign"]
     for mode in [m for m in args.annotate.split(",") if m]:
-        annotated = mutation_annotate.annotate(original, forwards, mode, names)
+
+        def annotate(src: str, mode: str = mode) -> str:
+            return mutation_annotate.annotate(src, forwards, mode, names, named)
+
+        annotated = annotate(original)
         (ran,) = torch_verdicts(
             subject, Path(args.corpus), [annotated], args.torch_cache, jaxtyped=True
         )
@@ -277,11 +284,30 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
             continue
         base = verdict(annotated, dims=False)
         false_base = sorted(_errors(base.get("check")) - _errors(plain.get("check")))
-        scores = []
-        for m, src, _v, _role in kept:
-            got = verdict(mutation_annotate.annotate(src, forwards, mode, names), dims=False)
+        # A benign rewrite that changes a traced shape (`num_classes * 2` in the
+        # head) contradicts the annotations written from the original: jaxtyping
+        # rejects it, so it is no benign annotated program and is not scored.
+        runs = torch_verdicts(
+            subject,
+            Path(args.corpus),
+            [annotate(kept[i][1]) for i in benign],
+            args.torch_cache,
+            jaxtyped=True,
+        )
+        refused = {i for i, r in zip(benign, runs, strict=True) if r["verdict"] != "runs"}
+        scores: list[dict | None] = []
+        for i, (m, src, _v, _role) in enumerate(kept):
+            if i in refused:
+                scores.append(None)
+                continue
+            got = verdict(annotate(src), dims=False)
             scores.append(score_annotated(m, annotated, base, got))
-        out["modes"][mode] = {"false_base": false_base[:4], "scores": scores}
+        out["modes"][mode] = {
+            "false_base": false_base[:4],
+            "scores": scores,
+            "benign_refused": len(refused),
+            "named": sorted(named) if mode == "concrete" else [],
+        }
     return out
 
 
@@ -365,7 +391,7 @@ def run_subject(
             }
         )
         for mode, got_mode in (annotated or {}).get("modes", {}).items():
-            if "scores" in got_mode:
+            if got_mode.get("scores") and got_mode["scores"][i] is not None:
                 rows[-1]["score"][f"annot_{mode}"] = got_mode["scores"][i]
     if annotated is not None:
         rows.append(
@@ -420,10 +446,12 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
             else f"{sum(bool(r['modes'].get(mode, {}).get('false_base')) for r in subjects)} / {len(subjects)}"
         )
         note = f" (rejected at run time: {', '.join(rejected)})" if rejected else ""
+        refused = sum(r["modes"].get(mode, {}).get("benign_refused", 0) for r in subjects)
+        aside = f" ({refused} more refused by jaxtyping)" if refused else ""
         lines.append(
             f"| {mode}{note} | {sum(r['score'][key]['near'] for r in scored)} / {len(scored)} "
             f"| {sum(r['score'][key]['any'] for r in scored)} / {len(scored)} "
-            f"| {sum(r['score'][key]['any'] for r in scored_benign)} / {len(scored_benign)} "
+            f"| {sum(r['score'][key]['any'] for r in scored_benign)} / {len(scored_benign)}{aside} "
             f"| {false_base} |"
         )
     keys = ["check" if m == "plain" else f"annot_{m}" for m in modes]

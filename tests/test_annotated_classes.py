@@ -118,3 +118,120 @@ def test_a_return_its_annotation_can_never_hold_for_is_an_error(out, d, ret, bod
 @pytest.mark.parametrize(("out", "d", "ret", "body"), RETURN_OK)
 def test_a_return_its_annotation_can_hold_for_is_no_error(out, d, ret, body):
     assert _errors(RETURNS.format(out=out, d=d, ret=ret, body=body)) == []
+
+
+FIXED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear({fc_in}, hidden_dim)
+
+    def forward(self, x: Float[Tensor, "2 9 48"]):
+        x = self.norm(x)
+        return self.fc(x)
+
+
+class Branches(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: Float[Tensor, "2 9 48"], wide: bool):
+        if wide:
+            return self.norm(x)
+        return self.norm(x[..., :24])
+"""
+
+
+def test_a_size_an_annotated_number_fixed_is_that_number_from_there_on():
+    # LayerNorm(dim) took 48, so dim is 48: a Linear(2*dim) on the same 48 needs 96
+    source = FIXED.format(fc_in="dim * 2")
+    assert _errors(source) == ["14 SHP307"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP307")
+    assert "must equal 48" in message and "dim = 48" in message
+
+
+def test_a_size_fixed_on_one_branch_is_free_on_the_other():
+    assert _errors(FIXED.format(fc_in="dim")) == []
+
+
+def test_torch_raises_where_the_fixed_size_conflicts():
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(FIXED.format(fc_in="dim * 2"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["FeedForward"](48, 64)(torch.randn(2, 9, 48))
+    ns = {}
+    exec(compile(FIXED.format(fc_in="dim"), "m.py", "exec"), ns)  # noqa: S102
+    assert ns["FeedForward"](48, 64)(torch.randn(2, 9, 48)).shape == (2, 9, 64)
+    assert ns["Branches"](48)(torch.randn(2, 9, 48), True).shape == (2, 9, 48)
+    assert ns["Branches"](24)(torch.randn(2, 9, 48), False).shape == (2, 9, 24)
+
+
+CHAIN = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class DepthWise(nn.Module):
+    def __init__(self, dim_in, dim_out):
+        super().__init__()
+        self.a = nn.Conv2d(dim_in, dim_out, 3, padding=1, groups=dim_in)
+        self.b = nn.Conv2d({b_in}, dim_out, 1)
+
+    def forward(self, x: Float[Tensor, "2 48 7 7"]) -> Float[Tensor, "2 96 7 7"]:
+        return self.b(self.a(x))
+"""
+
+
+def test_sizes_fixed_on_the_way_contradict_the_annotated_return():
+    # a took 48 (dim_in = 48); b needs dim_out = dim_in, so dim_out is 48 where
+    # the return says 96: no sizes run this forward as annotated
+    source = CHAIN.format(b_in="dim_in")
+    assert _errors(source) == ["13 SHP306"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP306")
+    assert "dim_out = 48" in message
+    assert _errors(CHAIN.format(b_in="dim_out")) == []
+
+
+def test_torch_and_jaxtyping_refuse_the_chain():
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(CHAIN.format(b_in="dim_in"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["DepthWise"](48, 96)(torch.randn(2, 48, 7, 7))
+    ns = {}
+    exec(compile(CHAIN.format(b_in="dim_out"), "m.py", "exec"), ns)  # noqa: S102
+    assert ns["DepthWise"](48, 96)(torch.randn(2, 48, 7, 7)).shape == (2, 96, 7, 7)
+
+
+SWAPPED = (
+    ATTENTION.replace("'b n (h d) -> b h n d'", "'b n (h d) -> h b n d'")
+    .replace("return torch.matmul(q, {k})", "return self.out(rearrange(q, 'b h n d -> b n (h d)'))")
+    .replace(
+        "self.to_qkv = nn", "self.out = nn.Linear(heads * dim_head, dim)\n        self.to_qkv = nn"
+    )
+)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_batch_swapped_with_the_heads_is_the_same_error_with_numbers(spec):
+    # the annotated batch 2 moved where the heads go: 2·dim_head meets heads·dim_head,
+    # which needs 2 = heads, the input's size against the constructor's (SHP320),
+    # as b = heads does with names; not two of the constructor's sizes (SHP318)
+    source = SWAPPED.format(spec=spec)
+    assert _errors(source) == ["19 SHP320"]
+
+
+def test_torch_raises_on_the_swapped_batch():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    ns: dict = {}
+    exec(compile(SWAPPED.format(spec="2 17 48"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48))

@@ -97,3 +97,42 @@ def test_the_annotated_block_runs_under_jaxtypings_runtime_check():
         if bad is not None:  # the concrete annotation holds at its own sizes only
             with pytest.raises(Exception, match="Type-check error"):
                 block(torch.randn(*bad))
+
+
+USED_ELSEWHERE = (
+    SOURCE
+    + """
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(16)
+
+    def forward(self, x):
+        return self.block(x)
+
+
+if __name__ == "__main__":
+    Net()(torch.randn(4, 16))
+"""
+)
+
+
+def test_a_block_the_file_uses_at_sizes_the_trace_never_saw_is_written_with_names():
+    # the trace ran Block alone (its lines 9-16): Net, constructed only in __main__,
+    # builds it at 16, so concrete numbers from the trace would contradict that call
+    a = _annotate()
+    ran = set(range(9, 17))
+    assert a.elsewhere(USED_ELSEWHERE, ran) == {
+        "Block.__init__",
+        "Block.forward",
+        "Net.__init__",
+        "Net.forward",
+    }
+    assert a.elsewhere(SOURCE, ran) == set()
+    forwards = a.plan(CALLS, USED_ELSEWHERE, ran)
+    names = {2: "b", 5: "s0", 8: "dim"}
+    text = a.annotate(USED_ELSEWHERE, forwards, "concrete", names, {"Block.forward"})
+    assert 'x: Float[Tensor, "b s0 dim"]' in _def_line(text)
+    text = a.annotate(USED_ELSEWHERE, forwards, "concrete", names)
+    assert 'x: Float[Tensor, "2 5 8"]' in _def_line(text)

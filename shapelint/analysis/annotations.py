@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from shapelint import pyparse
 from shapelint.notation.dimspec import is_dtype_class
-from shapelint.notation.symbolic import Expr, name_clash, never_equal_in_call, product
+from shapelint.notation.symbolic import Expr, given_sizes, name_clash, never_equal_in_call, product
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
@@ -170,6 +170,15 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
             return f"size {a.value} where {d.value} is expected"
         if isinstance(d, Expr) and isinstance(a, Expr) and never_equal_in_call(a, d):
             return f"{a.to_human()} where {d.to_human()} is expected"
+        given = (
+            given_sizes(a.names() | d.names())
+            if isinstance(d, Expr) and isinstance(a, Expr)
+            else None
+        )
+        if given and a.substitute(given).definitely_differs(d.substitute(given)):
+            # `dim_out` returned as 96 once an op on the way made dim_out 48
+            said = ", ".join(f"{n} = {v}" for n, v in sorted(given.items()))
+            return f"{a.to_human()} where {d.to_human()} is expected ({said}: an op before took it)"
     return None
 
 

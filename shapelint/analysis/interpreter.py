@@ -466,6 +466,11 @@ class ModuleAnalyzer:
             )
         if not self._definite(issue):
             return None
+        if issue.given:
+            said = ", ".join(issue.given)
+            return dataclasses.replace(
+                issue, message=f"{issue.message} ({said}: an op before took it)"
+            )
         if not issue.assumes:
             return issue
         a, b = issue.assumes

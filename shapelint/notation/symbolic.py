@@ -361,6 +361,17 @@ class Expr:
                 return atom
         return None
 
+    def as_linear(self) -> tuple[str, int, int] | None:
+        """(name, c, k) when self is `c·name + k` for one plain name, else None."""
+        if len(self.terms) > 2:
+            return None
+        k = self.terms.get((), 0)
+        rest = [(m, c) for m, c in self.terms.items() if m]
+        if len(rest) != 1 or len(rest[0][0]) != 1:
+            return None
+        ((atom, power),), c = rest[0]
+        return (atom, c, k) if isinstance(atom, str) and power == 1 else None
+
     def is_too_big(self) -> bool:
         return False
 
@@ -994,6 +1005,7 @@ def note_equal(a: Expr | None, b: Expr | None) -> bool:
         return False
     if a.is_too_big() or b.is_too_big() or a == b:
         return False
+    _note_size(facts, a, b)
     na, nb = a.as_name(), b.as_name()
     if na is not None and nb is not None:
         ra, rb = facts.root(na), facts.root(nb)
@@ -1015,6 +1027,53 @@ def note_equal(a: Expr | None, b: Expr | None) -> bool:
                 record_divides(q.num, q.den)
                 return True
     return False
+
+
+# Set while an op compares sizes that a 1 may broadcast (a stub's `#n`): their
+# agreeing proves no size.
+_BROADCASTING: ContextVar[bool] = ContextVar("shapelint_broadcasting", default=False)
+
+
+@contextmanager
+def broadcasting() -> Iterator[None]:
+    token = _BROADCASTING.set(True)
+    try:
+        yield
+    finally:
+        _BROADCASTING.reset(token)
+
+
+def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
+    """A number an op checked equal to a formula over the constructor's sizes
+    (`LayerNorm(dim)` on an input annotated 48) fixes the formula from here on:
+    torch raised otherwise. Kept as two order facts (f - 48 >= 0, 48 - f >= 0) so
+    that a branch or a loop's turn keeps it exactly where its other facts are kept
+    (exec_if, exec_for). Not under `assuming`: that run supposes, it did not check."""
+    if _ASSUMING.get() or _BROADCASTING.get() or (a.value is None) == (b.value is None):
+        return
+    size, formula = (a, b) if a.value is not None else (b, a)
+    names = formula.names()
+    if not names or not names <= facts.independent - facts.learned or _has_quotient(formula):
+        return
+    gap = formula - size
+    facts.nonneg = facts.nonneg | {gap, -gap}
+
+
+def given_sizes(names: Iterable[str]) -> dict[str, int]:
+    """The names among `names` that an op on this path fixed to a number
+    (_note_size): those of a formula `c·name + k` checked equal to one."""
+    facts = _FACTS.get()
+    if facts is None or not facts.nonneg:
+        return {}
+    wanted, out = set(names), {}
+    for gap in facts.nonneg:
+        one = gap.as_linear()
+        if one is None or one[0] not in wanted or -gap not in facts.nonneg:
+            continue
+        name, c, k = one
+        if -k % c == 0 and -k // c > 0:
+            out[name] = -k // c
+    return out
 
 
 def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.symbolic import (
     Expr,
     assumed_equal,
+    given_sizes,
     learned_equal,
     name_clash,
     note_equal,
@@ -192,6 +193,15 @@ def differs(a: Dim, b: Dim) -> bool:
         return False
     if a.definitely_differs(b):
         return True
+    given = given_sizes(a.names() | b.names())
+    if given:
+        fixed_a, fixed_b = a.substitute(given), b.substitute(given)
+        if fixed_a.definitely_differs(fixed_b):
+            # `2·dim` against 48 after LayerNorm(dim) took 48
+            said = tuple(f"{n} = {v}" for n, v in sorted(given.items()))
+            _NOTE.set({"names": frozenset(a.names() | b.names()), "given": said})
+            return True
+        note_equal(fixed_a, fixed_b)  # `dim_out` against `dim_in` once dim_in is 48
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})
         return True
@@ -337,11 +347,14 @@ def _assumed(x: Dim, y: Dim) -> dict:
     the constructor's (`assumes` and `learned`); none for any other."""
     if not (isinstance(x, Expr) and isinstance(y, Expr)):
         return {}
-    pair = assumed_equal(x, y)
-    if pair is not None:
-        return {"assumes": pair}
+    # learned first: `heads·dim_head` against `2·dim_head`, the 2 an annotated
+    # input's, is 2 = heads, the input's size against the constructor's, not two
+    # of the constructor's
     pair = learned_equal(x, y)
-    return {"assumes": pair, "learned": True} if pair is not None else {}
+    if pair is not None:
+        return {"assumes": pair, "learned": True}
+    pair = assumed_equal(x, y)
+    return {"assumes": pair} if pair is not None else {}
 
 
 def _only_when(x: Dim, y: Dim) -> str:

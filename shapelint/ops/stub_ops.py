@@ -26,7 +26,7 @@ from shapelint.notation.dimspec import (
     DimSpec,
     parse_size_expr,
 )
-from shapelint.notation.symbolic import Expr, binop, name_clash, total
+from shapelint.notation.symbolic import Expr, binop, broadcasting, name_clash, total
 from shapelint.ops import (  # noqa: F401 (the rule modules register their rules)
     backward,
     conv_rules,
@@ -670,7 +670,7 @@ class _Interpreter:
                 "which the annotations name as a different dimension",
                 where,
             )
-        elif differs(have, dim):
+        elif _differs(have, dim, elem.broadcastable):
             self.issue(
                 self.code,
                 f"{dim_str(have)} in {env.where_from(name)} must equal {dim_str(dim)} in {here}",
@@ -1156,3 +1156,11 @@ COMPARISONS = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+
+
+def _differs(have: Dim, dim: Dim, broadcastable: bool) -> bool:
+    """differs, where a broadcastable axis's agreeing proves no size (either may be 1)."""
+    if not broadcastable:
+        return differs(have, dim)
+    with broadcasting():
+        return differs(have, dim)

@@ -355,6 +355,9 @@ class OpIssue:
     assumes: tuple = ()
     # `assumes` pairs a size a use named (an einops axis) with the constructor's.
     learned: bool = False
+    # Sizes an op before on this path fixed (`dim = 48`: LayerNorm(dim) took an
+    # input of 48), that the conflict rests on.
+    given: tuple = ()
 
 
 @dataclass

@@ -61,7 +61,9 @@ RULES = [
             "annotated: jaxtyping compares them at run time) and the code never relates, "
             "or two formulas no positive sizes make equal over those names and the "
             "constructor's sizes (`x[:, :-1]` returned where `d` is annotated: `d - 1`; a "
-            "`Linear(dim, 2 * dim)` where `dim` is: `2·dim`)."
+            "`Linear(dim, 2 * dim)` where `dim` is: `2·dim`), or a formula that a size an "
+            "op before fixed on the way makes another number (a `LayerNorm(dim)` took an "
+            "input annotated 48, then `dim` is returned where 96 is annotated)."
         ),
         invalid=(
             Example(

@@ -20,7 +20,10 @@ RULES = [
             "Linear). When both sizes are known numbers and differ, torch raises "
             "`mat1 and mat2 shapes cannot be multiplied` at run time. Check which "
             "operand needs a transpose, or whether the layer was built for another width. "
-            "Sizes that are names are not compared: `d` and `k` may be equal."
+            "Sizes that are names are not compared: `d` and `k` may be equal. A name an op "
+            "before on the same path checked against a number is that number from there on "
+            "(`LayerNorm(dim)` on an input annotated 48 makes `dim` 48, so a "
+            "`Linear(2 * dim)` after it needs 96)."
         ),
         invalid=(
             Example(
