@@ -210,6 +210,28 @@ CASES = {
         """,
         "exact",
     ),
+    # iterating a dict walks its keys in order (capture_outputs' dict
+    # comprehension over the registry's flags)
+    "dict_iterates_its_keys": (
+        """
+        FLAGS = {"a": 1, "b": 0, "c": 2}
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                on = {f"use_{k}": FLAGS[k] for k in FLAGS}
+                for k in on:
+                    if on[k]:
+                        x = self.lin(x)
+                for _ in [k for k in FLAGS if k != "b"]:
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
     # a closure whose own local changes ran leaves the globals it read alone
     "closure_with_own_fresh_dict": (
         """
