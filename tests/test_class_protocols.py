@@ -210,6 +210,31 @@ CASES = {
         """,
         "exact",
     ),
+    # `super().setup()` while the instance is built runs the base's method on it
+    # (a config's `super().__post_init__(**kwargs)`): its stores are the state
+    "super_method_on_the_instance_being_built": (
+        """
+        class Base(nn.Module):
+            def setup(self):
+                self.n = 3
+
+        class M(Base):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = 1
+                self.setup()
+
+            def setup(self):
+                super().setup()
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
     # iterating a dict walks its keys in order (capture_outputs' dict
     # comprehension over the registry's flags)
     "dict_iterates_its_keys": (

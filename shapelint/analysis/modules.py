@@ -2385,7 +2385,9 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
 
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
-    `super().forward(x)` the base's forward on this instance."""
+    `super().forward(x)` the base's forward on this instance; any other method of
+    a base runs on the instance as `self.m()` would (on the one being built too:
+    what it stores there is its state)."""
     fd = super_method(an, frame, meth)
     me = frame.env.get("self")
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
@@ -2409,6 +2411,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return NoneV()
     if isinstance(me, ObjectV):
         return an.invoke(fd, me, node, args, kwargs, frame)
+    if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
+        return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
 
 
