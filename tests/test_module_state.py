@@ -224,8 +224,10 @@ CASES = {
 }
 
 
-def _judge(tmp_path, key, code, how):
-    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(code))
+def judge(tmp_path, key, code, how, header=HEADER):
+    """The module M(d=8) of code on x of shape (2, 8), statically and by
+    FlopCounterMode: "exact" (complete and equal), else never wrong."""
+    path = write(tmp_path, f"{key}.py", header + textwrap.dedent(code))
     t = static_target(path, "M", {"d": "8"}, {"x": "2,8"})
     truth = counted(path, "M(d=8)", {"x": torch.randn(2, 8)})
     if how == "exact":
@@ -241,7 +243,7 @@ def _judge(tmp_path, key, code, how):
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_against_flop_counter(tmp_path, key):
     code, how = CASES[key]
-    _judge(tmp_path, key, code, how)
+    judge(tmp_path, key, code, how)
 
 
 def test_a_registry_of_another_file(tmp_path):

@@ -288,14 +288,71 @@ def derives_from_object_alone(an, cd: ClassDef, depth: int = 0) -> bool:
     False). A class that defines `__class__` may claim another: not this."""
     if depth > 20 or "__class__" in cd.methods:
         return False
-    owner = cd.owner or an
     project = base_classes(an, cd)
+    if _bases_outside(an, cd, lambda name: name in _NO_BUILTIN_BASES) != len(project):
+        return False  # a base that is no project class: a builtin's or a library's
+    return all(derives_from_object_alone(an, p, depth + 1) for p in project)
+
+
+# Library bases whose metaclass is `type` or one that keeps type's `__repr__`
+# (ABCMeta, Generic's and Protocol's): a class over them prints as type prints it.
+# torch.nn's classes are plain classes of `type`.
+_TYPE_REPR_BASES = frozenset(
+    {
+        "object",
+        "builtins.object",
+        "abc.ABC",
+        "typing.Generic",
+        "typing.Protocol",
+        "dict",
+        "builtins.dict",
+        "list",
+        "builtins.list",
+        "collections.OrderedDict",
+    }
+)
+
+
+def _type_repr_base(name: str | None) -> bool:
+    return name is not None and (name in _TYPE_REPR_BASES or name.startswith("torch.nn."))
+
+
+def _bases_outside(an, cd: ClassDef, allowed) -> int:
+    """How many of cd's bases, by their qualified name (a name where none
+    resolves), are not allowed: the project's among them."""
+    owner = cd.owner or an
     others = 0
     for b in cd.node.bases:
         node = b.value if isinstance(b, ast.Subscript) else b  # Generic[T]
         qual = owner.imports.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-        name = qual or (node.id if isinstance(node, ast.Name) else None)
-        others += name not in _NO_BUILTIN_BASES
-    if others != len(project):
-        return False  # a base that is no project class: a builtin's or a library's
-    return all(derives_from_object_alone(an, p, depth + 1) for p in project)
+        others += not allowed(qual or (node.id if isinstance(node, ast.Name) else None))
+    return others
+
+
+def _binds_class_attr(cd: ClassDef) -> bool:
+    """Whether cd's body binds `__class__` (a property, a method or a name), which
+    then answers `obj.__class__` in type's place."""
+    if "__class__" in cd.methods:
+        return True
+    for stmt in cd.node.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "__class__" for t in targets):
+            return True
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__class__":
+            return True
+    return False
+
+
+def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:
+    """Whether `obj.__class__` of an instance of cd is cd itself and `str(cd)` /
+    `repr(cd)` is type's `<class 'module.Name'>`: no class along its bases names a
+    metaclass (an Enum's prints `<enum ...>`) or binds `__class__`, and every base
+    outside the project is one known to be a plain class of `type`."""
+    if depth > 20 or _binds_class_attr(cd):
+        return False
+    if any(k.arg == "metaclass" for k in cd.node.keywords):
+        return False
+    project = base_classes(an, cd)
+    if _bases_outside(an, cd, _type_repr_base) != len(project):
+        return False  # a base outside the project whose metaclass is not known
+    return all(plain_type(an, p, depth + 1) for p in project)

@@ -509,8 +509,19 @@ def _str(an, node, args, kwargs, frame) -> Value | None:
         return StrV("")
     if isinstance(args[0], TupleV):
         return None  # a list and a tuple print differently
+    text = pytypes.class_text(an, args[0])
+    if text is not None:
+        return StrV(text)
     ok, v = python_constant(args[0])
     return StrV(str(v)) if ok else None
+
+
+def _repr(an, node, args, kwargs, frame) -> Value | None:
+    """`repr(cls)` of a class: what str prints (type defines no `__str__`)."""
+    if kwargs or len(args) != 1:
+        return None
+    text = pytypes.class_text(an, args[0])
+    return StrV(text) if text is not None else None
 
 
 # Methods of str that answer from the string alone.
@@ -955,6 +966,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "pow": (_numeric(pow, (2,)),),
     "bool": (_bool,),
     "str": (_str,),
+    "repr": (_repr,),
 }
 
 

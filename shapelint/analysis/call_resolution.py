@@ -277,6 +277,12 @@ def call_attribute(
             res = _plain_read(an, frame.env.get("self"), args[0], node, frame)
         if res is None and func.attr == "__setattr__" and len(args) == 2 and not kwargs:
             res = _plain_store(an, frame.env.get("self"), args, node)
+        if (
+            res is None
+            and func.attr in in_place.MUTATORS
+            and type(frame.env.get("self")) is ObjectV
+        ):
+            frame.env["self"] = UNKNOWN  # a base's change to self that no run applied
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):

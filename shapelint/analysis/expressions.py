@@ -276,6 +276,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         got = _property(an, base, node, frame)
         if got is not None:
             return got
+    if node.attr == "__class__" and an.specialize:
+        cls = pytypes.instance_class(an, base)
+        if cls is not None:
+            return cls
     if isinstance(base, SelfRecorder):
         if node.attr in base.attrs:
             if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):

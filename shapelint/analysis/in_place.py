@@ -43,7 +43,7 @@ import weakref
 from shapelint.analysis import aliasing, module_state
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.nodes import nodes_of, stored_names
-from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
+from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
 
 # Methods of list, dict, set, deque and bytearray that change their object.
 MUTATORS = frozenset(
@@ -82,6 +82,15 @@ def _root(node: ast.expr) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_super(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+        and not node.args
+    )
 
 
 def _followed(t: ast.expr) -> bool:
@@ -132,6 +141,9 @@ def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef):
                 unfollowed.add(root)
             continue
         if not isinstance(func, ast.Attribute):
+            continue
+        if func.attr in MUTATORS and _is_super(func.value):
+            changed.add("self")  # `super().__setitem__(k, v)`: a base's method on self
             continue
         root = _root(func.value)
         if root is None:
@@ -225,7 +237,15 @@ def finals(an, frame) -> dict[str, Value]:
             continue
         first = vals[0]
         out[k] = first if all(v is first for v in vals) else an.join_all(vals)
+    fd = frame.func
+    if fd is not None and frame.watch is None and not _ran_alias_change(fd, frame):
+        out[_NO_ALIAS_RAN] = NoneV()
     return out
+
+
+def _ran_alias_change(fd, frame) -> bool:
+    """Whether fd's run (frame) changed in place what a local alias may hold."""
+    return alias_ran(fd.node, _risky(fd.node)[1], frame)
 
 
 def parameters_only(fd, finals: dict[str, Value]) -> dict[str, Value]:
@@ -267,19 +287,91 @@ def risks(fd) -> tuple[frozenset[str], bool]:
     """(the names fd changes in a way its run does not follow; whether it changes
     a local name that may hold a caller's object, `t = p; t.k = v`, or changes
     deep inside one: then any object it reached may have changed)."""
-    node = fd.node
+    deep, aliases = _risky(fd.node)
+    return deep, bool(aliases)
+
+
+def _risky(node) -> tuple[frozenset[str], frozenset[str]]:
+    """(risks' first; the local names whose change makes it aliased)."""
     known = node.__dict__.get(_RISKS)
     if known is None:
         changed, _, deep = _direct(node)
         a = node.args
         own = {p.arg for p in (a.vararg, a.kwarg) if p is not None}  # new objects per call
         locals_ = _local_names(node) - set(_params(node))
-        aliased = any(
-            n in deep or (n not in own and not _fresh(node, n)) for n in changed & locals_
+        aliases = frozenset(
+            n for n in changed & locals_ if n in deep or (n not in own and not _fresh(node, n))
         )
-        known = (deep, aliased)
+        known = (deep, aliases)
         setattr(node, _RISKS, known)
     return known
+
+
+# finals' mark of a run that ran no change through a local alias (an
+# identifier no Python name can be)
+_NO_ALIAS_RAN = "<no alias changed>"
+
+_ALIAS_STMTS = "_shapelint_alias_stmts"
+
+
+def _change_sites(fn, names: frozenset[str]) -> frozenset[int]:
+    """The ids of fn's statements that change in place an object one of names
+    holds (as `_direct` reads a change: a store or deletion under the name, a
+    mutating method called on it, setattr / delattr of it); a change inside a
+    nested function or class counts at the statement of fn that defines it,
+    unless the name there is the nested function's own."""
+    cache = fn.__dict__.setdefault(_ALIAS_STMTS, {})
+    known = cache.get(names)
+    if known is not None:
+        return known
+    stack: list[tuple[ast.AST, ast.stmt | None, bool, frozenset[str]]] = [
+        (s, None, False, names) for s in fn.body
+    ]
+    sites: set[int] = set()
+    while stack:
+        node, at, frozen, watched_here = stack.pop()
+        if isinstance(node, ast.stmt) and not frozen:
+            at = node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            frozen = True
+            watched_here = watched_here - _local_names(node)
+        elif isinstance(node, ast.ClassDef):
+            frozen = True
+        # (the name changed, whether deeper than the run follows), as _direct reads it
+        changed: list[tuple[str | None, bool]] = []
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            store = isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            changed = [
+                (_root(t), not (store and _followed(t)))
+                for tt in targets
+                for t in ast.walk(tt)
+                if isinstance(t, (ast.Attribute, ast.Subscript))
+            ]
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args:
+                changed = [(_root(node.args[0]), True)]
+            elif isinstance(f, ast.Attribute) and f.attr in MUTATORS:
+                changed = [(_root(f.value), not isinstance(f.value, ast.Name))]
+        # a change the run follows to a name bound only to new containers changes
+        # no object another holds; a deeper one may
+        if at is not None and any(
+            c in watched_here and (deeper or not _fresh(fn, c)) for c, deeper in changed
+        ):
+            sites.add(id(at))
+        stack.extend((c, at, frozen, watched_here) for c in ast.iter_child_nodes(node))
+    known = cache[names] = frozenset(sites)
+    return known
+
+
+def alias_ran(fn, names: frozenset[str], frame) -> bool:
+    """Whether the run in frame executed a statement of fn that changes in place
+    what one of the local names may hold (frame.ran: the statements it ran)."""
+    if not names:
+        return False
+    sites = _change_sites(fn, names)
+    return any(i in frame.ran for i in sites)
 
 
 def globals_before(an, fd) -> dict[str, tuple[dict, str, Value]]:
@@ -302,7 +394,7 @@ def globals_before(an, fd) -> dict[str, tuple[dict, str, Value]]:
     return out
 
 
-def _global_swaps(fd, before, placed) -> list[tuple]:
+def _global_swaps(fd, before, placed, only: frozenset[str] | None = None) -> list[tuple]:
     """What fd's run left of the globals it may change. module_state owns them in
     a target run: one it bound anew in the file that defines it (`placed`: keys of
     module_state.keys_since) keeps that value, and only the other holders of the
@@ -310,10 +402,16 @@ def _global_swaps(fd, before, placed) -> list[tuple]:
     place, a memoised run that replayed none, a top level's), since what fd's own
     frame made of it is a copy that module_state did not see. A change through a
     local alias (`t = REG; t[k] = v`) makes even a placed value not the whole
-    change, and so may one deeper down."""
+    change, and so may one deeper down. only: the names fd's source changes,
+    where its run ran no change through a local alias (the other globals it
+    reads are as they were)."""
     deep, aliased = risks(fd)
+    if only is not None:
+        aliased = False
     swaps: list[tuple] = []
     for g, (env, defined, old) in before.items():
+        if only is not None and g not in only:
+            continue
         now = env.get(defined)
         # a deeper change (`CFG.sub.k = v`) may be one no store placed
         if (id(env), defined) in placed and not aliased and g not in deep:
@@ -340,6 +438,9 @@ def follow(
     xs` after `xs.append(t)`), comes back changed alike."""
     changed = changed_names(an, fd)
     deep, aliased = risks(fd)
+    # a run that ran none of its changes through a local alias changed only what
+    # its source names (its finals say so; a memoised run's do not)
+    aliased = aliased and not (after is not None and _NO_ALIAS_RAN in after)
     if aliased or _deferred(fd.node):
         after = None
     after = after or {}
@@ -368,7 +469,7 @@ def follow(
         if module and module_state.importing_now():
             new = UNKNOWN  # a top level binds no change a function makes (module_state)
         swaps.append((old, new, env, key, new is UNKNOWN, module))
-    swaps += _global_swaps(fd, before, placed)
+    swaps += _global_swaps(fd, before, placed, None if aliased else changed)
     return _apply(an, owner, swaps, value)
 
 
@@ -394,10 +495,14 @@ def _apply(an, owner, swaps, value: Value) -> Value:
     return value
 
 
-def forget_globals(an, fd, before, placed=frozenset()) -> None:
+def forget_globals(an, fd, before, placed=frozenset(), frame=None) -> None:
     """After fd ran where no call names it (a constructor; before: globals_before
-    it ran): the module-level objects it may have changed, as `follow` leaves them."""
-    _apply(an, fd.owner or an, _global_swaps(fd, before, placed), UNKNOWN)
+    it ran; frame: its run, where known): the module-level objects it may have
+    changed, as `follow` leaves them."""
+    only = None
+    if frame is not None and not _ran_alias_change(fd, frame):
+        only = changed_names(an, fd)
+    _apply(an, fd.owner or an, _global_swaps(fd, before, placed, only), UNKNOWN)
 
 
 def forget_handed(an, fd, args, kwargs, ran: bool = True) -> None:
@@ -443,9 +548,10 @@ def follow_free(an, node, frame, inner, args, kwargs) -> None:
     handed, is unknown everywhere, with all it holds."""
     changed, deep, params, own = _closure_names(node)
     free = changed - own
-    aliased = any(
-        n in own and n not in params and (n in deep or not _fresh(node, n)) for n in changed
+    aliases = frozenset(
+        n for n in changed if n in own and n not in params and (n in deep or not _fresh(node, n))
     )
+    aliased = alias_ran(node, aliases, inner)  # a change through them that its run ran
     after = {} if aliased or inner.raised else finals(an, inner)
     if aliased:
         free |= {n.id for n in nodes_of(node, ast.Name)} - own  # a local may hold any of them

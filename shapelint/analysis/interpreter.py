@@ -188,6 +188,7 @@ class _Frame:
         # what a specialized run's watched names held at each return (in_place.py)
         self.exits: list[dict[str, Value]] = []
         self.watch: frozenset[str] | None = None  # a closure's run: the free names it changes
+        self.ran: set[int] = set()  # the ids of the statements it ran
         in_place.LIVE.add(self)
         self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()
@@ -791,6 +792,7 @@ class ModuleAnalyzer:
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = statement_exec.HANDLERS.get(type(stmt))
+        frame.ran.add(id(stmt))  # what the run ran (in_place.alias_ran)
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
@@ -1068,6 +1070,22 @@ class ModuleAnalyzer:
                 attr = ast.copy_location(ast.Attribute(holder.value, name, ast.Store()), target)
                 self._assign(attr, value, frame, value_node)
                 return
+            container = None
+            if self.specialize and isinstance(holder, ast.Name):
+                container = self.eval(holder, frame)
+                if _own_method(self, container, "__setitem__"):
+                    # `obj[k] = v` is `type(obj).__setitem__(obj, k, v)`
+                    call = ast.copy_location(
+                        ast.Call(
+                            ast.Attribute(holder, "__setitem__", ast.Load()),
+                            [target.slice, value_node or ast.Constant(None)],
+                            [],
+                        ),
+                        target,
+                    )
+                    key = self.eval(target.slice, frame)
+                    self._call_method(container, "__setitem__", call, [key, value], {}, frame)
+                    return
             if isinstance(holder, ast.Attribute):
                 self.outer_writes += 1
                 if self.trial:
@@ -1077,7 +1095,8 @@ class ModuleAnalyzer:
                 if root is not None:
                     module_state.unplaced(self, root, frame)
                 return
-            container = self.eval(holder, frame)
+            if container is None:
+                container = self.eval(holder, frame)
             new = modules.item_assigned(container, self.eval(target.slice, frame), value)
             if isinstance(container, TensorV) and self.specialize:
                 inplace.written(
@@ -1945,6 +1964,14 @@ __all__ = [
     "RawDiagnostic",
     "OpResult",
 ]
+
+
+def _own_method(an, v: Value, name: str) -> bool:
+    """Whether v is an instance of a project class with its own (or a project
+    base's) method `name`, which Python's syntax (`v[k] = x`, `k in v`) calls."""
+    if type(v) is not ObjectV or not v.kind.startswith("<class>"):
+        return False
+    return name in an.class_methods(v.kind[len("<class>") :])
 
 
 def _from_self(target: ast.Attribute) -> bool:

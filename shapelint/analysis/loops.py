@@ -71,6 +71,9 @@ def of_value(an, v: Value) -> Iteration:
         return Iteration(Expr.const(len(v.items)), v.items, item)
     if isinstance(v, SeqV):
         return Iteration(v.count, None, v.item)
+    if type(v) is ObjectV and v.kind == DICT_KIND:
+        # a dict walks its keys, in the order they were first stored
+        return of_value(an, TupleV(tuple(StrV(k) for k, _ in v.attrs)))
     if isinstance(v, TensorV) and v.shape and not isinstance(v.shape[0], Var):
         # Iterating a tensor walks its first dimension.
         return Iteration(v.shape[0], None, backward.row(v))

@@ -663,6 +663,49 @@ def mapping_item(me: Value, key: Value) -> Value | None:
     return UNKNOWN
 
 
+def _dict_method(me: ObjectV, meth: str, args: list | None, frame) -> Value | None:
+    """`super().name(...)` in a method of a dict subclass: dict's own method on the
+    instance's entries (a dict known key by key: a key it lacks is absent). A store
+    rebinds `self` in the method's frame, which the caller takes back as any
+    change a method makes to its `self` (in_place.py); a change dict's method
+    makes that is not modelled here leaves `self` unknown. args None: keywords
+    were given."""
+    if args is None:
+        if meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+            frame.env["self"] = UNKNOWN
+        return None
+    items = me.attr(ITEMS)
+    known = isinstance(items, ObjectV) and items.kind == DICT_KIND
+    key = args[0] if args else None
+    name = key.value if isinstance(key, StrV) else None
+    if meth == "__getitem__" and len(args) == 1:
+        return mapping_item(me, key)
+    if meth == "__setitem__" and len(args) == 2:
+        new = item_assigned(items, key, args[1]) if known else UNKNOWN
+        attrs = dict(me.attrs)
+        attrs[ITEMS] = new if new is not None else UNKNOWN
+        frame.env["self"] = ObjectV(me.kind, tuple(attrs.items()))
+        return NoneV()
+    if meth in ("get", "__contains__") and 1 <= len(args) <= (2 if meth == "get" else 1):
+        if not known or name is None:
+            return UNKNOWN if meth == "get" else BoolV(None)
+        held = any(k == name for k, _ in items.attrs)
+        if meth == "__contains__":
+            return BoolV(held)
+        return items.attr(name) if held else args[1] if len(args) == 2 else NoneV()
+    if meth == "__len__" and not args and known:
+        return IntV(Expr.const(len(items.attrs)))
+    if meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+        frame.env["self"] = UNKNOWN  # a change to the entries not modelled
+    return None
+
+
+# dict's methods that change its entries.
+MAPPING_MUTATORS = frozenset(
+    {"__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"}
+)
+
+
 def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwargs, frame):
     """The torch base's __init__ on a project instance: a layer's attributes (its
     Parameters, sizes), or a container's layers."""
@@ -2363,13 +2406,15 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
     if an.specialize:  # no call site names a constructor: in_place.follow's part
-        in_place.forget_globals(an, init, reached, module_state.keys_since(mark))
+        in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
-    `super().forward(x)` the base's forward on this instance."""
+    `super().forward(x)` the base's forward on this instance; any other method of
+    a base runs on the instance as `self.m()` would (on the one being built too:
+    what it stores there is its state)."""
     fd = super_method(an, frame, meth)
     me = frame.env.get("self")
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
@@ -2381,8 +2426,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls)
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
-        if base == MAPPING and meth == "__getitem__" and len(args) == 1:
-            return mapping_item(me, args[0])
+        if base == MAPPING:
+            return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":
@@ -2393,6 +2438,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return NoneV()
     if isinstance(me, ObjectV):
         return an.invoke(fd, me, node, args, kwargs, frame)
+    if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
+        return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
 
 

@@ -11,8 +11,10 @@ be of any class, so only the tests its kind decides are answered.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from shapelint.analysis.attributes import plain_type
 from shapelint.analysis.decorators import FunctionV
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
@@ -21,6 +23,7 @@ from shapelint.analysis.modules import (
     LayerClassV,
     ModuleListV,
     PartialV,
+    SelfRecorder,
     dict_value,
 )
 from shapelint.ops import dtypes
@@ -204,6 +207,37 @@ def attribute(v: Value, attr: str) -> Value | None:
     if attr == "__qualname__" and isinstance(v, ClassRefV):
         return StrV(v.name.rsplit(":", 1)[-1])
     return None
+
+
+_KEY = re.compile(r"([A-Za-z_][\w.]*):(?:\d+\.)?([A-Za-z_]\w*)")
+
+
+def instance_class(an, v: Value) -> Value | None:
+    """`obj.__class__` of an instance of a project class (the module being built
+    included): its class, where no class along its bases claims another; None
+    otherwise."""
+    key = v.cls if isinstance(v, SelfRecorder) else None
+    if type(v) is ObjectV and v.kind.startswith("<class>"):
+        key = v.kind[len("<class>") :]
+    cd = an.class_of(key) if key is not None else None
+    if cd is None or not plain_type(an, cd):
+        return None
+    return ClassRefV(key)
+
+
+def class_text(an, v: Value) -> str | None:
+    """`str(cls)` / `repr(cls)` of a project class at module level, as `type`
+    prints it: `<class 'package.module.Name'>` (its key: the module Python imports
+    it as, and the name; a class under a module-level `if` is keyed by its line
+    too, which Python does not print). None where the class's metaclass may print
+    it otherwise, or its module or qualified name is not known."""
+    if not isinstance(v, ClassRefV):
+        return None
+    m = _KEY.fullmatch(v.name)
+    cd = an.class_of(v.name) if m else None
+    if cd is None or not plain_type(an, cd):
+        return None
+    return f"<class '{m.group(1)}.{m.group(2)}'>"
 
 
 def as_bool(known: bool | None) -> Value:

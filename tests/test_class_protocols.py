@@ -1,0 +1,291 @@
+"""Python's object model where syntax calls a method: `obj[k] = v` runs the
+class's own `__setitem__` (its changes to its `self` handed back to the caller's
+name), `super().__setitem__` / `super().get` of a dict subclass act on its
+entries, `obj.__class__` is the instance's class and `str(cls)` / `repr(cls)` is
+type's `<class 'module.Name'>`; and a function whose run ran none of its changes
+through a local alias leaves the module-level objects it only read as they were.
+transformers' `_CAN_RECORD_REGISTRY` (a dict subclass keyed by
+`str(model.__class__)`, filled by PreTrainedModel's constructor) is all of these.
+Each module is judged by FlopCounterMode: "exact", or "honest" (never wrong)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_module_state import judge
+
+torch = pytest.importorskip("torch")
+
+HEADER = """
+import enum
+
+import torch
+import torch.nn as nn
+"""
+
+# `register` changes REG through a local alias only where it is told `twice`
+ALIASED = """
+REG = {}
+
+def register(name, v, twice=False):
+    REG[name] = v
+    if twice:
+        t = REG
+        t[name + "2"] = v
+
+class M(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        register("a", 1%s)
+
+    def forward(self, x):
+        for _ in range(len(REG)):
+            x = self.lin(x)
+        return x
+"""
+
+# transformers' _CanRecordRegistry: (text of the stored key, of the read key, M's flags)
+REGISTRY = """
+class Registry(dict):
+    def __setitem__(self, model, v):
+        super().__setitem__(%s(model.__class__), v)
+
+    def get(self, model):
+        return super().get(%s(model.__class__)) or {}
+
+REG = Registry()
+
+class M(nn.Module):
+    flags = %s
+
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        REG[self] = self.flags
+
+    def forward(self, x):
+        if REG.get(self):
+            x = self.lin(x)
+        return self.lin(x)
+"""
+
+CASES = {
+    # the alias change did not run: the registry the constructor filled stays known
+    "alias_change_not_run": (ALIASED % "", "exact"),
+    # it ran: never the registry as the function's own frame saw it
+    "alias_change_run": (ALIASED % ", twice=True", "honest"),
+    # the registry of class names, filled by the constructor, read by forward
+    "dict_subclass_keyed_by_class_text": (REGISTRY % ("str", "str", '{"a": 1}'), "exact"),
+    # the same with an empty entry (`or {}`, falsy), keyed by repr(type(model))
+    "dict_subclass_entry_empty": (REGISTRY % ("repr", "repr", "{}"), "honest"),
+    # another class's entry is not this class's
+    "class_text_tells_classes_apart": (
+        """
+        class Other(nn.Module):
+            pass
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.same = str(self.__class__) == str(M)
+                self.other = str(self.__class__) == repr(Other)
+
+            def forward(self, x):
+                if self.same:
+                    x = self.lin(x)
+                if self.other:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+    # an Enum's class prints as `<enum 'E'>`: not type's text
+    "metaclass_text_not_claimed": (
+        """
+        class E(enum.Enum):
+            A = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = len(str(E))
+
+            def forward(self, x):
+                for _ in range(self.n - 7):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # `c[k] = v` runs Counter.__setitem__, whose change to self the caller keeps
+    "setitem_of_a_plain_class": (
+        """
+        class Counter:
+            def __init__(self):
+                self.n = 0
+
+            def __setitem__(self, k, v):
+                self.n = v
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                c = Counter()
+                c["times"] = 3
+                for _ in range(c.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # a base's change to self that no run applies (a list subclass's append):
+    # the caller's object is not known after it
+    "list_subclass_super_append": (
+        """
+        class Bag(list):
+            def __init__(self):
+                super().__init__()
+                self.n = 1
+
+            def add(self, v):
+                self.n = 2
+                super().append(v)
+
+        BAG = Bag()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                BAG.add(d)
+
+            def forward(self, x):
+                for _ in range(len(BAG) + BAG.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # a closure whose change through a local alias did not run leaves the
+    # registry it read as the constructor filled it
+    "closure_alias_change_not_run": (
+        """
+        REG = {}
+
+        def wrap(fn):
+            def inner(self, x):
+                out = fn(self, x)
+                if REG.get("grad"):
+                    out.tag = 1
+                return out
+            return inner
+
+        class Sub(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                REG["a"] = 1
+
+            @wrap
+            def forward(self, x):
+                return self.lin(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.sub = Sub(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                x = self.sub(x)
+                for _ in range(len(REG)):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # `super().setup()` while the instance is built runs the base's method on it
+    # (a config's `super().__post_init__(**kwargs)`): its stores are the state
+    "super_method_on_the_instance_being_built": (
+        """
+        class Base(nn.Module):
+            def setup(self):
+                self.n = 3
+
+        class M(Base):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = 1
+                self.setup()
+
+            def setup(self):
+                super().setup()
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # iterating a dict walks its keys in order (capture_outputs' dict
+    # comprehension over the registry's flags)
+    "dict_iterates_its_keys": (
+        """
+        FLAGS = {"a": 1, "b": 0, "c": 2}
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                on = {f"use_{k}": FLAGS[k] for k in FLAGS}
+                for k in on:
+                    if on[k]:
+                        x = self.lin(x)
+                for _ in [k for k in FLAGS if k != "b"]:
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # a closure whose own local changes ran leaves the globals it read alone
+    "closure_with_own_fresh_dict": (
+        """
+        FLAGS = {"on": True}
+
+        def wrap(fn):
+            def inner(self, x):
+                out = {}
+                out["y"] = fn(self, x)
+                if FLAGS.get("on"):
+                    out["y"] = self.lin(out["y"])
+                return out["y"]
+            return inner
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            @wrap
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_against_flop_counter(tmp_path, key):
+    code, how = CASES[key]
+    judge(tmp_path, key, code, how, HEADER)
