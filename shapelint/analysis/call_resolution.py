@@ -334,7 +334,7 @@ def call_attribute(
             return done
         attr = recv.attr(func.attr)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
-            attr = _unbound_class_attribute(an, _class_key(recv), func.attr)
+            attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
@@ -376,17 +376,9 @@ def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
     if len(node.args) != 1 or node.keywords:
         return False
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
-    cls = _class_key(recv)
+    cls = pytypes.class_key(recv)
     cd = an.class_of(cls) if cls is not None else None
     return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None)
-
-
-def _class_key(recv) -> str | None:
-    if isinstance(recv, SelfRecorder):
-        return recv.cls
-    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
-        return recv.kind[len("<class>") :]
-    return None
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
@@ -405,7 +397,7 @@ def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
     """`m.apply(fn)` is nn.Module.apply: m a module whose class does not define its own."""
     if len(args) != 1 or kwargs or not (isinstance(recv, SelfRecorder) or modules.is_module(recv)):
         return False
-    cls = _class_key(recv)
+    cls = pytypes.class_key(recv)
     return cls is None or "apply" not in an.class_methods(cls)
 
 

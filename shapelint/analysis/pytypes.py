@@ -212,13 +212,21 @@ def attribute(v: Value, attr: str) -> Value | None:
 _KEY = re.compile(r"([A-Za-z_][\w.]*):(?:\d+\.)?([A-Za-z_]\w*)")
 
 
+def class_key(v: Value) -> str | None:
+    """The key of the project class v is an instance of (the module being built
+    included); None where v is no such instance."""
+    if isinstance(v, SelfRecorder):
+        return v.cls
+    if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+        return v.kind[len("<class>") :]
+    return None
+
+
 def instance_class(an, v: Value) -> Value | None:
     """`obj.__class__` of an instance of a project class (the module being built
     included): its class, where no class along its bases claims another; None
     otherwise."""
-    key = v.cls if isinstance(v, SelfRecorder) else None
-    if type(v) is ObjectV and v.kind.startswith("<class>"):
-        key = v.kind[len("<class>") :]
+    key = class_key(v)
     cd = an.class_of(key) if key is not None else None
     if cd is None or not plain_type(an, cd):
         return None

@@ -53,31 +53,25 @@ def _returned(v: Value) -> frozenset | None:
     return frozenset(out)
 
 
-def backward(records, seen: set[int]) -> tuple[Expr | None, Expr]:
-    """The backward of these calls that the loss reaches (None: not known), and a
-    lower bound of it."""
-    memo: dict[int, tuple] = {}
-    total: Expr | None = ZERO
-    low = ZERO
-    for r in records:
-        b, lo = _of(r, seen, memo)
-        total = None if total is None or b is None else total + b
-        low = low + lo
-    return total, low
-
-
 UNREACHED_WHY = (
     "backward: whether the loss reaches this call is not known (a tensor written in "
     "place, or a reused analysis of a call reached another way)"
 )
 
 
-def marked(records, seen: set[int]) -> list:
+def backward(records, seen: set[int]) -> tuple[list, Expr | None, Expr]:
     """The records, each with the backward the loss reaches of it (None where
-    that is not known, with why)."""
+    that is not known, with why); their backward (None: not known); and a lower
+    bound of it."""
     memo: dict[int, tuple] = {}
     done: dict[int, object] = {}
-    return [_marked(r, seen, memo, done) for r in records]
+    total: Expr | None = ZERO
+    low = ZERO
+    for r in records:
+        b, lo = _of(r, seen, memo)
+        total = None if total is None or b is None else total + b
+        low = low + lo
+    return [_marked(r, seen, memo, done) for r in records], total, low
 
 
 def _marked(r, seen: set[int], memo: dict, done: dict):

@@ -484,8 +484,8 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     elif seen is None:  # what the loss reaches is not known: not even a bound
         bwd, bwd_complete = None, False
     else:
-        whole, low = reached.backward(records, seen)
-        records = reached.marked(records, seen)  # each call's backward as the loss reaches it
+        # each call's backward as the loss reaches it, and their sum
+        records, whole, low = reached.backward(records, seen)
         if whole is not None:
             bwd, bwd_complete = whole, complete
         else:  # what is surely reached is a lower bound (none where no call's is known)

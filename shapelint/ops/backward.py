@@ -125,6 +125,18 @@ def any_grad(values) -> bool | None:
     return None if None in grads else False
 
 
+def _untracked(v: Value) -> bool:
+    """No walk of the backward graph goes through v: no tensor, a parameter or
+    buffer (a leaf), or a tensor that requires no grad."""
+    return isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False
+
+
+def _came(v: TensorV) -> frozenset:
+    """v's Origins, BROKEN where they are not known: the parents of a node put
+    in front of it (a run's boundary, a loop turn's entry)."""
+    return v.origin if v.origin is not None else frozenset((BROKEN,))
+
+
 def parents(values) -> frozenset:
     """The Origins an op's gradient flows on to from these operands: those of the
     tensors that may require grad; a parameter is a leaf; BROKEN for a tensor of
@@ -133,10 +145,8 @@ def parents(values) -> frozenset:
     for v in values:
         if isinstance(v, TupleV):
             out |= parents(v.items)
-        elif isinstance(v, (ParameterV, BufferV)) or (isinstance(v, TensorV) and v.grad is False):
-            continue
-        elif isinstance(v, TensorV):
-            out |= v.origin if v.origin is not None else {BROKEN}
+        elif not _untracked(v):
+            out |= _came(v)
     return frozenset(out)
 
 
@@ -164,7 +174,7 @@ def origins(v: Value) -> frozenset | None:
         return frozenset(out)
     if v is UNKNOWN:
         return None
-    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+    if _untracked(v):
         return LEAF
     return v.origin
 
@@ -224,10 +234,9 @@ def _same_or_new(v: TupleV, items: tuple) -> TupleV:
 def _bound(v: Value, token: object, path: tuple) -> Value:
     if isinstance(v, TupleV):
         return _same_or_new(v, tuple(_bound(x, token, (*path, j)) for j, x in enumerate(v.items)))
-    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+    if _untracked(v):
         return v
-    came = v.origin if v.origin is not None else frozenset((BROKEN,))
-    edge = Origin(came, token=token, path=path)
+    edge = Origin(_came(v), token=token, path=path)
     return dataclasses.replace(v, origin=frozenset((edge,)), storage=saving.storage_of(v))
 
 
@@ -237,7 +246,7 @@ def left(v: Value, token: object, args, kwargs) -> Value:
     if isinstance(v, TupleV):
         items = tuple(left(x, token, args, kwargs) for x in v.items)
         return _same_or_new(v, items)
-    if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+    if _untracked(v):
         return v
     if v.origin is None:
         return v
@@ -280,10 +289,9 @@ def turn_entries(env: dict) -> dict:
     apart from every other use of it."""
     entries: dict = {}
     for k, v in list(env.items()):
-        if isinstance(v, (ParameterV, BufferV)) or not isinstance(v, TensorV) or v.grad is False:
+        if _untracked(v):
             continue
-        came = v.origin if v.origin is not None else frozenset((BROKEN,))
-        entries[k] = Origin(came)
+        entries[k] = Origin(_came(v))
         env[k] = dataclasses.replace(
             v, origin=frozenset((entries[k],)), storage=saving.storage_of(v)
         )
@@ -328,15 +336,6 @@ def _integral(v: Value) -> bool:
         and v.dtype is not None
         and dtypes.category(v.dtype) < 2
         and not isinstance(v, (ParameterV, BufferV))
-    )
-
-
-def _in_place(name: str) -> bool:
-    short = name.rsplit(".", 1)[-1]
-    return (
-        (short.endswith("_") and not short.endswith("__"))
-        or short.startswith("__i")
-        or name.startswith("operator.i")
     )
 
 
@@ -486,7 +485,7 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
     node = None
     if not leaf:
         came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
-        node = Origin(came, _in_place(name))
+        node = Origin(came, saving.writes_in_place(name))
     result = made_by(result, node)
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)

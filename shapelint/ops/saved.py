@@ -194,6 +194,17 @@ def renewed(v: Value) -> Value:
     return v
 
 
+def writes_in_place(name: str) -> bool:
+    """An op that writes into its first operand: a method `add_`, `x += y`
+    (`__iadd__`, `operator.iadd`)."""
+    short = name.rsplit(".", 1)[-1]
+    return (
+        (short.endswith("_") and not short.endswith("__"))
+        or short.startswith("__i")
+        or name.startswith("operator.i")
+    )
+
+
 def aliased(name: str, args, kwargs, value: Value) -> Value:
     """The result of op `name` marked with the storage it shares with its first
     operand: a view, an in-place op, an eval-mode identity."""
@@ -221,8 +232,7 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         if (value.dtype or dtypes.DEFAULT_FLOAT) == (base.dtype or dtypes.DEFAULT_FLOAT):
             return _mark(value, base, view=base.view, contiguous=base.contiguous)
         return value  # converted: a storage of its own
-    in_place = (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")
-    in_place = in_place or name.startswith("operator.i")
+    in_place = writes_in_place(name)
     if short in _REORDERS:
         layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
         if layout is PERMUTED and _swaps_last_two(short, args, kwargs, base.rank):

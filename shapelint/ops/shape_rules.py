@@ -565,12 +565,13 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
         return NOT_APPLICABLE
     out = RuleOut()
     shape: Shape | None = ()
-    seen: list[tuple[TensorV, Shape]] = []
+    seen: list[TensorV] = []  # shapes known
     for i, t in tensors:
         if t.shape is None:
             shape = None
             continue
-        for earlier, prev in seen:
+        for earlier in seen:
+            prev = earlier.shape
             clash = _broadcast_clash(ctx, prev, t.shape, i)
             if clash is not None:
                 out.issues.append(clash)
@@ -602,7 +603,7 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                     )
                 )
                 break
-        seen.append((t, t.shape))
+        seen.append(t)
         if shape is not None:
             shape, _ = broadcast_shapes(shape, t.shape)
     if out.issues:
