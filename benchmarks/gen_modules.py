@@ -1377,6 +1377,19 @@ def raise_einops(r, i):
     )
 
 
+def raise_inplace_grow(r, i):
+    """A write into a one-row slice of operands that broadcast it to n rows."""
+    write = r.choice(("h{i} += self.l{i}(x)", "h{i}.add_(self.l{i}(x))", "h{i} *= self.l{i}(x)"))
+    return _s(
+        LIN.format(i=i),
+        f"""
+        h{i} = x[:, :1].clone()
+        {write.format(i=i)}
+        x = h{i}
+        """,
+    )
+
+
 def raise_matmul(r, i):
     return _s(
         f"self.w{i} = nn.Parameter(torch.randn(d + 1, d))",
@@ -1482,6 +1495,22 @@ def inplace_alias_name(r, i):
         f"""
         def grow{i}(sizes):
             sizes.append({k})
+        """,
+    )
+
+
+def inplace_tensor_alias(r, i):
+    """A tensor written into (`+=`, `.mul_`) after another name took it: that name
+    sees the write, and the loss through it reaches what was written."""
+    write = r.choice(("+=", "-=", "*=", ".add_", ".mul_"))
+    op = f"h{i}{write}(self.k{i}(x))" if write.startswith(".") else f"h{i} {write} self.k{i}(x)"
+    return _s(
+        LIN.format(i=i) + f"\nself.k{i} = nn.Linear(d, d)",
+        f"""
+        h{i} = self.l{i}(x)
+        kept{i} = h{i}
+        {op}
+        x = kept{i}
         """,
     )
 
@@ -1653,7 +1682,7 @@ FAMILIES: dict[str, list] = {
         einops_torch_einsum,
         einops_attention,
     ],
-    "raises": [raise_shape, raise_known_branch, raise_einops, raise_matmul],
+    "raises": [raise_shape, raise_known_branch, raise_einops, raise_matmul, raise_inplace_grow],
     "inplace": [
         inplace_list_arg,
         inplace_method,
@@ -1665,6 +1694,7 @@ FAMILIES: dict[str, list] = {
         inplace_transitive,
         inplace_local_alias,
         inplace_held_object,
+        inplace_tensor_alias,
     ],
 }
 # A module of several families: how the constructs meet.

@@ -42,6 +42,7 @@ EXACT = [
     "DeadChain",
     "Unpacked",
     "Filled",
+    "AugmentedAlias",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]

@@ -43,6 +43,7 @@ def X(*shape, dtype=torch.float32):
 INT_OPS = {
     "and_", "or_", "xor", "lshift", "rshift", "iand", "ior", "ixor", "invert", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_not", "__and__", "__or__", "__xor__", "__invert__",
+    "__iand__", "__ior__", "__ixor__",
 }  # fmt: skip
 
 

@@ -116,6 +116,30 @@ def test_unpacking_the_wrong_count_is_an_error_torch_agrees(tmp_path):
     assert d["code"] == "SHP316" and "gives 3 values; unpacking needs 2" in d["message"]
 
 
+@pytest.mark.parametrize("write", ["h += self.proj(x)", "h.add_(self.proj(x))"])
+def test_an_in_place_write_that_would_grow_its_tensor_is_an_error(tmp_path, write):
+    """`h += y` and `h.add_(y)` write into h: torch refuses a y that broadcasts h
+    to a larger shape (out of place, `h + y` is [2, 5, 64])."""
+    source = BLOCK.replace(
+        "return x + self.proj(x)", f"h = x[:, :1]\n        {write}\n        return h"
+    )
+    torch = pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        ns["Block"](64, 64)(torch.randn(2, 5, 64))
+    p = tmp_path / "block.py"
+    p.write_text(source)
+    args = ["cost", f"{p}::Block", *ARGS, "--init", "inner=64", "--no-cache", "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 1
+    (d,) = json.loads(r.output)["target"]["diagnostics"]
+    assert d["code"] == "SHP308"
+    assert (
+        "output with shape [2, 1, 64] doesn't match the broadcast shape [2, 5, 64]" in d["message"]
+    )
+
+
 def test_run_prints_the_static_errors_when_the_forward_raises(tmp_path):
     pytest.importorskip("torch")
     p = tmp_path / "block.py"

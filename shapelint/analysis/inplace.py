@@ -15,14 +15,8 @@ import ast
 import dataclasses
 
 from shapelint.ops.backward import origins, requires
-from shapelint.ops.saved import UNSURE, storage_of
+from shapelint.ops.saved import RESHAPING_IN_PLACE, UNSURE, storage_of
 from shapelint.ops.values import BufferV, ParameterV, TensorV, Value
-
-# The in-place methods that change their tensor's shape; every other one keeps
-# it (and its dtype), whatever its result is known as.
-_RESHAPING = frozenset(
-    "unsqueeze_ squeeze_ transpose_ t_ swapdims_ swapaxes_ resize_ resize_as_ as_strided_".split()
-)
 
 
 def in_place(name: str) -> bool:
@@ -40,7 +34,7 @@ def after_method(frame, node, name: str, args, result: Value) -> None:
     before = args[0]
     if not _activation(before):
         return
-    reshaped = name.rsplit(".", 1)[-1] in _RESHAPING
+    reshaped = name.rsplit(".", 1)[-1] in RESHAPING_IN_PLACE
     if reshaped and isinstance(result, TensorV) and result.shape != before.shape:
         for k, v in list(frame.env.items()):
             if v is before:  # the same tensor under another name

@@ -19,6 +19,7 @@ from shapelint.analysis import (
     folding,
     grad_mode,
     in_place,
+    inplace,
     instance_state,
     lambdas,
     loops,
@@ -39,7 +40,7 @@ from shapelint.notation.symbolic import (
     restore_nonnegative,
 )
 from shapelint.ops import stub_ops
-from shapelint.ops.backward import KEEP
+from shapelint.ops.backward import KEEP, origins, requires
 from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
@@ -95,10 +96,31 @@ def exec_ann_assign(an: Analyzer, stmt: ast.AnnAssign, frame: Frame, module_leve
         an.assign(stmt.target, value, frame, stmt.value)
 
 
+# `x += y` on a tensor is `x.__iadd__(y)`: a write into x, seen by every name of
+# it. A tensor has no `__imatmul__`: Python falls back to `x = x @ y`, a new tensor.
+_IN_PLACE = {
+    ast.Add: "torch.Tensor.__iadd__",
+    ast.Sub: "torch.Tensor.__isub__",
+    ast.Mult: "torch.Tensor.__imul__",
+    ast.Div: "torch.Tensor.__itruediv__",
+    ast.FloorDiv: "torch.Tensor.__ifloordiv__",
+    ast.Mod: "torch.Tensor.__imod__",
+    ast.Pow: "torch.Tensor.__ipow__",
+    ast.BitAnd: "torch.Tensor.__iand__",
+    ast.BitOr: "torch.Tensor.__ior__",
+    ast.BitXor: "torch.Tensor.__ixor__",
+}
+
+
 def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_level: bool) -> None:
     cur = an.eval(stmt.target, frame)
     rhs = an.eval(stmt.value, frame)
-    res = expressions.binop(an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+    name = _IN_PLACE.get(type(stmt.op)) if isinstance(cur, TensorV) else None
+    if name is None:
+        res = expressions.binop(an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
+    else:
+        res = an.op_value(name, [cur, rhs], {}, stmt, frame, arg_nodes=[stmt.target, stmt.value])
+        inplace.written(frame, stmt.target, cur, requires(res), origins(res))
     an.assign(stmt.target, res, frame, None)
 
 

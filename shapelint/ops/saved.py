@@ -194,15 +194,26 @@ def renewed(v: Value) -> Value:
     return v
 
 
+# Python's augmented assignments: `x += y` calls `x.__iadd__(y)` (operator.iadd).
+_AUGMENTED = frozenset(
+    "iadd isub imul itruediv ifloordiv imod ipow imatmul iand ior ixor ilshift irshift".split()
+)
+# The in-place methods that change their tensor's shape; every other one keeps it.
+RESHAPING_IN_PLACE = frozenset(
+    "unsqueeze_ squeeze_ transpose_ t_ swapdims_ swapaxes_ resize_ resize_as_ as_strided_ "
+    "set_".split()
+)
+
+
 def writes_in_place(name: str) -> bool:
     """An op that writes into its first operand: a method `add_`, `x += y`
-    (`__iadd__`, `operator.iadd`)."""
+    (`__iadd__`, `operator.iadd`); not `__iter__`, `__index__`, `operator.invert`."""
     short = name.rsplit(".", 1)[-1]
-    return (
-        (short.endswith("_") and not short.endswith("__"))
-        or short.startswith("__i")
-        or name.startswith("operator.i")
-    )
+    if short.startswith("__") and short.endswith("__"):
+        return short[2:-2] in _AUGMENTED
+    if name.startswith("operator."):
+        return short in _AUGMENTED
+    return short.endswith("_")
 
 
 def aliased(name: str, args, kwargs, value: Value) -> Value:

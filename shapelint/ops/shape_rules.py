@@ -615,6 +615,32 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
     return out
 
 
+def into_receiver(op: str, receiver: TensorV, value: Value) -> tuple[Value, OpIssue | None]:
+    """The result of an op that writes into its receiver (`x.add_(y)`, `x += y`): the
+    receiver itself, so its shape and dtype, and torch refuses operands that
+    broadcast past it (`output with shape [2, 1, 4] doesn't match the broadcast
+    shape [2, 3, 4]`), even by a leading 1."""
+    if not isinstance(value, TensorV):
+        return value, None
+    kept = dataclasses.replace(value, shape=receiver.shape, dtype=receiver.dtype)
+    r, o = receiver.shape, value.shape
+    if r is None or o is None or has_var(r) or has_var(o) or r == o:
+        return kept, None
+    past = len(o) > len(r) or any(
+        (x.value is not None and y.value is not None and x.value != y.value)
+        or (x.value == 1 and _never_one(y))
+        for x, y in zip(reversed(r), reversed(o))
+        if isinstance(x, Expr) and isinstance(y, Expr)
+    )
+    if not past:
+        return kept, None
+    message = (
+        f"{op}: output with shape {shape_text(r)} doesn't match the broadcast shape "
+        f"{shape_text(o)} (an in-place op cannot grow the tensor it writes into)"
+    )
+    return kept, OpIssue(BROADCAST, message, ("call",))
+
+
 def _slice_too_short(a: TensorV, b: TensorV) -> tuple[Expr, Expr] | None:
     """(size, bound) where an axis of b is a slice provably shorter than the size a
     has on the same axis (right-aligned): `x + pos[:, :n - 1]` with x [b, n, d]."""

@@ -172,10 +172,29 @@ class StubRegistry:
                 continue
             if isinstance(result, NotApplicable):
                 return None
-            return result
+            return _written_into(name, args, result)
         if rank_misses:
             return OpResult(UNKNOWN, Cost(), [_rank_issue(name, rank_misses)])
         return None
+
+
+def _written_into(name: str, args: Sequence[Value], result: OpResult) -> OpResult:
+    """An op that writes into its tensor gives back that tensor: the stub's result
+    takes the receiver's shape, or is refused where its operands broadcast past it."""
+    short = name.rsplit(".", 1)[-1]
+    if not (
+        name.startswith("torch.Tensor.")
+        and saved.writes_in_place(name)
+        and short not in saved.RESHAPING_IN_PLACE
+        and args
+        and isinstance(args[0], TensorV)
+        and not result.issues
+    ):
+        return result
+    value, issue = shape_rules.into_receiver(name, args[0], result.value)
+    if issue is not None:
+        return OpResult(UNKNOWN, result.cost, [issue])
+    return OpResult(value, result.cost, result.issues, result.refined)
 
 
 _active: StubRegistry | None = None

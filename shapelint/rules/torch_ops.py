@@ -68,7 +68,10 @@ RULES = [
             "`unsqueeze` or a transpose is missing. A slice whose length is not known is "
             "at most the size it slices and at most a stop given from the start that is "
             "never negative: `x + pos[:, :n - 1]` with x `[b, n, d]` cannot broadcast "
-            "(unless the slice is 1 long), whatever length pos has."
+            "(unless the slice is 1 long), whatever length pos has. An op that writes "
+            "into its tensor (`x += y`, `x.add_(y)`, `x.mul_(y)`) keeps that tensor's "
+            "shape: operands that broadcast it to a larger one make torch raise "
+            "`output with shape [4, 1] doesn't match the broadcast shape [4, 10]`."
         ),
         invalid=(
             Example(
@@ -90,6 +93,18 @@ RULES = [
                 expect=(
                     "8:16 SHP308 operator.add: shapes [2, dim] and [2, 2·dim] cannot broadcast "
                     "(dim vs 2·dim; they broadcast only when dim = 1)",
+                ),
+            ),
+            Example(
+                "import torch\n\n"
+                "def accumulate():\n"
+                "    total = torch.zeros(4, 1)\n"
+                "    total += torch.ones(4, 10)\n"
+                "    return total\n",
+                expect=(
+                    "5:5 SHP308 torch.Tensor.__iadd__: output with shape [4, 1] doesn't match "
+                    "the broadcast shape [4, 10] (an in-place op cannot grow the tensor it "
+                    "writes into)",
                 ),
             ),
         ),

@@ -272,3 +272,20 @@ class Filled(nn.Module):
         y = self.l(x)
         y = y.masked_fill(y > 0, -torch.finfo(y.dtype).max)
         return self.k(y)
+
+
+class AugmentedAlias(nn.Module):
+    """`out += y` writes into out (`__iadd__`): a name bound to out before sees the
+    write, and the loss through it reaches k."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        out = self.l(x)
+        res = out
+        out += self.k(x)
+        out *= 2
+        return res
