@@ -180,3 +180,38 @@ def test_nanogpt_like_backward_equals_flop_counter(flash):
     t = run_target(Target(str(path), "GPT"), [f"config={cfg}"], ["idx=2,8:int"], {}, options)
     assert t["backward_complete"], t["backward_unknown"]
     assert t["flops_backward_value"] == fc.get_total_flops()
+
+
+def test_costless_analysis_builds_no_backward_graph():
+    """`check` (costs off) gives an op's result the grad torch gives it, and the
+    same storage as a costed run, but a node with no parents: only the walk from
+    the loss, a cost's, reads them (ops/backward.after_op's graph)."""
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops import backward
+    from shapelint.ops.saved import storage_of
+    from shapelint.ops.values import STAND_IN_COST, TensorV
+
+    x = torch.randn(2, 3, requires_grad=True)
+    cases = [
+        ("torch.Tensor.transpose", lambda t: t.transpose(0, 1)),
+        ("torch.Tensor.detach", lambda t: t.detach()),
+        ("torch.Tensor.long", lambda t: t.long()),
+    ]
+    given = [TensorV(None, "float32", grad=True)]
+    mine = backward.after_op(
+        "torch.Tensor.add", given, {}, TensorV(None, "float32"), STAND_IN_COST
+    )[0]
+    shape = (Expr.const(3), Expr.const(2))
+    for name, op in cases:
+        out = op(x)
+        made = TensorV(shape, str(out.dtype).removeprefix("torch."))
+        costed = backward.after_op(name, [mine], {}, made, STAND_IN_COST)[0]
+        plain = backward.after_op(name, [mine], {}, made, STAND_IN_COST, graph=False)[0]
+        assert plain == costed and plain.grad is costed.grad is out.requires_grad, name
+        # a view of the operand's storage in both, or a storage of its own in both
+        assert (storage_of(plain) is storage_of(mine)) == (storage_of(costed) is storage_of(mine))
+        (node,) = plain.origin if plain.origin else (None,)
+        assert node is None or not node.parents, name
+        if out.requires_grad:
+            (costed_node,) = costed.origin
+            assert costed_node.parents == mine.origin, name

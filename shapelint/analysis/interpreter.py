@@ -289,6 +289,7 @@ class ModuleAnalyzer:
         self.guarded_classes: dict[int, str] = {}
         self._guarded_defs: dict[str, ClassDef] = {}  # by the qualname prefix of its methods
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
+        self._bindings: dict[tuple[int, int], tuple] = {}  # _init_binding, by ids
 
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -1145,6 +1146,19 @@ class ModuleAnalyzer:
             self._call_value(sym, node, args, kwargs, frame) if isinstance(sym, Value) else UNKNOWN
         )
 
+    def _init_binding(self, recv: ObjectV, cd: ClassDef) -> dict[str, Expr]:
+        """_instance_binding of an instance and its class, once per pair: every
+        method called on one instance reads the same (values are immutable; the
+        entry holds both, so that their ids are not reused while it lives)."""
+        template = self.class_attrs(cd)
+        if not isinstance(recv, ObjectV):  # a mutable stand-in (SelfRecorder)
+            return _instance_binding(recv, template)
+        key = (id(recv), id(template))
+        hit = self._bindings.get(key)
+        if hit is None:
+            hit = self._bindings[key] = (recv, template, _instance_binding(recv, template))
+        return hit[2]
+
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
         known = self._methods_of.get(key)
         if known is not None:
@@ -1244,8 +1258,7 @@ class ModuleAnalyzer:
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
         if recv is not None and fd.cls is not None:
-            init_binding = _instance_binding(recv, self.class_attrs(fd.cls))
-            binding.update(init_binding)
+            binding.update(self._init_binding(recv, fd.cls))
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}
         for pname, pval in summ.params:
@@ -1346,7 +1359,7 @@ class ModuleAnalyzer:
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
             operands, named = sequences.as_operands(args), sequences.as_operands(kwargs)
-            return backward.after_op(qual, operands, named, joined, STAND_IN_COST)[0]
+            return backward.after_op(qual, operands, named, joined, STAND_IN_COST, self.costs)[0]
         scalar = scalars.call(qual, args)
         if scalar is None:
             scalar = builtins.copied(qual, args, kwargs)
@@ -1424,7 +1437,7 @@ class ModuleAnalyzer:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost)
+        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs)
         inplace.after_method(frame, node, qual, args, value)
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self._record(
@@ -1525,7 +1538,7 @@ class ModuleAnalyzer:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost)
+        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs)
         inplace.after_method(frame, node, name, args, value)
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self._record(
@@ -1856,8 +1869,9 @@ def _instance_binding(recv: ObjectV, template: dict[str, Value]) -> dict[str, Ex
     attrs = dict(reversed(recv.attrs))
     for k, tv in template.items():
         iv = attrs.get(k, UNKNOWN)
-        for k2, v2 in _held_binding(tv, iv).items():
-            out.setdefault(k2, v2)
+        if isinstance(tv, (modules.ModuleListV, TupleV)):  # what _held_binding reads
+            for k2, v2 in _held_binding(tv, iv).items():
+                out.setdefault(k2, v2)
         if (
             isinstance(tv, IntV)
             and isinstance(iv, IntV)

@@ -179,15 +179,22 @@ def origins(v: Value) -> frozenset | None:
     return v.origin
 
 
-def made_by(v: Value, origin: Origin | None) -> Value:
-    """v's tensors as made by origin (None: by no op backward differentiates); an
-    integer or bool tensor never requires grad."""
+_SAME_GRAD = object()
+
+
+def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value:
+    """v's tensors as made by origin (None: by no op backward differentiates), a
+    tensor marked as requiring grad or not where grad is given; an integer or bool
+    tensor never requires grad."""
     if isinstance(v, (ParameterV, BufferV)):
         return v
     if isinstance(v, TensorV):
         if v.dtype is not None and dtypes.category(v.dtype) < 2:
             return dataclasses.replace(v, grad=False, origin=LEAF)
-        return dataclasses.replace(v, origin=LEAF if origin is None else frozenset((origin,)))
+        made = LEAF if origin is None else frozenset((origin,))
+        if grad is _SAME_GRAD:
+            return dataclasses.replace(v, origin=made)
+        return dataclasses.replace(v, grad=grad, origin=made)
     if isinstance(v, TupleV):
         return dataclasses.replace(v, items=tuple(made_by(i, origin) for i in v.items))
     return v
@@ -449,10 +456,14 @@ _FRESH = frozenset(
 _CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum"})
 
 
-def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, Cost]:
+def after_op(
+    name: str, args, kwargs, value: Value, cost: Cost, graph: bool = True
+) -> tuple[Value, Cost]:
     """An op's result marked with whether it requires grad, and its cost with
     its backward: 0 where no operand requires grad (nothing to differentiate)
-    or grad mode is off."""
+    or grad mode is off. Without graph (an analysis that builds no cost: `check`)
+    the result's Origin is a node of its own with no parents: only a walk from
+    the loss reads them, and the walks are costs' (analysis/reached.py)."""
     operands = [*args, *kwargs.values()]
     mode = GRAD_MODE.get()
     if name in _FIRST_ONLY and args:
@@ -477,16 +488,19 @@ def after_op(name: str, args, kwargs, value: Value, cost: Cost) -> tuple[Value, 
         cost = dataclasses.replace(
             cost, backward=matmul_backward(cost.flops, operand_grads(operands))
         )
-    result = saving.aliased(
-        name, args, kwargs, with_grad(saving.same_storage(cost.saving, args, value), g)
-    )
+    result = saving.same_storage(cost.saving, args, value)
+    # A tensor's grad is set with its origin below, in one copy (two were 1% of a check).
+    single = isinstance(result, TensorV) and not isinstance(result, (ParameterV, BufferV))
+    result = saving.aliased(name, args, kwargs, result if single else with_grad(result, g))
     # A tensor made fresh, or made to require grad itself, is a leaf of the graph.
     leaf = g is False or name in _FRESH or name in _REQUIRES_GRAD or name in _WRAPPED
     node = None
-    if not leaf:
+    if not leaf and not graph:
+        node = Origin(LEAF)  # as distinct as the node it stands for, for joins
+    elif not leaf:
         came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
         node = Origin(came, saving.writes_in_place(name))
-    result = made_by(result, node)
+    result = made_by(result, node, g) if single else made_by(result, node)
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
