@@ -98,3 +98,41 @@ def test_a_dead_result_costs_no_backward_but_its_forward():
     assert [c["flops_value"] for c in linears] == [256, 256]
     assert [c["flops_backward_value"] for c in linears] == [0, t["flops_backward_value"]]
     assert t["flops_backward_value"] == _torch_backward("Dead") > 0
+
+
+UNDECIDED = Path(__file__).parent / "data" / "backward" / "undecided.py"
+FLAG = "SHAPELINT_TEST_SCALE"
+
+
+def _torch_backward_both(name: str, monkeypatch) -> set[int]:
+    """torch's backward of name with the environment variable its module reads
+    unset and set: every value the static figure may stand for."""
+    got = set()
+    for on in (False, True):
+        if on:
+            monkeypatch.setenv(FLAG, "1")
+        else:
+            monkeypatch.delenv(FLAG, raising=False)
+        spec = importlib.util.spec_from_file_location("backward_undecided", UNDECIDED)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        out = getattr(mod, name)()(torch.randn(*SHAPE))
+        fc = FlopCounterMode(display=False)
+        with fc:
+            out.sum().backward()
+        got.add(fc.get_total_flops())
+    return got
+
+
+def test_an_operand_not_known_may_require_grad(monkeypatch):
+    """torch counts 2048 or 4096 as the variable is unset or set: a complete
+    figure would be wrong for one of them, so the backward is not known (it was
+    2048, the operand of unknown value taken as requiring no grad)."""
+    truths = _torch_backward_both("ScaledOrNot", monkeypatch)
+    assert len(truths) == 2
+    options = analysis_options(load_config([UNDECIDED], None), dtype=None, dims={})
+    t = run_target(Target(str(UNDECIDED), "ScaledOrNot"), [], ["x=2,8"], {}, options)
+    assert t["complete"], t["unknown"]  # the forward is known either way
+    assert not t["backward_complete"]
+    assert t["flops_backward"] is None or int(t["flops_backward"]) <= min(truths)
+

@@ -104,7 +104,8 @@ def row(t: TensorV) -> TensorV:
 
 def operand_grads(values) -> list[bool | None]:
     """requires() of every tensor among values: a tuple's items, and a module's
-    parameters (a layer's weights are operands of its call)."""
+    parameters (a layer's weights are operands of its call). A value not known at
+    all may be a tensor that requires grad (`x * (self.g if flag else 1.0)`): None."""
     out: list[bool | None] = []
     for v in values:
         if isinstance(v, TupleV):
@@ -113,6 +114,8 @@ def operand_grads(values) -> list[bool | None]:
             out += [requires(a) for _, a in v.attrs if isinstance(a, ParameterV)]
         elif isinstance(v, TensorV):
             out.append(requires(v))
+        elif v is UNKNOWN:
+            out.append(None)
     return out
 
 
