@@ -104,23 +104,36 @@ UNDECIDED = Path(__file__).parent / "data" / "backward" / "undecided.py"
 FLAG = "SHAPELINT_TEST_SCALE"
 
 
-def _torch_backward_both(name: str, monkeypatch) -> set[int]:
+def _torch_backward_both(name: str, monkeypatch, flag: str = FLAG, shape=SHAPE) -> list:
     """torch's backward of name with the environment variable its module reads
-    unset and set: every value the static figure may stand for."""
-    got = set()
+    unset and set, each as its FlopCounterMode: every value the static figure may
+    stand for (CPU attention counted by the CUDA formula, shapelint's convention)."""
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+
+    aten = torch.ops.aten
+    cuda_formulas = {
+        aten._scaled_dot_product_flash_attention_for_cpu: (
+            lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v)
+        ),
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
+            lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
+        ),
+    }
+    got = []
     for on in (False, True):
         if on:
-            monkeypatch.setenv(FLAG, "1")
+            monkeypatch.setenv(flag, "1")
         else:
-            monkeypatch.delenv(FLAG, raising=False)
+            monkeypatch.delenv(flag, raising=False)
         spec = importlib.util.spec_from_file_location("backward_undecided", UNDECIDED)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        out = getattr(mod, name)()(torch.randn(*SHAPE))
-        fc = FlopCounterMode(display=False)
+        torch.manual_seed(0)
+        out = getattr(mod, name)()(torch.randn(*shape))
+        fc = FlopCounterMode(display=False, custom_mapping=cuda_formulas)
         with fc:
             out.sum().backward()
-        got.add(fc.get_total_flops())
+        got.append(fc)
     return got
 
 
@@ -128,11 +141,33 @@ def test_an_operand_not_known_may_require_grad(monkeypatch):
     """torch counts 2048 or 4096 as the variable is unset or set: a complete
     figure would be wrong for one of them, so the backward is not known (it was
     2048, the operand of unknown value taken as requiring no grad)."""
-    truths = _torch_backward_both("ScaledOrNot", monkeypatch)
+    truths = {fc.get_total_flops() for fc in _torch_backward_both("ScaledOrNot", monkeypatch)}
     assert len(truths) == 2
     options = analysis_options(load_config([UNDECIDED], None), dtype=None, dims={})
     t = run_target(Target(str(UNDECIDED), "ScaledOrNot"), [], ["x=2,8"], {}, options)
     assert t["complete"], t["unknown"]  # the forward is known either way
     assert not t["backward_complete"]
     assert t["flops_backward"] is None or int(t["flops_backward"]) <= min(truths)
+
+
+def test_undecided_alternatives_keep_the_backward_that_runs_either_way(monkeypatch):
+    """Fused or written-out attention inside a submodule: the backward is not
+    known, and its bound is the linear layers' backward, which torch runs either
+    way (it was that of the last layer alone: the submodule's call, one of whose
+    calls had an unknown backward, kept nothing)."""
+    counters = _torch_backward_both(
+        "AttendThenProject", monkeypatch, "SHAPELINT_TEST_UNFUSED", (2, 4, 8)
+    )
+    aten = torch.ops.aten
+    linear = {
+        sum(fc.get_flop_counts()["Global"].get(op, 0) for op in (aten.mm, aten.addmm))
+        for fc in counters
+    }
+    truths = {fc.get_total_flops() for fc in counters}
+    assert len(linear) == 1 and len(truths) == 2
+    options = analysis_options(load_config([UNDECIDED], None), dtype=None, dims={})
+    t = run_target(Target(str(UNDECIDED), "AttendThenProject"), [], ["x=2,4,8"], {}, options)
+    assert t["complete"], t["unknown"]
+    assert not t["backward_complete"]
+    assert int(t["flops_backward"]) == linear.pop() < min(truths)
 

@@ -132,9 +132,16 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     weights = r.weights or [Expr.const(1)] * len(parts)
     sums = [ch.cost.backward for ch in r.children]
     if whole is None or None in sums or _weighted(sums, weights) != whole:
+        if all(b == ZERO for b, _ in parts):
+            return ZERO, ZERO
+        if whole is None and not r.weights and r.cost.flops is not None and r.cost.complete:
+            # a call whose forward is known ran each of its calls once, as recorded
+            # (not an alternative, nor a loop of unknown count): what is known of
+            # their backward is a bound of its own
+            return None, _weighted([lo for _, lo in parts], [ONE] * len(parts))
         # not a plain sum of its calls (a loop counted another way): what it keeps
-        # of them is not known, unless none is reached
-        return (ZERO, ZERO) if all(b == ZERO for b, _ in parts) else (None, ZERO)
+        # of them is not known
+        return None, ZERO
     if any(w != ONE for w in weights):
         weights = _turns(r, parts, weights, seen, memo)
         if weights is None:
