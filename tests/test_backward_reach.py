@@ -42,6 +42,7 @@ EXACT = [
     "DeadChain",
     "Unpacked",
     "Filled",
+    "Listed",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]
@@ -170,4 +171,13 @@ def test_undecided_alternatives_keep_the_backward_that_runs_either_way(monkeypat
     assert t["complete"], t["unknown"]
     assert not t["backward_complete"]
     assert int(t["flops_backward"]) == linear.pop() < min(truths)
+
+
+def test_tolist_gives_numbers_whose_count_is_known():
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = mod.Listed()
+    t = _static("Listed")
+    assert t["params_value"] == sum(p.numel() for p in m.parameters())
 
