@@ -109,17 +109,9 @@ def _torch_backward_both(name: str, monkeypatch, flag: str = FLAG, shape=SHAPE) 
     """torch's backward of name with the environment variable its module reads
     unset and set, each as its FlopCounterMode: every value the static figure may
     stand for (CPU attention counted by the CUDA formula, shapelint's convention)."""
-    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+    from tests.helpers import cuda_attention_formulas
 
-    aten = torch.ops.aten
-    cuda_formulas = {
-        aten._scaled_dot_product_flash_attention_for_cpu: (
-            lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v)
-        ),
-        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
-            lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
-        ),
-    }
+    cuda_formulas = cuda_attention_formulas()
     got = []
     for on in (False, True):
         if on:
