@@ -84,3 +84,22 @@ def _corpus_missing(path: Path) -> None:
     if os.environ.get("CI"):
         pytest.fail(msg, pytrace=False)
     pytest.skip(msg)
+
+
+def cuda_attention_formulas() -> dict:
+    """FlopCounterMode's custom_mapping counting CPU flash attention (0 FLOPs in
+    torch's counter) by torch's CUDA formulas, forward and backward: shapelint's
+    convention for F.scaled_dot_product_attention."""
+    import torch
+    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+
+    aten = torch.ops.aten
+    return {
+        aten._scaled_dot_product_flash_attention_for_cpu: (
+            lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v)
+        ),
+        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
+            lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
+        ),
+    }
+

@@ -155,7 +155,7 @@ def test_nanogpt_like_backward_equals_flop_counter(flash):
     """A GPT whose lm_head reads `x[:, [-1], :]` (indexing keeps grad), with its
     attention as matmuls or as F.scaled_dot_product_attention (counted by torch's
     CUDA formulas, forward and backward: on CPU the fused kernel is mapped to them)."""
-    from torch.utils.flop_counter import sdpa_backward_flop_count, sdpa_flop_count
+    from tests.helpers import cuda_attention_formulas
 
     path = Path(__file__).parent / "data" / "modules" / "nanogpt_like.py"
     spec = importlib.util.spec_from_file_location("nanogpt_like_bw", path)
@@ -164,15 +164,7 @@ def test_nanogpt_like_backward_equals_flop_counter(flash):
     cfg = f"GPTConfig(n_layer=2, n_head=2, n_embd=16, flash={flash})"
     m = mod.GPT(mod.GPTConfig(n_layer=2, n_head=2, n_embd=16, flash=flash)).eval()
     logits, _ = m(torch.randint(0, 100, (2, 8)))
-    aten = torch.ops.aten
-    cuda_formulas = {
-        aten._scaled_dot_product_flash_attention_for_cpu: (
-            lambda q, k, v, *a, out_shape=None, **kw: sdpa_flop_count(q, k, v)
-        ),
-        aten._scaled_dot_product_flash_attention_for_cpu_backward: (
-            lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
-        ),
-    }
+    cuda_formulas = cuda_attention_formulas()
     fc = FlopCounterMode(display=False, custom_mapping=cuda_formulas)
     with fc:
         logits.sum().backward()

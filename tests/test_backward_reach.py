@@ -43,6 +43,7 @@ EXACT = [
     "Unpacked",
     "Filled",
     "AugmentedAlias",
+    "Listed",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]
@@ -99,3 +100,77 @@ def test_a_dead_result_costs_no_backward_but_its_forward():
     assert [c["flops_value"] for c in linears] == [256, 256]
     assert [c["flops_backward_value"] for c in linears] == [0, t["flops_backward_value"]]
     assert t["flops_backward_value"] == _torch_backward("Dead") > 0
+
+
+UNDECIDED = Path(__file__).parent / "data" / "backward" / "undecided.py"
+FLAG = "SHAPELINT_TEST_SCALE"
+
+
+def _torch_backward_both(name: str, monkeypatch, flag: str = FLAG, shape=SHAPE) -> list:
+    """torch's backward of name with the environment variable its module reads
+    unset and set, each as its FlopCounterMode: every value the static figure may
+    stand for (CPU attention counted by the CUDA formula, shapelint's convention)."""
+    from tests.helpers import cuda_attention_formulas
+
+    cuda_formulas = cuda_attention_formulas()
+    got = []
+    for on in (False, True):
+        if on:
+            monkeypatch.setenv(flag, "1")
+        else:
+            monkeypatch.delenv(flag, raising=False)
+        spec = importlib.util.spec_from_file_location("backward_undecided", UNDECIDED)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        torch.manual_seed(0)
+        out = getattr(mod, name)()(torch.randn(*shape))
+        fc = FlopCounterMode(display=False, custom_mapping=cuda_formulas)
+        with fc:
+            out.sum().backward()
+        got.append(fc)
+    return got
+
+
+def test_an_operand_not_known_may_require_grad(monkeypatch):
+    """torch counts 2048 or 4096 as the variable is unset or set: a complete
+    figure would be wrong for one of them, so the backward is not known (it was
+    2048, the operand of unknown value taken as requiring no grad)."""
+    truths = {fc.get_total_flops() for fc in _torch_backward_both("ScaledOrNot", monkeypatch)}
+    assert len(truths) == 2
+    options = analysis_options(load_config([UNDECIDED], None), dtype=None, dims={})
+    t = run_target(Target(str(UNDECIDED), "ScaledOrNot"), [], ["x=2,8"], {}, options)
+    assert t["complete"], t["unknown"]  # the forward is known either way
+    assert not t["backward_complete"]
+    assert t["flops_backward"] is None or int(t["flops_backward"]) <= min(truths)
+
+
+def test_undecided_alternatives_keep_the_backward_that_runs_either_way(monkeypatch):
+    """Fused or written-out attention inside a submodule: the backward is not
+    known, and its bound is the linear layers' backward, which torch runs either
+    way (it was that of the last layer alone: the submodule's call, one of whose
+    calls had an unknown backward, kept nothing)."""
+    counters = _torch_backward_both(
+        "AttendThenProject", monkeypatch, "SHAPELINT_TEST_UNFUSED", (2, 4, 8)
+    )
+    aten = torch.ops.aten
+    linear = {
+        sum(fc.get_flop_counts()["Global"].get(op, 0) for op in (aten.mm, aten.addmm))
+        for fc in counters
+    }
+    truths = {fc.get_total_flops() for fc in counters}
+    assert len(linear) == 1 and len(truths) == 2
+    options = analysis_options(load_config([UNDECIDED], None), dtype=None, dims={})
+    t = run_target(Target(str(UNDECIDED), "AttendThenProject"), [], ["x=2,4,8"], {}, options)
+    assert t["complete"], t["unknown"]
+    assert not t["backward_complete"]
+    assert int(t["flops_backward"]) == linear.pop() < min(truths)
+
+
+def test_tolist_gives_numbers_whose_count_is_known():
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = mod.Listed()
+    t = _static("Listed")
+    assert t["params_value"] == sum(p.numel() for p in m.parameters())
+

@@ -169,3 +169,52 @@ def test_a_reused_call_is_no_figure_of_its_saved_tensors():
     assert not t["activation_complete"]
     assert t["activation_unknown"][0]["op"] == "call MLP.forward"
     assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)
+
+
+def _left_for_backward(m, x) -> int:
+    """The bytes of the distinct storages still saved for backward when the forward
+    has returned: a saved tensor whose autograd node died with a result nothing
+    holds is freed (what saved_tensors_hooks saw of it held no memory at the end)."""
+    import gc
+    import weakref
+
+    class Held:
+        def __init__(self, t):
+            self.t = t.detach()  # no cycle through the node that saved it
+
+    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
+    packs: list = []
+
+    def pack(t):
+        h = Held(t)
+        s = t.untyped_storage()
+        if s.data_ptr() not in held:
+            packs.append((weakref.ref(h), s.data_ptr(), s.nbytes()))
+        return h
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda h: h.t):
+        out = m(x)
+    gc.collect()
+    live = {p: n for r, p, n in packs if r() is not None}
+    del out
+    return sum(live.values())
+
+
+@pytest.mark.parametrize("name", ["DeadSigmoid", "DetachedSigmoid"])
+def test_what_an_op_the_loss_does_not_reach_saved_is_no_complete_figure(name):
+    """Counted where first saved, the dead sigmoid's result made a complete 128 B
+    where 64 B are left for backward; never above what is left, nor above what
+    torch saved during the forward."""
+    t = _static(name, SEQ)
+    torch.manual_seed(0)
+    m = getattr(_module(), name)()
+    left = _left_for_backward(m, torch.randn(*SEQ))
+    assert left <= _truth(name, SEQ, True)
+    if t["activation_complete"]:
+        assert t["activation_bytes_value"] == left
+    else:
+        assert t["activation_bytes"] is None or int(t["activation_bytes"]) <= left
+    if name == "DeadSigmoid":
+        assert left < _truth(name, SEQ, True)
+        assert not t["activation_complete"]
+        assert any(u["op"] == "torch.Tensor.sigmoid" for u in t["activation_unknown"])

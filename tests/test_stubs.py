@@ -222,6 +222,7 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "numel": [((X(2, 3),), {})],
     "nelement": [((X(2, 3),), {})],
     "item": [((X(1),), {}), ((X(1, dtype=torch.int64),), {})],
+    "tolist": [((X(2, 3),), {}), ((X(4, dtype=torch.int64),), {}), ((X(1).squeeze(0),), {})],
     "contiguous": [((X(2, 3).T,), {})],
     "clone": [((X(2, 3),), {})],
     "detach": [((X(2, 3),), {})],
@@ -353,7 +354,7 @@ def test_every_described_function_agrees_with_torch(name):
         o = run_both(name, args, kwargs)
         # Data-dependent results (nonzero, where(cond), item) are told only in part.
         data_dependent = any(
-            e.rule is not None and e.rule.name in ("unknown_tensor", "unknown", "item")
+            e.rule is not None and e.rule.name in ("unknown_tensor", "unknown", "item", "tolist")
             for e in registry().entries[name]
         )
         check_agrees(o, strict=not data_dependent)

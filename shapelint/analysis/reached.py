@@ -71,18 +71,34 @@ def backward(records, seen: set[int]) -> tuple[list, Expr | None, Expr]:
         b, lo = _of(r, seen, memo)
         total = None if total is None or b is None else total + b
         low = low + lo
-    return [_marked(r, seen, memo, done) for r in records], total, low
+    return [_marked(r, seen, memo, done, False) for r in records], total, low
 
 
-def _marked(r, seen: set[int], memo: dict, done: dict):
+# What an op the loss does not reach saved, torch frees with its result (unless
+# something else holds that result); the same storage saved again by an op the
+# loss reaches was counted here, where first saved: the figure is not known.
+DEAD_SAVED_WHY = (
+    "saved for backward: the loss does not reach its result, so what it saved is freed "
+    "with it unless something else holds it, and a later op may save the same storage"
+)
+
+
+def _marked(r, seen: set[int], memo: dict, done: dict, in_turn: bool):
     if id(r) in done:
         return done[id(r)]
     b, _ = _of(r, seen, memo)
-    children = [_marked(ch, seen, memo, done) for ch in r.children]
+    # a loop counted by one turn: a turn's result may be reached only in later turns
+    turn = in_turn or bool(r.weights)
+    children = [_marked(ch, seen, memo, done, turn) for ch in r.children]
     cost = r.cost
     if b != cost.backward:
         notes = cost.notes if b is not None else [*cost.notes, UNREACHED_WHY]
         cost = dataclasses.replace(cost, backward=b, notes=notes)
+    if cost.saved is not None and cost.saved != ZERO and not turn:
+        lost = any(ch.cost.saved is None for ch in children)
+        if lost or (not r.children and r.result and not any(id(o) in seen for o in r.result)):
+            why = [] if lost else [DEAD_SAVED_WHY]
+            cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, *why])
     same = cost is r.cost and all(a is c for a, c in zip(children, r.children, strict=True))
     out = r if same else dataclasses.replace(r, cost=cost, children=children)
     done[id(r)] = out
@@ -116,9 +132,16 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     weights = r.weights or [Expr.const(1)] * len(parts)
     sums = [ch.cost.backward for ch in r.children]
     if whole is None or None in sums or _weighted(sums, weights) != whole:
+        if all(b == ZERO for b, _ in parts):
+            return ZERO, ZERO
+        if whole is None and not r.weights and r.cost.flops is not None and r.cost.complete:
+            # a call whose forward is known ran each of its calls once, as recorded
+            # (not an alternative, nor a loop of unknown count): what is known of
+            # their backward is a bound of its own
+            return None, _weighted([lo for _, lo in parts], [ONE] * len(parts))
         # not a plain sum of its calls (a loop counted another way): what it keeps
-        # of them is not known, unless none is reached
-        return (ZERO, ZERO) if all(b == ZERO for b, _ in parts) else (None, ZERO)
+        # of them is not known
+        return None, ZERO
     if any(w != ONE for w in weights):
         weights = _turns(r, parts, weights, seen, memo)
         if weights is None:

@@ -102,24 +102,29 @@ def row(t: TensorV) -> TensorV:
     return saving.first_axis_part(part, t)
 
 
-def operand_grads(values) -> list[bool | None]:
+def operand_grads(values, unseen: bool = True) -> list[bool | None]:
     """requires() of every tensor among values: a tuple's items, and a module's
-    parameters (a layer's weights are operands of its call)."""
+    parameters (a layer's weights are operands of its call). A value not known at
+    all may be a tensor that requires grad (`x * (self.g if flag else 1.0)`): None,
+    unless unseen is False (the result was shown made without it)."""
     out: list[bool | None] = []
     for v in values:
         if isinstance(v, TupleV):
-            out += operand_grads(v.items)
+            out += operand_grads(v.items, unseen)
         elif isinstance(v, ObjectV):
             out += [requires(a) for _, a in v.attrs if isinstance(a, ParameterV)]
         elif isinstance(v, TensorV):
             out.append(requires(v))
+        elif v is UNKNOWN and unseen:
+            out.append(None)
     return out
 
 
-def any_grad(values) -> bool | None:
+def any_grad(values, unseen: bool = True) -> bool | None:
     """Whether an op's result requires grad: True if an operand does, False if
-    none does, None otherwise."""
-    grads = operand_grads(values)
+    none does, None otherwise (an operand not known at all counts as one that may,
+    unless unseen is False)."""
+    grads = operand_grads(values, unseen)
     if True in grads:
         return True
     return None if None in grads else False
@@ -446,11 +451,20 @@ _WRAPPED = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variab
 _FIRST_ONLY = frozenset(
     "torch.Tensor." + m for m in ("type_as", "to", "view_as", "reshape_as", "expand_as")
 )
-# Fresh tensors shaped like another: nothing autograd tracks.
+# Fresh tensors, shaped like another or made from sizes, a fill value (read as a
+# number) or data copied (`torch.tensor`): nothing autograd tracks, whatever
+# their arguments (a device or size the analysis does not know among them).
 _FRESH = frozenset(
     [f"torch.{k}_like" for k in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")]
     + [f"torch.Tensor.new_{k}" for k in ("zeros", "ones", "empty", "full", "tensor")]
-)
+    + [
+        f"torch.{k}"
+        for k in (
+            "tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
+            "eye", "rand", "randn", "randint", "randperm", "empty_strided",
+        )
+    ]
+)  # fmt: skip
 # Products of several operands whose cost the op computes itself (not a stub
 # formula): each pairwise contraction's gradient is a product of its size.
 _CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum"})
@@ -477,7 +491,14 @@ def after_op(
         flag = args[1] if len(args) > 1 else kwargs.get("requires_grad")
         g = (name in _REQUIRES_GRAD) if flag is None else _bool(flag)
     else:
-        g = any_grad(operands)
+        # A positional operand not known at all may be a tensor that requires grad
+        # (`x * (self.g if flag else 1.0)`), unless the result's rank is known (it
+        # was a size or a fill value, as for the walk's parents: _lost); a keyword
+        # one is read as an option (dim, keepdim, eps, device).
+        first = name in _FIRST_ONLY and args
+        pos = [args[0]] if first else list(args)
+        opts = [] if first else [v for v in kwargs.values() if v is not UNKNOWN]
+        g = any_grad([*pos, *opts], _lost(pos, value))
         if _bool(kwargs.get("requires_grad")) is True:  # torch.zeros(..., requires_grad=True)
             g = True
         if mode is None and g is not False:

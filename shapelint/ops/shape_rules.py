@@ -1873,6 +1873,25 @@ def item(ctx: RuleContext, x: Value) -> RuleOut:
     return RuleOut(FloatV())
 
 
+# The most numbers `x.tolist()` is held as item by item; beyond, a list not known.
+_LIST_ITEMS = 4096
+
+
+@rule
+def tolist(ctx: RuleContext, x: Value) -> RuleOut:
+    """``x.tolist()``: nested lists of Python numbers of the tensor's kind (a
+    number for a 0-d tensor), never a tensor; not known where its shape is not."""
+    number = item(ctx, x).value
+    s = shape_of(x)
+    sizes = None if s is None else [d.value if isinstance(d, Expr) else None for d in s]
+    if number is UNKNOWN or sizes is None or None in sizes or math.prod(sizes) > _LIST_ITEMS:
+        return RuleOut(UNKNOWN)
+    out = number
+    for n in reversed(sizes):
+        out = TupleV((out,) * n, "list")
+    return RuleOut(out)
+
+
 @rule
 def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
     """Described, but the result cannot be told statically (data-dependent shapes)."""

@@ -457,3 +457,32 @@ class Grid(nn.Module):
     def forward(self, x):
         a, b = torch.meshgrid(torch.arange(3.0), torch.arange(4.0), indexing="ij")
         return x.sum() * (a * self.w + b)
+
+
+class DeadSigmoid(nn.Module):
+    """A result the loss never reaches: torch saves for its op during the forward
+    and frees that when the result dies, before the forward returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.l(x)
+        unused = h.sigmoid()  # noqa: F841
+        return self.k(h)
+
+
+class DetachedSigmoid(nn.Module):
+    """A result cut by detach(): its op's node dies, its storage lives on as the
+    input the next layer saves."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        s = self.l(x).sigmoid().detach()
+        return self.k(s)
