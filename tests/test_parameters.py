@@ -564,6 +564,49 @@ def test_attributes_that_may_be_modules_stay_unknown(tmp_path, monkeypatch):
     assert int(t["params_known"]) < torch_counts(p, "Rebound(8)")[0]
 
 
+JOINED = """
+from collections import namedtuple
+
+import torch
+import torch.nn as nn
+
+Config = namedtuple("Config", ["flash", "math"])
+
+
+class Attend(nn.Module):
+    def __init__(self, d, flash=True):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.cuda_config = None
+        self.extra = None
+        if not torch.cuda.is_available() or not flash:
+            return
+        self.cuda_config = Config(True, False)  # a tuple on one path, None on the other
+        self.extra = nn.Linear(d, d)  # a module on one path: not known
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Plainly(Attend):
+    def __init__(self, d):
+        super().__init__(d)
+        del self.extra
+"""
+
+
+def test_a_plain_value_on_every_path_stays_plain_where_the_paths_join(tmp_path):
+    """An attribute None on one path of an undecided `if` and a namedtuple on the
+    other is no module on either: the count is torch's. One that is a module on
+    one path stays unknown."""
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Plainly", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Plainly(8)") and t["params_unknown"] == []
+    t = static(p, "Attend", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and t["params_unknown"] == ["extra"]
+
+
 NUMBERS = """
 import numbers
 from collections.abc import Sequence
