@@ -307,6 +307,8 @@ MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Dropout1d": [((), {}, X(2, 3, 4))],
     "torch.nn.Dropout2d": [((), {}, X(2, 3, 4, 5))],
     "torch.nn.Dropout3d": [((), {}, X(2, 3, 4, 5, 6))],
+    "torch.nn.GRUCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
+    "torch.nn.RNNCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
 }
 MODULES.update(EXAMPLE_MODULES)
 for _name in registry().names():
