@@ -592,6 +592,21 @@ class Plainly(Attend):
     def __init__(self, d):
         super().__init__(d)
         del self.extra
+
+
+class Deterministic(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        # torch's mode predicates return bools
+        self.det = (
+            torch.are_deterministic_algorithms_enabled()
+            or torch.is_deterministic_algorithms_warn_only_enabled()
+        )
+        self.gpu = torch.cuda.is_available() and torch.is_grad_enabled()
+
+    def forward(self, x):
+        return self.fc(x)
 """
 
 
@@ -605,6 +620,13 @@ def test_a_plain_value_on_every_path_stays_plain_where_the_paths_join(tmp_path):
     assert figures(t) == torch_counts(p, "Plainly(8)") and t["params_unknown"] == []
     t = static(p, "Attend", "--init", "d=8", "--input", "x=2,8")
     assert t["params"] == "?" and t["params_unknown"] == ["extra"]
+
+
+def test_torch_mode_predicates_are_plain(tmp_path):
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Deterministic", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Deterministic(8)") and t["params_unknown"] == []
 
 
 NUMBERS = """

@@ -46,7 +46,9 @@ _QUALIFIED = frozenset(
     {
         "torch.device", "torch.Size", "torch.finfo", "torch.iinfo", "torch.get_default_dtype",
         "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "os.getenv",
-        "os.environ.get",
+        "os.environ.get", "torch.cuda.is_available", "torch.is_grad_enabled",
+        "torch.are_deterministic_algorithms_enabled",
+        "torch.is_deterministic_algorithms_warn_only_enabled",
     }
 )  # fmt: skip
 # (not operator: operator.add of two Sequentials is one; nor the builtin sum)
