@@ -565,6 +565,7 @@ def test_attributes_that_may_be_modules_stay_unknown(tmp_path, monkeypatch):
 
 
 JOINED = """
+import operator
 from collections import namedtuple
 
 import torch
@@ -607,6 +608,17 @@ class Deterministic(nn.Module):
 
     def forward(self, x):
         return self.fc(x)
+
+
+class Indexed(nn.Module):
+    def __init__(self, d, k=3):
+        super().__init__()
+        k = operator.index(k)  # an int is its own index
+        self.fc = nn.Linear(d, d * k)
+        self.k = k
+
+    def forward(self, x):
+        return self.fc(x)
 """
 
 
@@ -627,6 +639,14 @@ def test_torch_mode_predicates_are_plain(tmp_path):
     p.write_text(textwrap.dedent(JOINED))
     t = static(p, "Deterministic", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Deterministic(8)") and t["params_unknown"] == []
+
+
+def test_operator_index_of_an_int_is_that_int(tmp_path):
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Indexed", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Indexed(8)") and t["params_unknown"] == []
+    assert t["complete"] and t["output"] == ["2", "24"]
 
 
 NUMBERS = """

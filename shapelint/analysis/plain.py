@@ -46,7 +46,7 @@ _QUALIFIED = frozenset(
     {
         "torch.device", "torch.Size", "torch.finfo", "torch.iinfo", "torch.get_default_dtype",
         "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "os.getenv",
-        "os.environ.get", "torch.cuda.is_available", "torch.is_grad_enabled",
+        "os.environ.get", "operator.index", "torch.cuda.is_available", "torch.is_grad_enabled",
         "torch.are_deterministic_algorithms_enabled",
         "torch.is_deterministic_algorithms_warn_only_enabled",
     }
