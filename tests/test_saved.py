@@ -56,6 +56,7 @@ EXACT = [
     ("Grid", SEQ, True),
     ("Moved", SEQ, True),
     ("MovedHeads", SEQ, True),
+    ("Leaky", SEQ, True),
 ]
 
 

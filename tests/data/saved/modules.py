@@ -494,3 +494,16 @@ class EinsumScale(nn.Module):
 
     def forward(self, x):
         return torch.einsum("b n d, d -> b n d", F.normalize(x, dim=-1) * 2.0, self.g)
+
+
+class Leaky(nn.Module):
+    """leaky_relu saves its input (its gradient tests the input's sign)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+        self.act = nn.LeakyReLU(0.1)
+
+    def forward(self, x):
+        return self.act(self.b(F.leaky_relu(self.a(x), 0.2)))
