@@ -5,6 +5,7 @@
     python benchmarks/corpus.py --holdout DEST       # released models outside the corpus
     python benchmarks/corpus.py --holdout-b DEST     # a second holdout (session 13)
     python benchmarks/corpus.py --holdout-c DEST     # a third holdout (session 14)
+    python benchmarks/corpus.py --holdout-d DEST     # a fourth holdout (session 15)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -118,6 +119,30 @@ HOLDOUT_C: tuple[tuple[str, str], ...] = (
     ("video-diffusion-pytorch", "0.7.0"),
 )
 
+# A fourth, fetched once the third was worked on: what users write beside the model
+# zoos: vision augmentation and deformable attention (kornia), a diffusion U-Net,
+# band-split source separation, temporal convolutions, RL policies (stable-baselines3),
+# graph layers (torch-geometric, equivariant transformers), tabular number embeddings,
+# implicit networks, point clouds, slot attention and byte-level transformers, read by
+# nobody here before its first measure.
+HOLDOUT_D: tuple[tuple[str, str], ...] = (
+    ("kornia", "0.9.0"),
+    ("deformable-attention", "0.0.20"),
+    ("lambda-networks", "0.4.0"),
+    ("x-unet", "0.5.0"),
+    ("bs-roformer", "1.2.4"),
+    ("pytorch-tcn", "1.2.3"),
+    ("stable-baselines3", "2.9.2"),
+    ("torch-geometric", "2.8.1"),
+    ("en-transformer", "1.6.6"),
+    ("rtdl-num-embeddings", "0.0.12"),
+    ("siren-pytorch", "0.1.7"),
+    ("point-transformer-pytorch", "0.1.5"),
+    ("slot-attention", "1.5.2"),
+    ("megabyte-pytorch", "0.3.6"),
+    ("flash-pytorch", "0.1.9"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -212,6 +237,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-c", action="store_true", help="fetch the third holdout (session 14)"
     )
+    parser.add_argument(
+        "--holdout-d", action="store_true", help="fetch the fourth holdout (session 15)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -222,6 +250,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_b
         else HOLDOUT_C
         if args.holdout_c
+        else HOLDOUT_D
+        if args.holdout_d
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

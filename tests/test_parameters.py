@@ -564,6 +564,91 @@ def test_attributes_that_may_be_modules_stay_unknown(tmp_path, monkeypatch):
     assert int(t["params_known"]) < torch_counts(p, "Rebound(8)")[0]
 
 
+JOINED = """
+import operator
+from collections import namedtuple
+
+import torch
+import torch.nn as nn
+
+Config = namedtuple("Config", ["flash", "math"])
+
+
+class Attend(nn.Module):
+    def __init__(self, d, flash=True):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.cuda_config = None
+        self.extra = None
+        if not torch.cuda.is_available() or not flash:
+            return
+        self.cuda_config = Config(True, False)  # a tuple on one path, None on the other
+        self.extra = nn.Linear(d, d)  # a module on one path: not known
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Plainly(Attend):
+    def __init__(self, d):
+        super().__init__(d)
+        del self.extra
+
+
+class Deterministic(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        # torch's mode predicates return bools
+        self.det = (
+            torch.are_deterministic_algorithms_enabled()
+            or torch.is_deterministic_algorithms_warn_only_enabled()
+        )
+        self.gpu = torch.cuda.is_available() and torch.is_grad_enabled()
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Indexed(nn.Module):
+    def __init__(self, d, k=3):
+        super().__init__()
+        k = operator.index(k)  # an int is its own index
+        self.fc = nn.Linear(d, d * k)
+        self.k = k
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_a_plain_value_on_every_path_stays_plain_where_the_paths_join(tmp_path):
+    """An attribute None on one path of an undecided `if` and a namedtuple on the
+    other is no module on either: the count is torch's. One that is a module on
+    one path stays unknown."""
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Plainly", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Plainly(8)") and t["params_unknown"] == []
+    t = static(p, "Attend", "--init", "d=8", "--input", "x=2,8")
+    assert t["params"] == "?" and t["params_unknown"] == ["extra"]
+
+
+def test_torch_mode_predicates_are_plain(tmp_path):
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Deterministic", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Deterministic(8)") and t["params_unknown"] == []
+
+
+def test_operator_index_of_an_int_is_that_int(tmp_path):
+    p = tmp_path / "joined.py"
+    p.write_text(textwrap.dedent(JOINED))
+    t = static(p, "Indexed", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Indexed(8)") and t["params_unknown"] == []
+    assert t["complete"] and t["output"] == ["2", "24"]
+
+
 NUMBERS = """
 import numbers
 from collections.abc import Sequence

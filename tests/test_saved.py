@@ -54,6 +54,9 @@ EXACT = [
     ("RowLoop", SEQ, True),
     ("Pairs", SEQ, True),
     ("Grid", SEQ, True),
+    ("Moved", SEQ, True),
+    ("MovedHeads", SEQ, True),
+    ("Leaky", SEQ, True),
 ]
 
 
@@ -101,6 +104,16 @@ def test_views_forward_and_backward_as_torch(name):
         out.sum().backward()
     assert t["backward_complete"], t["backward_unknown"]
     assert t["flops_backward_value"] == counter.get_total_flops()
+
+
+def test_an_einsum_that_contracts_nothing_saves_no_known_zero():
+    """torch runs it as a mul (0 FLOPs) that saves an operand for the parameter's
+    gradient: the activation bytes are at most a lower bound, never a complete 0."""
+    t = _static("EinsumScale", SEQ)
+    truth = _truth("EinsumScale", SEQ, True)
+    assert truth > 0
+    assert not t["activation_complete"]
+    assert int(t["activation_bytes"]) <= truth
 
 
 def test_symbolic_figure_is_torch_at_every_size():

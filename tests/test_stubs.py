@@ -187,6 +187,7 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "torch.Tensor.movedim": [((X(2, 3, 4), (2,), (0,)), {}), ((X(2, 3, 4), 1, 1), {})],
     "torch.Tensor.moveaxis": [((X(2, 3, 4), -1, 0), {})],
     "adjoint": [((X(2, 3, 4),), {})],
+    "glu": [((X(2, 3, 4),), {}), ((X(2, 3, 4), 0), {})],
     "T": [((X(3, 5),), {})],
     "mT": [((X(2, 3, 5),), {})],
     "torch.Tensor.view": [((X(2, 3, 4), 6, -1), {}), ((X(2, 3, 4), (4, 6)), {})],
@@ -309,6 +310,9 @@ MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Dropout1d": [((), {}, X(2, 3, 4))],
     "torch.nn.Dropout2d": [((), {}, X(2, 3, 4, 5))],
     "torch.nn.Dropout3d": [((), {}, X(2, 3, 4, 5, 6))],
+    "torch.nn.GLU": [((), {}, X(2, 6)), ((), {"dim": 0}, X(4, 3))],
+    "torch.nn.GRUCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
+    "torch.nn.RNNCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
 }
 MODULES.update(EXAMPLE_MODULES)
 for _name in registry().names():

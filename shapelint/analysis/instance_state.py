@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shapelint.analysis import aliasing, module_state
+from shapelint.analysis import aliasing, module_state, plain
 
 
 @dataclass
@@ -59,9 +59,11 @@ def restore(state: State) -> None:
 def join(an, other: State) -> None:
     """The recorders hold what either path left: a name both paths bound alike
     keeps its value, one they bound differently is a choice (an.join), one only
-    one path bound is unknown."""
+    one path bound is unknown; surely no module or Parameter where neither path's
+    value could be one (plain.py)."""
     for r, theirs in other.recorders:
         joined = an.join_env(theirs, r.attrs)
+        plain.rejoin(joined, theirs, r.attrs)
         r.attrs.clear()
         r.attrs.update(joined)
     module_state.join(an, other.mark, other.written or {})

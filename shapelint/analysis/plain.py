@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.defs import FuncDef, named_params
-from shapelint.ops.values import UNKNOWN, StrV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -46,7 +46,9 @@ _QUALIFIED = frozenset(
     {
         "torch.device", "torch.Size", "torch.finfo", "torch.iinfo", "torch.get_default_dtype",
         "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "os.getenv",
-        "os.environ.get",
+        "os.environ.get", "operator.index", "torch.cuda.is_available", "torch.is_grad_enabled",
+        "torch.are_deterministic_algorithms_enabled",
+        "torch.is_deterministic_algorithms_warn_only_enabled",
     }
 )  # fmt: skip
 # (not operator: operator.add of two Sequentials is one; nor the builtin sum)
@@ -82,6 +84,33 @@ def mark(attrs: dict[str, Value], name: str, plain: bool) -> None:
         attrs[PLAIN] = TupleV(tuple(StrV(n) for n in sorted(new)))
     else:
         attrs.pop(PLAIN, None)
+
+
+def rejoin(joined: dict[str, Value], a: dict[str, Value], b: dict[str, Value]) -> None:
+    """The marks of joined, the attributes two paths left (a and b) where they meet:
+    a name of unknown value there is plain where on each path it was marked plain,
+    held a value that is no state (None, a number, a string, a tuple of them) or
+    was not bound."""
+    joined.pop(PLAIN, None)
+    for name, value in list(joined.items()):
+        if value is UNKNOWN and _plain_on(a, name) and _plain_on(b, name):
+            mark(joined, name, True)
+
+
+def _plain_on(attrs: dict[str, Value], name: str) -> bool:
+    if name not in attrs:
+        return True  # not bound on this path: nothing registered under it
+    value = attrs[name]
+    if value is UNKNOWN:
+        return name in names(attrs.items())
+    return _no_state(value)
+
+
+def _no_state(value: Value) -> bool:
+    """None, a number, a string, or a tuple of them (a namedtuple's too)."""
+    if isinstance(value, TupleV):
+        return all(_no_state(v) for v in value.items)
+    return isinstance(value, (NoneV, IntV, FloatV, BoolV, StrV))
 
 
 def surely_plain(

@@ -24,8 +24,8 @@ _NUMPY_FLOAT = _FLOAT - {"pow", "gamma", "lgamma", "erf", "erfc", "atan2", "fmod
 
 
 def call(qual: str, args: list[Value]) -> Value | None:
-    """The value of a math.* call (or numpy's float functions of Python numbers);
-    None when qual is not one of them."""
+    """The value of a math.* call (or numpy's float functions of Python numbers,
+    or `operator.index` of an int); None when qual is not one of them."""
     module, _, name = qual.rpartition(".")
     if module == "numpy" and name in _NUMPY_FLOAT:
         if len(args) != 1 or not isinstance(args[0], (IntV, FloatV)):
@@ -41,6 +41,8 @@ def call(qual: str, args: list[Value]) -> Value | None:
         if args[0].items and all(isinstance(i, IntV) for i in args[0].items):
             return _prod(args[0])
         return None
+    if qual == "operator.index" and len(args) == 1 and isinstance(args[0], IntV):
+        return args[0]  # an int is its own index (anything else: a TypeError, not followed)
     if module != "math":
         return None
     if name in _FLOAT:

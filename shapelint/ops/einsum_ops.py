@@ -389,8 +389,12 @@ def _cost(
         # torch (with opt_einsum) picks the order that costs least at the sizes it
         # runs at: a count in one order is no figure, not even a lower bound.
         why = f"the order of the contractions depends on the sizes: {flops.to_human()} FLOPs"
-        return Cost(None, Expr.const(0), nbytes, [f"{why} left to right", *notes, *counted])
-    return Cost(flops, Expr.const(0), nbytes, [*notes, *counted])
+        return Cost(
+            None, Expr.const(0), nbytes, [f"{why} left to right", *notes, *counted], saved=None
+        )
+    # An einsum multiplies even where it contracts nothing (torch's mul, 0 FLOPs):
+    # it saves operands for backward as no stub says, so never the 0 of an idle op.
+    return Cost(flops, Expr.const(0), nbytes, [*notes, *counted], saved=None)
 
 
 # -- einops.einsum ---------------------------------------------------------------------------

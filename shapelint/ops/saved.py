@@ -65,7 +65,8 @@ PERMUTED, GAPPED = "permuted", "gapped"  # TensorV.contiguous
 # batched operand to (b, k, n) copies nothing (torch saves the view).
 SWAPPED = "swapped"
 _REORDERS = frozenset(
-    {"transpose", "swapaxes", "swapdims", "permute", "t", "adjoint", "T", "H", "mT", "mH"}
+    {"transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "adjoint"}
+    | {"T", "H", "mT", "mH"}
 )
 _PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
 _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
@@ -245,10 +246,7 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return value  # converted: a storage of its own
     in_place = writes_in_place(name)
     if short in _REORDERS:
-        layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
-        if layout is PERMUTED and _swaps_last_two(short, args, kwargs, base.rank):
-            layout = SWAPPED
-        return _mark(value, base, view=True, contiguous=layout)
+        return _mark(value, base, view=True, contiguous=_reorder_layout(short, args, kwargs, base))
     if short in _PARTS:
         layout = _part_layout(short, args, kwargs, base)
         return _mark(value, base, view=True, contiguous=layout)
@@ -351,24 +349,77 @@ def _groups(side: str) -> list[list[str]] | None:
     return None if current is not None else [g for g in groups if g]
 
 
-def _swaps_last_two(short: str, args, kwargs, rank: int | None) -> bool:
-    """The reorder swaps the last two axes and leaves the others in place."""
-    if rank is None or rank < 2:
-        return False
-    if short in ("mT", "mH") or (short in ("t", "T", "adjoint") and rank == 2):
-        return True
-    given = [a.value.value if isinstance(a, IntV) and a.value is not None else None
-             for a in args[1:]]  # fmt: skip
+def _reorder_layout(short: str, args, kwargs, base: TensorV) -> object:
+    """The layout of a reorder of base: PERMUTED, or SWAPPED where it swaps the last
+    two axes and leaves the others in place. An axis of size 1 has no stride torch
+    looks at (its contiguity test skips it), so a reorder that moves only such axes
+    keeps base's layout (`x.view(b, n, 1, d).movedim(2, 1)` is contiguous)."""
+    layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
+    order = _reorder(short, args, kwargs, base.rank)
+    if layout is None or order is None:
+        return layout
+    shape = base.shape or ()
+    moved = [a for a in order if not (len(shape) == len(order) and shape[a] == Expr.const(1))]
+    if moved == sorted(moved):
+        return base.contiguous
+    rank = len(order)
+    if layout is PERMUTED and order == [*range(rank - 2), rank - 1, rank - 2]:
+        return SWAPPED
+    return layout
+
+
+def _ints(v) -> list[int | None]:
+    items = v.items if isinstance(v, TupleV) else (v,)
+    return [i.value.value if isinstance(i, IntV) and i.value is not None else None
+            for i in items]  # fmt: skip
+
+
+def _reorder(short: str, args, kwargs, rank: int | None) -> list[int] | None:
+    """The result's axes, each as the axis of the operand it is, or None (not known)."""
+    if rank is None:
+        return None
+    if short in ("mT", "mH", "adjoint") or (short in ("t", "T", "H") and rank <= 2):
+        short, args, kwargs = "transpose", [None, _int(-2), _int(-1)], {}
+        if rank < 2:
+            return list(range(rank))
+    elif short in ("T", "H"):
+        return list(reversed(range(rank)))  # every axis reversed (deprecated beyond 2-D)
+    rest = [*args[1:], *(kwargs[k] for k in _REORDER_KEYS.get(short, ()) if k in kwargs)]
+    given = [d for v in rest for d in _ints(v)]
+    if None in given or any(not -rank <= d < rank for d in given):  # type: ignore[operator]
+        return None
+    dims = [d % rank for d in given]  # type: ignore[operator]
     if short == "permute":
-        if len(given) == 1 and isinstance(args[1], TupleV):
-            given = [i.value.value if isinstance(i, IntV) and i.value is not None else None
-                     for i in args[1].items]  # fmt: skip
-        if None in given or len(given) != rank:
-            return False
-        return [d % rank for d in given] == [*range(rank - 2), rank - 1, rank - 2]
-    if short in ("transpose", "swapaxes", "swapdims") and len(given) == 2 and None not in given:
-        return {d % rank for d in given} == {rank - 2, rank - 1}  # type: ignore[operator]
-    return False
+        return dims if sorted(dims) == list(range(rank)) else None
+    if short in ("transpose", "swapaxes", "swapdims") and len(dims) == 2:
+        order = list(range(rank))
+        order[dims[0]], order[dims[1]] = order[dims[1]], order[dims[0]]
+        return order
+    if short in ("movedim", "moveaxis") and len(rest) == 2:
+        src, dst = _ints(rest[0]), _ints(rest[1])
+        src, dst = [d % rank for d in src], [d % rank for d in dst]  # type: ignore[operator]
+        if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            return None
+        placed: list[int | None] = [None] * rank
+        for s_, d_ in zip(src, dst, strict=True):
+            placed[d_] = s_
+        others = iter(a for a in range(rank) if a not in src)
+        return [next(others) if a is None else a for a in placed]
+    return None
+
+
+def _int(n: int) -> IntV:
+    return IntV(Expr.const(n))
+
+
+_REORDER_KEYS = {
+    "permute": ("dims",),
+    "transpose": ("dim0", "dim1"),
+    "swapaxes": ("axis0", "axis1"),
+    "swapdims": ("dim0", "dim1"),
+    "movedim": ("source", "destination"),
+    "moveaxis": ("source", "destination"),
+}
 
 
 def _part_layout(short: str, args, kwargs, base: TensorV) -> object:

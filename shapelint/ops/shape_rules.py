@@ -1483,6 +1483,31 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
 
 
 @rule
+def glu(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """GLU: dim halved (one half gates the other)."""
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(_tensor(None, x))
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
+        return out
+    (pos,) = positions
+    n = shape[pos] if pos is not None else None
+    half = None
+    if isinstance(n, Expr) and n.value is not None:
+        if n.value % 2:
+            return RuleOut(_tensor(None, x))  # torch refuses it (not yet a diagnostic)
+        half = Expr.const(n.value // 2)
+    elif isinstance(n, Expr):
+        half = n.exact_div(2)
+    if pos is None:
+        return RuleOut(_tensor(None, x))
+    out.value = _tensor((*shape[:pos], half, *shape[pos + 1 :]), x)
+    return out
+
+
+@rule
 def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """A tuple of the slices along dim (its size must be a number)."""
     out = RuleOut()

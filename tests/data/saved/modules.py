@@ -486,3 +486,53 @@ class DetachedSigmoid(nn.Module):
     def forward(self, x):
         s = self.l(x).sigmoid().detach()
         return self.k(s)
+
+
+class Moved(nn.Module):
+    """movedim is a view; moving an axis of size 1 leaves the tensor contiguous
+    (torch's strides test skips size-1 axes), so matmul's batched reshape copies
+    nothing and torch saves the softmax output and the projection themselves."""
+
+    def __init__(self, d=8, heads=1):
+        super().__init__()
+        self.heads = heads
+        self.lin = nn.Linear(d, heads * d, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        h = self.lin(x).view(b, n, self.heads, d)
+        alpha = (h.sum(-1).unsqueeze(1) + h.sum(-1).unsqueeze(2)).softmax(dim=2)
+        return torch.matmul(alpha.movedim(3, 1), h.movedim(2, 1)).movedim(1, 2)
+
+
+class MovedHeads(Moved):
+    """The same with two heads: moving an axis of size 2 permutes, and matmul's
+    reshape of the batched operands copies them."""
+
+    def __init__(self):
+        super().__init__(heads=2)
+
+
+class EinsumScale(nn.Module):
+    """An einsum that contracts nothing is torch's elementwise mul: 0 FLOPs, but
+    it saves the other operand for the parameter's gradient."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.g = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return torch.einsum("b n d, d -> b n d", F.normalize(x, dim=-1) * 2.0, self.g)
+
+
+class Leaky(nn.Module):
+    """leaky_relu saves its input (its gradient tests the input's sign)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+        self.act = nn.LeakyReLU(0.1)
+
+    def forward(self, x):
+        return self.act(self.b(F.leaky_relu(self.a(x), 0.2)))
