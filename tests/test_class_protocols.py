@@ -282,6 +282,80 @@ CASES = {
         """,
         "exact",
     ),
+    # Python builds a `**kwargs` dict anew at each call: a change the run cannot
+    # place to another dict (an empty one alike: an item stored into self's) leaves
+    # it as it is (PreTrainedConfig.__post_init__'s kwargs)
+    "kwargs_dict_is_its_own": (
+        """
+        class Cfg:
+            def __init__(self, **kwargs):
+                self.table = {}
+                self.n = self.setup(**kwargs)
+
+            def setup(self, **kwargs):
+                self.table["k"] = 1
+                return kwargs.pop("n", 3)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = Cfg().n
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # ... but one it hands out (`self.kw = kwargs`) may be the dict changed
+    "kwargs_dict_handed_out": (
+        """
+        class Cfg:
+            def __init__(self, **kwargs):
+                self.kw = kwargs
+                self.n = self.setup(**kwargs)
+
+            def setup(self, **kwargs):
+                self.kw["k"] = 1
+                return len(kwargs) + 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                c = Cfg()
+                self.n = len(c.kw) + c.n
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # `d.pop(k, default)` on an empty dict, whatever the key: the default, and the
+    # dict as it was (a config popping the generation keys it does not have)
+    "pop_any_key_of_an_empty_dict": (
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                opts = {}
+                for name in os.environ:
+                    opts.pop(name, None)
+                for _ in range(len(opts) + 2):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
 }
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from shapelint.analysis import aliasing, module_state
+from shapelint.analysis import aliasing, fresh, module_state
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
@@ -754,15 +754,28 @@ def _forget_everywhere(
         memo[id(v)] = (v, res)
         return res
 
+    def inside(v: Value) -> Value:
+        """An object no other holder reaches (fresh.py): not old, but what it holds may be."""
+        if type(v) is not ObjectV or not v.attrs:
+            return v
+        attrs = tuple((k, without(a)) for k, a in v.attrs)
+        changed = any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs))
+        return ObjectV(v.kind, attrs) if changed else v
+
     # also: the env of the file that defines a global (module_state), walked too
     envs = {id(e): e for e in (held, an.module_env, owner.module_env, also or {})}
+    own: dict[int, frozenset[str]] = {}
     for f in list(LIVE):
         envs.setdefault(id(f.env), f.env)
+        node = getattr(f.func, "node", None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            own[id(f.env)] = own.get(id(f.env), frozenset()) | fresh.unreachable_names(node)
     for r in aliasing.recorders():
         envs.setdefault(id(r.attrs), r.attrs)
     for env in envs.values():
+        kept = own.get(id(env), ())
         for k, v in list(env.items()):
-            new = without(v)
+            new = inside(v) if k in kept else without(v)
             if new is not v:
                 env[k] = new
 

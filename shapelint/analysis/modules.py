@@ -987,6 +987,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                 if attr == "setdefault":
                     _store(an, func.value, dict_value({**entries, key: default}, recv.kind), frame)
                 return default
+        if attr == "pop" and len(args) == 2 and not kwargs and not recv.attrs and _hashable(args[0]):
+            # `kwargs.pop(name, None)` with a name not known, on an empty dict: no entry
+            # to take, whatever the key; the default, and the dict as it was
+            return args[1]
         if attr in ("update", "pop", "setdefault", "__setitem__", "clear", "popitem"):
             _store(an, func.value, UNKNOWN, frame)
             return UNKNOWN
@@ -998,6 +1002,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
 # requires_grad it cannot tell): its parameter count is then not known.
 UNFOLLOWED = "<unfollowed>"
 REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
+
+
+def _hashable(key: Value) -> bool:
+    """A string, number, bool or None; or a key not known, taken as any other (an
+    unhashable one raises TypeError: the analysis does not follow a raise it cannot
+    see). A list, dict or set, or a tuple that may hold one, is not."""
+    return key is UNKNOWN or isinstance(key, (StrV, IntV, FloatV, BoolV, NoneV))
 
 
 def _self_of(frame) -> SelfRecorder | None:
