@@ -558,3 +558,52 @@ def test_einsum_axes_that_may_agree_are_not_errors(q_width, pattern):
     assert not _errors(source)
     assert not torch_raises(source, "Attention(64, 4, 16)", (2, 5, 64))
 
+
+def _optional_context(kv_in: str) -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        def exists(v):
+            return v is not None
+
+
+        def default(v, d):
+            return v if exists(v) else d
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = nn.LayerNorm(dim)
+                self.to_kv = nn.Linear({kv_in}, dim)
+
+            def forward(self, x, context=None):
+                x = self.norm(x)
+                context = default(context, x)
+                return self.to_kv(context)
+
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.attn = Attention(dim)
+
+            def forward(self, x):
+                return self.attn(x) + x
+        """
+    )
+
+
+def test_a_call_that_leaves_a_parameter_at_none_runs_the_path_it_takes():
+    # Block passes no context: Attention's context is x, [..., dim], into a Linear of
+    # 2·dim, whatever the sizes; the summary, made for any context, cannot tell
+    source = _optional_context("dim * 2")
+    assert torch_raises(source, "Block(48)", (2, 5, 48))
+    ((line, code, message),) = _errors(source)
+    assert code == "SHP307" and "self.to_kv(context)" in source.splitlines()[line - 1]
+    assert "2·dim" in message and "(via Block.forward:" in message
+
+
+def test_the_path_a_parameter_left_at_none_takes_is_not_an_error_where_it_runs():
+    source = _optional_context("dim")
+    assert not _errors(source)
+    assert not torch_raises(source, "Block(48)", (2, 5, 48))
