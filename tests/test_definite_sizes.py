@@ -514,3 +514,96 @@ def test_a_loop_that_keeps_the_shape_or_changes_it_is_not_an_error(norm, body):
     assert not _errors(source)
     if norm == "dim":
         assert not torch_raises(source, "Stack(8, 2, 16)", (2, 5, 8))
+
+
+def _einsum_attention(q_width: str, pattern: str = "b h i d, b h j d -> b h i j") -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        from einops import rearrange
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim, heads, dim_head):
+                super().__init__()
+                self.heads = heads
+                self.to_q = nn.Linear(dim, {q_width}, bias=False)
+                self.to_kv = nn.Linear(dim, heads * dim_head * 2, bias=False)
+
+            def forward(self, x):
+                qkv = (self.to_q(x), *self.to_kv(x).chunk(2, dim=-1))
+                q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+                return torch.einsum("{pattern}", q, k)
+        """
+    )
+
+
+def test_an_einsum_axis_of_twice_the_size_in_one_operand_is_an_error():
+    # torch.einsum broadcasts a label of size 1 only: `2·dim_head` against `dim_head`
+    # runs only where dim_head = 1
+    source = _einsum_attention("heads * dim_head * 2")
+    assert torch_raises(source, "Attention(48, 4, 16)", (2, 5, 48))
+    ((line, code, message),) = _errors(source)
+    assert code == "SHP302" and "torch.einsum" in source.splitlines()[line - 1]
+    assert "axis 'd' has size dim_head here but 2·dim_head in an earlier operand" in message
+    assert "they broadcast only when dim_head = 1" in message
+
+
+@pytest.mark.parametrize(
+    ("q_width", "pattern"),
+    [("heads * dim_head", "b h i d, b h j d -> b h i j"), ("dim", "b h i d, b h j d -> b h i j")],
+)
+def test_einsum_axes_that_may_agree_are_not_errors(q_width, pattern):
+    # `dim` may be heads·dim_head: a constraint, not a conflict
+    source = _einsum_attention(q_width, pattern)
+    assert not _errors(source)
+    assert not torch_raises(source, "Attention(64, 4, 16)", (2, 5, 64))
+
+
+def _optional_context(kv_in: str) -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        def exists(v):
+            return v is not None
+
+
+        def default(v, d):
+            return v if exists(v) else d
+
+
+        class Attention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = nn.LayerNorm(dim)
+                self.to_kv = nn.Linear({kv_in}, dim)
+
+            def forward(self, x, context=None):
+                x = self.norm(x)
+                context = default(context, x)
+                return self.to_kv(context)
+
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.attn = Attention(dim)
+
+            def forward(self, x):
+                return self.attn(x) + x
+        """
+    )
+
+
+def test_a_call_that_leaves_a_parameter_at_none_runs_the_path_it_takes():
+    # Block passes no context: Attention's context is x, [..., dim], into a Linear of
+    # 2·dim, whatever the sizes; the summary, made for any context, cannot tell
+    source = _optional_context("dim * 2")
+    assert torch_raises(source, "Block(48)", (2, 5, 48))
+    ((line, code, message),) = _errors(source)
+    assert code == "SHP307" and "self.to_kv(context)" in source.splitlines()[line - 1]
+    assert "2·dim" in message and "(via Block.forward:" in message
+
+
+def test_the_path_a_parameter_left_at_none_takes_is_not_an_error_where_it_runs():
+    source = _optional_context("dim")
+    assert not _errors(source)
+    assert not torch_raises(source, "Block(48)", (2, 5, 48))

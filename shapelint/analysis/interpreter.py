@@ -1303,11 +1303,18 @@ class ModuleAnalyzer:
         if (
             not self.specialize
             and summ.return_annotation is None
-            and modules.lost_shape(value)
-            and modules.plain_data(args, kwargs, tensors=True)
+            and (
+                (
+                    (value is UNKNOWN or modules.lost_shape(value))
+                    and modules.plain_data(args, kwargs, tensors=True)
+                )
+                or modules.none_decides(fd, args, kwargs)
+            )
         ):
             # The summary, made for any argument, lost the shape that these give
-            # (`F.normalize(x, dim=1) * self.g` of a 4-d x): their run says it.
+            # (`F.normalize(x, dim=1) * self.g` of a 4-d x), or joined the paths of
+            # a parameter this call leaves at None (`default(context, x)`): their
+            # run says it.
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
             if got is not None:
                 value = got

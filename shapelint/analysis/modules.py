@@ -2179,6 +2179,35 @@ def _known_kind(v: Value, tensors: bool) -> bool:
     return isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
 
 
+def none_decides(fd: FuncDef, args, kwargs) -> bool:
+    """Whether the call leaves at None a parameter whose default is None and which
+    the body reads (`context = default(context, x)`, `if mask is not None:`): the
+    summary, made for any value of it, joined what each path gives, while this
+    call takes one of them."""
+    a = fd.node.args
+    positional = list(a.posonlyargs) + list(a.args)
+    if fd.cls is not None and not is_static(fd.node) and positional:
+        positional = positional[1:]  # self: the receiver
+    pos_defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    pairs = list(zip(positional, pos_defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+    at_none = []
+    for i, (param, dflt) in enumerate(pairs):
+        if not (isinstance(dflt, ast.Constant) and dflt.value is None):
+            continue
+        given = kwargs.get(param.arg, args[i] if i < len(positional) and i < len(args) else None)
+        if given is None or isinstance(given, NoneV):
+            at_none.append(param.arg)
+    if not at_none:
+        return False
+    # the other arguments as plain_data takes them, or tensors of any shape (the
+    # summary's own parameters are no better known)
+    given = [*args, *kwargs.values()]
+    if not all(v is UNKNOWN or isinstance(v, TensorV) or _known_kind(v, True) for v in given):
+        return False
+    read = {n.id for n in nodes_of(fd.node, ast.Name) if isinstance(n.ctx, ast.Load)}
+    return any(name in read for name in at_none)
+
+
 def lost_shape(v: Value) -> bool:
     """A tensor whose rank or some size is not known."""
     return isinstance(v, TensorV) and (v.rank is None or any(d is None for d in v.shape))

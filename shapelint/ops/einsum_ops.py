@@ -19,6 +19,7 @@ from shapelint.notation.symbolic import Expr, learned_equal, note_equal, related
 from shapelint.ops import cost as cost_mod
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
+from shapelint.ops.shape_rules import only_one_broadcasts
 from shapelint.ops.shape_sim import BLOCK, align, product, show_shape
 from shapelint.ops.values import (
     STAND_IN_COST,
@@ -93,6 +94,25 @@ def _broadcast(spec: Spec, what: str, seen: list[tuple[object, tuple]]) -> objec
                 return None
         return first
     names = [(d, w) for d, w in seen if isinstance(d, Expr) and d.value is None]
+    for d, w in names[1:]:
+        first = names[0][0]
+        when = only_one_broadcasts(first, d)
+        if when is not None:
+            # `dim_head` against `2·dim_head`: no positive sizes make them equal, and
+            # only the one size named broadcasts; as for elementwise operands, an
+            # error while each name is one size (`names`: the analysis drops it
+            # where a use gave one)
+            also = "" if when == "never" else f"; they broadcast only when {when}"
+            spec.issues.append(
+                OpIssue(
+                    "SHP302",
+                    f"{spec.label}: {what} has size {d.to_human()} here but "
+                    f"{first.to_human()} in an earlier operand{also}",
+                    w,
+                    names=frozenset(first.names() | d.names()),
+                )
+            )
+            return None
     if names:
         return names[0][0]
     if any(d is None or d is BLOCK or isinstance(d, Var) for d, _ in seen):
@@ -203,8 +223,9 @@ def judge(spec: Spec, tensors: list[Value], flavor: str, costs: bool = True) -> 
             seen.setdefault(lab.key, []).append((d, spec.label_where(i, lab)))
     sizes: dict[str, object] = {}
     for key, occ in seen.items():
+        before = len(spec.issues)
         sizes[key] = _broadcast(spec, f"axis '{names[key]}'", occ)
-        if len(occ) > 1:
+        if len(occ) > 1 and len(spec.issues) == before:
             _name_conflicts(spec, f"axis '{names[key]}'", occ)
         if sizes[key] is None:
             # No operand says how long it is: the pattern names it, and the

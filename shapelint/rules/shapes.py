@@ -67,8 +67,10 @@ RULES = [
         explanation=(
             "A keyword length, a numbered axis or the product of a group must equal the "
             "input dim it describes; an einsum axis must have one size in every operand "
-            "(or 1, which broadcasts); pack's tensors must agree outside '*'; unpack's "
-            "packed shapes must add up to the packed axis."
+            "(or 1, which broadcasts): two formulas of the constructor's sizes that no "
+            "positive values make equal (`dim_head` and `2·dim_head`) conflict too, and the "
+            "message names the one size where they would broadcast; pack's tensors must "
+            "agree outside '*'; unpack's packed shapes must add up to the packed axis."
         ),
         invalid=(
             Example(
