@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose
+from tests.helpers import diagnose, torch_raises
 
 ATTENTION = """
 import torch
@@ -235,3 +235,126 @@ def test_torch_raises_on_the_swapped_batch():
     exec(compile(SWAPPED.format(spec="2 17 48"), "m.py", "exec"), ns)  # noqa: S102
     with pytest.raises(RuntimeError):
         ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48))
+
+
+# Symbolic annotations (session 15): what the code's own sizes prove about the
+# annotated names, each bug confirmed by torch at sizes the annotations allow.
+
+CALLER = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class DepthWise(nn.Module):
+    def __init__(self, dim_in, dim_out):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d({conv_in}, dim_out, 3, padding=1, groups=dim_in),
+            nn.Conv2d(dim_out, dim_out, 1),
+        )
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b d h w"]:
+        return self.net(x)
+
+
+class Pool(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.down = DepthWise(dim, dim * 2)
+
+    def forward(self, x: Float[Tensor, "b dim h w"]):
+        return self.down(x)
+"""
+
+
+def test_an_annotated_callee_runs_on_the_sizes_its_caller_built_it_with():
+    # DepthWise alone needs only dim_out = c (a caller may pass equal sizes);
+    # Pool builds it with dim and 2·dim and feeds it dim channels: 2·dim vs dim
+    found = [d for d in diagnose(CALLER.format(conv_in="dim_out")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP309")]
+    assert "expect 2·dim input channels, got dim (via Pool.forward:24)" in found[0].message
+    assert _errors(CALLER.format(conv_in="dim_in")) == []
+
+
+def test_torch_raises_on_the_callee_built_at_other_sizes():
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(CALLER.format(conv_in="dim_out"), "Pool(8)", (2, 8, 5, 5))
+    assert not torch_raises(CALLER.format(conv_in="dim_in"), "Pool(8)", (2, 8, 5, 5))
+
+
+PACK = """
+import torch
+from einops import pack, repeat
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Registers(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.tokens = nn.Parameter(torch.randn(4, {width}))
+
+    def forward(self, x: Float[Tensor, "b n dim"]):
+        r = repeat(self.tokens, 'n d -> b n d', b=x.shape[0])
+        x, ps = pack([x, r], 'b * d')
+        return x
+"""
+
+
+def test_pack_of_formulas_no_size_makes_equal_is_an_error():
+    found = [d for d in diagnose(PACK.format(width="dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP302")]
+    assert "(dim vs 2·dim)" in found[0].message
+    assert _errors(PACK.format(width="dim")) == []
+
+
+def test_einops_refuses_the_pack():
+    pytest.importorskip("einops")
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(PACK.format(width="dim * 2"), "Registers(8)", (2, 5, 8))
+    assert not torch_raises(PACK.format(width="dim"), "Registers(8)", (2, 5, 8))
+
+
+PATCHES = """
+import torch
+from einops import pack, repeat
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, seq_len, patch_size, dim):
+        super().__init__()
+        num_patches = seq_len // patch_size
+        self.to_patches = nn.Sequential(
+            Rearrange('b c (n p) -> b n (p c)', p=patch_size),
+            nn.Linear(patch_size, dim),
+        )
+        self.pos = nn.Parameter(torch.randn(1, num_patches + 1, dim))
+        self.cls = nn.Parameter(torch.randn(dim))
+
+    def forward(self, series: Float[Tensor, "b 1 seq_len"]):
+        x = self.to_patches(series)
+        b, n, _ = x.shape
+        cls = repeat(self.cls, 'd -> b d', b=b)
+        x, ps = pack([cls, x], 'b * d')
+        return x + self.pos[:, :{stop}]
+"""
+
+
+def test_a_slice_of_a_quotients_length_is_that_long():
+    # x has seq_len//patch_size + 1 tokens, the slice seq_len//patch_size: a floor
+    # quotient of sizes is at least 0, so the stop lies inside the parameter's axis
+    found = [d for d in diagnose(PATCHES.format(stop="n")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(25, "SHP308")]
+    assert "seq_len//patch_size + 1 vs seq_len//patch_size" in found[0].message
+    assert "only when seq_len//patch_size = 0 or 1" in found[0].message
+    assert _errors(PATCHES.format(stop="n + 1")) == []
+
+
+def test_torch_raises_on_the_short_slice():
+    pytest.importorskip("einops")
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(PATCHES.format(stop="n"), "Embed(32, 4, 16)", (2, 1, 32))
+    assert not torch_raises(PATCHES.format(stop="n + 1"), "Embed(32, 4, 16)", (2, 1, 32))

@@ -378,9 +378,14 @@ def only_one_broadcasts(a: Expr, b: Expr) -> str | None:
             return None
         small = b if gap > 0 else a
     ((mono, coeff),) = small.terms.items() if len(small.terms) == 1 else ((None, 0),)
-    if coeff != 1:
+    if coeff != 1 or not mono:
         return "never"
-    return " = ".join(sorted(small.names())) + " = 1" if mono else "never"
+    if not all(isinstance(atom, str) for atom, _ in mono):
+        # A quotient (`seq_len//patch_size`) is 1 at many sizes, and may be 0: then
+        # `q` against `2·q` are both 0, and `q + 1` against `q` is 1 against 0.
+        zero_too = a.constant_ratio(b) is not None or abs((a - b).value or 0) == 1
+        return f"{small.to_human()} = {'0 or 1' if zero_too else '1'}"
+    return " = ".join(sorted(small.names())) + " = 1"
 
 
 def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, Dim, Dim]]]:
