@@ -358,3 +358,63 @@ def test_torch_raises_on_the_short_slice():
     pytest.importorskip("jaxtyping")
     assert torch_raises(PATCHES.format(stop="n"), "Embed(32, 4, 16)", (2, 1, 32))
     assert not torch_raises(PATCHES.format(stop="n + 1"), "Embed(32, 4, 16)", (2, 1, 32))
+
+
+NAMED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear({fc_in}, dim)
+
+    def forward(self, x: Float[Tensor, "b n d"], flag: bool):
+        if flag:
+            return self.fc(x)
+        x = self.norm(x)
+        return self.fc(x)
+
+
+class Proj(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, {out})
+
+    def forward(self, x: Float[Tensor, "b n d"]) -> Float[Tensor, "b n d"]:
+        return self.fc(x)
+"""
+
+
+def test_an_annotated_name_an_op_equated_with_the_constructors_is_that_size():
+    # LayerNorm(dim) took d, so d is dim in this call: Linear(2·dim) on it needs
+    # 2·dim = dim; on the other branch d is free (2·dim is a size it may have)
+    found = [d for d in diagnose(NAMED.format(fc_in="dim * 2", out="dim")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(16, "SHP307")]
+    assert found[0].message.endswith("(d = dim: an op before took it)")
+
+
+def test_a_return_an_equated_name_cannot_match_is_an_error():
+    # Linear(dim, ...) took d: returning 2·dim where d is annotated needs dim = 2·dim
+    found = [d for d in diagnose(NAMED.format(fc_in="dim", out="dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(25, "SHP306")]
+    assert "2·dim where d is expected (d = dim: an op before took it)" in found[0].message
+    assert _errors(NAMED.format(fc_in="dim", out="dim")) == []
+
+
+def test_torch_and_jaxtyping_refuse_the_equated_names():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    ns: dict = {}
+    exec(compile(NAMED.format(fc_in="dim * 2", out="dim * 2"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["Block"](8)(torch.randn(2, 3, 8), False)
+    assert ns["Block"](8)(torch.randn(2, 3, 16), True).shape == (2, 3, 8)
+    ns["Proj"].forward = jaxtyped(typechecker=beartype.beartype)(ns["Proj"].forward)
+    with pytest.raises(Exception, match="Type-check error"):
+        ns["Proj"](8)(torch.randn(2, 3, 8))

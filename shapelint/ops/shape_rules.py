@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.symbolic import (
     Expr,
     assumed_equal,
+    given_formulas,
     given_sizes,
     learned_equal,
     name_clash,
@@ -202,6 +203,15 @@ def differs(a: Dim, b: Dim) -> bool:
             _NOTE.set({"names": frozenset(a.names() | b.names()), "given": said})
             return True
         note_equal(fixed_a, fixed_b)  # `dim_out` against `dim_in` once dim_in is 48
+    equal = given_formulas(a.names() | b.names())
+    if equal:
+        fixed_a, fixed_b = a.substitute(equal), b.substitute(equal)
+        if fixed_a != fixed_b and only_one_broadcasts(fixed_a, fixed_b) is not None:
+            # `2·dim` against an annotated `d` after LayerNorm(dim) took d
+            said = tuple(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
+            names = frozenset(fixed_a.names() | fixed_b.names())
+            _NOTE.set({"names": names, "given": said})
+            return True
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})
         return True
