@@ -418,3 +418,39 @@ def test_torch_and_jaxtyping_refuse_the_equated_names():
     ns["Proj"].forward = jaxtyped(typechecker=beartype.beartype)(ns["Proj"].forward)
     with pytest.raises(Exception, match="Type-check error"):
         ns["Proj"](8)(torch.randn(2, 3, 8))
+
+
+CONV_TOKENS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Tokens(nn.Module):
+    def __init__(self, dim, patch_size, stride):
+        super().__init__()
+        self.conv = nn.Conv1d(1, dim, kernel_size=patch_size, stride=stride)
+        self.cls = nn.Parameter(torch.randn(1, dim, 1))
+        self.pos = nn.Parameter(torch.randn(1, dim, 64))
+
+    def forward(self, x: Float[Tensor, "b 1 seq_len"]):
+        x = self.conv(x)
+        b, _, n = x.shape
+        x = torch.cat((self.cls.expand(b, -1, -1), x), dim=2)
+        return x + self.pos[:, :, :{stop}]
+"""
+
+
+def test_a_size_read_off_a_tensor_is_at_least_0():
+    # n = (seq_len - patch_size)//stride + 1 is no size by its formula (seq_len may be
+    # the smaller), but it is x's: pos[:, :, :n] is at most n long, x is n + 1
+    found = [d for d in diagnose(CONV_TOKENS.format(stop="n")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(18, "SHP308")]
+    assert "vs a slice at most (-patch_size + seq_len)//stride + 1 long" in found[0].message
+    assert _errors(CONV_TOKENS.format(stop="n + 1")) == []
+
+
+def test_torch_raises_on_the_slice_of_the_read_size():
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(CONV_TOKENS.format(stop="n"), "Tokens(8, 4, 2)", (2, 1, 32))
+    assert not torch_raises(CONV_TOKENS.format(stop="n + 1"), "Tokens(8, 4, 2)", (2, 1, 32))

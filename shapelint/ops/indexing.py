@@ -24,6 +24,8 @@ def provably_nonnegative(e: Expr) -> bool:
     facts = nonnegative_facts()
     if not facts:
         return False
+    if any(_nonnegative_on_sizes(e - f) for f in facts):
+        return True  # a fact itself, or more (`n + 1` where n >= 0 is known)
     # Each fact f >= 0 may pay for e's negative terms: e - c·f >= 0 suffices for c >= 0.
     # Greedy, one fact per negative monomial: facts are a few bounds on sizes.
     for _ in range(len(facts)):
