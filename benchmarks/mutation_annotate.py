@@ -107,7 +107,9 @@ def namer(forwards: dict[str, dict], init: dict[str, str], batch: int | None):
             names[size] = owners[0]
     fresh = 0
     for qualname in sorted(forwards):
-        for record in forwards[qualname].values():
+        # by parameter name: a trace read back from the cache (json, keys sorted)
+        # and a fresh one (in call order) must give the same names
+        for _, record in sorted(forwards[qualname].items()):
             for size in _sizes(record):
                 if size not in names:
                     names[size] = f"s{fresh}"

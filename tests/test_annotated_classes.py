@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose
+from tests.helpers import diagnose, torch_raises
 
 ATTENTION = """
 import torch
@@ -235,3 +235,222 @@ def test_torch_raises_on_the_swapped_batch():
     exec(compile(SWAPPED.format(spec="2 17 48"), "m.py", "exec"), ns)  # noqa: S102
     with pytest.raises(RuntimeError):
         ns["Attention"](48, 4, 16)(torch.randn(2, 17, 48))
+
+
+# Symbolic annotations (session 15): what the code's own sizes prove about the
+# annotated names, each bug confirmed by torch at sizes the annotations allow.
+
+CALLER = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class DepthWise(nn.Module):
+    def __init__(self, dim_in, dim_out):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Conv2d({conv_in}, dim_out, 3, padding=1, groups=dim_in),
+            nn.Conv2d(dim_out, dim_out, 1),
+        )
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b d h w"]:
+        return self.net(x)
+
+
+class Pool(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.down = DepthWise(dim, dim * 2)
+
+    def forward(self, x: Float[Tensor, "b dim h w"]):
+        return self.down(x)
+"""
+
+
+def test_an_annotated_callee_runs_on_the_sizes_its_caller_built_it_with():
+    # DepthWise alone needs only dim_out = c (a caller may pass equal sizes);
+    # Pool builds it with dim and 2·dim and feeds it dim channels: 2·dim vs dim
+    found = [d for d in diagnose(CALLER.format(conv_in="dim_out")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP309")]
+    assert "expect 2·dim input channels, got dim (via Pool.forward:24)" in found[0].message
+    assert _errors(CALLER.format(conv_in="dim_in")) == []
+
+
+def test_torch_raises_on_the_callee_built_at_other_sizes():
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(CALLER.format(conv_in="dim_out"), "Pool(8)", (2, 8, 5, 5))
+    assert not torch_raises(CALLER.format(conv_in="dim_in"), "Pool(8)", (2, 8, 5, 5))
+
+
+PACK = """
+import torch
+from einops import pack, repeat
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Registers(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.tokens = nn.Parameter(torch.randn(4, {width}))
+
+    def forward(self, x: Float[Tensor, "b n dim"]):
+        r = repeat(self.tokens, 'n d -> b n d', b=x.shape[0])
+        x, ps = pack([x, r], 'b * d')
+        return x
+"""
+
+
+def test_pack_of_formulas_no_size_makes_equal_is_an_error():
+    found = [d for d in diagnose(PACK.format(width="dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP302")]
+    assert "(dim vs 2·dim)" in found[0].message
+    assert _errors(PACK.format(width="dim")) == []
+
+
+def test_einops_refuses_the_pack():
+    pytest.importorskip("einops")
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(PACK.format(width="dim * 2"), "Registers(8)", (2, 5, 8))
+    assert not torch_raises(PACK.format(width="dim"), "Registers(8)", (2, 5, 8))
+
+
+PATCHES = """
+import torch
+from einops import pack, repeat
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, seq_len, patch_size, dim):
+        super().__init__()
+        num_patches = seq_len // patch_size
+        self.to_patches = nn.Sequential(
+            Rearrange('b c (n p) -> b n (p c)', p=patch_size),
+            nn.Linear(patch_size, dim),
+        )
+        self.pos = nn.Parameter(torch.randn(1, num_patches + 1, dim))
+        self.cls = nn.Parameter(torch.randn(dim))
+
+    def forward(self, series: Float[Tensor, "b 1 seq_len"]):
+        x = self.to_patches(series)
+        b, n, _ = x.shape
+        cls = repeat(self.cls, 'd -> b d', b=b)
+        x, ps = pack([cls, x], 'b * d')
+        return x + self.pos[:, :{stop}]
+"""
+
+
+def test_a_slice_of_a_quotients_length_is_that_long():
+    # x has seq_len//patch_size + 1 tokens, the slice seq_len//patch_size: a floor
+    # quotient of sizes is at least 0, so the stop lies inside the parameter's axis
+    found = [d for d in diagnose(PATCHES.format(stop="n")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(25, "SHP308")]
+    assert "seq_len//patch_size + 1 vs seq_len//patch_size" in found[0].message
+    assert "only when seq_len//patch_size = 0 or 1" in found[0].message
+    assert _errors(PATCHES.format(stop="n + 1")) == []
+
+
+def test_torch_raises_on_the_short_slice():
+    pytest.importorskip("einops")
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(PATCHES.format(stop="n"), "Embed(32, 4, 16)", (2, 1, 32))
+    assert not torch_raises(PATCHES.format(stop="n + 1"), "Embed(32, 4, 16)", (2, 1, 32))
+
+
+NAMED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear({fc_in}, dim)
+
+    def forward(self, x: Float[Tensor, "b n d"], flag: bool):
+        if flag:
+            return self.fc(x)
+        x = self.norm(x)
+        return self.fc(x)
+
+
+class Proj(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, {out})
+
+    def forward(self, x: Float[Tensor, "b n d"]) -> Float[Tensor, "b n d"]:
+        return self.fc(x)
+"""
+
+
+def test_an_annotated_name_an_op_equated_with_the_constructors_is_that_size():
+    # LayerNorm(dim) took d, so d is dim in this call: Linear(2·dim) on it needs
+    # 2·dim = dim; on the other branch d is free (2·dim is a size it may have)
+    found = [d for d in diagnose(NAMED.format(fc_in="dim * 2", out="dim")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(16, "SHP307")]
+    assert found[0].message.endswith("(d = dim: an op before took it)")
+
+
+def test_a_return_an_equated_name_cannot_match_is_an_error():
+    # Linear(dim, ...) took d: returning 2·dim where d is annotated needs dim = 2·dim
+    found = [d for d in diagnose(NAMED.format(fc_in="dim", out="dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(25, "SHP306")]
+    assert "2·dim where d is expected (d = dim: an op before took it)" in found[0].message
+    assert _errors(NAMED.format(fc_in="dim", out="dim")) == []
+
+
+def test_torch_and_jaxtyping_refuse_the_equated_names():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    ns: dict = {}
+    exec(compile(NAMED.format(fc_in="dim * 2", out="dim * 2"), "m.py", "exec"), ns)  # noqa: S102
+    with pytest.raises(RuntimeError):
+        ns["Block"](8)(torch.randn(2, 3, 8), False)
+    assert ns["Block"](8)(torch.randn(2, 3, 16), True).shape == (2, 3, 8)
+    ns["Proj"].forward = jaxtyped(typechecker=beartype.beartype)(ns["Proj"].forward)
+    with pytest.raises(Exception, match="Type-check error"):
+        ns["Proj"](8)(torch.randn(2, 3, 8))
+
+
+CONV_TOKENS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Tokens(nn.Module):
+    def __init__(self, dim, patch_size, stride):
+        super().__init__()
+        self.conv = nn.Conv1d(1, dim, kernel_size=patch_size, stride=stride)
+        self.cls = nn.Parameter(torch.randn(1, dim, 1))
+        self.pos = nn.Parameter(torch.randn(1, dim, 64))
+
+    def forward(self, x: Float[Tensor, "b 1 seq_len"]):
+        x = self.conv(x)
+        b, _, n = x.shape
+        x = torch.cat((self.cls.expand(b, -1, -1), x), dim=2)
+        return x + self.pos[:, :, :{stop}]
+"""
+
+
+def test_a_size_read_off_a_tensor_is_at_least_0():
+    # n = (seq_len - patch_size)//stride + 1 is no size by its formula (seq_len may be
+    # the smaller), but it is x's: pos[:, :, :n] is at most n long, x is n + 1
+    found = [d for d in diagnose(CONV_TOKENS.format(stop="n")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(18, "SHP308")]
+    assert "vs a slice at most (-patch_size + seq_len)//stride + 1 long" in found[0].message
+    assert _errors(CONV_TOKENS.format(stop="n + 1")) == []
+
+
+def test_torch_raises_on_the_slice_of_the_read_size():
+    pytest.importorskip("jaxtyping")
+    assert torch_raises(CONV_TOKENS.format(stop="n"), "Tokens(8, 4, 2)", (2, 1, 32))
+    assert not torch_raises(CONV_TOKENS.format(stop="n + 1"), "Tokens(8, 4, 2)", (2, 1, 32))

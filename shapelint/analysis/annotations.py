@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 from shapelint import pyparse
 from shapelint.notation.dimspec import is_dtype_class
-from shapelint.notation.symbolic import Expr, given_sizes, name_clash, never_equal_in_call, product
+from shapelint.notation.symbolic import (
+    Expr,
+    given_formulas,
+    given_sizes,
+    name_clash,
+    never_equal_in_call,
+    product,
+)
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
 
@@ -178,6 +185,15 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
         if given and a.substitute(given).definitely_differs(d.substitute(given)):
             # `dim_out` returned as 96 once an op on the way made dim_out 48
             said = ", ".join(f"{n} = {v}" for n, v in sorted(given.items()))
+            return f"{a.to_human()} where {d.to_human()} is expected ({said}: an op before took it)"
+        equal = (
+            given_formulas(a.names() | d.names())
+            if isinstance(d, Expr) and isinstance(a, Expr)
+            else None
+        )
+        if equal and never_equal_in_call(a.substitute(equal), d.substitute(equal)):
+            # `2·dim` returned where `d` is annotated, once Linear(dim, ...) took d
+            said = ", ".join(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
             return f"{a.to_human()} where {d.to_human()} is expected ({said}: an op before took it)"
     return None
 

@@ -34,8 +34,9 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import walk
-from shapelint.notation.symbolic import Expr
+from shapelint.notation.symbolic import Expr, record_nonnegative
 from shapelint.ops import backward, stub_ops
+from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops import saved as storages
 from shapelint.ops.values import (
     STAND_IN_COST,
@@ -323,6 +324,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return _pair_field(base, node.attr)
     if isinstance(base, TensorV):
         if node.attr == "shape":
+            _sizes_are_nonnegative(base)
             return shape_tuple(base)
         if node.attr == "ndim":
             return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
@@ -333,6 +335,16 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return modules.TensorMethodV(base, node.attr)  # runs when called
         return an.op_value(qual, [base], {}, node, frame)
     return UNKNOWN
+
+
+def _sizes_are_nonnegative(t: TensorV) -> None:
+    """A size read off a tensor that exists is at least 0, whatever its formula
+    (`(image_size - patch_size)//stride + 1`): `pos[:, :n]` with n from `x.shape`
+    is at most n long, as it is where n is a name."""
+    for d in t.shape or ():
+        if isinstance(d, Expr) and d.value is None and d.as_name() is None:
+            if not provably_nonnegative(d):
+                record_nonnegative(d)
 
 
 def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | None:

@@ -1261,12 +1261,14 @@ class ModuleAnalyzer:
             binding.update(self._init_binding(recv, fd.cls))
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}
+        refused = False  # an argument its annotation rejects: the body does not run
         for pname, pval in summ.params:
             if pname not in bound:
                 continue
             arg = bound[pname]
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
                 problem = ann.bind_shape(pval, arg, binding, var_binding)
+                refused = refused or bool(problem and pname not in summ.inferred)
                 if problem and pname not in summ.inferred:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
@@ -1318,6 +1320,19 @@ class ModuleAnalyzer:
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
             if got is not None:
                 value = got
+        elif (
+            not self.specialize
+            and not refused
+            and modules.plain_data(args, kwargs, tensors=True)
+            and self._annotated(fd, summ)
+        ):
+            # The summary ran the body on the annotations' sizes and the constructor's
+            # own parameters; this call's tensors and the sizes its instance was built
+            # with (`DepthWiseConv2d(dim, dim * 2)`) may say more: the body on them
+            # reports the conflicts they make, and sizes its value where the annotated
+            # one has names of its own (`-> Float[Tensor, "b d h w"]`: d is any size).
+            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            value = _filled(value, got)
         if not self.costs:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
             return value
@@ -1335,6 +1350,16 @@ class ModuleAnalyzer:
             )
         self._record(node, frame, f"call {fd.qualname}", None, args, value, cost)
         return value
+
+    def _annotated(self, fd: FuncDef, summ: FunctionSummary) -> bool:
+        """Whether a jaxtyping annotation on fd's signature stands for what a
+        caller passes (or gets back) in its summary."""
+        if summ.return_annotation is not None:
+            return True
+        return any(
+            a.annotation is not None and self.annotations.tensor(a.annotation) is not None
+            for a in named_params(fd.node)
+        )
 
     def _learn_from_callee(self, summ, params, bound, binding, node: ast.Call, frame) -> None:
         """An argument of unknown shape takes the one the callee learnt for its
@@ -1740,6 +1765,21 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _filled(value: Value, run: Value | None) -> Value:
+    """value with the dims it leaves unknown taken from a run's value of the same
+    call, where both are tensors of one known rank."""
+    if not (isinstance(value, TensorV) and isinstance(run, TensorV)):
+        return value
+    if value.shape is None or run.shape is None or len(value.shape) != len(run.shape):
+        return value
+    if any(isinstance(d, Var) for d in (*value.shape, *run.shape)):
+        return value
+    if all(d is not None for d in value.shape):
+        return value
+    shape = tuple(d if d is not None else r for d, r in zip(value.shape, run.shape, strict=True))
+    return dataclasses.replace(value, shape=shape)
 
 
 def _has_anonymous_var(t: TensorV | None) -> bool:

@@ -1049,7 +1049,12 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
     torch raised otherwise. Kept as two order facts (f - 48 >= 0, 48 - f >= 0) so
     that a branch or a loop's turn keeps it exactly where its other facts are kept
     (exec_if, exec_for). Not under `assuming`: that run supposes, it did not check."""
-    if _ASSUMING.get() or _BROADCASTING.get() or (a.value is None) == (b.value is None):
+    if _ASSUMING.get() or _BROADCASTING.get():
+        return
+    if a.value is None and b.value is None:
+        _note_named(facts, a, b)
+        return
+    if a.value is not None and b.value is not None:
         return
     size, formula = (a, b) if a.value is not None else (b, a)
     names = formula.names()
@@ -1057,6 +1062,39 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
         return
     gap = formula - size
     facts.nonneg = facts.nonneg | {gap, -gap}
+
+
+def _note_named(facts: _Facts, a: Expr, b: Expr) -> None:
+    """A name the parameters' annotations bind (`d` of `"b n d"`) checked equal to
+    a formula over the constructor's sizes (`LayerNorm(dim)` on it) is that formula
+    from here on, in this call (jaxtyping: one name, one size per call). Kept as two
+    order facts, as _note_size keeps a number."""
+    for name, formula in ((a.as_name(), b), (b.as_name(), a)):
+        if name is None or name not in facts.bound or name in facts.independent:
+            continue
+        names = formula.names()
+        if names and names <= facts.independent - facts.learned and not _has_quotient(formula):
+            gap = Expr.name(name) - formula
+            facts.nonneg = facts.nonneg | {gap, -gap}
+            return
+
+
+def given_formulas(names: Iterable[str]) -> dict[str, Expr]:
+    """The annotated names among `names` that an op on this path checked equal to
+    a formula over the constructor's sizes (_note_named): `d` -> `dim`."""
+    facts = _FACTS.get()
+    if facts is None or not facts.nonneg:
+        return {}
+    wanted, out = set(names) & facts.bound, {}
+    for gap in facts.nonneg:
+        if -gap not in facts.nonneg:
+            continue
+        for name in wanted - set(out):
+            c = gap.terms.get(((name, 1),))
+            rest = gap - Expr.name(name) * c if c in (1, -1) else None
+            if rest is not None and rest.names() and name not in rest.names():
+                out[name] = rest * -c
+    return out
 
 
 def given_sizes(names: Iterable[str]) -> dict[str, int]:

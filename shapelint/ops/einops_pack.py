@@ -11,6 +11,7 @@ from shapelint.notation.einops_pattern import Pattern, parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
+from shapelint.ops.shape_rules import differs, dim_str, take_note
 from shapelint.ops.shape_sim import BLOCK, Reject, align, product, promote, reshape, show_shape
 from shapelint.ops.values import (
     UNKNOWN,
@@ -104,21 +105,24 @@ def pack(pattern: str, tensors: list[Value]) -> OpResult:
         return OpResult(UNKNOWN, Cost(), issues)
     out_dims: list[object] = []
     for column in [*zip(*fronts, strict=True), *zip(*backs, strict=True)]:
-        known = [
-            (j, d) for j, d in enumerate(column) if isinstance(d, Expr) and d.value is not None
-        ]
-        for j, d in known[1:]:
-            if d.value != known[0][1].value:
+        sized = [(j, d) for j, d in enumerate(column) if isinstance(d, Expr)]
+        for j, d in sized[1:]:
+            # einops packs only tensors that agree outside '*': a number against
+            # another, or formulas no sizes make equal (`dim` and `2·dim`)
+            if differs(sized[0][1], d):
+                first = sized[0][1]
                 issues.append(
                     OpIssue(
                         "SHP302",
-                        f"{label}: tensors #{known[0][0]} and #{j} differ in a dim outside '*' "
-                        f"({known[0][1].value} vs {d.value}); only the '*' part may differ",
+                        f"{label}: tensors #{sized[0][0]} and #{j} differ in a dim outside '*' "
+                        f"({dim_str(first)} vs {dim_str(d)}); only the '*' part may differ",
                         ("arg", 0),
+                        **take_note(),
                     )
                 )
                 return OpResult(UNKNOWN, Cost(), issues)
-        exprs = [d for d in column if isinstance(d, Expr)]
+        known = [(j, d) for j, d in sized if d.value is not None]
+        exprs = [d for _, d in sized]
         out_dims.append(known[0][1] if known else (exprs[0] if exprs else None))
     total = None
     if all(isinstance(p, Expr) for p in packed):

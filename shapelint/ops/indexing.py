@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from shapelint.notation.symbolic import Expr, nonnegative_facts
+from shapelint.notation.symbolic import Expr, FloorDiv, nonnegative_facts
 from shapelint.ops.values import Dim
 
 
@@ -24,6 +24,8 @@ def provably_nonnegative(e: Expr) -> bool:
     facts = nonnegative_facts()
     if not facts:
         return False
+    if any(_nonnegative_on_sizes(e - f) for f in facts):
+        return True  # a fact itself, or more (`n + 1` where n >= 0 is known)
     # Each fact f >= 0 may pay for e's negative terms: e - c·f >= 0 suffices for c >= 0.
     # Greedy, one fact per negative monomial: facts are a few bounds on sizes.
     for _ in range(len(facts)):
@@ -52,16 +54,30 @@ def _subtract_a_fact(e: Expr, facts) -> Expr | None:
 
 def _nonnegative_on_sizes(e: Expr) -> bool:
     """e >= 0 for every binding of its names to sizes >= 1: a constant, or names
-    with positive coefficients whose value at all-ones is >= 0 (the polynomial only
-    grows from there). Floor divisions and negative coefficients: not decided."""
+    and quotients of sizes with positive coefficients whose value at their least
+    (a name 1, a floor quotient of sizes 0) is >= 0 (the polynomial only grows from
+    there). Negative coefficients, and quotients that may be negative: not decided."""
     if e.value is not None:
         return e.value >= 0
-    at_ones = 0
+    at_least = 0
     for mono, coeff in e.terms.items():
-        if mono and (coeff < 0 or any(not isinstance(atom, str) for atom, _ in mono)):
+        if not mono:
+            at_least += coeff
+            continue
+        if coeff < 0 or not all(isinstance(atom, str) or _sized_quotient(atom) for atom, _ in mono):
             return False
-        at_ones += coeff
-    return at_ones >= 0
+        if all(isinstance(atom, str) for atom, _ in mono):
+            at_least += coeff
+    return at_least >= 0
+
+
+def _sized_quotient(atom: object) -> bool:
+    """A floor quotient of a size by a size (`seq_len//patch_size`): at least 0."""
+    return (
+        isinstance(atom, FloorDiv)
+        and _nonnegative_on_sizes(atom.num)
+        and _nonnegative_on_sizes(atom.den - 1)
+    )
 
 
 def slice_length(n: Dim, lower: Expr | None, upper: Expr | None, step: Expr | None) -> Dim:

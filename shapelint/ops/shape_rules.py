@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from shapelint.notation.symbolic import (
     Expr,
     assumed_equal,
+    given_formulas,
     given_sizes,
     learned_equal,
     name_clash,
@@ -202,6 +203,15 @@ def differs(a: Dim, b: Dim) -> bool:
             _NOTE.set({"names": frozenset(a.names() | b.names()), "given": said})
             return True
         note_equal(fixed_a, fixed_b)  # `dim_out` against `dim_in` once dim_in is 48
+    equal = given_formulas(a.names() | b.names())
+    if equal:
+        fixed_a, fixed_b = a.substitute(equal), b.substitute(equal)
+        if fixed_a != fixed_b and only_one_broadcasts(fixed_a, fixed_b) is not None:
+            # `2·dim` against an annotated `d` after LayerNorm(dim) took d
+            said = tuple(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
+            names = frozenset(fixed_a.names() | fixed_b.names())
+            _NOTE.set({"names": names, "given": said})
+            return True
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})
         return True
@@ -378,9 +388,14 @@ def only_one_broadcasts(a: Expr, b: Expr) -> str | None:
             return None
         small = b if gap > 0 else a
     ((mono, coeff),) = small.terms.items() if len(small.terms) == 1 else ((None, 0),)
-    if coeff != 1:
+    if coeff != 1 or not mono:
         return "never"
-    return " = ".join(sorted(small.names())) + " = 1" if mono else "never"
+    if not all(isinstance(atom, str) for atom, _ in mono):
+        # A quotient (`seq_len//patch_size`) is 1 at many sizes, and may be 0: then
+        # `q` against `2·q` are both 0, and `q + 1` against `q` is 1 against 0.
+        zero_too = a.constant_ratio(b) is not None or abs((a - b).value or 0) == 1
+        return f"{small.to_human()} = {'0 or 1' if zero_too else '1'}"
+    return " = ".join(sorted(small.names())) + " = 1"
 
 
 def broadcast_shapes(a: Shape, b: Shape) -> tuple[Shape | None, list[tuple[int, Dim, Dim]]]:
