@@ -102,4 +102,3 @@ def cuda_attention_formulas() -> dict:
             lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
         ),
     }
-

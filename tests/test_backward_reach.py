@@ -173,4 +173,3 @@ def test_tolist_gives_numbers_whose_count_is_known():
     m = mod.Listed()
     t = _static("Listed")
     assert t["params_value"] == sum(p.numel() for p in m.parameters())
-

@@ -36,8 +36,8 @@ from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import walk
 from shapelint.notation.symbolic import Expr, record_nonnegative
 from shapelint.ops import backward, stub_ops
-from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops import saved as storages
+from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,

@@ -987,7 +987,13 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                 if attr == "setdefault":
                     _store(an, func.value, dict_value({**entries, key: default}, recv.kind), frame)
                 return default
-        if attr == "pop" and len(args) == 2 and not kwargs and not recv.attrs and _hashable(args[0]):
+        if (
+            attr == "pop"
+            and len(args) == 2
+            and not kwargs
+            and not recv.attrs
+            and _hashable(args[0])
+        ):
             # `kwargs.pop(name, None)` with a name not known, on an empty dict: no entry
             # to take, whatever the key; the default, and the dict as it was
             return args[1]
