@@ -96,6 +96,7 @@ CAUGHT = {
     ("cls-cat-dim", "check_dims"),
     ("qkv-chunk-dim", "check"),
     ("qkv-chunk-dim", "check_dims"),
+    ("patch-linear-in", "check_dims"),
     *((case[0], "target") for case in BUGS if case[0] != "ff-norm-width"),
 }
 WHY = {
