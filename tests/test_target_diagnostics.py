@@ -44,12 +44,17 @@ BLOCK = textwrap.dedent(
 ARGS = ["--init", "dim=64", "--input", "x=2,5,64"]
 
 
-def _torch_runs(source: str, inner: int) -> bool:
+def _torch_forward(source: str, inner: int):
+    """Block(64, inner) of source, run by torch on [2, 5, 64]."""
     torch = pytest.importorskip("torch")
     ns: dict = {}
     exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
+    return ns["Block"](64, inner)(torch.randn(2, 5, 64))
+
+
+def _torch_runs(source: str, inner: int) -> bool:
     try:
-        ns["Block"](64, inner)(torch.randn(2, 5, 64))
+        _torch_forward(source, inner)
     except RuntimeError:
         return False
     return True
@@ -102,11 +107,8 @@ def test_unpacking_the_wrong_count_is_an_error_torch_agrees(tmp_path):
     source = BLOCK.replace(
         "return x + self.proj(x)", "a, b = self.proj(x).chunk(3, dim=-1)\n        return a"
     )
-    torch = pytest.importorskip("torch")
-    ns: dict = {}
-    exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
     with pytest.raises(ValueError, match="too many values to unpack"):
-        ns["Block"](64, 96)(torch.randn(2, 5, 64))
+        _torch_forward(source, 96)
     p = tmp_path / "block.py"
     p.write_text(source)
     r = CliRunner().invoke(
@@ -123,11 +125,8 @@ def test_an_in_place_write_that_would_grow_its_tensor_is_an_error(tmp_path, writ
     source = BLOCK.replace(
         "return x + self.proj(x)", f"h = x[:, :1]\n        {write}\n        return h"
     )
-    torch = pytest.importorskip("torch")
-    ns: dict = {}
-    exec(compile(source, "block.py", "exec"), ns)  # noqa: S102 - the test's own module
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
-        ns["Block"](64, 64)(torch.randn(2, 5, 64))
+        _torch_forward(source, 64)
     p = tmp_path / "block.py"
     p.write_text(source)
     args = ["cost", f"{p}::Block", *ARGS, "--init", "inner=64", "--no-cache", "--format", "json"]
