@@ -90,6 +90,38 @@ def test_check_dim_sizes_the_constructor_parameters_of_every_class():
     assert not _errors(source, check_dims={"dim": 48, "hidden_dim": 48})
 
 
+def test_check_dim_leaves_a_layer_built_with_another_size_at_that_size():
+    # `--dim dim=16` sizes the entry's `dim`; RMSNorm(dim_out) has its own `dim`, 24 here
+    source = HEAD + textwrap.dedent(
+        """
+        class RMSNorm(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+            def forward(self, x):
+                return x * self.g
+
+
+        class Block(nn.Module):
+            def __init__(self, dim, dim_out):
+                super().__init__()
+                self.proj = nn.Conv2d(dim, dim_out, 3, padding=1)
+                self.norm = RMSNorm(dim_out)
+
+            def forward(self, x):
+                return self.norm(self.proj(x))
+        """
+    )
+    assert not torch_raises(source, "Block(16, 24)", (2, 16, 8, 8))
+    assert not _errors(source, check_dims={"dim": 16, "dim_out": 24})
+    # the layer's own size is still checked at the caller's
+    bad = source.replace("RMSNorm(dim_out)", "RMSNorm(dim)")
+    assert torch_raises(bad, "Block(16, 24)", (2, 16, 8, 8))
+    ((_, code, message),) = _errors(bad, check_dims={"dim": 16, "dim_out": 24})
+    assert code == "SHP308" and "24 vs 16" in message
+
+
 # A helper of sizes, as vit-pytorch writes it: `pair(8)` is (8, 8) and
 # `pair((8, 4))` the tuple itself.
 _PATCHES = HEAD + textwrap.dedent(

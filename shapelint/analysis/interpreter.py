@@ -290,6 +290,7 @@ class ModuleAnalyzer:
         self._guarded_defs: dict[str, ClassDef] = {}  # by the qualname prefix of its methods
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
         self._bindings: dict[tuple[int, int], tuple] = {}  # _init_binding, by ids
+        self._templates: dict[str, dict[str, Value]] = {}  # class_attrs at no --dim size
 
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -542,30 +543,47 @@ class ModuleAnalyzer:
             return cd.methods.get(meth) if cd else None
         return self.functions.get(qualname)
 
-    def class_attrs(self, cd: ClassDef) -> dict[str, Value]:
-        """What __init__ assigns to self.<attr>, in terms of __init__'s parameters."""
-        if cd.self_attrs is not None:
-            return cd.self_attrs
+    def class_attrs(self, cd: ClassDef, at_sizes: bool = True) -> dict[str, Value]:
+        """What __init__ assigns to self.<attr>, in terms of __init__'s parameters
+        (at_sizes: each one `check --dim` names at its size)."""
         if cd.owner is not None and cd.owner is not self:
-            return cd.owner.class_attrs(cd)
-        cd.self_attrs = {}
-        init = attributes.find_method(self, cd, "__init__")
-        if init is not None:
-            frame = _Frame(init, init.qualname)
-            self._bind_params(init, frame, self_value=ObjectV(f"<class>{cd.key}"))
-            frame.env["self"] = SelfRecorder(cd.key)
+            return cd.owner.class_attrs(cd, at_sizes)
+        if not at_sizes and self.options.check_dims:
+            known = self._templates.get(cd.key)
+            if known is None:
+                # Quiet: its findings are plain mode's, which the run at sizes
+                # repeats where they hold there.
+                quiet, self._quiet = self._quiet, True
+                self._templates[cd.key] = {}  # (a class that builds itself)
+                try:
+                    known = self._templates[cd.key] = self._init_attrs(cd, at_sizes=False)
+                finally:
+                    self._quiet = quiet
+            return known
+        if cd.self_attrs is None:
+            cd.self_attrs = {}
             quiet, self._quiet = self._quiet, False  # first reached in a second pass
             try:
-                with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
-                    self._exec_block(init.node.body, frame)
-                    rec = frame.env.get("self")
-                    if isinstance(rec, SelfRecorder):
-                        # Rebuilt in the scope: an assert after the division still counts.
-                        attrs = attributes.settled(self, cd, rec.attrs)
-                        cd.self_attrs = {k: _rebuilt(v) for k, v in attrs.items()}
+                cd.self_attrs = self._init_attrs(cd, at_sizes=True)
             finally:
                 self._quiet = quiet
         return cd.self_attrs
+
+    def _init_attrs(self, cd: ClassDef, at_sizes: bool) -> dict[str, Value]:
+        init = attributes.find_method(self, cd, "__init__")
+        if init is None:
+            return {}
+        frame = _Frame(init, init.qualname)
+        self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes)
+        frame.env["self"] = SelfRecorder(cd.key)
+        with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
+            self._exec_block(init.node.body, frame)
+            rec = frame.env.get("self")
+            if not isinstance(rec, SelfRecorder):
+                return {}
+            # Rebuilt in the scope: an assert after the division still counts.
+            attrs = attributes.settled(self, cd, rec.attrs)
+            return {k: _rebuilt(v) for k, v in attrs.items()}
 
     def _analyze_function(self, fd: FuncDef) -> FunctionSummary:
         quiet = self._quiet
@@ -719,9 +737,12 @@ class ModuleAnalyzer:
         )
 
     def _bind_params(
-        self, fd: FuncDef, frame: _Frame, self_value: Value
+        self, fd: FuncDef, frame: _Frame, self_value: Value, at_sizes: bool = True
     ) -> list[tuple[str, Value]]:
+        """The parameters as a run from the top sees them; at_sizes: each one
+        `check --dim` names at its size."""
         node = fd.node
+        sizes = self.options.check_dims if at_sizes else {}
         args = node.args
         out: list[tuple[str, Value]] = []
         positional = _positional_params(node)
@@ -739,7 +760,7 @@ class ModuleAnalyzer:
                 if t is not None:
                     value = t
                 elif self.annotations.is_int(a.annotation):
-                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
+                    value = IntV(Expr.name(a.arg).substitute(sizes))
                     if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                         frame.defaults[a.arg] = dv.value.value
                 elif isinstance(a.annotation, ast.Name) and a.annotation.id == "float":
@@ -751,13 +772,13 @@ class ModuleAnalyzer:
                 # symbol with the default on record (`n_heads=8`); any other default
                 # (None, a float, a string) says nothing certain about the argument.
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
-                    value = IntV(Expr.name(a.arg).substitute(self.options.check_dims))
+                    value = IntV(Expr.name(a.arg).substitute(sizes))
                     frame.defaults[a.arg] = dv.value.value
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
                 if isinstance(value, IntV) and value.value is not None:
                     # `check --dim dim=64`: the constructor's size at that value too
-                    value = IntV(value.value.substitute(self.options.check_dims))
+                    value = IntV(value.value.substitute(sizes))
             if (
                 isinstance(value, IntV)
                 and value.value is not None
@@ -1217,9 +1238,13 @@ class ModuleAnalyzer:
             return cd.owner.construct(cd, args, kwargs)
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
-        attrs = self.class_attrs(cd)
         bound = _bind_call(cd.init_params, args, kwargs)
         exprs = learning.binding_exprs(bound)
+        sizes = self.options.check_dims
+        # Given another size than `--dim`'s for its parameter's name (`RMSNorm(dim_out)`
+        # where --dim says dim=16), or one not known: the attributes in its own names.
+        at_sizes = not any(n in sizes and exprs.get(n) != Expr.const(sizes[n]) for n in bound)
+        attrs = self.class_attrs(cd, at_sizes)
         # Given, but no size: what the callee's name sized is unknown here.
         lost = set(bound) - set(exprs)
         if not exprs and not lost:
