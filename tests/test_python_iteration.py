@@ -500,6 +500,26 @@ CASES = {
         dict(),
         dict(x=(2, 4)),
     ),
+    # a comprehension is a loop: a filter over enumerate(ModuleList), a second `for`,
+    # each turn as Python runs it (widths differ, so a layer skipped or run twice shows)
+    "comprehension_filtered_and_nested": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fs = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+                self.gs = nn.ModuleList([nn.Linear(dim, 2 * dim), nn.Linear(dim, 3 * dim)])
+
+            def forward(self, x):
+                a = sum([f(x) for i, f in enumerate(self.fs) if i != 1])
+                b = [g(x) for g in self.gs for _ in range(2) if g.out_features > 8]
+                c = [f(a) for i, f in enumerate(self.fs) for _ in range(i)]
+                return torch.cat([a, *b, *c], dim=-1)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

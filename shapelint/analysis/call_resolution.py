@@ -26,6 +26,7 @@ from shapelint.analysis import (
     in_place,
     lambdas,
     learning,
+    module_lists,
     module_state,
     modules,
     namedtuples,
@@ -196,7 +197,7 @@ def arguments(
     args: list[Value] = []
     for a in node.args:
         if isinstance(a, ast.Starred):
-            items = modules.as_items(an.eval(a.value, frame, d))
+            items = module_lists.as_items(an.eval(a.value, frame, d))
             if items is not None:
                 args.extend(items)
             else:
@@ -292,7 +293,7 @@ def call_attribute(
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is not None:
         return res
-    item = modules.registered_item(recv, func.attr)
+    item = module_lists.registered_item(recv, func.attr)
     if item is not None:  # `self.path.conv(x)`: a list's item called by its name
         return an.call_value(item, node, args, kwargs, frame)
     if isinstance(recv, modules.ClassRefV) and an.specialize:

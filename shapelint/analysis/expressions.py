@@ -24,6 +24,7 @@ from shapelint.analysis import (
     learning,
     loops,
     modes,
+    module_lists,
     modules,
     namedtuples,
     pytypes,
@@ -314,7 +315,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
-    item = modules.registered_item(base, node.attr)
+    item = module_lists.registered_item(base, node.attr)
     if item is not None:
         return item
     named = namedtuples.field_of(base, node.attr)

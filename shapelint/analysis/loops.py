@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis import instance_state
 from shapelint.analysis.branches import alternative
+from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
@@ -71,6 +72,13 @@ def of_value(an, v: Value) -> Iteration:
         return Iteration(Expr.const(len(v.items)), v.items, item)
     if isinstance(v, SeqV):
         return Iteration(v.count, None, v.item)
+    if isinstance(v, ModuleListV):  # iterating an nn.ModuleList walks its layers
+        items = as_items(v)
+        if items is not None:
+            return of_value(an, TupleV(items))
+        if v.known and v.count is not None:
+            return Iteration(v.count, None, v.items[0] if v.items else UNKNOWN)
+        return _NOTHING
     if type(v) is ObjectV and v.kind == DICT_KIND:
         # a dict walks its keys, in the order they were first stored
         return of_value(an, TupleV(tuple(StrV(k) for k, _ in v.attrs)))
@@ -598,7 +606,7 @@ def comprehension(an, node, frame, d: int) -> Value:
         why = "comprehension" if it.count is not None else "a comprehension of unknown length"
         merge(inner.records, turn, it.count, why)
         return SeqV(value, it.count) if _is_sequence(node) else UNKNOWN
-    tried = len(gens) == 1 and not gens[0].is_async
+    tried = not any(g.is_async for g in gens)
     if tried:
         filtered = _filtered(an, node, inner, iterate(an, gens[0].iter, inner, d), d)
         if filtered is not None:
@@ -616,26 +624,42 @@ def comprehension(an, node, frame, d: int) -> Value:
 
 
 def _filtered(an, node, inner, it: Iteration, d: int) -> Value | None:
-    """`[k for k in keys if k in router]` over listed items, each kept or left out
-    as its conditions decide; None (nothing kept on the record) where one of them
-    is not known."""
-    gen = node.generators[0]
-    if it.items is None or len(it.items) > UNROLL:
+    """`[k for k in keys if k in router]`, `[f(x) for f in fs for _ in range(2)]`:
+    every generator over items listed one by one (it: the first's), each turn's
+    element kept or left out as its conditions decide, in Python's order; None
+    (nothing kept on the record) where one of them is not known."""
+    gens = node.generators
+    results: list[Value] = []
+    turns: list[dict] = []
+    visits = [0]  # elements reached: the first reports, the others repeat it
+
+    def walk(k: int, it: Iteration) -> bool:
+        gen = gens[k]
+        if it.items is None or len(it.items) > UNROLL:
+            return False
+        for item in it.items:
+            an.assign(gen.target, item, inner, None)
+            with collected(inner) as turn, _again(an, visits[0]):
+                keep: bool | None = True
+                for cond in gen.ifs:
+                    keep = an.decide(cond, inner)
+                    if keep is not True:
+                        break
+                if keep is None:
+                    return False
+                if keep and k + 1 < len(gens):
+                    if not walk(k + 1, iterate(an, gens[k + 1].iter, inner, d)):
+                        return False
+                elif keep:
+                    if visits[0] >= UNROLL * UNROLL:
+                        return False
+                    visits[0] += 1
+                    results.append(_element(an, node, inner, d))
+            turns.append(turn)
+        return True
+
+    if not walk(0, it):
         return None
-    results, turns = [], []
-    for i, item in enumerate(it.items):
-        an.assign(gen.target, item, inner, None)
-        with collected(inner) as turn, _again(an, i):
-            keep: bool | None = True
-            for cond in gen.ifs:
-                keep = an.decide(cond, inner)
-                if keep is not True:
-                    break
-            if keep:
-                results.append(_element(an, node, inner, d))
-        if keep is None:
-            return None
-        turns.append(turn)
     for turn in turns:
         merge(inner.records, turn, ONE, "")
     return _built(node, results)
