@@ -204,10 +204,14 @@ CASES = {
                         x = self.a(x)
                     case _:
                         pass
+                match self.a:  # isinstance, then each keyword's attribute
+                    case nn.Linear(in_features=5):
+                        x = self.a(self.a(x))
+                    case nn.Linear(in_features=4, out_features=4):
+                        x = self.a(x)
                 return x
         """,
         {"d": "4", "depth": "1"},
-        expect="honest",
     ),
     "match_sequence": _case(
         """

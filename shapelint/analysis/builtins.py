@@ -696,6 +696,11 @@ TORCH_PUBLIC_BASES = frozenset(
 )
 
 
+def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
+    """isinstance(v, n) for one class expression n: True, False, or None where not known."""
+    return _instance_of(an, v, n, frame)
+
+
 def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     qual = an.imports.resolve(n, frame.locals, frame.local_imports)
     builtin = n.id if isinstance(n, ast.Name) and qual is None else None
@@ -825,6 +830,12 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         if absence.surely_lacks(an, args[0], name) or attribute_hooks.absent(args[0], name):
             return args[2]  # an attribute that surely does not exist: the default
     return None if value is UNKNOWN else value
+
+
+def attribute_of(an, node, obj: Value, name: str, frame) -> Value:
+    """`obj.name` as the analysis reads it (UNKNOWN where not known), node the
+    place it is read at."""
+    return _read(an, node, obj, name, frame)
 
 
 def _read(an, node, obj: Value, name: str, frame) -> Value:

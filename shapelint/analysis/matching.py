@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis import instance_state
+from shapelint.analysis import builtins, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TupleV, Value, python_constant
@@ -134,6 +134,24 @@ def match(an, p: ast.pattern, v: Value, frame) -> tuple[bool | None, dict[str, V
                 return True, {}
             if len(p.patterns) == 1 and not p.kwd_patterns:  # int(x): the value itself
                 return match(an, p.patterns[0], v, frame)
+    if isinstance(p, ast.MatchClass) and not (
+        isinstance(p.cls, ast.Name) and p.cls.id in _BUILTIN_CLASSES
+    ):
+        # `case nn.Linear(in_features=8):` is isinstance(v, nn.Linear) and then each
+        # keyword's attribute matched; positional ones need the class's __match_args__
+        hit = builtins.instance_of(an, v, p.cls, frame)
+        if hit is False:
+            return False, {}
+        if not hit or p.patterns:
+            return None, {}
+        binds: dict[str, Value] = {}
+        for attr, sub in zip(p.kwd_attrs, p.kwd_patterns, strict=True):
+            have = builtins.attribute_of(an, p.cls, v, attr, frame)
+            ok, b = (None, {}) if have is UNKNOWN else match(an, sub, have, frame)
+            if ok is not True:
+                return ok, {}
+            binds.update(b)
+        return True, binds
     return None, {}
 
 
