@@ -2489,6 +2489,28 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     return None
 
 
+def super_call_not_run(an: Analyzer, meth: str, frame) -> None:
+    """`super().__init__(*layers)` with arguments not known one by one is not run;
+    what the base's method stores on the instance being built is then not known
+    either: a container's layers, a torch layer's weights, a project base's state
+    (counted as absent, the parameters would be a complete figure too low).
+    nn.Module's own __init__ stores nothing."""
+    me = frame.env.get("self")
+    cls = frame.func.cls if frame.func is not None else None
+    if not isinstance(me, SelfRecorder) or cls is None:
+        return
+    if super_method(an, frame, meth) is not None:
+        me.attrs[UNFOLLOWED] = UNKNOWN
+        return
+    base = torch_base(an, cls)
+    if meth != "__init__" or base is None or base == MAPPING:
+        return
+    if base in _CONTAINERS:
+        me.attrs[LAYERS] = ModuleListV((), _CONTAINERS[base], known=False)
+    else:
+        me.attrs[UNFOLLOWED] = UNKNOWN
+
+
 def unbound_method_call(an: Analyzer, ref: ClassRefV, meth: str, node, args, kwargs, frame):
     """`Base.__init__(self, c, k)`, `Base.forward(self, x)`: a method of a project
     class called through the class, the instance first, as `super()` would call it
