@@ -1418,6 +1418,28 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
     return False
 
 
+def retyped(an: Analyzer, target: ast.Attribute, frame) -> None:
+    """`obj.__class__ = C` gives the object another class, and its methods (its
+    forward) with it, for every holder: the analysis follows none of that. What
+    names the object is no longer known, nor, in a constructor, the layers and
+    state of the module being built, which may hold it."""
+    obj = target.value
+    me = frame.env.get("self")
+    if isinstance(obj, ast.Name) and obj.id != "self":
+        frame.env[obj.id] = UNKNOWN
+    if not isinstance(me, SelfRecorder):
+        return
+    me.attrs[UNFOLLOWED] = UNKNOWN
+    layers = me.attrs.get(LAYERS)
+    if isinstance(layers, ModuleListV):
+        me.attrs[LAYERS] = ModuleListV((), layers.sequential, known=False)
+    if isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name):
+        if obj.value.id == "self":  # `self.lin.__class__ = C`
+            me.attrs[obj.attr] = UNKNOWN
+    elif isinstance(obj, ast.Attribute):
+        store_path(me, obj, UNKNOWN)
+
+
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
     if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
