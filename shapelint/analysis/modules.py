@@ -331,9 +331,11 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual == "collections.namedtuple" and not open_kwargs:
         return namedtuples.made(args, kwargs)
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
-            args[0]
-        ):  # `block = partial(block, **forward_kwargs)`: a module with arguments bound
+        if isinstance(
+            args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV, BoundMethodV, TensorMethodV)
+        ) or is_module(args[0]):
+            # `block = partial(block, **forward_kwargs)`: a module with arguments bound;
+            # `partial(self.f, signal)`: a method with its first arguments bound
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
