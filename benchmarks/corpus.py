@@ -6,6 +6,7 @@
     python benchmarks/corpus.py --holdout-b DEST     # a second holdout (session 13)
     python benchmarks/corpus.py --holdout-c DEST     # a third holdout (session 14)
     python benchmarks/corpus.py --holdout-d DEST     # a fourth holdout (session 15)
+    python benchmarks/corpus.py --holdout-e DEST     # a fifth holdout (session 16)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -143,6 +144,29 @@ HOLDOUT_D: tuple[tuple[str, str], ...] = (
     ("flash-pytorch", "0.1.9"),
 )
 
+# A fifth, fetched once the fourth was worked on: segmentation and video transformers,
+# autoregressive and hourglass language models, protein structure attention, a U-shaped
+# image restorer, gated recurrent cells, long-short attention, positional encodings,
+# spectrogram front ends, SSIM, normalizing flows, music source separation and wavelet
+# transforms, read by nobody here before its first measure.
+HOLDOUT_E: tuple[tuple[str, str], ...] = (
+    ("segformer-pytorch", "0.0.6"),
+    ("timesformer-pytorch", "0.4.1"),
+    ("perceiver-ar-pytorch", "0.0.10"),
+    ("hourglass-transformer-pytorch", "0.0.6"),
+    ("invariant-point-attention", "0.2.2"),
+    ("uformer-pytorch", "0.0.8"),
+    ("mogrifier", "0.0.5"),
+    ("long-short-transformer", "0.0.5"),
+    ("res-mlp-pytorch", "0.0.6"),
+    ("positional-encodings", "6.0.3"),
+    ("torchlibrosa", "0.1.0"),
+    ("pytorch-msssim", "1.0.0"),
+    ("zuko", "1.6.0"),
+    ("demucs", "4.1.0"),
+    ("pytorch-wavelets", "1.3.0"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -240,6 +264,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-d", action="store_true", help="fetch the fourth holdout (session 15)"
     )
+    parser.add_argument(
+        "--holdout-e", action="store_true", help="fetch the fifth holdout (session 16)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -252,6 +279,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_c
         else HOLDOUT_D
         if args.holdout_d
+        else HOLDOUT_E
+        if args.holdout_e
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

@@ -171,6 +171,48 @@ CASES = {
         dict(),
         dict(x=(2, 16)),
     ),
+    # numpy's ceil/floor of a Python number: a float, `int(np.ceil(c / 2) * 2)` a size
+    "numpy_ceil_of_a_size": (
+        """
+        import numpy as np
+
+        class Rounded(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                channels = int(np.ceil(channels / 4) * 2)
+                half = int(np.floor(channels / 4.0))
+                self.proj = nn.Linear(channels, half)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        "Rounded",
+        dict(channels=14),
+        dict(x=(2, 8)),
+    ),
+    # functools.partial of a bound method (and of a tensor's method): building it runs
+    # nothing, calling it runs the method with the bound arguments first
+    "partial_of_a_bound_method": (
+        """
+        from functools import partial
+
+        class Bound(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(2 * dim, dim)
+
+            def f(self, signal, x):
+                return self.proj(torch.cat((signal, x), dim=-1))
+
+            def forward(self, signal, x):
+                g = partial(self.f, signal)
+                total = partial(x.sum, dim=-1)
+                return g(x) * total(keepdim=True)
+        """,
+        "Bound",
+        dict(dim=4),
+        dict(signal=(2, 4), x=(2, 4)),
+    ),
     # a @torch.jit.script function runs the ops of its body (the flop counter sees them)
     "jit_script_function": (
         """

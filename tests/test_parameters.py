@@ -1178,3 +1178,62 @@ def test_a_store_into_a_registry_under_a_name_nobody_knows_is_no_count(tmp_path)
     p.write_text(code)
     t = static(p, "Registered", "--init", "c=4", "--input", "x=2,4")
     assert t["params"] == "?"
+
+
+UNSPELLED = """
+import torch
+import torch.nn as nn
+
+
+class Chain(nn.Sequential):
+    def __init__(self, d):
+        layers = filter(None, [nn.Linear(d, d), nn.ReLU(), nn.Linear(d, d)])
+        super().__init__(*layers)
+
+
+class Base(nn.Module):
+    def __init__(self, *layers):
+        super().__init__()
+        self.net = nn.ModuleList(layers)
+
+    def forward(self, x):
+        for layer in self.net:
+            x = layer(x)
+        return x
+
+
+class Child(Base):
+    def __init__(self, d):
+        super().__init__(*filter(None, [nn.Linear(d, d), None]))
+
+
+class Strict(nn.Sequential):
+    def __init__(self, i, o, hidden=(16, 8)):
+        layers = []
+        for a, b in zip((i, *hidden), (*hidden, o), strict=True):
+            layers.extend([nn.Linear(a, b), nn.ReLU()])
+        super().__init__(*layers[:-1])
+"""
+
+
+@pytest.mark.parametrize("target", ["Chain", "Child"])
+def test_a_base_init_given_arguments_not_known_one_by_one_is_no_count(tmp_path, target):
+    """`super().__init__(*layers)` with layers not known one by one is not run: what
+    the base would register (a Sequential's layers, a project base's modules) is not
+    known, and the count is not complete 0 (main: 0 for torch's 144 / 72)."""
+    p = tmp_path / "unspelled.py"
+    p.write_text(textwrap.dedent(UNSPELLED))
+    x = "input" if target == "Chain" else "x"
+    t = static(p, target, "--init", "d=8", "--input", f"{x}=2,8")
+    assert figures(t) in (torch_counts(p, f"{target}(8)"), ("?", "?", "?"))
+    assert torch_counts(p, f"{target}(8)")[0] > 0
+
+
+def test_zip_strict_of_equal_lengths_is_zip(tmp_path):
+    """`zip(a, b, strict=True)` of sequences of one known length is zip's pairs
+    (main: not followed, a Sequential of unknown layers)."""
+    p = tmp_path / "unspelled.py"
+    p.write_text(textwrap.dedent(UNSPELLED))
+    t = static(p, "Strict", "--init", "i=4", "--init", "o=2", "--input", "input=3,4")
+    assert figures(t) == torch_counts(p, "Strict(4, 2)") and t["params_unknown"] == []
+    assert t["complete"] and t["output"] == ["3", "2"]

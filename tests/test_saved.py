@@ -231,3 +231,14 @@ def test_what_an_op_the_loss_does_not_reach_saved_is_no_complete_figure(name):
         assert left < _truth(name, SEQ, True)
         assert not t["activation_complete"]
         assert any(u["op"] == "torch.Tensor.sigmoid" for u in t["activation_unknown"])
+
+
+def test_a_class_given_at_run_time_is_no_figure_of_the_old_class():
+    """`layer.__class__ = C` changes the layer's forward for every holder: counted
+    with the old class's forward, the activation bytes were a complete figure short
+    of torch's (|W| is saved too). Not followed: no complete figure."""
+    t = _static("Retyped", SEQ, given="input=2,3,8")
+    truth = _truth("Retyped", SEQ, True)
+    assert truth > 0
+    assert not t["activation_complete"] or t["activation_bytes_value"] == truth
+    assert not t["complete"] or t["flops_value"] == 2 * 2 * 2 * 3 * 8 * 8

@@ -233,8 +233,19 @@ def _kwargs_spelt(an, node, kwargs, frame) -> bool:
 
 
 def _zip(an, node, args, kwargs, frame) -> Value | None:
+    if set(kwargs) - {"strict"}:
+        return None
     args = [_slices(an, node, modules.iterated(an, a), frame) for a in args]
-    return None if kwargs else iterators.zipped(args)  # strict=: where lengths differ, raises
+    strict = truth(kwargs["strict"]) if "strict" in kwargs else False
+    if strict is None:
+        return None
+    if strict:
+        # zip(..., strict=True) raises where the lengths differ: it is zip's
+        # pairs only where every length is known and they agree
+        items = [modules.as_items(a) for a in args]
+        if any(i is None for i in items) or len({len(i) for i in items}) > 1:  # type: ignore[arg-type]
+            return None
+    return iterators.zipped(args)
 
 
 def _slices(an, node, v: Value, frame) -> Value:

@@ -272,6 +272,7 @@ def call_attribute(
     as call_name's."""
     if modules.is_super_call(func.value):
         if open_kwargs and an.specialize:
+            modules.super_call_not_run(an, func.attr, frame)
             return _not_one_by_one(an, node, args, kwargs, frame)
         res = modules.super_call(an, func.attr, node, args, kwargs, frame)
         if res is None and func.attr == "__getattribute__" and len(args) == 1 and not kwargs:

@@ -995,6 +995,9 @@ class ModuleAnalyzer:
             self.outer_writes += 1
             if self.trial:
                 return
+            if target.attr == "__class__":
+                modules.retyped(self, target, frame)
+                return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module

@@ -290,9 +290,11 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual == "collections.namedtuple" and not open_kwargs:
         return namedtuples.made(args, kwargs)
     if qual == "functools.partial" and args and not open_kwargs:
-        if isinstance(args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV)) or is_module(
-            args[0]
-        ):  # `block = partial(block, **forward_kwargs)`: a module with arguments bound
+        if isinstance(
+            args[0], (LayerClassV, ClassRefV, PartialV, FunctionRefV, BoundMethodV, TensorMethodV)
+        ) or is_module(args[0]):
+            # `block = partial(block, **forward_kwargs)`: a module with arguments bound;
+            # `partial(self.f, signal)`: a method with its first arguments bound
             return PartialV(args[0], tuple(args[1:]), tuple(kwargs.items()))
         return None
     if qual in _PASS_THROUGH:
@@ -1377,6 +1379,28 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
     return False
 
 
+def retyped(an: Analyzer, target: ast.Attribute, frame) -> None:
+    """`obj.__class__ = C` gives the object another class, and its methods (its
+    forward) with it, for every holder: the analysis follows none of that. What
+    names the object is no longer known, nor, in a constructor, the layers and
+    state of the module being built, which may hold it."""
+    obj = target.value
+    me = frame.env.get("self")
+    if isinstance(obj, ast.Name) and obj.id != "self":
+        frame.env[obj.id] = UNKNOWN
+    if not isinstance(me, SelfRecorder):
+        return
+    me.attrs[UNFOLLOWED] = UNKNOWN
+    layers = me.attrs.get(LAYERS)
+    if isinstance(layers, ModuleListV):
+        me.attrs[LAYERS] = ModuleListV((), layers.sequential, known=False)
+    if isinstance(obj, ast.Attribute) and isinstance(obj.value, ast.Name):
+        if obj.value.id == "self":  # `self.lin.__class__ = C`
+            me.attrs[obj.attr] = UNKNOWN
+    elif isinstance(obj, ast.Attribute):
+        store_path(me, obj, UNKNOWN)
+
+
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
     if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
@@ -2446,6 +2470,28 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
         return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
+
+
+def super_call_not_run(an: Analyzer, meth: str, frame) -> None:
+    """`super().__init__(*layers)` with arguments not known one by one is not run;
+    what the base's method stores on the instance being built is then not known
+    either: a container's layers, a torch layer's weights, a project base's state
+    (counted as absent, the parameters would be a complete figure too low).
+    nn.Module's own __init__ stores nothing."""
+    me = frame.env.get("self")
+    cls = frame.func.cls if frame.func is not None else None
+    if not isinstance(me, SelfRecorder) or cls is None:
+        return
+    if super_method(an, frame, meth) is not None:
+        me.attrs[UNFOLLOWED] = UNKNOWN
+        return
+    base = torch_base(an, cls)
+    if meth != "__init__" or base is None or base == MAPPING:
+        return
+    if base in _CONTAINERS:
+        me.attrs[LAYERS] = ModuleListV((), _CONTAINERS[base], known=False)
+    else:
+        me.attrs[UNFOLLOWED] = UNKNOWN
 
 
 def unbound_method_call(an: Analyzer, ref: ClassRefV, meth: str, node, args, kwargs, frame):

@@ -35,6 +35,14 @@ def call(qual: str, args: list[Value]) -> Value | None:
             return FloatV(float(getattr(math, name)(v)) if v is not None else None)
         except (ValueError, OverflowError, TypeError):  # numpy's nan or inf: not a figure
             return FloatV(None)
+    if module == "numpy" and name in ("floor", "ceil", "trunc") and len(args) == 1:
+        # unlike math's, numpy's round to a numpy float (`int(np.ceil(c / 2) * 2)`)
+        if not isinstance(args[0], (IntV, FloatV)):
+            return None
+        v = _number(args[0])
+        if v is None or v != v or abs(v) >= 2**62:  # not known, nan or inf
+            return FloatV(None)
+        return FloatV(float(getattr(math, name)(v)))
     if module == "numpy" and name == "prod" and len(args) == 1 and isinstance(args[0], TupleV):
         # of Python ints, a numpy int of their product (`int(np.prod(shape))`); of
         # no items, the float 1.0: not a size
