@@ -129,6 +129,23 @@ class AnnotationReader:
     def is_int(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Name) and node.id == "int"
 
+    def is_optional_int(self, node: ast.expr) -> bool:
+        """`Optional[int]`, `int | None`, `Union[int, None]` (a string of one too)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = pyparse.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return False
+        if isinstance(node, ast.Subscript) and _name_of(node.value) in _OPTIONAL_WRAPPERS:
+            return self.is_int(node.slice)
+        if isinstance(node, ast.Subscript) and _name_of(node.value) in _UNION_WRAPPERS:
+            sl = node.slice
+            members = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        else:
+            members = _union_members(node)
+        rest = [m for m in members if not _is_none(m)]
+        return len(members) == 2 and len(rest) == 1 and self.is_int(rest[0])
+
 
 def _name_of(node: ast.expr) -> str:
     parts = []

@@ -14,9 +14,38 @@ import ast
 import dataclasses
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import Cost
+from shapelint.ops.values import Cost, IntV
 
 _ZERO = Expr.const(0)
+
+
+def sizes_after(an, stmt: ast.If, a: dict, b: dict, joined: dict) -> None:
+    """A name that holds a different size on each path of an undecided `if`
+    (timm's `if align_to: hidden = hidden + (-hidden % align_to)`) holds one size
+    after it, whichever path ran: a size of its own (`hidden'`), related to no
+    other, so that a conflict found with it (`2·hidden'` against `hidden'`) holds on
+    both paths. Check only: a target's figures never rest on it (the join stays an
+    int of unknown value there)."""
+    if an.specialize:
+        return
+    for k, v in joined.items():
+        va, vb = a.get(k), b.get(k)
+        if not (isinstance(v, IntV) and v.value is None):
+            continue
+        if not (isinstance(va, IntV) and isinstance(vb, IntV)):
+            continue
+        known = [x.value for x in (va, vb) if x.value is not None]
+        if not known or all(e.is_constant() for e in known):
+            continue  # numbers (a flag, a count) or nothing known: no size a layer took
+        name = an.joined_sizes.get((k, stmt.lineno))
+        if name is None:
+            taken = set(an.joined_sizes.values())
+            name = k + "'"
+            while name in taken:
+                name += "'"
+            an.joined_sizes[(k, stmt.lineno)] = name
+        an.size_params.add(name)
+        joined[k] = IntV(Expr.name(name))
 
 
 def total_of(records, key: str) -> Expr | None:

@@ -79,6 +79,8 @@ class Analyzer(Protocol):
     naming: Any  # the naming rules' checker (naming.py), told of uses as they run
     costs: bool  # False: no FLOP or byte formula is built (check)
     inferred_names: set  # dims named by learning, not by the code
+    size_params: set  # names of definite origin a conflict between formulas may rest on
+    joined_sizes: dict  # (name, line) -> the size an undecided `if` left it (branches.py)
     specialized: dict
     in_flight: set
     # Whole projects (project.py)

@@ -27,6 +27,7 @@ from shapelint.analysis import (
     module_lists,
     modules,
     namedtuples,
+    narrowing,
     pytypes,
     sequences,
     unbound,
@@ -209,7 +210,11 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
     frame.conditional += 1  # what a branch's use says holds in that branch only
     n_records = len(frame.records)
     try:
-        body = an.eval(node.body, frame, d)
+        given = narrowing.given(an, node.test, frame)
+        with narrowing.narrowed(frame, given):
+            got = [an.eval(node.body, frame, d)]
+        narrowing.rejoined(got, given)
+        body = got[0]
         n_body = len(frame.records)
         value = an.join_all([body, an.eval(node.orelse, frame, d)])
     finally:

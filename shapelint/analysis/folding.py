@@ -28,6 +28,7 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
+    OptionalV,
     StrV,
     TensorV,
     TupleV,
@@ -122,6 +123,17 @@ def _mapping_truth(an: Analyzer | None, v: ObjectV) -> bool | None:
     return bool(items.attrs)
 
 
+def given_or(maybe: Value, other: Value) -> IntV | None:
+    """`p or q` where p is an optional size (OptionalV) and q an int: the size p
+    names, which is p once given and q otherwise. No op relates it to q, so a
+    conflict found with it (`2·p` against `p`) holds in q's case too, and one
+    against q alone (`p` against `q`) stays a constraint between two independent
+    names, never an error."""
+    if isinstance(maybe, OptionalV) and isinstance(maybe.value, IntV) and isinstance(other, IntV):
+        return maybe.value
+    return None
+
+
 def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | None:
     """The truth of an `if` test. Like truth(eval(node)), but an operand that decides
     an `and`/`or` decides it even after one of unknown truth: `self.training and
@@ -156,6 +168,9 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             if i == len(node.values) - 1:
                 return result  # `None or nn.GELU`: the last operand, whatever its truth
             t = truth(result, an)
+            if t is None and isinstance(node.op, ast.Or) and isinstance(result, OptionalV):
+                others = [an.eval(rest, frame, depth) for rest in node.values[i + 1 :]]
+                return given_or(result, others[-1]) or UNKNOWN
             if t is None:
                 for rest in node.values[i + 1 :]:
                     an.eval(rest, frame, depth)  # their calls still happen (maybe)
@@ -230,7 +245,7 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
             if isinstance(left, NoneV):
                 hit = True
-            elif left is UNKNOWN:
+            elif left is UNKNOWN or isinstance(left, OptionalV):
                 return None
             else:
                 hit = False

@@ -80,6 +80,7 @@ from shapelint.ops.values import (
     ObjectV,
     OpIssue,
     OpResult,
+    OptionalV,
     StrV,
     TensorV,
     TupleV,
@@ -264,6 +265,8 @@ class ModuleAnalyzer:
         # Parameters that stand for one size (`dim`, `n: int`, `heads=8`): names of
         # definite origin, which a conflict between formulas may rest on.
         self.size_params: set[str] = set()
+        # per (name, line of an undecided `if`): the size it holds after (branches.sizes_after)
+        self.joined_sizes: dict[tuple[str, int], str] = {}
         self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
         self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
         self._init_defaults: dict[str, dict[str, int]] = {}  # per __init__ (_constructor_defaults)
@@ -780,10 +783,17 @@ class ModuleAnalyzer:
                     # `check --dim dim=64`: the constructor's size at that value too
                     value = IntV(value.value.substitute(sizes))
             if (
-                isinstance(value, IntV)
-                and value.value is not None
-                and value.value.as_name() == a.arg
+                value is UNKNOWN
+                and isinstance(dv, NoneV)
+                and (a.annotation is None or self.annotations.is_optional_int(a.annotation))
             ):
+                size = modules.init_param(fd, a.arg)
+                if isinstance(size, IntV) and size.value is not None:
+                    # `hidden_features=None`: the size a caller may give (modules.init_param)
+                    size = IntV(size.value.substitute(self.options.check_dims))
+                    value = OptionalV(size)
+            size = value.value if isinstance(value, OptionalV) else value
+            if isinstance(size, IntV) and size.value is not None and size.value.as_name() == a.arg:
                 self.size_params.add(a.arg)
                 if fd.node.name == "__init__":
                     self._init_sizes.setdefault(fd.qualname, set()).add(a.arg)
@@ -940,6 +950,8 @@ class ModuleAnalyzer:
             frame.param_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
+            if isinstance(value, OptionalV):
+                value = value.value  # unpacking None raises TypeError: a path that goes on had it
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
             shape_of = learning.shape_source(value_node)
             if value is UNKNOWN:
@@ -1861,6 +1873,12 @@ def _join(a: Value, b: Value) -> Value:
         return TensorV(None, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
+    given = folding.given_or(a, b) or folding.given_or(b, a)
+    if given is not None:
+        return given  # `val if exists(val) else d`, lucidrains' default(val, d)
+    maybe = _or_none(a, b) or _or_none(b, a)
+    if maybe is not None:
+        return maybe
     if isinstance(a, FloatV) and isinstance(b, FloatV):
         return FloatV(None)
     if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
@@ -1868,6 +1886,16 @@ def _join(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)), a.kind)
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
+
+
+def _or_none(a: Value, b: Value) -> OptionalV | None:
+    """A module or a tuple on one path and None on the other (`self.mlp = nn.Sequential(...)
+    if exists(time_emb_dim) else None`, `scale_shift = x.chunk(2)` under an `if`): what
+    calling or unpacking it gives is the module's or the tuple's, since None raises there."""
+    inner = a.value if isinstance(a, OptionalV) else a
+    if isinstance(b, NoneV) and (modules.is_module(inner) or isinstance(inner, TupleV)):
+        return OptionalV(inner)
+    return None
 
 
 def _join_origins(a: TensorV, b: TensorV) -> frozenset | None:

@@ -69,6 +69,7 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
+    OptionalV,
     ParameterV,
     SliceV,
     StrV,
@@ -601,6 +602,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
                 return torch_forward(an, base, callee, node, args, kwargs, frame)
     if isinstance(callee, ModuleListV) and callee.sequential:
         return _call_sequential(an, callee, node, args, kwargs, frame)
+    if isinstance(callee, OptionalV) and is_module(callee.value):
+        # calling None raises TypeError: a path that goes on called the module
+        return an.call_value(callee.value, node, args, kwargs, frame)
     return None
 
 
@@ -2165,6 +2169,8 @@ def _known_kind(v: Value, tensors: bool) -> bool:
         return all(_known_kind(i, tensors) for i in v.items)
     if isinstance(v, TensorV):
         return tensors and v.shape is not None and any(isinstance(d, Expr) for d in v.shape)
+    if isinstance(v, OptionalV):  # None or a number: `default(hidden_dim, 4 * dim)`
+        return _known_kind(v.value, tensors)
     return isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV))
 
 

@@ -34,7 +34,7 @@ from shapelint.analysis.modules import (
 )
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
-from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
+from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, OptionalV, ParameterV, TensorV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -136,7 +136,13 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
                     node.trainable += n
         elif isinstance(item, ChoiceV):
             _choice(an, node, item, path, seen)
-        elif item is UNKNOWN or isinstance(item, ObjectV) and _unknown_class(an, item):
+        elif (
+            item is UNKNOWN
+            or isinstance(item, OptionalV)  # a module or None: not known which
+            and _module_like(an, item.value)
+            or isinstance(item, ObjectV)
+            and _unknown_class(an, item)
+        ):
             node.complete = False
             node.unknown.append(path)
         elif isinstance(item, ModuleListV) and item.count is not None and item.items:

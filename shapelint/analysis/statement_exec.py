@@ -25,6 +25,7 @@ from shapelint.analysis import (
     loops,
     matching,
     modules,
+    narrowing,
     raising,
     unify,
 )
@@ -151,7 +152,14 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     negation = order_facts(an, stmt.test, frame, holds=False) if raises else []
     n_records = len(frame.records)
     state = instance_state.fork(an)
+    given = narrowing.given(an, stmt.test, frame)
+    frame.env.update({name: inner for name, (_, inner) in given.items()})
+    n_returns = len(frame.returns)
     an.exec_block(stmt.body, frame)
+    narrowing.unnarrow(frame.env, given)
+    returned = frame.returns[n_returns:]
+    narrowing.rejoined(returned, given)
+    frame.returns[n_returns:] = returned
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
     body_raised = frame.raised
     body_state = instance_state.taken(state)
@@ -189,7 +197,9 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     elif frame.done and not body_done:
         frame.env, frame.done = after_body, False
     else:
-        frame.env = an.join_env(after_body, frame.env)
+        other = frame.env
+        frame.env = an.join_env(after_body, other)
+        branches.sizes_after(an, stmt, after_body, other, frame.env)
 
 
 def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:

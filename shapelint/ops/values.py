@@ -184,6 +184,16 @@ class NoneV(Value):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class OptionalV(Value):
+    """None, or `value` where a caller gives one: a constructor parameter whose
+    default is None (`hidden_features: Optional[int] = None`). Its truth and whether
+    it `is None` are not known; `p or q` and `default(p, q)` are the size p names once
+    given (the analysis relates it to nothing else, so q's case is covered too)."""
+
+    value: Value
+
+
 def dtype_of(v: Value) -> str | None:
     """A tensor's dtype; None for anything else or when unknown."""
     return v.dtype if isinstance(v, TensorV) else None

@@ -1,0 +1,169 @@
+"""Sizes and layers a constructor parameter whose default is None decides (issue 25's
+annotated suite: timm's SwiGLU, ddpm's ResnetBlock). `hidden or dim`,
+`default(hidden, 4 * dim)` and `hidden if hidden is not None else dim` are the size
+`hidden` names once given, related to no other; a name that holds another size on each
+path of an undecided `if` holds one size of its own after it; a layer built under
+`exists(time_emb_dim)` or None is the layer where it is called (calling None raises),
+and a tuple or None is the tuple where it is unpacked. Each bug is confirmed by torch,
+for the default and for a given value alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose
+
+SWIGLU = """
+from typing import Optional
+
+from torch import nn
+
+
+def exists(val):
+    return val is not None
+
+
+def default(val, d):
+    if exists(val):
+        return val
+    return d
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, dim: int, hidden: Optional[int] = None, align: int = 0):
+        super().__init__()
+        hidden = {hidden}
+        if align:
+            hidden = hidden + (-hidden % align)
+        self.gate = nn.Linear(dim, hidden * {mult})
+        self.up = nn.Linear(dim, hidden)
+        self.down = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.down(self.gate(x) * self.up(x))
+"""
+HIDDEN = [
+    "hidden or dim",
+    "default(hidden, 4 * dim)",
+    "hidden if hidden is not None else dim",
+    "hidden if exists(hidden) else dim",
+]
+
+
+def _errors(source: str) -> list[str]:
+    return [f"{d.line} {d.code}" for d in diagnose(source) if d.severity == "error"]
+
+
+def _build(source: str):
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102
+    return ns
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_twice_an_optional_size_against_it_is_an_error(hidden):
+    source = SWIGLU.format(hidden=hidden, mult=2)
+    assert _errors(source) == ["28 SHP308"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP308")
+    assert "2·hidden'" in message  # the size after the `if align:` that may round it
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_an_optional_size_used_alike_is_no_error(hidden):
+    assert _errors(SWIGLU.format(hidden=hidden, mult=1)) == []
+
+
+@pytest.mark.parametrize("hidden", HIDDEN)
+def test_torch_raises_given_or_not(hidden):
+    torch = pytest.importorskip("torch")
+    ns = _build(SWIGLU.format(hidden=hidden, mult=2))
+    for args in [(8,), (8, 16), (8, 16, 12), (8, None, 12)]:
+        with pytest.raises(RuntimeError):
+            ns["SwiGLU"](*args)(torch.randn(2, 3, 8))
+    ns = _build(SWIGLU.format(hidden=hidden, mult=1))
+    for args in [(8,), (8, 16), (8, 16, 12), (8, None, 12)]:
+        assert ns["SwiGLU"](*args)(torch.randn(2, 3, 8)).shape == (2, 3, 8)
+
+
+def test_without_the_rounding_the_size_keeps_its_parameters_name():
+    source = SWIGLU.format(hidden="hidden or dim", mult=2).replace(
+        "        if align:\n            hidden = hidden + (-hidden % align)\n", ""
+    )
+    message = next(d.message for d in diagnose(source) if d.code == "SHP308")
+    assert "2·hidden vs hidden" in message
+
+
+RESNET = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+def exists(x):
+    return x is not None
+
+
+class Block(nn.Module):
+    def __init__(self, dim, dim_out):
+        super().__init__()
+        self.proj = nn.Conv2d(dim, dim_out, 3, padding=1)
+
+    def forward(self, x, scale_shift=None):
+        x = self.proj(x)
+        if exists(scale_shift):
+            scale, shift = scale_shift
+            x = x * (scale + 1) + shift
+        return x
+
+
+class ResnetBlock(nn.Module):
+    def __init__(self, dim, dim_out, *, time_emb_dim=None):
+        super().__init__()
+        self.mlp = nn.Sequential(
+            nn.SiLU(), nn.Linear({emb_in}, {emb_out})
+        ) if exists(time_emb_dim) else None
+        self.block1 = Block(dim, dim_out)
+
+    def forward(
+        self, x: Float[Tensor, "b dim h w"], time_emb: Float[Tensor, "b time_emb_dim"] = None
+    ) -> Float[Tensor, "b dim_out h w"]:
+        scale_shift = None
+        if exists(self.mlp) and exists(time_emb):
+            time_emb = self.mlp(time_emb)
+            time_emb = rearrange(time_emb, 'b c -> b c 1 1')
+            scale_shift = time_emb.chunk({chunks}, dim=1)
+        return self.block1(x, scale_shift=scale_shift)
+"""
+GOOD = {"emb_in": "time_emb_dim", "emb_out": "dim_out * 2", "chunks": 2}
+BUGS = [
+    ({"emb_in": "time_emb_dim * 2"}, "38 SHP307"),  # the layer built under exists(time_emb_dim)
+    ({"emb_out": "dim_out * 4"}, "21 SHP308"),  # scale of 2·dim_out in Block, through the tuple
+    ({"chunks": 1}, "20 SHP316"),  # one chunk unpacked into two, in Block
+]
+
+
+@pytest.mark.parametrize("change, error", BUGS)
+def test_a_layer_or_none_is_the_layer_where_it_is_called(change, error):
+    assert _errors(RESNET.format(**{**GOOD, **change})) == [error]
+
+
+def test_the_layer_or_none_used_right_is_no_error():
+    assert _errors(RESNET.format(**GOOD)) == []
+
+
+def test_torch_and_jaxtyping_refuse_the_bugs():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    jaxtyping = pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+
+    def run(fmt):
+        cls = _build(RESNET.format(**fmt))["ResnetBlock"]
+        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        return cls(16, 24, time_emb_dim=20)(torch.randn(2, 16, 8, 8), torch.randn(2, 20))
+
+    assert run(GOOD).shape == (2, 24, 8, 8)
+    for change, _ in BUGS:
+        with pytest.raises((RuntimeError, ValueError)):
+            run({**GOOD, **change})
