@@ -335,3 +335,46 @@ def test_constructions_the_analysis_cannot_decide_leave_the_warning():
                                 "else build(dict(dim=48, hidden_dim=48))", (2, 5, 48))
         assert not _found(source, "error"), tail
         assert [f[1] for f in _found(source, "warning")] == ["SHP318"], tail
+
+
+def test_a_construction_in_a_closure_of_the_constructor_hands_the_constraint_on():
+    # `block = lambda: FeedForward(dim, mlp_dim)` reads Transformer's own parameters
+    source = FORWARDED.replace(
+        "self.layers = nn.ModuleList([FeedForward(dim, mlp_dim) for _ in range(depth)])",
+        "block = lambda: FeedForward(dim, mlp_dim)\n"
+        "        self.layers = nn.ModuleList([block() for _ in range(depth)])",
+    )
+    assert torch_raises(source, "Model(dim=48, mlp_dim=96)", (2, 5, 48))
+    assert not torch_raises(source, "Model(dim=48, mlp_dim=48)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "passes it on as Transformer's dim = mlp_dim" in message
+
+
+def test_a_default_that_makes_the_sizes_differ_at_a_construction_is_an_error():
+    # FeedForward(dim=width) takes mult = 4: its norm of dim·4 meets a tensor of dim
+    source = HEAD + textwrap.dedent(
+        """
+        class FeedForward(nn.Module):
+            def __init__(self, dim, mult=4):
+                super().__init__()
+                inner = dim * mult
+                self.norm = nn.LayerNorm(inner)
+                self.up = nn.Linear(dim, inner)
+
+            def forward(self, x):
+                return self.up(self.norm(x))
+
+
+        class Model(nn.Module):
+            def __init__(self, widths):
+                super().__init__()
+                self.layers = nn.ModuleList([FeedForward(dim=width) for width in widths])
+
+            def forward(self, x):
+                return self.layers[0](x)
+        """
+    )
+    assert torch_raises(source, "Model((48,))", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321"
+    assert message.endswith("line 20 constructs FeedForward with width and 4·width")
