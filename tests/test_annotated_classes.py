@@ -191,9 +191,10 @@ class DepthWise(nn.Module):
 
 def test_sizes_fixed_on_the_way_contradict_the_annotated_return():
     # a took 48 (dim_in = 48); b needs dim_out = dim_in, so dim_out is 48 where
-    # the return says 96: no sizes run this forward as annotated
+    # the return says 96: no sizes run this forward as annotated; and b needs
+    # dim_in = dim_out, which nothing in the file passes (SHP321)
     source = CHAIN.format(b_in="dim_in")
-    assert _errors(source) == ["13 SHP306"]
+    assert _errors(source) == ["13 SHP306", "13 SHP321"]
     message = next(d.message for d in diagnose(source) if d.code == "SHP306")
     assert "dim_out = 48" in message
     assert _errors(CHAIN.format(b_in="dim_out")) == []

@@ -65,10 +65,11 @@ def test_an_off_by_one_length_is_an_error():
 
 @pytest.mark.parametrize("out", ["dim", "hidden"])
 def test_sizes_that_may_agree_are_not_errors(out):
-    # `hidden` may equal `dim`: two names are a constraint, not a conflict
-    source = _block(out)
+    # `hidden` may equal `dim`: two names are a constraint, which the file's one
+    # construction meets (nothing constructing Block is SHP321: test_independent_sizes)
+    source = _block(out) + "\n\nblock = Block(48, 48)\n"
     assert not _errors(source)
-    assert not torch_raises(source, "Block(48, 48)", (2, 5, 48))
+    assert not torch_raises(source, "block", (2, 5, 48))
 
 
 def test_check_dim_sizes_the_constructor_parameters_of_every_class():
@@ -84,7 +85,8 @@ def test_check_dim_sizes_the_constructor_parameters_of_every_class():
         """
     )
     assert torch_raises(source, "FeedForward(48, 96)", (2, 5, 48))
-    assert not _errors(source)  # two names: `hidden_dim` may be `dim`
+    # two names: `hidden_dim` may be `dim`, which nothing constructing the class passes
+    assert [code for _, code, _ in _errors(source)] == ["SHP321"]
     ((_, code, message),) = _errors(source, check_dims={"dim": 48, "hidden_dim": 96})
     assert code == "SHP307" and "48 in Linear(in_features=48) must equal 96" in message
     assert not _errors(source, check_dims={"dim": 48, "hidden_dim": 48})

@@ -1,8 +1,11 @@
 """Plain `check` on sizes a constructor takes separately (issue 25): an op that needs
-two of them equal states the constraint (SHP318, a warning: released code ties such
-pairs in its callers); formulas no positive sizes make equal (`dim` and `2·dim`) are
-errors in every op that compares sizes. Torch judges each case at sizes that all
-differ: the code flagged raises."""
+two of them equal states the constraint, which the constructions of the class in the
+file decide (size_ties.py): none, or one passing two different numbers, is an error
+(SHP321, the constraint handed on through constructors that forward their own
+parameters); every one passing equal values, nothing; a construction the analysis
+cannot decide leaves the warning (SHP318). Formulas no positive sizes make equal
+(`dim` and `2·dim`) are errors in every op that compares sizes. Torch judges each
+case at sizes that all differ: the code flagged raises."""
 
 from __future__ import annotations
 
@@ -38,31 +41,32 @@ FEED_FORWARD = _module(
 )
 
 
-def test_a_layer_of_dim_fed_hidden_dim_states_the_constraint():
+def test_a_layer_of_dim_fed_hidden_dim_in_a_class_nothing_constructs_is_an_error():
     assert torch_raises(FEED_FORWARD, "Block(48, 96)", (2, 5, 48))
-    assert not _found(FEED_FORWARD, "error")
-    ((line, code, message),) = _found(FEED_FORWARD, "warning")
-    assert code == "SHP318" and line == 12
+    assert not _found(FEED_FORWARD, "warning")
+    ((line, code, message),) = _found(FEED_FORWARD, "error")
+    assert code == "SHP321" and line == 12
     assert "dim in Linear(in_features=dim) must equal hidden_dim" in message
     assert "this needs dim = hidden_dim" in message
+    assert message.endswith("nothing in this file constructs Block")
 
 
-def test_a_residual_of_another_width_states_the_constraint():
+def test_a_residual_of_another_width_is_an_error():
     source = _module("self.proj = nn.Linear(dim, hidden_dim)\n", "return x + self.proj(x)\n")
     assert torch_raises(source, "Block(48, 96)", (2, 5, 48))
-    ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP318" and "(dim vs hidden_dim)" in message
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "(dim vs hidden_dim)" in message
 
 
-def test_a_product_of_sizes_against_a_size_states_the_constraint():
+def test_a_product_of_sizes_against_a_size_is_an_error():
     source = _module(
         "inner = heads * dim_head\nself.to_v = nn.Linear(dim, inner)\nself.out = nn.Linear(dim, dim)\n",
         "return self.out(self.to_v(x))\n",
         params="dim, heads=8, dim_head=64",
     )
     assert torch_raises(source, "Block(48, 4, 16)", (2, 5, 48))
-    ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP318" and "this needs dim = dim_head·heads" in message
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "this needs dim = dim_head·heads" in message
 
 
 def test_the_analysis_goes_on_under_the_constraint():
@@ -117,14 +121,14 @@ def test_a_conv_fed_half_its_channels_is_an_error():
     assert code == "SHP309" and "expect 2·dim input channels, got dim" in message
 
 
-def test_a_batch_norm_of_another_width_after_a_conv_states_the_constraint():
+def test_a_batch_norm_of_another_width_after_a_conv_is_an_error():
     source = _module(
         "self.a = nn.Conv2d(dim, hidden_dim, 3, padding=1)\nself.bn = nn.BatchNorm2d(dim)\n",
         "b, c, h, w = x.shape\nreturn self.bn(self.a(x))\n",
     )
     assert torch_raises(source, "Block(8, 6)", (2, 8, 5, 5))
-    ((_, code, message),) = _found(source, "warning")
-    assert code == "SHP318" and "this needs hidden_dim = dim" in message
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "this needs hidden_dim = dim" in message
 
 
 def test_a_size_a_submodule_was_given_no_value_for_is_not_the_callers_name():
@@ -248,3 +252,129 @@ def test_a_size_that_may_be_one_broadcasts_with_a_tensor_of_unknown_rank():
     )
     assert not torch_raises(source, "Block(1, 6)", (2, 6, 5, 5))
     assert not _found(source, "error")
+
+
+# A model class built by its users, handing its sizes on to the layer that needs them
+# equal: ViT(dim, mlp_dim) -> Transformer(dim, mlp_dim) -> FeedForward(dim, hidden_dim).
+FORWARDED = HEAD + textwrap.dedent(
+    """
+    class FeedForward(nn.Module):
+        def __init__(self, dim, hidden_dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(hidden_dim)
+            self.up = nn.Linear(dim, hidden_dim)
+
+        def forward(self, x):
+            return self.up(self.norm(x))
+
+
+    class Transformer(nn.Module):
+        def __init__(self, dim, depth, mlp_dim):
+            super().__init__()
+            self.layers = nn.ModuleList([FeedForward(dim, mlp_dim) for _ in range(depth)])
+
+        def forward(self, x):
+            for ff in self.layers:
+                x = ff(x)
+            return x
+
+
+    class Model(nn.Module):
+        def __init__(self, *, dim, mlp_dim, depth=2):
+            super().__init__()
+            self.transformer = Transformer(dim, depth, mlp_dim=mlp_dim)
+
+        def forward(self, x):
+            return self.transformer(x)
+    """
+)
+
+
+def test_the_constraint_is_handed_on_through_forwarding_constructors():
+    assert torch_raises(FORWARDED, "Model(dim=48, mlp_dim=96)", (2, 5, 48))
+    assert not torch_raises(FORWARDED, "Model(dim=48, mlp_dim=48)", (2, 5, 48))
+    errors = _found(FORWARDED, "error")
+    assert [(line, code) for line, code, _ in errors] == [(13, "SHP321")]
+    message = errors[0][2]
+    assert "this needs dim = hidden_dim" in message
+    assert "line 19 passes it on as Transformer's dim = mlp_dim" in message
+    assert "line 30 passes it on as Model's dim = mlp_dim" in message
+    assert message.endswith("nothing in this file constructs Model")
+
+
+def test_constructions_that_pass_one_value_twice_meet_the_constraint():
+    # every construction passes equal values: torch runs them, nothing to say
+    source = FORWARDED.replace("Transformer(dim, depth, mlp_dim=mlp_dim)", "Transformer(dim, depth, dim)")
+    source += "\n\nwide = Transformer(96, 1, 96)\n"
+    assert not torch_raises(source, "Model(dim=48, mlp_dim=96)", (2, 5, 48))
+    assert not torch_raises(source, "lambda x: wide(x.repeat(1, 1, 2))", (2, 5, 48))
+    found = _found(source, "error") + _found(source, "warning")
+    assert not [f for f in found if f[1] in ("SHP318", "SHP321")]
+
+
+def test_a_construction_with_two_different_numbers_is_an_error():
+    source = FEED_FORWARD + "\n\nblock = Block(48, 96)\n"
+    assert torch_raises(source, "block", (2, 5, 48))
+    ((line, code, message),) = _found(source, "error")
+    assert code == "SHP321" and line == 12
+    assert message.endswith("line 15 constructs Block with 48 and 96")
+
+
+def test_constructions_the_analysis_cannot_decide_leave_the_warning():
+    # widths picked at run time, the class handed out as a value, **kwargs over the
+    # two: constructions that may pass equal sizes (torch runs those) or not
+    for tail in (
+        "def build(widths):\n    return Block(widths[0], widths[1])\n",
+        "def build(widths, cls=Block):\n    return cls(*widths)\n",
+        "def build(sizes):\n    return Block(**sizes)\n",
+    ):
+        source = FEED_FORWARD + "\n\n" + tail
+        assert torch_raises(source, "build((48, 96)) if 'sizes' not in build.__code__.co_varnames "
+                            "else build(dict(dim=48, hidden_dim=96))", (2, 5, 48))
+        assert not torch_raises(source, "build((48, 48)) if 'sizes' not in build.__code__.co_varnames "
+                                "else build(dict(dim=48, hidden_dim=48))", (2, 5, 48))
+        assert not _found(source, "error"), tail
+        assert [f[1] for f in _found(source, "warning")] == ["SHP318"], tail
+
+
+def test_a_construction_in_a_closure_of_the_constructor_hands_the_constraint_on():
+    # `block = lambda: FeedForward(dim, mlp_dim)` reads Transformer's own parameters
+    source = FORWARDED.replace(
+        "self.layers = nn.ModuleList([FeedForward(dim, mlp_dim) for _ in range(depth)])",
+        "block = lambda: FeedForward(dim, mlp_dim)\n"
+        "        self.layers = nn.ModuleList([block() for _ in range(depth)])",
+    )
+    assert torch_raises(source, "Model(dim=48, mlp_dim=96)", (2, 5, 48))
+    assert not torch_raises(source, "Model(dim=48, mlp_dim=48)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "passes it on as Transformer's dim = mlp_dim" in message
+
+
+def test_a_default_that_makes_the_sizes_differ_at_a_construction_is_an_error():
+    # FeedForward(dim=width) takes mult = 4: its norm of dim·4 meets a tensor of dim
+    source = HEAD + textwrap.dedent(
+        """
+        class FeedForward(nn.Module):
+            def __init__(self, dim, mult=4):
+                super().__init__()
+                inner = dim * mult
+                self.norm = nn.LayerNorm(inner)
+                self.up = nn.Linear(dim, inner)
+
+            def forward(self, x):
+                return self.up(self.norm(x))
+
+
+        class Model(nn.Module):
+            def __init__(self, widths):
+                super().__init__()
+                self.layers = nn.ModuleList([FeedForward(dim=width) for width in widths])
+
+            def forward(self, x):
+                return self.layers[0](x)
+        """
+    )
+    assert torch_raises(source, "Model((48,))", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321"
+    assert message.endswith("line 20 constructs FeedForward with width and 4·width")

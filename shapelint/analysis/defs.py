@@ -91,6 +91,9 @@ class Analyzer(Protocol):
     project_links: dict[str, tuple[str, str | None]]
     guarded_classes: dict[int, str]
     used_modules: set
+    tree: ast.Module
+    result: Any  # the ModuleResult its run fills
+    ties: dict[str, tuple | None]  # a constraint's message -> (class, side, side)
 
     def bind_project(
         self, project: Any, root: tuple[str, ...], modname: str, path: str
@@ -99,6 +102,8 @@ class Analyzer(Protocol):
     def prepare(self) -> None: ...
 
     def class_of(self, key: str) -> ClassDef | None: ...
+
+    def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]: ...
 
     def eval(self, node: ast.expr | None, frame: Frame, depth: int = 0) -> Value: ...
 

@@ -41,6 +41,7 @@ from shapelint.analysis import (
     recursion,
     scalars,
     sequences,
+    size_ties,
     statement_exec,
     statements,
     unify,
@@ -68,6 +69,7 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops import backward
 from shapelint.ops.saved import storage_of
+from shapelint.ops.shape_rules import CAT, MATMUL, SIGNATURE
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
@@ -92,6 +94,10 @@ from shapelint.ops.values import (
 from shapelint.options import AnalysisOptions
 
 ASSUMED_EQUAL = "SHP318"
+# The op codes whose sizes must be equal, with no broadcasting: a matrix product's
+# inner size (a Linear's in_features), an op's signature (conv channels, a norm's
+# shape), cat's other sizes.
+_EXACT = frozenset({MATMUL, SIGNATURE, CAT})
 LEARNED_EQUAL = "SHP320"
 MAX_EXPR_DEPTH = 150
 _MAX_QUOTED = 120  # longest pattern quoted whole in a message  # deeper expressions evaluate to UNKNOWN instead of recursing on
@@ -269,6 +275,10 @@ class ModuleAnalyzer:
         self.joined_sizes: dict[tuple[str, int], str] = {}
         self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
         self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
+        # The class whose sizes each method run now on the stack declared independent,
+        # and the constraints (SHP318) found between them, by message (size_ties.py).
+        self._size_owners: list[tuple[ClassDef, frozenset[str]]] = []
+        self.ties: dict[str, tuple | None] = {}
         self._init_defaults: dict[str, dict[str, int]] = {}  # per __init__ (_constructor_defaults)
         self._module_ran = False  # the module's top level has run: its names are final
         # Specialized evaluation (`cost PATH::QUALNAME`): every project call runs
@@ -337,6 +347,7 @@ class ModuleAnalyzer:
                 # that read the class's attributes for its other methods reported them.
                 self.summary(init.qualname)
         lambdas.check_uncalled(self)
+        size_ties.settle(self, ASSUMED_EQUAL)
         self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))
@@ -480,11 +491,25 @@ class ModuleAnalyzer:
         if not issue.assumes:
             return issue
         a, b = issue.assumes
-        return OpIssue(
-            ASSUMED_EQUAL,
-            f"{issue.message}; this needs {a} = {b}, sizes the constructor takes separately",
-            issue.where,
-        )
+        message = f"{issue.message}; this needs {a} = {b}, sizes the constructor takes separately"
+        self._note_tie(message, issue)
+        return OpIssue(ASSUMED_EQUAL, message, issue.where)
+
+    def _note_tie(self, message: str, issue: OpIssue) -> None:
+        """The constraint a message states, with the class whose constructor takes
+        its sizes (the innermost method run whose class declared them all) and
+        whether the op needs the two sizes equal or broadcasts them (where 1 meets
+        any size). One message two classes' runs state alike is left a warning (None)."""
+        if len(issue.sides) != 2:
+            return
+        a, b = issue.sides
+        names = a.names() | b.names()
+        owner = next((cd for cd, sizes in reversed(self._size_owners) if names <= sizes), None)
+        tie = (owner, a, b, issue.code in _EXACT) if owner is not None else None
+        known = self.ties.get(message, tie)
+        if known is None or tie is None or known[0] is not owner or known[1:] != tie[1:]:
+            tie = None
+        self.ties[message] = tie
 
     def report_issue(self, issue: OpIssue, call: ast.Call, pattern_node: ast.expr | None) -> None:
         where = issue.where
@@ -612,6 +637,7 @@ class ModuleAnalyzer:
         self, fd: FuncDef, learnt: dict[str, TensorV]
     ) -> tuple[_Frame, list[tuple[str, Value]]]:
         frame = _Frame(fd, fd.qualname)
+        owner = None
         self._declare_annotated_names(fd)
         self_value: Value = UNKNOWN
         if fd.cls is not None and not _is_static(fd.node):
@@ -621,10 +647,11 @@ class ModuleAnalyzer:
         if fd.cls is not None and fd.node.name != "__init__":
             # A name the method binds itself (`b, dim, c = x.shape`) is not the
             # constructor's, whatever it is called.
-            sizes, compared = self._constructor_sizes(fd.cls)
+            sizes, compared = self.constructor_sizes(fd.cls)
             if sizes:  # (the method is walked only then)
                 own = {p for p, _ in params} | stored_names(fd.node)
                 declare_independent(sizes - own, compared)
+                owner = (fd.cls, frozenset(sizes - own))
             # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
             # sizes the caller's input picks, as a pattern's names on it would be
             # (SHP320); a name spelt like a constructor's size is that size.
@@ -643,7 +670,13 @@ class ModuleAnalyzer:
             frame.hoists = True
         if fd.node.name == "__init__" and fd.cls is not None:
             frame.env["self"] = SelfRecorder(fd.cls.key)
-        self._exec_block(fd.node.body, frame)
+        if owner is not None:
+            self._size_owners.append(owner)
+        try:
+            self._exec_block(fd.node.body, frame)
+        finally:
+            if owner is not None:
+                self._size_owners.pop()
         return frame, params
 
     def _summarize(
@@ -829,7 +862,7 @@ class ModuleAnalyzer:
         if handler is not None:
             handler(self, stmt, frame, module_level)
 
-    def _constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
+    def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
         """The sizes a caller passes the class's constructor one by one (`dim`,
         `hidden_dim`, `heads=8`), and the pairs of them its code compares."""
         got = self._ctor_sizes.get(cd.key)

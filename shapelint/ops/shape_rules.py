@@ -364,7 +364,7 @@ def _assumed(x: Dim, y: Dim) -> dict:
     if pair is not None:
         return {"assumes": pair, "learned": True}
     pair = assumed_equal(x, y)
-    return {"assumes": pair} if pair is not None else {}
+    return {"assumes": pair, "sides": (x, y)} if pair is not None else {}
 
 
 def _only_when(x: Dim, y: Dim) -> str:

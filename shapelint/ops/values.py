@@ -363,6 +363,9 @@ class OpIssue:
     # Two independent sizes the op needs equal (`dim`, `hidden_dim`: constructor
     # parameters nothing relates): the conflict holds unless a caller passes equal values.
     assumes: tuple = ()
+    # The two formulas themselves, where `assumes` names two of the constructor's: the
+    # constraint the constructions of the class discharge (analysis/size_ties.py).
+    sides: tuple = ()
     # `assumes` pairs a size a use named (an einops axis) with the constructor's.
     learned: bool = False
     # Sizes an op before on this path fixed (`dim = 48`: LayerNorm(dim) took an
