@@ -24,6 +24,7 @@ from shapelint.analysis import (
     call_path,
     call_resolution,
     choices,
+    dataclass_runtime,
     dynamic,
     expressions,
     folding,
@@ -1087,6 +1088,13 @@ class ModuleAnalyzer:
                     key = self.eval(target.slice, frame)
                     self._call_method(container, "__setitem__", call, [key, value], {}, frame)
                     return
+                # dict's own store into a dict subclass's entries
+                changed = modules.entries_assigned(container, self.eval(target.slice, frame), value)
+                if isinstance(changed, modules.SelfRecorder):
+                    return
+                if changed is not None:
+                    modules.store(self, holder, changed, frame)
+                    return
             if isinstance(holder, ast.Attribute):
                 self.outer_writes += 1
                 if self.trial:
@@ -1397,6 +1405,8 @@ class ModuleAnalyzer:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.ntuple(qual, args, kwargs)
+        if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
+            scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None:
