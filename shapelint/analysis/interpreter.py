@@ -1088,11 +1088,17 @@ class ModuleAnalyzer:
                     key = self.eval(target.slice, frame)
                     self._call_method(container, "__setitem__", call, [key, value], {}, frame)
                     return
-                # dict's own store into a dict subclass's entries
-                changed = modules.entries_assigned(container, self.eval(target.slice, frame), value)
-                if isinstance(changed, modules.SelfRecorder):
-                    return
-                if changed is not None:
+                if modules.holds_entries(container):
+                    # dict's own store into a dict subclass's entries (the key
+                    # evaluated once: it may run ops)
+                    key = self.eval(target.slice, frame)
+                    if isinstance(container, modules.SelfRecorder):
+                        # the instance being built changes: a store that outlives the frame
+                        self.outer_writes += 1
+                        if not self.trial:
+                            modules.entries_assigned(container, key, value)
+                        return
+                    changed = modules.entries_assigned(container, key, value)
                     modules.store(self, holder, changed, frame)
                     return
             if isinstance(holder, ast.Attribute):

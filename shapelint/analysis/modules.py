@@ -679,6 +679,13 @@ def mapping_item(me: Value, key: Value) -> Value | None:
     return UNKNOWN
 
 
+def holds_entries(me: Value) -> bool:
+    """Whether me is an instance of a dict subclass (its entries kept apart)."""
+    if isinstance(me, SelfRecorder):
+        return ITEMS in me.attrs
+    return isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs)
+
+
 def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
     """`me[key] = value` where me is an instance of a dict subclass whose class
     defines no `__setitem__` of its own: dict's store into its entries. The
@@ -2524,6 +2531,10 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None and isinstance(me, SelfRecorder) and ITEMS in me.attrs and frame.func:
         if frame.func.cls is not None and torch_base(an, frame.func.cls) == MAPPING:
+            if meth in MAPPING_MUTATORS:  # a change to the instance being built
+                an.outer_writes += 1
+                if an.trial:
+                    return None
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None:
         return NoneV() if meth == "__init__" else None
