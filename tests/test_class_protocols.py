@@ -388,6 +388,31 @@ CASES = {
         """,
         "exact",
     ),
+    # a base the analysis does not read as a class (made by make_dataclass) may bring
+    # fields: fields() is not known (it gave 1 field, 256 FLOPs, for torch's 2 and 512)
+    "dataclass_fields_of_an_unread_base": (
+        """
+        from dataclasses import dataclass, fields, make_dataclass
+
+        Base = make_dataclass("Base", [("extra", int, 3)])
+
+        @dataclass
+        class Cfg(Base):
+            depth: int = 2
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = len(fields(Cfg))
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
     # a field given a value keeps it: __dict__ holds what construction set
     "dataclass_instance_dict_holds_the_arguments": (
         """

@@ -36,8 +36,11 @@ def fields(an: Analyzer, args: list[Value], kwargs: dict) -> Value | None:
     cd = _dataclass_of(an, args[0])
     if cd is None:
         return None
+    found = _all_fields(an, cd, frozenset())
+    if found is None:
+        return None
     out = []
-    for name, default in _all_fields(an, cd, frozenset()).items():
+    for name, default in found.items():
         out.append(ObjectV(FIELD_KIND, (("name", StrV(name)), ("default", default))))
     return TupleV(tuple(out))
 
@@ -70,13 +73,20 @@ def _dataclass_of(an: Analyzer, v: Value) -> ClassDef | None:
     return cd if cd is not None and is_dataclass(cd) else None
 
 
-def _all_fields(an: Analyzer, cd: ClassDef, seen: frozenset) -> dict[str, Value]:
+def _all_fields(an: Analyzer, cd: ClassDef, seen: frozenset) -> dict[str, Value] | None:
     """Every field of cd in fields()' order (init=False ones too): a base's first,
-    a redefined one in its first place with its last default."""
+    a redefined one in its first place with its last default. None where a base
+    is neither read nor one that has no fields (a dataclass of a library would)."""
+    bases = base_classes(an, cd)
+    if len(bases) != len(cd.node.bases) and not _plain_bases(cd.owner or an, cd, bases):
+        return None
     out: dict[str, Value] = {}
-    for base in reversed(base_classes(an, cd)):
+    for base in reversed(bases):
         if base.key not in seen and is_dataclass(base):
-            out.update(_all_fields(base.owner or an, base, seen | {cd.key}))
+            more = _all_fields(base.owner or an, base, seen | {cd.key})
+            if more is None:
+                return None
+            out.update(more)
     for stmt in cd.node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
@@ -84,6 +94,35 @@ def _all_fields(an: Analyzer, cd: ClassDef, seen: frozenset) -> dict[str, Value]
             continue
         out[stmt.target.id] = _default(stmt.value)
     return out
+
+
+# Bases that bring no dataclass fields
+_FIELDLESS = frozenset(
+    {
+        "object",
+        "dict",
+        "builtins.object",
+        "builtins.dict",
+        "collections.OrderedDict",
+        "typing.OrderedDict",
+        "abc.ABC",
+        "typing.Generic",
+        "typing.Protocol",
+    }
+)
+
+
+def _plain_bases(an: Analyzer, cd: ClassDef, read: list) -> bool:
+    """Whether every base of cd the analysis did not read is one without fields."""
+    names = {b.name for b in read}
+    for b in cd.node.bases:
+        node = b.value if isinstance(b, ast.Subscript) else b  # Generic[T]
+        if isinstance(node, ast.Name) and node.id in names:
+            continue
+        qual = an.imports.resolve(node) or (node.id if isinstance(node, ast.Name) else None)
+        if qual not in _FIELDLESS:
+            return False
+    return True
 
 
 def _default(node: ast.expr | None) -> Value:
