@@ -44,6 +44,7 @@ EXACT = [
     "Filled",
     "AugmentedAlias",
     "Listed",
+    "EntriesOut",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper"]

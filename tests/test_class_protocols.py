@@ -356,6 +356,165 @@ CASES = {
         """,
         "exact",
     ),
+    # dataclasses.fields(self) and self.__dict__ in __post_init__ (transformers'
+    # ModelOutput walks both): the fields left None are given 3, so the loop runs 6 times
+    "dataclass_fields_and_instance_dict": (
+        """
+        from dataclasses import dataclass, field, fields
+
+        @dataclass
+        class Cfg:
+            width: int = 8
+            depth: int = None
+            extra: int = None
+            table: dict = field(default_factory=dict)
+
+            def __post_init__(self):
+                for f in fields(self)[1:]:
+                    if self.__dict__.get(f.name) is None and f.default is None:
+                        setattr(self, f.name, 3)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                c = Cfg()
+                self.n = c.depth + c.extra + len(fields(Cfg)) - 4
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # a base the analysis does not read as a class (made by make_dataclass) may bring
+    # fields: fields() is not known (it gave 1 field, 256 FLOPs, for torch's 2 and 512)
+    "dataclass_fields_of_an_unread_base": (
+        """
+        from dataclasses import dataclass, fields, make_dataclass
+
+        Base = make_dataclass("Base", [("extra", int, 3)])
+
+        @dataclass
+        class Cfg(Base):
+            depth: int = 2
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = len(fields(Cfg))
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # a field given a value keeps it: __dict__ holds what construction set
+    "dataclass_instance_dict_holds_the_arguments": (
+        """
+        from dataclasses import dataclass, fields
+
+        @dataclass
+        class Cfg:
+            depth: int = None
+
+            def __post_init__(self):
+                if self.__dict__.get(fields(self)[0].name) is None:
+                    self.depth = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.n = Cfg(depth=4).depth
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # a dataclass subclass of OrderedDict (transformers' ModelOutput): dict.__new__
+    # gives it no entries, its __post_init__ enters the fields that are not None
+    # through dict's own __setitem__; len() counts the entries (2), not the fields
+    "dataclass_dict_entries_from_post_init": (
+        """
+        from collections import OrderedDict
+        from dataclasses import dataclass, fields
+
+        @dataclass
+        class Opts(OrderedDict):
+            a: int = None
+            b: int = 2
+            c: int = 3
+
+            def __post_init__(self):
+                for f in fields(self):
+                    v = self.__dict__.get(f.name)
+                    if v is not None:
+                        self[f.name] = v
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                o = Opts()
+                self.n = len(o) + o["c"]
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
+    # `b[k] = v` on an instance of a dict subclass with no __setitem__ of its own
+    # is dict's: the entry is there (it was left out: `if b:` false, 256 for 512)
+    "dict_subclass_store_from_outside": (
+        """
+        class Bag(dict):
+            pass
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                b = Bag()
+                b["k"] = 1
+                if b:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+    # ... and len() and b[k] read its entries, as dict's own methods do
+    "dict_subclass_len_and_item": (
+        """
+        class Bag(dict):
+            pass
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                b = Bag()
+                b["k"] = 2
+                b["j"] = 1
+                for _ in range(len(b) + b["k"]):
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
 }
 
 

@@ -92,6 +92,9 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
         return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
     if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return IntV(Expr.const(len(v.attrs)))
+    entries = modules.mapping_entries(an, v)
+    if entries is not None:  # dict.__len__ of a dict subclass's instance
+        return IntV(Expr.const(len(entries.attrs)))
     return None
 
 

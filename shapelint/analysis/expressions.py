@@ -17,6 +17,7 @@ from shapelint.analysis import (
     attribute_hooks,
     attributes,
     branches,
+    dataclass_runtime,
     decorators,
     folding,
     indexing,
@@ -289,6 +290,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         cls = pytypes.instance_class(an, base)
         if cls is not None:
             return cls
+    if isinstance(base, SelfRecorder) and node.attr == "__dict__" and an.specialize:
+        held = dataclass_runtime.recorder_dict(an, base)
+        if held is not None:
+            return held
     if isinstance(base, SelfRecorder):
         if node.attr in base.attrs:
             if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
@@ -386,14 +391,18 @@ def _saves_index(an: Analyzer, node, frame: Frame, base: TensorV, index, value) 
     an.record(node, frame, "operator.getitem", None, [base], value, cost)
 
 
+_INSTANCES = ("<class>", modules.CONFIG_PREFIX)  # instances of project classes
+
+
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
     item = modules.subscript(base, idx, node)
     if item is not None:
         return item
-    if isinstance(base, ObjectV) and base.kind.startswith("<class>") and an.specialize:
-        if "__getitem__" in an.class_methods(base.kind[7:]):  # a mapping class of the project
+    if isinstance(base, ObjectV) and base.kind.startswith(_INSTANCES) and an.specialize:
+        # a mapping class of the project (a dataclass one too: ModelOutput)
+        if "__getitem__" in an.class_methods(base.kind.partition(">")[2]):
             call = ast.copy_location(
                 ast.Call(ast.Attribute(node.value, "__getitem__", ast.Load()), [node.slice], []),
                 node,

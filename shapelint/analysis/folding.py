@@ -12,6 +12,7 @@ from shapelint.analysis import pytypes
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
+    CONFIG_PREFIX,
     DICT_KINDS,
     ITEMS,
     ClassRefV,
@@ -117,7 +118,11 @@ def _mapping_truth(an: Analyzer | None, v: ObjectV) -> bool | None:
     items = v.attr(ITEMS)
     if an is None or not (isinstance(items, ObjectV) and items.kind in DICT_KINDS):
         return None
-    cd = an.class_of(v.kind[len("<class>") :]) if v.kind.startswith("<class>") else None
+    cd = (
+        an.class_of(v.kind.partition(">")[2])
+        if v.kind.startswith(("<class>", CONFIG_PREFIX))
+        else None
+    )
     if cd is None or any(find_method(an, cd, m) is not None for m in ("__bool__", "__len__")):
         return None
     return bool(items.attrs)

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     call_path,
     call_resolution,
     choices,
+    dataclass_runtime,
     dynamic,
     expressions,
     folding,
@@ -1156,6 +1157,19 @@ class ModuleAnalyzer:
                     key = self.eval(target.slice, frame)
                     self._call_method(container, "__setitem__", call, [key, value], {}, frame)
                     return
+                if modules.holds_entries(container):
+                    # dict's own store into a dict subclass's entries (the key
+                    # evaluated once: it may run ops)
+                    key = self.eval(target.slice, frame)
+                    if isinstance(container, modules.SelfRecorder):
+                        # the instance being built changes: a store that outlives the frame
+                        self.outer_writes += 1
+                        if not self.trial:
+                            modules.entries_assigned(container, key, value)
+                        return
+                    changed = modules.entries_assigned(container, key, value)
+                    modules.store(self, holder, changed, frame)
+                    return
             if isinstance(holder, ast.Attribute):
                 self.outer_writes += 1
                 if self.trial:
@@ -1470,6 +1484,8 @@ class ModuleAnalyzer:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.ntuple(qual, args, kwargs)
+        if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
+            scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None:

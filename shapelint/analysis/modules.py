@@ -495,6 +495,8 @@ def construct_config(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
             values[name] = _default_value(where, default, top)
         else:
             values[name] = UNKNOWN
+    if torch_base(an, cd) == MAPPING:  # dict.__new__'s empty entries
+        values[ITEMS] = dict_value({})
     post = find_method(an, cd, "__post_init__")
     if post is not None:
         recorder = SelfRecorder(cd.key)
@@ -617,6 +619,20 @@ MAPPING = "builtins.dict"  # a project class deriving from dict or OrderedDict
 _MAPPINGS = {MAPPING, "collections.OrderedDict", "typing.OrderedDict"}
 
 
+def mapping_entries(an: Analyzer, me: Value) -> ObjectV | None:
+    """The entries of an instance of a dict subclass, known key by key, where its
+    class leaves `__len__` and iteration to dict; None otherwise."""
+    if not (isinstance(me, ObjectV) and me.kind.startswith(("<class>", CONFIG_PREFIX))):
+        return None
+    items = me.attr(ITEMS) if any(k == ITEMS for k, _ in me.attrs) else None
+    if not (isinstance(items, ObjectV) and items.kind == DICT_KIND):
+        return None
+    cd = an.class_of(me.kind.partition(">")[2])
+    if cd is None or any(find_method(an, cd, m) for m in ("__len__", "__iter__", "keys")):
+        return None
+    return items
+
+
 def mapping_item(me: Value, key: Value) -> Value | None:
     """`inst[key]` of an instance of a dict subclass, as dict.__getitem__ answers;
     None when me is not one."""
@@ -628,28 +644,65 @@ def mapping_item(me: Value, key: Value) -> Value | None:
     return UNKNOWN
 
 
-def _dict_method(me: ObjectV, meth: str, args: list | None, frame) -> Value | None:
+def holds_entries(me: Value) -> bool:
+    """Whether me is an instance of a dict subclass (its entries kept apart)."""
+    if isinstance(me, SelfRecorder):
+        return ITEMS in me.attrs
+    return isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs)
+
+
+def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
+    """`me[key] = value` where me is an instance of a dict subclass whose class
+    defines no `__setitem__` of its own: dict's store into its entries. The
+    instance being built changes in place (and is returned); a built one is
+    returned changed. None when me holds no entries."""
+    if isinstance(me, SelfRecorder) and ITEMS in me.attrs:
+        items = me.attrs[ITEMS]
+    elif isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs):
+        items = me.attr(ITEMS)
+    else:
+        return None
+    known = isinstance(items, ObjectV) and items.kind == DICT_KIND
+    new = item_assigned(items, key, value) if known else None
+    return _with_entries(me, new if new is not None else UNKNOWN)
+
+
+def _with_entries(me: ObjectV | SelfRecorder, items: Value) -> Value:
+    if isinstance(me, SelfRecorder):
+        me.attrs[ITEMS] = items
+        return me
+    attrs = dict(me.attrs)
+    attrs[ITEMS] = items
+    return ObjectV(me.kind, tuple(attrs.items()))
+
+
+def _dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame) -> Value | None:
     """`super().name(...)` in a method of a dict subclass: dict's own method on the
     instance's entries (a dict known key by key: a key it lacks is absent). A store
     rebinds `self` in the method's frame, which the caller takes back as any
-    change a method makes to its `self` (in_place.py); a change dict's method
-    makes that is not modelled here leaves `self` unknown. args None: keywords
-    were given."""
+    change a method makes to its `self` (in_place.py); the instance being built
+    (a dataclass's `__post_init__`) changes in place. A change dict's method makes
+    that is not modelled here leaves the entries unknown. args None: keywords were
+    given."""
+    building = isinstance(me, SelfRecorder)
     if args is None:
-        if meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+        if meth in MAPPING_MUTATORS and building:
+            me.attrs[ITEMS] = UNKNOWN
+        elif meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
             frame.env["self"] = UNKNOWN
         return None
-    items = me.attr(ITEMS)
+    items = me.attrs.get(ITEMS, UNKNOWN) if building else me.attr(ITEMS)
     known = isinstance(items, ObjectV) and items.kind == DICT_KIND
     key = args[0] if args else None
     name = key.value if isinstance(key, StrV) else None
     if meth == "__getitem__" and len(args) == 1:
+        if building:
+            return items.attr(name) if known and name is not None else UNKNOWN
         return mapping_item(me, key)
     if meth == "__setitem__" and len(args) == 2:
-        new = item_assigned(items, key, args[1]) if known else UNKNOWN
-        attrs = dict(me.attrs)
-        attrs[ITEMS] = new if new is not None else UNKNOWN
-        frame.env["self"] = ObjectV(me.kind, tuple(attrs.items()))
+        changed = entries_assigned(me, key, args[1])
+        if not building:
+            frame.env["self"] = changed
         return NoneV()
     if meth in ("get", "__contains__") and 1 <= len(args) <= (2 if meth == "get" else 1):
         if not known or name is None:
@@ -660,8 +713,10 @@ def _dict_method(me: ObjectV, meth: str, args: list | None, frame) -> Value | No
         return items.attr(name) if held else args[1] if len(args) == 2 else NoneV()
     if meth == "__len__" and not args and known:
         return IntV(Expr.const(len(items.attrs)))
-    if meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
-        frame.env["self"] = UNKNOWN  # a change to the entries not modelled
+    if meth in MAPPING_MUTATORS and building:
+        me.attrs[ITEMS] = UNKNOWN  # a change to the entries not modelled
+    elif meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+        frame.env["self"] = UNKNOWN
     return None
 
 
@@ -2462,6 +2517,13 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
         if base == MAPPING:
+            return _dict_method(me, meth, args if not kwargs else None, frame)
+    if fd is None and isinstance(me, SelfRecorder) and ITEMS in me.attrs and frame.func:
+        if frame.func.cls is not None and torch_base(an, frame.func.cls) == MAPPING:
+            if meth in MAPPING_MUTATORS:  # a change to the instance being built
+                an.outer_writes += 1
+                if an.trial:
+                    return None
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None:
         return NoneV() if meth == "__init__" else None

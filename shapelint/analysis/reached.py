@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from shapelint.analysis.modules import DICT_KINDS
+from shapelint.analysis.modules import DICT_KINDS, ITEMS
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, walk
 from shapelint.ops.values import UNKNOWN, ObjectV, TupleV, Value
@@ -36,7 +36,11 @@ def reached(returns: Value) -> set[int] | None:
 
 def _returned(v: Value) -> frozenset | None:
     """The Origins of the returned tensors that require grad, in tuples, lists
-    and dicts too; None where one is not seen into."""
+    and dicts too, and in the entries of an instance of a dict subclass (what its
+    `values()` gives, as a dict it is: transformers' ModelOutput); None where one
+    is not seen into."""
+    if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
+        return _returned(v.attr(ITEMS))
     if v is UNKNOWN or (isinstance(v, ObjectV) and v.kind not in DICT_KINDS):
         return None
     items = [a for _, a in v.attrs] if isinstance(v, ObjectV) else None

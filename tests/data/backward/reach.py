@@ -1,6 +1,8 @@
 """Modules whose forward makes tensors the loss does not reach: their backward
 does not run (tests/test_backward_reach.py checks each against torch)."""
 
+from collections import OrderedDict
+
 import torch
 from torch import nn
 from torch.autograd import Variable
@@ -304,3 +306,20 @@ class Listed(nn.Module):
 
     def forward(self, x):
         return self.l((x * self.keep).view_as(x))
+
+
+class Entries(OrderedDict):
+    """A dict subclass: the loss sums its entries' tensors (`out.values()`)."""
+
+
+class EntriesOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 16)
+
+    def forward(self, x):
+        out = Entries()
+        out["a"] = self.l(x)
+        out["b"] = self.k(x)
+        return out
