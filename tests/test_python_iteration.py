@@ -500,6 +500,26 @@ CASES = {
         dict(),
         dict(x=(2, 4)),
     ),
+    # tuple() and list() are empty: a zip with one stops before the module list's first
+    # layer, and the list a comprehension builds over one is empty too
+    "zip_of_an_empty_tuple_call_with_a_module_list": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, dims=tuple()):
+                super().__init__()
+                self.convs = nn.ModuleList([nn.Linear(a, dim) for a in dims])
+                self.extra = nn.ModuleList([nn.Linear(dim, dim)])
+                self.out = nn.Linear(dim, dim)
+
+            def forward(self, x, fmaps=None):
+                fmaps = fmaps if fmaps is not None else tuple()
+                outs = [f * 2 for f in list()] + [conv(f) for f, conv in zip(fmaps, self.extra)]
+                return torch.cat((self.out(x), *outs), dim=-1)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
