@@ -1917,6 +1917,9 @@ _FREE_METHODS = {
     "size",
     "dim",
     "numel",
+    # a tensor's layout and memory queried: a flag, nothing computed on the device
+    "is_contiguous",
+    "is_pinned",
     "append",
     "extend",
     # nn.Module's walks of its tree: they hand out what it holds, computing nothing
