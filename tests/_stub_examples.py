@@ -180,6 +180,8 @@ CALLS.update(
         "torch.kron": [((X(2, 3), X(4, 5)), {}), ((X(3), X(2, 2)), {})],
         "torch.nn.functional.bilinear": [((X(6, 3), X(6, 4), X(5, 3, 4), X(5)), {})],
         "torch.Tensor.unfold": [((X(2, 10), 1, 3, 2), {})],
+        "torch.narrow": [((X(2, 10), 1, 3, 4), {}), ((X(2, 10), -1, -4, 2), {})],
+        "torch.Tensor.narrow": [((X(2, 10), 0, 1, 1), {})],
         "torch.repeat_interleave": [((X(2, 3), 2), {"dim": 1}), ((X(2, 3), 3), {})],
         "torch.Tensor.repeat_interleave": [((X(2, 3), 2, 0), {})],
         "torch.diagonal": [((X(2, 3, 4),), {"dim1": 1, "dim2": 2}), ((X(3, 5), 1), {})],

@@ -230,3 +230,114 @@ def test_a_find_spec_guard_of_a_present_module_stays_undecided(tmp_path):
     # json is there: find_spec returns a spec, which the analysis does not make
     t = _target(tmp_path, GUARD.format(name="json"), "M")
     assert not t["complete"]
+
+
+WRAPPER = """
+from torch import nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, branch):
+        super().__init__()
+        self.branch = branch
+
+    def forward(self, x):
+        return self.branch(x) + x
+"""
+
+WRAPPED = """
+from torch import nn
+from fakewrap_hf import Wrap
+
+
+class Inner(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Outer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.wrap = Wrap(Inner(dim))
+
+    def forward(self, x):
+        return self.wrap(x)
+"""
+
+
+def _oracle(tmp_path, cls: str, roots: tuple[str, ...]) -> int:
+    """FlopCounterMode on the model file as Python imports it."""
+    sys.path.insert(0, str(tmp_path / "proj"))
+    try:
+        import model
+
+        return _measure(getattr(model, cls)(8), torch.randn(2, 8))
+    finally:
+        sys.path.remove(str(tmp_path / "proj"))
+        for name in [m for m in sys.modules if m.split(".")[0] in ("model", *roots)]:
+            del sys.modules[name]
+
+
+def test_an_installed_wrapper_runs_the_projects_layer_it_was_handed(tmp_path, monkeypatch):
+    """An installed package's module holding a layer of the user's file (a residual
+    wrapper built around it): its forward calls the project's class, whose file is
+    on no installed path."""
+    root = tmp_path / "site"
+    _write(root, "fakewrap_hf/__init__.py", WRAPPER)
+    monkeypatch.syspath_prepend(str(root))
+    tj = _target(tmp_path, WRAPPED, "Outer")
+    truth = _oracle(tmp_path, "Outer", ("fakewrap_hf",))
+    assert tj["complete"], tj["unknown"]
+    assert tj["flops_value"] == truth == 2 * 2 * 8 * 8
+
+
+FAKE_EINOPS = """
+def rearrange(tensor, pattern, **axes):
+    return tensor @ tensor.transpose(-1, -2) @ tensor
+"""
+
+USES_EINOPS = """
+from torch import nn
+from einops import rearrange
+
+
+class Flip(nn.Module):
+    def forward(self, x):
+        return rearrange(x, "b d -> b d")
+"""
+
+FLIPPED = """
+from torch import nn
+from fakeein_hf import Flip
+
+
+class Outer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+        self.flip = Flip()
+
+    def forward(self, x):
+        return self.flip(self.lin(x))
+"""
+
+
+def test_a_modelled_library_beside_an_installed_package_is_never_its_source(tmp_path, monkeypatch):
+    """A path entry after site-packages (a --target install) holding a package and a
+    copy of einops: the package's `from einops import` is the einops Python imports
+    first, site-packages', which the analysis models by name; never the copy's source."""
+    root = tmp_path / "deps"
+    _write(root, "fakeein_hf/__init__.py", USES_EINOPS)
+    _write(root, "einops/__init__.py", FAKE_EINOPS)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(root)])
+    tj = _target(tmp_path, FLIPPED, "Outer")
+    truth = _oracle(tmp_path, "Outer", ("fakeein_hf",))
+    import einops
+
+    assert not einops.__file__.startswith(str(root))
+    assert tj["complete"], tj["unknown"]
+    assert tj["flops_value"] == truth == 2 * 2 * 8 * 8

@@ -520,6 +520,52 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # tuple() and list() are empty: a zip with one stops before the module list's first
+    # layer, and the list a comprehension builds over one is empty too
+    "zip_of_an_empty_tuple_call_with_a_module_list": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, dims=tuple()):
+                super().__init__()
+                self.convs = nn.ModuleList([nn.Linear(a, dim) for a in dims])
+                self.extra = nn.ModuleList([nn.Linear(dim, dim)])
+                self.out = nn.Linear(dim, dim)
+
+            def forward(self, x, fmaps=None):
+                fmaps = fmaps if fmaps is not None else tuple()
+                outs = [f * 2 for f in list()] + [conv(f) for f, conv in zip(fmaps, self.extra)]
+                return torch.cat((self.out(x), *outs), dim=-1)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a separable filter written as windows of the padded input (narrow, a view) summed
+    # into the output in place (addcmul_), after layout queries that compute nothing
+    "narrow_windows_summed_in_place": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, ksize=3):
+                super().__init__()
+                self.ksize = ksize
+                self.register_buffer("kernel", torch.ones(ksize) / ksize)
+                self.lin = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                if not x.is_contiguous():
+                    x = x.contiguous()
+                pinned = x.is_pinned()
+                n = x.shape[-1]
+                padded = F.pad(x, (self.ksize // 2, self.ksize // 2))
+                out = torch.zeros_like(x)
+                for i in range(self.ksize):
+                    out.addcmul_(padded.narrow(-1, i, n), self.kernel[i])
+                return self.lin(out) * (1.0 if not pinned else 2.0)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 

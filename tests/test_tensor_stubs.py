@@ -182,3 +182,16 @@ def test_meshgrid_of_a_starred_list_is_unknown():
         '    return torch.stack(torch.meshgrid(*grids, indexing="ij"), dim=-1).flatten(0, 2)\n'
     )
     assert analyze_text("m.py", src).diagnostics == []
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(0, 5), min_size=0, max_size=3),
+    st.integers(-4, 3),
+    st.integers(-6, 6),
+    st.integers(-1, 5),
+    st.booleans(),
+)
+def test_narrow_generated(shape, dim, start, length, symbolic):
+    _verdict("torch.narrow", [torch.randn(tuple(shape)), dim, start, length], symbolic=symbolic)
+    _verdict("torch.Tensor.narrow", [torch.randn(tuple(shape)), dim, start, length])

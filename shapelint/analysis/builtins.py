@@ -117,9 +117,12 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
 
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
     """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
-    module list (`list(zip(self.layers, args))`), its items, a plain list's."""
+    module list (`list(zip(self.layers, args))`), its items, a plain list's;
+    `tuple()` / `list()` with no argument, an empty one."""
+    kind = node.func.id if isinstance(node.func, ast.Name) else None
+    if not args and not kwargs and kind in _SEQUENCES:
+        return TupleV((), kind)
     if len(args) == 1 and isinstance(args[0], TupleV):
-        kind = node.func.id if isinstance(node.func, ast.Name) else None
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]

@@ -38,6 +38,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     plain,
+    pytree,
     pytypes,
     recursion,
     scalars,
@@ -1490,6 +1491,8 @@ class ModuleAnalyzer:
             scalar = pytypes.torch_predicate(qual, args)
         if scalar is None:
             scalar = folding.operator_compare(qual, args, kwargs)
+        if scalar is None:
+            scalar = pytree.call(qual, args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
         if scalar is not None:

@@ -36,6 +36,7 @@ from shapelint.analysis import (
     module_state,
     namedtuples,
     plain,
+    pytree,
     raising,
     recursion,
 )
@@ -1898,6 +1899,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     qual = an.qualname_of(node.func, frame)
     if qual in RETURNS_ARGUMENT or (qual in _CONTAINERS and isinstance(value, ModuleListV)):
         return  # a container built of the modules given runs none of them
+    if pytree.hands_on(qual, value):
+        return
     if (name or "").removeprefix("itertools.") in _HANDS_ON and not (
         name == "reversed" and any(isinstance(a, TensorV) for a in args)
     ):
@@ -1956,6 +1959,9 @@ _FREE_METHODS = {
     "size",
     "dim",
     "numel",
+    # a tensor's layout and memory queried: a flag, nothing computed on the device
+    "is_contiguous",
+    "is_pinned",
     "append",
     "extend",
     # nn.Module's walks of its tree: they hand out what it holds, computing nothing

@@ -218,6 +218,7 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
                 _PROJECTS.clear()
             proj = _PROJECTS[key] = Project(options, type(an), specialize)
     proj.new_file()
+    proj.home = roots
     is_pkg = os.path.basename(path) == "__init__.py"
     links = project_imports(an.tree, modname, is_pkg, proj.finder(roots), proj.exports(roots))
     if not in_package and not links and not (specialize and options.installed):
@@ -252,6 +253,7 @@ class Project:
         # module name was found on it (new_file reads both afresh).
         self.search_path: tuple[str, ...] = ()
         self.installed_modules: dict[str, tuple[str, str] | None] = {}
+        self.home: tuple[str, ...] = ()  # the roots of the file being analysed
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
@@ -277,7 +279,12 @@ class Project:
         a namespace package is imported but has no file."""
         key = (roots, modname)
         if key not in self.files:
-            self.files[key] = find_module(roots, modname)
+            if roots != self.home and modname.split(".")[0] in installed.MODELLED_ROOTS:
+                # An installed package importing a library modelled by name (its path
+                # entry holds einx too): the library's rules, never its source.
+                self.files[key] = (None, False)
+            else:
+                self.files[key] = find_module(roots, modname)
         return self.files[key]
 
     def finder(self, roots: tuple[str, ...]) -> Callable[[str], bool]:
@@ -541,8 +548,14 @@ def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
     root = an.project_root
     if an.project.module_file(root, mod) is None:
         found = an.project.installed_module(mod)  # a class of an installed package
-        if found is None:
+        if found is not None:
+            root = (found[0],)
+        elif an.project.module_file(an.project.home, mod) is not None:
+            # An installed package's code holding an instance of the user's class (a
+            # layer handed to its wrapper): the class is the project's, whatever file
+            # runs its methods.
+            root = an.project.home
+        else:
             return None
-        root = (found[0],)
     target = an.project.analyzer(root, mod)
     return target.class_keys.get(key) if target is not None else None

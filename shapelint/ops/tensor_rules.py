@@ -144,6 +144,41 @@ def kron(ctx: RuleContext, a: Value, b: Value) -> RuleOut:
 
 
 @rule
+def narrow(ctx: RuleContext, x: Value, dim: Value, start: Value, length: Value) -> RuleOut:
+    """Tensor.narrow(dim, start, length): dim becomes length (a view). torch refuses a
+    0-d tensor, a negative length, a start outside [-n, n] (a negative one counts
+    from the end) and a window that passes the end."""
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(TensorV(None, dtype_of(x)))
+    out = RuleOut()
+    positions = dim_positions(ctx, shape, out, (dim, 0), needs=RANK)
+    if positions is None:
+        return out
+    (pos,) = positions
+    n = int_value(length)
+    if pos is None or has_var(shape) or n is None:
+        return RuleOut(TensorV(None, dtype_of(x)))
+    at = int_value(start)
+    size, first, count = const(shape[pos]), const(at) if at is not None else None, const(n)
+    if count is not None and count < 0:
+        out.issues.append(ctx.issue(SIGNATURE, "length must be non-negative", 3))
+        return out
+    if size is not None and first is not None and count is not None:
+        if not -size <= first <= size:
+            message = f"start {first} is out of range for dimension {pos} of size {size}"
+            out.issues.append(ctx.issue(DIM_RANGE, message, 2))
+            return out
+        first += size if first < 0 else 0
+        if first + count > size:
+            message = f"start ({first}) + length ({count}) exceeds dimension size ({size})"
+            out.issues.append(ctx.issue(SIGNATURE, message, 3))
+            return out
+    out.value = TensorV(replaced(tuple(shape), pos, n), dtype_of(x))
+    return out
+
+
+@rule
 def sliding(ctx: RuleContext, x: Value, dim: Value, size: Value, step: Value) -> RuleOut:
     """Tensor.unfold(dim, size, step): dim becomes (n − size)//step + 1 windows and a new
     last axis of size (a view)."""
