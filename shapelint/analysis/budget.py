@@ -1,6 +1,12 @@
 """A per-file time budget: a file whose analysis runs past it is stopped, becomes
 one SHP003 diagnostic, and the run goes on.
 
+The budget counts the CPU time of the thread that analyses (where the platform
+has a per-thread CPU clock, as Linux does; elsewhere wall time): the same file
+gets the same amount of work, and so the same findings, on an idle machine and on
+one whose cores other processes hold. A wall-clock budget made results depend on
+the load: a target cut short at 10 s on a busy CI runner, whole on a laptop.
+
 One watchdog thread per process raises BudgetExceeded in the thread that overran
 (PyThreadState_SetAsyncExc), so the same mechanism works in the main thread, in
 forked pool workers and in the language server's analysis threads, where
@@ -44,7 +50,7 @@ class _Watchdog:
         clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)
         self._clear_in = clear(("PyThreadState_SetAsyncExc", ctypes.pythonapi))
         self._lock = threading.Lock()
-        # thread id -> [next deadline (monotonic), times fired]
+        # thread id -> [next deadline, times fired, the clock it is read on]
         self.active: dict[int, list] = {}
         self.pid = os.getpid()
         self._wake = threading.Event()
@@ -54,24 +60,27 @@ class _Watchdog:
         while True:
             self._wake.wait(self._nap())
             self._wake.clear()
-            now = time.monotonic()
             with self._lock:
                 for tid, entry in self.active.items():
+                    now = _now(entry[2])
                     if now >= entry[0]:
                         entry[0] = now + REFIRE_SECONDS
                         entry[1] += 1
                         self._raise_in(tid, BudgetExceeded)
 
     def _nap(self) -> float:
+        # A thread's CPU clock runs no faster than the wall clock: napping for what
+        # is left of its budget never sleeps past its deadline.
         with self._lock:
-            soonest = min((entry[0] for entry in self.active.values()), default=None)
-        if soonest is None:
+            left = [entry[0] - _now(entry[2]) for entry in self.active.values()]
+        if not left:
             return POLL_SECONDS
-        return min(POLL_SECONDS, max(MIN_NAP_SECONDS, soonest - time.monotonic()))
+        return min(POLL_SECONDS, max(MIN_NAP_SECONDS, min(left)))
 
     def enter(self, seconds: float) -> int:
         tid = threading.get_ident()
-        self.active[tid] = [time.monotonic() + seconds, 0]
+        clock = _thread_clock(tid)
+        self.active[tid] = [_now(clock) + seconds, 0, clock]
         return tid
 
     def leave(self, tid: int) -> bool:
@@ -92,6 +101,23 @@ class _Watchdog:
                 entry[0] = 0.0
                 self._wake.set()
             return entry is not None
+
+
+def _thread_clock(tid: int) -> int | None:
+    """The CPU-time clock of thread tid, None where there is none (then wall time)."""
+    try:
+        return time.pthread_getcpuclockid(tid)
+    except (AttributeError, OSError, OverflowError):
+        return None
+
+
+def _now(clock: int | None) -> float:
+    if clock is None:
+        return time.monotonic()
+    try:
+        return time.clock_gettime(clock)
+    except OSError:  # the thread is gone: its entry is about to be left
+        return float("inf")
 
 
 _WATCHDOG: _Watchdog | None = None

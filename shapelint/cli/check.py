@@ -76,7 +76,7 @@ from shapelint.cli.options import (
     "--time-budget",
     type=click.FloatRange(min=0),
     default=None,
-    help="Seconds one file may take before it is reported as SHP003 (default 10; 0: none).",
+    help="CPU seconds one file may take before it is reported as SHP003 (default 10; 0: none).",
 )
 @click.option(
     "--fix",

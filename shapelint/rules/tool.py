@@ -36,7 +36,7 @@ RULES = [
         severity="error",
         summary="The analysis of this file ran past its time budget and was stopped.",
         explanation=(
-            "Each file is analyzed within a time budget (10 s by default), so that one "
+            "Each file is analyzed within a time budget (10 s of CPU time by default), so that one "
             "pathological file (symbolic sizes that grow at every step, generated code) "
             "cannot hang the run, the editor or CI. Nothing in the file was checked; the "
             "other files were. Raise `time-budget` in [tool.shapelint] or pass "
