@@ -294,6 +294,36 @@ def test_module_table_of_a_loop_that_calls_more_than_its_items(tmp_path):
     assert {"layers.0-2", "mix", "wide.0", "wide.1"} <= set(table)
 
 
+SKIPPING = """
+import torch.nn as nn
+
+
+class Skipping(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+        self.wide = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d), nn.Linear(d, 3 * d)])
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            if i != 1:  # a turn that calls nothing: the others are still items 0 and 2
+                x = layer(x)
+        for i, w in enumerate(self.wide):
+            if i > 0:  # items that differ: each call's FLOPs are its own item's
+                y = w(x)
+        return y
+"""
+
+
+def test_module_table_of_loops_that_skip_items(tmp_path):
+    p = tmp_path / "skipping.py"
+    p.write_text(textwrap.dedent(SKIPPING))
+    x = torch.randn(2, 8)
+    args = ["--init", "d=8", "--init", "n=3", "--input", "x=2,8"]
+    table = check_table(p, "Skipping", args, "Skipping(8, 3)", {"x": x})
+    assert {"layers.0", "layers.1", "layers.2", "wide.0", "wide.1", "wide.2"} <= set(table)
+
+
 STARRED = """
 import torch.nn as nn
 from somewhere_unknown import make_layers

@@ -145,6 +145,9 @@ class CallRecord:
     # Origin it entered the turn with): which turns' calls the loss reaches.
     weights: list | None = None
     carried: list | None = None
+    # For a loop run item by item: the turn (0-based) each child ran in, so that the
+    # per-module table names the item a call ran even where a turn called nothing.
+    turns: list[int] | None = None
 
 
 @dataclass

@@ -1833,6 +1833,8 @@ def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, ext
     rec.children = list(children.values())
     if count is not None:
         rec.weights = [count] * len(rec.children)
+    elif all(len(k) > 2 and k[-2] == "iter" for k in children):  # unrolled: (*key, "iter", i)
+        rec.turns = [k[-1] for k in children]
     return rec
 
 

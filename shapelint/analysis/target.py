@@ -738,6 +738,8 @@ def record_tree(r, dims: dict[str, int], shown: set[int] | None = None) -> dict:
     }
     if repeated:
         out["repeated"] = True
+    if r.turns is not None and not repeated:
+        out["turns"] = list(r.turns)
     return out
 
 

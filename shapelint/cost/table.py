@@ -69,10 +69,11 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
                 cut.add(callee if callee is not None and _known(callee, kinds) else me)
             loop = _LOOP.match(op)
             if loop:
-                seq = _resolve(loop.group(1), me, names)
+                source, indexed = _walked(loop.group(1))
+                seq = _resolve(source, me, names)
                 if seq is not None and seq in kinds and rec.get("callee"):
                     # the list itself is not called: its row sums its items'
-                    _loop(rec, seq, loop.group(2), me, names, times)
+                    _loop(rec, seq, loop.group(2), me, names, times, indexed)
                     continue
                 walk(rec["calls"], me, names, times)
                 continue
@@ -105,15 +106,26 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
             add(item, ch, times)
             walk(ch["calls"], item, names, times)
 
-    def _loop(rec: dict, seq: str, label: str, me: str, names: dict, times: Expr) -> None:
+    def _loop(
+        rec: dict, seq: str, label: str, me: str, names: dict, times: Expr, indexed: bool
+    ) -> None:
         """The items of seq, one per run: run i is item i where the loop ran each
-        item apart (one record a run), else every item at once (`seq.*`)."""
+        item apart (one record a run), else every item at once (`seq.*`).
+        indexed: `for i, item in enumerate(seq)`, the item the second target."""
         targets = _targets(rec["callee"])
+        if indexed:
+            if len(targets) != 2:
+                walk(rec["calls"], me, names, times)
+                return
+            targets = targets[1:]
         calls = rec["calls"]
         n = _count(label).value
         each = all(ch.get("callee") == targets[0] for ch in calls)
-        if len(targets) == 1 and n is not None and len(calls) == n and each:
-            for i, ch in enumerate(calls):
+        # the turn each call ran in: every turn's, or the ones a turn that called
+        # nothing (`if i != 2: x = blk(x)`) leaves out
+        turns = rec.get("turns") or (list(range(n)) if n is not None and len(calls) == n else None)
+        if len(targets) == 1 and n is not None and each and turns and len(turns) == len(calls):
+            for i, ch in zip(turns, calls, strict=True):
                 walk([ch], me, {**names, targets[0]: f"{seq}.{i}"}, times)
             return
         bound = dict(names)
@@ -169,6 +181,12 @@ def _resolve(text: str, me: str, names: dict[str, str]) -> str | None:
         return None
     parts = [p for p in re.split(r"[.\[\]]", rest) if p]
     return ".".join([base, *parts] if base else parts) or None
+
+
+def _walked(source: str) -> tuple[str, bool]:
+    """What a loop walks: (the sequence, whether through `enumerate(seq)`)."""
+    m = re.fullmatch(r"enumerate\((.+)\)", source.strip())
+    return (m.group(1), True) if m and "," not in m.group(1) else (source, False)
 
 
 def _targets(text: str) -> list[str]:
