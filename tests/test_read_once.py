@@ -82,9 +82,9 @@ def _init_bindings(monkeypatch, source: str) -> tuple[list[str], object]:
     bound: list[str] = []
     bind = interpreter.ModuleAnalyzer._bind_params
 
-    def counted(self, fd, frame, self_value):
+    def counted(self, fd, frame, self_value, *rest):
         bound.append(fd.qualname)
-        return bind(self, fd, frame, self_value)
+        return bind(self, fd, frame, self_value, *rest)
 
     monkeypatch.setattr(interpreter.ModuleAnalyzer, "_bind_params", counted)
     an = _analyzer(source)

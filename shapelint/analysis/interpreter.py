@@ -1623,6 +1623,12 @@ class ModuleAnalyzer:
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
+        if any(isinstance(a, TensorV) for a in args) and any(
+            isinstance(a, OptionalV) for a in args
+        ):
+            # beside a tensor, an optional parameter's value, once given, may be a tensor
+            # too (`x + self.extra`, extra=None): no size it names, a value not known
+            args = [UNKNOWN if isinstance(a, OptionalV) else a for a in args]
         res = dispatch.stub(name, args, kwargs, self.costs)
         res = _under_assumption(res, lambda: dispatch.stub(name, args, kwargs, self.costs))
         if res is None:
