@@ -520,6 +520,46 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a generator function's items: what its body yields, run to its end where every
+    # test is decided and every loop listed (a `return` ends it, `yield from` walks)
+    "generator_functions": (
+        """
+        def even(layers):
+            for j, blk in enumerate(layers):
+                if j % 2 == 0:
+                    yield blk
+
+
+        def first(layers, n):
+            for j, blk in enumerate(layers):
+                if j >= n:
+                    return
+                yield blk
+
+
+        def chain(layers, last):
+            yield from layers
+            yield last
+
+
+        class Net(nn.Module):
+            def __init__(self, dim, depth=5):
+                super().__init__()
+                self.ml = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+                self.out = nn.Linear(dim, 2 * dim)
+
+            def forward(self, x):
+                for blk in even(self.ml):
+                    x = blk(x)
+                x = sum(blk(x) for blk in first(self.ml, 2))
+                for blk in chain(self.ml, self.out):
+                    x = blk(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # tuple() and list() are empty: a zip with one stops before the module list's first
     # layer, and the list a comprehension builds over one is empty too
     "zip_of_an_empty_tuple_call_with_a_module_list": (
@@ -606,6 +646,36 @@ def test_a_project_class_built_with_kwargs_not_known_one_by_one_is_not_known(tmp
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key], HEADER)
+
+
+def test_a_generator_whose_items_depend_on_data_is_not_complete(tmp_path):
+    # which layers it yields depends on x: no figure may claim to know
+    path = write(
+        tmp_path,
+        "data_gen.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            def picked(layers, x):
+                for blk in layers:
+                    if x.sum() > 0:
+                        yield blk
+
+
+            class Net(nn.Module):
+                def __init__(self, dim):
+                    super().__init__()
+                    self.ml = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+                def forward(self, x):
+                    for blk in picked(self.ml, x):
+                        x = blk(x)
+                    return x
+            """
+        ),
+    )
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,8")
+    assert not t["complete"]
 
 
 @pytest.mark.parametrize(

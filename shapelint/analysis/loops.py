@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from shapelint.analysis import instance_state
+from shapelint.analysis import generators, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
@@ -110,6 +110,10 @@ def iterate(an, node: ast.expr, frame, d: int = 0) -> Iteration:
             inner = iterate(an, node.args[0], frame, d)
             items = tuple(reversed(inner.items)) if inner.items is not None else None
             return Iteration(inner.count, items, inner.item)
+    if isinstance(node, ast.Call):
+        items = generators.yielded(an, node, frame, d, iterate)
+        if items is not None:  # `for blk in evens(self.layers)`: what its body yields
+            return of_value(an, TupleV(items))
     return of_value(an, an.eval(node, frame, d))
 
 

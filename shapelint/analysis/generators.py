@@ -1,0 +1,157 @@
+"""What a call of a generator function yields, where the analysis can list it.
+
+`for blk in even(self.layers)` with `def even(layers): for i, b in enumerate(layers):
+if i % 2 == 0: yield b`: Python runs the body as the loop asks for items. Where the
+body is loops over listed items, decided `if`s, assignments, `yield`, `yield from` and a
+bare `return`, and runs no call that costs anything, running it to its end first gives
+the same items, in the same order, as running it item by item would: the items are the
+ones it yields. Anything else (an undecided test, a loop of unknown length, a `break`,
+a `try`, a call with a record of its own) and the items are not known: the caller goes
+on as before, with a loop of unknown length.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.ops.values import NoneV, Value
+
+# Most items a generator is run for, and most turns of each loop in it.
+MAX_ITEMS = 64
+MAX_TURNS = 8
+
+
+class _Stop(Exception):
+    """The body does what this module does not follow: its items are not known."""
+
+
+def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A `yield` in the function's own body (not in a function or class inside it)."""
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value, ...] | None:
+    """The items a call of a generator function of the project yields, in order, or
+    None where that is not known here. iterate: the turns of an iterable
+    (loops.iterate), which the generator's own loops and `yield from` walk."""
+    fd = _generator(an, node, frame)
+    if fd is None:
+        return None
+    assert isinstance(node, ast.Call)
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    ):
+        return None
+    # The arguments' own calls count once: kept where the items are known, else left
+    # to the caller, which evaluates the call as before.
+    with collected(frame) as given:
+        args = [an.eval(a, frame, d) for a in node.args]
+        kwargs = {k.arg: an.eval(k.value, frame, d) for k in node.keywords}
+    owner = fd.owner or an
+    inner = owner.new_frame(fd, fd.qualname)
+    if not _bind(owner, fd.node, args, kwargs, inner, d):
+        return None
+    out: list[Value] = []
+    try:
+        with collected(inner) as made:
+            _run(owner, fd.node.body, inner, out, d, iterate)
+    except _Stop:
+        return None
+    if made:  # a call with a cost of its own: when it runs depends on the loop's pace
+        return None
+    merge(frame.records, given, ONE, "")
+    return tuple(out)
+
+
+def _generator(an, node: ast.expr, frame) -> FuncDef | None:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    name = node.func.id
+    if name in frame.locals or name in frame.env:
+        return None
+    fd = an.functions.get(name)
+    if fd is None:
+        sym = an.project_symbol(node.func, None, frame)
+        fd = sym if isinstance(sym, FuncDef) else None
+    if fd is None or fd.cls is not None or fd.node.decorator_list:
+        return None
+    if isinstance(fd.node, ast.AsyncFunctionDef) or not is_generator(fd.node):
+        return None
+    return fd
+
+
+def _bind(an, node: ast.FunctionDef, args: list[Value], kwargs: dict, frame, d: int) -> bool:
+    """Parameters bound as Python binds them; False where that needs what is not
+    followed here (a default other than a constant, `*args`, `**kwargs`, keyword-only)."""
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        return False
+    params = [p.arg for p in a.args]
+    defaults = dict(zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True))
+    if len(args) > len(params) or set(kwargs) - set(params):
+        return False
+    for i, p in enumerate(params):
+        if i < len(args):
+            value = args[i]
+        elif p in kwargs:
+            value = kwargs[p]
+        elif p in defaults and isinstance(defaults[p], ast.Constant):
+            value = an.eval(defaults[p], frame, d)
+        else:
+            return False
+        frame.env[p] = value
+        frame.locals.add(p)
+    return True
+
+
+def _run(an, body: list[ast.stmt], frame, out: list[Value], d: int, iterate: Callable) -> bool:
+    """Run body; True where it returned (the generator ends)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield):
+            v = stmt.value.value
+            out.append(NoneV() if v is None else an.eval(v, frame, d))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.YieldFrom):
+            it = iterate(an, stmt.value.value, frame, d)
+            if it.items is None:
+                raise _Stop
+            out.extend(it.items)
+        elif isinstance(stmt, ast.For) and not stmt.orelse:
+            if any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(stmt)):
+                raise _Stop  # (a `return` ends the generator: followed)
+            it = iterate(an, stmt.iter, frame, d)
+            if it.items is None or len(it.items) > MAX_TURNS:
+                raise _Stop
+            for item in it.items:
+                an.assign(stmt.target, item, frame, None)
+                if _run(an, stmt.body, frame, out, d, iterate):
+                    return True
+        elif isinstance(stmt, ast.If):
+            truth = an.decide(stmt.test, frame)
+            if truth is None:
+                raise _Stop
+            if _run(an, stmt.body if truth else stmt.orelse, frame, out, d, iterate):
+                return True
+        elif isinstance(stmt, ast.Return) and stmt.value is None:
+            return True
+        elif isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            value = an.eval(stmt.value, frame, d)
+            for t in stmt.targets:
+                an.assign(t, value, frame, stmt.value)
+        elif isinstance(stmt, ast.Pass):
+            continue
+        else:
+            raise _Stop
+        if len(out) > MAX_ITEMS:
+            raise _Stop
+    return False
