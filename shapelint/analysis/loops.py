@@ -632,41 +632,46 @@ def _filtered(an, node, inner, it: Iteration, d: int) -> Value | None:
     every generator over items listed one by one (it: the first's), each turn's
     element kept or left out as its conditions decide, in Python's order; None
     (nothing kept on the record) where one of them is not known."""
-    gens = node.generators
     results: list[Value] = []
     turns: list[dict] = []
-    visits = [0]  # elements reached: the first reports, the others repeat it
-
-    def walk(k: int, it: Iteration) -> bool:
-        gen = gens[k]
-        if it.items is None or len(it.items) > UNROLL:
-            return False
-        for item in it.items:
-            an.assign(gen.target, item, inner, None)
-            with collected(inner) as turn, _again(an, visits[0]):
-                keep: bool | None = True
-                for cond in gen.ifs:
-                    keep = an.decide(cond, inner)
-                    if keep is not True:
-                        break
-                if keep is None:
-                    return False
-                if keep and k + 1 < len(gens):
-                    if not walk(k + 1, iterate(an, gens[k + 1].iter, inner, d)):
-                        return False
-                elif keep:
-                    if visits[0] >= UNROLL * UNROLL:
-                        return False
-                    visits[0] += 1
-                    results.append(_element(an, node, inner, d))
-            turns.append(turn)
-        return True
-
-    if not walk(0, it):
+    if not _walk(an, node, inner, d, 0, it, True, results, turns):
         return None
     for turn in turns:
         merge(inner.records, turn, ONE, "")
     return _built(node, results)
+
+
+def _walk(an, node, inner, d: int, k: int, it: Iteration, first: bool, results, turns) -> bool:
+    """The turns of generator k of node over it's items, the elements kept in results
+    and each turn's records in turns; False where a condition or an iterable is not
+    known. first: every outer generator is at its first item (the first turn of all
+    reports; the others repeat it, as a loop's turns do). A function of the module,
+    not a closure: one calling itself would be a reference cycle, which the driver's
+    disabled collector never frees."""
+    gens = node.generators
+    gen = gens[k]
+    if it.items is None or len(it.items) > UNROLL:
+        return False
+    for i, item in enumerate(it.items):
+        an.assign(gen.target, item, inner, None)
+        with collected(inner) as turn, _again(an, 0 if first and i == 0 else 1):
+            keep: bool | None = True
+            for cond in gen.ifs:
+                keep = an.decide(cond, inner)
+                if keep is not True:
+                    break
+            if keep is None:
+                return False
+            if keep and k + 1 < len(gens):
+                deeper = iterate(an, gens[k + 1].iter, inner, d)
+                if not _walk(an, node, inner, d, k + 1, deeper, first and i == 0, results, turns):
+                    return False
+            elif keep:
+                if len(results) >= UNROLL * UNROLL:
+                    return False
+                results.append(_element(an, node, inner, d))
+        turns.append(turn)
+    return True
 
 
 def _is_sequence(node) -> bool:
