@@ -301,7 +301,7 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
         if absence.surely_lacks(an, args[0], args[1].value):
             return BoolV(False)
         if attribute_hooks.hooked(an, args[0]):  # what its __getattribute__ finds
-            found = _read(an, node, args[0], args[1].value, frame)
+            found = attribute_of(an, node, args[0], args[1].value, frame)
             if attribute_hooks.absent(args[0], args[1].value):
                 return BoolV(False)
             if found is not UNKNOWN:
@@ -700,7 +700,7 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
         return BoolV(True)  # a tuple or a list, whichever it is
     unknown = False
     for n in names:
-        hit = _instance_of(an, v, n, frame)
+        hit = instance_of(an, v, n, frame)
         if hit:
             return BoolV(True)
         unknown = unknown or hit is None
@@ -715,10 +715,6 @@ TORCH_PUBLIC_BASES = frozenset(
 
 def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     """isinstance(v, n) for one class expression n: True, False, or None where not known."""
-    return _instance_of(an, v, n, frame)
-
-
-def _instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     qual = an.imports.resolve(n, frame.locals, frame.local_imports)
     builtin = n.id if isinstance(n, ast.Name) and qual is None else None
     known = pytypes.instance_test(qual, builtin, v)
@@ -842,7 +838,7 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     name = args[1].value
     if not name or not name.isidentifier() or args[0] is UNKNOWN:
         return None
-    value = _read(an, node, args[0], name, frame)
+    value = attribute_of(an, node, args[0], name, frame)
     if value is UNKNOWN and len(args) == 3:
         if absence.surely_lacks(an, args[0], name) or attribute_hooks.absent(args[0], name):
             return args[2]  # an attribute that surely does not exist: the default
@@ -850,13 +846,8 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
 
 
 def attribute_of(an, node, obj: Value, name: str, frame) -> Value:
-    """`obj.name` as the analysis reads it (UNKNOWN where not known), node the
-    place it is read at."""
-    return _read(an, node, obj, name, frame)
-
-
-def _read(an, node, obj: Value, name: str, frame) -> Value:
-    """`obj.name` as the analysis reads it, obj given as a value."""
+    """`obj.name` as the analysis reads it, obj given as a value (UNKNOWN where not
+    known), node the place it is read at."""
     read = ast.copy_location(
         ast.Attribute(
             ast.copy_location(ast.Name(_GETATTR_OBJ, ast.Load()), node), name, ast.Load()

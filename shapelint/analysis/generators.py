@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable
 
 from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import NoneV, Value
 
@@ -30,6 +31,8 @@ class _Stop(Exception):
 
 def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A `yield` in the function's own body (not in a function or class inside it)."""
+    if not nodes_of(node, (ast.Yield, ast.YieldFrom)):  # (indexed once per tree)
+        return False
     todo: list[ast.AST] = list(node.body)
     while todo:
         n = todo.pop()

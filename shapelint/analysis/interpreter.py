@@ -1623,8 +1623,9 @@ class ModuleAnalyzer:
     def _op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None
     ) -> Value:
-        if any(isinstance(a, TensorV) for a in args) and any(
-            isinstance(a, OptionalV) for a in args
+        # (the rare test first: this runs for every op)
+        if any(isinstance(a, OptionalV) for a in args) and any(
+            isinstance(a, TensorV) for a in args
         ):
             # beside a tensor, an optional parameter's value, once given, may be a tensor
             # too (`x + self.extra`, extra=None): no size it names, a value not known

@@ -646,8 +646,8 @@ def _walk(an, node, inner, d: int, k: int, it: Iteration, first: bool, results, 
     and each turn's records in turns; False where a condition or an iterable is not
     known. first: every outer generator is at its first item (the first turn of all
     reports; the others repeat it, as a loop's turns do). A function of the module,
-    not a closure: one calling itself would be a reference cycle, which the driver's
-    disabled collector never frees."""
+    not a closure: one calling itself would be a reference cycle, which a batch's
+    collector (off but for a pass when survivors pile up) leaves standing until then."""
     gens = node.generators
     gen = gens[k]
     if it.items is None or len(it.items) > UNROLL:
