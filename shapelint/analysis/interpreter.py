@@ -828,7 +828,7 @@ class ModuleAnalyzer:
                 size = modules.init_param(fd, a.arg)
                 if isinstance(size, IntV) and size.value is not None:
                     # `hidden_features=None`: the size a caller may give (modules.init_param)
-                    size = IntV(size.value.substitute(self.options.check_dims))
+                    size = IntV(size.value.substitute(sizes))
                     value = OptionalV(size)
             size = value.value if isinstance(value, OptionalV) else value
             if isinstance(size, IntV) and size.value is not None and size.value.as_name() == a.arg:
