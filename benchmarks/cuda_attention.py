@@ -94,7 +94,7 @@ def measure(path, qual, init, inputs, dims, device, dtype, custom) -> dict:
 
 
 def _record(out: dict, key: str, fc, fused: set) -> None:
-    counts = {str(k): int(v) for k, v in fc.get_flop_counts()["Global"].items()}
+    counts = {str(k): int(v) for k, v in fc.get_flop_counts().get("Global", {}).items()}
     out[key] = int(fc.get_total_flops())
     out[f"{key}_ops"] = counts
     # a fused kernel torch ran and registers no formula for: a gap in its count

@@ -29,7 +29,9 @@ def run(*args: str):
 
 @pytest.mark.parametrize("flash", [False, True])
 def test_nanogpt_confirmed_for_all_sizes(flash):
-    code, rep = run(f"{GPT}::GPT", "--init", CFG.format(flash), "--input", "idx=B,T:int")
+    code, rep = run(
+        f"{GPT}::GPT", "--init", CFG.format(flash), "--input", "idx=B,T:int", "--device", "cpu"
+    )
     assert code == 0, rep
     assert rep["mode"] == "symbolic" and rep["confirmed"]
     assert rep["flops_verdict"] == "agree"
@@ -45,12 +47,15 @@ def test_nanogpt_confirmed_for_all_sizes(flash):
     assert rep["params_torch"][0] == "9216"
     assert rep["output_shape"] == ["B", "1", "100"] and rep["shape_verdict"] == "agree"
     assert "T ≤ 64" in rep["guards"]  # the assert, as torch records it
+    assert rep["device"] == "cpu"
 
 
 def test_text_face_prints_both_formulas_and_the_verdict():
     r = CliRunner().invoke(
-        main, ["run", f"{GPT}::GPT", "--init", CFG.format(True), "--input", "idx=B,T:int"]
-    )
+        main,
+        ["run", f"{GPT}::GPT", "--init", CFG.format(True), "--input", "idx=B,T:int",
+         "--device", "cpu"],
+    )  # fmt: skip
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert "[symbolic, FakeTensorMode, forward]" in lines[0]

@@ -187,7 +187,9 @@ def run(
     With PATH::Class and an --input size left as a name (`--input idx=B,T:int`),
     the module is built under torch's FakeTensorMode with a ShapeEnv (fake
     parameters: no memory) and FlopCounterMode's count, a formula in those names,
-    is compared with the static formula term by term, as are the parameters.
+    is compared with the static formula term by term, as are the parameters (fake
+    CPU tensors; `--device cuda`: fake CUDA tensors, torch's CUDA kernels, which
+    can fix a size to its hint).
 
     Exit 0 when everything is confirmed, 1 when a shape or a FLOP count
     disagrees, 2 for a usage error (bad target, import error, no such device).
@@ -264,7 +266,13 @@ def _run_module(target, init, inputs, dims, device, fmt, static_options, symboli
     path = Path(target.path)
     try:
         if symbolic or any(n not in dims for n in sym.symbolic_names(inputs)):
-            rep = sym.run_symbolic(path, target.qualname, init, inputs, dims, static_options)
+            # Fake tensors need no GPU, and on fake CUDA tensors torch 2.11 fixes the
+            # batch to its hint (a guard from a CUDA fake kernel, seen on an H200): a
+            # count for one batch size. CPU unless --device cuda asks for the kernels.
+            device = runtime.resolve_device("cpu" if device == "auto" else device)
+            rep = sym.run_symbolic(
+                path, target.qualname, init, inputs, dims, static_options, device
+            )
             render = sym.render
         else:
             device = runtime.resolve_device(device)

@@ -1,11 +1,14 @@
 """Conventions a figure rests on, stated the same way in every face.
 
 Attention is the one place where torch's own flop counter disagrees with itself
-across devices: on CPU, `F.scaled_dot_product_attention` and the fused paths of
-`nn.MultiheadAttention` run kernels that FlopCounterMode registers as 0, on CUDA
-(and on the unfused path) it counts q·kᵀ and p·v. shapelint counts them the CUDA
-way, so a figure does not depend on where it would run; every face says so where
-a target holds such a call, and `shapelint run` prints torch's count beside it.
+across devices and paths: on CPU, `F.scaled_dot_product_attention` runs a kernel
+that FlopCounterMode registers as 0, on CUDA (efficient, flash or cuDNN attention)
+it counts q·kᵀ and p·v; the fused eval paths of `nn.MultiheadAttention` and
+`nn.TransformerEncoderLayer` count 0 on either device (measured on an H200,
+benchmarks/cuda_attention.py), the unfused path counts the products. shapelint
+counts them all by the CUDA SDPA formula, so a figure does not depend on where or
+how it would run; every face says so where a target holds such a call, and
+`shapelint run` prints torch's count beside it.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ FUSED_ATTENTION_MARK = "attention counted by torch's CUDA formula"
 FUSED_ATTENTION = (
     "attention (F.scaled_dot_product_attention, nn.MultiheadAttention) is counted by "
     "torch's CUDA formula, 2 FLOPs per multiply-add of q·kᵀ and p·v (its backward: the "
-    "scores recomputed and four products, as torch's CUDA backward formula); torch's CPU kernels "
-    "register 0 FLOPs for it, so FlopCounterMode on CPU reports less "
-    "(`shapelint run` prints both)"
+    "scores recomputed and four products, as torch's CUDA backward formula); torch's CPU SDPA "
+    "kernel and the fused eval paths of nn.MultiheadAttention (on any device) register 0 FLOPs, "
+    "so FlopCounterMode reports less there (`shapelint run` prints both)"
 )
 
 

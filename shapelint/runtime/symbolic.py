@@ -5,7 +5,9 @@ The module is built and run under torch's FakeTensorMode with a ShapeEnv: its
 parameters are fake (no memory, so a model of any size builds), and each input
 size the user names is one symbol of the ShapeEnv. FlopCounterMode then counts a
 polynomial in those symbols; both it and the static formula are expanded and
-compared term by term (sympy, which torch brings). Torch decides each branch on
+compared term by term (sympy, which torch brings). With a CUDA device the fake
+tensors are CUDA tensors, so torch dispatches attention to the kernels it runs there
+and counts them itself (on CPU it registers 0 for them: gap_formulas). Torch decides each branch on
 the size it hints with and records the condition as a guard: the count holds
 where the guards hold, and the report lists them.
 
@@ -32,6 +34,8 @@ DEFAULT_HINTS = (32, 48, 64, 80, 96, 112, 128, 144)
 class SymbolicReport:
     target: str
     hints: dict[str, int]
+    device: str = "cpu"  # the fake tensors' device
+    device_name: str = "cpu"
     torch_flops: str = "?"  # FlopCounterMode's count, as it counts
     adjusted_flops: str = "?"  # with gap_formulas for the kernels it registers as 0
     adjusted_ops: dict[str, str] = field(default_factory=dict)
@@ -61,6 +65,8 @@ class SymbolicReport:
         return {
             "target": self.target,
             "mode": "symbolic",
+            "device": self.device,
+            "device_name": self.device_name,
             "hints": self.hints,
             "flops_torch": self.torch_flops,
             "flops_adjusted": self.adjusted_flops,
@@ -99,10 +105,12 @@ def run_symbolic(
     inputs: dict[str, str],
     hints: dict[str, int],
     static_options=None,
+    device: torch.device | None = None,
 ) -> SymbolicReport:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
+    from shapelint.runtime import device_name
     from shapelint.runtime.modules import (
         build_inputs,
         build_module,
@@ -125,13 +133,16 @@ def run_symbolic(
             )
     # No dims: the static figures stay formulas in the input's names.
     static = static_target(path, qualname, init, inputs, {}, static_options)
-    rep = SymbolicReport(f"{path}::{qualname}", chosen)
+    device = device or torch.device("cpu")
+    rep = SymbolicReport(f"{path}::{qualname}", chosen, str(device), device_name(device))
     rep.static_flops = static["flops"] or "?"
     rep.static_complete = static["complete"]
     module = import_file(path)
     env = ShapeEnv()
     user = {n: sympy.Symbol(n, integer=True, positive=True) for n in names}
-    with FakeTensorMode(shape_env=env, allow_non_fake_inputs=True):
+    # The device as the default of every factory call (the parameters, the inputs, a
+    # mask built in forward): fake CUDA tensors take up no GPU memory either.
+    with FakeTensorMode(shape_env=env, allow_non_fake_inputs=True), torch.device(device):
         sizes = {n: _symint(env, n, chosen[n]) for n in names}
         symbols = {s.node.expr: user[n] for n, s in sizes.items()}
         inst, call = build_module(module, qualname, init, None)
@@ -293,7 +304,8 @@ def _all(verdicts: list[str]) -> str:
 
 def render(rep: SymbolicReport) -> str:
     hints = ", ".join(f"{n}={v}" for n, v in rep.hints.items())
-    out = [f"{rep.target}  [symbolic, FakeTensorMode, forward]  sizes {hints} as hints"]
+    where = "" if rep.device == "cpu" else f" on {rep.device} ({rep.device_name})"
+    out = [f"{rep.target}  [symbolic, FakeTensorMode{where}, forward]  sizes {hints} as hints"]
     out.append(f"  flops    {rep.flops_verdict}")
     if rep.adjusted_ops:
         out.append(f"    FlopCounterMode  {_human(rep.torch_flops)}")
