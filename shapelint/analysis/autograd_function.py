@@ -15,8 +15,7 @@ import ast
 import dataclasses
 
 from shapelint.analysis.attributes import base_classes, find_method
-from shapelint.analysis.modules import add_costs
-from shapelint.analysis.repetition import collected
+from shapelint.analysis.repetition import add_costs, collected
 from shapelint.ops.backward import any_grad, with_grad
 from shapelint.ops.values import NoneV, ObjectV, Value
 

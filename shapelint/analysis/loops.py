@@ -25,7 +25,7 @@ from shapelint.analysis import generators, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
-from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.repetition import ONE, collected, loop_record, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
@@ -273,13 +273,19 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
     outer = frame.exit_unsure
     frame.exit_unsure = False
     ended = None
+    # A `for` keeps its turns apart under one loop record, as a loop without a
+    # break does, so the per-module table names item i of what it walks.
+    runs: dict | None = {} if isinstance(stmt, ast.For) else None
     try:
         with _weighted(an, weight):
             for i, body in enumerate(turns):
                 frame.jump = None
                 with collected(frame) as turn, _again(an, i):
                     an.exec_block(body, frame)
-                merge(frame.records, turn, ONE, "")
+                if runs is None:
+                    merge(frame.records, turn, ONE, "")
+                else:
+                    runs.update(((*key, "iter", i), rec) for key, rec in turn.items())
                 if frame.exit_unsure:
                     raise _Undecided
                 if frame.done or frame.jump == "break":
@@ -296,6 +302,8 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
     finally:
         frame.exit_unsure = outer
     frame.jump = None
+    if runs:
+        loop_record(an, stmt, frame, runs, i + 1)
     if ended is None:
         an.exec_block(stmt.orelse, frame)  # no break: else runs
         return False

@@ -53,7 +53,14 @@ from shapelint.analysis.attributes import (
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
-from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.analysis.repetition import (
+    ONE,
+    add_costs,
+    collected,
+    loop_record,
+    merge,
+    scale_cost,
+)
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops import saved as storages
@@ -1548,49 +1555,6 @@ def unknown_cost(why: str) -> Cost:
     return Cost(None, None, None, [why], complete=False)
 
 
-def add_costs(costs) -> Cost:
-    flops: Expr | None = Expr.const(0)
-    other = Expr.const(0)
-    byts = Expr.const(0)
-    complete = True
-    notes: list[str] = []
-    bwd: Expr | None = Expr.const(0)
-    saved: Expr | None = Expr.const(0)
-    for c in costs:
-        bwd = None if bwd is None or c.backward is None else bwd + c.backward
-        saved = None if saved is None or c.saved is None else saved + c.saved
-        if c.flops is None:
-            flops = None
-            complete = False
-        elif flops is not None:
-            flops = flops + c.flops
-        if c.other_flops is not None:
-            other = other + c.other_flops
-        if c.bytes is not None:
-            byts = byts + c.bytes
-        if not c.complete:
-            complete = False
-        notes.extend(n for n in c.notes if n not in notes)
-    if flops is None:
-        complete = False
-    return Cost(flops, other, byts, notes[:3], complete, backward=bwd, saved=saved)
-
-
-def scale_cost(c: Cost, n: Expr) -> Cost:
-    def mul(e):
-        return None if e is None else e * n
-
-    return Cost(
-        mul(c.flops),
-        mul(c.other_flops),
-        mul(c.bytes),
-        list(c.notes),
-        c.complete,
-        backward=mul(c.backward),
-        saved=mul(c.saved),
-    )
-
-
 # ---------------------------------------------------------------------- loops
 
 
@@ -1772,7 +1736,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
             rec.carried = carried(frame.env, entries)
             return
         if turn is not None:
-            rec = _loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
+            rec = loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
             if rec is not None:
                 rec.carried = carried(frame.env, entries)
             return
@@ -1791,7 +1755,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
     finally:
         frame.records = saved
         frame.jump = None
-    _loop_record(an, stmt, frame, children, len(items))
+    loop_record(an, stmt, frame, children, len(items))
 
 
 def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = None) -> None:
@@ -1813,29 +1777,9 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
     kept = loops.kept_shapes(an, frame, turn, before)
     frame.env = an.join_env(before, frame.env)
     frame.env.update(kept)
-    rec = _loop_record(an, stmt, frame, children, None, count, extra)
+    rec = loop_record(an, stmt, frame, children, None, count, extra)
     if rec is not None:
         rec.carried = turned
-
-
-def _loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
-    if not children and extra is None:
-        return None
-    costs = [r.cost for r in children.values()]
-    if extra is not None:
-        costs.append(extra)
-    cost = add_costs(costs)
-    if count is not None:
-        cost = scale_cost(cost, count)
-    label = "×" + (count.to_human() if count is not None else str(n) if n is not None else "?")
-    src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
-    rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
-    rec.children = list(children.values())
-    if count is not None:
-        rec.weights = [count] * len(rec.children)
-    elif all(len(k) > 2 and k[-2] == "iter" for k in children):  # unrolled: (*key, "iter", i)
-        rec.turns = [k[-1] for k in children]
-    return rec
 
 
 @contextmanager

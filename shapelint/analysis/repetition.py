@@ -9,13 +9,14 @@ off by a factor is not a lower bound, it is no figure.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
 from shapelint.analysis.branches import if_known
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import Cost
+from shapelint.ops.values import UNKNOWN, Cost
 
 ONE = Expr.const(1)
 
@@ -92,3 +93,69 @@ def summed(a: Cost, b: Cost) -> Cost:
         notes=a.notes + [n for n in b.notes if n not in a.notes],
         complete=a.complete and b.complete,
     )
+
+
+def add_costs(costs) -> Cost:
+    flops: Expr | None = Expr.const(0)
+    other = Expr.const(0)
+    byts = Expr.const(0)
+    complete = True
+    notes: list[str] = []
+    bwd: Expr | None = Expr.const(0)
+    saved: Expr | None = Expr.const(0)
+    for c in costs:
+        bwd = None if bwd is None or c.backward is None else bwd + c.backward
+        saved = None if saved is None or c.saved is None else saved + c.saved
+        if c.flops is None:
+            flops = None
+            complete = False
+        elif flops is not None:
+            flops = flops + c.flops
+        if c.other_flops is not None:
+            other = other + c.other_flops
+        if c.bytes is not None:
+            byts = byts + c.bytes
+        if not c.complete:
+            complete = False
+        notes.extend(n for n in c.notes if n not in notes)
+    if flops is None:
+        complete = False
+    return Cost(flops, other, byts, notes[:3], complete, backward=bwd, saved=saved)
+
+
+def scale_cost(c: Cost, n: Expr) -> Cost:
+    def mul(e):
+        return None if e is None else e * n
+
+    return Cost(
+        mul(c.flops),
+        mul(c.other_flops),
+        mul(c.bytes),
+        list(c.notes),
+        c.complete,
+        backward=mul(c.backward),
+        saved=mul(c.saved),
+    )
+
+
+def loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
+    """The record of a `for` loop holding its turns' records: children keyed
+    (*key, "iter", i) are turns run one by one (the table names item i of what
+    it walks by them); count: one turn standing for that many."""
+    if not children and extra is None:
+        return None
+    costs = [r.cost for r in children.values()]
+    if extra is not None:
+        costs.append(extra)
+    cost = add_costs(costs)
+    if count is not None:
+        cost = scale_cost(cost, count)
+    label = "×" + (count.to_human() if count is not None else str(n) if n is not None else "?")
+    src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
+    rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
+    rec.children = list(children.values())
+    if count is not None:
+        rec.weights = [count] * len(rec.children)
+    elif all(len(k) > 2 and k[-2] == "iter" for k in children):  # unrolled: (*key, "iter", i)
+        rec.turns = [k[-1] for k in children]
+    return rec

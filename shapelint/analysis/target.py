@@ -31,6 +31,7 @@ from shapelint.analysis import (
     unnamed,
 )
 from shapelint.analysis.defs import named_params
+from shapelint.analysis.repetition import add_costs
 from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
@@ -539,7 +540,7 @@ def saved_total(records, complete: bool) -> tuple[Expr | None, bool]:
     as the backward. A call whose figure is unknown may save more; what the
     others save is still theirs alone (each storage is counted once, where it is
     first saved), so their sum is a lower bound."""
-    whole = modules.add_costs(r.cost for r in records).saved
+    whole = add_costs(r.cost for r in records).saved
     if complete and whole is not None:
         return whole, True
     return _known_saved(records), False
@@ -662,7 +663,7 @@ def _known_part(r, seen: dict):
     derived = (
         r.cost.flops is None
         and r.children
-        and r.cost == modules.add_costs(ch.cost for ch in r.children)
+        and r.cost == add_costs(ch.cost for ch in r.children)
     )
     children = [_known_part(ch, seen) for ch in r.children]
     cost = r.cost

@@ -123,8 +123,10 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
         each = all(ch.get("callee") == targets[0] for ch in calls)
         # the turn each call ran in: every turn's, or the ones a turn that called
         # nothing (`if i != 2: x = blk(x)`) leaves out
-        turns = rec.get("turns") or (list(range(n)) if n is not None and len(calls) == n else None)
-        if len(targets) == 1 and n is not None and each and turns and len(turns) == len(calls):
+        turns = rec.get("turns") or (list(range(n)) if each and n is not None and len(calls) == n else None)
+        if len(targets) == 1 and turns and len(turns) == len(calls):
+            # each call in the turn it ran in: the item's call names item i, any
+            # other (`x * 2`, `self.norm(x)`) resolves as it would outside the loop
             for i, ch in zip(turns, calls, strict=True):
                 walk([ch], me, {**names, targets[0]: f"{seq}.{i}"}, times)
             return
