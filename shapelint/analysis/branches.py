@@ -28,8 +28,14 @@ def sizes_after(an, stmt: ast.If, a: dict, b: dict, joined: dict) -> None:
     int of unknown value there)."""
     if an.specialize:
         return
-    for k, v in joined.items():
-        va, vb = a.get(k), b.get(k)
+    # Only a name on both paths can be an int after the join (one path's name joins
+    # to unknown), and one bound to the same value on both kept it: an `if` leaves
+    # most of the frame alone, so the identity test is what runs for nearly every name.
+    for k, va in a.items():
+        vb = b.get(k)
+        if va is vb:
+            continue
+        v = joined[k]
         if not (isinstance(v, IntV) and v.value is None):
             continue
         if not (isinstance(va, IntV) and isinstance(vb, IntV)):

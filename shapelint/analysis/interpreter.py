@@ -1935,12 +1935,13 @@ def _join(a: Value, b: Value) -> Value:
         return TensorV(None, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
-    given = folding.given_or(a, b) or folding.given_or(b, a)
-    if given is not None:
-        return given  # `val if exists(val) else d`, lucidrains' default(val, d)
-    maybe = _or_none(a, b) or _or_none(b, a)
-    if maybe is not None:
-        return maybe
+    if isinstance(a, _MAYBE) or isinstance(b, _MAYBE):  # else neither test below can hold
+        given = folding.given_or(a, b) or folding.given_or(b, a)
+        if given is not None:
+            return given  # `val if exists(val) else d`, lucidrains' default(val, d)
+        maybe = _or_none(a, b) or _or_none(b, a)
+        if maybe is not None:
+            return maybe
     if isinstance(a, FloatV) and isinstance(b, FloatV):
         return FloatV(None)
     if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
@@ -1948,6 +1949,10 @@ def _join(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)), a.kind)
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
+
+
+# given_or wants an OptionalV on one side, _or_none a NoneV
+_MAYBE = (OptionalV, NoneV)
 
 
 def _or_none(a: Value, b: Value) -> OptionalV | None:
