@@ -1237,7 +1237,9 @@ class ModuleAnalyzer:
         """_instance_binding of an instance and its class, once per pair: every
         method called on one instance reads the same (values are immutable; the
         entry holds both, so that their ids are not reused while it lives)."""
-        template = self.class_attrs(cd)
+        return self._bound_by(recv, self.class_attrs(cd))
+
+    def _bound_by(self, recv: ObjectV, template: dict[str, Value]) -> dict[str, Expr]:
         if not isinstance(recv, ObjectV):  # a mutable stand-in (SelfRecorder)
             return _instance_binding(recv, template)
         key = (id(recv), id(template))
@@ -1245,6 +1247,18 @@ class ModuleAnalyzer:
         if hit is None:
             hit = self._bindings[key] = (recv, template, _instance_binding(recv, template))
         return hit[2]
+
+    def _built_at_sizes(self, recv: Value, cd: ClassDef) -> bool:
+        """Whether an instance was built with `check --dim`'s sizes for its
+        constructor's parameters of those names: a method's summary reads the
+        attributes the constructor makes at those sizes (class_attrs), so it holds
+        for no other instance (a level built at twice the width)."""
+        sizes = self.options.check_dims
+        if not sizes or self.specialize or not isinstance(recv, ObjectV):
+            return True
+        built = self._bound_by(recv, self.class_attrs(cd, at_sizes=False))
+        # A size the instance does not show (no attribute holds it) is not told apart.
+        return all(built.get(n, Expr.const(v)) == Expr.const(v) for n, v in sizes.items())
 
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
         known = self._methods_of.get(key)
@@ -1394,6 +1408,16 @@ class ModuleAnalyzer:
         if unbound:
             value = unnamed.forget(value, unbound & summ.result_names)
         if (
+            recv is not None
+            and fd.cls is not None
+            and summ.return_annotation is None
+            and not self._built_at_sizes(recv, fd.cls)
+        ):
+            # The summary holds for an instance built at --dim's sizes only: this
+            # one's run says what it returns, or nothing does.
+            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            value = got if got is not None else UNKNOWN
+        elif (
             not self.specialize
             and summ.return_annotation is None
             and (
