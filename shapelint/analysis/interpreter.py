@@ -62,6 +62,7 @@ from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
     assuming,
+    binop,
     declare_apart,
     declare_independent,
     declare_learned,
@@ -278,7 +279,7 @@ class ModuleAnalyzer:
         self.size_params: set[str] = set()
         # per (name, line of an undecided `if`): the size it holds after (branches.sizes_after)
         self.joined_sizes: dict[tuple[str, int], str] = {}
-        self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
+        self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]], set[Expr]]] = {}
         self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
         # The class whose sizes each method run now on the stack declared independent,
         # and the constraints (SHP318) found between them, by message (size_ties.py).
@@ -655,7 +656,7 @@ class ModuleAnalyzer:
             sizes, compared = self.constructor_sizes(fd.cls)
             if sizes:  # (the method is walked only then)
                 own = {p for p, _ in params} | stored_names(fd.node)
-                declare_independent(sizes - own, compared)
+                declare_independent(sizes - own, compared, self._ctor_sizes[fd.cls.key][2])
                 owner = (fd.cls, frozenset(sizes - own))
             # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
             # sizes the caller's input picks, as a pattern's names on it would be
@@ -878,8 +879,9 @@ class ModuleAnalyzer:
                 self.class_attrs(cd)
                 sizes = set(self._init_sizes.get(init.qualname, ()))
             compared = _compared_names(cd.node, sizes) if sizes else set()
-            got = self._ctor_sizes[cd.key] = (sizes, compared)
-        return got
+            gaps = _compared_gaps(cd.node, sizes) if compared else set()
+            got = self._ctor_sizes[cd.key] = (sizes, compared, gaps)
+        return got[0], got[1]
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
         """The dimension names the parameters' and the return annotations use: two
@@ -1876,6 +1878,33 @@ def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
             for b in sides[i + 1 :]:
                 out.update(frozenset((x, y)) for x in a for y in b if x != y)
     return out
+
+
+def _compared_gaps(node: ast.ClassDef, sizes: set[str]) -> set[Expr]:
+    """Each comparison of sizes the class's code makes (`if dim != dim_out`,
+    `self.heads == heads`, `dim == heads * dim_head`) as the difference of its two
+    sides, an attribute read as the size it names."""
+    out: set[Expr] = set()
+    for n in nodes_in_class(node, ast.Compare):
+        sides = [_size_side(e, sizes) for e in (n.left, *n.comparators)]
+        for i, a in enumerate(sides):
+            for b in sides[i + 1 :]:
+                if a is not None and b is not None and (a - b).simplify().value is None:
+                    out.add((a - b).simplify())
+    return out
+
+
+def _size_side(e: ast.expr, sizes: set[str]) -> Expr | None:
+    """A side of a comparison as a formula of the sizes (`self.heads` is heads), or None."""
+    if isinstance(e, (ast.Name, ast.Attribute)):
+        name = e.id if isinstance(e, ast.Name) else e.attr
+        return Expr.name(name) if name in sizes else None
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return Expr.const(e.value)
+    if isinstance(e, ast.BinOp):
+        left, right = _size_side(e.left, sizes), _size_side(e.right, sizes)
+        return binop(e.op, left, right) if left is not None and right is not None else None
+    return None
 
 
 def _record_key(node, line: int, col: int, op: str) -> tuple:
