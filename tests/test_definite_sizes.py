@@ -124,6 +124,63 @@ def test_check_dim_leaves_a_layer_built_with_another_size_at_that_size():
     assert code == "SHP308" and "24 vs 16" in message
 
 
+# Two levels of one block, the second at twice the width (vit-pytorch's NesT): the
+# rearrange between them makes the second level's call run on its own arguments.
+_LEVELS = HEAD + "from einops import rearrange\n\n\n" + textwrap.dedent(
+    """
+    class Attention(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads = heads
+            self.to_qkv = nn.Conv2d(dim, dim * 3, 1, bias=False)
+            self.to_out = nn.Conv2d(dim, dim, 1)
+
+        def forward(self, x):
+            b, c, h, w = x.shape
+            q, k, v = self.to_qkv(x).chunk(3, dim=1)
+            q, k, v = (rearrange(t, "b (h d) x y -> b h (x y) d", h=self.heads) for t in (q, k, v))
+            attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)
+            out = rearrange(attn @ v, "b h (x y) d -> b (h d) x y", x=h, y=w)
+            return self.to_out(out)
+
+
+    class Stage(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.attn = Attention(dim, heads)
+
+        def forward(self, x):
+            return self.attn(x) + x
+
+
+    class Net(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.first = Stage(dim, heads)
+            self.up = nn.Conv2d(dim, dim * 2, 1)
+            self.second = Stage(dim * 2, heads * 2)
+
+        def forward(self, x):
+            x = self.up(self.first(x))
+            x = rearrange(x, "b c (b1 h) (b2 w) -> (b b1 b2) c h w", b1=2, b2=2)
+            return self.second(x)
+    """
+)
+
+
+def test_check_dim_runs_a_method_of_an_instance_built_at_other_sizes():
+    # A method's summary is made on the attributes its constructor builds at --dim's
+    # sizes (dim=24): the second level, built at 48, is not that instance.
+    sizes = {"dim": 24, "heads": 3}
+    assert not torch_raises(_LEVELS, "Net(24, 3)", (2, 24, 8, 8))
+    assert not _errors(_LEVELS, check_dims=sizes)
+    # what the second level's own sizes make of a wrong input is still an error
+    bad = _LEVELS.replace("nn.Conv2d(dim, dim * 2, 1)", "nn.Conv2d(dim, dim * 3, 1)")
+    assert torch_raises(bad, "Net(24, 3)", (2, 24, 8, 8))
+    ((_, code, message),) = _errors(bad, check_dims=sizes)
+    assert code == "SHP308" and "48 vs 72" in message
+
+
 # A helper of sizes, as vit-pytorch writes it: `pair(8)` is (8, 8) and
 # `pair((8, 4))` the tuple itself.
 _PATCHES = HEAD + textwrap.dedent(

@@ -378,3 +378,71 @@ def test_a_default_that_makes_the_sizes_differ_at_a_construction_is_an_error():
     ((_, code, message),) = _found(source, "error")
     assert code == "SHP321"
     assert message.endswith("line 20 constructs FeedForward with width and 4·width")
+
+
+def test_a_whole_number_computed_from_a_size_at_a_construction_is_that_size():
+    # `int(widths[0] * 2)` is twice the value `widths[0]` reads (mobile_vit's blocks)
+    built = "Transformer(widths[0], depth, int(widths[0] * MULT))"
+    model = FORWARDED.replace("*, dim, mlp_dim, depth=2", "widths, depth=2").replace(
+        "Transformer(dim, depth, mlp_dim=mlp_dim)", built
+    )
+    twice, once = model.replace("MULT", "2"), model.replace("MULT", "1")
+    assert torch_raises(twice, "Model((48,))", (2, 5, 48))
+    ((_, code, message),) = _found(twice, "error")
+    assert code == "SHP321"
+    assert message.endswith("line 30 constructs Transformer with widths[0] and 2·widths[0]")
+    assert not torch_raises(once, "Model((48,))", (2, 5, 48))
+    found = _found(once, "error") + _found(once, "warning")
+    assert not [f for f in found if f[1] in ("SHP318", "SHP321")]
+
+
+# vit-pytorch's Attention: the output projection is left out where heads == 1 and
+# dim_head == dim, the one case where inner_dim is dim.
+ATTENTION = HEAD + textwrap.dedent(
+    """
+    class Attention(nn.Module):
+        def __init__(self, dim, heads=8, dim_head=64):
+            super().__init__()
+            inner_dim = dim_head * heads
+            project_out = not (heads == 1 and dim_head == dim)
+            self.heads = heads
+            self.norm = nn.LayerNorm(NORM)
+            self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+            self.to_out = nn.Linear(inner_dim, dim) if project_out else nn.Identity()
+
+        def forward(self, x):
+            x = self.norm(x)
+            q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+            b, n, _ = q.shape
+            q, k, v = (t.reshape(b, n, self.heads, -1).transpose(1, 2) for t in (q, k, v))
+            out = (q @ k.transpose(-1, -2)).softmax(dim=-1) @ v
+            return self.to_out(out.transpose(1, 2).reshape(b, n, -1))
+    """
+)
+
+
+def test_a_comparison_of_a_part_of_the_constraint_leaves_it_to_the_constructions():
+    # `dim_head == dim` is compared; the norm of inner_dim fed x needs dim = heads·dim_head
+    bad = ATTENTION.replace("NORM", "inner_dim")
+    assert torch_raises(bad, "Attention(48, heads=4, dim_head=16)", (2, 5, 48))
+    ((_, code, message),) = _found(bad, "error")
+    assert code == "SHP321" and "this needs dim = dim_head·heads" in message
+    good = ATTENTION.replace("NORM", "dim")
+    assert not torch_raises(good, "Attention(48, heads=4, dim_head=16)", (2, 5, 48))
+    assert not torch_raises(good, "Attention(48, heads=1, dim_head=48)", (2, 5, 48))
+    found = _found(good, "error") + _found(good, "warning")
+    assert not [f for f in found if f[1] in ("SHP318", "SHP321")]
+
+
+def test_the_comparison_of_the_two_sides_leaves_the_constraint_alone():
+    # `if dim != dim_out:` builds the projection; its else path runs only with them equal
+    source = _module(
+        "self.block = nn.Linear(dim, hidden_dim)\n"
+        "if dim != hidden_dim:\n    self.res = nn.Linear(dim, hidden_dim)\n"
+        "else:\n    self.res = nn.Identity()\n",
+        "return self.block(x) + self.res(x)\n",
+    )
+    assert not torch_raises(source, "Block(48, 96)", (2, 5, 48))
+    assert not torch_raises(source, "Block(48, 48)", (2, 5, 48))
+    found = _found(source, "error") + _found(source, "warning")
+    assert not [f for f in found if f[1] in ("SHP318", "SHP321")]

@@ -62,6 +62,7 @@ from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
     Expr,
     assuming,
+    binop,
     declare_apart,
     declare_independent,
     declare_learned,
@@ -278,7 +279,7 @@ class ModuleAnalyzer:
         self.size_params: set[str] = set()
         # per (name, line of an undecided `if`): the size it holds after (branches.sizes_after)
         self.joined_sizes: dict[tuple[str, int], str] = {}
-        self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]]]] = {}
+        self._ctor_sizes: dict[str, tuple[set[str], set[frozenset[str]], set[Expr]]] = {}
         self._init_sizes: dict[str, set[str]] = {}  # per __init__: its size parameters
         # The class whose sizes each method run now on the stack declared independent,
         # and the constraints (SHP318) found between them, by message (size_ties.py).
@@ -655,7 +656,7 @@ class ModuleAnalyzer:
             sizes, compared = self.constructor_sizes(fd.cls)
             if sizes:  # (the method is walked only then)
                 own = {p for p, _ in params} | stored_names(fd.node)
-                declare_independent(sizes - own, compared)
+                declare_independent(sizes - own, compared, self._ctor_sizes[fd.cls.key][2])
                 owner = (fd.cls, frozenset(sizes - own))
             # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
             # sizes the caller's input picks, as a pattern's names on it would be
@@ -878,8 +879,9 @@ class ModuleAnalyzer:
                 self.class_attrs(cd)
                 sizes = set(self._init_sizes.get(init.qualname, ()))
             compared = _compared_names(cd.node, sizes) if sizes else set()
-            got = self._ctor_sizes[cd.key] = (sizes, compared)
-        return got
+            gaps = _compared_gaps(cd.node, sizes) if compared else set()
+            got = self._ctor_sizes[cd.key] = (sizes, compared, gaps)
+        return got[0], got[1]
 
     def _declare_annotated_names(self, fd: FuncDef) -> None:
         """The dimension names the parameters' and the return annotations use: two
@@ -1237,7 +1239,9 @@ class ModuleAnalyzer:
         """_instance_binding of an instance and its class, once per pair: every
         method called on one instance reads the same (values are immutable; the
         entry holds both, so that their ids are not reused while it lives)."""
-        template = self.class_attrs(cd)
+        return self._bound_by(recv, self.class_attrs(cd))
+
+    def _bound_by(self, recv: ObjectV, template: dict[str, Value]) -> dict[str, Expr]:
         if not isinstance(recv, ObjectV):  # a mutable stand-in (SelfRecorder)
             return _instance_binding(recv, template)
         key = (id(recv), id(template))
@@ -1245,6 +1249,18 @@ class ModuleAnalyzer:
         if hit is None:
             hit = self._bindings[key] = (recv, template, _instance_binding(recv, template))
         return hit[2]
+
+    def _built_at_sizes(self, recv: Value, cd: ClassDef) -> bool:
+        """Whether an instance was built with `check --dim`'s sizes for its
+        constructor's parameters of those names: a method's summary reads the
+        attributes the constructor makes at those sizes (class_attrs), so it holds
+        for no other instance (a level built at twice the width)."""
+        sizes = self.options.check_dims
+        if not sizes or self.specialize or not isinstance(recv, ObjectV):
+            return True
+        built = self._bound_by(recv, self.class_attrs(cd, at_sizes=False))
+        # A size the instance does not show (no attribute holds it) is not told apart.
+        return all(built.get(n, Expr.const(v)) == Expr.const(v) for n, v in sizes.items())
 
     def _class_methods(self, key: str) -> dict[str, FuncDef]:
         known = self._methods_of.get(key)
@@ -1394,6 +1410,16 @@ class ModuleAnalyzer:
         if unbound:
             value = unnamed.forget(value, unbound & summ.result_names)
         if (
+            recv is not None
+            and fd.cls is not None
+            and summ.return_annotation is None
+            and not self._built_at_sizes(recv, fd.cls)
+        ):
+            # The summary holds for an instance built at --dim's sizes only: this
+            # one's run says what it returns, or nothing does.
+            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            value = got if got is not None else UNKNOWN
+        elif (
             not self.specialize
             and summ.return_annotation is None
             and (
@@ -1852,6 +1878,33 @@ def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:
             for b in sides[i + 1 :]:
                 out.update(frozenset((x, y)) for x in a for y in b if x != y)
     return out
+
+
+def _compared_gaps(node: ast.ClassDef, sizes: set[str]) -> set[Expr]:
+    """Each comparison of sizes the class's code makes (`if dim != dim_out`,
+    `self.heads == heads`, `dim == heads * dim_head`) as the difference of its two
+    sides, an attribute read as the size it names."""
+    out: set[Expr] = set()
+    for n in nodes_in_class(node, ast.Compare):
+        sides = [_size_side(e, sizes) for e in (n.left, *n.comparators)]
+        for i, a in enumerate(sides):
+            for b in sides[i + 1 :]:
+                if a is not None and b is not None and (a - b).simplify().value is None:
+                    out.add((a - b).simplify())
+    return out
+
+
+def _size_side(e: ast.expr, sizes: set[str]) -> Expr | None:
+    """A side of a comparison as a formula of the sizes (`self.heads` is heads), or None."""
+    if isinstance(e, (ast.Name, ast.Attribute)):
+        name = e.id if isinstance(e, ast.Name) else e.attr
+        return Expr.name(name) if name in sizes else None
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return Expr.const(e.value)
+    if isinstance(e, ast.BinOp):
+        left, right = _size_side(e.left, sizes), _size_side(e.right, sizes)
+        return binop(e.op, left, right) if left is not None and right is not None else None
+    return None
 
 
 def _record_key(node, line: int, col: int, op: str) -> tuple:

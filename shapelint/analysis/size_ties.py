@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.nodes import nodes_of, stored_names
-from shapelint.notation.symbolic import Expr, expr_from_ast
+from shapelint.notation.symbolic import Expr, binop, expr_from_ast
 from shapelint.ops.shape_rules import only_one_broadcasts
 
 if TYPE_CHECKING:
@@ -130,13 +130,14 @@ class _Sites:
         if bound is None:
             return _OPEN, ""
         free = _free_names(chain)
+        int_is_builtin = "int" not in self.bound and not any("int" in _local_names(fn) for fn in chain)
         symbols: dict = {}
         env = {}
         for param in a.names() | b.names():
             given = bound.get(param)
             if given is None:
                 return _OPEN, ""
-            env[param] = _term(param, given, free, symbols)
+            env[param] = _term(param, given, free, symbols, int_is_builtin)
         a2, b2 = a.substitute(env).simplify(), b.substitute(env).simplify()
         if a2 == b2 or (a2 - b2).value == 0:
             return _HOLDS, ""
@@ -251,7 +252,9 @@ def _bind(init: ast.FunctionDef, call: ast.Call) -> dict[str, tuple[bool, ast.ex
     return out
 
 
-def _term(param: str, given: tuple[bool, ast.expr], free: set[str], symbols: dict) -> Expr:
+def _term(
+    param: str, given: tuple[bool, ast.expr], free: set[str], symbols: dict, int_is_builtin: bool
+) -> Expr:
     """An argument in the terms of the site: free parameters by name, any other
     value as a symbol of its own, named as written (the same for two reads of one
     plain expression, which Python evaluates alike at one call). A default is
@@ -262,14 +265,40 @@ def _term(param: str, given: tuple[bool, ast.expr], free: set[str], symbols: dic
         if isinstance(node, ast.Constant) and type(node.value) is int:
             return Expr.const(node.value)
         return _symbol(("default", param), f"default of {param}", symbols)
-    if _plain(node) and not isinstance(node, (ast.Name, ast.Constant)):
-        return _symbol(("plain", ast.dump(node)), ast.unparse(node), symbols)
     try:
-        e = expr_from_ast(node)
+        return _arith(node, free, symbols, int_is_builtin)
     except ValueError:
         return _symbol(("value", id(node)), ast.unparse(node), symbols)
-    other = {n: _symbol(("name", n), n, symbols) for n in e.names() if n not in free}
-    return e.substitute(other) if other else e
+
+
+def _arith(node: ast.expr, free: set[str], symbols: dict, int_is_builtin: bool) -> Expr:
+    """+ - * // of ints and of values, each plain value a symbol (`2·dims[0]`);
+    ValueError for anything else. `int(e)` of such a sum is e: a whole number, the
+    size a constructor is given (`int(dims[0] * 2)`); not of `/` or a float."""
+    if (
+        int_is_builtin
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "int"
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return _arith(node.args[0], free, symbols, int_is_builtin)
+    if isinstance(node, ast.Name):
+        return Expr.name(node.id) if node.id in free else _symbol(("name", node.id), node.id, symbols)
+    if _plain(node) and not isinstance(node, ast.Constant):
+        return _symbol(("plain", ast.dump(node)), ast.unparse(node), symbols)
+    if isinstance(node, ast.BinOp):
+        left = _arith(node.left, free, symbols, int_is_builtin)
+        right = _arith(node.right, free, symbols, int_is_builtin)
+        out = binop(node.op, left, right)
+        if out is not None:
+            return out
+        raise ValueError("not a size")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arith(node.operand, free, symbols, int_is_builtin)
+    return expr_from_ast(node)  # an int constant, else ValueError
 
 
 def _symbol(key: tuple, text: str, symbols: dict) -> Expr:

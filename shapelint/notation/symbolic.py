@@ -233,6 +233,7 @@ class _Facts:
         "orders_only",
         "independent",
         "compared",
+        "compared_gaps",
         "learned",
         "learned_sizes",
         "apart",
@@ -251,6 +252,9 @@ class _Facts:
         # the pairs of them the code compares (`if dim != dim_out`): see assumed_equal.
         self.independent: set[str] = set(outer.independent) if outer else set()
         self.compared: set[frozenset[str]] = set(outer.compared) if outer else set()
+        # The sides of each of those comparisons as one difference (`dim - dim_out`,
+        # either sign): the constraint the code knows about, exactly.
+        self.compared_gaps: set[Expr] = set(outer.compared_gaps) if outer else set()
         # Sizes a use named (an einops axis on a tensor of unknown shape): see learned_equal.
         self.learned: set[str] = set(outer.learned) if outer else set()
         # Numbers a parameter's concrete annotation gives its dims (`"2 17 48"`),
@@ -843,14 +847,20 @@ def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
             facts.bound.update(names)
 
 
-def declare_independent(names: Iterable[str], compared: Iterable[frozenset[str]] = ()) -> None:
+def declare_independent(
+    names: Iterable[str], compared: Iterable[frozenset[str]] = (), gaps: Iterable[Expr] = ()
+) -> None:
     """Sizes a caller picks one by one (`FeedForward(dim, hidden_dim)`): an op that
     needs two of them equal holds only for the callers that pass equal values, unless
-    the code compares them (`if dim != dim_out: ...`), which says it knows."""
+    the code compares those two (`if dim != dim_out: ...`, gaps: each comparison's
+    sides as one difference), which says it knows. compared: the pairs of names
+    any comparison puts on its two sides (see learned_equal)."""
     facts = _FACTS.get()
     if facts is not None:
         facts.independent.update(names)
         facts.compared.update(compared)
+        facts.compared_gaps.update(gaps)
+        facts.compared_gaps.update(-g for g in gaps)
 
 
 def declare_learned(names: Iterable[str]) -> None:
@@ -912,8 +922,10 @@ def assuming() -> Iterator[None]:
 def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     """(a, b) for people when an op needs them equal and they are formulas over
     independent sizes (declare_independent) only, that the scope has not related:
-    `dim` against `hidden_dim`, or against `heads·dim_head`. A pair whose names the
-    code compares anywhere (one of a's against one of b's) is left alone."""
+    `dim` against `hidden_dim`, or against `heads·dim_head`. A pair the code
+    compares anywhere (`if dim != dim_out`, `dim == heads * dim_head`) is left alone:
+    the code may take a path of its own where they are equal. Not a pair of which a
+    comparison holds only a part (`dim_head == dim` against `dim = heads·dim_head`)."""
     facts = _FACTS.get()
     if facts is None or not facts.independent or a is None or b is None or _ASSUMING.get():
         return None
@@ -929,7 +941,7 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     ra, rb = {facts.root(n) for n in na}, {facts.root(n) for n in nb}
     if ra & rb and a.as_name() is not None and b.as_name() is not None:
         return None  # two names the code has made one
-    if any(frozenset((x, y)) in facts.compared for x in na for y in nb):
+    if (a - b).simplify() in facts.compared_gaps:
         return None
     return a.to_human(), b.to_human()
 
