@@ -65,7 +65,7 @@ def spell_dim(d: str | None) -> str | None:
         from shapelint.notation.symbolic import parse_expr
 
         return None if _unnamed(parse_expr(d)) else d
-    except ValueError:
+    except (ValueError, SyntaxError):  # a primed size (`hidden'`, branches.sizes_after)
         return d
 
 

@@ -1,6 +1,7 @@
-"""The per-module table names the turns of a loop that ends early (break, continue,
-return) as torch's module tracker does: each item its own FLOPs, those a turn never
-reached 0. Oracle: FlopCounterMode's per-module counts."""
+"""What the faces print of a record: the per-module table names the turns of a loop
+that ends early (break, continue, return) as torch's module tracker does (each item its
+own FLOPs, those a turn never reached 0; oracle: FlopCounterMode's per-module counts), and a
+size named after a branch is spelt as written."""
 
 from __future__ import annotations
 
@@ -84,3 +85,12 @@ def test_each_turn_of_a_loop_that_ends_early_is_its_item(tmp_path, kind):
         got = flops.get(name, Expr.const(0))  # a module no call reached: the table's 0
         assert got is not None and got.value == truth.get(name, 0), (name, got, truth)
     assert not unsure
+
+
+def test_a_primed_size_is_spelt_as_written():
+    # branches.sizes_after names a size after an undecided `if` `hidden'`: not a
+    # Python expression (main: SHP002 internal error on `cost FILE --dim` of
+    # denoising_diffusion_pytorch.py)
+    from shapelint.analysis.unnamed import spell_dim
+
+    assert spell_dim("fourier_dim'") == "fourier_dim'"
