@@ -515,6 +515,75 @@ CASES = {
         """,
         "exact",
     ),
+    # a static method read through the instance is the plain function (transformers'
+    # `rope_init_fn = self.compute_default_rope_parameters`), in __init__ and forward
+    "static_method_read_through_self": (
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                fn = self.make
+                w, self.scale = fn(d)
+                self.lin = nn.Linear(d, w)
+
+            @staticmethod
+            def make(d, **kwargs):
+                return d * 2, 1.0
+
+            def forward(self, x):
+                f = self.twice
+                return f(self.lin(x)) * self.scale
+
+            @staticmethod
+            def twice(y):
+                return torch.cat((y, y), dim=-1)
+        """,
+        "exact",
+    ),
+    # ... through a base, and through the class
+    "static_method_of_a_base_and_of_the_class": (
+        """
+        class Base(nn.Module):
+            @staticmethod
+            def make(d):
+                return d * 3
+
+        class M(Base):
+            def __init__(self, d):
+                super().__init__()
+                own, of_class = self.make, Base.make
+                self.a = nn.Linear(d, own(d))
+                self.b = nn.Linear(of_class(d), d)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "exact",
+    ),
+    # another decorator over it: what it returns is that decorator's, never guessed
+    "static_method_wrapped_again": (
+        """
+        def doubled(fn):
+            def inner(d):
+                return fn(d) * 2
+            return inner
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                fn = self.make
+                self.lin = nn.Linear(d, fn(d))
+
+            @staticmethod
+            @doubled
+            def make(d):
+                return d
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "honest",
+    ),
 }
 
 

@@ -123,9 +123,11 @@ def test_a_misspelt_config_field_is_an_error(name):
     "setattr the run made with a computed name may have replaced it), so attention_interface; DynamicCache(config=...) (use_cache from the "
     "config), whose config.get_text_config(decoder=True) reads hasattr(self, 'decoder'), "
     "undecided while the name appears in PreTrainedConfig's source (absence.py's text rule); "
-    "the mask interface (masking_utils.py:1005); rope_init_fn and register_buffer in the rotary "
-    "embedding (Llama, Mistral); GPT2's warn_if_padding_and_no_attention_mask (apply() with a "
-    "function that changes layers); ModelOutput",
+    "the mask interface (masking_utils.py:1005); the rotary embedding's rope_type (Llama, "
+    "Mistral: config.rope_parameters unknown, as getattr(self, 'rope_theta', default) on the "
+    "config being built is undecided); GPT2's warn_if_padding_and_no_attention_mask (apply() "
+    "with a function that changes layers); ModelOutput's is_tensor, whose is_torch_available() "
+    "runs under try/except handlers the analysis joins",
 )
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_exact(name):

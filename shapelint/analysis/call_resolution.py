@@ -34,6 +34,7 @@ from shapelint.analysis import (
     raising,
     sequences,
     unify,
+    versions,
 )
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef
@@ -134,6 +135,11 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     if qual in modules.RETURNS_ARGUMENT and not open_kwargs:
         # `typing.cast(T, x)` is x: never run from typing's source as a call
         got = builtins.copied(qual, args, kwargs)
+        if got is not None:
+            return got
+    if qual in versions.CALLS and not open_kwargs:
+        # read before packaging's source, whose regular expression is not run here
+        got = versions.call(qual, args, kwargs)
         if got is not None:
             return got
     if an.project is not None and (an.specialize or _known_tensor(args, kwargs)):

@@ -32,6 +32,7 @@ from shapelint.analysis import (
     pytypes,
     sequences,
     unbound,
+    versions,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef, FuncDef
@@ -319,6 +320,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return base.attr(node.attr)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
+    if isinstance(base, versions.VersionV):
+        part = versions.attribute(base, node.attr)
+        return part if part is not None else UNKNOWN
     if isinstance(base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
         found = pytypes.attribute(base, node.attr)
         if found is not None:
@@ -375,6 +379,8 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
+    if found is None and cd is not None:
+        found = modules.static_function(an, cd, name)
     if found is None and cd is not None and recv is not UNKNOWN:
         found = modules.bound_method(an, cd, recv, name)
     return UNKNOWN if found is None else found

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import pytypes
+from shapelint.analysis import pytypes, versions
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
@@ -233,6 +233,10 @@ def operator_compare(qual: str, args: list[Value], kwargs: dict) -> Value | None
 
 def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
     negated = isinstance(op, (ast.IsNot, ast.NotEq, ast.NotIn))
+    if type(op) in _TENSOR_COMPARE:
+        ordered = versions.compare(_TENSOR_COMPARE[type(op)][len("operator.") :], left, right)
+        if ordered is not None:
+            return ordered
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
         same = pytypes.same_class(left, right)  # `==` of classes is their identity
         if same is not None:

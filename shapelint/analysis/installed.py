@@ -24,7 +24,7 @@ import os
 import sys
 import sysconfig
 
-from shapelint.ops.values import NoneV, StrV
+from shapelint.ops.values import NoneV, ObjectV, StrV
 
 # Libraries the analysis models by name (stubs, einops and einx rules): never read as
 # source, whatever is installed.
@@ -142,10 +142,41 @@ def absent(name: str) -> bool:
     return True
 
 
+# The library whose code a target's forward runs is importable wherever that
+# forward runs: its spec is found.
+RUNTIME = "torch"
+
+
 def find_spec(args, kwargs):
     """`importlib.util.find_spec("name")`: None (a NoneV) where the module is
     surely absent (a guard such as diffusers' `_is_package_available("torch_npu")`
-    is then decided, as it is at run time on this interpreter); else not known."""
+    is then decided, as it is at run time on this interpreter); a spec (no None)
+    for torch, which every forward the analysis runs imports; else not known."""
     if kwargs or len(args) != 1 or not isinstance(args[0], StrV) or args[0].value is None:
         return None
+    if args[0].value == RUNTIME:
+        return ObjectV("importlib.machinery.ModuleSpec", (("name", StrV(RUNTIME)),))
     return NoneV() if absent(args[0].value) else None
+
+
+_VERSIONS: dict[str, str | None] = {}
+
+
+def distribution_version(args, kwargs):
+    """`importlib.metadata.version("name")`: the version of the distribution as
+    this interpreter has it installed (its metadata read, nothing imported), as
+    `find_spec` answers for this interpreter; None (not known) where it is not
+    installed here (the call raises PackageNotFoundError here, but the code may
+    run where it is)."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], StrV) or args[0].value is None:
+        return None
+    name = args[0].value
+    if name not in _VERSIONS:
+        import importlib.metadata
+
+        try:
+            _VERSIONS[name] = importlib.metadata.version(name)
+        except (importlib.metadata.PackageNotFoundError, ValueError):
+            _VERSIONS[name] = None
+    found = _VERSIONS[name]
+    return None if found is None else StrV(found)

@@ -1524,6 +1524,8 @@ class ModuleAnalyzer:
             scalar = pytree.call(qual, args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
+        if scalar is None and qual == "importlib.metadata.version":
+            scalar = installed.distribution_version(args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]

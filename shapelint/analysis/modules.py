@@ -235,6 +235,17 @@ def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMet
     return BoundMethodV(fd.qualname, recv, fd)
 
 
+def static_function(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    """`obj.name` / `Cls.name` where name is a `@staticmethod` of cd (or of a base):
+    the plain function, which a static method is through an instance and its
+    class alike (it binds nothing); None where there is none, or where another
+    decorator wraps it too."""
+    fd = find_method(an, cd, name)
+    if fd is None or len(fd.node.decorator_list) != 1 or not is_static(fd.node):
+        return None
+    return decorators.function_value(an, fd)
+
+
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"

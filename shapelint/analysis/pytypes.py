@@ -124,7 +124,19 @@ def _is_parameter(v: Value) -> bool | None:
     return False if t is False else None  # a tensor may be a Parameter the analysis lost
 
 
-# Classes of the standard library and torch, by qualified name: the test of each.
+def _is_array(v: Value) -> bool | None:
+    """`isinstance(v, numpy.ndarray)`: never of a tensor (torch.Tensor and
+    ndarray are C types whose instance layouts conflict: no class derives from both)."""
+    return False if isinstance(v, TensorV) else None
+
+
+def _is_proxy(v: Value) -> bool | None:
+    """`isinstance(v, torch.fx.Proxy)`: never of a tensor in a target run, which is
+    eager (fx's tracing is what hands Proxies to a forward in place of tensors)."""
+    return False if isinstance(v, TensorV) else None
+
+
+# Classes of the standard library, numpy and torch, by qualified name: the test of each.
 _QUALIFIED = {
     "builtins.type": is_class,
     "types.FunctionType": _is_function,
@@ -133,6 +145,9 @@ _QUALIFIED = {
     "torch.Tensor": _is_tensor,
     "torch.nn.Parameter": _is_parameter,
     "torch.nn.parameter.Parameter": _is_parameter,
+    "numpy.ndarray": _is_array,
+    "torch.fx.Proxy": _is_proxy,
+    "torch.fx.proxy.Proxy": _is_proxy,
 }
 
 
