@@ -213,6 +213,28 @@ CASES = {
         dict(dim=4),
         dict(signal=(2, 4), x=(2, 4)),
     ),
+    # filter(None, layers): a module is true (nn.Module defines no __len__ / __bool__),
+    # None is not, so the layers kept are the modules
+    "filter_none_of_modules": (
+        """
+        class Block(nn.Module):
+            def __init__(self, dim, norm=True, act=False):
+                super().__init__()
+                layers = [
+                    nn.Linear(dim, 2 * dim),
+                    nn.LayerNorm(2 * dim) if norm else None,
+                    nn.GELU() if act else None,
+                    nn.Linear(2 * dim, dim),
+                ]
+                self.net = nn.Sequential(*filter(None, layers))
+
+            def forward(self, x):
+                return self.net(x)
+        """,
+        "Block",
+        dict(dim=4),
+        dict(x=(2, 3, 4)),
+    ),
     # a @torch.jit.script function runs the ops of its body (the flop counter sees them)
     "jit_script_function": (
         """
