@@ -182,6 +182,7 @@ def undescribed_torch_base(an: Analyzer, cd: ClassDef) -> bool:
         qual is not None
         and qual.startswith("torch.nn.")
         and not qual.endswith(".Module")
+        and qual not in _DICTS  # a ModuleDict's entries are modelled as a mapping's
         and torch_base(an, cd) is None
     )
 
