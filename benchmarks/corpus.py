@@ -7,6 +7,7 @@
     python benchmarks/corpus.py --holdout-c DEST     # a third holdout (session 14)
     python benchmarks/corpus.py --holdout-d DEST     # a fourth holdout (session 15)
     python benchmarks/corpus.py --holdout-e DEST     # a fifth holdout (session 16)
+    python benchmarks/corpus.py --holdout-f DEST     # a sixth holdout (session 17)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -167,6 +168,30 @@ HOLDOUT_E: tuple[tuple[str, str], ...] = (
     ("pytorch-wavelets", "1.3.0"),
 )
 
+# A sixth, fetched once the fifth was worked on, mostly by authors other than lucidrains:
+# face detection and recognition, anti-aliased backbones, image quality metrics, a neural
+# audio codec and a vocoder, spectrogram layers, a pitch tracker, normalizing flows,
+# spiking networks, low-rank adapters, a CRF, E(3)-equivariant layers, an audio diffusion
+# U-Net, memory-efficient attention and RL policies, read by nobody here before its
+# first measure.
+HOLDOUT_F: tuple[tuple[str, str], ...] = (
+    ("facenet-pytorch", "2.6.0"),
+    ("antialiased-cnns", "0.3"),
+    ("piq", "0.8.0"),
+    ("encodec", "0.1.1"),
+    ("vocos", "0.1.0"),
+    ("nnaudio", "0.3.4"),
+    ("torchcrepe", "0.0.24"),
+    ("nflows", "0.14"),
+    ("snntorch", "1.0.0"),
+    ("loralib", "0.1.2"),
+    ("pytorch-crf", "0.7.2"),
+    ("e3nn", "0.6.0"),
+    ("audio-diffusion-pytorch", "0.1.3"),
+    ("memory-efficient-attention-pytorch", "0.1.6"),
+    ("pfrl", "0.4.0"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -267,6 +292,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-e", action="store_true", help="fetch the fifth holdout (session 16)"
     )
+    parser.add_argument(
+        "--holdout-f", action="store_true", help="fetch the sixth holdout (session 17)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -281,6 +309,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_d
         else HOLDOUT_E
         if args.holdout_e
+        else HOLDOUT_F
+        if args.holdout_f
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

@@ -47,7 +47,7 @@ EXACT = [
     "EntriesOut",
 ]
 # These may be not known, but never more than torch counts.
-BOUNDED = ["Helper"]
+BOUNDED = ["Helper", "CustomFunction"]
 
 
 def _grad_tensors(out) -> list:

@@ -55,6 +55,50 @@ HOOK_INSTALLER = """
 """
 
 CASES = {
+    # an object whose class defines __len__ / __bool__ is as true as they say: an
+    # empty one is false, and the branch under it never runs
+    "truth_of_an_object_with_len": _case(
+        """
+        class Heads(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.n = n
+
+            def __len__(self):
+                return self.n
+
+        class M(nn.Module):
+            def __init__(self, d, n=0):
+                super().__init__()
+                self.heads = Heads(n)
+                self.proj = nn.Linear(d, d)
+
+            def forward(self, x):
+                if self.heads:
+                    x = self.proj(x)
+                return x * 2
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "truth_of_an_object_with_bool": _case(
+        """
+        class Gate:
+            def __bool__(self):
+                return False
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.gate = Gate()
+                self.proj = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.proj(x) if self.gate else x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     "matmul_chain_one_column": _case(
         """
         class M(nn.Module):

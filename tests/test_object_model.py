@@ -213,6 +213,48 @@ CASES = {
         dict(dim=4),
         dict(signal=(2, 4), x=(2, 4)),
     ),
+    # a nested function whose body runs no op (`T(w)` hands back w as it is): the
+    # call is followed, and costs nothing (loralib's LoRA layers)
+    "closure_that_runs_no_op": (
+        """
+        class LoRA(nn.Module):
+            def __init__(self, i, o, flip=False):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(o, i))
+                self.flip = flip
+
+            def forward(self, x):
+                def T(w):
+                    return w.transpose(0, 1) if self.flip else w
+
+                return F.linear(x, T(self.weight))
+        """,
+        "LoRA",
+        dict(i=4, o=8),
+        dict(x=(2, 3, 4)),
+    ),
+    # filter(None, layers): a module is true (nn.Module defines no __len__ / __bool__),
+    # None is not, so the layers kept are the modules
+    "filter_none_of_modules": (
+        """
+        class Block(nn.Module):
+            def __init__(self, dim, norm=True, act=False):
+                super().__init__()
+                layers = [
+                    nn.Linear(dim, 2 * dim),
+                    nn.LayerNorm(2 * dim) if norm else None,
+                    nn.GELU() if act else None,
+                    nn.Linear(2 * dim, dim),
+                ]
+                self.net = nn.Sequential(*filter(None, layers))
+
+            def forward(self, x):
+                return self.net(x)
+        """,
+        "Block",
+        dict(dim=4),
+        dict(x=(2, 3, 4)),
+    ),
     # a @torch.jit.script function runs the ops of its body (the flop counter sees them)
     "jit_script_function": (
         """

@@ -16,14 +16,16 @@ import dataclasses
 
 from shapelint.analysis.attributes import base_classes, find_method
 from shapelint.analysis.repetition import add_costs, collected
-from shapelint.ops.backward import any_grad, with_grad
-from shapelint.ops.values import NoneV, ObjectV, Value
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.backward import Origin, any_grad, made_by, parents
+from shapelint.ops.values import Cost, NoneV, ObjectV, Value
 
 _FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 CTX_KIND = "torch.autograd.function.FunctionCtx"
 CTX_METHODS = frozenset(
     {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
 )
+ZERO = Expr.const(0)
 BACKWARD_NOTE = (
     "a custom autograd.Function: its backward is its own `backward`, not followed "
     "(backward FLOPs and saved tensors not known)"
@@ -54,7 +56,15 @@ def apply(an, cd, node: ast.Call, args, kwargs, frame) -> Value | None:
         return None
     with collected(frame) as children:
         value = an.invoke(forward, None, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
-    value = with_grad(value, any_grad([*args, *kwargs.values()]))
+        # autograd records the call as one node over its tensor arguments (torch
+        # runs the forward without recording its ops, under no_grad or not): the
+        # walk from the loss meets that node, whose backward (the class's own) is
+        # not known, whether the forward's ops would have had one or not
+        grad = any_grad([*args, *kwargs.values()])
+        made = None if grad is False else Origin(parents([*args, *kwargs.values()]))
+        value = made_by(value, made, grad)
+        unknown = Cost(flops=ZERO, backward=None, saved=None, notes=[BACKWARD_NOTE])
+        an.record(node, frame, f"{cd.name}.backward", None, args, value, unknown)
     cost = add_costs(r.cost for r in children.values())
     cost = dataclasses.replace(cost, backward=None, saved=None, notes=[*cost.notes, BACKWARD_NOTE])
     rec = an.record(node, frame, f"call {cd.name}.apply", None, args, value, cost)

@@ -19,6 +19,7 @@ from shapelint.analysis import (
     attribute_hooks,
     decorators,
     dynamic,
+    folding,
     iterators,
     lambdas,
     modules,
@@ -370,7 +371,9 @@ def _filter(an, node, args, kwargs, frame) -> Value | None:
         tests = (
             mapped.items if isinstance(mapped, TupleV) and len(mapped.items) == len(items) else None
         )
-    truths = [truth(v) for v in tests] if tests is not None else [None]
+    # an item's own truth may be an object's (a module: true unless its class says
+    # otherwise), which only the analyzer's view of its class decides
+    truths = [folding.truth(v, an) for v in tests] if tests is not None else [None]
     if None in truths:
         return None
     return TupleV(tuple(v for v, keep in zip(items, truths, strict=True) if keep))

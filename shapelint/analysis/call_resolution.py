@@ -69,7 +69,7 @@ def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     if changing is not None and changing[0].get(changing[1]) is changing[2]:
         # `REG.update(...)` on a module-level object that no handler changed
         module_state.unplaced(an, node.func.value.id, frame)  # type: ignore[attr-defined]
-    if len(frame.records) == slot[1]:
+    if len(frame.records) == slot[1]:  # None: a body the analysis ran (a closure)
         modules.unfollowed_call(an, node, frame, slot[0], value)
     exc = raising.take()
     if exc is not None:  # the callee (or the constructor) surely raised

@@ -107,9 +107,23 @@ def truth(v: Value, an: Analyzer | None = None) -> bool | None:
         return True  # a function, a class, a partial: Python's objects are true
     if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
         return _mapping_truth(an, v)
+    if isinstance(v, ObjectV) and _defines_truth(an, v):
+        return None
     if isinstance(v, (ObjectV, ClassRefV)):
         return True if not (isinstance(v, ObjectV) and v.kind in DICT_KINDS) else bool(v.attrs)
     return None
+
+
+def _defines_truth(an: Analyzer | None, v: ObjectV) -> bool:
+    """Whether the project class of instance v defines `__bool__` or `__len__` along
+    its bases, which Python's truth then calls (an object is true only without them)."""
+    if an is None or not v.kind.startswith(("<class>", CONFIG_PREFIX)):
+        return False
+    cd = an.class_of(v.kind.partition(">")[2])
+    return cd is not None and any(find_method(an, cd, m) is not None for m in _TRUTH_METHODS)
+
+
+_TRUTH_METHODS = ("__bool__", "__len__")
 
 
 def _mapping_truth(an: Analyzer | None, v: ObjectV) -> bool | None:
@@ -123,7 +137,7 @@ def _mapping_truth(an: Analyzer | None, v: ObjectV) -> bool | None:
         if v.kind.startswith(("<class>", CONFIG_PREFIX))
         else None
     )
-    if cd is None or any(find_method(an, cd, m) is not None for m in ("__bool__", "__len__")):
+    if cd is None or any(find_method(an, cd, m) is not None for m in _TRUTH_METHODS):
         return None
     return bool(items.attrs)
 

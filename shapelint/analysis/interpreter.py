@@ -1278,7 +1278,12 @@ class ModuleAnalyzer:
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
         if isinstance(callee, lambdas.ClosureV):
-            return lambdas.invoke(self, callee, args, kwargs, frame, site=node)
+            value = lambdas.invoke(self, callee, args, kwargs, frame, site=node)
+            if value is not UNKNOWN and self.call_args:
+                # its body ran, its calls recorded as the caller's: one that ran none
+                # (`def T(w): return w`) cost nothing, and is no call left unfollowed
+                self.call_args[-1][1] = None
+            return value
         if isinstance(callee, lambdas.UnfollowedDefV):
             why = f"{callee.name}(): its decorators are not followed"
             if callee.computes:  # given no tensor, it may still compute on those it captures

@@ -180,6 +180,20 @@ def torch_ancestor(an: Analyzer, cd: ClassDef) -> str | None:
     return _first_base(an, cd, of_torch)
 
 
+def undescribed_torch_base(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a torch.nn class no stub describes is the first of torch's along cd's
+    bases (`class Layer(nn.TransformerEncoderLayer)`): its constructor, which the
+    analysis does not run, registers submodules and parameters of its own."""
+    qual = torch_ancestor(an, cd)
+    return (
+        qual is not None
+        and qual.startswith("torch.nn.")
+        and not qual.endswith(".Module")
+        and qual not in _DICTS  # a ModuleDict's entries are modelled as a mapping's
+        and torch_base(an, cd) is None
+    )
+
+
 def _first_base(an: Analyzer, cd: ClassDef, pick) -> str | None:
     """pick(owner, base expression) of cd's own bases, then of its project bases'
     in turn: the first answer that is not None."""
@@ -1328,19 +1342,21 @@ def _set_in(v: Value, path: list[str], value: Value) -> Value | None:
     return None
 
 
-def renewed(v: Value, keep: set[int]) -> Value:
+def renewed(v: Value, given: dict[int, Value]) -> Value:
     """v with a fresh object for every module, module list and tensor it holds,
-    except those in keep (ids of what the constructor was given): a class built
-    twice with equal arguments is two modules with their own parameters, though
-    the analysis computes it once."""
-    if id(v) in keep:
-        return v
+    except what the constructor was given (`given`: by id in v, the object the
+    call at hand handed in its place): a class built twice with equal arguments is
+    two modules with their own parameters, though the analysis computes it once,
+    and each holds the very modules its own call was given (`Wrap(layers[1])`
+    holds layers[1], not an equal copy: torch counts a shared module once)."""
+    if id(v) in given:
+        return given[id(v)]
     if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
-        return ObjectV(v.kind, tuple((k, renewed(a, keep)) for k, a in v.attrs))
+        return ObjectV(v.kind, tuple((k, renewed(a, given)) for k, a in v.attrs))
     if isinstance(v, ModuleListV):
-        return replace(v, items=tuple(renewed(i, keep) for i in v.items))
+        return replace(v, items=tuple(renewed(i, given) for i in v.items))
     if isinstance(v, ChoiceV):
-        return ChoiceV(tuple(renewed(i, keep) for i in v.items))
+        return ChoiceV(tuple(renewed(i, given) for i in v.items))
     if isinstance(v, ParameterV):
         return ParameterV(v.shape, v.dtype, v.requires_grad)
     if isinstance(v, BufferV):
@@ -1348,23 +1364,20 @@ def renewed(v: Value, keep: set[int]) -> Value:
     return v
 
 
-def reachable(values) -> set[int]:
-    """ids of the objects values hold (modules, lists, tensors), for renewed's keep."""
-    out: set[int] = set()
-
-    def walk(v) -> None:
-        if id(v) in out:
-            return
-        out.add(id(v))
-        if isinstance(v, ObjectV):
-            for _, a in v.attrs:
-                walk(a)
-        elif isinstance(v, (ModuleListV, TupleV, ChoiceV)):
-            for i in v.items:
-                walk(i)
-
-    for v in values:
-        walk(v)
+def handed(first, again) -> dict[int, Value]:
+    """By id, each object the first call's arguments hold (modules, lists, tensors)
+    mapped to the one in the same place of a later call's equal arguments."""
+    out: dict[int, Value] = {}
+    pending = list(zip(first, again, strict=True))
+    while pending:
+        old, new = pending.pop()
+        if id(old) in out:
+            continue
+        out[id(old)] = new
+        if isinstance(old, ObjectV) and isinstance(new, ObjectV):
+            pending += [(a, b) for (_, a), (_, b) in zip(old.attrs, new.attrs, strict=False)]
+        elif isinstance(old, (ModuleListV, TupleV, ChoiceV)) and type(new) is type(old):
+            pending += list(zip(old.items, new.items, strict=False))  # type: ignore[union-attr]
     return out
 
 
@@ -2413,7 +2426,8 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
             raising.pending(exc)
         if init is not None:
             in_place.forget_handed(an, init, args, kwargs, ran=False)
-        return renewed(an.specialized[key], reachable([*args, *kwargs.values()]))
+        given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
+        return renewed(an.specialized[key], given)
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
         ek = ("<endless>", cd.key)
@@ -2437,9 +2451,12 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         top.env = an.module_env
         call = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
         torch_init(an, base, recorder, call, args, kwargs, top)
+    elif init is None and undescribed_torch_base(an, cd):
+        recorder.attrs[UNFOLLOWED] = UNKNOWN
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
     if key is not None:
         an.specialized[key] = value
+        an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
         if key is not None:
@@ -2474,6 +2491,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
         if base is not None:  # `super().__init__(dim)` of a torch layer
             torch_init(an, base, me, node, args, kwargs, frame)
+        elif frame.func.cls is not None and undescribed_torch_base(an, frame.func.cls):
+            me.attrs[UNFOLLOWED] = UNKNOWN
         return NoneV()
     if fd is None and isinstance(me, ObjectV) and frame.func and frame.func.cls is not None:
         base = torch_base(an, frame.func.cls)
