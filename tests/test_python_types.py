@@ -663,3 +663,63 @@ def test_isinstance_of_a_torch_layer(tmp_path):
     )
     res = analyze_target(str(path), path.read_text(), cls, {"c": "4"}, {"x": "2,4,5,5"})
     assert params_json(res.params, {})["params"] == "?"
+
+
+def test_none_is_no_bool_int_or_str(tmp_path):
+    """`flag is True` where flag is None (torch's `_detect_is_causal_mask`): None is
+    none of those objects, so the test is False and decides the branch."""
+    case = (
+        """
+        def causal(is_causal=None):
+            return is_causal is True, is_causal is not 0, is_causal is "x"
+
+        class Pick(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.a = nn.Linear(c, c)
+                self.b = nn.Linear(c, 5 * c)
+
+            def forward(self, x):
+                t, n, s = causal()
+                if t or s or not n:
+                    return self.b(x)
+                return self.a(self.a(x))
+        """,
+        "Pick",
+        dict(c=4),
+        dict(x=(2, 4)),
+    )
+    assert_exact(tmp_path, "none_is", case)
+
+
+def test_grad_mode_and_requires_grad_read_in_a_target_run(tmp_path):
+    """`torch.is_grad_enabled()` is the grad mode the run is in, and
+    `t.requires_grad` what autograd tracks (torch's encoder tests both before its
+    nested-tensor path): each branch decided as torch takes it."""
+    case = (
+        """
+        class Mode(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.a = nn.Linear(c, c)
+                self.b = nn.Linear(c, 5 * c)
+                self.b.requires_grad_(False)
+
+            def forward(self, x):
+                h = self.a(x)
+                if torch.is_grad_enabled() and h.requires_grad and not x.requires_grad:
+                    y = self.b(x)
+                else:
+                    y = self.b(h)
+                with torch.no_grad():
+                    if torch.is_grad_enabled() or self.b.weight.requires_grad:
+                        y = y + self.b(h)
+                    else:
+                        y = y + self.b(x) + self.b(self.a(x))
+                return y
+        """,
+        "Mode",
+        dict(c=4),
+        dict(x=(2, 4)),
+    )
+    assert_exact(tmp_path, "grad_reads", case)

@@ -773,6 +773,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     # the project's (or object): no builtin's, whatever its attributes
     if pytypes.no_builtin_instance(v):
         return False
+    if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
+        return False  # torch's layers derive from nn.Module alone (`activation=nn.GELU()`)
     if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("<class>"):
         cd = an.class_of(v.kind[len("<class>") :])
         return False if cd is not None and derives_from_object_alone(an, cd) else None
@@ -998,14 +1000,17 @@ _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 def copied(qual: str, args, kwargs) -> Value | None:
     """`copy.copy(x)` / `copy.deepcopy(x)` of plain data (numbers, strings, None,
     tuples, lists and dicts of them): a value equal to x, which is all the analysis
-    holds of it. None for anything holding a tensor, a module or an object: a copy
-    of those is a new object with new tensors, which counts apart. `typing.cast(T, x)`
+    holds of it; `copy.deepcopy` of a module: a new one (modules.deep_copied). None
+    for anything else holding a tensor, a module or an object: a copy of those is a
+    new object with new tensors, which counts apart. `typing.cast(T, x)`
     is x itself, whatever it holds."""
     at = modules.RETURNS_ARGUMENT.get(qual)
     if at is not None:
         return args[at] if len(args) == 2 and not kwargs else None
     if qual not in _COPIES or len(args) != 1 or kwargs:
         return None
+    if qual == "copy.deepcopy" and modules.is_module(args[0]):
+        return modules.deep_copied(args[0])
     return args[0] if _plain_data(args[0]) else None
 
 

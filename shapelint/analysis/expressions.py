@@ -345,6 +345,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
         if node.attr == "dtype":
             return DtypeV(base.dtype) if base.dtype else UNKNOWN
+        if node.attr == "requires_grad" and an.specialize:
+            # what autograd tracks, as the target run follows it (a file's own pass
+            # does not know what its functions are given)
+            return BoolV(backward.requires(base))
         qual = f"torch.Tensor.{node.attr}"
         if stub_ops.describes(qual) and not stub_ops.is_property(qual):
             return modules.TensorMethodV(base, node.attr)  # runs when called

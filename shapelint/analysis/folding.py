@@ -322,9 +322,10 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
 
 
 def _scalar_kind(v: Value) -> type | None:
-    """The Python type of a bool, int, float or str the analysis holds (known or
-    not: its type is known either way); None for anything else."""
-    return type(v) if isinstance(v, (BoolV, IntV, FloatV, StrV)) else None
+    """The Python type of None, a bool, int, float or str the analysis holds (known
+    or not: its type is known either way; `is_causal is True` of None is False);
+    None for anything else."""
+    return type(v) if isinstance(v, (NoneV, BoolV, IntV, FloatV, StrV)) else None
 
 
 def joined_str(node: ast.JoinedStr, parts: list) -> Value:

@@ -73,6 +73,17 @@ def decorated(an, fd, frame) -> object:
     return mode
 
 
+_QUERY = frozenset({"torch.is_grad_enabled", "torch.autograd.grad_mode.is_grad_enabled"})
+
+
+def queried(qual: str, args, kwargs) -> BoolV | None:
+    """`torch.is_grad_enabled()`: the grad mode the run is in (not known where a flag
+    the analysis cannot read set it); None where the call is not that."""
+    if qual not in _QUERY or args or kwargs:
+        return None
+    return BoolV(GRAD_MODE.get())
+
+
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
 # checkpoint's own keywords; the others go to the function it runs.
 _CHECKPOINT_OPTIONS = frozenset(

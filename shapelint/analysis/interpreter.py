@@ -1527,6 +1527,9 @@ class ModuleAnalyzer:
             scalar = folding.operator_compare(qual, args, kwargs)
         if scalar is None:
             scalar = pytree.call(qual, args, kwargs)
+        if scalar is None and self.specialize:
+            # a target run knows the grad mode its caller set; a file's own pass does not
+            scalar = grad_mode.queried(qual, args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
         if scalar is None and qual == "importlib.metadata.version":

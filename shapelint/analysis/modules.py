@@ -1381,6 +1381,49 @@ def handed(first, again) -> dict[int, Value]:
     return out
 
 
+def deep_copied(v: Value) -> Value | None:
+    """`copy.deepcopy(module)`: a new module with new submodules, Parameters and
+    buffers, equal to v (torch's `_get_clones`: a layer copied n times holds n times
+    its parameters). None where v holds a module or a Parameter somewhere renewed
+    does not make afresh (under a value of another kind): sharing it would count it
+    once where torch counts each copy."""
+    if not is_module(v) or not _renews_all(v, 0):
+        return None
+    return renewed(v, set())
+
+
+def _renews_all(v: Value, depth: int) -> bool:
+    if depth > 32:
+        return False
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
+        return all(_renews_all(a, depth + 1) for _, a in v.attrs)
+    if isinstance(v, (ModuleListV, ChoiceV)):
+        return all(_renews_all(i, depth + 1) for i in v.items)
+    if isinstance(v, (ParameterV, BufferV, TensorV)) or v is UNKNOWN:
+        return True
+    return not _holds_state(v)
+
+
+def reachable(values) -> set[int]:
+    """ids of the objects values hold (modules, lists, tensors), for renewed's keep."""
+    out: set[int] = set()
+
+    def walk(v) -> None:
+        if id(v) in out:
+            return
+        out.add(id(v))
+        if isinstance(v, ObjectV):
+            for _, a in v.attrs:
+                walk(a)
+        elif isinstance(v, (ModuleListV, TupleV, ChoiceV)):
+            for i in v.items:
+                walk(i)
+
+    for v in values:
+        walk(v)
+    return out
+
+
 _LIST_MUTATORS = frozenset(("pop", "remove", "clear", "__setitem__", "__delitem__", "reverse"))
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
-from shapelint.analysis import installed
+from shapelint.analysis import installed, torch_source
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -491,6 +491,9 @@ def resolve_qualified(an: Analyzer, qual: str):
     that the import map resolved to a dotted name)."""
     if an.project is None or an.project_module is None:
         return None
+    name = torch_source.source_name(qual)
+    if name is not None:
+        return _torch_layer(an, name)
     mod, _, attr = qual.rpartition(".")
     if not mod or an.project.module_file(an.project_root, mod) is None:
         return resolve_installed(an, qual)
@@ -499,6 +502,15 @@ def resolve_qualified(an: Analyzer, qual: str):
         return None
     an.used_modules.add(target)
     return lookup(target, attr)
+
+
+def _torch_layer(an: Analyzer, name: str):
+    """A torch layer class read from its source (torch_source.py)."""
+    target = an.project.analyzer(torch_source.root(), torch_source.MODULE)
+    if target is None:
+        return None
+    an.used_modules.add(target)
+    return lookup(target, name)
 
 
 def resolve_installed(an: Analyzer, qual: str):
@@ -546,7 +558,9 @@ def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
         return cd
     mod = key.split(":", 1)[0]
     root = an.project_root
-    if an.project.module_file(root, mod) is None:
+    if mod == torch_source.MODULE:
+        root = torch_source.root()
+    elif an.project.module_file(root, mod) is None:
         found = an.project.installed_module(mod)  # a class of an installed package
         if found is not None:
             root = (found[0],)
