@@ -490,7 +490,7 @@ class ModuleAnalyzer:
             return None
         if issue.given:
             said = ", ".join(issue.given)
-            return dataclasses.replace(
+            issue = dataclasses.replace(
                 issue, message=f"{issue.message} ({said}: an op before took it)"
             )
         if not issue.assumes:
