@@ -87,3 +87,59 @@ def test_torch_under_jaxtyping_runs_the_embedding_and_refuses_the_bugs():
         for bug in (TWICE, DIM):
             with pytest.raises(RuntimeError):
                 run(bug, spec)
+
+
+FEED_FORWARD = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, hidden_dim), nn.GELU(), nn.Linear(hidden_dim, {out}))
+
+    def forward(self, x: Float[Tensor, "b n dim"]) -> Float[Tensor, "b n dim"]:
+        return self.net(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("out", "built", "code"),
+    [
+        ("hidden_dim", "", "SHP321"),  # nothing in the file constructs it
+        ("hidden_dim", "FeedForward(48, 96)", "SHP321"),
+        ("hidden_dim", "FeedForward(48, 48)", None),
+        ("dim", "", None),
+    ],
+)
+def test_a_return_of_a_constructor_size_the_annotation_names_otherwise(out, built, code):
+    # jaxtyping checks the return at run time, as an op checks its operands: the
+    # hidden width returned where the input's `dim` is annotated is SHP318's
+    # constraint, judged on the file's constructions (main: nothing)
+    source = FEED_FORWARD.format(out=out) + (f"\n\nff = {built}\n" if built else "")
+    errors = [(d.line, d.code, d.message) for d in diagnose(source) if d.severity == "error"]
+    if code is None:
+        assert errors == []
+        return
+    ((line, got, message),) = errors
+    assert (line, got) == (12, code)
+    assert "hidden_dim where dim is expected; this needs hidden_dim = dim" in message
+
+
+def test_jaxtyping_refuses_the_hidden_width_returned():
+    torch = pytest.importorskip("torch")
+    jaxtyping = pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+
+    def run(out: str, hidden: int):
+        ns: dict = {}
+        exec(compile(FEED_FORWARD.format(out=out), "m.py", "exec"), ns)  # noqa: S102
+        cls = ns["FeedForward"]
+        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        return cls(48, hidden)(torch.randn(2, 17, 48))
+
+    assert run("dim", 96).shape == (2, 17, 48)
+    assert run("hidden_dim", 48).shape == (2, 17, 48)
+    with pytest.raises(jaxtyping.TypeCheckError):
+        run("hidden_dim", 96)
