@@ -11,6 +11,7 @@ from shapelint import pyparse
 from shapelint.notation.dimspec import is_dtype_class
 from shapelint.notation.symbolic import (
     Expr,
+    assumed_equal,
     given_formulas,
     given_sizes,
     name_clash,
@@ -212,6 +213,21 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
             # `2·dim` returned where `d` is annotated, once Linear(dim, ...) took d
             said = ", ".join(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
             return f"{a.to_human()} where {d.to_human()} is expected ({said}: an op before took it)"
+    return None
+
+
+def untied_sizes(actual: TensorV, declared: TensorV) -> tuple[Expr, Expr, tuple] | None:
+    """(actual dim, declared dim, the pair for people) where the two are formulas
+    over the constructor's sizes nothing relates (symbolic.assumed_equal):
+    `hidden_dim` where `dim` is annotated."""
+    pairs = _aligned(declared, actual)
+    if isinstance(pairs, str):
+        return None
+    for d, a in pairs:
+        if isinstance(d, Expr) and isinstance(a, Expr):
+            pair = assumed_equal(a, d)
+            if pair is not None:
+                return a, d, pair
     return None
 
 

@@ -476,7 +476,7 @@ class ModuleAnalyzer:
         parameter's. A name a pattern or a shape unpacking gave may name two dims."""
         return issue.names <= self.size_params
 
-    def _kept(self, issue: OpIssue) -> OpIssue | None:
+    def kept(self, issue: OpIssue) -> OpIssue | None:
         """The issue as reported, or None where it rests on a name learning gave. A
         conflict between two independent sizes is the constraint it imposes (SHP318)."""
         if issue.learned:
@@ -491,7 +491,7 @@ class ModuleAnalyzer:
             return None
         if issue.given:
             said = ", ".join(issue.given)
-            return dataclasses.replace(
+            issue = dataclasses.replace(
                 issue, message=f"{issue.message} ({said}: an op before took it)"
             )
         if not issue.assumes:
@@ -1584,7 +1584,7 @@ class ModuleAnalyzer:
         for issue in res.issues:
             if unify.binds_inferred(issue, self.inferred_names):
                 continue
-            issue = self._kept(issue)
+            issue = self.kept(issue)
             if issue is None:
                 continue
             if pattern is not None and pattern not in issue.message:
@@ -1694,7 +1694,7 @@ class ModuleAnalyzer:
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:
-            issue = self._kept(issue)
+            issue = self.kept(issue)
             if issue is None:
                 continue
             if call is not None:

@@ -42,7 +42,7 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import KEEP, origins, requires
-from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, NoneV, OpIssue, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -137,7 +137,7 @@ def exec_return(an: Analyzer, stmt: ast.Return, frame: Frame, module_level: bool
     if frame.func is not None and frame.func.node.returns is not None:
         ret_ann = an.annotations.tensor(frame.func.node.returns)
         if ret_ann is not None and stmt.value is not None:
-            check_against_annotation(an, v, ret_ann, stmt.value, "return value")
+            check_against_annotation(an, v, ret_ann, stmt.value, "return value", run=True)
 
 
 def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> None:
@@ -436,8 +436,10 @@ def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) 
 
 
 def check_against_annotation(
-    an: Analyzer, value: Value, declared: TensorV, node: ast.expr, what: str
+    an: Analyzer, value: Value, declared: TensorV, node: ast.expr, what: str, run: bool = False
 ) -> None:
+    """SHP306 where the value's shape contradicts its annotation. run: jaxtyping
+    checks it at run time (a return, under `jaxtyped`), as an op checks its operands."""
     if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
         return
     problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
@@ -447,6 +449,25 @@ def check_against_annotation(
             "SHP306",
             f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
         )
+        return
+    # two of the constructor's sizes the check needs equal (`hidden_dim` returned
+    # where the input's `dim` is annotated) are SHP318's constraint, as an op's
+    untied = ann.untied_sizes(value, declared) if run else None
+    if untied is None:
+        return
+    a, d, pair = untied
+    issue = an.kept(
+        OpIssue(
+            "SHP306",
+            f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: "
+            f"{a.to_human()} where {d.to_human()} is expected",
+            names=frozenset(a.names() | d.names()),
+            assumes=pair,
+            sides=(a, d),
+        )
+    )
+    if issue is not None:
+        an.report(node, issue.code, issue.message)
 
 
 def refine(value: Value, declared: TensorV) -> Value:

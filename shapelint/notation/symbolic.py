@@ -938,6 +938,11 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     na, nb = a.names(), b.names()
     if not na or not nb or not (na | nb) <= facts.independent or _has_quotient(a - b):
         return None
+    ca, cb = _cancelled(a, b)
+    if ca.value in facts.learned_sizes or cb.value in facts.learned_sizes:
+        # `3·p²` against `channels·p²`, the 3 an annotated input's: the op fixes
+        # channels at the caller's size (_note_size), as it does a lone 3
+        return None
     ra, rb = {facts.root(n) for n in na}, {facts.root(n) for n in nb}
     if ra & rb and a.as_name() is not None and b.as_name() is not None:
         return None  # two names the code has made one
@@ -996,14 +1001,15 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
 
 def _cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     """a and b without the names both single terms multiply (`b·dim_head` against
-    `heads·dim_head` is `b` against `heads`)."""
+    `heads·dim_head` is `b` against `heads`, `3·p²` against `c·p²` is 3 against c)."""
     if len(a.terms) != 1 or len(b.terms) != 1:
         return a, b
     for n in sorted(a.names() & b.names()):
-        qa, qb = a.exact_div(Expr.name(n)), b.exact_div(Expr.name(n))
-        if qa is None or qb is None:
-            break
-        a, b = qa, qb
+        while n in a.names() and n in b.names():
+            qa, qb = a.exact_div(Expr.name(n)), b.exact_div(Expr.name(n))
+            if qa is None or qb is None:
+                return a, b
+            a, b = qa, qb
     return a, b
 
 
@@ -1063,6 +1069,8 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
     (exec_if, exec_for). Not under `assuming`: that run supposes, it did not check."""
     if _ASSUMING.get() or _BROADCASTING.get():
         return
+    # sizes are positive: `s·p²` checked equal to `channels·p²` is `s = channels`
+    a, b = _cancelled(a, b)
     if a.value is None and b.value is None:
         _note_named(facts, a, b)
         return

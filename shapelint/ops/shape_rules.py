@@ -197,7 +197,9 @@ def differs(a: Dim, b: Dim) -> bool:
     given = given_sizes(a.names() | b.names())
     if given:
         fixed_a, fixed_b = a.substitute(given), b.substitute(given)
-        if fixed_a.definitely_differs(fixed_b):
+        if fixed_a.definitely_differs(fixed_b) or (
+            fixed_a != fixed_b and only_one_broadcasts(fixed_a, fixed_b) is not None
+        ):
             # `2·dim` against 48 after LayerNorm(dim) took 48
             said = tuple(f"{n} = {v}" for n, v in sorted(given.items()))
             _NOTE.set({"names": frozenset(a.names() | b.names()), "given": said})
@@ -206,11 +208,17 @@ def differs(a: Dim, b: Dim) -> bool:
     equal = given_formulas(a.names() | b.names())
     if equal:
         fixed_a, fixed_b = a.substitute(equal), b.substitute(equal)
+        said = tuple(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
+        names = frozenset(fixed_a.names() | fixed_b.names())
         if fixed_a != fixed_b and only_one_broadcasts(fixed_a, fixed_b) is not None:
             # `2·dim` against an annotated `d` after LayerNorm(dim) took d
-            said = tuple(f"{n} = {e.to_human()}" for n, e in sorted(equal.items()))
-            names = frozenset(fixed_a.names() | fixed_b.names())
             _NOTE.set({"names": names, "given": said})
+            return True
+        fields = _assumed(fixed_a, fixed_b)
+        if fields and not fields.get("learned"):
+            # `dim` against an annotated `s·p²` after LayerNorm(channels·p²) took
+            # s: two of the constructor's sizes, as without the annotation
+            _NOTE.set({"names": names, "given": said, **fields})
             return True
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})

@@ -63,7 +63,11 @@ RULES = [
             "constructor's sizes (`x[:, :-1]` returned where `d` is annotated: `d - 1`; a "
             "`Linear(dim, 2 * dim)` where `dim` is: `2·dim`), or a formula that a size an "
             "op before fixed on the way makes another number (a `LayerNorm(dim)` took an "
-            "input annotated 48, then `dim` is returned where 96 is annotated)."
+            "input annotated 48, then `dim` is returned where 96 is annotated). A return "
+            "of one of the constructor's sizes where the annotation has another that nothing "
+            "relates to it (`hidden_dim` returned where the input's `dim` is annotated) is "
+            "the constraint SHP318 states for an op, judged on the file's constructions "
+            "(SHP321)."
         ),
         invalid=(
             Example(

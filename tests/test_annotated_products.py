@@ -1,0 +1,145 @@
+"""A product of sizes an op checked equal to another (`s·p²` against `channels·p²`,
+the patch embedding's LayerNorm on a flattened patch) fixes the factor the two do
+not share: sizes are positive, so `s = channels` (issue 25's annotated suite).
+With an annotation naming the input's channels (`"b s h w"`) the op after it meets
+the constructor's `channels`, as without the annotation; with a concrete one
+(`"2 3 32 32"`) channels is 3 from there on, which is the caller's input size, no
+constraint between two of the constructor's sizes. Each verdict is torch's under
+jaxtyping's run-time check."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose
+
+EMBED = """
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, *, patch_size, dim, channels=3):
+        super().__init__()
+        patch_dim = channels * patch_size * patch_size
+        self.to_patch_embedding = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.LayerNorm(patch_dim),
+            nn.Linear({linear_in}, dim),
+        )
+
+    def forward(self, img: Float[Tensor, "{spec}"]):
+        return self.to_patch_embedding(img)
+"""
+SYMBOLIC, CONCRETE = "b s1 image_size image_size", "2 3 32 32"
+GOOD, TWICE, DIM = "patch_dim", "patch_dim * 2", "dim"
+
+
+def _errors(linear_in: str, spec: str) -> list[tuple[int, str, str]]:
+    source = EMBED.format(linear_in=linear_in, spec=spec)
+    return [(d.line, d.code, d.message) for d in diagnose(source) if d.severity == "error"]
+
+
+@pytest.mark.parametrize("spec", [SYMBOLIC, CONCRETE])
+def test_the_patch_embedding_as_written_is_no_error(spec):
+    # main: the concrete 3·p² against channels·p² was two constructor sizes (SHP321)
+    assert _errors(GOOD, spec) == []
+
+
+def test_a_layer_of_twice_the_patch_width_after_a_concrete_input_is_an_error():
+    ((line, code, message),) = _errors(TWICE, CONCRETE)
+    assert (line, code) == (18, "SHP307")
+    assert "(channels = 3: an op before took it)" in message
+
+
+def test_a_layer_of_twice_the_patch_width_after_a_named_input_is_an_error():
+    ((line, code, message),) = _errors(TWICE, SYMBOLIC)
+    assert (line, code) == (18, "SHP307")
+    assert "(s1 = channels: an op before took it)" in message
+
+
+@pytest.mark.parametrize("spec", [SYMBOLIC, CONCRETE])
+def test_a_layer_of_the_model_width_on_the_patch_is_the_constructors_constraint(spec):
+    # main: with the named input nothing, the name s1 hid that it is channels
+    ((line, code, message),) = _errors(DIM, spec)
+    assert (line, code) == (18, "SHP321")
+    want = "dim = channels·patch_size²" if spec == SYMBOLIC else "dim = 3·patch_size²"
+    assert f"this needs {want}, sizes the constructor takes separately" in message
+
+
+def test_torch_under_jaxtyping_runs_the_embedding_and_refuses_the_bugs():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    jaxtyping = pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+
+    def run(linear_in: str, spec: str):
+        ns: dict = {}
+        source = EMBED.format(linear_in=linear_in, spec=spec)
+        exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+        cls = ns["Embed"]
+        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        return cls(patch_size=8, dim=48)(torch.randn(2, 3, 32, 32))
+
+    for spec in (SYMBOLIC, CONCRETE):
+        assert run(GOOD, spec).shape == (2, 16, 48)
+        for bug in (TWICE, DIM):
+            with pytest.raises(RuntimeError):
+                run(bug, spec)
+
+
+FEED_FORWARD = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, hidden_dim), nn.GELU(), nn.Linear(hidden_dim, {out}))
+
+    def forward(self, x: Float[Tensor, "b n dim"]) -> Float[Tensor, "b n dim"]:
+        return self.net(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("out", "built", "code"),
+    [
+        ("hidden_dim", "", "SHP321"),  # nothing in the file constructs it
+        ("hidden_dim", "FeedForward(48, 96)", "SHP321"),
+        ("hidden_dim", "FeedForward(48, 48)", None),
+        ("dim", "", None),
+    ],
+)
+def test_a_return_of_a_constructor_size_the_annotation_names_otherwise(out, built, code):
+    # jaxtyping checks the return at run time, as an op checks its operands: the
+    # hidden width returned where the input's `dim` is annotated is SHP318's
+    # constraint, judged on the file's constructions (main: nothing)
+    source = FEED_FORWARD.format(out=out) + (f"\n\nff = {built}\n" if built else "")
+    errors = [(d.line, d.code, d.message) for d in diagnose(source) if d.severity == "error"]
+    if code is None:
+        assert errors == []
+        return
+    ((line, got, message),) = errors
+    assert (line, got) == (12, code)
+    assert "hidden_dim where dim is expected; this needs hidden_dim = dim" in message
+
+
+def test_jaxtyping_refuses_the_hidden_width_returned():
+    torch = pytest.importorskip("torch")
+    jaxtyping = pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+
+    def run(out: str, hidden: int):
+        ns: dict = {}
+        exec(compile(FEED_FORWARD.format(out=out), "m.py", "exec"), ns)  # noqa: S102
+        cls = ns["FeedForward"]
+        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        return cls(48, hidden)(torch.randn(2, 17, 48))
+
+    assert run("dim", 96).shape == (2, 17, 48)
+    assert run("hidden_dim", 48).shape == (2, 17, 48)
+    with pytest.raises(jaxtyping.TypeCheckError):
+        run("hidden_dim", 96)
