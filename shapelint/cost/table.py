@@ -214,15 +214,17 @@ def _expr(rec: dict, key: str = "flops") -> Expr | None:
 # ---------------------------------------------------------------------- rows
 
 
-def rows(t: dict, dims: dict[str, int]) -> Row | None:
+def rows(t: dict, dims: dict[str, int], backward: bool = True) -> Row | None:
     """The tree of rows, identical repeated items collapsed, or None without a
-    module tree."""
+    module tree. backward: with each row's backward FLOPs, which then must agree
+    too for items to collapse (the first layer's backward computes no gradient of
+    an input that needs none); without, rows show and compare the forward only."""
     tree = t.get("modules")
     if not tree:
         return None
     lists = _lists(tree)
     forward = (*attribute(t), _total(t))
-    backward = (*attribute(t, "flops_backward"), _total(t, "flops_backward"))
+    back = (*attribute(t, "flops_backward"), _total(t, "flops_backward")) if backward else None
 
     def figure(name: str, of: tuple) -> Expr | None:
         flops, unsure, total = of
@@ -247,12 +249,12 @@ def rows(t: dict, dims: dict[str, int]) -> Row | None:
         name = node["name"]
         params = _parse(node["params"])
         row = Row(name, node["kind"], depth, params, figure(name, forward))
-        row.backward = figure(name, backward)
+        row.backward = figure(name, back) if back is not None else None
         row.children = _collapse([build(ch, depth + 1) for ch in node["modules"]])
         if node["kind"] in _CONTAINERS and row.children:
             # a container is not called: it costs what the modules in it cost
-            for attr, of in (("flops", forward), ("backward", backward)):
-                if name not in of[0]:
+            for attr, of in (("flops", forward), ("backward", back)):
+                if of is not None and name not in of[0]:
                     parts = [getattr(ch, attr) for ch in row.children]
                     total = None if None in parts else sum(parts, Expr.const(0))  # type: ignore
                     setattr(row, attr, total)
@@ -378,11 +380,11 @@ def table(t: dict, dims: dict[str, int], depth: int, zeros: bool) -> list[tuple[
     """The table's rows, its header first: name (indented by depth), kind, params
     and share, FLOPs and share; rows that hold no parameters and cost no FLOPs
     only with zeros. Empty without a module tree."""
-    root = rows(t, dims)
+    train = bool(t.get("train"))
+    root = rows(t, dims, backward=train)
     if root is None:
         return []
     unit = t.get("unit", "FLOPs")
-    train = bool(t.get("train"))
     head = ("module", "kind", "params", "%", unit, "%")
     body: list[tuple[str, ...]] = [head + (("backward", "%") if train else ())]
     total_p, total_f, total_b = root.params, root.flops, root.backward
