@@ -62,6 +62,16 @@ class Lstm(nn.Module):
         return {"y": y, "h": h_n, "c": c_n}[self.what]
 
 
+class LstmState(nn.Module):
+    def __init__(self, d=16, h=32):
+        super().__init__()
+        self.lstm = nn.LSTM(d, h, 2, batch_first=True, proj_size=8)
+
+    def forward(self, x, h0, c0):
+        y, (h_n, c_n) = self.lstm(x, (h0, c0))
+        return c_n
+
+
 class Projected(nn.Module):
     def __init__(self, d=16, h=32):
         super().__init__()
@@ -109,6 +119,7 @@ CASES = [
     ("Gru", {"n": 1, "bi": False, "bf": False, "bias": False}, {"x": (4, 10, 16)}),
     ("Gru", {"n": 3, "p": 0.25}, {"x": (3, 5, 16)}),
     ("GruState", {}, {"x": (6, 3, 16), "h0": (3, 3, 24)}),
+    ("GruState", {}, {"x": (6, 16), "h0": (3, 24)}),
     ("Rnn", {}, {"x": (10, 4, 16)}),
     ("Rnn", {"nl": "relu", "bi": True, "bias": False}, {"x": (7, 16)}),
     ("Cell", {}, {"x": (10, 16)}),
@@ -162,6 +173,15 @@ def test_lstm_parameters_and_shapes_exact_flops_unknown(source, kw, shape):
     assert tuple(int(d) for d in t["output"]) == out
     # the fused kernel's count depends on the backend: never a complete figure
     assert not t["complete"]
+    assert t["flops_value"] is None
+
+
+def test_lstm_given_its_state(source):
+    path, mod = source
+    inputs = {"x": (3, 5, 16), "h0": (2, 3, 8), "c0": (2, 3, 32)}
+    t = _static(path, "LstmState", {}, inputs)
+    _fwd, _bwd, params, out = _torch(mod, "LstmState", {}, inputs)
+    assert (t["params_value"], tuple(int(d) for d in t["output"])) == (params, out)
     assert t["flops_value"] is None
 
 

@@ -107,15 +107,20 @@ class RNNBase(Module):
             return input.transpose(0, 1), True
         return input, True
 
-    def _hidden(self, input, hx, size):
+    def _hidden(self, input, hx, size, is_batched):
+        """hx (or zeros) as (layers * directions, batch, size), checked as torch checks it."""
+        num_directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * num_directions, input.size(1), size)
         if hx is None:
-            num_directions = 2 if self.bidirectional else 1
-            return torch.zeros(
-                self.num_layers * num_directions, input.size(1), size,
-                dtype=input.dtype, device=input.device,
-            )
-        if input.dim() == 3 and hx.dim() == 2:
-            return hx.unsqueeze(1)
+            return torch.zeros(expected, dtype=input.dtype, device=input.device)
+        if is_batched and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+        if not is_batched:
+            if hx.dim() != 2:
+                raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
+            hx = hx.unsqueeze(1)
+        if hx.size() != expected:
+            raise RuntimeError(f"Expected hidden size {expected}, got {list(hx.size())}")
         return hx
 
     def _unbatched(self, output, is_batched):
@@ -142,7 +147,7 @@ class RNNBase(Module):
     def _forward(self, input, hx):
         """RNN's and GRU's forward: output and h_n."""
         input, is_batched = self._batched(input)
-        hx = self._hidden(input, hx, self.hidden_size)
+        hx = self._hidden(input, hx, self.hidden_size, is_batched)
         output, hidden = self._run(input, hx)
         output = self._unbatched(output, is_batched)
         if not is_batched:
@@ -225,11 +230,11 @@ class LSTM(RNNBase):
         num_directions = 2 if self.bidirectional else 1
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
-            h_zeros = self._hidden(input, None, real_hidden_size)
-            c_zeros = self._hidden(input, None, self.hidden_size)
+            h_zeros = self._hidden(input, None, real_hidden_size, is_batched)
+            c_zeros = self._hidden(input, None, self.hidden_size, is_batched)
         else:
-            h_zeros = self._hidden(input, hx[0], real_hidden_size)
-            c_zeros = self._hidden(input, hx[1], self.hidden_size)
+            h_zeros = self._hidden(input, hx[0], real_hidden_size, is_batched)
+            c_zeros = self._hidden(input, hx[1], self.hidden_size, is_batched)
         # The fused kernel: what torch's counter registers for it depends on the
         # backend (0 for mkldnn and cuDNN), so its cost is not known. The results
         # are shaped as it shapes them.
