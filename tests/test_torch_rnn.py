@@ -189,3 +189,20 @@ def test_lstm_projection_weight_named_as_torch(source):
     path, mod = source
     t = _static(path, "Projected", {}, {"x": (3, 16)})
     assert t["params_value"] == sum(p.numel() for p in mod.Projected().parameters())
+
+
+@pytest.mark.parametrize(
+    ("name", "inputs"),
+    [
+        ("Lstm", {"x": (10, 4, 8)}),  # input_size 16
+        ("GruState", {"x": (6, 3, 16), "h0": (2, 3, 24)}),  # 3 layers
+        ("GruState", {"x": (6, 16), "h0": (3, 1, 24)}),  # unbatched, a 3-D hx
+    ],
+)
+def test_a_forward_torch_refuses_returns_nothing(source, name, inputs):
+    path, mod = source
+    with pytest.raises(RuntimeError):
+        _torch(mod, name, {}, inputs)
+    t = _static(path, name, {}, inputs)
+    assert t["output"] is None and not t["complete"]
+    assert any(u["op"] == "raise" for u in t["unknown"])

@@ -12,9 +12,11 @@ state, then the gates elementwise), which is what torch's flop counter counts: a
 addmm per linear map. nn.LSTM runs a fused kernel the counter registers 0 for, and
 that depends on the backend (mkldnn on CPU, cuDNN on CUDA): its cost is left unknown
 (a call with no stub), its Parameters and the shapes it returns are exact.
-Left out, with no effect on a figure or a shape: PackedSequence inputs (the
-analysis has no value for one), the argument checks, flatten_parameters, `_all_weights`
-(a list of lists of names) and the weight initialisation.
+Left out, with no effect on a figure or a shape: the reverse direction reads the
+sequence from its end in torch and here from its start (the same steps, the same
+shapes: a loop the analysis sums over a symbolic length stays one), PackedSequence
+inputs (the analysis has no value for one), flatten_parameters, `_all_weights` (a
+list of lists of names) and the weight initialisation.
 """
 
 import torch
@@ -100,6 +102,12 @@ class RNNBase(Module):
 
     def _batched(self, input):
         """input as (seq, batch, feature), and whether it had a batch axis."""
+        if input.dim() not in (2, 3):
+            raise ValueError(f"RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead")
+        if input.size(-1) != self.input_size:
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}"
+            )
         is_batched = input.dim() == 3
         if not is_batched:
             return input.unsqueeze(1), False
