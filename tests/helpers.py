@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import textwrap
 from pathlib import Path
@@ -102,3 +103,45 @@ def cuda_attention_formulas() -> dict:
             lambda go, q, k, v, *a, out_shape=None, **kw: sdpa_backward_flop_count(go, q, k, v)
         ),
     }
+
+
+def written_module(directory: Path, name: str, source: str):
+    """(path, imported module) of source written as directory/name.py: the file a
+    target run reads and the module torch runs."""
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return path, mod
+
+
+def run_class(path: Path, name: str, kw: dict, inputs: dict, training: bool) -> dict:
+    """`shapelint cost path::name --init k=v ... --input p=d1,d2,...` (with --train
+    when training), as run_target returns it."""
+    from shapelint.cli.options import analysis_options, load_config
+    from shapelint.cost.target import run_target
+    from shapelint.notation.target import Target
+
+    options = analysis_options(load_config([path], None), dtype=None, dims={})
+    init = [f"{k}={v!r}" for k, v in kw.items()]
+    given = [f"{k}={','.join(map(str, s))}" for k, s in inputs.items()]
+    return run_target(Target(str(path), name), init, given, {}, options, training=training)
+
+
+def torch_figures(mod, name: str, kw: dict, inputs: dict, training: bool, mapping=None):
+    """(forward, backward, params, output shape) of mod.name(**kw) as torch counts
+    them: FlopCounterMode (with mapping, the custom formulas) on random inputs of
+    those shapes and out.sum().backward(), and sum(p.numel())."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(0)
+    m = getattr(mod, name)(**kw).train(training)
+    xs = [torch.randn(*s) for s in inputs.values()]
+    with FlopCounterMode(display=False, custom_mapping=mapping) as fwd:
+        out = m(*xs)
+    with FlopCounterMode(display=False, custom_mapping=mapping) as bwd:
+        out.sum().backward()
+    params = sum(p.numel() for p in m.parameters())
+    return fwd.get_total_flops(), bwd.get_total_flops(), params, tuple(out.shape)

@@ -312,6 +312,7 @@ MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Dropout3d": [((), {}, X(2, 3, 4, 5, 6))],
     "torch.nn.GLU": [((), {}, X(2, 6)), ((), {"dim": 0}, X(4, 3))],
     "torch.nn.GRUCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
+    "torch.nn.LSTMCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
     "torch.nn.RNNCell": [((4, 3), {}, X(2, 4)), ((4, 3), {"bias": False}, X(4))],
 }
 MODULES.update(EXAMPLE_MODULES)
@@ -400,7 +401,8 @@ def test_every_described_module_agrees_with_torch(name):
             if not any(
                 v in name for v in ("Embedding", "Identity", "Flatten", "Unflatten", "QuantStub")
             ):
-                io = x.numel() * x.element_size() + o.out.numel() * o.out.element_size()
+                outs = o.out if isinstance(o.out, tuple) else (o.out,)  # LSTMCell: (h, c)
+                io = x.numel() * x.element_size() + sum(t.numel() * t.element_size() for t in outs)
                 assert o.result.cost.bytes.value == io + weights
 
 

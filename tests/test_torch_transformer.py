@@ -6,14 +6,9 @@ runtime.gap_formulas), `sum(p.numel())`, and the output's shape."""
 
 from __future__ import annotations
 
-import importlib.util
-import textwrap
-
 import pytest
 
-from shapelint.cli.options import analysis_options, load_config
-from shapelint.cost.target import run_target
-from shapelint.notation.target import Target
+from tests.helpers import run_class, torch_figures, written_module
 
 torch = pytest.importorskip("torch")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -147,32 +142,15 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
-    path = tmp_path_factory.mktemp("transformer") / "transformer_modules.py"
-    path.write_text(textwrap.dedent(SOURCE))
-    spec = importlib.util.spec_from_file_location("transformer_modules", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return path, mod
+    return written_module(tmp_path_factory.mktemp("transformer"), "transformer_modules", SOURCE)
 
 
 def _static(path, name, kw, inputs, training):
-    options = analysis_options(load_config([path], None), dtype=None, dims={})
-    init = [f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in kw.items()]
-    given = [f"{k}={','.join(map(str, s))}" for k, s in inputs.items()]
-    return run_target(Target(str(path), name), init, given, {}, options, training=training)
+    return run_class(path, name, kw, inputs, training)
 
 
 def _torch(mod, name, kw, inputs, training):
-    """(forward, backward, params, output shape) as torch counts them."""
-    torch.manual_seed(0)
-    m = getattr(mod, name)(**kw).train(training)
-    xs = [torch.randn(*s) for s in inputs.values()]
-    with FlopCounterMode(display=False, custom_mapping=gap_formulas()) as fwd:
-        out = m(*xs)
-    with FlopCounterMode(display=False, custom_mapping=gap_formulas()) as bwd:
-        out.sum().backward()
-    params = sum(p.numel() for p in m.parameters())
-    return fwd.get_total_flops(), bwd.get_total_flops(), params, tuple(out.shape)
+    return torch_figures(mod, name, kw, inputs, training, gap_formulas())
 
 
 @pytest.mark.parametrize(("name", "kw", "inputs"), CASES)

@@ -491,9 +491,9 @@ def resolve_qualified(an: Analyzer, qual: str):
     that the import map resolved to a dotted name)."""
     if an.project is None or an.project_module is None:
         return None
-    name = torch_source.source_name(qual)
-    if name is not None:
-        return _torch_layer(an, name)
+    found = torch_source.source_name(qual)
+    if found is not None:
+        return _torch_layer(an, *found)
     mod, _, attr = qual.rpartition(".")
     if not mod or an.project.module_file(an.project_root, mod) is None:
         return resolve_installed(an, qual)
@@ -504,9 +504,9 @@ def resolve_qualified(an: Analyzer, qual: str):
     return lookup(target, attr)
 
 
-def _torch_layer(an: Analyzer, name: str):
+def _torch_layer(an: Analyzer, module: str, name: str):
     """A torch layer class read from its source (torch_source.py)."""
-    target = an.project.analyzer(torch_source.root(), torch_source.MODULE)
+    target = an.project.analyzer(torch_source.root(), module)
     if target is None:
         return None
     an.used_modules.add(target)
@@ -558,7 +558,7 @@ def class_by_key(an: Analyzer, key: str) -> ClassDef | None:
         return cd
     mod = key.split(":", 1)[0]
     root = an.project_root
-    if mod == torch_source.MODULE:
+    if mod in torch_source.MODULES:
         root = torch_source.root()
     elif an.project.module_file(root, mod) is None:
         found = an.project.installed_module(mod)  # a class of an installed package

@@ -6,26 +6,38 @@ reading `self.norm1`, overriding `_sa_block`), and a construction builds the
 Parameters its submodules' stubs describe.
 
 A layer belongs here, rather than in a stub, where torch builds it from other layers:
-its figures are then theirs, counted as a run of its source counts them.
+its figures are then theirs, counted as a run of its source counts them; or where what
+it registers and computes follows loops no stub line writes (the recurrent layers:
+Parameters per layer and direction, a step per time step).
 """
 
 from __future__ import annotations
 
 from shapelint.ops.stub_dir import builtin_stub_dir
 
-# The file under stubs/source/ (a module name no project can take: it is looked up
-# on this root only) and the public names torch gives its classes.
-MODULE = "shapelint_torch_transformer"
-_CLASSES = (
-    "Transformer",
-    "TransformerEncoder",
-    "TransformerDecoder",
-    "TransformerEncoderLayer",
-    "TransformerDecoderLayer",
-)
-# torch.nn re-exports torch.nn.modules, which re-exports torch.nn.modules.transformer.
-_PREFIXES = ("torch.nn.", "torch.nn.modules.", "torch.nn.modules.transformer.")
-NAMES = {p + c: c for p in _PREFIXES for c in _CLASSES}
+# The files under stubs/source/ (module names no project can take: they are looked
+# up on this root only), each with torch's module of its classes and their names.
+_MODULES = {
+    "shapelint_torch_transformer": (
+        "transformer",
+        (
+            "Transformer",
+            "TransformerEncoder",
+            "TransformerDecoder",
+            "TransformerEncoderLayer",
+            "TransformerDecoderLayer",
+        ),
+    ),
+    "shapelint_torch_rnn": ("rnn", ("RNNBase", "RNN", "GRU", "LSTM")),
+}
+MODULES = frozenset(_MODULES)
+# torch.nn re-exports torch.nn.modules, which re-exports torch.nn.modules.<file>.
+NAMES = {
+    prefix + c: (module, c)
+    for module, (torch_file, classes) in _MODULES.items()
+    for prefix in ("torch.nn.", "torch.nn.modules.", f"torch.nn.modules.{torch_file}.")
+    for c in classes
+}
 
 _ROOT: tuple[str, ...] | None = None
 
@@ -38,6 +50,6 @@ def root() -> tuple[str, ...]:
     return _ROOT
 
 
-def source_name(qual: str) -> str | None:
-    """The class name in MODULE of a torch qualified name it models, else None."""
+def source_name(qual: str) -> tuple[str, str] | None:
+    """(source module, class name) of a torch qualified name one models, else None."""
     return NAMES.get(qual)
