@@ -22,7 +22,9 @@ from shapelint.cli import main
 torch = pytest.importorskip("torch")
 
 LAYERS = """
+import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from torch.nn.utils import parametrizations, remove_weight_norm, spectral_norm, weight_norm
 
 
@@ -106,6 +108,57 @@ class Removed(nn.Module):
 
     def forward(self, x):
         return self.conv(x)
+
+
+
+class TwoLinear(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.a = weight_norm(nn.Linear(16, 32))
+        self.b = parametrizations.weight_norm(nn.Linear(32, 8))
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+class Transposed(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.up = weight_norm(nn.ConvTranspose1d(c, 2 * c, 4, stride=2))
+        self.seq = nn.Sequential(
+            weight_norm(nn.Conv1d(2 * c, c, 3)), nn.GELU(), weight_norm(nn.Conv1d(c, c, 1), dim=2)
+        )
+
+    def forward(self, x):
+        return self.seq(self.up(x))
+
+
+class Conv2dList(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [
+                weight_norm(nn.Conv2d(1, 4, (3, 1), (2, 1), padding=(1, 0))),
+                weight_norm(nn.Conv2d(4, 8, (3, 1), (2, 1), padding=(1, 0))),
+            ]
+        )
+
+    def forward(self, x):
+        x = x.unsqueeze(1)
+        for l in self.convs:
+            x = F.leaky_relu(l(x), 0.1)
+        return x
+
+
+class Frozen(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(c, c, 3))
+        self.conv.requires_grad_(False)
+        self.lin = nn.Linear(14, 3)
+
+    def forward(self, x):
+        return self.lin(self.conv(x))
 """
 
 TARGETS = [
@@ -117,6 +170,10 @@ TARGETS = [
     "Parametrized",
     "Spectral",
     "Removed",
+    "TwoLinear",  # the second's input requires grad: the layer saves its new weight
+    "Transposed",  # in a Sequential, a transposed convolution, dim=2 its last axis
+    "Conv2dList",  # a ModuleList walked in a loop
+    "Frozen",  # requires_grad_(False): nothing recomputed is saved
 ]
 
 
