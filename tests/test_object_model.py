@@ -724,6 +724,24 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # getattr of an imported module by a known name is the attribute read there
+    # (encodec's `act = getattr(nn, activation)`; main: `self.act: not modelled`)
+    "getattr_of_a_module": (
+        """
+        class Block(nn.Module):
+            def __init__(self, dim, activation="GELU", layer="Linear"):
+                super().__init__()
+                act = getattr(nn, activation)
+                self.proj = getattr(torch.nn, layer)(dim, 2 * dim)
+                self.act = act()
+
+            def forward(self, x):
+                return self.act(self.proj(x))
+        """,
+        "Block",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a dict display merging dicts with ** (timm's `{**dd, **(conv_kwargs or {})}`),
     # passed on with ** to a function that builds the layer
     "dict_display_with_spread": (

@@ -841,13 +841,31 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     if kwargs or len(args) not in (2, 3) or not isinstance(args[1], StrV):
         return None
     name = args[1].value
-    if not name or not name.isidentifier() or args[0] is UNKNOWN:
+    if not name or not name.isidentifier():
         return None
+    if args[0] is UNKNOWN:
+        # a name no value stands for, as an imported module (`getattr(nn, act)`):
+        # `nn.ELU` read where the call is, names resolved as the attribute's are;
+        # with no default, Python's getattr is that read (or its AttributeError)
+        obj = node.args[0] if node.args else None
+        if len(args) != 2 or not _dotted_name(obj):
+            return None
+        read = ast.copy_location(ast.Attribute(obj, name, ast.Load()), node)
+        value = an.eval(read, frame)
+        return None if value is UNKNOWN else value
     value = attribute_of(an, node, args[0], name, frame)
     if value is UNKNOWN and len(args) == 3:
         if absence.surely_lacks(an, args[0], name) or attribute_hooks.absent(args[0], name):
             return args[2]  # an attribute that surely does not exist: the default
     return None if value is UNKNOWN else value
+
+
+def _dotted_name(node) -> bool:
+    """A name or a chain of attributes of one: read again, it runs no code of the
+    project's but what reading it once runs (a property getter it reaches)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def attribute_of(an, node, obj: Value, name: str, frame) -> Value:

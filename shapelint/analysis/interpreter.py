@@ -41,6 +41,7 @@ from shapelint.analysis import (
     pytree,
     pytypes,
     recursion,
+    reparametrize,
     scalars,
     sequences,
     size_ties,
@@ -1314,6 +1315,7 @@ class ModuleAnalyzer:
                         and _given(frame, node.args[0], given)
                     ):
                         learning.learn(self, node.args[0], known, frame, node)
+            callee = reparametrize.before_forward(self, callee, node, frame)
             return self._op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self._unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 
@@ -1501,6 +1503,10 @@ class ModuleAnalyzer:
     def _call_qualified(self, qual: str, node: ast.Call, args, kwargs, open_kwargs, frame) -> Value:
         if qual == grad_mode.CHECKPOINT and args:
             return grad_mode.checkpoint(self, node, args, kwargs, frame)
+        if qual in reparametrize.NAMES:
+            built = reparametrize.apply(self, qual, args, kwargs, open_kwargs, frame)
+            if built is not None:
+                return built
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is None and self.specialize and qual.endswith(".__init__"):
             built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
