@@ -309,7 +309,9 @@ _HELPER_STEPS = {
 
 _CALLEE_HEADER = (
     HEADER
-    + 'lost = getattr(torch, "sin")\n\n\n'
+    + "import sys\n"
+    # a name only the run knows (sys.argv), so the function stays unknown statically
+    + 'lost = getattr(torch, sys.argv[0][:0] + "sin")\n\n\n'
     + 'def softmax(x: Float[Tensor, "..."], dim: int) -> Float[Tensor, "..."]:\n'
     + "    e = torch.exp(x - x.max(dim=dim, keepdim=True).values)\n"
     + "    return e / e.sum(dim=dim, keepdim=True)\n\n\n"
