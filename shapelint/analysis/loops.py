@@ -25,7 +25,7 @@ from shapelint.analysis import generators, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
-from shapelint.analysis.repetition import ONE, collected, loop_record, merge
+from shapelint.analysis.repetition import ONE, add_turn, collected, loop_record, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
@@ -285,7 +285,7 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
                 if runs is None:
                     merge(frame.records, turn, ONE, "")
                 else:
-                    runs.update(((*key, "iter", i), rec) for key, rec in turn.items())
+                    add_turn(runs, turn, i)
                 if frame.exit_unsure:
                     raise _Undecided
                 if frame.done or frame.jump == "break":

@@ -56,6 +56,7 @@ from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import (
     ONE,
     add_costs,
+    add_turn,
     collected,
     loop_record,
     merge,
@@ -1815,8 +1816,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
             frame.jump = None
             an.assign(stmt.target, item, frame, None)
             an.exec_block(stmt.body, frame)
-            for key, rec in frame.records.items():
-                children[(*key, "iter", i)] = rec
+            add_turn(children, frame.records, i)
             if frame.jump == "break" or frame.done:
                 break
     finally:

@@ -138,9 +138,16 @@ def scale_cost(c: Cost, n: Expr) -> Cost:
     )
 
 
+def add_turn(runs: dict, turn: dict, i: int) -> None:
+    """Turn i's records into runs, kept apart from the other turns' (the keys
+    loop_record reads as turns run one by one)."""
+    for key, rec in turn.items():
+        runs[(*key, "iter", i)] = rec
+
+
 def loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
     """The record of a `for` loop holding its turns' records: children keyed
-    (*key, "iter", i) are turns run one by one (the table names item i of what
+    (*key, "iter", i) (add_turn) are turns run one by one (the table names item i of what
     it walks by them); count: one turn standing for that many."""
     if not children and extra is None:
         return None
