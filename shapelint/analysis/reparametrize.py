@@ -140,6 +140,11 @@ def _hooks(module: ObjectV) -> dict[str, str]:
     return dict((k, a.value) for k, a in held.attrs) if isinstance(held, ObjectV) else {}
 
 
+def _hooks_value(hooks: dict[str, str]) -> ObjectV:
+    """What _hooks reads back: each reparametrized name and what recomputes it."""
+    return ObjectV(_HOOK_KIND, tuple((k, StrV(w)) for k, w in hooks.items()))
+
+
 def _applied(what: str, module: ObjectV, name: str, dim) -> ObjectV | None:
     weight = module.attr(name)
     hooks = _hooks(module)
@@ -186,7 +191,7 @@ def _applied(what: str, module: ObjectV, name: str, dim) -> ObjectV | None:
     # or the last axis; any other axis goes through a transposed copy of v
     fused = "weight_norm" in what and dim in (0, rank - 1)
     hooks[name] = f"{what} fused" if fused else what
-    attrs.append((HOOKS, ObjectV(_HOOK_KIND, tuple((k, StrV(w)) for k, w in hooks.items()))))
+    attrs.append((HOOKS, _hooks_value(hooks)))
     return ObjectV(module.kind, tuple(attrs))
 
 
@@ -217,7 +222,7 @@ def _removed(module: ObjectV, name: str) -> ObjectV | None:
         if k not in gone
     ]
     if hooks:
-        attrs.append((HOOKS, ObjectV(_HOOK_KIND, tuple((k, StrV(w)) for k, w in hooks.items()))))
+        attrs.append((HOOKS, _hooks_value(hooks)))
     return ObjectV(module.kind, tuple(attrs))
 
 
