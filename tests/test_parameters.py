@@ -1386,6 +1386,48 @@ def test_a_class_built_again_keeps_the_modules_it_holds_twice_one(tmp_path):
     assert figures(t) == torch_counts(p, "Stacked(4)") and t["params_unknown"] == []
 
 
+TRIAL = """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def body():
+    layers = []
+    for _ in range(2):
+        layers.append(Block(4))
+    return nn.Sequential(*layers)
+
+
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = body()
+        self.head = nn.Conv2d(4, c, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+"""
+
+
+def test_a_class_built_in_a_loops_trial_turn_is_built_again(tmp_path):
+    """A loop's trial turn (is every turn the same?) applies no store into self;
+    the Block it built there, with no `body`, was handed to the turns that ran
+    (main: 20 parameters, complete, for torch's 316, and the forward `?`)."""
+    p = tmp_path / "trial.py"
+    p.write_text(textwrap.dedent(TRIAL))
+    t = static(p, "Net", "--init", "c=4", "--input", "x=2,4,5,5")
+    assert figures(t) == torch_counts(p, "Net(4)") and t["params_unknown"] == []
+    assert t["complete"] and t["flops_value"] == 2 * 2 * 4 * 4 * 9 * 25 * 2 + 2 * 2 * 4 * 4 * 25
+
+
 UNDESCRIBED = """
 import torch.nn as nn
 

@@ -2508,6 +2508,10 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     elif init is None and undescribed_torch_base(an, cd):
         recorder.attrs[UNFOLLOWED] = UNKNOWN
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
+    if an.trial:
+        # built in a loop's trial turn (loops.same_each_turn), whose stores into self
+        # are not applied: no instance to hand out again
+        key = None
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
