@@ -233,6 +233,58 @@ CASES = {
         dict(i=4, o=8),
         dict(x=(2, 3, 4)),
     ),
+    # typing.no_type_check hands back the function it is given (main: `decorated with
+    # @no_type_check, whose wrapper is not followed`; tianshou's MLP)
+    "no_type_check_forward": (
+        """
+        from typing import no_type_check
+
+        class MLP(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, 2 * d)
+
+            @no_type_check
+            def forward(self, x):
+                return torch.relu(self.a(x))
+        """,
+        "MLP",
+        dict(d=4),
+        dict(x=(2, 4)),
+    ),
+    # `Net.make_head(3, c)` in Net's own constructor: a staticmethod read through its
+    # class is the plain function (main: `self.head: not modelled`; torchsr's NinaSR)
+    "staticmethod_called_through_its_class": (
+        """
+        class Scale(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.bias = nn.Parameter(torch.zeros(1, c, 1, 1))
+
+            def forward(self, x):
+                return x + self.bias
+
+        class Net(nn.Module):
+            def __init__(self, c, feats):
+                super(Net, self).__init__()
+                self.head = Net.make_head(c, feats)
+                self.tail = nn.Conv2d(feats, Net.twice(c), 1)
+
+            @staticmethod
+            def make_head(c, feats):
+                return nn.Sequential(*[Scale(c), nn.Conv2d(c, feats, 3, padding=1, bias=False)])
+
+            @staticmethod
+            def twice(n):
+                return 2 * n
+
+            def forward(self, x):
+                return self.tail(self.head(x))
+        """,
+        "Net",
+        dict(c=3, feats=8),
+        dict(x=(2, 3, 6, 6)),
+    ),
     # filter(None, layers): a module is true (nn.Module defines no __len__ / __bool__),
     # None is not, so the layers kept are the modules
     "filter_none_of_modules": (

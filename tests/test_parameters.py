@@ -1350,6 +1350,84 @@ def test_a_class_built_again_with_equal_modules_holds_the_ones_it_was_given(tmp_
     assert figures(t) == torch_counts(p, "Shared(4)") and t["params_unknown"] == []
 
 
+ALIASED = """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.norm = nn.BatchNorm2d(c)
+        self.all_modules = nn.Sequential(self.conv, self.norm, nn.ReLU())
+
+    def forward(self, x):
+        return self.all_modules(x)
+
+
+class Stacked(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = nn.Sequential(Block(c), *[Block(c) for _ in range(2)])
+
+    def forward(self, x):
+        return self.convs(x)
+"""
+
+
+def test_a_class_built_again_keeps_the_modules_it_holds_twice_one(tmp_path):
+    """Block registers its conv as `self.conv` and inside `self.all_modules`: one
+    module, counted once by torch. Built again with equal arguments, the copy the
+    analysis makes of the first Block held two copies of it (main: 760 parameters
+    for torch's 456; nnU-Net's ConvDropoutNormReLU)."""
+    p = tmp_path / "aliased.py"
+    p.write_text(textwrap.dedent(ALIASED))
+    t = static(p, "Stacked", "--init", "c=4", "--input", "x=2,4,5,5")
+    assert figures(t) == torch_counts(p, "Stacked(4)") and t["params_unknown"] == []
+
+
+TRIAL = """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def body():
+    layers = []
+    for _ in range(2):
+        layers.append(Block(4))
+    return nn.Sequential(*layers)
+
+
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = body()
+        self.head = nn.Conv2d(4, c, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+"""
+
+
+def test_a_class_built_in_a_loops_trial_turn_is_built_again(tmp_path):
+    """A loop's trial turn (is every turn the same?) applies no store into self;
+    the Block it built there, with no `body`, was handed to the turns that ran
+    (main: 20 parameters, complete, for torch's 316, and the forward `?`)."""
+    p = tmp_path / "trial.py"
+    p.write_text(textwrap.dedent(TRIAL))
+    t = static(p, "Net", "--init", "c=4", "--input", "x=2,4,5,5")
+    assert figures(t) == torch_counts(p, "Net(4)") and t["params_unknown"] == []
+    assert t["complete"] and t["flops_value"] == 2 * 2 * 4 * 4 * 9 * 25 * 2 + 2 * 2 * 4 * 4 * 25
+
+
 UNDESCRIBED = """
 import torch.nn as nn
 

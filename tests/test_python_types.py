@@ -665,6 +665,43 @@ def test_isinstance_of_a_torch_layer(tmp_path):
     assert params_json(res.params, {})["params"] == "?"
 
 
+def test_issubclass_of_a_torch_layer_class_and_isinstance_of_an_array(tmp_path):
+    """`issubclass(conv_op, nn.Conv2d)` of torch's layer classes (nnU-Net's helpers
+    pick a kernel list by it) and `isinstance(3, (tuple, list, np.ndarray))` (a
+    Python int is no ndarray): both decided as Python does, the layers built exact
+    (main: `self.conv: not modelled`, 0 FLOPs known)."""
+    case = (
+        """
+        import numpy as np
+
+        def as_list(conv_op, scalar):
+            if not isinstance(scalar, (tuple, list, np.ndarray)):
+                if issubclass(conv_op, nn.Conv2d):
+                    return [scalar] * 2
+                elif issubclass(conv_op, nn.Conv3d):
+                    return [scalar] * 3
+                elif issubclass(conv_op, (nn.Conv1d, nn.Linear)):
+                    return [scalar]
+                raise RuntimeError("not a convolution")
+            return scalar
+
+        class Pick(nn.Module):
+            def __init__(self, c, conv_op=nn.Conv1d):
+                super().__init__()
+                k = as_list(conv_op, 3)
+                self.conv = conv_op(c, c, k, padding=[(i - 1) // 2 for i in k])
+                self.conv2 = nn.Conv2d(c, c, as_list(nn.Conv2d, 3), padding=1)
+
+            def forward(self, x):
+                return self.conv2(self.conv(x).unsqueeze(-1).expand(-1, -1, -1, 5))
+        """,
+        "Pick",
+        dict(c=4),
+        dict(x=(2, 4, 5)),
+    )
+    assert_exact(tmp_path, "torch_subclass", case)
+
+
 def test_none_is_no_bool_int_or_str(tmp_path):
     """`flag is True` where flag is None (torch's `_detect_is_causal_mask`): None is
     none of those objects, so the test is False and decides the branch."""

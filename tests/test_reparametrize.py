@@ -150,6 +150,24 @@ class Conv2dList(nn.Module):
         return x
 
 
+class Unbiased(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = parametrizations.weight_norm(nn.Conv1d(c, c, 1, bias=False))
+
+    def forward(self, x):
+        return x + torch.ones_like(x[:, :1]) * self.conv(x)
+
+
+class UnbiasedSpectral(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.proj = parametrizations.spectral_norm(nn.Linear(16, 5, bias=False))
+
+    def forward(self, x):
+        return self.proj(x)
+
+
 class Frozen(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -174,6 +192,10 @@ TARGETS = [
     "Transposed",  # in a Sequential, a transposed convolution, dim=2 its last axis
     "Conv2dList",  # a ModuleList walked in a loop
     "Frozen",  # requires_grad_(False): nothing recomputed is saved
+    # no bias: the recomputed weight, no Parameter of the layer's own, is the one
+    # operand of its call that requires grad (main: a backward of 0)
+    "Unbiased",
+    "UnbiasedSpectral",
 ]
 
 
@@ -255,4 +277,4 @@ def test_a_reparametrized_layer_costs_and_holds_what_torch_says(tmp_path, target
 # Over the whole tensor (dim=None), along a middle axis (a transposed copy of v) and
 # under spectral_norm, torch saves intermediate results of the recomputation (norms,
 # quotients, power-iteration vectors) that are not followed.
-UNSAVED = {"AlongInputs", "WholeNorm", "Parametrized", "Spectral"}
+UNSAVED = {"AlongInputs", "WholeNorm", "Parametrized", "Spectral", "UnbiasedSpectral"}

@@ -324,10 +324,18 @@ def _isinstance_of(an, node, args, kwargs, frame) -> Value | None:
 
 def _issubclass_of(an, node, args, kwargs, frame) -> Value | None:
     """`issubclass(C, D)` / `issubclass(C, (D, E))` of project classes, along
-    C's bases as Python's MRO walks them (all of them, not only the first)."""
-    if len(args) != 2 or kwargs or not isinstance(args[0], ClassRefV):
+    C's bases as Python's MRO walks them (all of them, not only the first), and of
+    torch's layer classes (`issubclass(conv_op, nn.Conv2d)`)."""
+    if len(args) != 2 or kwargs:
         return None
     targets = args[1].items if isinstance(args[1], TupleV) else (args[1],)
+    if isinstance(args[0], LayerClassV):
+        verdicts = [_torch_subclass(args[0], t) for t in targets]
+        if any(verdicts):
+            return BoolV(True)
+        return BoolV(None) if None in verdicts or not targets else BoolV(False)
+    if not isinstance(args[0], ClassRefV):
+        return None
     cd = an.class_of(args[0].name)
     if cd is None or not targets:
         return None
@@ -338,6 +346,30 @@ def _issubclass_of(an, node, args, kwargs, frame) -> Value | None:
     if any(verdicts):
         return BoolV(True)
     return BoolV(None) if None in verdicts else BoolV(False)
+
+
+def _torch_subclass(sub: LayerClassV, target: Value) -> bool | None:
+    """`issubclass(sub, target)` of a torch.nn layer class: True of its own class
+    (under any path torch exports it by); False of a project class (torch derives
+    from none) and of another public layer no public layer derives from (as
+    `instance_of` decides an instance of one); else not known."""
+    if pytypes.is_class(sub) is not True:
+        return None  # a torch function: issubclass raises
+    if isinstance(target, ClassRefV):
+        return False
+    if not isinstance(target, LayerClassV) or pytypes.is_class(target) is not True:
+        return None
+    mine, cls = sub.qual.rsplit(".", 1)[-1], target.qual.rsplit(".", 1)[-1]
+    if not (sub.qual.startswith("torch.nn.") and target.qual.startswith("torch.nn.")):
+        return None
+    if mine == cls:
+        return True
+    unsure = (
+        cls.startswith("_")
+        or cls in TORCH_PUBLIC_BASES
+        or mine.startswith(("Lazy", "NonDynamically"))
+    )
+    return None if unsure else False
 
 
 def _map(an, node, args, kwargs, frame) -> Value | None:

@@ -1349,20 +1349,31 @@ def renewed(v: Value, given: dict[int, Value]) -> Value:
     call at hand handed in its place): a class built twice with equal arguments is
     two modules with their own parameters, though the analysis computes it once,
     and each holds the very modules its own call was given (`Wrap(layers[1])`
-    holds layers[1], not an equal copy: torch counts a shared module once)."""
-    if id(v) in given:
-        return given[id(v)]
+    holds layers[1], not an equal copy: torch counts a shared module once). An
+    object v holds in two places is one fresh object in both (`self.conv` and
+    `self.all_modules[0]`), as it was one: torch counts it once, as deepcopy's
+    memo keeps it one."""
+    return _renewed(v, dict(given))
+
+
+def _renewed(v: Value, made: dict[int, Value]) -> Value:
+    if id(v) in made:
+        return made[id(v)]
+    new: Value
     if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
-        return ObjectV(v.kind, tuple((k, renewed(a, given)) for k, a in v.attrs))
-    if isinstance(v, ModuleListV):
-        return replace(v, items=tuple(renewed(i, given) for i in v.items))
-    if isinstance(v, ChoiceV):
-        return ChoiceV(tuple(renewed(i, given) for i in v.items))
-    if isinstance(v, ParameterV):
-        return ParameterV(v.shape, v.dtype, v.requires_grad)
-    if isinstance(v, BufferV):
-        return BufferV(v.shape, v.dtype)
-    return v
+        new = ObjectV(v.kind, tuple((k, _renewed(a, made)) for k, a in v.attrs))
+    elif isinstance(v, ModuleListV):
+        new = replace(v, items=tuple(_renewed(i, made) for i in v.items))
+    elif isinstance(v, ChoiceV):
+        new = ChoiceV(tuple(_renewed(i, made) for i in v.items))
+    elif isinstance(v, ParameterV):
+        new = ParameterV(v.shape, v.dtype, v.requires_grad)
+    elif isinstance(v, BufferV):
+        new = BufferV(v.shape, v.dtype)
+    else:
+        return v
+    made[id(v)] = new
+    return new
 
 
 def handed(first, again) -> dict[int, Value]:
@@ -1390,7 +1401,7 @@ def deep_copied(v: Value) -> Value | None:
     once where torch counts each copy."""
     if not is_module(v) or not _renews_all(v, 0):
         return None
-    return renewed(v, set())
+    return renewed(v, {})
 
 
 def _renews_all(v: Value, depth: int) -> bool:
@@ -2497,6 +2508,10 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     elif init is None and undescribed_torch_base(an, cd):
         recorder.attrs[UNFOLLOWED] = UNKNOWN
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
+    if an.trial:
+        # built in a loop's trial turn (loops.same_each_turn), whose stores into self
+        # are not applied: no instance to hand out again
+        key = None
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))

@@ -125,9 +125,11 @@ def _is_parameter(v: Value) -> bool | None:
 
 
 def _is_array(v: Value) -> bool | None:
-    """`isinstance(v, numpy.ndarray)`: never of a tensor (torch.Tensor and
-    ndarray are C types whose instance layouts conflict: no class derives from both)."""
-    return False if isinstance(v, TensorV) else None
+    """`isinstance(v, numpy.ndarray)`: never of a tensor, nor of a Python number,
+    string or None (torch.Tensor, int, float, str and ndarray are C types whose
+    instance layouts conflict: no class derives from two of them; numpy's scalars,
+    `np.int64(3)`, are no ndarray either)."""
+    return False if isinstance(v, (TensorV, IntV, FloatV, BoolV, StrV, NoneV)) else None
 
 
 def _is_proxy(v: Value) -> bool | None:

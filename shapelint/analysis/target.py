@@ -493,7 +493,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
             known = any(r.cost.backward is not None for r in records)
             bwd, bwd_complete = (low if known else None), False
     step = None if c.flops is None or bwd is None else c.flops + bwd
-    act, act_complete = saved_total(records, complete and not frozen_unknown)
+    # What an op saves hangs on which operands require grad, as its backward does: where
+    # a freeze is not followed, what is known of it counted every layer's saves, no bound.
+    act, act_complete = (None, False) if frozen_unknown else saved_total(records, complete)
     return {
         "name": res.name,
         "flops": _py(c.flops),

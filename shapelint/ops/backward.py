@@ -104,15 +104,17 @@ def row(t: TensorV) -> TensorV:
 
 def operand_grads(values, unseen: bool = True) -> list[bool | None]:
     """requires() of every tensor among values: a tuple's items, and a module's
-    parameters (a layer's weights are operands of its call). A value not known at
-    all may be a tensor that requires grad (`x * (self.g if flag else 1.0)`): None,
-    unless unseen is False (the result was shown made without it)."""
+    tensors (a layer's weights are operands of its call: its Parameters, and a
+    weight a reparametrization recomputed from Parameters it holds deeper, a tensor
+    that requires grad where they do). A value not known at all may be a tensor that
+    requires grad (`x * (self.g if flag else 1.0)`): None, unless unseen is False
+    (the result was shown made without it)."""
     out: list[bool | None] = []
     for v in values:
         if isinstance(v, TupleV):
             out += operand_grads(v.items, unseen)
         elif isinstance(v, ObjectV):
-            out += [requires(a) for _, a in v.attrs if isinstance(a, ParameterV)]
+            out += [requires(a) for _, a in v.attrs if isinstance(a, TensorV)]
         elif isinstance(v, TensorV):
             out.append(requires(v))
         elif v is UNKNOWN and unseen:

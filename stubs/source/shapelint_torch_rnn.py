@@ -6,10 +6,10 @@ and a user subclass inherits them.
 
 Never imported (the analysis reads it; it imports nothing at run time). torch runs
 the layers in `_VF.rnn_tanh` / `_VF.rnn_relu` / `_VF.gru` / `_VF.lstm` (C++); here
-they are written out as torch's C++ decomposes them for RNN and GRU (per layer, per
-direction, per time step: a linear map of the step's input and one of the hidden
-state, then the gates elementwise), which is what torch's flop counter counts: an
-addmm per linear map. nn.LSTM runs a fused kernel the counter registers 0 for, and
+they are written out as torch's C++ decomposes them on CPU for RNN and GRU (per layer
+and direction, a linear map of the whole sequence's input; per time step, one of the
+hidden state, then the gates elementwise, in place where torch's cells are), which is
+what torch's flop counter counts: an addmm per linear map. nn.LSTM runs a fused kernel the counter registers 0 for, and
 that depends on the backend (mkldnn on CPU, cuDNN on CUDA): its cost is left unknown
 (a call with no stub), its Parameters and the shapes it returns are exact.
 Left out, with no effect on a figure or a shape: the reverse direction reads the
@@ -138,19 +138,21 @@ class RNNBase(Module):
             return output.transpose(0, 1)
         return output
 
-    def _step(self, x, h, w_ih, w_hh, b_ih, b_hh):
-        gi = F.linear(x, w_ih, b_ih)
+    def _step(self, gi, h, w_hh, b_hh):
+        """One time step from gi, the step's input projection, as torch's CPU cells
+        compute it (aten/src/ATen/native/RNN.cpp: GRUCell, SimpleCell), in place
+        where they are: what autograd saves is theirs, storage for storage."""
         gh = F.linear(h, w_hh, b_hh)
         if self.mode == "GRU":
             i_r, i_z, i_n = gi.chunk(3, 1)
             h_r, h_z, h_n = gh.chunk(3, 1)
-            resetgate = torch.sigmoid(i_r + h_r)
-            inputgate = torch.sigmoid(i_z + h_z)
-            newgate = torch.tanh(i_n + resetgate * h_n)
-            return newgate + inputgate * (h - newgate)
+            resetgate = h_r.add_(i_r).sigmoid_()
+            inputgate = h_z.add_(i_z).sigmoid_()
+            newgate = i_n.add(h_n.mul_(resetgate)).tanh_()
+            return (h - newgate).mul_(inputgate).add_(newgate)
         if self.mode == "RNN_RELU":
-            return torch.relu(gi + gh)
-        return torch.tanh(gi + gh)
+            return torch.relu(gh.add_(gi))
+        return torch.tanh(gh.add_(gi))
 
     def _forward(self, input, hx):
         """RNN's and GRU's forward: output and h_n."""
@@ -177,9 +179,11 @@ class RNNBase(Module):
                 b_ih = getattr(self, "bias_ih_l{}{}".format(layer, suffix)) if self.bias else None
                 b_hh = getattr(self, "bias_hh_l{}{}".format(layer, suffix)) if self.bias else None
                 h = hx[layer * num_directions + direction]
+                # on CPU torch projects the whole sequence's input at once (FullLayer)
+                gi = F.linear(layer_input, w_ih, b_ih)
                 steps = []
                 for t in range(seq_len):
-                    h = self._step(layer_input[t], h, w_ih, w_hh, b_ih, b_hh)
+                    h = self._step(gi[t], h, w_hh, b_hh)
                     steps.append(h)
                 outs.append(torch.stack(steps, 0))
                 h_n.append(h)

@@ -554,3 +554,41 @@ class Retyped(nn.Sequential):
         for layer in self:
             if isinstance(layer, nn.Linear):
                 layer.__class__ = AbsLinear
+
+
+class Shift(nn.Conv2d):
+    """A fixed 1x1 convolution whose Parameters are frozen in a loop the analysis
+    does not follow: torch saves nothing for it (nothing it reads requires grad)."""
+
+    def __init__(self, c=4):
+        super().__init__(c, c, kernel_size=1)
+        self.weight.data = torch.eye(c).view(c, c, 1, 1)
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class Shifted(nn.Module):
+    """What the frozen Shift would save if it were trainable (its input) is no part
+    of a bound: torch saves the head's input only."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.shift = Shift(c)
+        self.head = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        return self.head(self.shift(255 * x))
+
+
+class StackedGRU(nn.Module):
+    """Two GRU layers over a batch-first sequence, the last layer's final state
+    returned. torch's CPU cell computes its gates in place (several saved tensors
+    share one storage): a decomposition out of place saved more storages than torch."""
+
+    def __init__(self, d=8, hidden=64):
+        super().__init__()
+        self.gru = nn.GRU(d, hidden, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        _, h = self.gru(x)
+        return h[-1]
