@@ -109,6 +109,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
         return modules.ClassRefV(an.classes[node.id].key)
     if an.specialize and node.id in an.functions and node.id not in frame.locals:
         return modules.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
+    if node.id == "__name__" and an.specialize and an.project_module is not None:
+        # a target's files are imported, each under its module's name
+        return StrV(an.project_module)
     return UNKNOWN
 
 

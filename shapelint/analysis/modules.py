@@ -32,6 +32,7 @@ from shapelint.analysis import (
     grad_mode,
     in_place,
     loops,
+    may_raise,
     modes,
     module_state,
     namedtuples,
@@ -2107,6 +2108,7 @@ def specialized_invoke(
             _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
+        start = may_raise.count()
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
                 *cached, finals = run_followed(owner, fd, recv, args, kwargs)
@@ -2115,6 +2117,7 @@ def specialized_invoke(
         cached = tuple(cached)
         if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
+            may_raise.keep(owner.specialized, key, start)
             # a global's value at its return came from the global's value before,
             # which the key does not hold: a reuse hands back its parameters only
             owner.specialized[("<finals>", key)] = in_place.parameters_only(fd, finals)
@@ -2124,6 +2127,7 @@ def specialized_invoke(
             owner.specialized[("<saved>", key)] = (before, *after)
     else:
         finals = owner.specialized.get(("<finals>", key))
+        may_raise.replay(owner.specialized, key)
     value, children = cached
     if hit:  # its exits anew, reaching this call's arguments
         value = called(value, args, kwargs)
@@ -2464,6 +2468,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         key = None
     init = find_method(an, cd, "__init__")
     if key is not None and key in an.specialized:
+        may_raise.replay(an.specialized, key)
         exc = an.specialized.get(("<raises>", key))
         if exc is not None:
             raising.pending(exc)
@@ -2481,6 +2486,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         an.report(endless[0], recursion.CODE, endless[1])
         raising.pending("RecursionError")
         return UNKNOWN
+    start = may_raise.count()
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
@@ -2500,6 +2506,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
+        may_raise.keep(an.specialized, key, start)
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
         if key is not None:

@@ -1,0 +1,275 @@
+"""A `try` whose body is known not to raise runs no handler (analysis/may_raise.py).
+
+Each case is a module and a target judged by FlopCounterMode (benchmarks.gen_modules'
+judge): exact where the body is known to return, so its handlers are dead and the
+figure is complete; a lower bound at most torch's count where the body may raise
+(an unknown call, an op on unknown values), the handler kept as an alternative.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from benchmarks.gen_modules import Generated, judge
+
+pytest.importorskip("torch")
+
+HEAD = """\
+import math
+
+import torch
+from torch import nn
+"""
+
+D4 = {"x": "2,3,4"}
+
+
+def _case(src, init=None, inputs=None, expect="exact", target="M"):
+    return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
+
+
+CASES = {
+    # an availability check: `import math` finds the standard library's module, so
+    # the fallback never runs and the flag decides the layer
+    "availability_check_decides_a_layer": _case(
+        """
+        def fused_available():
+            try:
+                import math
+                return True
+            except ImportError:
+                return False
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.fused = fused_available()
+
+            def forward(self, x):
+                if self.fused:
+                    return self.a(x)
+                return self.a(self.a(self.a(x)))
+        """,
+        {"d": "4"},
+    ),
+    # the forward goes through a try with a fallback: the key is in the table
+    "forward_through_a_lookup_with_a_fallback": _case(
+        """
+        DEPTHS = {"small": 1, "large": 3}
+
+        class M(nn.Module):
+            def __init__(self, d, size="small"):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.size = size
+
+            def forward(self, x):
+                try:
+                    n = DEPTHS[self.size]
+                    scale = math.sqrt(n)
+                except KeyError:
+                    n, scale = 4, 1.0
+                for _ in range(n):
+                    x = self.a(x) * scale
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # the body calls a project function that returns, and its else clause runs
+    "body_that_returns_then_else": _case(
+        """
+        SPEC = ("1", "2")
+
+        def parse(s):
+            head, tail = s
+            return int(head) * int(tail)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                try:
+                    n = parse(SPEC)
+                except ValueError:
+                    n = 0
+                else:
+                    n = n + 1
+                self.n = n
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # honesty: the body calls a function the analysis has no source for, which
+    # may raise: the handler stays an alternative and the figure a lower bound
+    "unknown_call_keeps_the_handler": _case(
+        """
+        import importlib
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                try:
+                    importlib.import_module("json").loads("[1]")
+                    self.n = 1
+                except Exception:
+                    self.n = 3
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    # honesty: a division by 0, which the analysis does not evaluate, keeps the
+    # handler as an alternative: a lower bound
+    "division_by_zero_keeps_the_handler": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, parts=0):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.parts = parts
+
+            def forward(self, x):
+                try:
+                    k = 6 // self.parts
+                except ZeroDivisionError:
+                    k = 2
+                for _ in range(k):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a module's logger (`logging.getLogger(__name__)`): its logging methods
+    # return None and never raise, so the probe's handler is dead; a method set on
+    # the Logger class leaves `logging` the module (an attribute store binds no name)
+    "logging_in_a_probe": _case(
+        """
+        import logging
+
+        def _once(self, msg):
+            self.warning(msg)
+
+        logging.Logger.warning_once = _once
+        logger = logging.getLogger(__name__)
+
+        def probe(n):
+            try:
+                logger.debug(f"probing {n}")
+                logger.log(10, "probed %s", n, stacklevel=2)
+                return True
+            except Exception:
+                return False
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.ok = probe(d)
+
+            def forward(self, x):
+                if self.ok:
+                    return self.a(x)
+                return self.a(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # honesty: a method a program set on the Logger class may be anything
+    "a_method_set_on_the_logger_class_keeps_the_handler": _case(
+        """
+        import logging
+
+        def _once(self, msg):
+            raise RuntimeError(msg)
+
+        logging.Logger.warning_once = _once
+        logger = logging.getLogger(__name__)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                try:
+                    logger.warning_once("once")
+                    self.n = 1
+                except RuntimeError:
+                    self.n = 2
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+}
+
+# Python raises on each of these; the models answer some with a number of unknown
+# value (`float("x")`, `math.sqrt(-1)`): the try's handler stays an alternative
+FAILING = {
+    "float_of_text": 'float("x")',
+    "sqrt_of_negative": "math.sqrt(-1)",
+    "log_of_zero": "math.log(0)",
+    "isqrt_of_negative": "math.isqrt(-1)",
+    "int_of_text": 'int("abc")',
+    "missing_key": '{"a": 1}["b"]',
+    "index_out_of_range": "(1, 2)[5]",
+    "division_by_zero": "1 / 0",
+    "str_plus_int": '"a" + 1',
+    "max_of_nothing": "max([])",
+}
+
+FAILING_OP = """
+class M(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        n = 1
+        try:
+            v = {op}
+        except Exception:
+            n = 3
+        for _ in range(n):
+            x = self.a(x)
+        return x
+"""
+
+for _name, _op in FAILING.items():
+    CASES[f"python_raises_on_{_name}"] = _case(
+        FAILING_OP.format(op=_op), {"d": "4"}, expect="bound"
+    )
+
+
+def _check(v, expect):
+    what = (v.outcome, v.truth, v.figure, v.complete, v.detail)
+    assert v.truth is not None, what
+    if expect == "exact":
+        assert v.outcome == "exact", what
+    elif expect == "bound":
+        assert not v.complete and v.outcome in ("lower", "unknown"), what
+    else:
+        assert v.outcome in ("exact", "lower", "unknown"), what
+
+
+@pytest.mark.parametrize(
+    "name,src,init,inputs,expect,target",
+    [pytest.param(n, *c[:4], c[4], id=n) for n, c in CASES.items()],
+)
+def test_try(tmp_path, name, src, init, inputs, expect, target):
+    gen = Generated(0, name, [name], src, init, inputs, target)
+    _check(judge(gen, tmp_path), expect)
