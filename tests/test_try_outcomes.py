@@ -215,6 +215,29 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    # honesty: `if x:` of a tensor of many elements raises RuntimeError (its truth
+    # is ambiguous); a test of undecided truth may raise
+    "truth_of_a_tensor_keeps_the_handler": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                n = 1
+                try:
+                    if x:
+                        pass
+                except RuntimeError:
+                    n = 3
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
 }
 
 # Python raises on each of these; the models answer some with a number of unknown
@@ -248,6 +271,47 @@ class M(nn.Module):
             x = self.a(x)
         return x
 """
+
+# calls Python refuses to bind (TypeError), whose bodies the analysis runs all the same
+REFUSED = {
+    "a_missing_argument": "f(1)",
+    "an_unknown_keyword": "f(1, 2, c=3)",
+    "too_many_arguments": "f(1, 2, 3)",
+    "a_lambda_missing_one": "(lambda a, b: 1)(1)",
+    "a_closure_given_two": "make()(1, 2)",
+    "a_dataclass_given_an_unknown_field": "D(x=1, y=2).x",
+    "a_constructor_given_an_unknown_keyword": "C(1, z=2).a",
+}
+
+REFUSED_DEFS = """
+import dataclasses
+
+
+def f(a, b):
+    return 1
+
+
+def make():
+    def g(a):
+        return a
+
+    return g
+
+
+@dataclasses.dataclass
+class D:
+    x: int
+
+
+class C:
+    def __init__(self, a):
+        self.a = a
+"""
+
+for _name, _op in REFUSED.items():
+    CASES[f"python_refuses_{_name}"] = _case(
+        REFUSED_DEFS + FAILING_OP.format(op=_op), {"d": "4"}, expect="bound"
+    )
 
 for _name, _op in FAILING.items():
     CASES[f"python_raises_on_{_name}"] = _case(

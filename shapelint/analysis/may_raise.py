@@ -13,8 +13,12 @@ positive, so that whatever the analysis does not model counts as may-raise:
   0), and it unpacks no `*args` / `**kwargs` (the value may not be iterable);
   a call returns a known value only where its callee was followed to a body that
   returned (whose own steps are counted, as they run inside) or a model answered
-  it; an attribute only where the object has it; a subscript only where the
-  container holds the key;
+  it, and only where its arguments bind as Python binds them (`refuses`: the
+  analysis runs a body given too many, too few or unknown keywords all the same);
+  an attribute only where the object has it; a subscript only where the
+  container holds the key; a test's truth (`if`, `while`, a conditional, a
+  filter) only where it is decided: `bool()` of a tensor or of an object whose
+  class defines `__bool__` may raise;
 - a statement only where it is one of: an expression, `return`, `pass`,
   `global`/`nonlocal`, `break`/`continue`, `if` (its test and the branch run are
   counted), `try` (its parts as they run), an assignment to names (an unpacking
@@ -25,8 +29,9 @@ positive, so that whatever the analysis does not model counts as may-raise:
   into an attribute or an item, `from m import n`, a raise that may run, a
   class body) may raise.
 
-A memoised call hands back whether its first run may have raised
-(modules.specialized_invoke). Plain (non-specialized) runs count nothing: a
+A memoised call, construction or `__getattribute__` read hands back whether its
+first run may have raised (modules.specialized_invoke and construct,
+attribute_hooks.read). Plain (non-specialized) runs count nothing: a
 summary's handlers stay alternatives.
 """
 
@@ -176,6 +181,29 @@ def statement(an, stmt: ast.stmt) -> None:
         if all(_importable(an, a.name) for a in stmt.names):
             return
     mark()
+
+
+def refuses(spec: ast.arguments, n_args: int, names, skip: int = 0) -> bool:
+    """Whether Python refuses to bind n_args positional arguments and the keywords
+    `names` to parameters spec (TypeError: too many, one given twice, an unknown
+    keyword, a required one missing); skip: the leading ones already bound (self)."""
+    positional = [p.arg for p in (*spec.posonlyargs, *spec.args)][skip:]
+    posonly = {p.arg for p in spec.posonlyargs}
+    kwonly = {p.arg for p in spec.kwonlyargs}
+    if n_args > len(positional) and spec.vararg is None:
+        return True
+    filled = set(positional[:n_args])
+    for name in names:
+        if name in filled:
+            return True
+        if name in posonly or (name not in positional and name not in kwonly):
+            if spec.kwarg is None:
+                return True
+            continue
+        filled.add(name)
+    required = positional[: len(positional) - len(spec.defaults)]
+    required += [p.arg for p, d in zip(spec.kwonlyargs, spec.kw_defaults) if d is None]
+    return any(r not in filled for r in required)
 
 
 def _names(target: ast.expr) -> bool:

@@ -2403,6 +2403,12 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     extra_kwargs = dict(kwargs)
     top = an.new_frame(None, "<defaults>")
     top.env = an.module_env
+    if an.specialize:
+        # Python raises TypeError where the call does not bind; the body runs here
+        # all the same, so the call may raise
+        skip = len(a.posonlyargs) + len(a.args) - len(positional)
+        if _any_starred(args) or may_raise.refuses(a, len(args), list(kwargs), skip):
+            may_raise.mark()
     for i, (p, default) in enumerate(zip(positional, defaults)):
         frame.locals.add(p.arg)
         if i < len(args):
@@ -2452,6 +2458,8 @@ def is_static(node) -> bool:
 def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """An instance built by running __init__ (inherited ones included) with these
     arguments: what it assigns to self, at these values."""
+    if an.specialize and rejected_call(an, cd, len(args), list(kwargs)) is not None:
+        may_raise.mark()  # Python raises TypeError; the analysis builds it all the same
     if is_dataclass(cd):
         return construct_config(an, cd, args, kwargs)
     an = cd.owner or an
