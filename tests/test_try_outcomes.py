@@ -215,6 +215,36 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    # honesty: a logger class of the program's own, whose methods may be anything
+    "a_logger_class_of_its_own_keeps_the_handler": _case(
+        """
+        import logging
+
+        class Loud(logging.Logger):
+            def debug(self, msg, *args, **kwargs):
+                raise RuntimeError(msg)
+
+        logging.setLoggerClass(Loud)
+        logger = logging.getLogger(__name__ + ".loud")
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                try:
+                    logger.debug("built")
+                    self.n = 1
+                except RuntimeError:
+                    self.n = 2
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
     # honesty: `if x:` of a tensor of many elements raises RuntimeError (its truth
     # is ambiguous); a test of undecided truth may raise
     "truth_of_a_tensor_keeps_the_handler": _case(

@@ -28,7 +28,6 @@ from shapelint.analysis import (
     project,
     raising,
     reached,
-    stdlib_logging,
     unnamed,
 )
 from shapelint.analysis.defs import named_params
@@ -189,7 +188,6 @@ def _evaluate(
 ) -> TargetResult:
     path, qualname = target.path, target.qualname or ""
     raising.reset()
-    stdlib_logging.reset()
     top = an.new_frame(None, "<target>")
     top.env = dict(an.module_env)
     kwargs = {}
