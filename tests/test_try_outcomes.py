@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from benchmarks.gen_modules import Generated, judge
+from tests.helpers import codes
 
 pytest.importorskip("torch")
 
@@ -367,3 +368,27 @@ def _check(v, expect):
 def test_try(tmp_path, name, src, init, inputs, expect, target):
     gen = Generated(0, name, [name], src, init, inputs, target)
     _check(judge(gen, tmp_path), expect)
+
+
+# A store into an attribute of an imported module (`torch.backends.x = v`) binds no
+# name: `torch` stays the module after it (before: it was unbound, and the file's
+# later torch calls unknown). Torch raises on the in-place matmul below.
+STORE_INTO_A_MODULE = """
+import torch
+
+torch.backends.opt_einsum.enabled = True
+
+
+def f():
+    a = torch.randn(3, 4)
+    a @= torch.randn(3, 4)
+    return a
+"""
+
+
+def test_a_store_into_a_module_attribute_keeps_the_import():
+    ns: dict = {}
+    exec(compile(STORE_INTO_A_MODULE, "m.py", "exec"), ns)  # noqa: S102 - our own module
+    with pytest.raises(RuntimeError):
+        ns["f"]()
+    assert codes(STORE_INTO_A_MODULE) == ["SHP307"]

@@ -510,7 +510,7 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
     if isinstance(left, TensorV) or isinstance(right, TensorV):
         operands = [left, right]
         if isinstance(op, ast.MatMult):
-            an.naming.matmul(node, left, right, frame)
+            an.naming.matmul(lnode, rnode, left, right)
             learning.unify_matmul(an, "operator.matmul", operands, [lnode, rnode], frame, node)
         name = _OPERATOR_NAMES.get(type(op))
         if name is None:
