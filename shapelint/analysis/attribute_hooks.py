@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import absence, dynamic, raising
+from shapelint.analysis import absence, dynamic, may_raise, raising
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.modules import SelfRecorder, property_set, run_body
 from shapelint.notation.symbolic import Expr
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 ABSENT = object()  # the read surely raised AttributeError
 _PREFIXES = ("<class>", absence.CONFIG_PREFIX)
 _OBJ = "<getattribute>"  # the instance a plain lookup reads, a name no code can use
-# (id of the instance, name) -> (the instance, kept so that its id stays its own; the read)
-_MEMO: dict[tuple[int, str, int], tuple[Value, object]] = {}
+# (id of the instance, name) -> (the instance, kept so that its id stays its own; the read;
+# whether its run may have raised: may_raise.py)
+_MEMO: dict[tuple[int, str, int], tuple[Value, object, bool]] = {}
 _FLIGHT: set[tuple[int, str, int]] = set()  # reads under way (a getter reading itself)
 _PLAIN: set[tuple[int, str]] = set()  # plain lookups under way: no hook for them
 
@@ -72,6 +73,8 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
         return None
     building = isinstance(obj, SelfRecorder)  # an instance still changing: no memo
     if key in _MEMO and not building:
+        if _MEMO[key][2]:
+            may_raise.mark()  # the hook's first run may have raised: so may this read
         return _MEMO[key][1]
     fd = _hook(an, obj, "__getattribute__")
     if fd is None:
@@ -80,6 +83,7 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
     if dynamic.not_modelled(an, fd, [cls], decorators=False, special=True) is not None:
         return None
     pending = raising.take()  # the caller's, kept apart from the read's own
+    start = may_raise.count()
     _FLIGHT.add(key)
     try:
         value, records = run_body(fd.owner or an, fd, obj, [StrV(name)], {})
@@ -95,7 +99,7 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
     elif exc is not None or not all(_free(r) for r in _records(records)):
         got = UNKNOWN  # an exception of another kind, or work done: not this model's
     if not building:
-        _MEMO[key] = (obj, got)
+        _MEMO[key] = (obj, got, may_raise.count() != start)
     return got
 
 

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     pytypes,
     raising,
     sequences,
+    stdlib_logging,
     unify,
     versions,
 )
@@ -295,6 +296,9 @@ def call_attribute(
     recv = an.eval(func.value, frame, d)
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):
         return _not_one_by_one(an, node, args, kwargs, frame)
+    if an.specialize and stdlib_logging.is_logger(recv):
+        # a standard library object: not given as one of the call's values
+        return stdlib_logging.method(func.attr, args, kwargs, open_kwargs)
     if an.call_args:
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)

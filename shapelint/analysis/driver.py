@@ -468,7 +468,7 @@ def analyze_target(
     specialized mode, every call interpreted with the values it receives
     (analysis/target.py), the module in training mode as built, or in eval mode
     (training False). Raises TargetError for a target or value it cannot use."""
-    from shapelint.analysis import module_state, project
+    from shapelint.analysis import module_state, project, stdlib_logging
     from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
     from shapelint.analysis.interpreter import ModuleAnalyzer
     from shapelint.analysis.target import TargetError, evaluate_target, stopped
@@ -486,6 +486,7 @@ def analyze_target(
     seconds = DEFAULT_SECONDS if opts.time_budget is None else opts.time_budget
     try:
         with time_budget(seconds), module_state.run():
+            stdlib_logging.reset()  # before the file's top level runs
             project.attach(an, path, opts, specialize=True)
             an.prepare()
             res = evaluate_target(an, target, init, inputs, training)

@@ -109,6 +109,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
         return modules.ClassRefV(an.classes[node.id].key)
     if an.specialize and node.id in an.functions and node.id not in frame.locals:
         return modules.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
+    if node.id == "__name__" and an.specialize and an.project_module is not None:
+        # a target's files are imported, each under its module's name
+        return StrV(an.project_module)
     return UNKNOWN
 
 
@@ -507,7 +510,7 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
     if isinstance(left, TensorV) or isinstance(right, TensorV):
         operands = [left, right]
         if isinstance(op, ast.MatMult):
-            an.naming.matmul(node, left, right, frame)
+            an.naming.matmul(lnode, rnode, left, right)
             learning.unify_matmul(an, "operator.matmul", operands, [lnode, rnode], frame, node)
         name = _OPERATOR_NAMES.get(type(op))
         if name is None:

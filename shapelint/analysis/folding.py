@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import pytypes, versions
+from shapelint.analysis import may_raise, pytypes, versions
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
@@ -159,7 +159,10 @@ def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | No
     p > 0.` with p = 0 is false whatever `self.training` is. (As a value, the same
     expression stays unknown: `dim_head or default` is the operand, not its truth.)"""
     if not isinstance(node, ast.BoolOp):
-        return truth(an.eval(node, frame, depth), an)
+        known = truth(an.eval(node, frame, depth), an)
+        if known is None and an.specialize:
+            may_raise.mark()  # Python's bool() of it may raise: a tensor's, a __bool__
+        return known
     decisive = isinstance(node.op, ast.Or)
     frame.conditional += 1  # `a and f(x)`: what f's use says may not hold
     try:

@@ -105,9 +105,8 @@ class ImportMap:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            _shadow_by_assignment(im, n.id, stmt)
+                    for name in bound_names(t):
+                        _shadow_by_assignment(im, name, stmt)
         return im
 
     def resolve(
@@ -142,6 +141,18 @@ class ImportMap:
             parts.reverse()
             base = ".".join(parts)
         return canonical(base)
+
+
+def bound_names(target: ast.expr) -> list[str]:
+    """The names an assignment to target binds: a store into an attribute or an
+    item (`logging.Logger.warning_once = f`) binds none, its root included."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return bound_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in bound_names(e)]
+    return []
 
 
 def _shadow_by_assignment(im: ImportMap, name: str, stmt: ast.stmt) -> None:

@@ -35,6 +35,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     learning,
+    may_raise,
     module_state,
     modules,
     plain,
@@ -47,6 +48,7 @@ from shapelint.analysis import (
     size_ties,
     statement_exec,
     statements,
+    stdlib_logging,
     unify,
     unnamed,
 )
@@ -563,7 +565,7 @@ class ModuleAnalyzer:
         self._in_progress.add(qualname)
         try:
             with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
-                with self._undiverted():
+                with self._undiverted(), may_raise.apart():
                     summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
@@ -865,6 +867,8 @@ class ModuleAnalyzer:
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = statement_exec.HANDLERS.get(type(stmt))
         frame.ran.add(id(stmt))  # what the run ran (in_place.alias_ran)
+        if self.specialize:
+            may_raise.statement(self, stmt)
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
@@ -991,6 +995,12 @@ class ModuleAnalyzer:
             frame.param_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
+            if self.specialize and not (
+                isinstance(value, TupleV)
+                and len(value.items) == len(elts)
+                and not any(isinstance(e, ast.Starred) for e in elts)
+            ):
+                may_raise.mark()  # Python unpacks only an iterable of the targets' length
             if isinstance(value, OptionalV):
                 value = value.value  # unpacking None raises TypeError: a path that goes on had it
             star = next((i for i, e in enumerate(elts) if isinstance(e, ast.Starred)), None)
@@ -1207,7 +1217,10 @@ class ModuleAnalyzer:
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
         handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
-        return handler(self, node, frame, depth + 1)
+        value = handler(self, node, frame, depth + 1)
+        if self.specialize:
+            may_raise.expression(node, value)
+        return value
 
     def _qualname(self, node: ast.expr, frame: _Frame) -> str | None:
         return self.imports.resolve(node, frame.locals, frame.local_imports)
@@ -1540,6 +1553,8 @@ class ModuleAnalyzer:
             scalar = installed.find_spec(args, kwargs)
         if scalar is None and qual == "importlib.metadata.version":
             scalar = installed.distribution_version(args, kwargs)
+        if scalar is None and self.specialize and not open_kwargs:
+            scalar = stdlib_logging.call(qual, args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from shapelint.analysis import in_place
+from shapelint.analysis import in_place, may_raise
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -156,6 +156,8 @@ def _returned(an, returns: list[Value], node, done: bool) -> Value:
 def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknown: bool) -> None:
     positional = list(spec.posonlyargs) + list(spec.args)
     defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
+    if an.specialize and not unknown and may_raise.refuses(spec, len(args), list(kwargs)):
+        may_raise.mark()  # Python raises TypeError; the body runs here all the same
     kwargs = dict(kwargs)
     for i, (a, default) in enumerate(zip(positional, defaults)):
         if unknown:

@@ -32,6 +32,7 @@ from shapelint.analysis import (
     grad_mode,
     in_place,
     loops,
+    may_raise,
     modes,
     module_state,
     namedtuples,
@@ -2118,6 +2119,7 @@ def specialized_invoke(
             _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
+        start = may_raise.count()
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
                 *cached, finals = run_followed(owner, fd, recv, args, kwargs)
@@ -2126,6 +2128,7 @@ def specialized_invoke(
         cached = tuple(cached)
         if key is not None and not _holds_state(cached[0]):
             owner.specialized[key] = cached
+            may_raise.keep(owner.specialized, key, start)
             # a global's value at its return came from the global's value before,
             # which the key does not hold: a reuse hands back its parameters only
             owner.specialized[("<finals>", key)] = in_place.parameters_only(fd, finals)
@@ -2135,6 +2138,7 @@ def specialized_invoke(
             owner.specialized[("<saved>", key)] = (before, *after)
     else:
         finals = owner.specialized.get(("<finals>", key))
+        may_raise.replay(owner.specialized, key)
     value, children = cached
     if hit:  # its exits anew, reaching this call's arguments
         value = called(value, args, kwargs)
@@ -2410,6 +2414,12 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     extra_kwargs = dict(kwargs)
     top = an.new_frame(None, "<defaults>")
     top.env = an.module_env
+    if an.specialize:
+        # Python raises TypeError where the call does not bind; the body runs here
+        # all the same, so the call may raise
+        skip = len(a.posonlyargs) + len(a.args) - len(positional)
+        if _any_starred(args) or may_raise.refuses(a, len(args), list(kwargs), skip):
+            may_raise.mark()
     for i, (p, default) in enumerate(zip(positional, defaults)):
         frame.locals.add(p.arg)
         if i < len(args):
@@ -2459,6 +2469,8 @@ def is_static(node) -> bool:
 def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """An instance built by running __init__ (inherited ones included) with these
     arguments: what it assigns to self, at these values."""
+    if an.specialize and rejected_call(an, cd, len(args), list(kwargs)) is not None:
+        may_raise.mark()  # Python raises TypeError; the analysis builds it all the same
     if is_dataclass(cd):
         return construct_config(an, cd, args, kwargs)
     an = cd.owner or an
@@ -2475,6 +2487,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         key = None
     init = find_method(an, cd, "__init__")
     if key is not None and key in an.specialized:
+        may_raise.replay(an.specialized, key)
         exc = an.specialized.get(("<raises>", key))
         if exc is not None:
             raising.pending(exc)
@@ -2492,6 +2505,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         an.report(endless[0], recursion.CODE, endless[1])
         raising.pending("RecursionError")
         return UNKNOWN
+    start = may_raise.count()
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
@@ -2515,6 +2529,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
+        may_raise.keep(an.specialized, key, start)
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
         if key is not None:

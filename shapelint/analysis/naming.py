@@ -127,14 +127,15 @@ class NamingChecker:
         if node.attr in ("T", "mT"):
             self._maybe_chain_top(node, frame)
 
-    def matmul(self, node, left, right, frame) -> None:
-        """`left @ right`. A transposed operand is judged with its matmul when the
-        operand's own chain ends (that hook fires first, and fires even where
-        neither operand is known to be a tensor), so here we only remember."""
+    def matmul(self, lnode, rnode, left, right) -> None:
+        """`left @ right` (or `left @= right`, whose nodes are the target and the
+        value). A transposed operand is judged with its matmul when the operand's
+        own chain ends (that hook fires first, and fires even where neither
+        operand is known to be a tensor), so here we only remember."""
         if self._paused:
             return
-        self.values[node.left] = left
-        self.values[node.right] = right
+        self.values[lnode] = left
+        self.values[rnode] = right
 
     def qualified_call(self, node, qual, args, kwargs, frame) -> None:
         """A call resolved through imports, e.g. torch.einsum / torch.matmul."""

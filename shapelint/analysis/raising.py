@@ -10,8 +10,13 @@ analysis cannot decide the test is no alternative (the function goes on in the
 other one, and nothing the raising branch ran, in its callees included, is part
 of the cost of a call that returns), and neither is a handler that re-raises.
 
-Where nothing surely raises, a handler runs only if some call raises, which the
-analysis does not know: its calls are alternatives (analysis/branches.py).
+Where nothing surely raises, Python runs a handler only if some step of the
+body raises. A specialized run counts the steps it cannot vouch for
+(may_raise.py: an unknown call, an op on values not known, a tensor op, a
+statement it does not model): a body that added none is known not to raise, so
+its handlers are dead, its `else` runs and the figure stays complete; a body
+that may raise keeps each handler's calls as alternatives (analysis/branches.py)
+and the figure is a lower bound. A plain run's handlers are always alternatives.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from shapelint.analysis import instance_state
+from shapelint.analysis import instance_state, may_raise
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, Cost
@@ -131,6 +136,7 @@ def exec_try(an, stmt, frame) -> None:
     before = dict(frame.env)
     state = instance_state.fork(an)
     start = set(frame.records)
+    steps = may_raise.count()
     an.exec_block(stmt.body, frame)
     if frame.raised:
         new = [k for k in frame.records if k not in start]
@@ -148,7 +154,11 @@ def exec_try(an, stmt, frame) -> None:
                 break
         _finally(an, stmt, frame)
         return
+    quiet = an.specialize and may_raise.count() == steps
     an.exec_block(stmt.orelse, frame)
+    if quiet:  # the body is known not to raise: no handler runs
+        _finally(an, stmt, frame)
+        return
     after, done = frame.env, frame.done
     if stmt.handlers:
         why = f"runs only if the `try` at line {stmt.lineno} raises, not known here"

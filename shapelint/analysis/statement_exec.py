@@ -24,6 +24,7 @@ from shapelint.analysis import (
     lambdas,
     loops,
     matching,
+    may_raise,
     modules,
     narrowing,
     raising,
@@ -315,9 +316,15 @@ def exec_import(
 
 
 def exec_assert(an: Analyzer, stmt: ast.Assert, frame: Frame, module_level: bool) -> None:
-    if an.specialize and not module_level and an.decide(stmt.test, frame) is False:
-        raising.surely(an, stmt, frame, "AssertionError")
-        return
+    if an.specialize and not module_level:
+        verdict = an.decide(stmt.test, frame)
+        if verdict is False:
+            raising.surely(an, stmt, frame, "AssertionError")
+            return
+        if verdict is None:
+            may_raise.mark()
+    elif an.specialize:
+        may_raise.mark()  # not decided at a module's top level
     an.eval(stmt.test, frame)
     assert_facts(an, stmt.test, frame)
 
