@@ -160,3 +160,16 @@ class Metadata(nn.Module):
         z = torch.ones_like(y) + y.new_zeros(y.shape)
         q = self.p.view_as(p).expand_as(p)
         return torch.einsum("bnd,ed->bne", y, p) + z @ q
+
+
+class NumpyNames(nn.Module):
+    """numpy's names for dim and keepdim, which torch's argument parser binds."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        m = x.amax(axis=-1, keepdims=True)
+        s = torch.sum(x, axis=1, keepdims=True)
+        return self.a(m * s)
