@@ -173,3 +173,17 @@ class NumpyNames(nn.Module):
         m = x.amax(axis=-1, keepdims=True)
         s = torch.sum(x, axis=1, keepdims=True)
         return self.a(m * s)
+
+
+class Permuted(nn.Module):
+    """A subset by a random permutation (a slice past its end keeps all of it),
+    a distance and a trace: scalars the counter counts no FLOPs for."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        s = x[torch.randperm(len(x))[:1000]]
+        y = self.a(s)
+        return self.a(y * torch.dist(y, x, 1) + torch.trace(y[0]))
