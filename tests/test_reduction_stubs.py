@@ -59,6 +59,7 @@ def _static(name: str) -> dict:
         "Unsqueezed",
         "Projected",
         "NumpyNames",
+        "Spectrogram",
     ],
 )
 def test_forward_backward_and_saved_equal_torch(name):

@@ -35,6 +35,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     norm_rules,
     saved,
     shape_rules,
+    spectral_rules,
     tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
@@ -291,7 +292,7 @@ def is_property(name: str) -> bool:
     return registry().is_property(name)
 
 
-_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(")
+_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(")
 
 
 def _check_entry(e: StubEntry) -> str | None:
@@ -416,7 +417,8 @@ _NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input"
 # the list to torch's own.
 PYTHON_DEFINED = frozenset({
     "torch.norm", "torch.split", "torch.unique", "torch.cdist", "torch.meshgrid",
-    "torch.tensordot", "torch.broadcast_tensors", "torch.Tensor.norm", "torch.Tensor.split",
+    "torch.tensordot", "torch.broadcast_tensors", "torch.stft", "torch.Tensor.stft",
+    "torch.Tensor.norm", "torch.Tensor.split",
     "torch.Tensor.unique", "torch.Tensor.unflatten", "torch.Tensor.__floordiv__",
     "torch.Tensor.__pow__", "torch.Tensor.__ipow__", "torch.Tensor.__rpow__",
     "torch.Tensor.__rsub__", "torch.Tensor.__rtruediv__", "torch.Tensor.__rmatmul__",
@@ -874,7 +876,7 @@ class _Interpreter:
                     got = dtypes.DEFAULT_FLOAT
                 elif alt.startswith("accumulate"):
                     got = dtypes.DEFAULT_INT
-            return got
+            return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:

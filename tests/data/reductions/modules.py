@@ -187,3 +187,17 @@ class Permuted(nn.Module):
         s = x[torch.randperm(len(x))[:1000]]
         y = self.a(s)
         return self.a(y * torch.dist(y, x, 1) + torch.trace(y[0]))
+
+
+class Spectrogram(nn.Module):
+    """A mel-style projection of a short-time Fourier transform's magnitudes."""
+
+    def __init__(self, n_fft=16, mels=4):
+        super().__init__()
+        self.n_fft = n_fft
+        self.fb = nn.Parameter(torch.randn(n_fft // 2 + 1, mels))
+
+    def forward(self, x):
+        window = torch.hann_window(self.n_fft)
+        s = torch.stft(x.flatten(1), self.n_fft, window=window, return_complex=True)
+        return torch.matmul(s.abs().transpose(-1, -2), self.fb)
