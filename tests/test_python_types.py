@@ -723,3 +723,26 @@ def test_grad_mode_and_requires_grad_read_in_a_target_run(tmp_path):
         dict(x=(2, 4)),
     )
     assert_exact(tmp_path, "grad_reads", case)
+
+
+def test_min_and_max_of_numbers_one_a_float(tmp_path):
+    """`int(1280 * max(1.0, width_mult))`: of known numbers, one a float, min and
+    max give the one Python picks (the first of equals), of its own type."""
+    case = (
+        """
+        class Width(nn.Module):
+            def __init__(self, width_mult=1.0, c=8):
+                super().__init__()
+                last = int(16 * max(1.0, width_mult))
+                first = min(c, 2.5 * c)
+                self.a = nn.Linear(c, last)
+                self.b = nn.Linear(last, int(first) + min(2, 2.0))
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Width",
+        dict(width_mult=0.5),
+        dict(x=(2, 8)),
+    )
+    assert_exact(tmp_path, "min_max_floats", case)
