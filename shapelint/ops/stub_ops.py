@@ -66,6 +66,7 @@ from shapelint.ops.stub_format import (
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    ArrayV,
     BoolV,
     BufferV,
     Cost,
@@ -160,6 +161,12 @@ class StubRegistry:
             if not entries:
                 return None
             plans = self._plans[name] = [(e, _Params(e)) for e in entries]
+        if any(isinstance(v, ArrayV) for v in (*args, *kwargs.values())) and not all(
+            e.rule is not None and e.rule.name in _ARRAY_RULES for e, _ in plans
+        ):
+            # torch's ops refuse a numpy array but for the constructors that copy one
+            args = [UNKNOWN if isinstance(v, ArrayV) else v for v in args]
+            kwargs = {k: UNKNOWN if isinstance(v, ArrayV) else v for k, v in kwargs.items()}
         rank_misses: list[_RankMiss] = []
         for entry, params in plans:
             bound = _bind(params, args, kwargs)
@@ -291,6 +298,9 @@ def is_property(name: str) -> bool:
     """True for tensor properties (``torch.Tensor.T``, ``.mT``, ``.shape``)."""
     return registry().is_property(name)
 
+
+# The rules of the constructors that take a numpy array's data (ops.values.ArrayV).
+_ARRAY_RULES = frozenset({"legacy_sizes", "data_tensor", "array_tensor"})
 
 _DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(")
 
