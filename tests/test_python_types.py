@@ -746,3 +746,54 @@ def test_min_and_max_of_numbers_one_a_float(tmp_path):
         dict(x=(2, 8)),
     )
     assert_exact(tmp_path, "min_max_floats", case)
+
+
+def test_printf_style_formatting_names_layers(tmp_path):
+    """`self.add_module('block%d' % (i + 1), layer)` in a loop: the name Python's
+    str.__mod__ makes, so the layers are registered one by one."""
+    case = (
+        """
+        class Block(nn.Sequential):
+            def __init__(self, n, c):
+                super().__init__()
+                for i in range(n):
+                    self.add_module('layer%d' % (i + 1), nn.Conv2d(c, c, 1))
+
+
+        class Net(nn.Module):
+            def __init__(self, cfg=(2, 3), c=4):
+                super().__init__()
+                self.features = nn.Sequential(OrderedDict([('conv0', nn.Conv2d(3, c, 3))]))
+                for i, n in enumerate(cfg):
+                    self.features.add_module('%s_%02d' % ('block', i), Block(n, c))
+
+            def forward(self, x):
+                return self.features(x)
+        """,
+        "Net",
+        dict(),
+        dict(x=(2, 3, 9, 9)),
+    )
+    assert_exact(tmp_path, "percent_format", case)
+
+
+@pytest.mark.parametrize(
+    "template, args",
+    [("%d", 3), ("%s_%02d", ("a", 7)), ("%.2f|%r", (1.5, "x")), ("%d", "x"), ("%s %s", (1,)),
+     ("%s", [1, 2]), ("%(a)s", 1)],  # fmt: skip
+)
+def test_printf_style_formatting_is_pythons(template, args):
+    from shapelint.analysis import folding
+    from shapelint.ops.values import StrV, TupleV, constant_value
+
+    value = (
+        TupleV(tuple(constant_value(a) for a in args), kind="tuple" if isinstance(args, tuple) else "list")
+        if isinstance(args, (tuple, list))
+        else constant_value(args)
+    )
+    got = folding.percent_format(StrV(template), value)
+    try:
+        truth = template % args
+    except (TypeError, ValueError, KeyError):
+        truth = None  # Python raises: no string is known
+    assert got.value == (None if isinstance(args, list) else truth)

@@ -508,6 +508,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         if left.value is not None and right.value is not None:
             return StrV(left.value + right.value)
         return StrV(None)
+    if isinstance(left, StrV) and isinstance(op, ast.Mod):
+        return folding.percent_format(left, right)
     if isinstance(left, ArrayV) or isinstance(right, ArrayV):
         return ndarrays.binop(op, left, right)
     if isinstance(left, TensorV) or isinstance(right, TensorV):
