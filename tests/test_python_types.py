@@ -725,10 +725,13 @@ def test_grad_mode_and_requires_grad_read_in_a_target_run(tmp_path):
     assert_exact(tmp_path, "grad_reads", case)
 
 
-def test_min_and_max_of_numbers_one_a_float(tmp_path):
-    """`int(1280 * max(1.0, width_mult))`: of known numbers, one a float, min and
-    max give the one Python picks (the first of equals), of its own type."""
-    case = (
+
+# min/max of known numbers, one a float: the one Python picks (the first of
+# equals), of its own type (`int(1280 * max(1.0, width_mult))`); printf-style
+# formatting: `self.add_module('layer%d' % (i + 1), layer)` in a loop registers the
+# layers one by one under the names Python's str.__mod__ makes.
+NUMBERS_AND_STRINGS = {
+    "min_max_floats": (
         """
         class Width(nn.Module):
             def __init__(self, width_mult=1.0, c=8):
@@ -739,19 +742,13 @@ def test_min_and_max_of_numbers_one_a_float(tmp_path):
                 self.b = nn.Linear(last, int(first) + min(2, 2.0))
 
             def forward(self, x):
-                return self.b(self.a(x))
+                return self.b(self.a(x).relu())
         """,
         "Width",
         dict(width_mult=0.5),
-        dict(x=(2, 8)),
-    )
-    assert_exact(tmp_path, "min_max_floats", case)
-
-
-def test_printf_style_formatting_names_layers(tmp_path):
-    """`self.add_module('block%d' % (i + 1), layer)` in a loop: the name Python's
-    str.__mod__ makes, so the layers are registered one by one."""
-    case = (
+        dict(x=(3, 4, 8)),
+    ),
+    "percent_format": (
         """
         class Block(nn.Sequential):
             def __init__(self, n, c):
@@ -773,9 +770,13 @@ def test_printf_style_formatting_names_layers(tmp_path):
         "Net",
         dict(),
         dict(x=(2, 3, 9, 9)),
-    )
-    assert_exact(tmp_path, "percent_format", case)
+    ),
+}
 
+
+@pytest.mark.parametrize("key", sorted(NUMBERS_AND_STRINGS))
+def test_numbers_and_strings_as_python_makes_them(tmp_path, key):
+    assert_exact(tmp_path, key, NUMBERS_AND_STRINGS[key])
 
 @pytest.mark.parametrize(
     "template, args",
