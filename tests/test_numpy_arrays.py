@@ -61,6 +61,23 @@ BLUR = """
             return F.conv2d(x, self.k, groups=x.shape[1])
 
 
+    def as_kernel(k):
+        if isinstance(k, np.ndarray):
+            return torch.from_numpy(k).float()
+        return torch.ones(1, 1, 5)
+
+
+    class Checked(nn.Module):
+        # isinstance(k, np.ndarray) of an array numpy made is True
+        def __init__(self, channels):
+            super().__init__()
+            k = np.array([1., 2., 1.])
+            self.register_buffer("k", as_kernel(k[None, None, :]).repeat(channels, 1, 1))
+
+        def forward(self, x):
+            return F.conv1d(x, self.k, groups=x.shape[1])
+
+
     class Unread(nn.Module):
         # np.repeat flattens where torch's repeat tiles: not read, so not costed
         def __init__(self, channels):
@@ -80,6 +97,7 @@ BLUR = """
         ("Blur2d", {"channels": 3, "size": 3}, (2, 3, 9, 9)),
         ("Blur1d", {"channels": 5}, (2, 5, 16)),
         ("Outer", {"channels": 2}, (1, 2, 8, 9)),
+        ("Checked", {"channels": 3}, (2, 3, 10)),
     ],
 )
 def test_filters_built_with_numpy_cost_as_torch_counts(tmp_path, cls, init, shape):

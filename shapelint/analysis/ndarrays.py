@@ -12,16 +12,14 @@ import ast
 
 from shapelint.analysis import indexing
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes
+from shapelint.ops import dtypes, values
 from shapelint.ops.shape_rules import broadcast_shapes, nested_numbers
 from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
     BoolV,
-    DtypeV,
     FloatV,
     IntV,
-    NoneV,
     TensorV,
     TupleV,
     Value,
@@ -33,10 +31,11 @@ _FROM_DATA = ("numpy.array", "numpy.asarray")
 _FILLED = ("numpy.zeros", "numpy.ones", "numpy.empty")
 
 
-def _dtype(v: Value, default: str | None) -> str | None:
-    if isinstance(v, NoneV):
+def _dtype(v: Value | None, default: str | None) -> str | None:
+    """The dtype= given (None where not; a literal None is numpy's default too)."""
+    if v is None or isinstance(v, values.NoneV):
         return default
-    return dtypes.canonical(v.name) if isinstance(v, DtypeV) else None
+    return dtypes.canonical(v.name) if isinstance(v, values.DtypeV) else None
 
 
 def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
@@ -51,13 +50,13 @@ def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None
                 return UNKNOWN
             shape = nested[0]
             kind = _KIND_DTYPE[max(nested[1], key=("bool", "int", "float").index)]
-        return ArrayV(shape, _dtype(kwargs.get("dtype", NoneV()), kind))
+        return ArrayV(shape, _dtype(kwargs.get("dtype"), kind))
     if qual in _FILLED and len(args) == 1 and set(kwargs) <= {"dtype"}:
         size = args[0]
         items = size.items if isinstance(size, TupleV) else (size,)
         if not all(isinstance(i, IntV) and not isinstance(i, BoolV) for i in items):
             return UNKNOWN
-        return ArrayV(tuple(i.value for i in items), _dtype(kwargs.get("dtype", NoneV()), "float64"))  # type: ignore[attr-defined]
+        return ArrayV(tuple(i.value for i in items), _dtype(kwargs.get("dtype"), "float64"))  # type: ignore[attr-defined]
     if qual == "numpy.outer" and len(args) == 2 and not kwargs:
         sizes = [_size(a) for a in args]
         if None in sizes or not all(isinstance(a, ArrayV) for a in args):
