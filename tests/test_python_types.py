@@ -760,3 +760,78 @@ def test_grad_mode_and_requires_grad_read_in_a_target_run(tmp_path):
         dict(x=(2, 4)),
     )
     assert_exact(tmp_path, "grad_reads", case)
+
+
+
+# min/max of known numbers, one a float: the one Python picks (the first of
+# equals), of its own type (`int(1280 * max(1.0, width_mult))`); printf-style
+# formatting: `self.add_module('layer%d' % (i + 1), layer)` in a loop registers the
+# layers one by one under the names Python's str.__mod__ makes.
+NUMBERS_AND_STRINGS = {
+    "min_max_floats": (
+        """
+        class Width(nn.Module):
+            def __init__(self, width_mult=1.0, c=8):
+                super().__init__()
+                last = int(16 * max(1.0, width_mult))
+                first = min(c, 2.5 * c)
+                self.a = nn.Linear(c, last)
+                self.b = nn.Linear(last, int(first) + min(2, 2.0))
+
+            def forward(self, x):
+                return self.b(self.a(x).relu())
+        """,
+        "Width",
+        dict(width_mult=0.5),
+        dict(x=(3, 4, 8)),
+    ),
+    "percent_format": (
+        """
+        class Block(nn.Sequential):
+            def __init__(self, n, c):
+                super().__init__()
+                for i in range(n):
+                    self.add_module('layer%d' % (i + 1), nn.Conv2d(c, c, 1))
+
+
+        class Net(nn.Module):
+            def __init__(self, cfg=(2, 3), c=4):
+                super().__init__()
+                self.features = nn.Sequential(OrderedDict([('conv0', nn.Conv2d(3, c, 3))]))
+                for i, n in enumerate(cfg):
+                    self.features.add_module('%s_%02d' % ('block', i), Block(n, c))
+
+            def forward(self, x):
+                return self.features(x)
+        """,
+        "Net",
+        dict(),
+        dict(x=(2, 3, 9, 9)),
+    ),
+}
+
+
+@pytest.mark.parametrize("key", sorted(NUMBERS_AND_STRINGS))
+def test_numbers_and_strings_as_python_makes_them(tmp_path, key):
+    assert_exact(tmp_path, key, NUMBERS_AND_STRINGS[key])
+
+@pytest.mark.parametrize(
+    "template, args",
+    [("%d", 3), ("%s_%02d", ("a", 7)), ("%.2f|%r", (1.5, "x")), ("%d", "x"), ("%s %s", (1,)),
+     ("%s", [1, 2]), ("%(a)s", 1)],  # fmt: skip
+)
+def test_printf_style_formatting_is_pythons(template, args):
+    from shapelint.analysis import folding
+    from shapelint.ops.values import StrV, TupleV, constant_value
+
+    value = (
+        TupleV(tuple(constant_value(a) for a in args), kind="tuple" if isinstance(args, tuple) else "list")
+        if isinstance(args, (tuple, list))
+        else constant_value(args)
+    )
+    got = folding.percent_format(StrV(template), value)
+    try:
+        truth = template % args
+    except (TypeError, ValueError, KeyError):
+        truth = None  # Python raises: no string is known
+    assert got.value == (None if isinstance(args, list) else truth)

@@ -58,6 +58,8 @@ def _static(name: str) -> dict:
         "AddInPlace",
         "Unsqueezed",
         "Projected",
+        "NumpyNames",
+        "Spectrogram",
     ],
 )
 def test_forward_backward_and_saved_equal_torch(name):
@@ -73,10 +75,10 @@ def test_forward_backward_and_saved_equal_torch(name):
 
 
 # Kernel: what attention saves; CopyInto, SetItem: a linear layer's reshape of a
-# strided view (a copy or not); Metadata: what einsum saves: not modelled, so the
-# saved bytes are a lower bound.
+# strided view (a copy or not); Metadata: what einsum saves; Permuted: the layout
+# of a tensor indexed by a tensor: not modelled, so the saved bytes are a lower bound.
 @pytest.mark.parametrize(
-    "name", ["Cosine", "IndexPut", "CopyInto", "SetItem", "Kernel", "Metadata"]
+    "name", ["Cosine", "IndexPut", "CopyInto", "SetItem", "Kernel", "Metadata", "Permuted"]
 )
 def test_saved_not_modelled_is_a_lower_bound(name):
     forward, backward, shape, saved = _truth(name)
@@ -94,3 +96,24 @@ def test_cdist_columns_that_differ_are_an_error_as_in_torch():
     o = run_both("torch.cdist", (torch.randn(2, 6, 4), torch.randn(2, 5, 3)), {})
     assert o.error is not None
     assert [i.code for i in o.result.issues] == ["SHP309"]
+
+
+def test_numpy_names_bind_only_where_torch_parses_the_call():
+    """Stub-described ops of torch and Tensor that torch writes in Python take
+    only their own parameter names (`torch.norm(x, axis=1)` is a TypeError):
+    PYTHON_DEFINED is exactly those, as torch says."""
+    import inspect
+
+    from shapelint.ops.stub_ops import PYTHON_DEFINED, registry
+
+    written = set()
+    for name in registry().names():
+        op = name.removeprefix("torch.Tensor.").removeprefix("torch.")
+        if op == name or "." in op:
+            continue
+        owner = torch.Tensor if name.startswith("torch.Tensor.") else torch
+        if inspect.isfunction(getattr(owner, op, None)):
+            written.add(name)
+    assert written == PYTHON_DEFINED
+    with pytest.raises(TypeError):
+        torch.norm(torch.ones(2, 3), axis=1)

@@ -111,6 +111,10 @@ SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]
 for _n in ("torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_"):
     SPECIAL[_n] = SPECIAL["torch.clamp"]
 SPECIAL["torch.Tensor.clip_"] = SPECIAL["torch.clamp"]
+# abs of a complex tensor is real.
+for _n in ("torch.abs", "torch.absolute", "torch.Tensor.abs", "torch.Tensor.absolute",
+           "torch.Tensor.__abs__", "operator.abs"):  # fmt: skip
+    SPECIAL[_n] = [((X(2, 3),), {}), ((torch.randn(2, 3, dtype=torch.complex128),), {})]
 
 
 TUPLE_DIMS = {"sum", "nansum", "mean", "nanmean", "amax", "amin", "logsumexp", "norm", "var",
@@ -248,6 +252,21 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "torch.linspace": [((0.0, 1.0, 5), {})],
     "torch.logspace": [((0.0, 1.0, 5), {})],
     "torch.eye": [((3,), {}), ((3, 4), {})],
+    **{
+        f"torch.{w}_window": [((7,), {}), ((6, False), {"dtype": torch.float64})]
+        for w in ("hann", "hamming", "blackman", "bartlett", "kaiser")
+    },
+    "torch.randperm": [((5,), {}), ((4,), {"dtype": torch.int32})],
+    "dist": [((X(2, 3, 4), X(3, 1)), {}), ((X(3, 4), X(4)), {"p": 1})],
+    "trace": [((X(3, 5),), {})],
+    "stft": [
+        ((X(40), 16), {"return_complex": True}),
+        ((X(2, 40), 16), {"hop_length": 3, "window": torch.hann_window(16), "return_complex": True}),
+        ((X(2, 40), 8), {"center": False, "onesided": False, "return_complex": True}),
+        ((X(2, 37), 8), {"win_length": 6, "return_complex": False}),
+        ((X(2, 40).double(), 8), {"return_complex": True, "pad_mode": "constant"}),
+        ((torch.randn(2, 40, dtype=torch.complex64), 8), {}),
+    ],
     "torch.full_like": [((X(2, 3), 2.0), {})],
     "torch.Tensor.new_zeros": [((X(2, 3), 4, 5), {}), ((X(2, 3, dtype=torch.int64), (4,)), {})],
     "torch.Tensor.new_full": [((X(2, 3), (4, 5), 1.0), {})],

@@ -189,12 +189,29 @@ def _float(an, node, args, kwargs, frame) -> Value | None:
     return FloatV(None) if len(args) == 1 else None
 
 
+def _number(v: Value) -> int | float | None:
+    if isinstance(v, FloatV):
+        return v.value
+    if isinstance(v, BoolV):
+        return None if v.value is None else int(v.value)
+    if isinstance(v, IntV) and v.value is not None:
+        return v.value.value
+    return None
+
+
 def _extreme(pick: Callable[..., int]) -> Handler:
     """`min(...)` / `max(...)` of ints: of numbers, the number; of sizes, the one
     provably on the picked side of every other (`min(t, block_size)` is t once
     `t <= block_size` is asserted), else an unknown int."""
 
     def handler(an, node, args, kwargs, frame) -> Value | None:
+        if not kwargs and len(args) > 1 and any(isinstance(a, FloatV) for a in args):
+            # of known numbers, one a float: the one Python picks, of its own type
+            numbers = [_number(a) for a in args]
+            if None in numbers:
+                return None
+            picked = pick(range(len(numbers)), key=numbers.__getitem__)
+            return args[picked]
         if kwargs or not args or not all(isinstance(a, IntV) and a.value is not None for a in args):
             return None
         values = [a.value for a in args]

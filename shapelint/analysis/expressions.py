@@ -29,6 +29,7 @@ from shapelint.analysis import (
     modules,
     namedtuples,
     narrowing,
+    ndarrays,
     pytypes,
     sequences,
     unbound,
@@ -45,6 +46,7 @@ from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    ArrayV,
     BoolV,
     Cost,
     DtypeV,
@@ -442,6 +444,8 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             return StrV(base.value[i]) if -len(base.value) <= i < len(base.value) else UNKNOWN
         s = modules.python_slice(idx) if isinstance(idx, SliceV) else None
         return StrV(base.value[s]) if s is not None else StrV(None)
+    if isinstance(base, ArrayV):
+        return ndarrays.index(base, node.slice, idx)
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
         value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST, an.costs)[0]
@@ -507,6 +511,10 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         if left.value is not None and right.value is not None:
             return StrV(left.value + right.value)
         return StrV(None)
+    if isinstance(left, StrV) and isinstance(op, ast.Mod):
+        return folding.percent_format(left, right)
+    if isinstance(left, ArrayV) or isinstance(right, ArrayV):
+        return ndarrays.binop(op, left, right)
     if isinstance(left, TensorV) or isinstance(right, TensorV):
         operands = [left, right]
         if isinstance(op, ast.MatMult):

@@ -331,6 +331,22 @@ def _scalar_kind(v: Value) -> type | None:
     return type(v) if isinstance(v, (NoneV, BoolV, IntV, FloatV, StrV)) else None
 
 
+def percent_format(template: StrV, args: Value) -> StrV:
+    """`'denseblock%d' % (i + 1)`: printf-style formatting of known values, as
+    Python's str.__mod__ formats them; a string nobody knows where a value is not
+    known, where a sequence may be a list (formatted whole) rather than a tuple, or
+    where Python would raise."""
+    if template.value is None or (isinstance(args, TupleV) and args.kind != "tuple"):
+        return StrV(None)
+    known, value = python_constant(args)
+    if not known:
+        return StrV(None)
+    try:
+        return StrV(template.value % value)
+    except (TypeError, ValueError, KeyError, OverflowError):
+        return StrV(None)
+
+
 def joined_str(node: ast.JoinedStr, parts: list) -> Value:
     """An f-string whose pieces are all known strings or ints (`f"b h i d, {eq} -> b h i j"`
     with `eq` decided): its text; anything else is a string nobody knows."""

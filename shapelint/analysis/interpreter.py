@@ -38,6 +38,7 @@ from shapelint.analysis import (
     may_raise,
     module_state,
     modules,
+    ndarrays,
     plain,
     pytree,
     pytypes,
@@ -1534,6 +1535,8 @@ class ModuleAnalyzer:
             operands, named = sequences.as_operands(args), sequences.as_operands(kwargs)
             return backward.after_op(qual, operands, named, joined, STAND_IN_COST, self.costs)[0]
         scalar = scalars.call(qual, args)
+        if scalar is None and qual.startswith("numpy.") and not open_kwargs:
+            scalar = ndarrays.call(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:

@@ -29,6 +29,7 @@ from shapelint.analysis.modules import (
 from shapelint.ops import dtypes
 from shapelint.ops.values import (
     UNKNOWN,
+    ArrayV,
     BoolV,
     DtypeV,
     FloatV,
@@ -74,7 +75,9 @@ _PLAIN = (IntV, BoolV, FloatV, StrV, NoneV, TupleV, DtypeV, SliceV)
 _FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
 # The kinds whose every object is known to be of one kind; any other value (an
 # instance known by its attributes, a grown list, a choice) may be of any class.
-_KNOWN_KINDS = (*_PLAIN, TensorV, ModuleListV, ClassRefV, LayerClassV, *_FUNCTIONS, PartialV)
+_KNOWN_KINDS = (
+    *_PLAIN, TensorV, ArrayV, ModuleListV, ClassRefV, LayerClassV, *_FUNCTIONS, PartialV
+)
 
 
 def _torch_function(v: Value) -> bool:
@@ -125,11 +128,11 @@ def _is_parameter(v: Value) -> bool | None:
 
 
 def _is_array(v: Value) -> bool | None:
-    """`isinstance(v, numpy.ndarray)`: never of a tensor, nor of a Python number,
-    string or None (torch.Tensor, int, float, str and ndarray are C types whose
-    instance layouts conflict: no class derives from two of them; numpy's scalars,
-    `np.int64(3)`, are no ndarray either)."""
-    return False if isinstance(v, (TensorV, IntV, FloatV, BoolV, StrV, NoneV)) else None
+    """`isinstance(v, numpy.ndarray)`: of an array numpy made (ndarrays.py); never
+    of a tensor, nor of a Python number, string or None (torch.Tensor, int, float,
+    str and ndarray are C types whose instance layouts conflict: no class derives
+    from two of them; numpy's scalars, `np.int64(3)`, are no ndarray either)."""
+    return _of_kinds(v, (ArrayV,))
 
 
 def _is_proxy(v: Value) -> bool | None:

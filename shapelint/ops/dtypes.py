@@ -218,6 +218,19 @@ _TO_COMPLEX = {
 }
 
 
+_TO_REAL = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
+def to_complex(dtype: str | None) -> str | None:
+    """The complex dtype of a float one's precision (an FFT's result); None else."""
+    return _TO_COMPLEX.get(dtype) if dtype in _TO_COMPLEX and dtype != "bfloat16" else None
+
+
+def to_real(dtype: str | None) -> str | None:
+    """The float dtype of a complex one's parts (abs, real); other dtypes as they are."""
+    return _TO_REAL.get(dtype, dtype) if dtype is not None else None
+
+
 def _combine(higher: str | None, lower: str | None) -> str | None:
     """c10's combine_categories: the higher tier wins unless the lower one is of a
     higher category; a complex lower tier keeps a float higher tier's precision."""

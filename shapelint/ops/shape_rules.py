@@ -31,6 +31,7 @@ from shapelint.ops import dtypes
 from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.values import (
     UNKNOWN,
+    ArrayV,
     BoolV,
     Dim,
     FloatV,
@@ -1816,10 +1817,12 @@ def legacy_sizes(ctx: RuleContext, size: Value) -> RuleOut:
     items = size.items if isinstance(size, TupleV) else None
     if items is None:
         return RuleOut(TensorV(None))
+    if len(items) == 1 and isinstance(items[0], ArrayV):  # data, of the constructor's dtype
+        return RuleOut(TensorV(items[0].shape))
     if not items:
         return RuleOut(TensorV((Expr.const(0),)))
     if len(items) == 1 and isinstance(items[0], TupleV):
-        nested = _nested_numbers(items[0])
+        nested = nested_numbers(items[0])
         surely_data = items[0].kind is not None or (nested is not None and "float" in nested[1])
         if nested is None or not surely_data:
             return RuleOut(TensorV(None))
@@ -1956,7 +1959,9 @@ def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
 def data_tensor(ctx: RuleContext, data: Value) -> RuleOut:
     """torch.tensor(data): nested lists of Python numbers give one dim per level,
     where every list of a level has one length (ragged lists: unknown, nothing said)."""
-    nested = _nested_numbers(data)
+    if isinstance(data, ArrayV):  # torch.tensor(a) / from_numpy(a): a's dtype
+        return RuleOut(TensorV(data.shape, data.dtype))
+    nested = nested_numbers(data)
     if nested is None:
         return RuleOut(TensorV(None))
     shape, kinds = nested
@@ -1965,7 +1970,17 @@ def data_tensor(ctx: RuleContext, data: Value) -> RuleOut:
     return RuleOut(TensorV(shape, dtype))
 
 
-def _nested_numbers(v: Value, depth: int = 0) -> tuple[tuple[Dim, ...], set[str]] | None:
+@rule
+def array_tensor(ctx: RuleContext, data: Value) -> RuleOut:
+    """torch.from_numpy(a): a's shape and dtype, sharing its memory."""
+    if isinstance(data, ArrayV):
+        return RuleOut(TensorV(data.shape, data.dtype))
+    return RuleOut(TensorV(None))
+
+
+def nested_numbers(v: Value, depth: int = 0) -> tuple[tuple[Dim, ...], set[str]] | None:
+    """The shape of nested lists of Python numbers (every list of a level of one
+    length) and the kinds of number they hold; None for anything else."""
     if isinstance(v, TensorV):
         return None
     if isinstance(v, BoolV):
@@ -1976,7 +1991,7 @@ def _nested_numbers(v: Value, depth: int = 0) -> tuple[tuple[Dim, ...], set[str]
         return (), {"float"}
     if not isinstance(v, TupleV) or depth > 8:
         return None
-    inner = [_nested_numbers(i, depth + 1) for i in v.items]
+    inner = [nested_numbers(i, depth + 1) for i in v.items]
     if any(i is None for i in inner) or len({i[0] for i in inner}) > 1:  # type: ignore[index]
         return None
     kinds = set().union(*(i[1] for i in inner)) if inner else set()  # type: ignore[index]

@@ -35,6 +35,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     norm_rules,
     saved,
     shape_rules,
+    spectral_rules,
     tensor_rules,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
@@ -65,6 +66,7 @@ from shapelint.ops.stub_format import (
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    ArrayV,
     BoolV,
     BufferV,
     Cost,
@@ -159,6 +161,12 @@ class StubRegistry:
             if not entries:
                 return None
             plans = self._plans[name] = [(e, _Params(e)) for e in entries]
+        if any(isinstance(v, ArrayV) for v in (*args, *kwargs.values())) and not all(
+            e.rule is not None and e.rule.name in _ARRAY_RULES for e, _ in plans
+        ):
+            # torch's ops refuse a numpy array but for the constructors that copy one
+            args = [UNKNOWN if isinstance(v, ArrayV) else v for v in args]
+            kwargs = {k: UNKNOWN if isinstance(v, ArrayV) else v for k, v in kwargs.items()}
         rank_misses: list[_RankMiss] = []
         for entry, params in plans:
             bound = _bind(params, args, kwargs)
@@ -291,7 +299,10 @@ def is_property(name: str) -> bool:
     return registry().is_property(name)
 
 
-_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(")
+# The rules of the constructors that take a numpy array's data (ops.values.ArrayV).
+_ARRAY_RULES = frozenset({"legacy_sizes", "data_tensor", "array_tensor"})
+
+_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(")
 
 
 def _check_entry(e: StubEntry) -> str | None:
@@ -385,7 +396,7 @@ class _Params:
     """An entry's parameters sorted for binding, once per entry: a run binds the
     same few entries thousands of times."""
 
-    __slots__ = ("positional", "varargs", "varkw", "by_name", "checked")
+    __slots__ = ("positional", "varargs", "varkw", "by_name", "checked", "aliases")
 
     def __init__(self, entry: StubEntry):
         params = entry.params
@@ -395,6 +406,7 @@ class _Params:
         self.by_name: dict[str, Param] = {}
         for p in params:
             self.by_name.setdefault(p.name, p)  # the first, as StubEntry.param finds
+        self.aliases = numpy_aliases(entry.name, self.by_name)
         # (name, default, accepted type names) of each parameter a value must fill;
         # a scalar default converted here, once (values are immutable). A tuple one
         # is made per call: a list's changes reach every name bound to the same object.
@@ -403,6 +415,33 @@ class _Params:
             for p in params
             if p.kind not in ("varargs", "varkw")
         ]
+
+
+# torch's argument parser (python_arg_parser.cpp) takes numpy's names for four of
+# its parameters, in every op it binds: `x.amax(dim=-1, keepdims=True)`,
+# `torch.sum(x, axis=1)`. torch's functions written in Python take only their own.
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input",
+                "x1": "input", "x2": "other"}
+# The stub-described ops of torch and Tensor that torch defines in Python
+# (torch/functional.py, torch/_tensor.py); tests/test_reduction_stubs.py holds
+# the list to torch's own.
+PYTHON_DEFINED = frozenset({
+    "torch.norm", "torch.split", "torch.unique", "torch.cdist", "torch.meshgrid",
+    "torch.tensordot", "torch.broadcast_tensors", "torch.stft", "torch.Tensor.stft",
+    "torch.Tensor.norm", "torch.Tensor.split",
+    "torch.Tensor.unique", "torch.Tensor.unflatten", "torch.Tensor.__floordiv__",
+    "torch.Tensor.__pow__", "torch.Tensor.__ipow__", "torch.Tensor.__rpow__",
+    "torch.Tensor.__rsub__", "torch.Tensor.__rtruediv__", "torch.Tensor.__rmatmul__",
+})
+
+
+def numpy_aliases(name: str, by_name: Mapping[str, Param]) -> dict[str, str]:
+    """numpy's names torch's parser binds for this op: a native op of torch or a
+    Tensor method with the parameter and not already one of that name."""
+    op = name.removeprefix("torch.Tensor.").removeprefix("torch.")
+    if op == name or "." in op or name in PYTHON_DEFINED:
+        return {}
+    return {a: p for a, p in _NUMPY_NAMES.items() if p in by_name and a not in by_name}
 
 
 def _default_value(default: object) -> object:
@@ -438,6 +477,7 @@ def _bind(params: _Params, args: Sequence[Value], kwargs: Mapping[str, Value]):
             wheres[varargs.name] = ("kwarg", varargs.name)
             given.add(varargs.name)
     for k, v in kwargs.items():
+        k = params.aliases.get(k, k)
         p = params.by_name.get(k)
         if p is not None and p.kind == "varargs" and k in given:
             continue
@@ -846,7 +886,7 @@ class _Interpreter:
                     got = dtypes.DEFAULT_FLOAT
                 elif alt.startswith("accumulate"):
                     got = dtypes.DEFAULT_INT
-            return got
+            return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:

@@ -142,6 +142,16 @@ class ParameterV(TensorV):
 
 
 @dataclass(frozen=True, slots=True)
+class ArrayV(Value):
+    """A numpy array: its shape and numpy dtype (None: not known). No tensor: torch's
+    ops refuse it but for the constructors that copy it (`torch.Tensor(a)`,
+    `torch.from_numpy(a)`); what numpy computes, no flop counter of torch's sees."""
+
+    shape: tuple[Dim, ...] | None = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BufferV(TensorV):
     """A tensor a module registers as a buffer (register_buffer, a layer's running
     statistics): part of its state, not of its parameters."""

@@ -160,3 +160,44 @@ class Metadata(nn.Module):
         z = torch.ones_like(y) + y.new_zeros(y.shape)
         q = self.p.view_as(p).expand_as(p)
         return torch.einsum("bnd,ed->bne", y, p) + z @ q
+
+
+class NumpyNames(nn.Module):
+    """numpy's names for dim and keepdim, which torch's argument parser binds."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        m = x.amax(axis=-1, keepdims=True)
+        s = torch.sum(x, axis=1, keepdims=True)
+        return self.a(m * s)
+
+
+class Permuted(nn.Module):
+    """A subset by a random permutation (a slice past its end keeps all of it),
+    a distance and a trace: scalars the counter counts no FLOPs for."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+
+    def forward(self, x):
+        s = x[torch.randperm(len(x))[:1000]]
+        y = self.a(s)
+        return self.a(y * torch.dist(y, x, 1) + torch.trace(y[0]))
+
+
+class Spectrogram(nn.Module):
+    """A mel-style projection of a short-time Fourier transform's magnitudes."""
+
+    def __init__(self, n_fft=16, mels=4):
+        super().__init__()
+        self.n_fft = n_fft
+        self.fb = nn.Parameter(torch.randn(n_fft // 2 + 1, mels))
+
+    def forward(self, x):
+        window = torch.hann_window(self.n_fft)
+        s = torch.stft(x.flatten(1), self.n_fft, window=window, return_complex=True)
+        return torch.matmul(s.abs().transpose(-1, -2), self.fb)

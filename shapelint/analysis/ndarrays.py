@@ -1,0 +1,146 @@
+"""numpy arrays as values (`ops.values.ArrayV`): the shape and dtype numpy gives the
+arrays a module builds before handing them to torch, `torch.Tensor(a[:, None] *
+a[None, :])` a filter of known shape. Only what numpy and torch agree on is read:
+arrays of literal numbers, basic indexing (ints, slices, None, ...), arithmetic with
+broadcasting, `outer`; anything else of numpy's is not known. numpy's work costs
+nothing torch's flop counter sees.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.analysis import indexing
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import dtypes, values
+from shapelint.ops.shape_rules import broadcast_shapes, nested_numbers
+from shapelint.ops.values import (
+    UNKNOWN,
+    ArrayV,
+    BoolV,
+    FloatV,
+    IntV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+# numpy's dtype of an array of Python numbers of these kinds.
+_KIND_DTYPE = {"bool": "bool", "int": "int64", "float": "float64"}
+_FROM_DATA = ("numpy.array", "numpy.asarray")
+_FILLED = ("numpy.zeros", "numpy.ones", "numpy.empty")
+
+
+def _dtype(v: Value | None, default: str | None) -> str | None:
+    """The dtype= given (None where not; a literal None is numpy's default too)."""
+    if v is None or isinstance(v, values.NoneV):
+        return default
+    return dtypes.canonical(v.name) if isinstance(v, values.DtypeV) else None
+
+
+def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:
+    """A numpy function's array, or None where it is not one read here."""
+    if qual in _FROM_DATA and len(args) == 1 and set(kwargs) <= {"dtype"}:
+        data = args[0]
+        if isinstance(data, ArrayV):
+            shape, kind = data.shape, data.dtype
+        else:
+            nested = nested_numbers(data)
+            if nested is None or not nested[1]:
+                return UNKNOWN
+            shape = nested[0]
+            kind = _KIND_DTYPE[max(nested[1], key=("bool", "int", "float").index)]
+        return ArrayV(shape, _dtype(kwargs.get("dtype"), kind))
+    if qual in _FILLED and len(args) == 1 and set(kwargs) <= {"dtype"}:
+        size = args[0]
+        items = size.items if isinstance(size, TupleV) else (size,)
+        if not all(isinstance(i, IntV) and not isinstance(i, BoolV) for i in items):
+            return UNKNOWN
+        return ArrayV(tuple(i.value for i in items), _dtype(kwargs.get("dtype"), "float64"))  # type: ignore[attr-defined]
+    if qual == "numpy.outer" and len(args) == 2 and not kwargs:
+        sizes = [_size(a) for a in args]
+        if None in sizes or not all(isinstance(a, ArrayV) for a in args):
+            return UNKNOWN
+        return ArrayV(tuple(sizes), _promoted(args[0], args[1], None))  # type: ignore[arg-type]
+    return None
+
+
+def _size(v: Value) -> Expr | None:
+    """The number of elements of an array of known shape (outer flattens)."""
+    if not isinstance(v, ArrayV) or v.shape is None or None in v.shape:
+        return None
+    n = Expr.const(1)
+    for d in v.shape:
+        n = n * d  # type: ignore[operator]
+    return n
+
+
+def _promoted(a: Value, b: Value, op: ast.operator | None) -> str | None:
+    """numpy's dtype of a ∘ b for arrays of bool, int64 and float64 and Python
+    numbers (which take part by kind only); None where not one of those."""
+    kinds = []
+    for v in (a, b):
+        if isinstance(v, ArrayV):
+            kinds.append({"bool": 0, "int64": 1, "float64": 2}.get(v.dtype or ""))
+        elif isinstance(v, (IntV, FloatV)) and not isinstance(v, BoolV):
+            kinds.append(-1 if isinstance(v, IntV) else -2)
+        else:
+            return None
+    if None in kinds:
+        return None
+    top = max(2 if k == -2 else k for k in kinds)  # type: ignore[operator]
+    if top == 0 or (top == 1 and isinstance(op, ast.Div)):
+        return None if top == 0 else "float64"
+    return ("bool", "int64", "float64")[top]
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def binop(op: ast.operator, left: Value, right: Value) -> Value:
+    """An arithmetic operator where an operand is an array: numpy broadcasts as torch
+    does. An array with a tensor is not read (which of the two is made depends on
+    the operator's side)."""
+    if not isinstance(op, _ARITHMETIC) or isinstance(left, TensorV) or isinstance(right, TensorV):
+        return UNKNOWN
+    shapes = []
+    for v in (left, right):
+        if isinstance(v, ArrayV):
+            shapes.append(v.shape)
+        elif isinstance(v, (IntV, FloatV)):
+            shapes.append(())
+        else:
+            return UNKNOWN
+    if None in shapes:
+        return ArrayV(None, _promoted(left, right, op))
+    shape, conflicts = broadcast_shapes(shapes[0], shapes[1])  # type: ignore[arg-type]
+    if conflicts or shape is None:
+        return UNKNOWN
+    return ArrayV(shape, _promoted(left, right, op))
+
+
+def _basic(sl: ast.expr, idx: Value) -> bool:
+    """Indexing numpy and torch agree on: ints, slices, None and Ellipsis, spelled
+    in the subscript."""
+    elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    values = idx.items if isinstance(sl, ast.Tuple) and isinstance(idx, TupleV) else (idx,)
+    if len(elts) != len(values):
+        return False
+    for e, v in zip(elts, values):
+        if isinstance(e, ast.Slice) or (
+            isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis)
+        ):
+            continue
+        if not isinstance(v, IntV) or isinstance(v, BoolV):
+            return False
+    return True
+
+
+def index(base: ArrayV, sl: ast.expr, idx: Value) -> Value:
+    """a[sl] by basic indexing: its shape as a tensor's."""
+    if not _basic(sl, idx):
+        return ArrayV(None, base.dtype)
+    item = indexing.tensor_index(TensorV(base.shape, base.dtype), sl, idx)
+    if not isinstance(item, TensorV):
+        return ArrayV(None, base.dtype)
+    return ArrayV(item.shape, base.dtype)
