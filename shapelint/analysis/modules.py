@@ -44,6 +44,7 @@ from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
+    builds_as_type,
     find_method,
     find_property,
     module_class,
@@ -2470,7 +2471,9 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if init is not None:
             in_place.forget_handed(an, init, args, kwargs, ran=False)
         given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
-        return renewed(an.specialized[key], given)
+        value = renewed(an.specialized[key], given)
+        an.built_free = an.specialized.get(("<free>", key), False)
+        return value
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
         ek = ("<endless>", cd.key)
@@ -2486,6 +2489,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
     base = torch_base(an, cd) if init is None else None
     exc = None
+    before = _INIT_RECORDS[0]
     if init is not None:
         exc = run_init(an, init, recorder, args, kwargs)
         in_place.forget_handed(an, init, args, kwargs)
@@ -2497,14 +2501,48 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     elif init is None and undescribed_torch_base(an, cd):
         recorder.attrs[UNFOLLOWED] = UNKNOWN
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
+    # A plain class whose __init__ ran, and its bases' through super(), calling
+    # nothing that left a record (they stored what they were given): building it
+    # costs nothing, and the call
+    # that built it is followed (call_resolution.built).
+    free = (
+        init is not None
+        and _INIT_RECORDS[0] == before
+        and exc is None
+        and not module_class(an, cd)
+        and builds_as_type(an, cd)
+    )
+    an.built_free = free
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
+        an.specialized[("<free>", key)] = free
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
         if key is not None:
             an.specialized[("<raises>", key)] = exc
     return value
+
+
+def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value:
+    """`C(...)` of a project class: its instance; a construction that ran no call
+    (construct's `built_free`) is on the record as a call that costs nothing, so a
+    target's total follows it rather than leaving it out as unknown."""
+    owner = cd.owner or an
+    owner.built_free = False
+    value = an.construct(cd, args, kwargs)
+    if an.specialize and owner.built_free:
+        owner.built_free = False
+        zero = Expr.const(0)
+        tensors = [a for a in [*args, *kwargs.values()] if isinstance(a, TensorV)]
+        an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value,
+                  Cost(zero, zero, zero))  # fmt: skip
+    return value
+
+
+# How many records the __init__ bodies run so far made, a base's through super()
+# included (whose records no caller keeps): construct compares it before and after.
+_INIT_RECORDS = [0]
 
 
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
@@ -2520,6 +2558,7 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
         an.exec_block(init.node.body, frame)
     if an.specialize:  # no call site names a constructor: in_place.follow's part
         in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
+    _INIT_RECORDS[0] += len(frame.records)
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
