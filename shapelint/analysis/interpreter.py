@@ -295,9 +295,9 @@ class ModuleAnalyzer:
         # every call still goes on the record, with a stand-in cost.
         self.costs = self.options.costs or specialize
         self.specialized: dict = {}
-        # Whether the last construction ran an __init__ that called nothing
-        # (modules.construct sets it, modules.built reads it).
-        self.built_free = False
+        # The records of the last construction's __init__ chain, where it built a
+        # plain class (modules.construct sets it, modules.built reads it).
+        self.built_made: list | None = None
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
         # Whole projects (analysis/project.py): set by bind_project.

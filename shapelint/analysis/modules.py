@@ -2471,9 +2471,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if init is not None:
             in_place.forget_handed(an, init, args, kwargs, ran=False)
         given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
-        value = renewed(an.specialized[key], given)
-        an.built_free = an.specialized.get(("<free>", key), False)
-        return value
+        return renewed(an.specialized[key], given)
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
         ek = ("<endless>", cd.key)
@@ -2489,9 +2487,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
     base = torch_base(an, cd) if init is None else None
     exc = None
-    before = _INIT_RECORDS[0]
+    made: list = []
     if init is not None:
-        exc = run_init(an, init, recorder, args, kwargs)
+        _MADE.append(made)
+        try:
+            exc = run_init(an, init, recorder, args, kwargs)
+        finally:
+            _MADE.pop()
         in_place.forget_handed(an, init, args, kwargs)
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
@@ -2501,22 +2503,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     elif init is None and undescribed_torch_base(an, cd):
         recorder.attrs[UNFOLLOWED] = UNKNOWN
     value = ObjectV(f"<class>{cd.key}", tuple(settled(an, cd, recorder.attrs).items()))
-    # A plain class whose __init__ ran, and its bases' through super(), calling
-    # nothing that left a record (they stored what they were given): building it
-    # costs nothing, and the call
-    # that built it is followed (call_resolution.built).
-    free = (
-        init is not None
-        and _INIT_RECORDS[0] == before
-        and exc is None
-        and not module_class(an, cd)
-        and builds_as_type(an, cd)
-    )
-    an.built_free = free
+    # A plain class whose __init__ ran, and its bases' through super(): building it
+    # costs what their calls cost (`built`).
+    plain = init is not None and exc is None and not module_class(an, cd) and builds_as_type(an, cd)
+    an.built_made = made if plain else None
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
-        an.specialized[("<free>", key)] = free
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
         if key is not None:
@@ -2525,24 +2518,25 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
 
 
 def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value:
-    """`C(...)` of a project class: its instance; a construction that ran no call
-    (construct's `built_free`) is on the record as a call that costs nothing, so a
-    target's total follows it rather than leaving it out as unknown."""
+    """`C(...)` of a plain project class: its instance, and a record of the call
+    holding the calls its __init__ chain made (construct's `built_made`), so that a
+    target's total follows it; a construction reused, or of a module, records
+    nothing here (a call of unknown cost where it took a tensor)."""
     owner = cd.owner or an
-    owner.built_free = False
+    owner.built_made = None
     value = an.construct(cd, args, kwargs)
-    if an.specialize and owner.built_free:
-        owner.built_free = False
-        zero = Expr.const(0)
+    made, owner.built_made = owner.built_made, None
+    if an.specialize and made is not None:
         tensors = [a for a in [*args, *kwargs.values()] if isinstance(a, TensorV)]
-        an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value,
-                  Cost(zero, zero, zero))  # fmt: skip
+        cost = add_costs(r.cost for r in made)
+        rec = an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value, cost)
+        rec.children = list(made)
     return value
 
 
-# How many records the __init__ bodies run so far made, a base's through super()
-# included (whose records no caller keeps): construct compares it before and after.
-_INIT_RECORDS = [0]
+# Per construction being run, the records its __init__ body made and those of its
+# bases' bodies run through super() (which no caller keeps).
+_MADE: list[list] = []
 
 
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
@@ -2558,7 +2552,8 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
         an.exec_block(init.node.body, frame)
     if an.specialize:  # no call site names a constructor: in_place.follow's part
         in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
-    _INIT_RECORDS[0] += len(frame.records)
+    if _MADE:
+        _MADE[-1].extend(frame.records.values())
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
