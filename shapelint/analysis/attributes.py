@@ -343,6 +343,38 @@ def _binds_class_attr(cd: ClassDef) -> bool:
     return False
 
 
+_ABSTRACT = frozenset({"abstractmethod", "abstractproperty", "abc.abstractmethod", "abc.abstractproperty"})
+
+
+def builds_as_type(an, cd: ClassDef) -> bool:
+    """Whether `cd(...)` builds its instance as `type.__call__` does (object's
+    `__new__`, then `__init__`): no class along its bases defines `__new__` or names
+    a metaclass other than abc.ABCMeta, every base outside the project is a plain
+    class, and no abstract method is left unimplemented (ABCMeta refuses those)."""
+    seen: dict[str, bool] = {}  # name -> abstract, where first found along the bases
+    return _builds_as_type(an, cd, seen, 0) and not any(seen.values())
+
+
+def _builds_as_type(an, cd: ClassDef, seen: dict[str, bool], depth: int) -> bool:
+    if depth > 20 or "__new__" in cd.methods:
+        return False
+    owner = cd.owner or an
+    for k in cd.node.keywords:
+        if k.arg == "metaclass" and owner.imports.resolve(k.value) != "abc.ABCMeta":
+            return False
+    for stmt in cd.node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in seen:
+            seen[stmt.name] = any(
+                owner.imports.resolve(d) in _ABSTRACT
+                for d in stmt.decorator_list
+                if isinstance(d, (ast.Name, ast.Attribute))
+            )
+    project = base_classes(an, cd)
+    if _bases_outside(an, cd, _type_repr_base) != len(project):
+        return False
+    return all(_builds_as_type(an, p, seen, depth + 1) for p in project)
+
+
 def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:
     """Whether `obj.__class__` of an instance of cd is cd itself and `str(cd)` /
     `repr(cd)` is type's `<class 'module.Name'>`: no class along its bases names a

@@ -252,7 +252,7 @@ def call_name(
         if name in an.functions:
             return an.call_local(name, node, args, kwargs, frame)
         if name in an.classes:
-            return an.construct(an.classes[name], args, kwargs)
+            return modules.built(an, an.classes[name], node, args, kwargs, frame)
         if an.module_env.get(name, UNKNOWN) is not UNKNOWN:
             # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
             return an.call_value(an.module_env[name], node, args, kwargs, frame)
@@ -395,7 +395,7 @@ def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
     cls = pytypes.class_key(recv)
     cd = an.class_of(cls) if cls is not None else None
-    return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None)
+    return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None, where)
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:

@@ -44,7 +44,7 @@ def constant(qual: str) -> Value:
     # numpy's aliases are not torch's (numpy.float was Python's float, a float64):
     # from numpy only the dtype names themselves.
     if name is not None and (root == "torch" or name == attr):
-        return DtypeV(name)
+        return DtypeV(name, numpy=root == "numpy")
     if attr in _FLOAT_CONSTANTS.get(root, ()):
         return FloatV(None)
     return UNKNOWN

@@ -82,6 +82,7 @@ class Analyzer(Protocol):
     size_params: set  # names of definite origin a conflict between formulas may rest on
     joined_sizes: dict  # (name, line) -> the size an undecided `if` left it (branches.py)
     specialized: dict
+    built_made: list | None
     in_flight: set
     # Whole projects (project.py)
     project: Any

@@ -89,15 +89,16 @@ class Scan:
 def scan(an) -> Scan:
     s = getattr(an, "dynamic_scan", None)
     if s is None:
-        s = _scan(an.tree, at_run_time=bool(getattr(an, "specialize", False)))
+        s = _scan(an.tree, at_run_time=bool(getattr(an, "specialize", False)), an=an)
         an.dynamic_scan = s
     return s
 
 
-def _scan(tree: ast.Module, at_run_time: bool = False) -> Scan:
+def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
     """at_run_time: a target run, which judges a hook registered in a function or
     method where it runs (hooked_at_run_time), as Python registers it: only when the
-    call runs."""
+    call runs. an: the file's analyzer, whose project imports name the functions
+    given to apply() that other files define."""
     out = Scan()
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for c in classes.values():
@@ -144,7 +145,7 @@ def _scan(tree: ast.Module, at_run_time: bool = False) -> Scan:
                 and not (isinstance(node.func.value, ast.Name) and node.func.value.id in classes)
                 and len(node.args) == 1
                 and replaces_layers(
-                    tree, node.args[0], classes.get(owner) if owner is not None else None
+                    tree, node.args[0], classes.get(owner) if owner is not None else None, an
                 )
             ):
                 cls = owner if owner is not None else ANY
@@ -281,9 +282,10 @@ def _is_self(node: ast.expr) -> bool:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) -> bool:
+def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None) -> bool:
     """Whether a function given to apply() may change the layers it visits (owner:
-    the class whose method makes the call; fn looked up in tree)."""
+    the class whose method makes the call; fn looked up in tree, else, a plain name,
+    through an's project imports in the file that defines it)."""
     body: list[ast.AST]
     while _is_partial(tree, fn):  # `partial(self._init_weights, needs_reset=False)`: its function
         fn = fn.args[0]  # type: ignore[attr-defined]
@@ -307,6 +309,11 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None) 
             defs = [n for n in nodes if isinstance(n, _FUNCTIONS) and n.name == name]
             if defs:
                 break
+        if not defs and isinstance(fn, ast.Name) and an is not None:
+            # `from .initializers import init_weights`: the function another file defines
+            found = project.resolve(an, fn.id)
+            if isinstance(found, FuncDef) and found.cls is None:
+                defs = [found.node]
         if len(defs) != 1:
             return True  # not found, or not one: nobody knows what it does
         body = list(defs[0].body)

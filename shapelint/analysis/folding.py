@@ -25,6 +25,7 @@ from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
+    DtypeV,
     FloatV,
     IntV,
     NoneV,
@@ -258,6 +259,10 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         same = pytypes.same_class(left, right)  # `==` of classes is their identity
         if same is not None:
             return same != negated
+        if isinstance(left, DtypeV) and isinstance(right, DtypeV):
+            # torch's dtypes are singletons, one per canonical name; a torch dtype
+            # against numpy's type is not decided here
+            return None if left.numpy != right.numpy else (left.name == right.name) != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
         hit = pytypes.in_module_names(left, right)
         return None if hit is None else hit != negated

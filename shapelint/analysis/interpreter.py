@@ -298,6 +298,9 @@ class ModuleAnalyzer:
         # every call still goes on the record, with a stand-in cost.
         self.costs = self.options.costs or specialize
         self.specialized: dict = {}
+        # The records of the last construction's __init__ chain, where it built a
+        # plain class (modules.construct sets it, modules.built reads it).
+        self.built_made: list | None = None
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
         # Whole projects (analysis/project.py): set by bind_project.
@@ -1245,7 +1248,7 @@ class ModuleAnalyzer:
         if isinstance(sym, FuncDef):
             return self._invoke(sym, None, node, args, kwargs, frame)
         if isinstance(sym, ClassDef):
-            return self.construct(sym, args, kwargs)
+            return modules.built(self, sym, node, args, kwargs, frame)
         return (
             self._call_value(sym, node, args, kwargs, frame) if isinstance(sym, Value) else UNKNOWN
         )

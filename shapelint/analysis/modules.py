@@ -45,6 +45,7 @@ from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
+    builds_as_type,
     find_method,
     find_property,
     module_class,
@@ -2511,8 +2512,13 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
     base = torch_base(an, cd) if init is None else None
     exc = None
+    made: list = []
     if init is not None:
-        exc = run_init(an, init, recorder, args, kwargs)
+        _MADE.append(made)
+        try:
+            exc = run_init(an, init, recorder, args, kwargs)
+        finally:
+            _MADE.pop()
         in_place.forget_handed(an, init, args, kwargs)
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
@@ -2526,6 +2532,10 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         # built in a loop's trial turn (loops.same_each_turn), whose stores into self
         # are not applied: no instance to hand out again
         key = None
+    # A plain class whose __init__ ran, and its bases' through super(): building it
+    # costs what their calls cost (`built`).
+    plain = init is not None and exc is None and not module_class(an, cd) and builds_as_type(an, cd)
+    an.built_made = made if plain else None
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
@@ -2535,6 +2545,28 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if key is not None:
             an.specialized[("<raises>", key)] = exc
     return value
+
+
+def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value:
+    """`C(...)` of a plain project class: its instance, and a record of the call
+    holding the calls its __init__ chain made (construct's `built_made`), so that a
+    target's total follows it; a construction reused, or of a module, records
+    nothing here (a call of unknown cost where it took a tensor)."""
+    owner = cd.owner or an
+    owner.built_made = None
+    value = an.construct(cd, args, kwargs)
+    made, owner.built_made = owner.built_made, None
+    if an.specialize and made is not None:
+        tensors = [a for a in [*args, *kwargs.values()] if isinstance(a, TensorV)]
+        cost = add_costs(r.cost for r in made)
+        rec = an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value, cost)
+        rec.children = list(made)
+    return value
+
+
+# Per construction being run, the records its __init__ body made and those of its
+# bases' bodies run through super() (which no caller keeps).
+_MADE: list[list] = []
 
 
 def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
@@ -2550,6 +2582,8 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
         an.exec_block(init.node.body, frame)
     if an.specialize:  # no call site names a constructor: in_place.follow's part
         in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
+    if _MADE:
+        _MADE[-1].extend(frame.records.values())
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 

@@ -30,13 +30,28 @@ _MODULES = {
     ),
     "shapelint_torch_rnn": ("rnn", ("RNNBase", "RNN", "GRU", "LSTM")),
 }
-MODULES = frozenset(_MODULES)
-# torch.nn re-exports torch.nn.modules, which re-exports torch.nn.modules.<file>.
+# torch.distributions' classes the source file holds, each with torch's file of it.
+_DISTRIBUTIONS = {
+    "Distribution": "distribution",
+    "Normal": "normal",
+    "Categorical": "categorical",
+    "Independent": "independent",
+}
+MODULES = frozenset((*_MODULES, "shapelint_torch_distributions"))
+# torch.nn re-exports torch.nn.modules, which re-exports torch.nn.modules.<file>;
+# torch.distributions re-exports torch.distributions.<file>.
 NAMES = {
-    prefix + c: (module, c)
-    for module, (torch_file, classes) in _MODULES.items()
-    for prefix in ("torch.nn.", "torch.nn.modules.", f"torch.nn.modules.{torch_file}.")
-    for c in classes
+    **{
+        prefix + c: (module, c)
+        for module, (torch_file, classes) in _MODULES.items()
+        for prefix in ("torch.nn.", "torch.nn.modules.", f"torch.nn.modules.{torch_file}.")
+        for c in classes
+    },
+    **{
+        prefix + c: ("shapelint_torch_distributions", c)
+        for c, torch_file in _DISTRIBUTIONS.items()
+        for prefix in ("torch.distributions.", f"torch.distributions.{torch_file}.")
+    },
 }
 
 _ROOT: tuple[str, ...] | None = None

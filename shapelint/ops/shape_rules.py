@@ -1944,6 +1944,18 @@ def tolist(ctx: RuleContext, x: Value) -> RuleOut:
 
 
 @rule
+def rnn_layer(ctx: RuleContext, x: Value, hx: Value, cx: Value) -> RuleOut:
+    """oneDNN's LSTM over one layer and direction (torch.mkldnn_rnn_layer): x (seq,
+    batch, input), hx and cx (batch, hidden) -> (output (seq, batch, hx's hidden),
+    hy, cy, and the kernel's uint8 workspace, whose size oneDNN decides)."""
+    xs, hs, cs = shape_of(x), shape_of(hx), shape_of(cx)
+    if xs is None or hs is None or cs is None or len(xs) != 3 or len(hs) != 2:
+        return RuleOut(UNKNOWN)
+    out = _tensor((xs[0], xs[1], hs[1]), x)
+    return RuleOut(TupleV((out, _tensor(hs, hx), _tensor(cs, cx), TensorV(None, "uint8"))))
+
+
+@rule
 def unknown(ctx: RuleContext, *_: Value) -> RuleOut:
     """Described, but the result cannot be told statically (data-dependent shapes)."""
     return RuleOut(UNKNOWN)

@@ -274,9 +274,11 @@ class SliceV(Value):
 
 @dataclass(frozen=True, slots=True)
 class DtypeV(Value):
-    """A torch dtype object such as ``torch.bfloat16`` (canonical name)."""
+    """A torch dtype object such as ``torch.bfloat16`` (canonical name); numpy: one of
+    numpy's scalar types (``numpy.float32``), never equal to a torch dtype."""
 
     name: str
+    numpy: bool = False
 
 
 DICT_KIND = "<dict>"  # the ObjectV of a dict, OrderedDict, SimpleNamespace: attrs by key

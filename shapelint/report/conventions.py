@@ -9,6 +9,11 @@ benchmarks/cuda_attention.py), the unfused path counts the products. shapelint
 counts them all by the CUDA SDPA formula, so a figure does not depend on where or
 how it would run; every face says so where a target holds such a call, and
 `shapelint run` prints torch's count beside it.
+
+nn.LSTM is the other way round: its fused kernels (oneDNN on CPU, cuDNN on CUDA)
+count 0 on either device, so shapelint counts it as torch does, 0 for the fused
+kernel and the written-out products where torch runs them (proj_size or float64
+on CPU), and every face says that the fused kernel's work is not in the figure.
 """
 
 from __future__ import annotations
@@ -27,6 +32,17 @@ FUSED_ATTENTION = (
     "so FlopCounterMode reports less there (`shapelint run` prints both)"
 )
 
+
+# nn.LSTM's fused kernels: counted as torch's counter counts them, 0 (the note the
+# `@fused_rnn` macro of stubs/layers.stub starts with).
+FUSED_RNN_MARK = "LSTM counted as torch's flop counter counts it"
+
+FUSED_RNN = (
+    "nn.LSTM is counted as torch's flop counter counts it: on CPU in float32 without "
+    "proj_size torch runs oneDNN's fused kernel, which the counter registers as 0 FLOPs "
+    "forward and backward (cuDNN's on CUDA, in every form, likewise); that kernel's "
+    "8·(input_size + hidden_size)·hidden_size FLOPs per row and step are not in the figure"
+)
 
 # A grouped or depthwise convolution's backward: torch 2.13's counter is itself wrong.
 GROUPED_CONV = (
@@ -85,6 +101,7 @@ def conventions_json(records) -> list[dict]:
     for name, mark, statement in (
         ("fused_attention", FUSED_ATTENTION_MARK, FUSED_ATTENTION),
         ("grouped_conv_backward", GROUPED_CONV_NOTE, GROUPED_CONV),
+        ("fused_rnn", FUSED_RNN_MARK, FUSED_RNN),
     ):
         calls = marked_calls(records, mark)
         if calls:

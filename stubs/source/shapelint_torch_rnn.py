@@ -164,6 +164,15 @@ class RNNBase(Module):
             hidden = hidden.squeeze(1)
         return output, hidden
 
+    def _layer_weights(self, layer, direction):
+        """w_ih, w_hh, b_ih, b_hh of a layer and direction (the biases None without bias)."""
+        suffix = "_reverse" if direction == 1 else ""
+        w_ih = getattr(self, "weight_ih_l{}{}".format(layer, suffix))
+        w_hh = getattr(self, "weight_hh_l{}{}".format(layer, suffix))
+        b_ih = getattr(self, "bias_ih_l{}{}".format(layer, suffix)) if self.bias else None
+        b_hh = getattr(self, "bias_hh_l{}{}".format(layer, suffix)) if self.bias else None
+        return w_ih, w_hh, b_ih, b_hh
+
     def _run(self, input, hx):
         """RNN and GRU over (seq, batch, feature): output and h_n."""
         num_directions = 2 if self.bidirectional else 1
@@ -173,11 +182,7 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
-                suffix = "_reverse" if direction == 1 else ""
-                w_ih = getattr(self, "weight_ih_l{}{}".format(layer, suffix))
-                w_hh = getattr(self, "weight_hh_l{}{}".format(layer, suffix))
-                b_ih = getattr(self, "bias_ih_l{}{}".format(layer, suffix)) if self.bias else None
-                b_hh = getattr(self, "bias_hh_l{}{}".format(layer, suffix)) if self.bias else None
+                w_ih, w_hh, b_ih, b_hh = self._layer_weights(layer, direction)
                 h = hx[layer * num_directions + direction]
                 # on CPU torch projects the whole sequence's input at once (FullLayer)
                 gi = F.linear(layer_input, w_ih, b_ih)
@@ -237,6 +242,53 @@ class LSTM(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
 
+    def _run_lstm(self, input, hx, cx, fused):
+        """LSTM over (seq, batch, feature): output, h_n and c_n; fused: by oneDNN's
+        kernel per layer and direction, else by torch's default implementation."""
+        num_directions = 2 if self.bidirectional else 1
+        seq_len = input.size(0)
+        layer_input = input
+        h_n = []
+        c_n = []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(num_directions):
+                w_ih, w_hh, b_ih, b_hh = self._layer_weights(layer, direction)
+                w_hr = None
+                if self.proj_size > 0:
+                    w_hr = getattr(self, "weight_hr_l{}{}".format(layer, "_reverse" if direction == 1 else ""))
+                h = hx[layer * num_directions + direction]
+                c = cx[layer * num_directions + direction]
+                if fused:
+                    res = torch.mkldnn_rnn_layer(
+                        layer_input, w_ih, w_hh, b_ih, b_hh, h, c, direction == 1, [], 2,
+                        self.hidden_size, self.num_layers, self.bias, self.bidirectional,
+                        False, self.training,
+                    )
+                    outs.append(res[0])
+                    h_n.append(res[1])
+                    c_n.append(res[2])
+                    continue
+                steps = []
+                for t in range(seq_len):
+                    # written in the loop, not in a helper: the loss may reach c and not
+                    # the last step's projection (c_n returned alone), and a loop counted
+                    # by one turn tells that apart for its own calls only
+                    gates = F.linear(layer_input[t], w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+                    i, f, g, o = gates.chunk(4, 1)
+                    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                    h = torch.sigmoid(o) * torch.tanh(c)
+                    if w_hr is not None:
+                        h = F.linear(h, w_hr)
+                    steps.append(h)
+                outs.append(torch.stack(steps, 0))
+                h_n.append(h)
+                c_n.append(c)
+            layer_input = torch.cat(outs, 2) if num_directions == 2 else outs[0]
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        return layer_input, torch.stack(h_n, 0), torch.stack(c_n, 0)
+
     def forward(self, input, hx=None):
         input, is_batched = self._batched(input)
         num_directions = 2 if self.bidirectional else 1
@@ -247,14 +299,24 @@ class LSTM(RNNBase):
         else:
             h_zeros = self._hidden(input, hx[0], real_hidden_size, is_batched)
             c_zeros = self._hidden(input, hx[1], self.hidden_size, is_batched)
-        # The fused kernel: what torch's counter registers for it depends on the
-        # backend (0 for mkldnn and cuDNN), so its cost is not known. The results
-        # are shaped as it shapes them.
-        _VF.lstm(input, (h_zeros, c_zeros), self._flat_weights_names, self.bias,
-                 self.num_layers, self.dropout, self.training, self.bidirectional, False)
-        output = input.new_empty(input.size(0), input.size(1), num_directions * real_hidden_size)
-        h_n = h_zeros.new_empty(h_zeros.shape)
-        c_n = c_zeros.new_empty(c_zeros.shape)
+        # The kernel torch picks on CPU (aten/src/ATen/native/RNN.cpp, lstm): oneDNN's
+        # fused one for float32 without projections, which the flop counter counts 0
+        # for, forward and backward; torch's default implementation, an addmm per
+        # linear map and step, with proj_size or in float64 (input and weights share
+        # a dtype, or torch refuses). For bfloat16 and float16 the choice depends on
+        # the CPU: not known. (On CUDA cuDNN's fused kernel counts 0 in every form.)
+        dtype = self.weight_ih_l0.dtype
+        if self.proj_size > 0 or dtype == torch.float64:
+            output, h_n, c_n = self._run_lstm(input, h_zeros, c_zeros, False)
+        elif dtype == torch.float32:
+            output, h_n, c_n = self._run_lstm(input, h_zeros, c_zeros, True)
+        else:
+            # no stub: its cost is not known
+            _VF.lstm(input, (h_zeros, c_zeros), self._flat_weights_names, self.bias,
+                     self.num_layers, self.dropout, self.training, self.bidirectional, False)
+            output = input.new_empty(input.size(0), input.size(1), num_directions * real_hidden_size)
+            h_n = h_zeros.new_empty(h_zeros.shape)
+            c_n = c_zeros.new_empty(c_zeros.shape)
         output = self._unbatched(output, is_batched)
         if not is_batched:
             h_n = h_n.squeeze(1)

@@ -1,0 +1,71 @@
+"""`x.dtype == torch.float64` decided where the tensor's dtype is known, as Python
+compares torch's dtype singletons; against numpy's scalar type (never equal to a
+torch dtype) not decided here. Figures against FlopCounterMode."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import run_class, torch_figures, written_module
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numpy")
+
+SOURCE = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Pick(nn.Module):
+    def __init__(self, dt="float64", against="float64"):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.dt = getattr(torch, dt)
+        self.against = getattr(torch, against)
+
+    def forward(self, x):
+        y = x.to(self.dt)
+        if y.dtype == self.against:
+            return self.lin(x)
+        if y.dtype != torch.float32:
+            return x * self.lin.bias
+        return self.lin(self.lin(x))
+
+
+class Numpy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        if x.double().dtype == np.float64:
+            return self.lin(x)
+        return x * self.lin.bias
+"""
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    return written_module(tmp_path_factory.mktemp("dtcmp"), "dtype_modules", SOURCE)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"dt": "float32"}, {"dt": "float16", "against": "float32"}, {"dt": "float32", "against": "float32"}],
+)
+def test_dtype_comparison_decides_the_branch(source, kw):
+    path, mod = source
+    t = run_class(path, "Pick", kw, {"x": (4, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, "Pick", kw, {"x": (4, 8)}, training=False)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd
+
+
+def test_numpy_scalar_type_is_not_decided(source):
+    # torch.float64 == np.float64 is False in Python: never taken as equal
+    path, mod = source
+    t = run_class(path, "Numpy", {}, {"x": (4, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, "Numpy", {}, {"x": (4, 8)}, training=False)
+    assert fwd == 0
+    assert t["flops_value"] != 2 * 4 * 8 * 8
