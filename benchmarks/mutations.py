@@ -314,6 +314,17 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
 # ---------------------------------------------------------------- main
 
 
+def enclosing_class(source: str, line: int) -> str | None:
+    """The class whose body holds `line` (the innermost), None for a line outside
+    every class: issue 25's annotated bar counts the mutants inside classes apart."""
+    found = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found.name if found is not None else None
+
+
 def run_subject(
     subject: Subject, args, torch_cache: dict, check_cache: dict, scratch: Path, tree_digest: str
 ) -> list[dict]:
@@ -386,6 +397,7 @@ def run_subject(
                 "line": m.line,
                 "old": m.old,
                 "new": m.new,
+                "class": enclosing_class(original, m.line),
                 "torch": v.get("error") or v.get("shape"),
                 "score": score(m, original, base, got),
             }
@@ -455,6 +467,16 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
             f"| {false_base} |"
         )
     keys = ["check" if m == "plain" else f"annot_{m}" for m in modes]
+    in_class = [r for r in bugs if r.get("class")]
+    lines.append("")
+    lines.append(
+        "Class mutants (the edit inside a class's body): "
+        + ", ".join(
+            f"{mode} {sum(r['score'].get(k, {}).get('near', False) for r in in_class)}"
+            for mode, k in zip(modes, keys, strict=True)
+        )
+        + f" / {len(in_class)} (of {len(bugs)} bugs)."
+    )
     out = [
         "",
         "| bug kind | mutants | " + " | ".join(modes) + " |",
