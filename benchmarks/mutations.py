@@ -283,7 +283,10 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
             out["modes"][mode] = {"rejected": ran.get("error") or str(ran.get("shape"))}
             continue
         base = verdict(annotated, dims=False)
-        false_base = sorted(_errors(base.get("check")) - _errors(plain.get("check")))
+        # the annotated file's lines after the import sit one below the original's
+        at = mutation_annotate.shift(original)
+        found = {(n - (n > at), *rest) for n, *rest in _errors(base.get("check"))}
+        false_base = sorted(found - _errors(plain.get("check")))
         # A benign rewrite that changes a traced shape (`num_classes * 2` in the
         # head) contradicts the annotations written from the original: jaxtyping
         # rejects it, so it is no benign annotated program and is not scored.
