@@ -136,17 +136,42 @@ def _sizes(record) -> list[int]:
     return []
 
 
-def namer(forwards: dict[str, dict], init: dict[str, str], batch: int | None):
-    """size -> its name in symbolic mode (one name per size across the file)."""
+def constructor_defaults(source: str, cls: str) -> dict[str, str]:
+    """The int defaults of class `cls`'s __init__ the subject does not pass
+    (`channels = 3`): the constructor receives them as surely as the others."""
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for fn in node.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                a = fn.args
+                pairs = list(zip(a.args[len(a.args) - len(a.defaults) :], a.defaults, strict=True))
+                pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d]
+                for arg, d in pairs:
+                    if isinstance(d, ast.Constant) and type(d.value) is int:
+                        out[arg.arg] = str(d.value)
+    return out
+
+
+def namer(
+    forwards: dict[str, dict],
+    init: dict[str, str],
+    batch: int | None,
+    defaults: dict[str, str] | None = None,
+):
+    """size -> its name in symbolic mode (one name per size across the file). A
+    size a default argument also has (`defaults`: nest's 3 channels beside its 3
+    heads) names no argument: which one it is, the trace cannot tell."""
     by_value: dict[int, list[str]] = {}
-    for name, text in init.items():
+    for name, text in {**(defaults or {}), **init}.items():
         if text.lstrip("-").isdigit() and int(text) > 1:
             by_value.setdefault(int(text), []).append(name)
     names: dict[int, str] = {1: "1"}
     if batch is not None and batch != 1:
         names[batch] = "b"
     for size, owners in by_value.items():
-        if len(owners) == 1 and size not in names:
+        if len(owners) == 1 and owners[0] in init and size not in names:
             names[size] = owners[0]
     fresh = 0
     for qualname in sorted(forwards):

@@ -260,7 +260,8 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
     errors on the annotated unmutated subject."""
     forwards = mutation_annotate.plan(first.get("calls", {}), original, set(first["forward_lines"]))
     batch = next(iter(subject.inputs.values()))[0][0]
-    names = mutation_annotate.namer(forwards, subject.init, batch)
+    defaults = mutation_annotate.constructor_defaults(original, subject.cls)
+    names = mutation_annotate.namer(forwards, subject.init, batch, defaults)
     ran = set(first["init_lines"]) | set(first["forward_lines"])
     named = mutation_annotate.elsewhere(original, ran) & set(forwards)
     plain = verdict(original, dims=False)

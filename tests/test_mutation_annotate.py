@@ -169,3 +169,18 @@ def test_a_block_run_at_two_widths_names_the_width_and_runs_under_jaxtyping():
     # calls that differ in rank are left bare
     ranks = {"Block.forward": [{"x": ["float", [2, 8]]}, {"x": ["float", [2, 5, 8]]}]}
     assert a.plan(ranks, SOURCE, set(range(1, 30))) == {}
+
+
+def test_a_size_a_default_argument_shares_with_a_passed_one_is_named_by_neither():
+    # nest: 3 heads passed, 3 channels by default; its image is [2, 3, 32, 32]
+    a = _annotate()
+    source = (
+        "class Net:\n    def __init__(self, *, heads, dim, channels=3, eps=1e-5):\n        pass\n"
+    )
+    assert a.constructor_defaults(source, "Net") == {"channels": "3"}
+    calls = {"Block.forward": [{"x": ["float", [2, 3, 8]], "return": ["float", [2, 3, 8]]}]}
+    forwards = a.plan(calls, SOURCE, set(range(1, 30)))
+    init = {"heads": "3", "dim": "8"}
+    assert a.namer(forwards, init, 2) == {1: "1", 2: "b", 3: "heads", 8: "dim"}
+    named = a.namer(forwards, init, 2, a.constructor_defaults(source, "Net"))
+    assert named == {1: "1", 2: "b", 3: "s0", 8: "dim"}
