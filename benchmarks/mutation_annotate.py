@@ -3,8 +3,10 @@ annotations written onto the forwards of a subject's file, from the shapes torch
 
 Torch's trace of the unmutated subject (mutation_torch.py) records, for each forward
 defined in the file, the dtype and shape of every tensor parameter and of the value
-returned, per call. A forward is annotated when every call agrees (a block run at two
-widths is left as it is, as its author would have to). Two ways:
+returned, per call. A forward is annotated when its calls agree on the parameters,
+their kinds and ranks; a dim the calls give several sizes (a block run at two widths)
+is named in either mode, one name per dim whose sizes agree call by call (`v0`), as
+its author would have to write it. Two ways:
 
 - `concrete`: the sizes themselves, `Float[Tensor, "2 17 64"]`;
 - `symbolic`: one name per size, the same size the same name in every annotation of the
@@ -35,15 +37,56 @@ def plan(calls: dict[str, list[dict]], source: str, ran: set[int]) -> dict[str, 
     out = {}
     functions = dict(_functions(ast.parse(source)))
     for qualname, seen in calls.items():
-        if not (seen and all(c == seen[0] for c in seen) and any(k != "return" for k in seen[0])):
+        if not (seen and any(k != "return" for k in seen[0])):
             continue
-        record = dict(seen[0])
+        record = seen[0] if all(c == seen[0] for c in seen) else _across(seen)
+        if record is None:
+            continue
+        record = dict(record)
         fn = functions.get(qualname)
         if fn is None:
             continue
         if not all(r.lineno in ran for r in _returns(fn)):
             record.pop("return", None)
         out[qualname] = record
+    return out
+
+
+def _across(seen: list[dict]) -> dict | None:
+    """One record for calls at several sizes (a block run at two widths): a dim
+    every call gives one size keeps it; the others are named, one name per dim
+    whose sizes agree call by call (`v0` for the width of `"b v0 h w"` and of its
+    return), as the block's author would have to write them. None when the calls
+    differ in their parameters, kinds or ranks."""
+    if any(c.keys() != seen[0].keys() for c in seen):
+        return None
+    names: dict[tuple[int, ...], str] = {}
+
+    def merged(records: list):
+        first = records[0]
+        if isinstance(first, list) and first and isinstance(first[0], str):
+            if any(r[0] != first[0] or len(r[1]) != len(first[1]) for r in records):
+                return None
+            shape = []
+            for sizes in zip(*(r[1] for r in records), strict=True):
+                if len(set(sizes)) == 1:
+                    shape.append(sizes[0])
+                else:
+                    shape.append(names.setdefault(sizes, f"v{len(names)}"))
+            return [first[0], shape]
+        if isinstance(first, list) and first:
+            if any(not isinstance(r, list) or len(r) != len(first) for r in records):
+                return None
+            parts = [merged(list(group)) for group in zip(*records, strict=True)]
+            return None if None in parts else parts
+        return first if all(r == first for r in records) else None
+
+    out = {}
+    for key in seen[0]:
+        got = merged([c[key] for c in seen])
+        if got is None and seen[0][key] is not None:
+            return None
+        out[key] = got
     return out
 
 
@@ -87,23 +130,48 @@ def _returns(fn: ast.FunctionDef):
 
 def _sizes(record) -> list[int]:
     if isinstance(record, list) and record and isinstance(record[0], str):
-        return list(record[1])
+        return [n for n in record[1] if isinstance(n, int)]  # a `v0` is named already
     if isinstance(record, list):
         return [n for r in record for n in _sizes(r)]
     return []
 
 
-def namer(forwards: dict[str, dict], init: dict[str, str], batch: int | None):
-    """size -> its name in symbolic mode (one name per size across the file)."""
+def constructor_defaults(source: str, cls: str) -> dict[str, str]:
+    """The int defaults of class `cls`'s __init__ the subject does not pass
+    (`channels = 3`): the constructor receives them as surely as the others."""
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for fn in node.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                a = fn.args
+                pairs = list(zip(a.args[len(a.args) - len(a.defaults) :], a.defaults, strict=True))
+                pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d]
+                for arg, d in pairs:
+                    if isinstance(d, ast.Constant) and type(d.value) is int:
+                        out[arg.arg] = str(d.value)
+    return out
+
+
+def namer(
+    forwards: dict[str, dict],
+    init: dict[str, str],
+    batch: int | None,
+    defaults: dict[str, str] | None = None,
+):
+    """size -> its name in symbolic mode (one name per size across the file). A
+    size a default argument also has (`defaults`: nest's 3 channels beside its 3
+    heads) names no argument: which one it is, the trace cannot tell."""
     by_value: dict[int, list[str]] = {}
-    for name, text in init.items():
+    for name, text in {**(defaults or {}), **init}.items():
         if text.lstrip("-").isdigit() and int(text) > 1:
             by_value.setdefault(int(text), []).append(name)
     names: dict[int, str] = {1: "1"}
     if batch is not None and batch != 1:
         names[batch] = "b"
     for size, owners in by_value.items():
-        if len(owners) == 1 and size not in names:
+        if len(owners) == 1 and owners[0] in init and size not in names:
             names[size] = owners[0]
     fresh = 0
     for qualname in sorted(forwards):
@@ -208,7 +276,9 @@ def annotate(
             continue
         concrete = mode == "concrete" and qualname not in named
 
-        def dims(n: int, concrete: bool = concrete) -> str:
+        def dims(n: int | str, concrete: bool = concrete) -> str:
+            if isinstance(n, str):
+                return n  # a dim the calls give several sizes: named in either mode
             return str(n) if concrete else names[n]
 
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs

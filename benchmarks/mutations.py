@@ -260,7 +260,8 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
     errors on the annotated unmutated subject."""
     forwards = mutation_annotate.plan(first.get("calls", {}), original, set(first["forward_lines"]))
     batch = next(iter(subject.inputs.values()))[0][0]
-    names = mutation_annotate.namer(forwards, subject.init, batch)
+    defaults = mutation_annotate.constructor_defaults(original, subject.cls)
+    names = mutation_annotate.namer(forwards, subject.init, batch, defaults)
     ran = set(first["init_lines"]) | set(first["forward_lines"])
     named = mutation_annotate.elsewhere(original, ran) & set(forwards)
     plain = verdict(original, dims=False)
@@ -283,7 +284,10 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
             out["modes"][mode] = {"rejected": ran.get("error") or str(ran.get("shape"))}
             continue
         base = verdict(annotated, dims=False)
-        false_base = sorted(_errors(base.get("check")) - _errors(plain.get("check")))
+        # the annotated file's lines after the import sit one below the original's
+        at = mutation_annotate.shift(original)
+        found = {(n - (n > at), *rest) for n, *rest in _errors(base.get("check"))}
+        false_base = sorted(found - _errors(plain.get("check")))
         # A benign rewrite that changes a traced shape (`num_classes * 2` in the
         # head) contradicts the annotations written from the original: jaxtyping
         # rejects it, so it is no benign annotated program and is not scored.
@@ -312,6 +316,17 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
 
 
 # ---------------------------------------------------------------- main
+
+
+def enclosing_class(source: str, line: int) -> str | None:
+    """The class whose body holds `line` (the innermost), None for a line outside
+    every class: issue 25's annotated bar counts the mutants inside classes apart."""
+    found = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found.name if found is not None else None
 
 
 def run_subject(
@@ -386,6 +401,7 @@ def run_subject(
                 "line": m.line,
                 "old": m.old,
                 "new": m.new,
+                "class": enclosing_class(original, m.line),
                 "torch": v.get("error") or v.get("shape"),
                 "score": score(m, original, base, got),
             }
@@ -455,6 +471,16 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
             f"| {false_base} |"
         )
     keys = ["check" if m == "plain" else f"annot_{m}" for m in modes]
+    in_class = [r for r in bugs if r.get("class")]
+    lines.append("")
+    lines.append(
+        "Class mutants (the edit inside a class's body): "
+        + ", ".join(
+            f"{mode} {sum(r['score'].get(k, {}).get('near', False) for r in in_class)}"
+            for mode, k in zip(modes, keys, strict=True)
+        )
+        + f" / {len(in_class)} (of {len(bugs)} bugs)."
+    )
     out = [
         "",
         "| bug kind | mutants | " + " | ".join(modes) + " |",

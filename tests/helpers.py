@@ -30,6 +30,18 @@ def torch_raises(source: str, build: str, shape: tuple[int, ...]) -> bool:
     return False
 
 
+def jaxtyped_class(source: str, name: str):
+    """Class `name` of the source with its forward under jaxtyping's run-time check
+    (`jaxtyped` + beartype): the oracle of an annotated module."""
+    jaxtyping = pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the tests' own modules
+    cls = ns[name]
+    cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+    return cls
+
+
 def codes(code: str, **options) -> list[str]:
     return [d.code for d in diagnose(code, **options)]
 

@@ -4,14 +4,15 @@ not share: sizes are positive, so `s = channels` (issue 25's annotated suite).
 With an annotation naming the input's channels (`"b s h w"`) the op after it meets
 the constructor's `channels`, as without the annotation; with a concrete one
 (`"2 3 32 32"`) channels is 3 from there on, which is the caller's input size, no
-constraint between two of the constructor's sizes. Each verdict is torch's under
-jaxtyping's run-time check."""
+constraint between two of the constructor's sizes. A name the annotation binds
+checked against a number of the constructor's formula (`s0·p²` against `3·p²`) is
+that number, `s0 = 3`. Each verdict is torch's under jaxtyping's run-time check."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose
+from tests.helpers import diagnose, jaxtyped_class
 
 EMBED = """
 from einops.layers.torch import Rearrange
@@ -22,7 +23,7 @@ from torch import Tensor, nn
 class Embed(nn.Module):
     def __init__(self, *, patch_size, dim, channels=3):
         super().__init__()
-        patch_dim = channels * patch_size * patch_size
+        patch_dim = {patch_dim}
         self.to_patch_embedding = nn.Sequential(
             Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
             nn.LayerNorm(patch_dim),
@@ -33,11 +34,12 @@ class Embed(nn.Module):
         return self.to_patch_embedding(img)
 """
 SYMBOLIC, CONCRETE = "b s1 image_size image_size", "2 3 32 32"
+BY_CHANNELS = "channels * patch_size * patch_size"
 GOOD, TWICE, DIM = "patch_dim", "patch_dim * 2", "dim"
 
 
-def _errors(linear_in: str, spec: str) -> list[tuple[int, str, str]]:
-    source = EMBED.format(linear_in=linear_in, spec=spec)
+def _errors(linear_in: str, spec: str, patch_dim: str = BY_CHANNELS) -> list[tuple[int, str, str]]:
+    source = EMBED.format(linear_in=linear_in, spec=spec, patch_dim=patch_dim)
     return [(d.line, d.code, d.message) for d in diagnose(source) if d.severity == "error"]
 
 
@@ -71,15 +73,10 @@ def test_a_layer_of_the_model_width_on_the_patch_is_the_constructors_constraint(
 def test_torch_under_jaxtyping_runs_the_embedding_and_refuses_the_bugs():
     torch = pytest.importorskip("torch")
     pytest.importorskip("einops")
-    jaxtyping = pytest.importorskip("jaxtyping")
-    beartype = pytest.importorskip("beartype")
 
-    def run(linear_in: str, spec: str):
-        ns: dict = {}
-        source = EMBED.format(linear_in=linear_in, spec=spec)
-        exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
-        cls = ns["Embed"]
-        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+    def run(linear_in: str, spec: str, patch_dim: str = BY_CHANNELS):
+        source = EMBED.format(linear_in=linear_in, spec=spec, patch_dim=patch_dim)
+        cls = jaxtyped_class(source, "Embed")
         return cls(patch_size=8, dim=48)(torch.randn(2, 3, 32, 32))
 
     for spec in (SYMBOLIC, CONCRETE):
@@ -87,6 +84,31 @@ def test_torch_under_jaxtyping_runs_the_embedding_and_refuses_the_bugs():
         for bug in (TWICE, DIM):
             with pytest.raises(RuntimeError):
                 run(bug, spec)
+    for spec in NAMED:
+        assert run(GOOD, spec, BY_NUMBER).shape == (2, 16, 48)
+        with pytest.raises(RuntimeError):
+            run(TWICE, spec, BY_NUMBER)
+
+
+# A name the annotation binds (`s0` of `"b s0 h w"`) that an op checked against a
+# number of the constructor's formula (LayerNorm(3·p²) on `p²·s0`) is that number:
+# jaxtyping gives the name one size per call (cait's patch embedding).
+BY_NUMBER = "3 * patch_size ** 2"
+NAMED = ("b s0 image_size image_size", "b s0 h w")
+
+
+@pytest.mark.parametrize("spec", NAMED)
+def test_the_patch_embedding_of_three_channels_as_written_is_no_error(spec):
+    assert _errors(GOOD, spec, BY_NUMBER) == []
+
+
+@pytest.mark.parametrize("spec", NAMED)
+def test_a_layer_of_twice_the_patch_width_after_the_norm_fixed_the_name_is_an_error(spec):
+    # main: nothing, the annotated s0 hid the 3 LayerNorm(3·p²) had given it
+    ((line, code, message),) = _errors(TWICE, spec, BY_NUMBER)
+    assert (line, code) == (18, "SHP307")
+    assert "6·patch_size²" in message
+    assert "(s0 = 3: an op before took it)" in message
 
 
 FEED_FORWARD = """
@@ -130,13 +152,9 @@ def test_a_return_of_a_constructor_size_the_annotation_names_otherwise(out, buil
 def test_jaxtyping_refuses_the_hidden_width_returned():
     torch = pytest.importorskip("torch")
     jaxtyping = pytest.importorskip("jaxtyping")
-    beartype = pytest.importorskip("beartype")
 
     def run(out: str, hidden: int):
-        ns: dict = {}
-        exec(compile(FEED_FORWARD.format(out=out), "m.py", "exec"), ns)  # noqa: S102
-        cls = ns["FeedForward"]
-        cls.forward = jaxtyping.jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        cls = jaxtyped_class(FEED_FORWARD.format(out=out), "FeedForward")
         return cls(48, hidden)(torch.randn(2, 17, 48))
 
     assert run("dim", 96).shape == (2, 17, 48)

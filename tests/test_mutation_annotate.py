@@ -136,3 +136,51 @@ def test_a_block_the_file_uses_at_sizes_the_trace_never_saw_is_written_with_name
     assert 'x: Float[Tensor, "b s0 dim"]' in _def_line(text)
     text = a.annotate(USED_ELSEWHERE, forwards, "concrete", names)
     assert 'x: Float[Tensor, "2 5 8"]' in _def_line(text)
+
+
+# Block run at two widths (8 and 16): the width takes a name of its own in either mode
+TWO_WIDTHS = {
+    "Block.forward": [
+        {"x": ["float", [2, 5, 8]], "return": ["float", [2, 5, 8]]},
+        {"x": ["float", [2, 5, 16]], "return": ["float", [2, 5, 16]]},
+    ]
+}
+
+
+def test_a_block_run_at_two_widths_names_the_width_and_runs_under_jaxtyping():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jaxtyping")
+    beartype = pytest.importorskip("beartype")
+    from jaxtyping import jaxtyped
+
+    a = _annotate()
+    forwards = a.plan(TWO_WIDTHS, SOURCE, set(range(1, 30)))
+    names = a.namer(forwards, {}, 2)
+    for mode, spec in (("concrete", "2 5 v0"), ("symbolic", "b s0 v0")):
+        text = a.annotate(SOURCE, forwards, mode, names)
+        assert f'x: Float[Tensor, "{spec}"]' in _def_line(text)
+        assert _def_line(text).endswith(f'-> Float[Tensor, "{spec}"]:')
+        namespace: dict = {"__name__": "annotated_block"}
+        exec(compile(text, "block.py", "exec"), namespace)  # noqa: S102 - the test's own
+        cls = namespace["Block"]
+        cls.forward = jaxtyped(typechecker=beartype.beartype)(cls.forward)
+        for width in (8, 16):
+            assert cls(width)(torch.randn(2, 5, width)).shape == (2, 5, width)
+    # calls that differ in rank are left bare
+    ranks = {"Block.forward": [{"x": ["float", [2, 8]]}, {"x": ["float", [2, 5, 8]]}]}
+    assert a.plan(ranks, SOURCE, set(range(1, 30))) == {}
+
+
+def test_a_size_a_default_argument_shares_with_a_passed_one_is_named_by_neither():
+    # nest: 3 heads passed, 3 channels by default; its image is [2, 3, 32, 32]
+    a = _annotate()
+    source = (
+        "class Net:\n    def __init__(self, *, heads, dim, channels=3, eps=1e-5):\n        pass\n"
+    )
+    assert a.constructor_defaults(source, "Net") == {"channels": "3"}
+    calls = {"Block.forward": [{"x": ["float", [2, 3, 8]], "return": ["float", [2, 3, 8]]}]}
+    forwards = a.plan(calls, SOURCE, set(range(1, 30)))
+    init = {"heads": "3", "dim": "8"}
+    assert a.namer(forwards, init, 2) == {1: "1", 2: "b", 3: "heads", 8: "dim"}
+    named = a.namer(forwards, init, 2, a.constructor_defaults(source, "Net"))
+    assert named == {1: "1", 2: "b", 3: "s0", 8: "dim"}

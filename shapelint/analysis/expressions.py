@@ -104,8 +104,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
         q = getattr(sym, "library_qual", q)
     if q is not None:
         value = dispatch.constant(q)
-        if value is UNKNOWN and an.specialize:
-            return modules.layer_class(q) or UNKNOWN
+        if value is UNKNOWN:
+            found = modules.layer_class(q) if an.specialize else modules.torch_function(q)
+            return found or UNKNOWN
         return value
     if node.id in an.classes and node.id not in frame.locals:
         return modules.ClassRefV(an.classes[node.id].key)
@@ -279,8 +280,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if q is not None:
         value = dispatch.constant(q)
-        if value is UNKNOWN and an.specialize:
-            return modules.layer_class(q) or UNKNOWN
+        if value is UNKNOWN:
+            found = modules.layer_class(q) if an.specialize else modules.torch_function(q)
+            return found or UNKNOWN
         return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)

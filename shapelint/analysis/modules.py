@@ -148,8 +148,18 @@ def layer_class(qual: str) -> Value | None:
     leaf = qual.rsplit(".", 1)[-1]
     if leaf.lstrip("_")[:1].isupper() and describes(f"{qual}.__call__"):  # `_BatchNorm` too
         return LayerClassV(qual)
+    return torch_function(qual)
+
+
+def torch_function(qual: str) -> Value | None:
+    """The value of a qualified name that is a function the stubs describe
+    (`self.activation = F.gelu`, `attn_fn = partial(F.softmax, dim=-1)`): calling
+    the value calls the function, as Python does; a layer class needs a target's run."""
+    from shapelint.ops.stub_ops import describes
+
+    leaf = qual.rsplit(".", 1)[-1]
     if leaf[:1].islower() and qual.startswith(("torch.", "operator.")) and describes(qual):
-        return LayerClassV(qual)  # `attn_fn = partial(F.softmax, dim=-1)`: called the same way
+        return LayerClassV(qual)
     return None
 
 

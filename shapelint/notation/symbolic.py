@@ -1078,7 +1078,10 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
         return
     size, formula = (a, b) if a.value is not None else (b, a)
     names = formula.names()
-    if not names or not names <= facts.independent - facts.learned or _has_quotient(formula):
+    # a name the parameters' annotations bind is one size in this call (jaxtyping),
+    # so `s·p²` checked equal to `3·p²` makes s 3 as it makes a constructor's size
+    fixed = (facts.independent - facts.learned) | (facts.bound - facts.independent)
+    if not names or not names <= fixed or _has_quotient(formula):
         return
     gap = formula - size
     facts.nonneg = facts.nonneg | {gap, -gap}

@@ -45,11 +45,15 @@ from shapelint.ops.shape_sim import (
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
+    BoolV,
     Cost,
+    DtypeV,
+    FloatV,
     IntV,
-    ObjectV,
+    NoneV,
     OpIssue,
     OpResult,
+    SliceV,
     StrV,
     TensorV,
     TupleV,
@@ -98,6 +102,11 @@ def call_label(op: str, text: str, layer: bool) -> str:
     return f'{name}("{text}")'
 
 
+# Values einops cannot call as a reduction; any other (a function, a partial, an
+# object) may be one.
+_NOT_CALLABLE = (IntV, FloatV, BoolV, NoneV, TensorV, SliceV, DtypeV)
+
+
 def resolve_reduction(call: Call, reduction: Value | None) -> bool:
     """Settle which operation reduce() performs; False when einops rejects the reduction."""
     if call.op != "reduce":
@@ -117,8 +126,9 @@ def resolve_reduction(call: Call, reduction: Value | None) -> bool:
             ("call",),
         )
         return False
-    if r is None or isinstance(r, (StrV, TupleV)) or r is UNKNOWN or isinstance(r, ObjectV):
-        # A callable, or a string we cannot see: judged as a reduction of unknown kind.
+    if r is None or not isinstance(r, _NOT_CALLABLE):
+        # A callable (a function, a partial of one), or a string we cannot see:
+        # judged as a reduction of unknown kind.
         return True
     call.fail(
         "SHP210",

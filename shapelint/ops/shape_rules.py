@@ -202,8 +202,9 @@ def differs(a: Dim, b: Dim) -> bool:
             fixed_a != fixed_b and only_one_broadcasts(fixed_a, fixed_b) is not None
         ):
             # `2·dim` against 48 after LayerNorm(dim) took 48
+            # the names it rests on are those left: a size an op fixed is one size
             said = tuple(f"{n} = {v}" for n, v in sorted(given.items()))
-            _NOTE.set({"names": frozenset(a.names() | b.names()), "given": said})
+            _NOTE.set({"names": frozenset(fixed_a.names() | fixed_b.names()), "given": said})
             return True
         note_equal(fixed_a, fixed_b)  # `dim_out` against `dim_in` once dim_in is 48
     equal = given_formulas(a.names() | b.names())
