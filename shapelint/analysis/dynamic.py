@@ -21,14 +21,13 @@ which run at import.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from shapelint.analysis import project
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.nodes import nodes_of, walk
+from shapelint.scoped import Bound
 
 # Decorators that hand back a function running the same body once per call.
 TRANSPARENT = frozenset(
@@ -193,16 +192,11 @@ _RUN_IN: dict[str, Scan] = {}
 _GENERIC: ContextVar[bool] = ContextVar("generic", default=False)
 
 
-@contextmanager
-def generic() -> Iterator[None]:
+def generic() -> Bound:
     """A pass over a function or a constructor with its parameters not known (a
     summary, a class's attributes in terms of its parameters): what it stores is
     no store of the run."""
-    token = _GENERIC.set(True)
-    try:
-        yield
-    finally:
-        _GENERIC.reset(token)
+    return Bound(_GENERIC, True)
 
 
 def in_generic_pass() -> bool:

@@ -10,8 +10,6 @@ off by a factor is not a lower bound, it is no figure.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 
 from shapelint.analysis.branches import if_known
@@ -21,15 +19,25 @@ from shapelint.ops.values import UNKNOWN, Cost
 ONE = Expr.const(1)
 
 
-@contextmanager
-def collected(frame) -> Iterator[dict]:
+def collected(frame) -> _Collected:
     """The records the calls in the block make, kept apart from the frame's."""
-    saved = frame.records
-    frame.records = {}
-    try:
-        yield frame.records
-    finally:
-        frame.records = saved
+    return _Collected(frame)
+
+
+class _Collected:
+    # A class, not a generator: entered once per loop turn (see shapelint/scoped.py).
+    __slots__ = ("frame", "saved")
+
+    def __init__(self, frame) -> None:
+        self.frame = frame
+
+    def __enter__(self) -> dict:
+        self.saved = self.frame.records
+        self.frame.records = {}
+        return self.frame.records
+
+    def __exit__(self, *exc: object) -> None:
+        self.frame.records = self.saved
 
 
 def merge(into: dict, runs: dict, times: Expr | None, why: str) -> None:
