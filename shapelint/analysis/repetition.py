@@ -10,11 +10,10 @@ off by a factor is not a lower bound, it is no figure.
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 
 from shapelint.analysis.branches import if_known
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, Cost
+from shapelint.ops.values import UNKNOWN, Cost, replaced
 
 ONE = Expr.const(1)
 
@@ -46,7 +45,7 @@ def merge(into: dict, runs: dict, times: Expr | None, why: str) -> None:
         cost = scaled(rec.cost, times, why)
         if key in into:
             cost = summed(into[key].cost, cost)
-        into[key] = replace(rec, cost=cost)
+        into[key] = replaced(rec, cost=cost)
 
 
 def _times(e: Expr | None, times: Expr | None) -> Expr | None:
