@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import project
 from shapelint.analysis.defs import FuncDef
-from shapelint.analysis.nodes import nodes_of, walk
+from shapelint.analysis.nodes import children, nodes_of, walk
 from shapelint.scoped import Bound
 
 # Decorators that hand back a function running the same body once per call.
@@ -455,7 +455,7 @@ def _returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
             return None
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue  # their own scopes (a `nonlocal` in one rebinds it: not followed)
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     if any(name in n.names for n in nodes_of(fn, ast.Nonlocal)):
         return None
     return name
@@ -482,7 +482,7 @@ def _find_returns(fn) -> list[ast.Return]:
             out.append(n)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     return out
 
 
