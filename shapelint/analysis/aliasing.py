@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.ops.values import UNKNOWN
+from shapelint.scoped import Bound
 
 # The attribute a module being built holds when such a change happened.
 ALIASED = "<aliased?>"
@@ -56,16 +57,11 @@ def building(recorder) -> Iterator[None]:
         _BUILDING.reset(token)
 
 
-@contextmanager
-def apart() -> Iterator[None]:
+def apart() -> Bound:
     """A generic pass (a function's summary, a class's attributes, a file's top
     level) inside a construction: its values are not the instance's, nor its
     stores."""
-    token = _BUILDING.set(())
-    try:
-        yield
-    finally:
-        _BUILDING.reset(token)
+    return Bound(_BUILDING, ())
 
 
 def recorders() -> tuple:

@@ -72,16 +72,26 @@ def collecting() -> Iterator[list[Finding]]:
         out.extend(collector.found.values())
 
 
-@contextmanager
-def paused() -> Iterator[None]:
+def paused() -> _Paused:
     """A function's plain analysis (its summary, every path at once) inside a
     target's run: what it finds on a path the target does not take (after a return
     the target's values decide) is no finding of the target's."""
-    _ACTIVE.append(None)
-    try:
-        yield
-    finally:
+    return _PAUSED
+
+
+class _Paused:
+    # A class, not a generator: entered once per summary (see shapelint/scoped.py).
+    # It holds no state, so one object serves every (nested) block.
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _ACTIVE.append(None)
+
+    def __exit__(self, *exc: object) -> None:
         _ACTIVE.pop()
+
+
+_PAUSED = _Paused()
 
 
 @contextmanager

@@ -21,14 +21,13 @@ which run at import.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from shapelint.analysis import project
 from shapelint.analysis.defs import FuncDef
-from shapelint.analysis.nodes import nodes_of, walk
+from shapelint.analysis.nodes import children, nodes_of, walk
+from shapelint.scoped import Bound
 
 # Decorators that hand back a function running the same body once per call.
 TRANSPARENT = frozenset(
@@ -195,16 +194,11 @@ _RUN_IN: dict[str, Scan] = {}
 _GENERIC: ContextVar[bool] = ContextVar("generic", default=False)
 
 
-@contextmanager
-def generic() -> Iterator[None]:
+def generic() -> Bound:
     """A pass over a function or a constructor with its parameters not known (a
     summary, a class's attributes in terms of its parameters): what it stores is
     no store of the run."""
-    token = _GENERIC.set(True)
-    try:
-        yield
-    finally:
-        _GENERIC.reset(token)
+    return Bound(_GENERIC, True)
 
 
 def in_generic_pass() -> bool:
@@ -469,7 +463,7 @@ def _returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
             return None
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue  # their own scopes (a `nonlocal` in one rebinds it: not followed)
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     if any(name in n.names for n in nodes_of(fn, ast.Nonlocal)):
         return None
     return name
@@ -496,7 +490,7 @@ def _find_returns(fn) -> list[ast.Return]:
             out.append(n)
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     return out
 
 

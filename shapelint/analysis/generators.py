@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable
 
 from shapelint.analysis.defs import FuncDef
-from shapelint.analysis.nodes import nodes_of
+from shapelint.analysis.nodes import children, nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import NoneV, Value
 
@@ -40,7 +40,7 @@ def is_generator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             return True
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(children(n))
     return False
 
 

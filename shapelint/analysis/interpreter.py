@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from shapelint.analysis import (
@@ -448,11 +448,12 @@ class ModuleAnalyzer:
             self._diversions.pop()
             self.result.diagnostics, self._diag_keys, self._diag_spots = saved
 
-    @contextmanager
     def _undiverted(self):
-        if not self._diversions:
-            yield
-            return
+        # (a generator only where a diversion is open: once per summary otherwise)
+        return self._diverted_out() if self._diversions else nullcontext()
+
+    @contextmanager
+    def _diverted_out(self):
         saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
         self.result.diagnostics, self._diag_keys, self._diag_spots = self._diversions[0]
         try:

@@ -10,26 +10,33 @@ off by a factor is not a lower bound, it is no figure.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
 
 from shapelint.analysis.branches import if_known
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, Cost
+from shapelint.ops.values import UNKNOWN, Cost, replaced
 
 ONE = Expr.const(1)
 
 
-@contextmanager
-def collected(frame) -> Iterator[dict]:
+def collected(frame) -> _Collected:
     """The records the calls in the block make, kept apart from the frame's."""
-    saved = frame.records
-    frame.records = {}
-    try:
-        yield frame.records
-    finally:
-        frame.records = saved
+    return _Collected(frame)
+
+
+class _Collected:
+    # A class, not a generator: entered once per loop turn (see shapelint/scoped.py).
+    __slots__ = ("frame", "saved")
+
+    def __init__(self, frame) -> None:
+        self.frame = frame
+
+    def __enter__(self) -> dict:
+        self.saved = self.frame.records
+        self.frame.records = {}
+        return self.frame.records
+
+    def __exit__(self, *exc: object) -> None:
+        self.frame.records = self.saved
 
 
 def merge(into: dict, runs: dict, times: Expr | None, why: str) -> None:
@@ -38,7 +45,7 @@ def merge(into: dict, runs: dict, times: Expr | None, why: str) -> None:
         cost = scaled(rec.cost, times, why)
         if key in into:
             cost = summed(into[key].cost, cost)
-        into[key] = replace(rec, cost=cost)
+        into[key] = replaced(rec, cost=cost)
 
 
 def _times(e: Expr | None, times: Expr | None) -> Expr | None:

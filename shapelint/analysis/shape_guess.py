@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.reshuffle_chain import SOURCE_SYMBOL
 from shapelint.analysis.statements import nested_statements
 from shapelint.notation import reshuffle as rs
@@ -164,39 +165,57 @@ def unpacked_shape(frame, base: ast.expr, before: int) -> list[str | None] | Non
     func = getattr(frame, "func", None)
     if func is None or not isinstance(base, ast.Name):
         return None
-    # An unpack is a statement: the statements alone tell (almost always) that
-    # there is none, without the walk of every expression the rebinding test needs.
-    if not any(_unpacks_shape(node, base.id, before) for node in nested_statements(func.node.body)):
+    stores, unpacks = _shape_unpacks(func.node)
+    found = unpacks.get(base.id, ())
+    if not any(line < before for line, _ in found):
         return None
-    found = None
-    for node in ast.walk(func.node):
-        if isinstance(node, ast.Name) and node.id == base.id and isinstance(node.ctx, ast.Store):
-            return None  # rebound somewhere: the unpack may describe another tensor
-        if _unpacks_shape(node, base.id, before):
-            elts = node.targets[0].elts
-            if all(isinstance(e, ast.Name) for e in elts) and found is None:
-                found = [None if e.id == "_" else e.id for e in elts]
-    return found
+    if base.id in stores:
+        return None  # rebound somewhere: the unpack may describe another tensor
+    for line, names in found:
+        if line < before and names is not None:
+            return list(names)  # the first in ast.walk order
+    return None
 
 
-def _unpacks_shape(node: ast.AST, name: str, before: int) -> bool:
-    return (
-        isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and isinstance(node.targets[0], (ast.Tuple, ast.List))
-        and node.lineno < before
-        and _whole_shape_of(node.value, name)
-    )
+def _shape_unpacks(fn: ast.AST) -> tuple[frozenset[str], dict[str, list]]:
+    """The names fn's code stores into, and name -> (line, the names or None where
+    a target is no plain name) of each `... = name.shape` / `name.size()` unpack,
+    in ast.walk order. Kept on the node: the naming rules ask at every chain of
+    steps on a tensor of unknown shape, and the function does not change."""
+    known = fn.__dict__.get(_UNPACKS)
+    if known is None:
+        stores = frozenset(n.id for n in nodes_of(fn, ast.Name) if isinstance(n.ctx, ast.Store))
+        unpacks: dict[str, list] = {}
+        for node in nodes_of(fn, ast.Assign):
+            t = node.targets[0]
+            if len(node.targets) != 1 or not isinstance(t, (ast.Tuple, ast.List)):
+                continue
+            name = _shape_base(node.value)
+            if name is not None:
+                elts = t.elts
+                names = (
+                    tuple(None if e.id == "_" else e.id for e in elts)  # type: ignore[attr-defined]
+                    if all(isinstance(e, ast.Name) for e in elts)
+                    else None
+                )
+                unpacks.setdefault(name, []).append((node.lineno, names))
+        known = (stores, unpacks)
+        setattr(fn, _UNPACKS, known)
+    return known
 
 
-def _whole_shape_of(v: ast.expr, name: str) -> bool:
+_UNPACKS = "_shapelint_shape_unpacks"
+
+
+def _shape_base(v: ast.expr) -> str | None:
+    """x of `x.shape` or `x.size()`, else None."""
     if isinstance(v, ast.Call) and not v.args and not v.keywords:
         v = v.func
         if not (isinstance(v, ast.Attribute) and v.attr == "size"):
-            return False
+            return None
     elif not (isinstance(v, ast.Attribute) and v.attr == "shape"):
-        return False
-    return isinstance(v.value, ast.Name) and v.value.id == name
+        return None
+    return v.value.id if isinstance(v.value, ast.Name) else None
 
 
 def _literal_count(a: rs.SizeArg) -> bool:

@@ -21,7 +21,7 @@ import ast
 import re
 
 from shapelint.analysis.literals import int_literal
-from shapelint.analysis.nodes import walk
+from shapelint.analysis.nodes import children, walk
 from shapelint.notation.einops_pattern import parse
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
@@ -515,7 +515,7 @@ def _reached(node: ast.AST, site: ast.AST) -> bool:
             return True
         if isinstance(n, _CONDITIONAL):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
     return False
 
 

@@ -775,17 +775,28 @@ def bounded_dims(dims: tuple) -> tuple:
 # -- facts of a scope -----------------------------------------------------------------
 
 
-@contextmanager
-def fact_scope(inherit: bool = False, orders_only: bool = False) -> Iterator[None]:
+def fact_scope(inherit: bool = False, orders_only: bool = False) -> _FactScope:
     """Facts recorded inside hold until the scope ends (one analysed function);
     inherit=True starts from the enclosing scope's facts (a nested function);
     orders_only: only record_nonnegative records (one target run)."""
-    outer = _FACTS.get()
-    token = _FACTS.set(_Facts(outer if inherit else None, orders_only))
-    try:
-        yield
-    finally:
-        _FACTS.reset(token)
+    return _FactScope(inherit, orders_only)
+
+
+class _FactScope:
+    # A class, not a generator: entered once per analysed function (see
+    # shapelint/scoped.py). The scope starts where the block is entered.
+    __slots__ = ("inherit", "orders_only", "token")
+
+    def __init__(self, inherit: bool, orders_only: bool) -> None:
+        self.inherit = inherit
+        self.orders_only = orders_only
+
+    def __enter__(self) -> None:
+        outer = _FACTS.get()
+        self.token = _FACTS.set(_Facts(outer if self.inherit else None, self.orders_only))
+
+    def __exit__(self, *exc: object) -> None:
+        _FACTS.reset(self.token)
 
 
 def record_divides(num: Expr | int, den: Expr | int) -> None:

@@ -16,7 +16,6 @@ its forward costs 0, and is unknown otherwise (Cost.backward).
 
 from __future__ import annotations
 
-import dataclasses
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
@@ -32,6 +31,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    replaced,
 )
 
 ZERO = Expr.const(0)
@@ -197,13 +197,13 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
         return v
     if isinstance(v, TensorV):
         if v.dtype is not None and dtypes.category(v.dtype) < 2:
-            return dataclasses.replace(v, grad=False, origin=LEAF)
+            return replaced(v, grad=False, origin=LEAF)
         made = LEAF if origin is None else frozenset((origin,))
         if grad is _SAME_GRAD:
-            return dataclasses.replace(v, origin=made)
-        return dataclasses.replace(v, grad=grad, origin=made)
+            return replaced(v, origin=made)
+        return replaced(v, grad=grad, origin=made)
     if isinstance(v, TupleV):
-        return dataclasses.replace(v, items=tuple(made_by(i, origin) for i in v.items))
+        return replaced(v, items=tuple(made_by(i, origin) for i in v.items))
     return v
 
 
@@ -242,7 +242,7 @@ def entered(args, kwargs, token: object) -> tuple[list, dict]:
 def _same_or_new(v: TupleV, items: tuple) -> TupleV:
     """v itself where no item changed: the code that follows a list handed to a
     function and changed there (analysis/in_place.py) knows it by identity."""
-    return v if all(a is b for a, b in zip(items, v.items)) else dataclasses.replace(v, items=items)
+    return v if all(a is b for a, b in zip(items, v.items)) else replaced(v, items=items)
 
 
 def _bound(v: Value, token: object, path: tuple) -> Value:
@@ -251,7 +251,7 @@ def _bound(v: Value, token: object, path: tuple) -> Value:
     if _untracked(v):
         return v
     edge = Origin(_came(v), token=token, path=path)
-    return dataclasses.replace(v, origin=frozenset((edge,)), storage=saving.storage_of(v))
+    return replaced(v, origin=frozenset((edge,)), storage=saving.storage_of(v))
 
 
 def left(v: Value, token: object, args, kwargs) -> Value:
@@ -293,7 +293,7 @@ def _exit(v: TensorV, exit_: Origin, paths, args, kwargs) -> TensorV:
             found |= _at(args, kwargs, p)
         exit_.parents = frozenset(found)
     exit_.needs = paths
-    return dataclasses.replace(v, origin=frozenset((exit_,)), storage=saving.storage_of(v))
+    return replaced(v, origin=frozenset((exit_,)), storage=saving.storage_of(v))
 
 
 def turn_entries(env: dict) -> dict:
@@ -306,7 +306,7 @@ def turn_entries(env: dict) -> dict:
         if _untracked(v):
             continue
         entries[k] = Origin(_came(v))
-        env[k] = dataclasses.replace(
+        env[k] = replaced(
             v, origin=frozenset((entries[k],)), storage=saving.storage_of(v)
         )
     return entries
@@ -359,7 +359,7 @@ def with_grad(v: Value, grad: bool | None) -> Value:
     if isinstance(v, (ParameterV, BufferV)):
         return v
     if isinstance(v, TensorV):
-        return v if v.grad is grad else dataclasses.replace(v, grad=grad)
+        return v if v.grad is grad else replaced(v, grad=grad)
     if isinstance(v, TupleV):
         items = tuple(with_grad(i, grad) for i in v.items)
         return v if all(a is b for a, b in zip(items, v.items)) else TupleV(items)
@@ -372,7 +372,7 @@ def keep_grad(old: Value, new: Value) -> Value:
         new = with_grad(new, requires(old))
     if isinstance(new, TensorV) and isinstance(old, TensorV) and new.origin is None:
         if not isinstance(new, (ParameterV, BufferV)):
-            new = dataclasses.replace(new, origin=old.origin)
+            new = replaced(new, origin=old.origin)
     return saving.same_tensor(old, new)
 
 
@@ -383,9 +383,9 @@ def in_mode(c: Cost) -> Cost:
     if mode is False:
         return no_backward(c)
     if mode is None and c.backward is not None and c.backward != ZERO:
-        c = dataclasses.replace(c, backward=None)
+        c = replaced(c, backward=None)
     if mode is None and c.saved != ZERO:
-        c = dataclasses.replace(c, saved=None)
+        c = replaced(c, saved=None)
     return c
 
 
@@ -402,12 +402,12 @@ def recomputed(c: Cost, grad: bool | None, whole: bool) -> Cost:
     its own backward."""
     if grad is False:
         return no_backward(c)
-    c = dataclasses.replace(c, saved=ZERO)  # checkpoint keeps its inputs, not what runs inside
+    c = replaced(c, saved=ZERO)  # checkpoint keeps its inputs, not what runs inside
     if not whole:
-        return dataclasses.replace(c, backward=None, notes=[*c.notes, EARLY_STOP])
+        return replaced(c, backward=None, notes=[*c.notes, EARLY_STOP])
     if grad is None or c.flops is None or c.backward is None:
-        return dataclasses.replace(c, backward=None)
-    return dataclasses.replace(c, backward=c.flops + c.backward, notes=[*c.notes, RECOMPUTED])
+        return replaced(c, backward=None)
+    return replaced(c, backward=c.flops + c.backward, notes=[*c.notes, RECOMPUTED])
 
 
 def no_backward(c: Cost) -> Cost:
@@ -415,7 +415,7 @@ def no_backward(c: Cost) -> Cost:
     grad mode is off)."""
     if c.backward == ZERO and c.saved == ZERO:
         return c
-    return dataclasses.replace(c, backward=ZERO, saved=ZERO)
+    return replaced(c, backward=ZERO, saved=ZERO)
 
 
 def matmul_backward(flops: Expr | None, grads: list[bool | None]) -> Expr | None:
@@ -508,7 +508,7 @@ def after_op(
     if g is False:
         cost = no_backward(cost)
     elif name in _CONTRACTIONS and cost.backward is None:
-        cost = dataclasses.replace(
+        cost = replaced(
             cost, backward=matmul_backward(cost.flops, operand_grads(operands))
         )
     result = saving.same_storage(cost.saving, args, value)
@@ -528,9 +528,9 @@ def after_op(
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
         notes = cost.notes if why is None else [*cost.notes, f"saved for backward: {why}"]
-        cost = dataclasses.replace(cost, saved=figure, notes=notes)
+        cost = replaced(cost, saved=figure, notes=notes)
     if cost.saving is not None:
-        cost = dataclasses.replace(cost, saving=None)
+        cost = replaced(cost, saving=None)
     return result, cost
 
 

@@ -17,7 +17,6 @@ nothing is known (None).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +36,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    replaced,
 )
 
 ZERO = Expr.const(0)
@@ -178,7 +178,7 @@ def same_tensor(old: Value, new: Value) -> Value:
     """new, a refined view of tensor old (a shape learnt), as the same storage."""
     if isinstance(new, TensorV) and isinstance(old, TensorV) and new is not old:
         if new.storage is None and not isinstance(new, (ParameterV, BufferV)):
-            return dataclasses.replace(
+            return replaced(
                 new, storage=storage_of(old), view=old.view, contiguous=old.contiguous
             )
     return new
@@ -189,7 +189,7 @@ def renewed(v: Value) -> Value:
     if isinstance(v, (ParameterV, BufferV)):
         return v
     if isinstance(v, TensorV):
-        return dataclasses.replace(v, storage=None, view=False)
+        return replaced(v, storage=None, view=False)
     if isinstance(v, TupleV):
         return TupleV(tuple(renewed(i) for i in v.items))
     return v
@@ -439,14 +439,14 @@ def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
 
 def _contiguity(v: Value, contiguous: bool | None) -> Value:
     if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
-        return dataclasses.replace(v, contiguous=contiguous)
+        return replaced(v, contiguous=contiguous)
     return v
 
 
 def _mark(v: Value, base, view: bool, contiguous: bool | None) -> Value:
     root = base if base is UNSURE else storage_of(base)
     if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
-        return dataclasses.replace(v, storage=root, view=view, contiguous=contiguous)
+        return replaced(v, storage=root, view=view, contiguous=contiguous)
     if isinstance(v, TupleV):
         return TupleV(tuple(_mark(i, base, view, contiguous) for i in v.items))
     return v

@@ -6,12 +6,45 @@ unknown rank) and never reports an error from a guess.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
 from shapelint.ops.dtypes import result_type
+
+
+def replaced(obj: Any, /, **changes: Any) -> Any:
+    """`dataclasses.replace(obj, **changes)` for this package's dataclasses: the
+    same new object, its `__init__` and `__post_init__` run on the same arguments,
+    without replace's test of every field's kind at each call (an op's result is
+    remade several times: its origin, its grad, its storage). changes name fields
+    `__init__` takes, as replace requires; a class with an InitVar or a ClassVar
+    pseudo-field (none here) goes to replace itself."""
+    cls = obj.__class__
+    names = _INIT_FIELDS.get(cls)
+    if names is None:
+        names = _INIT_FIELDS[cls] = _init_fields(cls)
+    if not names:
+        return dataclasses.replace(obj, **changes)
+    for name in names[0]:
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return cls(**changes)
+
+
+def _init_fields(cls: type) -> tuple:
+    """(the names of cls's fields its __init__ takes,), or () where replace's
+    own checks are needed."""
+    declared = cls.__dataclass_fields__  # type: ignore[attr-defined]
+    fields = dataclasses.fields(cls)  # (without the pseudo-fields)
+    if len(fields) != len(declared):
+        return ()
+    return (tuple(f.name for f in fields if f.init),)
+
+
+_INIT_FIELDS: dict[type, tuple] = {}
 
 
 @dataclass(frozen=True, slots=True)
