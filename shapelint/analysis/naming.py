@@ -109,6 +109,16 @@ class NamingChecker:
         finally:
             self._paused -= 1
 
+    @contextmanager
+    def resumed(self):
+        """A function's own pass (its summary, a class's attributes) first reached
+        inside a paused run: what its code names is judged there, or never."""
+        saved, self._paused = self._paused, 0
+        try:
+            yield
+        finally:
+            self._paused = saved
+
     # ------------------------------------------------------------------ hooks
     def method_call(self, node, recv, method, args, kwargs, frame) -> None:
         """`recv.method(*args, **kwargs)`; recv is the receiver's abstract value."""
