@@ -30,6 +30,7 @@ from shapelint.analysis import (
     folding,
     grad_mode,
     in_place,
+    init_run,
     inplace,
     installed,
     iterators,
@@ -449,17 +450,26 @@ class ModuleAnalyzer:
             self.result.diagnostics, self._diag_keys, self._diag_spots = saved
 
     def _undiverted(self):
-        # (a generator only where a diversion is open: once per summary otherwise)
-        return self._diverted_out() if self._diversions else nullcontext()
+        """A generic pass (a summary, a class's attributes): its findings, naming's
+        among them, are the function's own, wherever it was first reached."""
+        # (a generator only where a diversion is open or naming is paused: once per
+        # summary otherwise)
+        if self._diversions or self.naming.is_paused:
+            return self._diverted_out()
+        return nullcontext()
 
     @contextmanager
     def _diverted_out(self):
-        saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
-        self.result.diagnostics, self._diag_keys, self._diag_spots = self._diversions[0]
-        try:
-            yield
-        finally:
-            self.result.diagnostics, self._diag_keys, self._diag_spots = saved
+        with self.naming.resumed():
+            if not self._diversions:
+                yield
+                return
+            saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
+            self.result.diagnostics, self._diag_keys, self._diag_spots = self._diversions[0]
+            try:
+                yield
+            finally:
+                self.result.diagnostics, self._diag_keys, self._diag_spots = saved
 
     def report(self, node_or_pos, code: str, message: str) -> None:
         if isinstance(node_or_pos, ast.AST):
@@ -1340,7 +1350,8 @@ class ModuleAnalyzer:
     def construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value:
         """An instance of a project class: a config (dataclass) at its values; a
         module with its constructor arguments bound (run for real when specializing,
-        else substituted into the symbolic attributes of its __init__)."""
+        else substituted into the symbolic attributes of its __init__, each scalar
+        those leave unknown as a run at these arguments settles it: init_run)."""
         if cd.owner is not None and cd.owner is not self:
             return cd.owner.construct(cd, args, kwargs)
         if self.specialize or modules.is_dataclass(cd):
@@ -1355,13 +1366,16 @@ class ModuleAnalyzer:
         # Given, but no size: what the callee's name sized is unknown here.
         lost = set(bound) - set(exprs)
         if not exprs and not lost:
-            return ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
-        return ObjectV(
-            f"<class>{cd.key}",
-            tuple(
-                (k, learning.forget(learning.subst(v, exprs, {}), lost)) for k, v in attrs.items()
-            ),
-        )
+            made = ObjectV(f"<class>{cd.key}", tuple(attrs.items()))
+        else:
+            made = ObjectV(
+                f"<class>{cd.key}",
+                tuple(
+                    (k, learning.forget(learning.subst(v, exprs, {}), lost))
+                    for k, v in attrs.items()
+                ),
+            )
+        return init_run.decided(self, cd, made, args, kwargs)
 
     def _call_local(self, name: str, node: ast.Call, args, kwargs, frame) -> Value:
         return self._invoke(self.functions[name], None, node, args, kwargs, frame)

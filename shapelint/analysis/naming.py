@@ -99,6 +99,10 @@ class NamingChecker:
         self._names: dict[ast.AST, dict[str, list[ast.Name]]] = {}
         self._paused = 0
 
+    @property
+    def is_paused(self) -> bool:
+        return self._paused > 0
+
     @contextmanager
     def paused(self):
         """A body run on one call's arguments (modules.value_at): what its code
@@ -108,6 +112,16 @@ class NamingChecker:
             yield
         finally:
             self._paused -= 1
+
+    @contextmanager
+    def resumed(self):
+        """A function's own pass (its summary, a class's attributes) first reached
+        inside a paused run: what its code names is judged there, or never."""
+        saved, self._paused = self._paused, 0
+        try:
+            yield
+        finally:
+            self._paused = saved
 
     # ------------------------------------------------------------------ hooks
     def method_call(self, node, recv, method, args, kwargs, frame) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from contextlib import contextmanager
 
 from shapelint.analysis import instance_state, may_raise
 from shapelint.analysis.branches import alternative
@@ -46,6 +47,17 @@ def take() -> str | None:
 
 def reset() -> None:
     _PENDING.clear()
+
+
+@contextmanager
+def apart():
+    """A run that is no step of the caller's (plain mode's constructor run):
+    what it surely raised is no exception of the call being evaluated."""
+    saved = list(_PENDING)
+    try:
+        yield
+    finally:
+        _PENDING[:] = saved
 
 
 def of_records(records) -> str | None:

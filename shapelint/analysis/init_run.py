@@ -1,0 +1,71 @@
+"""Plain mode's instances: what a run of `__init__` at the call's arguments decides
+that the symbolic attributes leave open.
+
+Outside a target, a project module's instance takes the attributes its `__init__`
+gives for any arguments, with the call's sizes substituted in. A flag computed
+from them (`self.use_res_connect = self.stride == 1 and inp == oup`) is unknown in
+that summary, so a method run on the instance (`modules.value_at`) followed both
+sides of `if self.use_res_connect:` even where the call's arguments decide it
+(`Block(c1, c2, 2)`: stride 2, never the residual), and met the conflict of the
+side torch never runs. Python runs `__init__` on the arguments given: so does this,
+and keeps the scalars it settles. Only those: a layer or a tensor the run builds
+stays as the summary says, so every other figure and finding is as before."""
+
+from __future__ import annotations
+
+from shapelint.analysis import aliasing, call_path, dynamic, may_raise, modules, raising
+from shapelint.analysis.attributes import find_method, settled
+from shapelint.notation.symbolic import fact_scope
+from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, Value
+
+_RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
+
+
+def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
+    """instance with each attribute the summary leaves unknown and the run of
+    __init__ at these arguments settles to a scalar (a bool, a number, a string,
+    None) set to it."""
+    open_names = {k for k, v in instance.attrs if v is UNKNOWN}
+    if not open_names or cd.key in _RUNNING:
+        return instance
+    init = find_method(an, cd, "__init__")
+    if init is None:
+        return instance
+    key = ("<init-run>", cd.key, tuple(args), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+    try:
+        found = an.specialized.get(key)
+    except TypeError:  # an argument that is no key: run it unmemoised
+        key, found = None, None
+    if found is None:
+        found = _run(an, cd, init, open_names, args, kwargs)
+        if key is not None:
+            an.specialized[key] = found
+    if not found:
+        return instance
+    return ObjectV(instance.kind, tuple((k, found.get(k, v)) for k, v in instance.attrs))
+
+
+def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
+    recorder = modules.SelfRecorder(cd.key)
+    _RUNNING.add(cd.key)
+    try:
+        # a pass of its own, as value_at's: no fact, store, call path, exception or
+        # finding of it is the caller's
+        with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
+            with may_raise.apart(), raising.apart(), an.diverted(), an.naming.paused():
+                modules.run_init(an, init, recorder, list(args), dict(kwargs))
+    finally:
+        _RUNNING.discard(cd.key)
+    # a flag another method sets is not what __init__ gave it (attributes.settled)
+    attrs = settled(an, cd, recorder.attrs)
+    return {k: v for k, v in attrs.items() if k in open_names and _scalar(v)}
+
+
+def _scalar(v: Value) -> bool:
+    # a number only where constant: a symbol would be in __init__'s names, not
+    # the caller's the summary was substituted into
+    if isinstance(v, IntV):
+        return v.value is not None and v.value.is_constant()
+    if isinstance(v, (BoolV, StrV)):
+        return v.value is not None
+    return isinstance(v, NoneV)

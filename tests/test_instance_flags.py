@@ -1,0 +1,82 @@
+"""Plain mode's instances know what their constructor's arguments decide: a flag
+`__init__` computes from them (`self.use_res_connect = self.stride == 1 and inp ==
+oup`, mobile_vit's MV2Block) is settled for each layer a loop over a ModuleList
+calls, so the run of its forward on that turn's input follows the branch that layer
+takes, as torch does (issue 25: 0 false errors). Each verdict is torch's, at channel
+counts the module allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import diagnose, torch_raises
+
+STEM = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, inp, oup, stride=1):
+        super().__init__()
+        self.stride = stride
+        self.use_res_connect = {test}
+        self.conv = nn.Conv2d(inp, oup, 3, stride, 1)
+
+    def forward(self, x):
+        out = self.conv(x)
+        if self.use_res_connect:
+            out = out + x
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.stem = nn.ModuleList([])
+        self.stem.append(Block({a}, 1))
+        self.stem.append(Block({b}, 2))
+        self.stem.append(Block({c}, 1))
+
+    def forward(self, x: Float[Tensor, "2 16 32 32"]):
+        for conv in self.stem:
+            x = conv(x)
+        return x
+"""
+RESIDUAL = "self.stride == 1 and inp == oup"
+SYMBOLIC = dict(
+    a="channels[0], channels[1]", b="channels[1], channels[2]", c="channels[2], channels[3]"
+)
+CONCRETE = dict(a="16, 16", b="16, 32", c="32, 64")
+
+
+def _errors(source: str) -> list[str]:
+    return [f"{d.line} {d.code} {d.message}" for d in diagnose(source) if d.severity == "error"]
+
+
+@pytest.mark.parametrize("sizes", [SYMBOLIC, CONCRETE], ids=["symbolic", "concrete"])
+def test_the_stride_two_block_takes_no_residual(sizes):
+    source = STEM.format(test=RESIDUAL, **sizes)
+    for channels in ([16, 16, 32, 32], [16, 16, 32, 64], [16, 8, 8, 8]):
+        build = f"Net({channels})"
+        assert not torch_raises(source, build, (2, 16, 32, 32))
+    assert _errors(source) == []
+
+
+def test_a_residual_test_without_the_channel_check_is_the_stride_one_blocks_error():
+    # the stride-2 block still adds nothing; the last (32 -> 64, stride 1) adds
+    source = STEM.format(test="self.stride == 1", **CONCRETE)
+    assert torch_raises(source, "Net([16, 16, 32, 64])", (2, 16, 32, 32))
+    errors = [e for e in _errors(source) if "SHP308" in e]
+    assert len(errors) == 1
+    assert errors[0].startswith(
+        "16 SHP308 operator.add: shapes [2, 64, 16, 16] and [2, 32, 16, 16]"
+    )
+
+
+def test_the_stride_two_block_taking_the_residual_is_an_error():
+    source = STEM.format(test="self.stride == 2", **SYMBOLIC)
+    assert torch_raises(source, "Net([16, 16, 32, 32])", (2, 16, 32, 32))
+    errors = [e for e in _errors(source) if "SHP308" in e]
+    assert len(errors) == 1
+    assert "[2, ?, 16, 16] and [2, ?, 32, 32]" in errors[0]
