@@ -102,3 +102,21 @@ def test_known_class(tmp_path, name):
 def test_unknown_class_stays_honest(tmp_path, name):
     v = _judge(tmp_path, name, HONEST[name])
     assert v.outcome in ("exact", "lower", "unknown"), (v.outcome, v.truth, v.figure, v.detail)
+
+
+# A tensor whose making the analysis did not see (BROKEN) stays of unknown class
+# inside a function it is handed to, whose boundary stands for the argument; one
+# an op made is a plain tensor there too.
+def test_a_boundary_of_a_tensor_not_seen_made_is_no_class(tmp_path):
+    from shapelint.analysis import pytypes
+    from shapelint.ops.backward import BROKEN, Origin
+    from shapelint.ops.values import TensorV
+
+    edge = Origin(frozenset((BROKEN,)), token=object(), path=("a", 0))
+    made = Origin(frozenset())
+    assert pytypes.type_of(None, TensorV((2,), origin=frozenset((edge,)))) is None
+    inner = Origin(frozenset((made,)), token=object(), path=("a", 0))
+    assert (
+        pytypes.tensor_class(pytypes.type_of(None, TensorV((2,), origin=frozenset((inner,)))))
+        == "torch.Tensor"
+    )

@@ -190,9 +190,24 @@ def type_of(an, v: Value) -> Value | None:
     if type(v) is ParameterV:
         return LayerClassV("torch.nn.parameter.Parameter")
     if type(v) is TensorV:
-        made = v.origin
-        return LayerClassV("torch.Tensor") if made and BROKEN not in made else None
+        return LayerClassV("torch.Tensor") if _seen_made(v.origin) else None
     return instance_class(an, v)
+
+
+def _seen_made(origins: frozenset | None, depth: int = 0) -> bool:
+    """Whether every Origin in origins is an op's run the analysis followed: a
+    run's boundary stands for its arguments (its parents), an exit for what made
+    it inside; BROKEN, none, or a chain too deep to walk: not seen."""
+    if not origins or depth > 50:
+        return False
+    for o in origins:
+        if o is BROKEN:
+            return False
+        if o.path is not None and not _seen_made(o.parents, depth + 1):
+            return False  # a boundary: what the argument was
+        if o.inner is not None and not _seen_made(o.inner, depth + 1):
+            return False  # an exit: what the run returned
+    return True
 
 
 def _tensor_subclass(sub: str, base: str) -> bool:
