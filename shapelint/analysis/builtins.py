@@ -346,6 +346,11 @@ def _issubclass_of(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 2 or kwargs:
         return None
     targets = args[1].items if isinstance(args[1], TupleV) else (args[1],)
+    if pytypes.tensor_class(args[0]) is not None:
+        verdicts = [pytypes.torch_subclass(args[0], t) for t in targets]
+        if any(verdicts):
+            return BoolV(True)
+        return BoolV(None) if None in verdicts or not targets else BoolV(False)
     if isinstance(args[0], LayerClassV):
         verdicts = [_torch_subclass(args[0], t) for t in targets]
         if any(verdicts):
@@ -583,6 +588,13 @@ def _str(an, node, args, kwargs, frame) -> Value | None:
         return StrV(text)
     ok, v = python_constant(args[0])
     return StrV(str(v)) if ok else None
+
+
+def _type(an, node, args, kwargs, frame) -> Value | None:
+    """`type(x)` of one argument in a target run: its class, where pytypes knows it."""
+    if kwargs or len(args) != 1 or not an.specialize:
+        return None
+    return pytypes.type_of(an, args[0])
 
 
 def _repr(an, node, args, kwargs, frame) -> Value | None:
@@ -1058,6 +1070,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "bool": (_bool,),
     "str": (_str,),
     "repr": (_repr,),
+    "type": (_type,),
 }
 
 

@@ -105,7 +105,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = modules.layer_class(q) if an.specialize else modules.torch_function(q)
+            found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
             return found or UNKNOWN
         return value
     if node.id in an.classes and node.id not in frame.locals:
@@ -268,6 +268,14 @@ def eval_lambda(an: Analyzer, node: ast.Lambda, frame: Frame, d: int) -> Value:
     return lambdas.define_lambda(an, node, frame, d)
 
 
+def _torch_class_part(q: str) -> Value | None:
+    """`nn.Parameter.__module__`, `nn.Linear.__name__`: what Python gives of a torch
+    class named by its qualified name."""
+    owner, _, attr = q.rpartition(".")
+    cls = modules.torch_value(owner) if owner else None
+    return pytypes.attribute(cls, attr) if cls is not None else None
+
+
 def eval_children(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
     # BoolOp, Compare, Dict, Set, Await, Yield, Starred...: evaluate children for calls.
     for child in ast.iter_child_nodes(node):
@@ -281,8 +289,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = modules.layer_class(q) if an.specialize else modules.torch_function(q)
-            return found or UNKNOWN
+            found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
+            return found or (_torch_class_part(q) if an.specialize else None) or UNKNOWN
         return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)

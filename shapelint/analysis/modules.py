@@ -141,6 +141,16 @@ class LayerClassV(Value):
     qual: str
 
 
+# torch's tensor classes, by every name the analysis reads them under: the module
+# and qualified name Python gives each (`torch.nn.Parameter` is defined in
+# torch.nn.parameter). pytypes answers what Python says of them.
+TENSOR_CLASSES = {
+    "torch.Tensor": ("torch", "Tensor"),
+    "torch.nn.Parameter": ("torch.nn.parameter", "Parameter"),
+    "torch.nn.parameter.Parameter": ("torch.nn.parameter", "Parameter"),
+}
+
+
 def layer_class(qual: str) -> Value | None:
     """The value of a qualified name that is a layer class the stubs describe."""
     from shapelint.ops.stub_ops import describes
@@ -149,6 +159,16 @@ def layer_class(qual: str) -> Value | None:
     if leaf.lstrip("_")[:1].isupper() and describes(f"{qual}.__call__"):  # `_BatchNorm` too
         return LayerClassV(qual)
     return torch_function(qual)
+
+
+def torch_value(qual: str) -> Value | None:
+    """The value of a qualified name in a target run: a layer class, a function the
+    stubs describe, or a tensor class (`type(x) is torch.Tensor`; calling it is the
+    call of its name). No base a project class derives from: a subclass of
+    torch.Tensor is no layer."""
+    if qual in TENSOR_CLASSES:
+        return LayerClassV(qual)
+    return layer_class(qual)
 
 
 def torch_function(qual: str) -> Value | None:

@@ -18,6 +18,7 @@ from shapelint.analysis.attributes import plain_type
 from shapelint.analysis.decorators import FunctionV
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
+    TENSOR_CLASSES,
     ClassRefV,
     FunctionRefV,
     LayerClassV,
@@ -27,6 +28,7 @@ from shapelint.analysis.modules import (
     dict_value,
 )
 from shapelint.ops import dtypes
+from shapelint.ops.backward import BROKEN
 from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
@@ -166,6 +168,70 @@ def instance_test(qual: str | None, builtin: str | None, v: Value) -> bool | Non
     return test(v)
 
 
+# The tensor classes each of torch's derives from, by full name.
+_TENSOR_BASES = {"torch.Tensor": (), "torch.nn.parameter.Parameter": ("torch.Tensor",)}
+
+
+def tensor_class(v: Value) -> str | None:
+    """The full name (`module.qualname`) of the torch tensor class v is; None
+    where v is no such class."""
+    if not isinstance(v, LayerClassV) or v.qual not in TENSOR_CLASSES:
+        return None
+    module, name = TENSOR_CLASSES[v.qual]
+    return f"{module}.{name}"
+
+
+def type_of(an, v: Value) -> Value | None:
+    """`type(v)`: a Parameter's class, an op's result's (a tensor an op autograd
+    records made: such an op gives a plain torch.Tensor of plain tensors and
+    Parameters, which a target run's inputs and weights are), a project class's
+    instance's (as `v.__class__` reads it). None: not known here (a tensor the
+    analysis did not see made may be a Parameter it lost, or a subclass)."""
+    if type(v) is ParameterV:
+        return LayerClassV("torch.nn.parameter.Parameter")
+    if type(v) is TensorV:
+        return LayerClassV("torch.Tensor") if _seen_made(v.origin) else None
+    return instance_class(an, v)
+
+
+def _seen_made(origins: frozenset | None, depth: int = 0) -> bool:
+    """Whether every Origin in origins is an op's run the analysis followed: a
+    run's boundary stands for its arguments (its parents), an exit for what made
+    it inside; BROKEN, none, or a chain too deep to walk: not seen."""
+    if not origins or depth > 50:
+        return False
+    for o in origins:
+        if o is BROKEN:
+            return False
+        if o.path is not None and not _seen_made(o.parents, depth + 1):
+            return False  # a boundary: what the argument was
+        if o.inner is not None and not _seen_made(o.inner, depth + 1):
+            return False  # an exit: what the run returned
+    return True
+
+
+def _tensor_subclass(sub: str, base: str) -> bool:
+    return sub == base or any(_tensor_subclass(b, base) for b in _TENSOR_BASES[sub])
+
+
+def torch_subclass(sub: Value, target: Value) -> bool | None:
+    """`issubclass(sub, target)` where sub is a torch tensor class: along torch's
+    bases against another tensor class; False against a layer class or a project
+    class (a Tensor is no Module, and torch derives from no project class); None
+    where sub is no tensor class or target is not known."""
+    mine = tensor_class(sub)
+    if mine is None:
+        return None
+    if isinstance(target, ClassRefV):
+        return False
+    other = tensor_class(target)
+    if other is not None:
+        return _tensor_subclass(mine, other)
+    if isinstance(target, LayerClassV) and is_class(target) and target.qual.startswith("torch.nn."):
+        return False
+    return None
+
+
 def same_class(a: Value, b: Value) -> bool | None:
     """`a is b` for two values of which one at least is a class: a project class
     is its own definition (its key), a torch class its qualified name; classes of
@@ -179,6 +245,9 @@ def same_class(a: Value, b: Value) -> bool | None:
     if isinstance(a, ClassRefV) and isinstance(b, ClassRefV):
         return a.name == b.name
     if isinstance(a, LayerClassV) and isinstance(b, LayerClassV):
+        ta, tb = tensor_class(a), tensor_class(b)
+        if ta is not None and tb is not None:
+            return ta == tb  # two names of one class (`nn.Parameter`)
         if a.qual == b.qual:
             return True
         return None if class_name(a) == class_name(b) else False
@@ -226,6 +295,9 @@ def attribute(v: Value, attr: str) -> Value | None:
         return None if name is None else StrV(name)
     if attr == "__qualname__" and isinstance(v, ClassRefV):
         return StrV(v.name.rsplit(":", 1)[-1])
+    if attr in ("__module__", "__qualname__") and tensor_class(v) is not None:
+        module, name = TENSOR_CLASSES[v.qual]
+        return StrV(module if attr == "__module__" else name)
     return None
 
 
@@ -254,11 +326,14 @@ def instance_class(an, v: Value) -> Value | None:
 
 
 def class_text(an, v: Value) -> str | None:
-    """`str(cls)` / `repr(cls)` of a project class at module level, as `type`
-    prints it: `<class 'package.module.Name'>` (its key: the module Python imports
+    """`str(cls)` / `repr(cls)` of a torch tensor class, or of a project class at
+    module level, as `type` prints it: `<class 'package.module.Name'>` (its key: the module Python imports
     it as, and the name; a class under a module-level `if` is keyed by its line
     too, which Python does not print). None where the class's metaclass may print
     it otherwise, or its module or qualified name is not known."""
+    full = tensor_class(v)
+    if full is not None:
+        return f"<class '{full}'>"  # torch's tensor classes print as `type` prints
     if not isinstance(v, ClassRefV):
         return None
     m = _KEY.fullmatch(v.name)
