@@ -698,3 +698,37 @@ def test_the_path_a_parameter_left_at_none_takes_is_not_an_error_where_it_runs()
     source = _optional_context("dim")
     assert not _errors(source)
     assert not torch_raises(source, "Block(48)", (2, 5, 48))
+
+
+def _stem(fan_in: str, width: int) -> str:
+    return HEAD + textwrap.dedent(
+        f"""
+        class Stem(nn.Module):
+            def __init__(self, dim, channels, extra):
+                super().__init__()
+                self.proj = nn.Linear({fan_in}, dim)
+
+            def forward(self, x):
+                return self.proj(torch.zeros(x.shape[0], {width}))
+        """
+    )
+
+
+@pytest.mark.parametrize(
+    ("fan_in", "width"),
+    [("channels * 2", 3), ("2 * channels + 4 * extra", 7), ("3 * channels + 1", 3)],
+)
+def test_a_number_no_integer_sizes_make_the_formula_is_an_error(fan_in, width):
+    """Sizes are integers: 2·channels is even whatever channels is, so 3 never meets it."""
+    source = _stem(fan_in, width)
+    for channels in range(1, 5):
+        assert torch_raises(source, f"Stem(8, {channels}, 1)", (2, 5))
+    ((_, code, message),) = _errors(source)
+    assert code == "SHP307" and f"must equal {width} in dim -1" in message
+
+
+@pytest.mark.parametrize(("fan_in", "width"), [("channels * 2", 4), ("3 * channels + 1", 7)])
+def test_a_number_some_integer_size_makes_the_formula_is_not_an_error(fan_in, width):
+    source = _stem(fan_in, width)
+    assert not _errors(source)
+    assert not torch_raises(source, "Stem(8, 2, 1)", (2, 5))

@@ -114,3 +114,42 @@ def test_names_beside_a_spread_shape_take_the_items_after_it():
     assert torch_raises(source, BUILD, INPUT)
     ((line, _, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
     assert (line, severity) == (18, "error") and "this needs b = heads" in message
+
+
+KEYED_MERGE = "return self.to_out(rearrange(attn @ v, 'b h n d -> b n (h d)', h=self.heads))"
+
+
+def test_a_merge_whose_keyword_meets_the_batch_needs_the_batch_to_be_heads():
+    """The split swaps batch and heads in q, k and v alike, so the products agree;
+    the merge's `h=self.heads` then meets the batch at axis h, which einops checks."""
+    split = SPLIT.format("b n (h d) -> h b n d")
+    source = _attention(f"{split}\nattn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n{KEYED_MERGE}")
+    assert torch_raises(source, BUILD, INPUT)
+    ((line, _, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
+    assert (line, severity) == (17, "error")
+    assert "input dim b does not match 'h' = heads" in message and "this needs b = heads" in message
+
+
+def test_a_merge_whose_keyword_meets_the_heads_is_left_alone():
+    source = _attention(
+        f"{GOOD_SPLIT}\nattn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n{KEYED_MERGE}"
+    )
+    assert not torch_raises(source, BUILD, INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_keyword_the_input_names_is_learning():
+    """The first size a pattern's name meets is what it learns: `n=self.tokens` on an
+    input whose n nothing set apart from it is the input's n, no constraint."""
+    source = (
+        HEAD
+        + "class Pool(nn.Module):\n"
+        + "    def __init__(self, tokens, dim):\n"
+        + "        super().__init__()\n"
+        + "        self.tokens = tokens\n"
+        + "        self.proj = nn.Linear(dim, dim)\n\n"
+        + "    def forward(self, x):\n"
+        + "        return self.proj(rearrange(x, 'b n d -> b d n', n=self.tokens))\n"
+    )
+    assert not torch_raises(source, "Pool(10, 10)", (2, 10, 10))
+    assert not [f for f in _found(source) if f[1] == "SHP320"]

@@ -34,6 +34,7 @@ Pure Python on purpose: static mode must not import sympy at start-up.
 from __future__ import annotations
 
 import keyword
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -546,6 +547,20 @@ class Expr:
         """True when both are numbers and differ (names might take any value)."""
         a, b = self.value, other.value
         return a is not None and b is not None and a != b
+
+    def never_equal(self, other: Expr) -> bool:
+        """True when no integer values of the names make the two equal: their
+        difference is a number the other coefficients' common divisor does not divide
+        (`2·channels` against 3). A size is an integer, or torch refuses it."""
+        if self.is_too_big() or other.is_too_big():
+            return False
+        gap = self - other
+        if gap.is_too_big() or not gap.terms:
+            return False
+        rest = [abs(c) for m, c in gap.terms.items() if m]
+        if not rest:
+            return True
+        return gap.terms.get((), 0) % math.gcd(*rest) != 0
 
     def constant_ratio(self, other: Expr) -> tuple[int, int] | None:
         """(p, q) with self·q == other·p for every value of the names, p != q, when

@@ -21,7 +21,7 @@ from shapelint.notation.einops_pattern import (
     check_axis_name,
 )
 from shapelint.notation.suggest import closest, regrouping
-from shapelint.notation.symbolic import Expr, note_equal
+from shapelint.notation.symbolic import Expr, learned_equal, note_equal
 from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.shape_sim import (
@@ -503,6 +503,19 @@ def _reconstruct_from_shape(
                     _blame_group(known, span, lengths),
                 )
             if isinstance(length, Expr) and isinstance(kp, Expr):
+                pair = learned_equal(length, kp)
+                if pair is not None:
+                    # einops' check against a size a use named, that a pattern put beside
+                    # this one of the constructor's as another axis (`h b n d`, then
+                    # `b h ...` with h=heads): it holds only where the caller picks them equal
+                    raise Reject(
+                        "SHP302",
+                        f"{call.label}: input dim {length.to_human()} does not match "
+                        f"{gtext} = {kp.to_human()}",
+                        _blame_group(known, span, lengths),
+                        assumes=pair,
+                        learned=True,
+                    )
                 note_equal(length, kp)  # einops checks it: `(h d)` with both given is the dim
         else:
             if is_int(kp) and isinstance(kp, Expr):

@@ -193,7 +193,8 @@ def differs(a: Dim, b: Dim) -> bool:
     for one dim) is recorded."""
     if not (isinstance(a, Expr) and isinstance(b, Expr)):
         return False
-    if a.definitely_differs(b):
+    if a.definitely_differs(b) or a.never_equal(b):
+        # `2·channels` against 3 too: whatever integer channels is
         return True
     given = given_sizes(a.names() | b.names())
     if given:

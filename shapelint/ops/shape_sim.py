@@ -45,9 +45,9 @@ class Foreign:
 class Reject(Exception):  # noqa: N818 - a verdict, not a failure of shapelint
     """einops (or torch under it) would raise; carries the issue to report."""
 
-    def __init__(self, code: str, message: str, where: tuple = ("call",)):
+    def __init__(self, code: str, message: str, where: tuple = ("call",), **fields):
         super().__init__(message)
-        self.issue = OpIssue(code, message, where)
+        self.issue = OpIssue(code, message, where, **fields)
 
 
 def kw_value(v: Value, name: str) -> Expr | None | Foreign:
