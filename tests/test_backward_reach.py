@@ -45,6 +45,10 @@ EXACT = [
     "AugmentedAlias",
     "Listed",
     "EntriesOut",
+    "BroadcastOne",
+    "BroadcastIndexed",
+    "StepCarried",
+    "SharedRun",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper", "CustomFunction"]

@@ -24,14 +24,23 @@ ZERO = Expr.const(0)
 ONE = Expr.const(1)
 
 
-def reached(returns: Value) -> set[int] | None:
-    """The ids of the Origins the loss reaches from the returned value: None where
-    the walk meets one not known (or a value not seen into)."""
+@dataclasses.dataclass(frozen=True)
+class Reach:
+    """What the loss reaches: the ids of the Origins (ids), walked from the
+    Origins of the returned tensors (start)."""
+
+    ids: set[int]
+    start: frozenset
+
+
+def reached(returns: Value) -> Reach | None:
+    """What the loss reaches from the returned value: None where the walk meets
+    an Origin not known (or a value not seen into)."""
     start = _returned(returns)
     if start is None:
         return None
     got = walk(start)
-    return None if got is None else got[0]
+    return None if got is None else Reach(got[0], start)
 
 
 def _returned(v: Value) -> frozenset | None:
@@ -63,11 +72,12 @@ UNREACHED_WHY = (
 )
 
 
-def backward(records, seen: set[int]) -> tuple[list, Expr | None, Expr]:
+def backward(records, reach: Reach) -> tuple[list, Expr | None, Expr]:
     """The records, each with the backward the loss reaches of it (None where
     that is not known, with why); their backward (None: not known); and a lower
     bound of it."""
-    memo: dict[int, tuple] = {}
+    seen = reach.ids
+    memo: dict = {_START: reach.start}
     done: dict[int, object] = {}
     total: Expr | None = ZERO
     low = ZERO
@@ -133,6 +143,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         if all(b == ZERO for b, _ in parts):
             return ZERO, ZERO
         return None, ZERO
+    if r.result and not all(id(o) in seen for o in r.result):
+        mine = _own_reach(r, seen, memo)
+        if mine is None:
+            return None, ZERO
+        inner = {_START: memo[_START]}
+        parts = [_of(ch, mine, inner) for ch in r.children]
     weights = r.weights or [Expr.const(1)] * len(parts)
     sums = [ch.cost.backward for ch in r.children]
     if whole is None or None in sums or _weighted(sums, weights) != whole:
@@ -153,6 +169,31 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     lows = _weighted([lo for _, lo in parts], weights)
     bs = [b for b, _ in parts]
     return (None if None in bs else _weighted(bs, weights)), lows
+
+
+_START = "start"  # memo's key of the Origins the walk from the loss starts at
+
+
+def _own_reach(r, seen: set[int], memo: dict) -> set[int] | None:
+    """What the loss reaches inside call r, whose results it reaches in part:
+    through the results it reaches, or by a way that enters no call of r's run
+    through its results (a tensor handed out in a list or an attribute). A
+    memoised run's records serve each of its calls, and what the loss reaches of
+    them through another call's results is that call's, not r's. None where the
+    walk is lost."""
+    runs = frozenset(o.token for o in r.result if o.inner is not None)
+    # into the run from its results, stopping at its arguments: what came before
+    # the call may be another call of the same run
+    got = [o for o in r.result if id(o) in seen]
+    mine = walk(
+        [i for o in got if o.inner is not None for i in o.inner]
+        + [o for o in got if o.inner is None],
+        runs,
+    )
+    other = walk(memo[_START], closed=runs)
+    if mine is None or other is None:
+        return None
+    return mine[0] | other[0]
 
 
 def _turns(r, parts, weights, seen: set[int], memo: dict) -> list | None:
