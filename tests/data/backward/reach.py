@@ -421,3 +421,39 @@ class SharedRun(nn.Module):
         a1, b1 = self.two(u)
         a2, b2 = self.two(u * 2)
         return b1 + a2
+
+
+class CarriedLast(nn.Module):
+    """A value carried to the next turn and never returned: the last turn's `p`
+    runs no backward, every turn before does."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.a(x)
+        c = self.a(x)
+        for _ in range(4):
+            c = c + self.a(x) + h
+            h = self.p(c)
+        return c
+
+
+class CarriedRows(nn.Module):
+    """CarriedLast over the rows of its input: a count the analysis may hold as a
+    symbol."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.zeros_like(x[0])
+        c = torch.zeros_like(x[0])
+        for t in range(x.shape[0]):
+            c = c + self.a(x[t]) + h
+            h = self.p(c)
+        return c
