@@ -45,6 +45,11 @@ EXACT = [
     "AugmentedAlias",
     "Listed",
     "EntriesOut",
+    "BroadcastOne",
+    "BroadcastIndexed",
+    "StepCarried",
+    "SharedRun",
+    "CarriedLast",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper", "CustomFunction"]
@@ -91,6 +96,25 @@ def test_backward_never_above_torch(name):
         assert t["flops_backward_value"] == truth
     else:
         assert t["flops_backward"] is None or int(t["flops_backward"]) <= truth
+
+
+@pytest.mark.parametrize("rows", [2, 5])
+def test_a_carried_value_counted_by_one_turn_of_symbolic_count(rows):
+    """The loop over the rows of an input of symbolic length, counted by one turn:
+    the formula, at each length, is what torch counts (never a complete figure that
+    counts the last turn's `p`)."""
+    options = analysis_options(load_config([PATH], None), dtype=None, dims={})
+    t = run_target(Target(str(PATH), "CarriedRows"), [], ["x=T,8"], {}, options)
+    assert t["backward_complete"], t["backward_unknown"]
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.CarriedRows()(torch.randn(rows, 8))
+    fc = FlopCounterMode(display=False)
+    with fc:
+        out.sum().backward()
+    got = eval(str(t["flops_backward"]).replace("·", "*"), {"T": rows})  # noqa: S307
+    assert got == fc.get_total_flops()
 
 
 def test_a_dead_result_costs_no_backward_but_its_forward():

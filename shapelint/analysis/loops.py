@@ -32,7 +32,7 @@ from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
 from shapelint.ops import saved as storages
-from shapelint.ops.backward import turn_entries
+from shapelint.ops.backward import carried, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -224,7 +224,7 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
         times, why = None, "a loop of unknown length"
     else:
         times, why = it.count, "loop"
-    repeat(an, frame, turn, times, why)
+    repeat(an, frame, turn, times, why, stmt if isinstance(stmt, ast.For) else None)
     _orelse(an, stmt, frame)
     return False
 
@@ -352,9 +352,12 @@ def repeats() -> int:
     return _REPEATS.get()
 
 
-def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
+def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None = None) -> None:
     """Run `turn` until the environment at its top is stable; its calls count
-    `times` times. Lists that grow by one item a turn become a SeqV."""
+    `times` times. Lists that grow by one item a turn become a SeqV. A `for` loop
+    (stmt) whose turns read back a tensor that may require grad is one record,
+    with the names it carries (ops/backward.carried): which turns the loss reaches
+    of each call depends on them (analysis/reached.py)."""
     _REPEATS.set(_REPEATS.get() + 1)
     before = dict(frame.env)
     # A count nobody knows may be 0: what the turns stored into the modules being
@@ -364,8 +367,11 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
     grows: dict[str, Value] = {}  # list name -> the item it gains each turn
     turns = _MAX_TURNS if an.loop_weight * _MAX_TURNS <= _MAX_WEIGHT else 1
     stable = False
+    entries: dict = {}
     for n in range(turns):
         frame.env = dict(state)
+        if stmt is not None:
+            entries = turn_entries(frame.env)
         frame.done = False  # a return in the last turn does not stop this one
         frame.jump = None
         with collected(frame) as records, _weighted(an, turns):
@@ -395,7 +401,14 @@ def repeat(an, frame, turn, times: Expr | None, why: str) -> None:
         # The last turn's shapes may not hold for the next: its costs are no count.
         times, why = None, "shapes change from turn to turn"
     frame.jump = None
-    merge(frame.records, records, times, why)
+    turned = carried(frame.env, entries) if stmt is not None and times is not None else []
+    if turned != [] and records:
+        rec = loop_record(an, stmt, frame, records, None, times)
+        if rec is not None:
+            # an item a list keeps from every turn is reached in every turn: not followed
+            rec.carried = None if grows else turned
+    else:
+        merge(frame.records, records, times, why)
     kept = kept_shapes(an, frame, turn, before) if stable else {}
     out = an.join_env(before, frame.env)
     out.update(kept)

@@ -24,14 +24,23 @@ ZERO = Expr.const(0)
 ONE = Expr.const(1)
 
 
-def reached(returns: Value) -> set[int] | None:
-    """The ids of the Origins the loss reaches from the returned value: None where
-    the walk meets one not known (or a value not seen into)."""
+@dataclasses.dataclass(frozen=True)
+class Reach:
+    """What the loss reaches: the ids of the Origins (ids), walked from the
+    Origins of the returned tensors (start)."""
+
+    ids: set[int]
+    start: frozenset
+
+
+def reached(returns: Value) -> Reach | None:
+    """What the loss reaches from the returned value: None where the walk meets
+    an Origin not known (or a value not seen into)."""
     start = _returned(returns)
     if start is None:
         return None
     got = walk(start)
-    return None if got is None else got[0]
+    return None if got is None else Reach(got[0], start)
 
 
 def _returned(v: Value) -> frozenset | None:
@@ -63,11 +72,12 @@ UNREACHED_WHY = (
 )
 
 
-def backward(records, seen: set[int]) -> tuple[list, Expr | None, Expr]:
+def backward(records, reach: Reach) -> tuple[list, Expr | None, Expr]:
     """The records, each with the backward the loss reaches of it (None where
     that is not known, with why); their backward (None: not known); and a lower
     bound of it."""
-    memo: dict[int, tuple] = {}
+    seen = reach.ids
+    memo: dict = {_START: reach.start}
     done: dict[int, object] = {}
     total: Expr | None = ZERO
     low = ZERO
@@ -133,6 +143,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         if all(b == ZERO for b, _ in parts):
             return ZERO, ZERO
         return None, ZERO
+    if r.result and not all(id(o) in seen for o in r.result):
+        mine = _own_reach(r, seen, memo)
+        if mine is None:
+            return None, ZERO
+        inner = {_START: memo[_START]}
+        parts = [_of(ch, mine, inner) for ch in r.children]
     weights = r.weights or [Expr.const(1)] * len(parts)
     sums = [ch.cost.backward for ch in r.children]
     if whole is None or None in sums or _weighted(sums, weights) != whole:
@@ -147,78 +163,109 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         # of them is not known
         return None, ZERO
     if any(w != ONE for w in weights):
-        weights = _turns(r, parts, weights, seen, memo)
-        if weights is None:
-            return None, ZERO
+        return _by_turn(r, parts, weights, seen, memo)
     lows = _weighted([lo for _, lo in parts], weights)
     bs = [b for b, _ in parts]
     return (None if None in bs else _weighted(bs, weights)), lows
 
 
-def _turns(r, parts, weights, seen: set[int], memo: dict) -> list | None:
-    """The times each call of a loop counted by one turn runs backward: every turn
-    where the call is on the way to a name the turn rebinds and the next turn reads
-    back (the loss reaches one turn, so every turn before); the last turn only
-    where it is on the way to no name whose value at a turn's start the loss
-    reaches (only the last turn's values outlive the loop); None where neither
-    is shown."""
+_START = "start"  # memo's key of the Origins the walk from the loss starts at
+
+
+def _own_reach(r, seen: set[int], memo: dict) -> set[int] | None:
+    """What the loss reaches inside call r, whose results it reaches in part:
+    through the results it reaches, or by a way that enters no call of r's run
+    through its results (a tensor handed out in a list or an attribute). A
+    memoised run's records serve each of its calls, and what the loss reaches of
+    them through another call's results is that call's, not r's. None where the
+    walk is lost."""
+    runs = frozenset(o.token for o in r.result if o.inner is not None)
+    # into the run from its results, stopping at its arguments: what came before
+    # the call may be another call of the same run
+    got = [o for o in r.result if id(o) in seen]
+    mine = walk(
+        [i for o in got if o.inner is not None for i in o.inner]
+        + [o for o in got if o.inner is None],
+        runs,
+    )
+    other = walk(memo[_START], closed=runs)
+    if mine is None or other is None:
+        return None
+    return mine[0] | other[0]
+
+
+def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
+    """A loop counted by one turn: each call's backward in the last turn, as the
+    loss reaches it (seen: only the last turn's values outlive the loop), plus
+    in each turn before, as the turn after reaches it through the names it reads
+    back (turns_reach). A call of weight 1 (a first turn apart) is reached through
+    the second turn's names, which seen stands for where every turn reaches the
+    same. Unknown where the turns before are not shown alike."""
+    got = _turns_reach(r, seen, memo)
+    if got is None:
+        return None, ZERO
+    before, steady = got
+    total: Expr | None = ZERO
+    low = ZERO
+    for (b, lo), ch, w in zip(parts, r.children, weights, strict=True):
+        if ch.cost.backward == ZERO:
+            continue
+        if w == ONE:
+            if before:
+                return None, ZERO
+            total = None if total is None or b is None else total + b
+            low = low + lo
+            continue
+        rest = w - Expr.const(1 + len(before))
+        if before and (rest.value is None or rest.value < 0):
+            return None, ZERO  # fewer turns than the ones told apart, or not known
+        turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in before]
+        last = _of(ch, steady, _memo_for(steady, memo))
+        low = _weighted([lo for _, lo in turns] + [last[1]], [ONE] * len(turns) + [rest]) + low
+        bs = [x for x, _ in turns] + [last[0]]
+        if total is None or None in bs:
+            total = None
+        else:
+            total = total + _weighted(bs, [ONE] * len(turns) + [rest])
+    return total, low
+
+
+_MAX_APART = 4  # turns before the last told apart before every earlier one is alike
+
+
+def _turns_reach(r, seen: set[int], memo: dict) -> tuple[list, set[int]] | None:
+    """What the loss reaches of a loop's turn graph in the turns before the last:
+    the reach of each turn told apart, from the last but one back, and the reach
+    every turn before them shares. A turn reaches what the next turn reads of the
+    names it rebinds, where the next turn's read of them is reached; None where the
+    names are not known, or the turns do not settle."""
     if r.carried is None:
         return None
     key = ("turns", id(r))
     if key not in memo:
-        chains = []
-        for after, entry in r.carried:
-            got = walk(after)
+        memo[key] = None
+        names = frozenset(i for i, (_, entry) in enumerate(r.carried) if id(entry) in seen)
+        before: list = []
+        for _ in range(_MAX_APART):
+            got = walk([o for i in names for o in r.carried[i][0]])
             if got is None:
-                memo[key] = None
                 break
             ids = got[0]
-            # fed: the turn reads back what it left (and the loss reaches it);
-            # live: what a turn reads of the name at its start is reached at all
-            fed = id(entry) in ids and any(id(o) in seen for o in after)
-            chains.append((ids, fed, id(entry) in seen))
-        else:
-            memo[key] = chains
-    chains = memo[key]
-    if chains is None:
-        return None
-    out = []
-    for (b, _), ch, w in zip(parts, r.children, weights, strict=True):
-        if b == ZERO or w == ONE:
-            out.append(w)
-            continue
-        outs = _outs(ch)
-        if outs is None:
-            return None
-        kinds = set()
-        for result in outs:
-            on = [fed for ids, fed, live in chains if live and any(id(o) in ids for o in result)]
-            kinds.add("every" if any(on) else "last" if not on else None)
-        if kinds == {"every"}:
-            out.append(w)
-        elif kinds == {"last"}:
-            out.append(ONE)
-        else:
-            return None
-    return out
+            nxt = frozenset(i for i, (_, entry) in enumerate(r.carried) if id(entry) in ids)
+            if nxt == names:
+                memo[key] = (before, ids)
+                break
+            before.append(ids)
+            names = nxt
+    return memo[key]
 
 
-def _outs(r) -> list | None:
-    """The results of r's calls that run backward: its own, or (a loop in the
-    turn) those of the calls inside; None where one is not known."""
-    if r.result:
-        return [r.result]
-    if not r.children:
-        return None
-    out: list = []
-    for ch in r.children:
-        if ch.cost.backward == ZERO:
-            continue
-        got = _outs(ch)
-        if got is None:
-            return None
-        out += got
-    return out
+def _memo_for(ids: set[int], memo: dict) -> dict:
+    """The memo of _of under another reach than the loss's."""
+    key = ("reach", id(ids))
+    if key not in memo:
+        memo[key] = {_START: memo[_START], ("ids", 0): ids}  # holds ids: its id stays unique
+    return memo[key]
 
 
 def _weighted(values, weights) -> Expr:

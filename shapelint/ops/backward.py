@@ -207,9 +207,12 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
     return v
 
 
-def walk(starts, stops: frozenset = frozenset()) -> tuple[set[int], list[Origin]] | None:
+def walk(
+    starts, stops: frozenset = frozenset(), closed: frozenset = frozenset()
+) -> tuple[set[int], list[Origin]] | None:
     """The ids of the Origins reached from starts, and the boundaries met of the
-    runs in stops; None where BROKEN is reached (what depends on what, lost)."""
+    runs in stops; None where BROKEN is reached (what depends on what, lost).
+    An exit of a run in closed leads to its arguments only, not into the run."""
     seen: set = set()
     met: list[Origin] = []
     todo = [(o, stops) for o in starts]
@@ -225,7 +228,7 @@ def walk(starts, stops: frozenset = frozenset()) -> tuple[set[int], list[Origin]
             met.append(o)  # an argument of a run entered through its exit
             continue
         todo.extend((p, st) for p in o.parents)
-        if o.inner is not None:
+        if o.inner is not None and o.token not in closed:
             inside = st | {o.token}
             todo.extend((p, inside) for p in o.inner)
     return {k[0] for k in seen}, met
@@ -523,7 +526,15 @@ def after_op(
     elif not leaf:
         came = parents(operands) | ({BROKEN} if _lost(operands, result) else frozenset())
         node = Origin(came, saving.writes_in_place(name))
-    result = made_by(result, node, g) if single else made_by(result, node)
+    each = None if node is None or not graph else saving.one_per_operand(name, args, result)
+    if each is not None:
+        # autograd sends a gradient only to the operand of a result the loss reaches
+        items = zip(result.items, each, strict=True)  # type: ignore[union-attr]
+        result = TupleV(tuple(_own_view(i, o, g) for i, o in items))
+    elif single:
+        result = made_by(result, node, g)
+    else:
+        result = made_by(result, node)
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
@@ -532,6 +543,15 @@ def after_op(
     if cost.saving is not None:
         cost = replaced(cost, saving=None)
     return result, cost
+
+
+def _own_view(item: Value, operand: TensorV, g: bool | None) -> Value:
+    """item, a view of operand alone: a node of its own whose gradient flows to
+    operand, requiring grad where operand does (g: where any operand does)."""
+    grad = requires(operand) if g is True else g
+    if grad is False:
+        return made_by(item, None, False)
+    return made_by(item, Origin(parents([operand])), grad)
 
 
 def _bool(v) -> bool | None:

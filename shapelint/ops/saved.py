@@ -271,6 +271,18 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     return value
 
 
+def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:
+    """The tensor operands of an op that returns a view of each, in order
+    (torch.broadcast_tensors, torch.meshgrid: each result is its operand expanded,
+    autograd's node of its own): the i-th result derives from the i-th operand
+    alone. None for another op, or where the counts differ."""
+    short = name.rsplit(".", 1)[-1]
+    if short not in _EACH_SPREAD or not name.startswith("torch.") or not isinstance(value, TupleV):
+        return None
+    bases = list(_tensors(args))
+    return bases if len(bases) == len(value.items) else None
+
+
 def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
     """v, one index of base's first axis (`base[i]`), as a view of base's storage:
     contiguous where base is."""

@@ -351,3 +351,109 @@ class CustomFunction(nn.Module):
 
     def forward(self, x):
         return self.o(_Gram.apply(self.q(x), self.k(x)))
+
+
+class BroadcastOne(nn.Module):
+    """broadcast_tensors and meshgrid expand each operand on its own: the loss
+    reaches an operand only through its own result."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 1)
+        self.c = nn.Linear(8, 8)
+
+    def forward(self, x):
+        p, q = torch.broadcast_tensors(self.a(x), self.b(x))
+        u, v = torch.meshgrid(self.c(x).sum(0), self.a(x).sum(0), indexing="ij")
+        return q.exp() + v.sum()
+
+
+class BroadcastIndexed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ts = torch.broadcast_tensors(self.a(x), self.b(x))
+        return ts[0] * 2
+
+
+class StepCarried(nn.Module):
+    """A helper called each turn returns two carried values, the loss reaches only
+    one at the last turn: the last turn's `p` runs no backward, though its analysis
+    is shared with the turn before, where the loss reaches it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+
+    def step(self, x, h, c):
+        c = c + self.a(x) + h
+        h = self.p(c)
+        return h, c
+
+    def forward(self, x):
+        h = torch.zeros_like(x)
+        c = torch.zeros_like(x)
+        for _ in range(4):
+            h, c = self.step(x, h, c)
+        return c
+
+
+class SharedRun(nn.Module):
+    """Two calls of one helper with equal arguments share its analysis; the loss
+    reaches the second result of one and the first of the other."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+
+    def two(self, u):
+        return self.p(u), self.q(u)
+
+    def forward(self, x):
+        u = self.lin(x)
+        a1, b1 = self.two(u)
+        a2, b2 = self.two(u * 2)
+        return b1 + a2
+
+
+class CarriedLast(nn.Module):
+    """A value carried to the next turn and never returned: the last turn's `p`
+    runs no backward, every turn before does."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.a(x)
+        c = self.a(x)
+        for _ in range(4):
+            c = c + self.a(x) + h
+            h = self.p(c)
+        return c
+
+
+class CarriedRows(nn.Module):
+    """CarriedLast over the rows of its input: a count the analysis may hold as a
+    symbol."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.zeros_like(x[0])
+        c = torch.zeros_like(x[0])
+        for t in range(x.shape[0]):
+            c = c + self.a(x[t]) + h
+            h = self.p(c)
+        return c
