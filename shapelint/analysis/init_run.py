@@ -13,9 +13,9 @@ stays as the summary says, so every other figure and finding is as before."""
 
 from __future__ import annotations
 
-from shapelint.analysis import aliasing, call_path, dynamic, may_raise, modules, raising
+from shapelint.analysis import may_raise, modules, raising
 from shapelint.analysis.attributes import find_method, settled
-from shapelint.notation.symbolic import fact_scope
+from shapelint.analysis.own_pass import OwnPass
 from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, Value
 
 _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
@@ -51,9 +51,8 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
     try:
         # a pass of its own, as value_at's: no fact, store, call path, exception or
         # finding of it is the caller's
-        with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
-            with may_raise.apart(), raising.apart(), an.diverted(), an.naming.paused():
-                modules.run_init(an, init, recorder, list(args), dict(kwargs))
+        with OwnPass(), may_raise.apart(), raising.apart(), an.diverted(), an.naming.paused():
+            modules.run_init(an, init, recorder, list(args), dict(kwargs))
     finally:
         _RUNNING.discard(cd.key)
     # a flag another method sets is not what __init__ gave it (attributes.settled)

@@ -62,6 +62,7 @@ from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.nodes import nodes_in_class, stored_names, walk
+from shapelint.analysis.own_pass import OwnPass
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -579,9 +580,8 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
-                with self._undiverted(), may_raise.apart():
-                    summ = self._analyze_function(fd)
+            with OwnPass(), self._undiverted(), may_raise.apart():
+                summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
         self.summaries[qualname] = summ

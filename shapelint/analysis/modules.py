@@ -55,6 +55,7 @@ from shapelint.analysis.attributes import (
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
+from shapelint.analysis.own_pass import OwnPass
 from shapelint.analysis.repetition import (
     ONE,
     add_costs,
@@ -65,7 +66,7 @@ from shapelint.analysis.repetition import (
     scale_cost,
 )
 from shapelint.analysis.statements import declared_names, nested_statements
-from shapelint.notation.symbolic import Expr, fact_scope
+from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, turn_entries
@@ -2355,9 +2356,8 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         owner.in_flight.add(flight)
         try:
             # a pass of its own, as a summary is: no fact, store or call path of the run
-            with fact_scope(), call_path.paused(), aliasing.apart(), dynamic.generic():
-                with owner.diverted() as found, owner.naming.paused():
-                    value, _ = run_body(owner, fd, recv, args, kwargs)
+            with OwnPass(), owner.diverted() as found, owner.naming.paused():
+                value, _ = run_body(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
         if isinstance(value, NoneV) or value is UNKNOWN:
