@@ -42,6 +42,7 @@ import contextlib
 import importlib.util
 import sys
 
+from shapelint.analysis.installed import RUNTIME  # importable wherever a forward runs
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TensorV, TupleV, Value
 
 _COUNT = [0]
@@ -62,8 +63,6 @@ _QUIET_STMTS = (
     ast.Assert,  # decided where it runs: statement_exec.exec_assert
 )
 
-# torch's is importable wherever a forward runs (installed.RUNTIME).
-RUNTIME = "torch"
 
 
 def mark() -> None:
