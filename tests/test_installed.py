@@ -341,3 +341,29 @@ def test_a_modelled_library_beside_an_installed_package_is_never_its_source(tmp_
     assert not einops.__file__.startswith(str(root))
     assert tj["complete"], tj["unknown"]
     assert tj["flops_value"] == truth == 2 * 2 * 8 * 8
+
+
+def test_a_standard_library_module_is_found_as_find_spec_finds_it_without_importing():
+    # the oracle: importlib's own find_spec, in a fresh interpreter, after the
+    # analysis's answer (find_spec of a dotted name imports its parents, so it runs last)
+    names = ["xml.etree.ElementTree", "xml.etree.nothere", "json.decoder", "os.path",
+             "math", "concurrent.futures.thread", "sqlite3.dbapi2", "nothere_stdlib",
+             "math.sub", "json.decoder.deeper"]
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, sys
+        from shapelint.analysis.installed import stdlib_module
+        names = {names!r}
+        ours = [stdlib_module(n) for n in names]
+        imported = any(m in sys.modules for m in ("xml", "concurrent.futures", "sqlite3"))
+        def spec(n):
+            try:
+                return importlib.util.find_spec(n) is not None
+            except ImportError:
+                return False
+        print(ours == [spec(n) for n in names], imported)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["True", "False"]

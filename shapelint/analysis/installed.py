@@ -142,6 +142,44 @@ def absent(name: str) -> bool:
     return True
 
 
+def stdlib_module(modname: str) -> bool:
+    """Whether `import modname` of a standard-library name finds the module on this
+    interpreter, told without importing anything new: a module this process has
+    imported, a submodule of a package it has imported (`find_spec` then imports
+    nothing), else the standard library's directories walked as FileFinder walks
+    them (`find_spec` of a dotted name would import the parents)."""
+    if modname in sys.modules:
+        return True
+    parent = modname.rpartition(".")[0]
+    if parent and parent in sys.modules:
+        import importlib.util
+
+        try:
+            return importlib.util.find_spec(modname) is not None
+        except (ImportError, ValueError):
+            return False
+    parts = modname.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return False
+    if parts[0] in sys.builtin_module_names:
+        return len(parts) == 1
+    paths = sysconfig.get_paths()
+    dirs = [paths[k] for k in ("stdlib", "platstdlib") if paths.get(k)]
+    dirs += [os.path.join(d, "lib-dynload") for d in dirs]
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        found = [(kind, where) for kind, where in (_find_in(d, part) for d in dirs) if kind]
+        if not found:
+            return False
+        kind, where = found[0]
+        if last:
+            return True
+        if kind != "package":
+            return False  # a module or an extension has no submodules on disk
+        dirs = [where]
+    return False
+
+
 # The library whose code a target's forward runs is importable wherever that
 # forward runs: its spec is found.
 RUNTIME = "torch"

@@ -39,10 +39,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.util
 import sys
 
-from shapelint.analysis.installed import RUNTIME  # importable wherever a forward runs
+from shapelint.analysis import installed
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TensorV, TupleV, Value
 
 _COUNT = [0]
@@ -218,13 +217,10 @@ def _importable(an, modname: str) -> bool:
     its top level runs: a module found as source is taken as importable, as the
     analysis reads it)."""
     top = modname.partition(".")[0]
-    if modname == RUNTIME:
+    if modname == installed.RUNTIME:  # importable wherever a forward runs
         return True
     if top in sys.stdlib_module_names:
-        try:
-            return importlib.util.find_spec(modname) is not None
-        except (ImportError, ValueError):
-            return False
+        return installed.stdlib_module(modname)
     proj = an.project
     if proj is None:
         return False
