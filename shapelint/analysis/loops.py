@@ -32,7 +32,7 @@ from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
 from shapelint.ops import saved as storages
-from shapelint.ops.backward import carried, turn_entries
+from shapelint.ops.backward import carried, settle, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -45,6 +45,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    replaced,
 )
 
 UNROLL = 8  # most items a loop is unrolled over
@@ -402,16 +403,19 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
         times, why = None, "shapes change from turn to turn"
     frame.jump = None
     turned = carried(frame.env, entries) if stmt is not None and times is not None else []
+    settle(frame.env, entries, times)
     if turned != [] and records:
         rec = loop_record(an, stmt, frame, records, None, times)
         if rec is not None:
             # an item a list keeps from every turn is reached in every turn: not followed
             rec.carried = None if grows else turned
+            at_least_once(rec, times)
     else:
         merge(frame.records, records, times, why)
     kept = kept_shapes(an, frame, turn, before) if stable else {}
     out = an.join_env(before, frame.env)
     out.update(kept)
+    last_turn_left(out, frame.env, entries, times)
     if built:
         ran = instance_state.taken(built)
         instance_state.restore(built)
@@ -420,6 +424,41 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
         prefix = before[name]
         out[name] = SeqV(grows[name], times) if not prefix.items else UNKNOWN  # type: ignore[attr-defined]
     frame.env = out
+
+
+def at_least_once(rec, times: Expr | None) -> None:
+    """rec, the record of a loop of symbolic count whose turns carry tensors: its
+    backward (analysis/reached.py, the last turn apart from the others) and what
+    the loss reaches after it (last_turn_left) are of one turn or more, said in
+    its notes (report/conventions.py)."""
+    if times is not None and times.value is None and _positive(times):
+        rec.cost = replaced(rec.cost, notes=[*rec.cost.notes, backward.TURNS_NOTE])
+
+
+def last_turn_left(out: dict, after: dict, entries: dict, times: Expr | None) -> None:
+    """The tensors the names carried by a loop of symbolic count hold after it
+    (out, the join of before and after its turns), as autograd's graph has them
+    where the count is a product of sizes, each positive (the only sizes a
+    symbolic one stands for): what the last turn left (after), which leads to
+    what the names held before the loop only where the turns read it back
+    (ops/backward.settle), not also what they held before, as no turn would."""
+    if not entries or times is None or not _positive(times):
+        return
+    for k in entries:
+        v, w = out.get(k), after.get(k)
+        if isinstance(v, TensorV) and isinstance(w, TensorV) and w.origin is not None:
+            if v.origin != w.origin or v.grad is not w.grad:
+                out[k] = replaced(v, origin=w.origin, grad=w.grad)
+
+
+def _positive(times: Expr) -> bool:
+    """times is at least 1 at every positive value of its sizes: a sum of products
+    of sizes with positive coefficients (not `n - 1`, nor `n // 2`)."""
+    if times.value is not None:
+        return times.value >= 1
+    return bool(times.terms) and all(
+        c > 0 and all(isinstance(atom, str) for atom, _ in m) for m, c in times.terms.items()
+    )
 
 
 def kept_shapes(an, frame, turn, before: dict[str, Value]) -> dict[str, TensorV]:

@@ -198,9 +198,9 @@ def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None
     """A loop counted by one turn: each call's backward in the last turn, as the
     loss reaches it (seen: only the last turn's values outlive the loop), plus
     in each turn before, as the turn after reaches it through the names it reads
-    back (turns_reach). A call of weight 1 (a first turn apart) is reached through
-    the second turn's names, which seen stands for where every turn reaches the
-    same. Unknown where the turns before are not shown alike."""
+    back (turns_reach). A call of weight 1 (a first turn apart) is judged by seen:
+    the later turns' entries lead to what it made where the second turn reads it
+    (ops/backward.settle). Unknown where the turns before are not shown alike."""
     got = _turns_reach(r, seen, memo)
     if got is None:
         return None, ZERO
@@ -211,15 +211,18 @@ def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None
         if ch.cost.backward == ZERO:
             continue
         if w == ONE:
-            if before:
-                return None, ZERO
+            # the first turn apart: its values lead to the later turns' entries,
+            # each to the first turn's names it reaches (ops/backward.settle)
             total = None if total is None or b is None else total + b
             low = low + lo
             continue
-        rest = w - Expr.const(1 + len(before))
-        if before and (rest.value is None or rest.value < 0):
-            return None, ZERO  # fewer turns than the ones told apart, or not known
-        turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in before]
+        apart = before
+        if w.value is not None and w.value - 1 < len(before):
+            apart = before[: max(w.value - 1, 0)]  # fewer turns than the ones told apart
+        rest = w - Expr.const(1 + len(apart))
+        if apart and rest.value is None:
+            return None, ZERO  # how many turns are alike is not known
+        turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in apart]
         last = _of(ch, steady, _memo_for(steady, memo))
         low = _weighted([lo for _, lo in turns] + [last[1]], [ONE] * len(turns) + [rest]) + low
         bs = [x for x, _ in turns] + [last[0]]

@@ -82,6 +82,15 @@ GROUPED_CONV_NOTE = (
 )
 
 
+# A loop whose count is a formula of sizes (`range(T)`) runs at least one turn, every
+# size being positive: its backward is that of T >= 1 turns (at no turn nothing in it
+# runs and the loss reaches what the names held before it, a figure of its own).
+TURNS_NOTE = (
+    "backward of a loop of symbolic count taken at one turn or more, its count being "
+    "a formula of positive sizes"
+)
+
+
 def requires(v: Value) -> bool | None:
     """Whether autograd tracks tensor v (None: not known)."""
     if isinstance(v, ParameterV):
@@ -208,11 +217,15 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
 
 
 def walk(
-    starts, stops: frozenset = frozenset(), closed: frozenset = frozenset()
+    starts,
+    stops: frozenset = frozenset(),
+    closed: frozenset = frozenset(),
+    fence: frozenset = frozenset(),
 ) -> tuple[set[int], list[Origin]] | None:
     """The ids of the Origins reached from starts, and the boundaries met of the
     runs in stops; None where BROKEN is reached (what depends on what, lost).
-    An exit of a run in closed leads to its arguments only, not into the run."""
+    An exit of a run in closed leads to its arguments only, not into the run;
+    an Origin whose id is in fence is reached, but not what it leads to."""
     seen: set = set()
     met: list[Origin] = []
     todo = [(o, stops) for o in starts]
@@ -226,6 +239,8 @@ def walk(
         seen.add(key)
         if o.path is not None and o.token in st:
             met.append(o)  # an argument of a run entered through its exit
+            continue
+        if id(o) in fence:
             continue
         todo.extend((p, st) for p in o.parents)
         if o.inner is not None and o.token not in closed:
@@ -326,6 +341,66 @@ def carried(env: dict, entries: dict) -> list | None:
         if o != {entry}:
             out.append((o, entry))
     return out
+
+
+_SETTLE_MAX = 8  # turns followed back, one by one, before a first turn is not known
+
+
+def settle(env: dict, entries: dict, count: Expr | None) -> None:
+    """The entries of a loop counted by one turn (turn_entries; env: the names
+    after the turn) made to lead where autograd's graph leads from the last of
+    count turns: to the values before the loop that the first turn reads on the
+    way there. A name the last turn reads holds what the turn before left, which
+    read other names of the turn before it: read back turn by turn, the first
+    turn's reads of the names before the loop are the ones the loss reaches
+    (`w = q(v); v = p(u)`: the last turn's v is the turn before's p(u), so the
+    loss reaches the u before the loop and not the v, where there are two turns
+    or more). At a count not known, the names where the reads back settle: the
+    first turn's where the names the loss reaches settle at once, the only case
+    whose loop has a figure (analysis/reached.py), and a turn enough before the
+    last for a bound; where they never settle, nothing known."""
+    if not entries:
+        return
+    fence = frozenset(id(e) for e in entries.values())
+    index = {id(e): k for k, e in entries.items()}
+    afters: dict = {}
+    for k in entries:
+        o = origins(env.get(k, UNKNOWN))
+        if o is None:
+            return  # what the turn left is not known: the loop's figure is not either
+        afters[k] = o
+    n = None if count is None else count.value
+    reads: dict = {}  # name -> the names a turn reads of the turn before, to make it
+    for k in entries:
+        got = walk(afters[k], fence=fence)
+        reads[k] = None if got is None else frozenset(index[i] for i in got[0] if i in index)
+    before = {k: e.parents for k, e in entries.items()}  # what each name held before the loop
+    for k, entry in entries.items():
+        names = _first_reads(k, reads, n)
+        if names is None:
+            entry.parents = frozenset((BROKEN,))
+        elif names != {k}:
+            entry.parents = frozenset().union(*(before[j] for j in names))
+
+
+def _first_reads(k, reads: dict, n: int | None) -> frozenset | None:
+    """The names the first of n turns reads on the way to the last turn's read
+    of name k (n None: where the names read back settle, as they do after
+    enough turns); None where not followed, or they never settle (`u, v = v, u`
+    at a count not known: which one depends on its parity)."""
+    names = frozenset((k,))
+    for step in range(_SETTLE_MAX):
+        if n is not None and step >= n - 1:
+            return names
+        nxt: frozenset = frozenset()
+        for j in names:
+            if reads[j] is None:
+                return None
+            nxt |= reads[j]
+        if nxt == names:
+            return names
+        names = nxt
+    return None
 
 
 def _at(args, kwargs, path: tuple) -> set:
