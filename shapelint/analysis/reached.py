@@ -133,7 +133,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     if not r.children:
         if r.result is None or _overwritten(r.result, seen):
             return None, ZERO
-        if any(id(o) in seen for o in r.result):
+        hit = [o for o in r.result if id(o) in seen]
+        if hit and all(o.side is not None for o in hit):
+            # only items whose gradient reaches part of the op (ops/backward.Origin.side)
+            part = hit[0].side[0] if len(hit) == 1 else None
+            return part, ZERO if part is None else part
+        if hit:
             return whole, ZERO if whole is None else whole
         return ZERO, ZERO
     parts = [_of(ch, seen, memo) for ch in r.children]

@@ -49,9 +49,14 @@ class Origin:
     path: which argument), whose parents are the first call's arguments; each
     tensor it returns leaves as an exit (inner: what made it inside; parents:
     the arguments of this call at the paths it reaches; token: the run). A walk
-    that enters a region through an exit stops at its boundaries."""
+    that enters a region through an exit stops at its boundaries.
 
-    __slots__ = ("parents", "in_place", "inner", "token", "path", "needs")
+    side: an item of an op's tuple result whose gradient reaches less than the
+    op's whole backward (nn.MultiheadAttention's weights: the q and k
+    projections, not v's nor the output's), a node of its own: (the op's
+    backward where the loss reaches it alone,); None for any other."""
+
+    __slots__ = ("parents", "in_place", "inner", "token", "path", "needs", "side")
 
     def __init__(
         self,
@@ -67,6 +72,7 @@ class Origin:
         self.token = token
         self.path = path
         self.needs: frozenset | None = None  # an exit: the argument paths it reaches
+        self.side: tuple | None = None
 
 
 # Where the chain is lost: a tensor the analysis made without following its op,
@@ -610,6 +616,10 @@ def after_op(
         result = made_by(result, node, g)
     else:
         result = made_by(result, node)
+        if node is not None and graph and cost.alone and isinstance(result, TupleV):
+            result = _sides(result, cost.alone, node)
+    if cost.alone:
+        cost = replaced(cost, alone=())
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
@@ -618,6 +628,19 @@ def after_op(
     if cost.saving is not None:
         cost = replaced(cost, saving=None)
     return result, cost
+
+
+def _sides(result: TupleV, alone: tuple, node: Origin) -> TupleV:
+    """result, each item a rule says is reached apart (index, backward alone,
+    the operands it derives from) a node of its own, whose gradient flows to those
+    operands only."""
+    items = list(result.items)
+    for i, figure, sources in alone:
+        if i < len(items) and isinstance(items[i], TensorV):
+            side = Origin(parents(sources) | (node.parents & {BROKEN}))
+            side.side = (figure,)
+            items[i] = made_by(items[i], side)
+    return replaced(result, items=tuple(items))
 
 
 def _own_view(item: Value, operand: TensorV, g: bool | None) -> Value:
