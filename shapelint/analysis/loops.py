@@ -25,7 +25,14 @@ from shapelint.analysis import generators, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
-from shapelint.analysis.repetition import ONE, add_turn, collected, loop_record, merge
+from shapelint.analysis.repetition import (
+    ONE,
+    add_turn,
+    collected,
+    loop_record,
+    merge,
+    positive_count,
+)
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
@@ -431,7 +438,7 @@ def at_least_once(rec, times: Expr | None) -> None:
     backward (analysis/reached.py, the last turn apart from the others) and what
     the loss reaches after it (last_turn_left) are of one turn or more, said in
     its notes (report/conventions.py)."""
-    if times is not None and times.value is None and _positive(times):
+    if times is not None and times.value is None and positive_count(times):
         rec.cost = replaced(rec.cost, notes=[*rec.cost.notes, backward.TURNS_NOTE])
 
 
@@ -441,24 +448,33 @@ def last_turn_left(out: dict, after: dict, entries: dict, times: Expr | None) ->
     where the count is a product of sizes, each positive (the only sizes a
     symbolic one stands for): what the last turn left (after), which leads to
     what the names held before the loop only where the turns read it back
-    (ops/backward.settle), not also what they held before, as no turn would."""
-    if not entries or times is None or not _positive(times):
+    (ops/backward.settle), not also what they held before, as no turn would.
+    Where the count may be 0 (`range(n - 1)`, a count not known), a name whose
+    value before the loop the last turn's does not reach leads nowhere known."""
+    if not entries:
         return
+    surely = times is not None and positive_count(times)
     for k in entries:
         v, w = out.get(k), after.get(k)
-        if isinstance(v, TensorV) and isinstance(w, TensorV) and w.origin is not None:
-            if v.origin != w.origin or v.grad is not w.grad:
-                out[k] = replaced(v, origin=w.origin, grad=w.grad)
+        if not isinstance(v, TensorV) or not isinstance(w, TensorV) or w.origin is None:
+            continue
+        if surely and (v.origin != w.origin or v.grad is not w.grad):
+            out[k] = replaced(v, origin=w.origin, grad=w.grad)
+        elif not surely and v.origin is not None and not _kept_either_way(v.origin, w.origin):
+            # no turn leaves what the name held before, a turn or more what the
+            # last turn left, which does not reach it: which one, not known
+            out[k] = replaced(v, origin=frozenset((backward.BROKEN,)))
 
 
-def _positive(times: Expr) -> bool:
-    """times is at least 1 at every positive value of its sizes: a sum of products
-    of sizes with positive coefficients (not `n - 1`, nor `n // 2`)."""
-    if times.value is not None:
-        return times.value >= 1
-    return bool(times.terms) and all(
-        c > 0 and all(isinstance(atom, str) for atom, _ in m) for m, c in times.terms.items()
-    )
+def _kept_either_way(joined: frozenset, after: frozenset) -> bool:
+    """Whether what the loss reaches through a name after a loop that may run no
+    turn is the same either way, before the loop: what the last turn left reaches
+    all the name held before it (`u = u + f(x)`)."""
+    extra = joined - after
+    if not extra:
+        return True
+    got = backward.walk(after)
+    return got is not None and all(id(o) in got[0] for o in extra)
 
 
 def kept_shapes(an, frame, turn, before: dict[str, Value]) -> dict[str, TensorV]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from shapelint.analysis.modules import DICT_KINDS, ITEMS
+from shapelint.analysis.repetition import positive_count
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, walk
 from shapelint.ops.values import UNKNOWN, ObjectV, TupleV, Value
@@ -229,6 +230,10 @@ def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None
             return None, ZERO  # how many turns are alike is not known
         turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in apart]
         last = _of(ch, steady, _memo_for(steady, memo))
+        if w.value is None and not positive_count(w) and (apart or b is None or b != last[0]):
+            # a count that may be 0 (`range(n - 1)`): the last turn told apart from
+            # the others is a formula of one turn or more only
+            return None, ZERO
         low = _weighted([lo for _, lo in turns] + [last[1]], [ONE] * len(turns) + [rest]) + low
         bs = [x for x, _ in turns] + [last[0]]
         if total is None or None in bs:

@@ -511,3 +511,21 @@ class OverwrittenRows(nn.Module):
             w = self.q(u)
             u = u + self.q(x[t])
         return w
+
+
+class OverwrittenButOne(nn.Module):
+    """OverwrittenRows over all rows but one: at one row the loop runs no turn and
+    the loss reaches the w before it, from two rows on the loop's: no one formula."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, x):
+        u = self.a(x[0])
+        w = self.q(x[0])
+        for t in range(x.shape[0] - 1):
+            w = self.q(u)
+            u = u + self.a(x[t])
+        return w
