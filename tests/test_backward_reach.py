@@ -50,6 +50,8 @@ EXACT = [
     "StepCarried",
     "SharedRun",
     "CarriedLast",
+    "ReadLate",
+    "ReadLateFirst",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper", "CustomFunction"]
@@ -98,23 +100,58 @@ def test_backward_never_above_torch(name):
         assert t["flops_backward"] is None or int(t["flops_backward"]) <= truth
 
 
-@pytest.mark.parametrize("rows", [2, 5])
-def test_a_carried_value_counted_by_one_turn_of_symbolic_count(rows):
-    """The loop over the rows of an input of symbolic length, counted by one turn:
-    the formula, at each length, is what torch counts (never a complete figure that
-    counts the last turn's `p`)."""
+def _symbolic_rows(name: str, rows: int) -> dict:
+    """name's target at x=T,8, its backward formula checked at T = rows against
+    torch's count on that many rows."""
     options = analysis_options(load_config([PATH], None), dtype=None, dims={})
-    t = run_target(Target(str(PATH), "CarriedRows"), [], ["x=T,8"], {}, options)
+    t = run_target(Target(str(PATH), name), [], ["x=T,8"], {}, options)
     assert t["backward_complete"], t["backward_unknown"]
     spec = importlib.util.spec_from_file_location("backward_reach", PATH)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    out = mod.CarriedRows()(torch.randn(rows, 8))
+    out = getattr(mod, name)()(torch.randn(rows, 8))
     fc = FlopCounterMode(display=False)
     with fc:
         out.sum().backward()
     got = eval(str(t["flops_backward"]).replace("·", "*"), {"T": rows})  # noqa: S307
     assert got == fc.get_total_flops()
+    return t
+
+
+@pytest.mark.parametrize("rows", [2, 5])
+def test_a_carried_value_counted_by_one_turn_of_symbolic_count(rows):
+    """The loop over the rows of an input of symbolic length, counted by one turn:
+    the formula, at each length, is what torch counts (never a complete figure that
+    counts the last turn's `p`)."""
+    _symbolic_rows("CarriedRows", rows)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_what_a_loop_of_symbolic_count_leaves_is_its_last_turn(rows):
+    """A name the loop rebinds holds after it what its last turn left: the loss
+    reaches the value it held before the loop only through the turns' reads, at
+    every count of one turn or more (said in the target's conventions)."""
+    t = _symbolic_rows("OverwrittenRows", rows)
+    assert "loop_turns" in [c["name"] for c in t["conventions"]]
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_a_loop_that_may_run_no_turn_has_no_formula_of_its_turns(rows):
+    """`range(T - 1)` runs no turn at T = 1: the loss reaches another w there than
+    from T = 2 on, so no complete formula; what is known of it is below torch's."""
+    options = analysis_options(load_config([PATH], None), dtype=None, dims={})
+    t = run_target(Target(str(PATH), "OverwrittenButOne"), [], ["x=T,8"], {}, options)
+    assert not t["backward_complete"]
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.OverwrittenButOne()(torch.randn(rows, 8))
+    fc = FlopCounterMode(display=False)
+    with fc:
+        out.sum().backward()
+    if t["flops_backward"] is not None:
+        low = eval(str(t["flops_backward"]).replace("·", "*"), {"T": rows})  # noqa: S307
+        assert low <= fc.get_total_flops()
 
 
 def test_a_dead_result_costs_no_backward_but_its_forward():

@@ -25,14 +25,21 @@ from shapelint.analysis import generators, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
-from shapelint.analysis.repetition import ONE, add_turn, collected, loop_record, merge
+from shapelint.analysis.repetition import (
+    ONE,
+    add_turn,
+    collected,
+    loop_record,
+    merge,
+    positive_count,
+)
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import backward
 from shapelint.ops import saved as storages
-from shapelint.ops.backward import carried, turn_entries
+from shapelint.ops.backward import carried, settle, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -45,6 +52,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    replaced,
 )
 
 UNROLL = 8  # most items a loop is unrolled over
@@ -402,16 +410,19 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
         times, why = None, "shapes change from turn to turn"
     frame.jump = None
     turned = carried(frame.env, entries) if stmt is not None and times is not None else []
+    settle(frame.env, entries, times)
     if turned != [] and records:
         rec = loop_record(an, stmt, frame, records, None, times)
         if rec is not None:
             # an item a list keeps from every turn is reached in every turn: not followed
             rec.carried = None if grows else turned
+            at_least_once(rec, times)
     else:
         merge(frame.records, records, times, why)
     kept = kept_shapes(an, frame, turn, before) if stable else {}
     out = an.join_env(before, frame.env)
     out.update(kept)
+    last_turn_left(out, frame.env, entries, times)
     if built:
         ran = instance_state.taken(built)
         instance_state.restore(built)
@@ -420,6 +431,50 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
         prefix = before[name]
         out[name] = SeqV(grows[name], times) if not prefix.items else UNKNOWN  # type: ignore[attr-defined]
     frame.env = out
+
+
+def at_least_once(rec, times: Expr | None) -> None:
+    """rec, the record of a loop of symbolic count whose turns carry tensors: its
+    backward (analysis/reached.py, the last turn apart from the others) and what
+    the loss reaches after it (last_turn_left) are of one turn or more, said in
+    its notes (report/conventions.py)."""
+    if times is not None and times.value is None and positive_count(times):
+        rec.cost = replaced(rec.cost, notes=[*rec.cost.notes, backward.TURNS_NOTE])
+
+
+def last_turn_left(out: dict, after: dict, entries: dict, times: Expr | None) -> None:
+    """The tensors the names carried by a loop of symbolic count hold after it
+    (out, the join of before and after its turns), as autograd's graph has them
+    where the count is a product of sizes, each positive (the only sizes a
+    symbolic one stands for): what the last turn left (after), which leads to
+    what the names held before the loop only where the turns read it back
+    (ops/backward.settle), not also what they held before, as no turn would.
+    Where the count may be 0 (`range(n - 1)`, a count not known), a name whose
+    value before the loop the last turn's does not reach leads nowhere known."""
+    if not entries:
+        return
+    surely = times is not None and positive_count(times)
+    for k in entries:
+        v, w = out.get(k), after.get(k)
+        if not isinstance(v, TensorV) or not isinstance(w, TensorV) or w.origin is None:
+            continue
+        if surely and (v.origin != w.origin or v.grad is not w.grad):
+            out[k] = replaced(v, origin=w.origin, grad=w.grad)
+        elif not surely and v.origin is not None and not _kept_either_way(v.origin, w.origin):
+            # no turn leaves what the name held before, a turn or more what the
+            # last turn left, which does not reach it: which one, not known
+            out[k] = replaced(v, origin=frozenset((backward.BROKEN,)))
+
+
+def _kept_either_way(joined: frozenset, after: frozenset) -> bool:
+    """Whether what the loss reaches through a name after a loop that may run no
+    turn is the same either way, before the loop: what the last turn left reaches
+    all the name held before it (`u = u + f(x)`)."""
+    extra = joined - after
+    if not extra:
+        return True
+    got = backward.walk(after)
+    return got is not None and all(id(o) in got[0] for o in extra)
 
 
 def kept_shapes(an, frame, turn, before: dict[str, Value]) -> dict[str, TensorV]:

@@ -69,7 +69,7 @@ from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
-from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, turn_entries
+from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, settle, turn_entries
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -1846,11 +1846,13 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
             rec.children = [*first.values(), *rest.values()]
             rec.weights = [Expr.const(1)] * len(first) + [Expr.const(len(items) - 1)] * len(rest)
             rec.carried = carried(frame.env, entries)
+            settle(frame.env, entries, Expr.const(len(items) - 1))
             return
         if turn is not None:
             rec = loop_record(an, stmt, frame, turn, None, Expr.const(len(items)))
             if rec is not None:
                 rec.carried = carried(frame.env, entries)
+            settle(frame.env, entries, Expr.const(len(items)))
             return
     saved = frame.records
     children: dict = {}
@@ -1885,12 +1887,17 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
     finally:
         frame.records = saved
     turned = carried(frame.env, entries)
+    settle(frame.env, entries, count)
     kept = loops.kept_shapes(an, frame, turn, before)
+    after = frame.env
     frame.env = an.join_env(before, frame.env)
     frame.env.update(kept)
+    loops.last_turn_left(frame.env, after, entries, count)
     rec = loop_record(an, stmt, frame, children, None, count, extra)
     if rec is not None:
         rec.carried = turned
+        if turned:
+            loops.at_least_once(rec, count)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from shapelint.analysis.modules import DICT_KINDS, ITEMS
+from shapelint.analysis.repetition import positive_count
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, walk
 from shapelint.ops.values import UNKNOWN, ObjectV, TupleV, Value
@@ -133,7 +134,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     if not r.children:
         if r.result is None or _overwritten(r.result, seen):
             return None, ZERO
-        if any(id(o) in seen for o in r.result):
+        hit = [o for o in r.result if id(o) in seen]
+        if hit and all(o.side is not None for o in hit):
+            # only items whose gradient reaches part of the op (ops/backward.Origin.side)
+            part = hit[0].side[0] if len(hit) == 1 else None
+            return part, ZERO if part is None else part
+        if hit:
             return whole, ZERO if whole is None else whole
         return ZERO, ZERO
     parts = [_of(ch, seen, memo) for ch in r.children]
@@ -198,9 +204,9 @@ def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None
     """A loop counted by one turn: each call's backward in the last turn, as the
     loss reaches it (seen: only the last turn's values outlive the loop), plus
     in each turn before, as the turn after reaches it through the names it reads
-    back (turns_reach). A call of weight 1 (a first turn apart) is reached through
-    the second turn's names, which seen stands for where every turn reaches the
-    same. Unknown where the turns before are not shown alike."""
+    back (turns_reach). A call of weight 1 (a first turn apart) is judged by seen:
+    the later turns' entries lead to what it made where the second turn reads it
+    (ops/backward.settle). Unknown where the turns before are not shown alike."""
     got = _turns_reach(r, seen, memo)
     if got is None:
         return None, ZERO
@@ -211,16 +217,23 @@ def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None
         if ch.cost.backward == ZERO:
             continue
         if w == ONE:
-            if before:
-                return None, ZERO
+            # the first turn apart: its values lead to the later turns' entries,
+            # each to the first turn's names it reaches (ops/backward.settle)
             total = None if total is None or b is None else total + b
             low = low + lo
             continue
-        rest = w - Expr.const(1 + len(before))
-        if before and (rest.value is None or rest.value < 0):
-            return None, ZERO  # fewer turns than the ones told apart, or not known
-        turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in before]
+        apart = before
+        if w.value is not None and w.value - 1 < len(before):
+            apart = before[: max(w.value - 1, 0)]  # fewer turns than the ones told apart
+        rest = w - Expr.const(1 + len(apart))
+        if apart and rest.value is None:
+            return None, ZERO  # how many turns are alike is not known
+        turns = [(b, lo)] + [_of(ch, ids, _memo_for(ids, memo)) for ids in apart]
         last = _of(ch, steady, _memo_for(steady, memo))
+        if w.value is None and not positive_count(w) and (apart or b is None or b != last[0]):
+            # a count that may be 0 (`range(n - 1)`): the last turn told apart from
+            # the others is a formula of one turn or more only
+            return None, ZERO
         low = _weighted([lo for _, lo in turns] + [last[1]], [ONE] * len(turns) + [rest]) + low
         bs = [x for x, _ in turns] + [last[0]]
         if total is None or None in bs:

@@ -152,6 +152,16 @@ def add_turn(runs: dict, turn: dict, i: int) -> None:
         runs[(*key, "iter", i)] = rec
 
 
+def positive_count(times: Expr) -> bool:
+    """times is at least 1 at every positive value of its sizes: a sum of products
+    of sizes with positive coefficients (not `n - 1`, nor `n // 2`)."""
+    if times.value is not None:
+        return times.value >= 1
+    return bool(times.terms) and all(
+        c > 0 and all(isinstance(atom, str) for atom, _ in m) for m, c in times.terms.items()
+    )
+
+
 def loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extra=None):
     """The record of a `for` loop holding its turns' records: children keyed
     (*key, "iter", i) (add_turn) are turns run one by one (the table names item i of what

@@ -49,9 +49,14 @@ class Origin:
     path: which argument), whose parents are the first call's arguments; each
     tensor it returns leaves as an exit (inner: what made it inside; parents:
     the arguments of this call at the paths it reaches; token: the run). A walk
-    that enters a region through an exit stops at its boundaries."""
+    that enters a region through an exit stops at its boundaries.
 
-    __slots__ = ("parents", "in_place", "inner", "token", "path", "needs")
+    side: an item of an op's tuple result whose gradient reaches less than the
+    op's whole backward (nn.MultiheadAttention's weights: the q and k
+    projections, not v's nor the output's), a node of its own: (the op's
+    backward where the loss reaches it alone,); None for any other."""
+
+    __slots__ = ("parents", "in_place", "inner", "token", "path", "needs", "side")
 
     def __init__(
         self,
@@ -67,6 +72,7 @@ class Origin:
         self.token = token
         self.path = path
         self.needs: frozenset | None = None  # an exit: the argument paths it reaches
+        self.side: tuple | None = None
 
 
 # Where the chain is lost: a tensor the analysis made without following its op,
@@ -79,6 +85,15 @@ LEAF: frozenset = frozenset()  # made by no op backward differentiates
 GROUPED_CONV_NOTE = (
     "backward of a grouped or depthwise convolution counted as the work it does: "
     "torch 2.13's flop counter counts its weight gradient groups times over"
+)
+
+
+# A loop whose count is a formula of sizes (`range(T)`) runs at least one turn, every
+# size being positive: its backward is that of T >= 1 turns (at no turn nothing in it
+# runs and the loss reaches what the names held before it, a figure of its own).
+TURNS_NOTE = (
+    "backward of a loop of symbolic count taken at one turn or more, its count being "
+    "a formula of positive sizes"
 )
 
 
@@ -208,11 +223,15 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
 
 
 def walk(
-    starts, stops: frozenset = frozenset(), closed: frozenset = frozenset()
+    starts,
+    stops: frozenset = frozenset(),
+    closed: frozenset = frozenset(),
+    fence: frozenset = frozenset(),
 ) -> tuple[set[int], list[Origin]] | None:
     """The ids of the Origins reached from starts, and the boundaries met of the
     runs in stops; None where BROKEN is reached (what depends on what, lost).
-    An exit of a run in closed leads to its arguments only, not into the run."""
+    An exit of a run in closed leads to its arguments only, not into the run;
+    an Origin whose id is in fence is reached, but not what it leads to."""
     seen: set = set()
     met: list[Origin] = []
     todo = [(o, stops) for o in starts]
@@ -226,6 +245,8 @@ def walk(
         seen.add(key)
         if o.path is not None and o.token in st:
             met.append(o)  # an argument of a run entered through its exit
+            continue
+        if id(o) in fence:
             continue
         todo.extend((p, st) for p in o.parents)
         if o.inner is not None and o.token not in closed:
@@ -326,6 +347,66 @@ def carried(env: dict, entries: dict) -> list | None:
         if o != {entry}:
             out.append((o, entry))
     return out
+
+
+_SETTLE_MAX = 8  # turns followed back, one by one, before a first turn is not known
+
+
+def settle(env: dict, entries: dict, count: Expr | None) -> None:
+    """The entries of a loop counted by one turn (turn_entries; env: the names
+    after the turn) made to lead where autograd's graph leads from the last of
+    count turns: to the values before the loop that the first turn reads on the
+    way there. A name the last turn reads holds what the turn before left, which
+    read other names of the turn before it: read back turn by turn, the first
+    turn's reads of the names before the loop are the ones the loss reaches
+    (`w = q(v); v = p(u)`: the last turn's v is the turn before's p(u), so the
+    loss reaches the u before the loop and not the v, where there are two turns
+    or more). At a count not known, the names where the reads back settle: the
+    first turn's where the names the loss reaches settle at once, the only case
+    whose loop has a figure (analysis/reached.py), and a turn enough before the
+    last for a bound; where they never settle, nothing known."""
+    if not entries:
+        return
+    fence = frozenset(id(e) for e in entries.values())
+    index = {id(e): k for k, e in entries.items()}
+    afters: dict = {}
+    for k in entries:
+        o = origins(env.get(k, UNKNOWN))
+        if o is None:
+            return  # what the turn left is not known: the loop's figure is not either
+        afters[k] = o
+    n = None if count is None else count.value
+    reads: dict = {}  # name -> the names a turn reads of the turn before, to make it
+    for k in entries:
+        got = walk(afters[k], fence=fence)
+        reads[k] = None if got is None else frozenset(index[i] for i in got[0] if i in index)
+    before = {k: e.parents for k, e in entries.items()}  # what each name held before the loop
+    for k, entry in entries.items():
+        names = _first_reads(k, reads, n)
+        if names is None:
+            entry.parents = frozenset((BROKEN,))
+        elif names != {k}:
+            entry.parents = frozenset().union(*(before[j] for j in names))
+
+
+def _first_reads(k, reads: dict, n: int | None) -> frozenset | None:
+    """The names the first of n turns reads on the way to the last turn's read
+    of name k (n None: where the names read back settle, as they do after
+    enough turns); None where not followed, or they never settle (`u, v = v, u`
+    at a count not known: which one depends on its parity)."""
+    names = frozenset((k,))
+    for step in range(_SETTLE_MAX):
+        if n is not None and step >= n - 1:
+            return names
+        nxt: frozenset = frozenset()
+        for j in names:
+            if reads[j] is None:
+                return None
+            nxt |= reads[j]
+        if nxt == names:
+            return names
+        names = nxt
+    return None
 
 
 def _at(args, kwargs, path: tuple) -> set:
@@ -535,6 +616,10 @@ def after_op(
         result = made_by(result, node, g)
     else:
         result = made_by(result, node)
+        if node is not None and graph and cost.alone and isinstance(result, TupleV):
+            result = _sides(result, cost.alone, node)
+    if cost.alone:
+        cost = replaced(cost, alone=())
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
@@ -543,6 +628,19 @@ def after_op(
     if cost.saving is not None:
         cost = replaced(cost, saving=None)
     return result, cost
+
+
+def _sides(result: TupleV, alone: tuple, node: Origin) -> TupleV:
+    """result, each item a rule says is reached apart (index, backward alone,
+    the operands it derives from) a node of its own, whose gradient flows to those
+    operands only."""
+    items = list(result.items)
+    for i, figure, sources in alone:
+        if i < len(items) and isinstance(items[i], TensorV):
+            side = Origin(parents(sources) | (node.parents & {BROKEN}))
+            side.side = (figure,)
+            items[i] = made_by(items[i], side)
+    return replaced(result, items=tuple(items))
 
 
 def _own_view(item: Value, operand: TensorV, g: bool | None) -> Value:

@@ -430,8 +430,70 @@ def multi_head_attention(
         extra=(_held_grad(held, b_k), _held_grad(held, b_v)),
         out=(_held_grad(held, out_w), _held_grad(held, out_b)),
     )
-    out.bind["bw"] = attention_backward(grads, want_weights, (lq, nq, sk, e, kd, vd, sa))
+    sizes = (lq, nq, sk, e, kd, vd, sa)
+    out.bind["bw"] = attention_backward(grads, want_weights, sizes)
+    if isinstance(weights, TensorV):
+        packing = _packing(use_sep, query, key, value)
+        sources = [query, key, in_w, in_b, q_w, k_w, b_k]
+        if packing != "sep":  # v is projected with q or k: the same product
+            sources += [value, v_w]
+        out.alone = ((1, weights_backward(grads, packing, sizes), tuple(sources)),)
     return out
+
+
+def _packing(separate: bool | None, query: Value, key: Value, value: Value) -> str | None:
+    """How F.multi_head_attention_forward projects q, k and v: three products
+    ("sep": separate weights, or key is not value), k and v in one ("kv": key is
+    value, query another), or all three in one ("all": one tensor); None where not
+    known."""
+    if separate is None:
+        return None
+    if separate:
+        return "sep"
+    kv = _same(key, value)
+    qk = _same(query, key)
+    if kv is None:
+        return None
+    if not kv:
+        return "sep"
+    return None if qk is None else "all" if qk else "kv"
+
+
+def _same(a: Value, b: Value) -> bool | None:
+    """Whether a and b are one tensor, as torch's `is` tells (the same value of the
+    analysis), or surely two (of other shapes); None otherwise."""
+    if a is b:
+        return True
+    sa, sb = shape_of(a), shape_of(b)
+    if sa is None or sb is None:
+        return None
+    if len(sa) != len(sb) or any(differs(x, y) for x, y in zip(sa, sb, strict=True)):
+        return False
+    return None
+
+
+def weights_backward(g: AttentionGrads, packing: str | None, sizes: tuple) -> Expr | None:
+    """FLOPs of multi-head attention's backward where the loss reaches the
+    attention weights alone (need_weights): the scores' batched product, each
+    operand's gradient where it requires grad, and the products that projected q
+    and k, whole where one projected v with them (its weight's gradient is of the
+    whole product); not p·v, nor the output projection."""
+    if packing is None or not _sized(g, sizes):
+        return None
+    lq, n, sk, e, kd, _, sa = sizes
+    (gq, gk, _), (pq, pk, _) = g.inputs, g.proj
+    rq = _any(gq, *pq)
+    rk = _any(gk, *pk, g.extra[0])
+    if any(f is None for f in (gq, pq[0], gk, pk[0], rq, rk)):
+        return None
+    one = lambda f: int(bool(f))  # noqa: E731
+    if packing == "all":
+        total = 2 * lq * n * e * 3 * e * (one(gq) + one(pq[0]))
+    else:
+        total = 2 * lq * n * e * e * (one(gq) + one(pq[0]))
+        width = 2 * e if packing == "kv" else e
+        total += 2 * sk * n * kd * width * (one(gk) + one(pk[0]))
+    return total + 2 * n * lq * sa * e * (one(rq) + one(rk))
 
 
 @dataclass(frozen=True)
@@ -454,11 +516,9 @@ def attention_backward(g: AttentionGrads, weights: bool | None, sizes: tuple) ->
     gradient where it requires grad; without, scaled_dot_product_attention on
     (n, h, l, e/h), counted by the fused kernels' backward formula (the scores
     recomputed: five products) as F.scaled_dot_product_attention is."""
+    if weights is None or not _sized(g, sizes):
+        return None
     lq, n, sk, e, kd, vd, sa = sizes
-    if g.proj is None or weights is None:
-        return None
-    if any(not isinstance(x, Expr) for x in (lq, n, sk, e, kd, vd, sa)):
-        return None
     (gq, gk, gv), (pq, pk, pv) = g.inputs, g.proj
     rq = _any(gq, *pq)  # the projected q requires grad
     rk = _any(gk, *pk, g.extra[0])
@@ -478,6 +538,11 @@ def attention_backward(g: AttentionGrads, weights: bool | None, sizes: tuple) ->
         total += 5 * product_ * one(core_in)
     total += 2 * lq * n * e * e * (one(core_in) + one(g.out[0]))
     return total
+
+
+def _sized(g: AttentionGrads, sizes: tuple) -> bool:
+    """Whether the projections' grads are known and every size is a formula."""
+    return g.proj is not None and all(isinstance(x, Expr) for x in sizes)
 
 
 def _any(*flags: bool | None) -> bool | None:

@@ -68,6 +68,10 @@ class RuleOut:
     bind: dict[str, Expr | None] = field(default_factory=dict)
     issues: list[OpIssue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Items of a tuple result whose gradient reaches less than the op's whole backward:
+    # (index, the backward where the loss reaches that item alone, the operands it
+    # derives from) (values.Cost.alone).
+    alone: tuple = ()
 
 
 class NotApplicable:

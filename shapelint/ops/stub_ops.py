@@ -564,6 +564,7 @@ class _Interpreter:
         self.env = _Env()
         self.issues: list[OpIssue] = []
         self.rule_bind: dict[str, Expr | None] = {}
+        self.rule_alone: tuple = ()
         self.notes: list[str] = list(entry.notes)
         self.out: Value = UNKNOWN
 
@@ -598,6 +599,7 @@ class _Interpreter:
             assert isinstance(out, RuleOut)
             self.issues.extend(out.issues)
             self.rule_bind = out.bind
+            self.rule_alone = out.alone
             self.notes.extend(out.notes)
             self.out = out.value
         if e.module:
@@ -938,7 +940,8 @@ class _Interpreter:
         notes = list(dict.fromkeys(self.notes))
         saving = None if e.saved is None else self._saving(ev)
         if e.backward is not None:
-            return Cost(flops, other, nbytes, notes, backward=ev.eval(e.backward), saving=saving)
+            back = ev.eval(e.backward)
+            return Cost(flops, other, nbytes, notes, backward=back, saving=saving, alone=self.rule_alone)
         return Cost(flops, other, nbytes, notes, saving=saving)
 
     def _saving(self, ev: _FormulaEval) -> tuple:

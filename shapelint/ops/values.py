@@ -361,6 +361,9 @@ class Cost:
     saved: Expr | None = field(default=DERIVE, kw_only=True)  # type: ignore[assignment]
     # What a stub says the op saves, before ops/saved.py weighs it (None: no rule).
     saving: tuple | None = field(default=None, kw_only=True, compare=False, repr=False)
+    # A stub rule's items of a tuple result reached apart (shape_rules.RuleOut.alone),
+    # before ops/backward.after_op gives each its node.
+    alone: tuple = field(default=(), kw_only=True, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         zero = Expr.const(0)

@@ -18,7 +18,7 @@ on CPU), and every face says that the fused kernel's work is not in the figure.
 
 from __future__ import annotations
 
-from shapelint.ops.backward import GROUPED_CONV_NOTE
+from shapelint.ops.backward import GROUPED_CONV_NOTE, TURNS_NOTE
 
 # The note the stubs give these calls (the `@fused_attention` macro of
 # stubs/matmul.stub starts with it; tests/test_conventions.py holds them together).
@@ -48,6 +48,12 @@ FUSED_RNN = (
 GROUPED_CONV = (
     f"{GROUPED_CONV_NOTE} (conv_backward_flop ignores groups); FlopCounterMode under "
     "backward reports more"
+)
+
+# A loop of symbolic count: its backward at one turn or more (analysis/loops.py).
+LOOP_TURNS = (
+    f"{TURNS_NOTE}: at a count of 0 nothing in the loop runs, and the loss reaches what "
+    "the names it rebinds held before it (where a forward at 0 does not raise)"
 )
 
 # The mode a forward ran in, where `self.training` decided a branch (analysis/modes.py).
@@ -102,6 +108,7 @@ def conventions_json(records) -> list[dict]:
         ("fused_attention", FUSED_ATTENTION_MARK, FUSED_ATTENTION),
         ("grouped_conv_backward", GROUPED_CONV_NOTE, GROUPED_CONV),
         ("fused_rnn", FUSED_RNN_MARK, FUSED_RNN),
+        ("loop_turns", TURNS_NOTE, LOOP_TURNS),
     ):
         calls = marked_calls(records, mark)
         if calls:

@@ -457,3 +457,75 @@ class CarriedRows(nn.Module):
             c = c + self.a(x[t]) + h
             h = self.p(c)
         return c
+
+
+class ReadLate(nn.Module):
+    """Values that reach the output one turn late (`w = q(v); v = p(u)`): from two
+    turns on, the loss reaches the u the loop started from, not the v."""
+
+    turns = 4
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.p = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+
+    def start(self, x):
+        return self.a(x), self.a(x), self.a(x)
+
+    def forward(self, x):
+        u, v, w = self.start(x)
+        for _ in range(self.turns):
+            w = self.q(v)
+            v = self.p(u)
+            u = u + self.a(x)
+        return u + w
+
+
+class ReadLateFirst(ReadLate):
+    """ReadLate from the input itself: the first turn makes the names require grad
+    (a turn apart), and the loss reaches the first turn's p through the third's q."""
+
+    turns = 3
+
+    def start(self, x):
+        return x, x, x
+
+
+class OverwrittenRows(nn.Module):
+    """A name the loop overwrites from a value it carries, over the rows of its
+    input: after one turn or more the loss reaches the loop's w, never the w
+    before it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, x):
+        w = self.b(x[0])
+        u = self.a(x[0])
+        for t in range(x.shape[0]):
+            w = self.q(u)
+            u = u + self.q(x[t])
+        return w
+
+
+class OverwrittenButOne(nn.Module):
+    """OverwrittenRows over all rows but one: at one row the loop runs no turn and
+    the loss reaches the w before it, from two rows on the loop's: no one formula."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, x):
+        u = self.a(x[0])
+        w = self.q(x[0])
+        for t in range(x.shape[0] - 1):
+            w = self.q(u)
+            u = u + self.a(x[t])
+        return w
