@@ -1,15 +1,21 @@
 """The hot paths' cheaper spellings do what the standard library's do (the oracle):
 values.replaced is dataclasses.replace, field by field, the fields outside equality
 included; the scopes that are classes, not @contextmanager generators, restore
-their state when the block raises."""
+their state when the block raises; the value classes' faster `__init__` builds what
+the one dataclasses generated builds, field by field."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
+import pkgutil
 from contextvars import ContextVar
 
 import pytest
 
+import shapelint.analysis
+from shapelint import frozen_init
 from shapelint.analysis import aliasing, call_path, dynamic, repetition
 from shapelint.notation import symbolic
 from shapelint.notation.symbolic import Expr, fact_scope
@@ -19,6 +25,7 @@ from shapelint.ops.values import (
     IntV,
     ObjectV,
     OpIssue,
+    OptionalV,
     ParameterV,
     StrV,
     TensorV,
@@ -106,3 +113,88 @@ def test_fact_scope_inherits_at_entry():
             assert (N // D * D).simplify() == N
         with fact_scope():
             assert (N // D * D).simplify() != N
+
+
+# Each value class's faster __init__ against the one dataclasses generated (kept in
+# frozen_init.GENERATED): the same slots set to the same values, __post_init__'s
+# changes included, on defaults, positional, keyword-only and factory arguments.
+INIT_CASES = [
+    (TensorV, (), {}),
+    (TensorV, ((N, D), "float32"), {"grad": True, "origin": ORIGIN, "view": True}),
+    (TensorV, ((N, Expr.const(2) * D // 2),), {"at_most": ((0, (D,)),), "contiguous": None}),
+    (TensorV, ([N, D],), {"storage": TensorV((N,))}),  # a list shape: __post_init__ makes a tuple
+    (ParameterV, ((D,), "float32", None), {"grad": True}),
+    (ParameterV, ((D,),), {}),
+    (BufferV, ((D,), "int64"), {"grad": False}),
+    (IntV, (N,), {}),
+    (IntV, (), {}),
+    (StrV, ("x", True), {}),
+    (TupleV, ((IntV(N), StrV("x")),), {"kind": "list"}),
+    (ObjectV, ("<class>M",), {}),
+    (OpIssue, ("SHP301", "m"), {"names": frozenset({"n"}), "learned": True}),
+]
+
+
+def _slots(obj) -> dict:
+    return {f.name: getattr(obj, f.name, "<unset>") for f in dataclasses.fields(obj)}
+
+
+@pytest.mark.parametrize("cls, args, kwargs", INIT_CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_fast_init_is_the_generated_init(cls, args, kwargs):
+    want = cls.__new__(cls)
+    frozen_init.GENERATED[cls](want, *args, **kwargs)
+    got = cls(*args, **kwargs)
+    assert cls.__init__ is not frozen_init.GENERATED[cls]
+    assert type(got) is cls
+    assert _slots(got) == _slots(want)
+
+
+def test_fast_init_keeps_each_signature_and_refusal():
+    assert TensorV in frozen_init.GENERATED and OpIssue in frozen_init.GENERATED
+    for cls, generated in frozen_init.GENERATED.items():
+        assert inspect.signature(cls.__init__) == inspect.signature(generated), cls
+        assert cls.__init__.__qualname__ == generated.__qualname__
+    with pytest.raises(TypeError):
+        TensorV(None, None, None)  # grad is keyword-only
+    with pytest.raises(TypeError):
+        OptionalV()  # value has no default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TensorV().shape = ()
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def test_fast_init_subclasses_store_where_the_slot_is():
+    # An inherited fast __init__ stores through its class's slots: exact only where
+    # no class between the instance's and that one serves a field another way.
+    for info in pkgutil.walk_packages(shapelint.analysis.__path__, "shapelint.analysis."):
+        importlib.import_module(info.name)
+    for cls in frozen_init.GENERATED:
+        names = {f.name for f in dataclasses.fields(cls)}
+        for sub in _subclasses(cls):
+            below = sub.__mro__[: sub.__mro__.index(cls)]
+            assert not any(n in k.__dict__ for k in below for n in names), (sub, cls)
+
+
+def test_fast_init_leaves_what_it_cannot_reproduce():
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int = 1
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class WithInitVar:
+        a: int
+        b: dataclasses.InitVar[int] = 0
+
+    @dataclasses.dataclass(slots=True)
+    class NotFrozen:
+        a: int
+
+    for cls in (NoSlots, WithInitVar, NotFrozen):
+        init = cls.__init__
+        assert frozen_init.fast_init(cls) is cls and cls.__init__ is init
+        assert cls not in frozen_init.GENERATED

@@ -5,7 +5,7 @@ floor, and no private name (`_x`) used outside the module that defines it.
 Floors, lowest first (docs/architecture.md):
   base      shapelint/__init__.py, diagnostics.py, options.py (the analysis options),
             pyparse.py (parsing with warnings caught), scoped.py (a context variable
-            set for a with block)
+            set for a with block), frozen_init.py (a frozen dataclass's faster __init__)
   words     notation/ (shape strings, symbolic dims), rules/ (the catalog)
   ops       ops/ (what each operation does to shapes and costs)
   analysis  analysis/ (the driver is the one door), config.py, config_targets.py, cache.py
@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "shapelint"
 
 FLOORS = [
     ("base", ("shapelint", "shapelint.diagnostics", "shapelint.options", "shapelint.pyparse",
-              "shapelint.scoped")),
+              "shapelint.scoped", "shapelint.frozen_init")),
     ("words", ("shapelint.notation", "shapelint.rules")),
     ("ops", ("shapelint.ops",)),
     (

@@ -11,6 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from shapelint.frozen_init import fast_init
 from shapelint.notation.symbolic import Expr, bounded, bounded_dims, product
 from shapelint.ops.dtypes import result_type
 
@@ -47,6 +48,7 @@ def _init_fields(cls: type) -> tuple:
 _INIT_FIELDS: dict[type, tuple] = {}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Var:
     """Zero or more dimensions bound together (jaxtyping ``*batch`` or ``...``).
@@ -106,6 +108,7 @@ class _Unknown(Value):
 UNKNOWN = _Unknown()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TensorV(Value):
     """A tensor. shape None: rank unknown. dtype None: unknown (costs use the default)."""
@@ -166,6 +169,7 @@ class TensorV(Value):
         return "[" + ", ".join(dim_str(d) for d in self.shape) + "]"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ParameterV(TensorV):
     """An nn.Parameter: a tensor a module registers as its parameter.
@@ -174,6 +178,7 @@ class ParameterV(TensorV):
     requires_grad: bool | None = True
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ArrayV(Value):
     """A numpy array: its shape and numpy dtype (None: not known). No tensor: torch's
@@ -184,12 +189,14 @@ class ArrayV(Value):
     dtype: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BufferV(TensorV):
     """A tensor a module registers as a buffer (register_buffer, a layer's running
     statistics): part of its state, not of its parameters."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class IntV(Value):
     """An integer: known symbolically (Expr) or None for an int of unknown value."""
@@ -203,11 +210,13 @@ class IntV(Value):
                 object.__setattr__(self, "value", v)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class FloatV(Value):
     value: float | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class StrV(Value):
     value: str | None = None
@@ -217,16 +226,19 @@ class StrV(Value):
     interned: bool = field(default=False, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class BoolV(Value):
     value: bool | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NoneV(Value):
     pass
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OptionalV(Value):
     """None, or `value` where a caller gives one: a constructor parameter whose
@@ -285,6 +297,7 @@ def python_constant(v: Value):
     return False, None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TupleV(Value):
     """A tuple or list of abstract values (``x.shape`` is a TupleV of IntV).
@@ -296,6 +309,7 @@ class TupleV(Value):
     kind: str | None = field(default=None, compare=False)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SliceV(Value):
     """`lo:hi:step` inside a subscript, each bound a value (None when absent)."""
@@ -305,6 +319,7 @@ class SliceV(Value):
     step: Value | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name); numpy: one of
@@ -317,6 +332,7 @@ class DtypeV(Value):
 DICT_KIND = "<dict>"  # the ObjectV of a dict, OrderedDict, SimpleNamespace: attrs by key
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ObjectV(Value):
     """An instance the analysis knows something about: an nn.Linear, a layer, a
@@ -392,6 +408,7 @@ class Cost:
 STAND_IN_COST = Cost(Expr.const(0), Expr.const(0), Expr.const(0))
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OpIssue:
     """A diagnostic an op raises, before it has a file position.
