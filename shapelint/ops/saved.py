@@ -134,6 +134,21 @@ def apart() -> Iterator[None]:
         _LEDGER.reset(token)
 
 
+def mark() -> dict | None:
+    """The ledger as it is now, for `undo`: a trial turn whose records may be
+    dropped enters what it saves, and a dropped turn saved nothing."""
+    book = _LEDGER.get()
+    return None if book is None else dict(book)
+
+
+def undo(marked: dict | None) -> None:
+    """The ledger back as `mark` found it (in place: enclosing runs share it)."""
+    book = _LEDGER.get()
+    if book is not None and marked is not None:
+        book.clear()
+        book.update(marked)
+
+
 def status(values) -> tuple:
     """For each tensor among values, whether its storage counts as saved already
     (a parameter, a buffer, or in the ledger); () outside a target run."""
