@@ -76,6 +76,7 @@ _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
 _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
+    | {"view_as_real", "view_as_complex"}
 )
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
