@@ -1157,6 +1157,26 @@ CASES = {
         dict(d=4),
         dict(q=(2, 4), k=(2, 4)),
     ),
+    # `range(t)` of a one-element integer tensor (t.__index__()): a loop of a count not
+    # known, whose turns here cost nothing in torch's count (main: `call range: cost not
+    # known`; speechbrain's ChannelSwap, `for i in range(N_swaps)`)
+    "range_of_a_tensor": (
+        """
+        class Count(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                n = torch.randint(low=1, high=3, size=(1,))
+                for i in range(n):
+                    x = x * 2
+                return self.lin(x)
+        """,
+        "Count",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """
