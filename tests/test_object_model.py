@@ -1177,6 +1177,23 @@ CASES = {
         dict(d=8),
         dict(x=(2, 8)),
     ),
+    # `out=None` is torch's default of a reduction's out= (main: `torch.mean: cost not
+    # known`; deepctr's SENETLayer, `torch.mean(inputs, dim=-1, out=None)`)
+    "reduction_with_out_none": (
+        """
+        class Squeeze(nn.Module):
+            def __init__(self, f):
+                super().__init__()
+                self.lin = nn.Linear(f, f, bias=False)
+
+            def forward(self, x):
+                z = torch.mean(x, dim=-1, out=None) + torch.sum(x, -1, out=None)
+                return x * self.lin(z).unsqueeze(2)
+        """,
+        "Squeeze",
+        dict(f=4),
+        dict(x=(2, 4, 3)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """
