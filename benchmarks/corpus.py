@@ -9,6 +9,7 @@
     python benchmarks/corpus.py --holdout-e DEST     # a fifth holdout (session 16)
     python benchmarks/corpus.py --holdout-f DEST     # a sixth holdout (session 17)
     python benchmarks/corpus.py --holdout-g DEST     # a seventh holdout (session 18)
+    python benchmarks/corpus.py --holdout-h DEST     # an eighth holdout (session 19)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -215,6 +216,28 @@ HOLDOUT_G: tuple[tuple[str, str], ...] = (
     ("byol-pytorch", "0.9.1"),
 )
 
+# An eighth, fetched once the seventh was worked on, all but one by authors other than
+# lucidrains: a hierarchical vision transformer, EfficientDet detection heads, music
+# source separation, a speech toolkit (speaker embeddings, ASR encoders, enhancement),
+# click-through-rate recommender layers, normalizing flows, video backbones, a
+# conditional GAN, a sparsely-gated mixture of experts, a BERT encoder,
+# learned image compression and neural differential equations, read by nobody here
+# before its first measure.
+HOLDOUT_H: tuple[tuple[str, str], ...] = (
+    ("hiera-transformer", "0.1.4"),
+    ("effdet", "0.4.1"),
+    ("openunmix", "1.3.0"),
+    ("speechbrain", "1.1.2"),
+    ("deepctr-torch", "0.3.0"),
+    ("normflows", "1.7.3"),
+    ("pytorchvideo", "0.1.5"),
+    ("pytorch-pretrained-biggan", "0.1.1"),
+    ("mixture-of-experts", "0.2.3"),
+    ("bert-pytorch", "0.0.1a4"),
+    ("compressai", "1.2.8"),
+    ("torchdyn", "1.0.6"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -321,6 +344,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-g", action="store_true", help="fetch the seventh holdout (session 18)"
     )
+    parser.add_argument(
+        "--holdout-h", action="store_true", help="fetch the eighth holdout (session 19)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -339,6 +365,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_f
         else HOLDOUT_G
         if args.holdout_g
+        else HOLDOUT_H
+        if args.holdout_h
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

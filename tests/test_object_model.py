@@ -1119,6 +1119,81 @@ CASES = {
         dict(dim=4),
         dict(x=(2, 4)),
     ),
+    # a complex tensor seen as (real, imaginary) pairs and back: views, 0 FLOPs (main:
+    # `torch.view_as_complex: cost not known`; openunmix's ComplexNorm)
+    "complex_views": (
+        """
+        class Mag(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+                self.a = nn.Linear(d, 2 * d)
+                self.b = nn.Linear(d, d)
+
+            def forward(self, x):
+                z = torch.view_as_complex(self.a(x).unflatten(-1, (self.d, 2)))
+                return self.b(torch.abs(z)) + torch.view_as_real(z).sum(-1)
+        """,
+        "Mag",
+        dict(d=4),
+        dict(x=(2, 4)),
+    ),
+    # torch.equal is a Python bool of unknown value, 0 FLOPs: branches under it that
+    # cost alike are one figure (main: `torch.equal: cost not known`; speechbrain's
+    # attention, `query is key or torch.equal(query, key)`)
+    "compared_by_torch_equal": (
+        """
+        class Att(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.qkv = nn.Linear(d, 3 * d)
+
+            def forward(self, q, k):
+                if q is k or torch.equal(q, k):
+                    return self.qkv(q)
+                return self.qkv(k)
+        """,
+        "Att",
+        dict(d=4),
+        dict(q=(2, 4), k=(2, 4)),
+    ),
+    # `range(t)` of a one-element integer tensor (t.__index__()): a loop of a count not
+    # known, whose turns here cost nothing in torch's count (main: `call range: cost not
+    # known`; speechbrain's ChannelSwap, `for i in range(N_swaps)`)
+    "range_of_a_tensor": (
+        """
+        class Count(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                n = torch.randint(low=1, high=3, size=(1,))
+                for i in range(n):
+                    x = x * 2
+                return self.lin(x)
+        """,
+        "Count",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
+    # `out=None` is torch's default of a reduction's out= (main: `torch.mean: cost not
+    # known`; deepctr's SENETLayer, `torch.mean(inputs, dim=-1, out=None)`)
+    "reduction_with_out_none": (
+        """
+        class Squeeze(nn.Module):
+            def __init__(self, f):
+                super().__init__()
+                self.lin = nn.Linear(f, f, bias=False)
+
+            def forward(self, x):
+                z = torch.mean(x, dim=-1, out=None) + torch.sum(x, -1, out=None)
+                return x * self.lin(z).unsqueeze(2)
+        """,
+        "Squeeze",
+        dict(f=4),
+        dict(x=(2, 4, 3)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """

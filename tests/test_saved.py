@@ -57,6 +57,7 @@ EXACT = [
     ("Moved", SEQ, True),
     ("MovedHeads", SEQ, True),
     ("Leaky", SEQ, True),
+    ("CarriedMask", SEQ, False),
 ]
 
 

@@ -181,6 +181,12 @@ def default_calls(name: str) -> list[tuple[tuple, dict]]:
 
 
 SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
+    "view_as_complex": [((X(2, 3, 2),), {}), ((X(4, 2, dtype=torch.float64),), {})],
+    "view_as_real": [
+        ((torch.randn(2, 3, dtype=torch.complex64),), {}),
+        ((torch.randn(4, dtype=torch.complex128),), {}),
+    ],
+    "equal": [((X(2, 3), X(2, 3)), {}), ((X(2, 3), X(3)), {})],
     "transpose": [((X(2, 3, 4), 0, -1), {})],
     "swapaxes": [((X(2, 3, 4), 0, -1), {})],
     "swapdims": [((X(2, 3, 4), 1, 2), {})],

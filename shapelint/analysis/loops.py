@@ -550,6 +550,10 @@ def same_each_turn(
     writes = an.outer_writes
     an.trial += 1
     found = found_values(before, stmt.target, *stmt.body)
+    # What the trial saves is dropped with its records where it is no turn of the
+    # loop: a storage it found (a mask held by the module) is saved by the turns
+    # run one by one instead, and counts there.
+    ledger = storages.mark()
     try:
         with (
             collected(frame) as records,
@@ -583,6 +587,7 @@ def same_each_turn(
     if not stable or changed:
         frame.env, frame.returns, frame.done, frame.locals = saved
         frame.exits[:] = exits
+        storages.undo(ledger)
         return None
     new = [k for k in after if k not in before and k not in targets]
     if any(_vague(after[k]) for k in new):

@@ -473,6 +473,15 @@ def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
     return count
 
 
+def _range_of_a_tensor(an: Analyzer, it: ast.expr, frame) -> bool:
+    """`range(...)` (the builtin) with a tensor among its bounds."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+        return False
+    if it.keywords or not 1 <= len(it.args) <= 3 or "range" in frame.env:
+        return False
+    return any(isinstance(an.eval(a, frame), TensorV) for a in it.args)
+
+
 def _range_start(an: Analyzer, it: ast.Call, frame) -> int | None:
     """The first value of a `range(...)` loop range_count counted: 0, or `a` of
     `range(a, b)` when known (None: the loop variable's values are not known)."""
@@ -1695,6 +1704,10 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         if in_init:
             _symbolic_init_loop(an, stmt, count, frame)
             return True
+        return False
+    if _range_of_a_tensor(an, it, frame):
+        # `range(t)` calls t.__index__() (a one-element integer tensor): a count not
+        # known, which the interpreter's loop runs as a loop of unknown length
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
     seq = iterated(an, an.eval(it, frame))

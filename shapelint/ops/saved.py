@@ -76,6 +76,7 @@ _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
 _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
+    | {"view_as_real", "view_as_complex"}
 )
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
@@ -132,6 +133,21 @@ def apart() -> Iterator[None]:
         yield
     finally:
         _LEDGER.reset(token)
+
+
+def mark() -> dict | None:
+    """The ledger as it is now, for `undo`: a trial turn whose records may be
+    dropped enters what it saves, and a dropped turn saved nothing."""
+    book = _LEDGER.get()
+    return None if book is None else dict(book)
+
+
+def undo(marked: dict | None) -> None:
+    """The ledger back as `mark` found it (in place: enclosing runs share it)."""
+    book = _LEDGER.get()
+    if book is not None and marked is not None:
+        book.clear()
+        book.update(marked)
 
 
 def status(values) -> tuple:

@@ -1930,6 +1930,13 @@ def item(ctx: RuleContext, x: Value) -> RuleOut:
     return RuleOut(FloatV())
 
 
+@rule
+def equal(ctx: RuleContext, x: Value, other: Value) -> RuleOut:
+    """``torch.equal(x, other)``: a Python bool, False where the shapes differ
+    (never an error), its value not known."""
+    return RuleOut(BoolV())
+
+
 # The most numbers `x.tolist()` is held as item by item; beyond, a list not known.
 _LIST_ITEMS = 4096
 

@@ -302,7 +302,7 @@ def is_property(name: str) -> bool:
 # The rules of the constructors that take a numpy array's data (ops.values.ArrayV).
 _ARRAY_RULES = frozenset({"legacy_sizes", "data_tensor", "array_tensor"})
 
-_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(")
+_DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(", "complex(")
 
 
 def _check_entry(e: StubEntry) -> str | None:
@@ -888,6 +888,8 @@ class _Interpreter:
                     got = dtypes.DEFAULT_FLOAT
                 elif alt.startswith("accumulate"):
                     got = dtypes.DEFAULT_INT
+            if alt.startswith("complex"):
+                return dtypes.to_complex(got)
             return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())

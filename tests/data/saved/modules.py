@@ -592,3 +592,23 @@ class StackedGRU(nn.Module):
     def forward(self, x):
         _, h = self.gru(x)
         return h[-1]
+
+
+class CarriedMask(nn.Module):
+    """A recurrence over the steps whose turns differ (the state carried, a buffer
+    first), each scaled by a tensor the module holds: torch saves that tensor for
+    the first turn's product and counts it once. The loop is tried as one turn for
+    all first, which it is not: that trial saves nothing."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.register_buffer("h0", torch.zeros(1, d))
+        self.mask = torch.tensor([1.0]).float()
+
+    def forward(self, x):
+        h, out = self.h0, []
+        for k in range(x.shape[1]):
+            h = torch.tanh(x[:, k] + h @ self.w) * self.mask
+            out.append(h)
+        return torch.stack(out, dim=1)
