@@ -30,6 +30,7 @@ from shapelint.analysis import (
     namedtuples,
     narrowing,
     ndarrays,
+    own_methods,
     pytypes,
     sequences,
     unbound,
@@ -314,8 +315,11 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if node.attr in base.attrs:
             if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
                 return modes.read(base.attrs[node.attr])
-            return base.attrs[node.attr]
-        return _class_attribute(an, base.cls, node.attr)
+            return own_methods.read_back(base, base.attrs[node.attr])
+        found = _class_attribute(an, base.cls, node.attr)
+        cd = an.class_of(base.cls) if found is UNKNOWN and an.specialize else None
+        own = own_methods.read(an, cd, base, node.attr) if cd is not None else None
+        return found if own is None else own
     if isinstance(base, ObjectV) and node.attr == "_modules" and an.specialize:
         held = modules.registered_modules(base) if modules.is_module(base) else None
         if held is not None:  # nn.Module's registry of its submodules, read
@@ -332,7 +336,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
                 an, base.kind[7:]
             ):
                 return modes.read(base.attr(node.attr))
-        return base.attr(node.attr)
+        return modules.bind_own(base.attr(node.attr), base)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
     if isinstance(base, versions.VersionV):

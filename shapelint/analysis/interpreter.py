@@ -40,6 +40,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     ndarrays,
+    own_methods,
     plain,
     pytree,
     pytypes,
@@ -1088,7 +1089,7 @@ class ModuleAnalyzer:
                 elif not (
                     self.specialize and modules.property_set(self, base, target, value, frame)
                 ):
-                    base.attrs[target.attr] = value
+                    base.attrs[target.attr] = own_methods.stored(base, value)
                     plain.mark(
                         base.attrs,
                         target.attr,

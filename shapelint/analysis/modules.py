@@ -36,6 +36,7 @@ from shapelint.analysis import (
     modes,
     module_state,
     namedtuples,
+    own_methods,
     plain,
     pytree,
     raising,
@@ -269,6 +270,14 @@ class TensorMethodV(Value):
 
     recv: TensorV
     name: str
+
+
+def bind_own(value: Value, recv: Value) -> Value:
+    """value, read off recv: a method of the instance that holds it (own_methods.py)
+    bound to recv, as Python binds it."""
+    if isinstance(value, own_methods.OwnMethodV) and value.holder is None:
+        return BoundMethodV(value.qualname, recv, value.fd)
+    return value
 
 
 def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
@@ -656,6 +665,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    me = frame.env.get("self")
+    if isinstance(callee, own_methods.OwnMethodV) and own_methods.callable_on(callee, me):
+        return run_on_self(an, callee.fd, me, node, args, kwargs, frame)
     if isinstance(callee, namedtuples.NamedTupleClassV):
         return namedtuples.built(callee, args, kwargs) or UNKNOWN
     if isinstance(callee, TensorMethodV):
@@ -1547,7 +1559,7 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
         old = base.attrs.get(target.attr)
         if old is not None and old is not value:
             in_place.forget_value(an, old)
-        base.attrs[target.attr] = value
+        base.attrs[target.attr] = own_methods.stored(base, value)
         return True
     if type(base) is ObjectV and base.kind.startswith("<class>"):
         in_place.forget_value(an, base)
