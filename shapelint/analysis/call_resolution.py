@@ -346,6 +346,10 @@ def call_attribute(
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
+            attrs = {k for k, _ in recv.attrs}
+            got = modules.property_get(an, recv.kind[7:], recv, attrs, func, frame)
+            if got is not None:  # `self.fn(x)` where fn is a property: its value, called
+                return an.call_value(got, node, args, kwargs, frame)
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         done = autograd_function.ctx_method(recv, func.attr)
         if done is not None:

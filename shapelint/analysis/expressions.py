@@ -348,6 +348,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
+    if isinstance(base, modules.ChoiceV) and an.specialize:
+        held = _held_by_each(an, base, node.attr)
+        if held is not None:
+            return held
     item = module_lists.registered_item(base, node.attr)
     if item is not None:
         return item
@@ -394,6 +398,21 @@ def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | 
             attrs = {k for k, _ in base.attrs}
             return modules.property_get(an, base.kind[len(prefix) :], base, attrs, node, frame)
     return None
+
+
+def _held_by_each(an: Analyzer, choice, name: str) -> Value | None:
+    """`obj.name` where obj is one of several instances of a project class (the object
+    an undecided `if` changed on one path): one of their values, joined; None where
+    one of them does not hold name itself (a property, a class attribute)."""
+    held = []
+    for item in choice.items:
+        if not (isinstance(item, ObjectV) and item.kind.startswith("<class>")):
+            return None
+        found = [v for k, v in item.attrs if k == name]
+        if not found:
+            return None
+        held.append(modules.bind_own(found[0], item))
+    return an.join_all(held)
 
 
 def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -> Value:

@@ -1984,6 +1984,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return  # a mapping's view the analysis read off it: what it holds costs where used
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
+    if isinstance(value, decorators.CompiledV):
+        return  # torch.compile: the function it compiles costs when it is called
     if isinstance(value, namedtuples.NamedTupleV):
         return  # a namedtuple holds what it is given
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):
