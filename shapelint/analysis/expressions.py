@@ -95,13 +95,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if an.specialize and an.project is not None and (q is not None or node.id in an.project_links):
         sym = an.project_symbol(node, q, frame)
-        if isinstance(sym, ClassDef):
-            return modules.ClassRefV(sym.key)
-        if isinstance(sym, Value):
-            return sym
-        if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
-            # a module-level function of another file as a value (`gate_fn=sigmoid`)
-            return modules.FunctionRefV(sym.qualname, sym.owner)
+        found = _project_value(sym)
+        if found is not None:
+            return found
         q = getattr(sym, "library_qual", q)
     if q is not None:
         value = dispatch.constant(q)
@@ -285,8 +281,25 @@ def eval_children(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
     return UNKNOWN
 
 
+def _project_value(sym) -> Value | None:
+    """A name of the project (or of a package read as source) as a value: a class, a
+    module-level function of another file (`gate_fn=sigmoid`, `apply_all(x, F.hflip)`)."""
+    if isinstance(sym, ClassDef):
+        return modules.ClassRefV(sym.key)
+    if isinstance(sym, Value):
+        return sym
+    if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
+        return modules.FunctionRefV(sym.qualname, sym.owner)
+    return None
+
+
 def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
+    if q is not None and an.specialize and an.project is not None and not q.startswith("torch."):
+        sym = an.project_symbol(node, q, frame)
+        found = _project_value(sym) if isinstance(sym, FuncDef) else None
+        if found is not None:
+            return found
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
