@@ -53,6 +53,7 @@ from shapelint.analysis.attributes import (
     settled,
     super_method,
 )
+from shapelint.analysis.calls import EINOPS_FUNCTIONS
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
@@ -167,8 +168,9 @@ def torch_value(qual: str) -> Value | None:
     """The value of a qualified name in a target run: a layer class, a function the
     stubs describe, or a tensor class (`type(x) is torch.Tensor`; calling it is the
     call of its name). No base a project class derives from: a subclass of
-    torch.Tensor is no layer."""
-    if qual in TENSOR_CLASSES:
+    torch.Tensor is no layer. An einops function (`_many(rearrange)`, einops_exts)
+    is called as its name is."""
+    if qual in TENSOR_CLASSES or qual in EINOPS_FUNCTIONS:
         return LayerClassV(qual)
     return layer_class(qual)
 
