@@ -26,7 +26,12 @@ from shapelint.analysis import (
     pytypes,
 )
 from shapelint.analysis import unknown_cost as uc
-from shapelint.analysis.attributes import all_methods, derives_from, derives_from_object_alone
+from shapelint.analysis.attributes import (
+    all_methods,
+    derives_from,
+    derives_from_object_alone,
+    plain_type,
+)
 from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import (
     DICT_KINDS,
@@ -771,6 +776,29 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     return BoolV(None) if unknown else BoolV(False)
 
 
+def _project_class(an: Analyzer, n: ast.expr, qual, builtin, frame) -> ClassDef | None:
+    """The project class the class expression n names; None where it names another."""
+    if qual is not None:
+        sym = an.project_symbol(n, qual, frame)
+    else:  # a class of this file
+        ref = an.eval(n, frame) if builtin not in _PY_TYPES else None
+        sym = an.class_of(ref.name) if isinstance(ref, ClassRefV) else None
+    return sym if isinstance(sym, ClassDef) else None
+
+
+def _module_instance_of(an: Analyzer, v: ObjectV, cls: ClassDef | None) -> bool | None:
+    """isinstance(v, cls) of a torch layer or a project class's instance v and a project
+    class cls that Python's type answers for (no metaclass: ABCMeta's `register`
+    makes other classes its instances): a torch layer is an instance of no project
+    class, a project instance of the classes along its bases; None where not known."""
+    if cls is None or not plain_type(an, cls):
+        return None
+    if v.kind.startswith("torch.nn."):
+        return False
+    mine = an.class_of(v.kind[len("<class>") :])
+    return derives_from(an, mine, cls) if mine is not None else None
+
+
 TORCH_PUBLIC_BASES = frozenset(
     {"RNNBase", "RNNCellBase", "NLLLoss", "Hardtanh", "Upsample"}
     | {f"ConstantPad{n}d" for n in (1, 2, 3)}
@@ -784,6 +812,10 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if isinstance(v, ObjectV) and v.kind.startswith(("torch.nn.", "<class>")):
+        found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
+        if found is not None:
+            return found
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual is not None and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
@@ -805,12 +837,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     ):
         # a number, string or None is no instance of a project class none of whose
         # bases is a builtin type (`isinstance(units, Wiring)` of an int)
-        if qual is not None:
-            sym = an.project_symbol(n, qual, frame)
-        else:  # a class of this file
-            ref = an.eval(n, frame) if builtin not in _PY_TYPES else None
-            sym = an.class_of(ref.name) if isinstance(ref, ClassRefV) else None
-        if isinstance(sym, ClassDef) and derives_from_object_alone(an, sym):
+        sym = _project_class(an, n, qual, builtin, frame)
+        if sym is not None and derives_from_object_alone(an, sym):
             return False
     if qual in _ABSTRACT:
         kinds, tensor = _ABSTRACT[qual]

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     namedtuples,
+    own_methods,
     pytypes,
     raising,
     sequences,
@@ -345,18 +346,22 @@ def call_attribute(
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
+            attrs = {k for k, _ in recv.attrs}
+            got = modules.property_get(an, recv.kind[7:], recv, attrs, func, frame)
+            if got is not None:  # `self.fn(x)` where fn is a property: its value, called
+                return an.call_value(got, node, args, kwargs, frame)
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         done = autograd_function.ctx_method(recv, func.attr)
         if done is not None:
             return done
-        attr = recv.attr(func.attr)
+        attr = modules.bind_own(recv.attr(func.attr), recv)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
     if isinstance(recv, SelfRecorder):
-        attr = recv.attrs.get(func.attr, UNKNOWN)
+        attr = own_methods.read_back(recv, recv.attrs.get(func.attr, UNKNOWN))
         if func.attr not in recv.attrs and func.attr not in an.class_methods(recv.cls):
             attr = _unbound_class_attribute(an, recv.cls, func.attr)
         if attr is not UNKNOWN:

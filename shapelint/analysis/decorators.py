@@ -39,6 +39,13 @@ class FunctionV(ObjectV):
     fd: FuncDef | None = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class CompiledV(Value):
+    """`torch.compile(func)` of a function the analysis calls (compiled.py)."""
+
+    func: Value
+
+
 def function_value(an, fd: FuncDef) -> FunctionV:
     owner = fd.owner or an
     attrs: list[tuple[str, Value]] = [
@@ -132,7 +139,8 @@ def _apply(owner, fd: FuncDef) -> tuple[Value | None, str | None]:
                 ast.fix_missing_locations(call)
                 func = owner.eval(call, frame)
                 if raising.take() is not None or not callable_value(func):
-                    return None, ast.unparse(d)
+                    if not _calls_itself(owner, fd, func):
+                        return None, ast.unparse(d)
     finally:
         if pending is not None:
             raising.pending(pending)
@@ -141,7 +149,18 @@ def _apply(owner, fd: FuncDef) -> tuple[Value | None, str | None]:
 
 def callable_value(v: Value) -> bool:
     """A value whose call the analysis runs as Python would."""
-    return isinstance(v, (FunctionV, ClosureV))
+    return isinstance(v, (FunctionV, ClosureV, CompiledV))
+
+
+def _calls_itself(an, fd: FuncDef, v: Value) -> bool:
+    """Whether v, a decorator's result, is an instance of a project class whose
+    `__call__` a call of it runs (a class used as a decorator: `@compile_wrap`), for a
+    plain function: on a method Python would bind nothing to such an instance (no
+    `__get__` makes it a descriptor), a case not followed."""
+    if fd.cls is not None or not isinstance(v, ObjectV) or not v.kind.startswith("<class>"):
+        return False
+    methods = an.class_methods(v.kind[len("<class>") :])
+    return "__call__" in methods and "forward" not in methods and "__get__" not in methods
 
 
 _CODE_CACHE: dict[tuple[str, int], tuple[types.CodeType, ...]] = {}

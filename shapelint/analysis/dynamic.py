@@ -62,9 +62,10 @@ HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
 _GLOBAL_HOOKS = {"register_module_forward_hook", "register_module_forward_pre_hook"}
 _REPLACING = {"setattr", "add_module", "register_module", "delattr"}
 ANY = "*"  # a receiver the scan cannot name: any class
-# An overridden __call__: what calling the instance runs is not its forward, so every
-# method reached through the call protocol is in doubt, but for __call__ itself,
-# which is what a call of the instance runs when the analysis runs it.
+# An overridden __call__: what calling the instance runs is not its forward, so forward,
+# the method the call protocol reaches, is in doubt; __call__ itself is what a call of
+# the instance runs when the analysis runs it, and any other method called by its name
+# is that method (a plain class used as a decorator, torch_geometric's helpers).
 CALL_OVERRIDE = "<__call__>"
 # Set on a module, while it is built, by a run of code that changed what its
 # methods run (`apply(fn)` with a fn that replaces layers): why, as a StrV.
@@ -520,6 +521,6 @@ def not_modelled(
                 pair = (cls, key)
                 if why and not (special and pair in s.on_instances and pair not in s.on_classes):
                     return why
-            if meth != "__call__" and changed.get(CALL_OVERRIDE):
+            if meth == "forward" and changed.get(CALL_OVERRIDE):
                 return changed[CALL_OVERRIDE]
     return None

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     namedtuples,
     narrowing,
     ndarrays,
+    own_methods,
     pytypes,
     sequences,
     unbound,
@@ -94,13 +95,9 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if an.specialize and an.project is not None and (q is not None or node.id in an.project_links):
         sym = an.project_symbol(node, q, frame)
-        if isinstance(sym, ClassDef):
-            return modules.ClassRefV(sym.key)
-        if isinstance(sym, Value):
-            return sym
-        if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
-            # a module-level function of another file as a value (`gate_fn=sigmoid`)
-            return modules.FunctionRefV(sym.qualname, sym.owner)
+        found = _project_value(sym)
+        if found is not None:
+            return found
         q = getattr(sym, "library_qual", q)
     if q is not None:
         value = dispatch.constant(q)
@@ -284,8 +281,25 @@ def eval_children(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
     return UNKNOWN
 
 
+def _project_value(sym) -> Value | None:
+    """A name of the project (or of a package read as source) as a value: a class, a
+    module-level function of another file (`gate_fn=sigmoid`, `apply_all(x, F.hflip)`)."""
+    if isinstance(sym, ClassDef):
+        return modules.ClassRefV(sym.key)
+    if isinstance(sym, Value):
+        return sym
+    if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
+        return modules.FunctionRefV(sym.qualname, sym.owner)
+    return None
+
+
 def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
+    if q is not None and an.specialize and an.project is not None and not q.startswith("torch."):
+        sym = an.project_symbol(node, q, frame)
+        found = _project_value(sym) if isinstance(sym, FuncDef) else None
+        if found is not None:
+            return found
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
@@ -314,8 +328,11 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if node.attr in base.attrs:
             if node.attr == modes.ATTR and attributes.derives_from_module(an, base.cls):
                 return modes.read(base.attrs[node.attr])
-            return base.attrs[node.attr]
-        return _class_attribute(an, base.cls, node.attr)
+            return own_methods.read_back(base, base.attrs[node.attr])
+        found = _class_attribute(an, base.cls, node.attr)
+        cd = an.class_of(base.cls) if found is UNKNOWN and an.specialize else None
+        own = own_methods.read(an, cd, base, node.attr) if cd is not None else None
+        return found if own is None else own
     if isinstance(base, ObjectV) and node.attr == "_modules" and an.specialize:
         held = modules.registered_modules(base) if modules.is_module(base) else None
         if held is not None:  # nn.Module's registry of its submodules, read
@@ -332,7 +349,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
                 an, base.kind[7:]
             ):
                 return modes.read(base.attr(node.attr))
-        return base.attr(node.attr)
+        return modules.bind_own(base.attr(node.attr), base)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
     if isinstance(base, versions.VersionV):
@@ -344,6 +361,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return found
         if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
+    if isinstance(base, modules.ChoiceV) and an.specialize:
+        held = _held_by_each(an, base, node.attr)
+        if held is not None:
+            return held
     item = module_lists.registered_item(base, node.attr)
     if item is not None:
         return item
@@ -390,6 +411,21 @@ def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | 
             attrs = {k for k, _ in base.attrs}
             return modules.property_get(an, base.kind[len(prefix) :], base, attrs, node, frame)
     return None
+
+
+def _held_by_each(an: Analyzer, choice, name: str) -> Value | None:
+    """`obj.name` where obj is one of several instances of a project class (the object
+    an undecided `if` changed on one path): one of their values, joined; None where
+    one of them does not hold name itself (a property, a class attribute)."""
+    held = []
+    for item in choice.items:
+        if not (isinstance(item, ObjectV) and item.kind.startswith("<class>")):
+            return None
+        found = [v for k, v in item.attrs if k == name]
+        if not found:
+            return None
+        held.append(modules.bind_own(found[0], item))
+    return an.join_all(held)
 
 
 def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -> Value:

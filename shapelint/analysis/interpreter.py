@@ -24,6 +24,7 @@ from shapelint.analysis import (
     call_path,
     call_resolution,
     choices,
+    compiled,
     dataclass_runtime,
     dynamic,
     expressions,
@@ -40,6 +41,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     ndarrays,
+    own_methods,
     plain,
     pytree,
     pytypes,
@@ -1088,7 +1090,7 @@ class ModuleAnalyzer:
                 elif not (
                     self.specialize and modules.property_set(self, base, target, value, frame)
                 ):
-                    base.attrs[target.attr] = value
+                    base.attrs[target.attr] = own_methods.stored(base, value)
                     plain.mark(
                         base.attrs,
                         target.attr,
@@ -1322,6 +1324,8 @@ class ModuleAnalyzer:
             return self._unknown_call(node, args, kwargs, frame, why)
         if isinstance(callee, choices.ChoiceV):
             return choices.call(self, callee, node, args, kwargs, frame)
+        if isinstance(callee, compiled.CompiledV):
+            return compiled.call(self, callee, node, args, kwargs, frame)
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res
@@ -1570,6 +1574,8 @@ class ModuleAnalyzer:
         if scalar is None and self.specialize:
             # a target run knows the grad mode its caller set; a file's own pass does not
             scalar = grad_mode.queried(qual, args, kwargs)
+        if scalar is None and qual in compiled.QUALNAMES and self.specialize:
+            scalar = compiled.compile_value(args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
             scalar = installed.find_spec(args, kwargs)
         if scalar is None and qual == "importlib.metadata.version":
@@ -2053,6 +2059,9 @@ def _join(a: Value, b: Value) -> Value:
         return type(a)(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
         return TupleV(tuple(_join(x, y) for x, y in zip(a.items, b.items)), a.kind)
+    either = compiled.join(a, b)
+    if either is not None:
+        return either
     return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
 
 

@@ -36,6 +36,7 @@ from shapelint.analysis import (
     modes,
     module_state,
     namedtuples,
+    own_methods,
     plain,
     pytree,
     raising,
@@ -52,6 +53,7 @@ from shapelint.analysis.attributes import (
     settled,
     super_method,
 )
+from shapelint.analysis.calls import EINOPS_FUNCTIONS
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
@@ -166,8 +168,9 @@ def torch_value(qual: str) -> Value | None:
     """The value of a qualified name in a target run: a layer class, a function the
     stubs describe, or a tensor class (`type(x) is torch.Tensor`; calling it is the
     call of its name). No base a project class derives from: a subclass of
-    torch.Tensor is no layer."""
-    if qual in TENSOR_CLASSES:
+    torch.Tensor is no layer. An einops function (`_many(rearrange)`, einops_exts)
+    is called as its name is."""
+    if qual in TENSOR_CLASSES or qual in EINOPS_FUNCTIONS:
         return LayerClassV(qual)
     return layer_class(qual)
 
@@ -269,6 +272,14 @@ class TensorMethodV(Value):
 
     recv: TensorV
     name: str
+
+
+def bind_own(value: Value, recv: Value) -> Value:
+    """value, read off recv: a method of the instance that holds it (own_methods.py)
+    bound to recv, as Python binds it."""
+    if isinstance(value, own_methods.OwnMethodV) and value.holder is None:
+        return BoundMethodV(value.qualname, recv, value.fd)
+    return value
 
 
 def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
@@ -665,6 +676,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    me = frame.env.get("self")
+    if isinstance(callee, own_methods.OwnMethodV) and own_methods.callable_on(callee, me):
+        return run_on_self(an, callee.fd, me, node, args, kwargs, frame)
     if isinstance(callee, namedtuples.NamedTupleClassV):
         return namedtuples.built(callee, args, kwargs) or UNKNOWN
     if isinstance(callee, TensorMethodV):
@@ -1556,7 +1570,7 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
         old = base.attrs.get(target.attr)
         if old is not None and old is not value:
             in_place.forget_value(an, old)
-        base.attrs[target.attr] = value
+        base.attrs[target.attr] = own_methods.stored(base, value)
         return True
     if type(base) is ObjectV and base.kind.startswith("<class>"):
         in_place.forget_value(an, base)
@@ -1992,6 +2006,8 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         return  # a mapping's view the analysis read off it: what it holds costs where used
     if isinstance(value, ObjectV) and value.kind == _WRAPS_KIND or isinstance(value, PartialV):
         return  # a decorator, a partial: what they wrap costs when it is called
+    if isinstance(value, decorators.CompiledV):
+        return  # torch.compile: the function it compiles costs when it is called
     if isinstance(value, namedtuples.NamedTupleV):
         return  # a namedtuple holds what it is given
     if isinstance(value, ObjectV) and value.kind.startswith(CONFIG_PREFIX):

@@ -1027,6 +1027,25 @@ def transpose(ctx: RuleContext, x: Value, d0: Value, d1: Value) -> RuleOut:
 
 
 @rule
+def rot90(ctx: RuleContext, x: Value, k: Value, dims: Value) -> RuleOut:
+    """k quarter turns in the plane of the two dims: an odd k swaps their sizes. A
+    tensor of rank under 2, or dims not a pair, torch refuses: not modelled here."""
+    turns, pair, shape = const_int(k), int_list(dims), shape_of(x)
+    if turns is None or pair is None or len(pair) != 2 or shape is None or len(shape) < 2:
+        return RuleOut(_tensor(None, x))
+    found = _dim_pair(ctx, x, IntV(pair[0]), IntV(pair[1]), ())
+    if isinstance(found, RuleOut):
+        return found
+    shape, p0, p1 = found
+    if p0 == p1:
+        return RuleOut(_tensor(None, x))
+    new = list(shape)
+    if turns % 2:
+        new[p0], new[p1] = new[p1], new[p0]
+    return RuleOut(_tensor(tuple(new), x))
+
+
+@rule
 def permute(ctx: RuleContext, x: Value, dims: Value) -> RuleOut:
     """The dimensions in the order dims gives, each exactly once."""
     out = RuleOut()
