@@ -964,7 +964,7 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     na, nb = a.names(), b.names()
     if not na or not nb or not (na | nb) <= facts.independent or _has_quotient(a - b):
         return None
-    ca, cb = _cancelled(a, b)
+    ca, cb = cancelled(a, b)
     if ca.value in facts.learned_sizes or cb.value in facts.learned_sizes:
         # `3·p²` against `channels·p²`, the 3 an annotated input's: the op fixes
         # channels at the caller's size (_note_size), as it does a lone 3
@@ -991,7 +991,7 @@ def learned_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
         return None
     if (a.value is not None and b.value is not None) or a.simplify() == b.simplify():
         return None
-    a, b = _cancelled(a, b)
+    a, b = cancelled(a, b)
     if a.value is not None or b.value is not None:
         return _learned_size_equal(facts, a, b)
     na, nb = a.names(), b.names()
@@ -1025,7 +1025,7 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
     return size.to_human(), formula.to_human()
 
 
-def _cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
+def cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     """a and b without the names both single terms multiply (`b·dim_head` against
     `heads·dim_head` is `b` against `heads`, `3·p²` against `c·p²` is 3 against c)."""
     if len(a.terms) != 1 or len(b.terms) != 1:
@@ -1096,7 +1096,7 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
     if _ASSUMING.get() or _BROADCASTING.get():
         return
     # sizes are positive: `s·p²` checked equal to `channels·p²` is `s = channels`
-    a, b = _cancelled(a, b)
+    a, b = cancelled(a, b)
     if a.value is None and b.value is None:
         _note_named(facts, a, b)
         return
