@@ -116,6 +116,39 @@ def test_names_beside_a_spread_shape_take_the_items_after_it():
     assert (line, severity) == (18, "error") and "this needs b = heads" in message
 
 
+# nest's Attention: the method copies the constructor's heads into a local of that
+# name, beside the input's sizes; the product then swaps batch and heads.
+COPIED_HEADS = (
+    "b, n, _, heads = *x.shape, self.heads\n"
+    "q, k, v = [rearrange(t, 'b n (h d) -> b h n d', h=heads) for t in (q, k, v)]\n"
+    "attn = torch.einsum('b h i d, b h j d -> b h i j', q, k).softmax(dim=-1)\n"
+    "out = torch.einsum('{}, b h j d -> b h i d', attn, v)\n"
+    "return self.to_out(rearrange(out, 'b h n d -> b n (h d)'))\n"
+)
+
+
+def test_a_local_copying_the_constructors_size_of_its_name_is_that_size():
+    source = _attention(COPIED_HEADS.format("h b i j"))
+    assert torch_raises(source, BUILD, INPUT)
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    assert found and all((f[0], f[2]) == (18, "error") for f in found)
+    assert "this needs b = heads" in found[0][3]
+
+
+def test_a_local_copying_the_constructors_size_with_the_product_released_is_left_alone():
+    source = _attention(COPIED_HEADS.format("b h i j"))
+    assert not torch_raises(source, BUILD, INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_local_the_method_binds_from_the_input_is_its_own():
+    # `heads` read off the input is the input's size: meeting the batch is learning
+    source = _attention(COPIED_HEADS.format("h b i j")).replace(
+        "b, n, _, heads = *x.shape, self.heads", "b, n, heads = x.shape[0], x.shape[1], x.shape[0]"
+    )
+    assert not [f for f in _found(source) if f[1] == "SHP320"]
+
+
 KEYED_MERGE = "return self.to_out(rearrange(attn @ v, 'b h n d -> b n (h d)', h=self.heads))"
 
 
@@ -153,3 +186,4 @@ def test_a_keyword_the_input_names_is_learning():
     )
     assert not torch_raises(source, "Pool(10, 10)", (2, 10, 10))
     assert not [f for f in _found(source) if f[1] == "SHP320"]
+
