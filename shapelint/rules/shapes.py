@@ -458,9 +458,11 @@ RULES = [
             "learns (`b c h w` and then a layer of `channels` says c is channels). Names "
             "from `b, n, _ = x.shape` count as a pattern's do, and so do the names and the "
             'numbers of a parameter\'s jaxtyping annotation (`Float[Tensor, "b n d"]`, '
-            '`"2 17 48"`): sizes of the caller\'s input; a local that copies the '
-            "instance's attribute of its own name (`b, c, h, w, heads = *x.shape, "
-            "self.heads`) holds the constructor's size. Not reported where the "
+            '`"2 17 48"`): sizes of the caller\'s input; so does a product of them that '
+            "a pattern merged into one axis (`(b x y)`: b·x·y). A floor quotient of the "
+            "constructor's sizes (`self.heads = dim // dim_head`) is one of its sizes, "
+            "and a local that copies the instance's attribute of its own name (`b, c, h, "
+            "w, heads = *x.shape, self.heads`) holds the constructor's size. Not reported where the "
             "code compares or asserts the two equal. An error: on the 26 corpus packages "
             "it reports nothing. Usually a transpose is missing or two pattern axes are "
             "in the wrong order."
