@@ -1033,7 +1033,9 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
     names = formula.names()
     if size.value not in facts.learned_sizes or not names or len(formula.terms) != 1:
         return None
-    if not names <= facts.independent - facts.learned:
+    # a quotient against a number stays out: taking `2 = dim//dim_head` as the
+    # constraint there cost max_vit's SqueezeExcitation its SHP306 (concrete mode)
+    if _has_quotient(formula) or not names <= facts.independent - facts.learned:
         return None
     if (size.value, formula) not in facts.apart:
         return None
