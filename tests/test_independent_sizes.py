@@ -446,3 +446,70 @@ def test_the_comparison_of_the_two_sides_leaves_the_constraint_alone():
     assert not torch_raises(source, "Block(48, 48)", (2, 5, 48))
     found = _found(source, "error") + _found(source, "warning")
     assert not [f for f in found if f[1] in ("SHP318", "SHP321")]
+
+
+# levit's FeedForward(dim, mult) with its second conv made a layer of dim: it needs
+# dim·mult = dim, that is mult = 1 (sizes are positive), whatever dim the site passes;
+# Transformer passes a dim_out it rebinds, which the constraint no longer needs.
+MULTIPLIED = HEAD + textwrap.dedent(
+    """
+    class FeedForward(nn.Module):
+        def __init__(self, dim, mult):
+            super().__init__()
+            self.up = nn.Linear(dim, dim * mult)
+            self.down = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.down(self.up(x))
+
+
+    class Transformer(nn.Module):
+        def __init__(self, dim, mlp_mult=2, dim_out=None):
+            super().__init__()
+            dim_out = dim if dim_out is None else dim_out
+            self.ff = FeedForward(dim_out, mlp_mult)
+
+        def forward(self, x):
+            return self.ff(x)
+
+
+    class Model(nn.Module):
+        def __init__(self, *, dim, mult):
+            super().__init__()
+            self.transformer = Transformer(dim, mult)
+
+        def forward(self, x):
+            return self.transformer(x)
+    """
+)
+
+
+def test_a_factor_both_sides_share_cancels_before_the_constructions_judge():
+    assert torch_raises(MULTIPLIED, "Model(dim=48, mult=2)", (2, 5, 48))
+    assert not torch_raises(MULTIPLIED, "Model(dim=48, mult=1)", (2, 5, 48))
+    errors = _found(MULTIPLIED, "error")
+    assert [(line, code) for line, code, _ in errors] == [(13, "SHP321")]
+    message = errors[0][2]
+    assert "this needs dim = dim·mult" in message
+    assert "line 20 passes it on as Transformer's mlp_mult = 1" in message
+    assert "line 29 passes it on as Model's mult = 1" in message
+    assert message.endswith("nothing in this file constructs Model")
+
+
+def test_a_default_factor_at_a_construction_is_an_error():
+    # Transformer(dim) takes mlp_mult = 2: its FeedForward needs 2 = 1
+    source = MULTIPLIED.replace("Transformer(dim, mult)", "Transformer(dim)")
+    assert torch_raises(source, "Model(dim=48, mult=1)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and message.endswith("line 29 constructs Transformer with 2 and 1")
+
+
+def test_a_factor_the_class_compares_is_left_to_the_warning():
+    # `if mult == 1:` says the code knows the case apart: the constraint stays SHP318
+    source = MULTIPLIED.replace(
+        "self.down = nn.Linear(dim, dim)\n",
+        "self.down = nn.Linear(dim, dim)\n        self.same = mult == 1\n",
+    )
+    assert torch_raises(source, "Model(dim=48, mult=2)", (2, 5, 48))
+    assert not _found(source, "error")
+    assert [f[1] for f in _found(source, "warning")] == ["SHP318"]

@@ -116,6 +116,39 @@ def test_names_beside_a_spread_shape_take_the_items_after_it():
     assert (line, severity) == (18, "error") and "this needs b = heads" in message
 
 
+# nest's Attention: the method copies the constructor's heads into a local of that
+# name, beside the input's sizes; the product then swaps batch and heads.
+COPIED_HEADS = (
+    "b, n, _, heads = *x.shape, self.heads\n"
+    "q, k, v = [rearrange(t, 'b n (h d) -> b h n d', h=heads) for t in (q, k, v)]\n"
+    "attn = torch.einsum('b h i d, b h j d -> b h i j', q, k).softmax(dim=-1)\n"
+    "out = torch.einsum('{}, b h j d -> b h i d', attn, v)\n"
+    "return self.to_out(rearrange(out, 'b h n d -> b n (h d)'))\n"
+)
+
+
+def test_a_local_copying_the_constructors_size_of_its_name_is_that_size():
+    source = _attention(COPIED_HEADS.format("h b i j"))
+    assert torch_raises(source, BUILD, INPUT)
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    assert found and all((f[0], f[2]) == (18, "error") for f in found)
+    assert "this needs b = heads" in found[0][3]
+
+
+def test_a_local_copying_the_constructors_size_with_the_product_released_is_left_alone():
+    source = _attention(COPIED_HEADS.format("b h i j"))
+    assert not torch_raises(source, BUILD, INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_local_the_method_binds_from_the_input_is_its_own():
+    # `heads` read off the input is the input's size: meeting the batch is learning
+    source = _attention(COPIED_HEADS.format("h b i j")).replace(
+        "b, n, _, heads = *x.shape, self.heads", "b, n, heads = x.shape[0], x.shape[1], x.shape[0]"
+    )
+    assert not [f for f in _found(source) if f[1] == "SHP320"]
+
+
 KEYED_MERGE = "return self.to_out(rearrange(attn @ v, 'b h n d -> b n (h d)', h=self.heads))"
 
 
@@ -153,3 +186,47 @@ def test_a_keyword_the_input_names_is_learning():
     )
     assert not torch_raises(source, "Pool(10, 10)", (2, 10, 10))
     assert not [f for f in _found(source) if f[1] == "SHP320"]
+
+
+# max_vit's window attention: heads is a floor quotient of two constructor sizes,
+# and the windows are merged into the batch, so the batch axis is a product of the
+# input's sizes (b·x·y); the swapped einsum then needs that product equal to heads.
+WINDOWS = HEAD + (
+    "class Attention(nn.Module):\n"
+    "    def __init__(self, dim, dim_head):\n"
+    "        super().__init__()\n"
+    "        self.heads = dim // dim_head\n"
+    "        self.to_qkv = nn.Linear(dim, dim * 3)\n"
+    "        self.to_out = nn.Linear(dim, dim)\n\n"
+    "    def forward(self, x):\n"
+    "        x = rearrange(x, 'b x y w1 w2 d -> (b x y) (w1 w2) d')\n"
+    "        q, k, v = self.to_qkv(x).chunk(3, dim=-1)\n"
+    "        q, k, v = [rearrange(t, 'b n (h d) -> b h n d', h=self.heads) for t in (q, k, v)]\n"
+    "        attn = torch.einsum('{}, b h j d -> b h i j', q, k).softmax(dim=-1)\n"
+    "        out = torch.einsum('b h i j, b h j d -> b h i d', attn, v)\n"
+    "        return self.to_out(rearrange(out, 'b h n d -> b n (h d)'))\n"
+)
+WINDOW_INPUT = (2, 3, 3, 2, 2, 64)
+
+
+def test_a_merged_batch_against_a_quotient_of_the_constructors_sizes_is_an_error():
+    source = WINDOWS.format("h b i d")
+    assert torch_raises(source, "Attention(64, 16)", WINDOW_INPUT)
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    assert found[0][0] == 17 and all(f[0] in (17, 18) and f[2] == "error" for f in found)
+    assert "this needs b·x·y = dim//dim_head" in found[0][3]
+
+
+def test_a_merged_batch_with_the_einsum_released_is_left_alone():
+    source = WINDOWS.format("b h i d")
+    assert not torch_raises(source, "Attention(64, 16)", WINDOW_INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_the_batch_against_a_quotient_of_the_constructors_sizes_is_an_error():
+    source = WINDOWS.format("h b i d").replace(
+        "x = rearrange(x, 'b x y w1 w2 d -> (b x y) (w1 w2) d')", "x = x * 1"
+    )
+    assert torch_raises(source, "Attention(64, 16)", (2, 4, 64))
+    found = [f for f in _found(source) if f[1] == "SHP320"]
+    assert found and found[0][0] == 17 and "this needs b = dim//dim_head" in found[0][3]

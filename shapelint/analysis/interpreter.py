@@ -63,7 +63,7 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.nodes import nodes_in_class, stored_names, walk
+from shapelint.analysis.nodes import attribute_copies, nodes_in_class, stored_names, walk
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
@@ -666,6 +666,7 @@ class ModuleAnalyzer:
         owner = None
         self._declare_annotated_names(fd)
         self_value: Value = UNKNOWN
+        attrs: dict = {}
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
@@ -676,6 +677,7 @@ class ModuleAnalyzer:
             sizes, compared = self.constructor_sizes(fd.cls)
             if sizes:  # (the method is walked only then)
                 own = {p for p, _ in params} | stored_names(fd.node)
+                own -= _constructor_copies(fd, attrs, own)
                 declare_independent(sizes - own, compared, self._ctor_sizes[fd.cls.key][2])
                 owner = (fd.cls, frozenset(sizes - own))
             # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
@@ -1920,6 +1922,21 @@ def _given(frame, arg: ast.expr, value: Value) -> bool:
     if frame.chained is not None and any(arg is a for a in frame.chained.args):
         return False  # an output equal to the argument by chance (both [b, n, ?])
     return not isinstance(arg, ast.Name) or arg.id not in frame.env or frame.env[arg.id] == value
+
+
+def _constructor_copies(fd: FuncDef, attrs: dict, names: set[str]) -> set[str]:
+    """Of names the method binds, those it binds only to the instance's attribute of
+    the same name while that attribute holds the constructor's size of that name
+    (`b, c, h, w, heads = *x.shape, self.heads` after `self.heads = heads`): the
+    constructor's size still, not one of the method's own."""
+    positional = _positional_params(fd.node)
+    if not positional or not names:
+        return set()
+    copies = attribute_copies(fd.node, positional[0].arg) & names
+    return {
+        n for n in copies
+        if isinstance(attrs.get(n), IntV) and attrs[n].value is not None and attrs[n].value.as_name() == n
+    }  # fmt: skip
 
 
 def _compared_names(node: ast.ClassDef, sizes: set[str]) -> set[frozenset[str]]:

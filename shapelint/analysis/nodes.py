@@ -158,3 +158,56 @@ _FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
 _SIGNATURE = re.compile(r"\w+\((.*)\)$")
 _NOT_NODES = frozenset({"identifier", "string", "int", "constant"})
 _LEAVES = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def attribute_copies(fn: ast.AST, receiver: str) -> frozenset[str]:
+    """Names every binding of which in fn copies the receiver's attribute of that
+    name: `heads = self.heads`, or an unpacking that puts it there by position
+    (`b, c, h, w, heads = *x.shape, self.heads`: the last target takes the last
+    item). Such a name holds what the attribute holds, not a size of its own."""
+    copies: set[int] = set()
+    for stmt in nodes_of(fn, ast.Assign):
+        for target in stmt.targets:
+            for name, value in _paired(target, stmt.value):
+                if (
+                    isinstance(value, ast.Attribute)
+                    and isinstance(value.value, ast.Name)
+                    and value.value.id == receiver
+                    and value.attr == name.id
+                ):
+                    copies.add(id(name))
+    bound: dict[str, bool] = {}
+    for n in nodes_of(fn, ast.Name):
+        if not isinstance(n.ctx, ast.Load):
+            bound[n.id] = bound.get(n.id, True) and id(n) in copies
+    return frozenset(k for k, every in bound.items() if every)
+
+
+def _paired(target: ast.expr, value: ast.expr) -> list[tuple[ast.Name, ast.expr]]:
+    """(name, the expression it takes) for the names of target that a tuple or list
+    display of value puts in place by position; an unpacking the display does not
+    line up with is left out."""
+    if isinstance(target, ast.Name):
+        return [(target, value)]
+    displays = (ast.Tuple, ast.List)
+    if not isinstance(target, displays) or not isinstance(value, displays):
+        return []
+    if any(isinstance(t, ast.Starred) for t in target.elts):
+        return []
+    items = value.elts
+    stars = [i for i, v in enumerate(items) if isinstance(v, ast.Starred)]
+    if len(stars) > 1:
+        return []
+    if stars:  # the items after the one spread take the last targets
+        tail = items[stars[0] + 1 :]
+        head = items[: stars[0]]
+        if len(target.elts) < len(head) + len(tail):
+            return []
+        pairs = list(zip(target.elts, head, strict=False))
+        if tail:
+            pairs += list(zip(target.elts[-len(tail) :], tail, strict=True))
+    elif len(items) == len(target.elts):
+        pairs = list(zip(target.elts, items, strict=True))
+    else:
+        return []
+    return [p for t, v in pairs for p in _paired(t, v)]

@@ -25,8 +25,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import find_method
-from shapelint.analysis.nodes import nodes_of, stored_names
-from shapelint.notation.symbolic import Expr, binop, expr_from_ast
+from shapelint.analysis.nodes import nodes_in_class, nodes_of, stored_names
+from shapelint.notation.symbolic import Expr, binop, cancelled, expr_from_ast
 from shapelint.ops.shape_rules import only_one_broadcasts
 
 if TYPE_CHECKING:
@@ -49,12 +49,43 @@ def settle(an: Analyzer, code: str) -> None:
         tie = _tie_of(an, d) if d.code == code else None
         if tie is not None:
             kind, why = sites.judge(tie[0], tie[1:], depth=0, seen=frozenset())
+            factored = _factored(*tie)
+            if kind == _OPEN and factored != tie[1:]:
+                kind, why = sites.judge(tie[0], factored, depth=0, seen=frozenset())
             if kind == _HOLDS:
                 continue
             if kind == _FAILS:
                 d = dataclasses.replace(d, code=CODE, message=f"{d.message}, and {why}")
         kept.append(d)
     an.result.diagnostics[:] = kept
+
+
+def _factored(cd: ClassDef, a: Expr, b: Expr, exact: bool) -> tuple:
+    """The constraint without the names both sides multiply, for an op that needs
+    the two equal: sizes are positive, so `dim·mult = dim` holds exactly when
+    `mult = 1`, whatever dim is, and the sites need to say what mult is, not dim
+    (asked where the constraint as stated leaves a site open: a dim it rebinds).
+    Not for an op that broadcasts (there `dim = 1` meets any mult), nor where the
+    class compares the name left alone (`if mult == 1:` takes a path of its own)."""
+    if not exact:
+        return a, b, exact
+    a2, b2 = cancelled(a, b)
+    if a2.value is not None and b2.value is None:
+        a2, b2 = b2, a2  # the number last: `mult = 1`
+    if b2.value is not None and _compares(cd.node, a2.names()):
+        return a, b, exact
+    return a2, b2, exact
+
+
+def _compares(node: ast.ClassDef, names: set[str]) -> bool:
+    """Whether the class's code compares any of names with anything."""
+    read = (
+        (m.id if isinstance(m, ast.Name) else m.attr)
+        for n in nodes_in_class(node, ast.Compare)
+        for m in ast.walk(n)
+        if isinstance(m, (ast.Name, ast.Attribute))
+    )
+    return any(r in names for r in read)
 
 
 def _tie_of(an: Analyzer, d) -> tuple | None:
@@ -152,12 +183,15 @@ class _Sites:
             outer is None
             or not isinstance(method, ast.FunctionDef)
             or method.name != "__init__"
-            or not (na and nb and (na | nb) <= free)
+            or not (na or nb)
+            or not (na | nb) <= free
         ):
             return _OPEN, ""
         sizes, compared = self.an.constructor_sizes(outer)
         if not (na | nb) <= sizes or any(frozenset((x, y)) in compared for x in na for y in nb):
             return _OPEN, ""
+        if not (na and nb) and _compares(outer.node, na | nb):
+            return _OPEN, ""  # `mult = 1`, where the code asks whether mult is 1
         kind, why = self.judge(outer, (a2, b2, exact), depth + 1, seen | {cd.key})
         if kind == _FAILS:
             said = f"line {call.lineno} passes it on as {outer.name}'s {a2.to_human()} = {b2.to_human()}"

@@ -261,7 +261,7 @@ class _Facts:
         # Numbers a parameter's concrete annotation gives its dims (`"2 17 48"`),
         # which the caller's input picks as it would a learned name's.
         self.learned_sizes: set[int] = set(outer.learned_sizes) if outer else set()
-        self.apart: set[tuple[str | int, Expr]] = set(outer.apart) if outer else set()
+        self.apart: set[tuple[str | int | Expr, Expr]] = set(outer.apart) if outer else set()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -919,15 +919,28 @@ def declare_apart(dims: Iterable[object]) -> None:
         return
     exprs = [d for d in dims if isinstance(d, Expr) and not d.is_too_big()]
     for a in exprs:
-        key: str | int | None = a.as_name()
-        if key is None or key not in facts.learned:
-            key = a.value if a.value in facts.learned_sizes else None
+        key = _learned_key(facts, a)
         if key is None:
             continue
         for b in exprs:
             nb = b.names()
             if nb and nb <= facts.independent - facts.learned:
                 facts.apart.add((key, b))
+
+
+def _learned_key(facts: _Facts, e: Expr) -> str | int | Expr | None:
+    """What declare_apart files a learned axis under: its name, the number a
+    concrete annotation wrote, or a product of learned names (`(b x y)` merged into
+    one axis: b·x·y, each a size of the input), None for any other size."""
+    name = e.as_name()
+    if name is not None and name in facts.learned:
+        return name
+    if e.value is not None:
+        return e.value if e.value in facts.learned_sizes else None
+    names = e.names()
+    if len(e.terms) == 1 and names and names <= facts.learned and not _has_quotient(e):
+        return e
+    return None
 
 
 # Set while an op runs again under the equalities it needs (`assuming`).
@@ -964,7 +977,7 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     na, nb = a.names(), b.names()
     if not na or not nb or not (na | nb) <= facts.independent or _has_quotient(a - b):
         return None
-    ca, cb = _cancelled(a, b)
+    ca, cb = cancelled(a, b)
     if ca.value in facts.learned_sizes or cb.value in facts.learned_sizes:
         # `3·p²` against `channels·p²`, the 3 an annotated input's: the op fixes
         # channels at the caller's size (_note_size), as it does a lone 3
@@ -991,17 +1004,19 @@ def learned_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
         return None
     if (a.value is not None and b.value is not None) or a.simplify() == b.simplify():
         return None
-    a, b = _cancelled(a, b)
+    a, b = cancelled(a, b)
     if a.value is not None or b.value is not None:
         return _learned_size_equal(facts, a, b)
     na, nb = a.names(), b.names()
-    if not na or not nb or _has_quotient(a - b) or len(a.terms) != 1 or len(b.terms) != 1:
+    if not na or not nb or len(a.terms) != 1 or len(b.terms) != 1:
+        return None
+    if not _quotients_of(a - b, facts.independent - facts.learned):
         return None
     if not (na | nb) <= facts.independent | facts.learned:
         return None
-    if (a.as_name(), b) not in facts.apart:
+    if (_learned_key(facts, a), b) not in facts.apart:
         a, b = b, a  # the learned name first
-    if (a.as_name(), b) not in facts.apart:
+    if (_learned_key(facts, a), b) not in facts.apart:
         return None  # the first size a name meets is what it learns
     if {facts.root(n) for n in na} & {facts.root(n) for n in nb}:
         return None  # names the code has made one
@@ -1018,6 +1033,8 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
     names = formula.names()
     if size.value not in facts.learned_sizes or not names or len(formula.terms) != 1:
         return None
+    # a quotient against a number stays out: taking `2 = dim//dim_head` as the
+    # constraint there cost max_vit's SqueezeExcitation its SHP306 (concrete mode)
     if _has_quotient(formula) or not names <= facts.independent - facts.learned:
         return None
     if (size.value, formula) not in facts.apart:
@@ -1025,7 +1042,7 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
     return size.to_human(), formula.to_human()
 
 
-def _cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
+def cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     """a and b without the names both single terms multiply (`b·dim_head` against
     `heads·dim_head` is `b` against `heads`, `3·p²` against `c·p²` is 3 against c)."""
     if len(a.terms) != 1 or len(b.terms) != 1:
@@ -1096,7 +1113,7 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
     if _ASSUMING.get() or _BROADCASTING.get():
         return
     # sizes are positive: `s·p²` checked equal to `channels·p²` is `s = channels`
-    a, b = _cancelled(a, b)
+    a, b = cancelled(a, b)
     if a.value is None and b.value is None:
         _note_named(facts, a, b)
         return
@@ -1214,6 +1231,13 @@ def _scaled(e: Expr, c: int) -> Expr:
     out = _raw(t)
     out._nodes = e._nodes  # the same monomials
     return _absorb_exact(out) if _has_exact(out) else out
+
+
+def _quotients_of(e: Expr, sizes: set[str]) -> bool:
+    """Whether every floor quotient in e is one of sizes alone (`dim // dim_head`
+    of two constructor sizes: a number the construction fixes, as `heads` is; a
+    quotient of a learned size may be anything its rounding makes)."""
+    return all(isinstance(a, str) or a.names() <= sizes for m in e.terms for a, _ in m)
 
 
 def _has_quotient(e: Expr) -> bool:

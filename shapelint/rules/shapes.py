@@ -336,7 +336,9 @@ RULES = [
             "it knows and may take a path of its own where they are equal; a comparison "
             "of a part of them (`dim_head == dim` against `dim = heads·dim_head`) does not "
             "say that the op's constraint holds. Nor for a name "
-            "the method binds itself (`b, dim, c = x.shape`) or a size a use named (a "
+            "the method binds itself (`b, dim, c = x.shape`; a copy of the instance's "
+            "attribute of that name, `heads = self.heads`, is the constructor's still) "
+            "or a size a use named (a "
             "pattern axis), which may be either. Where the two are meant to be one size, "
             "pass one parameter; where they are meant to differ, the layer is the wrong one."
         ),
@@ -396,7 +398,11 @@ RULES = [
             "value, `int()` of a whole-number formula is that formula), or where the chain ends at a class nothing in the file "
             "constructs and nothing hands out (a model class its users build, `ViT(dim, "
             "mlp_dim)`): its two parameters exist to be picked apart, and torch raises "
-            "for every pair that differs. The message says how the constraint came there "
+            "for every pair that differs. For an op that needs the two equal, a factor "
+            "both sides multiply cancels where a site is open as stated (sizes are "
+            "positive: `dim·mult = dim` is `mult = 1`, whatever dim the site passes, "
+            "handed on as `mult` alone), unless the class compares what is left (`if "
+            "mult == 1:`). The message says how the constraint came there "
             "(`line 75 passes it on as Transformer's dim = mlp_dim`). Measured on the 26 "
             "corpus packages: no error there (the constructions in the corpus that SHP318 "
             "warned about pass one value twice, or computed values, which stay SHP318). "
@@ -452,7 +458,11 @@ RULES = [
             "learns (`b c h w` and then a layer of `channels` says c is channels). Names "
             "from `b, n, _ = x.shape` count as a pattern's do, and so do the names and the "
             'numbers of a parameter\'s jaxtyping annotation (`Float[Tensor, "b n d"]`, '
-            '`"2 17 48"`): sizes of the caller\'s input. Not reported where the '
+            '`"2 17 48"`): sizes of the caller\'s input; so does a product of them that '
+            "a pattern merged into one axis (`(b x y)`: b·x·y). A floor quotient of the "
+            "constructor's sizes (`self.heads = dim // dim_head`) is one of its sizes, "
+            "and a local that copies the instance's attribute of its own name (`b, c, h, "
+            "w, heads = *x.shape, self.heads`) holds the constructor's size. Not reported where the "
             "code compares or asserts the two equal. An error: on the 26 corpus packages "
             "it reports nothing. Usually a transpose is missing or two pattern axes are "
             "in the wrong order."
