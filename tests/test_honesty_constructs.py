@@ -2233,6 +2233,35 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # `made = []` in the class body, appended to through an instance: the one list
+    # of the class grows, and each construction reads its length so far
+    "class_list_grown_through_instances": _case(
+        """
+        class Block(nn.Module):
+            made = []
+
+            def __init__(self, d):
+                super().__init__()
+                self.made.append(d)
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(len(self.made))])
+
+            def forward(self, x):
+                for layer in self.ls:
+                    x = layer(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.bs = nn.ModuleList([Block(d) for _ in range(3)])
+
+            def forward(self, x):
+                for b in self.bs:
+                    x = b(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
 }
 
 

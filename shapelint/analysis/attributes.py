@@ -172,20 +172,37 @@ def _own_class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     stored = class_state.stored(cd.key, name)  # `Cfg.k = 3` in this run
     if stored is not None:
         return stored
+    value = _body_value(cd, name)
+    if value is None:
+        return None
+    owner = cd.owner or an
+    top = owner.new_frame(None, cd.name)
+    top.env = owner.module_env
+    return owner.eval(value, top)
+
+
+def _body_value(cd: ClassDef, name: str) -> ast.expr | None:
+    """The expression of the class body's last assignment to name."""
     for stmt in reversed(cd.node.body):
-        value = None
         if isinstance(stmt, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in stmt.targets
         ):
-            value = stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            value = stmt.value if stmt.target.id == name else None
-        if value is not None:
-            owner = cd.owner or an
-            top = owner.new_frame(None, cd.name)
-            top.env = owner.module_env
-            return owner.eval(value, top)
+            return stmt.value
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.target.id == name and stmt.value is not None:
+                return stmt.value
     return None
+
+
+def defining_class(an: Analyzer, cd: ClassDef, name: str) -> ClassDef | None:
+    """The class along cd's MRO whose attribute `name` an instance without one of
+    its own reads (what a run stored through it, or its body's assignment)."""
+
+    def holds(c: ClassDef) -> ClassDef | None:
+        found = class_state.stored(c.key, name) is not None or _body_value(c, name) is not None
+        return c if found else None
+
+    return _first_along_bases(an, cd, holds)
 
 
 def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:
