@@ -2138,6 +2138,32 @@ def obj_class_attr_counter(r, i):
     )
 
 
+def obj_class_list_shared(r, i):
+    k = r.randint(1, 3)
+    grow = r.choice(("self.made.append(d)", "self.made.extend([d])", "Blk{i}.made.append(d)"))
+    return _s(
+        f"self.bs{i} = nn.ModuleList([Blk{i}(d) for _ in range({k})])",
+        f"""
+        for b in self.bs{i}:
+            x = b(x)
+        """,
+        f"""
+        class Blk{i}(nn.Module):
+            made = []
+
+            def __init__(self, d):
+                super().__init__()
+                {grow.format(i=i)}
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(len(self.made))])
+
+            def forward(self, x):
+                for l in self.ls:
+                    x = l(x)
+                return x
+        """,
+    )
+
+
 def obj_super_mro(r, i):
     return _s(
         f"self.b{i} = Both{i}(d)",
@@ -2370,6 +2396,11 @@ def cont_zip_reversed(r, i):
     )
 
 
+def _one_op(r, i, ops) -> Step:
+    """One of ops (each over the step's Linear, `self.l{i}`), drawn by r."""
+    return _s(LIN.format(i=i), r.choice(ops).format(i=i))
+
+
 def tens_inplace_view(r, i):
     write = r.choice(
         ("x[:, :2] += self.l{i}(x)[:, :2]", "x[..., :1] = self.l{i}(x)[..., :1]", "x[:, 0].mul_(2)")
@@ -2384,25 +2415,27 @@ def tens_inplace_view(r, i):
 
 
 def tens_where_mask(r, i):
-    op = r.choice(
+    return _one_op(
+        r,
+        i,
         (
             "x = torch.where(x > 0, self.l{i}(x), x)",
             "x = self.l{i}(x).masked_fill(x < 0, 0.0)",
             "x = self.l{i}(x.masked_fill(x > 1, 1.0))",
-        )
+        ),
     )
-    return _s(LIN.format(i=i), op.format(i=i))
 
 
 def tens_gather_scatter(r, i):
-    op = r.choice(
+    return _one_op(
+        r,
+        i,
         (
             "idx = x.argsort(dim=-1)\nx = torch.gather(self.l{i}(x), -1, idx)",
             "idx = x.argmax(dim=-1, keepdim=True)\nx = torch.zeros_like(x).scatter(-1, idx, self.l{i}(x))",
             "idx = x.argmax(dim=-1, keepdim=True)\nx = self.l{i}(x).scatter_add(-1, idx, x)",
-        )
+        ),
     )
-    return _s(LIN.format(i=i), op.format(i=i))
 
 
 def tens_einsum_repeat(r, i):
@@ -2418,7 +2451,9 @@ def tens_einsum_repeat(r, i):
 
 
 def tens_multi_output(r, i):
-    op = r.choice(
+    return _one_op(
+        r,
+        i,
         (
             "v, _ = self.l{i}(x).max(dim=-1, keepdim=True)\nx = x * v",
             "x = self.l{i}(x).max(-1).values.unsqueeze(-1) * x",
@@ -2427,9 +2462,8 @@ def tens_multi_output(r, i):
             "a, b = self.l{i}(x).chunk(2, dim=-1)\nx = torch.cat([b, a], dim=-1)",
             "parts = self.l{i}(x).unbind(1)\nx = torch.stack(parts[::-1], 1)",
             "first, *rest = self.l{i}(x).unbind(1)\nx = torch.stack([first, *rest], 1) + first.unsqueeze(1)",
-        )
+        ),
     )
-    return _s(LIN.format(i=i), op.format(i=i))
 
 
 def tens_split_layers(r, i):
@@ -2484,6 +2518,7 @@ MORE: dict[str, list] = {
         obj_getitem,
         obj_class_attr,
         obj_class_attr_counter,
+        obj_class_list_shared,
         obj_super_mro,
         obj_dataclass_config,
         obj_dataclass_replace,
