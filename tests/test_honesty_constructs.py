@@ -2262,6 +2262,25 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a store into an attribute of something the analysis does not know, while
+    # the module is built: no property to look for (session 19's fix crashed here)
+    "store_into_an_unknown_held_object": _case(
+        """
+        import argparse
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.cfg = argparse.Namespace()
+                self.cfg.k = 2
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
 }
 
 

@@ -1104,15 +1104,16 @@ class ModuleAnalyzer:
                 building
                 and isinstance(target.value, ast.Attribute)
                 and _from_self(target)
-                and in_place.through_property(self, self.eval(target.value, frame), target.attr)
+                and isinstance(held := self.eval(target.value, frame), ObjectV)
+                and in_place.through_property(self, held, target.attr)
             ):
                 # `self.block.times = k`: the block's setter decides what it keeps,
                 # not run on a module it holds: that module is no longer known
-                held = target.value
-                if isinstance(held.value, ast.Name):
-                    owner.attrs[held.attr] = UNKNOWN  # type: ignore[union-attr]
+                path = target.value
+                if isinstance(path.value, ast.Name):
+                    owner.attrs[path.attr] = UNKNOWN  # type: ignore[union-attr]
                 else:
-                    modules.store_path(owner, held, UNKNOWN)  # type: ignore[arg-type]
+                    modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(
