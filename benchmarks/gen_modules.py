@@ -31,6 +31,18 @@ unknown, not_run (torch's second run raised); `wrong` and `above` are failures.
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 3000
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --count 200 --family loops -v
 
+`--more` draws from MORE (session 19: while/else, walrus, generators fed with
+`send`, finally under break and return, context managers of the project, late
+binding and default capture, global/nonlocal counters, `partial`/`operator`/
+`reduce`, forwarded `*args/**kwargs`, grad modes, `.detach()`/`.data`, frozen
+parameters, properties, `__getattr__`/`__getitem__`, class attributes changed
+through the class, `super()` along a diamond, dataclass configs, ModuleDict order
+and updates, Sequential slices/`+`/`pop`, writes into views, `where`/`masked_fill`/
+`gather`/`scatter`, einsums of one operand twice, multi-output ops used in part);
+MORE is a table of its own so that the seeds of the default run keep their programs.
+
+    nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --more --count 500 --variants
+
 torch.compile and torch.jit.script are run as the identity (the counter counts the
 eager ops, which is the figure a static count must not exceed; compiling on a CPU
 would take seconds per module).
@@ -1697,8 +1709,844 @@ FAMILIES: dict[str, list] = {
         inplace_tensor_alias,
     ],
 }
-# A module of several families: how the constructs meet.
+
+
+# ------------------------------------------------ session 19: more of Python and torch
+# Kept out of FAMILIES (the `MORE` table below), so that every seed of the default
+# run, and of CI's fixed seeds, keeps its program.
+
+
+def flow_while_else(r, i):
+    k, m = r.randint(0, 4), r.randint(0, 5)
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        j = 0
+        while j < {k}:
+            x = self.l{i}(x)
+            j += 1
+            if j == {m}:
+                break
+        else:
+            x = self.s{i}(x)
+        """,
+    )
+
+
+def flow_walrus(r, i):
+    k = r.randint(3, 9)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        if (n{i} := x.shape[-1]) > {k}:
+            x = self.l{i}(x)
+        x = x * n{i}
+        """,
+    )
+
+
+def flow_walrus_comprehension(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        y{i} = x
+        outs{i} = [(y{i} := self.l{i}(y{i})) for _ in range({k})]
+        x = outs{i}[-1] + y{i}
+        """,
+    )
+
+
+def flow_nested_comprehension(r, i):
+    m = r.randint(0, 3)
+    return _s(
+        LIST.format(i=i),
+        f"x = x + sum([blk(x) for j, blk in enumerate(self.ml{i}) for t in range(2) if j + t > {m} if t != j])",
+    )
+
+
+def flow_generator_condition(r, i):
+    m = r.randint(0, 3)
+    fn = r.choice(("sum", "list", "tuple"))
+    body = (
+        f"x = x + sum(blk(x) for j, blk in enumerate(self.ml{i}) if j >= {m})"
+        if fn == "sum"
+        else f"x = x + sum({fn}(blk(x) for j, blk in enumerate(self.ml{i}) if j >= {m}))"
+    )
+    return _s(LIST.format(i=i), body)
+
+
+def flow_yield_values(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        for y in steps{i}(self.l{i}, x, {k}):
+            x = y
+        """,
+        f"""
+        def steps{i}(layer, x, n):
+            for _ in range(n):
+                x = layer(x)
+                yield x
+        """,
+    )
+
+
+def flow_yield_send(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        g{i} = acc{i}(self.l{i})
+        next(g{i})
+        for _ in range({k}):
+            x = g{i}.send(x)
+        """,
+        f"""
+        def acc{i}(layer):
+            y = None
+            while True:
+                x = yield y
+                y = layer(x)
+        """,
+    )
+
+
+def flow_early_return_while(r, i):
+    m = r.randint(0, 4)
+    return _s(
+        LIN.format(i=i),
+        f"x = run{i}(self.l{i}, x)",
+        f"""
+        def run{i}(layer, x):
+            j = 0
+            while True:
+                if j >= {m}:
+                    return x
+                x = layer(x)
+                j += 1
+        """,
+    )
+
+
+def flow_try_finally_return(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"x = run{i}(self.l{i}, self.s{i}, x)",
+        f"""
+        def run{i}(a, b, x):
+            try:
+                return a(x)
+            finally:
+                x = b(x)
+        """,
+    )
+
+
+def flow_finally_in_loop(r, i):
+    k, m = r.randint(1, 4), r.randint(0, 4)
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        for j in range({k}):
+            try:
+                if j == {m}:
+                    break
+                x = self.l{i}(x)
+            finally:
+                x = self.s{i}(x)
+        """,
+    )
+
+
+def flow_late_binding(r, i):
+    k = r.randint(1, 4)
+    capture = r.choice(("", ", j=j"))
+    return _s(
+        LIN.format(i=i),
+        f"""
+        fs{i} = [lambda t{capture}: rep{i}(self.l{i}, t, j) for j in range({k})]
+        for f in fs{i}:
+            x = f(x)
+        """,
+        f"""
+        def rep{i}(layer, x, n):
+            for _ in range(n):
+                x = layer(x)
+            return x
+        """,
+    )
+
+
+def flow_default_capture(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = step{i}(self.l{i}, x)",
+        f"""
+        TIMES{i} = {k}
+
+
+        def step{i}(layer, x, n=TIMES{i}):
+            for _ in range(n):
+                x = layer(x)
+            return x
+
+
+        TIMES{i} = {k + 2}
+        """,
+    )
+
+
+def flow_global_counter(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        LIN.format(i=i),
+        f"""
+        for _ in range({k}):
+            x = tick{i}(self.l{i}, x)
+        """,
+        f"""
+        SEEN{i} = 0
+
+
+        def tick{i}(layer, x):
+            global SEEN{i}
+            SEEN{i} += 1
+            return layer(x) if SEEN{i} % 2 else x
+        """,
+    )
+
+
+def flow_nonlocal_counter(r, i):
+    k = r.randint(1, 4)
+    return _s(
+        LIN.format(i=i),
+        f"x = twice{i}(self.l{i}, x, {k})",
+        f"""
+        def twice{i}(layer, x, n):
+            count = 0
+
+            def bump():
+                nonlocal count
+                count += 1
+
+            for _ in range(n):
+                bump()
+            for _ in range(count):
+                x = layer(x)
+            return x
+        """,
+    )
+
+
+def flow_exit_suppress(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        with Quiet{i}():
+            x = self.l{i}(x)
+            raise ValueError("skip")
+        x = self.s{i}(x)
+        """,
+        f"""
+        class Quiet{i}:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, kind, value, tb):
+                return kind is ValueError
+        """,
+    )
+
+
+def flow_enter_value(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        with Pick{i}(self.l{i}, self.s{i}, {r.choice((True, False))}) as layer:
+            x = layer(x)
+        """,
+        f"""
+        class Pick{i}:
+            def __init__(self, a, b, first):
+                self.a, self.b, self.first = a, b, first
+
+            def __enter__(self):
+                return self.a if self.first else self.b
+
+            def __exit__(self, *exc):
+                return False
+        """,
+    )
+
+
+def grad_enable_inside(r, i):
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        with torch.no_grad():
+            x = self.l{i}(x)
+            with torch.enable_grad():
+                x = self.s{i}(x)
+        """,
+    )
+
+
+def grad_set_grad_enabled(r, i):
+    return _s(
+        BOTH.format(i=i) + f"\nself.flag{i} = flag",
+        f"""
+        with torch.set_grad_enabled(self.flag{i}):
+            x = self.l{i}(x)
+        x = self.s{i}(x)
+        """,
+    )
+
+
+def grad_detach(r, i):
+    how = r.choice(("{y}.detach()", "{y}.data", "{y}.detach().clone()"))
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        y{i} = self.s{i}(x)
+        x = self.l{i}({how.format(y=f"y{i}")}) + y{i}
+        """,
+    )
+
+
+def grad_frozen_part(r, i):
+    which = r.choice(("weight", "bias"))
+    return _s(
+        BOTH.format(i=i) + f"\nself.l{i}.{which}.requires_grad_(False)",
+        f"x = self.s{i}(self.l{i}(x))",
+    )
+
+
+def grad_frozen_module(r, i):
+    return _s(
+        BOTH.format(i=i)
+        + f"\nfor p in self.s{i}[{r.choice((0, 1))}].parameters():\n    p.requires_grad = False",
+        f"x = self.s{i}(self.l{i}(x))",
+    )
+
+
+def obj_property(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        f"self.b{i} = Blk{i}(d)\nself.b{i}.times = {k}",
+        f"x = self.b{i}(x)",
+        f"""
+        class Blk{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self._n = 1
+
+            @property
+            def times(self):
+                return self._n + 1
+
+            @times.setter
+            def times(self, n):
+                self._n = n
+
+            def forward(self, x):
+                for _ in range(self.times):
+                    x = self.l(x)
+                return x
+        """,
+    )
+
+
+def obj_getattr(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        f"cfg{i} = Cfg{i}({{'k': {k}}})\nself.w{i} = nn.Linear(d, d * cfg{i}.k)\nself.n{i} = nn.Linear(d * cfg{i}.k, d)",
+        f"x = self.n{i}(self.w{i}(x))",
+        f"""
+        class Cfg{i}:
+            def __init__(self, values):
+                self.values = values
+
+            def __getattr__(self, name):
+                try:
+                    return self.values[name]
+                except KeyError:
+                    raise AttributeError(name)
+        """,
+    )
+
+
+def obj_getitem(r, i):
+    return _s(
+        f"self.bank{i} = Bank{i}(d, depth)",
+        f"""
+        for j in range(len(self.bank{i})):
+            x = self.bank{i}[j](x)
+        """,
+        f"""
+        class Bank{i}(nn.Module):
+            def __init__(self, d, n):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+            def __len__(self):
+                return len(self.layers) - 1
+
+            def __getitem__(self, j):
+                return self.layers[-1 - j]
+        """,
+    )
+
+
+def obj_class_attr(r, i):
+    k = r.randint(2, 4)
+    return _s(
+        f"Cfg{i}.k = {k}\ncfg{i} = Cfg{i}()\nself.w{i} = nn.Linear(d, d * cfg{i}.k)\nself.n{i} = nn.Linear(d * cfg{i}.k, d)",
+        f"x = self.n{i}(self.w{i}(x))",
+        f"""
+        class Cfg{i}:
+            k = 1
+        """,
+    )
+
+
+def obj_class_attr_counter(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        f"self.bs{i} = nn.ModuleList([Blk{i}(d) for _ in range({k})])",
+        f"""
+        for b in self.bs{i}:
+            x = b(x)
+        """,
+        f"""
+        class Blk{i}(nn.Module):
+            made = 0
+
+            def __init__(self, d):
+                super().__init__()
+                Blk{i}.made += 1
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(Blk{i}.made)])
+
+            def forward(self, x):
+                for l in self.ls:
+                    x = l(x)
+                return x
+        """,
+    )
+
+
+def obj_class_list_shared(r, i):
+    k = r.randint(1, 3)
+    grow = r.choice(("self.made.append(d)", "self.made.extend([d])", "Blk{i}.made.append(d)"))
+    return _s(
+        f"self.bs{i} = nn.ModuleList([Blk{i}(d) for _ in range({k})])",
+        f"""
+        for b in self.bs{i}:
+            x = b(x)
+        """,
+        f"""
+        class Blk{i}(nn.Module):
+            made = []
+
+            def __init__(self, d):
+                super().__init__()
+                {grow.format(i=i)}
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(len(self.made))])
+
+            def forward(self, x):
+                for l in self.ls:
+                    x = l(x)
+                return x
+        """,
+    )
+
+
+def obj_super_mro(r, i):
+    return _s(
+        f"self.b{i} = Both{i}(d)",
+        f"x = self.b{i}(x)",
+        f"""
+        class Base{i}(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.base = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.base(x)
+
+
+        class A{i}(Base{i}):
+            def __init__(self, d):
+                super().__init__(d)
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return super().forward(self.a(x))
+
+
+        class B{i}(Base{i}):
+            def __init__(self, d):
+                super().__init__(d)
+                self.b = nn.Linear(d, 2 * d)
+                self.b2 = nn.Linear(2 * d, d)
+
+            def forward(self, x):
+                return super().forward(self.b2(self.b(x)))
+
+
+        class Both{i}({r.choice(("A{i}, B{i}", "B{i}, A{i}")).format(i=i)}):
+            def forward(self, x):
+                return super().forward(x)
+        """,
+    )
+
+
+def obj_dataclass_config(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        f"cfg{i} = Cfg{i}(d=d, mult={k})\nself.w{i} = nn.Linear(cfg{i}.d, cfg{i}.hidden)\nself.n{i} = nn.Linear(cfg{i}.hidden, cfg{i}.d)",
+        f"""
+        for _ in range(Cfg{i}(d=1).layers):
+            x = self.n{i}(self.w{i}(x))
+        """,
+        f"""
+        import dataclasses
+
+
+        @dataclasses.dataclass
+        class Cfg{i}:
+            d: int
+            mult: int = 2
+            layers: int = {r.randint(0, 2)}
+            hidden: int = dataclasses.field(init=False)
+
+            def __post_init__(self):
+                self.hidden = self.d * self.mult
+        """,
+    )
+
+
+def obj_dataclass_replace(r, i):
+    k = r.randint(1, 3)
+    return _s(
+        f"cfg{i} = dataclasses.replace(Cfg{i}(), mult={k})\nself.w{i} = nn.Linear(d, d * cfg{i}.mult)\nself.n{i} = nn.Linear(d * cfg{i}.mult, d)",
+        f"x = self.n{i}(self.w{i}(x))",
+        f"""
+        import dataclasses
+
+
+        @dataclasses.dataclass(frozen=True)
+        class Cfg{i}:
+            mult: int = 4
+        """,
+    )
+
+
+def call_partial_project(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i) + f"\nself.f{i} = functools.partial(rep{i}, n={k})",
+        f"x = self.f{i}(self.l{i}, x)",
+        f"""
+        def rep{i}(layer, x, n=1):
+            for _ in range(n):
+                x = layer(x)
+            return x
+        """,
+    )
+
+
+def call_operator(r, i):
+    fn = r.choice(
+        (
+            "operator.matmul(x, self.w{i})",
+            "functools.reduce(operator.matmul, [x, self.w{i}, self.w{i}])",
+            "operator.add(operator.matmul(x, self.w{i}), x)",
+        )
+    )
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(d, d))",
+        f"x = {fn.format(i=i)}",
+        "import operator",
+    )
+
+
+def call_reduce_layers(r, i):
+    return _s(
+        LIST.format(i=i),
+        f"x = functools.reduce(lambda t, blk: blk(t), self.ml{i}, x)",
+    )
+
+
+def call_forward_args(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = outer{i}(x, self.l{i}, times={k})",
+        f"""
+        def inner{i}(x, layer, *, times=1, scale=1.0):
+            for _ in range(times):
+                x = layer(x) * scale
+            return x
+
+
+        def outer{i}(*args, **kwargs):
+            kwargs.setdefault("scale", 0.5)
+            return inner{i}(*args, **kwargs)
+        """,
+    )
+
+
+def call_kwargs_pop(r, i):
+    k = r.randint(0, 3)
+    return _s(
+        LIN.format(i=i),
+        f"x = outer{i}(x, layer=self.l{i}, times={k}, extra=None)",
+        f"""
+        def inner{i}(x, layer, times):
+            for _ in range(times):
+                x = layer(x)
+            return x
+
+
+        def outer{i}(x, **kwargs):
+            kwargs.pop("extra", None)
+            return inner{i}(x, **kwargs)
+        """,
+    )
+
+
+def cont_moduledict_order(r, i):
+    return _s(
+        f"self.md{i} = nn.ModuleDict()\nself.md{i}['up'] = nn.Linear(d, 2 * d)\n"
+        f"self.md{i}['mid'] = nn.Linear(2 * d, 2 * d)\nself.md{i}['down'] = nn.Linear(2 * d, d)",
+        r.choice(
+            (
+                f"for k in self.md{i}:\n    x = self.md{i}[k](x)",
+                f"for m in self.md{i}.values():\n    x = m(x)",
+                f"for _, m in self.md{i}.items():\n    x = m(x)",
+            )
+        ),
+    )
+
+
+def cont_moduledict_update(r, i):
+    return _s(
+        f"self.md{i} = nn.ModuleDict({{'a': nn.Linear(d, d), 'b': nn.Linear(d, d)}})\n"
+        f"self.md{i}.update({{'c': nn.Linear(d, d), 'a': nn.Identity()}})\n"
+        + r.choice((f"del self.md{i}['b']", f"self.md{i}.pop('c')", "")),
+        f"for m in self.md{i}.values():\n    x = m(x)",
+    )
+
+
+def cont_sequential_slice(r, i):
+    part = r.choice(("[1:]", "[:-1]", "[::2]", "[-1]", "[0]", "[1:2]"))
+    return _s(
+        f"self.s{i} = nn.Sequential(*[nn.Linear(d, d) for _ in range(depth + 1)])",
+        f"x = self.s{i}{part}(x)",
+    )
+
+
+def cont_sequential_add(r, i):
+    return _s(
+        f"a{i} = nn.Sequential(nn.Linear(d, d), nn.ReLU())\nb{i} = nn.Sequential(*[nn.Linear(d, d) for _ in range(depth)])\n"
+        + r.choice(
+            (
+                f"self.s{i} = a{i} + b{i}",
+                f"self.s{i} = a{i}\nself.s{i}.extend(b{i})",
+                f"self.s{i} = b{i}\nself.s{i}.append(nn.Linear(d, d))",
+                f"self.s{i} = b{i}\nself.s{i}.insert(0, nn.Linear(d, d))",
+            )
+        ),
+        f"x = self.s{i}(x)",
+    )
+
+
+def cont_sequential_pop(r, i):
+    return _s(
+        f"self.s{i} = nn.Sequential(*[nn.Linear(d, d) for _ in range(depth + 1)])\n"
+        + r.choice((f"self.s{i}.pop(0)", f"del self.s{i}[-1]", f"del self.s{i}[1:]")),
+        f"x = self.s{i}(x)",
+    )
+
+
+def cont_modulelist_slice(r, i):
+    part = r.choice(("[::-1]", "[1:]", "[::2]", "[:1]"))
+    return _s(
+        LIST.format(i=i),
+        f"for blk in self.ml{i}{part}:\n    x = blk(x)",
+    )
+
+
+def cont_modulelist_add(r, i):
+    return _s(
+        LIST.format(i=i) + f"\nself.ml{i} += [nn.Linear(d, d)]",
+        f"for blk in self.ml{i} + self.ml{i}[:1]:\n    x = blk(x)",
+    )
+
+
+def cont_zip_reversed(r, i):
+    return _s(
+        LIST.format(i=i)
+        + f"\nself.ol{i} = nn.ModuleList([nn.Linear(d, d) for _ in range(depth + 1)])",
+        f"for a, b in zip(self.ml{i}, reversed(self.ol{i})):\n    x = b(a(x))",
+    )
+
+
+def _one_op(r, i, ops) -> Step:
+    """One of ops (each over the step's Linear, `self.l{i}`), drawn by r."""
+    return _s(LIN.format(i=i), r.choice(ops).format(i=i))
+
+
+def tens_inplace_view(r, i):
+    write = r.choice(
+        ("x[:, :2] += self.l{i}(x)[:, :2]", "x[..., :1] = self.l{i}(x)[..., :1]", "x[:, 0].mul_(2)")
+    )
+    return _s(
+        LIN.format(i=i),
+        f"""
+        x = self.l{i}(x).clone()
+        {write.format(i=i)}
+        """,
+    )
+
+
+def tens_where_mask(r, i):
+    return _one_op(
+        r,
+        i,
+        (
+            "x = torch.where(x > 0, self.l{i}(x), x)",
+            "x = self.l{i}(x).masked_fill(x < 0, 0.0)",
+            "x = self.l{i}(x.masked_fill(x > 1, 1.0))",
+        ),
+    )
+
+
+def tens_gather_scatter(r, i):
+    return _one_op(
+        r,
+        i,
+        (
+            "idx = x.argsort(dim=-1)\nx = torch.gather(self.l{i}(x), -1, idx)",
+            "idx = x.argmax(dim=-1, keepdim=True)\nx = torch.zeros_like(x).scatter(-1, idx, self.l{i}(x))",
+            "idx = x.argmax(dim=-1, keepdim=True)\nx = self.l{i}(x).scatter_add(-1, idx, x)",
+        ),
+    )
+
+
+def tens_einsum_repeat(r, i):
+    op = r.choice(
+        (
+            'x = torch.einsum("bnd,bmd,bme->bne", x, x, x)',
+            'x = torch.einsum("bnd,bmd->bnm", x, x) @ x',
+            'x = einsum(x, x, "b n d, b m d -> b n m") @ x',
+            'x = torch.einsum("bnd,de,ef->bnf", x, self.w{i}, self.w{i}.t())',
+        )
+    )
+    return _s(f"self.w{i} = nn.Parameter(torch.randn(d, d))", op.format(i=i))
+
+
+def tens_multi_output(r, i):
+    return _one_op(
+        r,
+        i,
+        (
+            "v, _ = self.l{i}(x).max(dim=-1, keepdim=True)\nx = x * v",
+            "x = self.l{i}(x).max(-1).values.unsqueeze(-1) * x",
+            "v, ix = torch.topk(self.l{i}(x), 2, dim=-1)\nx = x + v.sum(-1, keepdim=True)",
+            "s, _ = self.l{i}(x).sort(dim=-1)\nx = s",
+            "a, b = self.l{i}(x).chunk(2, dim=-1)\nx = torch.cat([b, a], dim=-1)",
+            "parts = self.l{i}(x).unbind(1)\nx = torch.stack(parts[::-1], 1)",
+            "first, *rest = self.l{i}(x).unbind(1)\nx = torch.stack([first, *rest], 1) + first.unsqueeze(1)",
+        ),
+    )
+
+
+def tens_split_layers(r, i):
+    return _s(
+        f"self.q{i} = nn.Linear(d, 3 * d)\nself.o{i} = nn.Linear(d, d)",
+        r.choice(
+            (
+                f"q, k, v = self.q{i}(x).split(x.shape[-1], dim=-1)\nx = self.o{i}((q @ k.transpose(1, 2)).softmax(-1) @ v)",
+                f"q, _, v = self.q{i}(x).chunk(3, -1)\nx = self.o{i}(q * v)",
+                f"x = self.o{i}(self.q{i}(x).unflatten(-1, (3, -1)).sum(-2))",
+            )
+        ),
+    )
+
+
+MORE: dict[str, list] = {
+    "flow": [
+        flow_while_else,
+        flow_walrus,
+        flow_walrus_comprehension,
+        flow_nested_comprehension,
+        flow_generator_condition,
+        flow_yield_values,
+        flow_yield_send,
+        flow_early_return_while,
+        flow_try_finally_return,
+        flow_finally_in_loop,
+        flow_exit_suppress,
+        flow_enter_value,
+    ],
+    "closures": [
+        flow_late_binding,
+        flow_default_capture,
+        flow_global_counter,
+        flow_nonlocal_counter,
+        call_partial_project,
+        call_operator,
+        call_reduce_layers,
+        call_forward_args,
+        call_kwargs_pop,
+    ],
+    "grad": [
+        grad_enable_inside,
+        grad_set_grad_enabled,
+        grad_detach,
+        grad_frozen_part,
+        grad_frozen_module,
+    ],
+    "objects": [
+        obj_property,
+        obj_getattr,
+        obj_getitem,
+        obj_class_attr,
+        obj_class_attr_counter,
+        obj_class_list_shared,
+        obj_super_mro,
+        obj_dataclass_config,
+        obj_dataclass_replace,
+    ],
+    "containers": [
+        cont_moduledict_order,
+        cont_moduledict_update,
+        cont_sequential_slice,
+        cont_sequential_add,
+        cont_sequential_pop,
+        cont_modulelist_slice,
+        cont_modulelist_add,
+        cont_zip_reversed,
+    ],
+    "tensors": [
+        tens_inplace_view,
+        tens_where_mask,
+        tens_gather_scatter,
+        tens_einsum_repeat,
+        tens_multi_output,
+        tens_split_layers,
+    ],
+}
+
+
+# A module of several families: how the constructs meet (MIXED_MORE: of MORE's).
 MIXED = "mixed"
+MIXED_MORE = "mixed_more"
 
 HEAD = """\
 import contextlib
@@ -1712,16 +2560,18 @@ from torch import nn
 """
 
 
-def generate(seed: int, family: str | None = None) -> Generated:
-    """The module of this seed (of `family`, else one the seed picks)."""
+def generate(seed: int, family: str | None = None, more: bool = False) -> Generated:
+    """The module of this seed (of `family`, else one the seed picks: of FAMILIES,
+    or of MORE's where `more`)."""
     r = random.Random(seed)
-    names = sorted(FAMILIES) + [MIXED]
-    fam = family or r.choice(names)
+    more = more or family in MORE or family == MIXED_MORE
+    table, mixed = (MORE, MIXED_MORE) if more else (FAMILIES, MIXED)
+    fam = family or r.choice(sorted(table) + [mixed])
     picks = []
     for _ in range(r.randint(1, 3)):
-        pool = FAMILIES[r.choice(sorted(FAMILIES))] if fam == MIXED else FAMILIES[fam]
+        pool = table[r.choice(sorted(table))] if fam == mixed else table[fam]
         picks.append(r.choice(pool))
-    if fam != MIXED:  # plain layers around the construct
+    if fam != mixed:  # plain layers around the construct
         for _ in range(r.randint(0, 2)):
             picks.insert(r.randint(0, len(picks)), r.choice(FAMILIES["layers"][:3]))
     steps = [p(r, i) for i, p in enumerate(picks)]
@@ -1964,13 +2814,13 @@ def judge(gen: Generated, workdir: Path, path: Path | None = None) -> Verdict:
     return v
 
 
-def run(seeds, family: str | None = None, workdir: Path | None = None):
+def run(seeds, family: str | None = None, workdir: Path | None = None, more: bool = False):
     """Judge the module of each seed; yields Verdicts."""
     with contextlib.ExitStack() as stack:
         if workdir is None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         for seed in seeds:
-            yield judge(generate(seed, family), workdir)
+            yield judge(generate(seed, family, more), workdir)
 
 
 def table(verdicts: list[Verdict], key) -> str:
@@ -1992,14 +2842,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--family", choices=sorted(FAMILIES) + [MIXED])
+    ap.add_argument("--family", choices=sorted(FAMILIES) + [MIXED] + sorted(MORE) + [MIXED_MORE])
+    ap.add_argument(
+        "--more", action="store_true", help="the seed picks among MORE's families (session 19)"
+    )
     ap.add_argument("--variants", action="store_true", help="a row per variant, not per family")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every failure")
     ap.add_argument("--keep", type=Path, help="write the failing modules here")
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
     verdicts = []
-    for v in run(range(a.start, a.start + a.count), a.family):
+    for v in run(range(a.start, a.start + a.count), a.family, more=a.more):
         verdicts.append(v)
         if v.outcome in FAILURES:
             if a.verbose:

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.gen_modules import BACKWARD_FAILURES, FAILURES, FAMILIES, MIXED, generate, judge
+from benchmarks.gen_modules import (
+    BACKWARD_FAILURES,
+    FAILURES,
+    FAMILIES,
+    MIXED,
+    MIXED_MORE,
+    MORE,
+    generate,
+    judge,
+)
 
 pytest.importorskip("torch")
 pytest.importorskip("einops")
@@ -22,6 +31,11 @@ PER_FAMILY = 16
 def _params():
     for k, family in enumerate(sorted(FAMILIES) + [MIXED]):
         yield pytest.param(family, range(1000 * k, 1000 * k + PER_FAMILY), id=family)
+    # session 19's table (more of Python and torch), seeds of their own
+    for k, family in enumerate(sorted(MORE) + [MIXED_MORE]):
+        yield pytest.param(
+            family, range(50_000 + 1000 * k, 50_000 + 1000 * k + PER_FAMILY), id=family
+        )
 
 
 @pytest.mark.parametrize("family,seeds", list(_params()))

@@ -1913,6 +1913,374 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # super() goes on along the MRO of the instance's class, not to the first base
+    # of the class that calls it: along a diamond, B's super() reaches its sibling
+    # A (A's layer and forward run), in __init__ as in forward
+    "super_along_a_diamond": _case(
+        """
+        class Base(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.base = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.base(x)
+
+        class A(Base):
+            def __init__(self, d):
+                super().__init__(d)
+                self.a = nn.Linear(d, 3 * d)
+                self.a2 = nn.Linear(3 * d, d)
+
+            def forward(self, x):
+                return super().forward(self.a2(self.a(x)))
+
+        class B(Base):
+            def __init__(self, d):
+                super().__init__(d)
+                self.b = nn.Linear(d, 2 * d)
+                self.b2 = nn.Linear(2 * d, d)
+
+            def forward(self, x):
+                return super().forward(self.b2(self.b(x)))
+
+        class M(B, A):
+            def forward(self, x):
+                return super().forward(x)
+        """,
+        {"d": "4"},
+    ),
+    # a method found by the C3 order: M(B, A) without a forward of its own or B's
+    # runs A's, the sibling before the base both derive from
+    "method_along_the_c3_order": _case(
+        """
+        class Base(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.base = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.base(x)
+
+        class A(Base):
+            def forward(self, x):
+                return self.base(self.base(self.base(x)))
+
+        class B(Base):
+            pass
+
+        class M(B, A):
+            pass
+        """,
+        {"d": "4"},
+    ),
+    # a default is evaluated once, where the def runs: the module rebinding the
+    # name further down does not reach it
+    "default_as_of_the_def": _case(
+        """
+        TIMES = 1
+
+        def step(layer, x, n=TIMES):
+            for _ in range(n):
+                x = layer(x)
+            return x
+
+        TIMES = 3
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return step(self.a, x)
+        """,
+        {"d": "4"},
+    ),
+    # a method's default is evaluated in its class body: the class's name, not the
+    # module's of the same name
+    "default_in_the_class_body": _case(
+        """
+        TIMES = 1
+
+        class M(nn.Module):
+            TIMES = 3
+
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x, n=TIMES):
+                for _ in range(n):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # `lambda t, j=j:` in a comprehension: each lambda keeps the j of its turn
+    # (read at the call, every one would see the last)
+    "lambda_default_per_turn": _case(
+        """
+        def rep(layer, x, n):
+            for _ in range(n):
+                x = layer(x)
+            return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                fs = [lambda t, j=j: rep(self.a, t, j) for j in range(4)]
+                for f in fs:
+                    x = f(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # a nested def's default is the local's value where the def runs
+    "nested_default_before_a_rebinding": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                k = 1
+
+                def run(t, n=k):
+                    for _ in range(n):
+                        t = self.a(t)
+                    return t
+
+                k = 3
+                return run(x)
+        """,
+        {"d": "4"},
+    ),
+    # `self.b.times = 3` on a module that defines a property `times`: its setter,
+    # not the store, decides what the module keeps (never the store's value read
+    # back, nor the getter over the old state)
+    "property_set_on_a_held_module": _case(
+        """
+        class Blk(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.l = nn.Linear(d, d)
+                self._n = 1
+
+            @property
+            def times(self):
+                return self._n + 1
+
+            @times.setter
+            def times(self, n):
+                self._n = n
+
+            def forward(self, x):
+                for _ in range(self.times):
+                    x = self.l(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.b = Blk(d)
+                self.b.times = 3
+
+            def forward(self, x):
+                return self.b(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a library function handed a function may call it (functools.reduce,
+    # itertools.starmap): what that runs is not followed, so no total leaves it out
+    "reduce_calls_the_function_it_is_handed": _case(
+        """
+        import functools
+        import itertools
+        import operator
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, d))
+
+            def forward(self, x):
+                a = functools.reduce(operator.matmul, [x, self.w, self.w])
+                b = functools.reduce(lambda p, q: p @ q, [x, self.w])
+                c = list(itertools.starmap(torch.matmul, [(x, self.w)]))[0]
+                return a + b + c
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # finally runs on a break out of its try too (then the loop ends)
+    "finally_runs_on_a_break": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, d)
+
+            def forward(self, x):
+                for j in range(4):
+                    try:
+                        if j == 2:
+                            break
+                        x = self.a(x)
+                    finally:
+                        x = self.b(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # a break in a try whose handlers may run: the path that does not raise ends
+    # the loop there, never a turn more
+    "break_in_a_try_with_handlers": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, d)
+
+            def forward(self, x):
+                for j in range(4):
+                    try:
+                        x = self.a(x)
+                        if j == 1:
+                            break
+                    except KeyError:
+                        pass
+                    x = self.b(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a class attribute stored through the class is what every instance reads
+    # afterwards, not the class body's default
+    "class_attribute_stored_through_the_class": _case(
+        """
+        class Cfg:
+            k = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                Cfg.k = 3
+                cfg = Cfg()
+                self.w = nn.Linear(d, d * cfg.k)
+                self.n = nn.Linear(d * cfg.k, d)
+
+            def forward(self, x):
+                return self.n(self.w(x))
+        """,
+        {"d": "4"},
+    ),
+    # a counter on the class, bumped by each construction (`type(self).made += 1`
+    # and `Block.made += 1` alike): each block reads the count of its turn
+    "class_counter_bumped_by_each_construction": _case(
+        """
+        class Block(nn.Module):
+            made = 0
+
+            def __init__(self, d):
+                super().__init__()
+                type(self).made += 1
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(Block.made)])
+
+            def forward(self, x):
+                for layer in self.ls:
+                    x = layer(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.bs = nn.ModuleList([Block(d) for _ in range(3)])
+
+            def forward(self, x):
+                for b in self.bs:
+                    x = b(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # stored on one path of a test on the data: either value may be read after
+    "class_attribute_stored_on_an_undecided_path": _case(
+        """
+        class Cfg:
+            k = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    Cfg.k = 3
+                for _ in range(Cfg.k):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # `made = []` in the class body, appended to through an instance: the one list
+    # of the class grows, and each construction reads its length so far
+    "class_list_grown_through_instances": _case(
+        """
+        class Block(nn.Module):
+            made = []
+
+            def __init__(self, d):
+                super().__init__()
+                self.made.append(d)
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(len(self.made))])
+
+            def forward(self, x):
+                for layer in self.ls:
+                    x = layer(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.bs = nn.ModuleList([Block(d) for _ in range(3)])
+
+            def forward(self, x):
+                for b in self.bs:
+                    x = b(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # a store into an attribute of something the analysis does not know, while
+    # the module is built: no property to look for (session 19's fix crashed here)
+    "store_into_an_unknown_held_object": _case(
+        """
+        import argparse
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.cfg = argparse.Namespace()
+                self.cfg.k = 2
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
 }
 
 

@@ -1,6 +1,7 @@
-"""The object model's lookups: a class's project bases, a method along them (the
-MRO of the single-inheritance hierarchies models use), all of a class's methods,
-`super().name`, and which of an instance's flag attributes another method sets
+"""The object model's lookups: a class's project bases, its method resolution order
+(Python's C3 linearization over the project classes), a method along it, all of a
+class's methods, `super().name` (the class after the method's own in the MRO of the
+instance's class), and which of an instance's flag attributes another method sets
 (so that a branch on one is not decided by the value __init__ gave it).
 Calls of what they find are modules.py's and the interpreter's.
 """
@@ -11,6 +12,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import class_state
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, Value
 
 if TYPE_CHECKING:
@@ -40,48 +42,84 @@ def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
 
 
 def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
-    """A method by name along the project bases, depth first (the MRO of simple
-    single-inheritance hierarchies, which is what models use)."""
+    """A method by name along cd's MRO."""
     return _first_along_bases(an, cd, lambda c: c.methods.get(name))
 
 
-def _first_along_bases(an: Analyzer, cd: ClassDef, probe, _seen=None):
-    """probe's first answer that is not None, for cd and then its bases, depth first."""
-    found = probe(cd)
-    if found is not None:
-        return found
-    seen = _seen if _seen is not None else set()
-    seen.add(cd.key)
-    for base in base_classes(an, cd):
-        if base.key not in seen:
-            found = _first_along_bases(an, base, probe, seen)
-            if found is not None:
-                return found
-    return None
+def mro(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
+    """cd and its project bases in the order Python looks names up in: the C3
+    linearization (`class D(B, A)` with both deriving from Base: D, B, A, Base,
+    where depth first would put Base before A). Depth first where C3 has no answer
+    (Python refuses to create such a class)."""
+    return _c3(an, cd, frozenset()) or _depth_first(an, cd, set())
 
 
-def all_methods(an: Analyzer, cd: ClassDef, _seen=None) -> dict[str, FuncDef]:
-    """Own methods over inherited ones, along the project bases."""
-    seen = _seen if _seen is not None else set()
-    seen.add(cd.key)
-    out: dict[str, FuncDef] = {}
-    for base in reversed(base_classes(an, cd)):
-        if base.key not in seen:
-            out.update(all_methods(an, base, seen))
-    out.update(cd.methods)
+def _c3(an: Analyzer, cd: ClassDef, outer: frozenset) -> list[ClassDef] | None:
+    bases = [b for b in base_classes(an, cd) if b.key not in outer]
+    if not bases:
+        return [cd]
+    inner = outer | {cd.key}
+    seqs = []
+    for b in bases:
+        lin = _c3(an, b, inner)
+        if lin is None:
+            return None
+        seqs.append(lin)
+    seqs.append(list(bases))
+    out = [cd]
+    while seqs := [s for s in seqs if s]:
+        tails = {c.key for s in seqs for c in s[1:]}
+        head = next((s[0] for s in seqs if s[0].key not in tails), None)
+        if head is None:
+            return None
+        out.append(head)
+        seqs = [s[1:] if s[0].key == head.key else s for s in seqs]
     return out
 
 
-def super_method(an: Analyzer, frame, name: str) -> FuncDef | None:
-    """`super().name` in a method of class C: the first base of C that has it."""
-    fd = frame.func
-    if fd is None or fd.cls is None:
-        return None
-    for base in base_classes(an, fd.cls):
-        found = find_method(an, base, name)
+def _depth_first(an: Analyzer, cd: ClassDef, seen: set) -> list[ClassDef]:
+    seen.add(cd.key)
+    out = [cd]
+    for base in base_classes(an, cd):
+        if base.key not in seen:
+            out += _depth_first(an, base, seen)
+    return out
+
+
+def _first_along_bases(an: Analyzer, cd: ClassDef, probe):
+    """probe's first answer that is not None, along cd's MRO."""
+    found = probe(cd)
+    if found is not None:
+        return found
+    for c in mro(an, cd)[1:]:
+        found = probe(c)
         if found is not None:
             return found
     return None
+
+
+def all_methods(an: Analyzer, cd: ClassDef) -> dict[str, FuncDef]:
+    """Own methods over inherited ones, along cd's MRO."""
+    out: dict[str, FuncDef] = {}
+    for c in reversed(mro(an, cd)):
+        out.update(c.methods)
+    return out
+
+
+def super_method(
+    an: Analyzer, frame, name: str, instance: ClassDef | None = None
+) -> FuncDef | None:
+    """`super().name` in a method of class C: the first class after C that has it
+    in the MRO of the instance's class (`instance`, where known and derived from C:
+    along a diamond, B's `super()` reaches its sibling A, not their base), else in C's."""
+    fd = frame.func
+    if fd is None or fd.cls is None:
+        return None
+    order = mro(an, instance) if instance is not None else []
+    at = next((k for k, c in enumerate(order) if c.key == fd.cls.key), None)
+    if at is None:
+        order, at = mro(an, fd.cls), 0
+    return next((c.methods[name] for c in order[at + 1 :] if name in c.methods), None)
 
 
 def find_property(an: Analyzer, cd: ClassDef, name: str) -> tuple | None:
@@ -123,27 +161,48 @@ def _own_property(an: Analyzer, cd: ClassDef, name: str) -> tuple | None:
 
 
 def class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
-    """What `self.name` reads when the instance has no such attribute: the class
-    body's last assignment to it (`expansion = 4`), this class's or a base's along
-    the MRO, evaluated in its module; None when no class assigns it."""
+    """What `self.name` reads when the instance has no such attribute: what the run
+    stored through the class (class_state), else the class body's last assignment
+    to it (`expansion = 4`), this class's or a base's along the MRO, evaluated in
+    its module; None when no class assigns it."""
     return _first_along_bases(an, cd, lambda c: _own_class_attribute(an, c, name))
 
 
 def _own_class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
+    stored = class_state.stored(cd.key, name)  # `Cfg.k = 3` in this run
+    if stored is not None:
+        return stored
+    value = _body_value(cd, name)
+    if value is None:
+        return None
+    owner = cd.owner or an
+    top = owner.new_frame(None, cd.name)
+    top.env = owner.module_env
+    return owner.eval(value, top)
+
+
+def _body_value(cd: ClassDef, name: str) -> ast.expr | None:
+    """The expression of the class body's last assignment to name."""
     for stmt in reversed(cd.node.body):
-        value = None
         if isinstance(stmt, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in stmt.targets
         ):
-            value = stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            value = stmt.value if stmt.target.id == name else None
-        if value is not None:
-            owner = cd.owner or an
-            top = owner.new_frame(None, cd.name)
-            top.env = owner.module_env
-            return owner.eval(value, top)
+            return stmt.value
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.target.id == name and stmt.value is not None:
+                return stmt.value
     return None
+
+
+def defining_class(an: Analyzer, cd: ClassDef, name: str) -> ClassDef | None:
+    """The class along cd's MRO whose attribute `name` an instance without one of
+    its own reads (what a run stored through it, or its body's assignment)."""
+
+    def holds(c: ClassDef) -> ClassDef | None:
+        found = class_state.stored(c.key, name) is not None or _body_value(c, name) is not None
+        return c if found else None
+
+    return _first_along_bases(an, cd, holds)
 
 
 def settled(an: Analyzer, cd: ClassDef, attrs: dict[str, Value]) -> dict[str, Value]:

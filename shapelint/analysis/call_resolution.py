@@ -481,10 +481,33 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     if an.trial:
         return UNKNOWN
     if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
-        if modules.store_attribute(an, func.value, grown, frame):
+        held = _class_held(an, an.eval(func.value.value, frame), func.value.attr)
+        if held is not None:
+            # `self.made.append(d)` with `made = []` in the class body: the one
+            # list of the class changes, which every instance reads
+            if module_state.store_class_attr(an, held, func.value.attr, grown):
+                return taken
+        elif modules.store_attribute(an, func.value, grown, frame):
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
+
+
+def _class_held(an: Analyzer, base: Value, name: str) -> str | None:
+    """The key of the class whose attribute `base.name` is, where base is an
+    instance without one of its own (or the class itself); None otherwise."""
+    if isinstance(base, modules.ClassRefV):
+        key = base.name
+    else:
+        key = pytypes.class_key(base)
+        if key is None:
+            return None
+        own = base.attrs if isinstance(base, SelfRecorder) else dict(base.attrs)  # type: ignore[union-attr]
+        if name in own:
+            return None
+    cd = an.class_of(key) if an.specialize else None
+    found = attributes.defining_class(an, cd, name) if cd is not None else None
+    return found.key if found is not None else None
 
 
 def call_tensor_method(

@@ -95,6 +95,7 @@ class Analyzer(Protocol):
     tree: ast.Module
     result: Any  # the ModuleResult its run fills
     ties: dict[str, tuple | None]  # a constraint's message -> (class, side, side)
+    def_defaults: dict[int, dict]  # a def the pass ran -> its defaults then (defaults.py)
 
     def bind_project(
         self, project: Any, root: tuple[str, ...], modname: str, path: str

@@ -25,6 +25,7 @@ from shapelint.analysis import (
     call_resolution,
     choices,
     compiled,
+    class_state,
     dataclass_runtime,
     dynamic,
     expressions,
@@ -277,6 +278,7 @@ class ModuleAnalyzer:
         self.active_closures: list = []  # closures running now (lambdas.invoke)
         self.uncalled: list = []  # lambdas defined and not yet called (lambdas.check_uncalled)
         self.closures: list = []  # every closure made here (lambdas.closure_of)
+        self.def_defaults: dict[int, dict] = {}  # defaults.remember
         self.loop_weight = 1  # runs of the current body that enclosing loops make (loops.py)
         self._quiet = False  # a second pass over a function: its diagnostics are known
         # Names the code's uses gave to dims of unknown size (analysis/unify.py):
@@ -1100,6 +1102,22 @@ class ModuleAnalyzer:
                         and self.specialize  # a target run: the one that counts parameters
                         and plain.surely_plain(self, value_node, frame, modules.may_replace),
                     )
+            elif (key := self._class_stored_into(target, base, frame)) is not None:
+                module_state.store_class_attr(self, key, target.attr, value)
+            elif (
+                building
+                and isinstance(target.value, ast.Attribute)
+                and _from_self(target)
+                and isinstance(held := self.eval(target.value, frame), ObjectV)
+                and in_place.through_property(self, held, target.attr)
+            ):
+                # `self.block.times = k`: the block's setter decides what it keeps,
+                # not run on a module it holds: that module is no longer known
+                path = target.value
+                if isinstance(path.value, ast.Name):
+                    owner.attrs[path.attr] = UNKNOWN  # type: ignore[union-attr]
+                else:
+                    modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(
@@ -1623,6 +1641,12 @@ class ModuleAnalyzer:
         if res is None:
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
+            if any(modules.computing_function(v) for v in (*args, *kwargs.values())):
+                # `functools.reduce(operator.matmul, xs)`: a library function may
+                # call what it is handed, which then runs where the analysis is not
+                return self._unknown_call(
+                    node, args, kwargs, frame, "calls a function it is handed"
+                )
             return UNKNOWN
         if pattern is not None and isinstance(res.value, TensorV) and res.value.shape:
             declare_apart(res.value.shape)
@@ -1773,6 +1797,22 @@ class ModuleAnalyzer:
         return value
 
     # ------------------------------------------------------------------ cost records
+    def _class_stored_into(self, target: ast.Attribute, base, frame: _Frame) -> str | None:
+        """The key of the project class `target` stores through in a target run
+        (`Cfg.k = v`, `cls.k = v`, `type(self).k = v`, `self.__class__.k = v`),
+        None where it stores into no class."""
+        if not self.specialize or not class_state.active():
+            return None
+        node = target.value
+        if base is None:
+            typed = isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            typed = typed and node.func.id == "type" and len(node.args) == 1  # type: ignore[union-attr]
+            of_instance = isinstance(node, ast.Attribute) and node.attr == "__class__"
+            if not (isinstance(node, ast.Name) or typed or of_instance):
+                return None
+            base = self.eval(node, frame)
+        return base.name if isinstance(base, modules.ClassRefV) else None
+
     def _unknown_call(
         self, node: ast.Call, args, kwargs, frame: _Frame, why: str, open_args: bool = False
     ) -> Value:

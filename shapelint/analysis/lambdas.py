@@ -10,9 +10,9 @@ The calls a body makes count in the function that calls it, once per call.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from shapelint.analysis import in_place, may_raise
+from shapelint.analysis import defaults, in_place, may_raise
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -37,6 +37,8 @@ class ClosureV(Value):
     # What `@functools.wraps(f)` was given: its name, qualname and docstring are
     # the closure's (analysis/decorators.py reads them).
     wrapped: Value | None = None
+    # Its defaults, evaluated where it was made, by expression (defaults.now).
+    defaults: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +71,7 @@ def closure_of(an, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef, fr
     so that its release() can break that cycle."""
     closure = ClosureV(node, frame, owner=an)
     an.closures.append(closure)
+    closure.defaults = defaults.now(an, node.args, frame)
     return closure
 
 
@@ -89,7 +92,7 @@ def check_uncalled(an) -> None:
             continue
         checked.add(id(node))
         inner = an.scope(closure.frame)
-        _bind(an, node.args, [], {}, closure.frame, inner, 0, unknown=True)
+        _bind(an, node.args, [], {}, closure, inner, 0, unknown=True)
         with collected(inner), an.repeated():
             an.eval(node.body, inner)
     an.uncalled.clear()
@@ -120,7 +123,7 @@ def invoke(
     inner.cell = closure.frame
     inner.nonlocal_names = declared_names(node, ast.Nonlocal)
     inner.watch = in_place.closure_watch(an, node, closure.frame)
-    _bind(an, node.args, args, kwargs, closure.frame, inner, d, unknown=False)
+    _bind(an, node.args, args, kwargs, closure, inner, d, unknown=False)
     active.append(closure)
     try:
         with collected(inner) as runs, an.repeated():
@@ -153,7 +156,8 @@ def _returned(an, returns: list[Value], node, done: bool) -> Value:
     return out
 
 
-def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknown: bool) -> None:
+def _bind(an, spec: ast.arguments, args, kwargs, closure, inner, d: int, unknown: bool) -> None:
+    kept = closure.defaults
     positional = list(spec.posonlyargs) + list(spec.args)
     defaults = [None] * (len(positional) - len(spec.defaults)) + list(spec.defaults)
     if an.specialize and not unknown and may_raise.refuses(spec, len(args), list(kwargs)):
@@ -167,7 +171,7 @@ def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknow
         elif a.arg in kwargs:
             value = kwargs.pop(a.arg)
         elif default is not None:
-            value = an.eval(default, defining, d)
+            value = kept[id(default)] if id(default) in kept else UNKNOWN
         else:
             value = UNKNOWN
         _set(an, inner, a, value)
@@ -177,7 +181,7 @@ def _bind(an, spec: ast.arguments, args, kwargs, defining, inner, d: int, unknow
         elif a.arg in kwargs:
             value = kwargs.pop(a.arg)
         else:
-            value = an.eval(default, defining, d)
+            value = kept[id(default)] if id(default) in kept else UNKNOWN
         _set(an, inner, a, value)
     if spec.vararg is not None:
         rest = TupleV(tuple(args[len(positional) :])) if not unknown else UNKNOWN

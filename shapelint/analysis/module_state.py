@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from shapelint.analysis import class_state
 from shapelint.analysis.attributes import find_property, module_class
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
@@ -45,7 +46,8 @@ def run() -> Iterator[None]:
     """One target run: its writes are logged from an empty log."""
     token, rebound, taints = _LOG.set([]), _REBOUND.set(set()), _UNPLACED.set([])
     try:
-        yield
+        with class_state.run():
+            yield
     finally:
         _LOG.reset(token)
         _REBOUND.reset(rebound)
@@ -216,6 +218,17 @@ def store_attr(an, name: str, attr: str, value: Value, frame) -> bool:
         write(env, defined, ObjectV(obj.kind, attrs), an)
         return True
     return False
+
+
+def store_class_attr(an, key: str, attr: str, value: Value) -> bool:
+    """`C.attr = v` through a project class in a target run: the class holds it
+    from now on (class_state), at a file's top level too (the class is of a file
+    the analysis reads); False outside a run."""
+    held = class_state.table(key)
+    if held is None:
+        return False
+    write(held, attr, value, an)
+    return True
 
 
 def through_property(an, obj: ObjectV, attr: str) -> bool:

@@ -54,6 +54,7 @@ from shapelint.analysis.attributes import (
     super_method,
 )
 from shapelint.analysis.calls import EINOPS_FUNCTIONS
+from shapelint.analysis.defaults import kept as kept_defaults
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
@@ -68,6 +69,7 @@ from shapelint.analysis.repetition import (
     scale_cost,
 )
 from shapelint.analysis.statements import declared_names, nested_statements
+from shapelint.analysis.unknown_cost import may_cost
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
@@ -658,6 +660,20 @@ def init_param(fd: FuncDef, name: str) -> Value:
 
 
 # ---------------------------------------------------------------------- calls
+
+
+def computing_function(v: Value) -> bool:
+    """A function as a value whose call may run a product: a lambda or def of the
+    project, a method bound to its object, a partial, or a library function that
+    may (`operator.matmul`, `torch.bmm`; a class constructs, which runs none)."""
+    if isinstance(v, (ClosureV, decorators.FunctionV, FunctionRefV, PartialV, BoundMethodV)):
+        return True
+    if isinstance(v, TensorMethodV):
+        return may_cost(f"torch.Tensor.{v.name}")
+    if isinstance(v, LayerClassV):
+        leaf = v.qual.rpartition(".")[2]
+        return leaf[:1].islower() and may_cost(v.qual)
+    return False
 
 
 def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame):
@@ -2481,6 +2497,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     extra_kwargs = dict(kwargs)
     top = an.new_frame(None, "<defaults>")
     top.env = an.module_env
+    kept = kept_defaults(fd.owner or an, node)
     if an.specialize:
         # Python raises TypeError where the call does not bind; the body runs here
         # all the same, so the call may raise
@@ -2494,7 +2511,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
         elif p.arg in extra_kwargs:
             v = extra_kwargs.pop(p.arg)
         elif default is not None:
-            v = an.eval(default, top)
+            v = kept[id(default)] if id(default) in kept else an.eval(default, top)
         else:
             v = UNKNOWN
         frame.env[p.arg] = _annotated(an, p, v)
@@ -2503,7 +2520,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
         if p.arg in extra_kwargs:
             v = extra_kwargs.pop(p.arg)
         elif default is not None:
-            v = an.eval(default, top)
+            v = kept[id(default)] if id(default) in kept else an.eval(default, top)
         else:
             v = UNKNOWN
         frame.env[p.arg] = _annotated(an, p, v)
@@ -2658,8 +2675,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     `super().forward(x)` the base's forward on this instance; any other method of
     a base runs on the instance as `self.m()` would (on the one being built too:
     what it stores there is its state)."""
-    fd = super_method(an, frame, meth)
     me = frame.env.get("self")
+    fd = super_method(an, frame, meth, _instance_class(an, me))
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
         if base is not None:  # `super().__init__(dim)` of a torch layer
@@ -2695,6 +2712,16 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     return None
 
 
+def _instance_class(an: Analyzer, me: Value | None) -> ClassDef | None:
+    """The project class of `self` (the module being built included): where its
+    `super()` starts looking from, along that class's MRO."""
+    if isinstance(me, SelfRecorder):
+        return an.class_of(me.cls)
+    if isinstance(me, ObjectV) and me.kind.startswith("<class>"):
+        return an.class_of(me.kind[len("<class>") :])
+    return None
+
+
 def super_call_not_run(an: Analyzer, meth: str, frame) -> None:
     """`super().__init__(*layers)` with arguments not known one by one is not run;
     what the base's method stores on the instance being built is then not known
@@ -2705,7 +2732,7 @@ def super_call_not_run(an: Analyzer, meth: str, frame) -> None:
     cls = frame.func.cls if frame.func is not None else None
     if not isinstance(me, SelfRecorder) or cls is None:
         return
-    if super_method(an, frame, meth) is not None:
+    if super_method(an, frame, meth, _instance_class(an, me)) is not None:
         me.attrs[UNFOLLOWED] = UNKNOWN
         return
     base = torch_base(an, cls)

@@ -171,7 +171,8 @@ def exec_try(an, stmt, frame) -> None:
     if quiet:  # the body is known not to raise: no handler runs
         _finally(an, stmt, frame)
         return
-    after, done = frame.env, frame.done
+    after, done, jump = frame.env, frame.done, frame.jump
+    jumps = {jump}
     if stmt.handlers:
         why = f"runs only if the `try` at line {stmt.lineno} raises, not known here"
         with collected(frame) as records:
@@ -191,6 +192,7 @@ def exec_try(an, stmt, frame) -> None:
                         del records[k]
                     continue
                 after = an.join_env(after, frame.env)
+                jumps.add(frame.jump)
                 instance_state.join(an, path)
         for rec in records.values():
             alternative(rec, why, "if it runs")
@@ -198,16 +200,26 @@ def exec_try(an, stmt, frame) -> None:
     frame.env, frame.done, frame.jump, frame.raised = after, done, None, False
     if stmt.handlers:
         frame.done = False  # an exception may skip the body's return
+    if len(jumps) > 1:
+        # the body's path breaks or continues and a handler's does not (or the
+        # other way): which turn the loop ends on is not known
+        frame.exit_unsure = True
+    else:
+        frame.jump = jump
     _finally(an, stmt, frame)
 
 
 def _finally(an, stmt, frame) -> None:
-    """finally runs on every way out: after a return or a raise too."""
+    """finally runs on every way out: after a return, a raise, a break or a
+    continue too; a jump of its own replaces the body's."""
     if not stmt.finalbody:
         return
-    done, raised = frame.done, frame.raised
+    done, raised, jump = frame.done, frame.raised, frame.jump
     frame.done = frame.raised = False
+    frame.jump = None
     an.exec_block(stmt.finalbody, frame)
+    if frame.jump is None and not frame.done:
+        frame.jump = jump
     frame.done = frame.done or done
     frame.raised = frame.raised or raised
 

@@ -15,6 +15,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
     branches,
     decorators,
+    defaults,
     expressions,
     folding,
     grad_mode,
@@ -278,6 +279,8 @@ def exec_function_def(
             frame.env[stmt.name] = closure
         elif an.specialize:
             frame.env[stmt.name] = lambdas.unfollowed_def(stmt)
+    else:
+        defaults.remember(an, stmt, frame)
     for d in stmt.decorator_list:
         an.eval(d, frame)
 
@@ -300,6 +303,8 @@ def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level:
         for sub in stmt.body:
             if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 an.exec_statement(sub, cls_frame, False)
+            else:
+                defaults.remember(an, sub, cls_frame)
         an.emit_records(cls_frame)
 
 

@@ -1,0 +1,39 @@
+"""Default argument values as Python makes them: once, where the `def` or `lambda`
+runs, in the scope it runs in. `def step(x, n=TIMES)` keeps the TIMES of that moment
+though the module rebinds TIMES further down, and `[lambda t, j=j: ... for j in
+range(k)]` gives each lambda the j of its own turn; read at the call, both would
+be the last value.
+
+A def the module's pass ran (its top level, a class body) keeps what its defaults
+were (`remember`); a closure keeps them on its value (lambdas.closure_of). A def
+the pass never ran (a file read for one definition only) reads them at the call,
+in the module's final names, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from shapelint.ops.values import Value
+
+
+def now(an, spec: ast.arguments, frame, d: int = 0) -> dict[int, Value]:
+    """The defaults of spec evaluated in frame, by their expression's id."""
+    exprs = [e for e in (*spec.defaults, *spec.kw_defaults) if e is not None]
+    return {id(e): an.eval(e, frame, d) for e in exprs}
+
+
+def remember(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> None:
+    """A def run at a module's top level or in a class body: its defaults as of now,
+    evaluated in a frame of their own over frame's names (what constructing one
+    records is not the module's: the call sites' evaluation kept none either)."""
+    if not stmt.args.defaults and not any(e is not None for e in stmt.args.kw_defaults):
+        return
+    scratch = an.new_frame(None, "<defaults>")
+    scratch.env = frame.env
+    an.def_defaults[id(stmt)] = now(an, stmt.args, scratch)
+
+
+def kept(an, node: ast.AST) -> dict[int, Value]:
+    """What remember kept of node's defaults (empty where its def never ran)."""
+    return an.def_defaults.get(id(node), {})
