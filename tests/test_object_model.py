@@ -977,6 +977,44 @@ CASES = {
         dict(cfg="Cfg(n_embd=8, n_head=3)"),
         dict(x=(2, 12)),
     ),
+    # a `__getattribute__` whose run keeps a note on an object the run does not know
+    # (a write it cannot apply, of another name): the read it made still surely
+    # raised AttributeError, so getattr takes its default after the note too
+    "getattribute_that_keeps_a_note": (
+        """
+        import argparse
+        from dataclasses import dataclass
+
+        NOTES = argparse.Namespace()
+
+        def note(key):
+            NOTES.last_read = key
+
+        @dataclass
+        class Cfg:
+            width: int = 8
+
+            def __getattribute__(self, key):
+                note(key)
+                return super().__getattribute__(key)
+
+        class Block(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+                self.a = nn.Linear(8, 8)
+                self.b = nn.Linear(8, 8)
+
+            def forward(self, x):
+                x = self.a(x)
+                if getattr(self.cfg, "extra_layer", False):
+                    x = self.b(x)
+                return x
+        """,
+        "Block",
+        dict(cfg="Cfg()"),
+        dict(x=(2, 8)),
+    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (

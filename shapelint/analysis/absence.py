@@ -75,6 +75,11 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
         _UNAPPLIED.add(name)
 
 
+def may_be_written(name: str) -> bool:
+    """Whether a write the run could not apply may have set `name`."""
+    return name in _UNAPPLIED or _ANY in _UNAPPLIED
+
+
 def instance_dict(obj: Value) -> Value:
     """`obj.__dict__` of a dataclass instance built by the analysis: what it holds,
     as a dict, with the names of the writes left unapplied as keys of values not
@@ -101,7 +106,7 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
         return False
     if name.startswith("__") or any(k == name for k, _ in obj.attrs):
         return False
-    if name in _UNAPPLIED or _ANY in _UNAPPLIED:
+    if may_be_written(name):
         return False
     cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
     texts: dict[int, str] = {}
