@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 CONFIG_PREFIX = "<config>"
 _ANY = "<any name>"  # a write whose attribute name was not known
 _UNAPPLIED: set[str] = set()
+# The names of the writes the run made into objects it does not keep them on (a
+# module or a tensor held as a value, a class): torch_absence.py's.
+_ELSEWHERE: set[str] = set()
 
 # Decorators whose semantics are Python's own: they add dunder attributes and keep
 # the fields' defaults as the class attributes the class body names.
@@ -41,11 +44,13 @@ _PLAIN_DECORATORS = (
 )
 # Bases that supply no attribute a program would read by name.
 _PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol")
+PLAIN_BASES = _PLAIN_BASES
 _HOOKS = ("__getattr__", "__getattribute__")
 
 
 def reset() -> None:
     _UNAPPLIED.clear()
+    _ELSEWHERE.clear()
 
 
 def unapplied_count() -> int:
@@ -71,13 +76,28 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
         return
     if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
         _UNAPPLIED.add(name if name else _ANY)
-    elif holder is UNKNOWN and name:
+        return
+    if holder is UNKNOWN and name:
         _UNAPPLIED.add(name)
+    stored_elsewhere(name)
+
+
+def stored_elsewhere(name: str | None) -> None:
+    """A store of attribute `name` (None: a name not known) into an object whose
+    value does not keep it: a module instance, a tensor or a class held as a value,
+    one not known. From now on such an object may have that attribute."""
+    _ELSEWHERE.add(name if name else _ANY)
 
 
 def may_be_written(name: str) -> bool:
     """Whether a write the run could not apply may have set `name`."""
     return name in _UNAPPLIED or _ANY in _UNAPPLIED
+
+
+def may_be_stored(name: str) -> bool:
+    """Whether a store the run made may have given a module instance, a tensor or
+    a class it holds as a value the attribute `name` (or any write it could not apply)."""
+    return may_be_written(name) or name in _ELSEWHERE or _ANY in _ELSEWHERE
 
 
 def instance_dict(obj: Value) -> Value:
@@ -109,16 +129,31 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
     if may_be_written(name):
         return False
     cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
-    texts: dict[int, str] = {}
     hooks = ("__getattr__",) if hooked else _HOOKS
-    if cd is None or not _sources(an, cd, set(), texts, hooks):
+    return cd is not None and classes_lack(an, cd, name, hooks)
+
+
+def classes_lack(
+    an: Analyzer, cd: ClassDef, name: str, hooks=_HOOKS, plain_bases=_PLAIN_BASES
+) -> bool:
+    """Whether no class along cd's bases can supply `name`: every base read as
+    source (or one of plain_bases, whose attributes the caller has judged), none
+    defining one of hooks or naming a metaclass, every class decorator read, and
+    `name` written nowhere in the text that could bind it (absence's rule)."""
+    texts: dict[int, str] = {}
+    if not _sources(an, cd, set(), texts, hooks, plain_bases):
         return False
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     return not any(word.search(text) for text in texts.values())
 
 
 def _sources(
-    an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str], hooks=_HOOKS
+    an: Analyzer,
+    cd: ClassDef,
+    seen: set[str],
+    texts: dict[int, str],
+    hooks=_HOOKS,
+    plain_bases=_PLAIN_BASES,
 ) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
     (recursively) into texts; False where one of them is not read."""
@@ -137,19 +172,19 @@ def _sources(
         if found[1]:
             texts[found[0]] = found[1]
     bases = base_classes(an, cd)
-    plain = sum(_plain_base(owner, b) for b in cd.node.bases)
+    plain = sum(_plain_base(owner, b, plain_bases) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts, hooks) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks, plain_bases) for b in bases)
 
 
-def _plain_base(owner: Analyzer, node: ast.expr) -> bool:
+def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bool:
     if isinstance(node, ast.Subscript):  # Generic[T]
         node = node.value
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return False
     qual = owner.imports.resolve(node) or (node.id if isinstance(node, ast.Name) else None)
-    return qual in _PLAIN_BASES
+    return qual in plain_bases
 
 
 def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None:
