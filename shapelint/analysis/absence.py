@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 CONFIG_PREFIX = "<config>"
 _ANY = "<any name>"  # a write whose attribute name was not known
 _UNAPPLIED: set[str] = set()
+# The text that could bind a name on an instance of a class, per class, hooks and
+# plain bases; None where some of it is not read (classes_lack).
+_TEXTS: dict[tuple, tuple[str, ...] | None] = {}
 # The names of the writes the run made into objects it does not keep them on (a
 # module or a tensor held as a value, a class): torch_absence.py's.
 _ELSEWHERE: set[str] = set()
@@ -51,6 +54,7 @@ _HOOKS = ("__getattr__", "__getattribute__")
 def reset() -> None:
     _UNAPPLIED.clear()
     _ELSEWHERE.clear()
+    _TEXTS.clear()
 
 
 def unapplied_count() -> int:
@@ -134,17 +138,29 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
 
 
 def classes_lack(
-    an: Analyzer, cd: ClassDef, name: str, hooks=_HOOKS, plain_bases=_PLAIN_BASES
+    an: Analyzer,
+    cd: ClassDef,
+    name: str,
+    hooks=_HOOKS,
+    plain_bases=_PLAIN_BASES,
+    load: bool = True,
 ) -> bool:
     """Whether no class along cd's bases can supply `name`: every base read as
     source (or one of plain_bases, whose attributes the caller has judged), none
     defining one of hooks or naming a metaclass, every class decorator read, and
-    `name` written nowhere in the text that could bind it (absence's rule)."""
-    texts: dict[int, str] = {}
-    if not _sources(an, cd, set(), texts, hooks, plain_bases):
+    `name` written nowhere in the text that could bind it (absence's rule).
+    load: read a decorator another file defines (loading the files its import
+    passes through); else such a class is not judged."""
+    key = (cd.key, hooks, plain_bases, load)
+    if key not in _TEXTS:  # the classes' source does not change within a run
+        texts: dict[int, str] = {}
+        found = _sources(an, cd, set(), texts, hooks, plain_bases, load)
+        _TEXTS[key] = tuple(texts.values()) if found else None
+    read = _TEXTS[key]
+    if read is None:
         return False
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    return not any(word.search(text) for text in texts.values())
+    return not any(word.search(text) for text in read)
 
 
 def _sources(
@@ -154,6 +170,7 @@ def _sources(
     texts: dict[int, str],
     hooks=_HOOKS,
     plain_bases=_PLAIN_BASES,
+    load: bool = True,
 ) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
     (recursively) into texts; False where one of them is not read."""
@@ -166,7 +183,7 @@ def _sources(
     texts[id(cd.node)] = owner.src.segment(cd.node)
     texts[id(owner)] = _module_statements(owner)
     for d in cd.node.decorator_list:
-        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d)
+        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d, load)
         if found is None:
             return False
         if found[1]:
@@ -175,7 +192,7 @@ def _sources(
     plain = sum(_plain_base(owner, b, plain_bases) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts, hooks, plain_bases) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks, plain_bases, load) for b in bases)
 
 
 def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bool:
@@ -187,23 +204,32 @@ def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bo
     return qual in plain_bases
 
 
-def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None:
+def _decorator_source(owner: Analyzer, node: ast.expr, load: bool = True) -> tuple[int, str] | None:
     """(a key, the text of the file that defines it) of a class decorator; text ''
-    for one whose semantics are Python's own; None where its source is not found."""
+    for one whose semantics are Python's own; None where its source is not found
+    (or, load False, is in another file)."""
     from shapelint.analysis import project
 
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return None
-    qual = owner.imports.resolve(node)
-    if qual in _PLAIN_DECORATORS:
-        return 0, ""
     found = None
-    if isinstance(node, ast.Name) and node.id in owner.functions:
+    local = isinstance(node, ast.Name) and node.id in owner.functions
+    linked = isinstance(node, ast.Name) and node.id in owner.project_links
+    if not load and not local:
+        direct = owner.imports.names.get(node.id) if isinstance(node, ast.Name) else None
+        return (0, "") if direct in _PLAIN_DECORATORS else None
+    if local:
         found = owner.functions[node.id]
-    elif isinstance(node, ast.Name) and node.id in owner.project_links:
+    elif linked:
         found = project.resolve(owner, node.id)
-    elif qual is not None:
-        found = project.resolve_qualified(owner, qual)
+    if getattr(found, "owner", None) is None or not hasattr(found, "node"):
+        # a library's name (resolving one may load the files a project import
+        # passes it through: only where the project's own names did not find it)
+        qual = owner.imports.resolve(node)
+        if qual in _PLAIN_DECORATORS:
+            return 0, ""
+        if not (local or linked) and qual is not None:
+            found = project.resolve_qualified(owner, qual)
     where = getattr(found, "owner", None)
     if where is None or not hasattr(found, "node"):
         return None

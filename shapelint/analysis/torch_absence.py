@@ -68,4 +68,6 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
     cd = an.class_of(key)
     if cd is None or not derives_from_module(an, key):
         return False
-    return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES)
+    # a decorator of another file is not read: loading the files its import passes
+    # through costs more than the answer is worth (transformers' @auto_docstring)
+    return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES, load=False)
