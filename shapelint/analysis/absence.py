@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 CONFIG_PREFIX = "<config>"
 _ANY = "<any name>"  # a write whose attribute name was not known
 _UNAPPLIED: set[str] = set()
+# The text that could bind a name on an instance of a class, per class, hooks and
+# plain bases; None where some of it is not read (classes_lack).
+_TEXTS: dict[tuple, tuple[str, ...] | None] = {}
+# The names of the writes the run made into objects it does not keep them on (a
+# module or a tensor held as a value, a class): torch_absence.py's.
+_ELSEWHERE: set[str] = set()
 
 # Decorators whose semantics are Python's own: they add dunder attributes and keep
 # the fields' defaults as the class attributes the class body names.
@@ -41,11 +47,14 @@ _PLAIN_DECORATORS = (
 )
 # Bases that supply no attribute a program would read by name.
 _PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol")
+PLAIN_BASES = _PLAIN_BASES
 _HOOKS = ("__getattr__", "__getattribute__")
 
 
 def reset() -> None:
     _UNAPPLIED.clear()
+    _ELSEWHERE.clear()
+    _TEXTS.clear()
 
 
 def unapplied_count() -> int:
@@ -71,8 +80,28 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
         return
     if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
         _UNAPPLIED.add(name if name else _ANY)
-    elif holder is UNKNOWN and name:
+        return
+    if holder is UNKNOWN and name:
         _UNAPPLIED.add(name)
+    stored_elsewhere(name)
+
+
+def stored_elsewhere(name: str | None) -> None:
+    """A store of attribute `name` (None: a name not known) into an object whose
+    value does not keep it: a module instance, a tensor or a class held as a value,
+    one not known. From now on such an object may have that attribute."""
+    _ELSEWHERE.add(name if name else _ANY)
+
+
+def may_be_written(name: str) -> bool:
+    """Whether a write the run could not apply may have set `name`."""
+    return name in _UNAPPLIED or _ANY in _UNAPPLIED
+
+
+def may_be_stored(name: str) -> bool:
+    """Whether a store the run made may have given a module instance, a tensor or
+    a class it holds as a value the attribute `name` (or any write it could not apply)."""
+    return may_be_written(name) or name in _ELSEWHERE or _ANY in _ELSEWHERE
 
 
 def instance_dict(obj: Value) -> Value:
@@ -101,19 +130,47 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
         return False
     if name.startswith("__") or any(k == name for k, _ in obj.attrs):
         return False
-    if name in _UNAPPLIED or _ANY in _UNAPPLIED:
+    if may_be_written(name):
         return False
     cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
-    texts: dict[int, str] = {}
     hooks = ("__getattr__",) if hooked else _HOOKS
-    if cd is None or not _sources(an, cd, set(), texts, hooks):
+    return cd is not None and classes_lack(an, cd, name, hooks)
+
+
+def classes_lack(
+    an: Analyzer,
+    cd: ClassDef,
+    name: str,
+    hooks=_HOOKS,
+    plain_bases=_PLAIN_BASES,
+    load: bool = True,
+) -> bool:
+    """Whether no class along cd's bases can supply `name`: every base read as
+    source (or one of plain_bases, whose attributes the caller has judged), none
+    defining one of hooks or naming a metaclass, every class decorator read, and
+    `name` written nowhere in the text that could bind it (absence's rule).
+    load: read a decorator another file defines (loading the files its import
+    passes through); else such a class is not judged."""
+    key = (cd.key, hooks, plain_bases, load)
+    if key not in _TEXTS:  # the classes' source does not change within a run
+        texts: dict[int, str] = {}
+        found = _sources(an, cd, set(), texts, hooks, plain_bases, load)
+        _TEXTS[key] = tuple(texts.values()) if found else None
+    read = _TEXTS[key]
+    if read is None:
         return False
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    return not any(word.search(text) for text in texts.values())
+    return not any(word.search(text) for text in read)
 
 
 def _sources(
-    an: Analyzer, cd: ClassDef, seen: set[str], texts: dict[int, str], hooks=_HOOKS
+    an: Analyzer,
+    cd: ClassDef,
+    seen: set[str],
+    texts: dict[int, str],
+    hooks=_HOOKS,
+    plain_bases=_PLAIN_BASES,
+    load: bool = True,
 ) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
     (recursively) into texts; False where one of them is not read."""
@@ -126,44 +183,53 @@ def _sources(
     texts[id(cd.node)] = owner.src.segment(cd.node)
     texts[id(owner)] = _module_statements(owner)
     for d in cd.node.decorator_list:
-        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d)
+        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d, load)
         if found is None:
             return False
         if found[1]:
             texts[found[0]] = found[1]
     bases = base_classes(an, cd)
-    plain = sum(_plain_base(owner, b) for b in cd.node.bases)
+    plain = sum(_plain_base(owner, b, plain_bases) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts, hooks) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks, plain_bases, load) for b in bases)
 
 
-def _plain_base(owner: Analyzer, node: ast.expr) -> bool:
+def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bool:
     if isinstance(node, ast.Subscript):  # Generic[T]
         node = node.value
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return False
     qual = owner.imports.resolve(node) or (node.id if isinstance(node, ast.Name) else None)
-    return qual in _PLAIN_BASES
+    return qual in plain_bases
 
 
-def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None:
+def _decorator_source(owner: Analyzer, node: ast.expr, load: bool = True) -> tuple[int, str] | None:
     """(a key, the text of the file that defines it) of a class decorator; text ''
-    for one whose semantics are Python's own; None where its source is not found."""
+    for one whose semantics are Python's own; None where its source is not found
+    (or, load False, is in another file)."""
     from shapelint.analysis import project
 
     if not isinstance(node, (ast.Name, ast.Attribute)):
         return None
-    qual = owner.imports.resolve(node)
-    if qual in _PLAIN_DECORATORS:
-        return 0, ""
     found = None
-    if isinstance(node, ast.Name) and node.id in owner.functions:
+    local = isinstance(node, ast.Name) and node.id in owner.functions
+    linked = isinstance(node, ast.Name) and node.id in owner.project_links
+    if not load and not local:
+        direct = owner.imports.names.get(node.id) if isinstance(node, ast.Name) else None
+        return (0, "") if direct in _PLAIN_DECORATORS else None
+    if local:
         found = owner.functions[node.id]
-    elif isinstance(node, ast.Name) and node.id in owner.project_links:
+    elif linked:
         found = project.resolve(owner, node.id)
-    elif qual is not None:
-        found = project.resolve_qualified(owner, qual)
+    if getattr(found, "owner", None) is None or not hasattr(found, "node"):
+        # a library's name (resolving one may load the files a project import
+        # passes it through: only where the project's own names did not find it)
+        qual = owner.imports.resolve(node)
+        if qual in _PLAIN_DECORATORS:
+            return 0, ""
+        if not (local or linked) and qual is not None:
+            found = project.resolve_qualified(owner, qual)
     where = getattr(found, "owner", None)
     if where is None or not hasattr(found, "node"):
         return None

@@ -100,6 +100,12 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
         got = UNKNOWN  # an exception of another kind, or work done: not this model's
     if not building:
         _MEMO[key] = (obj, got, may_raise.count() != start)
+        # The hook's own run may leave writes unapplied (a note kept on an object the
+        # run does not know): what it found holds after them too, as long as none of
+        # them may have given the instance that name.
+        after = (id(obj), name, absence.unapplied_count())
+        if after != key and not absence.may_be_written(name):
+            _MEMO[after] = _MEMO[key]
     return got
 
 

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     lambdas,
     modules,
     pytypes,
+    torch_absence,
 )
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.attributes import (
@@ -329,6 +330,8 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
                 return BoolV(False)
             if found is not UNKNOWN:
                 return BoolV(True)
+    if args[1].value and torch_absence.lacks(an, args[0], args[1].value):
+        return BoolV(False)
     if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
         return None
     owner = (frame.func.owner if frame.func is not None else None) or an
@@ -944,7 +947,11 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         return None if value is UNKNOWN else value
     value = attribute_of(an, node, args[0], name, frame)
     if value is UNKNOWN and len(args) == 3:
-        if absence.surely_lacks(an, args[0], name) or attribute_hooks.absent(args[0], name):
+        if (
+            absence.surely_lacks(an, args[0], name)
+            or attribute_hooks.absent(args[0], name)
+            or torch_absence.lacks(an, args[0], name)
+        ):
             return args[2]  # an attribute that surely does not exist: the default
     return None if value is UNKNOWN else value
 
@@ -1000,6 +1007,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         return NoneV()
     if not an.trial and frame.func is not None:
         absence.unapplied_write(args[0], name)
+    elif not an.trial:
+        absence.stored_elsewhere(name)  # kept on no value (a file's top level)
     return None
 
 

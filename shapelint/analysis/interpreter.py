@@ -1162,6 +1162,8 @@ class ModuleAnalyzer:
                     target.attr,
                     _through_parameter(self.specialize, target, frame),
                 )
+            else:
+                absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, UNKNOWN, frame, None)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript):

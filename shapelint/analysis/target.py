@@ -37,6 +37,7 @@ from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
+from shapelint.ops.backward import INPUT
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
 
 
@@ -144,7 +145,7 @@ def parse_input(text: str, what: str) -> TensorV:
         raise TargetError(f"{what}: the dtype after ':' may be int or long, got {dtype!r}")
     # An input needs no grad (as `out.sum().backward()` is measured): only what
     # derives from a trainable parameter does.
-    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype), grad=False)
+    return TensorV(parse_shape(shape, what), INT_DTYPES.get(dtype), grad=False, origin=INPUT)
 
 
 def parse_shape(text: str, what: str) -> tuple[Expr, ...]:
@@ -253,7 +254,9 @@ def _evaluate(
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
             if v.dtype is None:
-                shapes[name] = TensorV(v.shape, annotated_dtype(an, fd, name), grad=False)
+                shapes[name] = TensorV(
+                    v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
+                )
         with storages.ledger(list(shapes.values())):
             value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]

@@ -79,6 +79,9 @@ class Origin:
 # or one it could not see (an unknown operand): what reaches it is not known.
 BROKEN = Origin(frozenset())
 LEAF: frozenset = frozenset()  # made by no op backward differentiates
+# A target's input: a plain torch.Tensor, as the command line gives it (it needs no
+# grad, so no walk of the graph goes through it; pytypes.type_of reads it).
+INPUT: frozenset = frozenset((Origin(frozenset()),))
 
 # torch 2.13's flop counter counts a grouped convolution's weight gradient as if
 # groups were 1 (conv_backward_flop ignores groups): shapelint counts the real work.

@@ -1,0 +1,73 @@
+"""Absent, not unknown, on torch's own objects: whether a tensor or an instance of
+a project `nn.Module` subclass surely lacks an attribute, so that `hasattr` is False
+and `getattr(obj, name, default)` takes its default, as Python would.
+
+- A tensor whose class is exactly `torch.Tensor` (pytypes.type_of: an op the run
+  followed made it, or it is a target's input) has what torch gives every tensor
+  (torch_attributes.TENSOR, `dir()` of one) and what a program stores on it; torch
+  defines no `__getattr__` on it. So a name outside that set, which no store the
+  run made may have given it, is absent (`hasattr(x, "jax")`).
+- An instance of a project class whose bases are project classes read as source
+  and `nn.Module` has nn.Module's attributes (torch_attributes.MODULE: its methods,
+  class attributes and what its `__init__` sets), what the instance holds (its
+  attributes, and the Parameters, buffers and submodules `nn.Module.__getattr__`
+  finds, all kept among them), and what its classes' source may bind (absence.py's
+  rule: a class defining `__getattr__` or `__getattribute__`, a metaclass, a base
+  or decorator not read, or the name in their text, and the answer is no).
+
+Stores the run could not keep on the object (absence.stored_elsewhere, a setattr
+of a computed name: any) make the name possible from then on. As absence.py says
+of configs, code the run does not follow is not read: a store it makes into an
+object handed to it is not seen, nor one through `__dict__` or
+`object.__setattr__`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import absence, pytypes
+from shapelint.analysis.aliasing import ALIASED
+from shapelint.analysis.attributes import derives_from_module
+from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder
+from shapelint.analysis.torch_attributes import MODULE, TENSOR
+from shapelint.ops.values import ObjectV, TensorV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+# nn.Module as a base whose attributes MODULE lists.
+_MODULE_BASES = (*absence.PLAIN_BASES, "torch.nn.Module", "torch.nn.modules.module.Module")
+
+
+def lacks(an: Analyzer, obj: Value, name: str) -> bool:
+    """Whether obj, a tensor or a project module instance, surely has no
+    attribute `name` (in a target run)."""
+    if not an.specialize or not name.isidentifier() or name.startswith("__"):
+        return False
+    if absence.may_be_stored(name):
+        return False
+    if isinstance(obj, TensorV):
+        return name not in TENSOR and _plain_tensor(an, obj)
+    return name not in MODULE and _module_lacks(an, obj, name)
+
+
+def _plain_tensor(an: Analyzer, t: TensorV) -> bool:
+    cls = pytypes.type_of(an, t)
+    return isinstance(cls, LayerClassV) and cls.qual == "torch.Tensor"
+
+
+def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
+    if isinstance(obj, SelfRecorder):
+        key, held = obj.cls, list(obj.attrs)
+    elif isinstance(obj, ObjectV) and obj.kind.startswith("<class>"):
+        key, held = obj.kind.partition(">")[2], [k for k, _ in obj.attrs]
+    else:
+        return False
+    if any(k in (name, UNFOLLOWED, ALIASED) for k in held):
+        return False  # held, or state registered under a name not known
+    cd = an.class_of(key)
+    if cd is None or not derives_from_module(an, key):
+        return False
+    # a decorator of another file is not read: loading the files its import passes
+    # through costs more than the answer is worth (transformers' @auto_docstring)
+    return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES, load=False)

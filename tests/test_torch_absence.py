@@ -1,0 +1,152 @@
+"""Absent, not unknown, on torch's objects (analysis/torch_absence.py): `hasattr` of
+a tensor a target run made or was given, and `getattr(module, name, default)` /
+`hasattr` of a project module, decided as Python decides them (transformers'
+`is_jax_jitting`, `getattr(module, "all_tied_weights_keys", None)` over a model's
+children). Judged by FlopCounterMode on the same modules; the guards hold the
+analysis to an honest bound where the attribute may exist."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from shapelint.analysis import torch_attributes
+from tests.test_modules import counted, static_target, write
+
+torch = pytest.importorskip("torch")
+
+HEADER = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+
+
+    def probe(x):
+        if not hasattr(x, "jax"):
+            return False
+        return x.jax() is not None
+
+
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.lin(x)
+    """
+)
+
+NET = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = INNER()
+        self.out = nn.Linear(8, 8)
+        self.keys = INIT
+
+    def forward(self, x):
+        y = self.inner(x)
+        FORWARD
+        return y
+"""
+
+# (code before Net, the inner module's class, a value Net's constructor keeps, the
+# forward's step between the inner module and the return)
+EXACT = {
+    # a tensor an op made and the target's input have torch.Tensor's attributes
+    # only; a project module lacks a name no class of it binds and it does not hold
+    "absent": (
+        "",
+        "Inner",
+        'getattr(self.inner, "tied_keys", None)',
+        """if probe(y) or probe(x):
+            y = self.out(y)
+        if self.keys is None and not hasattr(self.inner, "extra"):
+            y = self.out(y)""",
+    ),
+}
+
+# Where the attribute may exist: never a complete figure that leaves out its branch.
+MAYBE = {
+    # a program may store an attribute on a tensor (tensors have a __dict__)
+    "stored_on_a_tensor": (
+        "",
+        "Inner",
+        "None",
+        """y.jax = lambda: 1
+        if probe(y):
+            y = self.out(y)""",
+    ),
+    # a store into a submodule the module's value does not keep
+    "stored_on_a_module": (
+        """
+        def mark(m):
+            m.tied_keys = {"a": "b"}
+        """,
+        "Inner",
+        "None",
+        """mark(self.inner)
+        if getattr(self.inner, "tied_keys", None) is not None:
+            y = self.out(y)""",
+    ),
+    # a class's own __getattr__ answers any name
+    "module_getattr": (
+        """
+        class Answering(Inner):
+            def __getattr__(self, name):
+                if name == "extra":
+                    return True
+                return super().__getattr__(name)
+        """,
+        "Answering",
+        "None",
+        """if getattr(self.inner, "extra", False):
+            y = self.out(y)""",
+    ),
+    # a name the class's source binds (a class attribute of a value not known)
+    "class_attribute": (
+        """
+        import os
+
+        class Tied(Inner):
+            tied_keys = sorted(os.environ)
+        """,
+        "Tied",
+        "None",
+        """if getattr(self.inner, "tied_keys", None) is not None:
+            y = self.out(y)""",
+    ),
+}
+
+
+def _run(tmp_path, key: str, case: tuple):
+    prelude, inner, init, forward = case
+    net = NET.replace("INNER", inner).replace("INIT", init).replace("FORWARD", forward)
+    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(prelude) + net)
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+    return t, truth
+
+
+@pytest.mark.parametrize("key", sorted(EXACT))
+def test_exact_against_flop_counter(tmp_path, key):
+    t, truth = _run(tmp_path, key, EXACT[key])
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize("key", sorted(MAYBE))
+def test_where_the_attribute_may_exist_never_a_wrong_figure(tmp_path, key):
+    t, truth = _run(tmp_path, key, MAYBE[key])
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+def test_the_attribute_lists_are_the_installed_torch_s():
+    """Data kept in sync with torch: `dir()` of an nn.Module and of a tensor."""
+    assert torch_attributes.MODULE == frozenset(dir(torch.nn.Module()))
+    assert torch_attributes.TENSOR == frozenset(dir(torch.empty(0)))
