@@ -513,3 +513,28 @@ def test_a_factor_the_class_compares_is_left_to_the_warning():
     assert torch_raises(source, "Model(dim=48, mult=2)", (2, 5, 48))
     assert not _found(source, "error")
     assert [f[1] for f in _found(source, "warning")] == ["SHP318"]
+
+
+def test_a_parameter_whose_default_none_the_body_fills_leaves_the_warning():
+    # `dim_out = dim_out or dim`: the default construction ties the two, so a class
+    # nothing in the file constructs is not known to pick them apart (timm's Attention)
+    source = _module(
+        "dim_out = dim_out or dim\nself.proj = nn.Linear(dim, dim_out)\n",
+        "return x + self.proj(x)\n",
+        params="dim, heads=8, dim_out=None",
+    )
+    assert not torch_raises(source, "Block(48)", (2, 5, 48))
+    assert torch_raises(source, "Block(48, dim_out=96)", (2, 5, 48))
+    assert not _found(source, "error")
+    ((_, code, message),) = _found(source, "warning")
+    assert code == "SHP318" and "(dim vs dim_out)" in message
+
+
+def test_a_parameter_with_a_number_for_default_is_still_picked_apart():
+    source = _module(
+        "self.proj = nn.Linear(dim, dim_out)\n", "return x + self.proj(x)\n",
+        params="dim, dim_out=96",
+    )
+    assert torch_raises(source, "Block(48)", (2, 5, 48))
+    ((_, code, _),) = _found(source, "error")
+    assert code == "SHP321"

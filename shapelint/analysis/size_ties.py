@@ -144,6 +144,8 @@ class _Sites:
             return _OPEN, ""
         sites = self.calls.get(name, [])
         if not sites:
+            if _none_default(init.node) & (tie[0].names() | tie[1].names()):
+                return _OPEN, ""  # filled in the body (`dim_out or dim`): `C(dim)` may tie them
             return _FAILS, f"nothing in this file constructs {name}"
         verdicts = [self._site(cd, init.node, tie, site, depth, seen) for site in sites]
         for kind in (_FAILS, _OPEN):
@@ -214,6 +216,17 @@ def _never_equal(a: Expr, b: Expr, exact: bool) -> bool:
         return only_one_broadcasts(a, b) == "never"
     gap = (a - b).value
     return a.constant_ratio(b) is not None or (gap is not None and gap != 0)
+
+
+def _none_default(init: ast.FunctionDef) -> set[str]:
+    """The parameters of `init` whose default is None."""
+    a = init.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = [*zip(positional[::-1], a.defaults[::-1], strict=False)]
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+    return {
+        p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None
+    }
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, int]:
