@@ -584,6 +584,30 @@ CASES = {
         """,
         "honest",
     ),
+    # `cfg["width"]` of a project dataclass instance with its own `__getitem__`:
+    # Python calls that method (the analysis raised KeyError here once)
+    "item_of_a_dataclass_with_its_own_getitem": (
+        """
+        import dataclasses
+
+        @dataclasses.dataclass
+        class Cfg:
+            width: int = 8
+
+            def __getitem__(self, k):
+                return getattr(self, k)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                cfg = Cfg(d)
+                self.lin = nn.Linear(cfg["width"], d)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "exact",
+    ),
 }
 
 

@@ -1407,9 +1407,11 @@ class ModuleAnalyzer:
         return self._invoke(self.functions[name], None, node, args, kwargs, frame)
 
     def _call_method(self, recv: ObjectV, meth: str, node, args, kwargs, frame) -> Value:
-        return self._invoke(
-            self._class_methods(recv.kind[7:])[meth], recv, node, args, kwargs, frame
-        )
+        # an instance of a project class or of a config class (`<class>key`, `<config>key`)
+        fd = self._class_methods(recv.kind.partition(">")[2]).get(meth)
+        if fd is None:
+            return UNKNOWN
+        return self._invoke(fd, recv, node, args, kwargs, frame)
 
     def _invoke(
         self, fd: FuncDef, recv: ObjectV | None, node: ast.Call, args, kwargs, frame
