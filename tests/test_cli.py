@@ -300,3 +300,20 @@ def test_a_broken_subcommand_import_is_not_hidden(monkeypatch):
     assert "No such command" not in r.output
     with pytest.raises(ImportError):
         cli.main.get_command(None, "broken")
+
+
+def test_a_target_the_analysis_fails_on_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    # a bug of shapelint's inside a target run (as transformers' GroupViT met one):
+    # the user gets a message naming the target, never a traceback
+    import shapelint.cost.target as cost_target
+
+    def broken(*args, **kwargs):
+        raise KeyError("__getitem__")
+
+    monkeypatch.setattr(cost_target, "run_target", broken)
+    f = tmp_path / "m.py"
+    f.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    pass\n")
+    r = run(["cost", f"{f}::M", "--no-cache"])
+    assert r.exit_code == 2
+    assert f"shapelint: internal error in target {f}::M: KeyError: '__getitem__'" in r.output
+    assert "Traceback" not in r.output and not isinstance(r.exception, KeyError)

@@ -272,6 +272,12 @@ def _target(
         click.echo(f"shapelint: error: {e}", err=True)
     except OSError as e:
         click.echo(f"shapelint: error: cannot read {targets[0]}: {e.strerror}", err=True)
+    except Exception as e:  # noqa: BLE001 - a bug of shapelint's: a message, never a traceback
+        click.echo(
+            f"shapelint: internal error in target {targets[0]}: {type(e).__name__}: {e} "
+            "(a bug in shapelint: please report it with the file)",
+            err=True,
+        )
     sys.exit(2)
 
 
