@@ -275,10 +275,19 @@ def _turns_reach(r, seen: set[int], memo: dict) -> tuple[list, set[int]] | None:
 
 def _memo_for(ids: set[int], memo: dict) -> dict:
     """The memo of _of under another reach than the loss's."""
-    key = ("reach", id(ids))
-    if key not in memo:
-        memo[key] = {_START: memo[_START], ("ids", 0): ids}  # holds ids: its id stays unique
-    return memo[key]
+    # One table for the whole walk, keyed by the reach's content: loops nested n deep
+    # each tell turns apart, and a memo per set made on the way would walk 2**n times.
+    table = memo.get(_TABLE)
+    if table is None:
+        table = memo[_TABLE] = {}
+    key = frozenset(ids)
+    got = table.get(key)
+    if got is None:
+        got = table[key] = {_START: memo[_START], _TABLE: table}
+    return got
+
+
+_TABLE = "table"  # memo's key of the memos under other reaches (_memo_for)
 
 
 def _weighted(values, weights) -> Expr:
