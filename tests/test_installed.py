@@ -110,6 +110,20 @@ def _target(tmp_path, src: str, qual: str, installed: bool = True):
     return target_json(analyze_target(str(p), src, qual, {"dim": "8"}, {"x": "2,8"}, opts), {})
 
 
+def _run_block(tmp_path) -> int:
+    """The oracle: torch runs the project's Block(8) (the analysis did not import it)."""
+    sys.path.insert(0, str(tmp_path / "proj"))
+    try:
+        import model
+
+        return _measure(model.Block(8), torch.randn(2, 8))
+    finally:
+        sys.path.remove(str(tmp_path / "proj"))
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("model", "fakepkg_hf", "nsfake_hf"):
+                del sys.modules[name]
+
+
 def _measure(module, x) -> int:
     with FlopCounterMode(display=False) as counter:
         module(x)
@@ -121,18 +135,7 @@ def test_a_layer_of_an_installed_package_is_followed_exactly(tmp_path, site):
     tj = _target(tmp_path, MODEL, "Block")
     assert not marker.exists(), "the installed package was imported"
     assert "fakepkg_hf" not in sys.modules
-    sys.path.insert(0, str(tmp_path / "proj"))
-    try:
-        import model  # the oracle runs the code; the analysis above did not
-
-        truth = _measure(model.Block(8), torch.randn(2, 8))
-    finally:
-        sys.path.remove(str(tmp_path / "proj"))
-        for name in [m for m in sys.modules if m.split(".")[0] in ("model", "fakepkg_hf")]:
-            del sys.modules[name]
-        sys.modules.pop("nsfake_hf", None)
-        sys.modules.pop("nsfake_hf.sub", None)
-        sys.modules.pop("nsfake_hf.sub.proj", None)
+    truth = _run_block(tmp_path)
     assert tj["complete"], tj["unknown"]
     assert tj["flops_value"] == truth == 2 * 2 * 8 * 32 * 2 + 2 * 2 * 8 * 16 * 2 + 2 * 2 * 8 * 24
 
@@ -367,3 +370,46 @@ def test_a_standard_library_module_is_found_as_find_spec_finds_it_without_import
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["True", "False"]
+
+
+PICK = """
+from torch import nn
+
+_LAYERS = {"linear": nn.Linear}
+
+
+def get_layer(name):
+    return _LAYERS[name]
+"""
+
+DEFAULT_FROM_INSTALLED = """
+from torch import nn
+
+try:
+    from fakepkg_hf.pick import get_layer
+except ImportError:
+    from fakepkg_hf.pick_old import get_layer
+
+_LAYER = get_layer("linear")
+
+
+class Block(nn.Module):
+    def __init__(self, dim, layer=_LAYER):
+        super().__init__()
+        self.proj = None if layer is None else layer(dim, 2 * dim)
+
+    def forward(self, x):
+        return x if self.proj is None else self.proj(x)
+"""
+
+
+def test_a_default_the_module_pass_cannot_tell_is_read_at_the_call(tmp_path, site):
+    # `layer=_LAYER`, a call the module's pass cannot tell (an import under try):
+    # the def's default is that value (the module binds _LAYER once), not unknown
+    root, _ = site
+    _write(root, "fakepkg_hf/pick.py", PICK)
+    _write(root, "fakepkg_hf/pick_old.py", PICK)
+    tj = _target(tmp_path, DEFAULT_FROM_INSTALLED, "Block")
+    truth = _run_block(tmp_path)
+    assert tj["complete"], tj["unknown"]
+    assert tj["flops_value"] == truth == 2 * 2 * 8 * 16

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.ops.values import Value
+from shapelint.analysis.nodes import module_bindings
+from shapelint.ops.values import UNKNOWN, Value
 
 
 def now(an, spec: ast.arguments, frame, d: int = 0) -> dict[int, Value]:
@@ -37,3 +38,18 @@ def remember(an, stmt: ast.FunctionDef | ast.AsyncFunctionDef, frame) -> None:
 def kept(an, node: ast.AST) -> dict[int, Value]:
     """What remember kept of node's defaults (empty where its def never ran)."""
     return an.def_defaults.get(id(node), {})
+
+
+def at_call(an, node: ast.AST, default: ast.expr) -> Value | None:
+    """The default `remember` kept for node's parameter, or None where it is to be
+    read at the call: the def never ran in the pass, or the pass could not tell its
+    value (a call the module's pass does not follow: `get_act_layer('silu')`) and
+    no name it reads is bound twice at the module's top level, so that the call
+    reads the value the def saw."""
+    got = kept(an, node).get(id(default))
+    if got is not UNKNOWN:
+        return got
+    bound = module_bindings(an.tree)
+    read = {n.id for n in ast.walk(default) if isinstance(n, ast.Name)}
+    return got if any(bound.get(n, 0) > 1 for n in read) else None
+

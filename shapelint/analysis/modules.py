@@ -55,7 +55,7 @@ from shapelint.analysis.attributes import (
     super_method,
 )
 from shapelint.analysis.calls import EINOPS_FUNCTIONS
-from shapelint.analysis.defaults import kept as kept_defaults
+from shapelint.analysis.defaults import at_call as default_at_call
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
@@ -2546,7 +2546,7 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     extra_kwargs = dict(kwargs)
     top = an.new_frame(None, "<defaults>")
     top.env = an.module_env
-    kept = kept_defaults(fd.owner or an, node)
+    owner = fd.owner or an
     if an.specialize:
         # Python raises TypeError where the call does not bind; the body runs here
         # all the same, so the call may raise
@@ -2560,7 +2560,8 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
         elif p.arg in extra_kwargs:
             v = extra_kwargs.pop(p.arg)
         elif default is not None:
-            v = kept[id(default)] if id(default) in kept else an.eval(default, top)
+            v = default_at_call(owner, node, default)
+            v = an.eval(default, top) if v is None else v
         else:
             v = UNKNOWN
         frame.env[p.arg] = _annotated(an, p, v)
@@ -2569,7 +2570,8 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
         if p.arg in extra_kwargs:
             v = extra_kwargs.pop(p.arg)
         elif default is not None:
-            v = kept[id(default)] if id(default) in kept else an.eval(default, top)
+            v = default_at_call(owner, node, default)
+            v = an.eval(default, top) if v is None else v
         else:
             v = UNKNOWN
         frame.env[p.arg] = _annotated(an, p, v)

@@ -211,3 +211,26 @@ def _paired(target: ast.expr, value: ast.expr) -> list[tuple[ast.Name, ast.expr]
     else:
         return []
     return [p for t, v in pairs for p in _paired(t, v)]
+
+
+def module_bindings(tree: ast.Module) -> dict[str, int]:
+    """How many statements of the module's top level bind each name."""
+    known = tree.__dict__.get(_BINDINGS)
+    if known is not None:
+        return known
+    out: dict[str, int] = {}
+    for stmt in tree.body:
+        names: list[str] = []
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in stmt.names]
+        else:
+            names += [n.id for n in nodes_of(stmt, ast.Name) if not isinstance(n.ctx, ast.Load)]
+        for n in names:
+            out[n] = out.get(n, 0) + 1
+    setattr(tree, _BINDINGS, out)
+    return out
+
+
+_BINDINGS = "_shapelint_bindings"

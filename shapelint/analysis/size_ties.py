@@ -25,7 +25,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import find_method
-from shapelint.analysis.nodes import nodes_in_class, nodes_of, stored_names
+from shapelint.analysis.nodes import module_bindings, nodes_in_class, stored_names
 from shapelint.notation.symbolic import Expr, binop, cancelled, expr_from_ast
 from shapelint.ops.shape_rules import only_one_broadcasts
 
@@ -105,7 +105,7 @@ class _Sites:
     def __init__(self, an: Analyzer) -> None:
         self.an = an
         self.top = {n.name: n for n in an.tree.body if isinstance(n, ast.ClassDef)}
-        self.bound = _module_bindings(an.tree)
+        self.bound = module_bindings(an.tree)
         self.calls: dict[str, list[tuple[ast.Call, tuple, ast.ClassDef | None]]] = {}
         self.escapes: set[str] = set()
         self._called: set[int] = set()
@@ -227,22 +227,6 @@ def _none_default(init: ast.FunctionDef) -> set[str]:
     return {
         p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None
     }
-
-
-def _module_bindings(tree: ast.Module) -> dict[str, int]:
-    """How many statements of the module's top level bind each name."""
-    out: dict[str, int] = {}
-    for stmt in tree.body:
-        names: list[str] = []
-        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.append(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names += [(a.asname or a.name).split(".")[0] for a in stmt.names]
-        else:
-            names += [n.id for n in nodes_of(stmt, ast.Name) if not isinstance(n.ctx, ast.Load)]
-        for n in names:
-            out[n] = out.get(n, 0) + 1
-    return out
 
 
 def _local_names(fn: ast.AST) -> set[str]:
