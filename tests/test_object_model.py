@@ -1015,44 +1015,6 @@ CASES = {
         dict(cfg="Cfg()"),
         dict(x=(2, 8)),
     ),
-    # nn.Module's walk of its children while it is built (transformers' post_init):
-    # registration order, a shared module once, None left out, two equal layers two
-    "named_children_while_built": (
-        """
-        class Base(nn.Module):
-            def post_init(self):
-                self.nested = [name for name, module in self.named_children() if name != "act"]
-                self.fanout = len(list(self.children()))
-
-        class Inner(Base):
-            def __init__(self):
-                super().__init__()
-                self.lin = nn.Linear(8, 8)
-                self.post_init()
-
-        class Net(Base):
-            def __init__(self, pool=True):
-                super().__init__()
-                self.first = nn.Linear(8, 8)
-                self.inner = Inner()
-                self.act = nn.ReLU()
-                self.skip = None
-                self.pool = nn.Linear(8, 8) if pool else None
-                self.again = self.first  # one object: the walk yields it once
-                self.post_init()
-
-            def forward(self, x):
-                x = self.inner.lin(self.first(x))
-                for _ in range(self.fanout):
-                    x = self.first(x)
-                if self.nested == ["first", "inner", "pool"]:
-                    x = self.pool(x)
-                return x
-        """,
-        "Net",
-        {},
-        dict(x=(2, 8)),
-    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (

@@ -47,7 +47,6 @@ from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     builds_as_type,
-    derives_from_module,
     find_method,
     find_property,
     module_class,
@@ -992,10 +991,6 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     """Module-building methods: list.append on a module list, register_buffer,
     add_module; dict access on dict-like values."""
     attr = func.attr
-    if attr in ("named_children", "children"):
-        walked = children(an, recv, attr, args, kwargs)
-        if walked is not None:
-            return walked
     if isinstance(recv, SelfRecorder):
         if attr in ("register_buffer", "register_parameter", "add_module") and args:
             name = args[0]
@@ -1807,50 +1802,6 @@ def registered_modules(me: ObjectV) -> list[tuple[str, Value]] | None:
         if is_module(v) or (isinstance(v, ChoiceV) and all(is_module(i) for i in v.items)):
             out.append((k, v))
     return out
-
-
-def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
-    """`m.named_children()` / `m.children()` of the module being built or of a
-    module built in a target run, as nn.Module's walk yields them: the registered
-    submodules in registration order, None ones left out, each object once (by
-    identity, as parameters.py counts them). None (not known) where an attribute
-    may be a module the analysis cannot name (not known and not surely plain, a
-    module on one path only) or where the class overrides the method."""
-    if args or kwargs or not an.specialize:
-        return None
-    if isinstance(recv, SelfRecorder):
-        key, held = recv.cls, list(recv.attrs.items())
-    elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
-        key, held = recv.kind.partition(">")[2], list(recv.attrs)
-    else:
-        return None
-    cd = an.class_of(key)
-    if cd is None or not derives_from_module(an, key) or find_method(an, cd, meth) is not None:
-        return None
-    surely_plain = plain.names(held)
-    held = [(k, v) for k, v in held if not (v is UNKNOWN and k in surely_plain)]
-    if any(_may_hold_module(v) for _, v in held):
-        return None
-    found = registered_modules(ObjectV("<class>", tuple(held)))
-    if found is None:
-        return None
-    once, seen = [], set()
-    for k, v in found:
-        if id(v) not in seen:
-            seen.add(id(v))
-            once.append((k, v))
-    if meth == "children":
-        return TupleV(tuple(v for _, v in once), kind="list")
-    return TupleV(tuple(TupleV((StrV(k), v)) for k, v in once), kind="list")
-
-
-def _may_hold_module(v: Value) -> bool:
-    """A value that is a module on some path (None or a module, one of several)."""
-    if isinstance(v, OptionalV):
-        return v.value is UNKNOWN or is_module(v.value) or _may_hold_module(v.value)
-    if isinstance(v, ChoiceV):
-        return not all(is_module(i) for i in v.items)
-    return False
 
 
 def is_module(v: Value) -> bool:
