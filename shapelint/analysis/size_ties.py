@@ -220,13 +220,22 @@ def _never_equal(a: Expr, b: Expr, exact: bool) -> bool:
 
 def _none_default(init: ast.FunctionDef) -> set[str]:
     """The parameters of `init` whose default is None."""
-    a = init.args
-    positional = [*a.posonlyargs, *a.args]
-    pairs = [*zip(positional[::-1], a.defaults[::-1], strict=False)]
-    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
     return {
-        p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None
+        name
+        for name, d in _defaults(init).items()
+        if isinstance(d, ast.Constant) and d.value is None
     }
+
+
+def _defaults(init: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Each parameter of `init` after self that has a default, with its expression."""
+    a = init.args
+    positional = [p.arg for p in [*a.posonlyargs, *a.args][1:]]
+    out = dict(zip(positional[::-1], a.defaults[::-1], strict=False))
+    out.update(
+        {p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
+    )
+    return out
 
 
 def _local_names(fn: ast.AST) -> set[str]:
@@ -274,11 +283,7 @@ def _bind(init: ast.FunctionDef, call: ast.Call) -> dict[str, tuple[bool, ast.ex
             out[k.arg] = (False, k.value)
     if stars or any(k.arg is None for k in call.keywords):
         return out
-    defaults = dict(zip([p.arg for p in positional][::-1], a.defaults[::-1], strict=False))
-    defaults.update(
-        {p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None}
-    )
-    for name, node in defaults.items():
+    for name, node in _defaults(init).items():
         out.setdefault(name, (True, node))
     return out
 
