@@ -6,17 +6,20 @@ the one dataclasses generated builds, field by field."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
 import pkgutil
+import sys
+import types
 from contextvars import ContextVar
 
 import pytest
 
 import shapelint.analysis
 from shapelint import frozen_init
-from shapelint.analysis import aliasing, call_path, dynamic, repetition
+from shapelint.analysis import aliasing, call_path, dynamic, modules, repetition
 from shapelint.notation import symbolic
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops.values import (
@@ -198,3 +201,98 @@ def test_fast_init_leaves_what_it_cannot_reproduce():
         init = cls.__init__
         assert frozen_init.fast_init(cls) is cls and cls.__init__ is init
         assert cls not in frozen_init.GENERATED
+
+
+RETURNS_SOURCE = '''
+def f(x, flag):
+    if flag:
+        return x
+    try:
+        y = [lambda: 1 for _ in range(3)]
+    except ValueError as e:
+        return e
+    else:
+        while flag:
+            with open(x) as fh:
+                return fh
+    finally:
+        pass
+    match flag:
+        case 1:
+            return 1
+        case _:
+            pass
+    def inner():
+        return 2
+    class K:
+        def m(self):
+            return 3
+    for i in y:
+        if i:
+            continue
+        return i
+    return None
+'''
+
+
+def _returns_by_ast_walk(fn) -> list[ast.Return]:
+    """The oracle: ast.walk of fn's body, less what a nested scope holds."""
+    nested = [n for n in ast.walk(fn) if n is not fn and isinstance(n, _SCOPES)]
+    inside = {id(m) for n in nested for m in ast.walk(n)}
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Return) and id(n) not in inside]
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+class _Untouchable(list):
+    """A node list no walk for statements may open."""
+
+    def __iter__(self):
+        raise AssertionError("the walk opened an expression")
+
+
+def test_own_returns_are_the_scope_s_returns_and_open_no_expression():
+    fn = ast.parse(RETURNS_SOURCE).body[0]
+    want = _returns_by_ast_walk(fn)
+    assert len(want) == 6
+    # every expression's list of nodes made unreadable: a return is never in one
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            node.args = _Untouchable(node.args)
+    got = dynamic.own_returns(fn)
+    assert sorted(map(id, got)) == sorted(map(id, want))
+    assert dynamic.own_returns(fn) is got  # kept on the node
+
+
+FIELDS_SOURCE = '''
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+@dataclass
+class Config:
+    dim: int
+    heads: int = 8
+    registry: ClassVar[dict] = {}
+    kinds: typing.ClassVar[tuple] = ()
+    quoted: "ClassVar[int]" = 3
+    derived: int = field(init=False, default=0)
+    drop: float = field(default=0.1)
+    name: str = "c"
+'''
+
+
+def test_dataclass_own_fields_are_the_init_fields_python_makes(monkeypatch):
+    tree = ast.parse(FIELDS_SOURCE)
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    # a module of its own, as dataclasses reads a quoted ClassVar through it
+    module = types.ModuleType("shapelint_fields_oracle")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(tree, "<fields>", "exec", dont_inherit=True), module.__dict__)
+    want = [f.name for f in dataclasses.fields(module.Config) if f.init]
+    assert "quoted" not in want and "derived" not in want
+    got = modules.own_fields(node)
+    assert [name for name, _ in got] == want
+    assert modules.own_fields(node) is got  # read off the tree once

@@ -421,7 +421,7 @@ def _hands_back(fn: ast.FunctionDef | ast.AsyncFunctionDef, factory: bool) -> bo
     was given. A factory (`@times(2)`) returns such a decorator, defined in it."""
     if not fn.body or not isinstance(fn.body[-1], ast.Return):
         return False
-    returned = {r.value.id if isinstance(r.value, ast.Name) else None for r in _own_returns(fn)}
+    returned = {r.value.id if isinstance(r.value, ast.Name) else None for r in own_returns(fn)}
     if len(returned) != 1 or None in returned:
         return False
     name = returned.pop()
@@ -470,7 +470,7 @@ def _returned_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
     return name
 
 
-def _own_returns(fn) -> list[ast.Return]:
+def own_returns(fn) -> list[ast.Return]:
     """The returns of fn's own scope; kept on the node (a decorator is asked about
     at every call of what it decorates)."""
     known = fn.__dict__.get(_RETURNS)
@@ -484,15 +484,21 @@ _RETURNS = "_shapelint_own_returns"
 
 
 def _find_returns(fn) -> list[ast.Return]:
+    # A return is a statement, and only a statement, a handler or a match case holds
+    # statements: the walk opens nothing else (an expression holds no return, a
+    # lambda's included), where opening every node made it the whole body's walk.
     out, todo = [], list(fn.body)
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Return):
             out.append(n)
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        todo.extend(children(n))
+        todo.extend(c for c in children(n) if isinstance(c, _HOLDS_STATEMENTS))
     return out
+
+
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def not_modelled(

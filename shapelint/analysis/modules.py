@@ -548,13 +548,30 @@ def dataclass_fields(an: Analyzer, cd: ClassDef) -> list[tuple[str, ast.expr | N
         if is_dataclass(base):
             for name, default, owner in dataclass_fields(an, base):
                 out[name] = (default, owner)
-    for stmt in cd.node.body:
-        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-            continue
-        if "ClassVar" in ast.unparse(stmt.annotation) or _init_false(stmt.value):
-            continue
-        out[stmt.target.id] = (stmt.value, cd)
+    for name, default in own_fields(cd.node):
+        out[name] = (default, cd)
     return [(name, default, owner) for name, (default, owner) in out.items()]
+
+
+def own_fields(node: ast.ClassDef) -> list[tuple[str, ast.expr | None]]:
+    """The fields the class's own body declares, with their defaults: read off the
+    tree once and kept on it (a config is built at every call of what builds it,
+    and each annotation was unparsed again each time)."""
+    known = node.__dict__.get(_OWN_FIELDS)
+    if known is None:
+        known = [
+            (stmt.target.id, stmt.value)
+            for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and "ClassVar" not in ast.unparse(stmt.annotation)
+            and not _init_false(stmt.value)
+        ]
+        setattr(node, _OWN_FIELDS, known)
+    return known
+
+
+_OWN_FIELDS = "_shapelint_own_fields"
 
 
 def _init_false(node: ast.expr | None) -> bool:
