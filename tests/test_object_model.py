@@ -1290,6 +1290,35 @@ CASES = {
         dict(d=8),
         dict(x=(2, 8)),
     ),
+    # `sum(rows, [])` joins the lists as `+` does: a view's shape built of them (main:
+    # Linear's cost unknown; hiera's Unroll)
+    "lists_joined_by_sum": (
+        """
+        import math
+
+        class Unroll(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.size = [4, 4]
+                self.schedule = [(2, 2)]
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                B, _, C = x.shape
+                cur_size = self.size
+                x = x.view(*([B] + cur_size + [C]))
+                for strides in self.schedule:
+                    cur_size = [i // s for i, s in zip(cur_size, strides)]
+                    new_shape = [B] + sum([[i, s] for i, s in zip(cur_size, strides)], []) + [C]
+                    x = x.view(new_shape).permute(0, 2, 4, 1, 3, 5)
+                    x = x.flatten(0, len(strides))
+                    B *= math.prod(strides)
+                return self.lin(x.reshape(-1, math.prod(self.size), C))
+        """,
+        "Unroll",
+        dict(d=8),
+        dict(x=(2, 16, 8)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """
