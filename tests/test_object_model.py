@@ -1319,6 +1319,27 @@ CASES = {
         dict(d=8),
         dict(x=(2, 16, 8)),
     ),
+    # `functools.reduce(operator.__add__, tuples)` joins them as `+` does (main: `calls a
+    # function it is handed`; speechbrain's GaussianLowpassPooling padding)
+    "tuples_joined_by_reduce": (
+        """
+        from functools import reduce
+        from operator import __add__
+
+        class Padded(nn.Module):
+            def __init__(self, k):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 4, k)
+                sizes = (k, k + 2)
+                self.pad = reduce(__add__, [(s // 2, s // 2 - 1 + s % 2) for s in sizes[::-1]])
+
+            def forward(self, x):
+                return self.conv(F.pad(x, self.pad))
+        """,
+        "Padded",
+        dict(k=4),
+        dict(x=(2, 4, 9, 11)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """

@@ -47,6 +47,7 @@ from shapelint.analysis import (
     pytree,
     pytypes,
     recursion,
+    reduced,
     reparametrize,
     scalars,
     sequences,
@@ -1575,6 +1576,10 @@ class ModuleAnalyzer:
             return built
         if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
             built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
+            if built is not None:
+                return built
+        if qual == reduced.QUALNAME and not open_kwargs:
+            built = reduced.fold(self, node, args, kwargs, frame)
             if built is not None:
                 return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
