@@ -78,9 +78,10 @@ CALLS.update(
         "torch.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
         "torch.nn.functional.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
         "torch.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
-        # legacy constructors: sizes as ints (empty contents are not compared)
+        # legacy constructors: sizes as ints (empty contents are not compared), and
+        # a device
         **{
-            f"torch.{k}": [((2, 3), {}), ((4,), {}), ((), {})]
+            f"torch.{k}": [((2, 3), {}), ((4,), {}), ((), {}), ((2, 3), {"device": "cpu"})]
             for k in (
                 "Tensor",
                 "FloatTensor",
