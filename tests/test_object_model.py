@@ -1841,6 +1841,18 @@ WRITTEN = {
                     same[3] = 0
                 return self.lin(x.permute(*perm))
     """,
+    # `t.data = u` gives t u's elements: (3, 1, 2, 0)
+    "written_through_data": """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                perm = torch.arange(4)
+                perm.data = torch.tensor([3, 1, 2, 0])
+                return self.lin(x.permute(*perm))
+    """,
     # written through a view, by an in-place method: (3, 3, 2, 3), which torch refuses
     "written_through_a_view": """
         class Written(nn.Module):

@@ -1078,6 +1078,12 @@ class ModuleAnalyzer:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
             self.outer_writes += 1
+            if target.attr == "data":  # `t.data = u` gives t u's elements
+                held = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+                if isinstance(held, TensorV):
+                    tensor_values.wrote(held)
+                else:
+                    tensor_values.forget_all()  # a tensor not named here: any may be it
             if self.trial:
                 return
             if target.attr == "__class__":
