@@ -48,6 +48,11 @@ for _nd in (1, 2, 3):
         ((_x, 3), {"stride": 2, "padding": 1}),
     ]
     CALLS[f"torch.nn.functional.adaptive_avg_pool{_nd}d"] = [((_x, 1), {}), ((_x, (4,) * _nd), {})]
+    if _nd > 1:  # sizes all 1: the mean of the last nd axes, whatever the axes before
+        CALLS[f"torch.nn.functional.adaptive_avg_pool{_nd}d"] += [
+            ((X(*[3] * _nd), 1), {}),
+            ((X(2, 3, 4, *[5] * _nd), (1,) * _nd), {}),
+        ]
     CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d"] = [
         ((_x, 2), {}),
         ((_x, 3), {"return_indices": True}),
@@ -73,9 +78,10 @@ CALLS.update(
         "torch.pixel_shuffle": [((X(2, 8, 3, 3), 2), {})],
         "torch.nn.functional.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
         "torch.pixel_unshuffle": [((X(2, 2, 4, 6), 2), {})],
-        # legacy constructors: sizes as ints (empty contents are not compared)
+        # legacy constructors: sizes as ints (empty contents are not compared), and
+        # a device
         **{
-            f"torch.{k}": [((2, 3), {}), ((4,), {}), ((), {})]
+            f"torch.{k}": [((2, 3), {}), ((4,), {}), ((), {}), ((2, 3), {"device": "cpu"})]
             for k in (
                 "Tensor",
                 "FloatTensor",
@@ -119,6 +125,8 @@ for _nd in (1, 2, 3):
     MODULES[f"torch.nn.MaxPool{_nd}d"] = [((2,), {}, _x), ((3,), {"stride": 2, "padding": 1}, _x)]
     MODULES[f"torch.nn.AvgPool{_nd}d"] = [((2,), {"ceil_mode": True}, _x)]
     MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"] = [((1,), {}, _x)]
+    if _nd > 1:  # AdaptiveAvgPool3d(1) of a 3-d input is (1, 1, 1)
+        MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"].append(((1,), {}, X(*[4] * _nd)))
     MODULES[f"torch.nn.AdaptiveMaxPool{_nd}d"] = [((2,), {}, _x)]
     for _kind in ("Zero", "Reflection", "Replication", "Circular"):
         MODULES[f"torch.nn.{_kind}Pad{_nd}d"] = [((1,), {}, _x), (((1, 2) * _nd,), {}, _x)]

@@ -1232,6 +1232,114 @@ CASES = {
         dict(f=4),
         dict(x=(2, 4, 3)),
     ),
+    # a permutation held in a small integer tensor's known elements, unpacked into
+    # permute (torch takes a 0-d integer tensor as an int); a write into another
+    # tensor between the two uses keeps them (main: Linear's cost unknown; compressai's
+    # EntropyBottleneck)
+    "permutation_held_in_a_tensor": (
+        """
+        class Perm(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d + 3)
+
+            def forward(self, x):
+                perm = torch.cat(
+                    (
+                        torch.tensor([1, 0], dtype=torch.long, device=x.device),
+                        torch.arange(2, x.ndim, dtype=torch.long, device=x.device),
+                    )
+                )
+                inv_perm = perm
+                y = x.permute(*perm).contiguous()
+                y += 1
+                z = self.lin(y)
+                return self.lin(z[..., : x.shape[-1]].permute(*inv_perm))
+        """,
+        "Perm",
+        dict(d=5),
+        dict(x=(2, 3, 4, 5)),
+    ),
+    # a flag held in a buffer of `torch.as_tensor(1)`, compared with a number, picks
+    # the method the constructor binds (main: `self.step: not modelled`; snntorch's
+    # reset_mechanism_val)
+    "flag_held_in_a_buffer": (
+        """
+        class Flag(nn.Module):
+            codes = {"subtract": 0, "zero": 1}
+
+            def __init__(self, d, how="zero"):
+                super().__init__()
+                self.register_buffer("how", torch.as_tensor(Flag.codes[how]))
+                self.lin = nn.Linear(d, d)
+                if self.how == 0:
+                    self.step = self._sub
+                elif self.how == 1:
+                    self.step = self._twice
+
+            def _sub(self, x):
+                return self.lin(x) - x
+
+            def _twice(self, x):
+                return self.lin(self.lin(x))
+
+            def forward(self, x):
+                return self.step(x)
+        """,
+        "Flag",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
+    # `sum(rows, [])` joins the lists as `+` does: a view's shape built of them (main:
+    # Linear's cost unknown; hiera's Unroll)
+    "lists_joined_by_sum": (
+        """
+        import math
+
+        class Unroll(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.size = [4, 4]
+                self.schedule = [(2, 2)]
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                B, _, C = x.shape
+                cur_size = self.size
+                x = x.view(*([B] + cur_size + [C]))
+                for strides in self.schedule:
+                    cur_size = [i // s for i, s in zip(cur_size, strides)]
+                    new_shape = [B] + sum([[i, s] for i, s in zip(cur_size, strides)], []) + [C]
+                    x = x.view(new_shape).permute(0, 2, 4, 1, 3, 5)
+                    x = x.flatten(0, len(strides))
+                    B *= math.prod(strides)
+                return self.lin(x.reshape(-1, math.prod(self.size), C))
+        """,
+        "Unroll",
+        dict(d=8),
+        dict(x=(2, 16, 8)),
+    ),
+    # `functools.reduce(operator.__add__, tuples)` joins them as `+` does (main: `calls a
+    # function it is handed`; speechbrain's GaussianLowpassPooling padding)
+    "tuples_joined_by_reduce": (
+        """
+        from functools import reduce
+        from operator import __add__
+
+        class Padded(nn.Module):
+            def __init__(self, k):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 4, k)
+                sizes = (k, k + 2)
+                self.pad = reduce(__add__, [(s // 2, s // 2 - 1 + s % 2) for s in sizes[::-1]])
+
+            def forward(self, x):
+                return self.conv(F.pad(x, self.pad))
+        """,
+        "Padded",
+        dict(k=4),
+        dict(x=(2, 4, 9, 11)),
+    ),
     # a target run is one process: torch.distributed.is_initialized() is False
     "no_process_group_in_a_target_run": (
         """
@@ -1694,3 +1802,75 @@ def test_a_target_s_output_prints_an_unnamed_run_of_dims_as_dots(tmp_path):
     )
     t = static_target(path, "Flat", {}, {})
     assert t["output"] == ["...", "8"], t["output"]
+
+
+
+# Guards of tensor_values' writes (main knows no elements at all, so these hold there
+# too): a write into a tensor whose elements were known makes them unknown, so the
+# layer after is a call of unknown cost, never the figure of the elements before it.
+WRITTEN = {
+    # the permutation is (3, 1, 2, 0) after the writes
+    "written_in_place": """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                perm = torch.arange(x.ndim)
+                y = self.lin(x.permute(*perm))
+                perm[0] = 3
+                perm[3] = 0
+                return self.lin(y.permute(*perm))
+    """,
+    # two equal permutations, one written into through another name on its path:
+    # not known after the `if`
+    "written_on_one_path": """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    perm = torch.arange(4)
+                else:
+                    perm = torch.arange(4)
+                    same = perm
+                    same[0] = 3
+                    same[3] = 0
+                return self.lin(x.permute(*perm))
+    """,
+    # `t.data = u` gives t u's elements: (3, 1, 2, 0)
+    "written_through_data": """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                perm = torch.arange(4)
+                perm.data = torch.tensor([3, 1, 2, 0])
+                return self.lin(x.permute(*perm))
+    """,
+    # written through a view, by an in-place method: (3, 3, 2, 3), which torch refuses
+    "written_through_a_view": """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                perm = torch.arange(4)
+                perm.view(2, 2)[0].fill_(3)
+                return self.lin(x.permute(*perm))
+    """,
+}
+
+
+@pytest.mark.parametrize("key", sorted(WRITTEN))
+def test_a_tensor_written_into_no_longer_holds_its_elements(tmp_path, key):
+    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(WRITTEN[key]))
+    t = static_target(path, "Written", {"d": "5"}, {"x": "5,3,4,5"})
+    assert not t["complete"]
+    assert t["flops_value"] is None

@@ -528,7 +528,8 @@ def _any_all(want: bool) -> Handler:
 
 
 def _sum(an, node, args, kwargs, frame) -> Value | None:
-    """`sum(xs, start)` of ints, symbolic ones too (`sum(depths)`), or of numbers."""
+    """`sum(xs, start)` of ints, symbolic ones too (`sum(depths)`), of numbers, or
+    of lists (`sum(rows, [])`)."""
     items = as_items(args[0]) if args and len(args) <= 2 else None
     if items is None or kwargs.keys() - {"start"}:
         return None
@@ -541,6 +542,14 @@ def _sum(an, node, args, kwargs, frame) -> Value | None:
                 return IntV(None)
             total = total + t.value  # type: ignore[union-attr]
         return IntV(total)
+    if all(isinstance(t, TupleV) for t in terms):
+        # `sum(rows, [])`: the lists joined, as `+` joins them; a list with a tuple,
+        # or a value that may be either, is Python's TypeError or not known
+        kinds = {t.kind for t in terms}  # type: ignore[union-attr]
+        if len(kinds) != 1 or None in kinds:
+            return None
+        joined = tuple(i for t in terms for i in t.items)  # type: ignore[union-attr]
+        return TupleV(joined, kinds.pop())
     vals = [_known(t) for t in terms]
     if all(v is not None for v in vals) and any(isinstance(t, FloatV) for t in terms):
         return FloatV(float(sum(vals)))  # type: ignore[arg-type]

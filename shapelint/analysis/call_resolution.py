@@ -41,6 +41,7 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
+from shapelint.ops import tensor_values
 from shapelint.ops.values import (
     UNKNOWN,
     FloatV,
@@ -205,7 +206,10 @@ def arguments(
     args: list[Value] = []
     for a in node.args:
         if isinstance(a, ast.Starred):
-            items = module_lists.as_items(an.eval(a.value, frame, d))
+            star = an.eval(a.value, frame, d)
+            items = module_lists.as_items(star)
+            if items is None:
+                items = tensor_values.items(star)
             if items is not None:
                 args.extend(items)
             else:

@@ -21,6 +21,7 @@ from shapelint.analysis.modules import (
     ModuleListV,
     PartialV,
 )
+from shapelint.ops import tensor_values
 from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
@@ -102,6 +103,9 @@ def truth(v: Value, an: Analyzer | None = None) -> bool | None:
         return None if v.value is None else bool(v.value)
     if isinstance(v, TupleV):
         return bool(v.items)
+    if isinstance(v, TensorV):
+        n = tensor_values.scalar(v)  # bool() of a tensor of one element
+        return None if n is None else bool(n)
     if isinstance(v, ModuleListV):
         return None if not v.known or v.count is not None else bool(v.items)
     if isinstance(v, (ClosureV, FunctionRefV, LayerClassV, PartialV)):

@@ -47,6 +47,7 @@ from shapelint.analysis import (
     pytree,
     pytypes,
     recursion,
+    reduced,
     reparametrize,
     scalars,
     sequences,
@@ -79,7 +80,7 @@ from shapelint.notation.symbolic import (
     fact_scope,
     product,
 )
-from shapelint.ops import backward
+from shapelint.ops import backward, tensor_values
 from shapelint.ops.saved import storage_of
 from shapelint.ops.shape_rules import CAT, MATMUL, SIGNATURE
 from shapelint.ops.values import (
@@ -1077,6 +1078,12 @@ class ModuleAnalyzer:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
         elif isinstance(target, ast.Attribute):
             self.outer_writes += 1
+            if target.attr == "data":  # `t.data = u` gives t u's elements
+                held = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+                if isinstance(held, TensorV):
+                    tensor_values.wrote(held)
+                else:
+                    tensor_values.forget_all()  # a tensor not named here: any may be it
             if self.trial:
                 return
             if target.attr == "__class__":
@@ -1193,7 +1200,7 @@ class ModuleAnalyzer:
                         aliasing.lost()  # a submodule, parameter or buffer nobody can name
                     return
                 if holder.attr == "_buffers" and isinstance(value, TensorV):
-                    value = BufferV(value.shape, value.dtype)
+                    value = BufferV(value.shape, value.dtype, known=value.known)
                 attr = ast.copy_location(ast.Attribute(holder.value, name, ast.Store()), target)
                 self._assign(attr, value, frame, value_node)
                 return
@@ -1238,6 +1245,7 @@ class ModuleAnalyzer:
             if container is None:
                 container = self.eval(holder, frame)
             new = modules.item_assigned(container, self.eval(target.slice, frame), value)
+            tensor_values.wrote(container)
             if isinstance(container, TensorV) and self.specialize:
                 inplace.written(
                     frame, target, container, backward.requires(value), backward.origins(value)
@@ -1576,6 +1584,10 @@ class ModuleAnalyzer:
             built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
             if built is not None:
                 return built
+        if qual == reduced.QUALNAME and not open_kwargs:
+            built = reduced.fold(self, node, args, kwargs, frame)
+            if built is not None:
+                return built
         joined = sequences.stack_or_cat(qual, args, kwargs)
         if joined is not None:
             operands, named = sequences.as_operands(args), sequences.as_operands(kwargs)
@@ -1824,6 +1836,7 @@ class ModuleAnalyzer:
         when it is given a tensor (or what may be one: open_args, a `**kw` or `*args`
         not known one by one), so no total leaves it out. Given a module while
         modules are built, it may change what they hold."""
+        tensor_values.forget_all()  # it may write into any tensor it reaches
         if self.specialize and modules.passes_modules(self, args, kwargs):
             aliasing.lost()
         if open_args or uc.tensor_args(list(args), dict(kwargs)):

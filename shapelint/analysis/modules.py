@@ -1017,7 +1017,8 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                 else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
             )
             if attr == "register_buffer" and isinstance(value, TensorV):
-                value = BufferV(value.shape, value.dtype)  # persistent or not: a buffer
+                # persistent or not: a buffer, the very tensor (its elements too)
+                value = BufferV(value.shape, value.dtype, known=value.known)
             elif attr == "register_buffer" and value is UNKNOWN:
                 # torch takes a tensor or None there: a buffer, of a size not known,
                 # never a parameter or a module
@@ -1063,7 +1064,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         name = args[0] if args else kwargs.get("name", UNKNOWN)
         value = args[1] if len(args) > 1 else next(iter(kwargs.values()), UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
-            value = BufferV(value.shape, value.dtype)
+            value = BufferV(value.shape, value.dtype, known=value.known)
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()

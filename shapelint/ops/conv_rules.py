@@ -462,6 +462,25 @@ def adaptive_pool(
     return out
 
 
+@rule
+def adaptive_avg_pool(ctx: RuleContext, x: Value, output_size: Value, nd_arg: Value) -> RuleOut:
+    """adaptive_avg_pool{2,3}d: where every output size is 1, torch takes the mean of
+    the last nd axes, keeping them (ATen's shortcut), whatever the axes before: a 3-d
+    input to AdaptiveAvgPool3d(1) is (1, 1, 1), a 6-d one keeps its first three. A
+    tuple of sizes asks at least nd + 1 axes first (`_list_with_default`); any other
+    case is adaptive_pool's."""
+    nd = const_int(nd_arg)
+    given = output_size.items if isinstance(output_size, TupleV) else (output_size,)
+    ones = len(given) in (1, nd) and all(const_int(o) == 1 for o in given)
+    rank = known_rank(shape_of(x))
+    if nd is not None and nd >= 2 and ones and rank is not None:
+        least = nd + 1 if isinstance(output_size, TupleV) else nd
+        if rank >= least:
+            xs = shape_of(x)
+            return RuleOut(TensorV(tuple(xs[: rank - nd]) + (_ONE,) * nd, dtype_of(x)))  # type: ignore[index]
+    return adaptive_pool(ctx, x, output_size, nd_arg, BoolV(False))
+
+
 # -- resampling ----------------------------------------------------------------------------
 
 

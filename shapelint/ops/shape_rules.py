@@ -27,7 +27,7 @@ from shapelint.notation.symbolic import (
     product,
     total,
 )
-from shapelint.ops import dtypes
+from shapelint.ops import dtypes, tensor_values
 from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.values import (
     UNKNOWN,
@@ -143,6 +143,7 @@ def int_list(v: Value) -> list[Expr | None] | None:
         items = list(v.items)
         if len(items) == 1 and isinstance(items[0], TupleV):
             items = list(items[0].items)  # view((b, -1)) as well as view(b, -1)
+        items = [tensor_values.index_of(i) or i if isinstance(i, TensorV) else i for i in items]
         if all(isinstance(i, (IntV, BoolV)) for i in items):
             return [int_value(i) for i in items]
     return None
@@ -1938,7 +1939,11 @@ def count(ctx: RuleContext, x: Value) -> RuleOut:
 
 @rule
 def item(ctx: RuleContext, x: Value) -> RuleOut:
-    """``x.item()``: a Python number of the tensor's kind."""
+    """``x.item()``: a Python number of the tensor's kind (its value where the
+    tensor's one element is known)."""
+    known = tensor_values.python_number(x)
+    if known is not None:
+        return RuleOut(known)
     dtype = dtype_of(x)
     if dtype is None:
         return RuleOut(UNKNOWN)

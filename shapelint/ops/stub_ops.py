@@ -37,6 +37,7 @@ from shapelint.ops import (  # noqa: F401 (the rule modules register their rules
     shape_rules,
     spectral_rules,
     tensor_rules,
+    tensor_values,
 )
 from shapelint.ops.cost import call_bytes, tensors_in
 from shapelint.ops.dtypes import dtype_bytes
@@ -229,7 +230,11 @@ def stub_call(
     with the tensor as args[0], "operator.add", "torch.nn.Linear.__call__" with the
     module as args[0]). None: no stub describes it. With costs False the result's cost
     is a stand-in (see _Interpreter.run)."""
-    return registry().call(name, args, kwargs, costs)
+    tensor_values.before_op(name, args, kwargs)
+    res = registry().call(name, args, kwargs, costs)
+    if res is not None:
+        res.value = tensor_values.refine(name, args, kwargs, res.value)
+    return res
 
 
 def describes(name: str) -> bool:

@@ -137,6 +137,9 @@ class TensorV(Value):
     at_most: tuple[tuple[int, tuple[Expr, ...]], ...] = field(
         default=(), kw_only=True, compare=False, repr=False
     )
+    # Its elements, where a small integer tensor's are known (ops/tensor_values.py's
+    # Known, which says whether they still hold); None: not known.
+    known: object = field(default=None, kw_only=True, repr=False)
 
     def __post_init__(self) -> None:
         # A size past the budget is unknown; a quotient an op proved exact cancels.
