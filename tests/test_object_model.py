@@ -1015,6 +1015,36 @@ CASES = {
         dict(cfg="Cfg()"),
         dict(x=(2, 8)),
     ),
+    # the standard library's re over known strings, and str.join of a dict's keys: a
+    # class name matched against a table's keys decides the width (transformers'
+    # loss_type); split's None for a group that took no part, findall's tuples
+    "re_over_known_strings": (
+        """
+        import re
+
+        WIDTHS = {"Mlp": 2, "Attention": 3, "Wide": 4}
+
+        class WideMlpNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kind = self.__class__.__name__
+                if kind not in WIDTHS:
+                    found = re.findall(f"({'|'.join(WIDTHS)})", kind)
+                    kind = found[0] if len(found) > 0 else None
+                self.fc = nn.Linear(8, 8 * WIDTHS[kind])
+                parts = re.split(r"(-)|_", "a-b_c")
+                pairs = re.findall(r"([a-z])(\\d+)", "a1b22", flags=re.IGNORECASE)
+                width = len(parts) + len(pairs[1][1]) + len(re.sub(r"\\d", "", "x1y22"))
+                width = width + len(re.escape("a.b")) + len("-".join(["ab", "", "c"]))
+                self.proj = nn.Linear(8 * WIDTHS[kind], width if parts[3] is None else 1)
+
+            def forward(self, x):
+                return self.proj(self.fc(x))
+        """,
+        "WideMlpNet",
+        {},
+        dict(x=(2, 8)),
+    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (
@@ -1694,3 +1724,29 @@ def test_a_target_s_output_prints_an_unnamed_run_of_dims_as_dots(tmp_path):
     )
     t = static_target(path, "Flat", {}, {})
     assert t["output"] == ["...", "8"], t["output"]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        're.findall(r"(ab)+c", "ababc")',  # a quantified group: backtracking not bounded
+        're.findall("(", "x")',  # re refuses the pattern: Python raises re.error
+        're.findall("a", "a", 2, 3)',  # findall takes no fourth argument: a TypeError
+    ],
+)
+def test_a_regex_the_analysis_does_not_run_leaves_its_result_unknown(tmp_path, call):
+    code = f"""
+        import re
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, len({call}) + 1)
+
+            def forward(self, x):
+                return self.fc(x)
+        """
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    assert not t["complete"]
+    assert t["flops_value"] is None

@@ -54,6 +54,7 @@ from shapelint.analysis import (
     statement_exec,
     statements,
     stdlib_logging,
+    stdlib_re,
     unify,
     unnamed,
 )
@@ -1606,6 +1607,8 @@ class ModuleAnalyzer:
             scalar = installed.distribution_version(args, kwargs)
         if scalar is None and self.specialize and not open_kwargs:
             scalar = stdlib_logging.call(qual, args, kwargs)
+        if scalar is None and self.specialize and not open_kwargs:
+            scalar = stdlib_re.call(qual, args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]
