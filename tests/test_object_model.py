@@ -1015,6 +1015,39 @@ CASES = {
         dict(cfg="Cfg()"),
         dict(x=(2, 8)),
     ),
+    # a store through the module's attribute changes the object the caller handed:
+    # the constructor's own name for it and its caller's (after super().__init__)
+    # see it, as transformers' config._attn_implementation_internal (main: a
+    # complete 512 for torch's 1024)
+    "store_through_a_held_config": (
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Cfg:
+            width: int = 8
+            mode: str = "narrow"
+
+        class Base(nn.Module):
+            def __init__(self, config: Cfg):
+                super().__init__()
+                self.config = config
+                self.config.mode = "wide"
+
+        class Net(Base):
+            def __init__(self, config: Cfg):
+                super().__init__(config)
+                self.config.width = 16
+                self.fc = nn.Linear(8, config.width if config.mode == "wide" else 8)
+                self.out = nn.Linear(config.width, 8)
+
+            def forward(self, x):
+                return self.out(self.fc(x))
+        """,
+        "Net",
+        {"config": "Cfg()"},
+        dict(x=(2, 8)),
+    ),
     # the standard library's re over known strings, and str.join of a dict's keys: a
     # class name matched against a table's keys decides the width (transformers'
     # loss_type); split's None for a group that took no part, findall's tuples
@@ -1750,3 +1783,45 @@ def test_a_regex_the_analysis_does_not_run_leaves_its_result_unknown(tmp_path, c
     t = static_target(path, "Net", {}, {"x": "2,8"})
     assert not t["complete"]
     assert t["flops_value"] is None
+
+
+@pytest.mark.parametrize("how", [0, 1, 2])
+def test_a_store_through_a_held_object_leaves_other_objects_of_its_value_alone(tmp_path, how):
+    """Two objects of one value (two results of one memoised call, two equal
+    constructions): a store through the module's attribute into one is no store
+    into the other. Exact or not known, never the changed value."""
+    code = """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Cfg:
+            mode: str = "narrow"
+
+        def make():
+            return Cfg()
+
+        class Net(nn.Module):
+            def __init__(self, how: int):
+                super().__init__()
+                if how == 0:
+                    a, b = make(), make()
+                elif how == 1:
+                    a, b = Cfg(), Cfg()
+                else:
+                    a = make()
+                    b = a
+                self.config = a
+                self.config.mode = "wide"
+                self.fc = nn.Linear(8, 16 if b.mode == "wide" else 8)
+
+            def forward(self, x):
+                return self.fc(x)
+        """
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Net", {"how": str(how)}, {"x": "2,8"})
+    truth = counted(path, f"Net({how})", {"x": torch.randn(2, 8)})
+    assert truth == (512 if how == 2 else 256)
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None

@@ -1120,7 +1120,7 @@ class ModuleAnalyzer:
                 else:
                     modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
-                if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
+                if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(
                         self.eval(target.value, frame),
                         target.attr,
