@@ -1048,6 +1048,31 @@ CASES = {
         {"config": "Cfg()"},
         dict(x=(2, 8)),
     ),
+    # the same with a plain class's instance as the config
+    "store_through_a_held_plain_object": (
+        """
+        class Cfg:
+            def __init__(self):
+                self.mode = "narrow"
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                self.config.mode = "wide"
+
+        class Net(Base):
+            def __init__(self, config):
+                super().__init__(config)
+                self.fc = nn.Linear(8, 16 if config.mode == "wide" else 8)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        {"config": "Cfg()"},
+        dict(x=(2, 8)),
+    ),
     # the standard library's re over known strings, and str.join of a dict's keys: a
     # class name matched against a table's keys decides the width (transformers'
     # loss_type); split's None for a group that took no part, findall's tuples

@@ -1285,7 +1285,7 @@ def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value
     if not store_path(owner, target, value):
         return False
     for old, new in zip(olds, _path_values(owner, target)):
-        if old is new or old == new or type(old) is not ObjectV or is_module(old):
+        if old is new or old == new or not _plain_object(an, old):
             continue
         for r in aliasing.recorders():
             _swap_held(r.attrs, old, new)
@@ -1297,17 +1297,26 @@ def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value
     return True
 
 
-def fresh_objects(v: Value, given: list[Value]) -> Value:
+def _plain_object(an: Analyzer, v: Value) -> bool:
+    """An object Python changes in place that is no module: a config, a dict, an
+    instance of a project class that is surely no nn.Module (a module being
+    built lives on its recorder, shared already)."""
+    if type(v) is not ObjectV or v.kind.startswith("torch.nn."):
+        return False
+    return not v.kind.startswith("<class>") or module_class_of(an, v.kind[7:]) is False
+
+
+def fresh_objects(an: Analyzer, v: Value, given: list[Value]) -> Value:
     """A memoised call's value handed back again: each plain object it holds (no
     module, none the call was given) a new one of the same value, as a second
     run of the call makes (identity is what store_shared follows)."""
     if any(v is g for g in given):
         return v
     if isinstance(v, TupleV) and v.items:
-        items = tuple(fresh_objects(i, given) for i in v.items)
+        items = tuple(fresh_objects(an, i, given) for i in v.items)
         return TupleV(items, v.kind) if any(a is not b for a, b in zip(items, v.items)) else v
-    if type(v) is ObjectV and not is_module(v):
-        return ObjectV(v.kind, tuple((k, fresh_objects(a, given)) for k, a in v.attrs))
+    if _plain_object(an, v):
+        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given)) for k, a in v.attrs))
     return v
 
 
@@ -2300,7 +2309,7 @@ def specialized_invoke(
         # what the body costs is paid on a miss only, which no run here decides
         cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
     if hit:  # another call's result, equal in shape: another tensor all the same
-        value = fresh_objects(storages.renewed(value), given)
+        value = fresh_objects(an, storages.renewed(value), given)
         first = owner.specialized.get(("<saved>", key))
         if first is not None and first[0] == storages.status(given):
             storages.enter(given, first[1])  # it saves what the first call saved
