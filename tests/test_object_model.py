@@ -1015,6 +1015,94 @@ CASES = {
         dict(cfg="Cfg()"),
         dict(x=(2, 8)),
     ),
+    # a store through the module's attribute changes the object the caller handed:
+    # the constructor's own name for it and its caller's (after super().__init__)
+    # see it, as transformers' config._attn_implementation_internal (main: a
+    # complete 512 for torch's 1024)
+    "store_through_a_held_config": (
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Cfg:
+            width: int = 8
+            mode: str = "narrow"
+
+        class Base(nn.Module):
+            def __init__(self, config: Cfg):
+                super().__init__()
+                self.config = config
+                self.config.mode = "wide"
+
+        class Net(Base):
+            def __init__(self, config: Cfg):
+                super().__init__(config)
+                self.config.width = 16
+                self.fc = nn.Linear(8, config.width if config.mode == "wide" else 8)
+                self.out = nn.Linear(config.width, 8)
+
+            def forward(self, x):
+                return self.out(self.fc(x))
+        """,
+        "Net",
+        {"config": "Cfg()"},
+        dict(x=(2, 8)),
+    ),
+    # the same with a plain class's instance as the config
+    "store_through_a_held_plain_object": (
+        """
+        class Cfg:
+            def __init__(self):
+                self.mode = "narrow"
+
+        class Base(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                self.config.mode = "wide"
+
+        class Net(Base):
+            def __init__(self, config):
+                super().__init__(config)
+                self.fc = nn.Linear(8, 16 if config.mode == "wide" else 8)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        {"config": "Cfg()"},
+        dict(x=(2, 8)),
+    ),
+    # the standard library's re over known strings, and str.join of a dict's keys: a
+    # class name matched against a table's keys decides the width (transformers'
+    # loss_type); split's None for a group that took no part, findall's tuples
+    "re_over_known_strings": (
+        """
+        import re
+
+        WIDTHS = {"Mlp": 2, "Attention": 3, "Wide": 4}
+
+        class WideMlpNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kind = self.__class__.__name__
+                if kind not in WIDTHS:
+                    found = re.findall(f"({'|'.join(WIDTHS)})", kind)
+                    kind = found[0] if len(found) > 0 else None
+                self.fc = nn.Linear(8, 8 * WIDTHS[kind])
+                parts = re.split(r"(-)|_", "a-b_c")
+                pairs = re.findall(r"([a-z])(\\d+)", "a1b22", flags=re.IGNORECASE)
+                width = len(parts) + len(pairs[1][1]) + len(re.sub(r"\\d", "", "x1y22"))
+                width = width + len(re.escape("a.b")) + len("-".join(["ab", "", "c"]))
+                self.proj = nn.Linear(8 * WIDTHS[kind], width if parts[3] is None else 1)
+
+            def forward(self, x):
+                return self.proj(self.fc(x))
+        """,
+        "WideMlpNet",
+        {},
+        dict(x=(2, 8)),
+    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (
@@ -1874,3 +1962,69 @@ def test_a_tensor_written_into_no_longer_holds_its_elements(tmp_path, key):
     t = static_target(path, "Written", {"d": "5"}, {"x": "5,3,4,5"})
     assert not t["complete"]
     assert t["flops_value"] is None
+@pytest.mark.parametrize(
+    "call",
+    [
+        're.findall(r"(ab)+c", "ababc")',  # a quantified group: backtracking not bounded
+        're.findall("(", "x")',  # re refuses the pattern: Python raises re.error
+        're.findall("a", "a", 2, 3)',  # findall takes no fourth argument: a TypeError
+    ],
+)
+def test_a_regex_the_analysis_does_not_run_leaves_its_result_unknown(tmp_path, call):
+    code = f"""
+        import re
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, len({call}) + 1)
+
+            def forward(self, x):
+                return self.fc(x)
+        """
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    assert not t["complete"]
+    assert t["flops_value"] is None
+
+
+@pytest.mark.parametrize("how", [0, 1, 2])
+def test_a_store_through_a_held_object_leaves_other_objects_of_its_value_alone(tmp_path, how):
+    """Two objects of one value (two results of one memoised call, two equal
+    constructions): a store through the module's attribute into one is no store
+    into the other. Exact or not known, never the changed value."""
+    code = """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Cfg:
+            mode: str = "narrow"
+
+        def make():
+            return Cfg()
+
+        class Net(nn.Module):
+            def __init__(self, how: int):
+                super().__init__()
+                if how == 0:
+                    a, b = make(), make()
+                elif how == 1:
+                    a, b = Cfg(), Cfg()
+                else:
+                    a = make()
+                    b = a
+                self.config = a
+                self.config.mode = "wide"
+                self.fc = nn.Linear(8, 16 if b.mode == "wide" else 8)
+
+            def forward(self, x):
+                return self.fc(x)
+        """
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Net", {"how": str(how)}, {"x": "2,8"})
+    truth = counted(path, f"Net({how})", {"x": torch.randn(2, 8)})
+    assert truth == (512 if how == 2 else 256)
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None

@@ -646,6 +646,8 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     with known string arguments; None when that is not the case."""
     if name == "format" and recv.value is not None:
         return _formatted(recv.value, args, kwargs)
+    if name == "join" and recv.value is not None and len(args) == 1 and not kwargs:
+        return _joined(recv.value, args[0])
     fn = STR_METHODS.get(name)
     if fn is None or recv.value is None or kwargs:
         return None
@@ -666,6 +668,18 @@ def str_method(recv: StrV, name: str, args, kwargs) -> Value | None:
     if isinstance(out, (list, tuple)):
         return TupleV(tuple(StrV(x) for x in out))
     return BoolV(out) if isinstance(out, bool) else StrV(out)
+
+
+def _joined(sep: str, items: Value) -> Value | None:
+    """`sep.join(xs)` of a list or tuple of known strings, or of a dict's keys (what
+    iterating it walks, in insertion order); None where an item is not a known
+    string (Python's TypeError for a non-string: no text to hand on)."""
+    if type(items) is ObjectV and items.kind == DICT_KIND:
+        return StrV(sep.join(k for k, _ in items.attrs))
+    if not isinstance(items, TupleV):
+        return None
+    texts = [i.value for i in items.items if isinstance(i, StrV) and i.value is not None]
+    return StrV(sep.join(texts)) if len(texts) == len(items.items) else None
 
 
 def _formatted(text: str, args, kwargs) -> Value | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis import stdlib_re
 from shapelint.ops import dtypes, einops_ops, einx_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
@@ -47,7 +48,8 @@ def constant(qual: str) -> Value:
         return DtypeV(name, numpy=root == "numpy")
     if attr in _FLOAT_CONSTANTS.get(root, ()):
         return FloatV(None)
-    return UNKNOWN
+    found = stdlib_re.flag(qual)
+    return found if found is not None else UNKNOWN
 
 
 def _pattern_arg(

@@ -607,6 +607,14 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
+def forget_object(an, old: Value) -> None:
+    """old, an object a store changed in place through a path of attributes
+    (`self.config.mode = v`: a config, a dataclass, any object it holds), is
+    unknown wherever else it is held, an equal value too."""
+    if isinstance(old, ObjectV) and type(old) is ObjectV:
+        _forget_everywhere(an, an, old, False, {})
+
+
 def _forget_all(an, owner, olds: list[Value]) -> None:
     if not olds:
         return

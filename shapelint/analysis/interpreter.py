@@ -55,6 +55,7 @@ from shapelint.analysis import (
     statement_exec,
     statements,
     stdlib_logging,
+    stdlib_re,
     unify,
     unnamed,
 )
@@ -1126,7 +1127,7 @@ class ModuleAnalyzer:
                 else:
                     modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
-                if not modules.store_path(owner, target, value):  # type: ignore[arg-type]
+                if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     absence.unapplied_write(
                         self.eval(target.value, frame),
                         target.attr,
@@ -1618,6 +1619,8 @@ class ModuleAnalyzer:
             scalar = installed.distribution_version(args, kwargs)
         if scalar is None and self.specialize and not open_kwargs:
             scalar = stdlib_logging.call(qual, args, kwargs)
+        if scalar is None and self.specialize and not open_kwargs:
+            scalar = stdlib_re.call(qual, args, kwargs)
         if scalar is not None:
             return scalar
         args = [sequences.hidden(a) for a in args]

@@ -1266,25 +1266,9 @@ def with_requires_grad(v: Value, flag: bool) -> Value:
 def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> bool:
     """Replace the object old (by identity) wherever the module being built holds
     it, and the local names bound to it; whether it was found there."""
-    found = False
-
-    def swap(v: Value) -> Value:
-        nonlocal found
-        if v is old:
-            found = True
-            return new
-        if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
-            attrs = tuple((k, swap(a)) for k, a in v.attrs)
-            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
-                return ObjectV(v.kind, attrs)
-        elif isinstance(v, ModuleListV):
-            items = tuple(swap(i) for i in v.items)
-            if any(a is not b for a, b in zip(items, v.items)):
-                return replace(v, items=items)
-        return v
-
-    for k, v in list(owner.attrs.items()):
-        owner.attrs[k] = swap(v)
+    before = dict(owner.attrs)
+    _swap_held(owner.attrs, old, new)
+    found = any(v is not before[k] for k, v in owner.attrs.items())
     for k, v in list(frame.env.items()):
         if v is old:
             frame.env[k] = new
@@ -1301,6 +1285,99 @@ def assign_requires_grad(an, owner: SelfRecorder, target: ast.Attribute, value: 
         if replace_identical(owner, obj, ParameterV(obj.shape, obj.dtype, flag), frame):
             return
     owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+
+
+def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
+    """`self.config.mode = v` while the module is built: store_path, and the
+    object the path goes through is changed, not copied. Python has one object
+    there, which other names may hold: the name the constructor was handed it by
+    (`self.config = config`), the caller's own after `super().__init__(config)`.
+    Each holder of that very value (by identity, as store_attr places a store
+    through another name: a frame's name, a module being built) takes the
+    changed one; a holder of an equal value, which the analysis may have made
+    of the same object (a join of paths), is forgotten, as in_place.py forgets
+    the other holders of an object a callee changed. A memoised call hands
+    back its objects anew (`fresh_objects`), so two results of one call are
+    not one object here either."""
+    olds = _path_values(owner, target)
+    if not store_path(owner, target, value):
+        return False
+    for old, new in zip(olds, _path_values(owner, target)):
+        if old is new or old == new or not _plain_object(an, old):
+            continue
+        for r in aliasing.recorders():
+            _swap_held(r.attrs, old, new)
+        for f in list(in_place.LIVE):
+            for k, v in list(f.env.items()):
+                if v is old:
+                    f.env[k] = new
+        in_place.forget_object(an, old)
+    return True
+
+
+def _plain_object(an: Analyzer, v: Value) -> bool:
+    """An object Python changes in place that is no module: a config, a dict, an
+    instance of a project class that is surely no nn.Module (a module being
+    built lives on its recorder, shared already)."""
+    if type(v) is not ObjectV or v.kind.startswith("torch.nn."):
+        return False
+    return not v.kind.startswith("<class>") or module_class_of(an, v.kind[7:]) is False
+
+
+def fresh_objects(an: Analyzer, v: Value, given: list[Value]) -> Value:
+    """A memoised call's value handed back again: each plain object it holds (no
+    module, none the call was given) a new one of the same value, as a second
+    run of the call makes (identity is what store_shared follows)."""
+    if any(v is g for g in given):
+        return v
+    if isinstance(v, TupleV) and v.items:
+        items = tuple(fresh_objects(an, i, given) for i in v.items)
+        return TupleV(items, v.kind) if any(a is not b for a, b in zip(items, v.items)) else v
+    if _plain_object(an, v):
+        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given)) for k, a in v.attrs))
+    return v
+
+
+def _path_values(owner: SelfRecorder, target: ast.Attribute) -> list[Value]:
+    """The objects `self.a.b.c = v` goes through: self.a, then self.a.b."""
+    path: list[str] = []
+    node: ast.expr = target.value
+    while isinstance(node, ast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    path.reverse()
+    out: list[Value] = []
+    v: Value = owner
+    for key in path:
+        if isinstance(v, SelfRecorder):
+            v = v.attrs.get(key, UNKNOWN)
+        elif isinstance(v, ObjectV):
+            v = dict(v.attrs).get(key, UNKNOWN)
+        else:
+            break
+        out.append(v)
+    return out
+
+
+def _swap_held(attrs: dict, old: Value, new: Value) -> None:
+    """old replaced by new (by identity) wherever attrs holds it, in the modules,
+    dicts and module lists they hold too."""
+
+    def swap(v: Value) -> Value:
+        if v is old:
+            return new
+        if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
+            held = tuple((k, swap(a)) for k, a in v.attrs)
+            if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):
+                return ObjectV(v.kind, held)
+        elif isinstance(v, ModuleListV):
+            items = tuple(swap(i) for i in v.items)
+            if any(a is not b for a, b in zip(items, v.items)):
+                return replace(v, items=items)
+        return v
+
+    for k, v in list(attrs.items()):
+        attrs[k] = swap(v)
 
 
 def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
@@ -2250,7 +2327,7 @@ def specialized_invoke(
         # what the body costs is paid on a miss only, which no run here decides
         cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
     if hit:  # another call's result, equal in shape: another tensor all the same
-        value = storages.renewed(value)
+        value = fresh_objects(an, storages.renewed(value), given)
         first = owner.specialized.get(("<saved>", key))
         if first is not None and first[0] == storages.status(given):
             storages.enter(given, first[1])  # it saves what the first call saved
