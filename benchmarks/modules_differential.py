@@ -436,8 +436,16 @@ def run_forward(m, shape, ids, required, device, vocab):
     x = probe_input(shape, ids, device, vocab)
     args = [x] * len(required)
     fc = FlopCounterMode(display=False, custom_mapping=CPU_FLASH)
-    with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), fc:
-        out = m(*args)
+    # In eval mode under no_grad, nn.MultiheadAttention and nn.TransformerEncoderLayer
+    # take fused kernels the counter registers as 0, projections included: their
+    # composite path does the same work in ops it counts (docs/costs.md's convention).
+    fast = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), fc:
+            out = m(*args)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast)
     return fc.get_total_flops(), out
 
 
