@@ -23,7 +23,8 @@ subprocess per package with a time limit per file and per class.
    meta device, run it on CPU (on meta when it has more than 20M parameters),
    and probe inputs (ranks and sizes read off its first layer and its
    constructor's ints; token ids when an Embedding comes first) until a forward
-   runs under FlopCounterMode with SDPA on its math backend. Records the FLOPs,
+   runs under FlopCounterMode with SDPA on its math backend and the fused
+   MultiheadAttention / TransformerEncoderLayer fast path off. Records the FLOPs,
    the output shape(s) and the parameter count.
 3. shapelint: for every module that ran, the target `PATH::QUALNAME` with the
    same `--init` and `--input`, in a worker pool (a time limit per target), as
