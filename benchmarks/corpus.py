@@ -10,6 +10,7 @@
     python benchmarks/corpus.py --holdout-f DEST     # a sixth holdout (session 17)
     python benchmarks/corpus.py --holdout-g DEST     # a seventh holdout (session 18)
     python benchmarks/corpus.py --holdout-h DEST     # an eighth holdout (session 19)
+    python benchmarks/corpus.py --holdout-i DEST     # a ninth holdout (session 20)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -238,6 +239,30 @@ HOLDOUT_H: tuple[tuple[str, str], ...] = (
     ("torchdyn", "1.0.6"),
 )
 
+# A ninth, fetched once the eighth was worked on, all but one by authors other than
+# lucidrains: a collection of super-resolution and restoration networks, a protein
+# language model, an inverted time-series transformer, audio losses, differentiable
+# speech signal processing, tabular deep learning, sentence embedding and retrieval
+# heads, OCR (text detection and recognition), ControlNet's annotators (pose, depth,
+# edges), RL actor-critics, point clouds, neural operators, time-series forecasters
+# and audio source separation, read by nobody here before its first measure.
+HOLDOUT_I: tuple[tuple[str, str], ...] = (
+    ("spandrel", "0.4.2"),
+    ("fair-esm", "2.0.0"),
+    ("itransformer", "0.8.1"),
+    ("auraloss", "0.4.0"),
+    ("diffsptk", "4.0.1"),
+    ("pytorch-frame", "0.3.0"),
+    ("sentence-transformers", "6.2.0"),
+    ("easyocr", "1.7.2"),
+    ("controlnet-aux", "0.0.10"),
+    ("rsl-rl-lib", "2.3.3"),
+    ("pointnet", "0.1.1"),
+    ("neuraloperator", "2.0.0"),
+    ("pytorch-forecasting", "1.8.0"),
+    ("asteroid", "0.7.0"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -347,6 +372,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-h", action="store_true", help="fetch the eighth holdout (session 19)"
     )
+    parser.add_argument(
+        "--holdout-i", action="store_true", help="fetch the ninth holdout (session 20)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -367,6 +395,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_g
         else HOLDOUT_H
         if args.holdout_h
+        else HOLDOUT_I
+        if args.holdout_i
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

@@ -23,7 +23,8 @@ subprocess per package with a time limit per file and per class.
    meta device, run it on CPU (on meta when it has more than 20M parameters),
    and probe inputs (ranks and sizes read off its first layer and its
    constructor's ints; token ids when an Embedding comes first) until a forward
-   runs under FlopCounterMode with SDPA on its math backend. Records the FLOPs,
+   runs under FlopCounterMode with SDPA on its math backend and the fused
+   MultiheadAttention / TransformerEncoderLayer fast path off. Records the FLOPs,
    the output shape(s) and the parameter count.
 3. shapelint: for every module that ran, the target `PATH::QUALNAME` with the
    same `--init` and `--input`, in a worker pool (a time limit per target), as
@@ -436,8 +437,16 @@ def run_forward(m, shape, ids, required, device, vocab):
     x = probe_input(shape, ids, device, vocab)
     args = [x] * len(required)
     fc = FlopCounterMode(display=False, custom_mapping=CPU_FLASH)
-    with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), fc:
-        out = m(*args)
+    # In eval mode under no_grad, nn.MultiheadAttention and nn.TransformerEncoderLayer
+    # take fused kernels the counter registers as 0, projections included: their
+    # composite path does the same work in ops it counts (docs/costs.md's convention).
+    fast = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), fc:
+            out = m(*args)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast)
     return fc.get_total_flops(), out
 
 

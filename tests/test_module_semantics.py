@@ -207,6 +207,63 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # asteroid's script_if_tracing: a wrapper that calls the function as it is unless
+    # torch._C._is_tracing() (what torch.jit.is_tracing asks), False in an eager run
+    "tracing_state_read_directly": (
+        """
+        import functools
+
+        def script_if_tracing(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                if not torch._C._is_tracing():
+                    return fn(*args, **kwargs)
+                compiled_fn = torch.jit.script(wrapper.__original_fn)
+                return compiled_fn(*args, **kwargs)
+
+            wrapper.__original_fn = fn
+            return wrapper
+
+        @script_if_tracing
+        def flat(x):
+            return x.reshape(x.shape[0], -1)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(4 * dim, dim)
+
+            def forward(self, x):
+                return self.fc(flat(x))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 4, 8)),
+    ),
+    # iTransformer's forwards: run-time type checkers wrap the function and call it
+    # once, the arguments checked against the annotations
+    "type_checking_decorators": (
+        """
+        from beartype import beartype
+        from jaxtyping import Float, jaxtyped
+
+        @jaxtyped(typechecker=beartype)
+        def scaled(x: Float[torch.Tensor, "b d"], k: float) -> Float[torch.Tensor, "b d"]:
+            return x * k
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+
+            @beartype
+            def forward(self, x: torch.Tensor):
+                return self.fc(scaled(x, 2.0))
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # vit-pytorch's vit_5: nn.ParameterList grown beside a ModuleList, zipped in forward
     "parameter_list_zipped_with_layers": (
         """

@@ -11,7 +11,7 @@ import pytest
 
 from shapelint.analysis import ndarrays
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import ArrayV, FloatV, IntV, TupleV
+from shapelint.ops.values import ArrayV, BoolV, FloatV, IntV, TupleV
 from tests.test_modules import counted, static_target, write
 
 np = pytest.importorskip("numpy")
@@ -78,6 +78,24 @@ BLUR = """
             return F.conv1d(x, self.k, groups=x.shape[1])
 
 
+    class Bases(nn.Module):
+        # pytorch-forecasting's N-BEATS blocks: bases from linspace, arange, cos and
+        # powers, multiplied by the thetas a layer gives
+        def __init__(self, channels, back=10, fore=5, thetas=4):
+            super().__init__()
+            lin = np.linspace(0 / 15, 14 / 15, back + fore, dtype=np.float32)
+            freq = np.arange(thetas // 2)[:, None] / 3
+            s = np.cos(2 * np.pi * freq * lin[:back])
+            t = lin[back:] ** np.arange(0.0, 4.0, 2.0)[:, None]
+            self.register_buffer("S", torch.tensor(s, dtype=torch.float32))
+            self.register_buffer("T", torch.tensor(t, dtype=torch.float32))
+            self.theta = nn.Linear(channels, thetas // 2)
+
+        def forward(self, x):
+            th = self.theta(x)
+            return th.mm(self.S), th.mm(self.T)
+
+
     class Unread(nn.Module):
         # np.repeat flattens where torch's repeat tiles: not read, so not costed
         def __init__(self, channels):
@@ -98,6 +116,7 @@ BLUR = """
         ("Blur1d", {"channels": 5}, (2, 5, 16)),
         ("Outer", {"channels": 2}, (1, 2, 8, 9)),
         ("Checked", {"channels": 3}, (2, 3, 10)),
+        ("Bases", {"channels": 6}, (3, 6)),
     ],
 )
 def test_filters_built_with_numpy_cost_as_torch_counts(tmp_path, cls, init, shape):
@@ -127,6 +146,8 @@ def _array(values) -> ArrayV:
 def _literal(x):
     if isinstance(x, list):
         return TupleV(tuple(_literal(i) for i in x))
+    if isinstance(x, bool):
+        return BoolV(x)
     return FloatV(x) if isinstance(x, float) else IntV(Expr.const(x))
 
 
@@ -187,3 +208,26 @@ def _index_value(sl: ast.expr):
     if isinstance(sl, ast.Tuple):
         return TupleV(tuple(one(e) for e in sl.elts))
     return one(sl)
+
+
+@pytest.mark.parametrize(
+    "call, args, kwargs",
+    [
+        ("arange", (5,), {}),
+        ("arange", (-3, 4), {}),
+        ("arange", (1, 10, 4), {}),
+        ("arange", (0.0, 1.0, 0.3), {}),
+        ("arange", (5, 1), {}),
+        ("linspace", (0.0, 1.0), {}),
+        ("linspace", (0, 2, 7), {}),
+        ("linspace", (0.0, 1.0), {"num": 3, "endpoint": False}),
+    ],
+)
+def test_ranges_shapes_and_dtypes_are_numpys(call, args, kwargs):
+    truth = getattr(np, call)(*args, **kwargs)
+    got = ndarrays.call(
+        f"numpy.{call}", [_literal(a) for a in args], {k: _literal(v) for k, v in kwargs.items()}
+    )
+    assert isinstance(got, ArrayV)
+    assert _shape(got) == truth.shape
+    assert got.dtype == str(truth.dtype)

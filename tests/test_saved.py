@@ -58,6 +58,8 @@ EXACT = [
     ("MovedHeads", SEQ, True),
     ("Leaky", SEQ, True),
     ("CarriedMask", SEQ, False),
+    ("Spectrum", SEQ, True),
+    ("Phased", SEQ, True),
 ]
 
 

@@ -106,6 +106,18 @@ class Cell(nn.Module):
         return h * c
 
 
+class Flat(nn.Module):
+    # easyocr's BidirectionalLSTM: the weights compacted for cuDNN before each call
+    def __init__(self, d=16, h=32):
+        super().__init__()
+        self.rnn = nn.GRU(d, h, batch_first=True, bidirectional=True)
+
+    def forward(self, x):
+        self.rnn.flatten_parameters()
+        y, _ = self.rnn(x)
+        return y
+
+
 class Bi(nn.GRU):
     # a user subclass: torch's Parameters and forward, inherited
     def __init__(self, d, h):
@@ -139,6 +151,7 @@ CASES = [
     ("Cell", {}, {"x": (10, 16)}),
     ("Cell", {"bias": False}, {"x": (16,)}),
     ("Sub", {}, {"x": (2, 9, 12)}),
+    ("Flat", {}, {"x": (2, 5, 16)}),
     ("Lstm", {}, {"x": (10, 4, 16)}),
     ("Lstm", {"what": "h", "bf": True}, {"x": (4, 10, 16)}),
     ("Lstm", {"what": "c", "proj": 8, "n": 3}, {"x": (10, 4, 16)}),

@@ -56,6 +56,11 @@ TRANSPARENT = frozenset(
         # compiles (the dispatcher, and so the flop counter, sees each of them)
         "torch.jit.script",
         "torch.compiler.disable",
+        # run-time type checkers: the wrapper checks the arguments against the
+        # annotations and calls the function once (a jaxtyping shape they break is
+        # SHP306 here, where the wrapper would raise)
+        "beartype.beartype",
+        "jaxtyping.jaxtyped",
     }
 )
 HOOKS = {"register_forward_hook", "register_forward_pre_hook"}

@@ -1,14 +1,15 @@
 """numpy arrays as values (`ops.values.ArrayV`): the shape and dtype numpy gives the
 arrays a module builds before handing them to torch, `torch.Tensor(a[:, None] *
 a[None, :])` a filter of known shape. Only what numpy and torch agree on is read:
-arrays of literal numbers, basic indexing (ints, slices, None, ...), arithmetic with
-broadcasting, `outer`; anything else of numpy's is not known. numpy's work costs
-nothing torch's flop counter sees.
+arrays of literal numbers, `arange` and `linspace` of numbers, basic indexing
+(ints, slices, None, ...), arithmetic with broadcasting, `outer`, elementwise
+functions of one array (`np.cos`); anything else of numpy's is not known. numpy's work costs nothing torch's flop counter sees.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 
 from shapelint.analysis import indexing
 from shapelint.notation.symbolic import Expr
@@ -29,6 +30,10 @@ from shapelint.ops.values import (
 _KIND_DTYPE = {"bool": "bool", "int": "int64", "float": "float64"}
 _FROM_DATA = ("numpy.array", "numpy.asarray")
 _FILLED = ("numpy.zeros", "numpy.ones", "numpy.empty")
+# Elementwise ufuncs of one array: its shape; a float array keeps its dtype.
+_UNARY = frozenset(
+    f"numpy.{f}" for f in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "arctan")
+)
 
 
 def _dtype(v: Value | None, default: str | None) -> str | None:
@@ -57,12 +62,61 @@ def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None
         if not all(isinstance(i, IntV) and not isinstance(i, BoolV) for i in items):
             return UNKNOWN
         return ArrayV(tuple(i.value for i in items), _dtype(kwargs.get("dtype"), "float64"))  # type: ignore[attr-defined]
+    if qual in _UNARY and len(args) == 1 and not kwargs and isinstance(args[0], ArrayV):
+        x = args[0]
+        return ArrayV(x.shape, x.dtype if x.dtype in ("float32", "float64") else None)
+    if qual == "numpy.arange" and 1 <= len(args) <= 3 and set(kwargs) <= {"dtype"}:
+        return _arange(args, kwargs.get("dtype"))
+    if qual == "numpy.linspace" and len(args) >= 2:
+        return _linspace(args, kwargs)
     if qual == "numpy.outer" and len(args) == 2 and not kwargs:
         sizes = [_size(a) for a in args]
         if None in sizes or not all(isinstance(a, ArrayV) for a in args):
             return UNKNOWN
         return ArrayV(tuple(sizes), _promoted(args[0], args[1], None))  # type: ignore[arg-type]
     return None
+
+
+def _number(v: Value) -> int | float | None:
+    """A Python number known here (an int as its constant), else None."""
+    if isinstance(v, BoolV):
+        return None
+    if isinstance(v, IntV):
+        return v.value.value if v.value is not None else None
+    return v.value if isinstance(v, FloatV) else None
+
+
+def _arange(args: list[Value], dtype: Value | None) -> Value:
+    """`np.arange([start,] stop[, step])` of numbers: ceil((stop - start) / step)
+    values (none where that is not positive), int64 for ints, else float64."""
+    nums = [_number(a) for a in args]
+    if None in nums:
+        return UNKNOWN
+    start, stop, step = (0, nums[0], 1) if len(nums) == 1 else (*nums[:2], 1)
+    if len(nums) == 3:
+        step = nums[2]
+    if step == 0:
+        return UNKNOWN  # numpy raises
+    n = max(0, math.ceil((stop - start) / step))  # type: ignore[operator]
+    kind = "int64" if all(isinstance(a, IntV) for a in args) else "float64"
+    return ArrayV((Expr.const(n),), _dtype(dtype, kind))
+
+
+def _linspace(args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """`np.linspace(start, stop, num=50)` of scalar bounds: num values, float64 unless
+    dtype= says (`retstep`, `axis` and array bounds not read)."""
+    names = ("start", "stop", "num", "endpoint")
+    if len(args) > len(names) or set(kwargs) - {*names[len(args) :], "dtype"}:
+        return UNKNOWN
+    given = dict(zip(names, args)) | kwargs
+    if any(_number(given[k]) is None for k in ("start", "stop")):
+        return UNKNOWN
+    num = given.get("num", IntV(Expr.const(50)))
+    if not isinstance(num, IntV) or isinstance(num, BoolV) or num.value is None:
+        return UNKNOWN
+    if num.value.value is not None and num.value.value < 0:
+        return UNKNOWN  # numpy raises
+    return ArrayV((num.value,), _dtype(given.get("dtype"), "float64"))
 
 
 def _size(v: Value) -> Expr | None:

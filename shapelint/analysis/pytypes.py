@@ -357,6 +357,7 @@ _EAGER = frozenset(
     {
         "torch.jit.is_scripting",
         "torch.jit.is_tracing",
+        "torch._C._is_tracing",  # what torch.jit.is_tracing asks, called directly
         "torch.compiler.is_compiling",
         "torch.compiler.is_dynamo_compiling",
         "torch._dynamo.is_compiling",

@@ -894,7 +894,9 @@ class _Interpreter:
                 elif alt.startswith("accumulate"):
                     got = dtypes.DEFAULT_INT
             if alt.startswith("complex"):
-                return dtypes.to_complex(got)
+                # an operand of unknown dtype costs as the default float, and so
+                # its complex view as the default complex
+                return dtypes.to_complex(got if got is not None else dtypes.DEFAULT_FLOAT)
             return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())

@@ -7,6 +7,7 @@ errors; names are never conflicts.
 from __future__ import annotations
 
 from shapelint.notation.symbolic import Expr, product
+from shapelint.ops import dtypes
 from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.shape_rules import (
     DIM_RANGE,
@@ -354,6 +355,10 @@ def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOu
     shape = shape_of(x)
     k = kind.value if isinstance(kind, StrV) else None
     dtype = dtype_of(x)
+    if dtype is None and k in ("c2c", "r2c"):
+        # an input of unknown dtype costs as the default float: its transform as the
+        # default complex, twice the bytes (left unknown, it would cost as a float)
+        dtype = dtypes.DEFAULT_FLOAT
     if k == "c2c":
         dtype = _COMPLEX.get(dtype, dtype) if dtype is not None else None  # type: ignore[arg-type]
     elif k == "r2c":

@@ -2,7 +2,8 @@
 reads them: Python source it interprets as it interprets a project file, so that a
 construction registers the Parameters torch registers (`weight_ih_l{k}{_reverse}`,
 `weight_hh_...`, `bias_ih_...`, `bias_hh_...`, LSTM's `weight_hr_...` with proj_size),
-and a user subclass inherits them.
+and a user subclass inherits them. `flatten_parameters()` does no arithmetic (a
+cuDNN copy on CUDA, nothing elsewhere).
 
 Never imported (the analysis reads it; it imports nothing at run time). torch runs
 the layers in `_VF.rnn_tanh` / `_VF.rnn_relu` / `_VF.gru` / `_VF.lstm` (C++); here
@@ -15,7 +16,7 @@ that depends on the backend (mkldnn on CPU, cuDNN on CUDA): its cost is left unk
 Left out, with no effect on a figure or a shape: the reverse direction reads the
 sequence from its end in torch and here from its start (the same steps, the same
 shapes: a loop the analysis sums over a symbolic length stays one), PackedSequence
-inputs (the analysis has no value for one), flatten_parameters, `_all_weights` (a
+inputs (the analysis has no value for one), `_all_weights` (a
 list of lists of names) and the weight initialisation.
 """
 
@@ -196,6 +197,11 @@ class RNNBase(Module):
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
         return layer_input, torch.stack(h_n, 0)
+
+    def flatten_parameters(self):
+        # torch compacts the weights into one cuDNN buffer where they are on CUDA (a
+        # copy, no arithmetic) and returns at once elsewhere
+        return None
 
 
 class RNN(RNNBase):

@@ -612,3 +612,30 @@ class CarriedMask(nn.Module):
             h = torch.tanh(x[:, k] + h @ self.w) * self.mask
             out.append(h)
         return torch.stack(out, dim=1)
+
+
+class Spectrum(nn.Module):
+    """A linear layer on the real and imaginary parts of an FFT of the input
+    (iTransformerFFT): it saves a view of the complex transform, whose storage holds
+    eight bytes an element where the input holds four."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        f = torch.view_as_real(torch.fft.fft(x))
+        return self.fc(f.flatten(-2))
+
+
+class Phased(nn.Module):
+    """The input's pairs as complex numbers, scaled (a complex tensor of its own),
+    seen again as real parts for a linear layer that saves that view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        c = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2)) * 2
+        return self.fc(torch.view_as_real(c).flatten(-2))

@@ -1,0 +1,40 @@
+"""The modules differential's torch side (benchmarks/modules_differential.py): what
+FlopCounterMode is asked to count for a module's forward."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from benchmarks.modules_differential import run_forward  # noqa: E402
+
+
+def _composite_count(m, x) -> int:
+    """torch's own count of the unfused path: the oracle for the fused eval kernels."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    fast = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as fc:
+            m(x)
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast)
+    return fc.get_total_flops()
+
+
+def test_fused_encoder_layer_is_counted_by_its_composite_path():
+    # batch_first, eval, no_grad: torch runs aten._transformer_encoder_layer_fwd,
+    # which FlopCounterMode registers as 0 (the truth once recorded 0 for
+    # pytorch-frame's FTTransformerConvs, and shapelint's right figure read as wrong).
+    layer = torch.nn.TransformerEncoderLayer(16, 8, dim_feedforward=16, batch_first=True)
+    m = torch.nn.TransformerEncoder(layer, num_layers=3, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 9, 16)
+    expected = _composite_count(m, x)
+    assert expected == 196992  # mm 82,944 + addmm 82,944 + bmm 31,104
+    flops, out = run_forward(m, (2, 9, 16), False, ["src"], "cpu", None)
+    assert flops == expected
+    assert tuple(out.shape) == (2, 9, 16)
+    assert torch.backends.mha.get_fastpath_enabled()  # restored for what runs next
