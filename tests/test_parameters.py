@@ -1471,3 +1471,93 @@ def test_a_subclass_of_a_torch_layer_no_stub_describes_is_no_count(tmp_path, tar
     truth = torch_counts(p, f"{target}(8)")
     assert figures(t) in (truth, ("?", "?", "?"))
     assert int(t["params_known"]) <= truth[0] and t["params_unknown"]
+
+
+FREEZES = """
+import torch
+from torch import nn
+
+
+def freeze(m):
+    for p in m.parameters():
+        p.requires_grad_(False)
+
+
+def freeze_by_flag(m):
+    for p in m.parameters():
+        p.requires_grad = False
+
+
+def freeze_weight(m):
+    m.weight.requires_grad_(False)
+
+
+class Sub(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Net(nn.Module):
+    def __init__(self, how):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.sub = Sub()
+        if how == "all":
+            for p in self.parameters():
+                p.requires_grad_(False)
+        elif how == "layer":
+            for p in self.lin.parameters():
+                p.requires_grad_(False)
+        elif how == "project":
+            for p in self.sub.parameters():
+                p.requires_grad_(False)
+        elif how == "helper":
+            freeze(self.lin)
+        elif how == "helper_flag":
+            freeze_by_flag(self.lin)
+        elif how == "helper_weight":
+            freeze_weight(self.lin)
+        elif how == "init":
+            for w in self.lin.parameters():
+                if w.dim() == 1:
+                    nn.init.uniform_(w, -0.1, 0.1)
+                else:
+                    nn.init.xavier_uniform_(w)
+
+    def forward(self, x):
+        return self.sub(self.lin(x))
+"""
+
+
+@pytest.mark.parametrize(
+    "how, exact",
+    [("all", False), ("layer", False), ("project", False), ("helper", False),
+     ("helper_flag", False), ("helper_weight", True), ("init", True)],
+)  # fmt: skip
+def test_a_freeze_anywhere_in_the_construction_is_followed_or_left_unknown(tmp_path, how, exact):
+    """`p.requires_grad_(False)` over parameters() the analysis does not list, or in a
+    function the constructor calls: trainable, and backward with it, are torch's or
+    not known, never every parameter trainable; a torch layer's parameters() walked
+    to initialise them changes no count."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "freezes.py"
+    p.write_text(textwrap.dedent(FREEZES))
+    m = load(p).Net(how)
+    out = m(torch.randn(2, 4))
+    with FlopCounterMode(display=False) as fc:
+        if out.requires_grad:
+            out.sum().backward()
+    t = static(p, "Net", "--init", f"how='{how}'", "--input", "x=2,4")
+    params, trainable, buffers = torch_counts(p, f"Net('{how}')")
+    assert t["params"] == str(params) and t["buffers"] == str(buffers)
+    assert t["trainable_params"] in (str(trainable), "?")
+    assert t["flops_backward_value"] in (fc.get_total_flops(), None)
+    assert t["backward_complete"] == (t["flops_backward_value"] is not None)
+    if exact:
+        assert t["trainable_params"] == str(trainable)
+        assert t["flops_backward_value"] == fc.get_total_flops()

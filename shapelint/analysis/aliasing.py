@@ -69,9 +69,20 @@ def recorders() -> tuple:
     return _BUILDING.get()[::-1]
 
 
+# Set while one of nn.Module's own KEEPS_STATE methods of a torch layer runs
+# unfollowed (`self.proj.parameters()`): handed the layer, it changes nothing it holds.
+_KEEPING: ContextVar[bool] = ContextVar("keeping", default=False)
+
+
+def keeping() -> Bound:
+    return Bound(_KEEPING, True)
+
+
 def lost() -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any
     bound."""
+    if _KEEPING.get():
+        return
     for r in _BUILDING.get():
         r.attrs[ALIASED] = UNKNOWN

@@ -359,6 +359,10 @@ def call_attribute(
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
+        if func.attr in aliasing.KEEPS_STATE and not modules.passes_modules(an, args, kwargs):
+            # a torch layer's `parameters()`, `to(device)`: it keeps the objects it holds
+            with aliasing.keeping():
+                return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
     if isinstance(recv, SelfRecorder):
         attr = own_methods.read_back(recv, recv.attrs.get(func.attr, UNKNOWN))

@@ -1085,9 +1085,13 @@ class ModuleAnalyzer:
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
-            if building and target.attr == "requires_grad":
-                # `p.requires_grad = False` while the module is built
-                modules.assign_requires_grad(self, owner, target, value, frame)
+            in_construction = building or self.specialize and bool(aliasing.recorders())
+            if target.attr == "requires_grad" and in_construction:
+                # `p.requires_grad = False` while the module is built, in its
+                # constructor or a function it calls
+                modules.assign_requires_grad(
+                    self, owner if building else None, target, value, frame
+                )
             elif isinstance(base, SelfRecorder):
                 if self.specialize and attribute_hooks.store(self, base, target.attr, value):
                     pass  # the class's own __setattr__ stored it

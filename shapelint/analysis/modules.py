@@ -1035,6 +1035,11 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         and (is_module(recv) or isinstance(recv, ParameterV))
     ):
         return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
+    if attr == "requires_grad_" and an.specialize and recv is UNKNOWN:
+        # `for p in m.parameters(): p.requires_grad_(False)`: which parameter it
+        # freezes is not known
+        trainability_lost()
+        return UNKNOWN
     if (
         attr in ("register_buffer", "register_parameter", "add_module", "register_module")
         and an.specialize
@@ -1153,19 +1158,31 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     recv takes the flag, in the module being built (found by identity)."""
     flag_v = args[0] if args else kwargs.get("requires_grad", BoolV(True))
     flag = flag_v.value if isinstance(flag_v, BoolV) else None
-    if owner is None:
+    # outside the constructor's own frame (a helper it calls, `freeze(self.head)`),
+    # the modules being built may hold recv
+    owners = [owner] if owner is not None else list(aliasing.recorders())
+    if not owners:
         return recv
     if flag is None:
-        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+        trainability_lost(owners)
         return recv
     if isinstance(recv, SelfRecorder):
         for k, v in list(recv.attrs.items()):
             recv.attrs[k] = with_requires_grad(v, flag)
         return recv
     new = with_requires_grad(recv, flag)
-    if not replace_identical(owner, recv, new, frame):
-        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+    found = [replace_identical(o, recv, new, frame) for o in owners]
+    if not any(found):
+        trainability_lost(owners)
     return new
+
+
+def trainability_lost(owners=None) -> None:
+    """A requires_grad set on what the analysis cannot place: which parameters of
+    the modules being built (`owners`, else all of them) are trainable is not known,
+    nor, therefore, which gradients backward computes."""
+    for o in aliasing.recorders() if owners is None else owners:
+        o.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
 
 
 def _torch_mode_method(an: Analyzer, recv: Value, attr: str) -> bool:
@@ -1273,16 +1290,23 @@ def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> boo
     return found
 
 
-def assign_requires_grad(an, owner: SelfRecorder, target: ast.Attribute, value: Value, frame):
-    """`p.requires_grad = flag` in a constructor: the parameter p names takes it,
-    where the module holds it; anything else (a loop over parameters() the
-    analysis does not follow) leaves what is trainable not known."""
+def assign_requires_grad(
+    an, owner: SelfRecorder | None, target: ast.Attribute, value: Value, frame
+):
+    """`p.requires_grad = flag` while modules are built (owner: the one whose
+    constructor's frame this is, None in a function it calls): the parameter p
+    names takes it, where they hold it; anything else (a loop over parameters()
+    the analysis does not follow) leaves what is trainable not known."""
     obj = an.eval(target.value, frame)
     flag = value.value if isinstance(value, BoolV) else None
+    owners = [owner] if owner is not None else list(aliasing.recorders())
     if isinstance(obj, ParameterV) and flag is not None:
-        if replace_identical(owner, obj, ParameterV(obj.shape, obj.dtype, flag), frame):
+        new = ParameterV(obj.shape, obj.dtype, flag)
+        if any([replace_identical(o, obj, new, frame) for o in owners]):
             return
-    owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+    elif owner is None and type(obj) is TensorV:
+        return  # a tensor the run made, no parameter: a plain tensor's flag
+    trainability_lost(owners)
 
 
 def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
