@@ -68,7 +68,7 @@ class LoopFreeze(nn.Module):
         super().__init__()
         self.enc = Enc(d)
         self.head = nn.Linear(d, 2)
-        for p in self.enc.parameters():
+        for _, p in self.enc.named_parameters():  # not listed by the analysis
             p.requires_grad = False
 
     def forward(self, x):
@@ -1501,11 +1501,24 @@ class Sub(nn.Module):
         return self.lin(x)
 
 
+class Shift(nn.Linear):
+    # a torch layer's subclass freezing what its base registered
+    def __init__(self):
+        super().__init__(4, 4)
+        for p in self.parameters():
+            p.requires_grad = False
+
+
 class Net(nn.Module):
     def __init__(self, how):
         super().__init__()
         self.lin = nn.Linear(4, 4)
         self.sub = Sub()
+        self.scale = nn.Parameter(torch.ones(4))  # Net's own: first in parameters()
+        self.shift = Shift()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.tied = nn.Linear(4, 4)
+        self.tied.weight = self.lin.weight  # one Parameter, walked once
         if how == "all":
             for p in self.parameters():
                 p.requires_grad_(False)
@@ -1527,22 +1540,39 @@ class Net(nn.Module):
                     nn.init.uniform_(w, -0.1, 0.1)
                 else:
                     nn.init.xavier_uniform_(w)
+        elif how == "second":
+            ps = list(self.parameters())  # scale, lin.weight, lin.bias, ...
+            ps[1].requires_grad = False
+        elif how == "next":
+            next(iter(self.lin.parameters())).requires_grad_(False)  # lin.weight
+        elif how == "last":
+            list(self.parameters())[-1].requires_grad_(False)  # tied.bias
+        elif how == "tied":
+            for p in self.tied.parameters():
+                p.requires_grad_(False)
+        elif how == "block":
+            for p in self.blocks[0].parameters():  # a list's item, a layer
+                p.requires_grad_(False)
 
     def forward(self, x):
-        return self.sub(self.lin(x))
+        for b in self.blocks:
+            x = b(x)
+        return self.tied(self.shift(self.sub(self.lin(x) * self.scale)))
 """
 
 
 @pytest.mark.parametrize(
     "how, exact",
-    [("all", False), ("layer", False), ("project", False), ("helper", False),
-     ("helper_flag", False), ("helper_weight", True), ("init", True)],
+    [("all", True), ("layer", True), ("project", True), ("helper", True),
+     ("helper_flag", True), ("helper_weight", True), ("init", True), ("second", True),
+     ("next", True), ("last", True), ("tied", True), ("block", True)],
 )  # fmt: skip
 def test_a_freeze_anywhere_in_the_construction_is_followed_or_left_unknown(tmp_path, how, exact):
-    """`p.requires_grad_(False)` over parameters() the analysis does not list, or in a
-    function the constructor calls: trainable, and backward with it, are torch's or
-    not known, never every parameter trainable; a torch layer's parameters() walked
-    to initialise them changes no count."""
+    """`p.requires_grad_(False)` over a module's parameters() (the very Parameter
+    objects it holds, in torch's order), or in a function the constructor calls:
+    trainable, and backward with it, are torch's, or not known where the analysis
+    cannot list them, never every parameter trainable; a torch layer's
+    parameters() walked to initialise them changes no count."""
     from torch.utils.flop_counter import FlopCounterMode
 
     p = tmp_path / "freezes.py"
