@@ -1591,3 +1591,94 @@ def test_a_freeze_anywhere_in_the_construction_is_followed_or_left_unknown(tmp_p
     if exact:
         assert t["trainable_params"] == str(trainable)
         assert t["flops_backward_value"] == fc.get_total_flops()
+
+
+KEPT = """
+import importlib
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class Wiring:  # a plain object, no module
+    def build(self):
+        self.adjacency = np.zeros((4, 4))
+
+
+class Lora(nn.Linear):
+    def __init__(self, d):
+        nn.Linear.__init__(self, d, d)
+        self.scale = nn.Parameter(torch.ones(d))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn.Linear.reset_parameters(self)  # torch's own: keeps what it holds
+        if hasattr(self, "scale"):  # not yet when nn.Linear.__init__ calls it
+            nn.init.ones_(self.scale)
+
+
+class Net(nn.Module):
+    def __init__(self, how):
+        super().__init__()
+        self.emb = nn.Linear(4, 4)
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.lora = Lora(4)
+        if how == "scaled":
+            self.emb.weight.data *= 0.5
+        elif how == "same":
+            self.conv.weight.data = torch.eye(4).view(4, 4, 1, 1) / 2
+            w = self.conv.bias
+            w.data = torch.zeros(4)
+        elif how == "tags":
+            for p in self.emb.parameters():
+                p._tags = {"wd"}
+        elif how == "array":
+            self.wiring = Wiring()
+            self.wiring.build()
+        elif how == "unseen":
+            # a function the analysis does not follow, handed a layer: it may freeze it
+            importlib.import_module("freezer").freeze(self.emb)
+
+    def forward(self, x):
+        y = self.conv(x).flatten(2).transpose(1, 2)
+        return self.lora(self.emb(y))
+"""
+
+FREEZER = """
+def freeze(m):
+    for p in m.parameters():
+        p.requires_grad_(False)
+"""
+
+
+@pytest.mark.parametrize(
+    "how, exact",
+    [("none", True), ("scaled", True), ("same", True), ("tags", True), ("array", True),
+     ("unseen", False)],
+)  # fmt: skip
+def test_changes_that_keep_the_parameters_keep_the_counts(tmp_path, monkeypatch, how, exact):
+    """`p.data *= k`, `p.data = t` of p's shape and dtype, an attribute stored on a
+    Parameter, a numpy array stored on a plain object, torch's own
+    `nn.Linear.reset_parameters(self)`: the same Parameters, counted as torch counts
+    them. A function the analysis does not follow, handed a layer, may freeze it:
+    trainable and backward are not known, never every weight's gradient."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "kept.py"
+    p.write_text(textwrap.dedent(KEPT))
+    (tmp_path / "freezer.py").write_text(textwrap.dedent(FREEZER))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = load(p).Net(how)
+    out = m(torch.randn(2, 4, 3, 3))
+    with FlopCounterMode(display=False) as fc:
+        out.sum().backward()
+    t = static(p, "Net", "--init", f"how='{how}'", "--input", "x=2,4,3,3")
+    params, trainable, _ = torch_counts(p, f"Net('{how}')")
+    assert t["flops_backward_value"] in (fc.get_total_flops(), None)
+    assert t["trainable_params"] in (str(trainable), "?")
+    if exact:
+        assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
+        assert t["flops_backward_value"] == fc.get_total_flops()
+    else:
+        assert t["trainable_params"] == "?" and not t["backward_complete"]

@@ -20,6 +20,8 @@ from shapelint.scoped import Bound
 
 # The attribute a module being built holds when such a change happened.
 ALIASED = "<aliased?>"
+# ... and when which of its Parameters require grad is not known (modules.py's).
+REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
 
 # nn.Module's own methods that leave which Parameter, buffer and submodule
 # objects a module holds as they are (`to()` and friends change the data in
@@ -78,11 +80,14 @@ def keeping() -> Bound:
     return Bound(_KEEPING, True)
 
 
-def lost() -> None:
+def lost(freezes: bool = True) -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any
-    bound."""
+    bound; nor, where it may have run code on them (freezes), which of their
+    Parameters require grad, and so what backward computes."""
     if _KEEPING.get():
         return
     for r in _BUILDING.get():
         r.attrs[ALIASED] = UNKNOWN
+        if freezes:
+            r.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN

@@ -402,6 +402,10 @@ def call_attribute(
         # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
         # or a product on a tensor we lost track of.
         return an.unknown_call(node, args, kwargs, frame, "not analysed", open_kwargs)
+    if recv is UNKNOWN and an.specialize and modules.passes_modules(an, args, kwargs):
+        # `helpers.freeze(self.emb)` of an object not known: it may change the modules
+        # it is handed (freeze, tie, replace what they hold)
+        aliasing.lost()
     return UNKNOWN
 
 

@@ -77,6 +77,7 @@ from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, se
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
+    ArrayV,
     BoolV,
     BufferV,
     Cost,
@@ -1138,7 +1139,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
 # registered under a value it does not know, a nested store it cannot place, a
 # requires_grad it cannot tell): its parameter count is then not known.
 UNFOLLOWED = "<unfollowed>"
-REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
+REQUIRES_GRAD_UNKNOWN = aliasing.REQUIRES_GRAD_UNKNOWN
 
 
 def _hashable(key: Value) -> bool:
@@ -1330,6 +1331,32 @@ def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool
     return True
 
 
+def keeps_state_unbound(qual: str, rest, kwargs, an: Analyzer) -> bool:
+    """`torch.nn.Linear.reset_parameters(self)`: a torch layer class's method that
+    keeps what a module holds (aliasing.KEEPS_STATE), called through the class with
+    no other module among its arguments."""
+    cls, _, method = qual.rpartition(".")
+    return (
+        cls.startswith("torch.nn.")
+        and method in aliasing.KEEPS_STATE
+        and not passes_modules(an, rest, kwargs)
+    )
+
+
+def same_data(t: Value, value: Value) -> bool:
+    """`t.data = value` leaves Parameter or buffer t what it is (the same object,
+    numel, dtype and requires_grad, its values replaced): value is a tensor of t's
+    known shape and dtype."""
+    return (
+        isinstance(t, (ParameterV, BufferV))
+        and isinstance(value, TensorV)
+        and t.shape is not None
+        and value.shape == t.shape
+        # a layer's own weights are of the default dtype (None)
+        and value.dtype == (t.dtype or "float32")
+    )
+
+
 def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) -> None:
     """`obj.attr = value` (or `setattr(obj, attr, value)`; attr None: a name not
     known) while modules are built: obj is changed wherever they hold it, by
@@ -1341,6 +1368,8 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         obj.attrs[attr] = value
         plain.mark(obj.attrs, attr, False)
         return
+    if isinstance(obj, TensorV) and attr is not None and attr != "data":
+        return  # `p._tags = s`: an attribute of the tensor object, no module's state
     if attr is not None and isinstance(obj, ObjectV):
         new: Value = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
         if in_place.through_property(an, obj, attr):
@@ -1357,12 +1386,13 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         return
     if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
         return  # an object that is no module registers nothing torch counts
-    aliasing.lost()
+    # `p.data = t` of another shape: numel may change, requires_grad may not
+    aliasing.lost(freezes=not (isinstance(obj, TensorV) and attr == "data"))
 
 
 _NEVER_STATE = (
     IntV, FloatV, BoolV, StrV, SliceV, DtypeV, ClassRefV, FunctionRefV, LayerClassV, PartialV,
-    ClosureV,
+    ClosureV, ArrayV,
 )  # fmt: skip
 
 
