@@ -104,14 +104,23 @@ def test_non_reentrant_checkpoint_is_a_lower_bound():
 
 
 def test_a_freeze_not_followed_leaves_backward_unknown():
-    """`for p in self.emb.parameters(): p.requires_grad = False` is not followed
-    (trainable params `?`): the backward is `?`, not the figure with every
+    """`for _, p in self.emb.named_parameters(): p.requires_grad = False` is not
+    followed (trainable params `?`): the backward is `?`, not the figure with every
     parameter trainable (which is above torch's)."""
-    _, backward = _torch_counts("FrozenInInit", (2, 4, 8))
-    t = _static("FrozenInInit", (2, 4, 8))
+    _, backward = _torch_counts("FrozenByName", (2, 4, 8))
+    t = _static("FrozenByName", (2, 4, 8))
     assert t["trainable_params"] == "?"
     assert t["flops_backward"] is None and not t["backward_complete"]
     assert backward == 1024
+
+
+def test_a_freeze_over_parameters_is_followed():
+    """`for p in self.emb.parameters(): p.requires_grad = False`: the emb layer's
+    own Parameters frozen, its input gradient not computed: torch's backward."""
+    _, backward = _torch_counts("FrozenInInit", (2, 4, 8))
+    t = _static("FrozenInInit", (2, 4, 8))
+    assert t["trainable_params"] == "72" and t["backward_complete"]
+    assert t["flops_backward_value"] == backward == 1024
 
 
 def test_unknown_grad_mode_leaves_backward_unknown(tmp_path):

@@ -68,7 +68,7 @@ class LoopFreeze(nn.Module):
         super().__init__()
         self.enc = Enc(d)
         self.head = nn.Linear(d, 2)
-        for p in self.enc.parameters():
+        for _, p in self.enc.named_parameters():  # not listed by the analysis
             p.requires_grad = False
 
     def forward(self, x):
@@ -1471,3 +1471,214 @@ def test_a_subclass_of_a_torch_layer_no_stub_describes_is_no_count(tmp_path, tar
     truth = torch_counts(p, f"{target}(8)")
     assert figures(t) in (truth, ("?", "?", "?"))
     assert int(t["params_known"]) <= truth[0] and t["params_unknown"]
+
+
+FREEZES = """
+import torch
+from torch import nn
+
+
+def freeze(m):
+    for p in m.parameters():
+        p.requires_grad_(False)
+
+
+def freeze_by_flag(m):
+    for p in m.parameters():
+        p.requires_grad = False
+
+
+def freeze_weight(m):
+    m.weight.requires_grad_(False)
+
+
+class Sub(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Shift(nn.Linear):
+    # a torch layer's subclass freezing what its base registered
+    def __init__(self):
+        super().__init__(4, 4)
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class Net(nn.Module):
+    def __init__(self, how):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.sub = Sub()
+        self.scale = nn.Parameter(torch.ones(4))  # Net's own: first in parameters()
+        self.shift = Shift()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.tied = nn.Linear(4, 4)
+        self.tied.weight = self.lin.weight  # one Parameter, walked once
+        if how == "all":
+            for p in self.parameters():
+                p.requires_grad_(False)
+        elif how == "layer":
+            for p in self.lin.parameters():
+                p.requires_grad_(False)
+        elif how == "project":
+            for p in self.sub.parameters():
+                p.requires_grad_(False)
+        elif how == "helper":
+            freeze(self.lin)
+        elif how == "helper_flag":
+            freeze_by_flag(self.lin)
+        elif how == "helper_weight":
+            freeze_weight(self.lin)
+        elif how == "init":
+            for w in self.lin.parameters():
+                if w.dim() == 1:
+                    nn.init.uniform_(w, -0.1, 0.1)
+                else:
+                    nn.init.xavier_uniform_(w)
+        elif how == "second":
+            ps = list(self.parameters())  # scale, lin.weight, lin.bias, ...
+            ps[1].requires_grad = False
+        elif how == "next":
+            next(iter(self.lin.parameters())).requires_grad_(False)  # lin.weight
+        elif how == "last":
+            list(self.parameters())[-1].requires_grad_(False)  # tied.bias
+        elif how == "tied":
+            for p in self.tied.parameters():
+                p.requires_grad_(False)
+        elif how == "block":
+            for p in self.blocks[0].parameters():  # a list's item, a layer
+                p.requires_grad_(False)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.tied(self.shift(self.sub(self.lin(x) * self.scale)))
+"""
+
+
+@pytest.mark.parametrize(
+    "how, exact",
+    [("all", True), ("layer", True), ("project", True), ("helper", True),
+     ("helper_flag", True), ("helper_weight", True), ("init", True), ("second", True),
+     ("next", True), ("last", True), ("tied", True), ("block", True)],
+)  # fmt: skip
+def test_a_freeze_anywhere_in_the_construction_is_followed_or_left_unknown(tmp_path, how, exact):
+    """`p.requires_grad_(False)` over a module's parameters() (the very Parameter
+    objects it holds, in torch's order), or in a function the constructor calls:
+    trainable, and backward with it, are torch's, or not known where the analysis
+    cannot list them, never every parameter trainable; a torch layer's
+    parameters() walked to initialise them changes no count."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "freezes.py"
+    p.write_text(textwrap.dedent(FREEZES))
+    m = load(p).Net(how)
+    out = m(torch.randn(2, 4))
+    with FlopCounterMode(display=False) as fc:
+        if out.requires_grad:
+            out.sum().backward()
+    t = static(p, "Net", "--init", f"how='{how}'", "--input", "x=2,4")
+    params, trainable, buffers = torch_counts(p, f"Net('{how}')")
+    assert t["params"] == str(params) and t["buffers"] == str(buffers)
+    assert t["trainable_params"] in (str(trainable), "?")
+    assert t["flops_backward_value"] in (fc.get_total_flops(), None)
+    assert t["backward_complete"] == (t["flops_backward_value"] is not None)
+    if exact:
+        assert t["trainable_params"] == str(trainable)
+        assert t["flops_backward_value"] == fc.get_total_flops()
+
+
+KEPT = """
+import importlib
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class Wiring:  # a plain object, no module
+    def build(self):
+        self.adjacency = np.zeros((4, 4))
+
+
+class Lora(nn.Linear):
+    def __init__(self, d):
+        nn.Linear.__init__(self, d, d)
+        self.scale = nn.Parameter(torch.ones(d))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn.Linear.reset_parameters(self)  # torch's own: keeps what it holds
+        if hasattr(self, "scale"):  # not yet when nn.Linear.__init__ calls it
+            nn.init.ones_(self.scale)
+
+
+class Net(nn.Module):
+    def __init__(self, how):
+        super().__init__()
+        self.emb = nn.Linear(4, 4)
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.lora = Lora(4)
+        if how == "scaled":
+            self.emb.weight.data *= 0.5
+        elif how == "same":
+            self.conv.weight.data = torch.eye(4).view(4, 4, 1, 1) / 2
+            w = self.conv.bias
+            w.data = torch.zeros(4)
+        elif how == "tags":
+            for p in self.emb.parameters():
+                p._tags = {"wd"}
+        elif how == "array":
+            self.wiring = Wiring()
+            self.wiring.build()
+        elif how == "unseen":
+            # a function the analysis does not follow, handed a layer: it may freeze it
+            importlib.import_module("freezer").freeze(self.emb)
+
+    def forward(self, x):
+        y = self.conv(x).flatten(2).transpose(1, 2)
+        return self.lora(self.emb(y))
+"""
+
+FREEZER = """
+def freeze(m):
+    for p in m.parameters():
+        p.requires_grad_(False)
+"""
+
+
+@pytest.mark.parametrize(
+    "how, exact",
+    [("none", True), ("scaled", True), ("same", True), ("tags", True), ("array", True),
+     ("unseen", False)],
+)  # fmt: skip
+def test_changes_that_keep_the_parameters_keep_the_counts(tmp_path, monkeypatch, how, exact):
+    """`p.data *= k`, `p.data = t` of p's shape and dtype, an attribute stored on a
+    Parameter, a numpy array stored on a plain object, torch's own
+    `nn.Linear.reset_parameters(self)`: the same Parameters, counted as torch counts
+    them. A function the analysis does not follow, handed a layer, may freeze it:
+    trainable and backward are not known, never every weight's gradient."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "kept.py"
+    p.write_text(textwrap.dedent(KEPT))
+    (tmp_path / "freezer.py").write_text(textwrap.dedent(FREEZER))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = load(p).Net(how)
+    out = m(torch.randn(2, 4, 3, 3))
+    with FlopCounterMode(display=False) as fc:
+        out.sum().backward()
+    t = static(p, "Net", "--init", f"how='{how}'", "--input", "x=2,4,3,3")
+    params, trainable, _ = torch_counts(p, f"Net('{how}')")
+    assert t["flops_backward_value"] in (fc.get_total_flops(), None)
+    assert t["trainable_params"] in (str(trainable), "?")
+    if exact:
+        assert (t["params"], t["trainable_params"]) == (str(params), str(trainable))
+        assert t["flops_backward_value"] == fc.get_total_flops()
+    else:
+        assert t["trainable_params"] == "?" and not t["backward_complete"]

@@ -116,6 +116,27 @@ class Flat(nn.Module):
         self.rnn.flatten_parameters()
         y, _ = self.rnn(x)
         return y
+class Cells(nn.Module):
+    # a cell given no state, a state that needs no grad, or one that does (a
+    # Parameter), with its input weight frozen or not
+    def __init__(self, kind="gru", state="none", freeze=False):
+        super().__init__()
+        self.kind, self.state = kind, state
+        cls = {"gru": nn.GRUCell, "rnn": nn.RNNCell, "lstm": nn.LSTMCell}[kind]
+        self.cell = cls(16, 24)
+        self.h0 = nn.Parameter(torch.zeros(1, 24))
+        if freeze:
+            self.cell.weight_ih.requires_grad_(False)
+
+    def forward(self, x):
+        if self.state == "param":
+            h = self.h0.expand(x.shape[0], -1)
+        else:
+            h = x.new_zeros(x.shape[0], 24)
+        if self.kind == "lstm":
+            hx = None if self.state == "none" else (torch.zeros_like(h), h)
+            return self.cell(x, hx)[0]
+        return self.cell(x) if self.state == "none" else self.cell(x, h)
 
 
 class Bi(nn.GRU):
@@ -185,9 +206,23 @@ def test_figures_equal_torch(source, name, kw, inputs):
     assert t["flops_value"] == fwd
     assert t["params_value"] == params
     assert tuple(int(d) for d in t["output"]) == shape
-    if name != "Cell":  # the cell stubs write no backward: unknown
-        assert t["backward_complete"], t["backward_unknown"]
-        assert t["flops_backward_value"] == bwd
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == bwd
+
+
+@pytest.mark.parametrize("kind", ["gru", "rnn", "lstm"])
+@pytest.mark.parametrize("state", ["none", "zeros", "param"])
+@pytest.mark.parametrize("freeze", [False, True])
+def test_cells_backward_equals_torch(source, kind, state, freeze):
+    """A cell's backward: each linear map's products for the operand and the weight
+    that require grad (the hidden state's for h alone, LSTMCell's hx[0])."""
+    path, mod = source
+    kw, inputs = {"kind": kind, "state": state, "freeze": freeze}, {"x": (5, 16)}
+    t = _static(path, "Cells", kw, inputs)
+    fwd, bwd, params, shape = _torch(mod, "Cells", kw, inputs)
+    assert (t["flops_value"], t["params_value"]) == (fwd, params)
+    assert t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == bwd
 
 
 def test_lstm_fused_kernel_says_so(source):

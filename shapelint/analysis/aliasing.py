@@ -20,6 +20,8 @@ from shapelint.scoped import Bound
 
 # The attribute a module being built holds when such a change happened.
 ALIASED = "<aliased?>"
+# ... and when which of its Parameters require grad is not known (modules.py's).
+REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
 
 # nn.Module's own methods that leave which Parameter, buffer and submodule
 # objects a module holds as they are (`to()` and friends change the data in
@@ -69,9 +71,23 @@ def recorders() -> tuple:
     return _BUILDING.get()[::-1]
 
 
-def lost() -> None:
+# Set while one of nn.Module's own KEEPS_STATE methods of a torch layer runs
+# unfollowed (`self.proj.parameters()`): handed the layer, it changes nothing it holds.
+_KEEPING: ContextVar[bool] = ContextVar("keeping", default=False)
+
+
+def keeping() -> Bound:
+    return Bound(_KEEPING, True)
+
+
+def lost(freezes: bool = True) -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any
-    bound."""
+    bound; nor, where it may have run code on them (freezes), which of their
+    Parameters require grad, and so what backward computes."""
+    if _KEEPING.get():
+        return
     for r in _BUILDING.get():
         r.attrs[ALIASED] = UNKNOWN
+        if freezes:
+            r.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN

@@ -31,6 +31,7 @@ from shapelint.analysis import (
     modules,
     namedtuples,
     own_methods,
+    parameters,
     pytypes,
     raising,
     sequences,
@@ -363,6 +364,13 @@ def call_attribute(
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
         if attr is not UNKNOWN:
             return an.call_value(attr, node, args, kwargs, frame)
+        got = _parameters_listed(an, recv, func.attr, args, kwargs)
+        if got is not None:
+            return got
+        if func.attr in aliasing.KEEPS_STATE and not modules.passes_modules(an, args, kwargs):
+            # a torch layer's `parameters()`, `to(device)`: it keeps the objects it holds
+            with aliasing.keeping():
+                return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
         return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
     if isinstance(recv, SelfRecorder):
         attr = own_methods.read_back(recv, recv.attrs.get(func.attr, UNKNOWN))
@@ -383,6 +391,11 @@ def call_attribute(
                 # what it registers on the copy never reaches the module
                 recv.attrs[modules.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
+        if func.attr not in recv.attrs:
+            snapshot = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
+            got = _parameters_listed(an, snapshot, func.attr, args, kwargs)
+            if got is not None:
+                return got
         if an.specialize and func.attr not in aliasing.KEEPS_STATE:
             # a method the analysis cannot see (a base it cannot read, or one of
             # nn.Module's that changes what the module holds: `self.tie_weights()`)
@@ -393,7 +406,21 @@ def call_attribute(
         # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
         # or a product on a tensor we lost track of.
         return an.unknown_call(node, args, kwargs, frame, "not analysed", open_kwargs)
+    if recv is UNKNOWN and an.specialize and modules.passes_modules(an, args, kwargs):
+        # `helpers.freeze(self.emb)` of an object not known: it may change the modules
+        # it is handed (freeze, tie, replace what they hold)
+        aliasing.lost()
     return UNKNOWN
+
+
+def _parameters_listed(an: Analyzer, recv, attr: str, args, kwargs) -> TupleV | None:
+    """`m.parameters()` of a module in a target run, nn.Module's own: the Parameter
+    objects m holds, so that `for p in m.parameters(): p.requires_grad = False`
+    freezes those very ones; None where they are not all known."""
+    if attr != "parameters" or args or kwargs or not an.specialize or not modules.is_module(recv):
+        return None
+    got = parameters.listed(an, recv)
+    return None if got is None else TupleV(got, kind="list")
 
 
 def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:

@@ -1090,12 +1090,18 @@ class ModuleAnalyzer:
             if target.attr == "__class__":
                 modules.retyped(self, target, frame)
                 return
+            if target.attr == "data" and modules.same_data(self.eval(target.value, frame), value):
+                return  # `p.data = t`: the same Parameter, other values
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
-            if building and target.attr == "requires_grad":
-                # `p.requires_grad = False` while the module is built
-                modules.assign_requires_grad(self, owner, target, value, frame)
+            in_construction = building or self.specialize and bool(aliasing.recorders())
+            if target.attr == "requires_grad" and in_construction:
+                # `p.requires_grad = False` while the module is built, in its
+                # constructor or a function it calls
+                modules.assign_requires_grad(
+                    self, owner if building else None, target, value, frame
+                )
             elif isinstance(base, SelfRecorder):
                 if self.specialize and attribute_hooks.store(self, base, target.attr, value):
                     pass  # the class's own __setattr__ stored it
@@ -1128,13 +1134,14 @@ class ModuleAnalyzer:
                     modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
                 if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
+                    held = self.eval(target.value, frame)
                     absence.unapplied_write(
-                        self.eval(target.value, frame),
-                        target.attr,
-                        _through_parameter(self.specialize, target, frame),
+                        held, target.attr, _through_parameter(self.specialize, target, frame)
                     )
                     if modules.may_replace(value):
-                        aliasing.lost()
+                        # `self.w.data = t` of another shape: requires_grad stays
+                        data = target.attr == "data" and isinstance(held, TensorV)
+                        aliasing.lost(freezes=not data)
             elif (
                 isinstance(target.value, ast.Name)
                 and base is None
@@ -1658,6 +1665,11 @@ class ModuleAnalyzer:
             res, lambda: dispatch.call(qual, node, args, kwargs, open_kwargs, self.costs)[1]
         )
         if res is None:
+            if modules.keeps_state_unbound(qual, args[1:], kwargs, self):
+                # `nn.Linear.reset_parameters(self)`: nn.Module's own method, which
+                # keeps the objects the module holds
+                with aliasing.keeping():
+                    return self._unknown_call(node, args, kwargs, frame, "not modelled")
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
             if any(modules.computing_function(v) for v in (*args, *kwargs.values())):

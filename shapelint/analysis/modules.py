@@ -77,6 +77,7 @@ from shapelint.ops.backward import GRAD_MODE, called, carried, entered, left, se
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
+    ArrayV,
     BoolV,
     BufferV,
     Cost,
@@ -1053,6 +1054,11 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         and (is_module(recv) or isinstance(recv, ParameterV))
     ):
         return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
+    if attr == "requires_grad_" and an.specialize and recv is UNKNOWN:
+        # `for p in m.parameters(): p.requires_grad_(False)`: which parameter it
+        # freezes is not known
+        trainability_lost()
+        return UNKNOWN
     if (
         attr in ("register_buffer", "register_parameter", "add_module", "register_module")
         and an.specialize
@@ -1151,7 +1157,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
 # registered under a value it does not know, a nested store it cannot place, a
 # requires_grad it cannot tell): its parameter count is then not known.
 UNFOLLOWED = "<unfollowed>"
-REQUIRES_GRAD_UNKNOWN = "<requires_grad?>"
+REQUIRES_GRAD_UNKNOWN = aliasing.REQUIRES_GRAD_UNKNOWN
 
 
 def _hashable(key: Value) -> bool:
@@ -1171,19 +1177,31 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     recv takes the flag, in the module being built (found by identity)."""
     flag_v = args[0] if args else kwargs.get("requires_grad", BoolV(True))
     flag = flag_v.value if isinstance(flag_v, BoolV) else None
-    if owner is None:
+    # outside the constructor's own frame (a helper it calls, `freeze(self.head)`),
+    # the modules being built may hold recv
+    owners = [owner] if owner is not None else list(aliasing.recorders())
+    if not owners:
         return recv
     if flag is None:
-        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+        trainability_lost(owners)
         return recv
     if isinstance(recv, SelfRecorder):
         for k, v in list(recv.attrs.items()):
             recv.attrs[k] = with_requires_grad(v, flag)
         return recv
     new = with_requires_grad(recv, flag)
-    if not replace_identical(owner, recv, new, frame):
-        owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+    found = [replace_identical(o, recv, new, frame) for o in owners]
+    if not any(found):
+        trainability_lost(owners)
     return new
+
+
+def trainability_lost(owners=None) -> None:
+    """A requires_grad set on what the analysis cannot place: which parameters of
+    the modules being built (`owners`, else all of them) are trainable is not known,
+    nor, therefore, which gradients backward computes."""
+    for o in aliasing.recorders() if owners is None else owners:
+        o.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
 
 
 def _torch_mode_method(an: Analyzer, recv: Value, attr: str) -> bool:
@@ -1275,16 +1293,23 @@ def replace_identical(owner: SelfRecorder, old: Value, new: Value, frame) -> boo
     return found
 
 
-def assign_requires_grad(an, owner: SelfRecorder, target: ast.Attribute, value: Value, frame):
-    """`p.requires_grad = flag` in a constructor: the parameter p names takes it,
-    where the module holds it; anything else (a loop over parameters() the
-    analysis does not follow) leaves what is trainable not known."""
+def assign_requires_grad(
+    an, owner: SelfRecorder | None, target: ast.Attribute, value: Value, frame
+):
+    """`p.requires_grad = flag` while modules are built (owner: the one whose
+    constructor's frame this is, None in a function it calls): the parameter p
+    names takes it, where they hold it; anything else (a loop over parameters()
+    the analysis does not follow) leaves what is trainable not known."""
     obj = an.eval(target.value, frame)
     flag = value.value if isinstance(value, BoolV) else None
+    owners = [owner] if owner is not None else list(aliasing.recorders())
     if isinstance(obj, ParameterV) and flag is not None:
-        if replace_identical(owner, obj, ParameterV(obj.shape, obj.dtype, flag), frame):
+        new = ParameterV(obj.shape, obj.dtype, flag)
+        if any([replace_identical(o, obj, new, frame) for o in owners]):
             return
-    owner.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+    elif owner is None and type(obj) is TensorV:
+        return  # a tensor the run made, no parameter: a plain tensor's flag
+    trainability_lost(owners)
 
 
 def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
@@ -1401,6 +1426,32 @@ def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool
     return True
 
 
+def keeps_state_unbound(qual: str, rest, kwargs, an: Analyzer) -> bool:
+    """`torch.nn.Linear.reset_parameters(self)`: a torch layer class's method that
+    keeps what a module holds (aliasing.KEEPS_STATE), called through the class with
+    no other module among its arguments."""
+    cls, _, method = qual.rpartition(".")
+    return (
+        cls.startswith("torch.nn.")
+        and method in aliasing.KEEPS_STATE
+        and not passes_modules(an, rest, kwargs)
+    )
+
+
+def same_data(t: Value, value: Value) -> bool:
+    """`t.data = value` leaves Parameter or buffer t what it is (the same object,
+    numel, dtype and requires_grad, its values replaced): value is a tensor of t's
+    known shape and dtype."""
+    return (
+        isinstance(t, (ParameterV, BufferV))
+        and isinstance(value, TensorV)
+        and t.shape is not None
+        and value.shape == t.shape
+        # a layer's own weights are of the default dtype (None)
+        and value.dtype == (t.dtype or "float32")
+    )
+
+
 def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) -> None:
     """`obj.attr = value` (or `setattr(obj, attr, value)`; attr None: a name not
     known) while modules are built: obj is changed wherever they hold it, by
@@ -1412,6 +1463,8 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         obj.attrs[attr] = value
         plain.mark(obj.attrs, attr, False)
         return
+    if isinstance(obj, TensorV) and attr is not None and attr != "data":
+        return  # `p._tags = s`: an attribute of the tensor object, no module's state
     if attr is not None and isinstance(obj, ObjectV):
         new: Value = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
         if in_place.through_property(an, obj, attr):
@@ -1428,12 +1481,13 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         return
     if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
         return  # an object that is no module registers nothing torch counts
-    aliasing.lost()
+    # `p.data = t` of another shape: numel may change, requires_grad may not
+    aliasing.lost(freezes=not (isinstance(obj, TensorV) and attr == "data"))
 
 
 _NEVER_STATE = (
     IntV, FloatV, BoolV, StrV, SliceV, DtypeV, ClassRefV, FunctionRefV, LayerClassV, PartialV,
-    ClosureV,
+    ClosureV, ArrayV,
 )  # fmt: skip
 
 

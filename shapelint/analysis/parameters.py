@@ -71,6 +71,46 @@ def count_parameters(an: Analyzer, instance: Value) -> ModuleCount | None:
     return _walk(an, instance, "", _Seen())
 
 
+def listed(an: Analyzer, instance: Value) -> tuple[ParameterV, ...] | None:
+    """`instance.parameters()` as torch yields them: each module's own Parameters,
+    then its children's, depth first as `named_modules()` walks them, every module
+    and tensor once; None where the count of instance is not complete (an attribute
+    that may hold one, a choice of modules, a change not followed) or a Parameter
+    there is no object the run holds (a list of Parameters made in a loop)."""
+    count = count_parameters(an, instance)
+    if count is None or not (count.complete and count.bound):
+        return None
+    out: list[ParameterV] = []
+    return tuple(out) if _listed(an, instance, out, _Seen()) else None
+
+
+def _listed(an, v: Value, out: list, seen: _Seen) -> bool:
+    seen.modules.add(id(v))
+    members = _members(v)
+    plain_attrs = plain.names(members) | _layer_arguments(v)
+    order = _registered_order(v)
+    children = []
+    for attr, item in sorted(members, key=lambda m: order.get(m[0], len(order))):
+        if attr in plain_attrs and item is UNKNOWN or attr == REQUIRES_GRAD_UNKNOWN:
+            continue  # no module or Parameter; a flag not known keeps the objects
+        if isinstance(item, ParameterV):
+            if id(item) not in seen.tensors:
+                seen.tensors.add(id(item))
+                out.append(item)
+        elif isinstance(v, ModuleListV) and type(item) is TensorV:
+            return False  # a ParameterList wraps it in a Parameter of its own
+        elif isinstance(item, ModuleListV) and not (item.known and item.count is None):
+            return False
+        elif isinstance(item, ChoiceV) or item is UNKNOWN or isinstance(item, OptionalV):
+            return False
+        elif _module_like(an, item):
+            children.append(item)
+    for child in children:
+        if id(child) not in seen.modules and not _listed(an, child, out, seen):
+            return False
+    return True
+
+
 @dataclass
 class _Seen:
     """What the walk has reached, by identity: torch counts each tensor and walks
@@ -246,6 +286,18 @@ def _layer_arguments(v: Value) -> frozenset[str]:
     entries = [e for e in stub_ops.registry().entries.get(v.kind, ()) if e.module]
     held = {item.param for e in entries for item in (*e.weights, *e.buffers)}
     return frozenset(p.name for e in entries for p in e.params) - held
+
+
+def _registered_order(v: Value) -> dict[str, int]:
+    """A stub-described torch layer's Parameters in the order its constructor
+    registers them (`weight`, then `bias`): the attributes hold its arguments first,
+    `bias=True` among them. Empty for any other value, whose attributes are in the
+    order they were first set (sorted() keeps it)."""
+    if not isinstance(v, ObjectV) or not v.kind.startswith("torch."):
+        return {}
+    entries = [e for e in stub_ops.registry().entries.get(v.kind, ()) if e.module]
+    names = [item.param for e in entries for item in e.weights]
+    return {n: i for i, n in enumerate(dict.fromkeys(names))}
 
 
 def _members(v: Value) -> list[tuple[str, Value]]:

@@ -44,7 +44,17 @@ from shapelint.notation.symbolic import (
 )
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import KEEP, origins, requires
-from shapelint.ops.values import UNKNOWN, IntV, NoneV, OpIssue, TensorV, TupleV, Value
+from shapelint.ops.values import (
+    UNKNOWN,
+    BufferV,
+    IntV,
+    NoneV,
+    OpIssue,
+    ParameterV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -116,6 +126,13 @@ _IN_PLACE = {
 
 
 def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_level: bool) -> None:
+    target = stmt.target
+    if isinstance(target, ast.Attribute) and target.attr == "data":
+        if isinstance(an.eval(target.value, frame), (ParameterV, BufferV)):
+            # `p.data *= k`: in place on the Parameter's own storage, which keeps its
+            # shape and dtype, out of autograd's sight: the same Parameter
+            an.eval(stmt.value, frame)
+            return
     cur = an.eval(stmt.target, frame)
     rhs = an.eval(stmt.value, frame)
     name = _IN_PLACE.get(type(stmt.op)) if isinstance(cur, TensorV) else None

@@ -47,6 +47,7 @@ _FORMULA_NODES = (
     ast.Attribute,
     ast.Call,
     ast.Constant,
+    ast.Subscript,
     ast.Load,
     ast.Add,
     ast.Sub,
@@ -522,6 +523,10 @@ def _parse_formula(value: str) -> Formula:
                 raise _Bad(f"{name}() takes {FORMULA_FUNCTIONS[name]} argument(s): {value!r}")
         if isinstance(n, ast.Constant) and type(n.value) is not int:
             raise _Bad(f"formula constants are integers: {value!r}")
+        if isinstance(n, ast.Subscript) and not (
+            isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Constant)
+        ):
+            raise _Bad(f"formula may not use Subscript but a parameter's item, `hx[0]`: {value!r}")
     return Formula(value, tree.body)
 
 

@@ -1067,6 +1067,13 @@ class _FormulaEval:
             if held is UNKNOWN and node.attr == "training" and base.kind.startswith("torch.nn."):
                 return BoolV(saved.layer_training())  # a layer as built (analysis/modes.py)
             return held
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            # `hx[0]`: an item of a tuple argument; of None, None (nothing given)
+            base, i = self._value(node.value), node.slice.value
+            if isinstance(base, NoneV):
+                return base
+            n = len(base.items) if isinstance(base, TupleV) else 0
+            return base.items[i] if type(i) is int and -n <= i < n else UNKNOWN  # type: ignore[union-attr]
         raise _Unknown
 
     def _eval(self, node: ast.expr) -> Expr:

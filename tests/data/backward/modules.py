@@ -104,6 +104,18 @@ class FrozenInInit(nn.Module):
         return self.out(self.emb(x))
 
 
+class FrozenByName(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.emb = nn.Linear(d, d)
+        self.out = nn.Linear(d, d)
+        for _, p in self.emb.named_parameters():  # not listed by the analysis
+            p.requires_grad = False
+
+    def forward(self, x):
+        return self.out(self.emb(x))
+
+
 class Attn(nn.Module):
     """Products of two activations: both operands' gradients."""
 
