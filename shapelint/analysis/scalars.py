@@ -49,6 +49,8 @@ def call(qual: str, args: list[Value]) -> Value | None:
         if args[0].items and all(isinstance(i, IntV) for i in args[0].items):
             return _prod(args[0])
         return None
+    if module == "numpy" and name == "prod" and len(args) == 1 and isinstance(args[0], IntV):
+        return args[0]  # of one Python int, a numpy int of it (`np.prod(state_shape)`)
     if qual == "operator.index" and len(args) == 1 and isinstance(args[0], IntV):
         return args[0]  # an int is its own index (anything else: a TypeError, not followed)
     if module != "math":

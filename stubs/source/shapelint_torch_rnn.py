@@ -15,7 +15,8 @@ that depends on the backend (mkldnn on CPU, cuDNN on CUDA): its cost is left unk
 Left out, with no effect on a figure or a shape: the reverse direction reads the
 sequence from its end in torch and here from its start (the same steps, the same
 shapes: a loop the analysis sums over a symbolic length stays one), PackedSequence
-inputs (the analysis has no value for one), flatten_parameters, `_all_weights` (a
+inputs (the analysis has no value for one), what flatten_parameters packs (it is a
+method that does nothing here), `_all_weights` (a
 list of lists of names) and the weight initialisation.
 """
 
@@ -99,6 +100,11 @@ class RNNBase(Module):
                 for name, param in zip(param_names, layer_params):
                     setattr(self, name, param)
                 self._flat_weights_names.extend(param_names)
+
+    def flatten_parameters(self):
+        """Packs the weights for cuDNN, in place, where they are on CUDA; elsewhere
+        nothing. No FLOPs, no shape: nothing the analysis follows."""
+        return None
 
     def _batched(self, input):
         """input as (seq, batch, feature), and whether it had a batch axis."""

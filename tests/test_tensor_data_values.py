@@ -1,0 +1,131 @@
+"""Values Python and torch give that sizes and shapes depend on, each against torch:
+`torch.as_tensor(t, dtype=..., device=...)` of a tensor (the tensor itself, or its
+cast: differentiable, the same storage where nothing changes), `torch.tensor(t)` of
+one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
+`isinstance(v, A | B)` (a union reads as the tuple of its classes), and an RNN's
+`flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place). FLOPs forward
+and backward by FlopCounterMode, parameters by torch, activation bytes by
+saved_tensors_hooks."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.modules_differential import saved_bytes
+from tests.helpers import run_class, torch_figures, written_module
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("numpy")
+
+SOURCE = """
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class AsTensor(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, 4)
+
+    def forward(self, x):
+        device = next(self.parameters()).device
+        x = torch.as_tensor(x, device=device, dtype=torch.float32)
+        y = torch.as_tensor(self.a(x))
+        return self.b(y.relu())
+
+
+class Copied(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, 4)
+
+    def forward(self, x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = torch.tensor(self.a(x))  # a copy autograd does not track
+        return self.b(y) * self.a(x).sum()
+
+
+class Prod(nn.Module):
+    def __init__(self, state_shape=8, action_shape=0, hidden=16):
+        super().__init__()
+        d = int(np.prod(state_shape))
+        out = int(np.prod(action_shape))
+        layers = [nn.Linear(d, hidden), nn.ReLU()]
+        if out > 0:
+            layers.append(nn.Linear(hidden, out))
+        self.model = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.model(x.flatten(1))
+
+
+class Packed(nn.Module):
+    def __init__(self, d=8, lstm=False):
+        super().__init__()
+        if lstm:
+            self.rnn = nn.LSTM(d, d, batch_first=True)
+        else:
+            self.rnn = nn.GRU(d, d, batch_first=True)
+        self.out = nn.Linear(d, 4)
+
+    def forward(self, x):
+        self.rnn.flatten_parameters()  # on CPU it does nothing
+        y, _ = self.rnn(x)
+        return self.out(y[:, -1])
+
+
+class Union(nn.Module):
+    def __init__(self, scale=2, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.scale = scale
+
+    def forward(self, x):
+        if isinstance(self.scale, int | float):
+            return self.lin(x) * self.scale
+        return self.lin(self.lin(x))
+"""
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    return written_module(tmp_path_factory.mktemp("tensor_data"), "tensor_data_values", SOURCE)
+
+
+CASES = [
+    ("AsTensor", {}, (2, 8)),
+    ("Copied", {}, (2, 8)),
+    ("Prod", {}, (2, 8)),
+    ("Prod", {"state_shape": 8, "action_shape": 3}, (2, 8)),
+    ("Packed", {}, (2, 3, 8)),
+    ("Packed", {"lstm": True}, (2, 3, 8)),
+    ("Union", {}, (2, 8)),
+    ("Union", {"scale": 0.5}, (2, 8)),
+]
+
+
+@pytest.mark.parametrize(("name", "kw", "shape"), CASES)
+def test_forward_backward_and_params_as_torch(source, name, kw, shape):
+    path, mod = source
+    t = run_class(path, name, kw, {"x": shape}, True)
+    fwd, bwd, params, out = torch_figures(mod, name, kw, {"x": shape}, training=True)
+    assert t["complete"], t["unknown"]
+    assert t["backward_complete"], t["backward_unknown"]
+    assert (t["flops_value"], t["flops_backward_value"], t["params_value"]) == (fwd, bwd, params)
+    assert tuple(int(d) for d in t["output"]) == out
+
+
+@pytest.mark.parametrize("name", ["AsTensor", "Copied"])
+def test_activation_bytes_as_saved_tensors(source, name):
+    path, mod = source
+    t = run_class(path, name, {}, {"x": (2, 8)}, True)
+    torch.manual_seed(0)
+    m = getattr(mod, name)().train(True)
+    assert t["activation_complete"], t["activation_unknown"]
+    assert t["activation_bytes_value"] == saved_bytes(m, torch.randn(2, 8))
