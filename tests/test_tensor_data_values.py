@@ -2,7 +2,8 @@
 `torch.as_tensor(t, dtype=..., device=...)` of a tensor (the tensor itself, or its
 cast: differentiable, the same storage where nothing changes), `torch.tensor(t)` of
 one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
-`isinstance(v, A | B)` (a union reads as the tuple of its classes), and an RNN's
+`isinstance(v, A | B)` (a union reads as the tuple of its classes), `type(v) is C`
+of a builtin class (an int's type is never tuple, a bool's is bool), and an RNN's
 `flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place). FLOPs forward
 and backward by FlopCounterMode, parameters by torch, activation bytes by
 saved_tensors_hooks."""
@@ -80,6 +81,20 @@ class Packed(nn.Module):
         return self.out(y[:, -1])
 
 
+class TypeIs(nn.Module):
+    def __init__(self, heads=2, depth=3, gated=True, d=8):
+        super().__init__()
+        if type(heads) is not tuple:
+            heads = tuple([heads] * depth)
+        self.layers = nn.ModuleList([nn.Linear(d, d * h // h) for h in heads])
+        self.gated = type(gated) is bool and gated
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x * x.sigmoid() if self.gated else x
+
+
 class Union(nn.Module):
     def __init__(self, scale=2, d=8):
         super().__init__()
@@ -105,6 +120,8 @@ CASES = [
     ("Prod", {"state_shape": 8, "action_shape": 3}, (2, 8)),
     ("Packed", {}, (2, 3, 8)),
     ("Packed", {"lstm": True}, (2, 3, 8)),
+    ("TypeIs", {}, (2, 8)),
+    ("TypeIs", {"heads": 4, "gated": 1}, (2, 8)),
     ("Union", {}, (2, 8)),
     ("Union", {"scale": 0.5}, (2, 8)),
 ]
@@ -129,3 +146,13 @@ def test_activation_bytes_as_saved_tensors(source, name):
     m = getattr(mod, name)().train(True)
     assert t["activation_complete"], t["activation_unknown"]
     assert t["activation_bytes_value"] == saved_bytes(m, torch.randn(2, 8))
+
+
+def test_type_of_a_tuple_is_not_guessed(source):
+    """`type(heads) is not tuple` of a tuple given: the analysis holds no answer (a
+    torch.Size or a namedtuple is a tuple too, of another type); never a wrong figure."""
+    path, mod = source
+    kw = {"heads": (1, 2)}
+    t = run_class(path, "TypeIs", kw, {"x": (2, 8)}, True)
+    fwd, _, _, _ = torch_figures(mod, "TypeIs", kw, {"x": (2, 8)}, training=True)
+    assert t["complete"] is False or t["flops_value"] == fwd
