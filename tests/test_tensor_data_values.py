@@ -4,7 +4,8 @@ cast: differentiable, the same storage where nothing changes), `torch.tensor(t)`
 one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
 `isinstance(v, A | B)` (a union reads as the tuple of its classes), `type(v) is C`
 of a builtin class (an int's type is never tuple, a bool's is bool), and an RNN's
-`flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place). FLOPs forward
+`flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place);
+a target whose forward is a torch layer's keeps the defaults of the inputs not given. FLOPs forward
 and backward by FlopCounterMode, parameters by torch, activation bytes by
 saved_tensors_hooks."""
 
@@ -95,6 +96,12 @@ class TypeIs(nn.Module):
         return x * x.sigmoid() if self.gated else x
 
 
+class Upsample(nn.ConvTranspose1d):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("cumulative_delay", 0)
+        super().__init__(*args, **kwargs)
+
+
 class Union(nn.Module):
     def __init__(self, scale=2, d=8):
         super().__init__()
@@ -156,3 +163,16 @@ def test_type_of_a_tuple_is_not_guessed(source):
     t = run_class(path, "TypeIs", kw, {"x": (2, 8)}, True)
     fwd, _, _, _ = torch_figures(mod, "TypeIs", kw, {"x": (2, 8)}, training=True)
     assert t["complete"] is False or t["flops_value"] == fwd
+
+
+def test_a_torch_forward_input_not_given_keeps_its_default(source):
+    """A target whose forward is nn.ConvTranspose1d's, `forward(input, output_size=None)`,
+    given input alone: output_size is None, as Python binds it."""
+    path, mod = source
+    kw = {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "stride": 2}
+    t = run_class(path, "Upsample", kw, {"input": (2, 4, 8)}, True)
+    fwd, bwd, params, out = torch_figures(mod, "Upsample", kw, {"input": (2, 4, 8)}, training=True)
+    assert t["complete"], t["unknown"]
+    assert t["backward_complete"], t["backward_unknown"]
+    assert (t["flops_value"], t["flops_backward_value"], t["params_value"]) == (fwd, bwd, params)
+    assert tuple(int(d) for d in t["output"]) == out

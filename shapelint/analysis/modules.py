@@ -925,14 +925,16 @@ def iterated(an: Analyzer, v: Value) -> Value:
     return layers if layers is not None else ModuleListV(known=False)
 
 
-def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame):
-    """A target whose forward is its torch base's, given args: one call record, at
-    the class, holding what the base's forward ran."""
+def inherited_forward(
+    an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame, kwargs=None
+):
+    """A target whose forward is its torch base's, given args (and kwargs): one call
+    record, at the class, holding what the base's forward ran."""
     node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
     saved, children = frame.records, {}
     frame.records = children
     try:
-        value = torch_forward(an, base, me, node, args, {}, frame)
+        value = torch_forward(an, base, me, node, args, kwargs or {}, frame)
     finally:
         frame.records = saved
     cost = add_costs(r.cost for r in children.values())

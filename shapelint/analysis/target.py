@@ -247,9 +247,13 @@ def _evaluate(
                     f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
                     f"parameter {name!r} (parameters: {', '.join(names)})"
                 )
-        args = [shapes.get(n, UNKNOWN) for n in names]
+        # an input not given keeps its default (`output_size=None`), as in Python
+        given = [n in shapes for n in names]
+        k = given.index(False) if False in given else len(names)
+        args = [shapes[n] for n in names[:k]]
+        rest = {n: shapes[n] for n in names[k:] if n in shapes}
         with storages.ledger(list(shapes.values())):
-            value = modules.inherited_forward(an, base, recv, cd, args, top)
+            value = modules.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
