@@ -3,7 +3,8 @@
 cast: differentiable, the same storage where nothing changes), `torch.tensor(t)` of
 one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
 `isinstance(v, A | B)` (a union reads as the tuple of its classes), `type(v) is C`
-of a builtin class (an int's type is never tuple, a bool's is bool), and an RNN's
+of a builtin class (an int's type is never tuple, a bool's is bool), `math.gcd`,
+`lcm`, `isqrt`, `comb` of known ints, and an RNN's
 `flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place);
 a target whose forward is a torch layer's keeps the defaults of the inputs not given. FLOPs forward
 and backward by FlopCounterMode, parameters by torch, activation bytes by
@@ -20,6 +21,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("numpy")
 
 SOURCE = """
+import math
 import warnings
 
 import numpy as np
@@ -102,6 +104,18 @@ class Upsample(nn.ConvTranspose1d):
         super().__init__(*args, **kwargs)
 
 
+class Ratio(nn.Module):
+    def __init__(self, old=16, new=12):
+        super().__init__()
+        g = math.gcd(old, new)
+        self.old, self.new = old // g, new // g
+        width = math.lcm(self.old, self.new) + math.isqrt(old) + math.comb(4, 2)
+        self.lin = nn.Linear(width, 1 if self.old == self.new else width)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
 class Union(nn.Module):
     def __init__(self, scale=2, d=8):
         super().__init__()
@@ -129,6 +143,8 @@ CASES = [
     ("Packed", {"lstm": True}, (2, 3, 8)),
     ("TypeIs", {}, (2, 8)),
     ("TypeIs", {"heads": 4, "gated": 1}, (2, 8)),
+    ("Ratio", {"old": 16, "new": 16}, (2, 11)),
+    ("Ratio", {}, (2, 22)),
     ("Union", {}, (2, 8)),
     ("Union", {"scale": 0.5}, (2, 8)),
 ]
