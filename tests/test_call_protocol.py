@@ -1,7 +1,8 @@
 """What a call of an attribute runs, as Python looks it up: `self.proj(x)` where proj
-is a property calls what its getter returns; a method of a module whose class
-overrides `__call__`, called by its name, is that method (only forward is reached
-through the call protocol the override changes); `isinstance(layer, ProjectClass)`
+is a property calls what its getter returns; calling a module whose class defines
+`__call__` runs it, as Python looks it up on the type (the target's own too), and
+its `super().__call__` reaches nn.Module's, which runs forward; a method of such a
+module called by its name is that method; `isinstance(layer, ProjectClass)`
 of a torch layer is False (torch derives from no project class), decided unless the
 class's metaclass may say otherwise (ABCMeta's `register`). Figures against
 FlopCounterMode, forward and backward."""
@@ -58,6 +59,38 @@ class CallsHelper(nn.Module):
         return self.agg.helper(x)
 
 
+class CallsOverride(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.agg = Overrides(d)
+
+    def forward(self, x):
+        return self.agg(x)
+
+
+class Aggregation(nn.Module):
+    def __call__(self, x, index=None, dim=-2):
+        if index is None:
+            index = x.new_zeros(x.size(dim), dtype=torch.long)
+        return super().__call__(x, index=index, dim=dim)
+
+
+class Summed(Aggregation):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x, index=None, dim=-2):
+        if index is None:
+            raise NotImplementedError("an index is needed")
+        return self.l(x).sum(dim) * index.numel()
+
+
+class ScaledLinear(nn.Linear):
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
 class Cond(nn.Module):
     pass
 
@@ -106,6 +139,10 @@ def source(tmp_path_factory):
 CASES = [
     ("WithProperty", {}, {"x": (4, 8)}),
     ("CallsHelper", {}, {"x": (4, 8)}),
+    ("CallsOverride", {}, {"x": (4, 8)}),
+    ("Overrides", {"d": 8}, {"x": (4, 8)}),
+    ("Summed", {}, {"x": (2, 4, 8)}),
+    ("ScaledLinear", {"in_features": 8, "out_features": 3}, {"x": (4, 8)}),
     ("Residual", {"proj": False}, {"x": (4, 8), "c": (4, 8)}),
     ("Residual", {"proj": True}, {"x": (4, 8), "c": (4, 8)}),
 ]

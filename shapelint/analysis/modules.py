@@ -704,6 +704,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
     if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
         cd = an.class_of(callee.kind[7:])
+        call = find_method(an, cd, "__call__") if cd is not None else None
+        if call is not None:  # Python calls type(obj).__call__: the project's own
+            return an.invoke(call, callee, node, args, kwargs, frame)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
             base = torch_base(an, cd)
             if base is not None:  # forward inherited from the torch layer
@@ -2692,6 +2695,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls)
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
+        if meth == "__call__" and module_class(an, frame.func.cls):
+            return _module_call(an, me, node, args, kwargs, frame)
         if base == MAPPING:
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None and isinstance(me, SelfRecorder) and ITEMS in me.attrs and frame.func:
@@ -2714,6 +2719,17 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
         return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
+
+
+def _module_call(an: Analyzer, me: ObjectV, node, args, kwargs, frame) -> Value | None:
+    """`super().__call__(*args)` reaching nn.Module's: the instance's forward, as
+    `_call_impl` runs it (hooks are judged on forward: dynamic.py)."""
+    cd = _instance_class(an, me)
+    fwd = find_method(an, cd, "forward") if cd is not None else None
+    if fwd is not None:
+        return an.invoke(fwd, me, node, args, kwargs, frame)
+    base = torch_base(an, cd) if cd is not None else None
+    return torch_forward(an, base, me, node, args, kwargs, frame) if base is not None else None
 
 
 def _instance_class(an: Analyzer, me: Value | None) -> ClassDef | None:
