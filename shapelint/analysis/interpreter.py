@@ -95,6 +95,7 @@ from shapelint.ops.values import (
     OpIssue,
     OpResult,
     OptionalV,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -2098,13 +2099,21 @@ def _join(a: Value, b: Value) -> Value:
             return dataclasses.replace(a, origin=_join_origins(a, b), storage=storage_of(a))
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
+        registered = (ParameterV, BufferV)
+        if type(a) is not type(b) and (isinstance(a, registered) or isinstance(b, registered)):
+            return UNKNOWN  # a Parameter or buffer on one path only: what it registers is not known
         dtype = a.dtype if a.dtype == b.dtype else None
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         origin = _join_origins(a, b)
+        shape = None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
             shape = _join_dims(a.shape, b.shape)
-            return TensorV(shape, dtype, grad=grad, origin=origin)
-        return TensorV(None, dtype, grad=grad, origin=origin)
+        if isinstance(a, ParameterV) and isinstance(b, ParameterV):
+            # a Parameter on either path, of sizes joined: still one the module registers
+            trains = a.requires_grad if a.requires_grad == b.requires_grad else None
+            return ParameterV(shape, dtype, grad=grad, origin=origin, requires_grad=trains)
+        kind = BufferV if isinstance(a, BufferV) else TensorV
+        return kind(shape, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
     if isinstance(a, _MAYBE) or isinstance(b, _MAYBE):  # else neither test below can hold
