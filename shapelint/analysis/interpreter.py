@@ -249,6 +249,11 @@ class _Frame:
         self.chained: ast.Call | None = None
 
 
+
+# Statements with no block of their own: an exception their expressions surely
+# raised that no call took is theirs (statement_exec.raised_here).
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
@@ -894,6 +899,8 @@ class ModuleAnalyzer:
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
+        if type(stmt) in _SIMPLE and not frame.done:
+            statement_exec.raised_here(self, stmt, frame)
 
     def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
         """The sizes a caller passes the class's constructor one by one (`dim`,
