@@ -1,6 +1,7 @@
 """What a call of an attribute runs, as Python looks it up: `self.proj(x)` where proj
 is a property calls what its getter returns; calling a module whose class defines
-`__call__` runs it, as Python looks it up on the type (the target's own too), and
+`__call__` runs it, as Python looks it up on the type along the MRO of all its bases
+(`class Q(nn.Module, Base)` finds nn.Module's first; the target's own call too), and
 its `super().__call__` reaches nn.Module's, which runs forward; a method of such a
 module called by its name is that method; `isinstance(layer, ProjectClass)`
 of a torch layer is False (torch derives from no project class), decided unless the
@@ -86,6 +87,36 @@ class Summed(Aggregation):
         return self.l(x).sum(dim) * index.numel()
 
 
+class AbstractQ(metaclass=abc.ABCMeta):
+    @abc.abstractmethod
+    def __call__(self, x, a):
+        raise NotImplementedError()
+
+
+class LateAction(nn.Module, AbstractQ):
+    def __init__(self, d=8, n=2):
+        super().__init__()
+        self.l = nn.Linear(d + n, 1)
+
+    def forward(self, x, a):
+        return self.l(torch.cat([x, a], dim=-1))
+
+
+class Gram:
+    def __call__(self, *args, **kwargs):
+        out = super().__call__(*args, **kwargs)
+        return out @ out.transpose(-1, -2)
+
+
+class MixedFirst(Gram, nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.l(x)
+
+
 class ScaledLinear(nn.Linear):
     def __call__(self, x):
         return super().__call__(x) * 2
@@ -143,6 +174,8 @@ CASES = [
     ("Overrides", {"d": 8}, {"x": (4, 8)}),
     ("Summed", {}, {"x": (2, 4, 8)}),
     ("ScaledLinear", {"in_features": 8, "out_features": 3}, {"x": (4, 8)}),
+    ("LateAction", {}, {"x": (4, 8), "a": (4, 2)}),
+    ("MixedFirst", {}, {"x": (4, 8)}),
     ("Residual", {"proj": False}, {"x": (4, 8), "c": (4, 8)}),
     ("Residual", {"proj": True}, {"x": (4, 8), "c": (4, 8)}),
 ]

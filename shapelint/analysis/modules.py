@@ -47,9 +47,11 @@ from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     builds_as_type,
+    call_after,
     find_method,
     find_property,
     module_class,
+    own_call,
     settled,
     super_method,
 )
@@ -704,7 +706,7 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
     if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
         cd = an.class_of(callee.kind[7:])
-        call = find_method(an, cd, "__call__") if cd is not None else None
+        call = own_call(an, cd) if cd is not None else None
         if call is not None:  # Python calls type(obj).__call__: the project's own
             return an.invoke(call, callee, node, args, kwargs, frame)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
@@ -2695,8 +2697,11 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls)
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
-        if meth == "__call__" and module_class(an, frame.func.cls):
-            return _module_call(an, me, node, args, kwargs, frame)
+        if meth == "__call__":
+            mine = _instance_class(an, me)
+            reached = call_after(an, mine, frame.func.cls) if mine is not None else None
+            if reached is not None and reached.startswith("torch.nn."):
+                return _module_call(an, me, node, args, kwargs, frame)  # nn.Module's
         if base == MAPPING:
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None and isinstance(me, SelfRecorder) and ITEMS in me.attrs and frame.func:

@@ -216,9 +216,11 @@ def _evaluate(
     if cd is not None and meth != "__init__":
         # calling the module runs type(m).__call__: the project's own, where a class
         # defines one (its `super().__call__` reaches forward), else forward
-        fd = attributes.find_method(an, cd, meth or "__call__")
+        fd = attributes.find_method(an, cd, meth) if meth else attributes.own_call(an, cd)
         if fd is None and not meth:
-            fd = attributes.find_method(an, cd, "forward")
+            fd = attributes.find_method(an, cd, "forward") or attributes.find_method(
+                an, cd, "__call__"
+            )
         base = modules.torch_base(an, cd) if fd is None and not meth else None
         if fd is None and base is None:
             inherited = modules.torch_ancestor(an, cd) if not meth else None
