@@ -60,6 +60,8 @@ def own_call(an: Analyzer, cd: ClassDef) -> FuncDef | None:
     cd's bases, the project's and the others (`class Q(nn.Module, Base)` finds
     nn.Module's before Base's). None where none does, where another class (nn.Module,
     a library's) comes first, or where the order is not known."""
+    if "__call__" in cd.methods:
+        return cd.methods["__call__"]  # a class is first in its own MRO
     lin = _c3_all(an, cd, frozenset())
     for c in lin or ():
         if isinstance(c, str):
@@ -69,6 +71,15 @@ def own_call(an: Analyzer, cd: ClassDef) -> FuncDef | None:
         if "__call__" in c.methods:
             return c.methods["__call__"]
     return None
+
+
+def call_unsure(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a project base of cd defines `__call__` where the order of cd's bases
+    is not known (a base neither the project's nor named by an import): which
+    `__call__` calling an instance runs is then not known."""
+    if own_call(an, cd) is not None or _c3_all(an, cd, frozenset()) is not None:
+        return False
+    return find_method(an, cd, "__call__") is not None
 
 
 def call_after(an: Analyzer, cd: ClassDef, after: ClassDef) -> str | None:

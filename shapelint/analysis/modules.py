@@ -48,6 +48,7 @@ from shapelint.analysis.attributes import (
     base_classes,
     builds_as_type,
     call_after,
+    call_unsure,
     find_method,
     find_property,
     module_class,
@@ -709,6 +710,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         call = own_call(an, cd) if cd is not None else None
         if call is not None:  # Python calls type(obj).__call__: the project's own
             return an.invoke(call, callee, node, args, kwargs, frame)
+        if cd is not None and call_unsure(an, cd):
+            why = f"{cd.name}: which __call__ runs is not known (the order of its bases)"
+            return an.unknown_call(node, args, kwargs, frame, why)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
             base = torch_base(an, cd)
             if base is not None:  # forward inherited from the torch layer

@@ -217,6 +217,8 @@ def _evaluate(
         # calling the module runs type(m).__call__: the project's own, where a class
         # defines one (its `super().__call__` reaches forward), else forward
         fd = attributes.find_method(an, cd, meth) if meth else attributes.own_call(an, cd)
+        if not meth and attributes.call_unsure(an, cd):
+            return stopped(an, target, f"{cls_name}: which __call__ runs is not known")
         if fd is None and not meth:
             fd = attributes.find_method(an, cd, "forward") or attributes.find_method(
                 an, cd, "__call__"
