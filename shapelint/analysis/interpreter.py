@@ -2106,9 +2106,6 @@ def _join(a: Value, b: Value) -> Value:
             return dataclasses.replace(a, origin=_join_origins(a, b), storage=storage_of(a))
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
-        registered = (ParameterV, BufferV)
-        if type(a) is not type(b) and (isinstance(a, registered) or isinstance(b, registered)):
-            return UNKNOWN  # a Parameter or buffer on one path only: what it registers is not known
         dtype = a.dtype if a.dtype == b.dtype else None
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         origin = _join_origins(a, b)
@@ -2119,7 +2116,8 @@ def _join(a: Value, b: Value) -> Value:
             # a Parameter on either path, of sizes joined: still one the module registers
             trains = a.requires_grad if a.requires_grad == b.requires_grad else None
             return ParameterV(shape, dtype, grad=grad, origin=origin, requires_grad=trains)
-        kind = BufferV if isinstance(a, BufferV) else TensorV
+        kind = BufferV if isinstance(a, BufferV) and isinstance(b, BufferV) else TensorV
+        # a module's attribute registered on one path only: instance_state.join
         return kind(shape, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
