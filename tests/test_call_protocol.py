@@ -1,7 +1,9 @@
 """What a call of an attribute runs, as Python looks it up: `self.proj(x)` where proj
-is a property calls what its getter returns; a method of a module whose class
-overrides `__call__`, called by its name, is that method (only forward is reached
-through the call protocol the override changes); `isinstance(layer, ProjectClass)`
+is a property calls what its getter returns; calling a module whose class defines
+`__call__` runs it, as Python looks it up on the type along the MRO of all its bases
+(`class Q(nn.Module, Base)` finds nn.Module's first; the target's own call too), and
+its `super().__call__` reaches nn.Module's, which runs forward; a method of such a
+module called by its name is that method; `isinstance(layer, ProjectClass)`
 of a torch layer is False (torch derives from no project class), decided unless the
 class's metaclass may say otherwise (ABCMeta's `register`). Figures against
 FlopCounterMode, forward and backward."""
@@ -58,6 +60,90 @@ class CallsHelper(nn.Module):
         return self.agg.helper(x)
 
 
+class CallsOverride(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.agg = Overrides(d)
+
+    def forward(self, x):
+        return self.agg(x)
+
+
+class Aggregation(nn.Module):
+    def __call__(self, x, index=None, dim=-2):
+        if index is None:
+            index = x.new_zeros(x.size(dim), dtype=torch.long)
+        return super().__call__(x, index=index, dim=dim)
+
+
+class Summed(Aggregation):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x, index=None, dim=-2):
+        if index is None:
+            raise NotImplementedError("an index is needed")
+        return self.l(x).sum(dim) * index.numel()
+
+
+class AbstractQ(metaclass=abc.ABCMeta):
+    @abc.abstractmethod
+    def __call__(self, x, a):
+        raise NotImplementedError()
+
+
+class LateAction(nn.Module, AbstractQ):
+    def __init__(self, d=8, n=2):
+        super().__init__()
+        self.l = nn.Linear(d + n, 1)
+
+    def forward(self, x, a):
+        return self.l(torch.cat([x, a], dim=-1))
+
+
+class Gram:
+    def __call__(self, *args, **kwargs):
+        out = super().__call__(*args, **kwargs)
+        return out @ out.transpose(-1, -2)
+
+
+class MixedFirst(Gram, nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+def make_base():
+    return nn.Module
+
+
+class Unordered(Gram, make_base()):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+class HoldsUnordered(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.u = Unordered(d)
+
+    def forward(self, x):
+        return self.u(x)
+
+
+class ScaledLinear(nn.Linear):
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
 class Cond(nn.Module):
     pass
 
@@ -106,6 +192,12 @@ def source(tmp_path_factory):
 CASES = [
     ("WithProperty", {}, {"x": (4, 8)}),
     ("CallsHelper", {}, {"x": (4, 8)}),
+    ("CallsOverride", {}, {"x": (4, 8)}),
+    ("Overrides", {"d": 8}, {"x": (4, 8)}),
+    ("Summed", {}, {"x": (2, 4, 8)}),
+    ("ScaledLinear", {"in_features": 8, "out_features": 3}, {"x": (4, 8)}),
+    ("LateAction", {}, {"x": (4, 8), "a": (4, 2)}),
+    ("MixedFirst", {}, {"x": (4, 8)}),
     ("Residual", {"proj": False}, {"x": (4, 8), "c": (4, 8)}),
     ("Residual", {"proj": True}, {"x": (4, 8), "c": (4, 8)}),
 ]
@@ -132,3 +224,13 @@ def test_isinstance_against_a_class_with_a_metaclass_is_not_decided(source):
     fwd, _, _, _ = torch_figures(mod, "AbcResidual", {}, inputs, training=True)
     assert not t["complete"]
     assert t["flops_value"] is None or t["flops_value"] <= fwd
+
+
+@pytest.mark.parametrize("cls", ["Unordered", "HoldsUnordered"])
+def test_a_call_whose_lookup_order_is_not_known_is_no_figure(source, cls):
+    """A base computed by a call: which `__call__` runs (the mixin's, here) is not
+    known, so neither is the figure; never forward's alone."""
+    path, mod = source
+    t = run_class(path, cls, {}, {"x": (4, 8)}, True)
+    fwd, _, _, _ = torch_figures(mod, cls, {}, {"x": (4, 8)}, training=True)
+    assert not t["complete"] or t["flops_value"] == fwd

@@ -163,6 +163,116 @@ def classes_lack(
     return not any(word.search(text) for text in read)
 
 
+def built_instance_lacks(
+    an: Analyzer, cd: ClassDef, name: str, plain_bases=_PLAIN_BASES, load: bool = True
+) -> bool:
+    """classes_lack for the instance a run is building, whose every store the run
+    applied or marked: what a method stores on its own instance (`self.name = v`,
+    `self.register_buffer("name", t)`, `setattr(self, "name", v)`) exists only once
+    the run ran it, and is then held; so a method may mention `name` in those forms
+    (and in its docstring) without making it possible. Any other mention, the class
+    bodies' own statements and their files' module-level code are read as
+    classes_lack reads them."""
+    key = (cd.key, _HOOKS, plain_bases, load, "built")
+    if key not in _TEXTS:
+        texts: dict[int, str] = {}
+        found = _sources(an, cd, set(), texts, _HOOKS, plain_bases, load, nodes=True)
+        _TEXTS[key] = tuple(texts.values()) if found else None
+    read = _TEXTS[key]
+    if read is None:
+        return False
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    return not any(
+        _mentions(item, name) if isinstance(item, ast.ClassDef) else word.search(item)
+        for item in read
+    )
+
+
+# Methods given the class, not an instance, without a decorator saying so.
+_OF_CLASS = frozenset({"__init_subclass__", "__new__", "__class_getitem__"})
+# What a method may do with its own instance's attribute by name: store or read it.
+_OWN_STORES = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
+
+
+def _mentions(cls: ast.ClassDef, name: str) -> bool:
+    """Whether cls's body names `name` otherwise than as its methods' instance
+    attribute (`self.name`, `self.register_buffer("name", ...)`, `setattr(self,
+    "name", ...)`) or in a docstring."""
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _named_in(stmt, name, None):
+                return True
+            continue
+        own = _instance_parameter(stmt)
+        for d in stmt.decorator_list:
+            if _named_in(d, name, None):
+                return True
+        body = stmt.body[1:] if _docstring(stmt) else stmt.body
+        if any(_named_in(s, name, own) for s in [stmt.args, *body]):
+            return True
+    return False
+
+
+def _instance_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The parameter a method is given its instance by (None: a static or class method)."""
+    names = {d.id for d in fn.decorator_list if isinstance(d, ast.Name)}
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if names & {"staticmethod", "classmethod"} or not params or fn.name in _OF_CLASS:
+        return None
+    return params[0].arg
+
+
+def _docstring(fn) -> bool:
+    first = fn.body[0] if fn.body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+
+
+def _named_in(node: ast.AST, name: str, own: str | None) -> bool:
+    """Whether node names `name` anywhere but as an attribute of the instance
+    parameter own, the name string a store into own takes, or (in a method) a
+    variable of the method's, where no `locals()`, `vars()` or `__dict__` may hand
+    its variables out as attributes."""
+    allowed: set[int] = set()
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    for n in ast.walk(node):
+        if own is not None and isinstance(n, ast.Call) and n.args:
+            f, first = n.func, n.args[0]
+            into_own = (
+                isinstance(f, ast.Attribute)
+                and f.attr in _OWN_STORES
+                and isinstance(f.value, ast.Name)
+                and f.value.id == own
+            )
+            if isinstance(f, ast.Name) and f.id in ("setattr", "getattr", "hasattr"):
+                into_own = isinstance(first, ast.Name) and first.id == own and len(n.args) > 1
+                first = n.args[1] if len(n.args) > 1 else first
+            if into_own and isinstance(first, ast.Constant) and first.value == name:
+                allowed.add(id(first))
+        if isinstance(n, ast.Attribute) and n.attr == name:
+            if not (own is not None and isinstance(n.value, ast.Name) and n.value.id == own):
+                return True
+        elif isinstance(n, ast.Name) and n.id == name and own is None:
+            return True  # a method's own variable binds no attribute, unless...
+        elif isinstance(n, ast.Name) and n.id in ("locals", "vars", "globals"):
+            return True  # ... its names are handed out as a namespace
+        elif isinstance(n, ast.Attribute) and n.attr == "__dict__":
+            return True
+        elif isinstance(n, ast.arg) and n.arg == name:
+            return True
+        elif isinstance(n, ast.keyword) and n.arg == name:
+            return True
+        elif (
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
+        ):
+            return True
+        elif isinstance(n, ast.alias) and name in (n.name, n.asname):
+            return True
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in allowed:
+            if word.search(n.value):
+                return True
+    return False
+
+
 def _sources(
     an: Analyzer,
     cd: ClassDef,
@@ -171,16 +281,18 @@ def _sources(
     hooks=_HOOKS,
     plain_bases=_PLAIN_BASES,
     load: bool = True,
+    nodes: bool = False,
 ) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
-    (recursively) into texts; False where one of them is not read."""
+    (recursively) into texts; False where one of them is not read. nodes: each
+    class as its node (built_instance_lacks reads it), not its text."""
     if cd.key in seen:
         return True
     seen.add(cd.key)
     owner = cd.owner or an
     if any(h in cd.methods for h in hooks) or any(k.arg == "metaclass" for k in cd.node.keywords):
         return False
-    texts[id(cd.node)] = owner.src.segment(cd.node)
+    texts[id(cd.node)] = cd.node if nodes else owner.src.segment(cd.node)  # type: ignore[assignment]
     texts[id(owner)] = _module_statements(owner)
     for d in cd.node.decorator_list:
         found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d, load)
@@ -192,7 +304,7 @@ def _sources(
     plain = sum(_plain_base(owner, b, plain_bases) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts, hooks, plain_bases, load) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks, plain_bases, load, nodes) for b in bases)
 
 
 def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bool:

@@ -21,23 +21,120 @@ if TYPE_CHECKING:
 
 def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
     """The project classes cd derives from (in its own file or imported)."""
-    from shapelint.analysis import project
-
     owner = cd.owner or an
     out = []
     for b in cd.node.bases:
-        base = None
-        if isinstance(b, ast.Name) and b.id in owner.classes:
-            base = owner.classes[b.id]
-        elif not owner.specialize:
-            continue  # bases in other files: followed by target runs only
-        elif isinstance(b, ast.Name) and b.id in owner.project_links:
-            base = project.resolve(owner, b.id)
-        elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
-            qual = owner.imports.resolve(b)
-            base = project.resolve_qualified(owner, qual) if qual else None
-        if base is not None and base is not cd and hasattr(base, "methods"):
+        base = _project_base(owner, cd, b)
+        if base is not None:
             out.append(base)
+    return out
+
+
+def _project_base(owner: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None:
+    from shapelint.analysis import project
+
+    base = None
+    if isinstance(b, ast.Name) and b.id in owner.classes:
+        base = owner.classes[b.id]
+    elif not owner.specialize:
+        return None  # bases in other files: followed by target runs only
+    elif isinstance(b, ast.Name) and b.id in owner.project_links:
+        base = project.resolve(owner, b.id)
+    elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
+        qual = owner.imports.resolve(b)
+        base = project.resolve_qualified(owner, qual) if qual else None
+    if base is not None and base is not cd and hasattr(base, "methods"):
+        return base
+    return None
+
+
+# Classes outside the project that define no `__call__` a lookup would find first.
+_CALL_FREE = frozenset(
+    {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+)
+
+
+def own_call(an: Analyzer, cd: ClassDef) -> FuncDef | None:
+    """The `__call__` calling an instance of cd runs, as Python looks it up on the
+    type, where a project class defines it: along the C3 linearization of all of
+    cd's bases, the project's and the others (`class Q(nn.Module, Base)` finds
+    nn.Module's before Base's). None where none does, where another class (nn.Module,
+    a library's) comes first, or where the order is not known."""
+    if "__call__" in cd.methods:
+        return cd.methods["__call__"]  # a class is first in its own MRO
+    lin = _c3_all(an, cd, frozenset())
+    for c in lin or ():
+        if isinstance(c, str):
+            if c not in _CALL_FREE:
+                return None  # nn.Module.__call__, or a class not read
+            continue
+        if "__call__" in c.methods:
+            return c.methods["__call__"]
+    return None
+
+
+def call_unsure(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a project base of cd defines `__call__` where the order of cd's bases
+    is not known (a base neither the project's nor named by an import): which
+    `__call__` calling an instance runs is then not known."""
+    if own_call(an, cd) is not None or _c3_all(an, cd, frozenset()) is not None:
+        return False
+    return find_method(an, cd, "__call__") is not None
+
+
+def call_after(an: Analyzer, cd: ClassDef, after: ClassDef) -> str | None:
+    """The class outside the project whose `__call__` `super().__call__` in a method
+    of `after` reaches, for an instance of cd: the first after `after` in cd's
+    linearization that may define one (None where a project class or no such class
+    comes first, or the order is not known)."""
+    lin = _c3_all(an, cd, frozenset()) or []
+    keys = [c if isinstance(c, str) else c.key for c in lin]
+    if after.key not in keys:
+        return None
+    for c in lin[keys.index(after.key) + 1 :]:
+        if isinstance(c, str) and c in _CALL_FREE:
+            continue
+        if isinstance(c, str):
+            return c
+        if "__call__" in c.methods:
+            return None
+    return None
+
+
+def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
+    """cd's C3 linearization with its bases outside the project as their qualified
+    names (each its own linearization: what they derive from is not read)."""
+    owner = cd.owner or an
+    bases: list = []
+    for b in cd.node.bases:
+        node = b.value if isinstance(b, ast.Subscript) else b  # Generic[T]
+        base = _project_base(owner, cd, node)
+        if base is None:
+            named = isinstance(node, (ast.Name, ast.Attribute))
+            qual = owner.imports.resolve(node) if named else None
+            if qual is None and isinstance(node, ast.Name) and node.id == "object":
+                qual = "object"
+            if qual is None:
+                return None  # a base not known: no order
+            bases.append(qual)
+        elif base.key not in outer:
+            bases.append(base)
+    key = lambda c: c if isinstance(c, str) else c.key  # noqa: E731
+    seqs = []
+    for b in bases:
+        lin = [b] if isinstance(b, str) else _c3_all(an, b, outer | {cd.key})
+        if lin is None:
+            return None
+        seqs.append(lin)
+    seqs.append(list(bases))
+    out = [cd]
+    while seqs := [s for s in seqs if s]:
+        tails = {key(c) for s in seqs for c in s[1:]}
+        head = next((s[0] for s in seqs if key(s[0]) not in tails), None)
+        if head is None:
+            return None
+        out.append(head)
+        seqs = [s[1:] if key(s[0]) == key(head) else s for s in seqs]
     return out
 
 

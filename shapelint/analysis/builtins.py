@@ -785,7 +785,7 @@ _NUMBERS = {
 def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     """isinstance(v, types): true when v is an instance of one of them, false when
     of none, unknown when one test is not known here."""
-    names = types.elts if isinstance(types, ast.Tuple) else [types]
+    names = types.elts if isinstance(types, ast.Tuple) else _union_members(types)
     if isinstance(v, TupleV) and _SEQUENCES <= {
         n.id
         for n in names
@@ -800,6 +800,17 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
             return BoolV(True)
         unknown = unknown or hit is None
     return BoolV(None) if unknown else BoolV(False)
+
+
+def _union_members(types: ast.expr) -> list[ast.expr]:
+    """The classes of `A | B | C` (a types.UnionType, which isinstance reads as the
+    tuple (A, B, C)), where each is a name or a dotted name; else [types] itself."""
+    if not (isinstance(types, ast.BinOp) and isinstance(types.op, ast.BitOr)):
+        return [types]
+    members = [*_union_members(types.left), *_union_members(types.right)]
+    if all(isinstance(m, (ast.Name, ast.Attribute)) for m in members):
+        return members
+    return [types]
 
 
 def _project_class(an: Analyzer, n: ast.expr, qual, builtin, frame) -> ClassDef | None:

@@ -2,7 +2,7 @@
 
 Calling a module runs its `forward` as the analysis reads it, unless the code
 changes what runs: a forward hook or pre-hook (on the module, or on every module
-through `register_module_forward_hook`), an overridden `__call__`, `forward` (or
+through `register_module_forward_hook`), `forward` (or
 another method) assigned on an instance or on the class (`self.forward = ...`,
 `Model.forward = ...`, `setattr(obj, "forward", ...)`, anywhere in the file),
 `apply` with a function that replaces layers, or a decorator whose wrapper the
@@ -16,6 +16,10 @@ runs with that name, as Python does it: a target run follows the functions that
 run, so such a call is judged where it runs (`set_at_run_time`, kept per target
 run), by the name it is given; the scan keeps only those at a module's top level,
 which run at import.
+
+A class's own `__call__` is what calling its instance runs, as Python looks it up
+on the type (modules.call_value; its `super().__call__` reaches nn.Module's, which
+runs forward): no doubt on forward, whichever class defines it.
 """
 
 from __future__ import annotations
@@ -67,11 +71,6 @@ HOOKS = {"register_forward_hook", "register_forward_pre_hook"}
 _GLOBAL_HOOKS = {"register_module_forward_hook", "register_module_forward_pre_hook"}
 _REPLACING = {"setattr", "add_module", "register_module", "delattr"}
 ANY = "*"  # a receiver the scan cannot name: any class
-# An overridden __call__: what calling the instance runs is not its forward, so forward,
-# the method the call protocol reaches, is in doubt; __call__ itself is what a call of
-# the instance runs when the analysis runs it, and any other method called by its name
-# is that method (a plain class used as a decorator, torch_geometric's helpers).
-CALL_OVERRIDE = "<__call__>"
 # Set on a module, while it is built, by a run of code that changed what its
 # methods run (`apply(fn)` with a fn that replaces layers): why, as a StrV.
 CHANGED = "<changed>"
@@ -106,10 +105,6 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
     given to apply() that other files define."""
     out = Scan()
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    for c in classes.values():
-        for n in c.body:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__call__":
-                out.add(c.name, CALL_OVERRIDE, f"{c.name} overrides __call__")
     methods = _method_names(classes)
     owners: dict[int, str] = {}
     for c in classes.values():
@@ -532,6 +527,4 @@ def not_modelled(
                 pair = (cls, key)
                 if why and not (special and pair in s.on_instances and pair not in s.on_classes):
                     return why
-            if meth == "forward" and changed.get(CALL_OVERRIDE):
-                return changed[CALL_OVERRIDE]
     return None

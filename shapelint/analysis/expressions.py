@@ -32,7 +32,9 @@ from shapelint.analysis import (
     ndarrays,
     own_methods,
     pytypes,
+    raising,
     sequences,
+    torch_absence,
     unbound,
     versions,
 )
@@ -332,6 +334,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         found = _class_attribute(an, base.cls, node.attr)
         cd = an.class_of(base.cls) if found is UNKNOWN and an.specialize else None
         own = own_methods.read(an, cd, base, node.attr) if cd is not None else None
+        if own is None and cd is not None and torch_absence.lacks_while_built(an, base, node.attr):
+            raising.pending("AttributeError")  # nn.Module.__getattr__ finds nothing
         return found if own is None else own
     if isinstance(base, ObjectV) and node.attr == "_modules" and an.specialize:
         held = modules.registered_modules(base) if modules.is_module(base) else None

@@ -206,6 +206,9 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
                 return result
         return result
     if isinstance(node, ast.Compare):
+        exact = _type_is(an, node, frame, depth)
+        if exact is not None:
+            return BoolV(exact)
         left = an.eval(node.left, frame, depth)
         if len(node.ops) == 1 and type(node.ops[0]) in _TENSOR_COMPARE:
             right = an.eval(node.comparators[0], frame, depth)
@@ -228,6 +231,34 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             return BoolV(False)
         return BoolV(True) if known else UNKNOWN
     return None
+
+
+def _type_is(an: Analyzer, node: ast.Compare, frame, depth: int) -> bool | None:
+    """`type(x) is C` / `is not C` with C a builtin class the code does not shadow
+    and x a name or an attribute (reading it runs nothing): what x's kind of value
+    says (pytypes.exact_type_is); None where not known, or not that form."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+        return None
+    call, cls = node.left, node.comparators[0]
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "type"
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], (ast.Name, ast.Attribute))
+        and isinstance(cls, ast.Name)
+    ):
+        return None
+    if any(
+        n in frame.locals
+        or an.imports.resolve(ast.Name(n, ast.Load()), frame.locals, frame.local_imports)
+        is not None
+        for n in ("type", cls.id)
+    ):
+        return None  # a name of the code's own
+    same = pytypes.exact_type_is(an.eval(call.args[0], frame, depth), cls.id)
+    return None if same is None else same != isinstance(node.ops[0], ast.IsNot)
 
 
 _TENSOR_COMPARE = {

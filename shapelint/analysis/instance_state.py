@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shapelint.analysis import aliasing, module_state, plain
+from shapelint.ops.values import UNKNOWN, BufferV, ParameterV, TensorV
 
 
 @dataclass
@@ -56,14 +57,33 @@ def restore(state: State) -> None:
         module_state.reapply(state.written)
 
 
+def _registers_differently(a, b) -> bool:
+    """A Parameter on one path and a buffer or a plain tensor on the other (or a
+    buffer against a plain tensor): what the module registers under that name is not
+    known, whichever sizes they have."""
+    if not (isinstance(a, TensorV) and isinstance(b, TensorV)):
+        return False
+    return _registered_as(a) is not _registered_as(b)
+
+
+def _registered_as(t: TensorV) -> type:
+    return (
+        ParameterV if isinstance(t, ParameterV) else BufferV if isinstance(t, BufferV) else TensorV
+    )
+
+
 def join(an, other: State) -> None:
     """The recorders hold what either path left: a name both paths bound alike
     keeps its value, one they bound differently is a choice (an.join), one only
-    one path bound is unknown; surely no module or Parameter where neither path's
-    value could be one (plain.py)."""
+    one path bound is unknown, and so is a tensor one path registered as a
+    Parameter or buffer and the other did not register so; surely no module or
+    Parameter where neither path's value could be one (plain.py)."""
     for r, theirs in other.recorders:
         joined = an.join_env(theirs, r.attrs)
         plain.rejoin(joined, theirs, r.attrs)
+        for name in list(joined):
+            if _registers_differently(theirs.get(name), r.attrs.get(name)):
+                joined[name] = UNKNOWN
         r.attrs.clear()
         r.attrs.update(joined)
     module_state.join(an, other.mark, other.written or {})

@@ -97,6 +97,7 @@ from shapelint.ops.values import (
     OpIssue,
     OpResult,
     OptionalV,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -249,6 +250,11 @@ class _Frame:
         # is the one before's output, whatever the argument written there holds.
         self.chained: ast.Call | None = None
 
+
+
+# Statements with no block of their own: an exception their expressions surely
+# raised that no call took is theirs (statement_exec.raised_here).
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
@@ -895,6 +901,8 @@ class ModuleAnalyzer:
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
             handler(self, stmt, frame, module_level)
+        if type(stmt) in _SIMPLE and not frame.done:
+            statement_exec.raised_here(self, stmt, frame)
 
     def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
         """The sizes a caller passes the class's constructor one by one (`dim`,
@@ -2129,10 +2137,16 @@ def _join(a: Value, b: Value) -> Value:
         dtype = a.dtype if a.dtype == b.dtype else None
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         origin = _join_origins(a, b)
+        shape = None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
             shape = _join_dims(a.shape, b.shape)
-            return TensorV(shape, dtype, grad=grad, origin=origin)
-        return TensorV(None, dtype, grad=grad, origin=origin)
+        if isinstance(a, ParameterV) and isinstance(b, ParameterV):
+            # a Parameter on either path, of sizes joined: still one the module registers
+            trains = a.requires_grad if a.requires_grad == b.requires_grad else None
+            return ParameterV(shape, dtype, grad=grad, origin=origin, requires_grad=trains)
+        kind = BufferV if isinstance(a, BufferV) and isinstance(b, BufferV) else TensorV
+        # a module's attribute registered on one path only: instance_state.join
+        return kind(shape, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
     if isinstance(a, _MAYBE) or isinstance(b, _MAYBE):  # else neither test below can hold

@@ -47,9 +47,12 @@ from shapelint.analysis.attributes import (
     all_methods,
     base_classes,
     builds_as_type,
+    call_after,
+    call_unsure,
     find_method,
     find_property,
     module_class,
+    own_call,
     settled,
     super_method,
 )
@@ -722,6 +725,12 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_value(callee.func, node, [*callee.args, *args], merged, frame)
     if isinstance(callee, ObjectV) and callee.kind.startswith("<class>"):
         cd = an.class_of(callee.kind[7:])
+        call = own_call(an, cd) if cd is not None else None
+        if call is not None:  # Python calls type(obj).__call__: the project's own
+            return an.invoke(call, callee, node, args, kwargs, frame)
+        if cd is not None and call_unsure(an, cd):
+            why = f"{cd.name}: which __call__ runs is not known (the order of its bases)"
+            return an.unknown_call(node, args, kwargs, frame, why)
         if cd is not None and "forward" not in all_methods(cd.owner or an, cd):
             base = torch_base(an, cd)
             if base is not None:  # forward inherited from the torch layer
@@ -943,14 +952,16 @@ def iterated(an: Analyzer, v: Value) -> Value:
     return layers if layers is not None else ModuleListV(known=False)
 
 
-def inherited_forward(an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame):
-    """A target whose forward is its torch base's, given args: one call record, at
-    the class, holding what the base's forward ran."""
+def inherited_forward(
+    an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame, kwargs=None
+):
+    """A target whose forward is its torch base's, given args (and kwargs): one call
+    record, at the class, holding what the base's forward ran."""
     node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
     saved, children = frame.records, {}
     frame.records = children
     try:
-        value = torch_forward(an, base, me, node, args, {}, frame)
+        value = torch_forward(an, base, me, node, args, kwargs or {}, frame)
     finally:
         frame.records = saved
     cost = add_costs(r.cost for r in children.values())
@@ -2839,6 +2850,11 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         base = torch_base(an, frame.func.cls)
         if base is not None and meth == "forward":
             return torch_forward(an, base, me, node, args, kwargs, frame)
+        if meth == "__call__":
+            mine = _instance_class(an, me)
+            reached = call_after(an, mine, frame.func.cls) if mine is not None else None
+            if reached is not None and reached.startswith("torch.nn."):
+                return _module_call(an, me, node, args, kwargs, frame)  # nn.Module's
         if base == MAPPING:
             return _dict_method(me, meth, args if not kwargs else None, frame)
     if fd is None and isinstance(me, SelfRecorder) and ITEMS in me.attrs and frame.func:
@@ -2861,6 +2877,17 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
         return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
+
+
+def _module_call(an: Analyzer, me: ObjectV, node, args, kwargs, frame) -> Value | None:
+    """`super().__call__(*args)` reaching nn.Module's: the instance's forward, as
+    `_call_impl` runs it (hooks are judged on forward: dynamic.py)."""
+    cd = _instance_class(an, me)
+    fwd = find_method(an, cd, "forward") if cd is not None else None
+    if fwd is not None:
+        return an.invoke(fwd, me, node, args, kwargs, frame)
+    base = torch_base(an, cd) if cd is not None else None
+    return torch_forward(an, base, me, node, args, kwargs, frame) if base is not None else None
 
 
 def _instance_class(an: Analyzer, me: Value | None) -> ClassDef | None:

@@ -256,6 +256,46 @@ def same_class(a: Value, b: Value) -> bool | None:
     return None
 
 
+# The builtin classes `type(v) is C` is decided against, and for each kind of value
+# the classes its objects' exact type may be: an int the analysis holds may be a
+# numpy int or an IntEnum member, a float numpy's float64, a str a str subclass's
+# instance, a tuple torch.Size or a namedtuple; True and False are bools alone, and
+# a tensor or None no builtin class's instance at all.
+_BUILTIN_CLASSES = frozenset(
+    {"int", "float", "complex", "bool", "str", "bytes", "tuple", "list", "dict", "set",
+     "frozenset", "range", "slice", "type", "object"}
+)  # fmt: skip
+_NO_SEQUENCE = frozenset(
+    {"int", "float", "complex", "bool", "str", "bytes", "dict", "set", "frozenset", "slice",
+     "type"}
+)  # fmt: skip
+_MAY_BE = (
+    (BoolV, frozenset({"bool"})),
+    (IntV, frozenset({"int"})),
+    (FloatV, frozenset({"float"})),
+    (StrV, frozenset({"str"})),
+    (NoneV, frozenset()),
+    (TensorV, frozenset()),
+)
+
+
+def exact_type_is(v: Value, builtin: str) -> bool | None:
+    """`type(v) is builtin` (a builtin class by its name): False where v's kind of
+    value is never exactly that class, True only for a bool's `bool`; None where not
+    known here."""
+    if builtin not in _BUILTIN_CLASSES:
+        return None
+    if isinstance(v, BoolV):
+        return builtin == "bool"
+    if isinstance(v, TupleV):  # a tuple or list of some kind, a range read as its items
+        other = {"tuple": "list", "list": "tuple"}.get(v.kind or "")
+        return False if builtin in _NO_SEQUENCE or builtin == other else None
+    for kind, may_be in _MAY_BE:
+        if isinstance(v, kind):
+            return None if builtin in may_be else False
+    return None
+
+
 def member_of(v: Value, items: tuple[Value, ...]) -> bool | None:
     """`v in (A, B, ...)` where v is a class: identity decides (`==` of classes is
     `is`)."""

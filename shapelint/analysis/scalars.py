@@ -49,6 +49,8 @@ def call(qual: str, args: list[Value]) -> Value | None:
         if args[0].items and all(isinstance(i, IntV) for i in args[0].items):
             return _prod(args[0])
         return None
+    if module == "numpy" and name == "prod" and len(args) == 1 and isinstance(args[0], IntV):
+        return args[0]  # of one Python int, a numpy int of it (`np.prod(state_shape)`)
     if qual == "operator.index" and len(args) == 1 and isinstance(args[0], IntV):
         return args[0]  # an int is its own index (anything else: a TypeError, not followed)
     if module != "math":
@@ -70,8 +72,28 @@ def call(qual: str, args: list[Value]) -> Value | None:
                 return IntV(Expr.const(getattr(math, name)(v)))
         if name == "prod" and args and isinstance(args[0], TupleV):
             return _prod(args[0])
-        return IntV(None)
+        return _of_known_ints(name, args)
     return None
+
+
+# math's integer functions computed where every argument is a known int; each
+# argument at most this, and the result below 2**62 (factorial and comb grow fast).
+_LARGEST = 10_000
+
+
+def _of_known_ints(name: str, args: list[Value]) -> IntV:
+    """`math.gcd(16, 12)` and the like of known ints; an int of unknown value where
+    one is not known, or where math refuses them."""
+    vals = [_number(a) if isinstance(a, IntV) else None for a in args]
+    if name not in ("gcd", "lcm", "isqrt", "factorial", "comb", "perm") or not vals:
+        return IntV(None)
+    if any(not isinstance(v, int) or abs(v) > _LARGEST for v in vals):
+        return IntV(None)
+    try:
+        out = getattr(math, name)(*vals)
+    except (ValueError, TypeError):  # Python raises there: no value
+        return IntV(None)
+    return IntV(Expr.const(out) if abs(out) < 2**62 else None)
 
 
 def _number(v: Value) -> int | float | None:

@@ -159,8 +159,21 @@ def exec_return(an: Analyzer, stmt: ast.Return, frame: Frame, module_level: bool
             check_against_annotation(an, v, ret_ann, stmt.value, "return value", run=True)
 
 
+def raised_here(an: Analyzer, stmt: ast.stmt, frame: Frame) -> bool:
+    """Whether evaluating stmt's own expressions surely raised where no call took
+    the exception (an attribute read of what the object lacks: `if torch.is_tensor(
+    self.missing)`, folded as a type test): the statement raises, not a call after it."""
+    exc = raising.take() if an.specialize else None
+    if exc is None:
+        return False
+    raising.surely(an, stmt, frame, exc)
+    return True
+
+
 def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> None:
     known = folding.test_truth(an, stmt.test, frame)
+    if raised_here(an, stmt, frame) or frame.done:
+        return  # the test surely raised (a call in it, or a read): no branch runs
     if known is not None:  # a test on known values takes one branch
         an.exec_block(stmt.body if known else stmt.orelse, frame)
         return

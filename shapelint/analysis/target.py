@@ -214,9 +214,15 @@ def _evaluate(
     cls_name, _, meth = qualname.partition(".")
     cd = _class_named(an, cls_name)
     if cd is not None and meth != "__init__":
-        fd = attributes.find_method(an, cd, meth or "forward")
+        # calling the module runs type(m).__call__: the project's own, where a class
+        # defines one (its `super().__call__` reaches forward), else forward
+        fd = attributes.find_method(an, cd, meth) if meth else attributes.own_call(an, cd)
+        if not meth and attributes.call_unsure(an, cd):
+            return stopped(an, target, f"{cls_name}: which __call__ runs is not known")
         if fd is None and not meth:
-            fd = attributes.find_method(an, cd, "__call__")
+            fd = attributes.find_method(an, cd, "forward") or attributes.find_method(
+                an, cd, "__call__"
+            )
         base = modules.torch_base(an, cd) if fd is None and not meth else None
         if fd is None and base is None:
             inherited = modules.torch_ancestor(an, cd) if not meth else None
@@ -247,9 +253,13 @@ def _evaluate(
                     f"--input {name}: {cls_name}.forward ({base}.forward) takes no "
                     f"parameter {name!r} (parameters: {', '.join(names)})"
                 )
-        args = [shapes.get(n, UNKNOWN) for n in names]
+        # an input not given keeps its default (`output_size=None`), as in Python
+        given = [n in shapes for n in names]
+        k = given.index(False) if False in given else len(names)
+        args = [shapes[n] for n in names[:k]]
+        rest = {n: shapes[n] for n in names[k:] if n in shapes}
         with storages.ledger(list(shapes.values())):
-            value = modules.inherited_forward(an, base, recv, cd, args, top)
+            value = modules.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():

@@ -51,6 +51,24 @@ def lacks(an: Analyzer, obj: Value, name: str) -> bool:
     return name not in MODULE and _module_lacks(an, obj, name)
 
 
+def lacks_while_built(an: Analyzer, obj: SelfRecorder, name: str) -> bool:
+    """Whether the module a target run is building surely has no attribute `name`
+    yet, so that reading it raises AttributeError as nn.Module.__getattr__ does:
+    no store of it applied or possible (lacks' rule), and its classes name it
+    only as their methods' own instance attribute (absence.built_instance_lacks):
+    a store in a method the run did not run has not happened."""
+    if not an.specialize or not name.isidentifier() or name.startswith("__") or name in MODULE:
+        return False
+    if absence.may_be_stored(name):
+        return False
+    if any(k in (name, UNFOLLOWED, ALIASED) for k in obj.attrs):
+        return False
+    cd = an.class_of(obj.cls)
+    if cd is None or not derives_from_module(an, obj.cls):
+        return False
+    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+
+
 def _plain_tensor(an: Analyzer, t: TensorV) -> bool:
     cls = pytypes.type_of(an, t)
     return isinstance(cls, LayerClassV) and cls.qual == "torch.Tensor"

@@ -255,7 +255,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
         return _contiguity(value, None)
-    if short in _CASTS and name.startswith("torch.Tensor.") and isinstance(value, TensorV):
+    cast = short in _CASTS and name.startswith("torch.Tensor.")
+    if name == "torch.as_tensor":  # of a tensor, a cast of it (of data, a tensor of its own)
+        cast = bool(args) and args[0] is base
+    if cast and isinstance(value, TensorV):
         # an unnamed dtype is the default float, as the stubs' `dtype_changed` reads it
         if (value.dtype or dtypes.DEFAULT_FLOAT) == (base.dtype or dtypes.DEFAULT_FLOAT):
             return _mark(value, base, view=base.view, contiguous=base.contiguous)

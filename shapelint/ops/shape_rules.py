@@ -2007,8 +2007,11 @@ def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
 @rule
 def data_tensor(ctx: RuleContext, data: Value) -> RuleOut:
     """torch.tensor(data): nested lists of Python numbers give one dim per level,
-    where every list of a level has one length (ragged lists: unknown, nothing said)."""
-    if isinstance(data, ArrayV):  # torch.tensor(a) / from_numpy(a): a's dtype
+    where every list of a level has one length (ragged lists: unknown, nothing said);
+    an array or a tensor gives its own shape and dtype."""
+    if isinstance(data, (ArrayV, TensorV)):  # torch.tensor(a) / from_numpy(a): a's dtype
+        # of a tensor: torch.tensor copies it, torch.as_tensor is the tensor itself
+        # or, where a dtype is given, `data.to(dtype)` (ops/saved.py's casts)
         return RuleOut(TensorV(data.shape, data.dtype))
     nested = nested_numbers(data)
     if nested is None:
