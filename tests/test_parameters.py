@@ -1682,3 +1682,56 @@ def test_changes_that_keep_the_parameters_keep_the_counts(tmp_path, monkeypatch,
         assert t["flops_backward_value"] == fc.get_total_flops()
     else:
         assert t["trainable_params"] == "?" and not t["backward_complete"]
+
+
+RESHAPED = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    # `.data` given another shape while the module is built: torch runs the new one
+    def __init__(self, kind="conv", tied=False):
+        super().__init__()
+        self.kind = kind
+        if kind == "conv":
+            self.layer = nn.Conv2d(3, 3, 1)
+            self.layer.weight.data = torch.zeros(3, 3, 3, 3)
+        elif kind == "own":
+            self.w = nn.Parameter(torch.zeros(4, 4))
+            self.w.data = torch.zeros(4, 8)
+        else:
+            self.layer = nn.Linear(4, 8, bias=False)
+            self.other = nn.Linear(4, 8, bias=False)
+            self.other.weight = self.layer.weight  # tied: both hold the one tensor
+            self.layer.weight.data = torch.zeros(16, 4)
+
+    def forward(self, x):
+        if self.kind == "conv":
+            return self.layer(x)
+        if self.kind == "own":
+            return x.flatten(1)[:, :4] @ self.w
+        return self.other(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "kind, shape", [("conv", "2,3,8,8"), ("own", "2,4"), ("tied", "2,4")]
+)
+def test_data_of_another_shape_is_never_the_old_figure(tmp_path, monkeypatch, kind, shape):
+    """`t.data = u` of another shape changes t in place: every holder (the layer
+    whose forward reads it, a layer tied to it) runs u's shape. The forward is
+    torch's figure or not complete, never the figure of t's old shape (main printed
+    conv's 2,304 for torch's 11,664 and own's 64 where torch runs 128)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    p = tmp_path / "reshaped.py"
+    p.write_text(textwrap.dedent(RESHAPED))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = load(p).Net(kind)
+    x = torch.randn(*map(int, shape.split(",")))
+    with FlopCounterMode(display=False) as fc:
+        m(x)
+    t = static(p, "Net", "--init", f"kind='{kind}'", "--input", f"x={shape}")
+    assert t["flops_value"] in (fc.get_total_flops(), None), t["flops"]
+    assert t["params"] in (str(sum(q.numel() for q in m.parameters())), "?")

@@ -1150,6 +1150,8 @@ class ModuleAnalyzer:
                         # `self.w.data = t` of another shape: requires_grad stays
                         data = target.attr == "data" and isinstance(held, TensorV)
                         aliasing.lost(freezes=not data)
+                    if target.attr == "data":
+                        modules.data_replaced(owner, target, value)  # type: ignore[arg-type]
             elif (
                 isinstance(target.value, ast.Name)
                 and base is None

@@ -1351,6 +1351,47 @@ def store_shared(an: Analyzer, owner: SelfRecorder, target: ast.Attribute, value
     return True
 
 
+def data_replaced(owner: SelfRecorder, target: ast.Attribute, value: Value) -> None:
+    """`self.conv.weight.data = u` while the module is built, u not known to be of
+    t's shape: Python changes t in place, so every holder of t (the layer whose
+    forward reads it, a tied head) holds a tensor of u's shape from then on. The
+    analysis has no in-place shape change for a tensor, so each holder of t holds
+    an unknown value instead, never t at its old shape (torch would run, or refuse,
+    the new one). Of t's shape, the old figure stands: the same sizes, other
+    values."""
+    olds = _path_values(owner, target)
+    old = olds[-1] if olds else None
+    if not isinstance(old, TensorV):
+        return
+    if isinstance(value, TensorV) and old.shape is not None and value.shape == old.shape:
+        return
+    for attrs in [r.attrs for r in aliasing.recorders()] + [owner.attrs]:
+        for k, v in list(attrs.items()):
+            attrs[k] = _without(v, old)
+    for f in list(in_place.LIVE):
+        for k, v in list(f.env.items()):
+            f.env[k] = _without(v, old)
+
+
+def _without(v: Value, old: Value) -> Value:
+    """v with t (old) and every torch layer holding t unknown: a stub layer's
+    forward reads its sizes from its constructor's arguments, not from its
+    weight's shape, so the layer itself is no longer known."""
+    if v is old:
+        return UNKNOWN
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
+        if any(a is old for _, a in v.attrs):
+            return UNKNOWN
+        held = tuple((k, _without(a, old)) for k, a in v.attrs)
+        if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):
+            return ObjectV(v.kind, held)
+    elif isinstance(v, ModuleListV):
+        items = tuple(_without(i, old) for i in v.items)
+        if any(a is not b for a, b in zip(items, v.items)):
+            return replace(v, items=items)
+    return v
+
+
 def _plain_object(an: Analyzer, v: Value) -> bool:
     """An object Python changes in place that is no module: a config, a dict, an
     instance of a project class that is surely no nn.Module (a module being
