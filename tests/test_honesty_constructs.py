@@ -2118,6 +2118,24 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # reduce of an operator function over tensors: every step is a product torch
+    # counts (two here), never one step's record at the call's one position
+    "reduce_of_an_operator_over_tensors": _case(
+        """
+        import functools
+        import operator
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, d))
+
+            def forward(self, x):
+                return functools.reduce(operator.matmul, [x, self.w, self.w])
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # finally runs on a break out of its try too (then the loop ends)
     "finally_runs_on_a_break": _case(
         """

@@ -3,7 +3,9 @@ binary functions (`operator.add`, `__add__`, `mul`, ...): the items known one by
 folded from the left, each step the expression `a op b` (speechbrain's padding,
 `reduce(__add__, [(k // 2, k // 2 - 1) for k in sizes])`, is the tuples joined).
 Any other function reduce is handed is called where the analysis is not
-(`modules.computing_function`)."""
+(`modules.computing_function`), and so are tensor items: each step would be costed at
+the one call's position, where records merge (`reduce(operator.matmul, [x, w, w])`
+would count one product of two)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import ast
 
 from shapelint.analysis import expressions, module_lists
 from shapelint.analysis.defs import Analyzer, Frame
-from shapelint.ops.values import Value
+from shapelint.ops.values import UNKNOWN, TensorV, Value
 
 QUALNAME = "functools.reduce"
 
@@ -43,6 +45,8 @@ def fold(an: Analyzer, node: ast.Call, args: list[Value], kwargs: dict, frame: F
     items = (args[2], *items) if len(args) == 3 else items
     if not items:
         return None  # Python's TypeError: an empty sequence and no initial value
+    if any(isinstance(i, TensorV) or i is UNKNOWN for i in items):
+        return None
     total = items[0]
     for item in items[1:]:
         total = expressions.binop(an, op(), total, item, node, frame, node.args[1], node.args[1])
