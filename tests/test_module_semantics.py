@@ -27,6 +27,62 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
+    # diffsptk's Precomputed: a typing.NamedTuple class (annotated fields, defaults on
+    # the last ones) built by keyword, its fields read by name and iterated
+    "typing_namedtuple_class": (
+        """
+        from typing import Any, NamedTuple
+
+        class Pre(NamedTuple):
+            \"\"\"Sizes.\"\"\"
+
+            width: int
+            values: dict[str, Any] = {}
+            depth: int = 2
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                pre = Pre(d * 2, values={"k": d})
+                self.fc = nn.Linear(d, pre.width)
+                for name, value in pre.values.items():
+                    setattr(self, name, value)
+                self.out = nn.Linear(pre.width, self.k * pre.depth)
+
+            def forward(self, x):
+                return self.out(self.fc(x))
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
+    # diffsptk's `self._precompute(**filter_values(locals()))`: locals() of a
+    # constructor at its top is its parameters and the `__class__` cell super() needs
+    "locals_of_a_constructor": (
+        """
+        def drop(dictionary):
+            for key in ("self", "__class__"):
+                if key in dictionary:
+                    dictionary.pop(key)
+            return dictionary
+
+        class Net(nn.Module):
+            def __init__(self, d, hidden=16):
+                super().__init__()
+                sizes = self._sizes(**drop(locals()))
+                self.fc = nn.Linear(d, sizes["h"])
+
+            @staticmethod
+            def _sizes(d, hidden):
+                return {"h": hidden * 2}
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
     # torchvision's ASPPPooling: a Sequential subclass's forward walks itself
     "for_mod_in_self": (
         """

@@ -20,6 +20,7 @@ from shapelint.analysis import (
     decorators,
     dynamic,
     folding,
+    frame_locals,
     iterators,
     lambdas,
     modules,
@@ -1104,8 +1105,13 @@ def _dir(an, node, args, kwargs, frame) -> Value | None:
     return pytypes.ModuleNamesV(qual)
 
 
+def _locals(an, node, args, kwargs, frame) -> Value | None:
+    return frame_locals.locals_of(an, node, frame)
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
     "dir": (_dir,),
+    "locals": (_locals,),
     "sorted": (_sorted,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),

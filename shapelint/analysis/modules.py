@@ -701,7 +701,12 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
     """Calling a container (nn.Sequential chains its items) or a class value."""
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
-        return an.construct(cd, args, kwargs) if cd is not None else None
+        if cd is None:
+            return None
+        made = namedtuples.of_class(an, cd)
+        if made is not None:
+            return namedtuples.built(made, args, kwargs) or UNKNOWN
+        return an.construct(cd, args, kwargs)
     if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
         return _call_function(an, callee.fd, node, args, kwargs, frame)
     if isinstance(callee, FunctionRefV):
@@ -2838,6 +2843,9 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     holding the calls its __init__ chain made (construct's `built_made`), so that a
     target's total follows it; a construction reused, or of a module, records
     nothing here (a call of unknown cost where it took a tensor)."""
+    made_class = namedtuples.of_class(an, cd)
+    if made_class is not None:  # a tuple: no __init__ of the project's runs
+        return namedtuples.built(made_class, args, kwargs) or UNKNOWN
     owner = cd.owner or an
     owner.built_made = None
     value = an.construct(cd, args, kwargs)
