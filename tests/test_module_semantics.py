@@ -27,6 +27,35 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
+    # diffsptk's _call_forward: the state is handed on by name from the module's
+    # registries (`self._buffers`, `self._parameters`) and `tuple(a_dict)`'s keys
+    "registries_read_as_dicts": (
+        """
+        class Net(nn.Module):
+            def __init__(self, d, k):
+                super().__init__()
+                values = {"k": k}
+                self._value_names = tuple(values)
+                for name, value in values.items():
+                    setattr(self, name, value)
+                for name, t in {"basis": torch.randn(d, d)}.items():
+                    self.register_buffer(name, t, persistent=False)
+                self.scale = nn.Parameter(torch.randn(d, k))
+
+            def forward(self, x):
+                named = {name: getattr(self, name) for name in self._value_names}
+                named.update(self._buffers)
+                named.update(self._parameters)
+                return self._forward(x, **named)
+
+            @staticmethod
+            def _forward(x, *, k, basis, scale):
+                return (x @ basis) @ scale[:, :k]
+        """,
+        "Net",
+        dict(d=8, k=4),
+        dict(x=(2, 8)),
+    ),
     # diffsptk's Precomputed: a typing.NamedTuple class (annotated fields, defaults on
     # the last ones) built by keyword, its fields read by name and iterated
     "typing_namedtuple_class": (

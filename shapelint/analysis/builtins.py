@@ -123,9 +123,13 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
     return IntV(None)
 
 
+def _plain_dict(v: Value) -> bool:
+    return type(v) is ObjectV and v.kind == DICT_KIND
+
+
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
     """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
-    module list (`list(zip(self.layers, args))`), its items, a plain list's;
+    dict, its keys; of a module list (`list(zip(self.layers, args))`), its items, a plain list's;
     `tuple()` / `list()` with no argument, an empty one."""
     kind = node.func.id if isinstance(node.func, ast.Name) else None
     if not args and not kwargs and kind in _SEQUENCES:
@@ -134,6 +138,9 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]
+    if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
+        # iterating a dict yields its keys, in insertion order
+        return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)
     v = modules.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)

@@ -1769,7 +1769,17 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
     return ModuleListV((), lst.sequential, known=False)
 
 
+# nn.Module's registries, which its attributes stand for (their reads above).
+_REGISTRIES = frozenset({"_modules", "_buffers", "_parameters"})
+
+
 def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
+    if isinstance(target, ast.Attribute) and target.attr in _REGISTRIES:
+        # `self._buffers.pop(k)`: a registration changed, which the module's
+        # attributes here do not show
+        if an.specialize:
+            aliasing.lost()
+        return
     if isinstance(target, ast.Name):
         if not module_state.store(an, target.id, value, frame):
             frame.env[target.id] = value
@@ -2006,6 +2016,28 @@ def registered_modules(me: ObjectV) -> list[tuple[str, Value]] | None:
         if v is UNKNOWN or k in (UNFOLLOWED, aliasing.ALIASED):
             return None
         if is_module(v) or (isinstance(v, ChoiceV) and all(is_module(i) for i in v.items)):
+            out.append((k, v))
+    return out
+
+
+def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | None:
+    """What a project module's `me._buffers` (registry "_buffers") or
+    `me._parameters` holds, in the order torch registered it: its buffers, or its
+    Parameters. None where an entry may be hidden: an attribute not known or one of
+    several values, a plain tensor (a tensor stored under a buffer's name stays a
+    buffer in torch), None (which either registry holds where it was registered
+    so), a registration the analysis lost; and a torch layer's registries."""
+    if not me.kind.startswith("<class>"):
+        return None
+    want = BufferV if registry == "_buffers" else ParameterV
+    surely_plain = plain.names(me.attrs)  # no module, Parameter or buffer
+    out: list[tuple[str, Value]] = []
+    for k, v in me.attrs:
+        if k in (UNFOLLOWED, aliasing.ALIASED) or v is UNKNOWN and k not in surely_plain:
+            return None
+        if isinstance(v, (ChoiceV, NoneV, OptionalV)) or type(v) is TensorV:
+            return None
+        if isinstance(v, want):
             out.append((k, v))
     return out
 
