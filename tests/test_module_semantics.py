@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tests.test_modules import counted
 from tests.test_object_model import assert_exact, static_target, write
 from tests.test_parameters import static
 
@@ -34,7 +35,7 @@ CASES = {
         class Net(nn.Module):
             def __init__(self, d, k):
                 super().__init__()
-                values = {"k": k}
+                values = {"k": k, "cut": None}  # None: a plain attribute, no buffer
                 self._value_names = tuple(values)
                 for name, value in values.items():
                     setattr(self, name, value)
@@ -49,8 +50,8 @@ CASES = {
                 return self._forward(x, **named)
 
             @staticmethod
-            def _forward(x, *, k, basis, scale):
-                return (x @ basis) @ scale[:, :k]
+            def _forward(x, *, k, cut, basis, scale):
+                return (x @ basis)[:, :cut] @ scale[:, :k]
         """,
         "Net",
         dict(d=8, k=4),
@@ -505,6 +506,36 @@ def test_exact_against_flop_counter(tmp_path, key):
 def _target(tmp_path, code: str, cls: str = "Net"):
     path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
     return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_a_buffer_registered_as_none_leaves_the_registry_not_known(tmp_path):
+    # torch: `self._buffers` holds "bias": None, so `_f(x, **self._buffers)` passes
+    # bias=None and takes no addition; None is all the analysis holds of the name,
+    # as of a plain attribute, so the registry is not known
+    path = write(
+        tmp_path,
+        "noneb.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.register_buffer("w", torch.randn(d, d))
+                    self.register_buffer("bias", None)
+
+                def forward(self, x):
+                    return self._f(x, **self._buffers)
+
+                @staticmethod
+                def _f(x, w, bias=0.5):
+                    return x @ w if bias is None else (x @ w) @ w
+            """
+        ),
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    assert not t["complete"]
+    assert (t["flops_value"] or 0) <= counted(path, "Net(8)", {"x": torch.randn(2, 8)})
 
 
 def test_a_helper_that_replaces_layers_through_apply_leaves_a_bound(tmp_path):

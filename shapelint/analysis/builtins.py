@@ -24,6 +24,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     modules,
+    plain,
     pytypes,
     torch_absence,
 )
@@ -1039,7 +1040,11 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         if not an.trial and not (
             an.specialize and attribute_hooks.store(an, args[0], name, args[2])
         ):
-            args[0].attrs[name] = args[2]
+            attrs = args[0].attrs
+            none_plain = isinstance(args[2], NoneV) and plain.none_stays_plain(attrs, name)
+            attrs[name] = args[2]
+            if isinstance(args[2], NoneV):  # None in a registry, or a plain attribute
+                plain.mark(attrs, name, none_plain)
         return NoneV()
     if an.specialize and aliasing.recorders():
         an.outer_writes += 1

@@ -1517,8 +1517,9 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     place, of a value that may be a parameter or a module, makes their counts
     unknown (aliasing.py)."""
     if isinstance(obj, SelfRecorder) and attr is not None:
+        stays_plain = isinstance(value, NoneV) and plain.none_stays_plain(obj.attrs, attr)
         obj.attrs[attr] = value
-        plain.mark(obj.attrs, attr, False)
+        plain.mark(obj.attrs, attr, stays_plain)
         return
     if isinstance(obj, TensorV) and attr is not None and attr != "data":
         return  # `p._tags = s`: an attribute of the tensor object, no module's state
@@ -2035,6 +2036,8 @@ def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | 
     for k, v in me.attrs:
         if k in (UNFOLLOWED, aliasing.ALIASED) or v is UNKNOWN and k not in surely_plain:
             return None
+        if isinstance(v, NoneV) and k in surely_plain:
+            continue
         if isinstance(v, (ChoiceV, NoneV, OptionalV)) or type(v) is TensorV:
             return None
         if isinstance(v, want):
