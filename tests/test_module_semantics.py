@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tests.test_modules import counted
 from tests.test_object_model import assert_exact, static_target, write
 from tests.test_parameters import static
 
@@ -27,6 +28,91 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
+    # diffsptk's _call_forward: the state is handed on by name from the module's
+    # registries (`self._buffers`, `self._parameters`) and `tuple(a_dict)`'s keys
+    "registries_read_as_dicts": (
+        """
+        class Net(nn.Module):
+            def __init__(self, d, k):
+                super().__init__()
+                values = {"k": k, "cut": None}  # None: a plain attribute, no buffer
+                self._value_names = tuple(values)
+                for name, value in values.items():
+                    setattr(self, name, value)
+                for name, t in {"basis": torch.randn(d, d)}.items():
+                    self.register_buffer(name, t, persistent=False)
+                self.scale = nn.Parameter(torch.randn(d, k))
+
+            def forward(self, x):
+                named = {name: getattr(self, name) for name in self._value_names}
+                named.update(self._buffers)
+                named.update(self._parameters)
+                return self._forward(x, **named)
+
+            @staticmethod
+            def _forward(x, *, k, cut, basis, scale):
+                return (x @ basis)[:, :cut] @ scale[:, :k]
+        """,
+        "Net",
+        dict(d=8, k=4),
+        dict(x=(2, 8)),
+    ),
+    # diffsptk's Precomputed: a typing.NamedTuple class (annotated fields, defaults on
+    # the last ones) built by keyword, its fields read by name and iterated
+    "typing_namedtuple_class": (
+        """
+        from typing import Any, NamedTuple
+
+        class Pre(NamedTuple):
+            \"\"\"Sizes.\"\"\"
+
+            width: int
+            values: dict[str, Any] = {}
+            depth: int = 2
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                pre = Pre(d * 2, values={"k": d})
+                self.fc = nn.Linear(d, pre.width)
+                for name, value in pre.values.items():
+                    setattr(self, name, value)
+                self.out = nn.Linear(pre.width, self.k * pre.depth)
+
+            def forward(self, x):
+                return self.out(self.fc(x))
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
+    # diffsptk's `self._precompute(**filter_values(locals()))`: locals() of a
+    # constructor at its top is its parameters and the `__class__` cell super() needs
+    "locals_of_a_constructor": (
+        """
+        def drop(dictionary):
+            for key in ("self", "__class__"):
+                if key in dictionary:
+                    dictionary.pop(key)
+            return dictionary
+
+        class Net(nn.Module):
+            def __init__(self, d, hidden=16):
+                super().__init__()
+                sizes = self._sizes(**drop(locals()))
+                self.fc = nn.Linear(d, sizes["h"])
+
+            @staticmethod
+            def _sizes(d, hidden):
+                return {"h": hidden * 2}
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
     # torchvision's ASPPPooling: a Sequential subclass's forward walks itself
     "for_mod_in_self": (
         """
@@ -420,6 +506,36 @@ def test_exact_against_flop_counter(tmp_path, key):
 def _target(tmp_path, code: str, cls: str = "Net"):
     path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
     return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_a_buffer_registered_as_none_leaves_the_registry_not_known(tmp_path):
+    # torch: `self._buffers` holds "bias": None, so `_f(x, **self._buffers)` passes
+    # bias=None and takes no addition; None is all the analysis holds of the name,
+    # as of a plain attribute, so the registry is not known
+    path = write(
+        tmp_path,
+        "noneb.py",
+        HEADER
+        + textwrap.dedent(
+            """
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.register_buffer("w", torch.randn(d, d))
+                    self.register_buffer("bias", None)
+
+                def forward(self, x):
+                    return self._f(x, **self._buffers)
+
+                @staticmethod
+                def _f(x, w, bias=0.5):
+                    return x @ w if bias is None else (x @ w) @ w
+            """
+        ),
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    assert not t["complete"]
+    assert (t["flops_value"] or 0) <= counted(path, "Net(8)", {"x": torch.randn(2, 8)})
 
 
 def test_a_helper_that_replaces_layers_through_apply_leaves_a_bound(tmp_path):

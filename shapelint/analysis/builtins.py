@@ -20,9 +20,11 @@ from shapelint.analysis import (
     decorators,
     dynamic,
     folding,
+    frame_locals,
     iterators,
     lambdas,
     modules,
+    plain,
     pytypes,
     torch_absence,
 )
@@ -122,9 +124,13 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
     return IntV(None)
 
 
+def _plain_dict(v: Value) -> bool:
+    return type(v) is ObjectV and v.kind == DICT_KIND
+
+
 def _sequence(an, node, args, kwargs, frame) -> Value | None:
     """`list(xs)` / `tuple(xs)` of a list the analysis holds: the same list; of a
-    module list (`list(zip(self.layers, args))`), its items, a plain list's;
+    dict, its keys; of a module list (`list(zip(self.layers, args))`), its items, a plain list's;
     `tuple()` / `list()` with no argument, an empty one."""
     kind = node.func.id if isinstance(node.func, ast.Name) else None
     if not args and not kwargs and kind in _SEQUENCES:
@@ -133,6 +139,9 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]
+    if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
+        # iterating a dict yields its keys, in insertion order
+        return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)
     v = modules.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
@@ -1031,7 +1040,11 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         if not an.trial and not (
             an.specialize and attribute_hooks.store(an, args[0], name, args[2])
         ):
-            args[0].attrs[name] = args[2]
+            attrs = args[0].attrs
+            none_plain = isinstance(args[2], NoneV) and plain.none_stays_plain(attrs, name)
+            attrs[name] = args[2]
+            if isinstance(args[2], NoneV):  # None in a registry, or a plain attribute
+                plain.mark(attrs, name, none_plain)
         return NoneV()
     if an.specialize and aliasing.recorders():
         an.outer_writes += 1
@@ -1104,8 +1117,13 @@ def _dir(an, node, args, kwargs, frame) -> Value | None:
     return pytypes.ModuleNamesV(qual)
 
 
+def _locals(an, node, args, kwargs, frame) -> Value | None:
+    return frame_locals.locals_of(an, node, frame)
+
+
 BUILTINS: dict[str, tuple[Handler, ...]] = {
     "dir": (_dir,),
+    "locals": (_locals,),
     "sorted": (_sorted,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),

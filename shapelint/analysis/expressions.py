@@ -341,6 +341,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         held = modules.registered_modules(base) if modules.is_module(base) else None
         if held is not None:  # nn.Module's registry of its submodules, read
             return modules.dict_value(dict(held), modules.REGISTERED_DICT_KIND)
+    if isinstance(base, ObjectV) and node.attr in ("_buffers", "_parameters") and an.specialize:
+        held = modules.registered_tensors(base, node.attr)
+        if held is not None:  # nn.Module's registry of its buffers or Parameters, read
+            return modules.dict_value(dict(held))
     if isinstance(base, ObjectV):
         if base.kind.startswith(("<class>", modules.CONFIG_PREFIX)) and all(
             k != node.attr for k, _ in base.attrs

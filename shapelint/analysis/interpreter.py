@@ -1116,11 +1116,15 @@ class ModuleAnalyzer:
                 elif not (
                     self.specialize and modules.property_set(self, base, target, value, frame)
                 ):
+                    none_plain = isinstance(value, NoneV) and plain.none_stays_plain(
+                        base.attrs, target.attr
+                    )
                     base.attrs[target.attr] = own_methods.stored(base, value)
                     plain.mark(
                         base.attrs,
                         target.attr,
-                        value is UNKNOWN
+                        none_plain
+                        or value is UNKNOWN
                         and self.specialize  # a target run: the one that counts parameters
                         and plain.surely_plain(self, value_node, frame, modules.may_replace),
                     )

@@ -701,7 +701,12 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
     """Calling a container (nn.Sequential chains its items) or a class value."""
     if isinstance(callee, ClassRefV):
         cd = an.class_of(callee.name)
-        return an.construct(cd, args, kwargs) if cd is not None else None
+        if cd is None:
+            return None
+        made = namedtuples.of_class(an, cd)
+        if made is not None:
+            return namedtuples.built(made, args, kwargs) or UNKNOWN
+        return an.construct(cd, args, kwargs)
     if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
         return _call_function(an, callee.fd, node, args, kwargs, frame)
     if isinstance(callee, FunctionRefV):
@@ -1512,8 +1517,9 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     place, of a value that may be a parameter or a module, makes their counts
     unknown (aliasing.py)."""
     if isinstance(obj, SelfRecorder) and attr is not None:
+        stays_plain = isinstance(value, NoneV) and plain.none_stays_plain(obj.attrs, attr)
         obj.attrs[attr] = value
-        plain.mark(obj.attrs, attr, False)
+        plain.mark(obj.attrs, attr, stays_plain)
         return
     if isinstance(obj, TensorV) and attr is not None and attr != "data":
         return  # `p._tags = s`: an attribute of the tensor object, no module's state
@@ -1764,7 +1770,17 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
     return ModuleListV((), lst.sequential, known=False)
 
 
+# nn.Module's registries, which its attributes stand for (their reads above).
+_REGISTRIES = frozenset({"_modules", "_buffers", "_parameters"})
+
+
 def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
+    if isinstance(target, ast.Attribute) and target.attr in _REGISTRIES:
+        # `self._buffers.pop(k)`: a registration changed, which the module's
+        # attributes here do not show
+        if an.specialize:
+            aliasing.lost()
+        return
     if isinstance(target, ast.Name):
         if not module_state.store(an, target.id, value, frame):
             frame.env[target.id] = value
@@ -2001,6 +2017,30 @@ def registered_modules(me: ObjectV) -> list[tuple[str, Value]] | None:
         if v is UNKNOWN or k in (UNFOLLOWED, aliasing.ALIASED):
             return None
         if is_module(v) or (isinstance(v, ChoiceV) and all(is_module(i) for i in v.items)):
+            out.append((k, v))
+    return out
+
+
+def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | None:
+    """What a project module's `me._buffers` (registry "_buffers") or
+    `me._parameters` holds, in the order torch registered it: its buffers, or its
+    Parameters. None where an entry may be hidden: an attribute not known or one of
+    several values, a plain tensor (a tensor stored under a buffer's name stays a
+    buffer in torch), None (which either registry holds where it was registered
+    so), a registration the analysis lost; and a torch layer's registries."""
+    if not me.kind.startswith("<class>"):
+        return None
+    want = BufferV if registry == "_buffers" else ParameterV
+    surely_plain = plain.names(me.attrs)  # no module, Parameter or buffer
+    out: list[tuple[str, Value]] = []
+    for k, v in me.attrs:
+        if k in (UNFOLLOWED, aliasing.ALIASED) or v is UNKNOWN and k not in surely_plain:
+            return None
+        if isinstance(v, NoneV) and k in surely_plain:
+            continue
+        if isinstance(v, (ChoiceV, NoneV, OptionalV)) or type(v) is TensorV:
+            return None
+        if isinstance(v, want):
             out.append((k, v))
     return out
 
@@ -2838,6 +2878,9 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     holding the calls its __init__ chain made (construct's `built_made`), so that a
     target's total follows it; a construction reused, or of a module, records
     nothing here (a call of unknown cost where it took a tensor)."""
+    made_class = namedtuples.of_class(an, cd)
+    if made_class is not None:  # a tuple: no __init__ of the project's runs
+        return namedtuples.built(made_class, args, kwargs) or UNKNOWN
     owner = cd.owner or an
     owner.built_made = None
     value = an.construct(cd, args, kwargs)

@@ -74,6 +74,17 @@ def names(attrs) -> frozenset[str]:
     return frozenset()
 
 
+def none_stays_plain(attrs: dict[str, Value], name: str) -> bool:
+    """Whether None stored now under name is a plain attribute: nothing registered
+    holds the name (torch keeps a None stored over a Parameter's, a buffer's or a
+    submodule's name in that registry), as where it is unbound, holds a number, a
+    string or a bool, or is marked plain."""
+    if name not in attrs:
+        return True
+    old = attrs[name]
+    return isinstance(old, (IntV, FloatV, StrV, BoolV)) or name in names(attrs.items())
+
+
 def mark(attrs: dict[str, Value], name: str, plain: bool) -> None:
     """Record whether attrs[name], just stored, is surely plain."""
     have = names(attrs.items())
