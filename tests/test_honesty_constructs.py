@@ -2218,6 +2218,25 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # layers imported from the torch files that define them, which torch.nn
+    # re-exports: the same classes
+    "layers_from_their_defining_torch_files": _case(
+        """
+        from torch.nn.modules.activation import MultiheadAttention
+        from torch.nn.modules.conv import Conv1d
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.mha = MultiheadAttention(d, 2)
+                self.conv = Conv1d(d, d, 1)
+
+            def forward(self, x):
+                y = self.mha(x, x, x)[0]
+                return self.conv(y.permute(1, 2, 0))
+        """,
+        {"d": "4"},
+    ),
     # finally runs on a break out of its try too (then the loop ends)
     "finally_runs_on_a_break": _case(
         """
