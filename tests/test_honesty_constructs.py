@@ -36,6 +36,29 @@ def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
+# classes a registry hands back by name (`free` is the one bound at the top)
+REGISTRY = """
+        class Small(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def pre(self, x):
+                return self.lin(x)
+
+        class Big(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, 4 * d)
+
+            def pre(self, x):
+                return self.lin(x)
+
+        free = Small
+
+"""
+
+
 # a hook is registered when the call that registers it runs: a function that
 # would install one, and is never called, changes nothing
 HOOK_INSTALLER = """
@@ -2135,6 +2158,84 @@ CASES = {
         """,
         {"d": "4"},
         expect="honest",
+    ),
+    # a registry read through globals() by a known key: the module's binding of
+    # the name, whose methods then run
+    "registry_by_globals_get": _case(
+        REGISTRY
+        + """
+
+        def get(identifier):
+            if callable(identifier):
+                return identifier
+            cls = globals().get(identifier)
+            if cls is None:
+                raise ValueError(identifier)
+            return cls
+
+        class M(nn.Module):
+            def __init__(self, d, name="free"):
+                super().__init__()
+                self.fb = get(name)(d)
+
+            def forward(self, x):
+                return self.fb.pre(x)
+        """,
+        {"d": "4"},
+    ),
+    "registry_by_globals_subscript": _case(
+        REGISTRY
+        + """
+
+        class M(nn.Module):
+            def __init__(self, d, name="free"):
+                super().__init__()
+                self.fb = globals()[name](d)
+
+            def forward(self, x):
+                return self.fb.pre(x)
+        """,
+        {"d": "4"},
+    ),
+    # a write through globals() that runs before the read rebinds the name: never
+    # the top-level binding's figure
+    "registry_rebound_through_globals": _case(
+        REGISTRY
+        + """
+
+        def register(name, cls):
+            globals().update({name: cls})
+
+        class M(nn.Module):
+            def __init__(self, d, name="free"):
+                super().__init__()
+                register(name, Big)
+                self.fb = globals().get(name)(d)
+
+            def forward(self, x):
+                return self.fb.pre(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # layers imported from the torch files that define them, which torch.nn
+    # re-exports: the same classes
+    "layers_from_their_defining_torch_files": _case(
+        """
+        from torch.nn.modules.activation import MultiheadAttention
+        from torch.nn.modules.conv import Conv1d
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.mha = MultiheadAttention(d, 2)
+                self.conv = Conv1d(d, d, 1)
+
+            def forward(self, x):
+                y = self.mha(x, x, x)[0]
+                return self.conv(y.permute(1, 2, 0))
+        """,
+        {"d": "4"},
     ),
     # finally runs on a break out of its try too (then the loop ends)
     "finally_runs_on_a_break": _case(

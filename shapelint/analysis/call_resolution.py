@@ -30,6 +30,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     namedtuples,
+    namespace,
     own_methods,
     parameters,
     pytypes,
@@ -130,8 +131,23 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         v = an.eval(node.args[0], frame, d)
         an.report(node, "SHP390", f"revealed shape: {_reveal(v)}")
         return v
+    if namespace.is_globals_call(an, node, frame):
+        # not the receiver of a read by key (those return before evaluating it):
+        # what the namespace holds may change through it
+        an.globals_written = True
     qual = an.qualname_of(func, frame)
     args, kwargs, open_kwargs = arguments(an, node, frame, d)
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and 1 <= len(args) <= 2
+        and not kwargs
+        and not open_kwargs
+        and namespace.is_globals_call(an, func.value, frame)
+    ):
+        # `globals().get(name)`: the module's binding of name
+        got = namespace.read(an, args[0], node, frame, d)
+        return UNKNOWN if got is None else got
     if an.call_args:
         # what it was given, `**kw` not known one by one among it (what may be a tensor)
         given = [*args, *kwargs.values(), *([_STARRED_UNKNOWN] if open_kwargs else [])]

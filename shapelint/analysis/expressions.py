@@ -28,6 +28,7 @@ from shapelint.analysis import (
     module_lists,
     modules,
     namedtuples,
+    namespace,
     narrowing,
     ndarrays,
     own_methods,
@@ -464,6 +465,9 @@ _INSTANCES = ("<class>", modules.CONFIG_PREFIX)  # instances of project classes
 
 
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
+    if isinstance(node.ctx, ast.Load) and namespace.is_globals_call(an, node.value, frame):
+        got = namespace.read(an, an.eval(node.slice, frame, d), node, frame, d)
+        return UNKNOWN if got is None else got
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
     item = modules.subscript(base, idx, node)

@@ -59,6 +59,13 @@ def _canonical(qualname: str) -> str:
     for old, new in _CANONICAL_PREFIXES:
         if qualname.startswith(old):
             return new + qualname[len(old) :]
+    if qualname.startswith("torch.nn.modules."):
+        # torch.nn re-exports every public name of its modules' files that it has
+        # (`from .modules import *`): `torch.nn.modules.activation.MultiheadAttention`
+        # is torch.nn.MultiheadAttention (its private files' are other objects)
+        parts = qualname.split(".")
+        if len(parts) >= 5 and not parts[3].startswith("_") and not parts[4].startswith("_"):
+            return "torch.nn." + ".".join(parts[4:])
     if qualname.startswith("einops.layers.") and qualname.count(".") == 3:
         # einops.layers.torch.Rearrange / .flax / .keras ... share one construction check.
         return "einops.layers." + qualname.rsplit(".", 1)[1]

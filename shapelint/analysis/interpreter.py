@@ -272,6 +272,8 @@ class ModuleAnalyzer:
         self.result = ModuleResult()
         self._diag_keys: set[tuple] = set()
         self.module_env: dict[str, Value] = {}
+        # a run evaluated globals() other than in a read by key (namespace.py)
+        self.globals_written = False
         self.functions: dict[str, FuncDef] = {}
         self.classes: dict[str, ClassDef] = {}
         self.summaries: dict[str, FunctionSummary] = {}
