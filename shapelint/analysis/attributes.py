@@ -119,7 +119,6 @@ def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
             bases.append(qual)
         elif base.key not in outer:
             bases.append(base)
-    key = lambda c: c if isinstance(c, str) else c.key  # noqa: E731
     seqs = []
     for b in bases:
         lin = [b] if isinstance(b, str) else _c3_all(an, b, outer | {cd.key})
@@ -127,15 +126,7 @@ def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
             return None
         seqs.append(lin)
     seqs.append(list(bases))
-    out = [cd]
-    while seqs := [s for s in seqs if s]:
-        tails = {key(c) for s in seqs for c in s[1:]}
-        head = next((s[0] for s in seqs if key(s[0]) not in tails), None)
-        if head is None:
-            return None
-        out.append(head)
-        seqs = [s[1:] if key(s[0]) == key(head) else s for s in seqs]
-    return out
+    return _c3_merge(cd, seqs)
 
 
 def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
@@ -163,14 +154,23 @@ def _c3(an: Analyzer, cd: ClassDef, outer: frozenset) -> list[ClassDef] | None:
             return None
         seqs.append(lin)
     seqs.append(list(bases))
+    return _c3_merge(cd, seqs)
+
+
+def _c3_merge(cd: ClassDef, seqs: list[list]) -> list | None:
+    """C3's merge of the bases' linearizations and the bases' list, after cd: each
+    step takes the first head no sequence holds in its tail; None where none is
+    (Python refuses such a class). A base outside the project is its qualified
+    name (a str), a project class its ClassDef, compared by key."""
+    key = lambda c: c if isinstance(c, str) else c.key  # noqa: E731
     out = [cd]
     while seqs := [s for s in seqs if s]:
-        tails = {c.key for s in seqs for c in s[1:]}
-        head = next((s[0] for s in seqs if s[0].key not in tails), None)
+        tails = {key(c) for s in seqs for c in s[1:]}
+        head = next((s[0] for s in seqs if key(s[0]) not in tails), None)
         if head is None:
             return None
         out.append(head)
-        seqs = [s[1:] if s[0].key == head.key else s for s in seqs]
+        seqs = [s[1:] if key(s[0]) == key(head) else s for s in seqs]
     return out
 
 
