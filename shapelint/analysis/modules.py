@@ -1382,19 +1382,12 @@ def _without(v: Value, old: Value) -> Value:
     """v with t (old) and every torch layer holding t unknown: a stub layer's
     forward reads its sizes from its constructor's arguments, not from its
     weight's shape, so the layer itself is no longer known."""
-    if v is old:
-        return UNKNOWN
-    if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
-        if any(a is old for _, a in v.attrs):
-            return UNKNOWN
-        held = tuple((k, _without(a, old)) for k, a in v.attrs)
-        if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):
-            return ObjectV(v.kind, held)
-    elif isinstance(v, ModuleListV):
-        items = tuple(_without(i, old) for i in v.items)
-        if any(a is not b for a, b in zip(items, v.items)):
-            return replace(v, items=items)
-    return v
+
+    def at(w: Value) -> Value | None:
+        holds = _holder(w) and any(a is old for _, a in w.attrs)  # type: ignore[union-attr]
+        return UNKNOWN if w is old or holds else None
+
+    return _rebuilt(v, at)
 
 
 def _plain_object(an: Analyzer, v: Value) -> bool:
@@ -1444,22 +1437,30 @@ def _path_values(owner: SelfRecorder, target: ast.Attribute) -> list[Value]:
 def _swap_held(attrs: dict, old: Value, new: Value) -> None:
     """old replaced by new (by identity) wherever attrs holds it, in the modules,
     dicts and module lists they hold too."""
-
-    def swap(v: Value) -> Value:
-        if v is old:
-            return new
-        if isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS):
-            held = tuple((k, swap(a)) for k, a in v.attrs)
-            if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):
-                return ObjectV(v.kind, held)
-        elif isinstance(v, ModuleListV):
-            items = tuple(swap(i) for i in v.items)
-            if any(a is not b for a, b in zip(items, v.items)):
-                return replace(v, items=items)
-        return v
-
     for k, v in list(attrs.items()):
-        attrs[k] = swap(v)
+        attrs[k] = _rebuilt(v, lambda w: new if w is old else None)
+
+
+def _holder(v: Value) -> bool:
+    return isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS)
+
+
+def _rebuilt(v: Value, at) -> Value:
+    """v where at(w) gives a value for w (None: look inside), rebuilt through the
+    modules, dicts and module lists that hold a changed value, the others kept as
+    they are (the same objects: identity is what the stores follow)."""
+    got = at(v)
+    if got is not None:
+        return got
+    if _holder(v):
+        held = tuple((k, _rebuilt(a, at)) for k, a in v.attrs)  # type: ignore[union-attr]
+        if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):  # type: ignore[union-attr]
+            return ObjectV(v.kind, held)  # type: ignore[union-attr]
+    elif isinstance(v, ModuleListV):
+        items = tuple(_rebuilt(i, at) for i in v.items)
+        if any(a is not b for a, b in zip(items, v.items)):
+            return replace(v, items=items)
+    return v
 
 
 def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
