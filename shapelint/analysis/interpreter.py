@@ -665,6 +665,13 @@ class ModuleAnalyzer:
             return cd.owner.contract_attrs(cd)
         plain = self.class_attrs(cd)
         known = self._contract_attrs.get(cd.key)
+        init = attributes.find_method(self, cd, "__init__")
+        if known is None and (
+            init is None
+            or init.owner not in (None, self)  # a base's, read in another file's names
+            or not layer_defaults_of.takes_layer_class(self, init, _Frame(init, init.qualname))
+        ):
+            known = self._contract_attrs[cd.key] = plain
         if known is None:
             # Quiet: the constructor's own findings are its pass's, at any argument.
             quiet, self._quiet = self._quiet, True

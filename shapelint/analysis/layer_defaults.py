@@ -41,6 +41,17 @@ def default_class(an, default: ast.expr, dv: Value | None, frame) -> Value | Non
     return None
 
 
+def takes_layer_class(an, init: FuncDef, frame) -> bool:
+    """Whether a parameter of init defaults to a layer class: a name or an
+    attribute (`LayerNorm`, `nn.GELU`) that default_class takes, read in frame
+    (the constructor is run again only for such a class)."""
+    return any(
+        default_class(an, d, an.eval(d, frame), frame) is not None
+        for d in (*init.node.args.defaults, *init.node.args.kw_defaults)
+        if isinstance(d, (ast.Name, ast.Attribute))
+    )
+
+
 def checks_contract(an, fd: FuncDef) -> bool:
     """Whether fd is a method, not the constructor, with a parameter annotated as a
     jaxtyping tensor: the body is checked against that contract."""
