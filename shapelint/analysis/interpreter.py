@@ -618,7 +618,9 @@ class ModuleAnalyzer:
         quiet, self._quiet = self._quiet, False
         self._in_progress.add(fd.qualname)
         try:
-            with OwnPass(), self._undiverted(), may_raise.apart():
+            # repeated: a spot the pass above reported is not reported again in
+            # other words
+            with OwnPass(), self._undiverted(), may_raise.apart(), self.repeated():
                 self._run_function(fd, {}, contract=True)
         finally:
             self._in_progress.discard(fd.qualname)
