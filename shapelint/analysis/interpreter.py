@@ -252,10 +252,10 @@ class _Frame:
         self.chained: ast.Call | None = None
 
 
+
 # Statements with no block of their own: an exception their expressions surely
 # raised that no call took is theirs (statement_exec.raised_here).
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
-
 
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
@@ -611,8 +611,8 @@ class ModuleAnalyzer:
         built with the constructor's layer-class defaults (layer_defaults.py), for
         the findings alone: its summary, which callers that build the instance with
         other layers read, stays the one above."""
-        if fd.cls is None or not layer_defaults_of.checks_contract(self, fd):
-            return
+        if self.specialize or fd.cls is None or not layer_defaults_of.checks_contract(self, fd):
+            return  # (a target's run builds the instance it has: no default is assumed)
         if self.contract_attrs(fd.cls) is self.class_attrs(fd.cls):
             return  # no layer-class default: the pass above was this one
         quiet, self._quiet = self._quiet, False
