@@ -455,3 +455,100 @@ def test_torch_raises_on_the_slice_of_the_read_size():
     pytest.importorskip("jaxtyping")
     assert torch_raises(CONV_TOKENS.format(stop="n"), "Tokens(8, 4, 2)", (2, 1, 32))
     assert not torch_raises(CONV_TOKENS.format(stop="n + 1"), "Tokens(8, 4, 2)", (2, 1, 32))
+
+
+# A constructor's layer-class default (timm's SwiGLU, open_clip's blocks): the check
+# of the annotated forward builds the instance as `SwiGLU(sizes...)` does.
+GLU = """
+from typing import Type
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: Float[Tensor, "b n d"]) -> Float[Tensor, "b n d"]:
+        return super().forward(x)
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, dim: int, hidden: int, act_layer: Type[nn.Module] = nn.SiLU, norm_layer=LayerNorm):
+        super().__init__()
+        self.fc1_g = nn.Linear(dim, {gate})
+        self.fc1_x = nn.Linear(dim, hidden)
+        self.act = act_layer()
+        self.norm = norm_layer(hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x{spec}):
+        x = self.act(self.fc1_g(x)) * self.fc1_x(x)
+        return self.fc2(self.norm(x))
+"""
+
+
+@pytest.mark.parametrize("spec", [': Float[Tensor, "b n dim"]', ': Float[Tensor, "2 17 48"]'])
+def test_a_layer_class_default_is_the_layer_in_the_annotated_forwards_check(spec):
+    source = GLU.format(gate="2 * hidden", spec=spec)
+    assert _errors(source) == ["22 SHP308"]  # SiLU keeps 2·hidden against hidden
+    assert torch_raises(source, "SwiGLU(48, 32)", (2, 17, 48))
+    assert _errors(GLU.format(gate="hidden", spec=spec)) == []
+
+
+def test_an_unannotated_forward_leaves_a_layer_class_parameter_unknown():
+    # nn.GLU halves the gate, which a caller may pass: without a contract the
+    # check does not assume the default
+    assert _errors(GLU.format(gate="2 * hidden", spec="")) == []
+
+
+def test_a_caller_of_another_rank_is_not_judged_by_the_default():
+    # An unannotated class whose default norm is the annotated 3-d LayerNorm, run
+    # on 2-d queries: its check keeps the parameter unknown (open_clip's
+    # AttentionalPooler), so the callee's annotation is not held against it.
+    source = (
+        GLU.format(gate="hidden", spec=': Float[Tensor, "b n dim"]')
+        + """
+
+class Pooler(nn.Module):
+    def __init__(self, dim: int, norm_layer=LayerNorm):
+        super().__init__()
+        self.ln_q = norm_layer(dim)
+
+    def forward(self, q):
+        return self.ln_q(q.mean(dim=1))
+"""
+    )
+    assert _errors(source) == []
+
+
+HEAD = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Head(nn.Module):
+    def __init__(self, dim: int, act_layer=nn.Identity):
+        super().__init__()
+        self.proj = nn.Linear(dim, 2 * dim)
+        self.act = act_layer()
+
+    def forward(self, x: Float[Tensor, "b dim"]):
+        return self.act(self.proj(x))
+
+
+class Outer(nn.Module):
+    def __init__(self, d: int):
+        super().__init__()
+        self.head = Head(d, act_layer=nn.GLU)
+        self.out = nn.Linear(d, 3)
+
+    def forward(self, x{spec}):
+        return self.out(self.head(x))
+"""
+
+
+@pytest.mark.parametrize("spec", ["", ': Float[Tensor, "b d"]'])
+def test_a_caller_that_passes_another_layer_does_not_get_the_defaults_shapes(spec):
+    # Head at its default (Identity) returns 2·dim; Outer's nn.GLU halves it back
+    # to d: the summary Outer calls through is not the default construction's.
+    source = HEAD.format(spec=spec)
+    assert _errors(source) == []
+    assert not torch_raises(source, "Outer(4)", (2, 4))

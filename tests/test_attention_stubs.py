@@ -136,3 +136,53 @@ def test_cross_attention_flops_match_the_counter_on_the_weights_path():
     res = stub_call(f"{MHA}.__call__", [built.value, to_value(q), to_value(kv), to_value(kv)], {})
     assert res.cost.flops.value == counter.get_total_flops() > 0
     assert any("fused kernel" in n for n in res.cost.notes)
+
+
+def test_a_key_of_no_known_shape_leaves_the_output_the_querys_shape():
+    # `k_x if k_x is not None else q_x` on an optional argument: whatever the key's
+    # length, torch's output has the query's shape; the weights and the cost do not.
+    from shapelint.ops.values import UNKNOWN
+
+    m = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    q = torch.randn(2, 5, 16)
+    for kv in (torch.randn(2, 9, 16), torch.randn(2, 1, 16)):
+        assert m(q, kv, kv, need_weights=False)[0].shape == q.shape
+    built = stub_call(MHA, [to_value(16), to_value(4)], {"batch_first": to_value(True)})
+    for need in (False, True):
+        res = stub_call(
+            f"{MHA}.__call__",
+            [built.value, to_value(q), UNKNOWN, UNKNOWN],
+            {"need_weights": to_value(need)},
+        )
+        out, weights = res.value.items
+        assert [d.value for d in out.shape] == [2, 5, 16]
+        assert (weights is UNKNOWN) is need
+        assert res.cost.flops is None and res.cost.bytes is None  # the key's are not known
+
+
+def test_a_layout_the_caller_gives_leaves_the_output_the_querys_shape():
+    # batch_first not known: (L, N, E) or (N, L, E), the output keeps the query's layout
+    from shapelint.ops.values import UNKNOWN
+
+    q, kv = torch.randn(2, 5, 16), torch.randn(2, 9, 16)
+    for bf in (True, False):
+        # read (N, L, E) or (L, N, E): the same tensors, either way
+        m = torch.nn.MultiheadAttention(16, 4, batch_first=bf)
+        assert (
+            m(q, kv if bf else torch.randn(9, 5, 16), kv if bf else torch.randn(9, 5, 16))[0].shape
+            == q.shape
+        )
+    built = stub_call(MHA, [to_value(16), to_value(4)], {"batch_first": UNKNOWN})
+    res = stub_call(
+        f"{MHA}.__call__",
+        [built.value, to_value(q), to_value(kv), to_value(kv)],
+        {"need_weights": to_value(False)},
+    )
+    assert [d.value for d in res.value.items[0].shape] == [2, 5, 16]
+    assert res.cost.flops is None
+    wrong = stub_call(
+        f"{MHA}.__call__",
+        [built.value, to_value(torch.randn(2, 5, 12)), UNKNOWN, UNKNOWN],
+        {"need_weights": to_value(False)},
+    )
+    assert [i.code for i in wrong.issues] == ["SHP309"]

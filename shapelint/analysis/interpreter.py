@@ -61,6 +61,7 @@ from shapelint.analysis import (
 )
 from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
+from shapelint.analysis import layer_defaults as layer_defaults_of
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
@@ -333,6 +334,8 @@ class ModuleAnalyzer:
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
         self._bindings: dict[tuple[int, int], tuple] = {}  # _init_binding, by ids
         self._templates: dict[str, dict[str, Value]] = {}  # class_attrs at no --dim size
+        self._contract_attrs: dict[str, dict[str, Value]] = {}  # contract_attrs, by class
+        self._layer_defaults_bound = 0  # parameters bound to their default layer class
 
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -600,7 +603,28 @@ class ModuleAnalyzer:
             self._in_progress.discard(qualname)
         self.summaries[qualname] = summ
         self.result.functions.append(summ)
+        self._check_contract(fd)
         return summ
+
+    def _check_contract(self, fd: FuncDef) -> None:
+        """A method with jaxtyping-annotated parameters run once more on an instance
+        built with the constructor's layer-class defaults (layer_defaults.py), for
+        the findings alone: its summary, which callers that build the instance with
+        other layers read, stays the one above."""
+        if self.specialize or fd.cls is None or not layer_defaults_of.checks_contract(self, fd):
+            return  # (a target's run builds the instance it has: no default is assumed)
+        if self.contract_attrs(fd.cls) is self.class_attrs(fd.cls):
+            return  # no layer-class default: the pass above was this one
+        quiet, self._quiet = self._quiet, False
+        self._in_progress.add(fd.qualname)
+        try:
+            # repeated: a spot the pass above reported is not reported again in
+            # other words
+            with OwnPass(), self._undiverted(), may_raise.apart(), self.repeated():
+                self._run_function(fd, {}, contract=True)
+        finally:
+            self._in_progress.discard(fd.qualname)
+            self._quiet = quiet
 
     def _lookup_function(self, qualname: str) -> FuncDef | None:
         if "." in qualname:
@@ -635,12 +659,43 @@ class ModuleAnalyzer:
                 self._quiet = quiet
         return cd.self_attrs
 
-    def _init_attrs(self, cd: ClassDef, at_sizes: bool) -> dict[str, Value]:
+    def contract_attrs(self, cd: ClassDef) -> dict[str, Value]:
+        """class_attrs for the check of a method against its jaxtyping annotations:
+        each constructor parameter whose default is a layer class at that class
+        (layer_defaults.py); class_attrs itself where no parameter has one."""
+        if cd.owner is not None and cd.owner is not self:
+            return cd.owner.contract_attrs(cd)
+        plain = self.class_attrs(cd)
+        known = self._contract_attrs.get(cd.key)
+        init = attributes.find_method(self, cd, "__init__")
+        if known is None and (
+            init is None
+            or init.owner not in (None, self)  # a base's, read in another file's names
+            or not layer_defaults_of.takes_layer_class(self, init, _Frame(init, init.qualname))
+        ):
+            known = self._contract_attrs[cd.key] = plain
+        if known is None:
+            # Quiet: the constructor's own findings are its pass's, at any argument.
+            quiet, self._quiet = self._quiet, True
+            self._contract_attrs[cd.key] = plain  # (a class that builds itself)
+            bound = self._layer_defaults_bound
+            try:
+                known = self._init_attrs(cd, at_sizes=True, layer_defaults=True)
+            finally:
+                self._quiet = quiet
+            if self._layer_defaults_bound == bound:
+                known = plain  # no parameter has a layer class as its default
+            self._contract_attrs[cd.key] = known
+        return known
+
+    def _init_attrs(
+        self, cd: ClassDef, at_sizes: bool, layer_defaults: bool = False
+    ) -> dict[str, Value]:
         init = attributes.find_method(self, cd, "__init__")
         if init is None:
             return {}
         frame = _Frame(init, init.qualname)
-        self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes)
+        self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes, layer_defaults)
         frame.env["self"] = SelfRecorder(cd.key)
         with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
             self._exec_block(init.node.body, frame)
@@ -672,8 +727,10 @@ class ModuleAnalyzer:
         return self._summarize(fd, frame, params)
 
     def _run_function(
-        self, fd: FuncDef, learnt: dict[str, TensorV]
+        self, fd: FuncDef, learnt: dict[str, TensorV], contract: bool = False
     ) -> tuple[_Frame, list[tuple[str, Value]]]:
+        """contract: self built with the constructor's layer-class defaults
+        (contract_attrs)."""
         frame = _Frame(fd, fd.qualname)
         owner = None
         self._declare_annotated_names(fd)
@@ -681,6 +738,8 @@ class ModuleAnalyzer:
         attrs: dict = {}
         if fd.cls is not None and not _is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
+            if contract:
+                attrs = self.contract_attrs(fd.cls)
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
         if fd.cls is not None and fd.node.name != "__init__":
@@ -813,10 +872,16 @@ class ModuleAnalyzer:
         )
 
     def _bind_params(
-        self, fd: FuncDef, frame: _Frame, self_value: Value, at_sizes: bool = True
+        self,
+        fd: FuncDef,
+        frame: _Frame,
+        self_value: Value,
+        at_sizes: bool = True,
+        layer_defaults: bool = False,
     ) -> list[tuple[str, Value]]:
         """The parameters as a run from the top sees them; at_sizes: each one
-        `check --dim` names at its size."""
+        `check --dim` names at its size; layer_defaults: one whose default is a
+        layer class is that class (layer_defaults.py)."""
         node = fd.node
         sizes = self.options.check_dims if at_sizes else {}
         args = node.args
@@ -850,6 +915,11 @@ class ModuleAnalyzer:
                 if isinstance(dv, IntV) and dv.value is not None and dv.value.value is not None:
                     value = IntV(Expr.name(a.arg).substitute(sizes))
                     frame.defaults[a.arg] = dv.value.value
+            if value is UNKNOWN and layer_defaults and default is not None:
+                cls = layer_defaults_of.default_class(self, default, dv, frame)
+                if cls is not None:
+                    value = cls
+                    self._layer_defaults_bound += 1
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
                 if isinstance(value, IntV) and value.value is not None:

@@ -309,6 +309,24 @@ def _attention_input(shape, batch_first: bool | None):
     return None
 
 
+def _query_only(ctx: RuleContext, query: Value, qs, e, need_weights) -> RuleOut:
+    """MHA where the key's or value's shape, or the layout (a `batch_first` the
+    caller gives), is not known (`k_x if k_x is not None else q_x` on an optional
+    argument): the output, where the call runs, is the out-projection of one row
+    per query position, in the query's own layout, so it has the query's shape
+    whatever the key's length and whichever dim is the batch; the weights (one
+    column per key position) and the cost (the key's length and width, the bytes
+    it moves) stay unknown. The query's width, its last dim in every layout, is checked as on
+    the full path."""
+    if known_rank(qs) not in (2, 3):
+        return RuleOut(TensorV(None, dtype_of(query)))
+    if differs(qs[-1], e):
+        message = f"query has {dim_str(qs[-1])} features, the layer expects {dim_str(e)}"
+        return RuleOut(issues=[ctx.issue(SIGNATURE, message, 0)])
+    weights: Value = NoneV() if _truthy(need_weights) is False else UNKNOWN
+    return RuleOut(TupleV((TensorV(tuple(qs), dtype_of(query)), weights)), unread=True)
+
+
 @rule
 def multi_head_attention(
     ctx: RuleContext,
@@ -336,7 +354,9 @@ def multi_head_attention(
     b_v: Value = UNKNOWN,
     separate: Value = UNKNOWN,
 ) -> RuleOut:
-    """nn.MultiheadAttention / F.multi_head_attention_forward: (output, weights).
+    """nn.MultiheadAttention / F.multi_head_attention_forward: (output, weights). A key
+    or value of no known shape, or a layout not known, leaves the output the query's
+    shape and the weights and cost unknown.
 
     Binds l, s (query and key lengths), n (batch), e (embed_dim), h (heads), kd and vd
     (key and value widths), sa, the key positions attended: s, plus one for
@@ -353,8 +373,10 @@ def multi_head_attention(
             ctx.issue(SIGNATURE, f"embed_dim {const(e)} is not divisible by num_heads {const(h)}")
         )
         return out
-    if qs is None or ks is None or vs is None:
+    if qs is None:
         return RuleOut(TensorV(None, dtype_of(query)))
+    if ks is None or vs is None or None in (known_rank(ks), known_rank(vs)):
+        return _query_only(ctx, query, qs, e, need_weights)
     ranks = [known_rank(s) for s in (qs, ks, vs)]
     if any(r is not None and r not in (2, 3) for r in ranks) or (
         None not in ranks and len(set(ranks)) > 1
@@ -370,7 +392,7 @@ def multi_head_attention(
         return out
     parts = [_attention_input(s, bf) for s in (qs, ks, vs)]
     if any(p is None for p in parts):
-        return RuleOut(TensorV(None, dtype_of(query)))
+        return _query_only(ctx, query, qs, e, need_weights)
     (lq, nq, eq), (sk, nk, kd), (sv, nv, vd) = parts  # type: ignore[misc]
     # None: the embedding width; a string: not checked (the functional form takes any
     # width with separate projection weights).

@@ -72,6 +72,10 @@ class RuleOut:
     # (index, the backward where the loss reaches that item alone, the operands it
     # derives from) (values.Cost.alone).
     alone: tuple = ()
+    # An operand the rule's result does not depend on but the call reads, whose
+    # tensor the analysis does not know (nn.MultiheadAttention's key of no known
+    # value): the bytes the call moves are not known either.
+    unread: bool = False
 
 
 class NotApplicable:

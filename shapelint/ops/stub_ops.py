@@ -570,6 +570,7 @@ class _Interpreter:
         self.issues: list[OpIssue] = []
         self.rule_bind: dict[str, Expr | None] = {}
         self.rule_alone: tuple = ()
+        self.rule_unread = False
         self.notes: list[str] = list(entry.notes)
         self.out: Value = UNKNOWN
 
@@ -605,6 +606,7 @@ class _Interpreter:
             self.issues.extend(out.issues)
             self.rule_bind = out.bind
             self.rule_alone = out.alone
+            self.rule_unread = out.unread
             self.notes.extend(out.notes)
             self.out = out.value
         if e.module:
@@ -946,6 +948,8 @@ class _Interpreter:
             nbytes = Expr.const(0)
         else:
             nbytes = call_bytes(self.bound.values.values(), self.out)
+        if self.rule_unread:
+            nbytes = None
         notes = list(dict.fromkeys(self.notes))
         saving = None if e.saved is None else self._saving(ev)
         if e.backward is not None:
