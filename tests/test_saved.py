@@ -60,6 +60,7 @@ EXACT = [
     ("CarriedMask", SEQ, False),
     ("Spectrum", SEQ, True),
     ("Phased", SEQ, True),
+    ("RealSpectra", SEQ, True),
 ]
 
 

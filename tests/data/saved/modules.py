@@ -628,6 +628,25 @@ class Spectrum(nn.Module):
         return self.fc(f.flatten(-2))
 
 
+class RealSpectra(nn.Module):
+    """FFTs of a tensor that requires grad: rfft and rfft2 (torch's r2c kernel) save
+    their real input, h once for both of its transforms; fftn of a real tensor makes
+    it complex first and saves nothing, nor does irfftn."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.fc(x)
+        a = torch.fft.rfft(h)
+        b = torch.fft.rfft2(h * 2)
+        c = torch.fft.fftn(h, dim=(-2, -1))
+        d = torch.fft.irfftn(torch.fft.rfftn(h, dim=(1, 2)), s=(3, 8), dim=(1, 2))
+        parts = (torch.view_as_real(a), torch.view_as_real(b), torch.view_as_real(c), d)
+        return sum(p.sum() for p in parts)
+
+
 class Phased(nn.Module):
     """The input's pairs as complex numbers, scaled (a complex tensor of its own),
     seen again as real parts for a linear layer that saves that view."""
