@@ -61,6 +61,8 @@ EXACT = [
     ("Spectrum", SEQ, True),
     ("Phased", SEQ, True),
     ("RealSpectra", SEQ, True),
+    ("Entropic", SEQ, True),
+    ("DataRead", SEQ, True),
 ]
 
 

@@ -75,7 +75,8 @@ _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
 _SAME = frozenset(
-    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
+    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "data"}
+    | {"Variable"}
     | {"view_as_real", "view_as_complex"}
 )
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
