@@ -62,7 +62,6 @@ EXACT = [
     ("Phased", SEQ, True),
     ("RealSpectra", SEQ, True),
     ("Entropic", SEQ, True),
-    ("DataRead", SEQ, True),
 ]
 
 

@@ -658,21 +658,6 @@ class Entropic(nn.Module):
         return torch.special.entr(self.fc(x) * 0.5).sum(-1)
 
 
-class DataRead(nn.Module):
-    """`p.data` is a detached view of the Parameter's storage: a linear layer over it
-    saves its input only where the weight requires grad (here not: nothing), and the
-    view it saves is the Parameter's storage (no activation)."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.fc = nn.Linear(d, d)
-        self.g = nn.Linear(d, d)
-
-    def forward(self, x):
-        h = self.fc(x)
-        return F.linear(h, self.g.weight.data) * 2
-
-
 class Phased(nn.Module):
     """The input's pairs as complex numbers, scaled (a complex tensor of its own),
     seen again as real parts for a linear layer that saves that view."""
