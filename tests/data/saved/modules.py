@@ -658,6 +658,20 @@ class Entropic(nn.Module):
         return torch.special.entr(self.fc(x) * 0.5).sum(-1)
 
 
+class Folded(nn.Module):
+    """F.fold's result lives in a storage larger than itself (col2im's buffer), which
+    the convolution after it saves whole."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 2, 1)
+
+    def forward(self, x):
+        cols = x.reshape(2, 8, 3)  # [2, 2·4, 3 blocks]
+        y = F.fold(cols, (8, 1), kernel_size=(4, 1), stride=(2, 1))
+        return self.conv(y.reshape(2, 2, 8))
+
+
 class Phased(nn.Module):
     """The input's pairs as complex numbers, scaled (a complex tensor of its own),
     seen again as real parts for a linear layer that saves that view."""
