@@ -213,6 +213,25 @@ CALLS.update(
             ((torch.fft.rfft(X(2, 8)),), {"n": 9}),
         ],
         "torch.fft.hfft": [((torch.fft.rfft(X(2, 8)),), {})],
+        "torch.fft.fftn": [((X(2, 3, 8),), {}), ((X(2, 3, 8),), {"s": (4, -1), "dim": (0, 2)})],
+        "torch.fft.ifftn": [((X(2, 3, 8),), {"dim": 1})],
+        "torch.fft.fft2": [((X(2, 3, 8),), {"s": (5, 6)})],
+        "torch.fft.ifft2": [((X(3, 8),), {})],
+        "torch.fft.rfftn": [((X(2, 3, 8),), {}), ((X(2, 3, 8),), {"dim": [-3, -1]})],
+        "torch.fft.ihfftn": [((X(2, 3, 8),), {"s": 5})],
+        "torch.fft.rfft2": [((X(2, 3, 8),), {})],
+        "torch.fft.ihfft2": [((X(3, 7),), {})],
+        "torch.fft.irfftn": [
+            ((torch.fft.rfftn(X(2, 3, 8)),), {}),
+            ((torch.fft.rfftn(X(2, 3, 8)),), {"s": (3, 8), "dim": (1, 2)}),
+        ],
+        "torch.fft.hfftn": [((torch.fft.rfftn(X(3, 8)),), {})],
+        "torch.fft.irfft2": [((torch.fft.rfft2(X(2, 3, 8)),), {"s": (3, 9)})],
+        "torch.fft.hfft2": [((torch.fft.rfft2(X(3, 8)),), {})],
+        "torch.fft.fftshift": [((X(3, 8),), {}), ((X(3, 8),), {"dim": (1,)})],
+        "torch.fft.ifftshift": [((X(3, 8),), {"dim": 0})],
+        "torch.fft.fftfreq": [((7,), {}), ((8,), {"d": 0.5})],
+        "torch.fft.rfftfreq": [((7,), {})],
     }
 )
 for _n in ("scatter", "scatter_add", "scatter_", "scatter_add_"):

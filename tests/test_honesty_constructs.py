@@ -78,6 +78,38 @@ HOOK_INSTALLER = """
 """
 
 CASES = {
+    # a method the forward calls sets a plain attribute of its module (asteroid's
+    # DualPathProcessing.unfold keeps the length its fold reads back): read after
+    # the call, on the module itself and on a submodule, it is the new value, never
+    # the constructor's (the figure was complete, and half of torch's)
+    "module_attribute_a_method_sets": _case(
+        """
+        class Ola(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.n = 2
+
+            def first(self, x):
+                self.n = x.shape[-1]
+                return x * 2
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.ola = Ola()
+                self.n = 2
+                self.lin = nn.Linear(d, d)
+
+            def keep(self, x):
+                self.n = x.shape[1]
+                return x
+
+            def forward(self, x):
+                y = self.keep(self.ola.first(x))
+                return self.lin(torch.zeros(self.ola.n, self.n, 4)) + y.sum()
+        """,
+        {"d": "4"},
+    ),
     # an object whose class defines __len__ / __bool__ is as true as they say: an
     # empty one is false, and the branch under it never runs
     "truth_of_an_object_with_len": _case(

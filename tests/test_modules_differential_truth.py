@@ -38,3 +38,23 @@ def test_fused_encoder_layer_is_counted_by_its_composite_path():
     assert flops == expected
     assert tuple(out.shape) == (2, 9, 16)
     assert torch.backends.mha.get_fastpath_enabled()  # restored for what runs next
+
+
+def test_lstm_on_the_meta_device_counts_its_cells_and_is_judged_apart():
+    # A module of over 20M parameters runs on the meta device, which has no oneDNN:
+    # nn.LSTM runs its composite cells there, whose products the counter counts, where
+    # on CPU in float32 the fused kernel counts 0 (shapelint's fused_rnn convention).
+    from benchmarks.modules_differential import judge
+
+    cpu, _ = run_forward(torch.nn.LSTM(8, 16).eval(), (5, 2, 8), False, ["input"], "cpu", None)
+    with torch.device("meta"):
+        lstm = torch.nn.LSTM(8, 16).eval()
+    meta, _ = run_forward(lstm, (5, 2, 8), False, ["input"], "meta", None)
+    assert cpu == 0 and meta > 0
+    stated = [{"name": "fused_rnn"}]
+    target = {"complete": True, "flops_value": 0, "flops": "0", "conventions": stated}
+    assert judge({"flops": meta, "device": "meta"}, target)["verdict"] == "fused"
+    assert judge({"flops": meta, "device": "cpu"}, target)["verdict"] == "wrong"
+    assert (
+        judge({"flops": meta, "device": "meta"}, target | {"conventions": []})["verdict"] == "wrong"
+    )

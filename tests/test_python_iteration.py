@@ -1,6 +1,6 @@
 """Python as it is written, in target runs (issue 24): iteration over module lists
 (`zip`, `zip_longest`, `enumerate`, `reversed`, a ModuleList of ModuleLists unpacked in
-the for target), starred unpacking and `*args` / `**kwargs` forwarding, and
+the for target), a str's characters, starred unpacking and `*args` / `**kwargs` forwarding, and
 `self.training` as the mode the target runs in. Each module is judged by
 FlopCounterMode on the same module and inputs."""
 
@@ -605,6 +605,33 @@ CASES = {
         "Net",
         dict(dim=8),
         dict(x=(2, 8)),
+    ),
+    # a str iterated yields its characters (spandrel's FBCNN: `for t in mode`
+    # building conv, act, conv from "CRC"), in a loop, list() and a comprehension
+    "str_characters": (
+        """
+        def block(c, mode):
+            layers = []
+            for t in mode:
+                if t == "C":
+                    layers.append(nn.Conv2d(c, c, 3, 1, 1))
+                elif t == "R":
+                    layers.append(nn.ReLU())
+            return nn.Sequential(*layers)
+
+        class Net(nn.Module):
+            def __init__(self, c=4, mode="CRC", tail="LL"):
+                super().__init__()
+                self.res = block(c, mode)
+                self.tail = nn.Sequential(*[nn.Linear(4, 4) for t in list(tail) if t == "L"])
+                self.lens = [len(t) for t in tail + "xyz"]
+
+            def forward(self, x):
+                return self.tail(x + self.res(x)) * len(self.lens)
+        """,
+        "Net",
+        dict(),
+        dict(x=(2, 4, 6, 4)),
     ),
 }
 

@@ -60,6 +60,8 @@ EXACT = [
     ("CarriedMask", SEQ, False),
     ("Spectrum", SEQ, True),
     ("Phased", SEQ, True),
+    ("RealSpectra", SEQ, True),
+    ("Entropic", SEQ, True),
 ]
 
 
@@ -133,6 +135,15 @@ def test_dropout_in_training_is_a_lower_bound_naming_it():
     assert [u["op"] for u in t["activation_unknown"]] == ["torch.nn.Dropout.__call__"]
     assert "mask" in t["activation_unknown"][0]["why"]
     assert int(t["activation_bytes"]) < _truth("Dropped", SEQ, True)
+
+
+def test_a_fold_result_saved_is_a_lower_bound():
+    """F.fold's storage is larger than its result, by a size no rule derives: the
+    convolution that saves it names it, and the figure stays under torch's."""
+    t = _static("Folded", SEQ)
+    assert t["complete"] and not t["activation_complete"]
+    assert [u["op"] for u in t["activation_unknown"]] == ["torch.nn.Conv1d.__call__"]
+    assert int(t["activation_bytes"]) < _truth("Folded", SEQ, True)
 
 
 def test_fused_attention_layout_unknown_is_a_lower_bound():

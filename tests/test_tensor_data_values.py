@@ -4,7 +4,8 @@ cast: differentiable, the same storage where nothing changes), `torch.tensor(t)`
 one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
 `isinstance(v, A | B)` (a union reads as the tuple of its classes), `type(v) is C`
 of a builtin class (an int's type is never tuple, a bool's is bool), `math.gcd`,
-`lcm`, `isqrt`, `comb` of known ints, and an RNN's
+`lcm`, `isqrt`, `comb` of known ints, `t.tolist()` of a tensor of known elements
+(those ints, in nested lists), and an RNN's
 `flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place);
 a target whose forward is a torch layer's keeps the defaults of the inputs not given. FLOPs forward
 and backward by FlopCounterMode, parameters by torch, activation bytes by
@@ -116,6 +117,19 @@ class Ratio(nn.Module):
         return self.lin(x)
 
 
+class Listed(nn.Module):
+    # a tensor's known elements read back as Python ints (asteroid's global layer
+    # norm: `dims = torch.arange(1, len(x.shape)).tolist()`, then a mean over them)
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        dims = torch.arange(1, len(x.shape)).tolist()
+        rows = torch.tensor([[0, 1], [3, 0]]).tolist()
+        return self.lin((x - x.mean(dim=dims, keepdim=True)) * rows[1][0])
+
+
 class Union(nn.Module):
     def __init__(self, scale=2, d=8):
         super().__init__()
@@ -145,6 +159,7 @@ CASES = [
     ("TypeIs", {"heads": 4, "gated": 1}, (2, 8)),
     ("Ratio", {"old": 16, "new": 16}, (2, 11)),
     ("Ratio", {}, (2, 22)),
+    ("Listed", {}, (2, 3, 8)),
     ("Union", {}, (2, 8)),
     ("Union", {"scale": 0.5}, (2, 8)),
 ]

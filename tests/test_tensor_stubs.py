@@ -170,6 +170,37 @@ def test_fft_generated(shape, kind, n, dim, symbolic):
         assert o.flops == 0 and o.result.cost.flops.value == 0
 
 
+@SETTINGS
+@given(
+    st.lists(st.integers(1, 5), min_size=0, max_size=4),
+    st.sampled_from(
+        ["fftn", "ifftn", "rfftn", "ihfftn", "irfftn", "hfftn", "fft2", "rfft2", "irfft2", "ihfft2"]
+    ),
+    st.one_of(st.none(), st.lists(st.integers(-1, 7), max_size=3)),
+    st.one_of(st.none(), st.lists(st.integers(-4, 3), max_size=3)),
+    st.booleans(),
+)
+def test_fftn_generated(shape, kind, s, dim, symbolic):
+    """The n-d transforms: s and dim read as torch reads them (s alone the last
+    len(s) dims, -1 the dim's own size, dims unique and in range), 0 FLOPs."""
+    dtype = torch.complex64 if kind in ("irfftn", "hfftn", "irfft2") else torch.float32
+    x = torch.randn(tuple(shape), dtype=dtype)
+    kwargs = {k: v for k, v in (("s", s), ("dim", dim)) if v is not None}
+    o = _verdict(f"torch.fft.{kind}", [x], kwargs, symbolic)
+    if o.error is None:
+        assert o.flops == 0 and o.result.cost.flops.value == 0
+
+
+def test_fft_shift_and_frequencies():
+    for name, args in [
+        ("torch.fft.fftshift", [torch.randn(3, 4)]),
+        ("torch.fft.ifftshift", [torch.randn(3, 5)]),
+        ("torch.fft.fftfreq", [7]),
+        ("torch.fft.rfftfreq", [7]),
+    ]:
+        _verdict(name, args)
+
+
 def test_meshgrid_of_a_starred_list_is_unknown():
     """diffusers: torch.stack(torch.meshgrid(*grids, indexing="ij"), -1).flatten(0, 2)
     with grids a list comprehension: the number of grids is not known, so no rank."""

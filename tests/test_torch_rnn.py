@@ -150,6 +150,19 @@ class Bi(nn.GRU):
         return self.proj(y)
 
 
+class Chosen(nn.Module):
+    # the layer's class as a value: torch.nn's attribute chosen by a test, or looked up
+    # by its name (asteroid's `getattr(nn, rnn_type.upper())`)
+    def __init__(self, d=16, h=20, kind="gru", by_name=False):
+        super().__init__()
+        cls = getattr(nn, kind.upper()) if by_name else nn.GRU if kind == "gru" else nn.RNN
+        self.rnn = cls(d, h, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return y
+
+
 class Sub(nn.Module):
     def __init__(self, d=12, h=20):
         super().__init__()
@@ -172,6 +185,10 @@ CASES = [
     ("Cell", {}, {"x": (10, 16)}),
     ("Cell", {"bias": False}, {"x": (16,)}),
     ("Sub", {}, {"x": (2, 9, 12)}),
+    ("Chosen", {}, {"x": (2, 5, 16)}),
+    ("Chosen", {"kind": "rnn"}, {"x": (2, 5, 16)}),
+    ("Chosen", {"kind": "gru", "by_name": True}, {"x": (2, 5, 16)}),
+    ("Chosen", {"kind": "lstm", "by_name": True}, {"x": (2, 5, 16)}),
     ("Flat", {}, {"x": (2, 5, 16)}),
     ("Lstm", {}, {"x": (10, 4, 16)}),
     ("Lstm", {"what": "h", "bf": True}, {"x": (4, 10, 16)}),

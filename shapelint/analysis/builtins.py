@@ -52,7 +52,7 @@ from shapelint.analysis.modules import (
     dict_value,
     mapping,
 )
-from shapelint.analysis.sequences import SeqV, hidden
+from shapelint.analysis.sequences import SeqV, characters, hidden
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.indexing import provably_nonnegative
@@ -139,6 +139,9 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]
+    chars = characters(args[0]) if len(args) == 1 and not kwargs else None
+    if isinstance(chars, TupleV) and kind in _SEQUENCES:
+        return TupleV(chars.items, kind)  # a str's characters
     if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
         # iterating a dict yields its keys, in insertion order
         return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)

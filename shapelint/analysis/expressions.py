@@ -36,6 +36,7 @@ from shapelint.analysis import (
     raising,
     sequences,
     torch_absence,
+    torch_source,
     unbound,
     versions,
 )
@@ -302,6 +303,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         sym = an.project_symbol(node, q, frame)
         found = _project_value(sym) if isinstance(sym, FuncDef) else None
         if found is not None:
+            return found
+    if q is not None and an.specialize and an.project is not None and torch_source.source_name(q):
+        # a torch layer read as source (`rnn_cls = nn.LSTM`): the class, as its plain
+        # name imported (`from torch.nn import LSTM`) already is
+        found = _project_value(an.project_symbol(node, q, frame))
+        if isinstance(found, modules.ClassRefV):
             return found
     if q is not None:
         value = dispatch.constant(q)

@@ -32,7 +32,12 @@ under the name, or a mutating method called on it (at any depth of attributes
 and items below it: `self.table[k] = v` changes `self`), in the body or a
 function nested in it; for `self`, also a method of the class called on it that
 changes its own `self`. Modules being built are not concerned: their state
-lives on recorders, shared by every frame (analysis/aliasing.py).
+lives on recorders, shared by every frame (analysis/aliasing.py). A built module a
+target run holds, changed by a method whose source changes it (`self.n =
+x.shape[-1]` in a helper the forward calls), takes the callee's value at its
+return in every holder, by identity (one object: the caller's `self`, the parent
+module's attribute), where the run knows that value; where it does not, it is left
+as it was, as before modules were followed (a gap: a stale attribute may be read).
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ import ast
 import weakref
 
 from shapelint.analysis import aliasing, fresh, module_state
-from shapelint.analysis.attributes import find_method
+from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
 
@@ -447,12 +452,19 @@ def follow(
     owner = fd.owner or an
     swaps: list[tuple] = []
     for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
-        if not _changeable(an, old):
+        module_run = not _changeable(an, old) and name in changed and _module_run(an, old)
+        if not _changeable(an, old) and not module_run:
             continue
         if name in _augmented(fd.node):
             new = UNKNOWN  # `xs += [t]` extends the caller's list, and rebinds the name
         else:
             new = None if name in deep else after.get(name)
+        unknown = new is None or type(new) is not ObjectV or new.kind != old.kind
+        if module_run and (unknown or new == old):
+            # a module whose change the run does not know is left as it was, as
+            # before modules were followed at all: forgetting it would lose its
+            # layers and methods (a known gap: a stale attribute may be read)
+            continue
         if new is None:
             if name not in changed and not aliased:
                 continue
@@ -473,6 +485,16 @@ def follow(
     return _apply(an, owner, swaps, value)
 
 
+def _module_run(an, v: Value) -> bool:
+    """An nn.Module of a project class a target run holds (built, not being built):
+    a method it calls changes it as it changes any object (`self.n = x.shape[-1]`
+    in a helper the forward calls, read after it)."""
+    if type(v) is not ObjectV or not v.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(v.kind[len("<class>") :])
+    return cd is not None and module_class(an, cd) is True
+
+
 def _apply(an, owner, swaps, value: Value) -> Value:
     """Each (old object, its value now, binding env, key, deeply, whether env is a
     module's): the binding takes it (a module's through module_state, logged for
@@ -490,7 +512,8 @@ def _apply(an, owner, swaps, value: Value) -> Value:
         elif env is not None:
             env[key] = new
         held = {"": value}
-        _forget_everywhere(an, owner, old, deeply, held, also=env)
+        to = new if not deeply and type(new) is ObjectV and _module_run(an, old) else None
+        _forget_everywhere(an, owner, old, deeply, held, also=env, to=to)
         value = new if value is old else held[""]  # an equal copy: maybe a new list
     return value
 
@@ -722,12 +745,14 @@ def _flat(v: Value) -> bool:
 
 
 def _forget_everywhere(
-    an, owner, old: Value, deeply: bool, held: dict, identical: bool = False, also=None
+    an, owner, old: Value, deeply: bool, held: dict, identical: bool = False, also=None, to=None
 ) -> None:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
     it, at any depth of items and attributes; deeply: every list, dict and object
-    it holds too (the change may have been made to one of them)."""
+    it holds too (the change may have been made to one of them). to: what old
+    itself (by identity) becomes instead, where its new value is known (a module
+    a target run holds: one object, which every holder sees changed)."""
     gone = _parts(an, old) if deeply else [old]
     ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
     kinds = {type(g) for g in gone}
@@ -741,7 +766,11 @@ def _forget_everywhere(
             return got[1]
         res = v
         held = v.items if isinstance(v, TupleV) else ()
-        if id(v) in ids or (not identical and type(v) in kinds and any(_copy(v, g) for g in gone)):
+        if to is not None and v is old:
+            res = to
+        elif id(v) in ids or (
+            not identical and type(v) in kinds and any(_copy(v, g) for g in gone)
+        ):
             res = UNKNOWN
         elif _SHALLOW.get(id(v)) is v:
             pass  # what it holds holds no list, dict or object

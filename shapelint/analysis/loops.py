@@ -33,7 +33,7 @@ from shapelint.analysis.repetition import (
     merge,
     positive_count,
 )
-from shapelint.analysis.sequences import SeqV
+from shapelint.analysis.sequences import SeqV, characters
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.unnamed import value_names
 from shapelint.notation.symbolic import Expr
@@ -73,6 +73,9 @@ _NOTHING = Iteration(None, None, UNKNOWN)
 
 
 def of_value(an, v: Value) -> Iteration:
+    chars = characters(v)
+    if chars is not None:
+        v = chars
     if isinstance(v, TupleV):
         item = v.items[0] if v.items else UNKNOWN
         for other in v.items[1:]:

@@ -11,7 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, IntV, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, StrV, TensorV, TupleV, Value
+
+# The longest string iterated character by character; a longer one is a loop of
+# known count over characters not listed.
+MAX_CHARACTERS = 4096
+
+
+def characters(v: Value) -> TupleV | SeqV | None:
+    """What iterating a known str yields: its characters, each a str of one, in order
+    (`for t in "CRC"`, `list(mode)`); None for any other value."""
+    if not isinstance(v, StrV) or v.value is None:
+        return None
+    if len(v.value) > MAX_CHARACTERS:
+        return SeqV(StrV(), Expr.const(len(v.value)))
+    return TupleV(tuple(StrV(c) for c in v.value))
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,9 @@ _SAME = frozenset(
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
+# Results whose storage is larger than the tensor, by a size no rule here derives:
+# F.fold's (col2im on CPU keeps the padded buffer: [2, 8, 16, 1] over 704 floats).
+_STORAGE_UNKNOWN = frozenset({"fold"})
 # Casts and moves: a tensor already of that dtype (and on that device) is returned
 # itself, never copied (`x.float()` of a float32 x is x).
 _CASTS = frozenset(
@@ -255,6 +258,8 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
         return _contiguity(value, None)
+    if short in _STORAGE_UNKNOWN:
+        return _mark(value, UNSURE, view=True, contiguous=True)
     cast = short in _CASTS and name.startswith("torch.Tensor.")
     if name == "torch.as_tensor":  # of a tensor, a cast of it (of data, a tensor of its own)
         cast = bool(args) and args[0] is base

@@ -1978,6 +1978,15 @@ def tolist(ctx: RuleContext, x: Value) -> RuleOut:
     sizes = None if s is None else [d.value if isinstance(d, Expr) else None for d in s]
     if number is UNKNOWN or sizes is None or None in sizes or math.prod(sizes) > _LIST_ITEMS:
         return RuleOut(UNKNOWN)
+    known = tensor_values.elements(x)
+    if known is not None and 0 not in sizes:
+        # the elements themselves, as Python reads them back (`dims = torch.arange(1,
+        # x.dim()).tolist()` then `x.mean(dim=dims)`)
+        bools = dtype_of(x) == "bool"
+        flat: list[Value] = [BoolV(bool(e)) if bools else IntV(Expr.const(int(e))) for e in known]
+        for n in reversed(sizes):
+            flat = [TupleV(tuple(flat[i : i + n]), "list") for i in range(0, len(flat), n)]
+        return RuleOut(flat[0])
     out = number
     for n in reversed(sizes):
         out = TupleV((out,) * n, "list")

@@ -348,25 +348,33 @@ _COMPLEX = {"float32": "complex64", "float64": "complex128", "float16": "complex
 _REAL = {v: k for k, v in _COMPLEX.items()}
 
 
+def _fft_dtype(x: Value, k: str | None) -> str | None:
+    """The dtype of a transform of kind k ("c2c", "r2c", "c2r") of x."""
+    dtype = dtype_of(x)
+    if dtype is None and k in ("c2c", "r2c"):
+        # an input of unknown dtype costs as the default float: its transform as the
+        # default complex, twice the bytes (left unknown, it would cost as a float)
+        dtype = dtypes.DEFAULT_FLOAT
+    if dtype is not None and dtype.startswith(("int", "uint", "bool")):
+        dtype = dtypes.DEFAULT_FLOAT  # promoted to the default float first
+    if k == "c2c":
+        dtype = _COMPLEX.get(dtype, dtype) if dtype is not None else None  # type: ignore[arg-type]
+    elif k == "r2c":
+        dtype = _COMPLEX.get(dtype) if dtype is not None else None  # type: ignore[arg-type]
+    elif k == "c2r":
+        # a real input is taken as complex with no imaginary part: its own float back
+        real = dtype if dtype in ("float32", "float64") else None
+        dtype = _REAL.get(dtype, real) if dtype is not None else None  # type: ignore[arg-type]
+    return dtype
+
+
 @rule
 def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOut:
     """torch.fft.fft / ifft (kind "c2c"), rfft ("r2c": n//2 + 1 frequencies) and irfft
     ("c2r": n, by default 2·(m − 1)) along one dim; n pads or trims the signal."""
     shape = shape_of(x)
     k = kind.value if isinstance(kind, StrV) else None
-    dtype = dtype_of(x)
-    if dtype is None and k in ("c2c", "r2c"):
-        # an input of unknown dtype costs as the default float: its transform as the
-        # default complex, twice the bytes (left unknown, it would cost as a float)
-        dtype = dtypes.DEFAULT_FLOAT
-    if k == "c2c":
-        dtype = _COMPLEX.get(dtype, dtype) if dtype is not None else None  # type: ignore[arg-type]
-    elif k == "r2c":
-        dtype = _COMPLEX.get(dtype) if dtype is not None else None  # type: ignore[arg-type]
-    elif k == "c2r":
-        dtype = _REAL.get(dtype) if dtype is not None else None  # type: ignore[arg-type]
-    if dtype is not None and dtype.startswith(("int", "uint", "bool")):
-        dtype = "complex64" if k != "c2r" else "float32"
+    dtype = _fft_dtype(x, k)
     if shape is None:
         return RuleOut(TensorV(None, dtype))
     found = _axis(ctx, shape, dim, 2, dtype)
@@ -391,6 +399,94 @@ def fft(ctx: RuleContext, x: Value, n: Value, dim: Value, kind: Value) -> RuleOu
         return out
     out.value = TensorV(replaced(tuple(shape), pos, size), dtype)
     out.bind = {"points": product([length]) if isinstance(length, Expr) else None}
+    return out
+
+
+def _fft_plan(ctx: RuleContext, shape, s: Value, dim: Value, out: RuleOut):
+    """(positions, sizes) of an n-d transform as torch's canonicalize_fft_shape_and_dim_args
+    reads s and dim: s alone transforms the last len(s) dims, neither transforms every
+    dim, an s of -1 keeps its dim's size; None where not known here (out then holds
+    the error torch raises, if it surely raises one)."""
+    sizes = None if is_none(s) else int_list(s)
+    dims = None if is_none(dim) else int_list(dim)
+    if (sizes is None and not is_none(s)) or (dims is None and not is_none(dim)):
+        return None
+    rank = len(shape)
+    if dims is not None:
+        if None in dims or any(d.value is None for d in dims):  # type: ignore[union-attr]
+            return None
+        need = DIM_RANGE if dims else None  # no axis of a 0-d tensor, as torch wraps them
+        found = dim_positions(ctx, shape, out, *[(IntV(d), 2) for d in dims], needs=need)
+        if found is None or None in found:
+            return None
+        if len(set(found)) != len(found):
+            out.issues.append(ctx.issue(SIGNATURE, "FFT dims must be unique", 2))
+            return None
+        positions = [p for p in found if p is not None]
+    if sizes is not None:
+        if dims is not None and len(dims) != len(sizes):
+            message = "When given, dim and shape arguments must have the same length"
+            out.issues.append(ctx.issue(SIGNATURE, message, 1))
+            return None
+        if len(sizes) > rank:
+            message = (
+                f"Got shape with {len(sizes)} values but input tensor only has {rank} dimensions."
+            )
+            out.issues.append(ctx.issue(SIGNATURE, message, 1))
+            return None
+        if dims is None:
+            positions = list(range(rank - len(sizes), rank))
+        if None in sizes:
+            return None
+        lengths = [shape[p] if const(n) == -1 else n for n, p in zip(sizes, positions)]
+    elif dims is None:
+        positions, lengths = list(range(rank)), list(shape)
+    else:
+        lengths = [shape[p] for p in positions]
+    for n in lengths:
+        if const(n) is not None and const(n) < 1:  # type: ignore[operator]
+            out.issues.append(
+                ctx.issue(SIGNATURE, f"invalid number of data points ({const(n)})", 1)
+            )
+            return None
+    return positions, lengths
+
+
+@rule
+def fftn(ctx: RuleContext, x: Value, s: Value, dim: Value, kind: Value) -> RuleOut:
+    """torch.fft.fftn / ifftn (kind "c2c"), rfftn / ihfftn ("r2c": the last dim
+    transformed becomes n//2 + 1) and irfftn / hfftn ("c2r": the last becomes s[-1],
+    by default 2·(m − 1)), and their 2-d forms (dim=(-2, -1) by default): each dim
+    transformed takes its size from s (padded or trimmed), the others are kept."""
+    shape = shape_of(x)
+    k = kind.value if isinstance(kind, StrV) else None
+    dtype = _fft_dtype(x, k)
+    if shape is None or has_var(shape) or k is None:
+        return RuleOut(TensorV(None, dtype))
+    out = RuleOut()
+    plan = _fft_plan(ctx, shape, s, dim, out)
+    if plan is None:
+        return out if out.issues else RuleOut(TensorV(None, dtype))
+    positions, lengths = plan
+    if k != "c2c" and not positions:
+        out.issues.append(ctx.issue(SIGNATURE, "a real FFT must transform at least one axis", 0))
+        return out
+    new = list(shape)
+    for p, n in zip(positions, lengths):
+        new[p] = n
+    if k == "r2c":
+        n = lengths[-1]
+        new[positions[-1]] = n // 2 + 1 if isinstance(n, Expr) else None
+    elif k == "c2r":
+        last = int_list(s)[-1] if not is_none(s) else None  # type: ignore[index]
+        if last is None or const(last) == -1:
+            m = shape[positions[-1]]
+            new[positions[-1]] = 2 * (m - 1) if isinstance(m, Expr) else None
+        size = const(new[positions[-1]])
+        if size is not None and size < 1:
+            out.issues.append(ctx.issue(SIGNATURE, f"invalid number of data points ({size})", 0))
+            return out
+    out.value = TensorV(tuple(new), dtype)
     return out
 
 

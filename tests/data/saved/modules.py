@@ -628,6 +628,50 @@ class Spectrum(nn.Module):
         return self.fc(f.flatten(-2))
 
 
+class RealSpectra(nn.Module):
+    """FFTs of a tensor that requires grad: rfft and rfft2 (torch's r2c kernel) save
+    their real input, h once for both of its transforms; fftn of a real tensor makes
+    it complex first and saves nothing, nor does irfftn."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.fc(x)
+        a = torch.fft.rfft(h)
+        b = torch.fft.rfft2(h * 2)
+        c = torch.fft.fftn(h, dim=(-2, -1))
+        d = torch.fft.irfftn(torch.fft.rfftn(h, dim=(1, 2)), s=(3, 8), dim=(1, 2))
+        parts = (torch.view_as_real(a), torch.view_as_real(b), torch.view_as_real(c), d)
+        return sum(p.sum() for p in parts)
+
+
+class Entropic(nn.Module):
+    """torch.special.entr (-x·ln x elementwise) saves its input: the derivative needs x."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return torch.special.entr(self.fc(x) * 0.5).sum(-1)
+
+
+class Folded(nn.Module):
+    """F.fold's result lives in a storage larger than itself (col2im's buffer), which
+    the convolution after it saves whole."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 2, 1)
+
+    def forward(self, x):
+        cols = x.reshape(2, 8, 3)  # [2, 2·4, 3 blocks]
+        y = F.fold(cols, (8, 1), kernel_size=(4, 1), stride=(2, 1))
+        return self.conv(y.reshape(2, 2, 8))
+
+
 class Phased(nn.Module):
     """The input's pairs as complex numbers, scaled (a complex tensor of its own),
     seen again as real parts for a linear layer that saves that view."""
