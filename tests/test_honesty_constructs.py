@@ -706,6 +706,114 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    # a base class copying its inherited forward into each subclass (a function of
+    # the same code, globals, defaults and closure: the same body runs)
+    "forward_copied_per_subclass": _case(
+        """
+        import functools
+        import types
+        from inspect import getattr_static
+
+        class Base(nn.Module):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                forward = getattr_static(cls, "forward")
+                if "forward" not in cls.__dict__ and isinstance(forward, types.FunctionType):
+                    code = forward.__code__.replace(co_name=f"{cls.__name__}.forward")
+                    clone = types.FunctionType(
+                        code, forward.__globals__, "forward", forward.__defaults__,
+                        forward.__closure__,
+                    )
+                    functools.update_wrapper(clone, forward)
+                    clone.__kwdefaults__ = forward.__kwdefaults__
+                    cls.forward = clone
+
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x, *, twice=True):
+                y = self.a(x)
+                return self.a(y) if twice else y
+
+        class M(Base):
+            pass
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # the same, built from another function's code: a body the class never named
+    "forward_replaced_by_other_code": _case(
+        """
+        import types
+        from inspect import getattr_static
+
+        def twice(self, x):
+            return self.a(self.a(x))
+
+        class Base(nn.Module):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                forward = getattr_static(cls, "forward")
+                clone = types.FunctionType(
+                    twice.__code__, forward.__globals__, "forward", forward.__defaults__
+                )
+                clone.__kwdefaults__ = forward.__kwdefaults__
+                cls.forward = clone
+
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+
+        class M(Base):
+            pass
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    # max of a count not known and a size: at least the size, so a slice to it is
+    # exactly that long (a one-hot of a width the data picks, cut to n classes)
+    "max_of_unknown_count_as_slice_bound": _case(
+        """
+        import torch.nn.functional as F
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1)
+                hot = F.one_hot(idx, max(idx.max() + 2, self.d))[..., : self.d]
+                return self.a(hot.float())
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
+    # the same width not cut: a size the data picks, never a figure
+    "max_of_unknown_count_as_width": _case(
+        """
+        import torch.nn.functional as F
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1)
+                hot = F.one_hot(idx, max(idx.max() + 2, self.d)).float()
+                return hot @ hot.transpose(-1, -2)
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="honest",
+    ),
     "torch_compile": _case(
         """
         class M(nn.Module):

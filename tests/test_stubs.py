@@ -106,6 +106,9 @@ SPECIAL["torch.Tensor.diag"] = SPECIAL["torch.diag"]
 SPECIAL["torch.qr"] = [((X(5, 3),), {}), ((X(2, 5, 3), False), {})]
 SPECIAL["torch.Tensor.qr"] = SPECIAL["torch.qr"]
 # one call each: the example tensor is the one the op changes
+for _n in ("torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"):
+    # each rank up to the one asked, and past it (the tensor itself)
+    SPECIAL[_n] = [((X(*s),), {}) for s in ((), (5,), (4, 6), (2, 3, 4), (2, 3, 4, 5))]
 SPECIAL["torch.Tensor.unsqueeze_"] = [((X(2, 3), -1), {})]
 SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]
 for _n in ("torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_"):

@@ -10,6 +10,7 @@ unknown call."""
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,8 @@ from shapelint.analysis.modules import (
     mapping,
 )
 from shapelint.analysis.sequences import SeqV, hidden
-from shapelint.notation.symbolic import Expr
-from shapelint.ops import stub_ops
+from shapelint.notation.symbolic import Expr, record_nonnegative
+from shapelint.ops import dtypes, stub_ops
 from shapelint.ops.indexing import provably_nonnegative
 from shapelint.ops.values import (
     DICT_KIND,
@@ -227,6 +228,10 @@ def _extreme(pick: Callable[..., int]) -> Handler:
                 return None
             picked = pick(range(len(numbers)), key=numbers.__getitem__)
             return args[picked]
+        if pick is max and not kwargs and len(args) > 1:
+            bounded = at_least_all(args)
+            if bounded is not None:
+                return bounded
         if kwargs or not args or not all(isinstance(a, IntV) and a.value is not None for a in args):
             return None
         values = [a.value for a in args]
@@ -241,6 +246,36 @@ def _extreme(pick: Callable[..., int]) -> Handler:
         return IntV(None)
 
     return handler
+
+
+_AT_LEAST = itertools.count()
+
+
+def at_least_all(args: list[Value]) -> IntV | None:
+    """`max(u, n)` of ints some of which are not known (an int, or a 0-d integer
+    tensor: `max(idx.max() + 1, n)`, whose comparisons count no FLOPs): a size no
+    code names, at least each known one, the scope told so
+    (symbolic.record_nonnegative), so that `t[..., :n]` of an axis that long is n
+    long. Only where a known one is at least 1: names stand for sizes of 1 or more,
+    and `max(u, 0)` may be 0. None where any is neither an int nor such a tensor."""
+    known: list[Expr] = []
+    for a in args:
+        if isinstance(a, IntV):
+            if a.value is not None:
+                known.append(a.value)
+        elif not (
+            isinstance(a, TensorV)
+            and a.shape == ()
+            and a.dtype is not None
+            and dtypes.category(a.dtype) == 1  # an integer dtype (0 bool, 2 float)
+        ):
+            return None
+    if len(known) == len(args) or not any(provably_nonnegative(k - 1) for k in known):
+        return None
+    size = Expr.name(f"_max{next(_AT_LEAST)}")
+    for k in known:
+        record_nonnegative(size - k)
+    return IntV(size)
 
 
 def _dict(an, node, args, kwargs, frame) -> Value | None:

@@ -1130,6 +1130,29 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 
 @rule
+def atleast(ctx: RuleContext, x: Value, n: Value) -> RuleOut:
+    """torch.atleast_1d / 2d / 3d of one tensor: x itself when it has n axes or more,
+    else a view with size-1 axes added as torch places them (0-d: all of them; 2d of
+    [k]: [1, k]; 3d of [k]: [1, k, 1], of [j, k]: [j, k, 1]). Of a tuple of tensors,
+    a tuple, which this rule does not give."""
+    shape, need = shape_of(x), const_int(n)
+    if not isinstance(x, TensorV) or need not in (1, 2, 3):
+        return RuleOut()
+    if shape is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    one = Expr.const(1)
+    if len(shape) >= need:
+        return RuleOut(_tensor(shape, x))
+    if not shape:
+        return RuleOut(_tensor((one,) * need, x))
+    if need == 2 or len(shape) == 2:  # [k] -> [1, k]; [j, k] -> [j, k, 1]
+        grown = (one, *shape) if need == 2 else (*shape, one)
+    else:  # [k] -> [1, k, 1]
+        grown = (one, *shape, one)
+    return RuleOut(_tensor(grown, x))
+
+
+@rule
 def squeeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """Without dim: drop every size-1 axis (unknown if any size is a name)."""
     out = RuleOut()
