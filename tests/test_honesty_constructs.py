@@ -814,6 +814,22 @@ CASES = {
         {"x": "2,3,4"},
         expect="honest",
     ),
+    # no forward-AD level in a plain call: unpack_dual(x) is (x, None)
+    "unpack_dual_outside_a_level": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                if torch.autograd.forward_ad.unpack_dual(x).tangent is None:
+                    return self.a(x)
+                return self.a(self.a(x))
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
     "torch_compile": _case(
         """
         class M(nn.Module):

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     dynamic,
     expressions,
     folding,
+    forward_ad,
     grad_mode,
     in_place,
     init_run,
@@ -1627,6 +1628,8 @@ class ModuleAnalyzer:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
+        if scalar is None and self.specialize:
+            scalar = forward_ad.call(qual, args, kwargs)
         if scalar is None:
             scalar = folding.operator_compare(qual, args, kwargs)
         if scalar is None:
