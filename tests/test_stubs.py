@@ -109,6 +109,11 @@ SPECIAL["torch.Tensor.qr"] = SPECIAL["torch.qr"]
 for _n in ("torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"):
     # each rank up to the one asked, and past it (the tensor itself)
     SPECIAL[_n] = [((X(*s),), {}) for s in ((), (5,), (4, 6), (2, 3, 4), (2, 3, 4, 5))]
+SPECIAL["torch.linalg.cross"] = [
+    ((X(2, 3), X(2, 3)), {}),
+    ((X(4, 3, 5), X(1, 3, 5)), {"dim": 1}),
+    ((X(4, 1, 3), X(1, 6, 3)), {}),
+]
 SPECIAL["torch.Tensor.unsqueeze_"] = [((X(2, 3), -1), {})]
 SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]
 for _n in ("torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_"):
@@ -515,6 +520,16 @@ def test_matmul_generated(shapes, name, symbolic):
 @given(matmul_shapes(valid=False))
 def test_matmul_errors_are_found(shapes):
     check_verdict(run_both("torch.matmul", [X(*shapes[0]), X(*shapes[1])]))
+
+
+@pytest.mark.parametrize(
+    "a,b,kwargs",
+    [((4, 1, 3), (6, 3), {}), ((2, 4), (2, 4), {}), ((2, 3, 4), (2, 3, 4), {"dim": 2})],
+)
+def test_cross_refuses_what_torch_refuses(a, b, kwargs):
+    """Ranks that differ, or a length other than 3 at dim: torch raises, and so the
+    stub reports it."""
+    check_verdict(run_both("torch.linalg.cross", [X(*a), X(*b)], kwargs))
 
 
 @SETTINGS

@@ -1130,6 +1130,34 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 
 @rule
+def cross(ctx: RuleContext, x: Value, other: Value, dim: Value) -> RuleOut | NotApplicable:
+    """torch.linalg.cross: x and other of one rank, broadcast, each 3 long at dim
+    (torch raises for other ranks or a known other length)."""
+    out = broadcast(ctx, x, other)
+    if not isinstance(out, RuleOut) or out.issues:
+        return out
+    a, b = shape_of(x), shape_of(other)
+    if a is not None and b is not None and not has_var(a) and not has_var(b) and len(a) != len(b):
+        message = f"inputs of {len(a)} and {len(b)} dimensions; the cross product needs one rank"
+        return RuleOut(issues=[ctx.issue(SIGNATURE, message, 1)])
+    for i, v in enumerate((x, other)):
+        shape = shape_of(v)
+        if shape is None or has_var(shape):
+            continue
+        positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+        if positions is None:
+            return out
+        (pos,) = positions
+        length = const(shape[pos]) if pos is not None else None
+        if length is not None and length != 3:
+            message = f"dimension {pos} has length {length}; the cross product needs 3"
+            out.issues.append(ctx.issue(SIGNATURE, message, i))
+            out.value = UNKNOWN
+            return out
+    return out
+
+
+@rule
 def atleast(ctx: RuleContext, x: Value, n: Value) -> RuleOut:
     """torch.atleast_1d / 2d / 3d of one tensor: x itself when it has n axes or more,
     else a view with size-1 axes added as torch places them (0-d: all of them; 2d of
