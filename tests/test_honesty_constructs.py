@@ -795,6 +795,24 @@ CASES = {
         {"x": "2,3,4"},
         expect="exact",
     ),
+    # a bincount's length: at least minlength, so cut to it, that long
+    "bincount_cut_to_minlength": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1).flatten()
+                bins = torch.bincount(idx, minlength=self.d)[: self.d]
+                return self.a(bins.float())
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
     # the same width not cut: a size the data picks, never a figure
     "max_of_unknown_count_as_width": _case(
         """

@@ -10,7 +10,6 @@ unknown call."""
 from __future__ import annotations
 
 import ast
-import itertools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -54,9 +53,9 @@ from shapelint.analysis.modules import (
     mapping,
 )
 from shapelint.analysis.sequences import SeqV, hidden
-from shapelint.notation.symbolic import Expr, record_nonnegative
+from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, stub_ops
-from shapelint.ops.indexing import provably_nonnegative
+from shapelint.ops.indexing import provably_nonnegative, size_at_least
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -248,16 +247,12 @@ def _extreme(pick: Callable[..., int]) -> Handler:
     return handler
 
 
-_AT_LEAST = itertools.count()
-
-
 def at_least_all(args: list[Value]) -> IntV | None:
     """`max(u, n)` of ints some of which are not known (an int, or a 0-d integer
     tensor: `max(idx.max() + 1, n)`, whose comparisons count no FLOPs): a size no
-    code names, at least each known one, the scope told so
-    (symbolic.record_nonnegative), so that `t[..., :n]` of an axis that long is n
-    long. Only where a known one is at least 1: names stand for sizes of 1 or more,
-    and `max(u, 0)` may be 0. None where any is neither an int nor such a tensor."""
+    code names, at least each known one (indexing.size_at_least), so that
+    `t[..., :n]` of an axis that long is n long. None where any is neither an int nor
+    such a tensor, or no known one is surely at least 1."""
     known: list[Expr] = []
     for a in args:
         if isinstance(a, IntV):
@@ -270,12 +265,8 @@ def at_least_all(args: list[Value]) -> IntV | None:
             and dtypes.category(a.dtype) == 1  # an integer dtype (0 bool, 2 float)
         ):
             return None
-    if len(known) == len(args) or not any(provably_nonnegative(k - 1) for k in known):
-        return None
-    size = Expr.name(f"_max{next(_AT_LEAST)}")
-    for k in known:
-        record_nonnegative(size - k)
-    return IntV(size)
+    size = size_at_least(known) if len(known) < len(args) else None
+    return None if size is None else IntV(size)
 
 
 def _dict(an, node, args, kwargs, frame) -> Value | None:

@@ -28,7 +28,7 @@ from shapelint.notation.symbolic import (
     total,
 )
 from shapelint.ops import dtypes, tensor_values
-from shapelint.ops.indexing import exceeds_every_length
+from shapelint.ops.indexing import exceeds_every_length, size_at_least
 from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
@@ -1127,6 +1127,32 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     (pos,) = positions
     out.value = _tensor(None if pos is None else shape[:pos] + (Expr.const(1),) + shape[pos:], x)
     return out
+
+
+@rule
+def bincount(ctx: RuleContext, x: Value, weights: Value, minlength: Value) -> RuleOut:
+    """torch.bincount of a 1-d tensor of non-negative ints: a count per value, as long
+    as the largest element + 1 or minlength, whichever is more (elements known: that
+    length; else a size no code names, at least minlength: indexing.size_at_least).
+    int64 counts, or sums of float32 / float64 weights in their dtype."""
+    shape = shape_of(x)
+    if not isinstance(x, TensorV):
+        return RuleOut()
+    if shape is not None and not has_var(shape) and len(shape) != 1:
+        return RuleOut(
+            issues=[ctx.issue(RANK, f"bincount takes a 1-d tensor, got {len(shape)}-d", 0)]
+        )
+    dtype = "int64" if is_none(weights) else dtype_of(weights)
+    if dtype not in ("int64", "float32", "float64"):
+        return RuleOut()
+    least = int_value(minlength)
+    elems = tensor_values.elements(x)
+    length: Dim = None
+    if elems is not None and least is not None and least.value is not None:
+        length = Expr.const(max([least.value, *(int(e) + 1 for e in elems)]))
+    elif least is not None:
+        length = size_at_least([least])
+    return RuleOut(TensorV((length,), dtype))
 
 
 @rule
