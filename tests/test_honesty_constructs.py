@@ -813,6 +813,27 @@ CASES = {
         {"x": "2,3,4"},
         expect="exact",
     ),
+    # the pairs of a tensor's rows and of a split's parts, in index order
+    "itertools_combinations": _case(
+        """
+        import itertools
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.pairs = nn.ModuleList([nn.Linear(d, d) for _ in range(3)])
+
+            def forward(self, x):
+                parts = torch.split(x, 1, dim=1)
+                combos = zip(itertools.combinations(parts, 2), self.pairs)
+                p = [torch.mul(f(v[0]), v[1]) for v, f in combos]
+                rows = [r * c for r, c in itertools.combinations(x, 2)]
+                return torch.cat(p, dim=1), torch.stack(rows)
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
     # the same width not cut: a size the data picks, never a figure
     "max_of_unknown_count_as_width": _case(
         """

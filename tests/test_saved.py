@@ -60,6 +60,11 @@ EXACT = [
     ("CarriedMask", SEQ, False),
     ("Spectrum", SEQ, True),
     ("Phased", SEQ, True),
+    # a part along an inner axis, folded by a layer: a view where its axes longer
+    # than 1 lie on one side of the cut (main: SplitInner 64 B, a copy, for 192 B)
+    ("SplitInner", SEQ, True),
+    ("SplitMiddle", SEQ, True),
+    ("ChunkLast", SEQ, True),
 ]
 
 

@@ -10,6 +10,8 @@ unknown call."""
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -322,6 +324,31 @@ def _slices(an, node, v: Value, frame) -> Value:
         return v
     items = an.op_value("torch.Tensor.unbind", [v], {}, node, frame, arg_nodes=[node])
     return items if isinstance(items, TupleV) else v
+
+
+COMBINATIONS = "itertools.combinations"
+
+
+def combinations_of(an, node, args, kwargs, frame) -> Value | None:
+    """`itertools.combinations(xs, r)` of a list known item by item (a tensor: its
+    slices along dim 0, as iterating it gives them): the r-tuples of its items in the
+    order of their positions, as Python yields them (none where r > len(xs)), iterated
+    as zip's result is. None where xs or r is not known, or past MAX_UNROLL tuples."""
+    if len(args) + len(kwargs) != 2 or set(kwargs) - {"r"} or not args:
+        return None
+    r = args[1] if len(args) > 1 else kwargs["r"]
+    k = r.value.value if isinstance(r, IntV) and r.value is not None else None
+    seq = _slices(an, node, modules.iterated(an, args[0]), frame)
+    if isinstance(seq, ModuleListV) and seq.known and seq.count is None:
+        items = seq.items
+    elif isinstance(seq, TupleV):
+        items = seq.items
+    else:
+        return None
+    if k is None or k < 0 or math.comb(len(items), k) > MAX_UNROLL:
+        return None
+    picks = itertools.combinations(range(len(items)), k)
+    return TupleV(tuple(TupleV(tuple(items[i] for i in c), "tuple") for c in picks))
 
 
 def _enumerate(an, node, args, kwargs, frame) -> Value | None:

@@ -1605,6 +1605,10 @@ class ModuleAnalyzer:
             built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
         if built is not None:
             return built
+        if qual == builtins.COMBINATIONS and not open_kwargs:
+            built = builtins.combinations_of(self, node, args, kwargs, frame)
+            if built is not None:
+                return built
         if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
             built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
             if built is not None:
