@@ -292,6 +292,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
             return _mark(value, base, view=True, contiguous=True)
         if base.contiguous is None:
             return _mark(value, UNSURE, view=True, contiguous=True)
+        if base.contiguous is FOLDS:
+            # a view where the axes it merges skip the gap (or torch finds the part
+            # contiguous, its longer axes all past the cut), else a copy
+            return _mark(value, UNSURE, view=True, contiguous=None)
         return value  # a copy: a storage of its own, contiguous
     if name == "operator.getitem":
         return _mark(value, UNSURE, view=True, contiguous=None)

@@ -678,3 +678,17 @@ class ChunkLast(nn.Module):
 
     def forward(self, x):
         return self.b(self.a(x).chunk(2, dim=-1)[1])
+
+
+class SplitReshaped(nn.Module):
+    """A part along an inner axis of 1, reshaped to two axes (a view: the axes it
+    merges skip the gap), into a linear layer."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        part = self.a(x).split(1, dim=1)[0]
+        return self.b(part.reshape(x.shape[0], -1))
