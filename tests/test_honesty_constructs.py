@@ -738,6 +738,169 @@ CASES = {
         {"d": "4"},
         expect="bound",
     ),
+    # a base class copying its inherited forward into each subclass (a function of
+    # the same code, globals, defaults and closure: the same body runs)
+    "forward_copied_per_subclass": _case(
+        """
+        import functools
+        import types
+        from inspect import getattr_static
+
+        class Base(nn.Module):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                forward = getattr_static(cls, "forward")
+                if "forward" not in cls.__dict__ and isinstance(forward, types.FunctionType):
+                    code = forward.__code__.replace(co_name=f"{cls.__name__}.forward")
+                    clone = types.FunctionType(
+                        code, forward.__globals__, "forward", forward.__defaults__,
+                        forward.__closure__,
+                    )
+                    functools.update_wrapper(clone, forward)
+                    clone.__kwdefaults__ = forward.__kwdefaults__
+                    cls.forward = clone
+
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x, *, twice=True):
+                y = self.a(x)
+                return self.a(y) if twice else y
+
+        class M(Base):
+            pass
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # the same, built from another function's code: a body the class never named
+    "forward_replaced_by_other_code": _case(
+        """
+        import types
+        from inspect import getattr_static
+
+        def twice(self, x):
+            return self.a(self.a(x))
+
+        class Base(nn.Module):
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                forward = getattr_static(cls, "forward")
+                clone = types.FunctionType(
+                    twice.__code__, forward.__globals__, "forward", forward.__defaults__
+                )
+                clone.__kwdefaults__ = forward.__kwdefaults__
+                cls.forward = clone
+
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.a(x)
+
+        class M(Base):
+            pass
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
+    # max of a count not known and a size: at least the size, so a slice to it is
+    # exactly that long (a one-hot of a width the data picks, cut to n classes)
+    "max_of_unknown_count_as_slice_bound": _case(
+        """
+        import torch.nn.functional as F
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1)
+                hot = F.one_hot(idx, max(idx.max() + 2, self.d))[..., : self.d]
+                return self.a(hot.float())
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
+    # a bincount's length: at least minlength, so cut to it, that long
+    "bincount_cut_to_minlength": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1).flatten()
+                bins = torch.bincount(idx, minlength=self.d)[: self.d]
+                return self.a(bins.float())
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
+    # the pairs of a tensor's rows and of a split's parts, in index order
+    "itertools_combinations": _case(
+        """
+        import itertools
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.pairs = nn.ModuleList([nn.Linear(d, d) for _ in range(3)])
+
+            def forward(self, x):
+                parts = torch.split(x, 1, dim=1)
+                combos = zip(itertools.combinations(parts, 2), self.pairs)
+                p = [torch.mul(f(v[0]), v[1]) for v, f in combos]
+                rows = [r * c for r, c in itertools.combinations(x, 2)]
+                return torch.cat(p, dim=1), torch.stack(rows)
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="exact",
+    ),
+    # the same width not cut: a size the data picks, never a figure
+    "max_of_unknown_count_as_width": _case(
+        """
+        import torch.nn.functional as F
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.d = d
+
+            def forward(self, x):
+                idx = x.argmax(dim=-1)
+                hot = F.one_hot(idx, max(idx.max() + 2, self.d)).float()
+                return hot @ hot.transpose(-1, -2)
+        """,
+        {"d": "4"},
+        {"x": "2,3,4"},
+        expect="honest",
+    ),
+    # no forward-AD level in a plain call: unpack_dual(x) is (x, None)
+    "unpack_dual_outside_a_level": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                if torch.autograd.forward_ad.unpack_dual(x).tangent is None:
+                    return self.a(x)
+                return self.a(self.a(x))
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
     "torch_compile": _case(
         """
         class M(nn.Module):

@@ -106,6 +106,23 @@ SPECIAL["torch.Tensor.diag"] = SPECIAL["torch.diag"]
 SPECIAL["torch.qr"] = [((X(5, 3),), {}), ((X(2, 5, 3), False), {})]
 SPECIAL["torch.Tensor.qr"] = SPECIAL["torch.qr"]
 # one call each: the example tensor is the one the op changes
+for _n in ("torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d"):
+    # each rank up to the one asked, and past it (the tensor itself)
+    SPECIAL[_n] = [((X(*s),), {}) for s in ((), (5,), (4, 6), (2, 3, 4), (2, 3, 4, 5))]
+SPECIAL["torch.linalg.cross"] = [
+    ((X(2, 3), X(2, 3)), {}),
+    ((X(4, 3, 5), X(1, 3, 5)), {"dim": 1}),
+    ((X(4, 1, 3), X(1, 6, 3)), {}),
+]
+for _n in ("torch.bincount", "torch.Tensor.bincount"):
+    _ints = torch.tensor([0, 3, 3, 1])
+    SPECIAL[_n] = [
+        ((_ints,), {}),
+        ((_ints,), {"minlength": 2}),
+        ((_ints,), {"minlength": 9}),
+        ((_ints,), {"weights": X(4), "minlength": 6}),
+        ((_ints,), {"weights": X(4, dtype=torch.float64)}),
+    ]
 SPECIAL["torch.Tensor.unsqueeze_"] = [((X(2, 3), -1), {})]
 SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]
 for _n in ("torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_"):
@@ -403,7 +420,8 @@ def test_every_described_function_agrees_with_torch(name):
         # and so is a workspace whose size the kernel decides (rnn_layer's).
         data_dependent = any(
             e.rule is not None
-            and e.rule.name in ("unknown_tensor", "unknown", "item", "tolist", "rnn_layer")
+            and e.rule.name
+            in ("unknown_tensor", "unknown", "item", "tolist", "rnn_layer", "bincount")
             for e in registry().entries[name]
         )
         check_agrees(o, strict=not data_dependent)
@@ -512,6 +530,21 @@ def test_matmul_generated(shapes, name, symbolic):
 @given(matmul_shapes(valid=False))
 def test_matmul_errors_are_found(shapes):
     check_verdict(run_both("torch.matmul", [X(*shapes[0]), X(*shapes[1])]))
+
+
+@pytest.mark.parametrize(
+    "a,b,kwargs",
+    [((4, 1, 3), (6, 3), {}), ((2, 4), (2, 4), {}), ((2, 3, 4), (2, 3, 4), {"dim": 2})],
+)
+def test_cross_refuses_what_torch_refuses(a, b, kwargs):
+    """Ranks that differ, or a length other than 3 at dim: torch raises, and so the
+    stub reports it."""
+    check_verdict(run_both("torch.linalg.cross", [X(*a), X(*b)], kwargs))
+
+
+def test_bincount_refuses_what_torch_refuses():
+    """Of other than a 1-d tensor: torch raises, and so the stub reports it."""
+    check_verdict(run_both("torch.bincount", [torch.randint(0, 3, (2, 3))]))
 
 
 @SETTINGS

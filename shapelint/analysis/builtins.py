@@ -10,6 +10,8 @@ unknown call."""
 from __future__ import annotations
 
 import ast
+import itertools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -54,8 +56,8 @@ from shapelint.analysis.modules import (
 )
 from shapelint.analysis.sequences import SeqV, characters, hidden
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import stub_ops
-from shapelint.ops.indexing import provably_nonnegative
+from shapelint.ops import dtypes, stub_ops
+from shapelint.ops.indexing import provably_nonnegative, size_at_least
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -230,6 +232,10 @@ def _extreme(pick: Callable[..., int]) -> Handler:
                 return None
             picked = pick(range(len(numbers)), key=numbers.__getitem__)
             return args[picked]
+        if pick is max and not kwargs and len(args) > 1:
+            bounded = at_least_all(args)
+            if bounded is not None:
+                return bounded
         if kwargs or not args or not all(isinstance(a, IntV) and a.value is not None for a in args):
             return None
         values = [a.value for a in args]
@@ -244,6 +250,28 @@ def _extreme(pick: Callable[..., int]) -> Handler:
         return IntV(None)
 
     return handler
+
+
+def at_least_all(args: list[Value]) -> IntV | None:
+    """`max(u, n)` of ints some of which are not known (an int, or a 0-d integer
+    tensor: `max(idx.max() + 1, n)`, whose comparisons count no FLOPs): a size no
+    code names, at least each known one (indexing.size_at_least), so that
+    `t[..., :n]` of an axis that long is n long. None where any is neither an int nor
+    such a tensor, or no known one is surely at least 1."""
+    known: list[Expr] = []
+    for a in args:
+        if isinstance(a, IntV):
+            if a.value is not None:
+                known.append(a.value)
+        elif not (
+            isinstance(a, TensorV)
+            and a.shape == ()
+            and a.dtype is not None
+            and dtypes.category(a.dtype) == 1  # an integer dtype (0 bool, 2 float)
+        ):
+            return None
+    size = size_at_least(known) if len(known) < len(args) else None
+    return None if size is None else IntV(size)
 
 
 def _dict(an, node, args, kwargs, frame) -> Value | None:
@@ -299,6 +327,31 @@ def _slices(an, node, v: Value, frame) -> Value:
         return v
     items = an.op_value("torch.Tensor.unbind", [v], {}, node, frame, arg_nodes=[node])
     return items if isinstance(items, TupleV) else v
+
+
+COMBINATIONS = "itertools.combinations"
+
+
+def combinations_of(an, node, args, kwargs, frame) -> Value | None:
+    """`itertools.combinations(xs, r)` of a list known item by item (a tensor: its
+    slices along dim 0, as iterating it gives them): the r-tuples of its items in the
+    order of their positions, as Python yields them (none where r > len(xs)), iterated
+    as zip's result is. None where xs or r is not known, or past MAX_UNROLL tuples."""
+    if len(args) + len(kwargs) != 2 or set(kwargs) - {"r"} or not args:
+        return None
+    r = args[1] if len(args) > 1 else kwargs["r"]
+    k = r.value.value if isinstance(r, IntV) and r.value is not None else None
+    seq = _slices(an, node, modules.iterated(an, args[0]), frame)
+    if isinstance(seq, ModuleListV) and seq.known and seq.count is None:
+        items = seq.items
+    elif isinstance(seq, TupleV):
+        items = seq.items
+    else:
+        return None
+    if k is None or k < 0 or math.comb(len(items), k) > MAX_UNROLL:
+        return None
+    picks = itertools.combinations(range(len(items)), k)
+    return TupleV(tuple(TupleV(tuple(items[i] for i in c), "tuple") for c in picks))
 
 
 def _enumerate(an, node, args, kwargs, frame) -> Value | None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import project
 from shapelint.analysis.defs import FuncDef
+from shapelint.analysis.function_copies import copies_itself
 from shapelint.analysis.nodes import children, nodes_of, walk
 from shapelint.scoped import Bound
 
@@ -122,8 +123,16 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
                 for el in t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]:
-                    if isinstance(el, ast.Attribute):
-                        _assigned(out, el.value, el.attr, owner, classes, methods)
+                    if not isinstance(el, ast.Attribute):
+                        continue
+                    if (
+                        el is t
+                        and isinstance(node, ast.Assign)
+                        and el.attr in methods
+                        and copies_itself(an, _enclosing(tree, node), el, node.value)
+                    ):
+                        continue  # the method's own copy: the same body runs
+                    _assigned(out, el.value, el.attr, owner, classes, methods)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
             if name in HOOKS and at_run_time and id(node) in in_functions:
@@ -165,6 +174,16 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                 if name != ANY or id(node) not in in_functions:  # else: where it runs
                     _assigned(out, node.args[0], name, owner, classes, methods)
     return out
+
+
+def _enclosing(tree: ast.Module, node: ast.AST) -> ast.AST | None:
+    """The innermost function whose body holds node (rarely asked: a method's
+    name assigned)."""
+    found = None
+    for f in nodes_of(tree, _FUNCTIONS):
+        if any(n is node for n in walk(f)) and (found is None or any(n is f for n in walk(found))):
+            found = f
+    return found
 
 
 def _assigned(

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     dynamic,
     expressions,
     folding,
+    forward_ad,
     grad_mode,
     in_place,
     init_run,
@@ -1674,6 +1675,10 @@ class ModuleAnalyzer:
             built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
         if built is not None:
             return built
+        if qual == builtins.COMBINATIONS and not open_kwargs:
+            built = builtins.combinations_of(self, node, args, kwargs, frame)
+            if built is not None:
+                return built
         if qual == "itertools.zip_longest" and not open_kwargs and set(kwargs) <= {"fillvalue"}:
             built = iterators.zipped(args, longest=True, fill=kwargs.get("fillvalue"))
             if built is not None:
@@ -1697,6 +1702,8 @@ class ModuleAnalyzer:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:
             scalar = pytypes.torch_predicate(qual, args)
+        if scalar is None and self.specialize:
+            scalar = forward_ad.call(qual, args, kwargs)
         if scalar is None:
             scalar = folding.operator_compare(qual, args, kwargs)
         if scalar is None:

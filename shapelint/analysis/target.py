@@ -23,6 +23,7 @@ from shapelint.analysis import (
     attributes,
     call_path,
     dynamic,
+    forward_ad,
     modes,
     modules,
     project,
@@ -176,6 +177,7 @@ def evaluate_target(
     absence.reset()
     attribute_hooks.reset()
     dynamic.reset()
+    forward_ad.reset()
     with call_path.collecting() as found, fact_scope(orders_only=True):
         res = _evaluate(an, target, init, inputs, training)
     res.errors = [f for f in found if severity_of(f.code) == "error"]

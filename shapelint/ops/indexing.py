@@ -9,10 +9,26 @@ block_size t long).
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
-from shapelint.notation.symbolic import Expr, FloorDiv, nonnegative_facts
+from shapelint.notation.symbolic import Expr, FloorDiv, nonnegative_facts, record_nonnegative
 from shapelint.ops.values import Dim
+
+_AT_LEAST = itertools.count()
+
+
+def size_at_least(bounds: list[Expr]) -> Expr | None:
+    """A size no code names that is at least each of bounds, the scope told so
+    (record_nonnegative): `max(u, n)` of a u the data picks, a bincount's length with
+    minlength n. A slice of it to n is then n long. None unless one bound is at
+    least 1: names stand for sizes of 1 or more, and `max(u, 0)` may be 0."""
+    if not any(provably_nonnegative(b - 1) for b in bounds):
+        return None
+    size = Expr.name(f"_max{next(_AT_LEAST)}")
+    for b in bounds:
+        record_nonnegative(size - b)
+    return size
 
 
 def provably_nonnegative(e: Expr) -> bool:

@@ -60,6 +60,11 @@ UNSURE = object()
 # or chunk along an inner axis leaves parts of longer rows, an expand or an index
 # may do anything.
 PERMUTED, GAPPED = "permuted", "gapped"  # TensorV.contiguous
+# A part along an inner axis whose axes longer than 1, the last one left out, all lie
+# on one side of the split axis (`x.split(1, dim=1)` of [b, n, d], a chunk along the
+# last axis): not contiguous, yet the reshape that merges all but its last axis
+# (a layer's or matmul's fold) is a view of it; anything else treats it as GAPPED.
+FOLDS = "folds"
 # The last two axes of a contiguous tensor swapped (`k.transpose(-2, -1)`, `.mT`):
 # its leading axes still merge into one as a view, so matmul's reshape of a
 # batched operand to (b, k, n) copies nothing (torch saves the view).
@@ -273,7 +278,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, base, view=True, contiguous=_reorder_layout(short, args, kwargs, base))
     if short in _PARTS:
         layout = _part_layout(short, args, kwargs, base)
-        return _mark(value, base, view=True, contiguous=layout)
+        marked = _mark(value, base, view=True, contiguous=layout)
+        if layout is GAPPED and base.contiguous is True:
+            return _folding(marked, _part_axis(short, args, kwargs, base))
+        return marked
     if short in _SPREAD:
         return _mark(value, base, view=True, contiguous=None)
     if short in _EACH_SPREAD and name.startswith("torch.") and isinstance(value, TupleV):
@@ -289,6 +297,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
             return _mark(value, base, view=True, contiguous=True)
         if base.contiguous is None:
             return _mark(value, UNSURE, view=True, contiguous=True)
+        if base.contiguous is FOLDS:
+            # a view where the axes it merges skip the gap (or torch finds the part
+            # contiguous, its longer axes all past the cut), else a copy
+            return _mark(value, UNSURE, view=True, contiguous=None)
         return value  # a copy: a storage of its own, contiguous
     if name == "operator.getitem":
         return _mark(value, UNSURE, view=True, contiguous=None)
@@ -342,6 +354,8 @@ def _rearranged(pattern: str | None, layout: object) -> object:
     group of axes was a run, in order, of the input's (sizes taken > 1). True (a
     contiguous view), PERMUTED, GAPPED (a part of longer rows, split and permuted
     but not merged: still one), _COPY, or None (not known)."""
+    if layout is FOLDS:
+        layout = GAPPED
     if layout not in (True, GAPPED) or pattern is None or pattern.count("->") != 1:
         return None
     sides = [_groups(side) for side in pattern.split("->")]
@@ -390,7 +404,7 @@ def _reorder_layout(short: str, args, kwargs, base: TensorV) -> object:
     two axes and leaves the others in place. An axis of size 1 has no stride torch
     looks at (its contiguity test skips it), so a reorder that moves only such axes
     keeps base's layout (`x.view(b, n, 1, d).movedim(2, 1)` is contiguous)."""
-    layout = {True: PERMUTED, GAPPED: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
+    layout = {True: PERMUTED, GAPPED: GAPPED, FOLDS: GAPPED}.get(base.contiguous)  # type: ignore[call-overload]
     order = _reorder(short, args, kwargs, base.rank)
     if layout is None or order is None:
         return layout
@@ -461,16 +475,41 @@ _REORDER_KEYS = {
 def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
     """The layout of split/chunk/unbind/narrow's parts: along the first axis, each
     part of a contiguous tensor is contiguous; along another, parts of longer rows."""
+    d = _part_axis(short, args, kwargs, base)
+    if d is None or base.contiguous not in (True, GAPPED, FOLDS):
+        return None
+    if d == 0:
+        return base.contiguous
+    return GAPPED
+
+
+def _part_axis(short: str, args, kwargs, base: TensorV) -> int | None:
+    """The axis split/chunk/unbind/narrow cuts, from 0; None where not known."""
     pos = {"split": 2, "chunk": 2, "unbind": 1, "narrow": 1}[short]
     dim = args[pos] if len(args) > pos else kwargs.get("dim")
     if dim is None and short != "narrow":
         dim = IntV(ZERO)  # the default
     d = dim.value.value if isinstance(dim, IntV) and dim.value is not None else None
-    if d is None or base.rank is None or base.contiguous not in (True, GAPPED):
+    if d is None or base.rank is None or not -base.rank <= d < base.rank:
         return None
-    if d % base.rank == 0:
-        return base.contiguous
-    return GAPPED
+    return d % base.rank
+
+
+def _folding(v: Value, d: int | None) -> Value:
+    """Each GAPPED part of a contiguous tensor cut along axis d, FOLDS where its
+    axes longer than 1 (the last left out; a size not known counts as longer) all
+    lie before d or all from d on: merging them then skips the gap, which sits
+    between d and the axis before it."""
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_folding(i, d) for i in v.items), v.kind)
+    if not isinstance(v, TensorV) or v.contiguous is not GAPPED or d is None or not v.shape:
+        return v
+    if any(not isinstance(s, Expr) for s in v.shape):
+        return v
+    long = [i for i, s in enumerate(v.shape[:-1]) if s.value != 1]
+    if all(i < d for i in long) or all(i >= d for i in long):
+        return replaced(v, contiguous=FOLDS)
+    return v
 
 
 def _contiguity(v: Value, contiguous: bool | None) -> Value:

@@ -28,7 +28,7 @@ from shapelint.notation.symbolic import (
     total,
 )
 from shapelint.ops import dtypes, tensor_values
-from shapelint.ops.indexing import exceeds_every_length
+from shapelint.ops.indexing import exceeds_every_length, size_at_least
 from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
@@ -1131,6 +1131,83 @@ def unsqueeze(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     (pos,) = positions
     out.value = _tensor(None if pos is None else shape[:pos] + (Expr.const(1),) + shape[pos:], x)
     return out
+
+
+@rule
+def bincount(ctx: RuleContext, x: Value, weights: Value, minlength: Value) -> RuleOut:
+    """torch.bincount of a 1-d tensor of non-negative ints: a count per value, as long
+    as the largest element + 1 or minlength, whichever is more (elements known: that
+    length; else a size no code names, at least minlength: indexing.size_at_least).
+    int64 counts, or sums of float32 / float64 weights in their dtype."""
+    shape = shape_of(x)
+    if not isinstance(x, TensorV):
+        return RuleOut()
+    if shape is not None and not has_var(shape) and len(shape) != 1:
+        return RuleOut(
+            issues=[ctx.issue(RANK, f"bincount takes a 1-d tensor, got {len(shape)}-d", 0)]
+        )
+    dtype = "int64" if is_none(weights) else dtype_of(weights)
+    if dtype not in ("int64", "float32", "float64"):
+        return RuleOut()
+    least = int_value(minlength)
+    elems = tensor_values.elements(x)
+    length: Dim = None
+    if elems is not None and least is not None and least.value is not None:
+        length = Expr.const(max([least.value, *(int(e) + 1 for e in elems)]))
+    elif least is not None:
+        length = size_at_least([least])
+    return RuleOut(TensorV((length,), dtype))
+
+
+@rule
+def cross(ctx: RuleContext, x: Value, other: Value, dim: Value) -> RuleOut | NotApplicable:
+    """torch.linalg.cross: x and other of one rank, broadcast, each 3 long at dim
+    (torch raises for other ranks or a known other length)."""
+    out = broadcast(ctx, x, other)
+    if not isinstance(out, RuleOut) or out.issues:
+        return out
+    a, b = shape_of(x), shape_of(other)
+    if a is not None and b is not None and not has_var(a) and not has_var(b) and len(a) != len(b):
+        message = f"inputs of {len(a)} and {len(b)} dimensions; the cross product needs one rank"
+        return RuleOut(issues=[ctx.issue(SIGNATURE, message, 1)])
+    for i, v in enumerate((x, other)):
+        shape = shape_of(v)
+        if shape is None or has_var(shape):
+            continue
+        positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+        if positions is None:
+            return out
+        (pos,) = positions
+        length = const(shape[pos]) if pos is not None else None
+        if length is not None and length != 3:
+            message = f"dimension {pos} has length {length}; the cross product needs 3"
+            out.issues.append(ctx.issue(SIGNATURE, message, i))
+            out.value = UNKNOWN
+            return out
+    return out
+
+
+@rule
+def atleast(ctx: RuleContext, x: Value, n: Value) -> RuleOut:
+    """torch.atleast_1d / 2d / 3d of one tensor: x itself when it has n axes or more,
+    else a view with size-1 axes added as torch places them (0-d: all of them; 2d of
+    [k]: [1, k]; 3d of [k]: [1, k, 1], of [j, k]: [j, k, 1]). Of a tuple of tensors,
+    a tuple, which this rule does not give."""
+    shape, need = shape_of(x), const_int(n)
+    if not isinstance(x, TensorV) or need not in (1, 2, 3):
+        return RuleOut()
+    if shape is None or has_var(shape):
+        return RuleOut(_tensor(None, x))
+    one = Expr.const(1)
+    if len(shape) >= need:
+        return RuleOut(_tensor(shape, x))
+    if not shape:
+        return RuleOut(_tensor((one,) * need, x))
+    if need == 2 or len(shape) == 2:  # [k] -> [1, k]; [j, k] -> [j, k, 1]
+        grown = (one, *shape) if need == 2 else (*shape, one)
+    else:  # [k] -> [1, k, 1]
+        grown = (one, *shape, one)
+    return RuleOut(_tensor(grown, x))
 
 
 @rule

@@ -683,3 +683,56 @@ class Phased(nn.Module):
     def forward(self, x):
         c = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2)) * 2
         return self.fc(torch.view_as_real(c).flatten(-2))
+
+
+class SplitInner(nn.Module):
+    """A part split along an inner axis of 1, into a linear layer: its leading axes
+    still merge, so the layer saves a view of the hidden storage, whole."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).split(1, dim=1)[0])
+
+
+class SplitMiddle(nn.Module):
+    """A part of 2 of an inner axis of 3, into a linear layer: its leading axes do not
+    merge, so the layer saves a copy."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).split(2, dim=1)[0])
+
+
+class ChunkLast(nn.Module):
+    """A chunk along the last axis, into a linear layer: its leading axes merge as a
+    view of the hidden storage."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).chunk(2, dim=-1)[1])
+
+
+class SplitReshaped(nn.Module):
+    """A part along an inner axis of 1, reshaped to two axes (a view: the axes it
+    merges skip the gap), into a linear layer."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        part = self.a(x).split(1, dim=1)[0]
+        return self.b(part.reshape(x.shape[0], -1))
