@@ -588,6 +588,38 @@ def test_apply_on_a_held_module_that_replaces_layers_leaves_a_bound(tmp_path):
     assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
 
 
+@pytest.mark.parametrize("receiver", ["self", "self.body"])
+def test_apply_that_swaps_layers_of_a_built_module_leaves_it_unknown(tmp_path, receiver):
+    # `swap_all(self)` in a forward: nn.Module.apply runs _swap on every submodule,
+    # which puts an Identity in the Sequential's first place; torch then counts one
+    # Linear (256 FLOPs). main kept the module as built and printed a bound of 512,
+    # above torch's count
+    t = _target(
+        tmp_path,
+        f"""
+        def _swap(m):
+            if isinstance(m, nn.Sequential):
+                m[0] = nn.Identity()
+
+        def swap_all(module):
+            module.apply(_swap)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(dim, dim), nn.Linear(dim, dim))
+
+            def forward(self, x):
+                swap_all({receiver})
+                return self.body(x)
+        """,
+    )
+    assert not t["complete"]
+    bound = str(t["flops"] or "")
+    assert not bound.isdigit() or int(bound) <= 256, bound
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
 def test_dir_of_a_torch_module_holds_what_the_stubs_describe(tmp_path):
     # timm's create_act.py: `'silu' in dir(torch.nn.functional)` is True where the
     # stubs describe F.silu, so the table holds nn.SiLU, not Swish and its beta.
