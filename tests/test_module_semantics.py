@@ -588,6 +588,81 @@ def test_apply_on_a_held_module_that_replaces_layers_leaves_a_bound(tmp_path):
     assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
 
 
+@pytest.mark.parametrize("receiver", ["self", "self.body"])
+def test_apply_that_swaps_layers_of_a_built_module_leaves_it_unknown(tmp_path, receiver):
+    # `swap_all(self)` in a forward: nn.Module.apply runs _swap on every submodule,
+    # which puts an Identity in the Sequential's first place; torch then counts one
+    # Linear (256 FLOPs). main kept the module as built and printed a bound of 512,
+    # above torch's count
+    t = _target(
+        tmp_path,
+        f"""
+        def _swap(m):
+            if isinstance(m, nn.Sequential):
+                m[0] = nn.Identity()
+
+        def swap_all(module):
+            module.apply(_swap)
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(dim, dim), nn.Linear(dim, dim))
+
+            def forward(self, x):
+                swap_all({receiver})
+                return self.body(x)
+        """,
+    )
+    assert not t["complete"]
+    bound = str(t["flops"] or "")
+    assert not bound.isdigit() or int(bound) <= 256, bound
+    assert any("apply()" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+# transformers' PreTrainedModel: `self.apply(partial(self._set_gradient_checkpointing,
+# value=True))` in a method for an old format; {init} and {forward} say where it is called
+LEGACY = """
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(dim, dim), nn.Linear(dim, dim))
+        {init}
+
+    def _swap(self, m, value=False):
+        if isinstance(m, nn.Sequential):
+            m[0] = nn.Identity()
+
+    def legacy(self):
+        self.apply(partial(self._swap, value=True))
+
+    def forward(self, x):
+        {forward}
+        return self.body(x)
+"""
+
+
+def test_apply_in_a_method_the_run_never_calls_changes_nothing(tmp_path):
+    # Python changes the layers only if the call runs: the forward is exact (main:
+    # every method of the class not modelled, the figure unknown)
+    path = write(tmp_path, "legacy.py", HEADER + LEGACY.format(init="pass", forward="pass"))
+    t = static_target(path, "Net", {"dim": "8"}, {"x": "2,8"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+
+
+@pytest.mark.parametrize("where", ["forward", "init"])
+def test_apply_in_a_method_the_run_calls_changes_the_layers(tmp_path, where):
+    # the same method called, in the constructor or the forward: torch counts one
+    # Linear (256 FLOPs); the analysis never prints the two as built
+    calls = {"init": "pass", "forward": "pass", where: "self.legacy()"}
+    path = write(tmp_path, "legacy.py", HEADER + LEGACY.format(**calls))
+    t = static_target(path, "Net", {"dim": "8"}, {"x": "2,8"})
+    assert not t["complete"]
+    bound = str(t["flops"] or "")
+    assert not bound.isdigit() or int(bound) <= 256, bound
+
+
 def test_dir_of_a_torch_module_holds_what_the_stubs_describe(tmp_path):
     # timm's create_act.py: `'silu' in dir(torch.nn.functional)` is True where the
     # stubs describe F.silu, so the table holds nn.SiLU, not Swish and its beta.

@@ -1103,6 +1103,183 @@ CASES = {
         {},
         dict(x=(2, 8)),
     ),
+    # nn.Module's walk of its children while it is built (transformers' post_init):
+    # registration order, a shared module once, None left out, two equal layers two
+    "named_children_while_built": (
+        """
+        class Base(nn.Module):
+            def post_init(self):
+                self.nested = [name for name, module in self.named_children() if name != "act"]
+                self.fanout = len(list(self.children()))
+
+        class Inner(Base):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.post_init()
+
+        class Net(Base):
+            def __init__(self, pool=True):
+                super().__init__()
+                self.first = nn.Linear(8, 8)
+                self.inner = Inner()
+                self.act = nn.ReLU()
+                self.skip = None
+                self.pool = nn.Linear(8, 8) if pool else None
+                self.again = self.first  # one object: the walk yields it once
+                self.post_init()
+
+            def forward(self, x):
+                x = self.inner.lin(self.first(x))
+                for _ in range(self.fanout):
+                    x = self.first(x)
+                if self.nested == ["first", "inner", "pool"]:
+                    x = self.pool(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # a classmethod called through the instance binds its class: `cls.made += 1`
+    # counts on the class, which the second block sees (main: a complete 512 for
+    # torch's 768, the count kept on each instance)
+    "class_method_stores_on_its_class": (
+        """
+        class Block(nn.Module):
+            made = 0
+
+            @classmethod
+            def number(cls) -> int:
+                cls.made += 1
+                return cls.made
+
+            def __init__(self):
+                super().__init__()
+                self.idx = self.number()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                for _ in range(self.idx):
+                    x = self.fc(x)
+                return x
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Block()
+                self.b = Block()
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # what a classmethod caches on its class, of a value the analysis does not know
+    # (transformers' `_can_set_experts_implementation`), is no attribute of the
+    # instance: the module's children stay known
+    "class_method_cache_leaves_the_children_known": (
+        """
+        import inspect
+
+        class Base(nn.Module):
+            @classmethod
+            def can_set(cls) -> bool:
+                cached = getattr(cls, "_can_set_cached_value", None)
+                if isinstance(cached, bool):
+                    return cached
+                can = "@decorated" in inspect.getsource(cls)
+                cls._can_set_cached_value = can
+                return can
+
+            def post_init(self):
+                self.can_set()
+                self.fanout = len(list(self.children()))
+
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+                self.post_init()
+
+            def forward(self, x):
+                for _ in range(self.fanout):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # a function walking the module tree calls itself on each child (timm's
+    # named_apply): no recursion, each call is given another module (a torch layer's
+    # own children are not known here: the walk stops above them)
+    "recursive_walk_of_the_children": (
+        """
+        def count(module):
+            n = 0
+            for _, child in module.named_children():
+                if isinstance(child, Inner):
+                    n = n + count(child)
+                elif isinstance(child, nn.Linear):
+                    n = n + 1
+            return n
+
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+                self.fc = nn.Linear(8, 8)
+                self.n = count(self)
+
+            def forward(self, x):
+                for _ in range(self.n):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # dicts the module holds, changed in place on one path (transformers'
+    # init_parallel_plans: `self._tp_plan.update(...)` under an undecided `if`), stay
+    # dicts: no module among the children
+    "dict_attributes_changed_in_place_stay_plain": (
+        """
+        import inspect
+
+        class Net(nn.Module):
+            _tp_plan = None
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+                self._tp_plan = dict(getattr(type(self), "_tp_plan", None) or {})
+                self._ep_plan = {}
+                if "@decorated" in inspect.getsource(type(self)):
+                    self._tp_plan.update({"fc": "colwise"})
+                    self._ep_plan.update(self._tp_plan)
+                self.fanout = len(list(self.named_children()))
+
+            def forward(self, x):
+                for _ in range(self.fanout):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (

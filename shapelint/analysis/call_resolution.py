@@ -491,6 +491,11 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:
     aliasing.lost()
     for r in aliasing.recorders():
         r.attrs[dynamic.CHANGED] = StrV(why)
+    # a module built already (`swap_all(self)` in a forward): its layers may be
+    # others now, wherever it is held (a copy of it too)
+    if not isinstance(recv, SelfRecorder):
+        modules.held_nowhere(recv)
+        in_place.forget_object(an, recv)
     return an.unknown_call(node, [], {}, frame, why)
 
 

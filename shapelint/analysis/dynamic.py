@@ -5,7 +5,8 @@ changes what runs: a forward hook or pre-hook (on the module, or on every module
 through `register_module_forward_hook`), `forward` (or
 another method) assigned on an instance or on the class (`self.forward = ...`,
 `Model.forward = ...`, `setattr(obj, "forward", ...)`, anywhere in the file),
-`apply` with a function that replaces layers, or a decorator whose wrapper the
+`apply` with a function that replaces layers (in a function, or a method in a
+target run, judged where the call runs), or a decorator whose wrapper the
 analysis does not follow. Such a call is on the record with an unknown cost that
 names the reason: the total is a lower bound, never a figure for code that does
 not run. Each file is scanned once, on first use.
@@ -146,9 +147,9 @@ def _scan(tree: ast.Module, at_run_time: bool = False, an=None) -> Scan:
                 out.everything = f"a hook on every module ({name}, line {node.lineno})"
             elif (
                 name == "apply"
-                # in a module-level function it changes layers only if a run calls
-                # it: judged where it runs (call_resolution._module_apply)
-                and (owner is not None or id(node) not in in_functions)
+                # in a function or method it changes layers only if a run calls it:
+                # in a target run, judged where it runs (call_resolution._module_apply)
+                and (id(node) not in in_functions or (owner is not None and not at_run_time))
                 # `Fn.apply(x)` on a class of the file (an autograd Function) is
                 # no module's apply
                 and not (isinstance(node.func.value, ast.Name) and node.func.value.id in classes)

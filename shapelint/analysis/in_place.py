@@ -45,7 +45,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from shapelint.analysis import aliasing, fresh, module_state
+from shapelint.analysis import aliasing, fresh, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
@@ -807,14 +807,20 @@ def _forget_everywhere(
         node = getattr(f.func, "node", None)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             own[id(f.env)] = own.get(id(f.env), frozenset()) | fresh.unreachable_names(node)
+    building = set()
     for r in aliasing.recorders():
         envs.setdefault(id(r.attrs), r.attrs)
+        building.add(id(r.attrs))
     for env in envs.values():
         kept = own.get(id(env), ())
         for k, v in list(env.items()):
             new = inside(v) if k in kept else without(v)
             if new is not v:
                 env[k] = new
+                if new is UNKNOWN and id(env) in building and plain.no_state(v):
+                    # its contents are forgotten, not its type: a dict stays a dict,
+                    # no module or Parameter of the module being built
+                    plain.mark(env, k, True)
 
 
 def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

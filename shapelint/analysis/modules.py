@@ -49,6 +49,7 @@ from shapelint.analysis.attributes import (
     builds_as_type,
     call_after,
     call_unsure,
+    derives_from_module,
     find_method,
     find_property,
     module_class,
@@ -1025,6 +1026,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     """Module-building methods: list.append on a module list, register_buffer,
     add_module; dict access on dict-like values."""
     attr = func.attr
+    if attr in ("named_children", "children"):
+        walked = children(an, recv, attr, args, kwargs)
+        if walked is not None:
+            return walked
     if isinstance(recv, SelfRecorder):
         if attr in ("register_buffer", "register_parameter", "add_module") and args:
             name = args[0]
@@ -1165,8 +1170,20 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             return args[1]
         if attr in ("update", "pop", "setdefault", "__setitem__", "clear", "popitem"):
             _store(an, func.value, UNKNOWN, frame)
+            if recv.kind == DICT_KIND:
+                # entries changed in place, the object stays a dict: no module, no
+                # Parameter (what `named_children()` and the counts need of it)
+                _mark_plain(func.value, frame)
             return UNKNOWN
     return None
+
+
+def _mark_plain(target: ast.expr, frame) -> None:
+    """`self.name`, just stored unknown, marked surely plain on the module being built."""
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        me = frame.env.get(target.value.id)
+        if isinstance(me, SelfRecorder) and me.attrs.get(target.attr) is UNKNOWN:
+            plain.mark(me.attrs, target.attr, True)
 
 
 # An attribute of a module's state the analysis could not follow (a name
@@ -1370,7 +1387,15 @@ def data_replaced(owner: SelfRecorder, target: ast.Attribute, value: Value) -> N
         return
     if isinstance(value, TensorV) and old.shape is not None and value.shape == old.shape:
         return
-    for attrs in [r.attrs for r in aliasing.recorders()] + [owner.attrs]:
+    held_nowhere(old, owner)
+
+
+def held_nowhere(old: Value, owner: SelfRecorder | None = None) -> None:
+    """old, and every module or module list holding it, unknown wherever the modules
+    being built (and owner) and the live frames hold them: Python changed old in
+    place in a way the analysis does not follow."""
+    recorders = [r.attrs for r in aliasing.recorders()]
+    for attrs in recorders + ([owner.attrs] if owner is not None else []):
         for k, v in list(attrs.items()):
             attrs[k] = _without(v, old)
     for f in list(in_place.LIVE):
@@ -2046,6 +2071,53 @@ def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | 
     return out
 
 
+def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
+    """`m.named_children()` / `m.children()` of the module being built or of a
+    module built in a target run, as nn.Module's walk yields them: the registered
+    submodules in registration order, None ones left out, each object once (by
+    identity, as parameters.py counts them). None (not known) where an attribute
+    may be a module the analysis cannot name (not known and not surely plain, a
+    module on one path only) or where the class overrides the method."""
+    if args or kwargs or not an.specialize:
+        return None
+    if isinstance(recv, SelfRecorder):
+        key, held = recv.cls, list(recv.attrs.items())
+    elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        key, held = recv.kind.partition(">")[2], list(recv.attrs)
+    else:
+        return None
+    cd = an.class_of(key)
+    if cd is None or not derives_from_module(an, key) or find_method(an, cd, meth) is not None:
+        return None
+    surely_plain = plain.names(held)
+    # which Parameters require grad says nothing of which modules are held
+    held = [
+        (k, v)
+        for k, v in held
+        if k != REQUIRES_GRAD_UNKNOWN and not (v is UNKNOWN and k in surely_plain)
+    ]
+    found = registered_modules(ObjectV("<class>", tuple(held)))
+    if found is None or any(_may_hold_module(v) for _, v in held):
+        return None
+    once, seen = [], set()
+    for k, v in found:
+        if id(v) not in seen:
+            seen.add(id(v))
+            once.append((k, v))
+    if meth == "children":
+        return TupleV(tuple(v for _, v in once), kind="list")
+    return TupleV(tuple(TupleV((StrV(k), v)) for k, v in once), kind="list")
+
+
+def _may_hold_module(v: Value) -> bool:
+    """A value that is a module on some path (None or a module, one of several)."""
+    if isinstance(v, OptionalV):
+        return v.value is UNKNOWN or is_module(v.value) or _may_hold_module(v.value)
+    if isinstance(v, ChoiceV):
+        return not all(is_module(i) for i in v.items)
+    return False
+
+
 def is_module(v: Value) -> bool:
     """A layer, a project class instance or a module list."""
     if isinstance(v, ObjectV):
@@ -2429,9 +2501,15 @@ def specialized_invoke(
     mark = module_state.mark()
     if cached is None:
         before = storages.status(given)
-        # Runs not memoised are told apart by function and receiver: two such
-        # calls nested (a property's getter reading another) are no recursion.
-        flight = key if key is not None else ("<not memoised>", fd.qualname, id(recv))
+        # Runs not memoised are told apart by function, receiver and the modules
+        # they are given: two such calls nested (a property's getter reading
+        # another, a walk of the module tree calling itself on each child, timm's
+        # named_apply) are no recursion.
+        flight = (
+            key
+            if key is not None
+            else ("<not memoised>", fd.qualname, id(recv), *(id(v) for v in given if is_module(v)))
+        )
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
                 "calls itself"
@@ -2733,6 +2811,8 @@ def bind_arguments(an: Analyzer, fd: FuncDef, frame, recv, args, kwargs) -> None
     defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
     args = list(args)
     if fd.cls is not None and not is_static(node) and positional:
+        if is_class_method(node):
+            recv = class_of_instance(recv)
         frame.env[positional[0].arg] = recv if recv is not None else UNKNOWN
         frame.locals.add(positional[0].arg)
         positional, defaults = positional[1:], defaults[1:]
@@ -2792,6 +2872,22 @@ def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
 
 def is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def is_class_method(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+def class_of_instance(recv: Value | None) -> Value | None:
+    """What a `@classmethod` called through recv binds its first parameter to: the
+    class of the instance (`type(self)`, the class being built while a module is
+    built), so that `cls.x = v` stores into the class, never into the instance;
+    recv itself where it is a class already, None where the class is not known."""
+    if isinstance(recv, SelfRecorder):
+        return ClassRefV(recv.cls)
+    if isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        return ClassRefV(recv.kind[len("<class>") :])
+    return recv if isinstance(recv, ClassRefV) else None
 
 
 def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:

@@ -25,7 +25,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.defs import FuncDef, named_params
-from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -114,13 +125,16 @@ def _plain_on(attrs: dict[str, Value], name: str) -> bool:
     value = attrs[name]
     if value is UNKNOWN:
         return name in names(attrs.items())
-    return _no_state(value)
+    return no_state(value)
 
 
-def _no_state(value: Value) -> bool:
-    """None, a number, a string, or a tuple of them (a namedtuple's too)."""
+def no_state(value: Value) -> bool:
+    """None, a number, a string, or a tuple of them (a namedtuple's too); a plain
+    dict, whatever it holds (torch registers nothing a dict attribute holds)."""
     if isinstance(value, TupleV):
-        return all(_no_state(v) for v in value.items)
+        return all(no_state(v) for v in value.items)
+    if isinstance(value, ObjectV) and value.kind == DICT_KIND:
+        return True
     return isinstance(value, (NoneV, IntV, FloatV, BoolV, StrV))
 
 
