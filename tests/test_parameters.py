@@ -146,9 +146,11 @@ def test_a_freeze_the_analysis_cannot_follow_leaves_trainable_unknown(tmp_path):
     params, trainable, buffers = torch_counts(p, "LoopFreeze(8)")
     assert (int(t["params"]), int(t["buffers"])) == (params, buffers)
     assert t["trainable_params"] == "?" and trainable < params  # never the wrong 'all'
+    # nor 'at least all': the freeze not followed may have frozen any of them
+    assert t["trainable_params_known"] is None
     text = CliRunner().invoke(main, ["cost", "--no-cache", f"{p}::LoopFreeze", "--init", "d=8",
                                      "--input", "x=4,8"]).output  # fmt: skip
-    assert f"params {params:,}" in text and "trainable ≥" in text or "trainable ?" in text
+    assert f"params {params:,}, trainable ?," in text
 
 
 def test_symbolic_sizes_give_a_formula(tmp_path):
