@@ -153,6 +153,47 @@ def test_a_freeze_the_analysis_cannot_follow_leaves_trainable_unknown(tmp_path):
     assert f"params {params:,}, trainable ?," in text
 
 
+TYPED_FLAGS = """
+from typing import TypedDict
+
+import torch
+import torch.nn as nn
+
+
+class Flags(TypedDict):
+    alpha: bool
+    beta: bool
+
+
+class MoreFlags(Flags, total=False):
+    gamma: bool
+
+
+class Gains(nn.Module):
+    def __init__(self, d, trainable=False):
+        super().__init__()
+        self.flags = MoreFlags(alpha=trainable, beta=not trainable, gamma=True)
+        self.alpha = nn.Parameter(torch.ones(d), requires_grad=self.flags["alpha"])
+        self.beta = nn.Parameter(torch.ones(d, 2), requires_grad=self.flags["beta"])
+        again = Flags({"alpha": self.flags["gamma"], "beta": False})
+        self.gamma = nn.Parameter(torch.ones(3), requires_grad=again["alpha"])
+
+    def forward(self, x):
+        return x * self.alpha
+"""
+
+
+@pytest.mark.parametrize("trainable", [True, False])
+def test_a_typed_dict_call_is_a_plain_dict(tmp_path, trainable):
+    # Calling a TypedDict class builds a dict (no instance of the class, nothing a
+    # module could hold): its entries say which parameters require grad.
+    p = tmp_path / "flags.py"
+    p.write_text(textwrap.dedent(TYPED_FLAGS))
+    t = static(p, "Gains", "--init", "d=8", "--init", f"trainable={trainable}", "--input", "x=4,8")
+    assert figures(t) == torch_counts(p, f"Gains(8, trainable={trainable})")
+    assert t["params_unknown"] == [] and t["backward_complete"]
+
+
 def test_symbolic_sizes_give_a_formula(tmp_path):
     p = tmp_path / "state.py"
     p.write_text(textwrap.dedent(STATE))

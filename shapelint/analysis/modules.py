@@ -41,6 +41,7 @@ from shapelint.analysis import (
     pytree,
     raising,
     recursion,
+    typeddicts,
 )
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
@@ -706,6 +707,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         made = namedtuples.of_class(an, cd)
         if made is not None:
             return namedtuples.built(made, args, kwargs) or UNKNOWN
+        if typeddicts.is_typed_dict(an, cd):
+            return typed_dict_built(node, args, kwargs)
         return an.construct(cd, args, kwargs)
     if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
         return _call_function(an, callee.fd, node, args, kwargs, frame)
@@ -2874,6 +2877,18 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     return value
 
 
+def typed_dict_built(node: ast.Call, args, kwargs) -> Value:
+    """A TypedDict class called: `dict(*args, **kwargs)`, where the call spells each
+    keyword and at most one mapping known entry by entry."""
+    spelt = all(kw.arg is not None for kw in node.keywords) and not any(
+        isinstance(a, ast.Starred) for a in node.args
+    )
+    base = mapping(args[0]) if len(args) == 1 else None
+    if not spelt or len(args) > 1 or args and base is None:
+        return UNKNOWN
+    return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
 def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value:
     """`C(...)` of a plain project class: its instance, and a record of the call
     holding the calls its __init__ chain made (construct's `built_made`), so that a
@@ -2882,6 +2897,8 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     made_class = namedtuples.of_class(an, cd)
     if made_class is not None:  # a tuple: no __init__ of the project's runs
         return namedtuples.built(made_class, args, kwargs) or UNKNOWN
+    if typeddicts.is_typed_dict(an, cd):  # a plain dict: no __init__ either
+        return typed_dict_built(node, args, kwargs)
     owner = cd.owner or an
     owner.built_made = None
     value = an.construct(cd, args, kwargs)
