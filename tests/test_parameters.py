@@ -544,6 +544,7 @@ def test_a_choice_that_may_share_a_module_is_never_a_wrong_count(tmp_path, monke
 PLAIN = """
 import os
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -581,6 +582,7 @@ class Plain(nn.Module):
         self.fn = fast if _FLAG else slow  # one function or the other
         self.big = _FLAG > 2 or bool(_EXTRA)
         self.steps = [_FLAG * i for i in range(d)]
+        self.lower = np.tril_indices(d, k=-1)  # numpy makes arrays, never a module
 
     def forward(self, x):
         return self.fc(x) * 2
