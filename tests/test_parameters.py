@@ -45,6 +45,7 @@ class Frozen(nn.Module):
         self.same = self.enc  # one module under two names: counted once
         self.scale = nn.Parameter(torch.ones(d), requires_grad=False)
         self.bias = nn.Parameter(torch.zeros(d))
+        self.gate = nn.Parameter(torch.ones(d, 2)).requires_grad_(False)  # a new one, frozen
         self.register_buffer("mask", torch.ones(d, d), persistent=False)
         self.plain = torch.zeros(d)  # a plain tensor attribute: no parameter, no buffer
         self.shared = nn.ModuleList([nn.Linear(d, d)] * 3)  # one layer three times

@@ -1070,6 +1070,17 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if (
         attr == "requires_grad_"
         and an.specialize
+        and isinstance(recv, ParameterV)
+        and _made_parameter(an, func.value, frame)
+    ):
+        # `nn.Parameter(t).requires_grad_(False)`: Parameter() makes a new object,
+        # which nothing holds yet: only the value the call returns changes
+        flag = args[0] if args else kwargs.get("requires_grad", BoolV(True))
+        grad = flag.value if isinstance(flag, BoolV) else None
+        return ParameterV(recv.shape, recv.dtype, grad)
+    if (
+        attr == "requires_grad_"
+        and an.specialize
         and (is_module(recv) or isinstance(recv, ParameterV))
     ):
         return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
@@ -1189,6 +1200,14 @@ def _hashable(key: Value) -> bool:
 def _self_of(frame) -> SelfRecorder | None:
     rec = frame.env.get("self")
     return rec if isinstance(rec, SelfRecorder) else None
+
+
+def _made_parameter(an, node: ast.expr, frame) -> bool:
+    """Whether node is a call of nn.Parameter itself (a new Parameter object)."""
+    if not isinstance(node, ast.Call):
+        return False
+    qual = an.imports.resolve(node.func, frame.locals, frame.local_imports)
+    return qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
 
 def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
