@@ -195,6 +195,38 @@ def test_a_typed_dict_call_is_a_plain_dict(tmp_path, trainable):
     assert t["params_unknown"] == [] and t["backward_complete"]
 
 
+PLAIN_FLAG = """
+import torch
+import torch.nn as nn
+
+
+class Table(nn.Module):
+    def __init__(self, d, n=6, flag=False):
+        super().__init__()
+        pe = torch.zeros(n, d).float()
+        pe.requires_grad = flag
+        self.register_buffer("pe", pe)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x) + self.pe[: x.shape[1]]
+"""
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_plain_tensors_requires_grad_in_the_constructor(tmp_path, flag):
+    # False on a tensor that requires none changes nothing torch counts; True makes
+    # a tensor the forward uses require grad: left not known
+    p = tmp_path / "table.py"
+    p.write_text(textwrap.dedent(PLAIN_FLAG))
+    t = static(p, "Table", "--init", "d=8", "--init", f"flag={flag}", "--input", "x=2,6,8")
+    params, trainable, buffers = torch_counts(p, f"Table(8, flag={flag})")
+    if flag:
+        assert t["trainable_params"] == "?" and not t["backward_complete"]
+    else:
+        assert figures(t) == (params, trainable, buffers) and t["backward_complete"]
+
+
 def test_symbolic_sizes_give_a_formula(tmp_path):
     p = tmp_path / "state.py"
     p.write_text(textwrap.dedent(STATE))

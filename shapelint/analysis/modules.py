@@ -1347,6 +1347,10 @@ def assign_requires_grad(
             return
     elif owner is None and type(obj) is TensorV:
         return  # a tensor the run made, no parameter: a plain tensor's flag
+    elif type(obj) is TensorV and flag is False and obj.grad is False:
+        # `pe = torch.zeros(n, d); pe.requires_grad = False`: a plain tensor that
+        # requires no grad keeps its flag, and no Parameter is that object
+        return
     trainability_lost(owners)
 
 
