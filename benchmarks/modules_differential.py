@@ -69,6 +69,7 @@ def truth_path() -> Path:
 
 FILLS = (16, 8, 32, 64)  # ints for required parameters, tried in this order
 CPU_PARAMS = 20_000_000  # above this, forward on the meta device
+EXTRAS = ("backward", "saved")  # measured beside the forward, unless a pass asks less
 IMPORT_LIMIT = 60  # seconds per file import
 CLASS_LIMIT = 90  # seconds per class (construction and probes)
 TARGET_LIMIT = 60  # seconds per shapelint target
@@ -575,7 +576,9 @@ def tensor_shapes(out, limit=8):
     return found
 
 
-def truth_of(cand, mod) -> dict:
+def truth_of(cand, mod, measure=EXTRAS) -> dict:
+    """torch's figures for one candidate; `measure`: which of EXTRAS (the backward,
+    the saved tensors) to measure beside the forward."""
     import inspect
 
     import torch
@@ -612,6 +615,7 @@ def truth_of(cand, mod) -> dict:
             m = meta if device == "meta" else cls(**build_kwargs(plan, mod, fill)[0])
             if params is None:
                 params = sum(p.numel() for p in m.parameters())
+            trainable = sum(p.numel() for p in m.parameters() if p.requires_grad)
             break
         except Timeout:
             raise
@@ -654,18 +658,21 @@ def truth_of(cand, mod) -> dict:
             err = _short(e)
             continue
         shapes = tensor_shapes(out)
-        try:
-            back = run_backward(m, shape, ids, required, device, vocab)
-        except Timeout:
-            raise
-        except Exception as e:  # noqa: BLE001 - the corpus's own errors
-            back = {"backward_status": "error", "backward_error": _short(e)}
-        try:
-            back |= run_saved(m, shape, ids, required, device, vocab)
-        except Timeout:
-            raise
-        except Exception as e:  # noqa: BLE001 - the corpus's own errors
-            back |= {"saved_status": "error", "saved_error": _short(e)}
+        back = {}
+        if "backward" in measure:
+            try:
+                back = run_backward(m, shape, ids, required, device, vocab)
+            except Timeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - the corpus's own errors
+                back = {"backward_status": "error", "backward_error": _short(e)}
+        if "saved" in measure:
+            try:
+                back |= run_saved(m, shape, ids, required, device, vocab)
+            except Timeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - the corpus's own errors
+                back |= {"saved_status": "error", "saved_error": _short(e)}
         return back | {
             "status": "ran",
             "init": init,
@@ -675,13 +682,16 @@ def truth_of(cand, mod) -> dict:
             "output": shapes[0] if shapes else None,
             "outputs": shapes,
             "params": params,
+            "trainable_status": "ran",
+            "trainable_params": trainable,
             "device": device,
             "probes": tried,
         }
     return {"status": "no_input", "error": err, "init": init, "params": params, "probes": tried}
 
 
-def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None) -> None:
+def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None,
+                measure=EXTRAS) -> None:  # fmt: skip
     import importlib
     import resource
     import warnings
@@ -744,7 +754,7 @@ def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None
         else:
             try:
                 _alarm(CLASS_LIMIT)
-                rec = truth_of(cand, mod)
+                rec = truth_of(cand, mod, measure)
             except Timeout as e:
                 rec = {"status": "timeout", "error": str(e)}
             except BaseException as e:  # noqa: BLE001
@@ -759,8 +769,9 @@ def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None
         out.flush()
 
 
-def run_truth(cands, roots, deps, jobs, tmp: Path) -> dict[str, dict]:
-    """One child per package (restarted past a crash or a stall), `jobs` at a time."""
+def run_truth(cands, roots, deps, jobs, tmp: Path, measure=EXTRAS) -> dict[str, dict]:
+    """One child per package (restarted past a crash or a stall), `jobs` at a time;
+    `measure`: the EXTRAS each child measures beside the forward."""
     by_pkg = collections.defaultdict(list)
     for c in cands:
         by_pkg[c["pkg"]].append(c)
@@ -774,7 +785,7 @@ def run_truth(cands, roots, deps, jobs, tmp: Path) -> dict[str, dict]:
         job.write_text(json.dumps(by_pkg[pkg]))
         out = tmp / f"{pkg}.out.jsonl"
         cmd = [sys.executable, __file__, "_truth", str(job), str(out), json.dumps(root_list),
-               deps or ""]  # fmt: skip
+               deps or "", ",".join(measure)]  # fmt: skip
         env = dict(os.environ, PYTHONWARNINGS="ignore", TOKENIZERS_PARALLELISM="false",
                    HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -878,7 +889,8 @@ def shapelint_one(c: dict) -> dict:
     finally:
         signal.alarm(0)
     forward = judge(c, t)
-    extra = judge_backward(c, t, forward) | judge_params(c, t) | judge_saved(c, t, forward)
+    extra = (judge_backward(c, t, forward) | judge_params(c, t) | judge_trainable(c, t)
+             | judge_saved(c, t, forward))  # fmt: skip
     return forward | extra | {"seconds": round(time.time() - t0, 2)}
 
 
@@ -993,9 +1005,13 @@ def summarize(cands, truth, verdicts) -> dict:
     params = collections.Counter(
         v["params_verdict"] for v in verdicts.values() if "params_verdict" in v
     )
+    trainable = collections.Counter(
+        v["trainable_verdict"] for v in verdicts.values() if "trainable_verdict" in v
+    )
     return dict(status=status, missing=missing, verdict=verdict, shape=shape, per_pkg=per_pkg,
                 first=first, every=every, zero_truth=zero, backward=backward,
-                params=params, saved=saved, saved_first=saved_first)  # fmt: skip
+                params=params, trainable=trainable, saved=saved,
+                saved_first=saved_first)  # fmt: skip
 
 
 def print_summary(s, n_all, n_sample, out=sys.stdout):
@@ -1025,6 +1041,9 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
     if s.get("params"):
         p("parameters against torch's count: " + ", ".join(
             f"{k} {v}" for k, v in s["params"].most_common()))  # fmt: skip
+    if s.get("trainable"):
+        p("trainable parameters against torch's count: " + ", ".join(
+            f"{k} {v}" for k, v in s["trainable"].most_common()))  # fmt: skip
     kinds = ("exact", "lower", "lower0", "unknown", "wrong")
     if s["verdict"].get("fused"):
         kinds += ("fused",)
@@ -1041,13 +1060,18 @@ def print_summary(s, n_all, n_sample, out=sys.stdout):
 
 BACKWARD_KEYS = ("backward_status", "flops_backward", "backward_error", "backward_loss")
 SAVED_KEYS = ("saved_status", "saved_bytes", "saved_error")
+TRAINABLE_KEYS = ("trainable_status", "trainable_params")
+# what each pass measures beside the forward: the trainable count needs only the
+# module built, and the forward run again to check it is the cached one
+_PASS_MEASURES = {BACKWARD_KEYS: ("backward",), SAVED_KEYS: ("saved",), TRAINABLE_KEYS: ()}
 
 
 def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
-    """The backward (or, with SAVED_KEYS, the saved tensors) of each cached module
-    that ran and has none yet, measured by running its truth again; only those
-    fields are kept, and only where the forward measured again is the cached one
-    (the forward truth is never rewritten)."""
+    """The backward (or, with SAVED_KEYS, the saved tensors; with TRAINABLE_KEYS,
+    the trainable parameters) of each cached module that ran and has none yet,
+    measured by running its truth again; only those fields are kept, and only
+    where the forward measured again is the cached one (the forward truth is
+    never rewritten)."""
     import tempfile
 
     status = keys[0]
@@ -1058,7 +1082,7 @@ def backward_truth(cands, cache, roots, deps, jobs, keys=BACKWARD_KEYS) -> None:
     if not todo:
         return
     with tempfile.TemporaryDirectory(prefix="moddiff-bwd-") as tmp:
-        fresh = run_truth(todo, roots, deps, jobs, Path(tmp))
+        fresh = run_truth(todo, roots, deps, jobs, Path(tmp), _PASS_MEASURES[keys])
     for c in todo:
         new, old = fresh.get(c["key"], {}), cache[c["key"]]
         if new.get("status") != "ran":
@@ -1088,13 +1112,30 @@ def judge_params(c: dict, t: dict) -> dict:
     if truth is None or t.get("params") is None:
         return {}
     got = {"params_truth": truth, "params_static": t.get("params")}
-    value = t.get("params_value")
-    if t["params"] != "?" and value is not None:
-        return got | {"params_verdict": "equal" if value == truth else "wrong"}
-    bound = _int(t.get("params_known"))
+    return got | {"params_verdict": _count_verdict(truth, t, "params")}
+
+
+def _count_verdict(truth: int, t: dict, key: str) -> str:
+    """t's count `key` against torch's: equal, lower (a bound at most torch's),
+    unknown, or wrong (a complete count that differs, or a bound above it)."""
+    value = t.get(f"{key}_value")
+    if t[key] != "?" and value is not None:
+        return "equal" if value == truth else "wrong"
+    bound = _int(t.get(f"{key}_known"))
     if bound is None:
-        return got | {"params_verdict": "unknown"}
-    return got | {"params_verdict": "lower" if bound <= truth else "wrong"}
+        return "unknown"
+    return "lower" if bound <= truth else "wrong"
+
+
+def judge_trainable(c: dict, t: dict) -> dict:
+    """The trainable parameters against torch's `sum(p.numel() for p in
+    m.parameters() if p.requires_grad)` on the module built the same way: equal,
+    lower, unknown or wrong, as judge_params says them."""
+    truth = c.get("trainable_params")
+    if truth is None or t.get("trainable_params") is None:
+        return {}
+    got = {"trainable_truth": truth, "trainable_static": t.get("trainable_params")}
+    return got | {"trainable_verdict": _count_verdict(truth, t, "trainable_params")}
 
 
 def judge_backward(c: dict, t: dict, forward: dict) -> dict:
@@ -1154,6 +1195,9 @@ def main(argv=None) -> int:
                     help="measure the backward of cached modules that ran, forward kept")  # fmt: skip
     ap.add_argument("--saved-truth", action="store_true",
                     help="measure the saved tensors of cached modules that ran, forward kept")  # fmt: skip
+    ap.add_argument("--trainable-truth", action="store_true",
+                    help="count the trainable parameters of cached modules that ran, "
+                    "forward kept")  # fmt: skip
     ap.add_argument("--json", help="write every record here")
     args = ap.parse_args(argv)
     global _TRUTH_PATH
@@ -1186,6 +1230,8 @@ def main(argv=None) -> int:
         backward_truth(cands, cache, roots, args.deps, args.jobs)
     if args.saved_truth:
         backward_truth(cands, cache, roots, args.deps, args.jobs, SAVED_KEYS)
+    if args.trainable_truth:
+        backward_truth(cands, cache, roots, args.deps, args.jobs, TRAINABLE_KEYS)
     truth = {c["key"]: dict(cache[c["key"]], **c) for c in cands if c["key"] in cache}
     ran = [truth[c["key"]] for c in cands if truth.get(c["key"], {}).get("status") == "ran"]
     path = [str(r) for r in roots.values()] + ([args.deps] if args.deps else [])
@@ -1198,13 +1244,16 @@ def main(argv=None) -> int:
         for c in ran:
             v = verdicts.get(c["key"], {})
             rows.append(dict(key=c["key"], truth=c["flops"], output=c["output"],
-                             params=c["params"], command=command_line(c), **v))  # fmt: skip
+                             params=c["params"], trainable_params=c.get("trainable_params"),
+                             command=command_line(c), **v))  # fmt: skip
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "_truth":
-        truth_child(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5] or None)
+        measure = tuple(m for m in sys.argv[6].split(",") if m) if len(sys.argv) > 6 else EXTRAS
+        truth_child(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5] or None,
+                    measure)  # fmt: skip
         sys.exit(0)
     sys.exit(main())

@@ -58,3 +58,51 @@ def test_lstm_on_the_meta_device_counts_its_cells_and_is_judged_apart():
     assert (
         judge({"flops": meta, "device": "meta"}, target | {"conventions": []})["verdict"] == "wrong"
     )
+
+def _module_of(cls):
+    """A module object holding cls, as truth_of finds a class in the file it imported."""
+    import types
+
+    mod = types.ModuleType("difftest_trainable")
+    cls.__module__ = mod.__name__
+    setattr(mod, cls.__name__, cls)
+    return mod
+
+
+class _PartlyFrozen(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 3)
+        self.b = torch.nn.Linear(3, 2)
+        self.b.requires_grad_(False)
+        self.scale = torch.nn.Parameter(torch.ones(3), requires_grad=False)
+
+    def forward(self, x):
+        return self.b(self.a(x) * self.scale)
+
+
+def test_truth_counts_trainable_parameters_as_torch_does():
+    from benchmarks.modules_differential import truth_of
+
+    rec = truth_of({"qualname": "_PartlyFrozen"}, _module_of(_PartlyFrozen), measure=())
+    assert rec["status"] == "ran"
+    m = _PartlyFrozen()
+    assert rec["params"] == sum(p.numel() for p in m.parameters()) == 26
+    assert rec["trainable_params"] == 15  # a: 4·3 + 3; b and scale frozen
+    assert "backward_status" not in rec and "saved_status" not in rec  # not asked
+
+
+def test_trainable_verdicts():
+    from benchmarks.modules_differential import judge_trainable
+
+    c = {"trainable_params": 15}
+
+    def verdict(**t):
+        return judge_trainable(c, t).get("trainable_verdict")
+
+    assert verdict(trainable_params="15", trainable_params_value=15) == "equal"
+    assert verdict(trainable_params="26", trainable_params_value=26) == "wrong"
+    assert verdict(trainable_params="?", trainable_params_known="12") == "lower"
+    assert verdict(trainable_params="?", trainable_params_known="26") == "wrong"
+    assert verdict(trainable_params="?", trainable_params_known=None) == "unknown"
+    assert judge_trainable({}, {"trainable_params": "15"}) == {}  # no truth: no verdict

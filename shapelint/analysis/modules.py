@@ -41,6 +41,7 @@ from shapelint.analysis import (
     pytree,
     raising,
     recursion,
+    typeddicts,
 )
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
@@ -707,6 +708,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         made = namedtuples.of_class(an, cd)
         if made is not None:
             return namedtuples.built(made, args, kwargs) or UNKNOWN
+        if typeddicts.is_typed_dict(an, cd):
+            return typed_dict_built(node, args, kwargs)
         return an.construct(cd, args, kwargs)
     if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
         return _call_function(an, callee.fd, node, args, kwargs, frame)
@@ -1072,6 +1075,17 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if (
         attr == "requires_grad_"
         and an.specialize
+        and isinstance(recv, ParameterV)
+        and _made_parameter(an, func.value, frame)
+    ):
+        # `nn.Parameter(t).requires_grad_(False)`: Parameter() makes a new object,
+        # which nothing holds yet: only the value the call returns changes
+        flag = args[0] if args else kwargs.get("requires_grad", BoolV(True))
+        grad = flag.value if isinstance(flag, BoolV) else None
+        return ParameterV(recv.shape, recv.dtype, grad)
+    if (
+        attr == "requires_grad_"
+        and an.specialize
         and (is_module(recv) or isinstance(recv, ParameterV))
     ):
         return _set_requires_grad(an, recv, _self_of(frame), args, kwargs, frame)
@@ -1203,6 +1217,14 @@ def _hashable(key: Value) -> bool:
 def _self_of(frame) -> SelfRecorder | None:
     rec = frame.env.get("self")
     return rec if isinstance(rec, SelfRecorder) else None
+
+
+def _made_parameter(an, node: ast.expr, frame) -> bool:
+    """Whether node is a call of nn.Parameter itself (a new Parameter object)."""
+    if not isinstance(node, ast.Call):
+        return False
+    qual = an.imports.resolve(node.func, frame.locals, frame.local_imports)
+    return qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
 
 def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
@@ -1342,6 +1364,10 @@ def assign_requires_grad(
             return
     elif owner is None and type(obj) is TensorV:
         return  # a tensor the run made, no parameter: a plain tensor's flag
+    elif type(obj) is TensorV and flag is False and obj.grad is False:
+        # `pe = torch.zeros(n, d); pe.requires_grad = False`: a plain tensor that
+        # requires no grad keeps its flag, and no Parameter is that object
+        return
     trainability_lost(owners)
 
 
@@ -2970,6 +2996,18 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     return value
 
 
+def typed_dict_built(node: ast.Call, args, kwargs) -> Value:
+    """A TypedDict class called: `dict(*args, **kwargs)`, where the call spells each
+    keyword and at most one mapping known entry by entry."""
+    spelt = all(kw.arg is not None for kw in node.keywords) and not any(
+        isinstance(a, ast.Starred) for a in node.args
+    )
+    base = mapping(args[0]) if len(args) == 1 else None
+    if not spelt or len(args) > 1 or args and base is None:
+        return UNKNOWN
+    return dict_value({**(dict(base.attrs) if base else {}), **kwargs})
+
+
 def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value:
     """`C(...)` of a plain project class: its instance, and a record of the call
     holding the calls its __init__ chain made (construct's `built_made`), so that a
@@ -2978,6 +3016,8 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     made_class = namedtuples.of_class(an, cd)
     if made_class is not None:  # a tuple: no __init__ of the project's runs
         return namedtuples.built(made_class, args, kwargs) or UNKNOWN
+    if typeddicts.is_typed_dict(an, cd):  # a plain dict: no __init__ either
+        return typed_dict_built(node, args, kwargs)
     owner = cd.owner or an
     owner.built_made = None
     value = an.construct(cd, args, kwargs)

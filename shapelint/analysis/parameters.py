@@ -57,6 +57,9 @@ class ModuleCount:
     buffers_complete: bool = True  # and every buffer
     bound: bool = True  # what is known is at most torch's count (nothing aliased unseen)
     trainable_known: bool = True  # every parameter's requires_grad is known
+    # what is counted trainable is at most torch's: no freeze went unfollowed (one
+    # may have frozen any of those counted, so their sum bounds nothing)
+    trainable_bound: bool = True
     unknown: list[str] = field(default_factory=list)  # attributes of unknown value
     items: tuple[str, ...] | None = None  # a module list's items' names, in order
     children: list[ModuleCount] = field(default_factory=list)
@@ -138,7 +141,7 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
         if attr in plain_attrs and item is UNKNOWN:
             continue  # not known, but surely no module, Parameter or buffer
         if attr == REQUIRES_GRAD_UNKNOWN:
-            node.trainable_known = False
+            node.trainable_known = node.trainable_bound = False
             continue
         if attr == ALIASED:
             node.complete = node.bound = False
@@ -274,6 +277,7 @@ def _add(node: ModuleCount, child: ModuleCount, times: Expr) -> None:
     node.buffers_complete = node.buffers_complete and child.buffers_complete
     node.bound = node.bound and child.bound
     node.trainable_known = node.trainable_known and child.trainable_known
+    node.trainable_bound = node.trainable_bound and child.trainable_bound
     node.unknown += child.unknown
 
 
@@ -357,16 +361,17 @@ def params_json(count: ModuleCount, dims: dict[str, int]) -> dict:
     module tree (`target.modules`) the per-module table is made from."""
     trainable_whole = count.complete and count.trainable_known
     out: dict = {}
-    for key, expr, whole in (
-        ("params", count.params, count.complete),
-        ("trainable_params", count.trainable, trainable_whole),
-        ("buffers", count.buffers, count.complete and count.buffers_complete),
-    ):
+    for key, expr, whole, bound in (
+        ("params", count.params, count.complete, count.bound),
+        ("trainable_params", count.trainable, trainable_whole,
+         count.bound and count.trainable_bound),
+        ("buffers", count.buffers, count.complete and count.buffers_complete, count.bound),
+    ):  # fmt: skip
         out[key] = expr.to_python() if whole else "?"
         out[f"{key}_value"] = _value(expr, dims) if whole else None
         # What is known of a partial count: a lower bound, never the figure;
         # none where a change not followed may have aliased what it counts.
-        out[f"{key}_known"] = expr.to_python() if count.bound else None
+        out[f"{key}_known"] = expr.to_python() if bound else None
     out["params_unknown"] = list(dict.fromkeys(count.unknown))
     out["modules"] = _tree(count, dims)
     return out

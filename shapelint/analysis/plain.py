@@ -8,7 +8,7 @@ attribute that `parameters()` never reaches. An unknown value may be either, so
 the count it sits in is a lower bound (parameters.py) — unless what was assigned
 says it is plain: an expression whose result is never a module or Parameter (a
 comparison, a literal, a display, arithmetic of plain operands, a call of a
-builtin such as `int` or of `torch.device`), or a value whose declared type says
+builtin such as `int`, of `torch.device` or of numpy), or a value whose declared type says
 so (a parameter annotated `float`, a function annotated `-> bool`: a module
 passed there breaks the code's own declaration, as with the jaxtyping annotations
 modules.py reads).
@@ -62,8 +62,9 @@ _QUALIFIED = frozenset(
         "torch.is_deterministic_algorithms_warn_only_enabled",
     }
 )  # fmt: skip
-# (not operator: operator.add of two Sequentials is one; nor the builtin sum)
-_PLAIN_MODULES = ("math.", "string.", "re.")
+# (not operator: operator.add of two Sequentials is one; nor the builtin sum; numpy
+# makes arrays, scalars and tuples of them, never a torch object)
+_PLAIN_MODULES = ("math.", "string.", "re.", "numpy.")
 # Declared types whose values are never a module or a Parameter.
 _PLAIN_TYPES = frozenset(
     {"int", "float", "bool", "str", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset"}

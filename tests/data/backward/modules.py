@@ -213,3 +213,17 @@ class Solve(nn.Module):
         eye = torch.eye(self.d)
         r = torch.linalg.solve(eye - q + q.t(), eye + q, left=False)
         return torch.linalg.solve(r + 4 * eye, x.transpose(-1, -2)).transpose(-1, -2)
+
+
+class Special(nn.Module):
+    """torch.special's own element-wise functions between two layers: the gradient
+    reaches the first layer through them (no FLOPs of their own)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = torch.special.erf(self.a(x)) + torch.special.log1p(torch.special.expm1(x))
+        return self.b(torch.special.ndtr(h) * torch.special.i0e(h))
