@@ -115,6 +115,17 @@ def test_a_freeze_not_followed_leaves_backward_unknown():
     assert backward == 1024
 
 
+def test_requires_grad_set_in_a_helper_leaves_backward_unknown():
+    """`t.requires_grad = True` on a plain tensor in a function the constructor
+    calls: torch computes that tensor's gradient too (1,536 where the Linear alone
+    gives 1,024); main printed a complete 1,024. Not followed: `?`, never low."""
+    _, backward = _torch_counts("TrackedInHelper", (4, 8))
+    t = _static("TrackedInHelper", (4, 8))
+    assert backward == 1536
+    assert t["complete"] and t["flops_value"] == 1024
+    assert t["flops_backward"] is None and not t["backward_complete"]
+
+
 def test_a_freeze_over_parameters_is_followed():
     """`for p in self.emb.parameters(): p.requires_grad = False`: the emb layer's
     own Parameters frozen, its input gradient not computed: torch's backward."""

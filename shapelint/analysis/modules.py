@@ -1362,11 +1362,12 @@ def assign_requires_grad(
         new = ParameterV(obj.shape, obj.dtype, flag)
         if any([replace_identical(o, obj, new, frame) for o in owners]):
             return
-    elif owner is None and type(obj) is TensorV:
-        return  # a tensor the run made, no parameter: a plain tensor's flag
-    elif type(obj) is TensorV and flag is False and obj.grad is False:
+    elif type(obj) is TensorV and flag is False and (owner is None or obj.grad is False):
         # `pe = torch.zeros(n, d); pe.requires_grad = False`: a plain tensor that
-        # requires no grad keeps its flag, and no Parameter is that object
+        # requires no grad keeps its flag, and no Parameter is that object (in a
+        # function the constructor calls, a tensor that run made). A flag set True
+        # makes a tensor autograd tracks wherever it is held, which the analysis
+        # does not follow: what is trainable, and so the backward, is not known
         return
     trainability_lost(owners)
 

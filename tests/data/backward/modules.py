@@ -116,6 +116,22 @@ class FrozenByName(nn.Module):
         return self.out(self.emb(x))
 
 
+def _tracked(d):
+    t = torch.zeros(d, d)
+    t.requires_grad = True  # a plain tensor autograd tracks: not a Parameter
+    return t
+
+
+class TrackedInHelper(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.t = _tracked(d)
+
+    def forward(self, x):
+        return self.lin(x) @ self.t
+
+
 class Attn(nn.Module):
     """Products of two activations: both operands' gradients."""
 
