@@ -350,6 +350,33 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # tabpfn's attention layers: `typing_extensions.override` marks the method and
+    # returns it (the backport of `typing.override`)
+    "override_marker": (
+        """
+        from typing_extensions import final, override
+
+        class Base(nn.Module):
+            def forward(self, x):
+                raise NotImplementedError
+
+        class Net(Base):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+
+            @override
+            def forward(self, x):
+                return self.head(self.fc(x))
+
+            @final
+            def head(self, x):
+                return x @ x.transpose(0, 1)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # vit-pytorch's vit_5: nn.ParameterList grown beside a ModuleList, zipped in forward
     "parameter_list_zipped_with_layers": (
         """
