@@ -263,6 +263,29 @@ HOLDOUT_I: tuple[tuple[str, str], ...] = (
     ("asteroid", "0.7.0"),
 )
 
+# A tenth, fetched once the ninth was worked on, none by lucidrains: LLM builders (a
+# from-scratch GPT family, a fine-tuning library's model builders), time-series forecasters
+# (neural, probabilistic, a pretrained one), a neural audio codec, YOLO detectors, wavelet
+# scattering, self-supervised vision heads, metric learning, tabular and wide-and-deep
+# models, a tabular foundation model and EEG decoders, read by nobody here before its first
+# measure.
+HOLDOUT_J: tuple[tuple[str, str], ...] = (
+    ("litgpt", "0.5.13"),
+    ("torchtune", "0.6.1"),
+    ("neuralforecast", "3.3.0"),
+    ("descript-audio-codec", "1.0.0"),
+    ("ultralytics", "8.4.190"),
+    ("kymatio", "0.3.0"),
+    ("lightly", "1.6.0"),
+    ("pytorch-metric-learning", "2.9.0"),
+    ("pytorch-widedeep", "1.7.0"),
+    ("braindecode", "1.8.1"),
+    ("pytorch-tabular", "1.2.0"),
+    ("tabpfn", "9.2.0"),
+    ("chronos-forecasting", "2.3.2"),
+    ("gluonts", "0.17.0"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -375,6 +398,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-i", action="store_true", help="fetch the ninth holdout (session 20)"
     )
+    parser.add_argument(
+        "--holdout-j", action="store_true", help="fetch the tenth holdout (session 21)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -397,6 +423,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_h
         else HOLDOUT_I
         if args.holdout_i
+        else HOLDOUT_J
+        if args.holdout_j
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

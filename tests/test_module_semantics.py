@@ -350,6 +350,61 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # tabpfn's attention layers: `typing_extensions.override` marks the method and
+    # returns it (the backport of `typing.override`)
+    "override_marker": (
+        """
+        from typing_extensions import final, override
+
+        class Base(nn.Module):
+            def forward(self, x):
+                raise NotImplementedError
+
+        class Net(Base):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, 2 * dim)
+
+            @override
+            def forward(self, x):
+                return self.head(self.fc(x))
+
+            @final
+            def head(self, x):
+                return x @ x.transpose(0, 1)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # litgpt's blocks: a property of a dataclass config (the class of a norm layer,
+    # by name off torch.nn) called with the layer's width
+    "dataclass_config_property": (
+        """
+        from dataclasses import dataclass
+
+        @dataclass
+        class Config:
+            n_embd: int = 8
+            norm_class_name: str = "LayerNorm"
+
+            @property
+            def norm_class(self) -> type:
+                return getattr(torch.nn, self.norm_class_name)
+
+        class Net(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.norm_1 = config.norm_class(config.n_embd)
+                self.fc = nn.Linear(config.n_embd, 2 * config.n_embd)
+
+            def forward(self, x):
+                return self.fc(self.norm_1(x))
+        """,
+        "Net",
+        dict(config="Config()"),
+        dict(x=(2, 8)),
+    ),
     # vit-pytorch's vit_5: nn.ParameterList grown beside a ModuleList, zipped in forward
     "parameter_list_zipped_with_layers": (
         """

@@ -1005,6 +1005,65 @@ def test_module_alternatives_that_cost_differently_are_unknown(tmp_path):
     assert "`self.extra` is one of Wide, torch.nn.Identity" in why and "cost differently" in why
 
 
+GROWN_SEQUENTIAL = """
+    import math
+    import os
+
+    from torch import nn
+
+
+    class Undecided(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential()
+            if os.environ.get("WIDE"):  # not known here: the layer may be appended
+                self.encoder.append(nn.Conv2d(1, 4, kernel_size=1))
+
+        def forward(self, x):
+            return self.encoder(x)
+
+
+    class Floats(nn.Module):
+        def __init__(self, stride: int = 4, total_stride: int = 16):
+            super().__init__()
+            # float // float is a float (2.0): two layers
+            n = int(math.log2(total_stride) // math.log2(stride))
+            self.encoder = nn.Sequential()
+            c = 1
+            for _ in range(n):
+                self.encoder.append(nn.Conv2d(c, c * stride, kernel_size=stride, stride=stride))
+                c *= stride
+            self.encoder.append(nn.Conv2d(c, int(16.0 // float(stride)), kernel_size=1))
+
+        def forward(self, x):
+            return self.encoder(x)
+"""
+
+
+def test_a_sequential_maybe_grown_is_no_figure_of_the_empty_one(tmp_path):
+    """An nn.Sequential appended to under an undecided test is one of two
+    (empty, or one conv): calling it costs 0 or the conv's FLOPs, so no complete
+    figure, not the empty one's 0 (both alternatives record at the one call site)."""
+    p = write(tmp_path, "grown.py", GROWN_SEQUENTIAL)
+    t = static_target(p, "Undecided", {}, {"x": "2,1,8,8"})
+    assert not t["complete"], t["flops"]
+    torch = pytest.importorskip("torch")
+    assert counted(p, "Undecided()", {"x": torch.randn(2, 1, 8, 8)}) in (0, 2 * 2 * 4 * 64)
+    runner = CliRunner()  # the table names no module for a Sequential it cannot list
+    out = runner.invoke(main, ["cost", f"{p}::Undecided", "--input", "x=2,1,8,8"])
+    assert out.exit_code == 0 and "? FLOPs" in out.output, out.output
+
+
+def test_float_floor_division_and_float_of_an_int_fold(tmp_path):
+    """`math.log2(16) // math.log2(4)` is 2.0 and `float(4)` is 4.0, as Python
+    computes them: the loop's count and the last conv's width are known."""
+    p = write(tmp_path, "grown.py", GROWN_SEQUENTIAL)
+    t = static_target(p, "Floats", {}, {"x": "2,1,32,32"})
+    assert t["complete"], t["unknown"]
+    torch = pytest.importorskip("torch")
+    assert t["flops_value"] == counted(p, "Floats()", {"x": torch.randn(2, 1, 32, 32)})
+
+
 def test_timm_vision_transformer_target():
     """timm's VisionTransformer at small sizes: drop-path rates from a tensor
     schedule (DropPath or Identity: both free), `get_act_layer(None) or nn.GELU`,

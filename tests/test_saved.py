@@ -204,6 +204,27 @@ def test_a_reused_call_is_no_figure_of_its_saved_tensors():
     assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)
 
 
+def test_a_call_given_a_view_reuses_no_figure_of_a_call_given_its_own_tensor():
+    """A view saved weighs its whole storage: the first call of the block saved
+    the wider tensor its input is half of, the second, served from the first one's
+    analysis, a tensor of its own, half as large. Its figure is no complete sum of
+    the first call's (which was above torch's count)."""
+    t = _static("ViewReused", SEQ)
+    truth = _truth("ViewReused", SEQ, True)
+    assert not t["activation_complete"]
+    assert int(t["activation_bytes"]) <= truth
+
+
+def test_a_part_of_longer_rows_reshaped_is_no_figure_of_a_copy():
+    """`v.reshape(...)` of a split part is a view where the axes it merges lie
+    within the part (torch saves the projection's whole storage) and a copy where
+    they span the gap: no complete figure that takes it for a copy."""
+    t = _static("SplitChannelsReshaped", IMAGE)
+    truth = _truth("SplitChannelsReshaped", IMAGE, True)
+    assert not t["activation_complete"]
+    assert int(t["activation_bytes"]) <= truth
+
+
 def _left_for_backward(m, x) -> int:
     """The bytes of the distinct storages still saved for backward when the forward
     has returned: a saved tensor whose autograd node died with a result nothing

@@ -206,7 +206,23 @@ def _slice(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _float(an, node, args, kwargs, frame) -> Value | None:
-    return FloatV(None) if len(args) == 1 else None
+    """`float(x)` of a known number, bool or numeric string: Python's value (an int
+    too large for a float raises, as Python does)."""
+    if len(args) != 1 or kwargs:
+        return None
+    a = args[0]
+    if isinstance(a, StrV) and a.value is not None:
+        try:  # `float("1e-5")`, as Python parses it
+            return FloatV(float(a.value))
+        except ValueError:
+            return None  # Python raises
+    n = _number(hidden(a) if not isinstance(a, (FloatV, BoolV)) else a)
+    if n is None:
+        return FloatV(None)
+    try:
+        return FloatV(float(n))
+    except OverflowError:
+        return None  # Python raises
 
 
 def _number(v: Value) -> int | float | None:

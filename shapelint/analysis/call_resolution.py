@@ -41,6 +41,7 @@ from shapelint.analysis import (
     versions,
 )
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops import tensor_values
@@ -372,6 +373,14 @@ def call_attribute(
             if got is not None:  # `self.fn(x)` where fn is a property: its value, called
                 return an.call_value(got, node, args, kwargs, frame)
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
+        config = recv.kind[len(CONFIG_PREFIX) :] if recv.kind.startswith(CONFIG_PREFIX) else None
+        if config is not None and func.attr in an.class_methods(config):
+            # a property lives on the type, whatever built the instance: litgpt's
+            # `config.norm_class(n)` on a dataclass config calls what its getter returns
+            attrs = {k for k, _ in recv.attrs}
+            got = modules.property_get(an, config, recv, attrs, func, frame)
+            if got is not None:
+                return an.call_value(got, node, args, kwargs, frame)
         done = autograd_function.ctx_method(recv, func.attr)
         if done is not None:
             return done

@@ -107,8 +107,16 @@ def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> 
             base[(rec.line, rec.column, rec.op)] = rec
         return an.join_all(results)
     why = f"`{what}` is one of {names} (not known here), which cost differently"
+    placed: set = set()
     for alt, group in zip(choice.items, groups, strict=True):
         for rec in group:
             alternative(rec, why, f"if {_name(alt)}")
-            base[(rec.line, rec.column, rec.op)] = rec
+            key = (rec.line, rec.column, rec.op)
+            # Alternatives called at one spot record under one key (an empty
+            # nn.Sequential and a filled one): a free record there must not hide
+            # another alternative's, whose cost is what is not known.
+            if key in placed and free(rec):
+                continue
+            placed.add(key)
+            base[key] = rec
     return an.join_all(results)

@@ -50,6 +50,8 @@ TRANSPARENT = frozenset(
         "abc.abstractmethod",
         "typing.final",
         "typing.override",
+        "typing_extensions.override",  # the backport: marks the function, returns it
+        "typing_extensions.final",
         "typing.no_type_check",  # sets __no_type_check__ on the function it returns
         # they leave eager calls as they are: registered for tracing, or kept
         # out of a compiler that a target run does not model anyway

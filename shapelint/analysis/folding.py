@@ -48,6 +48,8 @@ _ARITH = {
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,  # a float operand: a float, floored (`4.0 // 2.0`)
+    ast.Mod: lambda a, b: a % b,
     ast.Pow: lambda a, b: a**b,
 }
 

@@ -2527,7 +2527,7 @@ def specialized_invoke(
     given = [*args, *kwargs.values()]
     mark = module_state.mark()
     if cached is None:
-        before = storages.status(given)
+        before = (storages.status(given), storages.extents(given))
         # Runs not memoised are told apart by function, receiver and the modules
         # they are given: two such calls nested (a property's getter reading
         # another, a walk of the module tree calling itself on each child, timm's
@@ -2581,7 +2581,7 @@ def specialized_invoke(
     if hit:  # another call's result, equal in shape: another tensor all the same
         value = fresh_objects(an, storages.renewed(value), given)
         first = owner.specialized.get(("<saved>", key))
-        if first is not None and first[0] == storages.status(given):
+        if first is not None and first[0] == (storages.status(given), storages.extents(given)):
             storages.enter(given, first[1])  # it saves what the first call saved
             storages.enter([value], first[2])
         elif cost.saved != Expr.const(0):

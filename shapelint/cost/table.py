@@ -86,7 +86,7 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
                     continue
                 walk(rec["calls"], callee, names, times)
                 continue
-            if op == "call nn.Sequential" and len(rec["calls"]) == len(items.get(me, [None])):
+            if op == "call nn.Sequential" and me in items and len(rec["calls"]) == len(items[me]):
                 # the forward a Sequential subclass inherits: `me`'s own layers
                 _chain(rec, me, items[me], names, times)
                 continue

@@ -171,6 +171,17 @@ def status(values) -> tuple:
     return tuple(out)
 
 
+def extents(values) -> tuple:
+    """For each tensor among values, the bytes a save of it weighs (`weigh`: the
+    whole storage of a view): a run that saved a view of a larger storage saved
+    more than one given a tensor of its own of the same shape."""
+    out = []
+    for v in _tensors(values):
+        root = storage_of(v)
+        out.append("?" if root is UNSURE else nbytes(root if v.view else v))
+    return tuple(out)
+
+
 def enter(values, flags: tuple) -> None:
     """Mark the storages of the tensors among values whose flag is true as saved."""
     book = _LEDGER.get()
@@ -295,7 +306,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     if short in _MAYBE_COPY:
         if base.contiguous is True:
             return _mark(value, base, view=True, contiguous=True)
-        if base.contiguous is None:
+        if base.contiguous is None or (base.contiguous is GAPPED and short != "contiguous"):
+            # A part of longer rows reshapes to a view where the axes it merges lie
+            # within the part (ultralytics' `v.reshape(B, C, H, W)` of a split), to
+            # a copy where they span the gap: the strides, not kept here, decide.
             return _mark(value, UNSURE, view=True, contiguous=True)
         if base.contiguous is FOLDS:
             # a view where the axes it merges skip the gap (or torch finds the part

@@ -268,6 +268,41 @@ class Reused(nn.Module):
         return self.b(self.b(h) * 2)
 
 
+class ViewReused(nn.Module):
+    """The block's first call is given half of a wider tensor (a view: the Linear
+    saves that whole storage), its second an equal-shaped tensor of its own: the
+    second may not reuse the first one's figure."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = MLP(d)
+
+    def forward(self, x):
+        h = self.a(x).chunk(2, -1)[1]
+        return self.b(self.b(h) * 2)
+
+
+class SplitChannelsReshaped(nn.Module):
+    """A part of a split along the channels (a part of longer rows) reshaped: a
+    view of the projection's storage, since the axes it merges lie within the
+    part, which the grouped conv saves whole."""
+
+    def __init__(self, dim=4):
+        super().__init__()
+        self.kd = dim // 2
+        h = dim + self.kd * 2
+        self.qkv = nn.Sequential(nn.Conv2d(dim, h, 1, bias=False), nn.BatchNorm2d(h))
+        self.pe = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim, bias=False)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        N = H * W
+        qkv = self.qkv(x)
+        q, k, v = qkv.view(B, 1, self.kd * 2 + C, N).split([self.kd, self.kd, C], dim=2)
+        return self.pe(v.reshape(B, C, H, W))
+
+
 class Heads(nn.Module):
     """Attention written with einops: heads split off by rearrange (a permuted
     view, which matmul copies) and merged back (a copy)."""
