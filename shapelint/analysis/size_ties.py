@@ -162,7 +162,7 @@ class _Sites:
         bound = _bind(init, call)
         if bound is None:
             return _OPEN, ""
-        free = _free_names(chain)
+        free = _free_names(chain) | _first_reach_free(chain, call)
         int_is_builtin = "int" not in self.bound and not any("int" in _local_names(fn) for fn in chain)
         symbols: dict = {}
         env = {}
@@ -259,6 +259,47 @@ def _free_names(chain: tuple) -> set[str]:
     for fn in chain[:-1]:
         free -= _local_names(fn)
     return free
+
+
+def _first_reach_free(chain: tuple, call: ast.Call) -> set[str]:
+    """The parameters of the method holding `call` (directly, no function between)
+    that the first time the call runs still hold what the caller passed: no
+    binding of the name anywhere in the method comes before the call's end in the
+    text. Python's statements run in text order but for a loop's jump back, which
+    reaches only a later turn: `for ...: T(dim, mlp_dim); dim *= 2` builds its
+    first T with the caller's dim (a constraint the first construction needs is
+    the caller's), its later ones with a dim of its own (left a value)."""
+    if len(chain) != 1 or not isinstance(chain[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    fn = chain[0]
+    end = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+    params = {a.arg for a in _params(fn)}
+    for node in ast.walk(fn):
+        if node is fn:
+            continue
+        bound = _binds(node)
+        if bound & params and (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) < end:
+            params -= bound
+    return params
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names a node binds or declares in its scope (or a nested one's)."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return set(node.names)
+    if isinstance(node, ast.alias):
+        return {(node.asname or node.name).split(".")[0]}
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return {node.name}
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    return set()
 
 
 def _bind(init: ast.FunctionDef, call: ast.Call) -> dict[str, tuple[bool, ast.expr]] | None:
