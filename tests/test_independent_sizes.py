@@ -363,6 +363,16 @@ def test_a_name_rebound_after_the_construction_in_a_loop_hands_its_first_turn_on
     assert not torch_raises(before, "Model(dim=24, mlp_dim=48, depth=1)", (2, 5, 48))
     assert not _found(before, "error")
     assert [f[1] for f in _found(before, "warning")] == ["SHP318"]
+    # a comprehension's own `for` binds before its element runs, whatever the text
+    own = FORWARDED.replace(
+        "self.transformer = Transformer(dim, depth, mlp_dim=mlp_dim)",
+        "self.stages = nn.ModuleList(\n"
+        "            [Transformer(dim, 1, mlp_dim=mlp_dim) for dim in (mlp_dim, mlp_dim)]\n"
+        "        )",
+    ).replace("return self.transformer(x)", "return self.stages[0](x)")
+    assert own != FORWARDED
+    assert not torch_raises(own, "Model(dim=48, mlp_dim=96)", (2, 5, 96))
+    assert not _found(own, "error")
 
 
 def test_a_construction_in_a_closure_of_the_constructor_hands_the_constraint_on():

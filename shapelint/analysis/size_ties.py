@@ -264,21 +264,35 @@ def _free_names(chain: tuple) -> set[str]:
 def _first_reach_free(chain: tuple, call: ast.Call) -> set[str]:
     """The parameters of the method holding `call` (directly, no function between)
     that the first time the call runs still hold what the caller passed: no
-    binding of the name anywhere in the method comes before the call's end in the
-    text. Python's statements run in text order but for a loop's jump back, which
-    reaches only a later turn: `for ...: T(dim, mlp_dim); dim *= 2` builds its
-    first T with the caller's dim (a constraint the first construction needs is
-    the caller's), its later ones with a dim of its own (left a value)."""
+    binding of the name anywhere in the method comes before the end of the
+    statement that holds the call. Python runs a method's statements in text order
+    but for a loop's jump back, which reaches only a later turn: `for ...:
+    T(dim, mlp_dim); dim *= 2` builds its first T with the caller's dim (so that
+    construction needs the constraint in the caller's terms), its later ones with
+    a dim of its own. Within one statement the order is not the text's (a
+    comprehension's `for` and a conditional's test run before the part written
+    first), so a binding anywhere in that statement counts as before."""
     if len(chain) != 1 or not isinstance(chain[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
     fn = chain[0]
+    start = (call.lineno, call.col_offset)
     end = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+    holders = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.stmt)
+        and n is not fn
+        and (n.lineno, n.col_offset) <= start
+        and (n.end_lineno or n.lineno, n.end_col_offset or 0) >= end
+    ]
+    if not holders:
+        return set()
+    stmt = max(holders, key=lambda n: (n.lineno, n.col_offset))
+    after = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
     params = {a.arg for a in _params(fn)}
     for node in ast.walk(fn):
-        if node is fn:
-            continue
-        bound = _binds(node)
-        if bound & params and (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) < end:
+        bound = _binds(node) if node is not fn else set()
+        if bound & params and (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) < after:
             params -= bound
     return params
 
