@@ -337,6 +337,44 @@ def test_constructions_the_analysis_cannot_decide_leave_the_warning():
         assert [f[1] for f in _found(source, "warning")] == ["SHP318"], tail
 
 
+def test_a_name_rebound_after_the_construction_in_a_loop_hands_its_first_turn_on():
+    # `for ...: Transformer(dim, mlp_dim); dim *= 2`: the first turn builds with the
+    # caller's dim, a later one with a dim of its own; rebound before the
+    # construction, even the first turn's dim is no longer the caller's
+    grown = FORWARDED.replace(
+        "self.transformer = Transformer(dim, depth, mlp_dim=mlp_dim)",
+        "self.stages = nn.ModuleList()\n"
+        "        for _ in range(depth):\n"
+        "            self.stages.append(Transformer(dim, 1, mlp_dim=mlp_dim))\n"
+        "            dim *= 2",
+    ).replace("return self.transformer(x)", "return self.stages[0](x)")
+    assert torch_raises(grown, "Model(dim=48, mlp_dim=96)", (2, 5, 48))
+    assert not torch_raises(grown, "Model(dim=48, mlp_dim=48, depth=1)", (2, 5, 48))
+    ((_, code, message),) = _found(grown, "error")
+    assert code == "SHP321"
+    assert "passes it on as Model's dim = mlp_dim" in message
+    before = grown.replace(
+        "            self.stages.append(Transformer(dim, 1, mlp_dim=mlp_dim))\n"
+        "            dim *= 2",
+        "            dim *= 2\n"
+        "            self.stages.append(Transformer(dim, 1, mlp_dim=mlp_dim))",
+    )
+    assert before != grown
+    assert not torch_raises(before, "Model(dim=24, mlp_dim=48, depth=1)", (2, 5, 48))
+    assert not _found(before, "error")
+    assert [f[1] for f in _found(before, "warning")] == ["SHP318"]
+    # a comprehension's own `for` binds before its element runs, whatever the text
+    own = FORWARDED.replace(
+        "self.transformer = Transformer(dim, depth, mlp_dim=mlp_dim)",
+        "self.stages = nn.ModuleList(\n"
+        "            [Transformer(dim, 1, mlp_dim=mlp_dim) for dim in (mlp_dim, mlp_dim)]\n"
+        "        )",
+    ).replace("return self.transformer(x)", "return self.stages[0](x)")
+    assert own != FORWARDED
+    assert not torch_raises(own, "Model(dim=48, mlp_dim=96)", (2, 5, 96))
+    assert not _found(own, "error")
+
+
 def test_a_construction_in_a_closure_of_the_constructor_hands_the_constraint_on():
     # `block = lambda: FeedForward(dim, mlp_dim)` reads Transformer's own parameters
     source = FORWARDED.replace(

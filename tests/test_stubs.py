@@ -932,6 +932,26 @@ def test_cat_stack_generated(case, name, symbolic):
     check_verdict(o, decisive=not symbolic)
 
 
+def test_cat_with_a_tensor_of_unknown_rank_keeps_the_known_sizes_off_the_axis():
+    # torch.cat((x, context), dim=1) with context a parameter: torch runs it only
+    # where context has x's rank and sizes off dim 1, or is a legacy empty 1-D
+    # tensor it skips; either way the result is x's shape with dim 1 not known
+    b, n, d = (Expr.name(a) for a in "bnd")
+    x = TensorV((b, n, d))
+    got = stub_call("torch.cat", [TupleV((x, TensorV(None))), IntV(Expr.const(1))], {})
+    assert got is not None and not got.issues and got.value.shape == (b, None, d)
+    got = stub_call("torch.cat", [TupleV((TensorV(None), x)), IntV(Expr.const(-1))], {})
+    assert got.value.shape == (b, n, None)
+    for context in ([2, 5, 4], [0]):
+        x_t, c_t = torch.randn(2, 3, 4), torch.randn(*context)
+        assert torch.cat((x_t, c_t), dim=1).shape[::2] == x_t.shape[::2]
+    # known tensors of two ranks, or that differ off the axis: not this rule's to say
+    two = TupleV((x, TensorV((b, n)), TensorV(None)))
+    assert stub_call("torch.cat", [two, IntV(Expr.const(1))], {}).value.shape is None
+    apart = TupleV((x, TensorV((b, n, Expr.const(2) * d)), TensorV(None)))
+    assert stub_call("torch.cat", [apart, IntV(Expr.const(1))], {}).value.shape == (b, None, None)
+
+
 @SETTINGS
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=6), st.integers(0, 8), st.integers(-1, 0))
 def test_split_sections_generated(sections, n, dim):

@@ -162,7 +162,7 @@ class _Sites:
         bound = _bind(init, call)
         if bound is None:
             return _OPEN, ""
-        free = _free_names(chain)
+        free = _free_names(chain) | _first_reach_free(chain, call)
         int_is_builtin = "int" not in self.bound and not any("int" in _local_names(fn) for fn in chain)
         symbols: dict = {}
         env = {}
@@ -259,6 +259,61 @@ def _free_names(chain: tuple) -> set[str]:
     for fn in chain[:-1]:
         free -= _local_names(fn)
     return free
+
+
+def _first_reach_free(chain: tuple, call: ast.Call) -> set[str]:
+    """The parameters of the method holding `call` (directly, no function between)
+    that the first time the call runs still hold what the caller passed: no
+    binding of the name anywhere in the method comes before the end of the
+    statement that holds the call. Python runs a method's statements in text order
+    but for a loop's jump back, which reaches only a later turn: `for ...:
+    T(dim, mlp_dim); dim *= 2` builds its first T with the caller's dim (so that
+    construction needs the constraint in the caller's terms), its later ones with
+    a dim of its own. Within one statement the order is not the text's (a
+    comprehension's `for` and a conditional's test run before the part written
+    first), so a binding anywhere in that statement counts as before."""
+    if len(chain) != 1 or not isinstance(chain[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    fn = chain[0]
+    start = (call.lineno, call.col_offset)
+    end = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+    holders = [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.stmt)
+        and n is not fn
+        and (n.lineno, n.col_offset) <= start
+        and (n.end_lineno or n.lineno, n.end_col_offset or 0) >= end
+    ]
+    if not holders:
+        return set()
+    stmt = max(holders, key=lambda n: (n.lineno, n.col_offset))
+    after = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+    params = {a.arg for a in _params(fn)}
+    for node in ast.walk(fn):
+        bound = _binds(node) if node is not fn else set()
+        if bound & params and (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) < after:
+            params -= bound
+    return params
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names a node binds or declares in its scope (or a nested one's)."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return {node.id}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return set(node.names)
+    if isinstance(node, ast.alias):
+        return {(node.asname or node.name).split(".")[0]}
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return {node.name}
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    return set()
 
 
 def _bind(init: ast.FunctionDef, call: ast.Call) -> dict[str, tuple[bool, ast.expr]] | None:

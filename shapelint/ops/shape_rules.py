@@ -1429,7 +1429,7 @@ def _tensor_items(v: Value) -> list[Value] | None:
 
 @rule
 def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
-    """Concatenation: sizes add along dim and must match elsewhere."""
+    """Concatenation: sizes add along dim and must match elsewhere (beside a tensor of unknown rank, the others' shape with dim's size unknown)."""
     items = _tensor_items(tensors)
     if items is None:
         return RuleOut(TensorV(None))
@@ -1437,7 +1437,7 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     # torch skips legacy empty 1-D tensors of size 0 when concatenating.
     shapes = [shape_of(t) for t in items]
     if any(s is None or has_var(s) for s in shapes) or not shapes:
-        return RuleOut(TensorV(None, _first_dtype(items)))
+        return _cat_in_part(ctx, items, shapes, dim)
     shapes = [s for s in shapes if not (len(s) == 1 and const(s[0]) == 0)] or shapes  # type: ignore[arg-type]
     ranks = {len(s) for s in shapes}  # type: ignore[arg-type]
     if len(ranks) > 1:
@@ -1479,6 +1479,33 @@ def cat(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     result[pos] = None if any(d is None for d in along_sizes) else total(along_sizes)  # type: ignore[arg-type]
     out.value = TensorV(tuple(result), _first_dtype(items))
     return out
+
+
+def _cat_in_part(ctx: RuleContext, items: list[Value], shapes: list, dim: Value) -> RuleOut:
+    """A concatenation where some tensor's rank is not known (a parameter,
+    `torch.cat((x, context), dim=1)`): torch takes each other tensor only at the
+    rank and, but along dim, the sizes of the ones whose shape is known, or skips
+    it as a legacy empty 1-D tensor; either way the result has their shape with
+    dim's size unknown. Nothing is judged: the conflicts are the full rule's."""
+    unknown = RuleOut(TensorV(None, _first_dtype(items)))
+    known = [
+        s
+        for s in shapes
+        if s is not None and not has_var(s) and not (len(s) == 1 and const(s[0]) == 0)
+    ]
+    if not known or len({len(s) for s in known}) != 1 or not known[0]:
+        return unknown
+    positions = dim_positions(ctx, known[0], RuleOut(), (dim, 1))
+    if positions is None or positions[0] is None:
+        return unknown
+    (pos,) = positions
+    result: list[Dim | None] = []
+    for i, d in enumerate(known[0]):
+        if i == pos or d is None or any(s[i] is None or differs(d, s[i]) for s in known[1:]):
+            result.append(None)
+        else:
+            result.append(d)
+    return RuleOut(TensorV(tuple(result), _first_dtype(items)))
 
 
 def _first_dtype(items: list[Value]) -> str | None:
