@@ -69,6 +69,11 @@ FOLDS = "folds"
 # its leading axes still merge into one as a view, so matmul's reshape of a
 # batched operand to (b, k, n) copies nothing (torch saves the view).
 SWAPPED = "swapped"
+# The layouts a fold copies: "flat" merges all but the last axis (a Linear, matmul
+# beside a matrix), which a swap of the last two axes puts out of order; "batch"
+# merges the batch axes, all but the last two (batched matmul), which that swap
+# leaves in place. A part a fold reads as a view (FOLDS) is copied by neither.
+_COPIED_BY = {"flat": (PERMUTED, GAPPED, SWAPPED), "batch": (PERMUTED, GAPPED)}
 _REORDERS = frozenset(
     {"transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "adjoint"}
     | {"T", "H", "mT", "mH"}
@@ -427,7 +432,11 @@ def _reorder_layout(short: str, args, kwargs, base: TensorV) -> object:
     if moved == sorted(moved):
         return base.contiguous
     rank = len(order)
-    if layout is PERMUTED and order == [*range(rank - 2), rank - 1, rank - 2]:
+    if order == [*range(rank - 2), rank - 1, rank - 2] and (
+        layout is PERMUTED or base.contiguous is FOLDS
+    ):
+        # the batch axes, left in place, merge as a view: of a contiguous tensor, and
+        # of a part whose axes all but the last merge so (FOLDS)
         return SWAPPED
     return layout
 
@@ -575,7 +584,7 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             continue  # a Python number, a parameter or a buffer: no activation
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
-        if flat and v.contiguous in (PERMUTED, GAPPED):
+        if flat and v.contiguous in _COPIED_BY[flat]:
             b = nbytes(v)  # reshaped first: a copy of its own
         elif flat and v.contiguous is None:
             return None, "it reshapes a tensor that may not be contiguous (a view or a copy)"

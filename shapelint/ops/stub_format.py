@@ -127,7 +127,9 @@ class Formula:
 @dataclass(frozen=True)
 class SavedItem:
     """One tensor an op saves for backward: kind "tensor" (an operand or `out`,
-    as it is), "flat" (an operand as the op reshapes it), "new" (a tensor of
+    as it is), "flat" (an operand as the op folds it to two axes, all but its last
+    merged: a Linear, matmul beside a matrix), "batch" (an operand whose batch axes,
+    all but its last two, the op merges into one: batched matmul), "new" (a tensor of
     formula bytes it makes), "?" (not modelled) or "same" (its result is its
     first operand's storage); under cond when given."""
 
@@ -493,7 +495,7 @@ def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]
         what, sep, cond_text = part.strip().partition(" if ")
         what = what.strip()
         cond = _parse_formula(cond_text) if sep else None
-        m = re.fullmatch(r"(flat|new)\((.*)\)", what)
+        m = re.fullmatch(r"(flat|batch|new)\((.*)\)", what)
         if what in ("?", "same"):
             items.append(SavedItem(what, cond=cond))
         elif m and m.group(1) == "new":
@@ -503,7 +505,7 @@ def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]
             if name.split(".")[0] not in names:
                 raise _Bad(f"saved= names a parameter or out, got {what!r}")
             tensor = _parse_formula(name)  # an operand, or one of its attributes
-            items.append(SavedItem("flat" if m else "tensor", name, tensor, cond))
+            items.append(SavedItem(m.group(1) if m else "tensor", name, tensor, cond))
     return tuple(items)
 
 

@@ -980,7 +980,7 @@ class _Interpreter:
                     v = ev._value(item.formula.tree)  # type: ignore[union-attr]
                 except _Unknown:
                     v = UNKNOWN
-                out.append(("tensor", v, item.kind == "flat"))
+                out.append(("tensor", v, item.kind if item.kind in ("flat", "batch") else None))
         return tuple(out)
 
 

@@ -771,3 +771,44 @@ class SplitReshaped(nn.Module):
     def forward(self, x):
         part = self.a(x).split(1, dim=1)[0]
         return self.b(part.reshape(x.shape[0], -1))
+
+
+class ChunkedScores(nn.Module):
+    """q @ k.T of parts chunked along the last axis, three axes each: batched
+    matmul reshapes nothing there, so both are views of the projection."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.a(x).chunk(3, -1)
+        return (q @ k.transpose(-2, -1)) @ v
+
+
+class ChunkedScores4d(nn.Module):
+    """The same with a batch of two axes: the swap of a part's last two axes
+    leaves its batch axes mergeable, a view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        q, k = self.a(x).unsqueeze(1).chunk(2, -1)
+        return q.transpose(-2, -1) @ k
+
+
+class SwappedIntoLinear(nn.Module):
+    """A Linear over a tensor whose last two axes are swapped folds it with a copy;
+    the same projection, saved whole by a matmul beside a matrix, counts apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.lin = nn.Linear(3, 4)
+        self.w = nn.Parameter(torch.randn(16, 4))
+
+    def forward(self, x):
+        h = self.a(x)
+        return self.lin(h.transpose(1, 2)).sum() + (h @ self.w).sum()
