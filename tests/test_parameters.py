@@ -1813,3 +1813,75 @@ def test_data_of_another_shape_is_never_the_old_figure(tmp_path, monkeypatch, ki
     t = static(p, "Net", "--init", f"kind='{kind}'", "--input", f"x={shape}")
     assert t["flops_value"] in (fc.get_total_flops(), None), t["flops"]
     assert t["params"] in (str(sum(q.numel() for q in m.parameters())), "?")
+
+
+NAMED_APPLY = """
+import torch.nn as nn
+
+
+def named_apply(fn, module, name=""):
+    for child_name, child in module.named_children():
+        named_apply(fn, child, child_name)
+    fn(module=module, name=name)
+    return module
+
+
+def init(module, name=""):
+    if isinstance(module, nn.Linear):
+        nn.init.zeros_(module.bias)
+    elif hasattr(module, "init_weights"):
+        module.init_weights()
+    elif hasattr(module, "freeze_me"):
+        module.requires_grad_(False)
+
+
+class Net(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, d, 3)
+        self.norm = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, d)
+        named_apply(init, self)
+
+    def forward(self, x):
+        return self.fc(self.norm(self.conv(x).mean((2, 3))))
+"""
+
+
+def test_a_walk_of_the_module_tree_into_torch_layers_keeps_the_counts(tmp_path):
+    """timm's named_apply: `named_children()` of a torch layer a stub describes is
+    empty (none but nn.MultiheadAttention registers a submodule), and it has no
+    attribute torch's layers lack (`hasattr(conv, "init_weights")` False): the walk
+    changes nothing the counts hold (an unknown call given the conv left them `?`)."""
+    p = tmp_path / "walk.py"
+    p.write_text(NAMED_APPLY)
+    t = static(p, "Net", "--input", "x=2,3,6,6")
+    assert figures(t) == torch_counts(p, "Net()")
+    assert t["flops_backward"] is not None and t["backward_complete"]
+
+
+def test_stub_layers_with_children_are_torch_s():
+    """modules.STUB_LAYERS_WITH_CHILDREN holds every stub-described torch layer whose
+    instance registers a submodule, as torch builds them."""
+    from shapelint.analysis.modules import STUB_LAYERS_WITH_CHILDREN
+    from shapelint.ops.stub_ops import registry
+
+    with_children = set()
+    for name in registry().names():
+        cls_name = name.removesuffix(".__call__")
+        if not (name.endswith(".__call__") and name.startswith("torch.nn.")):
+            continue
+        cls = getattr(torch.nn, cls_name.rsplit(".", 1)[1], None)
+        if not isinstance(cls, type):
+            continue
+        for args in [(), (4,), (4, 4), (4, 4, 3), (4, 2), ((4,),), (2, 4), (1, (2, 2))]:
+            try:
+                m = cls(*args)
+            except Exception:  # noqa: BLE001 - the arguments are tried in turn
+                continue
+            if list(m.children()):
+                with_children.add(cls_name)
+            break
+        else:
+            pytest.fail(f"no construction of {cls_name} tried here works")
+    assert with_children == set(STUB_LAYERS_WITH_CHILDREN)

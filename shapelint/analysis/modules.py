@@ -2107,6 +2107,8 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     module on one path only) or where the class overrides the method."""
     if args or kwargs or not an.specialize:
         return None
+    if isinstance(recv, ObjectV) and _stub_leaf(recv.kind):
+        return TupleV((), kind="list")
     if isinstance(recv, SelfRecorder):
         key, held = recv.cls, list(recv.attrs.items())
     elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
@@ -2134,6 +2136,24 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     if meth == "children":
         return TupleV(tuple(v for _, v in once), kind="list")
     return TupleV(tuple(TupleV((StrV(k), v)) for k, v in once), kind="list")
+
+
+# The stub-described torch layers that register submodules (torch's
+# `nn.MultiheadAttention(...).out_proj`); every other layer a stub describes holds
+# Parameters and buffers only (tests/test_object_model.py holds this to torch's own).
+# The layers torch builds of other layers are read as source (torch_source.py).
+STUB_LAYERS_WITH_CHILDREN = frozenset({"torch.nn.MultiheadAttention"})
+
+
+def _stub_leaf(kind: str) -> bool:
+    """A torch layer a stub describes whose named_children() torch gives empty."""
+    from shapelint.ops.stub_ops import describes
+
+    return (
+        kind.startswith("torch.nn.")
+        and kind not in STUB_LAYERS_WITH_CHILDREN
+        and describes(f"{kind}.__call__")
+    )
 
 
 def _may_hold_module(v: Value) -> bool:

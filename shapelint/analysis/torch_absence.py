@@ -7,6 +7,9 @@ and `getattr(obj, name, default)` takes its default, as Python would.
   (torch_attributes.TENSOR, `dir()` of one) and what a program stores on it; torch
   defines no `__getattr__` on it. So a name outside that set, which no store the
   run made may have given it, is absent (`hasattr(x, "jax")`).
+- A torch layer a stub describes (`nn.Conv2d(...)`) has nn.Module's attributes and
+  those torch's stub-described layers add (torch_attributes.LAYERS, together), and
+  what a program stores on it (`hasattr(conv, "init_weights")` is False).
 - An instance of a project class whose bases are project classes read as source
   and `nn.Module` has nn.Module's attributes (torch_attributes.MODULE: its methods,
   class attributes and what its `__init__` sets), what the instance holds (its
@@ -29,7 +32,7 @@ from shapelint.analysis import absence, pytypes
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
 from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder
-from shapelint.analysis.torch_attributes import MODULE, TENSOR
+from shapelint.analysis.torch_attributes import LAYERS, MODULE, TENSOR
 from shapelint.ops.values import ObjectV, TensorV, Value
 
 if TYPE_CHECKING:
@@ -75,6 +78,10 @@ def _plain_tensor(an: Analyzer, t: TensorV) -> bool:
 
 
 def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
+    if isinstance(obj, ObjectV) and _stub_layer(obj.kind):
+        # a torch layer a stub describes: what torch's layers have, what it holds
+        held = [k for k, _ in obj.attrs]
+        return name not in LAYERS and not any(k in (name, UNFOLLOWED, ALIASED) for k in held)
     if isinstance(obj, SelfRecorder):
         key, held = obj.cls, list(obj.attrs)
     elif isinstance(obj, ObjectV) and obj.kind.startswith("<class>"):
@@ -89,3 +96,9 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
     # a decorator of another file is not read: loading the files its import passes
     # through costs more than the answer is worth (transformers' @auto_docstring)
     return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+
+
+def _stub_layer(kind: str) -> bool:
+    from shapelint.ops.stub_ops import describes
+
+    return kind.startswith("torch.nn.") and describes(f"{kind}.__call__")

@@ -122,3 +122,29 @@ vdot view view_as vsplit where xlogy xlogy_ xpu zero_
 """.split()
 )
 
+
+# What the torch layers a stub describes add to MODULE: their classes' methods and
+# class attributes and what their constructors set, as `dir()` lists them for an
+# instance of each, together (tests/test_torch_absence.py builds them again). A name
+# outside MODULE and LAYERS is one no such layer has unless a program stores it.
+LAYERS = frozenset(
+    """
+__constants__ _apply_instance_norm _check_input_dim _conv_forward
+_fill_padding_idx_with_zero _get_no_batch_dim _handle_no_batch_input _output_padding
+_qkv_same_embed_dim _require_tuple_int _reset_parameters
+_reversed_padding_repeated_twice add_zero_attn affine align_corners alpha approximate
+batch_first beta bias bias_hh bias_ih bias_k bias_v ceil_mode count_include_pad delta
+dilation dim divisor_override downscale_factor dropout elementwise_affine embed_dim
+embedding_dim end_dim eps from_pretrained groups head_dim hidden_size ignore_index
+in1_features in2_features in_channels in_features in_proj_bias in_proj_weight init
+inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd max_norm max_val
+merge_masks min_val mode momentum name negative_slope nonlinearity norm_type
+normalized_shape num_batches_tracked num_channels num_embeddings num_features num_groups
+num_heads num_parameters out_channels out_features out_proj output_padding output_size p
+padding padding_idx padding_mode pos_weight q_proj_weight recompute_scale_factor
+reduction reset_parameters reset_running_stats return_indices running_mean running_var
+scale_factor scale_grad_by_freq size sparse start_dim stride threshold
+track_running_stats transposed unflattened_size upscale_factor v_proj_weight value vdim
+weight weight_hh weight_ih
+""".split()
+)
