@@ -25,6 +25,11 @@ IMAGE = (2, 4, 5, 5)
 # (module, input shape, training): the figure torch's saved tensors give.
 EXACT = [
     ("Lin", SEQ, True),
+    ("DataRead", SEQ, True),
+    # `p.data = t` in a forward: p on t's storage, which the run made
+    ("MaskedWeight", IMAGE, True),
+    ("MaskedTwice", IMAGE, True),
+    ("BoundBeforeStore", SEQ, True),
     ("MLP", SEQ, True),
     ("ReluMLP", SEQ, True),
     ("Norm", SEQ, True),
@@ -62,11 +67,6 @@ EXACT = [
     ("Phased", SEQ, True),
     ("RealSpectra", SEQ, True),
     ("Entropic", SEQ, True),
-    ("DataRead", SEQ, True),
-    # `p.data = t` in a forward: p on t's storage, which the run made
-    ("MaskedWeight", IMAGE, True),
-    ("MaskedTwice", IMAGE, True),
-    ("BoundBeforeStore", SEQ, True),
 
     # a part along an inner axis, folded by a layer: a view where its axes longer
     # than 1 lie on one side of the cut (main: SplitInner 64 B, a copy, for 192 B)

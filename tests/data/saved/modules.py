@@ -722,72 +722,6 @@ class DataRead(nn.Module):
         return F.linear(h, self.g.weight.data) * 2
 
 
-class Phased(nn.Module):
-    """The input's pairs as complex numbers, scaled (a complex tensor of its own),
-    seen again as real parts for a linear layer that saves that view."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.fc = nn.Linear(d, d)
-
-    def forward(self, x):
-        c = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2)) * 2
-        return self.fc(torch.view_as_real(c).flatten(-2))
-
-
-class SplitInner(nn.Module):
-    """A part split along an inner axis of 1, into a linear layer: its leading axes
-    still merge, so the layer saves a view of the hidden storage, whole."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, d)
-
-    def forward(self, x):
-        return self.b(self.a(x).split(1, dim=1)[0])
-
-
-class SplitMiddle(nn.Module):
-    """A part of 2 of an inner axis of 3, into a linear layer: its leading axes do not
-    merge, so the layer saves a copy."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, d)
-
-    def forward(self, x):
-        return self.b(self.a(x).split(2, dim=1)[0])
-
-
-class ChunkLast(nn.Module):
-    """A chunk along the last axis, into a linear layer: its leading axes merge as a
-    view of the hidden storage."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.a = nn.Linear(d, 2 * d)
-        self.b = nn.Linear(d, d)
-
-    def forward(self, x):
-        return self.b(self.a(x).chunk(2, dim=-1)[1])
-
-
-class SplitReshaped(nn.Module):
-    """A part along an inner axis of 1, reshaped to two axes (a view: the axes it
-    merges skip the gap), into a linear layer."""
-
-    def __init__(self, d=8):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, d)
-
-    def forward(self, x):
-        part = self.a(x).split(1, dim=1)[0]
-        return self.b(part.reshape(x.shape[0], -1))
-
-
 class MaskedWeight(nn.Module):
     """`p.data = t` in a forward: p stays the same Parameter (requires_grad kept) on
     t's storage, which this run made, so the convolution that saves p saves an
@@ -861,3 +795,70 @@ class BoundBeforeStore(nn.Module):
         w = self.fc.weight
         self.fc.weight.data = torch.ones(8, 8)
         return self.fc(x) * w.sum()
+
+
+class Phased(nn.Module):
+    """The input's pairs as complex numbers, scaled (a complex tensor of its own),
+    seen again as real parts for a linear layer that saves that view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        c = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2)) * 2
+        return self.fc(torch.view_as_real(c).flatten(-2))
+
+
+class SplitInner(nn.Module):
+    """A part split along an inner axis of 1, into a linear layer: its leading axes
+    still merge, so the layer saves a view of the hidden storage, whole."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).split(1, dim=1)[0])
+
+
+class SplitMiddle(nn.Module):
+    """A part of 2 of an inner axis of 3, into a linear layer: its leading axes do not
+    merge, so the layer saves a copy."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).split(2, dim=1)[0])
+
+
+class ChunkLast(nn.Module):
+    """A chunk along the last axis, into a linear layer: its leading axes merge as a
+    view of the hidden storage."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.b(self.a(x).chunk(2, dim=-1)[1])
+
+
+class SplitReshaped(nn.Module):
+    """A part along an inner axis of 1, reshaped to two axes (a view: the axes it
+    merges skip the gap), into a linear layer."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        part = self.a(x).split(1, dim=1)[0]
+        return self.b(part.reshape(x.shape[0], -1))
+
