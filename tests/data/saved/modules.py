@@ -861,4 +861,3 @@ class SplitReshaped(nn.Module):
     def forward(self, x):
         part = self.a(x).split(1, dim=1)[0]
         return self.b(part.reshape(x.shape[0], -1))
-
