@@ -2106,18 +2106,6 @@ WRITTEN = {
                     same[3] = 0
                 return self.lin(x.permute(*perm))
     """,
-    # `t.data = u` gives t u's elements: (3, 1, 2, 0)
-    "written_through_data": """
-        class Written(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.lin = nn.Linear(d, d)
-
-            def forward(self, x):
-                perm = torch.arange(4)
-                perm.data = torch.tensor([3, 1, 2, 0])
-                return self.lin(x.permute(*perm))
-    """,
     # written through a view, by an in-place method: (3, 3, 2, 3), which torch refuses
     "written_through_a_view": """
         class Written(nn.Module):
@@ -2139,6 +2127,34 @@ def test_a_tensor_written_into_no_longer_holds_its_elements(tmp_path, key):
     t = static_target(path, "Written", {"d": "5"}, {"x": "5,3,4,5"})
     assert not t["complete"]
     assert t["flops_value"] is None
+def test_a_tensor_given_data_holds_the_new_elements(tmp_path):
+    """`t.data = u` moves t onto u's storage: t holds u's elements, (3, 1, 2, 0),
+    never arange's (torch: [5, 3, 4, 5] and 3,000 FLOPs)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    code = """
+        class Written(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                perm = torch.arange(4)
+                perm.data = torch.tensor([3, 1, 2, 0])
+                return self.lin(x.permute(*perm))
+        """
+    path = write(tmp_path, "written.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Written", {"d": "5"}, {"x": "5,3,4,5"})
+    lin, x = torch.nn.Linear(5, 5), torch.randn(5, 3, 4, 5)
+    perm = torch.arange(4)
+    perm.data = torch.tensor([3, 1, 2, 0])
+    with FlopCounterMode(display=False) as counter:
+        out = lin(x.permute(*perm))
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert t["output"] == [str(n) for n in out.shape]
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -116,6 +116,41 @@ def test_a_package_comes_before_a_module_of_the_same_name(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "init", ["from . import blocks\n", "from .core import *\n", "from . import blocks as b\n"]
+)
+def test_a_package_that_imports_its_own_submodule_gives_that_module(tmp_path, init):
+    """`from .. import blocks` in a subpackage reads the package's attribute blocks,
+    which its `__init__.py` bound to the submodule itself (directly, or through a
+    star import of a module that imports it): the submodule, never a circle of
+    links (main: the call unknown)."""
+    root = write(
+        tmp_path,
+        {
+            "rt_self/__init__.py": init,
+            "rt_self/core.py": "from . import blocks\n",
+            "rt_self/blocks.py": layer(2),
+            "rt_self/sub/__init__.py": "",
+            "rt_self/sub/model.py": """
+                from torch import nn
+                from .. import blocks
+
+
+                class Net(nn.Module):
+                    def __init__(self, d=16):
+                        super().__init__()
+                        self.block = blocks.Block(d)
+
+                    def forward(self, x):
+                        return self.block(x)
+                """,
+        },
+    )
+    expected = python_flops([root], "rt_self.sub.model")
+    t = static_flops(root / "rt_self" / "sub" / "model.py")
+    assert t["complete"] and t["flops_value"] == expected, t
+
+
 def test_a_script_imports_the_module_beside_it(tmp_path):
     """`python model.py` puts the script's directory first on sys.path."""
     root = write(

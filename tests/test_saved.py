@@ -25,6 +25,11 @@ IMAGE = (2, 4, 5, 5)
 # (module, input shape, training): the figure torch's saved tensors give.
 EXACT = [
     ("Lin", SEQ, True),
+    ("DataRead", SEQ, True),
+    # `p.data = t` in a forward: p on t's storage, which the run made
+    ("MaskedWeight", IMAGE, True),
+    ("MaskedTwice", IMAGE, True),
+    ("BoundBeforeStore", SEQ, True),
     ("MLP", SEQ, True),
     ("ReluMLP", SEQ, True),
     ("Norm", SEQ, True),
@@ -307,3 +312,19 @@ def test_what_is_known_of_the_saved_tensors_is_never_above_torch(name, shape):
         assert t["activation_bytes_value"] == truth
     else:
         assert t["activation_bytes"] is None or int(t["activation_bytes"]) <= truth
+
+
+@pytest.mark.parametrize("name", ["ReshapedWeight", "UnknownWeight"])
+def test_data_stored_of_another_shape_leaves_the_parameter_unknown(name):
+    """`p.data = t` where t is not known to have p's shape: p and the layer holding
+    it are not known afterwards, never p at its old shape (main: [2, 8, 3] and
+    768 FLOPs complete for torch's [2, 16, 3] and 1,536)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    t = _static(name, SEQ)
+    m = getattr(_module(), name)()
+    with FlopCounterMode(display=False) as counter:
+        out = m(torch.randn(*SEQ))
+    assert not t["complete"] and int(t["flops"].lstrip("≥ ")) <= counter.get_total_flops()
+    assert t["output"] is None or t["output"] == [str(n) for n in out.shape]
+    assert not t["activation_complete"]

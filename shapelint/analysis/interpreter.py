@@ -26,6 +26,7 @@ from shapelint.analysis import (
     choices,
     class_state,
     compiled,
+    data_store,
     dataclass_runtime,
     dynamic,
     expressions,
@@ -1171,12 +1172,17 @@ class ModuleAnalyzer:
             if target.attr == "__class__":
                 modules.retyped(self, target, frame)
                 return
-            if target.attr == "data" and modules.same_data(self.eval(target.value, frame), value):
-                return  # `p.data = t`: the same Parameter, other values
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
             building = self.specialize and isinstance(owner, SelfRecorder)  # a target's module
             in_construction = building or self.specialize and bool(aliasing.recorders())
+            if target.attr == "data":
+                held = self.eval(target.value, frame)
+                if self.specialize and not in_construction and isinstance(held, TensorV):
+                    data_store.stored(held, value)  # a target run's: t moves to u's storage
+                    return
+                if modules.same_data(held, value):
+                    return  # `p.data = t` while built: the same Parameter, other values
             if target.attr == "requires_grad" and in_construction:
                 # `p.requires_grad = False` while the module is built, in its
                 # constructor or a function it calls

@@ -1421,13 +1421,24 @@ def held_nowhere(old: Value, owner: SelfRecorder | None = None) -> None:
     """old, and every module or module list holding it, unknown wherever the modules
     being built (and owner) and the live frames hold them: Python changed old in
     place in a way the analysis does not follow."""
+    _everywhere(lambda v: _without(v, old), owner)
+
+
+def held_as(old: Value, new: Value) -> None:
+    """old (by identity) is new wherever the modules being built and the live
+    frames hold it, through the modules, dicts and module lists holding it: one
+    object Python changed in place, which every holder sees changed."""
+    _everywhere(lambda v: _rebuilt(v, lambda w: new if w is old else None))
+
+
+def _everywhere(change, owner: SelfRecorder | None = None) -> None:
     recorders = [r.attrs for r in aliasing.recorders()]
     for attrs in recorders + ([owner.attrs] if owner is not None else []):
         for k, v in list(attrs.items()):
-            attrs[k] = _without(v, old)
+            attrs[k] = change(v)
     for f in list(in_place.LIVE):
         for k, v in list(f.env.items()):
-            f.env[k] = _without(v, old)
+            f.env[k] = change(v)
 
 
 def _without(v: Value, old: Value) -> Value:

@@ -397,7 +397,9 @@ def resolve(an: Analyzer, local: str, hops: int = 0):
         return None
     mod, attr = link
     if attr is not None and an.project.module_file(an.project_root, f"{mod}.{attr}") is not None:
-        if lookup_defined(an.project.analyzer(an.project_root, mod), attr) is None:
+        if lookup_defined(
+            an.project.analyzer(an.project_root, mod), attr
+        ) is None or _binds_its_submodule(an, mod, attr):
             mod, attr = f"{mod}.{attr}", None  # `from . import utils`: a module
     target = an.project.analyzer(an.project_root, mod)
     if target is None:
@@ -406,6 +408,25 @@ def resolve(an: Analyzer, local: str, hops: int = 0):
     if attr is None:
         return ModuleLink(target)
     return lookup(target, attr, hops + 1)
+
+
+def _binds_its_submodule(an: Analyzer, mod: str, attr: str) -> bool:
+    """Package mod binds attr, through its imports, to mod's submodule attr itself:
+    `from . import utils` in its `__init__.py`, or `from .core import *` of a core
+    that does it. Python's import system binds the submodule, which then is the
+    attribute `from pkg import utils` reads; the links alone go round in a circle."""
+    m, a = mod, attr
+    for _ in range(MAX_REEXPORT_HOPS):
+        target = an.project.analyzer(an.project_root, m)  # type: ignore[union-attr]
+        if target is None or a in target.classes or a in target.functions:
+            return False
+        link = target.project_links.get(a)
+        if link is None or link[1] is None:
+            return False
+        if link == (mod, attr):
+            return True
+        m, a = link
+    return False
 
 
 def defining(an: Analyzer, local: str, hops: int = 0) -> tuple[Analyzer, str] | None:

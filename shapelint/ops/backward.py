@@ -530,7 +530,13 @@ GRAD_MODE: ContextVar[bool | None] = ContextVar("grad_mode", default=True)
 KEEP = object()  # a context manager or decorator that leaves grad mode as it is
 
 _DETACH = frozenset(
-    {"torch.detach", "torch.Tensor.detach", "torch.Tensor.detach_", *einx_ops.DETACHED}
+    {
+        "torch.detach",
+        "torch.Tensor.detach",
+        "torch.Tensor.detach_",
+        "torch.Tensor.data",
+        *einx_ops.DETACHED,
+    }
 )
 _REQUIRES_GRAD = frozenset({"torch.Tensor.requires_grad_"})
 # A detached view that requires grad only where asked (`Variable(t, requires_grad=True)`).

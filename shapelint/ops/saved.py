@@ -86,7 +86,7 @@ _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
 _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
-    | {"view_as_real", "view_as_complex"}
+    | {"data", "view_as_real", "view_as_complex"}
 )
 # Fused kernels whose result's memory layout depends on the kernel torch picks (a
 # flash kernel returns a transposed view of a (b, l, h, e) buffer).
@@ -580,8 +580,12 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             total = total + item[1]
             continue
         v, flat = item[1], item[2]
-        if isinstance(v, (IntV, FloatV, BoolV, NoneV, ParameterV, BufferV)):
-            continue  # a Python number, a parameter or a buffer: no activation
+        if isinstance(v, (IntV, FloatV, BoolV, NoneV)) or (
+            isinstance(v, (ParameterV, BufferV)) and v.storage is None
+        ):
+            # a Python number, a parameter or a buffer on its own storage (not moved
+            # by `p.data = t` onto one the run made): no activation
+            continue
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
         if flat and v.contiguous in _COPIED_BY[flat]:

@@ -707,6 +707,96 @@ class Folded(nn.Module):
         return self.conv(y.reshape(2, 2, 8))
 
 
+class DataRead(nn.Module):
+    """`p.data` is a detached view of the Parameter's storage: a linear layer over it
+    saves its input only where the weight requires grad (here not: nothing), and the
+    view it saves is the Parameter's storage (no activation)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.g = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return F.linear(h, self.g.weight.data) * 2
+
+
+class MaskedWeight(nn.Module):
+    """`p.data = t` in a forward: p stays the same Parameter (requires_grad kept) on
+    t's storage, which this run made, so the convolution that saves p saves an
+    activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.register_buffer("mask", torch.ones_like(self.conv.weight.data))
+
+    def forward(self, x):
+        self.conv.weight.data = self.conv.weight.data * self.mask
+        return self.conv(x)
+
+
+class ReshapedWeight(nn.Module):
+    """`p.data = t` of another shape: what reads p afterwards sees t's shape."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        self.fc.weight.data = torch.ones(2 * x.shape[-1], x.shape[-1])
+        return self.fc.weight @ x.transpose(-1, -2)
+
+
+class UnknownWeight(nn.Module):
+    """`p.data = t` where t's shape is not known: p is not known afterwards."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        self.fc.weight.data = x[0][x[0, :, 0] > 0]  # rows the data picks
+        return self.fc.weight @ x.transpose(-1, -2)
+
+
+class _Masked(nn.Conv2d):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register_buffer("mask", torch.ones_like(self.weight.data))
+
+    def forward(self, x):
+        self.weight.data = self.weight.data * self.mask
+        return super().forward(x)
+
+
+class MaskedTwice(nn.Module):
+    """A submodule that moves its own weight in its forward, called twice, its
+    weight read by the caller after: each call's store replaces the storage."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = _Masked(4, 4, 3, padding=1)
+        self.b = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.b(self.a(self.a(x))) + self.a.weight.sum()
+
+
+class BoundBeforeStore(nn.Module):
+    """A name bound to p before `p.data = t` sees t's storage: the same object."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        w = self.fc.weight
+        self.fc.weight.data = torch.ones(8, 8)
+        return self.fc(x) * w.sum()
+
+
 class Phased(nn.Module):
     """The input's pairs as complex numbers, scaled (a complex tensor of its own),
     seen again as real parts for a linear layer that saves that view."""
