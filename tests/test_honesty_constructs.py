@@ -1607,6 +1607,60 @@ CASES = {
         """,
         expect="exact",
     ),
+    # One nested def or another, by a test not decided here (torchtune's
+    # `_sdpa_or_flex_attention()` by torch.cuda.is_available()).
+    "one_of_two_nested_defs_alike": _case(
+        """
+        FAST = torch.cuda.is_available()
+
+        def pick():
+            if FAST:
+                def attend(q, mask):
+                    if mask is not None:
+                        q = q * mask
+                    return torch.matmul(q, q.transpose(-1, -2))
+            else:
+                def attend(q, mask):
+                    return torch.matmul(q, q.transpose(-1, -2))
+            return attend
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.attend = pick()
+
+            def forward(self, x):
+                return self.attend(self.lin(x), None)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    "one_of_two_nested_defs_that_cost_differently": _case(
+        """
+        FAST = torch.cuda.is_available()
+
+        def pick():
+            if FAST:
+                def attend(q):
+                    return torch.matmul(q, q.transpose(-1, -2))
+            else:
+                def attend(q):
+                    return torch.matmul(torch.matmul(q, q.transpose(-1, -2)), q)
+            return attend
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.attend = pick()
+
+            def forward(self, x):
+                return self.attend(self.lin(x))
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
     "list_appended_by_a_helper": _case(
         """
         def grow(sizes):
