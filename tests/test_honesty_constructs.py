@@ -1518,6 +1518,149 @@ CASES = {
         {"d": "4"},
         expect="exact",
     ),
+    # A list changed through one name is changed wherever else it is held (issue 24).
+    "list_appended_through_an_alias_of_an_attribute": _case(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+                names = self.names
+                names.append("a")
+
+            def forward(self, x):
+                for _ in self.names:
+                    x = torch.matmul(x, torch.ones(4, 4))
+                return x
+        """,
+        expect="honest",
+    ),
+    "list_stored_then_appended": _case(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                names = []
+                self.names = names
+                names.append("a")
+
+            def forward(self, x):
+                for _ in self.names:
+                    x = torch.matmul(x, torch.ones(4, 4))
+                return x
+        """,
+        expect="honest",
+    ),
+    "list_of_the_module_appended_by_a_helper_through_getattr": _case(
+        """
+        def record(obj, attr, name):
+            setattr(obj, attr, [])
+            names = getattr(obj, attr)
+            names.append(name)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                record(self, "names", "a")
+
+            def forward(self, x):
+                for _ in getattr(self, "names", []):
+                    x = torch.matmul(x, torch.ones(4, 4))
+                return x
+        """,
+        expect="honest",
+    ),
+    "list_held_by_an_object_and_a_dict_appended": _case(
+        """
+        class Box:
+            pass
+
+        def f(x):
+            box = Box()
+            names = []
+            box.names = names
+            table = {"names": names}
+            names.append("a")
+            for _ in box.names:
+                x = torch.matmul(x, torch.ones(4, 4))
+            for _ in table["names"]:
+                x = torch.matmul(x, torch.ones(4, 4))
+            return x
+        """,
+        expect="honest",
+        target="f",
+    ),
+    "another_empty_list_is_not_the_one_appended": _case(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+                self.more = []
+                more = self.more
+                more.append("a")
+
+            def forward(self, x):
+                for _ in self.names:
+                    x = torch.matmul(x, torch.ones(4, 4))
+                return torch.matmul(x, torch.ones(4, 4))
+        """,
+        expect="exact",
+    ),
+    # One nested def or another, by a test not decided here (torchtune's
+    # `_sdpa_or_flex_attention()` by torch.cuda.is_available()).
+    "one_of_two_nested_defs_alike": _case(
+        """
+        FAST = torch.cuda.is_available()
+
+        def pick():
+            if FAST:
+                def attend(q, mask):
+                    if mask is not None:
+                        q = q * mask
+                    return torch.matmul(q, q.transpose(-1, -2))
+            else:
+                def attend(q, mask):
+                    return torch.matmul(q, q.transpose(-1, -2))
+            return attend
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.attend = pick()
+
+            def forward(self, x):
+                return self.attend(self.lin(x), None)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    "one_of_two_nested_defs_that_cost_differently": _case(
+        """
+        FAST = torch.cuda.is_available()
+
+        def pick():
+            if FAST:
+                def attend(q):
+                    return torch.matmul(q, q.transpose(-1, -2))
+            else:
+                def attend(q):
+                    return torch.matmul(torch.matmul(q, q.transpose(-1, -2)), q)
+            return attend
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.attend = pick()
+
+            def forward(self, x):
+                return self.attend(self.lin(x))
+        """,
+        {"d": "4"},
+        expect="bound",
+    ),
     "list_appended_by_a_helper": _case(
         """
         def grow(sizes):

@@ -535,6 +535,8 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
                 frame.env[k] = grown if k == func.value.id else UNKNOWN
         if func.value.id not in frame.env:
             module_state.store(an, func.value.id, grown, frame)  # a module-level list
+        # the same list held elsewhere (`xs = self.names`, `c.st = xs`) changed too
+        in_place.forget_held(an, recv)
         return taken
     # `self.sizes.append(4)`: the attribute holds the grown list; a list deeper
     # down is not placed, and is no longer known wherever it is held

@@ -13,10 +13,12 @@ alternative meets it.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.branches import alternative, free, total_of
-from shapelint.analysis.modules import ChoiceV, ModuleListV, is_module
+from shapelint.analysis.lambdas import ClosureV
+from shapelint.analysis.modules import ChoiceV, FunctionRefV, ModuleListV, is_module
 from shapelint.analysis.pytypes import class_name, is_class
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
@@ -26,6 +28,36 @@ if TYPE_CHECKING:
 
 # More alternatives than this (a choice of choices of choices...) is not followed.
 MAX_ALTERNATIVES = 4
+
+
+@dataclass(frozen=True)
+class FunctionChoiceV(Value):
+    """One of several functions written in Python (nested defs, module-level
+    functions), chosen by a test the analysis cannot decide: torchtune's
+    `_sdpa_or_flex_attention()`, which defines one `_attention_call` or another
+    by `torch.cuda.is_available()`. No module: it holds no Parameter, and a
+    module that stores it registers nothing. Calling it runs each, as a ChoiceV."""
+
+    items: tuple[Value, ...]
+
+
+def _function(v: Value) -> bool:
+    return isinstance(v, (ClosureV, FunctionRefV))
+
+
+def join_functions(a: Value, b: Value) -> FunctionChoiceV | None:
+    """The choice of a and b when both are functions written in Python (or choices
+    of them); None otherwise."""
+    items: list[Value] = []
+    for v in (a, b):
+        for item in v.items if isinstance(v, FunctionChoiceV) else (v,):
+            if not _function(item):
+                return None
+            if not any(item is i for i in items):
+                items.append(item)
+    if len(items) > MAX_ALTERNATIVES:
+        return None
+    return FunctionChoiceV(tuple(items))
 
 
 def join(a: Value, b: Value) -> ChoiceV | None:
@@ -47,6 +79,10 @@ def join(a: Value, b: Value) -> ChoiceV | None:
 
 
 def _name(v: Value) -> str:
+    if isinstance(v, ClosureV):
+        return f"{getattr(v.node, 'name', 'a lambda')} (line {v.node.lineno})"
+    if isinstance(v, FunctionRefV):
+        return v.name
     if is_class(v):
         return class_name(v) or "a class"
     if isinstance(v, ObjectV):
@@ -55,7 +91,9 @@ def _name(v: Value) -> str:
     return "nn.Sequential" if isinstance(v, ModuleListV) and v.sequential else "nn.ModuleList"
 
 
-def call(an: Analyzer, choice: ChoiceV, node: ast.Call, args, kwargs, frame) -> Value:
+def call(
+    an: Analyzer, choice: ChoiceV | FunctionChoiceV, node: ast.Call, args, kwargs, frame
+) -> Value:
     base = frame.records
     results: list[Value] = []
     groups: list[list] = []

@@ -26,7 +26,10 @@ forgotten (`forget_handed`). Since the analysis holds values, any
 other holder of the object (`seen = layers`, `self.layers = layers`, an item of
 a list, another object's attribute, an equal value a memoised call handed back)
 is forgotten in every frame, module and module being built (`follow`), and
-with an unknown change everything the object holds too. What "changes" means is
+with an unknown change everything the object holds too. A list changed in place
+through a local name of the frame that changes it (`xs = self.names;
+xs.append(n)`) is forgotten alike wherever else that object is held
+(`forget_held`). What "changes" means is
 read off the source (`changed_names`): an item or attribute stored or deleted
 under the name, or a mutating method called on it (at any depth of attributes
 and items below it: `self.table[k] = v` changes `self`), in the body or a
@@ -630,6 +633,17 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
+def forget_held(an, old: Value) -> None:
+    """old, a list or dict changed in place through one local name (`xs =
+    self.names; xs.append(n)`): unknown wherever else the same object is held, in
+    any frame, module or module being built (an attribute, an item), which the
+    change reaches in Python. By identity: an equal list elsewhere is most often
+    another object (`[]`). A change that reaches no other holder is no store
+    outside the frame (a loop that fills its own list stays the same each turn)."""
+    if _changeable(an, old) and _forget_everywhere(an, an, old, False, {}, identical=True):
+        an.outer_writes += 1
+
+
 def forget_object(an, old: Value) -> None:
     """old, an object a store changed in place through a path of attributes
     (`self.config.mode = v`: a config, a dataclass, any object it holds), is
@@ -746,13 +760,14 @@ def _flat(v: Value) -> bool:
 
 def _forget_everywhere(
     an, owner, old: Value, deeply: bool, held: dict, identical: bool = False, also=None, to=None
-) -> None:
+) -> bool:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
     it, at any depth of items and attributes; deeply: every list, dict and object
     it holds too (the change may have been made to one of them). to: what old
     itself (by identity) becomes instead, where its new value is known (a module
-    a target run holds: one object, which every holder sees changed)."""
+    a target run holds: one object, which every holder sees changed). Whether
+    any holder was changed."""
     gone = _parts(an, old) if deeply else [old]
     ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
     kinds = {type(g) for g in gone}
@@ -811,16 +826,19 @@ def _forget_everywhere(
     for r in aliasing.recorders():
         envs.setdefault(id(r.attrs), r.attrs)
         building.add(id(r.attrs))
+    found = False
     for env in envs.values():
         kept = own.get(id(env), ())
         for k, v in list(env.items()):
             new = inside(v) if k in kept else without(v)
             if new is not v:
+                found = True
                 env[k] = new
                 if new is UNKNOWN and id(env) in building and plain.no_state(v):
                     # its contents are forgotten, not its type: a dict stays a dict,
                     # no module or Parameter of the module being built
                     plain.mark(env, k, True)
+    return found
 
 
 def _local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

@@ -1453,7 +1453,7 @@ class ModuleAnalyzer:
                 self._record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
                 return UNKNOWN
             return self._unknown_call(node, args, kwargs, frame, why)
-        if isinstance(callee, choices.ChoiceV):
+        if isinstance(callee, (choices.ChoiceV, choices.FunctionChoiceV)):
             return choices.call(self, callee, node, args, kwargs, frame)
         if isinstance(callee, compiled.CompiledV):
             return compiled.call(self, callee, node, args, kwargs, frame)
@@ -2256,7 +2256,8 @@ def _join(a: Value, b: Value) -> Value:
     either = compiled.join(a, b)
     if either is not None:
         return either
-    return choices.join(a, b) or UNKNOWN  # `DropPath(p) if p > 0. else nn.Identity()`
+    # `DropPath(p) if p > 0. else nn.Identity()`; one nested def or another
+    return choices.join(a, b) or choices.join_functions(a, b) or UNKNOWN
 
 
 # given_or wants an OptionalV on one side, _or_none a NoneV
