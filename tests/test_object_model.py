@@ -1280,6 +1280,79 @@ CASES = {
         {},
         dict(x=(2, 8)),
     ),
+    # an instance of a project class that is no nn.Module is an attribute torch
+    # leaves alone: no child (main: a complete 512 for torch's 256, the walk
+    # counted it a module)
+    "plain_class_instance_is_no_child": (
+        """
+        class Settings:
+            def __init__(self, depth=1):
+                self.depth = depth
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.settings = Settings()
+                self.fanout = len(list(self.named_children()))
+
+            def forward(self, x):
+                for _ in range(self.fanout):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # what a class attribute holding a plain class makes, called or through a
+    # classmethod annotated to return that class, is no module although its value
+    # is not known (transformers' generation_config in post_init): the walk of the
+    # children knows them (main: the children, the fan-out and the FLOPs unknown)
+    "plain_class_made_through_a_class_attribute": (
+        """
+        import copy
+
+        class Settings:
+            def __init__(self, **kwargs):
+                self.depth = kwargs.pop("depth", 1)
+
+            @classmethod
+            def from_config(cls, config) -> "Settings":
+                return cls(**copy.deepcopy(config.extra))
+
+        class Base(nn.Module):
+            settings_class = Settings
+
+            def post_init(self, config):
+                if config.generate:
+                    try:
+                        self.settings = self.settings_class.from_config(config)
+                    except NotImplementedError:
+                        self.settings = self.settings_class()
+                self.fanout = len(list(self.named_children()))
+
+        class Config:
+            def __init__(self, generate):
+                self.generate = generate
+                self.extra = {"depth": 2}
+
+        class Net(Base):
+            def __init__(self, generate=True):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+                self.post_init(Config(generate))
+
+            def forward(self, x):
+                for _ in range(self.fanout):
+                    x = self.act(self.fc(x))
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
     # `t.sum` and `getattr(t, "mean")` read without a call are methods bound to the
     # tensor: they run when called, with the arguments of that call
     "tensor_method_as_a_value": (
@@ -2221,3 +2294,57 @@ def test_a_store_through_a_held_object_leaves_other_objects_of_its_value_alone(t
         assert t["flops_value"] == truth
     else:
         assert t["flops_value"] is None
+
+
+_MAKERS = {
+    # `__new__` decides what calling the class gives: a layer here
+    "__new__": """
+        class Maker:
+            def __new__(cls, **kwargs):
+                return nn.Linear(8, 8)
+        """,
+    # so does a metaclass's `__call__`
+    "metaclass": """
+        class Made(type):
+            def __call__(cls, **kwargs):
+                return nn.Linear(8, 8)
+
+        class Maker(metaclass=Made):
+            pass
+        """,
+}
+
+
+@pytest.mark.parametrize("how", sorted(_MAKERS))
+def test_a_class_whose_call_may_give_a_module_is_not_plain(tmp_path, how):
+    """A plain class whose `__new__` or metaclass returns a module: what a class
+    attribute holding it makes is registered by torch, a child the walk counts, so
+    the figure is torch's or no complete one."""
+    code = HEADER + textwrap.dedent(
+        _MAKERS[how]
+        + """
+        import copy
+
+        class Net(nn.Module):
+            maker_class = Maker
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.extra = self.maker_class(**copy.deepcopy({"depth": 2}))
+                self.fanout = len(list(self.named_children()))
+
+            def forward(self, x):
+                for _ in range(self.fanout):
+                    x = self.fc(x)
+                return x
+        """
+    )
+    path = write(tmp_path, "net.py", code)
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+    assert truth == 512  # two children: fc and the layer the call gave
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None or t["flops_value"] <= truth

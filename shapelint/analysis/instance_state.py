@@ -80,7 +80,7 @@ def join(an, other: State) -> None:
     Parameter where neither path's value could be one (plain.py)."""
     for r, theirs in other.recorders:
         joined = an.join_env(theirs, r.attrs)
-        plain.rejoin(joined, theirs, r.attrs)
+        plain.rejoin(joined, theirs, r.attrs, an)
         for name in list(joined):
             if _registers_differently(theirs.get(name), r.attrs.get(name)):
                 joined[name] = UNKNOWN

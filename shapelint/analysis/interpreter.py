@@ -46,6 +46,7 @@ from shapelint.analysis import (
     ndarrays,
     own_methods,
     plain,
+    plain_instances,
     pytree,
     pytypes,
     recursion,
@@ -1205,7 +1206,13 @@ class ModuleAnalyzer:
                         none_plain
                         or value is UNKNOWN
                         and self.specialize  # a target run: the one that counts parameters
-                        and plain.surely_plain(self, value_node, frame, modules.may_replace),
+                        and plain.surely_plain(
+                            self,
+                            value_node,
+                            frame,
+                            modules.may_replace,
+                            plain_instances.made_plain,
+                        ),
                     )
             elif (key := self._class_stored_into(target, base, frame)) is not None:
                 module_state.store_class_attr(self, key, target.attr, value)

@@ -2139,8 +2139,11 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     found = registered_modules(ObjectV("<class>", tuple(held)))
     if found is None or any(_may_hold_module(v) for _, v in held):
         return None
+    kept = [(k, v) for k, v in found if _module_instance(an, v) is not False]
+    if any(_module_instance(an, v) is None for _, v in kept):
+        return None
     once, seen = [], set()
-    for k, v in found:
+    for k, v in kept:
         if id(v) not in seen:
             seen.add(id(v))
             once.append((k, v))
@@ -2165,6 +2168,22 @@ def _stub_leaf(kind: str) -> bool:
         and kind not in STUB_LAYERS_WITH_CHILDREN
         and describes(f"{kind}.__call__")
     )
+
+
+def _module_instance(an: Analyzer, v: Value) -> bool | None:
+    """Whether v, which registered_modules counts among the modules, is one torch
+    registers: an instance of a project class is one only where the class derives
+    from nn.Module; a plain class's instance (plain.plain_instance) is an attribute
+    torch leaves alone; None where a base is not seen, or where `__new__` or a
+    metaclass decides what the class's call gave."""
+    if isinstance(v, ChoiceV):
+        each = [_module_instance(an, i) for i in v.items]
+        return True if all(each) else None
+    if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+        if plain.plain_instance(an, v):
+            return False
+        return derives_from_module(an, v.kind[len("<class>") :]) or None
+    return True
 
 
 def _may_hold_module(v: Value) -> bool:

@@ -24,6 +24,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from shapelint.analysis.attributes import find_method, module_class, mro
 from shapelint.analysis.defs import FuncDef, named_params
 from shapelint.ops.values import (
     DICT_KIND,
@@ -39,7 +40,7 @@ from shapelint.ops.values import (
 )
 
 if TYPE_CHECKING:
-    from shapelint.analysis.defs import Analyzer
+    from shapelint.analysis.defs import Analyzer, ClassDef
 
 PLAIN = "<plain>"
 
@@ -109,24 +110,47 @@ def mark(attrs: dict[str, Value], name: str, plain: bool) -> None:
         attrs.pop(PLAIN, None)
 
 
-def rejoin(joined: dict[str, Value], a: dict[str, Value], b: dict[str, Value]) -> None:
+def rejoin(
+    joined: dict[str, Value], a: dict[str, Value], b: dict[str, Value], an: Analyzer | None = None
+) -> None:
     """The marks of joined, the attributes two paths left (a and b) where they meet:
     a name of unknown value there is plain where on each path it was marked plain,
-    held a value that is no state (None, a number, a string, a tuple of them) or
-    was not bound."""
+    held a value that is no state (None, a number, a string, a tuple of them; with
+    an, an instance of a project class that is no nn.Module) or was not bound."""
     joined.pop(PLAIN, None)
     for name, value in list(joined.items()):
-        if value is UNKNOWN and _plain_on(a, name) and _plain_on(b, name):
+        if value is UNKNOWN and _plain_on(a, name, an) and _plain_on(b, name, an):
             mark(joined, name, True)
 
 
-def _plain_on(attrs: dict[str, Value], name: str) -> bool:
+def _plain_on(attrs: dict[str, Value], name: str, an: Analyzer | None) -> bool:
     if name not in attrs:
         return True  # not bound on this path: nothing registered under it
     value = attrs[name]
     if value is UNKNOWN:
         return name in names(attrs.items())
-    return no_state(value)
+    return no_state(value) or an is not None and plain_instance(an, value)
+
+
+def plain_instance(an: Analyzer, value: Value) -> bool:
+    """An instance (not one being built) of a plain_class: torch registers nothing
+    it is or holds."""
+    if type(value) is not ObjectV or not value.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(value.kind[len("<class>") :])
+    return cd is not None and plain_class(an, cd)
+
+
+def plain_class(an: Analyzer, cd: ClassDef) -> bool:
+    """A project class whose bases are all seen and none is an nn.Module, and whose
+    call makes an instance of it: no `__new__` and no metaclass along its bases,
+    which decide what `type.__call__` returns (a layer, where the analysis would
+    hold an instance of the class)."""
+    return (
+        module_class(an, cd) is False
+        and find_method(an, cd, "__new__") is None
+        and not any(k.arg == "metaclass" for c in mro(an, cd) for k in c.node.keywords)
+    )
 
 
 def no_state(value: Value) -> bool:
@@ -140,10 +164,15 @@ def no_state(value: Value) -> bool:
 
 
 def surely_plain(
-    an: Analyzer, node: ast.expr | None, frame, may_be_state: Callable[[Value], bool]
+    an: Analyzer,
+    node: ast.expr | None,
+    frame,
+    may_be_state: Callable[[Value], bool],
+    made_plain: Callable[[Analyzer, ast.Call, object], bool] | None = None,
 ) -> bool:
     """Whether the value of node, as evaluated in frame, can be no module and no
-    Parameter; may_be_state judges a value the analysis knows (modules.may_replace)."""
+    Parameter; may_be_state judges a value the analysis knows (modules.may_replace),
+    made_plain a call this module cannot judge (plain_instances.made_plain)."""
     if node is None:
         return False
     if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Compare)):
@@ -159,19 +188,19 @@ def surely_plain(
         if not isinstance(node.op, (ast.Add, ast.Mult)):
             return True  # no module defines these; tensor arithmetic gives tensors
         # Sequential + Sequential, ModuleList + ModuleList, Sequential * n are modules
-        return surely_plain(an, node.left, frame, may_be_state) and surely_plain(
-            an, node.right, frame, may_be_state
+        return surely_plain(an, node.left, frame, may_be_state, made_plain) and surely_plain(
+            an, node.right, frame, may_be_state, made_plain
         )
     if isinstance(node, ast.BoolOp):
-        return all(surely_plain(an, v, frame, may_be_state) for v in node.values)
+        return all(surely_plain(an, v, frame, may_be_state, made_plain) for v in node.values)
     if isinstance(node, ast.IfExp):
-        return surely_plain(an, node.body, frame, may_be_state) and surely_plain(
-            an, node.orelse, frame, may_be_state
+        return surely_plain(an, node.body, frame, may_be_state, made_plain) and surely_plain(
+            an, node.orelse, frame, may_be_state, made_plain
         )
     if isinstance(node, ast.Name):
         return _plain_name(an, node.id, frame, may_be_state)
     if isinstance(node, ast.Call):
-        return _plain_call(an, node, frame)
+        return _plain_call(an, node, frame) or bool(made_plain and made_plain(an, node, frame))
     return False
 
 

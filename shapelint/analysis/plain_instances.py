@@ -1,0 +1,108 @@
+"""Calls whose result is an instance of a project class that is surely no
+nn.Module, although the analysis does not know the value they return
+(plain.surely_plain asks, for an attribute of a module being built).
+
+`C(...)` with C a class: Python's `type.__call__` makes a C unless C, or a class
+it derives from, defines `__new__` or a metaclass whose `__call__` returns
+something else; a C whose bases are all seen and none is an nn.Module
+(attributes.module_class False) is then no module and no Parameter, which torch
+would register. `C.make(...)` with make a classmethod or staticmethod of C whose
+return annotation names C or one of its bases: what the code declares it
+returns, trusted as plain.py trusts a `-> bool` (transformers'
+`self.generation_config_class.from_model_config(config)`).
+
+C is read off a name or off an attribute of an instance or class whose class
+defines no property of that name and no `__getattr__` / `__getattribute__`:
+reading it again runs nothing and gives what the call read.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis.attributes import defining_class, find_method, find_property, mro
+from shapelint.analysis.modules import ClassRefV, SelfRecorder
+from shapelint.analysis.plain import plain_class
+from shapelint.ops.values import ObjectV
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
+
+_HOOKS = ("__getattr__", "__getattribute__")
+
+
+def made_plain(an: Analyzer, node: ast.Call, frame) -> bool:
+    """Whether node's result is surely an instance of a project class that is no
+    nn.Module."""
+    if _plain_class(an, node.func, frame) is not None:
+        return True
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    cd = _plain_class(an, func.value, frame)
+    if cd is None or defining_class(an, cd, func.attr) is not None:
+        return False  # a class attribute of that name shadows or replaces the method
+    fd = find_method(an, cd, func.attr)
+    if fd is None or not _of_the_class(fd):
+        return False  # a plain method called through the class takes its self as given
+    declared = _declared_class(an, fd)
+    return declared is not None and any(c.key == declared for c in mro(an, cd))
+
+
+def _plain_class(an: Analyzer, node: ast.expr, frame) -> ClassDef | None:
+    """The project class node reads, where it is surely no nn.Module and calling
+    it makes an instance of it."""
+    if isinstance(node, ast.Attribute):
+        if not isinstance(node.value, ast.Name) or not _plain_read(an, node, frame):
+            return None
+    elif not isinstance(node, ast.Name):
+        return None
+    value = an.eval(node, frame)
+    if not isinstance(value, ClassRefV):
+        return None
+    cd = an.class_of(value.name)
+    return cd if cd is not None and plain_class(an, cd) else None
+
+
+def _plain_read(an: Analyzer, node: ast.Attribute, frame) -> bool:
+    """Whether reading node (`self.name`) runs no code of the project: its owner's
+    class defines no property of that name and no attribute hook."""
+    owner = frame.env.get(node.value.id)  # type: ignore[union-attr]
+    if isinstance(owner, SelfRecorder):
+        key = owner.cls
+    elif isinstance(owner, ObjectV) and owner.kind.startswith("<class>"):
+        key = owner.kind[len("<class>") :]
+    else:
+        return False
+    cd = an.class_of(key)
+    return (
+        cd is not None
+        and find_property(an, cd, node.attr) is None
+        and all(find_method(an, cd, h) is None for h in _HOOKS)
+    )
+
+
+def _of_the_class(fd: FuncDef) -> bool:
+    return any(
+        isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
+        for d in fd.node.decorator_list
+    )
+
+
+def _declared_class(an: Analyzer, fd: FuncDef) -> str | None:
+    """The key of the project class fd's return annotation names (a string one
+    too), read in fd's module."""
+    ann = fd.node.returns
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if not isinstance(ann, (ast.Name, ast.Attribute)):
+        return None
+    owner = fd.owner or an
+    top = owner.new_frame(None, "<annotation>")
+    top.env = owner.module_env
+    value = owner.eval(ann, top)
+    return value.name if isinstance(value, ClassRefV) else None
