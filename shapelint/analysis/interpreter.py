@@ -907,8 +907,10 @@ class ModuleAnalyzer:
                         frame.defaults[a.arg] = dv.value.value
                 elif isinstance(a.annotation, ast.Name) and a.annotation.id == "float":
                     # `eps: float`: a scalar of unknown value, which an elementwise op
-                    # broadcasts without changing the tensor's shape.
-                    value = FloatV(None)
+                    # broadcasts without changing the tensor's shape. At a None default
+                    # (`ls_init_value: float = None`, PEP 484's implicit Optional) it
+                    # may be None: `if ls_init_value is not None` stays undecided.
+                    value = OptionalV(FloatV(None)) if isinstance(dv, NoneV) else FloatV(None)
             if value is UNKNOWN and dv is not None:
                 # A default is one value a caller may override: an int one stays a
                 # symbol with the default on record (`n_heads=8`); any other default
@@ -1595,13 +1597,15 @@ class ModuleAnalyzer:
             and (
                 (
                     (value is UNKNOWN or modules.lost_shape(value))
-                    and modules.plain_data(args, kwargs, tensors=True)
+                    and modules.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
                 or modules.none_decides(fd, args, kwargs)
             )
         ):
             # The summary, made for any argument, lost the shape that these give
-            # (`F.normalize(x, dim=1) * self.g` of a 4-d x), or joined the paths of
+            # (`F.normalize(x, dim=1) * self.g` of a 4-d x; an argument of no known
+            # kind beside them is no less known than the summary's parameter, so
+            # `attention(q, k_x)` with an optional k_x keeps q's shape), or joined the paths of
             # a parameter this call leaves at None (`default(context, x)`): their
             # run says it.
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
