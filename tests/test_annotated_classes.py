@@ -493,6 +493,12 @@ def test_a_layer_class_default_is_the_layer_in_the_annotated_forwards_check(spec
     assert _errors(GLU.format(gate="hidden", spec=spec)) == []
 
 
+def test_a_finding_that_rests_on_the_defaults_says_so():
+    source = GLU.format(gate="2 * hidden", spec=': Float[Tensor, "b n dim"]')
+    [message] = [d.message for d in diagnose(source) if d.severity == "error"]
+    assert message.endswith(" (with act_layer = nn.SiLU, norm_layer = LayerNorm, their defaults)")
+
+
 def test_an_unannotated_forward_leaves_a_layer_class_parameter_unknown():
     # nn.GLU halves the gate, which a caller may pass: without a contract the
     # check does not assume the default

@@ -5,7 +5,8 @@ with `p` read from a schedule of tensors.
 Calling it runs each alternative on the same inputs, as an undecided `if` runs both
 branches (branches.py): when they cost the same FLOPs the cost is known and counted
 once; otherwise every call that costs FLOPs is unknown and says on what it depends.
-The result is what the alternatives' results have in common; a conflict found by
+The result is what the results of the alternatives that meet no error on the call's
+arguments have in common (one that meets one raises there); a conflict found by
 running an alternative's body on the call's arguments is reported only where every
 alternative meets it.
 """
@@ -22,6 +23,7 @@ from shapelint.analysis.modules import ChoiceV, FunctionRefV, ModuleListV, is_mo
 from shapelint.analysis.pytypes import class_name, is_class
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
+from shapelint.rules import severity_of
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -119,6 +121,7 @@ def call(
             if run and (i or not all(d in other for other in said[1:])):
                 continue
             an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
+    returned = _returned(results, said)
     names = ", ".join(_name(v) for v in choice.items)
     what = op_text(node)
     flops = [total_of(g, "flops") for g in groups]
@@ -143,7 +146,7 @@ def call(
                 saved=c.saved if same_saved else None,
             )
             base[(rec.line, rec.column, rec.op)] = rec
-        return an.join_all(results)
+        return an.join_all(returned)
     why = f"`{what}` is one of {names} (not known here), which cost differently"
     placed: set = set()
     for alt, group in zip(choice.items, groups, strict=True):
@@ -157,4 +160,17 @@ def call(
                 continue
             placed.add(key)
             base[key] = rec
-    return an.join_all(results)
+    return an.join_all(returned)
+
+
+def _returned(results: list[Value], said: list[list]) -> list[Value]:
+    """The results of the alternatives whose run on these arguments meets no
+    conflict: one that meets one raises there, so where the call returns, another
+    ran (DropPath-or-Identity on a residual a mutant widened: Identity's result
+    reaches the add). Every alternative's where each meets one: nothing is known."""
+    kept = [r for r, found in zip(results, said, strict=True) if not _raises(found)]
+    return kept or results
+
+
+def _raises(found: list) -> bool:
+    return any(severity_of(d.code) == "error" for d in found)

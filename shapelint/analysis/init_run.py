@@ -8,15 +8,18 @@ that summary, so a method run on the instance (`modules.value_at`) followed both
 sides of `if self.use_res_connect:` even where the call's arguments decide it
 (`Block(c1, c2, 2)`: stride 2, never the residual), and met the conflict of the
 side torch never runs. Python runs `__init__` on the arguments given: so does this,
-and keeps the scalars it settles. Only those: a layer or a tensor the run builds
-stays as the summary says, so every other figure and finding is as before."""
+and keeps the scalars it settles, and a tensor whose rank the summary lost where the
+run gives every size in the call's own names (`init_values * torch.ones(dim)`: the
+summary's init_values may be a tensor, the call's is a float). A layer the run
+builds stays as the summary says."""
 
 from __future__ import annotations
 
-from shapelint.analysis import may_raise, modules, raising
+from shapelint.analysis import may_raise, modules, raising, unnamed
 from shapelint.analysis.attributes import find_method, settled
 from shapelint.analysis.own_pass import OwnPass
-from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, Value
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, TensorV, Value
 
 _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
 
@@ -24,8 +27,9 @@ _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
 def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
     """instance with each attribute the summary leaves unknown and the run of
     __init__ at these arguments settles to a scalar (a bool, a number, a string,
-    None) set to it."""
-    open_names = {k for k, v in instance.attrs if v is UNKNOWN}
+    None) set to it, and each tensor whose rank the summary lost and the run gives
+    in the call's own sizes (a tensor the run builds from them)."""
+    open_names = {k for k, v in instance.attrs if v is UNKNOWN or _rank_lost(v)}
     if not open_names or cd.key in _RUNNING:
         return instance
     init = find_method(an, cd, "__init__")
@@ -57,7 +61,32 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
         _RUNNING.discard(cd.key)
     # a flag another method sets is not what __init__ gave it (attributes.settled)
     attrs = settled(an, cd, recorder.attrs)
-    return {k: v for k, v in attrs.items() if k in open_names and _scalar(v)}
+    given = unnamed.value_names((tuple(args), tuple(kwargs.values()))) - _left(init, args, kwargs)
+    return {
+        k: v for k, v in attrs.items() if k in open_names and (_scalar(v) or _sized_by(v, given))
+    }
+
+
+def _left(init, args, kwargs) -> set[str]:
+    """The names of the parameters the call leaves at their defaults: the run binds
+    such a one to a size of its own name, which a caller's size may share."""
+    a = init.node.args
+    positional = [p.arg for p in [*a.posonlyargs, *a.args][1:]]
+    every = {*positional, *(p.arg for p in a.kwonlyargs)}
+    return every - set(positional[: len(args)]) - set(kwargs)
+
+
+def _rank_lost(v: Value) -> bool:
+    return isinstance(v, TensorV) and v.shape is None
+
+
+def _sized_by(v: Value, given: set[str]) -> bool:
+    """A tensor whose every size is known and named by the call's own arguments
+    (`init_values * torch.ones(dim)` at a float init_values: [dim]): a name of
+    __init__'s own (a parameter left at its default) is not the caller's."""
+    if not isinstance(v, TensorV) or v.shape is None:
+        return False
+    return all(isinstance(d, Expr) and d.names() <= given for d in v.shape)
 
 
 def _scalar(v: Value) -> bool:

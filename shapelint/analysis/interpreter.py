@@ -338,7 +338,10 @@ class ModuleAnalyzer:
         self._bindings: dict[tuple[int, int], tuple] = {}  # _init_binding, by ids
         self._templates: dict[str, dict[str, Value]] = {}  # class_attrs at no --dim size
         self._contract_attrs: dict[str, dict[str, Value]] = {}  # contract_attrs, by class
-        self._layer_defaults_bound = 0  # parameters bound to their default layer class
+        # `act_layer = nn.SiLU` per parameter bound to its default layer class; by
+        # class, the ones its contract_attrs assumed (their findings say so)
+        self._layer_defaults_named: list[str] = []
+        self._contract_named: dict[str, list[str]] = {}
 
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
@@ -624,7 +627,16 @@ class ModuleAnalyzer:
             # repeated: a spot the pass above reported is not reported again in
             # other words
             with OwnPass(), self._undiverted(), may_raise.apart(), self.repeated():
+                found = self.result.diagnostics
+                start = len(found)
                 self._run_function(fd, {}, contract=True)
+                # what the pass above did not say rests on the defaults assumed
+                named = self._contract_named.get(fd.cls.key)
+                if named:
+                    which = "its default" if len(named) == 1 else "their defaults"
+                    said = f" (with {', '.join(named)}, {which})"
+                    for i in range(start, len(found)):
+                        found[i] = dataclasses.replace(found[i], message=found[i].message + said)
         finally:
             self._in_progress.discard(fd.qualname)
             self._quiet = quiet
@@ -681,13 +693,14 @@ class ModuleAnalyzer:
             # Quiet: the constructor's own findings are its pass's, at any argument.
             quiet, self._quiet = self._quiet, True
             self._contract_attrs[cd.key] = plain  # (a class that builds itself)
-            bound = self._layer_defaults_bound
+            bound = len(self._layer_defaults_named)
             try:
                 known = self._init_attrs(cd, at_sizes=True, layer_defaults=True)
             finally:
                 self._quiet = quiet
-            if self._layer_defaults_bound == bound:
+            if len(self._layer_defaults_named) == bound:
                 known = plain  # no parameter has a layer class as its default
+            self._contract_named[cd.key] = self._layer_defaults_named[bound:]
             self._contract_attrs[cd.key] = known
         return known
 
@@ -909,8 +922,10 @@ class ModuleAnalyzer:
                         frame.defaults[a.arg] = dv.value.value
                 elif isinstance(a.annotation, ast.Name) and a.annotation.id == "float":
                     # `eps: float`: a scalar of unknown value, which an elementwise op
-                    # broadcasts without changing the tensor's shape.
-                    value = FloatV(None)
+                    # broadcasts without changing the tensor's shape. At a None default
+                    # (`ls_init_value: float = None`, PEP 484's implicit Optional) it
+                    # may be None: `if ls_init_value is not None` stays undecided.
+                    value = OptionalV(FloatV(None)) if isinstance(dv, NoneV) else FloatV(None)
             if value is UNKNOWN and dv is not None:
                 # A default is one value a caller may override: an int one stays a
                 # symbol with the default on record (`n_heads=8`); any other default
@@ -922,7 +937,7 @@ class ModuleAnalyzer:
                 cls = layer_defaults_of.default_class(self, default, dv, frame)
                 if cls is not None:
                     value = cls
-                    self._layer_defaults_bound += 1
+                    self._layer_defaults_named.append(f"{a.arg} = {ast.unparse(default)}")
             if value is UNKNOWN and dv is None and a.annotation is None:
                 value = modules.init_param(fd, a.arg)
                 if isinstance(value, IntV) and value.value is not None:
@@ -1608,13 +1623,15 @@ class ModuleAnalyzer:
             and (
                 (
                     (value is UNKNOWN or modules.lost_shape(value))
-                    and modules.plain_data(args, kwargs, tensors=True)
+                    and modules.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
                 or modules.none_decides(fd, args, kwargs)
             )
         ):
             # The summary, made for any argument, lost the shape that these give
-            # (`F.normalize(x, dim=1) * self.g` of a 4-d x), or joined the paths of
+            # (`F.normalize(x, dim=1) * self.g` of a 4-d x; an argument of no known
+            # kind beside them is no less known than the summary's parameter, so
+            # `attention(q, k_x)` with an optional k_x keeps q's shape), or joined the paths of
             # a parameter this call leaves at None (`default(context, x)`): their
             # run says it.
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)

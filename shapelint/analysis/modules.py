@@ -2722,12 +2722,13 @@ def _holds_state(v: Value, depth: int = 0) -> bool:
     return isinstance(items, tuple) and any(_holds_state(i, depth + 1) for i in items)
 
 
-def plain_data(args, kwargs, tensors: bool = False) -> bool:
+def plain_data(args, kwargs, tensors: bool = False, unknown: bool = False) -> bool:
     """Whether a call passes only values known by kind: numbers, strings, None and
     tuples of them (with tensors: and tensors some size of which is known, one at
-    least)."""
+    least; with unknown: and values of no known kind, which the body then reads as
+    the summary reads a parameter it knows nothing of)."""
     given = [*args, *kwargs.values()]
-    if not given or not all(_known_kind(v, tensors) for v in given):
+    if not given or not all(_known_kind(v, tensors) or (unknown and v is UNKNOWN) for v in given):
         return False
     return not tensors or any(isinstance(v, TensorV) for v in given)
 
