@@ -2654,15 +2654,16 @@ def _measured(gen: Generated, path: Path) -> tuple[int | None, str, int | None]:
 
     name = f"_gen_module_{gen.seed}_{abs(hash(gen.source))}"
     try:
-        with _as_identity(torch):
-            model, args = _built(torch, gen, path, name)
-            with torch.no_grad(), FlopCounterMode(display=False) as fc:
-                model(**args)
-        forward = fc.get_total_flops()
-    except Exception as e:  # the module's own failure: it raises in Python
-        return None, f"{type(e).__name__}: {str(e)[:80]}", None
-    finally:
-        _forget(torch_module, name)
+        forward = _counted(torch, FlopCounterMode, gen, path, name, grad=False)
+    except Exception as e:
+        # Under no_grad the counter's own module tracker raises where a layer is given
+        # a tensor that requires grad but has no grad_fn (made in an enable_grad block
+        # inside): counted again with grad enabled, the mode the analysis models; a
+        # module that raises there too raises in Python.
+        try:
+            forward = _counted(torch, FlopCounterMode, gen, path, name + "_grad", grad=True)
+        except Exception:
+            return None, f"{type(e).__name__}: {str(e)[:80]}", None
     # The backward on a module built anew: the first run may have changed its state.
     try:
         with _as_identity(torch):
@@ -2678,6 +2679,20 @@ def _measured(gen: Generated, path: Path) -> tuple[int | None, str, int | None]:
         return forward, "", None
     finally:
         _forget(torch_module, name + "_bwd")
+
+
+def _counted(torch, counter, gen: Generated, path: Path, name: str, grad: bool) -> int:
+    """FlopCounterMode's count of the forward of the module built anew."""
+    from torch.nn.modules import module as torch_module
+
+    try:
+        with _as_identity(torch):
+            model, args = _built(torch, gen, path, name)
+            with torch.set_grad_enabled(grad), counter(display=False) as fc:
+                model(**args)
+        return fc.get_total_flops()
+    finally:
+        _forget(torch_module, name)
 
 
 def _built(torch, gen: Generated, path: Path, name: str):
