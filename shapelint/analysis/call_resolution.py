@@ -534,9 +534,12 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             if v is recv:
                 frame.env[k] = grown if k == func.value.id else UNKNOWN
         if func.value.id not in frame.env:
-            module_state.store(an, func.value.id, grown, frame)  # a module-level list
-        # the same list held elsewhere (`xs = self.names`, `c.st = xs`) changed too
-        in_place.forget_held(an, recv)
+            # a module-level list: module_state keeps the grown list (another holder
+            # of it, `self.seen = SEEN`, is not reached: open, see the session-21 note)
+            module_state.store(an, func.value.id, grown, frame)
+        else:
+            # the same list held elsewhere (`xs = self.names`, `c.st = xs`) changed too
+            in_place.forget_held(an, recv)
         return taken
     # `self.sizes.append(4)`: the attribute holds the grown list; a list deeper
     # down is not placed, and is no longer known wherever it is held
