@@ -1885,3 +1885,32 @@ def test_stub_layers_with_children_are_torch_s():
         else:
             pytest.fail(f"no construction of {cls_name} tried here works")
     assert with_children == set(STUB_LAYERS_WITH_CHILDREN)
+
+
+RETURNED_FROZEN = """
+import torch
+import torch.nn as nn
+
+
+class Sinusoidal(nn.Embedding):
+    def __init__(self, n, d):
+        super().__init__(n, d)
+        self.weight = self._init(self.weight)
+
+    @staticmethod
+    def _init(out):
+        out.requires_grad = False
+        out[:, 0:2] = torch.zeros(out.shape[0], 2)
+        out.detach_()
+        return out
+"""
+
+
+def test_a_helper_that_freezes_the_parameter_it_returns(tmp_path):
+    """A function that returns its argument returns the object as its body left it:
+    `out.requires_grad = False` then `return out` (gluonts' SinusoidalPositionalEmbedding)
+    stores a frozen Parameter back (before: trainable 256 where torch has 0)."""
+    p = tmp_path / "frozen.py"
+    p.write_text(RETURNED_FROZEN)
+    t = static(p, "Sinusoidal", "--init", "n=16", "--init", "d=16", "--input", "input=2,3:int")
+    assert figures(t) == torch_counts(p, "Sinusoidal(16, 16)") == (256, 0, 0)

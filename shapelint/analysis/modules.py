@@ -2876,7 +2876,10 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
         an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
     if frame.returns and given is not UNKNOWN:
-        value = given  # it returns its argument, whatever the analysis read of the rest
+        # it returns its argument, whatever the analysis read of the rest: the object
+        # as the body left it, which the name, never rebound, holds (a change in
+        # place, `out.requires_grad = False`, swaps the object wherever it is held)
+        value = frame.env.get(handed_back, given)
     value = left(value, token, args, kwargs)
     return value, list(frame.records.values()), in_place.finals(an, frame)
 
