@@ -2159,15 +2159,16 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
 STUB_LAYERS_WITH_CHILDREN = frozenset({"torch.nn.MultiheadAttention"})
 
 
-def _stub_leaf(kind: str) -> bool:
-    """A torch layer a stub describes whose named_children() torch gives empty."""
+def stub_layer(kind: str) -> bool:
+    """An instance's kind that is a torch layer a stub describes (`torch.nn.Conv2d`)."""
     from shapelint.ops.stub_ops import describes
 
-    return (
-        kind.startswith("torch.nn.")
-        and kind not in STUB_LAYERS_WITH_CHILDREN
-        and describes(f"{kind}.__call__")
-    )
+    return kind.startswith("torch.nn.") and describes(f"{kind}.__call__")
+
+
+def _stub_leaf(kind: str) -> bool:
+    """A torch layer a stub describes whose named_children() torch gives empty."""
+    return kind not in STUB_LAYERS_WITH_CHILDREN and stub_layer(kind)
 
 
 def _module_instance(an: Analyzer, v: Value) -> bool | None:

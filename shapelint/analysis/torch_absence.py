@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import absence, pytypes
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
-from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder
+from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder, stub_layer
 from shapelint.analysis.torch_attributes import LAYERS, MODULE, TENSOR
 from shapelint.ops.values import ObjectV, TensorV, Value
 
@@ -78,7 +78,7 @@ def _plain_tensor(an: Analyzer, t: TensorV) -> bool:
 
 
 def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
-    if isinstance(obj, ObjectV) and _stub_layer(obj.kind):
+    if isinstance(obj, ObjectV) and stub_layer(obj.kind):
         # a torch layer a stub describes: what torch's layers have, what it holds
         held = [k for k, _ in obj.attrs]
         return name not in LAYERS and not any(k in (name, UNFOLLOWED, ALIASED) for k in held)
@@ -96,9 +96,3 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
     # a decorator of another file is not read: loading the files its import passes
     # through costs more than the answer is worth (transformers' @auto_docstring)
     return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES, load=False)
-
-
-def _stub_layer(kind: str) -> bool:
-    from shapelint.ops.stub_ops import describes
-
-    return kind.startswith("torch.nn.") and describes(f"{kind}.__call__")
