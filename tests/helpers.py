@@ -157,3 +157,19 @@ def torch_figures(mod, name: str, kw: dict, inputs: dict, training: bool, mappin
         out.sum().backward()
     params = sum(p.numel() for p in m.parameters())
     return fwd.get_total_flops(), bwd.get_total_flops(), params, tuple(out.shape)
+
+
+# The arguments tried in turn to build each torch layer the stubs describe, with small
+# sizes (a layer's first construction that works stands for it).
+LAYER_ARGS = [(), (4,), (4, 4), (4, 4, 3), (4, 2), ((4,),), (2, 4), (1, (2, 2))]
+
+
+def stub_layer_names() -> list[str]:
+    """The torch.nn classes the stubs describe as layers (a `__call__` of theirs), by name."""
+    from shapelint.ops.stub_ops import registry
+
+    return sorted(
+        n.removesuffix(".__call__").rsplit(".", 1)[1]
+        for n in registry().names()
+        if n.startswith("torch.nn.") and n.endswith(".__call__")
+    )

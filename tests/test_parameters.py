@@ -1864,17 +1864,15 @@ def test_stub_layers_with_children_are_torch_s():
     """modules.STUB_LAYERS_WITH_CHILDREN holds every stub-described torch layer whose
     instance registers a submodule, as torch builds them."""
     from shapelint.analysis.modules import STUB_LAYERS_WITH_CHILDREN
-    from shapelint.ops.stub_ops import registry
+    from tests.helpers import LAYER_ARGS, stub_layer_names
 
     with_children = set()
-    for name in registry().names():
-        cls_name = name.removesuffix(".__call__")
-        if not (name.endswith(".__call__") and name.startswith("torch.nn.")):
-            continue
-        cls = getattr(torch.nn, cls_name.rsplit(".", 1)[1], None)
+    for name in stub_layer_names():
+        cls_name = f"torch.nn.{name}"
+        cls = getattr(torch.nn, name, None)
         if not isinstance(cls, type):
             continue
-        for args in [(), (4,), (4, 4), (4, 4, 3), (4, 2), ((4,),), (2, 4), (1, (2, 2))]:
+        for args in LAYER_ARGS:
             try:
                 m = cls(*args)
             except Exception:  # noqa: BLE001 - the arguments are tried in turn

@@ -166,22 +166,17 @@ def test_the_attribute_lists_are_the_installed_torch_s():
 def test_the_layer_attribute_list_is_the_installed_torch_s():
     """torch_attributes.LAYERS: what `dir()` of the stub-described torch layers (their
     classes, and an instance of each) adds to nn.Module's, in a fresh interpreter."""
-    from shapelint.ops.stub_ops import registry
+    from tests.helpers import LAYER_ARGS, stub_layer_names
 
-    layers = sorted(
-        n.removesuffix(".__call__").rsplit(".", 1)[1]
-        for n in registry().names()
-        if n.startswith("torch.nn.") and n.endswith(".__call__")
-    )
     script = f"""
 import torch.nn as nn
 names = set()
-for n in {layers!r}:
+for n in {stub_layer_names()!r}:
     c = getattr(nn, n, None)
     if not isinstance(c, type):
         continue
     names |= set(dir(c))
-    for args in [(), (4,), (4, 4), (4, 4, 3), (4, 2), ((4,),), (2, 4), (1, (2, 2))]:
+    for args in {LAYER_ARGS!r}:
         try:
             m = c(*args)
         except Exception:
