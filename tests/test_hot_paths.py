@@ -4,7 +4,8 @@ included; the scopes that are classes, not @contextmanager generators, restore
 their state when the block raises; the value classes' faster `__init__` builds what
 the one dataclasses generated builds, field by field; the walks kept on a node
 (a function's own returns, a dataclass's own fields) give what ast.walk and
-dataclasses.fields give."""
+dataclasses.fields give; the nodes that hold a call, found in one walk, are the ones
+whose own ast.walk reaches it."""
 
 from __future__ import annotations
 
@@ -298,3 +299,34 @@ def test_dataclass_own_fields_are_the_init_fields_python_makes(monkeypatch):
     got = modules.own_fields(node)
     assert [name for name, _ in got] == want
     assert modules.own_fields(node) is got  # read off the tree once
+
+
+ENCLOSING_SOURCE = """
+def f(self, x, n=2):
+    a = [locals() for _ in range(n)]
+    for i in range(n):
+        if i:
+            x = g(lambda y: h(y, locals()), x)[0]
+    while x:
+        b: int = k(locals())
+    with m(x) as c:
+        try:
+            return {q: locals() for q in c}
+        except E as e:
+            raise F(locals()) from e
+"""
+
+
+def test_enclosing_is_every_node_that_holds_the_call_outermost_first():
+    from shapelint.analysis import frame_locals
+
+    fn = ast.parse(ENCLOSING_SOURCE).body[0]
+    other = ast.parse("g(locals())").body[0].value
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+    assert len(calls) == 12
+    for call in calls:
+        # the oracle: each node of fn whose ast.walk reaches call, in ast.walk's
+        # (breadth-first, so outermost-first) order
+        want = [n for n in ast.walk(fn) if any(m is call for m in ast.walk(n))]
+        assert frame_locals.enclosing(fn, call) == want
+    assert frame_locals.enclosing(fn, other) is None

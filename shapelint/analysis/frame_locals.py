@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from shapelint.analysis.modules import ClassRefV, dict_value
+from shapelint.analysis.nodes import children, nodes_of, walk
 from shapelint.ops.values import Value
 
 
@@ -20,12 +21,13 @@ def locals_of(an, node: ast.Call, frame) -> Value | None:
     if node.args or node.keywords or func is None or not _defined_at_top(an, func):
         return None
     fn = func.node
-    if not _inside(node, fn) or _in_inner_scope(fn, node):
+    chain = enclosing(fn, node)
+    if chain is None or _in_inner_scope(chain):
         return None
     a = fn.args
     params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     params += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
-    if _bound_before(fn, set(params), node):
+    if _bound_before(fn, set(params), node, chain):
         return None
     if any(p not in frame.env for p in params):
         return None  # a parameter deleted, or its value not held
@@ -45,17 +47,18 @@ def _defined_at_top(an, func) -> bool:
     return top is not None and top.node is func.node
 
 
-def _bound_before(fn, params: set[str], call: ast.Call) -> bool:
+def _bound_before(fn, params: set[str], call: ast.Call, chain: list[ast.AST]) -> bool:
     """Whether a local other than a parameter may be bound when call runs: a
     binding of one at an earlier line, or the call in a loop, or a name declared
-    global or nonlocal (the scan reads no scopes)."""
+    global or nonlocal (the scan reads no scopes). chain: fn's nodes down to call."""
     at = (call.lineno, call.col_offset)
-    later = _targets_of_statement(fn, call)  # `x = f(locals())` binds x after the call
-    for n in ast.walk(fn):
+    later = _targets_of_statement(chain)  # `x = f(locals())` binds x after the call
+    holders = {id(n) for n in chain}
+    for n in walk(fn):  # (the leaves it leaves out, `Load` and `Add`, bind nothing)
         if n is fn or id(n) in later:
             continue
         if isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.Global, ast.Nonlocal)):
-            if isinstance(n, (ast.Global, ast.Nonlocal)) or _inside(call, n):
+            if isinstance(n, (ast.Global, ast.Nonlocal)) or id(n) in holders:
                 return True
         name = _bound_name(n)
         if name is not None and name not in params and (n.lineno, n.col_offset) < at:
@@ -66,20 +69,20 @@ def _bound_before(fn, params: set[str], call: ast.Call) -> bool:
 _INNER_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def _in_inner_scope(fn, call: ast.Call) -> bool:
-    """Whether call sits in a lambda or a comprehension of fn, whose locals() are
-    its own (and, inlined since Python 3.12, its variables beside fn's)."""
-    return any(isinstance(n, _INNER_SCOPES) and _inside(call, n) for n in ast.walk(fn))
+def _in_inner_scope(chain: list[ast.AST]) -> bool:
+    """Whether the call at chain's end sits in a lambda or a comprehension of the
+    function at its start, whose locals() are its own (and, inlined since Python
+    3.12, its variables beside fn's)."""
+    return any(isinstance(n, _INNER_SCOPES) for n in chain)
 
 
-def _targets_of_statement(fn, call: ast.Call) -> set[int]:
+def _targets_of_statement(chain: list[ast.AST]) -> set[int]:
     """The ids of the nodes of the assignment targets of the innermost statement
-    holding call (bound once the call has run)."""
+    holding the call at chain's end (bound once the call has run)."""
     holder = None
-    for n in ast.walk(fn):
-        if isinstance(n, ast.stmt) and n is not fn and _inside(call, n):
-            if holder is None or _inside(n, holder):
-                holder = n
+    for n in chain[1:]:  # (not the function itself)
+        if isinstance(n, ast.stmt):
+            holder = n
     if isinstance(holder, ast.Assign):
         targets = holder.targets
     elif isinstance(holder, ast.AnnAssign):
@@ -103,11 +106,27 @@ def _bound_name(n: ast.AST) -> str | None:
     return None
 
 
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(outer))
+def enclosing(outer: ast.AST, node: ast.AST) -> list[ast.AST] | None:
+    """The nodes from outer down to node, both included (node's enclosing nodes in
+    outer, outermost first), or None where node is not in outer. One walk, where a
+    test of each enclosing node by a walk of its own was quadratic in fn's size."""
+    parent: dict[int, ast.AST] = {}
+    stack = [outer]
+    while stack:
+        n = stack.pop()
+        if n is node:
+            chain = [n]
+            while n is not outer:
+                n = parent[id(n)]
+                chain.append(n)
+            return chain[::-1]
+        for child in children(n):
+            parent[id(child)] = n
+            stack.append(child)
+    return None
 
 
 def _uses_class_cell(fn) -> bool:
     """Whether the compiler gives fn the `__class__` cell: it names super or
     __class__ (in fn or a function nested in it)."""
-    return any(isinstance(n, ast.Name) and n.id in ("super", "__class__") for n in ast.walk(fn))
+    return any(n.id in ("super", "__class__") for n in nodes_of(fn, ast.Name))
