@@ -96,6 +96,7 @@ EXACT = [
     ("PoolSaves", IMAGE, True),
     ("RmsNormed", SEQ, True),
     ("SliceWritten", SEQ, True),
+    ("NumberWritten", SEQ, True),
 ]
 
 

@@ -18,8 +18,10 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, requires
 from shapelint.ops.saved import RESHAPING_IN_PLACE, UNSURE, storage_of
 from shapelint.ops.values import (
+    BoolV,
     BufferV,
     Cost,
+    FloatV,
     IntV,
     NoneV,
     ParameterV,
@@ -103,6 +105,11 @@ def _activation(v) -> bool:
     return isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV))
 
 
+def written_grad(value: Value) -> bool | None:
+    """Whether what a write stores requires grad: a Python number never does."""
+    return False if isinstance(value, (IntV, FloatV, BoolV)) else requires(value)
+
+
 INDEX_PUT = (
     "saved for backward: a write through an index of tensors, lists or arrays runs "
     "index_put_, which keeps its index tensors: not modelled"
@@ -115,7 +122,7 @@ def index_put_cost(index: ast.expr, key: Value, target: Value, value: Value) -> 
     forward or backward, and saved tensors not known (its index tensors). None
     for a view written by copy_ (basic indexing), which keeps nothing, or where
     neither side requires grad."""
-    if requires(target) is False and requires(value) is False:
+    if requires(target) is False and written_grad(value) is False:
         return None
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     keys = key.items if isinstance(index, ast.Tuple) and isinstance(key, TupleV) else None

@@ -1372,9 +1372,8 @@ class ModuleAnalyzer:
             tensor_values.wrote(container)
             if isinstance(container, TensorV) and self.specialize:
                 put = inplace.index_put_cost(target.slice, key, container, value)
-                inplace.written(
-                    frame, target, container, backward.requires(value), backward.origins(value)
-                )
+                grad = inplace.written_grad(value)
+                inplace.written(frame, target, container, grad, backward.origins(value))
                 if put is not None:
                     written = self.eval(holder, frame)
                     self._record(target, frame, "torch.Tensor.index_put_", None, [], written, put)
