@@ -1153,6 +1153,9 @@ def judge_backward(c: dict, t: dict, forward: dict) -> dict:
         v = t.get("flops_backward_value")
         verdict = "equal" if v == truth else "grouped" if grouped and v < truth else "wrong"
         return got | {"backward": verdict}
+    unknown = t.get("backward_unknown") or []
+    if unknown:
+        got["backward_unknowns"] = [(u.get("op"), u.get("why")) for u in unknown]
     bound = _int(t.get("flops_backward"))
     if bound is None:
         return got | {"backward": "unknown"}
@@ -1173,8 +1176,11 @@ def judge_saved(c: dict, t: dict, forward: dict) -> dict:
     bound = _int(t.get("activation_bytes"))
     if bound is None:
         return got | {"saved": "unknown"}
-    first = (t.get("activation_unknown") or [{}])[0]
+    unknown = t.get("activation_unknown") or [{}]
+    first = unknown[0]
     why = {"saved_first_unknown": f"{first.get('op')}: {first.get('why')}"} if first else {}
+    if first:
+        why["saved_unknowns"] = [(u.get("op"), u.get("why")) for u in unknown]
     return got | why | {"saved": "lower" if bound <= truth else "wrong"}
 
 

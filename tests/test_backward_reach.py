@@ -235,3 +235,20 @@ def test_tolist_gives_numbers_whose_count_is_known():
     m = mod.Listed()
     t = _static("Listed")
     assert t["params_value"] == sum(p.numel() for p in m.parameters())
+
+
+def test_a_result_not_seen_into_has_no_backward_where_no_call_runs_any():
+    """The loss walk does not see into a returned object: where every call's backward
+    is a known 0 the backward is 0 whatever the loss reaches (torch: 0), else unknown."""
+    spec = importlib.util.spec_from_file_location("backward_reach", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fc = FlopCounterMode(display=False)
+    with fc:
+        mod.BoxedScale()(torch.randn(*SHAPE)).t.sum().backward()
+    t = _static("BoxedScale")
+    assert t["complete"] and t["backward_complete"], t["backward_unknown"]
+    assert t["flops_backward_value"] == fc.get_total_flops() == 0
+    t = _static("BoxedLinear")
+    assert t["complete"] and not t["backward_complete"]
+    assert t["flops_backward"] is None

@@ -1912,3 +1912,29 @@ def test_a_helper_that_freezes_the_parameter_it_returns(tmp_path):
     p.write_text(RETURNED_FROZEN)
     t = static(p, "Sinusoidal", "--init", "n=16", "--init", "d=16", "--input", "input=2,3:int")
     assert figures(t) == torch_counts(p, "Sinusoidal(16, 16)") == (256, 0, 0)
+
+
+TRUTHS = """
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        norm = nn.LayerNorm(d)
+        self.lin = nn.Linear(d, d, bias=not bool(norm))  # a layer is true
+        self.keep = nn.Linear(d, d, bias=bool(nn.Sequential()))  # an empty one is not
+        self.norm = norm
+
+    def forward(self, x):
+        return self.norm(self.keep(self.lin(x)))
+"""
+
+
+def test_bool_of_a_layer_is_its_truth(tmp_path):
+    """`bool(x)` is the truth `if x` tests: a torch layer, whose class defines no
+    `__bool__` nor `__len__`, is true (before: `?`, the bias not known)."""
+    p = tmp_path / "truths.py"
+    p.write_text(textwrap.dedent(TRUTHS))
+    t = static(p, "Block", "--init", "d=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Block(8)")

@@ -669,7 +669,11 @@ def _numeric(fn: Callable, arity: tuple[int, ...]) -> Handler:
 
 
 def _bool(an, node, args, kwargs, frame) -> Value | None:
-    return BoolV(truth(args[0])) if len(args) == 1 and not kwargs else None
+    """`bool(x)`: the truth `if x` tests (an object whose class defines neither
+    `__bool__` nor `__len__`, a torch layer among them, is true)."""
+    if len(args) != 1 or kwargs:
+        return None
+    return BoolV(folding.truth(args[0], an))
 
 
 def _str(an, node, args, kwargs, frame) -> Value | None:

@@ -14,9 +14,22 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, requires
 from shapelint.ops.saved import RESHAPING_IN_PLACE, UNSURE, storage_of
-from shapelint.ops.values import BufferV, ParameterV, TensorV, Value
+from shapelint.ops.values import (
+    BoolV,
+    BufferV,
+    Cost,
+    FloatV,
+    IntV,
+    NoneV,
+    ParameterV,
+    SliceV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 
 def in_place(name: str) -> bool:
@@ -90,3 +103,41 @@ def _made_by(frame, token, made: frozenset | None) -> None:
 
 def _activation(v) -> bool:
     return isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV))
+
+
+def written_grad(value: Value) -> bool | None:
+    """Whether what a write stores requires grad: a Python number never does."""
+    return False if isinstance(value, (IntV, FloatV, BoolV)) else requires(value)
+
+
+INDEX_PUT = (
+    "saved for backward: a write through an index of tensors, lists or arrays runs "
+    "index_put_, which keeps its index tensors: not modelled"
+)
+
+
+def index_put_cost(index: ast.expr, key: Value, target: Value, value: Value) -> Cost | None:
+    """The cost of `target[index] = value` where torch runs it as index_put_ (an
+    index that is not only ints, slices, None and `...`) under grad: no FLOPs
+    forward or backward, and saved tensors not known (its index tensors). None
+    for a view written by copy_ (basic indexing), which keeps nothing, or where
+    neither side requires grad."""
+    if requires(target) is False and written_grad(value) is False:
+        return None
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    keys = key.items if isinstance(index, ast.Tuple) and isinstance(key, TupleV) else None
+    if keys is not None and len(keys) != len(parts):
+        keys = None
+    for i, part in enumerate(parts):
+        if isinstance(part, ast.Slice):
+            continue
+        if isinstance(part, ast.Constant) and (
+            part.value is Ellipsis or part.value is None or type(part.value) is int
+        ):
+            continue
+        k = key if not isinstance(index, ast.Tuple) else (keys[i] if keys else None)
+        if isinstance(k, (IntV, NoneV, SliceV)):
+            continue
+        zero = Expr.const(0)
+        return Cost(zero, zero, zero, [INDEX_PUT], backward=zero, saved=None)
+    return None

@@ -1367,12 +1367,16 @@ class ModuleAnalyzer:
                 return
             if container is None:
                 container = self.eval(holder, frame)
-            new = modules.item_assigned(container, self.eval(target.slice, frame), value)
+            key = self.eval(target.slice, frame)
+            new = modules.item_assigned(container, key, value)
             tensor_values.wrote(container)
             if isinstance(container, TensorV) and self.specialize:
-                inplace.written(
-                    frame, target, container, backward.requires(value), backward.origins(value)
-                )
+                put = inplace.index_put_cost(target.slice, key, container, value)
+                grad = inplace.written_grad(value)
+                inplace.written(frame, target, container, grad, backward.origins(value))
+                if put is not None:
+                    written = self.eval(holder, frame)
+                    self._record(target, frame, "torch.Tensor.index_put_", None, [], written, put)
             if new is not None:
                 modules.store(self, holder, new, frame)
             root = module_state.root_name(holder)

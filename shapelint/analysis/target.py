@@ -497,8 +497,11 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     seen = reached.reached(res.returns)
     if frozen_unknown:  # nor is what is known of it a bound: it counted them all
         bwd, bwd_complete = None, False
-    elif seen is None:  # what the loss reaches is not known: not even a bound
-        bwd, bwd_complete = None, False
+    elif seen is None:
+        # What the loss reaches is not known: not even a bound, unless no call runs
+        # anything backward (each one's a known 0), when neither do those it reaches.
+        idle = complete and all(r.cost.backward == Expr.const(0) for r in records)
+        bwd, bwd_complete = (Expr.const(0), True) if idle else (None, False)
     else:
         # each call's backward as the loss reaches it, and their sum
         records, whole, low = reached.backward(records, seen)

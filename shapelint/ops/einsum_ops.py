@@ -10,6 +10,7 @@ letters (``_compactify_pattern_for_einsum``), with its own restrictions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shapelint.notation.einops_pattern import ELLIPSIS as EINOPS_ELLIPSIS
@@ -17,6 +18,7 @@ from shapelint.notation.einops_pattern import parse
 from shapelint.notation.einsum_letters import parse_letters
 from shapelint.notation.symbolic import Expr, learned_equal, note_equal, related
 from shapelint.ops import cost as cost_mod
+from shapelint.ops import einsum_saved
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
 from shapelint.ops.shape_rules import only_one_broadcasts
@@ -33,6 +35,7 @@ from shapelint.ops.values import (
     Value,
     Var,
     fresh_var,
+    replaced,
 )
 
 MAX_EINOPS_AXES = 52  # einops maps names onto string.ascii_letters
@@ -60,6 +63,10 @@ class Spec:
     # Operands whose labels are not in the pattern string: index -> where each
     # label points instead (EinMix's weight points at the keyword giving its size).
     keyword_operands: set[int] = field(default_factory=set)
+    # The letter torch's einsum gives each label, as a sort key (A-Z before a-z):
+    # the order of the contracted axes, which decides what it saves for backward.
+    # None: not torch's einsum (numpy's, EinMix's).
+    torch_rank: Callable[[str], object] | None = None
 
     def operand_where(self, i: int) -> tuple:
         if i in self.keyword_operands:
@@ -281,9 +288,45 @@ def judge(spec: Spec, tensors: list[Value], flavor: str, costs: bool = True) -> 
     refined = _refined_operands(spec, given, tensors, sizes)
     costed = [refined.get(i, t) for i, t in enumerate(tensors)]
     cost = _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape) if costs else STAND_IN_COST
+    if costs and spec.torch_rank is not None and cost.saved is None and cost.flops is not None:
+        cost = replaced(cost, saving=_saving(spec, ell_dims, given))
     res = OpResult(result, cost, spec.issues)
     res.refined = refined
     return res
+
+
+def _saving(spec: Spec, ell_dims, given: list[Value]) -> tuple:
+    """What torch's einsum saves for backward (ops/einsum_saved.py), each operand
+    named by its axes (the ellipsis's dims as '...0', '...1', right-aligned)."""
+    if not isinstance(ell_dims, list):
+        return (("?", einsum_saved.UNSURE_SIZES),)
+    widths = []
+    for labels, t in zip(spec.operands, given, strict=True):
+        rank = t.rank if isinstance(t, TensorV) else None
+        if rank is None:
+            return (("?", einsum_saved.UNSURE_SIZES),)
+        widths.append(max(rank - (len(labels) - 1), 0))
+    inputs, output = _axis_names(spec, widths, len(ell_dims))
+    return einsum_saved.saving(inputs, output, given, spec.torch_rank)
+
+
+def _axis_names(spec: Spec, widths: list[int], width: int) -> tuple[list[list[str]], list[str]]:
+    """Each operand's axes and the output's by name, the dims under '...' as
+    '...0', '...1' (width of them in all, right-aligned; widths[i] in operand i)."""
+    ell_names = [f"...{j}" for j in range(width)]
+    inputs = []
+    for labels, w in zip(spec.operands, widths, strict=True):
+        names: list[str] = []
+        for lab in labels:
+            if lab.key is None:
+                names.extend(ell_names[width - w :] if w else [])
+            else:
+                names.append(lab.key)
+        inputs.append(names)
+    output: list[str] = []
+    for lab in spec.output:
+        output.extend(ell_names if lab.key is None else [lab.key])
+    return inputs, output
 
 
 def _fill_unknown_ranks(spec: Spec, tensors: list[Value]) -> list[Value]:
@@ -384,18 +427,8 @@ def _cost(
         notes.append("the dims under '...' are of unknown number: their product is ?")
     width = len(ell_dims)
     ell_names = [f"...{j}" for j in range(width)]
-    inputs = []
-    for labels, e in zip(spec.operands, ells, strict=True):
-        names: list[str] = []
-        for lab in labels:
-            if lab.key is None:
-                names.extend(ell_names[width - len(e) :])  # type: ignore[arg-type]
-            else:
-                names.append(lab.key)
-        inputs.append(names)
-    output: list[str] = []
-    for lab in out_labels:
-        output.extend(ell_names if lab.key is None else [lab.key])
+    widths = [len(e) if isinstance(e, list) else 0 for e in ells]
+    inputs, output = _axis_names(spec, widths, width)
     all_sizes: dict[str, Expr | None] = {
         k: (v if isinstance(v, Expr) else None) for k, v in sizes.items()
     }
@@ -509,6 +542,12 @@ def einops_einsum(pattern: str | None, tensors: list[Value], costs: bool = True)
         return out
 
     spec.operands = [labels_of(e, "left") for e in pat.inputs]
+    # einops hands torch a letter per axis, a-z then A-Z in the order the inputs
+    # name them; torch orders A-Z before a-z
+    letters = list(dict.fromkeys(lab.key for ls in spec.operands for lab in ls if lab.key))
+    spec.torch_rank = lambda k: (  # noqa: E731 - a sort key kept on the spec
+        None if k not in letters or len(letters) > 26 else letters.index(k)
+    )
     assert pat.output is not None
     spec.output = labels_of(pat.output, "right")
     if len(names) > MAX_EINOPS_AXES:
@@ -558,4 +597,6 @@ def letters_einsum(
     spec = Spec(
         label, [labels(t) for t in eq.inputs], [(t.start, t.end) for t in eq.inputs], output
     )
+    if flavor == "torch":
+        spec.torch_rank = ord  # torch's label index: A-Z, then a-z, as ASCII orders them
     return judge(spec, tensors, flavor, costs)

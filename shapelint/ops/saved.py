@@ -588,9 +588,16 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             continue
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
-        if flat and v.contiguous in _COPIED_BY[flat]:
+        if flat == "dense" and v.contiguous is not True:
+            # `.contiguous()` in the layout torch suggests: a copy of a tensor of
+            # at most 3 axes that is not contiguous; of more, a permuted one may
+            # be channels-last already, which torch keeps
+            if not _surely_strided(v):
+                return None, "whether it copies its input to make it contiguous is not known"
+            b = nbytes(v)
+        elif flat and flat != "dense" and v.contiguous in _COPIED_BY[flat]:
             b = nbytes(v)  # reshaped first: a copy of its own
-        elif flat and v.contiguous is None:
+        elif flat and flat != "dense" and v.contiguous is None:
             return None, "it reshapes a tensor that may not be contiguous (a view or a copy)"
         else:
             root = storage_of(v)
@@ -607,6 +614,20 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             return None, "the size of a tensor it saves is not known"
         total = total + b
     return total, None
+
+
+def _surely_strided(v: TensorV) -> bool:
+    """v, of at most 3 axes, is not contiguous to torch: reordered (a reorder that
+    moves only axes of size 1 keeps the layout), or a part of longer rows all of
+    whose axes are known longer than 1 (torch's test skips an axis of size 1, so a
+    part of a batch of one may be contiguous)."""
+    if v.rank is None or v.rank > 3:
+        return False
+    if v.contiguous in (PERMUTED, SWAPPED):
+        return True
+    if v.contiguous in (GAPPED, FOLDS) and v.shape is not None:
+        return all(isinstance(d, Expr) and d.value is not None and d.value > 1 for d in v.shape)
+    return False
 
 
 def nbytes(v) -> Expr | None:

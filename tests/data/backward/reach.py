@@ -529,3 +529,31 @@ class OverwrittenButOne(nn.Module):
             w = self.q(u)
             u = u + self.a(x[t])
         return w
+
+
+class Box:
+    def __init__(self, t):
+        self.t = t
+
+
+class BoxedScale(nn.Module):
+    """Returns a tensor inside an object the loss walk does not see into; no call
+    runs anything backward (a scale and a sum), so neither do those it reaches."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.g = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return Box((x * self.g).sum(-1))
+
+
+class BoxedLinear(BoxedScale):
+    """The same object around a Linear's result: what the loss reaches is not known."""
+
+    def __init__(self, d=8):
+        super().__init__(d)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return Box(self.lin(x) * self.g)

@@ -1,6 +1,7 @@
 """Small modules whose activation bytes tests/test_saved.py holds to the tensors
 torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
 
+import einops
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -902,3 +903,213 @@ class SwappedIntoLinear(nn.Module):
     def forward(self, x):
         h = self.a(x)
         return self.lin(h.transpose(1, 2)).sum() + (h @ self.w).sum()
+
+
+class Normalized(nn.Module):
+    """F.normalize keeps its input, the norm (its result) and the clamped norm that
+    the division reads (two tensors of the input's size less the normalized axis)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return F.normalize(h, dim=-1) + F.normalize(h, p=1.0, dim=1)
+
+
+class Grouped(nn.Module):
+    """GroupNorm keeps its input and a float32 mean and rstd per sample and group;
+    F.group_norm of a transposed tensor makes it contiguous first (a copy, saved)."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.proj = nn.Linear(c, c)
+        self.norm = nn.GroupNorm(2, c)
+
+    def forward(self, x):
+        h = self.proj(x).transpose(1, 2)  # (b, c, n), not contiguous
+        return self.norm(h.contiguous()) + F.group_norm(h, 4)
+
+
+class EinsumPairs(nn.Module):
+    """Two-operand einsums as ATen runs them: a weight contracted (bmm keeps a view
+    of each operand), a product that contracts nothing (a mul), an axis in one
+    operand alone summed out first (bmm keeps that sum), an output order that makes
+    torch's reshape copy an operand (bmm keeps the copy), and an axis of size 1."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, 5))
+        self.g = nn.Parameter(torch.randn(d))
+        self.u = nn.Parameter(torch.randn(3, d))
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        a = torch.einsum("bnd,de->bne", h, self.w)
+        b = torch.einsum("bnd,d->bnd", h, self.g)
+        c = torch.einsum("bnd,bmd->bn", h, h * 2)
+        e = torch.einsum("bne,bnd->bed", a, b)
+        f = torch.einsum("Bnd,nd->dB", h, self.u)
+        return a.sum() + b.sum() + c.sum() + e.sum() + f.sum()
+
+
+class EinsumHeads(nn.Module):
+    """Attention written with einsum and einops.einsum over contiguous heads: bmm
+    keeps views of q, k, the scores and v."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q = self.q(x).view(b, n, 2, d // 2).transpose(1, 2).contiguous()
+        k = self.k(x).view(b, n, 2, d // 2).transpose(1, 2).contiguous()
+        v = self.v(x).view(b, n, 2, d // 2).transpose(1, 2).contiguous()
+        s = torch.einsum("bhid,bhjd->bhij", q, k).softmax(dim=-1)
+        return einops.einsum(s, v, "b h i j, b h j d -> b h i d")
+
+
+class EinsumStrided(nn.Module):
+    """An operand whose strides the analysis does not keep (a permuted view): whether
+    torch's reshape copies it is not known."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x):
+        q = self.q(x)
+        return torch.einsum("bdn,bmd->bnm", q.transpose(1, 2), q)
+
+
+class MathSaves(nn.Module):
+    """Elementwise math and reductions, each keeping what its derivative reads: the
+    input (sin, log1p, abs, clamp, var), the result (reciprocal, tan), both (std, an
+    overall max), both operands (maximum), the int64 indices (max along a dim)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        parts = [
+            h.reciprocal(),
+            torch.sin(h),
+            h.abs().log1p(),
+            h.clamp(min=0.1),
+            torch.var(h, dim=-1),
+            h.std(-1),
+            torch.max(h, dim=-1)[0],
+            torch.max(h),
+            torch.maximum(h, h * 2),
+            torch.tan(h),
+        ]
+        return sum(p.sum() for p in parts)
+
+
+class ActivationSaves(nn.Module):
+    """softplus, hardtanh (ReLU6) and PReLU keep their input; ReLU6 and LeakyReLU in
+    place keep their result, which is their input's storage."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.lin2 = nn.Linear(d, d)
+        self.six = nn.ReLU6(inplace=True)
+        self.leaky = nn.LeakyReLU(0.1, inplace=True)
+        self.soft = nn.Softplus()
+        self.prelu = nn.PReLU()
+
+    def forward(self, x):
+        h = self.lin(x)
+        a = self.soft(h) + F.softplus(h, beta=2.0) + F.relu6(h) + self.prelu(h)
+        b = self.six(self.lin2(x))
+        c = self.leaky(self.lin2(x) * 2)
+        return a.sum() + b.sum() + c.sum()
+
+
+class PoolSaves(nn.Module):
+    """A max pool keeps its input and int64 indices; an average pool its input; an
+    adaptive average pool to 1x1 runs as a mean and keeps nothing, to 2x2 its input."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.max = nn.MaxPool2d(2)
+        self.avg = nn.AvgPool2d(2)
+        self.one = nn.AdaptiveAvgPool2d(1)
+        self.two = nn.AdaptiveAvgPool2d(2)
+        self.amax = nn.AdaptiveMaxPool2d(1)
+
+    def forward(self, x):
+        h = self.conv(x)
+        g = self.conv2(x)
+        parts = [
+            self.max(h),
+            self.avg(h),
+            self.one(g),
+            self.two(h),
+            self.amax(h),
+            F.max_pool2d(h, 3),
+            F.adaptive_avg_pool2d(g, 1),
+            F.avg_pool1d(h.flatten(2), 2),
+        ]
+        return sum(p.sum() for p in parts)
+
+
+class RmsNormed(nn.Module):
+    """nn.RMSNorm on the target's input (which needs no grad: only the product the
+    weight's gradient reads is kept) and on a computed tensor (its input and rstd too)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.first = nn.RMSNorm(d)
+        self.lin = nn.Linear(d, d)
+        self.norm = nn.RMSNorm(d)
+
+    def forward(self, x):
+        return self.norm(self.lin(self.first(x)))
+
+
+class IndexWritten(nn.Module):
+    """`w[i, i] = p` with a tensor index runs index_put_, which keeps its index
+    tensors (main: a complete figure without them, 448 B for torch's 512)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.e = nn.Parameter(torch.zeros(d))
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        w = self.e.new_zeros(8, 8)
+        i = torch.arange(8)
+        w[i, i] = self.e
+        return F.linear(self.lin(x), w)
+
+
+class SliceWritten(IndexWritten):
+    """Writes through ints and slices are a view's copy_, which keeps nothing."""
+
+    def forward(self, x):
+        w = self.e.new_zeros(8, 8)
+        w[0] = self.e
+        w[:, 1] = self.e * 2
+        w[..., 2] = self.e
+        return F.linear(self.lin(x), w)
+
+
+class NumberWritten(IndexWritten):
+    """A number written through a tensor index into a tensor that needs no grad
+    (the input) records nothing for backward."""
+
+    def forward(self, x):
+        i = torch.arange(2)
+        x[:, i, i] = 1.0
+        return self.lin(x)

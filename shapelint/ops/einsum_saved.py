@@ -1,0 +1,185 @@
+"""What torch.einsum saves for backward, as ATen's einsum (Linear.cpp) runs it.
+
+Each operand is unsqueezed and permuted to one order of axes: the output's, then
+the contracted labels in torch's label order (A-Z before a-z). Two operands are
+then contracted as `sumproduct_pair` does: a contracted axis longer than 1 in one
+operand alone is summed out of it first (a new tensor); with no axis left to
+contract the pair is `a.mul(b)`, which keeps each operand (a view) for the other's
+gradient; otherwise each is permuted and reshaped to three axes, (batch, kept,
+contracted) and (batch, contracted, kept), and `bmm` keeps each for the other's
+gradient: a view of the operand where torch's reshape can view it (its
+`computeStride`), a copy of its own where it cannot. Both depend on the sizes
+(an axis of size 1 is broadcast, skipped, and has no stride that matters) and the
+operands' strides, so the figure is known only where every size is a known int
+and every operand a contiguous tensor; one operand saves nothing (a permute and a
+sum); three or more run in the order opt_einsum picks, not followed here.
+"""
+
+from __future__ import annotations
+
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.dtypes import dtype_bytes
+from shapelint.ops.values import ParameterV, TensorV, Value
+
+UNSURE_SIZES = (
+    "einsum: what it saves depends on sizes not known here (an axis of size 1 is broadcast)"
+)
+UNSURE_LAYOUT = "einsum: what it saves depends on an operand's strides, not known here"
+UNSURE_ORDER = "einsum of more than two operands: opt_einsum's order is not followed"
+UNSURE_GRAD = "einsum: which operands require grad is not known"
+
+
+def saving(inputs: list[list[str]], output: list[str], operands: list[Value], rank) -> tuple:
+    """The saved items (ops/saved.weigh's) of an einsum whose operands carry the
+    axis names inputs, its output axes output; rank(name) orders the contracted
+    labels as torch does (None: not known)."""
+    if len(operands) == 1:
+        return ()
+    if len(operands) != 2:
+        return (("?", UNSURE_ORDER),)
+    from shapelint.ops.backward import requires  # backward imports the op modules
+
+    grads = [requires(t) for t in operands]
+    if None in grads:
+        return (("?", UNSURE_GRAD),)
+    if any(len(set(names)) != len(names) for names in inputs):
+        return (("?", "einsum with a diagonal (a repeated label): its strides are not followed"),)
+    contracted = {n for names in inputs for n in names if n not in output}
+    ranks = {n: rank(n) for n in contracted}
+    if any(r is None for r in ranks.values()) or any(n.startswith("...") for n in contracted):
+        return (("?", "einsum: the order torch gives its contracted axes is not known"),)
+    order = [*output, *sorted(contracted, key=lambda n: ranks[n])]
+    ops = []
+    for names, t in zip(inputs, operands, strict=True):
+        laid = _aligned(names, t, order)
+        if laid is None:
+            return (("?", UNSURE_LAYOUT if _ints(t) else UNSURE_SIZES),)
+        ops.append(laid)
+    (sa, ta, a), (sb, tb, b) = ops
+    n_out = len(output)
+    sum_dims = []
+    summed = [False, False]
+    for d in range(n_out, len(order)):
+        if sa[d] != 1 and sb[d] != 1:
+            sum_dims.append(d)
+        elif sa[d] != 1:
+            sa, ta, summed[0] = _summed(sa, d), None, True
+        elif sb[d] != 1:
+            sb, tb, summed[1] = _summed(sb, d), None, True
+    # a summed operand is a tensor of its own: viewed or copied, its bytes are its own
+    sa_strides = ta if ta is not None else _contiguous_strides(sa)
+    sb_strides = tb if tb is not None else _contiguous_strides(sb)
+    itemsize = [dtype_bytes(a.dtype), dtype_bytes(b.dtype)]
+    if not sum_dims:
+        # a.mul(b): each operand (a view of it, or of the sum made of it) as it is
+        views = [(sa, summed[0], a, 0), (sb, summed[1], b, 1)]
+        return tuple(_item(s, was_summed, t, None, itemsize[i])
+                     for s, was_summed, t, i in views if grads[1 - i])  # fmt: skip
+    lro, lo, ro = [], [], []
+    for d in range(len(order)):
+        if d in sum_dims:
+            continue
+        if sa[d] != 1 and sb[d] != 1:
+            lro.append(d)
+        elif sa[d] != 1:
+            lo.append(d)
+        else:
+            ro.append(d)
+    left = _reshaped(sa, sa_strides, [*lro, *lo, *sum_dims, *ro], [lro, lo, sum_dims])
+    right = _reshaped(sb, sb_strides, [*lro, *sum_dims, *ro, *lo], [lro, sum_dims, ro])
+    out = []
+    if grads[1]:
+        out.append(_item(sa, summed[0], a, left, itemsize[0]))
+    if grads[0]:
+        out.append(_item(sb, summed[1], b, right, itemsize[1]))
+    return tuple(out)
+
+
+def _item(shape: list[int], was_summed: bool, t: TensorV, view: bool | None, itemsize: int):
+    """The tensor bmm (or mul) keeps: the operand's storage where it is a view of
+    it, else a tensor of its own of the operand's elements."""
+    if not was_summed and view is not False:
+        return ("tensor", t, None)
+    n = 1
+    for s in shape:
+        n *= s
+    return ("new", Expr.const(n * itemsize))
+
+
+def _ints(t: Value) -> list[int] | None:
+    if not isinstance(t, TensorV) or t.shape is None:
+        return None
+    out = []
+    for d in t.shape:
+        if not isinstance(d, Expr) or d.value is None:
+            return None
+        out.append(int(d.value))
+    return out
+
+
+def _aligned(names: list[str], t: Value, order: list[str]):
+    """(sizes, strides, operand) of operand t unsqueezed and permuted to order; None
+    where its sizes or strides are not known (strides: a contiguous tensor's)."""
+    shape = _ints(t)
+    if shape is None or len(shape) != len(names) or not isinstance(t, TensorV):
+        return None
+    if t.contiguous is not True and not isinstance(t, ParameterV):
+        return None
+    strides = _contiguous_strides(shape)
+    where = {n: i for i, n in enumerate(names)}
+    sizes = [shape[where[n]] if n in where else 1 for n in order]
+    laid = [strides[where[n]] if n in where else 1 for n in order]
+    return sizes, laid, t
+
+
+def _summed(sizes: list[int], d: int) -> list[int]:
+    return [1 if i == d else s for i, s in enumerate(sizes)]
+
+
+def _contiguous_strides(sizes: list[int]) -> list[int]:
+    out, step = [], 1
+    for s in reversed(sizes):
+        out.append(step)
+        step *= max(s, 1)
+    return out[::-1]
+
+
+def _reshaped(sizes, strides, perm, groups) -> bool:
+    """Whether torch's reshape of the tensor permuted by perm to one axis per group
+    (the product of its axes' sizes) is a view (computeStride succeeds)."""
+    old_shape = [sizes[d] for d in perm]
+    old_strides = [strides[d] for d in perm]
+    new_shape = []
+    for g in groups:
+        n = 1
+        for d in g:
+            n *= sizes[d]
+        new_shape.append(n)
+    return _compute_stride(old_shape, old_strides, new_shape)
+
+
+def _compute_stride(old_shape, old_strides, new_shape) -> bool:
+    """ATen's computeStride (TensorUtils.cpp): whether a tensor of old_shape and
+    old_strides views as new_shape."""
+    if 0 in old_shape:
+        return True
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (
+            old_shape[tensor_d - 1] != 1
+            and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    return view_d == -1
