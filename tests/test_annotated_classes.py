@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose, torch_raises
+from tests.helpers import diagnose, jaxtyped_class, torch_raises
 
 ATTENTION = """
 import torch
@@ -558,3 +558,96 @@ def test_a_caller_that_passes_another_layer_does_not_get_the_defaults_shapes(spe
     source = HEAD.format(spec=spec)
     assert _errors(source) == []
     assert not torch_raises(source, "Outer(4)", (2, 4))
+
+
+# A gate broadcast against its input (max_vit's SqueezeExcitation): `x * gate` with x's
+# channels annotated `c`, which Linear(dim, ...) took, and a gate of `2·dim` channels.
+# The multiply runs only where c is 1 (dim 1); either way the return is not `c` wide.
+GATE = """
+import torch
+from einops.layers.torch import Rearrange, Reduce
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Gate(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gate = nn.Sequential(
+            Reduce('b c h w -> b c', 'mean'),
+            nn.Linear(dim, {out}),
+            Rearrange('b c -> b c 1 1'),
+        )
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        return x * self.gate(x)
+"""
+
+
+@pytest.mark.parametrize("spec", ["b c h w", "2 c h w"])
+def test_a_broadcast_fixes_no_size_an_op_before_took(spec):
+    # the broadcast of c against 2·dim told main c = 2·dim (either side may be 1),
+    # beside Linear's c = dim: the return's 2·dim then matched
+    found = [d for d in diagnose(GATE.format(out="dim * 2", spec=spec)) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(18, "SHP306")]
+    assert "2·dim where c is expected (c = dim: an op before took it)" in found[0].message
+    assert _errors(GATE.format(out="dim", spec=spec)) == []
+
+
+def test_jaxtyping_refuses_the_widened_gate():
+    torch = pytest.importorskip("torch")
+    cls = jaxtyped_class(GATE.format(out="dim * 2", spec="b c h w"), "Gate")
+    with pytest.raises(Exception):  # noqa: B017 - torch's RuntimeError or jaxtyping's
+        cls(8)(torch.randn(2, 8, 4, 4))
+    with pytest.raises(Exception, match="Type-check error"):
+        cls(1)(torch.randn(2, 1, 4, 4))  # c = dim = 1 broadcasts; the return is 2 wide
+    ok = jaxtyped_class(GATE.format(out="dim", spec="b c h w"), "Gate")
+    assert ok(8)(torch.randn(2, 8, 4, 4)).shape == (2, 8, 4, 4)
+
+
+# A positional table sliced to a read size and laid out by an einops pattern (nest's
+# Transformer): `pos[:h * w - 1]` is at most h·w - 1 long, and '(h w)' needs h·w.
+POS_TABLE = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Positions(nn.Module):
+    def __init__(self, seq_len):
+        super().__init__()
+        self.pos_emb = nn.Parameter(torch.randn(seq_len))
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        *_, h, w = x.shape
+        pos_emb = self.pos_emb[:{stop}]
+        pos_emb = rearrange(pos_emb, '(h w) -> () () h w', h = h, w = w)
+        return x + pos_emb
+"""
+
+
+@pytest.mark.parametrize("spec", ["b c s s", "2 c 4 4"])
+def test_a_slice_shorter_than_an_einops_group_is_an_error(spec):
+    found = [
+        d
+        for d in diagnose(POS_TABLE.format(stop="(h * w) - 1", spec=spec))
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(16, "SHP302")]
+    assert "input dim is a slice at most" in found[0].message
+    # the table may be shorter than h·w (then einops raises too), but that is no
+    # finding: a slice to h·w is as long as the table allows
+    assert _errors(POS_TABLE.format(stop="h * w", spec=spec)) == []
+    assert _errors(POS_TABLE.format(stop="", spec=spec)) == []
+
+
+def test_einops_refuses_the_short_slice():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    cls = jaxtyped_class(POS_TABLE.format(stop="(h * w) - 1", spec="b c s s"), "Positions")
+    for seq_len in (15, 16, 64):  # shorter than h·w, as long, longer
+        with pytest.raises(Exception, match="Shape mismatch|Error while processing"):
+            cls(seq_len)(torch.randn(2, 3, 4, 4))
+    ok = jaxtyped_class(POS_TABLE.format(stop="h * w", spec="b c s s"), "Positions")
+    assert ok(16)(torch.randn(2, 3, 4, 4)).shape == (2, 3, 4, 4)

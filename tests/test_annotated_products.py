@@ -161,3 +161,58 @@ def test_jaxtyping_refuses_the_hidden_width_returned():
     assert run("hidden_dim", 48).shape == (2, 17, 48)
     with pytest.raises(jaxtyping.TypeCheckError):
         run("hidden_dim", 96)
+
+
+# nest's patch embedding: a LayerNorm of its own, `x * g` with g [1, dim, 1, 1], built at
+# `2·channels·p²` on a patch of three channels. Neither side can be 1 and no channels
+# makes 2·channels·p² = 3·p²: torch refuses the broadcast for every size.
+NORM = """
+import torch
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class ChanNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x):
+        return x * self.g
+
+
+class Embed(nn.Module):
+    def __init__(self, patch_size, channels=3):
+        super().__init__()
+        patch_dim = channels * patch_size ** 2
+        self.net = nn.Sequential(
+            Rearrange('b c (h p1) (w p2) -> b (p1 p2 c) h w', p1=patch_size, p2=patch_size),
+            ChanNorm({width}),
+        )
+
+    def forward(self, img: Float[Tensor, "2 3 32 32"]):
+        return self.net(img)
+"""
+
+
+def test_a_broadcast_no_integers_make_is_an_error():
+    found = [d for d in diagnose(NORM.format(width="patch_dim * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP308")]
+    assert "3·patch_size² vs 2·channels·patch_size²" in found[0].message
+    # channels·p² meets 3·p² at channels = 3, and 1 broadcasts
+    for width in ("patch_dim", "1"):
+        assert [d for d in diagnose(NORM.format(width=width)) if d.severity == "error"] == []
+
+
+def test_torch_refuses_the_doubled_norm_for_every_channels():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    ns: dict = {}
+    exec(compile(NORM.format(width="patch_dim * 2"), "m.py", "exec"), ns)  # noqa: S102
+    for patch_size in (2, 4):
+        for channels in (1, 2, 3):
+            with pytest.raises(RuntimeError):
+                ns["Embed"](patch_size, channels)(torch.randn(2, 3, 32, 32))
+    exec(compile(NORM.format(width="patch_dim"), "m.py", "exec"), ns)  # noqa: S102
+    assert ns["Embed"](4)(torch.randn(2, 3, 32, 32)).shape == (2, 48, 8, 8)

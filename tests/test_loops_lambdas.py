@@ -239,6 +239,72 @@ def test_unbind_of_a_symbolic_dimension():
     ) == ["[b, n]", "[b, d, n]", "int = n"]
 
 
+UNPACKED = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor
+
+
+def table(n: int):
+    r = torch.arange(n)
+    pos = torch.stack(torch.meshgrid(r, r, indexing="ij"), dim=-1)
+    pos = rearrange(pos, "i j c -> (i j) c")
+    rel = (pos[:, None, ...] - pos[None, :, ...]).abs()
+    {unpack}
+    return a
+
+
+def doubled(x: Float[Tensor, "k d"]):
+    y = torch.cat([x, x], 0)
+    {pair}
+    return a
+"""
+
+
+def test_a_symbolic_count_no_integers_make_the_names_is_an_error():
+    # levit's relative positions: n² slices unpacked into two names (n² = 2 has no
+    # integer n), and 2·k rows into three (2·k is even); n² into four holds at n = 2,
+    # 2·k into two at k = 1, and n² into one at n = 1
+    bad = UNPACKED.format(unpack="a, b = rel.unbind(dim=-2)", pair="a, b, c = y")
+    found = [(d.line, d.code, d.message) for d in diagnose(bad) if d.severity == "error"]
+    assert [f[:2] for f in found] == [(13, "SHP316"), (19, "SHP316")]
+    assert "gives n² values; unpacking needs 2" in found[0][2]
+    for unpack, pair in [
+        ("a, b, c, d = rel.unbind(dim=-2)", "a, b = y"),
+        ("(a,) = rel.unbind(dim=-2)", "a, b = y"),
+        ("a, b = rel.unbind(dim=-1)", "a, b = y"),
+    ]:
+        ok = UNPACKED.format(unpack=unpack, pair=pair)
+        assert [d for d in diagnose(ok) if d.severity == "error"] == []
+
+
+def test_python_refuses_the_counts_no_integer_makes():
+    ns: dict = {}
+    exec(
+        compile(
+            UNPACKED.format(unpack="a, b = rel.unbind(dim=-2)", pair="a, b, c = y"), "m.py", "exec"
+        ),
+        ns,
+    )  # noqa: S102
+    for n in range(1, 6):
+        with pytest.raises(ValueError, match="unpack"):
+            ns["table"](n)
+    for k in range(1, 5):
+        with pytest.raises(ValueError, match="unpack"):
+            ns["doubled"](torch.randn(k, 3))
+    exec(
+        compile(
+            UNPACKED.format(unpack="a, b, c, d = rel.unbind(dim=-2)", pair="a, b = y"),
+            "m.py",
+            "exec",
+        ),
+        ns,
+    )  # noqa: S102
+    assert ns["table"](2).shape == (4, 2)
+    assert ns["doubled"](torch.randn(1, 3)).shape == (3,)
+
+
 # ---------------------------------------------------------------------- indexing
 
 

@@ -497,3 +497,29 @@ def test_unpacked_shape_names_the_axes_and_the_rewrite_computes_the_same():
     x = torch.randn(2, 3, 4, 5)
     env = {"x": x, "b": 2, "c": 3, "h": 4, "w": 5}
     assert torch.equal(run_rewrite(named, env), run_original(code, named, env))
+
+
+# glm4v's position grid: `side = int(n ** 0.5)` of a float is a size of its own in check
+# (`side'`, analysis.int_sizes); the suggestion names its axes after the variable.
+GRID = (
+    JAX
+    + """
+
+def grid(weight: Float[Tensor, "n hidden"]):
+    hidden = weight.shape[1]
+    side = int(weight.shape[0] ** 0.5)
+    return weight.view(side, side, hidden).permute(2, 0, 1)
+"""
+)
+
+
+def test_a_size_of_its_own_is_named_after_its_variable():
+    (finding,) = [d for d in diagnose(GRID) if d.code == "SHP402"]
+    assert '"side1 side2 hidden -> hidden side1 side2"' in finding.message
+    w = torch.randn(16, 5)
+    expected = w.view(4, 4, 5).permute(2, 0, 1)
+    from einops import rearrange
+
+    assert torch.equal(
+        rearrange(w.view(4, 4, 5), "side1 side2 hidden -> hidden side1 side2"), expected
+    )

@@ -167,3 +167,58 @@ def test_torch_and_jaxtyping_refuse_the_bugs():
     for change, _ in BUGS:
         with pytest.raises((RuntimeError, ValueError)):
             run({**GOOD, **change})
+
+
+# `hidden = int(dim * rate)` with a float rate (max_vit's SqueezeExcitation): one
+# integer, so a layer of twice it after a layer of it is a conflict for every rate.
+SQUEEZE = """
+import torch
+from torch import nn
+
+
+class Squeeze(nn.Module):
+    def __init__(self, dim, rate=0.25):
+        super().__init__()
+        hidden = int(dim * rate)
+        self.down = nn.Linear(dim, hidden)
+        self.up = nn.Linear({up_in}, dim)
+
+    def forward(self, x):
+        return x * self.up(self.down(x)).sigmoid()
+
+
+class Stages(nn.Module):
+    def __init__(self, dim, rates=(0.5, 0.25)):
+        super().__init__()
+        layers, prev = [], dim
+        for rate in rates:
+            hidden = int(dim * rate)
+            layers.append(nn.Linear(prev, hidden))
+            prev = hidden
+        self.net = nn.Sequential(*layers)
+        self.out = nn.Linear(2 * prev, dim)
+
+    def forward(self, x):
+        y = self.net(x)
+        return self.out(torch.cat([y, y], -1))
+"""
+
+
+def test_an_int_of_a_float_is_one_size_of_its_own():
+    found = [d for d in diagnose(SQUEEZE.format(up_in="hidden * 2")) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP307")]
+    assert "2·hidden'" in found[0].message
+    # the benign layers, and a loop's int() (each turn another integer: `2·prev` is
+    # the last turn's, which one size for every turn would have made wrong)
+    assert _errors(SQUEEZE.format(up_in="hidden")) == []
+
+
+def test_torch_raises_on_the_doubled_int_size():
+    torch = pytest.importorskip("torch")
+    for rate in (0.25, 0.5, 1.0):
+        bad = _build(SQUEEZE.format(up_in="hidden * 2"))["Squeeze"](8, rate)
+        with pytest.raises(RuntimeError):
+            bad(torch.randn(2, 8))
+        ok = _build(SQUEEZE.format(up_in="hidden"))["Squeeze"](8, rate)
+        assert ok(torch.randn(2, 8)).shape == (2, 8)
+    assert _build(SQUEEZE.format(up_in="hidden"))["Stages"](8)(torch.randn(2, 8)).shape == (2, 8)

@@ -43,15 +43,21 @@ def sizes_after(an, stmt: ast.If, a: dict, b: dict, joined: dict) -> None:
         known = [x.value for x in (va, vb) if x.value is not None]
         if not known or all(e.is_constant() for e in known):
             continue  # numbers (a flag, a count) or nothing known: no size a layer took
-        name = an.joined_sizes.get((k, stmt.lineno))
-        if name is None:
-            taken = set(an.joined_sizes.values())
-            name = k + "'"
-            while name in taken:
-                name += "'"
-            an.joined_sizes[(k, stmt.lineno)] = name
-        an.size_params.add(name)
-        joined[k] = IntV(Expr.name(name))
+        joined[k] = IntV(own_size(an, k, stmt.lineno))
+
+
+def own_size(an, name: str, line: int) -> Expr:
+    """The size of its own that name holds from line on (`hidden'`, one per name and
+    line), related to no other: a size parameter, so a conflict may rest on it."""
+    own = an.joined_sizes.get((name, line))
+    if own is None:
+        taken = set(an.joined_sizes.values())
+        own = name + "'"
+        while own in taken:
+            own += "'"
+        an.joined_sizes[(name, line)] = own
+    an.size_params.add(own)
+    return Expr.name(own)
 
 
 def total_of(records, key: str) -> Expr | None:

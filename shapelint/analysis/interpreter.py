@@ -86,6 +86,7 @@ from shapelint.notation.symbolic import (
     product,
 )
 from shapelint.ops import backward, tensor_values
+from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.saved import storage_of
 from shapelint.ops.shape_rules import CAT, MATMUL, SIGNATURE
 from shapelint.ops.values import (
@@ -1076,7 +1077,7 @@ class ModuleAnalyzer:
             and self.imports.resolve(ast.Name(name), frame.locals, frame.local_imports) is None
         )
 
-    def _report_unpack(self, target, n: int, names: int, star, value_node) -> None:
+    def _report_unpack(self, target, n: int | str, names: int, star, value_node) -> None:
         what = _clip(ast.unparse(value_node)) if value_node is not None else "each item"
         need = f"at least {names - 1}" if star is not None else str(names)
         self.report(
@@ -1165,10 +1166,15 @@ class ModuleAnalyzer:
                     else:
                         self._assign(e, items[len(items) - (len(elts) - i)], frame, None)
             elif isinstance(value, sequences.SeqV) and star is None:
+                if value.count is not None and sequences.never_counts(value.count, len(elts)):
+                    self._report_unpack(target, value.count.to_human(), len(elts), star, value_node)
                 for e in elts:
                     self._assign(e, value.item, frame, None)
             elif isinstance(value, TensorV) and star is None and _unpackable(value, len(elts)):
                 # `q, k, v = t`: iterating a tensor walks its first dimension.
+                first = value.shape[0]  # type: ignore[index]
+                if isinstance(first, Expr) and sequences.never_counts(first, len(elts)):
+                    self._report_unpack(target, first.to_human(), len(elts), star, value_node)
                 row = backward.row(value)
                 for e in elts:
                     self._assign(e, row, frame, None)
@@ -1879,7 +1885,7 @@ class ModuleAnalyzer:
             else:
                 kwargs["tensor"] = x
         known = unify.einops_input(op, pat.value, x, lengths)
-        if known is None:
+        if known is None or _longer_than_slice(x, known):
             return
         declare_learned(unify.dim_names(known) - given)
         if in_args:
@@ -2527,3 +2533,19 @@ def _through_parameter(specialize: bool, target: ast.expr, frame: _Frame) -> boo
     names = [p.arg for p in named_params(fd.node)]
     names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
     return root.id in names and root.id not in frame.nonlocal_names
+
+
+def _longer_than_slice(x: Value, known: Value) -> bool:
+    """Whether the pattern's left side (known) gives a dim that x holds as a slice of
+    unknown length (`pos[:n - 1]`) a size above every bound the slice has: that is
+    einops' check failing, which the op reports, not a size to learn."""
+    if not (isinstance(x, TensorV) and x.at_most and isinstance(known, TensorV)):
+        return False
+    if x.shape is None or known.shape is None or len(x.shape) != len(known.shape):
+        return False
+    return any(
+        x.shape[pos] is None
+        and isinstance(known.shape[pos], Expr)
+        and exceeds_every_length(known.shape[pos], bounds) is not None
+        for pos, bounds in x.at_most
+    )

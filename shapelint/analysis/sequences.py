@@ -8,6 +8,7 @@ every other consumer gets UNKNOWN.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr
@@ -118,6 +119,29 @@ def unbound(t: TensorV, args: list[Value], kwargs: dict[str, Value]) -> Value:
     shape = t.shape[:pos] + t.shape[pos + 1 :]  # type: ignore[index]
     count = t.shape[pos]  # type: ignore[index]
     return SeqV(TensorV(shape, t.dtype), count if isinstance(count, Expr) else None)
+
+
+def never_counts(count: Expr, n: int) -> bool:
+    """Whether no integer values of count's names make it n, so that unpacking count
+    values into n names raises whatever they are: a number the other coefficients'
+    divisor does not divide (`2·k` against 3), or a power that n is not (`f²`
+    slices of `x.unbind(-2)` into two names: f² = 2 has no integer f). Integers
+    of either sign and 0 count: a loop's count may be 0."""
+    if count.is_too_big():
+        return False
+    if count.never_equal(Expr.const(n)):
+        return True
+    if len(count.terms) != 1:
+        return False
+    ((mono, c),) = count.terms.items()
+    if not mono or any(not isinstance(atom, str) for atom, _ in mono) or n % c:
+        return False
+    power = math.gcd(*(p for _, p in mono))  # the monomial is a power-th power, any one
+    if power < 2:
+        return False
+    q = n // c
+    root = round(abs(q) ** (1 / power))
+    return not any((s * b) ** power == q for b in (root - 1, root, root + 1) for s in (1, -1))
 
 
 _MAX_REPEAT = 256  # longest `(x,) * n` spelled out item by item

@@ -22,6 +22,7 @@ from shapelint.analysis import (
     in_place,
     inplace,
     instance_state,
+    int_sizes,
     lambdas,
     loops,
     matching,
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 
 def exec_assign(an: Analyzer, stmt: ast.Assign, frame: Frame, module_level: bool) -> None:
     source = open_param_source(an, stmt.value, frame)
-    value = an.eval(stmt.value, frame)
+    value = int_sizes.named(an, stmt, an.eval(stmt.value, frame), frame)
     for target in stmt.targets:
         an.assign(target, value, frame, stmt.value)
     if source is not None and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

@@ -77,7 +77,9 @@ class NamePolicy:
             if self.lowercase and name.isupper():
                 name = name.lower()
             return name if is_axis_name(name) else None
-        name = raw.rsplit(".", 1)[-1]
+        # a size of its own a name holds (`hidden'` after an undecided `if`, an
+        # `int(...)` of a float: branches.own_size) is that variable's size
+        name = raw.rsplit(".", 1)[-1].rstrip("'")
         if name in self.aliases:
             name = self.aliases[name]
         elif self.lowercase and name.isupper():

@@ -24,6 +24,7 @@ from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr, learned_equal, note_equal
 from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
+from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.shape_sim import (
     BLOCK,
     Foreign,
@@ -353,6 +354,9 @@ class _Layout:
     right_comp: list[list[object]]
     lids: set
     rids: set
+    # input dim -> the sizes a slice of unknown length there cannot exceed
+    # (TensorV.at_most), where no ellipsis moves the dims
+    at_most: dict[int, tuple[Expr, ...]] = field(default_factory=dict)
 
 
 def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
@@ -365,6 +369,8 @@ def apply(call: Call, x: Value) -> tuple[list | None, str | None]:
     shape = x.shape if isinstance(x, TensorV) else None
     dtype = x.dtype if isinstance(x, TensorV) else None
     layout = _layout(call, shape)
+    if isinstance(x, TensorV) and x.at_most and not call.pattern.left.has_ellipsis:
+        layout.at_most = dict(x.at_most)
     lengths, kw, need_init_reshape = _reconstruct_from_shape(call, layout)
     return _apply_recipe(call, layout, lengths, kw, need_init_reshape, dtype)
 
@@ -464,7 +470,7 @@ def _reconstruct_from_shape(
     lengths.update(kw)
     known_keys = set(lengths)
     need_init_reshape = False
-    for group, g, length in zip(comp, src, dims, strict=True):
+    for at, (group, g, length) in enumerate(zip(comp, src, dims, strict=True)):
         known = [k for k in group if k in known_keys]
         unknown = [k for k in group if k not in known_keys]
         span = ("pattern", g.start, g.end)
@@ -496,6 +502,20 @@ def _reconstruct_from_shape(
             for k in unknown:
                 lengths[k] = None
         elif not unknown:
+            bound = (
+                exceeds_every_length(kp, layout.at_most[at])
+                if length is None and at in layout.at_most and isinstance(kp, Expr)
+                else None
+            )
+            if bound is not None:
+                # a slice no longer than `bound` (`pos[:n - 1]`) against the group's
+                # given lengths, which need more: einops' check fails for every length
+                raise Reject(
+                    "SHP302",
+                    f"{call.label}: input dim is a slice at most {bound.to_human()} long, "
+                    f"but {gtext} = {kp.to_human()}",
+                    _blame_group(known, span, lengths),
+                )
             if isinstance(length, Expr) and isinstance(kp, Expr) and length.definitely_differs(kp):
                 raise Reject(
                     "SHP302",

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from shapelint.notation.symbolic import (
     Expr,
     assumed_equal,
+    broadcasting,
+    cancelled,
     given_formulas,
     given_sizes,
     learned_equal,
@@ -351,14 +353,18 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
             return None, True
         # One known c != 1 and one name: valid only when the name is 1 or c.
         if av is not None:
-            return a, False
+            return (None, True) if _never_broadcast(a, b) else (a, False)
         if bv is not None:
-            return b, False
-        if only_one_broadcasts(a, b) is not None or _assumed(a, b):
+            return (None, True) if _never_broadcast(a, b) else (b, False)
+        if only_one_broadcasts(a, b) is not None or _assumed(a, b) or _never_broadcast(a, b):
             return None, True
         # Two expressions: torch's check makes them one size (or one of them 1):
-        # kv·(h//kv) against h proves kv | h, and the two are then the same.
-        if note_equal(a, b) and a.simplify() == b.simplify():
+        # kv·(h//kv) against h proves kv | h, and the two are then the same. Either
+        # may be 1, so their agreeing fixes no size (`v0` against `2·dim`, where an
+        # op before made v0 dim: v0 is 1, not 2·dim).
+        with broadcasting():
+            learnt = note_equal(a, b)
+        if learnt and a.simplify() == b.simplify():
             return b.simplify(), False
         # One that cannot be 1 (`2·d`, `n + 1`) is the result, or torch raises.
         for e in (a, b):
@@ -369,6 +375,16 @@ def broadcast_dim(a: Dim, b: Dim) -> tuple[Dim, bool]:
     if isinstance(known, Expr) and _never_one(known):
         return known, False
     return None, False
+
+
+def _never_broadcast(a: Expr, b: Expr) -> bool:
+    """Two sizes torch broadcasts together for no values of their names: neither
+    can be 1, and no integers make them equal once the factors both share cancel
+    (sizes are positive): `2·c` against 3, `3·p²` against `2·c·p²`."""
+    if not (_never_one(a) and _never_one(b)):
+        return False
+    x, y = cancelled(a, b)
+    return x.never_equal(y)
 
 
 def _assumed(x: Dim, y: Dim) -> dict:

@@ -91,7 +91,9 @@ RULES = [
             "(or 1, which broadcasts): two formulas of the constructor's sizes that no "
             "positive values make equal (`dim_head` and `2·dim_head`) conflict too, and the "
             "message names the one size where they would broadcast; pack's tensors must "
-            "agree outside '*'; unpack's packed shapes must add up to the packed axis."
+            "agree outside '*'; unpack's packed shapes must add up to the packed axis. An "
+            "input dim that is a slice of unknown length no longer than a bound "
+            "(`pos[:h * w - 1]`) cannot match a group the keyword lengths make longer."
         ),
         invalid=(
             Example(
@@ -492,8 +494,10 @@ RULES = [
             "need as many values as names (at least as many as the names beside the "
             "starred one); Python raises `ValueError: not enough values to unpack` (or too "
             "many) otherwise. Reported where the number of values is known: a chunk or "
-            "split of known count, a shape of known rank, a tuple. Usually the count passed "
-            "to chunk or the dim of an unbind is wrong."
+            "split of known count, a shape of known rank, a tuple; and where it is a formula "
+            "no integers make the number of names (`n²` slices of an unbind unpacked into "
+            "two, `2·k` rows into three). Usually the count passed to chunk or the dim of an "
+            "unbind is wrong."
         ),
         invalid=(
             Example(

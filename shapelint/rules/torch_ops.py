@@ -63,7 +63,9 @@ RULES = [
         explanation=(
             "Broadcasting aligns shapes from the right; each pair of sizes must be equal "
             "or contain a 1. Two known sizes that differ and are not 1 make torch raise "
-            "`The size of tensor a must match the size of tensor b`. The same holds for "
+            "`The size of tensor a must match the size of tensor b`; so do two formulas "
+            "neither of which can be 1 that no integers make equal once the factors they "
+            "share cancel (`2·c` against 3, `3·p²` against `2·c·p²`). The same holds for "
             "the batch dimensions of a batched matmul and for `expand`. Usually an "
             "`unsqueeze` or a transpose is missing. A slice whose length is not known is "
             "at most the size it slices and at most a stop given from the start that is "
