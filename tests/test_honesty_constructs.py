@@ -2719,6 +2719,59 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a loop over more layers than it unrolls that a test of each turn's index may
+    # end (DAC's ResidualVectorQuantize: `if i >= n_quantizers: break`): one turn
+    # standing for all cannot tell its index, so the count was not known; followed
+    # turn by turn, as a while loop is, it stops where Python stops
+    "loop_over_many_layers_ended_by_its_index": _case(
+        """
+        class Q(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, 2 * d)
+                self.b = nn.Linear(2 * d, d)
+
+            def forward(self, x):
+                return self.b(self.a(x)), x.mean()
+
+        class M(nn.Module):
+            def __init__(self, d, n=10, k=None):
+                super().__init__()
+                self.n = n
+                self.k = k
+                self.qs = nn.ModuleList([Q(d) for _ in range(n)])
+
+            def forward(self, x):
+                k = self.n if self.k is None else self.k
+                out, loss = 0, 0
+                for i, q in enumerate(self.qs):
+                    if i >= k:
+                        break
+                    y, l = q(x)
+                    out = out + y
+                    x = x - y
+                    loss += l
+                return out + loss
+        """,
+        {"d": "4", "k": "6"},
+    ),
+    "loop_over_many_layers_never_ended_by_its_index": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, n=12):
+                super().__init__()
+                self.n = n
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+            def forward(self, x):
+                for i, layer in enumerate(self.ls):
+                    if i >= self.n:
+                        break
+                    x = layer(x) + i
+                return x
+        """,
+        {"d": "4"},
+    ),
     # a store into an attribute of something the analysis does not know, while
     # the module is built: no property to look for (session 19's fix crashed here)
     "store_into_an_unknown_held_object": _case(
