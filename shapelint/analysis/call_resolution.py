@@ -177,6 +177,9 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
             if open_kwargs and isinstance(sym, (FuncDef, ClassDef)):
                 return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
+    if qual is not None and isinstance(func, ast.Attribute) and versions.is_str_constant(qual):
+        # `torch.__version__.split(".")`: a method of the str that name holds
+        return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
     if qual is not None:
         return an.call_qualified(qual, node, args, kwargs, open_kwargs, frame)
     if isinstance(func, ast.Name):
