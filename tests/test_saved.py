@@ -78,6 +78,9 @@ EXACT = [
     ("ChunkedScores", SEQ, True),
     ("ChunkedScores4d", SEQ, True),
     ("SwappedIntoLinear", SEQ, True),
+    # a layer's padding_mode other than "zeros": the padded copy saved
+    ("CircularConv", SEQ, True),
+    ("ReflectConv", SEQ, True),
 ]
 
 
