@@ -2772,6 +2772,35 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a dataclass field's `default_factory` is called for each instance, as the
+    # generated `__init__` does: `dict` an empty dict (litgpt's Config reads its name
+    # off `self.hf_config.get("name", self.name)`; that name picked the norm class)
+    "dataclass_field_made_by_its_default_factory": _case(
+        """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class Cfg:
+            name: str = ""
+            extra: dict = field(default_factory=dict)
+            tags: list = field(default_factory=list)
+            width: int = field(default_factory=lambda: 3)
+
+            def __post_init__(self):
+                if not self.name:
+                    self.name = self.extra.get("name", self.name)
+
+        class M(nn.Module):
+            def __init__(self, d, cfg=Cfg()):
+                super().__init__()
+                wide = cfg.name == "" and not cfg.tags and len(cfg.extra) == 0
+                self.a = nn.Linear(d, cfg.width * d if wide else d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
     # a store into an attribute of something the analysis does not know, while
     # the module is built: no property to look for (session 19's fix crashed here)
     "store_into_an_unknown_held_object": _case(

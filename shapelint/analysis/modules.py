@@ -658,7 +658,9 @@ def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> 
 
 
 def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
-    # `field(default=...)`; a default_factory builds something we do not follow.
+    """`field(default=...)`, or what `field(default_factory=f)` gives: f called with
+    no argument for each instance, as dataclasses' `__init__` does (`dict` an empty
+    dict of its own)."""
     if (
         isinstance(node, ast.Call)
         and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field"
@@ -666,6 +668,9 @@ def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
         for kw in node.keywords:
             if kw.arg == "default":
                 return an.eval(kw.value, frame)
+            if kw.arg == "default_factory":
+                made = ast.copy_location(ast.Call(kw.value, [], []), kw.value)
+                return an.eval(ast.fix_missing_locations(made), frame)
         return UNKNOWN
     return an.eval(node, frame)
 
