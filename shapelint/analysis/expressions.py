@@ -301,7 +301,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if q is not None and an.specialize and an.project is not None and not q.startswith("torch."):
         sym = an.project_symbol(node, q, frame)
-        found = _project_value(sym) if isinstance(sym, FuncDef) else None
+        # a function or class of another file read off its module (`model.MLP`,
+        # `getattr(litgpt.model, name)`): the value its name imported would be
+        found = _project_value(sym) if isinstance(sym, (FuncDef, ClassDef)) else None
         if found is not None:
             return found
     if q is not None and an.specialize and an.project is not None and torch_source.source_name(q):
