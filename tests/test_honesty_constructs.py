@@ -2801,6 +2801,21 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # `seq.forward(x)` of an nn.Sequential chains its layers as `seq(x)` does
+    # (compressai's Vbr models: `self.QuantABCD.forward(stdev_and_gain)`)
+    "sequential_forward_called_by_name": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seq = nn.Sequential(nn.Linear(d, 3 * d), nn.ReLU(), nn.Linear(3 * d, 2))
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.seq.forward(self.lin.forward(x))
+        """,
+        {"d": "4"},
+    ),
     # a store into an attribute of something the analysis does not know, while
     # the module is built: no property to look for (session 19's fix crashed here)
     "store_into_an_unknown_held_object": _case(
