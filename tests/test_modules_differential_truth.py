@@ -59,6 +59,46 @@ def test_lstm_on_the_meta_device_counts_its_cells_and_is_judged_apart():
         judge({"flops": meta, "device": "meta"}, target | {"conventions": []})["verdict"] == "wrong"
     )
 
+
+class _Attend(torch.nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).unflatten(-1, (3, 2, -1)).permute(2, 0, 3, 1, 4)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_attention_backward_on_the_meta_device_is_judged_apart(monkeypatch):
+    # On the meta device SDPA's backward runs its math path (four products); on CPU
+    # the fused kernel, which the differential counts by torch's formula (the scores
+    # recomputed, a fifth): shapelint's fused_attention convention is the CPU run.
+    import benchmarks.modules_differential as md
+    from benchmarks.modules_differential import judge_backward, run_backward
+
+    monkeypatch.setattr(md, "CPU_FLASH", {})
+    md.count_cpu_flash()  # as the truth's runs count
+
+    cpu = run_backward(_Attend().eval(), (2, 5, 8), False, ["x"], "cpu", None)
+    with torch.device("meta"):
+        meta_m = _Attend().eval()
+    meta = run_backward(meta_m, (2, 5, 8), False, ["x"], "meta", None)
+    assert cpu["flops_backward"] > meta["flops_backward"] > 0
+    stated = [{"name": "fused_attention"}]
+    target = {"backward_complete": True, "flops_backward_value": cpu["flops_backward"]}
+    exact = {"verdict": "exact"}
+    truth = {"outputs": [[2, 2, 5, 4]], "backward_status": "ran"}
+
+    def verdict(device, conventions):
+        c = truth | {"flops_backward": meta["flops_backward"], "device": device}
+        return judge_backward(c, target | {"conventions": conventions}, exact)["backward"]
+
+    assert verdict("meta", stated) == "fused"
+    assert verdict("cpu", stated) == "wrong"
+    assert verdict("meta", []) == "wrong"
+
+
 def _module_of(cls):
     """A module object holding cls, as truth_of finds a class in the file it imported."""
     import types

@@ -67,6 +67,25 @@ CASES = {
         'version.parse(importlib.metadata.version("torch")) >= version.parse("2.0")',
         "exact",
     ),
+    # `torch.__version__` is torch's TorchVersion, a str whose <, <=, ==, >=, >
+    # compare as versions (2.13 is after "2.4", which as strs it is not) against a
+    # str or a tuple of parts, from either side (neuralforecast's TokenEmbedding
+    # picks a Conv1d's padding by `torch.__version__ >= "1.5.0"`)
+    "torch_version_as_a_version": (
+        'torch.__version__ >= "2.4" and "2.2" <= torch.__version__'
+        ' and torch.__version__ > (2, 3) and not torch.__version__ < "1.5.0"'
+        ' and torch.__version__ == importlib.metadata.version("torch")',
+        "exact",
+    ),
+    "torch_version_as_a_version_false": ('torch.__version__ < "2.4"', "exact"),
+    # its != is str's own (as versions "2.013.0" is "2.13.0"; as strs it is not), and
+    # its methods are a str's
+    "torch_version_as_a_str": (
+        '(v := torch.__version__.replace(".", ".0", 1)) == torch.__version__'
+        " and torch.__version__ != v"
+        ' and int(torch.__version__.split(".")[0]) >= 2',
+        "exact",
+    ),
     # a tensor is no numpy array and, in an eager run, no fx Proxy
     "tensor_is_no_array": (
         "not isinstance(x, np.ndarray) and not isinstance(x, (torch.fx.Proxy, np.ndarray))",

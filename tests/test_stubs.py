@@ -95,6 +95,15 @@ SPECIAL["torch.cdist"] = [
 for _n in ("torch.index_put", "torch.Tensor.index_put", "torch.Tensor.index_put_"):
     SPECIAL[_n] = [((X(4, 3), (torch.tensor([0, 2]),), X(2, 3)), {})]
 SPECIAL["torch.Tensor.copy_"] = [((X(2, 3), X(3)), {}), ((X(2, 3), X(2, 3)), {})]
+# each pair of rows once: 0 rows, 1 row, many rows
+SPECIAL["torch.pdist"] = [((X(5, 3),), {}), ((X(1, 4),), {}), ((X(6, 2),), {"p": 1.0})]
+SPECIAL["torch.nn.functional.pdist"] = SPECIAL["torch.pdist"]
+for _n in ("torch.renorm", "torch.Tensor.renorm", "torch.Tensor.renorm_"):
+    SPECIAL[_n] = [((X(3, 4), 2, 0, 1.0), {}), ((X(2, 3, 4),), {"p": 1, "dim": 2, "maxnorm": 0.5})]
+# a vector of weights or a matrix of rows of them
+for _n in ("torch.multinomial", "torch.Tensor.multinomial"):
+    SPECIAL[_n] = [((torch.rand(6), 3), {}), ((torch.rand(4, 6), 8), {"replacement": True})]
+SPECIAL["torch.linalg.svdvals"] = [((X(5, 3),), {}), ((X(2, 3, 5),), {}), ((X(4, 4),), {})]
 SPECIAL["torch.linalg.qr"] = [
     ((X(5, 3),), {}),
     ((X(2, 3, 5),), {"mode": "complete"}),

@@ -1,4 +1,5 @@
-"""A custom `torch.autograd.Function` called as torch calls it: `Fn.apply(*args)`.
+"""A custom `torch.autograd.Function` called as torch calls it: `Fn.apply(*args)`, or
+`Fn.apply` read as a value and called by another name (`sparsemax = Fn.apply`).
 
 `apply` runs the class's static `forward(ctx, *args)` with a context object whose
 `save_for_backward`, `mark_dirty`, `mark_non_differentiable` and
@@ -30,6 +31,14 @@ BACKWARD_NOTE = (
     "a custom autograd.Function: its backward is its own `backward`, not followed "
     "(backward FLOPs and saved tensors not known)"
 )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApplyV(Value):
+    """`Fn.apply` read as a value (`sparsemax = SparsemaxFunction.apply`): a call of
+    it is `Fn.apply(...)`. cls: the Function class's key."""
+
+    cls: str
 
 
 def is_function(an, cd, depth: int = 0) -> bool:

@@ -43,6 +43,7 @@ from shapelint.analysis import (
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.defs import ClassDef, FuncDef
+from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.ops import tensor_values
 from shapelint.ops.values import (
@@ -177,6 +178,9 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
             if open_kwargs and isinstance(sym, (FuncDef, ClassDef)):
                 return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
+    if qual is not None and isinstance(func, ast.Attribute) and versions.is_str_constant(qual):
+        # `torch.__version__.split(".")`: a method of the str that name holds
+        return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
     if qual is not None:
         return an.call_qualified(qual, node, args, kwargs, open_kwargs, frame)
     if isinstance(func, ast.Name):
@@ -366,6 +370,10 @@ def call_attribute(
             # (0 FLOPs for a method that runs no product)
             return UNKNOWN
         return call_tensor_method(an, recv, func, node, args, kwargs, frame)
+    if func.attr == "forward" and isinstance(recv, ModuleListV) and recv.sequential:
+        # nn.Sequential.forward: its layers chained, as calling it runs them (its own
+        # hooks aside, which the analysis does not run for either)
+        return an.call_value(recv, node, args, kwargs, frame)
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
             attrs = {k for k, _ in recv.attrs}

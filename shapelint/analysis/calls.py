@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis import stdlib_re
+from shapelint.analysis import stdlib_re, versions
 from shapelint.ops import dtypes, einops_ops, einx_ops, stub_ops
 from shapelint.ops.values import (
     UNKNOWN,
@@ -48,6 +48,8 @@ def constant(qual: str) -> Value:
         return DtypeV(name, numpy=root == "numpy")
     if attr in _FLOAT_CONSTANTS.get(root, ()):
         return FloatV(None)
+    if qual == "torch.__version__":
+        return versions.torch_version()
     found = stdlib_re.flag(qual)
     return found if found is not None else UNKNOWN
 

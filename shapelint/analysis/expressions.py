@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     attribute_hooks,
     attributes,
+    autograd_function,
     branches,
     dataclass_runtime,
     decorators,
@@ -301,7 +302,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     if q is not None and an.specialize and an.project is not None and not q.startswith("torch."):
         sym = an.project_symbol(node, q, frame)
-        found = _project_value(sym) if isinstance(sym, FuncDef) else None
+        # a function or class of another file read off its module (`model.MLP`,
+        # `getattr(litgpt.model, name)`): the value its name imported would be
+        found = _project_value(sym) if isinstance(sym, (FuncDef, ClassDef)) else None
         if found is not None:
             return found
     if q is not None and an.specialize and an.project is not None and torch_source.source_name(q):
@@ -371,6 +374,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     if isinstance(base, versions.VersionV):
         part = versions.attribute(base, node.attr)
         return part if part is not None else UNKNOWN
+    if isinstance(base, modules.ClassRefV) and node.attr == "apply" and an.specialize:
+        cd = an.class_of(base.name)
+        if cd is not None and autograd_function.is_function(an, cd):
+            return autograd_function.ApplyV(cd.key)
     if isinstance(base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
         found = pytypes.attribute(base, node.attr)
         if found is not None:

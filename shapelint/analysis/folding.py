@@ -289,7 +289,10 @@ def operator_compare(qual: str, args: list[Value], kwargs: dict) -> Value | None
 def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
     negated = isinstance(op, (ast.IsNot, ast.NotEq, ast.NotIn))
     if type(op) in _TENSOR_COMPARE:
-        ordered = versions.compare(_TENSOR_COMPARE[type(op)][len("operator.") :], left, right)
+        name = _TENSOR_COMPARE[type(op)][len("operator.") :]
+        ordered = versions.compare(name, left, right)
+        if ordered is None:
+            ordered = versions.torch_compare(name, left, right)
         if ordered is not None:
             return ordered
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):

@@ -60,6 +60,7 @@ _MAX_TURNS = 4  # turns before what still changes is widened to unknown
 # Runs of the innermost body that nested loops may cost; past it a loop takes one
 # turn, and if that turn changes what it found, its count is unknown.
 _MAX_WEIGHT = 64
+_MAX_WHILE = 64  # turns of a while loop followed one by one
 
 
 @dataclass
@@ -202,7 +203,11 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
     it = iterate(an, stmt.iter, frame)
     early = ends_early(stmt.body)
     n = len(it.items) if it.items is not None else None
-    if n is not None and n <= UNROLL and n * an.loop_weight <= _MAX_WEIGHT:
+    # A turn that may end the loop is decided by what that turn holds (`if i >= k:
+    # break`), which one turn standing for all cannot tell: such a loop is followed
+    # turn by turn as far as a while loop is, its items listed and its runs in budget.
+    longest = _MAX_WHILE if early and an.specialize else UNROLL
+    if n is not None and n <= longest and n * an.loop_weight <= _MAX_WEIGHT:
         # A turn that may end early is followed exactly where what decides it is
         # known (a specialized run): break, continue and return as Python runs them.
         if not early:
@@ -238,9 +243,6 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
     repeat(an, frame, turn, times, why, stmt if isinstance(stmt, ast.For) else None)
     _orelse(an, stmt, frame)
     return False
-
-
-_MAX_WHILE = 64  # turns of a while loop followed one by one
 
 
 def exec_while(an, stmt: ast.While, frame) -> bool:

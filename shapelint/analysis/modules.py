@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     aliasing,
+    autograd_function,
     call_path,
     decorators,
     dynamic,
@@ -658,7 +659,9 @@ def rejected_call(an: Analyzer, cd: ClassDef, n_args: int, names: list[str]) -> 
 
 
 def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
-    # `field(default=...)`; a default_factory builds something we do not follow.
+    """`field(default=...)`, or what `field(default_factory=f)` gives: f called with
+    no argument for each instance, as dataclasses' `__init__` does (`dict` an empty
+    dict of its own)."""
     if (
         isinstance(node, ast.Call)
         and getattr(node.func, "id", getattr(node.func, "attr", "")) == "field"
@@ -666,6 +669,9 @@ def _default_value(an: Analyzer, node: ast.expr, frame) -> Value:
         for kw in node.keywords:
             if kw.arg == "default":
                 return an.eval(kw.value, frame)
+            if kw.arg == "default_factory":
+                made = ast.copy_location(ast.Call(kw.value, [], []), kw.value)
+                return an.eval(ast.fix_missing_locations(made), frame)
         return UNKNOWN
     return an.eval(node, frame)
 
@@ -720,6 +726,9 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.invoke(owner.functions[callee.name], None, node, args, kwargs, frame)
     if isinstance(callee, LayerClassV):
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
+    if isinstance(callee, autograd_function.ApplyV) and an.specialize:
+        cd = an.class_of(callee.cls)
+        return autograd_function.apply(an, cd, node, args, kwargs, frame) if cd else None
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")

@@ -2,7 +2,7 @@
 `Version(s)` of a known string, their comparisons and their parts.
 
 Code reads a library's version to choose what it runs (`parse(torch_version) >=
-parse("2.6.0")`). packaging's own source parses with a regular expression the
+parse("2.6.0")`, `torch.__version__ >= "1.5.0"`). packaging's own source parses with a regular expression the
 analysis does not run, so its Version objects are not known from their source;
 PEP 440 defines the parse and the order, and this module follows the packaging
 reference implementation of both (its `_cmpkey`). A string PEP 440 rejects (where
@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shapelint.analysis import installed
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import BoolV, IntV, NoneV, StrV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, StrV, TupleV, Value
 
 # packaging.version.VERSION_PATTERN (PEP 440, appendix B), anchored as Version does.
 _PATTERN = re.compile(
@@ -135,6 +136,70 @@ def compare(op: str, left: Value, right: Value) -> bool | None:
         "gt": a > b,
         "ge": a >= b,
     }.get(op)
+
+
+@dataclass(frozen=True, slots=True)
+class TorchVersionV(StrV):
+    """`torch.__version__`: torch's TorchVersion, a str whose <, <=, ==, >= and >
+    compare as versions (torch_compare); everything else, `!=` too, is str's own."""
+
+
+def torch_version() -> Value:
+    """`torch.__version__` as the torch installed here has it (its metadata read,
+    nothing imported, as `importlib.metadata.version("torch")` answers); not known
+    where torch is not installed here."""
+    found = installed.distribution_version([StrV("torch")], {})
+    return UNKNOWN if not isinstance(found, StrV) else TorchVersionV(found.value)
+
+
+def is_str_constant(qual: str) -> bool:
+    """Whether qual names a method of a str a library's module holds (its version)."""
+    return qual.rpartition(".")[0] == "torch.__version__"
+
+
+_REFLECTED = {"lt": "gt", "le": "ge", "eq": "eq", "gt": "lt", "ge": "le"}
+
+
+def torch_compare(op: str, left: Value, right: Value) -> bool | None:
+    """`left OP right` where one side is `torch.__version__`, as TorchVersion's
+    `_cmp_wrapper` runs it: the other side, a str or a tuple of parts (`(1, 5)` is
+    "1.5"), compared as a Version (a Version of packaging's own raises TypeError:
+    torch converts only the one it vendors); a str PEP 440 rejects, as strs. The
+    reflected form is the same call, since Python tries a str subclass's reflected
+    method first (`"1.5" <= torch.__version__`). None: not such a comparison, `!=`
+    (str's own), or an operand not known here."""
+    if isinstance(right, TorchVersionV) and not isinstance(left, TorchVersionV):
+        left, right, op = right, left, _REFLECTED.get(op, "")
+    if op not in _REFLECTED or not isinstance(left, TorchVersionV) or left.value is None:
+        return None
+    mine = parse(left.value)
+    if isinstance(right, StrV) and right.value is not None:
+        other = parse(right.value)
+    elif isinstance(right, TupleV):
+        parts = [_part_text(p) for p in right.items]
+        if any(p is None for p in parts):
+            return None
+        other = parse(".".join(parts))  # type: ignore[arg-type]
+        if other is None:
+            return None  # str against a tuple raises TypeError
+    else:
+        # packaging's own Version is not the one torch vendors: TypeError
+        return None
+    if mine is not None and other is not None:
+        return compare(op, mine, other)
+    if isinstance(right, StrV) and right.value is not None:  # InvalidVersion: as strs
+        a, b = left.value, right.value
+        return {"lt": a < b, "le": a <= b, "eq": a == b, "gt": a > b, "ge": a >= b}[op]
+    return None
+
+
+def _part_text(v: Value) -> str | None:
+    """`str(item)` of a tuple's part: a known int or str."""
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return str(v.value.value)
+    if isinstance(v, StrV):
+        return v.value
+    return None
 
 
 def _public(v: VersionV) -> str:

@@ -52,6 +52,7 @@ from shapelint.ops.values import (
 Shape = tuple[Dim, ...]
 _ONE = Expr.const(1)
 _ZERO = Expr.const(0)
+_FUNCTIONAL = NoneV()  # no padding_mode: F.conv*, which pads inside the kernel
 
 
 def per_dim(v: Value, nd: int) -> list[Expr | None] | None:
@@ -205,11 +206,13 @@ def conv(
     dilation: Value,
     groups: Value,
     nd_arg: Value,
+    mode: Value = _FUNCTIONAL,
 ) -> RuleOut:
     """F.conv1d/2d/3d and nn.Conv*: x [N, C, *s] or [C, *s], weight [C_out, C/groups, *k].
 
     Binds n, c_out (weight's first axis), c_in_per_group (its second), kernel (the
-    product of the kernel sizes) and out_positions (of the output's spatial sizes).
+    product of the kernel sizes), out_positions (of the output's spatial sizes) and,
+    for a layer's padding_mode (mode), padded and pad_saves (_padded).
     """
     found = _operands(ctx, x, weight, nd_arg)
     if isinstance(found, RuleOut):
@@ -255,9 +258,32 @@ def conv(
         "c_in_per_group": c_in_g,
         "kernel": _product(ksizes),
         "out_positions": _product(sizes),
+        **_padded(mode, pad, lead, c, spatial),
     }
     _grouped_note(out, g)
     return out
+
+
+def _padded(mode: Value, pad, lead: Shape, c: Dim, spatial: Shape) -> dict[str, Expr | None]:
+    """An nn.Conv* whose padding_mode is not "zeros" pads its input with F.pad first
+    and convolves the copy unpadded, so the convolution saves that copy, not the
+    input: padded, its elements (0 for "zeros" or the functional form, which pad
+    inside the kernel); pad_saves, 1 where the pad itself saves its input for
+    backward (reflect and replicate pads' backward reads it; circular's slices and
+    cats do not). None: not known here."""
+    if isinstance(mode, NoneV) or (isinstance(mode, StrV) and mode.value == "zeros"):
+        return {"padded": _ZERO, "pad_saves": _ZERO}
+    if not isinstance(mode, StrV) or mode.value not in ("reflect", "replicate", "circular"):
+        return {"padded": None, "pad_saves": None}
+    saves = Expr.const(int(mode.value != "circular"))
+    if not isinstance(pad, list) or not isinstance(c, Expr):
+        return {"padded": None, "pad_saves": saves}
+    sizes = [
+        h + 2 * p if isinstance(h, Expr) and p is not None else None
+        for h, p in zip(spatial, pad, strict=True)
+    ]
+    found = _product([_batch(lead), c, *sizes])
+    return {"padded": found, "pad_saves": saves}
 
 
 def _grouped_note(out: RuleOut, g: Expr | None) -> None:

@@ -944,6 +944,27 @@ def qr(ctx: RuleContext, a: Value, mode: Value) -> RuleOut:
 
 
 @rule
+def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
+    """torch.linalg.svdvals: a [*b, m, n] -> its singular values [*b, min(m, n)], real.
+    Binds undone: the backward nobody derived here (unknown)."""
+    out = RuleOut(TensorV(None, dtype_of(a)))
+    out.bind = {"undone": None}
+    shape = shape_of(a)
+    if shape is None or has_var(shape):
+        return out
+    if len(shape) < 2:
+        out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
+        return out
+    *batch, m, n = shape
+    km, kn = const(m), const(n)
+    if km is not None and kn is not None:
+        out.value = _tensor((*batch, Expr.const(min(km, kn))), a)
+    elif m == n:
+        out.value = _tensor((*batch, m), a)
+    return out
+
+
+@rule
 def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
     """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
     flag = some.value if isinstance(some, BoolV) else None

@@ -1113,3 +1113,30 @@ class NumberWritten(IndexWritten):
         i = torch.arange(2)
         x[:, i, i] = 1.0
         return self.lin(x)
+
+class CircularConv(nn.Module):
+    """A Conv1d of padding_mode "circular" pads a copy with F.pad and convolves it
+    unpadded: the convolution saves the copy, not the input (neuralforecast's
+    TokenEmbedding; main: 0 B, complete, for torch's 240)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3, padding=1, padding_mode="circular", bias=False)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class ReflectConv(nn.Module):
+    """Reflect and replicate pads save their input for backward where it requires
+    grad (a Linear's output here), beside the padded copy the convolution saves
+    (main: 512 B, complete, for torch's 1,184)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.conv = nn.Conv1d(3, 4, 3, padding=2, padding_mode="reflect")
+        self.conv2 = nn.Conv1d(4, 4, 3, padding=1, padding_mode="replicate")
+
+    def forward(self, x):
+        return self.conv2(self.conv(self.a(x)))
