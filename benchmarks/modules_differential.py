@@ -553,7 +553,11 @@ def saved_bytes(m, *inputs) -> int:
     each once; parameters, buffers and the inputs left out."""
     import torch
 
-    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), *inputs]}
+    # The storages are kept alive while the forward runs: a forward that moves a
+    # parameter onto another storage (`p.data = t`) frees the old one, and an
+    # activation allocated at its address would be taken for the parameter.
+    kept = [t.untyped_storage() for t in [*m.parameters(), *m.buffers(), *inputs]]
+    held = {s.data_ptr() for s in kept}
     seen: dict[int, int] = {}
 
     def pack(t):
@@ -564,6 +568,7 @@ def saved_bytes(m, *inputs) -> int:
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         m(*inputs)
+    del kept
     return sum(seen.values())
 
 
