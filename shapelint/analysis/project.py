@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
-from shapelint.analysis import installed, torch_source
+from shapelint.analysis import installed, may_raise, torch_source
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -341,7 +341,10 @@ class Project:
         )
         if self.specialize:
             an.imports.linked = functools.partial(library_link, an)
-        an.prepare()
+        # Python ran this top level at import, not at the step of the run that made
+        # the analysis read the file: what it may raise is none of that step's
+        with may_raise.apart():
+            an.prepare()
         return an
 
 
@@ -523,6 +526,14 @@ def resolve_qualified(an: Analyzer, qual: str):
         return None
     an.used_modules.add(target)
     return lookup(target, attr)
+
+
+def source_base(an: Analyzer, qual: str):
+    """The class a base's qualified name reads as source (torch_source.base_name), else None."""
+    found = torch_source.base_name(qual)
+    if found is None or an.project is None or an.project_module is None:
+        return None
+    return _torch_layer(an, *found)
 
 
 def _torch_layer(an: Analyzer, module: str, name: str):
