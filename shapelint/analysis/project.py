@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
-from shapelint.analysis import installed, may_raise, torch_source
+from shapelint.analysis import installed, torch_source
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -341,10 +341,7 @@ class Project:
         )
         if self.specialize:
             an.imports.linked = functools.partial(library_link, an)
-        # Python ran this top level at import, not at the step of the run that made
-        # the analysis read the file: what it may raise is none of that step's
-        with may_raise.apart():
-            an.prepare()
+        an.prepare()
         return an
 
 
