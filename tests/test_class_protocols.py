@@ -608,6 +608,98 @@ CASES = {
         """,
         "exact",
     ),
+    # `self[k]` in a base's method runs the instance's own `__getitem__`; where
+    # the one the summary meets surely raises (an abstract base's), that raise is
+    # the subscript's, caught by the `try` around it, never the caller's later call
+    # (main printed "raises KeyError here: the call does not return")
+    "item_raised_in_a_base_method_is_caught_there": (
+        """
+        class Base:
+            def __getitem__(self, k):
+                raise KeyError(k)
+
+            def get(self, k, default=None):
+                try:
+                    return self[k]
+                except KeyError:
+                    return default
+
+        class Table(Base):
+            _d = {"a": 2}
+
+            def __getitem__(self, k):
+                return self._d[k]
+
+        TABLE = Table()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if TABLE.get("a") is None:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "exact",
+    ),
+    # collections.abc's Mapping mixins (`get`, `in`) over a subclass's own
+    # `__getitem__`, from a method of the subclass through `super()` too:
+    # transformers' AttentionInterface.get_interface
+    "mapping_mixins_over_own_getitem": (
+        """
+        from collections.abc import MutableMapping
+
+        def one(lin, x):
+            return lin(x)
+
+        def three(lin, x):
+            return lin(lin(lin(x)))
+
+        class Table(MutableMapping):
+            _global = {"one": one}
+
+            def __init__(self):
+                self._local = {}
+
+            def __getitem__(self, k):
+                if k in self._local:
+                    return self._local[k]
+                return self._global[k]
+
+            def __setitem__(self, k, v):
+                self._local.update({k: v})
+
+            def __delitem__(self, k):
+                del self._local[k]
+
+            def __iter__(self):
+                return iter({**self._global, **self._local})
+
+            def __len__(self):
+                return len(self._global.keys() | self._local.keys())
+
+            def pick(self, k, default):
+                if k != "three" and k not in self:
+                    raise KeyError(k)
+                return super().get(k, default)
+
+        TABLE = Table()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                x = TABLE.pick("one", three)(self.lin, x)
+                if "one" in TABLE:
+                    x = TABLE.get("one", three)(self.lin, x)
+                return x
+        """,
+        "exact",
+    ),
 }
 
 

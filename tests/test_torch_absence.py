@@ -188,3 +188,57 @@ print(repr(sorted(names - set(dir(nn.Module())))))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True)  # fmt: skip
     assert torch_attributes.LAYERS == frozenset(ast.literal_eval(out.stdout))
+
+
+LISTS = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Inner(), Inner()])
+        self.seq = nn.Sequential(Inner())
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, x):
+        BEFORE
+        if getattr(self.blocks, "tied_keys", None) is None:
+            x = self.out(x)
+        if not hasattr(self.seq, "extra"):
+            x = self.out(x)
+        return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "before", "exact"),
+    [
+        # torch's own lists lack what nn.Module, their classes and items do not bind
+        ("absent", "", True),
+        # a store the run does not keep on the list (a helper's): never a wrong figure
+        ("stored", "mark(self.blocks)", False),
+    ],
+)
+def test_a_torch_list_lacks_what_its_class_and_items_do_not_bind(tmp_path, key, before, exact):
+    """transformers' post_init asks `getattr(module, "all_tied_weights_keys", None)` of
+    each child, GPT2Model's `h` (an nn.ModuleList) among them."""
+    helper = 'def mark(m):\n    m.tied_keys = {"a": "b"}\n'
+    path = write(tmp_path, f"{key}.py", HEADER + helper + LISTS.replace("BEFORE", before or "pass"))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+    if exact:
+        assert t["complete"], t["unknown"]
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+def test_the_list_attribute_list_is_the_installed_torch_s():
+    """torch_attributes.CONTAINERS: what `dir()` of an empty nn.ModuleList, nn.Sequential
+    and nn.ParameterList adds to nn.Module's, in a fresh interpreter."""
+    script = (
+        "import torch.nn as nn; base = set(dir(nn.Module())); print(repr(sorted(set().union("
+        "*(set(dir(c())) - base for c in (nn.ModuleList, nn.Sequential, nn.ParameterList))))))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert torch_attributes.CONTAINERS == frozenset(ast.literal_eval(out.stdout))

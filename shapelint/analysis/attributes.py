@@ -43,6 +43,8 @@ def _project_base(owner: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None
     elif isinstance(b, (ast.Name, ast.Attribute)) and owner.project is not None:
         qual = owner.imports.resolve(b)
         base = project.resolve_qualified(owner, qual) if qual else None
+        if base is None and qual:  # `class Registry(MutableMapping)`: its mixins' source
+            base = project.source_base(owner, qual)
     if base is not None and base is not cd and hasattr(base, "methods"):
         return base
     return None

@@ -494,7 +494,11 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
                 ast.Call(ast.Attribute(node.value, "__getitem__", ast.Load()), [node.slice], []),
                 node,
             )
-            return an.call_method(base, "__getitem__", call, [idx], {}, frame)
+            got = an.call_method(base, "__getitem__", call, [idx], {}, frame)
+            exc = raising.take()
+            if exc is not None:  # its `__getitem__` surely raised: so does `obj[k]`, here
+                raising.surely(an, call, frame, exc)
+            return got
         item = modules.mapping_item(base, idx)
         if item is not None:
             return item

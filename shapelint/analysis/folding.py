@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import may_raise, pytypes, versions
+from shapelint.analysis import may_raise, pytypes, raising, versions
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
@@ -221,9 +221,13 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             return UNKNOWN if r is None else BoolV(r)
         known = True
         outcome = True
+        left_node = node.left
         for op, comp in zip(node.ops, node.comparators):
             right = an.eval(comp, frame, depth)
-            r = _compare(op, left, right, comp)
+            r = _contains(an, op, left, left_node, right, comp, frame)
+            if r is None:
+                r = _compare(op, left, right, comp)
+            left_node = comp
             if r is None:
                 known = False
             elif not r:
@@ -232,6 +236,32 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
         if not outcome:
             return BoolV(False)
         return BoolV(True) if known else UNKNOWN
+    return None
+
+
+def _contains(an: Analyzer, op, left, left_node, right, comp, frame) -> bool | None:
+    """`x in obj` / `not in` where obj is an instance of a project class whose
+    class (along its bases, collections.abc's Mapping mixins included) defines
+    `__contains__`: Python calls `type(obj).__contains__(obj, x)` and takes the
+    truth of what it returns; None where not that, or not known."""
+    if not (
+        isinstance(op, (ast.In, ast.NotIn))
+        and an.specialize
+        and isinstance(right, ObjectV)
+        and right.kind.startswith(("<class>", CONFIG_PREFIX))
+        and "__contains__" in an.class_methods(right.kind.partition(">")[2])
+    ):
+        return None
+    call = ast.copy_location(
+        ast.Call(ast.Attribute(comp, "__contains__", ast.Load()), [left_node], []), comp
+    )
+    got = an.call_method(right, "__contains__", call, [left], {}, frame)
+    exc = raising.take()
+    if exc is not None:  # its `__contains__` surely raised: so does the test, here
+        raising.surely(an, call, frame, exc)
+        return None
+    if isinstance(got, BoolV) and got.value is not None:
+        return got.value != isinstance(op, ast.NotIn)
     return None
 
 

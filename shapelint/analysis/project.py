@@ -525,6 +525,14 @@ def resolve_qualified(an: Analyzer, qual: str):
     return lookup(target, attr)
 
 
+def source_base(an: Analyzer, qual: str):
+    """The class a base's qualified name reads as source (torch_source.base_name), else None."""
+    found = torch_source.base_name(qual)
+    if found is None or an.project is None or an.project_module is None:
+        return None
+    return _torch_layer(an, *found)
+
+
 def _torch_layer(an: Analyzer, module: str, name: str):
     """A torch layer class read from its source (torch_source.py)."""
     target = an.project.analyzer(torch_source.root(), module)

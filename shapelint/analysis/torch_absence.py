@@ -10,6 +10,10 @@ and `getattr(obj, name, default)` takes its default, as Python would.
 - A torch layer a stub describes (`nn.Conv2d(...)`) has nn.Module's attributes and
   those torch's stub-described layers add (torch_attributes.LAYERS, together), and
   what a program stores on it (`hasattr(conv, "init_weights")` is False).
+- torch's own lists of modules (nn.ModuleList, nn.Sequential, nn.ParameterList,
+  known item by item) have nn.Module's attributes, their classes'
+  (torch_attributes.CONTAINERS) and their items' names (`getattr(blocks,
+  "all_tied_weights_keys", None)` is None).
 - An instance of a project class whose bases are project classes read as source
   and `nn.Module` has nn.Module's attributes (torch_attributes.MODULE: its methods,
   class attributes and what its `__init__` sets), what the instance holds (its
@@ -31,8 +35,9 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import absence, pytypes
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
+from shapelint.analysis.module_lists import ModuleListV, item_names
 from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder, stub_layer
-from shapelint.analysis.torch_attributes import LAYERS, MODULE, TENSOR
+from shapelint.analysis.torch_attributes import CONTAINERS, LAYERS, MODULE, TENSOR
 from shapelint.ops.values import ObjectV, TensorV, Value
 
 if TYPE_CHECKING:
@@ -82,6 +87,12 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
         # a torch layer a stub describes: what torch's layers have, what it holds
         held = [k for k, _ in obj.attrs]
         return name not in LAYERS and not any(k in (name, UNFOLLOWED, ALIASED) for k in held)
+    if isinstance(obj, ModuleListV):
+        # torch's own list (a project subclass is an instance of its class, holding
+        # one): its class's names and its items' names; where the items are not
+        # known one by one, neither are the names `add_module` may have given them
+        known = obj.known and obj.count is None
+        return known and name not in CONTAINERS and name not in item_names(obj)
     if isinstance(obj, SelfRecorder):
         key, held = obj.cls, list(obj.attrs)
     elif isinstance(obj, ObjectV) and obj.kind.startswith("<class>"):

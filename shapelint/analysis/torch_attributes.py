@@ -148,3 +148,15 @@ track_running_stats transposed unflattened_size upscale_factor v_proj_weight val
 weight weight_hh weight_ih
 """.split()
 )
+
+
+# What torch's lists of modules and parameters (nn.ModuleList, nn.Sequential,
+# nn.ParameterList: the analysis's ModuleListV) add to MODULE, as `dir()` lists them
+# for an empty instance of each, together. Their items are registered under "0",
+# "1", ... (no identifier) or the names `Sequential(OrderedDict(...))` gave them.
+CONTAINERS = frozenset(
+    """
+__add__ __delitem__ __getitem__ __iadd__ __imul__ __iter__ __len__ __mul__ __rmul__
+__setitem__ _get_abs_string_index _get_item_by_idx _size append extend insert pop
+""".split()
+)

@@ -1,4 +1,5 @@
-"""torch layers the analysis reads as Python source (issue 24: torch's layers are
+"""torch layers (and, as bases, the standard library's Mapping mixins: BASES) the
+analysis reads as Python source (issue 24: torch's layers are
 classes of the object model): `stubs/source/` holds their classes as torch writes
 them, read as a project file is read, so that a layer's submodules, forward and
 helper methods are what a user subclass inherits (`class L(nn.TransformerEncoderLayer)`
@@ -37,7 +38,16 @@ _DISTRIBUTIONS = {
     "Categorical": "categorical",
     "Independent": "independent",
 }
-MODULES = frozenset((*_MODULES, "shapelint_torch_distributions"))
+# The standard library's abstract classes whose mixin methods are read as source
+# where a project class derives from one (`class Registry(MutableMapping)`): only as
+# a base, never as a value, which stays the class the analysis models by name
+# (`isinstance(d, Mapping)` of a dict).
+BASES = {
+    f"{module}.{c}": ("shapelint_collections_abc", c)
+    for module in ("collections.abc", "typing")
+    for c in ("Mapping", "MutableMapping")
+}
+MODULES = frozenset((*_MODULES, "shapelint_torch_distributions", "shapelint_collections_abc"))
 # torch.nn re-exports torch.nn.modules, which re-exports torch.nn.modules.<file>;
 # torch.distributions re-exports torch.distributions.<file>.
 NAMES = {
@@ -68,3 +78,8 @@ def root() -> tuple[str, ...]:
 def source_name(qual: str) -> tuple[str, str] | None:
     """(source module, class name) of a torch qualified name one models, else None."""
     return NAMES.get(qual)
+
+
+def base_name(qual: str) -> tuple[str, str] | None:
+    """(source module, class name) of a class read as source where it is a base."""
+    return NAMES.get(qual) or BASES.get(qual)
