@@ -453,6 +453,7 @@ class ModuleAnalyzer:
         init = cd.methods.get("__init__")
         if init is not None:
             cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
+            cd.init_kwonly = [a.arg for a in init.node.args.kwonlyargs]
         self.class_keys[key] = cd
         return cd
 
@@ -1514,6 +1515,9 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         bound = _bind_call(cd.init_params, args, kwargs)
+        # a keyword-only parameter (`*, time_emb_dim = None`) is given by keyword: the
+        # instance's sizes are the caller's there too, never the callee's own name
+        bound.update((k, v) for k, v in kwargs.items() if k in cd.init_kwonly)
         exprs = learning.binding_exprs(bound)
         sizes = self.options.check_dims
         # Given another size than `--dim`'s for its parameter's name (`RMSNorm(dim_out)`
@@ -1567,6 +1571,9 @@ class ModuleAnalyzer:
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}
         refused = False  # an argument its annotation rejects: the body does not run
+        # an argument the shape the summary learnt for its parameter rejects: the
+        # summary holds where that shape does, so the body on this call says more
+        contradicted = False
         for pname, pval in summ.params:
             if pname not in bound:
                 continue
@@ -1574,6 +1581,9 @@ class ModuleAnalyzer:
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
                 problem = ann.bind_shape(pval, arg, binding, var_binding)
                 refused = refused or bool(problem and pname not in summ.inferred)
+                contradicted = contradicted or (
+                    pname in summ.inferred and unify.refutes_learnt(pval, arg, binding)
+                )
                 if problem and pname not in summ.inferred:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
@@ -1626,6 +1636,7 @@ class ModuleAnalyzer:
                     and modules.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
                 or modules.none_decides(fd, args, kwargs)
+                or (contradicted and modules.plain_data(args, kwargs, tensors=True, unknown=True))
             )
         ):
             # The summary, made for any argument, lost the shape that these give
