@@ -125,3 +125,43 @@ def test_an_argument_the_callees_learnt_shape_refutes_runs_its_body():
     assert len(errors) == 1
     assert errors[0].startswith("12 SHP307")
     assert "[num_latents, 2·latent_dim]" in errors[0]
+
+
+RETURNED = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Norm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b c h w"]:
+        return F.normalize(x, dim=1) * self.g
+
+
+class Attn(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = Norm({width})
+        self.proj = nn.Conv2d(dim, dim, 1)
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b c h w"]:
+        return self.proj(self.norm(x))
+"""
+
+
+def test_an_annotated_return_equates_its_names_with_what_the_run_returns():
+    # Norm(2·dim) returns `c` channels only where c = 2·dim (the broadcast with g,
+    # then jaxtyping's return check): the conv of dim inputs after it then raises
+    benign = RETURNED.format(width="dim")
+    assert not torch_raises(benign, "Attn(4)", (2, 4, 5, 5))
+    assert _errors(benign) == []
+    bug = RETURNED.format(width="dim * 2")
+    assert all(torch_raises(bug, "Attn(4)", (2, c, 5, 5)) for c in (1, 4, 8))
+    errors = _errors(bug)
+    assert errors and errors[0].startswith("24 SHP309")
+    assert "c = 2·dim" in errors[0]

@@ -83,6 +83,7 @@ from shapelint.notation.symbolic import (
     declare_learned,
     declare_learned_sizes,
     fact_scope,
+    note_equal,
     product,
 )
 from shapelint.ops import backward, tensor_values
@@ -1660,6 +1661,7 @@ class ModuleAnalyzer:
             # reports the conflicts they make, and sizes its value where the annotated
             # one has names of its own (`-> Float[Tensor, "b d h w"]`: d is any size).
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            _returned_as_annotated(value, got, unnamed.value_names((recv, args, kwargs)))
             value = _filled(value, got)
         if not self.costs:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
@@ -2201,6 +2203,20 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> None:
+    """jaxtyping checks what the call returns against its annotation: where the
+    run's dim is a formula of the call's own sizes (`2·dim` of RMSNorm(dim * 2)'s
+    broadcast) and the annotation's is another (`v0`, the argument's channels), a call
+    that returned made them equal, as an op's run-time check does."""
+    if not (isinstance(value, TensorV) and isinstance(run, TensorV)):
+        return
+    if value.shape is None or run.shape is None or len(value.shape) != len(run.shape):
+        return
+    for d, r in zip(value.shape, run.shape, strict=True):
+        if isinstance(d, Expr) and isinstance(r, Expr) and d != r and r.names() <= known:
+            note_equal(d, r)
 
 
 def _filled(value: Value, run: Value | None) -> Value:
