@@ -86,28 +86,30 @@ def _errors(source: str) -> list[str]:
     return [f"{d.line} {d.code} {d.message}" for d in diagnose(source) if d.severity == "error"]
 
 
+def _judged(source: str, widths: tuple[str, str], runs: list, raises: list) -> list[str]:
+    """The bug's errors, once torch ran the benign width's module on each of `runs`
+    (build, input shape) and saw the bug's raise on each of `raises`, and the benign
+    module has none."""
+    benign, bug = (source.format(width=w) for w in widths)
+    assert not any(torch_raises(benign, build, shape) for build, shape in runs)
+    assert _errors(benign) == []
+    assert all(torch_raises(bug, build, shape) for build, shape in raises)
+    return _errors(bug)
+
+
 def test_a_keyword_only_argument_sizes_the_instance_in_the_callers_names():
     # Block's own `emb_dim` is not Net's: read as Net's, the benign Linear(emb_dim)
     # met Net's 2·emb_dim (a false SHP307 before), and the doubled one met nothing
-    benign = KEYWORD_ONLY.format(width="emb_dim")
-    for emb_dim in (3, 8):
-        assert not torch_raises(benign, f"Net({emb_dim})", (2, emb_dim))
-    assert _errors(benign) == []
-    bug = KEYWORD_ONLY.format(width="emb_dim * 2")
-    assert all(torch_raises(bug, f"Net({d})", (2, d)) for d in (1, 8))
-    errors = _errors(bug)
+    sizes = [(f"Net({d})", (2, d)) for d in (1, 8)]
+    errors = _judged(KEYWORD_ONLY, ("emb_dim", "emb_dim * 2"), sizes, sizes)
     assert len(errors) == 1
     assert errors[0].startswith("13 SHP307")
     assert "4·emb_dim" in errors[0] and "[b, 2·emb_dim]" in errors[0]
 
 
 def test_a_module_handed_to_the_constructor_is_the_one_its_forward_calls():
-    benign = HANDED.format(width="dim")
-    assert not torch_raises(benign, "Net(8)", (2, 8))
-    assert _errors(benign) == []
-    bug = HANDED.format(width="2 * dim")
-    assert all(torch_raises(bug, f"Net({d})", (2, d)) for d in (1, 8))
-    errors = _errors(bug)
+    sizes = [(f"Net({d})", (2, d)) for d in (1, 8)]
+    errors = _judged(HANDED, ("dim", "2 * dim"), sizes, sizes)
     assert len(errors) == 1
     assert errors[0].startswith("11 SHP307")
     assert "2·dim" in errors[0] and "(via Net.forward:" in errors[0]
@@ -116,12 +118,9 @@ def test_a_module_handed_to_the_constructor_is_the_one_its_forward_calls():
 def test_an_argument_the_callees_learnt_shape_refutes_runs_its_body():
     # FeedForward's summary holds for inputs of `dim` features; latents of twice
     # that run its body, which meets the Linear
-    benign = REFUTED.format(width="latent_dim")
-    assert not torch_raises(benign, "Net(4, 8)", (4, 8))
-    assert _errors(benign) == []
-    bug = REFUTED.format(width="2 * latent_dim")
-    assert all(torch_raises(bug, f"Net(4, {d})", (4, 2 * d)) for d in (1, 8))
-    errors = _errors(bug)
+    runs = [(f"Net(4, {d})", (4, d)) for d in (1, 8)]
+    raises = [(f"Net(4, {d})", (4, 2 * d)) for d in (1, 8)]
+    errors = _judged(REFUTED, ("latent_dim", "2 * latent_dim"), runs, raises)
     assert len(errors) == 1
     assert errors[0].startswith("12 SHP307")
     assert "[num_latents, 2·latent_dim]" in errors[0]
@@ -157,11 +156,8 @@ class Attn(nn.Module):
 def test_an_annotated_return_equates_its_names_with_what_the_run_returns():
     # Norm(2·dim) returns `c` channels only where c = 2·dim (the broadcast with g,
     # then jaxtyping's return check): the conv of dim inputs after it then raises
-    benign = RETURNED.format(width="dim")
-    assert not torch_raises(benign, "Attn(4)", (2, 4, 5, 5))
-    assert _errors(benign) == []
-    bug = RETURNED.format(width="dim * 2")
-    assert all(torch_raises(bug, "Attn(4)", (2, c, 5, 5)) for c in (1, 4, 8))
-    errors = _errors(bug)
+    runs = [("Attn(4)", (2, 4, 5, 5))]
+    raises = [("Attn(4)", (2, c, 5, 5)) for c in (1, 4, 8)]
+    errors = _judged(RETURNED, ("dim", "dim * 2"), runs, raises)
     assert errors and errors[0].startswith("24 SHP309")
     assert "c = 2·dim" in errors[0]
