@@ -51,6 +51,7 @@ class ClassDef:
     methods: dict[str, FuncDef] = field(default_factory=dict)
     self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
     init_params: list[str] = field(default_factory=list)
+    init_kwonly: list[str] = field(default_factory=list)  # after `*` or `*args`: by keyword
     owner: Analyzer | None = field(default=None, compare=False, repr=False)
     key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
 

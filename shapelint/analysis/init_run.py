@@ -10,8 +10,9 @@ sides of `if self.use_res_connect:` even where the call's arguments decide it
 side torch never runs. Python runs `__init__` on the arguments given: so does this,
 and keeps the scalars it settles, and a tensor whose rank the summary lost where the
 run gives every size in the call's own names (`init_values * torch.ones(dim)`: the
-summary's init_values may be a tensor, the call's is a float). A layer the run
-builds stays as the summary says."""
+summary's init_values may be a tensor, the call's is a float), and a module the call
+hands it that the run stores (`self.fn = fn`). A layer the run builds stays as the
+summary says."""
 
 from __future__ import annotations
 
@@ -27,9 +28,15 @@ _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
 def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
     """instance with each attribute the summary leaves unknown and the run of
     __init__ at these arguments settles to a scalar (a bool, a number, a string,
-    None) set to it, and each tensor whose rank the summary lost and the run gives
-    in the call's own sizes (a tensor the run builds from them)."""
-    open_names = {k for k, v in instance.attrs if v is UNKNOWN or _rank_lost(v)}
+    None) set to it, each tensor whose rank the summary lost and the run gives
+    in the call's own sizes (a tensor the run builds from them), and each one the run
+    sets to a module the call hands it."""
+    handed = _handed(args, kwargs)
+    open_names = {
+        k
+        for k, v in instance.attrs
+        if v is UNKNOWN or _rank_lost(v) or (handed and isinstance(v, IntV) and v.value is None)
+    }
     if not open_names or cd.key in _RUNNING:
         return instance
     init = find_method(an, cd, "__init__")
@@ -62,9 +69,20 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
     # a flag another method sets is not what __init__ gave it (attributes.settled)
     attrs = settled(an, cd, recorder.attrs)
     given = unnamed.value_names((tuple(args), tuple(kwargs.values()))) - _left(init, args, kwargs)
+    handed = _handed(args, kwargs)
     return {
-        k: v for k, v in attrs.items() if k in open_names and (_scalar(v) or _sized_by(v, given))
+        k: v
+        for k, v in attrs.items()
+        if k in open_names and (_scalar(v) or _sized_by(v, given) or any(v == h for h in handed))
     }
+
+
+def _handed(args, kwargs) -> list[Value]:
+    """The modules the call hands the constructor (`PreNorm(dim, Attention(...))`):
+    the summary made its parameter a size, which the call's module is not, so the
+    attribute `__init__` stores it in (`self.fn = fn`) is unknown there; the run stores
+    the very module, which its methods then call."""
+    return [v for v in (*args, *kwargs.values()) if modules.is_module(v)]
 
 
 def _left(init, args, kwargs) -> set[str]:

@@ -83,6 +83,7 @@ from shapelint.notation.symbolic import (
     declare_learned,
     declare_learned_sizes,
     fact_scope,
+    note_equal,
     product,
 )
 from shapelint.ops import backward, tensor_values
@@ -454,6 +455,7 @@ class ModuleAnalyzer:
         init = cd.methods.get("__init__")
         if init is not None:
             cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
+            cd.init_kwonly = [a.arg for a in init.node.args.kwonlyargs]
         self.class_keys[key] = cd
         return cd
 
@@ -1524,6 +1526,9 @@ class ModuleAnalyzer:
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         bound = _bind_call(cd.init_params, args, kwargs)
+        # a keyword-only parameter (`*, time_emb_dim = None`) is given by keyword: the
+        # instance's sizes are the caller's there too, never the callee's own name
+        bound.update((k, v) for k, v in kwargs.items() if k in cd.init_kwonly)
         exprs = learning.binding_exprs(bound)
         sizes = self.options.check_dims
         # Given another size than `--dim`'s for its parameter's name (`RMSNorm(dim_out)`
@@ -1577,6 +1582,9 @@ class ModuleAnalyzer:
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}
         refused = False  # an argument its annotation rejects: the body does not run
+        # an argument the shape the summary learnt for its parameter rejects: the
+        # summary holds where that shape does, so the body on this call says more
+        contradicted = False
         for pname, pval in summ.params:
             if pname not in bound:
                 continue
@@ -1584,6 +1592,9 @@ class ModuleAnalyzer:
             if isinstance(pval, TensorV) and isinstance(arg, TensorV):
                 problem = ann.bind_shape(pval, arg, binding, var_binding)
                 refused = refused or bool(problem and pname not in summ.inferred)
+                contradicted = contradicted or (
+                    pname in summ.inferred and unify.refutes_learnt(pval, arg, binding)
+                )
                 if problem and pname not in summ.inferred:
                     arg_node = _arg_node(node, params, pname)
                     self.report(
@@ -1636,6 +1647,7 @@ class ModuleAnalyzer:
                     and modules.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
                 or modules.none_decides(fd, args, kwargs)
+                or (contradicted and modules.plain_data(args, kwargs, tensors=True, unknown=True))
             )
         ):
             # The summary, made for any argument, lost the shape that these give
@@ -1659,6 +1671,7 @@ class ModuleAnalyzer:
             # reports the conflicts they make, and sizes its value where the annotated
             # one has names of its own (`-> Float[Tensor, "b d h w"]`: d is any size).
             got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            _returned_as_annotated(value, got, unnamed.value_names((recv, args, kwargs)))
             value = _filled(value, got)
         if not self.costs:
             self._record(node, frame, f"call {fd.qualname}", None, args, value, Cost())
@@ -2200,6 +2213,20 @@ def _positional_params(node) -> list[ast.arg]:
 
 def _is_static(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> None:
+    """jaxtyping checks what the call returns against its annotation: where the
+    run's dim is a formula of the call's own sizes (`2·dim` of RMSNorm(dim * 2)'s
+    broadcast) and the annotation's is another (`v0`, the argument's channels), a call
+    that returned made them equal, as an op's run-time check does."""
+    if not (isinstance(value, TensorV) and isinstance(run, TensorV)):
+        return
+    if value.shape is None or run.shape is None or len(value.shape) != len(run.shape):
+        return
+    for d, r in zip(value.shape, run.shape, strict=True):
+        if isinstance(d, Expr) and isinstance(r, Expr) and d != r and r.names() <= known:
+            note_equal(d, r)
 
 
 def _filled(value: Value, run: Value | None) -> Value:

@@ -20,7 +20,18 @@ from shapelint.analysis import unify
 from shapelint.analysis.modules import ModuleListV
 from shapelint.notation.symbolic import Expr, declare_learned, product
 from shapelint.ops.backward import keep_grad, requires
-from shapelint.ops.values import UNKNOWN, Cost, IntV, ObjectV, TensorV, TupleV, Value, Var, dim_py
+from shapelint.ops.values import (
+    UNKNOWN,
+    Cost,
+    IntV,
+    ObjectV,
+    OptionalV,
+    TensorV,
+    TupleV,
+    Value,
+    Var,
+    dim_py,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
@@ -240,6 +251,8 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
         return ObjectV(v.kind, tuple((k, subst(x, exprs, var_binding)) for k, x in v.attrs))
     if isinstance(v, ModuleListV):  # an instance's Sequential holds its layers at its sizes
         return replace(v, items=tuple(subst(i, exprs, var_binding) for i in v.items))
+    if isinstance(v, OptionalV):  # `nn.Sequential(...) if exists(time_emb_dim) else None`
+        return OptionalV(subst(v.value, exprs, var_binding))
     return v
 
 
@@ -262,6 +275,8 @@ def forget(v: Value, names: set[str]) -> Value:
         return ObjectV(v.kind, tuple((k, forget(x, names)) for k, x in v.attrs))
     if isinstance(v, ModuleListV):
         return replace(v, items=tuple(forget(i, names) for i in v.items))
+    if isinstance(v, OptionalV):
+        return OptionalV(forget(v.value, names))
     return v
 
 

@@ -422,6 +422,36 @@ def taught_by_callee(learnt: Value, arg: Value, binding: dict[str, Expr]) -> Ten
     return TensorV(new, dtype_of(arg)) if new != shape else None
 
 
+def refutes_learnt(learnt: TensorV, arg: TensorV, binding: dict[str, Expr]) -> bool:
+    """Whether an argument has a dim that the shape a callee learnt for its parameter
+    (`[*, dim]` from `self.net(x)`, a Linear of dim inputs) puts at a size no positive
+    sizes make equal to it, in the names this call binds (`2·latent_dim` where the
+    instance's dim is latent_dim): the callee's summary holds only for arguments of
+    that shape, so only a run of its body on this one says what the call does."""
+    ds, as_ = learnt.shape, arg.shape
+    if ds is None or as_ is None or any(isinstance(d, Var) for d in as_):
+        return False
+    at = [i for i, d in enumerate(ds) if isinstance(d, Var)]
+    if len(at) > 1:
+        return False
+    if len(as_) < len(ds) - len(at) or (not at and len(as_) != len(ds)):
+        return True  # a rank the learnt shape has no room for
+    if at:
+        tail = len(ds) - at[0] - 1
+        pairs = list(zip(ds[: at[0]], as_)) + list(
+            zip(ds[len(ds) - tail :], as_[len(as_) - tail :])
+        )
+    else:
+        pairs = list(zip(ds, as_))
+    for d, a in pairs:
+        if not (isinstance(d, Expr) and isinstance(a, Expr)) or not d.names() <= binding.keys():
+            continue
+        d = d.substitute(binding)
+        if d.definitely_differs(a) or d.never_equal(a) or d.constant_ratio(a) is not None:
+            return True
+    return False
+
+
 # Layer constructors whose leading arguments are sizes: a variable of unknown
 # value passed there is a size named after the variable (`nn.Linear(dim, inner)`).
 SIZE_ARGUMENTS = {

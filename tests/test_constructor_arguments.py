@@ -1,0 +1,163 @@
+"""Plain `check` of a call on a project module built inside another: the instance
+holds the caller's sizes and layers, so a method run on it meets the conflicts torch
+meets (issue 25's annotated class mutants: ddpm's `ResnetBlock(..., time_emb_dim=
+time_dim)`, perceiver's `PreNorm(dim, Attention(...))` and `FeedForward(latent_dim)`
+called on latents of another width). Each verdict is torch's."""
+
+from __future__ import annotations
+
+from tests.helpers import diagnose, torch_raises
+
+KEYWORD_ONLY = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, *, emb_dim=None):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.SiLU(), nn.Linear({width}, dim)) if emb_dim is not None else None
+
+    def forward(self, x: Float[Tensor, "b c"], emb: Float[Tensor, "b e"]) -> Float[Tensor, "b c"]:
+        if self.mlp is not None:
+            x = x + self.mlp(emb)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, emb_dim):
+        super().__init__()
+        self.emb = nn.Linear(emb_dim, 2 * emb_dim)
+        self.block = Block(emb_dim, emb_dim=2 * emb_dim)
+
+    def forward(self, x: Float[Tensor, "b c"]):
+        return self.block(x, self.emb(x))
+"""
+
+HANDED = """
+from torch import nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.wrapped = Wrap(nn.Linear({width}, dim))
+
+    def forward(self, x):
+        return self.wrapped(self.proj(x))
+"""
+
+REFUTED = """
+import torch
+from torch import nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Net(nn.Module):
+    def __init__(self, num_latents, latent_dim):
+        super().__init__()
+        self.latents = nn.Parameter(torch.randn(num_latents, {width}))
+        self.ff = FeedForward(latent_dim)
+
+    def forward(self, data):
+        return self.ff(self.latents) + data
+"""
+
+
+def _errors(source: str) -> list[str]:
+    return [f"{d.line} {d.code} {d.message}" for d in diagnose(source) if d.severity == "error"]
+
+
+def _judged(source: str, widths: tuple[str, str], runs: list, raises: list) -> list[str]:
+    """The bug's errors, once torch ran the benign width's module on each of `runs`
+    (build, input shape) and saw the bug's raise on each of `raises`, and the benign
+    module has none."""
+    benign, bug = (source.format(width=w) for w in widths)
+    assert not any(torch_raises(benign, build, shape) for build, shape in runs)
+    assert _errors(benign) == []
+    assert all(torch_raises(bug, build, shape) for build, shape in raises)
+    return _errors(bug)
+
+
+def test_a_keyword_only_argument_sizes_the_instance_in_the_callers_names():
+    # Block's own `emb_dim` is not Net's: read as Net's, the benign Linear(emb_dim)
+    # met Net's 2·emb_dim (a false SHP307 before), and the doubled one met nothing
+    sizes = [(f"Net({d})", (2, d)) for d in (1, 8)]
+    errors = _judged(KEYWORD_ONLY, ("emb_dim", "emb_dim * 2"), sizes, sizes)
+    assert len(errors) == 1
+    assert errors[0].startswith("13 SHP307")
+    assert "4·emb_dim" in errors[0] and "[b, 2·emb_dim]" in errors[0]
+
+
+def test_a_module_handed_to_the_constructor_is_the_one_its_forward_calls():
+    sizes = [(f"Net({d})", (2, d)) for d in (1, 8)]
+    errors = _judged(HANDED, ("dim", "2 * dim"), sizes, sizes)
+    assert len(errors) == 1
+    assert errors[0].startswith("11 SHP307")
+    assert "2·dim" in errors[0] and "(via Net.forward:" in errors[0]
+
+
+def test_an_argument_the_callees_learnt_shape_refutes_runs_its_body():
+    # FeedForward's summary holds for inputs of `dim` features; latents of twice
+    # that run its body, which meets the Linear
+    runs = [(f"Net(4, {d})", (4, d)) for d in (1, 8)]
+    raises = [(f"Net(4, {d})", (4, 2 * d)) for d in (1, 8)]
+    errors = _judged(REFUTED, ("latent_dim", "2 * latent_dim"), runs, raises)
+    assert len(errors) == 1
+    assert errors[0].startswith("12 SHP307")
+    assert "[num_latents, 2·latent_dim]" in errors[0]
+
+
+RETURNED = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Norm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b c h w"]:
+        return F.normalize(x, dim=1) * self.g
+
+
+class Attn(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = Norm({width})
+        self.proj = nn.Conv2d(dim, dim, 1)
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b c h w"]:
+        return self.proj(self.norm(x))
+"""
+
+
+def test_an_annotated_return_equates_its_names_with_what_the_run_returns():
+    # Norm(2·dim) returns `c` channels only where c = 2·dim (the broadcast with g,
+    # then jaxtyping's return check): the conv of dim inputs after it then raises
+    runs = [("Attn(4)", (2, 4, 5, 5))]
+    raises = [("Attn(4)", (2, c, 5, 5)) for c in (1, 4, 8)]
+    errors = _judged(RETURNED, ("dim", "dim * 2"), runs, raises)
+    assert errors and errors[0].startswith("24 SHP309")
+    assert "c = 2·dim" in errors[0]
