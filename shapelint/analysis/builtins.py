@@ -177,6 +177,20 @@ def ntuple(qual: str, args, kwargs) -> Value | None:
     return None
 
 
+def torch_size(qual: str, args, kwargs) -> Value | None:
+    """`torch.Size()` / `torch.Size(seq)`: a tuple of the sizes (torch.Size subclasses
+    tuple), as a default `batch_shape=torch.Size()` is unpacked into a shape. None
+    where an item is not known to be an int (torch raises for a float)."""
+    if qual != "torch.Size" or kwargs or len(args) > 1:
+        return None
+    if not args:
+        return TupleV((), "tuple")
+    x = hidden(args[0])
+    if isinstance(x, TupleV) and all(type(i) is IntV for i in x.items):
+        return TupleV(x.items, "tuple")
+    return None
+
+
 def _int(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1:
         return None

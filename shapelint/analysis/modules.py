@@ -41,6 +41,7 @@ from shapelint.analysis import (
     pytree,
     raising,
     recursion,
+    registering,
     typeddicts,
 )
 from shapelint.analysis.absence import CONFIG_PREFIX
@@ -1034,27 +1035,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if walked is not None:
             return walked
     if isinstance(recv, SelfRecorder):
-        if attr in ("register_buffer", "register_parameter", "add_module") and args:
-            name = args[0]
-            value = (
-                args[1]
-                if len(args) > 1
-                else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
-            )
-            if attr == "register_buffer" and isinstance(value, TensorV):
-                # persistent or not: a buffer, the very tensor (its elements too)
-                value = BufferV(value.shape, value.dtype, known=value.known)
-            elif attr == "register_buffer" and value is UNKNOWN:
-                # torch takes a tensor or None there: a buffer, of a size not known,
-                # never a parameter or a module
-                value = BufferV(None)
-            if isinstance(name, StrV) and name.value is not None:
-                recv.attrs[name.value] = value
-                plain.mark(recv.attrs, name.value, False)
-            else:
-                recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
-                aliasing.lost()  # which may be one it holds
-            return NoneV()
+        # a project class's own `register_parameter` (a base's override) runs as written
+        got = registering.bound(attr, args, kwargs) if attr in registering.METHODS else None
+        if got is not None and not _overridden(an, recv, attr):
+            return _register_on_self(recv, attr, *got)
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
             return recv
@@ -1095,15 +1079,15 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         trainability_lost()
         return UNKNOWN
     if (
-        attr in ("register_buffer", "register_parameter", "add_module", "register_module")
+        attr in registering.METHODS
         and an.specialize
         and aliasing.recorders()
         and isinstance(recv, ObjectV)
         and is_module(recv)
+        and not _overridden(an, recv, attr)
     ):
         # `self.head.register_parameter("weight", p)` while modules are built
-        name = args[0] if args else kwargs.get("name", UNKNOWN)
-        value = args[1] if len(args) > 1 else next(iter(kwargs.values()), UNKNOWN)
+        name, value = registering.bound(attr, args, kwargs) or (UNKNOWN, UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
             value = BufferV(value.shape, value.dtype, known=value.known)
         known = name.value if isinstance(name, StrV) else None
@@ -3109,6 +3093,30 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
+def _overridden(an: Analyzer, me: Value, meth: str) -> bool:
+    cd = _instance_class(an, me)
+    return cd is not None and find_method(an, cd, meth) is not None
+
+
+def _register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) -> Value:
+    """nn.Module's `register_buffer(name, t)` (or `register_parameter`, `add_module`)
+    on the instance being built: the value stored under that name."""
+    if meth == "register_buffer" and isinstance(value, TensorV):
+        # persistent or not: a buffer, the very tensor (its elements too)
+        value = BufferV(value.shape, value.dtype, known=value.known)
+    elif meth == "register_buffer" and value is UNKNOWN:
+        # torch takes a tensor or None there: a buffer, of a size not known,
+        # never a parameter or a module
+        value = BufferV(None)
+    if isinstance(name, StrV) and name.value is not None:
+        me.attrs[name.value] = value
+        plain.mark(me.attrs, name.value, False)
+    else:
+        me.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
+        aliasing.lost()  # which may be one it holds
+    return NoneV()
+
+
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
     `super().forward(x)` the base's forward on this instance; any other method of
@@ -3141,6 +3149,14 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
                 if an.trial:
                     return None
             return _dict_method(me, meth, args if not kwargs else None, frame)
+    if fd is None and meth in registering.METHODS and isinstance(me, SelfRecorder):
+        # `super().register_parameter(name, p)` in an override: nn.Module's, on the
+        # instance being built
+        got = registering.bound(meth, args, kwargs)
+        if got is not None:
+            return _register_on_self(me, meth, *got)
+        me.attrs[UNFOLLOWED] = UNKNOWN  # torch raises; what it stored is not known
+        return None
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":
