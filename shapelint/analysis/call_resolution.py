@@ -341,7 +341,9 @@ def call_attribute(
         # `Cls.make_head(3, c)`: a staticmethod or classmethod read through its class is
         # a function (bound to the class), called as reading it into a name would be
         callee = an.eval(func, frame, d)
-        if not isinstance(callee, modules.ClassRefV) and _runs_a_body(an, callee):
+        if not isinstance(callee, modules.ClassRefV) and (
+            _runs_a_body(an, callee) or isinstance(callee, modules.BoundMethodV)
+        ):
             return an.call_value(callee, node, args, kwargs, frame)
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)

@@ -1562,7 +1562,8 @@ class ModuleAnalyzer:
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
-        if recv is not None and fd.cls is not None:
+        if recv is not None and fd.cls is not None and not isinstance(recv, modules.ClassRefV):
+            # (a classmethod called through its class has no instance's arguments)
             binding.update(self._init_binding(recv, fd.cls))
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}

@@ -314,6 +314,17 @@ def static_function(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     return decorators.function_value(an, fd)
 
 
+def class_method(an: Analyzer, cd: ClassDef, name: str, cls: Value) -> BoundMethodV | None:
+    """`Cls.name` where name is a `@classmethod` of cd (or of a base): the method
+    bound to the class it is read off (`G.on()` with `on` defined by G's base binds
+    `cls` to G), as Python binds it; None where there is none, or where another
+    decorator wraps it too."""
+    fd = find_method(an, cd, name)
+    if fd is None or len(fd.node.decorator_list) != 1 or not is_class_method(fd.node):
+        return None
+    return BoundMethodV(fd.qualname, cls, fd)
+
+
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
 # parameters() and named_modules()); a module's plain dict of layers registers nothing.
 REGISTERED_DICT_KIND = "<dict:registered>"
