@@ -1737,6 +1737,11 @@ CASES = {
 }
 
 
+def package_model(pkg, code: str):
+    """pkg/model.py: the header's imports, then code."""
+    return write(pkg, "model.py", HEADER + textwrap.dedent(code))
+
+
 def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
     """The target of one case, complete and equal to FlopCounterMode's count."""
     code, cls, init, inputs = case
@@ -1807,12 +1812,9 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
         pick = identity
         """,
     )
-    path = write(
+    path = package_model(
         pkg,
-        "model.py",
-        HEADER
-        + textwrap.dedent(
-            """
+        """
             from .helpers import pick, to_2tuple
 
             class Net(nn.Module):
@@ -1822,8 +1824,7 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
 
                 def forward(self, x):
                     return self.conv(x)
-            """
-        ),
+            """,
     )
     t = static_target(path, "Net", {"cin": "3", "cout": "4"}, {"x": "2,3,8,8"})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -1853,12 +1854,9 @@ def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
         """,
     )
     write(pkg / "acts", "__init__.py", "from pkg2.acts.impl import *\n")
-    path = write(
+    path = package_model(
         pkg,
-        "model.py",
-        HEADER
-        + textwrap.dedent(
-            """
+        """
             from pkg2.acts import *
 
             class SE(nn.Module):
@@ -1871,8 +1869,7 @@ def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
 
                 def forward(self, x):
                     return self.mix(x * self.gate_fn(self.conv(x)), self.w)
-            """
-        ),
+            """,
     )
     t = static_target(path, "SE", {"c": "3"}, {"x": "2,3,4,4"})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -2407,12 +2404,9 @@ def test_a_class_read_off_its_module(tmp_path, monkeypatch):
             _default = True
         """,
     )
-    path = write(
+    path = package_model(
         pkg,
-        "model.py",
-        HEADER
-        + textwrap.dedent(
-            """
+        """
             from . import settings
 
             class Net(nn.Module):
@@ -2425,8 +2419,7 @@ def test_a_class_read_off_its_module(tmp_path, monkeypatch):
                     if settings.Lazy.on() and settings.Lazy._default:
                         return self.big(x)
                     return self.small(x)
-            """
-        ),
+            """,
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     t = static_target(path, "Net", {}, {"x": "2,8"})
