@@ -1987,3 +1987,45 @@ def test_a_torch_size_is_a_tuple_of_its_sizes(tmp_path, batch):
     p.write_text(TORCH_SIZE.replace("batch_shape=torch.Size()", f"batch_shape={batch}"))
     t = static(p, "Batched", "--init", "n=4", "--input", "x=2,4")
     assert figures(t) == torch_counts(p, "Batched(4)")
+
+
+PLAIN_CHOICE = """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class Settings:
+    def __init__(self, depth=1):
+        self.depth = depth
+        self.extra = nn.Linear(2, 2)  # held by a plain object: torch registers nothing
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        if os.environ.get("PLAIN_CHOICE_DEEP"):
+            self.settings = Settings(depth=2)
+        else:
+            self.settings = Settings()
+        self.fanout = len(list(self.named_children()))
+
+    def forward(self, x):
+        for _ in range(self.fanout):
+            x = self.fc(x)
+        return x
+"""
+
+
+def test_one_of_two_plain_instances_registers_nothing(tmp_path):
+    """A settings object built one way or another (the test not known here): an
+    instance of a class that is no nn.Module either way, so the parameters and the
+    children torch walks are known (before: `?`, and the loop over the children of
+    unknown length)."""
+    p = tmp_path / "plain_choice.py"
+    p.write_text(PLAIN_CHOICE)
+    t = static(p, "Net", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net()")
+    assert t["complete"] and t["flops_value"] == 2 * 2 * 8 * 8

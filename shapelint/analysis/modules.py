@@ -2129,7 +2129,9 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     held = [
         (k, v)
         for k, v in held
-        if k != REQUIRES_GRAD_UNKNOWN and not (v is UNKNOWN and k in surely_plain)
+        if k != REQUIRES_GRAD_UNKNOWN
+        and not (v is UNKNOWN and k in surely_plain)
+        and not (isinstance(v, ChoiceV) and plain.plain_alternatives(an, v.items))
     ]
     found = registered_modules(ObjectV("<class>", tuple(held)))
     if found is None or any(_may_hold_module(v) for _, v in held):
