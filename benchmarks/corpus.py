@@ -11,6 +11,8 @@
     python benchmarks/corpus.py --holdout-g DEST     # a seventh holdout (session 18)
     python benchmarks/corpus.py --holdout-h DEST     # an eighth holdout (session 19)
     python benchmarks/corpus.py --holdout-i DEST     # a ninth holdout (session 20)
+    python benchmarks/corpus.py --holdout-j DEST     # a tenth holdout (session 21)
+    python benchmarks/corpus.py --holdout-k DEST     # an eleventh holdout (session 22)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -286,6 +288,28 @@ HOLDOUT_J: tuple[tuple[str, str], ...] = (
     ("gluonts", "0.17.0"),
 )
 
+# An eleventh holdout, fetched once session 21's was worked on: segmentation encoders and
+# decoders, neural vocoders, partially-observed time series, person re-identification networks, two
+# reinforcement learning libraries, two recommender libraries, Stanford's NLP pipeline and
+# older NLP utilities, point-cloud networks, atomistic networks (invariant and equivariant)
+# and Gaussian processes, read by nobody here before its first measure.
+HOLDOUT_K: tuple[tuple[str, str], ...] = (
+    ("pytorch-toolbelt", "0.8.0"),
+    ("parallel-wavegan", "0.6.1"),
+    ("pypots", "1.5"),
+    ("torchreid", "0.2.5"),
+    ("sb3-contrib", "2.9.2"),
+    ("skrl", "2.1.1"),
+    ("torch-rechub", "0.9.0"),
+    ("torchfm", "0.7.0"),
+    ("stanza", "1.15.0"),
+    ("pytorch-nlp", "0.5.0"),
+    ("learning3d", "0.2.2"),
+    ("schnetpack", "2.1.1"),
+    ("mace-torch", "0.3.16"),
+    ("gpytorch", "1.15.2"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -401,6 +425,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-j", action="store_true", help="fetch the tenth holdout (session 21)"
     )
+    parser.add_argument(
+        "--holdout-k", action="store_true", help="fetch the eleventh holdout (session 22)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -425,6 +452,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_i
         else HOLDOUT_J
         if args.holdout_j
+        else HOLDOUT_K
+        if args.holdout_k
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

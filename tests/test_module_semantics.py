@@ -790,6 +790,41 @@ def test_an_autograd_function_apply_is_no_module_apply(tmp_path):
     assert t["flops_value"] == 2 * 2 * 8 * 8
 
 
+def test_an_inplace_function_with_a_classmethod_forward(tmp_path):
+    """stanza's FeatureDropoutFunction: a `torch.autograd.function.InplaceFunction`
+    (a Function whose constructor takes an `inplace` flag) with its forward written
+    as a classmethod, `cls` bound to the class: its apply runs that forward, as
+    torch's Function.apply does (before: not known)."""
+    code = """
+        from torch.autograd.function import InplaceFunction
+
+        class Scaled(InplaceFunction):
+            width = 4
+
+            @classmethod
+            def forward(cls, ctx, x, w, inplace=False):
+                ctx.inplace = inplace
+                out = x if inplace else x.clone()
+                return out @ w[:, : cls.width]
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None, None
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(dim, dim))
+
+            def forward(self, x):
+                return Scaled.apply(x, self.w, False)
+        """
+    t = _target(tmp_path, code)
+    path = tmp_path / "m.py"
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, "Net(8)", {"x": torch.randn(2, 8)}) == 2 * 2 * 8 * 4
+
+
 def test_a_cached_function_that_computes_is_a_bound(tmp_path):
     # @cache runs the body on a miss only: a later call (or a warm cache from an
     # earlier forward) costs nothing, so its product is no part of an exact sum.

@@ -1699,7 +1699,47 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a feature flag read through classmethods called on the class (gpytorch's
+    # `settings.lazily_evaluate_kernels.on()`): `cls` is the class it is read off,
+    # whose own class attribute wins over its base's
+    "classmethod_through_the_class": (
+        """
+        class Flag:
+            _default = False
+            _state = None
+
+            @classmethod
+            def is_default(cls):
+                return cls._state is None
+
+            @classmethod
+            def on(cls):
+                if cls.is_default():
+                    return cls._default
+                return cls._state
+
+        class Lazy(Flag):
+            _default = True
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.small = nn.Linear(dim, 2)
+                self.big = nn.Linear(dim, dim * 4)
+
+            def forward(self, x):
+                return self.big(x) if Lazy.on() and not Flag.on() else self.small(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
+
+
+def package_model(pkg, code: str):
+    """pkg/model.py: the header's imports, then code."""
+    return write(pkg, "model.py", HEADER + textwrap.dedent(code))
 
 
 def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
@@ -1772,12 +1812,9 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
         pick = identity
         """,
     )
-    path = write(
+    path = package_model(
         pkg,
-        "model.py",
-        HEADER
-        + textwrap.dedent(
-            """
+        """
             from .helpers import pick, to_2tuple
 
             class Net(nn.Module):
@@ -1787,8 +1824,7 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
 
                 def forward(self, x):
                     return self.conv(x)
-            """
-        ),
+            """,
     )
     t = static_target(path, "Net", {"cin": "3", "cout": "4"}, {"x": "2,3,8,8"})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -1818,12 +1854,9 @@ def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
         """,
     )
     write(pkg / "acts", "__init__.py", "from pkg2.acts.impl import *\n")
-    path = write(
+    path = package_model(
         pkg,
-        "model.py",
-        HEADER
-        + textwrap.dedent(
-            """
+        """
             from pkg2.acts import *
 
             class SE(nn.Module):
@@ -1836,8 +1869,7 @@ def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
 
                 def forward(self, x):
                     return self.mix(x * self.gate_fn(self.conv(x)), self.w)
-            """
-        ),
+            """,
     )
     t = static_target(path, "SE", {"c": "3"}, {"x": "2,3,4,4"})
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -2348,3 +2380,53 @@ def test_a_class_whose_call_may_give_a_module_is_not_plain(tmp_path, how):
         assert t["flops_value"] == truth
     else:
         assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+def test_a_class_read_off_its_module(tmp_path, monkeypatch):
+    """`from . import settings` then `settings.Lazy.on()`, `settings.Lazy._default`:
+    a class of the project named through its module, its classmethods and class
+    attributes read as `Lazy.on()` reads them (before: not known, both branches
+    left open)."""
+    pkg = tmp_path / "flagpkg"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "settings.py",
+        """
+        class Flag:
+            _state = None
+
+            @classmethod
+            def on(cls):
+                return cls._default if cls._state is None else cls._state
+
+        class Lazy(Flag):
+            _default = True
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from . import settings
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.small = nn.Linear(8, 2)
+                    self.big = nn.Linear(8, 32)
+
+                def forward(self, x):
+                    if settings.Lazy.on() and settings.Lazy._default:
+                        return self.big(x)
+                    return self.small(x)
+            """,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("flagpkg.model").Net()
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops() == 2 * 2 * 8 * 32

@@ -1938,3 +1938,119 @@ def test_bool_of_a_layer_is_its_truth(tmp_path):
     p.write_text(textwrap.dedent(TRUTHS))
     t = static(p, "Block", "--init", "d=8", "--input", "x=2,8")
     assert figures(t) == torch_counts(p, "Block(8)")
+
+REGISTERED_BY_KEYWORD = """
+import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def register_parameter(self, name, parameter):  # an override, keyword renamed
+        super().register_parameter(name, parameter)
+
+
+class Overridden(Base):
+    def __init__(self, n, bias=True):
+        super().__init__()
+        self.register_parameter(name="weights", parameter=nn.Parameter(torch.randn(n, 1)))
+        if bias:
+            self.register_parameter(name="bias", parameter=nn.Parameter(torch.randn(1)))
+
+    def forward(self, x):
+        return x.matmul(self.weights).squeeze(-1) + self.bias
+
+
+class Keywords(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_parameter(name="w", param=nn.Parameter(torch.randn(n, 1)))
+        self.register_buffer(name="scale", tensor=torch.ones(n), persistent=False)
+        self.add_module(name="proj", module=nn.Linear(n, n))
+        self.proj.register_parameter(param=nn.Parameter(torch.zeros(n)), name="shift")
+
+    def forward(self, x):
+        return (self.proj(x) * self.scale + self.proj.shift).matmul(self.w)
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "build"), [("Overridden", "Overridden(8)"), ("Keywords", "Keywords(8)")]
+)
+def test_parameters_registered_with_keywords_or_through_an_override(tmp_path, target, build):
+    """`register_parameter(name=..., parameter=...)` of a base's override that calls
+    nn.Module's through `super()` (gpytorch's Module) stored nothing: a complete 0
+    parameters where torch has 9; torch's own keywords (`param=`, `tensor=`,
+    `module=`) bind as positional arguments do."""
+    p = tmp_path / "registered.py"
+    p.write_text(REGISTERED_BY_KEYWORD)
+    t = static(p, target, "--init", "n=8", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, build)
+    assert figures(t)[0] > 0 and t["complete"]
+
+
+TORCH_SIZE = """
+import torch
+import torch.nn as nn
+
+
+class Batched(nn.Module):
+    def __init__(self, n, batch_shape=torch.Size()):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(*batch_shape, n, 1))
+        self.v = nn.Parameter(torch.zeros(torch.Size([3, n])))
+
+    def forward(self, x):
+        return x.matmul(self.w) + self.v.sum()
+"""
+
+
+@pytest.mark.parametrize("batch", ["torch.Size()", "torch.Size([2])", "torch.Size((2, 3))"])
+def test_a_torch_size_is_a_tuple_of_its_sizes(tmp_path, batch):
+    """`torch.Size()` (gpytorch's default `batch_shape`) and `torch.Size(seq)` are
+    tuples of ints: unpacked into a shape, the parameters count (before: `?`)."""
+    p = tmp_path / "batched.py"
+    p.write_text(TORCH_SIZE.replace("batch_shape=torch.Size()", f"batch_shape={batch}"))
+    t = static(p, "Batched", "--init", "n=4", "--input", "x=2,4")
+    assert figures(t) == torch_counts(p, "Batched(4)")
+
+
+PLAIN_CHOICE = """
+import os
+
+import torch
+import torch.nn as nn
+
+
+class Settings:
+    def __init__(self, depth=1):
+        self.depth = depth
+        self.extra = nn.Linear(2, 2)  # held by a plain object: torch registers nothing
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        if os.environ.get("PLAIN_CHOICE_DEEP"):
+            self.settings = Settings(depth=2)
+        else:
+            self.settings = Settings()
+        self.fanout = len(list(self.named_children()))
+
+    def forward(self, x):
+        for _ in range(self.fanout):
+            x = self.fc(x)
+        return x
+"""
+
+
+def test_one_of_two_plain_instances_registers_nothing(tmp_path):
+    """A settings object built one way or another (the test not known here): an
+    instance of a class that is no nn.Module either way, so the parameters and the
+    children torch walks are known (before: `?`, and the loop over the children of
+    unknown length)."""
+    p = tmp_path / "plain_choice.py"
+    p.write_text(PLAIN_CHOICE)
+    t = static(p, "Net", "--input", "x=2,8")
+    assert figures(t) == torch_counts(p, "Net()")
+    assert t["complete"] and t["flops_value"] == 2 * 2 * 8 * 8

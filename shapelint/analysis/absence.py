@@ -89,7 +89,8 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
 def stored_elsewhere(name: str | None) -> None:
     """A store of attribute `name` (None: a name not known) into an object whose
     value does not keep it: a module instance, a tensor or a class held as a value,
-    one not known. From now on such an object may have that attribute."""
+    one not known; or a deletion its value does not see (`del encoder.fc`). From now
+    on such an object may have that attribute, or lack it."""
     _ELSEWHERE.add(name if name else _ANY)
 
 

@@ -546,3 +546,11 @@ def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:
     if _bases_outside(an, cd, _type_repr_base) != len(project):
         return False  # a base outside the project whose metaclass is not known
     return all(plain_type(an, p, depth + 1) for p in project)
+
+
+def is_static(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def is_class_method(node) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)

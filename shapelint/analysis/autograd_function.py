@@ -15,13 +15,20 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shapelint.analysis.attributes import base_classes, find_method
+from shapelint.analysis.attributes import base_classes, find_method, is_class_method
 from shapelint.analysis.repetition import add_costs, collected
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import Origin, any_grad, made_by, parents
 from shapelint.ops.values import Cost, NoneV, ObjectV, Value
 
-_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+# InplaceFunction: Function with an `inplace` flag set by its __init__; the same apply
+_FUNCTION = frozenset(
+    {
+        "torch.autograd.Function",
+        "torch.autograd.function.Function",
+        "torch.autograd.function.InplaceFunction",
+    }
+)
 CTX_KIND = "torch.autograd.function.FunctionCtx"
 CTX_METHODS = frozenset(
     {"save_for_backward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
@@ -57,14 +64,17 @@ def ctx_method(recv: Value, name: str) -> Value | None:
     return None
 
 
-def apply(an, cd, node: ast.Call, args, kwargs, frame) -> Value | None:
+def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | None:
     """`Fn.apply(*args)`: its forward run with a fresh context, one record at the
-    call holding what the forward ran; None where the class has no forward."""
+    call holding what the forward ran; None where the class has no forward. klass
+    is the class as a value, what a forward written as a classmethod binds."""
     forward = find_method(an, cd, "forward")
     if forward is None:
         return None
+    # a forward written as a classmethod (`def forward(cls, ctx, x)`) has cls bound
+    cls = klass if is_class_method(forward.node) else None
     with collected(frame) as children:
-        value = an.invoke(forward, None, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
+        value = an.invoke(forward, cls, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
         # autograd records the call as one node over its tensor arguments (torch
         # runs the forward without recording its ops, under no_grad or not): the
         # walk from the loss meets that node, whose backward (the class's own) is

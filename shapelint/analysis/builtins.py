@@ -177,6 +177,20 @@ def ntuple(qual: str, args, kwargs) -> Value | None:
     return None
 
 
+def torch_size(qual: str, args, kwargs) -> Value | None:
+    """`torch.Size()` / `torch.Size(seq)`: a tuple of the sizes (torch.Size subclasses
+    tuple), as a default `batch_shape=torch.Size()` is unpacked into a shape. None
+    where an item is not known to be an int (torch raises for a float)."""
+    if qual != "torch.Size" or kwargs or len(args) > 1:
+        return None
+    if not args:
+        return TupleV((), "tuple")
+    x = hidden(args[0])
+    if isinstance(x, TupleV) and all(type(i) is IntV for i in x.items):
+        return TupleV(x.items, "tuple")
+    return None
+
+
 def _int(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1:
         return None
@@ -413,6 +427,8 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
                 return BoolV(True)
     if args[1].value and torch_absence.lacks(an, args[0], args[1].value):
         return BoolV(False)
+    if args[1].value and torch_absence.holds(an, args[0], args[1].value):
+        return BoolV(True)
     if not isinstance(node.args[0], (ast.Name, ast.Attribute)) or not args[1].value:
         return None
     owner = (frame.func.owner if frame.func is not None else None) or an
@@ -1155,10 +1171,15 @@ def _computed_name(an, holder: Value, name: str | None) -> None:
 def _delattr(an, node, args, kwargs, frame) -> Value | None:
     """`delattr(obj, name)` while modules are built: a module's own attribute of a
     known name is gone; anything else may remove what was counted."""
-    if not (an.specialize and aliasing.recorders()) or kwargs or len(args) != 2:
+    if kwargs or len(args) != 2:
         return None
     name = args[1].value if isinstance(args[1], StrV) else None
-    if isinstance(args[0], modules.SelfRecorder) and name is not None:
+    own = isinstance(args[0], modules.SelfRecorder) and name is not None
+    if an.specialize and not own:
+        absence.stored_elsewhere(name)  # an object's value that still holds it
+    if not (an.specialize and aliasing.recorders()):
+        return None
+    if own:
         args[0].attrs.pop(name, None)
     else:
         aliasing.lost()

@@ -337,7 +337,7 @@ def call_attribute(
     if isinstance(recv, modules.ClassRefV) and an.specialize:
         cd = an.class_of(recv.name)
         if func.attr == "apply" and cd is not None and autograd_function.is_function(an, cd):
-            res = autograd_function.apply(an, cd, node, args, kwargs, frame)
+            res = autograd_function.apply(an, cd, recv, node, args, kwargs, frame)
         else:
             res = modules.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
         if res is not None:
@@ -345,7 +345,9 @@ def call_attribute(
         # `Cls.make_head(3, c)`: a staticmethod or classmethod read through its class is
         # a function (bound to the class), called as reading it into a name would be
         callee = an.eval(func, frame, d)
-        if not isinstance(callee, modules.ClassRefV) and _runs_a_body(an, callee):
+        if not isinstance(callee, modules.ClassRefV) and (
+            _runs_a_body(an, callee) or isinstance(callee, modules.BoundMethodV)
+        ):
             return an.call_value(callee, node, args, kwargs, frame)
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)

@@ -286,6 +286,16 @@ def eval_children(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
     return UNKNOWN
 
 
+def _off_a_project_class(an: Analyzer, node: ast.Attribute, frame: Frame) -> bool:
+    """`settings.Flag.on`, `settings.Flag._state`: an attribute of a project class
+    named through its module, which no qualified name resolves; read off the class
+    as `Flag.on` is."""
+    inner = node.value
+    if not isinstance(inner, ast.Attribute):
+        return False
+    return isinstance(an.project_symbol(inner, an.qualname_of(inner, frame), frame), ClassDef)
+
+
 def _project_value(sym) -> Value | None:
     """A name of the project (or of a package read as source) as a value: a class, a
     module-level function of another file (`gate_fn=sigmoid`, `apply_all(x, F.hflip)`)."""
@@ -300,7 +310,8 @@ def _project_value(sym) -> Value | None:
 
 def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
-    if q is not None and an.specialize and an.project is not None and not q.startswith("torch."):
+    project = an.specialize and an.project is not None
+    if project and (q is None or not q.startswith("torch.")):
         sym = an.project_symbol(node, q, frame)
         # a function or class of another file read off its module (`model.MLP`,
         # `getattr(litgpt.model, name)`): the value its name imported would be
@@ -317,8 +328,13 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         value = dispatch.constant(q)
         if value is UNKNOWN:
             found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
-            return found or (_torch_class_part(q) if an.specialize else None) or UNKNOWN
-        return value
+            found = found or (_torch_class_part(q) if an.specialize else None)
+            if found is not None:
+                return found
+            if not (project and _off_a_project_class(an, node, frame)):
+                return UNKNOWN
+        else:
+            return value
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
     if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
@@ -459,6 +475,8 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if found is None and cd is not None:
         found = modules.static_function(an, cd, name)
+    if found is None and cd is not None and recv is UNKNOWN:
+        found = modules.class_method(an, cd, name, modules.ClassRefV(key))
     if found is None and cd is not None and recv is not UNKNOWN:
         found = modules.bound_method(an, cd, recv, name)
     return UNKNOWN if found is None else found

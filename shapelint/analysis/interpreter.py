@@ -66,6 +66,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis import layer_defaults as layer_defaults_of
 from shapelint.analysis import unknown_cost as uc
+from shapelint.analysis.attributes import is_static
 from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
@@ -755,7 +756,7 @@ class ModuleAnalyzer:
         self._declare_annotated_names(fd)
         self_value: Value = UNKNOWN
         attrs: dict = {}
-        if fd.cls is not None and not _is_static(fd.node):
+        if fd.cls is not None and not is_static(fd.node):
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             if contract:
                 attrs = self.contract_attrs(fd.cls)
@@ -910,7 +911,7 @@ class ModuleAnalyzer:
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         for i, (a, default) in enumerate(pairs):
             frame.locals.add(a.arg)
-            if i == 0 and fd.cls is not None and not _is_static(node) and a in positional:
+            if i == 0 and fd.cls is not None and not is_static(node) and a in positional:
                 frame.env[a.arg] = self_value
                 continue
             value: Value = UNKNOWN
@@ -1577,7 +1578,8 @@ class ModuleAnalyzer:
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
-        if recv is not None and fd.cls is not None:
+        if recv is not None and fd.cls is not None and not isinstance(recv, modules.ClassRefV):
+            # (a classmethod called through its class has no instance's arguments)
             binding.update(self._init_binding(recv, fd.cls))
         bound = _bind_call(params, args, kwargs)
         var_binding: dict[str, tuple] = {}
@@ -1751,6 +1753,8 @@ class ModuleAnalyzer:
             scalar = builtins.copied(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.ntuple(qual, args, kwargs)
+        if scalar is None:
+            scalar = builtins.torch_size(qual, args, kwargs)
         if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:
@@ -2209,10 +2213,6 @@ def _record_key(node, line: int, col: int, op: str) -> tuple:
 
 def _positional_params(node) -> list[ast.arg]:
     return list(node.args.posonlyargs) + list(node.args.args)
-
-
-def _is_static(node) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
 def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> None:

@@ -42,6 +42,7 @@ from shapelint.analysis import (
     pytree,
     raising,
     recursion,
+    registering,
     typeddicts,
 )
 from shapelint.analysis.absence import CONFIG_PREFIX
@@ -54,6 +55,8 @@ from shapelint.analysis.attributes import (
     derives_from_module,
     find_method,
     find_property,
+    is_class_method,
+    is_static,
     module_class,
     own_call,
     settled,
@@ -312,6 +315,17 @@ def static_function(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     if fd is None or len(fd.node.decorator_list) != 1 or not is_static(fd.node):
         return None
     return decorators.function_value(an, fd)
+
+
+def class_method(an: Analyzer, cd: ClassDef, name: str, cls: Value) -> BoundMethodV | None:
+    """`Cls.name` where name is a `@classmethod` of cd (or of a base): the method
+    bound to the class it is read off (`G.on()` with `on` defined by G's base binds
+    `cls` to G), as Python binds it; None where there is none, or where another
+    decorator wraps it too."""
+    fd = find_method(an, cd, name)
+    if fd is None or len(fd.node.decorator_list) != 1 or not is_class_method(fd.node):
+        return None
+    return BoundMethodV(fd.qualname, cls, fd)
 
 
 # nn.ModuleDict / nn.ParameterDict: a dict whose items torch registers (they count in
@@ -728,7 +742,7 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, autograd_function.ApplyV) and an.specialize:
         cd = an.class_of(callee.cls)
-        return autograd_function.apply(an, cd, node, args, kwargs, frame) if cd else None
+        return autograd_function.apply(an, cd, ClassRefV(cd.key), node, args, kwargs, frame) if cd else None
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")
@@ -1043,27 +1057,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if walked is not None:
             return walked
     if isinstance(recv, SelfRecorder):
-        if attr in ("register_buffer", "register_parameter", "add_module") and args:
-            name = args[0]
-            value = (
-                args[1]
-                if len(args) > 1
-                else kwargs.get("tensor", kwargs.get("param", kwargs.get("module", UNKNOWN)))
-            )
-            if attr == "register_buffer" and isinstance(value, TensorV):
-                # persistent or not: a buffer, the very tensor (its elements too)
-                value = BufferV(value.shape, value.dtype, known=value.known)
-            elif attr == "register_buffer" and value is UNKNOWN:
-                # torch takes a tensor or None there: a buffer, of a size not known,
-                # never a parameter or a module
-                value = BufferV(None)
-            if isinstance(name, StrV) and name.value is not None:
-                recv.attrs[name.value] = value
-                plain.mark(recv.attrs, name.value, False)
-            else:
-                recv.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
-                aliasing.lost()  # which may be one it holds
-            return NoneV()
+        # a project class's own `register_parameter` (a base's override) runs as written
+        got = registering.bound(attr, args, kwargs) if attr in registering.METHODS else None
+        if got is not None and not _overridden(an, recv, attr):
+            return _register_on_self(recv, attr, *got)
         if attr == "requires_grad_" and an.specialize:
             _set_requires_grad(an, recv, recv, args, kwargs, frame)
             return recv
@@ -1104,15 +1101,15 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         trainability_lost()
         return UNKNOWN
     if (
-        attr in ("register_buffer", "register_parameter", "add_module", "register_module")
+        attr in registering.METHODS
         and an.specialize
         and aliasing.recorders()
         and isinstance(recv, ObjectV)
         and is_module(recv)
+        and not _overridden(an, recv, attr)
     ):
         # `self.head.register_parameter("weight", p)` while modules are built
-        name = args[0] if args else kwargs.get("name", UNKNOWN)
-        value = args[1] if len(args) > 1 else next(iter(kwargs.values()), UNKNOWN)
+        name, value = registering.bound(attr, args, kwargs) or (UNKNOWN, UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
             value = BufferV(value.shape, value.dtype, known=value.known)
         known = name.value if isinstance(name, StrV) else None
@@ -2143,7 +2140,9 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     held = [
         (k, v)
         for k, v in held
-        if k != REQUIRES_GRAD_UNKNOWN and not (v is UNKNOWN and k in surely_plain)
+        if k != REQUIRES_GRAD_UNKNOWN
+        and not (v is UNKNOWN and k in surely_plain)
+        and not (isinstance(v, ChoiceV) and plain.plain_alternatives(an, v.items))
     ]
     found = registered_modules(ObjectV("<class>", tuple(held)))
     if found is None or any(_may_hold_module(v) for _, v in held):
@@ -2961,14 +2960,6 @@ def _annotated(an: Analyzer, p: ast.arg, v: Value) -> Value:
     return v
 
 
-def is_static(node) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-
-
-def is_class_method(node) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
-
-
 def class_of_instance(recv: Value | None) -> Value | None:
     """What a `@classmethod` called through recv binds its first parameter to: the
     class of the instance (`type(self)`, the class being built while a module is
@@ -3118,6 +3109,30 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     return raising.of_records(frame.records.values()) if frame.raised else None
 
 
+def _overridden(an: Analyzer, me: Value, meth: str) -> bool:
+    cd = _instance_class(an, me)
+    return cd is not None and find_method(an, cd, meth) is not None
+
+
+def _register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) -> Value:
+    """nn.Module's `register_buffer(name, t)` (or `register_parameter`, `add_module`)
+    on the instance being built: the value stored under that name."""
+    if meth == "register_buffer" and isinstance(value, TensorV):
+        # persistent or not: a buffer, the very tensor (its elements too)
+        value = BufferV(value.shape, value.dtype, known=value.known)
+    elif meth == "register_buffer" and value is UNKNOWN:
+        # torch takes a tensor or None there: a buffer, of a size not known,
+        # never a parameter or a module
+        value = BufferV(None)
+    if isinstance(name, StrV) and name.value is not None:
+        me.attrs[name.value] = value
+        plain.mark(me.attrs, name.value, False)
+    else:
+        me.attrs[UNFOLLOWED] = UNKNOWN  # registered under a name not known
+        aliasing.lost()  # which may be one it holds
+    return NoneV()
+
+
 def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | None:
     """`super().__init__(...)` runs the base's __init__ on the same self;
     `super().forward(x)` the base's forward on this instance; any other method of
@@ -3150,6 +3165,14 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
                 if an.trial:
                     return None
             return _dict_method(me, meth, args if not kwargs else None, frame)
+    if fd is None and meth in registering.METHODS and isinstance(me, SelfRecorder):
+        # `super().register_parameter(name, p)` in an override: nn.Module's, on the
+        # instance being built
+        got = registering.bound(meth, args, kwargs)
+        if got is not None:
+            return _register_on_self(me, meth, *got)
+        me.attrs[UNFOLLOWED] = UNKNOWN  # torch raises; what it stored is not known
+        return None
     if fd is None:
         return NoneV() if meth == "__init__" else None
     if meth == "__init__":

@@ -104,6 +104,8 @@ def _listed(an, v: Value, out: list, seen: _Seen) -> bool:
             return False  # a ParameterList wraps it in a Parameter of its own
         elif isinstance(item, ModuleListV) and not (item.known and item.count is None):
             return False
+        elif isinstance(item, ChoiceV) and _registers_nothing(an, item):
+            continue
         elif isinstance(item, ChoiceV) or item is UNKNOWN or isinstance(item, OptionalV):
             return False
         elif _module_like(an, item):
@@ -232,10 +234,19 @@ def _met_again(node: ModuleCount, item: Value, path: str, seen: _Seen) -> None:
         node.unknown.append(path)
 
 
+def _registers_nothing(an, choice: ChoiceV) -> bool:
+    """Every alternative is plain data or an instance of a plain class (a settings
+    object built one way or another, `try: from_config(c) except ...: Settings()`):
+    whichever was stored, torch registers nothing it is or holds."""
+    return plain.plain_alternatives(an, choice.items)
+
+
 def _choice(an, node: ModuleCount, choice: ChoiceV, path: str, seen: _Seen) -> None:
     """One of several modules: each alternative walked from what is seen so far.
     When all count alike, that is the count; what only some of them hold is
     remembered, since meeting it again counts or not by which one was built."""
+    if _registers_nothing(an, choice):
+        return
     walks: list[tuple[ModuleCount, _Seen]] = []
     for alt in choice.items:
         if not _module_like(an, alt):

@@ -141,6 +141,13 @@ def plain_instance(an: Analyzer, value: Value) -> bool:
     return cd is not None and plain_class(an, cd)
 
 
+def plain_alternatives(an: Analyzer, items) -> bool:
+    """Every one of several values a name may hold is plain data or an instance of a
+    plain_class (`try: s = Settings.from_config(c) except ...: s = Settings()`):
+    whichever it holds, torch registers nothing under it."""
+    return all(no_state(v) or plain_instance(an, v) for v in items)
+
+
 def plain_class(an: Analyzer, cd: ClassDef) -> bool:
     """A project class whose bases are all seen and none is an nn.Module, and whose
     call makes an instance of it: no `__new__` and no metaclass along its bases,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import annotations as ann
 from shapelint.analysis import (
+    absence,
     branches,
     decorators,
     defaults,
@@ -32,6 +32,7 @@ from shapelint.analysis import (
     raising,
     unify,
 )
+from shapelint.analysis import annotations as ann
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.notation.symbolic import (
@@ -460,6 +461,8 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
             holder = an.eval(t.value, frame)
             if isinstance(holder, modules.SelfRecorder):  # `del self.layer` in __init__
                 holder.attrs.pop(t.attr, None)
+            elif an.specialize:  # `del encoder.fc`: the object's value still holds it
+                absence.stored_elsewhere(t.attr)
         elif isinstance(t, ast.Subscript):
             # `del self.layers[0]`: the list without that item; a container the
             # analysis cannot shrink is no longer known

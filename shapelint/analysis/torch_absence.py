@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import absence, pytypes
 from shapelint.analysis.aliasing import ALIASED
-from shapelint.analysis.attributes import derives_from_module
+from shapelint.analysis.attributes import derives_from_module, mro
 from shapelint.analysis.module_lists import ModuleListV, item_names
 from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder, stub_layer
 from shapelint.analysis.torch_attributes import CONTAINERS, LAYERS, MODULE, TENSOR
-from shapelint.ops.values import ObjectV, TensorV, Value
+from shapelint.ops.values import UNKNOWN, ObjectV, TensorV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -105,5 +105,34 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
     if cd is None or not derives_from_module(an, key):
         return False
     # a decorator of another file is not read: loading the files its import passes
-    # through costs more than the answer is worth (transformers' @auto_docstring)
-    return absence.classes_lack(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+    # through costs more than the answer is worth (transformers' @auto_docstring).
+    # The instance was built by the run, which applied every store of its own
+    # methods that ran (or marked it): one they did not run has not happened
+    # (`if need_proj: self.proj = ...` where need_proj was False).
+    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+
+
+def holds(an: Analyzer, obj: Value, name: str) -> bool:
+    """Whether obj, an instance of a project `nn.Module` subclass the run built (or
+    is building), surely has attribute `name`: it holds it on every path (a name
+    bound on one path of an undecided test only is held as unknown: instance_state),
+    no change the analysis could not place touched it, and no class hook may refuse
+    the read. `hasattr(self, "proj")` is then True, as Python finds it."""
+    if not an.specialize or absence.may_be_stored(name) or name.startswith("__"):
+        return False
+    if isinstance(obj, SelfRecorder):
+        key, held = obj.cls, dict(obj.attrs)
+    elif isinstance(obj, ObjectV) and obj.kind.startswith("<class>") and not stub_layer(obj.kind):
+        key, held = obj.kind.partition(">")[2], dict(obj.attrs)
+    else:
+        return False
+    if UNFOLLOWED in held or ALIASED in held or held.get(name, UNKNOWN) is UNKNOWN:
+        return False
+    cd = an.class_of(key)
+    return cd is not None and derives_from_module(an, key) and not _hooked(an, cd)
+
+
+def _hooked(an: Analyzer, cd) -> bool:
+    """A class along cd's bases defines `__getattribute__` (which may refuse a name
+    the instance holds) or `__delattr__`."""
+    return any(m in c.methods for c in mro(an, cd) for m in ("__getattribute__", "__delattr__"))
