@@ -13,7 +13,18 @@ import re
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import class_state
-from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, Value
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
@@ -132,6 +143,19 @@ def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
 def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
     """A method by name along cd's MRO."""
     return _first_along_bases(an, cd, lambda c: c.methods.get(name))
+
+
+def metaclass_call(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a metaclass named along cd's bases is a project class with a
+    `__call__` of its own (along its project bases): that method, not
+    `type.__call__`, says what `cd(...)` returns."""
+    for c in mro(an, cd):
+        owner = c.owner or an
+        for k in c.node.keywords:
+            meta = _project_base(owner, c, k.value) if k.arg == "metaclass" else None
+            if meta is not None and find_method(an, meta, "__call__") is not None:
+                return True
+    return False
 
 
 def mro(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
@@ -275,7 +299,38 @@ def _own_class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     owner = cd.owner or an
     top = owner.new_frame(None, cd.name)
     top.env = owner.module_env
-    return owner.eval(value, top)
+    made = owner.eval(value, top)
+    if _one_object(made):
+        # Python evaluates the class body once: every read in the run is the one
+        # list or dict (`self.layers = Cfg.layers` holds what `Cfg.layers.append`
+        # changes), not a new one per read
+        class_state.first_read(cd.key, name, made)
+    return made
+
+
+def _one_object(v: Value) -> bool:
+    """A list or dict, which a change in place through one name changes for all."""
+    return (isinstance(v, TupleV) and v.kind != "tuple") or (
+        type(v) is ObjectV and v.kind == DICT_KIND
+    )
+
+
+def descriptor(an: Analyzer, cd: ClassDef, name: str) -> str | None:
+    """ "data" where the class attribute `name` (the body's assignment along cd's
+    MRO) is an instance of a project class defining `__set__` or `__delete__`,
+    "get" where it defines `__get__` alone, else None. Python's attribute lookup
+    calls them on an instance's reads (a data descriptor before the instance's
+    own attribute) and stores, which the analysis does not run."""
+    found = defining_class(an, cd, name)
+    value = _body_value(found, name) if found is not None else None
+    if not isinstance(value, ast.Call) or not isinstance(value.func, (ast.Name, ast.Attribute)):
+        return None
+    made = _project_base(found.owner or an, found, value.func)  # type: ignore[union-attr]
+    if made is None:
+        return None
+    if any(find_method(an, made, m) is not None for m in ("__set__", "__delete__")):
+        return "data"
+    return "get" if find_method(an, made, "__get__") is not None else None
 
 
 def _body_value(cd: ClassDef, name: str) -> ast.expr | None:
@@ -499,7 +554,9 @@ def _binds_class_attr(cd: ClassDef) -> bool:
     return False
 
 
-_ABSTRACT = frozenset({"abstractmethod", "abstractproperty", "abc.abstractmethod", "abc.abstractproperty"})
+_ABSTRACT = frozenset(
+    {"abstractmethod", "abstractproperty", "abc.abstractmethod", "abc.abstractproperty"}
+)
 
 
 def builds_as_type(an, cd: ClassDef) -> bool:
