@@ -2424,6 +2424,37 @@ _NEW = {
         """,
         "honest",
     ),
+    # a metaclass's `__call__` that returns what `type.__call__` built (kornia's
+    # random generators, after `obj.__post_init__()`): an instance of the class
+    "metaclass_call_returns_the_instance": (
+        """
+        class PostInit(type):
+            def __call__(cls, *args, **kwargs):
+                obj = type.__call__(cls, *args, **kwargs)
+                obj.__post_init__()
+                return obj
+
+        class Gen(nn.Module, metaclass=PostInit):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def __post_init__(self):
+                self.ready = True
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.g = Gen(8)
+
+            def forward(self, x):
+                return self.g(x)
+        """,
+        "exact",
+    ),
     # a metaclass's `__call__` returns a layer: not run, not known
     "metaclass_call_returns_a_layer": (
         """

@@ -147,15 +147,62 @@ def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
 
 def metaclass_call(an: Analyzer, cd: ClassDef) -> bool:
     """Whether a metaclass named along cd's bases is a project class with a
-    `__call__` of its own (along its project bases): that method, not
-    `type.__call__`, says what `cd(...)` returns."""
+    `__call__` of its own (along its project bases) that may return something
+    other than the instance `type.__call__` builds: that method, not
+    `type.__call__`, says what `cd(...)` returns. One that returns what
+    `type.__call__(cls, ...)` or `super().__call__(...)` gave (kornia's
+    `obj.__post_init__()` before it) returns an instance of cd."""
     for c in mro(an, cd):
         owner = c.owner or an
         for k in c.node.keywords:
             meta = _project_base(owner, c, k.value) if k.arg == "metaclass" else None
-            if meta is not None and find_method(an, meta, "__call__") is not None:
+            call = find_method(an, meta, "__call__") if meta is not None else None
+            if call is not None and not _returns_type_call(call.node):
                 return True
     return False
+
+
+def _returns_type_call(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every return of fn returns what `type.__call__(cls, ...)` /
+    `super().__call__(...)` gave, directly or through a name bound once to it."""
+    made = {
+        t.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign) and _type_call(n.value)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    bound = [
+        t.id
+        for n in ast.walk(fn)
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
+        for t in ast.walk(n)
+        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    ]
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        r.value is not None
+        and (
+            _type_call(r.value)
+            or (
+                isinstance(r.value, ast.Name)
+                and r.value.id in made
+                and bound.count(r.value.id) == 1
+            )
+        )
+        for r in returns
+    )
+
+
+def _type_call(e: ast.expr | None) -> bool:
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)):
+        return False
+    on = e.func.value
+    if e.func.attr != "__call__":
+        return False
+    if isinstance(on, ast.Name) and on.id == "type":
+        return True
+    return isinstance(on, ast.Call) and isinstance(on.func, ast.Name) and on.func.id == "super"
 
 
 def mro(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
