@@ -78,6 +78,205 @@ HOOK_INSTALLER = """
 """
 
 CASES = {
+    # a dict or list changed in place through one local name while another holder
+    # (the module) keeps it: Python has one object (complete 256 / 256 where torch
+    # counts 512 / 768: the holder kept the old value)
+    "dict_entry_set_through_another_name": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.reg = {}
+                r = self.reg
+                r["k"] = 1
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if "k" in self.reg:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "dict_updated_through_another_name_in_the_forward": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.cache = {}
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                c = self.cache
+                c.update({"k": 1})
+                if "k" in self.cache:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "list_item_set_through_another_name": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                sizes = [1]
+                self.sizes = sizes
+                sizes[0] = 3
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(self.sizes[0]):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # `xs += [d]` extends the one list another holder took (complete 0 where torch
+    # counts 512)
+    "list_extended_by_augmented_assignment": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                xs = []
+                self.seen = xs
+                xs += [d, d]
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # the forward appends to a list its child module was handed (complete 0 where
+    # torch counts 512)
+    "list_a_child_holds_appended_in_the_forward": _case(
+        """
+        class Child(nn.Module):
+            def __init__(self, d, shared):
+                super().__init__()
+                self.shared = shared
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.shared:
+                    x = self.lin(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.sizes = []
+                self.child = Child(d, self.sizes)
+
+            def forward(self, x):
+                self.sizes.append(1)
+                self.sizes.append(2)
+                return self.child(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # an entry set through an instance on the class body's dict: the class's one
+    # dict, which the next instance reads (512 where torch counts 1,024)
+    "class_dict_entry_set_through_each_instance": _case(
+        """
+        class Block(nn.Module):
+            reg = {}
+
+            def __init__(self, d):
+                super().__init__()
+                self.reg["n"] = self.reg.get("n", 0) + 1
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(self.reg["n"]):
+                    x = self.lin(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = Block(d)
+                self.b = Block(d)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # `del self.reps` in the forward: the read after it finds the class's (1,536
+    # where torch counts 1,024)
+    "instance_attribute_deleted_in_the_forward": _case(
+        """
+        class M(nn.Module):
+            reps = 1
+
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.reps = 3
+
+            def forward(self, x):
+                for _ in range(self.reps):
+                    x = self.lin(x)
+                del self.reps
+                for _ in range(self.reps):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # a mutable default is one object for every call: what one call appends, the
+    # next call's default holds (256 where torch counts 512)
+    "mutable_default_appended_by_each_call": _case(
+        """
+        def note(d, acc=[]):
+            acc.append(d)
+            return acc
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                note(d)
+                self.seen = note(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "mutable_default_of_a_method_the_forward_calls": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def step(self, acc=[]):
+                acc.append(1)
+                return len(acc)
+
+            def forward(self, x):
+                self.step()
+                for _ in range(self.step()):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # a method the forward calls sets a plain attribute of its module (asteroid's
     # DualPathProcessing.unfold keeps the length its fold reads back): read after
     # the call, on the module itself and on a submodule, it is the new value, never

@@ -79,6 +79,134 @@ CASES = {
         """,
         "exact",
     ),
+    # a module-level list another holder took before the constructor appended to
+    # it through the global name: the holder reads the one grown list (it read
+    # the empty one: a complete 0 where torch counts 256)
+    "list_appended_after_another_holder_took_it": (
+        """
+        SEEN = []
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seen = SEEN
+                SEEN.append(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # each block holds the list and appends to it: both see two items
+    "list_each_block_holds_and_appends_to": (
+        """
+        SEEN = []
+
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seen = SEEN
+                SEEN.append(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = Block(d)
+                self.b = Block(d)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "honest",
+    ),
+    # the forward appends to the list its module holds, through the global name
+    "list_appended_in_the_forward_through_the_global": (
+        """
+        SEEN = []
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seen = SEEN
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                SEEN.append(1)
+                SEEN.append(1)
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # an entry, an item and a flag set through the global name of an object
+    # another holder took: the holder sees the change
+    "entry_set_after_another_holder_took_it": (
+        """
+        REG = {}
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.reg = REG
+                REG["k"] = 1
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if "k" in self.reg:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "honest",
+    ),
+    "item_set_after_another_holder_took_it": (
+        """
+        SIZES = [1]
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.sizes = SIZES
+                SIZES[0] = 3
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in range(self.sizes[0]):
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    "flag_set_after_another_holder_took_it": (
+        """
+        class Flags:
+            deep = False
+
+        FLAGS = Flags()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.flags = FLAGS
+                FLAGS.deep = True
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if self.flags.deep:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "honest",
+    ),
     # a flag set on a module-level object of a plain class
     "flag_on_a_module_level_object": (
         """

@@ -2174,7 +2174,6 @@ def test_a_target_s_output_prints_an_unnamed_run_of_dims_as_dots(tmp_path):
     assert t["output"] == ["...", "8"], t["output"]
 
 
-
 # Guards of tensor_values' writes (main knows no elements at all, so these hold there
 # too): a write into a tensor whose elements were known makes them unknown, so the
 # layer after is a call of unknown cost, never the figure of the elements before it.
@@ -2232,6 +2231,8 @@ def test_a_tensor_written_into_no_longer_holds_its_elements(tmp_path, key):
     t = static_target(path, "Written", {"d": "5"}, {"x": "5,3,4,5"})
     assert not t["complete"]
     assert t["flops_value"] is None
+
+
 def test_a_tensor_given_data_holds_the_new_elements(tmp_path):
     """`t.data = u` moves t onto u's storage: t holds u's elements, (3, 1, 2, 0),
     never arange's (torch: [5, 3, 4, 5] and 3,000 FLOPs)."""
@@ -2430,3 +2431,231 @@ def test_a_class_read_off_its_module(tmp_path, monkeypatch):
         net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops() == 2 * 2 * 8 * 32
+
+
+_NEW = {
+    # `__new__` returns a layer: the call's value, its `__init__` never run
+    # (params 72 where torch counts 144: the analysis held an instance of Maker)
+    "returns_a_layer": (
+        """
+        class Maker:
+            def __new__(cls, n):
+                return nn.Linear(n, n)
+
+            def __init__(self, n):
+                self.n = n
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.extra = Maker(8)
+                self.other = Maker(8)
+
+            def forward(self, x):
+                return self.other(self.extra(self.fc(x)))
+        """,
+        "exact",
+    ),
+    # a layer on one path, object's instance on the other, which `__init__` builds
+    # (x-transformers' LoRALinear)
+    "returns_a_layer_or_its_own_instance": (
+        """
+        class LoRA(nn.Module):
+            def __new__(cls, dim_in, rank=None):
+                if rank is None:
+                    return nn.Linear(dim_in, dim_in, bias=False)
+                return super().__new__(cls)
+
+            def __init__(self, dim_in, rank=None):
+                super().__init__()
+                self.a = nn.Linear(dim_in, rank, bias=False)
+                self.b = nn.Linear(rank, dim_in, bias=False)
+
+            def forward(self, x):
+                return self.b(self.a(x))
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.p = LoRA(8)
+                self.q = LoRA(8, rank=2)
+
+            def forward(self, x):
+                return self.q(self.p(x))
+        """,
+        "exact",
+    ),
+    # an instance changed before `__new__` returns it: not followed, not known
+    "returns_its_instance_changed": (
+        """
+        class Maker:
+            def __new__(cls, n):
+                made = super().__new__(cls)
+                made.layer = nn.Linear(n, n)
+                return made
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.extra = Maker(8).layer
+
+            def forward(self, x):
+                return self.extra(self.fc(x))
+        """,
+        "honest",
+    ),
+    # a metaclass's `__call__` that returns what `type.__call__` built (kornia's
+    # random generators, after `obj.__post_init__()`): an instance of the class
+    "metaclass_call_returns_the_instance": (
+        """
+        class PostInit(type):
+            def __call__(cls, *args, **kwargs):
+                obj = type.__call__(cls, *args, **kwargs)
+                obj.__post_init__()
+                return obj
+
+        class Gen(nn.Module, metaclass=PostInit):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def __post_init__(self):
+                self.ready = True
+
+            def forward(self, x):
+                return self.lin(x)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.g = Gen(8)
+
+            def forward(self, x):
+                return self.g(x)
+        """,
+        "exact",
+    ),
+    # a metaclass's `__call__` returns a layer: not run, not known
+    "metaclass_call_returns_a_layer": (
+        """
+        class Made(type):
+            def __call__(cls, *args):
+                return nn.Linear(8, 8)
+
+        class Maker(metaclass=Made):
+            def __init__(self):
+                self.n = 1
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.extra = Maker()
+
+            def forward(self, x):
+                return self.extra(self.fc(x))
+        """,
+        "honest",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_NEW))
+def test_what_new_returns_is_the_calls_value(tmp_path, how):
+    """Python's `type.__call__` calls `C.__new__(C, ...)` and runs `__init__` only on
+    an instance of C: the call's value is what `__new__` returned. The parameters
+    and FLOPs are torch's, or not known."""
+    from tests.test_parameters import static, torch_counts
+
+    code, expect = _NEW[how]
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--input", "x=2,8")
+    truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+    params = torch_counts(path, "Net()")[0]
+    if expect == "exact":
+        assert (t["flops_value"], t["params"]) == (truth, str(params)), t["unknown"]
+    else:
+        assert t["flops_value"] in (truth, None)
+        assert t["params"] in (str(params), "?")
+        assert not t["complete"] or t["params"] == "?"
+
+
+_SHARED_CLASS_STATE = {
+    # the class body's list, taken by an instance, then grown through the class:
+    # one list (a complete 0 where torch counts 512)
+    "class_list_taken_then_grown": """
+        class Cfg:
+            layers = []
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = Cfg.layers
+                Cfg.layers.append(8)
+                Cfg.layers.append(8)
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                for _ in self.layers:
+                    x = self.fc(x)
+                return x
+        """,
+    # a data descriptor on the class: its `__set__` and `__get__` decide what the
+    # store keeps and the read gives (512 where torch counts 1,024)
+    "data_descriptor": """
+        class Twice:
+            def __set_name__(self, owner, name):
+                self.name = "_" + name
+
+            def __get__(self, obj, objtype=None):
+                return getattr(obj, self.name) * 2
+
+            def __set__(self, obj, value):
+                setattr(obj, self.name, value)
+
+        class Net(nn.Module):
+            reps = Twice()
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.reps = 2
+
+            def forward(self, x):
+                for _ in range(self.reps):
+                    x = self.fc(x)
+                return x
+        """,
+    # a descriptor with `__get__` alone: read off the class attribute through the
+    # instance, it decides what the read gives
+    "non_data_descriptor": """
+        class Three:
+            def __get__(self, obj, objtype=None):
+                return 3
+
+        class Net(nn.Module):
+            reps = Three()
+
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                for _ in range(self.reps):
+                    x = self.fc(x)
+                return x
+        """,
+}
+
+
+@pytest.mark.parametrize("how", sorted(_SHARED_CLASS_STATE))
+def test_class_state_shared_or_run_by_python_is_never_a_wrong_figure(tmp_path, how):
+    path = write(tmp_path, "net.py", HEADER + textwrap.dedent(_SHARED_CLASS_STATE[how]))
+    t = static_target(path, "Net", {}, {"x": "2,8"})
+    truth = counted(path, "Net()", {"x": torch.randn(2, 8)})
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert int(t["flops"]) <= truth

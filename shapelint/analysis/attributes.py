@@ -13,7 +13,18 @@ import re
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import class_state
-from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, Value
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef, FuncDef
@@ -134,6 +145,66 @@ def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
 def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
     """A method by name along cd's MRO."""
     return _first_along_bases(an, cd, lambda c: c.methods.get(name))
+
+
+def metaclass_call(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a metaclass named along cd's bases is a project class with a
+    `__call__` of its own (along its project bases) that may return something
+    other than the instance `type.__call__` builds: that method, not
+    `type.__call__`, says what `cd(...)` returns. One that returns what
+    `type.__call__(cls, ...)` or `super().__call__(...)` gave (kornia's
+    `obj.__post_init__()` before it) returns an instance of cd."""
+    for c in mro(an, cd):
+        owner = c.owner or an
+        for k in c.node.keywords:
+            meta = _project_base(owner, c, k.value) if k.arg == "metaclass" else None
+            call = find_method(an, meta, "__call__") if meta is not None else None
+            if call is not None and not _returns_type_call(call.node):
+                return True
+    return False
+
+
+def _returns_type_call(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every return of fn returns what `type.__call__(cls, ...)` /
+    `super().__call__(...)` gave, directly or through a name bound once to it."""
+    made = {
+        t.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign) and _type_call(n.value)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    bound = [
+        t.id
+        for n in ast.walk(fn)
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
+        for t in ast.walk(n)
+        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+    ]
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        r.value is not None
+        and (
+            _type_call(r.value)
+            or (
+                isinstance(r.value, ast.Name)
+                and r.value.id in made
+                and bound.count(r.value.id) == 1
+            )
+        )
+        for r in returns
+    )
+
+
+def _type_call(e: ast.expr | None) -> bool:
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)):
+        return False
+    on = e.func.value
+    if e.func.attr != "__call__":
+        return False
+    if isinstance(on, ast.Name) and on.id == "type":
+        return True
+    return isinstance(on, ast.Call) and isinstance(on.func, ast.Name) and on.func.id == "super"
 
 
 def mro(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
@@ -277,7 +348,38 @@ def _own_class_attribute(an: Analyzer, cd: ClassDef, name: str) -> Value | None:
     owner = cd.owner or an
     top = owner.new_frame(None, cd.name)
     top.env = owner.module_env
-    return owner.eval(value, top)
+    made = owner.eval(value, top)
+    if _one_object(made):
+        # Python evaluates the class body once: every read in the run is the one
+        # list or dict (`self.layers = Cfg.layers` holds what `Cfg.layers.append`
+        # changes), not a new one per read
+        class_state.first_read(cd.key, name, made)
+    return made
+
+
+def _one_object(v: Value) -> bool:
+    """A list or dict, which a change in place through one name changes for all."""
+    return (isinstance(v, TupleV) and v.kind != "tuple") or (
+        type(v) is ObjectV and v.kind == DICT_KIND
+    )
+
+
+def descriptor(an: Analyzer, cd: ClassDef, name: str) -> str | None:
+    """ "data" where the class attribute `name` (the body's assignment along cd's
+    MRO) is an instance of a project class defining `__set__` or `__delete__`,
+    "get" where it defines `__get__` alone, else None. Python's attribute lookup
+    calls them on an instance's reads (a data descriptor before the instance's
+    own attribute) and stores, which the analysis does not run."""
+    found = defining_class(an, cd, name)
+    value = _body_value(found, name) if found is not None else None
+    if not isinstance(value, ast.Call) or not isinstance(value.func, (ast.Name, ast.Attribute)):
+        return None
+    made = _project_base(found.owner or an, found, value.func)  # type: ignore[union-attr]
+    if made is None:
+        return None
+    if any(find_method(an, made, m) is not None for m in ("__set__", "__delete__")):
+        return "data"
+    return "get" if find_method(an, made, "__get__") is not None else None
 
 
 def _body_value(cd: ClassDef, name: str) -> ast.expr | None:
@@ -501,7 +603,9 @@ def _binds_class_attr(cd: ClassDef) -> bool:
     return False
 
 
-_ABSTRACT = frozenset({"abstractmethod", "abstractproperty", "abc.abstractmethod", "abc.abstractproperty"})
+_ABSTRACT = frozenset(
+    {"abstractmethod", "abstractproperty", "abc.abstractmethod", "abc.abstractproperty"}
+)
 
 
 def builds_as_type(an, cd: ClassDef) -> bool:

@@ -544,9 +544,10 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             if v is recv:
                 frame.env[k] = grown if k == func.value.id else UNKNOWN
         if func.value.id not in frame.env:
-            # a module-level list: module_state keeps the grown list (another holder
-            # of it, `self.seen = SEEN`, is not reached: open, see the session-21 note)
-            module_state.store(an, func.value.id, grown, frame)
+            # a module-level list: module_state keeps the grown list, and another
+            # holder of the one object (`self.seen = SEEN`) is forgotten, as for a local
+            if module_state.store(an, func.value.id, grown, frame):
+                in_place.forget_held(an, recv)
         else:
             # the same list held elsewhere (`xs = self.names`, `c.st = xs`) changed too
             in_place.forget_held(an, recv)
@@ -557,33 +558,18 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     if an.trial:
         return UNKNOWN
     if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
-        held = _class_held(an, an.eval(func.value.value, frame), func.value.attr)
+        held = modules.class_held(an, an.eval(func.value.value, frame), func.value.attr)
         if held is not None:
             # `self.made.append(d)` with `made = []` in the class body: the one
-            # list of the class changes, which every instance reads
+            # list of the class changes, which every instance reads (and another
+            # holder of it, `self.layers = Cfg.layers`, is forgotten)
             if module_state.store_class_attr(an, held, func.value.attr, grown):
+                in_place.forget_held(an, recv)
                 return taken
         elif modules.store_attribute(an, func.value, grown, frame):
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
-
-
-def _class_held(an: Analyzer, base: Value, name: str) -> str | None:
-    """The key of the class whose attribute `base.name` is, where base is an
-    instance without one of its own (or the class itself); None otherwise."""
-    if isinstance(base, modules.ClassRefV):
-        key = base.name
-    else:
-        key = pytypes.class_key(base)
-        if key is None:
-            return None
-        own = base.attrs if isinstance(base, SelfRecorder) else dict(base.attrs)  # type: ignore[union-attr]
-        if name in own:
-            return None
-    cd = an.class_of(key) if an.specialize else None
-    found = attributes.defining_class(an, cd, name) if cd is not None else None
-    return found.key if found is not None else None
 
 
 def call_tensor_method(

@@ -47,3 +47,11 @@ def stored(key: str, name: str) -> Value | None:
     """What the run stored as `name` through the class `key`, None if nothing."""
     held = _STORED.get()
     return None if held is None else held.get(key, {}).get(name)
+
+
+def first_read(key: str, name: str, value: Value) -> None:
+    """The class body's value of `name`, read for the first time in the run, kept
+    as the class's one object (no write: every path of the run starts with it)."""
+    held = table(key)
+    if held is not None:
+        held.setdefault(name, value)

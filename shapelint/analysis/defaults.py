@@ -14,8 +14,20 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis import module_state
 from shapelint.analysis.nodes import module_bindings
 from shapelint.ops.values import UNKNOWN, Value
+
+
+class _Changed(Value):
+    """A kept default a call changed in place (`def note(d, acc=[])` appending to
+    acc): Python's one default object is changed for every later call, which the
+    analysis does not follow; unknown from then on, never read anew at the call."""
+
+    __slots__ = ()
+
+
+_CHANGED = _Changed()
 
 
 def now(an, spec: ast.arguments, frame, d: int = 0) -> dict[int, Value]:
@@ -47,9 +59,26 @@ def at_call(an, node: ast.AST, default: ast.expr) -> Value | None:
     no name it reads is bound twice at the module's top level, so that the call
     reads the value the def saw."""
     got = kept(an, node).get(id(default))
+    if got is _CHANGED:
+        return UNKNOWN
     if got is not UNKNOWN:
         return got
     bound = module_bindings(an.tree)
     read = {n.id for n in ast.walk(default) if isinstance(n, ast.Name)}
     return got if any(bound.get(n, 0) > 1 for n in read) else None
 
+
+def changed(analyzers, old: Value, an) -> bool:
+    """old, an object changed in place, is the kept default of a def of one of
+    analyzers (a parameter left at its default, `acc=[]`): that default is no
+    longer known for any later call. Written as module_state writes, so that
+    undecided paths fork and join it and the memos keyed on its state are not
+    reused. Whether one was."""
+    found = False
+    for owner in analyzers:
+        for values in list(owner.def_defaults.values()):
+            for k, v in list(values.items()):
+                if v is old:
+                    module_state.write(values, k, _CHANGED, an)
+                    found = True
+    return found

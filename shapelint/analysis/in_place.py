@@ -48,7 +48,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from shapelint.analysis import aliasing, fresh, module_state, plain
+from shapelint.analysis import aliasing, defaults, fresh, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
@@ -634,14 +634,29 @@ def forget_value(an, old: Value) -> None:
 
 
 def forget_held(an, old: Value) -> None:
-    """old, a list or dict changed in place through one local name (`xs =
-    self.names; xs.append(n)`): unknown wherever else the same object is held, in
-    any frame, module or module being built (an attribute, an item), which the
-    change reaches in Python. By identity: an equal list elsewhere is most often
+    """old, a list, dict or plain object changed in place through one name (`xs =
+    self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown
+    wherever else the same object is held, in any frame, module or module being
+    built (an attribute, an item), or as a def's default, which the change
+    reaches in Python. By identity: an equal list elsewhere is most often
     another object (`[]`). A change that reaches no other holder is no store
     outside the frame (a loop that fills its own list stays the same each turn)."""
-    if _changeable(an, old) and _forget_everywhere(an, an, old, False, {}, identical=True):
+    if not _changeable(an, old):
+        return
+    held = _forget_everywhere(an, an, old, False, {}, identical=True)
+    # a def's default object, which a parameter left at it holds (`acc=[]`)
+    owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
+    if defaults.changed(owners.values(), old, an) or held:
         an.outer_writes += 1
+
+
+def own_local(frame, name: str) -> bool:
+    """name is a local of the function frame runs (a parameter or a name it binds),
+    not a closure's cell or a global: a change through it is the frame's to place."""
+    node = getattr(frame.func, "node", None)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return name in _local_names(node)
 
 
 def forget_object(an, old: Value) -> None:

@@ -258,10 +258,10 @@ class _Frame:
         self.chained: ast.Call | None = None
 
 
-
 # Statements with no block of their own: an exception their expressions surely
 # raised that no call took is theirs (statement_exec.raised_here).
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+
 
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
@@ -1187,7 +1187,9 @@ class ModuleAnalyzer:
         elif isinstance(target, ast.Attribute):
             self.outer_writes += 1
             if target.attr == "data":  # `t.data = u` gives t u's elements
-                held = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+                held = (
+                    frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
+                )
                 if isinstance(held, TensorV):
                     tensor_values.wrote(held)
                 else:
@@ -1269,9 +1271,12 @@ class ModuleAnalyzer:
             elif (
                 isinstance(target.value, ast.Name)
                 and base is None
+                and (was := module_state.held(self, target.value.id)) is not None
                 and module_state.store_attr(self, target.value.id, target.attr, value, frame)
             ):
-                pass  # `CFG.flag = v` on a module-level object: the module keeps it
+                # `CFG.flag = v` on a module-level object: the module keeps it, and
+                # another holder of the one object (`self.cfg = CFG`) is forgotten
+                in_place.forget_held(self, was)
             elif self.specialize and aliasing.recorders():
                 # a store into a module being built, through another name
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)

@@ -133,6 +133,12 @@ def defining_env(an, name: str) -> dict | None:
     return None
 
 
+def held(an, name: str) -> Value | None:
+    """The module-level value `name` reads in `an`'s file, or None where it reads none."""
+    env = defining_env(an, name)
+    return None if env is None else env.get(defined_name(an, name))
+
+
 def name_in(found) -> bool:
     target, attr = found
     return attr in target.module_env

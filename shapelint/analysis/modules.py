@@ -52,11 +52,17 @@ from shapelint.analysis.attributes import (
     builds_as_type,
     call_after,
     call_unsure,
+    class_attribute,
+    defining_class,
+    derives_from,
     derives_from_module,
+    derives_from_object_alone,
+    descriptor,
     find_method,
     find_property,
     is_class_method,
     is_static,
+    metaclass_call,
     module_class,
     own_call,
     settled,
@@ -730,7 +736,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
             return namedtuples.built(made, args, kwargs) or UNKNOWN
         if typeddicts.is_typed_dict(an, cd):
             return typed_dict_built(node, args, kwargs)
-        return an.construct(cd, args, kwargs)
+        made_by_new = newly_made(an, cd, node, args, kwargs, frame)
+        return made_by_new if made_by_new is not None else an.construct(cd, args, kwargs)
     if isinstance(callee, decorators.FunctionV) and callee.fd is not None:
         return _call_function(an, callee.fd, node, args, kwargs, frame)
     if isinstance(callee, FunctionRefV):
@@ -742,7 +749,11 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         return an.call_qualified(callee.qual, node, args, kwargs, False, frame)
     if isinstance(callee, autograd_function.ApplyV) and an.specialize:
         cd = an.class_of(callee.cls)
-        return autograd_function.apply(an, cd, ClassRefV(cd.key), node, args, kwargs, frame) if cd else None
+        return (
+            autograd_function.apply(an, cd, ClassRefV(cd.key), node, args, kwargs, frame)
+            if cd
+            else None
+        )
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")
@@ -1852,8 +1863,19 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
             aliasing.lost()
         return
     if isinstance(target, ast.Name):
-        if not module_state.store(an, target.id, value, frame):
+        # every caller changes the name's object in place (an item, an entry, a
+        # list method): another holder of that object (`self.reg = REG`, `d =
+        # self.cfg`) sees the change in Python, and is forgotten here
+        # (a global outside a target run binds no change: no holder is forgotten;
+        # a closure's cell is placed by in_place when the call returns)
+        local = target.id in frame.env
+        old = frame.env[target.id] if local else module_state.held(an, target.id)
+        placed = module_state.store(an, target.id, value, frame)
+        if not placed:
             frame.env[target.id] = value
+        own = local and in_place.own_local(frame, target.id)
+        if (placed or own) and old is not None and old is not value:
+            in_place.forget_held(an, old)
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         store_attribute(an, target, value, frame)
 
@@ -1869,6 +1891,18 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
         an.outer_writes += 1  # state outside the frame: a trial turn counts it, makes none
         if an.trial:
             return True
+    # (a function's summary, not the run, changes no class)
+    runs = getattr(frame, "runs", False)
+    held = class_held(an, base, target.attr) if base is not None and runs else None
+    if held is not None:
+        # `self.reg[k] = v` with `reg = {}` in the class body and none on the
+        # instance: the class's one dict changes, which every instance reads
+        cd = an.class_of(held)
+        was = class_attribute(an, cd, target.attr) if cd is not None else None
+        if module_state.store_class_attr(an, held, target.attr, value):
+            if was is not None:
+                in_place.forget_held(an, was)
+            return True
     if isinstance(base, SelfRecorder):
         old = base.attrs.get(target.attr)
         if old is not None and old is not value:
@@ -1876,12 +1910,40 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
         base.attrs[target.attr] = own_methods.stored(base, value)
         return True
     if type(base) is ObjectV and base.kind.startswith("<class>"):
+        # the object the attribute held changed: its other holders (a child
+        # module handed `self.sizes`) see the change, and are forgotten
+        was = dict(base.attrs).get(target.attr)
+        if was is not None and was is not value:
+            in_place.forget_held(an, was)
+            base = frame.env.get(name)  # itself rebuilt where it held one
+            if type(base) is not ObjectV:
+                return False
         in_place.forget_value(an, base)
         frame.env[name] = ObjectV(
             base.kind, tuple({**dict(base.attrs), target.attr: value}.items())
         )
         return True
     return False
+
+
+def class_held(an: Analyzer, base: Value, name: str) -> str | None:
+    """The key of the class whose attribute `base.name` is, where base is an
+    instance without one of its own (or the class itself); None otherwise."""
+    if isinstance(base, ClassRefV):
+        key = base.name
+    elif isinstance(base, SelfRecorder):
+        key = base.cls
+        if name in base.attrs:
+            return None
+    elif type(base) is ObjectV and base.kind.startswith("<class>"):
+        key = base.kind[len("<class>") :]
+        if name in dict(base.attrs):
+            return None
+    else:
+        return None
+    cd = an.class_of(key) if an.specialize else None
+    found = defining_class(an, cd, name) if cd is not None else None
+    return found.key if found is not None else None
 
 
 def retyped(an: Analyzer, target: ast.Attribute, frame) -> None:
@@ -2512,6 +2574,9 @@ def property_get(an: Analyzer, key: str, recv, attrs, node: ast.Attribute, frame
     returns, run on obj (a target run only); None where there is no such property,
     or an instance attribute shadows a cached_property."""
     cd = an.class_of(key) if an.specialize else None
+    held = descriptor(an, cd, node.attr) if cd is not None else None
+    if held == "data" or (held == "get" and node.attr not in attrs):
+        return UNKNOWN  # the descriptor's `__get__` decides, not run here
     found = find_property(an, cd, node.attr) if cd is not None else None
     if found is None or (not found[2] and node.attr in attrs):
         return None
@@ -2527,6 +2592,11 @@ def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, f
     """`self.name = value` where the class defines a property `name` with a setter:
     the setter runs on the instance being built (True); False where there is none."""
     cd = an.class_of(recv.cls)
+    if cd is not None and descriptor(an, cd, node.attr) == "data":
+        # its `__set__` runs instead of the store, not run here: what it changes on
+        # the instance (another attribute, a layer) is not known
+        aliasing.lost()
+        return True
     found = find_property(an, cd, node.attr) if cd is not None else None
     if found is None or found[1] is None:
         return False
@@ -3074,6 +3144,9 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
         return namedtuples.built(made_class, args, kwargs) or UNKNOWN
     if typeddicts.is_typed_dict(an, cd):  # a plain dict: no __init__ either
         return typed_dict_built(node, args, kwargs)
+    made_by_new = newly_made(an, cd, node, args, kwargs, frame)
+    if made_by_new is not None:
+        return made_by_new
     owner = cd.owner or an
     owner.built_made = None
     value = an.construct(cd, args, kwargs)
@@ -3084,6 +3157,97 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
         rec = an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value, cost)
         rec.children = list(made)
     return value
+
+
+def newly_made(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Value | None:
+    """`C(...)` where C (or a base) defines `__new__`, in a target run: Python's
+    `type.__call__` calls `C.__new__(C, ...)` and runs `__init__` only on an
+    instance of C, the call's value being what `__new__` returned. What it
+    returned, where that is surely no instance of C (a torch layer, a number, an
+    instance of a class not derived from C); not known where it may be one (the
+    analysis would hold an instance its `__init__` did not build). None: no
+    `__new__` of the project's, or a `__new__` that only returns
+    `super().__new__(cls)` (object's: the instance `__init__` then builds)."""
+    if not an.specialize:
+        return None
+    if metaclass_call(an, cd):  # the metaclass's `__call__` decides, not run here
+        return an.unknown_call(node, args, kwargs, frame, f"{cd.name}'s metaclass decides the call")
+    new = find_method(an, cd, "__new__")
+    if new is None or _object_new_only(new.node):
+        return None
+    # (bound to cls as the first parameter, as a classmethod's call binds it)
+    made = specialized_invoke(an, new, ClassRefV(cd.key), node, args, kwargs, frame)
+    if made == ObjectV(_FRESH + cd.key):
+        return None  # object's instance, untouched: `__init__` builds it
+    if _surely_not_instance(an, made, cd):
+        return made
+    return an.unknown_call(node, args, kwargs, frame, f"{cd.name}.__new__ decides the call's value")
+
+
+# The kind of the instance `super().__new__(cls)` gives in C.__new__ where that is
+# object's `__new__`: nothing stored on it yet, `__init__` not run.
+_FRESH = "<object.__new__>"
+
+
+def _object_new(an: Analyzer, frame, args, kwargs) -> Value | None:
+    """`super().__new__(cls)` in a `__new__` whose class has no base along the MRO
+    with a `__new__` of its own but object (or nn.Module, which defines none): a
+    fresh instance of cls (`newly_made` builds it as `type.__call__` would, where
+    `__new__` returns it as it was given); None elsewhere."""
+    if kwargs or len(args) != 1 or not isinstance(args[0], ClassRefV):
+        return None
+    cd = an.class_of(args[0].name)
+    if cd is None or super_method(an, frame, "__new__", cd) is not None:
+        return None
+    if not (derives_from_object_alone(an, cd) or module_class(an, cd)):
+        return None  # a builtin's or a library's `__new__`
+    return ObjectV(_FRESH + cd.key)
+
+
+def _object_new_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """fn's body is `return super().__new__(cls)` (or object's) alone, with a docstring."""
+    body = [
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return False
+    call = body[0].value
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    return (
+        isinstance(call, ast.Call)
+        and bool(params)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__new__"
+        and _super_or_object(call.func.value)
+        and len(call.args) == 1
+        and not call.keywords
+        and isinstance(call.args[0], ast.Name)
+        and call.args[0].id == params[0]
+    )
+
+
+def _super_or_object(e: ast.expr) -> bool:
+    if isinstance(e, ast.Name):
+        return e.id == "object"
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "super"
+        and not e.args
+    )
+
+
+def _surely_not_instance(an: Analyzer, v: Value, cd: ClassDef) -> bool:
+    """isinstance(v, cd) is surely False: a torch layer (torch derives from no
+    project class), an instance of a project class not derived from cd, or a
+    tensor, number, string, None or tuple where cd derives from object alone."""
+    if type(v) is ObjectV and v.kind.startswith("torch.nn."):
+        return True
+    if type(v) is ObjectV and v.kind.startswith("<class>"):
+        mine = an.class_of(v.kind[len("<class>") :])
+        return mine is not None and derives_from(an, mine, cd) is False
+    plain_value = isinstance(v, (TensorV, IntV, BoolV, FloatV, StrV, NoneV)) or (type(v) is TupleV)
+    return plain_value and derives_from_object_alone(an, cd)
 
 
 # Per construction being run, the records its __init__ body made and those of its
@@ -3138,6 +3302,8 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     `super().forward(x)` the base's forward on this instance; any other method of
     a base runs on the instance as `self.m()` would (on the one being built too:
     what it stores there is its state)."""
+    if meth == "__new__" and frame.func is not None and frame.func.node.name == "__new__":
+        return _object_new(an, frame, args, kwargs)
     me = frame.env.get("self")
     fd = super_method(an, frame, meth, _instance_class(an, me))
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:

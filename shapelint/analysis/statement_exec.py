@@ -47,10 +47,12 @@ from shapelint.notation.symbolic import (
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import KEEP, origins, requires
 from shapelint.ops.values import (
+    DICT_KIND,
     UNKNOWN,
     BufferV,
     IntV,
     NoneV,
+    ObjectV,
     OpIssue,
     ParameterV,
     TensorV,
@@ -144,6 +146,34 @@ def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_leve
         res = an.op_value(name, [cur, rhs], {}, stmt, frame, arg_nodes=[stmt.target, stmt.value])
         inplace.written(frame, stmt.target, cur, requires(res), origins(res))
     an.assign(stmt.target, res, frame, None)
+    if res is not cur and _extended_in_place(stmt.op, cur):
+        # `xs += [d]` extends the one list (`|=` updates the one dict): another
+        # holder of it (`self.seen = xs`) sees the change, and is forgotten
+        in_place.forget_held(an, cur)
+
+
+def _deleted_attribute(an: Analyzer, t: ast.Attribute, obj: ObjectV, frame: Frame) -> bool:
+    """`del self.reps` on a built module (in its forward) or an instance of a
+    project class: the name holds the object without it (a read then finds the
+    class's attribute, as Python's lookup does); its other holders, which see the
+    one object change, are forgotten. False where no name holding it was changed
+    (`del self.mod.block.extra`): the value read again still has the attribute."""
+    an.outer_writes += 1  # state outside the frame: a trial turn counts it, makes none
+    if an.trial:
+        return True
+    in_place.forget_value(an, obj)
+    if isinstance(t.value, ast.Name) and t.value.id in frame.env:
+        kept = tuple((k, v) for k, v in obj.attrs if k != t.attr)
+        frame.env[t.value.id] = ObjectV(obj.kind, kept)
+        return True
+    return False
+
+
+def _extended_in_place(op: ast.operator, v) -> bool:
+    """`v op= w` changes v itself: a list's `+=` / `*=`, a dict's `|=`."""
+    if isinstance(v, TupleV) and v.kind == "list":
+        return isinstance(op, (ast.Add, ast.Mult))
+    return isinstance(v, ObjectV) and v.kind == DICT_KIND and isinstance(op, ast.BitOr)
 
 
 def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) -> None:
@@ -461,6 +491,9 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
             holder = an.eval(t.value, frame)
             if isinstance(holder, modules.SelfRecorder):  # `del self.layer` in __init__
                 holder.attrs.pop(t.attr, None)
+            elif type(holder) is ObjectV and holder.kind.startswith("<class>"):
+                if not _deleted_attribute(an, t, holder, frame) and an.specialize:
+                    absence.stored_elsewhere(t.attr)
             elif an.specialize:  # `del encoder.fc`: the object's value still holds it
                 absence.stored_elsewhere(t.attr)
         elif isinstance(t, ast.Subscript):
