@@ -3001,6 +3001,28 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a long loop whose exit tests what each turn looks up, not a name the loop
+    # binds, takes one turn standing for all as any loop past 8 items does (its
+    # turns are not followed one by one): never a wrong figure either way
+    "loop_over_many_layers_ended_by_a_lookup": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, n=12, stop=7):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+                self.ends = {j: j >= stop for j in range(n)}
+                self.order = list(range(n))
+
+            def forward(self, x):
+                for layer in self.ls:
+                    x = layer(x)
+                    if self.ends[self.order.pop(0)]:
+                        break
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # a dataclass field's `default_factory` is called for each instance, as the
     # generated `__init__` does: `dict` an empty dict (litgpt's Config reads its name
     # off `self.hf_config.get("name", self.name)`; that name picked the norm class)
