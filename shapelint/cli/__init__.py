@@ -8,6 +8,7 @@ reveal_shape do not fail a run), 2 usage error, missing path or bad configuratio
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -46,6 +47,7 @@ class DefaultToCheck(click.Group):
         # click reads sys.argv): a caller that runs main in-process (a test, an
         # embedding tool) keeps its own SIGTERM, and gets it back after a run.
         previous = _exit_on_sigterm() if args is None else None
+        self.as_program = args is None
         try:
             return super().main(args, *rest, **kwargs)
         finally:
@@ -59,6 +61,16 @@ class DefaultToCheck(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("shapelint: interrupted", err=True)
+            if getattr(self, "as_program", False):
+                # The pool's workers are stopped by now; a normal exit would join
+                # the queues' feeder threads, whose writes into the closed pipes
+                # print "Exception ignored ... Bad file descriptor" at shutdown.
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except (OSError, ValueError):
+                        pass
+                os._exit(130)
             sys.exit(130)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
