@@ -18,7 +18,7 @@ import ast
 import re
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import dynamic
+from shapelint.analysis import dynamic, registering
 from shapelint.analysis.attributes import base_classes
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
@@ -191,8 +191,6 @@ def built_instance_lacks(
 
 # Methods given the class, not an instance, without a decorator saying so.
 _OF_CLASS = frozenset({"__init_subclass__", "__new__", "__class_getitem__"})
-# What a method may do with its own instance's attribute by name: store or read it.
-_OWN_STORES = frozenset({"register_buffer", "register_parameter", "register_module", "add_module"})
 
 
 def _mentions(cls: ast.ClassDef, name: str) -> bool:
@@ -240,7 +238,7 @@ def _named_in(node: ast.AST, name: str, own: str | None) -> bool:
             f, first = n.func, n.args[0]
             into_own = (
                 isinstance(f, ast.Attribute)
-                and f.attr in _OWN_STORES
+                and f.attr in registering.METHODS  # stores the attribute by name
                 and isinstance(f.value, ast.Name)
                 and f.value.id == own
             )
