@@ -327,6 +327,99 @@ CASES = {
         """,
         "exact",
     ),
+    # `global SEEN; SEEN += [d, d]` in a function the constructor calls extends
+    # the one list `self.seen` holds (main 59bfaf8: complete 0 where torch counts
+    # 512; its summary pass had forgotten the module's list, so the run did not)
+    "list_extended_through_global_by_augmented_assignment": (
+        """
+        SEEN = []
+
+        def add(d):
+            global SEEN
+            SEEN += [d, d]
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seen = SEEN
+                add(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # ... `*=` too (complete 256 where torch counts 768)
+    "list_repeated_through_global_by_augmented_assignment": (
+        """
+        SEEN = [1]
+
+        def grow():
+            global SEEN
+            SEEN *= 3
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.seen = SEEN
+                grow()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.seen:
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
+    # ... and a dict's `|=` (complete 256 where torch counts 512)
+    "dict_updated_through_global_by_augmented_assignment": (
+        """
+        REG = {}
+
+        def add(d):
+            global REG
+            REG |= {"k": d}
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.reg = REG
+                add(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                if "k" in self.reg:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        "honest",
+    ),
+    # the global itself, read after the change, is the extended list
+    "list_extended_through_global_read_back": (
+        """
+        SEEN = []
+
+        def add(d):
+            global SEEN
+            SEEN += [d, d]
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                add(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in SEEN:
+                    x = self.lin(x)
+                return x
+        """,
+        "exact",
+    ),
     # the forward's own helper counts its calls in a module-level dict
     "counter_written_in_the_forward": (
         """

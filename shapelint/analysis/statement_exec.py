@@ -35,6 +35,7 @@ from shapelint.analysis import (
 from shapelint.analysis import annotations as ann
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
+from shapelint.analysis.statements import declared_names
 from shapelint.notation.symbolic import (
     Expr,
     declare_names,
@@ -146,10 +147,27 @@ def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_leve
         res = an.op_value(name, [cur, rhs], {}, stmt, frame, arg_nodes=[stmt.target, stmt.value])
         inplace.written(frame, stmt.target, cur, requires(res), origins(res))
     an.assign(stmt.target, res, frame, None)
-    if res is not cur and _extended_in_place(stmt.op, cur):
+    if (
+        res is not cur
+        and _extended_in_place(stmt.op, cur)
+        and not _global_kept_apart(stmt.target, frame)
+    ):
         # `xs += [d]` extends the one list (`|=` updates the one dict): another
         # holder of it (`self.seen = xs`) sees the change, and is forgotten
         in_place.forget_held(an, cur)
+
+
+def _global_kept_apart(target: ast.expr, frame: Frame) -> bool:
+    """`global S; S += [d]` in a pass that binds S in its own frame, not in the
+    module (a function's summary: only a target run's frame binds its globals,
+    `frame.global_names`). That pass changes no object outside itself; forgetting
+    the module's list there, unlogged, left the run's own pass reading the name as
+    not known, so the run forgot none of its holders (`self.seen = S` stayed the
+    list before the change: a complete figure, wrong)."""
+    if not isinstance(target, ast.Name) or target.id in frame.global_names:
+        return False
+    node = getattr(frame.func, "node", None)
+    return node is not None and target.id in declared_names(node, ast.Global)
 
 
 def _deleted_attribute(an: Analyzer, t: ast.Attribute, obj: ObjectV, frame: Frame) -> bool:
