@@ -155,6 +155,25 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a walrus in a comprehension binds the name of the scope around it (main
+    # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
+    "walrus_in_a_comprehension_binds_the_enclosing_name": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                k = 0
+                [k := k + i for i in range(4)]
+                for _ in range(k):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # the forward appends to a list its child module was handed (complete 0 where
     # torch counts 512)
     "list_a_child_holds_appended_in_the_forward": _case(

@@ -141,6 +141,7 @@ def _has_walrus(node: ast.expr) -> bool:
 
 
 _WALRUS = "_shapelint_walrus"
+_WALRUS_NAMES = "_shapelint_walrus_names"
 
 
 def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
@@ -249,6 +250,37 @@ def eval_named_expr(an: Analyzer, node: ast.NamedExpr, frame: Frame, d: int) -> 
 
 
 def eval_comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
+    value = _comprehension(an, node, frame, d)
+    for name in _walrus_names(node):
+        # `[k := k + i for i in xs]`: Python binds k in the scope that holds the
+        # comprehension, not in the comprehension's own; its runs here bind it in
+        # a scope of their own (one turn standing for all, or turns a filter
+        # decides), so what it holds after is not known (it was left at its
+        # value before: a complete figure, wrong)
+        an.assign(ast.Name(id=name, ctx=ast.Store()), UNKNOWN, frame, None)
+    return value
+
+
+def _walrus_names(node: ast.expr) -> tuple[str, ...]:
+    """The names a walrus in node binds in the scope around it (not one in a
+    lambda, whose scope is its own); kept on node."""
+    known = node.__dict__.get(_WALRUS_NAMES)
+    if known is None:
+        found: list[str] = []
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Lambda):
+                continue
+            if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+                found.append(n.target.id)
+            stack.extend(ast.iter_child_nodes(n))
+        known = tuple(dict.fromkeys(found))
+        setattr(node, _WALRUS_NAMES, known)
+    return known
+
+
+def _comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
     if isinstance(node, ast.SetComp):  # `{m for _, m in table.items()}`: its items, for `in`
         built = modules.comprehension(an, node, frame)  # type: ignore[arg-type]
         if isinstance(built, TupleV):
