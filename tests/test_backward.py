@@ -32,6 +32,8 @@ CASES = [
     ("Warp", (2, 4, 8, 8)),
     ("Solve", (2, 4, 8)),
     ("Special", (2, 4, 8)),
+    ("SetOff", (2, 4, 8)),
+    ("SetOffInHelper", (2, 4, 8)),
 ]
 
 

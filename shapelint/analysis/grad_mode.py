@@ -63,6 +63,59 @@ def entered(mode) -> Iterator[None]:
         GRAD_MODE.reset(token)
 
 
+def set_here(an, stmt: ast.Expr, frame) -> bool:
+    """`torch.set_grad_enabled(flag)` called as a statement, not entered: torch
+    sets the mode at the call, for everything after it (the callers of the
+    function too) until another call sets it or a grad-mode block around it ends
+    (which restores the mode it found, as `entered` does). Set for the rest of a
+    target run (not known where the flag is not); a pass that is not the run
+    (a function's summary, a trial turn) sets nothing. Whether stmt is such a call."""
+    call = stmt.value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return False
+    if an.imports.resolve(call.func) not in _SET:
+        return False
+    flag = _flag(an, call.args[0], frame) if call.args else None
+    if an.specialize and getattr(frame, "runs", False):
+        an.outer_writes += 1  # a loop whose turn does this is not the same each turn
+        if not an.trial:
+            GRAD_MODE.set(flag)
+    return True
+
+
+def sets_globally(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether fd's body calls `set_grad_enabled` as a statement (set_here): its
+    run changes the mode its caller goes on in, which a memoised run would not
+    do again. Read off the source (any such name), kept on the node."""
+    known = node.__dict__.get(_SETS)
+    if known is None:
+        known = any(
+            isinstance(n, ast.Expr)
+            and isinstance(n.value, ast.Call)
+            and _last_name(n.value.func) == "set_grad_enabled"
+            for n in ast.walk(node)
+        )
+        setattr(node, _SETS, known)
+    return known
+
+
+_SETS = "_shapelint_sets_grad_mode"
+
+
+def _last_name(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+@contextmanager
+def run_scope() -> Iterator[None]:
+    """One target run: what `set_here` set ends with it."""
+    token = GRAD_MODE.set(GRAD_MODE.get())
+    try:
+        yield
+    finally:
+        GRAD_MODE.reset(token)
+
+
 def decorated(an, fd, frame) -> object:
     """The grad mode fd's decorators set for its body (KEEP when none does)."""
     mode: object = KEEP

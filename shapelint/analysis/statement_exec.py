@@ -195,6 +195,8 @@ def _extended_in_place(op: ast.operator, v) -> bool:
 
 
 def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) -> None:
+    if grad_mode.set_here(an, stmt, frame):
+        return
     an.eval(stmt.value, frame)
 
 

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     call_path,
     dynamic,
     forward_ad,
+    grad_mode,
     modes,
     modules,
     project,
@@ -178,7 +179,7 @@ def evaluate_target(
     attribute_hooks.reset()
     dynamic.reset()
     forward_ad.reset()
-    with call_path.collecting() as found, fact_scope(orders_only=True):
+    with call_path.collecting() as found, fact_scope(orders_only=True), grad_mode.run_scope():
         res = _evaluate(an, target, init, inputs, training)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     if modes.decided_any():
