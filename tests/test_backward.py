@@ -137,6 +137,26 @@ def test_a_freeze_over_parameters_is_followed():
     assert t["flops_backward_value"] == backward == 1024
 
 
+@pytest.mark.parametrize("name", ["FrozenInForward", "FrozenByAssignInForward"])
+def test_a_freeze_in_the_forward_leaves_backward_unknown(name):
+    """A forward that sets requires_grad on its built module's Parameter: not
+    placed, so the backward is `?` (the trainable count is torch's as built)."""
+    _, backward = _torch_counts(name, (2, 4, 8))
+    t = _static(name, (2, 4, 8))
+    assert backward == 2048  # fc2's two gradients; fc1's weight needs none
+    assert t["complete"] and t["trainable_params"] == "144"
+    assert t["flops_backward"] is None and not t["backward_complete"]
+    assert t["activation_bytes"] is None and not t["activation_complete"]
+
+
+def test_a_freeze_by_apply_leaves_trainable_and_backward_unknown():
+    _, backward = _torch_counts("FrozenByApply", (2, 4, 8))
+    t = _static("FrozenByApply", (2, 4, 8))
+    assert backward == 4096  # fc2's two gradients; fc1's weight is frozen
+    assert t["params"] == "280" and t["trainable_params"] == "?"
+    assert t["flops_backward"] is None and not t["backward_complete"]
+
+
 def test_unknown_grad_mode_leaves_backward_unknown(tmp_path):
     src = tmp_path / "m.py"
     src.write_text(

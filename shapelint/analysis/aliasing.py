@@ -80,6 +80,33 @@ def keeping() -> Bound:
     return Bound(_KEEPING, True)
 
 
+# Set in a target run where which Parameters require grad changed while no
+# module was being built (`self.a.weight.requires_grad_(False)` in a forward):
+# the built module's Parameters, which every op after it reads, are not changed
+# here (see retrained).
+_RETRAINED: ContextVar[list | None] = ContextVar("retrained", default=None)
+
+
+@contextmanager
+def run() -> Iterator[list]:
+    """One target run; what it yields is non-empty once `retrained` was called."""
+    state: list = []
+    token = _RETRAINED.set(state)
+    try:
+        yield state
+    finally:
+        _RETRAINED.reset(token)
+
+
+def retrained() -> None:
+    """Which Parameters of the built module require grad changed in the run, where
+    the analysis did not place it: what backward computes, and what the ops
+    after it save for it, are not known (the trainable count is torch's as built)."""
+    state = _RETRAINED.get()
+    if state is not None and not state:
+        state.append(True)
+
+
 def lost(freezes: bool = True) -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any

@@ -463,10 +463,16 @@ def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
     in place), as dynamic.py reads it."""
     if len(node.args) != 1 or node.keywords:
         return False
+    return not _applied(an, node, recv, frame, dynamic.replaces_layers)
+
+
+def _applied(an: Analyzer, node: ast.Call, recv, frame, test) -> bool:
+    """test (dynamic.replaces_layers or dynamic.freezes) of the function
+    `recv.apply(fn)` is given."""
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
     cls = pytypes.class_key(recv)
     cd = an.class_of(cls) if cls is not None else None
-    return not dynamic.replaces_layers(where.tree, node.args[0], cd.node if cd else None, where)
+    return test(where.tree, node.args[0], cd.node if cd else None, where)
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
@@ -505,7 +511,14 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:
     every count as it was; one that may change layers leaves the modules being
     built unknown, and the calls of their methods from then on (dynamic.py)."""
     if _keeps_layers(an, recv, node, frame):
-        return recv
+        if not _applied(an, node, recv, frame, dynamic.freezes):
+            return recv
+        if isinstance(recv, SelfRecorder):
+            # which Parameters it freezes is not followed: which require grad
+            # is not known, nor what backward computes (it kept every one trainable:
+            # trainable and backward figures above torch's)
+            modules.trainability_lost()
+            return recv
     why = f"apply() with a function that changes layers (line {node.lineno})"
     aliasing.lost()
     for r in aliasing.recorders():

@@ -303,6 +303,56 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, 
     """Whether a function given to apply() may change the layers it visits (owner:
     the class whose method makes the call; fn looked up in tree, else, a plain name,
     through an's project imports in the file that defines it)."""
+    body = _applied_body(tree, fn, owner, an)
+    if body is None:
+        return True  # not found, or not one: nobody knows what it does
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call):
+                f = n.func
+                called = (
+                    f.attr
+                    if isinstance(f, ast.Attribute)
+                    else f.id
+                    if isinstance(f, ast.Name)
+                    else ""
+                )
+                if called in _REPLACING:
+                    return True
+            if isinstance(n, ast.Delete):
+                return True
+            if isinstance(n, (ast.Assign, ast.AugAssign)):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any(isinstance(t, ast.Subscript) for t in targets):
+                    return True
+                if any(isinstance(t, ast.Attribute) for t in targets) and isinstance(
+                    n.value, ast.Call
+                ):
+                    return True
+    return False
+
+
+def freezes(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None) -> bool:
+    """Whether a function given to apply() may change which Parameters require
+    grad (`m.weight.requires_grad_(False)`, `p.requires_grad = False`): it keeps
+    the layers, not what torch trains (replaces_layers' arguments)."""
+    body = _applied_body(tree, fn, owner, an)
+    if body is None:
+        return True
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                if n.func.attr == "requires_grad_":
+                    return True
+            if isinstance(n, ast.Attribute) and n.attr == "requires_grad":
+                if isinstance(n.ctx, ast.Store):
+                    return True
+    return False
+
+
+def _applied_body(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an):
+    """The statements of the function given to apply() (replaces_layers'
+    arguments); None where it is not found, or not one."""
     body: list[ast.AST]
     while _is_partial(tree, fn):  # `partial(self._init_weights, needs_reset=False)`: its function
         fn = fn.args[0]  # type: ignore[attr-defined]
@@ -332,32 +382,9 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, 
             if isinstance(found, FuncDef) and found.cls is None:
                 defs = [found.node]
         if len(defs) != 1:
-            return True  # not found, or not one: nobody knows what it does
+            return None
         body = list(defs[0].body)
-    for stmt in body:
-        for n in ast.walk(stmt):
-            if isinstance(n, ast.Call):
-                f = n.func
-                called = (
-                    f.attr
-                    if isinstance(f, ast.Attribute)
-                    else f.id
-                    if isinstance(f, ast.Name)
-                    else ""
-                )
-                if called in _REPLACING:
-                    return True
-            if isinstance(n, ast.Delete):
-                return True
-            if isinstance(n, (ast.Assign, ast.AugAssign)):
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                if any(isinstance(t, ast.Subscript) for t in targets):
-                    return True
-                if any(isinstance(t, ast.Attribute) for t in targets) and isinstance(
-                    n.value, ast.Call
-                ):
-                    return True
-    return False
+    return body
 
 
 def _is_partial(tree: ast.Module, fn: ast.expr) -> bool:

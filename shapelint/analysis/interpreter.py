@@ -1216,6 +1216,9 @@ class ModuleAnalyzer:
                 modules.assign_requires_grad(
                     self, owner if building else None, target, value, frame
                 )
+            elif target.attr == "requires_grad" and getattr(frame, "runs", False):
+                # ... after it was built (in its forward): not placed
+                aliasing.retrained()
             elif isinstance(base, SelfRecorder):
                 if self.specialize and attribute_hooks.store(self, base, target.attr, value):
                     pass  # the class's own __setattr__ stored it

@@ -1253,6 +1253,8 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     # the modules being built may hold recv
     owners = [owner] if owner is not None else list(aliasing.recorders())
     if not owners:
+        if getattr(frame, "runs", False):
+            aliasing.retrained()  # a forward's: not placed (it was ignored: wrong backward)
         return recv
     if flag is None:
         trainability_lost(owners)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from shapelint import pyparse
 from shapelint.analysis import (
     absence,
+    aliasing,
     attribute_hooks,
     attributes,
     call_path,
@@ -70,6 +71,9 @@ class TargetResult:
     # The mode the forward ran in ("train": as built, "eval": as after `.eval()`),
     # where a read of `training` decided something (modes.py); None: nothing did.
     mode: str | None = None
+    # Which Parameters require grad changed after the module was built, where the
+    # analysis did not place it (aliasing.retrained): its backward is not known.
+    retrained: bool = False
 
 
 _LITERAL_NODES = (
@@ -179,8 +183,14 @@ def evaluate_target(
     attribute_hooks.reset()
     dynamic.reset()
     forward_ad.reset()
-    with call_path.collecting() as found, fact_scope(orders_only=True), grad_mode.run_scope():
+    with (
+        call_path.collecting() as found,
+        fact_scope(orders_only=True),
+        grad_mode.run_scope(),
+        aliasing.run() as retrained,
+    ):
         res = _evaluate(an, target, init, inputs, training)
+    res.retrained = bool(retrained)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     if modes.decided_any():
         res.mode = "train" if training else "eval"
@@ -492,7 +502,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
     # which gradients backward computes is not known.
-    frozen_unknown = res.params is not None and not res.params.trainable_known
+    frozen_unknown = res.retrained or (res.params is not None and not res.params.trainable_known)
     # The loss sums every returned tensor that requires grad: only the calls it
     # reaches run backward (analysis/reached.py).
     seen = reached.reached(res.returns)
