@@ -155,6 +155,102 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a cached function runs its body on a miss only: what it appends to, and what
+    # a cached method stores on self and returns from it, changes once (main
+    # 59bfaf8 ran the body at each call: complete 768 for 512, 1,280 for 1,024)
+    "lru_cache_function_appends_on_a_miss_only": _case(
+        """
+        import functools
+
+        CALLS = []
+
+        @functools.lru_cache
+        def width(d):
+            CALLS.append(d)
+            return d
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(width(d), width(d))
+                self.b = nn.Linear(d, d)
+
+            def forward(self, x):
+                x = self.a(x)
+                for _ in CALLS:
+                    x = self.b(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "lru_cache_method_changes_self_on_a_miss_only": _case(
+        """
+        import functools
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.n = 0
+
+            @functools.lru_cache(maxsize=None)
+            def reps(self, k):
+                self.n += 1
+                return k + self.n
+
+            def forward(self, x):
+                for _ in range(self.reps(1) + self.reps(1)):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a cached_property's getter runs on the first read only
+    "cached_property_getter_runs_once": _case(
+        """
+        import functools
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.k = 1
+
+            @functools.cached_property
+            def reps(self):
+                self.k += 1
+                return self.k
+
+            def forward(self, x):
+                for _ in range(self.reps + self.reps):
+                    x = self.a(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "cached_property_computed_once": _case(
+        """
+        import functools
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.w = nn.Parameter(torch.randn(d, d))
+
+            @functools.cached_property
+            def square(self):
+                return self.w @ self.w
+
+            def forward(self, x):
+                return self.a(x) @ self.square + x @ self.square
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # a walrus in a comprehension binds the name of the scope around it (main
     # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
     "walrus_in_a_comprehension_binds_the_enclosing_name": _case(

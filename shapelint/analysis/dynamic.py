@@ -421,6 +421,16 @@ def caching(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return None
 
 
+def cached_getter(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """`@functools.cached_property` on fn, if so: its getter runs on the first read
+    only, which stores what it returns on the instance."""
+    for d in node.decorator_list:
+        if isinstance(d, (ast.Name, ast.Attribute)):
+            if an.imports.resolve(d, set(), {}) == "functools.cached_property":
+                return ast.unparse(d)
+    return None
+
+
 def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The first decorator of a module-level function or method whose result a
     call does not run as the body reads (None: all hand the function back, or

@@ -2705,10 +2705,22 @@ def specialized_invoke(
     if hit:  # its exits anew, reaching this call's arguments
         value = called(value, args, kwargs)
     cost = add_costs(r.cost for r in children)
-    cache = dynamic.caching(owner, fd.node) if not undecorated else None
+    cache = (
+        dynamic.caching(owner, fd.node)
+        if not undecorated
+        else dynamic.cached_getter(owner, fd.node)
+        if special
+        else None
+    )
     if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
         # what the body costs is paid on a miss only, which no run here decides
         cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
+    if cache is not None and _changes_state(owner, fd):
+        # ... and so is what it changes, and what it returns where that depends on
+        # it (`self.n += 1; return k + self.n`): a hit returns the first call's value
+        # and changes nothing (each call's run counted: 1,280 where torch has 1,024)
+        value, finals, mark = UNKNOWN, None, module_state.mark()
+        _forget_stored_on(an, fd, recv)
     if hit:  # another call's result, equal in shape: another tensor all the same
         value = fresh_objects(an, storages.renewed(value), given)
         first = owner.specialized.get(("<saved>", key))
@@ -2726,6 +2738,57 @@ def specialized_invoke(
     placed = module_state.keys_since(mark) if not hit else frozenset()
     after = None if exc else finals
     return _followed(an, fd, node, recv, args, kwargs, frame, reached, after, value, placed)
+
+
+def _changes_state(an: Analyzer, fd: FuncDef) -> bool:
+    """Whether fd's run may change anything outside its own frame (read off its
+    source: an object it was handed or reaches, `self` included, a global)."""
+    return (
+        bool(in_place.changed_names(an, fd))
+        or fd.rebinds_globals
+        or in_place.risks(fd)[1]
+        or bool(_self_stores(fd.node))
+    )
+
+
+def _self_stores(node) -> frozenset[str]:
+    """The attributes fd's source stores on its first parameter (`self.n += 1`)."""
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    if not params:
+        return frozenset()
+    first = params[0]
+    found = set()
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Store)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == first
+        ):
+            found.add(n.attr)
+    return frozenset(found)
+
+
+def _forget_stored_on(an: Analyzer, fd: FuncDef, recv) -> None:
+    """A cached method's run, which may not have run (a cache hit): what it stored on
+    its instance is not known. On the instance being built, those attributes; a
+    built module, and every holder of it (in_place would leave it as it was)."""
+    stored = _self_stores(fd.node)
+    if not stored or recv is None:
+        return
+    an.outer_writes += 1
+    if an.trial:
+        return
+    if isinstance(recv, SelfRecorder):
+        for name in stored:
+            recv.attrs[name] = UNKNOWN
+        aliasing.lost()  # one of them may have been a layer or a Parameter
+    elif type(recv) is ObjectV and is_module(recv):
+        # the one object, wherever it is held, without what the run stored on it
+        kept = tuple((k, UNKNOWN if k in stored else v) for k, v in recv.attrs)
+        held_as(recv, ObjectV(recv.kind, kept))
+    else:
+        in_place.forget_value(an, recv)
 
 
 def _followed(
