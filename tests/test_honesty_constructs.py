@@ -251,6 +251,103 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # `x + obj`: the tensor's `__add__` hands an object it does not know on, and
+    # Python runs `type(obj).__radd__(obj, x)` (main 59bfaf8: complete 0 for 256)
+    "tensor_plus_an_object_runs_its_radd": _case(
+        """
+        class Shift:
+            def __init__(self, lin):
+                self.lin = lin
+
+            def __radd__(self, x):
+                return self.lin(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                return x + Shift(self.lin)
+        """,
+        {"d": "4"},
+    ),
+    # `w @ x` and `x @ w` run the class's `__matmul__` and `__rmatmul__`
+    "matmul_of_an_object_runs_its_methods": _case(
+        """
+        class W:
+            def __init__(self, lin):
+                self.lin = lin
+
+            def __matmul__(self, x):
+                return self.lin(self.lin(x))
+
+            def __rmatmul__(self, x):
+                return self.lin(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                w = W(self.lin)
+                return (w @ x) + (x @ w)
+        """,
+        {"d": "4"},
+    ),
+    # `a += 1` runs `__iadd__`, which changes the object another name holds (main
+    # 59bfaf8: complete 0 for 512)
+    "iadd_of_an_object_changes_it_in_place": _case(
+        """
+        class Acc:
+            def __init__(self):
+                self.n = 0
+
+            def __iadd__(self, k):
+                self.n += 2 * k
+                return self
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.acc = Acc()
+
+            def forward(self, x):
+                a = self.acc
+                a += 1
+                for _ in range(self.acc.n):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # an `__iadd__` that returns nothing binds None to the name
+    "iadd_returning_nothing_binds_none": _case(
+        """
+        class Acc:
+            def __init__(self):
+                self.n = 1
+
+            def __iadd__(self, k):
+                self.n += k
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                a = Acc()
+                a += 2
+                if a is None:
+                    x = self.lin(x)
+                return self.lin(x)
+        """,
+        {"d": "4"},
+    ),
     # a walrus in a comprehension binds the name of the scope around it (main
     # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
     "walrus_in_a_comprehension_binds_the_enclosing_name": _case(

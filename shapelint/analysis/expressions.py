@@ -32,6 +32,7 @@ from shapelint.analysis import (
     namespace,
     narrowing,
     ndarrays,
+    operator_methods,
     own_methods,
     pytypes,
     raising,
@@ -602,6 +603,9 @@ _POWER_BITS = 4096  # larger results are no size anyone compares with
 
 
 def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
+    ran = operator_methods.run(an, op, left, right, node, frame, lnode, rnode)
+    if ran is not None:
+        return ran
     if isinstance(left, IntV) and isinstance(right, IntV):
         a, b = left.value, right.value
         if a is None or b is None:

@@ -29,6 +29,7 @@ from shapelint.analysis import (
     may_raise,
     modules,
     narrowing,
+    operator_methods,
     raising,
     unify,
 )
@@ -141,7 +142,12 @@ def exec_aug_assign(an: Analyzer, stmt: ast.AugAssign, frame: Frame, module_leve
     cur = an.eval(stmt.target, frame)
     rhs = an.eval(stmt.value, frame)
     name = _IN_PLACE.get(type(stmt.op)) if isinstance(cur, TensorV) else None
-    if name is None:
+    ran = operator_methods.run(
+        an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value, in_place=True
+    )
+    if ran is not None:
+        res = ran  # `acc += 1` runs Acc.__iadd__ (which changes acc) and binds its result
+    elif name is None:
         res = expressions.binop(an, stmt.op, cur, rhs, stmt, frame, stmt.target, stmt.value)
     else:
         res = an.op_value(name, [cur, rhs], {}, stmt, frame, arg_nodes=[stmt.target, stmt.value])
