@@ -348,6 +348,48 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a generator's body runs as far as its items are asked for: zip stops after
+    # the third (main 59bfaf8 ran it to its end: complete 2,560 for 768)
+    "generator_consumed_in_part_by_zip": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def gen(self, x):
+                for _ in range(10):
+                    x = self.lin(x)
+                    yield x
+
+            def forward(self, x):
+                out = x
+                for a, _ in zip(self.gen(x), range(2)):
+                    out = out + a
+                return out
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # ... and to its end by list(): the count of every turn
+    "generator_consumed_whole_by_list": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def steps(self, x):
+                for _ in range(3):
+                    x = self.lin(x)
+                    yield x
+
+            def forward(self, x):
+                outs = list(self.steps(x))
+                return outs[-1] + outs[0]
+        """,
+        {"d": "4"},
+    ),
     # a walrus in a comprehension binds the name of the scope around it (main
     # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
     "walrus_in_a_comprehension_binds_the_enclosing_name": _case(

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     call_path,
     decorators,
     dynamic,
+    generators,
     grad_mode,
     in_place,
     loops,
@@ -2715,6 +2716,15 @@ def specialized_invoke(
     if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
         # what the body costs is paid on a miss only, which no run here decides
         cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
+    if (
+        generators.is_generator(fd.node)
+        and not (cost.complete and cost.flops == Expr.const(0))
+        and not generators.consumed_whole(getattr(frame.func, "node", None), node)
+    ):
+        cost = unknown_cost(
+            f"{fd.qualname}: a generator's body runs as far as its items are asked for"
+        )
+        children = ()  # its turns may not all run: no part of them is a bound
     if cache is not None and _changes_state(owner, fd):
         # ... and so is what it changes, and what it returns where that depends on
         # it (`self.n += 1; return k + self.n`): a hit returns the first call's value
