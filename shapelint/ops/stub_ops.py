@@ -88,6 +88,7 @@ from shapelint.ops.values import (
     constant_value,
     dim_str,
     promoted_dtype,
+    replaced,
 )
 
 Shape = tuple[Dim, ...]
@@ -203,7 +204,14 @@ def _written_into(name: str, args: Sequence[Value], result: OpResult) -> OpResul
     value, issue = shape_rules.into_receiver(name, args[0], result.value)
     if issue is not None:
         return OpResult(UNKNOWN, result.cost, [issue])
-    return OpResult(value, result.cost, result.issues, result.refined)
+    cost = result.cost
+    if cost.saving and value is not result.value:
+        # what it saves as its result (`saved=out`: relu_) is that tensor too, which
+        # backward.after_op marks as the receiver's storage: the stub's own result,
+        # kept here, was weighed as a storage of its own (y.relu_() then a Linear on
+        # y: 128 bytes where torch saves y's 64 once)
+        cost = replaced(cost, saving=saved.with_result(cost.saving, result.value, value))
+    return OpResult(value, cost, result.issues, result.refined)
 
 
 _active: StubRegistry | None = None

@@ -1140,3 +1140,19 @@ class ReflectConv(nn.Module):
 
     def forward(self, x):
         return self.conv2(self.conv(self.a(x)))
+
+
+class ReluMethodInPlace(nn.Module):
+    """`y.relu_()`, a tensor method writing into y, saves its result, y's storage,
+    as the Linear after it does: once (main 59bfaf8 counted two storages)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.a(x)
+        y.relu_()
+        y.transpose(1, 2).relu_()
+        return self.b(y)
