@@ -407,6 +407,23 @@ CASES = {
                 return x
         """,
         {"d": "4"},
+    ),
+    # ... not where a generator expression may be left part way (any)
+    "walrus_in_a_generator_expression_any_leaves": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                k = 0
+                any((k := i) >= 1 for i in range(5))
+                for _ in range(k):
+                    x = self.lin(x)
+                return x
+        """,
+        {"d": "4"},
         expect="honest",
     ),
     # the forward appends to a list its child module was handed (complete 0 where

@@ -41,6 +41,7 @@ from shapelint.analysis import (
     torch_source,
     unbound,
     versions,
+    walrus,
 )
 from shapelint.analysis import calls as dispatch
 from shapelint.analysis.defs import ClassDef, FuncDef
@@ -247,36 +248,41 @@ def eval_joined_str(an: Analyzer, node: ast.JoinedStr, frame: Frame, d: int) -> 
 def eval_named_expr(an: Analyzer, node: ast.NamedExpr, frame: Frame, d: int) -> Value:
     v = an.eval(node.value, frame, d)
     an.assign(node.target, v, frame, node.value)
+    walrus.bind(an, node, v)
     return v
 
 
 def eval_comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
-    value = _comprehension(an, node, frame, d)
-    for name in _walrus_names(node):
-        # `[k := k + i for i in xs]`: Python binds k in the scope that holds the
-        # comprehension, not in the comprehension's own; its runs here bind it in
-        # a scope of their own (one turn standing for all, or turns a filter
-        # decides), so what it holds after is not known (it was left at its
-        # value before: a complete figure, wrong)
-        an.assign(ast.Name(id=name, ctx=ast.Store()), UNKNOWN, frame, None)
+    found = _walrus_nodes(node)
+    if not found:
+        return _comprehension(an, node, frame, d)
+    # `[k := k + i for i in xs]`: Python binds k in the scope that holds the
+    # comprehension (walrus.py); it was left at its value before (a complete
+    # figure, wrong)
+    with walrus.comprehension(node, frame, frozenset(id(n) for n in found)) as scope:
+        value = _comprehension(an, node, frame, d)
+    for n in found:
+        name = n.target.id  # type: ignore[attr-defined]
+        if name not in scope.assigned:  # a path that ran no turn of it here
+            an.assign(n.target, UNKNOWN, frame, None)
     return value
 
 
-def _walrus_names(node: ast.expr) -> tuple[str, ...]:
-    """The names a walrus in node binds in the scope around it (not one in a
-    lambda, whose scope is its own); kept on node."""
+def _walrus_nodes(node: ast.expr) -> tuple[ast.NamedExpr, ...]:
+    """The walrus nodes in node that bind a name in the scope around it (not one
+    in a lambda, whose scope is its own); kept on node."""
     known = node.__dict__.get(_WALRUS_NAMES)
     if known is None:
-        found: list[str] = []
+        found: list[ast.NamedExpr] = []
         stack = list(ast.iter_child_nodes(node))
         while stack:
             n = stack.pop()
             if isinstance(n, ast.Lambda):
                 continue
             if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
-                found.append(n.target.id)
+                found.append(n)
             stack.extend(ast.iter_child_nodes(n))
-        known = tuple(dict.fromkeys(found))
+        known = tuple(found)
         setattr(node, _WALRUS_NAMES, known)
     return known
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from shapelint.analysis import generators, instance_state
+from shapelint.analysis import generators, instance_state, walrus
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
@@ -708,6 +708,7 @@ def comprehension(an, node, frame, d: int) -> Value:
                 merge(inner.records, turn, ONE, "")
             return _built(node, results)
         an.assign(gens[0].target, it.item, inner, None)
+        walrus.inexact()  # one turn stands for all: what a walrus bound is not known
         with collected(inner) as turn, storages.repeated_turn(_found(inner, gens)):
             value = _element(an, node, inner, d)
         why = "comprehension" if it.count is not None else "a comprehension of unknown length"
@@ -718,6 +719,7 @@ def comprehension(an, node, frame, d: int) -> Value:
         filtered = _filtered(an, node, inner, iterate(an, gens[0].iter, inner, d), d)
         if filtered is not None:
             return filtered
+    walrus.inexact()
     with collected(inner) as turn, storages.repeated_turn(_found(inner, gens)):
         for i, gen in enumerate(gens):
             if i or not tried:  # (the attempt above evaluated the first one)

@@ -45,6 +45,7 @@ from shapelint.analysis import (
     recursion,
     registering,
     typeddicts,
+    walrus,
 )
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import (
@@ -489,6 +490,7 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
             merge(frame.records, turn, ONE, "")  # each item's calls count
         return TupleV(tuple(items))
     an.assign(gen.target, IntV(None) if each is None else each, inner, None)
+    walrus.inexact()  # one turn stands for all: what a walrus bound is not known
     with (
         collected(inner) as turn,
         storages.repeated_turn(loops.found_values(inner.env, gen.target)),
