@@ -390,6 +390,30 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a module list a partial holds, appended to after: the one object grew (main
+    # 59bfaf8: the partial ran the list before, complete 512 for 1,024)
+    "module_list_a_partial_holds_grown_after": _case(
+        """
+        import functools
+
+        def run(layers, x, reps):
+            for _ in range(reps):
+                for layer in layers:
+                    x = layer(x)
+            return x
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(d, d)])
+                self.f = functools.partial(run, self.ls, reps=2)
+                self.ls.append(nn.Linear(d, d))
+
+            def forward(self, x):
+                return self.f(x)
+        """,
+        {"d": "4"},
+    ),
     # a walrus in a comprehension binds the name of the scope around it (main
     # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
     "walrus_in_a_comprehension_binds_the_enclosing_name": _case(

@@ -1132,6 +1132,9 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
+        # the one object grew: every other holder of it sees it (a partial of it,
+        # another module's attribute), not the list before (complete 512 for 1,024)
+        _grown_everywhere(an, recv, new)
         return NoneV()
     if isinstance(recv, ModuleListV) and attr in ("add_module", "register_module"):
         # A new name appends; a name of an item ("0") replaces it.
@@ -1530,6 +1533,13 @@ def _holder(v: Value) -> bool:
     return isinstance(v, ObjectV) and (is_module(v) or v.kind in DICT_KINDS)
 
 
+def _grown_everywhere(an: Analyzer, old: ModuleListV, new: ModuleListV) -> None:
+    """old, a module list changed in place into new: new wherever it is held."""
+    an.outer_writes += 1
+    if not an.trial:
+        held_as(old, new)
+
+
 def _rebuilt(v: Value, at) -> Value:
     """v where at(w) gives a value for w (None: look inside), rebuilt through the
     modules, dicts and module lists that hold a changed value, the others kept as
@@ -1545,6 +1555,18 @@ def _rebuilt(v: Value, at) -> Value:
         items = tuple(_rebuilt(i, at) for i in v.items)
         if any(a is not b for a, b in zip(items, v.items)):
             return replace(v, items=items)
+    elif isinstance(v, PartialV):
+        # `functools.partial(run, self.layers)` holds the very object
+        args = tuple(_rebuilt(a, at) for a in v.args)
+        kwargs = tuple((k, _rebuilt(a, at)) for k, a in v.kwargs)
+        if any(a is not b for a, b in zip(args, v.args)) or any(
+            a is not b for (_, a), (_, b) in zip(kwargs, v.kwargs)
+        ):
+            return replace(v, args=args, kwargs=kwargs)
+    elif isinstance(v, TupleV) and v.kind != "tuple":
+        items = tuple(_rebuilt(i, at) for i in v.items)
+        if any(a is not b for a, b in zip(items, v.items)):
+            return TupleV(items, v.kind)
     return v
 
 
