@@ -414,6 +414,74 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # a helper object holding the built module sets a flag on it: the one module
+    # (main 59bfaf8 left the flag as it was: complete 512 for 768)
+    "flag_set_on_the_module_through_a_helper": _case(
+        """
+        class Deep:
+            def __init__(self, m):
+                self.m = m
+
+            def on(self):
+                self.m.deep = True
+
+            def off(self):
+                self.m.deep = False
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.deep = False
+
+            def step(self, x):
+                if self.deep:
+                    x = self.lin(x)
+                return self.lin(x)
+
+            def forward(self, x):
+                c = Deep(self)
+                c.on()
+                x = self.step(x)
+                c.off()
+                return self.step(x)
+        """,
+        {"d": "4"},
+    ),
+    # ... by a context manager of the project: `with` runs __enter__ and __exit__
+    # (main 59bfaf8 ran neither: complete 512 for 768)
+    "context_manager_of_the_project_runs_enter_and_exit": _case(
+        """
+        class Deep:
+            def __init__(self, m):
+                self.m = m
+
+            def __enter__(self):
+                self.m.deep = True
+                return self
+
+            def __exit__(self, *exc):
+                self.m.deep = False
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.deep = False
+
+            def step(self, x):
+                if self.deep:
+                    x = self.lin(x)
+                return self.lin(x)
+
+            def forward(self, x):
+                with Deep(self) as ctx:
+                    x = self.step(x)
+                    assert ctx.m is self
+                return self.step(x)
+        """,
+        {"d": "4"},
+    ),
     # a walrus in a comprehension binds the name of the scope around it (main
     # 59bfaf8: k stayed 0, complete 0 where torch counts 1,536)
     "walrus_in_a_comprehension_binds_the_enclosing_name": _case(

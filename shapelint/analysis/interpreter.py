@@ -1302,6 +1302,13 @@ class ModuleAnalyzer:
                 absence.unapplied_write(
                     base, target.attr, _through_parameter(self.specialize, target, frame)
                 )
+            elif (
+                self.specialize
+                and getattr(frame, "runs", False)
+                and isinstance(target.value, ast.Attribute)
+                and modules.stored_into_built(self, self.eval(target.value, frame), target.attr, value)
+            ):
+                pass  # `self.m.deep = True`: the built module m, wherever it is held
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
                 # `self.config.flag = v` in a forward: the object keeps no such write
                 absence.unapplied_write(

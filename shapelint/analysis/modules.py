@@ -1449,11 +1449,36 @@ def held_nowhere(old: Value, owner: SelfRecorder | None = None) -> None:
     _everywhere(lambda v: _without(v, old), owner)
 
 
-def held_as(old: Value, new: Value) -> None:
+def held_as(old: Value, new: Value, through_plain: bool = False) -> None:
     """old (by identity) is new wherever the modules being built and the live
     frames hold it, through the modules, dicts and module lists holding it: one
-    object Python changed in place, which every holder sees changed."""
-    _everywhere(lambda v: _rebuilt(v, lambda w: new if w is old else None))
+    object Python changed in place, which every holder sees changed. through_plain:
+    through the plain objects of project classes holding it too, each rebuilt once
+    (one object stays one)."""
+    memo: dict | None = {} if through_plain else None
+    _everywhere(lambda v: _rebuilt(v, lambda w: new if w is old else None, memo))
+
+
+def stored_into_built(an: Analyzer, obj: Value, attr: str, value: Value) -> bool:
+    """`self.m.deep = True` in a target run's forward (a method of a helper object
+    that holds the built module): the module, one object, keeps it wherever it is
+    held (the helper, the caller's `self`); its attribute was left as it was, and
+    a figure read through it was complete and wrong. False where obj is no built
+    module of a project class."""
+    if type(obj) is not ObjectV or not obj.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(obj.kind[len("<class>") :])
+    if cd is None or module_class(an, cd) is not True:
+        return False
+    an.outer_writes += 1
+    if an.trial:
+        return True
+    if in_place.through_property(an, obj, attr):
+        held_nowhere(obj)  # its setter decides, not run here
+        return True
+    new = ObjectV(obj.kind, tuple({**dict(obj.attrs), attr: value}.items()))
+    held_as(obj, new, through_plain=True)
+    return True
 
 
 def _everywhere(change, owner: SelfRecorder | None = None) -> None:
@@ -1540,15 +1565,32 @@ def _grown_everywhere(an: Analyzer, old: ModuleListV, new: ModuleListV) -> None:
         held_as(old, new)
 
 
-def _rebuilt(v: Value, at) -> Value:
+def _rebuilt(v: Value, at, plain_memo: dict | None = None) -> Value:
     """v where at(w) gives a value for w (None: look inside), rebuilt through the
     modules, dicts and module lists that hold a changed value, the others kept as
-    they are (the same objects: identity is what the stores follow)."""
+    they are (the same objects: identity is what the stores follow); with
+    plain_memo, through plain objects of project classes too, each once."""
     got = at(v)
     if got is not None:
         return got
+    plain_object = (
+        plain_memo is not None
+        and type(v) is ObjectV
+        and v.kind.startswith("<class>")
+        and not _holder(v)
+    )
+    if plain_object:
+        known = plain_memo.get(id(v))  # type: ignore[union-attr]
+        if known is not None:
+            return known[1]
+        plain_memo[id(v)] = (v, v)  # type: ignore[index]  (a cycle finds it as it is)
+        held = tuple((k, _rebuilt(a, at, plain_memo)) for k, a in v.attrs)  # type: ignore[union-attr]
+        changed = any(a is not b for (_, a), (_, b) in zip(held, v.attrs))  # type: ignore[union-attr]
+        new = ObjectV(v.kind, held) if changed else v  # type: ignore[union-attr]
+        plain_memo[id(v)] = (v, new)  # type: ignore[index]
+        return new
     if _holder(v):
-        held = tuple((k, _rebuilt(a, at)) for k, a in v.attrs)  # type: ignore[union-attr]
+        held = tuple((k, _rebuilt(a, at, plain_memo)) for k, a in v.attrs)  # type: ignore[union-attr]
         if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):  # type: ignore[union-attr]
             return ObjectV(v.kind, held)  # type: ignore[union-attr]
     elif isinstance(v, ModuleListV):

@@ -335,17 +335,51 @@ def exec_with(
     an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
 ) -> None:
     mode = KEEP
+    exits = []
     for item in stmt.items:
-        an.eval(item.context_expr, frame)
+        cm = an.eval(item.context_expr, frame)
         m = grad_mode.mode_of(an, item.context_expr, frame)
         mode = mode if m is KEEP else m
+        if _dunder_of(an, cm, "__exit__"):
+            # held in the frame (a name no code can bind), so that what changes the
+            # object in __enter__ or in the body reaches it: __exit__ runs on it
+            key = f"<with {id(item)}>"
+            frame.env[key] = cm
+            exits.append((key, item.context_expr))
+        got = _dunder(an, cm, "__enter__", item.context_expr, [], frame)
         if item.optional_vars is not None:
-            # What __enter__ returns is not the context manager itan.
-            an.assign(item.optional_vars, UNKNOWN, frame, None)
+            # What __enter__ returns is not the context manager itself.
+            an.assign(item.optional_vars, UNKNOWN if got is None else got, frame, None)
     start = set(frame.records)
     with grad_mode.entered(mode):
         an.exec_block(stmt.body, frame)
+    for key, expr in reversed(exits):
+        cm = frame.env.pop(key, UNKNOWN)
+        if _dunder(an, cm, "__exit__", expr, [NoneV(), NoneV(), NoneV()], frame) is None:
+            # the object was forgotten on the way (changed where it was not followed):
+            # what its __exit__ does is not known
+            call = ast.copy_location(ast.Call(ast.Attribute(expr, "__exit__"), [], []), expr)
+            an.unknown_call(call, [], {}, frame, "__exit__ of a context manager not known here")
     raising.after_with(an, stmt, frame, start)
+
+
+def _dunder_of(an: Analyzer, cm, name: str) -> bool:
+    """cm is an instance of a project class that defines name (a target run)."""
+    if not an.specialize or type(cm) is not ObjectV or not cm.kind.startswith("<class>"):
+        return False
+    return name in an.class_methods(cm.kind[len("<class>") :])
+
+
+def _dunder(an: Analyzer, cm, name: str, expr: ast.expr, args: list, frame: Frame):
+    """`with cm:` runs `type(cm).__enter__(cm)` before the body and `__exit__(cm,
+    None, None, None)` after it, where cm's project class defines them: what they
+    change (a flag on the module, `self.m.deep = True`) holds in the body and after
+    it (they were not run: a complete figure, wrong). None where it defines none."""
+    if not _dunder_of(an, cm, name):
+        return None
+    nodes = [ast.Constant(None) for _ in args]
+    call = ast.copy_location(ast.Call(ast.Attribute(expr, name, ast.Load()), nodes, []), expr)
+    return an.call_method(cm, name, call, args, {}, frame)
 
 
 def exec_try(an: Analyzer, stmt: ast.Try, frame: Frame, module_level: bool) -> None:
