@@ -34,6 +34,7 @@ CASES = [
     ("Special", (2, 4, 8)),
     ("SetOff", (2, 4, 8)),
     ("SetOffInHelper", (2, 4, 8)),
+    ("GridNoGrad", (2, 4, 8)),
 ]
 
 

@@ -1216,7 +1216,11 @@ class ModuleAnalyzer:
                 modules.assign_requires_grad(
                     self, owner if building else None, target, value, frame
                 )
-            elif target.attr == "requires_grad" and getattr(frame, "runs", False):
+            elif (
+                target.attr == "requires_grad"
+                and getattr(frame, "runs", False)
+                and modules.retrains(self.eval(target.value, frame), value)
+            ):
                 # ... after it was built (in its forward): not placed
                 aliasing.retrained()
             elif isinstance(base, SelfRecorder):

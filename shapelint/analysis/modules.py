@@ -1276,6 +1276,17 @@ def _set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
     return new
 
 
+def retrains(obj: Value, flag: Value) -> bool:
+    """`obj.requires_grad = flag` may change what autograd tracks: on a Parameter,
+    or a tensor but for `False` on one known to need no grad (a grid made by
+    `arange`: nothing changes)."""
+    if isinstance(obj, ParameterV):
+        return True
+    if not isinstance(obj, TensorV):
+        return False
+    return not (isinstance(flag, BoolV) and flag.value is False and obj.grad is False)
+
+
 def trainability_lost(owners=None) -> None:
     """A requires_grad set on what the analysis cannot place: which parameters of
     the modules being built (`owners`, else all of them) are trainable is not known,

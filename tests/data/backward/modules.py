@@ -321,3 +321,17 @@ class FrozenByApply(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.fc1(x))
+
+
+class GridNoGrad(nn.Module):
+    """`grid.requires_grad = False` on a tensor that needs no grad (arange's):
+    nothing changes, and the backward stays known (deformable-attention's grid)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        grid = torch.arange(x.shape[-1]).float()
+        grid.requires_grad = False
+        return self.fc(x) + grid
