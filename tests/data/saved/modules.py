@@ -1140,3 +1140,116 @@ class ReflectConv(nn.Module):
 
     def forward(self, x):
         return self.conv2(self.conv(self.a(x)))
+
+
+class EinsumGathered(nn.Module):
+    """An operand gathered by an index tensor: a tensor of its own whose strides
+    the analysis does not follow, so whether einsum's reshape copies it is not known."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x):
+        q = self.q(x)
+        picked = q[:, torch.tensor([2, 0, 1])]
+        return torch.einsum("bnd,bmd->bnm", picked.transpose(1, 2).transpose(1, 2), q)
+
+
+class ChunkHeads(nn.Module):
+    """Heads rearranged out of a chunk of a projection (a part of longer rows,
+    reshaped and permuted): einsum's reshapes view or copy by the strides."""
+
+    def __init__(self, d=8, h=2):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.h = h
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (einops.rearrange(t, "b n (h d) -> b h n d", h=self.h) for t in (q, k, v))
+        q = q * 0.5
+        attn = torch.einsum("b h i d, b h j d -> b h i j", q, k).softmax(dim=-1)
+        out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        return einops.rearrange(out, "b h n d -> b n (h d)")
+
+
+class ConvChunkHeads(nn.Module):
+    """A conv's channels chunked and rearranged to heads over its positions."""
+
+    def __init__(self, c=4, h=2):
+        super().__init__()
+        self.qkv = nn.Conv2d(c, 3 * c, 1)
+        self.h = h
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=1)
+        q, k, v = (einops.rearrange(t, "b (h d) x y -> b h (x y) d", h=self.h) for t in (q, k, v))
+        attn = torch.einsum("b h i d, b h j d -> b h i j", q, k).softmax(dim=-1)
+        return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+class ElemLinearTwice(nn.Module):
+    """An elementwise result of a transpose keeps its order (TensorIterator): the
+    layer's fold copies it, and the product saves it too."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.o = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.q(x).transpose(1, 2) * 2
+        return self.o(y) * y
+
+
+class SlicedMul(nn.Module):
+    """Two slices of one projection multiplied: views of its storage, saved once."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        y = self.q(x)
+        return y[:, :, :8] * y[..., 8:]
+
+
+class ListIndexedMul(nn.Module):
+    """Indexed by lists: tensors of their own, and the int64 index tensors torch
+    makes of the lists, which the gradient of the index keeps."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.q(x)
+        return y[:, [0, 1, 1]] * y[:, [2, 0, 2]]
+
+
+class MatrixByBatch(nn.Module):
+    """A matrix times a batch: torch folds the batch's `.mT`, a copy of a
+    contiguous batch."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 3))
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        k = self.k(x)
+        return torch.matmul(self.w, k) + torch.matmul(self.w, k).sum()
+
+
+class MatrixByBatchT(nn.Module):
+    """A matrix times a transposed batch: its `.mT` is contiguous, folded as a view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 8))
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        k = self.k(x)
+        return torch.matmul(self.w, k.transpose(1, 2)) * k.transpose(1, 2).sum()
