@@ -97,7 +97,6 @@ EXACT = [
     ("RmsNormed", SEQ, True),
     ("SliceWritten", SEQ, True),
     ("NumberWritten", SEQ, True),
-
     # a layer's padding_mode other than "zeros": the padded copy saved
     ("CircularConv", SEQ, True),
     ("ReflectConv", SEQ, True),
@@ -115,6 +114,13 @@ EXACT = [
     ("ListIndexedMul", SEQ, True),
     ("MatrixByBatch", SEQ, True),
     ("MatrixByBatchT", SEQ, True),
+    # a call served by the analysis of an equal call where other of its tensors were
+    # saved before it (Reused), or its input is a view of a storage the first call
+    # saved whole (ViewReused): run again, as torch saves again (before: lower
+    # bounds naming the call)
+    ("Reused", SEQ, True),
+    ("ViewReused", SEQ, True),
+    ("NormedChunks", SEQ, True),
 ]
 
 
@@ -252,27 +258,6 @@ def test_einops_views_are_not_named_storages():
         "torch.nn.functional.scaled_dot_product_attention"
     ]
     assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
-
-
-def test_a_reused_call_is_no_figure_of_its_saved_tensors():
-    """A call served from the analysis of an equal one saves what the first saved
-    where the same of its tensors were saved before it (Again: exact); where not,
-    a lower bound naming it, never the first call's figure."""
-    t = _static("Reused", SEQ)
-    assert not t["activation_complete"]
-    assert t["activation_unknown"][0]["op"] == "call MLP.forward"
-    assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)
-
-
-def test_a_call_given_a_view_reuses_no_figure_of_a_call_given_its_own_tensor():
-    """A view saved weighs its whole storage: the first call of the block saved
-    the wider tensor its input is half of, the second, served from the first one's
-    analysis, a tensor of its own, half as large. Its figure is no complete sum of
-    the first call's (which was above torch's count)."""
-    t = _static("ViewReused", SEQ)
-    truth = _truth("ViewReused", SEQ, True)
-    assert not t["activation_complete"]
-    assert int(t["activation_bytes"]) <= truth
 
 
 def test_a_part_of_longer_rows_reshaped_is_no_figure_of_a_copy():

@@ -1253,3 +1253,21 @@ class MatrixByBatchT(nn.Module):
     def forward(self, x):
         k = self.k(x)
         return torch.matmul(self.w, k.transpose(1, 2)) * k.transpose(1, 2).sum()
+
+
+def _unit(t):
+    return F.normalize(t, dim=-1)
+
+
+class NormedChunks(nn.Module):
+    """One function called on two chunks of one projection: the second call finds
+    the storage its input views saved already (by the first), so it saves less;
+    torch saves again on each call."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.qk = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        q, k = self.qk(x).chunk(2, dim=-1)
+        return _unit(q) * _unit(k)
