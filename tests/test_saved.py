@@ -114,6 +114,9 @@ EXACT = [
     ("ListIndexedMul", SEQ, True),
     ("MatrixByBatch", SEQ, True),
     ("MatrixByBatchT", SEQ, True),
+    ("QkvUnpacked", SEQ, True),
+    ("BnRelu6Conv", (2, 4, 8, 8), True),
+    ("BnRelu6Strided", (2, 4, 8, 8), True),
     # a call served by the analysis of an equal call where other of its tensors were
     # saved before it (Reused), or its input is a view of a storage the first call
     # saved whole (ViewReused): run again, as torch saves again (before: lower

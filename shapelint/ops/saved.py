@@ -414,8 +414,12 @@ def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:
 
 def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
     """v, one index of base's first axis (`base[i]`), as a view of base's storage:
-    contiguous where base is."""
-    return _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)  # type: ignore[return-value]
+    contiguous where base is; base's strides less its first axis where known."""
+    marked = _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)
+    laid = layout_of(base)
+    if laid is None or not laid[0]:
+        return marked  # type: ignore[return-value]
+    return _with_layout(marked, (laid[0][1:], laid[1][1:]))  # type: ignore[return-value]
 
 
 def same_storage(items: tuple | None, args, value: Value) -> Value:
