@@ -88,8 +88,8 @@ _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
     | {"data", "view_as_real", "view_as_complex"}
 )
-# Fused kernels whose result's memory layout depends on the kernel torch picks (a
-# flash kernel returns a transposed view of a (b, l, h, e) buffer).
+# Fused kernels whose result's memory layout depends on the kernel torch picks:
+# known only on the path their saved= rule takes (`_fused_attention_layout`).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
 # Results whose storage is larger than the tensor, by a size no rule here derives:
 # F.fold's (col2im on CPU keeps the padded buffer: [2, 8, 16, 1] over 704 floats).
@@ -286,7 +286,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         # einops reshapes, permutes and expands: a view or a copy, by the pattern.
         return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
-        return _contiguity(value, None)
+        laid = _fused_attention_layout(args, kwargs, value)
+        if laid is None:
+            return _contiguity(value, None)
+        return _laid(value, None, laid)
     if short in _STORAGE_UNKNOWN:
         return _mark(value, UNSURE, view=True, contiguous=True)
     cast = short in _CASTS and name.startswith("torch.Tensor.")
@@ -398,6 +401,36 @@ def iterated(op: str, out: Value, operands) -> Value:
     if len(tensors) == 1 and tensors[0].contiguous in (PERMUTED, SWAPPED):
         return replaced(out, contiguous=tensors[0].contiguous, layout=None)
     return replaced(out, contiguous=None, layout=None)
+
+
+def _fused_attention_layout(args, kwargs, value: Value) -> strides.Layout | None:
+    """The layout of scaled_dot_product_attention's result where the stub's saved=
+    takes CPU's fused (flash) kernel: 4-D operands, no mask, no dropout, one head
+    size for all three, each operand's last axis of stride 1 (else torch takes the
+    math path, not modelled). It is laid out like the query (`empty_like`): the
+    query's strides where it is dense, else dense in the order of its strides (as
+    TensorIterator lays out a result). None where not known."""
+    ops = list(args[:3]) + [kwargs[k] for k in ("query", "key", "value") if k in kwargs]
+    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+    drop = args[4] if len(args) > 4 else kwargs.get("dropout_p")
+    if len(ops) != 3 or not (mask is None or isinstance(mask, NoneV)):
+        return None
+    zero = (isinstance(drop, FloatV) and drop.value == 0) or (
+        isinstance(drop, IntV) and drop.value is not None and drop.value.value == 0
+    )
+    if drop is not None and not zero:
+        return None
+    layouts = [layout_of(t) for t in ops]
+    out = int_sizes(value)
+    if out is None or any(laid is None or len(laid[0]) != 4 for laid in layouts):
+        return None
+    if any(laid[0][-1] != layouts[0][0][-1] or (laid[0][-1] > 1 and laid[1][-1] != 1)
+           for laid in layouts):  # fmt: skip
+        return None
+    q = layouts[0]
+    if tuple(out) != q[0]:
+        return None
+    return strides.iterated([q], q[0])
 
 
 def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:

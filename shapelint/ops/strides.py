@@ -163,7 +163,7 @@ def iterated(layouts, out_sizes, scalars: bool = False) -> Layout:
         if all(is_contiguous(s, t) for s, t in layouts):
             return out_sizes, contiguous(out_sizes)
         firsts = {tuple(t) for _, t in layouts}
-        if len(firsts) == 1 and all(_dense(s, t) for s, t in layouts):
+        if len(firsts) == 1 and all(dense(s, t) for s, t in layouts):
             return out_sizes, tuple(layouts[-1][1])
     ops = []
     for sizes, steps in layouts:
@@ -205,7 +205,7 @@ def iterated(layouts, out_sizes, scalars: bool = False) -> Layout:
     return out_sizes, tuple(steps_out)
 
 
-def _dense(sizes, steps) -> bool:
+def dense(sizes, steps) -> bool:
     """torch's is_non_overlapping_and_dense: some order of the axes is contiguous."""
     order = sorted(range(len(sizes)), key=lambda d: (steps[d], sizes[d]))
     step = 1

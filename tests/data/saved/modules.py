@@ -1320,3 +1320,39 @@ class BnRelu6Strided(nn.Module):
 
     def forward(self, x):
         return self.conv(self.six(self.bn(x * 2))[:, :, ::2, ::2])
+
+
+class SdpaGated(nn.Module):
+    """The fused kernel's result of heads rearranged from one projection, gated by
+    a rearranged view, rearranged back into the output layer."""
+
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.gates = nn.Linear(dim, heads)
+        self.out = nn.Linear(dim, dim, bias=False)
+        self.heads = heads
+
+    def forward(self, x):
+        q, k, v = einops.rearrange(self.qkv(x), "b n (qkv h d) -> qkv b h n d", qkv=3, h=self.heads)
+        out = F.scaled_dot_product_attention(q, k, v)
+        out = out * einops.rearrange(self.gates(x), "b n h -> b h n 1").sigmoid()
+        return self.out(einops.rearrange(out, "b h n d -> b n (h d)"))
+
+
+class SdpaPartsHeads(nn.Module):
+    """Heads of chunks of one projection (not dense): the fused kernel's result is
+    dense in the query's order of strides, its fold a view where that order allows."""
+
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.out = nn.Linear(dim, dim, bias=False)
+        self.heads = heads
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+        return self.out(y) * y
