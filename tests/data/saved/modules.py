@@ -1308,30 +1308,17 @@ class BnRelu6Conv(nn.Module):
         return self.conv(self.six(self.bn(x * 2)))
 
 
-class BnRelu6Strided(nn.Module):
+class BnRelu6Strided(BnRelu6Conv):
     """The same, the conv given every other row and column (`y[:, :, ::2, ::2]`, a
     view of the result's storage, which the conv saves whole)."""
-
-    def __init__(self, c=4):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(c)
-        self.six = nn.ReLU6(inplace=True)
-        self.conv = nn.Conv2d(c, c, 1, bias=False)
 
     def forward(self, x):
         return self.conv(self.six(self.bn(x * 2))[:, :, ::2, ::2])
 
 
-class SdpaGated(nn.Module):
+class SdpaGated(QkvUnpacked):
     """The fused kernel's result of heads rearranged from one projection, gated by
     a rearranged view, rearranged back into the output layer."""
-
-    def __init__(self, dim=8, heads=2):
-        super().__init__()
-        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
-        self.gates = nn.Linear(dim, heads)
-        self.out = nn.Linear(dim, dim, bias=False)
-        self.heads = heads
 
     def forward(self, x):
         q, k, v = einops.rearrange(self.qkv(x), "b n (qkv h d) -> qkv b h n d", qkv=3, h=self.heads)
