@@ -123,6 +123,7 @@ EXACT = [
     ("Sdpa", SEQ, True),
     ("SdpaGated", SEQ, True),
     ("SdpaPartsHeads", SEQ, True),
+    ("LayerHeads", SEQ, True),
     # a call served by the analysis of an equal call where other of its tensors were
     # saved before it (Reused), or its input is a view of a storage the first call
     # saved whole (ViewReused): run again, as torch saves again (before: lower

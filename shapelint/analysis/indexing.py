@@ -206,7 +206,7 @@ def index_entries(sl: ast.expr, idx: Value) -> list | None:
             out.append(Ellipsis)
         elif _is_const(e, None) or isinstance(v, NoneV):
             out.append(None)
-        elif isinstance(e, ast.List) or isinstance(v, TensorV):
+        elif isinstance(e, ast.List) or isinstance(v, TensorV) or _int_list(v):
             out.append("advanced")
         elif isinstance(v, SliceV):
             bounds = [_bound(b) for b in (v.lower, v.upper, v.step)]
@@ -240,8 +240,19 @@ def list_index_bytes(sl: ast.expr, idx: Value) -> list:
         return []
     out: list = []
     for e, v in zip(elems, values, strict=True):
-        if isinstance(e, ast.List):
+        if isinstance(e, ast.List) or _int_list(v):
             items = v.items if isinstance(v, TupleV) else None
             ints = items is not None and all(isinstance(i, IntV) for i in items)
             out.append(Expr.const(8 * len(items)) if ints else None)  # type: ignore[arg-type]
     return out
+
+
+def _int_list(v: Value) -> bool:
+    """A list of ints held in a name (`x[:, rows]`): an advanced index, as torch
+    makes a tensor of it."""
+    return (
+        isinstance(v, TupleV)
+        and v.kind == "list"
+        and bool(v.items)
+        and all(isinstance(i, IntV) for i in v.items)
+    )

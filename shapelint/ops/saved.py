@@ -273,7 +273,7 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
     pattern = _rearrange_pattern(name, args)
     if pattern is not None:
-        exact = _rearranged_layout(pattern, kwargs, base, value)
+        exact = _rearranged_layout(pattern, _rearrange_lengths(name, args, kwargs), base, value)
         if exact is not None:
             laid, viewed = exact
             return _laid(value, base if viewed else None, laid)
@@ -473,6 +473,17 @@ def _rearrange_pattern(name: str, args) -> str | None:
         held = args[0].attr("pattern") if isinstance(args[0], ObjectV) else None
         return held.value if isinstance(held, StrV) else None
     return None
+
+
+def _rearrange_lengths(name: str, args, kwargs) -> dict:
+    """The axis lengths a rearrange is given: its keywords, or those a Rearrange
+    layer holds (`axis:NAME`, as ops/einops_ops.py builds it)."""
+    if name == "einops.rearrange":
+        return kwargs
+    layer = args[0] if args else None
+    if not isinstance(layer, ObjectV):
+        return {}
+    return {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
 
 
 _COPY = object()

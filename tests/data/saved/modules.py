@@ -2,6 +2,7 @@
 torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
 
 import einops
+import einops.layers.torch
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -1343,3 +1344,19 @@ class SdpaPartsHeads(nn.Module):
         q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
         return self.out(y) * y
+
+
+class LayerHeads(nn.Module):
+    """A Rearrange layer splitting heads (its axis lengths held by the layer), into
+    einops.einsum: the layer's reshape and permute followed as strides."""
+
+    def __init__(self, d=8, h=2):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.q = nn.Linear(d, d)
+        self.split = einops.layers.torch.Rearrange("b n (h d) -> b h n d", h=h)
+
+    def forward(self, x):
+        k, q = self.split(self.k(x)), self.split(self.q(x))
+        dots = einops.einsum(q, k, "... i d, ... j d -> ... i j") * 0.5
+        return einops.einsum(k, dots.softmax(dim=-2), "... j d, ... i j -> ... i d")
