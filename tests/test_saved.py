@@ -124,6 +124,9 @@ EXACT = [
     ("SdpaGated", SEQ, True),
     ("SdpaPartsHeads", SEQ, True),
     ("LayerHeads", SEQ, True),
+    # an einsum's result laid out as torch's einsum leaves it
+    ("EinsumOutOrder", SEQ, True),
+    ("EinsumMulOrder", SEQ, True),
     # a call served by the analysis of an equal call where other of its tensors were
     # saved before it (Reused), or its input is a view of a storage the first call
     # saved whole (ViewReused): run again, as torch saves again (before: lower

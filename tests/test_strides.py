@@ -101,3 +101,43 @@ def test_an_elementwise_result_is_laid_out_as_tensor_iterator_lays_it():
         )
         long = [i for i, n in enumerate(out.shape) if n != 1]
         assert [laid[1][i] for i in long] == [out.stride()[i] for i in long]
+
+
+def test_a_two_operand_einsum_result_takes_torchs_strides():
+    """bmm's result permuted to the output's order (the pair swapped where the
+    output names all of the right operand's own axes before the left one's), or
+    mul's laid out as TensorIterator lays it, whatever the operands' strides."""
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops import einsum_saved
+    from shapelint.ops.values import TensorV
+
+    rng = random.Random(3)
+    for _ in range(600):
+        labels = rng.sample("abcdef", rng.randint(2, 5))
+        sizes = {n: rng.randint(1, 3) for n in labels}
+        a_names = [n for n in labels if rng.random() < 0.7]
+        b_names = [n for n in labels if rng.random() < 0.7]
+        if not a_names or not b_names:
+            continue
+        rng.shuffle(a_names)
+        rng.shuffle(b_names)
+        every = list(dict.fromkeys(a_names + b_names))
+        out = [n for n in every if rng.random() < 0.6 or (n in a_names) != (n in b_names)]
+        rng.shuffle(out)
+        ops, given = [], []
+        for names in (a_names, b_names):
+            perm = list(range(len(names)))
+            rng.shuffle(perm)
+            t = torch.zeros([sizes[names[i]] for i in perm]).permute(
+                [perm.index(i) for i in range(len(names))]
+            )
+            ops.append(t)
+            shape = tuple(Expr.const(sizes[n]) for n in names)
+            given.append(TensorV(shape, contiguous=None, layout=(tuple(t.shape), t.stride())))
+        equation = f"{''.join(a_names)},{''.join(b_names)}->{''.join(out)}"
+        r = torch.einsum(equation, *ops)
+        laid = einsum_saved.result_layout([a_names, b_names], out, given, ord)
+        if laid is None:
+            continue
+        long = [i for i, n in enumerate(r.shape) if n != 1]
+        assert [laid[1][i] for i in long] == [r.stride()[i] for i in long], equation

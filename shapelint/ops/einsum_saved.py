@@ -21,7 +21,7 @@ from __future__ import annotations
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.saved import int_sizes, layout_of
-from shapelint.ops.strides import compute_stride, contiguous
+from shapelint.ops.strides import compute_stride, contiguous, iterated
 from shapelint.ops.values import ParameterV, TensorV, Value
 
 UNSURE_SIZES = (
@@ -151,3 +151,47 @@ def _reshaped(sizes, strides, perm, groups) -> bool:
 
 def _compute_stride(old_shape, old_strides, new_shape) -> bool:
     return compute_stride(old_shape, old_strides, new_shape) is not None
+
+
+def result_layout(inputs: list[list[str]], output: list[str], operands: list[Value], rank):
+    """The strides of a two-operand einsum's result, as ATen's `sumproduct_pair`
+    leaves them: bmm's contiguous (batch, kept, contracted-away, other kept) result
+    permuted to the output's order (the operands' roles swapped where the output
+    ends with the left one's axis: torch's strides, tests/test_strides.py), or, with nothing to contract, `mul`'s result laid
+    out as TensorIterator lays it. None where not known (sizes or strides not known,
+    an operand summed over an axis first, a diagonal, another count of operands)."""
+    if len(operands) != 2 or any(len(set(names)) != len(names) for names in inputs):
+        return None
+    contracted = {n for names in inputs for n in names if n not in output}
+    ranks = {n: rank(n) for n in contracted}
+    if any(r is None for r in ranks.values()) or any(n.startswith("...") for n in contracted):
+        return None
+    order = [*output, *sorted(contracted, key=lambda n: ranks[n])]
+    laid = [_aligned(names, t, order) for names, t in zip(inputs, operands, strict=True)]
+    if laid[0] is None or laid[1] is None:
+        return None
+    (sa, ta, _), (sb, tb, _) = laid
+    n_out = len(output)
+    sum_dims = []
+    for d in range(n_out, len(order)):
+        if sa[d] != 1 and sb[d] != 1:
+            sum_dims.append(d)
+        elif sa[d] != 1 or sb[d] != 1:
+            return None  # summed out of one operand first: not followed
+    out_sizes = tuple(max(sa[d], sb[d]) for d in range(n_out))
+    if not sum_dims:
+        full = [max(x, y) for x, y in zip(sa, sb, strict=True)]
+        steps = iterated([(tuple(sa), tuple(ta)), (tuple(sb), tuple(tb))], full)[1]
+        return out_sizes, tuple(steps[:n_out])
+    kept = [d for d in range(len(order)) if d not in sum_dims]
+    lro = [d for d in kept if sa[d] != 1 and sb[d] != 1]
+    lo = [d for d in kept if d not in lro and sa[d] != 1]
+    ro = [d for d in kept if d not in lro and d not in lo]
+    # torch multiplies the pair the other way round where the output's last axis of
+    # one operand alone is the left one's, so that that axis comes out innermost
+    placed = [*lro, *lo, *sum_dims, *ro]
+    if lo and ro and max(ro) < min(lo):
+        placed = [*lro, *ro, *sum_dims, *lo]
+    sizes = [1 if d in sum_dims else max(sa[d], sb[d]) for d in placed]
+    step = dict(zip(placed, contiguous(sizes), strict=True))
+    return out_sizes, tuple(step[d] for d in range(n_out))

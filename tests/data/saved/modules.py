@@ -1360,3 +1360,34 @@ class LayerHeads(nn.Module):
         k, q = self.split(self.k(x)), self.split(self.q(x))
         dots = einops.einsum(q, k, "... i d, ... j d -> ... i j") * 0.5
         return einops.einsum(k, dots.softmax(dim=-2), "... j d, ... i j -> ... i d")
+
+
+class EinsumOutOrder(nn.Module):
+    """An einsum whose output names the right operand's own axis first: torch swaps
+    the pair, its result contiguous; the layer's fold of it a view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, 6)
+        self.o = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ctx = torch.einsum("bnd,bne->bed", self.k(x), self.v(x))
+        return self.o(ctx) * ctx
+
+
+class EinsumMulOrder(nn.Module):
+    """An einsum with nothing to contract is a mul of its permuted operands, its
+    result laid out as TensorIterator lays it (not contiguous here): the layer's
+    fold of it copies (main: 768 B complete for torch's 960)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.o = nn.Linear(3, 3)
+
+    def forward(self, x):
+        k = self.k(x)
+        y = torch.einsum("bnd,bnd->bdn", k, k * 2)
+        return self.o(y) * y
