@@ -61,6 +61,9 @@ def _static(name: str) -> dict:
         "NumpyNames",
         "Spectrogram",
         "Metadata",  # an einsum of two operands: what ATen's einsum saves (ops/einsum_saved.py)
+        # a linear layer's reshape of a strided view, a copy by its strides (ops/strides.py)
+        "CopyInto",
+        "SetItem",
     ],
 )
 def test_forward_backward_and_saved_equal_torch(name):
@@ -75,12 +78,9 @@ def test_forward_backward_and_saved_equal_torch(name):
     assert [int(d) for d in t["output"]] == shape
 
 
-# Kernel: what attention saves; CopyInto, SetItem: a linear layer's reshape of a
-# strided view (a copy or not); Permuted: the layout of a tensor indexed by a
+# Kernel: what attention saves; Permuted: the layout of a tensor indexed by a
 # tensor: not modelled, so the saved bytes are a lower bound.
-@pytest.mark.parametrize(
-    "name", ["Cosine", "IndexPut", "CopyInto", "SetItem", "Kernel", "Permuted"]
-)
+@pytest.mark.parametrize("name", ["Cosine", "IndexPut", "Kernel", "Permuted"])
 def test_saved_not_modelled_is_a_lower_bound(name):
     forward, backward, shape, saved = _truth(name)
     t = _static(name)

@@ -103,6 +103,40 @@ EXACT = [
     # a layer's padding_mode other than "zeros": the padded copy saved
     ("CircularConv", SEQ, True),
     ("ReflectConv", SEQ, True),
+    # strides followed through views (ops/strides.py): a transposed einsum operand,
+    # a part of a split reshaped, heads rearranged out of a chunk of a projection,
+    # an elementwise result of a transpose (TensorIterator keeps its order), basic
+    # and list indexing (before: lower bounds naming the einsum, the conv, the mul;
+    # ElemLinearTwice a complete 384 B for torch's 576)
+    ("EinsumStrided", SEQ, True),
+    ("SplitChannelsReshaped", IMAGE, True),
+    ("ChunkHeads", SEQ, True),
+    ("ConvChunkHeads", IMAGE, True),
+    ("ElemLinearTwice", SEQ, True),
+    ("SlicedMul", SEQ, True),
+    ("ListIndexedMul", SEQ, True),
+    ("MatrixByBatch", SEQ, True),
+    ("MatrixByBatchT", SEQ, True),
+    ("QkvUnpacked", SEQ, True),
+    ("BnRelu6Conv", (2, 4, 8, 8), True),
+    ("BnRelu6Strided", (2, 4, 8, 8), True),
+    # scaled_dot_product_attention on CPU's fused kernel (the path its saved= takes)
+    # lays its result out like the query (before: a lower bound naming the layer
+    # after it, whose fold of it might copy)
+    ("Sdpa", SEQ, True),
+    ("SdpaGated", SEQ, True),
+    ("SdpaPartsHeads", SEQ, True),
+    ("LayerHeads", SEQ, True),
+    # an einsum's result laid out as torch's einsum leaves it
+    ("EinsumOutOrder", SEQ, True),
+    ("EinsumMulOrder", SEQ, True),
+    # a call served by the analysis of an equal call where other of its tensors were
+    # saved before it (Reused), or its input is a view of a storage the first call
+    # saved whole (ViewReused): run again, as torch saves again (before: lower
+    # bounds naming the call)
+    ("Reused", SEQ, True),
+    ("ViewReused", SEQ, True),
+    ("NormedChunks", SEQ, True),
 ]
 
 
@@ -161,14 +195,15 @@ def test_a_write_through_a_tensor_index_is_a_lower_bound_naming_index_put():
 
 
 def test_an_einsum_of_an_operand_of_unknown_strides_is_a_lower_bound():
-    """Whether torch's reshape inside einsum views or copies a permuted operand
-    depends on its strides: the einsum is named, the figure stays under torch's.
-    So does an einsum at sizes not known (an axis of size 1 is broadcast)."""
-    t = _static("EinsumStrided", SEQ)
+    """Whether torch's reshape inside einsum views or copies an operand depends on
+    its strides: where they are not known (a tensor gathered by an index tensor),
+    the einsum is named and the figure stays under torch's. So does an einsum at
+    sizes not known (an axis of size 1 is broadcast)."""
+    t = _static("EinsumGathered", SEQ)
     assert t["complete"] and not t["activation_complete"]
     assert [u["op"] for u in t["activation_unknown"]] == ["torch.einsum"]
     assert "strides" in t["activation_unknown"][0]["why"]
-    assert int(t["activation_bytes"]) <= _truth("EinsumStrided", SEQ, True)
+    assert int(t["activation_bytes"]) <= _truth("EinsumGathered", SEQ, True)
     t = _static("EinsumPairs", SEQ, given="x=B,T,8")
     assert not t["activation_complete"]
     assert t["activation_unknown"][0]["op"] == "torch.einsum"
@@ -197,14 +232,6 @@ def test_a_fold_result_saved_is_a_lower_bound():
     assert t["complete"] and not t["activation_complete"]
     assert [u["op"] for u in t["activation_unknown"]] == ["torch.nn.Conv1d.__call__"]
     assert int(t["activation_bytes"]) < _truth("Folded", SEQ, True)
-
-
-def test_fused_attention_layout_unknown_is_a_lower_bound():
-    """The fused kernel's output layout decides whether `.contiguous()` copies."""
-    t = _static("Sdpa", SEQ)
-    assert not t["activation_complete"]
-    assert int(t["activation_bytes"]) <= _truth("Sdpa", SEQ, True)
-    assert t["activation_unknown"][0]["op"] == "torch.nn.Linear.__call__"
 
 
 def test_train_faces_show_activations():
@@ -241,35 +268,15 @@ def test_einops_views_are_not_named_storages():
     assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
 
 
-def test_a_reused_call_is_no_figure_of_its_saved_tensors():
-    """A call served from the analysis of an equal one saves what the first saved
-    where the same of its tensors were saved before it (Again: exact); where not,
-    a lower bound naming it, never the first call's figure."""
-    t = _static("Reused", SEQ)
-    assert not t["activation_complete"]
-    assert t["activation_unknown"][0]["op"] == "call MLP.forward"
-    assert int(t["activation_bytes"]) <= _truth("Reused", SEQ, True)
-
-
-def test_a_call_given_a_view_reuses_no_figure_of_a_call_given_its_own_tensor():
-    """A view saved weighs its whole storage: the first call of the block saved
-    the wider tensor its input is half of, the second, served from the first one's
-    analysis, a tensor of its own, half as large. Its figure is no complete sum of
-    the first call's (which was above torch's count)."""
-    t = _static("ViewReused", SEQ)
-    truth = _truth("ViewReused", SEQ, True)
-    assert not t["activation_complete"]
-    assert int(t["activation_bytes"]) <= truth
-
-
 def test_a_part_of_longer_rows_reshaped_is_no_figure_of_a_copy():
     """`v.reshape(...)` of a split part is a view where the axes it merges lie
     within the part (torch saves the projection's whole storage) and a copy where
-    they span the gap: no complete figure that takes it for a copy."""
-    t = _static("SplitChannelsReshaped", IMAGE)
-    truth = _truth("SplitChannelsReshaped", IMAGE, True)
+    they span the gap: at sizes not known (no strides), no complete figure that
+    takes it for a copy; at known sizes, torch's (EXACT)."""
+    t = _static("SplitChannelsReshaped", IMAGE, given="x=B,4,5,5")
     assert not t["activation_complete"]
-    assert int(t["activation_bytes"]) <= truth
+    truth = _truth("SplitChannelsReshaped", (3, 4, 5, 5), True)
+    assert eval(t["activation_bytes"], {"B": 3}) <= truth  # a formula of B: "800*B + 64"
 
 
 def _left_for_backward(m, x) -> int:

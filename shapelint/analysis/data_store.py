@@ -36,6 +36,7 @@ def stored(old: TensorV, value: Value) -> None:
             storage=saved.storage_of(value),
             view=value.view,
             contiguous=value.contiguous,
+            layout=value.layout,
             known=value.known,
         )
         modules.held_as(old, new)

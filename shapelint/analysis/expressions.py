@@ -521,11 +521,12 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     return UNKNOWN if found is None else found
 
 
-def _saves_index(an: Analyzer, node, frame: Frame, base: TensorV, index, value) -> None:
-    """Indexing by a tensor saves the index for backward (ops/saved.py): on the
-    record, beside no FLOPs."""
+def _saves_index(an: Analyzer, node, frame: Frame, base: TensorV, index, value, lists) -> None:
+    """Indexing by a tensor saves the index for backward (ops/saved.py), and by a
+    list the int64 tensor torch makes of it: on the record, beside no FLOPs."""
     zero = Expr.const(0)
     items = tuple(("tensor", i, False) for i in index if isinstance(i, TensorV))
+    items += tuple(("new", b) for b in lists)
     saved, why = storages.weigh(items) if backward.requires(base) else (None, None)
     notes = [] if why is None else [f"saved for backward: {why}"]
     cost = Cost(zero, zero, zero, notes, backward=zero, saved=saved)
@@ -582,13 +583,15 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
         value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST, an.costs)[0]
+        value = storages.indexed(value, base, indexing.index_entries(node.slice, idx))
         index = list(idx.items) if isinstance(idx, TupleV) else [idx]
+        lists = indexing.list_index_bytes(node.slice, idx)
         if (
             an.costs
             and backward.requires(base) is not False
-            and any(isinstance(i, TensorV) for i in index)
+            and (lists or any(isinstance(i, TensorV) for i in index))
         ):
-            _saves_index(an, node, frame, base, index, value)
+            _saves_index(an, node, frame, base, index, value, lists)
         return value
     return UNKNOWN
 

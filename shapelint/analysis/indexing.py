@@ -189,3 +189,70 @@ def _bound_exprs(sv: Value) -> list | None:
         else:
             return None
     return bounds
+
+
+def index_entries(sl: ast.expr, idx: Value) -> list | None:
+    """The index as ops/strides.py reads it: each element an int, a slice of known
+    bounds, None, Ellipsis, or "advanced" (a tensor or a list: the result is a
+    tensor of its own); None where one is none of those or not known."""
+    elems = _elements(sl, idx)
+    spread = isinstance(sl, ast.Tuple) or _index_tuple(idx)
+    values = idx.items if isinstance(idx, TupleV) and spread else (idx,)
+    if elems is None or len(values) != len(elems):
+        return None
+    out: list = []
+    for e, v in zip(elems, values, strict=True):
+        if _is_const(e, Ellipsis):
+            out.append(Ellipsis)
+        elif _is_const(e, None) or isinstance(v, NoneV):
+            out.append(None)
+        elif isinstance(e, ast.List) or isinstance(v, TensorV) or _int_list(v):
+            out.append("advanced")
+        elif isinstance(v, SliceV):
+            bounds = [_bound(b) for b in (v.lower, v.upper, v.step)]
+            if any(b is False for b in bounds) or bounds[2] == 0:
+                return None
+            out.append(slice(*bounds))
+        elif isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+            out.append(int(v.value.value))
+        else:
+            return None
+    return out
+
+
+def _bound(b: Value | None) -> int | None | bool:
+    """A slice bound: an int, None where absent, False where not known."""
+    if b is None or isinstance(b, NoneV):
+        return None
+    if isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+        return int(b.value.value)
+    return False
+
+
+def list_index_bytes(sl: ast.expr, idx: Value) -> list:
+    """For each list written in the index (`y[:, [0, 2]]`), the bytes of the int64
+    tensor torch makes of it, which the gradient of the index keeps: 8 per int; None
+    where the list holds anything else."""
+    elems = _elements(sl, idx)
+    spread = isinstance(sl, ast.Tuple) or _index_tuple(idx)
+    values = idx.items if isinstance(idx, TupleV) and spread else (idx,)
+    if elems is None or len(values) != len(elems):
+        return []
+    out: list = []
+    for e, v in zip(elems, values, strict=True):
+        if isinstance(e, ast.List) or _int_list(v):
+            items = v.items if isinstance(v, TupleV) else None
+            ints = items is not None and all(isinstance(i, IntV) for i in items)
+            out.append(Expr.const(8 * len(items)) if ints else None)  # type: ignore[arg-type]
+    return out
+
+
+def _int_list(v: Value) -> bool:
+    """A list of ints held in a name (`x[:, rows]`): an advanced index, as torch
+    makes a tensor of it."""
+    return (
+        isinstance(v, TupleV)
+        and v.kind == "list"
+        and bool(v.items)
+        and all(isinstance(i, IntV) for i in v.items)
+    )

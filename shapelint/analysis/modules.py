@@ -2732,8 +2732,10 @@ def specialized_invoke(
         else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     )
     cached = owner.specialized.get(key) if key is not None else None
-    hit = cached is not None
     given = [*args, *kwargs.values()]
+    if cached is not None and _saves_otherwise(owner, key, given, cached):
+        cached = None  # run again: what it saves is what this call finds unsaved
+    hit = cached is not None
     mark = module_state.mark()
     if cached is None:
         before = (storages.status(given), storages.extents(given))
@@ -2876,6 +2878,20 @@ def _forget_stored_on(an: Analyzer, fd: FuncDef, recv) -> None:
         held_as(recv, ObjectV(recv.kind, kept))
     else:
         in_place.forget_value(an, recv)
+
+def _saves_otherwise(owner, key, given, cached) -> bool:
+    """Whether a call served by the analysis of an equal one would save other
+    tensors than that one's: its run saved some, and of the tensors it is given, a
+    different set was saved already (a view of a storage the first call saved), or
+    they weigh otherwise. Such a call is run again, its saved tensors followed
+    (torch saves again on every call)."""
+    first = owner.specialized.get(("<saved>", key))
+    now = (storages.status(given), storages.extents(given))
+    if first is not None and first[0] == now:
+        return False
+    saved = add_costs(r.cost for r in cached[1]).saved
+    # an unknown figure stays unknown: the reuse names the call, as before
+    return saved is not None and saved != Expr.const(0)
 
 
 def _followed(

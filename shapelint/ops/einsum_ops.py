@@ -23,6 +23,7 @@ from shapelint.ops.dtypes import dtype_bytes
 from shapelint.ops.einops_transform import pattern_issue
 from shapelint.ops.shape_rules import only_one_broadcasts
 from shapelint.ops.shape_sim import BLOCK, align, product, show_shape
+from shapelint.ops.strides import is_contiguous
 from shapelint.ops.values import (
     STAND_IN_COST,
     UNKNOWN,
@@ -284,7 +285,7 @@ def judge(spec: Spec, tensors: list[Value], flavor: str, costs: bool = True) -> 
     dtypes = [t.dtype if isinstance(t, TensorV) else None for t in tensors]
     dtype = dtypes[0] if dtypes and all(d == dtypes[0] for d in dtypes) else None
     shape = None if any(d is BLOCK for d in out) else tuple(out)
-    result = TensorV(shape, dtype)  # type: ignore[arg-type]
+    result = _laid_out(spec, ell_dims, given, TensorV(shape, dtype))  # type: ignore[arg-type]
     refined = _refined_operands(spec, given, tensors, sizes)
     costed = [refined.get(i, t) for i, t in enumerate(tensors)]
     cost = _cost(spec, ells, ell_dims, sizes, out_labels, costed, shape) if costs else STAND_IN_COST
@@ -295,19 +296,40 @@ def judge(spec: Spec, tensors: list[Value], flavor: str, costs: bool = True) -> 
     return res
 
 
-def _saving(spec: Spec, ell_dims, given: list[Value]) -> tuple:
-    """What torch's einsum saves for backward (ops/einsum_saved.py), each operand
-    named by its axes (the ellipsis's dims as '...0', '...1', right-aligned)."""
+def _laid_out(spec: Spec, ell_dims, given: list[Value], result: TensorV) -> TensorV:
+    """result with the strides torch's einsum leaves it (ops/einsum_saved.py), where
+    known: a result permuted from bmm's (`bij,bjk->bki`) is not contiguous."""
+    names = _names(spec, ell_dims, given) if spec.torch_rank is not None else None
+    if names is None:
+        return result
+    laid = einsum_saved.result_layout(*names, given, spec.torch_rank)
+    if laid is None or result.shape is None or len(laid[0]) != len(result.shape):
+        return result
+    dense = is_contiguous(*laid)
+    return replaced(result, layout=laid, contiguous=True if dense else None)
+
+
+def _names(spec: Spec, ell_dims, given: list[Value]):
+    """(each operand's axis names, the output's), the ellipsis's dims as '...0',
+    '...1', right-aligned; None where a rank is not known."""
     if not isinstance(ell_dims, list):
-        return (("?", einsum_saved.UNSURE_SIZES),)
+        return None
     widths = []
     for labels, t in zip(spec.operands, given, strict=True):
         rank = t.rank if isinstance(t, TensorV) else None
         if rank is None:
-            return (("?", einsum_saved.UNSURE_SIZES),)
+            return None
         widths.append(max(rank - (len(labels) - 1), 0))
-    inputs, output = _axis_names(spec, widths, len(ell_dims))
-    return einsum_saved.saving(inputs, output, given, spec.torch_rank)
+    return _axis_names(spec, widths, len(ell_dims))
+
+
+def _saving(spec: Spec, ell_dims, given: list[Value]) -> tuple:
+    """What torch's einsum saves for backward (ops/einsum_saved.py), each operand
+    named by its axes (the ellipsis's dims as '...0', '...1', right-aligned)."""
+    names = _names(spec, ell_dims, given)
+    if names is None:
+        return (("?", einsum_saved.UNSURE_SIZES),)
+    return einsum_saved.saving(*names, given, spec.torch_rank)
 
 
 def _axis_names(spec: Spec, widths: list[int], width: int) -> tuple[list[list[str]], list[str]]:

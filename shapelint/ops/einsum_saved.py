@@ -11,7 +11,8 @@ gradient: a view of the operand where torch's reshape can view it (its
 `computeStride`), a copy of its own where it cannot. Both depend on the sizes
 (an axis of size 1 is broadcast, skipped, and has no stride that matters) and the
 operands' strides, so the figure is known only where every size is a known int
-and every operand a contiguous tensor; one operand saves nothing (a permute and a
+and every operand's strides are known (ops/saved.py follows them through views:
+a rearranged or transposed operand, a part of a chunk); one operand saves nothing (a permute and a
 sum); three or more run in the order opt_einsum picks, not followed here.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.dtypes import dtype_bytes
+from shapelint.ops.saved import int_sizes, layout_of
+from shapelint.ops.strides import compute_stride, contiguous, iterated
 from shapelint.ops.values import ParameterV, TensorV, Value
 
 UNSURE_SIZES = (
@@ -53,7 +56,7 @@ def saving(inputs: list[list[str]], output: list[str], operands: list[Value], ra
     for names, t in zip(inputs, operands, strict=True):
         laid = _aligned(names, t, order)
         if laid is None:
-            return (("?", UNSURE_LAYOUT if _ints(t) else UNSURE_SIZES),)
+            return (("?", UNSURE_LAYOUT if int_sizes(t) else UNSURE_SIZES),)
         ops.append(laid)
     (sa, ta, a), (sb, tb, b) = ops
     n_out = len(output)
@@ -106,26 +109,18 @@ def _item(shape: list[int], was_summed: bool, t: TensorV, view: bool | None, ite
     return ("new", Expr.const(n * itemsize))
 
 
-def _ints(t: Value) -> list[int] | None:
-    if not isinstance(t, TensorV) or t.shape is None:
-        return None
-    out = []
-    for d in t.shape:
-        if not isinstance(d, Expr) or d.value is None:
-            return None
-        out.append(int(d.value))
-    return out
-
-
 def _aligned(names: list[str], t: Value, order: list[str]):
     """(sizes, strides, operand) of operand t unsqueezed and permuted to order; None
     where its sizes or strides are not known (strides: a contiguous tensor's)."""
-    shape = _ints(t)
+    shape = int_sizes(t)
     if shape is None or len(shape) != len(names) or not isinstance(t, TensorV):
         return None
-    if t.contiguous is not True and not isinstance(t, ParameterV):
+    laid = layout_of(t)
+    if laid is None and isinstance(t, ParameterV):
+        laid = tuple(shape), contiguous(shape)
+    if laid is None:
         return None
-    strides = _contiguous_strides(shape)
+    strides = laid[1]
     where = {n: i for i, n in enumerate(names)}
     sizes = [shape[where[n]] if n in where else 1 for n in order]
     laid = [strides[where[n]] if n in where else 1 for n in order]
@@ -137,11 +132,7 @@ def _summed(sizes: list[int], d: int) -> list[int]:
 
 
 def _contiguous_strides(sizes: list[int]) -> list[int]:
-    out, step = [], 1
-    for s in reversed(sizes):
-        out.append(step)
-        step *= max(s, 1)
-    return out[::-1]
+    return list(contiguous(sizes))
 
 
 def _reshaped(sizes, strides, perm, groups) -> bool:
@@ -159,27 +150,48 @@ def _reshaped(sizes, strides, perm, groups) -> bool:
 
 
 def _compute_stride(old_shape, old_strides, new_shape) -> bool:
-    """ATen's computeStride (TensorUtils.cpp): whether a tensor of old_shape and
-    old_strides views as new_shape."""
-    if 0 in old_shape:
-        return True
-    view_d = len(new_shape) - 1
-    chunk_base_stride = old_strides[-1] if old_strides else 1
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[tensor_d]
-        if tensor_d == 0 or (
-            old_shape[tensor_d - 1] != 1
-            and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride
-        ):
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return False
-            if tensor_d > 0:
-                chunk_base_stride = old_strides[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    return view_d == -1
+    return compute_stride(old_shape, old_strides, new_shape) is not None
+
+
+def result_layout(inputs: list[list[str]], output: list[str], operands: list[Value], rank):
+    """The strides of a two-operand einsum's result, as ATen's `sumproduct_pair`
+    leaves them: bmm's contiguous (batch, kept, contracted-away, other kept) result
+    permuted to the output's order (the operands' roles swapped where the output
+    ends with the left one's axis: torch's strides, tests/test_strides.py), or, with nothing to contract, `mul`'s result laid
+    out as TensorIterator lays it. None where not known (sizes or strides not known,
+    an operand summed over an axis first, a diagonal, another count of operands)."""
+    if len(operands) != 2 or any(len(set(names)) != len(names) for names in inputs):
+        return None
+    contracted = {n for names in inputs for n in names if n not in output}
+    ranks = {n: rank(n) for n in contracted}
+    if any(r is None for r in ranks.values()) or any(n.startswith("...") for n in contracted):
+        return None
+    order = [*output, *sorted(contracted, key=lambda n: ranks[n])]
+    laid = [_aligned(names, t, order) for names, t in zip(inputs, operands, strict=True)]
+    if laid[0] is None or laid[1] is None:
+        return None
+    (sa, ta, _), (sb, tb, _) = laid
+    n_out = len(output)
+    sum_dims = []
+    for d in range(n_out, len(order)):
+        if sa[d] != 1 and sb[d] != 1:
+            sum_dims.append(d)
+        elif sa[d] != 1 or sb[d] != 1:
+            return None  # summed out of one operand first: not followed
+    out_sizes = tuple(max(sa[d], sb[d]) for d in range(n_out))
+    if not sum_dims:
+        full = [max(x, y) for x, y in zip(sa, sb, strict=True)]
+        steps = iterated([(tuple(sa), tuple(ta)), (tuple(sb), tuple(tb))], full)[1]
+        return out_sizes, tuple(steps[:n_out])
+    kept = [d for d in range(len(order)) if d not in sum_dims]
+    lro = [d for d in kept if sa[d] != 1 and sb[d] != 1]
+    lo = [d for d in kept if d not in lro and sa[d] != 1]
+    ro = [d for d in kept if d not in lro and d not in lo]
+    # torch multiplies the pair the other way round where the output's last axis of
+    # one operand alone is the left one's, so that that axis comes out innermost
+    placed = [*lro, *lo, *sum_dims, *ro]
+    if lo and ro and max(ro) < min(lo):
+        placed = [*lro, *ro, *sum_dims, *lo]
+    sizes = [1 if d in sum_dims else max(sa[d], sb[d]) for d in placed]
+    step = dict(zip(placed, contiguous(sizes), strict=True))
+    return out_sizes, tuple(step[d] for d in range(n_out))

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes
+from shapelint.ops import dtypes, strides
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -88,8 +88,8 @@ _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
     | {"data", "view_as_real", "view_as_complex"}
 )
-# Fused kernels whose result's memory layout depends on the kernel torch picks (a
-# flash kernel returns a transposed view of a (b, l, h, e) buffer).
+# Fused kernels whose result's memory layout depends on the kernel torch picks:
+# known only on the path their saved= rule takes (`_fused_attention_layout`).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
 # Results whose storage is larger than the tensor, by a size no rule here derives:
 # F.fold's (col2im on CPU keeps the padded buffer: [2, 8, 16, 1] over 704 floats).
@@ -219,7 +219,11 @@ def same_tensor(old: Value, new: Value) -> Value:
     if isinstance(new, TensorV) and isinstance(old, TensorV) and new is not old:
         if new.storage is None and not isinstance(new, (ParameterV, BufferV)):
             return replaced(
-                new, storage=storage_of(old), view=old.view, contiguous=old.contiguous
+                new,
+                storage=storage_of(old),
+                view=old.view,
+                contiguous=old.contiguous,
+                layout=old.layout,
             )
     return new
 
@@ -269,16 +273,23 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
     pattern = _rearrange_pattern(name, args)
     if pattern is not None:
+        exact = _rearranged_layout(pattern, _rearrange_lengths(name, args, kwargs), base, value)
+        if exact is not None:
+            laid, viewed = exact
+            return _laid(value, base if viewed else None, laid)
         layout = _rearranged(pattern, base.contiguous)
         if layout is _COPY:
-            return value  # its last reshape copies: a storage of its own, contiguous
+            return _own(value)  # its last reshape copies: a storage of its own, contiguous
         if layout is not None:
             return _mark(value, base, view=True, contiguous=layout)
     if name.startswith("einops.") and ("rearrange" in name.lower() or "repeat" in name.lower()):
         # einops reshapes, permutes and expands: a view or a copy, by the pattern.
         return _mark(value, UNSURE, view=True, contiguous=None)
     if short in _LAYOUT_UNKNOWN:
-        return _contiguity(value, None)
+        laid = _fused_attention_layout(args, kwargs, value)
+        if laid is None:
+            return _contiguity(value, None)
+        return _laid(value, None, laid)
     if short in _STORAGE_UNKNOWN:
         return _mark(value, UNSURE, view=True, contiguous=True)
     cast = short in _CASTS and name.startswith("torch.Tensor.")
@@ -287,28 +298,56 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     if cast and isinstance(value, TensorV):
         # an unnamed dtype is the default float, as the stubs' `dtype_changed` reads it
         if (value.dtype or dtypes.DEFAULT_FLOAT) == (base.dtype or dtypes.DEFAULT_FLOAT):
-            return _mark(value, base, view=base.view, contiguous=base.contiguous)
+            marked = _mark(value, base, view=base.view, contiguous=base.contiguous)
+            return _with_layout(marked, layout_of(base))
         return value  # converted: a storage of its own
     in_place = writes_in_place(name)
     if short in _REORDERS:
-        return _mark(value, base, view=True, contiguous=_reorder_layout(short, args, kwargs, base))
+        marked = _mark(
+            value, base, view=True, contiguous=_reorder_layout(short, args, kwargs, base)
+        )
+        order = _reorder(short, args, kwargs, base.rank)
+        laid = layout_of(base)
+        if order is None or laid is None or len(order) != len(laid[0]):
+            return marked
+        return _laid(value, base, strides.permuted(laid, order))
     if short in _PARTS:
         layout = _part_layout(short, args, kwargs, base)
         marked = _mark(value, base, view=True, contiguous=layout)
         if layout is GAPPED and base.contiguous is True:
-            return _folding(marked, _part_axis(short, args, kwargs, base))
-        return marked
+            marked = _folding(marked, _part_axis(short, args, kwargs, base))
+        return _parts_laid(marked, base, _part_axis(short, args, kwargs, base), short == "unbind")
     if short in _SPREAD:
-        return _mark(value, base, view=True, contiguous=None)
+        marked = _mark(value, base, view=True, contiguous=None)
+        laid, sizes = layout_of(base), int_sizes(value)
+        spread = None if laid is None or sizes is None else strides.expanded(laid, sizes)
+        return marked if spread is None else _laid(value, base, spread)
     if short in _EACH_SPREAD and name.startswith("torch.") and isinstance(value, TupleV):
         bases = list(_tensors(args))
         if len(bases) != len(value.items):
             return _mark(value, UNSURE, view=True, contiguous=None)
-        marked = (_mark(v, b, view=True, contiguous=None) for v, b in zip(value.items, bases))
+        marked = (_spread(v, b) for v, b in zip(value.items, bases, strict=True))
         return TupleV(tuple(marked))
     if short in _SAME or in_place:
-        return _mark(value, base, view=True, contiguous=base.contiguous)
+        marked = _mark(value, base, view=True, contiguous=base.contiguous)
+        if in_place and short in RESHAPING_IN_PLACE:
+            return marked
+        laid, sizes = layout_of(base), int_sizes(value)
+        if laid is None or sizes is None:
+            return marked
+        if in_place or short in ("detach", "detach_", "Variable", "data"):
+            return _with_layout(marked, laid if tuple(sizes) == laid[0] else None)
+        viewed = strides.compute_stride(laid[0], laid[1], sizes)
+        return marked if viewed is None else _laid(value, base, (tuple(sizes), viewed))
     if short in _MAYBE_COPY:
+        laid, sizes = layout_of(base), int_sizes(value)
+        if laid is not None and sizes is not None:
+            if short == "contiguous":
+                viewed = laid if strides.is_contiguous(*laid) else None
+            else:
+                got, ok = strides.reshaped(laid[0], laid[1], sizes)
+                viewed = (tuple(sizes), got) if ok else None
+            return _own(value) if viewed is None else _laid(value, base, viewed)
         if base.contiguous is True:
             return _mark(value, base, view=True, contiguous=True)
         if base.contiguous is None or (base.contiguous is GAPPED and short != "contiguous"):
@@ -320,10 +359,78 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
             # a view where the axes it merges skip the gap (or torch finds the part
             # contiguous, its longer axes all past the cut), else a copy
             return _mark(value, UNSURE, view=True, contiguous=None)
-        return value  # a copy: a storage of its own, contiguous
+        return _own(value)  # a copy: a storage of its own, contiguous
     if name == "operator.getitem":
         return _mark(value, UNSURE, view=True, contiguous=None)
     return value
+
+
+# Ops shaped like their operand (or its broadcast) whose result is contiguous
+# whatever their operands' strides: they do not lay it out as TensorIterator does.
+_CONTIGUOUS_RESULT = frozenset(
+    {"tril", "triu", "logsigmoid", "renorm", "masked_fill", "roll", "scatter", "scatter_add",
+     "scatter_reduce", "index_add", "index_copy", "index_put", "contiguous", "eye"}
+)  # fmt: skip
+
+
+def iterated(op: str, out: Value, operands) -> Value:
+    """out, the result of elementwise op `op` on operands, laid out as TensorIterator
+    lays it (ops/strides.iterated): an operand that is not contiguous may make it
+    not contiguous either (`x.transpose(1, 2) * 2` keeps the transpose's order).
+    Where an operand's strides are not known, neither are the result's, unless
+    every operand is contiguous."""
+    if not isinstance(out, TensorV) or isinstance(out, (ParameterV, BufferV)):
+        return out
+    tensors = [v for v in operands if isinstance(v, TensorV)]
+    parts = op.split(".")
+    short = (
+        parts[-2].lower() if parts[-1] in ("__call__", "forward") and len(parts) > 2 else parts[-1]
+    )
+    if not tensors or short in _CONTIGUOUS_RESULT:
+        return out
+    layouts = [layout_of(t) for t in tensors]
+    sizes = int_sizes(out)
+    if sizes is not None and all(laid is not None for laid in layouts):
+        scalars = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
+        laid = strides.iterated(layouts, sizes, scalars)
+        if strides.is_contiguous(*laid):
+            return replaced(out, contiguous=True, layout=None)
+        return replaced(out, contiguous=None, layout=laid)
+    if all(t.contiguous is True for t in tensors):
+        return out
+    if len(tensors) == 1 and tensors[0].contiguous in (PERMUTED, SWAPPED):
+        return replaced(out, contiguous=tensors[0].contiguous, layout=None)
+    return replaced(out, contiguous=None, layout=None)
+
+
+def _fused_attention_layout(args, kwargs, value: Value) -> strides.Layout | None:
+    """The layout of scaled_dot_product_attention's result where the stub's saved=
+    takes CPU's fused (flash) kernel: 4-D operands, no mask, no dropout, one head
+    size for all three, each operand's last axis of stride 1 (else torch takes the
+    math path, not modelled). It is laid out like the query (`empty_like`): the
+    query's strides where it is dense, else dense in the order of its strides (as
+    TensorIterator lays out a result). None where not known."""
+    ops = list(args[:3]) + [kwargs[k] for k in ("query", "key", "value") if k in kwargs]
+    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+    drop = args[4] if len(args) > 4 else kwargs.get("dropout_p")
+    if len(ops) != 3 or not (mask is None or isinstance(mask, NoneV)):
+        return None
+    zero = (isinstance(drop, FloatV) and drop.value == 0) or (
+        isinstance(drop, IntV) and drop.value is not None and drop.value.value == 0
+    )
+    if drop is not None and not zero:
+        return None
+    layouts = [layout_of(t) for t in ops]
+    out = int_sizes(value)
+    if out is None or any(laid is None or len(laid[0]) != 4 for laid in layouts):
+        return None
+    if any(laid[0][-1] != layouts[0][0][-1] or (laid[0][-1] > 1 and laid[1][-1] != 1)
+           for laid in layouts):  # fmt: skip
+        return None
+    q = layouts[0]
+    if tuple(out) != q[0]:
+        return None
+    return strides.iterated([q], q[0])
 
 
 def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:
@@ -340,8 +447,12 @@ def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:
 
 def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
     """v, one index of base's first axis (`base[i]`), as a view of base's storage:
-    contiguous where base is."""
-    return _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)  # type: ignore[return-value]
+    contiguous where base is; base's strides less its first axis where known."""
+    marked = _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)
+    laid = layout_of(base)
+    if laid is None or not laid[0]:
+        return marked  # type: ignore[return-value]
+    return _with_layout(marked, (laid[0][1:], laid[1][1:]))  # type: ignore[return-value]
 
 
 def same_storage(items: tuple | None, args, value: Value) -> Value:
@@ -350,7 +461,8 @@ def same_storage(items: tuple | None, args, value: Value) -> Value:
     base = next(iter(_tensors(args)), None)
     if base is None or not items or not any(i[0] == "same" for i in items):
         return value
-    return _mark(value, base, view=base.view, contiguous=base.contiguous)
+    marked = _mark(value, base, view=base.view, contiguous=base.contiguous)
+    return _with_layout(marked, layout_of(base))
 
 
 def _rearrange_pattern(name: str, args) -> str | None:
@@ -361,6 +473,17 @@ def _rearrange_pattern(name: str, args) -> str | None:
         held = args[0].attr("pattern") if isinstance(args[0], ObjectV) else None
         return held.value if isinstance(held, StrV) else None
     return None
+
+
+def _rearrange_lengths(name: str, args, kwargs) -> dict:
+    """The axis lengths a rearrange is given: its keywords, or those a Rearrange
+    layer holds (`axis:NAME`, as ops/einops_ops.py builds it)."""
+    if name == "einops.rearrange":
+        return kwargs
+    layer = args[0] if args else None
+    if not isinstance(layer, ObjectV):
+        return {}
+    return {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
 
 
 _COPY = object()
@@ -396,26 +519,8 @@ def _rearranged(pattern: str | None, layout: object) -> object:
 
 def _groups(side: str) -> list[list[str]] | None:
     """One side of a pattern as its groups of named axes (`1` and `()` dropped)."""
-    groups: list[list[str]] = []
-    current: list[str] | None = None
-    for tok in _TOKEN.findall(side):
-        if tok == "(":
-            if current is not None:
-                return None
-            current = []
-        elif tok == ")":
-            if current is None:
-                return None
-            groups.append(current)
-            current = None
-        elif tok.isdigit():
-            if tok != "1":
-                return None
-        elif current is not None:
-            current.append(tok)
-        else:
-            groups.append([tok])
-    return None if current is not None else [g for g in groups if g]
+    groups = _elementary(side)
+    return None if groups is None else [g for g in groups if g]
 
 
 def _reorder_layout(short: str, args, kwargs, base: TensorV) -> object:
@@ -544,10 +649,175 @@ def _contiguity(v: Value, contiguous: bool | None) -> Value:
 def _mark(v: Value, base, view: bool, contiguous: bool | None) -> Value:
     root = base if base is UNSURE else storage_of(base)
     if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
-        return replaced(v, storage=root, view=view, contiguous=contiguous)
+        return replaced(v, storage=root, view=view, contiguous=contiguous, layout=None)
     if isinstance(v, TupleV):
         return TupleV(tuple(_mark(i, base, view, contiguous) for i in v.items))
     return v
+
+
+def _own(v: Value) -> Value:
+    """v, a copy: a contiguous storage of its own."""
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)):
+        return replaced(v, storage=None, view=False, contiguous=True, layout=None)
+    return v
+
+
+def layout_of(v: Value) -> strides.Layout | None:
+    """v's (sizes, strides) where its sizes are known ints and its strides are
+    known: followed through views, or a contiguous tensor's."""
+    if not isinstance(v, TensorV):
+        return None
+    sizes = int_sizes(v)
+    if sizes is None:
+        return None
+    if v.layout is not None and v.layout[0] == tuple(sizes):
+        return v.layout
+    if v.contiguous is True:
+        return tuple(sizes), strides.contiguous(sizes)
+    return None
+
+
+def int_sizes(v: Value) -> list[int] | None:
+    if not isinstance(v, TensorV) or v.shape is None:
+        return None
+    out = []
+    for d in v.shape:
+        if not isinstance(d, Expr) or d.value is None:
+            return None
+        out.append(int(d.value))
+    return out
+
+
+def _with_layout(v: Value, laid) -> Value:
+    if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)) and laid is not None:
+        if strides.is_contiguous(*laid):
+            return replaced(v, layout=laid, contiguous=True)
+        return replaced(v, layout=laid)
+    return v
+
+
+def _laid(v: Value, base: TensorV | None, laid) -> Value:
+    """v with the strides laid: a view of base's storage, or where base is None a
+    tensor of its own (a copy). Contiguous where the strides say so; else the tags
+    read as not known, the strides deciding where they are read."""
+    if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)):
+        return v
+    if int_sizes(v) != list(laid[0]):
+        return v if base is None else _mark(v, base, view=True, contiguous=None)
+    dense = strides.is_contiguous(*laid)
+    if base is None:
+        return replaced(v, storage=None, view=False, contiguous=True, layout=laid)
+    contiguous = True if dense else (base.contiguous if base.contiguous is not True else None)
+    return replaced(v, storage=storage_of(base), view=True, contiguous=contiguous, layout=laid)
+
+
+def _parts_laid(v: Value, base: TensorV, axis: int | None, dropped: bool) -> Value:
+    """Each part of split/chunk/narrow (base's strides, its own sizes) or unbind
+    (base's strides less the axis cut), where base's strides are known."""
+    laid = layout_of(base)
+    if isinstance(v, TupleV):
+        return TupleV(tuple(_parts_laid(i, base, axis, dropped) for i in v.items), v.kind)
+    if laid is None or axis is None or not isinstance(v, TensorV):
+        return v
+    steps = laid[1][:axis] + laid[1][axis + 1 :] if dropped else laid[1]
+    sizes = int_sizes(v)
+    if sizes is None or len(sizes) != len(steps):
+        return v
+    return _with_layout(v, (tuple(sizes), steps))
+
+
+def _spread(v: Value, base: TensorV) -> Value:
+    marked = _mark(v, base, view=True, contiguous=None)
+    laid, sizes = layout_of(base), int_sizes(v)
+    spread = None if laid is None or sizes is None else strides.expanded(laid, sizes)
+    return marked if spread is None else _laid(v, base, spread)
+
+
+def indexed(value: Value, base: TensorV, entries: list | None) -> Value:
+    """`base[entries]` as torch makes it: a basic index (ints, slices, None,
+    Ellipsis) a view with strides of its own; an index holding a tensor or a list
+    a tensor of its own (its layout not followed); None: not known."""
+    if not isinstance(value, TensorV) or isinstance(value, (ParameterV, BufferV)):
+        return value
+    if entries is None:
+        return value
+    if any(e == "advanced" for e in entries):
+        return replaced(value, storage=None, view=False, contiguous=None, layout=None)
+    laid = layout_of(base)
+    got = None if laid is None else strides.indexed(laid, entries)
+    if got is None or int_sizes(value) != list(got[0]):
+        return value
+    return _laid(value, base, got)
+
+
+def _rearranged_layout(pattern: str, kwargs, base: TensorV, value: Value):
+    """einops.rearrange as its torch backend runs it (reshape to the elementary
+    axes, permute, reshape to the output's groups): (the result's strides, whether
+    it is a view of base), None where a size or stride is not known or the pattern
+    adds, drops or repeats an axis."""
+    laid, out_sizes = layout_of(base), int_sizes(value)
+    if laid is None or out_sizes is None or pattern.count("->") != 1:
+        return None
+    left, right = (_elementary(side) for side in pattern.split("->"))
+    if left is None or right is None:
+        return None
+    rank = len(laid[0])
+    fixed = sum(1 for g in left if g != ["..."])
+    if ["..."] in left:
+        dots = [f"...{i}" for i in range(rank - fixed)]
+        left = [x for g in left for x in ([[d] for d in dots] if g == ["..."] else [g])]
+        right = [[n for a in g for n in (dots if a == "..." else [a])] for g in right]
+    if len(left) != rank or any("..." in g for g in (*left, *right)):
+        return None
+    sizes: dict[str, int] = {}
+    for k, v in kwargs.items():
+        if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+            sizes[k] = int(v.value.value)
+    for g, n in zip(left, laid[0], strict=True):
+        open_ = [a for a in g if a not in sizes]
+        known = 1
+        for a in g:
+            known *= sizes.get(a, 1)
+        if len(open_) > 1 or (not open_ and known != n) or known == 0 or n % known:
+            return None
+        if open_:
+            sizes[open_[0]] = n // known
+    order = [a for g in left for a in g]
+    out = [a for g in right for a in g]
+    if sorted(order) != sorted(out) or len(set(order)) != len(order):
+        return None
+    elementary = [sizes[a] for a in order]
+    got, view1 = strides.reshaped(laid[0], laid[1], elementary)
+    moved = strides.permuted((tuple(elementary), got), [order.index(a) for a in out])
+    final, view2 = strides.reshaped(moved[0], moved[1], out_sizes)
+    return (tuple(out_sizes), final), view1 and view2
+
+
+def _elementary(side: str) -> list[list[str]] | None:
+    """One side of a pattern as its groups of axis names (`...` one name; `1` and
+    `()` dropped: an axis of size 1 has no stride that matters)."""
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for tok in _TOKEN.findall(side):
+        if tok == "(":
+            if current is not None:
+                return None
+            current = []
+        elif tok == ")":
+            if current is None:
+                return None
+            groups.append(current)
+            current = None
+        elif tok.isdigit():
+            if tok != "1":
+                return None
+            if current is None:
+                groups.append([])
+        elif current is not None:
+            current.append(tok)
+        else:
+            groups.append([tok])
+    return None if current is not None else groups
 
 
 def with_result(items: tuple, before: Value, after: Value) -> tuple:
@@ -588,13 +858,21 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             continue
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
-        if flat == "dense" and v.contiguous is not True:
+        copied = _copied(v, flat)
+        if copied is not None:
+            # its strides decide: a copy of its own, or (False) the view it saves
+            flat = "copy" if copied else None
+        if flat == "copy":
+            b = nbytes(v)
+        elif flat == "dense" and v.contiguous is not True:
             # `.contiguous()` in the layout torch suggests: a copy of a tensor of
             # at most 3 axes that is not contiguous; of more, a permuted one may
             # be channels-last already, which torch keeps
             if not _surely_strided(v):
                 return None, "whether it copies its input to make it contiguous is not known"
             b = nbytes(v)
+        elif flat == "tflat":
+            return None, "it reshapes a tensor that may not be contiguous (a view or a copy)"
         elif flat and flat != "dense" and v.contiguous in _COPIED_BY[flat]:
             b = nbytes(v)  # reshaped first: a copy of its own
         elif flat and flat != "dense" and v.contiguous is None:
@@ -614,6 +892,32 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             return None, "the size of a tensor it saves is not known"
         total = total + b
     return total, None
+
+
+def _copied(v: TensorV, flat) -> bool | None:
+    """Whether the reshape an op runs before it saves v (flat, batch, dense: see
+    `weigh`) copies v, where v's strides are known; None where they are not, or
+    for a 4-D or 5-D dense one that is not contiguous (torch keeps channels-last)."""
+    if flat not in ("flat", "tflat", "batch", "dense"):
+        return None
+    laid = layout_of(v)
+    if laid is None or (flat == "tflat" and len(laid[0]) < 2):
+        return None
+    sizes, steps = laid
+    if flat == "tflat":
+        order = [*range(len(sizes) - 2), len(sizes) - 1, len(sizes) - 2]
+        (sizes, steps), flat = strides.permuted(laid, order), "flat"
+    if flat == "dense":
+        if strides.is_contiguous(sizes, steps):
+            return False
+        return True if len(sizes) <= 3 else None
+    keep = 1 if flat == "flat" else 2
+    if len(sizes) <= keep:
+        return False
+    lead = 1
+    for n in sizes[:-keep]:
+        lead *= n
+    return strides.compute_stride(sizes, steps, (lead, *sizes[-keep:])) is None
 
 
 def _surely_strided(v: TensorV) -> bool:

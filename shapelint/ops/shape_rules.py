@@ -29,7 +29,7 @@ from shapelint.notation.symbolic import (
     product,
     total,
 )
-from shapelint.ops import dtypes, tensor_values
+from shapelint.ops import dtypes, saved, tensor_values
 from shapelint.ops.indexing import exceeds_every_length, size_at_least
 from shapelint.ops.values import (
     UNKNOWN,
@@ -482,13 +482,13 @@ def same(ctx: RuleContext, x: Value, *_: Value) -> RuleOut:
     """Output shaped like x (activations, dropout, contiguous, casts)."""
     if not isinstance(x, TensorV):
         return RuleOut(TensorV(None))
-    return RuleOut(_tensor(x.shape, x))
+    return RuleOut(saved.iterated(ctx.op, _tensor(x.shape, x), [x]))
 
 
 @rule
 def along(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """Shaped like x, with dim a valid dimension (softmax, cumsum, flip by one dim)."""
-    out = same(ctx, x)
+    out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
     shape = shape_of(x)
     if shape is not None:
         for d in int_list(dim) or []:
@@ -662,7 +662,7 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
     unknown_operand = any(x is UNKNOWN or isinstance(x, ObjectV) for x in xs)
     if shape is None and not unknown_operand:
         shape = _past_unknown_rank([t.shape for _, t in tensors])
-    out.value = TensorV(None if unknown_operand else shape)
+    out.value = saved.iterated(ctx.op, TensorV(None if unknown_operand else shape), xs)
     return out
 
 
@@ -1918,7 +1918,7 @@ def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) 
 @rule
 def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
     """The trailing axes of x must equal normalized_shape; the output is shaped like x."""
-    out = same(ctx, x)
+    out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
     shape = shape_of(x)
     norm = int_list(normalized_shape)
     if shape is None or norm is None:

@@ -128,7 +128,9 @@ class Formula:
 class SavedItem:
     """One tensor an op saves for backward: kind "tensor" (an operand or `out`,
     as it is), "flat" (an operand as the op folds it to two axes, all but its last
-    merged: a Linear, matmul beside a matrix), "batch" (an operand whose batch axes,
+    merged: a Linear, matmul beside a matrix), "tflat" (an operand whose last two
+    axes the op swaps before it folds it so: matmul of a matrix by a batch, which
+    torch runs on the batch's `.mT`), "batch" (an operand whose batch axes,
     all but its last two, the op merges into one: batched matmul), "dense" (an operand
     as `.contiguous()` makes it: group_norm), "new" (a tensor of
     formula bytes it makes), "?" (not modelled) or "same" (its result is its
@@ -496,7 +498,7 @@ def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]
         what, sep, cond_text = part.strip().partition(" if ")
         what = what.strip()
         cond = _parse_formula(cond_text) if sep else None
-        m = re.fullmatch(r"(flat|batch|dense|new)\((.*)\)", what)
+        m = re.fullmatch(r"(flat|tflat|batch|dense|new)\((.*)\)", what)
         if what in ("?", "same"):
             items.append(SavedItem(what, cond=cond))
         elif m and m.group(1) == "new":

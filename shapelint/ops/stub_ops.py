@@ -989,7 +989,7 @@ class _Interpreter:
                     v = ev._value(item.formula.tree)  # type: ignore[union-attr]
                 except _Unknown:
                     v = UNKNOWN
-                kind = item.kind if item.kind in ("flat", "batch", "dense") else None
+                kind = item.kind if item.kind in ("flat", "tflat", "batch", "dense") else None
                 out.append(("tensor", v, kind))
         return tuple(out)
 

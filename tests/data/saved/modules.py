@@ -2,6 +2,7 @@
 torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
 
 import einops
+import einops.layers.torch
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -1114,6 +1115,7 @@ class NumberWritten(IndexWritten):
         x[:, i, i] = 1.0
         return self.lin(x)
 
+
 class CircularConv(nn.Module):
     """A Conv1d of padding_mode "circular" pads a copy with F.pad and convolves it
     unpadded: the convolution saves the copy, not the input (neuralforecast's
@@ -1156,3 +1158,252 @@ class ReluMethodInPlace(nn.Module):
         y.relu_()
         y.transpose(1, 2).relu_()
         return self.b(y)
+
+
+class EinsumGathered(nn.Module):
+    """An operand gathered by an index tensor: a tensor of its own whose strides
+    the analysis does not follow, so whether einsum's reshape copies it is not known."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x):
+        q = self.q(x)
+        picked = q[:, torch.tensor([2, 0, 1])]
+        return torch.einsum("bnd,bmd->bnm", picked.transpose(1, 2).transpose(1, 2), q)
+
+
+class ChunkHeads(nn.Module):
+    """Heads rearranged out of a chunk of a projection (a part of longer rows,
+    reshaped and permuted): einsum's reshapes view or copy by the strides."""
+
+    def __init__(self, d=8, h=2):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d)
+        self.h = h
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (einops.rearrange(t, "b n (h d) -> b h n d", h=self.h) for t in (q, k, v))
+        q = q * 0.5
+        attn = torch.einsum("b h i d, b h j d -> b h i j", q, k).softmax(dim=-1)
+        out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        return einops.rearrange(out, "b h n d -> b n (h d)")
+
+
+class ConvChunkHeads(nn.Module):
+    """A conv's channels chunked and rearranged to heads over its positions."""
+
+    def __init__(self, c=4, h=2):
+        super().__init__()
+        self.qkv = nn.Conv2d(c, 3 * c, 1)
+        self.h = h
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=1)
+        q, k, v = (einops.rearrange(t, "b (h d) x y -> b h (x y) d", h=self.h) for t in (q, k, v))
+        attn = torch.einsum("b h i d, b h j d -> b h i j", q, k).softmax(dim=-1)
+        return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+
+
+class ElemLinearTwice(nn.Module):
+    """An elementwise result of a transpose keeps its order (TensorIterator): the
+    layer's fold copies it, and the product saves it too."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.o = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.q(x).transpose(1, 2) * 2
+        return self.o(y) * y
+
+
+class SlicedMul(nn.Module):
+    """Two slices of one projection multiplied: views of its storage, saved once."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        y = self.q(x)
+        return y[:, :, :8] * y[..., 8:]
+
+
+class ListIndexedMul(nn.Module):
+    """Indexed by lists: tensors of their own, and the int64 index tensors torch
+    makes of the lists, which the gradient of the index keeps."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.q(x)
+        return y[:, [0, 1, 1]] * y[:, [2, 0, 2]]
+
+
+class MatrixByBatch(nn.Module):
+    """A matrix times a batch: torch folds the batch's `.mT`, a copy of a
+    contiguous batch."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 3))
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        k = self.k(x)
+        return torch.matmul(self.w, k) + torch.matmul(self.w, k).sum()
+
+
+class MatrixByBatchT(nn.Module):
+    """A matrix times a transposed batch: its `.mT` is contiguous, folded as a view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 8))
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        k = self.k(x)
+        return torch.matmul(self.w, k.transpose(1, 2)) * k.transpose(1, 2).sum()
+
+
+def _unit(t):
+    return F.normalize(t, dim=-1)
+
+
+class NormedChunks(nn.Module):
+    """One function called on two chunks of one projection: the second call finds
+    the storage its input views saved already (by the first), so it saves less;
+    torch saves again on each call."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.qk = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        q, k = self.qk(x).chunk(2, dim=-1)
+        return _unit(q) * _unit(k)
+
+
+class QkvUnpacked(nn.Module):
+    """q, k, v unpacked from one rearranged projection (`a, b, c = t`: t[0], t[1],
+    t[2], views with t's strides less the first axis), gated before the output."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.gates = nn.Linear(d, heads)
+        self.out = nn.Linear(d, d, bias=False)
+        self.heads = heads
+
+    def forward(self, x):
+        q, k, v = einops.rearrange(self.qkv(x), "b n (qkv h d) -> qkv b h n d", qkv=3, h=self.heads)
+        attn = (torch.einsum("b h i d, b h j d -> b h i j", q, k) * 0.5).softmax(-1)
+        out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        out = out * einops.rearrange(self.gates(x), "b n h -> b h n 1").sigmoid()
+        return self.out(einops.rearrange(out, "b h n d -> b n (h d)"))
+
+
+class BnRelu6Conv(nn.Module):
+    """ReLU6 in place on a tensor that requires grad keeps a copy of its input made
+    before the write (HardtanhBackward0), another storage than its result, which the
+    conv saves (main: 4,128 B complete for torch's 6,176)."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.six = nn.ReLU6(inplace=True)
+        self.conv = nn.Conv2d(c, c, 1, bias=False)
+
+    def forward(self, x):
+        return self.conv(self.six(self.bn(x * 2)))
+
+
+class BnRelu6Strided(BnRelu6Conv):
+    """The same, the conv given every other row and column (`y[:, :, ::2, ::2]`, a
+    view of the result's storage, which the conv saves whole)."""
+
+    def forward(self, x):
+        return self.conv(self.six(self.bn(x * 2))[:, :, ::2, ::2])
+
+
+class SdpaGated(QkvUnpacked):
+    """The fused kernel's result of heads rearranged from one projection, gated by
+    a rearranged view, rearranged back into the output layer."""
+
+    def forward(self, x):
+        q, k, v = einops.rearrange(self.qkv(x), "b n (qkv h d) -> qkv b h n d", qkv=3, h=self.heads)
+        out = F.scaled_dot_product_attention(q, k, v)
+        out = out * einops.rearrange(self.gates(x), "b n h -> b h n 1").sigmoid()
+        return self.out(einops.rearrange(out, "b h n d -> b n (h d)"))
+
+
+class SdpaPartsHeads(nn.Module):
+    """Heads of chunks of one projection (not dense): the fused kernel's result is
+    dense in the query's order of strides, its fold a view where that order allows."""
+
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.out = nn.Linear(dim, dim, bias=False)
+        self.heads = heads
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+        return self.out(y) * y
+
+
+class LayerHeads(nn.Module):
+    """A Rearrange layer splitting heads (its axis lengths held by the layer), into
+    einops.einsum: the layer's reshape and permute followed as strides."""
+
+    def __init__(self, d=8, h=2):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.q = nn.Linear(d, d)
+        self.split = einops.layers.torch.Rearrange("b n (h d) -> b h n d", h=h)
+
+    def forward(self, x):
+        k, q = self.split(self.k(x)), self.split(self.q(x))
+        dots = einops.einsum(q, k, "... i d, ... j d -> ... i j") * 0.5
+        return einops.einsum(k, dots.softmax(dim=-2), "... j d, ... i j -> ... i d")
+
+
+class EinsumOutOrder(nn.Module):
+    """An einsum whose output names the right operand's own axis first: torch swaps
+    the pair, its result contiguous; the layer's fold of it a view."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, 6)
+        self.o = nn.Linear(8, 8)
+
+    def forward(self, x):
+        ctx = torch.einsum("bnd,bne->bed", self.k(x), self.v(x))
+        return self.o(ctx) * ctx
+
+
+class EinsumMulOrder(nn.Module):
+    """An einsum with nothing to contract is a mul of its permuted operands, its
+    result laid out as TensorIterator lays it (not contiguous here): the layer's
+    fold of it copies (main: 768 B complete for torch's 960)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.k = nn.Linear(d, d)
+        self.o = nn.Linear(3, 3)
+
+    def forward(self, x):
+        k = self.k(x)
+        y = torch.einsum("bnd,bnd->bdn", k, k * 2)
+        return self.o(y) * y
