@@ -101,6 +101,25 @@ EXACT = [
     # a layer's padding_mode other than "zeros": the padded copy saved
     ("CircularConv", SEQ, True),
     ("ReflectConv", SEQ, True),
+    # nn.MultiheadAttention, math path and fused, batch_first or not, one tensor or
+    # several (ops/attention_saved.py; main: lower bounds naming the layer)
+    ("MhaSelf", SEQ, True),
+    ("MhaSelf", (1, 3, 8), False),
+    ("MhaSelf", (3, 1, 8), True),
+    ("MhaSelfFirst", SEQ, True),
+    ("MhaSelfFirst", (1, 3, 8), True),
+    ("MhaSelfFused", SEQ, True),
+    ("MhaSelfFirstFused", SEQ, False),
+    ("MhaMasked", SEQ, True),
+    ("MhaCross", SEQ, True),
+    ("MhaCrossFirst", SEQ, True),
+    ("MhaCrossFirst", (3, 1, 8), True),
+    ("MhaCrossFused", SEQ, True),
+    ("MhaApart", SEQ, True),
+    ("MhaApartFirstFused", SEQ, True),
+    # pads by mode, upsampling (main: lower bounds naming F.pad, F.interpolate)
+    ("Padded", SEQ, True),
+    ("Resampled", IMAGE, True),
 ]
 
 
@@ -177,6 +196,22 @@ def test_symbolic_figure_is_torch_at_every_size():
     assert t["activation_bytes"] == "832*B*T"
     for b, s in ((1, 5), (3, 7)):
         assert 832 * b * s == _truth("Stack", (b, s, 8), True)
+
+
+def test_attention_projecting_one_tensor_twice_is_a_lower_bound():
+    """query is key, value another: the figure depends on whether torch copies the
+    shared tensor for each projection, which a layout the analysis may not know
+    decides."""
+    t = _static("MhaSharedQueryKey", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"] == "torch.nn.MultiheadAttention.__call__"
+    assert int(t["activation_bytes"].lstrip("≥ ")) <= _truth("MhaSharedQueryKey", SEQ, True)
+
+
+def test_attention_dropout_in_training_is_a_lower_bound():
+    t = _static("MhaDropped", SEQ, training=True)
+    assert not t["activation_complete"]
+    assert _static("MhaDropped", SEQ, training=False)["activation_complete"]
 
 
 def test_dropout_in_training_is_a_lower_bound_naming_it():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.attention_saved import mha_saved
 from shapelint.ops.backward import requires
 from shapelint.ops.conv_rules import conv_size, per_dim, split_input
 from shapelint.ops.shape_rules import (
@@ -454,6 +455,17 @@ def multi_head_attention(
     )
     sizes = (lq, nq, sk, e, kd, vd, sa)
     out.bind["bw"] = attention_backward(grads, want_weights, sizes)
+    trained = grads.proj is not None and all(w is True for w, _ in grads.proj)
+    out.bind |= mha_saved(
+        (query, key, value),
+        use_sep,
+        bf,
+        want_weights,
+        any(x is not False for x in extra),
+        trained and grads.out[0] is True,
+        sizes,
+        h,
+    )
     if isinstance(weights, TensorV):
         packing = _packing(use_sep, query, key, value)
         sources = [query, key, in_w, in_b, q_w, k_w, b_k]

@@ -102,6 +102,11 @@ _CASTS = frozenset(
 )  # fmt: skip
 
 
+# The storages of the target's inputs, for the run: a caller may hand one tensor
+# as several of them (the differential's truth does), so two of them may be one.
+_GIVEN: ContextVar[frozenset] = ContextVar("given_storages", default=frozenset())
+
+
 @contextmanager
 def ledger(inputs: list[Value]) -> Iterator[None]:
     """A target run: its inputs count as saved already (their caller holds them)."""
@@ -110,12 +115,24 @@ def ledger(inputs: list[Value]) -> Iterator[None]:
         root = storage_of(v)
         book[id(root)] = root
     token = _LEDGER.set(book)
+    given = _GIVEN.set(frozenset(book))
     mode = _AS_BUILT.set([True])
     try:
         yield
     finally:
         _LEDGER.reset(token)
+        _GIVEN.reset(given)
         _AS_BUILT.reset(mode)
+
+
+def distinct(a: TensorV, b: TensorV) -> bool:
+    """Whether a and b are surely two tensors: of two storages the analysis names,
+    not both the target's inputs (which its caller may give as one tensor)."""
+    ra, rb = storage_of(a), storage_of(b)
+    if ra is rb or UNSURE in (ra, rb) or _LEDGER.get() is None:
+        return False
+    given = _GIVEN.get()
+    return not (id(ra) in given and id(rb) in given)
 
 
 # The storages of tensors a repeated turn finds and does not replace (a loop

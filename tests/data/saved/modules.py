@@ -1140,3 +1140,121 @@ class ReflectConv(nn.Module):
 
     def forward(self, x):
         return self.conv2(self.conv(self.a(x)))
+
+
+class _Attending(nn.Module):
+    """nn.MultiheadAttention (8 wide, 2 heads) on a Linear's output `y` and the
+    input `x`: `inputs` picks query, key and value; need_weights picks the math
+    path (bmm, softmax) or scaled_dot_product_attention's CPU flash kernel."""
+
+    batch_first = False
+    need_weights = True
+    mask = False
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=self.batch_first)
+
+    def inputs(self, x, y):
+        return y, y, y
+
+    def forward(self, x):
+        y = self.lin(x)
+        q, k, v = self.inputs(x, y)
+        m = None
+        if self.mask:
+            m = torch.ones(q.shape[0], k.shape[0], dtype=torch.bool).triu(1)
+        return self.attn(q, k, v, need_weights=self.need_weights, attn_mask=m)[0]
+
+
+class MhaSelf(_Attending):
+    pass
+
+
+class MhaSelfFirst(_Attending):
+    batch_first = True
+
+
+class MhaSelfFused(_Attending):
+    need_weights = False
+
+
+class MhaSelfFirstFused(_Attending):
+    batch_first = True
+    need_weights = False
+
+
+class MhaMasked(_Attending):
+    mask = True
+
+
+class MhaCross(_Attending):
+    def inputs(self, x, y):
+        return x, y, y
+
+
+class MhaCrossFirst(MhaCross):
+    batch_first = True
+
+
+class MhaCrossFused(MhaCross):
+    need_weights = False
+
+
+class MhaApart(_Attending):
+    def inputs(self, x, y):
+        return y, x, y * 2
+
+
+class MhaApartFirstFused(MhaApart):
+    batch_first = True
+    need_weights = False
+
+
+class MhaSharedQueryKey(_Attending):
+    """query is key, value another: two projections of one tensor, which torch copies
+    twice where its layout is not contiguous (a lower bound)."""
+
+    def inputs(self, x, y):
+        return y, y, x
+
+
+class Padded(nn.Module):
+    """F.pad and the pad layers: reflect and replicate keep their input, constant and
+    circular nothing (main: lower bounds naming F.pad)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.reflect = nn.ReflectionPad1d(1)
+        self.zero = nn.ZeroPad1d(2)
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = F.pad(y, (1, 2), mode="reflect") + F.pad(y * 2, (1, 2), mode="replicate")
+        b = F.pad(y * 3, (2, 1)) + F.pad(y * 4, (2, 1), mode="circular")
+        return a.sum() + b.sum() + self.reflect(y * 5).sum() + self.zero(y * 6).sum()
+
+
+class Resampled(nn.Module):
+    """Upsampling keeps nothing but sizes for backward (main: lower bounds naming
+    F.interpolate and nn.Upsample)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear")
+        self.near = nn.UpsamplingNearest2d(scale_factor=2)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.conv(x))
+        z = F.interpolate(y, size=(3, 4), mode="bicubic", align_corners=True)
+        w = F.interpolate(y, scale_factor=2)
+        return self.up(y).sum() + self.near(y).sum() + z.sum() + w.sum()
+
+
+class MhaDropped(_Attending):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, dropout=0.1)
