@@ -120,6 +120,12 @@ EXACT = [
     # pads by mode, upsampling (main: lower bounds naming F.pad, F.interpolate)
     ("Padded", SEQ, True),
     ("Resampled", IMAGE, True),
+    # per-op rules from derivatives.yaml, each checked against saved_tensors_hooks
+    ("Powers", SEQ, True),
+    ("PowBuffer", SEQ, True),
+    ("Chosen", SEQ, True),
+    ("InPlace", SEQ, True),
+    ("Acts", SEQ, True),
 ]
 
 

@@ -75,6 +75,7 @@ FORMULA_FUNCTIONS = {
     "itemsize": 1,
     "size": 2,
     "grad": 1,  # 1 when the operand requires grad (ops/backward.py), else 0
+    "tensor": 1,  # 1 when the argument is a tensor, 0 a Python number or None
 }
 
 

@@ -1142,9 +1142,10 @@ class _FormulaEval:
             out.append(v.value)
         return (out[0], out[1]) if any(isinstance(x, float) for x in out) else None
 
-    def _strings(self, a: ast.expr, b: ast.expr) -> tuple[str, str] | None:
-        """Both sides as strings, where one is a string literal; unknown where the
-        other is a string argument of no known value (or not a string)."""
+    def _strings(self, a: ast.expr, b: ast.expr) -> tuple | None:
+        """Both sides, where one is a string literal: the other's text, or None for
+        a number or None (equal to no string); unknown where it is a string of no
+        known value, or not known at all."""
         if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in (a, b)):
             return None
         out = []
@@ -1153,9 +1154,12 @@ class _FormulaEval:
                 out.append(node.value)
                 continue
             v = self._value(node)
-            if not isinstance(v, StrV) or v.value is None:
+            if isinstance(v, StrV) and v.value is not None:
+                out.append(v.value)
+            elif isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+                out.append(None)  # another type: never equal to a string
+            else:
                 raise _Unknown
-            out.append(v.value)
         return out[0], out[1]
 
     def _known(self, e: Expr, truth: bool = True):
@@ -1210,6 +1214,12 @@ class _FormulaEval:
             v = self._value(arg)
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
+        if fn == "tensor":
+            if isinstance(v, TensorV):
+                return Expr.const(1)
+            if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+                return Expr.const(0)
+            raise _Unknown
         if fn == "grad":
             if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
                 return Expr.const(0)  # a Python number: nothing to differentiate

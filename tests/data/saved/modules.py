@@ -1114,6 +1114,7 @@ class NumberWritten(IndexWritten):
         x[:, i, i] = 1.0
         return self.lin(x)
 
+
 class CircularConv(nn.Module):
     """A Conv1d of padding_mode "circular" pads a copy with F.pad and convolves it
     unpadded: the convolution saves the copy, not the input (neuralforecast's
@@ -1258,3 +1259,123 @@ class MhaDropped(_Attending):
     def __init__(self):
         super().__init__()
         self.attn = nn.MultiheadAttention(8, 2, dropout=0.1)
+
+
+class Powers(nn.Module):
+    """`**` of tensors and numbers: pow keeps base, exponent and result where the
+    exponent is a tensor, the base alone where a number (main: lower bounds naming
+    operator.pow)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("e", torch.full((8,), 2.0))
+
+    def forward(self, x):
+        y = self.lin(x)
+        return (
+            (y**2).sum()
+            + (2**y).sum()
+            + (y.abs() ** (y * 0.1)).sum()
+            + (y.abs() ** self.e).sum()
+            + torch.pow(y, 3).sum()
+        )
+
+
+class Chosen(nn.Module):
+    """where keeps its condition; topk and sort their int64 indices; cumsum nothing;
+    logcumsumexp, amax and norms input and result (main: lower bounds)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = torch.where(y > 0, y, y * 0.5) + torch.where(x > 0, y, 0.0)
+        v, i = y.topk(3, dim=-1)
+        s, j = torch.sort(y * 2, dim=1)
+        return (
+            z.sum()
+            + v.sum()
+            + s.sum()
+            + y.cumsum(-1).sum()
+            + y.logcumsumexp(1).sum()
+            + y.amax(-1).sum()
+            + y.norm(dim=-1).sum()
+            + torch.norm(y * 3)
+        )
+
+
+class InPlace(nn.Module):
+    """`*=` and `/=`: mul_ and div_ keep the other operand and, where its gradient
+    needs it, a copy of the tensor written made first (main: lower bounds naming
+    __imul__)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.lin2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = self.lin2(x)
+        w = y * 1.5
+        w *= z
+        u = z + 1
+        u /= y
+        t = y - 1
+        t *= 2.0
+        t /= 3.0
+        c = x * 2
+        c *= y
+        return w.sum() + u.sum() + t.sum() + c.sum()
+
+
+class Acts(nn.Module):
+    """elu/selu/celu keep their input (in place their result), mish and hardswish
+    their input (hardswish and silu in place a copy), logsigmoid its input and a
+    buffer, round and sign nothing (main: lower bounds naming nn.ELU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.elu = nn.ELU()
+        self.celu = nn.CELU(inplace=True)
+        self.selu = nn.SELU()
+        self.mish = nn.Mish()
+        self.hs = nn.Hardswish()
+        self.silu = nn.SiLU(inplace=True)
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = (
+            self.elu(y)
+            + self.selu(y * 2)
+            + self.mish(y * 3)
+            + self.hs(y * 4)
+            + F.logsigmoid(y * 5)
+            + F.hardsigmoid(y * 6, inplace=True)
+        )
+        b = (
+            self.celu(y * 7)
+            + self.silu(y * 8)
+            + F.elu(y * 9, inplace=True)
+            + torch.square(y)
+            + torch.round(y)
+            + y.sign()
+        )
+        return a.sum() + b.sum()
+
+
+class PowBuffer(nn.Module):
+    """pow of a tensor exponent that needs no grad keeps the result too (main: a
+    complete 192 B for torch's 384: a wrong figure)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("e", torch.full((8,), 2.0))
+
+    def forward(self, x):
+        return torch.pow(self.lin(x), self.e)
