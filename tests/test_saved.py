@@ -124,8 +124,9 @@ EXACT = [
     ("Powers", SEQ, True),
     ("PowBuffer", SEQ, True),
     ("Chosen", SEQ, True),
-    ("InPlace", SEQ, True),
+    ("AugmentedInPlace", SEQ, True),
     ("Acts", SEQ, True),
+    ("SixThenLayer", SEQ, True),
 ]
 
 

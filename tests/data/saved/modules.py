@@ -1014,8 +1014,9 @@ class MathSaves(nn.Module):
 
 
 class ActivationSaves(nn.Module):
-    """softplus, hardtanh (ReLU6) and PReLU keep their input; ReLU6 and LeakyReLU in
-    place keep their result, which is their input's storage."""
+    """softplus, hardtanh (ReLU6) and PReLU keep their input; LeakyReLU in place
+    keeps its result, which is its input's storage, ReLU6 in place a copy of its
+    input."""
 
     def __init__(self, d=8):
         super().__init__()
@@ -1307,7 +1308,7 @@ class Chosen(nn.Module):
         )
 
 
-class InPlace(nn.Module):
+class AugmentedInPlace(nn.Module):
     """`*=` and `/=`: mul_ and div_ keep the other operand and, where its gradient
     needs it, a copy of the tensor written made first (main: lower bounds naming
     __imul__)."""
@@ -1379,3 +1380,18 @@ class PowBuffer(nn.Module):
 
     def forward(self, x):
         return torch.pow(self.lin(x), self.e)
+
+
+class SixThenLayer(nn.Module):
+    """hardtanh_ (ReLU6 in place) keeps a copy of its input, not its result: the next
+    layer saving the result saves another storage (controlnet-aux's MLSD; main: a
+    complete 384 B for torch's 768, a wrong figure)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.six = nn.ReLU6(inplace=True)
+        self.lin2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin2(self.six(self.lin(x))) + self.lin2(F.hardtanh(self.lin(x), inplace=True))
