@@ -127,6 +127,12 @@ EXACT = [
     ("AugmentedInPlace", SEQ, True),
     ("Acts", SEQ, True),
     ("SixThenLayer", SEQ, True),
+    ("Inst", (2, 4, 3, 4, 5), True),
+    ("Inst", (2, 4, 3, 4, 5), False),
+    ("Inst1", (2, 4, 7), True),
+    ("Inst1", (2, 4, 7), False),
+    ("Channels", (2, 4, 3, 3), False),
+    ("Gru", (4, 5), True),
 ]
 
 

@@ -1395,3 +1395,59 @@ class SixThenLayer(nn.Module):
 
     def forward(self, x):
         return self.lin2(self.six(self.lin(x))) + self.lin2(F.hardtanh(self.lin(x), inplace=True))
+
+
+class Inst(nn.Module):
+    """InstanceNorm3d runs batch_norm on the input viewed as (1, N*C, ...): the input,
+    float32 mean and invstd per sample and channel, the running statistics and the
+    weight repeated (main: a lower bound naming InstanceNorm3d)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv3d(4, 4, 1)
+        self.a = nn.InstanceNorm3d(4)
+        self.b = nn.InstanceNorm3d(4, affine=True)
+        self.t = nn.InstanceNorm3d(4, affine=True, track_running_stats=True)
+
+    def forward(self, x):
+        y = self.c(x)
+        return self.a(y).sum() + self.b(y * 2).sum() + self.t(y * 3).sum()
+
+
+class Inst1(nn.Module):
+    """InstanceNorm1d tracking running statistics, in training and eval."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv1d(4, 4, 1)
+        self.a = nn.InstanceNorm1d(4, track_running_stats=True)
+
+    def forward(self, x):
+        return self.a(self.c(x))
+
+
+class Channels(nn.Module):
+    """Dropout2d and F.dropout2d return their input in eval mode (main: a lower
+    bound naming Dropout2d)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(4, 4, 1)
+        self.d = nn.Dropout2d(0.3)
+        self.c2 = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.c2(F.dropout2d(self.d(torch.relu(self.c(x))), 0.2, training=False))
+
+
+class Gru(nn.Module):
+    """GRUCell, with hx and without (zeros made for it; main: a lower bound)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(5, 5)
+        self.cell = nn.GRUCell(5, 6)
+
+    def forward(self, x):
+        h = self.cell(self.lin(x))
+        return self.cell(x, h)
