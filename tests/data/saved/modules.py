@@ -1451,3 +1451,34 @@ class Gru(nn.Module):
     def forward(self, x):
         h = self.cell(self.lin(x))
         return self.cell(x, h)
+
+
+class PermutedSum(nn.Module):
+    """A sum of a permuted tensor is laid out as that tensor (TensorIterator follows
+    its strides): two Linears folding it copy it each (ultralytics' TransformerBlock;
+    a complete figure one copy short once MultiheadAttention had a rule)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        p = x.permute(1, 0, 2)
+        y = p + self.pos(p)
+        return self.q(y) + self.k(y)
+
+
+class MhaFirstThenLayer(_Attending):
+    """batch_first MultiheadAttention returns (L, N, E) transposed: a Linear after it
+    folds a copy."""
+
+    batch_first = True
+
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.out(super().forward(x))
