@@ -1440,19 +1440,6 @@ class Channels(nn.Module):
         return self.c2(F.dropout2d(self.d(torch.relu(self.c(x))), 0.2, training=False))
 
 
-class Gru(nn.Module):
-    """GRUCell, with hx and without (zeros made for it; main: a lower bound)."""
-
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(5, 5)
-        self.cell = nn.GRUCell(5, 6)
-
-    def forward(self, x):
-        h = self.cell(self.lin(x))
-        return self.cell(x, h)
-
-
 class PermutedSum(nn.Module):
     """A sum of a permuted tensor is laid out as that tensor (TensorIterator follows
     its strides): two Linears folding it copy it each (ultralytics' TransformerBlock;
@@ -1482,3 +1469,28 @@ class MhaFirstThenLayer(_Attending):
 
     def forward(self, x):
         return self.out(super().forward(x))
+
+
+class _Squares(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sort(x, dim=-1)[0] ** 2
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return 2 * g * y.sqrt()
+
+
+class CustomForward(nn.Module):
+    """A custom Function's forward runs with grad disabled: its sort and pow save
+    nothing; what it keeps is its own `save_for_backward` (not modelled)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return _Squares.apply(self.lin(x))
