@@ -137,6 +137,40 @@ EXACT = [
     ("Reused", SEQ, True),
     ("ViewReused", SEQ, True),
     ("NormedChunks", SEQ, True),
+
+    # nn.MultiheadAttention, math path and fused, batch_first or not, one tensor or
+    # several (ops/attention_saved.py; main: lower bounds naming the layer)
+    ("MhaSelf", SEQ, True),
+    ("MhaSelf", (1, 3, 8), False),
+    ("MhaSelf", (3, 1, 8), True),
+    ("MhaSelfFirst", SEQ, True),
+    ("MhaSelfFirst", (1, 3, 8), True),
+    ("MhaSelfFused", SEQ, True),
+    ("MhaSelfFirstFused", SEQ, False),
+    ("MhaMasked", SEQ, True),
+    ("MhaCross", SEQ, True),
+    ("MhaCrossFirst", SEQ, True),
+    ("MhaCrossFirst", (3, 1, 8), True),
+    ("MhaCrossFused", SEQ, True),
+    ("MhaApart", SEQ, True),
+    ("MhaApartFirstFused", SEQ, True),
+    # pads by mode, upsampling (main: lower bounds naming F.pad, F.interpolate)
+    ("Padded", SEQ, True),
+    ("Resampled", IMAGE, True),
+    # per-op rules from derivatives.yaml, each checked against saved_tensors_hooks
+    ("Powers", SEQ, True),
+    ("PowBuffer", SEQ, True),
+    ("Chosen", SEQ, True),
+    ("AugmentedInPlace", SEQ, True),
+    ("Acts", SEQ, True),
+    ("SixThenLayer", SEQ, True),
+    ("Inst", (2, 4, 3, 4, 5), True),
+    ("Inst", (2, 4, 3, 4, 5), False),
+    ("Inst1", (2, 4, 7), True),
+    ("Inst1", (2, 4, 7), False),
+    ("Channels", (2, 4, 3, 3), False),
+    ("MhaFirstThenLayer", SEQ, True),
+    ("MhaFirstThenLayer", (1, 3, 8), True),
 ]
 
 
@@ -214,6 +248,42 @@ def test_symbolic_figure_is_torch_at_every_size():
     assert t["activation_bytes"] == "832*B*T"
     for b, s in ((1, 5), (3, 7)):
         assert 832 * b * s == _truth("Stack", (b, s, 8), True)
+
+
+def test_attention_projecting_one_tensor_twice_is_a_lower_bound():
+    """query is key, value another: the figure depends on whether torch copies the
+    shared tensor for each projection, which a layout the analysis may not know
+    decides."""
+    t = _static("MhaSharedQueryKey", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"] == "torch.nn.MultiheadAttention.__call__"
+    assert int(t["activation_bytes"].lstrip("≥ ")) <= _truth("MhaSharedQueryKey", SEQ, True)
+
+
+def test_a_result_of_a_permuted_tensor_folded_is_a_lower_bound():
+    """The layout of an elementwise result of a permuted tensor is not followed: the
+    Linears folding it are a view or a copy, not known (never a complete figure one
+    copy short)."""
+    t = _static("PermutedSum", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"] == "torch.nn.Linear.__call__"
+    assert int(t["activation_bytes"].lstrip("≥ ")) <= _truth("PermutedSum", SEQ, True)
+
+
+def test_a_custom_function_forward_saves_nothing_of_its_ops():
+    """The ops a custom Function's forward runs save nothing (torch runs it without
+    grad): the figure is a lower bound naming the Function, never above torch's
+    (pytorch-tabular's entmax: the sort, pow and clamp inside were counted)."""
+    t = _static("CustomForward", SEQ)
+    assert not t["activation_complete"]
+    assert [u["op"] for u in t["activation_unknown"]] == ["_Squares.backward"]
+    assert int(t["activation_bytes"].lstrip("≥ ")) <= _truth("CustomForward", SEQ, True)
+
+
+def test_attention_dropout_in_training_is_a_lower_bound():
+    t = _static("MhaDropped", SEQ, training=True)
+    assert not t["activation_complete"]
+    assert _static("MhaDropped", SEQ, training=False)["activation_complete"]
 
 
 def test_dropout_in_training_is_a_lower_bound_naming_it():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from shapelint.analysis import grad_mode
 from shapelint.analysis.attributes import base_classes, find_method, is_class_method
 from shapelint.analysis.repetition import add_costs, collected
 from shapelint.notation.symbolic import Expr
@@ -74,7 +75,11 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
     # a forward written as a classmethod (`def forward(cls, ctx, x)`) has cls bound
     cls = klass if is_class_method(forward.node) else None
     with collected(frame) as children:
-        value = an.invoke(forward, cls, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
+        # torch runs a Function's forward with grad disabled: its ops record nothing
+        # and save nothing for backward (what `ctx.save_for_backward` keeps is the
+        # Function's own, not modelled)
+        with grad_mode.entered(False):
+            value = an.invoke(forward, cls, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
         # autograd records the call as one node over its tensor arguments (torch
         # runs the forward without recording its ops, under no_grad or not): the
         # walk from the loss meets that node, whose backward (the class's own) is

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr, product
+from shapelint.ops.attention_saved import mha_saved
 from shapelint.ops.backward import requires
 from shapelint.ops.conv_rules import conv_size, per_dim, split_input
+from shapelint.ops.saved import PERMUTED
 from shapelint.ops.shape_rules import (
     RANK,
     RESHAPE,
@@ -41,6 +43,7 @@ from shapelint.ops.values import (
     Value,
     dim_str,
     dtype_of,
+    replaced,
 )
 
 
@@ -435,7 +438,7 @@ def multi_head_attention(
     weights_shape = (lq, sa) if averaged else (h, lq, sa)
     if known_rank(qs) == 3:
         weights_shape = (nq, *weights_shape)
-    output = TensorV(tuple(qs), dtype_of(query))
+    output = replaced(TensorV(tuple(qs), dtype_of(query)), contiguous=_out_layout(bf, qs, lq, nq))
     if want_weights is None or (want_weights and averaged is None):
         weights: Value = UNKNOWN
     elif want_weights:
@@ -454,6 +457,17 @@ def multi_head_attention(
     )
     sizes = (lq, nq, sk, e, kd, vd, sa)
     out.bind["bw"] = attention_backward(grads, want_weights, sizes)
+    trained = grads.proj is not None and all(w is True for w, _ in grads.proj)
+    out.bind |= mha_saved(
+        (query, key, value),
+        use_sep,
+        bf,
+        want_weights,
+        any(x is not False for x in extra),
+        trained and grads.out[0] is True,
+        sizes,
+        h,
+    )
     if isinstance(weights, TensorV):
         packing = _packing(use_sep, query, key, value)
         sources = [query, key, in_w, in_b, q_w, k_w, b_k]
@@ -461,6 +475,16 @@ def multi_head_attention(
             sources += [value, v_w]
         out.alone = ((1, weights_backward(grads, packing, sizes), tuple(sources)),)
     return out
+
+
+def _out_layout(batch_first: bool | None, shape, length, batch) -> object:
+    """The layout of MHA's output: (L, N, E) written row-major, under batch_first
+    transposed to (N, L, E), which is not contiguous where both L and N exceed 1."""
+    if batch_first is False or known_rank(shape) != 3:
+        return True
+    if batch_first is None or const(length) is None or const(batch) is None:
+        return None
+    return PERMUTED if const(length) > 1 and const(batch) > 1 else True  # type: ignore[operator]
 
 
 def _packing(separate: bool | None, query: Value, key: Value, value: Value) -> str | None:

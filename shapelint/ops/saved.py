@@ -102,6 +102,11 @@ _CASTS = frozenset(
 )  # fmt: skip
 
 
+# The storages of the target's inputs, for the run: a caller may hand one tensor
+# as several of them (the differential's truth does), so two of them may be one.
+_GIVEN: ContextVar[frozenset] = ContextVar("given_storages", default=frozenset())
+
+
 @contextmanager
 def ledger(inputs: list[Value]) -> Iterator[None]:
     """A target run: its inputs count as saved already (their caller holds them)."""
@@ -110,12 +115,24 @@ def ledger(inputs: list[Value]) -> Iterator[None]:
         root = storage_of(v)
         book[id(root)] = root
     token = _LEDGER.set(book)
+    given = _GIVEN.set(frozenset(book))
     mode = _AS_BUILT.set([True])
     try:
         yield
     finally:
         _LEDGER.reset(token)
+        _GIVEN.reset(given)
         _AS_BUILT.reset(mode)
+
+
+def distinct(a: TensorV, b: TensorV) -> bool:
+    """Whether a and b are surely two tensors: of two storages the analysis names,
+    not both the target's inputs (which its caller may give as one tensor)."""
+    ra, rb = storage_of(a), storage_of(b)
+    if ra is rb or UNSURE in (ra, rb) or _LEDGER.get() is None:
+        return False
+    given = _GIVEN.get()
+    return not (id(ra) in given and id(rb) in given)
 
 
 # The storages of tensors a repeated turn finds and does not replace (a loop
@@ -362,7 +379,49 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _own(value)  # a copy: a storage of its own, contiguous
     if name == "operator.getitem":
         return _mark(value, UNSURE, view=True, contiguous=None)
-    return value
+    return _laid_out(short, args, value)
+
+
+# Ops whose result is a fresh row-major tensor whatever their operands' layout: the
+# products (mm's result, reshaped back by matmul's fold), layer_norm (written
+# contiguous); nn.MultiheadAttention's rule lays its own out.
+_FRESH = frozenset(
+    {"matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "layer_norm", "layernorm"}
+    | {"multiheadattention", "multi_head_attention_forward"}
+)
+
+
+_JOINED = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
+
+
+def _laid_out(short: str, args, value: Value) -> Value:
+    """A new result, laid out as torch lays it: TensorIterator (elementwise ops,
+    reductions) and empty_like follow an operand's strides, so the result of an op
+    given a reordered tensor (a transpose or permute, SWAPPED) is reordered in its turn, which the analysis does not follow: its layout
+    is not known (a later fold may copy it). A part of longer rows (GAPPED) keeps
+    the row-major order, and so does its result. An operand of unknown layout (an
+    expand's) is left as before: read as row-major (docs/costs.md says so)."""
+    if short in _FRESH or not isinstance(value, (TensorV, TupleV)):
+        return value
+    if short in _JOINED and isinstance(value, TensorV) and value.rank not in (None, 4, 5):
+        return value  # cat's result is row-major but for channels-last 4-d and 5-d
+    if not any(
+        t.contiguous in (PERMUTED, SWAPPED) and _reorderable(t) for t in _tensors(args)
+    ):
+        return value
+    if isinstance(value, TupleV):
+        return TupleV(tuple(_laid_out(short, args, i) for i in value.items), value.kind)
+    if isinstance(value, (ParameterV, BufferV)) or value.contiguous is not True:
+        return value
+    return replaced(value, contiguous=None) if _reorderable(value) else value
+
+
+def _reorderable(t: TensorV) -> bool:
+    """Whether t has two axes a layout could order otherwise: more than one of its
+    axes not known to be 1 (a row, a column or a scalar is contiguous in any order)."""
+    if t.shape is None:
+        return True
+    return sum(1 for d in t.shape if not (isinstance(d, Expr) and d.value == 1)) > 1
 
 
 # Ops shaped like their operand (or its broadcast) whose result is contiguous

@@ -75,6 +75,7 @@ FORMULA_FUNCTIONS = {
     "itemsize": 1,
     "size": 2,
     "grad": 1,  # 1 when the operand requires grad (ops/backward.py), else 0
+    "tensor": 1,  # 1 when the argument is a tensor, 0 a Python number or None
 }
 
 
@@ -517,6 +518,16 @@ def _parse_formula(value: str) -> Formula:
         tree = pyparse.parse(value, mode="eval")
     except SyntaxError:
         raise _Bad(f"formula does not parse: {value!r}") from None
+    # a string may only be compared for equality (`mode == "reflect"`)
+    texts = {
+        id(c)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Compare)
+        and len(n.ops) == 1
+        and isinstance(n.ops[0], (ast.Eq, ast.NotEq))
+        for c in (n.left, *n.comparators)
+        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+    }
     for n in ast.walk(tree):
         if not isinstance(n, _FORMULA_NODES):
             raise _Bad(f"formula may not use {type(n).__name__}: {value!r}")
@@ -526,8 +537,8 @@ def _parse_formula(value: str) -> Formula:
                 raise _Bad(f"formula functions are {', '.join(sorted(FORMULA_FUNCTIONS))}")
             if len(n.args) != FORMULA_FUNCTIONS[name]:
                 raise _Bad(f"{name}() takes {FORMULA_FUNCTIONS[name]} argument(s): {value!r}")
-        if isinstance(n, ast.Constant) and type(n.value) is not int:
-            raise _Bad(f"formula constants are integers: {value!r}")
+        if isinstance(n, ast.Constant) and type(n.value) is not int and id(n) not in texts:
+            raise _Bad(f"formula constants are integers, or strings compared: {value!r}")
         if isinstance(n, ast.Subscript) and not (
             isinstance(n.value, ast.Name) and isinstance(n.slice, ast.Constant)
         ):

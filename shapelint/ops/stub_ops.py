@@ -1118,6 +1118,11 @@ class _FormulaEval:
             floats = self._floats(node.left, node.comparators[0])
             if floats is not None:  # a probability against 0
                 return Expr.const(int(COMPARISONS[type(node.ops[0])](*floats)))
+            texts = self._strings(node.left, node.comparators[0])
+            if texts is not None:  # a mode against its name (F.pad's mode == "reflect")
+                if not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                    raise _Unknown
+                return Expr.const(int(COMPARISONS[type(node.ops[0])](*texts)))
             left, right = self._eval(node.left), self._eval(node.comparators[0])
             op = node.ops[0]
             if isinstance(op, (ast.Eq, ast.NotEq)) and left == right:
@@ -1144,6 +1149,26 @@ class _FormulaEval:
                 return None
             out.append(v.value)
         return (out[0], out[1]) if any(isinstance(x, float) for x in out) else None
+
+    def _strings(self, a: ast.expr, b: ast.expr) -> tuple | None:
+        """Both sides, where one is a string literal: the other's text, or None for
+        a number or None (equal to no string); unknown where it is a string of no
+        known value, or not known at all."""
+        if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in (a, b)):
+            return None
+        out = []
+        for node in (a, b):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                out.append(node.value)
+                continue
+            v = self._value(node)
+            if isinstance(v, StrV) and v.value is not None:
+                out.append(v.value)
+            elif isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+                out.append(None)  # another type: never equal to a string
+            else:
+                raise _Unknown
+        return out[0], out[1]
 
     def _known(self, e: Expr, truth: bool = True):
         if e.value is None:
@@ -1197,6 +1222,12 @@ class _FormulaEval:
             v = self._value(arg)
             return Expr.const(int(name in self.it.bound.given and not isinstance(v, NoneV)))
         v = self._value(node.args[0])
+        if fn == "tensor":
+            if isinstance(v, TensorV):
+                return Expr.const(1)
+            if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+                return Expr.const(0)
+            raise _Unknown
         if fn == "grad":
             if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
                 return Expr.const(0)  # a Python number: nothing to differentiate
@@ -1226,7 +1257,8 @@ class _FormulaEval:
             if not isinstance(v, TensorV) or v.shape is None:
                 raise _Unknown
             pos, _ = shape_rules.locate(v.shape, i)
-            d = v.shape[pos] if pos is not None else None
+            # a 0-d tensor's dim 0 wraps (locate) but has no size to read
+            d = v.shape[pos] if pos is not None and pos < len(v.shape) else None
             if not isinstance(d, Expr):
                 raise _Unknown
             return d

@@ -1015,8 +1015,9 @@ class MathSaves(nn.Module):
 
 
 class ActivationSaves(nn.Module):
-    """softplus, hardtanh (ReLU6) and PReLU keep their input; ReLU6 and LeakyReLU in
-    place keep their result, which is their input's storage."""
+    """softplus, hardtanh (ReLU6) and PReLU keep their input; LeakyReLU in place
+    keeps its result, which is its input's storage, ReLU6 in place a copy of its
+    input."""
 
     def __init__(self, d=8):
         super().__init__()
@@ -1407,3 +1408,354 @@ class EinsumMulOrder(nn.Module):
         k = self.k(x)
         y = torch.einsum("bnd,bnd->bdn", k, k * 2)
         return self.o(y) * y
+
+class _Attending(nn.Module):
+    """nn.MultiheadAttention (8 wide, 2 heads) on a Linear's output `y` and the
+    input `x`: `inputs` picks query, key and value; need_weights picks the math
+    path (bmm, softmax) or scaled_dot_product_attention's CPU flash kernel."""
+
+    batch_first = False
+    need_weights = True
+    mask = False
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=self.batch_first)
+
+    def inputs(self, x, y):
+        return y, y, y
+
+    def forward(self, x):
+        y = self.lin(x)
+        q, k, v = self.inputs(x, y)
+        m = None
+        if self.mask:
+            m = torch.ones(q.shape[0], k.shape[0], dtype=torch.bool).triu(1)
+        return self.attn(q, k, v, need_weights=self.need_weights, attn_mask=m)[0]
+
+
+class MhaSelf(_Attending):
+    pass
+
+
+class MhaSelfFirst(_Attending):
+    batch_first = True
+
+
+class MhaSelfFused(_Attending):
+    need_weights = False
+
+
+class MhaSelfFirstFused(_Attending):
+    batch_first = True
+    need_weights = False
+
+
+class MhaMasked(_Attending):
+    mask = True
+
+
+class MhaCross(_Attending):
+    def inputs(self, x, y):
+        return x, y, y
+
+
+class MhaCrossFirst(MhaCross):
+    batch_first = True
+
+
+class MhaCrossFused(MhaCross):
+    need_weights = False
+
+
+class MhaApart(_Attending):
+    def inputs(self, x, y):
+        return y, x, y * 2
+
+
+class MhaApartFirstFused(MhaApart):
+    batch_first = True
+    need_weights = False
+
+
+class MhaSharedQueryKey(_Attending):
+    """query is key, value another: two projections of one tensor, which torch copies
+    twice where its layout is not contiguous (a lower bound)."""
+
+    def inputs(self, x, y):
+        return y, y, x
+
+
+class Padded(nn.Module):
+    """F.pad and the pad layers: reflect and replicate keep their input, constant and
+    circular nothing (main: lower bounds naming F.pad)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.reflect = nn.ReflectionPad1d(1)
+        self.zero = nn.ZeroPad1d(2)
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = F.pad(y, (1, 2), mode="reflect") + F.pad(y * 2, (1, 2), mode="replicate")
+        b = F.pad(y * 3, (2, 1)) + F.pad(y * 4, (2, 1), mode="circular")
+        return a.sum() + b.sum() + self.reflect(y * 5).sum() + self.zero(y * 6).sum()
+
+
+class Resampled(nn.Module):
+    """Upsampling keeps nothing but sizes for backward (main: lower bounds naming
+    F.interpolate and nn.Upsample)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear")
+        self.near = nn.UpsamplingNearest2d(scale_factor=2)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.conv(x))
+        z = F.interpolate(y, size=(3, 4), mode="bicubic", align_corners=True)
+        w = F.interpolate(y, scale_factor=2)
+        return self.up(y).sum() + self.near(y).sum() + z.sum() + w.sum()
+
+
+class MhaDropped(_Attending):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, dropout=0.1)
+
+
+class Powers(nn.Module):
+    """`**` of tensors and numbers: pow keeps base, exponent and result where the
+    exponent is a tensor, the base alone where a number (main: lower bounds naming
+    operator.pow)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("e", torch.full((8,), 2.0))
+
+    def forward(self, x):
+        y = self.lin(x)
+        return (
+            (y**2).sum()
+            + (2**y).sum()
+            + (y.abs() ** (y * 0.1)).sum()
+            + (y.abs() ** self.e).sum()
+            + torch.pow(y, 3).sum()
+        )
+
+
+class Chosen(nn.Module):
+    """where keeps its condition; topk and sort their int64 indices; cumsum nothing;
+    logcumsumexp, amax and norms input and result (main: lower bounds)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = torch.where(y > 0, y, y * 0.5) + torch.where(x > 0, y, 0.0)
+        v, i = y.topk(3, dim=-1)
+        s, j = torch.sort(y * 2, dim=1)
+        return (
+            z.sum()
+            + v.sum()
+            + s.sum()
+            + y.cumsum(-1).sum()
+            + y.logcumsumexp(1).sum()
+            + y.amax(-1).sum()
+            + y.norm(dim=-1).sum()
+            + torch.norm(y * 3)
+        )
+
+
+class AugmentedInPlace(nn.Module):
+    """`*=` and `/=`: mul_ and div_ keep the other operand and, where its gradient
+    needs it, a copy of the tensor written made first (main: lower bounds naming
+    __imul__)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.lin2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = self.lin2(x)
+        w = y * 1.5
+        w *= z
+        u = z + 1
+        u /= y
+        t = y - 1
+        t *= 2.0
+        t /= 3.0
+        c = x * 2
+        c *= y
+        return w.sum() + u.sum() + t.sum() + c.sum()
+
+
+class Acts(nn.Module):
+    """elu/selu/celu keep their input (in place their result), mish and hardswish
+    their input (hardswish and silu in place a copy), logsigmoid its input and a
+    buffer, round and sign nothing (main: lower bounds naming nn.ELU)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.elu = nn.ELU()
+        self.celu = nn.CELU(inplace=True)
+        self.selu = nn.SELU()
+        self.mish = nn.Mish()
+        self.hs = nn.Hardswish()
+        self.silu = nn.SiLU(inplace=True)
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = (
+            self.elu(y)
+            + self.selu(y * 2)
+            + self.mish(y * 3)
+            + self.hs(y * 4)
+            + F.logsigmoid(y * 5)
+            + F.hardsigmoid(y * 6, inplace=True)
+        )
+        b = (
+            self.celu(y * 7)
+            + self.silu(y * 8)
+            + F.elu(y * 9, inplace=True)
+            + torch.square(y)
+            + torch.round(y)
+            + y.sign()
+        )
+        return a.sum() + b.sum()
+
+
+class PowBuffer(nn.Module):
+    """pow of a tensor exponent that needs no grad keeps the result too (main: a
+    complete 192 B for torch's 384: a wrong figure)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("e", torch.full((8,), 2.0))
+
+    def forward(self, x):
+        return torch.pow(self.lin(x), self.e)
+
+
+class SixThenLayer(nn.Module):
+    """hardtanh_ (ReLU6 in place) keeps a copy of its input, not its result: the next
+    layer saving the result saves another storage (controlnet-aux's MLSD; main: a
+    complete 384 B for torch's 768, a wrong figure)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.six = nn.ReLU6(inplace=True)
+        self.lin2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin2(self.six(self.lin(x))) + self.lin2(F.hardtanh(self.lin(x), inplace=True))
+
+
+class Inst(nn.Module):
+    """InstanceNorm3d runs batch_norm on the input viewed as (1, N*C, ...): the input,
+    float32 mean and invstd per sample and channel, the running statistics and the
+    weight repeated (main: a lower bound naming InstanceNorm3d)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv3d(4, 4, 1)
+        self.a = nn.InstanceNorm3d(4)
+        self.b = nn.InstanceNorm3d(4, affine=True)
+        self.t = nn.InstanceNorm3d(4, affine=True, track_running_stats=True)
+
+    def forward(self, x):
+        y = self.c(x)
+        return self.a(y).sum() + self.b(y * 2).sum() + self.t(y * 3).sum()
+
+
+class Inst1(nn.Module):
+    """InstanceNorm1d tracking running statistics, in training and eval."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv1d(4, 4, 1)
+        self.a = nn.InstanceNorm1d(4, track_running_stats=True)
+
+    def forward(self, x):
+        return self.a(self.c(x))
+
+
+class Channels(nn.Module):
+    """Dropout2d and F.dropout2d return their input in eval mode (main: a lower
+    bound naming Dropout2d)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(4, 4, 1)
+        self.d = nn.Dropout2d(0.3)
+        self.c2 = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.c2(F.dropout2d(self.d(torch.relu(self.c(x))), 0.2, training=False))
+
+
+class PermutedSum(nn.Module):
+    """A sum of a permuted tensor is laid out as that tensor (TensorIterator follows
+    its strides): two Linears folding it copy it each (ultralytics' TransformerBlock;
+    a complete figure one copy short once MultiheadAttention had a rule)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pos = nn.Linear(8, 8)
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, x):
+        p = x.permute(1, 0, 2)
+        y = p + self.pos(p)
+        return self.q(y) + self.k(y)
+
+
+class MhaFirstThenLayer(_Attending):
+    """batch_first MultiheadAttention returns (L, N, E) transposed: a Linear after it
+    folds a copy."""
+
+    batch_first = True
+
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.out(super().forward(x))
+
+
+class _Squares(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sort(x, dim=-1)[0] ** 2
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return 2 * g * y.sqrt()
+
+
+class CustomForward(nn.Module):
+    """A custom Function's forward runs with grad disabled: its sort and pow save
+    nothing; what it keeps is its own `save_for_backward` (not modelled)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return _Squares.apply(self.lin(x))
