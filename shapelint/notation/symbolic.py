@@ -873,6 +873,13 @@ def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
             facts.bound.update(names)
 
 
+def annotation_bound() -> frozenset[str]:
+    """The names the parameters' annotations of the scope bind (declare_names'
+    bound): sizes the caller of the annotated function picks, one per call."""
+    facts = _FACTS.get()
+    return frozenset(facts.bound) if facts is not None else frozenset()
+
+
 def declare_independent(
     names: Iterable[str], compared: Iterable[frozenset[str]] = (), gaps: Iterable[Expr] = ()
 ) -> None:
