@@ -586,6 +586,57 @@ def test_torch_refuses_the_sibling_module_the_check_refuses(tmp_path):
             assert model(torch.randn(2, 5, 6)).shape == (2, 3, 4)
 
 
+def test_the_truth_of_a_module_of_a_sibling_file_not_built_is_not_known(tmp_path):
+    # An nn.Sequential subclass of another file, built with no layers: Python finds
+    # it false (nn.Sequential's __len__), so `proj` is Linear(8, 8) and the forward
+    # runs; taking the kept instance as true gave Linear(8, 9) a false SHP308.
+    write(tmp_path, "sibtruth/__init__.py", "")
+    write(
+        tmp_path,
+        "sibtruth/stack.py",
+        """
+        from torch import nn
+
+
+        class Stack(nn.Sequential):
+            def __init__(self, layers):
+                super().__init__(*layers)
+        """,
+    )
+    model = write(
+        tmp_path,
+        "sibtruth/model.py",
+        """
+        import torch
+        from torch import nn
+
+        from .stack import Stack
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stack = Stack([])
+                if self.stack:
+                    self.proj = nn.Linear(8, 9)
+                else:
+                    self.proj = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(torch.randn(2, 8)) + torch.randn(2, 8)
+        """,
+    )
+    assert _errors_of(model) == []
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        built = importlib.import_module("sibtruth.model").Model()
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert built(None).shape == (2, 8)
+    assert torch.is_tensor(built(None))
+
+
 def test_a_warm_check_judges_a_file_again_when_the_sibling_it_built_from_changed(tmp_path):
     # model.py's verdict rests on blocks.py, read where Block was built: an edit
     # there (FeedForward's hidden width no longer back to dim) must not leave the

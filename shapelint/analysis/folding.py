@@ -125,7 +125,9 @@ def truth(v: Value, an: Analyzer | None = None) -> bool | None:
 def _defines_truth(an: Analyzer | None, v: ObjectV) -> bool:
     """Whether the project class of instance v defines `__bool__` or `__len__` along
     its bases, which Python's truth then calls (an object is true only without them)."""
-    if an is None or not v.kind.startswith(("<class>", CONFIG_PREFIX, DEFERRED)):
+    if v.kind.startswith(DEFERRED):
+        return True  # not built: its torch bases (nn.Sequential's `__len__`) may decide
+    if an is None or not v.kind.startswith(("<class>", CONFIG_PREFIX)):
         return False
     cd = an.class_of(v.kind.partition(">")[2])
     return cd is not None and any(find_method(an, cd, m) is not None for m in _TRUTH_METHODS)
