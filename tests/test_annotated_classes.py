@@ -651,3 +651,59 @@ def test_einops_refuses_the_short_slice():
             cls(seq_len)(torch.randn(2, 3, 4, 4))
     ok = jaxtyped_class(POS_TABLE.format(stop="h * w", spec="b c s s"), "Positions")
     assert ok(16)(torch.randn(2, 3, 4, 4)).shape == (2, 3, 4, 4)
+
+
+# Two asserts give the annotated `d` two formulas of the constructor's sizes, which
+# ties them (dim = 2·hidden on every run past them); the Linear(dim) after them
+# holds on every such run. given_formulas took the first of a set of facts, so
+# the verdict hung on PYTHONHASHSEED (seed 0: a false SHP321, seed 1: none).
+TWO_FORMULAS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class M(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.dim = dim
+        self.hidden = hidden
+        self.proj = nn.Linear({proj}, 7)
+
+    def forward(self, x: Float[Tensor, "b n d"]):
+        assert x.shape[-1] == self.dim
+        {second}
+        return self.proj(x)
+"""
+
+
+def _check_under_seed(tmp_path, source: str, seed: int) -> str:
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    run = [sys.executable, "-m", "shapelint", "check", str(path), "--select", "ALL", "--no-cache"]
+    return subprocess.run(run, capture_output=True, text=True, env=env, check=False).stdout
+
+
+def test_a_verdict_does_not_hang_on_the_hash_seed(tmp_path):
+    source = TWO_FORMULAS.format(proj="dim", second="assert x.shape[-1] == self.hidden * 2")
+    outputs = {seed: _check_under_seed(tmp_path, source, seed) for seed in (0, 1)}
+    assert outputs[0] == outputs[1]
+    assert "SHP321" not in outputs[0] and "SHP307" not in outputs[0]
+    # one formula still stands for d: Linear(2·dim) after the first assert alone
+    one = TWO_FORMULAS.format(proj="dim * 2", second="pass")
+    assert _errors(one) == ["17 SHP307"]
+    assert "(d = dim: an op before took it)" in _check_under_seed(tmp_path, one, 1)
+
+
+def test_torch_runs_the_module_the_two_asserts_tie():
+    torch = pytest.importorskip("torch")
+    source = TWO_FORMULAS.format(proj="dim", second="assert x.shape[-1] == self.hidden * 2")
+    cls = jaxtyped_class(source, "M")
+    assert cls(8, 4)(torch.randn(2, 3, 8)).shape == (2, 3, 7)
+    one = TWO_FORMULAS.format(proj="dim * 2", second="pass")
+    assert torch_raises(one, "M(8, 4)", (2, 3, 8))

@@ -460,11 +460,216 @@ def test_warm_run_reanalyses_exactly_the_files_whose_inputs_changed(tmp_path, mo
     st = utils.stat()
     os.utime(utils, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
     results, seen = run()
-    # utils.py changed, and the files whose results used it (a plain run follows
-    # calls into other files that pass a tensor of known shape); the rest are not
+    # utils.py changed, and the files whose results used it: a plain run follows
+    # calls into other files that pass a tensor of known shape (caller.py), and reads
+    # what a project name it calls without one is, a class of another file being
+    # built where it is first called with one (layers.py's utils.FeedForward,
+    # attend.py's `default`, model.py's Block of layers.py); __init__.py is not
     # analysed again
-    assert seen == ["caller.py", "model.py", "utils.py"]
+    assert seen == ["attend.py", "caller.py", "layers.py", "model.py", "utils.py"]
     assert _flops_of(results, "run") == "8192*b*n"
+
+
+# A module of a sibling file built in __init__ with no tensor at hand (deferred.py):
+# called with a tensor of a size its caller fixed (a number, a name the forward's
+# annotation binds), it is built and run as within one file.
+SIBLING_BLOCK = """
+    import torch
+    from torch import nn
+
+
+    class PreNorm(nn.Module):
+        def __init__(self, dim, fn):
+            super().__init__()
+            self.fn = fn
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, x):
+            return self.fn(self.norm(x))
+
+
+    class FeedForward(nn.Module):
+        def __init__(self, dim, mult=4):
+            super().__init__()
+            self.net = nn.Sequential(
+                nn.Linear(dim, dim * mult), nn.GELU(), nn.Linear(dim * mult, dim)
+            )
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    class Block(nn.Module):
+        def __init__(self, *, dim, mult=4):
+            super().__init__()
+            self.ff = PreNorm(dim, FeedForward(dim, mult={mult}))
+
+        def forward(self, x):
+            return self.ff(x) + x
+    """
+SIBLING_MODEL = """
+    import torch
+    from einops import repeat
+    from jaxtyping import Float
+    from torch import Tensor, nn
+
+    from {pkg}.blocks import Block
+
+
+    class Model(nn.Module):
+        def __init__(self, *, num_latents, latent_dim):
+            super().__init__()
+            self.latents = nn.Parameter(torch.randn(num_latents, {width}))
+            self.block = Block(dim=latent_dim)
+
+        def forward(self, data: Float[Tensor, "b n c"]):
+            b = data.shape[0]
+            x = repeat(self.latents, "n d -> b n d", b=b)
+            return self.block(x)
+    """
+
+
+def _sibling_project(tmp_path: Path, pkg: str, width: str, mult: str = "mult") -> Path:
+    write(tmp_path, f"{pkg}/__init__.py", "")
+    write(tmp_path, f"{pkg}/blocks.py", SIBLING_BLOCK.format(mult=mult))
+    return write(tmp_path, f"{pkg}/model.py", SIBLING_MODEL.format(pkg=pkg, width=width))
+
+
+def _errors_of(path: Path) -> list[tuple[int, str, str]]:
+    from shapelint.analysis.driver import analyze_files
+
+    [result] = analyze_files([path])
+    return [(d.line, d.code, d.message) for d in result.diagnostics if d.severity == "error"]
+
+
+def test_plain_check_builds_a_module_of_a_sibling_file_a_known_tensor_reaches(tmp_path):
+    # latents of 2·latent_dim into Block(dim=latent_dim) of blocks.py: its residual
+    # add (and the LayerNorm) refuse them; said at the call in model.py, with where
+    # in the other file it happens. The same classes in one file: the same error.
+    model = _sibling_project(tmp_path, "sibs", "latent_dim * 2")
+    found = _errors_of(model)
+    assert {(line, code) for line, code, _ in found} == {(19, "SHP308"), (19, "SHP309")}
+    add = next(m for _, code, m in found if code == "SHP308")
+    assert "latent_dim vs 2·latent_dim" in add
+    assert add.endswith("(in blocks.py:33, through Block.forward)")
+    one = tmp_path / "one.py"
+    one.write_text(
+        textwrap.dedent(SIBLING_BLOCK.format(mult="mult"))
+        + textwrap.dedent(SIBLING_MODEL.format(pkg="x", width="latent_dim * 2")).replace(
+            "from x.blocks import Block", ""
+        )
+    )
+    assert "SHP308" in {code for _, code, _ in _errors_of(one)}
+
+
+def test_a_module_of_a_sibling_file_its_caller_builds_right_is_no_error(tmp_path):
+    assert _errors_of(_sibling_project(tmp_path, "sibok", "latent_dim")) == []
+
+
+def test_torch_refuses_the_sibling_module_the_check_refuses(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    for pkg, width, raises in (
+        ("sibt_bad", "latent_dim * 2", True),
+        ("sibt_ok", "latent_dim", False),
+    ):
+        _sibling_project(tmp_path, pkg, width)
+        sys.path.insert(0, str(tmp_path))
+        try:
+            model = importlib.import_module(f"{pkg}.model").Model(num_latents=3, latent_dim=4)
+        finally:
+            sys.path.remove(str(tmp_path))
+        if raises:
+            with pytest.raises(RuntimeError):
+                model(torch.randn(2, 5, 6))
+        else:
+            assert model(torch.randn(2, 5, 6)).shape == (2, 3, 4)
+
+
+def test_the_truth_of_a_module_of_a_sibling_file_not_built_is_not_known(tmp_path):
+    # An nn.Sequential subclass of another file, built with no layers: Python finds
+    # it false (nn.Sequential's __len__), so `proj` is Linear(8, 8) and the forward
+    # runs; taking the kept instance as true gave Linear(8, 9) a false SHP308.
+    write(tmp_path, "sibtruth/__init__.py", "")
+    write(
+        tmp_path,
+        "sibtruth/stack.py",
+        """
+        from torch import nn
+
+
+        class Stack(nn.Sequential):
+            def __init__(self, layers):
+                super().__init__(*layers)
+        """,
+    )
+    model = write(
+        tmp_path,
+        "sibtruth/model.py",
+        """
+        import torch
+        from torch import nn
+
+        from .stack import Stack
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stack = Stack([])
+                if self.stack:
+                    self.proj = nn.Linear(8, 9)
+                else:
+                    self.proj = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(torch.randn(2, 8)) + torch.randn(2, 8)
+        """,
+    )
+    assert _errors_of(model) == []
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        built = importlib.import_module("sibtruth.model").Model()
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert built(None).shape == (2, 8)
+    assert torch.is_tensor(built(None))
+
+
+def test_a_warm_check_judges_a_file_again_when_the_sibling_it_built_from_changed(tmp_path):
+    # model.py's verdict rests on blocks.py, read where Block was built: an edit
+    # there (FeedForward's hidden width no longer back to dim) must not leave the
+    # cached, error-free result of model.py standing
+    from shapelint.analysis import driver
+    from shapelint.cache import Cache
+
+    model = _sibling_project(tmp_path, "sibc", "latent_dim")
+    blocks = model.parent / "blocks.py"
+    files = sorted(model.parent.glob("*.py"))
+
+    def errors() -> list[tuple[str, str]]:
+        cache = Cache(tmp_path / "cache", "salt")
+        results = driver.analyze_files(files, cache=cache)
+        cache.flush()
+        return [
+            (Path(r.path).name, d.code)
+            for r in results
+            for d in r.diagnostics
+            if d.severity == "error"
+        ]
+
+    import os
+
+    for f in files:  # not racy mtimes: the stat index is trusted
+        past = f.stat().st_mtime_ns - 10_000_000_000
+        os.utime(f, ns=(past, past))
+    assert errors() == []
+    assert errors() == []  # served from the cache
+    blocks.write_text(
+        blocks.read_text().replace("nn.Linear(dim * mult, dim)", "nn.Linear(dim * mult, dim * 2)")
+    )
+    assert ("model.py", "SHP308") in errors()
 
 
 # ---------------------------------------------------------------------- runtime mode

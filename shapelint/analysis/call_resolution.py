@@ -22,6 +22,7 @@ from shapelint.analysis import (
     autograd_function,
     builtins,
     decorators,
+    deferred,
     dynamic,
     in_place,
     lambdas,
@@ -33,10 +34,12 @@ from shapelint.analysis import (
     namespace,
     own_methods,
     parameters,
+    project,
     pytypes,
     raising,
     sequences,
     stdlib_logging,
+    torch_source,
     unify,
     versions,
 )
@@ -164,7 +167,8 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         got = versions.call(qual, args, kwargs)
         if got is not None:
             return got
-    if an.project is not None and (an.specialize or _known_tensor(args, kwargs)):
+    known = an.specialize or deferred.known_tensor(args, kwargs)
+    if an.project is not None and known:
         # A plain run follows calls into other files only with a tensor of known
         # shape (a contradiction to find, a cost to bind); a target run always.
         # (Following the constructions in __init__ too, as within a file, made
@@ -178,6 +182,18 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
             if open_kwargs and isinstance(sym, (FuncDef, ClassDef)):
                 return _not_one_by_one(an, node, args, kwargs, frame)
             return an.call_project(sym, node, args, kwargs, frame)
+    elif (
+        an.project is not None
+        and not open_kwargs
+        and not an.specialize
+        and isinstance(frame.env.get("self"), SelfRecorder)
+    ):
+        # a module of another file built in a constructor, built for real where it is
+        # called with a tensor of a size its caller fixed (deferred.py); its file read
+        # for its kind only
+        later = deferred.later(an, _project_class_key(an, func, qual, frame), args, kwargs)
+        if later is not None:
+            return later
     if qual is not None and isinstance(func, ast.Attribute) and versions.is_str_constant(qual):
         # `torch.__version__.split(".")`: a method of the str that name holds
         return call_attribute(an, func, node, args, kwargs, frame, d, open_kwargs)
@@ -618,15 +634,22 @@ _LIST_MUTATORS = frozenset(
 )
 
 
-def _known_tensor(args, kwargs) -> bool:
-    # Asked at every call: loops, without a generator or a joined tuple.
-    for v in args:
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    for v in kwargs.values():
-        if isinstance(v, TensorV) and v.shape is not None:
-            return True
-    return False
+def _project_class_key(an: Analyzer, func: ast.expr, qual: str | None, frame: Frame):
+    """The key of the class of another project file the callee names, a name or
+    `module.Name` a project import binds (project.peek_class); never torch's
+    layers read as source (`nn.LSTM` through a project file's `from torch import
+    nn`), which a plain run takes from the stubs. None: no such class."""
+    if qual is not None and torch_source.source_name(qual) is not None:
+        return None
+    if isinstance(func, ast.Name):
+        name, attr = func.id, None
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        name, attr = func.value.id, func.attr
+    else:
+        return None
+    if name not in an.project_links or name in frame.locals or name in frame.env:
+        return None
+    return project.peek_class(an, name, attr)
 
 
 def _is_self_attribute(node: ast.expr) -> bool:

@@ -93,6 +93,7 @@ class Analyzer(Protocol):
     project_links: dict[str, tuple[str, str | None]]
     guarded_classes: dict[int, str]
     used_modules: set
+    peeked_paths: set
     tree: ast.Module
     result: Any  # the ModuleResult its run fills
     ties: dict[str, tuple | None]  # a constraint's message -> (class, side, side)

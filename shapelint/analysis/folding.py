@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import may_raise, pytypes, raising, versions
 from shapelint.analysis.attributes import find_method
+from shapelint.analysis.deferred import DEFERRED
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.modules import (
     CONFIG_PREFIX,
@@ -124,6 +125,8 @@ def truth(v: Value, an: Analyzer | None = None) -> bool | None:
 def _defines_truth(an: Analyzer | None, v: ObjectV) -> bool:
     """Whether the project class of instance v defines `__bool__` or `__len__` along
     its bases, which Python's truth then calls (an object is true only without them)."""
+    if v.kind.startswith(DEFERRED):
+        return True  # not built: its torch bases (nn.Sequential's `__len__`) may decide
     if an is None or not v.kind.startswith(("<class>", CONFIG_PREFIX)):
         return False
     cd = an.class_of(v.kind.partition(">")[2])

@@ -28,6 +28,7 @@ from shapelint.analysis import (
     compiled,
     data_store,
     dataclass_runtime,
+    deferred,
     dynamic,
     expressions,
     folding,
@@ -333,6 +334,7 @@ class ModuleAnalyzer:
         self.project_path: str | None = None
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
+        self.peeked_paths: set[str] = set()  # project files read for a name's kind only
         self.class_keys: dict[str, ClassDef] = {}
         # classes under a module-level if/try: id of the class statement -> key
         self.guarded_classes: dict[int, str] = {}
@@ -1511,6 +1513,12 @@ class ModuleAnalyzer:
             return choices.call(self, callee, node, args, kwargs, frame)
         if isinstance(callee, compiled.CompiledV):
             return compiled.call(self, callee, node, args, kwargs, frame)
+        if deferred.is_deferred(callee):
+            made = deferred.built(self, callee) if deferred.fixed_tensor(args, kwargs) else None
+            if made is None:
+                why = "not analysed (a module of another file, given no size its caller fixed)"
+                return self._unknown_call(node, args, kwargs, frame, why)
+            callee = made
         res = modules.call_value(self, callee, node, args, kwargs, frame)
         if res is not None:
             return res

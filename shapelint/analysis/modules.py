@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -3051,12 +3052,17 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             return None
         owner.in_flight.add(flight)
+        # the arguments' sizes are the caller's: a conflict in another file's body that
+        # rests on the caller's constructor sizes is as definite as in the caller's own
+        lent = an.size_params - owner.size_params if owner is not an else set()
+        owner.size_params |= lent
         try:
             # a pass of its own, as a summary is: no fact, store or call path of the run
             with OwnPass(), owner.diverted() as found, owner.naming.paused():
                 value, _ = run_body(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
+            owner.size_params -= lent
         if isinstance(value, NoneV) or value is UNKNOWN:
             value = None
         kept = [
@@ -3072,13 +3078,28 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     said = an.specialized.setdefault(_SAID, set())
     for d in found:
         if owner is not an:
-            an.report(node, d.code, f"{d.message} (in {fd.qualname}:{d.line})")
+            # said at the call, with where in the other file it happens
+            at = f"{_file_from(an, owner)}:{d.line}, through {fd.qualname}"
+            an.report(node, d.code, f"{d.message} (in {at})")
             continue
         spot = (d.line, d.column, d.code)
         if spot not in said:
             said.add(spot)
             an.report((d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where))
     return value
+
+
+def _file_from(an: Analyzer, owner: Analyzer) -> str:
+    """The other file as the caller's reader finds it: relative to the caller's
+    directory where it lies under it (a sibling module), else by its name."""
+    other, here = owner.project_path, an.project_path
+    if other is None:
+        return "?"
+    if here is not None:
+        rel = os.path.relpath(other, os.path.dirname(here))
+        if not rel.startswith(".."):
+            return rel
+    return os.path.basename(other)
 
 
 def _via(message: str, where: str) -> str:

@@ -254,11 +254,16 @@ class Project:
         self.search_path: tuple[str, ...] = ()
         self.installed_modules: dict[str, tuple[str, str] | None] = {}
         self.home: tuple[str, ...] = ()  # the roots of the file being analysed
+        # path -> (stat, top-level class names, project links): what a file binds,
+        # read without analysing it (peek_class)
+        self.peeked: dict[str, tuple] = {}
+        self.peeks: dict[tuple[tuple[str, ...], str], tuple | None] = {}  # for this file
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
+        self.peeks.clear()
         self.installed_modules.clear()
         if self.options.installed and self.specialize:
             self.search_path = installed.search_path()
@@ -320,6 +325,39 @@ class Project:
                     del self.analyzers[old]
         self.analyzers[key] = an
         return an
+
+    def peek(self, roots: tuple[str, ...], modname: str) -> tuple[str, set, dict] | None:
+        """(file, its top-level class names, its project links) of module modname,
+        parsed, not analysed (no analyzer, no top level run): what a plain run needs
+        to tell whether a name it calls is a class of that file. None: no such file,
+        or one that does not parse."""
+        key = (roots, modname)
+        if key not in self.peeks:
+            self.peeks[key] = self._peek(roots, modname)  # stat'ed once per file analysed
+        return self.peeks[key]
+
+    def _peek(self, roots: tuple[str, ...], modname: str) -> tuple[str, set, dict] | None:
+        from shapelint.analysis.source import DecodeFailure, decode_source
+        from shapelint.cache import digest
+
+        path = self.module_file(roots, modname)
+        stat = _stat(path)
+        if path is None or stat is None:
+            return None
+        kept = self.peeked.get(path)
+        if kept is None or kept[0] != stat:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+                tree = pyparse.parse(decode_source(data), filename=path)
+            except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            classes = {stmt.name for stmt in tree.body if isinstance(stmt, ast.ClassDef)}
+            is_pkg = os.path.basename(path) == "__init__.py"
+            links = project_imports(tree, modname, is_pkg, self.finder(roots))
+            kept = self.peeked[path] = (stat, classes, links)
+            self.digests[path] = digest(data)
+        return path, kept[1], kept[2]
 
     def _load(self, path: str, root: tuple[str, ...], modname: str) -> Analyzer | None:
         from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
@@ -408,6 +446,41 @@ def resolve(an: Analyzer, local: str, hops: int = 0):
     if attr is None:
         return ModuleLink(target)
     return lookup(target, attr, hops + 1)
+
+
+def peek_class(an: Analyzer, local: str, attr: str | None = None) -> str | None:
+    """The key (`module:Name`) of the class of another project file a name bound by
+    a project import stands for, through re-exports, read off the files' text
+    (Project.peek) without analysing them; None where it is no top-level class
+    statement of such a file (a function, a value, a module, a class under an `if`
+    or bound by a star import: what resolve would find is not told here). The
+    files read are the caller's dependencies (an.peeked_paths), as resolve's are."""
+    link = an.project_links.get(local)
+    if link is None or an.project is None:
+        return None
+    if attr is not None:  # `utils.FeedForward`, utils a project module
+        mod = link[0] if link[1] is None else f"{link[0]}.{link[1]}"
+        if an.project.module_file(an.project_root, mod) is None:
+            return None
+    elif link[1] is None:
+        return None
+    else:
+        mod, attr = link
+    for _ in range(MAX_REEXPORT_HOPS):
+        if an.project.module_file(an.project_root, f"{mod}.{attr}") is not None:
+            return None  # (or) a submodule of that name: not told apart here
+        seen = an.project.peek(an.project_root, mod)
+        if seen is None:
+            return None
+        path, classes, links = seen
+        an.peeked_paths.add(path)
+        if attr in links:
+            mod, attr = links[attr]  # type: ignore[assignment]
+            if attr is None:
+                return None
+            continue
+        return f"{mod}:{attr}" if attr in classes else None
+    return None
 
 
 def _binds_its_submodule(an: Analyzer, mod: str, attr: str) -> bool:
@@ -568,6 +641,8 @@ def dependencies(an: Analyzer) -> list[tuple[str, str]]:
     seen: set[int] = {id(an)}
     stack = list(an.used_modules)
     out: dict[str, str] = {}
+    if an.project is not None:
+        out.update((p, an.project.digests[p]) for p in an.peeked_paths if p in an.project.digests)
     while stack:
         m = stack.pop()
         if id(m) in seen:
@@ -576,6 +651,10 @@ def dependencies(an: Analyzer) -> list[tuple[str, str]]:
         path = m.project_path
         if path is not None and an.project is not None and path in an.project.digests:
             out[path] = an.project.digests[path]
+        if an.project is not None:
+            out.update(
+                (p, an.project.digests[p]) for p in m.peeked_paths if p in an.project.digests
+            )
         stack.extend(m.used_modules)
     return sorted(out.items())
 

@@ -873,6 +873,13 @@ def declare_names(names: Iterable[str], *, bound: bool = False) -> None:
             facts.bound.update(names)
 
 
+def annotation_bound() -> frozenset[str]:
+    """The names the parameters' annotations of the scope bind (declare_names'
+    bound): sizes the caller of the annotated function picks, one per call."""
+    facts = _FACTS.get()
+    return frozenset(facts.bound) if facts is not None else frozenset()
+
+
 def declare_independent(
     names: Iterable[str], compared: Iterable[frozenset[str]] = (), gaps: Iterable[Expr] = ()
 ) -> None:
@@ -1147,37 +1154,47 @@ def _note_named(facts: _Facts, a: Expr, b: Expr) -> None:
 
 def given_formulas(names: Iterable[str]) -> dict[str, Expr]:
     """The annotated names among `names` that an op on this path checked equal to
-    a formula over the constructor's sizes (_note_named): `d` -> `dim`."""
+    a formula over the constructor's sizes (_note_named): `d` -> `dim`. A name two
+    facts give different formulas (`assert x.shape[-1] == self.dim` and `== 2 *
+    self.hidden`) is each of them, which ties the constructor's sizes to each other:
+    no one of them stands for it, so it is left out. Picking one would make the
+    verdict hang on the order a set of facts iterates in (PYTHONHASHSEED), and a
+    check against the one not picked a false error."""
     facts = _FACTS.get()
     if facts is None or not facts.nonneg:
         return {}
-    wanted, out = set(names) & facts.bound, {}
+    wanted = set(names) & facts.bound
+    if not wanted:
+        return {}
+    found: dict[str, set[Expr]] = {}
     for gap in facts.nonneg:
         if -gap not in facts.nonneg:
             continue
-        for name in wanted - set(out):
+        for name in wanted:
             c = gap.terms.get(((name, 1),))
             rest = gap - Expr.name(name) * c if c in (1, -1) else None
             if rest is not None and rest.names() and name not in rest.names():
-                out[name] = rest * -c
-    return out
+                found.setdefault(name, set()).add(rest * -c)
+    return {name: next(iter(fs)) for name, fs in found.items() if len(fs) == 1}
 
 
 def given_sizes(names: Iterable[str]) -> dict[str, int]:
     """The names among `names` that an op on this path fixed to a number
-    (_note_size): those of a formula `c·name + k` checked equal to one."""
+    (_note_size): those of a formula `c·name + k` checked equal to one. A name two
+    facts fix to different numbers is left out, as in given_formulas (the order of
+    the set of facts must decide nothing)."""
     facts = _FACTS.get()
     if facts is None or not facts.nonneg:
         return {}
-    wanted, out = set(names), {}
+    wanted, found = set(names), {}
     for gap in facts.nonneg:
         one = gap.as_linear()
         if one is None or one[0] not in wanted or -gap not in facts.nonneg:
             continue
         name, c, k = one
         if -k % c == 0 and -k // c > 0:
-            out[name] = -k // c
-    return out
+            found.setdefault(name, set()).add(-k // c)
+    return {name: next(iter(vs)) for name, vs in found.items() if len(vs) == 1}
 
 
 def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:
