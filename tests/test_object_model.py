@@ -1250,6 +1250,74 @@ CASES = {
         {},
         dict(x=(2, 8)),
     ),
+    # nn.Module's walk of its whole tree, the module first under '', each submodule
+    # under its dotted name, a shared one once (main: not known, so the count of
+    # kernels and the turns of the forward's loop were not known)
+    "named_modules_of_the_tree": (
+        """
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+                self.fc = nn.Linear(8, 8)
+                self.again = self.inner.lin  # one object: the walk yields it once
+                self.names = [n for n, _ in self.named_modules()]
+                self.n = len(list(self.modules()))  # itself, inner, inner.lin, inner.act, fc
+                self.k = len([m for m in self.modules() if isinstance(m, Inner)])
+
+            def forward(self, x):
+                for _ in range(self.n + self.k):
+                    x = self.fc(x)
+                if self.names == ["", "inner", "inner.lin", "inner.act", "fc"]:
+                    x = self.inner.lin(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # gpytorch's Kernel: a property lists the kernels below it through two
+    # generator methods (docstrings and all) over named_modules(), while the
+    # module is built; the module itself is no sub-kernel (`module is not self`)
+    "generator_methods_over_named_modules_while_built": (
+        """
+        class Kernel(nn.Module):
+            def __init__(self, batch_shape=None, parts=()):
+                super().__init__()
+                self._batch_shape = torch.Size([]) if batch_shape is None else batch_shape
+                self.parts = nn.ModuleList(parts)
+                self.scale = nn.Parameter(torch.zeros(*self.batch_shape, 1, 8))
+
+            def named_sub_kernels(self):
+                \"\"\"The kernels below this one.\"\"\"
+                for name, module in self.named_modules():
+                    if module is not self and isinstance(module, Kernel):
+                        yield name, module
+
+            def sub_kernels(self):
+                for _, kernel in self.named_sub_kernels():
+                    yield kernel
+
+            @property
+            def batch_shape(self):
+                kernels = list(self.sub_kernels())
+                if len(kernels):
+                    return torch.broadcast_shapes(self._batch_shape, *[k.batch_shape for k in kernels])
+                return self._batch_shape
+
+            def forward(self, x):
+                return (x * self.scale) @ x.transpose(-1, -2)
+        """,
+        "Kernel",
+        {},
+        dict(x=(2, 8)),
+    ),
     # dicts the module holds, changed in place on one path (transformers'
     # init_parallel_plans: `self._tp_plan.update(...)` under an undecided `if`), stay
     # dicts: no module among the children

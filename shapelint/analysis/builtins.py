@@ -954,6 +954,14 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
         if found is not None:
             return found
+    if isinstance(v, (SelfRecorder, ModuleListV)):
+        # the module being built is an instance of the class being built and its
+        # bases; torch's own ModuleList or Sequential (a project subclass's instance
+        # is an ObjectV of its class) of no project class
+        kind = f"<class>{v.cls}" if isinstance(v, SelfRecorder) else "torch.nn.ModuleList"
+        found = _module_instance_of(an, ObjectV(kind), _project_class(an, n, qual, builtin, frame))
+        if found is not None:
+            return found
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if qual is not None and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):

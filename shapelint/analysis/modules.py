@@ -74,6 +74,7 @@ from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.own_pass import OwnPass
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import (
     ONE,
     add_costs,
@@ -119,14 +120,6 @@ MAX_UNROLL = 256
 MAP_MAX = 16  # items a map over named callables is run for, one by one
 # Deepest chain of specialized calls (a recursion the in-progress set misses).
 MAX_DEPTH = 40
-
-
-class SelfRecorder(Value):
-    """`self` inside __init__: records what gets assigned to self.<attr>."""
-
-    def __init__(self, cls: str):
-        self.cls = cls
-        self.attrs: dict[str, Value] = {}
 
 
 @dataclass(frozen=True)
@@ -2177,13 +2170,16 @@ def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | 
     return out
 
 
-def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
+def children(
+    an: Analyzer, recv: Value, meth: str, args, kwargs, overridden: str | None = None
+) -> Value | None:
     """`m.named_children()` / `m.children()` of the module being built or of a
     module built in a target run, as nn.Module's walk yields them: the registered
     submodules in registration order, None ones left out, each object once (by
     identity, as parameters.py counts them). None (not known) where an attribute
     may be a module the analysis cannot name (not known and not surely plain, a
-    module on one path only) or where the class overrides the method."""
+    module on one path only) or where the class overrides the method (or
+    `overridden`, the method a walk calls on each module: module_walk.py's)."""
     if args or kwargs or not an.specialize:
         return None
     if isinstance(recv, ObjectV) and _stub_leaf(recv.kind):
@@ -2195,7 +2191,11 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     else:
         return None
     cd = an.class_of(key)
-    if cd is None or not derives_from_module(an, key) or find_method(an, cd, meth) is not None:
+    if (
+        cd is None
+        or not derives_from_module(an, key)
+        or find_method(an, cd, overridden or meth) is not None
+    ):
         return None
     surely_plain = plain.names(held)
     # which Parameters require grad says nothing of which modules are held
