@@ -607,7 +607,10 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with OwnPass(), self._undiverted(), may_raise.apart():
+            # a target run's summary is no part of it: what its unknown calls may
+            # write is no write of the run's tensors (tensor_values.Apart)
+            elements = tensor_values.Apart() if self.specialize else nullcontext()
+            with OwnPass(), self._undiverted(), may_raise.apart(), elements:
                 summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
