@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tests.helpers import run_class
 from tests.test_modules import counted, static_target, write
 
 torch = pytest.importorskip("torch")
@@ -1315,6 +1316,51 @@ CASES = {
                 return (x * self.scale) @ x.transpose(-1, -2)
         """,
         "Kernel",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # pytorch-metric-learning's records: a helper given the module being built calls
+    # itself with other arguments (no recursion of one call: main took it for one and
+    # lost the module), and the forward's helper loops over a list the module never got
+    # (`getattr(obj, "_stats", [])`), whose `setattr(obj, r, 0)` on its parameter is no
+    # write of the run in the pass over it with its parameters not known
+    "a_helper_calling_itself_with_other_arguments": (
+        """
+        def add(obj, name=None, names=None, is_stat=False):
+            lname = "_stats" if is_stat else "_rec"
+            if not hasattr(obj, lname):
+                setattr(obj, lname, [])
+            lst = getattr(obj, lname)
+            if name is not None:
+                if name not in lst:
+                    lst.append(name)
+                if not hasattr(obj, name):
+                    setattr(obj, name, 1)
+            if names is not None:
+                for n in names:
+                    add(obj, name=n, is_stat=is_stat)
+
+        def reset(obj):
+            for r in getattr(obj, "_stats", []):
+                setattr(obj, r, 0)
+
+        class Net(nn.Module):
+            def __init__(self, collect=False):
+                super().__init__()
+                self.collect = collect
+                self.fc = nn.Linear(8, 8)
+                self.p = 2
+                add(self, names=["p", "q"])
+                if self.collect:
+                    add(self, names=["avg"], is_stat=True)
+
+            def forward(self, x):
+                reset(self)
+                for _ in range(self.p):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
         {},
         dict(x=(2, 8)),
     ),
@@ -2727,3 +2773,17 @@ def test_class_state_shared_or_run_by_python_is_never_a_wrong_figure(tmp_path, h
         assert t["flops_value"] == truth
     else:
         assert int(t["flops"]) <= truth
+
+
+def test_a_helper_calling_itself_with_other_arguments_keeps_the_count(tmp_path):
+    """The helper's call of itself with `name=n` is another run, not a recursion that
+    loses the module being built: its parameters are counted (main: not known)."""
+    code, cls, _, _ = CASES["a_helper_calling_itself_with_other_arguments"]
+    path = write(tmp_path, "records.py", HEADER + textwrap.dedent(code))
+    t = run_class(path, cls, {}, {"x": (2, 8)}, True)
+    spec = importlib.util.spec_from_file_location("_records_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    net = mod.Net()
+    assert (net.p, net.q) == (2, 1)
+    assert t["params_value"] == sum(p.numel() for p in net.parameters())

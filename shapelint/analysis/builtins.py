@@ -1153,7 +1153,10 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
             absence.unapplied_write(args[0], name)
         return NoneV()
     if not an.trial and frame.func is not None:
-        absence.unapplied_write(args[0], name)
+        # `setattr(obj, r, 0)` with obj a parameter: in a target run's pass over the
+        # function with its parameters not known, no write of the run (absence.py)
+        through = bool(node.args) and absence.through_parameter(an.specialize, node.args[0], frame)
+        absence.unapplied_write(args[0], name, through)
     elif not an.trial:
         absence.stored_elsewhere(name)  # kept on no value (a file's top level)
     return None

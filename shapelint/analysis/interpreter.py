@@ -1263,7 +1263,7 @@ class ModuleAnalyzer:
                 if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
-                        held, target.attr, _through_parameter(self.specialize, target, frame)
+                        held, target.attr, absence.through_parameter(self.specialize, target, frame)
                     )
                     if modules.may_replace(value):
                         # `self.w.data = t` of another shape: requires_grad stays
@@ -1286,7 +1286,7 @@ class ModuleAnalyzer:
                 obj = UNKNOWN if obj is None else obj
                 modules.store_attr(self, obj, target.attr, value, frame)
                 absence.unapplied_write(
-                    obj, target.attr, _through_parameter(self.specialize, target, frame)
+                    obj, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
@@ -1300,14 +1300,14 @@ class ModuleAnalyzer:
                 )
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
-                    base, target.attr, _through_parameter(self.specialize, target, frame)
+                    base, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
                 # `self.config.flag = v` in a forward: the object keeps no such write
                 absence.unapplied_write(
                     self.eval(target.value, frame),
                     target.attr,
-                    _through_parameter(self.specialize, target, frame),
+                    absence.through_parameter(self.specialize, target, frame),
                 )
             else:
                 absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
@@ -2550,24 +2550,6 @@ def _miscounted(n: int, names: int, star) -> bool:
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _through_parameter(specialize: bool, target: ast.expr, frame: _Frame) -> bool:
-    """`p.a.b = v` with p a parameter of the function the frame runs, in a target
-    run, where every call runs its callee again with its values (a plain run's
-    summary is what a call of it does: its writes stand)."""
-    if not specialize:
-        return False
-    root = target
-    while isinstance(root, (ast.Attribute, ast.Subscript)):
-        root = root.value
-    fd = frame.func
-    if not isinstance(root, ast.Name) or fd is None or isinstance(fd.node, ast.Lambda):
-        return False
-    a = fd.node.args
-    names = [p.arg for p in named_params(fd.node)]
-    names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
-    return root.id in names and root.id not in frame.nonlocal_names
 
 
 def _longer_than_slice(x: Value, known: Value) -> bool:

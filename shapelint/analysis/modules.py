@@ -2657,14 +2657,22 @@ def specialized_invoke(
     mark = module_state.mark()
     if cached is None:
         before = (storages.status(given), storages.extents(given))
-        # Runs not memoised are told apart by function, receiver and the modules
-        # they are given: two such calls nested (a property's getter reading
-        # another, a walk of the module tree calling itself on each child, timm's
-        # named_apply) are no recursion.
+        # Runs not memoised are told apart by function, receiver, the modules they
+        # are given and their other arguments: two such calls nested (a property's
+        # getter reading another, a walk of the module tree calling itself on each
+        # child, timm's named_apply, pytorch-metric-learning's
+        # `add_to_recordable_attributes(obj, list_of_names=...)` calling itself with
+        # `name=n` for each) are no recursion.
         flight = (
             key
             if key is not None
-            else ("<not memoised>", fd.qualname, id(recv), *(id(v) for v in given if is_module(v)))
+            else (
+                "<not memoised>",
+                fd.qualname,
+                id(recv),
+                *(id(v) for v in given if is_module(v)),
+                _plain_arguments(args, kwargs),
+            )
         )
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
@@ -2919,6 +2927,20 @@ def _via(message: str, where: str) -> str:
         head, _, path = message.rpartition(" (via ")
         return f"{head} (via {where} → {path}"
     return f"{message} (via {where})"
+
+
+def _plain_arguments(args, kwargs) -> object:
+    """The arguments of a call that are no module, as a key (one that cannot be
+    hashed stands for any)."""
+    items = (
+        tuple(v for v in args if not is_module(v)),
+        tuple(sorted((k, v) for k, v in kwargs.items() if not is_module(v))),
+    )
+    try:
+        hash(items)
+    except TypeError:
+        return "<any>"
+    return items
 
 
 def _call_key(fd, recv, args, kwargs, mode):
