@@ -20,9 +20,11 @@ if TYPE_CHECKING:
 
 METHODS = frozenset({"modules", "named_modules"})
 
-# A walk that reaches more modules than this is not followed (each level is
-# walked again for every call of it).
-_MAX_MODULES = 2000
+# A walk that reaches more modules than this is not followed: a loop over it is
+# followed turn by turn up to as many turns (loops.py's 64), and past them what
+# the loop keeps of each module (`layers.append(layer)`) is a list not known, into
+# which a module handed over may be changed (DAC's 226 modules lost their count).
+_MAX_MODULES = 64
 
 
 def walk(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
@@ -42,7 +44,7 @@ def _walk(an: Analyzer, module: Value, prefix: str, found: list, memo: set[int])
         return True
     memo.add(id(module))
     if len(found) >= _MAX_MODULES:
-        return False
+        return False  # (a walk of more modules: not followed)
     level = _level(an, module)
     if level is None:
         return False
