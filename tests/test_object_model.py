@@ -1364,6 +1364,46 @@ CASES = {
         {},
         dict(x=(2, 8)),
     ),
+    # a class of the class body read through the instance (snntorch's neurons:
+    # `self.spike_grad = self.ATan.apply`, ATan an autograd Function defined inside
+    # the module's class under `@staticmethod`, whose `__get__` gives the class; a
+    # subclass reads its base's; main: not modelled)
+    "a_class_of_the_class_body_read_through_self": (
+        """
+        class Neuron(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.spike_grad = self.ATan.apply
+
+            def forward(self, x):
+                return self.fc(self.spike_grad(self.fc(x)))
+
+            @staticmethod
+            class ATan(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return (x > 0).float()
+
+                @staticmethod
+                def backward(ctx, g):
+                    (x,) = ctx.saved_tensors
+                    return g / (1 + x * x)
+
+        class Leaky(Neuron):
+            class Box:
+                width = 3
+
+            def forward(self, x):
+                for _ in range(self.Box.width):
+                    x = self.ATan.apply(self.fc(x))
+                return x
+        """,
+        "Leaky",
+        {},
+        dict(x=(2, 8)),
+    ),
     # dicts the module holds, changed in place on one path (transformers'
     # init_parallel_plans: `self._tp_plan.update(...)` under an undecided `if`), stay
     # dicts: no module among the children

@@ -494,6 +494,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     only: a plain run does not build instances from their classes' bodies); a
     method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
+    nested = attributes.nested_class(an, cd, name) if cd is not None else None
+    if nested is not None:
+        return modules.ClassRefV(nested)
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if found is None and cd is not None:
         found = modules.static_function(an, cd, name)

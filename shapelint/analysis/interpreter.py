@@ -331,6 +331,8 @@ class ModuleAnalyzer:
         self.project_root: tuple[str, ...] | None = None  # the roots absolute imports resolve along
         self.project_module: str | None = None
         self.project_path: str | None = None
+        # id of a class statement in a class body -> its key (attributes.nested_class)
+        self.nested_keys: dict[int, str] = {}
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.class_keys: dict[str, ClassDef] = {}
@@ -453,6 +455,13 @@ class ModuleAnalyzer:
             if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{qual or stmt.name}.{sub.name}"
                 cd.methods[sub.name] = FuncDef(sub, name, cd, owner=self)
+            elif isinstance(sub, ast.ClassDef):
+                # a class of the class body (read as `self.ATan`): keyed and named by
+                # its line, as a class under a module-level `if` is
+                inner = f"{self.project_module or ''}:{sub.lineno}.{sub.name}"
+                inner_qual = f"{sub.name}@{sub.lineno}"
+                self._guarded_defs[inner_qual] = self._index_class(sub, inner, inner_qual)
+                self.nested_keys[id(sub)] = inner
         init = cd.methods.get("__init__")
         if init is not None:
             cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
