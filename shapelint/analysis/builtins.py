@@ -875,6 +875,8 @@ _ABCS: dict[str, tuple[tuple[type[Value], ...], bool]] = {
 _ABSTRACT = {f"{m}.{t}": v for m in ("collections.abc", "typing") for t, v in _ABCS.items()}
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
+# Values that are Python functions or methods, never an instance of a class of a module's
+_FUNCTIONS = (lambdas.ClosureV, FunctionRefV, BoundMethodV, TensorMethodV)
 # The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
 # or a tensor is no Number.
 _NUMBERS = {
@@ -964,6 +966,15 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
             return found
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
+    if isinstance(v, _FUNCTIONS):
+        # a function or method object (x-transformers' `default(project_in, lambda:
+        # nn.Identity())` asks `not isinstance(d, Module) and callable(d)`): an instance
+        # of no torch.nn class, nor of a project class Python's type answers for
+        if qual is not None and qual.startswith("torch.nn."):
+            return False
+        cls = _project_class(an, n, qual, builtin, frame)
+        if cls is not None and plain_type(an, cls):
+            return False
     if qual is not None and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
         # a torch layer is an instance of its class (under any path torch exports it
         # by) and of nn.Module; of another class, maybe (torch's layers subclass
