@@ -1,7 +1,9 @@
 """A function or class of another file read as a module's attribute and handed on as
 a value (`apply_all(x, F.hflip)`, torchsr's transforms over torchvision's functional
 module; `getattr(litgpt.model, config.mlp_class_name)`): calling it runs its body where
-it is defined, as `from m import f` then `f` does. Figures against FlopCounterMode,
+it is defined, as `from m import f` then `f` does. A module-level constant read off its
+module (`c_f.COLLECT_STATS`) is the value `from m import NAME` gives, where no file stores
+into the module object; where one does, not known. Figures against FlopCounterMode,
 forward and backward."""
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def project(x, w):
 
 def flipped(x):
     return torch.rot90(x, 1, (-2, -1))
+
+
+WIDTH = 3
+DEEP = False
 """
 
 SOURCE = """
@@ -58,6 +64,21 @@ class Transform(nn.Module):
     def forward(self, x):
         y = apply_all(x, F.project, self.w)
         return apply_all(y.unsqueeze(0), F.flipped)
+
+
+class Constants(nn.Module):
+    # module-level constants read off their module (pytorch-metric-learning's
+    # `c_f.COLLECT_STATS if collect_stats is None else collect_stats`)
+    def __init__(self, d=8, deep=None):
+        super().__init__()
+        self.deep = F.DEEP if deep is None else deep
+        self.a = nn.Linear(d, F.WIDTH * d)
+        if self.deep:
+            self.b = nn.Linear(F.WIDTH * d, F.WIDTH * d)
+
+    def forward(self, x):
+        x = self.a(x)
+        return self.b(x) if self.deep else x
 
 
 class Named(nn.Module):
@@ -101,3 +122,35 @@ def test_a_class_read_off_a_module_builds_where_it_is_called(source):
     """`F.Wide(d)`, `getattr(F, kind)(d)`: the class, as `from m import Wide` gives it
     (main: each a module not modelled, the figure unknown)."""
     _agrees_with_torch(source, "Named")
+
+
+def test_a_constant_read_off_a_module_is_its_value(source):
+    _agrees_with_torch(source, "Constants")
+
+
+PATCH = """
+import attr_value_ops as F
+
+F.WIDTH = 5
+"""
+
+
+def test_a_constant_another_file_stores_into_the_module_is_not_known(tmp_path):
+    """`F.WIDTH = 5` in a file the model imports: torch's Linear has 5·d outputs, and
+    the value the defining file gives (3) is not the one read off the module."""
+    (tmp_path / "attr_value_ops.py").write_text(textwrap.dedent(OPS))
+    (tmp_path / "attr_value_patch.py").write_text(textwrap.dedent(PATCH))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        path, mod = written_module(
+            tmp_path, "attr_value_patched", "import attr_value_patch\n" + SOURCE
+        )
+        t = run_class(path, "Constants", {}, {"x": (4, 8)}, True)
+        fwd, _, params, _ = torch_figures(mod, "Constants", {}, {"x": (4, 8)}, training=True)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("attr_value_ops", "attr_value_patch"):
+            sys.modules.pop(name, None)
+    assert params == 8 * 40 + 40
+    assert t["params_value"] is None or t["params_value"] == params
+    assert not t["complete"] or t["flops_value"] == fwd

@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from tests.helpers import run_class
 from tests.test_modules import counted, static_target, write
 
 torch = pytest.importorskip("torch")
@@ -1247,6 +1248,159 @@ CASES = {
                 return x
         """,
         "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # nn.Module's walk of its whole tree, the module first under '', each submodule
+    # under its dotted name, a shared one once (main: not known, so the count of
+    # kernels and the turns of the forward's loop were not known)
+    "named_modules_of_the_tree": (
+        """
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.act = nn.ReLU()
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+                self.fc = nn.Linear(8, 8)
+                self.again = self.inner.lin  # one object: the walk yields it once
+                self.names = [n for n, _ in self.named_modules()]
+                self.n = len(list(self.modules()))  # itself, inner, inner.lin, inner.act, fc
+                self.k = len([m for m in self.modules() if isinstance(m, Inner)])
+
+            def forward(self, x):
+                for _ in range(self.n + self.k):
+                    x = self.fc(x)
+                if self.names == ["", "inner", "inner.lin", "inner.act", "fc"]:
+                    x = self.inner.lin(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # gpytorch's Kernel: a property lists the kernels below it through two
+    # generator methods (docstrings and all) over named_modules(), while the
+    # module is built; the module itself is no sub-kernel (`module is not self`)
+    "generator_methods_over_named_modules_while_built": (
+        """
+        class Kernel(nn.Module):
+            def __init__(self, batch_shape=None, parts=()):
+                super().__init__()
+                self._batch_shape = torch.Size([]) if batch_shape is None else batch_shape
+                self.parts = nn.ModuleList(parts)
+                self.scale = nn.Parameter(torch.zeros(*self.batch_shape, 1, 8))
+
+            def named_sub_kernels(self):
+                \"\"\"The kernels below this one.\"\"\"
+                for name, module in self.named_modules():
+                    if module is not self and isinstance(module, Kernel):
+                        yield name, module
+
+            def sub_kernels(self):
+                for _, kernel in self.named_sub_kernels():
+                    yield kernel
+
+            @property
+            def batch_shape(self):
+                kernels = list(self.sub_kernels())
+                if len(kernels):
+                    return torch.broadcast_shapes(self._batch_shape, *[k.batch_shape for k in kernels])
+                return self._batch_shape
+
+            def forward(self, x):
+                return (x * self.scale) @ x.transpose(-1, -2)
+        """,
+        "Kernel",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # pytorch-metric-learning's records: a helper given the module being built calls
+    # itself with other arguments (no recursion of one call: main took it for one and
+    # lost the module), and the forward's helper loops over a list the module never got
+    # (`getattr(obj, "_stats", [])`), whose `setattr(obj, r, 0)` on its parameter is no
+    # write of the run in the pass over it with its parameters not known
+    "a_helper_calling_itself_with_other_arguments": (
+        """
+        def add(obj, name=None, names=None, is_stat=False):
+            lname = "_stats" if is_stat else "_rec"
+            if not hasattr(obj, lname):
+                setattr(obj, lname, [])
+            lst = getattr(obj, lname)
+            if name is not None:
+                if name not in lst:
+                    lst.append(name)
+                if not hasattr(obj, name):
+                    setattr(obj, name, 1)
+            if names is not None:
+                for n in names:
+                    add(obj, name=n, is_stat=is_stat)
+
+        def reset(obj):
+            for r in getattr(obj, "_stats", []):
+                setattr(obj, r, 0)
+
+        class Net(nn.Module):
+            def __init__(self, collect=False):
+                super().__init__()
+                self.collect = collect
+                self.fc = nn.Linear(8, 8)
+                self.p = 2
+                add(self, names=["p", "q"])
+                if self.collect:
+                    add(self, names=["avg"], is_stat=True)
+
+            def forward(self, x):
+                reset(self)
+                for _ in range(self.p):
+                    x = self.fc(x)
+                return x
+        """,
+        "Net",
+        {},
+        dict(x=(2, 8)),
+    ),
+    # a class of the class body read through the instance (snntorch's neurons:
+    # `self.spike_grad = self.ATan.apply`, ATan an autograd Function defined inside
+    # the module's class under `@staticmethod`, whose `__get__` gives the class; a
+    # subclass reads its base's; main: not modelled)
+    "a_class_of_the_class_body_read_through_self": (
+        """
+        class Neuron(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+                self.spike_grad = self.ATan.apply
+
+            def forward(self, x):
+                return self.fc(self.spike_grad(self.fc(x)))
+
+            @staticmethod
+            class ATan(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    ctx.save_for_backward(x)
+                    return (x > 0).float()
+
+                @staticmethod
+                def backward(ctx, g):
+                    (x,) = ctx.saved_tensors
+                    return g / (1 + x * x)
+
+        class Leaky(Neuron):
+            class Box:
+                width = 3
+
+            def forward(self, x):
+                for _ in range(self.Box.width):
+                    x = self.ATan.apply(self.fc(x))
+                return x
+        """,
+        "Leaky",
         {},
         dict(x=(2, 8)),
     ),
@@ -2659,3 +2813,17 @@ def test_class_state_shared_or_run_by_python_is_never_a_wrong_figure(tmp_path, h
         assert t["flops_value"] == truth
     else:
         assert int(t["flops"]) <= truth
+
+
+def test_a_helper_calling_itself_with_other_arguments_keeps_the_count(tmp_path):
+    """The helper's call of itself with `name=n` is another run, not a recursion that
+    loses the module being built: its parameters are counted (main: not known)."""
+    code, cls, _, _ = CASES["a_helper_calling_itself_with_other_arguments"]
+    path = write(tmp_path, "records.py", HEADER + textwrap.dedent(code))
+    t = run_class(path, cls, {}, {"x": (2, 8)}, True)
+    spec = importlib.util.spec_from_file_location("_records_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    net = mod.Net()
+    assert (net.p, net.q) == (2, 1)
+    assert t["params_value"] == sum(p.numel() for p in net.parameters())

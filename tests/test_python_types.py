@@ -243,6 +243,35 @@ CASES = {
         dict(c=8),
         dict(x=(2, 8)),
     ),
+    # a lambda, a function and a bound method are instances of no module class
+    # (x-transformers' `d() if not isinstance(d, Module) and callable(d) else d`)
+    "a_function_is_no_module": (
+        """
+        from torch.nn import Module
+
+        def default(val, d):
+            if val is not None:
+                return val
+            return d() if not isinstance(d, Module) and callable(d) else d
+
+        def make():
+            return nn.Linear(4, 4)
+
+        class Net(nn.Module):
+            def __init__(self, c, same=True):
+                super().__init__()
+                self.proj = default(None, lambda: nn.Identity() if same else nn.Linear(4, 4))
+                self.lin = default(None, make)
+                self.flag = isinstance(make, (Module, NormAct)) or isinstance(make, nn.Linear)
+
+            def forward(self, x):
+                x = self.lin(self.proj(x))
+                return x if self.flag else self.lin(x)
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4)),
+    ),
 }
 
 

@@ -5,7 +5,8 @@ one (a detached copy), `np.prod(n)` of one int (that int, as numpy's int), and
 `isinstance(v, A | B)` (a union reads as the tuple of its classes), `type(v) is C`
 of a builtin class (an int's type is never tuple, a bool's is bool), `math.gcd`,
 `lcm`, `isqrt`, `comb` of known ints, `t.tolist()` of a tensor of known elements
-(those ints, in nested lists), and an RNN's
+(those ints, in nested lists; a bool tensor's flags, whose summary pass meets a call
+not followed), and an RNN's
 `flatten_parameters()` (a no-op but on CUDA, where it packs the weights in place);
 a target whose forward is a torch layer's keeps the defaults of the inputs not given. FLOPs forward
 and backward by FlopCounterMode, parameters by torch, activation bytes by
@@ -130,6 +131,27 @@ class Listed(nn.Module):
         return self.lin((x - x.mean(dim=dims, keepdim=True)) * rows[1][0])
 
 
+class Initted(nn.Module):
+    # flags kept as tensors, `torch.tensor(not kmeans_init)` a bool one, read by a
+    # helper whose summary (a pass over parameters not known, which runs in no
+    # target) meets a call the analysis does not follow: the run still knows the
+    # flags (vector-quantize's Codebook, `if self.initted: return` before k-means)
+    def __init__(self, kmeans_init=False, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.register_buffer("initted", torch.tensor(not kmeans_init))
+        self.register_buffer("count", torch.tensor(0 if kmeans_init else 1))
+
+    def init_(self, x):
+        if self.initted and self.count:
+            return x
+        eval("0")
+        return self.lin(x)
+
+    def forward(self, x):
+        return self.lin(self.init_(x))
+
+
 class Union(nn.Module):
     def __init__(self, scale=2, d=8):
         super().__init__()
@@ -160,6 +182,8 @@ CASES = [
     ("Ratio", {"old": 16, "new": 16}, (2, 11)),
     ("Ratio", {}, (2, 22)),
     ("Listed", {}, (2, 3, 8)),
+    ("Initted", {}, (2, 8)),
+    ("Initted", {"kmeans_init": True}, (2, 8)),
     ("Union", {}, (2, 8)),
     ("Union", {"scale": 0.5}, (2, 8)),
 ]

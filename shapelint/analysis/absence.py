@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import dynamic, registering
 from shapelint.analysis.attributes import base_classes
+from shapelint.analysis.defs import named_params
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
 if TYPE_CHECKING:
@@ -84,6 +85,24 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
     if holder is UNKNOWN and name:
         _UNAPPLIED.add(name)
     stored_elsewhere(name)
+
+
+def through_parameter(specialize: bool, target: ast.expr, frame) -> bool:
+    """`p.a.b = v` (or `setattr(p, name, v)`, target p) with p a parameter of the
+    function the frame runs, in a target run, where every call runs its callee again
+    with its values (a plain run's summary is what a call of it does: its writes stand)."""
+    if not specialize:
+        return False
+    root = target
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    fd = frame.func
+    if not isinstance(root, ast.Name) or fd is None or isinstance(fd.node, ast.Lambda):
+        return False
+    a = fd.node.args
+    names = [p.arg for p in named_params(fd.node)]
+    names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
+    return root.id in names and root.id not in frame.nonlocal_names
 
 
 def stored_elsewhere(name: str | None) -> None:

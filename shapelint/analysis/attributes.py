@@ -395,6 +395,43 @@ def _body_value(cd: ClassDef, name: str) -> ast.expr | None:
     return None
 
 
+def nested_class(an: Analyzer, cd: ClassDef, name: str) -> str | None:
+    """The key of the class a class body along cd's MRO defines under `name` (`class
+    ATan(torch.autograd.Function):` inside the module's class, read as `self.ATan`),
+    where that body's last binding of the name is the class statement, undecorated or
+    under `@staticmethod` alone (whose `__get__` gives the class itself); None where
+    the first body along the MRO that binds the name binds something else, or where
+    the run stored the name through a class (class_state)."""
+
+    def binding(c: ClassDef) -> str | None:
+        if class_state.stored(c.key, name) is not None:
+            return "<other>"
+        for stmt in reversed(c.node.body):
+            if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+                plain = all(
+                    isinstance(d, ast.Name) and d.id == "staticmethod" for d in stmt.decorator_list
+                )
+                key = (c.owner or an).nested_keys.get(id(stmt)) if plain else None
+                return key or "<other>"
+            if name in _bound_names(stmt):
+                return "<other>"
+        return None
+
+    found = _first_along_bases(an, cd, binding)
+    return None if found in (None, "<other>") else found
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """The names a class body's statement binds (assignments, definitions, imports)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return {
+        n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
 def defining_class(an: Analyzer, cd: ClassDef, name: str) -> ClassDef | None:
     """The class along cd's MRO whose attribute `name` an instance without one of
     its own reads (what a run stored through it, or its body's assignment)."""

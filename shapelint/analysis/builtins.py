@@ -875,6 +875,8 @@ _ABCS: dict[str, tuple[tuple[type[Value], ...], bool]] = {
 _ABSTRACT = {f"{m}.{t}": v for m in ("collections.abc", "typing") for t, v in _ABCS.items()}
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
+# Values that are Python functions or methods, never an instance of a class of a module's
+_FUNCTIONS = (lambdas.ClosureV, FunctionRefV, BoundMethodV, TensorMethodV)
 # The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
 # or a tensor is no Number.
 _NUMBERS = {
@@ -954,8 +956,25 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
         if found is not None:
             return found
+    if isinstance(v, (SelfRecorder, ModuleListV)):
+        # the module being built is an instance of the class being built and its
+        # bases; torch's own ModuleList or Sequential (a project subclass's instance
+        # is an ObjectV of its class) of no project class
+        kind = f"<class>{v.cls}" if isinstance(v, SelfRecorder) else "torch.nn.ModuleList"
+        found = _module_instance_of(an, ObjectV(kind), _project_class(an, n, qual, builtin, frame))
+        if found is not None:
+            return found
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
+    if isinstance(v, _FUNCTIONS):
+        # a function or method object (x-transformers' `default(project_in, lambda:
+        # nn.Identity())` asks `not isinstance(d, Module) and callable(d)`): an instance
+        # of no torch.nn class, nor of a project class Python's type answers for
+        if qual is not None and qual.startswith("torch.nn."):
+            return False
+        cls = _project_class(an, n, qual, builtin, frame)
+        if cls is not None and plain_type(an, cls):
+            return False
     if qual is not None and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
         # a torch layer is an instance of its class (under any path torch exports it
         # by) and of nn.Module; of another class, maybe (torch's layers subclass
@@ -1145,7 +1164,10 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
             absence.unapplied_write(args[0], name)
         return NoneV()
     if not an.trial and frame.func is not None:
-        absence.unapplied_write(args[0], name)
+        # `setattr(obj, r, 0)` with obj a parameter: in a target run's pass over the
+        # function with its parameters not known, no write of the run (absence.py)
+        through = bool(node.args) and absence.through_parameter(an.specialize, node.args[0], frame)
+        absence.unapplied_write(args[0], name, through)
     elif not an.trial:
         absence.stored_elsewhere(name)  # kept on no value (a file's top level)
     return None

@@ -24,11 +24,14 @@ from shapelint.analysis import (
     decorators,
     deferred,
     dynamic,
+    generators,
     in_place,
     lambdas,
     learning,
+    loops,
     module_lists,
     module_state,
+    module_walk,
     modules,
     namedtuples,
     namespace,
@@ -140,6 +143,9 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         # not the receiver of a read by key (those return before evaluating it):
         # what the namespace holds may change through it
         an.globals_written = True
+    listed = _generator_listed(an, node, frame, d)
+    if listed is not None:
+        return listed
     qual = an.qualname_of(func, frame)
     args, kwargs, open_kwargs = arguments(an, node, frame, d)
     if (
@@ -210,6 +216,24 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
     if callee is not UNKNOWN:  # `maybe(self.norm)(q)`: a closure, a layer...
         return an.call_value(callee, node, args, kwargs, frame)
     return an.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)", open_kwargs)
+
+
+def _generator_listed(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value | None:
+    """`list(self.sub_kernels())`: the builtin list or tuple of what a call of a
+    generator function yields, where generators.py lists it (its body run to its
+    end); None otherwise, and the call is evaluated as any other."""
+    func = node.func
+    if not (
+        isinstance(func, ast.Name)
+        and func.id in ("list", "tuple")
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Call)
+        and an.is_builtin(func.id, frame)
+    ):
+        return None
+    items = generators.yielded(an, node.args[0], frame, d, loops.iterate)
+    return None if items is None else TupleV(items, func.id)
 
 
 def _runs_a_body(an: Analyzer, v) -> bool:
@@ -345,6 +369,8 @@ def call_attribute(
     if an.call_args:
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
+    if res is None and func.attr in module_walk.METHODS:
+        res = module_walk.walk(an, recv, func.attr, args, kwargs)
     if res is not None:
         return res
     item = module_lists.registered_item(recv, func.attr)

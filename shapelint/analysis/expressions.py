@@ -26,6 +26,7 @@ from shapelint.analysis import (
     learning,
     loops,
     modes,
+    module_constants,
     module_lists,
     modules,
     namedtuples,
@@ -34,6 +35,7 @@ from shapelint.analysis import (
     ndarrays,
     operator_methods,
     own_methods,
+    project,
     pytypes,
     raising,
     sequences,
@@ -347,6 +349,24 @@ def _project_value(sym) -> Value | None:
     return None
 
 
+def _constant_off_module(an: Analyzer, node: ast.Attribute, value: Value) -> Value | None:
+    """`c_f.COLLECT_STATS`: a module-level constant of another project file read off
+    its module, the value its name imported would be where no store through a module
+    object may change it (module_constants.py)."""
+    if not (isinstance(node.value, ast.Name) and node.value.id in an.project_links):
+        return None
+    mod = project.resolve(an, node.value.id)
+    target = getattr(mod, "target", None)  # a ModuleLink's analyzer
+    path = getattr(target, "project_path", None)
+    if None in (target, path, an.project_path, target.project_module, an.project_module):
+        return None
+    dirs = [
+        module_constants.package_dir(path, target.project_module),
+        module_constants.package_dir(an.project_path, an.project_module),
+    ]
+    return value if module_constants.kept(value, node.attr, path, dirs) else None
+
+
 def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     q = an.qualname_of(node, frame)
     project = an.specialize and an.project is not None
@@ -355,6 +375,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         # a function or class of another file read off its module (`model.MLP`,
         # `getattr(litgpt.model, name)`): the value its name imported would be
         found = _project_value(sym) if isinstance(sym, (FuncDef, ClassDef)) else None
+        if found is None and isinstance(sym, Value) and sym is not UNKNOWN:
+            found = _constant_off_module(an, node, sym)
         if found is not None:
             return found
     if q is not None and an.specialize and an.project is not None and torch_source.source_name(q):
@@ -511,6 +533,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     only: a plain run does not build instances from their classes' bodies); a
     method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
+    nested = attributes.nested_class(an, cd, name) if cd is not None else None
+    if nested is not None:
+        return modules.ClassRefV(nested)
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if found is None and cd is not None:
         found = modules.static_function(an, cd, name)

@@ -21,6 +21,7 @@ from shapelint.analysis.modules import (
     LayerClassV,
     ModuleListV,
     PartialV,
+    SelfRecorder,
 )
 from shapelint.ops import tensor_values
 from shapelint.ops.stub_ops import COMPARISONS
@@ -354,6 +355,10 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
             else:
                 hit = False
             return hit if isinstance(op, ast.Is) else not hit
+        if isinstance(left, SelfRecorder) and isinstance(right, SelfRecorder):
+            # one recorder stands for one module being built, and two for two
+            # (`module is not self` over `self.named_modules()`)
+            return (left is right) != negated
         if (
             isinstance(left, BoolV)
             and isinstance(right, BoolV)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from shapelint.analysis.attributes import find_method
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.nodes import children, nodes_of
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import ONE, collected, merge
-from shapelint.ops.values import NoneV, Value
+from shapelint.ops.values import NoneV, ObjectV, Value
 
 # Most items a generator is run for, and most turns of each loop in it.
 MAX_ITEMS = 64
@@ -91,9 +93,10 @@ def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value
     """The items a call of a generator function of the project yields, in order, or
     None where that is not known here. iterate: the turns of an iterable
     (loops.iterate), which the generator's own loops and `yield from` walk."""
-    fd = _generator(an, node, frame)
-    if fd is None:
+    found = _generator(an, node, frame, d)
+    if found is None:
         return None
+    fd, bound = found
     assert isinstance(node, ast.Call)
     if any(isinstance(a, ast.Starred) for a in node.args) or any(
         k.arg is None for k in node.keywords
@@ -106,7 +109,7 @@ def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value
         kwargs = {k.arg: an.eval(k.value, frame, d) for k in node.keywords}
     owner = fd.owner or an
     inner = owner.new_frame(fd, fd.qualname)
-    if not _bind(owner, fd.node, args, kwargs, inner, d):
+    if not _bind(owner, fd.node, [*bound, *args], kwargs, inner, d):
         return None
     out: list[Value] = []
     try:
@@ -120,7 +123,11 @@ def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value
     return tuple(out)
 
 
-def _generator(an, node: ast.expr, frame) -> FuncDef | None:
+def _generator(an, node: ast.expr, frame, d: int) -> tuple[FuncDef, list[Value]] | None:
+    """The generator function a call runs, with the values it binds before the
+    call's arguments (a method's instance)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return _generator_method(an, node.func, frame, d)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return None
     name = node.func.id
@@ -134,7 +141,32 @@ def _generator(an, node: ast.expr, frame) -> FuncDef | None:
         return None
     if isinstance(fd.node, ast.AsyncFunctionDef) or not is_generator(fd.node):
         return None
-    return fd
+    return fd, []
+
+
+def _generator_method(an, func: ast.Attribute, frame, d: int):
+    """`self.sub_kernels()`: a plain method (no decorator) of a project class, read
+    through an instance the run built or is building, whose class has no hook of its
+    own on attribute reads and which holds no attribute of that name: Python binds
+    the instance to the method's first parameter."""
+    if not (isinstance(func.value, ast.Name) and an.specialize):
+        return None
+    recv = an.eval(func.value, frame, d)  # a name: reading it runs nothing
+    if isinstance(recv, SelfRecorder):
+        key, held = recv.cls, recv.attrs.keys()
+    elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
+        key, held = recv.kind[len("<class>") :], [k for k, _ in recv.attrs]
+    else:
+        return None
+    cd = an.class_of(key)
+    if cd is None or func.attr in held:
+        return None
+    if any(find_method(an, cd, h) is not None for h in ("__getattribute__", "__getattr__")):
+        return None
+    fd = find_method(an, cd, func.attr)
+    if fd is None or fd.node.decorator_list or isinstance(fd.node, ast.AsyncFunctionDef):
+        return None
+    return (fd, [recv]) if is_generator(fd.node) else None
 
 
 def _bind(an, node: ast.FunctionDef, args: list[Value], kwargs: dict, frame, d: int) -> bool:
@@ -194,8 +226,10 @@ def _run(an, body: list[ast.stmt], frame, out: list[Value], d: int, iterate: Cal
             value = an.eval(stmt.value, frame, d)
             for t in stmt.targets:
                 an.assign(t, value, frame, stmt.value)
-        elif isinstance(stmt, ast.Pass):
-            continue
+        elif isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue  # a docstring, `...`: nothing runs
         else:
             raise _Stop
         if len(out) > MAX_ITEMS:

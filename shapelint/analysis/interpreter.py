@@ -332,6 +332,8 @@ class ModuleAnalyzer:
         self.project_root: tuple[str, ...] | None = None  # the roots absolute imports resolve along
         self.project_module: str | None = None
         self.project_path: str | None = None
+        # id of a class statement in a class body -> its key (attributes.nested_class)
+        self.nested_keys: dict[int, str] = {}
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.peeked_paths: set[str] = set()  # project files read for a name's kind only
@@ -455,6 +457,13 @@ class ModuleAnalyzer:
             if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{qual or stmt.name}.{sub.name}"
                 cd.methods[sub.name] = FuncDef(sub, name, cd, owner=self)
+            elif isinstance(sub, ast.ClassDef):
+                # a class of the class body (read as `self.ATan`): keyed and named by
+                # its line, as a class under a module-level `if` is
+                inner = f"{self.project_module or ''}:{sub.lineno}.{sub.name}"
+                inner_qual = f"{sub.name}@{sub.lineno}"
+                self._guarded_defs[inner_qual] = self._index_class(sub, inner, inner_qual)
+                self.nested_keys[id(sub)] = inner
         init = cd.methods.get("__init__")
         if init is not None:
             cd.init_params = [a.arg for a in _positional_params(init.node)[1:]]
@@ -609,7 +618,10 @@ class ModuleAnalyzer:
             return None
         self._in_progress.add(qualname)
         try:
-            with OwnPass(), self._undiverted(), may_raise.apart():
+            # a target run's summary is no part of it: what its unknown calls may
+            # write is no write of the run's tensors (tensor_values.Apart)
+            elements = tensor_values.Apart() if self.specialize else nullcontext()
+            with OwnPass(), self._undiverted(), may_raise.apart(), elements:
                 summ = self._analyze_function(fd)
         finally:
             self._in_progress.discard(qualname)
@@ -1269,7 +1281,7 @@ class ModuleAnalyzer:
                 if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
-                        held, target.attr, _through_parameter(self.specialize, target, frame)
+                        held, target.attr, absence.through_parameter(self.specialize, target, frame)
                     )
                     if modules.may_replace(value):
                         # `self.w.data = t` of another shape: requires_grad stays
@@ -1292,7 +1304,7 @@ class ModuleAnalyzer:
                 obj = UNKNOWN if obj is None else obj
                 modules.store_attr(self, obj, target.attr, value, frame)
                 absence.unapplied_write(
-                    obj, target.attr, _through_parameter(self.specialize, target, frame)
+                    obj, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
@@ -1306,7 +1318,7 @@ class ModuleAnalyzer:
                 )
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
-                    base, target.attr, _through_parameter(self.specialize, target, frame)
+                    base, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )
             elif (
                 self.specialize
@@ -1320,7 +1332,7 @@ class ModuleAnalyzer:
                 absence.unapplied_write(
                     self.eval(target.value, frame),
                     target.attr,
-                    _through_parameter(self.specialize, target, frame),
+                    absence.through_parameter(self.specialize, target, frame),
                 )
             else:
                 absence.stored_elsewhere(target.attr)  # kept on no value (a file's top level)
@@ -2569,24 +2581,6 @@ def _miscounted(n: int, names: int, star) -> bool:
 
 def _clip(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _through_parameter(specialize: bool, target: ast.expr, frame: _Frame) -> bool:
-    """`p.a.b = v` with p a parameter of the function the frame runs, in a target
-    run, where every call runs its callee again with its values (a plain run's
-    summary is what a call of it does: its writes stand)."""
-    if not specialize:
-        return False
-    root = target
-    while isinstance(root, (ast.Attribute, ast.Subscript)):
-        root = root.value
-    fd = frame.func
-    if not isinstance(root, ast.Name) or fd is None or isinstance(fd.node, ast.Lambda):
-        return False
-    a = fd.node.args
-    names = [p.arg for p in named_params(fd.node)]
-    names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
-    return root.id in names and root.id not in frame.nonlocal_names
 
 
 def _longer_than_slice(x: Value, known: Value) -> bool:

@@ -77,6 +77,7 @@ from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.own_pass import OwnPass
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import (
     ONE,
     add_costs,
@@ -122,14 +123,6 @@ MAX_UNROLL = 256
 MAP_MAX = 16  # items a map over named callables is run for, one by one
 # Deepest chain of specialized calls (a recursion the in-progress set misses).
 MAX_DEPTH = 40
-
-
-class SelfRecorder(Value):
-    """`self` inside __init__: records what gets assigned to self.<attr>."""
-
-    def __init__(self, cls: str):
-        self.cls = cls
-        self.attrs: dict[str, Value] = {}
 
 
 @dataclass(frozen=True)
@@ -2258,13 +2251,16 @@ def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | 
     return out
 
 
-def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
+def children(
+    an: Analyzer, recv: Value, meth: str, args, kwargs, overridden: str | None = None
+) -> Value | None:
     """`m.named_children()` / `m.children()` of the module being built or of a
     module built in a target run, as nn.Module's walk yields them: the registered
     submodules in registration order, None ones left out, each object once (by
     identity, as parameters.py counts them). None (not known) where an attribute
     may be a module the analysis cannot name (not known and not surely plain, a
-    module on one path only) or where the class overrides the method."""
+    module on one path only) or where the class overrides the method (or
+    `overridden`, the method a walk calls on each module: module_walk.py's)."""
     if args or kwargs or not an.specialize:
         return None
     if isinstance(recv, ObjectV) and _stub_leaf(recv.kind):
@@ -2276,7 +2272,11 @@ def children(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None
     else:
         return None
     cd = an.class_of(key)
-    if cd is None or not derives_from_module(an, key) or find_method(an, cd, meth) is not None:
+    if (
+        cd is None
+        or not derives_from_module(an, key)
+        or find_method(an, cd, overridden or meth) is not None
+    ):
         return None
     surely_plain = plain.names(held)
     # which Parameters require grad says nothing of which modules are held
@@ -2740,14 +2740,22 @@ def specialized_invoke(
     mark = module_state.mark()
     if cached is None:
         before = (storages.status(given), storages.extents(given))
-        # Runs not memoised are told apart by function, receiver and the modules
-        # they are given: two such calls nested (a property's getter reading
-        # another, a walk of the module tree calling itself on each child, timm's
-        # named_apply) are no recursion.
+        # Runs not memoised are told apart by function, receiver, the modules they
+        # are given and their other arguments: two such calls nested (a property's
+        # getter reading another, a walk of the module tree calling itself on each
+        # child, timm's named_apply, pytorch-metric-learning's
+        # `add_to_recordable_attributes(obj, list_of_names=...)` calling itself with
+        # `name=n` for each) are no recursion.
         flight = (
             key
             if key is not None
-            else ("<not memoised>", fd.qualname, id(recv), *(id(v) for v in given if is_module(v)))
+            else (
+                "<not memoised>",
+                fd.qualname,
+                id(recv),
+                *(id(v) for v in given if is_module(v)),
+                _plain_arguments(args, kwargs),
+            )
         )
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
             why = (
@@ -3108,6 +3116,20 @@ def _via(message: str, where: str) -> str:
         head, _, path = message.rpartition(" (via ")
         return f"{head} (via {where} → {path}"
     return f"{message} (via {where})"
+
+
+def _plain_arguments(args, kwargs) -> object:
+    """The arguments of a call that are no module, as a key (one that cannot be
+    hashed stands for any)."""
+    items = (
+        tuple(v for v in args if not is_module(v)),
+        tuple(sorted((k, v) for k, v in kwargs.items() if not is_module(v))),
+    )
+    try:
+        hash(items)
+    except TypeError:
+        return "<any>"
+    return items
 
 
 def _call_key(fd, recv, args, kwargs, mode):

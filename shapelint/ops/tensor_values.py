@@ -14,6 +14,11 @@ written, and of the storage it is a view of, no longer known (`Known.stale`, sha
 by every copy of the value, whatever name or holder has it); a write into a
 storage the analysis cannot name, or a call it does not follow, which may write
 into any tensor, makes every element known so far no longer known (`forget_all`).
+
+A pass the run does not make (a function's summary over parameters not known,
+entered with `Apart`) forgets for its own length only: its unknown call runs in no
+target, so the elements the run knew before it hold again after it; the ones it
+made itself do not.
 """
 
 from __future__ import annotations
@@ -26,7 +31,33 @@ from shapelint.ops.values import UNKNOWN, BoolV, IntV, TensorV, TupleV, Value, r
 # The most elements a tensor keeps: index lists, permutations, flags.
 LIMIT = 64
 
-_EPOCH = [0]
+# One level per pass entered with Apart, the run's at the bottom: [epoch, forgot],
+# the epoch the Known objects made there carry (a forget gives the level a new one)
+# and whether a forget there hides the levels below while it lasts.
+_LEVELS: list[list] = [[0, False]]
+_NEXT = [1]
+
+
+def _current(epoch: int) -> bool:
+    for level in reversed(_LEVELS):
+        if level[0] == epoch:
+            return True
+        if level[1]:
+            return False
+    return False
+
+
+class Apart:
+    """`with Apart():` a pass of its own, whose forgets end with it."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _LEVELS.append([_NEXT[0], False])
+        _NEXT[0] += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _LEVELS.pop()
 
 
 class Known:
@@ -39,14 +70,14 @@ class Known:
 
     def __init__(self, items: tuple, base: Known | None = None) -> None:
         self.items = items
-        self.epoch = _EPOCH[0]
+        self.epoch = _LEVELS[-1][0]
         self.stale = False
         self.base = base  # a view's: a write into the tensor it views
 
     def valid(self) -> bool:
         k: Known | None = self
         while k is not None:
-            if k.stale or k.epoch != _EPOCH[0]:
+            if k.stale or not _current(k.epoch):
                 return False
             k = k.base
         return True
@@ -70,7 +101,9 @@ class Known:
 
 def forget_all() -> None:
     """Every element known so far no longer is (a write that may reach any tensor)."""
-    _EPOCH[0] += 1
+    level = _LEVELS[-1]
+    level[0], level[1] = _NEXT[0], True
+    _NEXT[0] += 1
 
 
 def wrote(v: Value) -> None:
@@ -192,9 +225,14 @@ def _const(v: Value) -> int | None:
 
 
 def _flat_ints(v: Value, out: list) -> bool:
-    """The ints of nested lists of Python ints, flat; False for anything else."""
+    """The ints and bools of nested lists of Python ints and bools, flat (refine
+    reads them as the result's dtype says: `torch.tensor(True)` is a bool tensor,
+    `torch.tensor([True, 2])` an int64 one); False for anything else."""
     if isinstance(v, TupleV):
         return all(_flat_ints(i, out) for i in v.items)
+    if isinstance(v, BoolV) and v.value is not None:
+        out.append(v.value)
+        return len(out) <= LIMIT
     if isinstance(v, BoolV) or not isinstance(v, IntV):
         return False
     n = _const(v)
