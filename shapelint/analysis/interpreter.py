@@ -45,6 +45,7 @@ from shapelint.analysis import (
     modules,
     ndarrays,
     own_methods,
+    path_split,
     plain,
     plain_instances,
     pytree,
@@ -256,6 +257,10 @@ class _Frame:
         # An nn.Sequential call whose second or later layer runs: that layer's input
         # is the one before's output, whatever the argument written there holds.
         self.chained: ast.Call | None = None
+        # A path split's path (path_split.py): the truth it gave each test it split
+        # on, and whether a test the analysis decided went the other way.
+        self.assumed: dict[str, bool] = {}
+        self.infeasible = False
 
 
 # Statements with no block of their own: an exception their expressions surely
@@ -972,10 +977,13 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
+        apart: list = []  # errors a path split's paths met
         for i, stmt in enumerate(body):
             if frame.done or frame.jump:
                 break  # after a return, break or continue: the rest does not run
             merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
+            if merged is stmt and type(stmt) is ast.If and path_split.splits(self, frame, body, i):
+                apart += path_split.follow(self, frame, body, i)
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
@@ -986,6 +994,10 @@ class ModuleAnalyzer:
                 self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
+        for d, where in apart:
+            if (d.line, d.column, d.code) not in self._diag_spots:
+                spot = (d.line, d.column, d.end_line, d.end_column)
+                self.report(spot, d.code, f"{d.message} ({where})")
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = statement_exec.HANDLERS.get(type(stmt))
@@ -1043,6 +1055,7 @@ class ModuleAnalyzer:
         inner.locals = set(frame.locals)
         inner.local_imports = frame.local_imports
         inner.records = frame.records
+        inner.assumed = frame.assumed  # on a path split's path, inside too
         return inner
 
     @contextmanager

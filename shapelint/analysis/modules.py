@@ -2913,6 +2913,17 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     return value
 
 
+def said_before(an: Analyzer) -> set:
+    """The spots runs on arguments reported so far (a copy), for a pass that must
+    leave them as it found them (path_split.follow)."""
+    return set(an.specialized.get(_SAID, ()))
+
+
+def say_again(an: Analyzer, spots: set) -> None:
+    """The spots said_before gave are the ones said: what a dropped pass said is not."""
+    an.specialized[_SAID] = spots
+
+
 def _via(message: str, where: str) -> str:
     """The message with the call that led to it first in its call path."""
     if message.endswith(")") and " (via " in message:
