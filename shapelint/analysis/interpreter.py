@@ -37,6 +37,7 @@ from shapelint.analysis import (
     init_run,
     inplace,
     installed,
+    item_sizes,
     iterators,
     lambdas,
     learning,
@@ -1010,6 +1011,15 @@ class ModuleAnalyzer:
         if type(stmt) in _SIMPLE and not frame.done:
             statement_exec.raised_here(self, stmt, frame)
 
+    def init_size_names(self, qualname: str) -> set[str]:
+        """The size parameters of that __init__ so far."""
+        return self._init_sizes.get(qualname, set())
+
+    def add_init_size(self, qualname: str, name: str) -> None:
+        """A size that __init__'s caller picks, one of its parameters' items
+        (item_sizes.py): a constructor size, independent of the others."""
+        self._init_sizes.setdefault(qualname, set()).add(name)
+
     def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
         """The sizes a caller passes the class's constructor one by one (`dim`,
         `hidden_dim`, `heads=8`), and the pairs of them its code compares."""
@@ -1022,6 +1032,12 @@ class ModuleAnalyzer:
                 sizes = set(self._init_sizes.get(init.qualname, ()))
             compared = _compared_names(cd.node, sizes) if sizes else set()
             gaps = _compared_gaps(cd.node, sizes) if compared else set()
+            # `channels[9]` may be `channels[-2]`: the list's length decides, which the
+            # code knows as it knows a pair it compares
+            aliases = item_sizes.aliases(sizes)
+            if aliases:
+                compared = compared | {frozenset(pair) for pair in aliases}
+                gaps = gaps | {Expr.name(a) - Expr.name(b) for a, b in aliases}
             got = self._ctor_sizes[cd.key] = (sizes, compared, gaps)
         return got[0], got[1]
 
@@ -1159,6 +1175,12 @@ class ModuleAnalyzer:
                     learning.learn(self, shape_of, known, frame, value_node)
                     value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
+            if items is None and isinstance(value, IntV):
+                named = item_sizes.unpacked(self, frame, value, len(elts), star)
+                if named is not None:  # `init_dim, *_, last_dim = channels`
+                    for e, v in zip(elts, named, strict=True):
+                        self._assign(e.value if v is None else e, v or UNKNOWN, frame, None)  # type: ignore[attr-defined]
+                    return
             if isinstance(value, TupleV) and _miscounted(len(items), len(elts), star):
                 self._report_unpack(target, len(items), len(elts), star, value_node)
             if items is not None and star is None and len(items) == len(elts):
@@ -1549,6 +1571,7 @@ class ModuleAnalyzer:
         # instance's sizes are the caller's there too, never the callee's own name
         bound.update((k, v) for k, v in kwargs.items() if k in cd.init_kwonly)
         exprs = learning.binding_exprs(bound)
+        exprs.update(learning.item_binding(bound))  # `channels[-1]` of a listed channels
         sizes = self.options.check_dims
         # Given another size than `--dim`'s for its parameter's name (`RMSNorm(dim_out)`
         # where --dim says dim=16), or one not known: the attributes in its own names.
