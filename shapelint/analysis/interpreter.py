@@ -262,6 +262,7 @@ class _Frame:
         # on, and whether a test the analysis decided went the other way.
         self.assumed: dict[str, bool] = {}
         self.infeasible = False
+        self.lost: ast.If | None = None  # the last undecided `if` whose join lost a shape
 
 
 # Statements with no block of their own: an exception their expressions surely
@@ -983,8 +984,9 @@ class ModuleAnalyzer:
             if frame.done or frame.jump:
                 break  # after a return, break or continue: the rest does not run
             merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
+            split = None
             if merged is stmt and type(stmt) is ast.If and path_split.splits(self, frame, body, i):
-                apart += path_split.follow(self, frame, body, i)
+                split = path_split.snapshot(frame)
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
@@ -993,6 +995,8 @@ class ModuleAnalyzer:
                 # and on the record, so no total is complete without it.
                 cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
                 self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
+            if split is not None and frame.lost is stmt:
+                apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
         for d, where in apart:

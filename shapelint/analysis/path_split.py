@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import in_place, instance_state, modules
 from shapelint.notation.symbolic import fact_scope
+from shapelint.ops.values import TensorV
 from shapelint.rules import severity_of
 
 if TYPE_CHECKING:
@@ -143,17 +144,41 @@ def worth(stmt: ast.If, rest: list[ast.stmt]) -> bool:
 
 def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
     """Whether body[i] is an `if` at the top of a function, in `check`, on a settled
-    test, whose branches bind what the rest reads (not inside a path split)."""
+    test, whose branches bind what the rest reads (not inside a path split): the
+    caller takes a snapshot, runs it, and follows its paths where the join was
+    lossy (exec_if sets frame.lost)."""
     stmt = body[i]
     if an.specialize or getattr(frame, "assumed", None) or i + 1 == len(body):
         return False
     func = frame.func
     if func is None or body is not getattr(func.node, "body", None):
         return False
+    if func.node.name == "__init__":
+        # a constructor builds layers, runs few ops; run once per construction, each
+        # split there costs a rerun of most of it (x-transformers' AttentionLayers)
+        return False
     return worth(stmt, body[i + 1 :]) and settled(an, stmt.test, func.node)
 
 
-def _shadow(frame, test: ast.expr, truth: bool):
+def lossy(a: dict, b: dict, joined: dict) -> bool:
+    """Whether the join of two paths' names lost a tensor's shape that each path
+    knew apart: a dim, or the rank (`[b, d]` and `[b, n, d]`)."""
+    for k, va in a.items():
+        vb = b.get(k)
+        if va is vb or not (isinstance(va, TensorV) and isinstance(vb, TensorV)):
+            continue
+        j = joined.get(k)
+        if j == va or j == vb:
+            continue
+        if not isinstance(j, TensorV) or j.shape is None:
+            return True
+        if any(d is None for d in j.shape) and va.shape is not None and vb.shape is not None:
+            return True
+    return False
+
+
+def snapshot(frame):
+    """The frame as it stands, its containers copied: where a path split starts."""
     inner = copy.copy(frame)
     for name in (
         "env",
@@ -168,16 +193,23 @@ def _shadow(frame, test: ast.expr, truth: bool):
         setattr(inner, name, list(getattr(frame, name)))
     for name in ("ran", "locals", "learnt_params", "global_names", "nonlocal_names"):
         setattr(inner, name, set(getattr(frame, name)))
-    k, negated = key(test)
-    inner.assumed = {k: truth != negated}
-    inner.infeasible = False
     in_place.LIVE.add(inner)
     return inner
 
 
+def _shadow(frame, test: ast.expr, truth: bool):
+    inner = snapshot(frame)
+    k, negated = key(test)
+    inner.assumed = {k: truth != negated}
+    inner.infeasible = False
+    inner.lost = None
+    return inner
+
+
 def follow(an: Analyzer, frame, body: list[ast.stmt], i: int) -> list:
-    """The errors a run of body[i:] meets on each path of body[i]'s test, each
-    stating its path; the caller reports those the joined run did not meet."""
+    """The errors a run of body[i:] from frame (a snapshot taken before body[i] ran)
+    meets on each path of body[i]'s test, each stating its path; the caller reports
+    those the joined run did not meet."""
     stmt = body[i]
     bare = stmt.test
     while isinstance(bare, ast.UnaryOp) and isinstance(bare.op, ast.Not):

@@ -280,6 +280,8 @@ def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
         other = frame.env
         frame.env = an.join_env(after_body, other)
         branches.sizes_after(an, stmt, after_body, other, frame.env)
+        if path_split.lossy(after_body, other, frame.env):
+            frame.lost = stmt  # each path knew a shape the join lost: path_split.follow
 
 
 def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:
