@@ -84,12 +84,28 @@ def _bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
     return got
 
 
-def settled(an: Analyzer, test: ast.expr, fnode: ast.AST) -> bool:
+def _changed_later(cls) -> frozenset[str]:
+    """The attributes a method of the class other than __init__ stores on its
+    instance (`self.cache = ...`): a test of one may change within a run."""
+    got = _BOUND.get(id(cls.node))
+    if got is not None:
+        return got[1]
+    attrs: set[str] = set()
+    for fd in cls.methods.values():
+        if fd.node.name != "__init__":
+            attrs |= _bound(fd.node)[1]
+    _BOUND[id(cls.node)] = (frozenset(), frozenset(attrs))
+    return frozenset(attrs)
+
+
+def settled(an: Analyzer, test: ast.expr, fnode: ast.AST, cls=None) -> bool:
     """Whether the test reads only what one run of the function cannot change: names
     and attributes of its first parameter that nothing in it binds, constants, and
     comparisons, `not`, `and`/`or` and calls of the module's functions or of pure
     builtins over them; and at least one name."""
     names, attrs = _bound(fnode)
+    if cls is not None:
+        attrs = attrs | _changed_later(cls)
     args = getattr(fnode, "args", None)
     first = args.args[0].arg if args is not None and args.args else None
     seen = False
@@ -157,7 +173,7 @@ def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
         # a constructor builds layers, runs few ops; run once per construction, each
         # split there costs a rerun of most of it (x-transformers' AttentionLayers)
         return False
-    return worth(stmt, body[i + 1 :]) and settled(an, stmt.test, func.node)
+    return worth(stmt, body[i + 1 :]) and settled(an, stmt.test, func.node, func.cls)
 
 
 def lossy(a: dict, b: dict, joined: dict) -> bool:
