@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose, jaxtyped_class, torch_raises
+from tests.helpers import corpus_package, diagnose, jaxtyped_class, torch_raises
 
 ATTENTION = """
 import torch
@@ -722,3 +722,13 @@ def test_torch_refuses_the_pooled_path_only():
         )
         for flag in (True, False):
             assert ok(8, 3, seq_pool=flag)(torch.randn(2, 5, 8)).shape == (2, 3)
+
+
+def test_a_path_split_drops_only_its_own_findings():
+    # vivit's Attention.forward splits on `self.use_flash_attn`; a branch of another
+    # test on that path (`if exists(mask):`) is where a summary was first reached:
+    # muted there, its naming finding was lost for good (the corpus check on the first
+    # version of the branch), diverted, it is the function's own
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "vivit.py"
+    found = [(d.line, d.code) for d in diagnose(path.read_text(), str(path))]
+    assert (89, "SHP404") in found

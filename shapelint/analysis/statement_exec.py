@@ -217,8 +217,9 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         return
     if getattr(frame, "assumed", None):
         # on a path split's path, a test the split did not decide may go with it
-        # (`self.use_cls = not seq_pool`): its branches find nothing there
-        with an.muted():
+        # (`self.use_cls = not seq_pool`): what its branches find there is dropped
+        # (diverted, not muted: a summary first reached there reports its own)
+        with an.diverted():
             _undecided(an, stmt, frame)
         return
     _undecided(an, stmt, frame)
