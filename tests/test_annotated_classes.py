@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import diagnose, jaxtyped_class, torch_raises
+from tests.helpers import corpus_package, diagnose, jaxtyped_class, torch_raises
 
 ATTENTION = """
 import torch
@@ -707,3 +707,84 @@ def test_torch_runs_the_module_the_two_asserts_tie():
     assert cls(8, 4)(torch.randn(2, 3, 8)).shape == (2, 3, 7)
     one = TWO_FORMULAS.format(proj="dim * 2", second="pass")
     assert torch_raises(one, "M(8, 4)", (2, 3, 8))
+
+
+POOLED = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, einsum, nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, dim, num_classes, seq_pool=True):
+        super().__init__()
+        self.seq_pool = seq_pool
+        self.use_cls = not seq_pool
+        if seq_pool:
+            self.attention_pool = nn.Linear(dim, 1)
+        else:
+            self.class_emb = nn.Parameter(torch.zeros(1, 1, dim))
+        self.fc = nn.Linear(dim, num_classes)
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{out}"]:
+        if self.use_cls:
+            cls_token = self.class_emb.expand(x.shape[0], -1, -1)
+            x = torch.cat((cls_token, x), dim=1)
+        if self.seq_pool:
+            weights = rearrange(self.attention_pool(x), 'b n 1 -> b n')
+            x = einsum('{pool}', weights.softmax(dim=1), x)
+        {tail}
+"""
+SPLIT = "else:\n            x = x[:, 0]\n        return self.fc(x)"
+# `self.use_cls` goes with `not self.seq_pool` through the constructor: on the pooled
+# path, its branch would index the pooled [b, d] to [b], a path Python never takes
+TOGETHER = (
+    "if self.use_cls:\n            x = self.fc(x[:, 0])\n"
+    "        else:\n            x = self.fc(x)\n        return x"
+)
+POOL_SPECS = [("b n dim", "b num_classes"), ("2 5 8", "2 3")]
+
+
+def _pooled(spec, out, pool, tail=SPLIT):
+    return POOLED.format(spec=spec, out=out, pool=pool, tail=tail)
+
+
+@pytest.mark.parametrize(("spec", "out"), POOL_SPECS)
+def test_a_conflict_on_one_path_of_a_constructor_flag_is_an_error_there(spec, out):
+    # the pooled path gives fc a [b] tensor, the other path [b, dim]: the join after
+    # `if self.seq_pool:` is a tensor of unknown rank, each path's is not
+    found = [d for d in diagnose(_pooled(spec, out, "b n, b n d -> b")) if d.severity == "error"]
+    assert found and {d.line for d in found} == {28}
+    assert all("on the path where `self.seq_pool` is true (line 23)" in d.message for d in found)
+
+
+@pytest.mark.parametrize(("spec", "out"), POOL_SPECS)
+@pytest.mark.parametrize("tail", [SPLIT, TOGETHER])
+def test_each_path_of_a_constructor_flag_kept_apart_finds_no_error_in_correct_code(spec, out, tail):
+    assert _errors(_pooled(spec, out, "b n, b n d -> b d", tail)) == []
+
+
+def test_torch_refuses_the_pooled_path_only():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+    cls = jaxtyped_class(_pooled("b n dim", "b num_classes", "b n, b n d -> b"), "Classifier")
+    with pytest.raises(Exception, match="mat1 and mat2"):
+        cls(8, 3, seq_pool=True)(torch.randn(2, 5, 8))
+    assert cls(8, 3, seq_pool=False)(torch.randn(2, 5, 8)).shape == (2, 3)
+    for tail in (SPLIT, TOGETHER):
+        ok = jaxtyped_class(
+            _pooled("b n dim", "b num_classes", "b n, b n d -> b d", tail), "Classifier"
+        )
+        for flag in (True, False):
+            assert ok(8, 3, seq_pool=flag)(torch.randn(2, 5, 8)).shape == (2, 3)
+
+
+def test_a_path_split_drops_only_its_own_findings():
+    # vivit's Attention.forward splits on `self.use_flash_attn`; a branch of another
+    # test on that path (`if exists(mask):`) is where a summary was first reached:
+    # muted there, its naming finding was lost for good (the corpus check on the first
+    # version of the branch), diverted, it is the function's own
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "vivit.py"
+    found = [(d.line, d.code) for d in diagnose(path.read_text(), str(path))]
+    assert (89, "SHP404") in found

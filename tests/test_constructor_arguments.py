@@ -161,3 +161,79 @@ def test_an_annotated_return_equates_its_names_with_what_the_run_returns():
     errors = _judged(RETURNED, ("dim", "dim * 2"), runs, raises)
     assert errors and errors[0].startswith("24 SHP309")
     assert "c = 2·dim" in errors[0]
+
+
+ITEMS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Head(nn.Module):
+    def __init__(self, channels, num_classes):
+        super().__init__()
+        init_dim, *_, last_dim = channels
+        self.stem = nn.Conv2d(init_dim, channels[{k}], 1)
+        self.conv = nn.Conv2d(channels[-2], last_dim, 1)
+        self.fc = nn.Linear({fc_in}, num_classes)
+
+    def forward(self, x: Float[Tensor, "b c h w"]) -> Float[Tensor, "b k"]:
+        x = self.conv(self.stem(x)).mean(dim=(2, 3))
+        return self.fc(x)
+"""
+
+
+def _items(fc_in: str, k: str = "-2") -> str:
+    return ITEMS.format(fc_in=fc_in, k=k)
+
+
+def _errors_of(source: str) -> list:
+    return [(d.line, d.code) for d in diagnose(source) if d.severity == "error"]
+
+
+def test_an_item_of_a_sequence_parameter_is_a_size_of_its_own():
+    # last_dim is channels[-1]: a Linear of twice its width is fed it, for every list
+    bug = _items("channels[-1] * 2")
+    assert _errors_of(bug) == [(17, "SHP307")]
+    assert "2·channels[-1]" in next(d.message for d in diagnose(bug))
+    for channels in ([4, 8, 16], [4, 6, 8, 16]):
+        assert torch_raises(bug, f"Head({channels}, 10)", (2, 4, 5, 5))
+        assert not torch_raises(_items("channels[-1]"), f"Head({channels}, 10)", (2, 4, 5, 5))
+    assert _errors_of(_items("channels[-1]")) == []
+    assert _errors_of(_items("last_dim")) == []
+
+
+def test_items_that_may_be_one_item_are_no_conflict():
+    # channels[1] is channels[-2] for three channels: the list's length decides
+    source = _items("channels[-1]", k="1")
+    assert _errors_of(source) == []
+    assert not torch_raises(source, "Head([4, 8, 16], 10)", (2, 4, 5, 5))
+    assert torch_raises(source, "Head([4, 6, 8, 16], 10)", (2, 4, 5, 5))
+
+
+OUTER = """
+
+class Outer(nn.Module):
+    def __init__(self, channels, num_classes):
+        super().__init__()
+        self.proj = nn.Conv2d(3, {proj}, 1)
+        self.head = Head({given}, num_classes)
+
+    def forward(self, x: Float[Tensor, "b c h w"]):
+        return self.head.fc(self.head.conv(self.proj(x)).mean(dim=(2, 3)))
+"""
+
+
+def test_a_caller_gives_the_items_or_none_of_them():
+    # Head's channels[-2] is the caller's channels[-3] for `channels[:-1]`: a name of
+    # the callee's own, read as the caller's channels[-2], would be a false conflict
+    source = _items("channels[-1]") + OUTER.format(proj="channels[-3]", given="channels[:-1]")
+    assert _errors_of(source) == []
+    assert not torch_raises(source, "Outer([4, 6, 8, 16], 10)", (2, 3, 5, 5))
+    # a listed sequence gives its items: Head's conv takes 6 channels, proj gives 5
+    listed = _items("channels[-1]") + OUTER.format(proj="5", given="[3, 6, 8]")
+    assert _errors_of(listed) == [(27, "SHP309")]
+    assert torch_raises(listed, "Outer([4, 6, 8, 16], 10)", (2, 3, 5, 5))
+    fits = _items("channels[-1]") + OUTER.format(proj="6", given="[3, 6, 8]")
+    assert _errors_of(fits) == []
+    assert not torch_raises(fits, "Outer([4, 6, 8, 16], 10)", (2, 3, 5, 5))

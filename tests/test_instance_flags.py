@@ -79,4 +79,5 @@ def test_the_stride_two_block_taking_the_residual_is_an_error():
     assert torch_raises(source, "Net([16, 16, 32, 32])", (2, 16, 32, 32))
     errors = [e for e in _errors(source) if "SHP308" in e]
     assert len(errors) == 1
-    assert "[2, ?, 16, 16] and [2, ?, 32, 32]" in errors[0]
+    # the channels are the list's items, sizes of their own (item_sizes.py)
+    assert "[2, channels[2], 16, 16] and [2, channels[1], 32, 32]" in errors[0]

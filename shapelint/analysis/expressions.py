@@ -22,6 +22,7 @@ from shapelint.analysis import (
     decorators,
     folding,
     indexing,
+    item_sizes,
     lambdas,
     learning,
     loops,
@@ -618,7 +619,8 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         ):
             _saves_index(an, node, frame, base, index, value, lists)
         return value
-    return UNKNOWN
+    named = item_sizes.item(an, frame, base, idx)
+    return UNKNOWN if named is None else named
 
 
 def _power(a: Expr, n: int) -> Value:

@@ -38,6 +38,7 @@ from shapelint.analysis import (
     init_run,
     inplace,
     installed,
+    item_sizes,
     iterators,
     lambdas,
     learning,
@@ -46,6 +47,7 @@ from shapelint.analysis import (
     modules,
     ndarrays,
     own_methods,
+    path_split,
     plain,
     plain_instances,
     pytree,
@@ -257,6 +259,11 @@ class _Frame:
         # An nn.Sequential call whose second or later layer runs: that layer's input
         # is the one before's output, whatever the argument written there holds.
         self.chained: ast.Call | None = None
+        # A path split's path (path_split.py): the truth it gave each test it split
+        # on, and whether a test the analysis decided went the other way.
+        self.assumed: dict[str, bool] = {}
+        self.infeasible = False
+        self.lost: ast.If | None = None  # the last undecided `if` whose join lost a shape
 
 
 # Statements with no block of their own: an exception their expressions surely
@@ -986,10 +993,14 @@ class ModuleAnalyzer:
 
     # ------------------------------------------------------------------ statements
     def _exec_block(self, body: list[ast.stmt], frame: _Frame, module_level: bool = False) -> None:
+        apart: list = []  # errors a path split's paths met
         for i, stmt in enumerate(body):
             if frame.done or frame.jump:
                 break  # after a return, break or continue: the rest does not run
             merged = branches.with_rest(stmt, body, i) if type(stmt) is ast.If else stmt
+            split = None
+            if merged is stmt and type(stmt) is ast.If and path_split.splits(self, frame, body, i):
+                split = path_split.snapshot(frame)
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
@@ -998,8 +1009,14 @@ class ModuleAnalyzer:
                 # and on the record, so no total is complete without it.
                 cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
                 self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
+            if split is not None and frame.lost is stmt:
+                apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
+        for d, where in apart:
+            if (d.line, d.column, d.code) not in self._diag_spots:
+                spot = (d.line, d.column, d.end_line, d.end_column)
+                self.report(spot, d.code, f"{d.message} ({where})")
 
     def _exec(self, stmt: ast.stmt, frame: _Frame, module_level: bool) -> None:
         handler = statement_exec.HANDLERS.get(type(stmt))
@@ -1011,6 +1028,15 @@ class ModuleAnalyzer:
             handler(self, stmt, frame, module_level)
         if type(stmt) in _SIMPLE and not frame.done:
             statement_exec.raised_here(self, stmt, frame)
+
+    def init_size_names(self, qualname: str) -> set[str]:
+        """The size parameters of that __init__ so far."""
+        return self._init_sizes.get(qualname, set())
+
+    def add_init_size(self, qualname: str, name: str) -> None:
+        """A size that __init__'s caller picks, one of its parameters' items
+        (item_sizes.py): a constructor size, independent of the others."""
+        self._init_sizes.setdefault(qualname, set()).add(name)
 
     def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]:
         """The sizes a caller passes the class's constructor one by one (`dim`,
@@ -1024,6 +1050,12 @@ class ModuleAnalyzer:
                 sizes = set(self._init_sizes.get(init.qualname, ()))
             compared = _compared_names(cd.node, sizes) if sizes else set()
             gaps = _compared_gaps(cd.node, sizes) if compared else set()
+            # `channels[9]` may be `channels[-2]`: the list's length decides, which the
+            # code knows as it knows a pair it compares
+            aliases = item_sizes.aliases(sizes)
+            if aliases:
+                compared = compared | {frozenset(pair) for pair in aliases}
+                gaps = gaps | {Expr.name(a) - Expr.name(b) for a, b in aliases}
             got = self._ctor_sizes[cd.key] = (sizes, compared, gaps)
         return got[0], got[1]
 
@@ -1057,6 +1089,7 @@ class ModuleAnalyzer:
         inner.locals = set(frame.locals)
         inner.local_imports = frame.local_imports
         inner.records = frame.records
+        inner.assumed = frame.assumed  # on a path split's path, inside too
         return inner
 
     @contextmanager
@@ -1160,6 +1193,12 @@ class ModuleAnalyzer:
                     learning.learn(self, shape_of, known, frame, value_node)
                     value = expressions.shape_tuple(known)
             items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
+            if items is None and isinstance(value, IntV):
+                named = item_sizes.unpacked(self, frame, value, len(elts), star)
+                if named is not None:  # `init_dim, *_, last_dim = channels`
+                    for e, v in zip(elts, named, strict=True):
+                        self._assign(e.value if v is None else e, v or UNKNOWN, frame, None)  # type: ignore[attr-defined]
+                    return
             if isinstance(value, TupleV) and _miscounted(len(items), len(elts), star):
                 self._report_unpack(target, len(items), len(elts), star, value_node)
             if items is not None and star is None and len(items) == len(elts):
@@ -1570,6 +1609,7 @@ class ModuleAnalyzer:
         # instance's sizes are the caller's there too, never the callee's own name
         bound.update((k, v) for k, v in kwargs.items() if k in cd.init_kwonly)
         exprs = learning.binding_exprs(bound)
+        exprs.update(learning.item_binding(bound))  # `channels[-1]` of a listed channels
         sizes = self.options.check_dims
         # Given another size than `--dim`'s for its parameter's name (`RMSNorm(dim_out)`
         # where --dim says dim=16), or one not known: the attributes in its own names.

@@ -16,7 +16,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import unify
+from shapelint.analysis import item_sizes, unify
 from shapelint.analysis.modules import ModuleListV
 from shapelint.notation.symbolic import Expr, declare_learned, product
 from shapelint.ops.backward import keep_grad, requires
@@ -256,6 +256,24 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
     return v
 
 
+def item_binding(bound: dict[str, Value]) -> dict[str, Expr]:
+    """The items a caller's listed sequence gives a constructor's item sizes
+    (item_sizes.py): `channels[0]` and `channels[-3]` of three listed channels."""
+    out: dict[str, Expr] = {}
+    for p, v in bound.items():
+        if isinstance(v, TupleV):
+            n = len(v.items)
+            for i, item in enumerate(v.items):
+                if isinstance(item, IntV) and item.value is not None:
+                    out[f"{p}[{i}]"] = out[f"{p}[{i - n}]"] = item.value
+    return out
+
+
+def _mentions(found: set[str], names: set[str]) -> bool:
+    """Whether found names one of names, or an item of one (`channels[-1]`)."""
+    return bool(found & names) or any(item_sizes.names_of(n) in names for n in found)
+
+
 def forget(v: Value, names: set[str]) -> Value:
     """v with every size that mentions one of names unknown: a constructor's
     parameter a caller gave no size for is no name of the caller's (the callee's
@@ -264,10 +282,12 @@ def forget(v: Value, names: set[str]) -> Value:
         return v
     if isinstance(v, TensorV) and v.shape is not None:
         return TensorV(
-            tuple(None if isinstance(d, Expr) and d.names() & names else d for d in v.shape),
+            tuple(
+                None if isinstance(d, Expr) and _mentions(d.names(), names) else d for d in v.shape
+            ),
             v.dtype,
         )
-    if isinstance(v, IntV) and v.value is not None and v.value.names() & names:
+    if isinstance(v, IntV) and v.value is not None and _mentions(v.value.names(), names):
         return IntV(None)
     if isinstance(v, TupleV):
         return TupleV(tuple(forget(i, names) for i in v.items))

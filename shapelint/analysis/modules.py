@@ -2888,6 +2888,7 @@ def _forget_stored_on(an: Analyzer, fd: FuncDef, recv) -> None:
     else:
         in_place.forget_value(an, recv)
 
+
 def _saves_otherwise(owner, key, given, cached) -> bool:
     """Whether a call served by the analysis of an equal one would save other
     tensors than that one's: its run saved some, and of the tensors it is given, a
@@ -3108,6 +3109,17 @@ def _file_from(an: Analyzer, owner: Analyzer) -> str:
         if not rel.startswith(".."):
             return rel
     return os.path.basename(other)
+
+
+def said_before(an: Analyzer) -> set:
+    """The spots runs on arguments reported so far (a copy), for a pass that must
+    leave them as it found them (path_split.follow)."""
+    return set(an.specialized.get(_SAID, ()))
+
+
+def say_again(an: Analyzer, spots: set) -> None:
+    """The spots said_before gave are the ones said: what a dropped pass said is not."""
+    an.specialized[_SAID] = spots
 
 
 def _via(message: str, where: str) -> str:

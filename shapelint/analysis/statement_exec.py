@@ -30,6 +30,7 @@ from shapelint.analysis import (
     modules,
     narrowing,
     operator_methods,
+    path_split,
     raising,
     unify,
 )
@@ -232,9 +233,25 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     known = folding.test_truth(an, stmt.test, frame)
     if raised_here(an, stmt, frame) or frame.done:
         return  # the test surely raised (a call in it, or a read): no branch runs
+    taken = path_split.assumed(frame, stmt.test)
+    if known is not None and taken is not None and known != taken:
+        frame.infeasible = frame.done = True  # a path split's path Python never takes
+        return
+    known = taken if known is None else known
     if known is not None:  # a test on known values takes one branch
         an.exec_block(stmt.body if known else stmt.orelse, frame)
         return
+    if getattr(frame, "assumed", None):
+        # on a path split's path, a test the split did not decide may go with it
+        # (`self.use_cls = not seq_pool`): what its branches find there is dropped
+        # (diverted, not muted: a summary first reached there reports its own)
+        with an.diverted():
+            _undecided(an, stmt, frame)
+        return
+    _undecided(an, stmt, frame)
+
+
+def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     before = dict(frame.env)
     facts_before = nonnegative_facts()
     # what the test's failing says, at the values it is tested at
@@ -290,6 +307,8 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
         other = frame.env
         frame.env = an.join_env(after_body, other)
         branches.sizes_after(an, stmt, after_body, other, frame.env)
+        if path_split.lossy(after_body, other, frame.env):
+            frame.lost = stmt  # each path knew a shape the join lost: path_split.follow
 
 
 def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:

@@ -1,0 +1,257 @@
+"""The paths of a function apart from an undecided test whose truth one run cannot
+change: a constructor's flag (`if self.seq_pool:`, `if mode == 'learnable':`).
+
+Where both branches of such an `if` at the top of a function bind names the rest of
+the function reads, the join after it keeps what the two paths have in common: a
+pooled `[b, d]` on one path and `[b, n, d]` on the other is a tensor of unknown rank,
+and a conflict that holds on one path (the pooled tensor's rank against the return's
+annotation) is lost. So, in `check` only, the `if` and the rest of the function run
+once more per truth of the test, in a pass of their own whose records and facts are
+dropped: a later test of the same expression takes the same truth there (Python's
+run cannot change it: nothing in the function binds a name it reads), and a branch
+of any other undecided test runs muted (its truth may go with this one's through the
+constructor, `self.use_cls = not seq_pool`: no finding rests on a path Python may
+never take). An error such a run meets that the joined run does not is reported,
+stating the path; a path the analysis finds decided the other way says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import in_place, instance_state, modules
+from shapelint.notation.symbolic import fact_scope
+from shapelint.ops.values import TensorV
+from shapelint.rules import severity_of
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+# Builtins whose result, on values one run cannot change, is fixed too.
+_PURE_BUILTINS = frozenset({"isinstance", "hasattr", "callable", "len"})
+
+# function node id -> (names it binds, attributes of its first parameter it stores)
+_BOUND: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def key(test: ast.expr) -> tuple[str, bool]:
+    """The test without its leading `not`s, and whether their number is odd."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    return ast.dump(test), negated
+
+
+def assumed(frame, test: ast.expr) -> bool | None:
+    """The truth a path split gave this test (or its negation) on this path."""
+    taken = getattr(frame, "assumed", None)
+    if not taken:
+        return None
+    k, negated = key(test)
+    truth = taken.get(k)
+    return None if truth is None else truth != negated
+
+
+def _bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    got = _BOUND.get(id(fnode))
+    if got is not None:
+        return got
+    args = getattr(fnode, "args", None)
+    first = args.args[0].arg if args is not None and args.args else None
+    names: set[str] = set()
+    attrs: set[str] = set()
+    for node in ast.walk(fnode):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif (
+            isinstance(node, ast.Attribute)
+            and not isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == first
+        ):
+            attrs.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node is not fnode:
+                names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    got = (frozenset(names), frozenset(attrs))
+    _BOUND[id(fnode)] = got
+    return got
+
+
+def _changed_later(cls) -> frozenset[str]:
+    """The attributes a method of the class other than __init__ stores on its
+    instance (`self.cache = ...`): a test of one may change within a run."""
+    got = _BOUND.get(id(cls.node))
+    if got is not None:
+        return got[1]
+    attrs: set[str] = set()
+    for fd in cls.methods.values():
+        if fd.node.name != "__init__":
+            attrs |= _bound(fd.node)[1]
+    _BOUND[id(cls.node)] = (frozenset(), frozenset(attrs))
+    return frozenset(attrs)
+
+
+def settled(an: Analyzer, test: ast.expr, fnode: ast.AST, cls=None) -> bool:
+    """Whether the test reads only what one run of the function cannot change: names
+    and attributes of its first parameter that nothing in it binds, constants, and
+    comparisons, `not`, `and`/`or` and calls of the module's functions or of pure
+    builtins over them; and at least one name."""
+    names, attrs = _bound(fnode)
+    if cls is not None:
+        attrs = attrs | _changed_later(cls)
+    args = getattr(fnode, "args", None)
+    first = args.args[0].arg if args is not None and args.args else None
+    seen = False
+
+    def ok(node: ast.expr) -> bool:
+        nonlocal seen
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            seen = True
+            return node.id not in names
+        if isinstance(node, ast.Attribute):
+            root = node.value
+            if isinstance(root, ast.Name) and root.id == first and node.attr in attrs:
+                return False
+            return ok(root)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ok(node.operand)
+        if isinstance(node, ast.BoolOp):
+            return all(ok(v) for v in node.values)
+        if isinstance(node, ast.Compare):
+            return ok(node.left) and all(ok(c) for c in node.comparators)
+        if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+            return all(ok(e) for e in node.elts)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            f = node.func.id
+            if f in names or not (f in _PURE_BUILTINS or f in an.functions):
+                return False
+            return all(ok(a) for a in node.args) and all(ok(k.value) for k in node.keywords)
+        return False
+
+    return ok(test) and seen
+
+
+def worth(stmt: ast.If, rest: list[ast.stmt]) -> bool:
+    """Whether the branches bind a name, or store an attribute, the rest reads."""
+    stored: set[str] = set()
+    for node in (n for block in (stmt.body, stmt.orelse) for s in block for n in ast.walk(s)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            stored.add("." + node.attr)
+    if not stored:
+        return False
+    for node in (n for s in rest for n in ast.walk(s)):
+        if isinstance(node, ast.Name) and node.id in stored:
+            return True
+        if isinstance(node, ast.Attribute) and "." + node.attr in stored:
+            return True
+    return False
+
+
+def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
+    """Whether body[i] is an `if` at the top of a function, in `check`, on a settled
+    test, whose branches bind what the rest reads (not inside a path split): the
+    caller takes a snapshot, runs it, and follows its paths where the join was
+    lossy (exec_if sets frame.lost)."""
+    stmt = body[i]
+    if an.specialize or getattr(frame, "assumed", None) or i + 1 == len(body):
+        return False
+    func = frame.func
+    if func is None or body is not getattr(func.node, "body", None):
+        return False
+    if func.node.name == "__init__":
+        # a constructor builds layers, runs few ops; run once per construction, each
+        # split there costs a rerun of most of it (x-transformers' AttentionLayers)
+        return False
+    return worth(stmt, body[i + 1 :]) and settled(an, stmt.test, func.node, func.cls)
+
+
+def lossy(a: dict, b: dict, joined: dict) -> bool:
+    """Whether the join of two paths' names lost a tensor's shape that each path
+    knew apart: a dim, or the rank (`[b, d]` and `[b, n, d]`)."""
+    for k, va in a.items():
+        vb = b.get(k)
+        if va is vb or not (isinstance(va, TensorV) and isinstance(vb, TensorV)):
+            continue
+        j = joined.get(k)
+        if j == va or j == vb:
+            continue
+        if not isinstance(j, TensorV) or j.shape is None:
+            return True
+        if any(d is None for d in j.shape) and va.shape is not None and vb.shape is not None:
+            return True
+    return False
+
+
+def snapshot(frame):
+    """The frame as it stands, its containers copied: where a path split starts."""
+    inner = copy.copy(frame)
+    for name in (
+        "env",
+        "records",
+        "param_values",
+        "aliases",
+        "learnt",
+        "defaults",
+    ):
+        setattr(inner, name, dict(getattr(frame, name)))
+    for name in ("returns", "exits"):
+        setattr(inner, name, list(getattr(frame, name)))
+    for name in ("ran", "locals", "learnt_params", "global_names", "nonlocal_names"):
+        setattr(inner, name, set(getattr(frame, name)))
+    in_place.LIVE.add(inner)
+    return inner
+
+
+def _shadow(frame, test: ast.expr, truth: bool):
+    inner = snapshot(frame)
+    k, negated = key(test)
+    inner.assumed = {k: truth != negated}
+    inner.infeasible = False
+    inner.lost = None
+    return inner
+
+
+def follow(an: Analyzer, frame, body: list[ast.stmt], i: int) -> list:
+    """The errors a run of body[i:] from frame (a snapshot taken before body[i] ran)
+    meets on each path of body[i]'s test, each stating its path; the caller reports
+    those the joined run did not meet."""
+    stmt = body[i]
+    bare = stmt.test
+    while isinstance(bare, ast.UnaryOp) and isinstance(bare.op, ast.Not):
+        bare = bare.operand  # the path said of the test itself: `x` is false, not `not x` true
+    negated = key(stmt.test)[1]
+    try:
+        test = ast.unparse(bare)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        return []
+    test = test if len(test) <= 60 else test[:59] + "…"
+    out = []
+    for truth in (True, False):
+        inner = _shadow(frame, stmt.test, truth)
+        state = instance_state.fork(an)
+        said = modules.said_before(an)
+        try:
+            with fact_scope(inherit=True), an.diverted() as found, an.naming.paused():
+                an.exec_block(body[i:], inner)
+        finally:
+            instance_state.restore(state)
+            modules.say_again(an, said)
+        if inner.infeasible:
+            continue
+        holds = "true" if truth != negated else "false"
+        where = f"on the path where `{test}` is {holds} (line {stmt.lineno})"
+        for d in found:
+            if d.code.startswith(("SHP2", "SHP3")) and severity_of(d.code) == "error":
+                out.append((d, where))
+    return out
