@@ -186,6 +186,18 @@ def torch_forward_first(an: Analyzer, cd: ClassDef) -> bool:
     the order of its bases is not known."""
     if "forward" in cd.methods:
         return False
+    # asked at every method call (all_methods): the linearization once per class
+    memo = an.__dict__.setdefault(_FIRST_MEMO, {})
+    got = memo.get(cd.key)
+    if got is None:
+        got = memo[cd.key] = _torch_forward_first(an, cd)
+    return got
+
+
+_FIRST_MEMO = "_shapelint_torch_forward_first"
+
+
+def _torch_forward_first(an: Analyzer, cd: ClassDef) -> bool:
     for c in _c3_all(an, cd, frozenset()) or ():
         if isinstance(c, str):
             if c.startswith("torch.nn.") and c not in _MODULE:
