@@ -52,9 +52,11 @@ EXACT = [
     "CarriedLast",
     "ReadLate",
     "ReadLateFirst",
+    "IndexedTurns",
+    "IndexedTurn",
 ]
 # These may be not known, but never more than torch counts.
-BOUNDED = ["Helper", "CustomFunction"]
+BOUNDED = ["Helper", "CustomFunction", "LastPart"]
 
 
 def _grad_tensors(out) -> list:

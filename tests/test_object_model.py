@@ -937,6 +937,53 @@ CASES = {
         {},
         dict(x=(2, 8)),
     ),
+    # Python finds forward on nn.Sequential before the project base after it in
+    # the bases (whose forward only names the interface): the layers run
+    "sequential_before_a_project_base_with_forward": (
+        """
+        class FFN(nn.Module):
+            def forward(self, x):
+                pass
+
+        class MLP(nn.Sequential, FFN):
+            pass
+
+        class Head(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.ffn = MLP(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, 1))
+
+            def forward(self, x):
+                return self.ffn(x)
+        """,
+        "Head",
+        {"d": 8},
+        dict(x=(2, 8)),
+    ),
+    # a dict subclass whose `__setitem__` also stores the entry as an attribute,
+    # through `super().__setattr__`: object's store, on an instance built in forward
+    "dict_entries_also_attributes": (
+        """
+        class Output(OrderedDict):
+            def __setitem__(self, key, value):
+                super().__setitem__(key, value)
+                super().__setattr__(key, value)
+
+        class Enc(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4)
+
+            def forward(self, x):
+                out = Output()
+                out["embedding"] = self.a(x)
+                return self.b(out.embedding) + out["embedding"][:, :4]
+        """,
+        "Enc",
+        {"d": 8},
+        dict(x=(2, 8)),
+    ),
     # a class's own `__getattribute__` decides every read and its `__setattr__`
     # every store: names aliased by a table (the write through the alias in
     # `__post_init__` changes n_embd), and a name the instance surely lacks takes
@@ -1921,6 +1968,31 @@ def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key])
 
 
+def test_super_setattr_through_a_base_the_analysis_does_not_read(tmp_path):
+    """The same store where a base outside the project may define `__setattr__`
+    (here nn.Module's, which registers): not taken for object's, no figure."""
+    code = """
+        from elsewhere import Record
+
+        class Output(Record):
+            def __setitem__(self, key, value):
+                super().__setattr__(key, value)
+
+        class Enc(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                out = Output()
+                out["embedding"] = self.a(x)
+                return self.a(out.embedding)
+    """
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
+    t = static_target(path, "Enc", {"d": "8"}, {"x": "2,8"})
+    assert not t["complete"]
+
+
 def test_a_container_subclass_with_an_attribute_that_may_be_a_module_is_a_bound(tmp_path):
     # torch would register whatever `make()` returns if it is a module, and run it.
     path = write(
@@ -1987,6 +2059,53 @@ def test_a_function_of_another_file_called_by_reference(tmp_path, monkeypatch):
     net = importlib.import_module("pkg.model").Net(3, 4)
     with torch.no_grad(), FlopCounterMode(display=False) as fc:
         net(torch.randn(2, 3, 8, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+
+
+def test_a_classmethod_of_a_class_of_another_file(tmp_path, monkeypatch):
+    # chemprop's `MLP.build(...)` returning `cls(*blocks)`: called through the class
+    # imported by its absolute name from another file, and through a subclass that
+    # inherits it
+    pkg = tmp_path / "pkg5"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "ffn.py",
+        """
+        from torch import nn
+
+        class MLP(nn.Sequential):
+            @classmethod
+            def build(cls, d, out, hidden=16):
+                return cls(nn.Linear(d, hidden), nn.ReLU(), nn.Linear(hidden, out))
+
+        class Wide(MLP):
+            pass
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from pkg5.ffn import MLP, Wide
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.a = MLP.build(d, 4)
+                    self.b = Wide.build(4, 2, hidden=32)
+
+                def forward(self, x):
+                    return self.b(self.a(x))
+            """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("pkg5.model").Net(8)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
 

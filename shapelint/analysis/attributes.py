@@ -41,6 +41,29 @@ def base_classes(an: Analyzer, cd: ClassDef) -> list[ClassDef]:
     return out
 
 
+# Classes outside the project whose `__setattr__` is object's own.
+_OBJECT_SETATTR = frozenset(
+    {"object", "dict", "builtins.object", "builtins.dict", "collections.OrderedDict",
+     "typing.OrderedDict"}
+)  # fmt: skip
+
+
+def setattr_is_objects(an: Analyzer, cd: ClassDef) -> bool:
+    """Every class cd derives from is the project's (read as source), object,
+    dict or OrderedDict: none but the project's has a `__setattr__` of its own,
+    so a `super().__setattr__` no project class answers is object's store."""
+    owner = cd.owner or an
+    project = base_classes(an, cd)
+    plain = 0
+    for b in cd.node.bases:
+        name = b.id if isinstance(b, ast.Name) and b.id not in owner.classes else None
+        qual = owner.imports.resolve(b) if isinstance(b, (ast.Name, ast.Attribute)) else None
+        plain += (name or qual) in _OBJECT_SETATTR or qual in _OBJECT_SETATTR
+    if cd.node.keywords or plain + len(project) != len(cd.node.bases):
+        return False  # a metaclass, or a base that is neither
+    return all(setattr_is_objects(an, base) for base in project)
+
+
 def _project_base(owner: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None:
     from shapelint.analysis import project
 
@@ -143,8 +166,45 @@ def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
 
 
 def find_method(an: Analyzer, cd: ClassDef, name: str) -> FuncDef | None:
-    """A method by name along cd's MRO."""
+    """A method by name along cd's MRO (None for a forward a layer of torch's
+    defines first: torch_forward_first)."""
+    if name == "forward" and torch_forward_first(an, cd):
+        return None
     return _first_along_bases(an, cd, lambda c: c.methods.get(name))
+
+
+# nn.Module's own forward raises; a class of torch's after it in the bases is not
+# looked at here: only one before the project classes decides.
+_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def torch_forward_first(an: Analyzer, cd: ClassDef) -> bool:
+    """Whether a layer or container of torch's (whose class defines forward)
+    comes before every project class that defines forward in cd's linearization
+    over all its bases: `class MLP(nn.Sequential, FFN)` runs Sequential's forward,
+    not FFN's, as Python's lookup does. False where cd defines its own, or where
+    the order of its bases is not known."""
+    if "forward" in cd.methods:
+        return False
+    # asked at every method call (all_methods): the linearization once per class
+    memo = an.__dict__.setdefault(_FIRST_MEMO, {})
+    got = memo.get(cd.key)
+    if got is None:
+        got = memo[cd.key] = _torch_forward_first(an, cd)
+    return got
+
+
+_FIRST_MEMO = "_shapelint_torch_forward_first"
+
+
+def _torch_forward_first(an: Analyzer, cd: ClassDef) -> bool:
+    for c in _c3_all(an, cd, frozenset()) or ():
+        if isinstance(c, str):
+            if c.startswith("torch.nn.") and c not in _MODULE:
+                return True
+        elif "forward" in c.methods:
+            return False
+    return False
 
 
 def metaclass_call(an: Analyzer, cd: ClassDef) -> bool:
@@ -273,6 +333,8 @@ def all_methods(an: Analyzer, cd: ClassDef) -> dict[str, FuncDef]:
     out: dict[str, FuncDef] = {}
     for c in reversed(mro(an, cd)):
         out.update(c.methods)
+    if "forward" in out and torch_forward_first(an, cd):
+        del out["forward"]
     return out
 
 

@@ -115,13 +115,27 @@ def _plain_read(an: Analyzer, obj, name, node, frame: Frame) -> Value | None:
     return attribute_hooks.plain_read(an, obj, name.value, node, frame)
 
 
-def _plain_store(an: Analyzer, obj, args, node) -> Value | None:
+def _plain_store(an: Analyzer, obj, args, node, frame: Frame) -> Value | None:
     """`super().__setattr__(name, value)` where no class of the project defines it,
-    on the instance being built: object's own store (attribute_hooks.py)."""
+    on the instance being built: object's own store (attribute_hooks.py); on a
+    built instance of a class whose every base is the project's, object, dict or
+    OrderedDict: the same store, `self` rebound in the method's frame, which the
+    caller takes back as any change a method makes to its `self` (in_place.py)."""
     name = args[0]
-    if not an.specialize or not isinstance(obj, SelfRecorder) or not isinstance(name, StrV):
+    if not an.specialize or not isinstance(name, StrV) or not name.value:
         return None
-    if not name.value:
+    if type(obj) is ObjectV and obj.kind.startswith("<class>"):
+        cd = an.class_of(obj.kind[len("<class>") :])
+        if cd is None or not attributes.setattr_is_objects(an, cd):
+            return None
+        if module_state.through_property(an, obj, name.value):
+            frame.env["self"] = UNKNOWN  # its setter decides what it keeps: not run here
+            return NoneV()
+        attrs = dict(obj.attrs)
+        attrs[name.value] = args[1]
+        frame.env["self"] = ObjectV(obj.kind, tuple(attrs.items()))
+        return NoneV()
+    if not isinstance(obj, SelfRecorder):
         return None
     an.outer_writes += 1
     if an.trial:
@@ -181,6 +195,8 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         # each pool worker hold every file its files build modules from: the
         # corpus run's peak went from 337 MB to 832 MB, past its 500 MB budget.)
         sym = an.project_symbol(func, qual, frame)
+        if sym is None and (bound := _class_method(an, func, qual, frame)) is not None:
+            return an.call_value(bound, node, args, kwargs, frame)
         library = getattr(sym, "library_qual", None)  # a library name re-exported
         if library is not None:
             qual = library
@@ -234,6 +250,18 @@ def _generator_listed(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Val
         return None
     items = generators.yielded(an, node.args[0], frame, d, loops.iterate)
     return None if items is None else TupleV(items, func.id)
+
+
+def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value | None:
+    """`Cls.build` where Cls is a class another file defines and build one of its
+    `@classmethod`s (or a base's): the method with `cls` bound to the class it is
+    read off, as Python binds it; None for anything else."""
+    if not isinstance(func, ast.Attribute) or qual is None or "." not in qual:
+        return None
+    holder = an.project_symbol(func.value, qual.rpartition(".")[0], frame)
+    if not isinstance(holder, ClassDef):
+        return None
+    return modules.class_method(an, holder, func.attr, modules.ClassRefV(holder.key))
 
 
 def _runs_a_body(an: Analyzer, v) -> bool:
@@ -352,7 +380,7 @@ def call_attribute(
         if res is None and func.attr == "__getattribute__" and len(args) == 1 and not kwargs:
             res = _plain_read(an, frame.env.get("self"), args[0], node, frame)
         if res is None and func.attr == "__setattr__" and len(args) == 2 and not kwargs:
-            res = _plain_store(an, frame.env.get("self"), args, node)
+            res = _plain_store(an, frame.env.get("self"), args, node, frame)
         if (
             res is None
             and func.attr in in_place.MUTATORS

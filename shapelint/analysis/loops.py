@@ -595,13 +595,22 @@ def same_each_turn(
         storages.undo(ledger)
         return None
     new = [k for k in after if k not in before and k not in targets]
-    if any(_vague(after[k]) for k in new):
+    vague = [k for k in new if _vague(after[k])]
+    if vague:
         # A name the body sets holds, after the loop, what the last turn gave it,
         # which the item's value may decide: that turn runs again to say what.
         frame.env = dict(before)
         an.assign(stmt.target, last, frame, None)
         with collected(frame), an.muted(), an.repeated():
             an.exec_block(stmt.body, frame)
+        # Only those names take that run's values. Every other name keeps the
+        # counted turn's, whose tensors carry the Origins its records hold, the
+        # ones the walk from the loss must meet (analysis/reached.py); a tensor
+        # made in the run again came from ops no record holds.
+        again = frame.env
+        frame.env = dict(after)
+        frame.env.update({k: again[k] for k in targets if k in again})
+        frame.env.update({k: backward.unlinked(again.get(k, UNKNOWN)) for k in vague})
     else:
         an.assign(stmt.target, last, frame, None)
     return records

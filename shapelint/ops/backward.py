@@ -453,6 +453,17 @@ def with_grad(v: Value, grad: bool | None) -> Value:
     return v
 
 
+def unlinked(v: Value) -> Value:
+    """v's tensors that autograd may track (a tuple's items too) as made by ops no
+    record holds: what the loss reaches through them is not known."""
+    if isinstance(v, TupleV):
+        items = tuple(unlinked(i) for i in v.items)
+        return v if all(a is b for a, b in zip(items, v.items)) else replaced(v, items=items)
+    if _untracked(v):
+        return v
+    return replaced(v, origin=frozenset((BROKEN,)))
+
+
 def keep_grad(old: Value, new: Value) -> Value:
     """new, a refined view of tensor old (a shape learnt from a use), with old's grad."""
     if isinstance(new, TensorV) and isinstance(old, TensorV) and requires(new) is None:

@@ -557,3 +557,51 @@ class BoxedLinear(BoxedScale):
 
     def forward(self, x):
         return Box(self.lin(x) * self.g)
+
+
+class IndexedTurns(nn.Module):
+    """Nested loops whose body names an index it computes (`k = i * 2 + j`): each
+    turn's product reaches the loss through the sum it carries, as in torch."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.gate = nn.Linear(d, 4)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        g = self.gate(x)
+        out = x.new_zeros(x.shape)
+        for i in range(2):
+            for j in range(2):
+                k = i * 2 + j
+                out = out + self.proj(x * g[:, k : k + 1])
+        return out
+
+
+class IndexedTurn(IndexedTurns):
+    """One loop, its index computed from the item: every turn counts."""
+
+    def forward(self, x):
+        g = self.gate(x)
+        out = self.proj(x)
+        for i in range(3):
+            k = i + 1
+            out = out + self.proj(x * g[:, k : k + 1])
+        return out
+
+
+class LastPart(IndexedTurns):
+    """A tensor whose size the item decides, left by the last turn and returned
+    beside the sum the turns carry: never above torch's count."""
+
+    def __init__(self, d=8):
+        super().__init__(d)
+        self.tail = nn.Linear(3, d)
+
+    def forward(self, x):
+        h = self.proj(x)
+        out = h
+        for i in range(3):
+            part = h[:, : i + 1]
+            out = out + self.proj(x * h[:, i : i + 1])
+        return out + self.tail(part)
