@@ -43,8 +43,10 @@ _REBOUND: ContextVar[set | None] = ContextVar("module_rebound", default=None)
 # never current again, while the one before the pass is current again after it.
 _GENERATION: ContextVar[int] = ContextVar("module_generation", default=0)
 _TOKENS = itertools.count(1)
-# > 0 inside a pass of its own (Undone), whose every change is undone at its end
-_APART: ContextVar[int] = ContextVar("module_apart", default=0)
+# Inside a pass of its own (Undone): (env, name, the value before) of every change
+# it made to a module's names, in order, which its end undoes in reverse; kept apart
+# from the log, so that the paths forked inside it do not join what it forgot
+_APART: ContextVar[list | None] = ContextVar("module_apart", default=None)
 
 
 @contextmanager
@@ -175,6 +177,9 @@ def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) 
     log = _LOG.get()
     if log is not None:
         log.append((env, name, old))
+        apart = _APART.get()
+        if apart is not None:
+            apart.append((env, name, old))
     key = (id(env), name)
     rebound = _REBOUND.get()
     if rebinding and rebound is not None:
@@ -324,14 +329,20 @@ class Undone:
         self._generation = _GENERATION.get()
         taints = _UNPLACED.get()
         self._taints = len(taints) if taints is not None else 0
-        self._token = _APART.set(_APART.get() + 1)
+        self._token = _APART.set([])
 
     def __exit__(self, *exc: object) -> None:
+        changes = _APART.get() or []
         _APART.reset(self._token)
         log = _LOG.get()
-        if log is None or len(log) <= self._at:
+        if log is None or not changes:
             return
         undo(self._at)
+        for env, name, old in reversed(changes):
+            if old is _MISSING:
+                env.pop(name, None)
+            else:
+                env[name] = old
         taints = _UNPLACED.get()
         if taints is not None:
             del taints[self._taints :]
@@ -341,10 +352,10 @@ class Undone:
 def forgotten(env: dict, name: str, old: Value) -> None:
     """`name` of the module env `env`, which held old, forgotten in place
     (in_place: an equal copy of an object a function changed): inside a pass of
-    its own, logged, so that Undone puts old back when the pass ends."""
-    log = _LOG.get()
-    if log is not None and _APART.get():
-        log.append((env, name, old))
+    its own, recorded, so that Undone puts old back when the pass ends."""
+    apart = _APART.get()
+    if apart is not None and _LOG.get() is not None:
+        apart.append((env, name, old))
 
 
 def reapply(values: dict) -> None:
