@@ -442,6 +442,35 @@ CASES = {
         """,
         "exact",
     ),
+    # a classmethod called through its class is run after the summary of its
+    # class's methods, which passes over __init__ with self not known: that pass
+    # is no call, so the registry __init__ filled with the real self stays filled
+    "a_summary_writes_no_registry": (
+        """
+        REG = {}
+
+        def register(model):
+            REG[model.tag] = 1
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.tag = "M"
+                register(self)
+                self.lin = nn.Linear(d, d)
+
+            @classmethod
+            def depth(cls):
+                return 2
+
+            def forward(self, x):
+                for _ in range(M.depth()):
+                    if REG.get("M"):
+                        x = self.lin(x)
+                return self.lin(x)
+        """,
+        "exact",
+    ),
 }
 
 

@@ -842,12 +842,17 @@ def _forget_everywhere(
         envs.setdefault(id(r.attrs), r.attrs)
         building.add(id(r.attrs))
     found = False
+    # a module's names: what a pass of its own forgets there is put back after it
+    modules_ = {id(an.module_env), id(owner.module_env), id(also)}
     for env in envs.values():
         kept = own.get(id(env), ())
+        module = id(env) in modules_
         for k, v in list(env.items()):
             new = inside(v) if k in kept else without(v)
             if new is not v:
                 found = True
+                if module:
+                    module_state.forgotten(env, k, v)
                 env[k] = new
                 if new is UNKNOWN and id(env) in building and plain.no_state(v):
                     # its contents are forgotten, not its type: a dict stays a dict,

@@ -16,6 +16,7 @@ an undecided `if` holds after it only as one of the choices.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -37,8 +38,15 @@ _IMPORTING: ContextVar[int] = ContextVar("module_importing", default=0)
 _UNPLACED: ContextVar[list | None] = ContextVar("module_unplaced", default=None)
 # (id(env), name) of the names a function rebinds with `global` (see write)
 _REBOUND: ContextVar[set | None] = ContextVar("module_rebound", default=None)
-# Bumped by every write: a memoised call or construction read the state before it.
+# A new token at every write: a memoised call or construction read the state before
+# it. Tokens are never reused, so a state an own pass made and undid (Undone) is
+# never current again, while the one before the pass is current again after it.
 _GENERATION: ContextVar[int] = ContextVar("module_generation", default=0)
+_TOKENS = itertools.count(1)
+# Inside a pass of its own (Undone): (env, name, the value before) of every change
+# it made to a module's names, in order, which its end undoes in reverse; kept apart
+# from the log, so that the paths forked inside it do not join what it forgot
+_APART: ContextVar[list | None] = ContextVar("module_apart", default=None)
 
 
 @contextmanager
@@ -169,13 +177,16 @@ def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) 
     log = _LOG.get()
     if log is not None:
         log.append((env, name, old))
+        apart = _APART.get()
+        if apart is not None:
+            apart.append((env, name, old))
     key = (id(env), name)
     rebound = _REBOUND.get()
     if rebinding and rebound is not None:
         rebound.add(key)
     if value is not UNKNOWN and (rebound is None or key not in rebound):
         # (a name forgotten leaves the memos as in_place.forget always left them)
-        _GENERATION.set(_GENERATION.get() + 1)
+        _GENERATION.set(next(_TOKENS))
     env[name] = value
 
 
@@ -298,6 +309,53 @@ def undo(at: int) -> None:
             env.pop(name, None)
         else:
             env[name] = old
+
+
+class Undone:
+    """`with Undone():` a pass of its own (own_pass.OwnPass: a function's summary,
+    a constructor run for its flags) writes module-level and class state as a run
+    would, and reads its own writes, but it is no call Python makes: when it ends,
+    what it wrote is undone, and so is what it forgot in a module's names
+    (`forgotten`). A summary of `__init__` reached while a target run builds a
+    model stored `REG[self] = ...` with `self` not known, which left the registry
+    unknown for the run. The state is then the one before the pass, and
+    so is its generation: the memos made before it hold again, those made during it
+    never do."""
+
+    __slots__ = ("_at", "_taints", "_generation", "_token")
+
+    def __enter__(self) -> None:
+        self._at = mark()
+        self._generation = _GENERATION.get()
+        taints = _UNPLACED.get()
+        self._taints = len(taints) if taints is not None else 0
+        self._token = _APART.set([])
+
+    def __exit__(self, *exc: object) -> None:
+        changes = _APART.get() or []
+        _APART.reset(self._token)
+        log = _LOG.get()
+        if log is None or not changes:
+            return
+        undo(self._at)
+        for env, name, old in reversed(changes):
+            if old is _MISSING:
+                env.pop(name, None)
+            else:
+                env[name] = old
+        taints = _UNPLACED.get()
+        if taints is not None:
+            del taints[self._taints :]
+        _GENERATION.set(self._generation)
+
+
+def forgotten(env: dict, name: str, old: Value) -> None:
+    """`name` of the module env `env`, which held old, forgotten in place
+    (in_place: an equal copy of an object a function changed): inside a pass of
+    its own, recorded, so that Undone puts old back when the pass ends."""
+    apart = _APART.get()
+    if apart is not None and _LOG.get() is not None:
+        apart.append((env, name, old))
 
 
 def reapply(values: dict) -> None:
