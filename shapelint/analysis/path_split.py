@@ -108,36 +108,41 @@ def settled(an: Analyzer, test: ast.expr, fnode: ast.AST, cls=None) -> bool:
         attrs = attrs | _changed_later(cls)
     args = getattr(fnode, "args", None)
     first = args.args[0].arg if args is not None and args.args else None
-    seen = False
+    seen: list[bool] = []
+    return _settled_part(an, test, names, attrs, first, seen) and bool(seen)
 
-    def ok(node: ast.expr) -> bool:
-        nonlocal seen
-        if isinstance(node, ast.Constant):
-            return True
-        if isinstance(node, ast.Name):
-            seen = True
-            return node.id not in names
-        if isinstance(node, ast.Attribute):
-            root = node.value
-            if isinstance(root, ast.Name) and root.id == first and node.attr in attrs:
-                return False
-            return ok(root)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return ok(node.operand)
-        if isinstance(node, ast.BoolOp):
-            return all(ok(v) for v in node.values)
-        if isinstance(node, ast.Compare):
-            return ok(node.left) and all(ok(c) for c in node.comparators)
-        if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
-            return all(ok(e) for e in node.elts)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            f = node.func.id
-            if f in names or not (f in _PURE_BUILTINS or f in an.functions):
-                return False
-            return all(ok(a) for a in node.args) and all(ok(k.value) for k in node.keywords)
+
+def _settled_part(an: Analyzer, node: ast.expr, names, attrs, first, seen: list) -> bool:
+    """settled's test of one part of the expression (a function of the module, not a
+    closure calling itself: that cycle would outlive the file's analysis until a
+    collection); `seen` gets an item for each name read."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        seen.append(True)
+        return node.id not in names
+    parts: list[ast.expr]
+    if isinstance(node, ast.Attribute):
+        root = node.value
+        if isinstance(root, ast.Name) and root.id == first and node.attr in attrs:
+            return False
+        parts = [root]
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        parts = [node.operand]
+    elif isinstance(node, ast.BoolOp):
+        parts = list(node.values)
+    elif isinstance(node, ast.Compare):
+        parts = [node.left, *node.comparators]
+    elif isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+        parts = list(node.elts)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        f = node.func.id
+        if f in names or not (f in _PURE_BUILTINS or f in an.functions):
+            return False
+        parts = [*node.args, *(k.value for k in node.keywords)]
+    else:
         return False
-
-    return ok(test) and seen
+    return all(_settled_part(an, n, names, attrs, first, seen) for n in parts)
 
 
 def worth(stmt: ast.If, rest: list[ast.stmt]) -> bool:
