@@ -1759,3 +1759,33 @@ class CustomForward(nn.Module):
 
     def forward(self, x):
         return _Squares.apply(self.lin(x))
+
+
+def _relative_logits(q, table):
+    return torch.einsum("b x y d, r d -> b x y r", q, table)
+
+
+class HelperOfTwoLayouts(nn.Module):
+    """One function given a contiguous tensor, then its transpose of the same shape:
+    its einsum views the first and copies the second (halonet's relative_logits_1d;
+    the run memoised for the first call served the second, one copy short, where
+    the product before had saved q already, so that both calls found it saved)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.table = nn.Parameter(torch.randn(5, 8))
+
+    def forward(self, x):
+        q = self.lin(x)
+        first = (q * q).sum() + _relative_logits(q, self.table)
+        return first + _relative_logits(q.transpose(1, 2), self.table)
+
+
+class HelperOfTwoLayoutsSwapped(HelperOfTwoLayouts):
+    """The transposed tensor first: the contiguous call saves no copy."""
+
+    def forward(self, x):
+        q = self.lin(x)
+        first = (q * q).sum() + _relative_logits(q.transpose(1, 2), self.table)
+        return first + _relative_logits(q, self.table)
