@@ -389,7 +389,7 @@ def _left_for_backward(m, x) -> int:
     return sum(live.values())
 
 
-@pytest.mark.parametrize("name", ["DeadSigmoid", "DetachedSigmoid"])
+@pytest.mark.parametrize("name", ["DeadSigmoid", "DetachedSigmoid", "DeadTwin"])
 def test_what_an_op_the_loss_does_not_reach_saved_is_no_complete_figure(name):
     """Counted where first saved, the dead sigmoid's result made a complete 128 B
     where 64 B are left for backward; never above what is left, nor above what

@@ -1789,3 +1789,41 @@ class HelperOfTwoLayoutsSwapped(HelperOfTwoLayouts):
         q = self.lin(x)
         first = (q * q).sum() + _relative_logits(q.transpose(1, 2), self.table)
         return first + _relative_logits(q, self.table)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = _Scaled()
+
+    def forward(self, x):
+        return x + self.scale(torch.sigmoid(x))
+
+
+class DeadTwin(nn.Module):
+    """Two equal blocks given one tensor, the second's result dropped: what the
+    second saved torch frees with it, though its layer's run is the first one's,
+    memoised, which the loss reaches (spandrel's CIDNet: `i_dec2 = self.I_LCA5(...)`
+    overwritten unused, a lower bound above torch's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.a = _Residual()
+        self.b = _Residual()
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = self.a(h)
+        dropped = self.b(y)  # noqa: F841
+        dropped = self.b(h)  # noqa: F841
+        return y.sum()
