@@ -271,6 +271,16 @@ def test_a_result_of_a_permuted_tensor_folded_follows_its_layout(shape):
     assert t["activation_bytes_value"] == _truth("PermutedSum", shape, True)
 
 
+@pytest.mark.parametrize("name", ["HelperOfTwoLayouts", "HelperOfTwoLayoutsSwapped"])
+def test_a_function_given_two_layouts_of_one_shape_runs_for_each(name):
+    """A function's run is memoised by its arguments, which tensors' equality reads
+    without their strides: a transposed argument of the shape of an earlier
+    contiguous one is a run of its own (its einsum copies it), in either order."""
+    t = _static(name, (2, 4, 4, 8))
+    assert t["activation_complete"], t["activation_unknown"]
+    assert t["activation_bytes_value"] == _truth(name, (2, 4, 4, 8), True)
+
+
 def test_a_custom_function_forward_saves_nothing_of_its_ops():
     """The ops a custom Function's forward runs save nothing (torch runs it without
     grad): the figure is a lower bound naming the Function, never above torch's
@@ -379,7 +389,7 @@ def _left_for_backward(m, x) -> int:
     return sum(live.values())
 
 
-@pytest.mark.parametrize("name", ["DeadSigmoid", "DetachedSigmoid"])
+@pytest.mark.parametrize("name", ["DeadSigmoid", "DetachedSigmoid", "DeadTwin"])
 def test_what_an_op_the_loss_does_not_reach_saved_is_no_complete_figure(name):
     """Counted where first saved, the dead sigmoid's result made a complete 128 B
     where 64 B are left for backward; never above what is left, nor above what

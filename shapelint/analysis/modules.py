@@ -3145,9 +3145,11 @@ def _plain_arguments(args, kwargs) -> object:
 
 
 def _call_key(fd, recv, args, kwargs, mode):
-    # A run under torch.no_grad() records no backward: one per grad mode.
+    # A run under torch.no_grad() records no backward: one per grad mode. Tensors
+    # equal in shape may differ in strides, which equality leaves out (ops/saved.py).
     items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
-    key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation())
+    laid = storages.layouts([*args, *kwargs.values()])
+    key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation(), laid)
     try:
         hash(key)
     except TypeError:

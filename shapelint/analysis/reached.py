@@ -111,8 +111,12 @@ def _marked(r, seen: set[int], memo: dict, done: dict, in_turn: bool):
         cost = dataclasses.replace(cost, backward=b, notes=notes)
     if cost.saved is not None and cost.saved != ZERO and not turn:
         lost = any(ch.cost.saved is None for ch in children)
-        if lost or (not r.children and r.result and not any(id(o) in seen for o in r.result)):
-            why = [] if lost else [DEAD_SAVED_WHY]
+        # A call's result the loss does not reach is an op's: what its run saved
+        # dies with it, though its calls' records, a memoised run's shared with a
+        # call the loss reaches, say otherwise (target._known_saved skips them).
+        dead = bool(r.result) and not any(id(o) in seen for o in r.result)
+        if dead or lost:
+            why = [DEAD_SAVED_WHY] if dead else []
             cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, *why])
     same = cost is r.cost and all(a is c for a, c in zip(children, r.children, strict=True))
     out = r if same else dataclasses.replace(r, cost=cost, children=children)

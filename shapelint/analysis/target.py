@@ -584,7 +584,7 @@ def _known_saved(records) -> Expr:
     for r in records:
         if r.cost.saved is not None:
             total = total + r.cost.saved
-        elif r.children and storages.REUSED not in r.cost.notes:
+        elif r.children and not {storages.REUSED, reached.DEAD_SAVED_WHY} & set(r.cost.notes):
             total = total + _known_saved(r.children)
     return total
 

@@ -204,6 +204,14 @@ def extents(values) -> tuple:
     return tuple(out)
 
 
+def layouts(values) -> tuple:
+    """For each tensor among values, what is known of its strides (its tag and its
+    (sizes, strides)): a run of a function given a transposed tensor saves and
+    lays out otherwise than one given a contiguous tensor of the same shape (an
+    einsum or reshape copies it), so the two are not one memoised run."""
+    return tuple((v.contiguous, layout_of(v)) for v in _tensors(values))
+
+
 def enter(values, flags: tuple) -> None:
     """Mark the storages of the tensors among values whose flag is true as saved."""
     book = _LEDGER.get()

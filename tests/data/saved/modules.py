@@ -1759,3 +1759,71 @@ class CustomForward(nn.Module):
 
     def forward(self, x):
         return _Squares.apply(self.lin(x))
+
+
+def _relative_logits(q, table):
+    return torch.einsum("b x y d, r d -> b x y r", q, table)
+
+
+class HelperOfTwoLayouts(nn.Module):
+    """One function given a contiguous tensor, then its transpose of the same shape:
+    its einsum views the first and copies the second (halonet's relative_logits_1d;
+    the run memoised for the first call served the second, one copy short, where
+    the product before had saved q already, so that both calls found it saved)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.table = nn.Parameter(torch.randn(5, 8))
+
+    def forward(self, x):
+        q = self.lin(x)
+        first = (q * q).sum() + _relative_logits(q, self.table)
+        return first + _relative_logits(q.transpose(1, 2), self.table)
+
+
+class HelperOfTwoLayoutsSwapped(HelperOfTwoLayouts):
+    """The transposed tensor first: the contiguous call saves no copy."""
+
+    def forward(self, x):
+        q = self.lin(x)
+        first = (q * q).sum() + _relative_logits(q.transpose(1, 2), self.table)
+        return first + _relative_logits(q, self.table)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = _Scaled()
+
+    def forward(self, x):
+        return x + self.scale(torch.sigmoid(x))
+
+
+class DeadTwin(nn.Module):
+    """Two equal blocks given one tensor, the second's result dropped: what the
+    second saved torch frees with it, though its layer's run is the first one's,
+    memoised, which the loss reaches (spandrel's CIDNet: `i_dec2 = self.I_LCA5(...)`
+    overwritten unused, a lower bound above torch's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.a = _Residual()
+        self.b = _Residual()
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = self.a(h)
+        dropped = self.b(y)  # noqa: F841
+        dropped = self.b(h)  # noqa: F841
+        return y.sum()
