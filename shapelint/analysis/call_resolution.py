@@ -258,7 +258,14 @@ def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value |
     read off, as Python binds it; None for anything else."""
     if not isinstance(func, ast.Attribute) or qual is None or "." not in qual:
         return None
-    holder = an.project_symbol(func.value, qual.rpartition(".")[0], frame)
+    parent = qual.rpartition(".")[0]
+    mod = parent.rpartition(".")[0]
+    if not mod or an.project is None or an.project.module_file(an.project_root, mod) is None:
+        # a name of an installed package: reading its package's `__init__` to see
+        # whether the name is a class (`scipy.stats.chi.rvs`: 9 s of scipy.stats)
+        # costs more than the classmethod is worth; the call stays as before
+        return None
+    holder = an.project_symbol(func.value, parent, frame)
     if not isinstance(holder, ClassDef):
         return None
     return modules.class_method(an, holder, func.attr, modules.ClassRefV(holder.key))
