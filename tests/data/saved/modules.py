@@ -1145,6 +1145,23 @@ class ReflectConv(nn.Module):
         return self.conv2(self.conv(self.a(x)))
 
 
+class SameEvenConv(nn.Module):
+    """padding='same' with an even kernel pads d·(k−1), odd, in all: ATen convolves
+    a zero-padded copy one element longer on that axis and saves it, not the input
+    (main a01242e: 704 B, complete, for torch's 792)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.conv = nn.Conv1d(3, 4, 4, padding="same", bias=False)
+        self.conv2 = nn.Conv1d(4, 4, 3, padding="same", dilation=2)
+        self.w = nn.Parameter(torch.randn(2, 1, 2, 3))
+
+    def forward(self, x):
+        y = self.conv2(self.conv(self.a(x)))
+        return F.conv2d(y.unsqueeze(1), self.w, padding="same")
+
+
 class ReluMethodInPlace(nn.Module):
     """`y.relu_()`, a tensor method writing into y, saves its result, y's storage,
     as the Linear after it does: once (main 59bfaf8 counted two storages)."""
