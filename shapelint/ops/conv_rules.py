@@ -296,9 +296,9 @@ def _same_padded(
     some axis (an even kernel, odd dilation) it first makes a zero-padded copy one
     element longer on those axes (constant_pad_nd, which saves nothing) and
     convolves that, so the convolution saves the copy, not the input. A layer with
-    another padding_mode pads all of it with F.pad instead (not followed: None)."""
+    another padding_mode pads all of it with F.pad instead (_padded's, not known)."""
     if not (isinstance(mode, NoneV) or (isinstance(mode, StrV) and mode.value == "zeros")):
-        return {"padded": None, "pad_saves": None}
+        return {}
     unknown = {"padded": None, "pad_saves": _ZERO}
     if dils is None:
         return unknown
