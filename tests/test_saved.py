@@ -103,6 +103,9 @@ EXACT = [
     # a layer's padding_mode other than "zeros": the padded copy saved
     ("CircularConv", SEQ, True),
     ("ReflectConv", SEQ, True),
+    ("SameEvenConv", SEQ, True),
+    # a memoised helper returning its argument hands back the reusing call's tensor
+    ("ReturnsItsArgument", SEQ, True),
     # strides followed through views (ops/strides.py): a transposed einsum operand,
     # a part of a split reshaped, heads rearranged out of a chunk of a projection,
     # an elementwise result of a transpose (TensorIterator keeps its order), basic

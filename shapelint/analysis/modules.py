@@ -2787,6 +2787,7 @@ def specialized_invoke(
             # its result was: what a reuse of this analysis must find and leave.
             after = (storages.status(given), storages.status([cached[0]]))
             owner.specialized[("<saved>", key)] = (before, *after)
+            owner.specialized[("<held>", key)] = storages.held_arguments(cached[0], given)
     else:
         finals = owner.specialized.get(("<finals>", key))
         may_raise.replay(owner.specialized, key)
@@ -2820,7 +2821,8 @@ def specialized_invoke(
         value, finals, mark = UNKNOWN, None, module_state.mark()
         _forget_stored_on(an, fd, recv)
     if hit:  # another call's result, equal in shape: another tensor all the same
-        value = fresh_objects(an, storages.renewed(value), given)
+        held = owner.specialized.get(("<held>", key))
+        value = fresh_objects(an, storages.renewed_as(value, held, given), given)
         first = owner.specialized.get(("<saved>", key))
         if first is not None and first[0] == (storages.status(given), storages.extents(given)):
             storages.enter(given, first[1])  # it saves what the first call saved

@@ -260,6 +260,8 @@ def conv(
         "out_positions": _product(sizes),
         **_padded(mode, pad, lead, c, spatial),
     }
+    if pad == "same":
+        out.bind.update(_same_padded(mode, lead, c, spatial, ksizes, dils))
     _grouped_note(out, g)
     return out
 
@@ -284,6 +286,34 @@ def _padded(mode: Value, pad, lead: Shape, c: Dim, spatial: Shape) -> dict[str, 
     ]
     found = _product([_batch(lead), c, *sizes])
     return {"padded": found, "pad_saves": saves}
+
+
+def _same_padded(
+    mode: Value, lead: Shape, c: Dim, spatial: Shape, ksizes: Shape, dils: list[Expr | None] | None
+) -> dict[str, Expr | None]:
+    """padding='same' pads d·(k−1) in all along each axis. ATen's _convolution_mode
+    convolves with half of it on each side where that is even; where it is odd on
+    some axis (an even kernel, odd dilation) it first makes a zero-padded copy one
+    element longer on those axes (constant_pad_nd, which saves nothing) and
+    convolves that, so the convolution saves the copy, not the input. A layer with
+    another padding_mode pads all of it with F.pad instead (_padded's, not known)."""
+    if not (isinstance(mode, NoneV) or (isinstance(mode, StrV) and mode.value == "zeros")):
+        return {}
+    unknown = {"padded": None, "pad_saves": _ZERO}
+    if dils is None:
+        return unknown
+    odd: list[int] = []
+    for k, d in zip(ksizes, dils, strict=True):
+        kc, dc = const(k), const(d)
+        if kc is None or dc is None:
+            return unknown
+        odd.append(dc * (kc - 1) % 2)
+    if not any(odd):
+        return {"padded": _ZERO, "pad_saves": _ZERO}
+    if not isinstance(c, Expr):
+        return unknown
+    sizes = [h + o if isinstance(h, Expr) else None for h, o in zip(spatial, odd, strict=True)]
+    return {"padded": _product([_batch(lead), c, *sizes]), "pad_saves": _ZERO}
 
 
 def _grouped_note(out: RuleOut, g: Expr | None) -> None:

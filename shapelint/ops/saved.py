@@ -264,6 +264,43 @@ def renewed(v: Value) -> Value:
     return v
 
 
+def held_arguments(v: Value, given: list[Value]) -> tuple | None:
+    """For v (or each item of a tuple v), the index in given of the tensor whose
+    storage it shares (a function returning its argument, or a view of it), else
+    None: what a reuse of the run must hand back as the reusing call's tensors."""
+    roots = [storage_of(g) if isinstance(g, TensorV) else None for g in given]
+
+    def index(t: Value) -> int | None:
+        if not isinstance(t, TensorV) or isinstance(t, (ParameterV, BufferV)):
+            return None
+        root = storage_of(t)
+        return next((i for i, r in enumerate(roots) if r is not None and r is root), None)
+
+    if isinstance(v, TupleV):
+        return tuple(index(i) for i in v.items)
+    return (index(v),)
+
+
+def renewed_as(v: Value, held: tuple | None, given: list[Value]) -> Value:
+    """renewed(v), except that a tensor the first run took from its argument i
+    (held_arguments) is on the storage of this call's argument i: `default(c, x)`
+    returning x hands back this call's x, not a new tensor (torch saves x once)."""
+
+    def one(t: Value, i: int | None) -> Value:
+        g = given[i] if i is not None and i < len(given) else None
+        if not isinstance(t, TensorV) or not isinstance(g, TensorV):
+            return renewed(t)
+        return replaced(t, storage=storage_of(g))
+
+    if held is None:
+        return renewed(v)
+    if isinstance(v, TupleV):
+        if len(held) != len(v.items):
+            return renewed(v)
+        return TupleV(tuple(one(t, i) for t, i in zip(v.items, held, strict=True)), v.kind)
+    return one(v, held[0])
+
+
 # Python's augmented assignments: `x += y` calls `x.__iadd__(y)` (operator.iadd).
 _AUGMENTED = frozenset(
     "iadd isub imul itruediv ifloordiv imod ipow imatmul iand ior ixor ilshift irshift".split()

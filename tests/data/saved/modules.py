@@ -1145,6 +1145,48 @@ class ReflectConv(nn.Module):
         return self.conv2(self.conv(self.a(x)))
 
 
+class SameEvenConv(nn.Module):
+    """padding='same' with an even kernel pads d·(k−1), odd, in all: ATen convolves
+    a zero-padded copy one element longer on that axis and saves it, not the input
+    (main a01242e: 704 B, complete, for torch's 792)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.conv = nn.Conv1d(3, 4, 4, padding="same", bias=False)
+        self.conv2 = nn.Conv1d(4, 4, 3, padding="same", dilation=2)
+        self.w = nn.Parameter(torch.randn(2, 1, 2, 3))
+
+    def forward(self, x):
+        y = self.conv2(self.conv(self.a(x)))
+        return F.conv2d(y.unsqueeze(1), self.w, padding="same")
+
+
+def _default(val, d):
+    return val if val is not None else d
+
+
+class ReturnsItsArgument(nn.Module):
+    """A helper returning its argument, called again with an equal tensor: the
+    reused run hands back this call's tensor, which the Linears save once (main
+    a01242e: a new tensor, 576 B, complete, for torch's 384)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+        self.c = nn.Linear(8, 8)
+        self.d = nn.Linear(8, 8)
+        self.e = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.a(x)
+        c = _default(None, y)
+        y = self.b(y) + self.c(c)
+        c = _default(None, y)
+        return self.d(y) + self.e(c)
+
+
 class ReluMethodInPlace(nn.Module):
     """`y.relu_()`, a tensor method writing into y, saves its result, y's storage,
     as the Linear after it does: once (main 59bfaf8 counted two storages)."""
