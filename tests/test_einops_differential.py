@@ -533,6 +533,9 @@ def test_einops_einsum(case):
 
 @settings(max_examples=300, **SETTINGS)
 @given(einsum_case(named=False))
+# an ellipsis axis contracted away: its name is no letter (einsum_saved.result_layout
+# raised on it; CI's draw found it)
+@example(case=("il...k,ilk->ilk", [(2, 3, 2, 2, 2), (2, 3, 2)]))
 def test_torch_einsum(case):
     pattern, shapes = case
     ts = [torch.zeros(s) for s in shapes]

@@ -163,8 +163,10 @@ def result_layout(inputs: list[list[str]], output: list[str], operands: list[Val
     if len(operands) != 2 or any(len(set(names)) != len(names) for names in inputs):
         return None
     contracted = {n for names in inputs for n in names if n not in output}
+    if any(n.startswith("...") for n in contracted):
+        return None  # before rank(): an ellipsis axis's name is no letter
     ranks = {n: rank(n) for n in contracted}
-    if any(r is None for r in ranks.values()) or any(n.startswith("...") for n in contracted):
+    if any(r is None for r in ranks.values()):
         return None
     order = [*output, *sorted(contracted, key=lambda n: ranks[n])]
     laid = [_aligned(names, t, order) for names, t in zip(inputs, operands, strict=True)]
