@@ -32,8 +32,12 @@ if TYPE_CHECKING:
 # Builtins whose result, on values one run cannot change, is fixed too.
 _PURE_BUILTINS = frozenset({"isinstance", "hasattr", "callable", "len"})
 
-# function node id -> (names it binds, attributes of its first parameter it stores)
-_BOUND: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+# Kept on the function's node: (names it binds, attributes of its first parameter it
+# stores); on a class's node, the attributes its methods but __init__ store. (Keyed by
+# id() in a dict of the module, an entry outlived its tree and answered for whatever
+# node later took that id, another file's function included.)
+_BOUND = "_shapelint_path_bound"
+_CHANGED = "_shapelint_path_changed"
 
 
 def key(test: ast.expr) -> tuple[str, bool]:
@@ -55,7 +59,7 @@ def assumed(frame, test: ast.expr) -> bool | None:
 
 
 def _bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
-    got = _BOUND.get(id(fnode))
+    got = fnode.__dict__.get(_BOUND)
     if got is not None:
         return got
     args = getattr(fnode, "args", None)
@@ -80,22 +84,23 @@ def _bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
     got = (frozenset(names), frozenset(attrs))
-    _BOUND[id(fnode)] = got
+    setattr(fnode, _BOUND, got)
     return got
 
 
 def _changed_later(cls) -> frozenset[str]:
     """The attributes a method of the class other than __init__ stores on its
     instance (`self.cache = ...`): a test of one may change within a run."""
-    got = _BOUND.get(id(cls.node))
+    got = cls.node.__dict__.get(_CHANGED)
     if got is not None:
-        return got[1]
+        return got
     attrs: set[str] = set()
     for fd in cls.methods.values():
         if fd.node.name != "__init__":
             attrs |= _bound(fd.node)[1]
-    _BOUND[id(cls.node)] = (frozenset(), frozenset(attrs))
-    return frozenset(attrs)
+    got = frozenset(attrs)
+    setattr(cls.node, _CHANGED, got)
+    return got
 
 
 def settled(an: Analyzer, test: ast.expr, fnode: ast.AST, cls=None) -> bool:
