@@ -5,7 +5,8 @@ their state when the block raises; the value classes' faster `__init__` builds w
 the one dataclasses generated builds, field by field; the walks kept on a node
 (a function's own returns, a dataclass's own fields) give what ast.walk and
 dataclasses.fields give; the nodes that hold a call, found in one walk, are the ones
-whose own ast.walk reaches it."""
+whose own ast.walk reaches it; what a path split reads of a function off its node
+index is what an ast.walk of it reads."""
 
 from __future__ import annotations
 
@@ -330,3 +331,91 @@ def test_enclosing_is_every_node_that_holds_the_call_outermost_first():
         want = [n for n in ast.walk(fn) if any(m is call for m in ast.walk(n))]
         assert frame_locals.enclosing(fn, call) == want
     assert frame_locals.enclosing(fn, other) is None
+
+
+PATHS_SOURCE = """
+import os
+
+def f(self, x, mode, flag=None, *rest, **kw):
+    global G
+    if mode:
+        y = x
+        self.cache = y
+    else:
+        y, (z, *w) = x, (1, 2)
+    if flag:
+        import numpy.linalg as la, json
+        from os import path as p
+        self.other.n = 1
+    if self.pool:
+        del q
+        x = [v for v in (lambda t: (s := t))(x)]
+    for i in range(3):
+        def g():
+            nonlocal i
+            self.seen = i
+        class K:
+            attr = 1
+        self.cache.count += 1
+        x[i] = z
+    if x:
+        return self.pool
+    if mode:
+        k = 1
+    with open(p) as fh:
+        u = fh.read()
+    return y
+"""
+
+
+def _bound_by_ast_walk(fnode):
+    """The oracle: one ast.walk of the function, as path_split first read it."""
+    first = fnode.args.args[0].arg if fnode.args.args else None
+    names, attrs = set(), set()
+    for node in ast.walk(fnode):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif (
+            isinstance(node, ast.Attribute)
+            and not isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == first
+        ):
+            attrs.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node is not fnode:
+                names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return frozenset(names), frozenset(attrs)
+
+
+def _worth_by_ast_walk(stmt, rest):
+    """The oracle: the branches' stores against an ast.walk of each later statement."""
+    stored = set()
+    for node in (n for s in (*stmt.body, *stmt.orelse) for n in ast.walk(s)):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id if isinstance(node, ast.Name) else "." + node.attr)
+    return any(
+        (isinstance(n, ast.Name) and n.id in stored)
+        or (isinstance(n, ast.Attribute) and "." + n.attr in stored)
+        for s in rest
+        for n in ast.walk(s)
+    )
+
+
+def test_path_split_reads_of_a_function_are_ast_walk_s():
+    from shapelint.analysis import path_split
+
+    fn = ast.parse(PATHS_SOURCE).body[1]
+    want = _bound_by_ast_walk(fn)
+    assert {"y", "z", "w", "G", "la", "json", "p", "q", "s", "g", "K", "i"} <= want[0]
+    assert want[1] == {"cache", "seen"}
+    assert path_split.bound(fn) == want
+    assert path_split.bound(fn) is path_split.bound(fn)  # kept on the node
+    tests = [i for i, s in enumerate(fn.body) if isinstance(s, ast.If)]
+    verdicts = [path_split.worth(fn, i) for i in tests]
+    assert verdicts == [_worth_by_ast_walk(fn.body[i], fn.body[i + 1 :]) for i in tests]
+    assert True in verdicts and False in verdicts

@@ -22,6 +22,7 @@ import copy
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import in_place, instance_state, modules
+from shapelint.analysis.nodes import nodes_of, walk
 from shapelint.notation.symbolic import fact_scope
 from shapelint.ops.values import TensorV
 from shapelint.rules import severity_of
@@ -38,6 +39,9 @@ _PURE_BUILTINS = frozenset({"isinstance", "hasattr", "callable", "len"})
 # node later took that id, another file's function included.)
 _BOUND = "_shapelint_path_bound"
 _CHANGED = "_shapelint_path_changed"
+# On the function's node: each name and `.attr` its body's top-level statements
+# read or store, with the index of the last statement that holds it (worth).
+_LAST = "_shapelint_path_last"
 
 
 def key(test: ast.expr) -> tuple[str, bool]:
@@ -58,31 +62,30 @@ def assumed(frame, test: ast.expr) -> bool | None:
     return None if truth is None else truth != negated
 
 
-def _bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+def bound(fnode: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
     got = fnode.__dict__.get(_BOUND)
     if got is not None:
         return got
     args = getattr(fnode, "args", None)
     first = args.args[0].arg if args is not None and args.args else None
-    names: set[str] = set()
-    attrs: set[str] = set()
-    for node in ast.walk(fnode):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+    # Read off the function's node index (nodes.py), which its other checks share:
+    # an `ast.walk` of every function with a top-level `if` was a tenth of a check.
+    names = {n.id for n in nodes_of(fnode, ast.Name) if not isinstance(n.ctx, ast.Load)}
+    for kind in (ast.Global, ast.Nonlocal):
+        for node in nodes_of(fnode, kind):
             names.update(node.names)
-        elif (
-            isinstance(node, ast.Attribute)
-            and not isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == first
-        ):
-            attrs.add(node.attr)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node is not fnode:
-                names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        names.update(node.name for node in nodes_of(fnode, kind) if node is not fnode)
+    for kind in (ast.Import, ast.ImportFrom):
+        for node in nodes_of(fnode, kind):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    attrs = {
+        node.attr
+        for node in nodes_of(fnode, ast.Attribute)
+        if not isinstance(node.ctx, ast.Load)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == first
+    }
     got = (frozenset(names), frozenset(attrs))
     setattr(fnode, _BOUND, got)
     return got
@@ -97,7 +100,7 @@ def _changed_later(cls) -> frozenset[str]:
     attrs: set[str] = set()
     for fd in cls.methods.values():
         if fd.node.name != "__init__":
-            attrs |= _bound(fd.node)[1]
+            attrs |= bound(fd.node)[1]
     got = frozenset(attrs)
     setattr(cls.node, _CHANGED, got)
     return got
@@ -108,7 +111,7 @@ def settled(an: Analyzer, test: ast.expr, fnode: ast.AST, cls=None) -> bool:
     and attributes of its first parameter that nothing in it binds, constants, and
     comparisons, `not`, `and`/`or` and calls of the module's functions or of pure
     builtins over them; and at least one name."""
-    names, attrs = _bound(fnode)
+    names, attrs = bound(fnode)
     if cls is not None:
         attrs = attrs | _changed_later(cls)
     args = getattr(fnode, "args", None)
@@ -150,22 +153,37 @@ def _settled_part(an: Analyzer, node: ast.expr, names, attrs, first, seen: list)
     return all(_settled_part(an, n, names, attrs, first, seen) for n in parts)
 
 
-def worth(stmt: ast.If, rest: list[ast.stmt]) -> bool:
-    """Whether the branches bind a name, or store an attribute, the rest reads."""
+def worth(fnode: ast.AST, i: int) -> bool:
+    """Whether the branches of the `if` fnode.body[i] bind a name, or store an
+    attribute, that the statements after it read (or store)."""
+    stmt = fnode.body[i]
     stored: set[str] = set()
-    for node in (n for block in (stmt.body, stmt.orelse) for s in block for n in ast.walk(s)):
+    for node in (n for s in (*stmt.body, *stmt.orelse) for n in walk(s)):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             stored.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
             stored.add("." + node.attr)
     if not stored:
         return False
-    for node in (n for s in rest for n in ast.walk(s)):
-        if isinstance(node, ast.Name) and node.id in stored:
-            return True
-        if isinstance(node, ast.Attribute) and "." + node.attr in stored:
-            return True
-    return False
+    last = _last_use(fnode)
+    return any(last.get(name, -1) > i for name in stored)
+
+
+def _last_use(fnode: ast.AST) -> dict[str, int]:
+    """Each name, and attribute as `.attr`, in fnode's top-level statements (any
+    context), with the index of the last statement that holds it: one walk of the
+    body per function, where a walk of the rest per `if` was quadratic."""
+    got = fnode.__dict__.get(_LAST)
+    if got is None:
+        got = {}
+        for i, stmt in enumerate(fnode.body):
+            for node in walk(stmt):
+                if isinstance(node, ast.Name):
+                    got[node.id] = i
+                elif isinstance(node, ast.Attribute):
+                    got["." + node.attr] = i
+        setattr(fnode, _LAST, got)
+    return got
 
 
 def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
@@ -173,7 +191,6 @@ def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
     test, whose branches bind what the rest reads (not inside a path split): the
     caller takes a snapshot, runs it, and follows its paths where the join was
     lossy (exec_if sets frame.lost)."""
-    stmt = body[i]
     if an.specialize or getattr(frame, "assumed", None) or i + 1 == len(body):
         return False
     func = frame.func
@@ -183,7 +200,7 @@ def splits(an: Analyzer, frame, body: list[ast.stmt], i: int) -> bool:
         # a constructor builds layers, runs few ops; run once per construction, each
         # split there costs a rerun of most of it (x-transformers' AttentionLayers)
         return False
-    return worth(stmt, body[i + 1 :]) and settled(an, stmt.test, func.node, func.cls)
+    return worth(func.node, i) and settled(an, body[i].test, func.node, func.cls)
 
 
 def lossy(a: dict, b: dict, joined: dict) -> bool:
