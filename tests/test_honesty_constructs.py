@@ -845,6 +845,53 @@ CASES = {
         """,
         {"d": "4", "mode": "'b'"},
     ),
+    # A case that surely raises is no alternative: a constructor that returns
+    # matched another case (a false raise left the module unbuilt, no figure).
+    "match_case_that_raises_is_no_alternative": _case(
+        """
+        import os
+
+        def activation(name):
+            match name:
+                case "relu":
+                    return nn.ReLU()
+                case "tanh":
+                    return nn.Tanh()
+                case _:
+                    raise RuntimeError(name)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.act = activation(os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "relu"))
+
+            def forward(self, x):
+                return self.act(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # every case that can match raises: so does the statement
+    "match_whose_every_case_raises": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d, mode=os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET")):
+                super().__init__()
+                self.proj = nn.Linear(d, 2 * d)
+                match mode:
+                    case "gelu":
+                        raise ValueError(mode)
+                    case _:
+                        raise RuntimeError(mode)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
     "match_class_and_guard": _case(
         """
         class M(nn.Module):
