@@ -892,6 +892,99 @@ CASES = {
         {"d": "4"},
         expect="raises",
     ),
+    # An enum member is no value of its body's assignment: a plain Enum's equals no
+    # int (main read `Mode.BIG` as 2: complete 256 for torch's 64).
+    "enum_member_is_not_its_value": _case(
+        """
+        from enum import Enum
+
+        class Mode(Enum):
+            SMALL = 1
+            BIG = 2
+
+        class M(nn.Module):
+            def __init__(self, d, mode=Mode.BIG):
+                super().__init__()
+                self.mode = mode
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                if self.mode == 2:
+                    return self.b(x)
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # looked up by name and by value, an alias is its member, .name and .value
+    "enum_lookup_by_name_value_and_alias": _case(
+        """
+        import enum
+
+        class Size(enum.IntEnum):
+            SMALL = 1
+            BIG = 4
+            LARGE = 4
+
+        class M(nn.Module):
+            def __init__(self, d, size="LARGE", again=1):
+                super().__init__()
+                self.size = Size[size]
+                self.again = Size(again)
+                self.a = nn.Linear(d, d * self.size.value)
+                self.b = nn.Linear(d * self.size, d)
+                self.big = self.size is Size.BIG and self.size.name == "BIG"
+
+            def forward(self, x):
+                x = self.b(self.a(x))
+                if self.big and self.again == 1 and self.again in (Size.SMALL,):
+                    x = self.b(self.a(x))
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # chemprop's activations: a StrEnum of auto() values, a classmethod of a base
+    # enum that looks the member up, a match on the members
+    "str_enum_matched_by_member": _case(
+        """
+        from enum import StrEnum, auto
+
+        class Lookup(StrEnum):
+            @classmethod
+            def get(cls, name):
+                if isinstance(name, cls):
+                    return name
+                try:
+                    return cls[name.upper()]
+                except KeyError:
+                    raise KeyError(name)
+
+        class Act(Lookup):
+            RELU = auto()
+            PRELU = auto()
+
+        def make(name):
+            match Act.get(name):
+                case Act.RELU:
+                    return nn.ReLU()
+                case Act.PRELU:
+                    return nn.PReLU()
+                case _:
+                    raise RuntimeError(name)
+
+        class M(nn.Module):
+            def __init__(self, d, act="prelu"):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.act = make(act)
+                self.wide = Act.PRELU == "prelu" and bool(Act.RELU)
+
+            def forward(self, x):
+                x = self.act(self.a(x))
+                return self.a(x) if self.wide else x
+        """,
+        {"d": "4"},
+    ),
     "match_class_and_guard": _case(
         """
         class M(nn.Module):

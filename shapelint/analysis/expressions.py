@@ -20,6 +20,7 @@ from shapelint.analysis import (
     branches,
     dataclass_runtime,
     decorators,
+    enums,
     folding,
     indexing,
     item_sizes,
@@ -534,6 +535,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     only: a plain run does not build instances from their classes' bodies); a
     method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
+    member = enums.member(an, cd, name) if cd is not None else None
+    if member is not None:
+        return member  # `Mode.BIG`: the member, not the value its body assigned
     nested = attributes.nested_class(an, cd, name) if cd is not None else None
     if nested is not None:
         return modules.ClassRefV(nested)
@@ -568,6 +572,11 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return UNKNOWN if got is None else got
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
+    if isinstance(base, modules.ClassRefV) and an.specialize:
+        cd = an.class_of(base.name)
+        member = enums.by_name(an, cd, idx) if cd is not None else None
+        if member is not None:
+            return member  # `Mode["BIG"]`: the enum's lookup by name
     item = modules.subscript(base, idx, node)
     if item is not None:
         return item

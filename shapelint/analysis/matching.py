@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis import builtins, instance_state
+from shapelint.analysis import builtins, enums, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TupleV, Value, python_constant
@@ -145,6 +145,10 @@ def match(an, p: ast.pattern, v: Value, frame) -> tuple[bool | None, dict[str, V
             if ok is not False:
                 return ok, binds  # an undecided alternative leaves the whole undecided
         return False, {}
+    if isinstance(p, ast.MatchValue):
+        member = enums.same(False, v, an.eval(p.value, frame))  # `case Mode.BIG:`
+        if member is not None:
+            return member, {}
     if isinstance(p, (ast.MatchValue, ast.MatchSingleton)):
         want = (
             python_constant(an.eval(p.value, frame))
