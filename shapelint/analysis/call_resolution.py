@@ -35,6 +35,7 @@ from shapelint.analysis import (
     modules,
     namedtuples,
     namespace,
+    ndarrays,
     own_methods,
     parameters,
     project,
@@ -51,9 +52,11 @@ from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops import tensor_values
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import backward, tensor_values
 from shapelint.ops.values import (
     UNKNOWN,
+    Cost,
     FloatV,
     IntV,
     NoneV,
@@ -396,6 +399,16 @@ def call_attribute(
             frame.env["self"] = UNKNOWN  # a base's change to self that no run applied
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
+    if isinstance(recv, TensorV) and func.attr == "numpy" and not args and not kwargs:
+        array = ndarrays.from_tensor(recv, backward.requires(recv))
+        if array is not None:
+            # no op of torch's: nothing its flop counter sees, nothing saved; the
+            # tensor's memory is handed out (its known elements are no longer)
+            tensor_values.before_op("torch.Tensor.numpy", [recv], {})
+            zero = Expr.const(0)
+            cost = Cost(zero, zero, zero, backward=zero, saved=zero)
+            an.record(node, frame, "torch.Tensor.numpy", None, [recv], array, cost)
+            return array
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):
         return _not_one_by_one(an, node, args, kwargs, frame)
     if an.specialize and stdlib_logging.is_logger(recv):

@@ -199,6 +199,8 @@ def eval_unaryop(an: Analyzer, node: ast.UnaryOp, frame: Frame, d: int) -> Value
         return v
     if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
         return an.op_value("operator.neg", [v], {}, node, frame)
+    if isinstance(v, ArrayV) and isinstance(node.op, ast.USub):
+        return ndarrays.negative(v)
     return UNKNOWN
 
 
@@ -475,6 +477,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return named
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
+    if isinstance(base, ArrayV):
+        got = ndarrays.attribute(base, node.attr)
+        if got is not None:
+            return got
     if isinstance(base, TensorV):
         if node.attr == "shape":
             _sizes_are_nonnegative(base)
