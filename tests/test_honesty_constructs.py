@@ -985,6 +985,48 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # A list or dict stored on a Sequential subclass after its layers is no layer:
+    # torch registers only modules; a dict changed through the attribute
+    # (`self.config.update(config)`) keeps its entries, which name the layers it
+    # adds (torch-ecg's MultiConv: "Sequential of unknown layers", no total)
+    "sequential_subclass_with_plain_attributes": _case(
+        """
+        class Multi(nn.Sequential):
+            def __init__(self, d, n=2, **config):
+                super().__init__()
+                self.config = {"ordering": "cba", "width": 1}
+                self.config.update(dict(config))
+                self.sizes = [d] * n
+                self.extra = {"kind": "plain"}
+                ordering = self.config["ordering"]
+                for i, size in enumerate(self.sizes):
+                    self.add_module(f"{ordering}_{i}", nn.Linear(size, size * self.config["width"]))
+        """,
+        {"d": "4", "width": "2", "n": "1"},
+        {"input": "2,3,4"},
+        target="Multi",
+    ),
+    # A method the class defines under a decorator the analysis does not read is
+    # still an attribute of the instance: reading it raises nothing (x-transformers'
+    # `self.apply(self.init_)` with `@torch.no_grad() def init_`: a false
+    # AttributeError left the module unbuilt)
+    "decorated_method_read_through_the_instance": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, 2 * d)
+                self.reset = self.reinit
+
+            @torch.no_grad()
+            def reinit(self):
+                self.lin.weight.zero_()
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+    ),
     "match_class_and_guard": _case(
         """
         class M(nn.Module):
