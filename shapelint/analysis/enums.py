@@ -223,8 +223,8 @@ def _call_of(owner, expr: ast.expr, names: tuple[str, ...]) -> bool:
 
 
 def _auto(how: str, name: str, earlier: list[Value]) -> Value:
-    """`auto()`: a StrEnum's lower-cased name; else one more than the largest
-    earlier value (1 for the first), where those are ints."""
+    """`auto()`: a StrEnum's lower-cased name; else one more than the last earlier
+    value (1 for the first), where those are ints and the last is the largest."""
     if how == "str":
         return StrV(name.lower())
     ints = []
@@ -233,7 +233,9 @@ def _auto(how: str, name: str, earlier: list[Value]) -> Value:
         if not ok or type(x) is not int:
             return UNKNOWN
         ints.append(x)
-    return constant_value(max(ints) + 1 if ints else 1)
+    if ints and ints[-1] != max(ints):
+        return UNKNOWN  # Python 3.11 numbers from the last value, 3.12 on from the largest
+    return constant_value(ints[-1] + 1 if ints else 1)
 
 
 def _as_mixin(how: str, v: Value) -> Value:
