@@ -845,6 +845,188 @@ CASES = {
         """,
         {"d": "4", "mode": "'b'"},
     ),
+    # A case that surely raises is no alternative: a constructor that returns
+    # matched another case (a false raise left the module unbuilt, no figure).
+    "match_case_that_raises_is_no_alternative": _case(
+        """
+        import os
+
+        def activation(name):
+            match name:
+                case "relu":
+                    return nn.ReLU()
+                case "tanh":
+                    return nn.Tanh()
+                case _:
+                    raise RuntimeError(name)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.act = activation(os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "relu"))
+
+            def forward(self, x):
+                return self.act(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # every case that can match raises: so does the statement
+    "match_whose_every_case_raises": _case(
+        """
+        import os
+
+        class M(nn.Module):
+            def __init__(self, d, mode=os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET")):
+                super().__init__()
+                self.proj = nn.Linear(d, 2 * d)
+                match mode:
+                    case "gelu":
+                        raise ValueError(mode)
+                    case _:
+                        raise RuntimeError(mode)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    # An enum member is no value of its body's assignment: a plain Enum's equals no
+    # int (main read `Mode.BIG` as 2: complete 256 for torch's 64).
+    "enum_member_is_not_its_value": _case(
+        """
+        from enum import Enum
+
+        class Mode(Enum):
+            SMALL = 1
+            BIG = 2
+
+        class M(nn.Module):
+            def __init__(self, d, mode=Mode.BIG):
+                super().__init__()
+                self.mode = mode
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 4 * d)
+
+            def forward(self, x):
+                if self.mode == 2:
+                    return self.b(x)
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # looked up by name and by value, an alias is its member, .name and .value
+    "enum_lookup_by_name_value_and_alias": _case(
+        """
+        import enum
+
+        class Size(enum.IntEnum):
+            SMALL = 1
+            BIG = 4
+            LARGE = 4
+
+        class M(nn.Module):
+            def __init__(self, d, size="LARGE", again=1):
+                super().__init__()
+                self.size = Size[size]
+                self.again = Size(again)
+                self.a = nn.Linear(d, d * self.size.value)
+                self.b = nn.Linear(d * self.size, d)
+                self.big = self.size is Size.BIG and self.size.name == "BIG"
+
+            def forward(self, x):
+                x = self.b(self.a(x))
+                if self.big and self.again == 1 and self.again in (Size.SMALL,):
+                    x = self.b(self.a(x))
+                return x
+        """,
+        {"d": "4"},
+    ),
+    # chemprop's activations: a StrEnum of auto() values, a classmethod of a base
+    # enum that looks the member up, a match on the members
+    "str_enum_matched_by_member": _case(
+        """
+        from enum import StrEnum, auto
+
+        class Lookup(StrEnum):
+            @classmethod
+            def get(cls, name):
+                if isinstance(name, cls):
+                    return name
+                try:
+                    return cls[name.upper()]
+                except KeyError:
+                    raise KeyError(name)
+
+        class Act(Lookup):
+            RELU = auto()
+            PRELU = auto()
+
+        def make(name):
+            match Act.get(name):
+                case Act.RELU:
+                    return nn.ReLU()
+                case Act.PRELU:
+                    return nn.PReLU()
+                case _:
+                    raise RuntimeError(name)
+
+        class M(nn.Module):
+            def __init__(self, d, act="prelu"):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.act = make(act)
+                self.wide = Act.PRELU == "prelu" and bool(Act.RELU)
+
+            def forward(self, x):
+                x = self.act(self.a(x))
+                return self.a(x) if self.wide else x
+        """,
+        {"d": "4"},
+    ),
+    # A list or dict stored on a Sequential subclass after its layers is no layer:
+    # torch registers only modules; a dict changed through the attribute
+    # (`self.config.update(config)`) keeps its entries, which name the layers it
+    # adds (torch-ecg's MultiConv: "Sequential of unknown layers", no total)
+    "sequential_subclass_with_plain_attributes": _case(
+        """
+        class Multi(nn.Sequential):
+            def __init__(self, d, n=2, **config):
+                super().__init__()
+                self.config = {"ordering": "cba", "width": 1}
+                self.config.update(dict(config))
+                self.sizes = [d] * n
+                self.extra = {"kind": "plain"}
+                ordering = self.config["ordering"]
+                for i, size in enumerate(self.sizes):
+                    self.add_module(f"{ordering}_{i}", nn.Linear(size, size * self.config["width"]))
+        """,
+        {"d": "4", "width": "2", "n": "1"},
+        {"input": "2,3,4"},
+        target="Multi",
+    ),
+    # A method the class defines under a decorator the analysis does not read is
+    # still an attribute of the instance: reading it raises nothing (x-transformers'
+    # `self.apply(self.init_)` with `@torch.no_grad() def init_`: a false
+    # AttributeError left the module unbuilt)
+    "decorated_method_read_through_the_instance": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, 2 * d)
+                self.reset = self.reinit
+
+            @torch.no_grad()
+            def reinit(self):
+                self.lin.weight.zero_()
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        {"d": "4"},
+    ),
     "match_class_and_guard": _case(
         """
         class M(nn.Module):
@@ -2724,6 +2906,35 @@ CASES = {
             def __init__(self, d):
                 super().__init__()
                 self.w = nn.Parameter(torch.randn(d, 2 * d))
+
+            def forward(self, x):
+                return Scaled.apply(x, self.w)
+        """,
+        {"d": "4"},
+    ),
+    # torch 2's style: a Function that defines `setup_context` has a forward without
+    # a context (spikingjelly's surrogates: x was bound to the context, no total)
+    "autograd_function_with_setup_context": _case(
+        """
+        class Scaled(torch.autograd.Function):
+            @staticmethod
+            def forward(x, w):
+                return x @ w
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, w = inputs
+                ctx.save_for_backward(x, w)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g @ w.t(), x.t() @ g
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(d, 3 * d))
 
             def forward(self, x):
                 return Scaled.apply(x, self.w)

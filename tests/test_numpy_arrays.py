@@ -96,6 +96,34 @@ BLUR = """
             return th.mm(self.S), th.mm(self.T)
 
 
+    class Dft(nn.Module):
+        # kokoro's CustomSTFT: a window tensor handed to numpy, negated and
+        # transposed DFT matrices made convolution weights
+        def __init__(self, n_fft=8):
+            super().__init__()
+            window = torch.hann_window(n_fft, periodic=True, dtype=torch.float32)
+            angle = 2 * np.pi * np.outer(np.arange(n_fft // 2 + 1), np.arange(n_fft)) / n_fft
+            imag = -np.sin(angle) * window.numpy()
+            inverse = np.cos(angle.T).T * window.numpy()
+            self.register_buffer("imag", torch.from_numpy(imag).float().unsqueeze(1))
+            self.register_buffer("inverse", torch.from_numpy(inverse).float().unsqueeze(1))
+
+        def forward(self, x):
+            x = x.unsqueeze(1)
+            return F.conv1d(x, self.imag, stride=2) + F.conv1d(x, self.inverse, stride=2)
+
+
+    class GradNumpy(nn.Module):
+        # numpy() of a tensor that requires grad raises in torch: no figure
+        def __init__(self, channels):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+            self.register_buffer("k", torch.from_numpy(self.w.numpy()).repeat(channels, 1, 1))
+
+        def forward(self, x):
+            return F.conv1d(x, self.k, groups=x.shape[1])
+
+
     class Unread(nn.Module):
         # np.repeat flattens where torch's repeat tiles: not read, so not costed
         def __init__(self, channels):
@@ -117,6 +145,7 @@ BLUR = """
         ("Outer", {"channels": 2}, (1, 2, 8, 9)),
         ("Checked", {"channels": 3}, (2, 3, 10)),
         ("Bases", {"channels": 6}, (3, 6)),
+        ("Dft", {}, (2, 16)),
     ],
 )
 def test_filters_built_with_numpy_cost_as_torch_counts(tmp_path, cls, init, shape):
@@ -128,6 +157,14 @@ def test_filters_built_with_numpy_cost_as_torch_counts(tmp_path, cls, init, shap
     truth = counted(path, build, {"x": torch.randn(*shape)})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == truth > 0
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_no_array(tmp_path):
+    path = write(tmp_path, "blur.py", BLUR)
+    with pytest.raises(RuntimeError):
+        counted(path, "GradNumpy(2)", {"x": torch.randn(2, 2, 9)})
+    t = static_target(path, "GradNumpy", {"channels": "2"}, {"x": "2,2,9"})
+    assert not t["complete"]
 
 
 def test_a_numpy_function_not_read_leaves_the_cost_unknown(tmp_path):

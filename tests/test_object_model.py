@@ -2110,6 +2110,55 @@ def test_a_classmethod_of_a_class_of_another_file(tmp_path, monkeypatch):
     assert t["flops_value"] == fc.get_total_flops()
 
 
+def test_an_autograd_function_read_off_its_module(tmp_path, monkeypatch):
+    # pytorch-wavelets' `import pkg.lowlevel as lowlevel; lowlevel.AFB1D.apply(x, ...)`:
+    # a Function of another file, read off its module, applied as `Fn.apply` is
+    # (main: not modelled, no total)
+    pkg = tmp_path / "pkg7"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "low.py",
+        """
+        from torch.autograd import Function
+
+        class Mix(Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                return x @ w
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            import pkg7.low as low
+            from pkg7 import low as again
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.w = nn.Parameter(torch.randn(d, 2 * d))
+                    self.v = nn.Parameter(torch.randn(2 * d, d))
+
+                def forward(self, x):
+                    return again.Mix.apply(low.Mix.apply(x, self.w), self.v)
+            """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("pkg7.model").Net(8)
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 8))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+
+
 def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
     # geffnet's `gate_fn=sigmoid`, reached through two star imports: a function of
     # another file passed, stored and called later

@@ -213,10 +213,13 @@ _OF_CLASS = frozenset({"__init_subclass__", "__new__", "__class_getitem__"})
 
 
 def _mentions(cls: ast.ClassDef, name: str) -> bool:
-    """Whether cls's body names `name` otherwise than as its methods' instance
-    attribute (`self.name`, `self.register_buffer("name", ...)`, `setattr(self,
+    """Whether cls's body defines `name` (a method, a class) or names it otherwise
+    than as its methods' instance attribute (`self.name`, `self.register_buffer("name", ...)`, `setattr(self,
     "name", ...)`) or in a docstring."""
     for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name == name:
+                return True  # the class's own method (decorated or not) or class
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if _named_in(stmt, name, None):
                 return True

@@ -1,7 +1,8 @@
 """A custom `torch.autograd.Function` called as torch calls it: `Fn.apply(*args)`, or
 `Fn.apply` read as a value and called by another name (`sparsemax = Fn.apply`).
 
-`apply` runs the class's static `forward(ctx, *args)` with a context object whose
+`apply` runs the class's static `forward(ctx, *args)` (`forward(*args)` where the
+class defines `setup_context`, torch 2's style) with a context object whose
 `save_for_backward`, `mark_dirty`, `mark_non_differentiable` and
 `set_materialize_grads` hand nothing back, and whose attributes are the forward's to
 set. Its result requires grad where an argument does. What autograd runs for it is
@@ -74,12 +75,16 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
         return None
     # a forward written as a classmethod (`def forward(cls, ctx, x)`) has cls bound
     cls = klass if is_class_method(forward.node) else None
+    # a Function that defines `setup_context` (torch 2's style) has a forward that
+    # takes no context: apply calls `forward(*args)`, then `setup_context(ctx, args,
+    # output)`, which only fills the context
+    ctx = [] if find_method(an, cd, "setup_context") is not None else [ObjectV(CTX_KIND)]
     with collected(frame) as children:
         # torch runs a Function's forward with grad disabled: its ops record nothing
         # and save nothing for backward (what `ctx.save_for_backward` keeps is the
         # Function's own, not modelled)
         with grad_mode.entered(False):
-            value = an.invoke(forward, cls, node, [ObjectV(CTX_KIND), *args], kwargs, frame)
+            value = an.invoke(forward, cls, node, [*ctx, *args], kwargs, frame)
         # autograd records the call as one node over its tensor arguments (torch
         # runs the forward without recording its ops, under no_grad or not): the
         # walk from the loss meets that node, whose backward (the class's own) is

@@ -21,6 +21,7 @@ from shapelint.analysis import (
     attribute_hooks,
     decorators,
     dynamic,
+    enums,
     folding,
     frame_locals,
     iterators,
@@ -952,6 +953,11 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if enums.is_member(v) or isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV)):
+        cls = _project_class(an, n, qual, builtin, frame)
+        found = enums.instance_of(an, v, cls) if cls is not None else None
+        if found is not None:
+            return found
     if isinstance(v, ObjectV) and v.kind.startswith(("torch.nn.", "<class>")):
         found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
         if found is not None:

@@ -35,6 +35,7 @@ from shapelint.analysis import (
     modules,
     namedtuples,
     namespace,
+    ndarrays,
     own_methods,
     parameters,
     project,
@@ -51,9 +52,11 @@ from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.modules import SelfRecorder
-from shapelint.ops import tensor_values
+from shapelint.notation.symbolic import Expr
+from shapelint.ops import backward, tensor_values
 from shapelint.ops.values import (
     UNKNOWN,
+    Cost,
     FloatV,
     IntV,
     NoneV,
@@ -197,6 +200,10 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         sym = an.project_symbol(func, qual, frame)
         if sym is None and (bound := _class_method(an, func, qual, frame)) is not None:
             return an.call_value(bound, node, args, kwargs, frame)
+        if sym is None and an.specialize and not open_kwargs:
+            applied = _function_apply(an, func, qual, node, args, kwargs, frame)
+            if applied is not None:
+                return applied
         library = getattr(sym, "library_qual", None)  # a library name re-exported
         if library is not None:
             qual = library
@@ -256,6 +263,15 @@ def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value |
     """`Cls.build` where Cls is a class another file defines and build one of its
     `@classmethod`s (or a base's): the method with `cls` bound to the class it is
     read off, as Python binds it; None for anything else."""
+    holder = _class_read_off(an, func, qual, frame)
+    if holder is None:
+        return None
+    return modules.class_method(an, holder, func.attr, modules.ClassRefV(holder.key))
+
+
+def _class_read_off(an: Analyzer, func, qual: str | None, frame: Frame) -> ClassDef | None:
+    """The project class `mod.Cls` names in the callee `mod.Cls.name`, where another
+    file of the project defines it; None for anything else."""
     if not isinstance(func, ast.Attribute) or qual is None or "." not in qual:
         return None
     parent = qual.rpartition(".")[0]
@@ -266,9 +282,20 @@ def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value |
         # costs more than the classmethod is worth; the call stays as before
         return None
     holder = an.project_symbol(func.value, parent, frame)
-    if not isinstance(holder, ClassDef):
+    return holder if isinstance(holder, ClassDef) else None
+
+
+def _function_apply(an: Analyzer, func, qual: str | None, node, args, kwargs, frame):
+    """`low.Fn.apply(x)`: a custom autograd Function another file of the project
+    defines, read off its module, applied as `Fn.apply(x)` is (autograd_function.py);
+    None for anything else."""
+    if not isinstance(func, ast.Attribute) or func.attr != "apply":
         return None
-    return modules.class_method(an, holder, func.attr, modules.ClassRefV(holder.key))
+    holder = _class_read_off(an, func, qual, frame)
+    if holder is None or not autograd_function.is_function(an, holder):
+        return None
+    klass = modules.ClassRefV(holder.key)
+    return autograd_function.apply(an, holder, klass, node, args, kwargs, frame)
 
 
 def _runs_a_body(an: Analyzer, v) -> bool:
@@ -396,6 +423,16 @@ def call_attribute(
             frame.env["self"] = UNKNOWN  # a base's change to self that no run applied
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
+    if isinstance(recv, TensorV) and func.attr == "numpy" and not args and not kwargs:
+        array = ndarrays.from_tensor(recv, backward.requires(recv))
+        if array is not None:
+            # no op of torch's: nothing its flop counter sees, nothing saved; the
+            # tensor's memory is handed out (its known elements are no longer)
+            tensor_values.before_op("torch.Tensor.numpy", [recv], {})
+            zero = Expr.const(0)
+            cost = Cost(zero, zero, zero, backward=zero, saved=zero)
+            an.record(node, frame, "torch.Tensor.numpy", None, [recv], array, cost)
+            return array
     if open_kwargs and an.specialize and _project_method(an, recv, func.attr):
         return _not_one_by_one(an, node, args, kwargs, frame)
     if an.specialize and stdlib_logging.is_logger(recv):

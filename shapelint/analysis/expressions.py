@@ -20,6 +20,7 @@ from shapelint.analysis import (
     branches,
     dataclass_runtime,
     decorators,
+    enums,
     folding,
     indexing,
     item_sizes,
@@ -198,6 +199,8 @@ def eval_unaryop(an: Analyzer, node: ast.UnaryOp, frame: Frame, d: int) -> Value
         return v
     if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
         return an.op_value("operator.neg", [v], {}, node, frame)
+    if isinstance(v, ArrayV) and isinstance(node.op, ast.USub):
+        return ndarrays.negative(v)
     return UNKNOWN
 
 
@@ -474,6 +477,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         return named
     if isinstance(base, TupleV) and node.attr in _PAIR_FIELDS:
         return _pair_field(base, node.attr)
+    if isinstance(base, ArrayV):
+        got = ndarrays.attribute(base, node.attr)
+        if got is not None:
+            return got
     if isinstance(base, TensorV):
         if node.attr == "shape":
             _sizes_are_nonnegative(base)
@@ -534,6 +541,9 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
     only: a plain run does not build instances from their classes' bodies); a
     method of the class, bound to recv, where recv is given."""
     cd = an.class_of(key) if an.specialize else None
+    member = enums.member(an, cd, name) if cd is not None else None
+    if member is not None:
+        return member  # `Mode.BIG`: the member, not the value its body assigned
     nested = attributes.nested_class(an, cd, name) if cd is not None else None
     if nested is not None:
         return modules.ClassRefV(nested)
@@ -568,6 +578,11 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return UNKNOWN if got is None else got
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
+    if isinstance(base, modules.ClassRefV) and an.specialize:
+        cd = an.class_of(base.name)
+        member = enums.by_name(an, cd, idx) if cd is not None else None
+        if member is not None:
+            return member  # `Mode["BIG"]`: the enum's lookup by name
     item = modules.subscript(base, idx, node)
     if item is not None:
         return item

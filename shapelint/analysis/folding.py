@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import may_raise, pytypes, raising, versions
+from shapelint.analysis import enums, may_raise, pytypes, raising, versions
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.deferred import DEFERRED
 from shapelint.analysis.lambdas import ClosureV
@@ -114,6 +114,8 @@ def truth(v: Value, an: Analyzer | None = None) -> bool | None:
         return None if not v.known or v.count is not None else bool(v.items)
     if isinstance(v, (ClosureV, FunctionRefV, LayerClassV, PartialV)):
         return True  # a function, a class, a partial: Python's objects are true
+    if enums.is_member(v):
+        return enums.truth(v)
     if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
         return _mapping_truth(an, v)
     if isinstance(v, ObjectV) and _defines_truth(an, v):
@@ -330,6 +332,9 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if ordered is not None:
             return ordered
     if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+        member = enums.same(isinstance(op, (ast.Is, ast.IsNot)), left, right)
+        if member is not None:
+            return member != negated
         same = pytypes.same_class(left, right)  # `==` of classes is their identity
         if same is not None:
             return same != negated
@@ -343,6 +348,9 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.SetV):
         right = TupleV(right.items)  # membership alone: a set is its items
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, TupleV):
+        hit = enums.contained(left, right.items)
+        if hit is not None:
+            return hit != negated
         hit = pytypes.member_of(left, right.items)
         if hit is not None:
             return hit != negated

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     dataclass_runtime,
     deferred,
     dynamic,
+    enums,
     expressions,
     folding,
     forward_ad,
@@ -1363,7 +1364,9 @@ class ModuleAnalyzer:
                 self.specialize
                 and getattr(frame, "runs", False)
                 and isinstance(target.value, ast.Attribute)
-                and modules.stored_into_built(self, self.eval(target.value, frame), target.attr, value)
+                and modules.stored_into_built(
+                    self, self.eval(target.value, frame), target.attr, value
+                )
             ):
                 pass  # `self.m.deep = True`: the built module m, wherever it is held
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):
@@ -1602,6 +1605,9 @@ class ModuleAnalyzer:
         those leave unknown as a run at these arguments settles it: init_run)."""
         if cd.owner is not None and cd.owner is not self:
             return cd.owner.construct(cd, args, kwargs)
+        member = enums.by_value(self, cd, args, kwargs)
+        if member is not None:
+            return member  # `Mode(2)`: an enum's lookup by value, no instance made
         if self.specialize or modules.is_dataclass(cd):
             return modules.construct(self, cd, args, kwargs)
         bound = _bind_call(cd.init_params, args, kwargs)

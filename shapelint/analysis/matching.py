@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis import builtins, instance_state
+from shapelint.analysis import builtins, enums, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TupleV, Value, python_constant
@@ -48,25 +48,48 @@ def exec_match(an, stmt, frame) -> None:
 
 
 def _undecided(an, stmt, cases, subject: Value, frame) -> None:
-    """Each case may run, or none: their calls are alternatives."""
+    """Each case may run, or none: their calls are alternatives. A case that
+    surely raises is no alternative, as a raising branch of an `if` is not: a
+    call that returns matched another case (or none)."""
     before = dict(frame.env)
-    envs = [before]  # no case matches
+    # no case matches, unless a case without a guard matches whatever reaches it
+    envs = [] if any(_irrefutable(c) for c in cases) else [before]
+    no_match = bool(envs)
     state = instance_state.fork(an)
     paths = []  # what each case left in the modules being built
     leaves = False
+    every_done = True
+    raising = []  # the records of each case that surely raises
     with collected(frame) as records:
         for case in cases:
-            frame.env, frame.done, frame.jump = dict(before), False, None
+            frame.env, frame.done, frame.jump, frame.raised = dict(before), False, None, False
             instance_state.restore(state)
+            n_records = len(records)
             _, binds = match(an, case.pattern, subject, frame)
             for name in captured(case.pattern):
                 frame.env[name] = binds.get(name, UNKNOWN)
             if case.guard is not None:
                 an.eval(case.guard, frame)
             an.exec_block(case.body, frame)
+            if frame.raised:
+                raising.extend(list(records)[n_records:])
+                continue
             leaves = leaves or frame.done or frame.jump == "break"
+            every_done = every_done and frame.done and frame.jump is None
             envs.append(frame.env)
             paths.append(instance_state.taken(state))
+        if not envs:  # every case that can match surely raises: so does the statement
+            instance_state.restore(state)
+            merge_raising = dict(records)
+        else:
+            for key in raising:
+                del records[key]
+            merge_raising = None
+    if merge_raising is not None:
+        merge(frame.records, merge_raising, ONE, "")
+        frame.done = frame.raised = True
+        return
+    frame.raised = False
     instance_state.restore(state)  # no case matches
     for path in paths:
         instance_state.join(an, path)
@@ -78,8 +101,22 @@ def _undecided(an, stmt, cases, subject: Value, frame) -> None:
     for other in envs[1:]:
         env = an.join_env(env, other)
     frame.env, frame.done, frame.jump = env, False, None
-    if leaves:
+    if every_done and not no_match:
+        frame.done = True  # each case that can run returns
+    elif leaves:
         frame.exit_unsure = True
+
+
+def _irrefutable(case: ast.match_case) -> bool:
+    """A case that matches any subject: a capture or wildcard, without a guard."""
+    p = case.pattern
+    while isinstance(p, ast.MatchAs) and p.pattern is not None:
+        p = p.pattern
+    if isinstance(p, ast.MatchOr):
+        return case.guard is None and any(
+            _irrefutable(ast.match_case(pattern=q, guard=None, body=[])) for q in p.patterns
+        )
+    return case.guard is None and isinstance(p, ast.MatchAs)
 
 
 def captured(p: ast.pattern) -> list[str]:
@@ -108,6 +145,10 @@ def match(an, p: ast.pattern, v: Value, frame) -> tuple[bool | None, dict[str, V
             if ok is not False:
                 return ok, binds  # an undecided alternative leaves the whole undecided
         return False, {}
+    if isinstance(p, ast.MatchValue):
+        member = enums.same(False, v, an.eval(p.value, frame))  # `case Mode.BIG:`
+        if member is not None:
+            return member, {}
     if isinstance(p, (ast.MatchValue, ast.MatchSingleton)):
         want = (
             python_constant(an.eval(p.value, frame))

@@ -963,9 +963,12 @@ def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
     if not isinstance(layers, ModuleListV) or not layers.known or layers.count is not None:
         return None
     added = []
-    for _, v in me.attrs[keys.index(LAYERS) + 1 :]:
-        if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, TensorV)):
+    marked = plain.names(me.attrs)
+    for k, v in me.attrs[keys.index(LAYERS) + 1 :]:
+        if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, TensorV)) or _never_a_module(an, v):
             continue
+        if v is UNKNOWN and k in marked:
+            continue  # not known, but surely no module (`self.config.update(c)`: plain.py)
         if not is_module(v):
             return None
         if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
@@ -975,6 +978,15 @@ def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
                 return None
         added.append(v)
     return ModuleListV(layers.items + tuple(added), layers.sequential)
+
+
+def _never_a_module(an: Analyzer, v: Value) -> bool:
+    """A value nn.Module.__setattr__ stores as a plain attribute, never registering
+    it: a list, tuple or dict (modules in it included), an instance of a project
+    class no nn.Module is a base of (plain.plain_instance)."""
+    if isinstance(v, TupleV) or (isinstance(v, ObjectV) and v.kind in DICT_KINDS):
+        return True
+    return plain.plain_instance(an, v)
 
 
 def iterated(an: Analyzer, v: Value) -> Value:
@@ -1163,17 +1175,22 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
             if attr == "keys":
                 return TupleV(tuple(StrV(k) for k, _ in recv.attrs))
             return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
-        if attr == "update" and isinstance(func.value, ast.Name) and len(args) <= 1:
+        if attr == "update" and len(args) <= 1:
             other = args[0] if args else dict_value({})
             if isinstance(other, ObjectV) and other.kind in DICT_KINDS:
-                # `kwargs.update(context=normed)`: the name sees the new entries
-                _store(
-                    an,
-                    func.value,
-                    dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}, recv.kind),
-                    frame,
-                )
-                return NoneV()
+                merged = dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}, recv.kind)
+                if isinstance(func.value, ast.Name):
+                    # `kwargs.update(context=normed)`: the name sees the new entries
+                    _store(an, func.value, merged, frame)
+                    return NoneV()
+                if (
+                    isinstance(func.value, ast.Attribute)
+                    and isinstance(func.value.value, ast.Name)
+                    and store_attribute(an, func.value, merged, frame)
+                ):
+                    # `self.config.update(config)`: the attribute holds the merged
+                    # entries (its other holders are forgotten)
+                    return NoneV()
         key = args[0].value if args and isinstance(args[0], StrV) else None
         if attr in ("pop", "setdefault") and key is not None and len(args) <= 2 and not kwargs:
             # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it

@@ -3,7 +3,8 @@ arrays a module builds before handing them to torch, `torch.Tensor(a[:, None] *
 a[None, :])` a filter of known shape. Only what numpy and torch agree on is read:
 arrays of literal numbers, `arange` and `linspace` of numbers, basic indexing
 (ints, slices, None, ...), arithmetic with broadcasting, `outer`, elementwise
-functions of one array (`np.cos`); anything else of numpy's is not known. numpy's work costs nothing torch's flop counter sees.
+functions of one array (`np.cos`), `-a`, `a.T`, `a.shape`, a tensor's `numpy()` (of a
+tensor that requires no grad, of a dtype numpy has); anything else of numpy's is not known. numpy's work costs nothing torch's flop counter sees.
 """
 
 from __future__ import annotations
@@ -198,3 +199,36 @@ def index(base: ArrayV, sl: ast.expr, idx: Value) -> Value:
     if not isinstance(item, TensorV):
         return ArrayV(None, base.dtype)
     return ArrayV(item.shape, base.dtype)
+
+
+# torch's dtypes numpy has a type for: `Tensor.numpy()` raises TypeError on any other
+_NUMPY_DTYPES = frozenset(
+    "bool uint8 int8 int16 int32 int64 float16 float32 float64 complex64 complex128".split()
+)
+
+
+def from_tensor(t: TensorV, requires_grad: bool | None) -> ArrayV | None:
+    """`t.numpy()`: an array of t's shape and dtype, sharing its memory; None where
+    torch may raise instead (a tensor that requires grad, a dtype numpy lacks) or
+    the dtype is not known."""
+    if requires_grad is not False or t.dtype not in _NUMPY_DTYPES:
+        return None
+    return ArrayV(t.shape, t.dtype)
+
+
+def negative(a: ArrayV) -> Value:
+    """`-a`: numpy's negative, of a's shape and dtype (a bool array raises)."""
+    return ArrayV(a.shape, a.dtype) if a.dtype not in (None, "bool") else UNKNOWN
+
+
+def attribute(a: ArrayV, name: str) -> Value | None:
+    """`a.T` (the axes reversed), `a.shape`, `a.ndim`; None: not one read here."""
+    if a.shape is None or any(not isinstance(d, Expr) for d in a.shape):
+        return UNKNOWN if name in ("T", "shape", "ndim") else None
+    if name == "T":
+        return ArrayV(tuple(reversed(a.shape)), a.dtype)
+    if name == "shape":
+        return TupleV(tuple(IntV(d) for d in a.shape), "tuple")
+    if name == "ndim":
+        return IntV(Expr.const(len(a.shape)))
+    return None
