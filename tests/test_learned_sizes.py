@@ -230,3 +230,40 @@ def test_the_batch_against_a_quotient_of_the_constructors_sizes_is_an_error():
     assert torch_raises(source, "Attention(64, 16)", (2, 4, 64))
     found = [f for f in _found(source) if f[1] == "SHP320"]
     assert found and found[0][0] == 17 and "this needs b = dim//dim_head" in found[0][3]
+
+
+PATCHES = (
+    "import torch\nfrom einops.layers.torch import Rearrange\nfrom torch import nn\n\n\n"
+    "class ChanNorm(nn.Module):\n"
+    "    def __init__(self, dim):\n"
+    "        super().__init__()\n"
+    "        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))\n\n"
+    "    def forward(self, x):\n"
+    "        return x * self.g\n\n\n"
+    "class Embed(nn.Module):\n"
+    "    def __init__(self, channels, patch, dim):\n"
+    "        super().__init__()\n"
+    "        patch_dim = channels * patch**2\n"
+    "        self.to_patches = nn.Sequential(\n"
+    "            Rearrange('b c (h p1) (w p2) -> b (p1 p2 c) h w', p1=patch, p2=patch),\n"
+    "            ChanNorm({norm}),\n"
+    "            nn.Conv2d(patch_dim, dim, 1),\n"
+    "        )\n\n"
+    "    def forward(self, img):\n"
+    "        return self.to_patches(img)\n"
+)
+
+
+def test_a_rearrange_layer_names_the_axes_of_an_input_no_code_shaped():
+    # the layer's pattern says the image is [b, c, h·patch, w·patch] and makes it
+    # [b, patch²·c, h, w]; a norm of twice patch_dim broadcasts that to
+    # 2·channels·patch², which the conv of channels·patch² cannot take, whatever c is
+    source = PATCHES.format(norm="patch_dim * 2")
+    assert torch_raises(source, "Embed(3, 4, 32)", (2, 3, 16, 16))
+    errors = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in errors] == [(26, "SHP309")]  # the forward's call
+    assert "expect channels·patch² input channels, got 2·channels·patch²" in errors[0].message
+    # as released: c is whatever the image brings, and the norm then names it
+    as_written = PATCHES.format(norm="patch_dim")
+    assert not torch_raises(as_written, "Embed(3, 4, 32)", (2, 3, 16, 16))
+    assert not [d for d in diagnose(as_written) if d.severity == "error"]
