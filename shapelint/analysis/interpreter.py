@@ -2000,8 +2000,6 @@ class ModuleAnalyzer:
             # beside a tensor, an optional parameter's value, once given, may be a tensor
             # too (`x + self.extra`, extra=None): no size it names, a value not known
             args = [UNKNOWN if isinstance(a, OptionalV) else a for a in args]
-        if name.startswith("einops.layers.") and len(args) > 1:
-            args = [args[0], learning.einops_layer_input(args[0], args[1]), *args[2:]]
         res = dispatch.stub(name, args, kwargs, self.costs)
         res = _under_assumption(res, lambda: dispatch.stub(name, args, kwargs, self.costs))
         if res is None:

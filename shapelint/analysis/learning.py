@@ -26,7 +26,6 @@ from shapelint.ops.values import (
     IntV,
     ObjectV,
     OptionalV,
-    StrV,
     TensorV,
     TupleV,
     Value,
@@ -365,26 +364,3 @@ def _spread_over_variadic(an: Analyzer, frame: Frame, name: str, x: Value, names
     declare_learned(span)
     bind_var(an, frame, x.shape[at[0]].name, tuple(Expr.name(n) for n in span))  # type: ignore[union-attr]
     return frame.env.get(name, x)
-
-
-_LAYER_OPS = {"einops.layers.torch.Rearrange": "rearrange", "einops.layers.torch.Reduce": "reduce"}
-
-
-def einops_layer_input(layer: Value, x: Value) -> Value:
-    """What a Rearrange or Reduce layer's pattern says of the input it is applied
-    to, where that input's shape is unknown in part: the left side's axes, as
-    the function form names them (`Rearrange('b c (h p1) (w p2) -> ...', p1=p)`
-    makes an unknown image `[b, c, h·p, w·p]`), sizes of the caller's input. The
-    layer's call has no node to teach back: the value it runs on only."""
-    if not isinstance(layer, ObjectV) or layer.kind not in _LAYER_OPS:
-        return x
-    pattern = layer.attr("pattern")
-    attrs = dict(layer.attrs)
-    if not isinstance(pattern, StrV) or pattern.value is None or "axes_lengths" in attrs:
-        return x
-    lengths = {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
-    known = unify.einops_input(_LAYER_OPS[layer.kind], pattern.value, x, lengths)
-    if known is None:
-        return x
-    declare_learned(unify.dim_names(known) - unify.dim_names(x))
-    return known
