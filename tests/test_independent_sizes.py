@@ -69,6 +69,39 @@ def test_a_product_of_sizes_against_a_size_is_an_error():
     assert code == "SHP321" and "this needs dim = dim_head·heads" in message
 
 
+CHUNKED = _module(
+    "self.to_qkv = nn.Linear(dim, {qkv})\nself.to_out = nn.Linear(heads * dim_head, dim)\n",
+    "q, k, v = self.to_qkv(x).chunk(3, dim=-1)\nreturn self.to_out(v)\n",
+    params="dim, heads=8, dim_head=64",
+)
+
+
+def test_a_projection_chunked_into_pieces_of_another_width_is_an_error():
+    # chunk(3) of dim cuts pieces of ceil(dim/3), the last one what is left: v has
+    # dim - 2·ceil(dim/3) features where to_out takes heads·dim_head, two sizes the
+    # constructor takes apart (48 - 2·16 = 16 against 4·16 = 64: torch raises)
+    source = CHUNKED.format(qkv="dim")
+    assert torch_raises(source, "Block(48, 4, 16)", (2, 5, 48))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP321" and "this needs dim_head·heads = dim - 2·((dim + 2)//3)" in message
+    # as written, 3·heads·dim_head divides into three: nothing to say
+    as_written = CHUNKED.format(qkv="heads * dim_head * 3")
+    assert not torch_raises(as_written, "Block(48, 4, 16)", (2, 5, 48))
+    assert not _found(as_written, "error")
+
+
+def test_the_halves_of_one_size_of_unknown_parity_are_no_constraint():
+    # (d + 1)//2 against d//2 holds for every even d: one size's parity, which the
+    # code holds, not two sizes the constructor takes apart
+    source = _module(
+        "self.up = nn.Linear(dim, dim)\nself.proj = nn.Linear(dim // 2, dim)\n",
+        "a, gate = self.up(x).chunk(2, dim=-1)\nreturn self.proj(a) * self.proj(gate)\n",
+        params="dim",
+    )
+    assert not torch_raises(source, "Block(48)", (2, 5, 48))
+    assert not _found(source, "error") and not _found(source, "warning")
+
+
 def test_the_analysis_goes_on_under_the_constraint():
     # the warning does not turn what follows into unknowns: the second Linear runs
     # as torch runs it for callers that pass dim = hidden_dim

@@ -14,7 +14,15 @@ import torch
 from _stub_examples import CALLS as EXAMPLE_CALLS
 from _stub_examples import METHOD_CALLS, SEPARATE_MODULES
 from _stub_examples import MODULES as EXAMPLE_MODULES
-from _stubcheck import Size, check_agrees, check_value, check_verdict, run_both, symbol_names
+from _stubcheck import (
+    Size,
+    check_agrees,
+    check_value,
+    check_verdict,
+    evaluate,
+    run_both,
+    symbol_names,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -901,10 +909,14 @@ def test_axis_rules_generated(shape, op, i, j, symbolic):
     o = run_both(name, args, names=names)
     pieces = getattr(o.result.value, "items", None)
     if symbolic and op == "chunk" and o.error is None and len(pieces) != len(o.out):
-        # chunk(c) of a named size: the c pieces the code unpacks, each of unknown
-        # size (torch makes fewer only where that unpacking would fail).
+        # chunk(c) of a named size: the c pieces the code unpacks, ceil(n/c) each and
+        # the last what is left (torch makes fewer only where that unpacking would
+        # fail; the pieces it makes but its last are still ceil(n/c) each).
         assert len(pieces) == abs(i) + 1
-        assert all(p.shape[j % len(shape)] is None for p in pieces)
+        axis = j % len(shape)
+        got = [evaluate(p.shape[axis], o.env) for p in pieces]
+        want = [t.shape[axis] for t in o.out]
+        assert got[: len(want) - 1] == want[:-1] and sum(got) == shape[axis]
         return
     # Where the axis acted on has a named size, the answer hangs on its value:
     # squeeze(d) keeps or drops it (the name may be 1), unbind, split and chunk make

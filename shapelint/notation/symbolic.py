@@ -982,7 +982,13 @@ def assumed_equal(a: Expr | None, b: Expr | None) -> tuple[str, str] | None:
     if a.constant_ratio(b) is not None or (a - b).value is not None:
         return None  # `dim` and `2·dim` are never equal: no assumption makes them so
     na, nb = a.names(), b.names()
-    if not na or not nb or not (na | nb) <= facts.independent or _has_quotient(a - b):
+    if not na or not nb or not (na | nb) <= facts.independent:
+        return None
+    if na & nb and _has_quotient(a - b):
+        # `(d + 1)//2` against `d//2` (the halves of an odd d), `h·(d//h)` against `d`:
+        # one size's parity or divisibility, which the code usually holds, not two
+        # sizes apart. Over names apart a quotient is one size as a product is: a
+        # chunk's `(dim + 2)//3` against `heads·dim_head`.
         return None
     ca, cb = cancelled(a, b)
     if ca.value in facts.learned_sizes or cb.value in facts.learned_sizes:

@@ -1645,7 +1645,8 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
 
 @rule
 def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
-    """chunk(c): pieces of ceil(n/c) (possibly fewer than c pieces, as torch does)."""
+    """chunk(c): pieces of ceil(n/c) (possibly fewer than c pieces, as torch does);
+    of a size not known to divide, the c pieces code unpacks, the last what is left."""
     out = RuleOut()
     shape = shape_of(x)
     c = const_int(chunks)
@@ -1671,10 +1672,15 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
             sizes = _cuts(n.value, step)
         out.value = _pieces(x, shape, pos, sizes)
         return out
-    # A size not known to divide: pieces of unknown size. Torch may make fewer
-    # than c of them (7 in 3 is 3, 3, 1; 4 in 3 is 2, 2); code unpacks c names.
     piece = n.exact_div(c)
-    return RuleOut(_pieces(x, shape, pos, [piece] * c))
+    if piece is not None:
+        return RuleOut(_pieces(x, shape, pos, [piece] * c))
+    # A size not known to divide: torch cuts pieces of ceil(n/c), the last one
+    # what is left, and may make fewer than c of them (7 in 3 is 3, 3, 1; 4 in 3
+    # is 2, 2). Code unpacks c names, which holds only where there are c pieces,
+    # and then the last one is n - (c-1)·ceil(n/c).
+    step = (n + (c - 1)) // c
+    return RuleOut(_pieces(x, shape, pos, [step] * (c - 1) + [n - step * (c - 1)]))
 
 
 @rule

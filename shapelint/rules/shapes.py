@@ -341,7 +341,12 @@ RULES = [
             "the method binds itself (`b, dim, c = x.shape`; a copy of the instance's "
             "attribute of that name, `heads = self.heads`, is the constructor's still) "
             "or a size a use named (a "
-            "pattern axis), which may be either. Where the two are meant to be one size, "
+            "pattern axis), which may be either; nor for two formulas of one size's "
+            "quotients (`dim//2` against `(dim + 1)//2`, the two halves a chunk cuts of "
+            "an odd `dim`: its parity, which the code holds), while a quotient over sizes "
+            "apart is one size as a product is (`dim - 2·((dim + 2)//3)`, the last of the "
+            "three pieces `chunk(3)` cuts of `dim`, against `heads·dim_head`). Where the "
+            "two are meant to be one size, "
             "pass one parameter; where they are meant to differ, the layer is the wrong one."
         ),
         invalid=(
