@@ -253,6 +253,34 @@ CASES = {
         dict(d=4),
         dict(x=(2, 4)),
     ),
+    # a decorator that sets the function's docstring and hands it back: the function
+    # it returns is still the function (main: `decorated with @documented, whose
+    # wrapper is not followed`; transformers' auto_docstring on LlamaModel.forward)
+    "decorator_sets_the_docstring": (
+        """
+        def _method_doc(func, intro=None):
+            doc = func.__doc__ if intro is None else intro
+            func.__doc__ = "Args:\\n" + (doc or "")
+            return func
+
+        def documented(obj):
+            if len(obj.__qualname__.split(".")) > 1:
+                return _method_doc(obj)
+            return obj
+
+        class MLP(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, 2 * d)
+
+            @documented
+            def forward(self, x):
+                return torch.relu(self.a(x))
+        """,
+        "MLP",
+        dict(d=4),
+        dict(x=(2, 4)),
+    ),
     # `Net.make_head(3, c)` in Net's own constructor: a staticmethod read through its
     # class is the plain function (main: `self.head: not modelled`; torchsr's NinaSR)
     "staticmethod_called_through_its_class": (

@@ -28,6 +28,7 @@ from shapelint.analysis import (
     compiled,
     data_store,
     dataclass_runtime,
+    decorators,
     deferred,
     dynamic,
     expressions,
@@ -1352,9 +1353,7 @@ class ModuleAnalyzer:
                     # a setter decides what the object keeps: not run here
                     attrs = {}
                     value = UNKNOWN
-                frame.env[target.value.id] = (
-                    ObjectV(base.kind, tuple(attrs.items())) if attrs else UNKNOWN
-                )
+                frame.env[target.value.id] = decorators.stored(base, attrs, target.attr)
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)
