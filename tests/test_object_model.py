@@ -2138,6 +2138,73 @@ def test_a_classmethod_of_a_class_of_another_file(tmp_path, monkeypatch):
     assert t["flops_value"] == fc.get_total_flops()
 
 
+def test_a_computed_setattr_into_a_plain_instance_a_classmethod_made(tmp_path, monkeypatch):
+    # transformers' GenerationConfig.from_model_config, run while PreTrainedModel is
+    # built: `generation_config = cls.from_dict(d)`, then `setattr(generation_config,
+    # attr, v)` over names not known. The local holds an instance of a plain class
+    # (no module, no dataclass, no __setattr__): the store reaches it alone, neither
+    # the module being built (main: params `?`, "a change while it was built") nor
+    # the attributes of the torch layers it holds (main: `getattr(child, "tied",
+    # None)` not known, in the classmethod's summary too, whose cls is not known)
+    pkg = tmp_path / "pkg9"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "gen.py",
+        """
+        import json
+
+        class Gen:
+            def __init__(self, **kwargs):
+                self.top_k = kwargs.pop("top_k", 50)
+                self.extra = kwargs
+
+            @classmethod
+            def from_dict(cls, config_dict, **kwargs) -> "Gen":
+                config = cls(**config_dict)
+                for key, value in kwargs.items():
+                    setattr(config, key, value)
+                return config
+
+            @classmethod
+            def from_names(cls, names) -> "Gen":
+                gen = cls.from_dict(json.loads("{}"), beams=2)
+                for name in names.split(","):
+                    setattr(gen, name, json.loads("[1]"))
+                return gen
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from pkg9.gen import Gen
+
+            class Net(nn.Module):
+                def __init__(self, d, names):
+                    super().__init__()
+                    self.a = nn.Linear(d, 2 * d)
+                    self.b = nn.Linear(2 * d, d)
+                    self.gen = Gen.from_names(names)
+                    for child in self.children():
+                        if getattr(child, "tied", None):
+                            self.c = nn.Linear(d, d)
+
+                def forward(self, x):
+                    return self.b(torch.relu(self.a(x)))
+            """,
+    )
+    t = run_class(path, "Net", {"d": 4, "names": "top_k,beams"}, {"x": (2, 4)}, False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("pkg9.model").Net(4, "top_k,beams")
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 4))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+    assert t["params_value"] == sum(p.numel() for p in net.parameters()), t["params_unknown"]
+
+
 def test_a_function_of_another_file_as_a_value(tmp_path, monkeypatch):
     # geffnet's `gate_fn=sigmoid`, reached through two star imports: a function of
     # another file passed, stored and called later

@@ -1342,10 +1342,11 @@ class ModuleAnalyzer:
                 # a store into a module being built, through another name
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
-                modules.store_attr(self, obj, target.attr, value, frame)
-                absence.unapplied_write(
-                    obj, target.attr, absence.through_parameter(self.specialize, target, frame)
-                )
+                if not (obj is UNKNOWN and plain_instances.holds_plain(self, target.value, frame)):
+                    modules.store_attr(self, obj, target.attr, value, frame)
+                    absence.unapplied_write(
+                        obj, target.attr, absence.through_parameter(self.specialize, target, frame)
+                    )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
