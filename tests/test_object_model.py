@@ -253,6 +253,34 @@ CASES = {
         dict(d=4),
         dict(x=(2, 4)),
     ),
+    # a decorator that sets the function's docstring and hands it back: the function
+    # it returns is still the function (main: `decorated with @documented, whose
+    # wrapper is not followed`; transformers' auto_docstring on LlamaModel.forward)
+    "decorator_sets_the_docstring": (
+        """
+        def _method_doc(func, intro=None):
+            doc = func.__doc__ if intro is None else intro
+            func.__doc__ = "Args:\\n" + (doc or "")
+            return func
+
+        def documented(obj):
+            if len(obj.__qualname__.split(".")) > 1:
+                return _method_doc(obj)
+            return obj
+
+        class MLP(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, 2 * d)
+
+            @documented
+            def forward(self, x):
+                return torch.relu(self.a(x))
+        """,
+        "MLP",
+        dict(d=4),
+        dict(x=(2, 4)),
+    ),
     # `Net.make_head(3, c)` in Net's own constructor: a staticmethod read through its
     # class is the plain function (main: `self.head: not modelled`; torchsr's NinaSR)
     "staticmethod_called_through_its_class": (
@@ -2995,3 +3023,70 @@ def test_a_helper_calling_itself_with_other_arguments_keeps_the_count(tmp_path):
     net = mod.Net()
     assert (net.p, net.q) == (2, 1)
     assert t["params_value"] == sum(p.numel() for p in net.parameters())
+
+
+def test_a_computed_setattr_into_a_plain_instance_a_classmethod_made(tmp_path, monkeypatch):
+    # transformers' GenerationConfig.from_model_config, run while PreTrainedModel is
+    # built: `generation_config = cls.from_dict(d)`, then `setattr(generation_config,
+    # attr, v)` over names not known. The local holds an instance of a plain class
+    # (no module, no dataclass, no __setattr__): the store reaches it alone, neither
+    # the module being built (main: params `?`, "a change while it was built") nor
+    # the attributes of the torch layers it holds (main: `getattr(child, "tied",
+    # None)` not known, in the classmethod's summary too, whose cls is not known)
+    pkg = tmp_path / "pkg9"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "gen.py",
+        """
+        import json
+
+        class Gen:
+            def __init__(self, **kwargs):
+                self.top_k = kwargs.pop("top_k", 50)
+                self.extra = kwargs
+
+            @classmethod
+            def from_dict(cls, config_dict, **kwargs) -> "Gen":
+                config = cls(**config_dict)
+                for key, value in kwargs.items():
+                    setattr(config, key, value)
+                return config
+
+            @classmethod
+            def from_names(cls, names) -> "Gen":
+                gen = cls.from_dict(json.loads("{}"), beams=2)
+                for name in names.split(","):
+                    setattr(gen, name, json.loads("[1]"))
+                return gen
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from pkg9.gen import Gen
+
+            class Net(nn.Module):
+                def __init__(self, d, names):
+                    super().__init__()
+                    self.a = nn.Linear(d, 2 * d)
+                    self.b = nn.Linear(2 * d, d)
+                    self.gen = Gen.from_names(names)
+                    for child in self.children():
+                        if getattr(child, "tied", None):
+                            self.c = nn.Linear(d, d)
+
+                def forward(self, x):
+                    return self.b(torch.relu(self.a(x)))
+            """,
+    )
+    t = run_class(path, "Net", {"d": 4, "names": "top_k,beams"}, {"x": (2, 4)}, False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from torch.utils.flop_counter import FlopCounterMode
+
+    net = importlib.import_module("pkg9.model").Net(4, "top_k,beams")
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        net(torch.randn(2, 4))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()
+    assert t["params_value"] == sum(p.numel() for p in net.parameters()), t["params_unknown"]

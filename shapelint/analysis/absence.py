@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import dynamic, registering
 from shapelint.analysis.attributes import base_classes
 from shapelint.analysis.defs import named_params
+from shapelint.analysis.nodes import sole_assignments, stored_names
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
 if TYPE_CHECKING:
@@ -102,7 +103,28 @@ def through_parameter(specialize: bool, target: ast.expr, frame) -> bool:
     a = fd.node.args
     names = [p.arg for p in named_params(fd.node)]
     names += [v.arg for v in (a.vararg, a.kwarg) if v is not None]
-    return root.id in names and root.id not in frame.nonlocal_names
+    if root.id in frame.nonlocal_names:
+        return False
+    return root.id in names or _made_from_parameters(fd.node, root.id, set(names))
+
+
+def _made_from_parameters(fn: ast.AST, name: str, params: set[str]) -> bool:
+    """Whether every binding of the local `name` in fn is `name = p(...)` or
+    `name = p.make(...)` with p a parameter fn never rebinds (`generation_config =
+    cls.from_dict(d)` in a classmethod): what it holds is made from what the call
+    passes, so that the pass not knowing them makes no write of the run either:
+    the run makes it, with the object made, when it calls fn."""
+    assigns = sole_assignments(fn, name)
+    if not assigns:
+        return False
+    rebound = stored_names(fn)
+    for a in assigns:
+        func = a.value.func if isinstance(a.value, ast.Call) else None
+        if isinstance(func, ast.Attribute):
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id not in params or func.id in rebound:
+            return False
+    return True
 
 
 def stored_elsewhere(name: str | None) -> None:

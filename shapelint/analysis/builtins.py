@@ -28,6 +28,7 @@ from shapelint.analysis import (
     lambdas,
     modules,
     plain,
+    plain_instances,
     pytypes,
     torch_absence,
 )
@@ -1163,11 +1164,16 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
             if isinstance(args[2], NoneV):  # None in a registry, or a plain attribute
                 plain.mark(attrs, name, none_plain)
         return NoneV()
+    # a local surely holding an instance of a plain class: the store reaches that
+    # object alone, whatever the name
+    apart = args[0] is UNKNOWN and plain_instances.holds_plain(an, node.args[0], frame)
     if an.specialize and aliasing.recorders():
         an.outer_writes += 1
-        if not an.trial:
+        if not an.trial and not apart:
             modules.store_attr(an, args[0], name, args[2], frame)
             absence.unapplied_write(args[0], name)
+        return NoneV()
+    if apart:
         return NoneV()
     if not an.trial and frame.func is not None:
         # `setattr(obj, r, 0)` with obj a parameter: in a target run's pass over the

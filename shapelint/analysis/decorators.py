@@ -61,6 +61,19 @@ def function_value(an, fd: FuncDef) -> FunctionV:
     return FunctionV(f"<function>{owner.src.path}::{fd.qualname}", tuple(attrs), fd)
 
 
+def stored(obj: ObjectV, attrs: dict[str, Value], name: str) -> Value:
+    """obj after `obj.name = v` through a local name, attrs its attributes then.
+    A function stays the function Python called it as (`func.__doc__ = docstring`,
+    which transformers' auto_docstring does before it returns func): its
+    attributes are data, its body is its code, which only a store of `__code__`
+    replaces."""
+    if not attrs:
+        return UNKNOWN
+    if isinstance(obj, FunctionV) and name != "__code__":
+        return FunctionV(obj.kind, tuple(attrs.items()), obj.fd)
+    return ObjectV(obj.kind, tuple(attrs.items()))
+
+
 # What functools.wraps copies from the function it is given (WRAPPER_ASSIGNMENTS).
 _WRAPS_COPIES = ("__module__", "__name__", "__qualname__", "__doc__")
 

@@ -28,6 +28,7 @@ from shapelint.analysis import (
     compiled,
     data_store,
     dataclass_runtime,
+    decorators,
     deferred,
     dynamic,
     enums,
@@ -1342,10 +1343,11 @@ class ModuleAnalyzer:
                 # a store into a module being built, through another name
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
-                modules.store_attr(self, obj, target.attr, value, frame)
-                absence.unapplied_write(
-                    obj, target.attr, absence.through_parameter(self.specialize, target, frame)
-                )
+                if not (obj is UNKNOWN and plain_instances.holds_plain(self, target.value, frame)):
+                    modules.store_attr(self, obj, target.attr, value, frame)
+                    absence.unapplied_write(
+                        obj, target.attr, absence.through_parameter(self.specialize, target, frame)
+                    )
             elif isinstance(target.value, ast.Name) and isinstance(base, ObjectV):
                 attrs = dict(base.attrs)
                 attrs[target.attr] = value
@@ -1353,9 +1355,7 @@ class ModuleAnalyzer:
                     # a setter decides what the object keeps: not run here
                     attrs = {}
                     value = UNKNOWN
-                frame.env[target.value.id] = (
-                    ObjectV(base.kind, tuple(attrs.items())) if attrs else UNKNOWN
-                )
+                frame.env[target.value.id] = decorators.stored(base, attrs, target.attr)
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)

@@ -72,6 +72,19 @@ def stored_names(root: ast.AST) -> frozenset[str]:
 _ORDER = object  # key of the full list, in walk order (no node type is `object`)
 
 
+def sole_assignments(fn: ast.AST, name: str) -> list[ast.Assign]:
+    """The statements `name = value` of fn, where they are every binding of the
+    name in it (no augmented, unpacked, loop, `with`, walrus or other binding);
+    empty otherwise."""
+    binds = [n for n in nodes_of(fn, ast.Name) if n.id == name and not isinstance(n.ctx, ast.Load)]
+    assigns = [
+        a
+        for a in nodes_of(fn, ast.Assign)
+        if len(a.targets) == 1 and isinstance(a.targets[0], ast.Name) and a.targets[0].id == name
+    ]
+    return assigns if len(binds) == len(assigns) else []
+
+
 def _index(root: ast.AST) -> dict[type, list]:
     index = root.__dict__.get(_ATTR)
     if index is None:

@@ -22,7 +22,8 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import defining_class, find_method, find_property, mro
-from shapelint.analysis.modules import ClassRefV, SelfRecorder
+from shapelint.analysis.modules import ClassRefV, SelfRecorder, is_dataclass
+from shapelint.analysis.nodes import nodes_of, sole_assignments, stored_names
 from shapelint.analysis.plain import plain_class
 from shapelint.ops.values import ObjectV
 
@@ -48,6 +49,83 @@ def made_plain(an: Analyzer, node: ast.Call, frame) -> bool:
         return False  # a plain method called through the class takes its self as given
     declared = _declared_class(an, fd)
     return declared is not None and any(c.key == declared for c in mro(an, cd))
+
+
+def holds_plain(an: Analyzer, node: ast.expr, frame) -> bool:
+    """Whether node, a local name of the function running, surely holds an
+    instance of a project class that is no nn.Module and whose attribute stores run
+    no project code: every binding of the name in the function is `name = C(...)`
+    or `name = C.make(...)` as made_plain judges them, C read off a name the
+    function never binds (reading it now reads what the binding read), C and its
+    bases defining no `__setattr__`, no property setter and no class attribute a
+    call made (a descriptor's `__set__` would run). A store into it
+    (`setattr(generation_config, attr, v)` over a dict's keys, in
+    `GenerationConfig.from_model_config`) then changes no module being built: the
+    object is no module and holds none of their state, whatever its value; nor,
+    C being no dataclass, any instance the run holds as a value (absence.py's
+    dataclass instances, whose attributes `getattr(obj, name, default)` decides):
+    no attribute of theirs becomes possible."""
+    fd = getattr(frame, "func", None)
+    if not isinstance(node, ast.Name) or fd is None:
+        return False
+    fn, name = fd.node, node.id
+    assigns = sole_assignments(fn, name)
+    if not assigns or _bound_otherwise(fn, name):
+        return False
+    stored = stored_names(fn)
+    for a in assigns:
+        call = a.value
+        if not isinstance(call, ast.Call):
+            return False
+        func = call.func
+        receiver = func.value if isinstance(func, ast.Attribute) else func
+        if not isinstance(receiver, ast.Name) or receiver.id in stored:
+            return False
+        cd = _plain_class(an, receiver, frame)
+        if cd is None or not made_plain(an, call, frame) or not _stored_apart(an, cd):
+            return False
+    return True
+
+
+def _stored_apart(an: Analyzer, cd: ClassDef) -> bool:
+    """Stores into an instance of cd run no project code (_stores_plainly), and no
+    judgment of absence reads its attributes: no dataclass along its bases (one of
+    the dataclass instances the run holds, absence.py's, may be it) and no
+    `__getattr__` / `__getattribute__` (attribute_hooks.py's)."""
+    return _stores_plainly(an, cd) and not any(
+        is_dataclass(c) or any(find_method(an, c, h) is not None for h in _HOOKS)
+        for c in mro(an, cd)
+    )
+
+
+def _bound_otherwise(fn, name: str) -> bool:
+    """name declared global or nonlocal, or bound by a def, class or import in fn."""
+    for n in nodes_of(fn, (ast.Global, ast.Nonlocal)):
+        if name in n.names:
+            return True
+    for n in nodes_of(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if n is not fn and n.name == name:
+            return True
+    return any(
+        (a.asname or a.name.partition(".")[0]) == name
+        for n in nodes_of(fn, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    )
+
+
+def _stores_plainly(an: Analyzer, cd: ClassDef) -> bool:
+    """An attribute store into an instance of cd runs no code of the project."""
+    for c in mro(an, cd):
+        for stmt in c.node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.name in ("__setattr__", "__delattr__") or any(
+                    isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter")
+                    for d in stmt.decorator_list
+                ):
+                    return False
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Call):
+                return False
+    return True
 
 
 def _plain_class(an: Analyzer, node: ast.expr, frame) -> ClassDef | None:
