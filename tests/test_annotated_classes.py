@@ -788,3 +788,59 @@ def test_a_path_split_drops_only_its_own_findings():
     path = corpus_package("vit-pytorch") / "vit_pytorch" / "vivit.py"
     found = [(d.line, d.code) for d in diagnose(path.read_text(), str(path))]
     assert (89, "SHP404") in found
+
+
+# cct's TransformerClassifier: which embedding the instance holds is a constructor's
+# flag, an `elif` chain at the top of __init__; `check` keeps the attributes of its
+# last branch (the sine table), so the learnable table's width was never met by the
+# annotated forward (init_paths.py)
+EMBEDDED = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, dim, seq_len, positional_embedding='sine'):
+        super().__init__()
+        if positional_embedding == 'none':
+            self.positional_emb = None
+        elif positional_embedding == 'learnable':
+            self.positional_emb = nn.Parameter(torch.zeros(1, seq_len, {width}))
+        else:
+            self.positional_emb = nn.Parameter(torch.ones(1, seq_len, dim), requires_grad=False)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        x = self.norm(x)
+        if self.positional_emb is not None:
+            x += self.positional_emb
+        return x
+"""
+EMBED_SPECS = ["b n dim", "2 5 8"]
+
+
+def test_a_conflict_on_a_path_of_the_constructors_flag_is_an_error_there():
+    source = EMBEDDED.format(width="dim * 2", spec="b n dim")
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(21, "SHP308")]
+    assert "on the path where `positional_embedding == 'learnable'` is true (line 12)" in (
+        found[0].message
+    )
+
+
+@pytest.mark.parametrize("spec", EMBED_SPECS)
+def test_every_path_of_the_constructors_flag_agreeing_is_no_error(spec):
+    assert _errors(EMBEDDED.format(width="dim", spec=spec)) == []
+
+
+def test_torch_refuses_the_learnable_path_only():
+    torch = pytest.importorskip("torch")
+    bad = jaxtyped_class(EMBEDDED.format(width="dim * 2", spec="b n dim"), "Classifier")
+    with pytest.raises(RuntimeError):
+        bad(8, 5, positional_embedding="learnable")(torch.randn(2, 5, 8))
+    for flag in ("none", "sine"):
+        assert bad(8, 5, positional_embedding=flag)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    ok = jaxtyped_class(EMBEDDED.format(width="dim", spec="b n dim"), "Classifier")
+    for flag in ("none", "learnable", "sine"):
+        assert ok(8, 5, positional_embedding=flag)(torch.randn(2, 5, 8)).shape == (2, 5, 8)

@@ -12,7 +12,10 @@ and keeps the scalars it settles, and a tensor whose rank the summary lost where
 run gives every size in the call's own names (`init_values * torch.ones(dim)`: the
 summary's init_values may be a tensor, the call's is a float), and a module the call
 hands it that the run stores (`self.fn = fn`). A layer the run builds stays as the
-summary says."""
+summary says, but where the summary's `__init__` stored it on a path of a test it could
+not decide (the summary keeps the last path's value: `self.cross_attn = None` after
+`if has_cross_attn: ... else:`) and the call's arguments decide that test: there the
+run's value, in the call's own sizes, is the instance's."""
 
 from __future__ import annotations
 
@@ -35,7 +38,10 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
     open_names = {
         k
         for k, v in instance.attrs
-        if v is UNKNOWN or _rank_lost(v) or (handed and isinstance(v, IntV) and v.value is None)
+        if v is UNKNOWN
+        or _rank_lost(v)
+        or (handed and isinstance(v, IntV) and v.value is None)
+        or k in cd.path_attrs
     }
     if not open_names or cd.key in _RUNNING:
         return instance
@@ -73,8 +79,24 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
     return {
         k: v
         for k, v in attrs.items()
-        if k in open_names and (_scalar(v) or _sized_by(v, given) or any(v == h for h in handed))
+        if k in open_names
+        and (
+            _scalar(v)
+            or _sized_by(v, given)
+            or any(v == h for h in handed)
+            or _path_taken(k, v, cd, recorder, given)
+        )
     }
+
+
+def _path_taken(name: str, v: Value, cd, recorder, given: set[str]) -> bool:
+    """An attribute the summary's __init__ stored on a path of a test it could not
+    decide (`if has_cross_attn: self.cross_attn = PreNorm(dim, ...)`, else None: the
+    summary keeps the last path's None), which these arguments decide: the run stored
+    it on no undecided path, and every size in it is the call's own."""
+    return (
+        name in cd.path_attrs and name not in recorder.on_a_path and unnamed.value_names(v) <= given
+    )
 
 
 def _handed(args, kwargs) -> list[Value]:
