@@ -844,3 +844,36 @@ def test_torch_refuses_the_learnable_path_only():
     ok = jaxtyped_class(EMBEDDED.format(width="dim", spec="b n dim"), "Classifier")
     for flag in ("none", "learnable", "sine"):
         assert ok(8, 5, positional_embedding=flag)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+
+
+# The method's own test of the flag (`if self.pooled:`) is no test the path decides
+# (`self.pooled` is the parameter's value, not its truth on the path): on the pooled
+# instance, the branch Python never takes there would sum the 1-d bias over dim 2
+POOLED_BIAS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Pool(nn.Module):
+    def __init__(self, dim, pooled):
+        super().__init__()
+        self.pooled = pooled
+        if pooled:
+            self.bias = nn.Parameter(torch.zeros(dim))
+        else:
+            self.bias = nn.Parameter(torch.zeros(1, 1, dim))
+
+    def forward(self, x: Float[Tensor, "b n dim"]):
+        if self.pooled:
+            return x.mean(1) + self.bias
+        return x + self.bias.sum(dim=2, keepdim=True)
+"""
+
+
+def test_a_method_test_going_with_the_flag_finds_nothing_on_its_other_branch():
+    torch = pytest.importorskip("torch")
+    cls = jaxtyped_class(POOLED_BIAS, "Pool")
+    assert cls(8, True)(torch.randn(2, 5, 8)).shape == (2, 8)
+    assert cls(8, False)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    assert _errors(POOLED_BIAS) == []

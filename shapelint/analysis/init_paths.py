@@ -11,9 +11,10 @@ its body never rebinds (`path_split.settled`): each branch of such an `if` at th
 of `__init__` (an `elif` chain's branches one by one) is an instance someone may
 build. So the method runs once more on the attributes `__init__` stores on each path
 whose tensors differ from the last path's, in a pass of its own whose findings are
-dropped but its errors (the run of `__init__` on the path keeps its undecided tests'
-findings to itself, as a path split's do); an error the run on the instance `check`
-keeps did not meet is reported, stating the path.
+dropped but its errors (the run of `__init__` on the path, and each undecided test of
+the method, whose truth may go with the flag's, keep their findings to themselves, as
+a path split's do); an error the run on the instance `check` keeps did not meet is
+reported, stating the path.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
 
 # A constructor with more flag paths than this is checked on its last path only.
 MAX_PATHS = 6
+
+# The assumption a method's run on a path's instance holds: no test of the method's
+# is decided by it (no expression dumps to this), but every undecided one's branches
+# keep their findings to themselves (statement_exec.exec_if).
+ON_PATH = "<a path of the constructor's flag>"
 
 
 def _self_reads(fd: FuncDef) -> frozenset[str]:

@@ -834,6 +834,10 @@ class ModuleAnalyzer:
                 attrs = self.contract_attrs(fd.cls)
             if attrs_on_path is not None:
                 attrs = attrs_on_path
+                # each undecided test of the method may go with the constructor's flag
+                # (`if self.seq_pool:` after `self.seq_pool = seq_pool`): what its
+                # branches find on this path is dropped, as on a path split's path
+                frame.assumed = {init_paths.ON_PATH: True}
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
         if fd.cls is not None and fd.node.name != "__init__":
