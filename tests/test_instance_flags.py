@@ -95,12 +95,22 @@ from jaxtyping import Float
 from torch import Tensor, nn
 
 
+class FF(nn.Module):
+    def __init__(self, dim, mult=4):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim * mult), nn.Linear(dim * mult, dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
 class Block(nn.Module):
     def __init__(self, dim, has_norm=True):
         super().__init__()
         self.has_norm = has_norm
         if has_norm:
-            self.norm = nn.LayerNorm(dim)
+            # FF's mult, left at its default, is a size of FF's own name
+            self.norm = nn.Sequential(nn.LayerNorm(dim), FF(dim))
         else:
             self.norm = None
 
