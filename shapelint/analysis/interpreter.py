@@ -655,6 +655,8 @@ class ModuleAnalyzer:
         for assumed, where in init_paths.paths(self, fd, init, cd.path_attrs):
             quiet, self._quiet = self._quiet, True
             self._in_progress.add(fd.qualname)
+            # what the runs on arguments say on the path is no later run's to skip
+            said = modules.said_before(self)
             try:
                 with OwnPass(), may_raise.apart(), self.diverted():
                     attrs = self._init_attrs(cd, at_sizes=True, assumed=assumed)
@@ -664,6 +666,7 @@ class ModuleAnalyzer:
                 with OwnPass(), may_raise.apart(), self.diverted() as found:
                     self._run_function(fd, {}, attrs_on_path=attrs)
             finally:
+                modules.say_again(self, said)
                 self._in_progress.discard(fd.qualname)
                 self._quiet = quiet
             for d in found:
