@@ -788,3 +788,92 @@ def test_a_path_split_drops_only_its_own_findings():
     path = corpus_package("vit-pytorch") / "vit_pytorch" / "vivit.py"
     found = [(d.line, d.code) for d in diagnose(path.read_text(), str(path))]
     assert (89, "SHP404") in found
+
+
+# cct's TransformerClassifier: which embedding the instance holds is a constructor's
+# flag, an `elif` chain at the top of __init__; `check` keeps the attributes of its
+# last branch (the sine table), so the learnable table's width was never met by the
+# annotated forward (init_paths.py)
+EMBEDDED = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, dim, seq_len, positional_embedding='sine'):
+        super().__init__()
+        if positional_embedding == 'none':
+            self.positional_emb = None
+        elif positional_embedding == 'learnable':
+            self.positional_emb = nn.Parameter(torch.zeros(1, seq_len, {width}))
+        else:
+            self.positional_emb = nn.Parameter(torch.ones(1, seq_len, dim), requires_grad=False)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        x = self.norm(x)
+        if self.positional_emb is not None:
+            x += self.positional_emb
+        return x
+"""
+EMBED_SPECS = ["b n dim", "2 5 8"]
+
+
+def test_a_conflict_on_a_path_of_the_constructors_flag_is_an_error_there():
+    source = EMBEDDED.format(width="dim * 2", spec="b n dim")
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(21, "SHP308")]
+    assert "on the path where `positional_embedding == 'learnable'` is true (line 12)" in (
+        found[0].message
+    )
+
+
+@pytest.mark.parametrize("spec", EMBED_SPECS)
+def test_every_path_of_the_constructors_flag_agreeing_is_no_error(spec):
+    assert _errors(EMBEDDED.format(width="dim", spec=spec)) == []
+
+
+def test_torch_refuses_the_learnable_path_only():
+    torch = pytest.importorskip("torch")
+    bad = jaxtyped_class(EMBEDDED.format(width="dim * 2", spec="b n dim"), "Classifier")
+    with pytest.raises(RuntimeError):
+        bad(8, 5, positional_embedding="learnable")(torch.randn(2, 5, 8))
+    for flag in ("none", "sine"):
+        assert bad(8, 5, positional_embedding=flag)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    ok = jaxtyped_class(EMBEDDED.format(width="dim", spec="b n dim"), "Classifier")
+    for flag in ("none", "learnable", "sine"):
+        assert ok(8, 5, positional_embedding=flag)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+
+
+# The method's own test of the flag (`if self.pooled:`) is no test the path decides
+# (`self.pooled` is the parameter's value, not its truth on the path): on the pooled
+# instance, the branch Python never takes there would sum the 1-d bias over dim 2
+POOLED_BIAS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Pool(nn.Module):
+    def __init__(self, dim, pooled):
+        super().__init__()
+        self.pooled = pooled
+        if pooled:
+            self.bias = nn.Parameter(torch.zeros(dim))
+        else:
+            self.bias = nn.Parameter(torch.zeros(1, 1, dim))
+
+    def forward(self, x: Float[Tensor, "b n dim"]):
+        if self.pooled:
+            return x.mean(1) + self.bias
+        return x + self.bias.sum(dim=2, keepdim=True)
+"""
+
+
+def test_a_method_test_going_with_the_flag_finds_nothing_on_its_other_branch():
+    torch = pytest.importorskip("torch")
+    cls = jaxtyped_class(POOLED_BIAS, "Pool")
+    assert cls(8, True)(torch.randn(2, 5, 8)).shape == (2, 8)
+    assert cls(8, False)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    assert _errors(POOLED_BIAS) == []

@@ -81,3 +81,75 @@ def test_the_stride_two_block_taking_the_residual_is_an_error():
     assert len(errors) == 1
     # the channels are the list's items, sizes of their own (item_sizes.py)
     assert "[2, channels[2], 16, 16] and [2, channels[1], 32, 32]" in errors[0]
+
+
+# A module attribute `__init__` stores on each path of a flag it cannot decide for
+# any arguments (perceiver's PerceiverBlock: `self.cross_attn = PreNorm(dim, ...)`
+# where has_cross_attn, else None): plain mode kept the last path's None, so a
+# forward reached through an instance built with the flag left at True called None
+# and checked nothing. The call's arguments decide the flag: the run of `__init__`
+# at them says which layer the instance holds.
+PATHS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FF(nn.Module):
+    def __init__(self, dim, mult=4):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim * mult), nn.Linear(dim * mult, dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, has_norm=True):
+        super().__init__()
+        self.has_norm = has_norm
+        if has_norm:
+            # FF's mult, left at its default, is a size of FF's own name
+            self.norm = nn.Sequential(nn.LayerNorm(dim), FF(dim))
+        else:
+            self.norm = None
+
+    def forward(self, x):
+        if self.has_norm:
+            x = self.norm(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, dim{param}):
+        super().__init__()
+        self.latents = nn.Parameter(torch.randn(3, {width}))
+        self.block = Block(dim{flag})
+
+    def forward(self, x: Float[Tensor, "b dim"]):
+        return self.block(self.latents)
+"""
+
+
+def test_the_layer_a_flag_left_at_its_default_stores_is_called():
+    source = PATHS.format(param="", width="dim * 2", flag="")
+    assert torch_raises(source, "Net(4)", (2, 4))
+    errors = _errors(source)
+    assert len(errors) == 1
+    assert "SHP309" in errors[0] and "[3, 2·dim]" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("param", "width", "flag", "build"),
+    [
+        ("", "dim * 2", ", has_norm=False", "Net(4)"),  # the path without the layer
+        ("", "dim", "", "Net(4)"),  # the layer at the width it is given
+        # a flag the caller does not decide: either path may run
+        (", has_norm", "dim * 2", ", has_norm", "Net(4, False)"),
+    ],
+    ids=["flag-off", "same-width", "caller-flag"],
+)
+def test_a_path_the_arguments_do_not_take_is_no_error(param, width, flag, build):
+    source = PATHS.format(param=param, width=width, flag=flag)
+    assert not torch_raises(source, build, (2, 4))
+    assert _errors(source) == []

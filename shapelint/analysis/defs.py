@@ -50,6 +50,8 @@ class ClassDef:
     name: str
     methods: dict[str, FuncDef] = field(default_factory=dict)
     self_attrs: dict[str, Value] | None = None  # from __init__, computed on demand
+    # the attributes __init__ stores on a path of a test it could not decide
+    path_attrs: frozenset[str] = frozenset()
     init_params: list[str] = field(default_factory=list)
     init_kwonly: list[str] = field(default_factory=list)  # after `*` or `*args`: by keyword
     owner: Analyzer | None = field(default=None, compare=False, repr=False)

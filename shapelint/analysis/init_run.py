@@ -12,11 +12,14 @@ and keeps the scalars it settles, and a tensor whose rank the summary lost where
 run gives every size in the call's own names (`init_values * torch.ones(dim)`: the
 summary's init_values may be a tensor, the call's is a float), and a module the call
 hands it that the run stores (`self.fn = fn`). A layer the run builds stays as the
-summary says."""
+summary says, but where the summary's `__init__` stored it on a path of a test it could
+not decide (the summary keeps the last path's value: `self.cross_attn = None` after
+`if has_cross_attn: ... else:`) and the call's arguments decide that test: there the
+run's value, in the call's own sizes, is the instance's."""
 
 from __future__ import annotations
 
-from shapelint.analysis import may_raise, modules, raising, unnamed
+from shapelint.analysis import learning, may_raise, modules, raising, unnamed
 from shapelint.analysis.attributes import find_method, settled
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.notation.symbolic import Expr
@@ -35,7 +38,10 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
     open_names = {
         k
         for k, v in instance.attrs
-        if v is UNKNOWN or _rank_lost(v) or (handed and isinstance(v, IntV) and v.value is None)
+        if v is UNKNOWN
+        or _rank_lost(v)
+        or (handed and isinstance(v, IntV) and v.value is None)
+        or k in cd.path_attrs
     }
     if not open_names or cd.key in _RUNNING:
         return instance
@@ -70,11 +76,30 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
     attrs = settled(an, cd, recorder.attrs)
     given = unnamed.value_names((tuple(args), tuple(kwargs.values()))) - _left(init, args, kwargs)
     handed = _handed(args, kwargs)
-    return {
+    out = {
         k: v
         for k, v in attrs.items()
         if k in open_names and (_scalar(v) or _sized_by(v, given) or any(v == h for h in handed))
     }
+    for k in cd.path_attrs & open_names - set(out):
+        taken = _path_taken(k, attrs, recorder, given)
+        if taken is not None:
+            out[k] = taken
+    return out
+
+
+def _path_taken(name: str, attrs: dict[str, Value], recorder, given: set[str]) -> Value | None:
+    """An attribute the summary's __init__ stored on a path of a test it could not
+    decide (`if has_cross_attn: self.cross_attn = PreNorm(dim, ...)`, else None: the
+    summary keeps the last path's None), which these arguments decide: what the run
+    stored there on no undecided path, each size of it that is not the call's own
+    unknown (a parameter a layer it builds leaves at its default, FeedForward's
+    `mult`, is a name of that layer's, which the caller may use for another size);
+    None where the run left it on a path too, or a value keeps such a name."""
+    if name not in attrs or name in recorder.on_a_path:
+        return None
+    v = learning.forget(attrs[name], unnamed.value_names(attrs[name]) - given)
+    return v if unnamed.value_names(v) <= given else None
 
 
 def _handed(args, kwargs) -> list[Value]:

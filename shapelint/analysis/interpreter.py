@@ -37,6 +37,7 @@ from shapelint.analysis import (
     forward_ad,
     grad_mode,
     in_place,
+    init_paths,
     init_run,
     inplace,
     installed,
@@ -119,6 +120,7 @@ from shapelint.ops.values import (
     fresh_var,
 )
 from shapelint.options import AnalysisOptions
+from shapelint.rules import severity_of
 
 ASSUMED_EQUAL = "SHP318"
 # The op codes whose sizes must be equal, with no broadcasting: a matrix product's
@@ -637,7 +639,46 @@ class ModuleAnalyzer:
         self.summaries[qualname] = summ
         self.result.functions.append(summ)
         self._check_contract(fd)
+        self._check_init_paths(fd)
         return summ
+
+    def _check_init_paths(self, fd: FuncDef) -> None:
+        """A method with jaxtyping-annotated parameters run once more on the instance
+        each path of a constructor's flag builds (init_paths.py), for its errors alone:
+        `check` keeps the last path's attributes."""
+        if self.specialize or not layer_defaults_of.checks_contract(self, fd):
+            return
+        cd = fd.cls
+        kept = self.class_attrs(cd)
+        init = attributes.find_method(self, cd, "__init__")
+        if init is None or init.owner not in (None, self) or not cd.path_attrs:
+            return
+        reads = init_paths.reads(fd)
+        for assumed, where in init_paths.paths(self, fd, init, cd.path_attrs):
+            quiet, self._quiet = self._quiet, True
+            self._in_progress.add(fd.qualname)
+            # what the runs on arguments say on the path is no later run's to skip
+            said = modules.said_before(self)
+            try:
+                with OwnPass(), may_raise.apart(), self.diverted():
+                    attrs = self._init_attrs(cd, at_sizes=True, assumed=assumed)
+                if not init_paths.differs(attrs, kept, reads):
+                    continue
+                self._quiet = False
+                with OwnPass(), may_raise.apart(), self.diverted() as found:
+                    self._run_function(fd, {}, attrs_on_path=attrs)
+            finally:
+                modules.say_again(self, said)
+                self._in_progress.discard(fd.qualname)
+                self._quiet = quiet
+            for d in found:
+                if (
+                    d.code.startswith(("SHP2", "SHP3"))
+                    and severity_of(d.code) == "error"
+                    and (d.line, d.column, d.code) not in self._diag_spots
+                ):
+                    spot = (d.line, d.column, d.end_line, d.end_column)
+                    self.report(spot, d.code, f"{d.message} ({where})")
 
     def _check_contract(self, fd: FuncDef) -> None:
         """A method with jaxtyping-annotated parameters run once more on an instance
@@ -732,12 +773,19 @@ class ModuleAnalyzer:
         return known
 
     def _init_attrs(
-        self, cd: ClassDef, at_sizes: bool, layer_defaults: bool = False
+        self,
+        cd: ClassDef,
+        at_sizes: bool,
+        layer_defaults: bool = False,
+        assumed: dict[str, bool] | None = None,
     ) -> dict[str, Value]:
+        """assumed: the truth of each flag test on a path of the constructor
+        (init_paths.py)."""
         init = attributes.find_method(self, cd, "__init__")
         if init is None:
             return {}
         frame = _Frame(init, init.qualname)
+        frame.assumed = assumed or {}
         self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes, layer_defaults)
         frame.env["self"] = SelfRecorder(cd.key)
         with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
@@ -745,6 +793,7 @@ class ModuleAnalyzer:
             rec = frame.env.get("self")
             if not isinstance(rec, SelfRecorder):
                 return {}
+            cd.path_attrs |= rec.on_a_path
             # Rebuilt in the scope: an assert after the division still counts.
             attrs = attributes.settled(self, cd, rec.attrs)
             return {k: _rebuilt(v) for k, v in attrs.items()}
@@ -770,10 +819,15 @@ class ModuleAnalyzer:
         return self._summarize(fd, frame, params)
 
     def _run_function(
-        self, fd: FuncDef, learnt: dict[str, TensorV], contract: bool = False
+        self,
+        fd: FuncDef,
+        learnt: dict[str, TensorV],
+        contract: bool = False,
+        attrs_on_path: dict[str, Value] | None = None,
     ) -> tuple[_Frame, list[tuple[str, Value]]]:
         """contract: self built with the constructor's layer-class defaults
-        (contract_attrs)."""
+        (contract_attrs); attrs_on_path: self as a path of a constructor's flag
+        builds it (init_paths.py)."""
         frame = _Frame(fd, fd.qualname)
         owner = None
         self._declare_annotated_names(fd)
@@ -783,6 +837,12 @@ class ModuleAnalyzer:
             attrs = self.class_attrs(fd.cls) if fd.node.name != "__init__" else {}
             if contract:
                 attrs = self.contract_attrs(fd.cls)
+            if attrs_on_path is not None:
+                attrs = attrs_on_path
+                # each undecided test of the method may go with the constructor's flag
+                # (`if self.seq_pool:` after `self.seq_pool = seq_pool`): what its
+                # branches find on this path is dropped, as on a path split's path
+                frame.assumed = {init_paths.ON_PATH: True}
             self_value = ObjectV(f"<class>{fd.cls.key}", tuple(attrs.items()))
         params = self._bind_params(fd, frame, self_value)
         if fd.cls is not None and fd.node.name != "__init__":

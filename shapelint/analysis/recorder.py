@@ -13,3 +13,12 @@ class SelfRecorder(Value):
     def __init__(self, cls: str):
         self.cls = cls
         self.attrs: dict[str, Value] = {}
+        # Stored on a path of a test plain mode could not decide (`if has_cross_attn:
+        # self.cross_attn = PreNorm(...) else: self.cross_attn = None`): the value kept
+        # is the last path's, which a call's arguments may not take (init_run.py).
+        self.on_a_path: set[str] = set()
+
+    def note_paths(self, before: dict[str, Value], *paths: dict[str, Value]) -> None:
+        """Each attribute a path of an undecided test stored (`paths`: what each left)."""
+        for attrs in paths:
+            self.on_a_path.update(k for k, v in attrs.items() if before.get(k) is not v)

@@ -37,6 +37,7 @@ from shapelint.analysis import (
 from shapelint.analysis import annotations as ann
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.statements import declared_names
 from shapelint.notation.symbolic import (
     Expr,
@@ -253,6 +254,11 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
 
 def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     before = dict(frame.env)
+    # plain mode keeps one value per attribute of the module being built: say which
+    # ones a path stored, for a call whose arguments decide the test (init_run.py)
+    rec = before.get("self")
+    building = rec if isinstance(rec, SelfRecorder) and not an.specialize else None
+    attrs_before = dict(building.attrs) if building is not None else {}
     facts_before = nonnegative_facts()
     # what the test's failing says, at the values it is tested at
     raises = isinstance(stmt.test, ast.Compare) and isinstance(stmt.body[-1], ast.Raise)
@@ -270,12 +276,15 @@ def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     after_body, body_done, body_jump = frame.env, frame.done, frame.jump
     body_raised = frame.raised
     body_state = instance_state.taken(state)
+    attrs_body = dict(building.attrs) if building is not None else {}
     instance_state.restore(state)
     facts_body = nonnegative_facts()
     restore_nonnegative(facts_before)
     frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
     an.exec_block(stmt.orelse, frame)
+    if building is not None:
+        building.note_paths(attrs_before, attrs_body, building.attrs)
     _join_facts(facts_body, negation if body_raised and not frame.raised else None)
     if body_raised != frame.raised:
         # A branch that surely raises is no alternative: a call that returns ran
