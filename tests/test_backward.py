@@ -35,6 +35,7 @@ CASES = [
     ("SetOff", (2, 4, 8)),
     ("SetOffInHelper", (2, 4, 8)),
     ("GridNoGrad", (2, 4, 8)),
+    ("FrozenInSubmoduleInit", (2, 4, 8)),
 ]
 
 

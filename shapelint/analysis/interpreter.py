@@ -738,7 +738,13 @@ class ModuleAnalyzer:
         frame = _Frame(init, init.qualname)
         self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes, layer_defaults)
         frame.env["self"] = SelfRecorder(cd.key)
-        with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
+        with (
+            fact_scope(),
+            aliasing.apart(),
+            aliasing.unbuilt(),
+            dynamic.generic(),
+            self._undiverted(),
+        ):
             self._exec_block(init.node.body, frame)
             rec = frame.env.get("self")
             if not isinstance(rec, SelfRecorder):
@@ -1363,7 +1369,9 @@ class ModuleAnalyzer:
                 self.specialize
                 and getattr(frame, "runs", False)
                 and isinstance(target.value, ast.Attribute)
-                and modules.stored_into_built(self, self.eval(target.value, frame), target.attr, value)
+                and modules.stored_into_built(
+                    self, self.eval(target.value, frame), target.attr, value
+                )
             ):
                 pass  # `self.m.deep = True`: the built module m, wherever it is held
             elif frame.func is not None and isinstance(target.value, (ast.Name, ast.Attribute)):

@@ -335,3 +335,35 @@ class GridNoGrad(nn.Module):
         grid = torch.arange(x.shape[-1]).float()
         grid.requires_grad = False
         return self.fc(x) + grid
+
+
+def _freeze(p):
+    p.requires_grad = False
+
+
+class PosEncoder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.pos = nn.Parameter(torch.zeros(1, 4, d))
+        self.lin = nn.Linear(d, d)
+        self._init_weights()
+
+    def _init_weights(self):
+        _freeze(self.pos)
+
+    def forward(self, x, keep=None):
+        return self.lin(x + self.pos)
+
+
+class FrozenInSubmoduleInit(nn.Module):
+    """A submodule's constructor freezes its own Parameter through a helper: the
+    class's attributes, read for its forward's summary, come from a constructor
+    run on an instance of its own, whose freeze retrains nothing built."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = PosEncoder(d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.enc(self.proj(x), None)
