@@ -330,16 +330,25 @@ def class_name(v: Value) -> str | None:
 def _def_name(v: FunctionRefV, attr: str) -> Value | None:
     """`f.__name__` of a module-level function: the def's name (its `__qualname__`
     too), which Python sets when the def runs; None where a decorator may have
-    made f another object, or the file stores that attribute anywhere."""
+    made f another object, or the file stores that attribute, or another value
+    under the def's name, anywhere."""
     owner = v.owner
     fd = None if owner is None else owner.functions.get(v.name)
     tree = getattr(owner, "tree", None)
     if fd is None or fd.node.decorator_list or tree is None:
         return None
+    name = fd.node.name
+    same = set()  # `f = f` (a re-export) binds the same object
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == name:
+            same.update(id(t) for t in n.targets if isinstance(t, ast.Name) and t.id == name)
     for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and n.attr == attr and not isinstance(n.ctx, ast.Load):
             return None
-    return StrV(fd.node.name)
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            if id(n) not in same:
+                return None
+    return StrV(name)
 
 
 def attribute(v: Value, attr: str) -> Value | None:
