@@ -19,6 +19,7 @@ from shapelint.analysis import (
     aliasing,
     attribute_hooks,
     attributes,
+    autograd_function,
     branches,
     builtins,
     call_path,
@@ -1361,6 +1362,7 @@ class ModuleAnalyzer:
                 frame.env[target.value.id] = (
                     ObjectV(base.kind, tuple(attrs.items())) if attrs else UNKNOWN
                 )
+                autograd_function.ctx_stored(base, target, value)
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)

@@ -2729,7 +2729,10 @@ def specialized_invoke(
     # given modules being built changes them, and a cached run would not again.
     key = (
         None
-        if fd.rebinds_globals or touches or grad_mode.sets_globally(fd.node)
+        if fd.rebinds_globals
+        or touches
+        or grad_mode.sets_globally(fd.node)
+        or autograd_function.forward_running(fd)
         else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     )
     cached = owner.specialized.get(key) if key is not None else None

@@ -1793,7 +1793,7 @@ class _Squares(torch.autograd.Function):
 
 class CustomForward(nn.Module):
     """A custom Function's forward runs with grad disabled: its sort and pow save
-    nothing; what it keeps is its own `save_for_backward` (not modelled)."""
+    nothing; what it keeps is what it hands `save_for_backward` (y)."""
 
     def __init__(self):
         super().__init__()
@@ -1869,3 +1869,57 @@ class DeadTwin(nn.Module):
         dropped = self.b(y)  # noqa: F841
         dropped = self.b(h)  # noqa: F841
         return y.sum()
+
+
+class _KeepsOutput(torch.autograd.Function):
+    """Saves its input and the output it returns; a number kept on ctx is no
+    saved tensor (the hooks never see it)."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        o = torch.zeros_like(x)
+        o.add_(x * scale)
+        ctx.scale = scale
+        ctx.save_for_backward(x, o)
+        return o
+
+    @staticmethod
+    def backward(ctx, g):
+        x, o = ctx.saved_tensors
+        return g * ctx.scale, None
+
+
+class CustomKeepsOutput(nn.Module):
+    """The Function's output, saved by it, is the storage the next Linear saves
+    (folded as a view): counted once."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.b(_KeepsOutput.apply(self.a(x), 2.0))
+
+
+class _SavesWhenAsked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, keep):
+        if keep:
+            ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None
+
+
+class CustomSavesUnderATest(nn.Module):
+    """save_for_backward under a test of an argument: not surely called."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return _SavesWhenAsked.apply(self.a(x), x.shape[0] > 1)
