@@ -164,6 +164,7 @@ EXACT = [
     ("Powers", SEQ, True),
     ("PowBuffer", SEQ, True),
     ("Chosen", SEQ, True),
+    ("NoExperts", SEQ, True),
     ("AugmentedInPlace", SEQ, True),
     ("Acts", SEQ, True),
     ("SixThenLayer", SEQ, True),

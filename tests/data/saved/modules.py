@@ -1923,3 +1923,17 @@ class CustomSavesUnderATest(nn.Module):
 
     def forward(self, x):
         return _SavesWhenAsked.apply(self.a(x), x.shape[0] > 1)
+
+
+class NoExperts(nn.Module):
+    """A router of no experts (litgpt's LLaMAMoE with n_expert 0): topk of 0 over
+    an empty axis keeps an empty index tensor, 0 bytes."""
+
+    def __init__(self, d=8, experts=0):
+        super().__init__()
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        probs, indices = torch.topk(self.gate(x), 0)
+        return self.lin(x) + probs.sum()
