@@ -165,6 +165,7 @@ EXACT = [
     ("PowBuffer", SEQ, True),
     ("Chosen", SEQ, True),
     ("NoExperts", SEQ, True),
+    ("TensorDots", SEQ, True),
     ("AugmentedInPlace", SEQ, True),
     ("Acts", SEQ, True),
     ("SixThenLayer", SEQ, True),

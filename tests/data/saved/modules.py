@@ -1937,3 +1937,22 @@ class NoExperts(nn.Module):
     def forward(self, x):
         probs, indices = torch.topk(self.gate(x), 0)
         return self.lin(x) + probs.sum()
+
+
+class TensorDots(nn.Module):
+    """tensordot folds each operand for one mm, `permute(...).reshape(...)`: a view
+    of its storage where the strides allow (a contraction over the first two axes
+    of y, the permuted axes merge), a copy where not (the middle axis contracted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(d, 4))
+        self.m = nn.Parameter(torch.randn(3, 5))
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = torch.tensordot(y, self.w, dims=([-1], [0]))
+        b = torch.tensordot(y, y, dims=([0, 1], [0, 1]))
+        c = torch.tensordot(y, self.m, dims=([1], [0]))
+        return a.sum() + b.sum() + c.sum()
