@@ -166,6 +166,8 @@ EXACT = [
     ("Chosen", SEQ, True),
     ("NoExperts", SEQ, True),
     ("TensorDots", SEQ, True),
+    ("NormedHeads", SEQ, True),
+    ("ReusedAfterSaved", SEQ, True),
     ("AugmentedInPlace", SEQ, True),
     ("Acts", SEQ, True),
     ("SixThenLayer", SEQ, True),

@@ -2905,8 +2905,10 @@ def _saves_otherwise(owner, key, given, cached) -> bool:
     if first is not None and first[0] == now:
         return False
     saved = add_costs(r.cost for r in cached[1]).saved
-    # an unknown figure stays unknown: the reuse names the call, as before
-    return saved is not None and saved != Expr.const(0)
+    # an unknown figure stays unknown: the reuse names the call, as before; a known
+    # 0 may be the first call's tensors saved already (each storage counts once,
+    # where first saved): given others, it may save them
+    return saved is not None and (saved != Expr.const(0) or first is not None)
 
 
 def _followed(

@@ -450,12 +450,8 @@ def _laid_out(short: str, args, value: Value) -> Value:
         return value
     if short in _JOINED and isinstance(value, TensorV) and value.rank not in (None, 4, 5):
         return value  # cat's result is row-major but for channels-last 4-d and 5-d
-    reordered = any(t.contiguous in (PERMUTED, SWAPPED) and _reorderable(t) for t in _tensors(args))
-    if not reordered and not (
-        # a result no rule laid out, of an operand whose strides were followed
-        isinstance(value, TensorV)
-        and value.layout is None
-        and any(_permuted_dense(t) and _reorderable(t) for t in _tensors(args))
+    if not any(
+        t.contiguous in (PERMUTED, SWAPPED) and _reorderable(t) for t in _tensors(args)
     ):
         return value
     if isinstance(value, TupleV):
@@ -463,13 +459,6 @@ def _laid_out(short: str, args, value: Value) -> Value:
     if isinstance(value, (ParameterV, BufferV)) or value.contiguous is not True:
         return value
     return replaced(value, contiguous=None) if _reorderable(value) else value
-
-
-def _permuted_dense(t: TensorV) -> bool:
-    """t's strides were followed and are dense in an order other than row-major (a
-    rearrange's permuted view), which empty_like and TensorIterator keep."""
-    laid = layout_of(t) if t.contiguous is None else None
-    return laid is not None and strides.dense(*laid) and not strides.is_contiguous(*laid)
 
 
 def _reorderable(t: TensorV) -> bool:
@@ -508,8 +497,8 @@ def iterated(op: str, out: Value, operands) -> Value:
     if sizes is not None and all(laid is not None for laid in layouts):
         scalars = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
         laid = strides.iterated(layouts, sizes, scalars)
-        if strides.is_contiguous(*laid):  # laid out here: _laid_out leaves it
-            return replaced(out, contiguous=True, layout=laid)
+        if strides.is_contiguous(*laid):
+            return replaced(out, contiguous=True, layout=None)
         return replaced(out, contiguous=None, layout=laid)
     if all(t.contiguous is True for t in tensors):
         return out

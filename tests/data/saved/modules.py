@@ -1956,3 +1956,44 @@ class TensorDots(nn.Module):
         b = torch.tensordot(y, y, dims=([0, 1], [0, 1]))
         c = torch.tensordot(y, self.m, dims=([1], [0]))
         return a.sum() + b.sum() + c.sum()
+
+
+class NormedHeads(nn.Module):
+    """F.normalize divides x by its norm: TensorIterator lays the result out in the
+    order of x's strides (heads rearranged out of a projection), so rearranging it
+    back is a view the output Linear folds, no copy."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.g = nn.Parameter(torch.ones(d // heads))
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        q = einops.rearrange(self.q(x), "b n (h d) -> b h n d", h=self.heads)
+        q = F.normalize(q, dim=-1)
+        gated = q * self.g  # saves q
+        return self.out(einops.rearrange(q, "b h n d -> b n (h d)")) + gated.sum()
+
+
+def _scaled(t, w):
+    return t * w
+
+
+class ReusedAfterSaved(nn.Module):
+    """One helper called twice with tensors of one shape: the first call's tensor
+    was saved already (its mul adds 0 bytes), the second's is new and is saved."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.g = nn.Parameter(torch.ones(d))
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = y * self.g
+        a = _scaled(y, self.w)
+        b = _scaled(y + 1, self.w)
+        return z + a + b
