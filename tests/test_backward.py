@@ -35,6 +35,9 @@ CASES = [
     ("SetOff", (2, 4, 8)),
     ("SetOffInHelper", (2, 4, 8)),
     ("GridNoGrad", (2, 4, 8)),
+    ("FrozenInSubmoduleInit", (2, 4, 8)),
+    ("CustomBackward", (2, 4, 8)),
+    ("CustomBackwardFirst", (2, 4, 8)),
 ]
 
 

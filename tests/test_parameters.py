@@ -616,6 +616,8 @@ class Plain(nn.Module):
         self.big = _FLAG > 2 or bool(_EXTRA)
         self.steps = [_FLAG * i for i in range(d)]
         self.lower = np.tril_indices(d, k=-1)  # numpy makes arrays, never a module
+        self.eps = torch.finfo(torch.float32).eps  # a field of torch's description: a float
+        self.top = torch.iinfo(torch.int64).max
 
     def forward(self, x):
         return self.fc(x) * 2

@@ -864,3 +864,79 @@ def test_printf_style_formatting_is_pythons(template, args):
     except (TypeError, ValueError, KeyError):
         truth = None  # Python raises: no string is known
     assert got.value == (None if isinstance(args, list) else truth)
+
+
+FUNCTION_NAMES = """
+import torch
+import torch.nn as nn
+
+
+def softmax_mask(x):
+    return x
+
+
+def _tag(fn):
+    def run(*a):
+        return fn(*a)
+
+    return run
+
+
+@_tag
+def tagged(x):
+    return x
+
+
+def renamed(x):
+    return x
+
+
+softmax_mask = softmax_mask  # a re-export: the same function
+renamed = _tag(renamed)  # another object under the def's name
+
+
+class Gate(nn.Module):
+    def __init__(self, c, mask=softmax_mask):
+        super().__init__()
+        self.mask = mask
+        self.lin = nn.Linear(c, c)
+        if self.mask.__name__ == "softmax_mask":
+            self.t = nn.Parameter(torch.zeros(c))
+            self.extra = nn.Linear(c, 3 * c)
+
+    def forward(self, x):
+        x = self.lin(x)
+        if self.mask.__name__ == "softmax_mask":
+            x = self.extra(x) * 2
+        return x
+
+
+class Tagged(Gate):
+    def __init__(self, c):
+        super().__init__(c, mask=tagged)
+
+
+class Renamed(Gate):
+    def __init__(self, c):
+        super().__init__(c, mask=renamed)
+"""
+
+
+def test_a_module_level_functions_name_is_its_defs(tmp_path):
+    """`f.__name__` of a module-level def is the def's name (pytorch-tabular picks
+    a Parameter by `self.feature_mask_function.__name__`): the branch is decided,
+    FLOPs and parameters torch's. A decorated or rebound def may be another
+    object: never the def's name there."""
+    path = write(tmp_path, "names.py", FUNCTION_NAMES)
+    spec = importlib.util.spec_from_file_location("function_names", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res = analyze_target(str(path), path.read_text(), "Gate", {"c": "4"}, {"x": "2,4"})
+    t = target_json(res, {})
+    assert t["complete"] and t["flops_value"] == counted(path, "Gate(4)", {"x": torch.randn(2, 4)})
+    truth = sum(p.numel() for p in mod.Gate(4).parameters())
+    assert params_json(res.params, {})["params_value"] == truth == 4 * 4 + 4 + 4 + 4 * 12 + 12
+    for name in ("Tagged", "Renamed"):  # torch's 20, never the 84 of the def's name
+        res = analyze_target(str(path), path.read_text(), name, {"c": "4"}, {"x": "2,4"})
+        assert params_json(res.params, {})["params_value"] in (None, 20), name
+        assert sum(p.numel() for p in getattr(mod, name)(4).parameters()) == 20

@@ -107,6 +107,15 @@ def retrained() -> None:
         state.append(True)
 
 
+def unbuilt() -> Bound:
+    """A constructor run on an instance of its own (a class's attributes, in
+    terms of its parameters, for a summary that reads them): the Parameters it
+    makes are new objects, none of the built module's, so a requires_grad it sets
+    (`p.requires_grad = False` in a helper __init__ calls) retrains nothing the
+    run's ops read."""
+    return Bound(_RETRAINED, None)
+
+
 def lost(freezes: bool = True) -> None:
     """A change the analysis cannot place, which may touch the state of the
     modules being built, happened: none of their counts is known below any

@@ -505,7 +505,7 @@ def call_attribute(
             got = modules.property_get(an, config, recv, attrs, func, frame)
             if got is not None:
                 return an.call_value(got, node, args, kwargs, frame)
-        done = autograd_function.ctx_method(recv, func.attr)
+        done = autograd_function.ctx_method(recv, func.attr, args)
         if done is not None:
             return done
         attr = modules.bind_own(recv.attr(func.attr), recv)

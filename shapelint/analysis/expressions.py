@@ -459,7 +459,9 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         cd = an.class_of(base.name)
         if cd is not None and autograd_function.is_function(an, cd):
             return autograd_function.ApplyV(cd.key)
-    if isinstance(base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
+    if isinstance(
+        base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV, modules.FunctionRefV)
+    ):
         found = pytypes.attribute(base, node.attr)
         if found is not None:
             return found

@@ -19,6 +19,7 @@ from shapelint.analysis import (
     aliasing,
     attribute_hooks,
     attributes,
+    autograd_function,
     branches,
     builtins,
     call_path,
@@ -788,7 +789,13 @@ class ModuleAnalyzer:
         frame.assumed = assumed or {}
         self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes, layer_defaults)
         frame.env["self"] = SelfRecorder(cd.key)
-        with fact_scope(), aliasing.apart(), dynamic.generic(), self._undiverted():
+        with (
+            fact_scope(),
+            aliasing.apart(),
+            aliasing.unbuilt(),
+            dynamic.generic(),
+            self._undiverted(),
+        ):
             self._exec_block(init.node.body, frame)
             rec = frame.env.get("self")
             if not isinstance(rec, SelfRecorder):
@@ -1416,6 +1423,7 @@ class ModuleAnalyzer:
                     attrs = {}
                     value = UNKNOWN
                 frame.env[target.value.id] = decorators.stored(base, attrs, target.attr)
+                autograd_function.ctx_stored(base, target, value)
                 # the name sees the write; the object's other names do not
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)

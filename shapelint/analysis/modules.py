@@ -2746,7 +2746,10 @@ def specialized_invoke(
     # given modules being built changes them, and a cached run would not again.
     key = (
         None
-        if fd.rebinds_globals or touches or grad_mode.sets_globally(fd.node)
+        if fd.rebinds_globals
+        or touches
+        or grad_mode.sets_globally(fd.node)
+        or autograd_function.forward_running(fd)
         else _call_key(fd, recv, args, kwargs, GRAD_MODE.get())
     )
     cached = owner.specialized.get(key) if key is not None else None
@@ -2919,8 +2922,10 @@ def _saves_otherwise(owner, key, given, cached) -> bool:
     if first is not None and first[0] == now:
         return False
     saved = add_costs(r.cost for r in cached[1]).saved
-    # an unknown figure stays unknown: the reuse names the call, as before
-    return saved is not None and saved != Expr.const(0)
+    # an unknown figure stays unknown: the reuse names the call, as before; a known
+    # 0 may be the first call's tensors saved already (each storage counts once,
+    # where first saved): given others, it may save them
+    return saved is not None and (saved != Expr.const(0) or first is not None)
 
 
 def _followed(

@@ -208,7 +208,18 @@ def surely_plain(
         return _plain_name(an, node.id, frame, may_be_state)
     if isinstance(node, ast.Call):
         return _plain_call(an, node, frame) or bool(made_plain and made_plain(an, node, frame))
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
+        return _info_field(an, node.value, frame)
     return False
+
+
+# torch's description objects: every field of one is a number, a string or a dtype
+# (`torch.finfo(torch.float32).eps`, `torch.iinfo(t).max`, `torch.device(d).type`).
+_INFO = frozenset({"torch.finfo", "torch.iinfo", "torch.device"})
+
+
+def _info_field(an: Analyzer, call: ast.Call, frame) -> bool:
+    return an.imports.resolve(call.func, frame.locals, frame.local_imports) in _INFO
 
 
 def _plain_name(an: Analyzer, name: str, frame, may_be_state) -> bool:

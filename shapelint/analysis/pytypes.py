@@ -11,6 +11,7 @@ be of any class, so only the tests its kind decides are answered.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -78,7 +79,14 @@ _FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
 # The kinds whose every object is known to be of one kind; any other value (an
 # instance known by its attributes, a grown list, a choice) may be of any class.
 _KNOWN_KINDS = (
-    *_PLAIN, TensorV, ArrayV, ModuleListV, ClassRefV, LayerClassV, *_FUNCTIONS, PartialV
+    *_PLAIN,
+    TensorV,
+    ArrayV,
+    ModuleListV,
+    ClassRefV,
+    LayerClassV,
+    *_FUNCTIONS,
+    PartialV,
 )
 
 
@@ -319,6 +327,30 @@ def class_name(v: Value) -> str | None:
     return None
 
 
+def _def_name(v: FunctionRefV, attr: str) -> Value | None:
+    """`f.__name__` of a module-level function: the def's name (its `__qualname__`
+    too), which Python sets when the def runs; None where a decorator may have
+    made f another object, or the file stores that attribute, or another value
+    under the def's name, anywhere."""
+    owner = v.owner
+    fd = None if owner is None else owner.functions.get(v.name)
+    tree = getattr(owner, "tree", None)
+    if fd is None or fd.node.decorator_list or tree is None:
+        return None
+    name = fd.node.name
+    same = set()  # `f = f` (a re-export) binds the same object
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id == name:
+            same.update(id(t) for t in n.targets if isinstance(t, ast.Name) and t.id == name)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == attr and not isinstance(n.ctx, ast.Load):
+            return None
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            if id(n) not in same:
+                return None
+    return StrV(name)
+
+
 def attribute(v: Value, attr: str) -> Value | None:
     """`cls.__name__` / `cls.__qualname__` of a class value, `p.func` / `p.args` /
     `p.keywords` of a `functools.partial`; None: not one of these."""
@@ -330,6 +362,8 @@ def attribute(v: Value, attr: str) -> Value | None:
         if attr == "keywords":
             return dict_value(dict(v.kwargs))
         return None
+    if attr in ("__name__", "__qualname__") and isinstance(v, FunctionRefV):
+        return _def_name(v, attr)
     if attr == "__name__":
         name = class_name(v)
         return None if name is None else StrV(name)

@@ -500,6 +500,16 @@ def along(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 
 @rule
+def along_iterated(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """along(x, dim), laid out as TensorIterator lays an elementwise op of x out
+    (F.normalize divides x by its norm: the result keeps x's order of strides)."""
+    out = along(ctx, x, dim)
+    if isinstance(x, TensorV):
+        out.value = saved.iterated(ctx.op, out.value, [x])
+    return out
+
+
+@rule
 def like(ctx: RuleContext, other: Value) -> RuleOut:
     """The shape of another tensor (``zeros_like``, ``view_as``)."""
     return RuleOut(TensorV(shape_of(other)))

@@ -931,13 +931,16 @@ class _Interpreter:
         fallback: list[str | None] = []  # the first tensor argument's, looked up if needed
 
         def fix(v: Value) -> Value:
+            # the dtype alone: the layout a rule gave its result stays
             if isinstance(v, TensorV):
                 if chosen is not None:
                     return TensorV(v.shape, chosen)
                 if v.dtype is None and not self.entry.dtype:
                     if not fallback:
                         fallback.append(self._first_tensor_dtype())
-                    return TensorV(v.shape, fallback[0])
+                    return replaced(
+                        TensorV(v.shape, fallback[0]), contiguous=v.contiguous, layout=v.layout
+                    )
             return v
 
         if isinstance(self.out, TupleV):

@@ -6,9 +6,12 @@ errors; names are never conflicts.
 
 from __future__ import annotations
 
+import math
+
 from shapelint.notation.symbolic import Expr, product
-from shapelint.ops import dtypes
+from shapelint.ops import dtypes, strides
 from shapelint.ops.indexing import provably_nonnegative
+from shapelint.ops.saved import layout_of
 from shapelint.ops.shape_rules import (
     DIM_RANGE,
     MATMUL,
@@ -69,7 +72,9 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
     """torch.tensordot: dims=d contracts a's last d axes with b's first d; dims=(la, lb)
     lists them. torch runs one mm (a dot when neither side keeps more than one row).
 
-    Binds m (a's free axes), k (contracted), n (b's) and dot."""
+    Binds m (a's free axes), k (contracted), n (b's) and dot; va and vb, whether
+    the operand mm is given is a view of a (of b) or a copy (ATen's permute and
+    reshape, by their strides; None where not known)."""
     sa, sb = shape_of(a), shape_of(b)
     if not _known(sa) or not _known(sb):
         return RuleOut(TensorV(None, dtype_of(a)))
@@ -101,9 +106,11 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
         pa = list(range(len(sa) - d.value, len(sa)))
         pb = list(range(d.value))
     contracted: list[Dim] = []
+    summed = False
     for i, j in zip(pa, pb, strict=True):
         # A size 1 against another is summed away first: it contracts as 1.
         if const(sa[i]) == 1 or const(sb[j]) == 1:
+            summed = summed or const(sa[i]) != const(sb[j])
             contracted.append(Expr.const(1))
             continue
         contracted.append(sa[i])
@@ -124,7 +131,27 @@ def tensordot(ctx: RuleContext, a: Value, b: Value, dims: Value) -> RuleOut:
     # Both sides down to one row: torch takes aten.dot, which its counter counts as 0.
     dot = Expr.const(int(const(m) == 1 and const(n) == 1))
     out.bind = {"m": m, "k": numel(tuple(contracted)), "n": n, "dot": dot}
+    free = [i for i in range(len(sa)) if i not in pa], [j for j in range(len(sb)) if j not in pb]
+    views = (None, None) if summed else _mm_operands_viewed(a, b, pa, pb, free)
+    out.bind.update(va=views[0], vb=views[1])
     return out
+
+
+def _mm_operands_viewed(a, b, pa, pb, free) -> tuple[Expr | None, Expr | None]:
+    """Whether ATen's tensordot hands mm a view of each operand (1) or a copy (0):
+    `a.permute(free_a + pa).reshape(m, k)` and `b.permute(pb + free_b).reshape(k,
+    n)` view where computeStride succeeds; None where the strides are not known."""
+    out: list[Expr | None] = []
+    for t, order, cut in ((a, [*free[0], *pa], len(free[0])), (b, [*pb, *free[1]], len(pb))):
+        laid = layout_of(t)
+        if laid is None:
+            out.append(None)
+            continue
+        sizes, steps = strides.permuted(laid, order)
+        rows = sizes[:cut]
+        fold = (math.prod(rows), math.prod(sizes[cut:]))
+        out.append(Expr.const(int(strides.reshaped(sizes, steps, fold)[1])))
+    return out[0], out[1]
 
 
 @rule

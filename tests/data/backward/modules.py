@@ -335,3 +335,72 @@ class GridNoGrad(nn.Module):
         grid = torch.arange(x.shape[-1]).float()
         grid.requires_grad = False
         return self.fc(x) + grid
+
+
+def _freeze(p):
+    p.requires_grad = False
+
+
+class PosEncoder(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.pos = nn.Parameter(torch.zeros(1, 4, d))
+        self.lin = nn.Linear(d, d)
+        self._init_weights()
+
+    def _init_weights(self):
+        _freeze(self.pos)
+
+    def forward(self, x, keep=None):
+        return self.lin(x + self.pos)
+
+
+class FrozenInSubmoduleInit(nn.Module):
+    """A submodule's constructor freezes its own Parameter through a helper: the
+    class's attributes, read for its forward's summary, come from a constructor
+    run on an instance of its own, whose freeze retrains nothing built."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.enc = PosEncoder(d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.enc(self.proj(x), None)
+
+
+class _Product(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        ctx.rows = x.shape[0]
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = g @ w.t() if ctx.needs_input_grad[0] else None
+        gw = x.reshape(-1, x.shape[-1]).t() @ g.reshape(-1, g.shape[-1])
+        return gx, gw
+
+
+class CustomBackward(nn.Module):
+    """A custom Function's backward is its own: the products it runs, on the tensors
+    its forward saved, are what the flop counter counts (its input from a Linear
+    requires grad, the weight too)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(d, 2 * d))
+
+    def forward(self, x):
+        return _Product.apply(self.lin(x), self.w)
+
+
+class CustomBackwardFirst(CustomBackward):
+    """... and on the target's input, which requires no grad: needs_input_grad[0]
+    is False, and the backward skips that product."""
+
+    def forward(self, x):
+        return self.lin(_Product.apply(x, self.w)[..., :8])

@@ -1793,7 +1793,7 @@ class _Squares(torch.autograd.Function):
 
 class CustomForward(nn.Module):
     """A custom Function's forward runs with grad disabled: its sort and pow save
-    nothing; what it keeps is its own `save_for_backward` (not modelled)."""
+    nothing; what it keeps is what it hands `save_for_backward` (y)."""
 
     def __init__(self):
         super().__init__()
@@ -1869,3 +1869,131 @@ class DeadTwin(nn.Module):
         dropped = self.b(y)  # noqa: F841
         dropped = self.b(h)  # noqa: F841
         return y.sum()
+
+
+class _KeepsOutput(torch.autograd.Function):
+    """Saves its input and the output it returns; a number kept on ctx is no
+    saved tensor (the hooks never see it)."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        o = torch.zeros_like(x)
+        o.add_(x * scale)
+        ctx.scale = scale
+        ctx.save_for_backward(x, o)
+        return o
+
+    @staticmethod
+    def backward(ctx, g):
+        x, o = ctx.saved_tensors
+        return g * ctx.scale, None
+
+
+class CustomKeepsOutput(nn.Module):
+    """The Function's output, saved by it, is the storage the next Linear saves
+    (folded as a view): counted once."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.b(_KeepsOutput.apply(self.a(x), 2.0))
+
+
+class _SavesWhenAsked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, keep):
+        if keep:
+            ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None
+
+
+class CustomSavesUnderATest(nn.Module):
+    """save_for_backward under a test of an argument: not surely called."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return _SavesWhenAsked.apply(self.a(x), x.shape[0] > 1)
+
+
+class NoExperts(nn.Module):
+    """A router of no experts (litgpt's LLaMAMoE with n_expert 0): topk of 0 over
+    an empty axis keeps an empty index tensor, 0 bytes."""
+
+    def __init__(self, d=8, experts=0):
+        super().__init__()
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        probs, indices = torch.topk(self.gate(x), 0)
+        return self.lin(x) + probs.sum()
+
+
+class TensorDots(nn.Module):
+    """tensordot folds each operand for one mm, `permute(...).reshape(...)`: a view
+    of its storage where the strides allow (a contraction over the first two axes
+    of y, the permuted axes merge), a copy where not (the middle axis contracted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(d, 4))
+        self.m = nn.Parameter(torch.randn(3, 5))
+
+    def forward(self, x):
+        y = self.lin(x)
+        a = torch.tensordot(y, self.w, dims=([-1], [0]))
+        b = torch.tensordot(y, y, dims=([0, 1], [0, 1]))
+        c = torch.tensordot(y, self.m, dims=([1], [0]))
+        return a.sum() + b.sum() + c.sum()
+
+
+class NormedHeads(nn.Module):
+    """F.normalize divides x by its norm: TensorIterator lays the result out in the
+    order of x's strides (heads rearranged out of a projection), so rearranging it
+    back is a view the output Linear folds, no copy."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.g = nn.Parameter(torch.ones(d // heads))
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        q = einops.rearrange(self.q(x), "b n (h d) -> b h n d", h=self.heads)
+        q = F.normalize(q, dim=-1)
+        gated = q * self.g  # saves q
+        return self.out(einops.rearrange(q, "b h n d -> b n (h d)")) + gated.sum()
+
+
+def _scaled(t, w):
+    return t * w
+
+
+class ReusedAfterSaved(nn.Module):
+    """One helper called twice with tensors of one shape: the first call's tensor
+    was saved already (its mul adds 0 bytes), the second's is new and is saved."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.g = nn.Parameter(torch.ones(d))
+        self.w = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        y = self.lin(x)
+        z = y * self.g
+        a = _scaled(y, self.w)
+        b = _scaled(y + 1, self.w)
+        return z + a + b
