@@ -1,6 +1,8 @@
 """Small modules whose activation bytes tests/test_saved.py holds to the tensors
 torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
 
+import os
+
 import einops
 import einops.layers.torch
 import torch
@@ -1869,3 +1871,102 @@ class DeadTwin(nn.Module):
         dropped = self.b(y)  # noqa: F841
         dropped = self.b(h)  # noqa: F841
         return y.sum()
+
+
+class ListedAlias(nn.Module):
+    """A Linear held in a plain list only: no submodule, so its weight is no
+    registered Parameter, and torch's hooks see it saved as an activation."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        layers = [nn.Linear(d, d)]
+        self.ml = nn.ModuleList(layers)
+        layers.append(nn.Linear(d, d))
+        self.plain = layers
+
+    def forward(self, x):
+        for layer in self.ml:
+            x = layer(x)
+        for layer in self.plain:
+            x = layer(x)
+        return x
+
+
+class _Holder:
+    def __init__(self, d):
+        self.lin = nn.Linear(d, d)
+
+
+class HeldByPlain(nn.Module):
+    """A Linear held by a plain object and one by a plain dict: neither registered."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.h = _Holder(d)
+        self.extra = {"a": nn.Linear(d, d)}
+
+    def forward(self, x):
+        return self.extra["a"](self.h.lin(self.lin(x)))
+
+
+class TiedInList(nn.Module):
+    """The registered Linear held by a plain list too: still registered."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.again = [self.lin]
+
+    def forward(self, x):
+        return self.again[0](self.lin(x))
+
+
+class NormInList(nn.Module):
+    """A LayerNorm in a plain list: its saved= names none of its weights, which
+    torch saves as activations here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.norms = [nn.LayerNorm(d)]
+
+    def forward(self, x):
+        return self.norms[0](self.lin(x))
+
+
+class ParameterInForward(nn.Module):
+    """A Parameter made in the forward: registered nowhere when the forward began."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.d = d
+
+    def forward(self, x):
+        w = nn.Parameter(torch.ones(self.d, self.d))
+        return F.linear(self.lin(x), w)
+
+
+def _two(layer, x):
+    return layer(layer(x))
+
+
+def _one(layer, x):
+    return layer(x)
+
+
+class Alternatives(nn.Module):
+    """Two calls of which one runs, by a test the analysis cannot decide: what
+    the calls inside either save is no part of a lower bound."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.pre = nn.Linear(d, d)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.pre(x)
+        if os.environ.get("SHAPELINT_TEST_UNSET_FLAG"):
+            return _two(self.lin, y)
+        return _one(self.lin, y)
