@@ -35,6 +35,8 @@ CASES = [
     ("SetOff", (2, 4, 8)),
     ("SetOffInHelper", (2, 4, 8)),
     ("GridNoGrad", (2, 4, 8)),
+    ("TensorsInParameterList", (2, 4, 8)),
+    ("TensorsInParameterDict", (2, 4, 8)),
 ]
 
 

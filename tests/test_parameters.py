@@ -972,6 +972,8 @@ class Scales(nn.Module):
             self.ls.append(nn.Parameter(torch.ones(d) * 1e-4))
         self.given = nn.ParameterList([torch.zeros(d, 2), nn.Parameter(torch.ones(3))])
         self.frozen = nn.ParameterList([nn.Parameter(torch.ones(d), requires_grad=False)])
+        # a plain tensor given nn.ParameterDict is a Parameter too (main: not counted)
+        self.named = nn.ParameterDict({"a": torch.zeros(d), "b": nn.Parameter(torch.ones(2))})
 
     def forward(self, x):
         for layer, s in zip(self.layers, self.ls):
