@@ -48,6 +48,11 @@ _LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
 # a plain list); None where not known. torch's saved-tensor hooks see a Parameter no
 # module of the target registers as any tensor: an activation where it is saved.
 _OWN: ContextVar[tuple[dict, dict] | None] = ContextVar("registered_tensors", default=None)
+# Set (for the rest of the run) once an autocast region may have run: its ops save
+# tensors cast to another dtype, which no stub's saved= says (the casts themselves,
+# results of another size), and what later ops save of its results differs too.
+_CAST: ContextVar[list | None] = ContextVar("autocast_seen", default=None)
+CAST_WHY = "an autocast region ran ops at another dtype: what they save is not modelled"
 # `training` of a torch layer that holds no flag of its own (one built in the
 # target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
 # a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
@@ -124,6 +129,7 @@ def ledger(inputs: list[Value], own: tuple[dict, dict] | None = None) -> Iterato
         book[id(root)] = root
     token = _LEDGER.set(book)
     owned = _OWN.set(own)
+    cast = _CAST.set([False])
     given = _GIVEN.set(frozenset(book))
     mode = _AS_BUILT.set([True])
     try:
@@ -131,6 +137,7 @@ def ledger(inputs: list[Value], own: tuple[dict, dict] | None = None) -> Iterato
     finally:
         _LEDGER.reset(token)
         _OWN.reset(owned)
+        _CAST.reset(cast)
         _GIVEN.reset(given)
         _AS_BUILT.reset(mode)
 
@@ -259,6 +266,14 @@ def mode_lost() -> None:
     flag = _AS_BUILT.get()
     if flag is not None:
         flag[0] = None
+
+
+def cast_region() -> None:
+    """An autocast region that may be enabled runs: from now on in the target run,
+    what ops save is not known."""
+    flag = _CAST.get()
+    if flag is not None:
+        flag[0] = True
 
 
 def storage_of(v: TensorV) -> object:
@@ -967,6 +982,9 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
     book = _LEDGER.get()
     if book is None:
         return None, "outside a target run"
+    cast = _CAST.get()
+    if cast is not None and cast[0] and items:
+        return None, CAST_WHY
     total = ZERO
     for item in items:
         kind = item[0]

@@ -1970,3 +1970,32 @@ class Alternatives(nn.Module):
         if os.environ.get("SHAPELINT_TEST_UNSET_FLAG"):
             return _two(self.lin, y)
         return _one(self.lin, y)
+
+
+class AutocastRegion(nn.Module):
+    """Ops under autocast save their operands cast to bfloat16 (copies of their own)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.a(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = self.b(y)
+        return z.float() * y
+
+
+class AutocastMethod(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    @torch.autocast("cpu", dtype=torch.bfloat16)
+    def inner(self, x):
+        return self.b(x)
+
+    def forward(self, x):
+        return self.inner(self.a(x)).float()
