@@ -3344,6 +3344,17 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         finally:
             _MADE.pop()
         in_place.forget_handed(an, init, args, kwargs)
+        if an.specialize and init.cls is not None:
+            # `cls.__init__ = __init__` in a class decorator: another constructor may
+            # run, which the analysis did not: nothing it stored is known
+            names = list(dict.fromkeys([init.cls.name, cd.name]))
+            why = dynamic.not_modelled(
+                an, init, names, decorators=False, special=True, by_name=True
+            )
+            if why is not None:
+                for k in list(recorder.attrs):
+                    recorder.attrs[k] = UNKNOWN
+                recorder.attrs[UNFOLLOWED] = UNKNOWN
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
         top.env = an.module_env
