@@ -1923,16 +1923,30 @@ class TiedInList(nn.Module):
 
 
 class NormInList(nn.Module):
-    """A LayerNorm in a plain list: its saved= names none of its weights, which
-    torch saves as activations here."""
+    """Norms in a plain list: their weights, biases and running statistics, which
+    their saved= names, are activations to torch's hooks here."""
 
     def __init__(self, d=8):
         super().__init__()
         self.lin = nn.Linear(d, d)
-        self.norms = [nn.LayerNorm(d)]
+        self.norms = [nn.LayerNorm(d), nn.GroupNorm(1, 3), nn.BatchNorm1d(3)]
 
     def forward(self, x):
-        return self.norms[0](self.lin(x))
+        x = self.norms[0](self.lin(x))
+        return self.norms[2](self.norms[1](x))
+
+
+class RecurrentInList(nn.Module):
+    """A GRU in a plain list: its saved= names none of its weights, which torch
+    saves as activations here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.rnns = [nn.GRU(d, d, batch_first=True)]
+
+    def forward(self, x):
+        return self.rnns[0](self.lin(x))[0]
 
 
 class ParameterInForward(nn.Module):
