@@ -38,6 +38,8 @@ CASES = [
     ("FrozenInSubmoduleInit", (2, 4, 8)),
     ("CustomBackward", (2, 4, 8)),
     ("CustomBackwardFirst", (2, 4, 8)),
+    ("TensorsInParameterList", (2, 4, 8)),
+    ("TensorsInParameterDict", (2, 4, 8)),
 ]
 
 

@@ -154,3 +154,59 @@ def test_a_constant_another_file_stores_into_the_module_is_not_known(tmp_path):
     assert params == 8 * 40 + 40
     assert t["params_value"] is None or t["params_value"] == params
     assert not t["complete"] or t["flops_value"] == fwd
+
+
+UNPATCHED = """
+import attr_value_ops as F
+
+SEEN = F.WIDTH
+"""
+
+
+def test_a_store_written_between_two_runs_of_one_process_is_read(tmp_path):
+    """A language server's or a warm check's process: the scan of the package for a
+    store into the module is kept under the stats of the files it read, so that
+    `F.WIDTH = 5` written into a file of the package after a first run is seen by the
+    second (main: the first run's scan kept for the process, 216 parameters complete
+    for torch's 360)."""
+    import os
+
+    (tmp_path / "attr_value_ops.py").write_text(textwrap.dedent(OPS))
+    patch = tmp_path / "attr_value_patch.py"
+    patch.write_text(textwrap.dedent(UNPATCHED))
+    sys.path.insert(0, str(tmp_path))
+    try:
+        path, _ = written_module(
+            tmp_path, "attr_value_edited", "import attr_value_patch\n" + SOURCE
+        )
+        before = run_class(path, "Constants", {}, {"x": (4, 8)}, True)
+        patch.write_text(textwrap.dedent(PATCH))
+        st = os.stat(patch)
+        os.utime(patch, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a coarse clock
+        after = run_class(path, "Constants", {}, {"x": (4, 8)}, True)
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("attr_value_ops", "attr_value_patch", "attr_value_edited"):
+            sys.modules.pop(name, None)
+    assert before["params_value"] == 8 * 24 + 24
+    assert after["params_value"] is None or after["params_value"] == 8 * 40 + 40
+
+
+def test_the_files_a_constant_scan_read_are_dependencies(tmp_path):
+    """What a constant read off its module depended on: every file the scan read, the
+    defining file's own text too, with its digest (project.dependencies reads them)."""
+    from types import SimpleNamespace
+
+    from shapelint.analysis import module_constants
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops.values import IntV
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    for name in ("__init__.py", "ops.py", "other.py"):
+        (pkg / name).write_text("WIDTH = 3\n")
+    an = SimpleNamespace(project=SimpleNamespace(listings={}, digests={}), peeked_paths=set())
+    ops = str(pkg / "ops.py")
+    assert module_constants.kept(an, IntV(Expr.const(3)), "WIDTH", ops, [str(pkg)])
+    assert an.peeked_paths == {str(pkg / n) for n in ("__init__.py", "ops.py", "other.py")}
+    assert set(an.project.digests) == an.peeked_paths

@@ -471,6 +471,60 @@ CASES = {
         """,
         "exact",
     ),
+    # `global DEEP; DEEP = True` between two calls of a function that reads DEEP:
+    # the second call runs anew (main: its first call's run reused, 512 for 768)
+    "global_rebound_between_two_calls": (
+        """
+        DEEP = False
+
+        def block(lin, x):
+            if DEEP:
+                return lin(lin(x))
+            return lin(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                global DEEP
+                a = block(self.lin, x)
+                DEEP = True
+                b = block(self.lin, x)
+                DEEP = False
+                return a + b
+        """,
+        "exact",
+    ),
+    # the write on the undecided path is undone for the other path, and so is its
+    # memo token: a run memoised on the first path is not the other's (main: 512
+    # complete for 256)
+    "global_rebound_on_one_path": (
+        """
+        DEEP = False
+
+        def block(lin, x):
+            if DEEP:
+                return lin(lin(x))
+            return lin(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                global DEEP
+                if os.environ.get("SHAPELINT_TEST_UNSET_FLAG"):
+                    DEEP = True
+                    y = block(self.lin, x)
+                else:
+                    y = block(self.lin, x)
+                return y
+        """,
+        "honest",
+    ),
 }
 
 

@@ -80,6 +80,13 @@ def if_known(c: Cost) -> str:
     return "?" if c.flops == _ZERO else f"≥ {c.flops.to_human()}"  # type: ignore[union-attr]
 
 
+# The note of an undecided alternative's call whose saved tensors are unknown: what
+# the calls it ran save is no part of a lower bound either (the other may run).
+ALTERNATIVE_SAVED = (
+    "saved for backward: one of alternatives the analysis cannot decide, which may not run"
+)
+
+
 def alternative(rec, why: str, when: str) -> None:
     """Mark rec as a call that may not run (why), unless it is free either way:
     unknown, with what it costs `when` it runs in the notes. One already unknown
@@ -87,11 +94,14 @@ def alternative(rec, why: str, when: str) -> None:
     too, so that they are no part of a lower bound (target.py sums the known
     calls of a call whose cost is theirs)."""
     c = rec.cost
+    # what the calls it ran save is no part of a lower bound either
+    apart = [ALTERNATIVE_SAVED] if rec.children and ALTERNATIVE_SAVED not in c.notes else []
     if c.flops is None:
         if rec.children:
-            rec.cost = Cost(None, None, None, [*c.notes, why], False)
+            rec.cost = Cost(None, None, None, [*c.notes, why, *apart], False)
     elif not free(rec):
-        rec.cost = Cost(None, None, None, [why, f"{if_known(c)} FLOPs {when}"], False)
+        kept = [ALTERNATIVE_SAVED] if ALTERNATIVE_SAVED in c.notes else apart
+        rec.cost = Cost(None, None, None, [why, f"{if_known(c)} FLOPs {when}", *kept], False)
 
 
 def unknown_backward(records) -> None:
@@ -107,7 +117,8 @@ def unknown_saved(records) -> None:
     run, and so what is saved, is not known."""
     for rec in records:
         if rec.cost.saved != _ZERO:
-            rec.cost = dataclasses.replace(rec.cost, saved=None)
+            notes = [*rec.cost.notes, ALTERNATIVE_SAVED] if rec.children else rec.cost.notes
+            rec.cost = dataclasses.replace(rec.cost, saved=None, notes=notes)
 
 
 def free(rec) -> bool:

@@ -561,13 +561,20 @@ _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def not_modelled(
-    an, fd, class_names: list[str], decorators: bool = True, special: bool = False
+    an,
+    fd,
+    class_names: list[str],
+    decorators: bool = True,
+    special: bool = False,
+    by_name: bool = False,
 ) -> str | None:
     """Why a specialized call of fd (a method of one of class_names, or a
     function) is not what the analysis reads; None when it is. decorators=False:
     a caller that follows them (analysis/decorators.py) asks about the rest.
     special: a property or a special method, which Python looks up on the type:
-    a write on an instance (`setattr(self, key, v)`) does not replace it."""
+    a write on an instance (`setattr(self, key, v)`) does not replace it.
+    by_name: only a write that names fd's method (`cls.__init__ = f`), not a hook
+    or a setattr of a computed name."""
     deco = opaque_decorator(fd.owner or an, fd.node) if decorators else None
     if deco is not None:
         return f"decorated with @{deco}, whose wrapper is not followed"
@@ -581,7 +588,7 @@ def not_modelled(
             return s.everything
         for cls in [*class_names, ANY]:
             changed = s.changed.get(cls, {})
-            for key in (meth, ANY):
+            for key in (meth,) if by_name else (meth, ANY):
                 why = changed.get(key)
                 pair = (cls, key)
                 if why and not (special and pair in s.on_instances and pair not in s.on_classes):

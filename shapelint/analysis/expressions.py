@@ -368,7 +368,7 @@ def _constant_off_module(an: Analyzer, node: ast.Attribute, value: Value) -> Val
         module_constants.package_dir(path, target.project_module),
         module_constants.package_dir(an.project_path, an.project_module),
     ]
-    return value if module_constants.kept(value, node.attr, path, dirs) else None
+    return value if module_constants.kept(an, value, node.attr, path, dirs) else None
 
 
 def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:

@@ -126,6 +126,25 @@ def decorated(an, fd, frame) -> object:
     return mode
 
 
+_AUTOCAST = frozenset(
+    {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
+)
+
+
+def casts(an, expr: ast.expr, frame) -> bool:
+    """`torch.autocast(...)` (a `with` item or a decorator) not surely disabled
+    (`enabled=False`): the ops it covers run at another dtype (saved.cast_region)."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, (ast.Name, ast.Attribute)):
+        return False
+    if an.imports.resolve(expr.func) not in _AUTOCAST:
+        return False
+    for kw in expr.keywords:
+        if kw.arg == "enabled":
+            flag = an.eval(kw.value, frame)
+            return not (isinstance(flag, BoolV) and flag.value is False)
+    return True
+
+
 _QUERY = frozenset({"torch.is_grad_enabled", "torch.autograd.grad_mode.is_grad_enabled"})
 
 

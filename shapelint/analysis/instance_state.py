@@ -28,6 +28,9 @@ class State:
     recorders: list = field(default_factory=list)
     mark: int = 0
     written: dict | None = None
+    # the memo token (module_state.generation) the state had: a memo made on one
+    # path read that path's state, and holds on no other
+    generation: int = 0
 
 
 def fork(an) -> State:
@@ -35,7 +38,11 @@ def fork(an) -> State:
     after its constructor is not applied: absence.unapplied_write)."""
     if not an.specialize:
         return State()
-    return State([(r, dict(r.attrs)) for r in aliasing.recorders()], module_state.mark())
+    return State(
+        [(r, dict(r.attrs)) for r in aliasing.recorders()],
+        module_state.mark(),
+        generation=module_state.generation(),
+    )
 
 
 def taken(state: State) -> State:
@@ -44,6 +51,7 @@ def taken(state: State) -> State:
         [(r, dict(r.attrs)) for r, _ in state.recorders],
         state.mark,
         module_state.since(state.mark),
+        module_state.generation(),
     )
 
 
@@ -53,6 +61,7 @@ def restore(state: State) -> None:
         r.attrs.clear()
         r.attrs.update(attrs)
     module_state.undo(state.mark)
+    module_state.back_to(state.generation)
     if state.written:
         module_state.reapply(state.written)
 

@@ -1229,7 +1229,7 @@ class ModuleAnalyzer:
                 # for every function that reads it from now on (as Python runs them).
                 self.outer_writes += 1
                 if not self.trial:
-                    module_state.write(self.module_env, target.id, value, rebinding=True)
+                    module_state.write(self.module_env, target.id, value)
                 return
             frame.env[target.id] = value
             frame.locals.add(target.id)

@@ -13,7 +13,9 @@ module's namespace out (`globals()`, `vars()`, `__dict__`): read as text, as abs
 reads a class's source. Only numbers, strings, None and tuples of them: a list or dict
 changed in place through the module object (`c_f.TABLE[k] = v`) is a write the run does
 not apply to the module's env. A package of more than `MAX_FILES` files is not read
-(the value is then not known)."""
+(the value is then not known). The scans are kept for the process under the stats of
+the files read, listed afresh for each file analysed, and those files are the reader's
+dependencies (`an.peeked_paths`), as Project.peek keeps and records its own."""
 
 from __future__ import annotations
 
@@ -24,9 +26,13 @@ from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
 
 MAX_FILES = 600
 
-# (package directory, name) -> whether some file may store that attribute
-_STORED: dict[tuple[str, str], bool] = {}
-_HANDED: dict[str, bool] = {}
+# Kept for the process (a language server's, a warm check's), each under the stats
+# of the files it read, so that an edit between two runs is read again:
+# (package directory, name) -> (the package's files and their stats, whether some
+# file may store that attribute, {path: digest} of the files the scan read)
+_STORED: dict[tuple[str, str], tuple[tuple, bool, dict]] = {}
+# path -> (its stat, whether it hands its namespace out, its digest)
+_HANDED: dict[str, tuple] = {}
 
 
 def readable(value: Value) -> bool:
@@ -38,12 +44,13 @@ def readable(value: Value) -> bool:
     return isinstance(value, (BoolV, IntV, FloatV, StrV)) and value.value is not None
 
 
-def kept(value: Value, name: str, defining_path: str | None, dirs: list[str]) -> bool:
+def kept(an, value: Value, name: str, defining_path: str | None, dirs: list[str]) -> bool:
     """Whether `value`, the defining file's module-level `name`, is what reading it off
-    the module object gives: readable, and no store through a module object may change it."""
-    if not readable(value) or defining_path is None or _hands_out(defining_path):
+    the module object gives: readable, and no store through a module object may change it.
+    The files read are an's dependencies (an.peeked_paths), as Project.peek's are."""
+    if not readable(value) or defining_path is None or _hands_out(an, defining_path):
         return False
-    return not any(_stored(d, name) for d in dict.fromkeys(dirs))
+    return not any(_stored(an, d, name) for d in dict.fromkeys(dirs))
 
 
 def package_dir(path: str, modname: str) -> str:
@@ -58,29 +65,77 @@ def package_dir(path: str, modname: str) -> str:
 _NAMESPACE = re.compile(rb"\bglobals\s*\(|\bvars\s*\(|__dict__")
 
 
-def _hands_out(path: str) -> bool:
-    if path not in _HANDED:
+def _hands_out(an, path: str) -> bool:
+    stat = _stat(path)
+    kept = _HANDED.get(path)
+    if kept is None or kept[0] != stat or stat is None:
         try:
             with open(path, "rb") as f:
-                _HANDED[path] = bool(_NAMESPACE.search(f.read()))
+                data = f.read()
+            kept = _HANDED[path] = (stat, bool(_NAMESPACE.search(data)), _digest(data))
         except OSError:
-            _HANDED[path] = True
-    return _HANDED[path]
+            return True
+    _depends(an, {path: kept[2]})
+    return kept[1]
 
 
-def _stored(package: str, name: str) -> bool:
-    key = (package, name)
-    if key not in _STORED:
-        _STORED[key] = _scan(package, name)
-    return _STORED[key]
+def _stored(an, package: str, name: str) -> bool:
+    listing = _listing(an, package)
+    kept = _STORED.get((package, name))
+    if kept is None or kept[0] != listing:
+        read: dict[str, str] = {}
+        kept = _STORED[(package, name)] = (listing, _scan(package, name, listing, read), read)
+    _depends(an, kept[2])
+    return kept[1]
+
+
+def _listing(an, package: str) -> tuple | None:
+    """The package's .py files with their stats, once per file analysed (the
+    project's new_file clears them); None where it is no directory or holds more
+    than MAX_FILES."""
+    listings = an.project.listings if an.project is not None else {}
+    if package not in listings:
+        files: list[str] = []
+        for d, _, names in os.walk(package):
+            files.extend(os.path.join(d, f) for f in names if f.endswith(".py"))
+            if len(files) > MAX_FILES:
+                break
+        ok = os.path.isdir(package) and len(files) <= MAX_FILES
+        listings[package] = tuple((f, _stat(f)) for f in sorted(files)) if ok else None
+    return listings[package]
+
+
+def _depends(an, read: dict[str, str]) -> None:
+    if an.project is None:
+        return
+    for path, digest in read.items():
+        an.peeked_paths.add(path)
+        an.project.digests[path] = digest
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _digest(data: bytes) -> str:
+    from shapelint.cache import digest
+
+    return digest(data)
 
 
 _SETATTR = re.compile(rb"\bsetattr\s*\(\s*([A-Za-z_]\w*)\s*,\s*([^,]+),")
 _IMPORTED = rb"(?:^|\n)[ \t]*(?:import[ \t]+[\w.]+[ \t]+as[ \t]+%s\b|from[ \t]+[\w.]+[ \t]+import[^\n]*\b%s\b)"
 
 
-def _scan(package: str, name: str) -> bool:
-    """Whether a file of the package may store attribute `name` through an object."""
+def _scan(package: str, name: str, listing: tuple | None, read: dict) -> bool:
+    """Whether a file of the package may store attribute `name` through an object;
+    the digest of each file it read goes into read."""
+    if listing is None:
+        return True  # not read: may store it
     word = name.encode()
     store = re.compile(
         rb"\.\s*"
@@ -89,19 +144,13 @@ def _scan(package: str, name: str) -> bool:
         + word
         + rb"\b"
     )
-    files = []
-    for d, _, names in os.walk(package):
-        files.extend(os.path.join(d, f) for f in names if f.endswith(".py"))
-        if len(files) > MAX_FILES:
-            return True  # not read: may store it
-    if not os.path.isdir(package):
-        return True
-    for path in files:
+    for path, _ in listing:
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError:
             return True
+        read[path] = _digest(data)
         if word in data and store.search(data):
             return True
         for m in _SETATTR.finditer(data) if b"setattr" in data else ():

@@ -36,8 +36,6 @@ _LOG: ContextVar[list | None] = ContextVar("module_writes", default=None)
 _IMPORTING: ContextVar[int] = ContextVar("module_importing", default=0)
 # (log position, (id(env), name)) of changes a function run could not place
 _UNPLACED: ContextVar[list | None] = ContextVar("module_unplaced", default=None)
-# (id(env), name) of the names a function rebinds with `global` (see write)
-_REBOUND: ContextVar[set | None] = ContextVar("module_rebound", default=None)
 # A new token at every write: a memoised call or construction read the state before
 # it. Tokens are never reused, so a state an own pass made and undid (Undone) is
 # never current again, while the one before the pass is current again after it.
@@ -52,13 +50,12 @@ _APART: ContextVar[list | None] = ContextVar("module_apart", default=None)
 @contextmanager
 def run() -> Iterator[None]:
     """One target run: its writes are logged from an empty log."""
-    token, rebound, taints = _LOG.set([]), _REBOUND.set(set()), _UNPLACED.set([])
+    token, taints = _LOG.set([]), _UNPLACED.set([])
     try:
         with class_state.run():
             yield
     finally:
         _LOG.reset(token)
-        _REBOUND.reset(rebound)
         _UNPLACED.reset(taints)
 
 
@@ -89,6 +86,13 @@ def importing_now() -> bool:
 def generation() -> int:
     """Changes whenever a module-level object changed (memo keys include it)."""
     return _GENERATION.get()
+
+
+def back_to(token: int) -> None:
+    """The state is again the one `token` was current for (a path's writes undone
+    where another path parts from it): the memos made on that state hold again,
+    those made since never do (tokens are never reused)."""
+    _GENERATION.set(token)
 
 
 def holder(an, name: str, frame) -> dict | None:
@@ -163,12 +167,10 @@ def defined_name(an, name: str) -> str:
     return name
 
 
-def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) -> None:
-    """`name` of a module env holds `value` now, logged for the paths to undo.
-    A name a function rebinds (`global n; n = ...`, whose function is never
-    memoised) leaves the memos as they are, as before this log: its lazily filled
-    caches are rebound on every path of every loop, and the memos of every call
-    would go with them."""
+def write(env: dict, name: str, value: Value, an=None) -> None:
+    """`name` of a module env holds `value` now, logged for the paths to undo. A
+    new value, a name a function rebinds (`global n; n = ...`) too, makes a new
+    memo token: a memoised call read the state before it."""
     if an is not None and an.trial:
         return  # a trial turn of a loop changes nothing outside its frame
     old = env.get(name, _MISSING)
@@ -180,11 +182,9 @@ def write(env: dict, name: str, value: Value, an=None, rebinding: bool = False) 
         apart = _APART.get()
         if apart is not None:
             apart.append((env, name, old))
-    key = (id(env), name)
-    rebound = _REBOUND.get()
-    if rebinding and rebound is not None:
-        rebound.add(key)
-    if value is not UNKNOWN and (rebound is None or key not in rebound):
+    if value is not UNKNOWN:
+        # a memo read the state before: `global DEEP; DEEP = True` between two
+        # calls of a function that reads DEEP makes the second call run anew
         # (a name forgotten leaves the memos as in_place.forget always left them)
         _GENERATION.set(next(_TOKENS))
     env[name] = value

@@ -380,15 +380,24 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     if qual in _CONTAINERS:
         if open_kwargs:  # `nn.Sequential(*layers)` with layers not known one by one
             return ModuleListV((), _CONTAINERS[qual], known=False)
-        return _container(args, sequential=_CONTAINERS[qual])
+        made = _container(args, sequential=_CONTAINERS[qual])
+        if qual == "torch.nn.ParameterList" and isinstance(made, ModuleListV):
+            return replace(made, items=tuple(_wrapped(v) for v in made.items))
+        return made
     if qual in _DICTS:
         if open_kwargs:
             return UNKNOWN
         kind = _DICTS[qual]
         if not args:
-            return dict_value(dict(kwargs), kind)
-        base = mapping(args[0]) if len(args) == 1 else None
-        return dict_value({**dict(base.attrs), **kwargs}, kind) if base is not None else UNKNOWN
+            entries = dict(kwargs)
+        else:
+            base = mapping(args[0]) if len(args) == 1 else None
+            if base is None:
+                return UNKNOWN
+            entries = {**dict(base.attrs), **kwargs}
+        if qual == "torch.nn.ParameterDict":
+            entries = {k: _wrapped(v) for k, v in entries.items()}
+        return dict_value(entries, kind)
     if qual == "functools.wraps":
         return ObjectV(_WRAPS_KIND)  # a decorator copying a name and a docstring
     if qual == "collections.namedtuple" and not open_kwargs:
@@ -416,6 +425,14 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
         n = times.value.value if isinstance(times, IntV) and times.value is not None else None
         return TupleV((args[0],) * n) if n is not None and 0 <= n <= MAX_UNROLL else None
     return None
+
+
+def _wrapped(v: Value) -> Value:
+    """An item given nn.ParameterList or nn.ParameterDict: a plain tensor becomes
+    `Parameter(t)`, which requires grad whatever t did."""
+    if type(v) is TensorV:
+        return ParameterV(v.shape, v.dtype, True)
+    return v
 
 
 def _container(args, sequential: bool) -> Value:
@@ -1930,7 +1947,8 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
         names = None
         if name is not None or lst.names is not None:
             names = (*item_names(lst), name if name is not None else str(n))
-        return ModuleListV(lst.items + (args[0],), lst.sequential, names=names)
+        # a plain tensor is a ParameterList's item (ModuleList and Sequential refuse one)
+        return ModuleListV(lst.items + (_wrapped(args[0]),), lst.sequential, names=names)
     items = as_items(args[-1])
     if items is None:
         return ModuleListV((), lst.sequential, known=False)
@@ -1938,7 +1956,9 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
         names = None
         if lst.names is not None:
             names = (*lst.names, *(str(n + i) for i in range(len(items))))
-        return ModuleListV(lst.items + items, lst.sequential, names=names)
+        return ModuleListV(
+            lst.items + tuple(_wrapped(v) for v in items), lst.sequential, names=names
+        )
     return ModuleListV((), lst.sequential, known=False)
 
 
@@ -3200,6 +3220,8 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     bind_arguments(an, fd, frame, recv, bound_args, bound_kwargs)
     handed_back = dynamic.returned_parameter(fd.node)
     given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
+    if an.specialize and any(grad_mode.casts(an, d, frame) for d in fd.node.decorator_list):
+        storages.cast_region()
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
         an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()
@@ -3344,6 +3366,17 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         finally:
             _MADE.pop()
         in_place.forget_handed(an, init, args, kwargs)
+        if an.specialize and init.cls is not None:
+            # `cls.__init__ = __init__` in a class decorator: another constructor may
+            # run, which the analysis did not: nothing it stored is known
+            names = list(dict.fromkeys([init.cls.name, cd.name]))
+            why = dynamic.not_modelled(
+                an, init, names, decorators=False, special=True, by_name=True
+            )
+            if why is not None:
+                for k in list(recorder.attrs):
+                    recorder.attrs[k] = UNKNOWN
+                recorder.attrs[UNFOLLOWED] = UNKNOWN
     elif base is not None:  # no project __init__ on the way: the torch layer's runs
         top = an.new_frame(None, cd.name)
         top.env = an.module_env

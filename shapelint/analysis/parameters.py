@@ -34,7 +34,16 @@ from shapelint.analysis.modules import (
 )
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
-from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, OptionalV, ParameterV, TensorV, Value
+from shapelint.ops.values import (
+    UNKNOWN,
+    BufferV,
+    ObjectV,
+    OptionalV,
+    ParameterV,
+    TensorV,
+    TupleV,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -405,3 +414,37 @@ def _value(e: Expr, dims: dict[str, int]) -> int | None:
         return e.evaluate(dims)
     except (KeyError, ValueError, ZeroDivisionError):
         return None
+
+
+def registered(an: Analyzer, instance: Value) -> tuple[dict, dict] | None:
+    """The Parameters and buffers of instance by identity (id -> value): those its
+    `parameters()` and `buffers()` yield, and those it holds otherwise (a layer in a
+    plain list, a plain object's attribute), which torch's saved-tensor hooks see as
+    any tensor; None where its count is not complete."""
+    if not _module_like(an, instance):
+        return None
+    seen = _Seen()
+    count = _walk(an, instance, "", seen)
+    if not (count.complete and count.buffers_complete and count.bound):
+        return None
+    held: dict[int, Value] = {}
+    _held(instance, held, set())
+    own = {k: v for k, v in held.items() if k in seen.tensors}
+    return own, {k: v for k, v in held.items() if k not in seen.tensors}
+
+
+def _held(v: Value, out: dict, met: set) -> None:
+    """Every Parameter and buffer v holds, through any attribute or item."""
+    if id(v) in met:
+        return
+    met.add(id(v))
+    if isinstance(v, (ParameterV, BufferV)):
+        out[id(v)] = v
+    elif isinstance(v, ObjectV):
+        for _, a in v.attrs:
+            _held(a, out, met)
+    elif isinstance(v, (ModuleListV, ChoiceV, TupleV)):
+        for a in v.items:
+            _held(a, out, met)
+    elif isinstance(v, OptionalV):
+        _held(v.value, out, met)

@@ -258,12 +258,16 @@ class Project:
         # read without analysing it (peek_class)
         self.peeked: dict[str, tuple] = {}
         self.peeks: dict[tuple[tuple[str, ...], str], tuple | None] = {}  # for this file
+        # package directory -> its .py files and their stats, for this file
+        # (module_constants.py's scans are kept under them)
+        self.listings: dict[str, tuple | None] = {}
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
         self.peeks.clear()
+        self.listings.clear()
         self.installed_modules.clear()
         if self.options.installed and self.specialize:
             self.search_path = installed.search_path()

@@ -48,6 +48,7 @@ from shapelint.notation.symbolic import (
     record_nonnegative,
     restore_nonnegative,
 )
+from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
 from shapelint.ops.backward import KEEP, origins, requires
 from shapelint.ops.values import (
@@ -378,6 +379,8 @@ def exec_with(
         if item.optional_vars is not None:
             # What __enter__ returns is not the context manager itself.
             an.assign(item.optional_vars, UNKNOWN if got is None else got, frame, None)
+    if an.specialize and any(grad_mode.casts(an, item.context_expr, frame) for item in stmt.items):
+        storages.cast_region()
     start = set(frame.records)
     with grad_mode.entered(mode):
         an.exec_block(stmt.body, frame)

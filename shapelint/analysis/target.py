@@ -22,6 +22,7 @@ from shapelint.analysis import (
     aliasing,
     attribute_hooks,
     attributes,
+    branches,
     call_path,
     dynamic,
     forward_ad,
@@ -271,7 +272,7 @@ def _evaluate(
         k = given.index(False) if False in given else len(names)
         args = [shapes[n] for n in names[:k]]
         rest = {n: shapes[n] for n in names[k:] if n in shapes}
-        with storages.ledger(list(shapes.values())):
+        with storages.ledger(list(shapes.values()), _own(an, recv)):
             value = modules.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
@@ -280,7 +281,7 @@ def _evaluate(
                 shapes[name] = TensorV(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
-        with storages.ledger(list(shapes.values())):
+        with storages.ledger(list(shapes.values()), _own(an, recv)):
             value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -301,6 +302,14 @@ def _evaluate(
     return TargetResult(
         qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
+
+
+def _own(an, recv):
+    """The built module's Parameters and buffers, registered or held otherwise
+    (saved.ledger); None for a function's target."""
+    from shapelint.analysis.parameters import registered
+
+    return None if recv is None else registered(an, recv)
 
 
 def _unbuilt(an, cd, exc: str, params, frame):
@@ -577,6 +586,11 @@ def saved_total(records, complete: bool) -> tuple[Expr | None, bool]:
     return _known_saved(records), False
 
 
+# Calls whose own calls' saved tensors are no part of a lower bound: a reused run's,
+# a run the loss does not reach, an alternative that may not run.
+_NOT_PART = frozenset({storages.REUSED, reached.DEAD_SAVED_WHY, branches.ALTERNATIVE_SAVED})
+
+
 def _known_saved(records) -> Expr:
     """What the calls of known saved bytes save, inside those of unknown ones too
     (a callee's records counted once, where a repeated call counts them more)."""
@@ -584,7 +598,7 @@ def _known_saved(records) -> Expr:
     for r in records:
         if r.cost.saved is not None:
             total = total + r.cost.saved
-        elif r.children and not {storages.REUSED, reached.DEAD_SAVED_WHY} & set(r.cost.notes):
+        elif r.children and not _NOT_PART & set(r.cost.notes):
             total = total + _known_saved(r.children)
     return total
 

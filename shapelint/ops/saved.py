@@ -43,6 +43,16 @@ ZERO = Expr.const(0)
 
 # id(storage) -> storage, for the target being run; None outside a target run.
 _LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
+# The Parameters and buffers of the module a target run calls, by identity, as
+# (those its parameters() and buffers() yield, those it holds otherwise: a layer in
+# a plain list); None where not known. torch's saved-tensor hooks see a Parameter no
+# module of the target registers as any tensor: an activation where it is saved.
+_OWN: ContextVar[tuple[dict, dict] | None] = ContextVar("registered_tensors", default=None)
+# Set (for the rest of the run) once an autocast region may have run: its ops save
+# tensors cast to another dtype, which no stub's saved= says (the casts themselves,
+# results of another size), and what later ops save of its results differs too.
+_CAST: ContextVar[list | None] = ContextVar("autocast_seen", default=None)
+CAST_WHY = "an autocast region ran ops at another dtype: what they save is not modelled"
 # `training` of a torch layer that holds no flag of its own (one built in the
 # target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
 # a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
@@ -108,19 +118,26 @@ _GIVEN: ContextVar[frozenset] = ContextVar("given_storages", default=frozenset()
 
 
 @contextmanager
-def ledger(inputs: list[Value]) -> Iterator[None]:
-    """A target run: its inputs count as saved already (their caller holds them)."""
+def ledger(inputs: list[Value], own: tuple[dict, dict] | None = None) -> Iterator[None]:
+    """A target run: its inputs count as saved already (their caller holds them).
+    own: the module's Parameters and buffers by identity, those it registers and
+    those it holds otherwise (parameters.registered); None: every one is taken for
+    registered."""
     book: dict = {}
     for v in _tensors(inputs):
         root = storage_of(v)
         book[id(root)] = root
     token = _LEDGER.set(book)
+    owned = _OWN.set(own)
+    cast = _CAST.set([False])
     given = _GIVEN.set(frozenset(book))
     mode = _AS_BUILT.set([True])
     try:
         yield
     finally:
         _LEDGER.reset(token)
+        _OWN.reset(owned)
+        _CAST.reset(cast)
         _GIVEN.reset(given)
         _AS_BUILT.reset(mode)
 
@@ -189,8 +206,24 @@ def status(values) -> tuple:
     out = []
     for v in _tensors(values):
         root = storage_of(v)
-        out.append(isinstance(root, (ParameterV, BufferV)) or id(root) in book)
+        out.append(True if id(root) in book else registered(root))
     return tuple(out)
+
+
+def registered(root: object) -> bool | None:
+    """Whether root, a storage, is a Parameter or buffer the target's module
+    registers (no activation): False for any other tensor, None where a Parameter
+    is none the module held as the run began (made in the forward, or a value the
+    analysis made anew) while the module holds some it does not register."""
+    if not isinstance(root, (ParameterV, BufferV)):
+        return False
+    own = _OWN.get()
+    if own is None:
+        return True
+    registered, held = own
+    if id(root) in registered:
+        return True
+    return False if id(root) in held else None
 
 
 def extents(values) -> tuple:
@@ -233,6 +266,14 @@ def mode_lost() -> None:
     flag = _AS_BUILT.get()
     if flag is not None:
         flag[0] = None
+
+
+def cast_region() -> None:
+    """An autocast region that may be enabled runs: from now on in the target run,
+    what ops save is not known."""
+    flag = _CAST.get()
+    if flag is not None:
+        flag[0] = True
 
 
 def storage_of(v: TensorV) -> object:
@@ -941,6 +982,9 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
     book = _LEDGER.get()
     if book is None:
         return None, "outside a target run"
+    cast = _CAST.get()
+    if cast is not None and cast[0] and items:
+        return None, CAST_WHY
     total = ZERO
     for item in items:
         kind = item[0]
@@ -954,12 +998,16 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             total = total + item[1]
             continue
         v, flat = item[1], item[2]
-        if isinstance(v, (IntV, FloatV, BoolV, NoneV)) or (
-            isinstance(v, (ParameterV, BufferV)) and v.storage is None
-        ):
-            # a Python number, a parameter or a buffer on its own storage (not moved
-            # by `p.data = t` onto one the run made): no activation
-            continue
+        if isinstance(v, (IntV, FloatV, BoolV, NoneV)):
+            continue  # a Python number
+        if isinstance(v, (ParameterV, BufferV)) and v.storage is None:
+            # a parameter or a buffer on its own storage (not moved by `p.data = t`
+            # onto one the run made): no activation where the module registers it
+            own = registered(v)
+            if own is None:
+                return None, "whether it saves a Parameter its module registers is not known"
+            if own:
+                continue
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
         copied = _copied(v, flat)
@@ -985,7 +1033,12 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             root = storage_of(v)
             if root is UNSURE:
                 return None, "it saves a view of a storage the analysis cannot name"
-            if isinstance(root, (ParameterV, BufferV)) or id(root) in book:
+            if id(root) in book:
+                continue
+            own = registered(root)
+            if own is None:
+                return None, "whether it saves a Parameter its module registers is not known"
+            if own:
                 continue
             if any(id(root) in outer for outer in _OUTER.get()):
                 return None, "it saves a tensor from outside a turn counted several times"

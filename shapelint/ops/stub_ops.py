@@ -994,7 +994,35 @@ class _Interpreter:
                     v = UNKNOWN
                 kind = item.kind if item.kind in ("flat", "tflat", "batch", "dense") else None
                 out.append(("tensor", v, kind))
+        if self._unregistered_state_unnamed():
+            out.append(("?", _UNNAMED_STATE))
         return tuple(out)
+
+    def _unregistered_state_unnamed(self) -> bool:
+        """A layer holding a Parameter or buffer no module of the target registers
+        (a layer in a plain list), whose saved= names none of its own: torch's hooks
+        see what it saves of them as activations, and which it saves is not said. A
+        saved= that names one of them (`self.weight`) names each it saves."""
+        layer = self.bound.values.get("self")
+        if not isinstance(layer, ObjectV):
+            return False
+        state = {k for k, a in layer.attrs if isinstance(a, (ParameterV, BufferV))}
+        if not state or all(saved.registered(layer.attr(k)) for k in state):
+            return False
+        return not any(
+            item.kind not in ("new", "?", "same")
+            and isinstance(n := getattr(item.formula, "tree", None), ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            and n.attr in state
+            for item in self.entry.saved or ()
+        )
+
+
+_UNNAMED_STATE = (
+    "a layer whose weights no module of the target registers: which of them it saves "
+    "(activations then) is not known"
+)
 
 
 def _position(spec: DimSpec, elem: DimElem) -> int | None:

@@ -404,3 +404,30 @@ class CustomBackwardFirst(CustomBackward):
 
     def forward(self, x):
         return self.lin(_Product.apply(x, self.w)[..., :8])
+
+
+class TensorsInParameterList(nn.Module):
+    """nn.ParameterList makes each plain tensor it is given a Parameter, which
+    requires grad (main: backward 0 complete, the tensors taken as given)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.ws = nn.ParameterList([torch.zeros(d, d) for _ in range(2)])
+        self.more = nn.ParameterList()
+        self.more.append(torch.zeros(d, d))
+
+    def forward(self, x):
+        for w in self.ws:
+            x = x @ w
+        return x @ self.more[0]
+
+
+class TensorsInParameterDict(nn.Module):
+    """nn.ParameterDict too (main: no parameter counted, backward 0 complete)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.ws = nn.ParameterDict({"a": torch.zeros(d, d), "b": torch.zeros(d, 2 * d)})
+
+    def forward(self, x):
+        return x @ self.ws["a"] @ self.ws["b"]

@@ -1,6 +1,8 @@
 """Small modules whose activation bytes tests/test_saved.py holds to the tensors
 torch saves for backward (torch.autograd.graph.saved_tensors_hooks)."""
 
+import os
+
 import einops
 import einops.layers.torch
 import torch
@@ -1451,6 +1453,7 @@ class EinsumMulOrder(nn.Module):
         y = torch.einsum("bnd,bnd->bdn", k, k * 2)
         return self.o(y) * y
 
+
 class _Attending(nn.Module):
     """nn.MultiheadAttention (8 wide, 2 heads) on a Linear's output `y` and the
     input `x`: `inputs` picks query, key and value; need_weights picks the math
@@ -1997,3 +2000,145 @@ class ReusedAfterSaved(nn.Module):
         a = _scaled(y, self.w)
         b = _scaled(y + 1, self.w)
         return z + a + b
+
+
+class ListedAlias(nn.Module):
+    """A Linear held in a plain list only: no submodule, so its weight is no
+    registered Parameter, and torch's hooks see it saved as an activation."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        layers = [nn.Linear(d, d)]
+        self.ml = nn.ModuleList(layers)
+        layers.append(nn.Linear(d, d))
+        self.plain = layers
+
+    def forward(self, x):
+        for layer in self.ml:
+            x = layer(x)
+        for layer in self.plain:
+            x = layer(x)
+        return x
+
+
+class _Holder:
+    def __init__(self, d):
+        self.lin = nn.Linear(d, d)
+
+
+class HeldByPlain(nn.Module):
+    """A Linear held by a plain object and one by a plain dict: neither registered."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.h = _Holder(d)
+        self.extra = {"a": nn.Linear(d, d)}
+
+    def forward(self, x):
+        return self.extra["a"](self.h.lin(self.lin(x)))
+
+
+class TiedInList(nn.Module):
+    """The registered Linear held by a plain list too: still registered."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.again = [self.lin]
+
+    def forward(self, x):
+        return self.again[0](self.lin(x))
+
+
+class NormInList(nn.Module):
+    """Norms in a plain list: their weights, biases and running statistics, which
+    their saved= names, are activations to torch's hooks here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.norms = [nn.LayerNorm(d), nn.GroupNorm(1, 3), nn.BatchNorm1d(3)]
+
+    def forward(self, x):
+        x = self.norms[0](self.lin(x))
+        return self.norms[2](self.norms[1](x))
+
+
+class RecurrentInList(nn.Module):
+    """A GRU in a plain list: its saved= names none of its weights, which torch
+    saves as activations here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.rnns = [nn.GRU(d, d, batch_first=True)]
+
+    def forward(self, x):
+        return self.rnns[0](self.lin(x))[0]
+
+
+class ParameterInForward(nn.Module):
+    """A Parameter made in the forward: registered nowhere when the forward began."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.d = d
+
+    def forward(self, x):
+        w = nn.Parameter(torch.ones(self.d, self.d))
+        return F.linear(self.lin(x), w)
+
+
+def _two(layer, x):
+    return layer(layer(x))
+
+
+def _one(layer, x):
+    return layer(x)
+
+
+class Alternatives(nn.Module):
+    """Two calls of which one runs, by a test the analysis cannot decide: what
+    the calls inside either save is no part of a lower bound."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.pre = nn.Linear(d, d)
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.pre(x)
+        if os.environ.get("SHAPELINT_TEST_UNSET_FLAG"):
+            return _two(self.lin, y)
+        return _one(self.lin, y)
+
+
+class AutocastRegion(nn.Module):
+    """Ops under autocast save their operands cast to bfloat16 (copies of their own)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.a(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = self.b(y)
+        return z.float() * y
+
+
+class AutocastMethod(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    @torch.autocast("cpu", dtype=torch.bfloat16)
+    def inner(self, x):
+        return self.b(x)
+
+    def forward(self, x):
+        return self.inner(self.a(x)).float()
