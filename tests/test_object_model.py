@@ -28,33 +28,6 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
-    # a property registering a cache buffer on first use, in the forward: the name
-    # then reads that very tensor (c03e18a: `self.register_buffer: not modelled`, 0)
-    "buffer_registered_in_a_forward": (
-        """
-        class Codebook(nn.Module):
-            def __init__(self, dim, size):
-                super().__init__()
-                self.register_buffer("usage", torch.ones(size))
-                self.register_buffer("total", torch.randn(size, dim))
-                self.register_buffer("_cache", None, persistent=False)
-                self.proj = nn.Linear(dim, dim)
-
-            @property
-            def codes(self):
-                if self._cache is None:
-                    codes = self.total / self.usage.clamp(min=1e-5)[:, None]
-                    self.register_buffer("_cache", codes, persistent=False)
-                    return codes
-                return self._cache
-
-            def forward(self, x):
-                return x @ self.codes.t() + self.proj(x) @ self.codes.t()
-        """,
-        "Codebook",
-        dict(dim=8, size=16),
-        dict(x=(4, 8)),
-    ),
     # super().__init__(*layers) of a Sequential subclass: no forward of its own
     "sequential_subclass": (
         """
@@ -1993,31 +1966,6 @@ def assert_exact(tmp_path, key: str, case: tuple, header: str = HEADER) -> None:
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_exact_against_flop_counter(tmp_path, key):
     assert_exact(tmp_path, key, CASES[key])
-
-
-def test_a_buffer_registered_in_a_forward_that_autograd_tracks_is_no_figure(tmp_path):
-    """torch's buffer is the very tensor, which requires grad here (its backward
-    reaches the Linear's weight: 1,536 FLOPs); the analysis's buffers never do, so
-    the registration stays not modelled rather than a complete 512."""
-    path = write(
-        tmp_path,
-        "tracked.py",
-        HEADER
-        + textwrap.dedent(
-            """
-            class Tracked(nn.Module):
-                def __init__(self, dim):
-                    super().__init__()
-                    self.w = nn.Linear(dim, dim)
-
-                def forward(self, x):
-                    self.register_buffer("last", self.w(x))
-                    return self.last @ self.w.weight
-            """
-        ),
-    )
-    t = static_target(path, "Tracked", {"dim": "8"}, {"x": "4,8"})
-    assert not t["complete"] and t["flops_backward_value"] is None
 
 
 def test_super_setattr_through_a_base_the_analysis_does_not_read(tmp_path):

@@ -1123,10 +1123,6 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()
-    if attr == "register_buffer" and an.specialize and not aliasing.recorders():
-        registered = _buffer_in_forward(an, recv, func, args, kwargs, frame)
-        if registered is not None:
-            return registered
     if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
@@ -3507,53 +3503,6 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
 def _overridden(an: Analyzer, me: Value, meth: str) -> bool:
     cd = _instance_class(an, me)
     return cd is not None and find_method(an, cd, meth) is not None
-
-
-def _buffer_in_forward(an: Analyzer, recv: Value, func: ast.Attribute, args, kwargs, frame):
-    """`self.register_buffer("cache", t)` in a target run's forward (a property
-    computing a cache on first use): the name then reads the very tensor, now one of
-    the module's buffers, as `self.cache = t` would store it on a built module (its
-    origin kept: it is the same tensor); None where the name, the value or
-    the module is not known, or the tensor may require grad, and the call stays not
-    modelled."""
-    got = registering.bound("register_buffer", args, kwargs)
-    if (
-        got is None
-        or not isinstance(func.value, ast.Name)
-        or type(recv) is not ObjectV
-        or not recv.kind.startswith("<class>")
-        or not is_module(recv)
-        or _overridden(an, recv, "register_buffer")
-    ):
-        return None
-    name, value = got
-    if not (isinstance(name, StrV) and name.value is not None and name.value.isidentifier()):
-        return None
-    held = dict(recv.attrs).get(name.value)
-    if (held is not None and not isinstance(held, (BufferV, NoneV))) or in_place.through_property(
-        an, recv, name.value
-    ):
-        return None  # torch raises KeyError over a name held otherwise than as a buffer
-    if isinstance(value, TensorV) and value.grad is not False:
-        # a buffer that autograd tracks: the analysis's buffers never require grad
-        return None
-    if isinstance(value, TensorV) and not isinstance(value, (ParameterV, BufferV)):
-        value = BufferV(
-            value.shape,
-            value.dtype,
-            grad=value.grad,
-            storage=storages.storage_of(value),
-            view=value.view,
-            contiguous=value.contiguous,
-            layout=value.layout,
-            origin=value.origin,
-            at_most=value.at_most,
-            known=value.known,
-        )
-    elif not isinstance(value, (NoneV, BufferV)):
-        return None  # torch takes a tensor or None there; a parameter it refuses
-    target = ast.copy_location(ast.Attribute(func.value, name.value, ast.Store()), func)
-    return NoneV() if store_attribute(an, target, value, frame) else None
 
 
 def _register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) -> Value:
