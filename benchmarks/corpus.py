@@ -14,6 +14,7 @@
     python benchmarks/corpus.py --holdout-j DEST     # a tenth holdout (session 21)
     python benchmarks/corpus.py --holdout-k DEST     # an eleventh holdout (session 22)
     python benchmarks/corpus.py --holdout-l DEST     # a twelfth holdout (session 23)
+    python benchmarks/corpus.py --holdout-m DEST     # a thirteenth holdout (session 24)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -333,6 +334,29 @@ HOLDOUT_L: tuple[tuple[str, str], ...] = (
     ("beat-this", "1.1.0"),
 )
 
+# A thirteenth holdout, fetched once session 23's was worked on, none by lucidrains:
+# invertible networks, a retrieval-augmented tabular model, offline RL, time-series classifiers, recommender
+# models, a streaming audio codec and its language model, a neural vocoder, molecular
+# representation, an LLM training library's layers, flow-matching text-to-speech,
+# knowledge-graph embeddings, a protein language model, equivariant interatomic potentials
+# and NeRF sampling, read by nobody here before its first measure.
+HOLDOUT_M: tuple[tuple[str, str], ...] = (
+    ("FrEIA", "0.2"),
+    ("pytorch-tabr", "0.1.0"),
+    ("d3rlpy", "2.8.1"),
+    ("tsai", "1.0.1"),
+    ("recbole", "1.2.1"),
+    ("moshi", "0.2.13"),
+    ("bigvgan", "2.4.1"),
+    ("unimol-tools", "0.1.6"),
+    ("ai2-olmo-core", "3.0.0"),
+    ("matcha-tts", "0.0.7.2"),
+    ("torchkge", "0.17.7"),
+    ("esm", "3.2.1.post1"),
+    ("nequip", "0.19.1"),
+    ("nerfacc", "0.5.3"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -454,6 +478,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-l", action="store_true", help="fetch the twelfth holdout (session 23)"
     )
+    parser.add_argument(
+        "--holdout-m", action="store_true", help="fetch the thirteenth holdout (session 24)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -482,6 +509,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_k
         else HOLDOUT_L
         if args.holdout_l
+        else HOLDOUT_M
+        if args.holdout_m
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

@@ -168,6 +168,21 @@ class UnbiasedSpectral(nn.Module):
         return self.proj(x)
 
 
+class ChosenNorm(nn.Module):
+    def __init__(self, c, spectral=False):
+        super().__init__()
+        # the function as a value, chosen by a flag, called through a local name
+        norm_f = weight_norm if spectral is False else spectral_norm
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(c, 2 * c, 3)), norm_f(nn.Conv1d(2 * c, c, 1))])
+        make = nn.utils.spectral_norm
+        self.post = make(nn.Conv1d(c, 1, 3, padding=1))
+
+    def forward(self, x):
+        for layer in self.convs:
+            x = F.leaky_relu(layer(x), 0.1)
+        return self.post(x)
+
+
 class Frozen(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -196,6 +211,8 @@ TARGETS = [
     # operand of its call that requires grad (main: a backward of 0)
     "Unbiased",
     "UnbiasedSpectral",
+    # weight_norm and spectral_norm read as values (main: `layer`, `self.post` not modelled)
+    "ChosenNorm",
 ]
 
 
@@ -277,4 +294,11 @@ def test_a_reparametrized_layer_costs_and_holds_what_torch_says(tmp_path, target
 # Over the whole tensor (dim=None), along a middle axis (a transposed copy of v) and
 # under spectral_norm, torch saves intermediate results of the recomputation (norms,
 # quotients, power-iteration vectors) that are not followed.
-UNSAVED = {"AlongInputs", "WholeNorm", "Parametrized", "Spectral", "UnbiasedSpectral"}
+UNSAVED = {
+    "AlongInputs",
+    "WholeNorm",
+    "Parametrized",
+    "Spectral",
+    "UnbiasedSpectral",
+    "ChosenNorm",
+}

@@ -40,6 +40,7 @@ from shapelint.analysis import (
     project,
     pytypes,
     raising,
+    reparametrize,
     sequences,
     torch_absence,
     torch_source,
@@ -114,7 +115,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
         value = dispatch.constant(q)
         if value is UNKNOWN:
             found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
-            return found or UNKNOWN
+            return found or reparametrize.function_value(q) or UNKNOWN
         return value
     if node.id in an.classes and node.id not in frame.locals:
         return modules.ClassRefV(an.classes[node.id].key)
@@ -393,6 +394,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         value = dispatch.constant(q)
         if value is UNKNOWN:
             found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
+            found = found or reparametrize.function_value(q)
             found = found or (_torch_class_part(q) if an.specialize else None)
             if found is not None:
                 return found

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from shapelint.analysis.modules import SelfRecorder, replace_identical
+from shapelint.analysis.modules import LayerClassV, SelfRecorder, replace_identical
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import LEAF, Origin, after_op, made_by
 from shapelint.ops.saved import nbytes
@@ -70,6 +70,14 @@ _CALLS = {
     ),  # fmt: skip
 }
 NAMES = frozenset(_CALLS)
+
+
+def function_value(qual: str) -> Value | None:
+    """A reparametrization read as a value (`norm_f = weight_norm if ... else
+    spectral_norm`, `g = torch.nn.utils.weight_norm`): the function itself, whose
+    call is the call of its name, as Python's binding of a function to a name is."""
+    return LayerClassV(qual) if qual in NAMES else None
+
 
 # Where a reparametrized layer keeps which weights its forward pre-hook recomputes
 # (torch's `_forward_pre_hooks` / `parametrizations`); no Python name can clash.
