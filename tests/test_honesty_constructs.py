@@ -985,6 +985,40 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # torchvision's transforms: `if isinstance(mode, int): mode = from_int(mode)`; a
+    # member of a plain Enum is no int (nor str), one of an IntEnum is an int (main:
+    # not known, the attribute and the figure with it)
+    "enum_member_isinstance_of_a_builtin": _case(
+        """
+        from enum import Enum, IntEnum
+
+        class Mode(Enum):
+            NEAREST = "nearest"
+            WIDE = "wide"
+
+        class Size(IntEnum):
+            ONE = 1
+
+        def from_int(i):
+            return {0: Mode.NEAREST, 2: Mode.WIDE}[i]
+
+        class M(nn.Module):
+            def __init__(self, d, mode=Mode.WIDE, size=Size.ONE):
+                super().__init__()
+                if isinstance(mode, int):
+                    mode = from_int(mode)
+                self.mode = mode
+                self.twice = isinstance(size, int) and not isinstance(mode, str)
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                x = self.a(x)
+                x = self.a(x) if self.twice else x
+                return self.b(x) if self.mode is Mode.WIDE else x
+        """,
+        {"d": "4"},
+    ),
     # A list or dict stored on a Sequential subclass after its layers is no layer:
     # torch registers only modules; a dict changed through the attribute
     # (`self.config.update(config)`) keeps its entries, which name the layers it

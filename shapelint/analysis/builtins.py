@@ -954,6 +954,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if builtin is not None and enums.is_member(v):
+        return enums.builtin_instance(an, v, builtin)
     if enums.is_member(v) or isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV)):
         cls = _project_class(an, n, qual, builtin, frame)
         found = enums.instance_of(an, v, cls) if cls is not None else None
