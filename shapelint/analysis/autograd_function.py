@@ -182,11 +182,7 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
         made = None if grad is False else Origin(parents([*args, *kwargs.values()]))
         # the same tensors, their storages those the forward made (and may have saved)
         value = _same_storages(value, made_by(value, made, grad))
-        kept = state["saves"][0] if calls == 1 and len(state["saves"]) == 1 else None
-        if calls == 0 and not state["saves"]:
-            kept = ()
-        if split:
-            kept = None
+        kept = _kept(state["saves"], calls, split)
         if grad is False:  # no node: nothing saved, no backward
             own = Cost(flops=ZERO, backward=ZERO, saved=ZERO)
         else:
@@ -196,6 +192,17 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
     rec = an.record(node, frame, f"call {cd.name}.apply", None, args, value, cost)
     rec.children = list(children.values())
     return value
+
+
+def _kept(saves: list, calls: int, split: bool) -> tuple | None:
+    """The tensors the forward surely handed save_for_backward: those of its one
+    call, none where it has none; None where not surely known (a call under a test,
+    a loop or in a helper, or a context `setup_context` fills, which is not run)."""
+    if split:
+        return None
+    if calls == 0 and not saves:
+        return ()
+    return saves[0] if calls == 1 and len(saves) == 1 else None
 
 
 def _own_backward(an, cd, node, args, value, kept, attrs, frame, grad) -> Cost:

@@ -955,6 +955,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if known is not None or v is UNKNOWN:
         return known
     if builtin is not None and enums.is_member(v):
+        if builtin not in pytypes.BUILTIN_CLASSES:
+            return None
         return enums.builtin_instance(an, v, builtin)
     if enums.is_member(v) or isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV)):
         cls = _project_class(an, n, qual, builtin, frame)

@@ -362,17 +362,14 @@ def truth(v: Value) -> bool | None:
 
 # builtin types a member of a modelled enum class may be an instance of, by its mixin
 _BUILTINS_OF = {"": {"object"}, "int": {"object", "int"}, "str": {"object", "str"}}
-_BUILTIN_TYPES = frozenset(
-    {"object", "int", "str", "float", "bool", "complex", "bytes", "tuple", "list", "dict"}
-    | {"set", "frozenset", "type", "range", "slice"}
-)
 
 
 def builtin_instance(an: Analyzer, v: Value, name: str) -> bool | None:
-    """isinstance(v, name) for a builtin type name: of a member of a modelled enum
-    class, whether its mixin (or object) is that type (`isinstance(Mode.A, int)` is
-    False of a plain Enum, True of an IntEnum); None where not known."""
-    if not (isinstance(v, ObjectV) and is_member(v)) or name not in _BUILTIN_TYPES:
+    """isinstance(v, name) for a builtin class name (pytypes.BUILTIN_CLASSES): of a
+    member of a modelled enum class, whether its mixin (or object) is that class
+    (`isinstance(Mode.A, int)` is False of a plain Enum, True of an IntEnum); None
+    where not known."""
+    if not (isinstance(v, ObjectV) and is_member(v)):
         return None
     cd = an.class_of(v.kind[len(KIND) :])
     found = mixin(an, cd) if cd is not None else None

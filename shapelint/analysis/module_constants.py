@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 
+from shapelint.analysis.project import file_stat
 from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
 
 MAX_FILES = 600
@@ -66,7 +67,7 @@ _NAMESPACE = re.compile(rb"\bglobals\s*\(|\bvars\s*\(|__dict__")
 
 
 def _hands_out(an, path: str) -> bool:
-    stat = _stat(path)
+    stat = file_stat(path)
     kept = _HANDED.get(path)
     if kept is None or kept[0] != stat or stat is None:
         try:
@@ -101,7 +102,7 @@ def _listing(an, package: str) -> tuple | None:
             if len(files) > MAX_FILES:
                 break
         ok = os.path.isdir(package) and len(files) <= MAX_FILES
-        listings[package] = tuple((f, _stat(f)) for f in sorted(files)) if ok else None
+        listings[package] = tuple((f, file_stat(f)) for f in sorted(files)) if ok else None
     return listings[package]
 
 
@@ -111,14 +112,6 @@ def _depends(an, read: dict[str, str]) -> None:
     for path, digest in read.items():
         an.peeked_paths.add(path)
         an.project.digests[path] = digest
-
-
-def _stat(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def _digest(data: bytes) -> str:

@@ -316,7 +316,7 @@ class Project:
         if key in self.checked and key in self.analyzers:
             return self.analyzers[key]  # stat'ed already for this file's analysis
         path = self.module_file(root, modname)
-        stat = _stat(path)
+        stat = file_stat(path)
         self.checked.add(key)
         if key in self.analyzers and self.stats.get(key) == stat:
             return self.analyzers[key]
@@ -345,7 +345,7 @@ class Project:
         from shapelint.cache import digest
 
         path = self.module_file(roots, modname)
-        stat = _stat(path)
+        stat = file_stat(path)
         if path is None or stat is None:
             return None
         kept = self.peeked.get(path)
@@ -387,7 +387,7 @@ class Project:
         return an
 
 
-def _stat(path: str | None) -> tuple[int, int] | None:
+def file_stat(path: str | None) -> tuple[int, int] | None:
     if path is None:
         return None
     try:

@@ -269,7 +269,7 @@ def same_class(a: Value, b: Value) -> bool | None:
 # numpy int or an IntEnum member, a float numpy's float64, a str a str subclass's
 # instance, a tuple torch.Size or a namedtuple; True and False are bools alone, and
 # a tensor or None no builtin class's instance at all.
-_BUILTIN_CLASSES = frozenset(
+BUILTIN_CLASSES = frozenset(
     {"int", "float", "complex", "bool", "str", "bytes", "tuple", "list", "dict", "set",
      "frozenset", "range", "slice", "type", "object"}
 )  # fmt: skip
@@ -291,7 +291,7 @@ def exact_type_is(v: Value, builtin: str) -> bool | None:
     """`type(v) is builtin` (a builtin class by its name): False where v's kind of
     value is never exactly that class, True only for a bool's `bool`; None where not
     known here."""
-    if builtin not in _BUILTIN_CLASSES:
+    if builtin not in BUILTIN_CLASSES:
         return None
     if isinstance(v, BoolV):
         return builtin == "bool"
