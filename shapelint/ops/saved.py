@@ -53,6 +53,7 @@ _OWN: ContextVar[tuple[dict, dict] | None] = ContextVar("registered_tensors", de
 # results of another size), and what later ops save of its results differs too.
 _CAST: ContextVar[list | None] = ContextVar("autocast_seen", default=None)
 CAST_WHY = "an autocast region ran ops at another dtype: what they save is not modelled"
+_UNPLACED_WHY = "whether it saves a Parameter its module registers is not known"
 # `training` of a torch layer that holds no flag of its own (one built in the
 # target run, in training mode as nn.Module.__init__ leaves it; analysis/modes.py):
 # a list so that a mode lost on the way (modes.lose) reaches the stubs' formulas.
@@ -220,8 +221,8 @@ def registered(root: object) -> bool | None:
     own = _OWN.get()
     if own is None:
         return True
-    registered, held = own
-    if id(root) in registered:
+    yielded, held = own
+    if id(root) in yielded:
         return True
     return False if id(root) in held else None
 
@@ -1005,7 +1006,7 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             # onto one the run made): no activation where the module registers it
             own = registered(v)
             if own is None:
-                return None, "whether it saves a Parameter its module registers is not known"
+                return None, _UNPLACED_WHY
             if own:
                 continue
         if not isinstance(v, TensorV):
@@ -1037,7 +1038,7 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
                 continue
             own = registered(root)
             if own is None:
-                return None, "whether it saves a Parameter its module registers is not known"
+                return None, _UNPLACED_WHY
             if own:
                 continue
             if any(id(root) in outer for outer in _OUTER.get()):
