@@ -42,6 +42,7 @@ from shapelint.analysis import (
     pytypes,
     raising,
     sequences,
+    small_sets,
     stdlib_logging,
     torch_source,
     unify,
@@ -468,6 +469,8 @@ def call_attribute(
         return known if known is not None else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
+    if isinstance(recv, small_sets.SetV) and func.attr in small_sets.MUTATORS:
+        return mutate_set(an, recv, func, frame)
     if isinstance(recv, StrV):
         known = builtins.str_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
@@ -695,6 +698,29 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
                 return taken
         elif modules.store_attribute(an, func.value, grown, frame):
             return taken
+    in_place.forget_value(an, recv)
+    return UNKNOWN
+
+
+def mutate_set(an: Analyzer, recv, func: ast.Attribute, frame) -> Value:
+    """`s.add(x)`, `s.discard(x)`, ...: the set is no longer known, under every name
+    and in every object that holds it (a set's changes are not followed)."""
+    if isinstance(func.value, ast.Name):
+        for k, v in list(frame.env.items()):
+            if v is recv:
+                frame.env[k] = UNKNOWN
+        if func.value.id not in frame.env:
+            module_state.store(an, func.value.id, UNKNOWN, frame)
+        in_place.forget_held(an, recv)
+        return UNKNOWN
+    an.outer_writes += 1
+    if an.trial:
+        return UNKNOWN
+    if isinstance(func.value, ast.Attribute) and modules.store_attribute(
+        an, func.value, UNKNOWN, frame
+    ):
+        in_place.forget_held(an, recv)
+        return UNKNOWN
     in_place.forget_value(an, recv)
     return UNKNOWN
 
