@@ -24,6 +24,7 @@ from shapelint.analysis import (
     decorators,
     deferred,
     dynamic,
+    enums,
     generators,
     in_place,
     lambdas,
@@ -499,6 +500,9 @@ def call_attribute(
             got = modules.property_get(an, recv.kind[7:], recv, attrs, func, frame)
             if got is not None:  # `self.fn(x)` where fn is a property: its value, called
                 return an.call_value(got, node, args, kwargs, frame)
+            return an.call_method(recv, func.attr, node, args, kwargs, frame)
+        if enums.own_method(an, recv, func.attr):
+            # `activation.build()`: a method the enum class defines, run on the member
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         config = recv.kind[len(CONFIG_PREFIX) :] if recv.kind.startswith(CONFIG_PREFIX) else None
         if config is not None and func.attr in an.class_methods(config):
