@@ -869,6 +869,35 @@ NUMBERS_AND_STRINGS = {
         dict(),
         dict(x=(2, 3, 5, 8)),
     ),
+    # axial attention's inverse permutation: sorted() of (int, int) pairs, as Python
+    # orders tuples, then `map(itemgetter(1), pairs)`; itemgetter of several keys
+    # (one negative) picks a tuple
+    "inverse_permutation_by_itemgetter": (
+        """
+        from operator import itemgetter
+
+
+        def inverse(perm):
+            pairs = sorted(zip(perm, range(len(perm))))
+            return list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+
+
+        class Inv(nn.Module):
+            def __init__(self, perm=(0, 3, 1, 2), dim=8):
+                super().__init__()
+                _, self.inv = inverse(list(perm))
+                self.perm = list(perm)
+                first, last = itemgetter(0, -1)(self.inv)
+                self.lin = nn.Linear(dim, dim * (1 + first + last))
+
+            def forward(self, x):
+                y = self.lin(x.permute(*self.perm).permute(*self.inv))
+                return y
+        """,
+        "Inv",
+        dict(),
+        dict(x=(2, 3, 5, 8)),
+    ),
 }
 
 
@@ -1065,3 +1094,19 @@ def test_a_module_level_functions_name_is_its_defs(tmp_path):
         res = analyze_target(str(path), path.read_text(), name, {"c": "4"}, {"x": "2,4"})
         assert params_json(res.params, {})["params_value"] in (None, 20), name
         assert sum(p.numel() for p in getattr(mod, name)(4).parameters()) == 20
+
+
+def test_an_itemgetter_picks_only_what_is_known():
+    from shapelint.analysis import itemgetters
+    from shapelint.ops.values import UNKNOWN, IntV, TupleV, constant_value
+
+    def get(*keys):
+        return itemgetters.made("operator.itemgetter", [constant_value(k) for k in keys], {})
+
+    row = TupleV(tuple(constant_value(v) for v in (5, 6, 7)))
+    assert itemgetters.call(get(1), [row], {}) == constant_value(6)
+    assert itemgetters.call(get(-1, 0), [row], {}) == TupleV((constant_value(7), constant_value(5)))
+    assert itemgetters.call(get(3), [row], {}) is UNKNOWN  # Python raises IndexError
+    assert itemgetters.call(get("a"), [row], {}) is UNKNOWN
+    assert itemgetters.call(get(0), [TupleV((IntV(None),))], {}) == IntV(None)
+    assert itemgetters.made("operator.itemgetter", [], {}) is UNKNOWN

@@ -1230,21 +1230,35 @@ def _delattr(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _sorted(an, node, args, kwargs, frame) -> Value | None:
-    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known: the
-    list Python builds (a `key=` function is not followed)."""
+    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known, or
+    tuples of them: the list Python builds (a `key=` function is not followed)."""
     if len(args) != 1 or set(kwargs) - {"reverse"}:
         return None
     ok, items = python_constant(small_sets.sorted_items(args[0]) or args[0])
     ok_r, reverse = python_constant(kwargs.get("reverse", BoolV(False)))
     if not (ok and ok_r and isinstance(items, tuple) and isinstance(reverse, bool)):
         return None
-    if not all(isinstance(i, (int, float, str)) for i in items):
+    if not all(_sortable(i) for i in items):
         return None
     try:
         ordered = sorted(items, reverse=reverse)
     except TypeError:  # numbers beside strings: Python raises too
         return None
-    return TupleV(tuple(constant_value(i) for i in ordered))
+    return TupleV(tuple(_as_value(i) for i in ordered))
+
+
+def _sortable(c) -> bool:
+    """A number, a string, or a tuple of them (`sorted(zip(perm, range(n)))`),
+    which Python orders item by item."""
+    if isinstance(c, tuple):
+        return all(_sortable(i) for i in c)
+    return isinstance(c, (int, float, str))
+
+
+def _as_value(c) -> Value:
+    if isinstance(c, tuple):
+        return TupleV(tuple(_as_value(i) for i in c), "tuple")
+    return constant_value(c)
 
 
 def _set(an, node, args, kwargs, frame) -> Value | None:
