@@ -255,8 +255,14 @@ for _loss in (
     "CrossEntropyLoss",
     "NLLLoss",
     "HuberLoss",
+    "SoftMarginLoss",
+    "MarginRankingLoss",
 ):
     SEPARATE_MODULES[f"torch.nn.{_loss}"] = "tests/test_loss_layers.py"  # (input, target)
+CALLS["torch.nn.functional.margin_ranking_loss"] = [
+    ((X(2, 3), X(2, 3), X(2, 3)), {}),
+    ((X(2, 3), X(1, 3), X(2, 1)), {"reduction": "none", "margin": 0.5}),
+]
 
 # Eager quantization's float helpers (stubs/quantization.stub).
 MODULES["torch.ao.quantization.QuantStub"] = [((), {}, X(2, 3))]

@@ -985,6 +985,47 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # olmo-core's activations: a method the enum defines, called on a member, runs
+    # with the member as self (both members: the second returns a partial; main:
+    # not followed)
+    "enum_member_method": _case(
+        """
+        import functools
+        from enum import Enum
+
+        import torch.nn.functional as F
+
+        class StrEnum(str, Enum):
+            def __str__(self):
+                return self.value
+
+        class Act(StrEnum):
+            silu = "silu"
+            gelu_tanh = "gelu_tanh"
+
+            def build(self):
+                if self == Act.silu:
+                    return F.silu
+                elif self == Act.gelu_tanh:
+                    return functools.partial(F.gelu, approximate="tanh")
+                raise NotImplementedError(self)
+
+            def width(self, d):
+                return d * (2 if self is Act.silu else 3)
+
+        class M(nn.Module):
+            def __init__(self, d, activation=Act.gelu_tanh, other=Act.silu):
+                super().__init__()
+                self.w1 = nn.Linear(d, activation.width(d))
+                self.w2 = nn.Linear(activation.width(d), other.width(d))
+                self.f = activation.build()
+                self.g = other.build()
+
+            def forward(self, x):
+                return self.g(self.w2(self.f(self.w1(x))))
+        """,
+        {"d": "4"},
+    ),
     # torchvision's transforms: `if isinstance(mode, int): mode = from_int(mode)`; a
     # member of a plain Enum is no int (nor str), one of an IntEnum is an int (main:
     # not known, the attribute and the figure with it)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _stubcheck import check_agrees, run_both, to_value
+from _stubcheck import check_agrees, check_verdict, run_both, to_value
 
 from shapelint.ops.stub_ops import stub_call
 from shapelint.ops.values import ObjectV
@@ -20,7 +20,7 @@ REDUCTIONS = [
     {"size_average": True, "reduce": True},
     {"size_average": False, "reduce": False},
 ]
-POINTWISE = ["L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss"]
+POINTWISE = ["L1Loss", "MSELoss", "SmoothL1Loss", "BCELoss", "BCEWithLogitsLoss", "SoftMarginLoss"]
 CLASSES = ["CrossEntropyLoss", "NLLLoss"]
 
 
@@ -61,3 +61,27 @@ def test_class_index_losses(name, kwargs):
 @pytest.mark.parametrize("kwargs", [{}, {"reduction": "none"}, {"delta": 0.5}])
 def test_huber(kwargs):
     _check("HuberLoss", kwargs, torch.rand(3, 4), torch.rand(3, 4))
+
+
+@pytest.mark.filterwarnings("ignore:size_average and reduce args will be deprecated")
+@pytest.mark.parametrize("kwargs", [*REDUCTIONS, {"margin": 0.5}])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ((2, 3), (2, 3), (2, 3)),
+        ((2, 3), (1, 3), (2, 1)),
+        ((2, 3), (2, 3), (3,)),
+        ((4,), (4,), (4,)),
+    ],
+)
+def test_margin_ranking(kwargs, shapes):
+    # torch's functional form refuses operands of different ranks: no output then
+    a, b, t = (torch.rand(*s) for s in shapes)
+    module = torch.nn.MarginRankingLoss(**kwargs)
+    o = run_both(
+        "torch.nn.MarginRankingLoss.__call__",
+        [module, a, b, t],
+        fn=lambda m, *xs: m(*xs),
+        values=[_module("MarginRankingLoss", kwargs), *(to_value(x) for x in (a, b, t))],
+    )
+    check_verdict(o)

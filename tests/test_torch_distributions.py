@@ -1,4 +1,4 @@
-"""torch.distributions' Normal, Categorical and Independent (stubs/source/
+"""torch.distributions' Normal, Categorical, Independent and Transform (stubs/source/
 shapelint_torch_distributions.py): building one runs the tensor ops torch's
 constructor runs, and what a forward reads off one (log_prob, entropy, mean,
 logits) is shaped and counted as torch does. Against FlopCounterMode, forward and
@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 SOURCE = """
 import torch
 import torch.nn as nn
-from torch.distributions import Categorical, Independent, Normal
+from torch.distributions import Categorical, Independent, Normal, Transform
 
 
 class Gauss(nn.Module):
@@ -53,6 +53,32 @@ class Policy(nn.Module):
 
     def forward(self, x):
         return Independent(Normal(self.head(x), torch.ones(d := x.shape[-1])), 1)
+
+
+class Affine(Transform):
+    def __init__(self, weight, **kwargs):
+        super().__init__(**kwargs)
+        self.weight = weight
+
+    def _call(self, x):
+        return x @ self.weight
+
+
+class Flow(nn.Module):
+    def __init__(self, d=8, cache_size=1, calls=1):
+        super().__init__()
+        self.head = nn.Linear(d, d * d)
+        self.cache_size = cache_size
+        self.calls = calls
+
+    def forward(self, x):
+        t = Affine(self.head(x[0]).view(x.shape[-1], -1), cache_size=self.cache_size)
+        if self.calls == 0:
+            return t
+        y = t(x)
+        if self.calls == 1:
+            return y
+        return t(x) + t(y)  # the first again: the cache's, where it keeps one
 """
 
 
@@ -92,3 +118,25 @@ def test_a_returned_distribution_costs_what_building_it_costs(source):
     assert isinstance(out, torch.distributions.Independent) and out.batch_shape == (4,)
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
+
+
+@pytest.mark.parametrize("kw", [{}, {"cache_size": 0}, {"calls": 0}, {"calls": 2}])
+def test_a_transform_subclass_built_and_called(source, kw):
+    # Transform.__call__ runs the subclass's _call, through its one-entry cache
+    # where cache_size is 1 (the same x again costs nothing); built, not called: 0.
+    # Called again, the instance is not known after its first call (a store into
+    # it on a path that call did not take): a bound, never more than torch's
+    from torch.utils.flop_counter import FlopCounterMode
+
+    path, mod = source
+    t = run_class(path, "Flow", kw, {"x": (4, 8)}, True)
+    m = mod.Flow(**kw)
+    with FlopCounterMode(display=False) as fc:
+        m(torch.randn(4, 8))
+    fwd = fc.get_total_flops()
+    assert t["params_value"] == sum(p.numel() for p in m.parameters())
+    if kw.get("calls") == 2:
+        assert t["flops_value"] == fwd if t["complete"] else (t["flops_value"] or 0) <= fwd
+        return
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd

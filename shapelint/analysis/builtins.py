@@ -30,6 +30,7 @@ from shapelint.analysis import (
     plain,
     plain_instances,
     pytypes,
+    small_sets,
     torch_absence,
 )
 from shapelint.analysis import unknown_cost as uc
@@ -108,7 +109,8 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
     entries = modules.mapping_entries(an, v)
     if entries is not None:  # dict.__len__ of a dict subclass's instance
         return IntV(Expr.const(len(entries.attrs)))
-    return None
+    n = small_sets.size(v)
+    return None if n is None else IntV(Expr.const(n))
 
 
 def _len_sized(an, node, args, kwargs, frame) -> Value | None:
@@ -143,6 +145,9 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
         return args[0]
+    walked = small_sets.iterated(args[0]) if len(args) == 1 and not kwargs else None
+    if walked is not None and kind in _SEQUENCES:
+        return TupleV(walked.items, kind)
     chars = characters(args[0]) if len(args) == 1 and not kwargs else None
     if isinstance(chars, TupleV) and kind in _SEQUENCES:
         return TupleV(chars.items, kind)  # a str's characters
@@ -1225,21 +1230,46 @@ def _delattr(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _sorted(an, node, args, kwargs, frame) -> Value | None:
-    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known: the
-    list Python builds (a `key=` function is not followed)."""
+    """`sorted(xs)` / `sorted(xs, reverse=b)` of numbers or strings all known, or
+    tuples of them: the list Python builds (a `key=` function is not followed)."""
     if len(args) != 1 or set(kwargs) - {"reverse"}:
         return None
-    ok, items = python_constant(args[0])
+    ok, items = python_constant(small_sets.sorted_items(args[0]) or args[0])
     ok_r, reverse = python_constant(kwargs.get("reverse", BoolV(False)))
     if not (ok and ok_r and isinstance(items, tuple) and isinstance(reverse, bool)):
         return None
-    if not all(isinstance(i, (int, float, str)) for i in items):
+    if not all(_sortable(i) for i in items):
         return None
     try:
         ordered = sorted(items, reverse=reverse)
     except TypeError:  # numbers beside strings: Python raises too
         return None
-    return TupleV(tuple(constant_value(i) for i in ordered))
+    return TupleV(tuple(_as_value(i) for i in ordered))
+
+
+def _sortable(c) -> bool:
+    """A number, a string, or a tuple of them (`sorted(zip(perm, range(n)))`),
+    which Python orders item by item."""
+    if isinstance(c, tuple):
+        return all(_sortable(i) for i in c)
+    return isinstance(c, (int, float, str))
+
+
+def _as_value(c) -> Value:
+    if isinstance(c, tuple):
+        return TupleV(tuple(_as_value(i) for i in c), "tuple")
+    return constant_value(c)
+
+
+def _set(an, node, args, kwargs, frame) -> Value | None:
+    """`set()` / `frozenset(xs)` of items all known constants (small_sets.py)."""
+    if kwargs or len(args) > 1:
+        return None
+    if not args:
+        return small_sets.SetV(())
+    if isinstance(args[0], small_sets.SetV):
+        return small_sets.built(args[0].items)
+    return small_sets.built(args[0].items) if isinstance(args[0], TupleV) else None
 
 
 def _dir(an, node, args, kwargs, frame) -> Value | None:
@@ -1260,6 +1290,8 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "dir": (_dir,),
     "locals": (_locals,),
     "sorted": (_sorted,),
+    "set": (_set,),
+    "frozenset": (_set,),
     "getattr": (_getattr,),
     "setattr": (_setattr,),
     "delattr": (_delattr,),

@@ -24,6 +24,7 @@ from shapelint.analysis import (
     decorators,
     deferred,
     dynamic,
+    enums,
     generators,
     in_place,
     lambdas,
@@ -42,6 +43,7 @@ from shapelint.analysis import (
     pytypes,
     raising,
     sequences,
+    small_sets,
     stdlib_logging,
     torch_source,
     unify,
@@ -468,6 +470,8 @@ def call_attribute(
         return known if known is not None else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
+    if isinstance(recv, small_sets.SetV) and func.attr in small_sets.MUTATORS:
+        return mutate_set(an, recv, func, frame)
     if isinstance(recv, StrV):
         known = builtins.str_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
@@ -496,6 +500,9 @@ def call_attribute(
             got = modules.property_get(an, recv.kind[7:], recv, attrs, func, frame)
             if got is not None:  # `self.fn(x)` where fn is a property: its value, called
                 return an.call_value(got, node, args, kwargs, frame)
+            return an.call_method(recv, func.attr, node, args, kwargs, frame)
+        if enums.own_method(an, recv, func.attr):
+            # `activation.build()`: a method the enum class defines, run on the member
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
         config = recv.kind[len(CONFIG_PREFIX) :] if recv.kind.startswith(CONFIG_PREFIX) else None
         if config is not None and func.attr in an.class_methods(config):
@@ -695,6 +702,29 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
                 return taken
         elif modules.store_attribute(an, func.value, grown, frame):
             return taken
+    in_place.forget_value(an, recv)
+    return UNKNOWN
+
+
+def mutate_set(an: Analyzer, recv, func: ast.Attribute, frame) -> Value:
+    """`s.add(x)`, `s.discard(x)`, ...: the set is no longer known, under every name
+    and in every object that holds it (a set's changes are not followed)."""
+    if isinstance(func.value, ast.Name):
+        for k, v in list(frame.env.items()):
+            if v is recv:
+                frame.env[k] = UNKNOWN
+        if func.value.id not in frame.env:
+            module_state.store(an, func.value.id, UNKNOWN, frame)
+        in_place.forget_held(an, recv)
+        return UNKNOWN
+    an.outer_writes += 1
+    if an.trial:
+        return UNKNOWN
+    if isinstance(func.value, ast.Attribute) and modules.store_attribute(
+        an, func.value, UNKNOWN, frame
+    ):
+        in_place.forget_held(an, recv)
+        return UNKNOWN
     in_place.forget_value(an, recv)
     return UNKNOWN
 

@@ -293,6 +293,22 @@ def by_value(an: Analyzer, cd: ClassDef, args: list[Value], kwargs: dict) -> Val
     return UNKNOWN  # no member has it: Python raises ValueError, not followed here
 
 
+def own_method(an: Analyzer, v: Value, name: str) -> bool:
+    """Whether name is a method a member v's class (or a project class along its
+    bases) defines as a plain function of the member: called on v, it runs with
+    `self` the member, as Python binds it. Read only in target runs."""
+    if not (an.specialize and is_member(v)):
+        return False
+    key = v.kind[len(KIND) :]  # type: ignore[attr-defined]
+    fd = an.class_methods(key).get(name)
+    return fd is not None and not _decorated(fd.node)
+
+
+def _decorated(node) -> bool:
+    # a staticmethod, classmethod or property binds no member as `self`
+    return bool(getattr(node, "decorator_list", None))
+
+
 def is_member(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind.startswith(KIND)
 

@@ -42,6 +42,7 @@ from shapelint.analysis import (
     raising,
     reparametrize,
     sequences,
+    small_sets,
     torch_absence,
     torch_source,
     unbound,
@@ -210,6 +211,7 @@ def eval_sequence(an: Analyzer, node: ast.Tuple | ast.List, frame: Frame, d: int
     for e in node.elts:
         if isinstance(e, ast.Starred):
             inner = an.eval(e.value, frame, d)
+            inner = small_sets.iterated(inner) or inner
             if isinstance(inner, TupleV):
                 items.extend(inner.items)
                 continue
@@ -220,7 +222,7 @@ def eval_sequence(an: Analyzer, node: ast.Tuple | ast.List, frame: Frame, d: int
 
 def eval_set(an: Analyzer, node: ast.Set, frame: Frame, d: int) -> Value:
     items = eval_sequence(an, ast.copy_location(ast.Tuple(node.elts, ast.Load()), node), frame, d)
-    return pytypes.SetV(items.items) if isinstance(items, TupleV) else UNKNOWN
+    return small_sets.SetV(items.items) if isinstance(items, TupleV) else UNKNOWN
 
 
 def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
@@ -298,7 +300,7 @@ def _comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
     if isinstance(node, ast.SetComp):  # `{m for _, m in table.items()}`: its items, for `in`
         built = modules.comprehension(an, node, frame)  # type: ignore[arg-type]
         if isinstance(built, TupleV):
-            return pytypes.SetV(built.items)
+            return small_sets.SetV(built.items)
         if built is not None:
             return UNKNOWN
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
@@ -690,6 +692,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         return folding.bool_binop(op, left, right) or UNKNOWN
     if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
         return TupleV(left.items + right.items)
+    if isinstance(left, small_sets.SetV) and (algebra := small_sets.binop(op, left, right)):
+        return algebra
     if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:
         return rep
     if isinstance(left, StrV) and isinstance(right, StrV) and isinstance(op, ast.Add):

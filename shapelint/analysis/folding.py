@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import enums, may_raise, pytypes, raising, versions
+from shapelint.analysis import enums, may_raise, pytypes, raising, small_sets, versions
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.deferred import DEFERRED
 from shapelint.analysis.lambdas import ClosureV
@@ -345,7 +345,7 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
         hit = pytypes.in_module_names(left, right)
         return None if hit is None else hit != negated
-    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.SetV):
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, small_sets.SetV):
         right = TupleV(right.items)  # membership alone: a set is its items
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, TupleV):
         hit = enums.contained(left, right.items)

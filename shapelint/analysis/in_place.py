@@ -51,6 +51,7 @@ import weakref
 from shapelint.analysis import aliasing, defaults, fresh, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
+from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TupleV, Value
 
 # Methods of list, dict, set, deque and bytearray that change their object.
@@ -746,10 +747,10 @@ def _parts(an, v: Value) -> list[Value]:
     """v and the lists, dicts and plain objects it holds, at any depth."""
     out, seen = [v], {id(v)}
     for x in out:
-        held = x.items if isinstance(x, TupleV) else x.attrs if type(x) is ObjectV else ()
+        held = x.items if isinstance(x, (TupleV, SetV)) else x.attrs if type(x) is ObjectV else ()
         for h in held:
             h = h[1] if type(x) is ObjectV else h
-            if isinstance(h, (TupleV, ObjectV)) and id(h) not in seen:
+            if isinstance(h, _HOLDERS) and id(h) not in seen:
                 seen.add(id(h))
                 out.append(h)
     return [p for p in out if p is v or _changeable(an, p)]
@@ -769,8 +770,12 @@ _SHALLOW: dict[int, Value] = {}
 _FLAT_MAX = 200_000
 
 
+# The values that hold others and may be changed in place (a set by `add`).
+_HOLDERS = (TupleV, ObjectV, SetV)
+
+
 def _flat(v: Value) -> bool:
-    return not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v
+    return not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v
 
 
 def _forget_everywhere(
@@ -789,13 +794,13 @@ def _forget_everywhere(
     memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
 
     def without(v: Value) -> Value:
-        if not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v:
+        if not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
             return v  # holds no list, dict or object
         got = memo.get(id(v))
         if got is not None:
             return got[1]
         res = v
-        held = v.items if isinstance(v, TupleV) else ()
+        held = v.items if isinstance(v, (TupleV, SetV)) else ()
         if to is not None and v is old:
             res = to
         elif id(v) in ids or (

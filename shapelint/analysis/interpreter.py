@@ -43,6 +43,7 @@ from shapelint.analysis import (
     inplace,
     installed,
     item_sizes,
+    itemgetters,
     iterators,
     lambdas,
     learning,
@@ -1617,6 +1618,8 @@ class ModuleAnalyzer:
         return methods
 
     def _call_value(self, callee: Value, node: ast.Call, args, kwargs, frame) -> Value:
+        if isinstance(callee, itemgetters.ItemGetterV):
+            return itemgetters.call(callee, args, kwargs)
         if isinstance(callee, lambdas.ClosureV):
             value = lambdas.invoke(self, callee, args, kwargs, frame, site=node)
             if value is not UNKNOWN and self.call_args:
@@ -1916,6 +1919,8 @@ class ModuleAnalyzer:
             scalar = forward_ad.call(qual, args, kwargs)
         if scalar is None:
             scalar = folding.operator_compare(qual, args, kwargs)
+        if scalar is None:
+            scalar = itemgetters.made(qual, args, kwargs)
         if scalar is None:
             scalar = pytree.call(qual, args, kwargs)
         if scalar is None and self.specialize:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from shapelint.analysis import generators, instance_state, walrus
+from shapelint.analysis import generators, instance_state, small_sets, walrus
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
@@ -77,6 +77,7 @@ def of_value(an, v: Value) -> Iteration:
     chars = characters(v)
     if chars is not None:
         v = chars
+    v = small_sets.iterated(v) or v
     if isinstance(v, TupleV):
         item = v.items[0] if v.items else UNKNOWN
         for other in v.items[1:]:

@@ -23,6 +23,7 @@ from contextvars import ContextVar
 
 from shapelint.analysis import class_state
 from shapelint.analysis.attributes import find_property, module_class
+from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
 _MISSING = object()
@@ -266,7 +267,9 @@ def root_name(node: ast.expr) -> str | None:
 def changeable(an, v: Value | None) -> bool:
     """A value Python may change in place and the analysis holds as a value: a
     list or dict (or a tuple not known to be one), or an object of a project
-    class that is no nn.Module."""
+    class that is no nn.Module, or a set."""
+    if isinstance(v, SetV):
+        return True
     if isinstance(v, TupleV):
         return v.kind != "tuple"
     if not isinstance(v, ObjectV):

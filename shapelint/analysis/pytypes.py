@@ -49,14 +49,6 @@ from shapelint.ops.values import (
 
 
 @dataclass(frozen=True)
-class SetV(Value):
-    """A set display (`{A, B}`): what it holds, for membership; its order and size
-    are Python's hashing, which nothing here follows."""
-
-    items: tuple[Value, ...]
-
-
-@dataclass(frozen=True)
 class ModuleNamesV(Value):
     """`dir(m)` of a module of a library the analysis models by its stubs (`dir(torch.nn.functional)`):
     every name they describe under m is in it; of any other name, nobody knows here."""

@@ -38,6 +38,7 @@ from shapelint.analysis import annotations as ann
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.imports import local_import_names
 from shapelint.analysis.recorder import SelfRecorder
+from shapelint.analysis.small_sets import SetV
 from shapelint.analysis.statements import declared_names
 from shapelint.notation.symbolic import (
     Expr,
@@ -197,7 +198,10 @@ def _deleted_attribute(an: Analyzer, t: ast.Attribute, obj: ObjectV, frame: Fram
 
 
 def _extended_in_place(op: ast.operator, v) -> bool:
-    """`v op= w` changes v itself: a list's `+=` / `*=`, a dict's `|=`."""
+    """`v op= w` changes v itself: a list's `+=` / `*=`, a dict's `|=`, a set's
+    `|=`, `-=`, `&=`, `^=`."""
+    if isinstance(v, SetV):
+        return isinstance(op, (ast.BitOr, ast.Sub, ast.BitAnd, ast.BitXor))
     if isinstance(v, TupleV) and v.kind == "list":
         return isinstance(op, (ast.Add, ast.Mult))
     return isinstance(v, ObjectV) and v.kind == DICT_KIND and isinstance(op, ast.BitOr)

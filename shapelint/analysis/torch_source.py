@@ -37,6 +37,7 @@ _DISTRIBUTIONS = {
     "Normal": "normal",
     "Categorical": "categorical",
     "Independent": "independent",
+    "Transform": "transforms",
 }
 # The standard library's abstract classes whose mixin methods are read as source
 # where a project class derives from one (`class Registry(MutableMapping)`): only as

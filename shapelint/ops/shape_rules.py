@@ -1923,12 +1923,48 @@ def cross_entropy_layer(
 @rule
 def pointwise_loss(ctx: RuleContext, x: Value, target: Value, reduction: Value) -> RuleOut:
     """mse_loss / l1_loss / binary_cross_entropy: input and target broadcast."""
+    return _broadcast_loss(ctx, reduction, x, target)
+
+
+def _broadcast_loss(ctx: RuleContext, reduction: Value, *xs: Value) -> RuleOut:
+    """A loss of elementwise terms over its operands broadcast, at the reduction."""
     red = reduction.value if isinstance(reduction, StrV) else None
-    out = broadcast(ctx, x, target)
+    out = broadcast(ctx, *xs)
     if isinstance(out, NotApplicable) or out.issues:
         return RuleOut(TensorV(None)) if isinstance(out, NotApplicable) else out
-    out.value = _loss_value(x, shape_of(out.value), red)
+    out.value = _loss_value(xs[0], shape_of(out.value), red)
     return out
+
+
+@rule
+def margin_ranking_loss(
+    ctx: RuleContext, x1: Value, x2: Value, target: Value, reduction: Value
+) -> RuleOut:
+    """F.margin_ranking_loss: the three tensors of one rank (torch's functional form
+    raises otherwise), broadcast; then the loss at the reduction."""
+    ranks = [known_rank(shape_of(v)) for v in (x1, x2, target)]
+    if None not in ranks and len(set(ranks)) > 1:
+        out = RuleOut(TensorV(None))
+        out.issues.append(
+            ctx.issue(SIGNATURE, f"margin_ranking_loss takes operands of one rank, not {ranks}", 0)
+        )
+        return out
+    return _broadcast_loss(ctx, reduction, x1, x2, target)
+
+
+@rule
+def margin_ranking_layer(
+    ctx: RuleContext,
+    x1: Value,
+    x2: Value,
+    target: Value,
+    reduction: Value,
+    size_average: Value,
+    reduce: Value,
+) -> RuleOut:
+    """nn.MarginRankingLoss: margin_ranking_loss at the layer's reduction."""
+    red = _layer_reduction(reduction, size_average, reduce)
+    return margin_ranking_loss(ctx, x1, x2, target, red)
 
 
 @rule
