@@ -197,6 +197,26 @@ def test_a_12_layer_gpt_fits_one_screen_in_every_face():
     assert len(cost(*args, "--depth", "1").splitlines()) < len(lines)
 
 
+def test_the_table_is_the_same_where_a_memoised_calls_calls_are_listed_once(monkeypatch):
+    """Past MAX_LISTED records a memoised call's calls are listed where it first
+    appears; a later call of it (`"same"`) is that very run, made by the module it
+    names: its submodules keep their FLOPs (no `?`) and equal blocks still collapse,
+    as where every call is listed (a Llama-70B decoder's 80 layers)."""
+    from shapelint.analysis import target as analysis_target
+
+    cfg = "config=GPTConfig(n_layer=6, n_head=2, n_embd=32, vocab_size=50, flash=True)"
+    args = [f"{GPT}::GPT", "--init", cfg, "--input", "idx=B,16:int", "--train", "--depth", "5"]
+    whole = cost(*args)
+    monkeypatch.setattr(analysis_target, "MAX_LISTED", 20)
+    t = json.loads(cost(*args, "--format", "json"))["target"]
+    blocks = next(c for c in t["calls"] if c["op"].startswith("for "))["calls"]
+    assert blocks[1]["calls"][1].get("repeated") and "same" in blocks[1]["calls"][1]
+    listed = cost(*args)
+    assert listed == whole
+    assert "transformer.h.0-5 ×6" in listed and "transformer.h.0-5.attn.c_attn" in listed
+    assert not any(line.rstrip().endswith("?") for line in listed.splitlines())
+
+
 def test_the_table_flags_need_a_target(tmp_path):
     p = tmp_path / "m.py"
     p.write_text("import torch\n")
