@@ -141,6 +141,31 @@ def test_run_prints_torchs_count_beside_the_adjusted_one():
     assert f"adjusted: +{sdpa:,}" in text
 
 
+def test_run_backward_counts_the_backward_beside_the_adjusted_one():
+    """`run PATH::Class --input ... --backward` at concrete sizes: torch's count of
+    `out.sum().backward()` (CPU flash attention's backward registers 0), the
+    adjusted one and the static flops_backward, never the adjusted one as measured."""
+    pytest.importorskip("torch")
+    args = ["run", f"{GPT}::GPT", *SMALL, "--device", "cpu", "--backward"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    static = json.loads(cost(f"{GPT}::GPT", *SMALL, "--eval", "--format", "json"))["target"]
+    assert rep["backward_static"] == static["flops_backward_value"] == rep["backward_adjusted"]
+    assert rep["backward_measured"] < rep["backward_adjusted"]  # torch's own count stays
+    assert list(rep["backward_adjusted_ops"]) == [
+        "aten._scaled_dot_product_flash_attention_for_cpu_backward"
+    ]
+    assert rep["backward_verdict"] == "agree" and rep["confirmed"]
+    text = CliRunner().invoke(main, args).output
+    assert "forward+backward" in text.splitlines()[0]
+    line = next(x for x in text.splitlines() if x.startswith("  backward"))
+    assert f"FlopCounterMode {rep['backward_measured']:,}, adjusted" in line
+    assert "measured" not in line
+    plain = CliRunner().invoke(main, [*args[:-1], "--format", "json"])
+    assert "backward_verdict" not in json.loads(plain.output)
+
+
 def test_macs_are_half_the_flops_and_labelled_in_every_face(tmp_path):
     target = f"{GPT}::GPT"
     flops = json.loads(cost(target, *SMALL, "--format", "json"))
