@@ -37,7 +37,7 @@ from shapelint.analysis import (
 from shapelint.analysis.defs import named_params
 from shapelint.analysis.repetition import add_costs
 from shapelint.notation.dimspec import DTYPE_CLASSES
-from shapelint.notation.symbolic import Expr, fact_scope
+from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
@@ -75,6 +75,10 @@ class TargetResult:
     # Which Parameters require grad changed after the module was built, where the
     # analysis did not place it (aliasing.retrained): its backward is not known.
     retrained: bool = False
+    # What the run established about the sizes by comparing them, each `e >= 0`
+    # (`assert t <= block_size`: block_size - T): the figures hold where these do,
+    # and the forward raises (the assert, the raise) at sizes that break one.
+    facts: frozenset = frozenset()
 
 
 _LITERAL_NODES = (
@@ -191,6 +195,7 @@ def evaluate_target(
         aliasing.run() as retrained,
     ):
         res = _evaluate(an, target, init, inputs, training)
+        res.facts = nonnegative_facts()
     res.retrained = bool(retrained)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     if modes.decided_any():
