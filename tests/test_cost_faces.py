@@ -141,6 +141,31 @@ def test_run_prints_torchs_count_beside_the_adjusted_one():
     assert f"adjusted: +{sdpa:,}" in text
 
 
+def test_run_backward_counts_the_backward_beside_the_adjusted_one():
+    """`run PATH::Class --input ... --backward` at concrete sizes: torch's count of
+    `out.sum().backward()` (CPU flash attention's backward registers 0), the
+    adjusted one and the static flops_backward, never the adjusted one as measured."""
+    pytest.importorskip("torch")
+    args = ["run", f"{GPT}::GPT", *SMALL, "--device", "cpu", "--backward"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.output)
+    static = json.loads(cost(f"{GPT}::GPT", *SMALL, "--eval", "--format", "json"))["target"]
+    assert rep["backward_static"] == static["flops_backward_value"] == rep["backward_adjusted"]
+    assert rep["backward_measured"] < rep["backward_adjusted"]  # torch's own count stays
+    assert list(rep["backward_adjusted_ops"]) == [
+        "aten._scaled_dot_product_flash_attention_for_cpu_backward"
+    ]
+    assert rep["backward_verdict"] == "agree" and rep["confirmed"]
+    text = CliRunner().invoke(main, args).output
+    assert "forward+backward" in text.splitlines()[0]
+    line = next(x for x in text.splitlines() if x.startswith("  backward"))
+    assert f"FlopCounterMode {rep['backward_measured']:,}, adjusted" in line
+    assert "measured" not in line
+    plain = CliRunner().invoke(main, [*args[:-1], "--format", "json"])
+    assert "backward_verdict" not in json.loads(plain.output)
+
+
 def test_macs_are_half_the_flops_and_labelled_in_every_face(tmp_path):
     target = f"{GPT}::GPT"
     flops = json.loads(cost(target, *SMALL, "--format", "json"))
@@ -195,6 +220,26 @@ def test_a_12_layer_gpt_fits_one_screen_in_every_face():
     gh = cost(*args, "--format", "github")
     assert "transformer.h.0-11 ×12" in gh and "params 124,475,904" in gh
     assert len(cost(*args, "--depth", "1").splitlines()) < len(lines)
+
+
+def test_the_table_is_the_same_where_a_memoised_calls_calls_are_listed_once(monkeypatch):
+    """Past MAX_LISTED records a memoised call's calls are listed where it first
+    appears; a later call of it (`"same"`) is that very run, made by the module it
+    names: its submodules keep their FLOPs (no `?`) and equal blocks still collapse,
+    as where every call is listed (a Llama-70B decoder's 80 layers)."""
+    from shapelint.analysis import target as analysis_target
+
+    cfg = "config=GPTConfig(n_layer=6, n_head=2, n_embd=32, vocab_size=50, flash=True)"
+    args = [f"{GPT}::GPT", "--init", cfg, "--input", "idx=B,16:int", "--train", "--depth", "5"]
+    whole = cost(*args)
+    monkeypatch.setattr(analysis_target, "MAX_LISTED", 20)
+    t = json.loads(cost(*args, "--format", "json"))["target"]
+    blocks = next(c for c in t["calls"] if c["op"].startswith("for "))["calls"]
+    assert blocks[1]["calls"][1].get("repeated") and "same" in blocks[1]["calls"][1]
+    listed = cost(*args)
+    assert listed == whole
+    assert "transformer.h.0-5 ×6" in listed and "transformer.h.0-5.attn.c_attn" in listed
+    assert not any(line.rstrip().endswith("?") for line in listed.splitlines())
 
 
 def test_the_table_flags_need_a_target(tmp_path):

@@ -334,3 +334,36 @@ def test_a_target_whose_lower_bound_did_not_move_is_unknown_not_the_same():
     assert "? not known" in md.splitlines()[1]
     assert "| `Net` (target) | `net.py:7` | ? |" in md
     assert "0 → 0" not in render_github([c], "HEAD", {})
+
+
+def test_the_diff_of_a_module_target_gives_its_parameters_before_and_after(gpt_repo):
+    """A narrower MLP changes the parameters too: the comment's lead line, the json
+    and the github notice carry torch's counts at BASE and now, Δ and percent."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    counts = []
+    for i, text in enumerate((GPT.read_text(), (gpt_repo / "gpt.py").read_text())):
+        path = gpt_repo / f"as_torch_{i}.py"  # untracked: not part of the diff
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(f"_diff_gpt_{i}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        with torch.device("meta"):
+            m = mod.GPT(mod.GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True))
+        counts.append(sum(p.numel() for p in m.parameters()))
+        path.unlink()
+    before, after = counts
+    assert after < before
+    r = cost(["--diff", "HEAD", "--format", "json", "gpt.py", *GPT_ARGS], gpt_repo)
+    p = json.loads(r.output)["changes"][0]["params"]
+    assert (p["before_value"], p["after_value"], p["direction"]) == (before, after, "less")
+    assert p["percent"] == (after - before) * 100 / before
+    from shapelint.report.numbers import si
+
+    pct = f"{(after - before) * 100 / before:+.3g}%".replace("-", "−")
+    said = f"; params {si(before)} → {si(after)}, ▼ −{si(before - after)} ({pct})."
+    md = cost(["--diff", "HEAD", "gpt.py", *GPT_ARGS], gpt_repo).output
+    assert md.splitlines()[3].endswith(said)
+    gh = cost(["--diff", "HEAD", "--format", "github", "gpt.py", *GPT_ARGS], gpt_repo).output
+    assert said[:-1].replace("%", "%25") in gh.splitlines()[0]

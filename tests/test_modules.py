@@ -304,6 +304,22 @@ def test_cli_target_text_of_a_partial_sum_is_a_lower_bound_naming_what_is_missin
     assert "≥ 256 FLOPs" in layer and "(incomplete)" in layer
 
 
+def test_a_lower_bound_of_four_digits_or_more_prints_as_a_complete_figure_does(tmp_path):
+    """`≥ 1.25 kB (1,248)`, as `1.25 kB (1,248)` would print, not `≥ 1248 B`; below
+    1000, the number and its unit."""
+    p = write(tmp_path, "net.py", PARTLY_KNOWN)
+    args = ["cost", f"{p}::Net", "--init", "dim=8", "--init", "depth=3", "--input", "x=2,8"]
+    t = json.loads(CliRunner().invoke(main, [*args, "--format", "json", "--no-cache"]).output)
+    assert not t["target"]["bytes_complete"] or not t["target"]["complete"]
+    bound = int(t["target"]["bytes"])
+    assert bound >= 1000
+    lines = CliRunner().invoke(main, [*args, "--no-cache"]).output.splitlines()
+    from shapelint.report.numbers import si
+
+    assert lines[1] == f"  bytes ≥ {si(bound, 'B')} ({bound:,})"
+    assert lines[0].startswith(f"{p}::Net  ≥ 768 FLOPs, ")
+
+
 def test_a_lower_bound_leaves_out_what_may_not_run(tmp_path):
     """A layer behind an undecided test may not run: what it is known to cost is
     no part of the bound, neither its FLOPs nor its bytes."""

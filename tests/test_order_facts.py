@@ -168,3 +168,28 @@ def test_the_negation_is_of_the_values_tested_not_of_later_ones(tmp_path):
     assert not res["complete"]
     res = target(write(tmp_path, body.format(grow=0)), "M", {}, {"x": "B,T,8"})
     assert res["complete"] and res["flops"] == "16*B*T**2"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_dims_that_break_a_fact_give_no_figure(fmt):
+    """`--input idx=B,T:int` gives formulas that hold where `assert t <= block_size`
+    does (T ≤ 64 here); `--dim T=65` is a size where the forward raises, so no
+    figure holds there: a usage error naming the fact, never the formula's value."""
+    import json
+
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    args = ["cost", "--no-cache", f"{GPT}::GPT", "--init", f"config={CFG.format(False)}"]
+    args += ["--input", "idx=B,T:int", "--format", fmt]
+    r = CliRunner().invoke(main, [*args, "--dim", "B=2,T=65"])
+    assert r.exit_code == 2 and "T ≤ 64" in r.output and "raises" in r.output
+    assert "FLOPs" not in r.output
+    r = CliRunner().invoke(main, [*args, "--dim", "B=2,T=64"])
+    assert r.exit_code == 0, r.output
+    if fmt == "json":
+        t = json.loads(r.output)["target"]
+        assert t["flops_value"] == parse_expr(t["flops"]).evaluate({"B": 2, "T": 64})
+    r = CliRunner().invoke(main, [*args, "--dim", "T=65"])  # B free: the fact is judged alone
+    assert r.exit_code == 2 and "T ≤ 64" in r.output

@@ -50,6 +50,42 @@ def test_nanogpt_confirmed_for_all_sizes(flash):
     assert rep["device"] == "cpu"
 
 
+@pytest.mark.parametrize("flash", [False, True])
+def test_backward_confirmed_for_all_sizes(flash):
+    """`--backward`: FlopCounterMode under the backward of the output's sum (the
+    inputs needing no grad), a formula in B and T, against the static flops_backward
+    as polynomials; without it, no backward is counted or claimed."""
+    args = [f"{GPT}::GPT", "--init", CFG.format(flash), "--input", "idx=B,T:int"]
+    code, rep = run(*args, "--backward")
+    assert code == 0, rep
+    assert rep["backward_verdict"] == "agree" and rep["confirmed"]
+    assert rep["backward_adjusted"] == rep["backward_static"]
+    assert "B*T**2" in rep["backward_static"]  # the attention's backward grows with T²
+    if flash:  # torch registers 0 for CPU flash attention's backward too
+        assert "B*T**2" not in rep["backward_torch"] and rep["backward_adjusted_ops"]
+    else:
+        assert rep["backward_torch"] == rep["backward_adjusted"]
+    code, rep = run(*args)
+    assert code == 0 and "backward_verdict" not in rep
+
+
+def test_a_static_backward_that_differs_is_no_confirmation(monkeypatch):
+    from shapelint.runtime import modules
+
+    real = modules.static_target
+
+    def half_backward(*a, **k):
+        out = real(*a, **k)
+        out["flops_backward"] = f"({out['flops_backward']})//2"
+        return out
+
+    monkeypatch.setattr(modules, "static_target", half_backward)
+    code, rep = run(f"{GPT}::GPT", "--init", CFG.format(False), "--input", "idx=B,T:int",
+                    "--backward")  # fmt: skip
+    assert code == 1 and rep["flops_verdict"] == "agree"
+    assert rep["backward_verdict"] in ("differ", "undecided") and not rep["confirmed"]
+
+
 def test_text_face_prints_both_formulas_and_the_verdict():
     r = CliRunner().invoke(
         main,

@@ -37,7 +37,7 @@ from shapelint.analysis import (
 from shapelint.analysis.defs import named_params
 from shapelint.analysis.repetition import add_costs
 from shapelint.notation.dimspec import DTYPE_CLASSES
-from shapelint.notation.symbolic import Expr, fact_scope
+from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
@@ -75,6 +75,10 @@ class TargetResult:
     # Which Parameters require grad changed after the module was built, where the
     # analysis did not place it (aliasing.retrained): its backward is not known.
     retrained: bool = False
+    # What the run established about the sizes by comparing them, each `e >= 0`
+    # (`assert t <= block_size`: block_size - T): the figures hold where these do,
+    # and the forward raises (the assert, the raise) at sizes that break one.
+    facts: frozenset = frozenset()
 
 
 _LITERAL_NODES = (
@@ -191,6 +195,7 @@ def evaluate_target(
         aliasing.run() as retrained,
     ):
         res = _evaluate(an, target, init, inputs, training)
+        res.facts = nonnegative_facts()
     res.retrained = bool(retrained)
     res.errors = [f for f in found if severity_of(f.code) == "error"]
     if modes.decided_any():
@@ -744,11 +749,12 @@ def _output_shape(v: Value) -> list[str | None] | None:
 def calls_tree(records, dims: dict[str, int]) -> list[dict]:
     """The calls, each with the calls it ran. A call tree larger than
     MAX_LISTED (memoised calls shared by many callers) shows each shared call's
-    calls once, where it first appears; later it is `"repeated": true` with no
-    calls of its own (its figures are still there)."""
+    calls once, where it first appears (`"shown": n`); later it is `"repeated":
+    true` with no calls of its own (its figures are still there) and `"same": n`,
+    the record it is: the same run, whose calls it made too."""
     if _tree_size(records, {}) <= MAX_LISTED:
         return [record_tree(r, dims) for r in records]
-    shown: set[int] = set()
+    shown: dict[int, int] = {}
     return [record_tree(r, dims, shown) for r in records]
 
 
@@ -761,10 +767,10 @@ def _tree_size(records, memo: dict) -> int:
     return total
 
 
-def record_tree(r, dims: dict[str, int], shown: set[int] | None = None) -> dict:
+def record_tree(r, dims: dict[str, int], shown: dict[int, int] | None = None) -> dict:
     repeated = shown is not None and bool(r.children) and id(r) in shown
-    if shown is not None and r.children:
-        shown.add(id(r))
+    if shown is not None and r.children and not repeated:
+        shown[id(r)] = len(shown)
     out = {
         "line": r.line,
         "column": r.column + 1,
@@ -784,6 +790,9 @@ def record_tree(r, dims: dict[str, int], shown: set[int] | None = None) -> dict:
     }
     if repeated:
         out["repeated"] = True
+        out["same"] = shown[id(r)]  # type: ignore[index]
+    elif shown is not None and r.children:
+        out["shown"] = shown[id(r)]
     if r.turns is not None and not repeated:
         out["turns"] = list(r.turns)
     return out

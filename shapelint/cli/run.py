@@ -100,7 +100,8 @@ def render_text(rep) -> str:
 @click.option(
     "--backward",
     is_flag=True,
-    help="Also run and count the backward pass (of the sum of the outputs).",
+    help="Also run and count the backward pass (of the sum of the outputs); with "
+    "PATH::Class and --input, compared with the static flops_backward.",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -219,6 +220,7 @@ def run(
             fmt,
             analysis_options(cfg, dims=all_dims),
             symbolic,
+            backward,
         )
     opts = runtime.RunOptions(
         dims=all_dims,
@@ -251,7 +253,9 @@ def run(
     sys.exit(0 if all(r.confirmed for r in reports) else 1)
 
 
-def _run_module(target, init, inputs, dims, device, fmt, static_options, symbolic) -> None:
+def _run_module(
+    target, init, inputs, dims, device, fmt, static_options, symbolic, backward
+) -> None:
     """`run PATH::QUALNAME --init ... --input ...`: one forward of the module built
     with those arguments, against `cost` with the same arguments; symbolic: with the
     input's sizes left as names, under FakeTensorMode (dims are the hints); exits."""
@@ -271,13 +275,13 @@ def _run_module(target, init, inputs, dims, device, fmt, static_options, symboli
             # count for one batch size. CPU unless --device cuda asks for the kernels.
             device = runtime.resolve_device("cpu" if device == "auto" else device)
             rep = sym.run_symbolic(
-                path, target.qualname, init, inputs, dims, static_options, device
+                path, target.qualname, init, inputs, dims, static_options, device, backward
             )
             render = sym.render
         else:
             device = runtime.resolve_device(device)
             rep = modules.run_module(
-                path, target.qualname, init, inputs, dims, device, static_options
+                path, target.qualname, init, inputs, dims, device, static_options, backward
             )
             render = modules.render
     except modules.ForwardRaised as e:

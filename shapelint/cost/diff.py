@@ -192,11 +192,16 @@ class FunctionChange:
     bytes_complete: bool = True
     target: bool = False  # the row of a `cost PATH::QUALNAME` target
     notes: list[str] = field(default_factory=list)  # conventions its figures rest on
+    # A module target's parameter count at BASE and now (`sum(p.numel() ...)`);
+    # a side not known is None; None for a function or a file's rows
+    params: Delta | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["flops"]["ratio"] = self.flops.ratio
         d["bytes"]["ratio"] = self.bytes.ratio
+        if self.params is not None:
+            d["params"]["ratio"] = self.params.ratio
         return d
 
 
@@ -401,10 +406,19 @@ def target_change(before: dict | None, after: dict, dims: dict[str, int]) -> Fun
     if status == "same" and not bytes_complete:
         status = "incomplete"  # equal lower bounds say nothing of what they leave out
     unknown = list(after["unknown"] or before["unknown"])
+    params = None
+    if "params" in after:  # a module: its parameters beside its FLOPs
+        params = compare_metric(_count(before), _count(after), dims)
     return FunctionChange(
         after["path"], name, line, status, flops, byts, complete, unknown, bytes_complete,
-        True, notes,
+        True, notes, params,
     )  # fmt: skip
+
+
+def _count(t: dict) -> str | None:
+    """A target's complete parameter count (a formula), None where it is not known."""
+    v = t.get("params")
+    return None if v in (None, "?") else v
 
 
 def target_at_revision(base: str, path: Path, analyze, cfg) -> dict | None:

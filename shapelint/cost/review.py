@@ -116,6 +116,31 @@ def _sides(c: FunctionChange, key: str, unit: str = "B") -> tuple[str, str, str]
     )
 
 
+def params_change(c: FunctionChange) -> str:
+    """`; params 85.5k → 79.4k, ▼ −6.14k (−7.19%)` for a module target, `?` for a
+    side not known; nothing for a function."""
+    d = c.params
+    if d is None:
+        return ""
+
+    def side(expr: str | None, value: int | None) -> str:
+        if expr is None:
+            return "?"
+        return si(value) if value is not None else md.code(human(expr))
+
+    text = f"; params {side(d.before, d.before_value)} → {side(d.after, d.after_value)}"
+    if d.before is None or d.after is None:
+        return text
+    if d.before_value is not None and d.after_value is not None:
+        if d.after_value == d.before_value:
+            return text + ", the same"
+        diff = d.after_value - d.before_value
+        delta = f"{_ARROW.get(d.direction, '')} {'+' if diff > 0 else '−'}{si(abs(diff))}"
+        pct = percent(d.percent)
+        return text + f", {delta}" + (f" ({pct})" if pct else "")
+    return text + (f", {change(d, True, '')}" if d.direction != "same" else ", the same")
+
+
 def _name(c: FunctionChange) -> str:
     return f"{md.code(c.name)} (target)" if c.target else md.code(c.name)
 
@@ -141,6 +166,7 @@ def render_markdown(
             + (f", {f[2]}" if f[2] else "")
             + f"**; bytes {b[0]} → {b[1]}"
             + (f", {b[2]}" if b[2] else "")
+            + params_change(target)
             + ".",
             "",
         ]
@@ -220,6 +246,7 @@ def render_github(
             msg += f", {f[2]}"
         if not c.complete:
             msg += f" (lower bounds: {unknown_calls({'unknown': c.unknown}) or 'calls of unknown cost'})"
+        msg += params_change(c).replace("`", "")
         msg += "".join(f"\nnote: {n}" for n in c.notes)
         out.append(workflow_command("notice", msg.replace("`", ""), file=c.path, line=c.line,
                                     title=title))  # fmt: skip

@@ -57,14 +57,18 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
         elif name not in flops or flops[name] is not None:
             flops[name] = flops.get(name, Expr.const(0)) + e * times
 
-    # Modules under which a call's calls are not listed again (a memoised call
-    # repeated: analysis/target.calls_tree): their submodules' shares are unknown.
+    # A memoised call repeated (analysis/target.calls_tree) is the very run listed
+    # where it first appears: its calls, made by the module this call names.
+    # Modules under one not linked to its listing: their submodules' shares are unknown.
+    listed = _listed(t["calls"])
     cut: set[str] = set()
 
     def walk(recs: list[dict], me: str, names: dict[str, str], times: Expr) -> None:
         for rec in recs:
             op = rec["op"]
-            if rec.get("repeated"):
+            if rec.get("repeated") and rec.get("same") in listed:
+                rec = {**rec, "calls": listed[rec["same"]]}
+            elif rec.get("repeated"):
                 callee = _resolve(rec.get("callee") or "", me, names)
                 cut.add(callee if callee is not None and _known(callee, kinds) else me)
             loop = _LOOP.match(op)
@@ -151,6 +155,18 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
         if any(name != p and (not p or name.startswith(p + ".")) for p in cut):
             flops[name] = None  # type: ignore[assignment]
     return flops, unsure | cut
+
+
+def _listed(recs: list[dict]) -> dict[int, list[dict]]:
+    """The calls of each record listed where it first appears, by its `shown`."""
+    out: dict[int, list[dict]] = {}
+    stack = list(recs)
+    while stack:
+        rec = stack.pop()
+        if "shown" in rec:
+            out[rec["shown"]] = rec["calls"]
+        stack.extend(rec["calls"])
+    return out
 
 
 def _kinds(tree: dict) -> dict[str, str]:

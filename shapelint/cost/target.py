@@ -40,9 +40,19 @@ def target_report(
     """analysis/target.py's json of one target, with what every face adds: its
     path, its definition's line, the conventions its figures rest on."""
     from shapelint.analysis.driver import analyze_target
-    from shapelint.analysis.target import target_json
+    from shapelint.analysis.target import TargetError, target_json
 
     res = analyze_target(path, text, qual, init, inputs, options, training)
+    broken = broken_facts(res.facts, dims)
+    if broken:
+        # The figures are formulas that hold where the run's comparisons of sizes do;
+        # at sizes that break one, the forward raises (the assert, the raise) there.
+        raise TargetError(
+            f"--dim {', '.join(f'{k}={v}' for k, v in dims.items())}: the forward establishes "
+            + ", ".join(broken)
+            + " (an assert or a raise on its way), which these sizes break: it raises there, "
+            "so no figure holds"
+        )
     out = target_json(res, dims)
     out["path"] = path
     out["line"] = definition_line(text, qual)
@@ -52,6 +62,30 @@ def target_report(
 
         out.update(params_json(res.params, dims))
     return out
+
+
+def broken_facts(facts, dims: dict[str, int]) -> list[str]:
+    """The facts `e >= 0` of a target's run that the bound dims break, as people
+    read them (`T ≤ 1024`); a fact over a name left free is not judged."""
+    out = []
+    for e in facts:
+        try:
+            v = e.evaluate(dims)
+        except (KeyError, ValueError, ZeroDivisionError):
+            continue
+        if v < 0:
+            out.append(fact_text(e))
+    return sorted(out)
+
+
+def fact_text(e) -> str:
+    """`e >= 0` as a comparison: its negative terms moved right (`1024 - T` is
+    `T ≤ 1024`)."""
+    from shapelint.notation.symbolic import Expr
+
+    pos = Expr({m: c for m, c in e.terms.items() if c > 0})
+    neg = Expr({m: -c for m, c in e.terms.items() if c < 0})
+    return f"{neg.to_human()} ≤ {pos.to_human()}"
 
 
 def definition_line(text: str, qual: str) -> int:

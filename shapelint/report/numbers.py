@@ -45,7 +45,7 @@ def unit_figure(f: dict, unit: str = "FLOPs", key: str = "flops", limit: int = 3
     `≥ 768 FLOPs, 3 calls unknown: ...`, `? FLOPs`."""
     total = f.get(key)
     if not complete(f, key) or total is None:
-        head = ("?" if total in (None, "0") else f"≥ {human(total)}") + f" {unit}"
+        head = f"? {unit}" if total in (None, "0") else f"≥ {_bound(total, unit)}"
         missing = unknown_calls(f, limit) if limit else ""
         return f"{head}, {missing}" if missing else head
     formula, value = human(total), f.get(f"{key}_value")
@@ -54,6 +54,14 @@ def unit_figure(f: dict, unit: str = "FLOPs", key: str = "flops", limit: int = 3
     if formula == str(value):
         return si(value, unit) + (f" ({value:,})" if abs(value) >= 1000 else "")
     return f"{formula} = {si(value, unit)}"
+
+
+def _bound(total: str, unit: str) -> str:
+    """What is known of a partial sum: a number as a complete one prints
+    (`4.86 GB (4,863,369,224)`), a formula as it reads."""
+    if total.isdigit() and int(total) >= 1000:
+        return f"{si(int(total), unit)} ({int(total):,})"
+    return f"{human(total)} {unit}"
 
 
 def value_figure(f: dict, key: str = "flops") -> str:

@@ -60,6 +60,18 @@ class ModuleRunReport:
     # What the static target found on its path (the objects `check --format json`
     # prints, with their call path): errors, a forward that would raise.
     diagnostics: list[dict] = field(default_factory=list)
+    # `--backward`: FlopCounterMode under the backward of the sum of the returned
+    # tensors that require grad (the static side's loss), torch's and adjusted,
+    # against the static flops_backward (None: not known, or not asked)
+    backward: bool = False
+    backward_measured: int = 0
+    backward_adjusted: int = 0
+    backward_adjusted_ops: dict[str, int] = field(default_factory=dict)
+    backward_static: int | None = None
+    backward_formula: str | None = None
+    # the static figure counts a grouped conv's real backward, which torch's
+    # counter counts as if groups were 1 (docs/costs.md)
+    backward_grouped: bool = False
 
     @property
     def flops_match(self) -> bool:
@@ -80,8 +92,23 @@ class ModuleRunReport:
         )
 
     @property
+    def backward_verdict(self) -> str:
+        """agree; grouped (less than torch's count, which the static side says
+        counts a grouped conv's backward as if groups were 1); differ; ? (the
+        static backward not known); - (not asked)."""
+        if not self.backward:
+            return "-"
+        if self.backward_static is None:
+            return "?"
+        if self.backward_static == self.backward_adjusted:
+            return "agree"
+        grouped = self.backward_grouped and self.backward_static < self.backward_adjusted
+        return "grouped" if grouped else "differ"
+
+    @property
     def confirmed(self) -> bool:
-        return self.flops_match and self.shape_match and self.params_match
+        backward_ok = self.backward_verdict in ("-", "agree", "grouped")
+        return self.flops_match and self.shape_match and self.params_match and backward_ok
 
     def to_json(self) -> dict:
         return {
@@ -106,7 +133,18 @@ class ModuleRunReport:
             "confirmed": self.confirmed,
             "notes": self.notes,
             "diagnostics": self.diagnostics,
-        }
+        } | (
+            {
+                "backward_measured": self.backward_measured,
+                "backward_adjusted": self.backward_adjusted,
+                "backward_adjusted_ops": self.backward_adjusted_ops,
+                "backward_static": self.backward_static,
+                "backward_formula": self.backward_formula,
+                "backward_verdict": self.backward_verdict,
+            }
+            if self.backward
+            else {}
+        )
 
 
 def import_file(path: Path):
@@ -256,9 +294,11 @@ def run_module(
     dims: dict[str, int],
     device: torch.device,
     static_options=None,
+    backward: bool = False,
 ) -> ModuleRunReport:
     static = static_target(path, qualname, init, inputs, dims, static_options)
     rep = ModuleRunReport(f"{path}::{qualname}", str(device), device_name(device))
+    rep.backward = backward
     rep.flops_static = static["flops_value"]
     rep.static_formula = static["flops"]
     rep.static_complete = static["complete"]
@@ -283,6 +323,18 @@ def run_module(
             if rep.diagnostics:  # foreseen: a finding of the run, not a usage error
                 raise ForwardRaised(message + _static_errors(rep.diagnostics)) from None
             raise RuntimeUsageError(message) from None
+        if backward:
+            torch.manual_seed(0)
+            back = counts(count_backward(call, args))
+            rep.backward_measured, rep.backward_adjusted, rep.backward_adjusted_ops = split_counts(
+                back
+            )
+            if static.get("backward_complete"):
+                rep.backward_static = static.get("flops_backward_value")
+            rep.backward_formula = static.get("flops_backward")
+            rep.backward_grouped = any(
+                c["name"] == "grouped_conv_backward" for c in static.get("conventions") or ()
+            )
     glob = fc.get_flop_counts().get("Global", {})
     rep.measured = {str(op): int(n) for op, n in glob.items() if n}
     rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops = split_counts(rep.measured)
@@ -327,7 +379,7 @@ def _static_output(static: dict, dims: dict[str, int]) -> list | None:
 
 def render(rep: ModuleRunReport) -> str:
     where = rep.device if rep.device == "cpu" else f"{rep.device} ({rep.device_name})"
-    out = [f"{rep.target}  [{where}, forward]"]
+    out = [f"{rep.target}  [{where}, {'forward+backward' if rep.backward else 'forward'}]"]
     verdict = "ok     " if rep.flops_match else "MISMATCH"
     static = f"{rep.flops_static:,}" if rep.flops_static is not None else "unknown"
     compared = flops_comparison(rep.flops_measured, rep.flops_adjusted, rep.adjusted_ops, static)
@@ -346,9 +398,32 @@ def render(rep: ModuleRunReport) -> str:
             )
         )
         out.append(f"  params   {verdict} {shown}")
+    if rep.backward:
+        out.append(_backward_line(rep))
     out += [f"  note: {n}" for n in rep.notes]
     out += _static_errors(rep.diagnostics).splitlines()[1:]
     return "\n".join(out) + "\n"
+
+
+def _backward_line(rep: ModuleRunReport) -> str:
+    """torch's count of the backward beside the adjusted one and the static one."""
+    verdict = {"agree": "ok     ", "grouped": "ok     ", "?": "unknown "}.get(
+        rep.backward_verdict, "MISMATCH"
+    )
+    if rep.backward_static is not None:
+        static = f"{rep.backward_static:,}"
+    else:
+        static = f"not known (≥ {rep.backward_formula})" if rep.backward_formula else "not known"
+    compared = flops_comparison(
+        rep.backward_measured, rep.backward_adjusted, rep.backward_adjusted_ops, static
+    )
+    line = f"  backward {verdict} {compared}"
+    if rep.backward_verdict == "grouped":
+        line += (
+            "\n    torch's counter counts a grouped or depthwise conv's backward as if groups "
+            "were 1; the static figure counts the real work"
+        )
+    return line
 
 
 def _static_errors(diagnostics: list[dict]) -> str:
@@ -373,6 +448,40 @@ def count_forward(call, args: dict):
         # submodule's inputs and fails on some under no_grad; the forward's FLOPs
         # are the same with gradients on.
         return _counted(call, args, grad=True)
+
+
+def counts(fc) -> dict[str, int]:
+    """A FlopCounterMode's nonzero counts per op."""
+    glob = fc.get_flop_counts().get("Global", {})
+    return {str(op): n if isinstance(n, torch.SymInt) else int(n) for op, n in glob.items() if n}
+
+
+def count_backward(call, args: dict):
+    """The FlopCounterMode of the backward of one call's loss, as the static side
+    takes it (analysis/reached.py) and the harness measures it: the sum of every
+    floating tensor it returns that requires grad (in tuples, lists, dicts), the
+    inputs needing none, the forward not counted; gap_formulas counted."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.enable_grad():
+        out = call(**args)
+        parts = [t.sum() for t in _grad_tensors(out)]
+        fc = FlopCounterMode(display=False, custom_mapping=gap_formulas())
+        if parts:
+            with fc:
+                sum(parts[1:], parts[0]).backward()
+    return fc
+
+
+def _grad_tensors(out, depth: int = 0) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out] if out.requires_grad and out.is_floating_point() else []
+    if depth > 4:
+        return []
+    if hasattr(out, "to_tuple"):  # a model output (transformers' ModelOutput)
+        out = out.to_tuple()
+    items = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) else ()
+    return [t for v in items for t in _grad_tensors(v, depth + 1)]
 
 
 def _counted(call, args: dict, grad: bool):

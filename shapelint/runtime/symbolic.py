@@ -51,14 +51,25 @@ class SymbolicReport:
     output_verdict: str = "?"
     guards: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # `--backward`: FlopCounterMode under the backward of the loss (modules.count_backward),
+    # as it counts and adjusted, against the static flops_backward; verdict "-": not asked
+    backward_torch: str = "?"
+    backward_adjusted: str = "?"
+    backward_adjusted_ops: dict[str, str] = field(default_factory=dict)
+    backward_static: str = "?"
+    backward_static_complete: bool = False
+    backward_verdict: str = "-"
+    backward_difference: str | None = None
 
     @property
     def confirmed(self) -> bool:
-        # "-": no parameters (a function); shape "?": no static shape to compare with
+        # "-": no parameters (a function), no backward asked; shape "?": no static
+        # shape to compare with
         return (
             self.flops_verdict == "agree"
             and self.params_verdict in ("agree", "-")
             and self.output_verdict in ("agree", "?")
+            and self.backward_verdict in ("agree", "-")
         )
 
     def to_json(self) -> dict:
@@ -84,7 +95,19 @@ class SymbolicReport:
             "guards": self.guards,
             "confirmed": self.confirmed,
             "notes": self.notes,
-        }
+        } | (
+            {
+                "backward_torch": self.backward_torch,
+                "backward_adjusted": self.backward_adjusted,
+                "backward_adjusted_ops": self.backward_adjusted_ops,
+                "backward_static": self.backward_static,
+                "backward_static_complete": self.backward_static_complete,
+                "backward_verdict": self.backward_verdict,
+                "backward_difference": self.backward_difference,
+            }
+            if self.backward_verdict != "-"
+            else {}
+        )
 
 
 def symbolic_names(inputs: dict[str, str]) -> list[str]:
@@ -106,6 +129,7 @@ def run_symbolic(
     hints: dict[str, int],
     static_options=None,
     device: torch.device | None = None,
+    backward: bool = False,
 ) -> SymbolicReport:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
@@ -114,6 +138,7 @@ def run_symbolic(
     from shapelint.runtime.modules import (
         build_inputs,
         build_module,
+        count_backward,
         count_forward,
         import_file,
         static_target,
@@ -150,6 +175,9 @@ def run_symbolic(
         try:
             fc, out = count_forward(call, args)
             counts = fc.get_flop_counts().get("Global", {})
+            back = (
+                count_backward(call, args).get_flop_counts().get("Global", {}) if backward else {}
+            )
         except Exception as e:  # noqa: BLE001
             raise RuntimeUsageError(
                 f"{qualname} raised {type(e).__name__}: {e} (under FakeTensorMode with sizes "
@@ -163,14 +191,20 @@ def run_symbolic(
         return env.simplify(e).xreplace(symbols)
 
     gaps = {str(op) for op in gap_formulas()}
-    torch_total, adjusted = sympy.Integer(0), sympy.Integer(0)
-    for op, n in counts.items():
-        e = sym(n)
-        adjusted += e
-        if str(op) in gaps:
-            rep.adjusted_ops[str(op)] = show(e)
-        else:
-            torch_total += e
+
+    def split(counted: dict, adjusted_ops: dict) -> tuple[sympy.Expr, sympy.Expr]:
+        """(torch's own total, the total with gap_formulas), the gap ops into adjusted_ops."""
+        torch_total, adjusted = sympy.Integer(0), sympy.Integer(0)
+        for op, n in counted.items():
+            e = sym(n)
+            adjusted += e
+            if str(op) in gaps:
+                adjusted_ops[str(op)] = show(e)
+            else:
+                torch_total += e
+        return torch_total, adjusted
+
+    torch_total, adjusted = split(counts, rep.adjusted_ops)
     rep.torch_flops, rep.adjusted_flops = show(torch_total), show(adjusted)
     if rep.adjusted_ops or static.get("conventions"):
         from shapelint.report.conventions import FUSED_ATTENTION
@@ -197,6 +231,18 @@ def run_symbolic(
     else:
         rep.flops_verdict, diff = compare(adjusted, static["flops"], user)
         rep.difference = None if diff is None else show(diff)
+    if backward:
+        torch_back, adjusted_back = split(back, rep.backward_adjusted_ops)
+        rep.backward_torch, rep.backward_adjusted = show(torch_back), show(adjusted_back)
+        rep.backward_static = static.get("flops_backward") or "?"
+        rep.backward_static_complete = bool(static.get("backward_complete"))
+        if fixed:
+            rep.backward_verdict = "specialised"
+        elif not rep.backward_static_complete:
+            rep.backward_verdict = "static incomplete"
+        else:
+            rep.backward_verdict, diff = compare(adjusted_back, rep.backward_static, user)
+            rep.backward_difference = None if diff is None else show(diff)
     if params is not None:
         rep.params_torch = [show(sym(n)) for n in params]
         keys = ("params", "trainable_params", "buffers")
@@ -305,20 +351,27 @@ def _all(verdicts: list[str]) -> str:
 def render(rep: SymbolicReport) -> str:
     hints = ", ".join(f"{n}={v}" for n, v in rep.hints.items())
     where = "" if rep.device == "cpu" else f" on {rep.device} ({rep.device_name})"
-    out = [f"{rep.target}  [symbolic, FakeTensorMode{where}, forward]  sizes {hints} as hints"]
+    mode = "forward" if rep.backward_verdict == "-" else "forward+backward"
+    out = [f"{rep.target}  [symbolic, FakeTensorMode{where}, {mode}]  sizes {hints} as hints"]
     out.append(f"  flops    {rep.flops_verdict}")
-    if rep.adjusted_ops:
-        out.append(f"    FlopCounterMode  {_human(rep.torch_flops)}")
-        ops = ", ".join(op.removeprefix("aten.") for op in sorted(rep.adjusted_ops))
-        out.append(
-            f"    adjusted         {_human(rep.adjusted_flops)}  (+ {ops} by torch's CUDA formula)"
+    out += _counted_lines(
+        rep.torch_flops,
+        rep.adjusted_flops,
+        rep.adjusted_ops,
+        rep.static_flops,
+        rep.static_complete,
+        rep.difference,
+    )
+    if rep.backward_verdict != "-":
+        out.append(f"  backward {rep.backward_verdict}")
+        out += _counted_lines(
+            rep.backward_torch,
+            rep.backward_adjusted,
+            rep.backward_adjusted_ops,
+            rep.backward_static,
+            rep.backward_static_complete,
+            rep.backward_difference,
         )
-    else:
-        out.append(f"    FlopCounterMode  {_human(rep.torch_flops)}")
-    prefix = "≥ " if not rep.static_complete and rep.static_flops != "?" else ""
-    out.append(f"    static           {prefix}{_human(rep.static_flops)}")
-    if rep.difference is not None:
-        out.append(f"    difference       {_human(rep.difference)} (torch - static)")
     if rep.params_torch:
         out.append(f"  params   {rep.params_verdict}")
         for label, t, s in zip(
@@ -335,6 +388,27 @@ def render(rep: SymbolicReport) -> str:
         out.append(f"  holds where {', '.join(rep.guards)} (torch's guards)")
     out += [f"  note: {n}" for n in rep.notes]
     return "\n".join(out) + "\n"
+
+
+def _counted_lines(
+    torch_count: str,
+    adjusted: str,
+    adjusted_ops: dict,
+    static: str,
+    complete: bool,
+    difference: str | None,
+) -> list[str]:
+    """torch's count, the adjusted one where a gap op counted, the static one (a
+    lower bound where incomplete), the difference."""
+    out = [f"    FlopCounterMode  {_human(torch_count)}"]
+    if adjusted_ops:
+        ops = ", ".join(op.removeprefix("aten.") for op in sorted(adjusted_ops))
+        out.append(f"    adjusted         {_human(adjusted)}  (+ {ops} by torch's CUDA formula)")
+    prefix = "≥ " if not complete and static != "?" else ""
+    out.append(f"    static           {prefix}{_human(static)}")
+    if difference is not None:
+        out.append(f"    difference       {_human(difference)} (torch - static)")
+    return out
 
 
 def _human(text: str | None, grouped: bool = True) -> str:
