@@ -44,13 +44,13 @@ def _source(family: str) -> Path:
     )
 
 
-def _static(name: str) -> dict:
+def _static(name: str, options=None) -> dict:
     family, config = MODELS[name]
     path = _source(family)
     text = path.read_text()
     try:
         res = analyze_target(
-            str(path), text, name, {"config": config}, {"input_ids": f"{BATCH},{SEQ}:int"}
+            str(path), text, name, {"config": config}, {"input_ids": f"{BATCH},{SEQ}:int"}, options
         )
     except TargetError as e:
         pytest.fail(f"the target was refused: {e}")
@@ -118,18 +118,24 @@ def test_a_misspelt_config_field_is_an_error(name):
     assert f"unexpected keyword argument {wrong!r} (did you mean {meant!r}?)" in str(e.value)
 
 
-@pytest.mark.xfail(
+# Not exact yet (benchmarks/README.md, session 25 hf6): BertModel is. The others stop
+# at DynamicCache, whose `config.get_text_config(decoder=True)` (a method of the config's
+# base class in another file) is not run on the config instance, so the cache's layers,
+# the position ids and the sizes after them are not known; Llama and Mistral then at
+# rope_init_fn / nn.Buffer, the mask functions and the attention interface.
+_NOT_EXACT = pytest.mark.xfail(
     strict=True,
-    reason="not exact yet (benchmarks/README.md, session 24 hf5): the forwards now run past "
-    "@auto_docstring and GenerationConfig.from_model_config's setattr no longer loses the "
-    "module; post_init's getattr(child, 'all_tied_weights_keys', None) is not known on a child "
-    "whose class decorator is another file's (LlamaRMSNorm's @use_kernel_forward_from_hub, "
-    "which depends on whether `kernels` is installed), so tie_weights' keys are not and its "
-    "setattr(parent, name, param) loses the module (params ?); then rope_init_fn / nn.Buffer, "
-    "ACT2FN, the attention and mask interfaces, DynamicCache",
+    reason="DynamicCache's config.get_text_config not run on the config instance; then "
+    "rope_init_fn / nn.Buffer, the mask functions, the attention interface",
 )
-@pytest.mark.parametrize("name", sorted(MODELS))
+
+
+@pytest.mark.parametrize(
+    "name", [n if n == "BertModel" else pytest.param(n, marks=_NOT_EXACT) for n in sorted(MODELS)]
+)
 def test_exact(name):
-    tj = _static(name)
+    # exactness, not speed: a model of transformers takes about 8 s of CPU, past the
+    # 10 s wall-clock budget of a target on a loaded machine, where it is incomplete
+    tj = _static(name, {"time_budget": 600})
     assert tj["complete"], [u["op"] for u in tj["unknown"]]
     assert tj["flops_value"] == _truth(name)

@@ -3080,13 +3080,119 @@ def test_a_computed_setattr_into_a_plain_instance_a_classmethod_made(tmp_path, m
                     return self.b(torch.relu(self.a(x)))
             """,
     )
-    t = run_class(path, "Net", {"d": 4, "names": "top_k,beams"}, {"x": (2, 4)}, False)
+    assert_package_exact(tmp_path, monkeypatch, path, {"d": 4, "names": "top_k,beams"})
+
+
+def assert_package_exact(tmp_path, monkeypatch, path, init: dict) -> None:
+    """The package model's Net on x of (2, 4): FLOPs and parameters complete and
+    equal to torch's, the package imported from tmp_path."""
+    t = run_class(path, "Net", init, {"x": (2, 4)}, False)
     monkeypatch.syspath_prepend(str(tmp_path))
     from torch.utils.flop_counter import FlopCounterMode
 
-    net = importlib.import_module("pkg9.model").Net(4, "top_k,beams")
+    net = importlib.import_module(f"{path.parent.name}.model").Net(**init)
     with torch.no_grad(), FlopCounterMode(display=False) as fc:
         net(torch.randn(2, 4))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fc.get_total_flops()
     assert t["params_value"] == sum(p.numel() for p in net.parameters()), t["params_unknown"]
+
+
+def test_a_setattr_into_the_file_s_own_module_reaches_no_object(tmp_path, monkeypatch):
+    # PIL.Image's top level, read through transformers' image utilities:
+    # `module = sys.modules[__name__]`, then `setattr(module, item.name, item.value)`
+    # over its enums' members. That object is the file's own module: the store binds
+    # a global of the file, no attribute of any module or tensor (main: every
+    # attribute possible from then on, so that `hasattr(self, "scale")` was not
+    # known and the forward not either: the file is first read inside the run, as
+    # PIL.Image is). A constant name binds that global, which an import then gives.
+    pkg = tmp_path / "pkg10"
+    write(pkg, "__init__.py", "")
+    write(
+        pkg,
+        "consts.py",
+        """
+        import enum
+        import sys
+
+        class Mode(enum.IntEnum):
+            NEAREST = 0
+            BILINEAR = 2
+
+        module = sys.modules[__name__]
+        for item in Mode:
+            setattr(module, item.name, item.value)
+        setattr(sys.modules[__name__], "WIDTH", 6)
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    from pkg10.consts import WIDTH
+
+                    self.a = nn.Linear(d, WIDTH)
+                    self.b = nn.Linear(d, d)
+
+                def forward(self, x):
+                    if hasattr(self, "scale"):
+                        x = self.b(x)
+                    return self.a(x)
+            """,
+    )
+    assert_package_exact(tmp_path, monkeypatch, path, {"d": 4})
+
+
+TIED = """
+class Base(nn.Module):
+    def post_init(self):
+        self.tie()
+
+    def tie(self):
+        for target, source in self.tied.items():
+            if "." in target:
+                parent_name, name = target.rsplit(".", 1)
+                parent = self.get_submodule(parent_name)
+            else:
+                name = target
+                parent = self
+            setattr(parent, name, self.get_parameter(source))
+
+
+class Net(Base):
+    def __init__(self, d, tied):
+        super().__init__()
+        self.tied = dict(tied)
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+        self.post_init()
+
+    def scaled(self, x):
+        if hasattr(self, "scale"):
+            x = self.b(x)
+        return x
+
+    def forward(self, x):
+        return self.a(self.scaled(x))
+"""
+
+
+@pytest.mark.parametrize("tied", ["{}", "{'a.scale': 'b.weight'}", "{'scale': 'a.weight'}"])
+def test_a_summary_s_computed_setattr_is_no_write_of_the_run(tmp_path, tied):
+    # transformers' PreTrainedModel: a method the forward calls is summarised, and its
+    # summary runs the constructor with nothing known (the class's attributes), where
+    # tie_weights' `setattr(parent, name, p)` runs over a dict not known. That pass is
+    # no call Python makes (absence.Undone): main kept the write for the whole run, so
+    # that `hasattr(self, "scale")` was not known whatever the run's own tie stored.
+    # Where the run's own tie stores (`scale` on self or on a child), never a wrong figure.
+    path = write(tmp_path, "tied.py", HEADER + TIED)
+    t = static_target(path, "Net", {"d": "4", "tied": tied}, {"x": "2,4"})
+    truth = counted(path, f"Net(d=4, tied={tied})", {"x": torch.randn(2, 4)})
+    if tied == "{}":
+        assert t["complete"], t["unknown"]
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert int(t["flops"]) <= truth

@@ -31,13 +31,17 @@ if TYPE_CHECKING:
 # construction builds it: its fields and what `__post_init__` set).
 CONFIG_PREFIX = "<config>"
 _ANY = "<any name>"  # a write whose attribute name was not known
-_UNAPPLIED: set[str] = set()
+# Dicts used as ordered sets, so that a pass of its own (Undone) drops what it added.
+_UNAPPLIED: dict[str, None] = {}
 # The text that could bind a name on an instance of a class, per class, hooks and
 # plain bases; None where some of it is not read (classes_lack).
 _TEXTS: dict[tuple, tuple[str, ...] | None] = {}
 # The names of the writes the run made into objects it does not keep them on (a
 # module or a tensor held as a value, a class): torch_absence.py's.
-_ELSEWHERE: set[str] = set()
+_ELSEWHERE: dict[str, None] = {}
+# Moves on with each name added to _UNAPPLIED and with each undo: a memo keyed on it
+# (attribute_hooks) holds while the unapplied writes are the very same.
+_VERSION = [0]
 
 # Decorators whose semantics are Python's own: they add dunder attributes and keep
 # the fields' defaults as the class attributes the class body names.
@@ -60,8 +64,40 @@ def reset() -> None:
 
 
 def unapplied_count() -> int:
-    """How many writes the run could not apply so far (they only ever add)."""
-    return len(_UNAPPLIED)
+    """A token of the writes the run could not apply so far: equal only while they
+    are the same (they add, and a pass of its own drops what it added)."""
+    return _VERSION[0]
+
+
+class Undone:
+    """`with Undone():` a pass of its own (own_pass.OwnPass: a function's summary,
+    a constructor run for its flags) is no call Python makes, as module_state.Undone
+    says: the writes it could not apply and its stores into objects the run does not
+    keep are not the run's. When it ends they are dropped; the run makes them when it
+    calls the function, with its values. A summary of tie_weights, `setattr(parent,
+    name, p)` over a dict not known there, made every attribute of every module
+    possible for the rest of the run."""
+
+    __slots__ = ("_unapplied", "_elsewhere")
+
+    def __enter__(self) -> None:
+        self._unapplied = len(_UNAPPLIED)
+        self._elsewhere = len(_ELSEWHERE)
+
+    def __exit__(self, *exc: object) -> None:
+        if len(_UNAPPLIED) > self._unapplied:
+            for name in list(_UNAPPLIED)[self._unapplied :]:
+                del _UNAPPLIED[name]
+            _VERSION[0] += 1
+        if len(_ELSEWHERE) > self._elsewhere:
+            for name in list(_ELSEWHERE)[self._elsewhere :]:
+                del _ELSEWHERE[name]
+
+
+def _unapplied(name: str) -> None:
+    if name not in _UNAPPLIED:
+        _UNAPPLIED[name] = None
+        _VERSION[0] += 1
 
 
 def unapplied_write(holder: Value, name: str | None, through_parameter: bool = False) -> None:
@@ -81,10 +117,10 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
     if through_parameter and dynamic.in_generic_pass():
         return
     if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
-        _UNAPPLIED.add(name if name else _ANY)
+        _unapplied(name if name else _ANY)
         return
     if holder is UNKNOWN and name:
-        _UNAPPLIED.add(name)
+        _unapplied(name)
     stored_elsewhere(name)
 
 
@@ -132,7 +168,7 @@ def stored_elsewhere(name: str | None) -> None:
     value does not keep it: a module instance, a tensor or a class held as a value,
     one not known; or a deletion its value does not see (`del encoder.fc`). From now
     on such an object may have that attribute, or lack it."""
-    _ELSEWHERE.add(name if name else _ANY)
+    _ELSEWHERE[name if name else _ANY] = None
 
 
 def may_be_written(name: str) -> bool:
@@ -154,7 +190,7 @@ def instance_dict(obj: Value) -> Value:
         return UNKNOWN
     held = dict(obj.attrs)
     return ObjectV(
-        "<dict>", tuple({**held, **dict.fromkeys(_UNAPPLIED - set(held), UNKNOWN)}.items())
+        "<dict>", tuple({**held, **{k: UNKNOWN for k in _UNAPPLIED if k not in held}}.items())
     )
 
 

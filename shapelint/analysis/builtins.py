@@ -27,6 +27,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     modules,
+    namespace,
     plain,
     plain_instances,
     pytypes,
@@ -1160,6 +1161,9 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     if kwargs or len(args) != 3:
         return None
     name = args[1].value if isinstance(args[1], StrV) and args[1].value else None
+    if node.args and namespace.own_module(an, node.args[0], frame):
+        namespace.store(an, name, args[2], frame)  # a global, no object's attribute
+        return NoneV()
     if len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
         _computed_name(an, args[0], name)
     if isinstance(args[0], SelfRecorder) and name is not None:

@@ -14,6 +14,14 @@ runs at import, and the module's keys all stay unknown; in a function (a
 `register(cls)` beside the registry) it changes the namespace when the function
 runs, as a `global` statement's store does, so a run that evaluated one
 (ModuleAnalyzer.globals_written) reads no key from then on.
+
+`sys.modules[__name__]` at a file's top level is that module's own object (a name
+every binding of which is that expression, `module = sys.modules[__name__]`, too):
+`setattr(module, name, v)` through it binds the global `name` of the file, as a
+store through `globals()` does, and no attribute of any instance, tensor or class
+(`own_module`, `store`: PIL's `setattr(module, item.name, item.value)` over its
+enums' members). Like a write through `globals()`, a store of a name not known
+leaves the module's keys unknown, not the names its statements bound before.
 """
 
 from __future__ import annotations
@@ -22,13 +30,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import imports, unbound
-from shapelint.analysis.nodes import nodes_of
+from shapelint.analysis.nodes import nodes_of, sole_assignments, stored_names
 from shapelint.ops.values import UNKNOWN, StrV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, Frame
 
 _READABLE = "_shapelint_globals_readable"
+_NON_ASSIGNED = "_shapelint_non_assigned"
 _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 
@@ -43,6 +52,62 @@ def is_globals_call(an: Analyzer, node: ast.expr, frame: Frame) -> bool:
     ):
         return False
     return "globals" not in frame.env and "globals" not in _readable(an.tree)[0]
+
+
+def own_module(an: Analyzer, node: ast.expr, frame: Frame) -> bool:
+    """Whether node, evaluated at the file's top level, is the file's own module
+    object: `sys.modules[__name__]` (sys the standard module, `__name__` never
+    rebound), or a name that the file binds only to that, by plain assignments."""
+    if frame.func is not None:
+        return False
+    if isinstance(node, ast.Name) and node.id not in _non_assigned(an.tree):
+        assigns = sole_assignments(an.tree, node.id)
+        return bool(assigns) and all(_is_own_module(an, a.value) for a in assigns)
+    return _is_own_module(an, node)
+
+
+def _is_own_module(an: Analyzer, node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Name)
+        and node.slice.id == "__name__"
+        and "__name__" not in stored_names(an.tree)
+        and "__name__" not in _non_assigned(an.tree)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "modules"
+        and an.imports.resolve(node.value) == "sys.modules"
+    )
+
+
+def _non_assigned(tree: ast.Module) -> frozenset[str]:
+    """The names the file binds otherwise than by a Name target (import, def,
+    class, global): `sole_assignments` does not see those."""
+    known = tree.__dict__.get(_NON_ASSIGNED)
+    if known is None:
+        names = {
+            alias.asname or alias.name.partition(".")[0]
+            for kind in (ast.Import, ast.ImportFrom)
+            for imp in nodes_of(tree, kind)
+            for alias in imp.names
+        }
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            names.update(n.name for n in nodes_of(tree, kind))
+        names.update(n for g in nodes_of(tree, ast.Global) for n in g.names)
+        known = frozenset(names)
+        setattr(tree, _NON_ASSIGNED, known)
+    return known
+
+
+def store(an: Analyzer, name: str | None, value: Value, frame: Frame) -> None:
+    """`setattr(own_module, name, value)` at the file's top level: the global
+    `name` bound as an assignment binds it; a name not known may be any key."""
+    if name is None:
+        an.outer_writes += 1  # the namespace outlives a trial turn's frame
+        if not an.trial:
+            an.globals_written = True
+        return
+    frame.env[name] = value
+    frame.locals.add(name)
 
 
 def read(an: Analyzer, key: Value, at: ast.expr, frame: Frame, d: int) -> Value | None:

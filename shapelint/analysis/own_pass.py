@@ -9,14 +9,14 @@ once per function analysed, and a plain class costs less than a generator
 
 from __future__ import annotations
 
-from shapelint.analysis import aliasing, call_path, dynamic, module_state
+from shapelint.analysis import absence, aliasing, call_path, dynamic, module_state
 from shapelint.notation.symbolic import fact_scope
 
 
 class OwnPass:
     """`with OwnPass():` as `with fact_scope(), call_path.paused(),
-    aliasing.apart(), dynamic.generic(), module_state.Undone():`, entered in that
-    order, left in reverse."""
+    aliasing.apart(), dynamic.generic(), module_state.Undone(), absence.Undone():`,
+    entered in that order, left in reverse."""
 
     __slots__ = ("_scopes",)
 
@@ -27,6 +27,7 @@ class OwnPass:
             aliasing.apart(),
             dynamic.generic(),
             module_state.Undone(),
+            absence.Undone(),
         )
         for scope in self._scopes:
             scope.__enter__()
