@@ -877,3 +877,65 @@ def test_a_method_test_going_with_the_flag_finds_nothing_on_its_other_branch():
     assert cls(8, True)(torch.randn(2, 5, 8)).shape == (2, 8)
     assert cls(8, False)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
     assert _errors(POOLED_BIAS) == []
+
+
+# A callee run on its caller's arguments (modules.value_at): the caller's annotated
+# names and constructor's sizes stay one size each through the run, so a layer that
+# checks one against another fixes it there as it would in the caller's own body.
+# (CrossAttention alone says nothing: its context may be any tensor.)
+
+LENT = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pre = nn.LayerNorm(dim)
+        self.kv = nn.Linear({kv_in}, dim)
+
+    def forward(self, x, context=None):
+        x = self.pre(x)
+        if context is None:
+            context = x
+        return self.kv(context)
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([CrossAttention(dim) for _ in range(depth)])
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        for attn in self.layers:
+            x = attn(x) + x
+        return x
+"""
+LENT_SPECS = ["2 v0 v1", "b n d", "2 17 48"]
+
+
+@pytest.mark.parametrize("spec", LENT_SPECS)
+def test_a_callee_checks_the_callers_annotated_size_against_a_size_it_fixed(spec):
+    # LayerNorm(dim) on the caller's last dim makes it dim (or dim 48): the
+    # Linear's 2·dim after it can then never match
+    found = [d for d in diagnose(LENT.format(kv_in="dim * 2", spec=spec)) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(16, "SHP307")]
+    assert "(via Encoder.forward:26)" in found[0].message
+
+
+@pytest.mark.parametrize("spec", LENT_SPECS)
+def test_a_callee_whose_layers_agree_on_the_callers_size_is_no_error(spec):
+    assert _errors(LENT.format(kv_in="dim", spec=spec)) == []
+
+
+def test_torch_raises_on_the_doubled_key_width():
+    torch = pytest.importorskip("torch")
+    for kv_in, raises in (("dim * 2", True), ("dim", False)):
+        cls = jaxtyped_class(LENT.format(kv_in=kv_in, spec="b n d"), "Encoder")
+        try:
+            cls(48, 2)(torch.randn(2, 17, 48))
+        except RuntimeError:
+            assert raises
+        else:
+            assert not raises
