@@ -939,3 +939,88 @@ def test_torch_raises_on_the_doubled_key_width():
             assert raises
         else:
             assert not raises
+
+
+# A number of a concrete annotation that two formulas over the constructor's sizes
+# met one after the other: the formulas meet each other, as without the annotation.
+
+FIXED_ALIKE = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.LayerNorm({norm}), nn.Linear(dim, hidden_dim), nn.GELU(), nn.Linear(hidden_dim, {out})
+        )
+
+    def forward(self, x: Float[Tensor, "2 17 48"]) -> Float[Tensor, "2 17 48"]:
+        return self.net(x)
+"""
+
+TWO_48S = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Mixer(nn.Module):
+    def __init__(self, dim, num_patches, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.pos = nn.Parameter(torch.randn(num_patches, dim))
+        self.mix = nn.Linear(num_patches, hidden)
+        self.out = nn.Linear(hidden, num_patches)
+
+    def forward(self, x: Float[Tensor, "2 48 48"]) -> Float[Tensor, "2 48 48"]:
+        x = self.norm(x) + self.pos
+        y = self.mix(x.transpose(1, 2))
+        return self.out(y).transpose(1, 2)
+"""
+
+
+def test_two_formulas_that_took_one_annotated_number_meet_each_other():
+    found = [
+        d
+        for d in diagnose(FIXED_ALIKE.format(norm="hidden_dim", out="dim"))
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP321")]
+    assert "(hidden_dim = 48: an op before took it)" in found[0].message
+    assert "this needs dim = hidden_dim" in found[0].message
+
+
+def test_one_formula_meeting_the_annotated_number_twice_is_no_error():
+    assert _errors(FIXED_ALIKE.format(norm="dim", out="dim")) == []
+
+
+def test_a_return_of_another_formula_than_the_one_that_took_its_number_is_an_error():
+    found = [
+        d
+        for d in diagnose(FIXED_ALIKE.format(norm="dim", out="hidden_dim"))
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP321")]
+    assert "hidden_dim where 48 is expected (dim = 48: an op before took it)" in found[0].message
+
+
+def test_a_number_the_annotation_writes_for_two_dims_ties_no_formulas():
+    # the 48 the Linear meets is the patches', not the one LayerNorm(dim) took
+    assert _errors(TWO_48S) == []
+
+
+def test_torch_raises_where_the_two_formulas_differ():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2, 17, 48)
+    with pytest.raises(RuntimeError):
+        jaxtyped_class(FIXED_ALIKE.format(norm="hidden_dim", out="dim"), "FeedForward")(48, 96)(x)
+    assert (
+        jaxtyped_class(FIXED_ALIKE.format(norm="dim", out="dim"), "FeedForward")(48, 96)(x).shape
+        == x.shape
+    )
+    with pytest.raises(Exception, match="Type-check error"):
+        jaxtyped_class(FIXED_ALIKE.format(norm="dim", out="hidden_dim"), "FeedForward")(48, 96)(x)
+    y = torch.randn(2, 48, 48)
+    assert jaxtyped_class(TWO_48S, "Mixer")(48, 48, 32)(y).shape == y.shape

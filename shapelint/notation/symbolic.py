@@ -237,6 +237,7 @@ class _Facts:
         "compared_gaps",
         "learned",
         "learned_sizes",
+        "repeated_sizes",
         "apart",
         "lent_bound",
         "lent_sizes",
@@ -263,6 +264,9 @@ class _Facts:
         # Numbers a parameter's concrete annotation gives its dims (`"2 17 48"`),
         # which the caller's input picks as it would a learned name's.
         self.learned_sizes: set[int] = set(outer.learned_sizes) if outer else set()
+        # Those of them the annotations give more than one dim (`"2 48 48"`): a 48 met
+        # later may be either dim (sized_as).
+        self.repeated_sizes: set[int] = set(outer.repeated_sizes) if outer else set()
         self.apart: set[tuple[str | int | Expr, Expr]] = set(outer.apart) if outer else set()
         # A run on one call's arguments (modules.value_at): the caller's names that are
         # one size each for the whole call (its parameters' annotated names, its
@@ -939,14 +943,15 @@ def declare_learned(names: Iterable[str]) -> None:
         facts.learned.update(set(names) - facts.independent)
 
 
-def declare_learned_sizes(values: Iterable[int]) -> None:
+def declare_learned_sizes(values: Iterable[int], repeated: Iterable[int] = ()) -> None:
     """The numbers a parameter's jaxtyping annotation writes for its dims
     (`Float[Tensor, "2 17 48"]`): sizes of the caller's input, as a learned name is
     (declare_learned), which the constructor's sizes do not choose. 1 broadcasts and
-    says nothing."""
+    says nothing. repeated: the numbers written for more than one dim."""
     facts = _FACTS.get()
     if facts is not None:
         facts.learned_sizes.update(v for v in values if v > 1)
+        facts.repeated_sizes.update(repeated)
 
 
 def declare_apart(dims: Iterable[object]) -> None:
@@ -1238,6 +1243,30 @@ def given_sizes(names: Iterable[str]) -> dict[str, int]:
         if -k % c == 0 and -k // c > 0:
             found.setdefault(name, set()).add(-k // c)
     return {name: next(iter(vs)) for name, vs in found.items() if len(vs) == 1}
+
+
+def sized_as(value: int) -> list[Expr]:
+    """The formulas over the constructor's sizes that an op on this path checked
+    equal to `value`, a number a parameter's concrete annotation gives (_note_size:
+    `LayerNorm(hidden_dim)` on `"2 17 48"` is hidden_dim = 48), each without a
+    constant term (a fact reads as a formula against one number only so). Empty
+    for a number no annotation gave, or one the annotations give more than one dim
+    (`"2 48 48"`: `dim` and `num_patches` may each have met a 48 of its own)."""
+    facts = _FACTS.get()
+    if facts is None or not facts.nonneg or value not in facts.learned_sizes:
+        return []
+    if value in facts.repeated_sizes:
+        return []
+    sizes = facts.independent - facts.learned
+    found = []
+    for gap in facts.nonneg:
+        if gap.terms.get((), 0) != -value or -gap not in facts.nonneg:
+            continue
+        formula = gap + Expr.const(value)
+        names = formula.names()
+        if names and names <= sizes and not _has_quotient(formula):
+            found.append(formula)
+    return sorted(found, key=lambda e: e.to_human())
 
 
 def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:
