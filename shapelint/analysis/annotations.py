@@ -219,11 +219,10 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
 
 def untied_sizes(actual: TensorV, declared: TensorV) -> tuple[Expr, Expr, Expr, tuple, str] | None:
     """(actual dim, declared dim, the formula it meets, the pair for people, what
-    an op fixed) where the
-    two are formulas over the constructor's sizes nothing relates
-    (symbolic.assumed_equal): `hidden_dim` where `dim` is annotated; or where the
-    annotation writes a number that an op before checked against another such
-    formula (symbolic.sized_as): `hidden_dim` where 48 is annotated once
+    an op fixed) where the two are formulas over the constructor's sizes nothing
+    relates (symbolic.assumed_equal): `hidden_dim` where `dim` is annotated; or
+    where the annotation writes a number that an op before checked against another
+    such formula (symbolic.sized_as): `hidden_dim` where 48 is annotated once
     LayerNorm(dim) took 48 is `hidden_dim` against `dim`."""
     pairs = _aligned(declared, actual)
     if isinstance(pairs, str):
