@@ -877,3 +877,150 @@ def test_a_method_test_going_with_the_flag_finds_nothing_on_its_other_branch():
     assert cls(8, True)(torch.randn(2, 5, 8)).shape == (2, 8)
     assert cls(8, False)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
     assert _errors(POOLED_BIAS) == []
+
+
+# A callee run on its caller's arguments (modules.value_at): the caller's annotated
+# names and constructor's sizes stay one size each through the run, so a layer that
+# checks one against another fixes it there as it would in the caller's own body.
+# (CrossAttention alone says nothing: its context may be any tensor.)
+
+LENT = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pre = nn.LayerNorm(dim)
+        self.kv = nn.Linear({kv_in}, dim)
+
+    def forward(self, x, context=None):
+        x = self.pre(x)
+        if context is None:
+            context = x
+        return self.kv(context)
+
+
+class Encoder(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList([CrossAttention(dim) for _ in range(depth)])
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        for attn in self.layers:
+            x = attn(x) + x
+        return x
+"""
+LENT_SPECS = ["2 v0 v1", "b n d", "2 17 48"]
+
+
+@pytest.mark.parametrize("spec", LENT_SPECS)
+def test_a_callee_checks_the_callers_annotated_size_against_a_size_it_fixed(spec):
+    # LayerNorm(dim) on the caller's last dim makes it dim (or dim 48): the
+    # Linear's 2·dim after it can then never match
+    found = [d for d in diagnose(LENT.format(kv_in="dim * 2", spec=spec)) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(16, "SHP307")]
+    assert "(via Encoder.forward:26)" in found[0].message
+
+
+@pytest.mark.parametrize("spec", LENT_SPECS)
+def test_a_callee_whose_layers_agree_on_the_callers_size_is_no_error(spec):
+    assert _errors(LENT.format(kv_in="dim", spec=spec)) == []
+
+
+def test_torch_raises_on_the_doubled_key_width():
+    torch = pytest.importorskip("torch")
+    for kv_in, raises in (("dim * 2", True), ("dim", False)):
+        cls = jaxtyped_class(LENT.format(kv_in=kv_in, spec="b n d"), "Encoder")
+        try:
+            cls(48, 2)(torch.randn(2, 17, 48))
+        except RuntimeError:
+            assert raises
+        else:
+            assert not raises
+
+
+# A number of a concrete annotation that two formulas over the constructor's sizes
+# met one after the other: the formulas meet each other, as without the annotation.
+
+FIXED_ALIKE = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.LayerNorm({norm}), nn.Linear(dim, hidden_dim), nn.GELU(), nn.Linear(hidden_dim, {out})
+        )
+
+    def forward(self, x: Float[Tensor, "2 17 48"]) -> Float[Tensor, "2 17 48"]:
+        return self.net(x)
+"""
+
+TWO_48S = """
+import torch
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Mixer(nn.Module):
+    def __init__(self, dim, num_patches, hidden):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.pos = nn.Parameter(torch.randn(num_patches, dim))
+        self.mix = nn.Linear(num_patches, hidden)
+        self.out = nn.Linear(hidden, num_patches)
+
+    def forward(self, x: Float[Tensor, "2 48 48"]) -> Float[Tensor, "2 48 48"]:
+        x = self.norm(x) + self.pos
+        y = self.mix(x.transpose(1, 2))
+        return self.out(y).transpose(1, 2)
+"""
+
+
+def test_two_formulas_that_took_one_annotated_number_meet_each_other():
+    found = [
+        d
+        for d in diagnose(FIXED_ALIKE.format(norm="hidden_dim", out="dim"))
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP321")]
+    assert "(hidden_dim = 48: an op before took it)" in found[0].message
+    assert "this needs dim = hidden_dim" in found[0].message
+
+
+def test_one_formula_meeting_the_annotated_number_twice_is_no_error():
+    assert _errors(FIXED_ALIKE.format(norm="dim", out="dim")) == []
+
+
+def test_a_return_of_another_formula_than_the_one_that_took_its_number_is_an_error():
+    found = [
+        d
+        for d in diagnose(FIXED_ALIKE.format(norm="dim", out="hidden_dim"))
+        if d.severity == "error"
+    ]
+    assert [(d.line, d.code) for d in found] == [(14, "SHP321")]
+    assert "hidden_dim where 48 is expected (dim = 48: an op before took it)" in found[0].message
+
+
+def test_a_number_the_annotation_writes_for_two_dims_ties_no_formulas():
+    # the 48 the Linear meets is the patches', not the one LayerNorm(dim) took
+    assert _errors(TWO_48S) == []
+
+
+def test_torch_raises_where_the_two_formulas_differ():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2, 17, 48)
+    with pytest.raises(RuntimeError):
+        jaxtyped_class(FIXED_ALIKE.format(norm="hidden_dim", out="dim"), "FeedForward")(48, 96)(x)
+    assert (
+        jaxtyped_class(FIXED_ALIKE.format(norm="dim", out="dim"), "FeedForward")(48, 96)(x).shape
+        == x.shape
+    )
+    with pytest.raises(Exception, match="Type-check error"):
+        jaxtyped_class(FIXED_ALIKE.format(norm="dim", out="hidden_dim"), "FeedForward")(48, 96)(x)
+    y = torch.randn(2, 48, 48)
+    assert jaxtyped_class(TWO_48S, "Mixer")(48, 48, 32)(y).shape == y.shape

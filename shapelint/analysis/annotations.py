@@ -17,6 +17,7 @@ from shapelint.notation.symbolic import (
     name_clash,
     never_equal_in_call,
     product,
+    sized_as,
 )
 from shapelint.ops.annotations import tensor_from_annotation
 from shapelint.ops.values import TensorV, Var
@@ -216,18 +217,29 @@ def shape_conflict(actual: TensorV, declared: TensorV) -> str | None:
     return None
 
 
-def untied_sizes(actual: TensorV, declared: TensorV) -> tuple[Expr, Expr, tuple] | None:
-    """(actual dim, declared dim, the pair for people) where the two are formulas
-    over the constructor's sizes nothing relates (symbolic.assumed_equal):
-    `hidden_dim` where `dim` is annotated."""
+def untied_sizes(actual: TensorV, declared: TensorV) -> tuple[Expr, Expr, Expr, tuple, str] | None:
+    """(actual dim, declared dim, the formula it meets, the pair for people, what
+    an op fixed) where the two are formulas over the constructor's sizes nothing
+    relates (symbolic.assumed_equal): `hidden_dim` where `dim` is annotated; or
+    where the annotation writes a number that an op before checked against another
+    such formula (symbolic.sized_as): `hidden_dim` where 48 is annotated once
+    LayerNorm(dim) took 48 is `hidden_dim` against `dim`."""
     pairs = _aligned(declared, actual)
     if isinstance(pairs, str):
         return None
     for d, a in pairs:
-        if isinstance(d, Expr) and isinstance(a, Expr):
-            pair = assumed_equal(a, d)
+        if not (isinstance(d, Expr) and isinstance(a, Expr)):
+            continue
+        pair = assumed_equal(a, d)
+        if pair is not None:
+            return a, d, d, pair, ""
+        if d.value is None or a.value is not None:
+            continue
+        took = sized_as(d.value)
+        for g in () if a in took else took:
+            pair = assumed_equal(a, g)
             if pair is not None:
-                return a, d, pair
+                return a, d, g, pair, f" ({g.to_human()} = {d.value}: an op before took it)"
     return None
 
 

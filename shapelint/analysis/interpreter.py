@@ -865,11 +865,10 @@ class ModuleAnalyzer:
             # A parameter's jaxtyping names and numbers (`"b n d"`, `"2 17 48"`) are
             # sizes the caller's input picks, as a pattern's names on it would be
             # (SHP320); a name spelt like a constructor's size is that size.
-            names, sizes = statement_exec.annotation_dims(
-                self, [a.annotation for a in named_params(fd.node)]
-            )
+            annotations = [a.annotation for a in named_params(fd.node)]
+            names, sizes = statement_exec.annotation_dims(self, annotations)
             declare_learned(names)
-            declare_learned_sizes(sizes)
+            declare_learned_sizes(sizes, statement_exec.repeated_numbers(self, annotations))
         for name, value in learnt.items():
             frame.env[name] = value
         params = [(p, learnt.get(p, v)) for p, v in params]

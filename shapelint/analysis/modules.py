@@ -89,6 +89,7 @@ from shapelint.analysis.repetition import (
 )
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.analysis.unknown_cost import may_cost
+from shapelint.notation import symbolic
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops
@@ -3098,7 +3099,9 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     if body.decorator_list or nodes_of(body, (ast.Yield, ast.YieldFrom, ast.Await)):
         return None
     owner = fd.owner or an
-    key = _call_key(fd, recv, args, kwargs, ("<plain>", GRAD_MODE.get()))
+    # the caller's names that stay one size each through the run (symbolic.lend)
+    names_lent = symbolic.lendable(_carried_names([*args, *kwargs.values()]))
+    key = _call_key(fd, recv, args, kwargs, ("<plain>", GRAD_MODE.get(), names_lent))
     got = owner.specialized.get(key) if key is not None else None
     if got is None:
         flight = key if key is not None else ("<plain>", fd.qualname, id(recv))
@@ -3112,6 +3115,7 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         try:
             # a pass of its own, as a summary is: no fact, store or call path of the run
             with OwnPass(), owner.diverted() as found, owner.naming.paused():
+                symbolic.lend(*names_lent)
                 value, _ = run_body(owner, fd, recv, args, kwargs)
         finally:
             owner.in_flight.discard(flight)
@@ -3140,6 +3144,20 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
             said.add(spot)
             an.report((d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where))
     return value
+
+
+def _carried_names(values: list) -> set[str]:
+    """The names the sizes of these arguments hold (a tensor's, or one a tuple of
+    them holds), which the caller's annotations may bind."""
+    names: set[str] = set()
+    for v in values:
+        items = v.items if isinstance(v, TupleV) else (v,)
+        for t in items:
+            if isinstance(t, TensorV) and t.shape is not None:
+                for d in t.shape:
+                    if isinstance(d, Expr) and not d.is_too_big():
+                        names |= d.names()
+    return names
 
 
 def _file_from(an: Analyzer, owner: Analyzer) -> str:

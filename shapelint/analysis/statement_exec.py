@@ -568,6 +568,19 @@ def annotation_dims(an: Analyzer, annotations: list[ast.expr | None]) -> tuple[s
     return names, sizes
 
 
+def repeated_numbers(an: Analyzer, annotations: list[ast.expr | None]) -> set[int]:
+    """The numbers jaxtyping annotations give more than one dim (the 48 of
+    `"2 48 48"`, the 2 of two parameters' `"2 ..."`)."""
+    seen: set[int] = set()
+    again: set[int] = set()
+    for node in annotations:
+        t = an.annotations.tensor(node) if node is not None else None
+        for d in (t.shape or ()) if t is not None else ():
+            if isinstance(d, Expr) and d.value is not None:
+                (again if d.value in seen else seen).add(d.value)
+    return again
+
+
 def declare(an: Analyzer, annotations: list[ast.expr | None], bound: bool = False) -> None:
     names, _ = annotation_dims(an, annotations)
     if names:
@@ -629,15 +642,15 @@ def check_against_annotation(
     untied = ann.untied_sizes(value, declared) if run else None
     if untied is None:
         return
-    a, d, pair = untied
+    a, d, met, pair, took = untied
     issue = an.kept(
         OpIssue(
             "SHP306",
             f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: "
-            f"{a.to_human()} where {d.to_human()} is expected",
-            names=frozenset(a.names() | d.names()),
+            f"{a.to_human()} where {d.to_human()} is expected{took}",
+            names=frozenset(a.names() | met.names()),
             assumes=pair,
-            sides=(a, d),
+            sides=(a, met),
         )
     )
     if issue is not None:

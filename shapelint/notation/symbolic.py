@@ -237,7 +237,10 @@ class _Facts:
         "compared_gaps",
         "learned",
         "learned_sizes",
+        "repeated_sizes",
         "apart",
+        "lent_bound",
+        "lent_sizes",
     )
 
     def __init__(self, outer: _Facts | None = None, orders_only: bool = False):
@@ -261,7 +264,15 @@ class _Facts:
         # Numbers a parameter's concrete annotation gives its dims (`"2 17 48"`),
         # which the caller's input picks as it would a learned name's.
         self.learned_sizes: set[int] = set(outer.learned_sizes) if outer else set()
+        # Those of them the annotations give more than one dim (`"2 48 48"`): a 48 met
+        # later may be either dim (sized_as).
+        self.repeated_sizes: set[int] = set(outer.repeated_sizes) if outer else set()
         self.apart: set[tuple[str | int | Expr, Expr]] = set(outer.apart) if outer else set()
+        # A run on one call's arguments (modules.value_at): the caller's names that are
+        # one size each for the whole call (its parameters' annotated names, its
+        # constructor's sizes), which the arguments and the instance carry: see lend.
+        self.lent_bound: frozenset[str] = outer.lent_bound if outer else frozenset()
+        self.lent_sizes: frozenset[str] = outer.lent_sizes if outer else frozenset()
 
     def root(self, name: str) -> str:
         while name in self.parent:
@@ -880,6 +891,32 @@ def annotation_bound() -> frozenset[str]:
     return frozenset(facts.bound) if facts is not None else frozenset()
 
 
+def lendable(carried: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """What a run on one call's arguments may take of this scope's names (lend):
+    those of `carried` (the names the arguments' sizes hold) that the parameters'
+    annotations bind, and the constructor's sizes; each is one size for the whole
+    call, the run on the arguments included. Empty sets where there is no scope."""
+    facts = _FACTS.get()
+    if facts is None or facts.orders_only:
+        return frozenset(), frozenset()
+    bound = (facts.bound | facts.lent_bound) - facts.independent
+    sizes = (facts.independent - facts.learned) | facts.lent_sizes
+    return frozenset(bound & set(carried)), frozenset(sizes)
+
+
+def lend(bound: frozenset[str], sizes: frozenset[str]) -> None:
+    """A run on one call's arguments (modules.value_at) in a scope of its own: the
+    caller's annotated names and constructor's sizes (lendable) stay one size each
+    in it, so that an op checking one against a formula over the others fixes it
+    (`LayerNorm(dim)` on the caller's `d` makes d = dim, on its 48 makes dim = 48),
+    as the op would in the caller's own body. Only those facts: which sizes are
+    independent of each other (SHP320) stays the scope's own."""
+    facts = _FACTS.get()
+    if facts is not None and not facts.orders_only:
+        facts.lent_bound = bound
+        facts.lent_sizes = sizes
+
+
 def declare_independent(
     names: Iterable[str], compared: Iterable[frozenset[str]] = (), gaps: Iterable[Expr] = ()
 ) -> None:
@@ -906,14 +943,15 @@ def declare_learned(names: Iterable[str]) -> None:
         facts.learned.update(set(names) - facts.independent)
 
 
-def declare_learned_sizes(values: Iterable[int]) -> None:
+def declare_learned_sizes(values: Iterable[int], repeated: Iterable[int] = ()) -> None:
     """The numbers a parameter's jaxtyping annotation writes for its dims
     (`Float[Tensor, "2 17 48"]`): sizes of the caller's input, as a learned name is
     (declare_learned), which the constructor's sizes do not choose. 1 broadcasts and
-    says nothing."""
+    says nothing. repeated: the numbers written for more than one dim."""
     facts = _FACTS.get()
     if facts is not None:
         facts.learned_sizes.update(v for v in values if v > 1)
+        facts.repeated_sizes.update(repeated)
 
 
 def declare_apart(dims: Iterable[object]) -> None:
@@ -1137,6 +1175,7 @@ def _note_size(facts: _Facts, a: Expr, b: Expr) -> None:
     # a name the parameters' annotations bind is one size in this call (jaxtyping),
     # so `s·p²` checked equal to `3·p²` makes s 3 as it makes a constructor's size
     fixed = (facts.independent - facts.learned) | (facts.bound - facts.independent)
+    fixed |= facts.lent_bound | facts.lent_sizes
     if not names or not names <= fixed or _has_quotient(formula):
         return
     gap = formula - size
@@ -1148,11 +1187,14 @@ def _note_named(facts: _Facts, a: Expr, b: Expr) -> None:
     a formula over the constructor's sizes (`LayerNorm(dim)` on it) is that formula
     from here on, in this call (jaxtyping: one name, one size per call). Kept as two
     order facts, as _note_size keeps a number."""
+    sizes = (facts.independent - facts.learned) | facts.lent_sizes
     for name, formula in ((a.as_name(), b), (b.as_name(), a)):
-        if name is None or name not in facts.bound or name in facts.independent:
+        if name is None or name in facts.independent:
+            continue
+        if name not in facts.bound and name not in facts.lent_bound:
             continue
         names = formula.names()
-        if names and names <= facts.independent - facts.learned and not _has_quotient(formula):
+        if names and names <= sizes and not _has_quotient(formula):
             gap = Expr.name(name) - formula
             facts.nonneg = facts.nonneg | {gap, -gap}
             return
@@ -1169,7 +1211,7 @@ def given_formulas(names: Iterable[str]) -> dict[str, Expr]:
     facts = _FACTS.get()
     if facts is None or not facts.nonneg:
         return {}
-    wanted = set(names) & facts.bound
+    wanted = set(names) & (facts.bound | facts.lent_bound)
     if not wanted:
         return {}
     found: dict[str, set[Expr]] = {}
@@ -1201,6 +1243,30 @@ def given_sizes(names: Iterable[str]) -> dict[str, int]:
         if -k % c == 0 and -k // c > 0:
             found.setdefault(name, set()).add(-k // c)
     return {name: next(iter(vs)) for name, vs in found.items() if len(vs) == 1}
+
+
+def sized_as(value: int) -> list[Expr]:
+    """The formulas over the constructor's sizes that an op on this path checked
+    equal to `value`, a number a parameter's concrete annotation gives (_note_size:
+    `LayerNorm(hidden_dim)` on `"2 17 48"` is hidden_dim = 48), each without a
+    constant term (a fact reads as a formula against one number only so). Empty
+    for a number no annotation gave, or one the annotations give more than one dim
+    (`"2 48 48"`: `dim` and `num_patches` may each have met a 48 of its own)."""
+    facts = _FACTS.get()
+    if facts is None or not facts.nonneg or value not in facts.learned_sizes:
+        return []
+    if value in facts.repeated_sizes:
+        return []
+    sizes = facts.independent - facts.learned
+    found = []
+    for gap in facts.nonneg:
+        if gap.terms.get((), 0) != -value or -gap not in facts.nonneg:
+            continue
+        formula = gap + Expr.const(value)
+        names = formula.names()
+        if names and names <= sizes and not _has_quotient(formula):
+            found.append(formula)
+    return sorted(found, key=lambda e: e.to_human())
 
 
 def name_clash(a: Expr | None, b: Expr | None, *, bound: bool = False) -> tuple[str, str] | None:

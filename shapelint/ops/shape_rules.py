@@ -27,6 +27,7 @@ from shapelint.notation.symbolic import (
     name_clash,
     note_equal,
     product,
+    sized_as,
     total,
 )
 from shapelint.ops import dtypes, saved, tensor_values
@@ -237,6 +238,12 @@ def differs(a: Dim, b: Dim) -> bool:
     if only_one_broadcasts(a, b) is not None:
         _NOTE.set({"names": frozenset(a.names() | b.names())})
         return True
+    fields = _fixed_alike(a, b)
+    if fields:
+        _NOTE.set(fields)
+        # said once: from here on the formula is the number too, as the op checks
+        note_equal(a, b)
+        return True
     fields = _assumed(a, b)
     if fields:
         _NOTE.set({"names": frozenset(a.names() | b.names()), **fields})
@@ -385,6 +392,28 @@ def _never_broadcast(a: Expr, b: Expr) -> bool:
         return False
     x, y = cancelled(a, b)
     return x.never_equal(y)
+
+
+def _fixed_alike(a: Expr, b: Expr) -> dict:
+    """The OpIssue fields of a formula over the constructor's sizes checked against
+    a number of a concrete annotation (`Linear(dim)` on 48) that an op before
+    checked against another such formula (`LayerNorm(hidden_dim)` took 48): the
+    two formulas meet as they would without the annotation (`dim` against
+    `hidden_dim`, which holds only for callers that pass them equal). None where
+    the formulas may be one (the code compares them, or they are the same)."""
+    if (a.value is None) == (b.value is None):
+        return {}
+    size, formula = (a, b) if a.value is not None else (b, a)
+    for other in sized_as(size.value):
+        if other == formula:
+            return {}
+    for other in sized_as(size.value):
+        pair = assumed_equal(formula, other)
+        if pair is not None:
+            names = frozenset(formula.names() | other.names())
+            said = (f"{other.to_human()} = {size.value}",)
+            return {"names": names, "given": said, "assumes": pair, "sides": (formula, other)}
+    return {}
 
 
 def _assumed(x: Dim, y: Dim) -> dict:
