@@ -19,12 +19,13 @@ the root of every attribute or item it stores into, is then not known; so is
 every name it reads whose value a call could change (anything but a number, a
 string, None, a tuple of those, a function or a class), and every other
 module-level name holding the very same value, since the stopped call may have
-changed it in place. The statement may have raised (may_raise), it may have
-set the grad mode (grad_mode: not known), and what it surely raised so far is
-dropped. A file whose top level it was reading, not finished, is forgotten
-(`Project.drop_unfinished`), so that a later import reads it whole. The cut
-is deterministic: the allowance counts statements, not time, so the same
-source gives the same figures on any machine and at any load.
+changed it in place; so is a class attribute it stored (`Cfg.k = v`) or first
+read, since the rest of the call may store it again. The statement may have
+raised (may_raise), it may have set the grad mode (grad_mode: not known), and
+what it surely raised so far is dropped. A file whose top level it was reading,
+not finished, is forgotten (`Project.drop_unfinished`), so that a later import
+reads it whole. The cut is deterministic: the allowance counts statements, not
+time, so the same source gives the same figures on any machine and at any load.
 
 Statements counted inside an allowance open none of their own: the outer count
 includes theirs, so the outermost import-time call is the one cut. Nothing is
@@ -38,7 +39,7 @@ import ast
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from shapelint.analysis import grad_mode, may_raise, raising
+from shapelint.analysis import class_state, grad_mode, may_raise, raising
 from shapelint.analysis.modules import ClassRefV, FunctionRefV
 from shapelint.ops import tensor_values
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
@@ -108,17 +109,19 @@ def run(an, stmt: ast.stmt, frame, body: Callable[[], None]) -> None:
     loading = project.unfinished() if project is not None else frozenset()
     raised = raising.snapshot()
     mode = grad_mode.GRAD_MODE.get()
+    classes = class_state.snapshot()
     try:
         body()
     except StatementTooLong as e:
         if e.allowance is not allowance:
             raise
-        _cut(an, stmt, frame, loading, raised, mode)
+        _cut(an, stmt, frame, loading, raised, mode, classes)
     finally:
         _ACTIVE.reset(token)
 
 
-def _cut(an, stmt: ast.stmt, frame, loading, raised, mode) -> None:
+def _cut(an, stmt: ast.stmt, frame, loading, raised, mode, classes) -> None:
+    class_state.unknown_since(classes)
     if an.project is not None:
         an.project.drop_unfinished(loading)
     raising.restore(raised)
