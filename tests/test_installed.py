@@ -349,9 +349,18 @@ def test_a_modelled_library_beside_an_installed_package_is_never_its_source(tmp_
 def test_a_standard_library_module_is_found_as_find_spec_finds_it_without_importing():
     # the oracle: importlib's own find_spec, in a fresh interpreter, after the
     # analysis's answer (find_spec of a dotted name imports its parents, so it runs last)
-    names = ["xml.etree.ElementTree", "xml.etree.nothere", "json.decoder", "os.path",
-             "math", "concurrent.futures.thread", "sqlite3.dbapi2", "nothere_stdlib",
-             "math.sub", "json.decoder.deeper"]
+    names = [
+        "xml.etree.ElementTree",
+        "xml.etree.nothere",
+        "json.decoder",
+        "os.path",
+        "math",
+        "concurrent.futures.thread",
+        "sqlite3.dbapi2",
+        "nothere_stdlib",
+        "math.sub",
+        "json.decoder.deeper",
+    ]
     script = textwrap.dedent(
         f"""
         import importlib.util, sys
@@ -367,8 +376,7 @@ def test_a_standard_library_module_is_found_as_find_spec_finds_it_without_import
         print(ours == [spec(n) for n in names], imported)
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "False"]
 
 
@@ -413,3 +421,129 @@ def test_a_default_the_module_pass_cannot_tell_is_read_at_the_call(tmp_path, sit
     truth = _run_block(tmp_path)
     assert tj["complete"], tj["unknown"]
     assert tj["flops_value"] == truth == 2 * 2 * 8 * 16
+
+
+def _slow(n: int) -> str:
+    """A function of n statements: its run at import time costs n steps."""
+    return (
+        "def slow(reg):\n    n = 0\n" + "    n = n + 1\n" * n + "    reg['k'] = 3\n    return n\n"
+    )
+
+
+HEAVY = (
+    """
+from torch import nn
+
+REG = {"k": 1}
+SCALE = 2
+"""
+    + _slow(150)
+    + """
+slow(REG)
+WIDTH = slow(REG)
+
+
+def warm():
+    from fakepkg_hf.other import LONG
+    return LONG
+
+
+warm()
+
+
+class Lin(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim * SCALE)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+)
+
+OTHER = _slow(150) + "\nLONG = slow({})\nFACTOR = 4\n"
+
+USES_HEAVY = """
+from torch import nn
+from fakepkg_hf.heavy import REG, WIDTH, Lin
+from fakepkg_hf.other import FACTOR
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.lin = Lin(dim)
+        self.out = nn.Linear(2 * dim, FACTOR * dim)
+
+    def forward(self, x):
+        return self.out(self.lin(x))
+
+
+class ByRegistry(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, REG["k"] * dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class ByWidth(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim + WIDTH - 150)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, monkeypatch):
+    # `slow(REG)` at an installed module's top level runs past the allowance of
+    # statements (import_time.py): read as a call not followed, the names it binds
+    # (WIDTH) and the objects it may change (REG) are not known; what it never
+    # touches (Lin, SCALE) is, and so is a file whose top level it was reading when
+    # cut (other.py: read whole again where the target imports it)
+    from shapelint.analysis import import_time, project
+
+    root, _ = site
+    _write(root, "fakepkg_hf/heavy.py", HEAVY)
+    _write(root, "fakepkg_hf/other.py", OTHER)
+    monkeypatch.setattr(import_time, "STEPS", 100)
+    project.forget()
+    sys.path.insert(0, str(tmp_path / "proj"))
+    try:
+        p = tmp_path / "proj" / "model.py"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(USES_HEAVY)
+        import model
+
+        truth = {
+            c: _measure(getattr(model, c)(8), torch.randn(2, 8))
+            for c in ("Block", "ByRegistry", "ByWidth")
+        }
+    finally:
+        sys.path.remove(str(tmp_path / "proj"))
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("model", "fakepkg_hf"):
+                del sys.modules[name]
+    assert truth["Block"] == 2 * 2 * 8 * 16 + 2 * 2 * 16 * 32
+    assert truth["ByRegistry"] == 2 * 2 * 8 * 24  # slow() set REG["k"] to 3
+    opts = AnalysisOptions(installed=True)
+
+    def run(qual: str) -> dict:
+        out = analyze_target(str(p), USES_HEAVY, qual, {"dim": "8"}, {"x": "2,8"}, opts)
+        return target_json(out, {})
+
+    block = run("Block")
+    assert block["complete"], block["unknown"]
+    assert block["flops_value"] == truth["Block"]
+    for qual in ("ByRegistry", "ByWidth"):
+        tj = run(qual)
+        assert not tj["complete"] and tj["flops_value"] is None, (qual, tj["flops_value"])
+    # followed whole (the default allowance), the figures are torch's where known
+    monkeypatch.setattr(import_time, "STEPS", 50_000)
+    project.forget()
+    for qual in ("Block", "ByRegistry", "ByWidth"):
+        tj = run(qual)
+        assert not tj["complete"] or tj["flops_value"] == truth[qual], qual

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.ops.values import Value
+from shapelint.ops.values import UNKNOWN, Value
 
 # class key -> {name: value} for the run in progress
 _STORED: ContextVar[dict | None] = ContextVar("class_writes", default=None)
@@ -55,3 +55,22 @@ def first_read(key: str, name: str, value: Value) -> None:
     held = table(key)
     if held is not None:
         held.setdefault(name, value)
+
+
+def snapshot() -> dict | None:
+    """The run's table as it stands, for unknown_since."""
+    held = _STORED.get()
+    return None if held is None else {key: dict(names) for key, names in held.items()}
+
+
+def unknown_since(before: dict | None) -> None:
+    """Every attribute stored or first read since `before` (a snapshot) not known:
+    a run cut short (import_time.py) may have changed it again, or not."""
+    held = _STORED.get()
+    if held is None or before is None:
+        return
+    for key, names in held.items():
+        was = before.get(key, {})
+        for name, value in names.items():
+            if was.get(name) is not value:
+                names[name] = UNKNOWN

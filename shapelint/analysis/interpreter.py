@@ -37,6 +37,7 @@ from shapelint.analysis import (
     folding,
     forward_ad,
     grad_mode,
+    import_time,
     in_place,
     init_paths,
     init_run,
@@ -1094,7 +1095,12 @@ class ModuleAnalyzer:
             may_raise.statement(self, stmt)
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
-            handler(self, stmt, frame, module_level)
+            if self.specialize:
+                import_time.step()
+            if self.specialize and import_time.bounded(self, stmt, frame):
+                import_time.run(self, stmt, frame, lambda: handler(self, stmt, frame, module_level))
+            else:
+                handler(self, stmt, frame, module_level)
         if type(stmt) in _SIMPLE and not frame.done:
             statement_exec.raised_here(self, stmt, frame)
 

@@ -330,6 +330,19 @@ class Project:
         self.analyzers[key] = an
         return an
 
+    def unfinished(self) -> frozenset:
+        """The modules whose reading has begun and not ended (or found nothing)."""
+        return frozenset(k for k, an in self.analyzers.items() if an is None)
+
+    def drop_unfinished(self, before: frozenset) -> None:
+        """Forget the modules begun since `before` was taken and not finished: a
+        run cut short there (import_time.py) left their top level half read, which
+        a later import must not take as the module."""
+        for key in [k for k, an in self.analyzers.items() if an is None and k not in before]:
+            del self.analyzers[key]
+            self.stats.pop(key, None)
+            self.checked.discard(key)
+
     def peek(self, roots: tuple[str, ...], modname: str) -> tuple[str, set, dict] | None:
         """(file, its top-level class names, its project links) of module modname,
         parsed, not analysed (no analyzer, no top level run): what a plain run needs

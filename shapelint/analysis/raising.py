@@ -49,6 +49,17 @@ def reset() -> None:
     _PENDING.clear()
 
 
+def snapshot() -> tuple[str, ...]:
+    """What is pending now, for restore."""
+    return tuple(_PENDING)
+
+
+def restore(saved: tuple[str, ...]) -> None:
+    """Pending again what snapshot saw: a run cut short (import_time.py) surely
+    raised nothing the analysis can vouch for."""
+    _PENDING[:] = saved
+
+
 @contextmanager
 def apart():
     """A run that is no step of the caller's (plain mode's constructor run):
