@@ -135,6 +135,10 @@ EXACT = [
     # lays its result out like the query (before: a lower bound naming the layer
     # after it, whose fold of it might copy)
     ("Sdpa", SEQ, True),
+    # with a 2-D or 4-D mask too: the fused kernel keeps the mask (a boolean one
+    # converted to the query's dtype); main had no figure
+    ("SdpaBoolMask", SEQ, True),
+    ("SdpaPaddingMask", SEQ, True),
     ("SdpaGated", SEQ, True),
     ("SdpaPartsHeads", SEQ, True),
     ("LayerHeads", SEQ, True),
@@ -159,6 +163,11 @@ EXACT = [
     ("MhaSelfFused", SEQ, True),
     ("MhaSelfFirstFused", SEQ, False),
     ("MhaMasked", SEQ, True),
+    # masks on the fused path: the one SDPA keeps (main: no figure)
+    ("MhaMaskedFused", SEQ, True),
+    ("MhaPaddedFused", SEQ, True),
+    ("MhaMaskedPaddedFused", SEQ, True),
+    ("MhaCausalFused", SEQ, True),
     ("MhaCross", SEQ, True),
     ("MhaCrossFirst", SEQ, True),
     ("MhaCrossFirst", (3, 1, 8), True),
@@ -312,6 +321,15 @@ def test_a_save_for_backward_under_a_test_is_a_lower_bound():
     assert t["complete"] and not t["activation_complete"]
     assert [u["op"] for u in t["activation_unknown"]] == ["_SavesWhenAsked.backward"]
     assert int(t["activation_bytes"]) < _truth("CustomSavesUnderATest", SEQ, True)
+
+
+def test_attention_on_the_math_path_is_a_lower_bound():
+    """A 3-D mask takes scaled_dot_product_attention's math path: no complete
+    figure, and what is known stays under torch's."""
+    t = _static("SdpaMask3d", SEQ)
+    assert not t["activation_complete"]
+    assert t["activation_unknown"][0]["op"].endswith("scaled_dot_product_attention")
+    assert int(t["activation_bytes"]) <= _truth("SdpaMask3d", SEQ, True)
 
 
 def test_attention_dropout_in_training_is_a_lower_bound():

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes, strides
+from shapelint.ops import attention_path, dtypes, strides
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -550,33 +550,23 @@ def iterated(op: str, out: Value, operands) -> Value:
 
 
 def _fused_attention_layout(args, kwargs, value: Value) -> strides.Layout | None:
-    """The layout of scaled_dot_product_attention's result where the stub's saved=
-    takes CPU's fused (flash) kernel: 4-D operands, no mask, no dropout, one head
-    size for all three, each operand's last axis of stride 1 (else torch takes the
-    math path, not modelled). It is laid out like the query (`empty_like`): the
-    query's strides where it is dense, else dense in the order of its strides (as
-    TensorIterator lays out a result). None where not known."""
-    ops = list(args[:3]) + [kwargs[k] for k in ("query", "key", "value") if k in kwargs]
-    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
-    drop = args[4] if len(args) > 4 else kwargs.get("dropout_p")
-    if len(ops) != 3 or not (mask is None or isinstance(mask, NoneV)):
+    """The layout of scaled_dot_product_attention's result where CPU's fused
+    (flash) kernel runs it (ops/attention_path.py; the math path is not modelled):
+    laid out like the query (`empty_like`): the query's strides where it is dense,
+    else dense in the order of its strides (as TensorIterator lays out a result).
+    None where not known."""
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    given = dict(zip(names, args)) | {k: v for k, v in kwargs.items() if k in names}
+    if any(n not in given for n in names[:3]):
         return None
-    zero = (isinstance(drop, FloatV) and drop.value == 0) or (
-        isinstance(drop, IntV) and drop.value is not None and drop.value.value == 0
-    )
-    if drop is not None and not zero:
+    q, k, v = (given[n] for n in names[:3])
+    flags = (given.get("attn_mask"), given.get("dropout_p"), given.get("enable_gqa"))
+    if attention_path.cpu_flash(q, k, v, *flags) is not True:
         return None
-    layouts = [layout_of(t) for t in ops]
-    out = int_sizes(value)
-    if out is None or any(laid is None or len(laid[0]) != 4 for laid in layouts):
+    laid, out = layout_of(q), int_sizes(value)
+    if laid is None or out is None or tuple(out) != laid[0]:
         return None
-    if any(laid[0][-1] != layouts[0][0][-1] or (laid[0][-1] > 1 and laid[1][-1] != 1)
-           for laid in layouts):  # fmt: skip
-        return None
-    q = layouts[0]
-    if tuple(out) != q[0]:
-        return None
-    return strides.iterated([q], q[0])
+    return strides.iterated([laid], laid[0])
 
 
 def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:

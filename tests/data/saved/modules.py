@@ -1389,6 +1389,46 @@ class SdpaGated(QkvUnpacked):
         return self.out(einops.rearrange(out, "b h n d -> b n (h d)"))
 
 
+class SdpaBoolMask(Attention):
+    """A boolean causal mask made in the forward: CPU's fused kernel keeps it
+    converted to the query's dtype (a new float tensor of its shape)."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaPaddingMask(Attention):
+    """A float padding mask of (batch, 1, 1, key) made in the forward: the fused
+    kernel keeps that tensor, and a mask buffer's slice (the module's storage) is
+    no activation."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__(d, heads)
+        self.register_buffer("bias", torch.zeros(1, 1, 16, 16))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        pad = torch.zeros(B, 1, 1, T)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=pad)
+        y = F.scaled_dot_product_attention(y, k, v, attn_mask=self.bias[:, :, :T, :T])
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaMask3d(Attention):
+    """A 3-D mask: torch takes the math path, whose saves are not modelled."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(self.heads, T, T))
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
 class SdpaPartsHeads(nn.Module):
     """Heads of chunks of one projection (not dense): the fused kernel's result is
     dense in the query's order of strides, its fold a view where that order allows."""
@@ -1462,6 +1502,8 @@ class _Attending(nn.Module):
     batch_first = False
     need_weights = True
     mask = False
+    padding = False  # a boolean key_padding_mask (batch, key)
+    causal = False
 
     def __init__(self):
         super().__init__()
@@ -1474,10 +1516,21 @@ class _Attending(nn.Module):
     def forward(self, x):
         y = self.lin(x)
         q, k, v = self.inputs(x, y)
-        m = None
+        m = pad = None
         if self.mask:
             m = torch.ones(q.shape[0], k.shape[0], dtype=torch.bool).triu(1)
-        return self.attn(q, k, v, need_weights=self.need_weights, attn_mask=m)[0]
+        if self.padding:
+            pad = torch.zeros(k.shape[1], k.shape[0], dtype=torch.bool)
+        out = self.attn(
+            q,
+            k,
+            v,
+            need_weights=self.need_weights,
+            attn_mask=m,
+            key_padding_mask=pad,
+            is_causal=self.causal,
+        )
+        return out[0]
 
 
 class MhaSelf(_Attending):
@@ -1499,6 +1552,32 @@ class MhaSelfFirstFused(_Attending):
 
 class MhaMasked(_Attending):
     mask = True
+
+
+class MhaMaskedFused(_Attending):
+    """A boolean mask on the fused path: SDPA keeps it converted to float."""
+
+    mask = True
+    need_weights = False
+
+
+class MhaPaddedFused(_Attending):
+    """A padding mask over two heads: expanded, and copied by reshape, kept."""
+
+    padding = True
+    need_weights = False
+
+
+class MhaMaskedPaddedFused(MhaMaskedFused):
+    """Both masks: their sum over (batch·heads, query, key) kept."""
+
+    padding = True
+
+
+class MhaCausalFused(MhaMaskedFused):
+    """The causal hint without a padding mask drops the mask (SDPA's is_causal)."""
+
+    causal = True
 
 
 class MhaCross(_Attending):
