@@ -509,11 +509,12 @@ def test_data_stored_of_another_shape_leaves_the_parameter_unknown(name):
     assert not t["activation_complete"]
 
 
-@pytest.mark.parametrize("name", ["RecurrentInList", "ParameterInForward"])
+@pytest.mark.parametrize("name", ["RecurrentInList", "ParameterInForward", "HeldByPlainUncounted"])
 def test_a_parameter_no_module_registers_is_no_figure_of_a_parameter(name):
     """RecurrentInList: a GRU in a plain list, whose saved= names none of its
     weights, which torch saves as activations. ParameterInForward: a Parameter made
-    in the forward, registered nowhere."""
+    in the forward, registered nowhere. HeldByPlainUncounted: Linears held by plain
+    objects where the module's count is not complete (registration not proven)."""
     t = _static(name, SEQ)
     truth = _truth(name, SEQ, True)
     assert not t["activation_complete"]

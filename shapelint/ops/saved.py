@@ -47,7 +47,7 @@ _LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
 # (those its parameters() and buffers() yield, those it holds otherwise: a layer in
 # a plain list); None where not known. torch's saved-tensor hooks see a Parameter no
 # module of the target registers as any tensor: an activation where it is saved.
-_OWN: ContextVar[tuple[dict, dict] | None] = ContextVar("registered_tensors", default=None)
+_OWN: ContextVar[tuple[dict, dict, bool] | None] = ContextVar("registered_tensors", default=None)
 # Set (for the rest of the run) once an autocast region may have run: its ops save
 # tensors cast to another dtype, which no stub's saved= says (the casts themselves,
 # results of another size), and what later ops save of its results differs too.
@@ -119,10 +119,11 @@ _GIVEN: ContextVar[frozenset] = ContextVar("given_storages", default=frozenset()
 
 
 @contextmanager
-def ledger(inputs: list[Value], own: tuple[dict, dict] | None = None) -> Iterator[None]:
+def ledger(inputs: list[Value], own: tuple[dict, dict, bool] | None = None) -> Iterator[None]:
     """A target run: its inputs count as saved already (their caller holds them).
-    own: the module's Parameters and buffers by identity, those it registers and
-    those it holds otherwise (parameters.registered); None: every one is taken for
+    own: the module's Parameters and buffers by identity, those it surely registers
+    and those it holds otherwise, and whether its count is complete
+    (parameters.registered); None (a function's target): every one is taken for
     registered."""
     book: dict = {}
     for v in _tensors(inputs):
@@ -215,16 +216,18 @@ def registered(root: object) -> bool | None:
     """Whether root, a storage, is a Parameter or buffer the target's module
     registers (no activation): False for any other tensor, None where a Parameter
     is none the module held as the run began (made in the forward, or a value the
-    analysis made anew) while the module holds some it does not register."""
+    analysis made anew) while the module holds some it does not register, or where
+    the module's count is not complete and its walk did not reach it."""
     if not isinstance(root, (ParameterV, BufferV)):
         return False
     own = _OWN.get()
     if own is None:
         return True
-    yielded, held = own
+    yielded, held, complete = own
     if id(root) in yielded:
         return True
-    return False if id(root) in held else None
+    # held otherwise: an activation, where the count proves torch does not yield it
+    return False if complete and id(root) in held else None
 
 
 def extents(values) -> tuple:
