@@ -60,11 +60,10 @@ def mha_saved(
     if not need_weights and item != 4:
         return off  # the flash kernel's logsumexp is float32 for float32 alone here
     given = {"all": (0,), "kv": (0, 1), "sep": (0, 1, 2)}[packing]
-    if packing == "sep" and _shared(inputs):
-        # one tensor projected twice: two copies where its layout is not contiguous
-        # (transposed by batch_first, or an elementwise result of a permuted tensor,
-        # which torch lays out as that tensor), one storage where it is
-        return off
+    # One tensor projected twice or thrice ("sep" with query is key): each linear
+    # folds it, a view of its storage where it is contiguous (weighed once, by
+    # storage) and a copy of its own where not (under batch_first each operand is
+    # transposed apart, each fold a copy): weighed per operand, as for any.
     keeps = [0, 0, 0]
     new = Expr.const(0)
     for i in given:
@@ -143,12 +142,6 @@ def _is(a: Value, b: Value) -> bool | None:
     ):
         return True
     return None
-
-
-def _shared(inputs: tuple[Value, Value, Value]) -> bool:
-    """Whether two of query, key and value may be one tensor."""
-    q, k, v = inputs
-    return any(_is(a, b) is not False for a, b in ((q, k), (q, v), (k, v)))
 
 
 def mask_saved(

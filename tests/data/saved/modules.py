@@ -1604,11 +1604,26 @@ class MhaApartFirstFused(MhaApart):
 
 
 class MhaSharedQueryKey(_Attending):
-    """query is key, value another: two projections of one tensor, which torch copies
-    twice where its layout is not contiguous (a lower bound)."""
+    """query is key, value another: two projections of one tensor, each fold a view
+    of its storage."""
 
     def inputs(self, x, y):
         return y, y, x
+
+
+class MhaSharedQueryKeyFirst(MhaSharedQueryKey):
+    """batch_first: query and key transposed apart, each fold a copy."""
+
+    batch_first = True
+
+
+class MhaSharedQueryKeyPermuted(MhaSharedQueryKey):
+    """An elementwise result of a transposed tensor (laid out as that tensor) as
+    query and key: each fold a copy of its own."""
+
+    def inputs(self, x, y):
+        y = y.transpose(0, 1) + 1.0
+        return y, y, x.transpose(0, 1)
 
 
 class Padded(nn.Module):
