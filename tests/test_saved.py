@@ -177,10 +177,8 @@ EXACT = [
     # query is key, value another: one tensor projected twice, each fold a view of
     # its storage (weighed once) or, laid out otherwise, a copy each (main: no figure)
     ("MhaSharedQueryKey", SEQ, True),
-    # recurrent cells, as ATen's composite cells run on CPU (main: no figure)
-    ("GruCellTwice", SEQ, True),
+    # nn.RNNCell, as ATen's composite cell runs on CPU (main: no figure)
     ("RnnCellTwice", SEQ, True),
-    ("LstmCellTwice", SEQ, True),
     ("MhaSharedQueryKeyFirst", SEQ, True),
     ("MhaSharedQueryKeyPermuted", SEQ, True),
     # pads by mode, upsampling (main: lower bounds naming F.pad, F.interpolate)

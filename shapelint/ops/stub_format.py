@@ -490,7 +490,7 @@ def _parse_rule(value: str, params: tuple[Param, ...], known_rules) -> RuleCall:
 
 
 def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]:
-    """`saved='input if grad(weight); out; hx[0]; new(4*numel(out))'`, or `nothing`."""
+    """`saved='input if grad(weight); out; new(4*numel(out))'`, or `nothing`."""
     if value.strip() == "nothing":
         return ()
     names = {p.name for p in params} | {"out"}
@@ -506,7 +506,7 @@ def _parse_saved(value: str, params: tuple[Param, ...]) -> tuple[SavedItem, ...]
             items.append(SavedItem("new", formula=_parse_formula(m.group(2)), cond=cond))
         else:
             name = m.group(2).strip() if m else what
-            if re.split(r"[.\[]", name)[0] not in names:  # `self.weight`, `hx[0]`
+            if name.split(".")[0] not in names:
                 raise _Bad(f"saved= names a parameter or out, got {what!r}")
             tensor = _parse_formula(name)  # an operand, or one of its attributes
             items.append(SavedItem(m.group(1) if m else "tensor", name, tensor, cond))

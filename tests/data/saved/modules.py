@@ -2143,43 +2143,19 @@ class HeldByPlainUncounted(HeldByPlain):
         self.register_buffer("table", torch.zeros(int(os.environ.get("TABLE_SIZE", "4"))))
 
 
-class _Cells(nn.Module):
-    """A recurrent cell run twice, first without a hidden state (the zeros torch
-    makes for it), then on its own result, fed a projection of the input."""
-
-    cell_type = nn.GRUCell
+class RnnCellTwice(nn.Module):
+    """nn.RNNCell run twice, first without a hidden state (the zeros torch makes for
+    it), then on its own result (its relu's result, kept once), fed a projection."""
 
     def __init__(self, d=8, h=16):
         super().__init__()
         self.proj = nn.Linear(d, d)
-        self.cell = self.cell_type(d, h)
+        self.cell = nn.RNNCell(d, h, nonlinearity="relu")
 
     def forward(self, x):
         u = self.proj(x)
         h = self.cell(u[:, 0])
         return self.cell(u[:, 1], h)
-
-
-class GruCellTwice(_Cells):
-    pass
-
-
-class RnnCellTwice(_Cells):
-    """Its relu's result is its output: the next call's hidden state, kept once."""
-
-    cell_type = nn.RNNCell
-
-
-class LstmCellTwice(_Cells):
-    """One zeros tensor for h and c; c kept by the next call's f·c."""
-
-    cell_type = nn.LSTMCell
-
-    def forward(self, x):
-        u = self.proj(x)
-        h, c = self.cell(u[:, 0])
-        h, c = self.cell(u[:, 1], (h, c))
-        return h + c
 
 
 class TiedInList(nn.Module):
