@@ -29,6 +29,10 @@ CASES = [
     ("Detach", (2, 4, 8)),
     ("Repeat", (2, 4, 8)),
     ("Sdpa3d", (2, 4, 8)),
+    ("SdpaHeads", (2, 4, 8)),
+    ("SdpaMask2d", (2, 4, 8)),
+    ("SdpaMask3d", (2, 4, 8)),
+    ("SdpaWideValue", (2, 4, 8)),
     ("Warp", (2, 4, 8, 8)),
     ("Solve", (2, 4, 8)),
     ("Special", (2, 4, 8)),
@@ -51,13 +55,17 @@ def _module():
 
 
 def _torch_counts(name: str, shape) -> tuple[int, int]:
+    """torch's counts, CPU's fused attention kernel by torch's CUDA formulas (the
+    convention; a math path's products are counted as they run)."""
+    from tests.helpers import cuda_attention_formulas
+
     m = getattr(_module(), name)()
     x = torch.randn(*shape)
-    fc = FlopCounterMode(display=False)
+    fc = FlopCounterMode(display=False, custom_mapping=cuda_attention_formulas())
     with fc:
         out = m(x)
     forward = fc.get_total_flops()
-    fc = FlopCounterMode(display=False)
+    fc = FlopCounterMode(display=False, custom_mapping=cuda_attention_formulas())
     with fc:
         out.sum().backward()
     return forward, fc.get_total_flops()

@@ -416,21 +416,23 @@ def _value(e: Expr, dims: dict[str, int]) -> int | None:
         return None
 
 
-def registered(an: Analyzer, instance: Value) -> tuple[dict, dict] | None:
+def registered(an: Analyzer, instance: Value) -> tuple[dict, dict, bool] | None:
     """The Parameters and buffers of instance by identity (id -> value): those its
-    `parameters()` and `buffers()` yield, and those it holds otherwise (a layer in a
-    plain list, a plain object's attribute), which torch's saved-tensor hooks see as
-    any tensor; None where its count is not complete."""
+    `parameters()` and `buffers()` surely yield, those it holds otherwise (a layer
+    in a plain list, a plain object's attribute), which torch's saved-tensor hooks
+    see as any tensor, and whether its count is complete. Where it is not, what the
+    walk reached is still registered (but a tensor only some alternatives hold), and
+    whether another tensor it holds is, is not known. None for no module."""
     if not _module_like(an, instance):
         return None
     seen = _Seen()
     count = _walk(an, instance, "", seen)
-    if not (count.complete and count.buffers_complete and count.bound):
-        return None
+    complete = bool(count.complete and count.buffers_complete and count.bound)
+    sure = seen.tensors if complete else seen.tensors - seen.either
     held: dict[int, Value] = {}
     _held(instance, held, set())
-    own = {k: v for k, v in held.items() if k in seen.tensors}
-    return own, {k: v for k, v in held.items() if k not in seen.tensors}
+    own = {k: v for k, v in held.items() if k in sure}
+    return own, {k: v for k, v in held.items() if k not in sure}, complete
 
 
 def _held(v: Value, out: dict, met: set) -> None:

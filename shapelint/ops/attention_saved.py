@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, saved
-from shapelint.ops.values import TensorV, Value
+from shapelint.ops.backward import requires
+from shapelint.ops.values import NoneV, TensorV, Value
 
 
 def mha_saved(
@@ -59,11 +60,10 @@ def mha_saved(
     if not need_weights and item != 4:
         return off  # the flash kernel's logsumexp is float32 for float32 alone here
     given = {"all": (0,), "kv": (0, 1), "sep": (0, 1, 2)}[packing]
-    if packing == "sep" and _shared(inputs):
-        # one tensor projected twice: two copies where its layout is not contiguous
-        # (transposed by batch_first, or an elementwise result of a permuted tensor,
-        # which torch lays out as that tensor), one storage where it is
-        return off
+    # One tensor projected twice or thrice ("sep" with query is key): each linear
+    # folds it, a view of its storage where it is contiguous (weighed once, by
+    # storage) and a copy of its own where not (under batch_first each operand is
+    # transposed apart, each fold a copy): weighed per operand, as for any.
     keeps = [0, 0, 0]
     new = Expr.const(0)
     for i in given:
@@ -144,7 +144,62 @@ def _is(a: Value, b: Value) -> bool | None:
     return None
 
 
-def _shared(inputs: tuple[Value, Value, Value]) -> bool:
-    """Whether two of query, key and value may be one tensor."""
-    q, k, v = inputs
-    return any(_is(a, b) is not False for a, b in ((q, k), (q, v), (k, v)))
+def mask_saved(
+    masks: tuple[Value, Value],
+    causal: Value,
+    need_weights: bool | None,
+    query: Value,
+    sizes: tuple,
+    heads,
+) -> dict[str, Expr]:
+    """What F.multi_head_attention_forward's masks add to what it keeps: nothing
+    with need_weights (baddbmm keeps its two products' operands, not the mask);
+    without, the mask scaled_dot_product_attention's fused kernel keeps: the float
+    attn_mask given (mka), or the key_padding_mask (mkp, one head: its expand is no
+    copy), else a tensor made here (mmsv bytes): a boolean mask converted to the
+    query's dtype, the padding mask expanded over the heads and copied by reshape,
+    or the sum of both masks over (batch·heads, query, key). A causal hint without
+    a padding mask drops attn_mask (SDPA's is_causal). mmok: 1 where modelled,
+    absent where not (a mask that may require grad takes the math path)."""
+    none = {"mka": Expr.const(0), "mkp": Expr.const(0), "mmsv": Expr.const(0)}
+    if need_weights is None:
+        return {}
+    attn, kpm = (None if m is None or isinstance(m, NoneV) else m for m in masks)
+    if need_weights or (attn is None and kpm is None):
+        return none | {"mmok": Expr.const(1)}
+    hint = False if causal is None or isinstance(causal, NoneV) else getattr(causal, "value", None)
+    if hint is None:
+        return {}
+    if hint and kpm is None:
+        attn = None
+    if attn is None and kpm is None:
+        return none | {"mmok": Expr.const(1)}
+    lq, n, sk = sizes[0], sizes[1], sizes[2]
+    kinds = [_mask_dtype(m, query) for m in (attn, kpm) if m is not None]
+    if None in kinds or not isinstance(query, TensorV):
+        return {}
+    item = dtypes.dtype_bytes(query.dtype)
+    if attn is not None and kpm is not None:
+        made = n * heads * lq * sk * item if isinstance(heads, Expr) else None
+        return {} if made is None else none | {"mmok": Expr.const(1), "mmsv": made}
+    mask = attn if attn is not None else kpm
+    if kpm is not None and not (isinstance(heads, Expr) and heads.value == 1):
+        if not isinstance(heads, Expr) or heads.value is None:
+            return {}
+        return none | {"mmok": Expr.const(1), "mmsv": n * heads * sk * item}
+    if kinds[0] == "bool":
+        count = mask.numel()  # type: ignore[union-attr]
+        return {} if count is None else none | {"mmok": Expr.const(1), "mmsv": count * item}
+    return none | {"mmok": Expr.const(1), ("mka" if attn is not None else "mkp"): Expr.const(1)}
+
+
+def _mask_dtype(mask: Value, query: Value) -> str | None:
+    """Which mask ("bool", or "float": the query's dtype) the fused kernel takes: one
+    of no grad; None otherwise or where not known."""
+    if not isinstance(mask, TensorV) or not isinstance(query, TensorV) or mask.dtype is None:
+        return None
+    if requires(mask) is not False:
+        return None
+    if mask.dtype == "bool":
+        return "bool"
+    return "float" if mask.dtype == (query.dtype or dtypes.DEFAULT_FLOAT) else None

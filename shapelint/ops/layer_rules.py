@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapelint.notation.symbolic import Expr, product
-from shapelint.ops.attention_saved import mha_saved
+from shapelint.ops.attention_saved import mask_saved, mha_saved
 from shapelint.ops.backward import requires
 from shapelint.ops.conv_rules import conv_size, per_dim, split_input
 from shapelint.ops.saved import PERMUTED
@@ -356,6 +356,9 @@ def multi_head_attention(
     b_k: Value = UNKNOWN,
     b_v: Value = UNKNOWN,
     separate: Value = UNKNOWN,
+    attn_mask: Value = UNKNOWN,
+    padding_mask: Value = UNKNOWN,
+    causal: Value = UNKNOWN,
 ) -> RuleOut:
     """nn.MultiheadAttention / F.multi_head_attention_forward: (output, weights). A key
     or value of no known shape, or a layout not known, leaves the output the query's
@@ -365,7 +368,8 @@ def multi_head_attention(
     (key and value widths), sa, the key positions attended: s, plus one for
     add_bias_kv and one for add_zero_attn, and bw, the backward (attention_backward).
     module: True for the layer (a weight it does not hold is not there), False for
-    the function (one not known is not known).
+    the function (one not known is not known). The masks and the causal hint: what
+    attention_saved.mask_saved reads.
     """
     qs, ks, vs = shape_of(query), shape_of(key), shape_of(value)
     e, h = int_value(embed_dim), int_value(num_heads)
@@ -468,6 +472,7 @@ def multi_head_attention(
         sizes,
         h,
     )
+    out.bind |= mask_saved((attn_mask, padding_mask), causal, want_weights, query, sizes, h)
     if isinstance(weights, TensorV):
         packing = _packing(use_sep, query, key, value)
         sources = [query, key, in_w, in_b, q_w, k_w, b_k]

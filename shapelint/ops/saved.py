@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes, strides
+from shapelint.ops import attention_path, dtypes, strides
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -47,7 +47,7 @@ _LEDGER: ContextVar[dict | None] = ContextVar("saved_ledger", default=None)
 # (those its parameters() and buffers() yield, those it holds otherwise: a layer in
 # a plain list); None where not known. torch's saved-tensor hooks see a Parameter no
 # module of the target registers as any tensor: an activation where it is saved.
-_OWN: ContextVar[tuple[dict, dict] | None] = ContextVar("registered_tensors", default=None)
+_OWN: ContextVar[tuple[dict, dict, bool] | None] = ContextVar("registered_tensors", default=None)
 # Set (for the rest of the run) once an autocast region may have run: its ops save
 # tensors cast to another dtype, which no stub's saved= says (the casts themselves,
 # results of another size), and what later ops save of its results differs too.
@@ -119,10 +119,11 @@ _GIVEN: ContextVar[frozenset] = ContextVar("given_storages", default=frozenset()
 
 
 @contextmanager
-def ledger(inputs: list[Value], own: tuple[dict, dict] | None = None) -> Iterator[None]:
+def ledger(inputs: list[Value], own: tuple[dict, dict, bool] | None = None) -> Iterator[None]:
     """A target run: its inputs count as saved already (their caller holds them).
-    own: the module's Parameters and buffers by identity, those it registers and
-    those it holds otherwise (parameters.registered); None: every one is taken for
+    own: the module's Parameters and buffers by identity, those it surely registers
+    and those it holds otherwise, and whether its count is complete
+    (parameters.registered); None (a function's target): every one is taken for
     registered."""
     book: dict = {}
     for v in _tensors(inputs):
@@ -215,16 +216,18 @@ def registered(root: object) -> bool | None:
     """Whether root, a storage, is a Parameter or buffer the target's module
     registers (no activation): False for any other tensor, None where a Parameter
     is none the module held as the run began (made in the forward, or a value the
-    analysis made anew) while the module holds some it does not register."""
+    analysis made anew) while the module holds some it does not register, or where
+    the module's count is not complete and its walk did not reach it."""
     if not isinstance(root, (ParameterV, BufferV)):
         return False
     own = _OWN.get()
     if own is None:
         return True
-    yielded, held = own
+    yielded, held, complete = own
     if id(root) in yielded:
         return True
-    return False if id(root) in held else None
+    # held otherwise: an activation, where the count proves torch does not yield it
+    return False if complete and id(root) in held else None
 
 
 def extents(values) -> tuple:
@@ -550,33 +553,23 @@ def iterated(op: str, out: Value, operands) -> Value:
 
 
 def _fused_attention_layout(args, kwargs, value: Value) -> strides.Layout | None:
-    """The layout of scaled_dot_product_attention's result where the stub's saved=
-    takes CPU's fused (flash) kernel: 4-D operands, no mask, no dropout, one head
-    size for all three, each operand's last axis of stride 1 (else torch takes the
-    math path, not modelled). It is laid out like the query (`empty_like`): the
-    query's strides where it is dense, else dense in the order of its strides (as
-    TensorIterator lays out a result). None where not known."""
-    ops = list(args[:3]) + [kwargs[k] for k in ("query", "key", "value") if k in kwargs]
-    mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
-    drop = args[4] if len(args) > 4 else kwargs.get("dropout_p")
-    if len(ops) != 3 or not (mask is None or isinstance(mask, NoneV)):
+    """The layout of scaled_dot_product_attention's result where CPU's fused
+    (flash) kernel runs it (ops/attention_path.py; the math path is not modelled):
+    laid out like the query (`empty_like`): the query's strides where it is dense,
+    else dense in the order of its strides (as TensorIterator lays out a result).
+    None where not known."""
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    given = dict(zip(names, args)) | {k: v for k, v in kwargs.items() if k in names}
+    if any(n not in given for n in names[:3]):
         return None
-    zero = (isinstance(drop, FloatV) and drop.value == 0) or (
-        isinstance(drop, IntV) and drop.value is not None and drop.value.value == 0
-    )
-    if drop is not None and not zero:
+    q, k, v = (given[n] for n in names[:3])
+    flags = (given.get("attn_mask"), given.get("dropout_p"), given.get("enable_gqa"))
+    if attention_path.cpu_flash(q, k, v, *flags) is not True:
         return None
-    layouts = [layout_of(t) for t in ops]
-    out = int_sizes(value)
-    if out is None or any(laid is None or len(laid[0]) != 4 for laid in layouts):
+    laid, out = layout_of(q), int_sizes(value)
+    if laid is None or out is None or tuple(out) != laid[0]:
         return None
-    if any(laid[0][-1] != layouts[0][0][-1] or (laid[0][-1] > 1 and laid[1][-1] != 1)
-           for laid in layouts):  # fmt: skip
-        return None
-    q = layouts[0]
-    if tuple(out) != q[0]:
-        return None
-    return strides.iterated([q], q[0])
+    return strides.iterated([laid], laid[0])
 
 
 def one_per_operand(name: str, args, value: Value) -> list[TensorV] | None:

@@ -30,7 +30,7 @@ from shapelint.notation.symbolic import (
     sized_as,
     total,
 )
-from shapelint.ops import dtypes, saved, tensor_values
+from shapelint.ops import attention_path, dtypes, saved, tensor_values
 from shapelint.ops.indexing import exceeds_every_length, size_at_least
 from shapelint.ops.values import (
     UNKNOWN,
@@ -1768,11 +1768,14 @@ def unbind(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
 
 
 @rule
-def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
+def sdpa(
+    ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value, mask: Value, drop: Value
+) -> RuleOut:
     """scaled_dot_product_attention: q [*b l e], k [*b s e], v [*b s ev] -> [*b l ev].
 
     Batch axes broadcast; with enable_gqa the head axis (-3) of q may be a
-    multiple of k's. Binds b (query batch elements), l, s, e, ev for the cost.
+    multiple of k's. Binds b (query batch elements), l, s, e, ev for the cost,
+    and the kernel CPU runs it with (ops/attention_path.py).
     """
     sq, sk, sv = shape_of(q), shape_of(k), shape_of(v)
     out = RuleOut()
@@ -1862,7 +1865,7 @@ def sdpa(ctx: RuleContext, q: Value, k: Value, v: Value, gqa: Value) -> RuleOut:
         "s": s_k if const(s_k) is not None else s_v,
         "e": e,
         "ev": ev,
-    }
+    } | attention_path.fused_binds(q, k, v, mask, drop, gqa)
     return out
 
 

@@ -197,6 +197,48 @@ class Sdpa3d(nn.Module):
         return F.scaled_dot_product_attention(self.q(x), self.k(x), self.v.expand(2, 4, 8))
 
 
+class SdpaHeads(nn.Module):
+    """scaled_dot_product_attention over (batch, heads, length, head) views of
+    linear projections, with the mask and value width the subclasses give: which
+    kernel CPU runs it with decides its backward (ops/attention_path.py)."""
+
+    mask_shape: tuple | None = None
+    value_width = 4
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, heads * self.value_width)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = self.k(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = self.v(x).view(B, T, self.heads, self.value_width).transpose(1, 2)
+        mask = None if self.mask_shape is None else torch.zeros(self.mask_shape)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class SdpaMask2d(SdpaHeads):
+    """A 2-D mask: CPU's fused kernel, counted by its formula."""
+
+    mask_shape = (4, 4)
+
+
+class SdpaMask3d(SdpaHeads):
+    """A 3-D mask: the math path, two products per operand that requires grad."""
+
+    mask_shape = (2, 4, 4)
+
+
+class SdpaWideValue(SdpaHeads):
+    """A value wider than the query's head: the math path."""
+
+    value_width = 8
+
+
 class Warp(nn.Module):
     """grid_sample: neither direction counted, its operands' gradients flow on."""
 

@@ -1389,6 +1389,46 @@ class SdpaGated(QkvUnpacked):
         return self.out(einops.rearrange(out, "b h n d -> b n (h d)"))
 
 
+class SdpaBoolMask(Attention):
+    """A boolean causal mask made in the forward: CPU's fused kernel keeps it
+    converted to the query's dtype (a new float tensor of its shape)."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaPaddingMask(Attention):
+    """A float padding mask of (batch, 1, 1, key) made in the forward: the fused
+    kernel keeps that tensor, and a mask buffer's slice (the module's storage) is
+    no activation."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__(d, heads)
+        self.register_buffer("bias", torch.zeros(1, 1, 16, 16))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        pad = torch.zeros(B, 1, 1, T)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=pad)
+        y = F.scaled_dot_product_attention(y, k, v, attn_mask=self.bias[:, :, :T, :T])
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class SdpaMask3d(Attention):
+    """A 3-D mask: torch takes the math path, whose saves are not modelled."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(self.heads, T, T))
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
 class SdpaPartsHeads(nn.Module):
     """Heads of chunks of one projection (not dense): the fused kernel's result is
     dense in the query's order of strides, its fold a view where that order allows."""
@@ -1462,6 +1502,8 @@ class _Attending(nn.Module):
     batch_first = False
     need_weights = True
     mask = False
+    padding = False  # a boolean key_padding_mask (batch, key)
+    causal = False
 
     def __init__(self):
         super().__init__()
@@ -1474,10 +1516,21 @@ class _Attending(nn.Module):
     def forward(self, x):
         y = self.lin(x)
         q, k, v = self.inputs(x, y)
-        m = None
+        m = pad = None
         if self.mask:
             m = torch.ones(q.shape[0], k.shape[0], dtype=torch.bool).triu(1)
-        return self.attn(q, k, v, need_weights=self.need_weights, attn_mask=m)[0]
+        if self.padding:
+            pad = torch.zeros(k.shape[1], k.shape[0], dtype=torch.bool)
+        out = self.attn(
+            q,
+            k,
+            v,
+            need_weights=self.need_weights,
+            attn_mask=m,
+            key_padding_mask=pad,
+            is_causal=self.causal,
+        )
+        return out[0]
 
 
 class MhaSelf(_Attending):
@@ -1499,6 +1552,32 @@ class MhaSelfFirstFused(_Attending):
 
 class MhaMasked(_Attending):
     mask = True
+
+
+class MhaMaskedFused(_Attending):
+    """A boolean mask on the fused path: SDPA keeps it converted to float."""
+
+    mask = True
+    need_weights = False
+
+
+class MhaPaddedFused(_Attending):
+    """A padding mask over two heads: expanded, and copied by reshape, kept."""
+
+    padding = True
+    need_weights = False
+
+
+class MhaMaskedPaddedFused(MhaMaskedFused):
+    """Both masks: their sum over (batch·heads, query, key) kept."""
+
+    padding = True
+
+
+class MhaCausalFused(MhaMaskedFused):
+    """The causal hint without a padding mask drops the mask (SDPA's is_causal)."""
+
+    causal = True
 
 
 class MhaCross(_Attending):
@@ -1525,11 +1604,26 @@ class MhaApartFirstFused(MhaApart):
 
 
 class MhaSharedQueryKey(_Attending):
-    """query is key, value another: two projections of one tensor, which torch copies
-    twice where its layout is not contiguous (a lower bound)."""
+    """query is key, value another: two projections of one tensor, each fold a view
+    of its storage."""
 
     def inputs(self, x, y):
         return y, y, x
+
+
+class MhaSharedQueryKeyFirst(MhaSharedQueryKey):
+    """batch_first: query and key transposed apart, each fold a copy."""
+
+    batch_first = True
+
+
+class MhaSharedQueryKeyPermuted(MhaSharedQueryKey):
+    """An elementwise result of a transposed tensor (laid out as that tensor) as
+    query and key: each fold a copy of its own."""
+
+    def inputs(self, x, y):
+        y = y.transpose(0, 1) + 1.0
+        return y, y, x.transpose(0, 1)
 
 
 class Padded(nn.Module):
@@ -2037,6 +2131,31 @@ class HeldByPlain(nn.Module):
 
     def forward(self, x):
         return self.extra["a"](self.h.lin(self.lin(x)))
+
+
+class HeldByPlainUncounted(HeldByPlain):
+    """HeldByPlain beside a buffer of a size the analysis does not know: its count
+    is not complete, so whether the plain-held Linears are registered is not
+    proven (main took them for registered: a complete figure under torch's)."""
+
+    def __init__(self, d=8):
+        super().__init__(d)
+        self.register_buffer("table", torch.zeros(int(os.environ.get("TABLE_SIZE", "4"))))
+
+
+class RnnCellTwice(nn.Module):
+    """nn.RNNCell run twice, first without a hidden state (the zeros torch makes for
+    it), then on its own result (its relu's result, kept once), fed a projection."""
+
+    def __init__(self, d=8, h=16):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.cell = nn.RNNCell(d, h, nonlinearity="relu")
+
+    def forward(self, x):
+        u = self.proj(x)
+        h = self.cell(u[:, 0])
+        return self.cell(u[:, 1], h)
 
 
 class TiedInList(nn.Module):
