@@ -431,3 +431,29 @@ class TensorsInParameterDict(nn.Module):
 
     def forward(self, x):
         return x @ self.ws["a"] @ self.ws["b"]
+
+
+class VecAtBatched(nn.Module):
+    """A vector that requires grad @ batched matrices: torch's matmul folds the batch
+    into one matrix-vector product (aten.mv, counted 0) whatever the layout (main:
+    the bmm it runs without grad, 176 forward FLOPs complete for 56)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(3, d, 5))
+
+    def forward(self, x):
+        return self.lin(x)[0, 0] @ self.w
+
+
+class VecAtSwapped(nn.Module):
+    """A vector that needs no grad @ the transpose of contiguous batched matrices:
+    b.mT is a matrix view, so torch folds to aten.mv (main: bmm counted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x[0, 0] @ self.lin(x).transpose(1, 2)
