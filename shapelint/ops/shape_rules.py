@@ -656,6 +656,35 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
     return out
 
 
+@rule
+def linear_vector(ctx: RuleContext, x: Value, w: Value, bias: Value) -> RuleOut | NotApplicable:
+    """F.linear with a 1-D weight and a bias: torch takes only a 0-d bias, and for a
+    2-D input runs addmm, which refuses a 1-D weight; of another rank it runs matmul
+    (one output per row) and adds the bias. Binds b (rows) and i."""
+    if not isinstance(w, TensorV) or known_rank(w.shape) != 1:
+        return NOT_APPLICABLE
+    sx = shape_of(x)
+    out = RuleOut()
+    rank_b = known_rank(shape_of(bias)) if isinstance(bias, TensorV) else None
+    if rank_b not in (None, 0):
+        out.issues.append(ctx.issue(RANK, f"a 1-D weight takes a 0-d bias, got {rank_b}-d", 2))
+    if known_rank(sx) == 2:
+        out.issues.append(ctx.issue(RANK, "a 2-D input with a 1-D weight and a bias (addmm)", 1))
+    if out.issues:
+        return out
+    if sx is None or known_tail(sx) < 1:
+        out.value = TensorV(None)
+        return out
+    what = f"{shape_text(sx)} @ {shape_text(w.shape)} contracts"
+    clash = clash_issue(ctx, what, sx[-1], w.shape[0], 1)  # type: ignore[index]
+    if clash is not None:
+        out.issues.append(clash)
+        return out
+    out.value = TensorV(sx[:-1])
+    out.bind = {"b": numel(sx[:-1]), "i": sx[-1]}
+    return out
+
+
 # -- broadcasting elementwise ------------------------------------------------------------------
 
 
