@@ -41,6 +41,7 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     OpIssue,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -538,21 +539,26 @@ def _folds_to_mv(a, b, kind_a, kind_b, batch_a, batch_b) -> Expr | None:
 
     A vector and batched matrices (torch's matmul, should_fold): the batched
     operand (b.mT for a vector on the left) is folded into one matrix when the
-    vector requires grad, whatever the layout; otherwise only when its leading
-    axes merge without a copy (each stride the next one's times its length).
-    Unfolded, torch expands the vector and runs bmm, which is counted."""
+    vector requires grad, whatever the layout (under no_grad only a leaf does);
+    otherwise only when its leading axes merge without a copy (each stride the
+    next one's times its length). Unfolded, torch expands the vector and runs
+    bmm, which is counted."""
     if kind_a == "vec" and kind_b == "mat" and batch_b:
         vector, batched, swap = a, b, True
     elif kind_b == "vec" and kind_a == "mat" and batch_a:
         vector, batched, swap = b, a, False
     else:
         return Expr.const(int(kind_b == "vec"))
-    grad = getattr(vector, "grad", None)
-    if grad is True:
-        return Expr.const(1)
+    leaf = isinstance(vector, ParameterV)
+    grad = vector.requires_grad if leaf else getattr(vector, "grad", None)
+    if grad is True and leaf:
+        return Expr.const(1)  # a leaf that requires grad: folded under no_grad too
     merges = _merges(batched, swap, batch_b if swap else batch_a)
-    if merges is None or (grad is None and not merges):
-        return None  # which of the two runs, counted differently, is not known
+    if merges is None or (grad is not False and not merges):
+        # Which of the two runs, counted differently, is not known: a result that
+        # requires grad folds in a training forward, not under no_grad (the
+        # forward the counts are judged by), where it needs no grad.
+        return None
     return Expr.const(int(merges))
 
 

@@ -434,17 +434,19 @@ class TensorsInParameterDict(nn.Module):
 
 
 class VecAtBatched(nn.Module):
-    """A vector that requires grad @ batched matrices: torch's matmul folds the batch
-    into one matrix-vector product (aten.mv, counted 0) whatever the layout (main:
-    the bmm it runs without grad, 176 forward FLOPs complete for 56)."""
+    """A vector Parameter (a leaf that requires grad, under no_grad too) @ batched
+    matrices: torch's matmul folds the batch into one matrix-vector product
+    (aten.mv, counted 0) whatever the layout (main: the bmm it runs for a vector
+    that needs no grad, counted)."""
 
     def __init__(self, d=8):
         super().__init__()
         self.lin = nn.Linear(d, d)
+        self.v = nn.Parameter(torch.randn(d))
         self.w = nn.Parameter(torch.randn(3, d, 5))
 
     def forward(self, x):
-        return self.lin(x)[0, 0] @ self.w
+        return self.lin(x).sum() * (self.v @ self.w).sum()
 
 
 class VecAtSwapped(nn.Module):
