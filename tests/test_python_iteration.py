@@ -29,6 +29,33 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
+    # a one-shot iterator handed to a project function that lists it once (d3rlpy's
+    # `last_flag(zip(in_units, hidden_units))`): its items
+    "one_shot_listed_by_a_project_function": (
+        """
+        def last_flag(iterator):
+            items = list(iterator)
+            for i, item in enumerate(items):
+                yield i == len(items) - 1, item
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                layers = []
+                for last, (a, b) in last_flag(zip([dim, 2 * dim], [2 * dim, dim])):
+                    layers.append(nn.Linear(a, b))
+                    if not last:
+                        layers.append(nn.ReLU())
+                self.body = nn.Sequential(*layers)
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a one-shot iterator bound to a name walked once: its items, as a list
     "generator_expression_walked_once": (
         """

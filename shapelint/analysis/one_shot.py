@@ -174,7 +174,76 @@ def _consumes(an, read: ast.Name, parents: dict, frame) -> bool:
     func = parent.func
     if isinstance(func, ast.Name) and func.id in _CONSUMERS and _builtin(an, func.id, frame):
         return True
+    if frame is not None and _project_function_walks_once(an, parent, read, frame):
+        return True
     if isinstance(func, ast.Attribute) and func.attr in _WALKING_METHODS:
         return True
     qual = an.qualname_of(func, frame)
     return qual is not None and qual.split(".")[0] in _WALKING_LIBRARIES
+
+
+def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> bool:
+    """`last_flag(zip(a, b))` with `def last_flag(it): items = list(it); ...`: a
+    function of the project (called by its name) whose parameter the argument binds
+    is read once, by a builtin that walks it, outside any loop (d3rlpy's encoders)."""
+    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    sym = an.functions.get(call.func.id) if call.func.id not in frame.env else None
+    if sym is None:
+        qual = an.qualname_of(call.func, frame)
+        sym = an.project_symbol(call.func, qual, frame)
+    node = getattr(sym, "node", None)
+    if getattr(sym, "cls", None) is not None or not isinstance(node, ast.FunctionDef):
+        return False
+    params = [*node.args.posonlyargs, *node.args.args]
+    if arg in call.args:
+        at = call.args.index(arg)
+        name = params[at].arg if at < len(params) else None
+    else:
+        name = next((k.arg for k in call.keywords if k.value is arg), None)
+    if name is None or name not in {p.arg for p in (*params, *node.args.kwonlyargs)}:
+        return False
+    return _parameter_read_once(node, name)
+
+
+def _parameter_read_once(func: ast.FunctionDef, name: str) -> bool:
+    """Whether func reads its parameter name once, by a builtin that walks it (one no
+    name of func's own binds), outside any loop and nested function, and never
+    rebinds it."""
+    cache = func.__dict__.setdefault(_CACHE, {})
+    key = (name, "parameter")
+    if key in cache:
+        return cache[key]
+    reads: list[tuple[ast.Name, tuple, bool]] = []
+    parents: dict[int, ast.AST] = {}
+    for child in ast.iter_child_nodes(func):
+        parents[id(child)] = func
+        _walk(child, (), False, name, None, reads, parents, [])
+    stored = any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(func)
+    ) or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(func))
+    ok = False
+    if len(reads) == 1 and not stored:
+        read, loops, nested = reads[0]
+        parent = parents.get(id(read))
+        ok = (
+            not loops
+            and not nested
+            and isinstance(parent, ast.Call)
+            and read in parent.args
+            and isinstance(parent.func, ast.Name)
+            and parent.func.id in _CONSUMERS
+            and not _bound_in(func, parent.func.id)
+        )
+    cache[key] = ok
+    return ok
+
+
+def _bound_in(func: ast.FunctionDef, name: str) -> bool:
+    a = func.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p}
+    return name in params or any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        for n in ast.walk(func)
+    )
