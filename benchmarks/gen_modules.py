@@ -2479,7 +2479,63 @@ def tens_split_layers(r, i):
     )
 
 
+def iter_one_shot(r, i):
+    """A one-shot iterator (session 25) walked once, twice, after `next` or after
+    `list`: a second walk yields what the first left."""
+    make = r.choice(
+        (
+            "(blk for blk in self.ml{i})",
+            "map(lambda m: m, self.ml{i})",
+            "reversed(self.ml{i})",
+            "filter(None, self.ml{i})",
+        )
+    )
+    use = r.choice(
+        (
+            "for blk in g{i}:\n    x = blk(x)",
+            "for blk in g{i}:\n    x = blk(x)\nfor blk in g{i}:\n    x = blk(x)",
+            "next(g{i})\nfor blk in g{i}:\n    x = blk(x)",
+            "x = x * len(list(g{i}))\nfor blk in g{i}:\n    x = blk(x)",
+        )
+    )
+    return _s(LIST.format(i=i), f"g{i} = {make}\n{use}".format(i=i))
+
+
+def tens_vector_batched(r, i):
+    """A vector against batched matrices (session 25): torch runs mv (counted 0) or
+    bmm by whether the vector requires grad and the batched operand's layout; a
+    one-operand einsum that sums nothing is a view."""
+    return _s(
+        f"self.w{i} = nn.Parameter(torch.randn(3, d, d))\n" + LIN.format(i=i),
+        r.choice(
+            (
+                "x = x + (x[0, 0] @ self.w{i}).sum(0)",
+                "x = x + (self.l{i}(x)[0, 0] @ self.w{i}).sum(0)",
+                "x = x + (x[0, 0] @ self.w{i}.transpose(1, 2)).sum(0)",
+                "x = x + (self.w{i} @ x[0, 0]).sum(0)",
+                "x = x + (self.l{i}(x).transpose(1, 2) @ x[0, 0]).unsqueeze(-1)",
+                'x = x + torch.einsum("bii->bi", x[:, :3, :3]).sum(-1, keepdim=True)',
+                'x = self.l{i}(torch.einsum("bnd->bnd", x))',
+            )
+        ).format(i=i),
+    )
+
+
+def tens_linear_vector(r, i):
+    """F.linear with a 1-D weight (session 25), with no bias or a 0-d one."""
+    return _s(
+        f"self.v{i} = nn.Parameter(torch.randn(d))\nself.c{i} = nn.Parameter(torch.zeros(()))",
+        r.choice(
+            (
+                "x = x + F.linear(x, self.v{i}).unsqueeze(-1)",
+                "x = x + F.linear(x, self.v{i}, self.c{i}).unsqueeze(-1)",
+            )
+        ).format(i=i),
+    )
+
+
 MORE: dict[str, list] = {
+    "session25": [iter_one_shot, tens_vector_batched, tens_linear_vector],
     "flow": [
         flow_while_else,
         flow_walrus,

@@ -64,7 +64,9 @@ def size_dim(n: int, names: dict[int, str] | None) -> Expr:
 
 def to_value(obj, names: dict[int, str] | None = None) -> Value:
     if isinstance(obj, torch.Tensor):
-        return TensorV(tuple(size_dim(s, names) for s in obj.shape), dtype_name(obj.dtype))
+        # requires_grad as torch has it: which kernel matmul runs depends on it
+        shape = tuple(size_dim(s, names) for s in obj.shape)
+        return TensorV(shape, dtype_name(obj.dtype), grad=obj.requires_grad)
     if isinstance(obj, Size):
         return IntV(size_dim(obj.n, names))
     if isinstance(obj, torch.Size):

@@ -44,6 +44,8 @@ CASES = [
     ("CustomBackwardFirst", (2, 4, 8)),
     ("TensorsInParameterList", (2, 4, 8)),
     ("TensorsInParameterDict", (2, 4, 8)),
+    ("VecAtBatched", (2, 4, 8)),
+    ("VecAtSwapped", (2, 4, 8)),
 ]
 
 

@@ -15,6 +15,7 @@ from tests.test_object_model import assert_exact
 from tests.test_parameters import static
 
 torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 HEADER = textwrap.dedent(
     """
@@ -28,6 +29,52 @@ HEADER = textwrap.dedent(
 )
 
 CASES = {
+    # a one-shot iterator handed to a project function that lists it once (d3rlpy's
+    # `last_flag(zip(in_units, hidden_units))`): its items
+    "one_shot_listed_by_a_project_function": (
+        """
+        def last_flag(iterator):
+            items = list(iterator)
+            for i, item in enumerate(items):
+                yield i == len(items) - 1, item
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                layers = []
+                for last, (a, b) in last_flag(zip([dim, 2 * dim], [2 * dim, dim])):
+                    layers.append(nn.Linear(a, b))
+                    if not last:
+                        layers.append(nn.ReLU())
+                self.body = nn.Sequential(*layers)
+
+            def forward(self, x):
+                return self.body(x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a one-shot iterator bound to a name walked once: its items, as a list
+    "generator_expression_walked_once": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def forward(self, x):
+                g = (l for l in self.ls)
+                m = map(lambda l: l, self.ls)
+                for l in g:
+                    x = l(x)
+                return sum(l(x) for l in m)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # zip_longest pads the shorter list with None, decided item by item
     "zip_longest_fill_none": (
         """
@@ -751,3 +798,53 @@ def test_zip_over_a_tensor_whose_first_dim_is_not_known(tmp_path):
     p.write_text(code)
     r = CliRunner().invoke(main, ["check", "--no-cache", str(p)])
     assert "SHP002" not in r.output, r.output
+
+
+_TWICE = {
+    "second_loop": "g = {it}\nfor l in g:\n    x = l(x)\nfor l in g:\n    x = l(x)",
+    "after_next": "g = {it}\nnext(g)\nfor l in g:\n    x = l(x)",
+    "after_list": "g = {it}\nn = len(list(g))\nfor l in g:\n    x = l(x) * n",
+    "in_a_loop": "g = {it}\nfor _ in range(2):\n    for l in g:\n        x = l(x)",
+    "on_self": "self.g = {it}\nfor l in self.g:\n    x = l(x)\nfor l in self.g:\n    x = l(x)",
+    "handed_on": "g = {it}\nx = run(g, x)\nx = run(g, x)",
+}
+_ITERATORS = ["(l for l in self.ls)", "map(lambda l: l, self.ls)", "reversed(self.ls)",
+              "enumerate(self.ls)", "filter(None, self.ls)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("it", _ITERATORS)
+@pytest.mark.parametrize("use", sorted(_TWICE))
+def test_a_one_shot_iterator_walked_again_is_not_walked_again(tmp_path, use, it):
+    """A generator expression, map, filter, enumerate or reversed is used up by its
+    first walk: a second one yields what is left (main: every walk ran the three
+    layers, 1536 FLOPs complete where torch ran 768, or 0 after `list(g)`)."""
+    body = _TWICE[use].format(it=it)
+    if it.startswith("enumerate"):
+        body = body.replace("for l in", "for _, l in")
+    code = (
+        textwrap.dedent(
+            """
+        def run(g, x):
+            for l in g:
+                x = (l[1] if isinstance(l, tuple) else l)(x)
+            return x
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def forward(self, x):
+        """
+        )
+        + textwrap.indent(body, " " * 8)
+        + "\n        return x\n"
+    )
+    path = write(tmp_path, "twice.py", HEADER + code)
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,8")
+    ns: dict = {}
+    exec(compile(HEADER + code, str(path), "exec"), ns)
+    with FlopCounterMode(display=False) as fc:
+        ns["Net"](dim=8)(torch.randn(2, 8))
+    assert not t["complete"] or t["flops_value"] == fc.get_total_flops()

@@ -25,6 +25,7 @@ IMAGE = (2, 4, 5, 5)
 # (module, input shape, training): the figure torch's saved tensors give.
 EXACT = [
     ("Lin", SEQ, True),
+    ("EinsumDiagonal", SEQ, True),
     ("DataRead", SEQ, True),
     # `p.data = t` in a forward: p on t's storage, which the run made
     ("MaskedWeight", IMAGE, True),

@@ -559,6 +559,18 @@ def test_cross_refuses_what_torch_refuses(a, b, kwargs):
     check_verdict(run_both("torch.linalg.cross", [X(*a), X(*b)], kwargs))
 
 
+@pytest.mark.parametrize(
+    "x,bias", [((3, 4), ()), ((2, 3, 4), ()), ((4,), ()), ((2, 3, 4), (3,)), ((4,), (5,))]
+)
+def test_linear_with_a_1d_weight_takes_a_bias_where_torch_does(x, bias):
+    """A 1-D weight: torch takes only a 0-d bias, and none for a 2-D input (it runs
+    addmm there, which refuses a 1-D weight; main: a complete figure). Issues where
+    torch raises, its shape where it runs."""
+    o = run_both("torch.nn.functional.linear", [X(*x), X(4), X(*bias)])
+    check_verdict(o)
+    assert (o.error is None) == (not o.result.issues)
+
+
 def test_bincount_refuses_what_torch_refuses():
     """Of other than a 1-d tensor: torch raises, and so the stub reports it."""
     check_verdict(run_both("torch.bincount", [torch.randint(0, 3, (2, 3))]))

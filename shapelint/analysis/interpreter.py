@@ -52,6 +52,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     ndarrays,
+    one_shot,
     own_methods,
     path_split,
     plain,
@@ -1550,6 +1551,10 @@ class ModuleAnalyzer:
             return UNKNOWN
         handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
         value = handler(self, node, frame, depth + 1)
+        if isinstance(node, (ast.GeneratorExp, ast.Call)) and one_shot.makes_iterator(
+            self, node, frame
+        ):
+            value = one_shot.held(self, node, value, frame)
         if self.specialize:
             may_raise.expression(node, value)
         return value

@@ -378,6 +378,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     short = parts[-1]
     if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    if short == "einsum" and name.startswith("torch.") and _einsum_view(args):
+        # torch.einsum of one operand that sums no letter runs only diagonal and
+        # permute: a view of it (`bii->bi` of an input saves no storage of its own)
+        return _mark(value, base, view=True, contiguous=None)
     pattern = _rearrange_pattern(name, args)
     if pattern is not None:
         exact = _rearranged_layout(pattern, _rearrange_lengths(name, args, kwargs), base, value)
@@ -482,6 +486,22 @@ _FRESH = frozenset(
 
 
 _JOINED = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
+
+
+def _einsum_view(args) -> bool:
+    """torch.einsum(equation, operand): one tensor, and every letter of the
+    equation's input kept in its output (written, or implicit: the letters that
+    appear once, in order)."""
+    if len(list(_tensors(args[1:]))) != 1 or not args or not isinstance(args[0], StrV):
+        return False
+    eq = args[0].value
+    if eq is None or "," in eq:
+        return False
+    eq = eq.replace(" ", "").replace(".", "")
+    lhs, arrow, rhs = eq.partition("->")
+    if not arrow:
+        rhs = "".join(c for c in lhs if lhs.count(c) == 1)
+    return set(lhs) <= set(rhs)
 
 
 def _laid_out(short: str, args, value: Value) -> Value:

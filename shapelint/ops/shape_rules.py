@@ -42,6 +42,7 @@ from shapelint.ops.values import (
     NoneV,
     ObjectV,
     OpIssue,
+    ParameterV,
     StrV,
     TensorV,
     TupleV,
@@ -561,6 +562,61 @@ def _matrix_view(shape: Shape) -> tuple[str, Shape, Dim, Dim] | None:
     return None
 
 
+def _folds_to_mv(a, b, kind_a, kind_b, batch_a, batch_b) -> Expr | None:
+    """1 where torch runs the product as a matrix-vector one (aten.mv, which its
+    flop counter counts 0), 0 where it runs bmm, None: not known.
+
+    A vector and batched matrices (torch's matmul, should_fold): the batched
+    operand (b.mT for a vector on the left) is folded into one matrix when the
+    vector requires grad, whatever the layout (under no_grad only a leaf does);
+    otherwise only when its leading axes merge without a copy (each stride the
+    next one's times its length). Unfolded, torch expands the vector and runs
+    bmm, which is counted."""
+    if kind_a == "vec" and kind_b == "mat" and batch_b:
+        vector, batched, swap = a, b, True
+    elif kind_b == "vec" and kind_a == "mat" and batch_a:
+        vector, batched, swap = b, a, False
+    else:
+        return Expr.const(int(kind_b == "vec"))
+    leaf = isinstance(vector, ParameterV)
+    grad = vector.requires_grad if leaf else getattr(vector, "grad", None)
+    if grad is True and leaf:
+        return Expr.const(1)  # a leaf that requires grad: folded under no_grad too
+    merges = _merges(batched, swap, batch_b if swap else batch_a)
+    if merges is None or (grad is not False and not merges):
+        # Which of the two runs, counted differently, is not known: a result that
+        # requires grad folds in a training forward, not under no_grad (the
+        # forward the counts are judged by), where it needs no grad.
+        return None
+    return Expr.const(int(merges))
+
+
+def _merges(batched, swap: bool, batch) -> bool | None:
+    """Whether the leading axes of batched (of its .mT where swap) merge into one
+    without a copy; None: not known."""
+    if getattr(batched, "contiguous", None) is True:
+        if not swap:
+            return True
+        # a contiguous b's .mT has strides (..., 1, n) for lengths (..., n, k):
+        # its batch merges with the n axis only where k == 1
+        k = const(batched.shape[-2]) if batched.shape else None
+        if k is None:
+            return None
+        if k != 1:
+            return False
+        # a batch of variadic axes only may be empty: a plain matrix, then counted
+        return True if any(not isinstance(d, Var) for d in batch) else None
+    laid = saved.layout_of(batched)
+    if laid is None:
+        return None
+    sizes, steps = list(laid[0]), list(laid[1])
+    if swap:
+        sizes[-2:], steps[-2:] = sizes[:-3:-1], steps[:-3:-1]
+    if 0 in sizes:
+        return True
+    return all(steps[i] == steps[i + 1] * sizes[i + 1] for i in range(len(sizes) - 2))
+
+
 @rule
 def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
     """torch.matmul: 1-D, 2-D and batched operands, batch dims broadcast.
@@ -619,16 +675,7 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
         shape = tuple(batch) + ((m,) if kind_a == "mat" else ()) + ((n,) if kind_b == "mat" else ())
     out.value = TensorV(shape)
     k = ka if const(ka) is not None or const(kb) is None else kb
-    vec: Expr | None = Expr.const(int(kind_b == "vec"))
-    if kind_a == "vec" and kind_b == "mat" and batch_b:
-        # vector @ batched matrices: torch folds the batch into one matrix-vector
-        # product (aten.mv, counted 0) when b.mT can be viewed as a matrix without
-        # a copy, which for a contiguous b means k == 1; otherwise it runs bmm.
-        if const(k) == 1:
-            certain_batch = any(not isinstance(d, Var) for d in batch_b)
-            vec = Expr.const(1) if certain_batch else None
-        elif const(k) is None:
-            vec = None
+    vec = _folds_to_mv(a, b, kind_a, kind_b, batch_a, batch_b)
     out.bind = {
         "m": m if kind_a == "mat" else Expr.const(1),
         "k": k,
@@ -641,6 +688,35 @@ def matmul(ctx: RuleContext, a: Value, b: Value) -> RuleOut | NotApplicable:
             "torch's flop counter counts matrix-vector products (aten.mv, aten.dot) as 0; "
             "their 2·m·k is in other_flops"
         )
+    return out
+
+
+@rule
+def linear_vector(ctx: RuleContext, x: Value, w: Value, bias: Value) -> RuleOut | NotApplicable:
+    """F.linear with a 1-D weight and a bias: torch takes only a 0-d bias, and for a
+    2-D input runs addmm, which refuses a 1-D weight; of another rank it runs matmul
+    (one output per row) and adds the bias. Binds b (rows) and i."""
+    if not isinstance(w, TensorV) or known_rank(w.shape) != 1:
+        return NOT_APPLICABLE
+    sx = shape_of(x)
+    out = RuleOut()
+    rank_b = known_rank(shape_of(bias)) if isinstance(bias, TensorV) else None
+    if rank_b not in (None, 0):
+        out.issues.append(ctx.issue(RANK, f"a 1-D weight takes a 0-d bias, got {rank_b}-d", 2))
+    if known_rank(sx) == 2:
+        out.issues.append(ctx.issue(RANK, "a 2-D input with a 1-D weight and a bias (addmm)", 1))
+    if out.issues:
+        return out
+    if sx is None or known_tail(sx) < 1:
+        out.value = TensorV(None)
+        return out
+    what = f"{shape_text(sx)} @ {shape_text(w.shape)} contracts"
+    clash = clash_issue(ctx, what, sx[-1], w.shape[0], 1)  # type: ignore[index]
+    if clash is not None:
+        out.issues.append(clash)
+        return out
+    out.value = TensorV(sx[:-1])
+    out.bind = {"b": numel(sx[:-1]), "i": sx[-1]}
     return out
 
 

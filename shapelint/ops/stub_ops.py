@@ -1143,8 +1143,7 @@ class _FormulaEval:
         if isinstance(node, ast.IfExp):
             return self._eval(node.body if self._known(self._eval(node.test)) else node.orelse)
         if isinstance(node, ast.BoolOp):
-            vals = [self._known(self._eval(v)) for v in node.values]
-            return Expr.const(int(all(vals) if isinstance(node.op, ast.And) else any(vals)))
+            return self._bool_op(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             floats = self._floats(node.left, node.comparators[0])
             if floats is not None:  # a probability against 0
@@ -1164,6 +1163,22 @@ class _FormulaEval:
         if isinstance(node, ast.Call):
             return self._call(node)
         raise _Unknown
+
+    def _bool_op(self, node: ast.BoolOp) -> Expr:
+        """`and` / `or` as Python decides them: one false operand makes `and` false,
+        one true operand makes `or` true, whatever the others are (`vec or ...` for
+        a matrix-vector product, whose other operands' sizes may not be known)."""
+        decisive = isinstance(node.op, ast.Or)
+        unknown = False
+        for v in node.values:
+            try:
+                if self._known(self._eval(v)) == decisive:
+                    return Expr.const(int(decisive))
+            except _Unknown:
+                unknown = True
+        if unknown:
+            raise _Unknown
+        return Expr.const(int(not decisive))
 
     def _floats(self, a: ast.expr, b: ast.expr) -> tuple[float, float] | None:
         """Both sides as Python numbers, where one is a float argument (dropout's p)."""

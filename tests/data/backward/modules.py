@@ -473,3 +473,31 @@ class TensorsInParameterDict(nn.Module):
 
     def forward(self, x):
         return x @ self.ws["a"] @ self.ws["b"]
+
+
+class VecAtBatched(nn.Module):
+    """A vector Parameter (a leaf that requires grad, under no_grad too) @ batched
+    matrices: torch's matmul folds the batch into one matrix-vector product
+    (aten.mv, counted 0) whatever the layout (main: the bmm it runs for a vector
+    that needs no grad, counted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.v = nn.Parameter(torch.randn(d))
+        self.w = nn.Parameter(torch.randn(3, d, 5))
+
+    def forward(self, x):
+        return self.lin(x).sum() * (self.v @ self.w).sum()
+
+
+class VecAtSwapped(nn.Module):
+    """A vector that needs no grad @ the transpose of contiguous batched matrices:
+    b.mT is a matrix view, so torch folds to aten.mv (main: bmm counted)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x[0, 0] @ self.lin(x).transpose(1, 2)
