@@ -882,20 +882,6 @@ MIXIN_BEFORE_A_LAYER = """
 """
 
 
-def _saved_bytes(m, x) -> int:
-    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
-    seen: dict[int, int] = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in held:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(x)
-    return sum(seen.values())
-
-
 @pytest.mark.parametrize(
     "cls,init,shape",
     [
@@ -908,6 +894,7 @@ def _saved_bytes(m, x) -> int:
 )
 def test_a_mixins_super_init_reaches_the_layer_after_it(tmp_path, cls, init, shape):
     from tests.test_parameters import figures, load
+    from tests.test_reparametrize import saved_bytes
 
     path = write(tmp_path, "m.py", HEADER + textwrap.dedent(MIXIN_BEFORE_A_LAYER))
     args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
@@ -922,4 +909,4 @@ def test_a_mixins_super_init_reaches_the_layer_after_it(tmp_path, cls, init, sha
     )
     assert figures(t) == counts, t
     assert t["complete"] and t["flops_value"] == truth, t["unknown"]
-    assert t["activation_complete"] and t["activation_bytes_value"] == _saved_bytes(m, x)
+    assert t["activation_complete"] and t["activation_bytes_value"] == saved_bytes(m, x)
