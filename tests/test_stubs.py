@@ -112,6 +112,18 @@ for _n in ("torch.renorm", "torch.Tensor.renorm", "torch.Tensor.renorm_"):
 for _n in ("torch.multinomial", "torch.Tensor.multinomial"):
     SPECIAL[_n] = [((torch.rand(6), 3), {}), ((torch.rand(4, 6), 8), {"replacement": True})]
 SPECIAL["torch.linalg.svdvals"] = [((X(5, 3),), {}), ((X(2, 3, 5),), {}), ((X(4, 4),), {})]
+# reduced and full, a batch, compute_uv=False (U and V zero-filled, full-sized)
+SPECIAL["torch.svd"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"some": False}),
+    ((X(4, 6),), {"compute_uv": False}),
+]
+SPECIAL["torch.Tensor.svd"] = SPECIAL["torch.svd"]
+SPECIAL["torch.linalg.svd"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"full_matrices": False}),
+    ((X(4, 4),), {}),
+]
 SPECIAL["torch.linalg.qr"] = [
     ((X(5, 3),), {}),
     ((X(2, 3, 5),), {"mode": "complete"}),

@@ -975,6 +975,46 @@ def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
 
 
 @rule
+def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> RuleOut:
+    """A singular value decomposition of a [*b, m, n], k = min(m, n): (U, S, V) of
+    torch.svd (kind "V", flag its `some`: U [*b, m, k], V [*b, n, k]; else, or where
+    compute_uv is False, U [*b, m, m] and V [*b, n, n], zero-filled then) or (U, S, Vh)
+    of torch.linalg.svd (kind "Vh", flag its full_matrices: U [*b, m, m], Vh [*b, n, n];
+    else U [*b, m, k], Vh [*b, k, n]); S [*b, k], real. Binds undone: the backward
+    nobody derived here (unknown)."""
+    real = dtypes.to_real(dtype_of(a))
+    out = RuleOut(
+        TupleV((TensorV(None, dtype_of(a)), TensorV(None, real), TensorV(None, dtype_of(a))))
+    )
+    out.bind = {"undone": None}
+    shape = shape_of(a)
+    how = kind.value if isinstance(kind, StrV) else None
+    on = flag.value if isinstance(flag, BoolV) else None
+    computed = uv.value if isinstance(uv, BoolV) else None
+    if shape is None or has_var(shape) or how not in ("V", "Vh") or on is None or computed is None:
+        return out
+    if len(shape) < 2:
+        out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
+        return out
+    *batch, m, n = shape
+    km, kn = const(m), const(n)
+    if km is not None and kn is not None:
+        k: Dim = Expr.const(min(km, kn))
+    elif m == n:
+        k = m
+    else:
+        return out
+    full = (not on or not computed) if how == "V" else on
+    u = (*batch, m, m) if full else (*batch, m, k)
+    if how == "V":
+        v = (*batch, n, n) if full else (*batch, n, k)
+    else:
+        v = (*batch, n, n) if full else (*batch, k, n)
+    out.value = TupleV((_tensor(u, a), TensorV((*batch, k), real), _tensor(v, a)))
+    return out
+
+
+@rule
 def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
     """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
     flag = some.value if isinstance(some, BoolV) else None
