@@ -938,19 +938,21 @@ def qr(ctx: RuleContext, a: Value, mode: Value) -> RuleOut:
         out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
         return out
     *batch, m, n = shape
-    km, kn = const(m), const(n)
-    if how == "complete":
-        k: Dim = m
-    elif km is not None and kn is not None:
-        k = Expr.const(min(km, kn))
-    elif m == n:
-        k = m
-    else:
+    k = m if how == "complete" else _min_side(m, n)
+    if k is None:
         return out
     q = (Expr.const(0),) if how == "r" else (*batch, m, k)
     r = (*batch, k, n) if how != "complete" else (*batch, m, n)
     out.value = TupleV((_tensor(q, a), _tensor(r, a)))
     return out
+
+
+def _min_side(m: Dim, n: Dim) -> Dim | None:
+    """min(m, n) of a matrix's sides, where it is known: both sizes, or the same one."""
+    km, kn = const(m), const(n)
+    if km is not None and kn is not None:
+        return Expr.const(min(km, kn))
+    return m if m == n else None
 
 
 @rule
@@ -966,11 +968,9 @@ def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
         out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
         return out
     *batch, m, n = shape
-    km, kn = const(m), const(n)
-    if km is not None and kn is not None:
-        out.value = _tensor((*batch, Expr.const(min(km, kn))), a)
-    elif m == n:
-        out.value = _tensor((*batch, m), a)
+    k = _min_side(m, n)
+    if k is not None:
+        out.value = _tensor((*batch, k), a)
     return out
 
 
@@ -997,12 +997,8 @@ def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> Rule
         out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
         return out
     *batch, m, n = shape
-    km, kn = const(m), const(n)
-    if km is not None and kn is not None:
-        k: Dim = Expr.const(min(km, kn))
-    elif m == n:
-        k = m
-    else:
+    k = _min_side(m, n)
+    if k is None:
         return out
     full = (not on or not computed) if how == "V" else on
     u = (*batch, m, m) if full else (*batch, m, k)
