@@ -124,6 +124,21 @@ SPECIAL["torch.linalg.svd"] = [
     ((X(2, 3, 5),), {"full_matrices": False}),
     ((X(4, 4),), {}),
 ]
+# square matrices, a batch; cholesky's symmetric positive definite
+for _n in ("torch.linalg.inv", "torch.inverse", "torch.Tensor.inverse"):
+    SPECIAL[_n] = [((X(4, 4) + 4 * torch.eye(4),), {}), ((X(2, 3, 3) + 3 * torch.eye(3),), {})]
+SPECIAL["torch.linalg.cholesky"] = [
+    ((torch.eye(4) * 2,), {}),
+    ((torch.eye(3).expand(2, 3, 3) * 3,), {"upper": True}),
+]
+SPECIAL["torch.linalg.matrix_norm"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"ord": 2}),
+    ((X(3, 4, 2),), {"ord": "nuc", "dim": (0, 2), "keepdim": True}),
+]
+# operands that broadcast
+for _n in ("torch.polar", "torch.complex"):
+    SPECIAL[_n] = [((X(2, 3).abs(), X(2, 3)), {}), ((X(4, 1, 3).abs(), X(5, 1)), {})]
 SPECIAL["torch.linalg.qr"] = [
     ((X(5, 3),), {}),
     ((X(2, 3, 5),), {"mode": "complete"}),

@@ -1011,6 +1011,24 @@ def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> Rule
 
 
 @rule
+def undone_same(ctx: RuleContext, a: Value) -> RuleOut:
+    """A matrix function shaped like its input (torch.linalg.inv, cholesky). Binds
+    undone: the backward nobody derived here (unknown)."""
+    out = same(ctx, a)
+    out.bind = {"undone": None}
+    return out
+
+
+@rule
+def reduce_undone(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """A reduction whose backward nobody derived here (torch.linalg.matrix_norm: an SVD's
+    at ord 2 or "nuc"): reduce's shape, binding undone (unknown)."""
+    out = reduce(ctx, x, dim, keepdim)
+    out.bind = {"undone": None}
+    return out
+
+
+@rule
 def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
     """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
     flag = some.value if isinstance(some, BoolV) else None
