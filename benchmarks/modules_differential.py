@@ -669,6 +669,11 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
     tried = 0
     for shape, ids in probe_shapes(m, fill, kwargs):
         tried += 1
+        if tried > 1:
+            # a probe that failed may have left state the forward keeps (a cache of
+            # values computed before the failure): the call measured is a fresh
+            # module's first, as the static side models it
+            m = _fresh(cls, plan, mod, fill, device)
         try:
             flops, out = run_forward(m, shape, ids, required, device, vocab)
         except Timeout:
@@ -707,6 +712,17 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
             "probes": tried,
         }
     return {"status": "no_input", "error": err, "init": init, "params": params, "probes": tried}
+
+
+def _fresh(cls, plan, mod, fill, device):
+    """The module built again as truth_of first built it, in eval mode."""
+    import torch
+
+    torch.manual_seed(0)
+    if device == "meta":
+        with torch.device("meta"):
+            return cls(**build_kwargs(plan, mod, fill)[0]).eval()
+    return cls(**build_kwargs(plan, mod, fill)[0]).eval()
 
 
 def truth_child(job_path: str, out_path: str, roots: list[str], deps: str | None,

@@ -849,3 +849,64 @@ def test_a_cached_function_that_computes_is_a_bound(tmp_path):
     assert not t["complete"]
     assert int(t["flops"]) <= 2 * 2 * 8 * 8 + 2 * 2 * 8 * 8  # never above torch's count
     assert any("cache miss" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+# optimum-quanto's QModuleMixin: `class QLayerNorm(QModuleMixin, nn.LayerNorm)` with
+# `class QModuleMixin(ABC)`, whose `super().__init__(*args, **kwargs)` follows the
+# instance's MRO (Q, Mixin, ABC, LayerNorm, Module) past ABC to LayerNorm's: main
+# ran nothing there and gave 0 parameters as a complete figure (torch: 32)
+MIXIN_BEFORE_A_LAYER = """
+    from abc import ABC
+
+    class Mixin(ABC):
+        def __init__(self, *args, scaled=False, device=None, **kwargs):
+            super().__init__(*args, device=device, **kwargs)
+            self.scaled = scaled
+            self.register_buffer("scale", torch.ones(()))
+
+    class QNorm(Mixin, nn.LayerNorm):
+        def forward(self, x):
+            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    class QLinear(Mixin, nn.Linear):
+        def forward(self, x):
+            return F.linear(x, self.weight, self.bias) * self.scale
+
+    class Other:
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    class Later(Mixin, Other, nn.Linear):
+        def forward(self, x):
+            return F.linear(x, self.weight, self.bias)
+"""
+
+
+@pytest.mark.parametrize(
+    "cls,init,shape",
+    [
+        ("QNorm", {"normalized_shape": 16}, (2, 8, 16)),
+        ("QLinear", {"in_features": 16, "out_features": 8}, (2, 16)),
+        # a project class with an `__init__` of its own between the mixin and the
+        # layer: its `super().__init__` goes on to Linear's in turn
+        ("Later", {"in_features": 16, "out_features": 8}, (2, 16)),
+    ],
+)
+def test_a_mixins_super_init_reaches_the_layer_after_it(tmp_path, cls, init, shape):
+    from tests.test_parameters import figures, load
+    from tests.test_reparametrize import saved_bytes
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(MIXIN_BEFORE_A_LAYER))
+    args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
+    t = static(path, cls, *args, "--input", "x=" + ",".join(map(str, shape)), "--train")
+    m = getattr(load(path), cls)(**init)
+    x = torch.randn(*shape)
+    truth = counted(path, f"{cls}({', '.join(f'{k}={v}' for k, v in init.items())})", {"x": x})
+    counts = (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
+    assert figures(t) == counts, t
+    assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+    assert t["activation_complete"] and t["activation_bytes_value"] == saved_bytes(m, x)

@@ -1375,3 +1375,54 @@ def test_a_table_of_layers_run_in_an_execution_order_matches_flop_counter(tmp_pa
     t = static_target(p, "Layers", init, {"x": "2,5,8"})
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == counted(p, build, {"x": torch.randn(2, 5, 8)})
+
+
+def test_init_value_built_by_a_class_alias(tmp_path, monkeypatch):
+    """`--init config=Config()` where `Config = LMConfig` is a module-level alias, in
+    the file the target imports it from (minimamba's `MambaConfig = MambaLMConfig`)
+    or in the target's own: the alias is bound to the class itself. main: "Config is
+    not a class defined in or imported by" the file."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    pkg = tmp_path / "aliaspkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    write(
+        pkg,
+        "config.py",
+        """
+        class LMConfig:
+            def __init__(self, dim=8, mult=3):
+                self.dim = dim
+                self.mult = mult
+
+        Config = LMConfig
+        """,
+    )
+    write(
+        pkg,
+        "model.py",
+        """
+        from torch import nn
+
+        from .config import Config, LMConfig
+
+        Local = LMConfig
+
+        class Net(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.up = nn.Linear(config.dim, config.dim * config.mult)
+
+            def forward(self, x):
+                return self.up(x)
+        """,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = importlib.import_module("aliaspkg.model")
+    for alias in ("Config", "Local"):
+        t = static_target(pkg / "model.py", "Net", {"config": f"{alias}(mult=5)"}, {"x": "3,8"})
+        with torch.no_grad(), FlopCounterMode(display=False) as fc:
+            model.Net(getattr(model, alias)(mult=5))(torch.randn(3, 8))
+        assert t["complete"] and t["flops_value"] == fc.get_total_flops()

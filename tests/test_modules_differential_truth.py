@@ -146,3 +146,49 @@ def test_trainable_verdicts():
     assert verdict(trainable_params="?", trainable_params_known="26") == "wrong"
     assert verdict(trainable_params="?", trainable_params_known=None) == "unknown"
     assert judge_trainable({}, {"trainable_params": "15"}) == {}  # no truth: no verdict
+
+
+CACHING = '''
+import torch
+from torch import nn
+
+
+class Cached(nn.Module):
+    """Keeps a product of its weights across calls; refuses an input of rank 3 only
+    after computing it (the harness's first probe for a Linear first layer)."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        if "_ww" not in self.__dict__:
+            self.__dict__["_ww"] = self.w @ self.w
+        if x.dim() != 2:
+            raise ValueError("a batch of vectors")
+        return self.lin(x) @ self.__dict__["_ww"]
+'''
+
+
+def test_a_probe_that_failed_leaves_no_state_in_the_module_measured():
+    # neural-ssm's EvalCacheMixin: a first probe computed and cached its matrices,
+    # then failed; the probe that fitted, on the same module, hit the cache and the
+    # truth lacked that work (a fresh module's first call does it: shapelint's right
+    # figure read as wrong). Each probe after a failed one gets a fresh module.
+    import types
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from benchmarks.modules_differential import truth_of
+
+    mod = types.ModuleType("caching_probe")
+    exec(compile(CACHING, "caching_probe.py", "exec"), mod.__dict__)  # noqa: S102
+    got = truth_of({"qualname": "Cached"}, mod, measure=())
+    assert got["status"] == "ran" and got["probes"] > 1, got
+    kwargs = {k: int(v) for k, v in (a.split("=") for a in got["init"])}
+    fresh = mod.Cached(**kwargs).eval()
+    x = torch.randn(*got["input"]["x"])
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        fresh(x)
+    assert got["flops"] == fc.get_total_flops() > 2 * x.shape[0] * x.shape[1] ** 2 * 2

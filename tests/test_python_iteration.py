@@ -653,6 +653,43 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a generator method taking `*args` (none given: an empty tuple) and a keyword-only
+    # parameter, its items pairs of a layer index and a generator of directions
+    # (opacus's DPRNNBase.iterate_layers, naming the cells it registers by setattr);
+    # main listed no items of a generator with such parameters
+    "generator_with_star_args": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, num_layers=2, num_directions=2):
+                super().__init__()
+                self.num_layers = num_layers
+                self.num_directions = num_directions
+                self.cells = []
+                for layer, directions in self.iterate_layers():
+                    for direction, _ in directions:
+                        cell = nn.Linear(dim, dim)
+                        self.cells.append(cell)
+                        suffix = "_reverse" if direction == 1 else ""
+                        setattr(self, f"l{layer}{suffix}", cell)
+
+            def iterate_layers(self, *args, step=1):
+                for layer in range(0, self.num_layers, step):
+                    yield layer, (
+                        (direction, tuple(a[layer + direction] for a in args))
+                        for direction in range(self.num_directions)
+                    )
+
+            def forward(self, x):
+                for layer, directions in self.iterate_layers(step=1):
+                    for direction, _ in directions:
+                        suffix = "_reverse" if direction == 1 else ""
+                        x = getattr(self, f"l{layer}{suffix}")(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a str iterated yields its characters (spandrel's FBCNN: `for t in mode`
     # building conv, act, conv from "CRC"), in a loop, list() and a comprehension
     "str_characters": (

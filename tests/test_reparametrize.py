@@ -224,6 +224,22 @@ def _load(path):
     return mod
 
 
+def saved_bytes(m, x) -> int:
+    """The bytes of what m's forward on x saves for backward, as torch's saved-tensor
+    hooks see them: each storage once, its Parameters, buffers and input left out."""
+    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
+    seen: dict[int, int] = {}
+
+    def pack(t):
+        if t.untyped_storage().data_ptr() not in held:
+            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(x)
+    return sum(seen.values())
+
+
 def _truth(path, target: str, shape) -> dict:
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -237,18 +253,8 @@ def _truth(path, target: str, shape) -> dict:
         out = m(x)
         outs = out if isinstance(out, tuple) else (out,)
         sum(o.sum() for o in outs).backward()
-    held = {t.untyped_storage().data_ptr() for t in [*m.parameters(), *m.buffers(), x]}
-    seen: dict[int, int] = {}
-
-    def pack(t):
-        if t.untyped_storage().data_ptr() not in held:
-            seen[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        m(x)
     return {
-        "saved": sum(seen.values()),
+        "saved": saved_bytes(m, x),
         "flops": fwd.get_total_flops(),
         "backward": both.get_total_flops() - fwd.get_total_flops(),
         "params": sum(p.numel() for p in m.parameters()),

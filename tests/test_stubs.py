@@ -112,6 +112,33 @@ for _n in ("torch.renorm", "torch.Tensor.renorm", "torch.Tensor.renorm_"):
 for _n in ("torch.multinomial", "torch.Tensor.multinomial"):
     SPECIAL[_n] = [((torch.rand(6), 3), {}), ((torch.rand(4, 6), 8), {"replacement": True})]
 SPECIAL["torch.linalg.svdvals"] = [((X(5, 3),), {}), ((X(2, 3, 5),), {}), ((X(4, 4),), {})]
+# reduced and full, a batch, compute_uv=False (U and V zero-filled, full-sized)
+SPECIAL["torch.svd"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"some": False}),
+    ((X(4, 6),), {"compute_uv": False}),
+]
+SPECIAL["torch.Tensor.svd"] = SPECIAL["torch.svd"]
+SPECIAL["torch.linalg.svd"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"full_matrices": False}),
+    ((X(4, 4),), {}),
+]
+# square matrices, a batch; cholesky's symmetric positive definite
+for _n in ("torch.linalg.inv", "torch.inverse", "torch.Tensor.inverse"):
+    SPECIAL[_n] = [((X(4, 4) + 4 * torch.eye(4),), {}), ((X(2, 3, 3) + 3 * torch.eye(3),), {})]
+SPECIAL["torch.linalg.cholesky"] = [
+    ((torch.eye(4) * 2,), {}),
+    ((torch.eye(3).expand(2, 3, 3) * 3,), {"upper": True}),
+]
+SPECIAL["torch.linalg.matrix_norm"] = [
+    ((X(5, 3),), {}),
+    ((X(2, 3, 5),), {"ord": 2}),
+    ((X(3, 4, 2),), {"ord": "nuc", "dim": (0, 2), "keepdim": True}),
+]
+# operands that broadcast
+for _n in ("torch.polar", "torch.complex"):
+    SPECIAL[_n] = [((X(2, 3).abs(), X(2, 3)), {}), ((X(4, 1, 3).abs(), X(5, 1)), {})]
 SPECIAL["torch.linalg.qr"] = [
     ((X(5, 3),), {}),
     ((X(2, 3, 5),), {"mode": "complete"}),

@@ -137,6 +137,28 @@ def call_after(an: Analyzer, cd: ClassDef, after: ClassDef) -> str | None:
     return None
 
 
+def init_after(an: Analyzer, cd: ClassDef, after: ClassDef) -> str | None:
+    """The class outside the project whose `__init__` `super().__init__` in a method
+    of `after` reaches, for an instance of cd: the first after `after` in cd's
+    linearization over all its bases that may define one. A mixin's `super()`
+    follows the instance's order, not the mixin's bases: `class Q(Mixin, nn.LayerNorm)`
+    with `class Mixin(ABC)` reaches LayerNorm's. "object" where none but object's
+    follows; "" where a project class defining `__init__` comes first (super_method's
+    answer); None where the order is not known or `after` is not in it."""
+    lin = _c3_all(an, cd, frozenset())
+    keys = [c if isinstance(c, str) else c.key for c in lin or ()]
+    if after.key not in keys:
+        return None
+    for c in lin[keys.index(after.key) + 1 :]:
+        if isinstance(c, str) and c in _CALL_FREE:
+            continue  # object's __init__ (ABC, Generic, Protocol define none)
+        if isinstance(c, str):
+            return c
+        if "__init__" in c.methods:
+            return ""
+    return "object"
+
+
 def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
     """cd's C3 linearization with its bases outside the project as their qualified
     names (each its own linearization: what they derive from is not read)."""

@@ -20,7 +20,7 @@ from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.nodes import children, nodes_of
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import ONE, collected, merge
-from shapelint.ops.values import NoneV, ObjectV, Value
+from shapelint.ops.values import NoneV, ObjectV, TupleV, Value
 
 # Most items a generator is run for, and most turns of each loop in it.
 MAX_ITEMS = 64
@@ -170,17 +170,24 @@ def _generator_method(an, func: ast.Attribute, frame, d: int):
 
 
 def _bind(an, node: ast.FunctionDef, args: list[Value], kwargs: dict, frame, d: int) -> bool:
-    """Parameters bound as Python binds them; False where that needs what is not
-    followed here (a default other than a constant, `*args`, `**kwargs`, keyword-only)."""
+    """Parameters bound as Python binds them: `*args` the tuple of the positional
+    arguments past the named ones (opacus's `iterate_layers(self, *args)`, called
+    with none), a keyword-only one its keyword or constant default; False where
+    that needs what is not followed here (a default other than a constant,
+    `**kwargs`, positional-only parameters)."""
     a = node.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+    if a.kwarg or a.posonlyargs:
         return False
     params = [p.arg for p in a.args]
     defaults = dict(zip(params[len(params) - len(a.defaults) :], a.defaults, strict=True))
-    if len(args) > len(params) or set(kwargs) - set(params):
+    kwonly = [p.arg for p in a.kwonlyargs]
+    defaults |= {p: v for p, v in zip(kwonly, a.kw_defaults, strict=True) if v is not None}
+    if (len(args) > len(params) and a.vararg is None) or set(kwargs) - {*params, *kwonly}:
         return False
-    for i, p in enumerate(params):
-        if i < len(args):
+    if set(kwargs) & set(params[: len(args)]):
+        return False  # Python: multiple values for one argument
+    for i, p in enumerate([*params, *kwonly]):
+        if i < len(args) and p in params:
             value = args[i]
         elif p in kwargs:
             value = kwargs[p]
@@ -190,6 +197,9 @@ def _bind(an, node: ast.FunctionDef, args: list[Value], kwargs: dict, frame, d: 
             return False
         frame.env[p] = value
         frame.locals.add(p)
+    if a.vararg is not None:
+        frame.env[a.vararg.arg] = TupleV(tuple(args[len(params) :]))
+        frame.locals.add(a.vararg.arg)
     return True
 
 

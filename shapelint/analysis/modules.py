@@ -63,6 +63,7 @@ from shapelint.analysis.attributes import (
     descriptor,
     find_method,
     find_property,
+    init_after,
     is_class_method,
     is_static,
     metaclass_call,
@@ -3608,6 +3609,14 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     fd = super_method(an, frame, meth, _instance_class(an, me))
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
+        if base is None and frame.func.cls is not None:
+            mixed = _mixin_init(an, me, frame.func.cls)
+            if mixed is not None:  # a mixin's `super().__init__` reaching a torch layer
+                if mixed == UNFOLLOWED:
+                    me.attrs[UNFOLLOWED] = UNKNOWN
+                else:
+                    torch_init(an, mixed, me, node, args, kwargs, frame)
+                return NoneV()
         if base is not None:  # `super().__init__(dim)` of a torch layer
             torch_init(an, base, me, node, args, kwargs, frame)
         elif frame.func.cls is not None and undescribed_torch_base(an, frame.func.cls):
@@ -3651,6 +3660,32 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
         return an.invoke(fd, me, node, args, kwargs, frame)
     if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
         return run_on_self(an, fd, me, node, args, kwargs, frame)
+    return None
+
+
+def _mixin_init(an: Analyzer, me: SelfRecorder, cls: ClassDef) -> str | None:
+    """What `super().__init__` in a method of cls, none of whose own bases is a torch
+    layer, runs on the instance being built when that instance's class derives from
+    a torch class too (`class Q(Mixin, nn.LayerNorm)`: the mixin's `super()` follows
+    Q's order and reaches LayerNorm's): the layer or container the stubs describe
+    (its qualified name, for torch_init); UNFOLLOWED for a torch class they do not
+    describe, or an order not known (what it stores is then not known: reading
+    nothing would make 0 parameters a complete figure); None where no torch class
+    is reached (nn.Module's, object's, a project class's: the caller's reading)."""
+    inst = _instance_class(an, me)
+    if inst is None or inst.key == cls.key or torch_ancestor(an, inst) is None:
+        return None
+    if torch_ancestor(an, cls) is not None:
+        return None  # cls's own bases reach torch: its reading stands
+    reached = init_after(an, inst, cls)
+    if reached is None:
+        return UNFOLLOWED
+    if reached in _MAPPINGS:
+        return MAPPING
+    if reached in _CONTAINERS or layer_class(reached) is not None:
+        return reached
+    if reached.startswith("torch.") and not reached.endswith(".Module"):
+        return UNFOLLOWED
     return None
 
 

@@ -378,13 +378,16 @@ def annotated_dtype(an, fd, param: str) -> str | None:
 
 
 def _class_named(an, name: str):
-    """A class the file defines, or one of the project's that it imports."""
+    """A class the file defines, or one of the project's that it imports, by its
+    own name or a module-level alias of it (`MambaConfig = MambaLMConfig`, here or
+    in the file the import names): the name is bound to the class itself."""
     if name in an.classes:
         return an.classes[name]
-    if name in an.project_links:
-        found = project.resolve(an, name)
-        if hasattr(found, "methods"):
-            return found
+    found = project.resolve(an, name) if name in an.project_links else an.module_env.get(name)
+    if isinstance(found, modules.ClassRefV):
+        found = an.class_of(found.name)
+    if hasattr(found, "methods"):
+        return found
     return None
 
 

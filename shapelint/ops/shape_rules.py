@@ -1043,19 +1043,21 @@ def qr(ctx: RuleContext, a: Value, mode: Value) -> RuleOut:
         out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
         return out
     *batch, m, n = shape
-    km, kn = const(m), const(n)
-    if how == "complete":
-        k: Dim = m
-    elif km is not None and kn is not None:
-        k = Expr.const(min(km, kn))
-    elif m == n:
-        k = m
-    else:
+    k = m if how == "complete" else _min_side(m, n)
+    if k is None:
         return out
     q = (Expr.const(0),) if how == "r" else (*batch, m, k)
     r = (*batch, k, n) if how != "complete" else (*batch, m, n)
     out.value = TupleV((_tensor(q, a), _tensor(r, a)))
     return out
+
+
+def _min_side(m: Dim, n: Dim) -> Dim | None:
+    """min(m, n) of a matrix's sides, where it is known: both sizes, or the same one."""
+    km, kn = const(m), const(n)
+    if km is not None and kn is not None:
+        return Expr.const(min(km, kn))
+    return m if m == n else None
 
 
 @rule
@@ -1071,11 +1073,63 @@ def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
         out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
         return out
     *batch, m, n = shape
-    km, kn = const(m), const(n)
-    if km is not None and kn is not None:
-        out.value = _tensor((*batch, Expr.const(min(km, kn))), a)
-    elif m == n:
-        out.value = _tensor((*batch, m), a)
+    k = _min_side(m, n)
+    if k is not None:
+        out.value = _tensor((*batch, k), a)
+    return out
+
+
+@rule
+def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> RuleOut:
+    """A singular value decomposition of a [*b, m, n], k = min(m, n): (U, S, V) of
+    torch.svd (kind "V", flag its `some`: U [*b, m, k], V [*b, n, k]; else, or where
+    compute_uv is False, U [*b, m, m] and V [*b, n, n], zero-filled then) or (U, S, Vh)
+    of torch.linalg.svd (kind "Vh", flag its full_matrices: U [*b, m, m], Vh [*b, n, n];
+    else U [*b, m, k], Vh [*b, k, n]); S [*b, k], real. Binds undone: the backward
+    nobody derived here (unknown)."""
+    real = dtypes.to_real(dtype_of(a))
+    out = RuleOut(
+        TupleV((TensorV(None, dtype_of(a)), TensorV(None, real), TensorV(None, dtype_of(a))))
+    )
+    out.bind = {"undone": None}
+    shape = shape_of(a)
+    how = kind.value if isinstance(kind, StrV) else None
+    on = flag.value if isinstance(flag, BoolV) else None
+    computed = uv.value if isinstance(uv, BoolV) else None
+    if shape is None or has_var(shape) or how not in ("V", "Vh") or on is None or computed is None:
+        return out
+    if len(shape) < 2:
+        out.issues.append(ctx.issue(RANK, f"needs at least 2 dimensions, got {len(shape)}", 0))
+        return out
+    *batch, m, n = shape
+    k = _min_side(m, n)
+    if k is None:
+        return out
+    full = (not on or not computed) if how == "V" else on
+    u = (*batch, m, m) if full else (*batch, m, k)
+    if how == "V":
+        v = (*batch, n, n) if full else (*batch, n, k)
+    else:
+        v = (*batch, n, n) if full else (*batch, k, n)
+    out.value = TupleV((_tensor(u, a), TensorV((*batch, k), real), _tensor(v, a)))
+    return out
+
+
+@rule
+def undone_same(ctx: RuleContext, a: Value) -> RuleOut:
+    """A matrix function shaped like its input (torch.linalg.inv, cholesky). Binds
+    undone: the backward nobody derived here (unknown)."""
+    out = same(ctx, a)
+    out.bind = {"undone": None}
+    return out
+
+
+@rule
+def reduce_undone(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """A reduction whose backward nobody derived here (torch.linalg.matrix_norm: an SVD's
+    at ord 2 or "nuc"): reduce's shape, binding undone (unknown)."""
+    out = reduce(ctx, x, dim, keepdim)
+    out.bind = {"undone": None}
     return out
 
 
