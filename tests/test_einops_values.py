@@ -21,7 +21,10 @@ from einops import rearrange, reduce
 def _many(fn):
     @wraps(fn)
     def inner(tensors, pattern, **kwargs):
-        return (fn(tensor, pattern, **kwargs) for tensor in tensors)
+        # a tuple: einops_exts returns the generator itself, which the analysis
+        # keeps only where it is surely walked once where it is made (one_shot.py):
+        # returned, its items are not known, an honest lower bound
+        return tuple(fn(tensor, pattern, **kwargs) for tensor in tensors)
     return inner
 
 rearrange_many = _many(rearrange)

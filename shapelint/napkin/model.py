@@ -215,9 +215,18 @@ def _difference(figs: ModelFigures, backward: Span) -> list[str]:
             f"embeddings, scales such as norms), yet 6·N counts them"
         )
     elif used > n:
+        # At concrete sizes the work that grows with the sequence is part of the
+        # constant, so the excess cannot be put on shared weights alone.
+        why = (
+            "parameters used more than once per token, as shared weights"
+            if f.growing_formula
+            else "products between activations (attention's q·kᵀ and p·v; name the sequence "
+            "length, T, to split them out) or parameters used more than once per token"
+        )
+        where = "whatever the sizes" if f.growing_formula else "at these sizes"
         lines.append(
-            f"{fmt(f.constant)} per token whatever the sizes: 2 × {fmt_count(used)} multiply-adds, more "
-            f"than N (parameters used more than once per token, as shared weights)"
+            f"{fmt(f.constant)} per token {where}: 2 × {fmt_count(used)} multiply-adds, more "
+            f"than N ({why})"
         )
     else:
         lines.append(f"{fmt(f.constant)} per token whatever the sizes: exactly 2·N")
