@@ -41,6 +41,11 @@ class Row:
 # ---------------------------------------------------------------------- attribution
 
 
+# How many records the attribution walks before a repeated call's listing is no
+# longer walked again (its submodules' shares are then not known).
+_EXPANDED_RECORDS = 200_000
+
+
 def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
     """(FLOPs per module name, the modules whose FLOPs may sit with their parent
     because a call there could not be named). `name.*` stands for every item of a
@@ -62,11 +67,16 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
     # Modules under one not linked to its listing: their submodules' shares are unknown.
     listed = _listed(t["calls"])
     cut: set[str] = set()
+    # Each expansion walks a listing again, and a listing may hold repeats of
+    # itself (binary recursion: 2^n walks): past this many records walked, a
+    # repeat is cut as an unlinked one is.
+    left = [_EXPANDED_RECORDS]
 
     def walk(recs: list[dict], me: str, names: dict[str, str], times: Expr) -> None:
+        left[0] -= len(recs)
         for rec in recs:
             op = rec["op"]
-            if rec.get("repeated") and rec.get("same") in listed:
+            if rec.get("repeated") and rec.get("same") in listed and left[0] > 0:
                 rec = {**rec, "calls": listed[rec["same"]]}
             elif rec.get("repeated"):
                 callee = _resolve(rec.get("callee") or "", me, names)
