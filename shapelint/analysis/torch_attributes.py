@@ -137,7 +137,8 @@ batch_first beta bias bias_hh bias_ih bias_k bias_v ceil_mode count_include_pad 
 dilation dim divisor_override downscale_factor dropout elementwise_affine embed_dim
 embedding_dim end_dim eps from_pretrained groups head_dim hidden_size ignore_index
 in1_features in2_features in_channels in_features in_proj_bias in_proj_weight init
-inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd max_norm max_val
+inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd margin max_norm
+max_val
 merge_masks min_val mode momentum name negative_slope nonlinearity norm_type
 normalized_shape num_batches_tracked num_channels num_embeddings num_features num_groups
 num_heads num_parameters out_channels out_features out_proj output_padding output_size p
