@@ -134,6 +134,9 @@ _NOT_EXACT = pytest.mark.xfail(
     "name", [n if n == "BertModel" else pytest.param(n, marks=_NOT_EXACT) for n in sorted(MODELS)]
 )
 def test_exact(name):
+    # exact only where transformers' own imports (huggingface_hub and the rest) can be
+    # read too, as where it is installed: the corpus copy alone leaves their names unknown
+    pytest.importorskip("transformers", reason="transformers is not importable: no oracle")
     # exactness, not speed: a model of transformers takes about 8 s of CPU, past the
     # 10 s wall-clock budget of a target on a loaded machine, where it is incomplete
     tj = _static(name, {"time_budget": 600})
