@@ -674,7 +674,9 @@ CASES = {
 
             def iterate_layers(self, *args, step=1):
                 for layer in range(0, self.num_layers, step):
-                    yield layer, (
+                    # a tuple: opacus yields the generator expression itself, which
+                    # one_shot.py keeps only where it is walked where it is made
+                    yield layer, tuple(
                         (direction, tuple(a[layer + direction] for a in args))
                         for direction in range(self.num_directions)
                     )
