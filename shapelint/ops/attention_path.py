@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
-from shapelint.ops.values import BoolV, BufferV, FloatV, IntV, NoneV, ParameterV, TensorV, Value
+from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, TensorV, Value, tracked
 
 
 def fused_binds(q: Value, k: Value, v: Value, mask: Value, drop: Value, gqa: Value) -> dict:
@@ -68,7 +68,7 @@ def _mask_fits(mask: Value, scores: tuple) -> bool | None:
         return True
     if not isinstance(mask, TensorV) or mask.shape is None or _mask_kind(mask) is None:
         return None
-    grad = _tracked(mask)
+    grad = tracked(mask)
     if grad is not False:
         return None if grad is None else False
     if mask.rank not in (2, 4):
@@ -123,13 +123,6 @@ def _truthy(v: Value) -> bool | None:
     if isinstance(v, BoolV):
         return v.value
     return None
-
-
-def _tracked(t: TensorV) -> bool | None:
-    # backward.requires, read here without importing the modules that import this one
-    if isinstance(t, ParameterV):
-        return t.requires_grad
-    return False if isinstance(t, BufferV) else t.grad
 
 
 def _last_stride_one(t: TensorV) -> bool | None:

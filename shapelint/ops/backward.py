@@ -32,6 +32,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     replaced,
+    tracked,
 )
 
 ZERO = Expr.const(0)
@@ -100,15 +101,9 @@ TURNS_NOTE = (
 )
 
 
-def requires(v: Value) -> bool | None:
-    """Whether autograd tracks tensor v (None: not known)."""
-    if isinstance(v, ParameterV):
-        return v.requires_grad
-    if isinstance(v, BufferV):
-        return False
-    if isinstance(v, TensorV):
-        return v.grad
-    return None
+# Whether autograd tracks tensor v (None: not known): values.tracked, which the ops
+# below this module (attention_path) read too.
+requires = tracked
 
 
 def row(t: TensorV) -> TensorV:

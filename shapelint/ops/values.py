@@ -480,3 +480,14 @@ def promoted_dtype(operands) -> str | None:
     if not unranked:
         return as_dims
     return as_dims if as_dims == result_type(dims, zero + unranked, scalars) else None
+
+
+def tracked(v: Value) -> bool | None:
+    """Whether autograd tracks tensor v (None: not known)."""
+    if isinstance(v, ParameterV):
+        return v.requires_grad
+    if isinstance(v, BufferV):
+        return False
+    if isinstance(v, TensorV):
+        return v.grad
+    return None
