@@ -155,3 +155,22 @@ def test_the_walk_gives_every_node_ast_walk_gives():
     call = ast.Call(odd, [], [])  # keywords left out, as a node built by hand may
     del call.keywords
     assert nodes.walk(call) == [call, odd, odd.parts[0], odd.head]
+
+
+def test_parents_are_ast_walk_s_parents_but_of_the_leaves():
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    for source in (SOURCE, EVERY_KIND):
+        t = ast.parse(source)
+        for root in (t, *[n for n in ast.walk(t) if isinstance(n, ast.FunctionDef)]):
+            want = {
+                id(c): n
+                for n in ast.walk(root)
+                for c in ast.iter_child_nodes(n)
+                if not isinstance(c, leaves)
+            }
+            got = nodes.parents(root)
+            assert got.keys() == want.keys()
+            assert all(got[k] is want[k] for k in want)
+            assert nodes.parents(root) is got  # kept on the node
+    t = ast.parse(EVERY_KIND)
+    assert len(nodes.parents(t)) == len(nodes.walk(t)) - 1

@@ -145,6 +145,47 @@ def _descendants(*roots: ast.AST) -> list[ast.AST]:
     return out
 
 
+def parents(root: ast.AST) -> dict[int, ast.AST]:
+    """Each descendant's parent under root, by the descendant's id, kept on root:
+    what `{id(c): n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}`
+    gives for every node but the leaves `_descendants` leaves out (shared
+    singletons, `Load` and `Add`, whose one entry names no parent of theirs), at
+    a third of its cost. Unlike the index, it holds root (its children's parent):
+    a reference cycle, freed by the driver's collections, as one_shot's map,
+    which it replaces, always was."""
+    known = root.__dict__.get(_PARENTS)
+    if known is not None:
+        return known
+    known = {}
+    queue = [root]
+    found, fields, node_type = queue.append, _FIELDS, ast.AST
+    for node in queue:
+        spec = fields.get(node.__class__)
+        if spec is None:
+            spec = fields[node.__class__] = _child_fields(node.__class__)
+        for name, many in spec:
+            value = getattr(node, name, None)
+            if many:
+                for item in value or ():
+                    if item is not None:
+                        known[id(item)] = node
+                        found(item)
+            elif many is None:
+                items = value if value.__class__ is list else (value,)
+                for item in items:
+                    if isinstance(item, node_type):
+                        known[id(item)] = node
+                        found(item)
+            elif value is not None:
+                known[id(value)] = node
+                found(value)
+    setattr(root, _PARENTS, known)
+    return known
+
+
+_PARENTS = "_shapelint_parents"
+
+
 def _child_fields(cls: type) -> tuple[tuple[str, bool | None], ...]:
     """The fields of cls that can hold nodes, in `_fields` order, each with whether
     it is a list (`stmt* body`) or one node or None (`expr? returns`); None where

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from shapelint.analysis.nodes import parents as nodes_parents
 from shapelint.ops.values import UNKNOWN
 
 # Builtins whose result is an iterator of their argument, used up as it is walked.
@@ -37,7 +38,6 @@ _WALKING_LIBRARIES = frozenset({"torch", "einops", "numpy", "math", "itertools",
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _CACHE = "_shapelint_one_shot_reads"
-_PARENTS = "_shapelint_parents"
 
 
 def makes_iterator(an, node: ast.expr, frame) -> bool:
@@ -64,9 +64,9 @@ def held(an, node: ast.expr, value, frame):
     # the running function's nodes (a whole file's map cost 0.5 s on a large one);
     # the file's where the node is not the function's (module level, a lambda)
     scope = getattr(getattr(frame, "func", None), "node", None)
-    parents = _parents(scope) if isinstance(scope, ast.AST) else {}
+    parents = nodes_parents(scope) if isinstance(scope, ast.AST) else {}
     if id(node) not in parents:
-        parents = _parents(an.tree)
+        parents = nodes_parents(an.tree)
     parent = parents.get(id(node))
     if parent is None:
         return value  # a node the analysis made, not one of the file
@@ -82,15 +82,6 @@ def held(an, node: ast.expr, value, frame):
         scope = _function_of(node, parents)
         return value if scope and _walked_once(an, scope, parent, target.id, frame) else UNKNOWN
     return value if _consumes(an, node, parents, frame) else UNKNOWN
-
-
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    """Each node's parent under tree (a function's or the file's), kept on it."""
-    known = tree.__dict__.get(_PARENTS)
-    if known is None:
-        known = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-        tree.__dict__[_PARENTS] = known
-    return known
 
 
 def _function_of(node: ast.AST, parents: dict) -> ast.AST | None:
