@@ -841,7 +841,9 @@ def _forget_everywhere(
         envs.setdefault(id(f.env), f.env)
         node = getattr(f.func, "node", None)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own[id(f.env)] = own.get(id(f.env), frozenset()) | fresh.unreachable_names(node)
+            names = fresh.unreachable_names(node)
+            if names:  # (most functions have none: no new set per frame)
+                own[id(f.env)] = own.get(id(f.env), frozenset()) | names
     building = set()
     for r in aliasing.recorders():
         envs.setdefault(id(r.attrs), r.attrs)
@@ -853,7 +855,12 @@ def _forget_everywhere(
         kept = own.get(id(env), ())
         module = id(env) in modules_
         for k, v in list(env.items()):
-            new = inside(v) if k in kept else without(v)
+            if k in kept:
+                new = inside(v)
+            elif not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
+                continue  # without's first test, without its call: most names hold such
+            else:
+                new = without(v)
             if new is not v:
                 found = True
                 if module:
