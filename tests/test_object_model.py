@@ -3196,3 +3196,64 @@ def test_a_summary_s_computed_setattr_is_no_write_of_the_run(tmp_path, tied):
         assert t["flops_value"] == truth
     else:
         assert int(t["flops"]) <= truth
+
+
+def test_a_built_module_whose_class_decorator_is_another_file_s(tmp_path, monkeypatch):
+    # transformers' `@use_kernel_forward_from_hub("RMSNorm") class LlamaRMSNorm`, the
+    # decorator another file's (through a package's re-export), and post_init's
+    # `getattr(module, "all_tied_weights_keys", None)` over the children: the instance
+    # was built by the run, so what it lacks is judged as for a decorator of its own
+    # file, by reading the decorator's (main: not read, the getattr not known, both
+    # paths taken: the count a lower bound and the params not known)
+    pkg = tmp_path / "pkg11"
+    write(pkg, "__init__.py", "from pkg11.hub import use_hub\n")
+    write(
+        pkg,
+        "hub.py",
+        """
+        import importlib.util
+
+        if importlib.util.find_spec("no_such_kernels_pkg") is not None:
+            def use_hub(name):
+                raise RuntimeError(name)
+        else:
+            def use_hub(*args, **kwargs):
+                def decorator(cls):
+                    return cls
+
+                return decorator
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from pkg11 import use_hub
+
+            @use_hub("Norm")
+            class Norm(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.weight = nn.Parameter(torch.ones(d))
+
+                def forward(self, x):
+                    return x * self.weight
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.norm = Norm(d)
+                    self.a = nn.Linear(d, d)
+                    self.tied = {}
+                    for name, module in self.named_children():
+                        if tied := getattr(module, "tied", None):
+                            self.tied.update(tied)
+                            self.b = nn.Linear(d, 4 * d)
+
+                def forward(self, x):
+                    x = self.a(self.norm(x))
+                    if self.tied:
+                        x = self.b(x)
+                    return x
+            """,
+    )
+    assert_package_exact(tmp_path, monkeypatch, path, {"d": 4})

@@ -221,18 +221,17 @@ def classes_lack(
     name: str,
     hooks=_HOOKS,
     plain_bases=_PLAIN_BASES,
-    load: bool = True,
 ) -> bool:
     """Whether no class along cd's bases can supply `name`: every base read as
     source (or one of plain_bases, whose attributes the caller has judged), none
     defining one of hooks or naming a metaclass, every class decorator read, and
-    `name` written nowhere in the text that could bind it (absence's rule).
-    load: read a decorator another file defines (loading the files its import
-    passes through); else such a class is not judged."""
-    key = (cd.key, hooks, plain_bases, load)
+    `name` written nowhere in the text that could bind it (absence's rule); a
+    decorator another file defines is read too (loading the files its import
+    passes through, once per class: kept in _TEXTS)."""
+    key = (cd.key, hooks, plain_bases)
     if key not in _TEXTS:  # the classes' source does not change within a run
         texts: dict[int, str] = {}
-        found = _sources(an, cd, set(), texts, hooks, plain_bases, load)
+        found = _sources(an, cd, set(), texts, hooks, plain_bases)
         _TEXTS[key] = tuple(texts.values()) if found else None
     read = _TEXTS[key]
     if read is None:
@@ -241,9 +240,7 @@ def classes_lack(
     return not any(word.search(text) for text in read)
 
 
-def built_instance_lacks(
-    an: Analyzer, cd: ClassDef, name: str, plain_bases=_PLAIN_BASES, load: bool = True
-) -> bool:
+def built_instance_lacks(an: Analyzer, cd: ClassDef, name: str, plain_bases=_PLAIN_BASES) -> bool:
     """classes_lack for the instance a run is building, whose every store the run
     applied or marked: what a method stores on its own instance (`self.name = v`,
     `self.register_buffer("name", t)`, `setattr(self, "name", v)`) exists only once
@@ -251,10 +248,10 @@ def built_instance_lacks(
     (and in its docstring) without making it possible. Any other mention, the class
     bodies' own statements and their files' module-level code are read as
     classes_lack reads them."""
-    key = (cd.key, _HOOKS, plain_bases, load, "built")
+    key = (cd.key, _HOOKS, plain_bases, "built")
     if key not in _TEXTS:
         texts: dict[int, str] = {}
-        found = _sources(an, cd, set(), texts, _HOOKS, plain_bases, load, nodes=True)
+        found = _sources(an, cd, set(), texts, _HOOKS, plain_bases, nodes=True)
         _TEXTS[key] = tuple(texts.values()) if found else None
     read = _TEXTS[key]
     if read is None:
@@ -359,7 +356,6 @@ def _sources(
     texts: dict[int, str],
     hooks=_HOOKS,
     plain_bases=_PLAIN_BASES,
-    load: bool = True,
     nodes: bool = False,
 ) -> bool:
     """Collect the source of cd's file, of its decorators' files and of its bases'
@@ -374,7 +370,7 @@ def _sources(
     texts[id(cd.node)] = cd.node if nodes else owner.src.segment(cd.node)  # type: ignore[assignment]
     texts[id(owner)] = _module_statements(owner)
     for d in cd.node.decorator_list:
-        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d, load)
+        found = _decorator_source(owner, d.func if isinstance(d, ast.Call) else d)
         if found is None:
             return False
         if found[1]:
@@ -383,7 +379,7 @@ def _sources(
     plain = sum(_plain_base(owner, b, plain_bases) for b in cd.node.bases)
     if len(bases) + plain < len(cd.node.bases):
         return False  # a base the analysis cannot read
-    return all(_sources(an, b, seen, texts, hooks, plain_bases, load, nodes) for b in bases)
+    return all(_sources(an, b, seen, texts, hooks, plain_bases, nodes) for b in bases)
 
 
 def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bool:
@@ -395,10 +391,9 @@ def _plain_base(owner: Analyzer, node: ast.expr, plain_bases=_PLAIN_BASES) -> bo
     return qual in plain_bases
 
 
-def _decorator_source(owner: Analyzer, node: ast.expr, load: bool = True) -> tuple[int, str] | None:
+def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None:
     """(a key, the text of the file that defines it) of a class decorator; text ''
-    for one whose semantics are Python's own; None where its source is not found
-    (or, load False, is in another file)."""
+    for one whose semantics are Python's own; None where its source is not found."""
     from shapelint.analysis import project
 
     if not isinstance(node, (ast.Name, ast.Attribute)):
@@ -406,9 +401,6 @@ def _decorator_source(owner: Analyzer, node: ast.expr, load: bool = True) -> tup
     found = None
     local = isinstance(node, ast.Name) and node.id in owner.functions
     linked = isinstance(node, ast.Name) and node.id in owner.project_links
-    if not load and not local:
-        direct = owner.imports.names.get(node.id) if isinstance(node, ast.Name) else None
-        return (0, "") if direct in _PLAIN_DECORATORS else None
     if local:
         found = owner.functions[node.id]
     elif linked:

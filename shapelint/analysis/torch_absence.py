@@ -74,7 +74,7 @@ def lacks_while_built(an: Analyzer, obj: SelfRecorder, name: str) -> bool:
     cd = an.class_of(obj.cls)
     if cd is None or not derives_from_module(an, obj.cls):
         return False
-    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES)
 
 
 def _plain_tensor(an: Analyzer, t: TensorV) -> bool:
@@ -104,12 +104,14 @@ def _module_lacks(an: Analyzer, obj: Value, name: str) -> bool:
     cd = an.class_of(key)
     if cd is None or not derives_from_module(an, key):
         return False
-    # a decorator of another file is not read: loading the files its import passes
-    # through costs more than the answer is worth (transformers' @auto_docstring).
+    # a decorator of another file is read as one of the class's own file is (the
+    # files its import passes through loaded once per class: absence keeps what it
+    # read per class), so that transformers' `@use_kernel_forward_from_hub("RMSNorm")`
+    # on a child leaves post_init's `getattr(child, name, None)` decided.
     # The instance was built by the run, which applied every store of its own
     # methods that ran (or marked it): one they did not run has not happened
     # (`if need_proj: self.proj = ...` where need_proj was False).
-    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES, load=False)
+    return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES)
 
 
 def holds(an: Analyzer, obj: Value, name: str) -> bool:
