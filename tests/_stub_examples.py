@@ -294,5 +294,13 @@ CALLS["torch.linalg.solve"] = [
     ((_SQ[0], X(5, 4)), {"left": False}),
     ((_SQ, X(3, 2, 4)), {"left": False}),
 ]
+_TRI = torch.randn(3, 4, 4).tril() + 4 * torch.eye(4)
+CALLS["torch.linalg.solve_triangular"] = [
+    ((_TRI[0], X(4, 5)), {"upper": False}),
+    ((_TRI, X(4, 2)), {"upper": False}),
+    ((_TRI[:1], X(2, 1, 4, 3)), {"upper": True}),
+    ((_TRI[0], X(5, 4)), {"upper": False, "left": False}),
+    ((_TRI, X(3, 2, 4)), {"upper": False, "left": False, "unitriangular": True}),
+]
 for _n in ("torch.triu_indices", "torch.tril_indices"):
     CALLS[_n] = [((4, 4), {}), ((3, 5, 1), {}), ((5, 3, -2), {}), ((4, 6), {"offset": 7})]

@@ -64,6 +64,26 @@ def setattr_is_objects(an: Analyzer, cd: ClassDef) -> bool:
     return all(setattr_is_objects(an, base) for base in project)
 
 
+def base_of(an: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None:
+    """The project class the base expression b of cd names, None where it names none."""
+    return _project_base(cd.owner or an, cd, b)
+
+
+def setattr_call(holder: ast.expr, name: ast.expr, value: ast.expr | None, at: ast.AST) -> ast.Call:
+    """`holder.__setattr__(name, value)`, placed at `at`: the call Python makes for
+    `holder.k = v` or `setattr(holder, k, v)` where holder's class defines its own
+    `__setattr__` (the caller's name for holder takes what the method left)."""
+    func = ast.Attribute(holder, "__setattr__", ast.Load())
+    return ast.copy_location(ast.Call(func, [name, value or ast.Constant(None)], []), at)
+
+
+def made_with_hook(an: Analyzer, cd: ClassDef, func: ast.expr, hook: str) -> bool:
+    """Whether func, called in cd's body, names a project class whose MRO defines
+    the method hook (`__set_name__`)."""
+    made = _project_base(cd.owner or an, cd, func)
+    return made is not None and find_method(an, made, hook) is not None
+
+
 def _project_base(owner: Analyzer, cd: ClassDef, b: ast.expr) -> ClassDef | None:
     from shapelint.analysis import project
 
@@ -604,6 +624,11 @@ def builds_state(an: Analyzer, cls_key: str, method: str, assigned: set[str]) ->
 
 # Bases that are no nn.Module and add no attributes torch registers.
 _PLAIN_BASES = ("object", "builtins.object", "abc.ABC", "typing.", "enum.")
+# Python's builtin types, named as a base without an import: seen, and none of
+# them an nn.Module or a project class (`class CFG(dict)` is no module).
+_BUILTIN_TYPES = frozenset(
+    {"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bytes", "Exception"}
+)
 
 
 def derives_from_module(an, key: str) -> bool | None:
@@ -636,7 +661,9 @@ def _along_bases(an, cd, hit, seen: tuple[str, ...], depth: int = 0) -> bool | N
     if hit(cd):
         return True
     project = base_classes(an, cd)
-    others = sum(not name.startswith(seen) for name in _base_names(an, cd))
+    others = sum(
+        not (name.startswith(seen) or name in _BUILTIN_TYPES) for name in _base_names(an, cd)
+    )
     verdicts = [_along_bases(an, p, hit, seen, depth + 1) for p in project]
     if any(verdicts):
         return True

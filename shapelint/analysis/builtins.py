@@ -20,6 +20,7 @@ from shapelint.analysis import (
     aliasing,
     attribute_hooks,
     decorators,
+    dict_entries,
     dynamic,
     enums,
     folding,
@@ -40,6 +41,7 @@ from shapelint.analysis.attributes import (
     derives_from,
     derives_from_object_alone,
     plain_type,
+    setattr_call,
 )
 from shapelint.analysis.defs import ClassDef
 from shapelint.analysis.modules import (
@@ -107,7 +109,7 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
         return IntV(Expr.const(len(v.items))) if v.known else IntV(None)
     if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return IntV(Expr.const(len(v.attrs)))
-    entries = modules.mapping_entries(an, v)
+    entries = dict_entries.mapping_entries(an, v)
     if entries is not None:  # dict.__len__ of a dict subclass's instance
         return IntV(Expr.const(len(entries.attrs)))
     n = small_sets.size(v)
@@ -743,6 +745,14 @@ STR_METHODS = {
     "endswith": str.endswith,
     "replace": str.replace,
     "isdigit": str.isdigit,
+    "isdecimal": str.isdecimal,
+    "isnumeric": str.isnumeric,
+    "isalpha": str.isalpha,
+    "isalnum": str.isalnum,
+    "isspace": str.isspace,
+    "islower": str.islower,
+    "isupper": str.isupper,
+    "isidentifier": str.isidentifier,  # a key `setattr` can store as an attribute
     "split": str.split,  # a list, as a tuple of strings: the analysis's list value
     "rsplit": str.rsplit,
     "partition": str.partition,
@@ -913,6 +923,20 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
     return BoolV(None) if unknown else BoolV(False)
 
 
+def _dict_subclass(an, v: ObjectV) -> bool:
+    cd = an.class_of(v.kind[len("<class>") :])
+    return cd is not None and modules.torch_base(an, cd) == modules.MAPPING
+
+
+def _mapping_test(qual: str | None, builtin: str | None) -> bool:
+    """`isinstance(x, dict)`, or against Mapping / MutableMapping."""
+    if builtin == "dict":
+        return True
+    return qual is not None and qual.rpartition(".")[::2] in {
+        (m, t) for m in ("collections.abc", "typing") for t in ("Mapping", "MutableMapping")
+    }
+
+
 def _union_members(types: ast.expr) -> list[ast.expr]:
     """The classes of `A | B | C` (a types.UnionType, which isinstance reads as the
     tuple (A, B, C)), where each is a name or a dotted name; else [types] itself."""
@@ -969,6 +993,20 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         found = enums.instance_of(an, v, cls) if cls is not None else None
         if found is not None:
             return found
+    mapping = type(v) is ObjectV and v.kind.startswith("<class>") and _dict_subclass(an, v)
+    if mapping and _mapping_test(qual, builtin):
+        return True  # an instance of a dict subclass is a dict, and a mapping
+    if mapping and builtin in _PY_TYPES:
+        return False  # and no tuple, list, number or string (a dict's layout excludes them)
+    if type(v) is ObjectV and v.kind == DICT_KIND:
+        if _mapping_test(qual, builtin):
+            return True
+        if builtin in _PY_TYPES:
+            return False  # a dict is no tuple, list, number or string
+        # a plain dict is an instance of no project class Python's type answers for
+        cls = _project_class(an, n, qual, builtin, frame)
+        if cls is not None and plain_type(an, cls):
+            return False
     if isinstance(v, ObjectV) and v.kind.startswith(("torch.nn.", "<class>")):
         found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
         if found is not None:
@@ -1166,6 +1204,28 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         return NoneV()
     if len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
         _computed_name(an, args[0], name)
+    if an.specialize and len(node.args) == 3 and _own_setattr(an, args[0]):
+        # `type(obj).__setattr__(obj, name, value)`: the class's own decides what
+        # the object keeps, whatever the name (an unknown one leaves it unknown)
+        call = setattr_call(node.args[0], node.args[1], node.args[2], node)
+        an.call_method(args[0], "__setattr__", call, [args[1], args[2]], {}, frame)
+        return NoneV()
+    held = node.args[0] if node.args else None
+    if an.specialize and isinstance(held, ast.Name) and _plain_instance(args[0]):
+        # a local holding an instance of a project class: `obj.name = value`, as the
+        # name is given (in_place counts the change as followed); an unknown name
+        # may have set any attribute
+        if name is None:
+            if held.id in frame.env:
+                frame.env[held.id] = UNKNOWN
+        else:
+            an.assign(
+                ast.copy_location(ast.Attribute(held, name, ast.Store()), node),
+                args[2],
+                frame,
+                None,
+            )
+        return NoneV()
     if isinstance(args[0], SelfRecorder) and name is not None:
         an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
         if not an.trial and not (
@@ -1196,6 +1256,19 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     elif not an.trial:
         absence.stored_elsewhere(name)  # kept on no value (a file's top level)
     return None
+
+
+def _plain_instance(v: Value) -> bool:
+    return type(v) is ObjectV and v.kind.startswith(("<class>", absence.CONFIG_PREFIX))
+
+
+def _own_setattr(an, v: Value) -> bool:
+    """An instance of a project class whose MRO defines `__setattr__` (not the
+    module being built: attribute_hooks runs that one)."""
+    if type(v) is not ObjectV or not v.kind.startswith("<class>"):
+        return False
+    cd = an.class_of(v.kind[len("<class>") :])
+    return cd is not None and "__setattr__" in all_methods(an, cd)
 
 
 def _computed_name(an, holder: Value, name: str | None) -> None:

@@ -192,6 +192,21 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         got = versions.call(qual, args, kwargs)
         if got is not None:
             return got
+    if (
+        an.specialize
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "dict"
+        and (func.attr in modules.MAPPING_MUTATORS or func.attr == "__init__")
+        and args
+        and not open_kwargs
+        and modules.holds_entries(args[0])
+        and an.is_builtin("dict", frame)
+    ):
+        # `dict.__setitem__(self, k, v)`: dict's own method on the instance, past
+        # its class's override, as `self.__setitem__` of a class defining none is
+        on = ast.copy_location(ast.Attribute(node.args[0], func.attr, ast.Load()), func)
+        return mutate_entries(an, args[0], on, args[1:], kwargs, frame)
     known = an.specialize or deferred.known_tensor(args, kwargs)
     if an.project is not None and known:
         # A plain run follows calls into other files only with a tensor of known
@@ -442,6 +457,13 @@ def call_attribute(
         return stdlib_logging.method(func.attr, args, kwargs, open_kwargs)
     if an.call_args:
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
+    if (
+        an.specialize
+        and func.attr in modules.MAPPING_MUTATORS
+        and modules.holds_entries(recv)
+        and not _project_method(an, recv, func.attr)
+    ):
+        return mutate_entries(an, recv, func, args, kwargs, frame)
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is None and func.attr in module_walk.METHODS:
         res = module_walk.walk(an, recv, func.attr, args, kwargs)
@@ -704,6 +726,34 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
+
+
+def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame) -> Value:
+    """dict's own `__setitem__`, `update`, `pop`, ... on an instance of a dict
+    subclass, called as its method (its class not defining it) or as
+    `dict.update(obj, ...)`: `__setitem__` of a known key stores that entry, any
+    other change leaves the entries not known; the instance's other holders are
+    forgotten, as a list's are."""
+    one = func.attr == "__setitem__" and len(args) == 2 and not kwargs
+    if isinstance(recv, SelfRecorder):  # the instance being built: a store that outlives the frame
+        an.outer_writes += 1
+        if not an.trial:
+            if one:
+                modules.entries_assigned(recv, args[0], args[1])
+            else:
+                modules.entries_forgotten(recv)
+        return NoneV() if one else UNKNOWN
+    changed = modules.entries_assigned(recv, *args) if one else modules.entries_forgotten(recv)
+    if isinstance(func.value, ast.Name) and func.value.id in frame.env:
+        for k, v in list(frame.env.items()):
+            if v is recv:
+                frame.env[k] = changed if k == func.value.id else UNKNOWN
+        in_place.forget_held(an, recv)
+        return NoneV() if one else UNKNOWN
+    an.outer_writes += 1
+    if not an.trial:
+        in_place.forget_value(an, recv)
+    return NoneV() if one else UNKNOWN
 
 
 def mutate_set(an: Analyzer, recv, func: ast.Attribute, frame) -> Value:

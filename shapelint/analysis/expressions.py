@@ -18,6 +18,7 @@ from shapelint.analysis import (
     attributes,
     autograd_function,
     branches,
+    class_namespace,
     dataclass_runtime,
     decorators,
     enums,
@@ -463,6 +464,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         cd = an.class_of(base.name)
         if cd is not None and autograd_function.is_function(an, cd):
             return autograd_function.ApplyV(cd.key)
+    if isinstance(base, modules.ClassRefV) and node.attr == "__dict__" and an.specialize:
+        return class_namespace.of(an, base.name) or UNKNOWN  # its keys, in CPython's order
     if isinstance(
         base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV, modules.FunctionRefV)
     ):

@@ -147,7 +147,10 @@ def _direct(fn: ast.FunctionDef | ast.AsyncFunctionDef):
             root = _root(call.args[0])
             if root is not None:
                 changed.add(root)
-                unfollowed.add(root)
+                # `setattr(obj, k, v)` on a name is `obj.k = v` (builtins._setattr),
+                # or, with k not known, the name forgotten
+                if func.id == "delattr" or not isinstance(call.args[0], ast.Name):
+                    unfollowed.add(root)
             continue
         if not isinstance(func, ast.Attribute):
             continue
@@ -249,6 +252,11 @@ def finals(an, frame) -> dict[str, Value]:
     fd = frame.func
     if fd is not None and frame.watch is None and not _ran_alias_change(fd, frame):
         out[_NO_ALIAS_RAN] = NoneV()
+    if fd is not None and frame.watch is None:
+        for k in _params(fd.node):
+            sites = _change_sites(fd.node, frozenset({k}), every=True)
+            if k in out and not any(i in frame.ran for i in sites):
+                out[_UNCHANGED + k] = NoneV()
     return out
 
 
@@ -319,18 +327,21 @@ def _risky(node) -> tuple[frozenset[str], frozenset[str]]:
 # finals' mark of a run that ran no change through a local alias (an
 # identifier no Python name can be)
 _NO_ALIAS_RAN = "<no alias changed>"
+# finals' mark of a parameter no statement of the run changed in place (its own
+# source's stores, mutating calls and setattr on it did not run: a loop of no turn)
+_UNCHANGED = "<unchanged>"
 
 _ALIAS_STMTS = "_shapelint_alias_stmts"
 
 
-def _change_sites(fn, names: frozenset[str]) -> frozenset[int]:
+def _change_sites(fn, names: frozenset[str], every: bool = False) -> frozenset[int]:
     """The ids of fn's statements that change in place an object one of names
     holds (as `_direct` reads a change: a store or deletion under the name, a
     mutating method called on it, setattr / delattr of it); a change inside a
     nested function or class counts at the statement of fn that defines it,
     unless the name there is the nested function's own."""
     cache = fn.__dict__.setdefault(_ALIAS_STMTS, {})
-    known = cache.get(names)
+    known = cache.get((names, every))
     if known is not None:
         return known
     stack: list[tuple[ast.AST, ast.stmt | None, bool, frozenset[str]]] = [
@@ -357,20 +368,25 @@ def _change_sites(fn, names: frozenset[str]) -> frozenset[int]:
                 for t in ast.walk(tt)
                 if isinstance(t, (ast.Attribute, ast.Subscript))
             ]
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                changed.append((node.target.id, True))  # `xs += ys`: the caller's list
         elif isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name) and f.id in ("setattr", "delattr") and node.args:
-                changed = [(_root(node.args[0]), True)]
+                on_name = f.id == "setattr" and isinstance(node.args[0], ast.Name)
+                changed = [(_root(node.args[0]), not on_name)]
+            elif isinstance(f, ast.Attribute) and f.attr in MUTATORS and _is_super(f.value):
+                changed = [(_params(fn)[0] if _params(fn) else None, False)]
             elif isinstance(f, ast.Attribute) and f.attr in MUTATORS:
                 changed = [(_root(f.value), not isinstance(f.value, ast.Name))]
         # a change the run follows to a name bound only to new containers changes
-        # no object another holds; a deeper one may
+        # no object another holds; a deeper one may (every: any change counts)
         if at is not None and any(
-            c in watched_here and (deeper or not _fresh(fn, c)) for c, deeper in changed
+            c in watched_here and (every or deeper or not _fresh(fn, c)) for c, deeper in changed
         ):
             sites.add(id(at))
         stack.extend((c, at, frozen, watched_here) for c in ast.iter_child_nodes(node))
-    known = cache[names] = frozenset(sites)
+    known = cache[(names, every)] = frozenset(sites)
     return known
 
 
@@ -379,6 +395,8 @@ def alias_ran(fn, names: frozenset[str], frame) -> bool:
     what one of the local names may hold (frame.ran: the statements it ran)."""
     if not names:
         return False
+    if isinstance(fn, ast.Lambda):
+        return True  # one expression, no statement the run marks: it may have
     sites = _change_sites(fn, names)
     return any(i in frame.ran for i in sites)
 
@@ -458,6 +476,10 @@ def follow(
     for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
         module_run = not _changeable(an, old) and name in changed and _module_run(an, old)
         if not _changeable(an, old) and not module_run:
+            continue
+        if _UNCHANGED + name in after and (after.get(name) is old or after.get(name) == old):
+            # no statement of the run changed it, nor did a callee (which would
+            # have rebound the name): checked before `deep`
             continue
         if name in _augmented(fd.node):
             new = UNKNOWN  # `xs += [t]` extends the caller's list, and rebinds the name

@@ -1376,6 +1376,21 @@ class ModuleAnalyzer:
                             plain_instances.made_plain,
                         ),
                     )
+            elif (
+                self.specialize
+                and isinstance(target.value, ast.Name)
+                and _own_method(
+                    self,
+                    owned := base if base is not None else module_state.held(self, target.value.id),
+                    "__setattr__",
+                )
+            ):
+                # `obj.k = v` is `type(obj).__setattr__(obj, "k", v)`, which decides
+                # what the object keeps (a dict subclass mirroring it as an entry)
+                call = attributes.setattr_call(
+                    target.value, ast.Constant(target.attr), value_node, target
+                )
+                self._call_method(owned, "__setattr__", call, [StrV(target.attr), value], {}, frame)
             elif (key := self._class_stored_into(target, base, frame)) is not None:
                 module_state.store_class_attr(self, key, target.attr, value)
             elif (

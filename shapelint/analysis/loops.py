@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis import generators, instance_state, small_sets, walrus
 from shapelint.analysis.branches import alternative
+from shapelint.analysis.dict_entries import mapping_entries
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.nodes import walk
 from shapelint.analysis.repetition import (
@@ -92,6 +93,9 @@ def of_value(an, v: Value) -> Iteration:
         if v.known and v.count is not None:
             return Iteration(v.count, None, v.items[0] if v.items else UNKNOWN)
         return _NOTHING
+    entries = mapping_entries(an, v) if isinstance(v, ObjectV) else None
+    if entries is not None:  # an instance of a dict subclass walks its entries' keys
+        v = entries
     if type(v) is ObjectV and v.kind == DICT_KIND:
         # a dict walks its keys, in the order they were first stored
         return of_value(an, TupleV(tuple(StrV(k) for k, _ in v.attrs)))
@@ -207,7 +211,8 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
     # A turn that may end the loop is decided by what that turn holds (`if i >= k:
     # break`), which one turn standing for all cannot tell: such a loop is followed
     # turn by turn as far as a while loop is, its items listed and its runs in budget.
-    longest = _MAX_WHILE if early and an.specialize and _ended_by_turn(stmt) else UNROLL
+    by_turn = (early and _ended_by_turn(stmt)) or _names_attributes(stmt)
+    longest = _MAX_WHILE if an.specialize and by_turn else UNROLL
     if n is not None and n <= longest and n * an.loop_weight <= _MAX_WEIGHT:
         # A turn that may end early is followed exactly where what decides it is
         # known (a specialized run): break, continue and return as Python runs them.
@@ -678,6 +683,29 @@ def _ended_by_turn(stmt: ast.For | ast.AsyncFor) -> bool:
             ends_early(node.body) or ends_early(node.orelse)
         ):
             if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(node.test)):
+                return True
+    return False
+
+
+_ATTRIBUTE_CALLS = frozenset({"setattr", "getattr", "delattr", "hasattr"})
+
+
+def _names_attributes(stmt: ast.For | ast.AsyncFor) -> bool:
+    """Whether a name the loop binds is the attribute name of a `setattr`,
+    `getattr`, `delattr` or `hasattr` in its body (`for k in self.__class__.__dict__:
+    setattr(self, k, getattr(self, k))`): the join of the turns' different strings
+    names no attribute, so a store through it may have changed any; each turn of a
+    listed iterable is followed, as far as a while loop is."""
+    bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+    for part in stmt.body:
+        for n in ast.walk(part):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id in _ATTRIBUTE_CALLS
+                and len(n.args) >= 2
+                and any(isinstance(m, ast.Name) and m.id in bound for m in ast.walk(n.args[1]))
+            ):
                 return True
     return False
 

@@ -74,6 +74,7 @@ from shapelint.analysis.attributes import (
 )
 from shapelint.analysis.calls import EINOPS_FUNCTIONS
 from shapelint.analysis.defaults import at_call as default_at_call
+from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.analysis.nodes import nodes_of
@@ -803,26 +804,10 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
 
 
 # Where an instance of a container's subclass keeps the layers its torch
-# constructor was given (`super().__init__(*layers)`), and a dict subclass its
-# entries; no Python name can clash.
+# constructor was given (`super().__init__(*layers)`); no Python name can clash.
 LAYERS = "<layers>"
-ITEMS = "<items>"
 MAPPING = "builtins.dict"  # a project class deriving from dict or OrderedDict
 _MAPPINGS = {MAPPING, "collections.OrderedDict", "typing.OrderedDict"}
-
-
-def mapping_entries(an: Analyzer, me: Value) -> ObjectV | None:
-    """The entries of an instance of a dict subclass, known key by key, where its
-    class leaves `__len__` and iteration to dict; None otherwise."""
-    if not (isinstance(me, ObjectV) and me.kind.startswith(("<class>", CONFIG_PREFIX))):
-        return None
-    items = me.attr(ITEMS) if any(k == ITEMS for k, _ in me.attrs) else None
-    if not (isinstance(items, ObjectV) and items.kind == DICT_KIND):
-        return None
-    cd = an.class_of(me.kind.partition(">")[2])
-    if cd is None or any(find_method(an, cd, m) for m in ("__len__", "__iter__", "keys")):
-        return None
-    return items
 
 
 def mapping_item(me: Value, key: Value) -> Value | None:
@@ -857,6 +842,11 @@ def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
     known = isinstance(items, ObjectV) and items.kind == DICT_KIND
     new = item_assigned(items, key, value) if known else None
     return _with_entries(me, new if new is not None else UNKNOWN)
+
+
+def entries_forgotten(me: ObjectV | SelfRecorder) -> Value:
+    """me with its entries not known (a change of dict's the analysis does not follow)."""
+    return _with_entries(me, UNKNOWN)
 
 
 def _with_entries(me: ObjectV | SelfRecorder, items: Value) -> Value:
@@ -3375,6 +3365,10 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     recorder = SelfRecorder(cd.key)
     if an.specialize and module_class(an, cd):
         recorder.attrs[modes.ATTR] = BoolV(True)  # nn.Module.__init__
+    if an.specialize and torch_base(an, cd) == MAPPING:
+        # dict.__new__'s empty entries, before any `__init__` (one that never calls
+        # dict's, CFG's `setattr` loop, fills them through `super().__setitem__`)
+        recorder.attrs[ITEMS] = dict_value({})
     base = torch_base(an, cd) if init is None else None
     exc = None
     made: list = []

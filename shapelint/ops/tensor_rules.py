@@ -525,6 +525,10 @@ def solve(ctx: RuleContext, a: Value, b: Value, left: Value) -> RuleOut:
     Nothing claimed where torch's choice is not known here (the result unknown).
 
     Binds batch (the broadcast batch's elements), n, and k (1 for vectors)."""
+    return _solved(a, b, left, vectors=True)
+
+
+def _solved(a: Value, b: Value, left: Value, vectors: bool) -> RuleOut:
     out = RuleOut(TensorV(None, dtype_of(a)))
     out.bind = {"batch": None, "n": None, "k": None}
     sa, sb = shape_of(a), shape_of(b)
@@ -534,8 +538,8 @@ def solve(ctx: RuleContext, a: Value, b: Value, left: Value) -> RuleOut:
     n = sa[-1]
     if differs(sa[-2], n):
         return out
-    vector = side and len(sb) == 1
-    if side and len(sb) == len(sa) - 1:
+    vector = vectors and side and len(sb) == 1
+    if vectors and side and len(sb) == len(sa) - 1:
         same = all(x == y for x, y in zip(sb, sa[:-1]))
         if not same and not any(differs(x, y) for x, y in zip(sb, sa[:-1])):
             return out  # a vector batch or a matrix: the sizes decide, not known here
@@ -555,6 +559,14 @@ def solve(ctx: RuleContext, a: Value, b: Value, left: Value) -> RuleOut:
     out.value = TensorV((*batch, *tail), dtype_of(a))
     out.bind = {"batch": numel(batch), "n": n, "k": k}
     return out
+
+
+@rule
+def solve_triangular(ctx: RuleContext, a: Value, b: Value, left: Value) -> RuleOut:
+    """torch.linalg.solve_triangular: solve's shapes, B always a matrix ([*b, n, k],
+    or [*b, k, n] where not left), never a batch of vectors (torch raises for a 1-d
+    B: the result is not claimed)."""
+    return _solved(a, b, left, vectors=False)
 
 
 # Rows past which the triangle is counted by its formula's terms no more.
