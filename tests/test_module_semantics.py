@@ -718,6 +718,57 @@ def test_apply_in_a_method_the_run_calls_changes_the_layers(tmp_path, where):
     assert not bound.isdigit() or int(bound) <= 256, bound
 
 
+# tape's ProteinModel: `init_weights` of a base class calls
+# `self.apply(self._init_weights)`, and the method is defined by a subclass, here
+# beside another class's `_init_weights` that swaps layers
+INIT_BY_SUBCLASS = """
+class Base(nn.Module):
+    def init_weights(self):
+        self.apply(self._init_weights)
+
+
+class Swapping(Base):
+    def _init_weights(self, m):
+        if isinstance(m, nn.Sequential):
+            m[0] = nn.Identity()
+
+
+class Initialising(Base):
+    def _init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            m.weight.data.normal_(mean=0.0, std=0.02)
+            m.bias.data.zero_()
+
+
+class Net({base}):
+    def __init__(self, dim):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(dim, dim), nn.Linear(dim, dim))
+        self.init_weights()
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+
+def test_apply_of_a_method_bound_to_the_instance_runs_the_one_its_mro_finds(tmp_path):
+    # Python binds `self._init_weights` along the instance's MRO (Initialising's),
+    # whatever other classes of the file define one: an init in place, so the
+    # forward is exact (main looked the name up in the file, found two, and took the
+    # layers for changed)
+    path = write(tmp_path, "tape.py", HEADER + INIT_BY_SUBCLASS.format(base="Initialising"))
+    t = static_target(path, "Net", {"dim": "8"}, {"x": "2,8"})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    # the one that swaps a layer still leaves the layers not known: torch counts one
+    # Linear, and the analysis never prints the two as built
+    path = write(tmp_path, "swap.py", HEADER + INIT_BY_SUBCLASS.format(base="Swapping"))
+    t = static_target(path, "Net", {"dim": "8"}, {"x": "2,8"})
+    assert not t["complete"]
+    bound = str(t["flops"] or "")
+    assert not bound.isdigit() or int(bound) <= 256, bound
+
+
 def test_dir_of_a_torch_module_holds_what_the_stubs_describe(tmp_path):
     # timm's create_act.py: `'silu' in dir(torch.nn.functional)` is True where the
     # stubs describe F.silu, so the table holds nn.SiLU, not Swish and its beta.

@@ -502,7 +502,7 @@ def call_attribute(
         return known if known is not None else UNKNOWN
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
-        return _module_apply(an, recv, node, frame)
+        return _module_apply(an, recv, node, frame, args[0])
     if func.attr in dynamic.HOOKS and an.specialize and not isinstance(recv, TensorV):
         dynamic.hooked_at_run_time(an, _module_class(recv), func.attr, node.lineno)
     if isinstance(recv, TensorV):
@@ -601,21 +601,25 @@ def _parameters_listed(an: Analyzer, recv, attr: str, args, kwargs) -> TupleV | 
     return None if got is None else TupleV(got, kind="list")
 
 
-def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame) -> bool:
+def _keeps_layers(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> bool:
     """`module.apply(fn)` with a function that changes no layer (initialises weights
     in place), as dynamic.py reads it."""
     if len(node.args) != 1 or node.keywords:
         return False
-    return not _applied(an, node, recv, frame, dynamic.replaces_layers)
+    return not _applied(an, node, recv, frame, dynamic.replaces_layers, fn)
 
 
-def _applied(an: Analyzer, node: ast.Call, recv, frame, test) -> bool:
+def _applied(an: Analyzer, node: ast.Call, recv, frame, test, fn: Value) -> bool:
     """test (dynamic.replaces_layers or dynamic.freezes) of the function
-    `recv.apply(fn)` is given."""
+    `recv.apply(fn)` is given: the method fn's value is bound to where the run
+    knows it (found along the instance's MRO, as Python finds it), else the one
+    its expression names."""
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
     cls = pytypes.class_key(recv)
     cd = an.class_of(cls) if cls is not None else None
-    return test(where.tree, node.args[0], cd.node if cd else None, where)
+    bound = isinstance(fn, (modules.BoundMethodV, own_methods.OwnMethodV))
+    method = fn.fd.node if bound and fn.fd is not None else None
+    return test(where.tree, node.args[0], cd.node if cd else None, where, method)
 
 
 def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
@@ -648,13 +652,13 @@ def _module_class(recv) -> str | None:
     return None
 
 
-def _module_apply(an: Analyzer, recv, node: ast.Call, frame) -> Value:
+def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value:
     """nn.Module.apply(fn) as it runs: fn on every submodule, then on the module,
     which it returns. A fn that changes only weights' values (an init) leaves
     every count as it was; one that may change layers leaves the modules being
     built unknown, and the calls of their methods from then on (dynamic.py)."""
-    if _keeps_layers(an, recv, node, frame):
-        if not _applied(an, node, recv, frame, dynamic.freezes):
+    if _keeps_layers(an, recv, node, frame, fn):
+        if not _applied(an, node, recv, frame, dynamic.freezes, fn):
             return recv
         if isinstance(recv, SelfRecorder):
             # which Parameters it freezes is not followed: which require grad

@@ -299,11 +299,14 @@ def _is_self(node: ast.expr) -> bool:
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None) -> bool:
+def replaces_layers(
+    tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None, resolved=None
+) -> bool:
     """Whether a function given to apply() may change the layers it visits (owner:
     the class whose method makes the call; fn looked up in tree, else, a plain name,
-    through an's project imports in the file that defines it)."""
-    body = _applied_body(tree, fn, owner, an)
+    through an's project imports in the file that defines it; resolved: the function
+    fn's value is, where a run knows it, which wins over any lookup by name)."""
+    body = _applied_body(tree, fn, owner, an, resolved)
     if body is None:
         return True  # not found, or not one: nobody knows what it does
     for stmt in body:
@@ -332,11 +335,13 @@ def replaces_layers(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, 
     return False
 
 
-def freezes(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None) -> bool:
+def freezes(
+    tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None, resolved=None
+) -> bool:
     """Whether a function given to apply() may change which Parameters require
     grad (`m.weight.requires_grad_(False)`, `p.requires_grad = False`): it keeps
     the layers, not what torch trains (replaces_layers' arguments)."""
-    body = _applied_body(tree, fn, owner, an)
+    body = _applied_body(tree, fn, owner, an, resolved)
     if body is None:
         return True
     for stmt in body:
@@ -350,10 +355,14 @@ def freezes(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an=None)
     return False
 
 
-def _applied_body(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an):
+def _applied_body(tree: ast.Module, fn: ast.expr, owner: ast.ClassDef | None, an, resolved=None):
     """The statements of the function given to apply() (replaces_layers'
     arguments); None where it is not found, or not one."""
     body: list[ast.AST]
+    if resolved is not None:
+        # `self.apply(self._init_weights)` in a base class's method: the method the
+        # instance's class finds along its MRO, in whichever file defines it
+        return list(resolved.body)
     while _is_partial(tree, fn):  # `partial(self._init_weights, needs_reset=False)`: its function
         fn = fn.args[0]  # type: ignore[attr-defined]
     if isinstance(fn, ast.Lambda):

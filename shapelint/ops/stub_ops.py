@@ -884,7 +884,10 @@ class _Interpreter:
 
     def _resolve_dtype(self) -> str | None:
         for alt in self.entry.dtype:
-            got = self._dtype_alt(alt)
+            try:
+                got = self._dtype_alt(alt)
+            except _DtypeNotKnown:
+                return _NOT_KNOWN
             if got is not None:
                 return got
             if self.bound.values.get(alt) is UNKNOWN:
@@ -910,6 +913,10 @@ class _Interpreter:
                 return dtypes.to_complex(got if got is not None else dtypes.DEFAULT_FLOAT)
             return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
+            if self.bound.kwargs.get("dtype") is UNKNOWN:
+                # `mask.to(dtype=p.dtype)` of a p whose dtype is not known: that dtype,
+                # not the input's (a positional one may be a device: the input's)
+                raise _DtypeNotKnown
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:
                 if isinstance(v, DtypeV):
@@ -933,6 +940,10 @@ class _Interpreter:
         def fix(v: Value) -> Value:
             # the dtype alone: the layout a rule gave its result stays
             if isinstance(v, TensorV):
+                if chosen is _NOT_KNOWN:  # unknown, costed as the default float
+                    return replaced(
+                        TensorV(v.shape, None), contiguous=v.contiguous, layout=v.layout
+                    )
                 if chosen is not None:
                     return TensorV(v.shape, chosen)
                 if v.dtype is None and not self.entry.dtype:
@@ -1078,6 +1089,14 @@ def _align(spec: DimSpec, shape: Shape):
 
 
 _NO_VAR = object()  # the spec has no variadic element
+
+
+class _DtypeNotKnown(Exception):
+    """The argument that names the result's dtype is not known."""
+
+
+# _resolve_dtype's answer then: the result's dtype is not known (not the fallback's)
+_NOT_KNOWN = "<dtype not known>"
 
 
 def _nbytes(t: TensorV) -> Expr | None:

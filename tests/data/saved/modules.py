@@ -2273,3 +2273,17 @@ class EinsumDiagonal(nn.Module):
 
     def forward(self, x):
         return torch.tanh(self.lin(torch.einsum("bii->bi", x[..., :3])))
+
+
+class MaskCast(nn.Module):
+    """An int mask cast with `dtype=` the input's dtype, which the analysis is not told
+    (the default float): a float copy of its own, 4-byte elements, not the int mask."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        mask = torch.ones(x.shape[0], x.shape[1], dtype=torch.long).to(dtype=x.dtype)
+        h = self.lin(x)
+        return mask.unsqueeze(-1) * h + (1 - mask).unsqueeze(-1) * h
