@@ -2095,3 +2095,43 @@ def test_a_constructor_a_class_decorator_replaces_builds_nothing_known(tmp_path)
     t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
     assert t["params_value"] is None and torch_counts(p, "Net(8)")[0] == 416
     assert not t["complete"]
+
+
+TENSOR_TAGS = """
+import torch
+import torch.nn as nn
+
+
+class Tagged(nn.Module):
+    def __init__(self, d, grow=False):
+        super().__init__()
+        self.proj = nn.Linear(4, d)
+        self.proj.bias._no_reinit = True
+        self.A_log = nn.Parameter(torch.ones(d, 4))
+        self.A_log._no_weight_decay = True
+        self.register_buffer("mask", torch.ones(d))
+        self.mask._tag = "keep"
+        if grow:  # a Tensor property, not a plain attribute: the store replaces data
+            self.A_log.data = torch.ones(2 * d, 4)
+
+    def forward(self, x):
+        scale = 2.0 if self.A_log._no_weight_decay else 1.0
+        return (self.proj(x) + self.A_log.sum() * scale) * self.mask
+"""
+
+
+@pytest.mark.parametrize("grow", [False, True])
+def test_a_plain_attribute_stored_on_a_parameter_changes_no_count(tmp_path, grow):
+    """`self.A_log._no_weight_decay = True`: a name torch.Tensor does not define
+    goes to the tensor's own __dict__; shape and registration stay (main: params
+    `≥ 72`, "state set where the analysis cannot follow"). `.data`, a Tensor
+    property, is not such a store."""
+    p = tmp_path / "tags.py"
+    p.write_text(textwrap.dedent(TENSOR_TAGS))
+    t = static(p, "Tagged", "--init", "d=8", "--init", f"grow={grow}", "--input", "x=2,4")
+    truth = torch_counts(p, f"Tagged(8, grow={grow})")
+    if grow:
+        assert t["params_value"] in (None, truth[0])
+    else:
+        assert figures(t) == truth
+        assert t["complete"] and t["flops_value"] is not None
