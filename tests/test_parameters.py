@@ -2135,3 +2135,79 @@ def test_a_plain_attribute_stored_on_a_parameter_changes_no_count(tmp_path, grow
     else:
         assert figures(t) == truth
         assert t["complete"] and t["flops_value"] is not None
+
+
+CLOSURE_STORES = """
+import torch
+import torch.nn as nn
+
+
+class InPlace(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(name, value):
+            tensor = torch.full((d,), value)
+            if name in fixed:
+                self.register_buffer(f"_{name}", tensor)
+            else:
+                setattr(self, f"_{name}", nn.Parameter(tensor))
+
+        _register("alpha", 1.0)
+        _register("beta", 2.0)
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+
+
+class HandedOn(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(name):
+            setattr(self, f"_{name}", nn.Parameter(torch.ones(d)))
+
+        for make in [_register]:  # run through another name
+            make("alpha")
+        self._beta = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+
+
+class Recursive(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(n):
+            if n:
+                setattr(self, f"p{n}", nn.Parameter(torch.ones(d)))
+                _register(n - 1)
+
+        _register(3)
+        self._alpha = self._beta = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+"""
+
+
+@pytest.mark.parametrize(
+    "cls, fixed",
+    [("InPlace", "()"), ("InPlace", "('beta',)"), ("HandedOn", "()"), ("Recursive", "()")],
+)
+def test_a_closure_storing_into_self_counts_where_it_is_called(tmp_path, cls, fixed):
+    """`def _register(name, v): setattr(self, f"_{name}", nn.Parameter(...))` in a
+    constructor, called by it alone: each call stores its Parameter, which the run
+    follows; the pass over the body where it is defined (self not known) is no
+    store of its own (main: params `?`, "a change while it was built"). A closure
+    run through another name or by itself keeps that pass's verdict: no figure,
+    never a wrong one."""
+    p = tmp_path / "closures.py"
+    p.write_text(textwrap.dedent(CLOSURE_STORES))
+    t = static(p, cls, "--init", "d=8", "--init", f"fixed={fixed}", "--input", "x=2,8")
+    truth = torch_counts(p, f"{cls}(8, fixed={fixed})")
+    if cls == "InPlace":
+        assert figures(t) == truth
+    else:
+        assert t["params_value"] is None and truth[0] > 8
