@@ -2211,3 +2211,36 @@ def test_a_closure_storing_into_self_counts_where_it_is_called(tmp_path, cls, fi
         assert figures(t) == truth
     else:
         assert t["params_value"] is None and truth[0] > 8
+
+
+GATES = """
+import torch.nn as nn
+
+
+class Gated(nn.Module):
+    def __init__(self, d, bias=True, affine=True, stats=True):
+        super().__init__()
+        self.c = nn.Conv1d(d, d, 1, bias=bias)
+        self.l = nn.Linear(d, d, bias=bias)
+        self.n = nn.BatchNorm1d(d, affine=affine, track_running_stats=stats)
+        self.ln = nn.LayerNorm(d, elementwise_affine=affine, bias=bias)
+
+    def forward(self, x):
+        y = self.n(self.c(x)).transpose(1, 2)
+        return self.ln(self.l(y))
+"""
+
+
+@pytest.mark.parametrize(
+    "bias, affine, stats", [(16, 0, 1), (0, 2, 0), ("'yes'", "''", 1.5), (0.0, 1, "'x'")]
+)
+def test_a_layer_flag_given_as_a_number_or_string_is_its_truth(tmp_path, bias, affine, stats):
+    """torch's layers read `bias`, `affine`, `track_running_stats`,
+    `elementwise_affine` as `if bias:`: `nn.Conv2d(..., bias=16)` registers its
+    bias (main: params `≥`, the bias not known, spandrel's HFB / UFONE)."""
+    p = tmp_path / "gates.py"
+    p.write_text(textwrap.dedent(GATES))
+    init = [f"bias={bias}", f"affine={affine}", f"stats={stats}"]
+    args = [a for kv in init for a in ("--init", kv)]
+    t = static(p, "Gated", "--init", "d=8", *args, "--input", "x=2,8,5")
+    assert figures(t) == torch_counts(p, f"Gated(8, {', '.join(init)})")
