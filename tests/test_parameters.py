@@ -2244,3 +2244,28 @@ def test_a_layer_flag_given_as_a_number_or_string_is_its_truth(tmp_path, bias, a
     args = [a for kv in init for a in ("--init", kv)]
     t = static(p, "Gated", "--init", "d=8", *args, "--input", "x=2,8,5")
     assert figures(t) == torch_counts(p, f"Gated(8, {', '.join(init)})")
+
+
+FROZEN_EMBEDDING = """
+import torch.nn as nn
+
+
+class Lookup(nn.Module):
+    def __init__(self, freeze=True):
+        super().__init__()
+        self.a = nn.Embedding(10, 4, _freeze=freeze)
+        self.b = nn.Embedding(10, 4)
+
+    def forward(self, x):
+        return self.a(x) + self.b(x)
+"""
+
+
+@pytest.mark.parametrize("freeze", ["True", "False", "1"])
+def test_an_embedding_built_frozen_is_not_trainable(tmp_path, freeze):
+    """nn.Embedding(..., _freeze=True) makes its weight with requires_grad=not
+    _freeze (main: trainable 80 complete, torch 40)."""
+    p = tmp_path / "lookup.py"
+    p.write_text(textwrap.dedent(FROZEN_EMBEDDING))
+    t = static(p, "Lookup", "--init", f"freeze={freeze}", "--input", "x=2,3:int")
+    assert figures(t) == torch_counts(p, f"Lookup(freeze={freeze})")

@@ -34,6 +34,7 @@ _CLAUSE_KEYS = (
     "weights",
     "buffers",
     "tuples",
+    "frozen",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -167,6 +168,9 @@ class StubEntry:
     # A module's arguments it keeps as n-tuples (torch's _pair: Conv2d's stride=1 is
     # self.stride == (1, 1)): (n, names); n 0: none.
     tuples: tuple[int, tuple[str, ...]] = (0, ())
+    # The argument whose truth freezes its weights (nn.Embedding's `_freeze`:
+    # requires_grad=not _freeze); None: they require grad.
+    frozen: str | None = None
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -444,6 +448,10 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         return _parse_items(value, params, weights=True)
     if key == "tuples":
         return _parse_tuples(value, params)
+    if key == "frozen":
+        if value not in {p.name for p in params}:
+            raise _Bad(f"frozen= names {value!r}, which is no parameter")
+        return value
     raise AssertionError(key)
 
 

@@ -863,6 +863,10 @@ class _Interpreter:
                     attrs[item.param] = NoneV()
                 elif any(g is None for g in gate):
                     attrs[item.param] = UNKNOWN  # a flag not known (`bias=isinstance(...)`)
+                elif kind is ParameterV and self.entry.frozen is not None:
+                    frozen = _flag(self.bound.values.get(self.entry.frozen, UNKNOWN))
+                    grad = None if frozen is None else not frozen
+                    attrs[item.param] = ParameterV(self._output(item.spec).shape, dtype, grad)
                 else:
                     attrs[item.param] = kind(self._output(item.spec).shape, dtype)
         n, names = self.entry.tuples
