@@ -2269,3 +2269,35 @@ def test_an_embedding_built_frozen_is_not_trainable(tmp_path, freeze):
     p.write_text(textwrap.dedent(FROZEN_EMBEDDING))
     t = static(p, "Lookup", "--init", f"freeze={freeze}", "--input", "x=2,3:int")
     assert figures(t) == torch_counts(p, f"Lookup(freeze={freeze})")
+
+
+WEIGHTED_LOSSES = """
+import torch
+import torch.nn as nn
+
+
+class Losses(nn.Module):
+    def __init__(self, d, weighted=True):
+        super().__init__()
+        w = (lambda: torch.ones(d)) if weighted else (lambda: None)
+        self.bce = nn.BCEWithLogitsLoss(weight=w(), pos_weight=w())
+        self.ce = nn.CrossEntropyLoss(weight=w())
+        self.nll = nn.NLLLoss(w())
+        self.b = nn.BCELoss(weight=torch.ones(2, d))
+
+    def forward(self, x, y):
+        return self.bce(x, y)
+"""
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_a_loss_layers_class_weight_is_its_buffer(tmp_path, weighted):
+    """_WeightedLoss registers `weight` (and BCEWithLogitsLoss `pos_weight`) as a
+    buffer, None registering nothing (main: buffers 0 complete, torch 24). One
+    tensor registered twice is counted twice, as a project's register_buffer is
+    on main: not modelled."""
+    p = tmp_path / "losses.py"
+    p.write_text(textwrap.dedent(WEIGHTED_LOSSES))
+    t = static(p, "Losses", "--init", "d=4", "--init", f"weighted={weighted}",
+               "--input", "x=2,4", "--input", "y=2,4")  # fmt: skip
+    assert figures(t) == torch_counts(p, f"Losses(4, weighted={weighted})")

@@ -35,6 +35,7 @@ _CLAUSE_KEYS = (
     "buffers",
     "tuples",
     "frozen",
+    "kept",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -171,6 +172,9 @@ class StubEntry:
     # The argument whose truth freezes its weights (nn.Embedding's `_freeze`:
     # requires_grad=not _freeze); None: they require grad.
     frozen: str | None = None
+    # The tensor arguments it registers as buffers as given (the loss layers'
+    # `weight`, `pos_weight`: register_buffer(name, t), None registering nothing).
+    kept: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -452,6 +456,12 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         if value not in {p.name for p in params}:
             raise _Bad(f"frozen= names {value!r}, which is no parameter")
         return value
+    if key == "kept":
+        names = tuple(value.split())
+        bad = [n for n in names if n not in {p.name for p in params}]
+        if not names or bad:
+            raise _Bad(f"kept= names {bad[0] if bad else value!r}, which is no parameter")
+        return names
     raise AssertionError(key)
 
 

@@ -869,6 +869,10 @@ class _Interpreter:
                     attrs[item.param] = ParameterV(self._output(item.spec).shape, dtype, grad)
                 else:
                     attrs[item.param] = kind(self._output(item.spec).shape, dtype)
+        for name in self.entry.kept:
+            v = attrs.get(name, UNKNOWN)
+            if not isinstance(v, NoneV):  # a tensor, or what torch takes for one
+                attrs[name] = BufferV(v.shape, v.dtype) if isinstance(v, TensorV) else BufferV(None)
         n, names = self.entry.tuples
         for name in names:
             v = attrs.get(name)
