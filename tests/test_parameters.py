@@ -2095,3 +2095,209 @@ def test_a_constructor_a_class_decorator_replaces_builds_nothing_known(tmp_path)
     t = static(p, "Net", "--init", "d=8", "--input", "x=2,8")
     assert t["params_value"] is None and torch_counts(p, "Net(8)")[0] == 416
     assert not t["complete"]
+
+
+TENSOR_TAGS = """
+import torch
+import torch.nn as nn
+
+
+class Tagged(nn.Module):
+    def __init__(self, d, grow=False):
+        super().__init__()
+        self.proj = nn.Linear(4, d)
+        self.proj.bias._no_reinit = True
+        self.A_log = nn.Parameter(torch.ones(d, 4))
+        self.A_log._no_weight_decay = True
+        self.register_buffer("mask", torch.ones(d))
+        self.mask._tag = "keep"
+        if grow:  # a Tensor property, not a plain attribute: the store replaces data
+            self.A_log.data = torch.ones(2 * d, 4)
+
+    def forward(self, x):
+        scale = 2.0 if self.A_log._no_weight_decay else 1.0
+        return (self.proj(x) + self.A_log.sum() * scale) * self.mask
+"""
+
+
+@pytest.mark.parametrize("grow", [False, True])
+def test_a_plain_attribute_stored_on_a_parameter_changes_no_count(tmp_path, grow):
+    """`self.A_log._no_weight_decay = True`: a name torch.Tensor does not define
+    goes to the tensor's own __dict__; shape and registration stay (main: params
+    `≥ 72`, "state set where the analysis cannot follow"). `.data`, a Tensor
+    property, is not such a store."""
+    p = tmp_path / "tags.py"
+    p.write_text(textwrap.dedent(TENSOR_TAGS))
+    t = static(p, "Tagged", "--init", "d=8", "--init", f"grow={grow}", "--input", "x=2,4")
+    truth = torch_counts(p, f"Tagged(8, grow={grow})")
+    if grow:
+        assert t["params_value"] in (None, truth[0])
+    else:
+        assert figures(t) == truth
+        assert t["complete"] and t["flops_value"] is not None
+
+
+CLOSURE_STORES = """
+import torch
+import torch.nn as nn
+
+
+class InPlace(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(name, value):
+            tensor = torch.full((d,), value)
+            if name in fixed:
+                self.register_buffer(f"_{name}", tensor)
+            else:
+                setattr(self, f"_{name}", nn.Parameter(tensor))
+
+        _register("alpha", 1.0)
+        _register("beta", 2.0)
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+
+
+class HandedOn(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(name):
+            setattr(self, f"_{name}", nn.Parameter(torch.ones(d)))
+
+        for make in [_register]:  # run through another name
+            make("alpha")
+        self._beta = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+
+
+class Recursive(nn.Module):
+    def __init__(self, d, fixed=()):
+        super().__init__()
+
+        def _register(n):
+            if n:
+                setattr(self, f"p{n}", nn.Parameter(torch.ones(d)))
+                _register(n - 1)
+
+        _register(3)
+        self._alpha = self._beta = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        return self._alpha * x + self._beta
+"""
+
+
+@pytest.mark.parametrize(
+    "cls, fixed",
+    [("InPlace", "()"), ("InPlace", "('beta',)"), ("HandedOn", "()"), ("Recursive", "()")],
+)
+def test_a_closure_storing_into_self_counts_where_it_is_called(tmp_path, cls, fixed):
+    """`def _register(name, v): setattr(self, f"_{name}", nn.Parameter(...))` in a
+    constructor, called by it alone: each call stores its Parameter, which the run
+    follows; the pass over the body where it is defined (self not known) is no
+    store of its own (main: params `?`, "a change while it was built"). A closure
+    run through another name or by itself keeps that pass's verdict: no figure,
+    never a wrong one."""
+    p = tmp_path / "closures.py"
+    p.write_text(textwrap.dedent(CLOSURE_STORES))
+    t = static(p, cls, "--init", "d=8", "--init", f"fixed={fixed}", "--input", "x=2,8")
+    truth = torch_counts(p, f"{cls}(8, fixed={fixed})")
+    if cls == "InPlace":
+        assert figures(t) == truth
+    else:
+        assert t["params_value"] is None and truth[0] > 8
+
+
+GATES = """
+import torch.nn as nn
+
+
+class Gated(nn.Module):
+    def __init__(self, d, bias=True, affine=True, stats=True):
+        super().__init__()
+        self.c = nn.Conv1d(d, d, 1, bias=bias)
+        self.l = nn.Linear(d, d, bias=bias)
+        self.n = nn.BatchNorm1d(d, affine=affine, track_running_stats=stats)
+        self.ln = nn.LayerNorm(d, elementwise_affine=affine, bias=bias)
+
+    def forward(self, x):
+        y = self.n(self.c(x)).transpose(1, 2)
+        return self.ln(self.l(y))
+"""
+
+
+@pytest.mark.parametrize(
+    "bias, affine, stats", [(16, 0, 1), (0, 2, 0), ("'yes'", "''", 1.5), (0.0, 1, "'x'")]
+)
+def test_a_layer_flag_given_as_a_number_or_string_is_its_truth(tmp_path, bias, affine, stats):
+    """torch's layers read `bias`, `affine`, `track_running_stats`,
+    `elementwise_affine` as `if bias:`: `nn.Conv2d(..., bias=16)` registers its
+    bias (main: params `≥`, the bias not known, spandrel's HFB / UFONE)."""
+    p = tmp_path / "gates.py"
+    p.write_text(textwrap.dedent(GATES))
+    init = [f"bias={bias}", f"affine={affine}", f"stats={stats}"]
+    args = [a for kv in init for a in ("--init", kv)]
+    t = static(p, "Gated", "--init", "d=8", *args, "--input", "x=2,8,5")
+    assert figures(t) == torch_counts(p, f"Gated(8, {', '.join(init)})")
+
+
+FROZEN_EMBEDDING = """
+import torch.nn as nn
+
+
+class Lookup(nn.Module):
+    def __init__(self, freeze=True):
+        super().__init__()
+        self.a = nn.Embedding(10, 4, _freeze=freeze)
+        self.b = nn.Embedding(10, 4)
+
+    def forward(self, x):
+        return self.a(x) + self.b(x)
+"""
+
+
+@pytest.mark.parametrize("freeze", ["True", "False", "1"])
+def test_an_embedding_built_frozen_is_not_trainable(tmp_path, freeze):
+    """nn.Embedding(..., _freeze=True) makes its weight with requires_grad=not
+    _freeze (main: trainable 80 complete, torch 40)."""
+    p = tmp_path / "lookup.py"
+    p.write_text(textwrap.dedent(FROZEN_EMBEDDING))
+    t = static(p, "Lookup", "--init", f"freeze={freeze}", "--input", "x=2,3:int")
+    assert figures(t) == torch_counts(p, f"Lookup(freeze={freeze})")
+
+
+WEIGHTED_LOSSES = """
+import torch
+import torch.nn as nn
+
+
+class Losses(nn.Module):
+    def __init__(self, d, weighted=True):
+        super().__init__()
+        w = (lambda: torch.ones(d)) if weighted else (lambda: None)
+        self.bce = nn.BCEWithLogitsLoss(weight=w(), pos_weight=w())
+        self.ce = nn.CrossEntropyLoss(weight=w())
+        self.nll = nn.NLLLoss(w())
+        self.b = nn.BCELoss(weight=torch.ones(2, d))
+
+    def forward(self, x, y):
+        return self.bce(x, y)
+"""
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_a_loss_layers_class_weight_is_its_buffer(tmp_path, weighted):
+    """_WeightedLoss registers `weight` (and BCEWithLogitsLoss `pos_weight`) as a
+    buffer, None registering nothing (main: buffers 0 complete, torch 24). One
+    tensor registered twice is counted twice, as a project's register_buffer is
+    on main: not modelled."""
+    p = tmp_path / "losses.py"
+    p.write_text(textwrap.dedent(WEIGHTED_LOSSES))
+    t = static(p, "Losses", "--init", "d=4", "--init", f"weighted={weighted}",
+               "--input", "x=2,4", "--input", "y=2,4")  # fmt: skip
+    assert figures(t) == torch_counts(p, f"Losses(4, weighted={weighted})")

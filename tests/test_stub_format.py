@@ -107,6 +107,8 @@ F.gelu|Tensor.gelu(input,
         ("@ = rule=same(x)", "macro line"),
         ("torch.f(x) weights='a b'", "name: spec"),
         ("torch.f(x) weights='w[nope]: a'", "gate"),
+        ("torch.f(x)  module  frozen=nope", "no parameter"),
+        ("torch.f(x)  module  kept='x nope'", "no parameter"),
         ("torch.1f(x)  rule=same(x)", "not a qualified name"),
     ],
 )

@@ -314,6 +314,11 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     ],
     "torch.full": [(((2, 3), 1.5), {}), (((2, 3), 7), {}), (([4], True), {})],
     "torch.nn.init.constant_": [((torch.empty(3, 4), 0.5), {})],
+    "torch.normal": [
+        ((0.0, 1.0, (2, 3)), {}),
+        ((1, 2), {"size": [4]}),
+        ((0.0, 1.0, (3,)), {"dtype": torch.float64}),
+    ],
     "torch.randint": [((5, (2, 3)), {}), ((1, 5, (2,)), {})],
     "torch.arange": [((5,), {}), ((2, 9, 3), {}), ((0.0, 1.0, 0.25), {}), ((1, 4), {})],
     "torch.linspace": [((0.0, 1.0, 5), {})],

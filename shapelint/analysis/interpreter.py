@@ -69,6 +69,7 @@ from shapelint.analysis import (
     statements,
     stdlib_logging,
     stdlib_re,
+    torch_absence,
     unify,
     unnamed,
 )
@@ -1408,7 +1409,10 @@ class ModuleAnalyzer:
                 else:
                     modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
-                if not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
+                into = modules.held_at(owner, target)  # type: ignore[arg-type]
+                if torch_absence.plain_tensor_store(self, into, target.attr):
+                    pass  # `self.A.no_decay = True`: kept in the tensor's __dict__
+                elif not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
                         held, target.attr, absence.through_parameter(self.specialize, target, frame)

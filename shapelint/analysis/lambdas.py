@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from shapelint.analysis import defaults, in_place, may_raise
+from shapelint.analysis import aliasing, closure_calls, defaults, in_place, may_raise
 from shapelint.analysis.loops import UNROLL, of_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
@@ -114,6 +114,9 @@ def invoke(
     node = closure.node
     active = an.active_closures
     if closure in active or len(active) >= _MAX_NESTING or isinstance(node, ast.AsyncFunctionDef):
+        outer = getattr(getattr(closure.frame, "func", None), "node", None)
+        if closure_calls.only_called_in_place(node, outer):
+            aliasing.lost()  # its pass where it was defined left its stores to this call
         return UNKNOWN  # recursion, or a coroutine: not followed
     if nodes_of(node, (ast.Yield, ast.YieldFrom)):  # (kept: a closure runs per item)
         return UNKNOWN  # a generator runs when it is consumed, not here

@@ -1578,6 +1578,18 @@ def _path_values(owner: SelfRecorder, target: ast.Attribute) -> list[Value]:
     return out
 
 
+def held_at(owner: SelfRecorder, target: ast.Attribute) -> Value:
+    """The object `self.a.b.c = v` stores into (self.a.b) as the module being built
+    holds it, read without running anything; UNKNOWN where the path is not followed."""
+    got = _path_values(owner, target)
+    depth = 0
+    node: ast.expr = target.value
+    while isinstance(node, ast.Attribute):
+        depth += 1
+        node = node.value
+    return got[-1] if got and len(got) == depth else UNKNOWN
+
+
 def _swap_held(attrs: dict, old: Value, new: Value) -> None:
     """old replaced by new (by identity) wherever attrs holds it, in the modules,
     dicts and module lists they hold too."""

@@ -309,6 +309,7 @@ def _layer_arguments(v: Value) -> frozenset[str]:
         return frozenset()
     entries = [e for e in stub_ops.registry().entries.get(v.kind, ()) if e.module]
     held = {item.param for e in entries for item in (*e.weights, *e.buffers)}
+    held |= {name for e in entries for name in e.kept}
     return frozenset(p.name for e in entries for p in e.params) - held
 
 

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     absence,
+    aliasing,
     branches,
+    closure_calls,
     decorators,
     defaults,
     expressions,
@@ -429,7 +431,12 @@ def exec_function_def(
         # environment as it stands at the definition.
         inner = FuncDef(stmt, f"{frame.name}.<locals>.{stmt.name}")
         frame.env[stmt.name] = UNKNOWN
-        an.analyze_nested(inner, frame)
+        outer = frame.func.node if frame.func is not None else None
+        if closure_calls.only_called_in_place(stmt, outer):
+            with aliasing.keeping():  # each call places its own stores
+                an.analyze_nested(inner, frame)
+        else:
+            an.analyze_nested(inner, frame)
         if lambdas.transparent_decorators(an, stmt, frame):  # a call runs it
             closure = lambdas.closure_of(an, stmt, frame)
             closure.wrapped = decorators.wrapped_by(an, stmt, frame)

@@ -38,7 +38,7 @@ from shapelint.analysis.attributes import derives_from_module, mro
 from shapelint.analysis.module_lists import ModuleListV, item_names
 from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder, stub_layer
 from shapelint.analysis.torch_attributes import CONTAINERS, LAYERS, MODULE, TENSOR
-from shapelint.ops.values import UNKNOWN, ObjectV, TensorV, Value
+from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -75,6 +75,23 @@ def lacks_while_built(an: Analyzer, obj: SelfRecorder, name: str) -> bool:
     if cd is None or not derives_from_module(an, obj.cls):
         return False
     return absence.built_instance_lacks(an, cd, name, plain_bases=_MODULE_BASES)
+
+
+def plain_tensor_store(an: Analyzer, held: Value, name: str) -> bool:
+    """`self.A_log._no_weight_decay = True`: a store of a name torch's tensor class
+    does not define (no property or method of `torch.Tensor`, TENSOR) on a
+    Parameter, a buffer or a plain tensor goes to the tensor's own `__dict__`, as
+    on any Python object: its shape, dtype, storage, requires_grad and whoever
+    registers it stay, so nothing counted changes. Whether it applies; where it
+    does, the name may be read from a tensor from now on (absence.stored_elsewhere)."""
+    if not name.isidentifier() or name.startswith("__") or name in TENSOR:
+        return False
+    plain = isinstance(held, (ParameterV, BufferV)) or (
+        isinstance(held, TensorV) and _plain_tensor(an, held)
+    )
+    if plain:
+        absence.stored_elsewhere(name)
+    return plain
 
 
 def _plain_tensor(an: Analyzer, t: TensorV) -> bool:

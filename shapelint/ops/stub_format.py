@@ -34,6 +34,8 @@ _CLAUSE_KEYS = (
     "weights",
     "buffers",
     "tuples",
+    "frozen",
+    "kept",
 )
 _FLAGS = ("module", "property")
 _FORMULA_NODES = (
@@ -167,6 +169,12 @@ class StubEntry:
     # A module's arguments it keeps as n-tuples (torch's _pair: Conv2d's stride=1 is
     # self.stride == (1, 1)): (n, names); n 0: none.
     tuples: tuple[int, tuple[str, ...]] = (0, ())
+    # The argument whose truth freezes its weights (nn.Embedding's `_freeze`:
+    # requires_grad=not _freeze); None: they require grad.
+    frozen: str | None = None
+    # The tensor arguments it registers as buffers as given (the loss layers'
+    # `weight`, `pos_weight`: register_buffer(name, t), None registering nothing).
+    kept: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param | None:
@@ -444,6 +452,16 @@ def _parse_clause(key: str, value: str, params: tuple[Param, ...], known_rules) 
         return _parse_items(value, params, weights=True)
     if key == "tuples":
         return _parse_tuples(value, params)
+    if key == "frozen":
+        if value not in {p.name for p in params}:
+            raise _Bad(f"frozen= names {value!r}, which is no parameter")
+        return value
+    if key == "kept":
+        names = tuple(value.split())
+        bad = [n for n in names if n not in {p.name for p in params}]
+        if not names or bad:
+            raise _Bad(f"kept= names {bad[0] if bad else value!r}, which is no parameter")
+        return names
     raise AssertionError(key)
 
 

@@ -357,6 +357,19 @@ class _Bound:
     kwargs: dict[str, Value]
 
 
+def _flag(v: Value) -> bool | None:
+    """A layer's gate argument as torch's constructors read it, `if bias:`: Python's
+    truth of a None, bool, number or string of known value (`bias=16` registers
+    the bias); None where it is not known."""
+    if isinstance(v, NoneV):
+        return False
+    if isinstance(v, (BoolV, FloatV, StrV)):
+        return None if v.value is None else bool(v.value)
+    if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
+        return bool(v.value.value)
+    return None
+
+
 # Checked in order: the first class the value is an instance of names it.
 _TYPE_NAMES: tuple[tuple[type, str], ...] = (
     (TensorV, "Tensor"),
@@ -845,16 +858,21 @@ class _Interpreter:
         dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
         for items, kind in ((self.entry.weights, ParameterV), (self.entry.buffers, BufferV)):
             for item in items:
-                gate = [self.bound.values.get(g, UNKNOWN) for g in item.gates]
-                if any(
-                    isinstance(g, NoneV) or (isinstance(g, BoolV) and g.value is False)
-                    for g in gate
-                ):
+                gate = [_flag(self.bound.values.get(g, UNKNOWN)) for g in item.gates]
+                if any(g is False for g in gate):
                     attrs[item.param] = NoneV()
-                elif any(not isinstance(g, BoolV) or g.value is None for g in gate):
+                elif any(g is None for g in gate):
                     attrs[item.param] = UNKNOWN  # a flag not known (`bias=isinstance(...)`)
+                elif kind is ParameterV and self.entry.frozen is not None:
+                    frozen = _flag(self.bound.values.get(self.entry.frozen, UNKNOWN))
+                    grad = None if frozen is None else not frozen
+                    attrs[item.param] = ParameterV(self._output(item.spec).shape, dtype, grad)
                 else:
                     attrs[item.param] = kind(self._output(item.spec).shape, dtype)
+        for name in self.entry.kept:
+            v = attrs.get(name, UNKNOWN)
+            if not isinstance(v, NoneV):  # a tensor, or what torch takes for one
+                attrs[name] = BufferV(v.shape, v.dtype) if isinstance(v, TensorV) else BufferV(None)
         n, names = self.entry.tuples
         for name in names:
             v = attrs.get(name)
