@@ -33,7 +33,7 @@ import ast
 from dataclasses import dataclass
 
 from shapelint.analysis.generators import is_generator
-from shapelint.analysis.repetition import scaled
+from shapelint.analysis.repetition import costless, scaled
 from shapelint.ops.values import UNKNOWN, TupleV, Value, replaced
 
 # Builtins whose result is an iterator of their argument, used up as it is walked.
@@ -101,7 +101,7 @@ def held(an, node: ast.expr, value, frame, made: dict | None = None):
     docstring). made: the records making its items made, kept apart; they go into
     frame's, counted once where every item is surely asked for, not known elsewhere."""
     how = _use(an, node, frame)
-    costly = bool(made) and not _costless(made)
+    costly = bool(made) and not costless(made)
     if how == PASS:
         kept = UNKNOWN if costly else OneShotV(value)
     elif how == WHOLE or (how == PART and not costly):
@@ -116,19 +116,6 @@ def held(an, node: ast.expr, value, frame, made: dict | None = None):
             for key, rec in made.items():
                 frame.records[key] = replaced(rec, cost=scaled(rec.cost, None, why))
     return kept
-
-
-def _costless(records: dict) -> bool:
-    """Whether every record costs nothing, forward and backward, and saves nothing."""
-    zero = ("0", None)
-    return all(
-        r.cost.complete
-        and r.cost.flops is not None
-        and str(r.cost.flops) == "0"
-        and str(r.cost.backward) in zero
-        and str(r.cost.saved) in zero
-        for r in records.values()
-    )
 
 
 def _use(an, node: ast.expr, frame) -> str | None:
