@@ -133,6 +133,37 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a generator function's call walked once through the name it is bound to, or
+    # handed to a function or a method that walks it once; a generator expression
+    # handed to a method that walks it once
+    "generator_walked_once_where_it_is_handed": (
+        """
+        def blocks(ls):
+            for l in ls:
+                yield l
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def run(self, g, x):
+                for l in g:
+                    x = l(x)
+                return x
+
+            def forward(self, x):
+                g = blocks(self.ls)
+                for l in g:
+                    x = l(x)
+                x = self.run(blocks(self.ls), x)
+                return self.run((l for l in self.ls), x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a one-shot iterator bound to a name walked once: its items, as a list
     "generator_expression_walked_once": (
         """
@@ -923,11 +954,14 @@ _TWICE = {
     "in_a_loop": "g = {it}\nfor _ in range(2):\n    for l in g:\n        x = l(x)",
     "on_self": "self.g = {it}\nfor l in self.g:\n    x = l(x)\nfor l in self.g:\n    x = l(x)",
     "handed_on": "g = {it}\nx = run(g, x)\nx = run(g, x)",
+    "handed_on_to_a_method": "g = {it}\nx = self.run(g, x)\nx = self.run(g, x)",
 }
 _ITERATORS = ["(l for l in self.ls)", "map(lambda l: l, self.ls)", "reversed(self.ls)",
               "enumerate(self.ls)", "filter(None, self.ls)",
               # returned by a method, a function, and through both (a OneShotV)
-              "self.layers()", "layers_of(self.ls)", "self.again()"]  # fmt: skip
+              "self.layers()", "layers_of(self.ls)", "self.again()",
+              # a generator function's call
+              "self.blocks()"]  # fmt: skip
 
 
 @pytest.mark.parametrize("it", _ITERATORS)
@@ -963,6 +997,13 @@ def test_a_one_shot_iterator_walked_again_is_not_walked_again(tmp_path, use, it)
 
             def again(self):
                 return layers_of(self.ls)
+
+            def blocks(self):
+                for l in self.ls:
+                    yield l
+
+            def run(self, g, x):
+                return run(g, x)
 
             def forward(self, x):
         """

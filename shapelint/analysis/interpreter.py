@@ -1559,6 +1559,8 @@ class ModuleAnalyzer:
             with collected(frame) as made:  # its items' costs: counted as it is walked
                 value = handler(self, node, frame, depth + 1)
             value = one_shot.held(self, node, value, frame, made)
+        elif (walked := one_shot.generator_bound(self, node, frame, depth + 1)) is not None:
+            value = walked  # `g = self.blocks()` walked once through g: what it yields
         else:
             value = handler(self, node, frame, depth + 1)
             if type(value) is one_shot.OneShotV:  # an iterator a call handed back

@@ -32,7 +32,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from shapelint.analysis.generators import is_generator
+from shapelint.analysis import generators, loops
+from shapelint.analysis.generators import is_generator, method_of
 from shapelint.analysis.repetition import costless, scaled
 from shapelint.ops.values import UNKNOWN, TupleV, Value, replaced
 
@@ -75,6 +76,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _CACHE = "_shapelint_one_shot_reads"
 _PARENTS = "_shapelint_parents"
+_HANDED = "_shapelint_handed_calls"
 
 
 def makes_iterator(an, node: ast.expr, frame) -> bool:
@@ -123,10 +125,7 @@ def _use(an, node: ast.expr, frame) -> str | None:
     (returned or yielded) or None (not known to be walked once)."""
     # the running function's nodes (a whole file's map cost 0.5 s on a large one);
     # the file's where the node is not the function's (module level, a lambda)
-    scope = getattr(getattr(frame, "func", None), "node", None)
-    parents = _parents(scope) if isinstance(scope, ast.AST) else {}
-    if id(node) not in parents:
-        parents = _parents(an.tree)
+    parents = _parents_at(an, node, frame)
     parent = parents.get(id(node))
     if parent is None:
         return WHOLE  # a node the analysis made, not one of the file
@@ -152,6 +151,52 @@ def _use(an, node: ast.expr, frame) -> str | None:
     return _consumes(an, node, parents, frame)
 
 
+def generator_bound(an, node: ast.expr, frame, d: int) -> Value | None:
+    """`g = self.blocks(x)`, `run(self.blocks(x))`, `*self.blocks(x)`: a call of a
+    generator function of the project that is walked once, where it is made or
+    through the one name it is bound to (as a generator expression would be): the
+    items its body yields (generators.yielded, which follows only a body that costs
+    nothing, so that how far it is walked changes no figure); None where that is not
+    so (the call is then evaluated as any other)."""
+    if not isinstance(node, ast.Call):
+        return None
+    scope = getattr(getattr(frame, "func", None), "node", None)
+    if not isinstance(scope, ast.AST) or id(node) not in _handed_calls(scope):
+        return None
+    if not generators.generator_call(an, node, frame, d) or _use(an, node, frame) is None:
+        return None
+    items = generators.yielded(an, node, frame, d, loops.iterate)
+    return None if items is None else TupleV(items, "list")
+
+
+def _handed_calls(scope: ast.AST) -> frozenset[int]:
+    """The calls scope binds to one name (`g = f(x)`) or hands to another call
+    (`run(f(x))`, `*f(x)`), kept on it: the places a generator may be walked once
+    that a `for` over the call (loops.py) does not see."""
+    known = scope.__dict__.get(_HANDED)
+    if known is None:
+        ids: set[int] = set()
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                if isinstance(n.targets[0], ast.Name):
+                    ids.add(id(n.value))
+            elif isinstance(n, ast.Call):
+                ids.update(id(a) for a in n.args)
+                ids.update(id(k.value) for k in n.keywords)
+            elif isinstance(n, ast.Starred):
+                ids.add(id(n.value))
+        known = frozenset(ids)
+        scope.__dict__[_HANDED] = known
+    return known
+
+
+def _parents_at(an, node: ast.AST, frame) -> dict[int, ast.AST]:
+    """The parent map that holds node: the running function's, else the file's."""
+    scope = getattr(getattr(frame, "func", None), "node", None)
+    parents = _parents(scope) if isinstance(scope, ast.AST) else {}
+    return parents if id(node) in parents else _parents(an.tree)
+
+
 def bound(an, target: ast.expr, value: Value, frame) -> Value:
     """value as target takes it, where value is or holds a OneShotV: a name a
     `for` target binds it to, read once in the loop by a consumer, its items; a
@@ -160,10 +205,7 @@ def bound(an, target: ast.expr, value: Value, frame) -> Value:
     if isinstance(target, (ast.Tuple, ast.List)):
         return value
     if isinstance(target, ast.Name) and isinstance(value, OneShotV):
-        scope = getattr(getattr(frame, "func", None), "node", None)
-        parents = _parents(scope) if isinstance(scope, ast.AST) else {}
-        if id(target) not in parents:
-            parents = _parents(an.tree)
+        parents = _parents_at(an, target, frame)
         loop = parents.get(id(target))
         while isinstance(loop, (ast.Tuple, ast.List)):
             loop = parents.get(id(loop))
@@ -312,18 +354,30 @@ def _may_stop(loop: ast.For | ast.AsyncFor) -> bool:
 
 def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> str | None:
     """`last_flag(zip(a, b))` with `def last_flag(it): items = list(it); ...`: a
-    function of the project (called by its name) whose parameter the argument binds
-    is read once, by a builtin that walks it, outside any loop (d3rlpy's encoders)."""
-    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+    function of the project (called by its name, or a plain method through an
+    instance: `self.run(g, x)`) whose parameter the argument binds is read once, by
+    a builtin or a `for` that walks it, outside any loop (d3rlpy's encoders)."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
         return None
-    sym = an.functions.get(call.func.id) if call.func.id not in frame.env else None
-    if sym is None:
-        qual = an.qualname_of(call.func, frame)
-        sym = an.project_symbol(call.func, qual, frame)
-    node = getattr(sym, "node", None)
-    if getattr(sym, "cls", None) is not None or not isinstance(node, ast.FunctionDef):
+    bound = 0  # parameters the call binds before its arguments (a method's self)
+    if isinstance(call.func, ast.Attribute):
+        found = method_of(an, call.func, frame, 0)  # `self.run(g, x)`
+        if found is None:
+            return None
+        node, bound = found[0].node, 1
+    elif isinstance(call.func, ast.Name):
+        sym = an.functions.get(call.func.id) if call.func.id not in frame.env else None
+        if sym is None:
+            qual = an.qualname_of(call.func, frame)
+            sym = an.project_symbol(call.func, qual, frame)
+        node = getattr(sym, "node", None)
+        if getattr(sym, "cls", None) is not None:
+            return None
+    else:
         return None
-    params = [*node.args.posonlyargs, *node.args.args]
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    params = [*node.args.posonlyargs, *node.args.args][bound:]
     if arg in call.args:
         at = call.args.index(arg)
         name = params[at].arg if at < len(params) else None
@@ -335,9 +389,9 @@ def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> st
 
 
 def _parameter_read_once(func: ast.FunctionDef, name: str) -> str | None:
-    """How func walks its parameter name where it reads it once, by a builtin that
-    walks it (one no name of func's own binds), outside any loop and nested function,
-    and never rebinds it: WHOLE or PART; else None."""
+    """How func walks its parameter name where it reads it once, by a `for` or a
+    builtin that walks it (one no name of func's own binds), outside any loop and
+    nested function, and never rebinds it: WHOLE or PART; else None."""
     cache = func.__dict__.setdefault(_CACHE, {})
     key = (name, "parameter")
     if key in cache:
@@ -355,7 +409,9 @@ def _parameter_read_once(func: ast.FunctionDef, name: str) -> str | None:
     if len(reads) == 1 and not stored:
         read, loops, nested = reads[0]
         parent = parents.get(id(read))
-        if (
+        if not loops and not nested and isinstance(parent, ast.For) and parent.iter is read:
+            ok = PART if _may_stop(parent) else WHOLE
+        elif (
             not loops
             and not nested
             and isinstance(parent, ast.Call)
