@@ -140,14 +140,17 @@ def _use(an, node: ast.expr, frame) -> str | None:
             return None  # held by an object, read from it who knows how often
         scope = _function_of(node, parents)
         return _walked_once(an, scope, parent, target.id, frame) if scope else None
+    # Handed on only in a target run, where a call's value is its own run's: a
+    # summary's would be put in each caller's sizes, which reads no OneShotV.
     if isinstance(parent, ast.Return):
         func = _function_of(node, parents)
         # (a generator's `return v` is no value its caller gets)
-        return PASS if func is not None and not is_generator(func) else None
+        ok = an.specialize and func is not None and not is_generator(func)
+        return PASS if ok else None
     while isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Load):
         parent = parents.get(id(parent))  # `yield layer, (d for d in ds)`
     if isinstance(parent, ast.Yield) and isinstance(parents.get(id(parent)), ast.Expr):
-        return PASS
+        return PASS if an.specialize else None
     return _consumes(an, node, parents, frame)
 
 
