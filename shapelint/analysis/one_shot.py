@@ -364,7 +364,7 @@ def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> st
         return None
     bound = 0  # parameters the call binds before its arguments (a method's self)
     if isinstance(call.func, ast.Attribute):
-        found = method_of(an, call.func, frame, 0)  # `self.run(g, x)`
+        found = method_of(an, call.func, frame, 0, quiet=True)  # `self.run(g, x)`
         if found is None:
             return None
         node, bound = found[0].node, 1
