@@ -28,6 +28,7 @@ CASES = [
     ("NoGrad", (2, 4, 8)),
     ("Detach", (2, 4, 8)),
     ("Repeat", (2, 4, 8)),
+    ("ManyReturned", (2, 4, 8)),
     ("Sdpa3d", (2, 4, 8)),
     ("SdpaHeads", (2, 4, 8)),
     ("SdpaMask2d", (2, 4, 8)),

@@ -56,6 +56,114 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a generator expression returned, decided where the caller gets it: unpacked
+    # (einops_exts' `q, k, v = rearrange_many(...)`, through a closure), walked once by
+    # a `for`, listed by a function it is handed to, returned again
+    "generator_expression_returned_and_walked_once": (
+        """
+        from einops import rearrange
+
+
+        def _many(fn):
+            def inner(tensors, pattern, **kwargs):
+                return (fn(t, pattern, **kwargs) for t in tensors)
+
+            return inner
+
+
+        rearrange_many = _many(rearrange)
+
+
+        def listed(g):
+            return list(g)
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.qkv = nn.Linear(dim, 3 * dim)
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def layers(self):
+                return (l for l in self.ls)
+
+            def again(self):
+                return self.layers()
+
+            def forward(self, x):
+                q, k, v = rearrange_many(self.qkv(x).chunk(3, dim=-1), "b (h d) -> b h d", h=2)
+                x = x + rearrange(q * k + v, "b h d -> b (h d)")
+                for l in self.layers():
+                    x = l(x)
+                for l in listed(self.again()):
+                    x = l(x)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a generator expression a generator yields (opacus's `iterate_layers`), walked
+    # once by the loop its `for` target binds it in
+    "generator_expression_yielded_and_walked_once": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim, num_layers=2, num_directions=2):
+                super().__init__()
+                self.num_layers = num_layers
+                self.num_directions = num_directions
+                self.cells = nn.ModuleList(
+                    [nn.Linear(dim, dim) for _ in range(num_layers * num_directions)]
+                )
+
+            def iterate_layers(self, *args):
+                for layer in range(self.num_layers):
+                    yield layer, (
+                        (d, tuple(a[self.num_directions * layer + d] for a in args))
+                        for d in range(self.num_directions)
+                    )
+
+            def forward(self, x):
+                for layer, directions in self.iterate_layers(self.cells):
+                    for direction, (cell,) in directions:
+                        x = cell(x) * (layer + 1)
+                return x
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # a generator function's call walked once through the name it is bound to, or
+    # handed to a function or a method that walks it once; a generator expression
+    # handed to a method that walks it once
+    "generator_walked_once_where_it_is_handed": (
+        """
+        def blocks(ls):
+            for l in ls:
+                yield l
+
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def run(self, g, x):
+                for l in g:
+                    x = l(x)
+                return x
+
+            def forward(self, x):
+                g = blocks(self.ls)
+                for l in g:
+                    x = l(x)
+                x = self.run(blocks(self.ls), x)
+                return self.run((l for l in self.ls), x)
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # a one-shot iterator bound to a name walked once: its items, as a list
     "generator_expression_walked_once": (
         """
@@ -846,9 +954,14 @@ _TWICE = {
     "in_a_loop": "g = {it}\nfor _ in range(2):\n    for l in g:\n        x = l(x)",
     "on_self": "self.g = {it}\nfor l in self.g:\n    x = l(x)\nfor l in self.g:\n    x = l(x)",
     "handed_on": "g = {it}\nx = run(g, x)\nx = run(g, x)",
+    "handed_on_to_a_method": "g = {it}\nx = self.run(g, x)\nx = self.run(g, x)",
 }
 _ITERATORS = ["(l for l in self.ls)", "map(lambda l: l, self.ls)", "reversed(self.ls)",
-              "enumerate(self.ls)", "filter(None, self.ls)"]  # fmt: skip
+              "enumerate(self.ls)", "filter(None, self.ls)",
+              # returned by a method, a function, and through both (a OneShotV)
+              "self.layers()", "layers_of(self.ls)", "self.again()",
+              # a generator function's call
+              "self.blocks()"]  # fmt: skip
 
 
 @pytest.mark.parametrize("it", _ITERATORS)
@@ -856,7 +969,8 @@ _ITERATORS = ["(l for l in self.ls)", "map(lambda l: l, self.ls)", "reversed(sel
 def test_a_one_shot_iterator_walked_again_is_not_walked_again(tmp_path, use, it):
     """A generator expression, map, filter, enumerate or reversed is used up by its
     first walk: a second one yields what is left (main: every walk ran the three
-    layers, 1536 FLOPs complete where torch ran 768, or 0 after `list(g)`)."""
+    layers, 1536 FLOPs complete where torch ran 768, or 0 after `list(g)`); so is
+    one a function returns, decided where its caller puts it."""
     body = _TWICE[use].format(it=it)
     if it.startswith("enumerate"):
         body = body.replace("for l in", "for _, l in")
@@ -869,10 +983,27 @@ def test_a_one_shot_iterator_walked_again_is_not_walked_again(tmp_path, use, it)
             return x
 
 
+        def layers_of(ls):
+            return (l for l in ls)
+
+
         class Net(nn.Module):
             def __init__(self, dim):
                 super().__init__()
                 self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def layers(self):
+                return (l for l in self.ls)
+
+            def again(self):
+                return layers_of(self.ls)
+
+            def blocks(self):
+                for l in self.ls:
+                    yield l
+
+            def run(self, g, x):
+                return run(g, x)
 
             def forward(self, x):
         """
@@ -887,3 +1018,47 @@ def test_a_one_shot_iterator_walked_again_is_not_walked_again(tmp_path, use, it)
     with FlopCounterMode(display=False) as fc:
         ns["Net"](dim=8)(torch.randn(2, 8))
     assert not t["complete"] or t["flops_value"] == fc.get_total_flops()
+
+
+_PART_WAY = {
+    "next": "y = next(l(x) for l in self.ls)",
+    "next_named": "g = (l(x) for l in self.ls)\ny = next(g)",
+    "break": "for y in (l(x) for l in self.ls):\n    break",
+    "zip_shorter": "y = sum(a * b for a, b in zip((l(x) for l in self.ls), [1.0]))",
+    "returned_next": "y = next(self.outs(x))",
+    "generator_in_generator": "y = next(l for l in (l(x) for l in self.ls))",
+    "whole": "y = sum(l(x) for l in self.ls)",
+}
+
+
+@pytest.mark.parametrize("use", sorted(_PART_WAY))
+def test_an_iterator_whose_items_cost_counts_only_the_items_asked_for(tmp_path, use):
+    """Python makes a generator's items as they are asked for: `next` makes one,
+    a `for` that breaks at once one, zip with a shorter list two (main: all three
+    counted, 768 FLOPs complete where torch ran 256). Walked to its end, exact."""
+    code = (
+        textwrap.dedent(
+            """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.ls = nn.ModuleList([nn.Linear(dim, dim) for _ in range(3)])
+
+            def outs(self, x):
+                return (l(x) for l in self.ls)
+
+            def forward(self, x):
+        """
+        )
+        + textwrap.indent(_PART_WAY[use], " " * 8)
+        + "\n        return y\n"
+    )
+    path = write(tmp_path, "part_way.py", HEADER + code)
+    t = static(path, "Net", "--init", "dim=8", "--input", "x=2,8")
+    ns: dict = {}
+    exec(compile(HEADER + code, str(path), "exec"), ns)
+    with FlopCounterMode(display=False) as fc:
+        ns["Net"](dim=8)(torch.randn(2, 8))
+    assert not t["complete"] or t["flops_value"] == fc.get_total_flops()
+    if use == "whole":
+        assert t["complete"] and t["flops_value"] == fc.get_total_flops()

@@ -26,6 +26,7 @@ IMAGE = (2, 4, 5, 5)
 EXACT = [
     ("Lin", SEQ, True),
     ("EinsumDiagonal", SEQ, True),
+    ("ManyReturned", SEQ, True),
     ("DataRead", SEQ, True),
     # `p.data = t` in a forward: p on t's storage, which the run made
     ("MaskedWeight", IMAGE, True),

@@ -37,6 +37,7 @@ from shapelint.analysis import (
     namedtuples,
     namespace,
     ndarrays,
+    one_shot,
     own_methods,
     parameters,
     project,
@@ -273,7 +274,8 @@ def _generator_listed(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Val
     ):
         return None
     items = generators.yielded(an, node.args[0], frame, d, loops.iterate)
-    return None if items is None else TupleV(items, func.id)
+    # (an iterator it yields, kept in the list, may be walked by any of its readers)
+    return None if items is None else one_shot.stripped(TupleV(items, func.id))
 
 
 def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value | None:

@@ -89,6 +89,15 @@ def consumed_whole(fn, call: ast.Call) -> bool:
     return id(call) in known
 
 
+def generator_call(an, node: ast.expr, frame, d: int) -> bool:
+    """Whether node calls a generator function of the project that yielded follows,
+    asked without evaluating anything (method_of's quiet)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        found = method_of(an, node.func, frame, d, quiet=True)
+        return found is not None and is_generator(found[0].node)
+    return _generator(an, node, frame, d) is not None
+
+
 def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value, ...] | None:
     """The items a call of a generator function of the project yields, in order, or
     None where that is not known here. iterate: the turns of an iterable
@@ -145,13 +154,26 @@ def _generator(an, node: ast.expr, frame, d: int) -> tuple[FuncDef, list[Value]]
 
 
 def _generator_method(an, func: ast.Attribute, frame, d: int):
-    """`self.sub_kernels()`: a plain method (no decorator) of a project class, read
+    """`self.sub_kernels()` of a generator method (method_of)."""
+    found = method_of(an, func, frame, d)
+    return found if found is not None and is_generator(found[0].node) else None
+
+
+def method_of(
+    an, func: ast.Attribute, frame, d: int, quiet: bool = False
+) -> tuple[FuncDef, list[Value]] | None:
+    """`self.sub_kernels`: a plain method (no decorator) of a project class, read
     through an instance the run built or is building, whose class has no hook of its
     own on attribute reads and which holds no attribute of that name: Python binds
-    the instance to the method's first parameter."""
+    the instance to the method's first parameter. The method and [the instance].
+    quiet: the receiver read off the frame, not evaluated (a question asked of a
+    call the run may not make: an evaluation is a step of the run)."""
     if not (isinstance(func.value, ast.Name) and an.specialize):
         return None
-    recv = an.eval(func.value, frame, d)  # a name: reading it runs nothing
+    if quiet:  # the name's value, read with no step of the run's (no eval)
+        recv = frame.env.get(func.value.id)
+    else:
+        recv = an.eval(func.value, frame, d)  # a name: reading it runs nothing
     if isinstance(recv, SelfRecorder):
         key, held = recv.cls, recv.attrs.keys()
     elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
@@ -166,7 +188,7 @@ def _generator_method(an, func: ast.Attribute, frame, d: int):
     fd = find_method(an, cd, func.attr)
     if fd is None or fd.node.decorator_list or isinstance(fd.node, ast.AsyncFunctionDef):
         return None
-    return (fd, [recv]) if is_generator(fd.node) else None
+    return fd, [recv]
 
 
 def _bind(an, node: ast.FunctionDef, args: list[Value], kwargs: dict, frame, d: int) -> bool:

@@ -84,6 +84,7 @@ from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.nodes import attribute_copies, nodes_in_class, stored_names, walk
 from shapelint.analysis.own_pass import OwnPass
+from shapelint.analysis.repetition import collected
 from shapelint.analysis.source import SourceFile
 from shapelint.notation.quoting import ends
 from shapelint.notation.symbolic import (
@@ -1216,6 +1217,8 @@ class ModuleAnalyzer:
     def _assign(
         self, target: ast.expr, value: Value, frame: _Frame, value_node: ast.expr | None
     ) -> None:
+        if one_shot.holds(value):
+            value = one_shot.bound(self, target, value, frame)
         if isinstance(target, ast.Name):
             src = unify.dim_source(value_node) if value_node is not None else None
             if src is not None and (value is UNKNOWN or value == IntV(None)):
@@ -1569,11 +1572,19 @@ class ModuleAnalyzer:
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
         handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
-        value = handler(self, node, frame, depth + 1)
         if isinstance(node, (ast.GeneratorExp, ast.Call)) and one_shot.makes_iterator(
             self, node, frame
         ):
-            value = one_shot.held(self, node, value, frame)
+            with collected(frame) as made:  # its items' costs: counted as it is walked
+                value = handler(self, node, frame, depth + 1)
+            value = one_shot.held(self, node, value, frame, made)
+        elif (walked := one_shot.generator_bound(self, node, frame, depth + 1)) is not None:
+            value = walked  # `g = self.blocks()` walked once through g: what it yields
+        else:
+            value = handler(self, node, frame, depth + 1)
+            if type(value) is one_shot.OneShotV:  # an iterator a call handed back
+                call = isinstance(node, ast.Call)
+                value = one_shot.held(self, node, value.items, frame) if call else UNKNOWN
         if self.specialize:
             may_raise.expression(node, value)
         return value

@@ -39,6 +39,7 @@ from shapelint.analysis import (
     modes,
     module_state,
     namedtuples,
+    one_shot,
     own_methods,
     plain,
     pytree,
@@ -2780,6 +2781,8 @@ def specialized_invoke(
     given = [*args, *kwargs.values()]
     if cached is not None and _saves_otherwise(owner, key, given, cached):
         cached = None  # run again: what it saves is what this call finds unsaved
+    if cached is not None and one_shot.holds(cached[0]):
+        cached = None  # an iterator's items are its run's own tensors: run again
     hit = cached is not None
     mark = module_state.mark()
     if cached is None:

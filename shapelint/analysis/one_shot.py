@@ -10,16 +10,33 @@ where it is made by a consumer that walks it once (a `for`, a comprehension's
 first `for`, `*g`, unpacking, a builtin such as `list` or `sum`, a torch call, a
 container's `join` or `extend`), or bound to a local name read once, by such a
 consumer, outside any loop the binding is not in and in no nested function.
-Anywhere else (read twice, read in a loop, stored on an object, returned, handed
-to a function of the project) what it yields is not known.
+Anywhere else (read twice, read in a loop, stored on an object, handed to a
+function of the project) what it yields is not known.
+
+Returned (`return (f(t) for t in ts)`) or yielded (`yield i, (d for d in ds)`), the
+iterator is decided where the caller gets it: a `OneShotV`, which the caller's call
+node decides as if the iterator were made there (`q, k, v = rearrange_many(...)`), or
+the name a `for` target binds it to, read once in that loop's body by a consumer
+(opacus: `for layer, directions in self.iterate_layers(): for d in directions`).
+Only an iterator whose items cost nothing travels so: the caller may walk it part way.
+
+The items are evaluated where the iterator is made, as if asked for at once; Python
+makes each as it is asked for. Where the items cost something, their records count once
+only where the consumer surely asks for every item (`list`, `sum`, a `for` that cannot
+stop early, unpacking); `next`, `any`, `zip` or a `for` with `break` ask as far as
+they need: what the items cost is then not known (no part of it a bound).
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
+from shapelint.analysis import generators, loops
+from shapelint.analysis.generators import is_generator, method_of
 from shapelint.analysis.nodes import parents as nodes_parents
-from shapelint.ops.values import UNKNOWN
+from shapelint.analysis.repetition import costless, scaled
+from shapelint.ops.values import UNKNOWN, TupleV, Value, replaced
 
 # Builtins whose result is an iterator of their argument, used up as it is walked.
 ONE_SHOT_BUILTINS = frozenset({"map", "filter", "zip", "enumerate", "reversed"})
@@ -28,6 +45,9 @@ _CONSUMERS = frozenset(
     {"list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "any", "all",
      "dict", "next", "iter", *ONE_SHOT_BUILTINS}
 )  # fmt: skip
+# ... of which these ask for every item (the others stop where they have their answer,
+# or as far as their own consumer asks).
+_WHOLE = frozenset({"list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "dict"})
 # Methods that walk an iterable argument once (str.join, list.extend, dict.update...).
 _WALKING_METHODS = frozenset(
     {"join", "extend", "update", "union", "intersection", "difference",
@@ -35,9 +55,28 @@ _WALKING_METHODS = frozenset(
 )  # fmt: skip
 # Libraries whose functions walk an iterable argument once where they take one.
 _WALKING_LIBRARIES = frozenset({"torch", "einops", "numpy", "math", "itertools", "functools"})
+# ... of which these ask as far as their consumer asks (itertools' islice, chain...).
+_LAZY_LIBRARIES = frozenset({"itertools"})
+# ... and these keep the iterator itself, not its items: a walk of what they make may
+# walk it again (`itertools.repeat(g, 2)`, `functools.partial(f, g)`).
+_HOLDING = frozenset({"itertools.repeat", "functools.partial", "functools.partialmethod"})
+WHOLE, PART, PASS = "whole", "part", "pass"  # how a place uses an iterator
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OneShotV(Value):
+    """An iterator handed to a caller (returned, or yielded by a generator) whose
+    items cost nothing to make: items is what it yields, as a list, for the place
+    the caller puts it to decide. One object per making (eq=False): two are never
+    the same iterator."""
+
+    items: Value
+
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _CACHE = "_shapelint_one_shot_reads"
+_HANDED = "_shapelint_handed_calls"
 
 
 def makes_iterator(an, node: ast.expr, frame) -> bool:
@@ -58,30 +97,143 @@ def _builtin(an, name: str, frame) -> bool:
     return name not in an.functions and name not in an.classes and name not in an.module_env
 
 
-def held(an, node: ast.expr, value, frame):
+def held(an, node: ast.expr, value, frame, made: dict | None = None):
     """value, what the one-shot iterator node makes, where it is walked at most
-    once; else UNKNOWN (see the module's docstring)."""
+    once; a OneShotV where it is handed to the caller; else UNKNOWN (see the module's
+    docstring). made: the records making its items made, kept apart; they go into
+    frame's, counted once where every item is surely asked for, not known elsewhere."""
+    how = _use(an, node, frame)
+    costly = bool(made) and not costless(made)
+    if how == PASS:
+        kept = UNKNOWN if costly else OneShotV(value)
+    elif how == WHOLE or (how == PART and not costly):
+        kept = value
+    else:
+        kept = UNKNOWN
+    if made:
+        if how == WHOLE or not costly:
+            frame.records.update(made)
+        else:
+            why = "an iterator's items, made as far as its consumer asks"
+            for key, rec in made.items():
+                frame.records[key] = replaced(rec, cost=scaled(rec.cost, None, why))
+    return kept
+
+
+def _use(an, node: ast.expr, frame) -> str | None:
+    """How the place of node, an iterator made there, walks it: WHOLE, PART, PASS
+    (returned or yielded) or None (not known to be walked once)."""
     # the running function's nodes (a whole file's map cost 0.5 s on a large one);
     # the file's where the node is not the function's (module level, a lambda)
-    scope = getattr(getattr(frame, "func", None), "node", None)
-    parents = nodes_parents(scope) if isinstance(scope, ast.AST) else {}
-    if id(node) not in parents:
-        parents = nodes_parents(an.tree)
+    parents = _parents_at(an, node, frame)
     parent = parents.get(id(node))
     if parent is None:
-        return value  # a node the analysis made, not one of the file
+        return WHOLE  # a node the analysis made, not one of the file
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         if len(targets) != 1:
-            return UNKNOWN  # `a = b = g`: two names of one iterator
+            return None  # `a = b = g`: two names of one iterator
         target = targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):
-            return value  # unpacked: walked once, to its end, and not held
+            return WHOLE  # unpacked: walked once, to its end, and not held
         if not isinstance(target, ast.Name):
-            return UNKNOWN  # held by an object, read from it who knows how often
+            return None  # held by an object, read from it who knows how often
         scope = _function_of(node, parents)
-        return value if scope and _walked_once(an, scope, parent, target.id, frame) else UNKNOWN
-    return value if _consumes(an, node, parents, frame) else UNKNOWN
+        return _walked_once(an, scope, parent, target.id, frame) if scope else None
+    # Handed on only in a target run, where a call's value is its own run's: a
+    # summary's would be put in each caller's sizes, which reads no OneShotV.
+    if isinstance(parent, ast.Return):
+        func = _function_of(node, parents)
+        # (a generator's `return v` is no value its caller gets)
+        ok = an.specialize and func is not None and not is_generator(func)
+        return PASS if ok else None
+    while isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Load):
+        parent = parents.get(id(parent))  # `yield layer, (d for d in ds)`
+    if isinstance(parent, ast.Yield) and isinstance(parents.get(id(parent)), ast.Expr):
+        return PASS if an.specialize else None
+    return _consumes(an, node, parents, frame)
+
+
+def generator_bound(an, node: ast.expr, frame, d: int) -> Value | None:
+    """`g = self.blocks(x)`, `run(self.blocks(x))`, `*self.blocks(x)`: a call of a
+    generator function of the project that is walked once, where it is made or
+    through the one name it is bound to (as a generator expression would be): the
+    items its body yields (generators.yielded, which follows only a body that costs
+    nothing, so that how far it is walked changes no figure); None where that is not
+    so (the call is then evaluated as any other)."""
+    if not isinstance(node, ast.Call):
+        return None
+    scope = getattr(getattr(frame, "func", None), "node", None)
+    if not isinstance(scope, ast.AST) or id(node) not in _handed_calls(scope):
+        return None
+    if not generators.generator_call(an, node, frame, d) or _use(an, node, frame) is None:
+        return None
+    items = generators.yielded(an, node, frame, d, loops.iterate)
+    return None if items is None else TupleV(items, "list")
+
+
+def _handed_calls(scope: ast.AST) -> frozenset[int]:
+    """The calls scope binds to one name (`g = f(x)`) or hands to another call
+    (`run(f(x))`, `*f(x)`), kept on it: the places a generator may be walked once
+    that a `for` over the call (loops.py) does not see."""
+    known = scope.__dict__.get(_HANDED)
+    if known is None:
+        ids: set[int] = set()
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1:
+                if isinstance(n.targets[0], ast.Name):
+                    ids.add(id(n.value))
+            elif isinstance(n, ast.Call):
+                ids.update(id(a) for a in n.args)
+                ids.update(id(k.value) for k in n.keywords)
+            elif isinstance(n, ast.Starred):
+                ids.add(id(n.value))
+        known = frozenset(ids)
+        scope.__dict__[_HANDED] = known
+    return known
+
+
+def _parents_at(an, node: ast.AST, frame) -> dict[int, ast.AST]:
+    """The parent map that holds node: the running function's, else the file's."""
+    scope = getattr(getattr(frame, "func", None), "node", None)
+    parents = nodes_parents(scope) if isinstance(scope, ast.AST) else {}
+    return parents if id(node) in parents else nodes_parents(an.tree)
+
+
+def bound(an, target: ast.expr, value: Value, frame) -> Value:
+    """value as target takes it, where value is or holds a OneShotV: a name a
+    `for` target binds it to, read once in the loop by a consumer, its items; a
+    tuple target unpacks it on (each name decides its own); anywhere else what it
+    holds is not known."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return value
+    if isinstance(target, ast.Name) and isinstance(value, OneShotV):
+        parents = _parents_at(an, target, frame)
+        loop = parents.get(id(target))
+        while isinstance(loop, (ast.Tuple, ast.List)):
+            loop = parents.get(id(loop))
+        if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
+            # a fresh call's items: no other name holds this iterator
+            func = _function_of(loop, parents)
+            if func is not None and _walked_once(an, func, loop, target.id, frame):
+                return value.items
+    return stripped(value)
+
+
+def holds(value: Value) -> bool:
+    """Whether value is or holds a OneShotV."""
+    if isinstance(value, OneShotV):
+        return True
+    return isinstance(value, TupleV) and any(holds(v) for v in value.items)
+
+
+def stripped(value: Value) -> Value:
+    """value with each OneShotV in it not known: kept where no walk of it is seen."""
+    if isinstance(value, OneShotV):
+        return UNKNOWN
+    if isinstance(value, TupleV) and holds(value):
+        return TupleV(tuple(stripped(v) for v in value.items), value.kind)
+    return value
 
 
 def _function_of(node: ast.AST, parents: dict) -> ast.AST | None:
@@ -92,8 +244,9 @@ def _function_of(node: ast.AST, parents: dict) -> ast.AST | None:
     return None
 
 
-def _walked_once(an, scope, stmt: ast.stmt, name: str, frame) -> bool:
-    """Whether the iterator stmt binds to name is walked at most once through it."""
+def _walked_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
+    """How the iterator stmt binds to name is walked through it, where it is at most
+    once (WHOLE or PART); else None."""
     cache = scope.__dict__.setdefault(_CACHE, {})
     key = (name, id(stmt))
     if key not in cache:
@@ -101,10 +254,10 @@ def _walked_once(an, scope, stmt: ast.stmt, name: str, frame) -> bool:
     return cache[key]
 
 
-def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> bool:
+def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
     for n in ast.walk(scope):
         if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return False
+            return None
     reads: list[tuple[ast.Name, tuple, bool]] = []
     parents: dict[int, ast.AST] = {}
     at: list[tuple] = []
@@ -112,10 +265,13 @@ def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> bool:
         parents[id(child)] = scope
         _walk(child, (), False, name, stmt, reads, parents, at)
     if len(reads) != 1 or not at:
-        return False
+        return None
     read, loops, nested = reads[0]
-    if nested or not set(loops) <= set(at[0]):
-        return False  # run by a loop, or by a function called who knows how often
+    around = set(at[0])
+    if isinstance(stmt, ast.For):
+        around.add(id(stmt))  # its target is bound anew at each turn
+    if nested or not set(loops) <= around:
+        return None  # run by a loop, or by a function called who knows how often
     return _consumes(an, read, parents, frame)
 
 
@@ -145,62 +301,91 @@ def _walk(node, loops: tuple, nested: bool, name: str, stmt, reads, parents, at)
             _walk(child, inner, deep, name, stmt, reads, parents, at)
 
 
-def _consumes(an, read: ast.Name, parents: dict, frame) -> bool:
-    """Whether the place of read walks what it reads once and keeps nothing that
-    walks it again."""
+def _consumes(an, read: ast.expr, parents: dict, frame) -> str | None:
+    """How the place of read walks what it reads, where it walks it once and keeps
+    nothing that walks it again: WHOLE (every item asked for) or PART; else None."""
     parent = parents.get(id(read))
     if isinstance(parent, (ast.For, ast.AsyncFor)):
-        return parent.iter is read
+        if parent.iter is not read:
+            return None
+        return PART if _may_stop(parent) else WHOLE
     if isinstance(parent, ast.comprehension):
         owner = parents.get(id(parent))
-        return parent.iter is read and getattr(owner, "generators", [None])[0] is parent
+        if parent.iter is not read or getattr(owner, "generators", [None])[0] is not parent:
+            return None
+        return PART if isinstance(owner, ast.GeneratorExp) else WHOLE  # (as far as it is)
     if isinstance(parent, ast.Starred):
-        return isinstance(parents.get(id(parent)), (ast.Call, ast.List, ast.Tuple, ast.Set))
+        holder = parents.get(id(parent))
+        return WHOLE if isinstance(holder, (ast.Call, ast.List, ast.Tuple, ast.Set)) else None
     if isinstance(parent, ast.YieldFrom):
-        return False
+        return None
     if isinstance(parent, ast.keyword):
         parent = parents.get(id(parent))
     if not isinstance(parent, ast.Call) or parent.func is read:
-        return False
+        return None
     func = parent.func
     if isinstance(func, ast.Name) and func.id in _CONSUMERS and _builtin(an, func.id, frame):
-        return True
-    if frame is not None and _project_function_walks_once(an, parent, read, frame):
-        return True
+        return WHOLE if func.id in _WHOLE else PART
+    if frame is not None:
+        how = _project_function_walks_once(an, parent, read, frame)
+        if how is not None:
+            return how
     if isinstance(func, ast.Attribute) and func.attr in _WALKING_METHODS:
-        return True
+        return WHOLE
     qual = an.qualname_of(func, frame)
-    return qual is not None and qual.split(".")[0] in _WALKING_LIBRARIES
+    if qual is None or qual in _HOLDING or qual.split(".")[0] not in _WALKING_LIBRARIES:
+        return None
+    return PART if qual.split(".")[0] in _LAZY_LIBRARIES else WHOLE
 
 
-def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> bool:
+def _may_stop(loop: ast.For | ast.AsyncFor) -> bool:
+    """Whether a `for` may leave before its iterable is used up (a `break`, `return`
+    or `raise` in its body; a `try` around it may catch the last)."""
+    return any(
+        isinstance(n, (ast.Break, ast.Return, ast.Raise)) for b in loop.body for n in ast.walk(b)
+    )
+
+
+def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> str | None:
     """`last_flag(zip(a, b))` with `def last_flag(it): items = list(it); ...`: a
-    function of the project (called by its name) whose parameter the argument binds
-    is read once, by a builtin that walks it, outside any loop (d3rlpy's encoders)."""
-    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
-        return False
-    sym = an.functions.get(call.func.id) if call.func.id not in frame.env else None
-    if sym is None:
-        qual = an.qualname_of(call.func, frame)
-        sym = an.project_symbol(call.func, qual, frame)
-    node = getattr(sym, "node", None)
-    if getattr(sym, "cls", None) is not None or not isinstance(node, ast.FunctionDef):
-        return False
-    params = [*node.args.posonlyargs, *node.args.args]
+    function of the project (called by its name, or a plain method through an
+    instance: `self.run(g, x)`) whose parameter the argument binds is read once, by
+    a builtin or a `for` that walks it, outside any loop (d3rlpy's encoders)."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    bound = 0  # parameters the call binds before its arguments (a method's self)
+    if isinstance(call.func, ast.Attribute):
+        found = method_of(an, call.func, frame, 0, quiet=True)  # `self.run(g, x)`
+        if found is None:
+            return None
+        node, bound = found[0].node, 1
+    elif isinstance(call.func, ast.Name):
+        sym = an.functions.get(call.func.id) if call.func.id not in frame.env else None
+        if sym is None:
+            qual = an.qualname_of(call.func, frame)
+            sym = an.project_symbol(call.func, qual, frame)
+        node = getattr(sym, "node", None)
+        if getattr(sym, "cls", None) is not None:
+            return None
+    else:
+        return None
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    params = [*node.args.posonlyargs, *node.args.args][bound:]
     if arg in call.args:
         at = call.args.index(arg)
         name = params[at].arg if at < len(params) else None
     else:
         name = next((k.arg for k in call.keywords if k.value is arg), None)
     if name is None or name not in {p.arg for p in (*params, *node.args.kwonlyargs)}:
-        return False
+        return None
     return _parameter_read_once(node, name)
 
 
-def _parameter_read_once(func: ast.FunctionDef, name: str) -> bool:
-    """Whether func reads its parameter name once, by a builtin that walks it (one no
-    name of func's own binds), outside any loop and nested function, and never
-    rebinds it."""
+def _parameter_read_once(func: ast.FunctionDef, name: str) -> str | None:
+    """How func walks its parameter name where it reads it once, by a `for` or a
+    builtin that walks it (one no name of func's own binds), outside any loop and
+    nested function, and never rebinds it: WHOLE or PART; else None."""
     cache = func.__dict__.setdefault(_CACHE, {})
     key = (name, "parameter")
     if key in cache:
@@ -214,11 +399,13 @@ def _parameter_read_once(func: ast.FunctionDef, name: str) -> bool:
         isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
         for n in ast.walk(func)
     ) or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(func))
-    ok = False
+    ok = None
     if len(reads) == 1 and not stored:
         read, loops, nested = reads[0]
         parent = parents.get(id(read))
-        ok = (
+        if not loops and not nested and isinstance(parent, ast.For) and parent.iter is read:
+            ok = PART if _may_stop(parent) else WHOLE
+        elif (
             not loops
             and not nested
             and isinstance(parent, ast.Call)
@@ -226,7 +413,8 @@ def _parameter_read_once(func: ast.FunctionDef, name: str) -> bool:
             and isinstance(parent.func, ast.Name)
             and parent.func.id in _CONSUMERS
             and not _bound_in(func, parent.func.id)
-        )
+        ):
+            ok = WHOLE if parent.func.id in _WHOLE else PART
     cache[key] = ok
     return ok
 

@@ -39,6 +39,20 @@ class _Collected:
         self.frame.records = self.saved
 
 
+def costless(records: dict) -> bool:
+    """Whether every record costs nothing, forward and backward, and saves nothing:
+    where and how often such calls run changes no figure."""
+    return all(
+        r.cost.complete
+        and r.cost.flops is not None
+        and _zero(r.cost.flops)
+        and (r.cost.other_flops is None or _zero(r.cost.other_flops))
+        and (r.cost.backward is None or _zero(r.cost.backward))
+        and (r.cost.saved is None or _zero(r.cost.saved))
+        for r in records.values()
+    )
+
+
 def merge(into: dict, runs: dict, times: Expr | None, why: str) -> None:
     """Add one run's records (each taking place `times` times) to `into`."""
     for key, rec in runs.items():

@@ -1,6 +1,7 @@
 """Small modules whose backward FLOPs tests/test_backward.py holds to torch's flop
 counter under out.sum().backward()."""
 
+import einops
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -501,3 +502,25 @@ class VecAtSwapped(nn.Module):
 
     def forward(self, x):
         return x[0, 0] @ self.lin(x).transpose(1, 2)
+
+
+def _many(tensors, pattern, **kwargs):
+    # a generator expression returned: decided where the caller unpacks it
+    return (einops.rearrange(t, pattern, **kwargs) for t in tensors)
+
+
+class ManyReturned(nn.Module):
+    """einops_exts' rearrange_many, called twice on tensors of one shape: each call's
+    items are its own run's views, not a memoised first run's."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(d, 2 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        q, k = _many(self.a(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
+        u, v = _many(self.b(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
+        y = (q * k).softmax(-1) * (u * v).sigmoid()
+        return self.out(einops.rearrange(y, "... h d -> ... (h d)"))

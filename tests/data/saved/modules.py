@@ -2287,3 +2287,25 @@ class MaskCast(nn.Module):
         mask = torch.ones(x.shape[0], x.shape[1], dtype=torch.long).to(dtype=x.dtype)
         h = self.lin(x)
         return mask.unsqueeze(-1) * h + (1 - mask).unsqueeze(-1) * h
+
+
+def _many(tensors, pattern, **kwargs):
+    # a generator expression returned: decided where the caller unpacks it
+    return (einops.rearrange(t, pattern, **kwargs) for t in tensors)
+
+
+class ManyReturned(nn.Module):
+    """einops_exts' rearrange_many, called twice on tensors of one shape: each call's
+    items are its own run's views, not a memoised first run's."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.b = nn.Linear(d, 2 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        q, k = _many(self.a(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
+        u, v = _many(self.b(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
+        y = (q * k).softmax(-1) * (u * v).sigmoid()
+        return self.out(einops.rearrange(y, "... h d -> ... (h d)"))
