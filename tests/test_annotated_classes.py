@@ -1074,7 +1074,8 @@ def test_the_agreeing_attention_is_no_error_on_any_path(spec):
 
 # The path where `dim == 4` is true holds only where dim is 4; the input's 8 made it
 # 8 (LayerNorm), so the Identity's 8 against the annotated 4 is no conflict Python can
-# meet: a path whose truth rests on sizes being equal is not run.
+# meet: a path whose truth rests on sizes being equal is not run (by an `IfExp` or by
+# an `if`).
 FITTED = """
 from jaxtyping import Float
 from torch import Tensor, nn
@@ -1084,17 +1085,26 @@ class Fit(nn.Module):
     def __init__(self, dim):
         super().__init__()
         self.norm = nn.LayerNorm(dim)
-        self.fit = nn.Identity() if dim == 4 else nn.Linear(dim, 4)
+{body}
 
     def forward(self, x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 4"]:
         return self.fit(self.norm(x))
 """
+FIT_IFEXP = "        self.fit = nn.Identity() if dim == 4 else nn.Linear(dim, 4)"
+FIT_IF = (
+    "        if dim == 4:\n"
+    "            self.fit = nn.Identity()\n"
+    "        else:\n"
+    "            self.fit = nn.Linear(dim, 4)"
+)
 
 
-def test_an_ifexp_path_that_needs_sizes_equal_is_not_run():
-    assert _errors(FITTED) == []
+@pytest.mark.parametrize("body", [FIT_IFEXP, FIT_IF])
+def test_a_path_that_needs_sizes_equal_is_not_run(body):
+    source = FITTED.format(body=body)
+    assert _errors(source) == []
     torch = pytest.importorskip("torch")
-    assert jaxtyped_class(FITTED, "Fit")(8)(torch.randn(2, 8)).shape == (2, 4)
+    assert jaxtyped_class(source, "Fit")(8)(torch.randn(2, 8)).shape == (2, 4)
 
 
 def test_torch_refuses_the_projected_path_only():

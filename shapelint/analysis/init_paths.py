@@ -21,11 +21,13 @@ nn.Sequential(...) if project_out else nn.Identity()`) is such a flag too: `chec
 keeps the join of both layers there, so neither layer's output is met. Its test may
 read a name the constructor binds once, at its top, from a settled expression
 (`project_out = not (heads == 1 and dim_head == dim)`): that name is as fixed for the
-run as the expression. A path whose truth may rest on two values being equal (the
-Identity's, where `heads == 1 and dim_head == dim`) is not run: the analysis does not
-hold that equality there, so a conflict it met could be one Python never meets. The
-path's instance differs from the kept one where it holds another tensor or another
-layer.
+run as the expression. The path's instance differs from the kept one where it holds
+another tensor or another layer.
+
+A path whose truth may rest on two values being equal (the Identity's, where `heads ==
+1 and dim_head == dim`; `if dim == 4:`), of an `IfExp` or of an `if`, is not run: the
+analysis does not hold that equality there, so a conflict it met could be one Python
+never meets (the Identity's 8 where 4 is annotated, when the input's 8 made dim 8).
 """
 
 from __future__ import annotations
@@ -202,10 +204,10 @@ def _choice_paths(an: Analyzer, fd: FuncDef, init: ast.FunctionDef, first: str) 
         before: list[tuple[ast.expr, bool]] = []
         for test in tests:
             assumed = [*before, (test, True)]
-            if not any(_equates(s, t) for s, (_, t) in zip(spelt, assumed)):
+            if not _equating([(s, t) for s, (_, t) in zip(spelt, assumed)]):
                 out.append((_assume(assumed), _said(test, True)))
             before.append((test, False))
-        if not any(_equates(s, False) for s in spelt):
+        if not _equating([(s, False) for s in spelt]):
             out.append((_assume(before), _said(tests[-1], False)))
     return out
 
@@ -227,13 +229,18 @@ def paths(an: Analyzer, fd: FuncDef, init: FuncDef, path_attrs: frozenset[str]) 
             continue
         before: list[tuple[ast.expr, bool]] = []
         for link in chain:
-            if _stores(link.body, first) & wanted:
-                out.append((_assume([*before, (link.test, True)]), _said(link.test, True)))
+            taken = [*before, (link.test, True)]
+            if _stores(link.body, first) & wanted and not _equating(taken):
+                out.append((_assume(taken), _said(link.test, True)))
             before.append((link.test, False))
         last = chain[-1]
-        if last.orelse and _stores(last.orelse, first) & wanted:
+        if last.orelse and _stores(last.orelse, first) & wanted and not _equating(before):
             out.append((_assume(before), _said(last.test, False)))
     return out[:MAX_PATHS]
+
+
+def _equating(tests: list[tuple[ast.expr, bool]]) -> bool:
+    return any(_equates(test, truth) for test, truth in tests)
 
 
 def differs(path: dict, kept: dict, names: frozenset[str]) -> bool:
