@@ -1024,3 +1024,148 @@ def test_torch_raises_where_the_two_formulas_differ():
         jaxtyped_class(FIXED_ALIKE.format(norm="dim", out="hidden_dim"), "FeedForward")(48, 96)(x)
     y = torch.randn(2, 48, 48)
     assert jaxtyped_class(TWO_48S, "Mixer")(48, 48, 32)(y).shape == y.shape
+
+
+# vit's Attention: which output layer the instance holds is a constructor's flag that
+# an `IfExp` decides (`... if project_out else nn.Identity()`), through a name bound
+# once from the parameters. `check` keeps the join of both layers, so the projection's
+# width was never met by the annotated return (init_paths.py). The path where the flag
+# is false needs `heads == 1 and dim_head == dim`, an equality the analysis does not
+# hold there: that path is not run (its Identity would return heads·dim_head).
+PROJECTED = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=8, dim_head=4):
+        super().__init__()
+        inner_dim = dim_head * heads
+        project_out = not (heads == 1 and dim_head == dim)
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, inner_dim * 3, bias=False)
+        self.to_out = nn.Sequential(
+            nn.Linear(inner_dim, {out}), nn.Dropout(0.0)
+        ) if project_out else nn.Identity()
+
+    def forward(self, x: Float[Tensor, "{spec}"]) -> Float[Tensor, "{spec}"]:
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), (q, k, v))
+        attn = torch.einsum("b h i d, b h j d -> b h i j", q, k).softmax(-1)
+        out = torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        return self.to_out(rearrange(out, "b h n d -> b n (h d)"))
+"""
+
+
+@pytest.mark.parametrize("spec", EMBED_SPECS)
+def test_a_conflict_on_the_path_an_ifexp_flag_chooses_is_an_error_there(spec):
+    source = PROJECTED.format(out="dim * 2", spec=spec)
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(24, "SHP306")]
+    assert "on the path where `project_out` is true (line 17)" in found[0].message
+
+
+@pytest.mark.parametrize("spec", EMBED_SPECS)
+def test_the_agreeing_attention_is_no_error_on_any_path(spec):
+    assert _errors(PROJECTED.format(out="dim", spec=spec)) == []
+
+
+# The path where `dim == 4` is true holds only where dim is 4; the input's 8 made it
+# 8 (LayerNorm), so the Identity's 8 against the annotated 4 is no conflict Python can
+# meet: a path whose truth rests on sizes being equal is not run (by an `IfExp` or by
+# an `if`).
+FITTED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Fit(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+{body}
+
+    def forward(self, x: Float[Tensor, "b 8"]) -> Float[Tensor, "b 4"]:
+        return self.fit(self.norm(x))
+"""
+FIT_IFEXP = "        self.fit = nn.Identity() if dim == 4 else nn.Linear(dim, 4)"
+FIT_IF = (
+    "        if dim == 4:\n"
+    "            self.fit = nn.Identity()\n"
+    "        else:\n"
+    "            self.fit = nn.Linear(dim, 4)"
+)
+
+
+@pytest.mark.parametrize("body", [FIT_IFEXP, FIT_IF])
+def test_a_path_that_needs_sizes_equal_is_not_run(body):
+    source = FITTED.format(body=body)
+    assert _errors(source) == []
+    torch = pytest.importorskip("torch")
+    assert jaxtyped_class(source, "Fit")(8)(torch.randn(2, 8)).shape == (2, 4)
+
+
+def test_torch_refuses_the_projected_path_only():
+    torch = pytest.importorskip("torch")
+    bad = jaxtyped_class(PROJECTED.format(out="dim * 2", spec="b n dim"), "Attention")
+    with pytest.raises(Exception, match="shape|size|Type-check"):
+        bad(8)(torch.randn(2, 5, 8))
+    assert bad(8, heads=1, dim_head=8)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    ok = jaxtyped_class(PROJECTED.format(out="dim", spec="b n dim"), "Attention")
+    assert ok(8)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+    assert ok(8, heads=1, dim_head=8)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+
+
+# A flag parameter that chooses a layer, by an `IfExp` or by an `if` statement: the
+# path's instance holds another layer (not only another tensor), and the method runs
+# on it once more.
+FLAGGED_LAYER = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, project=True):
+        super().__init__()
+{body}
+
+    def forward(self, x: Float[Tensor, "b n dim"]) -> Float[Tensor, "b n dim"]:
+        return self.out(x)
+"""
+AS_IFEXP = "        self.out = nn.Linear(dim, {width}) if project else nn.Identity()"
+AS_IF = (
+    "        if project:\n"
+    "            self.out = nn.Linear(dim, {width})\n"
+    "        else:\n"
+    "            self.out = nn.Identity()"
+)
+
+
+@pytest.mark.parametrize("body", [AS_IFEXP, AS_IF])
+def test_a_layer_a_flag_chooses_is_checked_on_its_path(body):
+    source = FLAGGED_LAYER.format(body=body.format(width="dim * 2"))
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    returned = 12 if body is AS_IFEXP else 15
+    assert [(d.line, d.code) for d in found] == [(returned, "SHP306")]
+    assert "on the path where `project` is true (line 9)" in found[0].message
+    assert _errors(FLAGGED_LAYER.format(body=body.format(width="dim"))) == []
+
+
+def test_torch_refuses_the_flagged_layer_on_its_path_only():
+    torch = pytest.importorskip("torch")
+    for body in (AS_IFEXP, AS_IF):
+        cls = jaxtyped_class(FLAGGED_LAYER.format(body=body.format(width="dim * 2")), "Block")
+        with pytest.raises(Exception, match="shape|size|Type-check"):
+            cls(8)(torch.randn(2, 5, 8))
+        assert cls(8, project=False)(torch.randn(2, 5, 8)).shape == (2, 5, 8)
+
+
+def test_a_flag_name_bound_twice_is_no_settled_path():
+    # `project = project and dim > 1`: the name is rebound in the constructor, so
+    # the test reads no settled value (a second binding may change it)
+    source = FLAGGED_LAYER.format(
+        body="        project = project and dim > 1\n" + AS_IFEXP.format(width="dim * 2")
+    )
+    assert _errors(source) == []

@@ -38,6 +38,7 @@ from shapelint.analysis import (
     ndarrays,
     operator_methods,
     own_methods,
+    path_split,
     project,
     pytypes,
     raising,
@@ -228,6 +229,10 @@ def eval_set(an: Analyzer, node: ast.Set, frame: Frame, d: int) -> Value:
 
 def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
     known = folding.test_truth(an, node.test, frame, d)
+    if known is None:
+        # on a path of a constructor's flag (init_paths.py) or a path split's, the
+        # test takes the path's truth, as an `if` of the same test does
+        known = path_split.assumed(frame, node.test)
     if known is not None:
         return an.eval(node.body if known else node.orelse, frame, d)
     frame.conditional += 1  # what a branch's use says holds in that branch only

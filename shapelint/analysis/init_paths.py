@@ -15,6 +15,19 @@ dropped but its errors (the run of `__init__` on the path, and each undecided te
 the method, whose truth may go with the flag's, keep their findings to themselves, as
 a path split's do); an error the run on the instance `check` keeps did not meet is
 reported, stating the path.
+
+A flag that an `IfExp` stored in an attribute decides (vit's `self.to_out =
+nn.Sequential(...) if project_out else nn.Identity()`) is such a flag too: `check`
+keeps the join of both layers there, so neither layer's output is met. Its test may
+read a name the constructor binds once, at its top, from a settled expression
+(`project_out = not (heads == 1 and dim_head == dim)`): that name is as fixed for the
+run as the expression. The path's instance differs from the kept one where it holds
+another tensor or another layer.
+
+A path whose truth may rest on two values being equal (the Identity's, where `heads ==
+1 and dim_head == dim`; `if dim == 4:`), of an `IfExp` or of an `if`, is not run: the
+analysis does not hold that equality there, so a conflict it met could be one Python
+never meets (the Identity's 8 where 4 is annotated, when the input's 8 made dim 8).
 """
 
 from __future__ import annotations
@@ -24,7 +37,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import path_split
-from shapelint.ops.values import TensorV
+from shapelint.analysis.module_lists import ModuleListV
+from shapelint.analysis.modules import ChoiceV
+from shapelint.ops.values import ObjectV, TensorV
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, FuncDef
@@ -36,6 +51,9 @@ MAX_PATHS = 6
 # is decided by it (no expression dumps to this), but every undecided one's branches
 # keep their findings to themselves (statement_exec.exec_if).
 ON_PATH = "<a path of the constructor's flag>"
+
+# What a path's instance may hold that a method's run meets: tensors and layers.
+_HELD = (TensorV, ObjectV, ModuleListV, ChoiceV)
 
 
 def _self_reads(fd: FuncDef) -> frozenset[str]:
@@ -93,34 +111,143 @@ def _assume(tests: list[tuple[ast.expr, bool]]) -> dict[str, bool]:
     return out
 
 
+def _once_bound(init: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Each local name that one top-level `name = value` of the constructor binds and
+    nothing else in it does: `project_out = not (heads == 1 and dim_head == dim)`."""
+    counts: dict[str, int] = {}
+    for n in ast.walk(init):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs):
+        counts[a.arg] = counts.get(a.arg, 0) + 1
+    return {
+        s.targets[0].id: s.value
+        for s in init.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and counts.get(s.targets[0].id) == 1
+    }
+
+
+def _settled(an: Analyzer, test: ast.expr, init: ast.FunctionDef, once: dict) -> ast.expr | None:
+    """The test as the constructor's parameters spell it, where it is settled
+    (path_split.settled): a name bound once from a settled expression is that
+    expression, fixed for the run as its parts are. None: not settled."""
+    bare = test
+    while isinstance(bare, ast.UnaryOp) and isinstance(bare.op, ast.Not):
+        bare = bare.operand
+    if isinstance(bare, ast.Name) and bare.id in once:
+        spelt = once[bare.id]
+        negations = 0
+        node = test
+        while node is not bare:
+            node, negations = node.operand, negations + 1  # type: ignore[attr-defined]
+        for _ in range(negations):
+            spelt = ast.UnaryOp(ast.Not(), spelt)
+        return spelt if path_split.settled(an, spelt, init) else None
+    return test if path_split.settled(an, test, init) else None
+
+
+def _equates(test: ast.expr, truth: bool) -> bool:
+    """Whether the test's having this truth may rest on two values being equal
+    (`heads == 1 and dim_head == dim` true): the analysis does not hold that
+    equality on the path, so a conflict it meets there may be none. A comparison
+    with a string, None or a bool constant equates no sizes."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _equates(test.operand, not truth)
+    if isinstance(test, ast.BoolOp):
+        return any(_equates(v, truth) for v in test.values)
+    if isinstance(test, ast.Name):
+        return False
+    if isinstance(test, ast.Compare):
+        sides = [test.left, *test.comparators]
+        if any(
+            isinstance(x, ast.Constant) and (x.value is None or isinstance(x.value, (str, bool)))
+            for x in sides
+        ):
+            return False
+        closed = (ast.Eq, ast.LtE, ast.GtE, ast.Is, ast.In)
+        open_ = (ast.NotEq, ast.Lt, ast.Gt, ast.IsNot, ast.NotIn)
+        return any(isinstance(op, closed if truth else open_) for op in test.ops)
+    return True
+
+
+def _choices(init: ast.FunctionDef, first: str) -> Iterator[tuple[list[ast.expr], set[str]]]:
+    """Each `self.x = a if flag else b` at the top of the constructor (a chain of
+    `else c if flag2 else d` as an `elif` chain): its tests, and the attributes stored."""
+    for stmt in init.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(value, ast.IfExp):
+            continue
+        stored = _stores([stmt], first)
+        tests = [value.test]
+        while isinstance(value.orelse, ast.IfExp):
+            value = value.orelse
+            tests.append(value.test)
+        if stored:
+            yield tests, stored
+
+
+def _choice_paths(an: Analyzer, fd: FuncDef, init: ast.FunctionDef, first: str) -> list:
+    """The paths of each settled flag an `IfExp` stored in an attribute fd reads
+    decides; a path whose truth may rest on an equality of sizes is left out."""
+    reads = _self_reads(fd)
+    once = _once_bound(init)
+    out: list = []
+    for tests, stored in _choices(init, first):
+        if not stored & reads:
+            continue
+        spelt = [_settled(an, t, init, once) for t in tests]
+        if any(s is None for s in spelt):
+            continue
+        before: list[tuple[ast.expr, bool]] = []
+        for test in tests:
+            assumed = [*before, (test, True)]
+            if not _equating([(s, t) for s, (_, t) in zip(spelt, assumed)]):
+                out.append((_assume(assumed), _said(test, True)))
+            before.append((test, False))
+        if not _equating([(s, False) for s in spelt]):
+            out.append((_assume(before), _said(tests[-1], False)))
+    return out
+
+
 def paths(an: Analyzer, fd: FuncDef, init: FuncDef, path_attrs: frozenset[str]) -> list:
     """(assumed truths, where) of each path of a settled flag at the top of init
-    whose branch stores an attribute fd reads that __init__ stores on a path."""
-    wanted = _self_reads(fd) & path_attrs
+    whose branch stores an attribute fd reads that __init__ stores on a path, and
+    of each settled flag that chooses the value such an attribute stores."""
     args = init.node.args.args
-    if not wanted or not args:
+    if not args:
         return []
     first = args[0].arg
-    out: list = []
+    out: list = _choice_paths(an, fd, init.node, first)
+    wanted = _self_reads(fd) & path_attrs
+    if not wanted:
+        return out[:MAX_PATHS]
     for chain in _chains(init.node):
         if not all(path_split.settled(an, link.test, init.node) for link in chain):
             continue
         before: list[tuple[ast.expr, bool]] = []
         for link in chain:
-            if _stores(link.body, first) & wanted:
-                out.append((_assume([*before, (link.test, True)]), _said(link.test, True)))
+            taken = [*before, (link.test, True)]
+            if _stores(link.body, first) & wanted and not _equating(taken):
+                out.append((_assume(taken), _said(link.test, True)))
             before.append((link.test, False))
         last = chain[-1]
-        if last.orelse and _stores(last.orelse, first) & wanted:
+        if last.orelse and _stores(last.orelse, first) & wanted and not _equating(before):
             out.append((_assume(before), _said(last.test, False)))
     return out[:MAX_PATHS]
 
 
+def _equating(tests: list[tuple[ast.expr, bool]]) -> bool:
+    return any(_equates(test, truth) for test, truth in tests)
+
+
 def differs(path: dict, kept: dict, names: frozenset[str]) -> bool:
-    """Whether the path's instance holds a tensor the kept one does not: a method's
-    run on it may meet what the kept one's did not."""
+    """Whether the path's instance holds a tensor or a module the kept one does not:
+    a method's run on it may meet what the kept one's did not."""
     return any(
-        isinstance(path.get(k), TensorV) and path.get(k) != kept.get(k) for k in names if k in path
+        isinstance(path.get(k), _HELD) and path.get(k) != kept.get(k) for k in names if k in path
     )
 
 

@@ -657,7 +657,7 @@ class ModuleAnalyzer:
         cd = fd.cls
         kept = self.class_attrs(cd)
         init = attributes.find_method(self, cd, "__init__")
-        if init is None or init.owner not in (None, self) or not cd.path_attrs:
+        if init is None or init.owner not in (None, self):
             return
         reads = init_paths.reads(fd)
         for assumed, where in init_paths.paths(self, fd, init, cd.path_attrs):
