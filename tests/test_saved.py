@@ -388,15 +388,17 @@ def test_einops_views_are_not_named_storages():
     assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
 
 
-def test_a_part_of_longer_rows_reshaped_is_no_figure_of_a_copy():
+def test_a_part_of_longer_rows_reshaped_is_a_view_at_every_batch_size():
     """`v.reshape(...)` of a split part is a view where the axes it merges lie
     within the part (torch saves the projection's whole storage) and a copy where
-    they span the gap: at sizes not known (no strides), no complete figure that
-    takes it for a copy; at known sizes, torch's (EXACT)."""
+    they span the gap. With the batch a name, the strides are formulas in it
+    (ops/sym_strides.py) and decide the same: a complete figure, torch's at each
+    batch size."""
     t = _static("SplitChannelsReshaped", IMAGE, given="x=B,4,5,5")
-    assert not t["activation_complete"]
-    truth = _truth("SplitChannelsReshaped", (3, 4, 5, 5), True)
-    assert eval(t["activation_bytes"], {"B": 3}) <= truth  # a formula of B: "800*B + 64"
+    assert t["activation_complete"], t["activation_unknown"]
+    for b in (1, 2, 3):
+        truth = _truth("SplitChannelsReshaped", (b, 4, 5, 5), True)
+        assert eval(t["activation_bytes"], {"B": b}) == truth  # "1600*B + 64"
 
 
 def _left_for_backward(m, x) -> int:
@@ -517,3 +519,23 @@ def test_a_parameter_no_module_registers_is_no_figure_of_a_parameter(name):
     truth = _truth(name, SEQ, True)
     assert not t["activation_complete"]
     assert t["activation_bytes"] is None or int(t["activation_bytes"]) <= truth
+
+
+@pytest.mark.parametrize(
+    "name", ["SdpaHeads", "SdpaSplitHeads", "SdpaRearranged", "SdpaRepeatedQueries"]
+)
+def test_attention_activations_for_all_sizes_are_torchs_at_each(name):
+    """SDPA with the batch and length as names: the kernel CPU runs it with and
+    what it saves follow from formula strides; torch's saved bytes at each size are
+    the formula's (on the math path, what SDPA saves is not modelled at any size)."""
+    backward = Path(__file__).parent / "data" / "backward" / "modules.py"
+    spec = importlib.util.spec_from_file_location("backward_modules", backward)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    options = analysis_options(load_config([backward], None), dtype=None, dims={})
+    t = run_target(Target(str(backward), name), [], ["x=B,T,8"], {}, options, training=True)
+    assert t["activation_complete"], t["activation_unknown"]
+    for b, n in ((2, 4), (3, 5), (1, 7)):
+        torch.manual_seed(0)
+        truth = saved_bytes(getattr(mod, name)(), torch.randn(b, n, 8))
+        assert eval(t["activation_bytes"], {"B": b, "T": n}) == truth
