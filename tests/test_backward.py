@@ -118,6 +118,18 @@ def test_attention_backward_for_all_sizes_is_torchs_at_each(name):
         assert (forward.evaluate({"B": b, "T": n}), backward.evaluate({"B": b, "T": n})) == want
 
 
+def test_a_kernel_choice_that_turns_on_a_size_of_one_is_no_formula():
+    """A key stepping T along its last axis: torch runs the math path where T > 1
+    and the fused kernel at T = 1 (each checked on torch here), so for T a name the
+    backward is not known; at a known T it is torch's."""
+    t = _static("SdpaKeyStepsLength", ("B", "T", 8))
+    assert not t["backward_complete"]
+    for b, n in ((2, 4), (2, 1)):
+        t = _static("SdpaKeyStepsLength", (b, n, 8))
+        assert t["backward_complete"], t["backward_unknown"]
+        assert t["flops_backward_value"] == _torch_counts("SdpaKeyStepsLength", (b, n, 8))[1]
+
+
 def test_frozen_first_layer_computes_no_input_gradient():
     """The frozen layer fed the input costs nothing backward; the next one only
     its weight's gradient: less than twice the forward."""

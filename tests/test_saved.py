@@ -153,6 +153,8 @@ EXACT = [
     ("Reused", SEQ, True),
     ("ViewReused", SEQ, True),
     ("NormedChunks", SEQ, True),
+    # a product's layout kept when its stub chooses the dtype (rotary embedding)
+    ("RotaryThenAttention", SEQ, True),
 
     # nn.MultiheadAttention, math path and fused, batch_first or not, one tensor or
     # several (ops/attention_saved.py; main: lower bounds naming the layer)

@@ -274,13 +274,18 @@ def test_an_elementwise_result_at_formula_sizes_is_laid_out_as_torch_lays_it():
             if b[0] != a[0]:
                 continue
             others.append((b, build_b))
-        got = sym_strides.iterated([laid for laid, _ in others], a[0])
+        scalar = len(others) == 1 and rng.random() < 0.5
+        got = sym_strides.iterated([laid for laid, _ in others], a[0], scalar)
         if got is None:
             continue
         decided += 1
         for env in _VALUES:
             ops = [build(env) for _, build in others]
-            out = ops[0] * ops[1] if len(ops) == 2 else torch.sigmoid(ops[0])
+            out = (
+                ops[0] * ops[1]
+                if len(ops) == 2
+                else (ops[0] * 2 if scalar else torch.sigmoid(ops[0]))
+            )
             long = [i for i, n in enumerate(out.shape) if n != 1]
             assert [_at(got[1][i], env) for i in long] == [out.stride()[i] for i in long]
     assert decided > 300
@@ -364,7 +369,10 @@ def test_einops_layouts_are_torchs_at_int_and_formula_sizes(pattern, lengths):
                 assert [steps[i] for i in long] == [y.stride()[i] for i in long], (part, at)
                 shares = y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
                 assert (saved.storage_of(got) is saved.storage_of(base)) == shares
-    assert decided == 12  # int and formula sizes, whole and part, at three values: all decided
+    # int and formula sizes, whole and part, at three values: all decided, but for
+    # a repeat merged with a named axis, which copies where T > 1 and is a view at
+    # T = 1: no answer holds for every T
+    assert decided == (6 if pattern == "b n d -> b (r n) d" else 12)
 
 
 def _str(text):

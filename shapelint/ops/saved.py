@@ -431,7 +431,7 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         if order is not None and laid is None and int_sizes(value) is None:
             sym = sym_layout_of(base)
             if sym is not None and len(order) == len(sym[0]):
-                return _sym_laid(value, base, sym_strides.permuted(sym, order))
+                return _sym_laid(marked, base, sym_strides.permuted(sym, order))
         if order is None or laid is None or len(order) != len(laid[0]):
             return marked
         return _laid(value, base, strides.permuted(laid, order))
@@ -588,12 +588,12 @@ def iterated(op: str, out: Value, operands) -> Value:
         return replaced(out, contiguous=None, layout=laid)
     if all(t.contiguous is True for t in tensors):
         return out
-    numbers = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
-    if sizes is None and out.shape is not None and not numbers:
+    if sizes is None and out.shape is not None:
+        numbers = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
         syms = [sym_layout_of(t) for t in tensors]
         got = None
         if all(sym is not None for sym in syms):
-            got = sym_strides.iterated(syms, out.shape)
+            got = sym_strides.iterated(syms, out.shape, numbers)
         if got is not None:
             if sym_strides.is_contiguous(*got) is True:
                 return replaced(out, contiguous=True, layout=None)
@@ -1247,8 +1247,8 @@ def _kept_sym(base: TensorV, value: Value):
 
 def _sym_laid(v: Value, base: TensorV | None, laid) -> Value:
     """_laid for formula strides: a view of base's storage, or (base None) a tensor
-    of its own; the contiguity tag True only where the strides prove it, else not
-    known (the strides decide where they are read)."""
+    of its own; the contiguity tag as _laid sets it, True only where the strides
+    prove it for every value (the strides decide where they are read)."""
     if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)):
         return v
     if v.shape is None or tuple(v.shape) != laid[0] or int_sizes(v) is not None:
@@ -1273,7 +1273,7 @@ def _sym_viewed(marked: Value, base: TensorV, value: Value) -> Value:
     got = sym_strides.viewed(sym[0], sym[1], tuple(value.shape))
     if got is None or got == sym_strides.COPY:
         return marked
-    return _sym_laid(value, base, (tuple(value.shape), got))
+    return _sym_laid(marked, base, (tuple(value.shape), got))
 
 
 def _sym_reshaped(short: str, base: TensorV, value: Value) -> Value | None:
@@ -1311,7 +1311,10 @@ def _copied_sym(v: TensorV, flat) -> bool | None:
         order = [*range(len(sizes) - 2), len(sizes) - 1, len(sizes) - 2]
         (sizes, steps), flat = sym_strides.permuted(sym, order), "flat"
     if flat == "dense":
-        return False if sym_strides.is_contiguous(sizes, steps) is True else None
+        flag = sym_strides.is_contiguous(sizes, steps)
+        if flag is None:
+            return None
+        return False if flag else (True if len(sizes) <= 3 else None)
     keep = 1 if flat == "flat" else 2
     if len(sizes) <= keep:
         return False

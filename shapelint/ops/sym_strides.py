@@ -2,12 +2,15 @@
 
 ops/strides.py follows strides where every size is a known int; this module
 follows the same ops where some are names, with each stride a formula in them.
-A result is given only where it holds for every value of the names, taken (as
-torch's symbolic shapes take them, which decide 0 and 1 apart) as sizes of at
-least 2: an axis of size 1 has no stride any copy, view or kernel choice reads,
-save the last axis' that the fused attention kernel tests (tests/test_strides.py).
-Where a comparison of two formulas is not decided for all values, the result is
-None (not known), never a guess.
+A result is given only where it holds for every value of the names from 1 up.
+Each is worked out for names of at least 2 (where a comparison of two formulas
+is decided by their difference), then again with each set of names at 1, where
+torch skips an axis of that size in its contiguity test and ties strides: the
+result stands only where every case gives it (strides compared on the axes
+longer than 1, which alone any copy, view or kernel choice reads; the last
+axis' is read by the fused attention kernel, which `last_unit` decides for a
+last axis of a known length alone). Where one case is not decided or differs,
+the result is None (not known), never a guess. A tensor of size 0 is left out.
 
 A view's strides are found by matching groups of axes whose sizes multiply to one
 formula (`[B, T, 768]` viewed as `[B, T, 12, 64]`: 768 against 12·64): within a
@@ -17,6 +20,8 @@ is not known.
 """
 
 from __future__ import annotations
+
+from itertools import combinations
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import strides
@@ -48,7 +53,8 @@ def contiguous(sizes) -> tuple[Expr, ...]:
 
 def compare(a: Expr, b: Expr) -> int | None:
     """-1, 0 or 1 as a is below, equal to or above b for every value of the names
-    from 2 up; None where that is not decided."""
+    from 2 up (the public functions below check the names at 1 apart); None where
+    that is not decided."""
     if a == b:
         return 0
     if _positive(b - a):
@@ -79,7 +85,7 @@ def _is_one(d: Expr) -> bool:
     return d.value == 1
 
 
-def is_contiguous(sizes, steps) -> bool | None:
+def _is_contiguous(sizes, steps) -> bool | None:
     """torch's is_contiguous (an axis of size 1 skipped); None where not decided."""
     step = ONE
     for s, st in zip(reversed(sizes), reversed(steps), strict=True):
@@ -96,7 +102,7 @@ def permuted(laid: SymLayout, order) -> SymLayout:
     return tuple(sizes[a] for a in order), tuple(steps[a] for a in order)
 
 
-def viewed(sizes, steps, new_sizes) -> tuple[Expr, ...] | str | None:
+def _viewed(sizes, steps, new_sizes) -> tuple[Expr, ...] | str | None:
     """The strides of a tensor (sizes, steps) viewed as new_sizes: a tuple, COPY
     where no view exists for any value of the names (reshape copies, view raises),
     None where not decided."""
@@ -152,10 +158,10 @@ def viewed(sizes, steps, new_sizes) -> tuple[Expr, ...] | str | None:
 
 
 def _grows(small: Expr, big: Expr) -> bool:
-    """Whether big is small times a formula other than 1 (so the group on small's
-    side takes its next axis)."""
+    """Whether big is small times a formula (so the group on small's side takes its
+    next axis): the groups' products are then one formula at every value."""
     q = big.exact_div(small)
-    return q is not None and q.value != 1 and compare(q, ONE) == 1
+    return q is not None and q.value != 1
 
 
 def reshaped(sizes, steps, new_sizes) -> tuple[tuple[Expr, ...], bool] | None:
@@ -171,7 +177,7 @@ def reshaped(sizes, steps, new_sizes) -> tuple[tuple[Expr, ...], bool] | None:
     return got, True  # type: ignore[return-value]
 
 
-def expanded(laid: SymLayout, new_sizes) -> SymLayout | None:
+def _expanded(laid: SymLayout, new_sizes) -> SymLayout | None:
     """expand (ops/strides.expanded: an axis of size 1 spread to a longer one, and a
     new leading axis, step 0); None where a size spread from 1 may be 1 itself."""
     sizes = laid[0]
@@ -186,7 +192,7 @@ def expanded(laid: SymLayout, new_sizes) -> SymLayout | None:
     return got[0], tuple(Expr.const(t) if isinstance(t, int) else t for t in got[1])
 
 
-def dense(sizes, steps) -> bool | None:
+def _dense(sizes, steps) -> bool | None:
     """is_non_overlapping_and_dense: some order of the axes is contiguous."""
     axes = [d for d, s in enumerate(sizes) if not _is_one(s)]
     order = _sorted(axes, lambda d: steps[d])
@@ -216,19 +222,20 @@ def _sorted(axes, key) -> list[int] | None:
     return out
 
 
-def iterated(layouts, out_sizes) -> SymLayout | None:
+def _iterated(layouts, out_sizes, scalars: bool = False) -> SymLayout | None:
     """TensorIterator's result layout (ops/strides.iterated) for formula strides;
     None where an order it needs is not decided."""
     out_sizes = tuple(out_sizes)
     nd = len(out_sizes)
-    same_shape = all(tuple(s) == out_sizes for s, _ in layouts)
+    # a Python number (a 0-d tensor to TensorIterator) is an operand of another shape
+    same_shape = not scalars and all(tuple(s) == out_sizes for s, _ in layouts)
     if same_shape and layouts:
-        flags = [is_contiguous(s, t) for s, t in layouts]
+        flags = [_is_contiguous(s, t) for s, t in layouts]
         if all(flags):
             return out_sizes, contiguous(out_sizes)
         firsts = {tuple(t) for _, t in layouts}
         if len(firsts) == 1:
-            densities = [dense(s, t) for s, t in layouts]
+            densities = [_dense(s, t) for s, t in layouts]
             if all(densities):
                 return out_sizes, tuple(layouts[-1][1])
             if None in densities:
@@ -281,9 +288,94 @@ def iterated(layouts, out_sizes) -> SymLayout | None:
 
 
 def last_unit(laid: SymLayout) -> bool | None:
-    """Whether the last axis steps 1 (a tensor of no axis: None)."""
-    steps = laid[1]
-    if not steps:
+    """Whether the last axis steps 1 at every value of the names; None for a tensor
+    of no axis or a last axis whose length is not a known number above 1 (one of
+    size 1 steps as each op's convention sets it, which is not followed)."""
+    sizes, steps = laid
+    if not steps or sizes[-1].value is None or sizes[-1].value < 2:
         return None
-    c = compare(steps[-1], ONE)
-    return None if c is None else c == 0
+    one = _for_all(lambda st: st == ONE, steps[-1])
+    return None if one is None else bool(one)
+
+
+def is_contiguous(sizes, steps) -> bool | None:
+    """torch's is_contiguous (an axis of size 1 skipped); None where not decided."""
+    return _for_all(_is_contiguous, tuple(sizes), tuple(steps))
+
+
+def viewed(sizes, steps, new_sizes) -> tuple[Expr, ...] | str | None:
+    """The strides of a tensor (sizes, steps) viewed as new_sizes: a tuple, COPY
+    where no view exists for any value of the names (reshape copies, view raises),
+    None where not decided."""
+    return _for_all(_viewed, tuple(sizes), tuple(steps), tuple(new_sizes), sizes_at=2)
+
+
+def expanded(laid: SymLayout, new_sizes) -> SymLayout | None:
+    return _for_all(_expanded, laid, tuple(new_sizes))
+
+
+def dense(sizes, steps) -> bool | None:
+    """is_non_overlapping_and_dense: some order of the axes is contiguous."""
+    return _for_all(_dense, tuple(sizes), tuple(steps))
+
+
+def iterated(layouts, out_sizes, scalars: bool = False) -> SymLayout | None:
+    """TensorIterator's result layout (ops/strides.iterated) for formula strides;
+    None where an order it needs is not decided."""
+    return _for_all(_iterated, tuple(layouts), tuple(out_sizes), scalars)
+
+
+_MOST_NAMES = 4  # 2**4 cases at most
+
+
+def _for_all(fn, *args, sizes_at: int | None = None):
+    """fn(*args), worked out for names from 2 up, where it also holds with each set
+    of the names at 1 (see the module's docstring); None where not. The strides of
+    a result are compared on the axes longer than 1: those of a layout result's
+    sizes, or of args[sizes_at] for a bare tuple of strides."""
+    got = fn(*args)
+    if got is None:
+        return None
+    names = sorted(_names(args))
+    if len(names) > _MOST_NAMES:
+        return None
+    for r in range(1, len(names) + 1):
+        for ones in combinations(names, r):
+            env = dict.fromkeys(ones, 1)
+            case = _at(args, env)
+            there = fn(*case)
+            if there is None:
+                return None
+            sizes = case[sizes_at] if sizes_at is not None else None
+            if not _agree(_at(got, env), there, sizes):
+                return None
+    return got
+
+
+def _names(x) -> set[str]:
+    if isinstance(x, Expr):
+        return x.names()
+    if isinstance(x, (tuple, list)):
+        return set().union(*(_names(i) for i in x)) if x else set()
+    return set()
+
+
+def _at(x, env):
+    if isinstance(x, Expr):
+        return x.substitute(env)
+    if isinstance(x, tuple):
+        return tuple(_at(i, env) for i in x)
+    if isinstance(x, list):
+        return [_at(i, env) for i in x]
+    return x
+
+
+def _agree(a, b, sizes) -> bool:
+    """Whether two results are one: equal, or strides equal on the axes longer than 1."""
+    if is_layout(a) and is_layout(b):
+        return a[0] == b[0] and _agree(a[1], b[1], a[0])
+    if isinstance(a, tuple) and isinstance(b, tuple) and sizes is not None:
+        if len(a) != len(b) or len(a) != len(sizes):
+            return False
+        return all(x == y for x, y, n in zip(a, b, sizes, strict=True) if not _is_one(n))
+    return a == b

@@ -275,6 +275,20 @@ class SdpaRearranged(nn.Module):
         return F.scaled_dot_product_attention(q, k, v)
 
 
+class SdpaKeyStepsLength(SdpaHeads):
+    """A key whose last axis steps the length T (laid out transposed, then
+    transposed back): the math path where T > 1, yet at T = 1 that axis steps 1
+    and CPU takes the fused kernel. No formula holds for every T: not known."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = self.k(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.transpose(-2, -1).contiguous().transpose(-2, -1)
+        v = self.v(x).view(B, T, self.heads, self.value_width).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
 class SdpaRepeatedQueries(nn.Module):
     """Learned queries repeated over the batch by einops.repeat (unsqueezed and
     expanded: the batch steps 0, the last axis still 1), keys and values split by
@@ -301,14 +315,13 @@ class SdpaRepeatedQueries(nn.Module):
 
 
 class SdpaStridedKey(SdpaHeads):
-    """A key whose last axis steps the length (laid out transposed, then transposed
-    back): the math path, whatever the sizes."""
+    """A key whose last axis steps the head count (its projection viewed with the
+    heads innermost): the math path, whatever the sizes."""
 
     def forward(self, x):
         B, T, C = x.shape
         q = self.q(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
-        k = self.k(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
-        k = k.transpose(-2, -1).contiguous().transpose(-2, -1)
+        k = self.k(x).view(B, T, C // self.heads, self.heads).permute(0, 3, 1, 2)
         v = self.v(x).view(B, T, self.heads, self.value_width).transpose(1, 2)
         return F.scaled_dot_product_attention(q, k, v)
 
