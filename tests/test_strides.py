@@ -428,3 +428,28 @@ def _sym_out(pattern, dims, lengths):
         else:
             out.append(sizes[tok])
     return tuple(out)
+
+
+def test_a_size_not_known_leaves_formula_strides_alone():
+    """An elementwise result or a part whose shape holds an unknown size (None) has
+    no formula strides, and asking for them raises nothing (a holdout row crashed)."""
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops import saved
+    from shapelint.ops.values import TensorV
+
+    b, t, four = Expr.name("B"), Expr.name("T"), Expr.const(4)
+    x = TensorV((b, four), contiguous=None, layout=((b, four), (Expr.const(1), b)))
+    out = saved.iterated("operator.mul", TensorV((None, four)), [x, TensorV((t, four))])
+    assert saved.sym_layout_of(out) is None
+    part = saved.aliased(
+        "torch.Tensor.split", [TensorV((b, Expr.const(8))), _int(4), _int(1)], {},
+        TensorV((b, None)),
+    )  # fmt: skip
+    assert saved.sym_layout_of(part) is None
+
+
+def _int(n):
+    from shapelint.notation.symbolic import Expr
+    from shapelint.ops.values import IntV
+
+    return IntV(Expr.const(n))

@@ -588,7 +588,7 @@ def iterated(op: str, out: Value, operands) -> Value:
         return replaced(out, contiguous=None, layout=laid)
     if all(t.contiguous is True for t in tensors):
         return out
-    if sizes is None and out.shape is not None:
+    if sizes is None and _formula_shape(out) is not None:
         numbers = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
         syms = [sym_layout_of(t) for t in tensors]
         got = None
@@ -928,9 +928,10 @@ def _parts_laid(v: Value, base: TensorV, axis: int | None, dropped: bool) -> Val
         if sym is None:
             return v
         steps = sym[1][:axis] + sym[1][axis + 1 :] if dropped else sym[1]
-        if v.shape is None or len(v.shape) != len(steps):
+        shape = _formula_shape(v)
+        if shape is None or len(shape) != len(steps):
             return v
-        return _with_layout(v, (tuple(v.shape), steps))
+        return _with_layout(v, (shape, steps))
     if laid is None or axis is None or not isinstance(v, TensorV):
         return v
     steps = laid[1][:axis] + laid[1][axis + 1 :] if dropped else laid[1]
@@ -1216,6 +1217,15 @@ def _tensors(values) -> Iterator[TensorV]:
 # -- strides of tensors whose sizes are formulas (ops/sym_strides.py) -----------------
 
 
+def _formula_shape(v: Value) -> tuple[Expr, ...] | None:
+    """v's shape where every size is a formula (no size unknown, a known rank)."""
+    if not isinstance(v, TensorV) or v.shape is None:
+        return None
+    if not all(isinstance(d, Expr) for d in v.shape):
+        return None
+    return tuple(v.shape)
+
+
 def sym_layout_of(v: Value) -> sym_strides.SymLayout | None:
     """v's (sizes, strides) as formulas: followed through views where some size is
     not a known int (kept in `layout`, holding only while those sizes are its
@@ -1251,8 +1261,10 @@ def _sym_laid(v: Value, base: TensorV | None, laid) -> Value:
     prove it for every value (the strides decide where they are read)."""
     if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)):
         return v
-    if v.shape is None or tuple(v.shape) != laid[0] or int_sizes(v) is not None:
-        return v if base is None else _mark(v, base, view=True, contiguous=None)
+    if _formula_shape(v) != laid[0] or int_sizes(v) is not None:
+        if base is None or v.storage is not None:
+            return v  # a tensor of its own, or one an op's rule marked already
+        return _mark(v, base, view=True, contiguous=None)
     flag = True if sym_strides.is_contiguous(*laid) is True else None
     if base is None:
         return replaced(v, storage=None, view=False, contiguous=flag, layout=laid)
