@@ -34,6 +34,10 @@ CASES = [
     ("SdpaMask2d", (2, 4, 8)),
     ("SdpaMask3d", (2, 4, 8)),
     ("SdpaWideValue", (2, 4, 8)),
+    ("SdpaSplitHeads", (2, 4, 8)),
+    ("SdpaRearranged", (2, 4, 8)),
+    ("SdpaStridedKey", (2, 4, 8)),
+    ("SdpaRepeatedQueries", (2, 4, 8)),
     ("Warp", (2, 4, 8, 8)),
     ("Solve", (2, 4, 8)),
     ("Special", (2, 4, 8)),
@@ -88,6 +92,43 @@ def test_backward_equals_flop_counter(name, shape):
     assert t["backward_complete"], t["backward_unknown"]
     assert t["flops_backward_value"] == backward
     assert t["flops_step_value"] == forward + backward
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SdpaHeads",
+        "SdpaSplitHeads",
+        "SdpaRearranged",
+        "SdpaStridedKey",
+        "SdpaWideValue",
+        "SdpaRepeatedQueries",
+    ],
+)
+def test_attention_backward_for_all_sizes_is_torchs_at_each(name):
+    """With the batch and length left as names, which kernel CPU runs SDPA with
+    follows from each operand's last-axis stride as a formula (ops/sym_strides.py):
+    the backward is complete, and torch's count at each size is the formula's."""
+    from shapelint.notation.symbolic import parse_expr
+
+    t = _static(name, ("B", "T", 8))
+    assert t["complete"] and t["backward_complete"], t["backward_unknown"]
+    forward, backward = parse_expr(t["flops"]), parse_expr(t["flops_backward"])
+    for b, n in ((2, 4), (3, 5), (1, 7)):
+        want = _torch_counts(name, (b, n, 8))
+        assert (forward.evaluate({"B": b, "T": n}), backward.evaluate({"B": b, "T": n})) == want
+
+
+def test_a_kernel_choice_that_turns_on_a_size_of_one_is_no_formula():
+    """A key stepping T along its last axis: torch runs the math path where T > 1
+    and the fused kernel at T = 1 (each checked on torch here), so for T a name the
+    backward is not known; at a known T it is torch's."""
+    t = _static("SdpaKeyStepsLength", ("B", "T", 8))
+    assert not t["backward_complete"]
+    for b, n in ((2, 4), (2, 1)):
+        t = _static("SdpaKeyStepsLength", (b, n, 8))
+        assert t["backward_complete"], t["backward_unknown"]
+        assert t["flops_backward_value"] == _torch_counts("SdpaKeyStepsLength", (b, n, 8))[1]
 
 
 def test_frozen_first_layer_computes_no_input_gradient():

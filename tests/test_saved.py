@@ -157,6 +157,8 @@ EXACT = [
     ("Reused", SEQ, True),
     ("ViewReused", SEQ, True),
     ("NormedChunks", SEQ, True),
+    # a product's layout kept when its stub chooses the dtype (rotary embedding)
+    ("RotaryThenAttention", SEQ, True),
 
     # nn.MultiheadAttention, math path and fused, batch_first or not, one tensor or
     # several (ops/attention_saved.py; main: lower bounds naming the layer)
@@ -380,27 +382,32 @@ def test_in_place_relu_and_flatten_share_their_input_storage():
     assert t["activation_bytes_value"] == _truth("InPlace", IMAGE, True)
 
 
-def test_einops_views_are_not_named_storages():
-    """rearrange and repeat view or copy by the pattern: a saved result of one is not
-    counted as a storage of its own (torch's SDPA would save the expanded parameter's
-    storage, which is no activation)."""
-    t = _static("Queried", SEQ)
-    assert not t["activation_complete"]
-    assert [u["op"] for u in t["activation_unknown"]][:1] == [
-        "torch.nn.functional.scaled_dot_product_attention"
-    ]
-    assert int(t["activation_bytes"]) <= _truth("Queried", SEQ, True)
+def test_einops_views_are_followed():
+    """rearrange and repeat view or copy by the pattern, as einops' torch backend
+    runs it: the repeated queries are an expanded view of the parameter (no
+    activation, though SDPA saves it), each last axis steps 1 (the fused kernel);
+    torch's figure at int sizes and, with the sizes names, at each size."""
+    formula = _static("Queried", SEQ, given="x=B,N,8")
+    assert formula["activation_complete"], formula["activation_unknown"]
+    for shape in (SEQ, (3, 5, 8), (1, 1, 8)):
+        t = _static("Queried", shape)
+        assert t["activation_complete"], t["activation_unknown"]
+        truth = _truth("Queried", shape, True)
+        assert t["activation_bytes_value"] == truth
+        assert eval(formula["activation_bytes"], {"B": shape[0], "N": shape[1]}) == truth
 
 
-def test_a_part_of_longer_rows_reshaped_is_no_figure_of_a_copy():
+def test_a_part_of_longer_rows_reshaped_is_a_view_at_every_batch_size():
     """`v.reshape(...)` of a split part is a view where the axes it merges lie
     within the part (torch saves the projection's whole storage) and a copy where
-    they span the gap: at sizes not known (no strides), no complete figure that
-    takes it for a copy; at known sizes, torch's (EXACT)."""
+    they span the gap. With the batch a name, the strides are formulas in it
+    (ops/sym_strides.py) and decide the same: a complete figure, torch's at each
+    batch size."""
     t = _static("SplitChannelsReshaped", IMAGE, given="x=B,4,5,5")
-    assert not t["activation_complete"]
-    truth = _truth("SplitChannelsReshaped", (3, 4, 5, 5), True)
-    assert eval(t["activation_bytes"], {"B": 3}) <= truth  # a formula of B: "800*B + 64"
+    assert t["activation_complete"], t["activation_unknown"]
+    for b in (1, 2, 3):
+        truth = _truth("SplitChannelsReshaped", (b, 4, 5, 5), True)
+        assert eval(t["activation_bytes"], {"B": b}) == truth  # "1600*B + 64"
 
 
 def _left_for_backward(m, x) -> int:
@@ -521,3 +528,23 @@ def test_a_parameter_no_module_registers_is_no_figure_of_a_parameter(name):
     truth = _truth(name, SEQ, True)
     assert not t["activation_complete"]
     assert t["activation_bytes"] is None or int(t["activation_bytes"]) <= truth
+
+
+@pytest.mark.parametrize(
+    "name", ["SdpaHeads", "SdpaSplitHeads", "SdpaRearranged", "SdpaRepeatedQueries"]
+)
+def test_attention_activations_for_all_sizes_are_torchs_at_each(name):
+    """SDPA with the batch and length as names: the kernel CPU runs it with and
+    what it saves follow from formula strides; torch's saved bytes at each size are
+    the formula's (on the math path, what SDPA saves is not modelled at any size)."""
+    backward = Path(__file__).parent / "data" / "backward" / "modules.py"
+    spec = importlib.util.spec_from_file_location("backward_modules", backward)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    options = analysis_options(load_config([backward], None), dtype=None, dims={})
+    t = run_target(Target(str(backward), name), [], ["x=B,T,8"], {}, options, training=True)
+    assert t["activation_complete"], t["activation_unknown"]
+    for b, n in ((2, 4), (3, 5), (1, 7)):
+        torch.manual_seed(0)
+        truth = saved_bytes(getattr(mod, name)(), torch.randn(b, n, 8))
+        assert eval(t["activation_bytes"], {"B": b, "T": n}) == truth

@@ -60,12 +60,13 @@ def test_backward_confirmed_for_all_sizes(flash):
     if flash:  # torch registers 0 for CPU flash attention's backward too
         assert "B*T**2" not in rep["backward_torch"] and rep["backward_adjusted_ops"]
         assert "B*T**2" in rep["backward_adjusted"]
-        # which kernel CPU runs SDPA with depends on the operands' strides, which the
-        # analysis follows at concrete sizes only: for all sizes the static backward
-        # is a lower bound, and a bound confirms nothing
-        assert rep["backward_static_complete"] is False
-        assert rep["backward_verdict"] == "static incomplete" and not rep["confirmed"]
-        assert code == 1, rep
+        # which kernel CPU runs SDPA with depends on each operand's last-axis stride,
+        # followed as a formula in B and T (ops/sym_strides.py): the fused kernel's
+        # backward, complete for all sizes and equal to torch's adjusted formula
+        assert rep["backward_static_complete"] is True
+        assert rep["backward_verdict"] == "agree" and rep["confirmed"], rep
+        assert rep["backward_adjusted"] == rep["backward_static"]
+        assert code == 0, rep
     else:
         assert code == 0, rep
         assert rep["backward_verdict"] == "agree" and rep["confirmed"]

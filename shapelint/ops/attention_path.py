@@ -19,7 +19,7 @@ mask's shape); its logsumexp is float32, float64 for a float64 query.
 from __future__ import annotations
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes
+from shapelint.ops import dtypes, sym_strides
 from shapelint.ops.values import BoolV, FloatV, IntV, NoneV, TensorV, Value, tracked
 
 
@@ -134,4 +134,8 @@ def _last_stride_one(t: TensorV) -> bool | None:
     laid = t.layout
     if laid is not None and t.shape is not None and laid[0] == tuple(sizes):
         return laid[1][-1] == 1
+    if sym_strides.is_layout(laid) and t.shape is not None and laid[0] == tuple(t.shape):  # type: ignore[index]
+        if laid[0][-1].value == 1:  # type: ignore[index]
+            return None  # a view's size-1 last axis steps by a convention not followed
+        return sym_strides.last_unit(laid)  # type: ignore[arg-type]
     return None

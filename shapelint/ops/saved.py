@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import attention_path, dtypes, strides
+from shapelint.ops import attention_path, dtypes, strides, sym_strides
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -99,6 +99,8 @@ _SAME = frozenset(
     {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
     | {"data", "view_as_real", "view_as_complex"}
 )
+# Those of _SAME that view their operand with strides of their own (ATen's computeStride).
+_VIEWS = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze"})
 # Fused kernels whose result's memory layout depends on the kernel torch picks:
 # known only on the path their saved= rule takes (`_fused_attention_layout`).
 _LAYOUT_UNKNOWN = frozenset({"scaled_dot_product_attention"})
@@ -384,9 +386,14 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return _mark(value, base, view=True, contiguous=None)
     pattern = _rearrange_pattern(name, args)
     if pattern is not None:
-        exact = _rearranged_layout(pattern, _rearrange_lengths(name, args, kwargs), base, value)
+        lengths = _rearrange_lengths(name, args, kwargs)
+        exact = _rearranged_layout(pattern, lengths, base, value)
+        if exact is None and int_sizes(value) is None:
+            exact = _rearranged_sym(pattern, lengths, base, value)
         if exact is not None:
             laid, viewed = exact
+            if sym_strides.is_layout(laid):
+                return _sym_laid(value, base if viewed else None, laid)
             return _laid(value, base if viewed else None, laid)
         layout = _rearranged(pattern, base.contiguous)
         if layout is _COPY:
@@ -400,6 +407,8 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         laid = _fused_attention_layout(args, kwargs, value)
         if laid is None:
             return _contiguity(value, None)
+        if sym_strides.is_layout(laid):
+            return _sym_laid(value, None, laid)
         return _laid(value, None, laid)
     if short in _STORAGE_UNKNOWN:
         return _mark(value, UNSURE, view=True, contiguous=True)
@@ -410,7 +419,7 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         # an unnamed dtype is the default float, as the stubs' `dtype_changed` reads it
         if (value.dtype or dtypes.DEFAULT_FLOAT) == (base.dtype or dtypes.DEFAULT_FLOAT):
             marked = _mark(value, base, view=base.view, contiguous=base.contiguous)
-            return _with_layout(marked, layout_of(base))
+            return _with_layout(marked, layout_of(base) or _kept_sym(base, value))
         return value  # converted: a storage of its own
     in_place = writes_in_place(name)
     if short in _REORDERS:
@@ -419,6 +428,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         )
         order = _reorder(short, args, kwargs, base.rank)
         laid = layout_of(base)
+        if order is not None and laid is None and int_sizes(value) is None:
+            sym = sym_layout_of(base)
+            if sym is not None and len(order) == len(sym[0]):
+                return _sym_laid(marked, base, sym_strides.permuted(sym, order))
         if order is None or laid is None or len(order) != len(laid[0]):
             return marked
         return _laid(value, base, strides.permuted(laid, order))
@@ -444,6 +457,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         if in_place and short in RESHAPING_IN_PLACE:
             return marked
         laid, sizes = layout_of(base), int_sizes(value)
+        if sizes is None and not in_place and short in _VIEWS:
+            return _sym_viewed(marked, base, value)
+        if sizes is None and (in_place or short in ("detach", "detach_", "Variable", "data")):
+            return _with_layout(marked, _kept_sym(base, value))
         if laid is None or sizes is None:
             return marked
         if in_place or short in ("detach", "detach_", "Variable", "data"):
@@ -452,6 +469,10 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         return marked if viewed is None else _laid(value, base, (tuple(sizes), viewed))
     if short in _MAYBE_COPY:
         laid, sizes = layout_of(base), int_sizes(value)
+        if sizes is None:
+            got = _sym_reshaped(short, base, value)
+            if got is not None:
+                return got
         if laid is not None and sizes is not None:
             if short == "contiguous":
                 viewed = laid if strides.is_contiguous(*laid) else None
@@ -567,6 +588,16 @@ def iterated(op: str, out: Value, operands) -> Value:
         return replaced(out, contiguous=None, layout=laid)
     if all(t.contiguous is True for t in tensors):
         return out
+    if sizes is None and _formula_shape(out) is not None:
+        numbers = any(isinstance(v, (IntV, FloatV, BoolV)) for v in operands)
+        syms = [sym_layout_of(t) for t in tensors]
+        got = None
+        if all(sym is not None for sym in syms):
+            got = sym_strides.iterated(syms, out.shape, numbers)
+        if got is not None:
+            if sym_strides.is_contiguous(*got) is True:
+                return replaced(out, contiguous=True, layout=None)
+            return replaced(out, contiguous=None, layout=got)
     if len(tensors) == 1 and tensors[0].contiguous in (PERMUTED, SWAPPED):
         return replaced(out, contiguous=tensors[0].contiguous, layout=None)
     return replaced(out, contiguous=None, layout=None)
@@ -587,6 +618,11 @@ def _fused_attention_layout(args, kwargs, value: Value) -> strides.Layout | None
     if attention_path.cpu_flash(q, k, v, *flags) is not True:
         return None
     laid, out = layout_of(q), int_sizes(value)
+    if out is None and isinstance(value, TensorV):
+        sym = sym_layout_of(q)
+        if sym is None or value.shape != sym[0]:
+            return None
+        return sym_strides.iterated([sym], sym[0])
     if laid is None or out is None or tuple(out) != laid[0]:
         return None
     return strides.iterated([laid], laid[0])
@@ -608,8 +644,10 @@ def first_axis_part(v: TensorV, base: TensorV) -> TensorV:
     """v, one index of base's first axis (`base[i]`), as a view of base's storage:
     contiguous where base is; base's strides less its first axis where known."""
     marked = _mark(v, base, view=True, contiguous=True if base.contiguous is True else None)
-    laid = layout_of(base)
+    laid = layout_of(base) or sym_layout_of(base)
     if laid is None or not laid[0]:
+        return marked  # type: ignore[return-value]
+    if sym_strides.is_layout(laid) and (v.shape is None or tuple(v.shape) != laid[0][1:]):
         return marked  # type: ignore[return-value]
     return _with_layout(marked, (laid[0][1:], laid[1][1:]))  # type: ignore[return-value]
 
@@ -621,12 +659,13 @@ def same_storage(items: tuple | None, args, value: Value) -> Value:
     if base is None or not items or not any(i[0] == "same" for i in items):
         return value
     marked = _mark(value, base, view=base.view, contiguous=base.contiguous)
-    return _with_layout(marked, layout_of(base))
+    return _with_layout(marked, layout_of(base) or _kept_sym(base, value))
 
 
 def _rearrange_pattern(name: str, args) -> str | None:
-    """The pattern of einops.rearrange, or of a Rearrange layer's call."""
-    if name == "einops.rearrange" and len(args) > 1 and isinstance(args[1], StrV):
+    """The pattern of einops.rearrange or einops.repeat, or of a Rearrange layer's
+    call."""
+    if name in _EINOPS_VIEWS and len(args) > 1 and isinstance(args[1], StrV):
         return args[1].value
     if name.startswith("einops.layers.") and ".Rearrange." in name and args:
         held = args[0].attr("pattern") if isinstance(args[0], ObjectV) else None
@@ -637,7 +676,7 @@ def _rearrange_pattern(name: str, args) -> str | None:
 def _rearrange_lengths(name: str, args, kwargs) -> dict:
     """The axis lengths a rearrange is given: its keywords, or those a Rearrange
     layer holds (`axis:NAME`, as ops/einops_ops.py builds it)."""
-    if name == "einops.rearrange":
+    if name in _EINOPS_VIEWS:
         return kwargs
     layer = args[0] if args else None
     if not isinstance(layer, ObjectV):
@@ -646,6 +685,8 @@ def _rearrange_lengths(name: str, args, kwargs) -> dict:
 
 
 _COPY = object()
+# einops' functions that reshape, permute and expand (einops._apply_recipe), no more.
+_EINOPS_VIEWS = frozenset({"einops.rearrange", "einops.repeat"})
 _TOKEN = re.compile(r"\(|\)|\.\.\.|[A-Za-z_]\w*|\d+")
 
 
@@ -829,7 +870,7 @@ def layout_of(v: Value) -> strides.Layout | None:
     sizes = int_sizes(v)
     if sizes is None:
         return None
-    if v.layout is not None and v.layout[0] == tuple(sizes):
+    if v.layout is not None and not sym_strides.is_layout(v.layout) and v.layout[0] == tuple(sizes):
         return v.layout
     if v.contiguous is True:
         return tuple(sizes), strides.contiguous(sizes)
@@ -849,6 +890,12 @@ def int_sizes(v: Value) -> list[int] | None:
 
 def _with_layout(v: Value, laid) -> Value:
     if isinstance(v, TensorV) and not isinstance(v, (ParameterV, BufferV)) and laid is not None:
+        if sym_strides.is_layout(laid):
+            if int_sizes(v) is not None:
+                return v  # formula strides are kept for formula sizes alone
+            if sym_strides.is_contiguous(*laid) is True:
+                return replaced(v, layout=laid, contiguous=True)
+            return replaced(v, layout=laid)
         if strides.is_contiguous(*laid):
             return replaced(v, layout=laid, contiguous=True)
         return replaced(v, layout=laid)
@@ -876,6 +923,15 @@ def _parts_laid(v: Value, base: TensorV, axis: int | None, dropped: bool) -> Val
     laid = layout_of(base)
     if isinstance(v, TupleV):
         return TupleV(tuple(_parts_laid(i, base, axis, dropped) for i in v.items), v.kind)
+    if laid is None and axis is not None and isinstance(v, TensorV) and int_sizes(v) is None:
+        sym = sym_layout_of(base)
+        if sym is None:
+            return v
+        steps = sym[1][:axis] + sym[1][axis + 1 :] if dropped else sym[1]
+        shape = _formula_shape(v)
+        if shape is None or len(shape) != len(steps):
+            return v
+        return _with_layout(v, (shape, steps))
     if laid is None or axis is None or not isinstance(v, TensorV):
         return v
     steps = laid[1][:axis] + laid[1][axis + 1 :] if dropped else laid[1]
@@ -910,24 +966,18 @@ def indexed(value: Value, base: TensorV, entries: list | None) -> Value:
 
 
 def _rearranged_layout(pattern: str, kwargs, base: TensorV, value: Value):
-    """einops.rearrange as its torch backend runs it (reshape to the elementary
-    axes, permute, reshape to the output's groups): (the result's strides, whether
-    it is a view of base), None where a size or stride is not known or the pattern
-    adds, drops or repeats an axis."""
+    """einops.rearrange or repeat as its torch backend runs them (einops'
+    _apply_recipe: reshape to the elementary axes, permute, unsqueeze and expand
+    the axes repeat adds, reshape to the output's groups): (the result's strides,
+    whether it is a view of base), None where a size or stride is not known or the
+    pattern drops or repeats an axis."""
     laid, out_sizes = layout_of(base), int_sizes(value)
-    if laid is None or out_sizes is None or pattern.count("->") != 1:
+    if laid is None or out_sizes is None:
         return None
-    left, right = (_elementary(side) for side in pattern.split("->"))
-    if left is None or right is None:
+    axes = _einops_axes(pattern, len(laid[0]))
+    if axes is None:
         return None
-    rank = len(laid[0])
-    fixed = sum(1 for g in left if g != ["..."])
-    if ["..."] in left:
-        dots = [f"...{i}" for i in range(rank - fixed)]
-        left = [x for g in left for x in ([[d] for d in dots] if g == ["..."] else [g])]
-        right = [[n for a in g for n in (dots if a == "..." else [a])] for g in right]
-    if len(left) != rank or any("..." in g for g in (*left, *right)):
-        return None
+    left, order, out = axes
     sizes: dict[str, int] = {}
     for k, v in kwargs.items():
         if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
@@ -941,15 +991,55 @@ def _rearranged_layout(pattern: str, kwargs, base: TensorV, value: Value):
             return None
         if open_:
             sizes[open_[0]] = n // known
-    order = [a for g in left for a in g]
-    out = [a for g in right for a in g]
-    if sorted(order) != sorted(out) or len(set(order)) != len(order):
+    if any(a not in sizes for a in out):
         return None
     elementary = [sizes[a] for a in order]
     got, view1 = strides.reshaped(laid[0], laid[1], elementary)
-    moved = strides.permuted((tuple(elementary), got), [order.index(a) for a in out])
-    final, view2 = strides.reshaped(moved[0], moved[1], out_sizes)
+    kept = [a for a in out if a in order]
+    moved = strides.permuted((tuple(elementary), got), [order.index(a) for a in kept])
+    added = _added_axes(moved, out, order, 1)
+    spread = strides.expanded(added, [sizes[a] for a in out])
+    if spread is None:
+        return None
+    final, view2 = strides.reshaped(spread[0], spread[1], out_sizes)
     return (tuple(out_sizes), final), view1 and view2
+
+
+def _einops_axes(pattern: str, rank: int):
+    """(the input's groups, its elementary axes in order, the output's elementary
+    axes in order) of a rearrange or repeat pattern over rank axes, `...` as one
+    name per axis it stands for; None where the pattern is not one of those (an
+    axis dropped, a name twice, an output that is not the input's axes plus new
+    ones)."""
+    if pattern.count("->") != 1:
+        return None
+    left, right = (_elementary(side) for side in pattern.split("->"))
+    if left is None or right is None:
+        return None
+    fixed = sum(1 for g in left if g != ["..."])
+    if ["..."] in left:
+        dots = [f"...{i}" for i in range(rank - fixed)]
+        left = [x for g in left for x in ([[d] for d in dots] if g == ["..."] else [g])]
+        right = [[n for a in g for n in (dots if a == "..." else [a])] for g in right]
+    if len(left) != rank or any("..." in g for g in (*left, *right)):
+        return None
+    order = [a for g in left for a in g]
+    out = [a for g in right for a in g]
+    if len(set(order)) != len(order) or len(set(out)) != len(out) or not set(order) <= set(out):
+        return None
+    return left, order, out
+
+
+def _added_axes(laid, out, order, one):
+    """laid with an axis of size 1 unsqueezed at each place out has an axis order
+    lacks, as torch.unsqueeze strides it (the next axis' extent, 1 at the end)."""
+    sizes, steps = list(laid[0]), list(laid[1])
+    for p, a in enumerate(out):
+        if a in order:
+            continue
+        steps.insert(p, sizes[p] * steps[p] if p < len(sizes) else one)
+        sizes.insert(p, one)
+    return tuple(sizes), tuple(steps)
 
 
 def _elementary(side: str) -> list[list[str]] | None:
@@ -1072,7 +1162,9 @@ def _copied(v: TensorV, flat) -> bool | None:
     if flat not in ("flat", "tflat", "batch", "dense"):
         return None
     laid = layout_of(v)
-    if laid is None or (flat == "tflat" and len(laid[0]) < 2):
+    if laid is None:
+        return _copied_sym(v, flat)
+    if flat == "tflat" and len(laid[0]) < 2:
         return None
     sizes, steps = laid
     if flat == "tflat":
@@ -1120,3 +1212,176 @@ def _tensors(values) -> Iterator[TensorV]:
             yield from _tensors(v.items)
         elif isinstance(v, TensorV):
             yield v
+
+
+# -- strides of tensors whose sizes are formulas (ops/sym_strides.py) -----------------
+
+
+def _formula_shape(v: Value) -> tuple[Expr, ...] | None:
+    """v's shape where every size is a formula (no size unknown, a known rank)."""
+    if not isinstance(v, TensorV) or v.shape is None:
+        return None
+    if not all(isinstance(d, Expr) for d in v.shape):
+        return None
+    return tuple(v.shape)
+
+
+def sym_layout_of(v: Value) -> sym_strides.SymLayout | None:
+    """v's (sizes, strides) as formulas: followed through views where some size is
+    not a known int (kept in `layout`, holding only while those sizes are its
+    shape), a contiguous tensor's, or its int strides as formulas."""
+    if not isinstance(v, TensorV) or v.shape is None:
+        return None
+    if not all(isinstance(d, Expr) for d in v.shape):
+        return None
+    shape = tuple(v.shape)
+    laid = v.layout
+    if sym_strides.is_layout(laid) and laid[0] == shape:  # type: ignore[index]
+        return laid  # type: ignore[return-value]
+    known = layout_of(v)
+    if known is not None:
+        return shape, tuple(Expr.const(s) for s in known[1])
+    if v.contiguous is True:
+        return shape, sym_strides.contiguous(shape)
+    return None
+
+
+def _kept_sym(base: TensorV, value: Value):
+    """base's formula strides for value, a tensor of the same shape on the same
+    storage (a cast to its own dtype, a detach); None where they do not hold."""
+    sym = sym_layout_of(base)
+    if sym is None or not isinstance(value, TensorV) or value.shape is None:
+        return None
+    return sym if tuple(value.shape) == sym[0] else None
+
+
+def _sym_laid(v: Value, base: TensorV | None, laid) -> Value:
+    """_laid for formula strides: a view of base's storage, or (base None) a tensor
+    of its own; the contiguity tag as _laid sets it, True only where the strides
+    prove it for every value (the strides decide where they are read)."""
+    if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)):
+        return v
+    if _formula_shape(v) != laid[0] or int_sizes(v) is not None:
+        if base is None or v.storage is not None:
+            return v  # a tensor of its own, or one an op's rule marked already
+        return _mark(v, base, view=True, contiguous=None)
+    flag = True if sym_strides.is_contiguous(*laid) is True else None
+    if base is None:
+        return replaced(v, storage=None, view=False, contiguous=flag, layout=laid)
+    if flag is None and base.contiguous is not True:
+        flag = base.contiguous
+    return replaced(v, storage=storage_of(base), view=True, contiguous=flag, layout=laid)
+
+
+def _sym_viewed(marked: Value, base: TensorV, value: Value) -> Value:
+    """A view (view, unflatten, unsqueeze, squeeze) of base at formula sizes: its
+    strides where a view of base's is decided (ATen's computeStride; a size-1
+    axis a view adds steps as computeStride sets it)."""
+    sym = sym_layout_of(base)
+    if sym is None or not isinstance(value, TensorV) or value.shape is None:
+        return marked
+    if not all(isinstance(d, Expr) for d in value.shape):
+        return marked
+    got = sym_strides.viewed(sym[0], sym[1], tuple(value.shape))
+    if got is None or got == sym_strides.COPY:
+        return marked
+    return _sym_laid(marked, base, (tuple(value.shape), got))
+
+
+def _sym_reshaped(short: str, base: TensorV, value: Value) -> Value | None:
+    """reshape/flatten/contiguous at formula sizes: a view where the strides allow
+    it, a copy of its own where they do not for any value of the names; None
+    where not decided (the contiguity tags then decide, as before)."""
+    sym = sym_layout_of(base)
+    if sym is None or not isinstance(value, TensorV) or value.shape is None:
+        return None
+    if not all(isinstance(d, Expr) for d in value.shape):
+        return None
+    if short == "contiguous":
+        flag = sym_strides.is_contiguous(*sym)
+        if flag is None:
+            return None
+        return _sym_laid(value, base, sym) if flag else _own(value)
+    got = sym_strides.reshaped(sym[0], sym[1], tuple(value.shape))
+    if got is None:
+        return None
+    steps, view = got
+    laid = (tuple(value.shape), steps)
+    return _sym_laid(value, base, laid) if view else _sym_laid(_own(value), None, laid)
+
+
+def _copied_sym(v: TensorV, flat) -> bool | None:
+    """_copied for formula strides: whether the fold copies v, decided for every
+    value of the names; None where not decided."""
+    sym = sym_layout_of(v)
+    if sym is None or int_sizes(v) is not None:
+        return None
+    sizes, steps = sym
+    if flat == "tflat":
+        if len(sizes) < 2:
+            return None
+        order = [*range(len(sizes) - 2), len(sizes) - 1, len(sizes) - 2]
+        (sizes, steps), flat = sym_strides.permuted(sym, order), "flat"
+    if flat == "dense":
+        flag = sym_strides.is_contiguous(sizes, steps)
+        if flag is None:
+            return None
+        return False if flag else (True if len(sizes) <= 3 else None)
+    keep = 1 if flat == "flat" else 2
+    if len(sizes) <= keep:
+        return False
+    lead = Expr.const(1)
+    for n in sizes[:-keep]:
+        lead = lead * n
+    got = sym_strides.viewed(sizes, steps, (lead, *sizes[-keep:]))
+    if got is None:
+        return None
+    return got == sym_strides.COPY
+
+
+def _rearranged_sym(pattern: str, kwargs, base: TensorV, value: Value):
+    """_rearranged_layout at formula sizes: each step decided for every value of
+    the names; None where a size, a stride or a step is not."""
+    sym = sym_layout_of(base)
+    if sym is None or not isinstance(value, TensorV) or value.shape is None:
+        return None
+    if not all(isinstance(d, Expr) for d in value.shape):
+        return None
+    axes = _einops_axes(pattern, len(sym[0]))
+    if axes is None:
+        return None
+    left, order, out = axes
+    sizes: dict[str, Expr] = {
+        k: v.value for k, v in kwargs.items() if isinstance(v, IntV) and v.value is not None
+    }
+    for g, n in zip(left, sym[0], strict=True):
+        open_ = [a for a in g if a not in sizes]
+        known = Expr.const(1)
+        for a in g:
+            known = known * sizes.get(a, Expr.const(1))
+        if len(open_) > 1 or known.value == 0:
+            return None
+        if not open_:
+            if known != n:
+                return None
+            continue
+        rest = n.exact_div(known)
+        if rest is None:
+            return None
+        sizes[open_[0]] = rest
+    if any(a not in sizes for a in out):
+        return None
+    elementary = tuple(sizes[a] for a in order)
+    first = sym_strides.reshaped(sym[0], sym[1], elementary)
+    if first is None:
+        return None
+    kept = [a for a in out if a in order]
+    moved = sym_strides.permuted((elementary, first[0]), [order.index(a) for a in kept])
+    added = _added_axes(moved, out, order, sym_strides.ONE)
+    spread = sym_strides.expanded(added, tuple(sizes[a] for a in out))
+    if spread is None:
+        return None
+    final = sym_strides.reshaped(spread[0], spread[1], tuple(value.shape))
+    if final is None:
+        return None
+    return (tuple(value.shape), final[0]), first[1] and final[1]

@@ -963,7 +963,11 @@ class _Interpreter:
                         TensorV(v.shape, None), contiguous=v.contiguous, layout=v.layout
                     )
                 if chosen is not None:
-                    return TensorV(v.shape, chosen)
+                    # a new value of the dtype chosen, with the rule's layout: a default
+                    # (contiguous) layout here read a permuted product as contiguous
+                    return replaced(
+                        TensorV(v.shape, chosen), contiguous=v.contiguous, layout=v.layout
+                    )
                 if v.dtype is None and not self.entry.dtype:
                     if not fallback:
                         fallback.append(self._first_tensor_dtype())

@@ -127,9 +127,10 @@ class TensorV(Value):
     storage: object = field(default=None, kw_only=True, compare=False, repr=False)
     view: bool = field(default=False, kw_only=True, compare=False, repr=False)
     contiguous: object = field(default=True, kw_only=True, compare=False, repr=False)
-    # Its strides where known (ops/strides.py): (sizes, strides) as ints, which hold
-    # only while sizes are its shape's; None: a contiguous tensor's where contiguous
-    # is True, else not known.
+    # Its strides where known: (sizes, strides) as ints (ops/strides.py), or as
+    # formulas where some size is a name (ops/sym_strides.py), which hold only while
+    # sizes are its shape's; None: a contiguous tensor's where contiguous is True,
+    # else not known.
     layout: object = field(default=None, kw_only=True, compare=False, repr=False)
     # Which ops made it (ops/backward.py's Origin nodes), outside equality: the
     # graph backward walks from the loss. None: not known (a tensor the analysis

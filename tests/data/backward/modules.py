@@ -240,6 +240,93 @@ class SdpaWideValue(SdpaHeads):
     value_width = 8
 
 
+class SdpaSplitHeads(nn.Module):
+    """nanoGPT's attention: one projection split in three along its last axis, each
+    part viewed as heads and transposed. Parts of longer rows, yet each last axis
+    steps 1 at any size: CPU's fused kernel."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class SdpaRearranged(nn.Module):
+    """Heads split by einops.rearrange (a reshape and a permute that keep the last
+    axis last): the fused kernel."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x):
+        from einops import rearrange
+
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+class SdpaKeyStepsLength(SdpaHeads):
+    """A key whose last axis steps the length T (laid out transposed, then
+    transposed back): the math path where T > 1, yet at T = 1 that axis steps 1
+    and CPU takes the fused kernel. No formula holds for every T: not known."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = self.k(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.transpose(-2, -1).contiguous().transpose(-2, -1)
+        v = self.v(x).view(B, T, self.heads, self.value_width).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
+class SdpaRepeatedQueries(nn.Module):
+    """Learned queries repeated over the batch by einops.repeat (unsqueezed and
+    expanded: the batch steps 0, the last axis still 1), keys and values split by
+    a Rearrange layer and the heads merged back: the fused kernel, which saves
+    the query, a view of the parameter."""
+
+    def __init__(self, d=8, heads=2, queries=3):
+        super().__init__()
+        from einops.layers.torch import Rearrange
+
+        self.queries = nn.Parameter(torch.randn(heads, queries, d // heads))
+        self.kv = nn.Linear(d, 2 * d)
+        self.split = Rearrange("b n (h d) -> b h n d", h=heads)
+        self.merge = Rearrange("b h q d -> b q (h d)")
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        from einops import repeat
+
+        q = repeat(self.queries, "h q d -> b h q d", b=x.shape[0])
+        k, v = self.kv(x).chunk(2, dim=-1)
+        k, v = map(self.split, (k, v))
+        return self.out(self.merge(F.scaled_dot_product_attention(q, k, v)))
+
+
+class SdpaStridedKey(SdpaHeads):
+    """A key whose last axis steps the head count (its projection viewed with the
+    heads innermost): the math path, whatever the sizes."""
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q = self.q(x).view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = self.k(x).view(B, T, C // self.heads, self.heads).permute(0, 3, 1, 2)
+        v = self.v(x).view(B, T, self.heads, self.value_width).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v)
+
+
 class Warp(nn.Module):
     """grid_sample: neither direction counted, its operands' gradients flow on."""
 

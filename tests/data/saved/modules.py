@@ -2309,3 +2309,27 @@ class ManyReturned(nn.Module):
         u, v = _many(self.b(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
         y = (q * k).softmax(-1) * (u * v).sigmoid()
         return self.out(einops.rearrange(y, "... h d -> ... (h d)"))
+
+
+class RotaryThenAttention(nn.Module):
+    """Rotary embedding of transposed heads: `q * cos` is laid out in q's order (a
+    product whose dtype its stub chooses keeps the layout its rule gave), so the
+    attention's result is too, and `.transpose(1, 2).contiguous()` copies nothing:
+    the projection saves a view of the attention's result. (`x.float()` makes the
+    dtypes known, which has the product's stub choose its result's dtype.)"""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q = self.q(x.float()).view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        angles = torch.arange(t).float()[:, None] * torch.ones(d // self.heads)
+        cos, sin = angles.cos().to(q.dtype), angles.sin().to(q.dtype)
+        q1, q2 = q.chunk(2, dim=-1)
+        q = q * cos + torch.cat((-q2, q1), dim=-1) * sin
+        y = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return self.o(y.transpose(1, 2).contiguous().view(b, t, d))
