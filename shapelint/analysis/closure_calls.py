@@ -29,10 +29,8 @@ _ESCAPES = (
 )
 _FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
-# kept on the def, as the other per-node answers are (nodes.parents, generators):
-# (the function holding it, the answer); a process-wide table would keep every tree
-# it was asked about alive in a long-lived worker
-_KEY = "_shapelint_only_called_in_place"
+# by id of the def: (the def, the function holding it, the answer)
+_MEMO: dict[int, tuple[ast.AST, ast.AST, bool]] = {}
 
 
 def only_called_in_place(stmt: ast.AST, outer: ast.AST | None) -> bool:
@@ -42,11 +40,11 @@ def only_called_in_place(stmt: ast.AST, outer: ast.AST | None) -> bool:
         outer, (ast.FunctionDef, ast.AsyncFunctionDef)
     ):
         return False
-    memo = stmt.__dict__.get(_KEY)
-    if memo is not None and memo[0] is outer:
-        return memo[1]
+    memo = _MEMO.get(id(stmt))
+    if memo is not None and memo[0] is stmt and memo[1] is outer:
+        return memo[2]
     answer = _decide(stmt, outer)
-    stmt.__dict__[_KEY] = (outer, answer)
+    _MEMO[id(stmt)] = (stmt, outer, answer)
     return answer
 
 
