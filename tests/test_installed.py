@@ -16,6 +16,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from shapelint.analysis.driver import AnalysisOptions, analyze_target
 from shapelint.analysis.installed import find_module, search_path
+from shapelint.analysis.parameters import params_json
 from shapelint.analysis.target import target_json
 
 LAYERS = """
@@ -547,3 +548,142 @@ def test_an_import_time_call_past_its_allowance_is_not_followed(tmp_path, site, 
     for qual in ("Block", "ByRegistry", "ByWidth"):
         tj = run(qual)
         assert not tj["complete"] or tj["flops_value"] == truth[qual], qual
+
+
+# An import of a package nobody installed, in a `try` whose handler defines the
+# fallback (tape's `from apex... import FusedLayerNorm as LayerNorm`): the handler's
+# class is the one Python binds. `Norm` of fakepkg_hf (installed by the `site`
+# fixture) costs a projection the fallback does not, so the two are told apart.
+FUSED = """
+from torch import nn
+
+
+class Norm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x)
+"""
+
+GUARDED = """
+import torch
+from torch import nn
+
+try:
+    from {pkg}.fused import Norm
+except (ImportError, AttributeError):
+
+    class Norm(nn.Module):
+        def __init__(self, dim, eps=1e-5):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(dim))
+            self.eps = eps
+
+        def forward(self, x):
+            s = x.pow(2).mean(-1, keepdim=True)
+            return self.weight * x / torch.sqrt(s + self.eps)
+
+
+try:
+    import {pkg}.fused
+
+    FUSED = True
+except ModuleNotFoundError:
+    FUSED = False
+"""
+
+GUARDED_MODEL = """
+from torch import nn
+
+from .norms import FUSED, Norm
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, 2 * dim)
+        self.norm = Norm(2 * dim)
+
+    def forward(self, x):
+        return self.norm(self.fc(x))
+
+
+class ByFlag(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim) if FUSED else nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class InForward(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        try:
+            from {pkg}.fused import Norm as Fused
+        except ImportError:
+            return self.fc(x)
+        return self.fc(self.fc(x))
+"""
+
+
+def _guarded(tmp_path, pkg: str) -> tuple[dict, dict]:
+    """(the analysis's target json, torch's count) for each class of GUARDED_MODEL
+    over a fallback guarding an import of pkg."""
+    root = tmp_path / "gproj"
+    _write(root, "gpkg/__init__.py", "")
+    _write(root, "gpkg/norms.py", GUARDED.format(pkg=pkg))
+    model = GUARDED_MODEL.format(pkg=pkg)
+    _write(root, "gpkg/model.py", model)
+    classes = ("Block", "ByFlag", "InForward")
+    opts = AnalysisOptions(installed=True)
+    path = str(root / "gpkg" / "model.py")
+    static = {}
+    for c in classes:
+        res = analyze_target(path, model, c, {"dim": "8"}, {"x": "2,8"}, opts)
+        static[c] = {**target_json(res, {}), **params_json(res.params, {})}
+    sys.path.insert(0, str(root))
+    try:
+        import gpkg.model
+
+        built = {c: getattr(gpkg.model, c)(8) for c in classes}
+        truth = {c: _measure(m, torch.randn(2, 8)) for c, m in built.items()}
+        params = {c: sum(p.numel() for p in m.parameters()) for c, m in built.items()}
+    finally:
+        sys.path.remove(str(root))
+        for name in list(sys.modules):
+            if name.split(".")[0] in ("gpkg", "fakepkg_hf"):
+                del sys.modules[name]
+    for c, tj in static.items():
+        assert tj["params_value"] == params[c], c
+    return static, truth
+
+
+def test_an_import_no_path_entry_holds_runs_the_handler_that_catches_it(tmp_path):
+    static, truth = _guarded(tmp_path, "nowhere_installed_hf")
+    assert truth == {"Block": 2 * 2 * 8 * 16, "ByFlag": 2 * 2 * 8 * 24, "InForward": 2 * 2 * 8 * 8}
+    for c, tj in static.items():
+        assert tj["complete"], (c, tj["unknown"])
+        assert tj["flops_value"] == truth[c], c
+
+
+def test_an_import_a_path_entry_holds_keeps_the_try_body(tmp_path, site):
+    root, _ = site
+    _write(root, "fakepkg_hf/fused.py", FUSED)
+    static, truth = _guarded(tmp_path, "fakepkg_hf")
+    assert truth["Block"] == 2 * 2 * 8 * 16 + 2 * 2 * 16 * 16  # the installed Norm
+    assert truth["ByFlag"] == 2 * 2 * 8 * 8
+    for c in ("Block", "ByFlag"):
+        assert static[c]["complete"], (c, static[c]["unknown"])
+        assert static[c]["flops_value"] == truth[c], c
+    # `from m import n` inside a forward may still raise (m may lack n): no figure
+    # but torch's, if one
+    tj = static["InForward"]
+    assert truth["InForward"] == 2 * 2 * 2 * 8 * 8
+    assert not tj["complete"] or tj["flops_value"] == truth["InForward"]

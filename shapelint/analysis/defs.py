@@ -94,6 +94,7 @@ class Analyzer(Protocol):
     project_path: str | None
     project_links: dict[str, tuple[str, str | None]]
     guarded_classes: dict[int, str]
+    failing_imports: set[int]
     nested_keys: dict[int, str]
     used_modules: set
     peeked_paths: set

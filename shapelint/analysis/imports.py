@@ -11,6 +11,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+# A module-level try -> (index of its body's import that surely fails, the handler
+# that runs), or None (failed_imports.taken).
+Failing = Callable[[ast.Try], "tuple[int, ast.ExceptHandler] | None"]
+
 # Spellings that reach the same object, normalised so ops match one name.
 _CANONICAL_PREFIXES = (
     ("einops.einops.", "einops."),
@@ -84,10 +88,12 @@ class ImportMap:
         self.linked: Callable[[str], str | None] | None = None
 
     @staticmethod
-    def from_module(tree: ast.Module) -> ImportMap:
+    def from_module(tree: ast.Module, failing: Failing | None = None) -> ImportMap:
+        """failing: where a module-level try's import surely fails, and the handler
+        that then runs (failed_imports.taken; target runs only)."""
         im = ImportMap()
         # Module-level bindings in order, so a later def/assignment shadows an import.
-        for stmt in _module_level_statements(tree):
+        for stmt in _module_level_statements(tree, failing):
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     root = alias.name.split(".")[0]
@@ -173,7 +179,7 @@ def _shadow_by_assignment(im: ImportMap, name: str, stmt: ast.stmt) -> None:
     im.names.pop(name, None)
 
 
-def _module_level_statements(tree: ast.Module):
+def _module_level_statements(tree: ast.Module, failing: Failing | None = None):
     """Top-level statements, descending into if/try blocks (guarded imports)."""
     stack = list(reversed(tree.body))
     while stack:
@@ -181,6 +187,10 @@ def _module_level_statements(tree: ast.Module):
         yield stmt
         if isinstance(stmt, ast.If):
             stack.extend(reversed(stmt.body + stmt.orelse))
+        elif isinstance(stmt, ast.Try) and (taken := failing and failing(stmt)):
+            # the import surely raises: the body stops there, the handler binds
+            at, handler = taken
+            stack.extend(reversed(stmt.body[:at] + handler.body + stmt.finalbody))
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             imported = _imported_names(stmt.body)  # type: ignore[attr-defined]
             blocks = stmt.body + [  # type: ignore[attr-defined]

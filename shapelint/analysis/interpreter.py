@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
@@ -34,6 +35,7 @@ from shapelint.analysis import (
     dynamic,
     enums,
     expressions,
+    failed_imports,
     folding,
     forward_ad,
     grad_mode,
@@ -281,6 +283,12 @@ class _Frame:
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 
 
+def _has_try(tree: ast.Module) -> bool:
+    """A try at the module's top level, under an if or try of it or not."""
+    blocks = (*tree.body, *statements.guarded_top_level(tree))
+    return any(isinstance(s, ast.Try) for s in blocks)
+
+
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
@@ -357,6 +365,7 @@ class ModuleAnalyzer:
         self.class_keys: dict[str, ClassDef] = {}
         # classes under a module-level if/try: id of the class statement -> key
         self.guarded_classes: dict[int, str] = {}
+        self.failing_imports: set[int] = set()  # imports a try's handler takes (failed_imports)
         self._guarded_defs: dict[str, ClassDef] = {}  # by the qualname prefix of its methods
         self._methods_of: dict[str, dict[str, FuncDef]] = {}  # _class_methods, by class key
         self._bindings: dict[tuple[int, int], tuple] = {}  # _init_binding, by ids
@@ -375,6 +384,11 @@ class ModuleAnalyzer:
         self.project_path = path
         is_pkg = path.endswith("__init__.py")
         self.project_links = project_imports(self.tree, modname, is_pkg)
+        if self.specialize and _has_try(self.tree):
+            # with the roots known, an import a try's handler takes can be decided
+            self.imports = ImportMap.from_module(
+                self.tree, functools.partial(failed_imports.taken, self)
+            )
 
     def class_of(self, key: str) -> ClassDef | None:
         """The class an instance's kind names (`<class>` + key)."""

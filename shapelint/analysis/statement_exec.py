@@ -19,6 +19,7 @@ from shapelint.analysis import (
     decorators,
     defaults,
     expressions,
+    failed_imports,
     folding,
     grad_mode,
     in_place,
@@ -420,6 +421,7 @@ def _dunder(an: Analyzer, cm, name: str, expr: ast.expr, args: list, frame: Fram
 
 
 def exec_try(an: Analyzer, stmt: ast.Try, frame: Frame, module_level: bool) -> None:
+    failed_imports.mark(an, stmt)
     raising.exec_try(an, stmt, frame)
 
 
@@ -475,6 +477,9 @@ def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level:
 def exec_import(
     an: Analyzer, stmt: ast.Import | ast.ImportFrom, frame: Frame, module_level: bool
 ) -> None:
+    if failed_imports.fails(an, stmt):
+        raising.surely(an, stmt, frame, failed_imports.EXC)
+        return
     if module_level:
         return
     frame.local_imports.update(local_import_names(stmt))
