@@ -293,3 +293,50 @@ def test_a_namespace_directory_does_not_shadow_a_library(tmp_path):
     (root / "torch" / "notes.txt").write_text("not code")
     t = static_flops(root / "rt_model.py")
     assert t["complete"] and t["flops_value"] == 2 * 16 * 48 * 2
+
+
+def test_a_folder_without_init_inside_a_package_is_its_namespace_subpackage(tmp_path):
+    """super-image's `super_image/models/msrn/modeling_msrn.py` (msrn has no
+    __init__.py) imports `from ...modeling_utils import default_conv`: a relative
+    import runs only in a package, so the file is `rt_sipkg.models.msrn.modeling`,
+    msrn a namespace package inside the regular rt_sipkg.models (PEP 420), and the
+    three dots reach rt_sipkg."""
+    root = write(
+        tmp_path,
+        {
+            "rt_sipkg/__init__.py": "",
+            "rt_sipkg/utils.py": """
+                from torch import nn
+
+
+                def default_conv(d, width):
+                    return nn.Linear(d, width * d)
+                """,
+            "rt_sipkg/models/__init__.py": "",
+            "rt_sipkg/models/msrn/config.py": "WIDTH = 7\n",
+            "rt_sipkg/models/msrn/modeling.py": """
+                from torch import nn
+
+                from ...utils import default_conv
+                from .config import WIDTH
+
+
+                class Net(nn.Module):
+                    def __init__(self, d=16, conv=default_conv):
+                        super().__init__()
+                        self.block = conv(d, WIDTH)
+
+                    def forward(self, x):
+                        return self.block(x)
+                """,
+            # no relative import: it may run as a script, from its own folder
+            "rt_sipkg/tools/rt_tool.py": net("from rt_tool_layers import Block"),
+            "rt_sipkg/tools/rt_tool_layers.py": layer(3),
+        },
+    )
+    t = static_flops(root / "rt_sipkg" / "models" / "msrn" / "modeling.py")
+    expected = python_flops([root], "rt_sipkg.models.msrn.modeling")
+    assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 112 * 2
+    t = static_flops(root / "rt_sipkg" / "tools" / "rt_tool.py")
+    expected = python_flops([root / "rt_sipkg" / "tools"], "rt_tool")
+    assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 48 * 2

@@ -47,14 +47,20 @@ MAX_MODULES = 512
 MAX_REEXPORT_HOPS = 8
 
 
-def module_name(path: str) -> tuple[str | None, str | None]:
+def module_name(path: str, relative: bool = False) -> tuple[str | None, str | None]:
     """(sys.path root, dotted import name) of a file inside a package; (None,
-    None) for a file outside any package."""
+    None) for a file outside any package. relative: the file makes a relative
+    import, so it runs as a module of a package, never as a script (Python refuses
+    a relative import with no parent package): a folder of it without
+    `__init__.py` inside a regular package is a namespace package of that package
+    (`super_image/models/msrn/`, `super_image.models.msrn`), as PEP 420 finds it."""
     p = os.path.abspath(path)
     d, base = os.path.split(p)
     if not base.endswith(".py"):
         return None, None
     parts = [] if base == "__init__.py" else [base[:-3]]
+    if relative and base != "__init__.py":
+        d = _enclosing_package(d, parts)
     while os.path.isfile(os.path.join(d, "__init__.py")):
         d, pkg = os.path.split(d)
         parts.insert(0, pkg)
@@ -63,6 +69,27 @@ def module_name(path: str) -> tuple[str | None, str | None]:
     if not all(x.isidentifier() for x in parts):
         return None, None
     return d, ".".join(parts)
+
+
+def _enclosing_package(d: str, parts: list[str]) -> str:
+    """The nearest folder at or above d with an `__init__.py`, the folders between
+    put in front of parts; d itself where no folder above has one."""
+    portions: list[str] = []
+    at = d
+    while not os.path.isfile(os.path.join(at, "__init__.py")):
+        parent, name = os.path.split(at)
+        if parent == at:
+            return d  # no regular package above: a namespace at the top is not told
+        portions.insert(0, name)
+        at = parent
+    parts[:0] = portions
+    return at
+
+
+def relative_imports(tree: ast.Module) -> bool:
+    """Whether the module's top level makes a relative import (not under a try,
+    whose handler may be how it runs as a script)."""
+    return any(isinstance(s, ast.ImportFrom) and s.level for s in tree.body)
 
 
 def project_imports(
@@ -196,7 +223,7 @@ def attach(an: Analyzer, path: str, options, specialize: bool = False) -> None:
     if options.project is False:
         return
     path = os.path.abspath(path)
-    root, modname = module_name(path)
+    root, modname = module_name(path, relative_imports(an.tree))
     in_package = modname is not None
     if not in_package:
         root, modname = os.path.dirname(path), os.path.basename(path)[:-3]
