@@ -483,6 +483,34 @@ def test_a_tensor_against_the_abstract_collections(tmp_path):
     assert t["flops_value"] == truth
 
 
+def test_abs_of_a_tensor_is_its_dunder_torch_abs(tmp_path):
+    # tsai's PPAuc: `abs(x).sum(dim)`; Python's abs calls `type(x).__abs__`, which
+    # for a tensor is torch.abs: the tensor's shape, a number's abs beside it
+    path = write(
+        tmp_path,
+        "absolute.py",
+        """
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.fc = nn.Linear(d, abs(-2) * d)
+
+            def forward(self, x):
+                ratio = F.relu(x).sum(-1) / (abs(x).sum(-1) + 1e-8)
+                y = abs(self.fc(x))
+                return self.fc(abs(x)) @ y.transpose(-1, -2) * ratio[:, None]
+        """,
+    )
+    t = static_target(path, "Net", {"d": "8"}, {"x": "2,8"})
+    truth = counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth == 2 * (2 * 2 * 8 * 16) + 2 * 2 * 16 * 2
+    assert t["output"] == ["2", "2"]
+
+
 def test_version_checks_by_an_operator_table(tmp_path):
     # A version check as libraries write it: an instance of a class deriving from
     # object alone is no str (so no metadata lookup of it), and `operator.lt` taken

@@ -694,6 +694,13 @@ def _numeric(fn: Callable, arity: tuple[int, ...]) -> Handler:
     return handler
 
 
+def _tensor_abs(an, node, args, kwargs, frame) -> Value | None:
+    """`abs(t)` of a tensor: Python calls `type(t).__abs__(t)`, which is torch.abs."""
+    if len(args) != 1 or kwargs or not isinstance(args[0], TensorV):
+        return None
+    return an.op_value("torch.abs", [args[0]], {}, node, frame, arg_nodes=node.args[:1])
+
+
 def _bool(an, node, args, kwargs, frame) -> Value | None:
     """`bool(x)`: the truth `if x` tests (an object whose class defines neither
     `__bool__` nor `__len__`, a torch layer among them, is true)."""
@@ -1396,7 +1403,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "any": (_any_all(True),),
     "all": (_any_all(False),),
     "sum": (_sum,),
-    "abs": (_numeric(abs, (1,)),),
+    "abs": (_tensor_abs, _numeric(abs, (1,))),
     "round": (_numeric(round, (1, 2)),),
     "divmod": (_numeric(divmod, (2,)),),
     "pow": (_numeric(pow, (2,)),),
