@@ -51,6 +51,7 @@ CASES = [
     ("TensorsInParameterDict", (2, 4, 8)),
     ("VecAtBatched", (2, 4, 8)),
     ("VecAtSwapped", (2, 4, 8)),
+    ("Norms", (2, 4, 8)),
 ]
 
 

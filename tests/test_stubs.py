@@ -136,6 +136,17 @@ SPECIAL["torch.linalg.matrix_norm"] = [
     ((X(2, 3, 5),), {"ord": 2}),
     ((X(3, 4, 2),), {"ord": "nuc", "dim": (0, 2), "keepdim": True}),
 ]
+# a vector norm (every axis, one, a 1-tuple; ord on a 1-D input), a matrix norm (a
+# pair of axes; ord on a 2-D input, "nuc" an SVD's)
+SPECIAL["torch.linalg.norm"] = [
+    ((X(2, 3, 4),), {}),
+    ((X(2, 3, 4),), {"dim": -1, "keepdim": True}),
+    ((X(2, 3, 4), 3), {"dim": (1,)}),
+    ((X(5), 1), {}),
+    ((X(5, 3), "nuc"), {}),
+    ((X(5, 3),), {"ord": 2, "keepdim": True}),
+    ((X(2, 3, 4), "fro", (0, 2)), {}),
+]
 # operands that broadcast
 for _n in ("torch.polar", "torch.complex"):
     SPECIAL[_n] = [((X(2, 3).abs(), X(2, 3)), {}), ((X(4, 1, 3).abs(), X(5, 1)), {})]

@@ -1134,6 +1134,48 @@ def reduce_undone(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> Rul
 
 
 @rule
+def linalg_norm(ctx: RuleContext, x: Value, ord: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """torch.linalg.norm: a vector norm where dim is an int or a 1-tuple, or where dim
+    and ord are both None (over every axis); a matrix norm where dim is a pair, or dim
+    None with ord given on a 2-D input (on a 1-D one, a vector norm). Dim None with
+    ord given on another rank torch refuses: the result is not known here. Binds
+    undone to 0 where the flop counter counts no backward (a vector norm; a matrix
+    norm by sums, "fro" (ord None), 1, inf), to None (unknown) for an SVD's (ord 2,
+    -2, "nuc") or an ord not known."""
+    shape = shape_of(x)
+    if is_none(dim):
+        if is_none(ord):
+            matrix: bool | None = False
+        elif shape is None or len(shape) not in (1, 2):
+            matrix = None
+        else:
+            matrix = len(shape) == 2
+    elif isinstance(dim, TupleV):
+        matrix = {1: False, 2: True}.get(len(dim.items))
+    else:
+        matrix = False
+    if matrix is None:
+        out = RuleOut(TensorV(None, dtype_of(x)))
+    else:
+        out = reduce(ctx, x, dim, keepdim)
+    svd = matrix is None or (matrix and not _summed_matrix_norm(ord))
+    out.bind = {"undone": None if svd else Expr.const(0)}
+    return out
+
+
+def _summed_matrix_norm(ord: Value) -> bool:
+    """A matrix norm torch computes by sums and maxima of abs, no SVD."""
+    if is_none(ord):
+        return True  # "fro"
+    if isinstance(ord, StrV):
+        return ord.value == "fro"
+    if isinstance(ord, (IntV, FloatV)) and ord.value is not None:
+        v = ord.value.value if isinstance(ord.value, Expr) else ord.value
+        return v in (1, -1, math.inf, -math.inf)
+    return False
+
+
+@rule
 def qr_some(ctx: RuleContext, a: Value, some: Value) -> RuleOut:
     """torch.qr (deprecated): some=True is linalg.qr's "reduced", False its "complete"."""
     flag = some.value if isinstance(some, BoolV) else None

@@ -611,3 +611,19 @@ class ManyReturned(nn.Module):
         u, v = _many(self.b(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
         y = (q * k).softmax(-1) * (u * v).sigmoid()
         return self.out(einops.rearrange(y, "... h d -> ... (h d)"))
+
+
+class Norms(nn.Module):
+    """torch.linalg.norm as a vector norm (one axis, and every axis with no ord) and
+    as a matrix norm by sums (a pair of axes, "fro" and inf): their backward is the
+    flop counter's 0, the products around them counted."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.fc(x)
+        unit = y / torch.linalg.norm(y, dim=-1, keepdim=True)
+        pair = torch.linalg.norm(y, dim=(0, -1)) + torch.linalg.norm(y, float("inf"), (0, 2))
+        return self.fc(unit) * torch.linalg.norm(y) + pair.sum()
