@@ -52,6 +52,7 @@ CASES = [
     ("VecAtBatched", (2, 4, 8)),
     ("VecAtSwapped", (2, 4, 8)),
     ("Norms", (2, 4, 8)),
+    ("DropPathFloor", (2, 4, 8)),
 ]
 
 

@@ -627,3 +627,20 @@ class Norms(nn.Module):
         unit = y / torch.linalg.norm(y, dim=-1, keepdim=True)
         pair = torch.linalg.norm(y, dim=(0, -1)) + torch.linalg.norm(y, float("inf"), (0, 2))
         return self.fc(unit) * torch.linalg.norm(y) + pair.sum()
+
+
+class DropPathFloor(nn.Module):
+    """Stochastic depth as timm wrote it: a keep mask made by an in-place floor_
+    (the module stays in training mode)."""
+
+    def __init__(self, d=8, p=0.25):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.p = p
+
+    def forward(self, x):
+        keep = 1 - self.p
+        shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+        mask = keep + torch.rand(shape, dtype=x.dtype, device=x.device)
+        mask.floor_()
+        return self.fc(x.div(keep) * mask)
