@@ -84,7 +84,7 @@ from shapelint.analysis.defs import ClassDef, FuncDef, named_params
 from shapelint.analysis.imports import ImportMap
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.naming import NamingChecker
-from shapelint.analysis.nodes import attribute_copies, nodes_in_class, stored_names, walk
+from shapelint.analysis.nodes import attribute_copies, nodes_in_class, nodes_of, stored_names, walk
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.analysis.repetition import collected
 from shapelint.analysis.source import SourceFile
@@ -283,12 +283,6 @@ class _Frame:
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 
 
-def _has_try(tree: ast.Module) -> bool:
-    """A try at the module's top level, under an if or try of it or not."""
-    blocks = (*tree.body, *statements.guarded_top_level(tree))
-    return any(isinstance(s, ast.Try) for s in blocks)
-
-
 class ModuleAnalyzer:
     def __init__(self, src: SourceFile, tree: ast.Module, options=None, specialize: bool = False):
         self.src = src
@@ -384,7 +378,7 @@ class ModuleAnalyzer:
         self.project_path = path
         is_pkg = path.endswith("__init__.py")
         self.project_links = project_imports(self.tree, modname, is_pkg)
-        if self.specialize and _has_try(self.tree):
+        if self.specialize and nodes_of(self.tree, ast.Try):
             # with the roots known, an import a try's handler takes can be decided
             self.imports = ImportMap.from_module(
                 self.tree, functools.partial(failed_imports.taken, self)
