@@ -84,7 +84,8 @@ def python_flops(sys_path: list[Path], module: str) -> int:
         sys.path[:] = saved
         # Only the project's modules go: torch's own, imported lazily meanwhile,
         # stay (some register themselves with torch once per process).
-        for name in set(sys.modules) - before:
+        # (submodules first: a namespace package reads its parent's path to list its own)
+        for name in sorted(set(sys.modules) - before, key=lambda n: -n.count(".")):
             if module_of_project(sys.modules[name], sys_path):
                 del sys.modules[name]
 
