@@ -125,9 +125,10 @@ def _extensions() -> tuple[str, ...]:
 
 def absent(name: str) -> bool:
     """Whether `importlib.util.find_spec(name)` surely returns None here: a
-    top-level name that is no built-in module and that no entry of sys.path (the
-    current directory and the standard library included) holds in any form. False
-    where that cannot be told (a dotted name imports its parents; a zip entry)."""
+    top-level name that is no built-in module, that no entry of sys.path (the
+    current directory and the standard library included) holds in any form and
+    that no other finder on sys.meta_path finds. False where that cannot be told
+    (a dotted name imports its parents; a zip entry)."""
     if "." in name or not name.isidentifier() or name in sys.builtin_module_names:
         return False
     for entry in sys.path:
@@ -139,7 +140,30 @@ def absent(name: str) -> bool:
         kind, _ = _find_in(d, name)
         if kind is not None or os.path.isfile(os.path.join(d, name + ".pyc")):
             return False
-    return True
+    return not _other_finder_finds(name)
+
+
+# The finders every interpreter has: the path walked above, built-in and frozen modules.
+_STANDARD_FINDERS = ("BuiltinImporter", "FrozenImporter", "PathFinder")
+
+
+def _other_finder_finds(name: str) -> bool:
+    """Whether a finder on sys.meta_path besides the standard ones may find top-level
+    module name: an editable install's (`__editable___*_finder`, PEP 660) maps a package
+    whose folder is on no path entry. Asked as `importlib.util.find_spec(name)` asks
+    it, which for a top-level name imports nothing; one that fails to answer may."""
+    for finder in sys.meta_path:
+        if getattr(finder, "__name__", type(finder).__name__) in _STANDARD_FINDERS:
+            continue
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            return True  # an old-style finder: not asked here
+        try:
+            if find(name, None) is not None:
+                return True
+        except Exception:  # noqa: BLE001 - a finder's own failure: not known
+            return True
+    return False
 
 
 def stdlib_module(modname: str) -> bool:
