@@ -33,6 +33,23 @@ class Pick(nn.Module):
         return self.lin(self.lin(x))
 
 
+class Member(nn.Module):
+    def __init__(self, dt="int64", how="list"):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.dt = getattr(torch, dt)
+        self.how = how
+
+    def forward(self, x):
+        y = x.to(self.dt)
+        kinds = [torch.int32, torch.int64] if self.how == "list" else (torch.int32, torch.int64)
+        if y.dtype in kinds:
+            return self.lin(self.lin(x))
+        if y.dtype not in {torch.float16, torch.bfloat16}:
+            return self.lin(x)
+        return x * self.lin.bias
+
+
 class Numpy(nn.Module):
     def __init__(self):
         super().__init__()
@@ -58,6 +75,20 @@ def test_dtype_comparison_decides_the_branch(source, kw):
     path, mod = source
     t = run_class(path, "Pick", kw, {"x": (4, 8)}, False)
     fwd, _bwd, _params, _shape = torch_figures(mod, "Pick", kw, {"x": (4, 8)}, training=False)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"how": "tuple"}, {"dt": "int32"}, {"dt": "float32"}, {"dt": "bfloat16", "how": "tuple"}],
+)
+def test_dtype_membership_decides_the_branch(source, kw):
+    # `t.dtype in [torch.int32, torch.int64]` (diffwave's DiffusionEmbedding): Python
+    # compares each item with ==, and torch's dtypes are singletons
+    path, mod = source
+    t = run_class(path, "Member", kw, {"x": (4, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, "Member", kw, {"x": (4, 8)}, training=False)
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fwd
 

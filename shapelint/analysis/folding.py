@@ -354,6 +354,9 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         hit = pytypes.member_of(left, right.items)
         if hit is not None:
             return hit != negated
+        hit = _equal_item(left, right.items, comp)
+        if hit is not None:
+            return hit != negated
     if isinstance(op, (ast.Is, ast.IsNot)):
         if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
             if isinstance(left, NoneV):
@@ -413,6 +416,23 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         return bool(fn(a, b))
     except TypeError:
         return None
+
+
+_EQ = ast.Eq()
+
+
+def _equal_item(left: Value, items: tuple[Value, ...], comp: ast.expr) -> bool | None:
+    """`left in (a, b, ...)` as Python's sequence membership runs it, an item equal
+    to left (`t.dtype in [torch.int32, torch.int64]`: torch's dtypes compare by
+    identity, one per canonical name): True where one surely is, False where each
+    surely is not; None where an equality is not decided here."""
+    unknown = False
+    for item in items:
+        hit = _compare(_EQ, left, item, comp)
+        if hit:
+            return True
+        unknown = unknown or hit is None
+    return None if unknown else False
 
 
 def _scalar_kind(v: Value) -> type | None:
