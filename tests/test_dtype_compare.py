@@ -68,27 +68,25 @@ def source(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "kw",
-    [{}, {"dt": "float32"}, {"dt": "float16", "against": "float32"}, {"dt": "float32", "against": "float32"}],
+    ("cls", "kw"),
+    [
+        ("Pick", {}),
+        ("Pick", {"dt": "float32"}),
+        ("Pick", {"dt": "float16", "against": "float32"}),
+        ("Pick", {"dt": "float32", "against": "float32"}),
+        # `t.dtype in [torch.int32, torch.int64]` (diffwave's DiffusionEmbedding):
+        # Python compares each item with ==, and torch's dtypes are singletons
+        ("Member", {}),
+        ("Member", {"how": "tuple"}),
+        ("Member", {"dt": "int32"}),
+        ("Member", {"dt": "float32"}),
+        ("Member", {"dt": "bfloat16", "how": "tuple"}),
+    ],
 )
-def test_dtype_comparison_decides_the_branch(source, kw):
+def test_dtype_comparison_decides_the_branch(source, cls, kw):
     path, mod = source
-    t = run_class(path, "Pick", kw, {"x": (4, 8)}, False)
-    fwd, _bwd, _params, _shape = torch_figures(mod, "Pick", kw, {"x": (4, 8)}, training=False)
-    assert t["complete"], t["unknown"]
-    assert t["flops_value"] == fwd
-
-
-@pytest.mark.parametrize(
-    "kw",
-    [{}, {"how": "tuple"}, {"dt": "int32"}, {"dt": "float32"}, {"dt": "bfloat16", "how": "tuple"}],
-)
-def test_dtype_membership_decides_the_branch(source, kw):
-    # `t.dtype in [torch.int32, torch.int64]` (diffwave's DiffusionEmbedding): Python
-    # compares each item with ==, and torch's dtypes are singletons
-    path, mod = source
-    t = run_class(path, "Member", kw, {"x": (4, 8)}, False)
-    fwd, _bwd, _params, _shape = torch_figures(mod, "Member", kw, {"x": (4, 8)}, training=False)
+    t = run_class(path, cls, kw, {"x": (4, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, cls, kw, {"x": (4, 8)}, training=False)
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fwd
 
