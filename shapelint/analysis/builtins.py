@@ -1142,8 +1142,17 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     if kwargs or len(args) not in (2, 3) or not isinstance(args[1], StrV):
         return None
     name = args[1].value
-    if not name or not name.isidentifier():
+    if not name:
         return None
+    if not name.isidentifier():
+        # `getattr(self, f"q_{0.25}_transform", "none")`: no attribute syntax reads or
+        # writes such a name; only setattr and the instance's __dict__ give it, which
+        # the run follows as it does any store of a computed name: the default, where
+        # the object surely lacks it
+        lacking = len(args) == 3 and (
+            absence.surely_lacks(an, args[0], name) or torch_absence.lacks(an, args[0], name)
+        )
+        return args[2] if lacking else None
     if args[0] is UNKNOWN:
         # a name no value stands for, as an imported module (`getattr(nn, act)`):
         # `nn.ELU` read where the call is, names resolved as the attribute's are;

@@ -459,8 +459,8 @@ def percent_format(template: StrV, args: Value) -> StrV:
 
 
 def joined_str(node: ast.JoinedStr, parts: list) -> Value:
-    """An f-string whose pieces are all known strings or ints (`f"b h i d, {eq} -> b h i j"`
-    with `eq` decided): its text; anything else is a string nobody knows."""
+    """An f-string whose pieces are all known strings, ints, floats or bools (`f"b h i d,
+    {eq} -> b h i j"` with `eq` decided): its text; anything else is a string nobody knows."""
     out = []
     for v, part in zip(node.values, parts):
         if isinstance(v, ast.Constant):
@@ -472,6 +472,9 @@ def joined_str(node: ast.JoinedStr, parts: list) -> Value:
             out.append(part.value)
         elif isinstance(part, IntV) and part.value is not None and part.value.value is not None:
             out.append(str(part.value.value))
+        elif isinstance(part, (FloatV, BoolV)) and part.value is not None:
+            # format(v, "") of a float or bool is str(v): `f"q_{0.25}"` is "q_0.25"
+            out.append(str(part.value))
         else:
             return StrV(None)
     return StrV("".join(out))
