@@ -694,6 +694,19 @@ def _numeric(fn: Callable, arity: tuple[int, ...]) -> Handler:
     return handler
 
 
+def _operator_of_tensor(qual: str, arity: int) -> Handler:
+    """`abs(t)` and `pow(t, e)` of a tensor: Python calls the operand's `__abs__` /
+    `__pow__` (or `e.__rpow__`), so the op is the operator's (`abs(a - b)` as
+    `operator.abs`, `pow(t, 2)` as `t ** 2`)."""
+
+    def handler(an, node, args, kwargs, frame) -> Value | None:
+        if len(args) != arity or kwargs or not any(isinstance(a, TensorV) for a in args):
+            return None
+        return an.op_value(qual, list(args), {}, node, frame)
+
+    return handler
+
+
 def _bool(an, node, args, kwargs, frame) -> Value | None:
     """`bool(x)`: the truth `if x` tests (an object whose class defines neither
     `__bool__` nor `__len__`, a torch layer among them, is true)."""
@@ -1405,10 +1418,10 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "any": (_any_all(True),),
     "all": (_any_all(False),),
     "sum": (_sum,),
-    "abs": (_numeric(abs, (1,)),),
+    "abs": (_operator_of_tensor("operator.abs", 1), _numeric(abs, (1,))),
     "round": (_numeric(round, (1, 2)),),
     "divmod": (_numeric(divmod, (2,)),),
-    "pow": (_numeric(pow, (2,)),),
+    "pow": (_operator_of_tensor("operator.pow", 2), _numeric(pow, (2,))),
     "bool": (_bool,),
     "str": (_str,),
     "repr": (_repr,),
