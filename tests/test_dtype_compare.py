@@ -98,3 +98,51 @@ def test_numpy_scalar_type_is_not_decided(source):
     fwd, _bwd, _params, _shape = torch_figures(mod, "Numpy", {}, {"x": (4, 8)}, training=False)
     assert fwd == 0
     assert t["flops_value"] != 2 * 4 * 8 * 8
+
+
+KEYED = """
+import torch
+import torch.nn as nn
+
+
+class Keyed(nn.Module):
+    def __init__(self, names=("a", "b")):
+        super().__init__()
+        self.heads = nn.ModuleDict()
+        self.names = list(names)
+        for n in names:
+            self.add(n)
+
+    def add(self, name):
+        self.heads[name] = nn.Linear(8, 8)
+
+    def forward(self, x):
+        out = x
+        for name in self.names:
+            if name not in self.heads.keys():
+                continue
+            out = self.heads[name](out).transpose(0, 1)
+        return out
+"""
+
+
+def test_membership_in_a_container_a_files_pass_holds_in_part_is_not_decided(tmp_path):
+    # peft's `if active_adapter not in self.lora_A.keys(): continue`: `check` reads
+    # the forward with the ModuleDict's keys not known, so the loop body is reached
+    # and its findings are reported; a target run decides it by the keys it built
+    import json
+
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    path, mod = written_module(tmp_path, "keyed", KEYED)
+    r = CliRunner().invoke(
+        main, ["check", str(path), "--select", "ALL", "--format", "json", "--no-cache"]
+    )
+    codes = [d["code"] for d in json.loads(r.output)]
+    assert "SHP401" in codes, r.output
+    t = run_class(path, "Keyed", {}, {"x": (8, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, "Keyed", {}, {"x": (8, 8)}, training=False)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd

@@ -233,6 +233,8 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             r = _contains(an, op, left, left_node, right, comp, frame)
             if r is None:
                 r = _compare(op, left, right, comp)
+            if r is None and an.specialize:
+                r = _member(op, left, right, comp)
             left_node = comp
             if r is None:
                 known = False
@@ -354,9 +356,6 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         hit = pytypes.member_of(left, right.items)
         if hit is not None:
             return hit != negated
-        hit = _equal_item(left, right.items, comp)
-        if hit is not None:
-            return hit != negated
     if isinstance(op, (ast.Is, ast.IsNot)):
         if isinstance(right, NoneV) or (isinstance(comp, ast.Constant) and comp.value is None):
             if isinstance(left, NoneV):
@@ -421,11 +420,25 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
 _EQ = ast.Eq()
 
 
+def _member(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
+    """`left in (a, b, ...)` (`not in`) of a list, tuple or set the run holds item by
+    item, as Python's membership runs it: an item equal to left (`t.dtype in
+    [torch.int32, torch.int64]`: torch's dtypes compare by identity, one per canonical
+    name). A target run's only: a file's own pass may hold a container's items in part
+    (a ModuleDict's `keys()` of none), and an empty one is never decided."""
+    if not isinstance(op, (ast.In, ast.NotIn)):
+        return None
+    if isinstance(right, small_sets.SetV):
+        right = TupleV(right.items)
+    if not isinstance(right, TupleV) or not right.items:
+        return None
+    hit = _equal_item(left, right.items, comp)
+    return None if hit is None else hit != isinstance(op, ast.NotIn)
+
+
 def _equal_item(left: Value, items: tuple[Value, ...], comp: ast.expr) -> bool | None:
-    """`left in (a, b, ...)` as Python's sequence membership runs it, an item equal
-    to left (`t.dtype in [torch.int32, torch.int64]`: torch's dtypes compare by
-    identity, one per canonical name): True where one surely is, False where each
-    surely is not; None where an equality is not decided here."""
+    """True where an item surely equals left, False where each surely does not; None
+    where an equality is not decided here."""
     unknown = False
     for item in items:
         hit = _compare(_EQ, left, item, comp)
