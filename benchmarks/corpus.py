@@ -17,6 +17,7 @@
     python benchmarks/corpus.py --holdout-m DEST     # a thirteenth holdout (session 24)
     python benchmarks/corpus.py --holdout-n DEST     # a fourteenth holdout (session 25)
     python benchmarks/corpus.py --holdout-o DEST     # a fifteenth holdout (session 26)
+    python benchmarks/corpus.py --holdout-p DEST     # a sixteenth holdout (session 27)
 
 The annotated packages (issue 16: inferred einops output shapes in annotated
 code) are a separate list, fetched only with --annotated, so that every
@@ -404,6 +405,29 @@ HOLDOUT_O: tuple[tuple[str, str], ...] = (
     ("pytorch-adapt", "0.0.83"),
 )
 
+# The fifteenth holdout was fixed against in its turn, none by lucidrains: two diffusion
+# vocoders, a speech codec, audio diffusion U-Nets and audio autoencoders, darknet detectors,
+# knowledge distillation, tabular deep learning (Mamba and transformer blocks), 3-d medical
+# segmentation and 2-d-to-3-d convolutions, soft mixtures of experts, quantization and
+# pruning layers, image and video classification, and a graph transformer, read by
+# nobody here before its first measure.
+HOLDOUT_P: tuple[tuple[str, str], ...] = (
+    ("diffwave", "0.1.7"),
+    ("wavegrad", "0.1.5"),
+    ("speechtokenizer", "1.0.1"),
+    ("a-unet", "0.0.16"),
+    ("audio-encoders-pytorch", "0.0.22"),
+    ("lightnet", "4.0.0"),
+    ("torchdistill", "1.1.5"),
+    ("mambular", "1.5.1"),
+    ("segmentation-models-pytorch-3d", "1.0.2"),
+    ("acsconv", "0.1.1"),
+    ("soft-mixture-of-experts", "0.2.0"),
+    ("qsparse", "2.0.1"),
+    ("classy-vision", "0.7.0"),
+    ("graphtransformer-digress", "0.2.0"),
+)
+
 _SDIST_ENV = {"MAMBA_SKIP_CUDA_BUILD": "TRUE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
 
 DEFAULT_DIR = Path(__file__).resolve().parent / "corpus"
@@ -534,6 +558,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--holdout-o", action="store_true", help="fetch the fifteenth holdout (session 26)"
     )
+    parser.add_argument(
+        "--holdout-p", action="store_true", help="fetch the sixteenth holdout (session 27)"
+    )
     args = parser.parse_args(argv)
     packages = (
         ANNOTATED
@@ -568,6 +595,8 @@ def main(argv: list[str]) -> int:
         if args.holdout_n
         else HOLDOUT_O
         if args.holdout_o
+        else HOLDOUT_P
+        if args.holdout_p
         else PACKAGES
     )
     dest = corpus_dir(args.dest)

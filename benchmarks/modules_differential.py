@@ -92,6 +92,12 @@ def corpus_roots(corpus: Path) -> dict[str, Path]:
             inner = [c for c in d.iterdir() if c.is_dir()]
             if len(inner) == 1:
                 root = inner[0]
+            # An sdist in the src layout (diffwave) keeps its packages under src/.
+            src = root / "src"
+            if src.is_dir() and not any(
+                (c / "__init__.py").exists() for c in root.iterdir() if c.is_dir()
+            ):
+                root = src
         roots[d.name] = root
     return roots
 

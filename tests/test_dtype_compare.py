@@ -33,6 +33,23 @@ class Pick(nn.Module):
         return self.lin(self.lin(x))
 
 
+class Member(nn.Module):
+    def __init__(self, dt="int64", how="list"):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.dt = getattr(torch, dt)
+        self.how = how
+
+    def forward(self, x):
+        y = x.to(self.dt)
+        kinds = [torch.int32, torch.int64] if self.how == "list" else (torch.int32, torch.int64)
+        if y.dtype in kinds:
+            return self.lin(self.lin(x))
+        if y.dtype not in {torch.float16, torch.bfloat16}:
+            return self.lin(x)
+        return x * self.lin.bias
+
+
 class Numpy(nn.Module):
     def __init__(self):
         super().__init__()
@@ -51,13 +68,25 @@ def source(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "kw",
-    [{}, {"dt": "float32"}, {"dt": "float16", "against": "float32"}, {"dt": "float32", "against": "float32"}],
+    ("cls", "kw"),
+    [
+        ("Pick", {}),
+        ("Pick", {"dt": "float32"}),
+        ("Pick", {"dt": "float16", "against": "float32"}),
+        ("Pick", {"dt": "float32", "against": "float32"}),
+        # `t.dtype in [torch.int32, torch.int64]` (diffwave's DiffusionEmbedding):
+        # Python compares each item with ==, and torch's dtypes are singletons
+        ("Member", {}),
+        ("Member", {"how": "tuple"}),
+        ("Member", {"dt": "int32"}),
+        ("Member", {"dt": "float32"}),
+        ("Member", {"dt": "bfloat16", "how": "tuple"}),
+    ],
 )
-def test_dtype_comparison_decides_the_branch(source, kw):
+def test_dtype_comparison_decides_the_branch(source, cls, kw):
     path, mod = source
-    t = run_class(path, "Pick", kw, {"x": (4, 8)}, False)
-    fwd, _bwd, _params, _shape = torch_figures(mod, "Pick", kw, {"x": (4, 8)}, training=False)
+    t = run_class(path, cls, kw, {"x": (4, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, cls, kw, {"x": (4, 8)}, training=False)
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == fwd
 
@@ -69,3 +98,51 @@ def test_numpy_scalar_type_is_not_decided(source):
     fwd, _bwd, _params, _shape = torch_figures(mod, "Numpy", {}, {"x": (4, 8)}, training=False)
     assert fwd == 0
     assert t["flops_value"] != 2 * 4 * 8 * 8
+
+
+KEYED = """
+import torch
+import torch.nn as nn
+
+
+class Keyed(nn.Module):
+    def __init__(self, names=("a", "b")):
+        super().__init__()
+        self.heads = nn.ModuleDict()
+        self.names = list(names)
+        for n in names:
+            self.add(n)
+
+    def add(self, name):
+        self.heads[name] = nn.Linear(8, 8)
+
+    def forward(self, x):
+        out = x
+        for name in self.names:
+            if name not in self.heads.keys():
+                continue
+            out = self.heads[name](out).transpose(0, 1)
+        return out
+"""
+
+
+def test_membership_in_a_container_a_files_pass_holds_in_part_is_not_decided(tmp_path):
+    # peft's `if active_adapter not in self.lora_A.keys(): continue`: `check` reads
+    # the forward with the ModuleDict's keys not known, so the loop body is reached
+    # and its findings are reported; a target run decides it by the keys it built
+    import json
+
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+
+    path, mod = written_module(tmp_path, "keyed", KEYED)
+    r = CliRunner().invoke(
+        main, ["check", str(path), "--select", "ALL", "--format", "json", "--no-cache"]
+    )
+    codes = [d["code"] for d in json.loads(r.output)]
+    assert "SHP401" in codes, r.output
+    t = run_class(path, "Keyed", {}, {"x": (8, 8)}, False)
+    fwd, _bwd, _params, _shape = torch_figures(mod, "Keyed", {}, {"x": (8, 8)}, training=False)
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd

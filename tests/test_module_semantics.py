@@ -961,3 +961,40 @@ def test_a_mixins_super_init_reaches_the_layer_after_it(tmp_path, cls, init, sha
     assert figures(t) == counts, t
     assert t["complete"] and t["flops_value"] == truth, t["unknown"]
     assert t["activation_complete"] and t["activation_bytes_value"] == saved_bytes(m, x)
+
+
+LAZY_PARAMETERS = """
+import torch
+import torch.nn as nn
+
+
+class Lazy(nn.Module):
+    # qsparse's PruneLayer: placeholders replaced by new Parameters on the first forward
+    def __init__(self, dim, trainable=False):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+        self.trainable = trainable
+        self.register_parameter("gain", nn.Parameter(torch.tensor(-1.0), requires_grad=False))
+
+    def forward(self, x):
+        with torch.no_grad():
+            shape = [1 if i != x.dim() - 1 else s for i, s in enumerate(x.shape)]
+        self.gain = nn.Parameter(torch.ones(*shape), requires_grad=self.trainable)
+        return self.lin(self.lin(x) * self.gain)
+"""
+
+
+@pytest.mark.parametrize("trainable", [False, True])
+def test_a_parameter_made_in_a_forward_is_a_new_leaf_that_costs_nothing(tmp_path, trainable):
+    # nn.Parameter(t) makes a leaf over t's storage: no op on a device, and the
+    # gradient stops at it (only its own is computed where it requires one)
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "lazy", LAZY_PARAMETERS)
+    kw = {"dim": 8, "trainable": trainable}
+    t = run_class(path, "Lazy", kw, {"x": (2, 4, 8)}, True)
+    fwd, bwd, _params, out = torch_figures(mod, "Lazy", kw, {"x": (2, 4, 8)}, training=True)
+    assert t["complete"], t["unknown"]
+    assert t["backward_complete"], t["backward_unknown"]
+    assert (t["flops_value"], t["flops_backward_value"]) == (fwd, bwd)
+    assert tuple(int(d) for d in t["output"]) == out

@@ -666,6 +666,25 @@ CASES = {
         dict(dim=10),
         dict(x=(2, 10)),
     ),
+    # abs() and pow() of a tensor are its __abs__ / __pow__ (or __rpow__): the
+    # operators' own ops (mambular's `abs(feature_values - thresholds)`)
+    "builtins_on_tensors": (
+        """
+        def l1(a, b):
+            return abs(a - b)
+
+        class Dist(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.head = nn.Linear(dim, 2 * dim)
+
+            def forward(self, x, y):
+                return self.head(pow(l1(x, y), 2) + pow(2.0, x))
+        """,
+        "Dist",
+        dict(dim=8),
+        dict(x=(2, 8), y=(2, 8)),
+    ),
     # `any`/`all` over a list, str methods and dict.pop/setdefault deciding a layer
     "decisions_from_builtins": (
         """

@@ -226,3 +226,42 @@ def test_meshgrid_of_a_starred_list_is_unknown():
 def test_narrow_generated(shape, dim, start, length, symbolic):
     _verdict("torch.narrow", [torch.randn(tuple(shape)), dim, start, length], symbolic=symbolic)
     _verdict("torch.Tensor.narrow", [torch.randn(tuple(shape)), dim, start, length])
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["torch.hstack", "torch.vstack", "torch.row_stack", "torch.dstack"])
+    | st.just("torch.column_stack"),
+    st.lists(st.integers(1, 4), min_size=0, max_size=4),
+    st.lists(st.integers(0, 2), min_size=1, max_size=3),
+    st.booleans(),
+    st.booleans(),
+)
+def test_hstack_vstack_dstack_column_stack_generated(name, shape, grow, perturb, symbolic):
+    # each tensor lifted to the op's least rank (atleast_1d/2d/3d, or a column), then
+    # one cat along the dim the first's rank gives; a perturbed item has one rank less
+    tensors = []
+    for i, g in enumerate(grow):
+        s = list(shape)
+        if s:
+            s[-1] += g
+        if perturb and i == len(grow) - 1 and s:
+            s = s[1:]
+        tensors.append(torch.randn(tuple(s)))
+    _verdict(name, [tensors], {}, symbolic)
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["float64", "int64", "float16"]),
+    st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    st.sampled_from(["ints", "data"]),
+    st.booleans(),
+)
+def test_tensor_new_generated(dtype, sizes, how, symbolic):
+    # the legacy constructor as a method (mambular's `X.data.new(b, 1, 1)`): separate
+    # ints are sizes, one list is data, none is an empty 1-d tensor; the input's dtype
+    x = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+    args = [x, *sizes] if how == "ints" else [x, [float(s) for s in sizes] or [0.5]]
+    o = _verdict("torch.Tensor.new", args, symbolic=symbolic and how == "ints")
+    assert o.result.value.dtype == dtype

@@ -69,10 +69,58 @@ EXACT = {
         if self.keys is None and not hasattr(self.inner, "extra"):
             y = self.out(y)""",
     ),
+    # a name no attribute syntax spells (mambular's `getattr(self, f"q_{0.25}_transform",
+    # "none")`): only setattr or __dict__ could store it, and nothing did
+    "not_an_identifier": (
+        "",
+        "Inner",
+        'getattr(self.inner, f"q_{0.25}_transform", None)',
+        """if self.keys is None and not hasattr(self.inner, "q.x"):
+            y = self.out(y)""",
+    ),
 }
 
 # Where the attribute may exist: never a complete figure that leaves out its branch.
 MAYBE = {
+    # a name no attribute syntax spells, stored by setattr or through __dict__
+    "not_an_identifier_by_setattr": (
+        """
+        class Marked(Inner):
+            def __init__(self):
+                super().__init__()
+                setattr(self, f"q_{0.25}_transform", True)
+        """,
+        "Marked",
+        'getattr(self.inner, f"q_{0.25}_transform", None)',
+        """if self.keys is not None:
+            y = self.out(y)""",
+    ),
+    "not_an_identifier_by_dict": (
+        """
+        class Marked(Inner):
+            def __init__(self, q=0.25):
+                super().__init__()
+                self.__dict__["q_" + str(q) + "_transform"] = True
+        """,
+        "Marked",
+        'getattr(self.inner, f"q_{0.25}_transform", None)',
+        """if self.keys is not None:
+            y = self.out(y)""",
+    ),
+    "not_an_identifier_by_a_computed_setattr": (
+        """
+        import os
+
+        class Marked(Inner):
+            def __init__(self):
+                super().__init__()
+                setattr(self, os.environ.get("SHAPELINT_NEVER", "q_0.25_transform"), 1)
+        """,
+        "Marked",
+        'getattr(self.inner, f"q_{0.25}_transform", None)',
+        """if self.keys is not None:
+            y = self.out(y)""",
+    ),
     # a program may store an attribute on a tensor (tensors have a __dict__)
     "stored_on_a_tensor": (
         "",

@@ -694,11 +694,17 @@ def _numeric(fn: Callable, arity: tuple[int, ...]) -> Handler:
     return handler
 
 
-def _tensor_abs(an, node, args, kwargs, frame) -> Value | None:
-    """`abs(t)` of a tensor: Python calls `type(t).__abs__(t)`, which is torch.abs."""
-    if len(args) != 1 or kwargs or not isinstance(args[0], TensorV):
-        return None
-    return an.op_value("torch.abs", [args[0]], {}, node, frame, arg_nodes=node.args[:1])
+def _operator_of_tensor(qual: str, arity: int) -> Handler:
+    """`abs(t)` and `pow(t, e)` of a tensor: Python calls the operand's `__abs__` /
+    `__pow__` (or `e.__rpow__`), so the op is the operator's (`abs(a - b)` as
+    `operator.abs`, `pow(t, 2)` as `t ** 2`)."""
+
+    def handler(an, node, args, kwargs, frame) -> Value | None:
+        if len(args) != arity or kwargs or not any(isinstance(a, TensorV) for a in args):
+            return None
+        return an.op_value(qual, list(args), {}, node, frame)
+
+    return handler
 
 
 def _bool(an, node, args, kwargs, frame) -> Value | None:
@@ -1149,8 +1155,17 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
     if kwargs or len(args) not in (2, 3) or not isinstance(args[1], StrV):
         return None
     name = args[1].value
-    if not name or not name.isidentifier():
+    if not name:
         return None
+    if not name.isidentifier():
+        # `getattr(self, f"q_{0.25}_transform", "none")`: no attribute syntax reads or
+        # writes such a name; only setattr and the instance's __dict__ give it, which
+        # the run follows as it does any store of a computed name: the default, where
+        # the object surely lacks it
+        lacking = len(args) == 3 and (
+            absence.surely_lacks(an, args[0], name) or torch_absence.lacks(an, args[0], name)
+        )
+        return args[2] if lacking else None
     if args[0] is UNKNOWN:
         # a name no value stands for, as an imported module (`getattr(nn, act)`):
         # `nn.ELU` read where the call is, names resolved as the attribute's are;
@@ -1403,10 +1418,10 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "any": (_any_all(True),),
     "all": (_any_all(False),),
     "sum": (_sum,),
-    "abs": (_tensor_abs, _numeric(abs, (1,))),
+    "abs": (_operator_of_tensor("operator.abs", 1), _numeric(abs, (1,))),
     "round": (_numeric(round, (1, 2)),),
     "divmod": (_numeric(divmod, (2,)),),
-    "pow": (_numeric(pow, (2,)),),
+    "pow": (_operator_of_tensor("operator.pow", 2), _numeric(pow, (2,))),
     "bool": (_bool,),
     "str": (_str,),
     "repr": (_repr,),

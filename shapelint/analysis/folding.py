@@ -233,6 +233,8 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
             r = _contains(an, op, left, left_node, right, comp, frame)
             if r is None:
                 r = _compare(op, left, right, comp)
+            if r is None and an.specialize:
+                r = _member(op, left, right, comp)
             left_node = comp
             if r is None:
                 known = False
@@ -415,6 +417,37 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         return None
 
 
+_EQ = ast.Eq()
+
+
+def _member(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool | None:
+    """`left in (a, b, ...)` (`not in`) of a list, tuple or set the run holds item by
+    item, as Python's membership runs it: an item equal to left (`t.dtype in
+    [torch.int32, torch.int64]`: torch's dtypes compare by identity, one per canonical
+    name). A target run's only: a file's own pass may hold a container's items in part
+    (a ModuleDict's `keys()` of none), and an empty one is never decided."""
+    if not isinstance(op, (ast.In, ast.NotIn)):
+        return None
+    if isinstance(right, small_sets.SetV):
+        right = TupleV(right.items)
+    if not isinstance(right, TupleV) or not right.items:
+        return None
+    hit = _equal_item(left, right.items, comp)
+    return None if hit is None else hit != isinstance(op, ast.NotIn)
+
+
+def _equal_item(left: Value, items: tuple[Value, ...], comp: ast.expr) -> bool | None:
+    """True where an item surely equals left, False where each surely does not; None
+    where an equality is not decided here."""
+    unknown = False
+    for item in items:
+        hit = _compare(_EQ, left, item, comp)
+        if hit:
+            return True
+        unknown = unknown or hit is None
+    return None if unknown else False
+
+
 def _scalar_kind(v: Value) -> type | None:
     """The Python type of None, a bool, int, float or str the analysis holds (known
     or not: its type is known either way; `is_causal is True` of None is False);
@@ -439,8 +472,8 @@ def percent_format(template: StrV, args: Value) -> StrV:
 
 
 def joined_str(node: ast.JoinedStr, parts: list) -> Value:
-    """An f-string whose pieces are all known strings or ints (`f"b h i d, {eq} -> b h i j"`
-    with `eq` decided): its text; anything else is a string nobody knows."""
+    """An f-string whose pieces are all known strings, ints, floats or bools (`f"b h i d,
+    {eq} -> b h i j"` with `eq` decided): its text; anything else is a string nobody knows."""
     out = []
     for v, part in zip(node.values, parts):
         if isinstance(v, ast.Constant):
@@ -452,6 +485,9 @@ def joined_str(node: ast.JoinedStr, parts: list) -> Value:
             out.append(part.value)
         elif isinstance(part, IntV) and part.value is not None and part.value.value is not None:
             out.append(str(part.value.value))
+        elif isinstance(part, (FloatV, BoolV)) and part.value is not None:
+            # format(v, "") of a float or bool is str(v): `f"q_{0.25}"` is "q_0.25"
+            out.append(str(part.value))
         else:
             return StrV(None)
     return StrV("".join(out))

@@ -2591,6 +2591,10 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
     qual = an.qualname_of(node.func, frame)
     if qual in RETURNS_ARGUMENT or (qual in _CONTAINERS and isinstance(value, ModuleListV)):
         return  # a container built of the modules given runs none of them
+    if qual in _PASS_THROUGH and isinstance(value, (ParameterV, BufferV)):
+        # `nn.Parameter(t)` in a forward (a lazy init): a new leaf over t's storage,
+        # nothing computed or copied on a device
+        return
     if pytree.hands_on(qual, value):
         return
     if (name or "").removeprefix("itertools.") in _HANDS_ON and not (

@@ -49,8 +49,9 @@ _MODULE_BASES = (*absence.PLAIN_BASES, "torch.nn.Module", "torch.nn.modules.modu
 
 def lacks(an: Analyzer, obj: Value, name: str) -> bool:
     """Whether obj, a tensor or a project module instance, surely has no
-    attribute `name` (in a target run)."""
-    if not an.specialize or not name.isidentifier() or name.startswith("__"):
+    attribute `name` (in a target run); a name no attribute syntax can spell
+    (`q_0.25_transform`) too, which only setattr or `__dict__` could have stored."""
+    if not an.specialize or not name or name.startswith("__"):
         return False
     if absence.may_be_stored(name):
         return False

@@ -506,7 +506,10 @@ _FRESH = frozenset(
 )
 
 
-_JOINED = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
+_JOINED = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack"}
+    | {"column_stack"}
+)
 
 
 def _einsum_view(args) -> bool:

@@ -1795,6 +1795,61 @@ def stack(ctx: RuleContext, tensors: Value, dim: Value) -> RuleOut:
     return out
 
 
+_ONE = Expr.const(1)
+
+# How torch's atleast_Nd lifts a tensor of lower rank (0-d to 1-d alike: numel 1 is
+# size 1), the shape of each rank below N: hstack (1), vstack and row_stack (2),
+# dstack (3), column_stack's own (a 0-d or 1-d tensor a column).
+_LIFTS: dict[str, Callable[[Shape], Shape]] = {
+    "1": lambda s: s or (_ONE,),
+    "2": lambda s: (_ONE, *(s or (_ONE,))) if len(s) < 2 else s,
+    "3": lambda s: ((_ONE,) * 3, (_ONE, *s, _ONE), (*s, _ONE))[len(s)] if len(s) < 3 else s,
+    "column": lambda s: ((s or (_ONE,))[0], _ONE) if len(s) < 2 else s,
+}
+
+
+def _stacked(ctx: RuleContext, tensors: Value, lift: str, dim_of) -> RuleOut:
+    """torch's hstack / vstack / dstack / column_stack: each tensor lifted to a
+    least rank (`_LIFTS`), then one `cat` along the dim the first lifted tensor's
+    rank gives (`dim_of`); a tensor of rank not known leaves that dim not known
+    where it decides it, and is the cat's own otherwise."""
+    items = _tensor_items(tensors)
+    if items is None:
+        return RuleOut(TensorV(None))
+    lifted: list[Value] = []
+    for t in items:
+        s = shape_of(t)
+        lifted.append(t if s is None or has_var(s) else _tensor(_LIFTS[lift](s), t))
+    first = shape_of(lifted[0]) if lifted else None
+    if first is None or has_var(first):
+        return RuleOut(TensorV(None, _first_dtype(items)))
+    return cat(ctx, TupleV(tuple(lifted)), IntV(Expr.const(dim_of(len(first)))))
+
+
+@rule
+def hstack(ctx: RuleContext, tensors: Value) -> RuleOut:
+    """torch.hstack: each tensor at least 1-d, joined along dim 0 where they are 1-d, else dim 1."""
+    return _stacked(ctx, tensors, "1", lambda rank: 0 if rank == 1 else 1)
+
+
+@rule
+def vstack(ctx: RuleContext, tensors: Value) -> RuleOut:
+    """torch.vstack / row_stack: each tensor at least 2-d (a 1-d one a row), joined along dim 0."""
+    return _stacked(ctx, tensors, "2", lambda rank: 0)
+
+
+@rule
+def dstack(ctx: RuleContext, tensors: Value) -> RuleOut:
+    """torch.dstack: each tensor at least 3-d (`[n]` is `[1, n, 1]`, `[a, b]` is `[a, b, 1]`), joined along dim 2."""
+    return _stacked(ctx, tensors, "3", lambda rank: 2)
+
+
+@rule
+def column_stack(ctx: RuleContext, tensors: Value) -> RuleOut:
+    """torch.column_stack: a 0-d or 1-d tensor a column `[n, 1]`, the rest as they are, joined along dim 1."""
+    return _stacked(ctx, tensors, "column", lambda rank: 1)
+
+
 def _pieces(x: Value, shape: Shape, pos: int, sizes: Sequence[Dim]) -> TupleV:
     """The tensors x splits into along dimension pos, one for each size."""
     return TupleV(tuple(_tensor(replaced(shape, pos, s), x) for s in sizes))
