@@ -611,3 +611,111 @@ class ManyReturned(nn.Module):
         u, v = _many(self.b(x).chunk(2, dim=-1), "... (h d) -> ... h d", h=2)
         y = (q * k).softmax(-1) * (u * v).sigmoid()
         return self.out(einops.rearrange(y, "... h d -> ... (h d)"))
+
+
+class SingularValues(nn.Module):
+    """svdvals of a wide and a batched tall trainable matrix: no FLOPs forward, and
+    backward one product `U @ (gS * Vh)` per matrix, 2·b·m·k·n with k = min(m, n)
+    (main: unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.wide = nn.Parameter(torch.randn(d, 2 * d))
+        self.tall = nn.Parameter(torch.randn(3, 2 * d, 5))
+
+    def forward(self, x):
+        s = torch.linalg.svdvals(self.wide)
+        t = torch.linalg.svdvals(self.tall)
+        return x @ (self.wide / s[0]) * t.sum()
+
+
+class MatrixNorms(nn.Module):
+    """linalg.matrix_norm at ord 2 (an SVD's largest value), -2 over two axes that
+    are not the last, "nuc" and the Frobenius norm (elementwise: no product)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.b = nn.Parameter(torch.randn(6, 2, 4))
+
+    def forward(self, x):
+        two = torch.linalg.matrix_norm(self.w, ord=2)
+        low = torch.linalg.matrix_norm(self.b, ord=-2, dim=(0, 2))
+        nuc = torch.linalg.matrix_norm(self.w, ord="nuc")
+        fro = torch.linalg.matrix_norm(self.w)
+        return x @ (self.w / (two + nuc + fro)) * low.sum()
+
+
+class Inverses(nn.Module):
+    """linalg.inv, torch.inverse and Tensor.inverse of trainable matrices (one
+    batched): backward `-A⁻ᴴ @ (G @ A⁻ᴴ)`, two products per matrix."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.eye(d) + 0.1 * torch.randn(d, d))
+        self.b = nn.Parameter(torch.eye(4) + 0.1 * torch.randn(3, 4, 4))
+
+    def forward(self, x):
+        a = torch.linalg.inv(self.w)
+        c = torch.inverse(self.w.t())
+        return x @ a @ c * self.b.inverse().sum()
+
+
+class SvdValuesAlone(nn.Module):
+    """torch.svd and linalg.svd (full matrices) of which the loss reaches S alone:
+    the singular values' backward, whatever U and V are."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, 5))
+
+    def forward(self, x):
+        _, s, _ = torch.svd(self.w)
+        t = torch.linalg.svd(self.w.t())[1]
+        return x * (s.sum() + t.sum())
+
+
+class SvdVectorsReached(nn.Module):
+    """The loss reaches U too: svd_backward's general case, nobody derived here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, 5))
+
+    def forward(self, x):
+        u, s, _ = torch.linalg.svd(self.w, full_matrices=False)
+        return x @ u * s.sum()
+
+
+class NormTriedThenOther(nn.Module):
+    """A norm free forward but not backward, with another in the handler of its
+    `try`: the handler runs only if the first raises, so the loss reaches one of
+    the two (main with the norms' backward derived: both counted, above torch)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        try:
+            s = torch.linalg.matrix_norm(self.w, ord=2)
+        except RuntimeError:
+            s = torch.linalg.matrix_norm(self.w, ord="nuc")
+        return x @ (self.w / s)
+
+
+class NormEitherWay(nn.Module):
+    """Two norms, one free backward, on the paths of an `if` the analysis cannot
+    decide (a random draw's, False on every draw)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.flag = bool(torch.rand(()) > 2)
+
+    def forward(self, x):
+        if self.flag:
+            s = torch.linalg.matrix_norm(self.w, ord=2)
+        else:
+            s = torch.linalg.matrix_norm(self.w)
+        return x @ (self.w / s)
