@@ -55,6 +55,8 @@ CASES = [
     ("MatrixNorms", (2, 4, 8)),
     ("Inverses", (2, 4, 8)),
     ("SvdValuesAlone", (2, 4, 8)),
+    ("MappedFirst", (2, 4, 8)),
+    ("MappedSum", (2, 8, 8)),
 ]
 
 

@@ -719,3 +719,39 @@ class NormEitherWay(nn.Module):
         else:
             s = torch.linalg.matrix_norm(self.w)
         return x @ (self.w / s)
+
+
+class MappedFirst(nn.Module):
+    """`a, b = map(lambda l: l(x), self.ls)` and only a returned: the loss reaches
+    the first layer's run alone (main: one record for both runs, with the last
+    run's result: 0 complete, where torch counts the first layer's gradient)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.ls = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
+
+    def forward(self, x):
+        a, b = map(lambda l: l(x), self.ls)
+        return a
+
+
+class _Permuted(nn.Module):
+    def __init__(self, d, perm):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.perm = perm
+
+    def forward(self, x):
+        return self.lin(x.permute(*self.perm)).permute(*self.perm)
+
+
+class MappedSum(nn.Module):
+    """`sum(map(lambda f: f(x), blocks))` over blocks that run calls of their own
+    (axial_attention's AxialAttention; main: unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.blocks = nn.ModuleList([_Permuted(d, (0, 2, 1)), _Permuted(d, (0, 1, 2))])
+
+    def forward(self, x):
+        return sum(map(lambda f: f(x), self.blocks))
