@@ -152,6 +152,14 @@ def test_alternatives_free_forward_but_not_backward_are_no_sum(name):
     assert int(t["flops_backward"]) <= _torch_counts(name, (2, 4, 8))[1]
 
 
+def test_a_list_with_a_lost_tensor_leaves_what_the_loss_reaches_unknown():
+    t = _static("StackLost", (2, 4, 8))
+    forward, backward = _torch_counts("StackLost", (2, 4, 8))
+    assert t["complete"] and t["flops_value"] == forward
+    assert not t["backward_complete"]
+    assert t["flops_backward"] is None or int(t["flops_backward"]) <= backward
+
+
 def test_frozen_first_layer_computes_no_input_gradient():
     """The frozen layer fed the input costs nothing backward; the next one only
     its weight's gradient: less than twice the forward."""
