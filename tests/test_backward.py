@@ -57,6 +57,7 @@ CASES = [
     ("SvdValuesAlone", (2, 4, 8)),
     ("MappedFirst", (2, 4, 8)),
     ("MappedSum", (2, 8, 8)),
+    ("GateOfUnknownData", (2, 4, 8)),
 ]
 
 

@@ -1,6 +1,8 @@
 """Small modules whose backward FLOPs tests/test_backward.py holds to torch's flop
 counter under out.sum().backward()."""
 
+import pickle
+
 import einops
 import torch
 import torch.nn as nn
@@ -731,7 +733,7 @@ class MappedFirst(nn.Module):
         self.ls = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
 
     def forward(self, x):
-        a, b = map(lambda l: l(x), self.ls)
+        a, b = map(lambda layer: layer(x), self.ls)
         return a
 
 
@@ -773,3 +775,19 @@ class StackLost(nn.Module):
         c = torch.complex(y[..., :8], y[..., 8:])
         s = torch.stack([c.real, c.imag], dim=0).reshape(2, x.shape[0], x.shape[1], 8)
         return self.out(s)
+
+
+class GateOfUnknownData(nn.Module):
+    """nn.Parameter of a tensor the analysis does not know (fastai's
+    `nn.Parameter(tensor([0.]))`): still a trainable leaf, of sizes not known; the
+    gate's gradient is elementwise (main: the Parameter not known, the product's
+    origin lost, backward unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        # a copy made by pickle: a tensor the analysis does not know
+        self.gamma = nn.Parameter(pickle.loads(pickle.dumps(torch.zeros(1))))
+
+    def forward(self, x):
+        return (self.gamma * self.lin(x) + x).contiguous().view(x.shape)
