@@ -680,6 +680,10 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
             # values computed before the failure): the call measured is a fresh
             # module's first, as the static side models it
             m = _fresh(cls, plan, mod, fill, device)
+        # Each run draws the random numbers the forward measured drew: a forward
+        # that draws (torchvision's RandomSolarize: `if torch.rand(1) < self.p`)
+        # takes the same path in the backward and saved runs, not another one.
+        draws = _draws()
         try:
             flops, out = run_forward(m, shape, ids, required, device, vocab)
         except Timeout:
@@ -691,6 +695,7 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
         back = {}
         if "backward" in measure:
             try:
+                _draws(draws)
                 back = run_backward(m, shape, ids, required, device, vocab)
             except Timeout:
                 raise
@@ -698,6 +703,7 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
                 back = {"backward_status": "error", "backward_error": _short(e)}
         if "saved" in measure:
             try:
+                _draws(draws)
                 back |= run_saved(m, shape, ids, required, device, vocab)
             except Timeout:
                 raise
@@ -718,6 +724,24 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
             "probes": tried,
         }
     return {"status": "no_input", "error": err, "init": init, "params": params, "probes": tried}
+
+
+def _draws(state=None):
+    """The random generators' state (torch's, Python's, numpy's where imported),
+    or, given one, that state restored."""
+    import random
+
+    import torch
+
+    np = sys.modules.get("numpy")
+    if state is None:
+        return (torch.get_rng_state(), random.getstate(),
+                np.random.get_state() if np is not None else None)  # fmt: skip
+    torch.set_rng_state(state[0])
+    random.setstate(state[1])
+    if np is not None and state[2] is not None:
+        np.random.set_state(state[2])
+    return state
 
 
 def _fresh(cls, plan, mod, fill, device):

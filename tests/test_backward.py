@@ -53,6 +53,13 @@ CASES = [
     ("VecAtSwapped", (2, 4, 8)),
     ("Norms", (2, 4, 8)),
     ("DropPathFloor", (2, 4, 8)),
+    ("SingularValues", (2, 4, 8)),
+    ("MatrixNorms", (2, 4, 8)),
+    ("Inverses", (2, 4, 8)),
+    ("SvdValuesAlone", (2, 4, 8)),
+    ("MappedFirst", (2, 4, 8)),
+    ("MappedSum", (2, 8, 8)),
+    ("GateOfUnknownData", (2, 4, 8)),
 ]
 
 
@@ -131,6 +138,29 @@ def test_a_kernel_choice_that_turns_on_a_size_of_one_is_no_formula():
         t = _static("SdpaKeyStepsLength", (b, n, 8))
         assert t["backward_complete"], t["backward_unknown"]
         assert t["flops_backward_value"] == _torch_counts("SdpaKeyStepsLength", (b, n, 8))[1]
+
+
+def test_an_svd_whose_u_the_loss_reaches_has_no_backward_figure():
+    t = _static("SvdVectorsReached", (2, 4, 8))
+    assert t["complete"] and not t["backward_complete"]
+    assert int(t["flops_backward"]) <= _torch_counts("SvdVectorsReached", (2, 4, 8))[1]
+
+
+@pytest.mark.parametrize("name", ["NormTriedThenOther", "NormEitherWay"])
+def test_alternatives_free_forward_but_not_backward_are_no_sum(name):
+    """The loss reaches the value two alternatives join to: only one of them ran,
+    so neither one's backward is a part of a figure; what is known is a bound."""
+    t = _static(name, (2, 4, 8))
+    assert t["complete"] and not t["backward_complete"]
+    assert int(t["flops_backward"]) <= _torch_counts(name, (2, 4, 8))[1]
+
+
+def test_a_list_with_a_lost_tensor_leaves_what_the_loss_reaches_unknown():
+    t = _static("StackLost", (2, 4, 8))
+    forward, backward = _torch_counts("StackLost", (2, 4, 8))
+    assert t["complete"] and t["flops_value"] == forward
+    assert not t["backward_complete"]
+    assert t["flops_backward"] is None or int(t["flops_backward"]) <= backward
 
 
 def test_frozen_first_layer_computes_no_input_gradient():

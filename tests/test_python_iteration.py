@@ -183,6 +183,26 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a one-shot iterator bound to a name the next statement rebinds from it
+    # (axial_attention's `arr = zip(arr, indices); arr = sorted(arr)`): read once
+    "iterator_rebound_from_itself": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.perm = (0, 2, 3, 1)
+                self.l = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                pairs = zip(self.perm, range(4))
+                pairs = sorted(pairs)
+                inv = [p[1] for p in pairs]
+                return self.l(x.permute(*inv))
+        """,
+        "Net",
+        dict(dim=6),
+        dict(x=(2, 4, 6, 8)),
+    ),
     # zip_longest pads the shorter list with None, decided item by item
     "zip_longest_fill_none": (
         """
@@ -955,6 +975,13 @@ _TWICE = {
     "on_self": "self.g = {it}\nfor l in self.g:\n    x = l(x)\nfor l in self.g:\n    x = l(x)",
     "handed_on": "g = {it}\nx = run(g, x)\nx = run(g, x)",
     "handed_on_to_a_method": "g = {it}\nx = self.run(g, x)\nx = self.run(g, x)",
+    # rebound from itself at once: the list is walked twice, the iterator once
+    "rebound_from_itself": "g = {it}\ng = list(g)\nfor l in g:\n    x = l(x)\nfor l in g:\n    x = l(x)",
+    # ... inside a `try` whose handler lets the half-walked iterator on
+    "rebound_inside_try": (
+        "try:\n    g = {it}\n    g = list(g)\nexcept Exception:\n    pass\n"
+        "for l in g:\n    x = l(x)\nfor l in g:\n    x = l(x)"
+    ),
 }
 _ITERATORS = ["(l for l in self.ls)", "map(lambda l: l, self.ls)", "reversed(self.ls)",
               "enumerate(self.ls)", "filter(None, self.ls)",

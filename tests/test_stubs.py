@@ -344,7 +344,10 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "trace": [((X(3, 5),), {})],
     "stft": [
         ((X(40), 16), {"return_complex": True}),
-        ((X(2, 40), 16), {"hop_length": 3, "window": torch.hann_window(16), "return_complex": True}),
+        (
+            (X(2, 40), 16),
+            {"hop_length": 3, "window": torch.hann_window(16), "return_complex": True},
+        ),
         ((X(2, 40), 8), {"center": False, "onesided": False, "return_complex": True}),
         ((X(2, 37), 8), {"win_length": 6, "return_complex": False}),
         ((X(2, 40).double(), 8), {"return_complex": True, "pad_mode": "constant"}),
@@ -392,8 +395,24 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     # gates 4*8 over input 4 and hidden 8
     "torch.mkldnn_rnn_layer": [
         (
-            (X(5, 3, 4), X(32, 4), X(32, 8), X(32), X(32), X(3, 8), X(3, 8),
-             False, [], 2, 8, 1, True, False, False, False),
+            (
+                X(5, 3, 4),
+                X(32, 4),
+                X(32, 8),
+                X(32),
+                X(32),
+                X(3, 8),
+                X(3, 8),
+                False,
+                [],
+                2,
+                8,
+                1,
+                True,
+                False,
+                False,
+                False,
+            ),
             {},
         )
     ],
@@ -406,6 +425,15 @@ for _n in ("torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.ran
 SHAPE_CALLS["torch.rand_like"] = SHAPE_CALLS["torch.zeros_like"]
 for _n in ("torch.Tensor.new_ones", "torch.Tensor.new_empty"):
     SHAPE_CALLS[_n] = SHAPE_CALLS["torch.Tensor.new_zeros"]
+# the legacy constructor as a method: sizes as ints, the dtype its tensor's
+SHAPE_CALLS["torch.Tensor.new"] = [((X(2, 3), 4, 5), {}), ((X(2, 3, dtype=torch.int64), 4), {})]
+# each tensor lifted to the op's least rank, then one cat: 1-D, 2-D and 3-D operands
+for _n in ("torch.hstack", "torch.vstack", "torch.row_stack", "torch.dstack", "torch.column_stack"):
+    SHAPE_CALLS[_n] = [
+        (([X(3), X(3)],), {}),
+        (([X(2, 3), X(2, 3)],), {}),
+        (([X(2, 3, 4), X(2, 3, 4)],), {}),
+    ]
 SHAPE_CALLS["torch.from_numpy"] = []  # needs numpy; covered by torch.tensor's entry
 for _n in ("float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte"):
     SHAPE_CALLS[_n] = [((X(2, 3),), {})]

@@ -102,6 +102,11 @@ def alternative(rec, why: str, when: str) -> None:
     elif not free(rec):
         kept = [ALTERNATIVE_SAVED] if ALTERNATIVE_SAVED in c.notes else apart
         rec.cost = Cost(None, None, None, [why, f"{if_known(c)} FLOPs {when}", *kept], False)
+    elif c.backward != _ZERO:
+        # free forward, not backward (an SVD, an inverse): the loss reaches the value
+        # the alternatives join to, so it would reach this one's backward though it
+        # may not have run
+        rec.cost = dataclasses.replace(c, backward=None, notes=[*c.notes, f"backward: {why}"])
 
 
 def unknown_backward(records) -> None:
@@ -125,6 +130,13 @@ def free(rec) -> bool:
     return rec.cost.flops == _ZERO and rec.cost.complete and not rec.children
 
 
+def _idle(rec) -> bool:
+    """free, and no backward either: the loss reaching the joined value of two
+    such alternatives counts nothing, where an op free only forward (an inverse)
+    would be counted on both paths."""
+    return free(rec) and rec.cost.backward == _ZERO
+
+
 def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> None:
     """The records made since n_before: the `if` branch's up to n_mid, then the
     `else` branch's."""
@@ -136,8 +148,8 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     orelse = [records[k] for k in keys[n_mid:]]
     if total_of(body, "saved") != total_of(orelse, "saved") or total_of(body, "saved") != _ZERO:
         unknown_saved(body + orelse)  # one of them runs: both sets of saved tensors are no sum
-    if all(free(r) for r in body) and all(free(r) for r in orelse):
-        return  # no FLOPs either way (elementwise work, reshapes)
+    if all(_idle(r) for r in body) and all(_idle(r) for r in orelse):
+        return  # no FLOPs either way, nor backward (elementwise work, reshapes)
     flops = total_of(body, "flops")
     if flops is not None and flops == total_of(orelse, "flops"):
         same_bytes = total_of(body, "bytes") == total_of(orelse, "bytes")

@@ -215,7 +215,11 @@ def map_call(an, node: ast.Call, args: list[Value], frame, unroll: int = UNROLL)
         for i in range(n):
             with collected(frame) as runs, an.repeated():
                 results.append(an.call_value(f, node, [it.items[i] for it in its], {}, frame))  # type: ignore[index]
-            merge(frame.records, runs, ONE, "")
+            # each item's calls on records of their own, as a comprehension's are
+            # (modules.py): one record for all would hold the cost of every run but
+            # the calls and results of the last, and the loss reaching one item's
+            # result would be read as reaching all of them, or none
+            merge(frame.records, {(*k, "item", i): r for k, r in runs.items()}, ONE, "")
         return TupleV(tuple(results))
     count = its[0].count if len(its) == 1 else None
     with collected(frame) as runs, storages.repeated_turn(list(frame.env.values())):

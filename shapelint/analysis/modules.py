@@ -416,6 +416,10 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
         return None
     if qual in _PASS_THROUGH:
         data = args[0] if args else kwargs.get("data", UNKNOWN)
+        if data is UNKNOWN:
+            # a tensor, or the call raised (Parameter takes nothing else): a leaf of
+            # sizes not known, trainable as the flag says
+            data = TensorV(None)
         if not isinstance(data, TensorV):
             return UNKNOWN
         if qual == "torch.nn.Buffer":

@@ -265,8 +265,12 @@ def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
     for child in ast.iter_child_nodes(scope):
         parents[id(child)] = scope
         _walk(child, (), False, name, stmt, reads, parents, at)
-    if len(reads) != 1 or not at:
+    if not at:
         return None
+    if len(reads) != 1:
+        reads = _rebound_next(stmt, name, parents, reads)
+        if reads is None:
+            return None
     read, loops, nested = reads[0]
     around = set(at[0])
     if isinstance(stmt, ast.For):
@@ -274,6 +278,49 @@ def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
     if nested or not set(loops) <= around:
         return None  # run by a loop, or by a function called who knows how often
     return _consumes(an, read, parents, frame)
+
+
+def _rebound_next(stmt: ast.stmt, name: str, parents: dict, reads: list) -> list | None:
+    """The one read of name in the statement right after stmt where that statement
+    rebinds name from it (`arr = zip(a, b)` then `arr = sorted(arr)`): Python
+    evaluates the value before it binds, and every later read, in a loop's next
+    turn too, sees the new value. None where there is no such read, or where an
+    exception raised reading it may reach code that reads name again (a `try`'s
+    handler, or past a `with` whose manager suppresses it)."""
+    owner = parents.get(id(stmt))
+    block = next(
+        (b for f in ("body", "orelse", "finalbody")
+         if isinstance(b := getattr(owner, f, None), list) and any(x is stmt for x in b)),
+        None,
+    )  # fmt: skip
+    if block is None:
+        return None
+    i = next(j for j, x in enumerate(block) if x is stmt)
+    after = block[i + 1] if i + 1 < len(block) else None
+    if not (
+        isinstance(after, ast.Assign)
+        and len(after.targets) == 1
+        and isinstance(after.targets[0], ast.Name)
+        and after.targets[0].id == name
+    ):
+        return None
+    mine = [r for r in reads if _within(r[0], after.value, parents)]
+    if len(mine) != 1:
+        return None
+    node = owner
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if type(node).__name__ in ("Try", "TryStar", "With", "AsyncWith"):
+            return None
+        node = parents.get(id(node))
+    return mine
+
+
+def _within(node: ast.AST, root: ast.AST, parents: dict) -> bool:
+    while node is not None:
+        if node is root:
+            return True
+        node = parents.get(id(node))
+    return False
 
 
 def _walk(node, loops: tuple, nested: bool, name: str, stmt, reads, parents, at) -> None:

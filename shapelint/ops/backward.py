@@ -174,11 +174,35 @@ def _lost(operands, result: Value) -> bool:
     """An operand not known at all (a tensor the analysis lost, or a flag, size or
     fill value it could not read), where the result's rank is not known either:
     what it derives from may be a tensor the walk cannot see. A result of known
-    rank was made without it (a size, a fill value, a dtype)."""
-    if not any(v is UNKNOWN for v in operands):
+    rank was made without it (a size, a fill value, a dtype). An item not known
+    of a list that holds tensors (`torch.stack([t, u])`) is a lost tensor, whatever
+    the rank: a list of sizes holds none."""
+    if any(_tensor_list_lost(v) for v in operands):
+        return True
+    if not any(v is UNKNOWN or _item_unknown(v) for v in operands):
         return False
     items = result.items if isinstance(result, TupleV) else (result,)
     return not items or any(not isinstance(i, TensorV) or i.shape is None for i in items)
+
+
+def _item_unknown(v: Value) -> bool:
+    """A tuple or list with an item not known at all, at any depth."""
+    return isinstance(v, TupleV) and any(i is UNKNOWN or _item_unknown(i) for i in v.items)
+
+
+def _tensor_list_lost(v: Value) -> bool:
+    """A tuple or list that holds a tensor and an item not known at all."""
+    if not isinstance(v, TupleV):
+        return False
+    flat: list = []
+    todo = list(v.items)
+    while todo:
+        i = todo.pop()
+        if isinstance(i, TupleV):
+            todo.extend(i.items)
+        else:
+            flat.append(i)
+    return any(i is UNKNOWN for i in flat) and any(isinstance(i, TensorV) for i in flat)
 
 
 def origins(v: Value) -> frozenset | None:

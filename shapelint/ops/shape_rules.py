@@ -1060,12 +1060,26 @@ def _min_side(m: Dim, n: Dim) -> Dim | None:
     return m if m == n else None
 
 
+def _values_backward(batch, m: Dim, n: Dim, k: Dim | None) -> Expr | None:
+    """The backward of singular values alone (svd_backward with neither U's nor Vh's
+    gradient: `U @ (gS * Vh)`, one product [m, k] x [k, n] per matrix of the batch),
+    as torch's flop counter counts it: 2·b·m·k·n; None where a size is not known."""
+    sizes = [*batch, m, n, k]
+    if not all(isinstance(d, Expr) for d in sizes):
+        return None
+    total = Expr.const(2)
+    for d in sizes:
+        total = total * d
+    return total
+
+
 @rule
 def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
     """torch.linalg.svdvals: a [*b, m, n] -> its singular values [*b, min(m, n)], real.
-    Binds undone: the backward nobody derived here (unknown)."""
+    Binds svbw: its backward where a requires grad (torch computes U and Vh for it
+    then: _values_backward); None where not known."""
     out = RuleOut(TensorV(None, dtype_of(a)))
-    out.bind = {"undone": None}
+    out.bind = {"svbw": None}
     shape = shape_of(a)
     if shape is None or has_var(shape):
         return out
@@ -1076,6 +1090,7 @@ def svdvals(ctx: RuleContext, a: Value) -> RuleOut:
     k = _min_side(m, n)
     if k is not None:
         out.value = _tensor((*batch, k), a)
+        out.bind["svbw"] = _values_backward(batch, m, n, k)
     return out
 
 
@@ -1086,7 +1101,8 @@ def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> Rule
     compute_uv is False, U [*b, m, m] and V [*b, n, n], zero-filled then) or (U, S, Vh)
     of torch.linalg.svd (kind "Vh", flag its full_matrices: U [*b, m, m], Vh [*b, n, n];
     else U [*b, m, k], Vh [*b, k, n]); S [*b, k], real. Binds undone: the backward
-    nobody derived here (unknown)."""
+    nobody derived here where the loss reaches U or V (unknown); where it reaches S
+    alone, the singular values' (RuleOut.alone, _values_backward)."""
     real = dtypes.to_real(dtype_of(a))
     out = RuleOut(
         TupleV((TensorV(None, dtype_of(a)), TensorV(None, real), TensorV(None, dtype_of(a))))
@@ -1112,6 +1128,59 @@ def svd(ctx: RuleContext, a: Value, flag: Value, uv: Value, kind: Value) -> Rule
     else:
         v = (*batch, n, n) if full else (*batch, k, n)
     out.value = TupleV((_tensor(u, a), TensorV((*batch, k), real), _tensor(v, a)))
+    # S reached alone: svd_backward's singular-values case, whatever full_matrices
+    out.alone = ((1, _values_backward(batch, m, n, k), (a,)),)
+    return out
+
+
+@rule
+def inverse(ctx: RuleContext, a: Value) -> RuleOut:
+    """torch.linalg.inv / torch.inverse of a [*b, n, n]: shaped like a. Binds invbw,
+    its backward where a requires grad: `-Aᵢₙᵥᴴ @ (G @ Aᵢₙᵥᴴ)`, two products of
+    [n, n] per matrix, 4·b·n³ as torch's flop counter counts them; None where a size
+    is not known or the matrix is not square."""
+    out = same(ctx, a)
+    out.bind = {"invbw": None}
+    shape = shape_of(a)
+    if shape is None or len(shape) < 2 or not all(isinstance(d, Expr) for d in shape):
+        return out
+    *batch, m, n = shape
+    if m != n:
+        return out
+    total = Expr.const(4) * n * n * n
+    for d in batch:
+        total = total * d
+    out.bind["invbw"] = total
+    return out
+
+
+@rule
+def matrix_norm(ctx: RuleContext, x: Value, order: Value, dim: Value, keepdim: Value) -> RuleOut:
+    """torch.linalg.matrix_norm: reduce's shape over dim (two axes). Binds mnbw, its
+    backward where x requires grad: 0 for "fro" and the orders of sums of absolute
+    values (1, -1, inf, -inf: no product), the singular values' (_values_backward)
+    for 2, -2 and "nuc", which torch computes through svdvals; None where the order
+    or a size is not known."""
+    out = reduce(ctx, x, dim, keepdim)
+    out.bind = {"mnbw": None}
+    how = order.value if isinstance(order, (StrV, FloatV)) else const_int(order)
+    if how in ("fro", 1, -1, float("inf"), float("-inf")):
+        out.bind["mnbw"] = Expr.const(0)
+        return out
+    if how not in (2, -2, "nuc"):
+        return out
+    shape, pair = shape_of(x), dim.items if isinstance(dim, TupleV) else None
+    if shape is None or has_var(shape) or pair is None or len(pair) != 2:
+        return out
+    at = [const_int(i) for i in pair]
+    if None in at or not all(-len(shape) <= i < len(shape) for i in at):  # type: ignore[operator]
+        return out
+    rows, cols = (i % len(shape) for i in at)  # type: ignore[operator]
+    if rows == cols:
+        return out
+    batch = [d for i, d in enumerate(shape) if i not in (rows, cols)]
+    m, n = shape[rows], shape[cols]
+    out.bind["mnbw"] = _values_backward(batch, m, n, _min_side(m, n))
     return out
 
 
@@ -1120,15 +1189,6 @@ def undone_same(ctx: RuleContext, a: Value) -> RuleOut:
     """A matrix function shaped like its input (torch.linalg.inv, cholesky). Binds
     undone: the backward nobody derived here (unknown)."""
     out = same(ctx, a)
-    out.bind = {"undone": None}
-    return out
-
-
-@rule
-def reduce_undone(ctx: RuleContext, x: Value, dim: Value, keepdim: Value) -> RuleOut:
-    """A reduction whose backward nobody derived here (torch.linalg.matrix_norm: an SVD's
-    at ord 2 or "nuc"): reduce's shape, binding undone (unknown)."""
-    out = reduce(ctx, x, dim, keepdim)
     out.bind = {"undone": None}
     return out
 

@@ -1,6 +1,8 @@
 """Small modules whose backward FLOPs tests/test_backward.py holds to torch's flop
 counter under out.sum().backward()."""
 
+import pickle
+
 import einops
 import torch
 import torch.nn as nn
@@ -644,3 +646,179 @@ class DropPathFloor(nn.Module):
         mask = keep + torch.rand(shape, dtype=x.dtype, device=x.device)
         mask.floor_()
         return self.fc(x.div(keep) * mask)
+class SingularValues(nn.Module):
+    """svdvals of a wide and a batched tall trainable matrix: no FLOPs forward, and
+    backward one product `U @ (gS * Vh)` per matrix, 2·b·m·k·n with k = min(m, n)
+    (main: unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.wide = nn.Parameter(torch.randn(d, 2 * d))
+        self.tall = nn.Parameter(torch.randn(3, 2 * d, 5))
+
+    def forward(self, x):
+        s = torch.linalg.svdvals(self.wide)
+        t = torch.linalg.svdvals(self.tall)
+        return x @ (self.wide / s[0]) * t.sum()
+
+
+class MatrixNorms(nn.Module):
+    """linalg.matrix_norm at ord 2 (an SVD's largest value), -2 over two axes that
+    are not the last, "nuc" and the Frobenius norm (elementwise: no product)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.b = nn.Parameter(torch.randn(6, 2, 4))
+
+    def forward(self, x):
+        two = torch.linalg.matrix_norm(self.w, ord=2)
+        low = torch.linalg.matrix_norm(self.b, ord=-2, dim=(0, 2))
+        nuc = torch.linalg.matrix_norm(self.w, ord="nuc")
+        fro = torch.linalg.matrix_norm(self.w)
+        return x @ (self.w / (two + nuc + fro)) * low.sum()
+
+
+class Inverses(nn.Module):
+    """linalg.inv, torch.inverse and Tensor.inverse of trainable matrices (one
+    batched): backward `-A⁻ᴴ @ (G @ A⁻ᴴ)`, two products per matrix."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.eye(d) + 0.1 * torch.randn(d, d))
+        self.b = nn.Parameter(torch.eye(4) + 0.1 * torch.randn(3, 4, 4))
+
+    def forward(self, x):
+        a = torch.linalg.inv(self.w)
+        c = torch.inverse(self.w.t())
+        return x @ a @ c * self.b.inverse().sum()
+
+
+class SvdValuesAlone(nn.Module):
+    """torch.svd and linalg.svd (full matrices) of which the loss reaches S alone:
+    the singular values' backward, whatever U and V are."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, 5))
+
+    def forward(self, x):
+        _, s, _ = torch.svd(self.w)
+        t = torch.linalg.svd(self.w.t())[1]
+        return x * (s.sum() + t.sum())
+
+
+class SvdVectorsReached(nn.Module):
+    """The loss reaches U too: svd_backward's general case, nobody derived here."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, 5))
+
+    def forward(self, x):
+        u, s, _ = torch.linalg.svd(self.w, full_matrices=False)
+        return x @ u * s.sum()
+
+
+class NormTriedThenOther(nn.Module):
+    """A norm free forward but not backward, with another in the handler of its
+    `try`: the handler runs only if the first raises, so the loss reaches one of
+    the two (main with the norms' backward derived: both counted, above torch)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        try:
+            s = torch.linalg.matrix_norm(self.w, ord=2)
+        except RuntimeError:
+            s = torch.linalg.matrix_norm(self.w, ord="nuc")
+        return x @ (self.w / s)
+
+
+class NormEitherWay(nn.Module):
+    """Two norms, one free backward, on the paths of an `if` the analysis cannot
+    decide (a random draw's, False on every draw)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.flag = bool(torch.rand(()) > 2)
+
+    def forward(self, x):
+        if self.flag:
+            s = torch.linalg.matrix_norm(self.w, ord=2)
+        else:
+            s = torch.linalg.matrix_norm(self.w)
+        return x @ (self.w / s)
+
+
+class MappedFirst(nn.Module):
+    """`a, b = map(lambda l: l(x), self.ls)` and only a returned: the loss reaches
+    the first layer's run alone (main: one record for both runs, with the last
+    run's result: 0 complete, where torch counts the first layer's gradient)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.ls = nn.ModuleList([nn.Linear(d, d), nn.Linear(d, 2 * d)])
+
+    def forward(self, x):
+        a, b = map(lambda layer: layer(x), self.ls)
+        return a
+
+
+class _Permuted(nn.Module):
+    def __init__(self, d, perm):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.perm = perm
+
+    def forward(self, x):
+        return self.lin(x.permute(*self.perm)).permute(*self.perm)
+
+
+class MappedSum(nn.Module):
+    """`sum(map(lambda f: f(x), blocks))` over blocks that run calls of their own
+    (axial_attention's AxialAttention; main: unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.blocks = nn.ModuleList([_Permuted(d, (0, 2, 1)), _Permuted(d, (0, 1, 2))])
+
+    def forward(self, x):
+        return sum(map(lambda f: f(x), self.blocks))
+
+
+class StackLost(nn.Module):
+    """torch.stack of tensors the analysis lost (a complex tensor's `.real` and
+    `.imag`), reshaped to a known shape: the stacked tensor derives from them, so
+    which layers the loss reaches is not known (main: the stack read as requiring
+    no grad, 2048 complete where torch counts 6144)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, 2 * d)
+        self.out = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.lin(x)
+        c = torch.complex(y[..., :8], y[..., 8:])
+        s = torch.stack([c.real, c.imag], dim=0).reshape(2, x.shape[0], x.shape[1], 8)
+        return self.out(s)
+
+
+class GateOfUnknownData(nn.Module):
+    """nn.Parameter of a tensor the analysis does not know (fastai's
+    `nn.Parameter(tensor([0.]))`): still a trainable leaf, of sizes not known; the
+    gate's gradient is elementwise (main: the Parameter not known, the product's
+    origin lost, backward unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        # a copy made by pickle: a tensor the analysis does not know
+        self.gamma = nn.Parameter(pickle.loads(pickle.dumps(torch.zeros(1))))
+
+    def forward(self, x):
+        return (self.gamma * self.lin(x) + x).contiguous().view(x.shape)
