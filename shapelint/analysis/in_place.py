@@ -832,14 +832,14 @@ def _forget_everywhere(
         elif _SHALLOW.get(id(v)) is v:
             pass  # what it holds holds no list, dict or object
         elif isinstance(v, TupleV) and v.items:
-            items = tuple(without(i) for i in v.items)
-            if any(a is not b for a, b in zip(items, v.items)):
+            items = each(v.items)
+            if items is not None:
                 res = TupleV(items, v.kind)
         elif type(v) is ObjectV and v.attrs:
             held = tuple(a for _, a in v.attrs)
-            attrs = tuple((k, without(a)) for k, a in v.attrs)
-            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
-                res = ObjectV(v.kind, attrs)
+            got = each(held)
+            if got is not None:
+                res = ObjectV(v.kind, tuple(zip((k for k, _ in v.attrs), got)))
         if res is v and _SHALLOW.get(id(v)) is not v and all(_flat(h) for h in held):
             if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
                 _FLAT.clear()
@@ -847,6 +847,23 @@ def _forget_everywhere(
             (_SHALLOW if _changeable(an, v) else _FLAT)[id(v)] = v
         memo[id(v)] = (v, res)
         return res
+
+    def each(items: tuple) -> tuple | None:
+        """items without old; None where none changed. An item that holds no list,
+        dict or object is passed over without a call of without(), as its first
+        test would (most do; on CPython 3.11 a call at a frame-stack chunk's edge
+        maps a chunk)."""
+        out = []
+        changed = False
+        for i in items:
+            if isinstance(i, _HOLDERS) and _FLAT.get(id(i)) is not i:
+                j = without(i)
+                if j is not i:
+                    changed = True
+                out.append(j)
+            else:
+                out.append(i)
+        return tuple(out) if changed else None
 
     def inside(v: Value) -> Value:
         """An object no other holder reaches (fresh.py): not old, but what it holds may be."""
