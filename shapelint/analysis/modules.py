@@ -1619,10 +1619,10 @@ class _Rebuild:
     stays its own) for the rest of the change: the model's modules, reached from
     every recorder and every live frame, are walked once per change, not once
     per holder (not through plain objects, where a value inside one being
-    rebuilt is found unchanged against the object as it was). The walk makes no call for a value that holds nothing: on
-    CPython 3.11 each call at the depth of a frame-stack chunk boundary maps and
-    unmaps a chunk, and a ModuleList append under a deep stack made hundreds of
-    thousands of them."""
+    rebuilt is found unchanged against the object as it was). The walk makes no
+    call for a value that holds nothing: on CPython 3.11 each call at the depth
+    of a frame-stack chunk boundary maps and unmaps a chunk, and a ModuleList
+    append under a deep stack made hundreds of thousands of them."""
 
     __slots__ = ("old", "at", "plain", "kept", "flat")
 
@@ -1631,8 +1631,10 @@ class _Rebuild:
         self.at = at
         self.plain: dict | None = {} if through_plain else None
         self.kept: dict[int, Value] = {}
-        # module lists, partials and tuples are walked without plain objects
-        self.flat = _Rebuild(old, at) if through_plain else self
+        # module lists, partials and tuples are walked without plain objects (None:
+        # by this walk itself; a reference to itself would be a cycle, which the
+        # batch analysis, its collector off, would keep alive with all it holds)
+        self.flat = _Rebuild(old, at) if through_plain else None
 
     def into(self, held: dict) -> None:
         """held's values (a recorder's attributes, a frame's env) rebuilt in place."""
@@ -1669,13 +1671,14 @@ class _Rebuild:
             if held is not None:
                 new = ObjectV(v.kind, held)  # type: ignore[union-attr]
         elif isinstance(v, ModuleListV):
-            items = self.flat._each(v.items, False)
+            items = (self.flat or self)._each(v.items, False)
             if items is not None:
                 new = replace(v, items=items)
         elif isinstance(v, PartialV):
             # `functools.partial(run, self.layers)` holds the very object
-            args = self.flat._each(v.args, False)
-            kwargs = self.flat._each(v.kwargs, True)
+            flat = self.flat or self
+            args = flat._each(v.args, False)
+            kwargs = flat._each(v.kwargs, True)
             if args is not None or kwargs is not None:
                 new = replace(
                     v,
@@ -1683,7 +1686,7 @@ class _Rebuild:
                     kwargs=v.kwargs if kwargs is None else kwargs,
                 )
         elif isinstance(v, TupleV) and v.kind != "tuple":
-            items = self.flat._each(v.items, False)
+            items = (self.flat or self)._each(v.items, False)
             if items is not None:
                 new = TupleV(items, v.kind)
         if new is v and plain_memo is None:
