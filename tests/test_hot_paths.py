@@ -6,7 +6,8 @@ the one dataclasses generated builds, field by field; the walks kept on a node
 (a function's own returns, a dataclass's own fields) give what ast.walk and
 dataclasses.fields give; the nodes that hold a call, found in one walk, are the ones
 whose own ast.walk reaches it; what a path split reads of a function off its node
-index is what an ast.walk of it reads."""
+index is what an ast.walk of it reads; a module list grown in place is the new list
+wherever it was held, each unchanged module walked once per change."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ import pytest
 import shapelint.analysis
 from shapelint import frozen_init
 from shapelint.analysis import aliasing, call_path, dynamic, modules, repetition
+from shapelint.analysis.module_lists import ModuleListV
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation import symbolic
 from shapelint.notation.symbolic import Expr, fact_scope
 from shapelint.ops.values import (
@@ -419,3 +422,52 @@ def test_path_split_reads_of_a_function_are_ast_walk_s():
     verdicts = [path_split.worth(fn, i) for i in tests]
     assert verdicts == [_worth_by_ast_walk(fn.body[i], fn.body[i + 1 :]) for i in tests]
     assert True in verdicts and False in verdicts
+
+
+class _CountedAttrs(tuple):
+    """A module's attributes that count how often a walk reads them."""
+
+    reads = 0
+
+    def __iter__(self):
+        type(self).reads += 1
+        return super().__iter__()
+
+
+def test_a_grown_list_is_new_everywhere_and_a_shared_module_walked_once():
+    # `self.layers.append(m)`: every recorder holding the list (directly, in a
+    # module, in a partial, in a named tuple) holds the grown one; what holds no
+    # list is the same object as before. A module every holder shares (the
+    # model's modules, reached from each recorder and each live frame) is read
+    # once per change (main read it once per path to it: 16 times here).
+    _CountedAttrs.reads = 0
+    shared = ObjectV(
+        "torch.nn.Linear",
+        _CountedAttrs((("weight", ParameterV((D, N))), ("bias", ParameterV((D,))))),
+    )
+    old = ModuleListV((shared,))
+    new = ModuleListV((shared, ObjectV("torch.nn.ReLU")))
+    block = ObjectV("<class>Block", (("layers", old), ("proj", shared), ("n", IntV(N))))
+    recorders = [SelfRecorder("A"), SelfRecorder("B")]
+    for r in recorders:
+        r.attrs.update(
+            block=block,
+            shared=shared,
+            run=modules.PartialV(StrV("f"), (old,), (("k", shared),)),
+            pair=TupleV((old, IntV(D)), "Pair"),
+            also=TupleV((shared,), "Pair"),
+            n=IntV(N),
+        )
+    before = [dict(r.attrs) for r in recorders]
+    with aliasing.building(recorders[0]), aliasing.building(recorders[1]):
+        modules.held_as(old, new)
+    for r, was in zip(recorders, before):
+        got = r.attrs
+        assert got["block"] == ObjectV(
+            "<class>Block", (("layers", new), ("proj", shared), ("n", IntV(N)))
+        )
+        assert got["block"].attr("layers") is new and got["block"].attr("proj") is shared
+        assert got["run"].args[0] is new and got["run"].kwargs[0][1] is shared
+        assert got["pair"].items[0] is new and got["pair"].kind == "Pair"
+        assert all(got[k] is was[k] for k in ("shared", "also", "n"))
+    assert _CountedAttrs.reads == 1

@@ -16,6 +16,7 @@ interpreter does not follow), and the enclosing function reads no frame as a who
 from __future__ import annotations
 
 import ast
+import weakref
 
 _ESCAPES = (
     ast.FunctionDef,
@@ -29,8 +30,12 @@ _ESCAPES = (
 )
 _FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "globals"})
 
-# by id of the def: (the def, the function holding it, the answer)
-_MEMO: dict[int, tuple[ast.AST, ast.AST, bool]] = {}
+# def -> (the function holding it, the answer), both sides weak: an entry keeps
+# no tree alive in a long-lived worker (a table by id kept every def asked about,
+# and its function's tree, for the life of the process) and dies with its def;
+# kept on the def itself, it held the function on its own nested def, a
+# reference cycle.
+_MEMO: weakref.WeakKeyDictionary[ast.AST, tuple[weakref.ref, bool]] = weakref.WeakKeyDictionary()
 
 
 def only_called_in_place(stmt: ast.AST, outer: ast.AST | None) -> bool:
@@ -40,11 +45,11 @@ def only_called_in_place(stmt: ast.AST, outer: ast.AST | None) -> bool:
         outer, (ast.FunctionDef, ast.AsyncFunctionDef)
     ):
         return False
-    memo = _MEMO.get(id(stmt))
-    if memo is not None and memo[0] is stmt and memo[1] is outer:
-        return memo[2]
+    memo = _MEMO.get(stmt)
+    if memo is not None and memo[0]() is outer:
+        return memo[1]
     answer = _decide(stmt, outer)
-    _MEMO[id(stmt)] = (stmt, outer, answer)
+    _MEMO[stmt] = (weakref.ref(outer), answer)
     return answer
 
 

@@ -832,14 +832,14 @@ def _forget_everywhere(
         elif _SHALLOW.get(id(v)) is v:
             pass  # what it holds holds no list, dict or object
         elif isinstance(v, TupleV) and v.items:
-            items = tuple(without(i) for i in v.items)
-            if any(a is not b for a, b in zip(items, v.items)):
+            items = each(v.items)
+            if items is not None:
                 res = TupleV(items, v.kind)
         elif type(v) is ObjectV and v.attrs:
             held = tuple(a for _, a in v.attrs)
-            attrs = tuple((k, without(a)) for k, a in v.attrs)
-            if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
-                res = ObjectV(v.kind, attrs)
+            got = each(held)
+            if got is not None:
+                res = ObjectV(v.kind, tuple(zip((k for k, _ in v.attrs), got)))
         if res is v and _SHALLOW.get(id(v)) is not v and all(_flat(h) for h in held):
             if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
                 _FLAT.clear()
@@ -847,6 +847,23 @@ def _forget_everywhere(
             (_SHALLOW if _changeable(an, v) else _FLAT)[id(v)] = v
         memo[id(v)] = (v, res)
         return res
+
+    def each(items: tuple) -> tuple | None:
+        """items without old; None where none changed. An item that holds no list,
+        dict or object is passed over without a call of without(), as its first
+        test would (most do; on CPython 3.11 a call at a frame-stack chunk's edge
+        maps a chunk)."""
+        out = []
+        changed = False
+        for i in items:
+            if isinstance(i, _HOLDERS) and _FLAT.get(id(i)) is not i:
+                j = without(i)
+                if j is not i:
+                    changed = True
+                out.append(j)
+            else:
+                out.append(i)
+        return tuple(out) if changed else None
 
     def inside(v: Value) -> Value:
         """An object no other holder reaches (fresh.py): not old, but what it holds may be."""
@@ -856,42 +873,48 @@ def _forget_everywhere(
         changed = any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs))
         return ObjectV(v.kind, attrs) if changed else v
 
-    # also: the env of the file that defines a global (module_state), walked too
-    envs = {id(e): e for e in (held, an.module_env, owner.module_env, also or {})}
-    own: dict[int, frozenset[str]] = {}
-    for f in list(LIVE):
-        envs.setdefault(id(f.env), f.env)
-        node = getattr(f.func, "node", None)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names = fresh.unreachable_names(node)
-            if names:  # (most functions have none: no new set per frame)
-                own[id(f.env)] = own.get(id(f.env), frozenset()) | names
-    building = set()
-    for r in aliasing.recorders():
-        envs.setdefault(id(r.attrs), r.attrs)
-        building.add(id(r.attrs))
-    found = False
-    # a module's names: what a pass of its own forgets there is put back after it
-    modules_ = {id(an.module_env), id(owner.module_env), id(also)}
-    for env in envs.values():
-        kept = own.get(id(env), ())
-        module = id(env) in modules_
-        for k, v in list(env.items()):
-            if k in kept:
-                new = inside(v)
-            elif not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
-                continue  # without's first test, without its call: most names hold such
-            else:
-                new = without(v)
-            if new is not v:
-                found = True
-                if module:
-                    module_state.forgotten(env, k, v)
-                env[k] = new
-                if new is UNKNOWN and id(env) in building and plain.no_state(v):
-                    # its contents are forgotten, not its type: a dict stays a dict,
-                    # no module or Parameter of the module being built
-                    plain.mark(env, k, True)
+    try:
+        # also: the env of the file that defines a global (module_state), walked too
+        envs = {id(e): e for e in (held, an.module_env, owner.module_env, also or {})}
+        own: dict[int, frozenset[str]] = {}
+        for f in list(LIVE):
+            envs.setdefault(id(f.env), f.env)
+            node = getattr(f.func, "node", None)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = fresh.unreachable_names(node)
+                if names:  # (most functions have none: no new set per frame)
+                    own[id(f.env)] = own.get(id(f.env), frozenset()) | names
+        building = set()
+        for r in aliasing.recorders():
+            envs.setdefault(id(r.attrs), r.attrs)
+            building.add(id(r.attrs))
+        found = False
+        # a module's names: what a pass of its own forgets there is put back after it
+        modules_ = {id(an.module_env), id(owner.module_env), id(also)}
+        for env in envs.values():
+            kept = own.get(id(env), ())
+            module = id(env) in modules_
+            for k, v in list(env.items()):
+                if k in kept:
+                    new = inside(v)
+                elif not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
+                    continue  # without's first test, without its call: most names hold such
+                else:
+                    new = without(v)
+                if new is not v:
+                    found = True
+                    if module:
+                        module_state.forgotten(env, k, v)
+                    env[k] = new
+                    if new is UNKNOWN and id(env) in building and plain.no_state(v):
+                        # its contents are forgotten, not its type: a dict stays a dict,
+                        # no module or Parameter of the module being built
+                        plain.mark(env, k, True)
+    finally:
+        # without and each call each other through their cells: a reference cycle
+        # holding the analyzer (an), which a batch analysis, its collector off,
+        # would keep with the file's whole tree until a collection
+        without = each = None  # type: ignore[assignment]
     return found
 
 

@@ -1482,7 +1482,14 @@ def held_nowhere(old: Value, owner: SelfRecorder | None = None) -> None:
     """old, and every module or module list holding it, unknown wherever the modules
     being built (and owner) and the live frames hold them: Python changed old in
     place in a way the analysis does not follow."""
-    _everywhere(lambda v: _without(v, old), owner)
+
+    def at(w: Value) -> Value | None:
+        # a stub layer's forward reads its sizes from its constructor's arguments,
+        # not from its weight's shape, so the layer itself is no longer known
+        holds = _holder(w) and any(a is old for _, a in w.attrs)  # type: ignore[union-attr]
+        return UNKNOWN if w is old or holds else None
+
+    _everywhere(_Rebuild(old, at), owner)
 
 
 def held_as(old: Value, new: Value, through_plain: bool = False) -> None:
@@ -1491,8 +1498,7 @@ def held_as(old: Value, new: Value, through_plain: bool = False) -> None:
     object Python changed in place, which every holder sees changed. through_plain:
     through the plain objects of project classes holding it too, each rebuilt once
     (one object stays one)."""
-    memo: dict | None = {} if through_plain else None
-    _everywhere(lambda v: _rebuilt(v, lambda w: new if w is old else None, memo))
+    _everywhere(_Rebuild(old, lambda w: new if w is old else None, through_plain))
 
 
 def stored_into_built(an: Analyzer, obj: Value, attr: str, value: Value) -> bool:
@@ -1517,26 +1523,14 @@ def stored_into_built(an: Analyzer, obj: Value, attr: str, value: Value) -> bool
     return True
 
 
-def _everywhere(change, owner: SelfRecorder | None = None) -> None:
+def _everywhere(change: _Rebuild, owner: SelfRecorder | None = None) -> None:
     recorders = [r.attrs for r in aliasing.recorders()]
-    for attrs in recorders + ([owner.attrs] if owner is not None else []):
-        for k, v in list(attrs.items()):
-            attrs[k] = change(v)
-    for f in list(in_place.LIVE):
-        for k, v in list(f.env.items()):
-            f.env[k] = change(v)
-
-
-def _without(v: Value, old: Value) -> Value:
-    """v with t (old) and every torch layer holding t unknown: a stub layer's
-    forward reads its sizes from its constructor's arguments, not from its
-    weight's shape, so the layer itself is no longer known."""
-
-    def at(w: Value) -> Value | None:
-        holds = _holder(w) and any(a is old for _, a in w.attrs)  # type: ignore[union-attr]
-        return UNKNOWN if w is old or holds else None
-
-    return _rebuilt(v, at)
+    for held in (
+        recorders
+        + ([owner.attrs] if owner is not None else [])
+        + [f.env for f in list(in_place.LIVE)]
+    ):
+        change.into(held)
 
 
 def _plain_object(an: Analyzer, v: Value) -> bool:
@@ -1598,8 +1592,7 @@ def held_at(owner: SelfRecorder, target: ast.Attribute) -> Value:
 def _swap_held(attrs: dict, old: Value, new: Value) -> None:
     """old replaced by new (by identity) wherever attrs holds it, in the modules,
     dicts and module lists they hold too."""
-    for k, v in list(attrs.items()):
-        attrs[k] = _rebuilt(v, lambda w: new if w is old else None)
+    _Rebuild(old, lambda w: new if w is old else None).into(attrs)
 
 
 def _holder(v: Value) -> bool:
@@ -1613,51 +1606,112 @@ def _grown_everywhere(an: Analyzer, old: ModuleListV, new: ModuleListV) -> None:
         held_as(old, new)
 
 
-def _rebuilt(v: Value, at, plain_memo: dict | None = None) -> Value:
-    """v where at(w) gives a value for w (None: look inside), rebuilt through the
-    modules, dicts and module lists that hold a changed value, the others kept as
-    they are (the same objects: identity is what the stores follow); with
-    plain_memo, through plain objects of project classes too, each once."""
-    got = at(v)
-    if got is not None:
-        return got
-    plain_object = (
-        plain_memo is not None
-        and type(v) is ObjectV
-        and v.kind.startswith("<class>")
-        and not _holder(v)
-    )
-    if plain_object:
-        known = plain_memo.get(id(v))  # type: ignore[union-attr]
-        if known is not None:
-            return known[1]
-        plain_memo[id(v)] = (v, v)  # type: ignore[index]  (a cycle finds it as it is)
-        held = tuple((k, _rebuilt(a, at, plain_memo)) for k, a in v.attrs)  # type: ignore[union-attr]
-        changed = any(a is not b for (_, a), (_, b) in zip(held, v.attrs))  # type: ignore[union-attr]
-        new = ObjectV(v.kind, held) if changed else v  # type: ignore[union-attr]
-        plain_memo[id(v)] = (v, new)  # type: ignore[index]
-        return new
-    if _holder(v):
-        held = tuple((k, _rebuilt(a, at, plain_memo)) for k, a in v.attrs)  # type: ignore[union-attr]
-        if any(a is not b for (_, a), (_, b) in zip(held, v.attrs)):  # type: ignore[union-attr]
-            return ObjectV(v.kind, held)  # type: ignore[union-attr]
-    elif isinstance(v, ModuleListV):
-        items = tuple(_rebuilt(i, at) for i in v.items)
-        if any(a is not b for a, b in zip(items, v.items)):
-            return replace(v, items=items)
-    elif isinstance(v, PartialV):
-        # `functools.partial(run, self.layers)` holds the very object
-        args = tuple(_rebuilt(a, at) for a in v.args)
-        kwargs = tuple((k, _rebuilt(a, at)) for k, a in v.kwargs)
-        if any(a is not b for a, b in zip(args, v.args)) or any(
-            a is not b for (_, a), (_, b) in zip(kwargs, v.kwargs)
+# What may hold a module, a tensor or a module list (and so be rebuilt round it);
+# any other value is kept as it is, without a call.
+_CAN_HOLD = (ObjectV, ModuleListV, PartialV, TupleV)
+
+
+class _Rebuild:
+    """One change walked through held values: at(w) gives what w becomes (None:
+    look inside), asked of old and of what may hold it only (at gives None for
+    any other value). Values are rebuilt through the modules, dicts and module
+    lists that hold a changed value, the others kept as they are (the same
+    objects: identity is what the stores follow); through_plain: through plain
+    objects of project classes too, each once (one object stays one).
+
+    A value found unchanged is remembered (by id, and kept alive here so the id
+    stays its own) for the rest of the change: the model's modules, reached from
+    every recorder and every live frame, are walked once per change, not once
+    per holder (not through plain objects, where a value inside one being
+    rebuilt is found unchanged against the object as it was). The walk makes no
+    call for a value that holds nothing: on CPython 3.11 each call at the depth
+    of a frame-stack chunk boundary maps and unmaps a chunk, and a ModuleList
+    append under a deep stack made hundreds of thousands of them."""
+
+    __slots__ = ("old", "at", "plain", "kept", "flat")
+
+    def __init__(self, old: Value, at, through_plain: bool = False):
+        self.old = old
+        self.at = at
+        self.plain: dict | None = {} if through_plain else None
+        self.kept: dict[int, Value] = {}
+        # module lists, partials and tuples are walked without plain objects (None:
+        # by this walk itself; a reference to itself would be a cycle, which the
+        # batch analysis, its collector off, would keep alive with all it holds)
+        self.flat = _Rebuild(old, at) if through_plain else None
+
+    def into(self, held: dict) -> None:
+        """held's values (a recorder's attributes, a frame's env) rebuilt in place."""
+        old = self.old
+        for k, v in list(held.items()):
+            if v is old or isinstance(v, _CAN_HOLD):
+                held[k] = self.of(v)
+
+    def of(self, v: Value) -> Value:
+        kept = self.kept.get(id(v))
+        if kept is not None:
+            return kept
+        got = self.at(v)
+        if got is not None:
+            return got
+        plain_memo = self.plain
+        if (
+            plain_memo is not None
+            and type(v) is ObjectV
+            and v.kind.startswith("<class>")
+            and not _holder(v)
         ):
-            return replace(v, args=args, kwargs=kwargs)
-    elif isinstance(v, TupleV) and v.kind != "tuple":
-        items = tuple(_rebuilt(i, at) for i in v.items)
-        if any(a is not b for a, b in zip(items, v.items)):
-            return TupleV(items, v.kind)
-    return v
+            known = plain_memo.get(id(v))
+            if known is not None:
+                return known[1]
+            plain_memo[id(v)] = (v, v)  # a cycle finds it as it is
+            held = self._each(v.attrs, True)
+            new = v if held is None else ObjectV(v.kind, held)
+            plain_memo[id(v)] = (v, new)
+            return new
+        new = v
+        if _holder(v):
+            held = self._each(v.attrs, True)  # type: ignore[union-attr]
+            if held is not None:
+                new = ObjectV(v.kind, held)  # type: ignore[union-attr]
+        elif isinstance(v, ModuleListV):
+            items = (self.flat or self)._each(v.items, False)
+            if items is not None:
+                new = replace(v, items=items)
+        elif isinstance(v, PartialV):
+            # `functools.partial(run, self.layers)` holds the very object
+            flat = self.flat or self
+            args = flat._each(v.args, False)
+            kwargs = flat._each(v.kwargs, True)
+            if args is not None or kwargs is not None:
+                new = replace(
+                    v,
+                    args=v.args if args is None else args,
+                    kwargs=v.kwargs if kwargs is None else kwargs,
+                )
+        elif isinstance(v, TupleV) and v.kind != "tuple":
+            items = (self.flat or self)._each(v.items, False)
+            if items is not None:
+                new = TupleV(items, v.kind)
+        if new is v and plain_memo is None:
+            # (through plain objects, a value walked inside one being rebuilt
+            # sees it as it was: not remembered there)
+            self.kept[id(v)] = v
+        return new
+
+    def _each(self, items: tuple, keyed: bool) -> tuple | None:
+        """items (or the values of (key, value) pairs) rebuilt; None where none
+        changed."""
+        old = self.old
+        out = []
+        changed = False
+        for item in items:
+            a = item[1] if keyed else item
+            b = self.of(a) if a is old or isinstance(a, _CAN_HOLD) else a
+            if b is not a:
+                changed = True
+            out.append((item[0], b) if keyed else b)
+        return tuple(out) if changed else None
 
 
 def store_path(owner: SelfRecorder, target: ast.Attribute, value: Value) -> bool:
