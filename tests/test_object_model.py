@@ -3337,3 +3337,35 @@ def test_a_config_method_that_stores_a_name_keeps_it_possible(tmp_path, setter, 
         assert t["flops_value"] == truth
     else:
         assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+@pytest.mark.parametrize(
+    "method, closed",
+    [
+        # stores only what its text names, runs only itself again: its words
+        ("def walk(self, d):\n    d.pop('a', None)\n    self.seen = 1\n    self.walk(d)\n", True),
+        # a computed name, another method, the instance handed on, a read (a getter)
+        ("def put(self, k):\n    setattr(self, k, 1)\n", False),
+        ("def put(self, d):\n    self.update(d)\n", False),
+        ("def put(self, d):\n    helper(self, d)\n", False),
+        ("def put(self):\n    return self.flag\n", False),
+    ],
+)
+def test_a_config_method_the_run_did_not_run(method, closed):
+    """A config's method called on it and not run (a recursion the run does not
+    follow): where it can store only names its text holds, those names may have
+    been written from then on; otherwise its class is judged by its text again."""
+    import ast
+
+    from shapelint.analysis import absence
+    from shapelint.ops.values import ObjectV
+
+    absence.reset()
+    fn = ast.parse(method).body[0]
+    absence.method_not_run(ObjectV(absence.CONFIG_PREFIX + "m:Cfg", ()), fn)
+    if closed:
+        assert absence.may_be_written("seen") and not absence.may_be_written("other")
+        assert not absence.judged_by_text("m:Cfg")
+    else:
+        assert absence.judged_by_text("m:Cfg")
+    absence.reset()

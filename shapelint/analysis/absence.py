@@ -108,15 +108,86 @@ def _unapplied(name: str) -> None:
         _VERSION[0] += 1
 
 
-def method_not_run(holder: Value) -> None:
-    """A method of a config's class called on it and not run (the run did not follow
-    the call): the stores it makes into the instance are not seen, so that instance's
-    class is judged by its text from then on (surely_lacks)."""
-    if isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
-        key = holder.kind[len(CONFIG_PREFIX) :]
-        if key not in _UNRUN:
-            _UNRUN[key] = None
-            _VERSION[0] += 1
+def method_not_run(holder: Value, fn: ast.AST | None = None) -> None:
+    """A method of a config's class (fn, its def where known) called on it and not
+    run (the run did not follow the call): the stores it makes into the instance
+    are not seen. Where fn stores by name only as its text says (no computed name,
+    no `__dict__` or namespace handed out, no other code given the instance: only
+    itself called again), the names its text holds may be written; otherwise that
+    instance's class is judged by its text from then on (surely_lacks)."""
+    if not (isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX)):
+        return
+    if fn is not None and _closed(fn):
+        for word in sorted({w for n in ast.walk(fn) for w in _words(n)}):
+            _unapplied(word)
+        return
+    key = holder.kind[len(CONFIG_PREFIX) :]
+    if key not in _UNRUN:
+        _UNRUN[key] = None
+        _VERSION[0] += 1
+
+
+def judged_by_text(key: str) -> bool:
+    """Whether the configs of class key are judged by its text alone (method_not_run)."""
+    return key in _UNRUN
+
+
+def _words(n: ast.AST) -> list[str]:
+    if isinstance(n, ast.Attribute):
+        return [n.attr]
+    if isinstance(n, ast.Constant) and isinstance(n.value, str):
+        return re.findall(r"[A-Za-z_]\w*", n.value)
+    return []
+
+
+_NAMESPACES = frozenset({"setattr", "delattr", "vars", "locals", "globals", "getattr", "exec"})
+
+
+def _closed(fn: ast.AST) -> bool:
+    """Whether fn (a method) can store into its instance only by a name its text
+    holds: it names no namespace (`setattr`, `vars()`, `__dict__`, `__setattr__`),
+    defines nothing nested, and hands its instance to no code but itself."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    own = _instance_parameter(fn)
+    if own is None:
+        return False
+    for n in ast.walk(fn):
+        if n is not fn and isinstance(n, (*_NESTED, ast.ClassDef)):
+            return False
+        if isinstance(n, ast.Name) and n.id in _NAMESPACES:
+            return False
+        if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__setattr__"):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            given = [*n.args, *(k.value for k in n.keywords)]
+            if any(isinstance(a, (ast.Name, ast.Starred)) and _is_name(a, own) for a in given):
+                return False  # the instance handed on
+            on_own = isinstance(f, ast.Attribute) and _is_name(f.value, own)
+            if on_own and f.attr != fn.name:
+                return False  # another method run on it
+        if isinstance(n, ast.Name) and n.id == own and not _used_as_receiver(fn, n):
+            return False  # the instance bound to another name, returned, stored
+    return True
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Starred):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _used_as_receiver(fn: ast.FunctionDef | ast.AsyncFunctionDef, name_node: ast.Name) -> bool:
+    """`self.attr = v` (a store by that name) or `self.<fn>(...)` (fn itself again);
+    a read may run a property's getter, another method."""
+    for p in ast.walk(fn):
+        if isinstance(p, ast.Attribute) and p.value is name_node:
+            if isinstance(p.ctx, ast.Store):
+                return True
+            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and c.func is p]
+            return bool(calls) and p.attr == fn.name
+    return False
 
 
 def class_write(name: str | None) -> None:

@@ -543,9 +543,10 @@ def call_attribute(
                 return an.call_value(got, node, args, kwargs, frame)
             if an.specialize:
                 # a plain method of its class, run on it as Python runs it: what it
-                # stores into the instance the run applies or marks (absence.py)
+                # stores into the instance the run applies or marks (absence.py;
+                # where the run does not run it after all, specialized_invoke says so)
                 return an.call_method(recv, func.attr, node, args, kwargs, frame)
-            absence.method_not_run(recv)
+            # (outside a target run no config is judged by what the run built)
         done = autograd_function.ctx_method(recv, func.attr, args)
         if done is not None:
             return done

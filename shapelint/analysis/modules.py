@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    absence,
     aliasing,
     autograd_function,
     call_path,
@@ -2770,6 +2771,7 @@ def specialized_invoke(
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         if touches:
             aliasing.lost()  # what it does to the modules it is given, not seen
+        absence.method_not_run(recv, fd.node)  # what it stores into a config, not seen
         _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
         return UNKNOWN
     # A function that rebinds a global changes state a cached run would not; one
@@ -2819,6 +2821,7 @@ def specialized_invoke(
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             if touches:
                 aliasing.lost()
+            absence.method_not_run(recv, fd.node)
             _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
