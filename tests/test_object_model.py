@@ -3276,3 +3276,115 @@ def test_a_built_module_whose_class_decorator_is_another_file_s(tmp_path, monkey
             """,
     )
     assert_package_exact(tmp_path, monkeypatch, path, {"d": 4})
+
+
+NAMED_CONFIG = """
+    import os
+    from dataclasses import dataclass
+
+    import torch.nn as nn
+
+    @dataclass
+    class Config:
+        '''A config; a `decoder` config may be nested in it.'''
+
+        dim: int = 8
+
+        def text_config(self, decoder=None):
+            names = ("decoder", "generator")
+            found = []
+            for name in names:
+                if hasattr(self, name):
+                    found.append(name)
+            return getattr(self, found[0]) if found else self
+
+        def __eq__(self, other):
+            return self.__dict__ == other.__dict__
+
+        def mark(self, name):
+            SETTER
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            MARK
+            cfg = config.text_config(decoder=True)
+            self.proj = nn.Linear(cfg.dim, cfg.dim)
+            self.extra = nn.Linear(cfg.dim, cfg.dim) if hasattr(config, "decoder") else None
+
+        def forward(self, x):
+            y = self.proj(x)
+            if self.extra is not None:
+                y = self.extra(y)
+            return y
+"""
+
+
+def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_path):
+    """A config the run built, whose methods it runs where they are called: a
+    string in a method given the instance (the names `text_config` looks for), its
+    parameter `decoder`, its docstring and a read of its `__dict__` store nothing on
+    it, so `hasattr(self, "decoder")` is False as in Python, and the method returns
+    the config itself: exact. (Judged by its text alone, the names are mentioned.)"""
+    path = write(tmp_path, "net.py", NAMED_CONFIG.replace("SETTER", "pass").replace("MARK", ""))
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize(
+    "setter, mark",
+    [
+        ("setattr(self, name, self)", 'config.mark("decoder")'),
+        ("setattr(self, name, self)", 'config.mark(os.environ.get("NAME", "decoder"))'),
+        ("object.__setattr__(self, name, self)", 'config.mark("decoder")'),
+        ("self.__dict__[name] = self", 'config.mark("decoder")'),
+    ],
+)
+def test_a_config_method_that_stores_a_name_keeps_it_possible(tmp_path, setter, mark):
+    """The same config, a method of which stores `decoder` on it: by a known name
+    (the run applies or marks it), a name not known (any name may be set), or a way
+    the run does not follow (`object.__setattr__`, its `__dict__`), which its
+    class's text then keeps a mention of. Python builds the extra layer; the
+    figure is never the one without it."""
+    code = NAMED_CONFIG.replace("SETTER", setter).replace("MARK", mark)
+    path = write(tmp_path, "net.py", code)
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+@pytest.mark.parametrize(
+    "method, closed",
+    [
+        # stores only what its text names, runs only itself again: its words
+        ("def walk(self, d):\n    d.pop('a', None)\n    self.seen = 1\n    self.walk(d)\n", True),
+        # a computed name, another method, the instance handed on, a read (a getter)
+        ("def put(self, k):\n    setattr(self, k, 1)\n", False),
+        ("def put(self, d):\n    self.update(d)\n", False),
+        ("def put(self, d):\n    helper(self, d)\n", False),
+        ("def put(self):\n    return self.flag\n", False),
+    ],
+)
+def test_a_config_method_the_run_did_not_run(method, closed):
+    """A config's method called on it and not run (a recursion the run does not
+    follow): where it can store only names its text holds, those names may have
+    been written from then on; otherwise its class is judged by its text again."""
+    import ast
+
+    from shapelint.analysis import absence
+    from shapelint.ops.values import ObjectV
+
+    absence.reset()
+    fn = ast.parse(method).body[0]
+    absence.method_not_run(ObjectV(absence.CONFIG_PREFIX + "m:Cfg", ()), fn)
+    if closed:
+        assert absence.may_be_written("seen") and not absence.may_be_written("other")
+        assert not absence.judged_by_text("m:Cfg")
+    else:
+        assert absence.judged_by_text("m:Cfg")
+    absence.reset()

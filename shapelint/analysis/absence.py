@@ -22,6 +22,7 @@ from shapelint.analysis import dynamic, registering
 from shapelint.analysis.attributes import base_classes
 from shapelint.analysis.defs import named_params
 from shapelint.analysis.nodes import sole_assignments, stored_names
+from shapelint.analysis.plain import PLAIN
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
 if TYPE_CHECKING:
@@ -39,8 +40,12 @@ _TEXTS: dict[tuple, tuple[str, ...] | None] = {}
 # The names of the writes the run made into objects it does not keep them on (a
 # module or a tensor held as a value, a class): torch_absence.py's.
 _ELSEWHERE: dict[str, None] = {}
-# Moves on with each name added to _UNAPPLIED and with each undo: a memo keyed on it
-# (attribute_hooks) holds while the unapplied writes are the very same.
+# The classes of configs one of whose methods the run met and did not run (a call
+# it did not follow): what that method stores it may have stored, so their
+# instances are judged by the text of their classes from then on (surely_lacks).
+_UNRUN: dict[str, None] = {}
+# Moves on with each name added to _UNAPPLIED or _UNRUN and with each undo: a memo
+# keyed on it (attribute_hooks) holds while the unapplied writes are the very same.
 _VERSION = [0]
 
 # Decorators whose semantics are Python's own: they add dunder attributes and keep
@@ -60,6 +65,7 @@ _HOOKS = ("__getattr__", "__getattribute__")
 def reset() -> None:
     _UNAPPLIED.clear()
     _ELSEWHERE.clear()
+    _UNRUN.clear()
     _TEXTS.clear()
 
 
@@ -78,17 +84,19 @@ class Undone:
     name, p)` over a dict not known there, made every attribute of every module
     possible for the rest of the run."""
 
-    __slots__ = ("_unapplied", "_elsewhere")
+    __slots__ = ("_unapplied", "_elsewhere", "_unrun")
 
     def __enter__(self) -> None:
         self._unapplied = len(_UNAPPLIED)
         self._elsewhere = len(_ELSEWHERE)
+        self._unrun = len(_UNRUN)
 
     def __exit__(self, *exc: object) -> None:
-        if len(_UNAPPLIED) > self._unapplied:
-            for name in list(_UNAPPLIED)[self._unapplied :]:
-                del _UNAPPLIED[name]
-            _VERSION[0] += 1
+        for table, start in ((_UNAPPLIED, self._unapplied), (_UNRUN, self._unrun)):
+            if len(table) > start:
+                for name in list(table)[start:]:
+                    del table[name]
+                _VERSION[0] += 1
         if len(_ELSEWHERE) > self._elsewhere:
             for name in list(_ELSEWHERE)[self._elsewhere :]:
                 del _ELSEWHERE[name]
@@ -98,6 +106,94 @@ def _unapplied(name: str) -> None:
     if name not in _UNAPPLIED:
         _UNAPPLIED[name] = None
         _VERSION[0] += 1
+
+
+def method_not_run(holder: Value, fn: ast.AST | None = None) -> None:
+    """A method of a config's class (fn, its def where known) called on it and not
+    run (the run did not follow the call): the stores it makes into the instance
+    are not seen. Where fn stores by name only as its text says (no computed name,
+    no `__dict__` or namespace handed out, no other code given the instance: only
+    itself called again), the names its text holds may be written; otherwise that
+    instance's class is judged by its text from then on (surely_lacks)."""
+    if not (isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX)):
+        return
+    if fn is not None and _closed(fn):
+        for word in sorted({w for n in ast.walk(fn) for w in _words(n)}):
+            _unapplied(word)
+        return
+    key = holder.kind[len(CONFIG_PREFIX) :]
+    if key not in _UNRUN:
+        _UNRUN[key] = None
+        _VERSION[0] += 1
+
+
+def judged_by_text(key: str) -> bool:
+    """Whether the configs of class key are judged by its text alone (method_not_run)."""
+    return key in _UNRUN
+
+
+def _words(n: ast.AST) -> list[str]:
+    if isinstance(n, ast.Attribute):
+        return [n.attr]
+    if isinstance(n, ast.Constant) and isinstance(n.value, str):
+        return re.findall(r"[A-Za-z_]\w*", n.value)
+    return []
+
+
+_NAMESPACES = frozenset({"setattr", "delattr", "vars", "locals", "globals", "getattr", "exec"})
+
+
+def _closed(fn: ast.AST) -> bool:
+    """Whether fn (a method) can store into its instance only by a name its text
+    holds: it names no namespace (`setattr`, `vars()`, `__dict__`, `__setattr__`),
+    defines nothing nested, and hands its instance to no code but itself."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    own = _instance_parameter(fn)
+    if own is None:
+        return False
+    for n in ast.walk(fn):
+        if n is not fn and isinstance(n, (*_NESTED, ast.ClassDef)):
+            return False
+        if isinstance(n, ast.Name) and n.id in _NAMESPACES:
+            return False
+        if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__setattr__"):
+            return False
+        if isinstance(n, ast.Call):
+            f = n.func
+            given = [*n.args, *(k.value for k in n.keywords)]
+            if any(isinstance(a, (ast.Name, ast.Starred)) and _is_name(a, own) for a in given):
+                return False  # the instance handed on
+            on_own = isinstance(f, ast.Attribute) and _is_name(f.value, own)
+            if on_own and f.attr != fn.name:
+                return False  # another method run on it
+        if isinstance(n, ast.Name) and n.id == own and not _used_as_receiver(fn, n):
+            return False  # the instance bound to another name, returned, stored
+    return True
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Starred):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _used_as_receiver(fn: ast.FunctionDef | ast.AsyncFunctionDef, name_node: ast.Name) -> bool:
+    """`self.attr = v` (a store by that name) or `self.<fn>(...)` (fn itself again);
+    a read may run a property's getter, another method."""
+    for p in ast.walk(fn):
+        if isinstance(p, ast.Attribute) and p.value is name_node:
+            if isinstance(p.ctx, ast.Store):
+                return True
+            calls = [c for c in ast.walk(fn) if isinstance(c, ast.Call) and c.func is p]
+            return bool(calls) and p.attr == fn.name
+    return False
+
+
+def class_write(name: str | None) -> None:
+    """A store into a class the run made (`setattr(cls, name, v)`, `Cfg.flag = v`):
+    every instance of it may read that attribute from now on, a config's too."""
+    _unapplied(name if name else _ANY)
 
 
 def unapplied_write(holder: Value, name: str | None, through_parameter: bool = False) -> None:
@@ -210,9 +306,17 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
         return False
     if may_be_written(name):
         return False
-    cd = an.class_of(obj.kind[len(CONFIG_PREFIX) :])
+    key = obj.kind[len(CONFIG_PREFIX) :]
+    cd = an.class_of(key)
     hooks = ("__getattr__",) if hooked else _HOOKS
-    return cd is not None and classes_lack(an, cd, name, hooks)
+    if cd is None:
+        return False
+    if classes_lack(an, cd, name, hooks):
+        return True
+    # an instance a target run built: its every store applied or marked (markers,
+    # not identifiers, among its attributes say one was not), its methods run
+    built = an.specialize and key not in _UNRUN and all(_own(k) for k, _ in obj.attrs)
+    return built and built_config_lacks(an, cd, name, hooks)
 
 
 def classes_lack(
@@ -263,30 +367,82 @@ def built_instance_lacks(an: Analyzer, cd: ClassDef, name: str, plain_bases=_PLA
     )
 
 
+def _own(key: str) -> bool:
+    """An attribute of the instance, or a mark that says no store went unseen (a
+    None that stays plain: plain.PLAIN)."""
+    return key.isidentifier() or key == PLAIN
+
+
+def built_config_lacks(an: Analyzer, cd: ClassDef, name: str, hooks=_HOOKS) -> bool:
+    """classes_lack for a config instance a target run built and has followed since:
+    its construction ran (its fields, `__post_init__` and what that calls stored or
+    marked), every method the run called on it ran there (call_resolution; one it did
+    not run keeps its class on classes_lack's rule: method_not_run), and every store
+    into it the run made was applied or marked as a write not applied. So a method
+    given the instance stores on it only as the run saw: its strings, parameters and
+    keywords bind nothing on it (`hasattr(self, name)` over a tuple of names to look
+    for, `kwargs.pop("rope_theta", ...)`), nor does a read of a `__dict__`. What the
+    run does not see stays a mention: a store into a `__dict__`, `vars()`,
+    `object.__setattr__`, and all the class-level code (class bodies, methods given
+    the class, decorators, module-level statements), which binds on the class."""
+    memo = (cd.key, hooks, "config", name)
+    if memo not in _TEXTS:
+        key = (cd.key, hooks, _PLAIN_BASES, "built")
+        if key not in _TEXTS:
+            texts: dict[int, str] = {}
+            found = _sources(an, cd, set(), texts, hooks, _PLAIN_BASES, nodes=True)
+            _TEXTS[key] = tuple(texts.values()) if found else None
+        read = _TEXTS[key] or ()
+        word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        methods: dict[str, list] = {}
+        for item in read:
+            for stmt in item.body if isinstance(item, ast.ClassDef) else ():
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    methods.setdefault(stmt.name, []).append(stmt)
+        lacks = _TEXTS[key] is not None and not any(
+            _mentions(item, name, run=methods)
+            if isinstance(item, ast.ClassDef)
+            else word.search(item)
+            for item in read
+        )
+        _TEXTS[memo] = () if lacks else None
+    return _TEXTS[memo] is not None
+
+
 # Methods given the class, not an instance, without a decorator saying so.
 _OF_CLASS = frozenset({"__init_subclass__", "__new__", "__class_getitem__"})
 
 
-def _mentions(cls: ast.ClassDef, name: str) -> bool:
+def _mentions(cls: ast.ClassDef, name: str, run: dict | None = None) -> bool:
     """Whether cls's body defines `name` (a method, a class) or names it otherwise
     than as its methods' instance attribute (`self.name`, `self.register_buffer("name", ...)`, `setattr(self,
-    "name", ...)`) or in a docstring."""
+    "name", ...)`) or in a docstring. run: the instance's methods ran where they
+    were called, and stored as the run saw (built_config_lacks): an instance
+    method's strings, parameters and keywords bind nothing on it, and a bare
+    constant statement (the class's docstring) nothing anywhere; run holds the
+    methods of the classes read, by name."""
     for stmt in cls.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if stmt.name == name:
                 return True  # the class's own method (decorated or not) or class
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if _named_in(stmt, name, None):
+            if run is not None and _bare_constant(stmt):
+                continue  # evaluated and dropped: it binds nothing
+            if _named_in(stmt, name, None, run):
                 return True
             continue
         own = _instance_parameter(stmt)
         for d in stmt.decorator_list:
-            if _named_in(d, name, None):
+            if _named_in(d, name, None, run):
                 return True
         body = stmt.body[1:] if _docstring(stmt) else stmt.body
-        if any(_named_in(s, name, own) for s in [stmt.args, *body]):
+        if any(_named_in(s, name, own, run) for s in [stmt.args, *body]):
             return True
     return False
+
+
+def _bare_constant(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
 
 
 def _instance_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -303,11 +459,15 @@ def _docstring(fn) -> bool:
     return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
 
 
-def _named_in(node: ast.AST, name: str, own: str | None) -> bool:
+def _named_in(node: ast.AST, name: str, own: str | None, run: dict | None = None) -> bool:
     """Whether node names `name` anywhere but as an attribute of the instance
     parameter own, the name string a store into own takes, or (in a method) a
     variable of the method's, where no `locals()`, `vars()` or `__dict__` may hand
-    its variables out as attributes."""
+    its variables out as attributes. run: as _mentions says; a `__dict__` read
+    then names nothing, and in an instance method (own) a store by name that the
+    run does not see (`object.__setattr__`) names what it may store."""
+    if run is not None:
+        return _named_in_run(node, name, own, run)
     allowed: set[int] = set()
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     for n in ast.walk(node):
@@ -324,9 +484,8 @@ def _named_in(node: ast.AST, name: str, own: str | None) -> bool:
                 first = n.args[1] if len(n.args) > 1 else first
             if into_own and isinstance(first, ast.Constant) and first.value == name:
                 allowed.add(id(first))
-        if isinstance(n, ast.Attribute) and n.attr == name:
-            if not (own is not None and isinstance(n.value, ast.Name) and n.value.id == own):
-                return True
+        if _defines(n, name, own):
+            return True
         elif isinstance(n, ast.Name) and n.id == name and own is None:
             return True  # a method's own variable binds no attribute, unless...
         elif isinstance(n, ast.Name) and n.id in ("locals", "vars", "globals"):
@@ -337,16 +496,151 @@ def _named_in(node: ast.AST, name: str, own: str | None) -> bool:
             return True
         elif isinstance(n, ast.keyword) and n.arg == name:
             return True
-        elif (
-            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
-        ):
-            return True
-        elif isinstance(n, ast.alias) and name in (n.name, n.asname):
-            return True
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in allowed:
             if word.search(n.value):
                 return True
     return False
+
+
+# A `__dict__` used by these only reads it (or takes entries out, which binds nothing).
+_DICT_READS = frozenset(
+    {"get", "items", "keys", "values", "copy", "pop", "popitem", "clear"}
+    | {"__contains__", "__len__", "__iter__", "__getitem__"}
+)
+# Calls that read the mapping they are given and keep no hold of it.
+_DICT_COPIES = frozenset({"dict", "len", "list", "tuple", "set", "sorted", "iter", "deepcopy"})
+
+
+def _named_in_run(node: ast.AST, name: str, own: str | None, methods: dict) -> bool:
+    """_named_in for an instance the run followed (_mentions' run: methods). A def
+    or lambda nested in a method may run where the run does not follow it (a
+    callback handed on), so it is read as code given the class is: any mention."""
+    if own is not None and isinstance(node, _NESTED):  # a def among a method's statements
+        return getattr(node, "name", None) == name or _named_in_run(node, name, None, methods)
+    parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    for n in _outside_nested(node):
+        if n is not node and isinstance(n, _NESTED):
+            if getattr(n, "name", None) == name or _named_in_run(n, name, None, methods):
+                return True
+            continue
+        if isinstance(n, ast.Attribute) and n.attr == "__dict__":
+            if _dict_binds(n, parents, name, own, methods):
+                return True
+            continue
+        if isinstance(n, ast.Constant) and n.value == "__dict__":
+            # `super().__getattribute__("__dict__")`: the dict that call returns
+            up = parents.get(id(n))
+            if not isinstance(up, ast.Call) or _dict_binds(up, parents, name, own, methods):
+                return True
+            continue
+        if isinstance(n, ast.Name) and n.id in ("locals", "vars", "globals"):
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr == "__setattr__" and not _is_super(n.func.value):
+                # `object.__setattr__(self, k, v)`: a store the run does not see
+                if not any(isinstance(a, ast.Constant) and a.value != name for a in n.args[:2]):
+                    return True
+        if _defines(n, name, own):
+            return True
+        elif own is None and _names_otherwise(n, name):
+            return True  # code given the class, not the instance: any mention
+    return False
+
+
+def _defines(n: ast.AST, name: str, own: str | None) -> bool:
+    """n names `name` as an attribute of anything but the instance parameter own, as
+    a def or class, or as what an import binds."""
+    if isinstance(n, ast.Attribute):
+        held = own is not None and isinstance(n.value, ast.Name) and n.value.id == own
+        return n.attr == name and not held
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return n.name == name
+    return isinstance(n, ast.alias) and name in (n.name, n.asname)
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _outside_nested(node: ast.AST):
+    """ast.walk, yielding a nested def or lambda but not what is inside it."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if n is node or not isinstance(n, _NESTED):
+            todo.extend(ast.iter_child_nodes(n))
+
+
+def _names_otherwise(n: ast.AST, name: str) -> bool:
+    """A variable, parameter, keyword or string naming `name` (class-level code)."""
+    if isinstance(n, ast.Name):
+        return n.id == name
+    if isinstance(n, ast.arg):
+        return n.arg == name
+    if isinstance(n, ast.keyword):
+        return n.arg == name
+    if isinstance(n, ast.Constant) and isinstance(n.value, str):
+        return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", n.value) is not None
+    return False
+
+
+def _is_super(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
+
+
+def _dict_binds(n: ast.expr, parents: dict, name: str, own=None, methods=None) -> bool:
+    """Whether the use of a `__dict__` (n) may store `name` into it: a read, an
+    entry taken out, or a store of another constant key binds nothing; nor does
+    handing it to a method of the instance (`self._keys(self.__dict__)`) whose
+    every definition among the classes read only reads that parameter."""
+    up = parents.get(id(n))
+    if isinstance(up, ast.Attribute) and up.value is n:
+        if up.attr in _DICT_READS:
+            return False
+        call = parents.get(id(up))
+        if up.attr == "setdefault" and isinstance(call, ast.Call) and call.args:
+            key = call.args[0]
+            return not (isinstance(key, ast.Constant) and key.value != name)
+        return True
+    if isinstance(up, ast.Subscript) and up.value is n:
+        if not isinstance(up.ctx, ast.Store):
+            return False
+        key = up.slice
+        return not (isinstance(key, ast.Constant) and key.value != name)
+    if isinstance(up, ast.Compare):
+        return False
+    if isinstance(up, (ast.For, ast.comprehension)) and up.iter is n:
+        return False
+    if isinstance(up, ast.YieldFrom):
+        return False
+    if isinstance(up, ast.Call) and n in up.args:
+        f = up.func
+        called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if called in _DICT_COPIES:
+            return False
+        own_call = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+        starred = any(isinstance(a, ast.Starred) for a in up.args)
+        if own_call and own is not None and f.value.id == own and methods and not starred:
+            at = up.args.index(n) + 1  # the method's parameters after its instance
+            defs = methods.get(called, [])
+            return not defs or not all(_reads_parameter(d, at, name) for d in defs)
+    return True
+
+
+def _reads_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef, at: int, name: str) -> bool:
+    """Whether fn's positional parameter at `at` is only read (_dict_binds' reads)."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if at >= len(params):
+        return False
+    param = params[at].arg
+    parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == param:
+            if isinstance(n.ctx, ast.Store) or _dict_binds(n, parents, name):
+                return False
+    return True
 
 
 def _sources(

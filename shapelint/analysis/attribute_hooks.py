@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import absence, dynamic, may_raise, raising
+from shapelint.analysis import absence, dataclass_runtime, dynamic, may_raise, raising
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.modules import SelfRecorder, property_set, run_body
 from shapelint.notation.symbolic import Expr
@@ -135,6 +135,9 @@ def plain_read(an: Analyzer, obj: Value, name: str, node: ast.expr, frame: Frame
     if not isinstance(obj, (ObjectV, SelfRecorder)):
         return UNKNOWN
     if name == "__dict__":
+        if isinstance(obj, SelfRecorder):  # the dataclass being built: what it holds so far
+            held = dataclass_runtime.recorder_dict(an, obj)
+            return UNKNOWN if held is None else held
         return absence.instance_dict(obj)
     key = (id(obj), name)
     inner = an.new_frame(frame.func, frame.name)

@@ -1226,6 +1226,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         return NoneV()
     if len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
         _computed_name(an, args[0], name)
+    if isinstance(args[0], ClassRefV) and not an.trial:
+        absence.class_write(name)  # a class attribute its instances read
     if an.specialize and len(node.args) == 3 and _own_setattr(an, args[0]):
         # `type(obj).__setattr__(obj, name, value)`: the class's own decides what
         # the object keeps, whatever the name (an unknown one leaves it unknown)

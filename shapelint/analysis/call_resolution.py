@@ -16,6 +16,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    absence,
     aliasing,
     attribute_hooks,
     attributes,
@@ -128,6 +129,10 @@ def _plain_store(an: Analyzer, obj, args, node, frame: Frame) -> Value | None:
     OrderedDict: the same store, `self` rebound in the method's frame, which the
     caller takes back as any change a method makes to its `self` (in_place.py)."""
     name = args[0]
+    if isinstance(obj, ObjectV) and obj.kind.startswith(CONFIG_PREFIX):
+        # object's store into a built config, which keeps no such write: marked
+        known = isinstance(name, StrV) and name.value
+        absence.unapplied_write(obj, name.value if known else None)  # type: ignore[union-attr]
     if not an.specialize or not isinstance(name, StrV) or not name.value:
         return None
     if type(obj) is ObjectV and obj.kind.startswith("<class>"):
@@ -536,6 +541,12 @@ def call_attribute(
             got = modules.property_get(an, config, recv, attrs, func, frame)
             if got is not None:
                 return an.call_value(got, node, args, kwargs, frame)
+            if an.specialize:
+                # a plain method of its class, run on it as Python runs it: what it
+                # stores into the instance the run applies or marks (absence.py;
+                # where the run does not run it after all, specialized_invoke says so)
+                return an.call_method(recv, func.attr, node, args, kwargs, frame)
+            # (outside a target run no config is judged by what the run built)
         done = autograd_function.ctx_method(recv, func.attr, args)
         if done is not None:
             return done

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import absence
 from shapelint.analysis.attributes import base_classes, derives_from_module
 from shapelint.analysis.modules import CONFIG_PREFIX, ITEMS, ClassRefV, SelfRecorder, is_dataclass
+from shapelint.analysis.plain import PLAIN
 from shapelint.ops.values import UNKNOWN, NoneV, ObjectV, StrV, TupleV, Value
 
 if TYPE_CHECKING:
@@ -54,8 +55,8 @@ def recorder_dict(an: Analyzer, obj: SelfRecorder) -> Value | None:
         return None
     # a key of the analysis's own but a dict subclass's entries (which no
     # __dict__ holds): a change it could not place (aliasing.ALIASED)
-    if any(k.startswith("<") and k != ITEMS for k in obj.attrs):
-        return UNKNOWN
+    if any(k.startswith("<") and k not in (ITEMS, PLAIN) for k in obj.attrs):
+        return UNKNOWN  # (PLAIN: a None that stays plain, no store unseen)
     held = {k: v for k, v in obj.attrs.items() if not k.startswith("<")}
     return absence.instance_dict(ObjectV(CONFIG_PREFIX + obj.cls, tuple(held.items())))
 

@@ -1778,6 +1778,8 @@ class ModuleAnalyzer:
                 return got
         summ = (fd.owner or self).summary(fd.qualname)
         if summ is None:
+            if self.specialize:  # what it stores into a config, not seen
+                absence.method_not_run(recv, fd.node)
             return self._unknown_call(node, args, kwargs, frame, "recursive call")
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis import class_state
+from shapelint.analysis import absence, class_state
 from shapelint.analysis.attributes import find_property, module_class
 from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
@@ -246,6 +246,7 @@ def store_class_attr(an, key: str, attr: str, value: Value) -> bool:
     if held is None:
         return False
     write(held, attr, value, an)
+    absence.class_write(attr)  # an instance, a config's too, reads it from now on
     return True
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    absence,
     aliasing,
     autograd_function,
     call_path,
@@ -1791,6 +1792,11 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         return
     if isinstance(obj, SelfRecorder) and module_class_of(an, obj.cls) is False:
         return  # an object that is no module registers nothing torch counts
+    if attr is not None and all(module_class_of(an, r.cls) is False for r in aliasing.recorders()):
+        # only objects that are no modules are being built (a config's __post_init__):
+        # no count to lose, and the store of a known name is marked where it is made
+        # (absence.unapplied_write), so that their attributes stay judged
+        return
     # `p.data = t` of another shape: numel may change, requires_grad may not
     aliasing.lost(freezes=not (isinstance(obj, TensorV) and attr == "data"))
 
@@ -2827,6 +2833,7 @@ def specialized_invoke(
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         if touches:
             aliasing.lost()  # what it does to the modules it is given, not seen
+        absence.method_not_run(recv, fd.node)  # what it stores into a config, not seen
         _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
         return UNKNOWN
     # A function that rebinds a global changes state a cached run would not; one
@@ -2876,6 +2883,7 @@ def specialized_invoke(
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             if touches:
                 aliasing.lost()
+            absence.method_not_run(recv, fd.node)
             _followed(an, fd, node, recv, args, kwargs, frame, reached, None, UNKNOWN)
             return UNKNOWN
         owner.in_flight.add(flight)
@@ -3061,7 +3069,11 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     """A method __init__ calls on the instance it builds, run on that instance (never
     memoised: what it assigns is the point of the call). One record at the call."""
     owner = fd.owner or an
-    key = ("<on self>", fd.qualname, id(me))
+    # the names it is given in the key: a hook run again on the instance for another
+    # name while one runs (`__getattribute__` through a property's getter) is no
+    # recursion of the same call; depth still bounds what calls itself
+    names = tuple(a.value for a in args if isinstance(a, StrV))
+    key = ("<on self>", fd.qualname, id(me), names)
     if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
                   unknown_cost(f"{fd.qualname}() calls itself"))  # fmt: skip
