@@ -1169,3 +1169,61 @@ def test_a_flag_name_bound_twice_is_no_settled_path():
         body="        project = project and dim > 1\n" + AS_IFEXP.format(width="dim * 2")
     )
     assert _errors(source) == []
+
+
+# An annotated name inside a product (`s·p²`, the channels of a patch under a
+# rearrange) that an op checked equal to a constructor's size (`LayerNorm(dim)`):
+# s is dim/p², so its meeting `channels` after that is `channels·p² = dim`, a
+# constraint between the constructor's sizes, as the unannotated class reads it.
+PATCH_NORM = """
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, channels, patch, dim):
+        super().__init__()
+        patch_dim = channels * patch ** 2
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch, p2=patch),
+            nn.LayerNorm({norm}),
+            nn.Linear({linear}, dim),
+        )
+
+    def forward(self, x: Float[Tensor, "{spec}"]):
+        return self.to_patches(x)
+"""
+
+
+@pytest.mark.parametrize("spec", ["b s h w", "b c h w"])
+def test_an_annotated_name_in_a_product_a_size_took_meets_another_size(spec):
+    source = PATCH_NORM.format(norm="dim", linear="patch_dim", spec=spec)
+    assert _errors(source) == ["18 SHP321"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP321")
+    assert "this needs channels·patch² = dim" in message
+
+
+@pytest.mark.parametrize("spec", ["b s h w", "b c h w"])
+@pytest.mark.parametrize(("norm", "linear"), [("patch_dim", "patch_dim"), ("dim", "dim")])
+def test_an_annotated_name_in_a_product_one_size_took_is_no_error(spec, norm, linear):
+    assert _errors(PATCH_NORM.format(norm=norm, linear=linear, spec=spec)) == []
+
+
+def test_torch_refuses_the_norm_of_the_embedding_width():
+    torch = pytest.importorskip("torch")
+    for norm, linear, raises in (
+        ("dim", "patch_dim", True),
+        ("patch_dim", "patch_dim", False),
+        ("dim", "dim", True),  # 48 channels against 32: no error said, torch's sizes
+    ):
+        cls = jaxtyped_class(PATCH_NORM.format(norm=norm, linear=linear, spec="b s h w"), "Embed")
+        try:
+            cls(3, 4, 32)(torch.randn(2, 3, 16, 16))
+        except RuntimeError:
+            assert raises
+        else:
+            assert not raises
+    # the LayerNorm(dim), Linear(dim) class runs where channels·patch² is dim
+    ok = jaxtyped_class(PATCH_NORM.format(norm="dim", linear="dim", spec="b s h w"), "Embed")
+    assert ok(3, 4, 48)(torch.randn(2, 3, 16, 16)).shape == (2, 16, 48)
