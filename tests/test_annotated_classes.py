@@ -488,7 +488,7 @@ class SwiGLU(nn.Module):
 @pytest.mark.parametrize("spec", [': Float[Tensor, "b n dim"]', ': Float[Tensor, "2 17 48"]'])
 def test_a_layer_class_default_is_the_layer_in_the_annotated_forwards_check(spec):
     source = GLU.format(gate="2 * hidden", spec=spec)
-    assert _errors(source) == ["22 SHP308"]  # SiLU keeps 2·hidden against hidden
+    assert _errors(source) == ["21 SHP308"]  # SiLU keeps 2·hidden against hidden
     assert torch_raises(source, "SwiGLU(48, 32)", (2, 17, 48))
     assert _errors(GLU.format(gate="hidden", spec=spec)) == []
 
@@ -1227,3 +1227,52 @@ def test_torch_refuses_the_norm_of_the_embedding_width():
     # the LayerNorm(dim), Linear(dim) class runs where channels·patch² is dim
     ok = jaxtyped_class(PATCH_NORM.format(norm="dim", linear="dim", spec="b s h w"), "Embed")
     assert ok(3, 4, 48)(torch.randn(2, 3, 16, 16)).shape == (2, 16, 48)
+
+
+# cait's positions sliced one short of the patches: `(image//patch)²` rows (the
+# rearrange checked patch | image), `[:, :n - 1]` of them is n - 1 long, never n
+# nor 1, so the sum cannot broadcast, for an input annotated either way.
+POS_SHORT = """
+import torch
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Patches(nn.Module):
+    def __init__(self, image_size, patch_size, dim):
+        super().__init__()
+        num_patches = (image_size // patch_size) ** 2
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.Linear(3 * patch_size ** 2, dim),
+        )
+        self.pos = nn.Parameter(torch.randn(1, num_patches, dim))
+
+    def forward(self, img: Float[Tensor, "{spec}"]):
+        x = self.to_patches(img)
+        b, n, _ = x.shape
+        x += self.pos[:, :{stop}]
+        return x
+"""
+
+
+@pytest.mark.parametrize("spec", ["b 3 image_size image_size", "2 3 32 32"])
+def test_a_slice_one_short_of_the_exact_patches_is_an_error(spec):
+    assert _errors(POS_SHORT.format(spec=spec, stop="n - 1")) == ["21 SHP308"]
+    assert _errors(POS_SHORT.format(spec=spec, stop="n")) == []
+
+
+def test_torch_refuses_the_short_positions():
+    torch = pytest.importorskip("torch")
+    for stop, raises in (("n - 1", True), ("n", False)):
+        cls = jaxtyped_class(
+            POS_SHORT.format(spec="b 3 image_size image_size", stop=stop), "Patches"
+        )
+        for image, patch in ((32, 4), (8, 4)):  # 64 and 4 patches
+            try:
+                cls(image, patch, 16)(torch.randn(2, 3, image, image))
+            except RuntimeError:
+                assert raises
+            else:
+                assert not raises
