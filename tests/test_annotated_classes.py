@@ -488,7 +488,7 @@ class SwiGLU(nn.Module):
 @pytest.mark.parametrize("spec", [': Float[Tensor, "b n dim"]', ': Float[Tensor, "2 17 48"]'])
 def test_a_layer_class_default_is_the_layer_in_the_annotated_forwards_check(spec):
     source = GLU.format(gate="2 * hidden", spec=spec)
-    assert _errors(source) == ["21 SHP308"]  # SiLU keeps 2·hidden against hidden
+    assert _errors(source) == ["22 SHP308"]  # SiLU keeps 2·hidden against hidden
     assert torch_raises(source, "SwiGLU(48, 32)", (2, 17, 48))
     assert _errors(GLU.format(gate="hidden", spec=spec)) == []
 
