@@ -1169,3 +1169,110 @@ def test_a_flag_name_bound_twice_is_no_settled_path():
         body="        project = project and dim > 1\n" + AS_IFEXP.format(width="dim * 2")
     )
     assert _errors(source) == []
+
+
+# An annotated name inside a product (`s·p²`, the channels of a patch under a
+# rearrange) that an op checked equal to a constructor's size (`LayerNorm(dim)`):
+# s is dim/p², so its meeting `channels` after that is `channels·p² = dim`, a
+# constraint between the constructor's sizes, as the unannotated class reads it.
+PATCH_NORM = """
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, channels, patch, dim):
+        super().__init__()
+        patch_dim = channels * patch ** 2
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch, p2=patch),
+            nn.LayerNorm({norm}),
+            nn.Linear({linear}, dim),
+        )
+
+    def forward(self, x: Float[Tensor, "{spec}"]):
+        return self.to_patches(x)
+"""
+
+
+@pytest.mark.parametrize("spec", ["b s h w", "b c h w"])
+def test_an_annotated_name_in_a_product_a_size_took_meets_another_size(spec):
+    source = PATCH_NORM.format(norm="dim", linear="patch_dim", spec=spec)
+    assert _errors(source) == ["18 SHP321"]
+    message = next(d.message for d in diagnose(source) if d.code == "SHP321")
+    assert "this needs channels·patch² = dim" in message
+
+
+@pytest.mark.parametrize("spec", ["b s h w", "b c h w"])
+@pytest.mark.parametrize(("norm", "linear"), [("patch_dim", "patch_dim"), ("dim", "dim")])
+def test_an_annotated_name_in_a_product_one_size_took_is_no_error(spec, norm, linear):
+    assert _errors(PATCH_NORM.format(norm=norm, linear=linear, spec=spec)) == []
+
+
+def test_torch_refuses_the_norm_of_the_embedding_width():
+    torch = pytest.importorskip("torch")
+    for norm, linear, raises in (
+        ("dim", "patch_dim", True),
+        ("patch_dim", "patch_dim", False),
+        ("dim", "dim", True),  # 48 channels against 32: no error said, torch's sizes
+    ):
+        cls = jaxtyped_class(PATCH_NORM.format(norm=norm, linear=linear, spec="b s h w"), "Embed")
+        try:
+            cls(3, 4, 32)(torch.randn(2, 3, 16, 16))
+        except RuntimeError:
+            assert raises
+        else:
+            assert not raises
+    # the LayerNorm(dim), Linear(dim) class runs where channels·patch² is dim
+    ok = jaxtyped_class(PATCH_NORM.format(norm="dim", linear="dim", spec="b s h w"), "Embed")
+    assert ok(3, 4, 48)(torch.randn(2, 3, 16, 16)).shape == (2, 16, 48)
+
+
+# cait's positions sliced one short of the patches: `(image//patch)²` rows (the
+# rearrange checked patch | image), `[:, :n - 1]` of them is n - 1 long, never n
+# nor 1, so the sum cannot broadcast, for an input annotated either way.
+POS_SHORT = """
+import torch
+from einops.layers.torch import Rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Patches(nn.Module):
+    def __init__(self, image_size, patch_size, dim):
+        super().__init__()
+        num_patches = (image_size // patch_size) ** 2
+        self.to_patches = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch_size, p2=patch_size),
+            nn.Linear(3 * patch_size ** 2, dim),
+        )
+        self.pos = nn.Parameter(torch.randn(1, num_patches, dim))
+
+    def forward(self, img: Float[Tensor, "{spec}"]):
+        x = self.to_patches(img)
+        b, n, _ = x.shape
+        x += self.pos[:, :{stop}]
+        return x
+"""
+
+
+@pytest.mark.parametrize("spec", ["b 3 image_size image_size", "2 3 32 32"])
+def test_a_slice_one_short_of_the_exact_patches_is_an_error(spec):
+    assert _errors(POS_SHORT.format(spec=spec, stop="n - 1")) == ["21 SHP308"]
+    assert _errors(POS_SHORT.format(spec=spec, stop="n")) == []
+
+
+def test_torch_refuses_the_short_positions():
+    torch = pytest.importorskip("torch")
+    for stop, raises in (("n - 1", True), ("n", False)):
+        cls = jaxtyped_class(
+            POS_SHORT.format(spec="b 3 image_size image_size", stop=stop), "Patches"
+        )
+        for image, patch in ((32, 4), (8, 4)):  # 64 and 4 patches
+            try:
+                cls(image, patch, 16)(torch.randn(2, 3, image, image))
+            except RuntimeError:
+                assert raises
+            else:
+                assert not raises

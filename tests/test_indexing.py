@@ -57,3 +57,23 @@ def test_causal_conv_slice_keeps_the_length():
 def test_nonnegative():
     assert provably_nonnegative(K - 1) and provably_nonnegative(N * K - 1)
     assert not provably_nonnegative(N - K) and not provably_nonnegative(K - 2)
+
+
+def test_an_exact_quotient_of_sizes_is_at_least_1():
+    # n//k where k divides n (einops or an assert checked it): a positive multiple
+    exact = N.divide_exact(K)
+    assert provably_nonnegative(exact - 1) and provably_nonnegative(exact * exact - 1)
+    assert not provably_nonnegative(exact - 2)
+    # a floor quotient nobody checked may be 0 (n < k)
+    floor = N // K
+    assert provably_nonnegative(floor) and not provably_nonnegative(floor - 1)
+    # the multiple of its exact quotient: n = (n//k)·k, each binding with k | n
+    for n, k in itertools.product(range(1, 13), repeat=2):
+        if n % k == 0:
+            assert (exact * exact - 1).evaluate({"n": n, "k": k}) >= 0
+
+
+def test_a_slice_one_shorter_than_an_exact_square_is_that_long():
+    # cait's `pos[:, :n - 1]` of a table of (image//patch)² rows, n the patches
+    q = Expr.name("image").divide_exact(Expr.name("patch"))
+    assert slice_length(q * q, None, q * q - 1, None) == q * q - 1

@@ -60,7 +60,7 @@ from shapelint.analysis.modules import (
     dict_value,
     mapping,
 )
-from shapelint.analysis.sequences import SeqV, characters, hidden
+from shapelint.analysis.sequences import FramedV, SeqV, characters, hidden
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, stub_ops
 from shapelint.ops.indexing import provably_nonnegative, size_at_least
@@ -126,6 +126,8 @@ def _len_sized(an, node, args, kwargs, frame) -> Value | None:
         return IntV(Expr.const(len(a.value)))
     if isinstance(a, SeqV):
         return IntV(a.count)
+    if isinstance(a, FramedV):
+        return IntV(a.count + Expr.const(len(a.head) + len(a.tail)))
     if isinstance(a, TupleV):
         return IntV(Expr.const(len(a.items)))
     if isinstance(a, TensorV) and a.shape and not isinstance(a.shape[0], Var):

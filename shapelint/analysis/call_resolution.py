@@ -26,6 +26,7 @@ from shapelint.analysis import (
     deferred,
     dynamic,
     enums,
+    framed,
     generators,
     in_place,
     lambdas,
@@ -360,6 +361,8 @@ def arguments(
                 items = tensor_values.items(star)
             if items is not None:
                 args.extend(items)
+            elif isinstance(star, sequences.EndsV):  # its ends, for nn.Sequential (framed.py)
+                args.append(ObjectV(_STARRED_UNKNOWN.kind, ((framed.STARRED_ENDS, star),)))
             else:
                 args.append(_STARRED_UNKNOWN)
         else:
@@ -819,7 +822,7 @@ def _has_starred_unknown(args: list[Value]) -> bool:
     """`_STARRED_UNKNOWN in args`, without the two __eq__ calls `in` makes on
     every argument of another class (values only equal their own class)."""
     for a in args:
-        if a.__class__ is ObjectV and a == _STARRED_UNKNOWN:
+        if a.__class__ is ObjectV and a.kind == _STARRED_UNKNOWN.kind:
             return True
     return False
 

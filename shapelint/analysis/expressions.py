@@ -23,6 +23,7 @@ from shapelint.analysis import (
     decorators,
     enums,
     folding,
+    framed,
     indexing,
     item_sizes,
     lambdas,
@@ -615,6 +616,8 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         item = modules.mapping_item(base, idx)
         if item is not None:
             return item
+    if isinstance(base, sequences.FramedV):
+        return framed.subscript(base, idx)
     if isinstance(base, TupleV):
         if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
             i = idx.value.value
@@ -700,6 +703,8 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         return folding.bool_binop(op, left, right) or UNKNOWN
     if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
         return TupleV(left.items + right.items)
+    if isinstance(op, ast.Add) and (joined := framed.concat(left, right)) is not None:
+        return joined  # `[c_in] + [planes for _ in range(n - 1)] + [c_out]`
     if isinstance(left, small_sets.SetV) and (algebra := small_sets.binop(op, left, right)):
         return algebra
     if isinstance(op, ast.Mult) and (rep := sequences.repeated(left, right)) is not None:

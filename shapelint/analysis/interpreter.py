@@ -905,7 +905,9 @@ class ModuleAnalyzer:
     ) -> FunctionSummary:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
         returns = _join_all(frame.returns) if frame.returns else NoneV()
-        if isinstance(returns, (lambdas.ClosureV, sequences.SeqV)):
+        if isinstance(
+            returns, (lambdas.ClosureV, sequences.SeqV, sequences.FramedV, sequences.EndsV)
+        ):
             returns = UNKNOWN  # in the callee's own names, which a call does not rebind
         self._emit_records(frame)
         result = returns if ret_ann is None or _has_anonymous_var(ret_ann) else ret_ann

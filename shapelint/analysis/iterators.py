@@ -15,8 +15,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from shapelint.analysis import framed
 from shapelint.analysis.modules import MAX_UNROLL, ModuleListV, is_module
-from shapelint.analysis.sequences import SeqV
+from shapelint.analysis.sequences import FramedV, SeqV
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import IntV, NoneV, TupleV, Value, python_constant
 
@@ -116,6 +117,8 @@ def zipped(seqs: list[Value], longest: bool = False, fill: Value | None = None) 
     """`zip(*seqs)`, or `zip_longest(*seqs, fillvalue=fill)` with longest."""
     if not seqs:
         return TupleV(())
+    if not longest and any(isinstance(s, FramedV) for s in seqs):
+        return framed.zipped(seqs)
     seqs = [_spelled(s) for s in seqs]
     modular = any(isinstance(s, ModuleListV) or _holds_modules(s) for s in seqs)
     if not all(isinstance(s, (ModuleListV, TupleV)) for s in seqs):

@@ -26,6 +26,9 @@ class ModuleListV(Value):
     # (`Sequential(OrderedDict(...))`, `seq.add_module("conv", ...)`): named_modules()
     # names. Outside equality: the same layers are the same list to the analysis.
     names: tuple[str, ...] | None = field(default=None, compare=False)
+    # A Sequential of one or more layers known at its ends, not known item by item
+    # (known False): its first layer, its last, and any of them (framed.py).
+    ends: tuple[Value, Value, Value] | None = None
 
 
 def item_names(v: ModuleListV) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from shapelint.analysis import (
     call_path,
     decorators,
     dynamic,
+    framed,
     generators,
     grad_mode,
     in_place,
@@ -91,6 +92,7 @@ from shapelint.analysis.repetition import (
     merge,
     scale_cost,
 )
+from shapelint.analysis.sequences import EndsV
 from shapelint.analysis.statements import declared_names, nested_statements
 from shapelint.analysis.unknown_cost import may_cost
 from shapelint.notation import symbolic
@@ -384,6 +386,9 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
     """torch.nn containers, Parameter, SimpleNamespace: values the stubs do not model."""
     if qual in _CONTAINERS:
         if open_kwargs:  # `nn.Sequential(*layers)` with layers not known one by one
+            ends = framed.spread(args, kwargs) if qual == "torch.nn.Sequential" else None
+            if ends is not None and all(is_module(v) for v in ends):
+                return ModuleListV((), True, known=False, ends=ends)
             return ModuleListV((), _CONTAINERS[qual], known=False)
         made = _container(args, sequential=_CONTAINERS[qual])
         if qual == "torch.nn.ParameterList" and isinstance(made, ModuleListV):
@@ -477,6 +482,8 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
     each = None  # what the target takes each turn: a range's index where None
     if count is None:
         seq = an.eval(gen.iter, frame)
+        if isinstance(seq, EndsV):
+            return _over_ends(an, node, frame, inner, seq)
         items = as_items(seq)
         if items is None:
             # A sequence or tensor of known length, its items alike:
@@ -518,6 +525,21 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
         item = an.eval(node.elt, inner)
     merge(frame.records, turn, count, "comprehension")  # count times
     return ModuleListV((item,), count=count)
+
+
+def _over_ends(an: Analyzer, node, frame, inner, seq: EndsV) -> Value | None:
+    """A comprehension over one or more items known at their ends (framed.py): its
+    element's first and last, and one turn for any item, counted `count` times."""
+    ends = framed.ends_of(an, node, inner, seq)
+    if ends is None:
+        return None
+    inner.records = frame.records
+    an.assign(node.generators[0].target, seq.item, inner, None)
+    walrus.inexact()
+    with collected(inner) as turn:
+        item = an.eval(node.elt, inner)
+    merge(frame.records, turn, seq.count, "comprehension")
+    return EndsV(ends[0], ends[1], item, seq.count)
 
 
 def range_count(an: Analyzer, it: ast.expr, frame) -> Expr | None:
@@ -1038,6 +1060,16 @@ def inherited_forward(
 
 
 def _call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
+    if seq.ends is not None and len(args) == 1 and not kwargs:
+        saved = frame.records
+        frame.records = {}  # its layers' calls cost what no one counted
+        try:
+            x = framed.chained(an, seq.ends, node, args[0], frame)
+        finally:
+            frame.records = saved
+        why = "Sequential of a symbolic number of layers"
+        an.record(node, frame, "call nn.Sequential", None, args, x, unknown_cost(why))
+        return x
     if len(args) != 1 or kwargs or not seq.known:
         an.record(
             node,

@@ -2,7 +2,8 @@
 of n turns, and what torch.stack / torch.cat make of them.
 
 A list of known items is a TupleV; a list of `count` items of one shape (the
-join over the loop's turns) is a SeqV. Nothing below the analysis sees a SeqV:
+join over the loop's turns) is a SeqV; one with items known at its ends a FramedV,
+and pairs of such lists an EndsV (framed.py). Nothing below the analysis sees a SeqV:
 every other consumer gets UNKNOWN.
 """
 
@@ -35,6 +36,30 @@ class SeqV(Value):
 
     item: Value
     count: Expr | None
+
+
+@dataclass(frozen=True)
+class FramedV(Value):
+    """A list: the items of `head`, then `count` items shaped like `item` (count a
+    formula, 0 or more), then the items of `tail`; head or tail is not empty
+    (analysis/framed.py)."""
+
+    head: tuple[Value, ...]
+    item: Value
+    count: Expr
+    tail: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class EndsV(Value):
+    """`count` items, surely one or more: the first is like `first`, the last like
+    `last` (the same item where count is 1), and every one like `item`
+    (analysis/framed.py)."""
+
+    first: Value
+    last: Value
+    item: Value
+    count: Expr
 
 
 def appended(items: TupleV, method: str, args: list[Value]) -> Value:
@@ -106,7 +131,7 @@ def as_operands(values):
 
 def hidden(v: Value) -> Value:
     """What code that does not know SeqV sees of v."""
-    return UNKNOWN if isinstance(v, SeqV) else v
+    return UNKNOWN if isinstance(v, (SeqV, FramedV, EndsV)) else v
 
 
 def unbound(t: TensorV, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -148,12 +173,15 @@ _MAX_REPEAT = 256  # longest `(x,) * n` spelled out item by item
 
 
 def repeated(left: Value, right: Value) -> Value | None:
-    """`(flag,) * depth` (or `n * [x]`) at a known count: the items, repeated.
-    None: not a repetition, or a count not known here."""
+    """`(flag,) * depth` (or `n * [x]`) at a known count: the items, repeated; a
+    list of one item times a formula, that many of it (a SeqV). None: not a
+    repetition, or a count not known here."""
     seq, n = (left, right) if isinstance(left, TupleV) else (right, left)
     if not isinstance(seq, TupleV) or not isinstance(n, IntV) or n.value is None:
         return None
     k = n.value.value
+    if k is None and len(seq.items) == 1 and seq.kind == "list":
+        return SeqV(seq.items[0], n.value)  # `[hidden] * (depth - 1)`: depth - 1 of them
     if k is None or len(seq.items) * k > _MAX_REPEAT:
         return None
     return TupleV(seq.items * max(k, 0))

@@ -1198,6 +1198,44 @@ def _note_named(facts: _Facts, a: Expr, b: Expr) -> None:
             gap = Expr.name(name) - formula
             facts.nonneg = facts.nonneg | {gap, -gap}
             return
+    for product, formula in ((a, b), (b, a)):
+        share = _named_share(facts, product, sizes)
+        if share is None or not formula.names() or not formula.names() <= sizes:
+            continue
+        if _has_quotient(formula):
+            continue
+        # `s·p²` (s annotated, p the constructor's) checked equal to `dim`: s is
+        # dim/p², which p² divides, as torch checked; `s` met with `channels` after
+        # that is `channels·p² = dim`, a constraint between the constructor's sizes
+        name, factor = share
+        quotient = formula.divide_exact(factor)
+        if not _has_exact(quotient):
+            continue
+        gap = Expr.name(name) - quotient
+        facts.nonneg = facts.nonneg | {gap, -gap}
+        return
+
+
+def _named_share(facts: _Facts, e: Expr, sizes: frozenset[str]) -> tuple[str, Expr] | None:
+    """(s, c·M) where e is the single term c·s·M: s a name the parameters'
+    annotations bind, once, M a product of the constructor's sizes; else None."""
+    if len(e.terms) != 1:
+        return None
+    ((mono, c),) = e.terms.items()
+    bound = [
+        atom
+        for atom, p in mono
+        if isinstance(atom, str)
+        and atom not in facts.independent
+        and (atom in facts.bound or atom in facts.lent_bound)
+        and p == 1
+    ]
+    if len(bound) != 1 or any(not isinstance(atom, str) for atom, _ in mono):
+        return None
+    factor = e.exact_div(Expr.name(bound[0]))
+    if factor is None or factor.value is not None or not factor.names() <= sizes:
+        return None
+    return bound[0], factor
 
 
 def given_formulas(names: Iterable[str]) -> dict[str, Expr]:

@@ -71,7 +71,7 @@ def _subtract_a_fact(e: Expr, facts) -> Expr | None:
 def _nonnegative_on_sizes(e: Expr) -> bool:
     """e >= 0 for every binding of its names to sizes >= 1: a constant, or names
     and quotients of sizes with positive coefficients whose value at their least
-    (a name 1, a floor quotient of sizes 0) is >= 0 (the polynomial only grows from
+    (a name 1, a floor quotient of sizes 0, an exact one 1) is >= 0 (the polynomial only grows from
     there). Negative coefficients, and quotients that may be negative: not decided."""
     if e.value is not None:
         return e.value >= 0
@@ -82,9 +82,20 @@ def _nonnegative_on_sizes(e: Expr) -> bool:
             continue
         if coeff < 0 or not all(isinstance(atom, str) or _sized_quotient(atom) for atom, _ in mono):
             return False
-        if all(isinstance(atom, str) for atom, _ in mono):
+        if all(isinstance(atom, str) or _whole_quotient(atom) for atom, _ in mono):
             at_least += coeff
     return at_least >= 0
+
+
+def _whole_quotient(atom: object) -> bool:
+    """An exact quotient of a size by a size (`image_size//patch_size` where the
+    division was checked): a positive multiple of the divisor over it, so at least 1."""
+    return (
+        isinstance(atom, FloorDiv)
+        and atom.exact
+        and _nonnegative_on_sizes(atom.num - 1)
+        and _nonnegative_on_sizes(atom.den - 1)
+    )
 
 
 def _sized_quotient(atom: object) -> bool:
