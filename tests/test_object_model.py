@@ -3338,6 +3338,7 @@ def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_pat
     [
         ("setattr(self, name, self)", 'config.mark("decoder")'),
         ("setattr(self, name, self)", 'config.mark(os.environ.get("NAME", "decoder"))'),
+        ("c = self; setattr(c, name, self)", 'config.mark(os.environ.get("NAME", "decoder"))'),
         ("object.__setattr__(self, name, self)", 'config.mark("decoder")'),
         ("self.__dict__[name] = self", 'config.mark("decoder")'),
     ],
