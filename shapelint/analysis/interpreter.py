@@ -122,6 +122,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    as_buffer,
     dim_py,
     fresh_var,
 )
@@ -1311,9 +1312,10 @@ class ModuleAnalyzer:
                 first = value.shape[0]  # type: ignore[index]
                 if isinstance(first, Expr) and sequences.never_counts(first, len(elts)):
                     self._report_unpack(target, first.to_human(), len(elts), star, value_node)
-                row = backward.row(value)
                 for e in elts:
-                    self._assign(e, row, frame, None)
+                    # each item its own view (`rows, cols = t`: two tensors, which
+                    # two register_buffer calls count apart)
+                    self._assign(e, backward.row(value), frame, None)
             else:
                 for e in elts:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
@@ -1504,7 +1506,7 @@ class ModuleAnalyzer:
                         aliasing.lost()  # a submodule, parameter or buffer nobody can name
                     return
                 if holder.attr == "_buffers" and isinstance(value, TensorV):
-                    value = BufferV(value.shape, value.dtype, known=value.known)
+                    value = as_buffer(value)
                 attr = ast.copy_location(ast.Attribute(holder.value, name, ast.Store()), target)
                 self._assign(attr, value, frame, value_node)
                 return

@@ -116,6 +116,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    as_buffer,
 )
 
 if TYPE_CHECKING:
@@ -1141,7 +1142,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         # `self.head.register_parameter("weight", p)` while modules are built
         name, value = registering.bound(attr, args, kwargs) or (UNKNOWN, UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
-            value = BufferV(value.shape, value.dtype, known=value.known)
+            value = as_buffer(value)
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()
@@ -1544,17 +1545,22 @@ def _plain_object(an: Analyzer, v: Value) -> bool:
     return not v.kind.startswith("<class>") or module_class_of(an, v.kind[7:]) is False
 
 
-def fresh_objects(an: Analyzer, v: Value, given: list[Value]) -> Value:
+def fresh_objects(an: Analyzer, v: Value, given: list[Value], held: bool = False) -> Value:
     """A memoised call's value handed back again: each plain object it holds (no
     module, none the call was given) a new one of the same value, as a second
-    run of the call makes (identity is what store_shared follows)."""
+    run of the call makes (identity is what store_shared follows), and each plain
+    tensor such an object holds (`{"t": torch.zeros(4)}`: the tensor of each call
+    is its own, which two buffers registered from them are; storages.renewed_as
+    renews the tensors the value is or lists)."""
     if any(v is g for g in given):
         return v
+    if held and type(v) is TensorV:
+        return storages.renewed(v)
     if isinstance(v, TupleV) and v.items:
-        items = tuple(fresh_objects(an, i, given) for i in v.items)
+        items = tuple(fresh_objects(an, i, given, held) for i in v.items)
         return TupleV(items, v.kind) if any(a is not b for a, b in zip(items, v.items)) else v
     if _plain_object(an, v):
-        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given)) for k, a in v.attrs))
+        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given, True)) for k, a in v.attrs))
     return v
 
 
@@ -1842,11 +1848,22 @@ def _renewed(v: Value, made: dict[int, Value]) -> Value:
     elif isinstance(v, ParameterV):
         new = ParameterV(v.shape, v.dtype, v.requires_grad)
     elif isinstance(v, BufferV):
-        new = BufferV(v.shape, v.dtype)
+        new = BufferV(v.shape, v.dtype, of=_renewed_given(v.of, made))
     else:
         return v
     made[id(v)] = new
     return new
+
+
+def _renewed_given(of: object, made: dict[int, Value]) -> object:
+    """The tensor a renewed buffer was registered from: the one this call handed
+    in its place, else a new one made once, so that two buffers of one tensor
+    stay one tensor (parameters.py counts it once)."""
+    if of is None or id(of) in made:
+        return None if of is None else made[id(of)]
+    stand = TensorV(of.shape, of.dtype) if isinstance(of, TensorV) else ObjectV("<tensor>")
+    made[id(of)] = stand
+    return stand
 
 
 def handed(first, again) -> dict[int, Value]:
@@ -3593,7 +3610,7 @@ def _register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) ->
     on the instance being built: the value stored under that name."""
     if meth == "register_buffer" and isinstance(value, TensorV):
         # persistent or not: a buffer, the very tensor (its elements too)
-        value = BufferV(value.shape, value.dtype, known=value.known)
+        value = as_buffer(value)
     elif meth == "register_buffer" and value is UNKNOWN:
         # torch takes a tensor or None there: a buffer, of a size not known,
         # never a parameter or a module

@@ -85,6 +85,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    as_buffer,
     constant_value,
     dim_str,
     promoted_dtype,
@@ -872,7 +873,8 @@ class _Interpreter:
         for name in self.entry.kept:
             v = attrs.get(name, UNKNOWN)
             if not isinstance(v, NoneV):  # a tensor, or what torch takes for one
-                attrs[name] = BufferV(v.shape, v.dtype) if isinstance(v, TensorV) else BufferV(None)
+                # register_buffer of the very tensor: one given twice is one buffer
+                attrs[name] = as_buffer(v) if isinstance(v, TensorV) else BufferV(None)
         n, names = self.entry.tuples
         for name in names:
             v = attrs.get(name)

@@ -203,6 +203,19 @@ class BufferV(TensorV):
     """A tensor a module registers as a buffer (register_buffer, a layer's running
     statistics): part of its state, not of its parameters."""
 
+    # The tensor register_buffer was given, outside equality: torch's buffers()
+    # yields one tensor once, however many names or modules hold it. None: a
+    # tensor of its own (a layer's running statistics, nn.Buffer's).
+    of: object = field(default=None, kw_only=True, compare=False, repr=False)
+
+
+def as_buffer(value: TensorV) -> BufferV:
+    """`register_buffer(name, value)`: the very tensor, now a buffer. A buffer
+    given again is the one object it already is."""
+    if isinstance(value, BufferV):
+        return value
+    return BufferV(value.shape, value.dtype, known=value.known, of=value)
+
 
 @fast_init
 @dataclass(frozen=True, slots=True)
