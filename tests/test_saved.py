@@ -56,6 +56,15 @@ EXACT = [
     # `mask.to(dtype=x.dtype)` of an int mask, x's dtype not known: that dtype (main
     # kept the mask's int64 and counted 96 bytes where torch saves 48)
     ("MaskCast", SEQ, True),
+    # a buffer's tensor held under a plain name too (`self.c = t`): a buffer's
+    # storage, no activation (main: 32 B where torch saves none of its own)
+    ("BufferAlias", SEQ, True),
+    # an int mask cast to x's dtype written positionally, or through x itself: x's
+    # dtype, not the mask's (main kept int64: 48 B for torch's 24)
+    ("MaskToDtype", SEQ, True),
+    ("MaskTypeAs", SEQ, True),
+    ("MaskToTensor", SEQ, True),
+    ("MaskLike", SEQ, True),
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),

@@ -886,11 +886,15 @@ class _Interpreter:
 
     # -- dtype ------------------------------------------------------------------------------
     def _dtype_of_value(self, v: Value) -> str | None:
+        """The dtype v names or is of; raises _DtypeNotKnown for a dtype, or a
+        tensor, of a dtype not named (`type_as(x)`, `dtype=x.dtype` of an input
+        given none): the result is of x's dtype, not the next alternative's."""
+        named = v.name if isinstance(v, DtypeV) else v.dtype if isinstance(v, TensorV) else ""
+        if named is None:
+            raise _DtypeNotKnown
         if isinstance(v, DtypeV):
-            return dtypes.canonical(v.name)
-        if isinstance(v, TensorV):
-            return v.dtype
-        return None
+            return dtypes.canonical(named)
+        return v.dtype if isinstance(v, TensorV) else None
 
     def _first_tensor_dtype(self) -> str | None:
         """The dtype of the first tensor argument (a module's weights do not count)."""
@@ -940,10 +944,10 @@ class _Interpreter:
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:
                 if isinstance(v, DtypeV):
-                    return dtypes.canonical(v.name)
+                    return self._dtype_of_value(v)
             for v in rest:
-                if isinstance(v, TensorV):
-                    return v.dtype
+                if isinstance(v, TensorV):  # `ids.to(x)`: x's dtype and device
+                    return self._dtype_of_value(v)
             return None
         head, _, attr = alt.partition(".")
         if head in values:

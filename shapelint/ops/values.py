@@ -344,9 +344,12 @@ class SliceV(Value):
 @dataclass(frozen=True, slots=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name); numpy: one of
-    numpy's scalar types (``numpy.float32``), never equal to a torch dtype."""
+    numpy's scalar types (``numpy.float32``), never equal to a torch dtype. name
+    None: the dtype of a tensor whose dtype the analysis does not name (`x.dtype`
+    of an input given no dtype): whatever it is, `ids.to(x.dtype)` is of it, and
+    no device, which `.to` would take and keep ids' dtype for."""
 
-    name: str
+    name: str | None
     numpy: bool = False
 
 
