@@ -1554,7 +1554,9 @@ def fresh_objects(an: Analyzer, v: Value, given: list[Value], held: bool = False
     renews the tensors the value is or lists)."""
     if any(v is g for g in given):
         return v
-    if held and type(v) is TensorV:
+    if held and type(v) is TensorV and v.storage is None:
+        # a tensor of its own storage (a view stays: its storage, a given one's
+        # perhaps, is what the activations weigh)
         return storages.renewed(v)
     if isinstance(v, TupleV) and v.items:
         items = tuple(fresh_objects(an, i, given, held) for i in v.items)
