@@ -1083,6 +1083,9 @@ class ModuleAnalyzer:
                 # and on the record, so no total is complete without it.
                 cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
                 self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
+                # nor what it stores into a module being built (`self.inner =
+                # Wrap(d, n - 1)` ninety deep): no count of it is known
+                aliasing.lost()
             if split is not None and frame.lost is stmt:
                 apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
