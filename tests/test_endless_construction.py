@@ -146,7 +146,7 @@ def test_a_construction_nested_past_pythons_stack_counts_no_parameters(tmp_path,
     from shapelint.analysis.parameters import params_json
 
     t = params_json(res.params, {})
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     ns: dict = {}
     exec(HEADER + ENDS, ns)  # noqa: S102 - the test's own source
     truth = sum(p.numel() for p in ns["Net"](6, depth).parameters())
