@@ -2224,11 +2224,16 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         # known, which the interpreter's loop runs as a loop of unknown length
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
+    book = storages.mark()
     seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
         in_init = isinstance(frame.env.get("self"), SelfRecorder)
         listed = as_items(seq) if in_init or an.specialize else None
         if listed is None or len(listed) > MAX_UNROLL:
+            # the interpreter's loop evaluates the iterable again: what this run of
+            # it saved for backward is not saved yet (a generator's ops, given the
+            # caller's tensor, found it saved: 0 B for torch's 256)
+            storages.undo(book)
             return False
         # a loop over values known one by one (`for kind in layer_types`), in a
         # constructor or a target run: each turn as Python runs it, as for `range(n)`
