@@ -2336,6 +2336,19 @@ class MaskLike(MaskToDtype):
         return torch.zeros_like(mask, dtype=x.dtype) + mask
 
 
+class GatherSaved(nn.Module):
+    """torch.gather of a layer's output by argsort's indices: autograd keeps the
+    int64 index and the gathered tensor itself (gather_backward takes self)."""
+
+    def __init__(self, d=6):
+        super().__init__()
+        self.l0, self.l1, self.l3 = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.l1(self.l0(x).masked_fill(x < 0, 0.0))
+        return torch.gather(self.l3(h), -1, h.argsort(dim=-1))
+
+
 def _many(tensors, pattern, **kwargs):
     # a generator expression returned: decided where the caller unpacks it
     return (einops.rearrange(t, pattern, **kwargs) for t in tensors)
