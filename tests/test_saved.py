@@ -68,6 +68,11 @@ EXACT = [
     # gather saves its input beside the index (main: 612 B for torch's 756; found by
     # gen_modules' activation judge, tens_gather_scatter)
     ("GatherSaved", (2, 3, 6), True),
+    # a generator's layers walked by `for` save their inputs, the caller's tensor
+    # among them (main: 0 B for torch's 768, the loop's first evaluation of the call
+    # left them in the ledger; found by gen_modules' activation judge)
+    ("GeneratorSteps", SEQ, True),
+    ("GeneratorListed", SEQ, True),
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),

@@ -2349,6 +2349,33 @@ class GatherSaved(nn.Module):
         return torch.gather(self.l3(h), -1, h.argsort(dim=-1))
 
 
+def _steps(layer, x, n):
+    for _ in range(n):
+        x = layer(x)
+        yield x
+
+
+class GeneratorSteps(nn.Module):
+    """A generator function whose body runs a layer on the caller's tensor, walked
+    by `for`: each turn's layer saves its input."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin, self.first = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.first(x)
+        for y in _steps(self.lin, x, 3):
+            x = y
+        return x
+
+
+class GeneratorListed(GeneratorSteps):
+    def forward(self, x):
+        x = self.first(x)
+        return list(_steps(self.lin, x, 3))[-1]
+
+
 def _many(tensors, pattern, **kwargs):
     # a generator expression returned: decided where the caller unpacks it
     return (einops.rearrange(t, pattern, **kwargs) for t in tensors)
