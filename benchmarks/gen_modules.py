@@ -23,6 +23,12 @@ under `torch.utils.flop_counter.FlopCounterMode` and runs the
 
 `wrong`, `above`, `raise_complete` and `error` are failures.
 
+The module's state is judged too (session 27): params, trainable parameters and
+buffers against torch's counts of the module built anew (the worst of the three:
+exact, lower, unknown, wrong, above), and, where the forward is exact, the
+activation bytes against the storages torch's saved-tensor hooks see
+(modules_differential.saved_bytes); `wrong` and `above` are failures.
+
 Where the forward is exact, the backward is judged the same way against
 FlopCounterMode's count for the backward of the sum of every returned tensor
 that requires grad (the loss shapelint's flops_backward is of): exact, lower,
