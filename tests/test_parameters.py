@@ -2363,3 +2363,35 @@ def test_one_tensor_registered_under_two_names_is_one_buffer(tmp_path):
     # a tensor the analysis made anew on a counted one's storage: not known which
     t = static(p, "InPlace", "--init", "d=4", "--input", "x=2,4")
     assert t["buffers"] == "?" and int(t["buffers_known"]) <= torch_counts(p, "InPlace(4)")[2]
+
+
+LAYER_OF_A_WEIGHTS_DTYPE = """
+import torch
+import torch.nn as nn
+
+
+class Fused(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    @torch.no_grad()
+    def fuse(self):
+        dtype = self.q.weight.data.dtype
+        self.qkv = nn.Linear(4, 12, dtype=dtype)
+
+    def forward(self, x):
+        return self.q(x)
+"""
+
+
+def test_a_layer_built_with_a_dtype_not_named_is_no_internal_error(tmp_path):
+    """`nn.Linear(..., dtype=w.dtype)` where w's dtype is not named (DtypeV(None)):
+    the weights are of that dtype; the stub's constructor raised its own
+    _DtypeNotKnown, an internal error that lost diffusers' attention_processor.py."""
+    from shapelint.analysis.driver import analyze_text
+
+    p = tmp_path / "fused.py"
+    p.write_text(textwrap.dedent(LAYER_OF_A_WEIGHTS_DTYPE))
+    codes = [d.code for d in analyze_text(str(p), p.read_text(), None).diagnostics]
+    assert "SHP002" not in codes

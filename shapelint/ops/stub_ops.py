@@ -856,7 +856,10 @@ class _Interpreter:
         attrs: dict[str, Value] = dict(self.bound.values)
         for k, v in self.bound.values.items():
             self._bind_scalar(k, v)
-        dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
+        try:
+            dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
+        except _DtypeNotKnown:  # `dtype=x.dtype`, x's not named: the weights' as x's
+            dtype = None
         for items, kind in ((self.entry.weights, ParameterV), (self.entry.buffers, BufferV)):
             for item in items:
                 gate = [_flag(self.bound.values.get(g, UNKNOWN)) for g in item.gates]
