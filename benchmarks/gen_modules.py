@@ -23,6 +23,12 @@ under `torch.utils.flop_counter.FlopCounterMode` and runs the
 
 `wrong`, `above`, `raise_complete` and `error` are failures.
 
+The module's state is judged too (session 27): params, trainable parameters and
+buffers against torch's counts of the module built anew (the worst of the three:
+exact, lower, unknown, wrong, above), and, where the forward is exact, the
+activation bytes against the storages torch's saved-tensor hooks see
+(modules_differential.saved_bytes); `wrong` and `above` are failures.
+
 Where the forward is exact, the backward is judged the same way against
 FlopCounterMode's count for the backward of the sum of every returned tensor
 that requires grad (the loss shapelint's flops_backward is of): exact, lower,
@@ -2534,8 +2540,106 @@ def tens_linear_vector(r, i):
     )
 
 
+# ------------------------------------------------ session 27: identity and dtypes
+# What they change is the module's state and the bytes it saves, not its FLOPs:
+# the judge holds params, trainable and buffers to torch's counts, and the
+# activation bytes of an exact forward to the tensors torch saves.
+
+
+def ident_buffer_twice(r, i):
+    """One tensor registered as two buffers (torch's buffers() yields it once),
+    read back, given a module twice, kept under a plain name, or two tensors."""
+    made = r.choice(
+        (
+            'self.register_buffer("a{i}", t{i})\nself.register_buffer("b{i}", t{i})',
+            'self.register_buffer("a{i}", t{i})\nself.register_buffer("b{i}", self.a{i})',
+            "self.s{i}, self.u{i} = Keep{i}(t{i}), Keep{i}(t{i})\nself.b{i} = self.u{i}.t",
+            'self.register_buffer("b{i}", t{i})\nself.c{i} = t{i}',
+            'self.register_buffer("a{i}", t{i})\nself.register_buffer("b{i}", t{i}.clone())',
+            'self.register_buffer("a{i}", t{i})\nself.register_buffer("b{i}", t{i}.mul_(2))',
+            'for n{i} in ["a{i}", "b{i}"]:\n    self.register_buffer(n{i}, t{i})',
+            'self.register_buffer("a{i}", make{i}(d)["t"])\nself.register_buffer("b{i}", make{i}(d)["t"])',
+            'p{i}, q{i} = torch.ones(2, d)\nself.register_buffer("a{i}", p{i})\nself.register_buffer("b{i}", q{i})',
+        )
+    )
+    return _s(
+        (f"t{i} = torch.ones(d)\n" + made + "\n" + LIN).format(i=i),
+        r.choice(("x = self.l{i}(x) * self.b{i}", "x = self.l{i}(x * self.b{i})")).format(i=i),
+        f"""
+        class Keep{i}(nn.Module):
+            def __init__(self, t):
+                super().__init__()
+                self.register_buffer("t", t)
+
+
+        def make{i}(d):
+            return {{"t": torch.ones(d)}}
+        """,
+    )
+
+
+def ident_parameter_names(r, i):
+    """One Parameter under two names (counted once), two Parameters of one tensor
+    (twice), a Parameter registered again."""
+    made = r.choice(
+        (
+            "self.w{i} = nn.Parameter(torch.randn(d, d))\nself.v{i} = self.w{i}",
+            'self.w{i} = nn.Parameter(torch.randn(d, d))\nself.register_parameter("v{i}", self.w{i})',
+            "t{i} = torch.randn(d, d)\nself.w{i} = nn.Parameter(t{i})\nself.v{i} = nn.Parameter(t{i})",
+            "self.w{i} = nn.Parameter(torch.randn(d, d))\nself.h{i} = nn.Linear(d, d)\nself.h{i}.weight = self.w{i}\nself.v{i} = self.h{i}.weight",
+        )
+    )
+    return _s(made.format(i=i), f"x = (x @ self.w{i}).relu() @ self.v{i}")
+
+
+def dtype_cast_mask(r, i):
+    """An int mask cast to x's dtype (not named: an input given none) by every
+    spelling, or moved to x's device (still int), times a layer's output."""
+    cast = r.choice(
+        (
+            "m{i}.to(x.dtype)",
+            "m{i}.to(dtype=x.dtype)",
+            "m{i}.to(x)",
+            "m{i}.type_as(x)",
+            "m{i}.type(x.dtype)",
+            "m{i}.to(x.device, x.dtype)",
+            "m{i}.to(x.device)",
+            "torch.zeros_like(m{i}, dtype=x.dtype) + m{i}",
+            "x.new_zeros(m{i}.shape) + m{i}",
+            "torch.zeros(m{i}.shape, dtype=x.dtype) + m{i}",
+            "x.new_ones(m{i}.shape, dtype=m{i}.dtype) * 2",
+            "m{i}.to(self.l{i}.weight.dtype)",
+            "(m{i} > 0).to(x.dtype)",
+        )
+    )
+    return _s(
+        LIN.format(i=i),
+        (
+            "m{i} = torch.ones(x.shape[0], x.shape[1], dtype=torch.long)\n"
+            f"c{{i}} = {cast}\n"
+            "x = self.l{i}(x) * c{i}.unsqueeze(-1)"
+        ).format(i=i),
+    )
+
+
+def dtype_flow(r, i):
+    """A dtype read off one tensor and handed on: stored, compared, a cast back."""
+    body = r.choice(
+        (
+            "dt{i} = x.dtype\nx = self.l{i}(x).double().to(dt{i})",
+            "x = self.l{i}(x).to(torch.float64).type_as(x)",
+            "h{i} = self.l{i}(x)\nx = h{i} * (h{i} > 0).to(h{i}.dtype)",
+            "h{i} = self.l{i}(x)\nx = h{i} * torch.ones_like(h{i}, dtype=torch.long).to(h{i})",
+            "k{i} = torch.arange(x.shape[1]).to(x.dtype)\nx = self.l{i}(x) * k{i}.unsqueeze(-1)",
+        )
+    )
+    return _s(LIN.format(i=i), body.format(i=i))
+
+
 MORE: dict[str, list] = {
     "session25": [iter_one_shot, tens_vector_batched, tens_linear_vector],
+    "identity": [ident_buffer_twice, ident_parameter_names],
+    "dtypes": [dtype_cast_mask, dtype_flow],
     "flow": [
         flow_while_else,
         flow_walrus,
@@ -2678,10 +2782,18 @@ class Verdict:
     backward: str = ""
     backward_truth: int | None = None
     backward_figure: int | None = None
+    # The module's state against torch's (params, trainable parameters, buffers:
+    # the worst of the three) and, where the forward is exact, the activation
+    # bytes against the tensors torch saves (STATE_OUTCOMES; session 27).
+    state: str = ""
+    saved: str = ""
+    state_detail: str = ""
 
 
 BACKWARD_OUTCOMES = ("exact", "lower", "unknown", "wrong", "above", "not_run")
 BACKWARD_FAILURES = ("wrong", "above")
+STATE_OUTCOMES = BACKWARD_OUTCOMES
+STATE_KEYS = ("params", "trainable_params", "buffers")
 
 
 @contextlib.contextmanager
@@ -2749,6 +2861,71 @@ def _counted(torch, counter, gen: Generated, path: Path, name: str, grad: bool) 
         return fc.get_total_flops()
     finally:
         _forget(torch_module, name)
+
+
+def state_truth(gen: Generated, path: Path) -> dict | None:
+    """torch's counts of the module built anew (params, trainable_params, buffers)
+    and the bytes its forward saves for backward (saved: modules_differential's
+    saved_bytes, parameters, buffers and the input left out; None where it
+    raised); None where a function is the target or the construction raised."""
+    import torch
+    from torch.nn.modules import module as torch_module
+
+    from benchmarks.modules_differential import saved_bytes
+
+    name = f"_gen_state_{gen.seed}_{abs(hash(gen.source))}"
+    try:
+        with _as_identity(torch):
+            model, args = _built(torch, gen, path, name)
+            if not isinstance(model, torch.nn.Module):
+                return None
+            out = {
+                "params": sum(p.numel() for p in model.parameters()),
+                "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad),
+                "buffers": sum(b.numel() for b in model.buffers()),
+            }
+            try:
+                with torch.enable_grad():
+                    out["saved"] = saved_bytes(model, *args.values())
+            except Exception:
+                out["saved"] = None
+            return out
+    except Exception:
+        return None
+    finally:
+        _forget(torch_module, name)
+
+
+def _figure_verdict(complete: bool, value, bound, truth: int | None) -> str:
+    """exact / wrong for a complete figure; lower / above / unknown for a bound."""
+    from shapelint.report.numbers import evaluate
+
+    if truth is None:
+        return "not_run"
+    if complete:
+        return "exact" if value == truth else "wrong"
+    try:
+        fig = evaluate(bound, {}) if bound is not None else None
+    except Exception:  # a figure with a free name: no number
+        fig = None
+    if fig is None:
+        return "unknown"
+    return "lower" if fig <= truth else "above"
+
+
+def _state_verdict(t: dict, truth: dict | None) -> tuple[str, str]:
+    """The worst of params, trainable and buffers against torch's, and which."""
+    if truth is None or "params" not in t:
+        return "not_run", ""
+    rank = {o: k for k, o in enumerate(("exact", "lower", "unknown", "above", "wrong"))}
+    worst, detail = "exact", ""
+    for key in STATE_KEYS:
+        got = _figure_verdict(
+            t[key] != "?", t.get(f"{key}_value"), t.get(f"{key}_known"), truth[key]
+        )
+        if rank[got] > rank[worst]:
+            worst, detail = got, f"{key} torch {truth[key]} static {t[key]}"
+    return worst, detail
 
 
 def _built(torch, gen: Generated, path: Path, name: str):
@@ -2826,14 +3003,17 @@ def static(gen: Generated, path: Path, limit_s: int = 60) -> dict:
     """The target's json (what `cost FILE::Net --init ... --input ... --format json`
     prints under "target"), in process."""
     from shapelint.analysis.driver import analyze_target
+    from shapelint.analysis.parameters import params_json
     from shapelint.analysis.target import target_json
 
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(limit_s)
     try:
-        return target_json(
-            analyze_target(str(path), gen.source, gen.target, gen.init, gen.inputs), {}
-        )
+        res = analyze_target(str(path), gen.source, gen.target, gen.init, gen.inputs)
+        out = target_json(res, {})
+        if res.params is not None:  # a module's counts, as `cost` prints them
+            out.update(params_json(res.params, {}))
+        return out
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
@@ -2879,9 +3059,19 @@ def judge(gen: Generated, workdir: Path, path: Path | None = None) -> Verdict:
     else:
         outcome = "lower" if fig <= truth else "above"
     v = Verdict(gen, outcome, truth, fig, complete, unknown, secs)
+    state = state_truth(gen, path)
+    v.state, v.state_detail = _state_verdict(t, state)
     if outcome == "exact":
         v.backward, v.backward_figure = _backward_verdict(t, back)
         v.backward_truth = back
+        v.saved = _figure_verdict(
+            bool(t.get("activation_complete")),
+            t.get("activation_bytes_value"),
+            t.get("activation_bytes"),
+            None if state is None else state.get("saved"),
+        )
+        if v.saved in BACKWARD_FAILURES:
+            v.state_detail += f" saved torch {state['saved']} static {t.get('activation_bytes')}"
     return v
 
 
@@ -2955,9 +3145,28 @@ def main(argv=None) -> int:
                 f"seed {v.gen.seed} {v.gen.family} {v.gen.variants}: backward {v.backward} "
                 f"truth={v.backward_truth} figure={v.backward_figure}"
             )
+    states = Counter(v.state for v in verdicts if v.state)
+    saves = Counter(v.saved for v in verdicts if v.saved)
+    print(
+        "state (params, trainable, buffers; the worst of the three): "
+        + ", ".join(f"{o} {states[o]}" for o in STATE_OUTCOMES)
+    )
+    print(
+        f"activation bytes, of the {sum(saves.values())} with an exact forward: "
+        + ", ".join(f"{o} {saves[o]}" for o in STATE_OUTCOMES)
+    )
+    for v in verdicts:
+        if (v.state in BACKWARD_FAILURES or v.saved in BACKWARD_FAILURES) and a.verbose:
+            print(
+                f"seed {v.gen.seed} {v.gen.family} {v.gen.variants}: state {v.state} "
+                f"saved {v.saved}: {v.state_detail}"
+            )
     static_s = sum(v.seconds for v in verdicts)
     print(f"{wall:.1f} s in all, {static_s:.1f} s in the analysis")
-    return 1 if any(counts[o] for o in FAILURES) or any(backs[o] for o in BACKWARD_FAILURES) else 0
+    failed = [counts[o] for o in FAILURES] + [
+        c[o] for c in (backs, states, saves) for o in BACKWARD_FAILURES
+    ]
+    return 1 if any(failed) else 0
 
 
 if __name__ == "__main__":

@@ -131,3 +131,25 @@ def test_a_recursion_that_ends_is_followed_or_a_bound_naming_the_limit(tmp_path,
         assert int(t["flops"]) <= truth
         assert any("deeper than" in u["why"] or "too deeply" in u["why"] for u in t["unknown"])
     assert t["complete"] == (depth == 3)
+
+
+@pytest.mark.parametrize("depth", [3, 90])
+def test_a_construction_nested_past_pythons_stack_counts_no_parameters(tmp_path, depth):
+    """Ninety modules deep, the analysis's own stack runs out inside a constructor's
+    statement (`self.child = Net(dim, depth - 1)`): what it would have stored is not
+    known, so the counts are no figure (main: 3,066 parameters complete for torch's
+    3,822, the chain cut where the stack ran out)."""
+    path = write(tmp_path, "ends.py", HEADER + ENDS)
+    res = analyze_target(
+        str(path), path.read_text(), "Net", {"dim": "6", "depth": str(depth)}, {"x": "2,6"}
+    )
+    from shapelint.analysis.parameters import params_json
+
+    t = params_json(res.params, {})
+    pytest.importorskip("torch")
+    ns: dict = {}
+    exec(HEADER + ENDS, ns)  # noqa: S102 - the test's own source
+    truth = sum(p.numel() for p in ns["Net"](6, depth).parameters())
+    if t["params"] != "?":
+        assert t["params_value"] == truth
+    assert (t["params"] != "?") == (depth == 3)

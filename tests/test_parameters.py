@@ -2301,3 +2301,97 @@ def test_a_loss_layers_class_weight_is_its_buffer(tmp_path, weighted):
     t = static(p, "Losses", "--init", "d=4", "--init", f"weighted={weighted}",
                "--input", "x=2,4", "--input", "y=2,4")  # fmt: skip
     assert figures(t) == torch_counts(p, f"Losses(4, weighted={weighted})")
+
+
+ONE_TENSOR_TWICE = """
+import torch
+import torch.nn as nn
+
+
+def make():
+    return {"t": torch.zeros(4)}
+
+
+class Sub(nn.Module):
+    def __init__(self, t):
+        super().__init__()
+        self.register_buffer("t", t)
+
+
+class Twice(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        t = torch.ones(d)
+        self.register_buffer("a", t)
+        self.register_buffer("b", t)  # the same tensor: one buffer
+        self.register_buffer("c", self.a)  # and again, read back
+        s = torch.ones(d)
+        self.s1, self.s2 = Sub(s), Sub(s)  # one tensor in two modules
+        self.m1, self.m2 = Sub(make()["t"]), Sub(make()["t"])  # two tensors
+        w = torch.ones(d)
+        self.loss = nn.BCEWithLogitsLoss(weight=w, pos_weight=w)
+        rows, cols = torch.triu_indices(d, d, 1)  # two views of one storage: two
+        self.register_buffer("rows", rows)
+        self.register_buffer("cols", cols)
+
+    def forward(self, x):
+        return x * self.b
+
+
+class InPlace(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        t = torch.ones(d)
+        self.register_buffer("a", t)
+        self.register_buffer("b", t.mul_(2))  # t itself, but as the analysis sees it
+        # a tensor made anew on t's storage, which may as well be a view of it
+
+    def forward(self, x):
+        return x * self.b
+"""
+
+
+def test_one_tensor_registered_under_two_names_is_one_buffer(tmp_path):
+    """torch's buffers() yields each tensor once by identity: register_buffer of
+    one tensor under two names, in two modules, or as a loss's weight and
+    pos_weight, is one buffer (main: 8 for 4 of rb.py); two calls' tensors, or
+    two rows unpacked from one tensor, are two."""
+    p = tmp_path / "twice.py"
+    p.write_text(textwrap.dedent(ONE_TENSOR_TWICE))
+    t = static(p, "Twice", "--init", "d=4", "--input", "x=2,4")
+    assert figures(t) == torch_counts(p, "Twice(4)")
+    # a tensor the analysis made anew on a counted one's storage: not known which
+    t = static(p, "InPlace", "--init", "d=4", "--input", "x=2,4")
+    assert t["buffers"] == "?" and int(t["buffers_known"]) <= torch_counts(p, "InPlace(4)")[2]
+
+
+LAYER_OF_A_WEIGHTS_DTYPE = """
+import torch
+import torch.nn as nn
+
+
+class Fused(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    @torch.no_grad()
+    def fuse(self):
+        dtype = self.q.weight.data.dtype
+        self.qkv = nn.Linear(4, 12, dtype=dtype)
+
+    def forward(self, x):
+        return self.q(x)
+"""
+
+
+def test_a_layer_built_with_a_dtype_not_named_is_no_internal_error(tmp_path):
+    """`nn.Linear(..., dtype=w.dtype)` where w's dtype is not named (DtypeV(None)):
+    the weights are of that dtype; the stub's constructor raised its own
+    _DtypeNotKnown, an internal error that lost diffusers' attention_processor.py."""
+    from shapelint.analysis.driver import analyze_text
+
+    p = tmp_path / "fused.py"
+    p.write_text(textwrap.dedent(LAYER_OF_A_WEIGHTS_DTYPE))
+    codes = [d.code for d in analyze_text(str(p), p.read_text(), None).diagnostics]
+    assert "SHP002" not in codes

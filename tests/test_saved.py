@@ -56,6 +56,23 @@ EXACT = [
     # `mask.to(dtype=x.dtype)` of an int mask, x's dtype not known: that dtype (main
     # kept the mask's int64 and counted 96 bytes where torch saves 48)
     ("MaskCast", SEQ, True),
+    # a buffer's tensor held under a plain name too (`self.c = t`): a buffer's
+    # storage, no activation (main: 32 B where torch saves none of its own)
+    ("BufferAlias", SEQ, True),
+    # an int mask cast to x's dtype written positionally, or through x itself: x's
+    # dtype, not the mask's (main kept int64: 48 B for torch's 24)
+    ("MaskToDtype", SEQ, True),
+    ("MaskTypeAs", SEQ, True),
+    ("MaskToTensor", SEQ, True),
+    ("MaskLike", SEQ, True),
+    # gather saves its input beside the index (main: 612 B for torch's 756; found by
+    # gen_modules' activation judge, tens_gather_scatter)
+    ("GatherSaved", (2, 3, 6), True),
+    # a generator's layers walked by `for` save their inputs, the caller's tensor
+    # among them (main: 0 B for torch's 768, the loop's first evaluation of the call
+    # left them in the ledger; found by gen_modules' activation judge)
+    ("GeneratorSteps", SEQ, True),
+    ("GeneratorListed", SEQ, True),
     ("Swapped3", SEQ, True),
     ("Swapped4", SEQ, True),
     ("Warp", IMAGE, True),

@@ -503,7 +503,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if node.attr == "ndim":
             return IntV(Expr.const(base.rank)) if base.rank is not None else IntV(None)
         if node.attr == "dtype":
-            return DtypeV(base.dtype) if base.dtype else UNKNOWN
+            # not named, still a dtype: what is cast to it takes it (DtypeV)
+            return DtypeV(base.dtype)
         if node.attr == "requires_grad" and an.specialize:
             # what autograd tracks, as the target run follows it (a file's own pass
             # does not know what its functions are given)

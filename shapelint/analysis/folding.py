@@ -343,7 +343,9 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if isinstance(left, DtypeV) and isinstance(right, DtypeV):
             # torch's dtypes are singletons, one per canonical name; a torch dtype
             # against numpy's type is not decided here
-            return None if left.numpy != right.numpy else (left.name == right.name) != negated
+            if left.numpy != right.numpy or left.name is None or right.name is None:
+                return None  # a dtype the analysis does not name may be any
+            return (left.name == right.name) != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
         hit = pytypes.in_module_names(left, right)
         return None if hit is None else hit != negated

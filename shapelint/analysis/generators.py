@@ -20,6 +20,7 @@ from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.nodes import children, nodes_of
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import ONE, collected, merge
+from shapelint.ops import saved as storages
 from shapelint.ops.values import NoneV, ObjectV, TupleV, Value
 
 # Most items a generator is run for, and most turns of each loop in it.
@@ -121,12 +122,18 @@ def yielded(an, node: ast.expr, frame, d: int, iterate: Callable) -> tuple[Value
     if not _bind(owner, fd.node, [*bound, *args], kwargs, inner, d):
         return None
     out: list[Value] = []
+    # A trial: where it gives no items the caller runs the call itself, and what
+    # the trial's ops saved for backward must not be in the ledger then (the
+    # call's own ops would find their operands saved: 0 B for torch's 256).
+    book = storages.mark()
     try:
         with collected(inner) as made:
             _run(owner, fd.node.body, inner, out, d, iterate)
     except _Stop:
+        storages.undo(book)
         return None
     if made:  # a call with a cost of its own: when it runs depends on the loop's pace
+        storages.undo(book)
         return None
     merge(frame.records, given, ONE, "")
     return tuple(out)

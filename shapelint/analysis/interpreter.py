@@ -124,6 +124,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    as_buffer,
     dim_py,
     fresh_var,
 )
@@ -1092,6 +1093,9 @@ class ModuleAnalyzer:
                 # and on the record, so no total is complete without it.
                 cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
                 self._record(stmt, frame, "statement", None, [], UNKNOWN, cost)
+                # nor what it stores into a module being built (`self.inner =
+                # Wrap(d, n - 1)` ninety deep): no count of it is known
+                aliasing.lost()
             if split is not None and frame.lost is stmt:
                 apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
@@ -1321,9 +1325,10 @@ class ModuleAnalyzer:
                 first = value.shape[0]  # type: ignore[index]
                 if isinstance(first, Expr) and sequences.never_counts(first, len(elts)):
                     self._report_unpack(target, first.to_human(), len(elts), star, value_node)
-                row = backward.row(value)
                 for e in elts:
-                    self._assign(e, row, frame, None)
+                    # each item its own view (`rows, cols = t`: two tensors, which
+                    # two register_buffer calls count apart)
+                    self._assign(e, backward.row(value), frame, None)
             else:
                 for e in elts:
                     self._assign(e.value if isinstance(e, ast.Starred) else e, UNKNOWN, frame, None)
@@ -1514,7 +1519,7 @@ class ModuleAnalyzer:
                         aliasing.lost()  # a submodule, parameter or buffer nobody can name
                     return
                 if holder.attr == "_buffers" and isinstance(value, TensorV):
-                    value = BufferV(value.shape, value.dtype, known=value.known)
+                    value = as_buffer(value)
                 attr = ast.copy_location(ast.Attribute(holder.value, name, ast.Store()), target)
                 self._assign(attr, value, frame, value_node)
                 return

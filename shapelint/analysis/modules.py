@@ -119,6 +119,7 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    as_buffer,
 )
 
 if TYPE_CHECKING:
@@ -1178,7 +1179,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         # `self.head.register_parameter("weight", p)` while modules are built
         name, value = registering.bound(attr, args, kwargs) or (UNKNOWN, UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
-            value = BufferV(value.shape, value.dtype, known=value.known)
+            value = as_buffer(value)
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()
@@ -1575,17 +1576,24 @@ def _plain_object(an: Analyzer, v: Value) -> bool:
     return not v.kind.startswith("<class>") or module_class_of(an, v.kind[7:]) is False
 
 
-def fresh_objects(an: Analyzer, v: Value, given: list[Value]) -> Value:
+def fresh_objects(an: Analyzer, v: Value, given: list[Value], held: bool = False) -> Value:
     """A memoised call's value handed back again: each plain object it holds (no
     module, none the call was given) a new one of the same value, as a second
-    run of the call makes (identity is what store_shared follows)."""
+    run of the call makes (identity is what store_shared follows), and each plain
+    tensor such an object holds (`{"t": torch.zeros(4)}`: the tensor of each call
+    is its own, which two buffers registered from them are; storages.renewed_as
+    renews the tensors the value is or lists)."""
     if any(v is g for g in given):
         return v
+    if held and type(v) is TensorV and v.storage is None:
+        # a tensor of its own storage (a view stays: its storage, a given one's
+        # perhaps, is what the activations weigh)
+        return storages.renewed(v)
     if isinstance(v, TupleV) and v.items:
-        items = tuple(fresh_objects(an, i, given) for i in v.items)
+        items = tuple(fresh_objects(an, i, given, held) for i in v.items)
         return TupleV(items, v.kind) if any(a is not b for a, b in zip(items, v.items)) else v
     if _plain_object(an, v):
-        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given)) for k, a in v.attrs))
+        return ObjectV(v.kind, tuple((k, fresh_objects(an, a, given, True)) for k, a in v.attrs))
     return v
 
 
@@ -1938,11 +1946,22 @@ def _renewed(v: Value, made: dict[int, Value]) -> Value:
     elif isinstance(v, ParameterV):
         new = ParameterV(v.shape, v.dtype, v.requires_grad)
     elif isinstance(v, BufferV):
-        new = BufferV(v.shape, v.dtype)
+        new = BufferV(v.shape, v.dtype, of=_renewed_given(v.of, made))
     else:
         return v
     made[id(v)] = new
     return new
+
+
+def _renewed_given(of: object, made: dict[int, Value]) -> object:
+    """The tensor a renewed buffer was registered from: the one this call handed
+    in its place, else a new one made once, so that two buffers of one tensor
+    stay one tensor (parameters.py counts it once)."""
+    if of is None or id(of) in made:
+        return None if of is None else made[id(of)]
+    stand = TensorV(of.shape, of.dtype) if isinstance(of, TensorV) else ObjectV("<tensor>")
+    made[id(of)] = stand
+    return stand
 
 
 def handed(first, again) -> dict[int, Value]:
@@ -2301,11 +2320,16 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         # known, which the interpreter's loop runs as a loop of unknown length
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
+    book = storages.mark()
     seq = iterated(an, an.eval(it, frame))
     if not isinstance(seq, ModuleListV):
         in_init = isinstance(frame.env.get("self"), SelfRecorder)
         listed = as_items(seq) if in_init or an.specialize else None
         if listed is None or len(listed) > MAX_UNROLL:
+            # the interpreter's loop evaluates the iterable again: what this run of
+            # it saved for backward is not saved yet (a generator's ops, given the
+            # caller's tensor, found it saved: 0 B for torch's 256)
+            storages.undo(book)
             return False
         # a loop over values known one by one (`for kind in layer_types`), in a
         # constructor or a target run: each turn as Python runs it, as for `range(n)`
@@ -3699,7 +3723,7 @@ def _register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) ->
     on the instance being built: the value stored under that name."""
     if meth == "register_buffer" and isinstance(value, TensorV):
         # persistent or not: a buffer, the very tensor (its elements too)
-        value = BufferV(value.shape, value.dtype, known=value.known)
+        value = as_buffer(value)
     elif meth == "register_buffer" and value is UNKNOWN:
         # torch takes a tensor or None there: a buffer, of a size not known,
         # never a parameter or a module

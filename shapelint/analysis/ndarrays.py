@@ -41,7 +41,8 @@ def _dtype(v: Value | None, default: str | None) -> str | None:
     """The dtype= given (None where not; a literal None is numpy's default too)."""
     if v is None or isinstance(v, values.NoneV):
         return default
-    return dtypes.canonical(v.name) if isinstance(v, values.DtypeV) else None
+    named = isinstance(v, values.DtypeV) and v.name is not None
+    return dtypes.canonical(v.name) if named else None  # type: ignore[union-attr,arg-type]
 
 
 def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None:

@@ -34,6 +34,7 @@ from shapelint.analysis.modules import (
 )
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
+from shapelint.ops.saved import UNSURE, storage_of
 from shapelint.ops.values import (
     UNKNOWN,
     BufferV,
@@ -134,9 +135,17 @@ class _Seen:
     tensors: set[int] = field(default_factory=set)
     modules: set[int] = field(default_factory=set)
     either: set[int] = field(default_factory=set)
+    # The tensors registered as buffers (BufferV.of) and the storages of those
+    # that are views, by id: two names of one tensor count once
+    # (`register_buffer("b", t)` twice).
+    given: set[int] = field(default_factory=set)
+    roots: set[int] = field(default_factory=set)
 
     def copy(self) -> _Seen:
-        return _Seen(set(self.tensors), set(self.modules), set(self.either))
+        return _Seen(
+            set(self.tensors), set(self.modules), set(self.either), set(self.given),
+            set(self.roots),
+        )  # fmt: skip
 
 
 def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
@@ -172,6 +181,15 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
                     node.unknown.append(path)
                 continue
             seen.tensors.add(id(item))
+            again = _registered_again(item, seen)
+            if again is not None:
+                if not again:
+                    # another tensor on the storage of one counted: the same tensor
+                    # refined or written in place, or a view of it, which torch
+                    # yields apart; counted once, a bound
+                    node.buffers_complete = False
+                    node.unknown.append(path)
+                continue
             n = item.numel()
             if n is None and isinstance(item, BufferV):
                 node.buffers_complete = False  # a buffer is never a parameter
@@ -217,6 +235,30 @@ def _walk(an, v: Value, name: str, seen: _Seen) -> ModuleCount:
         elif _module_like(an, item):
             _met_again(node, item, path, seen)
     return node
+
+
+def _registered_again(item: Value, seen: _Seen) -> bool | None:
+    """For a buffer registered from a tensor (BufferV.of): True where that very
+    tensor is a buffer counted already; False where it may be one counted or not
+    (a tensor on the storage of a counted one that the analysis made anew: the
+    same tensor written in place, cast to its own dtype or its shape learnt, which
+    torch yields once, or a view of it, which torch yields apart); else None, the
+    tensor noted as counted. Two views of one storage neither of which is
+    registered (`rows, cols = torch.triu_indices(...)`) are two tensors."""
+    given = item.of if isinstance(item, BufferV) else None
+    if given is None:
+        return None
+    if id(given) in seen.given:
+        return True
+    root = storage_of(given) if isinstance(given, TensorV) else given
+    if root is given and id(given) in seen.roots:
+        return False  # a counted tensor on its storage may be this one made anew
+    if root is not given and id(root) in seen.given:
+        return False  # and this one may be that counted tensor made anew
+    seen.given.add(id(given))
+    if root is not given and root is not UNSURE:
+        seen.roots.add(id(root))
+    return None
 
 
 def _repeated_parameter(node: ModuleCount, item: TensorV, count: Expr, path: str) -> None:
@@ -433,6 +475,13 @@ def registered(an: Analyzer, instance: Value) -> tuple[dict, dict, bool] | None:
     held: dict[int, Value] = {}
     _held(instance, held, set())
     own = {k: v for k, v in held.items() if k in sure}
+    for v in list(own.values()):
+        # the tensor a buffer was registered from is that buffer's storage, under
+        # whatever other name it is held (`self.c = t` beside register_buffer)
+        given = v.of if isinstance(v, BufferV) else None
+        root = storage_of(given) if isinstance(given, TensorV) else None
+        if root is not None and root is not UNSURE:
+            own[id(root)] = root
     return own, {k: v for k, v in held.items() if k not in sure}, complete
 
 

@@ -220,14 +220,14 @@ def registered(root: object) -> bool | None:
     is none the module held as the run began (made in the forward, or a value the
     analysis made anew) while the module holds some it does not register, or where
     the module's count is not complete and its walk did not reach it."""
+    own = _OWN.get()
+    if own is not None and id(root) in own[0]:
+        return True  # a buffer's tensor held under another name too
     if not isinstance(root, (ParameterV, BufferV)):
         return False
-    own = _OWN.get()
     if own is None:
         return True
     yielded, held, complete = own
-    if id(root) in yielded:
-        return True
     # held otherwise: an activation, where the count proves torch does not yield it
     return False if complete and id(root) in held else None
 

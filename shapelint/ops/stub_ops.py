@@ -85,6 +85,7 @@ from shapelint.ops.values import (
     TupleV,
     Value,
     Var,
+    as_buffer,
     constant_value,
     dim_str,
     promoted_dtype,
@@ -855,7 +856,10 @@ class _Interpreter:
         attrs: dict[str, Value] = dict(self.bound.values)
         for k, v in self.bound.values.items():
             self._bind_scalar(k, v)
-        dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
+        try:
+            dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
+        except _DtypeNotKnown:  # `dtype=x.dtype`, x's not named: the weights' as x's
+            dtype = None
         for items, kind in ((self.entry.weights, ParameterV), (self.entry.buffers, BufferV)):
             for item in items:
                 gate = [_flag(self.bound.values.get(g, UNKNOWN)) for g in item.gates]
@@ -872,7 +876,8 @@ class _Interpreter:
         for name in self.entry.kept:
             v = attrs.get(name, UNKNOWN)
             if not isinstance(v, NoneV):  # a tensor, or what torch takes for one
-                attrs[name] = BufferV(v.shape, v.dtype) if isinstance(v, TensorV) else BufferV(None)
+                # register_buffer of the very tensor: one given twice is one buffer
+                attrs[name] = as_buffer(v) if isinstance(v, TensorV) else BufferV(None)
         n, names = self.entry.tuples
         for name in names:
             v = attrs.get(name)
@@ -884,11 +889,15 @@ class _Interpreter:
 
     # -- dtype ------------------------------------------------------------------------------
     def _dtype_of_value(self, v: Value) -> str | None:
+        """The dtype v names or is of; raises _DtypeNotKnown for a dtype, or a
+        tensor, of a dtype not named (`type_as(x)`, `dtype=x.dtype` of an input
+        given none): the result is of x's dtype, not the next alternative's."""
+        named = v.name if isinstance(v, DtypeV) else v.dtype if isinstance(v, TensorV) else ""
+        if named is None:
+            raise _DtypeNotKnown
         if isinstance(v, DtypeV):
-            return dtypes.canonical(v.name)
-        if isinstance(v, TensorV):
-            return v.dtype
-        return None
+            return dtypes.canonical(named)
+        return v.dtype if isinstance(v, TensorV) else None
 
     def _first_tensor_dtype(self) -> str | None:
         """The dtype of the first tensor argument (a module's weights do not count)."""
@@ -938,10 +947,10 @@ class _Interpreter:
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:
                 if isinstance(v, DtypeV):
-                    return dtypes.canonical(v.name)
+                    return self._dtype_of_value(v)
             for v in rest:
-                if isinstance(v, TensorV):
-                    return v.dtype
+                if isinstance(v, TensorV):  # `ids.to(x)`: x's dtype and device
+                    return self._dtype_of_value(v)
             return None
         head, _, attr = alt.partition(".")
         if head in values:

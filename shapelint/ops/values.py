@@ -203,6 +203,19 @@ class BufferV(TensorV):
     """A tensor a module registers as a buffer (register_buffer, a layer's running
     statistics): part of its state, not of its parameters."""
 
+    # The tensor register_buffer was given, outside equality: torch's buffers()
+    # yields one tensor once, however many names or modules hold it. None: a
+    # tensor of its own (a layer's running statistics, nn.Buffer's).
+    of: object = field(default=None, kw_only=True, compare=False, repr=False)
+
+
+def as_buffer(value: TensorV) -> BufferV:
+    """`register_buffer(name, value)`: the very tensor, now a buffer. A buffer
+    given again is the one object it already is."""
+    if isinstance(value, BufferV):
+        return value
+    return BufferV(value.shape, value.dtype, known=value.known, of=value)
+
 
 @fast_init
 @dataclass(frozen=True, slots=True)
@@ -331,9 +344,12 @@ class SliceV(Value):
 @dataclass(frozen=True, slots=True)
 class DtypeV(Value):
     """A torch dtype object such as ``torch.bfloat16`` (canonical name); numpy: one of
-    numpy's scalar types (``numpy.float32``), never equal to a torch dtype."""
+    numpy's scalar types (``numpy.float32``), never equal to a torch dtype. name
+    None: the dtype of a tensor whose dtype the analysis does not name (`x.dtype`
+    of an input given no dtype): whatever it is, `ids.to(x.dtype)` is of it, and
+    no device, which `.to` would take and keep ids' dtype for."""
 
-    name: str
+    name: str | None
     numpy: bool = False
 
 

@@ -2289,6 +2289,93 @@ class MaskCast(nn.Module):
         return mask.unsqueeze(-1) * h + (1 - mask).unsqueeze(-1) * h
 
 
+class BufferAlias(nn.Module):
+    """One tensor registered as a buffer and kept as a plain attribute: what the
+    product saves of it is the buffer, which the activations leave out."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.p = nn.Parameter(torch.ones(d, d))
+        t = torch.ones(d)
+        self.register_buffer("a", t)
+        self.c = t
+
+    def forward(self, x):
+        return (x @ self.p) * self.c
+
+
+class MaskToDtype(nn.Module):
+    """`mask.to(x.dtype)`: x's dtype is not named (an input given none), but it is a
+    dtype, not a device: the mask is cast, a float copy of its own."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def cast(self, mask, x):
+        return mask.to(x.dtype)
+
+    def forward(self, x):
+        mask = self.cast(torch.ones(x.shape[0], x.shape[1], dtype=torch.long), x)
+        return mask.unsqueeze(-1) * self.lin(x)
+
+
+class MaskTypeAs(MaskToDtype):
+    def cast(self, mask, x):
+        return mask.type_as(x)
+
+
+class MaskToTensor(MaskToDtype):
+    def cast(self, mask, x):
+        dt = x.dtype
+        return mask.to(x).to(dt)
+
+
+class MaskLike(MaskToDtype):
+    def cast(self, mask, x):
+        return torch.zeros_like(mask, dtype=x.dtype) + mask
+
+
+class GatherSaved(nn.Module):
+    """torch.gather of a layer's output by argsort's indices: autograd keeps the
+    int64 index and the gathered tensor itself (gather_backward takes self)."""
+
+    def __init__(self, d=6):
+        super().__init__()
+        self.l0, self.l1, self.l3 = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.l1(self.l0(x).masked_fill(x < 0, 0.0))
+        return torch.gather(self.l3(h), -1, h.argsort(dim=-1))
+
+
+def _steps(layer, x, n):
+    for _ in range(n):
+        x = layer(x)
+        yield x
+
+
+class GeneratorSteps(nn.Module):
+    """A generator function whose body runs a layer on the caller's tensor, walked
+    by `for`: each turn's layer saves its input."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin, self.first = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.first(x)
+        for y in _steps(self.lin, x, 3):
+            x = y
+        return x
+
+
+class GeneratorListed(GeneratorSteps):
+    def forward(self, x):
+        x = self.first(x)
+        return list(_steps(self.lin, x, 3))[-1]
+
+
 def _many(tensors, pattern, **kwargs):
     # a generator expression returned: decided where the caller unpacks it
     return (einops.rearrange(t, pattern, **kwargs) for t in tensors)
