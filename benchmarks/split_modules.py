@@ -717,15 +717,27 @@ class Split:
         uses: dict[str, set[str]] = {m: set() for m, _, _ in GROUPS}
         uses[SOURCE] = set()
         crossing: set[str] = set()
+        why: dict[tuple[str, str], set[str]] = {}  # (user part, used part) -> names used
         for c in chunks:
             mine = home[c.names[0]] if c.names else SOURCE
             for n in c.used & set(by_name):
                 if home[n] != mine:
                     uses[mine].add(home[n])
                     crossing.add(n)
+                    user = c.names[0] if c.names else f"line {c.start}"
+                    why.setdefault((mine, home[n]), set()).add(f"{user} uses {n}")
         cyc = cycle_of(uses)
         if cyc:
-            raise Refused(f"the parts would import each other in a cycle: {cyc}")
+            edges = [
+                f"{a} -> {b} ({', '.join(sorted(why[a, b]))})"
+                for a in cyc
+                for b in sorted(uses[a] & set(cyc))
+            ]
+            raise Refused(
+                "the parts would import each other in a cycle: "
+                + "; ".join(edges)
+                + ": move those names together (GROUPS)"
+            )
         self.uses, self.home = uses, home
         # private names that now cross a boundary become public
         self.renames = {
