@@ -879,7 +879,7 @@ def test_a_method_test_going_with_the_flag_finds_nothing_on_its_other_branch():
     assert _errors(POOLED_BIAS) == []
 
 
-# A callee run on its caller's arguments (modules.value_at): the caller's annotated
+# A callee run on its caller's arguments (argument_runs.value_at): the caller's annotated
 # names and constructor's sizes stay one size each through the run, so a layer that
 # checks one against another fixes it there as it would in the caller's own body.
 # (CrossAttention alone says nothing: its context may be any tensor.)

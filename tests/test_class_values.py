@@ -1,5 +1,5 @@
 """`type(x)` of a tensor, and torch's tensor classes as values (pytypes.type_of,
-modules.torch_value): what Python says of `type(t) is torch.Tensor`, `str(type(t))`,
+module_kinds.torch_value): what Python says of `type(t) is torch.Tensor`, `str(type(t))`,
 `issubclass`, `__name__` / `__module__` / `__qualname__` of them. transformers'
 `is_tensor(x)` orders its tests by `str(type(x)).startswith("<class 'torch.")`
 (`infer_framework_from_repr`), which a ModelOutput's `__post_init__` runs on its

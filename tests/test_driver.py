@@ -197,7 +197,7 @@ class Block(nn.Module):
 
 # `grow(sizes)` changes a list in place and `append` grows a module list: the
 # walks that change a held value everywhere (in_place._forget_everywhere, a
-# recursive closure over the analyzer; modules._Rebuild) made cycles (21 objects
+# recursive closure over the analyzer; holders._Rebuild) made cycles (21 objects
 # on session 26's main).
 IN_PLACE = """
 import torch

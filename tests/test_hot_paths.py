@@ -24,7 +24,15 @@ import pytest
 
 import shapelint.analysis
 from shapelint import frozen_init
-from shapelint.analysis import aliasing, call_path, dynamic, modules, repetition
+from shapelint.analysis import (
+    aliasing,
+    call_path,
+    callable_values,
+    config_classes,
+    dynamic,
+    holders,
+    repetition,
+)
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation import symbolic
@@ -300,9 +308,9 @@ def test_dataclass_own_fields_are_the_init_fields_python_makes(monkeypatch):
     exec(compile(tree, "<fields>", "exec", dont_inherit=True), module.__dict__)
     want = [f.name for f in dataclasses.fields(module.Config) if f.init]
     assert "quoted" not in want and "derived" not in want
-    got = modules.own_fields(node)
+    got = config_classes.own_fields(node)
     assert [name for name, _ in got] == want
-    assert modules.own_fields(node) is got  # read off the tree once
+    assert config_classes.own_fields(node) is got  # read off the tree once
 
 
 ENCLOSING_SOURCE = """
@@ -453,14 +461,14 @@ def test_a_grown_list_is_new_everywhere_and_a_shared_module_walked_once():
         r.attrs.update(
             block=block,
             shared=shared,
-            run=modules.PartialV(StrV("f"), (old,), (("k", shared),)),
+            run=callable_values.PartialV(StrV("f"), (old,), (("k", shared),)),
             pair=TupleV((old, IntV(D)), "Pair"),
             also=TupleV((shared,), "Pair"),
             n=IntV(N),
         )
     before = [dict(r.attrs) for r in recorders]
     with aliasing.building(recorders[0]), aliasing.building(recorders[1]):
-        modules.held_as(old, new)
+        holders.held_as(old, new)
     for r, was in zip(recorders, before):
         got = r.attrs
         assert got["block"] == ObjectV(

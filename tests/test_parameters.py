@@ -1865,9 +1865,9 @@ def test_a_walk_of_the_module_tree_into_torch_layers_keeps_the_counts(tmp_path):
 
 
 def test_stub_layers_with_children_are_torch_s():
-    """modules.STUB_LAYERS_WITH_CHILDREN holds every stub-described torch layer whose
+    """module_tree.STUB_LAYERS_WITH_CHILDREN holds every stub-described torch layer whose
     instance registers a submodule, as torch builds them."""
-    from shapelint.analysis.modules import STUB_LAYERS_WITH_CHILDREN
+    from shapelint.analysis.module_tree import STUB_LAYERS_WITH_CHILDREN
     from tests.helpers import LAYER_ARGS, stub_layer_names
 
     with_children = set()

@@ -146,7 +146,7 @@ HELPER = textwrap.dedent(
 
 
 def test_a_helper_run_on_its_arguments_is_walked_once(monkeypatch):
-    # `pair(...)` runs on each call's arguments (modules.value_at): whether it is
+    # `pair(...)` runs on each call's arguments (argument_runs.value_at): whether it is
     # a generator is read off its kept walk, not an ast.walk per call.
     import ast
 
@@ -167,17 +167,17 @@ def test_a_helper_run_on_its_arguments_is_walked_once(monkeypatch):
 def test_a_loop_is_searched_for_break_once(monkeypatch):
     # Whether a loop may break or return is read once per loop, not at every pass
     # over the function that holds it (total's loop: its summary and three runs).
-    from shapelint.analysis import modules
+    from shapelint.analysis import module_loops
 
     searched: list[int] = []
-    nested = modules.nested_statements
+    nested = module_loops.nested_statements
 
     def counted(body):
         if body and isinstance(body[0], __import__("ast").Assign):
             searched.append(body[0].lineno)
         return nested(body)
 
-    monkeypatch.setattr(modules, "nested_statements", counted)
+    monkeypatch.setattr(module_loops, "nested_statements", counted)
     _analyzer(HELPER)
     assert searched and len(searched) == len(set(searched))
 

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import absence, dataclass_runtime, dynamic, may_raise, raising
 from shapelint.analysis.attributes import find_method
-from shapelint.analysis.modules import SelfRecorder, property_set, run_body
+from shapelint.analysis.construction import property_set
+from shapelint.analysis.modules import SelfRecorder
+from shapelint.analysis.specialized import run_body
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, NoneV, ObjectV, StrV, Value
 

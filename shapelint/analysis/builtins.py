@@ -19,14 +19,19 @@ from shapelint.analysis import (
     absence,
     aliasing,
     attribute_hooks,
+    attribute_stores,
+    callable_values,
+    copies,
     decorators,
     dict_entries,
+    dict_values,
     dynamic,
     enums,
     folding,
     frame_locals,
     iterators,
     lambdas,
+    module_kinds,
     modules,
     namespace,
     plain,
@@ -34,6 +39,8 @@ from shapelint.analysis import (
     pytypes,
     small_sets,
     torch_absence,
+    torch_containers,
+    unfollowed,
 )
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.attributes import (
@@ -43,23 +50,19 @@ from shapelint.analysis.attributes import (
     plain_type,
     setattr_call,
 )
-from shapelint.analysis.defs import ClassDef
-from shapelint.analysis.modules import (
-    DICT_KINDS,
-    MAP_MAX,
-    MAX_UNROLL,
+from shapelint.analysis.callable_values import (
     BoundMethodV,
     ClassRefV,
     FunctionRefV,
     LayerClassV,
-    ModuleListV,
     PartialV,
-    SelfRecorder,
     TensorMethodV,
-    as_items,
-    dict_value,
-    mapping,
 )
+from shapelint.analysis.defs import ClassDef
+from shapelint.analysis.dict_values import dict_value, mapping
+from shapelint.analysis.module_kinds import DICT_KINDS
+from shapelint.analysis.module_loops import MAP_MAX, MAX_UNROLL
+from shapelint.analysis.modules import ModuleListV, SelfRecorder, as_items
 from shapelint.analysis.sequences import FramedV, SeqV, characters, hidden
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, stub_ops
@@ -102,7 +105,7 @@ def _len_container(an, node, args, kwargs, frame) -> Value | None:
     """A module list (its count) or a dict (its keys)."""
     if len(args) != 1:
         return None
-    v = modules.iterated(an, args[0])
+    v = torch_containers.iterated(an, args[0])
     if isinstance(v, ModuleListV):
         if v.count is not None:
             return IntV(v.count)
@@ -159,7 +162,7 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
         # iterating a dict yields its keys, in insertion order
         return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)
-    v = modules.iterated(an, args[0]) if len(args) == 1 else None
+    v = torch_containers.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
     if len(args) == 1 and isinstance(args[0], TensorV) and not kwargs:
@@ -337,7 +340,7 @@ def _kwargs_spelt(an, node, kwargs, frame) -> bool:
         if kw.arg is None:
             if not isinstance(kw.value, ast.Name):
                 return False
-            known = modules.expand_kwargs(an.eval(kw.value, frame))
+            known = dict_values.expand_kwargs(an.eval(kw.value, frame))
             if known is None:
                 return False
             count += len(known)
@@ -347,7 +350,7 @@ def _kwargs_spelt(an, node, kwargs, frame) -> bool:
 def _zip(an, node, args, kwargs, frame) -> Value | None:
     if set(kwargs) - {"strict"}:
         return None
-    args = [_slices(an, node, modules.iterated(an, a), frame) for a in args]
+    args = [_slices(an, node, torch_containers.iterated(an, a), frame) for a in args]
     strict = truth(kwargs["strict"]) if "strict" in kwargs else False
     if strict is None:
         return None
@@ -383,7 +386,7 @@ def combinations_of(an, node, args, kwargs, frame) -> Value | None:
         return None
     r = args[1] if len(args) > 1 else kwargs["r"]
     k = r.value.value if isinstance(r, IntV) and r.value is not None else None
-    seq = _slices(an, node, modules.iterated(an, args[0]), frame)
+    seq = _slices(an, node, torch_containers.iterated(an, args[0]), frame)
     if isinstance(seq, ModuleListV) and seq.known and seq.count is None:
         items = seq.items
     elif isinstance(seq, TupleV):
@@ -400,13 +403,13 @@ def _enumerate(an, node, args, kwargs, frame) -> Value | None:
     if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
         return None
     start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
-    return iterators.enumerated(modules.iterated(an, args[0]), start) if args else None
+    return iterators.enumerated(torch_containers.iterated(an, args[0]), start) if args else None
 
 
 def _reversed(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1 or kwargs:
         return None
-    return iterators.reversed_of(modules.iterated(an, args[0]))
+    return iterators.reversed_of(torch_containers.iterated(an, args[0]))
 
 
 def _range(an, node, args, kwargs, frame) -> Value | None:
@@ -513,7 +516,9 @@ def _torch_subclass(sub: LayerClassV, target: Value) -> bool | None:
 
 def _map(an, node, args, kwargs, frame) -> Value | None:
     # `map(lambda conv: conv(x), self.convs)` walks the module list as a for does
-    args = [args[0], *(_walked(modules.iterated(an, a)) for a in args[1:])] if args else args
+    args = (
+        [args[0], *(_walked(torch_containers.iterated(an, a)) for a in args[1:])] if args else args
+    )
     if len(args) >= 2 and not kwargs:
         mapped = map_named(an, node, args, frame)
         return mapped if mapped is not None else lambdas.map_call(an, node, args, frame)
@@ -528,7 +533,7 @@ def _filter(an, node, args, kwargs, frame) -> Value | None:
     call of f run as `map` runs it. None where one truth is not known."""
     if len(args) != 2 or kwargs:
         return None
-    items = as_items(_walked(modules.iterated(an, args[1])))
+    items = as_items(_walked(torch_containers.iterated(an, args[1])))
     if items is None or len(items) > MAX_UNROLL:
         return None
     if isinstance(args[0], NoneV):
@@ -556,7 +561,7 @@ def _iter(an, node, args, kwargs, frame) -> Value | None:
         return None
     if isinstance(args[0], iterators.IteratorV):
         return args[0]
-    items = as_items(_walked(modules.iterated(an, args[0])))
+    items = as_items(_walked(torch_containers.iterated(an, args[0])))
     return iterators.IteratorV(items) if items is not None else None
 
 
@@ -940,7 +945,7 @@ def _isinstance(an: Analyzer, v: Value, types: ast.expr, frame) -> Value:
 
 def _dict_subclass(an, v: ObjectV) -> bool:
     cd = an.class_of(v.kind[len("<class>") :])
-    return cd is not None and modules.torch_base(an, cd) == modules.MAPPING
+    return cd is not None and module_kinds.torch_base(an, cd) == module_kinds.MAPPING
 
 
 def _mapping_test(qual: str | None, builtin: str | None) -> bool:
@@ -1269,7 +1274,7 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
     if an.specialize and aliasing.recorders():
         an.outer_writes += 1
         if not an.trial and not apart:
-            modules.store_attr(an, args[0], name, args[2], frame)
+            attribute_stores.store_attr(an, args[0], name, args[2], frame)
             absence.unapplied_write(args[0], name)
         return NoneV()
     if apart:
@@ -1306,7 +1311,7 @@ def _computed_name(an, holder: Value, name: str | None) -> None:
     elif isinstance(holder, ObjectV) and holder.kind.startswith(("<class>", absence.CONFIG_PREFIX)):
         key = holder.kind.partition(">")[2]
     on_class = key is None  # an object not known may be a class
-    if isinstance(holder, modules.ClassRefV):
+    if isinstance(holder, callable_values.ClassRefV):
         key, on_class = holder.name, True
     cd = an.class_of(key) if key is not None else None
     methods = set(all_methods(an, cd)) if cd is not None else None
@@ -1439,17 +1444,17 @@ _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 def copied(qual: str, args, kwargs) -> Value | None:
     """`copy.copy(x)` / `copy.deepcopy(x)` of plain data (numbers, strings, None,
     tuples, lists and dicts of them): a value equal to x, which is all the analysis
-    holds of it; `copy.deepcopy` of a module: a new one (modules.deep_copied). None
+    holds of it; `copy.deepcopy` of a module: a new one (copies.deep_copied). None
     for anything else holding a tensor, a module or an object: a copy of those is a
     new object with new tensors, which counts apart. `typing.cast(T, x)`
     is x itself, whatever it holds."""
-    at = modules.RETURNS_ARGUMENT.get(qual)
+    at = unfollowed.RETURNS_ARGUMENT.get(qual)
     if at is not None:
         return args[at] if len(args) == 2 and not kwargs else None
     if qual not in _COPIES or len(args) != 1 or kwargs:
         return None
-    if qual == "copy.deepcopy" and modules.is_module(args[0]):
-        return modules.deep_copied(args[0])
+    if qual == "copy.deepcopy" and module_kinds.is_module(args[0]):
+        return copies.deep_copied(args[0])
     return args[0] if _plain_data(args[0]) else None
 
 

@@ -19,19 +19,26 @@ from shapelint.analysis import (
     absence,
     aliasing,
     attribute_hooks,
+    attribute_stores,
     attributes,
     autograd_function,
     builtins,
+    callable_values,
+    construction,
     decorators,
     deferred,
+    dict_values,
     dynamic,
     enums,
     framed,
     generators,
+    holders,
     in_place,
     lambdas,
     learning,
     loops,
+    module_flags,
+    module_kinds,
     module_lists,
     module_state,
     module_walk,
@@ -47,8 +54,11 @@ from shapelint.analysis import (
     raising,
     sequences,
     small_sets,
+    specialized,
     stdlib_logging,
+    super_calls,
     torch_source,
+    unfollowed,
     unify,
     versions,
 )
@@ -91,7 +101,7 @@ def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         # `REG.update(...)` on a module-level object that no handler changed
         module_state.unplaced(an, node.func.value.id, frame)  # type: ignore[attr-defined]
     if len(frame.records) == slot[1]:  # None: a body the analysis ran (a closure)
-        modules.unfollowed_call(an, node, frame, slot[0], value)
+        unfollowed.unfollowed_call(an, node, frame, slot[0], value)
     exc = raising.take()
     if exc is not None:  # the callee (or the constructor) surely raised
         raising.surely(an, node, frame, exc)
@@ -189,7 +199,7 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         # what it was given, `**kw` not known one by one among it (what may be a tensor)
         given = [*args, *kwargs.values(), *([_STARRED_UNKNOWN] if open_kwargs else [])]
         an.call_args[-1][:] = [given, len(frame.records)]
-    if qual in modules.RETURNS_ARGUMENT and not open_kwargs:
+    if qual in unfollowed.RETURNS_ARGUMENT and not open_kwargs:
         # `typing.cast(T, x)` is x: never run from typing's source as a call
         got = builtins.copied(qual, args, kwargs)
         if got is not None:
@@ -204,10 +214,10 @@ def resolve(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
         and isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.value.id == "dict"
-        and (func.attr in modules.MAPPING_MUTATORS or func.attr == "__init__")
+        and (func.attr in dict_values.MAPPING_MUTATORS or func.attr == "__init__")
         and args
         and not open_kwargs
-        and modules.holds_entries(args[0])
+        and dict_values.holds_entries(args[0])
         and an.is_builtin("dict", frame)
     ):
         # `dict.__setitem__(self, k, v)`: dict's own method on the instance, past
@@ -291,7 +301,9 @@ def _class_method(an: Analyzer, func, qual: str | None, frame: Frame) -> Value |
     holder = _class_read_off(an, func, qual, frame)
     if holder is None:
         return None
-    return modules.class_method(an, holder, func.attr, modules.ClassRefV(holder.key))
+    return callable_values.class_method(
+        an, holder, func.attr, callable_values.ClassRefV(holder.key)
+    )
 
 
 def _class_read_off(an: Analyzer, func, qual: str | None, frame: Frame) -> ClassDef | None:
@@ -319,7 +331,7 @@ def _function_apply(an: Analyzer, func, qual: str | None, node, args, kwargs, fr
     holder = _class_read_off(an, func, qual, frame)
     if holder is None or not autograd_function.is_function(an, holder):
         return None
-    klass = modules.ClassRefV(holder.key)
+    klass = callable_values.ClassRefV(holder.key)
     return autograd_function.apply(an, holder, klass, node, args, kwargs, frame)
 
 
@@ -328,7 +340,13 @@ def _runs_a_body(an: Analyzer, v) -> bool:
     function, a closure, a module of a project class (its forward), a project
     class (its constructor)."""
     if isinstance(
-        v, (decorators.FunctionV, lambdas.ClosureV, modules.FunctionRefV, modules.ClassRefV)
+        v,
+        (
+            decorators.FunctionV,
+            lambdas.ClosureV,
+            callable_values.FunctionRefV,
+            callable_values.ClassRefV,
+        ),
     ):
         return True
     return isinstance(v, ObjectV) and v.kind.startswith("<class>")
@@ -337,7 +355,7 @@ def _runs_a_body(an: Analyzer, v) -> bool:
 def _binds_its_arguments(v) -> bool:
     """A callee whose result depends on every argument it is given, whatever
     their names: a tensor's method (`fn = getattr(x, "mean")`), a namedtuple class."""
-    return isinstance(v, (modules.TensorMethodV, namedtuples.NamedTupleClassV))
+    return isinstance(v, (callable_values.TensorMethodV, namedtuples.NamedTupleClassV))
 
 
 def _not_one_by_one(an: Analyzer, node: ast.Call, args, kwargs, frame: Frame) -> Value:
@@ -372,7 +390,7 @@ def arguments(
     for kw in node.keywords:
         v = an.eval(kw.value, frame, d)
         if kw.arg is None:
-            known = modules.expand_kwargs(v)
+            known = dict_values.expand_kwargs(v)
             if known is None:
                 open_kwargs = True
             else:
@@ -408,7 +426,7 @@ def call_name(
         if name in an.functions:
             return an.call_local(name, node, args, kwargs, frame)
         if name in an.classes:
-            return modules.built(an, an.classes[name], node, args, kwargs, frame)
+            return construction.built(an, an.classes[name], node, args, kwargs, frame)
         if an.module_env.get(name, UNKNOWN) is not UNKNOWN:
             # `LinearNoBias = partial(nn.Linear, bias=False)` at module level
             return an.call_value(an.module_env[name], node, args, kwargs, frame)
@@ -433,11 +451,11 @@ def call_attribute(
     """`recv.name(...)`: super(), the object model's methods, a list's
     mutators, a tensor method, a method of a class of the project. open_kwargs:
     as call_name's."""
-    if modules.is_super_call(func.value):
+    if super_calls.is_super_call(func.value):
         if open_kwargs and an.specialize:
-            modules.super_call_not_run(an, func.attr, frame)
+            super_calls.super_call_not_run(an, func.attr, frame)
             return _not_one_by_one(an, node, args, kwargs, frame)
-        res = modules.super_call(an, func.attr, node, args, kwargs, frame)
+        res = super_calls.super_call(an, func.attr, node, args, kwargs, frame)
         if res is None and func.attr == "__getattribute__" and len(args) == 1 and not kwargs:
             res = _plain_read(an, frame.env.get("self"), args[0], node, frame)
         if res is None and func.attr == "__setattr__" and len(args) == 2 and not kwargs:
@@ -469,8 +487,8 @@ def call_attribute(
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     if (
         an.specialize
-        and func.attr in modules.MAPPING_MUTATORS
-        and modules.holds_entries(recv)
+        and func.attr in dict_values.MAPPING_MUTATORS
+        and dict_values.holds_entries(recv)
         and not _project_method(an, recv, func.attr)
     ):
         return mutate_entries(an, recv, func, args, kwargs, frame)
@@ -482,19 +500,19 @@ def call_attribute(
     item = module_lists.registered_item(recv, func.attr)
     if item is not None:  # `self.path.conv(x)`: a list's item called by its name
         return an.call_value(item, node, args, kwargs, frame)
-    if isinstance(recv, modules.ClassRefV) and an.specialize:
+    if isinstance(recv, callable_values.ClassRefV) and an.specialize:
         cd = an.class_of(recv.name)
         if func.attr == "apply" and cd is not None and autograd_function.is_function(an, cd):
             res = autograd_function.apply(an, cd, recv, node, args, kwargs, frame)
         else:
-            res = modules.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
+            res = super_calls.unbound_method_call(an, recv, func.attr, node, args, kwargs, frame)
         if res is not None:
             return res
         # `Cls.make_head(3, c)`: a staticmethod or classmethod read through its class is
         # a function (bound to the class), called as reading it into a name would be
         callee = an.eval(func, frame, d)
-        if not isinstance(callee, modules.ClassRefV) and (
-            _runs_a_body(an, callee) or isinstance(callee, modules.BoundMethodV)
+        if not isinstance(callee, callable_values.ClassRefV) and (
+            _runs_a_body(an, callee) or isinstance(callee, callable_values.BoundMethodV)
         ):
             return an.call_value(callee, node, args, kwargs, frame)
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
@@ -529,7 +547,7 @@ def call_attribute(
     if isinstance(recv, ObjectV):
         if recv.kind.startswith("<class>") and func.attr in an.class_methods(recv.kind[7:]):
             attrs = {k for k, _ in recv.attrs}
-            got = modules.property_get(an, recv.kind[7:], recv, attrs, func, frame)
+            got = specialized.property_get(an, recv.kind[7:], recv, attrs, func, frame)
             if got is not None:  # `self.fn(x)` where fn is a property: its value, called
                 return an.call_value(got, node, args, kwargs, frame)
             return an.call_method(recv, func.attr, node, args, kwargs, frame)
@@ -541,7 +559,7 @@ def call_attribute(
             # a property lives on the type, whatever built the instance: litgpt's
             # `config.norm_class(n)` on a dataclass config calls what its getter returns
             attrs = {k for k, _ in recv.attrs}
-            got = modules.property_get(an, config, recv, attrs, func, frame)
+            got = specialized.property_get(an, config, recv, attrs, func, frame)
             if got is not None:
                 return an.call_value(got, node, args, kwargs, frame)
             if an.specialize:
@@ -553,7 +571,7 @@ def call_attribute(
         done = autograd_function.ctx_method(recv, func.attr, args)
         if done is not None:
             return done
-        attr = modules.bind_own(recv.attr(func.attr), recv)
+        attr = callable_values.bind_own(recv.attr(func.attr), recv)
         if attr is UNKNOWN and all(k != func.attr for k, _ in recv.attrs):
             attr = _unbound_class_attribute(an, pytypes.class_key(recv), func.attr)
         if attr is not UNKNOWN:
@@ -561,7 +579,9 @@ def call_attribute(
         got = _parameters_listed(an, recv, func.attr, args, kwargs)
         if got is not None:
             return got
-        if func.attr in aliasing.KEEPS_STATE and not modules.passes_modules(an, args, kwargs):
+        if func.attr in aliasing.KEEPS_STATE and not attribute_stores.passes_modules(
+            an, args, kwargs
+        ):
             # a torch layer's `parameters()`, `to(device)`: it keeps the objects it holds
             with aliasing.keeping():
                 return an.op_value(f"{recv.kind}.{func.attr}", [recv, *args], kwargs, node, frame)
@@ -577,13 +597,13 @@ def call_attribute(
                 # as in Python, on the instance being built: what the method
                 # assigns stays (diffusers' `self.set_processor(processor)`)
                 fd = an.class_methods(recv.cls)[func.attr]
-                return modules.run_on_self(an, fd, recv, node, args, kwargs, frame)
+                return specialized.run_on_self(an, fd, recv, node, args, kwargs, frame)
             # a method __init__ calls sees what __init__ has assigned so far
             # (timm's `self._init_img_size(img_size)` reads self.patch_size)
             so_far = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
             if an.specialize and attributes.builds_state(an, recv.cls, func.attr, set(recv.attrs)):
                 # what it registers on the copy never reaches the module
-                recv.attrs[modules.UNFOLLOWED] = UNKNOWN
+                recv.attrs[module_kinds.UNFOLLOWED] = UNKNOWN
             return an.call_method(so_far, func.attr, node, args, kwargs, frame)
         if func.attr not in recv.attrs:
             snapshot = ObjectV(f"<class>{recv.cls}", tuple(recv.attrs.items()))
@@ -600,7 +620,7 @@ def call_attribute(
         # A method of a sub-module we cannot see (`self.encoder.encode(x)`),
         # or a product on a tensor we lost track of.
         return an.unknown_call(node, args, kwargs, frame, "not analysed", open_kwargs)
-    if recv is UNKNOWN and an.specialize and modules.passes_modules(an, args, kwargs):
+    if recv is UNKNOWN and an.specialize and attribute_stores.passes_modules(an, args, kwargs):
         # `helpers.freeze(self.emb)` of an object not known: it may change the modules
         # it is handed (freeze, tie, replace what they hold)
         aliasing.lost()
@@ -611,7 +631,13 @@ def _parameters_listed(an: Analyzer, recv, attr: str, args, kwargs) -> TupleV | 
     """`m.parameters()` of a module in a target run, nn.Module's own: the Parameter
     objects m holds, so that `for p in m.parameters(): p.requires_grad = False`
     freezes those very ones; None where they are not all known."""
-    if attr != "parameters" or args or kwargs or not an.specialize or not modules.is_module(recv):
+    if (
+        attr != "parameters"
+        or args
+        or kwargs
+        or not an.specialize
+        or not module_kinds.is_module(recv)
+    ):
         return None
     got = parameters.listed(an, recv)
     return None if got is None else TupleV(got, kind="list")
@@ -633,7 +659,7 @@ def _applied(an: Analyzer, node: ast.Call, recv, frame, test, fn: Value) -> bool
     where = frame.func.owner if frame.func is not None and frame.func.owner else an
     cls = pytypes.class_key(recv)
     cd = an.class_of(cls) if cls is not None else None
-    bound = isinstance(fn, (modules.BoundMethodV, own_methods.OwnMethodV))
+    bound = isinstance(fn, (callable_values.BoundMethodV, own_methods.OwnMethodV))
     method = fn.fd.node if bound and fn.fd is not None else None
     return test(where.tree, node.args[0], cd.node if cd else None, where, method)
 
@@ -645,14 +671,20 @@ def _unbound_class_attribute(an: Analyzer, cls: str | None, name: str) -> Value:
     would be a method, called with self)."""
     cd = an.class_of(cls) if cls is not None and an.specialize else None
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
-    if isinstance(found, (modules.ClassRefV, modules.LayerClassV, modules.PartialV)):
+    if isinstance(
+        found, (callable_values.ClassRefV, callable_values.LayerClassV, callable_values.PartialV)
+    ):
         return found
     return UNKNOWN
 
 
 def _torch_apply(an: Analyzer, recv, args, kwargs) -> bool:
     """`m.apply(fn)` is nn.Module.apply: m a module whose class does not define its own."""
-    if len(args) != 1 or kwargs or not (isinstance(recv, SelfRecorder) or modules.is_module(recv)):
+    if (
+        len(args) != 1
+        or kwargs
+        or not (isinstance(recv, SelfRecorder) or module_kinds.is_module(recv))
+    ):
         return False
     cls = pytypes.class_key(recv)
     return cls is None or "apply" not in an.class_methods(cls)
@@ -680,7 +712,7 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value
             # which Parameters it freezes is not followed: which require grad
             # is not known, nor what backward computes (it kept every one trainable:
             # trainable and backward figures above torch's)
-            modules.trainability_lost()
+            module_flags.trainability_lost()
             return recv
     why = f"apply() with a function that changes layers (line {node.lineno})"
     aliasing.lost()
@@ -689,7 +721,7 @@ def _module_apply(an: Analyzer, recv, node: ast.Call, frame, fn: Value) -> Value
     # a module built already (`swap_all(self)` in a forward): its layers may be
     # others now, wherever it is held (a copy of it too)
     if not isinstance(recv, SelfRecorder):
-        modules.held_nowhere(recv)
+        holders.held_nowhere(recv)
         in_place.forget_object(an, recv)
     return an.unknown_call(node, [], {}, frame, why)
 
@@ -734,7 +766,7 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     if an.trial:
         return UNKNOWN
     if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
-        held = modules.class_held(an, an.eval(func.value.value, frame), func.value.attr)
+        held = attribute_stores.class_held(an, an.eval(func.value.value, frame), func.value.attr)
         if held is not None:
             # `self.made.append(d)` with `made = []` in the class body: the one
             # list of the class changes, which every instance reads (and another
@@ -742,7 +774,7 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             if module_state.store_class_attr(an, held, func.value.attr, grown):
                 in_place.forget_held(an, recv)
                 return taken
-        elif modules.store_attribute(an, func.value, grown, frame):
+        elif attribute_stores.store_attribute(an, func.value, grown, frame):
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
@@ -759,11 +791,13 @@ def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame)
         an.outer_writes += 1
         if not an.trial:
             if one:
-                modules.entries_assigned(recv, args[0], args[1])
+                dict_values.entries_assigned(recv, args[0], args[1])
             else:
-                modules.entries_forgotten(recv)
+                dict_values.entries_forgotten(recv)
         return NoneV() if one else UNKNOWN
-    changed = modules.entries_assigned(recv, *args) if one else modules.entries_forgotten(recv)
+    changed = (
+        dict_values.entries_assigned(recv, *args) if one else dict_values.entries_forgotten(recv)
+    )
     if isinstance(func.value, ast.Name) and func.value.id in frame.env:
         for k, v in list(frame.env.items()):
             if v is recv:
@@ -790,7 +824,7 @@ def mutate_set(an: Analyzer, recv, func: ast.Attribute, frame) -> Value:
     an.outer_writes += 1
     if an.trial:
         return UNKNOWN
-    if isinstance(func.value, ast.Attribute) and modules.store_attribute(
+    if isinstance(func.value, ast.Attribute) and attribute_stores.store_attribute(
         an, func.value, UNKNOWN, frame
     ):
         in_place.forget_held(an, recv)

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.branches import alternative, free, total_of
+from shapelint.analysis.callable_values import ChoiceV, FunctionRefV
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.modules import ChoiceV, FunctionRefV, ModuleListV, is_module
+from shapelint.analysis.module_kinds import is_module
+from shapelint.analysis.modules import ModuleListV
 from shapelint.analysis.pytypes import class_name, is_class
 from shapelint.analysis.unknown_cost import op_text
 from shapelint.ops.values import Cost, ObjectV, Value
@@ -111,7 +113,7 @@ def call(
         groups.append(added)
         said.append(found)
     # A conflict a run of one alternative's body on these arguments meets (`via`,
-    # modules.value_at) may not happen: which alternative runs may go with which
+    # argument_runs.value_at) may not happen: which alternative runs may go with which
     # arguments come (timm's LeViT: ConvNorm on 4-d inputs, LinearNorm on 3-d ones).
     # One every alternative meets is the call's; an alternative's own layers are
     # judged as before.

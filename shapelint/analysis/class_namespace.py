@@ -29,7 +29,7 @@ import sys
 
 from shapelint.analysis import attributes, class_state
 from shapelint.analysis.defs import Analyzer, ClassDef
-from shapelint.analysis.modules import dict_value
+from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.nodes import nodes_of
 from shapelint.ops.values import UNKNOWN, ObjectV
 

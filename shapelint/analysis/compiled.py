@@ -14,9 +14,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from shapelint.analysis.callable_values import BoundMethodV, FunctionRefV
 from shapelint.analysis.decorators import CompiledV, FunctionV
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.modules import BoundMethodV, FunctionRefV
 from shapelint.analysis.repetition import add_costs
 from shapelint.ops.values import Value
 

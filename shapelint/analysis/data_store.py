@@ -12,12 +12,12 @@ dtype, t is replaced wherever it is held by t on u's storage. Anything else (u o
 another or unknown shape or dtype) leaves t and every module holding it unknown:
 a torch layer's stub reads some sizes off its constructor's arguments, not off
 its weight, so it cannot be kept at either shape. The stores made while modules
-are built are modules.data_replaced's.
+are built are holders.data_replaced's.
 """
 
 from __future__ import annotations
 
-from shapelint.analysis import modules
+from shapelint.analysis import holders
 from shapelint.ops import saved
 from shapelint.ops.values import TensorV, Value, replaced
 
@@ -39,6 +39,6 @@ def stored(old: TensorV, value: Value) -> None:
             layout=value.layout,
             known=value.known,
         )
-        modules.held_as(old, new)
+        holders.held_as(old, new)
         return
-    modules.held_nowhere(old)
+    holders.held_nowhere(old)

@@ -16,8 +16,12 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import absence
+from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import base_classes, derives_from_module
-from shapelint.analysis.modules import CONFIG_PREFIX, ITEMS, ClassRefV, SelfRecorder, is_dataclass
+from shapelint.analysis.callable_values import ClassRefV
+from shapelint.analysis.config_classes import is_dataclass
+from shapelint.analysis.dict_entries import ITEMS
+from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.plain import PLAIN
 from shapelint.ops.values import UNKNOWN, NoneV, ObjectV, StrV, TupleV, Value
 

@@ -14,13 +14,16 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    absence,
     attribute_hooks,
     attributes,
     autograd_function,
     branches,
+    callable_values,
     class_namespace,
     dataclass_runtime,
     decorators,
+    dict_values,
     enums,
     folding,
     framed,
@@ -31,7 +34,10 @@ from shapelint.analysis import (
     loops,
     modes,
     module_constants,
+    module_kinds,
     module_lists,
+    module_loops,
+    module_tree,
     modules,
     namedtuples,
     namespace,
@@ -46,7 +52,9 @@ from shapelint.analysis import (
     reparametrize,
     sequences,
     small_sets,
+    specialized,
     torch_absence,
+    torch_containers,
     torch_source,
     unbound,
     versions,
@@ -118,13 +126,13 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
+            found = module_kinds.torch_value(q) if an.specialize else module_kinds.torch_function(q)
             return found or reparametrize.function_value(q) or UNKNOWN
         return value
     if node.id in an.classes and node.id not in frame.locals:
-        return modules.ClassRefV(an.classes[node.id].key)
+        return callable_values.ClassRefV(an.classes[node.id].key)
     if an.specialize and node.id in an.functions and node.id not in frame.locals:
-        return modules.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
+        return callable_values.FunctionRefV(node.id, an)  # `fn = identity`, then `fn(x)`
     if node.id == "__name__" and an.specialize and an.project_module is not None:
         # a target's files are imported, each under its module's name
         return StrV(an.project_module)
@@ -175,7 +183,7 @@ def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
         key = an.eval(k, frame, d) if k is not None else None
         value = an.eval(v, frame, d)
         if key is None:
-            spread = modules.expand_kwargs(value)
+            spread = dict_values.expand_kwargs(value)
             if spread is None:
                 known = False
             else:
@@ -184,7 +192,7 @@ def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
             entries[key.value] = value
         else:
             known = False  # a key that is no known string: a dict the analysis does not hold
-    return modules.dict_value(entries) if known else UNKNOWN
+    return dict_values.dict_value(entries) if known else UNKNOWN
 
 
 def eval_slice(an: Analyzer, node: ast.Slice, frame: Frame, d: int) -> Value:
@@ -305,13 +313,13 @@ def _walrus_nodes(node: ast.expr) -> tuple[ast.NamedExpr, ...]:
 
 def _comprehension(an: Analyzer, node, frame: Frame, d: int) -> Value:
     if isinstance(node, ast.SetComp):  # `{m for _, m in table.items()}`: its items, for `in`
-        built = modules.comprehension(an, node, frame)  # type: ignore[arg-type]
+        built = module_loops.comprehension(an, node, frame)  # type: ignore[arg-type]
         if isinstance(built, TupleV):
             return small_sets.SetV(built.items)
         if built is not None:
             return UNKNOWN
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-        built = modules.comprehension(an, node, frame)
+        built = module_loops.comprehension(an, node, frame)
         if isinstance(built, modules.ModuleListV) and built.count is not None:
             if len(built.items) == 1 and not isinstance(built.items[0], ObjectV):
                 # n copies of one tensor, not of a layer: a list stack/cat can read.
@@ -329,7 +337,7 @@ def _torch_class_part(q: str) -> Value | None:
     """`nn.Parameter.__module__`, `nn.Linear.__name__`: what Python gives of a torch
     class named by its qualified name."""
     owner, _, attr = q.rpartition(".")
-    cls = modules.torch_value(owner) if owner else None
+    cls = module_kinds.torch_value(owner) if owner else None
     return pytypes.attribute(cls, attr) if cls is not None else None
 
 
@@ -355,11 +363,11 @@ def _project_value(sym) -> Value | None:
     """A name of the project (or of a package read as source) as a value: a class, a
     module-level function of another file (`gate_fn=sigmoid`, `apply_all(x, F.hflip)`)."""
     if isinstance(sym, ClassDef):
-        return modules.ClassRefV(sym.key)
+        return callable_values.ClassRefV(sym.key)
     if isinstance(sym, Value):
         return sym
     if isinstance(sym, FuncDef) and sym.cls is None and sym.owner is not None:
-        return modules.FunctionRefV(sym.qualname, sym.owner)
+        return callable_values.FunctionRefV(sym.qualname, sym.owner)
     return None
 
 
@@ -397,12 +405,12 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         # a torch layer read as source (`rnn_cls = nn.LSTM`): the class, as its plain
         # name imported (`from torch.nn import LSTM`) already is
         found = _project_value(an.project_symbol(node, q, frame))
-        if isinstance(found, modules.ClassRefV):
+        if isinstance(found, callable_values.ClassRefV):
             return found
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = modules.torch_value(q) if an.specialize else modules.torch_function(q)
+            found = module_kinds.torch_value(q) if an.specialize else module_kinds.torch_function(q)
             found = found or reparametrize.function_value(q)
             found = found or (_torch_class_part(q) if an.specialize else None)
             if found is not None:
@@ -441,15 +449,15 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             raising.pending("AttributeError")  # nn.Module.__getattr__ finds nothing
         return found if own is None else own
     if isinstance(base, ObjectV) and node.attr == "_modules" and an.specialize:
-        held = modules.registered_modules(base) if modules.is_module(base) else None
+        held = module_tree.registered_modules(base) if module_kinds.is_module(base) else None
         if held is not None:  # nn.Module's registry of its submodules, read
-            return modules.dict_value(dict(held), modules.REGISTERED_DICT_KIND)
+            return dict_values.dict_value(dict(held), module_kinds.REGISTERED_DICT_KIND)
     if isinstance(base, ObjectV) and node.attr in ("_buffers", "_parameters") and an.specialize:
-        held = modules.registered_tensors(base, node.attr)
+        held = module_tree.registered_tensors(base, node.attr)
         if held is not None:  # nn.Module's registry of its buffers or Parameters, read
-            return modules.dict_value(dict(held))
+            return dict_values.dict_value(dict(held))
     if isinstance(base, ObjectV):
-        if base.kind.startswith(("<class>", modules.CONFIG_PREFIX)) and all(
+        if base.kind.startswith(("<class>", absence.CONFIG_PREFIX)) and all(
             k != node.attr for k, _ in base.attrs
         ):
             return _class_attribute(an, base.kind.partition(">")[2], node.attr, base)
@@ -460,27 +468,33 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
                 an, base.kind[7:]
             ):
                 return modes.read(base.attr(node.attr))
-        return modules.bind_own(base.attr(node.attr), base)
+        return callable_values.bind_own(base.attr(node.attr), base)
     if isinstance(base, lambdas.ClosureV):
         return decorators.closure_attribute(base, node.attr)
     if isinstance(base, versions.VersionV):
         part = versions.attribute(base, node.attr)
         return part if part is not None else UNKNOWN
-    if isinstance(base, modules.ClassRefV) and node.attr == "apply" and an.specialize:
+    if isinstance(base, callable_values.ClassRefV) and node.attr == "apply" and an.specialize:
         cd = an.class_of(base.name)
         if cd is not None and autograd_function.is_function(an, cd):
             return autograd_function.ApplyV(cd.key)
-    if isinstance(base, modules.ClassRefV) and node.attr == "__dict__" and an.specialize:
+    if isinstance(base, callable_values.ClassRefV) and node.attr == "__dict__" and an.specialize:
         return class_namespace.of(an, base.name) or UNKNOWN  # its keys, in CPython's order
     if isinstance(
-        base, (modules.ClassRefV, modules.LayerClassV, modules.PartialV, modules.FunctionRefV)
+        base,
+        (
+            callable_values.ClassRefV,
+            callable_values.LayerClassV,
+            callable_values.PartialV,
+            callable_values.FunctionRefV,
+        ),
     ):
         found = pytypes.attribute(base, node.attr)
         if found is not None:
             return found
-        if isinstance(base, modules.ClassRefV):  # `Block.expansion`: off the class body
+        if isinstance(base, callable_values.ClassRefV):  # `Block.expansion`: off the class body
             return _class_attribute(an, base.name, node.attr)
-    if isinstance(base, modules.ChoiceV) and an.specialize:
+    if isinstance(base, callable_values.ChoiceV) and an.specialize:
         held = _held_by_each(an, base, node.attr)
         if held is not None:
             return held
@@ -511,7 +525,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return BoolV(backward.requires(base))
         qual = f"torch.Tensor.{node.attr}"
         if stub_ops.describes(qual) and not stub_ops.is_property(qual):
-            return modules.TensorMethodV(base, node.attr)  # runs when called
+            return callable_values.TensorMethodV(base, node.attr)  # runs when called
         return an.op_value(qual, [base], {}, node, frame)
     return UNKNOWN
 
@@ -529,11 +543,11 @@ def _sizes_are_nonnegative(t: TensorV) -> None:
 def _property(an: Analyzer, base, node: ast.Attribute, frame: Frame) -> Value | None:
     """A property's getter run on the instance that has the class defining it."""
     if isinstance(base, SelfRecorder):
-        return modules.property_get(an, base.cls, base, base.attrs, node, frame)
-    for prefix in ("<class>", modules.CONFIG_PREFIX):
+        return specialized.property_get(an, base.cls, base, base.attrs, node, frame)
+    for prefix in ("<class>", absence.CONFIG_PREFIX):
         if base.kind.startswith(prefix):
             attrs = {k for k, _ in base.attrs}
-            return modules.property_get(an, base.kind[len(prefix) :], base, attrs, node, frame)
+            return specialized.property_get(an, base.kind[len(prefix) :], base, attrs, node, frame)
     return None
 
 
@@ -548,7 +562,7 @@ def _held_by_each(an: Analyzer, choice, name: str) -> Value | None:
         found = [v for k, v in item.attrs if k == name]
         if not found:
             return None
-        held.append(modules.bind_own(found[0], item))
+        held.append(callable_values.bind_own(found[0], item))
     return an.join_all(held)
 
 
@@ -562,14 +576,14 @@ def _class_attribute(an: Analyzer, key: str, name: str, recv: Value = UNKNOWN) -
         return member  # `Mode.BIG`: the member, not the value its body assigned
     nested = attributes.nested_class(an, cd, name) if cd is not None else None
     if nested is not None:
-        return modules.ClassRefV(nested)
+        return callable_values.ClassRefV(nested)
     found = attributes.class_attribute(an, cd, name) if cd is not None else None
     if found is None and cd is not None:
-        found = modules.static_function(an, cd, name)
+        found = callable_values.static_function(an, cd, name)
     if found is None and cd is not None and recv is UNKNOWN:
-        found = modules.class_method(an, cd, name, modules.ClassRefV(key))
+        found = callable_values.class_method(an, cd, name, callable_values.ClassRefV(key))
     if found is None and cd is not None and recv is not UNKNOWN:
-        found = modules.bound_method(an, cd, recv, name)
+        found = callable_values.bound_method(an, cd, recv, name)
     return UNKNOWN if found is None else found
 
 
@@ -585,7 +599,7 @@ def _saves_index(an: Analyzer, node, frame: Frame, base: TensorV, index, value, 
     an.record(node, frame, "operator.getitem", None, [base], value, cost)
 
 
-_INSTANCES = ("<class>", modules.CONFIG_PREFIX)  # instances of project classes
+_INSTANCES = ("<class>", absence.CONFIG_PREFIX)  # instances of project classes
 
 
 def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
@@ -594,12 +608,12 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return UNKNOWN if got is None else got
     base = an.eval(node.value, frame, d)
     idx = an.eval(node.slice, frame, d)
-    if isinstance(base, modules.ClassRefV) and an.specialize:
+    if isinstance(base, callable_values.ClassRefV) and an.specialize:
         cd = an.class_of(base.name)
         member = enums.by_name(an, cd, idx) if cd is not None else None
         if member is not None:
             return member  # `Mode["BIG"]`: the enum's lookup by name
-    item = modules.subscript(base, idx, node)
+    item = torch_containers.subscript(base, idx, node)
     if item is not None:
         return item
     if isinstance(base, ObjectV) and base.kind.startswith(_INSTANCES) and an.specialize:
@@ -614,7 +628,7 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             if exc is not None:  # its `__getitem__` surely raised: so does `obj[k]`, here
                 raising.surely(an, call, frame, exc)
             return got
-        item = modules.mapping_item(base, idx)
+        item = dict_values.mapping_item(base, idx)
         if item is not None:
             return item
     if isinstance(base, sequences.FramedV):
@@ -626,7 +640,9 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
                 return base.items[i]
             return UNKNOWN
         if isinstance(idx, SliceV):
-            s = modules.python_slice(idx)  # the slice Python builds, step and negatives too
+            s = torch_containers.python_slice(
+                idx
+            )  # the slice Python builds, step and negatives too
             if s is not None:
                 return TupleV(base.items[s])
         return UNKNOWN
@@ -635,7 +651,7 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
             i = idx.value.value
             return StrV(base.value[i]) if -len(base.value) <= i < len(base.value) else UNKNOWN
-        s = modules.python_slice(idx) if isinstance(idx, SliceV) else None
+        s = torch_containers.python_slice(idx) if isinstance(idx, SliceV) else None
         return StrV(base.value[s]) if s is not None else StrV(None)
     if isinstance(base, ArrayV):
         return ndarrays.index(base, node.slice, idx)

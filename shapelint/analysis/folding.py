@@ -9,20 +9,14 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import enums, may_raise, pytypes, raising, small_sets, versions
+from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import find_method
+from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
 from shapelint.analysis.deferred import DEFERRED
+from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.modules import (
-    CONFIG_PREFIX,
-    DICT_KINDS,
-    ITEMS,
-    ClassRefV,
-    FunctionRefV,
-    LayerClassV,
-    ModuleListV,
-    PartialV,
-    SelfRecorder,
-)
+from shapelint.analysis.module_kinds import DICT_KINDS
+from shapelint.analysis.modules import ModuleListV, SelfRecorder
 from shapelint.ops import tensor_values
 from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis.modules import ClassRefV, dict_value
+from shapelint.analysis.callable_values import ClassRefV
+from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.nodes import children, nodes_of, walk
 from shapelint.ops.values import Value
 

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 
 from shapelint.analysis import class_state, grad_mode, may_raise, raising
-from shapelint.analysis.modules import ClassRefV, FunctionRefV
+from shapelint.analysis.callable_values import ClassRefV, FunctionRefV
 from shapelint.ops import tensor_values
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, StrV, TupleV, Value
 

@@ -559,7 +559,7 @@ def forget_handed(an, fd, args, kwargs, ran: bool = True) -> None:
     changes are not carried back: each object handed to it that it may change is
     unknown everywhere, with all it holds; where it did not run (a memoised
     construction, ran False) so is each global it may change (where it ran,
-    modules.run_init left those as `forget_globals` does)."""
+    construction.run_init left those as `forget_globals` does)."""
     changed = changed_names(an, fd)
     aliased = risks(fd)[1]
     params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)][1:]

@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import path_split
+from shapelint.analysis.callable_values import ChoiceV
 from shapelint.analysis.module_lists import ModuleListV
-from shapelint.analysis.modules import ChoiceV
 from shapelint.ops.values import ObjectV, TensorV
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ that the symbolic attributes leave open.
 Outside a target, a project module's instance takes the attributes its `__init__`
 gives for any arguments, with the call's sizes substituted in. A flag computed
 from them (`self.use_res_connect = self.stride == 1 and inp == oup`) is unknown in
-that summary, so a method run on the instance (`modules.value_at`) followed both
+that summary, so a method run on the instance (`argument_runs.value_at`) followed both
 sides of `if self.use_res_connect:` even where the call's arguments decide it
 (`Block(c1, c2, 2)`: stride 2, never the residual), and met the conflict of the
 side torch never runs. Python runs `__init__` on the arguments given: so does this,
@@ -19,7 +19,15 @@ run's value, in the call's own sizes, is the instance's."""
 
 from __future__ import annotations
 
-from shapelint.analysis import learning, may_raise, modules, raising, unnamed
+from shapelint.analysis import (
+    construction,
+    learning,
+    may_raise,
+    module_kinds,
+    modules,
+    raising,
+    unnamed,
+)
 from shapelint.analysis.attributes import find_method, settled
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.notation.symbolic import Expr
@@ -69,7 +77,7 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
         # a pass of its own, as value_at's: no fact, store, call path, exception or
         # finding of it is the caller's
         with OwnPass(), may_raise.apart(), raising.apart(), an.diverted(), an.naming.paused():
-            modules.run_init(an, init, recorder, list(args), dict(kwargs))
+            construction.run_init(an, init, recorder, list(args), dict(kwargs))
     finally:
         _RUNNING.discard(cd.key)
     # a flag another method sets is not what __init__ gave it (attributes.settled)
@@ -107,7 +115,7 @@ def _handed(args, kwargs) -> list[Value]:
     the summary made its parameter a size, which the call's module is not, so the
     attribute `__init__` stores it in (`self.fn = fn`) is unknown there; the run stores
     the very module, which its methods then call."""
-    return [v for v in (*args, *kwargs.values()) if modules.is_module(v)]
+    return [v for v in (*args, *kwargs.values()) if module_kinds.is_module(v)]
 
 
 def _left(init, args, kwargs) -> set[str]:

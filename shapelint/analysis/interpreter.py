@@ -18,20 +18,26 @@ from dataclasses import dataclass, field
 from shapelint.analysis import (
     absence,
     aliasing,
+    argument_runs,
     attribute_hooks,
+    attribute_stores,
     attributes,
     autograd_function,
     branches,
     builtins,
     call_path,
     call_resolution,
+    callable_values,
     choices,
     class_state,
     compiled,
+    config_classes,
+    construction,
     data_store,
     dataclass_runtime,
     decorators,
     deferred,
+    dict_values,
     dynamic,
     enums,
     expressions,
@@ -39,6 +45,7 @@ from shapelint.analysis import (
     folding,
     forward_ad,
     grad_mode,
+    holders,
     import_time,
     in_place,
     init_paths,
@@ -51,6 +58,8 @@ from shapelint.analysis import (
     lambdas,
     learning,
     may_raise,
+    module_flags,
+    module_kinds,
     module_state,
     modules,
     ndarrays,
@@ -67,11 +76,13 @@ from shapelint.analysis import (
     scalars,
     sequences,
     size_ties,
+    specialized,
     statement_exec,
     statements,
     stdlib_logging,
     stdlib_re,
     torch_absence,
+    torch_containers,
     unify,
     unnamed,
 )
@@ -261,9 +272,9 @@ class _Frame:
         # the loop's later turns may not run (loops.py).
         self.exit_unsure = False
         self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
-        # `global n` in a function a specialized run runs (modules.run_body)
+        # `global n` in a function a specialized run runs (specialized.run_body)
         self.global_names: set[str] = set()
-        # a function a target run runs with its values (modules.run_body, run_init):
+        # a function a target run runs with its values (specialized.run_body, run_init):
         # what it changes in a module-level object, the module keeps (module_state.py)
         self.runs = False
         # A closure's run: the frame that made it and the names it rebinds there.
@@ -343,7 +354,7 @@ class ModuleAnalyzer:
         self.costs = self.options.costs or specialize
         self.specialized: dict = {}
         # The records of the last construction's __init__ chain, where it built a
-        # plain class (modules.construct sets it, modules.built reads it).
+        # plain class (construction.construct sets it, construction.built reads it).
         self.built_made: list | None = None
         self.in_flight: set = set()
         self.call_args: list[list] = []  # per call being evaluated, when specializing
@@ -673,7 +684,7 @@ class ModuleAnalyzer:
             quiet, self._quiet = self._quiet, True
             self._in_progress.add(fd.qualname)
             # what the runs on arguments say on the path is no later run's to skip
-            said = modules.said_before(self)
+            said = argument_runs.said_before(self)
             try:
                 with OwnPass(), may_raise.apart(), self.diverted():
                     attrs = self._init_attrs(cd, at_sizes=True, assumed=assumed)
@@ -683,7 +694,7 @@ class ModuleAnalyzer:
                 with OwnPass(), may_raise.apart(), self.diverted() as found:
                     self._run_function(fd, {}, attrs_on_path=attrs)
             finally:
-                modules.say_again(self, said)
+                argument_runs.say_again(self, said)
                 self._in_progress.discard(fd.qualname)
                 self._quiet = quiet
             for d in found:
@@ -1048,7 +1059,7 @@ class ModuleAnalyzer:
                     value = cls
                     self._layer_defaults_named.append(f"{a.arg} = {ast.unparse(default)}")
             if value is UNKNOWN and dv is None and a.annotation is None:
-                value = modules.init_param(fd, a.arg)
+                value = specialized.init_param(fd, a.arg)
                 if isinstance(value, IntV) and value.value is not None:
                     # `check --dim dim=64`: the constructor's size at that value too
                     value = IntV(value.value.substitute(sizes))
@@ -1057,9 +1068,9 @@ class ModuleAnalyzer:
                 and isinstance(dv, NoneV)
                 and (a.annotation is None or self.annotations.is_optional_int(a.annotation))
             ):
-                size = modules.init_param(fd, a.arg)
+                size = specialized.init_param(fd, a.arg)
                 if isinstance(size, IntV) and size.value is not None:
-                    # `hidden_features=None`: the size a caller may give (modules.init_param)
+                    # `hidden_features=None`: the size a caller may give (specialized.init_param)
                     size = IntV(size.value.substitute(sizes))
                     value = OptionalV(size)
             size = value.value if isinstance(value, OptionalV) else value
@@ -1286,7 +1297,9 @@ class ModuleAnalyzer:
                 if known is not None:
                     learning.learn(self, shape_of, known, frame, value_node)
                     value = expressions.shape_tuple(known)
-            items = value.items if isinstance(value, TupleV) else modules.listed_items(value)
+            items = (
+                value.items if isinstance(value, TupleV) else torch_containers.listed_items(value)
+            )
             if items is None and isinstance(value, IntV):
                 named = item_sizes.unpacked(self, frame, value, len(elts), star)
                 if named is not None:  # `init_dim, *_, last_dim = channels`
@@ -1345,7 +1358,7 @@ class ModuleAnalyzer:
             if self.trial:
                 return
             if target.attr == "__class__":
-                modules.retyped(self, target, frame)
+                attribute_stores.retyped(self, target, frame)
                 return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")
@@ -1356,18 +1369,18 @@ class ModuleAnalyzer:
                 if self.specialize and not in_construction and isinstance(held, TensorV):
                     data_store.stored(held, value)  # a target run's: t moves to u's storage
                     return
-                if modules.same_data(held, value):
+                if attribute_stores.same_data(held, value):
                     return  # `p.data = t` while built: the same Parameter, other values
             if target.attr == "requires_grad" and in_construction:
                 # `p.requires_grad = False` while the module is built, in its
                 # constructor or a function it calls
-                modules.assign_requires_grad(
+                module_flags.assign_requires_grad(
                     self, owner if building else None, target, value, frame
                 )
             elif (
                 target.attr == "requires_grad"
                 and getattr(frame, "runs", False)
-                and modules.retrains(self.eval(target.value, frame), value)
+                and module_flags.retrains(self.eval(target.value, frame), value)
             ):
                 # ... after it was built (in its forward): not placed
                 aliasing.retrained()
@@ -1375,7 +1388,7 @@ class ModuleAnalyzer:
                 if self.specialize and attribute_hooks.store(self, base, target.attr, value):
                     pass  # the class's own __setattr__ stored it
                 elif not (
-                    self.specialize and modules.property_set(self, base, target, value, frame)
+                    self.specialize and construction.property_set(self, base, target, value, frame)
                 ):
                     none_plain = isinstance(value, NoneV) and plain.none_stays_plain(
                         base.attrs, target.attr
@@ -1391,7 +1404,7 @@ class ModuleAnalyzer:
                             self,
                             value_node,
                             frame,
-                            modules.may_replace,
+                            attribute_stores.may_replace,
                             plain_instances.made_plain,
                         ),
                     )
@@ -1425,22 +1438,22 @@ class ModuleAnalyzer:
                 if isinstance(path.value, ast.Name):
                     owner.attrs[path.attr] = UNKNOWN  # type: ignore[union-attr]
                 else:
-                    modules.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
+                    holders.store_path(owner, path, UNKNOWN)  # type: ignore[arg-type]
             elif building and isinstance(target.value, ast.Attribute) and _from_self(target):
-                into = modules.held_at(owner, target)  # type: ignore[arg-type]
+                into = holders.held_at(owner, target)  # type: ignore[arg-type]
                 if torch_absence.plain_tensor_store(self, into, target.attr):
                     pass  # `self.A.no_decay = True`: kept in the tensor's __dict__
-                elif not modules.store_shared(self, owner, target, value):  # type: ignore[arg-type]
+                elif not holders.store_shared(self, owner, target, value):  # type: ignore[arg-type]
                     held = self.eval(target.value, frame)
                     absence.unapplied_write(
                         held, target.attr, absence.through_parameter(self.specialize, target, frame)
                     )
-                    if modules.may_replace(value):
+                    if attribute_stores.may_replace(value):
                         # `self.w.data = t` of another shape: requires_grad stays
                         data = target.attr == "data" and isinstance(held, TensorV)
                         aliasing.lost(freezes=not data)
                     if target.attr == "data":
-                        modules.data_replaced(owner, target, value)  # type: ignore[arg-type]
+                        holders.data_replaced(owner, target, value)  # type: ignore[arg-type]
             elif (
                 isinstance(target.value, ast.Name)
                 and base is None
@@ -1455,7 +1468,7 @@ class ModuleAnalyzer:
                 obj = base if isinstance(target.value, ast.Name) else self.eval(target.value, frame)
                 obj = UNKNOWN if obj is None else obj
                 if not (obj is UNKNOWN and plain_instances.holds_plain(self, target.value, frame)):
-                    modules.store_attr(self, obj, target.attr, value, frame)
+                    attribute_stores.store_attr(self, obj, target.attr, value, frame)
                     absence.unapplied_write(
                         obj, target.attr, absence.through_parameter(self.specialize, target, frame)
                     )
@@ -1476,7 +1489,7 @@ class ModuleAnalyzer:
                 self.specialize
                 and getattr(frame, "runs", False)
                 and isinstance(target.value, ast.Attribute)
-                and modules.stored_into_built(
+                and holders.stored_into_built(
                     self, self.eval(target.value, frame), target.attr, value
                 )
             ):
@@ -1496,7 +1509,7 @@ class ModuleAnalyzer:
             # `groups[i][key] = v`: the inner list or dict changed, so the outer
             # one holds the changed one at i (a store dropped would leave it empty)
             inner = self.eval(target.value, frame)
-            new = modules.item_assigned(inner, self.eval(target.slice, frame), value)
+            new = dict_values.item_assigned(inner, self.eval(target.slice, frame), value)
             if new is not None:
                 self._assign(target.value, new, frame, None)
             else:
@@ -1539,7 +1552,7 @@ class ModuleAnalyzer:
                     key = self.eval(target.slice, frame)
                     self._call_method(container, "__setitem__", call, [key, value], {}, frame)
                     return
-                if modules.holds_entries(container):
+                if dict_values.holds_entries(container):
                     # dict's own store into a dict subclass's entries (the key
                     # evaluated once: it may run ops)
                     key = self.eval(target.slice, frame)
@@ -1547,9 +1560,9 @@ class ModuleAnalyzer:
                         # the instance being built changes: a store that outlives the frame
                         self.outer_writes += 1
                         if not self.trial:
-                            modules.entries_assigned(container, key, value)
+                            dict_values.entries_assigned(container, key, value)
                         return
-                    changed = modules.entries_assigned(container, key, value)
+                    changed = dict_values.entries_assigned(container, key, value)
                     modules.store(self, holder, changed, frame)
                     return
             if isinstance(holder, ast.Attribute):
@@ -1564,7 +1577,7 @@ class ModuleAnalyzer:
             if container is None:
                 container = self.eval(holder, frame)
             key = self.eval(target.slice, frame)
-            new = modules.item_assigned(container, key, value)
+            new = dict_values.item_assigned(container, key, value)
             tensor_values.wrote(container)
             if isinstance(container, TensorV) and self.specialize:
                 put = inplace.index_put_cost(target.slice, key, container, value)
@@ -1626,7 +1639,7 @@ class ModuleAnalyzer:
         if isinstance(sym, FuncDef):
             return self._invoke(sym, None, node, args, kwargs, frame)
         if isinstance(sym, ClassDef):
-            return modules.built(self, sym, node, args, kwargs, frame)
+            return construction.built(self, sym, node, args, kwargs, frame)
         return (
             self._call_value(sym, node, args, kwargs, frame) if isinstance(sym, Value) else UNKNOWN
         )
@@ -1734,8 +1747,8 @@ class ModuleAnalyzer:
         member = enums.by_value(self, cd, args, kwargs)
         if member is not None:
             return member  # `Mode(2)`: an enum's lookup by value, no instance made
-        if self.specialize or modules.is_dataclass(cd):
-            return modules.construct(self, cd, args, kwargs)
+        if self.specialize or config_classes.is_dataclass(cd):
+            return construction.construct(self, cd, args, kwargs)
         bound = _bind_call(cd.init_params, args, kwargs)
         # a keyword-only parameter (`*, time_emb_dim = None`) is given by keyword: the
         # instance's sizes are the caller's there too, never the callee's own name
@@ -1777,9 +1790,9 @@ class ModuleAnalyzer:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
-        if not self.specialize and fd.cls is None and modules.plain_data(args, kwargs):
+        if not self.specialize and fd.cls is None and specialized.plain_data(args, kwargs):
             # a helper of sizes (`pair(image_size)`): what it makes of these values
-            got = modules.value_at(self, fd, None, node, args, kwargs, frame.name)
+            got = argument_runs.value_at(self, fd, None, node, args, kwargs, frame.name)
             if got is not None:
                 self._record(node, frame, f"call {fd.qualname}", None, args, got, Cost())
                 return got
@@ -1791,7 +1804,11 @@ class ModuleAnalyzer:
         params = [p for p, _ in summ.params]
         binding: dict[str, Expr] = {}
         # Constructor arguments the instance carries bind __init__'s parameter names.
-        if recv is not None and fd.cls is not None and not isinstance(recv, modules.ClassRefV):
+        if (
+            recv is not None
+            and fd.cls is not None
+            and not isinstance(recv, callable_values.ClassRefV)
+        ):
             # (a classmethod called through its class has no instance's arguments)
             binding.update(self._init_binding(recv, fd.cls))
         bound = _bind_call(params, args, kwargs)
@@ -1823,7 +1840,7 @@ class ModuleAnalyzer:
                 if pn is not None and arg.value is not None:
                     binding.setdefault(pn, arg.value)
         if self.specialize:
-            return modules.specialized_invoke(self, fd, recv, node, args, kwargs, frame)
+            return specialized.specialized_invoke(self, fd, recv, node, args, kwargs, frame)
         self._learn_from_callee(summ, params, bound, binding, node, frame)
         for pname, dflt in summ.defaults.items():
             if pname not in bound:
@@ -1851,18 +1868,21 @@ class ModuleAnalyzer:
         ):
             # The summary holds for an instance built at --dim's sizes only: this
             # one's run says what it returns, or nothing does.
-            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            got = argument_runs.value_at(self, fd, recv, node, args, kwargs, frame.name)
             value = got if got is not None else UNKNOWN
         elif (
             not self.specialize
             and summ.return_annotation is None
             and (
                 (
-                    (value is UNKNOWN or modules.lost_shape(value))
-                    and modules.plain_data(args, kwargs, tensors=True, unknown=True)
+                    (value is UNKNOWN or specialized.lost_shape(value))
+                    and specialized.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
-                or modules.none_decides(fd, args, kwargs)
-                or (contradicted and modules.plain_data(args, kwargs, tensors=True, unknown=True))
+                or specialized.none_decides(fd, args, kwargs)
+                or (
+                    contradicted
+                    and specialized.plain_data(args, kwargs, tensors=True, unknown=True)
+                )
             )
         ):
             # The summary, made for any argument, lost the shape that these give
@@ -1871,13 +1891,13 @@ class ModuleAnalyzer:
             # `attention(q, k_x)` with an optional k_x keeps q's shape), or joined the paths of
             # a parameter this call leaves at None (`default(context, x)`): their
             # run says it.
-            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            got = argument_runs.value_at(self, fd, recv, node, args, kwargs, frame.name)
             if got is not None:
                 value = got
         elif (
             not self.specialize
             and not refused
-            and modules.plain_data(args, kwargs, tensors=True)
+            and specialized.plain_data(args, kwargs, tensors=True)
             and self._annotated(fd, summ)
         ):
             # The summary ran the body on the annotations' sizes and the constructor's
@@ -1885,7 +1905,7 @@ class ModuleAnalyzer:
             # with (`DepthWiseConv2d(dim, dim * 2)`) may say more: the body on them
             # reports the conflicts they make, and sizes its value where the annotated
             # one has names of its own (`-> Float[Tensor, "b d h w"]`: d is any size).
-            got = modules.value_at(self, fd, recv, node, args, kwargs, frame.name)
+            got = argument_runs.value_at(self, fd, recv, node, args, kwargs, frame.name)
             _returned_as_annotated(value, got, unnamed.value_names((recv, args, kwargs)))
             value = _filled(value, got)
         if not self.costs:
@@ -1940,7 +1960,7 @@ class ModuleAnalyzer:
                 return built
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is None and self.specialize and qual.endswith(".__init__"):
-            built = modules.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
+            built = torch_containers.base_init(self, qual, node, args, kwargs, open_kwargs, frame)
         if built is not None:
             return built
         if qual == builtins.COMBINATIONS and not open_kwargs:
@@ -2030,14 +2050,14 @@ class ModuleAnalyzer:
             res, lambda: dispatch.call(qual, node, args, kwargs, open_kwargs, self.costs)[1]
         )
         if res is None:
-            if modules.keeps_state_unbound(qual, args[1:], kwargs, self):
+            if attribute_stores.keeps_state_unbound(qual, args[1:], kwargs, self):
                 # `nn.Linear.reset_parameters(self)`: nn.Module's own method, which
                 # keeps the objects the module holds
                 with aliasing.keeping():
                     return self._unknown_call(node, args, kwargs, frame, "not modelled")
             if uc.may_cost(qual) or not uc.library(qual):
                 return self._unknown_call(node, args, kwargs, frame, "not modelled")
-            if any(modules.computing_function(v) for v in (*args, *kwargs.values())):
+            if any(callable_values.computing_function(v) for v in (*args, *kwargs.values())):
                 # `functools.reduce(operator.matmul, xs)`: a library function may
                 # call what it is handed, which then runs where the analysis is not
                 return self._unknown_call(
@@ -2207,7 +2227,7 @@ class ModuleAnalyzer:
             if not (isinstance(node, ast.Name) or typed or of_instance):
                 return None
             base = self.eval(node, frame)
-        return base.name if isinstance(base, modules.ClassRefV) else None
+        return base.name if isinstance(base, callable_values.ClassRefV) else None
 
     def _unknown_call(
         self, node: ast.Call, args, kwargs, frame: _Frame, why: str, open_args: bool = False
@@ -2217,7 +2237,7 @@ class ModuleAnalyzer:
         not known one by one), so no total leaves it out. Given a module while
         modules are built, it may change what they hold."""
         tensor_values.forget_all()  # it may write into any tensor it reaches
-        if self.specialize and modules.passes_modules(self, args, kwargs):
+        if self.specialize and attribute_stores.passes_modules(self, args, kwargs):
             aliasing.lost()
         if open_args or uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
@@ -2492,7 +2512,7 @@ def _join(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and a.kind != b.kind:
         a, b = TupleV(a.items), TupleV(b.items)  # a tuple on one path, a list on the other
     if a == b:
-        if a is not b and aliasing.recorders() and modules.is_module(a):
+        if a is not b and aliasing.recorders() and module_kinds.is_module(a):
             # two modules alike, two objects: which one a module being built holds
             # decides what torch counts (`self.b = self.a if c else nn.Linear(d, d)`)
             return choices.join(a, b) or UNKNOWN
@@ -2545,7 +2565,7 @@ def _or_none(a: Value, b: Value) -> OptionalV | None:
     if exists(time_emb_dim) else None`, `scale_shift = x.chunk(2)` under an `if`): what
     calling or unpacking it gives is the module's or the tuple's, since None raises there."""
     inner = a.value if isinstance(a, OptionalV) else a
-    if isinstance(b, NoneV) and (modules.is_module(inner) or isinstance(inner, TupleV)):
+    if isinstance(b, NoneV) and (module_kinds.is_module(inner) or isinstance(inner, TupleV)):
         return OptionalV(inner)
     return None
 

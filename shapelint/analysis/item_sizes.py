@@ -4,7 +4,7 @@ that `nn.Linear(channels[-1] * 2, ...)` after a conv to `last_dim` channels is a
 conflict no sizes satisfy, as `2·dim` against `dim` is.
 
 A parameter with neither default nor annotation is a size symbol in `check`
-(modules.init_param); subscripted or unpacked it holds a sequence, whose items are
+(specialized.init_param); subscripted or unpacked it holds a sequence, whose items are
 named by where they sit, `p[i]` or `p[-k]`. Two names may be one item
 (`channels[-1]` is `channels[9]` for ten channels): each is a constructor size of its
 own, independent of the others (declare_independent), so a conflict between two of

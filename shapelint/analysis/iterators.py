@@ -16,7 +16,9 @@ import ast
 from dataclasses import dataclass
 
 from shapelint.analysis import framed
-from shapelint.analysis.modules import MAX_UNROLL, ModuleListV, is_module
+from shapelint.analysis.module_kinds import is_module
+from shapelint.analysis.module_loops import MAX_UNROLL
+from shapelint.analysis.modules import ModuleListV
 from shapelint.analysis.sequences import FramedV, SeqV
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import IntV, NoneV, TupleV, Value, python_constant

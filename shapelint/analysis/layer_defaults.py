@@ -19,9 +19,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import modules
+from shapelint.analysis import module_kinds
+from shapelint.analysis.callable_values import ClassRefV, LayerClassV
 from shapelint.analysis.defs import named_params
-from shapelint.analysis.modules import ClassRefV, LayerClassV
 from shapelint.ops.values import Value
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def default_class(an, default: ast.expr, dv: Value | None, frame) -> Value | Non
     if isinstance(dv, ClassRefV):
         return dv
     q = an.qualname_of(default, frame)
-    found = modules.layer_class(q) if q is not None else None
+    found = module_kinds.layer_class(q) if q is not None else None
     if isinstance(found, LayerClassV) and found.qual.rsplit(".", 1)[-1][:1].isupper():
         return found
     return None

@@ -30,7 +30,7 @@ positive, so that whatever the analysis does not model counts as may-raise:
   class body) may raise.
 
 A memoised call, construction or `__getattribute__` read hands back whether its
-first run may have raised (modules.specialized_invoke and construct,
+first run may have raised (specialized.specialized_invoke and construct,
 attribute_hooks.read). Plain (non-specialized) runs count nothing: a
 summary's handlers stay alternatives.
 """

@@ -3,7 +3,7 @@ tree, the module itself first (under the name ''), then each registered submodul
 own walk under its dotted name, every object once by identity across the whole
 walk (torch's shared `memo`), None submodules left out.
 
-Each level is `modules.children`'s: not known where a module may hold a submodule
+Each level is `module_tree.children`'s: not known where a module may hold a submodule
 the analysis cannot name, or where a class along the walk defines `named_modules`
 itself (torch's walk calls each submodule's own)."""
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import modules
+from shapelint.analysis import module_tree
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
 from shapelint.ops.values import NoneV, StrV, TupleV, Value
 
@@ -62,7 +62,7 @@ def _level(an: Analyzer, module: Value) -> list[tuple[str, Value]] | None:
     if isinstance(module, ModuleListV):  # nn.ModuleList / nn.Sequential
         items = as_items(module)
         return None if items is None else list(zip(item_names(module), items, strict=True))
-    level = modules.children(an, module, "named_children", (), {}, overridden="named_modules")
+    level = module_tree.children(an, module, "named_children", (), {}, overridden="named_modules")
     if not isinstance(level, TupleV):
         return None
     return [(pair.items[0].value, pair.items[1]) for pair in level.items]  # type: ignore[attr-defined]

@@ -105,7 +105,7 @@ class NamingChecker:
 
     @contextmanager
     def paused(self):
-        """A body run on one call's arguments (modules.value_at): what its code
+        """A body run on one call's arguments (argument_runs.value_at): what its code
         names is judged on the function's own pass, not on one call's shapes."""
         self._paused += 1
         try:

@@ -1,5 +1,5 @@
 """A pass of its own: a function's summary, a body run on one call's arguments
-(`modules.value_at`), a constructor run for the flags it settles (`init_run`).
+(`argument_runs.value_at`), a constructor run for the flags it settles (`init_run`).
 None of the facts, stores, call path or target-ness of the run that reached it is
 its, nor is anything it learns the run's.
 

@@ -23,15 +23,14 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import plain
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module
-from shapelint.analysis.modules import (
+from shapelint.analysis.callable_values import ChoiceV
+from shapelint.analysis.module_kinds import (
     LAYERS,
     REGISTERED_DICT_KIND,
     REQUIRES_GRAD_UNKNOWN,
     UNFOLLOWED,
-    ChoiceV,
-    ModuleListV,
-    item_names,
 )
+from shapelint.analysis.modules import ModuleListV, item_names
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.saved import UNSURE, storage_of

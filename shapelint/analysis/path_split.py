@@ -21,7 +21,7 @@ import ast
 import copy
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import in_place, instance_state, modules
+from shapelint.analysis import argument_runs, in_place, instance_state
 from shapelint.analysis.nodes import nodes_of, walk
 from shapelint.notation.symbolic import fact_scope
 from shapelint.ops.values import TensorV
@@ -267,13 +267,13 @@ def follow(an: Analyzer, frame, body: list[ast.stmt], i: int) -> list:
     for truth in (True, False):
         inner = _shadow(frame, stmt.test, truth)
         state = instance_state.fork(an)
-        said = modules.said_before(an)
+        said = argument_runs.said_before(an)
         try:
             with fact_scope(inherit=True), an.diverted() as found, an.naming.paused():
                 an.exec_block(body[i:], inner)
         finally:
             instance_state.restore(state)
-            modules.say_again(an, said)
+            argument_runs.say_again(an, said)
         if inner.infeasible:
             continue
         holds = "true" if truth != negated else "false"

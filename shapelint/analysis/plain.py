@@ -178,7 +178,7 @@ def surely_plain(
     made_plain: Callable[[Analyzer, ast.Call, object], bool] | None = None,
 ) -> bool:
     """Whether the value of node, as evaluated in frame, can be no module and no
-    Parameter; may_be_state judges a value the analysis knows (modules.may_replace),
+    Parameter; may_be_state judges a value the analysis knows (attribute_stores.may_replace),
     made_plain a call this module cannot judge (plain_instances.made_plain)."""
     if node is None:
         return False

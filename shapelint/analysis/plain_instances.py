@@ -22,7 +22,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis.attributes import defining_class, find_method, find_property, mro
-from shapelint.analysis.modules import ClassRefV, SelfRecorder, is_dataclass
+from shapelint.analysis.callable_values import ClassRefV
+from shapelint.analysis.config_classes import is_dataclass
+from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import nodes_of, sole_assignments, stored_names
 from shapelint.analysis.plain import plain_class
 from shapelint.ops.values import ObjectV

@@ -16,18 +16,12 @@ import re
 from dataclasses import dataclass
 
 from shapelint.analysis.attributes import plain_type
+from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
 from shapelint.analysis.decorators import FunctionV
+from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.modules import (
-    TENSOR_CLASSES,
-    ClassRefV,
-    FunctionRefV,
-    LayerClassV,
-    ModuleListV,
-    PartialV,
-    SelfRecorder,
-    dict_value,
-)
+from shapelint.analysis.module_kinds import TENSOR_CLASSES
+from shapelint.analysis.modules import ModuleListV, SelfRecorder
 from shapelint.ops import dtypes
 from shapelint.ops.backward import BROKEN
 from shapelint.ops.values import (

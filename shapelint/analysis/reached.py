@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from shapelint.analysis.modules import DICT_KINDS, ITEMS
+from shapelint.analysis.dict_entries import ITEMS
+from shapelint.analysis.module_kinds import DICT_KINDS
 from shapelint.analysis.repetition import positive_count
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, walk

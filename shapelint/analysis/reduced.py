@@ -3,7 +3,7 @@ binary functions (`operator.add`, `__add__`, `mul`, ...): the items known one by
 folded from the left, each step the expression `a op b` (speechbrain's padding,
 `reduce(__add__, [(k // 2, k // 2 - 1) for k in sizes])`, is the tuples joined).
 Any other function reduce is handed is called where the analysis is not
-(`modules.computing_function`), and so are tensor items: each step would be costed at
+(`callable_values.computing_function`), and so are tensor items: each step would be costed at
 the one call's position, where records merge (`reduce(operator.matmul, [x, w, w])`
 would count one product of two)."""
 

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from shapelint.analysis.modules import LayerClassV, SelfRecorder, replace_identical
+from shapelint.analysis.callable_values import LayerClassV
+from shapelint.analysis.holders import replace_identical
+from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import LEAF, Origin, after_op, made_by
 from shapelint.ops.saved import nbytes

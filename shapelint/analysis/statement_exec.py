@@ -15,6 +15,7 @@ from shapelint.analysis import (
     absence,
     aliasing,
     branches,
+    callable_values,
     closure_calls,
     decorators,
     defaults,
@@ -30,11 +31,13 @@ from shapelint.analysis import (
     loops,
     matching,
     may_raise,
+    module_loops,
     modules,
     narrowing,
     operator_methods,
     path_split,
     raising,
+    unfollowed,
     unify,
 )
 from shapelint.analysis import annotations as ann
@@ -341,11 +344,11 @@ def _join_facts(body: frozenset, negation: list[Expr] | None) -> None:
 
 def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_level: bool) -> None:
     facts = nonnegative_facts()  # a turn may not run: what it asserts holds inside only
-    if isinstance(stmt, ast.For) and modules.exec_for(an, stmt, frame):
+    if isinstance(stmt, ast.For) and module_loops.exec_for(an, stmt, frame):
         frame.jump = None
     else:
         # a return in a loop body may not run, unless a turn surely ran it
-        with modules.grown_in_turns(frame):
+        with module_loops.grown_in_turns(frame):
             frame.done = loops.exec_for(an, stmt, frame)
         frame.jump = None
     restore_nonnegative(facts)
@@ -353,7 +356,7 @@ def exec_for(an: Analyzer, stmt: ast.For | ast.AsyncFor, frame: Frame, module_le
 
 def exec_while(an: Analyzer, stmt: ast.While, frame: Frame, module_level: bool) -> None:
     facts = nonnegative_facts()
-    with modules.grown_in_turns(frame):
+    with module_loops.grown_in_turns(frame):
         frame.done = loops.exec_while(an, stmt, frame)
     frame.jump = None
     restore_nonnegative(facts)
@@ -456,7 +459,7 @@ def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level:
     if key is not None and an.specialize:
         # one arm's class under a module-level if/try: the name is bound where the
         # statement runs, so an undecided `if` joins it with the other arm's value
-        frame.env[stmt.name] = modules.ClassRefV(key)
+        frame.env[stmt.name] = callable_values.ClassRefV(key)
         module_level = True  # its body runs at module level, as the top level's do
     if not module_level:
         for sub in stmt.body:
@@ -620,7 +623,7 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
             # `del self.layers[0]`: the list without that item; a container the
             # analysis cannot shrink is no longer known
             container = an.eval(t.value, frame)
-            smaller = modules.without_item(container, an.eval(t.slice, frame))
+            smaller = unfollowed.without_item(container, an.eval(t.slice, frame))
             if isinstance(t.value, ast.Name):
                 modules.store(an, t.value, smaller or UNKNOWN, frame)  # a global's too
             elif isinstance(t.value, ast.Attribute):

@@ -24,14 +24,20 @@ from shapelint.analysis import (
     attributes,
     branches,
     call_path,
+    callable_values,
+    config_classes,
     dynamic,
     forward_ad,
     grad_mode,
     modes,
-    modules,
+    module_flags,
+    module_kinds,
     project,
     raising,
     reached,
+    specialized,
+    torch_containers,
+    unfollowed,
     unnamed,
 )
 from shapelint.analysis.defs import named_params
@@ -223,7 +229,7 @@ def _evaluate(
                     f"defined in or imported by {path}"
                 )
             # A call Python would refuse is never silently another model.
-            why = modules.rejected_call(
+            why = config_classes.rejected_call(
                 cd.owner or an, cd, len(call.args), [k.arg for k in call.keywords if k.arg]
             )
             if why is not None:
@@ -242,9 +248,9 @@ def _evaluate(
             fd = attributes.find_method(an, cd, "forward") or attributes.find_method(
                 an, cd, "__call__"
             )
-        base = modules.torch_base(an, cd) if fd is None and not meth else None
+        base = module_kinds.torch_base(an, cd) if fd is None and not meth else None
         if fd is None and base is None:
-            inherited = modules.torch_ancestor(an, cd) if not meth else None
+            inherited = module_kinds.torch_ancestor(an, cd) if not meth else None
             if inherited is not None:  # Python finds it; only its cost is not known
                 why = f"forward inherited from {inherited}, which the stubs do not describe"
                 return stopped(an, target, why)
@@ -252,7 +258,7 @@ def _evaluate(
         _check_names(an, attributes.find_method(an, cd, "__init__"), init, "--init", cls_name)
         recv = an.construct(cd, [], kwargs)
         if not training:  # `.eval()` on the module as built, before its forward
-            recv = modules.in_mode(recv, False)
+            recv = module_flags.in_mode(recv, False)
         defaults = _init_defaults(an, cd, init)
         built = raising.take()
     elif not meth and qualname in an.functions:
@@ -278,7 +284,7 @@ def _evaluate(
         args = [shapes[n] for n in names[:k]]
         rest = {n: shapes[n] for n in names[k:] if n in shapes}
         with storages.ledger(list(shapes.values()), _own(an, recv)):
-            value = modules.inherited_forward(an, base, recv, cd, args, top, rest)
+            value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
         for name, v in shapes.items():
@@ -287,7 +293,7 @@ def _evaluate(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
         with storages.ledger(list(shapes.values()), _own(an, recv)):
-            value = modules.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
+            value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
         rec.cost = raising.raises_cost(rec.cost, built)
@@ -344,7 +350,7 @@ def stopped(an, target: Target, why: str) -> TargetResult:
     if node is None and an.tree.body:
         node = an.tree.body[0]  # stopped before the target was found: the file's top
     frame = an.new_frame(None, "<target>")
-    cost = modules.unknown_cost(why)
+    cost = unfollowed.unknown_cost(why)
     if node is None:
         return TargetResult(qualname, cost, stopped=why)
     rec = an.record(node, frame, f"call {qualname}", None, [], UNKNOWN, cost)
@@ -384,7 +390,7 @@ def _class_named(an, name: str):
     if name in an.classes:
         return an.classes[name]
     found = project.resolve(an, name) if name in an.project_links else an.module_env.get(name)
-    if isinstance(found, modules.ClassRefV):
+    if isinstance(found, callable_values.ClassRefV):
         found = an.class_of(found.name)
     if hasattr(found, "methods"):
         return found

@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import absence, pytypes
 from shapelint.analysis.aliasing import ALIASED
 from shapelint.analysis.attributes import derives_from_module, mro
+from shapelint.analysis.callable_values import LayerClassV
+from shapelint.analysis.module_kinds import UNFOLLOWED, stub_layer
 from shapelint.analysis.module_lists import ModuleListV, item_names
-from shapelint.analysis.modules import UNFOLLOWED, LayerClassV, SelfRecorder, stub_layer
+from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.torch_attributes import CONTAINERS, LAYERS, MODULE, TENSOR
 from shapelint.ops.values import UNKNOWN, BufferV, ObjectV, ParameterV, TensorV, Value
 

@@ -268,7 +268,7 @@ class _Facts:
         # later may be either dim (sized_as).
         self.repeated_sizes: set[int] = set(outer.repeated_sizes) if outer else set()
         self.apart: set[tuple[str | int | Expr, Expr]] = set(outer.apart) if outer else set()
-        # A run on one call's arguments (modules.value_at): the caller's names that are
+        # A run on one call's arguments (argument_runs.value_at): the caller's names that are
         # one size each for the whole call (its parameters' annotated names, its
         # constructor's sizes), which the arguments and the instance carry: see lend.
         self.lent_bound: frozenset[str] = outer.lent_bound if outer else frozenset()
@@ -905,7 +905,7 @@ def lendable(carried: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def lend(bound: frozenset[str], sizes: frozenset[str]) -> None:
-    """A run on one call's arguments (modules.value_at) in a scope of its own: the
+    """A run on one call's arguments (argument_runs.value_at) in a scope of its own: the
     caller's annotated names and constructor's sizes (lendable) stay one size each
     in it, so that an op checking one against a formula over the others fixes it
     (`LayerNorm(dim)` on the caller's `d` makes d = dim, on its 48 makes dim = 48),

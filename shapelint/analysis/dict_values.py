@@ -1,0 +1,175 @@
+"""Dicts as values: a dict known entry by entry, what `dict(v)` holds, an
+instance of a dict subclass and dict's own methods on its entries, `c[i] = v`
+on a list or dict known item by item, and `f(**kw)`.
+
+Split out of modules.py by benchmarks/split_modules.py."""
+
+from __future__ import annotations
+
+from shapelint.analysis.dict_entries import ITEMS
+from shapelint.analysis.module_kinds import DICT_KINDS
+from shapelint.analysis.module_lists import ModuleListV, as_items
+from shapelint.analysis.recorder import SelfRecorder
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    DICT_KIND,
+    UNKNOWN,
+    BoolV,
+    IntV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TupleV,
+    Value,
+)
+
+
+def dict_value(entries: dict[str, Value], kind: str = DICT_KIND) -> ObjectV:
+    return ObjectV(kind, tuple(entries.items()))
+
+
+def mapping(v: Value) -> ObjectV | None:
+    """What `dict(v)` / `OrderedDict(v)` holds: a dict's entries, or an iterable of
+    (str, value) pairs known one by one, in order; None when that is not known."""
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
+        return v
+    items = as_items(v)
+    if items is None:
+        return None
+    entries: dict[str, Value] = {}
+    for pair in items:
+        kv = as_items(pair)
+        if kv is None or len(kv) != 2 or not isinstance(kv[0], StrV) or kv[0].value is None:
+            return None
+        entries[kv[0].value] = kv[1]
+    return dict_value(entries)
+
+
+def mapping_item(me: Value, key: Value) -> Value | None:
+    """`inst[key]` of an instance of a dict subclass, as dict.__getitem__ answers;
+    None when me is not one."""
+    if not isinstance(me, ObjectV) or all(k != ITEMS for k, _ in me.attrs):
+        return None
+    items = me.attr(ITEMS)
+    if isinstance(items, ObjectV) and isinstance(key, StrV) and key.value is not None:
+        return items.attr(key.value)
+    return UNKNOWN
+
+
+def holds_entries(me: Value) -> bool:
+    """Whether me is an instance of a dict subclass (its entries kept apart)."""
+    if isinstance(me, SelfRecorder):
+        return ITEMS in me.attrs
+    return isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs)
+
+
+def entries_assigned(me: Value, key: Value, value: Value) -> Value | None:
+    """`me[key] = value` where me is an instance of a dict subclass whose class
+    defines no `__setitem__` of its own: dict's store into its entries. The
+    instance being built changes in place (and is returned); a built one is
+    returned changed. None when me holds no entries."""
+    if isinstance(me, SelfRecorder) and ITEMS in me.attrs:
+        items = me.attrs[ITEMS]
+    elif isinstance(me, ObjectV) and any(k == ITEMS for k, _ in me.attrs):
+        items = me.attr(ITEMS)
+    else:
+        return None
+    known = isinstance(items, ObjectV) and items.kind == DICT_KIND
+    new = item_assigned(items, key, value) if known else None
+    return _with_entries(me, new if new is not None else UNKNOWN)
+
+
+def entries_forgotten(me: ObjectV | SelfRecorder) -> Value:
+    """me with its entries not known (a change of dict's the analysis does not follow)."""
+    return _with_entries(me, UNKNOWN)
+
+
+def _with_entries(me: ObjectV | SelfRecorder, items: Value) -> Value:
+    if isinstance(me, SelfRecorder):
+        me.attrs[ITEMS] = items
+        return me
+    attrs = dict(me.attrs)
+    attrs[ITEMS] = items
+    return ObjectV(me.kind, tuple(attrs.items()))
+
+
+def dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame) -> Value | None:
+    """`super().name(...)` in a method of a dict subclass: dict's own method on the
+    instance's entries (a dict known key by key: a key it lacks is absent). A store
+    rebinds `self` in the method's frame, which the caller takes back as any
+    change a method makes to its `self` (in_place.py); the instance being built
+    (a dataclass's `__post_init__`) changes in place. A change dict's method makes
+    that is not modelled here leaves the entries unknown. args None: keywords were
+    given."""
+    building = isinstance(me, SelfRecorder)
+    if args is None:
+        if meth in MAPPING_MUTATORS and building:
+            me.attrs[ITEMS] = UNKNOWN
+        elif meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+            frame.env["self"] = UNKNOWN
+        return None
+    items = me.attrs.get(ITEMS, UNKNOWN) if building else me.attr(ITEMS)
+    known = isinstance(items, ObjectV) and items.kind == DICT_KIND
+    key = args[0] if args else None
+    name = key.value if isinstance(key, StrV) else None
+    if meth == "__getitem__" and len(args) == 1:
+        if building:
+            return items.attr(name) if known and name is not None else UNKNOWN
+        return mapping_item(me, key)
+    if meth == "__setitem__" and len(args) == 2:
+        changed = entries_assigned(me, key, args[1])
+        if not building:
+            frame.env["self"] = changed
+        return NoneV()
+    if meth in ("get", "__contains__") and 1 <= len(args) <= (2 if meth == "get" else 1):
+        if not known or name is None:
+            return UNKNOWN if meth == "get" else BoolV(None)
+        held = any(k == name for k, _ in items.attrs)
+        if meth == "__contains__":
+            return BoolV(held)
+        return items.attr(name) if held else args[1] if len(args) == 2 else NoneV()
+    if meth == "__len__" and not args and known:
+        return IntV(Expr.const(len(items.attrs)))
+    if meth in MAPPING_MUTATORS and building:
+        me.attrs[ITEMS] = UNKNOWN  # a change to the entries not modelled
+    elif meth in MAPPING_MUTATORS and type(frame.env.get("self")) is ObjectV:
+        frame.env["self"] = UNKNOWN
+    return None
+
+
+# dict's methods that change its entries.
+MAPPING_MUTATORS = frozenset(
+    {"__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"}
+)
+
+
+def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
+    """`c[idx] = value` on a list, module list or dict known item by item: the
+    container after it (an unknown one where idx is not known); None when c is
+    none of these (a tensor: a write into part of it keeps its shape)."""
+    if isinstance(container, ObjectV) and container.kind in DICT_KINDS:
+        if isinstance(idx, StrV) and idx.value is not None:
+            return dict_value({**dict(container.attrs), idx.value: value}, container.kind)
+        return UNKNOWN
+    items = as_items(container)
+    if items is None:
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN if isinstance(container, TupleV) else None
+    i = idx.value.value if isinstance(idx, IntV) and idx.value is not None else None
+    if i is None or not -len(items) <= i < len(items):
+        if isinstance(container, ModuleListV):
+            return ModuleListV((), container.sequential, known=False)
+        return UNKNOWN
+    new = list(items)
+    new[i] = value
+    if isinstance(container, ModuleListV):
+        return ModuleListV(tuple(new), container.sequential)
+    return TupleV(tuple(new))
+
+
+def expand_kwargs(v: Value) -> dict[str, Value] | None:
+    """`f(**kw)` where kw is a dict the analysis knows entry by entry."""
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
+        return dict(v.attrs)
+    return None

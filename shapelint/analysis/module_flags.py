@@ -1,0 +1,181 @@
+"""requires_grad and the train/eval mode set on modules and Parameters while
+they are built (`m.requires_grad_(False)`, `p.requires_grad = flag`,
+`m.eval()`), and what is not known where the analysis cannot place them.
+
+Split out of modules.py by benchmarks/split_modules.py."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import aliasing, modes
+from shapelint.analysis.attributes import all_methods
+from shapelint.analysis.holders import replace_identical
+from shapelint.analysis.module_kinds import (
+    DICT_KINDS,
+    REGISTERED_DICT_KIND,
+    REQUIRES_GRAD_UNKNOWN,
+    is_module,
+)
+from shapelint.analysis.module_lists import ModuleListV
+from shapelint.analysis.recorder import SelfRecorder
+from shapelint.ops.values import UNKNOWN, BoolV, ObjectV, ParameterV, TensorV, Value
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer
+
+
+def made_parameter(an, node: ast.expr, frame) -> bool:
+    """Whether node is a call of nn.Parameter itself (a new Parameter object)."""
+    if not isinstance(node, ast.Call):
+        return False
+    qual = an.imports.resolve(node.func, frame.locals, frame.local_imports)
+    return qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def set_requires_grad(an, recv: Value, owner, args, kwargs, frame) -> Value:
+    """`m.requires_grad_(False)`, `p.requires_grad_(flag)`: every parameter below
+    recv takes the flag, in the module being built (found by identity)."""
+    flag_v = args[0] if args else kwargs.get("requires_grad", BoolV(True))
+    flag = flag_v.value if isinstance(flag_v, BoolV) else None
+    # outside the constructor's own frame (a helper it calls, `freeze(self.head)`),
+    # the modules being built may hold recv
+    owners = [owner] if owner is not None else list(aliasing.recorders())
+    if not owners:
+        if getattr(frame, "runs", False):
+            aliasing.retrained()  # a forward's: not placed (it was ignored: wrong backward)
+        return recv
+    if flag is None:
+        trainability_lost(owners)
+        return recv
+    if isinstance(recv, SelfRecorder):
+        for k, v in list(recv.attrs.items()):
+            recv.attrs[k] = with_requires_grad(v, flag)
+        return recv
+    new = with_requires_grad(recv, flag)
+    found = [replace_identical(o, recv, new, frame) for o in owners]
+    if not any(found):
+        trainability_lost(owners)
+    return new
+
+
+def retrains(obj: Value, flag: Value) -> bool:
+    """`obj.requires_grad = flag` may change what autograd tracks: on a Parameter,
+    or a tensor but for `False` on one known to need no grad (a grid made by
+    `arange`: nothing changes)."""
+    if isinstance(obj, ParameterV):
+        return True
+    if not isinstance(obj, TensorV):
+        return False
+    return not (isinstance(flag, BoolV) and flag.value is False and obj.grad is False)
+
+
+def trainability_lost(owners=None) -> None:
+    """A requires_grad set on what the analysis cannot place: which parameters of
+    the modules being built (`owners`, else all of them) are trainable is not known,
+    nor, therefore, which gradients backward computes."""
+    for o in aliasing.recorders() if owners is None else owners:
+        o.attrs[REQUIRES_GRAD_UNKNOWN] = UNKNOWN
+
+
+def torch_mode_method(an: Analyzer, recv: Value, attr: str) -> bool:
+    """`m.train` / `m.eval` is nn.Module's: no class of the project on the way
+    defines its own."""
+    if isinstance(recv, ModuleListV) or (
+        isinstance(recv, ObjectV) and not recv.kind.startswith("<class>")
+    ):
+        return True  # a torch layer or container
+    key = recv.cls if isinstance(recv, SelfRecorder) else getattr(recv, "kind", "")[7:]
+    cd = an.class_of(key)
+    return cd is not None and attr not in all_methods(cd.owner or an, cd)
+
+
+def mode_flag(attr: str, args, kwargs) -> bool | None:
+    if attr == "eval":
+        return None if args or kwargs else False
+    v = args[0] if args else kwargs.get("mode", BoolV(True))
+    return v.value if isinstance(v, BoolV) and len(args) + len(kwargs) <= 1 else None
+
+
+def set_mode(
+    recv: Value, flag: bool | None, owner: SelfRecorder | None, frame, fresh: bool = False
+) -> Value:
+    """`m.train(mode)` / `m.eval()`: m and every module below it take the mode,
+    in the module being built (found by identity); anywhere else (a forward, a
+    module held by no constructor at hand, a flag not known) later reads of
+    `training` are undecided (modes.py)."""
+    if flag is not None and fresh:
+        return in_mode(recv, flag)
+    if flag is None or owner is None:
+        modes.lose()
+        return recv
+    if isinstance(recv, SelfRecorder):
+        for k, v in list(recv.attrs.items()):
+            recv.attrs[k] = in_mode(v, flag)
+        if modes.ATTR in recv.attrs:
+            recv.attrs[modes.ATTR] = BoolV(flag)
+        return recv
+    new = in_mode(recv, flag)
+    if not replace_identical(owner, recv, new, frame):
+        modes.lose()
+    return new
+
+
+def in_mode(v: Value, flag: bool, memo: dict | None = None) -> Value:
+    """v after `v.train(flag)`: every module in it (a project module's
+    `training`, a list's items) in that mode; a module held twice stays one."""
+    memo = {} if memo is None else memo
+    if id(v) in memo:
+        return memo[id(v)]
+    out = v
+    # what torch's train() walks: modules and what registers them (a ModuleDict; a
+    # plain dict or list of layers is no child)
+    if isinstance(v, ObjectV) and (is_module(v) or v.kind == REGISTERED_DICT_KIND):
+        attrs = [
+            (k, BoolV(flag) if k == modes.ATTR else in_mode(a, flag, memo)) for k, a in v.attrs
+        ]
+        if v.kind.startswith("torch.nn.") and all(k != modes.ATTR for k, _ in attrs):
+            attrs.append((modes.ATTR, BoolV(flag)))  # a torch layer holds it from then on
+        out = ObjectV(v.kind, tuple(attrs))
+    elif isinstance(v, ModuleListV):
+        items = tuple(in_mode(i, flag, memo) for i in v.items)
+        out = replace(v, items=items)
+    memo[id(v)] = out
+    return out
+
+
+def with_requires_grad(v: Value, flag: bool) -> Value:
+    """v with every parameter in it (a module's, a list's) at requires_grad=flag."""
+    if isinstance(v, ParameterV):
+        return ParameterV(v.shape, v.dtype, flag)
+    if isinstance(v, ObjectV) and is_module(v) or isinstance(v, ObjectV) and v.kind in DICT_KINDS:
+        return ObjectV(v.kind, tuple((k, with_requires_grad(a, flag)) for k, a in v.attrs))
+    if isinstance(v, ModuleListV):
+        return replace(v, items=tuple(with_requires_grad(i, flag) for i in v.items))
+    return v
+
+
+def assign_requires_grad(
+    an, owner: SelfRecorder | None, target: ast.Attribute, value: Value, frame
+):
+    """`p.requires_grad = flag` while modules are built (owner: the one whose
+    constructor's frame this is, None in a function it calls): the parameter p
+    names takes it, where they hold it; anything else (a loop over parameters()
+    the analysis does not follow) leaves what is trainable not known."""
+    obj = an.eval(target.value, frame)
+    flag = value.value if isinstance(value, BoolV) else None
+    owners = [owner] if owner is not None else list(aliasing.recorders())
+    if isinstance(obj, ParameterV) and flag is not None:
+        new = ParameterV(obj.shape, obj.dtype, flag)
+        if any([replace_identical(o, obj, new, frame) for o in owners]):
+            return
+    elif type(obj) is TensorV and flag is False and (owner is None or obj.grad is False):
+        # `pe = torch.zeros(n, d); pe.requires_grad = False`: a plain tensor that
+        # requires no grad keeps its flag, and no Parameter is that object (in a
+        # function the constructor calls, a tensor that run made). A flag set True
+        # makes a tensor autograd tracks wherever it is held, which the analysis
+        # does not follow: what is trainable, and so the backward, is not known
+        return
+    trainability_lost(owners)

@@ -1,0 +1,322 @@
+"""torch's containers on project modules: nn.Sequential, nn.ModuleList and
+nn.ParameterList built, a torch base's __init__ and forward run on a project
+instance, what iterating or slicing a container gives.
+
+Split out of modules.py by benchmarks/split_modules.py."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shapelint.analysis import framed, plain
+from shapelint.analysis.attributes import all_methods
+from shapelint.analysis.dict_entries import ITEMS
+from shapelint.analysis.dict_values import dict_value, mapping
+from shapelint.analysis.module_kinds import (
+    CONTAINERS,
+    DICT_KINDS,
+    LAYERS,
+    MAPPING,
+    is_module,
+    torch_base,
+)
+from shapelint.analysis.module_lists import ModuleListV, item_names
+from shapelint.analysis.recorder import SelfRecorder
+from shapelint.analysis.repetition import add_costs, scale_cost
+from shapelint.analysis.unfollowed import unknown_cost
+from shapelint.notation.symbolic import Expr
+from shapelint.ops.values import (
+    UNKNOWN,
+    BoolV,
+    FloatV,
+    IntV,
+    NoneV,
+    ObjectV,
+    SliceV,
+    StrV,
+    TensorV,
+    TupleV,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from shapelint.analysis.defs import Analyzer, ClassDef
+
+
+def container_of(args, sequential: bool) -> Value:
+    if sequential and len(args) == 1 and isinstance(args[0], ObjectV):
+        if args[0].kind in DICT_KINDS:  # nn.Sequential(OrderedDict(...))
+            return ModuleListV(
+                tuple(v for _, v in args[0].attrs), True, names=tuple(k for k, _ in args[0].attrs)
+            )
+    if not sequential or (len(args) == 1 and isinstance(args[0], (TupleV, ModuleListV))):
+        if not args:
+            return ModuleListV((), sequential)
+        src = args[0]
+        if isinstance(src, ModuleListV):
+            return ModuleListV(src.items, sequential, src.count, src.known)
+        if isinstance(src, TupleV):
+            return ModuleListV(src.items, sequential)
+        return ModuleListV((), sequential, known=False)
+    return ModuleListV(tuple(args), sequential)
+
+
+def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwargs, frame):
+    """The torch base's __init__ on a project instance: a layer's attributes (its
+    Parameters, sizes), or a container's layers."""
+    if base in CONTAINERS:
+        recorder.attrs[LAYERS] = container_of(args, sequential=CONTAINERS[base])
+        return
+    if base == MAPPING:
+        given = mapping(args[0]) if len(args) == 1 else dict_value({}) if not args else None
+        recorder.attrs[ITEMS] = (
+            dict_value({**dict(given.attrs), **kwargs}) if given is not None else UNKNOWN
+        )
+        return
+    layer = an.call_qualified(base, node, args, kwargs, False, frame)
+    if isinstance(layer, ObjectV):
+        recorder.attrs.update(dict(layer.attrs))
+
+
+def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -> Value | None:
+    """`nn.Sequential.__init__(self, *layers)` in the constructor of a class that
+    derives from it: the base's __init__ run on self, as `super().__init__` runs
+    it; None when the call is not that."""
+    me = args[0] if args else None
+    func = getattr(frame, "func", None)
+    if not (isinstance(me, SelfRecorder) and func is not None and func.cls is not None):
+        return None
+    if qual == "torch.nn.Module.__init__" and len(args) == 1 and not kwargs and not open_kwargs:
+        # `nn.Module.__init__(self)` first thing, as super().__init__() is; later it
+        # would empty the registries of what was stored before (left unknown)
+        return NoneV() if set(me.attrs) <= {"training"} else None
+    base = torch_base(an, func.cls)
+    if base is None or qual != f"{base}.__init__" or base == MAPPING:
+        return None
+    if open_kwargs:  # layers not known one by one
+        if base not in CONTAINERS:
+            return None
+        me.attrs[LAYERS] = ModuleListV((), CONTAINERS[base], known=False)
+        return NoneV()
+    torch_init(an, base, me, node, list(args[1:]), kwargs, frame)
+    return NoneV()
+
+
+def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
+    """The torch base's forward on a project instance (inherited, or `super().forward`):
+    a container chains its layers, a layer is its stub with the instance's attributes."""
+    if base == MAPPING:
+        return an.unknown_call(node, args, kwargs, frame, "a dict is not callable")
+    if base in CONTAINERS:
+        layers = _registered(an, me)
+        if layers is not None and layers.sequential:
+            return call_sequential(an, layers, node, args, kwargs, frame)
+        return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
+    return an.op_value(f"{base}.__call__", [ObjectV(base, me.attrs), *args], kwargs, node, frame)
+
+
+def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
+    """A container subclass's layers in the order torch registers them: those its
+    constructor was given, then every module assigned to an attribute or added
+    (`self.add_module('bn', ...)`) after; None when an attribute set after them
+    might be a module the analysis did not build."""
+    keys = [k for k, _ in me.attrs]
+    layers = me.attr(LAYERS)
+    if not isinstance(layers, ModuleListV) or not layers.known or layers.count is not None:
+        return None
+    added = []
+    marked = plain.names(me.attrs)
+    for k, v in me.attrs[keys.index(LAYERS) + 1 :]:
+        if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, TensorV)) or _never_a_module(an, v):
+            continue
+        if v is UNKNOWN and k in marked:
+            continue  # not known, but surely no module (`self.config.update(c)`: plain.py)
+        if not is_module(v):
+            return None
+        if isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+            cd = an.class_of(v.kind[7:])  # a project object: a module only if it runs
+            if cd is None or ("forward" not in all_methods(cd.owner or an, cd)
+                              and torch_base(an, cd) is None):  # fmt: skip
+                return None
+        added.append(v)
+    return ModuleListV(layers.items + tuple(added), layers.sequential)
+
+
+def _never_a_module(an: Analyzer, v: Value) -> bool:
+    """A value nn.Module.__setattr__ stores as a plain attribute, never registering
+    it: a list, tuple or dict (modules in it included), an instance of a project
+    class no nn.Module is a base of (plain.plain_instance)."""
+    if isinstance(v, TupleV) or (isinstance(v, ObjectV) and v.kind in DICT_KINDS):
+        return True
+    return plain.plain_instance(an, v)
+
+
+def iterated(an: Analyzer, v: Value) -> Value:
+    """What iterating v walks: an instance of a container's subclass (`for mod in
+    self` in a Sequential subclass's forward) walks its registered layers, as
+    Sequential.__iter__ does (a module list of unknown length where an attribute
+    set after them may be a module the analysis did not build); anything else
+    is itself."""
+    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+        return v
+    cd = an.class_of(v.kind[7:])
+    if cd is None or torch_base(an, cd) not in CONTAINERS:
+        return v
+    layers = _registered(an, v)
+    return layers if layers is not None else ModuleListV(known=False)
+
+
+def inherited_forward(
+    an: Analyzer, base: str, me: ObjectV, cd: ClassDef, args: list, frame, kwargs=None
+):
+    """A target whose forward is its torch base's, given args (and kwargs): one call
+    record, at the class, holding what the base's forward ran."""
+    node = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+    saved, children = frame.records, {}
+    frame.records = children
+    try:
+        value = torch_forward(an, base, me, node, args, kwargs or {}, frame)
+    finally:
+        frame.records = saved
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(node, frame, f"call {cd.name}.forward", None, args, value, cost)
+    rec.children = list(children.values())
+    return value
+
+
+def call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -> Value:
+    if seq.ends is not None and len(args) == 1 and not kwargs:
+        saved = frame.records
+        frame.records = {}  # its layers' calls cost what no one counted
+        try:
+            x = framed.chained(an, seq.ends, node, args[0], frame)
+        finally:
+            frame.records = saved
+        why = "Sequential of a symbolic number of layers"
+        an.record(node, frame, "call nn.Sequential", None, args, x, unknown_cost(why))
+        return x
+    if len(args) != 1 or kwargs or not seq.known:
+        an.record(
+            node,
+            frame,
+            "call nn.Sequential",
+            None,
+            args,
+            UNKNOWN,
+            unknown_cost("Sequential of unknown layers"),
+        )
+        return UNKNOWN
+    x = args[0]
+    saved, chained = frame.records, frame.chained
+    children: dict = {}
+    frame.records = children
+    try:
+        if seq.count is not None:
+            x = _repeat_call(an, seq.items[0], seq.count, node, x, frame)
+        else:
+            for i, item in enumerate(seq.items):
+                frame.records = {}
+                if i:
+                    frame.chained = node
+                x = an.call_value(item, node, [x], {}, frame)
+                for key, rec in frame.records.items():
+                    children[(*key, i)] = rec
+    finally:
+        frame.records = saved
+        frame.chained = chained
+    cost = add_costs(r.cost for r in children.values())
+    rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost)
+    rec.children = list(children.values())
+    return x
+
+
+def _repeat_call(an, item, count: Expr, node, x, frame) -> Value:
+    """n copies of one layer in a row: its cost n times, if it keeps the shape."""
+    y = an.call_value(item, node, [x], {}, frame)
+    for rec in frame.records.values():
+        rec.cost = scale_cost(rec.cost, count)
+    if y != x:
+        return UNKNOWN
+    return y
+
+
+def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
+    """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
+    if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
+        if isinstance(idx, StrV) and idx.value is not None:
+            return base.attr(idx.value)
+        return UNKNOWN
+    if isinstance(base, ModuleListV):
+        if isinstance(idx, SliceV):
+            return _sliced_list(base, idx)
+        if not base.known or base.count is not None:
+            return (
+                base.items[0]
+                if base.count is not None and isinstance(node.slice, ast.Constant)
+                else UNKNOWN
+            )
+        if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:
+            i = idx.value.value
+            return base.items[i] if -len(base.items) <= i < len(base.items) else UNKNOWN
+        return UNKNOWN
+    return None
+
+
+def python_slice(sl: SliceV) -> slice | None:
+    """The slice object Python builds from `lo:hi:step`, where each bound is
+    absent, None or a known int; None where a bound is not known."""
+    bounds: list[int | None] = []
+    for b in (sl.lower, sl.upper, sl.step):
+        if b is None or isinstance(b, NoneV):
+            bounds.append(None)
+        elif isinstance(b, IntV) and b.value is not None and b.value.value is not None:
+            bounds.append(b.value.value)
+        else:
+            return None
+    if bounds[2] == 0:
+        return None  # ValueError in Python
+    return slice(*bounds)
+
+
+def _sliced_list(base: ModuleListV, sl: SliceV) -> Value:
+    """`self.layers[:n]`, `self.blocks[1:]`, `seq[::-1]`: a ModuleList of the items
+    Python's slice keeps (a Sequential's slice is a Sequential)."""
+    if not base.known:
+        return ModuleListV((), base.sequential, known=False)
+    if base.count is None:
+        s = python_slice(sl)
+        if s is None:
+            return ModuleListV((), base.sequential, known=False)
+        # Sequential's slice keeps the names its items are registered under;
+        # ModuleList's numbers them again
+        names = item_names(base)[s] if base.sequential and base.names is not None else None
+        return ModuleListV(base.items[s], base.sequential, names=names)
+    # `count` copies of one item: a slice from the start, up to the count or past it,
+    # keeps them all whatever the count is.
+    lo, step = sl.lower, sl.step
+    starts = (
+        lo is None
+        or isinstance(lo, NoneV)
+        or (isinstance(lo, IntV) and lo.value is not None and lo.value.value == 0)
+    )
+    hi = sl.upper
+    to_end = hi is None or isinstance(hi, NoneV)
+    if isinstance(hi, IntV) and hi.value is not None and hi.value == base.count:
+        to_end = True
+    if starts and to_end and (step is None or isinstance(step, NoneV)):
+        return base
+    if base.count.value is not None:
+        s = python_slice(sl)
+        if s is not None:
+            n = len(range(base.count.value)[s])
+            return ModuleListV(base.items[:1] if n else (), base.sequential, Expr.const(n))
+    return ModuleListV((), base.sequential, known=False)
+
+
+def listed_items(v: Value) -> tuple[Value, ...] | None:
+    """The items of a module list known one by one (`norm, block, residual = layer`
+    unpacks an nn.ModuleList as iterating it does); None for anything else."""
+    if isinstance(v, ModuleListV) and v.known and v.count is None:
+        return v.items
+    return None
