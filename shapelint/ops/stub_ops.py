@@ -955,9 +955,15 @@ class _Interpreter:
         head, _, attr = alt.partition(".")
         if head in values:
             v = values[head]
-            if attr:
-                v = v.attr(attr) if isinstance(v, ObjectV) else UNKNOWN
-            return self._dtype_of_value(v)
+            if not attr:
+                return self._dtype_of_value(v)
+            v = v.attr(attr) if isinstance(v, ObjectV) else UNKNOWN
+            try:
+                return self._dtype_of_value(v)
+            except _DtypeNotKnown:
+                # a module's own weight built with no dtype is of the default float:
+                # the entry's next alternative names it (`self.weight|float32`)
+                return None
         return dtypes.canonical(alt)
 
     def _apply_dtype(self) -> None:
