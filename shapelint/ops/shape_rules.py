@@ -1163,8 +1163,8 @@ def matrix_norm(ctx: RuleContext, x: Value, order: Value, dim: Value, keepdim: V
     or a size is not known."""
     out = reduce(ctx, x, dim, keepdim)
     out.bind = {"mnbw": None}
-    how = order.value if isinstance(order, (StrV, FloatV)) else const_int(order)
-    if how in ("fro", 1, -1, float("inf"), float("-inf")):
+    how = _norm_order(order)
+    if how in _SUMMED_ORDERS:
         out.bind["mnbw"] = Expr.const(0)
         return out
     if how not in (2, -2, "nuc"):
@@ -1224,15 +1224,20 @@ def linalg_norm(ctx: RuleContext, x: Value, ord: Value, dim: Value, keepdim: Val
 
 
 def _summed_matrix_norm(ord: Value) -> bool:
-    """A matrix norm torch computes by sums and maxima of abs, no SVD."""
-    if is_none(ord):
-        return True  # "fro"
-    if isinstance(ord, StrV):
-        return ord.value == "fro"
-    if isinstance(ord, (IntV, FloatV)) and ord.value is not None:
-        v = ord.value.value if isinstance(ord.value, Expr) else ord.value
-        return v in (1, -1, math.inf, -math.inf)
-    return False
+    """A matrix norm torch computes by sums and maxima of abs, no SVD (ord None:
+    linalg.norm's "fro")."""
+    return is_none(ord) or _norm_order(ord) in _SUMMED_ORDERS
+
+
+def _norm_order(order: Value) -> str | int | float | None:
+    """A norm's order as written ("fro", "nuc", an int or a float); None where it
+    is not known."""
+    return order.value if isinstance(order, (StrV, FloatV)) else const_int(order)
+
+
+# The matrix norms torch computes by sums and maxima of absolute values: no product
+# forward or backward (2, -2 and "nuc" go through an SVD).
+_SUMMED_ORDERS = ("fro", 1, -1, math.inf, -math.inf)
 
 
 @rule
