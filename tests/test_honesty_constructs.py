@@ -36,6 +36,20 @@ def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
+# a lookup that returns from inside a loop and raises after it, with a module using it
+PICK = """
+        def pick(names, query):
+            for name in names:
+                if name == query:
+                    return nn.ReLU()
+            raise ValueError(query)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)"""
+
+
 # classes a registry hands back by name (`free` is the one bound at the top)
 REGISTRY = """
         class Small(nn.Module):
@@ -888,6 +902,56 @@ CASES = {
 
             def forward(self, x):
                 return self.proj(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    # A raise after a loop one of whose turns may return runs only where none did:
+    # it is no alternative, as a raising branch is none (main said the constructor
+    # surely raised: no module, no figure).
+    "raise_after_a_loop_that_may_return_is_no_alternative": _case(
+        "\n        import os\n"
+        + PICK
+        + """
+                names = os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "tanh,relu").split(",")
+                self.act = pick(names, "relu")
+
+            def forward(self, x):
+                return self.act(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    "raise_after_a_while_loop_that_may_return_is_no_alternative": _case(
+        """
+        import os
+
+        def pick(names, query):
+            i = 0
+            while i < len(names):
+                if names[i] == query:
+                    return nn.Linear(4, 4)
+                i += 1
+            raise KeyError(query)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                names = os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "a,b").split(",")
+                self.a = pick(names, "b")
+
+            def forward(self, x):
+                return self.a(x) * 2
+        """,
+        {"d": "4"},
+    ),
+    # where no turn can return (the items are known), the raise after it surely runs
+    "raise_after_a_loop_that_cannot_return_still_raises": _case(
+        PICK
+        + """
+                self.act = pick(["tanh", "gelu"], "relu")
+
+            def forward(self, x):
+                return self.act(self.a(x))
         """,
         {"d": "4"},
         expect="raises",

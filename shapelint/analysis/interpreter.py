@@ -57,6 +57,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     learning,
+    loops,
     may_raise,
     module_flags,
     module_kinds,
@@ -293,6 +294,7 @@ class _Frame:
 # Statements with no block of their own: an exception their expressions surely
 # raised that no call took is theirs (statement_exec.raised_here).
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 class ModuleAnalyzer:
@@ -1096,6 +1098,7 @@ class ModuleAnalyzer:
             split = None
             if merged is stmt and type(stmt) is ast.If and path_split.splits(self, frame, body, i):
                 split = path_split.snapshot(frame)
+            n_returns = len(frame.returns)
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
@@ -1111,6 +1114,10 @@ class ModuleAnalyzer:
                 apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
+            if type(stmt) in _LOOPS and self.specialize and i + 1 < len(body):
+                if len(frame.returns) > n_returns and not (frame.done or frame.jump):
+                    loops.after_early_return(self, body[i + 1 :], frame)
+                    break
         for d, where in apart:
             if (d.line, d.column, d.code) not in self._diag_spots:
                 spot = (d.line, d.column, d.end_line, d.end_column)
