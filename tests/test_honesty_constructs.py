@@ -956,6 +956,122 @@ CASES = {
         {"d": "4"},
         expect="raises",
     ),
+    # A class statement inside a function makes a class per run, whose methods read
+    # the function's names (main: `self.attention: not modelled`, params ?). Two
+    # runs close over different layers and sizes: no summary of one serves the other.
+    "class_made_by_a_factory_closes_over_its_names": _case(
+        """
+        def Wrap(modules, forward_fn):
+            class Wrap(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(modules)
+
+                def forward(self, *args):
+                    return forward_fn(*args)
+
+            return Wrap()
+
+        def Scaled(d, e, k):
+            out = nn.Linear(d, e)
+
+            def forward(x):
+                return out(x * k).relu()
+
+            return Wrap([out], forward)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.first = Scaled(d, 2 * d, 2)
+                self.second = Scaled(2 * d, d, 3)
+
+            def forward(self, x):
+                return self.second(self.first(x))
+        """,
+        {"d": "4"},
+    ),
+    "class_made_in_init_closes_over_its_arguments": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                n = 3 * d
+
+                class Inner(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.lin = nn.Linear(d, n)
+
+                    def forward(self, x):
+                        return self.lin(x)[..., :d] * n
+
+                self.a = Inner()
+                n = 2 * d  # the cell's value when the methods run: Python's late binding
+                self.b = Inner()
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # the local class is the name's value where the function runs, not the module's
+    "local_class_shadows_the_modules_class_of_its_name": _case(
+        """
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+
+                class Inner(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.lin = nn.Linear(d, 5 * d)
+
+                    def forward(self, x):
+                        return self.lin(x)
+
+                self.a = Inner()
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # what the class scope itself evaluates (a class attribute, a default) reads the
+    # function's names, which the analysis would read in the module: not followed
+    "class_scope_reading_the_functions_names_is_not_followed": _case(
+        """
+        K = 1
+
+        def make(K, d):
+            class Inner(nn.Module):
+                width = K * d
+
+                def __init__(self, e=K):
+                    super().__init__()
+                    self.lin = nn.Linear(d, self.width * e)
+
+                def forward(self, x):
+                    return self.lin(x)
+
+            return Inner()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = make(3, d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     # An enum member is no value of its body's assignment: a plain Enum's equals no
     # int (main read `Mode.BIG` as 2: complete 256 for torch's 64).
     "enum_member_is_not_its_value": _case(

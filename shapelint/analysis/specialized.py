@@ -21,6 +21,7 @@ from shapelint.analysis import (
     generators,
     grad_mode,
     in_place,
+    local_classes,
     may_raise,
     module_state,
     one_shot,
@@ -450,6 +451,8 @@ def call_key(fd, recv, args, kwargs, mode):
     items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
     laid = storages.layouts([*args, *kwargs.values()])
     key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation(), laid)
+    if fd.closure is not None:
+        key += local_classes.closed_over(fd.node, fd.closure)
     try:
         hash(key)
     except TypeError:
