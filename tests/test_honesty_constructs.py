@@ -1072,6 +1072,42 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # A module-level import of a module that is found holds, so its handler's `= None`
+    # never ran: the name is a module, never None (main left `new_fft is None`
+    # undecided, the forward one of two functions).
+    "imported_module_is_never_none": _case(
+        """
+        try:
+            import torch.fft as new_fft
+        except ImportError:
+            new_fft = None
+        try:
+            import json
+        except ImportError:
+            json = None
+
+        def _new(x):
+            return torch.view_as_real(new_fft.rfft(x, dim=-1))
+
+        def _old(x):
+            return x @ x.transpose(-1, -2)
+
+        if new_fft is None:
+            _rfft = _old
+        else:
+            _rfft = _new
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, d) if json is not None else nn.Linear(d, 3 * d)
+
+            def forward(self, x):
+                return _rfft(self.b(self.a(x)))
+        """,
+        {"d": "4"},
+    ),
     # An enum member is no value of its body's assignment: a plain Enum's equals no
     # int (main read `Mode.BIG` as 2: complete 256 for torch's 64).
     "enum_member_is_not_its_value": _case(
