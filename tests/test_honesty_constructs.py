@@ -1108,6 +1108,54 @@ CASES = {
         """,
         {"d": "4"},
     ),
+    # A property whose getter raises AttributeError (it reads `tau` before `__init__`
+    # registered it): Python then calls nn.Module.__getattr__, which finds the buffer
+    # a base registered under the property's name (main: the constructor surely
+    # raised, no module; a leaked pending exception also lost the `tau` buffer).
+    "property_raising_attribute_error_falls_back_to_module_getattr": _case(
+        """
+        class Base(nn.Module):
+            def __init__(self, beta):
+                super().__init__()
+                self.register_buffer("beta", torch.as_tensor(beta))
+
+        class M(Base):
+            def __init__(self, d, beta=0.5):
+                super().__init__(beta)
+                self.lin = nn.Linear(d, d)
+                self._tau(self.beta)
+
+            def _tau(self, beta):
+                self.register_buffer("tau", 1 / (1 - beta + 1e-12))
+
+            @property
+            def beta(self):
+                return (self.tau - 1) / self.tau
+
+            def forward(self, x):
+                return self.lin(x) * self.beta
+        """,
+        {"d": "4"},
+    ),
+    # nothing registered under the name: `__getattr__` raises AttributeError too
+    "property_raising_attribute_error_with_nothing_registered_raises": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.scale = self.beta * 2
+
+            @property
+            def beta(self):
+                return self.tau
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
     # An enum member is no value of its body's assignment: a plain Enum's equals no
     # int (main read `Mode.BIG` as 2: complete 256 for torch's 64).
     "enum_member_is_not_its_value": _case(
