@@ -36,6 +36,20 @@ def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
+# a lookup that returns from inside a loop and raises after it, with a module using it
+PICK = """
+        def pick(names, query):
+            for name in names:
+                if name == query:
+                    return nn.ReLU()
+            raise ValueError(query)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)"""
+
+
 # classes a registry hands back by name (`free` is the one bound at the top)
 REGISTRY = """
         class Small(nn.Module):
@@ -888,6 +902,256 @@ CASES = {
 
             def forward(self, x):
                 return self.proj(x)
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    # A raise after a loop one of whose turns may return runs only where none did:
+    # it is no alternative, as a raising branch is none (main said the constructor
+    # surely raised: no module, no figure).
+    "raise_after_a_loop_that_may_return_is_no_alternative": _case(
+        "\n        import os\n"
+        + PICK
+        + """
+                names = os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "tanh,relu").split(",")
+                self.act = pick(names, "relu")
+
+            def forward(self, x):
+                return self.act(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    "raise_after_a_while_loop_that_may_return_is_no_alternative": _case(
+        """
+        import os
+
+        def pick(names, query):
+            i = 0
+            while i < len(names):
+                if names[i] == query:
+                    return nn.Linear(4, 4)
+                i += 1
+            raise KeyError(query)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                names = os.environ.get("SHAPELINT_TEST_FLAG_NEVER_SET", "a,b").split(",")
+                self.a = pick(names, "b")
+
+            def forward(self, x):
+                return self.a(x) * 2
+        """,
+        {"d": "4"},
+    ),
+    # where no turn can return (the items are known), the raise after it surely runs
+    "raise_after_a_loop_that_cannot_return_still_raises": _case(
+        PICK
+        + """
+                self.act = pick(["tanh", "gelu"], "relu")
+
+            def forward(self, x):
+                return self.act(self.a(x))
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    # A class statement inside a function makes a class per run, whose methods read
+    # the function's names (main: `self.attention: not modelled`, params ?). Two
+    # runs close over different layers and sizes: no summary of one serves the other.
+    "class_made_by_a_factory_closes_over_its_names": _case(
+        """
+        def Wrap(modules, forward_fn):
+            class Wrap(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList(modules)
+
+                def forward(self, *args):
+                    return forward_fn(*args)
+
+            return Wrap()
+
+        def Scaled(d, e, k):
+            out = nn.Linear(d, e)
+
+            def forward(x):
+                return out(x * k).relu()
+
+            return Wrap([out], forward)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.first = Scaled(d, 2 * d, 2)
+                self.second = Scaled(2 * d, d, 3)
+
+            def forward(self, x):
+                return self.second(self.first(x))
+        """,
+        {"d": "4"},
+    ),
+    "class_made_in_init_closes_over_its_arguments": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                n = 3 * d
+
+                class Inner(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.lin = nn.Linear(d, n)
+
+                    def forward(self, x):
+                        return self.lin(x)[..., :d] * n
+
+                self.a = Inner()
+                n = 2 * d  # the cell's value when the methods run: Python's late binding
+                self.b = Inner()
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        {"d": "4"},
+    ),
+    # the local class is the name's value where the function runs, not the module's
+    "local_class_shadows_the_modules_class_of_its_name": _case(
+        """
+        class Inner(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+
+                class Inner(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.lin = nn.Linear(d, 5 * d)
+
+                    def forward(self, x):
+                        return self.lin(x)
+
+                self.a = Inner()
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+    ),
+    # what the class scope itself evaluates (a class attribute, a default) reads the
+    # function's names, which the analysis would read in the module: not followed
+    "class_scope_reading_the_functions_names_is_not_followed": _case(
+        """
+        K = 1
+
+        def make(K, d):
+            class Inner(nn.Module):
+                width = K * d
+
+                def __init__(self, e=K):
+                    super().__init__()
+                    self.lin = nn.Linear(d, self.width * e)
+
+                def forward(self, x):
+                    return self.lin(x)
+
+            return Inner()
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = make(3, d)
+
+            def forward(self, x):
+                return self.a(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # A module-level import of a module that is found holds, so its handler's `= None`
+    # never ran: the name is a module, never None (main left `new_fft is None`
+    # undecided, the forward one of two functions).
+    "imported_module_is_never_none": _case(
+        """
+        try:
+            import torch.fft as new_fft
+        except ImportError:
+            new_fft = None
+        try:
+            import json
+        except ImportError:
+            json = None
+
+        def _new(x):
+            return torch.view_as_real(new_fft.rfft(x, dim=-1))
+
+        def _old(x):
+            return x @ x.transpose(-1, -2)
+
+        if new_fft is None:
+            _rfft = _old
+        else:
+            _rfft = _new
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+                self.b = nn.Linear(d, d) if json is not None else nn.Linear(d, 3 * d)
+
+            def forward(self, x):
+                return _rfft(self.b(self.a(x)))
+        """,
+        {"d": "4"},
+    ),
+    # A property whose getter raises AttributeError (it reads `tau` before `__init__`
+    # registered it): Python then calls nn.Module.__getattr__, which finds the buffer
+    # a base registered under the property's name (main: the constructor surely
+    # raised, no module; a leaked pending exception also lost the `tau` buffer).
+    "property_raising_attribute_error_falls_back_to_module_getattr": _case(
+        """
+        class Base(nn.Module):
+            def __init__(self, beta):
+                super().__init__()
+                self.register_buffer("beta", torch.as_tensor(beta))
+
+        class M(Base):
+            def __init__(self, d, beta=0.5):
+                super().__init__(beta)
+                self.lin = nn.Linear(d, d)
+                self._tau(self.beta)
+
+            def _tau(self, beta):
+                self.register_buffer("tau", 1 / (1 - beta + 1e-12))
+
+            @property
+            def beta(self):
+                return (self.tau - 1) / self.tau
+
+            def forward(self, x):
+                return self.lin(x) * self.beta
+        """,
+        {"d": "4"},
+    ),
+    # nothing registered under the name: `__getattr__` raises AttributeError too
+    "property_raising_attribute_error_with_nothing_registered_raises": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+                self.scale = self.beta * 2
+
+            @property
+            def beta(self):
+                return self.tau
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
         """,
         {"d": "4"},
         expect="raises",

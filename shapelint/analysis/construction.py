@@ -14,6 +14,7 @@ from shapelint.analysis import (
     call_path,
     dynamic,
     in_place,
+    local_classes,
     may_raise,
     modes,
     module_state,
@@ -114,6 +115,12 @@ def property_set(an: Analyzer, recv: SelfRecorder, node: ast.Attribute, value, f
     return True
 
 
+def _closed_over(cd: ClassDef) -> tuple:
+    """A local class's free variables as they are now (local_classes.closed_over)."""
+    frames = {id(m.closure): m.closure for m in cd.methods.values() if m.closure is not None}
+    return tuple(local_classes.closed_over(cd.node, f) for f in frames.values())
+
+
 def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     """An instance built by running __init__ (inherited ones included) with these
     arguments: what it assigns to self, at these values."""
@@ -128,6 +135,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         tuple(args),
         tuple(sorted(kwargs.items(), key=lambda kv: kv[0])),
         module_state.generation(),
+        *_closed_over(cd),
     )
     try:
         hash(key)

@@ -37,6 +37,9 @@ class FuncDef:
     cls: ClassDef | None = None
     # The analyzer of the file that defines it (another file of the project).
     owner: Analyzer | None = field(default=None, compare=False, repr=False)
+    # A method of a class whose statement ran inside a function (a target run): the
+    # frame of that run, whose names are its free variables (Interpreter.local_class).
+    closure: Any = field(default=None, compare=False, repr=False)
 
     @property
     def rebinds_globals(self) -> bool:
@@ -110,6 +113,8 @@ class Analyzer(Protocol):
     def prepare(self) -> None: ...
 
     def class_of(self, key: str) -> ClassDef | None: ...
+
+    def local_class(self, stmt: ast.ClassDef, frame: Frame) -> str: ...
 
     def constructor_sizes(self, cd: ClassDef) -> tuple[set[str], set[frozenset[str]]]: ...
     def init_size_names(self, qualname: str) -> set[str]: ...

@@ -8,7 +8,15 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import enums, may_raise, pytypes, raising, small_sets, versions
+from shapelint.analysis import (
+    enums,
+    imported_modules,
+    may_raise,
+    pytypes,
+    raising,
+    small_sets,
+    versions,
+)
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.attributes import find_method
 from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
@@ -211,6 +219,8 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
         exact = _type_is(an, node, frame, depth)
         if exact is not None:
             return BoolV(exact)
+        if _module_against_none(an, node, frame):
+            return BoolV(isinstance(node.ops[0], ast.IsNot))  # a module is never None
         left = an.eval(node.left, frame, depth)
         if len(node.ops) == 1 and type(node.ops[0]) in _TENSOR_COMPARE:
             right = an.eval(node.comparators[0], frame, depth)
@@ -265,6 +275,16 @@ def _contains(an: Analyzer, op, left, left_node, right, comp, frame) -> bool | N
     if isinstance(got, BoolV) and got.value is not None:
         return got.value != isinstance(op, ast.NotIn)
     return None
+
+
+def _module_against_none(an: Analyzer, node: ast.Compare, frame) -> bool:
+    """`m is None` / `m is not None` with m a name that surely holds a module."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+        return False
+    right = node.comparators[0]
+    if not (isinstance(right, ast.Constant) and right.value is None):
+        return False
+    return imported_modules.holds_module(an, node.left, frame)
 
 
 def _type_is(an: Analyzer, node: ast.Compare, frame, depth: int) -> bool | None:

@@ -190,6 +190,11 @@ def stdlib_module(modname: str) -> bool:
     paths = sysconfig.get_paths()
     dirs = [paths[k] for k in ("stdlib", "platstdlib") if paths.get(k)]
     dirs += [os.path.join(d, "lib-dynload") for d in dirs]
+    return _walked(dirs, parts)
+
+
+def _walked(dirs: list[str], parts: list[str]) -> bool:
+    """Whether the dotted name is found along dirs, one component at a time."""
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         found = [(kind, where) for kind, where in (_find_in(d, part) for d in dirs) if kind]
@@ -202,6 +207,16 @@ def stdlib_module(modname: str) -> bool:
             return False  # a module or an extension has no submodules on disk
         dirs = [where]
     return False
+
+
+def runtime_module(modname: str) -> bool:
+    """Whether `import modname` finds a submodule of the runtime library
+    (`torch.fft`), its installed package walked as FileFinder walks it: the
+    analysis never reads its source, but the import holds."""
+    parts = modname.split(".")
+    if parts[0] != RUNTIME or not all(p.isidentifier() for p in parts):
+        return False
+    return _walked(list(search_path()), parts)
 
 
 # The library whose code a target's forward runs is importable wherever that

@@ -57,6 +57,7 @@ from shapelint.analysis import (
     iterators,
     lambdas,
     learning,
+    loops,
     may_raise,
     module_flags,
     module_kinds,
@@ -293,6 +294,7 @@ class _Frame:
 # Statements with no block of their own: an exception their expressions surely
 # raised that no call took is theirs (statement_exec.raised_here).
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 class ModuleAnalyzer:
@@ -443,6 +445,8 @@ class ModuleAnalyzer:
         collector, whose passes over them took a third of a cold run. Broken here,
         reference counting frees them as soon as the results are read."""
         for cls in self.class_keys.values():  # every class of self.classes, by key
+            for fd in cls.methods.values():
+                fd.closure = None
             cls.methods.clear()
             cls.self_attrs = None
             cls.owner = None
@@ -487,6 +491,19 @@ class ModuleAnalyzer:
                 self.guarded_classes[id(stmt)] = key
                 qual = f"{stmt.name}@{stmt.lineno}"  # its methods' summaries are its own
                 self._guarded_defs[qual] = self._index_class(stmt, key, qual)
+
+    def local_class(self, stmt: ast.ClassDef, frame: _Frame) -> str:
+        """The key of the class a class statement makes where it runs inside a
+        function, in a target run: a class of its own per run, keyed and named by
+        it (two runs close over different values, and a method's summary is kept by
+        its qualname), whose methods see the function's names as free variables."""
+        n = len(self.class_keys)
+        key = f"{self.project_module or ''}:{stmt.lineno}#{n}.{stmt.name}"
+        qual = f"{stmt.name}@{stmt.lineno}#{n}"
+        self._guarded_defs[qual] = cd = self._index_class(stmt, key, qual)
+        for fd in cd.methods.values():
+            fd.closure = frame
+        return key
 
     def _index_class(self, stmt: ast.ClassDef, key: str, qual: str | None = None) -> ClassDef:
         cd = ClassDef(stmt, stmt.name, owner=self, key=key)
@@ -1096,6 +1113,7 @@ class ModuleAnalyzer:
             split = None
             if merged is stmt and type(stmt) is ast.If and path_split.splits(self, frame, body, i):
                 split = path_split.snapshot(frame)
+            n_returns = len(frame.returns)
             try:
                 self._exec(merged, frame, module_level)
             except RecursionError:
@@ -1111,6 +1129,10 @@ class ModuleAnalyzer:
                 apart += path_split.follow(self, split, body, i)
             if merged is not stmt:
                 break  # one branch returns: the rest of the block was the other's
+            if type(stmt) in _LOOPS and self.specialize and i + 1 < len(body):
+                if len(frame.returns) > n_returns and not (frame.done or frame.jump):
+                    loops.after_early_return(self, body[i + 1 :], frame)
+                    break
         for d, where in apart:
             if (d.line, d.column, d.code) not in self._diag_spots:
                 spot = (d.line, d.column, d.end_line, d.end_column)
@@ -2282,7 +2304,13 @@ class ModuleAnalyzer:
 
     # The entry points analysis/modules.py drives the interpretation through.
     def new_frame(self, func: FuncDef | None, name: str) -> _Frame:
-        return _Frame(func, name)
+        frame = _Frame(func, name)
+        outer = func.closure if func is not None else None
+        if outer is not None:  # a local class's method: the defining run's names, as scope()
+            frame.env = dict(outer.env)
+            frame.locals = set(outer.locals)
+            frame.local_imports = dict(outer.local_imports)
+        return frame
 
     def decide(self, test: ast.expr, frame: _Frame) -> bool | None:
         """The truth of a test on known values, None where it depends on others."""

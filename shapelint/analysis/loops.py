@@ -329,6 +329,26 @@ def _unrolled(an, stmt, frame, turns, weight: int) -> bool | None:
     return ended
 
 
+def after_early_return(an, rest: list[ast.stmt], frame) -> None:
+    """The statements after a loop one of whose turns may have returned (a
+    `return` under a test the analysis cannot decide, in a loop of unknown
+    length) run only where no turn did. Where they surely raise they are no
+    alternative, as a raising branch of an undecided `if` is none: a call that
+    returns returned from the loop, so nothing they ran is part of its cost and
+    the function ends with what the turns returned (`for c in classes: if q ==
+    c.__name__: return c()` then `raise ValueError`)."""
+    state = instance_state.fork(an)
+    n = len(frame.records)
+    an.exec_block(rest, frame)
+    if not frame.raised:
+        return
+    for k in list(frame.records)[n:]:
+        del frame.records[k]
+    instance_state.restore(state)
+    frame.raised = False
+    frame.done = True
+
+
 def _orelse(an, stmt, frame) -> None:
     """A loop's else, after turns the analysis ran as one: it runs only if no
     break ended the loop, so where the body may break, its calls may not run."""

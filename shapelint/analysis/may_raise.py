@@ -63,7 +63,6 @@ _QUIET_STMTS = (
 )
 
 
-
 def mark() -> None:
     """Something ran that may raise."""
     _COUNT[0] += 1
@@ -176,7 +175,7 @@ def statement(an, stmt: ast.stmt) -> None:
         if not stmt.decorator_list:
             return
     elif isinstance(stmt, ast.Import):
-        if all(_importable(an, a.name) for a in stmt.names):
+        if all(importable(an, a.name) for a in stmt.names):
             return
     mark()
 
@@ -212,13 +211,15 @@ def _names(target: ast.expr) -> bool:
     )
 
 
-def _importable(an, modname: str) -> bool:
+def importable(an, modname: str) -> bool:
     """Whether `import modname` surely finds the module (it may still raise while
     its top level runs: a module found as source is taken as importable, as the
     analysis reads it)."""
     top = modname.partition(".")[0]
     if modname == installed.RUNTIME:  # importable wherever a forward runs
         return True
+    if top == installed.RUNTIME:
+        return installed.runtime_module(modname)
     if top in sys.stdlib_module_names:
         return installed.stdlib_module(modname)
     proj = an.project

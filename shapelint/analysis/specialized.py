@@ -21,7 +21,9 @@ from shapelint.analysis import (
     generators,
     grad_mode,
     in_place,
+    local_classes,
     may_raise,
+    module_getattr,
     module_state,
     one_shot,
     raising,
@@ -85,11 +87,22 @@ def property_get(an: Analyzer, key: str, recv, attrs, node: ast.Attribute, frame
     if found is None or (not found[2] and node.attr in attrs):
         return None
     call = ast.copy_location(ast.Call(node, [], []), node)
+    before, pending = set(frame.records), raising.snapshot()
     # A property lives on the type: a write on an instance runs its setter, never
     # replaces it (dynamic.py's `special`).
-    return specialized_invoke(
+    got = specialized_invoke(
         an, found[0], recv, call, [], {}, frame, undecorated=True, special=True
     )
+    raised = raising.snapshot()[len(pending) :]
+    if not raised or raised[-1] != module_getattr.EXC:
+        return got
+    held = module_getattr.fallback(an, cd, recv, node.attr)
+    if held is None:
+        return got
+    raising.restore(pending)  # Python's lookup caught it: `__getattr__` answers
+    for k in [k for k in frame.records if k not in before]:
+        del frame.records[k]  # the getter's run raised: nothing of it is part of the cost
+    return held
 
 
 def specialized_invoke(
@@ -450,6 +463,8 @@ def call_key(fd, recv, args, kwargs, mode):
     items = tuple(sorted(kwargs.items(), key=lambda kv: kv[0]))
     laid = storages.layouts([*args, *kwargs.values()])
     key = (fd.qualname, recv, tuple(args), items, mode, module_state.generation(), laid)
+    if fd.closure is not None:
+        key += local_classes.closed_over(fd.node, fd.closure)
     try:
         hash(key)
     except TypeError:

@@ -9,6 +9,7 @@ conditions to folding.py and branches.py.
 from __future__ import annotations
 
 import ast
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
@@ -28,6 +29,7 @@ from shapelint.analysis import (
     instance_state,
     int_sizes,
     lambdas,
+    local_classes,
     loops,
     matching,
     may_raise,
@@ -462,9 +464,20 @@ def exec_class_def(an: Analyzer, stmt: ast.ClassDef, frame: Frame, module_level:
         frame.env[stmt.name] = callable_values.ClassRefV(key)
         module_level = True  # its body runs at module level, as the top level's do
     if not module_level:
+        enclosing = frame.func.node if frame.func is not None else None
+        bound = (
+            an.specialize
+            and key is None
+            and local_classes.followed(stmt, enclosing, set(frame.env))
+        )
+        if bound:
+            # a class made where the function runs, closing over its names
+            frame.env[stmt.name] = callable_values.ClassRefV(an.local_class(stmt, frame))
         for sub in stmt.body:
             if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                an.analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
+                # a bound class's methods place their stores where they are called
+                with aliasing.keeping() if bound else nullcontext():
+                    an.analyze_nested(FuncDef(sub, f"{stmt.name}.{sub.name}"), frame)
     else:
         # Class bodies: attribute assignments such as layer definitions.
         cls_frame = an.new_frame(None, stmt.name)
