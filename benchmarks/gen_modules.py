@@ -46,7 +46,7 @@ through the class, `super()` along a diamond, dataclass configs, ModuleDict orde
 and updates, Sequential slices/`+`/`pop`, writes into views, `where`/`masked_fill`/
 `gather`/`scatter`, einsums of one operand twice, multi-output ops used in part;
 session 28: in-place writes into a tensor an op saved and into one made in the
-forward);
+forward, casts to the dtype of the module's Parameters);
 MORE is a table of its own so that the seeds of the default run keep their programs.
 
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --more --count 500 --variants
@@ -2688,10 +2688,39 @@ def inplace_into_fresh(r, i):
     )
 
 
+def dtype_of_parameters(r, i):
+    """An int mask cast to the dtype of the module's own Parameters, read by every
+    spelling: next(self.parameters()), a layer's weight, type_as, a *_like of that
+    dtype (session 28)."""
+    cast = r.choice(
+        (
+            "m{i}.to(next(self.parameters()).dtype)",
+            "m{i}.to(dtype=next(self.parameters()).dtype)",
+            "m{i}.to(next(self.parameters()))",
+            "m{i}.type_as(next(self.parameters()))",
+            "m{i}.to(self.l{i}.weight.dtype)",
+            "m{i}.type_as(self.l{i}.weight)",
+            "m{i}.to(self.l{i}.bias)",
+            "torch.ones_like(m{i}, dtype=next(self.parameters()).dtype) * m{i}",
+            "torch.zeros_like(m{i}, dtype=self.l{i}.weight.dtype) + m{i}",
+            "m{i}.to(next(self.l{i}.parameters()).dtype)",
+            "m{i}.double().to(self.l{i}.weight.dtype)",
+        )
+    )
+    return _s(
+        LIN.format(i=i),
+        (
+            "m{i} = torch.ones(x.shape[0], x.shape[1], dtype=torch.long)\n"
+            f"c{{i}} = {cast}\n"
+            "x = self.l{i}(x) * c{i}.unsqueeze(-1)"
+        ).format(i=i),
+    )
+
+
 MORE: dict[str, list] = {
     "session25": [iter_one_shot, tens_vector_batched, tens_linear_vector],
     "identity": [ident_buffer_twice, ident_parameter_names],
-    "dtypes": [dtype_cast_mask, dtype_flow],
+    "dtypes": [dtype_cast_mask, dtype_flow, dtype_of_parameters],
     "inplace": [inplace_saved_write, inplace_into_fresh, tens_inplace_view],
     "flow": [
         flow_while_else,

@@ -65,6 +65,8 @@ EXACT = [
     ("MaskTypeAs", SEQ, True),
     ("MaskToTensor", SEQ, True),
     ("MaskLike", SEQ, True),
+    ("MaskToFirstParameter", SEQ, True),
+    ("MaskLikeFirstParameter", SEQ, True),
     # gather saves its input beside the index (main: 612 B for torch's 756; found by
     # gen_modules' activation judge, tens_gather_scatter)
     ("GatherSaved", (2, 3, 6), True),

@@ -2486,3 +2486,17 @@ class LoopOfTensorLength(nn.Module):
         for _ in range(x.shape[1]):
             y = y * m
         return y
+
+
+class MaskToFirstParameter(MaskToDtype):
+    """`next(self.parameters())`: nn.Module.parameters() makes a new generator at
+    each call, whose first item is the first Parameter registered (main: not
+    known, the mask kept int64: 48 B complete for torch's 24)."""
+
+    def cast(self, mask, x):
+        return mask.to(next(self.parameters()).dtype)
+
+
+class MaskLikeFirstParameter(MaskToDtype):
+    def cast(self, mask, x):
+        return torch.ones_like(mask, dtype=next(self.parameters()).dtype) * mask
