@@ -44,7 +44,9 @@ binding and default capture, global/nonlocal counters, `partial`/`operator`/
 parameters, properties, `__getattr__`/`__getitem__`, class attributes changed
 through the class, `super()` along a diamond, dataclass configs, ModuleDict order
 and updates, Sequential slices/`+`/`pop`, writes into views, `where`/`masked_fill`/
-`gather`/`scatter`, einsums of one operand twice, multi-output ops used in part);
+`gather`/`scatter`, einsums of one operand twice, multi-output ops used in part;
+session 28: in-place writes into a tensor an op saved and into one made in the
+forward, casts to the dtype of the module's Parameters);
 MORE is a table of its own so that the seeds of the default run keep their programs.
 
     nice -n 10 env PYTHONPATH=. python benchmarks/gen_modules.py --more --count 500 --variants
@@ -2636,10 +2638,90 @@ def dtype_flow(r, i):
     return _s(LIN.format(i=i), body.format(i=i))
 
 
+def inplace_saved_write(r, i):
+    """A tensor an op saved (sigmoid keeps its result) written in place after, in
+    part or whole, through a view or by an op that saves something of its own
+    (masked_fill_ its mask, index_put_ its index, exp_ its result, mul_ by a
+    Parameter the tensor as it was): torch's backward then raises, its saved
+    tensors are still the figure (session 28)."""
+    write = r.choice(
+        (
+            "h{i}[:, :2] = 0.0",
+            "h{i}[:, :1] += self.l{i}(x)[:, :1]",
+            "h{i}[..., :2] *= 2",
+            "h{i}.mul_(2)",
+            "h{i}.mul_(self.p{i})",
+            "h{i}.masked_fill_(h{i} > 0.5, 0.0)",
+            "h{i}.index_put_((torch.tensor([0]),), torch.zeros(x.shape[1], x.shape[2]))",
+            "h{i}[torch.tensor([1])] = 1.0",
+            "h{i}.exp_()",
+            "h{i}.add_(x)",
+            "h{i}.transpose(1, 2)[:, 0] = 1.0",
+            "h{i}.view(-1)[:3] = 0.0",
+        )
+    )
+    return _s(
+        LIN.format(i=i) + f"\nself.m{i} = nn.Linear(d, d)\nself.p{i} = nn.Parameter(torch.ones(d))",
+        f"h{i} = torch.sigmoid(self.l{i}(x))\n{write.format(i=i)}\nx = self.m{i}(h{i}) + x",
+    )
+
+
+def inplace_into_fresh(r, i):
+    """A layer's output written into part of a tensor made in the forward (zeros,
+    a clone of the input), which then requires grad: copy_ into a slice, index_put_,
+    masked_scatter_, an in-place product (session 28)."""
+    write = r.choice(
+        (
+            "z{i} = torch.zeros_like(x)\nz{i}[:, :1] = self.l{i}(x)[:, :1]",
+            "z{i} = x.new_zeros(x.shape)\nz{i}[..., :2] += self.l{i}(x)[..., :2]",
+            "z{i} = torch.zeros_like(x)\nz{i}.index_put_((torch.tensor([0]),), self.l{i}(x)[0])",
+            "z{i} = torch.zeros_like(x)\nz{i}.masked_scatter_(x > 0, self.l{i}(x))",
+            "z{i} = x.clone()\nz{i}.masked_fill_(z{i} > 0, 0.0)\nz{i}.mul_(self.l{i}(x))",
+            "z{i} = x.clone()\nz{i}.mul_(self.l{i}(x))",
+            "z{i} = x * 1.0\nz{i}[:, 0] = self.l{i}(x)[:, 1]",
+            "z{i} = torch.zeros_like(x)\nz{i}.copy_(self.l{i}(x))",
+        )
+    )
+    return _s(
+        LIN.format(i=i) + f"\nself.m{i} = nn.Linear(d, d)",
+        f"{write.format(i=i)}\nx = self.m{i}(z{i}) + x",
+    )
+
+
+def dtype_of_parameters(r, i):
+    """An int mask cast to the dtype of the module's own Parameters, read by every
+    spelling: next(self.parameters()), a layer's weight, type_as, a *_like of that
+    dtype (session 28)."""
+    cast = r.choice(
+        (
+            "m{i}.to(next(self.parameters()).dtype)",
+            "m{i}.to(dtype=next(self.parameters()).dtype)",
+            "m{i}.to(next(self.parameters()))",
+            "m{i}.type_as(next(self.parameters()))",
+            "m{i}.to(self.l{i}.weight.dtype)",
+            "m{i}.type_as(self.l{i}.weight)",
+            "m{i}.to(self.l{i}.bias)",
+            "torch.ones_like(m{i}, dtype=next(self.parameters()).dtype) * m{i}",
+            "torch.zeros_like(m{i}, dtype=self.l{i}.weight.dtype) + m{i}",
+            "m{i}.to(next(self.l{i}.parameters()).dtype)",
+            "m{i}.double().to(self.l{i}.weight.dtype)",
+        )
+    )
+    return _s(
+        LIN.format(i=i),
+        (
+            "m{i} = torch.ones(x.shape[0], x.shape[1], dtype=torch.long)\n"
+            f"c{{i}} = {cast}\n"
+            "x = self.l{i}(x) * c{i}.unsqueeze(-1)"
+        ).format(i=i),
+    )
+
+
 MORE: dict[str, list] = {
     "session25": [iter_one_shot, tens_vector_batched, tens_linear_vector],
     "identity": [ident_buffer_twice, ident_parameter_names],
-    "dtypes": [dtype_cast_mask, dtype_flow],
+    "dtypes": [dtype_cast_mask, dtype_flow, dtype_of_parameters],
+    "inplace": [inplace_saved_write, inplace_into_fresh, tens_inplace_view],
     "flow": [
         flow_while_else,
         flow_walrus,

@@ -55,6 +55,7 @@ CASES = [
     ("DropPathFloor", (2, 4, 8)),
     ("SingularValues", (2, 4, 8)),
     ("MatrixNorms", (2, 4, 8)),
+    ("LinalgSvdNorms", (2, 4, 8)),
     ("Inverses", (2, 4, 8)),
     ("SvdValuesAlone", (2, 4, 8)),
     ("MappedFirst", (2, 4, 8)),

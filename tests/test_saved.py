@@ -65,6 +65,8 @@ EXACT = [
     ("MaskTypeAs", SEQ, True),
     ("MaskToTensor", SEQ, True),
     ("MaskLike", SEQ, True),
+    ("MaskToFirstParameter", SEQ, True),
+    ("MaskLikeFirstParameter", SEQ, True),
     # gather saves its input beside the index (main: 612 B for torch's 756; found by
     # gen_modules' activation judge, tens_gather_scatter)
     ("GatherSaved", (2, 3, 6), True),
@@ -226,6 +228,10 @@ EXACT = [
     ("Channels", (2, 4, 3, 3), False),
     ("MhaFirstThenLayer", SEQ, True),
     ("MhaFirstThenLayer", (1, 3, 8), True),
+    # a loop counted as one turn whose first turn saves a tensor from before it
+    ("LoopAfterSaved", SEQ, True),
+    ("LoopWrittenAfterSaved", SEQ, True),
+    ("LoopSavesItsResult", SEQ, True),
 ]
 
 
@@ -565,3 +571,18 @@ def test_attention_activations_for_all_sizes_are_torchs_at_each(name):
         torch.manual_seed(0)
         truth = saved_bytes(getattr(mod, name)(), torch.randn(b, n, 8))
         assert eval(t["activation_bytes"], {"B": b, "T": n}) == truth
+
+
+@pytest.mark.parametrize("t", [2, 3, 5])
+def test_a_loop_of_symbolic_count_saves_no_figure_above_torchs(t):
+    """One turn standing for T: the first turn's product saves the tensor y held
+    before the loop and the one it finds (m), which torch saves once; the later
+    turns save the turn before's result. No complete figure, and the bound is
+    under torch's at each T (main: 128*T**2 complete, 512 B for torch's 384 at 2)."""
+    s = _static("LoopOfTensorLength", SEQ, given="x=2,T,8")
+    assert not s["activation_complete"]
+    assert [u["op"] for u in s["activation_unknown"]] == ["operator.mul"]
+    from shapelint.report.numbers import evaluate
+
+    truth = _truth("LoopOfTensorLength", (2, t, 8), True)
+    assert evaluate(s["activation_bytes"], {"T": t}) <= truth

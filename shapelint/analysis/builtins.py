@@ -75,6 +75,7 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
+    ParameterV,
     SliceV,
     StrV,
     TensorV,
@@ -566,10 +567,16 @@ def _iter(an, node, args, kwargs, frame) -> Value | None:
 
 
 def _next(an, node, args, kwargs, frame) -> Value | None:
-    if not 1 <= len(args) <= 2 or kwargs or not isinstance(args[0], iterators.IteratorV):
+    if not 1 <= len(args) <= 2 or kwargs:
         return None
     first, it = node.args[0], args[0]
     default = args[1] if len(args) == 2 else None
+    if _parameters_generator(first, it):
+        # `next(self.parameters())`: nn.Module.parameters() makes a new generator at
+        # each call, whose first item is the first Parameter in registration order
+        return it.items[0] if it.items else default  # type: ignore[attr-defined]
+    if not isinstance(it, iterators.IteratorV):
+        return None
     fresh = (
         isinstance(first, ast.Call)
         and isinstance(first.func, ast.Name)
@@ -587,6 +594,22 @@ def _next(an, node, args, kwargs, frame) -> Value | None:
         # the name now holds what is left (used up: StopIteration, or the default)
         frame.env[first.id] = iterators.IteratorV(it.items[1:]) if value is not None else UNKNOWN
     return value
+
+
+def _parameters_generator(node: ast.expr, v: Value) -> bool:
+    """node, `m.parameters()` with no argument, is nn.Module's: the list of m's
+    Parameters that call_resolution makes of it (a project method of that name is
+    run instead, and a list it returned would make `next` raise)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "parameters"
+        and not node.args
+        and not node.keywords
+        and isinstance(v, TupleV)
+        and v.kind == "list"
+        and all(isinstance(i, ParameterV) for i in v.items)
+    )
 
 
 def _walked(v: Value) -> Value:

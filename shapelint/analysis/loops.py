@@ -407,13 +407,26 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
     turns = _MAX_TURNS if an.loop_weight * _MAX_TURNS <= _MAX_WEIGHT else 1
     stable = False
     entries: dict = {}
+    # Each turn saves against the storages saved before the loop, not the ones an
+    # earlier try saved (a tensor found from outside it, saved in the first try,
+    # is the counted turn's to save), and what it saves of a tensor it finds
+    # (one torch saves once) or of one a name it rebinds held is not known.
+    ledger = storages.mark()
     for n in range(turns):
         frame.env = dict(state)
         if stmt is not None:
             entries = turn_entries(frame.env)
         frame.done = False  # a return in the last turn does not stop this one
         frame.jump = None
-        with collected(frame) as records, _weighted(an, turns):
+        if n:
+            storages.undo(ledger)
+        bound = (stmt.target, *stmt.body) if stmt is not None else ()
+        with (
+            collected(frame) as records,
+            _weighted(an, turns),
+            storages.repeated_turn(found_values(frame.env, *bound) if bound else []),
+            storages.first_turn(replaced_values(frame.env, *bound), strict=True),
+        ):
             if n == 0:
                 turn()
             else:
@@ -551,12 +564,25 @@ def found_values(env: dict, *bound: ast.AST) -> list:
     return [v for k, v in env.items() if k not in names]
 
 
+def replaced_values(env: dict, *bound: ast.AST) -> list:
+    """The values of env a repeated turn rebinds (found_values' others): the
+    first turn finds them, each later turn the turn before's."""
+    names = {n.id for b in bound for n in walk(b) if isinstance(n, ast.Name)}
+    return [v for k, v in env.items() if k in names]
+
+
 def _found(inner, gens) -> list:
     return found_values(inner.env, *(g.target for g in gens))
 
 
 def same_each_turn(
-    an, stmt: ast.For, item: Value, last: Value, frame, first_apart: bool = False
+    an,
+    stmt: ast.For,
+    item: Value,
+    last: Value,
+    frame,
+    first_apart: bool = False,
+    later: bool = False,
 ) -> dict | tuple[dict, dict] | None:
     """The records of one turn of stmt, when every turn's are those: the body
     run once with `item` (what every turn's item is known to be) leaves each
@@ -569,7 +595,12 @@ def same_each_turn(
     first_apart, a first turn that changes only whether a carried tensor requires
     grad (`x = layer(x)` fed the raw input: the same forward, another backward)
     comes back apart: (its records, the records of every later turn, the entries
-    of the later turns: ops/backward.turn_entries)."""
+    of the later turns: ops/backward.turn_entries), and so does a first turn that
+    saves a tensor a name it rebinds held before the loop: each later turn finds
+    the turn before's result there, which that turn may have saved already or
+    not, where the first finds a tensor an earlier op saved, a Parameter, an
+    input, or a tensor saved by none (`later`: the run standing for the later
+    turns, whose names hold the first turn's results)."""
     if ends_early(stmt.body):
         return None
     saved = (dict(frame.env), list(frame.returns), frame.done, set(frame.locals))
@@ -581,6 +612,7 @@ def same_each_turn(
     writes = an.outer_writes
     an.trial += 1
     found = found_values(before, stmt.target, *stmt.body)
+    rebound = [] if later else replaced_values(before, stmt.target, *stmt.body)
     # What the trial saves is dropped with its records where it is no turn of the
     # loop: a storage it found (a mask held by the module) is saved by the turns
     # run one by one instead, and counts there.
@@ -591,6 +623,7 @@ def same_each_turn(
             an.muted(),
             an.repeated(),
             storages.repeated_turn(found),
+            storages.first_turn(rebound) as first_reads,
         ):
             an.exec_block(stmt.body, frame)
     finally:
@@ -605,17 +638,17 @@ def same_each_turn(
     changed = [k for k, v in before.items() if k not in targets and after.get(k) != v]
     if (
         stable
-        and changed
+        and (changed or first_reads[0])
         and first_apart
         and all(_grad_only(before[k], after.get(k)) for k in changed)
     ):
         frame.env = {k: v for k, v in after.items() if k in before or k in targets}
         entries = turn_entries(frame.env)  # what the later turns read of the first
-        rest = same_each_turn(an, stmt, item, last, frame)
+        rest = same_each_turn(an, stmt, item, last, frame, later=True)
         if rest is not None:
             return records, rest, entries  # type: ignore[return-value]
         stable = False
-    if not stable or changed:
+    if not stable or changed or first_reads[0]:
         frame.env, frame.returns, frame.done, frame.locals = saved
         frame.exits[:] = exits
         storages.undo(ledger)

@@ -327,8 +327,15 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
         an.assign(stmt.target, items[0] if items else UNKNOWN, frame, None)
         an.exec_block(stmt.body, frame)
 
+    bound = (stmt.target, *stmt.body)
     try:
-        turn()
+        # one turn standing for count: what it saves of a tensor it finds (torch
+        # saves it once) or of one a name it rebinds held is not known
+        with (
+            storages.repeated_turn(loops.found_values(before, *bound)),
+            storages.first_turn(loops.replaced_values(before, *bound), strict=True),
+        ):
+            turn()
         children = frame.records
     finally:
         frame.records = saved

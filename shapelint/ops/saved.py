@@ -174,6 +174,49 @@ def repeated_turn(values) -> Iterator[None]:
         _OUTER.reset(token)
 
 
+# The storages the first of the turns counted as one finds under the names it
+# rebinds (`x = layer(x)` fed a tensor made before the loop), each with a flag set
+# where the turn saves one: every later turn finds the turn before's result there
+# instead, which that turn may have saved already (`x = exp(lin(x))`: exp saved it)
+# or not, where the tensor from before the loop was saved by an earlier op, or
+# was a Parameter or an input, or not. What the first turn saves of it says
+# nothing of what the others save.
+_CARRIED: ContextVar[tuple] = ContextVar("carried_storages", default=())
+
+
+@contextmanager
+def first_turn(values, strict: bool = False) -> Iterator[list]:
+    """The first turn of a loop counted as one turn times n, run with values (the
+    tensors its names held before it, which it rebinds); yields a flag, set true
+    where it saves one of them. strict: what it saves of them is not known
+    instead (a turn standing for the others, which no later run tells)."""
+    roots = frozenset(id(storage_of(v)) for v in _tensors(values))
+    flag = [False]
+    token = _CARRIED.set((*_CARRIED.get(), (roots, flag, strict)))
+    try:
+        yield flag
+    finally:
+        _CARRIED.reset(token)
+
+
+CARRIED_WHY = (
+    "it saves a tensor a loop's turn finds under a name it rebinds: what later turns"
+    " save there is not known"
+)
+
+
+def _carried_saved(root: object) -> bool:
+    """root is saved: a first turn that found it under a name it rebinds saves
+    other bytes than its later turns may (first_turn); True where a strict turn
+    found it, whose figure is then not known."""
+    unknown = False
+    for roots, flag, strict in _CARRIED.get():
+        if id(root) in roots:
+            flag[0] = True
+            unknown = unknown or strict
+    return unknown
+
+
 @contextmanager
 def apart() -> Iterator[None]:
     """Calls whose saved tensors are dropped (inside torch.utils.checkpoint): what
@@ -1114,6 +1157,8 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             if own is None:
                 return None, _UNPLACED_WHY
             if own:
+                if _carried_saved(v):
+                    return None, CARRIED_WHY
                 continue
         if not isinstance(v, TensorV):
             return None, "it saves a value the analysis does not see into"
@@ -1141,14 +1186,20 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             if root is UNSURE:
                 return None, "it saves a view of a storage the analysis cannot name"
             if id(root) in book:
+                if _carried_saved(root):
+                    return None, CARRIED_WHY
                 continue
             own = registered(root)
             if own is None:
                 return None, _UNPLACED_WHY
             if own:
+                if _carried_saved(root):
+                    return None, CARRIED_WHY
                 continue
             if any(id(root) in outer for outer in _OUTER.get()):
                 return None, "it saves a tensor from outside a turn counted several times"
+            if _carried_saved(root):
+                return None, CARRIED_WHY
             b = nbytes(root if v.view else v)
             if b is not None:
                 book[id(root)] = root

@@ -1167,21 +1167,27 @@ def matrix_norm(ctx: RuleContext, x: Value, order: Value, dim: Value, keepdim: V
     if how in _SUMMED_ORDERS:
         out.bind["mnbw"] = Expr.const(0)
         return out
-    if how not in (2, -2, "nuc"):
-        return out
+    if how in (2, -2, "nuc"):
+        out.bind["mnbw"] = _svd_norm_backward(x, dim)
+    return out
+
+
+def _svd_norm_backward(x: Value, dim: Value) -> Expr | None:
+    """The backward of a matrix norm torch computes through svdvals (ord 2, -2,
+    "nuc") over the pair of axes dim names: the singular values' (_values_backward),
+    the other axes a batch; None where the pair or a size is not known."""
     shape, pair = shape_of(x), dim.items if isinstance(dim, TupleV) else None
     if shape is None or has_var(shape) or pair is None or len(pair) != 2:
-        return out
+        return None
     at = [const_int(i) for i in pair]
     if None in at or not all(-len(shape) <= i < len(shape) for i in at):  # type: ignore[operator]
-        return out
+        return None
     rows, cols = (i % len(shape) for i in at)  # type: ignore[operator]
     if rows == cols:
-        return out
+        return None
     batch = [d for i, d in enumerate(shape) if i not in (rows, cols)]
     m, n = shape[rows], shape[cols]
-    out.bind["mnbw"] = _values_backward(batch, m, n, _min_side(m, n))
-    return out
+    return _values_backward(batch, m, n, _min_side(m, n))
 
 
 @rule
@@ -1200,8 +1206,9 @@ def linalg_norm(ctx: RuleContext, x: Value, ord: Value, dim: Value, keepdim: Val
     None with ord given on a 2-D input (on a 1-D one, a vector norm). Dim None with
     ord given on another rank torch refuses: the result is not known here. Binds
     undone to 0 where the flop counter counts no backward (a vector norm; a matrix
-    norm by sums, "fro" (ord None), 1, inf), to None (unknown) for an SVD's (ord 2,
-    -2, "nuc") or an ord not known."""
+    norm by sums, "fro" (ord None), 1, inf), to matrix_norm's for an SVD's (ord 2,
+    -2, "nuc": linalg.norm runs linalg.matrix_norm over dim, (0, 1) where dim is
+    None), None (unknown) for an ord not known."""
     shape = shape_of(x)
     if is_none(dim):
         if is_none(ord):
@@ -1218,8 +1225,14 @@ def linalg_norm(ctx: RuleContext, x: Value, ord: Value, dim: Value, keepdim: Val
         out = RuleOut(TensorV(None, dtype_of(x)))
     else:
         out = reduce(ctx, x, dim, keepdim)
-    svd = matrix is None or (matrix and not _summed_matrix_norm(ord))
-    out.bind = {"undone": None if svd else Expr.const(0)}
+    if matrix is False or (matrix and _summed_matrix_norm(ord)):
+        out.bind = {"undone": Expr.const(0)}
+    elif matrix and _norm_order(ord) in (2, -2, "nuc"):
+        whole = TupleV((IntV(Expr.const(0)), IntV(Expr.const(1))))
+        pair = dim if isinstance(dim, TupleV) else whole
+        out.bind = {"undone": _svd_norm_backward(x, pair)}
+    else:
+        out.bind = {"undone": None}
     return out
 
 

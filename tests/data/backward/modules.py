@@ -679,6 +679,23 @@ class MatrixNorms(nn.Module):
         return x @ (self.w / (two + nuc + fro)) * low.sum()
 
 
+class LinalgSvdNorms(nn.Module):
+    """torch.linalg.norm at the orders it computes through svdvals (2 on a matrix,
+    dim None; -2 over two axes that are not the last; "nuc" over a pair of a batch):
+    matrix_norm's backward, one product per matrix (main: unknown)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d // 2))
+        self.b = nn.Parameter(torch.randn(6, 2, 4))
+
+    def forward(self, x):
+        two = torch.linalg.norm(self.w, ord=2)
+        low = torch.linalg.norm(self.b, ord=-2, dim=(0, 2))
+        nuc = torch.linalg.norm(self.b, "nuc", (1, 2))
+        return x @ (self.w / two) * (low.sum() + nuc.sum())
+
+
 class Inverses(nn.Module):
     """linalg.inv, torch.inverse and Tensor.inverse of trainable matrices (one
     batched): backward `-A⁻ᴴ @ (G @ A⁻ᴴ)`, two products per matrix."""

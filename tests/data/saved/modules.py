@@ -2420,3 +2420,83 @@ class RotaryThenAttention(nn.Module):
         q = q * cos + torch.cat((-q2, q1), dim=-1) * sin
         y = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
         return self.o(y.transpose(1, 2).contiguous().view(b, t, d))
+
+
+class LoopAfterSaved(nn.Module):
+    """A loop counted as one turn whose first turn finds, under the name it rebinds,
+    a tensor an earlier op saved: that turn saves nothing of it, every later turn
+    the turn before's result, a storage of its own (main: 960 B for torch's 1,152)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.w1 = nn.Linear(d, 2 * d)
+        self.n1 = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        x = self.l0(x).clone()
+        y = self.l0(x)
+        for _ in range(2):
+            x = self.n1(self.w1(x))
+        return x + y
+
+
+class LoopWrittenAfterSaved(LoopAfterSaved):
+    """The same with the earlier result written in part in place (gen_modules
+    --more, seed 136): the write keeps the storage the first layer saved
+    (main: 960 B for torch's 1,152)."""
+
+    def forward(self, x):
+        x = self.l0(x).clone()
+        x[:, :2] += self.l0(x)[:, :2]
+        for _ in range(2):
+            x = self.n1(self.w1(x))
+        return x
+
+
+class LoopSavesItsResult(nn.Module):
+    """Each turn's exp saves its result, which the next turn's layer saves again:
+    only the first turn's layer saves a storage of its own (main: 1,152 B for
+    768)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.l1 = nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.l0(x) * 1.0
+        for _ in range(3):
+            x = torch.exp(self.l1(x))
+        return x
+
+
+class LoopOfTensorLength(nn.Module):
+    """A loop as long as an axis of the input, a size with a name: one turn stands
+    for all; what it saves of the tensor it rebinds and of one it finds is not
+    known (main: 128*T**2 complete, 512 B for torch's 384 at T = 2)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+
+    def forward(self, x):
+        m = self.l0(x)
+        y = m + 1
+        for _ in range(x.shape[1]):
+            y = y * m
+        return y
+
+
+class MaskToFirstParameter(MaskToDtype):
+    """`next(self.parameters())`: nn.Module.parameters() makes a new generator at
+    each call, whose first item is the first Parameter registered (main: not
+    known, the mask kept int64: 48 B complete for torch's 24)."""
+
+    def cast(self, mask, x):
+        return mask.to(next(self.parameters()).dtype)
+
+
+class MaskLikeFirstParameter(MaskToDtype):
+    def cast(self, mask, x):
+        return torch.ones_like(mask, dtype=next(self.parameters()).dtype) * mask
