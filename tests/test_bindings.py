@@ -105,6 +105,8 @@ def test_a_helper_the_name_may_not_be_is_not_followed(extra):
         "def d(fn):\n    fn = wrap(fn)\n    return fn\n",
         "def d(fn):\n    if fn.x:\n        return fn\n",  # falls through: None
         "def d(fn):\n    yield fn\n    return fn\n",
+        "def d(fn):\n    return h(fn)\ndef h(f):\n    f.__code__ = g.__code__\n    return f\n",
+        "def d(fn):\n    return h(fn)\ndef h(f):\n    setattr(f, name, g)\n    return f\n",
         "def d(fn):\n    return h(fn)\n@cache\ndef h(f):\n    return f\n",  # h is what cache made
         "def d(fn):\n    return h(f=fn)\ndef h(f):\n    return f\n",
         "def d(fn):\n    return h(fn)\ndef h(f, g):\n    return g\n",

@@ -12,7 +12,8 @@ small model's run. Read from the syntax instead: a function hands back its first
 positional parameter where that parameter is never rebound and every return its
 call can reach is the parameter itself, or a call `g(param, ...)` passing it as
 the first positional argument to a function g that hands back its own first
-parameter, where g is a plain `def` (no decorator, no `async`, no `yield`) that
+parameter, where g is a plain `def` (no decorator, no `async`, no `yield`, no
+store of `__code__` or `__defaults__`, no setattr) that
 the name surely is: the one binding of the name in the nearest scope binding it
 (the function's own, an enclosing function's, the module's as bindings.py
 decides it). Where the function given is a function object (`function_given`:
@@ -47,7 +48,7 @@ def _hands_back(fn, enclosing: list, module: Bindings, given: bool, depth: int) 
         return False
     name = params[0].arg
     local = Bindings(fn)
-    if local.sites.get(name) or name in local.declared or _yields(fn):
+    if local.sites.get(name) or name in local.declared or _otherwise(fn):
         return False
     kept = _reached(fn.body, name, given)
     if not kept or not _leaves(kept[-1]):
@@ -168,11 +169,22 @@ def _returns(stmts: list[ast.stmt]) -> list[ast.Return]:
 _HOLDERS = (ast.stmt, ast.ExceptHandler, ast.match_case)
 
 
-def _yields(fn: ast.FunctionDef) -> bool:
+# A function's attributes that change what calling it runs.
+_CODE = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__call__"})
+
+
+def _otherwise(fn: ast.FunctionDef) -> bool:
+    """Whether fn's call may give something else than its returns say (a
+    generator, a coroutine), or may change what a function runs (a store of
+    `__code__`, `__defaults__`; a setattr or delattr of any name)."""
     todo = list(fn.body)
     while todo:
         n = todo.pop()
         if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in _CODE and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, ast.Name) and n.id in ("setattr", "delattr"):
             return True
         if not isinstance(n, _SCOPES):
             todo.extend(ast.iter_child_nodes(n))
