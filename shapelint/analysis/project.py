@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -290,9 +291,9 @@ class Project:
         # (module_constants.py's scans are kept under them)
         self.listings: dict[str, tuple | None] = {}
         # path -> (stat, its Syntax): files read for their bindings only (defined_in);
-        # id of a loaded file's tree -> its Syntax
+        # a loaded file's analyzer -> its Syntax
         self.syntaxes: dict[str, tuple] = {}
-        self.trees: dict[int, Syntax] = {}
+        self.trees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
@@ -435,13 +436,12 @@ class Project:
         return kept[1]
 
     def syntax_of(self, an: Analyzer) -> Syntax:
-        """The Syntax of a loaded file, its analyzer's own tree."""
-        kept = self.trees.get(id(an.tree))
+        """The Syntax of a loaded file, its analyzer's own tree (kept while the
+        analyzer lives: it holds no reference back to it)."""
+        kept = self.trees.get(an)
         if kept is None or kept.tree is not an.tree:
-            if len(self.trees) >= MAX_MODULES:
-                self.trees.clear()
             path = an.project_path or an.src.path
-            kept = self.trees[id(an.tree)] = Syntax(path, an.src, an.tree, an.project_module or "")
+            kept = self.trees[an] = Syntax(path, an.src, an.tree, an.project_module or "")
         return kept
 
     def _load(self, path: str, root: tuple[str, ...], modname: str) -> Analyzer | None:
