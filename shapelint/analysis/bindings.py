@@ -54,12 +54,15 @@ class Bindings:
         self.declared: set[str] = set()
         for i, stmt in enumerate(tree.body):
             self._read(i, stmt, stmt)
+        self.imports: list[ast.Import | ast.ImportFrom] = []  # anywhere in it
         for node in ast.walk(tree):
             if isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.declared.update(node.names)
             elif _door(node):
                 self.open = True
                 break
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
 
     def statement(self, name: str) -> ast.stmt | None:
         """The one statement whose run binds `name` in the module, where the

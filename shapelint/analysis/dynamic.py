@@ -445,16 +445,14 @@ def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
     call does not run as the body reads (None: all hand the function back, or
     wrap it in one that runs it once, as they are read, or cache what it returns:
     CACHING)."""
-    # applied innermost first: each is given the function itself while those
-    # inside it all handed it back
-    given, kept = True, []
-    for d in reversed(node.decorator_list):
-        t = transparent(an, d, given)
-        given = given and t
-        kept.append(t)
-    for d, t in zip(node.decorator_list, reversed(kept)):
+    decorators = node.decorator_list
+    for i, d in enumerate(decorators):
         func = d.func if isinstance(d, ast.Call) else d
-        if t or an.imports.resolve(func, set(), {}) in CACHING:
+        if transparent(an, d) or an.imports.resolve(func, set(), {}) in CACHING:
+            continue
+        # applied innermost first: given the function itself where every decorator
+        # inside it hands it back
+        if transparent(an, d, True) and all(transparent(an, e) for e in decorators[i + 1 :]):
             continue
         try:
             return ast.unparse(d)
@@ -468,23 +466,26 @@ def transparent(an, d: ast.expr, function_given: bool = False) -> bool:
     call, read off its name or its source. function_given: it is given a
     function object (handing_back.py)."""
     func = d.func if isinstance(d, ast.Call) else d
-    qual = an.imports.resolve(func, set(), {})
-    if qual in TRANSPARENT:
-        return True
-    if qual is None and isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod"):
-        return True
     factory = isinstance(d, ast.Call)
     linked = isinstance(func, ast.Name) and func.id in an.project_links
-    if (qual is None or linked) and an.specialize and an.project is not None:
-        # the def read off the files' syntax, where it decides which def the name
-        # is: in a target run, which would otherwise read (and run) the top level
-        # of every file along its re-exports to learn so
-        read = _syntax_function(an, func)
-        if read is not None:
-            bindings, node = read
-            return _hands_back(node, factory) or (
-                not factory and handing_back.hands_back(node, bindings, function_given)
-            )
+    # the def a project import binds, read off the files' syntax where it decides
+    # which def the name is (then no library name): in a target run, which would
+    # otherwise read (and run) the top level of every file along its re-exports
+    read = _syntax_function(an, func) if linked else None
+    if read is None:
+        qual = an.imports.resolve(func, set(), {})
+        if qual in TRANSPARENT:
+            return True
+        if qual is None and isinstance(func, ast.Name):
+            if func.id in ("staticmethod", "classmethod"):
+                return True
+            if func.id in an.functions:
+                read = _syntax_function(an, func)  # a def of this file
+    if read is not None:
+        bindings, node = read
+        return _hands_back(node, factory) or (
+            not factory and handing_back.hands_back(node, bindings, function_given)
+        )
     fd = _project_function(an, func, qual)
     return fd is not None and _hands_back(fd.node, factory=factory)
 
@@ -493,7 +494,7 @@ def _syntax_function(an, func: ast.expr):
     """(its module's bindings, the def) of a decorator named by a name of this
     file or a project import, read off the files' syntax; None where the syntax
     does not decide it."""
-    if not isinstance(func, ast.Name):
+    if not (isinstance(func, ast.Name) and an.specialize and an.project is not None):
         return None
     if func.id in an.project_links:
         read = project.defined_in(an, func.id)

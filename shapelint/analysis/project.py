@@ -294,11 +294,14 @@ class Project:
         # a loaded file's analyzer -> its Syntax
         self.syntaxes: dict[str, tuple] = {}
         self.trees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # analyzer -> {name: defined_in's answer}, for this file (new_file clears it)
+        self.defined: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
+        self.defined.clear()
         self.peeks.clear()
         self.listings.clear()
         self.installed_modules.clear()
@@ -592,7 +595,7 @@ class Syntax:
         attributes lead to it): the module object, through which any of its names
         can be set (`pkg.mod.flag = v`)."""
         own = self.modname.split(".")
-        for node in ast.walk(self.tree):
+        for node in self.bindings.imports:
             if isinstance(node, ast.Import):  # `import a.b` binds a, `as m` a.b
                 names = [a.name if a.asname else a.name.split(".")[0] for a in node.names]
             elif isinstance(node, ast.ImportFrom) and self.imported_module(node) is not None:
@@ -624,6 +627,13 @@ def defined_in(an: Analyzer, local: str) -> tuple[Syntax, ast.stmt] | None:
     proj = an.project
     if proj is None or an.project_module is None:
         return None
+    memo = proj.defined.setdefault(an, {})
+    if local not in memo:  # asked at every resolution of the name (library_link)
+        memo[local] = _defined_in(an, proj, local)
+    return memo[local]
+
+
+def _defined_in(an: Analyzer, proj: Project, local: str) -> tuple[Syntax, ast.stmt] | None:
     here = proj.syntax_of(an)
     name = local
     for _ in range(MAX_REEXPORT_HOPS):
