@@ -341,3 +341,72 @@ def test_a_folder_without_init_inside_a_package_is_its_namespace_subpackage(tmp_
     t = static_flops(root / "rt_sipkg" / "tools" / "rt_tool.py")
     expected = python_flops([root / "rt_sipkg" / "tools"], "rt_tool")
     assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 48 * 2
+
+
+@pytest.mark.parametrize("inner", ["", "@twice"])
+def test_a_re_exported_decorator_that_hands_back_is_read_not_run(tmp_path, monkeypatch, inner):
+    """`@deco` re-exported by a package, handing the function back through the
+    helpers it returns (transformers' auto_docstring): read off the files' syntax
+    (bindings.py, handing_back.py), its file's top level is never analysed, and
+    the figure is torch's; over a decorator that wraps (`twice`, run as before)
+    too."""
+    from shapelint.analysis import project
+
+    root = write(
+        tmp_path,
+        {
+            "rt_dpkg/__init__.py": "from .docs import deco\nfrom .wrap import twice\n",
+            "rt_dpkg/docs.py": """
+                TABLE = {k: k * k for k in range(50)}
+
+
+                def _mark(func, note=None):
+                    func.__doc__ = note
+                    return func
+
+
+                def deco(obj=None, *, note=None):
+                    def apply(f):
+                        return _mark(f, note)
+
+                    if obj:
+                        return apply(obj)
+                    return apply
+                """,
+            "rt_dpkg/wrap.py": """
+                def twice(fn):
+                    def run(self, x):
+                        return fn(self, fn(self, x))
+
+                    return run
+                """,
+            "rt_dmodel.py": f"""
+                from torch import nn
+
+                from rt_dpkg import deco, twice
+
+
+                class Net(nn.Module):
+                    def __init__(self, d=16):
+                        super().__init__()
+                        self.fc = nn.Linear(d, d)
+
+                    @deco
+                    {inner}
+                    def forward(self, x):
+                        return self.fc(x)
+                """,
+        },
+    )
+    loaded = []
+    real = project.Project._load
+
+    def load(self, path, root_, modname):
+        loaded.append(modname)
+        return real(self, path, root_, modname)
+
+    monkeypatch.setattr(project.Project, "_load", load)
+    t = static_flops(root / "rt_dmodel.py", cwd=root)
+    expected = python_flops([root], "rt_dmodel")
+    assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 16 * 2 * (2 if inner else 1)
+    assert "rt_dpkg.docs" not in loaded

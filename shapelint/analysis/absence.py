@@ -698,6 +698,12 @@ def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None
     if local:
         found = owner.functions[node.id]
     elif linked:
+        # which definition it is, read off the files' imports where their syntax
+        # decides it: analysing each file along the re-exports costs far more
+        read = project.defined_in(owner, node.id)
+        if read is not None:
+            where, stmt = read
+            return id(stmt), where.src.segment(stmt) + _top_level_text(where.src, where.tree)
         found = project.resolve(owner, node.id)
     if getattr(found, "owner", None) is None or not hasattr(found, "node"):
         # a library's name (resolving one may load the files a project import
@@ -714,7 +720,11 @@ def _decorator_source(owner: Analyzer, node: ast.expr) -> tuple[int, str] | None
 
 
 def _module_statements(owner: Analyzer) -> str:
+    return _top_level_text(owner.src, owner.tree)
+
+
+def _top_level_text(src, tree: ast.Module) -> str:
     """The text of a file's module-level statements that define no function or
     class (imports included: `from x import flag` binds a name too)."""
     defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    return "\n".join(owner.src.segment(s) for s in owner.tree.body if not isinstance(s, defs))
+    return "\n".join(src.segment(s) for s in tree.body if not isinstance(s, defs))

@@ -144,7 +144,7 @@ def _apply(owner, fd: FuncDef) -> tuple[Value | None, str | None]:
     try:
         with call_path.paused():
             for d in reversed(fd.node.decorator_list):
-                if dynamic.transparent(owner, d):
+                if dynamic.transparent(owner, d, _function_object(func)):
                     continue
                 frame.env[_FUNC] = func
                 call = ast.Call(d, [ast.Name(_FUNC, ast.Load())], [])
@@ -158,6 +158,11 @@ def _apply(owner, fd: FuncDef) -> tuple[Value | None, str | None]:
         if pending is not None:
             raising.pending(pending)
     return func, None
+
+
+def _function_object(v: Value) -> bool:
+    """A function object (a def's, a lambda's, a closure's): truthy, never None."""
+    return isinstance(v, (FunctionV, ClosureV))
 
 
 def callable_value(v: Value) -> bool:

@@ -29,7 +29,7 @@ import ast
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from shapelint.analysis import project
+from shapelint.analysis import handing_back, project
 from shapelint.analysis.defs import FuncDef
 from shapelint.analysis.function_copies import copies_itself
 from shapelint.analysis.nodes import children, nodes_of, walk
@@ -445,9 +445,14 @@ def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
     call does not run as the body reads (None: all hand the function back, or
     wrap it in one that runs it once, as they are read, or cache what it returns:
     CACHING)."""
-    for d in node.decorator_list:
+    decorators = node.decorator_list
+    for i, d in enumerate(decorators):
         func = d.func if isinstance(d, ast.Call) else d
         if transparent(an, d) or an.imports.resolve(func, set(), {}) in CACHING:
+            continue
+        # applied innermost first: given the function itself where every decorator
+        # inside it hands it back
+        if transparent(an, d, True) and all(transparent(an, e) for e in decorators[i + 1 :]):
             continue
         try:
             return ast.unparse(d)
@@ -456,17 +461,50 @@ def opaque_decorator(an, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | 
     return None
 
 
-def transparent(an, d: ast.expr) -> bool:
+def transparent(an, d: ast.expr, function_given: bool = False) -> bool:
     """A decorator that hands back a function running the same body once per
-    call, read off its name or its source."""
+    call, read off its name or its source. function_given: it is given a
+    function object (handing_back.py)."""
     func = d.func if isinstance(d, ast.Call) else d
-    qual = an.imports.resolve(func, set(), {})
-    if qual in TRANSPARENT:
-        return True
-    if qual is None and isinstance(func, ast.Name) and func.id in ("staticmethod", "classmethod"):
-        return True
+    factory = isinstance(d, ast.Call)
+    linked = isinstance(func, ast.Name) and func.id in an.project_links
+    # the def a project import binds, read off the files' syntax where it decides
+    # which def the name is (then no library name): in a target run, which would
+    # otherwise read (and run) the top level of every file along its re-exports
+    read = _syntax_function(an, func) if linked else None
+    if read is None:
+        qual = an.imports.resolve(func, set(), {})
+        if qual in TRANSPARENT:
+            return True
+        if qual is None and isinstance(func, ast.Name):
+            if func.id in ("staticmethod", "classmethod"):
+                return True
+            if func.id in an.functions:
+                read = _syntax_function(an, func)  # a def of this file
+    if read is not None:
+        bindings, node = read
+        return _hands_back(node, factory) or (
+            not factory and handing_back.hands_back(node, bindings, function_given)
+        )
     fd = _project_function(an, func, qual)
-    return fd is not None and _hands_back(fd.node, factory=isinstance(d, ast.Call))
+    return fd is not None and _hands_back(fd.node, factory=factory)
+
+
+def _syntax_function(an, func: ast.expr):
+    """(its module's bindings, the def) of a decorator named by a name of this
+    file or a project import, read off the files' syntax; None where the syntax
+    does not decide it."""
+    if not (isinstance(func, ast.Name) and an.specialize and an.project is not None):
+        return None
+    if func.id in an.project_links:
+        read = project.defined_in(an, func.id)
+    else:
+        here = an.project.syntax_of(an)
+        stmt = here.bindings.statement(func.id)
+        read = (here, stmt) if stmt is not None else None
+    if read is None or not isinstance(read[1], ast.FunctionDef):
+        return None
+    return read[0].bindings, read[1]
 
 
 def _project_function(an, func: ast.expr, qual: str | None):

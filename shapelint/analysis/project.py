@@ -32,11 +32,13 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shapelint import pyparse
 from shapelint.analysis import installed, torch_source
+from shapelint.analysis.bindings import Bindings
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -288,11 +290,18 @@ class Project:
         # package directory -> its .py files and their stats, for this file
         # (module_constants.py's scans are kept under them)
         self.listings: dict[str, tuple | None] = {}
+        # path -> (stat, its Syntax): files read for their bindings only (defined_in);
+        # a loaded file's analyzer -> its Syntax
+        self.syntaxes: dict[str, tuple] = {}
+        self.trees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # analyzer -> {name: defined_in's answer}, for this file (new_file clears it)
+        self.defined: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def new_file(self) -> None:
         """The layout and the files' stats are read afresh for each file analysed."""
         self.files.clear()
         self.checked.clear()
+        self.defined.clear()
         self.peeks.clear()
         self.listings.clear()
         self.installed_modules.clear()
@@ -403,17 +412,49 @@ class Project:
             self.digests[path] = digest(data)
         return path, kept[1], kept[2]
 
-    def _load(self, path: str, root: tuple[str, ...], modname: str) -> Analyzer | None:
-        from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source
+    def syntax(self, roots: tuple[str, ...], modname: str) -> Syntax | None:
+        """Module modname's text, tree and bindings, parsed, not analysed (the
+        analyzer's where the module is loaded already); None: no such file, or one
+        that does not parse."""
+        from shapelint.analysis.source import SourceFile
         from shapelint.cache import digest
 
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-            text = decode_source(data)
-            tree = pyparse.parse(text, filename=path)
-        except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
+        path = self.module_file(roots, modname)
+        stat = file_stat(path)
+        if path is None or stat is None:
             return None
+        loaded = self.analyzers.get((roots, modname))
+        if loaded is not None and self.stats.get((roots, modname)) == stat:
+            return self.syntax_of(loaded)
+        kept = self.syntaxes.get(path)
+        if kept is None or kept[0] != stat:
+            read = _read(path)
+            if read is None:
+                return None
+            data, text, tree = read
+            if len(self.syntaxes) >= MAX_MODULES:
+                self.syntaxes.clear()
+            kept = self.syntaxes[path] = (stat, Syntax(path, SourceFile(path, text), tree, modname))
+            self.digests[path] = digest(data)
+        return kept[1]
+
+    def syntax_of(self, an: Analyzer) -> Syntax:
+        """The Syntax of a loaded file, its analyzer's own tree (kept while the
+        analyzer lives: it holds no reference back to it)."""
+        kept = self.trees.get(an)
+        if kept is None or kept.tree is not an.tree:
+            path = an.project_path or an.src.path
+            kept = self.trees[an] = Syntax(path, an.src, an.tree, an.project_module or "")
+        return kept
+
+    def _load(self, path: str, root: tuple[str, ...], modname: str) -> Analyzer | None:
+        from shapelint.analysis.source import SourceFile
+        from shapelint.cache import digest
+
+        read = _read(path)
+        if read is None:
+            return None
+        data, text, tree = read
         self.digests[path] = digest(data)
         an = self.analyzer_class(SourceFile(path, text), tree, self.options, self.specialize)
         an.bind_project(self, root, modname, path)
@@ -425,6 +466,19 @@ class Project:
             an.imports.linked = functools.partial(library_link, an)
         an.prepare()
         return an
+
+
+def _read(path: str) -> tuple[bytes, str, ast.Module] | None:
+    """(bytes, text, tree) of a file; None where it cannot be read or parsed."""
+    from shapelint.analysis.source import DecodeFailure, decode_source
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        text = decode_source(data)
+        return data, text, pyparse.parse(text, filename=path)
+    except (OSError, DecodeFailure, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def file_stat(path: str | None) -> tuple[int, int] | None:
@@ -527,6 +581,90 @@ def peek_class(an: Analyzer, local: str, attr: str | None = None) -> str | None:
     return None
 
 
+class Syntax:
+    """One file as text and tree, with what its top level binds (bindings.py)."""
+
+    def __init__(self, path: str, src, tree: ast.Module, modname: str):
+        self.path, self.src, self.tree, self.modname = path, src, tree, modname
+        self.bindings = Bindings(tree)
+        if not self.bindings.open and self._imports_itself():
+            self.bindings.open = True
+
+    def _imports_itself(self) -> bool:
+        """Whether the file imports its own module, or a package above it (whose
+        attributes lead to it): the module object, through which any of its names
+        can be set (`pkg.mod.flag = v`)."""
+        own = self.modname.split(".")
+        for node in self.bindings.imports:
+            if isinstance(node, ast.Import):  # `import a.b` binds a, `as m` a.b
+                names = [a.name if a.asname else a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and self.imported_module(node) is not None:
+                names = [f"{self.imported_module(node)}.{a.name}" for a in node.names]
+            else:
+                continue
+            if any(n.split(".") == own[: len(n.split("."))] for n in names):
+                return True
+        return False
+
+    def imported_module(self, stmt: ast.ImportFrom) -> str | None:
+        """The absolute module a `from ... import` statement of this file names."""
+        if not stmt.level:
+            return stmt.module
+        parts = self.modname.split(".")
+        if os.path.basename(self.path) != "__init__.py":
+            parts = parts[:-1]
+        return _relative_module(stmt, parts)
+
+
+def defined_in(an: Analyzer, local: str) -> tuple[Syntax, ast.stmt] | None:
+    """The file, and its def or class statement, that a name bound by a project
+    import of an's stands for through re-exports, read from the files' syntax
+    without analysing their top level (bindings.py): the cost of a read that wants
+    only which definition a name is (a class decorator's source). None where the
+    syntax does not decide it, every binding along the way one statement of its
+    module's top level that nothing else there can change: the caller then
+    resolves it by analysing those files (resolve)."""
+    proj = an.project
+    if proj is None or an.project_module is None:
+        return None
+    memo = proj.defined.setdefault(an, {})
+    if local not in memo:  # asked at every resolution of the name (library_link)
+        memo[local] = _defined_in(an, proj, local)
+    return memo[local]
+
+
+def _defined_in(an: Analyzer, proj: Project, local: str) -> tuple[Syntax, ast.stmt] | None:
+    here = proj.syntax_of(an)
+    name = local
+    for _ in range(MAX_REEXPORT_HOPS):
+        stmt = here.bindings.statement(name)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return here, stmt
+        if not isinstance(stmt, ast.ImportFrom):
+            return None
+        mod = here.imported_module(stmt)
+        attr = next(a.name for a in stmt.names if (a.asname or a.name) == name)
+        if mod is None or proj.module_file(an.project_root, mod) is None:
+            return None  # a library's name, or a namespace package's
+        there = proj.syntax(an.project_root, mod)
+        if there is None:
+            return None
+        an.peeked_paths.add(there.path)
+        if proj.module_file(an.project_root, f"{mod}.{attr}") is not None:
+            # The package's attribute is its submodule wherever it is not bound
+            # after that submodule was imported: decided only where the package
+            # binds it by importing from that very submodule (the import sets the
+            # submodule as the attribute first, and never again)
+            bound = there.bindings.statement(attr)
+            if not (
+                isinstance(bound, ast.ImportFrom)
+                and there.imported_module(bound) == f"{mod}.{attr}"
+            ):
+                return None
+        here, name = there, attr
+    return None
+
+
 def _binds_its_submodule(an: Analyzer, mod: str, attr: str) -> bool:
     """Package mod binds attr, through its imports, to mod's submodule attr itself:
     `from . import utils` in its `__init__.py`, or `from .core import *` of a core
@@ -596,6 +734,8 @@ def library_link(an: Analyzer, name: str) -> str | None:
     name."""
     if name not in an.project_links:
         return None
+    if defined_in(an, name) is not None:
+        return None  # a def or class of the project, by its files' syntax
     sym = resolve(an, name)
     return sym.library_qual if isinstance(sym, LibraryName) else None
 
