@@ -265,3 +265,27 @@ def test_an_annotation_raises_only_under_a_run_time_checker(tmp_path, decorator)
     assert not decorator and r.exit_code == 0, r.output
     assert t["complete"] and t["flops_value"] == counter.get_total_flops()
     assert tuple(int(d) for d in t["output"]) == (2, 5, 8)
+
+
+def test_a_variable_binds_the_value_its_annotation_contradicts(tmp_path):
+    # `y: Float[Tensor, "b 3"] = x.relu()` binds x.relu(), whatever the annotation says
+    # (no checker looks at a variable's): the Linear after it takes [2, 5, 8]
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    source = ANNOTATED.replace("DECORATOR", "").replace(
+        "return self.proj(squash(x))",
+        'y: Float[Tensor, "b 3"] = x.relu()\n        return self.proj(y)',
+    )
+    ns: dict = {}
+    exec(compile(source, "head.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with FlopCounterMode(display=False) as counter:
+        ns["Head"]()(torch.randn(2, 5, 8))
+    p = tmp_path / "head.py"
+    p.write_text(source)
+    args = ["cost", f"{p}::Head", "--input", "x=2,5,8", "--no-cache", "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert tuple(int(d) for d in t["output"]) == (2, 5, 8)
