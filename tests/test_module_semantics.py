@@ -998,3 +998,58 @@ def test_a_parameter_made_in_a_forward_is_a_new_leaf_that_costs_nothing(tmp_path
     assert t["backward_complete"], t["backward_unknown"]
     assert (t["flops_value"], t["flops_backward_value"]) == (fwd, bwd)
     assert tuple(int(d) for d in t["output"]) == out
+
+
+MOVED = """
+    import torch
+    import torch.nn as nn
+
+
+    class Moved(nn.Module):
+        def __init__(self, c=8, n=2):
+            super().__init__()
+            self.convs = nn.ModuleList([nn.Conv1d(c, c, 3, padding=1) for _ in range(n)])
+            self.lin = nn.Linear(16, 4)
+
+        def forward(self, x):
+            device = x.device
+            for conv in self.convs:
+                conv.to(x.device)
+                x = x + conv(x)
+            self.to(device=x.device, non_blocking=True)
+            return self.lin(x).to(device)
+
+
+    class Cast(nn.Module):
+        def __init__(self, c=8, n=2):
+            super().__init__()
+            self.lin = nn.Linear(16, 4)
+
+        def forward(self, x):
+            self.lin.to(HOW)
+            return self.lin(x)
+"""
+
+
+def test_a_module_moved_to_a_tensors_device_is_itself(tmp_path):
+    # nn.Module.to(x.device) moves what it holds in place, onto the inputs' own
+    # device, and returns the module: no op on a device, the module unchanged
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "moved", MOVED.replace("HOW", "x.device"))
+    t = run_class(path, "Moved", {}, {"x": (2, 8, 16)}, True)
+    fwd, bwd, params, out = torch_figures(mod, "Moved", {}, {"x": (2, 8, 16)}, training=True)
+    assert t["complete"], t["unknown"]
+    assert (t["flops_value"], t["flops_backward_value"]) == (fwd, bwd)
+    assert tuple(int(d) for d in t["output"]) == out
+
+
+@pytest.mark.parametrize("how", ["x.dtype", "x", "'cuda'", "torch.float64", "x.device, x.dtype"])
+def test_a_module_cast_or_moved_elsewhere_is_not_known(tmp_path, how):
+    # a dtype (also a tensor's: it casts to its dtype) or a device named otherwise
+    # changes what the module holds or where it computes: never a figure
+    from tests.helpers import run_class, written_module
+
+    path, _ = written_module(tmp_path, "cast", MOVED.replace("HOW", how))
+    t = run_class(path, "Cast", {}, {"x": (2, 8, 16)}, True)
+    assert not t["complete"]

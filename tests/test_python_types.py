@@ -926,6 +926,24 @@ NUMBERS_AND_STRINGS = {
         dict(),
         dict(x=(2, 3, 5, 8)),
     ),
+    # a generator's depth from its image size (torchgan's DCGAN): `out_size.bit_length()`
+    # of a known int, and `bit_count()`, as Python counts bits (of -n too)
+    "int_bit_length": (
+        """
+        class Up(nn.Module):
+            def __init__(self, out_size=32, d=8):
+                super().__init__()
+                layers = [nn.Linear(d, d) for _ in range(out_size.bit_length() - 4)]
+                layers += [nn.Linear(d, d)] * (-out_size + 1).bit_count()
+                self.model = nn.Sequential(*layers)
+
+            def forward(self, x):
+                return self.model(x)
+        """,
+        "Up",
+        dict(out_size=64),
+        dict(x=(2, 8)),
+    ),
 }
 
 

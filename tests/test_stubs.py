@@ -183,6 +183,14 @@ SPECIAL["torch.Tensor.squeeze_"] = [((X(2, 1, 3), 1), {})]
 for _n in ("torch.clip", "torch.Tensor.clamp", "torch.Tensor.clip", "torch.Tensor.clamp_"):
     SPECIAL[_n] = SPECIAL["torch.clamp"]
 SPECIAL["torch.Tensor.clip_"] = SPECIAL["torch.clamp"]
+for _n in ("torch.clamp_", "torch.clip_"):
+    SPECIAL[_n] = SPECIAL["torch.clamp"]
+SPECIAL["torch.clamp_min_"] = SPECIAL["torch.clamp_min"]
+SPECIAL["torch.clamp_max_"] = SPECIAL["torch.clamp_max"]
+SPECIAL["torch.nn.functional.gumbel_softmax"] = [
+    ((X(2, 3, 4),), {}),
+    ((X(2, 5),), {"tau": 0.5, "hard": True, "dim": 0}),
+]
 # abs of a complex tensor is real.
 for _n in ("torch.abs", "torch.absolute", "torch.Tensor.abs", "torch.Tensor.absolute",
            "torch.Tensor.__abs__", "operator.abs"):  # fmt: skip

@@ -203,3 +203,89 @@ def test_an_error_on_a_path_the_target_does_not_take_is_not_the_targets(tmp_path
         ns["Block"](16, fast=True)(torch.randn(2, 4, 16))
     assert r.exit_code == 0 and not t.get("diagnostics")
     assert t["complete"] and t["flops_value"] == fc.get_total_flops()
+
+
+# A helper whose jaxtyping annotation the input contradicts ([2, 5, 8] where "b 3" is
+# annotated). Python never checks an annotation: only a run-time checker (a decorator
+# here, or an import hook a package installs) makes the contradiction raise.
+ANNOTATED = textwrap.dedent(
+    """
+    import torch
+    from jaxtyping import Float
+    from torch import Tensor, nn
+    DECORATOR
+
+
+    def squash(x: Float[Tensor, "b 3"]) -> Float[Tensor, "b 3"]:
+        return x.relu()
+
+
+    class Head(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.proj(squash(x))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        "",
+        "from jaxtyping import jaxtyped\nfrom beartype import beartype\n@jaxtyped(typechecker=beartype)",
+        "from beartype import beartype\n@beartype",
+    ],
+)
+def test_an_annotation_raises_only_under_a_run_time_checker(tmp_path, decorator):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("beartype")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    source = ANNOTATED.replace("DECORATOR", decorator)
+    ns: dict = {}
+    exec(compile(source, "head.py", "exec"), ns)  # noqa: S102 - the test's own module
+    head = ns["Head"]()
+    p = tmp_path / "head.py"
+    p.write_text(source)
+    args = ["cost", f"{p}::Head", "--input", "x=2,5,8", "--no-cache", "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    t = json.loads(r.output)["target"]
+    try:
+        with FlopCounterMode(display=False) as counter:
+            head(torch.randn(2, 5, 8))
+    except Exception:  # noqa: BLE001 - beartype's and jaxtyping's own exception types
+        # the checker raises: so does the target, with the finding as its error
+        assert decorator and r.exit_code == 1 and not t["complete"]
+        assert "SHP305" in {d["code"] for d in t["diagnostics"]} <= {"SHP305", "SHP306"}
+        return
+    # no checker: the forward runs on past the annotation, and costs what runs
+    assert not decorator and r.exit_code == 0, r.output
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert tuple(int(d) for d in t["output"]) == (2, 5, 8)
+
+
+def test_a_variable_binds_the_value_its_annotation_contradicts(tmp_path):
+    # `y: Float[Tensor, "b 3"] = x.relu()` binds x.relu(), whatever the annotation says
+    # (no checker looks at a variable's): the Linear after it takes [2, 5, 8]
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    source = ANNOTATED.replace("DECORATOR", "").replace(
+        "return self.proj(squash(x))",
+        'y: Float[Tensor, "b 3"] = x.relu()\n        return self.proj(y)',
+    )
+    ns: dict = {}
+    exec(compile(source, "head.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with FlopCounterMode(display=False) as counter:
+        ns["Head"]()(torch.randn(2, 5, 8))
+    p = tmp_path / "head.py"
+    p.write_text(source)
+    args = ["cost", f"{p}::Head", "--input", "x=2,5,8", "--no-cache", "--format", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    assert t["complete"] and t["flops_value"] == counter.get_total_flops()
+    assert tuple(int(d) for d in t["output"]) == (2, 5, 8)

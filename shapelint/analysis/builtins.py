@@ -871,6 +871,15 @@ def float_method(recv: FloatV, name: str, args, kwargs) -> Value | None:
     return None
 
 
+def int_method(recv: IntV, name: str, args, kwargs) -> Value | None:
+    """`out_size.bit_length()` / `.bit_count()` of a known int, as Python counts the
+    bits of its absolute value; None where the int is not known."""
+    n = recv.value.value if recv.value is not None else None
+    if n is None or args or kwargs or name not in ("bit_length", "bit_count"):
+        return None
+    return IntV(Expr.const(n.bit_length() if name == "bit_length" else bin(n).count("1")))
+
+
 def tuple_method(recv: TupleV, name: str, args, kwargs) -> Value | None:
     """`names.index("use_cache")`, `dims.count(1)` of a tuple (or list) known
     item by item; None when that is not the case, or Python would raise."""

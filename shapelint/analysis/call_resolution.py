@@ -528,6 +528,10 @@ def call_attribute(
     if isinstance(recv, FloatV):
         known = builtins.float_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
+    if isinstance(recv, IntV):
+        known = builtins.int_method(recv, func.attr, args, kwargs)
+        if known is not None:
+            return known
     an.naming.method_call(node, recv, func.attr, args, kwargs, frame)
     if func.attr == "apply" and an.specialize and _torch_apply(an, recv, args, kwargs):
         return _module_apply(an, recv, node, frame, args[0])

@@ -243,10 +243,33 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
     return None
 
 
+def _to_a_tensors_device(an: Analyzer, node: ast.Call, frame) -> bool:
+    """Whether a `.to(...)` call passes only the device of a tensor (`x.device`, a
+    torch.device whatever x's dtype; also as `device=`), and at most `non_blocking`.
+    A dtype, a tensor (its dtype too) or a device named otherwise may change what the
+    module holds or where: not this."""
+    devices = [*node.args, *(k.value for k in node.keywords if k.arg == "device")]
+    others = [k for k in node.keywords if k.arg not in ("device", "non_blocking")]
+    if len(devices) != 1 or others:
+        return False
+    arg = devices[0]
+    if not (
+        isinstance(arg, ast.Attribute) and arg.attr == "device" and isinstance(arg.value, ast.Name)
+    ):
+        return False  # (a name's value is read again here: one that runs no code)
+    return isinstance(an.eval(arg.value, frame), TensorV)
+
+
 def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwargs, frame):
     """Module-building methods: list.append on a module list, register_buffer,
     add_module; dict access on dict-like values."""
     attr = func.attr
+    if attr == "to" and an.specialize and is_module(recv) and _to_a_tensors_device(an, node, frame):
+        # `layer.to(x.device)`: nn.Module.to moves each parameter and buffer to the
+        # device x is on, in place, and returns the module; onto the device the
+        # inputs are already on nothing is computed or copied, and no dtype changes
+        an.record(node, frame, "call to", None, [], recv, Cost(*(Expr.const(0),) * 3))
+        return recv
     if attr in ("named_children", "children"):
         walked = children(an, recv, attr, args, kwargs)
         if walked is not None:

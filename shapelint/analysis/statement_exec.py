@@ -118,9 +118,13 @@ def exec_ann_assign(an: Analyzer, stmt: ast.AnnAssign, frame: Frame, module_leve
     declare(an, [stmt.annotation])
     value = an.eval(stmt.value, frame) if stmt.value is not None else UNKNOWN
     if declared is not None:
-        if stmt.value is not None:
-            check_against_annotation(an, value, declared, stmt.value, "assigned value")
-        value = refine(value, declared)
+        broken = stmt.value is not None and check_against_annotation(
+            an, value, declared, stmt.value, "assigned value"
+        )
+        if not (broken and an.specialize):
+            # a target runs as Python does, binding the value its annotation
+            # contradicts; a file's own pass goes on with the annotation's names
+            value = refine(value, declared)
     elif an.annotations.is_int(stmt.annotation) and value is UNKNOWN:
         value = IntV(None)
     if stmt.value is not None or declared is not None:
@@ -652,11 +656,12 @@ def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) 
 
 def check_against_annotation(
     an: Analyzer, value: Value, declared: TensorV, node: ast.expr, what: str, run: bool = False
-) -> None:
-    """SHP306 where the value's shape contradicts its annotation. run: jaxtyping
-    checks it at run time (a return, under `jaxtyped`), as an op checks its operands."""
+) -> bool:
+    """SHP306 where the value's shape contradicts its annotation (True then). run:
+    jaxtyping checks it at run time (a return, under `jaxtyped`), as an op checks its
+    operands."""
     if not isinstance(value, TensorV) or value.shape is None or declared.shape is None:
-        return
+        return False
     problem = ann.shape_conflict(value, declared) or ann.name_conflict(value, declared)
     if problem:
         an.report(
@@ -664,12 +669,12 @@ def check_against_annotation(
             "SHP306",
             f"{what} has shape {value.shape_str()} but is annotated {declared.shape_str()}: {problem}",
         )
-        return
+        return True
     # two of the constructor's sizes the check needs equal (`hidden_dim` returned
     # where the input's `dim` is annotated) are SHP318's constraint, as an op's
     untied = ann.untied_sizes(value, declared) if run else None
     if untied is None:
-        return
+        return False
     a, d, met, pair, took = untied
     issue = an.kept(
         OpIssue(
@@ -683,6 +688,7 @@ def check_against_annotation(
     )
     if issue is not None:
         an.report(node, issue.code, issue.message)
+    return False
 
 
 def refine(value: Value, declared: TensorV) -> Value:
