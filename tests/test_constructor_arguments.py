@@ -237,3 +237,97 @@ def test_a_caller_gives_the_items_or_none_of_them():
     fits = _items("channels[-1]") + OUTER.format(proj="6", given="[3, 6, 8]")
     assert _errors_of(fits) == []
     assert not torch_raises(fits, "Outer([4, 6, 8, 16], 10)", (2, 3, 5, 5))
+
+
+CLASS_HANDED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden, act=None):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, 2 * hidden), act(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.block = Block(dim, 4 * dim, act=nn.{act})
+
+    def forward(self, x: Float[Tensor, "b dim"]):
+        return self.block(x)
+"""
+
+
+def test_a_layer_class_handed_to_the_constructor_builds_its_layer():
+    # act() is any layer in Block's own pass; Net hands it nn.ReLU, which keeps the
+    # 8·dim that the Linear of 4·dim inputs after it rejects, or nn.GLU, which halves it
+    glu, relu = (CLASS_HANDED.format(act=a) for a in ("GLU", "ReLU"))
+    assert not torch_raises(glu, "Net(8)", (2, 8))
+    assert torch_raises(relu, "Net(8)", (2, 8))
+    assert _errors(glu) == []
+    errors = _errors(relu)
+    assert len(errors) == 1
+    assert errors[0].startswith("12 SHP307")
+    assert "8·dim" in errors[0] and "(via Net.forward:21)" in errors[0]
+
+
+TOKENIZER = """
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+def exists(v):
+    return v is not None
+
+
+class Tokenizer(nn.Module):
+    def __init__(self, n_layers, c_in, c_out, planes=16, activation=None):
+        super().__init__()
+        chans = [c_in] + [planes for _ in range(n_layers - 1)] + [c_out]
+        pairs = zip(chans[:-1], chans[1:])
+        self.convs = nn.Sequential(
+            *[
+                nn.Sequential(
+                    nn.Conv2d(a, {conv_out}, 3, padding=1),
+                    nn.Identity() if not exists(activation) else activation(),
+                    nn.MaxPool2d(2),
+                )
+                for a, b in pairs
+            ]
+        )
+
+    def forward(self, x: Float[Tensor, "b s0 s1 s2"]) -> Float[Tensor, "b s3 dim"]:
+        return rearrange(self.convs(x), "b c h w -> b (h w) c")
+
+
+class CCT(nn.Module):
+    def __init__(self, dim, n_layers=1):
+        super().__init__()
+        self.tok = Tokenizer(n_layers, 3, dim, activation=nn.ReLU)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, img: Float[Tensor, "b 3 s1 s2"]) -> Float[Tensor, "b s3 dim"]:
+        return self.norm(self.tok(img))
+"""
+
+
+def test_the_framed_sequential_a_layer_class_completes_is_rebuilt_for_the_call():
+    # Tokenizer's own pass leaves activation() unknown, and the chain with it; CCT's
+    # instance is built with nn.ReLU, so its last conv's 2·dim reaches the norm of
+    # dim. Tokenizer's return names `dim` too, but only the return writes it: it is
+    # whatever the body returns, none of CCT's sizes
+    bug, ok = (TOKENIZER.format(conv_out=c) for c in ("b * 2", "b"))
+    for n_layers in (1, 3):
+        assert torch_raises(bug, f"CCT(8, {n_layers})", (2, 3, 16, 16))
+        assert not torch_raises(ok, f"CCT(8, {n_layers})", (2, 3, 16, 16))
+    assert _errors(ok) == []
+    errors = _errors(bug)
+    assert len(errors) == 1
+    assert errors[0].startswith("38 SHP309")
+    assert "[b, h·w, 2·dim]" in errors[0]

@@ -1857,7 +1857,9 @@ class ModuleAnalyzer:
             value = UNKNOWN
         unbound = summ.names.difference(binding)
         if unbound and recv is not None:
-            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
+            # the instance's sizes are the caller's; a name only the return annotation
+            # writes is none of them (jaxtyping binds it to what the body returns)
+            unbound -= unnamed.value_names(recv) - _returned_only(summ)
         if unbound:
             value = unnamed.forget(value, unbound & summ.result_names)
         if (
@@ -2462,6 +2464,17 @@ def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> 
     for d, r in zip(value.shape, run.shape, strict=True):
         if isinstance(d, Expr) and isinstance(r, Expr) and d != r and r.names() <= known:
             note_equal(d, r)
+
+
+def _returned_only(summ: FunctionSummary) -> set[str]:
+    """The names a function's return annotation writes that no parameter's
+    annotation binds (`-> Float[Tensor, "b n dim"]` of a `forward(x: "b n d")`):
+    jaxtyping binds them to what the body returns, so they are the callee's own
+    whatever names the caller's instance holds."""
+    ann = summ.return_annotation
+    if ann is None or _has_anonymous_var(ann):
+        return set()
+    return unnamed.value_names(ann) - unnamed.value_names(tuple(v for _, v in summ.params))
 
 
 def _filled(value: Value, run: Value | None) -> Value:
