@@ -6,6 +6,8 @@ called on latents of another width). Each verdict is torch's."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import diagnose, torch_raises
 
 KEYWORD_ONLY = """
@@ -331,3 +333,55 @@ def test_the_framed_sequential_a_layer_class_completes_is_rebuilt_for_the_call()
     assert len(errors) == 1
     assert errors[0].startswith("38 SHP309")
     assert "[b, h·w, 2·dim]" in errors[0]
+
+
+SEQUENCE_LENGTH = """
+import torch
+from einops import rearrange
+from torch import nn
+
+
+class Tokenizer(nn.Module):
+    def __init__(self, c_in, c_out, act=None):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d({conv_in}, c_out, 3, padding=1), act())
+
+    def sequence_length(self, n_channels=3, height=224, width=224):
+        return self.forward(torch.zeros((1, n_channels, height, width))).shape[1]
+
+    def forward(self, x):
+        return rearrange(self.conv(x), "b c h w -> b (h w) c")
+
+
+class Net(nn.Module):
+    def __init__(self, channels, dim, size):
+        super().__init__()
+        self.tokenizer = Tokenizer(channels, dim, act=nn.ReLU)
+        self.pos = nn.Parameter(torch.zeros(1, self.tokenizer.sequence_length(channels, size, size), dim))
+
+    def forward(self, img):
+        return self.tokenizer(img) + self.pos
+"""
+
+
+def test_a_size_the_summary_lost_is_what_a_run_on_the_calls_numbers_gives():
+    # sequence_length's summary cannot size the tokens (act() is any layer there);
+    # run on Net's numbers it runs forward on `channels` channels, which the conv of
+    # 2·channels rejects: torch raises building Net. The conflict is found inside
+    # forward's run within sequence_length's, and said once, at the conv
+    bug, ok = (SEQUENCE_LENGTH.format(conv_in=c) for c in ("c_in * 2", "c_in"))
+    with pytest.raises(RuntimeError):
+        _build(bug, "Net(3, 8, 16)")
+    assert _build(ok, "Net(3, 8, 16)") is not None
+    assert _errors(ok) == []
+    errors = _errors(bug)
+    assert len(errors) == 1
+    assert errors[0].startswith("16 SHP309")
+    assert "got channels (via Net.__init__:23 → Tokenizer.sequence_length:13)" in errors[0]
+
+
+def _build(source: str, build: str):
+    pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the tests' own modules
+    return eval(build, ns)  # noqa: S307

@@ -525,6 +525,11 @@ class ModuleAnalyzer:
             self._diversions.pop()
             self.result.diagnostics, self._diag_keys, self._diag_spots = saved
 
+    def reaches_result(self) -> bool:
+        """Whether a finding reported now is the result's, not a diversion's that
+        the caller of a run says again (or drops, with the run's other findings)."""
+        return not self._diversions or self.result.diagnostics is self._diversions[0][0]
+
     def _undiverted(self):
         """A generic pass (a summary, a class's attributes): its findings, naming's
         among them, are the function's own, wherever it was first reached."""
@@ -1880,6 +1885,7 @@ class ModuleAnalyzer:
                     (value is UNKNOWN or specialized.lost_shape(value))
                     and specialized.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
+                or (_lost_size(value) and specialized.plain_data(args, kwargs))
                 or specialized.none_decides(fd, args, kwargs)
                 or (
                     contradicted
@@ -2464,6 +2470,13 @@ def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> 
     for d, r in zip(value.shape, run.shape, strict=True):
         if isinstance(d, Expr) and isinstance(r, Expr) and d != r and r.names() <= known:
             note_equal(d, r)
+
+
+def _lost_size(v: Value) -> bool:
+    """An int of no known value: a size the summary, made for any argument, lost
+    (`self.forward(torch.zeros((1, n_channels, h, w))).shape[1]`), which a call
+    with numbers may give."""
+    return isinstance(v, IntV) and v.value is None
 
 
 def _returned_only(summ: FunctionSummary) -> set[str]:
