@@ -278,6 +278,33 @@ def test_a_layer_class_handed_to_the_constructor_builds_its_layer():
     assert "8·dim" in errors[0] and "(via Net.forward:21)" in errors[0]
 
 
+CHOSEN_CLASS = """
+import torch
+
+
+class Up(torch.nn.Module):
+    def __init__(self, channels: int, dims: int = 3):
+        super().__init__()
+        self.dims = dims
+        ConvNd = torch.nn.Conv2d if dims == 2 else torch.nn.Conv3d
+        self.conv = ConvNd(channels, channels, kernel_size=3, padding=1)
+
+    def forward(self, x):
+        b, c, f, h, w = x.shape
+        if self.dims == 2:
+            return self.conv(x.permute(0, 2, 1, 3, 4).flatten(0, 1))
+        return self.conv(x)
+"""
+
+
+def test_a_layer_class_chosen_at_an_open_test_is_no_layer_of_either_class():
+    # the forward's own test picks the input each class is given; read as a choice of
+    # both layers, the Conv2d one was judged on the 5-d input (a false SHP311)
+    assert _errors(CHOSEN_CLASS) == []
+    for dims in (2, 3):
+        assert not torch_raises(CHOSEN_CLASS, f"Up(4, {dims})", (2, 4, 3, 8, 8))
+
+
 TOKENIZER = """
 from einops import rearrange
 from jaxtyping import Float

@@ -126,7 +126,7 @@ def eval_name(an: Analyzer, node: ast.Name, frame: Frame, d: int) -> Value:
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = module_kinds.torch_value(q) if an.specialize else module_kinds.layer_class(q)
+            found = module_kinds.torch_value(q) if an.specialize else module_kinds.torch_function(q)
             return found or reparametrize.function_value(q) or UNKNOWN
         return value
     if node.id in an.classes and node.id not in frame.locals:
@@ -410,7 +410,7 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
     if q is not None:
         value = dispatch.constant(q)
         if value is UNKNOWN:
-            found = module_kinds.torch_value(q) if an.specialize else module_kinds.layer_class(q)
+            found = module_kinds.torch_value(q) if an.specialize else module_kinds.torch_function(q)
             found = found or reparametrize.function_value(q)
             found = found or (_torch_class_part(q) if an.specialize else None)
             if found is not None:

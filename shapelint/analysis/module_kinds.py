@@ -34,9 +34,9 @@ TENSOR_CLASSES = {
 
 def layer_class(qual: str) -> Value | None:
     """The value of a qualified name that is a layer class the stubs describe, or
-    else a function they describe (torch_function): the value a file's own pass
-    gives `nn.ReLU` read as a name (`activation=nn.ReLU` handed to a constructor,
-    which init_run builds the layer of)."""
+    else a function they describe (torch_function): in a file's own pass, the
+    value of `nn.ReLU` named as a call's argument (`activation=nn.ReLU` handed to a
+    constructor, which init_run builds the layer of: call_resolution)."""
     from shapelint.ops.stub_ops import describes
 
     leaf = qual.rsplit(".", 1)[-1]
