@@ -1276,3 +1276,42 @@ def test_torch_refuses_the_short_positions():
                 assert raises
             else:
                 assert not raises
+
+
+RETURN_ONLY = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Proj(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, {out})
+
+    def forward(self, x: Float[Tensor, "b w"]) -> Float[Tensor, "b dim"]:
+        return self.fc(x)
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = Proj(dim)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: Float[Tensor, "b dim"]):
+        return self.norm(self.proj(x))
+"""
+
+
+def test_a_name_only_the_return_annotation_writes_is_what_the_body_returns():
+    # Proj's `dim` is bound by nothing but its return: jaxtyping takes whatever the
+    # Linear gives, here 2·dim of Net's, not the `dim` the instance Net built holds
+    bug, ok = (RETURN_ONLY.format(out=o) for o in ("width * 2", "width"))
+    assert _errors(bug) == ["22 SHP309"]
+    assert "[b, 2·dim]" in next(d.message for d in diagnose(bug) if d.code == "SHP309")
+    assert _errors(ok) == []
+    torch = pytest.importorskip("torch")
+    x = torch.randn(2, 8)
+    assert jaxtyped_class(ok, "Net")(8)(x).shape == (2, 8)
+    with pytest.raises(RuntimeError):
+        jaxtyped_class(bug, "Net")(8)(x)

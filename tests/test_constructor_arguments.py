@@ -6,6 +6,8 @@ called on latents of another width). Each verdict is torch's."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import diagnose, torch_raises
 
 KEYWORD_ONLY = """
@@ -237,3 +239,176 @@ def test_a_caller_gives_the_items_or_none_of_them():
     fits = _items("channels[-1]") + OUTER.format(proj="6", given="[3, 6, 8]")
     assert _errors_of(fits) == []
     assert not torch_raises(fits, "Outer([4, 6, 8, 16], 10)", (2, 3, 5, 5))
+
+
+CLASS_HANDED = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, hidden, act=None):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, 2 * hidden), act(), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.block = Block(dim, 4 * dim, act=nn.{act})
+
+    def forward(self, x: Float[Tensor, "b dim"]):
+        return self.block(x)
+"""
+
+
+def test_a_layer_class_handed_to_the_constructor_builds_its_layer():
+    # act() is any layer in Block's own pass; Net hands it nn.ReLU, which keeps the
+    # 8·dim that the Linear of 4·dim inputs after it rejects, or nn.GLU, which halves it
+    glu, relu = (CLASS_HANDED.format(act=a) for a in ("GLU", "ReLU"))
+    assert not torch_raises(glu, "Net(8)", (2, 8))
+    assert torch_raises(relu, "Net(8)", (2, 8))
+    assert _errors(glu) == []
+    errors = _errors(relu)
+    assert len(errors) == 1
+    assert errors[0].startswith("12 SHP307")
+    assert "8·dim" in errors[0] and "(via Net.forward:21)" in errors[0]
+
+
+CHOSEN_CLASS = """
+import torch
+
+
+class Up(torch.nn.Module):
+    def __init__(self, channels: int, dims: int = 3):
+        super().__init__()
+        self.dims = dims
+        ConvNd = torch.nn.Conv2d if dims == 2 else torch.nn.Conv3d
+        self.conv = ConvNd(channels, channels, kernel_size=3, padding=1)
+
+    def forward(self, x):
+        b, c, f, h, w = x.shape
+        if self.dims == 2:
+            return self.conv(x.permute(0, 2, 1, 3, 4).flatten(0, 1))
+        return self.conv(x)
+"""
+
+
+def test_a_layer_class_chosen_at_an_open_test_is_no_layer_of_either_class():
+    # the forward's own test picks the input each class is given; read as a choice of
+    # both layers, the Conv2d one was judged on the 5-d input (a false SHP311)
+    assert _errors(CHOSEN_CLASS) == []
+    for dims in (2, 3):
+        assert not torch_raises(CHOSEN_CLASS, f"Up(4, {dims})", (2, 4, 3, 8, 8))
+
+
+TOKENIZER = """
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+def exists(v):
+    return v is not None
+
+
+class Tokenizer(nn.Module):
+    def __init__(self, n_layers, c_in, c_out, planes=16, activation=None):
+        super().__init__()
+        chans = [c_in] + [planes for _ in range(n_layers - 1)] + [c_out]
+        pairs = zip(chans[:-1], chans[1:])
+        self.convs = nn.Sequential(
+            *[
+                nn.Sequential(
+                    nn.Conv2d(a, {conv_out}, 3, padding=1),
+                    nn.Identity() if not exists(activation) else activation(),
+                    nn.MaxPool2d(2),
+                )
+                for a, b in pairs
+            ]
+        )
+
+    def forward(self, x: Float[Tensor, "b s0 s1 s2"]) -> Float[Tensor, "b s3 dim"]:
+        return rearrange(self.convs(x), "b c h w -> b (h w) c")
+
+
+class CCT(nn.Module):
+    def __init__(self, dim, n_layers=1):
+        super().__init__()
+        self.tok = Tokenizer(n_layers, 3, dim, activation=nn.ReLU)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, img: Float[Tensor, "b 3 s1 s2"]) -> Float[Tensor, "b s3 dim"]:
+        return self.norm(self.tok(img))
+"""
+
+
+def test_the_framed_sequential_a_layer_class_completes_is_rebuilt_for_the_call():
+    # Tokenizer's own pass leaves activation() unknown, and the chain with it; CCT's
+    # instance is built with nn.ReLU, so its last conv's 2·dim reaches the norm of
+    # dim. Tokenizer's return names `dim` too, but only the return writes it: it is
+    # whatever the body returns, none of CCT's sizes
+    bug, ok = (TOKENIZER.format(conv_out=c) for c in ("b * 2", "b"))
+    for n_layers in (1, 3):
+        assert torch_raises(bug, f"CCT(8, {n_layers})", (2, 3, 16, 16))
+        assert not torch_raises(ok, f"CCT(8, {n_layers})", (2, 3, 16, 16))
+    assert _errors(ok) == []
+    errors = _errors(bug)
+    assert len(errors) == 1
+    assert errors[0].startswith("38 SHP309")
+    assert "[b, h·w, 2·dim]" in errors[0]
+
+
+SEQUENCE_LENGTH = """
+import torch
+from einops import rearrange
+from torch import nn
+
+
+class Tokenizer(nn.Module):
+    def __init__(self, c_in, c_out, act=None):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d({conv_in}, c_out, 3, padding=1), act())
+
+    def sequence_length(self, n_channels=3, height=224, width=224):
+        return self.forward(torch.zeros((1, n_channels, height, width))).shape[1]
+
+    def forward(self, x):
+        return rearrange(self.conv(x), "b c h w -> b (h w) c")
+
+
+class Net(nn.Module):
+    def __init__(self, channels, dim, size):
+        super().__init__()
+        self.tokenizer = Tokenizer(channels, dim, act=nn.ReLU)
+        self.pos = nn.Parameter(torch.zeros(1, self.tokenizer.sequence_length(channels, size, size), dim))
+
+    def forward(self, img):
+        return self.tokenizer(img) + self.pos
+"""
+
+
+def test_a_size_the_summary_lost_is_what_a_run_on_the_calls_numbers_gives():
+    # sequence_length's summary cannot size the tokens (act() is any layer there);
+    # run on Net's numbers it runs forward on `channels` channels, which the conv of
+    # 2·channels rejects: torch raises building Net. The conflict is found inside
+    # forward's run within sequence_length's, and said once, at the conv
+    bug, ok = (SEQUENCE_LENGTH.format(conv_in=c) for c in ("c_in * 2", "c_in"))
+    with pytest.raises(RuntimeError):
+        _build(bug, "Net(3, 8, 16)")
+    assert _build(ok, "Net(3, 8, 16)") is not None
+    assert _errors(ok) == []
+    errors = _errors(bug)
+    assert len(errors) == 1
+    assert errors[0].startswith("16 SHP309")
+    assert "got channels (via Net.__init__:23 → Tokenizer.sequence_length:13)" in errors[0]
+
+
+def _build(source: str, build: str):
+    pytest.importorskip("torch")
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the tests' own modules
+    return eval(build, ns)  # noqa: S307

@@ -81,7 +81,9 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
             continue
         spot = (d.line, d.column, d.code)
         if spot not in said:
-            said.add(spot)
+            if an.reaches_result():
+                # said once; inside another run's diversion it is that run's to say
+                said.add(spot)
             an.report((d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where))
     return value
 

@@ -384,11 +384,11 @@ def arguments(
             else:
                 args.append(_STARRED_UNKNOWN)
         else:
-            args.append(an.eval(a, frame, d))
+            args.append(_handed_class(an, a, frame, an.eval(a, frame, d)))
     kwargs: dict[str, Value] = {}
     open_kwargs = False
     for kw in node.keywords:
-        v = an.eval(kw.value, frame, d)
+        v = _handed_class(an, kw.value, frame, an.eval(kw.value, frame, d))
         if kw.arg is None:
             known = dict_values.expand_kwargs(v)
             if known is None:
@@ -400,6 +400,19 @@ def arguments(
     if _has_starred_unknown(args):
         open_kwargs = True  # positional arity unknown: be as careful as with **kwargs
     return args, kwargs, open_kwargs
+
+
+def _handed_class(an: Analyzer, node: ast.expr, frame: Frame, value: Value) -> Value:
+    """A torch layer class named as a call's argument (`Tokenizer(..., activation=nn.ReLU)`,
+    `partial(nn.LayerNorm, eps=1e-6)`) is that class outside a target too, where a name
+    read elsewhere stays unknown: `Conv = nn.Conv2d if dims == 2 else nn.Conv3d` would be
+    a choice of two layers, each judged on inputs the forward's own `if self.dims == 2:`
+    gives the other (init_run builds the layer of a class handed to a constructor)."""
+    if value is not UNKNOWN or an.specialize or not isinstance(node, (ast.Name, ast.Attribute)):
+        return value
+    q = an.qualname_of(node, frame)
+    found = module_kinds.layer_class(q) if q is not None else None
+    return found if isinstance(found, callable_values.LayerClassV) else value
 
 
 def call_name(

@@ -15,7 +15,10 @@ hands it that the run stores (`self.fn = fn`). A layer the run builds stays as t
 summary says, but where the summary's `__init__` stored it on a path of a test it could
 not decide (the summary keeps the last path's value: `self.cross_attn = None` after
 `if has_cross_attn: ... else:`) and the call's arguments decide that test: there the
-run's value, in the call's own sizes, is the instance's."""
+run's value, in the call's own sizes, is the instance's. So too where the summary
+could not build a layer because a parameter is the class to build it from
+(`activation()` in a Sequential, any layer for any argument) and the call hands one
+(`activation=nn.ReLU`): the run builds that very class's layer."""
 
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ from shapelint.analysis import (
     unnamed,
 )
 from shapelint.analysis.attributes import find_method, settled
+from shapelint.analysis.callable_values import ClassRefV, LayerClassV, PartialV
+from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, TensorV, Value
@@ -43,6 +48,7 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
     in the call's own sizes (a tensor the run builds from them), and each one the run
     sets to a module the call hands it."""
     handed = _handed(args, kwargs)
+    builders = _builders(args, kwargs)
     open_names = {
         k
         for k, v in instance.attrs
@@ -50,6 +56,7 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
         or _rank_lost(v)
         or (handed and isinstance(v, IntV) and v.value is None)
         or k in cd.path_attrs
+        or (builders and _unbuilt_layer(v))
     }
     if not open_names or cd.key in _RUNNING:
         return instance
@@ -89,6 +96,11 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
         for k, v in attrs.items()
         if k in open_names and (_scalar(v) or _sized_by(v, given) or any(v == h for h in handed))
     }
+    if _builders(args, kwargs):
+        for k in open_names - set(out) - recorder.on_a_path:
+            built = _built_layer(attrs.get(k), given)
+            if built is not None:
+                out[k] = built
     for k in cd.path_attrs & open_names - set(out):
         taken = _path_taken(k, attrs, recorder, given)
         if taken is not None:
@@ -116,6 +128,38 @@ def _handed(args, kwargs) -> list[Value]:
     attribute `__init__` stores it in (`self.fn = fn`) is unknown there; the run stores
     the very module, which its methods then call."""
     return [v for v in (*args, *kwargs.values()) if module_kinds.is_module(v)]
+
+
+def _builders(args, kwargs) -> bool:
+    """Whether the call hands the constructor a class to build layers from
+    (`Tokenizer(..., activation=nn.ReLU)`, `norm_layer=LayerNorm`): the summary's
+    parameter is any value, so a layer `activation()` builds is not known there,
+    nor is a Sequential that holds it; the run builds the very class's layer."""
+    return any(
+        isinstance(v, (LayerClassV, ClassRefV)) or (isinstance(v, PartialV) and _builds(v.func))
+        for v in (*args, *kwargs.values())
+    )
+
+
+def _builds(v: Value) -> bool:
+    return isinstance(v, (LayerClassV, ClassRefV))
+
+
+def _unbuilt_layer(v: Value) -> bool:
+    """A layer the summary could not build where the run may: unknown in a module
+    list (an item, or an end of one of symbolic length), or in one of its items."""
+    if isinstance(v, ModuleListV):
+        return any(x is UNKNOWN or _unbuilt_layer(x) for x in (*v.items, *(v.ends or ())))
+    return False
+
+
+def _built_layer(v: Value | None, given: set[str]) -> Value | None:
+    """A module or module list the run built, in the call's own sizes: each size
+    that names a parameter the call left at its default (a name of the callee's,
+    which a caller's size may share) or a name of the run's own is unknown."""
+    if v is None or not (module_kinds.is_module(v) or isinstance(v, ModuleListV)):
+        return None
+    return learning.forget(v, unnamed.value_names(v) - given)
 
 
 def _left(init, args, kwargs) -> set[str]:

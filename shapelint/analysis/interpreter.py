@@ -542,6 +542,11 @@ class ModuleAnalyzer:
             self._diversions.pop()
             self.result.diagnostics, self._diag_keys, self._diag_spots = saved
 
+    def reaches_result(self) -> bool:
+        """Whether a finding reported now is the result's, not a diversion's that
+        the caller of a run says again (or drops, with the run's other findings)."""
+        return not self._diversions or self.result.diagnostics is self._diversions[0][0]
+
     def _undiverted(self):
         """A generic pass (a summary, a class's attributes): its findings, naming's
         among them, are the function's own, wherever it was first reached."""
@@ -1879,7 +1884,9 @@ class ModuleAnalyzer:
             value = UNKNOWN
         unbound = summ.names.difference(binding)
         if unbound and recv is not None:
-            unbound -= unnamed.value_names(recv)  # the instance's sizes are the caller's
+            # the instance's sizes are the caller's; a name only the return annotation
+            # writes is none of them (jaxtyping binds it to what the body returns)
+            unbound -= unnamed.value_names(recv) - _returned_only(summ)
         if unbound:
             value = unnamed.forget(value, unbound & summ.result_names)
         if (
@@ -1900,6 +1907,7 @@ class ModuleAnalyzer:
                     (value is UNKNOWN or specialized.lost_shape(value))
                     and specialized.plain_data(args, kwargs, tensors=True, unknown=True)
                 )
+                or (_lost_size(value) and specialized.plain_data(args, kwargs))
                 or specialized.none_decides(fd, args, kwargs)
                 or (
                     contradicted
@@ -2490,6 +2498,24 @@ def _returned_as_annotated(value: Value, run: Value | None, known: set[str]) -> 
     for d, r in zip(value.shape, run.shape, strict=True):
         if isinstance(d, Expr) and isinstance(r, Expr) and d != r and r.names() <= known:
             note_equal(d, r)
+
+
+def _lost_size(v: Value) -> bool:
+    """An int of no known value: a size the summary, made for any argument, lost
+    (`self.forward(torch.zeros((1, n_channels, h, w))).shape[1]`), which a call
+    with numbers may give."""
+    return isinstance(v, IntV) and v.value is None
+
+
+def _returned_only(summ: FunctionSummary) -> set[str]:
+    """The names a function's return annotation writes that no parameter's
+    annotation binds (`-> Float[Tensor, "b n dim"]` of a `forward(x: "b n d")`):
+    jaxtyping binds them to what the body returns, so they are the callee's own
+    whatever names the caller's instance holds."""
+    ann = summ.return_annotation
+    if ann is None or _has_anonymous_var(ann):
+        return set()
+    return unnamed.value_names(ann) - unnamed.value_names(tuple(v for _, v in summ.params))
 
 
 def _filled(value: Value, run: Value | None) -> Value:

@@ -250,7 +250,8 @@ def subst(v: Value, exprs: dict[str, Expr], var_binding: dict[str, tuple]) -> Va
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, subst(x, exprs, var_binding)) for k, x in v.attrs))
     if isinstance(v, ModuleListV):  # an instance's Sequential holds its layers at its sizes
-        return replace(v, items=tuple(subst(i, exprs, var_binding) for i in v.items))
+        ends = None if v.ends is None else tuple(subst(i, exprs, var_binding) for i in v.ends)
+        return replace(v, items=tuple(subst(i, exprs, var_binding) for i in v.items), ends=ends)
     if isinstance(v, OptionalV):  # `nn.Sequential(...) if exists(time_emb_dim) else None`
         return OptionalV(subst(v.value, exprs, var_binding))
     return v
@@ -294,7 +295,8 @@ def forget(v: Value, names: set[str]) -> Value:
     if isinstance(v, ObjectV):
         return ObjectV(v.kind, tuple((k, forget(x, names)) for k, x in v.attrs))
     if isinstance(v, ModuleListV):
-        return replace(v, items=tuple(forget(i, names) for i in v.items))
+        ends = None if v.ends is None else tuple(forget(i, names) for i in v.ends)
+        return replace(v, items=tuple(forget(i, names) for i in v.items), ends=ends)
     if isinstance(v, OptionalV):
         return OptionalV(forget(v.value, names))
     return v

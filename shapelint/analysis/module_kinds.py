@@ -33,7 +33,10 @@ TENSOR_CLASSES = {
 
 
 def layer_class(qual: str) -> Value | None:
-    """The value of a qualified name that is a layer class the stubs describe."""
+    """The value of a qualified name that is a layer class the stubs describe, or
+    else a function they describe (torch_function): in a file's own pass, the
+    value of `nn.ReLU` named as a call's argument (`activation=nn.ReLU` handed to a
+    constructor, which init_run builds the layer of: call_resolution)."""
     from shapelint.ops.stub_ops import describes
 
     leaf = qual.rsplit(".", 1)[-1]
@@ -56,7 +59,7 @@ def torch_value(qual: str) -> Value | None:
 def torch_function(qual: str) -> Value | None:
     """The value of a qualified name that is a function the stubs describe
     (`self.activation = F.gelu`, `attn_fn = partial(F.softmax, dim=-1)`): calling
-    the value calls the function, as Python does; a layer class needs a target's run."""
+    the value calls the function, as Python does."""
     from shapelint.ops.stub_ops import describes
 
     leaf = qual.rsplit(".", 1)[-1]
