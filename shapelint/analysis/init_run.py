@@ -31,7 +31,7 @@ from shapelint.analysis import (
 from shapelint.analysis.attributes import find_method, settled
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, TensorV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, ObjectV, StrV, TensorV, Value
 
 _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
 
@@ -147,4 +147,6 @@ def _scalar(v: Value) -> bool:
         return v.value is not None and v.value.is_constant()
     if isinstance(v, (BoolV, StrV)):
         return v.value is not None
-    return isinstance(v, NoneV)
+    # a float of any value: its kind is what a tensor op needs (`var + self.eps`
+    # broadcasts to var's shape), and a float carries no size name
+    return isinstance(v, (FloatV, NoneV))
