@@ -207,3 +207,43 @@ def test_a_float_the_constructor_stores_keeps_the_norms_shape(count, wrong):
     assert raised == wrong
     errors = _errors(source)
     assert [e.split()[1] for e in errors] == (["SHP316"] if wrong else [])
+
+
+# Modules handed to a constructor's `*fns` and kept in a ModuleList (parallel_vit's
+# Parallel): the summary's fns is a tuple of no known length, so the list and every
+# call of its items were unknown; the run of `__init__` at the call's arguments holds
+# the call's very modules, which the forward's run then calls one by one.
+PARALLEL = """
+import torch
+from torch import nn
+
+
+class Parallel(nn.Module):
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = nn.ModuleList(fns)
+
+    def forward(self, x):
+        return sum([fn(x) for fn in self.fns])
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.branches = Parallel(nn.Linear(dim, {out}), nn.Linear(dim, {out}))
+
+    def forward(self, x):
+        x = self.norm(x)
+        return self.branches(x) + x
+"""
+
+
+@pytest.mark.parametrize(("out", "wrong"), [("dim * 2", True), ("dim", False)])
+def test_the_modules_handed_to_a_list_of_branches_are_called(out, wrong):
+    source = PARALLEL.format(out=out)
+    assert torch_raises(source, "Block(6)", (2, 5, 6)) == wrong
+    errors = _errors(source)
+    assert [e.split()[1] for e in errors] == (["SHP308"] if wrong else [])
+    if wrong:
+        assert "[..., 2·dim] and [..., dim]" in errors[0]
