@@ -153,3 +153,97 @@ def test_a_path_the_arguments_do_not_take_is_no_error(param, width, flag, build)
     source = PATHS.format(param=param, width=width, flag=flag)
     assert not torch_raises(source, build, (2, 4))
     assert _errors(source) == []
+
+
+# A float the constructor stores (`self.eps = eps`, left at its default 1e-5) is a
+# float on the instance, whatever its value: nest's channel-first LayerNorm returns
+# `(x - mean) / (var + self.eps).sqrt() * self.g + self.b`, whose shape the run of its
+# forward on the caller's 4-d tensor knows only where `self.eps` is no value of
+# unknown kind (a tensor there could broadcast to any rank). Without it the norm's
+# output was of unknown rank, and the chunk after it, of unknown count.
+CHANNEL_NORM = """
+import torch
+from torch import nn
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+        self.b = nn.Parameter(torch.zeros(1, dim, 1, 1))
+
+    def forward(self, x):
+        var = torch.var(x, dim=1, unbiased=False, keepdim=True)
+        mean = torch.mean(x, dim=1, keepdim=True)
+        return (x - mean) / (var + self.eps).sqrt() * self.g + self.b
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.norm = LayerNorm(dim)
+        self.to_qkv = nn.Conv2d(dim, dim * 3, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        x = self.norm(x)
+        q, k, v = self.to_qkv(x).chunk({count}, dim=1)
+        return q * k + v
+"""
+
+
+@pytest.mark.parametrize(("count", "wrong"), [(2, True), (3, False)])
+def test_a_float_the_constructor_stores_keeps_the_norms_shape(count, wrong):
+    torch = pytest.importorskip("torch")
+    source = CHANNEL_NORM.format(count=count)
+    ns: dict = {}
+    exec(compile(source, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+    try:
+        ns["Attention"](6, 2)(torch.randn(2, 6, 4, 4))
+        raised = False
+    except ValueError:  # not enough values to unpack
+        raised = True
+    assert raised == wrong
+    errors = _errors(source)
+    assert [e.split()[1] for e in errors] == (["SHP316"] if wrong else [])
+
+
+# Modules handed to a constructor's `*fns` and kept in a ModuleList (parallel_vit's
+# Parallel): the summary's fns is a tuple of no known length, so the list and every
+# call of its items were unknown; the run of `__init__` at the call's arguments holds
+# the call's very modules, which the forward's run then calls one by one.
+PARALLEL = """
+import torch
+from torch import nn
+
+
+class Parallel(nn.Module):
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = nn.ModuleList(fns)
+
+    def forward(self, x):
+        return sum([fn(x) for fn in self.fns])
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.branches = Parallel(nn.Linear(dim, {out}), nn.Linear(dim, {out}))
+
+    def forward(self, x):
+        x = self.norm(x)
+        return self.branches(x) + x
+"""
+
+
+@pytest.mark.parametrize(("out", "wrong"), [("dim * 2", True), ("dim", False)])
+def test_the_modules_handed_to_a_list_of_branches_are_called(out, wrong):
+    source = PARALLEL.format(out=out)
+    assert torch_raises(source, "Block(6)", (2, 5, 6)) == wrong
+    errors = _errors(source)
+    assert [e.split()[1] for e in errors] == (["SHP308"] if wrong else [])
+    if wrong:
+        assert "[..., 2·dim] and [..., dim]" in errors[0]

@@ -169,6 +169,39 @@ def test_torch_and_jaxtyping_refuse_the_bugs():
             run({**GOOD, **change})
 
 
+# The same block unannotated: Block.forward's summary reads scale_shift as a value of
+# no known kind, so `scale, shift = scale_shift` counts nothing there; the call hands
+# it a tuple or None (specialized.none_decides), and Block's run on that call unpacks
+# the tuple's items.
+BARE = RESNET.replace(
+    """    def forward(
+        self, x: Float[Tensor, "b dim h w"], time_emb: Float[Tensor, "b time_emb_dim"] = None
+    ) -> Float[Tensor, "b dim_out h w"]:""",
+    "    def forward(self, x, time_emb=None):",
+)
+
+
+def test_a_tuple_or_none_handed_to_an_unannotated_block_is_unpacked_by_its_run():
+    assert BARE != RESNET
+    errors = [d for d in diagnose(BARE.format(**{**GOOD, "chunks": 1})) if d.severity == "error"]
+    assert [f"{d.line} {d.code}" for d in errors] == ["20 SHP316"]
+    assert "(via ResnetBlock.forward:" in errors[0].message
+    assert _errors(BARE.format(**GOOD)) == []
+
+
+def test_torch_refuses_one_chunk_unpacked_into_two_unannotated():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("einops")
+
+    def run(fmt):
+        block = _build(BARE.format(**fmt))["ResnetBlock"](16, 24, time_emb_dim=20)
+        return block(torch.randn(2, 16, 8, 8), torch.randn(2, 20))
+
+    assert run(GOOD).shape == (2, 24, 8, 8)
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        run({**GOOD, "chunks": 1})
+
+
 # `hidden = int(dim * rate)` with a float rate (max_vit's SqueezeExcitation): one
 # integer, so a layer of twice it after a layer of it is a conflict for every rate.
 SQUEEZE = """

@@ -11,7 +11,8 @@ side torch never runs. Python runs `__init__` on the arguments given: so does th
 and keeps the scalars it settles, and a tensor whose rank the summary lost where the
 run gives every size in the call's own names (`init_values * torch.ones(dim)`: the
 summary's init_values may be a tensor, the call's is a float), and a module the call
-hands it that the run stores (`self.fn = fn`). A layer the run builds stays as the
+hands it that the run stores (`self.fn = fn`), or keeps in a ModuleList of those
+modules alone (`self.fns = nn.ModuleList(fns)`). A layer the run builds stays as the
 summary says, but where the summary's `__init__` stored it on a path of a test it could
 not decide (the summary keeps the last path's value: `self.cross_attn = None` after
 `if has_cross_attn: ... else:`) and the call's arguments decide that test: there the
@@ -36,7 +37,7 @@ from shapelint.analysis.callable_values import ClassRefV, LayerClassV, PartialV
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, BoolV, IntV, NoneV, ObjectV, StrV, TensorV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, NoneV, ObjectV, StrV, TensorV, Value
 
 _RUNNING: set[str] = set()  # classes whose constructor runs here: no recursion
 
@@ -55,6 +56,7 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
         if v is UNKNOWN
         or _rank_lost(v)
         or (handed and isinstance(v, IntV) and v.value is None)
+        or (handed and isinstance(v, ModuleListV) and not v.known)
         or k in cd.path_attrs
         or (builders and _unbuilt_layer(v))
     }
@@ -94,7 +96,7 @@ def _run(an, cd, init, open_names: set[str], args, kwargs) -> dict[str, Value]:
     out = {
         k: v
         for k, v in attrs.items()
-        if k in open_names and (_scalar(v) or _sized_by(v, given) or any(v == h for h in handed))
+        if k in open_names and (_scalar(v) or _sized_by(v, given) or _handed_on(v, handed))
     }
     if _builders(args, kwargs):
         for k in open_names - set(out) - recorder.on_a_path:
@@ -162,6 +164,21 @@ def _built_layer(v: Value | None, given: set[str]) -> Value | None:
     return learning.forget(v, unnamed.value_names(v) - given)
 
 
+def _handed_on(v: Value, handed: list[Value]) -> bool:
+    """A module the call hands the constructor, or a module list of such modules
+    alone (`self.fns = nn.ModuleList(fns)` of `Parallel(*[block() for _ in
+    range(2)])`: the summary's `*fns` is a tuple of no known length, the run's is
+    the call's modules)."""
+    if isinstance(v, ModuleListV):
+        return (
+            v.known
+            and v.count is None
+            and bool(v.items)
+            and all(any(item == h for h in handed) for item in v.items)
+        )
+    return any(v == h for h in handed)
+
+
 def _left(init, args, kwargs) -> set[str]:
     """The names of the parameters the call leaves at their defaults: the run binds
     such a one to a size of its own name, which a caller's size may share."""
@@ -191,4 +208,6 @@ def _scalar(v: Value) -> bool:
         return v.value is not None and v.value.is_constant()
     if isinstance(v, (BoolV, StrV)):
         return v.value is not None
-    return isinstance(v, NoneV)
+    # a float of any value: its kind is what a tensor op needs (`var + self.eps`
+    # broadcasts to var's shape), and a float carries no size name
+    return isinstance(v, (FloatV, NoneV))

@@ -413,7 +413,11 @@ def none_decides(fd: FuncDef, args, kwargs) -> bool:
     """Whether the call leaves at None a parameter whose default is None and which
     the body reads (`context = default(context, x)`, `if mask is not None:`): the
     summary, made for any value of it, joined what each path gives, while this
-    call takes one of them."""
+    call takes one of them. Or gives such a parameter a tuple, or a tuple or None
+    (`scale_shift = t.chunk(2, dim=1)` under an `if`, handed on as `block(x,
+    scale_shift=scale_shift)`): the summary read it as a value of no known kind, so
+    `scale, shift = scale_shift` unpacked nothing it could count, where this call's
+    run unpacks its items."""
     a = fd.node.args
     positional = list(a.posonlyargs) + list(a.args)
     if fd.cls is not None and not is_static(fd.node) and positional:
@@ -425,7 +429,7 @@ def none_decides(fd: FuncDef, args, kwargs) -> bool:
         if not (isinstance(dflt, ast.Constant) and dflt.value is None):
             continue
         given = kwargs.get(param.arg, args[i] if i < len(positional) and i < len(args) else None)
-        if given is None or isinstance(given, NoneV):
+        if given is None or isinstance(given, NoneV) or _tuple_or_none(given):
             at_none.append(param.arg)
     if not at_none:
         return False
@@ -436,6 +440,12 @@ def none_decides(fd: FuncDef, args, kwargs) -> bool:
         return False
     read = {n.id for n in nodes_of(fd.node, ast.Name) if isinstance(n.ctx, ast.Load)}
     return any(name in read for name in at_none)
+
+
+def _tuple_or_none(v: Value) -> bool:
+    """A tuple, or a tuple on one path and None on the other (`scale_shift = None`,
+    then `scale_shift = t.chunk(2)` under an `if`): unpacked, its items."""
+    return isinstance(v.value if isinstance(v, OptionalV) else v, TupleV)
 
 
 def lost_shape(v: Value) -> bool:
