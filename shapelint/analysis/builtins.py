@@ -427,9 +427,12 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
     lacks (absence.py)."""
     if not an.specialize or len(node.args) != 2 or not isinstance(args[1], StrV):
         return None
-    if isinstance(args[0], ObjectV) and args[1].value:
-        if args[0].kind.startswith(absence.CONFIG_PREFIX) and any(
-            k == args[1].value for k, _ in args[0].attrs
+    config = isinstance(args[0], ObjectV) or absence.config_being_built(an, args[0]) is not None
+    if config and args[1].value:
+        if (
+            isinstance(args[0], ObjectV)
+            and args[0].kind.startswith(absence.CONFIG_PREFIX)
+            and any(k == args[1].value for k, _ in args[0].attrs)
         ):
             return BoolV(True)
         if absence.surely_lacks(an, args[0], args[1].value):
