@@ -3394,6 +3394,7 @@ def test_a_config_method_the_run_did_not_run(method, closed):
 
 
 BEING_BUILT = """
+    import os
     from dataclasses import dataclass
 
     import torch.nn as nn
@@ -3463,6 +3464,12 @@ def test_a_config_being_built_lacks_what_no_store_so_far_gave_it(tmp_path):
     [
         # a store the construction made before the read: it holds it
         ("pass", "self.factor = 0.5"),
+        # by a name not known, or through its `__dict__`: any name may be there
+        ("pass", 'setattr(self, os.environ.get("NAME", "factor"), 0.5)'),
+        ("pass", 'self.__dict__[os.environ.get("NAME", "factor")] = 0.5'),
+        ("pass", 'object.__setattr__(self, "factor", 0.5)'),
+        ("pass", 'self.__dict__.update({os.environ.get("NAME", "factor"): 0.5})'),
+        ("pass", 'vars(self)[os.environ.get("NAME", "factor")] = 0.5'),
         # the static method run where the class is made, storing the name on it
         (
             "def __init_subclass__(cls, **kw):\n"

@@ -225,6 +225,13 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
     stored_elsewhere(name)
 
 
+def stored_while_built(name: str | None) -> None:
+    """A store into the config being built that the run did not apply to it (a
+    setattr of a name not known): that attribute, any where the name is not known,
+    may be there from now on."""
+    _unapplied(name if name else _ANY)
+
+
 def through_parameter(specialize: bool, target: ast.expr, frame) -> bool:
     """`p.a.b = v` (or `setattr(p, name, v)`, target p) with p a parameter of the
     function the frame runs, in a target run, where every call runs its callee again

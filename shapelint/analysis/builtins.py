@@ -1260,6 +1260,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
                 None,
             )
         return NoneV()
+    if name is None and not an.trial and absence.config_being_built(an, args[0]) is not None:
+        absence.stored_while_built(None)  # the config being built: any name, from now on
     if isinstance(args[0], SelfRecorder) and name is not None:
         an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
         if not an.trial and not (
