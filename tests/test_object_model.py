@@ -3320,15 +3320,20 @@ NAMED_CONFIG = """
 """
 
 
+def _config_net(tmp_path, code: str):
+    """Net(Config(dim=8)) of code on x of (2, 8): the target's figures and torch's count."""
+    path = write(tmp_path, "net.py", code)
+    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
+    return t, counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+
+
 def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_path):
     """A config the run built, whose methods it runs where they are called: a
     string in a method given the instance (the names `text_config` looks for), its
     parameter `decoder`, its docstring and a read of its `__dict__` store nothing on
     it, so `hasattr(self, "decoder")` is False as in Python, and the method returns
     the config itself: exact. (Judged by its text alone, the names are mentioned.)"""
-    path = write(tmp_path, "net.py", NAMED_CONFIG.replace("SETTER", "pass").replace("MARK", ""))
-    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
-    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    t, truth = _config_net(tmp_path, NAMED_CONFIG.replace("SETTER", "pass").replace("MARK", ""))
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == truth
 
@@ -3349,10 +3354,7 @@ def test_a_config_method_that_stores_a_name_keeps_it_possible(tmp_path, setter, 
     the run does not follow (`object.__setattr__`, its `__dict__`), which its
     class's text then keeps a mention of. Python builds the extra layer; the
     figure is never the one without it."""
-    code = NAMED_CONFIG.replace("SETTER", setter).replace("MARK", mark)
-    path = write(tmp_path, "net.py", code)
-    t = static_target(path, "Net", {"config": "Config(dim=8)"}, {"x": "2,8"})
-    truth = counted(path, "Net(Config(dim=8))", {"x": torch.randn(2, 8)})
+    t, truth = _config_net(tmp_path, NAMED_CONFIG.replace("SETTER", setter).replace("MARK", mark))
     if t["complete"]:
         assert t["flops_value"] == truth
     else:
@@ -3389,3 +3391,159 @@ def test_a_config_method_the_run_did_not_run(method, closed):
     else:
         assert absence.judged_by_text("m:Cfg")
     absence.reset()
+
+
+BEING_BUILT = """
+    import os
+    from dataclasses import dataclass
+
+    import torch.nn as nn
+
+    class Lookup:
+        def __getattribute__(self, key):
+            return super().__getattribute__(key)
+
+    class Rotary:
+        default_theta = 10.0
+
+        def convert(self):
+            theta = getattr(self, "theta", self.default_theta)
+            factor = getattr(self, "factor", None)
+            self.width = self.dim if factor is None else int(self.dim * factor)
+            self.theta = theta
+            self.factor = factor
+
+        @staticmethod
+        def check(keys):
+            if "factor" not in keys:
+                keys.add("factor")
+            return keys
+
+    class Base(Rotary, Lookup):
+        def __getattribute__(self, key):
+            return super().__getattribute__(key)
+
+        SUBCLASS
+
+    @dataclass
+    class Config(Base):
+        dim: int = 8
+
+        def __post_init__(self):
+            BEFORE
+            self.convert()
+
+    class Net(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.proj = nn.Linear(config.dim, config.width)
+
+        def forward(self, x):
+            return self.proj(x)
+"""
+
+
+def test_a_config_being_built_lacks_what_no_store_so_far_gave_it(tmp_path):
+    """`getattr(self, "theta", default)` in a method `__post_init__` calls, on the
+    config being built, before any store of `theta`: what the instance holds is what
+    its fields and the stores run so far gave it, and its classes bind neither
+    `theta` nor `factor` (a string of a static method only an instance's method may
+    call binds nothing; a store the rest of the construction makes has not happened
+    yet). Its class's `__getattribute__` hands the lookup through a base's, whose
+    plain lookup raises AttributeError: so the defaults are taken, as in Python,
+    and the layer's width is the config's dim: exact (main: not known)."""
+    t, truth = _config_net(
+        tmp_path, BEING_BUILT.replace("SUBCLASS", "pass").replace("BEFORE", "pass")
+    )
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
+@pytest.mark.parametrize(
+    "subclass, before",
+    [
+        # a store the construction made before the read: it holds it
+        ("pass", "self.factor = 0.5"),
+        # by a name not known, or through its `__dict__`: any name may be there
+        ("pass", 'setattr(self, os.environ.get("NAME", "factor"), 0.5)'),
+        ("pass", 'self.__dict__[os.environ.get("NAME", "factor")] = 0.5'),
+        ("pass", 'object.__setattr__(self, "factor", 0.5)'),
+        ("pass", 'self.__dict__.update({os.environ.get("NAME", "factor"): 0.5})'),
+        ("pass", 'vars(self)[os.environ.get("NAME", "factor")] = 0.5'),
+        # the static method run where the class is made, storing the name on it
+        (
+            "def __init_subclass__(cls, **kw):\n"
+            "            super().__init_subclass__(**kw)\n"
+            "            for name in cls.check(set()):\n"
+            "                setattr(cls, name, 0.5)",
+            "pass",
+        ),
+    ],
+)
+def test_a_config_being_built_keeps_what_may_be_there(tmp_path, subclass, before):
+    """The same config where `factor` is there when it is read: stored earlier in
+    its construction (found), or set on the class by code run where the class is
+    made, through the static method's string (named by class-level code: its
+    strings may bind). Python's width is half the dim; the figure is never the
+    full one."""
+    t, truth = _config_net(
+        tmp_path, BEING_BUILT.replace("SUBCLASS", subclass).replace("BEFORE", before)
+    )
+    if t["complete"]:
+        assert t["flops_value"] == truth
+    else:
+        assert t["flops_value"] is None or t["flops_value"] <= truth
+
+
+def test_a_file_first_read_inside_a_run_reaches_none_of_its_frames(tmp_path, monkeypatch):
+    # GPT2Config's `__post_init__(self, **kwargs)`: `hasattr(self, "rope_parameters")`
+    # on the config being built reads its class decorator's file, through a package's
+    # re-export, for the first time there; that file's top level fills an empty dict
+    # in place (`fill(REG)`). Python ran that top level at import, before the
+    # construction's frames existed: it reaches none of them, so the caller's empty
+    # `kwargs` is no object it changed (main after the being-built rule: every `{}` of
+    # every live frame forgotten, kwargs not known, the width not known)
+    pkg = tmp_path / "pkg12"
+    write(pkg, "__init__.py", "from pkg12.hub import keep\n")
+    write(
+        pkg,
+        "hub.py",
+        """
+        def fill(d):
+            d["seen"] = 1
+
+        REG = {}
+        fill(REG)
+
+        def keep(cls):
+            return cls
+        """,
+    )
+    path = package_model(
+        pkg,
+        """
+            from dataclasses import dataclass
+
+            from pkg12 import keep
+
+            @keep
+            @dataclass
+            class Config:
+                dim: int = 4
+
+                def __post_init__(self, **kwargs):
+                    if hasattr(self, "rotary"):
+                        kwargs = dict(kwargs, width=2)
+                    self.width = kwargs.get("width", self.dim)
+
+            class Net(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    config = Config(dim=d)
+                    self.a = nn.Linear(d, config.width)
+
+                def forward(self, x):
+                    return self.a(x)
+            """,
+    )
+    assert_package_exact(tmp_path, monkeypatch, path, {"d": 4})

@@ -19,10 +19,12 @@ import re
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import dynamic, registering
-from shapelint.analysis.attributes import base_classes
+from shapelint.analysis.attributes import base_classes, derives_from_module
+from shapelint.analysis.config_classes import is_dataclass
 from shapelint.analysis.defs import named_params
 from shapelint.analysis.nodes import sole_assignments, stored_names
 from shapelint.analysis.plain import PLAIN
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.ops.values import UNKNOWN, ObjectV, Value
 
 if TYPE_CHECKING:
@@ -115,13 +117,16 @@ def method_not_run(holder: Value, fn: ast.AST | None = None) -> None:
     no `__dict__` or namespace handed out, no other code given the instance: only
     itself called again), the names its text holds may be written; otherwise that
     instance's class is judged by its text from then on (surely_lacks)."""
-    if not (isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX)):
+    if isinstance(holder, SelfRecorder):  # the config being built: its class's
+        key = holder.cls
+    elif isinstance(holder, ObjectV) and holder.kind.startswith(CONFIG_PREFIX):
+        key = holder.kind[len(CONFIG_PREFIX) :]
+    else:
         return
     if fn is not None and _closed(fn):
         for word in sorted({w for n in ast.walk(fn) for w in _words(n)}):
             _unapplied(word)
         return
-    key = holder.kind[len(CONFIG_PREFIX) :]
     if key not in _UNRUN:
         _UNRUN[key] = None
         _VERSION[0] += 1
@@ -220,6 +225,13 @@ def unapplied_write(holder: Value, name: str | None, through_parameter: bool = F
     stored_elsewhere(name)
 
 
+def stored_while_built(name: str | None) -> None:
+    """A store into the config being built that the run did not apply to it (a
+    setattr of a name not known): that attribute, any where the name is not known,
+    may be there from now on."""
+    _unapplied(name if name else _ANY)
+
+
 def through_parameter(specialize: bool, target: ast.expr, frame) -> bool:
     """`p.a.b = v` (or `setattr(p, name, v)`, target p) with p a parameter of the
     function the frame runs, in a target run, where every call runs its callee again
@@ -300,23 +312,45 @@ def surely_lacks(an: Analyzer, obj: Value, name: str, hooked: bool = False) -> b
     files other than definitions (`Config.flag = True`, a table of names a loop
     sets); any mention there, in code or in a string, may bind it. Code of other
     functions runs only where the analysis follows it, and its writes are kept."""
-    if not (isinstance(obj, ObjectV) and obj.kind.startswith(CONFIG_PREFIX)):
+    building = config_being_built(an, obj)
+    if building is not None:
+        key, attrs = building
+    elif isinstance(obj, ObjectV) and obj.kind.startswith(CONFIG_PREFIX):
+        key, attrs = obj.kind[len(CONFIG_PREFIX) :], [k for k, _ in obj.attrs]
+    else:
         return False
-    if name.startswith("__") or any(k == name for k, _ in obj.attrs):
+    if name.startswith("__") or name in attrs:
         return False
     if may_be_written(name):
         return False
-    key = obj.kind[len(CONFIG_PREFIX) :]
     cd = an.class_of(key)
     hooks = ("__getattr__",) if hooked else _HOOKS
     if cd is None:
         return False
     if classes_lack(an, cd, name, hooks):
         return True
-    # an instance a target run built: its every store applied or marked (markers,
-    # not identifiers, among its attributes say one was not), its methods run
-    built = an.specialize and key not in _UNRUN and all(_own(k) for k, _ in obj.attrs)
+    # an instance a target run built, or is building: its every store applied or
+    # marked (markers, not identifiers, among its attributes say one was not), its
+    # methods run
+    built = an.specialize and key not in _UNRUN and all(_own(k) for k in attrs)
     return built and built_config_lacks(an, cd, name, hooks)
+
+
+def config_being_built(an: Analyzer, obj: Value) -> tuple[str, list[str]] | None:
+    """(class key, the names stored so far) of a config whose construction is
+    running in a target run (its `__post_init__` and what that calls, on the
+    SelfRecorder construction hands them). What it holds now is what its fields
+    and the stores run so far gave it (each applied to the recorder, or marked);
+    what the rest of its construction will store has not happened yet, so a read
+    now finds only these and what its classes bind: the rule a built config is
+    judged by. None for anything else (an nn.Module being built keeps its layers
+    and its torch base's attributes apart)."""
+    if not (isinstance(obj, SelfRecorder) and an.specialize):
+        return None
+    cd = an.class_of(obj.cls)
+    if cd is None or not is_dataclass(cd) or derives_from_module(an, obj.cls) is not False:
+        return None
+    return obj.cls, list(obj.attrs)
 
 
 def classes_lack(
@@ -399,8 +433,11 @@ def built_config_lacks(an: Analyzer, cd: ClassDef, name: str, hooks=_HOOKS) -> b
             for stmt in item.body if isinstance(item, ast.ClassDef) else ():
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     methods.setdefault(stmt.name, []).append(stmt)
+        only = (cd.key, hooks, "run only")
+        if only not in _TEXTS:
+            _TEXTS[only] = tuple(_run_only(read))
         lacks = _TEXTS[key] is not None and not any(
-            _mentions(item, name, run=methods)
+            _mentions(item, name, run=methods, run_only=frozenset(_TEXTS[only] or ()))
             if isinstance(item, ast.ClassDef)
             else word.search(item)
             for item in read
@@ -413,7 +450,53 @@ def built_config_lacks(an: Analyzer, cd: ClassDef, name: str, hooks=_HOOKS) -> b
 _OF_CLASS = frozenset({"__init_subclass__", "__new__", "__class_getitem__"})
 
 
-def _mentions(cls: ast.ClassDef, name: str, run: dict | None = None) -> bool:
+# What a static or class method the run alone calls is given for its instance
+# parameter: none (no name of the code can be it).
+_NO_INSTANCE = "<no instance>"
+
+
+def _run_only(read) -> set[str]:
+    """The static and class methods of the classes read that no code given the class
+    names (class bodies, decorators, `__init_subclass__` and its like, the other
+    static and class methods, a def or lambda nested in a method, the files'
+    module-level statements and decorators' text): such a method runs only where a
+    method of an instance calls it, which the run follows, as it follows the
+    instance's methods, so its strings and parameters bind no attribute on its own.
+    A name stored through an attribute in it (`cls.flag = v`) still does."""
+    candidates: dict[str, list] = {}
+    level: list[str] = []
+    for item in read:
+        if not isinstance(item, ast.ClassDef):
+            level.append(item)
+            continue
+        level.extend(ast.unparse(d) for d in item.decorator_list)
+        for stmt in item.body:
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                level.append(ast.unparse(stmt))
+                continue
+            level.extend(ast.unparse(d) for d in stmt.decorator_list)
+            if _instance_parameter(stmt) is not None:
+                level.extend(
+                    ast.unparse(n)
+                    for n in ast.walk(stmt)
+                    if n is not stmt and isinstance(n, _NESTED)
+                )
+            elif stmt.name in _OF_CLASS:
+                level.append(ast.unparse(stmt))
+            else:
+                candidates.setdefault(stmt.name, []).append(ast.unparse(stmt))
+    out = set()
+    for m in candidates:
+        word = re.compile(rf"(?<!\w){re.escape(m)}(?!\w)")
+        others = [t for k, texts in candidates.items() if k != m for t in texts]
+        if not any(word.search(t) for t in level + others):
+            out.add(m)
+    return out
+
+
+def _mentions(
+    cls: ast.ClassDef, name: str, run: dict | None = None, run_only: frozenset = frozenset()
+) -> bool:
     """Whether cls's body defines `name` (a method, a class) or names it otherwise
     than as its methods' instance attribute (`self.name`, `self.register_buffer("name", ...)`, `setattr(self,
     "name", ...)`) or in a docstring. run: the instance's methods ran where they
@@ -432,6 +515,8 @@ def _mentions(cls: ast.ClassDef, name: str, run: dict | None = None) -> bool:
                 return True
             continue
         own = _instance_parameter(stmt)
+        if own is None and run is not None and stmt.name in run_only:
+            own = _NO_INSTANCE
         for d in stmt.decorator_list:
             if _named_in(d, name, None, run):
                 return True

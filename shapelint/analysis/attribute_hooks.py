@@ -42,10 +42,15 @@ _OBJ = "<getattribute>"  # the instance a plain lookup reads, a name no code can
 _MEMO: dict[tuple[int, str, int], tuple[Value, object, bool]] = {}
 _FLIGHT: set[tuple[int, str, int]] = set()  # reads under way (a getter reading itself)
 _PLAIN: set[tuple[int, str]] = set()  # plain lookups under way: no hook for them
+# The last read of an instance being built that surely raised AttributeError: its
+# key, the instance, and what the instance held then (its names and values), so
+# that `absent` answers for it only while nothing was stored into it since.
+_BUILDING_ABSENT: list = []
 
 
 def reset() -> None:
     _MEMO.clear()
+    _BUILDING_ABSENT.clear()
     _PLAIN.clear()
     _FLIGHT.clear()
 
@@ -100,7 +105,13 @@ def read(an: Analyzer, obj: Value, node: ast.Attribute, frame: Frame):
         got = ABSENT
     elif exc is not None or not all(_free(r) for r in _records(records)):
         got = UNKNOWN  # an exception of another kind, or work done: not this model's
-    if not building:
+    if building:
+        # as below: writes the hook's run left unapplied leave its finding standing
+        # where none of them may have given the instance that name
+        after = (id(obj), name, absence.unapplied_count())
+        kept = got is ABSENT and (after == key or not absence.may_be_written(name))
+        _BUILDING_ABSENT[:] = [after, obj, _held(obj)] if kept else []
+    else:
         _MEMO[key] = (obj, got, may_raise.count() != start)
         # The hook's own run may leave writes unapplied (a note kept on an object the
         # run does not know): what it found holds after them too, as long as none of
@@ -124,9 +135,22 @@ def _records(records: list) -> list:
     return out
 
 
+def _held(obj: SelfRecorder) -> list:
+    return list(obj.attrs.items())
+
+
+def _same(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(k == j and v is w for (k, v), (j, w) in zip(a, b))
+
+
 def absent(obj: Value, name: str) -> bool:
-    """Whether the read of obj.name this run made surely raised AttributeError."""
-    got = _MEMO.get((id(obj), name, absence.unapplied_count()))
+    """Whether the read of obj.name this run made surely raised AttributeError (of
+    an instance being built: its last read, with nothing stored into it since)."""
+    key = (id(obj), name, absence.unapplied_count())
+    if isinstance(obj, SelfRecorder):
+        last = _BUILDING_ABSENT
+        return bool(last) and last[0] == key and last[1] is obj and _same(last[2], _held(obj))
+    got = _MEMO.get(key)
     return got is not None and got[1] is ABSENT
 
 

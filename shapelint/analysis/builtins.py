@@ -428,9 +428,12 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
     lacks (absence.py)."""
     if not an.specialize or len(node.args) != 2 or not isinstance(args[1], StrV):
         return None
-    if isinstance(args[0], ObjectV) and args[1].value:
-        if args[0].kind.startswith(absence.CONFIG_PREFIX) and any(
-            k == args[1].value for k, _ in args[0].attrs
+    config = isinstance(args[0], ObjectV) or absence.config_being_built(an, args[0]) is not None
+    if config and args[1].value:
+        if (
+            isinstance(args[0], ObjectV)
+            and args[0].kind.startswith(absence.CONFIG_PREFIX)
+            and any(k == args[1].value for k, _ in args[0].attrs)
         ):
             return BoolV(True)
         if absence.surely_lacks(an, args[0], args[1].value):
@@ -1289,6 +1292,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
                 None,
             )
         return NoneV()
+    if name is None and not an.trial and absence.config_being_built(an, args[0]) is not None:
+        absence.stored_while_built(None)  # the config being built: any name, from now on
     if isinstance(args[0], SelfRecorder) and name is not None:
         an.outer_writes += 1  # a store that outlives the frame: counted in a trial turn
         if not an.trial and not (

@@ -47,6 +47,9 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from shapelint.analysis import aliasing, defaults, fresh, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
@@ -196,6 +199,23 @@ _changeable = module_state.changeable
 # Every frame made: a name bound to an object a callee changed may sit in any of
 # them (a caller's caller, a closure's maker), and a dead one costs nothing.
 LIVE: weakref.WeakSet = weakref.WeakSet()
+# The frames live when a file's top level began to run (ids): code of that top
+# level, which Python ran at import, before any of them existed, reaches none of
+# their names; an object it changes is not one they hold (a `{}` it fills is no
+# caller's empty `**kwargs`).
+_BEFORE_TOP: ContextVar[frozenset] = ContextVar("before_top", default=frozenset())
+
+
+@contextmanager
+def top_level() -> Iterator[None]:
+    """A file's top level runs, read for the first time inside a run (a class
+    decorator's file loaded to judge an absence): the run's frames are apart."""
+    token = _BEFORE_TOP.set(_BEFORE_TOP.get() | {id(f) for f in LIVE})
+    try:
+        yield
+    finally:
+        _BEFORE_TOP.reset(token)
+
 
 _WATCHED = "_shapelint_watched"
 
@@ -877,7 +897,10 @@ def _forget_everywhere(
         # also: the env of the file that defines a global (module_state), walked too
         envs = {id(e): e for e in (held, an.module_env, owner.module_env, also or {})}
         own: dict[int, frozenset[str]] = {}
+        apart = _BEFORE_TOP.get()
         for f in list(LIVE):
+            if id(f) in apart:
+                continue
             envs.setdefault(id(f.env), f.env)
             node = getattr(f.func, "node", None)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -411,7 +411,7 @@ class ModuleAnalyzer:
         top.env = self.module_env
         # a file first read inside a construction: not its state (aliasing.apart); what
         # its top level changes in module-level objects is not bound (module_state)
-        with aliasing.apart(), module_state.importing():
+        with aliasing.apart(), module_state.importing(), in_place.top_level():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
         self._emit_records(top)
@@ -464,7 +464,7 @@ class ModuleAnalyzer:
         top.env = self.module_env
         # a file first read inside a construction: not its state (aliasing.apart); what
         # its top level changes in module-level objects is not bound (module_state)
-        with aliasing.apart(), module_state.importing():
+        with aliasing.apart(), module_state.importing(), in_place.top_level():
             self._exec_block(self.tree.body, top, module_level=True)
         self._keep_module_env(top)
 

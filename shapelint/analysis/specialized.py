@@ -383,6 +383,9 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
                     add_costs(r.cost for r in children))  # fmt: skip
     rec.children = list(children)
+    exc = raising.of_records(children) if an.specialize else None
+    if exc is not None:  # it surely raised: so does the call, as specialized_invoke's
+        raising.pending(exc)  # (a target run's: `check`'s constructions stay as they were)
     return value
 
 
