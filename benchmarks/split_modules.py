@@ -676,6 +676,8 @@ def rename_in_source(text: str, renames: dict[str, str]) -> str:
 
 
 class Split:
+    doc_anchor = DOC_ANCHOR
+
     def __init__(self, root: Path):
         self.root = root
         self.pkg_dir = root / Path(*PACKAGE.split("."))
@@ -729,18 +731,7 @@ class Split:
                     crossing.add(n)
                     user = c.names[0] if c.names else f"line {c.start}"
                     why.setdefault((mine, home[n]), set()).add(f"{user} uses {n}")
-        cyc = cycle_of(uses)
-        if cyc:
-            edges = [
-                f"{a} -> {b} ({', '.join(sorted(why[a, b]))})"
-                for a in cyc
-                for b in sorted(uses[a] & set(cyc))
-            ]
-            raise Refused(
-                "the parts would import each other in a cycle: "
-                + "; ".join(edges)
-                + ": move those names together (GROUPS)"
-            )
+        refuse_cycle(uses, why)
         self.uses, self.home = uses, home
         # private names that now cross a boundary become public
         self.renames = {
@@ -868,6 +859,10 @@ class Split:
             new = self.rewrite_file(path, text, moved_new)
             if new != text:
                 self.written[path] = new
+        self.rewrite_docs(prose_fix)
+
+    def rewrite_docs(self, prose_fix) -> None:
+        """docs/*.md and README.md through prose_fix; the parts added to architecture.md."""
         # benchmarks/README.md is a log: its entries keep the names of their day
         for path in sorted((self.root / "docs").glob("*.md")) + [self.root / "README.md"]:
             if path.exists():
@@ -1062,12 +1057,12 @@ class Split:
         )
 
     def add_to_architecture(self, text: str) -> str:
-        at = text.find(DOC_ANCHOR)
+        at = text.find(self.doc_anchor)
         if at < 0:
-            print(f"warning: docs/architecture.md lacks {DOC_ANCHOR!r}; add by hand:")
+            print(f"warning: docs/architecture.md lacks {self.doc_anchor!r}; add by hand:")
             print(self.section_text())
             return text
-        at += len(DOC_ANCHOR)
+        at += len(self.doc_anchor)
         return text[:at] + self.section_text() + text[at:]
 
     # -- write and check ----------------------------------------------------
@@ -1177,6 +1172,23 @@ def add_to_docstring(text: str, sentence: str) -> str:
     at = last.rstrip().rfind('"""')
     lines[end - 1] = last[:at].rstrip() + "\n\n" + sentence + '\n"""' + last[at + 3 :]
     return "".join(lines)
+
+
+def refuse_cycle(uses: dict[str, set[str]], why: dict[tuple[str, str], set[str]]) -> None:
+    """Refused where the parts would import each other in a cycle, naming the uses
+    (why: (user part, used part) -> what uses what) that make it."""
+    cyc = cycle_of(uses)
+    if cyc:
+        edges = [
+            f"{a} -> {b} ({', '.join(sorted(why[a, b]))})"
+            for a in cyc
+            for b in sorted(uses[a] & set(cyc))
+        ]
+        raise Refused(
+            "the parts would import each other in a cycle: "
+            + "; ".join(edges)
+            + ": move those names together (GROUPS)"
+        )
 
 
 def cycle_of(uses: dict[str, set[str]]) -> list[str]:
