@@ -619,9 +619,9 @@ class ClassSplit(sm.Split):
             mine_mem = [u for u in units if u.home == mod and u.member]
             body = joined(lines, [u.chunk for u in mine_top])
             if mixin:
-                first = doc.splitlines()[0].rstrip(".:")
                 members_text = joined(lines, [u.chunk for u in mine_mem])
-                cls_text = f'class {mixin}:\n    """{first}: methods of {CLASS}."""\n\n'
+                what = HEADLINES.get(mod, mod)
+                cls_text = f'class {mixin}:\n    """{CLASS}\'s methods for {what}."""\n\n'
                 cls_text += members_text
                 body = body + ("\n\n" if body else "") + cls_text
             for u in mine_top + mine_mem:
@@ -668,12 +668,15 @@ class ClassSplit(sm.Split):
             )
             if i == last_import:
                 kept.append(new_imports)
-        rest_text = sm.drop_empty_sections("".join(kept))
+        rest_text = drop_empty_sections("".join(kept))
         rest_tree = ast.parse(rest_text)
         left = next(s for s in rest_tree.body if isinstance(s, ast.ClassDef) and s.name == CLASS)
         if not left.body:
             raise Refused(f"{CLASS} would be left with no body")
-        self.written[self.source_path] = sm.add_to_docstring(rest_text, self.parts_sentence())
+        sentence = self.parts_sentence()
+        text = sm.add_to_docstring(rest_text, sentence)
+        # a docstring whose closing quotes had a line of their own: one blank line
+        self.written[self.source_path] = text.replace("\n\n\n" + sentence, "\n\n" + sentence, 1)
 
     def import_block(
         self, runtime: set[str], typed: set[str], home: dict[str, str], mod: str
@@ -726,9 +729,11 @@ class ClassSplit(sm.Split):
     def rewrite_users(self) -> None:
         for mod in self.part_modules():
             path = self.pkg_dir / f"{mod}.py"
-            self.written[path] = sm.fix_imports(self.written[path], path, self.root)
-        self.written[self.source_path] = sm.fix_imports(
-            self.written[self.source_path], self.source_path, self.root
+            self.written[path] = one_line_imports(
+                sm.fix_imports(self.written[path], path, self.root)
+            )
+        self.written[self.source_path] = one_line_imports(
+            sm.fix_imports(self.written[self.source_path], self.source_path, self.root)
         )
         moved = {n: h for n, h in self.top_home.items() if h != SOURCE}
         moved_mem = {n: h for n, h in self.mem_home.items() if h != SOURCE}
@@ -874,6 +879,45 @@ def joined(lines: list[str], chunks: list[sm.Chunk]) -> str:
 
 def sm_private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
+
+
+def drop_empty_sections(text: str) -> str:
+    """A `# ---- name` divider (at any indent) with nothing left under it goes."""
+    divider = re.compile(r"^(\s*)# -{5,}")
+    lines = text.splitlines(keepends=True)
+    out = []
+    for i, line in enumerate(lines):
+        m = divider.match(line)
+        if m:
+            nxt = next((r for r in lines[i + 1 :] if r.strip()), None)
+            indent = len(m[1])
+            if nxt is None or divider.match(nxt) or len(nxt) - len(nxt.lstrip()) < indent:
+                continue
+        out.append(line)
+    return "".join(out)
+
+
+def one_line_imports(text: str) -> str:
+    """A parenthesized `from m import (...)` that ruff's fixes left with one or a
+    few names, on one line where it fits (ruff format keeps the trailing comma)."""
+    tree = ast.parse(text)
+    offs = sm.line_offsets(text)
+    lines = text.splitlines(keepends=True)
+    edits = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.ImportFrom) or n.lineno == n.end_lineno:
+            continue
+        inner = "".join(lines[n.lineno - 1 : n.end_lineno])
+        first = lines[n.lineno - 1]
+        indent = first[: len(first) - len(first.lstrip())]
+        if "#" in inner or sm.char_col(first, n.col_offset) != len(indent):
+            continue
+        names = [a.name if not a.asname else f"{a.name} as {a.asname}" for a in n.names]
+        one = f"from {'.' * n.level}{n.module or ''} import {', '.join(names)}"
+        if len(indent) + len(one) <= 100:
+            s, e = sm.span(text, offs, n)
+            edits.append((s, e, one))
+    return sm.apply_edits(text, edits)
 
 
 def main(argv: list[str]) -> int:
