@@ -621,7 +621,10 @@ class ClassSplit(sm.Split):
             if mixin:
                 members_text = joined(lines, [u.chunk for u in mine_mem])
                 what = HEADLINES.get(mod, mod)
-                cls_text = f'class {mixin}:\n    """{CLASS}\'s methods for {what}."""\n\n'
+                line = textwrap.fill(
+                    f"{CLASS}'s methods for {what}.", width=84, subsequent_indent="    "
+                )
+                cls_text = f'class {mixin}:\n    """{line}"""\n\n'
                 cls_text += members_text
                 body = body + ("\n\n" if body else "") + cls_text
             for u in mine_top + mine_mem:
