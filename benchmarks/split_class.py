@@ -739,6 +739,11 @@ class ClassSplit(sm.Split):
             sm.fix_imports(self.written[self.source_path], self.source_path, self.root)
         )
         moved = {n: h for n, h in self.top_home.items() if h != SOURCE}
+        self.part_names: set[str] = set(moved)
+        for mod in self.part_modules():
+            t = ast.parse(self.written[self.pkg_dir / f"{mod}.py"])
+            self.part_names |= {n for st in t.body for n in sm.top_names(st)}
+            self.part_names |= set(sm.import_bindings(t, f"{PACKAGE}.{mod}"))
         moved_mem = {n: h for n, h in self.mem_home.items() if h != SOURCE}
         alt = "|".join(map(re.escape, sorted({*moved, *moved_mem, *self.mem_renames})))
         src_prose = re.compile(rf"(?<![\w./]){SOURCE}\.({alt})\b") if alt else None
@@ -809,6 +814,19 @@ class ClassSplit(sm.Split):
                     edits.append((e - len(n.attr), e, self.mem_renames[n.attr]))
                 elif n.attr not in defined:
                     raise Refused(f"{rel}:{n.lineno}: {ast.unparse(n)}, renamed: by hand")
+            elif (
+                isinstance(n, ast.Call)
+                and len(n.args) >= 2
+                and isinstance(n.args[0], ast.Name)
+                and n.args[0].id == SOURCE
+                and isinstance(n.args[1], ast.Constant)
+                and n.args[1].value in self.part_names
+            ):
+                # setattr(interpreter, "x", ...): the moved code reads x elsewhere
+                raise Refused(
+                    f"{rel}:{n.lineno}: {ast.unparse(n.func)} of {SOURCE}.{n.args[1].value}, "
+                    "which a part binds: the patch would miss it; patch the part by hand"
+                )
             elif (
                 isinstance(n, ast.Call)
                 and len(n.args) >= 2

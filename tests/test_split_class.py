@@ -199,3 +199,44 @@ def test_refuses_a_public_name_already_taken(tmp_path, monkeypatch):
     )
     with pytest.raises(split_class.Refused, match="ModuleAnalyzer._step -> step"):
         split_class.ClassSplit(tree(tmp_path, source)).plan()
+
+
+def test_refuses_a_patch_of_a_name_moved_code_reads(tmp_path, monkeypatch):
+    monkeypatch.setattr(split_class, "GROUPS", GROUPS)
+    root = tree(tmp_path)
+    # _twice calls helper from stepping.py now: a patch of interpreter.helper misses it
+    patch = 'def test_p(monkeypatch):\n    monkeypatch.setattr(interpreter, "helper", abs)\n'
+    (root / "tests" / "test_patch.py").write_text(
+        "from shapelint.analysis import interpreter\n\n\n" + patch
+    )
+    s = split_class.ClassSplit(root)
+    s.plan()
+    s.split_source()
+    with pytest.raises(split_class.Refused, match="interpreter.helper, which a part binds"):
+        s.rewrite_users()
+
+
+def test_a_divider_left_with_nothing_under_it_goes():
+    text = (
+        "class A:\n"
+        "    # ------------------------------------------------------------ moved away\n"
+        "\n"
+        "    # ------------------------------------------------------------ kept\n"
+        "    def f(self):\n"
+        "        pass\n"
+        "\n"
+        "    # ------------------------------------------------------------ last\n"
+        "\n"
+        "\n"
+        "X = 1\n"
+    )
+    out = split_class.drop_empty_sections(text)
+    assert "moved away" not in out and "last" not in out and "kept" in out
+
+
+def test_an_import_ruff_left_parenthesized_goes_on_one_line_where_it_fits():
+    text = "from a.b import (\n    c,\n)\n\nif True:\n    from d import (\n        e,\n        f,\n    )\n"
+    out = split_class.one_line_imports(text)
+    assert out == "from a.b import c\n\nif True:\n    from d import e, f\n"
+    long = "from m import (\n" + "".join(f"    name_{i},\n" for i in range(12)) + ")\n"
+    assert split_class.one_line_imports(long) == long
