@@ -445,6 +445,7 @@ class ClassSplit(sm.Split):
         head.body = [ast.Expr(e) for e in [*cls.decorator_list, *cls.bases]]
         head.body += [ast.Expr(k.value) for k in cls.keywords]
         head_used = {n.id for n in ast.walk(head) if isinstance(n, ast.Name)}
+        self.follow_helpers(units, top_home, head_used)
         top_names = set(by_name)
         # which part uses which: the parts must import one another without a cycle
         uses: dict[str, set[str]] = {m: set() for m in self.part_modules()}
@@ -492,6 +493,25 @@ class ClassSplit(sm.Split):
             raise Refused(f"{sorted(both)}: a top-level name and a member at once")
         self.check_names(tree, cls, members, member_of, aliases)
         self.source_text = text
+
+    def follow_helpers(self, units: list[Unit], top_home: dict[str, str], head: set[str]) -> None:
+        """A top-level definition GROUPS does not name, which only one group's code
+        uses (a helper another branch added), goes with that group."""
+        self.followed: dict[str, str] = {}
+        listed = set(top_home)
+        changed = True
+        while changed:
+            changed = False
+            for u in units:
+                names = set(u.names)
+                if u.member or u.home != SOURCE or not names or names & (listed | head):
+                    continue
+                users = {v.home for v in units if v is not u and names & v.used}
+                if len(users) == 1 and SOURCE not in users:
+                    u.home = users.pop()
+                    for n in u.names:
+                        top_home[n] = self.followed[n] = u.home
+                    changed = True
 
     def refuse_unmovable(self, u: Unit) -> None:
         """A method whose meaning depends on the class it is written in."""
@@ -956,6 +976,11 @@ def main(argv: list[str]) -> int:
         return 1
     for path in sorted(split.written):
         print(f"wrote {path.relative_to(root)}")
+    if split.followed:
+        print(
+            "moved with the only group using them: "
+            + ", ".join(f"{n} -> {m}" for n, m in sorted(split.followed.items()))
+        )
     renames = {**split.top_renames, **split.mem_renames}
     if renames:
         print("renamed: " + ", ".join(f"{a} -> {b}" for a, b in renames.items()))

@@ -240,3 +240,15 @@ def test_an_import_ruff_left_parenthesized_goes_on_one_line_where_it_fits():
     assert out == "from a.b import c\n\nif True:\n    from d import e, f\n"
     long = "from m import (\n" + "".join(f"    name_{i},\n" for i in range(12)) + ")\n"
     assert split_class.one_line_imports(long) == long
+
+
+def test_a_helper_no_group_names_goes_with_the_only_group_using_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(split_class, "GROUPS", GROUPS)
+    source = SOURCE.replace("return _twice(x)", "return _twice(_added(x))").replace(
+        "class ModuleAnalyzer:", "def _added(x):\n    return x\n\n\nclass ModuleAnalyzer:"
+    )
+    root = tree(tmp_path, source)
+    s = split(root)
+    assert s.followed == {"_added": "stepping"}
+    assert "def _added(x):" in (root / "shapelint" / "analysis" / "stepping.py").read_text()
+    assert "_added" not in (root / "shapelint" / "analysis" / "interpreter.py").read_text()
