@@ -2,7 +2,7 @@
 name in the function that defines it is a direct call made by that function's own
 code, so each run of its body is one of those calls, which the interpreter follows
 with that call's values (lambdas.invoke). Then the pass over its body where it is
-defined (interpreter._analyze_nested, arguments and enclosing `self` not known)
+defined (function_runs._analyze_nested, arguments and enclosing `self` not known)
 stands for no run of its own: a store it cannot place there (`setattr(self,
 f"_{name}", p)`) is placed by each call instead, and is no change the analysis lost.
 

@@ -13,7 +13,7 @@ So each simple statement of a module's top level that makes a call (an
 expression, an assignment) runs under an allowance of statements, counted
 wherever they run (in its callees, and in the top levels of the files it reads
 first): an import-time statement that runs past it is stopped there, and read
-as a call the analysis does not follow (`ModuleAnalyzer._unknown_call`): its
+as a call the analysis does not follow (`ModuleAnalyzer.unknown_call`): its
 value is not known, nor is any element of a tensor. Every name it binds, and
 the root of every attribute or item it stores into, is then not known; so is
 every name it reads whose value a call could change (anything but a number, a

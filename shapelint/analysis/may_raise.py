@@ -22,7 +22,7 @@ positive, so that whatever the analysis does not model counts as may-raise:
 - a statement only where it is one of: an expression, `return`, `pass`,
   `global`/`nonlocal`, `break`/`continue`, `if` (its test and the branch run are
   counted), `try` (its parts as they run), an assignment to names (an unpacking
-  only of a value of the targets' length: interpreter._assign), `assert` decided
+  only of a value of the targets' length: assignment._assign), `assert` decided
   true, an undecorated `def`, and `import m` of a module found as source (the
   project's or an installed package's), of the standard library, or of torch,
   which every forward imports. Anything else (a loop, `with`, `del`, a store
