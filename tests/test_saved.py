@@ -232,6 +232,8 @@ EXACT = [
     ("LoopAfterSaved", SEQ, True),
     ("LoopWrittenAfterSaved", SEQ, True),
     ("LoopSavesItsResult", SEQ, True),
+    ("NestedLoopsOfLayers", SEQ, True),
+    ("NestedLoopsSaveTheirResult", SEQ, True),
 ]
 
 

@@ -636,9 +636,21 @@ def same_each_turn(
         and all(_known_each_turn(r, names) for r in records.values())
     )
     changed = [k for k, v in before.items() if k not in targets and after.get(k) != v]
+    # A turn that saves what it found at its bytes differs from the later ones only
+    # where it saved its own result too (they then find a saved tensor: `x =
+    # exp(lin(x))`); otherwise each later turn saves the turn before's result as
+    # the first saved what it found (`x = lin(x)`, nested: no run apart per level).
+    first_differs = first_reads[0] or (
+        first_reads[1]
+        and any(
+            storages.is_saved(v)
+            for k, v in after.items()
+            if k in before and k not in targets and v is not before[k]
+        )
+    )
     if (
         stable
-        and (changed or first_reads[0])
+        and (changed or first_differs)
         and first_apart
         and all(_grad_only(before[k], after.get(k)) for k in changed)
     ):
@@ -648,7 +660,7 @@ def same_each_turn(
         if rest is not None:
             return records, rest, entries  # type: ignore[return-value]
         stable = False
-    if not stable or changed or first_reads[0]:
+    if not stable or changed or first_differs:
         frame.env, frame.returns, frame.done, frame.locals = saved
         frame.exits[:] = exits
         storages.undo(ledger)

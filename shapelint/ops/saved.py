@@ -187,11 +187,14 @@ _CARRIED: ContextVar[tuple] = ContextVar("carried_storages", default=())
 @contextmanager
 def first_turn(values, strict: bool = False) -> Iterator[list]:
     """The first turn of a loop counted as one turn times n, run with values (the
-    tensors its names held before it, which it rebinds); yields a flag, set true
-    where it saves one of them. strict: what it saves of them is not known
-    instead (a turn standing for the others, which no later run tells)."""
+    tensors its names held before it, which it rebinds); yields two flags: [0] set
+    where it saves one of them that costs it nothing (saved before, registered),
+    [1] where it saves one of them at its bytes (a later turn, finding the turn
+    before's result, saves as much unless that turn saved it: `is_saved`).
+    strict: what it saves of them is not known instead (a turn standing for the
+    others, which no later run tells)."""
     roots = frozenset(id(storage_of(v)) for v in _tensors(values))
-    flag = [False]
+    flag = [False, False]
     token = _CARRIED.set((*_CARRIED.get(), (roots, flag, strict)))
     try:
         yield flag
@@ -205,16 +208,31 @@ CARRIED_WHY = (
 )
 
 
-def _carried_saved(root: object) -> bool:
-    """root is saved: a first turn that found it under a name it rebinds saves
-    other bytes than its later turns may (first_turn); True where a strict turn
-    found it, whose figure is then not known."""
+def _carried_saved(root: object, fresh: bool = False) -> bool:
+    """root is saved, at its bytes where fresh: a first turn that found it under a
+    name it rebinds saves other bytes than its later turns may (first_turn); True
+    where a strict turn found it, whose figure is then not known."""
     unknown = False
     for roots, flag, strict in _CARRIED.get():
         if id(root) in roots:
-            flag[0] = True
+            flag[1 if fresh else 0] = True
             unknown = unknown or strict
     return unknown
+
+
+def is_saved(v: Value) -> bool:
+    """Whether v may hold a tensor whose storage is saved already in this target's
+    run (a later turn that saves it again saves nothing): any value other than
+    tensors, tuples of them and numbers may."""
+    book = _LEDGER.get()
+    if book is None:
+        return False
+    if isinstance(v, TupleV):
+        return any(is_saved(i) for i in v.items)
+    if isinstance(v, TensorV):
+        root = storage_of(v)
+        return root is UNSURE or id(root) in book
+    return not isinstance(v, (IntV, FloatV, BoolV, NoneV))
 
 
 @contextmanager
@@ -582,9 +600,7 @@ def _laid_out(short: str, args, value: Value) -> Value:
         return value
     if short in _JOINED and isinstance(value, TensorV) and value.rank not in (None, 4, 5):
         return value  # cat's result is row-major but for channels-last 4-d and 5-d
-    if not any(
-        t.contiguous in (PERMUTED, SWAPPED) and _reorderable(t) for t in _tensors(args)
-    ):
+    if not any(t.contiguous in (PERMUTED, SWAPPED) and _reorderable(t) for t in _tensors(args)):
         return value
     if isinstance(value, TupleV):
         return TupleV(tuple(_laid_out(short, args, i) for i in value.items), value.kind)
@@ -1198,7 +1214,7 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
                 continue
             if any(id(root) in outer for outer in _OUTER.get()):
                 return None, "it saves a tensor from outside a turn counted several times"
-            if _carried_saved(root):
+            if _carried_saved(root, fresh=True):
                 return None, CARRIED_WHY
             b = nbytes(root if v.view else v)
             if b is not None:

@@ -2500,3 +2500,39 @@ class MaskToFirstParameter(MaskToDtype):
 class MaskLikeFirstParameter(MaskToDtype):
     def cast(self, mask, x):
         return torch.ones_like(mask, dtype=next(self.parameters()).dtype) * mask
+
+
+class NestedLoopsOfLayers(nn.Module):
+    """Nested loops of `x = layer(x)` fed an intermediate: every turn saves the
+    turn before's result at its bytes, as the first saves what it found (each
+    level is counted as one turn times n, not run apart)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.l1 = nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.l0(x) * 1.0
+        for _ in range(3):
+            for _ in range(2):
+                x = self.l1(x)
+        return x
+
+
+class NestedLoopsSaveTheirResult(nn.Module):
+    """The inner turn's exp saves its result, which the next turn's layer finds:
+    the first turn of each level saves what it found at its bytes, the later ones
+    nothing there."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.l0 = nn.Linear(d, d)
+        self.l1 = nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.l0(x) * 1.0
+        for _ in range(2):
+            for _ in range(3):
+                x = torch.exp(self.l1(x))
+        return x
