@@ -221,9 +221,9 @@ def _carried_saved(root: object, fresh: bool = False) -> bool:
 
 
 def is_saved(v: Value) -> bool:
-    """Whether v may hold a tensor whose storage is saved already in this target's
-    run (a later turn that saves it again saves nothing): any value other than
-    tensors, tuples of them and numbers may."""
+    """Whether v may hold a tensor whose saving costs nothing in this target's run
+    (saved already, or registered: `status`), so that a later turn that saves it
+    saves nothing: any value other than tensors, tuples of them and numbers may."""
     book = _LEDGER.get()
     if book is None:
         return False
@@ -231,7 +231,7 @@ def is_saved(v: Value) -> bool:
         return any(is_saved(i) for i in v.items)
     if isinstance(v, TensorV):
         root = storage_of(v)
-        return root is UNSURE or id(root) in book
+        return root is UNSURE or _saved_already(root, book) is not False
     return not isinstance(v, (IntV, FloatV, BoolV, NoneV))
 
 
@@ -268,11 +268,13 @@ def status(values) -> tuple:
     book = _LEDGER.get()
     if book is None:
         return ()
-    out = []
-    for v in _tensors(values):
-        root = storage_of(v)
-        out.append(True if id(root) in book else registered(root))
-    return tuple(out)
+    return tuple(_saved_already(storage_of(v), book) for v in _tensors(values))
+
+
+def _saved_already(root: object, book: dict) -> bool | None:
+    """Whether saving root costs nothing: in the ledger, or a Parameter or buffer
+    the module registers (None: not known)."""
+    return True if id(root) in book else registered(root)
 
 
 def registered(root: object) -> bool | None:
