@@ -26,12 +26,14 @@ SOURCE = textwrap.dedent(
         return os.environ.get("SIGN") == "1"
 
 
-    class Data(nn.Module):
-        def __init__(self, dim):
+    class Pair(nn.Module):
+        def __init__(self, dim, first=1):
             super().__init__()
-            self.a = nn.Linear(dim, dim)
+            self.a = nn.Linear(first * dim, dim)
             self.b = nn.Linear(2 * dim, dim)
 
+
+    class Data(Pair):
         def forward(self, x):
             if x.sum() > 0:
                 x = self.b(x)
@@ -40,12 +42,10 @@ SOURCE = textwrap.dedent(
             return x
 
 
-    class Flag(nn.Module):
+    class Flag(Pair):
         def __init__(self, dim):
-            super().__init__()
+            super().__init__(dim)
             self.flag = sign()
-            self.a = nn.Linear(dim, dim)
-            self.b = nn.Linear(2 * dim, dim)
 
         def forward(self, x):
             return self.b(x) if self.flag else self.a(x)
@@ -60,12 +60,7 @@ SOURCE = textwrap.dedent(
             return self.layer(x)
 
 
-    class Caught(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.a = nn.Linear(dim, dim)
-            self.b = nn.Linear(2 * dim, dim)
-
+    class Caught(Pair):
         def forward(self, x):
             try:
                 y = self.b(x)
@@ -74,51 +69,30 @@ SOURCE = textwrap.dedent(
             return y
 
 
-    class Both(nn.Module):
+    class Both(Data):
         def __init__(self, dim):
-            super().__init__()
-            self.a = nn.Linear(3 * dim, dim)
-            self.b = nn.Linear(2 * dim, dim)
-
-        def forward(self, x):
-            if x.sum() > 0:
-                x = self.b(x)
-            else:
-                x = self.a(x)
-            return x
+            super().__init__(dim, first=3)
 
 
-    class Refused(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.b = nn.Linear(2 * dim, dim)
-
+    class Refused(Pair):
         def forward(self, x):
             if x.sum() > 0:
                 raise ValueError("positive")
             return self.b(x)
 
 
-    class NotCaught(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.a = nn.Linear(dim, dim)
-            self.b = nn.Linear(2 * dim, dim)
-
+    class NotCaught(Pair):
         def forward(self, x):
             try:
-                y = self.b(x)
+                return self.b(x)
             except KeyError:
-                y = self.a(x)
-            return y
+                return self.a(x)
 
 
-    class Matched(nn.Module):
+    class Matched(Pair):
         def __init__(self, dim):
-            super().__init__()
+            super().__init__(dim)
             self.mode = os.environ.get("MODE", "a")
-            self.a = nn.Linear(dim, dim)
-            self.b = nn.Linear(2 * dim, dim)
 
         def forward(self, x):
             match self.mode:
@@ -132,11 +106,7 @@ SOURCE = textwrap.dedent(
         return layer(x)
 
 
-    class Reused(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.b = nn.Linear(2 * dim, dim)
-
+    class Reused(Pair):
         def forward(self, x):
             if x.sum() > 0:
                 x = x + 1
