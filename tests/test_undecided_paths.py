@@ -106,6 +106,20 @@ SOURCE = textwrap.dedent(
         return layer(x)
 
 
+    def either(layer, other, x):
+        if x.sum() > 0:
+            return layer(x)
+        return other(x)
+
+
+    class ReusedEither(Pair):
+        def forward(self, x):
+            if x.mean() > 0:
+                x = x + 1
+                y = either(self.b, self.a, x)
+            return either(self.b, self.a, x)
+
+
     class Reused(Pair):
         def forward(self, x):
             if x.sum() > 0:
@@ -209,6 +223,19 @@ def test_a_memoised_call_reused_where_it_surely_runs_is_definite(tmp_path):
     assert r.exit_code == 1
     (d,) = json.loads(r.output)["target"]["diagnostics"]
     assert d["severity"] == "error" and "condition" not in d
+
+
+def test_a_memoised_call_reused_keeps_the_conditions_inside_it(tmp_path):
+    # either() raises only on its own `if`'s one branch: reused where it surely runs,
+    # its error still depends on that branch (and no longer on the `if` around the
+    # first call)
+    assert _torch_outcomes("ReusedEither") == {True, False}
+    r = _cost(tmp_path, "ReusedEither")
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    (d,) = t["conditional"]
+    assert t["diagnostics"] == []
+    assert d["condition"] == f"`x.sum() > 0` (line {_line('if x.sum() > 0:', 'def either')})"
 
 
 def test_check_reports_a_configured_targets_conditional_error_as_a_warning(tmp_path):

@@ -75,7 +75,8 @@ class _Collector:
         self.spots: dict[tuple, tuple] = {}  # spot -> the key of the finding there
         self.open: list[Alternative] = []  # the undecided alternatives being run
         self.places: dict[tuple, set] = {}  # key -> the innermost alternatives
-        self.log: list[tuple] = []  # every key noted, in order (`since`)
+        self.log: list[tuple] = []  # (key, alternative) of every finding noted, in order
+        self.groups: list[Group] = []  # every undecided construct met, in order
 
 
 _ACTIVE: list[_Collector | None] = []  # None: paused
@@ -116,7 +117,9 @@ def undecided() -> Group | None:
     c = _collector()
     if c is None:
         return None
-    return Group(c.open[-1] if c.open else None)
+    group = Group(c.open[-1] if c.open else None)
+    c.groups.append(group)
+    return group
 
 
 class _Taking:
@@ -168,27 +171,41 @@ def surely_raised(alt: Alternative | None) -> None:
         alt.raised = True
 
 
-def since() -> int:
-    """A mark in the log of keys noted, for `noted_after`."""
+def since() -> tuple:
+    """A mark where a run to be memoised begins, for `noted_after`."""
     c = _collector()
-    return len(c.log) if c is not None else 0
+    if c is None:
+        return ()
+    return len(c.log), len(c.groups), c.open[-1] if c.open else None
 
 
-def noted_after(mark: int) -> tuple:
-    """The keys of the findings noted since mark (a run to be memoised)."""
+def noted_after(mark: tuple) -> tuple:
+    """What the run begun at mark found, for `again`: each finding noted (its key and
+    the alternative it lay on), and the undecided constructs the run met at its top."""
     c = _collector()
-    return tuple(dict.fromkeys(c.log[mark:])) if c is not None else ()
+    if c is None or not mark:
+        return ()
+    n_log, n_groups, root = mark
+    found = tuple(dict.fromkeys(c.log[n_log:]))
+    if not found:
+        return ()
+    return root, found, tuple(g for g in c.groups[n_groups:] if g.parent is root)
 
 
-def again(keys) -> None:
-    """A memoised run reused here: its findings are found here too."""
+def again(run: tuple | None) -> None:
+    """A memoised run reused here: its findings are found here too, each on the copy,
+    under the alternative running now, of the alternatives it lay on inside the run."""
     c = _collector()
-    if c is None or not keys:
+    if c is None or not run:
         return
+    root, found, groups = run
     here = c.open[-1] if c.open else None
-    for k in keys:
-        if k in c.places:
-            c.places[k].add(here)
+    copies: dict[int, Alternative] = {}
+    for g in groups:
+        g.copy(here, copies)
+    for key, place in found:
+        if key in c.places:
+            c.places[key].add(here if place is root else copies.get(id(place), place))
 
 
 def paused() -> _Paused:
@@ -242,8 +259,9 @@ def note(path: str, line: int, column: int, end_line: int, end_column: int, code
     spot = (path, line, column, code)
     if repeating and key not in c.found and spot in c.spots:
         key = c.spots[spot]  # the same finding, said with other shapes
-    c.log.append(key)
-    c.places.setdefault(key, set()).add(c.open[-1] if c.open else None)
+    place = c.open[-1] if c.open else None
+    c.log.append((key, place))
+    c.places.setdefault(key, set()).add(place)
     if key in c.found:
         return
     c.spots.setdefault(spot, key)

@@ -44,6 +44,18 @@ class Group:
         self.alternatives.append(alt)
         return alt
 
+    def copy(self, parent: Alternative | None, copies: dict) -> Group:
+        """The group and what lies inside it again, under parent (a memoised run
+        reused there), each alternative's copy in copies by the original's id."""
+        group = Group(parent)
+        for alt in self.alternatives:
+            twin = group.add(alt.why)
+            twin.raised = alt.raised
+            copies[id(alt)] = twin
+            for inner in alt.groups:
+                inner.copy(twin, copies)
+        return group
+
 
 class Verdicts:
     """Which alternatives raise, given where the errors of one run were found."""
