@@ -273,3 +273,23 @@ def test_nested_alternatives_each_settle_on_their_own():
     assert condition_of({deep}, v) is None
     # found once on no alternative at all: definite
     assert condition_of({deep, None}, Verdicts({deep})) is None
+
+
+def test_run_names_the_alternative_when_torch_takes_the_raising_one(tmp_path):
+    # Flag's constructor reads SIGN: with SIGN=1 torch takes the branch the static
+    # run found an error on, and `run` says it was foreseen there
+    pytest.importorskip("torch")
+    import os
+
+    p = tmp_path / "paths.py"
+    p.write_text(SOURCE)
+    args = ["run", f"{p}::Flag", *INPUT, "--device", "cpu"]
+    os.environ["SIGN"] = "1"
+    try:
+        r = CliRunner().invoke(main, args)
+    finally:
+        del os.environ["SIGN"]
+    assert r.exit_code == 1, r.output
+    assert "Flag raised RuntimeError" in r.output
+    assert "the static analysis found (on an alternative it could not decide)" in r.output
+    assert "it raises only if `self.flag`" in r.output
