@@ -162,12 +162,18 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
         if total_of(body, "backward") != total_of(orelse, "backward"):
             unknown_backward(body)  # the same forward, a different backward (a frozen layer)
         return
-    test = _test(stmt)
-    negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"
-    for recs, when in ((body, f"`{test}`"), (orelse, negated)):
-        why = f"runs only if {when} (line {stmt.lineno}), which is not known here"
+    for recs, when in zip((body, orelse), conditions(stmt), strict=True):
+        why = f"runs only if {when}, which is not known here"
         for rec in recs:
             alternative(rec, why, "if it runs")
+
+
+def conditions(stmt: ast.If | ast.IfExp) -> tuple[str, str]:
+    """When each branch of an undecided `if` runs, as a finding on it says it
+    (`` `x.sum() > 0` (line 28)``, `` not `x.sum() > 0` (line 28)``)."""
+    test = _test(stmt)
+    negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"
+    return f"`{test}` (line {stmt.lineno})", f"{negated} (line {stmt.lineno})"
 
 
 def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:

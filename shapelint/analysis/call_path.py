@@ -6,15 +6,21 @@ Every finding any of them reports meanwhile is noted here with its call path
 (`ViT.forward:130 → Transformer.forward:80 → Attention.forward:59`: each function and
 the line where it calls the next; the last, the finding's line), whatever an analyzer
 had already reported for an earlier target or pass: the target's own list. A memoized
-call's findings were noted where it first ran.
+call's findings were noted where it first ran, and a reuse of it notes them again
+where it is reused (`again`).
+
+Each finding also keeps the undecided alternatives it was found on (an `if` whose test
+the run cannot decide, and the like: undecided_paths.py), so that `settle` tells a
+definite error from one that raises only where one of those alternatives runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
+from shapelint.analysis.undecided_paths import Alternative, Group, Verdicts, condition_of
 from shapelint.diagnostics import Diagnostic
 
 
@@ -28,13 +34,20 @@ class Finding:
     code: str
     message: str
     calls: tuple[tuple[str, int | None], ...]  # (function, line) outermost first
+    # The innermost undecided alternatives it was found on (None: on none); filled
+    # when the collection ends.
+    places: frozenset = field(default=frozenset(), compare=False)
+    # When it raises only where an undecided alternative runs: that condition
+    # (`` `x.sum() > 0` (line 28)``); such a finding is a warning (settle).
+    condition: str | None = None
 
     def call_path(self) -> str:
         return " → ".join(f"{fn}:{line}" if line is not None else fn for fn, line in self.calls)
 
     def diagnostic(self, path: str | None = None, message: str | None = None) -> Diagnostic:
-        """The finding as a Diagnostic (1-based columns, its rule's severity), in
-        `path` and with `message` when given."""
+        """The finding as a Diagnostic (1-based columns, its rule's severity, a
+        warning where it raises only under a condition), in `path` and with `message`
+        (else its own, with the condition) when given."""
         from shapelint.rules import severity_of
 
         return Diagnostic(
@@ -44,16 +57,26 @@ class Finding:
             self.end_line,
             self.end_column + 1,
             self.code,
-            severity_of(self.code),
-            self.message if message is None else message,
+            "warning" if self.condition else severity_of(self.code),
+            self.text() if message is None else message,
         )
+
+    def text(self) -> str:
+        """The message, with the condition under which it raises, if any."""
+        if not self.condition:
+            return self.message
+        return f"{self.message}; it raises only if {self.condition}, which is not known here"
 
 
 class _Collector:
     def __init__(self) -> None:
         self.stack: list[list] = []  # [function, the line where it calls the next]
         self.found: dict[tuple, Finding] = {}
-        self.spots: set[tuple] = set()
+        self.spots: dict[tuple, tuple] = {}  # spot -> the key of the finding there
+        self.open: list[Alternative] = []  # the undecided alternatives being run
+        self.places: dict[tuple, set] = {}  # key -> the innermost alternatives
+        self.log: list[tuple] = []  # (key, alternative) of every finding noted, in order
+        self.groups: list[Group] = []  # every undecided construct met, in order
 
 
 _ACTIVE: list[_Collector | None] = []  # None: paused
@@ -69,7 +92,120 @@ def collecting() -> Iterator[list[Finding]]:
         yield out
     finally:
         _ACTIVE.pop()
-        out.extend(collector.found.values())
+        places = collector.places
+        out.extend(replace(f, places=frozenset(places[k])) for k, f in collector.found.items())
+
+
+def settle(findings: list[Finding]) -> list[Finding]:
+    """findings (those that raise, from one collection), each with the condition under
+    which it raises where that is one of undecided alternatives (a warning then)."""
+    verdicts = Verdicts({p for f in findings for p in f.places if p is not None})
+    out = []
+    for f in findings:
+        cond = condition_of(f.places, verdicts)
+        out.append(replace(f, condition=cond) if cond else f)
+    return out
+
+
+def _collector() -> _Collector | None:
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def undecided() -> Group | None:
+    """A construct whose way the run cannot decide, inside the alternative being run;
+    None where no target collects (a plain run pays nothing)."""
+    c = _collector()
+    if c is None:
+        return None
+    group = Group(c.open[-1] if c.open else None)
+    c.groups.append(group)
+    return group
+
+
+class _Taking:
+    __slots__ = ("group", "why", "alt", "collector")
+
+    def __init__(self, group: Group, why: str) -> None:
+        self.group, self.why = group, why
+
+    def __enter__(self) -> Alternative:
+        self.collector = _collector()
+        self.alt = self.group.add(self.why)
+        if self.collector is not None:
+            self.collector.open.append(self.alt)
+        return self.alt
+
+    def __exit__(self, *exc: object) -> None:
+        if self.collector is not None:
+            self.collector.open.pop()
+
+
+class _NotTaking:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NOT_TAKING = _NotTaking()
+
+
+def taking(group: Group | None, why: str) -> _Taking | _NotTaking:
+    """`with taking(group, why) as alt:` the block runs one alternative of group,
+    which runs where why holds (alt None where group is)."""
+    return _NOT_TAKING if group is None else _Taking(group, why)
+
+
+def untaken(group: Group | None, why: str) -> None:
+    """An alternative of group that runs nothing (no case of a `match` matches)."""
+    if group is not None:
+        group.add(why)
+
+
+def surely_raised(alt: Alternative | None) -> None:
+    """The alternative's path surely raised (a `raise`): it is no way to return."""
+    if alt is not None:
+        alt.raised = True
+
+
+def since() -> tuple:
+    """A mark where a run to be memoised begins, for `noted_after`."""
+    c = _collector()
+    if c is None:
+        return ()
+    return len(c.log), len(c.groups), c.open[-1] if c.open else None
+
+
+def noted_after(mark: tuple) -> tuple:
+    """What the run begun at mark found, for `again`: each finding noted (its key and
+    the alternative it lay on), and the undecided constructs the run met at its top."""
+    c = _collector()
+    if c is None or not mark:
+        return ()
+    n_log, n_groups, root = mark
+    found = tuple(dict.fromkeys(c.log[n_log:]))
+    if not found:
+        return ()
+    return root, found, tuple(g for g in c.groups[n_groups:] if g.parent is root)
+
+
+def again(run: tuple | None) -> None:
+    """A memoised run reused here: its findings are found here too, each on the copy,
+    under the alternative running now, of the alternatives it lay on inside the run."""
+    c = _collector()
+    if c is None or not run:
+        return
+    root, found, groups = run
+    here = c.open[-1] if c.open else None
+    copies: dict[int, Alternative] = {}
+    for g in groups:
+        g.copy(here, copies)
+    for key, place in found:
+        if key in c.places:
+            c.places[key].add(here if place is root else copies.get(id(place), place))
 
 
 def paused() -> _Paused:
@@ -121,9 +257,14 @@ def note(path: str, line: int, column: int, end_line: int, end_column: int, code
     c = _ACTIVE[-1]
     key = (path, line, column, code, message)
     spot = (path, line, column, code)
-    if key in c.found or (repeating and spot in c.spots):
+    if repeating and key not in c.found and spot in c.spots:
+        key = c.spots[spot]  # the same finding, said with other shapes
+    place = c.open[-1] if c.open else None
+    c.log.append((key, place))
+    c.places.setdefault(key, set()).add(place)
+    if key in c.found:
         return
-    c.spots.add(spot)
+    c.spots.setdefault(spot, key)
     calls = tuple((fn, ln) for fn, ln in c.stack[:-1])
     if c.stack:
         calls += ((c.stack[-1][0], line),)

@@ -8,7 +8,8 @@ once; otherwise every call that costs FLOPs is unknown and says on what it depen
 The result is what the results of the alternatives that meet no error on the call's
 arguments have in common (one that meets one raises there); a conflict found by
 running an alternative's body on the call's arguments is reported only where every
-alternative meets it.
+alternative meets it. In a target's run, an error one alternative meets is a
+warning unless every alternative meets one (call_path.settle).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import call_path
 from shapelint.analysis.branches import alternative, free, total_of
 from shapelint.analysis.callable_values import ChoiceV, FunctionRefV
 from shapelint.analysis.lambdas import ClosureV
@@ -102,10 +104,13 @@ def call(
     results: list[Value] = []
     groups: list[list] = []
     said: list[list] = []
+    what = op_text(node)
+    group = call_path.undecided()
     for alt in choice.items:
         frame.records = dict(base)
         try:
-            with an.diverted() as found:
+            why = f"`{what}` is {_name(alt)}" if group is not None else ""
+            with an.diverted() as found, call_path.taking(group, why):
                 results.append(an.call_value(alt, node, args, kwargs, frame))
         finally:
             added = [r for k, r in frame.records.items() if base.get(k) is not r]
@@ -117,15 +122,17 @@ def call(
     # arguments come (timm's LeViT: ConvNorm on 4-d inputs, LinearNorm on 3-d ones).
     # One every alternative meets is the call's; an alternative's own layers are
     # judged as before.
-    for i, found in enumerate(said):
-        for d in found:
-            run = " (via " in d.message
-            if run and (i or not all(d in other for other in said[1:])):
-                continue
-            an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
+    # (A target's run noted each where its alternative ran: call_path tells whether
+    # every alternative raises.)
+    with call_path.paused():
+        for i, found in enumerate(said):
+            for d in found:
+                run = " (via " in d.message
+                if run and (i or not all(d in other for other in said[1:])):
+                    continue
+                an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
     returned = _returned(results, said)
     names = ", ".join(_name(v) for v in choice.items)
-    what = op_text(node)
     flops = [total_of(g, "flops") for g in groups]
     if all(free(r) for g in groups for r in g) or (
         flops[0] is not None and all(f == flops[0] for f in flops)

@@ -445,7 +445,7 @@ def _run_entry_points(res: FileResult, text: str, options: AnalysisOptions) -> N
                 "in [tool.shapelint] or --time-budget"
             )
             found.append(diagnostic(res.path, line, 0, line, 0, TIMED_OUT, msg))
-        found += entry_points.diagnostics(tr.errors, res.path)
+        found += entry_points.diagnostics([*tr.errors, *tr.conditional], res.path)
     res.diagnostics = entry_points.merged(res.diagnostics, found)
 
 
@@ -498,11 +498,12 @@ def analyze_target(
         )
         return stopped(an, target, why)
     # A noqa comment, read in the text the analysis read (the target's own file: `text`).
-    getters = {path: _getter(split_lines(text))} if res.errors else {}
-    for f in res.errors:
+    getters = {path: _getter(split_lines(text))} if res.errors or res.conditional else {}
+    for f in [*res.errors, *res.conditional]:
         if f.path not in getters:
             getters[f.path] = _file_lines(f.path)
     res.errors = [f for f in res.errors if not silenced(getters[f.path], f)]
+    res.conditional = [f for f in res.conditional if not silenced(getters[f.path], f)]
     return res
 
 

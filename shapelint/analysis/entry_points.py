@@ -57,9 +57,10 @@ def shown_path(found: str, path: str) -> str:
 
 
 def diagnostics(errors: Iterable, path: str) -> list[Diagnostic]:
-    """A target's errors (call_path.Finding) as diagnostics, each with its call path."""
+    """A target's errors (call_path.Finding) as diagnostics, each with its call path
+    (one that raises only on an undecided alternative: a warning with its condition)."""
     return [
-        f.diagnostic(shown_path(f.path, path), f"{f.message} (via {f.call_path()})") for f in errors
+        f.diagnostic(shown_path(f.path, path), f"{f.text()} (via {f.call_path()})") for f in errors
     ]
 
 

@@ -19,6 +19,7 @@ from shapelint.analysis import (
     attributes,
     autograd_function,
     branches,
+    call_path,
     callable_values,
     class_namespace,
     dataclass_runtime,
@@ -246,14 +247,18 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
         return an.eval(node.body if known else node.orelse, frame, d)
     frame.conditional += 1  # what a branch's use says holds in that branch only
     n_records = len(frame.records)
+    group = call_path.undecided()
+    when = branches.conditions(node) if group is not None else ("", "")
     try:
         given = narrowing.given(an, node.test, frame)
-        with narrowing.narrowed(frame, given):
+        with narrowing.narrowed(frame, given), call_path.taking(group, when[0]):
             got = [an.eval(node.body, frame, d)]
         narrowing.rejoined(got, given)
         body = got[0]
         n_body = len(frame.records)
-        value = an.join_all([body, an.eval(node.orelse, frame, d)])
+        with call_path.taking(group, when[1]):
+            orelse = an.eval(node.orelse, frame, d)
+        value = an.join_all([body, orelse])
     finally:
         frame.conditional -= 1
     if an.costs:

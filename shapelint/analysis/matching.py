@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis import builtins, enums, instance_state
+from shapelint.analysis import builtins, call_path, enums, instance_state
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, BoolV, FloatV, IntV, StrV, TupleV, Value, python_constant
@@ -47,6 +47,13 @@ def exec_match(an, stmt, frame) -> None:
         return
 
 
+def _case_matches(stmt: ast.Match, case: ast.match_case) -> str:
+    """When a case runs, as a finding in it says it."""
+    text = ast.unparse(case.pattern)
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return f"case `{text}` of the `match` at line {stmt.lineno} matches"
+
+
 def _undecided(an, stmt, cases, subject: Value, frame) -> None:
     """Each case may run, or none: their calls are alternatives. A case that
     surely raises is no alternative, as a raising branch of an `if` is not: a
@@ -60,17 +67,25 @@ def _undecided(an, stmt, cases, subject: Value, frame) -> None:
     leaves = False
     every_done = True
     raising = []  # the records of each case that surely raises
+    # in a target's run, an error in one case raises where that case matches (call_path)
+    group = call_path.undecided()
+    if no_match:
+        call_path.untaken(group, f"no case of the `match` at line {stmt.lineno} matches")
     with collected(frame) as records:
         for case in cases:
             frame.env, frame.done, frame.jump, frame.raised = dict(before), False, None, False
             instance_state.restore(state)
             n_records = len(records)
-            _, binds = match(an, case.pattern, subject, frame)
-            for name in captured(case.pattern):
-                frame.env[name] = binds.get(name, UNKNOWN)
-            if case.guard is not None:
-                an.eval(case.guard, frame)
-            an.exec_block(case.body, frame)
+            why = _case_matches(stmt, case) if group is not None else ""
+            with call_path.taking(group, why) as alt:
+                _, binds = match(an, case.pattern, subject, frame)
+                for name in captured(case.pattern):
+                    frame.env[name] = binds.get(name, UNKNOWN)
+                if case.guard is not None:
+                    an.eval(case.guard, frame)
+                an.exec_block(case.body, frame)
+                if frame.raised:
+                    call_path.surely_raised(alt)
             if frame.raised:
                 raising.extend(list(records)[n_records:])
                 continue

@@ -25,7 +25,7 @@ import ast
 import builtins
 from contextlib import contextmanager
 
-from shapelint.analysis import instance_state, may_raise
+from shapelint.analysis import call_path, instance_state, may_raise
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, Cost
@@ -155,13 +155,34 @@ def _is_exception(c) -> bool:
     return isinstance(c, type) and issubclass(c, BaseException)
 
 
+# What torch and einops raise where shapes conflict (einops' EinopsError is a
+# RuntimeError): a handler that catches one of them may run in place of such an error.
+SHAPE_ERRORS = ("RuntimeError", "ValueError", "IndexError", "TypeError")
+
+
+def catches_shape_errors(handlers: list[ast.ExceptHandler]) -> bool:
+    """Whether one of the handlers may catch what a shape conflict raises."""
+    return any(catches(h.type, exc) is not False for h in handlers for exc in SHAPE_ERRORS)
+
+
 def exec_try(an, stmt, frame) -> None:
     before = dict(frame.env)
     state = instance_state.fork(an)
     start = set(frame.records)
     steps = may_raise.count()
-    an.exec_block(stmt.body, frame)
+    # In a target's run, the body and each handler are alternatives of one construct
+    # (call_path): an error in the body raises only where no handler catches it, one in
+    # a handler only where the body raised; definite where every one of them raises.
+    group = call_path.undecided() if stmt.handlers else None
+    caught = group is not None and catches_shape_errors(stmt.handlers)
+    body_why = f"no handler of the `try` at line {stmt.lineno} catches it"
+    with call_path.taking(group if caught else None, body_why):
+        an.exec_block(stmt.body, frame)
+    if not caught:  # the body's way, where it raises nothing
+        call_path.untaken(group, f"the `try` at line {stmt.lineno} raises")
     if frame.raised:
+        if caught:  # a handler runs in the body's place
+            call_path.untaken(group, f"a handler of the `try` at line {stmt.lineno} runs")
         new = [k for k in frame.records if k not in start]
         exc = raised_here(frame, new)
         for h in stmt.handlers:
@@ -195,8 +216,11 @@ def exec_try(an, stmt, frame) -> None:
                 if h.name:
                     frame.env[h.name] = UNKNOWN
                 n = len(records)
-                an.exec_block(h.body, frame)
+                why = _handler_runs(stmt, h) if group is not None else ""
+                with call_path.taking(group, why) as alt:
+                    an.exec_block(h.body, frame)
                 if frame.raised:
+                    call_path.surely_raised(alt)
                     # a handler that surely raises (re-raises) is no way to return:
                     # what it ran is no part of a call that returns
                     for k in list(records)[n:]:
@@ -218,6 +242,12 @@ def exec_try(an, stmt, frame) -> None:
     else:
         frame.jump = jump
     _finally(an, stmt, frame)
+
+
+def _handler_runs(stmt: ast.Try, h: ast.ExceptHandler) -> str:
+    """When handler h runs, as a finding in it says it."""
+    handler = "a bare `except`" if h.type is None else f"`except {ast.unparse(h.type)}`"
+    return f"the body of the `try` at line {stmt.lineno} raises and {handler} catches it"
 
 
 def _finally(an, stmt, frame) -> None:

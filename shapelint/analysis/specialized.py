@@ -195,6 +195,7 @@ def specialized_invoke(
             return UNKNOWN
         owner.in_flight.add(flight)
         start = may_raise.count()
+        noted = call_path.since()
         try:
             with call_path.calling(fd.qualname, getattr(node, "lineno", None)):
                 *cached, finals = run_followed(owner, fd, recv, args, kwargs)
@@ -204,6 +205,8 @@ def specialized_invoke(
         if key is not None and not holds_state(cached[0]):
             owner.specialized[key] = cached
             may_raise.keep(owner.specialized, key, start)
+            # what its run found, found again where a reuse runs (call_path.again)
+            owner.specialized[("<found>", key)] = call_path.noted_after(noted)
             # a global's value at its return came from the global's value before,
             # which the key does not hold: a reuse hands back its parameters only
             owner.specialized[("<finals>", key)] = in_place.parameters_only(fd, finals)
@@ -215,6 +218,7 @@ def specialized_invoke(
     else:
         finals = owner.specialized.get(("<finals>", key))
         may_raise.replay(owner.specialized, key)
+        call_path.again(owner.specialized.get(("<found>", key)))
     value, children = cached
     if hit:  # its exits anew, reaching this call's arguments
         value = called(value, args, kwargs)

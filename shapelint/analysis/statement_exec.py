@@ -16,6 +16,7 @@ from shapelint.analysis import (
     absence,
     aliasing,
     branches,
+    call_path,
     callable_values,
     closure_calls,
     decorators,
@@ -285,7 +286,12 @@ def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     given = narrowing.given(an, stmt.test, frame)
     frame.env.update({name: inner for name, (_, inner) in given.items()})
     n_returns = len(frame.returns)
-    an.exec_block(stmt.body, frame)
+    group = call_path.undecided()
+    when = branches.conditions(stmt) if group is not None else ("", "")
+    with call_path.taking(group, when[0]) as alt:
+        an.exec_block(stmt.body, frame)
+        if frame.raised:
+            call_path.surely_raised(alt)
     narrowing.unnarrow(frame.env, given)
     returned = frame.returns[n_returns:]
     narrowing.rejoined(returned, given)
@@ -299,7 +305,10 @@ def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     restore_nonnegative(facts_before)
     frame.env, frame.done, frame.jump, frame.raised = before, False, None, False
     n_body = len(frame.records)
-    an.exec_block(stmt.orelse, frame)
+    with call_path.taking(group, when[1]) as alt:
+        an.exec_block(stmt.orelse, frame)
+        if frame.raised:
+            call_path.surely_raised(alt)
     if building is not None:
         building.note_paths(attrs_before, attrs_body, building.attrs)
     _join_facts(facts_body, negation if body_raised and not frame.raised else None)

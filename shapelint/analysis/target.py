@@ -74,6 +74,9 @@ class TargetResult:
     params: object = None
     # Error findings on the target's path (call_path.Finding): torch would raise.
     errors: list = field(default_factory=list)
+    # Errors found on one of alternatives the run cannot decide, where another may
+    # run without raising (call_path.settle): warnings, each with its condition.
+    conditional: list = field(default_factory=list)
     # Why the run was cut short (the time budget), or None: it ran to the end.
     stopped: str | None = None
     # The mode the forward ran in ("train": as built, "eval": as after `.eval()`),
@@ -209,6 +212,9 @@ def evaluate_target(
         # no checker runs: an annotation the values contradict is a contract broken,
         # never a raise; the forward ran on past it, as Python runs it
         res.errors = [f for f in res.errors if f.code not in ANNOTATION_CODES]
+    settled = call_path.settle(res.errors)
+    res.errors = [f for f in settled if not f.condition]
+    res.conditional = [f for f in settled if f.condition]
     if modes.decided_any():
         res.mode = "train" if training else "eval"
     return res
@@ -525,8 +531,15 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         flops, other, byts, whole = unnamed.total(r.cost for r in records)
         c = Cost(flops, other, byts, list(c.notes), complete=whole and c.complete)
     unknown = unknown_calls(records)
-    # A forward that would raise has no total: its figure is of a run that never ends.
-    complete = c.flops is not None and c.complete and not unknown and not res.errors
+    # A forward that would raise has no total: its figure is of a run that never ends;
+    # one that may raise (on an alternative not decided) has a lower bound at most.
+    complete = (
+        c.flops is not None
+        and c.complete
+        and not unknown
+        and not res.errors
+        and not res.conditional
+    )
     bytes_complete = complete and c.bytes is not None and _all_bytes(records)
     # A freeze the analysis cannot follow (`for p in ...: p.requires_grad = False`):
     # which gradients backward computes is not known.
@@ -590,6 +603,9 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "input_dtypes": res.input_dtypes,
         "calls": calls_tree(records, dims),
         "diagnostics": [finding_json(f) for f in res.errors],
+        # errors on one of alternatives the run cannot decide: warnings, each with the
+        # condition under which it raises
+        "conditional": [finding_json(f) for f in res.conditional],
         "mode": res.mode,
     }
 
@@ -693,7 +709,10 @@ def finding_json(f: call_path.Finding) -> dict:
     from shapelint.diagnostics import safe_text
 
     d = f.diagnostic()
-    return {**d.to_json(), "path": safe_text(d.path), "call_path": safe_text(f.call_path())}
+    out = {**d.to_json(), "path": safe_text(d.path), "call_path": safe_text(f.call_path())}
+    if f.condition:
+        out["condition"] = safe_text(f.condition)
+    return out
 
 
 @unnamed.once_per_record

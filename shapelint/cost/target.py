@@ -129,6 +129,19 @@ def summary_lines(t: dict) -> list[str]:
             "  constructor defaults: " + ", ".join(f"{k}={v!r}" for k, v in t["defaults"].items())
         )
     lines += [f"  note: {line}" for line in convention_lines(t)]
+    return lines + conditional_lines(t)
+
+
+def conditional_lines(t: dict) -> list[str]:
+    """The errors found on one of alternatives the run cannot decide, where another
+    may run: warnings, each with its condition and the calls that lead to it (the
+    figures above are of the alternatives, a lower bound at most)."""
+    lines = []
+    for d in t.get("conditional", []):
+        lines.append(
+            f"  warning: {d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']}"
+        )
+        lines.append(f"    in {d['call_path']}")
     return lines
 
 

@@ -60,6 +60,9 @@ class ModuleRunReport:
     # What the static target found on its path (the objects `check --format json`
     # prints, with their call path): errors, a forward that would raise.
     diagnostics: list[dict] = field(default_factory=list)
+    # Errors it found on one of alternatives it could not decide (warnings, each with
+    # its condition): the forward raises where that alternative runs.
+    conditional: list[dict] = field(default_factory=list)
     # `--backward`: FlopCounterMode under the backward of the sum of the returned
     # tensors that require grad (the static side's loss), torch's and adjusted,
     # against the static flops_backward (None: not known, or not asked)
@@ -133,6 +136,7 @@ class ModuleRunReport:
             "confirmed": self.confirmed,
             "notes": self.notes,
             "diagnostics": self.diagnostics,
+            "conditional": self.conditional,
         } | (
             {
                 "backward_measured": self.backward_measured,
@@ -305,6 +309,7 @@ def run_module(
     rep.unknown = static["unknown"]
     rep.static_output = _static_output(static, dims)
     rep.diagnostics = static["diagnostics"]
+    rep.conditional = static.get("conditional", [])
     module = import_file(path)
     torch.manual_seed(0)
     with torch.device(device):
@@ -322,6 +327,9 @@ def run_module(
             message = f"{qualname} raised {_describe(e)}"
             if rep.diagnostics:  # foreseen: a finding of the run, not a usage error
                 raise ForwardRaised(message + _static_errors(rep.diagnostics)) from None
+            if rep.conditional:  # foreseen where torch took that alternative
+                found = _static_errors(rep.conditional, "on an alternative it could not decide")
+                raise ForwardRaised(message + found) from None
             raise RuntimeUsageError(message) from None
         if backward:
             torch.manual_seed(0)
@@ -426,11 +434,11 @@ def _backward_line(rep: ModuleRunReport) -> str:
     return line
 
 
-def _static_errors(diagnostics: list[dict]) -> str:
+def _static_errors(diagnostics: list[dict], why: str = "the forward would raise") -> str:
     """The static target's errors, each with its call path, after a line break."""
     if not diagnostics:
         return ""
-    lines = ["", "  the static analysis found (the forward would raise):"]
+    lines = ["", f"  the static analysis found ({why}):"]
     for d in diagnostics:
         lines.append(f"    {d['path']}:{d['line']}:{d['column']}: {d['code']} {d['message']}")
         lines.append(f"      in {d['call_path']}")
