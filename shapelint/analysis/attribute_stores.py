@@ -23,6 +23,7 @@ from shapelint.ops.values import (
     ArrayV,
     BoolV,
     BufferV,
+    DeviceV,
     DtypeV,
     FloatV,
     IntV,
@@ -106,8 +107,8 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
 
 
 _NEVER_STATE = (
-    IntV, FloatV, BoolV, StrV, SliceV, DtypeV, ClassRefV, FunctionRefV, LayerClassV, PartialV,
-    ClosureV, ArrayV,
+    IntV, FloatV, BoolV, StrV, SliceV, DtypeV, DeviceV, ClassRefV, FunctionRefV, LayerClassV,
+    PartialV, ClosureV, ArrayV,
 )  # fmt: skip
 
 
@@ -143,7 +144,7 @@ def _reaches_module(an: Analyzer, v: Value, depth: int) -> bool:
 
 def _holds_no_module(an: Analyzer, v: Value, depth: int) -> bool:
     """Surely no module inside v (an attribute of a plain object)."""
-    if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, DtypeV, SliceV)):
+    if isinstance(v, (IntV, FloatV, BoolV, StrV, NoneV, DtypeV, DeviceV, SliceV)):
         return True
     if depth > 4:
         return False

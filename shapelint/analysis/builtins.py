@@ -71,6 +71,7 @@ from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
     BoolV,
+    DeviceV,
     FloatV,
     IntV,
     NoneV,
@@ -205,6 +206,11 @@ def torch_size(qual: str, args, kwargs) -> Value | None:
     if isinstance(x, TupleV) and all(type(i) is IntV for i in x.items):
         return TupleV(x.items, "tuple")
     return None
+
+
+def torch_device(qual: str) -> Value | None:
+    """`torch.device(...)`: a device, which `x.to(d)` moves x to keeping its dtype."""
+    return DeviceV() if qual == "torch.device" else None
 
 
 def _int(an, node, args, kwargs, frame) -> Value | None:

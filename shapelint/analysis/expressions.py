@@ -75,6 +75,7 @@ from shapelint.ops.values import (
     ArrayV,
     BoolV,
     Cost,
+    DeviceV,
     DtypeV,
     FloatV,
     IntV,
@@ -524,6 +525,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
         if node.attr == "dtype":
             # not named, still a dtype: what is cast to it takes it (DtypeV)
             return DtypeV(base.dtype)
+        if node.attr == "device":
+            return DeviceV()
         if node.attr == "requires_grad" and an.specialize:
             # what autograd tracks, as the target run follows it (a file's own pass
             # does not know what its functions are given)

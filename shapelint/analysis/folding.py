@@ -25,7 +25,7 @@ from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_kinds import DICT_KINDS
 from shapelint.analysis.modules import ModuleListV, SelfRecorder
-from shapelint.ops import tensor_values
+from shapelint.ops import dtypes, tensor_values
 from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
@@ -357,7 +357,8 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if isinstance(left, DtypeV) and isinstance(right, DtypeV):
             # torch's dtypes are singletons, one per canonical name; a torch dtype
             # against numpy's type is not decided here
-            if left.numpy != right.numpy or left.name is None or right.name is None:
+            unnamed = (None, dtypes.NOT_KNOWN)
+            if left.numpy != right.numpy or left.name in unnamed or right.name in unnamed:
                 return None  # a dtype the analysis does not name may be any
             return (left.name == right.name) != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):

@@ -157,6 +157,8 @@ class OpCallsMixin:
             scalar = builtins.ntuple(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.torch_size(qual, args, kwargs)
+        if scalar is None:
+            scalar = builtins.torch_device(qual)
         if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:

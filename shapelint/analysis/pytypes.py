@@ -28,6 +28,7 @@ from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
     BoolV,
+    DeviceV,
     DtypeV,
     FloatV,
     IntV,
@@ -66,6 +67,7 @@ _FUNCTIONS = (FunctionRefV, FunctionV, ClosureV)
 # instance known by its attributes, a grown list, a choice) may be of any class.
 _KNOWN_KINDS = (
     *_PLAIN,
+    DeviceV,
     TensorV,
     ArrayV,
     ModuleListV,
@@ -453,4 +455,6 @@ def torch_predicate(qual: str, args: list[Value]) -> Value | None:
     if name not in _DTYPE_TESTS or not isinstance(args[0], TensorV):
         return None
     dtype = args[0].dtype
-    return BoolV(None if dtype is None else dtypes.category(dtype) == _DTYPE_TESTS[name])
+    if dtype in (None, dtypes.NOT_KNOWN):
+        return BoolV(None)
+    return BoolV(dtypes.category(dtype) == _DTYPE_TESTS[name])

@@ -9,7 +9,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import aliasing, choices, compiled, folding, module_kinds
-from shapelint.ops import backward
+from shapelint.ops import backward, dtypes
 from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
     UNKNOWN,
@@ -44,7 +44,8 @@ def join_values(a: Value, b: Value) -> Value:
             return dataclasses.replace(a, origin=_join_origins(a, b), storage=storage_of(a))
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
-        dtype = a.dtype if a.dtype == b.dtype else None
+        # two dtypes, either of which the tensor may be: its dtype is not known
+        dtype = a.dtype if a.dtype == b.dtype else dtypes.NOT_KNOWN
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         origin = _join_origins(a, b)
         shape = None

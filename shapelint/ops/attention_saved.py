@@ -179,6 +179,8 @@ def mask_saved(
     if None in kinds or not isinstance(query, TensorV):
         return {}
     item = dtypes.dtype_bytes(query.dtype)
+    if item is None:
+        return {}
     if attn is not None and kpm is not None:
         made = n * heads * lq * sk * item if isinstance(heads, Expr) else None
         return {} if made is None else none | {"mmok": Expr.const(1), "mmsv": made}
@@ -196,7 +198,9 @@ def mask_saved(
 def _mask_dtype(mask: Value, query: Value) -> str | None:
     """Which mask ("bool", or "float": the query's dtype) the fused kernel takes: one
     of no grad; None otherwise or where not known."""
-    if not isinstance(mask, TensorV) or not isinstance(query, TensorV) or mask.dtype is None:
+    if not isinstance(mask, TensorV) or not isinstance(query, TensorV):
+        return None
+    if dtypes.NOT_KNOWN in (mask.dtype, query.dtype) or mask.dtype is None:
         return None
     if requires(mask) is not False:
         return None

@@ -233,9 +233,12 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
     if isinstance(v, (ParameterV, BufferV)):
         return v
     if isinstance(v, TensorV):
-        if v.dtype is not None and dtypes.category(v.dtype) < 2:
+        cat = dtypes.tensor_category(v.dtype)
+        if cat is not None and cat < 2:
             return replaced(v, grad=False, origin=LEAF)
         made = LEAF if origin is None else frozenset((origin,))
+        if cat is None:  # of a dtype not known: an integer one autograd never tracks
+            return replaced(v, grad=None, origin=made)
         if grad is _SAME_GRAD:
             return replaced(v, origin=made)
         return replaced(v, grad=grad, origin=made)

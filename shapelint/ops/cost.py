@@ -65,11 +65,13 @@ def _numel(shape: Iterable[Dim]) -> Expr | None:
 
 
 def tensor_bytes(shape: Sequence[Dim] | None, dtype: str | None = None) -> Expr | None:
-    """Bytes a tensor of this shape and dtype occupies (dtype None: float32)."""
-    if shape is None:
+    """Bytes a tensor of this shape and dtype occupies (dtype None: float32; None
+    where the shape or the dtype is not known)."""
+    item = dtype_bytes(dtype)
+    if shape is None or item is None:
         return None
     numel = _numel(shape)
-    return None if numel is None else numel * dtype_bytes(dtype)
+    return None if numel is None else numel * item
 
 
 def call_bytes(inputs: Iterable[Value], outputs: Value | Iterable[Value]) -> Expr | None:

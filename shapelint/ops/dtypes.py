@@ -16,6 +16,12 @@ DEFAULT_FLOAT = "float32"
 DEFAULT_INT = "int64"
 DEFAULT_COMPLEX = "complex64"
 
+# A dtype the code names that the analysis cannot read (`x.to(cfg.dtype)` of a cfg not
+# known). None is another thing: the run's default float, what an input given no dtype
+# is. This one may be any dtype, so no byte figure built on it is complete, no
+# promotion with it is known, and whether autograd tracks a tensor of it is not known.
+NOT_KNOWN = "?"
+
 _CATEGORY = {
     "bool": 0,
     "uint8": 1,
@@ -98,8 +104,10 @@ SHORT_NAMES = {
 DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
 
 
-def dtype_bytes(dtype: str | None, default: str = "float32") -> int:
-    """Bytes per element (dtype None: the default, float32)."""
+def dtype_bytes(dtype: str | None, default: str = "float32") -> int | None:
+    """Bytes per element (dtype None: the default, float32); None for NOT_KNOWN."""
+    if dtype == NOT_KNOWN:
+        return None
     return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])
 
 
@@ -121,6 +129,14 @@ def canonical(name: str) -> str | None:
 
 def category(dtype: str) -> int:
     return _CATEGORY.get(dtype, 2)
+
+
+def tensor_category(dtype: str | None) -> int | None:
+    """The category of a tensor of this dtype: None, the default float, is 2; a dtype
+    NOT_KNOWN may be of any."""
+    if dtype == NOT_KNOWN:
+        return None
+    return 2 if dtype is None else category(dtype)
 
 
 def kind(dtype: str) -> str:
@@ -171,11 +187,12 @@ def promote_pair(a: str, b: str) -> str | None:
 
 
 def promote_all(dtypes: Iterable[str | None]) -> str | None:
-    """torch.promote_types over all of them; None if one is unknown or torch refuses."""
+    """torch.promote_types over all of them; None where torch refuses or one is None,
+    NOT_KNOWN where one is."""
     out: str | None = None
     for d in dtypes:
-        if d is None:
-            return None
+        if d is None or d == NOT_KNOWN:
+            return d
         out = d if out is None else promote_pair(out, d)
         if out is None:
             return None
@@ -190,10 +207,27 @@ def result_type(
     """Result dtype of an elementwise op; scalars are "bool", "int", "float" or "complex".
 
     torch's ResultTypeState: each tier is promoted on its own, then tiers combine
-    with ``combine_categories``. None when a tensor dtype is unknown or torch refuses.
+    with ``combine_categories``. A tensor of dtype None is of the run's default
+    float: the answer is the one every such default gives (a float64 operand wins
+    over any), else None, as where torch refuses. NOT_KNOWN where a tensor's is.
     """
-    if any(d is None for d in dim_tensors) or any(d is None for d in zero_dim_tensors):
-        return None
+    if NOT_KNOWN in dim_tensors or NOT_KNOWN in zero_dim_tensors:
+        return NOT_KNOWN
+    if None not in dim_tensors and None not in zero_dim_tensors:
+        return _result_type(dim_tensors, zero_dim_tensors, scalars)  # type: ignore[arg-type]
+    outs = {
+        _result_type([d or s for d in dim_tensors], [d or s for d in zero_dim_tensors], scalars)
+        for s in _DEFAULT_FLOATS
+    }
+    return outs.pop() if len(outs) == 1 else None
+
+
+# What a tensor given no dtype may be: the run's default float (`cost --dtype`'s
+# choices but fp8, which promotes with nothing).
+_DEFAULT_FLOATS = ("float32", "bfloat16", "float16", "float64")
+
+
+def _result_type(dim_tensors: list[str], zero_dim_tensors: list[str], scalars: list[str]):
     wrapped = [
         {"bool": "bool", "int": DEFAULT_INT, "float": DEFAULT_FLOAT}.get(s, DEFAULT_COMPLEX)
         for s in scalars
@@ -223,6 +257,8 @@ _TO_REAL = {"complex32": "float16", "complex64": "float32", "complex128": "float
 
 def to_complex(dtype: str | None) -> str | None:
     """The complex dtype of a float one's precision (an FFT's result); None else."""
+    if dtype == NOT_KNOWN:
+        return dtype
     return _TO_COMPLEX.get(dtype) if dtype in _TO_COMPLEX and dtype != "bfloat16" else None
 
 

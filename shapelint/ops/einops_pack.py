@@ -131,9 +131,9 @@ def pack(pattern: str, tensors: list[Value]) -> OpResult:
     dtype = promote([t.dtype if isinstance(t, TensorV) else None for t in items])
     out = TensorV(tuple(dims), dtype)  # type: ignore[arg-type]
     numels = [_numel(t) for t in items]
-    nbytes = None
-    if all(n is not None for n in numels):
-        nbytes = sum(numels, Expr.const(0)) * 2 * dtype_bytes(dtype)  # type: ignore[arg-type]
+    nbytes, item = None, dtype_bytes(dtype)
+    if all(n is not None for n in numels) and item is not None:
+        nbytes = sum(numels, Expr.const(0)) * 2 * item  # type: ignore[arg-type]
     return OpResult(
         TupleV((out, TupleV(tuple(shapes)))), Cost(Expr.const(0), Expr.const(0), nbytes), []
     )
@@ -202,8 +202,8 @@ def unpack(pattern: str, args: list[Value]) -> OpResult:
             outs.append(TensorV(None, dtype))
         else:
             outs.append(TensorV(tuple(elem), dtype))
-    n = _numel(x)
-    nbytes = n * 2 * dtype_bytes(dtype) if n is not None else None
+    n, item = _numel(x), dtype_bytes(dtype)
+    nbytes = n * 2 * item if n is not None and item is not None else None
     return OpResult(TupleV(tuple(outs)), Cost(Expr.const(0), Expr.const(0), nbytes), [])
 
 

@@ -22,7 +22,7 @@ from shapelint.notation.einops_pattern import (
 )
 from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr, learned_equal, note_equal
-from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes
+from shapelint.ops.dtypes import MEAN_DTYPES, NOT_KNOWN, dtype_bytes
 from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.shape_sim import (
@@ -48,6 +48,7 @@ from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
     Cost,
+    DeviceV,
     DtypeV,
     FloatV,
     IntV,
@@ -105,7 +106,7 @@ def call_label(op: str, text: str, layer: bool) -> str:
 
 # Values einops cannot call as a reduction; any other (a function, a partial, an
 # object) may be one.
-_NOT_CALLABLE = (IntV, FloatV, BoolV, NoneV, TensorV, SliceV, DtypeV)
+_NOT_CALLABLE = (IntV, FloatV, BoolV, NoneV, TensorV, SliceV, DtypeV, DeviceV)
 
 
 def resolve_reduction(call: Call, reduction: Value | None) -> bool:
@@ -679,7 +680,7 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
             f"{', '.join(LAYER_REDUCTIONS)}, not {red!r}",
             ("call",),
         )
-    if red == "mean" and dtype is not None and dtype not in MEAN_DTYPES:
+    if red == "mean" and dtype not in (None, NOT_KNOWN, *MEAN_DTYPES):
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
                 "SHP215",
@@ -712,9 +713,9 @@ def transform_cost(x: Value, out_dims: list | None, reduced: bool) -> Cost:
     out_numel = product(out_dims) if out_dims is not None else None
     in_n = in_numel if isinstance(in_numel, Expr) else None
     out_n = out_numel if isinstance(out_numel, Expr) else None
-    nbytes = None
-    if in_n is not None and out_n is not None:
-        nbytes = (in_n + out_n) * dtype_bytes(x.dtype if isinstance(x, TensorV) else None)
+    nbytes, item = None, dtype_bytes(x.dtype if isinstance(x, TensorV) else None)
+    if in_n is not None and out_n is not None and item is not None:
+        nbytes = (in_n + out_n) * item
     return Cost(
         flops=Expr.const(0),
         other_flops=(in_n if reduced else Expr.const(0)),

@@ -433,8 +433,9 @@ def _cost(
     out_n = product(list(out_shape)) if out_shape is not None else None
     nbytes = None
     dtype = next((t.dtype for t in tensors if isinstance(t, TensorV)), None)
-    if all(n is not None for n in numels) and isinstance(out_n, Expr):
-        nbytes = (sum(numels, Expr.const(0)) + out_n) * dtype_bytes(dtype)  # type: ignore[arg-type]
+    item = dtype_bytes(dtype)
+    if all(n is not None for n in numels) and isinstance(out_n, Expr) and item is not None:
+        nbytes = (sum(numels, Expr.const(0)) + out_n) * item  # type: ignore[arg-type]
     # A variadic under '...' (jaxtyping's `*batch` or `...`) counts as one axis whose
     # size is its element count, which is all a FLOP count needs; this holds when
     # every operand's '...' covers the very same dims. Otherwise (dims of unknown

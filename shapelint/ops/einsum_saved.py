@@ -30,6 +30,7 @@ UNSURE_SIZES = (
 UNSURE_LAYOUT = "einsum: what it saves depends on an operand's strides, not known here"
 UNSURE_ORDER = "einsum of more than two operands: opt_einsum's order is not followed"
 UNSURE_GRAD = "einsum: which operands require grad is not known"
+UNSURE_DTYPE = "einsum: an operand's dtype is not known"
 
 
 def saving(inputs: list[list[str]], output: list[str], operands: list[Value], rank) -> tuple:
@@ -98,11 +99,13 @@ def saving(inputs: list[list[str]], output: list[str], operands: list[Value], ra
     return tuple(out)
 
 
-def _item(shape: list[int], was_summed: bool, t: TensorV, view: bool | None, itemsize: int):
+def _item(shape: list[int], was_summed: bool, t: TensorV, view: bool | None, itemsize: int | None):
     """The tensor bmm (or mul) keeps: the operand's storage where it is a view of
     it, else a tensor of its own of the operand's elements."""
     if not was_summed and view is not False:
         return ("tensor", t, None)
+    if itemsize is None:
+        return ("?", UNSURE_DTYPE)
     n = 1
     for s in shape:
         n *= s

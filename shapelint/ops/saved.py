@@ -1272,10 +1272,10 @@ def _surely_strided(v: TensorV) -> bool:
 def nbytes(v) -> Expr | None:
     if not isinstance(v, TensorV):
         return None
-    n = v.numel()
-    if n is None:
+    n, item = v.numel(), dtypes.dtype_bytes(v.dtype)
+    if n is None or item is None:
         return None
-    return n * Expr.const(dtypes.dtype_bytes(v.dtype))
+    return n * Expr.const(item)
 
 
 def _tensors(values) -> Iterator[TensorV]:

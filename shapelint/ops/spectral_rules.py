@@ -35,7 +35,8 @@ def _is_complex(v: Value) -> bool | None:
         return False
     if not isinstance(v, TensorV):
         return None
-    return v.dtype is not None and dtypes.category(v.dtype) == 3
+    cat = dtypes.tensor_category(v.dtype)
+    return None if cat is None else cat == 3
 
 
 @rule

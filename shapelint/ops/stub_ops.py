@@ -856,9 +856,11 @@ class _Interpreter:
         attrs: dict[str, Value] = dict(self.bound.values)
         for k, v in self.bound.values.items():
             self._bind_scalar(k, v)
+        given = self.bound.values.get("dtype", NoneV())
         try:
-            dtype = self._dtype_of_value(self.bound.values.get("dtype", NoneV()))
-        except _DtypeNotKnown:  # `dtype=x.dtype`, x's not named: the weights' as x's
+            # `dtype=<what the analysis cannot read>`: weights of a dtype not known
+            dtype = dtypes.NOT_KNOWN if given is UNKNOWN else self._dtype_of_value(given)
+        except _DtypeUnnamed:  # `dtype=x.dtype`, x's not named: the weights' as x's
             dtype = None
         for items, kind in ((self.entry.weights, ParameterV), (self.entry.buffers, BufferV)):
             for item in items:
@@ -889,12 +891,14 @@ class _Interpreter:
 
     # -- dtype ------------------------------------------------------------------------------
     def _dtype_of_value(self, v: Value) -> str | None:
-        """The dtype v names or is of; raises _DtypeNotKnown for a dtype, or a
+        """The dtype v names or is of; raises _DtypeUnnamed for a dtype, or a
         tensor, of a dtype not named (`type_as(x)`, `dtype=x.dtype` of an input
         given none): the result is of x's dtype, not the next alternative's."""
         named = v.name if isinstance(v, DtypeV) else v.dtype if isinstance(v, TensorV) else ""
         if named is None:
-            raise _DtypeNotKnown
+            raise _DtypeUnnamed
+        if named == dtypes.NOT_KNOWN:
+            return named
         if isinstance(v, DtypeV):
             return dtypes.canonical(named)
         return v.dtype if isinstance(v, TensorV) else None
@@ -913,14 +917,14 @@ class _Interpreter:
         for alt in self.entry.dtype:
             try:
                 got = self._dtype_alt(alt)
-            except _DtypeNotKnown:
-                return _NOT_KNOWN
+            except _DtypeUnnamed:
+                return _UNNAMED
             if got is not None:
                 return got
             if self.bound.values.get(alt) is UNKNOWN:
-                # dtype=<something the analysis cannot read>: unknown, not the
+                # dtype=<something the analysis cannot read>: not known, not the
                 # fallback (torch.zeros(n, dtype=labels.dtype) is no float tensor).
-                return None
+                return dtypes.NOT_KNOWN
         return None
 
     def _dtype_alt(self, alt: str) -> str | None:
@@ -941,9 +945,9 @@ class _Interpreter:
             return dtypes.to_real(got) if alt.startswith("real") else got
         if alt == "dtype_arg":
             if self.bound.kwargs.get("dtype") is UNKNOWN:
-                # `mask.to(dtype=p.dtype)` of a p whose dtype is not known: that dtype,
-                # not the input's (a positional one may be a device: the input's)
-                raise _DtypeNotKnown
+                # `mask.to(dtype=p.dtype)` of a p the analysis cannot read: that
+                # dtype, which may be any, not the input's
+                return dtypes.NOT_KNOWN
             rest = list(self.bound.args[1:]) + list(self.bound.kwargs.values())
             for v in rest:
                 if isinstance(v, DtypeV):
@@ -951,6 +955,10 @@ class _Interpreter:
             for v in rest:
                 if isinstance(v, TensorV):  # `ids.to(x)`: x's dtype and device
                     return self._dtype_of_value(v)
+            if any(v is UNKNOWN for v in rest):
+                # `x.to(u)` of a u not known: a device keeps x's dtype, a dtype or a
+                # tensor names another; which one, the analysis cannot say
+                return dtypes.NOT_KNOWN
             return None
         head, _, attr = alt.partition(".")
         if head in values:
@@ -960,7 +968,7 @@ class _Interpreter:
             v = v.attr(attr) if isinstance(v, ObjectV) else UNKNOWN
             try:
                 return self._dtype_of_value(v)
-            except _DtypeNotKnown:
+            except _DtypeUnnamed:
                 # a module's own weight built with no dtype is of the default float:
                 # the entry's next alternative names it (`self.weight|float32`)
                 return None
@@ -973,7 +981,7 @@ class _Interpreter:
         def fix(v: Value) -> Value:
             # the dtype alone: the layout a rule gave its result stays
             if isinstance(v, TensorV):
-                if chosen is _NOT_KNOWN:  # unknown, costed as the default float
+                if chosen is _UNNAMED:  # the dtype of a tensor given none: the default
                     return replaced(
                         TensorV(v.shape, None), contiguous=v.contiguous, layout=v.layout
                     )
@@ -1128,17 +1136,18 @@ def _align(spec: DimSpec, shape: Shape):
 _NO_VAR = object()  # the spec has no variadic element
 
 
-class _DtypeNotKnown(Exception):
-    """The argument that names the result's dtype is not known."""
+class _DtypeUnnamed(Exception):
+    """The argument that names the result's dtype is of a tensor given none."""
 
 
-# _resolve_dtype's answer then: the result's dtype is not known (not the fallback's)
-_NOT_KNOWN = "<dtype not known>"
+# _resolve_dtype's answer then: the result is of that tensor's dtype, the run's default
+# (not the fallback's, the first tensor argument's)
+_UNNAMED = "<dtype of a tensor given none>"
 
 
 def _nbytes(t: TensorV) -> Expr | None:
-    n = t.numel()
-    return None if n is None else n * dtype_bytes(t.dtype)
+    n, item = t.numel(), dtype_bytes(t.dtype)
+    return None if n is None or item is None else n * item
 
 
 class _FormulaEval:
@@ -1346,9 +1355,10 @@ class _FormulaEval:
                 raise _Unknown
             return total(parts)  # type: ignore[arg-type]
         if fn == "itemsize":
-            if not tensors:
+            item = dtype_bytes(tensors[0].dtype) if tensors else None
+            if item is None:
                 raise _Unknown
-            return Expr.const(dtype_bytes(tensors[0].dtype))
+            return Expr.const(item)
         if fn == "rank":
             r = tensors[0].rank if len(tensors) == 1 and isinstance(v, TensorV) else None
             if r is None:

@@ -353,6 +353,13 @@ class DtypeV(Value):
     numpy: bool = False
 
 
+@fast_init
+@dataclass(frozen=True, slots=True)
+class DeviceV(Value):
+    """A torch.device (`x.device`): where a tensor lives, which no shape, dtype or
+    cost here depends on; `x.to(d)` of one keeps x's dtype."""
+
+
 DICT_KIND = "<dict>"  # the ObjectV of a dict, OrderedDict, SimpleNamespace: attrs by key
 
 
