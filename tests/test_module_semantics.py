@@ -1023,6 +1023,32 @@ def test_a_torch_layer_before_a_mixin_in_the_mro_is_what_super_init_runs(tmp_pat
     assert t["complete"] and t["flops_value"] == truth, t["unknown"]
 
 
+# deel-torchlip's SpectralLinear: `torch.nn.Linear.__init__(self, in_features=...,
+# out_features=...)`, every size by keyword; 0cb7e93 read the size arguments by
+# position off the call, where `self` stands first, and raised an IndexError.
+UNBOUND_LAYER_INIT = """
+    class ByKeyword(nn.Linear):
+        def __init__(self, d):
+            nn.Linear.__init__(self, in_features=d, out_features=4)
+
+    class ByPosition(nn.Linear):
+        def __init__(self, d):
+            nn.Linear.__init__(self, d, 4, False)
+"""
+
+
+@pytest.mark.parametrize("cls", ["ByKeyword", "ByPosition"])
+def test_a_layers_init_called_through_its_class_reads_its_sizes(tmp_path, cls):
+    from tests.test_parameters import figures, load
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(UNBOUND_LAYER_INIT))
+    t = static(path, cls, "--init", "d=8", "--input", "input=2,8")
+    m = getattr(load(path), cls)(8)
+    assert figures(t) == (sum(p.numel() for p in m.parameters()),) * 2 + (0,), t
+    truth = counted(path, f"{cls}(8)", {"input": torch.randn(2, 8)})
+    assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+
+
 # torchvision's IntermediateLayerGetter (face-alignment's RetinaFace holds one):
 # `class Getter(nn.ModuleDict)` whose `super().__init__(layers)` registers each entry,
 # and `self[k] = layer` (ModuleDict's `__setitem__`, an add_module); 0cb7e93 stored

@@ -33,7 +33,7 @@ import dataclasses
 from shapelint.analysis import aliasing, plain
 from shapelint.analysis.callable_values import LayerClassV
 from shapelint.analysis.holders import replace_identical
-from shapelint.analysis.module_kinds import UNFOLLOWED
+from shapelint.analysis.module_kinds import PARAMETRIZED, UNFOLLOWED
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import LEAF, Origin, after_op, made_by
@@ -153,6 +153,7 @@ def not_followed(qual: str, args, kwargs, frame) -> None:
     name = _literal(args[1] if len(args) > 1 else kwargs.get(_NAME_KW.get(qual, "name"), "weight"))
     if isinstance(module, SelfRecorder):
         module.attrs[UNFOLLOWED] = UNKNOWN
+        module.attrs[PARAMETRIZED] = UNKNOWN
         if isinstance(name, str):
             module.attrs[name] = UNKNOWN
             plain.mark(module.attrs, name, False)
