@@ -126,6 +126,12 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
         new = _applied(what, module, name, dim)
     if new is None:
         return None
+    _replace_held(module, new, frame)
+    return new
+
+
+def _replace_held(module: Value, new: Value, frame) -> None:
+    """new where the module being built and the caller's names hold module."""
     owner = frame.env.get("self")
     if isinstance(owner, SelfRecorder):
         replace_identical(owner, module, new, frame)
@@ -133,7 +139,6 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
         for k, v in list(frame.env.items()):
             if v is module:
                 frame.env[k] = new
-    return new
 
 
 _NOT_KNOWN = object()
@@ -160,13 +165,7 @@ def not_followed(qual: str, args, kwargs, frame) -> None:
         aliasing.lost()
         return
     if isinstance(module, ObjectV):
-        owner = frame.env.get("self")
-        if isinstance(owner, SelfRecorder):
-            replace_identical(owner, module, UNKNOWN, frame)
-        else:
-            for k, v in list(frame.env.items()):
-                if v is module:
-                    frame.env[k] = UNKNOWN
+        _replace_held(module, UNKNOWN, frame)
 
 
 _NAME_KW = {REGISTER: "tensor_name"}
