@@ -963,6 +963,167 @@ def test_a_mixins_super_init_reaches_the_layer_after_it(tmp_path, cls, init, sha
     assert t["activation_complete"] and t["activation_bytes_value"] == saved_bytes(m, x)
 
 
+# deel-torchlip's SpectralConv2d: `class S(PadConv, Mixin)` with `class PadConv(nn.Conv2d)`
+# calling `super(PadConv, self).__init__(...)`: Python's MRO of S puts Conv2d (and
+# nn.Module, whose __init__ calls no super().__init__) before Mixin, so Conv2d's runs
+# and Mixin's never does; 0cb7e93 took the project classes alone, ran Mixin's, and
+# gave 0 parameters as a complete figure (torch: 2,320). `isinstance(self, nn.Conv1d)`
+# of a class deriving from Conv1d through a project class was not known, and the
+# branch torch never takes raised a false error (lconv_norm's `k1, k2 = kernel_size`).
+TORCH_BEFORE_A_MIXIN = """
+    class Mixin:
+        def __init__(self, k=1.0):
+            self.k = k
+
+    class PadConv(nn.Conv2d):
+        def __init__(self, cin, cout, size):
+            super(PadConv, self).__init__(cin, cout, size)
+
+        def forward(self, x):
+            return super(PadConv, self).forward(x)
+
+    class Scaled(PadConv, Mixin):
+        def __init__(self, c):
+            PadConv.__init__(self, c, c, 3)
+
+    class Pad1(nn.Conv1d):
+        pass
+
+    def coefficient(module):
+        if isinstance(module, nn.Conv1d):
+            return module.kernel_size[0]
+        k1, k2 = module.kernel_size
+        return k1 * k2
+
+    class Lipschitz(Pad1, Mixin):
+        def __init__(self, c):
+            Pad1.__init__(self, c, c, 3)
+            self.c = coefficient(self)
+
+        def forward(self, x):
+            return super().forward(x) * self.c
+"""
+
+
+@pytest.mark.parametrize("cls,shape", [("Scaled", (2, 4, 8, 8)), ("Lipschitz", (2, 4, 8))])
+def test_a_torch_layer_before_a_mixin_in_the_mro_is_what_super_init_runs(tmp_path, cls, shape):
+    from tests.test_parameters import figures, load
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(TORCH_BEFORE_A_MIXIN))
+    t = static(path, cls, "--init", "c=4", "--input", "x=" + ",".join(map(str, shape)))
+    m = getattr(load(path), cls)(4)
+    assert not hasattr(m, "k")  # Mixin.__init__ never ran
+    counts = (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
+    assert figures(t) == counts, t
+    truth = counted(path, f"{cls}(4)", {"x": torch.randn(*shape)})
+    assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+
+
+# deel-torchlip's SpectralLinear: `torch.nn.Linear.__init__(self, in_features=...,
+# out_features=...)`, every size by keyword; 0cb7e93 read the size arguments by
+# position off the call, where `self` stands first, and raised an IndexError.
+UNBOUND_LAYER_INIT = """
+    class ByKeyword(nn.Linear):
+        def __init__(self, d):
+            nn.Linear.__init__(self, in_features=d, out_features=4)
+
+    class ByPosition(nn.Linear):
+        def __init__(self, d):
+            nn.Linear.__init__(self, d, 4, False)
+"""
+
+
+@pytest.mark.parametrize("cls", ["ByKeyword", "ByPosition"])
+def test_a_layers_init_called_through_its_class_reads_its_sizes(tmp_path, cls):
+    from tests.test_parameters import figures, load
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(UNBOUND_LAYER_INIT))
+    t = static(path, cls, "--init", "d=8", "--input", "input=2,8")
+    m = getattr(load(path), cls)(8)
+    assert figures(t) == (sum(p.numel() for p in m.parameters()),) * 2 + (0,), t
+    truth = counted(path, f"{cls}(8)", {"input": torch.randn(2, 8)})
+    assert t["complete"] and t["flops_value"] == truth, t["unknown"]
+
+
+# compressai's SpectralConvTranspose2d: `class S(nn.ConvTranspose2d, Mixin)` whose
+# `super().__init__` is ConvTranspose2d's, then `Mixin.__init__(self)` makes a Parameter
+# of its own and `del self._parameters["weight"]`, so `self.weight` reads the mixin's
+# property. The registration deleted is gone: counting the weight on would put the
+# parameters' bound above torch's (65,552 where torch counts 36,880).
+DELETED_REGISTRATION = """
+    class Mixin:
+        def __init__(self):
+            self.weight_t = nn.Parameter(self.weight.detach()[:, :, :2].clone())
+            del self._parameters["weight"]
+
+        @property
+        def weight(self):
+            return self.weight_t.repeat(1, 1, 2, 1)
+
+    class Spectral(nn.ConvTranspose2d, Mixin):
+        def __init__(self, c):
+            super().__init__(c, c, 4)
+            Mixin.__init__(self)
+"""
+
+
+def test_a_registration_deleted_while_built_is_no_longer_counted(tmp_path):
+    from tests.test_parameters import load
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(DELETED_REGISTRATION))
+    t = static(path, "Spectral", "--init", "c=4", "--input", "input=2,4,8,8", "--eval")
+    m = load(path).Spectral(4)
+    params = sum(p.numel() for p in m.parameters())
+    assert "weight" not in dict(m.named_parameters())
+    known = int(t["params_known"])
+    assert known <= params and (t["params"] == "?" or int(t["params"]) == params), t
+    truth = counted(path, "Spectral(4)", {"input": torch.randn(2, 4, 8, 8)})
+    assert (t["flops_value"] or 0) <= truth and (not t["complete"] or t["flops_value"] == truth)
+
+
+# torchvision's IntermediateLayerGetter (face-alignment's RetinaFace holds one):
+# `class Getter(nn.ModuleDict)` whose `super().__init__(layers)` registers each entry,
+# and `self[k] = layer` (ModuleDict's `__setitem__`, an add_module); 0cb7e93 stored
+# neither and counted 0 parameters, complete (torch: 40 and 72).
+MODULE_DICT_SUBCLASS = """
+    class Given(nn.ModuleDict):
+        def __init__(self, d):
+            super().__init__({"a": nn.Linear(d, 4), "b": nn.Linear(4, d)})
+
+    class Stored(nn.ModuleDict):
+        def __init__(self, d):
+            super().__init__()
+            self["a"] = nn.Linear(d, 8)
+
+    class Net(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.given = Given(d)
+            self.stored = Stored(d)
+
+        def forward(self, x):
+            return self.given["b"](self.given["a"](x)), self.stored["a"](x)
+"""
+
+
+def test_a_module_dict_subclass_registers_its_entries(tmp_path):
+    from tests.test_parameters import figures, load
+
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(MODULE_DICT_SUBCLASS))
+    t = static(path, "Net", "--init", "d=8", "--input", "x=2,8")
+    m = load(path).Net(8)
+    counts = (
+        sum(p.numel() for p in m.parameters()),
+        sum(p.numel() for p in m.parameters() if p.requires_grad),
+        sum(b.numel() for b in m.buffers()),
+    )
+    assert figures(t) == counts, t
+
+
 LAZY_PARAMETERS = """
 import torch
 import torch.nn as nn

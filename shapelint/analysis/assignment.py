@@ -37,6 +37,7 @@ from shapelint.analysis import (
     plain,
     plain_instances,
     sequences,
+    super_calls,
     torch_absence,
     torch_containers,
     unify,
@@ -427,6 +428,13 @@ class AssignmentMixin:
                     )
                     key = self.eval(target.slice, frame)
                     self.call_method(container, "__setitem__", call, [key, value], {}, frame)
+                    return
+                if super_calls.registering_dict(self, container):
+                    # ModuleDict's `__setitem__` on the instance being built
+                    key = self.eval(target.slice, frame)
+                    self.outer_writes += 1
+                    if not self.trial:
+                        super_calls.registering_dict_store(self, container, key, value)
                     return
                 if dict_values.holds_entries(container):
                     # dict's own store into a dict subclass's entries (the key

@@ -393,7 +393,35 @@ def super_method(
     at = next((k for k, c in enumerate(order) if c.key == fd.cls.key), None)
     if at is None:
         order, at = mro(an, fd.cls), 0
+    if name in _TORCH_DEFINES and torch_first_after(an, order[0], fd.cls, name):
+        return None  # the torch class's method (super_calls runs it), not a later mixin's
     return next((c.methods[name] for c in order[at + 1 :] if name in c.methods), None)
+
+
+# Methods every class of torch.nn defines (nn.Module's own `forward` raises): one of
+# them reached along the MRO before a project class's is torch's. nn.Module's
+# `__init__` calls no `super().__init__` (`call_super_init` is False unless a class
+# sets it), so a mixin after it in the MRO is never initialised by that chain.
+_TORCH_DEFINES = frozenset({"__init__", "forward"})
+
+
+def torch_first_after(an: Analyzer, cd: ClassDef, after: ClassDef, name: str) -> bool:
+    """Whether, in the linearization of cd over all its bases, a class of torch.nn
+    comes after `after` and before every project class defining `name`:
+    `class S(PadConv, Mixin)` with `class PadConv(nn.Conv2d)` has the MRO S, PadConv,
+    Conv2d, ..., Module, Mixin, object, so `super().__init__` in PadConv runs
+    Conv2d's, not Mixin's (the project classes alone would put Mixin next)."""
+    lin = _c3_all(an, cd, frozenset()) or []
+    keys = [c if isinstance(c, str) else c.key for c in lin]
+    if after.key not in keys:
+        return False
+    for c in lin[keys.index(after.key) + 1 :]:
+        if isinstance(c, str):
+            if c.startswith("torch.nn."):
+                return True
+        elif name in c.methods:
+            return False
+    return False
 
 
 def find_property(an: Analyzer, cd: ClassDef, name: str) -> tuple | None:

@@ -1032,6 +1032,20 @@ def _module_instance_of(an: Analyzer, v: ObjectV, cls: ClassDef | None) -> bool 
     return derives_from(an, mine, cls) if mine is not None else None
 
 
+def _derives_from_torch(an: Analyzer, v: Value, qual: str) -> bool:
+    """Whether v, the module being built or a project class's instance, has the
+    torch class qual (named by any path torch exports it by) first among torch's
+    along its class's bases: Python's isinstance is then true."""
+    if isinstance(v, SelfRecorder):
+        cd = an.class_of(v.cls)
+    elif type(v) is ObjectV and v.kind.startswith("<class>"):
+        cd = an.class_of(v.kind[len("<class>") :])
+    else:
+        return False
+    first = module_kinds.torch_ancestor(an, cd) if cd is not None else None
+    return first is not None and first.rsplit(".", 1)[-1] == qual.rsplit(".", 1)[-1]
+
+
 TORCH_PUBLIC_BASES = frozenset(
     {"RNNBase", "RNNCellBase", "NLLLoss", "Hardtanh", "Upsample"}
     | {f"ConstantPad{n}d" for n in (1, 2, 3)}
@@ -1080,6 +1094,10 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         found = _module_instance_of(an, ObjectV(kind), _project_class(an, n, qual, builtin, frame))
         if found is not None:
             return found
+    if qual is not None and qual.startswith("torch.nn.") and _derives_from_torch(an, v, qual):
+        # an instance of a project class deriving from that torch class (through
+        # project classes too: `class Pad(nn.Conv1d)`, `class S(Pad, Mixin)`)
+        return True
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
     if isinstance(v, _FUNCTIONS):

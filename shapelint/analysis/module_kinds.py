@@ -158,6 +158,10 @@ MAPPINGS = {MAPPING, "collections.OrderedDict", "typing.OrderedDict"}
 # registered under a value it does not know, a nested store it cannot place, a
 # requires_grad it cannot tell): its parameter count is then not known.
 UNFOLLOWED = "<unfollowed>"
+# Where the module being built keeps that a parametrization the analysis does not
+# follow recomputes one of its tensors at each read (reparametrize.not_followed):
+# torch's forward of its class reads it, at a cost not known.
+PARAMETRIZED = "<parametrized>"
 REQUIRES_GRAD_UNKNOWN = aliasing.REQUIRES_GRAD_UNKNOWN
 
 

@@ -127,6 +127,8 @@ class OpCallsMixin:
             built = reparametrize.apply(self, qual, args, kwargs, open_kwargs, frame)
             if built is not None:
                 return built
+        if qual in reparametrize.NAMES or qual == reparametrize.REGISTER:
+            reparametrize.not_followed(qual, args, kwargs, frame)
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is None and self.specialize and qual.endswith(".__init__"):
             built = torch_containers.base_init(self, qual, node, args, kwargs, open_kwargs, frame)

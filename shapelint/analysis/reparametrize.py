@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from shapelint.analysis import aliasing, plain
 from shapelint.analysis.callable_values import LayerClassV
 from shapelint.analysis.holders import replace_identical
+from shapelint.analysis.module_kinds import PARAMETRIZED, UNFOLLOWED
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import LEAF, Origin, after_op, made_by
@@ -72,6 +74,10 @@ _CALLS = {
     ),  # fmt: skip
 }
 NAMES = frozenset(_CALLS)
+# torch's general one: `module.<name>` becomes what the parametrization's forward
+# returns from the original at each read (torch/nn/utils/parametrize.py); that
+# forward, any module's, is not followed here.
+REGISTER = "torch.nn.utils.parametrize.register_parametrization"
 
 
 def function_value(qual: str) -> Value | None:
@@ -120,6 +126,12 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
         new = _applied(what, module, name, dim)
     if new is None:
         return None
+    _replace_held(module, new, frame)
+    return new
+
+
+def _replace_held(module: Value, new: Value, frame) -> None:
+    """new where the module being built and the caller's names hold module."""
     owner = frame.env.get("self")
     if isinstance(owner, SelfRecorder):
         replace_identical(owner, module, new, frame)
@@ -127,10 +139,36 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
         for k, v in list(frame.env.items()):
             if v is module:
                 frame.env[k] = new
-    return new
 
 
 _NOT_KNOWN = object()
+
+
+def not_followed(qual: str, args, kwargs, frame) -> None:
+    """A reparametrization apply() does not model (register_parametrization, or one
+    handed a module it does not describe, the module being built among them): the
+    module given changes in place, its weight no Parameter any more but what a
+    forward recomputes, with Parameters and buffers of their own. Passing over the
+    call would keep the plain layer's weight, a complete figure torch does not
+    reach (a Björck parametrization in eval mode returns a buffer: no weight
+    gradient). The module is not known after it: for the one being built, its
+    weight and what it registers; a module it holds or a caller's name holds, the
+    whole module."""
+    module = args[0] if args else kwargs.get("module")
+    name = _literal(args[1] if len(args) > 1 else kwargs.get(_NAME_KW.get(qual, "name"), "weight"))
+    if isinstance(module, SelfRecorder):
+        module.attrs[UNFOLLOWED] = UNKNOWN
+        module.attrs[PARAMETRIZED] = UNKNOWN
+        if isinstance(name, str):
+            module.attrs[name] = UNKNOWN
+            plain.mark(module.attrs, name, False)
+        aliasing.lost()
+        return
+    if isinstance(module, ObjectV):
+        _replace_held(module, UNKNOWN, frame)
+
+
+_NAME_KW = {REGISTER: "tensor_name"}
 
 
 def _literal(v: Value):

@@ -70,6 +70,7 @@ from shapelint.ops.values import (
     ObjectV,
     OpIssue,
     ParameterV,
+    StrV,
     TensorV,
     TupleV,
     Value,
@@ -645,6 +646,8 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
                     absence.stored_elsewhere(t.attr)
             elif an.specialize:  # `del encoder.fc`: the object's value still holds it
                 absence.stored_elsewhere(t.attr)
+        elif isinstance(t, ast.Subscript) and _deleted_registration(an, t, frame):
+            continue
         elif isinstance(t, ast.Subscript):
             # `del self.layers[0]`: the list without that item; a container the
             # analysis cannot shrink is no longer known
@@ -654,6 +657,27 @@ def exec_delete(an: Analyzer, stmt: ast.Delete, frame: Frame, module_level: bool
                 modules.store(an, t.value, smaller or UNKNOWN, frame)  # a global's too
             elif isinstance(t.value, ast.Attribute):
                 an.assign(t.value, smaller or UNKNOWN, frame, None)
+
+
+# nn.Module's registries, whose entries its attributes stand for.
+_REGISTRIES = frozenset({"_modules", "_parameters", "_buffers"})
+
+
+def _deleted_registration(an: Analyzer, t: ast.Subscript, frame: Frame) -> bool:
+    """`del self._parameters["weight"]` on the module being built, the key known:
+    the name is no longer registered, as `del self.weight` would leave it (a class
+    attribute or property of that name is then what `self.weight` reads:
+    compressai's spectral convolutions); False where it is not that."""
+    if not (isinstance(t.value, ast.Attribute) and t.value.attr in _REGISTRIES):
+        return False
+    holder = an.eval(t.value.value, frame)
+    if not isinstance(holder, modules.SelfRecorder):
+        return False
+    key = an.eval(t.slice, frame)
+    if not isinstance(key, StrV) or key.value is None:
+        return False
+    holder.attrs.pop(key.value, None)
+    return True
 
 
 def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) -> None:

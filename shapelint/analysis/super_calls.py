@@ -15,7 +15,7 @@ from shapelint.analysis.attributes import call_after, find_method, init_after, s
 from shapelint.analysis.callable_values import ClassRefV
 from shapelint.analysis.construction import object_new, run_init
 from shapelint.analysis.dict_entries import ITEMS
-from shapelint.analysis.dict_values import MAPPING_MUTATORS, dict_method
+from shapelint.analysis.dict_values import MAPPING_MUTATORS, dict_method, mapping
 from shapelint.analysis.module_kinds import (
     CONTAINERS,
     LAYERS,
@@ -73,6 +73,9 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     if fd is None and meth == "__init__" and isinstance(me, SelfRecorder) and frame.func:
         base = torch_base(an, frame.func.cls) if frame.func.cls is not None else None
         if base is None and frame.func.cls is not None:
+            if torch_ancestor(an, frame.func.cls) in REGISTERING_DICTS:
+                _registering_dict_init(me, torch_ancestor(an, frame.func.cls), args, kwargs)
+                return NoneV()
             mixed = _mixin_init(an, me, frame.func.cls)
             if mixed is not None:  # a mixin's `super().__init__` reaching a torch layer
                 if mixed == UNFOLLOWED:
@@ -124,6 +127,48 @@ def super_call(an: Analyzer, meth: str, node, args, kwargs, frame) -> Value | No
     if isinstance(me, SelfRecorder):  # `super().setup()` on the instance being built
         return run_on_self(an, fd, me, node, args, kwargs, frame)
     return None
+
+
+# torch's dicts that register their entries (`nn.ModuleDict.__init__(modules)` runs
+# `self.update(modules)`, each entry `add_module`'d; nn.ParameterDict makes each a
+# Parameter): a subclass's `super().__init__(layers)` stores them on the instance.
+REGISTERING_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.ParameterDict"})
+
+
+def _registering_dict_init(me: SelfRecorder, base: str, args, kwargs) -> None:
+    """`super().__init__(layers)` of a ModuleDict subclass: each entry of a mapping
+    known key by key registered as `add_module` would; anything else (a ParameterDict's
+    entries, made Parameters, or a mapping not known) leaves the instance's state not
+    known: read as nothing, its parameters would be a complete figure too low
+    (torchvision's IntermediateLayerGetter counted 0)."""
+    given = mapping(args[0]) if len(args) == 1 and not kwargs else None
+    if not args and not kwargs:
+        return  # an empty dict: nothing registered
+    if given is None or base != "torch.nn.ModuleDict":
+        me.attrs[UNFOLLOWED] = UNKNOWN
+        return
+    for key, layer in given.attrs:
+        register_on_self(me, "add_module", StrV(key), layer)
+
+
+def registering_dict(an: Analyzer, me: Value) -> str | None:
+    """The torch dict (ModuleDict, ParameterDict) the instance being built derives
+    from, where its class defines no `__setitem__` of its own; else None."""
+    cd = _instance_class(an, me)
+    if not isinstance(me, SelfRecorder) or cd is None or find_method(an, cd, "__setitem__"):
+        return None
+    base = torch_ancestor(an, cd)
+    return base if base in REGISTERING_DICTS else None
+
+
+def registering_dict_store(an: Analyzer, me: SelfRecorder, key: Value, value: Value) -> None:
+    """`self[k] = layer` in a method of a ModuleDict subclass, on the instance being
+    built: ModuleDict's `__setitem__` is `add_module(k, layer)`; a ParameterDict's
+    makes a Parameter of a tensor: its state is then not known."""
+    if registering_dict(an, me) == "torch.nn.ModuleDict":
+        register_on_self(me, "add_module", key, value)
+    else:
+        me.attrs[UNFOLLOWED] = UNKNOWN
 
 
 def _mixin_init(an: Analyzer, me: SelfRecorder, cls: ClassDef) -> str | None:

@@ -18,6 +18,7 @@ from shapelint.analysis.module_kinds import (
     DICT_KINDS,
     LAYERS,
     MAPPING,
+    PARAMETRIZED,
     is_module,
     torch_base,
 )
@@ -99,8 +100,25 @@ def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -
             return None
         me.attrs[LAYERS] = ModuleListV((), CONTAINERS[base], known=False)
         return NoneV()
-    torch_init(an, base, me, node, list(args[1:]), kwargs, frame)
+    torch_init(an, base, me, _without_self(node), list(args[1:]), kwargs, frame)
     return NoneV()
+
+
+def _without_self(node):
+    """The call `Base.__init__(self, *args)` as the layer's own call `Base(*args)`
+    reads: its positional argument nodes line up with the values handed on
+    (unify's size arguments are read by position). One per call site, kept on the
+    node: records and memos are keyed on it."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return node
+    shifted = getattr(node, _SHIFTED, None)
+    if shifted is None:
+        shifted = ast.copy_location(ast.Call(node.func, node.args[1:], node.keywords), node)
+        setattr(node, _SHIFTED, shifted)
+    return shifted
+
+
+_SHIFTED = "_shapelint_without_self"
 
 
 def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, frame) -> Value:
@@ -108,6 +126,9 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
     a container chains its layers, a layer is its stub with the instance's attributes."""
     if base == MAPPING:
         return an.unknown_call(node, args, kwargs, frame, "a dict is not callable")
+    if any(k == PARAMETRIZED for k, _ in me.attrs):
+        why = "its weight is recomputed by a parametrization not followed"
+        return an.unknown_call(node, args, kwargs, frame, why)
     if base in CONTAINERS:
         layers = _registered(an, me)
         if layers is not None and layers.sequential:
