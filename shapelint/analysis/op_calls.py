@@ -257,8 +257,9 @@ class OpCallsMixin:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs)
-        inplace.after_method(frame, node, qual, args, value)
+        site = (self.src.path, getattr(node, "lineno", None))
+        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs, site)
+        inplace.after_method(frame, node, qual, args, value, kwargs, self.src.path)
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self.record(
                 node,
@@ -365,8 +366,9 @@ class OpCallsMixin:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs)
-        inplace.after_method(frame, node, name, args, value)
+        site = (self.src.path, getattr(node, "lineno", None))
+        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs, site)
+        inplace.after_method(frame, node, name, args, value, kwargs, self.src.path)
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self.record(
                 node,
