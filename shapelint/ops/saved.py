@@ -1237,8 +1237,7 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
 # in-place method keeps a copy of what it overwrote, or nothing of it. Held to
 # torch by tests/test_versions.py.
 KEEPS_RESULT_IN_PLACE = frozenset(
-    "exp_ sigmoid_ tanh_ exp2_ expm1_ tan_ reciprocal_ sqrt_ rsqrt_ relu_ sgn_ atanh_ "
-    "asinh_ acosh_ leaky_relu_ elu_ selu_ celu_ hypot_".split()
+    "exp_ sigmoid_ tanh_ exp2_ expm1_ tan_ reciprocal_ sqrt_ rsqrt_ relu_ sgn_ hypot_".split()
 )
 
 
