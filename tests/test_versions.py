@@ -450,6 +450,37 @@ class ResNetish(nn.Module):  # conv-bn-relu(inplace) and `out += identity`: fine
         out += identity
         return self.relu(out)
 
+
+
+class LeafNoGrad(nn.Module):  # under no_grad: fine
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.w.add_(1)
+        return x * self.w
+
+
+class LeafData(nn.Module):  # through .data: fine
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        self.w.data.add_(1)
+        return x * self.w
+
+
+class LeafIAdd(nn.Module):  # w += 1 under grad: forward raises
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, x):
+        self.w += 1
+        return x * self.w
 """
 
 RAISES = [
@@ -562,3 +593,22 @@ def test_in_place_methods_that_keep_their_result_are_torchs():
         if op == "clamp_":
             continue
         assert not raises(op), op
+
+
+@pytest.mark.parametrize("name", ["LeafWrite", "LeafIAdd"])
+def test_a_write_into_a_parameter_that_requires_grad_raises_in_the_forward(source, name):
+    path, mod = source
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        torch_figures(mod, name, {}, _inputs(mod, name), training=True)
+    t = run_class(path, name, {}, _inputs(mod, name), True)
+    assert not t["complete"] and t["flops_value"] is None
+    assert any("raises RuntimeError" in u["why"] for u in t["unknown"]), t["unknown"]
+
+
+@pytest.mark.parametrize("name", ["LeafNoGrad", "LeafData"])
+def test_a_parameter_written_out_of_autograds_sight_runs(source, name):
+    path, mod = source
+    fwd, bwd, _, _ = torch_figures(mod, name, {}, _inputs(mod, name), training=True)
+    t = run_class(path, name, {}, _inputs(mod, name), True)
+    assert t["complete"] and t["flops_value"] == fwd
+    assert t["backward_complete"] and t["flops_backward_value"] == bwd

@@ -16,7 +16,7 @@ import dataclasses
 
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops, versions
-from shapelint.ops.backward import origins, requires
+from shapelint.ops.backward import GRAD_MODE, origins, requires
 from shapelint.ops.saved import (
     RESHAPING_IN_PLACE,
     UNSURE,
@@ -124,6 +124,29 @@ def _inplace_flag(name: str, args, kwargs: dict) -> bool | None:
     if given is None:
         return False  # its default
     return given.value if isinstance(given, BoolV) else None
+
+
+def leaf_written(node, name: str, args) -> bool:
+    """Whether tensor method `name` surely writes in place into a Parameter that
+    requires grad while grad mode is on: torch refuses it in the forward ("a leaf
+    Variable that requires grad is being used in an in-place operation"). Not
+    under `torch.no_grad()`, nor through `.data`."""
+    short = name.rsplit(".", 1)[-1]
+    if not name.startswith("torch.Tensor.") or not writes_in_place(name) or short in _NO_WRITE:
+        return False
+    if not args or not isinstance(args[0], ParameterV) or args[0].requires_grad is not True:
+        return False
+    if GRAD_MODE.get() is not True or args[0].storage is not None:
+        return False  # a Parameter moved onto another tensor's storage is not followed here
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        target = node.func.value
+    else:
+        return False
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return not (isinstance(target, ast.Attribute) and target.attr == "data")
 
 
 def bumped(where: tuple, target, value: Value, own: frozenset | None, sure: bool = True) -> None:
