@@ -481,17 +481,50 @@ class LeafIAdd(nn.Module):  # w += 1 under grad: forward raises
     def forward(self, x):
         self.w += 1
         return x * self.w
+
+
+class ReluDefault(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.act = nn.ReLU()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        y = torch.sigmoid(self.lin(x))
+        return self.drop(self.act(y))
+
+
+class ReluFlag(nn.Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.inplace = inplace
+
+    def forward(self, x):
+        y = torch.sigmoid(self.lin(x))
+        return F.relu(y, self.inplace)
+
+
+class SeqInplace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.ReLU(True))
+
+    def forward(self, x):
+        return self.net(x)
 """
 
 RAISES = [
     "SigMulOut", "TanhAdd", "MulSaved", "ViewZero", "ViewZeroRelu", "LinInput",
     "SubscriptStore", "IAdd", "ReluInplaceAfter", "NoGradWrite", "InputWrite",
     "DetachWrite", "ResidualIAdd", "ReluThenIAdd", "ReluInplaceOnRelu",
-    "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry",
+    "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace",
 ]  # fmt: skip
 RUNS = [
     "SigMul", "AddThenAdd", "DataWrite", "CloneFirst", "WriteBeforeSave", "DeadSave",
-    "ParamNoGrad", "ParamNoGradFirst", "OutKw", "MulByConst", "Blocks",
+    "ParamNoGrad", "ParamNoGradFirst", "OutKw", "MulByConst", "Blocks", "ReluDefault",
+    "ReluFlag",
 ]  # fmt: skip
 # A write the analysis cannot tell from one that bumps no counter (`d = y.data`), or a
 # save in a memoised run that serves two calls, only one of which the loss reaches.
