@@ -513,18 +513,54 @@ class SeqInplace(nn.Module):
 
     def forward(self, x):
         return self.net(x)
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class FnWrite(nn.Module):  # the Function saved h; h written after
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = Square.apply(h)
+        h.add_(1)
+        return y
+
+
+class FnFine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = Square.apply(h)
+        y.add_(1)
+        return y
 """
 
 RAISES = [
     "SigMulOut", "TanhAdd", "MulSaved", "ViewZero", "ViewZeroRelu", "LinInput",
     "SubscriptStore", "IAdd", "ReluInplaceAfter", "NoGradWrite", "InputWrite",
     "DetachWrite", "ResidualIAdd", "ReluThenIAdd", "ReluInplaceOnRelu",
-    "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace",
+    "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace", "FnWrite",
 ]  # fmt: skip
 RUNS = [
     "SigMul", "AddThenAdd", "DataWrite", "CloneFirst", "WriteBeforeSave", "DeadSave",
     "ParamNoGrad", "ParamNoGradFirst", "OutKw", "MulByConst", "Blocks", "ReluDefault",
-    "ReluFlag",
+    "ReluFlag", "FnFine",
 ]  # fmt: skip
 # A write the analysis cannot tell from one that bumps no counter (`d = y.data`), or a
 # save in a memoised run that serves two calls, only one of which the loss reaches.
