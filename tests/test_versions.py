@@ -18,11 +18,13 @@ import torch.nn.functional as F
 from torch import nn
 
 
-class SigMul(nn.Module):  # sigmoid saves its result; h.mul_ modifies h, which Linear does not save (it saves x, W)
+class Lin(nn.Module):  # a Linear layer under each probe's own forward
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(8, 8)
 
+
+class SigMul(Lin):  # sigmoid saves its result; h.mul_ modifies h, which Linear does not save (it saves x, W)
     def forward(self, x):
         h = self.lin(x)
         y = h.sigmoid()
@@ -30,11 +32,7 @@ class SigMul(nn.Module):  # sigmoid saves its result; h.mul_ modifies h, which L
         return y
 
 
-class SigMulOut(nn.Module):  # modifies sigmoid's saved result
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class SigMulOut(Lin):  # modifies sigmoid's saved result
     def forward(self, x):
         h = self.lin(x)
         y = h.sigmoid()
@@ -42,11 +40,7 @@ class SigMulOut(nn.Module):  # modifies sigmoid's saved result
         return y
 
 
-class TanhAdd(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class TanhAdd(Lin):
     def forward(self, x):
         h = self.lin(x)
         y = torch.tanh(h)
@@ -54,11 +48,7 @@ class TanhAdd(nn.Module):
         return y
 
 
-class AddThenAdd(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class AddThenAdd(Lin):
     def forward(self, x):
         h = self.lin(x)
         y = h + 1
@@ -79,11 +69,7 @@ class MulSaved(nn.Module):  # mul saves both operands: writing h after h*w raise
         return y
 
 
-class ViewZero(nn.Module):  # exp saves its result; a view of it zeroed
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class ViewZero(Lin):  # exp saves its result; a view of it zeroed
     def forward(self, x):
         h = self.lin(x).exp()
         a = h[0]
@@ -91,11 +77,7 @@ class ViewZero(nn.Module):  # exp saves its result; a view of it zeroed
         return h
 
 
-class ViewZeroRelu(nn.Module):  # relu saves its result
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class ViewZeroRelu(Lin):  # relu saves its result
     def forward(self, x):
         h = torch.relu(self.lin(x))
         a = h[0]
@@ -116,22 +98,14 @@ class LinInput(nn.Module):  # second Linear saves its input h; h written after
         return y
 
 
-class SubscriptStore(nn.Module):  # h[0] = 0 after exp saved h
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class SubscriptStore(Lin):  # h[0] = 0 after exp saved h
     def forward(self, x):
         h = self.lin(x).exp()
         h[0] = 0
         return h
 
 
-class IAdd(nn.Module):  # y += 1 after tanh saved y
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class IAdd(Lin):  # y += 1 after tanh saved y
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         y += 1
@@ -159,11 +133,7 @@ class LeafWrite(nn.Module):  # in-place on a leaf that requires grad: forward ra
         return x * self.w
 
 
-class NoGradWrite(nn.Module):  # write under no_grad into saved tensor: still bumps version -> raises
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class NoGradWrite(Lin):  # write under no_grad into saved tensor: still bumps version -> raises
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         with torch.no_grad():
@@ -171,22 +141,14 @@ class NoGradWrite(nn.Module):  # write under no_grad into saved tensor: still bu
         return y
 
 
-class DataWrite(nn.Module):  # write through .data: does not bump version -> fine
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class DataWrite(Lin):  # write through .data: does not bump version -> fine
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         y.data.add_(1)
         return y
 
 
-class CloneFirst(nn.Module):  # write into a clone: fine
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class CloneFirst(Lin):  # write into a clone: fine
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         z = y.clone()
@@ -194,22 +156,14 @@ class CloneFirst(nn.Module):  # write into a clone: fine
         return y + z
 
 
-class WriteBeforeSave(nn.Module):  # write before the save: fine
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class WriteBeforeSave(Lin):  # write before the save: fine
     def forward(self, x):
         h = self.lin(x)
         h.mul_(2)
         return h.exp()
 
 
-class DeadSave(nn.Module):  # tanh result saved but not reached by the loss: fine
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class DeadSave(Lin):  # tanh result saved but not reached by the loss: fine
     def forward(self, x):
         h = self.lin(x)
         y = torch.tanh(h)
@@ -228,11 +182,7 @@ class InputWrite(nn.Module):  # mul saves x (the input, for w's grad); x written
         return y
 
 
-class ParamNoGrad(nn.Module):  # Linear saves its weight; weight written under no_grad
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class ParamNoGrad(Lin):  # Linear saves its weight; weight written under no_grad
     def forward(self, x):
         y = self.lin(torch.tanh(x))
         with torch.no_grad():
@@ -240,11 +190,7 @@ class ParamNoGrad(nn.Module):  # Linear saves its weight; weight written under n
         return y
 
 
-class ParamNoGradFirst(nn.Module):  # the first Linear's weight: only saved when x needs grad? x is the input: mm saves weight only for x's grad
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class ParamNoGradFirst(Lin):  # the first Linear's weight: only saved when x needs grad? x is the input: mm saves weight only for x's grad
     def forward(self, x):
         y = self.lin(x)
         with torch.no_grad():
@@ -252,22 +198,14 @@ class ParamNoGradFirst(nn.Module):  # the first Linear's weight: only saved when
         return y
 
 
-class DetachWrite(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class DetachWrite(Lin):
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         y.detach().add_(1)
         return y
 
 
-class DataVar(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class DataVar(Lin):
     def forward(self, x):
         y = torch.tanh(self.lin(x))
         d = y.data
@@ -288,22 +226,14 @@ class ResidualIAdd(nn.Module):  # x += mlp(norm(x)): layer_norm saved x
         return x
 
 
-class ReluThenIAdd(nn.Module):  # relu saved its result; += writes it
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class ReluThenIAdd(Lin):  # relu saved its result; += writes it
     def forward(self, x):
         h = F.relu(self.lin(x))
         h += 1
         return h
 
 
-class OutKw(nn.Module):  # out= into a saved tensor
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class OutKw(Lin):  # out= into a saved tensor
     def forward(self, x):
         h = torch.tanh(self.lin(x))
         z = torch.zeros(4, 8)
@@ -335,11 +265,7 @@ class ViewOfSavedInput(nn.Module):  # Linear saves its input h (3-d, flattened v
         return y
 
 
-class MulByConst(nn.Module):  # y = h * 2 saves nothing; then h written
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class MulByConst(Lin):  # y = h * 2 saves nothing; then h written
     def forward(self, x):
         h = self.lin(x)
         y = h * 2
@@ -527,11 +453,7 @@ class Square(torch.autograd.Function):
         return 2 * x * g
 
 
-class FnWrite(nn.Module):  # the Function saved h; h written after
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class FnWrite(Lin):  # the Function saved h; h written after
     def forward(self, x):
         h = self.lin(x)
         y = Square.apply(h)
@@ -539,11 +461,7 @@ class FnWrite(nn.Module):  # the Function saved h; h written after
         return y
 
 
-class FnFine(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
+class FnFine(Lin):
     def forward(self, x):
         h = self.lin(x)
         y = Square.apply(h)
