@@ -599,3 +599,24 @@ def test_a_parameter_written_out_of_autograds_sight_runs(source, name):
     t = run_class(path, name, {}, _inputs(mod, name), True)
     assert t["complete"] and t["flops_value"] == fwd
     assert t["backward_complete"] and t["flops_backward_value"] == bwd
+
+
+def test_a_save_of_a_storage_not_named_holds_no_storage_made_after_it():
+    """A save the analysis cannot place (a view or a copy of some older tensor) may
+    be any storage made before it, never one an op made after it."""
+    from shapelint.ops import versions
+
+    class Node:
+        pass
+
+    node, older, fresh = Node(), object(), object()
+    with versions.run() as log:
+        versions.saved(None, node, ("m.py", 3, "torch.exp"), False, True)
+        versions.made(fresh)
+        versions.written(fresh, ("m.py", 5, "torch.Tensor.add_"), None)
+        assert log.hazards == []
+        versions.written(older, ("m.py", 6, "torch.Tensor.add_"), None)
+        assert [h.write[1] for h in log.hazards] == [6]
+        sure, maybe = versions.verdict(log, {id(node)})
+    assert sure == [] and [m["line"] for m in maybe] == [6]
+    assert maybe[0]["why"].startswith("backward may raise: m.py:6 torch.Tensor.add_")

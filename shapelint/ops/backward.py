@@ -669,6 +669,9 @@ def after_op(
         cost = replaced(cost, saved=figure, notes=notes)
     if name == "torch.Tensor.data" and args and isinstance(args[0], TensorV):
         versions.data_taken(saving.named_storage(args[0]))
+    if versions.active():
+        for t in saving.fresh_results(result, args):
+            versions.made(t)
     if g is not False and node is not None and graph and versions.active():
         # what autograd checks the version of when the backward runs this node
         where = (*(site or (None, None)), name)

@@ -1287,6 +1287,17 @@ def named_storage(v: TensorV) -> object:
     return _named(storage_of(v))
 
 
+def fresh_results(result: Value, operands) -> list:
+    """The tensors among an op's result on storages of their own, none an
+    operand's (ops/versions.made)."""
+    given = {id(storage_of(t)) for t in _tensors(operands)}
+    return [
+        t
+        for t in _tensors([result])
+        if t.storage is None and not isinstance(t, (ParameterV, BufferV)) and id(t) not in given
+    ]
+
+
 def storages_among(values) -> list:
     """named_storage of each tensor among values, tuples' items in order."""
     return [named_storage(t) for t in _tensors(values)]

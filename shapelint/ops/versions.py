@@ -54,7 +54,7 @@ class Hazard:
 class Log:
     """One target run's saves and the writes after them (`run` yields it)."""
 
-    __slots__ = ("by_root", "anywhere", "hazards", "data", "seq", "looped", "shared")
+    __slots__ = ("by_root", "anywhere", "hazards", "data", "seq", "looped", "shared", "born")
 
     def __init__(self) -> None:
         self.by_root: dict[int, list[Save]] = {}
@@ -66,6 +66,9 @@ class Log:
         # ids of the nodes of a memoised run that serves several calls: which call's
         # op the loss reaches is not what the walk says of the one node
         self.shared: set[int] = set()
+        # id of a storage an op made anew -> (the seq when it was made, the storage, kept
+        # alive so that its id names it): a save before it cannot hold it
+        self.born: dict[int, tuple] = {}
 
 
 _LOG: ContextVar[Log | None] = ContextVar("version_log", default=None)
@@ -105,6 +108,14 @@ def saved(root: object, node: object, site: tuple, sure: bool, grad: bool | None
         log.by_root.setdefault(id(root), []).append(entry)
 
 
+def made(root: object) -> None:
+    """An op made storage root anew: no save logged before now holds it (a save of
+    a storage the analysis cannot name, `anywhere`, is one of older storages)."""
+    log = _LOG.get()
+    if log is not None and root is not None:
+        log.born[id(root)] = (log.seq, root)
+
+
 def data_taken(root: object) -> None:
     """`t.data` was read of a tensor on storage root: a write through it bumps no
     counter, and a write into root may be one of those."""
@@ -125,7 +136,9 @@ def written(root: object, site: tuple, own: frozenset | None, sure: bool = True)
         found = [s for group in log.by_root.values() for s in group] + log.anywhere
         sure = False
     else:
-        found = log.by_root.get(id(root), []) + log.anywhere
+        birth = log.born.get(id(root))
+        older = log.anywhere if birth is None else [s for s in log.anywhere if s.seq > birth[0]]
+        found = log.by_root.get(id(root), []) + older
         if id(root) in log.data:
             sure = False  # it may be a write through `.data`, which bumps nothing
     for s in found:
