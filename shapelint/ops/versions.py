@@ -116,6 +116,16 @@ def made(root: object) -> None:
         log.born[id(root)] = (log.seq, root)
 
 
+def made_from(root: object, data: object) -> None:
+    """Storage root wraps data's (`nn.Parameter(t)`): made when data's was."""
+    log = _LOG.get()
+    if log is None or root is None or data is None:
+        return
+    birth = log.born.get(id(data))
+    if birth is not None:
+        log.born[id(root)] = (birth[0], root)
+
+
 def data_taken(root: object) -> None:
     """`t.data` was read of a tensor on storage root: a write through it bumps no
     counter, and a write into root may be one of those."""
