@@ -467,6 +467,8 @@ class AssignmentMixin:
                 put = inplace.index_put_cost(target.slice, key, container, value)
                 grad = inplace.written_grad(value)
                 inplace.written(frame, target, container, grad, backward.origins(value))
+                where = (self.src.path, target.lineno, "torch.Tensor.__setitem__")
+                inplace.bumped(where, target, container, None)
                 if put is not None:
                     written = self.eval(holder, frame)
                     self.record(target, frame, "torch.Tensor.index_put_", None, [], written, put)

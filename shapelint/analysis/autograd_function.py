@@ -34,6 +34,7 @@ from shapelint.analysis.attributes import base_classes, find_method, is_class_me
 from shapelint.analysis.repetition import add_costs, collected
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as saving
+from shapelint.ops import versions
 from shapelint.ops.backward import Origin, any_grad, made_by, parents, requires
 from shapelint.ops.values import (
     UNKNOWN,
@@ -183,6 +184,8 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
         # the same tensors, their storages those the forward made (and may have saved)
         value = _same_storages(value, made_by(value, made, grad))
         kept = _kept(state["saves"], calls, split)
+        if made is not None:
+            _versions_saved(an, node, cd, made, grad, kept, [*args, *kwargs.values(), value])
         if grad is False:  # no node: nothing saved, no backward
             own = Cost(flops=ZERO, backward=ZERO, saved=ZERO)
         else:
@@ -192,6 +195,21 @@ def apply(an, cd, klass: Value, node: ast.Call, args, kwargs, frame) -> Value | 
     rec = an.record(node, frame, f"call {cd.name}.apply", None, args, value, cost)
     rec.children = list(children.values())
     return value
+
+
+def _versions_saved(an, node, cd, made, grad, kept, tensors) -> None:
+    """What ctx.save_for_backward kept, as autograd checks its versions when the
+    node's backward unpacks it (ops/versions.py): each tensor kept, or, where
+    which is not known, any of the call's tensors."""
+    site = (an.src.path, getattr(node, "lineno", None), f"{cd.name}.apply")
+    if kept is None:
+        for root in saving.storages_among(tensors):
+            versions.saved(root, made, site, False, grad)
+        return
+    for t in kept:
+        if isinstance(t, TensorV):
+            root = saving.named_storage(t)
+            versions.saved(root, made, site, root is not None, grad)
 
 
 def _kept(saves: list, calls: int, split: bool) -> tuple | None:

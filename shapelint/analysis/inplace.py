@@ -15,8 +15,15 @@ import ast
 import dataclasses
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.backward import origins, requires
-from shapelint.ops.saved import RESHAPING_IN_PLACE, UNSURE, storage_of
+from shapelint.ops import stub_ops, versions
+from shapelint.ops.backward import GRAD_MODE, origins, requires
+from shapelint.ops.saved import (
+    RESHAPING_IN_PLACE,
+    UNSURE,
+    named_storage,
+    storage_of,
+    writes_in_place,
+)
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -24,6 +31,7 @@ from shapelint.ops.values import (
     FloatV,
     IntV,
     NoneV,
+    ObjectV,
     ParameterV,
     SliceV,
     TensorV,
@@ -38,8 +46,14 @@ def in_place(name: str) -> bool:
     return name.startswith("torch.Tensor.") and short.endswith("_") and not short.endswith("__")
 
 
-def after_method(frame, node, name: str, args, result: Value) -> None:
-    """After in-place method `name` ran on args[0] (the receiver, as node writes it)."""
+def after_method(
+    frame, node, name: str, args, result: Value, kwargs=None, path: str | None = None
+) -> None:
+    """After in-place method `name` ran on args[0] (the receiver, as node writes it);
+    any op that wrote into a tensor (an `inplace=True`, `out=`) bumped its version
+    (path: the file node is in)."""
+    if versions.active():
+        _bumps(node, name, args, kwargs or {}, result, path)
     if not (in_place(name) and args and isinstance(node, ast.Call)):
         return
     if not isinstance(node.func, ast.Attribute):
@@ -53,6 +67,99 @@ def after_method(frame, node, name: str, args, result: Value) -> None:
             if v is before:  # the same tensor under another name
                 frame.env[k] = dataclasses.replace(result, storage=storage_of(before))
     written(frame, node.func.value, before, requires(result), origins(result))
+
+
+# Methods named as in-place ones that write no element: they leave the version as it is.
+_NO_WRITE = frozenset({"requires_grad_", "detach_", "share_memory_", "retain_grad_"})
+# In place on the tensor's metadata alone, a no-op where the size is unchanged.
+_MAYBE_WRITE = frozenset({"resize_", "resize_as_"})
+
+
+def _bumps(node, name: str, args, kwargs: dict, result: Value, path: str | None) -> None:
+    """The writes op `name` made, each checked against what was saved before it
+    (ops/versions.py): into its first operand where it works in place (a method
+    `add_`, `x += y`, `torch.relu_(x)`, a layer or function given `inplace=True`),
+    into `out=`."""
+    line = getattr(node, "lineno", None)
+    short = name.rsplit(".", 1)[-1]
+    own = origins(result)
+    where = (path, line, name)
+    first = next((a for a in args if isinstance(a, TensorV)), None)
+    if writes_in_place(name) and short not in _NO_WRITE and args and isinstance(args[0], TensorV):
+        target = None
+        if isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value if name.startswith("torch.Tensor.") else None
+        bumped(where, target, args[0], own, short not in _MAYBE_WRITE)
+    elif first is not None:
+        flag = _inplace_flag(name, args, kwargs)
+        if flag is not False:
+            target = node.args[0] if isinstance(node, ast.Call) and node.args else None
+            bumped(where, target, first, own, flag is True)
+    out = kwargs.get("out")
+    if isinstance(out, TensorV):
+        target = next((k.value for k in getattr(node, "keywords", ()) if k.arg == "out"), None)
+        bumped(where, target, out, own)
+
+
+def _inplace_flag(name: str, args, kwargs: dict) -> bool | None:
+    """The `inplace` argument of an op whose signature has one (torch's in-place
+    activations and dropout, functional or a layer's attribute): True, False, or
+    None where not known."""
+    layer = args[0] if args and isinstance(args[0], ObjectV) else None
+    if layer is not None and name.endswith(".__call__"):
+        names = stub_ops.parameter_names(name.removesuffix(".__call__"))
+        if names is None or "inplace" not in names:
+            return False
+        held = layer.attr("inplace")
+        return held.value if isinstance(held, BoolV) else None
+    names = stub_ops.parameter_names(name)
+    if names is None or "inplace" not in names:
+        return False
+    given = kwargs.get("inplace")
+    i = names.index("inplace")
+    if given is None and i < len(args):
+        given = args[i]
+    if given is None:
+        return False  # its default
+    return given.value if isinstance(given, BoolV) else None
+
+
+def leaf_written(node, name: str, args) -> bool:
+    """Whether tensor method `name` surely writes in place into a Parameter that
+    requires grad while grad mode is on: torch refuses it in the forward ("a leaf
+    Variable that requires grad is being used in an in-place operation"). Not
+    under `torch.no_grad()`, nor through `.data`."""
+    short = name.rsplit(".", 1)[-1]
+    if not name.startswith("torch.Tensor.") or not writes_in_place(name) or short in _NO_WRITE:
+        return False
+    if not args or not isinstance(args[0], ParameterV) or args[0].requires_grad is not True:
+        return False
+    if GRAD_MODE.get() is not True or args[0].storage is not None:
+        return False  # a Parameter moved onto another tensor's storage is not followed here
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        target = node.func.value
+    else:
+        return False
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return not (isinstance(target, ast.Attribute) and target.attr == "data")
+
+
+def bumped(where: tuple, target, value: Value, own: frozenset | None, sure: bool = True) -> None:
+    """A write into tensor `value` (which the expression `target` names, where
+    the source writes one) at where (path, line, op): the version of its storage
+    bumped (ops/versions.py). A write through `.data`, or a view of it, bumps none."""
+    if not isinstance(value, TensorV) or not versions.active():
+        return
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    if isinstance(target, ast.Attribute) and target.attr == "data":
+        return
+    versions.written(named_storage(value), where, own, sure)
 
 
 def written(

@@ -86,6 +86,8 @@ from shapelint.analysis.super_calls import class_overrides, register_on_self
 from shapelint.analysis.torch_containers import call_sequential, container_of, torch_forward
 from shapelint.analysis.unfollowed import PASS_THROUGH, WRAPS_KIND
 from shapelint.notation.symbolic import Expr
+from shapelint.ops import saved as storages
+from shapelint.ops import versions
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
@@ -162,7 +164,10 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
             return BufferV(data.shape, data.dtype)
         grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", BoolV(True))
         flag = grad.value if isinstance(grad, BoolV) else None
-        return ParameterV(data.shape, data.dtype, flag)
+        made = ParameterV(data.shape, data.dtype, flag)
+        # the Parameter is data's storage: no save made before data holds it either
+        versions.made_from(made, storages.named_storage(data))
+        return made
     if qual == "itertools.repeat" and args and not open_kwargs:
         # `tuple(repeat(x, n))` (timm's to_2tuple): n copies, as the iterator yields
         times = args[1] if len(args) > 1 else kwargs.get("times", UNKNOWN)

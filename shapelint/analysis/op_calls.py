@@ -28,6 +28,7 @@ from shapelint.analysis import (
     ndarrays,
     pytree,
     pytypes,
+    raising,
     reduced,
     reparametrize,
     scalars,
@@ -261,8 +262,11 @@ class OpCallsMixin:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs)
-        inplace.after_method(frame, node, qual, args, value)
+        site = (self.src.path, getattr(node, "lineno", None))
+        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs, site)
+        inplace.after_method(frame, node, qual, args, value, kwargs, self.src.path)
+        if self.specialize and inplace.leaf_written(node, qual, args):
+            raising.surely(self, node, frame, "RuntimeError")
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self.record(
                 node,
@@ -369,8 +373,11 @@ class OpCallsMixin:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs)
-        inplace.after_method(frame, node, name, args, value)
+        site = (self.src.path, getattr(node, "lineno", None))
+        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs, site)
+        inplace.after_method(frame, node, name, args, value, kwargs, self.src.path)
+        if self.specialize and inplace.leaf_written(node, name, args):
+            raising.surely(self, node, frame, "RuntimeError")
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self.record(
                 node,

@@ -43,6 +43,7 @@ from shapelint.analysis.statements import declared_names
 from shapelint.analysis.unfollowed import unknown_cost
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
+from shapelint.ops import versions
 from shapelint.ops.backward import GRAD_MODE, called, entered, left
 from shapelint.ops.values import (
     UNKNOWN,
@@ -163,6 +164,7 @@ def specialized_invoke(
     mark = module_state.mark()
     if cached is None:
         before = (storages.status(given), storages.extents(given))
+        logged = versions.mark()
         # Runs not memoised are told apart by function, receiver, the modules they
         # are given and their other arguments: two such calls nested (a property's
         # getter reading another, a walk of the module tree calling itself on each
@@ -215,6 +217,9 @@ def specialized_invoke(
             after = (storages.status(given), storages.status([cached[0]]))
             owner.specialized[("<saved>", key)] = (before, *after)
             owner.specialized[("<held>", key)] = storages.held_arguments(cached[0], given)
+            # what it saved of them, by its own ops: a reuse saves as much (ops/versions.py)
+            roots = storages.storages_among([*given, cached[0]])
+            owner.specialized[("<versions>", key)] = versions.since(logged, roots)
     else:
         finals = owner.specialized.get(("<finals>", key))
         may_raise.replay(owner.specialized, key)
@@ -251,6 +256,10 @@ def specialized_invoke(
     if hit:  # another call's result, equal in shape: another tensor all the same
         held = owner.specialized.get(("<held>", key))
         value = fresh_objects(an, storages.renewed_as(value, held, given), given)
+        if versions.active():
+            site = (an.src.path, getattr(node, "lineno", None), f"call {fd.qualname}")
+            roots = storages.storages_among([*given, value])
+            versions.replay(owner.specialized.get(("<versions>", key)), roots, site)
         first = owner.specialized.get(("<saved>", key))
         if first is not None and first[0] == (storages.status(given), storages.extents(given)):
             storages.enter(given, first[1])  # it saves what the first call saved

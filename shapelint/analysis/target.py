@@ -47,7 +47,7 @@ from shapelint.notation.dimspec import DTYPE_CLASSES
 from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
-from shapelint.ops import stub_ops
+from shapelint.ops import stub_ops, versions
 from shapelint.ops.backward import INPUT
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
 
@@ -89,6 +89,9 @@ class TargetResult:
     # (`assert t <= block_size`: block_size - T): the figures hold where these do,
     # and the forward raises (the assert, the raise) at sizes that break one.
     facts: frozenset = frozenset()
+    # Writes in place into storages an op saved for its backward before them
+    # (ops/versions.Log): the backward raises where the loss reaches that op.
+    hazards: object = None
 
 
 _LITERAL_NODES = (
@@ -294,7 +297,7 @@ def _evaluate(
         k = given.index(False) if False in given else len(names)
         args = [shapes[n] for n in names[:k]]
         rest = {n: shapes[n] for n in names[k:] if n in shapes}
-        with storages.ledger(list(shapes.values()), _own(an, recv)):
+        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
             value = torch_containers.inherited_forward(an, base, recv, cd, args, top, rest)
     else:
         _check_names(an, fd, inputs, "--input", fd.qualname)
@@ -303,7 +306,7 @@ def _evaluate(
                 shapes[name] = TensorV(
                     v.shape, annotated_dtype(an, fd, name), grad=False, origin=v.origin
                 )
-        with storages.ledger(list(shapes.values()), _own(an, recv)):
+        with storages.ledger(list(shapes.values()), _own(an, recv)), versions.run() as log:
             value = specialized.specialized_invoke(an, fd, recv, fd.node, [], shapes, top)
     rec = list(top.records.values())[-1]
     if raising.take() is not None or built is not None:
@@ -321,9 +324,11 @@ def _evaluate(
     records = rec.children if rec.children or rec.cost.complete else [rec]
     if built is not None:
         records = [_unbuilt(an, cd, built, params, top), *records]
-    return TargetResult(
+    result = TargetResult(
         qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
+    result.hazards = log
+    return result
 
 
 def _own(an, recv):
@@ -562,6 +567,12 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         else:  # what is surely reached is a lower bound (none where no call's is known)
             known = any(r.cost.backward is not None for r in records)
             bwd, bwd_complete = (low if known else None), False
+    # A write into a tensor an op saved, where the loss reaches that op: autograd's
+    # version check raises in the backward (ops/versions.py), which has no figure.
+    raises, may_raise = versions.verdict(res.hazards, None if seen is None else seen.ids)
+    if raises or may_raise:
+        bwd, bwd_complete = None, False
+        records = [_without_backward(r, {}) for r in records]
     step = None if c.flops is None or bwd is None else c.flops + bwd
     # What an op saves hangs on which operands require grad, as its backward does: where
     # a freeze is not followed, what is known of it counted every layer's saves, no bound.
@@ -586,9 +597,12 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "step_complete": bwd_complete,
         "backward_unknown": (
             []
-            if bwd_complete or not complete
-            else backward_unknown(records, frozen_unknown, seen is None)
+            if bwd_complete or not complete or raises
+            else [*may_raise, *backward_unknown(records, frozen_unknown, seen is None)][:20]
         ),
+        # The writes that make `out.sum().backward()` raise: {line, op, path, why,
+        # saved_line, saved_op, saved_path} (ops/versions.verdict).
+        "backward_raises": raises,
         # The bytes of the tensors the forward saves for backward (ops/saved.py):
         # a lower bound unless activation_complete.
         "activation_bytes": _py(act),
@@ -608,6 +622,18 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         "conditional": [finding_json(f) for f in res.conditional],
         "mode": res.mode,
     }
+
+
+def _without_backward(r, done: dict):
+    """r with no backward figure, nor any call inside it: a backward that raises
+    or may (a write in place into a saved tensor) runs to no figure."""
+    if id(r) in done:
+        return done[id(r)]
+    children = [_without_backward(ch, done) for ch in r.children]
+    cost = r.cost if r.cost.backward is None else dataclasses.replace(r.cost, backward=None)
+    out = dataclasses.replace(r, cost=cost, children=children)
+    done[id(r)] = out
+    return out
 
 
 def saved_total(records, complete: bool) -> tuple[Expr | None, bool]:

@@ -151,11 +151,15 @@ def train_lines(t: dict) -> list[str]:
     the bytes the forward saves for backward (ops/saved.py) and the calls whose
     saved tensors are not known."""
     unit = t.get("unit", "FLOPs")
+    raises = t.get("backward_raises") or []
+    backward = raises[0]["why"] if raises else unit_figure(t, unit, key="flops_backward", limit=0)
     lines = [
         f"  forward   {unit_figure(t, unit, limit=0)}",
-        f"  backward  {unit_figure(t, unit, key='flops_backward', limit=0)}",
+        f"  backward  {backward}",
         f"  step      {unit_figure(t, unit, key='flops_step', limit=0)} (forward + backward)",
     ]
+    for u in raises[1:5]:
+        lines.append(f"    also: {u['why']}")
     for u in t.get("backward_unknown", [])[:5]:
         lines.append(f"    backward not known: line {u['line']}  {u['op']}: {u['why']}")
     if "activation_bytes" in t:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes, einx_ops
+from shapelint.ops import dtypes, einx_ops, versions
 from shapelint.ops import saved as saving
 from shapelint.ops.values import (
     UNKNOWN,
@@ -599,13 +599,15 @@ _CONTRACTIONS = frozenset({"torch.einsum", "torch.Tensor.einsum", "einops.einsum
 
 
 def after_op(
-    name: str, args, kwargs, value: Value, cost: Cost, graph: bool = True
+    name: str, args, kwargs, value: Value, cost: Cost, graph: bool = True, site=None
 ) -> tuple[Value, Cost]:
     """An op's result marked with whether it requires grad, and its cost with
     its backward: 0 where no operand requires grad (nothing to differentiate)
     or grad mode is off. Without graph (an analysis that builds no cost: `check`)
     the result's Origin is a node of its own with no parents: only a walk from
-    the loss reads them, and the walks are costs' (analysis/reached.py)."""
+    the loss reads them, and the walks are costs' (analysis/reached.py). site:
+    (path, line) of the call, which a later write into what it saved names
+    (ops/versions.py)."""
     operands = [*args, *kwargs.values()]
     mode = GRAD_MODE.get()
     if name in _FIRST_ONLY and args:
@@ -662,11 +664,24 @@ def after_op(
             result = _sides(result, cost.alone, node)
     if cost.alone:
         cost = replaced(cost, alone=())
+    items = None
     if g is not False and cost.saving is not None:
         items = saving.with_result(cost.saving, value, result)
         figure, why = saving.weigh(items) if g is True else (None, None)
         notes = cost.notes if why is None else [*cost.notes, f"saved for backward: {why}"]
         cost = replaced(cost, saved=figure, notes=notes)
+    if name == "torch.Tensor.data" and args and isinstance(args[0], TensorV):
+        versions.data_taken(saving.named_storage(args[0]))
+    if versions.active():
+        for t in saving.fresh_results(result, args):
+            versions.made(t)
+    if g is not False and node is not None and graph and versions.active():
+        # what autograd checks the version of when the backward runs this node
+        where = (*(site or (None, None)), name)
+        for root, sure in saving.save_roots(
+            name, items, [*args, *kwargs.values()], result, cost.saved
+        ):
+            versions.saved(root, node, where, sure, g)
     if cost.saving is not None:
         cost = replaced(cost, saving=None)
     return result, cost

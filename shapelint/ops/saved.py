@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import attention_path, dtypes, strides, sym_strides
+from shapelint.ops import attention_path, dtypes, strides, sym_strides, versions
 from shapelint.ops.values import (
     BoolV,
     BufferV,
@@ -169,7 +169,8 @@ def repeated_turn(values) -> Iterator[None]:
     roots = frozenset(id(storage_of(v)) for v in _tensors(values))
     token = _OUTER.set((*_OUTER.get(), roots))
     try:
-        yield
+        with versions.repeated():
+            yield
     finally:
         _OUTER.reset(token)
 
@@ -242,24 +243,27 @@ def apart() -> Iterator[None]:
     book = _LEDGER.get()
     token = _LEDGER.set(None if book is None else dict(book))
     try:
-        yield
+        with versions.apart():
+            yield
     finally:
         _LEDGER.reset(token)
 
 
-def mark() -> dict | None:
+def mark() -> tuple | None:
     """The ledger as it is now, for `undo`: a trial turn whose records may be
-    dropped enters what it saves, and a dropped turn saved nothing."""
+    dropped enters what it saves, and a dropped turn saved nothing (nor wrote
+    over a save: ops/versions.py)."""
     book = _LEDGER.get()
-    return None if book is None else dict(book)
+    return None if book is None else (dict(book), versions.mark())
 
 
-def undo(marked: dict | None) -> None:
+def undo(marked: tuple | None) -> None:
     """The ledger back as `mark` found it (in place: enclosing runs share it)."""
     book = _LEDGER.get()
     if book is not None and marked is not None:
         book.clear()
-        book.update(marked)
+        book.update(marked[0])
+        versions.undo(marked[1])
 
 
 def status(values) -> tuple:
@@ -1225,6 +1229,98 @@ def weigh(items: tuple) -> tuple[Expr | None, str | None]:
             return None, "the size of a tensor it saves is not known"
         total = total + b
     return total, None
+
+
+# In-place methods whose backward keeps the tensor they wrote (their result, the
+# receiver's storage at its new version), where no stub's saved= says what they
+# keep: a later write into that tensor makes their backward raise. Every other
+# in-place method keeps a copy of what it overwrote, or nothing of it. Held to
+# torch by tests/test_versions.py.
+KEEPS_RESULT_IN_PLACE = frozenset(
+    "exp_ sigmoid_ tanh_ exp2_ expm1_ tan_ reciprocal_ sqrt_ rsqrt_ relu_ sgn_ hypot_".split()
+)
+
+
+def save_roots(name: str, items: tuple | None, operands, result: Value, saved: Expr | None) -> list:
+    """The storages op `name`'s saves hold, as autograd checks their versions
+    (ops/versions.py): (storage, sure) for each tensor it saves, storage None
+    where the analysis cannot name it, sure False where it may save that storage
+    or a copy of its own. items: the stub's (`weigh`'s), None for an op with no
+    rule, which saves nothing where its figure is a known 0 (a view, an index)
+    and may save any of its tensors otherwise (an in-place method its result
+    only where KEEPS_RESULT_IN_PLACE says so). A copy it makes first (a reshape
+    of a tensor that is not contiguous) is a storage no one else writes into."""
+    every = [(_named(storage_of(t)), False) for t in _tensors([*operands, result])]
+    if items is None:
+        if saved == ZERO:
+            return []
+        short = name.rsplit(".", 1)[-1]
+        if name.startswith("torch.Tensor.") and short.endswith("_") and not short.endswith("__"):
+            kept = [(_named(storage_of(t)), False) for t in _tensors(operands[1:])]
+            mine = list(_tensors([result]))
+            if short in KEEPS_RESULT_IN_PLACE:
+                kept += [(_named(storage_of(t)), True) for t in mine]
+            return kept
+        return every
+    out: list = []
+    for item in items:
+        if item[0] == "?":
+            return every
+        if item[0] != "tensor" or isinstance(item[1], (IntV, FloatV, BoolV, NoneV)):
+            continue
+        v = item[1]
+        if not isinstance(v, TensorV):
+            return every
+        copied = copies(v, item[2])
+        if copied is not True:
+            root = _named(storage_of(v))
+            out.append((root, copied is False and root is not None))
+    return out
+
+
+def _named(root: object) -> object:
+    return None if root is UNSURE else root
+
+
+def named_storage(v: TensorV) -> object:
+    """v's storage, None where the analysis cannot name it (ops/versions.py's)."""
+    return _named(storage_of(v))
+
+
+def fresh_results(result: Value, operands) -> list:
+    """The tensors among an op's result on storages of their own, none an
+    operand's (ops/versions.made)."""
+    given = {id(storage_of(t)) for t in _tensors(operands)}
+    return [
+        t
+        for t in _tensors([result])
+        if t.storage is None and not isinstance(t, (ParameterV, BufferV)) and id(t) not in given
+    ]
+
+
+def storages_among(values) -> list:
+    """named_storage of each tensor among values, tuples' items in order."""
+    return [named_storage(t) for t in _tensors(values)]
+
+
+def copies(v: TensorV, flat) -> bool | None:
+    """Whether what an op saves of v under its reshape (flat, as `weigh` reads
+    it) is a copy of its own (True), v's storage (False), or not known (None)."""
+    if flat == "copy":
+        return True
+    copied = _copied(v, flat)
+    if copied is not None:
+        return copied
+    if flat == "dense":
+        return False if v.contiguous is True else (True if _surely_strided(v) else None)
+    if flat == "tflat":
+        return None
+    if flat in _COPIED_BY:
+        if v.contiguous in _COPIED_BY[flat]:
+            return True
+        if v.contiguous is None:
+            return None
+    return False
 
 
 def _copied(v: TensorV, flat) -> bool | None:
