@@ -85,3 +85,43 @@ def test_the_annotated_file_is_scored_in_its_own_lines(mutations, monkeypatch):
     assert (got["near"], got["caught"]) == (False, True)
     got = mutations.score_annotated(_mutant(mutations), SOURCE, _found(), _found(8), [8])
     assert (got["near"], got["caught"]) == (False, False)
+
+
+RAISES = """import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x):
+        return self.proj(x) + x
+
+
+class Net(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.block = Block(dim)
+
+    def forward(self, x):
+        return self.block(x)
+"""
+
+
+def test_torchs_verdict_keeps_the_lines_of_its_traceback(tmp_path):
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import mutation_torch
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    path = tmp_path / "net.py"
+    path.write_text(RAISES)
+    job = {"module": "net", "file": str(path), "cls": "Net", "init": {"dim": "4"}}
+    job["inputs"] = {"x": [[2, 4], None]}
+    verdict = mutation_torch.judge(job, RAISES, trace=False)
+    # Net.forward's call, then Block's add, where torch refuses [2, 8] + [2, 4]
+    assert verdict["verdict"] == "raises"
+    assert verdict["raised_at"] == [20, 11]
