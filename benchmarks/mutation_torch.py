@@ -7,7 +7,7 @@ namespace as `--init` values are read), the forward's inputs and a list of sourc
 Each source is executed as that module (so its relative imports resolve against the
 installed-from-corpus package), built, and run on inputs drawn with a fixed seed.
 Writes one JSON list: per source, `runs` with the output's shape or `raises` with the
-error. The first source (the original) also reports which of its lines ran while
+error and the lines of the file on its traceback (`raised_at`). The first source (the original) also reports which of its lines ran while
 building and while running forward: the mutation operators edit only those, and, per
 forward defined in the file, the tensors each call took and returned (`calls`: the
 annotation mode's sizes, mutation_annotate.py). With `jaxtyped`, every forward defined
@@ -177,6 +177,19 @@ class _MissingFinder:
         pass
 
 
+def _raised_at(error: BaseException, path: str) -> list[int]:
+    """The lines of the subject's file on the error's traceback, outermost first: the
+    last is where torch raised within the file (the op), the others the calls that
+    led there. A finding at one of them is where the bug shows."""
+    lines = []
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            lines.append(tb.tb_lineno)
+        tb = tb.tb_next
+    return lines
+
+
 def _timeout(signum, frame):
     raise TimeoutError("mutant ran past its time limit")
 
@@ -224,7 +237,11 @@ def judge(job: dict, source: str, trace: bool) -> dict:
     except BaseException as e:  # noqa: BLE001 - any failure of the mutant is its verdict
         sys.settrace(None)
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        result = {"verdict": "raises", "error": f"{type(e).__name__}: {message}"[:300]}
+        result = {
+            "verdict": "raises",
+            "error": f"{type(e).__name__}: {message}"[:300],
+            "raised_at": _raised_at(e, path),
+        }
     finally:
         signal.alarm(0)
         sys.settrace(None)

@@ -12,7 +12,9 @@ to the original's output shape is kept as a control. Then each kept mutant is ch
 a copy of its package, in a fresh process, three ways (mutation_check.py):
 
 - `check FILE`: caught if an error-severity finding the original file does not have
-  lies near the edit (in the class or function that holds it, or within 3 lines);
+  lies near the edit (in the class or function that holds it, or within 3 lines), or at
+  a line of the file on torch's traceback of the mutant (where the op raises, or a call
+  that led there);
 - `check FILE --dim ...` (the int constructor arguments bound by name): the same;
 - the target `cost FILE::Class --init ... --input ...`: caught if the target reports an
   error diagnostic (issue 25's channel) or ends in an error instead of a report.
@@ -103,8 +105,10 @@ def torch_verdicts(
     jaxtyped: bool = False,
 ) -> list[dict]:
     spec = json.dumps([subject.module, subject.cls, subject.init, sorted(subject.inputs.items())])
-    # "calls": a trace records each forward's tensors since the annotation mode
+    # "calls": a trace records each forward's tensors since the annotation mode;
+    # "raised_at": a mutant's verdict keeps the lines of its traceback since session 29
     extra = ("calls" if trace else "") + ("jaxtyped" if jaxtyped else "")
+    extra = extra or "raised_at"
     keys = [_digest(spec, s, str(trace), extra) for s in sources]
     todo = [i for i, k in enumerate(keys) if k not in cache]
     if todo:
@@ -213,13 +217,26 @@ def _errors(found: dict | None, severities: tuple[str, ...] = ("error",)) -> set
     }
 
 
-def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
+def _caught(near: list, new: set, raised_at: set[int]) -> bool:
+    """A bug is caught by a new error near the edit, or at a line torch's traceback
+    passes through: where the op that raises stands (issue 25: "a failure is an
+    error at the op's line"), even in another class than the edit's (a FeedForward
+    widened, the residual add in Transformer refuses it), or a call that led there."""
+    return bool(near) or any(e[0] in raised_at for e in new)
+
+
+def score(m: Mutant, source: str, base: dict, got: dict, raised_at: list[int] = ()) -> dict:
     lo, hi = _owner_span(source, m.line)
     out = {}
     for mode in ("check", "check_dims"):
         new = _errors(got.get(mode)) - _errors(base.get(mode))
         near = [e for e in new if lo <= e[0] <= hi or m.line - NEAR <= e[0] <= m.end_line + NEAR]
-        out[mode] = {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
+        out[mode] = {
+            "near": bool(near),
+            "caught": _caught(near, new, set(raised_at)),
+            "any": bool(new),
+            "new": sorted(new)[:4],
+        }
         # A warning is no catch (the issue counts errors), but says where a shape
         # rule of warning severity (SHP318) would stand; naming warnings (SHP4xx)
         # follow any rewrite and say nothing here.
@@ -235,6 +252,7 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
     failed = "failure" in target or "failure" in got
     out["target"] = {
         "near": bool(new),
+        "caught": bool(new),
         "any": bool(new),
         "new": sorted(new)[:4],
         "complete": bool(target.get("complete")),
@@ -243,16 +261,25 @@ def score(m: Mutant, source: str, base: dict, got: dict) -> dict:
     return out
 
 
-def score_annotated(m: Mutant, source: str, base: dict, got: dict) -> dict:
+def score_annotated(
+    m: Mutant, source: str, base: dict, got: dict, raised_at: list[int] = ()
+) -> dict:
     """Plain `check` on an annotated mutant: `source` is the annotated original, whose
-    lines from the import on sit one below the mutant's."""
+    lines from the import on sit one below the mutant's (raised_at: the unannotated
+    mutant's traceback, in its lines)."""
     at = mutation_annotate.shift(source)
     line = m.line + (m.line >= at)
     end_line = m.end_line + (m.end_line >= at)
     lo, hi = _owner_span(source, line)
     new = _errors(got.get("check")) - _errors(base.get("check"))
     near = [e for e in new if lo <= e[0] <= hi or line - NEAR <= e[0] <= end_line + NEAR]
-    return {"near": bool(near), "any": bool(new), "new": sorted(new)[:4]}
+    raised = {n + (n >= at) for n in raised_at}
+    return {
+        "near": bool(near),
+        "caught": _caught(near, new, raised),
+        "any": bool(new),
+        "new": sorted(new)[:4],
+    }
 
 
 def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
@@ -300,12 +327,12 @@ def annotated_rows(subject, args, first, original, kept, verdict) -> dict:
         )
         refused = {i for i, r in zip(benign, runs, strict=True) if r["verdict"] != "runs"}
         scores: list[dict | None] = []
-        for i, (m, src, _v, _role) in enumerate(kept):
+        for i, (m, src, v, _role) in enumerate(kept):
             if i in refused:
                 scores.append(None)
                 continue
             got = verdict(annotate(src), dims=False)
-            scores.append(score_annotated(m, annotated, base, got))
+            scores.append(score_annotated(m, annotated, base, got, v.get("raised_at", [])))
         out["modes"][mode] = {
             "false_base": false_base[:4],
             "scores": scores,
@@ -403,7 +430,7 @@ def run_subject(
                 "new": m.new,
                 "class": enclosing_class(original, m.line),
                 "torch": v.get("error") or v.get("shape"),
-                "score": score(m, original, base, got),
+                "score": score(m, original, base, got, v.get("raised_at", [])),
             }
         )
         for mode, got_mode in (annotated or {}).get("modes", {}).items():
@@ -434,9 +461,23 @@ def _by_kind(title: str, rows: list[dict], field: str, modes: list[str]) -> list
     out = ["", f"| {title} | mutants | check | check --dim | target |", "|---|---|---|---|---|"]
     for kind in sorted({r["kind"] for r in rows}):
         group = [r for r in rows if r["kind"] == kind]
-        cells = [str(sum(r["score"][m][field] for r in group)) for m in modes]
+        cells = [
+            str(
+                sum(
+                    _got(r["score"][m]) if field == "caught" else r["score"][m][field]
+                    for r in group
+                )
+            )
+            for m in modes
+        ]
         out.append(f"| {kind} | {len(group)} | " + " | ".join(cells) + " |")
     return out
+
+
+def _got(scored: dict) -> bool:
+    """Caught by the rule of the row's run: rows scored before `caught` (session 29)
+    say near the edit only."""
+    return scored.get("caught", scored.get("near", False))
 
 
 def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
@@ -447,9 +488,9 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
     lines = [
         f"Annotated forwards: {sum(r['forwards'] for r in subjects)} in {len(subjects)} subjects.",
         "",
-        "| `check FILE` | caught (near the edit) | new error anywhere | false errors "
-        "(benign) | false errors (unmutated subjects) |",
-        "|---|---|---|---|---|",
+        "| `check FILE` | caught (near the edit, or where torch raises) | near the edit "
+        "| new error anywhere | false errors (benign) | false errors (unmutated subjects) |",
+        "|---|---|---|---|---|---|",
     ]
     for mode in modes:
         key = "check" if mode == "plain" else f"annot_{mode}"
@@ -465,7 +506,8 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
         refused = sum(r["modes"].get(mode, {}).get("benign_refused", 0) for r in subjects)
         aside = f" ({refused} more refused by jaxtyping)" if refused else ""
         lines.append(
-            f"| {mode}{note} | {sum(r['score'][key]['near'] for r in scored)} / {len(scored)} "
+            f"| {mode}{note} | {sum(_got(r['score'][key]) for r in scored)} / {len(scored)} "
+            f"| {sum(r['score'][key]['near'] for r in scored)} / {len(scored)} "
             f"| {sum(r['score'][key]['any'] for r in scored)} / {len(scored)} "
             f"| {sum(r['score'][key]['any'] for r in scored_benign)} / {len(scored_benign)}{aside} "
             f"| {false_base} |"
@@ -476,10 +518,15 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
     lines.append(
         "Class mutants (the edit inside a class's body): "
         + ", ".join(
+            f"{mode} {sum(_got(r['score'].get(k, {})) for r in in_class)}"
+            for mode, k in zip(modes, keys, strict=True)
+        )
+        + f" / {len(in_class)} (of {len(bugs)} bugs); near the edit alone: "
+        + ", ".join(
             f"{mode} {sum(r['score'].get(k, {}).get('near', False) for r in in_class)}"
             for mode, k in zip(modes, keys, strict=True)
         )
-        + f" / {len(in_class)} (of {len(bugs)} bugs)."
+        + "."
     )
     out = [
         "",
@@ -488,7 +535,7 @@ def summarize_annotated(rows: list[dict], modes: list[str]) -> str:
     ]
     for kind in sorted({r["kind"] for r in bugs}):
         group = [r for r in bugs if r["kind"] == kind]
-        cells = [str(sum(r["score"].get(k, {}).get("near", False) for r in group)) for k in keys]
+        cells = [str(sum(_got(r["score"].get(k, {})) for r in group)) for k in keys]
         out.append(f"| {kind} | {len(group)} | " + " | ".join(cells) + " |")
     return "\n".join(lines + out)
 
@@ -503,18 +550,21 @@ def summarize(rows: list[dict]) -> str:
     benign = [r for r in rows if r["role"] == "benign"]
     runs = [r for r in rows if r["role"] != "bug"]
     lines = [
-        "| mode | caught (near the edit) | new error anywhere | false errors (benign) |",
-        "|---|---|---|---|",
+        "| mode | caught (near the edit, or where torch raises) | near the edit "
+        "| new error anywhere | false errors (benign) |",
+        "|---|---|---|---|---|",
     ]
     for mode, label in modes:
-        caught = sum(r["score"][mode]["near"] for r in bugs)
+        caught = sum(_got(r["score"][mode]) for r in bugs)
+        near = sum(r["score"][mode]["near"] for r in bugs)
         anywhere = sum(r["score"][mode]["any"] for r in bugs)
         false = sum(r["score"][mode]["any"] for r in benign)
         extra = ""
         if mode == "target":
             extra = f"; {sum(r['score'][mode]['any'] for r in runs)} / {len(runs)} on every mutant torch runs"
         lines.append(
-            f"| {label} | {caught} / {len(bugs)} | {anywhere} / {len(bugs)} | {false} / {len(benign)}{extra} |"
+            f"| {label} | {caught} / {len(bugs)} | {near} / {len(bugs)} | {anywhere} / {len(bugs)} "
+            f"| {false} / {len(benign)}{extra} |"
         )
     for mode, label in modes[:2]:
         lines.append(
@@ -527,7 +577,7 @@ def summarize(rows: list[dict]) -> str:
     lines.append(
         f"Targets that print a complete figure for a forward torch cannot run: {complete} / {len(bugs)}."
     )
-    lines += _by_kind("bug kind", bugs, "near", [m for m, _ in modes])
+    lines += _by_kind("bug kind", bugs, "caught", [m for m, _ in modes])
     lines += _by_kind("benign rewrite", benign, "any", [m for m, _ in modes])
     return "\n".join(lines)
 

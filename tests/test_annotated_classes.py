@@ -1315,3 +1315,51 @@ def test_a_name_only_the_return_annotation_writes_is_what_the_body_returns():
     assert jaxtyped_class(ok, "Net")(8)(x).shape == (2, 8)
     with pytest.raises(RuntimeError):
         jaxtyped_class(bug, "Net")(8)(x)
+
+
+AXIS_APART = """
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=4, dim_head=8):
+        super().__init__()
+        inner = heads * dim_head
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim)
+        self.to_q = nn.Linear({width}, inner, bias=False)
+        self.to_out = nn.Linear(inner, dim)
+
+    def forward(self, x: Float[Tensor, "b n d"], pos) -> Float[Tensor, "b n d"]:
+        x = self.norm(x)
+        q = rearrange(self.to_q(x), "b n (h d) -> b h n d", h=self.heads)
+        pos = rearrange(pos, "n (h d) -> h n d", h=self.heads)
+        out = rearrange(q + pos, "b h n d -> b n (h d)")
+        return self.to_out(out)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention(16, 4, 8)
+
+    def forward(self, x, pos):
+        return self.attn(x, pos)
+"""
+
+
+def test_a_pattern_axis_named_as_an_annotated_dim_is_its_own_size():
+    # the pattern's `d` (dim_head, learnt on pos of no known shape) is not the
+    # annotation's `d` (the model's dim): tied, `q + pos` made dim_head·heads meet
+    # dim·heads at to_out, a false SHP321
+    ok, bug = (AXIS_APART.format(width=w) for w in ("dim", "dim * 2"))
+    assert _errors(ok) == []
+    assert _errors(bug) == ["19 SHP307"]
+    torch = pytest.importorskip("torch")
+    x, pos = torch.randn(2, 5, 16), torch.randn(5, 32)
+    assert jaxtyped_class(ok, "Attention")(16, 4, 8)(x, pos).shape == (2, 5, 16)
+    with pytest.raises(RuntimeError):
+        jaxtyped_class(bug, "Attention")(16, 4, 8)(x, pos)

@@ -8,8 +8,10 @@ once; otherwise every call that costs FLOPs is unknown and says on what it depen
 The result is what the results of the alternatives that meet no error on the call's
 arguments have in common (one that meets one raises there); a conflict found by
 running an alternative's body on the call's arguments is reported only where every
-alternative meets it. In a target's run, an error one alternative meets is a
-warning unless every alternative meets one (call_path.settle).
+alternative meets it, and an error an alternative's own layer meets only where every
+alternative raises: an undecided choice is no error on one alternative. In a target's
+run, an error one alternative meets is a warning unless every alternative meets one
+(call_path.settle).
 """
 
 from __future__ import annotations
@@ -120,15 +122,20 @@ def call(
     # A conflict a run of one alternative's body on these arguments meets (`via`,
     # argument_runs.value_at) may not happen: which alternative runs may go with which
     # arguments come (timm's LeViT: ConvNorm on 4-d inputs, LinearNorm on 3-d ones).
-    # One every alternative meets is the call's; an alternative's own layers are
-    # judged as before.
+    # One every alternative meets is the call's. An alternative's own layer that
+    # raises is an error only where every alternative raises: the same undecided test
+    # may have shaped the arguments (diffusers' LTX upsampler, `Conv2d if dims == 2
+    # else Conv3d` called on a 5-d input only where `self.dims != 2`).
     # (A target's run noted each where its alternative ran: call_path tells whether
     # every alternative raises.)
+    every_raises = all(_raises(found) for found in said)
     with call_path.paused():
         for i, found in enumerate(said):
             for d in found:
                 run = " (via " in d.message
                 if run and (i or not all(d in other for other in said[1:])):
+                    continue
+                if not every_raises and severity_of(d.code) == "error":
                     continue
                 an.report((d.line, d.column, d.end_line, d.end_column), d.code, d.message)
     returned = _returned(results, said)

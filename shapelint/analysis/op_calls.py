@@ -42,7 +42,14 @@ from shapelint.analysis import calls as dispatch
 from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.run_state import CallRecord
 from shapelint.notation.quoting import ends
-from shapelint.notation.symbolic import Expr, assuming, declare_apart, declare_learned, product
+from shapelint.notation.symbolic import (
+    Expr,
+    annotated_names,
+    assuming,
+    declare_apart,
+    declare_learned,
+    product,
+)
 from shapelint.ops import backward
 from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.values import (
@@ -299,7 +306,8 @@ class OpCallsMixin:
                 self.inferred_names.add(name)
                 if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
                     frame.env[kw.value.id] = lengths[kw.arg]
-        bound = unify.leading_var_binding(op, pat.value, x, lengths)
+        local = self._axes_apart(annotated_names())
+        bound = unify.leading_var_binding(op, pat.value, x, lengths, local)
         given = unify.dim_names(x) | {
             n for v in lengths.values() if isinstance(v, IntV) and v.value for n in v.value.names()
         }
@@ -311,7 +319,7 @@ class OpCallsMixin:
                 args[0] = x
             else:
                 kwargs["tensor"] = x
-        known = unify.einops_input(op, pat.value, x, lengths)
+        known = unify.einops_input(op, pat.value, x, lengths, local)
         if known is None or _longer_than_slice(x, known):
             return
         declare_learned(unify.dim_names(known) - given)
@@ -320,6 +328,22 @@ class OpCallsMixin:
         else:
             kwargs["tensor"] = known
         learning.learn(self, unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+
+    def _axes_apart(self, annotated: frozenset[str]) -> dict[str, str] | None:
+        """The name an einops axis of unknown size learns where an annotation of the
+        scope names a dim as the axis is named (`d'` for `d`): the pattern's names are
+        local to its call, jaxtyping's bound per call of the annotated function, and
+        nothing ties the two unless the code does (then the dim is known already)."""
+        if not annotated:
+            return None
+        taken = annotated | self.size_params
+        local = {}
+        for name in annotated:
+            apart = name + "'"
+            while apart in taken:
+                apart += "'"
+            local[name] = apart
+        return local
 
     def op_value(
         self, name: str, args: list[Value], kwargs: dict[str, Value], node, frame, arg_nodes=None

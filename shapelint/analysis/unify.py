@@ -53,9 +53,12 @@ def is_open(v: Value) -> bool:
     return isinstance(v, TensorV) and (v.shape is None or None in v.shape)
 
 
-def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list | None:
+def _left_groups(
+    op: str, pattern: str, kwargs: dict[str, Value] | None, local: dict[str, str] | None = None
+) -> list | None:
     """Each group of the left side as a size (None: the ellipsis), or None when
-    the pattern or its lengths say nothing usable."""
+    the pattern or its lengths say nothing usable. local: the size name an axis
+    with no length takes where its own name is another size's (axis_names_apart)."""
     pat = parse(op, pattern)
     if not pat.ok or pat.output is None or len(pat.left.groups) > MAX_RANK:
         return None
@@ -77,13 +80,18 @@ def _left_groups(op: str, pattern: str, kwargs: dict[str, Value] | None) -> list
             elif a.is_ellipsis:
                 return None  # '(...)' on the left: a product of dims of unknown number
             else:
-                size = size * lengths.get(a.name, Expr.name(a.name))
+                name = local.get(a.name, a.name) if local else a.name
+                size = size * lengths.get(a.name, Expr.name(name))
         groups.append(size)
     return groups
 
 
 def leading_var_binding(
-    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
+    op: str,
+    pattern: str,
+    x: Value,
+    kwargs: dict[str, Value] | None,
+    local: dict[str, str] | None = None,
 ) -> tuple[str, tuple] | None:
     """`[..., inner]` or `[b, ?, ...]` (one variadic no code names, among dims)
     meets a left side without an ellipsis: the variadic is the pattern's groups
@@ -93,7 +101,7 @@ def leading_var_binding(
     at = [i for i, d in enumerate(x.shape) if isinstance(d, Var)]
     if len(at) != 1 or not x.shape[at[0]].name.startswith("_v"):  # type: ignore[union-attr]
         return None
-    groups = _left_groups(op, pattern, kwargs)
+    groups = _left_groups(op, pattern, kwargs, local)
     if groups is None or None in groups:
         return None
     k = len(x.shape) - 1
@@ -103,14 +111,18 @@ def leading_var_binding(
 
 
 def einops_input(
-    op: str, pattern: str, x: Value, kwargs: dict[str, Value] | None
+    op: str,
+    pattern: str,
+    x: Value,
+    kwargs: dict[str, Value] | None,
+    local: dict[str, str] | None = None,
 ) -> TensorV | None:
     """What rearrange/reduce/repeat's left side says x is, where x's shape is
     unknown in part; None when the pattern tells nothing new (or x is not a
     plain tensor: a list einops stacks, a tensor with a variadic)."""
     if not is_open(x) or isinstance(x, ObjectV):
         return None
-    groups = _left_groups(op, pattern, kwargs)
+    groups = _left_groups(op, pattern, kwargs, local)
     if groups is None:
         return None
     shape = x.shape if isinstance(x, TensorV) else None

@@ -891,6 +891,16 @@ def annotation_bound() -> frozenset[str]:
     return frozenset(facts.bound) if facts is not None else frozenset()
 
 
+def annotated_names() -> frozenset[str]:
+    """The names the scope's annotations give dims, and those a caller's annotations
+    lent its run: sizes of their own, which an einops pattern's axis of the same name
+    is not (a pattern's names are local to its call)."""
+    facts = _FACTS.get()
+    if facts is None or facts.orders_only:
+        return frozenset()
+    return frozenset(facts.declared) | facts.lent_bound
+
+
 def lendable(carried: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
     """What a run on one call's arguments may take of this scope's names (lend):
     those of `carried` (the names the arguments' sizes hold) that the parameters'
