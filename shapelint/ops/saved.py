@@ -443,6 +443,13 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     short = parts[-1]
     if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    if short == "as_strided":
+        # the strides it is given: overlapping or gapped, never read as row-major
+        steps = args[2] if len(args) > 2 else kwargs.get("stride")
+        laid = (int_sizes(value), _int_tuple(steps))
+        if laid[0] is None or laid[1] is None or len(laid[0]) != len(laid[1]):
+            return _mark(value, base, view=True, contiguous=None)
+        return _laid(value, base, (tuple(laid[0]), tuple(laid[1])))
     if short == "einsum" and name.startswith("torch.") and _einsum_view(args):
         # torch.einsum of one operand that sums no letter runs only diagonal and
         # permute: a view of it (`bii->bi` of an input saves no storage of its own)
@@ -939,6 +946,16 @@ def layout_of(v: Value) -> strides.Layout | None:
     if v.contiguous is True:
         return tuple(sizes), strides.contiguous(sizes)
     return None
+
+
+def _int_tuple(v: Value | None) -> list[int] | None:
+    """A tuple of known ints (`x.as_strided(size, (4, 1))`), else None."""
+    if not isinstance(v, TupleV):
+        return None
+    items = [i.value for i in v.items if isinstance(i, IntV)]
+    if len(items) != len(v.items) or any(not isinstance(i, Expr) or i.value is None for i in items):
+        return None
+    return [int(i.value) for i in items]
 
 
 def int_sizes(v: Value) -> list[int] | None:

@@ -1,0 +1,110 @@
+"""`Tensor.stride()` and `Tensor.as_strided` (ops/shape_rules.py, ops/saved.py) in a
+target run, each module judged by FlopCounterMode: forward, backward and the
+activations torch saves, against `cost FILE::M` in process."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from benchmarks.gen_modules import Generated, judge
+
+pytest.importorskip("torch")
+
+HEAD = """\
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def frames(x, size: int, step: int):
+    # overlapping frames of the last axis, a view built from the tensor's strides
+    shape = list(x.shape)
+    length = shape.pop(-1)
+    n = math.ceil((max(length, size) - size) / step) + 1
+    padded = F.pad(x, (0, (n - 1) * step + size - length)).contiguous()
+    strides = []
+    for d in range(padded.dim()):
+        strides.append(padded.stride(d))
+    last = strides.pop(-1)
+    assert last == 1
+    return padded.as_strided(shape + [n, size], strides + [step, 1])
+
+
+class M(nn.Module):
+"""
+
+
+def _judge(tmp_path, body: str, inputs=None):
+    src = HEAD + textwrap.indent(textwrap.dedent(body), "    ")
+    return judge(Generated(0, "strided", [], src, {}, inputs or {"x": "2,3,20"}, "M"), tmp_path)
+
+
+def test_frames_viewed_through_the_tensors_strides_are_costed_exactly(tmp_path):
+    v = _judge(
+        tmp_path,
+        """
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(5, 7)
+
+        def forward(self, x):
+            y = self.lin(frames(x, 5, 3))
+            return y.reshape(y.shape[0], -1) @ torch.ones(y.shape[1] * y.shape[2] * 7, 3)
+        """,
+    )
+    what = (v.outcome, v.truth, v.figure, v.detail, v.backward, v.saved)
+    assert v.outcome == "exact" and v.backward == "exact", what
+    assert v.saved == "exact", what
+
+
+def test_a_transposed_tensors_strides_are_its_own(tmp_path):
+    # x.transpose(1, 2) of a (2, 3, 4) tensor has strides (12, 1, 4): a Linear
+    # sized by its last stride runs (4 inputs); contiguous strides would say 1
+    v = _judge(
+        tmp_path,
+        """
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 5)
+
+        def forward(self, x):
+            s = x.transpose(1, 2).stride()
+            return self.lin(torch.ones(2, s[2])) + x.stride(0)
+        """,
+        {"x": "2,3,4"},
+    )
+    assert v.outcome == "exact", (v.outcome, v.truth, v.figure, v.detail)
+
+
+@pytest.mark.parametrize(
+    "call,runs",
+    [
+        # reaches past the end of the tensor, which holds its storage alone: torch
+        # refuses it
+        ("x.as_strided((2, 3, 20), (60, 20, 2))", False),
+        # a transposed tensor's storage read as if it were row-major: not followed
+        ("x.transpose(1, 2).as_strided((2, 3, 10), (60, 20, 1))", True),
+    ],
+)
+def test_an_as_strided_view_not_surely_within_the_tensor_is_not_followed(tmp_path, call, runs):
+    v = _judge(
+        tmp_path,
+        f"""
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(20, 4)
+
+        def forward(self, x):
+            y = {call}
+            return self.lin(x) + y.sum()
+        """,
+    )
+    what = (v.outcome, v.truth, v.figure, v.detail)
+    if runs:
+        assert v.outcome in ("exact", "lower", "unknown"), what
+    else:
+        assert v.truth is None and not v.complete, what
