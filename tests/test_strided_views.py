@@ -108,3 +108,58 @@ def test_an_as_strided_view_not_surely_within_the_tensor_is_not_followed(tmp_pat
         assert v.outcome in ("exact", "lower", "unknown"), what
     else:
         assert v.truth is None and not v.complete, what
+
+
+def test_as_subclass_of_torch_tensor_is_the_same_data_on_the_graph(tmp_path):
+    v = _judge(
+        tmp_path,
+        """
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(20, 6)
+            self.b = nn.Linear(6, 3)
+
+        def forward(self, x):
+            h = self.a(x).as_subclass(torch.Tensor)
+            return self.b(h.relu())
+        """,
+    )
+    what = (v.outcome, v.truth, v.figure, v.detail, v.backward, v.saved)
+    assert v.outcome == "exact" and v.backward == "exact", what
+    assert v.saved == "exact", what
+
+
+def test_as_subclass_of_a_class_of_the_project_is_not_followed(tmp_path):
+    # its __torch_function__ runs every later op on it: here each linear twice
+    src = HEAD.replace(
+        "class M(nn.Module):",
+        textwrap.dedent(
+            """
+            class Twice(torch.Tensor):
+                @classmethod
+                def __torch_function__(cls, func, types, args=(), kwargs=None):
+                    out = super().__torch_function__(func, types, args, kwargs or {})
+                    if func is F.linear:
+                        super().__torch_function__(func, types, args, kwargs or {})
+                    return out
+
+
+            class M(nn.Module):"""
+        ),
+    )
+    src += textwrap.indent(
+        textwrap.dedent(
+            """
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(20, 6)
+
+            def forward(self, x):
+                return self.a(x.as_subclass(Twice))
+            """
+        ),
+        "    ",
+    )
+    v = judge(Generated(0, "strided", [], src, {}, {"x": "2,3,20"}, "M"), tmp_path)
+    what = (v.outcome, v.truth, v.figure, v.complete, v.detail)
+    assert v.truth is not None and not v.complete, what

@@ -292,6 +292,7 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "torch.Tensor.expand": [((X(3, 1), 2, 3, 4), {}), ((X(3, 1), -1, 5), {})],
     "broadcast_to": [((X(3, 1), (2, 3, 4)), {})],
     "expand_as": [((X(3, 1), X(2, 3, 4)), {})],
+    "as_subclass": [((X(2, 3), torch.Tensor), {})],
     "as_strided": [
         ((X(2, 10), (2, 3, 4), (10, 3, 1)), {}),  # overlapping frames, within the tensor
         ((X(2, 3), (3, 2), (1, 3)), {}),  # its transpose

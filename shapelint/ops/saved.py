@@ -95,9 +95,11 @@ _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
 _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
+# Those of _SAME that keep their operand's sizes and strides: the same data.
+_SAME_DATA = ("detach", "detach_", "Variable", "data", "as_subclass")
 _SAME = frozenset(
-    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
-    | {"data", "view_as_real", "view_as_complex"}
+    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", *_SAME_DATA}
+    | {"view_as_real", "view_as_complex"}
 )
 # Those of _SAME that view their operand with strides of their own (ATen's computeStride).
 _VIEWS = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze"})
@@ -529,11 +531,11 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         laid, sizes = layout_of(base), int_sizes(value)
         if sizes is None and not in_place and short in _VIEWS:
             return _sym_viewed(marked, base, value)
-        if sizes is None and (in_place or short in ("detach", "detach_", "Variable", "data")):
+        if sizes is None and (in_place or short in _SAME_DATA):
             return _with_layout(marked, _kept_sym(base, value))
         if laid is None or sizes is None:
             return marked
-        if in_place or short in ("detach", "detach_", "Variable", "data"):
+        if in_place or short in _SAME_DATA:
             return _with_layout(marked, laid if tuple(sizes) == laid[0] else None)
         viewed = strides.compute_stride(laid[0], laid[1], sizes)
         return marked if viewed is None else _laid(value, base, (tuple(sizes), viewed))

@@ -2512,6 +2512,16 @@ def as_strided(
 
 
 @rule
+def as_subclass(ctx: RuleContext, x: Value, cls: Value) -> RuleOut | NotApplicable:
+    """``x.as_subclass(torch.Tensor)``: x's data, strides and place on the autograd
+    graph as a plain tensor. Of any other class, that class's methods and
+    ``__torch_function__`` decide what later ops on it do: not described."""
+    if getattr(cls, "qual", None) != "torch.Tensor" or not isinstance(x, TensorV):
+        return NOT_APPLICABLE
+    return RuleOut(_tensor(x.shape, x))
+
+
+@rule
 def ndim(ctx: RuleContext, x: Value) -> RuleOut:
     """``x.dim()`` / ``x.ndim``: the rank, if known."""
     r = known_rank(shape_of(x))
