@@ -50,9 +50,11 @@ def _bound(v) -> None:
     assert v.outcome in ("lower", "unknown"), what
 
 
-def test_what_the_generator_yields_is_bound_to_the_with_target(tmp_path):
-    v = _judge(
-        tmp_path,
+# (generator, forward): each followed, exact as torch counts forward, backward and
+# the tensors it saves
+EXACT = {
+    # what it yields is bound to the `as` target
+    "yields_a_value": (
         """
         @contextlib.contextmanager
         def ctx(layer, x):
@@ -64,15 +66,10 @@ def test_what_the_generator_yields_is_bound_to_the_with_target(tmp_path):
                 x = self.b(y)
             return x
         """,
-    )
-    _exact(v)
-
-
-def test_the_body_runs_in_the_grad_mode_the_generator_entered(tmp_path):
-    # torch: b's backward does not run (its input and weights are reached under
-    # no_grad), a's does: a backward figure that ran the body with grad is wrong
-    v = _judge(
-        tmp_path,
+    ),
+    # the body runs in the grad mode the generator entered: b's backward does not
+    # run (torch), a's does; a backward figure that ran the body with grad is wrong
+    "grad_mode_around_the_yield": (
         """
         @contextmanager
         def frozen():
@@ -86,14 +83,9 @@ def test_the_body_runs_in_the_grad_mode_the_generator_entered(tmp_path):
                 y = self.b(x)
             return x.sum() + y.sum()
         """,
-    )
-    _exact(v)
-
-
-def test_the_code_after_the_yield_runs_after_the_body_even_on_a_return(tmp_path):
-    # the `finally` of the generator runs b after the body returned: its FLOPs count
-    v = _judge(
-        tmp_path,
+    ),
+    # the `finally` after the yield runs b after the body returned: its FLOPs count
+    "finally_after_a_return": (
         """
         @contextmanager
         def then(layer, x):
@@ -107,13 +99,9 @@ def test_the_code_after_the_yield_runs_after_the_body_even_on_a_return(tmp_path)
             with then(self.b, x):
                 return self.a(x)
         """,
-    )
-    _exact(v)
-
-
-def test_items_after_a_generator_and_before_it_nest_as_python_nests_them(tmp_path):
-    v = _judge(
-        tmp_path,
+    ),
+    # the items before and after a generator nest as Python nests them
+    "several_items": (
         """
         @contextmanager
         def ctx(layer, x):
@@ -127,14 +115,9 @@ def test_items_after_a_generator_and_before_it_nest_as_python_nests_them(tmp_pat
                 w = self.b(y)
             return z.sum() + w.sum()
         """,
-    )
-    _exact(v)
-
-
-def test_a_generator_setting_a_library_flag_around_the_body_is_followed(tmp_path):
+    ),
     # a store deep into an imported library module changes nothing the caller holds
-    v = _judge(
-        tmp_path,
+    "library_flag": (
         """
         @contextmanager
         def no_tf32():
@@ -149,8 +132,13 @@ def test_a_generator_setting_a_library_flag_around_the_body_is_followed(tmp_path
                 x = self.a(x)
             return self.b(x)
         """,
-    )
-    _exact(v)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_a_generator_context_manager_runs_as_contextlib_runs_it(tmp_path, name):
+    _exact(_judge(tmp_path, *EXACT[name]))
 
 
 def test_a_generator_that_surely_raises_before_its_yield_raises_at_the_with(tmp_path):

@@ -43,41 +43,57 @@ def _judge(tmp_path, body: str, inputs=None):
     return judge(Generated(0, "strided", [], src, {}, inputs or {"x": "2,3,20"}, "M"), tmp_path)
 
 
-def test_frames_viewed_through_the_tensors_strides_are_costed_exactly(tmp_path):
+# (layers, forward, input): each exact as torch counts forward, backward and saved
+EXACT = {
+    # overlapping frames viewed through the tensor's own strides
+    "frames": (
+        "nn.Linear(5, 7)",
+        """
+        y = self.lin(frames(x, 5, 3))
+        return y.reshape(y.shape[0], -1) @ torch.ones(y.shape[1] * y.shape[2] * 7, 3)
+        """,
+        "2,3,20",
+    ),
+    # x.transpose(1, 2) of a (2, 3, 4) tensor has strides (12, 1, 4): a Linear
+    # sized by its last stride runs (4 inputs); contiguous strides would say 1
+    "transposed_strides": (
+        "nn.Linear(4, 5)",
+        """
+        s = x.transpose(1, 2).stride()
+        return self.lin(torch.ones(2, s[2])) + x.stride(0)
+        """,
+        "2,3,4",
+    ),
+    # x.as_subclass(torch.Tensor): the same data, on the autograd graph
+    "as_subclass_of_tensor": (
+        "nn.Sequential(nn.Linear(20, 6), nn.ReLU())",
+        """
+        h = self.lin(x).as_subclass(torch.Tensor)
+        return h @ torch.ones(6, 3)
+        """,
+        "2,3,20",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT))
+def test_views_through_strides_are_costed_exactly(tmp_path, name):
+    layers, forward, shape = EXACT[name]
+    body = f"""
+    def __init__(self):
+        super().__init__()
+        self.lin = {layers}
+
+    def forward(self, x):
+    """
     v = _judge(
         tmp_path,
-        """
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(5, 7)
-
-        def forward(self, x):
-            y = self.lin(frames(x, 5, 3))
-            return y.reshape(y.shape[0], -1) @ torch.ones(y.shape[1] * y.shape[2] * 7, 3)
-        """,
+        textwrap.dedent(body) + textwrap.indent(textwrap.dedent(forward), "    "),
+        {"x": shape},
     )
     what = (v.outcome, v.truth, v.figure, v.detail, v.backward, v.saved)
     assert v.outcome == "exact" and v.backward == "exact", what
     assert v.saved == "exact", what
-
-
-def test_a_transposed_tensors_strides_are_its_own(tmp_path):
-    # x.transpose(1, 2) of a (2, 3, 4) tensor has strides (12, 1, 4): a Linear
-    # sized by its last stride runs (4 inputs); contiguous strides would say 1
-    v = _judge(
-        tmp_path,
-        """
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(4, 5)
-
-        def forward(self, x):
-            s = x.transpose(1, 2).stride()
-            return self.lin(torch.ones(2, s[2])) + x.stride(0)
-        """,
-        {"x": "2,3,4"},
-    )
-    assert v.outcome == "exact", (v.outcome, v.truth, v.figure, v.detail)
 
 
 @pytest.mark.parametrize(
@@ -108,25 +124,6 @@ def test_an_as_strided_view_not_surely_within_the_tensor_is_not_followed(tmp_pat
         assert v.outcome in ("exact", "lower", "unknown"), what
     else:
         assert v.truth is None and not v.complete, what
-
-
-def test_as_subclass_of_torch_tensor_is_the_same_data_on_the_graph(tmp_path):
-    v = _judge(
-        tmp_path,
-        """
-        def __init__(self):
-            super().__init__()
-            self.a = nn.Linear(20, 6)
-            self.b = nn.Linear(6, 3)
-
-        def forward(self, x):
-            h = self.a(x).as_subclass(torch.Tensor)
-            return self.b(h.relu())
-        """,
-    )
-    what = (v.outcome, v.truth, v.figure, v.detail, v.backward, v.saved)
-    assert v.outcome == "exact" and v.backward == "exact", what
-    assert v.saved == "exact", what
 
 
 def test_as_subclass_of_a_class_of_the_project_is_not_followed(tmp_path):
