@@ -79,6 +79,10 @@ def to_value(obj, names: dict[int, str] | None = None) -> Value:
         return TupleV(tuple(to_value(o, names) for o in obj))
     if isinstance(obj, Value):
         return obj
+    if obj is torch.Tensor:  # the class as a value (`x.as_subclass(torch.Tensor)`)
+        from shapelint.analysis.callable_values import LayerClassV
+
+        return LayerClassV("torch.Tensor")
     raise TypeError(obj)
 
 

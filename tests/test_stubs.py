@@ -292,6 +292,11 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "torch.Tensor.expand": [((X(3, 1), 2, 3, 4), {}), ((X(3, 1), -1, 5), {})],
     "broadcast_to": [((X(3, 1), (2, 3, 4)), {})],
     "expand_as": [((X(3, 1), X(2, 3, 4)), {})],
+    "as_subclass": [((X(2, 3), torch.Tensor), {})],
+    "as_strided": [
+        ((X(2, 10), (2, 3, 4), (10, 3, 1)), {}),  # overlapping frames, within the tensor
+        ((X(2, 3), (3, 2), (1, 3)), {}),  # its transpose
+    ],
     "torch.Tensor.repeat": [((X(2, 3), 2, 1, 2), {})],
     "tile": [((X(2, 3), (2, 2)), {})],
     "cat": [(([X(2, 3), X(2, 5)], 1), {}), (([X(2, 3), X(4, 3)],), {})],
@@ -307,6 +312,7 @@ SHAPE_CALLS: dict[str, list[tuple[tuple, dict]]] = {
     "unique": [((X(3, 4),), {})],
     "shape": [((X(2, 3),), {})],
     "size": [((X(2, 3),), {}), ((X(2, 3), -1), {})],
+    "torch.Tensor.stride": [((X(2, 3, 4),), {}), ((X(2, 3, 4), 1), {}), ((X(2, 3), -1), {})],
     "dim": [((X(2, 3),), {})],
     "ndimension": [((X(2, 3),), {})],
     "ndim": [((X(2, 3),), {})],
@@ -646,6 +652,18 @@ def test_linear_with_a_1d_weight_takes_a_bias_where_torch_does(x, bias):
     addmm there, which refuses a 1-D weight; main: a complete figure). Issues where
     torch raises, its shape where it runs."""
     o = run_both("torch.nn.functional.linear", [X(*x), X(4), X(*bias)])
+    check_verdict(o)
+    assert (o.error is None) == (not o.result.issues)
+
+
+@pytest.mark.parametrize(
+    "size,stride", [((2, 4), (3, 1)), ((2, 3), (4, 2)), ((2, 3), (3, 1)), ((4, 2), (1, 4))]
+)
+def test_as_strided_refuses_a_view_past_the_tensors_own_storage(size, stride):
+    """A tensor holding its storage alone: a view reaching past its last element
+    is refused by torch (setStorage: out of bounds), and so by the stub; one
+    within it runs, with torch's shape."""
+    o = run_both("torch.Tensor.as_strided", [X(2, 3), size, stride])
     check_verdict(o)
     assert (o.error is None) == (not o.result.issues)
 

@@ -249,6 +249,33 @@ def calling(function: str, line: int | None) -> Iterator[None]:
             stack[-1][1] = saved
 
 
+def depth() -> int:
+    """How many calls deep the run is now (for `back_at`)."""
+    return len(_ACTIVE[-1].stack) if _ACTIVE and _ACTIVE[-1] is not None else 0
+
+
+@contextmanager
+def back_at(level: int) -> Iterator[None]:
+    """The block runs in the function that was running `level` calls deep, the
+    calls made since set aside and put back after it: a `with` body that a
+    context manager's generator runs at its `yield` is the caller's code."""
+    if not _ACTIVE or _ACTIVE[-1] is None or len(_ACTIVE[-1].stack) <= level:
+        yield
+        return
+    stack = _ACTIVE[-1].stack
+    above = stack[level:]
+    del stack[level:]
+    saved = stack[-1][1] if stack else None
+    if stack:
+        stack[-1][1] = None
+    try:
+        yield
+    finally:
+        if stack:
+            stack[-1][1] = saved
+        stack[level:] = above
+
+
 def note(path: str, line: int, column: int, end_line: int, end_column: int, code: str, message: str, repeating: bool) -> None:  # fmt: skip
     """A finding reported now (`repeating`: another run of a loop body, whose
     finding at the same spot is the same one said with other shapes)."""

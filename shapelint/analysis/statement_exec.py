@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from contextlib import nullcontext
+from functools import partial
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
@@ -19,6 +20,7 @@ from shapelint.analysis import (
     call_path,
     callable_values,
     closure_calls,
+    context_managers,
     decorators,
     defaults,
     expressions,
@@ -224,6 +226,8 @@ def _extended_in_place(op: ast.operator, v) -> bool:
 def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) -> None:
     if grad_mode.set_here(an, stmt, frame):
         return
+    if type(stmt.value) is ast.Yield and context_managers.at_yield(stmt, frame):
+        return  # a context manager's generator: the `with` body ran here
     an.eval(stmt.value, frame)
 
 
@@ -389,35 +393,57 @@ def exec_continue(an: Analyzer, stmt: ast.Continue, frame: Frame, module_level: 
 def exec_with(
     an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
 ) -> None:
-    mode = KEEP
-    exits = []
-    for item in stmt.items:
-        cm = an.eval(item.context_expr, frame)
-        m = grad_mode.mode_of(an, item.context_expr, frame)
-        mode = mode if m is KEEP else m
-        if _dunder_of(an, cm, "__exit__"):
-            # held in the frame (a name no code can bind), so that what changes the
-            # object in __enter__ or in the body reaches it: __exit__ runs on it
-            key = f"<with {id(item)}>"
-            frame.env[key] = cm
-            exits.append((key, item.context_expr))
-        got = _dunder(an, cm, "__enter__", item.context_expr, [], frame)
+    start: list[set] = []  # the records before the body ran
+    _with_items(an, stmt, 0, KEEP, frame, start)
+    raising.after_with(an, stmt, frame, start[0] if start else set(frame.records))
+
+
+def _with_items(an: Analyzer, stmt, i: int, mode, frame: Frame, start: list) -> None:
+    """Enter stmt's items from the i-th on, run the body, leave them: Python's
+    `with a, b:` is `with a: with b:`, so the items after a context manager's
+    generator, and the body, run at its `yield` (context_managers.py)."""
+    if i == len(stmt.items):
+        if an.specialize and any(
+            grad_mode.casts(an, item.context_expr, frame) for item in stmt.items
+        ):
+            storages.cast_region()
+        start.append(set(frame.records))
+        with grad_mode.entered(mode):
+            an.exec_block(stmt.body, frame)
+        return
+    item = stmt.items[i]
+    fd = context_managers.generator_of(an, item.context_expr, frame)
+    if fd is not None:
+        rest = partial(_with_items, an, stmt, i + 1, mode, frame, start)
+        if context_managers.run(an, fd, item, frame, rest):
+            return
         if item.optional_vars is not None:
-            # What __enter__ returns is not the context manager itself.
-            an.assign(item.optional_vars, UNKNOWN if got is None else got, frame, None)
-    if an.specialize and any(grad_mode.casts(an, item.context_expr, frame) for item in stmt.items):
-        storages.cast_region()
-    start = set(frame.records)
-    with grad_mode.entered(mode):
-        an.exec_block(stmt.body, frame)
-    for key, expr in reversed(exits):
-        cm = frame.env.pop(key, UNKNOWN)
-        if _dunder(an, cm, "__exit__", expr, [NoneV(), NoneV(), NoneV()], frame) is None:
-            # the object was forgotten on the way (changed where it was not followed):
-            # what its __exit__ does is not known
-            call = ast.copy_location(ast.Call(ast.Attribute(expr, "__exit__"), [], []), expr)
-            an.unknown_call(call, [], {}, frame, "__exit__ of a context manager not known here")
-    raising.after_with(an, stmt, frame, start)
+            an.assign(item.optional_vars, UNKNOWN, frame, None)
+        _with_items(an, stmt, i + 1, mode, frame, start)
+        return
+    cm = an.eval(item.context_expr, frame)
+    m = grad_mode.mode_of(an, item.context_expr, frame)
+    mode = mode if m is KEEP else m
+    key = None
+    if _dunder_of(an, cm, "__exit__"):
+        # held in the frame (a name no code can bind), so that what changes the
+        # object in __enter__ or in the body reaches it: __exit__ runs on it
+        key = f"<with {id(item)}>"
+        frame.env[key] = cm
+    got = _dunder(an, cm, "__enter__", item.context_expr, [], frame)
+    if item.optional_vars is not None:
+        # What __enter__ returns is not the context manager itself.
+        an.assign(item.optional_vars, UNKNOWN if got is None else got, frame, None)
+    _with_items(an, stmt, i + 1, mode, frame, start)
+    if key is None:
+        return
+    expr = item.context_expr
+    cm = frame.env.pop(key, UNKNOWN)
+    if _dunder(an, cm, "__exit__", expr, [NoneV(), NoneV(), NoneV()], frame) is None:
+        # the object was forgotten on the way (changed where it was not followed):
+        # what its __exit__ does is not known
+        call = ast.copy_location(ast.Call(ast.Attribute(expr, "__exit__"), [], []), expr)
+        an.unknown_call(call, [], {}, frame, "__exit__ of a context manager not known here")
 
 
 def _dunder_of(an: Analyzer, cm, name: str) -> bool:

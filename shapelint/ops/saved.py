@@ -95,9 +95,11 @@ _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
 _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
 # reshape copies a tensor that is not contiguous (and so does contiguous()).
 _MAYBE_COPY = frozenset({"reshape", "flatten", "reshape_as", "contiguous"})
+# Those of _SAME that keep their operand's sizes and strides: the same data.
+_SAME_DATA = ("detach", "detach_", "Variable", "data", "as_subclass")
 _SAME = frozenset(
-    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", "detach", "detach_", "Variable"}
-    | {"data", "view_as_real", "view_as_complex"}
+    {"view", "view_as", "unflatten", "unsqueeze", "squeeze", *_SAME_DATA}
+    | {"view_as_real", "view_as_complex"}
 )
 # Those of _SAME that view their operand with strides of their own (ATen's computeStride).
 _VIEWS = frozenset({"view", "view_as", "unflatten", "unsqueeze", "squeeze"})
@@ -447,6 +449,13 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
     short = parts[-1]
     if short in ("__call__", "forward") and len(parts) > 2 and name.startswith("torch.nn."):
         short = parts[-2].lower()  # a layer's call: nn.Flatten as flatten
+    if short == "as_strided":
+        # the strides it is given: overlapping or gapped, never read as row-major
+        steps = args[2] if len(args) > 2 else kwargs.get("stride")
+        laid = (int_sizes(value), _int_tuple(steps))
+        if laid[0] is None or laid[1] is None or len(laid[0]) != len(laid[1]):
+            return _mark(value, base, view=True, contiguous=None)
+        return _laid(value, base, (tuple(laid[0]), tuple(laid[1])))
     if short == "einsum" and name.startswith("torch.") and _einsum_view(args):
         # torch.einsum of one operand that sums no letter runs only diagonal and
         # permute: a view of it (`bii->bi` of an input saves no storage of its own)
@@ -526,11 +535,11 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         laid, sizes = layout_of(base), int_sizes(value)
         if sizes is None and not in_place and short in _VIEWS:
             return _sym_viewed(marked, base, value)
-        if sizes is None and (in_place or short in ("detach", "detach_", "Variable", "data")):
+        if sizes is None and (in_place or short in _SAME_DATA):
             return _with_layout(marked, _kept_sym(base, value))
         if laid is None or sizes is None:
             return marked
-        if in_place or short in ("detach", "detach_", "Variable", "data"):
+        if in_place or short in _SAME_DATA:
             return _with_layout(marked, laid if tuple(sizes) == laid[0] else None)
         viewed = strides.compute_stride(laid[0], laid[1], sizes)
         return marked if viewed is None else _laid(value, base, (tuple(sizes), viewed))
@@ -943,6 +952,16 @@ def layout_of(v: Value) -> strides.Layout | None:
     if v.contiguous is True:
         return tuple(sizes), strides.contiguous(sizes)
     return None
+
+
+def _int_tuple(v: Value | None) -> list[int] | None:
+    """A tuple of known ints (`x.as_strided(size, (4, 1))`), else None."""
+    if not isinstance(v, TupleV):
+        return None
+    items = [i.value for i in v.items if isinstance(i, IntV)]
+    if len(items) != len(v.items) or any(not isinstance(i, Expr) or i.value is None for i in items):
+        return None
+    return [int(i.value) for i in items]
 
 
 def int_sizes(v: Value) -> list[int] | None:

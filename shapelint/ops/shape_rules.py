@@ -30,7 +30,7 @@ from shapelint.notation.symbolic import (
     sized_as,
     total,
 )
-from shapelint.ops import attention_path, dtypes, saved, tensor_values
+from shapelint.ops import attention_path, dtypes, saved, strides, tensor_values
 from shapelint.ops.indexing import exceeds_every_length, size_at_least
 from shapelint.ops.values import (
     UNKNOWN,
@@ -2455,6 +2455,70 @@ def size(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     (pos,) = positions
     d = s[pos] if pos is not None else None
     return RuleOut(IntV(d if isinstance(d, Expr) else None))
+
+
+@rule
+def stride(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
+    """``x.stride(dim)``: one stride; without dim, the tuple of them. Where the
+    analysis follows x's strides (ops/strides.py: through views, or a contiguous
+    tensor's), else an int not known."""
+    laid = saved.sym_layout_of(x)
+    if laid is None:
+        return RuleOut(UNKNOWN if is_none(dim) else IntV())
+    sizes, steps = laid
+    if is_none(dim):
+        return RuleOut(TupleV(tuple(IntV(st) for st in steps)))
+    out = RuleOut()
+    positions = dim_positions(ctx, sizes, out, (dim, 1), needs=DIM_RANGE)
+    if positions is None:
+        return out
+    (pos,) = positions
+    return RuleOut(IntV(steps[pos] if pos is not None else None))
+
+
+@rule
+def as_strided(
+    ctx: RuleContext, x: Value, size: Value, step: Value, offset: Value
+) -> RuleOut | NotApplicable:
+    """``x.as_strided(size, stride, storage_offset)``: a view of x's storage of
+    shape size. Followed where every element it reaches surely lies within x
+    itself (ints, x row-major, from x's own first element); an error where x holds
+    its storage alone and the view reaches past its end, as torch refuses it
+    (setStorage: out of bounds). Any other call is not described here."""
+    sizes, steps = int_list(size), int_list(step)
+    laid = saved.layout_of(x)
+    if sizes is None or steps is None or len(sizes) != len(steps) or laid is None:
+        return NOT_APPLICABLE
+    known = [const(d) for d in [*sizes, *steps]]
+    if any(k is None or k < 0 for k in known) or not is_none(offset):
+        return NOT_APPLICABLE
+    n = len(sizes)
+    shape, each = [int(k) for k in known[:n]], [int(k) for k in known[n:]]  # type: ignore[arg-type]
+    if not strides.is_contiguous(*laid):
+        return NOT_APPLICABLE
+    end = sum((d - 1) * st for d, st in zip(shape, each, strict=True)) + 1
+    total = math.prod(laid[0])
+    if 0 not in shape and end > total:
+        if not isinstance(x, TensorV) or x.storage is not None or x.view:
+            return NOT_APPLICABLE  # a view: its storage may reach further
+        out = RuleOut()
+        message = (
+            f"sizes {shape} with strides {each} reach element {end - 1} of a "
+            f"storage of {total}: out of bounds"
+        )
+        out.issues.append(ctx.issue(RESHAPE, message, 1))
+        return out
+    return RuleOut(_tensor(tuple(Expr.const(d) for d in shape), x))
+
+
+@rule
+def as_subclass(ctx: RuleContext, x: Value, cls: Value) -> RuleOut | NotApplicable:
+    """``x.as_subclass(torch.Tensor)``: x's data, strides and place on the autograd
+    graph as a plain tensor. Of any other class, that class's methods and
+    ``__torch_function__`` decide what later ops on it do: not described."""
+    if getattr(cls, "qual", None) != "torch.Tensor" or not isinstance(x, TensorV):
+        return NOT_APPLICABLE
+    return RuleOut(_tensor(x.shape, x))
 
 
 @rule
