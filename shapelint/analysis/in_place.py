@@ -676,21 +676,42 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
-def forget_held(an, old: Value) -> None:
+def forget_held(an, old: Value, new: Value | None = None) -> None:
     """old, a list, dict or plain object changed in place through one name (`xs =
     self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown
     wherever else the same object is held, in any frame, module or module being
     built (an attribute, an item), or as a def's default, which the change
     reaches in Python. By identity: an equal list elsewhere is most often
     another object (`[]`). A change that reaches no other holder is no store
-    outside the frame (a loop that fills its own list stays the same each turn)."""
+    outside the frame (a loop that fills its own list stays the same each turn).
+    new: the dict old is now, where the change is known (`r.setdefault(k, v)`,
+    `r[k] = v`): every holder of that very object holds it (`r = self.cfg`, or the
+    loop variable over `[self.cfg]`, changes `self.cfg`), as Python's one object
+    is changed for all of them (`same_dict_changed`)."""
     if not _changeable(an, old):
         return
-    held = _forget_everywhere(an, an, old, False, {}, identical=True)
+    to = new if new is not None and same_dict_changed(an, old, new) else None
+    held = _forget_everywhere(an, an, old, False, {}, identical=True, to=to)
     # a def's default object, which a parameter left at it holds (`acc=[]`)
     owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
     if defaults.changed(owners.values(), old, an) or held:
         an.outer_writes += 1
+
+
+def same_dict_changed(an, old: Value, new: Value) -> bool:
+    """A plain dict changed in place into new, known, outside a trial turn (whose
+    stores are counted, not made: made there, a change would be made again by
+    the turn that runs). Each dict display, `dict(...)` and copy the analysis
+    evaluates is a value object of its own (builtins.fresh_copy), so the holders of
+    the very object old are the holders of the one dict Python changed; an equal
+    dict elsewhere, another object, is left as it is."""
+    return (
+        not an.trial
+        and type(old) is ObjectV
+        and old.kind == DICT_KIND
+        and type(new) is ObjectV
+        and new.kind == DICT_KIND
+    )
 
 
 def own_local(frame, name: str) -> bool:
