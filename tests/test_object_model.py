@@ -3752,3 +3752,29 @@ def test_each_evaluation_makes_another_dict(tmp_path):
     assert figures(t) == torch_counts(path, "Net(dim=4)")
     truth = counted(path, "Net(dim=4)", {"x": torch.randn(2, 4)})
     assert t["complete"] and t["flops_value"] == truth
+
+
+def test_a_dict_changed_through_a_join_of_two_is_known_in_neither(tmp_path):
+    """`c = a if data else b` of two equal dicts: the join keeps one value for both
+    paths, and the change through c is made to a on one path, to b on the other:
+    neither length is known after it, never the one path's."""
+    code = """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.l = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                a = {}
+                b = {}
+                if x.sum() > 0:
+                    c = a
+                else:
+                    c = b
+                c["k"] = 1
+                return x.new_zeros(len(a) + 1, len(b) + 2) + self.l(x).sum()
+    """
+    path = write(tmp_path, "joined.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    assert t["complete"]  # the Linear's FLOPs
+    assert t["output"] == [None, None] and not t["bytes_complete"], (t["output"], t["bytes"])

@@ -51,7 +51,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis import aliasing, defaults, fresh, module_state, plain
+from shapelint.analysis import aliasing, defaults, fresh, joined_objects, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.analysis.small_sets import SetV
@@ -690,8 +690,16 @@ def forget_held(an, old: Value, new: Value | None = None) -> None:
     is changed for all of them (`same_dict_changed`)."""
     if not _changeable(an, old):
         return
-    to = new if new is not None and same_dict_changed(an, old, new) else None
-    held = _forget_everywhere(an, an, old, False, {}, identical=True, to=to)
+    group = joined_objects.linked(old)
+    if group is not None and len(group) > 1:
+        # a join kept one of two objects for both paths: which one changed is not
+        # known, so every holder of either is forgotten
+        held = False
+        for one in group:
+            held = _forget_everywhere(an, an, one, False, {}, identical=True) or held
+    else:
+        sure = group is not None and new is not None and same_dict_changed(an, old, new)
+        held = _forget_everywhere(an, an, old, False, {}, identical=True, to=new if sure else None)
     # a def's default object, which a parameter left at it holds (`acc=[]`)
     owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
     if defaults.changed(owners.values(), old, an) or held:
@@ -699,14 +707,17 @@ def forget_held(an, old: Value, new: Value | None = None) -> None:
 
 
 def same_dict_changed(an, old: Value, new: Value) -> bool:
-    """A plain dict changed in place into new, known, outside a trial turn (whose
-    stores are counted, not made: made there, a change would be made again by
-    the turn that runs). Each dict display, `dict(...)` and copy the analysis
-    evaluates is a value object of its own (builtins.fresh_copy), so the holders of
-    the very object old are the holders of the one dict Python changed; an equal
-    dict elsewhere, another object, is left as it is."""
+    """A plain dict changed in place into new, known, in a target run, outside a
+    trial turn (whose stores are counted, not made: made there, a change would be
+    made again by the turn that runs). Each dict display, `dict(...)` and copy the
+    analysis evaluates is a value object of its own (builtins.fresh_copy), and a
+    join that keeps one of two for both is linked to the other (joined_objects),
+    so the holders of the very object old, linked to none, are the holders of the
+    one dict Python changed; an equal dict elsewhere, another object, is left as
+    it is."""
     return (
-        not an.trial
+        an.specialize
+        and not an.trial
         and type(old) is ObjectV
         and old.kind == DICT_KIND
         and type(new) is ObjectV
