@@ -3632,8 +3632,6 @@ def test_a_shallow_copy_shares_what_it_holds(tmp_path):
 SAME_DICT = """
     import dataclasses
 
-    TABLE = {"full": 1}
-
 
     class RopeMixin:
         default_theta = 10_000.0
@@ -3678,25 +3676,22 @@ SAME_DICT = """
             extra["more"] = 1
             extra.pop("factor")
             extra.update(last=3)
-            table = TABLE
-            table.setdefault("sliding", 2)
             self.a = nn.Linear(len(cfg.rope) * dim, dim)
             self.b = nn.Linear(len(cfg.rope["rope_type"]) * dim, dim)
-            self.c = nn.Linear(len(TABLE) * dim, dim)
 
         def forward(self, x):
             y = self.a(torch.cat([x] * 4, -1))
-            y = self.b(torch.cat([y] * 7, -1))
-            return self.c(torch.cat([y] * 2, -1))
+            return self.b(torch.cat([y] * 7, -1))
 """
 
 
 def test_a_dict_changed_through_another_name_is_changed_for_every_holder(tmp_path):
-    """A dict changed in place through a local name, a loop variable over a list
-    that holds it, or a name bound to a module-level dict, is the one object every
-    holder sees changed (transformers' `convert_rope_params_to_dict`: `setdefault`
-    on the loop variable over `[self.rope_parameters]`, then on a local of a
-    `getattr(...) or {}`): the sizes read off it after are known and Python's."""
+    """A dict changed in place through a local name or a loop variable over a list
+    that holds it is the one object every holder in the frame and every module
+    being built sees changed (transformers' `convert_rope_params_to_dict`:
+    `setdefault` on the loop variable over `[self.rope_parameters]`, then on a
+    local of a `getattr(...) or {}`): the sizes read off it after are known and
+    Python's, through the config's methods and back to the caller."""
     key = "same_dict"
     assert_exact(tmp_path, key, (SAME_DICT, "Net", dict(dim=4), dict(x=(2, 4))))
     path = tmp_path / f"{key}.py"

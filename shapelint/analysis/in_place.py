@@ -676,7 +676,7 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
-def forget_held(an, old: Value, new: Value | None = None) -> None:
+def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
     """old, a list, dict or plain object changed in place through one name (`xs =
     self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown
     wherever else the same object is held, in any frame, module or module being
@@ -685,9 +685,15 @@ def forget_held(an, old: Value, new: Value | None = None) -> None:
     another object (`[]`). A change that reaches no other holder is no store
     outside the frame (a loop that fills its own list stays the same each turn).
     new: the dict old is now, where the change is known (`r.setdefault(k, v)`,
-    `r[k] = v`): every holder of that very object holds it (`r = self.cfg`, or the
-    loop variable over `[self.cfg]`, changes `self.cfg`), as Python's one object
-    is changed for all of them (`same_dict_changed`)."""
+    `r[k] = v`): in frame, the frame that made the change, every holder of that
+    very object holds it (`r = self.cfg`, or the loop variable over `[self.cfg]`,
+    changes `self.cfg`), as Python's one object is changed for all of them
+    (`same_dict_changed`), and so do the modules being built. Only there: the
+    frame's locals and those modules' attributes are forked and joined where the
+    paths part and meet (instance_state.py), so a change made on one path of an
+    undecided `if` is joined with the other's; a caller's frame is not, so its
+    holders are forgotten (its names take the callee's objects back when the call
+    returns)."""
     if not _changeable(an, old):
         return
     group = joined_objects.linked(old)
@@ -698,12 +704,39 @@ def forget_held(an, old: Value, new: Value | None = None) -> None:
         for one in group:
             held = _forget_everywhere(an, an, one, False, {}, identical=True) or held
     else:
-        sure = group is not None and new is not None and same_dict_changed(an, old, new)
-        held = _forget_everywhere(an, an, old, False, {}, identical=True, to=new if sure else None)
+        if group is not None and frame is not None and same_dict_changed(an, old, new):
+            memo: dict = {}  # one object under two names stays one object
+            for env in (frame.env, *(r.attrs for r in aliasing.recorders())):
+                for k, v in list(env.items()):
+                    if isinstance(v, _HOLDERS):
+                        env[k] = _substituted(v, old, new, memo)
+        held = _forget_everywhere(an, an, old, False, {}, identical=True)
     # a def's default object, which a parameter left at it holds (`acc=[]`)
     owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
     if defaults.changed(owners.values(), old, an) or held:
         an.outer_writes += 1
+
+
+def _substituted(v: Value, old: Value, new: Value, memo: dict) -> Value:
+    """v with new wherever it holds the very object old (an item of a list or
+    tuple, an attribute of a plain object), at any depth; v itself where it holds
+    none."""
+    if v is old:
+        return new
+    got = memo.get(id(v))
+    if got is not None:
+        return got[1]
+    res = v
+    if isinstance(v, TupleV) and v.items:
+        items = tuple(_substituted(i, old, new, memo) for i in v.items)
+        if any(a is not b for a, b in zip(items, v.items)):
+            res = TupleV(items, v.kind)
+    elif type(v) is ObjectV and v.attrs:
+        attrs = tuple((k, _substituted(a, old, new, memo)) for k, a in v.attrs)
+        if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
+            res = ObjectV(v.kind, attrs)
+    memo[id(v)] = (v, res)
+    return res
 
 
 def same_dict_changed(an, old: Value, new: Value) -> bool:
@@ -718,6 +751,7 @@ def same_dict_changed(an, old: Value, new: Value) -> bool:
     return (
         an.specialize
         and not an.trial
+        and new is not None
         and type(old) is ObjectV
         and old.kind == DICT_KIND
         and type(new) is ObjectV

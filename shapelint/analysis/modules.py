@@ -502,7 +502,7 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
             frame.env[target.id] = value
         own = local and in_place.own_local(frame, target.id)
         if (placed or own) and old is not None and old is not value:
-            in_place.forget_held(an, old, value)
+            in_place.forget_held(an, old, value, frame)
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         store_attribute(an, target, value, frame)
 
