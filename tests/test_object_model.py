@@ -3339,6 +3339,18 @@ def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_pat
     assert t["flops_value"] == truth
 
 
+def test_a_store_through_another_object_in_a_method_never_run_names_nothing(tmp_path):
+    """`other.decoder = v` in a method of the config's class that the run never
+    called (transformers' `text_config.layer_types = ...` in `get_mtp_config`):
+    it stores nothing on the config the run built (where it runs, the run makes
+    the store on what `other` holds then, as a module-level function's), so
+    `hasattr(config, "decoder")` is False as in Python: exact."""
+    setter = "other = Config(dim=2); other.decoder = other; other.decoder.decoder = None"
+    t, truth = _config_net(tmp_path, NAMED_CONFIG.replace("SETTER", setter).replace("MARK", ""))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
 @pytest.mark.parametrize(
     "setter, mark",
     [
@@ -3347,6 +3359,9 @@ def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_pat
         ("c = self; setattr(c, name, self)", 'config.mark(os.environ.get("NAME", "decoder"))'),
         ("object.__setattr__(self, name, self)", 'config.mark("decoder")'),
         ("self.__dict__[name] = self", 'config.mark("decoder")'),
+        # through another name for the instance, in a method the run runs
+        ("c = self; c.decoder = self", 'config.mark("decoder")'),
+        ("c = [self]; c[0].decoder = self", 'config.mark("decoder")'),
     ],
 )
 def test_a_config_method_that_stores_a_name_keeps_it_possible(tmp_path, setter, mark):

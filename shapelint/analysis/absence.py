@@ -625,6 +625,13 @@ def _named_in_run(node: ast.AST, name: str, own: str | None, methods: dict) -> b
                 # `object.__setattr__(self, k, v)`: a store the run does not see
                 if not any(isinstance(a, ast.Constant) and a.value != name for a in n.args[:2]):
                     return True
+        if own is not None and isinstance(n, ast.Attribute):
+            # `other.name = v` in an instance method: a store the run makes where
+            # the method runs, on the object `other` holds then (applied, or kept
+            # as a write not applied), as a module-level function's is; a read
+            # binds nothing (transformers' `text_config.layer_types = ...` in
+            # `get_mtp_config`, a method the run never called)
+            continue
         if _defines(n, name, own):
             return True
         elif own is None and _names_otherwise(n, name):
