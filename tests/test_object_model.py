@@ -13,6 +13,7 @@ import pytest
 
 from tests.helpers import run_class
 from tests.test_modules import counted, static_target, write
+from tests.test_parameters import figures, static, torch_counts
 
 torch = pytest.importorskip("torch")
 
@@ -3338,6 +3339,19 @@ def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_pat
     assert t["flops_value"] == truth
 
 
+def test_a_store_through_another_object_in_a_method_never_run_names_nothing(tmp_path):
+    """`other.decoder = v` in a method of the config's class that the run never
+    called (transformers' `text_config.layer_types = ...` in `get_mtp_config`):
+    it stores nothing on the config the run built (where it runs, the run makes
+    the store on what the local `other` holds then, as a module-level function's),
+    so `hasattr(config, "decoder")` is False as in Python: exact. (A store through a
+    class or a global stays a mention: a method run at import may make it.)"""
+    setter = "other = Config(dim=2); other.decoder = other"
+    t, truth = _config_net(tmp_path, NAMED_CONFIG.replace("SETTER", setter).replace("MARK", ""))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == truth
+
+
 @pytest.mark.parametrize(
     "setter, mark",
     [
@@ -3346,6 +3360,9 @@ def test_a_config_the_run_built_lacks_what_only_its_methods_strings_name(tmp_pat
         ("c = self; setattr(c, name, self)", 'config.mark(os.environ.get("NAME", "decoder"))'),
         ("object.__setattr__(self, name, self)", 'config.mark("decoder")'),
         ("self.__dict__[name] = self", 'config.mark("decoder")'),
+        # through another name for the instance, in a method the run runs
+        ("c = self; c.decoder = self", 'config.mark("decoder")'),
+        ("c = [self]; c[0].decoder = self", 'config.mark("decoder")'),
     ],
 )
 def test_a_config_method_that_stores_a_name_keeps_it_possible(tmp_path, setter, mark):
@@ -3547,3 +3564,228 @@ def test_a_file_first_read_inside_a_run_reaches_none_of_its_frames(tmp_path, mon
             """,
     )
     assert_package_exact(tmp_path, monkeypatch, path, {"d": 4})
+
+
+COPIES = """
+    import copy
+
+    class Net(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            d = {"a": 1}
+            shallow = copy.copy(d)
+            shallow["b"] = 2
+            shallow.setdefault("c", 3)
+            deep = copy.deepcopy(d)
+            deep["b"] = 2
+            xs = [1]
+            ys = copy.copy(xs)
+            ys.append(2)
+            spec = {"xs": [1, 2]}
+            other = copy.deepcopy(spec)
+            oxs = other["xs"]
+            oxs.append(3)
+            self.a = nn.Linear(len(d) * dim, dim)
+            self.b = nn.Linear(len(shallow) * dim, dim)
+            self.c = nn.Linear(len(deep) * dim, dim)
+            self.d = nn.Linear(len(xs) * dim, dim)
+            self.e = nn.Linear(len(spec["xs"]) * dim, dim)
+
+        def forward(self, x):
+            y = self.a(x)
+            y = self.b(torch.cat([y] * 3, -1))
+            y = self.c(torch.cat([y] * 2, -1))
+            y = self.d(y)
+            return self.e(torch.cat([y] * 2, -1))
+"""
+
+
+def test_a_copy_is_another_object(tmp_path):
+    """`copy.copy(d)` / `copy.deepcopy(d)` of a dict or a list is a new object: a
+    change through the copy leaves the original as it was, known (it was forgotten,
+    as if the two were one object); deepcopy's memo keeps one copy of a list two
+    entries hold (`other["ys"]` is `other["xs"]`, changed through either)."""
+    assert_exact(tmp_path, "copies", (COPIES, "Net", dict(dim=4), dict(x=(2, 4))))
+    path = tmp_path / "copies.py"
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    # each Linear's in_features is a dict's or a list's length: the parameters say it
+    assert figures(t) == torch_counts(path, "Net(dim=4)")
+
+
+def test_a_shallow_copy_shares_what_it_holds(tmp_path):
+    """The list a shallow copy holds is the original's, and the one list two entries
+    hold is one list in a deep copy too (deepcopy's memo): a change to it through
+    one holder reaches the other, whose figure is never the one from before."""
+    code = """
+        import copy
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                spec = {"xs": [1]}
+                c = copy.copy(spec)
+                cxs = c["xs"]
+                cxs.append(2)
+                shared = [1]
+                deep = copy.deepcopy({"xs": shared, "ys": shared})
+                dxs = deep["xs"]
+                dxs.append(2)
+                self.a = nn.Linear(len(spec["xs"]) * dim, dim)
+                self.b = nn.Linear(len(deep["ys"]) * dim, dim)
+
+            def forward(self, x):
+                return self.b(torch.cat([self.a(torch.cat([x, x], -1))] * 2, -1))
+    """
+    path = write(tmp_path, "shallow.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    truth = counted(path, "Net(dim=4)", {"x": torch.randn(2, 4)})
+    assert not t["complete"] or t["flops_value"] == truth
+    rows = {r["name"]: r["params"] for r in t["modules"]["modules"]}
+    # both take two lists' items of 4: Linear(8, 4)
+    assert rows["a"] in ("?", str(8 * 4 + 4)) and rows["b"] in ("?", str(8 * 4 + 4)), rows
+
+
+SAME_DICT = """
+    import dataclasses
+
+
+    class RopeMixin:
+        default_theta = 10_000.0
+
+        def nested_keys(self, params):
+            labels = getattr(self, "layer_types", None) or ()
+            return [key for key in params if key in labels]
+
+        def convert(self, **kwargs):
+            self.rope = kwargs.pop("rope_scaling", None) or self.rope
+            self.rope = self.rope if self.rope is not None else {}
+            theta = kwargs.pop("rope_theta", self.default_theta)
+            nested = [self.rope[key] for key in self.nested_keys(self.rope)] or [self.rope]
+            for params in nested:
+                if params is None:
+                    continue
+                params.setdefault("rope_theta", theta)
+            self.standardize()
+
+        def standardize(self):
+            params = getattr(self, "rope", None) or {}
+            if not self.nested_keys(params):
+                params.setdefault("rope_type", params.get("type", "default"))
+                params["factor"] = 2
+            self.rope = params
+
+
+    @dataclasses.dataclass
+    class Cfg(RopeMixin):
+        rope: dict | None = None
+        dim: int = 4
+
+        def __post_init__(self):
+            self.convert()
+
+
+    class Net(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            cfg = Cfg(dim=dim)
+            extra = cfg.rope
+            extra["more"] = 1
+            extra.pop("factor")
+            extra.update(last=3)
+            self.a = nn.Linear(len(cfg.rope) * dim, dim)
+            self.b = nn.Linear(len(cfg.rope["rope_type"]) * dim, dim)
+
+        def forward(self, x):
+            y = self.a(torch.cat([x] * 4, -1))
+            return self.b(torch.cat([y] * 7, -1))
+"""
+
+
+def test_a_dict_changed_through_another_name_is_changed_for_every_holder(tmp_path):
+    """A dict changed in place through a local name or a loop variable over a list
+    that holds it is the one object every holder in the frame and every module
+    being built sees changed (transformers' `convert_rope_params_to_dict`:
+    `setdefault` on the loop variable over `[self.rope_parameters]`, then on a
+    local of a `getattr(...) or {}`): the sizes read off it after are known and
+    Python's, through the config's methods and back to the caller."""
+    key = "same_dict"
+    assert_exact(tmp_path, key, (SAME_DICT, "Net", dict(dim=4), dict(x=(2, 4))))
+    path = tmp_path / f"{key}.py"
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    assert figures(t) == torch_counts(path, "Net(dim=4)")
+
+
+def test_each_evaluation_makes_another_dict(tmp_path):
+    """A dict changed through one name changes no other dict that is merely equal
+    to it: one per turn of a comprehension or a loop, one per call of a function
+    or a class that makes it, and the counted turns of a loop over a dict it
+    changes each turn (`r["n"] = r["n"] + 1`, never applied twice)."""
+    code = """
+        def make(n):
+            return {"n": n}
+
+        class Holder:
+            def __init__(self):
+                self.d = {}
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                ds = [{} for _ in range(3)]
+                first = ds[0]
+                first["k"] = 1
+                made = [make(1), make(1)]
+                one = made[1]
+                one.setdefault("z", 2)
+                h1, h2 = Holder(), Holder()
+                held = h1.d
+                held["y"] = 1
+                grown = []
+                for _ in range(3):
+                    grown.append({})
+                last = grown[2]
+                last["q"] = 1
+                self.a = nn.Linear((len(ds[1]) + len(made[0]) + len(h2.d)) * dim + dim, dim)
+                self.b = nn.Linear((len(ds[0]) + len(made[1]) + len(h1.d)) * dim, dim)
+                self.c = nn.Linear((len(grown[1]) + len(grown[2])) * dim, dim)
+
+            def forward(self, x):
+                count = {"n": 1}
+                for _ in range(x.shape[0]):
+                    r = count
+                    r["n"] = r["n"] + 1
+                y = self.a(torch.cat([x] * 2, -1))
+                y = self.b(torch.cat([y] * 4, -1))
+                return self.c(y), x.new_zeros(count["n"], 2)
+    """
+    path = write(tmp_path, "apart.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    assert figures(t) == torch_counts(path, "Net(dim=4)")
+    truth = counted(path, "Net(dim=4)", {"x": torch.randn(2, 4)})
+    assert t["complete"] and t["flops_value"] == truth
+
+
+def test_a_dict_changed_through_a_join_of_two_is_known_in_neither(tmp_path):
+    """`c = a if data else b` of two equal dicts: the join keeps one value for both
+    paths, and the change through c is made to a on one path, to b on the other:
+    neither length is known after it, never the one path's."""
+    code = """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.l = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                a = {}
+                b = {}
+                if x.sum() > 0:
+                    c = a
+                else:
+                    c = b
+                c["k"] = 1
+                return x.new_zeros(len(a) + 1, len(b) + 2) + self.l(x).sum()
+    """
+    path = write(tmp_path, "joined.py", HEADER + textwrap.dedent(code))
+    t = static(path, "Net", "--init", "dim=4", "--input", "x=2,4")
+    assert t["complete"]  # the Linear's FLOPs
+    assert t["output"] == [None, None] and not t["bytes_complete"], (t["output"], t["bytes"])

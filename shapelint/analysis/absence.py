@@ -521,7 +521,8 @@ def _mentions(
             if _named_in(d, name, None, run):
                 return True
         body = stmt.body[1:] if _docstring(stmt) else stmt.body
-        if any(_named_in(s, name, own, run) for s in [stmt.args, *body]):
+        local = _method_locals(stmt) if run is not None and own is not None else frozenset()
+        if any(_named_in(s, name, own, run, local) for s in [stmt.args, *body]):
             return True
     return False
 
@@ -544,7 +545,22 @@ def _docstring(fn) -> bool:
     return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
 
 
-def _named_in(node: ast.AST, name: str, own: str | None, run: dict | None = None) -> bool:
+def _method_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a method binds itself (its parameters and the names it stores),
+    less those it declares global or nonlocal: an object one of them holds is one
+    the method was given or made, never a class or a global it stores through."""
+    a = fn.args
+    names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    names |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+    declared = {
+        g for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names
+    }
+    return frozenset((names | stored_names(fn)) - declared)
+
+
+def _named_in(
+    node: ast.AST, name: str, own: str | None, run: dict | None = None, local=frozenset()
+) -> bool:
     """Whether node names `name` anywhere but as an attribute of the instance
     parameter own, the name string a store into own takes, or (in a method) a
     variable of the method's, where no `locals()`, `vars()` or `__dict__` may hand
@@ -552,7 +568,7 @@ def _named_in(node: ast.AST, name: str, own: str | None, run: dict | None = None
     then names nothing, and in an instance method (own) a store by name that the
     run does not see (`object.__setattr__`) names what it may store."""
     if run is not None:
-        return _named_in_run(node, name, own, run)
+        return _named_in_run(node, name, own, run, local)
     allowed: set[int] = set()
     word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     for n in ast.walk(node):
@@ -596,7 +612,9 @@ _DICT_READS = frozenset(
 _DICT_COPIES = frozenset({"dict", "len", "list", "tuple", "set", "sorted", "iter", "deepcopy"})
 
 
-def _named_in_run(node: ast.AST, name: str, own: str | None, methods: dict) -> bool:
+def _named_in_run(
+    node: ast.AST, name: str, own: str | None, methods: dict, local=frozenset()
+) -> bool:
     """_named_in for an instance the run followed (_mentions' run: methods). A def
     or lambda nested in a method may run where the run does not follow it (a
     callback handed on), so it is read as code given the class is: any mention."""
@@ -625,6 +643,20 @@ def _named_in_run(node: ast.AST, name: str, own: str | None, methods: dict) -> b
                 # `object.__setattr__(self, k, v)`: a store the run does not see
                 if not any(isinstance(a, ast.Constant) and a.value != name for a in n.args[:2]):
                     return True
+        if (
+            own is not None
+            and isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id in local
+        ):
+            # `other.name = v` in an instance method, other a local of it: a store
+            # the run makes where the method runs, on the object `other` holds then
+            # (applied, or kept as a write not applied), as a module-level
+            # function's is; a read binds nothing (transformers' `text_config.
+            # layer_types = ...` in `get_mtp_config`, a method the run never
+            # called). Through a class or a global (`type(self).name`, `Cfg.name`)
+            # it stays a mention: a method run at a file's import may make it.
+            continue
         if _defines(n, name, own):
             return True
         elif own is None and _names_otherwise(n, name):

@@ -1505,10 +1505,11 @@ _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 def copied(qual: str, args, kwargs) -> Value | None:
     """`copy.copy(x)` / `copy.deepcopy(x)` of plain data (numbers, strings, None,
     tuples, lists and dicts of them): a value equal to x, which is all the analysis
-    holds of it; `copy.deepcopy` of a module: a new one (copies.deep_copied). None
-    for anything else holding a tensor, a module or an object: a copy of those is a
-    new object with new tensors, which counts apart. `typing.cast(T, x)`
-    is x itself, whatever it holds."""
+    holds of it, and, for a dict or a list, another value object, as Python makes
+    another object (`fresh_copy`); `copy.deepcopy` of a module: a new one
+    (copies.deep_copied). None for anything else holding a tensor, a module or an
+    object: a copy of those is a new object with new tensors, which counts apart.
+    `typing.cast(T, x)` is x itself, whatever it holds."""
     at = unfollowed.RETURNS_ARGUMENT.get(qual)
     if at is not None:
         return args[at] if len(args) == 2 and not kwargs else None
@@ -1516,7 +1517,38 @@ def copied(qual: str, args, kwargs) -> Value | None:
         return None
     if qual == "copy.deepcopy" and module_kinds.is_module(args[0]):
         return copies.deep_copied(args[0])
-    return args[0] if _plain_data(args[0]) else None
+    if not _plain_data(args[0]):
+        return None
+    return fresh_copy(args[0], deep=qual == "copy.deepcopy")
+
+
+def fresh_copy(v: Value, deep: bool, memo: list | None = None) -> Value:
+    """v's copy as a value object of its own where Python makes a new object (a
+    dict; a list, surely one): a change made through one holder of the original
+    (`r = d; r[k] = x`) forgets the holders of that very object (in_place.forget_held,
+    by identity), never the copy's, and a change through the copy never the
+    original's. deep: the dicts and lists it holds copied too, as
+    `copy.deepcopy` copies them, one copy per object as its memo keeps (`{"a": xs,
+    "b": xs}` gives one new list twice); a shallow copy holds the same ones. A
+    tuple, or a sequence that may be one, is itself, as `copy.copy` returns a tuple.
+    The memo is matched by equality: the analysis may hold two equal values for
+    one object (a join), whose copies must stay one object; two objects that
+    merely look alike then share a copy, which a change forgets in both."""
+    memo = [] if memo is None else memo
+    for was, got in memo:
+        if was is v or (type(was) is type(v) and was == v):
+            return got
+    res = v
+    if type(v) is ObjectV and v.kind == DICT_KIND:
+        attrs = tuple((k, fresh_copy(i, deep, memo)) for k, i in v.attrs) if deep else v.attrs
+        res = ObjectV(v.kind, attrs)
+    elif isinstance(v, TupleV) and (deep or v.kind == "list"):
+        items = tuple(fresh_copy(i, deep, memo) for i in v.items) if deep else v.items
+        if v.kind == "list" or any(a is not b for a, b in zip(items, v.items)):
+            res = TupleV(items, v.kind)
+    if res is not v:
+        memo.append((v, res))
+    return res
 
 
 def _plain_data(v: Value, depth: int = 0) -> bool:

@@ -51,7 +51,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis import aliasing, defaults, fresh, module_state, plain
+from shapelint.analysis import aliasing, defaults, fresh, joined_objects, module_state, plain
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.analysis.small_sets import SetV
@@ -676,21 +676,87 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
-def forget_held(an, old: Value) -> None:
+def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
     """old, a list, dict or plain object changed in place through one name (`xs =
     self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown
     wherever else the same object is held, in any frame, module or module being
     built (an attribute, an item), or as a def's default, which the change
     reaches in Python. By identity: an equal list elsewhere is most often
     another object (`[]`). A change that reaches no other holder is no store
-    outside the frame (a loop that fills its own list stays the same each turn)."""
+    outside the frame (a loop that fills its own list stays the same each turn).
+    new: the dict old is now, where the change is known (`r.setdefault(k, v)`,
+    `r[k] = v`): in frame, the frame that made the change, every holder of that
+    very object holds it (`r = self.cfg`, or the loop variable over `[self.cfg]`,
+    changes `self.cfg`), as Python's one object is changed for all of them
+    (`same_dict_changed`), and so do the modules being built. Only there: the
+    frame's locals and those modules' attributes are forked and joined where the
+    paths part and meet (instance_state.py), so a change made on one path of an
+    undecided `if` is joined with the other's; a caller's frame is not, so its
+    holders are forgotten (its names take the callee's objects back when the call
+    returns)."""
     if not _changeable(an, old):
         return
-    held = _forget_everywhere(an, an, old, False, {}, identical=True)
+    group = joined_objects.linked(old)
+    if group is not None and len(group) > 1:
+        # a join kept one of two objects for both paths: which one changed is not
+        # known, so every holder of either is forgotten
+        held = False
+        for one in group:
+            held = _forget_everywhere(an, an, one, False, {}, identical=True) or held
+    else:
+        if group is not None and frame is not None and same_dict_changed(an, old, new):
+            memo: dict = {}  # one object under two names stays one object
+            for env in (frame.env, *(r.attrs for r in aliasing.recorders())):
+                for k, v in list(env.items()):
+                    if isinstance(v, _HOLDERS):
+                        env[k] = _substituted(v, old, new, memo)
+        held = _forget_everywhere(an, an, old, False, {}, identical=True)
     # a def's default object, which a parameter left at it holds (`acc=[]`)
     owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
     if defaults.changed(owners.values(), old, an) or held:
         an.outer_writes += 1
+
+
+def _substituted(v: Value, old: Value, new: Value, memo: dict) -> Value:
+    """v with new wherever it holds the very object old (an item of a list or
+    tuple, an attribute of a plain object), at any depth; v itself where it holds
+    none."""
+    if v is old:
+        return new
+    got = memo.get(id(v))
+    if got is not None:
+        return got[1]
+    res = v
+    if isinstance(v, TupleV) and v.items:
+        items = tuple(_substituted(i, old, new, memo) for i in v.items)
+        if any(a is not b for a, b in zip(items, v.items)):
+            res = TupleV(items, v.kind)
+    elif type(v) is ObjectV and v.attrs:
+        attrs = tuple((k, _substituted(a, old, new, memo)) for k, a in v.attrs)
+        if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
+            res = ObjectV(v.kind, attrs)
+    memo[id(v)] = (v, res)
+    return res
+
+
+def same_dict_changed(an, old: Value, new: Value) -> bool:
+    """A plain dict changed in place into new, known, in a target run, outside a
+    trial turn (whose stores are counted, not made: made there, a change would be
+    made again by the turn that runs). Each dict display, `dict(...)` and copy the
+    analysis evaluates is a value object of its own (builtins.fresh_copy), and a
+    join that keeps one of two for both is linked to the other (joined_objects),
+    so the holders of the very object old, linked to none, are the holders of the
+    one dict Python changed; an equal dict elsewhere, another object, is left as
+    it is."""
+    return (
+        an.specialize
+        and not an.trial
+        and new is not None
+        and type(old) is ObjectV
+        and old.kind == DICT_KIND
+        and type(new) is ObjectV
+        and new.kind == DICT_KIND
+    )
 
 
 def own_local(frame, name: str) -> bool:

@@ -496,7 +496,8 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
     if isinstance(target, ast.Name):
         # every caller changes the name's object in place (an item, an entry, a
         # list method): another holder of that object (`self.reg = REG`, `d =
-        # self.cfg`) sees the change in Python, and is forgotten here
+        # self.cfg`) sees the change in Python, and holds the dict as changed, or
+        # is forgotten where the change or the object is not known
         # (a global outside a target run binds no change: no holder is forgotten;
         # a closure's cell is placed by in_place when the call returns)
         local = target.id in frame.env
@@ -506,7 +507,7 @@ def _store(an: Analyzer, target: ast.expr, value: Value, frame) -> None:
             frame.env[target.id] = value
         own = local and in_place.own_local(frame, target.id)
         if (placed or own) and old is not None and old is not value:
-            in_place.forget_held(an, old)
+            in_place.forget_held(an, old, value, frame)
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
         store_attribute(an, target, value, frame)
 

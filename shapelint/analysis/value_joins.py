@@ -8,16 +8,18 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, choices, compiled, folding, module_kinds
+from shapelint.analysis import aliasing, choices, compiled, folding, joined_objects, module_kinds
 from shapelint.ops import backward, dtypes
 from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
+    DICT_KIND,
     UNKNOWN,
     BoolV,
     BufferV,
     FloatV,
     IntV,
     NoneV,
+    ObjectV,
     OptionalV,
     ParameterV,
     StrV,
@@ -33,8 +35,13 @@ if TYPE_CHECKING:
 
 def join_values(a: Value, b: Value) -> Value:
     if isinstance(a, TupleV) and isinstance(b, TupleV) and a.kind != b.kind:
+        joined_objects.link(a, b)
         a, b = TupleV(a.items), TupleV(b.items)  # a tuple on one path, a list on the other
     if a == b:
+        if a is not b and _mutable(a):
+            # one object of two alike, kept for both: a change through the name
+            # changes either (joined_objects)
+            joined_objects.link(a, b)
         if a is not b and aliasing.recorders() and module_kinds.is_module(a):
             # two modules alike, two objects: which one a module being built holds
             # decides what torch counts (`self.b = self.a if c else nn.Linear(d, d)`)
@@ -78,6 +85,13 @@ def join_values(a: Value, b: Value) -> Value:
         return either
     # `DropPath(p) if p > 0. else nn.Identity()`; one nested def or another
     return choices.join(a, b) or choices.join_functions(a, b) or UNKNOWN
+
+
+def _mutable(v: Value) -> bool:
+    """A dict, or a sequence that may be a list: an object a change in place reaches."""
+    return (isinstance(v, TupleV) and v.kind != "tuple") or (
+        type(v) is ObjectV and v.kind == DICT_KIND
+    )
 
 
 # given_or wants an OptionalV on one side, _or_none a NoneV
