@@ -76,6 +76,11 @@ def root() -> tuple[str, ...]:
     return _ROOT
 
 
+def holds(path: str | None) -> bool:
+    """Whether path is one of the source modules (torch's classes as modelled here)."""
+    return path is not None and str(path).startswith(root()[0])
+
+
 def source_name(qual: str) -> tuple[str, str] | None:
     """(source module, class name) of a torch qualified name one models, else None."""
     return NAMES.get(qual)
