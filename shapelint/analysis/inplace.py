@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shapelint.analysis import torch_source
+from shapelint.analysis import modes, torch_source
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops, versions
 from shapelint.ops.backward import GRAD_MODE, origins, requires
@@ -105,26 +105,55 @@ def _bumps(node, name: str, args, kwargs: dict, result: Value, path: str | None)
 
 
 def _inplace_flag(name: str, args, kwargs: dict) -> bool | None:
-    """The `inplace` argument of an op whose signature has one (torch's in-place
-    activations and dropout, functional or a layer's attribute): True, False, or
-    None where not known."""
+    """Whether an op whose signature has an `inplace` argument (torch's in-place
+    activations and dropout, functional or a layer's attribute) writes into its
+    input: True, False, or None where not known. Dropout given `inplace=True`
+    writes only in training and of a p other than 0: else ATen's `_dropout_impl`
+    returns its input itself."""
     layer = args[0] if args and isinstance(args[0], ObjectV) else None
     if layer is not None and name.endswith(".__call__"):
         names = stub_ops.parameter_names(name.removesuffix(".__call__"))
         if names is None or "inplace" not in names:
             return False
         held = layer.attr("inplace")
-        return held.value if isinstance(held, BoolV) else None
-    names = stub_ops.parameter_names(name)
-    if names is None or "inplace" not in names:
+        flag = held.value if isinstance(held, BoolV) else None
+        training, p = modes.read(layer.attr(modes.ATTR)), layer.attr("p")
+    else:
+        names = stub_ops.parameter_names(name)
+        if names is None or "inplace" not in names:
+            return False
+        given = _argument(names, "inplace", args, kwargs)
+        if given is None:
+            return False  # its default
+        flag = given.value if isinstance(given, BoolV) else None
+        training = _argument(names, "training", args, kwargs) or BoolV(True)  # F.dropout's
+        p = _argument(names, "p", args, kwargs)
+    if flag is False or "dropout" not in name.lower():
+        return flag
+    rate = _number(p)
+    if (isinstance(training, BoolV) and training.value is False) or rate == 0:
         return False
-    given = kwargs.get("inplace")
-    i = names.index("inplace")
-    if given is None and i < len(args):
-        given = args[i]
-    if given is None:
-        return False  # its default
-    return given.value if isinstance(given, BoolV) else None
+    if not (isinstance(training, BoolV) and training.value) or rate is None:
+        return None
+    return flag
+
+
+def _argument(names: list[str], name: str, args, kwargs: dict) -> Value | None:
+    """The value given for parameter `name` (None: not given)."""
+    if name not in names:
+        return None
+    given = kwargs.get(name)
+    i = names.index(name)
+    return args[i] if given is None and i < len(args) else given
+
+
+def _number(p: Value | None) -> float | None:
+    """A known int or float's value; None otherwise."""
+    if isinstance(p, FloatV):
+        return p.value
+    if isinstance(p, IntV) and p.value is not None:
+        return p.value.value
+    return None
 
 
 def leaf_written(node, name: str, args) -> bool:
