@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shapelint.analysis import modes, torch_source
+from shapelint.analysis import modes, scalars, torch_source
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops, versions
 from shapelint.ops.backward import GRAD_MODE, origins, requires
@@ -130,7 +130,7 @@ def _inplace_flag(name: str, args, kwargs: dict) -> bool | None:
         p = _argument(names, "p", args, kwargs)
     if flag is False or "dropout" not in name.lower():
         return flag
-    rate = _number(p)
+    rate = scalars.number(p)
     if (isinstance(training, BoolV) and training.value is False) or rate == 0:
         return False
     if not (isinstance(training, BoolV) and training.value) or rate is None:
@@ -145,15 +145,6 @@ def _argument(names: list[str], name: str, args, kwargs: dict) -> Value | None:
     given = kwargs.get(name)
     i = names.index(name)
     return args[i] if given is None and i < len(args) else given
-
-
-def _number(p: Value | None) -> float | None:
-    """A known int or float's value; None otherwise."""
-    if isinstance(p, FloatV):
-        return p.value
-    if isinstance(p, IntV) and p.value is not None:
-        return p.value.value
-    return None
 
 
 def leaf_written(node, name: str, args) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
-from shapelint.analysis import indexing
+from shapelint.analysis import indexing, scalars
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, values
 from shapelint.ops.shape_rules import broadcast_shapes, nested_numbers
@@ -79,19 +79,10 @@ def call(qual: str, args: list[Value], kwargs: dict[str, Value]) -> Value | None
     return None
 
 
-def _number(v: Value) -> int | float | None:
-    """A Python number known here (an int as its constant), else None."""
-    if isinstance(v, BoolV):
-        return None
-    if isinstance(v, IntV):
-        return v.value.value if v.value is not None else None
-    return v.value if isinstance(v, FloatV) else None
-
-
 def _arange(args: list[Value], dtype: Value | None) -> Value:
     """`np.arange([start,] stop[, step])` of numbers: ceil((stop - start) / step)
     values (none where that is not positive), int64 for ints, else float64."""
-    nums = [_number(a) for a in args]
+    nums = [scalars.number(a) for a in args]
     if None in nums:
         return UNKNOWN
     start, stop, step = (0, nums[0], 1) if len(nums) == 1 else (*nums[:2], 1)
@@ -111,7 +102,7 @@ def _linspace(args: list[Value], kwargs: dict[str, Value]) -> Value:
     if len(args) > len(names) or set(kwargs) - {*names[len(args) :], "dtype"}:
         return UNKNOWN
     given = dict(zip(names, args)) | kwargs
-    if any(_number(given[k]) is None for k in ("start", "stop")):
+    if any(scalars.number(given[k]) is None for k in ("start", "stop")):
         return UNKNOWN
     num = given.get("num", IntV(Expr.const(50)))
     if not isinstance(num, IntV) or isinstance(num, BoolV) or num.value is None:

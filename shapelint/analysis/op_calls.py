@@ -269,11 +269,7 @@ class OpCallsMixin:
                 brief = ends(pattern, _MAX_QUOTED)
                 issue = OpIssue(issue.code, issue.message.replace(pattern, brief), issue.where)
             self.report_issue(issue, node, pattern_node)
-        site = (self.src.path, getattr(node, "lineno", None))
-        value, cost = backward.after_op(qual, args, kwargs, res.value, res.cost, self.costs, site)
-        inplace.after_method(frame, node, qual, args, value, kwargs, self.src.path)
-        if self.specialize and inplace.leaf_written(node, qual, args):
-            raising.surely(self, node, frame, "RuntimeError")
+        value, cost = self._after_op(qual, args, kwargs, res, node, frame)
         if dispatch.is_costed(qual, res) or (res.cost.flops is None and uc.may_cost(qual)):
             self.record(
                 node,
@@ -328,6 +324,17 @@ class OpCallsMixin:
         else:
             kwargs["tensor"] = known
         learning.learn(self, unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+
+    def _after_op(self, name: str, args, kwargs, res, node, frame) -> tuple[Value, Cost]:
+        """What autograd and the version counters make of an op that ran: its value
+        and cost as backward.after_op gives them, its writes in place checked
+        against what was saved, and a write into a leaf that requires grad raising."""
+        site = (self.src.path, getattr(node, "lineno", None))
+        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs, site)
+        inplace.after_method(frame, node, name, args, value, kwargs, self.src.path)
+        if self.specialize and inplace.leaf_written(node, name, args):
+            raising.surely(self, node, frame, "RuntimeError")
+        return value, cost
 
     def _axes_apart(self, annotated: frozenset[str]) -> dict[str, str] | None:
         """The name an einops axis of unknown size learns where an annotation of the
@@ -397,11 +404,7 @@ class OpCallsMixin:
                 self.report(arg_nodes[issue.where[1]], issue.code, issue.message)
             else:
                 self.report(node, issue.code, issue.message)
-        site = (self.src.path, getattr(node, "lineno", None))
-        value, cost = backward.after_op(name, args, kwargs, res.value, res.cost, self.costs, site)
-        inplace.after_method(frame, node, name, args, value, kwargs, self.src.path)
-        if self.specialize and inplace.leaf_written(node, name, args):
-            raising.surely(self, node, frame, "RuntimeError")
+        value, cost = self._after_op(name, args, kwargs, res, node, frame)
         if dispatch.is_costed(name, res) or (res.cost.flops is None and uc.may_cost(name)):
             self.record(
                 node,

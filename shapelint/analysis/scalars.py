@@ -30,7 +30,7 @@ def call(qual: str, args: list[Value]) -> Value | None:
     if module == "numpy" and name in _NUMPY_FLOAT:
         if len(args) != 1 or not isinstance(args[0], (IntV, FloatV)):
             return None
-        v = _number(args[0])
+        v = number(args[0])
         try:
             return FloatV(float(getattr(math, name)(v)) if v is not None else None)
         except (ValueError, OverflowError, TypeError):  # numpy's nan or inf: not a figure
@@ -39,7 +39,7 @@ def call(qual: str, args: list[Value]) -> Value | None:
         # unlike math's, numpy's round to a numpy float (`int(np.ceil(c / 2) * 2)`)
         if not isinstance(args[0], (IntV, FloatV)):
             return None
-        v = _number(args[0])
+        v = number(args[0])
         if v is None or v != v or abs(v) >= 2**62:  # not known, nan or inf
             return FloatV(None)
         return FloatV(float(getattr(math, name)(v)))
@@ -56,7 +56,7 @@ def call(qual: str, args: list[Value]) -> Value | None:
     if module != "math":
         return None
     if name in _FLOAT:
-        vals = [_number(a) for a in args]
+        vals = [number(a) for a in args]
         if vals and all(v is not None for v in vals):
             try:
                 return FloatV(float(getattr(math, name)(*vals)))
@@ -84,7 +84,7 @@ _LARGEST = 10_000
 def _of_known_ints(name: str, args: list[Value]) -> IntV:
     """`math.gcd(16, 12)` and the like of known ints; an int of unknown value where
     one is not known, or where math refuses them."""
-    vals = [_number(a) if isinstance(a, IntV) else None for a in args]
+    vals = [number(a) if isinstance(a, IntV) else None for a in args]
     if name not in ("gcd", "lcm", "isqrt", "factorial", "comb", "perm") or not vals:
         return IntV(None)
     if any(not isinstance(v, int) or abs(v) > _LARGEST for v in vals):
@@ -96,8 +96,9 @@ def _of_known_ints(name: str, args: list[Value]) -> IntV:
     return IntV(Expr.const(out) if abs(out) < 2**62 else None)
 
 
-def _number(v: Value) -> int | float | None:
-    """A number the analysis knows exactly, else None."""
+def number(v: Value | None) -> int | float | None:
+    """A Python number the analysis knows exactly (an int as its constant; a bool is
+    no number here), else None."""
     if isinstance(v, IntV) and v.value is not None:
         return v.value.value
     if isinstance(v, FloatV):

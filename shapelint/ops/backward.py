@@ -456,8 +456,7 @@ def _integral(v: Value) -> bool:
         return bool(items) and all(_integral(i) for i in items)
     return (
         isinstance(v, TensorV)
-        and v.dtype is not None
-        and dtypes.category(v.dtype) < 2
+        and dtypes.tensor_category(v.dtype) in (0, 1)
         and not isinstance(v, (ParameterV, BufferV))
     )
 
