@@ -550,6 +550,41 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # register_buffer in a forward stores the attribute on the module, as
+    # `self.name = t` would: a table made on the first call from the input's size,
+    # then read by a matmul whose cost depends on its shape
+    "register_buffer_in_forward": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                if not hasattr(self, "table"):
+                    self.register_buffer("table", torch.ones(x.shape[-1], 3 * x.shape[0]), persistent=False)
+                return self.proj(x) @ self.table
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
+    # by keyword, replacing the buffer the constructor registered
+    "register_buffer_in_forward_replaces_a_buffer": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.register_buffer("table", torch.ones(dim, dim))
+
+            def forward(self, x):
+                self.register_buffer(name="table", tensor=torch.ones(x.shape[-1], 5))
+                return x @ self.table
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
@@ -561,6 +596,25 @@ def test_exact_against_flop_counter(tmp_path, key):
 def _target(tmp_path, code: str, cls: str = "Net"):
     path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
     return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_register_buffer_in_a_forward_over_a_parameter_is_not_costed(tmp_path):
+    # torch refuses it: KeyError "attribute 'w' already exists"; the call stays one
+    # the analysis does not model, never a figure read off the new tensor
+    code = """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(dim, dim))
+
+            def forward(self, x):
+                self.register_buffer("w", torch.ones(x.shape[-1], 2))
+                return x @ self.w
+        """
+    path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
+    with pytest.raises(KeyError):
+        counted(path, "Net(8)", {"x": torch.randn(2, 8)})
+    assert not _target(tmp_path, code)["complete"]
 
 
 def test_a_buffer_registered_as_none_leaves_the_registry_not_known(tmp_path):

@@ -338,6 +338,17 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()
+    if (
+        attr == "register_buffer"
+        and an.specialize
+        and isinstance(func.value, ast.Name)
+        and type(recv) is ObjectV
+        and is_module(recv)
+        and not class_overrides(an, recv, attr)
+    ):
+        stored = _buffer_stored_in_forward(an, recv, func.value, node, args, kwargs, frame)
+        if stored is not None:
+            return stored
     if isinstance(recv, ModuleListV) and attr in ("append", "extend", "insert"):
         new = _grown(recv, attr, args)
         _store(an, func.value, new, frame)
@@ -442,6 +453,29 @@ def _hashable(key: Value) -> bool:
     unhashable one raises TypeError: the analysis does not follow a raise it cannot
     see). A list, dict or set, or a tuple that may hold one, is not."""
     return key is UNKNOWN or isinstance(key, (StrV, IntV, FloatV, BoolV, NoneV))
+
+
+def _buffer_stored_in_forward(
+    an: Analyzer, recv: ObjectV, held: ast.Name, node, args, kwargs, frame
+):
+    """`self.register_buffer("name", t)` in a forward: torch stores t as the
+    attribute `name` of the module (a buffer), as `self.name = t` would; None
+    where torch would refuse it (a name that is not a string, or an attribute
+    of that name that is no buffer: KeyError) or the name is not known, which
+    stays a call not modelled."""
+    got = registering.bound("register_buffer", args, kwargs)
+    if got is None or not isinstance(got[0], StrV) or not got[0].value:
+        return None
+    name, value = got[0].value, got[1]
+    if "." in name or not isinstance(value, (TensorV, NoneV)):
+        return None
+    before = dict(recv.attrs).get(name)
+    if before is not None and not isinstance(before, BufferV):
+        return None
+    stored = as_buffer(value) if isinstance(value, TensorV) else value
+    target = ast.copy_location(ast.Attribute(held, name, ast.Store()), node)
+    an.assign(target, stored, frame, None)
+    return NoneV()
 
 
 def _self_of(frame) -> SelfRecorder | None:
