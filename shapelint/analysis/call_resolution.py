@@ -30,6 +30,7 @@ from shapelint.analysis import (
     dict_values,
     dynamic,
     enums,
+    exit_stacks,
     framed,
     generators,
     holders,
@@ -505,6 +506,8 @@ def call_attribute(
         and not _project_method(an, recv, func.attr)
     ):
         return mutate_entries(an, recv, func, args, kwargs, frame)
+    if func.attr == "enter_context" and an.specialize and not _project_method(an, recv, func.attr):
+        return exit_stacks.not_followed(an, node, args, kwargs, frame)
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is None and func.attr in module_walk.METHODS:
         res = module_walk.walk(an, recv, func.attr, args, kwargs)

@@ -23,6 +23,7 @@ from shapelint.analysis import (
     context_managers,
     decorators,
     defaults,
+    exit_stacks,
     expressions,
     failed_imports,
     folding,
@@ -394,6 +395,7 @@ def exec_with(
     an: Analyzer, stmt: ast.With | ast.AsyncWith, frame: Frame, module_level: bool
 ) -> None:
     start: list[set] = []  # the records before the body ran
+    stmt = exit_stacks.rewritten(an, stmt)
     _with_items(an, stmt, 0, KEEP, frame, start)
     raising.after_with(an, stmt, frame, start[0] if start else set(frame.records))
 
