@@ -17,30 +17,66 @@ from shapelint.ops import saved as storages
 from shapelint.ops.backward import GRAD_MODE, KEEP, ZERO, any_grad, recomputed, with_grad
 from shapelint.ops.values import BoolV, TensorV
 
-_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
-_ON = frozenset({"torch.enable_grad", "torch.autograd.enable_grad"})
-_SET = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+_OFF = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+_INFERENCE = frozenset(
+    {
+        "torch.inference_mode",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+_ON = frozenset(
+    {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+)
+_SET = frozenset(
+    {
+        "torch.set_grad_enabled",
+        "torch.autograd.set_grad_enabled",
+        "torch.autograd.grad_mode.set_grad_enabled",
+    }
+)
 
 
 def mode_of(an, expr: ast.expr, frame) -> bool | None | object:
     """The grad mode a context manager or decorator sets: True, False, None (not
-    known), or KEEP (it is none of them)."""
+    known), or KEEP (it is none of them). `inference_mode(mode)` and
+    `set_grad_enabled(mode)` take their flag by position or as `mode=`."""
     call = expr if isinstance(expr, ast.Call) else None
     func = call.func if call is not None else expr
     if not isinstance(func, (ast.Name, ast.Attribute)):
         return KEEP
     qual = an.imports.resolve(func)
     if qual in _OFF:
-        if qual == "torch.inference_mode" and call is not None and call.args:
-            return _flag(an, call.args[0], frame, invert=True)
         return False
+    if qual in _INFERENCE:
+        flag = _mode_argument(call) if call is not None else None
+        return False if flag is None else _flag(an, flag, frame, invert=True)
     if qual in _ON:
         return True
     if qual in _SET:
-        if call is None or not call.args:
-            return None
-        return _flag(an, call.args[0], frame)
+        flag = _mode_argument(call) if call is not None else None
+        return None if flag is None else _flag(an, flag, frame)
     return KEEP
+
+
+def inference_tensors(an, expr: ast.expr, frame) -> bool:
+    """`torch.inference_mode()` with its mode on or not known, entered where grad
+    mode may be on: the tensors made inside are inference tensors, which torch
+    refuses to save for backward once outside ("Inference tensors cannot be saved
+    for backward"), a refusal this analysis does not follow."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, (ast.Name, ast.Attribute)):
+        return False
+    if an.imports.resolve(expr.func) not in _INFERENCE or GRAD_MODE.get() is False:
+        return False
+    flag = _mode_argument(expr)
+    return flag is None or _flag(an, flag, frame) is not False
+
+
+def _mode_argument(call: ast.Call) -> ast.expr | None:
+    """The expression given as the `mode` parameter (the first) of the call."""
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "mode"), None)
 
 
 def _flag(an, node: ast.expr, frame, invert: bool = False) -> bool | None:
@@ -75,7 +111,8 @@ def set_here(an, stmt: ast.Expr, frame) -> bool:
         return False
     if an.imports.resolve(call.func) not in _SET:
         return False
-    flag = _flag(an, call.args[0], frame) if call.args else None
+    given = _mode_argument(call)
+    flag = _flag(an, given, frame) if given is not None else None
     if an.specialize and getattr(frame, "runs", False):
         an.outer_writes += 1  # a loop whose turn does this is not the same each turn
         if not an.trial:

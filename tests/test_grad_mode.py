@@ -1,0 +1,95 @@
+"""Grad mode as the code sets it (analysis/grad_mode.py), each module judged by
+FlopCounterMode (forward, backward, the tensors torch saves) against `cost FILE::M`
+in process: the flags of `inference_mode` and `set_grad_enabled` by position or as
+`mode=`, and torch's other spellings of the same classes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from benchmarks.gen_modules import Generated, judge
+from tests.helpers import run_class
+
+pytest.importorskip("torch")
+
+HEAD = """\
+import torch
+from torch import nn
+from torch.autograd import grad_mode
+
+
+class M(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, 2 * d)
+"""
+
+# Each runs a in the block and b after it: the backward through a is there only
+# where the block leaves grad on (main took `inference_mode(mode=False)` for
+# inference mode on: a complete backward 3x short of torch's)
+BLOCKS = [
+    "torch.inference_mode(mode=False)",
+    "torch.inference_mode(False)",
+    "grad_mode.no_grad()",
+    "grad_mode.enable_grad()",
+    "torch.set_grad_enabled(mode=False)",
+    "torch.set_grad_enabled(mode=True)",
+    "grad_mode.set_grad_enabled(False)",
+]
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_grad_mode_block_as_torch_reads_its_flag(tmp_path, block):
+    forward = f"""
+        def forward(self, x):
+            with {block}:
+                y = self.a(x)
+            return self.b(y)
+        """
+    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
+    v = judge(Generated(0, "gm", [], src, {"d": "4"}, {"x": "2,3,4"}, "M"), tmp_path)
+    what = (v.outcome, v.truth, v.figure, v.backward, v.backward_truth, v.backward_figure)
+    assert v.outcome == "exact", what
+    assert v.backward == "exact", what
+
+
+def test_set_grad_enabled_as_a_statement_reads_mode_by_keyword(tmp_path):
+    forward = """
+        def forward(self, x):
+            torch.set_grad_enabled(mode=False)
+            y = self.a(x)
+            torch.set_grad_enabled(mode=True)
+            return self.b(y)
+        """
+    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
+    v = judge(Generated(0, "gm", [], src, {"d": "4"}, {"x": "2,3,4"}, "M"), tmp_path)
+    what = (v.outcome, v.truth, v.figure, v.backward, v.backward_truth, v.backward_figure)
+    assert v.outcome == "exact", what
+    assert v.backward == "exact", what
+
+
+@pytest.mark.parametrize(
+    "block", ["torch.inference_mode()", "torch.autograd.inference_mode(mode=True)"]
+)
+def test_inference_tensors_saved_by_autograd_are_no_figure(tmp_path, block):
+    # torch raises in the forward: b saves y, an inference tensor, for backward
+    import torch
+
+    forward = f"""
+        def forward(self, x):
+            with {block}:
+                y = self.a(x)
+            return self.b(y)
+        """
+    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
+    ns: dict = {}
+    exec(compile(src, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        ns["M"](4)(torch.randn(2, 3, 4))
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
+    assert not t["complete"] and not t["backward_complete"], t
