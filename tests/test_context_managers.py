@@ -30,7 +30,9 @@ class M(nn.Module):
 D4 = {"x": "2,3,4"}
 
 
-def _judge(tmp_path, helpers: str, forward: str):
+def judge_forward(tmp_path, helpers: str, forward: str):
+    """The verdict on class M of HEAD with `helpers` (code) before it and `forward`
+    (a method) in it."""
     src = HEAD.replace("class M", textwrap.dedent(helpers) + "\n\nclass M", 1)
     src += textwrap.indent(textwrap.dedent(forward), "    ")
     return judge(Generated(0, "cm", [], src, {"d": "4"}, D4, "M"), tmp_path)
@@ -138,11 +140,11 @@ EXACT = {
 
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_a_generator_context_manager_runs_as_contextlib_runs_it(tmp_path, name):
-    _exact(_judge(tmp_path, *EXACT[name]))
+    _exact(judge_forward(tmp_path, *EXACT[name]))
 
 
 def test_a_generator_that_surely_raises_before_its_yield_raises_at_the_with(tmp_path):
-    v = _judge(
+    v = judge_forward(
         tmp_path,
         """
         @contextmanager
@@ -243,4 +245,4 @@ def forward(self, x):
     ids=["yield_in_a_branch", "handler_around_the_yield", "changes_an_argument", "body_changes"],
 )
 def test_generators_not_followed_stay_a_lower_bound(tmp_path, helpers, forward):
-    _bound(_judge(tmp_path, helpers, forward))
+    _bound(judge_forward(tmp_path, helpers, forward))

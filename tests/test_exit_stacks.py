@@ -10,37 +10,25 @@ import textwrap
 
 import pytest
 
-from benchmarks.gen_modules import Generated, judge
 from tests.helpers import run_class
+from tests.test_context_managers import HEAD, judge_forward
 
 pytest.importorskip("torch")
 
-HEAD = """\
-import contextlib
-from contextlib import ExitStack, contextmanager
-
-import torch
-from torch import nn
+HELPERS = """
+from contextlib import ExitStack
 
 
 @contextmanager
 def frozen():
     with torch.no_grad():
         yield 2
-
-
-class M(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, 2 * d)
-        self.flag = True
 """
 
 
-def _judge(tmp_path, forward: str):
-    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
-    return judge(Generated(0, "es", [], src, {"d": "4"}, {"x": "2,3,4"}, "M"), tmp_path)
+def _source(forward: str) -> str:
+    src = HEAD.replace("class M", HELPERS + "\n\nclass M", 1)
+    return src + textwrap.indent(textwrap.dedent(forward), "    ")
 
 
 EXACT = {
@@ -78,7 +66,7 @@ EXACT = {
 
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_an_exit_stack_enters_as_nested_withs(tmp_path, name):
-    v = _judge(tmp_path, EXACT[name])
+    v = judge_forward(tmp_path, HELPERS, EXACT[name])
     what = (v.outcome, v.truth, v.figure, v.complete, v.detail, v.backward, v.saved)
     assert v.outcome == "exact", what
     assert v.backward == "exact", what
@@ -90,7 +78,7 @@ BOUND = {
     "entered_in_a_branch": """
         def forward(self, x):
             with ExitStack() as stack:
-                if self.flag:
+                if x.shape[0] > 1:
                     stack.enter_context(torch.no_grad())
                 y = self.a(x)
             return self.b(y)
@@ -109,12 +97,12 @@ BOUND = {
 
 @pytest.mark.parametrize("name", sorted(BOUND))
 def test_an_exit_stack_not_followed_leaves_the_backward_unknown(tmp_path, name):
-    v = _judge(tmp_path, BOUND[name])
+    v = judge_forward(tmp_path, HELPERS, BOUND[name])
     what = (v.outcome, v.truth, v.figure, v.complete, v.detail)
     assert v.truth is not None and not v.complete, what
     assert v.outcome in ("lower", "unknown"), what
     path = tmp_path / "bound.py"
-    path.write_text(HEAD + textwrap.indent(textwrap.dedent(BOUND[name]), "    "))
+    path.write_text(_source(BOUND[name]))
     t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
     # torch runs b's backward alone (a ran under no_grad): no figure claims a mode
     assert t["flops_backward"] is None and not t["backward_complete"], t

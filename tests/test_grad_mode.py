@@ -9,23 +9,20 @@ import textwrap
 
 import pytest
 
-from benchmarks.gen_modules import Generated, judge
 from tests.helpers import run_class
+from tests.test_context_managers import HEAD, judge_forward
 
 pytest.importorskip("torch")
 
-HEAD = """\
-import torch
-from torch import nn
-from torch.autograd import grad_mode
+IMPORT = "from torch.autograd import grad_mode"
 
 
-class M(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, 2 * d)
-"""
+def _exact(tmp_path, forward: str) -> None:
+    v = judge_forward(tmp_path, IMPORT, forward)
+    what = (v.outcome, v.truth, v.figure, v.backward, v.backward_truth, v.backward_figure)
+    assert v.outcome == "exact", what
+    assert v.backward == "exact", what
+
 
 # Each runs a in the block and b after it: the backward through a is there only
 # where the block leaves grad on (main took `inference_mode(mode=False)` for
@@ -41,19 +38,18 @@ BLOCKS = [
 ]
 
 
-@pytest.mark.parametrize("block", BLOCKS)
-def test_a_grad_mode_block_as_torch_reads_its_flag(tmp_path, block):
-    forward = f"""
+def _block(block: str) -> str:
+    return f"""
         def forward(self, x):
             with {block}:
                 y = self.a(x)
             return self.b(y)
         """
-    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
-    v = judge(Generated(0, "gm", [], src, {"d": "4"}, {"x": "2,3,4"}, "M"), tmp_path)
-    what = (v.outcome, v.truth, v.figure, v.backward, v.backward_truth, v.backward_figure)
-    assert v.outcome == "exact", what
-    assert v.backward == "exact", what
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_grad_mode_block_as_torch_reads_its_flag(tmp_path, block):
+    _exact(tmp_path, _block(block))
 
 
 def test_set_grad_enabled_as_a_statement_reads_mode_by_keyword(tmp_path):
@@ -64,11 +60,7 @@ def test_set_grad_enabled_as_a_statement_reads_mode_by_keyword(tmp_path):
             torch.set_grad_enabled(mode=True)
             return self.b(y)
         """
-    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
-    v = judge(Generated(0, "gm", [], src, {"d": "4"}, {"x": "2,3,4"}, "M"), tmp_path)
-    what = (v.outcome, v.truth, v.figure, v.backward, v.backward_truth, v.backward_figure)
-    assert v.outcome == "exact", what
-    assert v.backward == "exact", what
+    _exact(tmp_path, forward)
 
 
 @pytest.mark.parametrize(
@@ -78,13 +70,8 @@ def test_inference_tensors_saved_by_autograd_are_no_figure(tmp_path, block):
     # torch raises in the forward: b saves y, an inference tensor, for backward
     import torch
 
-    forward = f"""
-        def forward(self, x):
-            with {block}:
-                y = self.a(x)
-            return self.b(y)
-        """
-    src = HEAD + textwrap.indent(textwrap.dedent(forward), "    ")
+    src = HEAD.replace("class M", IMPORT + "\n\n\nclass M", 1)
+    src += textwrap.indent(textwrap.dedent(_block(block)), "    ")
     ns: dict = {}
     exec(compile(src, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
