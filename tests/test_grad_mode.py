@@ -63,15 +63,30 @@ def test_set_grad_enabled_as_a_statement_reads_mode_by_keyword(tmp_path):
     _exact(tmp_path, forward)
 
 
+_DECORATED = """
+    @torch.inference_mode()
+    def embed(self, x):
+        return self.a(x)
+
+    def forward(self, x):
+        return self.b(self.embed(x))
+    """
+
+
 @pytest.mark.parametrize(
-    "block", ["torch.inference_mode()", "torch.autograd.inference_mode(mode=True)"]
+    "forward",
+    [
+        _block("torch.inference_mode()"),
+        _block("torch.autograd.inference_mode(mode=True)"),
+        _DECORATED,
+    ],
 )
-def test_inference_tensors_saved_by_autograd_are_no_figure(tmp_path, block):
+def test_inference_tensors_saved_by_autograd_are_no_figure(tmp_path, forward):
     # torch raises in the forward: b saves y, an inference tensor, for backward
     import torch
 
     src = HEAD.replace("class M", IMPORT + "\n\n\nclass M", 1)
-    src += textwrap.indent(textwrap.dedent(_block(block)), "    ")
+    src += textwrap.indent(textwrap.dedent(forward), "    ")
     ns: dict = {}
     exec(compile(src, "m.py", "exec"), ns)  # noqa: S102 - the test's own module
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):

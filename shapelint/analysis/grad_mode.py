@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from shapelint.ops import saved as storages
 from shapelint.ops.backward import GRAD_MODE, KEEP, ZERO, any_grad, recomputed, with_grad
-from shapelint.ops.values import BoolV, TensorV
+from shapelint.ops.values import UNKNOWN, BoolV, Cost, TensorV
 
 _OFF = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 _INFERENCE = frozenset(
@@ -59,17 +59,23 @@ def mode_of(an, expr: ast.expr, frame) -> bool | None | object:
     return KEEP
 
 
-def inference_tensors(an, expr: ast.expr, frame) -> bool:
-    """`torch.inference_mode()` with its mode on or not known, entered where grad
-    mode may be on: the tensors made inside are inference tensors, which torch
-    refuses to save for backward once outside ("Inference tensors cannot be saved
-    for backward"), a refusal this analysis does not follow."""
-    if not isinstance(expr, ast.Call) or not isinstance(expr.func, (ast.Name, ast.Attribute)):
-        return False
-    if an.imports.resolve(expr.func) not in _INFERENCE or GRAD_MODE.get() is False:
-        return False
+def inference_tensors(an, expr: ast.expr, frame) -> None:
+    """`torch.inference_mode()` (a `with` item or a decorator) with its mode on or
+    not known, entered where grad mode may be on: the tensors made inside are
+    inference tensors, which torch refuses to save for backward once outside
+    ("Inference tensors cannot be saved for backward"), a refusal this analysis
+    does not follow: on the record as a call not followed (a target run)."""
+    if not an.specialize or not isinstance(expr, ast.Call):
+        return
+    if not isinstance(expr.func, (ast.Name, ast.Attribute)) or GRAD_MODE.get() is False:
+        return
+    if an.imports.resolve(expr.func) not in _INFERENCE:
+        return
     flag = _mode_argument(expr)
-    return flag is None or _flag(an, flag, frame) is not False
+    if flag is None or _flag(an, flag, frame) is not False:
+        why = "inference_mode: its tensors raise where autograd saves them (not followed)"
+        cost = Cost(notes=[why], complete=False)
+        an.record(expr, frame, "torch.inference_mode", None, [], UNKNOWN, cost)
 
 
 def _mode_argument(call: ast.Call) -> ast.expr | None:

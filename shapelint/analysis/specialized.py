@@ -519,6 +519,8 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
     given = frame.env.get(handed_back, UNKNOWN) if handed_back is not None else UNKNOWN
     if an.specialize and any(grad_mode.casts(an, d, frame) for d in fd.node.decorator_list):
         storages.cast_region()
+    for d in fd.node.decorator_list:
+        grad_mode.inference_tensors(an, d, frame)
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
         an.exec_block(fd.node.body, frame)
     value = an.join_all(frame.returns) if frame.returns else NoneV()

@@ -68,7 +68,6 @@ from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
     BufferV,
-    Cost,
     IntV,
     NoneV,
     ObjectV,
@@ -425,10 +424,7 @@ def _with_items(an: Analyzer, stmt, i: int, mode, frame: Frame, start: list) -> 
         _with_items(an, stmt, i + 1, mode, frame, start)
         return
     cm = an.eval(item.context_expr, frame)
-    if an.specialize and grad_mode.inference_tensors(an, item.context_expr, frame):
-        why = "inference_mode: its tensors raise where autograd saves them (not followed)"
-        cost = Cost(notes=[why], complete=False)
-        an.record(item.context_expr, frame, "torch.inference_mode", None, [], UNKNOWN, cost)
+    grad_mode.inference_tensors(an, item.context_expr, frame)
     m = grad_mode.mode_of(an, item.context_expr, frame)
     mode = mode if m is KEEP else m
     key = None
