@@ -95,3 +95,50 @@ def test_inference_tensors_saved_by_autograd_are_no_figure(tmp_path, forward):
     path.write_text(src)
     t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
     assert not t["complete"] and not t["backward_complete"], t
+
+
+# A grad-mode context manager held as a value, then entered (main entered none of
+# them: a complete backward 3x torch's for `ctx = torch.no_grad(); with ctx:`)
+VALUES = {
+    "a_name": """
+        def forward(self, x):
+            ctx = grad_mode.no_grad()
+            with ctx:
+                y = self.a(x)
+            return self.b(y)
+        """,
+    "a_decided_choice": """
+        def forward(self, x):
+            with torch.no_grad() if x.dim() == 3 else contextlib.nullcontext():
+                y = self.a(x)
+            return self.b(y)
+        """,
+    "an_inference_mode_off_by_name": """
+        def forward(self, x):
+            off = torch.inference_mode(False)
+            with torch.no_grad():
+                with off:
+                    y = self.a(x)
+            return self.b(y)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_a_grad_mode_held_as_a_value_is_entered_by_with(tmp_path, name):
+    _exact(tmp_path, VALUES[name])
+
+
+def test_a_grad_mode_chosen_by_an_undecided_test_leaves_the_backward_unknown(tmp_path):
+    forward = """
+        def forward(self, x):
+            with torch.no_grad() if x.sum() > 0 else contextlib.nullcontext():
+                y = self.a(x)
+            return self.b(y)
+        """
+    src = HEAD.replace("class M", IMPORT + "\n\n\nclass M", 1)
+    path = tmp_path / "m.py"
+    path.write_text(src + textwrap.indent(textwrap.dedent(forward), "    "))
+    t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
+    assert t["complete"], t  # the forward is the same either way
+    assert not t["backward_complete"], t

@@ -20,6 +20,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.ops.backward import GRAD_MODE
+from shapelint.ops.values import UNKNOWN, Cost
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -107,6 +108,11 @@ def not_followed(an: Analyzer, node: ast.Call, args, kwargs, frame):
     the grad mode from here on not known (in a target run)."""
     if an.specialize and getattr(frame, "runs", False) and not an.trial:
         GRAD_MODE.set(None)
-    return an.unknown_call(
-        node, args, kwargs, frame, "ExitStack.enter_context: the context it enters is not followed"
-    )
+    # on the record whatever it is given (a context manager is no tensor): what it
+    # enters may change what every later op costs
+    cost = Cost(notes=[_NOT_FOLLOWED], complete=False)
+    an.record(node, frame, "ExitStack.enter_context", None, [], UNKNOWN, cost)
+    return UNKNOWN
+
+
+_NOT_FOLLOWED = "ExitStack.enter_context: the context it enters is not followed"

@@ -12,10 +12,11 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from shapelint.ops import saved as storages
 from shapelint.ops.backward import GRAD_MODE, KEEP, ZERO, any_grad, recomputed, with_grad
-from shapelint.ops.values import UNKNOWN, BoolV, Cost, TensorV
+from shapelint.ops.values import UNKNOWN, BoolV, Cost, TensorV, Value
 
 _OFF = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 _INFERENCE = frozenset(
@@ -35,6 +36,40 @@ _SET = frozenset(
         "torch.autograd.grad_mode.set_grad_enabled",
     }
 )
+
+
+@dataclass(frozen=True, slots=True)
+class GradModeV(Value):
+    """A grad-mode context manager as a value (`ctx = torch.no_grad()`, `torch.no_grad()
+    if frozen else nullcontext()`), which a `with` of it enters: the mode it sets
+    (None: not known, one of two an undecided path left), and whether it may be
+    inference mode (its tensors refused by autograd after it)."""
+
+    mode: bool | None = None
+    inference: bool = False
+
+
+def made(qual: str, args, kwargs) -> GradModeV | None:
+    """`torch.no_grad()`, `torch.enable_grad()`, `torch.inference_mode(mode)` called
+    as a value, not as a `with` item or a decorator (mode_of reads those)."""
+    if qual in _OFF and not args and not kwargs:
+        return GradModeV(False)
+    if qual in _ON and not args and not kwargs:
+        return GradModeV(True)
+    if qual in _INFERENCE and len(args) + len(kwargs) <= 1 and set(kwargs) <= {"mode"}:
+        flag = args[0] if args else kwargs.get("mode", BoolV(True))
+        on = flag.value if isinstance(flag, BoolV) else None
+        return GradModeV(None if on is None else not on, inference=on is not False)
+    return None
+
+
+def joined(a: Value, b: Value) -> GradModeV:
+    """A grad-mode context manager on one path, another value on the other: the
+    mode a `with` of it sets is known only where both set the same."""
+    if isinstance(a, GradModeV) and a == b:
+        return a
+    inference = any(isinstance(v, GradModeV) and v.inference for v in (a, b))
+    return GradModeV(None, inference=inference)
 
 
 def mode_of(an, expr: ast.expr, frame) -> bool | None | object:
@@ -59,23 +94,29 @@ def mode_of(an, expr: ast.expr, frame) -> bool | None | object:
     return KEEP
 
 
-def inference_tensors(an, expr: ast.expr, frame) -> None:
-    """`torch.inference_mode()` (a `with` item or a decorator) with its mode on or
-    not known, entered where grad mode may be on: the tensors made inside are
-    inference tensors, which torch refuses to save for backward once outside
-    ("Inference tensors cannot be saved for backward"), a refusal this analysis
-    does not follow: on the record as a call not followed (a target run)."""
-    if not an.specialize or not isinstance(expr, ast.Call):
+def inference_tensors(an, expr: ast.expr, frame, cm: Value = UNKNOWN) -> None:
+    """`torch.inference_mode()` (a `with` item, or a value cm of one, or a
+    decorator) with its mode on or not known, entered where grad mode may be on:
+    the tensors made inside are inference tensors, which torch refuses to save for
+    backward once outside ("Inference tensors cannot be saved for backward"), a
+    refusal this analysis does not follow: on the record as a call not followed
+    (a target run)."""
+    if not an.specialize or GRAD_MODE.get() is False:
         return
-    if not isinstance(expr.func, (ast.Name, ast.Attribute)) or GRAD_MODE.get() is False:
+    if isinstance(cm, GradModeV):
+        hazard = cm.inference
+    elif not isinstance(expr, ast.Call) or not isinstance(expr.func, (ast.Name, ast.Attribute)):
         return
-    if an.imports.resolve(expr.func) not in _INFERENCE:
+    elif an.imports.resolve(expr.func) not in _INFERENCE:
         return
-    flag = _mode_argument(expr)
-    if flag is None or _flag(an, flag, frame) is not False:
+    else:
+        flag = _mode_argument(expr)
+        hazard = flag is None or _flag(an, flag, frame) is not False
+    if hazard:
         why = "inference_mode: its tensors raise where autograd saves them (not followed)"
         cost = Cost(notes=[why], complete=False)
-        an.record(expr, frame, "torch.inference_mode", None, [], UNKNOWN, cost)
+        at = expr if isinstance(expr, ast.Call) else ast.copy_location(ast.Call(expr, [], []), expr)
+        an.record(at, frame, "torch.inference_mode", None, [], UNKNOWN, cost)
 
 
 def _mode_argument(call: ast.Call) -> ast.expr | None:

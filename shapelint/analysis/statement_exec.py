@@ -424,8 +424,10 @@ def _with_items(an: Analyzer, stmt, i: int, mode, frame: Frame, start: list) -> 
         _with_items(an, stmt, i + 1, mode, frame, start)
         return
     cm = an.eval(item.context_expr, frame)
-    grad_mode.inference_tensors(an, item.context_expr, frame)
+    grad_mode.inference_tensors(an, item.context_expr, frame, cm)
     m = grad_mode.mode_of(an, item.context_expr, frame)
+    if m is KEEP and isinstance(cm, grad_mode.GradModeV):
+        m = cm.mode  # `with ctx:` of `ctx = torch.no_grad()`, or of an undecided choice
     mode = mode if m is KEEP else m
     key = None
     if _dunder_of(an, cm, "__exit__"):

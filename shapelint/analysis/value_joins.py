@@ -8,7 +8,15 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, choices, compiled, folding, joined_objects, module_kinds
+from shapelint.analysis import (
+    aliasing,
+    choices,
+    compiled,
+    folding,
+    grad_mode,
+    joined_objects,
+    module_kinds,
+)
 from shapelint.ops import backward, dtypes
 from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
@@ -34,6 +42,8 @@ if TYPE_CHECKING:
 
 
 def join_values(a: Value, b: Value) -> Value:
+    if isinstance(a, grad_mode.GradModeV) or isinstance(b, grad_mode.GradModeV):
+        return grad_mode.joined(a, b)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and a.kind != b.kind:
         joined_objects.link(a, b)
         a, b = TupleV(a.items), TupleV(b.items)  # a tuple on one path, a list on the other
