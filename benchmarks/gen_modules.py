@@ -2002,6 +2002,70 @@ def grad_enable_inside(r, i):
     )
 
 
+def grad_mode_value(r, i):
+    """A grad-mode context manager held as a value, chosen by a flag the constructor
+    stores (session 30: main entered none of them)."""
+    held = r.choice(
+        (
+            f"ctx{i} = torch.no_grad() if self.flag{i} else contextlib.nullcontext()",
+            f"ctx{i} = self.ctx{i}",
+            f"ctx{i} = torch.inference_mode(mode=False) if self.flag{i} else torch.no_grad()",
+        )
+    )
+    return _s(
+        BOTH.format(i=i)
+        + f"\nself.flag{i} = flag"
+        + f"\nself.ctx{i} = torch.no_grad() if flag else torch.enable_grad()",
+        f"""
+        {held}
+        with ctx{i}:
+            x = self.l{i}(x)
+        x = self.s{i}(x)
+        """,
+    )
+
+
+def grad_on_inside_a_call(r, i):
+    """A mode a callee turns on (a decorator or a `with`) inside the caller's no_grad."""
+    how = r.choice(("@torch.enable_grad()", "@torch.set_grad_enabled(True)", "with"))
+    body = "    with torch.enable_grad():\n        return layer(x)"
+    helper = (
+        f"def on{i}(layer, x):\n{body}"
+        if how == "with"
+        else (f"{how}\ndef on{i}(layer, x):\n    return layer(x)")
+    )
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        with torch.no_grad():
+            x = self.l{i}(x)
+            x = on{i}(self.s{i}, x)
+        """,
+        helper,
+    )
+
+
+def grad_exit_stack(r, i):
+    """torch.no_grad() entered through an ExitStack, at the top of its body or under
+    a test (not followed: a bound)."""
+    enter = r.choice(
+        (
+            f"st{i}.enter_context(torch.no_grad())",
+            f"if self.flag{i}:\n                st{i}.enter_context(torch.no_grad())",
+        )
+    )
+    return _s(
+        BOTH.format(i=i) + f"\nself.flag{i} = flag",
+        f"""
+        with contextlib.ExitStack() as st{i}:
+            x = self.s{i}(x)
+            {enter}
+            x = self.l{i}(x)
+        x = self.s{i}(x)
+        """,
+    )
+
+
 def grad_set_grad_enabled(r, i):
     return _s(
         BOTH.format(i=i) + f"\nself.flag{i} = flag",
@@ -2747,6 +2811,7 @@ MORE: dict[str, list] = {
         call_forward_args,
         call_kwargs_pop,
     ],
+    "grad_values": [grad_mode_value, grad_on_inside_a_call, grad_exit_stack],
     "grad": [
         grad_enable_inside,
         grad_set_grad_enabled,

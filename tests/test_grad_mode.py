@@ -142,3 +142,38 @@ def test_a_grad_mode_chosen_by_an_undecided_test_leaves_the_backward_unknown(tmp
     t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
     assert t["complete"], t  # the forward is the same either way
     assert not t["backward_complete"], t
+
+
+# A mode a callee or a loop's turn turns on inside the caller's torch.no_grad():
+# the call's record holds its records as their own modes left them (main zeroed
+# the whole call under the caller's mode: a complete backward 2/3 of torch's)
+NESTED = {
+    "a_decorated_method": """
+        @torch.enable_grad()
+        def inner(self, x):
+            return self.a(x)
+
+        def forward(self, x):
+            with torch.no_grad():
+                y = self.inner(x)
+            return self.b(y)
+        """,
+    "a_with_block_in_a_callee_and_in_a_loop": """
+        def inner(self, x):
+            with torch.enable_grad():
+                return self.a(x)
+
+        def forward(self, x):
+            with torch.no_grad():
+                y = self.inner(x)
+                for _ in range(2):
+                    with torch.enable_grad():
+                        y = self.a(y)
+            return self.b(y)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_a_mode_turned_on_inside_no_grad_counts_its_backward(tmp_path, name):
+    _exact(tmp_path, NESTED[name])

@@ -64,7 +64,7 @@ def call(an: Analyzer, callee: CompiledV, node, args, kwargs, frame) -> Value:
         frame.records = outer
     cost = add_costs(r.cost for r in children.values())
     cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, _SAVED_WHY])
-    rec = an.record(node, frame, "call torch.compile", None, args, value, cost)
+    rec = an.record(node, frame, "call torch.compile", None, args, value, cost, summed=True)
     rec.children = list(children.values())
     return value
 

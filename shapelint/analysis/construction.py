@@ -249,7 +249,8 @@ def built(an: Analyzer, cd: ClassDef, node: ast.Call, args, kwargs, frame) -> Va
     if an.specialize and made is not None:
         tensors = [a for a in [*args, *kwargs.values()] if isinstance(a, TensorV)]
         cost = add_costs(r.cost for r in made)
-        rec = an.record(node, frame, f"call {ast.unparse(node.func)}", None, tensors, value, cost)
+        op = f"call {ast.unparse(node.func)}"
+        rec = an.record(node, frame, op, None, tensors, value, cost, summed=True)
         rec.children = list(made)
     return value
 

@@ -184,7 +184,7 @@ def run(an: Analyzer, fd: FuncDef, item: ast.withitem, frame, body: Callable[[],
         owner.in_flight.discard(flight)
     children = list(inner.records.values())
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, NoneV(),
-                    add_costs(r.cost for r in children))  # fmt: skip
+                    add_costs(r.cost for r in children), summed=True)  # fmt: skip
     rec.children = children
     exc = raising.of_records(children)
     if not ran:

@@ -172,7 +172,15 @@ class Analyzer(Protocol):
     ) -> None: ...
 
     def record(
-        self, node: Any, frame: Frame, op: str, pattern: Any, inputs: Any, value: Value, cost: Cost
+        self,
+        node: Any,
+        frame: Frame,
+        op: str,
+        pattern: Any,
+        inputs: Any,
+        value: Value,
+        cost: Cost,
+        summed: bool = False,
     ) -> Any: ...
 
     def construct(self, cd: ClassDef, args: list[Value], kwargs: dict[str, Value]) -> Value: ...

@@ -288,7 +288,7 @@ def _unroll(an: Analyzer, stmt: ast.For, items, frame) -> None:
             )
             cost = add_costs([*(r.cost for r in first.values()), others])
             rec = an.record(stmt, frame, f"for {ast.unparse(stmt.iter)} (×{len(items)})", None,
-                            [], UNKNOWN, cost)  # fmt: skip
+                            [], UNKNOWN, cost, summed=True)  # fmt: skip
             rec.children = [*first.values(), *rest.values()]
             rec.weights = [Expr.const(1)] * len(first) + [Expr.const(len(items) - 1)] * len(rest)
             rec.carried = carried(frame.env, entries)

@@ -418,10 +418,14 @@ class OpCallsMixin:
         return value
 
     def record(
-        self, node, frame: Frame, op: str, pattern, inputs, value: Value, cost: Cost
+        self, node, frame: Frame, op: str, pattern, inputs, value: Value, cost: Cost, summed=False
     ) -> CallRecord:
+        """The call at node on frame's record. summed: cost is the sum of records the
+        call ran, each already as its own grad mode left it (a callee's decorator or
+        `with torch.enable_grad()` may turn on what the caller's mode has off)."""
         line, col = self.src.node_start(node)
-        cost = backward.in_mode(cost)  # under torch.no_grad(): nothing runs backward
+        if not summed:
+            cost = backward.in_mode(cost)  # under torch.no_grad(): nothing runs backward
         if not self.costs:
             # Only that the call is on the record counts (the second pass over a
             # function, the branches' alternatives), not what it says.

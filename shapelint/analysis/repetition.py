@@ -190,7 +190,7 @@ def loop_record(an, stmt, frame, children: dict, n: int | None, count=None, extr
         cost = scale_cost(cost, count)
     label = "×" + (count.to_human() if count is not None else str(n) if n is not None else "?")
     src = ast.unparse(stmt.iter) if hasattr(ast, "unparse") else "..."
-    rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost)
+    rec = an.record(stmt, frame, f"for {src} ({label})", None, [], UNKNOWN, cost, summed=True)
     rec.children = list(children.values())
     if count is not None:
         rec.weights = [count] * len(rec.children)

@@ -267,7 +267,7 @@ def specialized_invoke(
         elif cost.saved != Expr.const(0):
             # What it saves depends on which of its tensors were saved before this call.
             cost = replace(cost, saved=None, notes=[*cost.notes, storages.REUSED])
-    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost)
+    rec = an.record(node, frame, f"call {fd.qualname}", None, args, value, cost, summed=True)
     rec.children = list(children)
     exc = raising.of_records(children)
     if exc is not None:
@@ -369,7 +369,7 @@ def _call_decorated(an: Analyzer, fd: FuncDef, wrapped, recv, node, args, kwargs
     finally:
         frame.records = saved
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
-                    add_costs(r.cost for r in children.values()))  # fmt: skip
+                    add_costs(r.cost for r in children.values()), summed=True)  # fmt: skip
     rec.children = list(children.values())
     return value
 
@@ -394,7 +394,7 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     finally:
         owner.in_flight.discard(key)
     rec = an.record(node, frame, f"call {fd.qualname}", None, args, value,
-                    add_costs(r.cost for r in children))  # fmt: skip
+                    add_costs(r.cost for r in children), summed=True)  # fmt: skip
     rec.children = list(children)
     exc = raising.of_records(children) if an.specialize else None
     if exc is not None:  # it surely raised: so does the call, as specialized_invoke's

@@ -201,7 +201,7 @@ def inherited_forward(
     finally:
         frame.records = saved
     cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, f"call {cd.name}.forward", None, args, value, cost)
+    rec = an.record(node, frame, f"call {cd.name}.forward", None, args, value, cost, summed=True)
     rec.children = list(children.values())
     return value
 
@@ -247,7 +247,7 @@ def call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -
         frame.records = saved
         frame.chained = chained
     cost = add_costs(r.cost for r in children.values())
-    rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost)
+    rec = an.record(node, frame, "call nn.Sequential", None, args, x, cost, summed=True)
     rec.children = list(children.values())
     return x
 
