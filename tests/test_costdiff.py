@@ -336,23 +336,30 @@ def test_a_target_whose_lower_bound_did_not_move_is_unknown_not_the_same():
     assert "0 → 0" not in render_github([c], "HEAD", {})
 
 
-def test_the_diff_of_a_module_target_gives_its_parameters_before_and_after(gpt_repo):
-    """A narrower MLP changes the parameters too: the comment's lead line, the json
-    and the github notice carry torch's counts at BASE and now, Δ and percent."""
-    torch = pytest.importorskip("torch")
+def _each_side(gpt_repo):
+    """The model file at BASE, then now, imported as torch runs it."""
     import importlib.util
 
-    counts = []
     for i, text in enumerate((GPT.read_text(), (gpt_repo / "gpt.py").read_text())):
         path = gpt_repo / f"as_torch_{i}.py"  # untracked: not part of the diff
         path.write_text(text)
         spec = importlib.util.spec_from_file_location(f"_diff_gpt_{i}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        path.unlink()
+        yield mod
+
+
+def test_the_diff_of_a_module_target_gives_its_parameters_before_and_after(gpt_repo):
+    """A narrower MLP changes the parameters too: the comment's lead line, the json
+    and the github notice carry torch's counts at BASE and now, Δ and percent."""
+    torch = pytest.importorskip("torch")
+
+    counts = []
+    for mod in _each_side(gpt_repo):
         with torch.device("meta"):
             m = mod.GPT(mod.GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True))
         counts.append(sum(p.numel() for p in m.parameters()))
-        path.unlink()
     before, after = counts
     assert after < before
     r = cost(["--diff", "HEAD", "--format", "json", "gpt.py", *GPT_ARGS], gpt_repo)
@@ -367,3 +374,58 @@ def test_the_diff_of_a_module_target_gives_its_parameters_before_and_after(gpt_r
     assert md.splitlines()[3].endswith(said)
     gh = cost(["--diff", "HEAD", "--format", "github", "gpt.py", *GPT_ARGS], gpt_repo).output
     assert said[:-1].replace("%", "%25") in gh.splitlines()[0]
+
+
+def test_the_diff_of_a_module_target_lists_the_modules_that_changed(gpt_repo):
+    """The rows of the per-module table that changed, named as named_modules() names
+    them (identical blocks collapsed), each side's parameters and FLOPs held to
+    torch's: sum(p.numel()) of the modules and FlopCounterMode's count per module."""
+    torch = pytest.importorskip("torch")
+
+    from torch.utils.flop_counter import FlopCounterMode
+
+    truth = []
+    for mod in _each_side(gpt_repo):
+        m = mod.GPT(mod.GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=50, flash=True))
+        with FlopCounterMode(display=False) as fc:
+            m(torch.randint(0, 50, (2, 64)))
+        named = dict(m.named_modules())
+        counts = fc.get_flop_counts()
+        row = {}
+        for leaf in ("c_fc", "c_proj"):
+            names = [f"transformer.h.{k}.mlp.{leaf}" for k in range(2)]
+            params = sum(p.numel() for n in names for p in named[n].parameters())
+            flops = sum(sum(counts[f"GPT.{n}"].values()) for n in names)
+            row[f"transformer.h.0-1.mlp.{leaf}"] = (params, flops)
+        truth.append(row)
+    r = cost(["--diff", "HEAD", "--format", "json", "gpt.py", *GPT_ARGS], gpt_repo)
+    rows = {m["name"]: m for m in json.loads(r.output)["changes"][0]["modules"]}
+    # the MLP's path changed, attention did not
+    assert set(rows) == {
+        "GPT",
+        "transformer",
+        "transformer.h",
+        "transformer.h.0-1",
+        "transformer.h.0-1.mlp",
+        "transformer.h.0-1.mlp.c_fc",
+        "transformer.h.0-1.mlp.c_proj",
+    }
+    for name, (before, after) in ((n, (truth[0][n], truth[1][n])) for n in truth[0]):
+        m = rows[name]
+        assert (m["params"]["before_value"], m["flops"]["before_value"]) == before, name
+        assert (m["params"]["after_value"], m["flops"]["after_value"]) == after, name
+        assert m["status"] == "less" and m["kind"] == "Linear"
+    md = cost(["--diff", "HEAD", "gpt.py", *GPT_ARGS], gpt_repo).output
+    assert "| `transformer.h.0-1.mlp.c_fc` | Linear |" in md
+    assert "attn" not in md.split("Functions:")[0]
+    gh = cost(["--diff", "HEAD", "--format", "github", "gpt.py", *GPT_ARGS], gpt_repo).output
+    assert "\\nmodule transformer.h.0-1.mlp.c_fc: " in gh.splitlines()[0]
+    assert "\\nmodule transformer.h.0-1.mlp:" not in gh  # where the change is, not above it
+
+
+def test_a_notes_quoted_code_is_a_code_span_in_the_comment():
+    from shapelint.report.markdown import prose
+
+    assert prose("as torch builds it (`self.training` True; a_b)") == (
+        "as torch builds it (`self.training` True; a\\_b)"
+    )

@@ -178,6 +178,18 @@ class Delta:
 
 
 @dataclass
+class ModuleChange:
+    """A row of a module target's per-module table (cost/table.py) that changed:
+    its parameters and FLOPs at BASE and now (a side without the row: None)."""
+
+    name: str  # as named_modules() names it; identical items collapsed (`h.0-11`)
+    kind: str
+    status: str  # more | less | changed | new | removed
+    params: Delta
+    flops: Delta
+
+
+@dataclass
 class FunctionChange:
     path: str
     name: str
@@ -195,6 +207,8 @@ class FunctionChange:
     # A module target's parameter count at BASE and now (`sum(p.numel() ...)`);
     # a side not known is None; None for a function or a file's rows
     params: Delta | None = None
+    # A module target's per-module rows (named_modules() names) that changed
+    modules: list[ModuleChange] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -411,8 +425,37 @@ def target_change(before: dict | None, after: dict, dims: dict[str, int]) -> Fun
         params = compare_metric(_count(before), _count(after), dims)
     return FunctionChange(
         after["path"], name, line, status, flops, byts, complete, unknown, bytes_complete,
-        True, notes, params,
+        True, notes, params, module_changes(before, after, dims),
     )  # fmt: skip
+
+
+def module_changes(before: dict, after: dict, dims: dict[str, int]) -> list[ModuleChange]:
+    """The per-module rows whose parameters or FLOPs differ between the two runs of
+    a module target, in the order of the table now (rows gone last); a row whose
+    figure is not known on a side shows `?` there, never 0."""
+    from shapelint.cost.table import flat_rows
+
+    was, now = flat_rows(before, dims), flat_rows(after, dims)
+    out: list[ModuleChange] = []
+    for name in [*now, *(n for n in was if n not in now)]:
+        b, a = was.get(name), now.get(name)
+        row = a if a is not None else b
+        assert row is not None
+        params = compare_metric(_text(b, "params"), _text(a, "params"), dims)
+        flops = compare_metric(_text(b, "flops"), _text(a, "flops"), dims)
+        if b is None or a is None:
+            status = "new" if b is None else "removed"
+        elif flops.direction == "same" and params.direction == "same":
+            continue  # (a figure known on one side only is "changed", not the same)
+        else:
+            status = flops.direction if flops.direction != "same" else params.direction
+        out.append(ModuleChange(name, row.kind, status, params, flops))
+    return out
+
+
+def _text(row, key: str) -> str | None:
+    e = getattr(row, key) if row is not None else None
+    return e.to_python() if e is not None else None
 
 
 def _count(t: dict) -> str | None:

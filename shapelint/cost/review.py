@@ -84,7 +84,7 @@ def percent(p: float | None) -> str:
     return text.replace("-", "−")
 
 
-def change(d: Delta, whole: bool, unit: str) -> str:
+def change(d: Delta, whole: bool, unit: str | None) -> str:
     """Δ of one metric: the arrow, the difference (SI where the values are known,
     else the factor or the formula) and the percent; `?` for lower bounds."""
     if d.direction in ("new", "removed"):
@@ -170,6 +170,8 @@ def render_markdown(
             + ".",
             "",
         ]
+    if target is not None and target.modules:
+        lines += _module_rows(target, unit)
     if sentence:
         lines += [sentence, ""]
     if dims:
@@ -209,8 +211,65 @@ def render_markdown(
         + "; bytes are the tensors read and written."
     )
     for n in dict.fromkeys(n for c in changes for n in c.notes):
-        lines += ["", f"Note: {md.text(n)}."]
+        lines += ["", f"Note: {md.prose(n)}."]
     return "\n".join(lines) + "\n"
+
+
+# Module rows shown before the rest are counted in one line.
+_MODULE_ROWS = 40
+
+
+def _module_rows(target: FunctionChange, unit: str) -> list[str]:
+    """The target's per-module rows that changed: params and FLOPs before and
+    after with the change; a figure not known is `?`, a module not there `—`."""
+    lines = [
+        f"| Module | Kind | Params before | Params after | Δ params | {unit} before "
+        f"| {unit} after | Δ {unit} |",
+        "| --- | --- | ---: | ---: | --- | ---: | ---: | --- |",
+    ]
+    for m in target.modules[:_MODULE_ROWS]:
+        cells = [md.code(m.name), md.text(m.kind)]
+        for d, u in ((m.params, None), (m.flops, unit)):
+            there = {"new": (False, True), "removed": (True, False)}.get(m.status, (True, True))
+            cells += [
+                _module_side(d.before, d.before_value, there[0], u),
+                _module_side(d.after, d.after_value, there[1], u),
+                change(d, d.before is not None and d.after is not None, u).strip() or "the same",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    more = len(target.modules) - _MODULE_ROWS
+    if more > 0:
+        lines.append(f"| and {more} more modules | | | | | | | |")
+    return [*lines, ""]
+
+
+def _changed_leaves(target: FunctionChange, unit: str) -> list[str]:
+    """The changed modules none of whose submodules changed (where the change is),
+    one line each: `transformer.h.0-11.mlp.c_fc: 2.1 MFLOPs → 1.57 MFLOPs (−25%)`."""
+    names = [m.name for m in target.modules]
+    out = []
+    for m in target.modules:
+        if any(n.startswith(m.name + ".") for n in names):
+            continue
+        if m.name == target.name and len(names) > 1:
+            continue  # the root: its submodules' names carry no prefix of it
+        sides = (
+            _module_side(m.flops.before, m.flops.before_value, m.status != "new", unit),
+            _module_side(m.flops.after, m.flops.after_value, m.status != "removed", unit),
+        )
+        pct = percent(m.flops.percent)
+        out.append(f"{m.name}: {sides[0]} → {sides[1]}" + (f" ({pct})" if pct else ""))
+    return out[:_MODULE_ROWS]
+
+
+def _module_side(expr: str | None, value: int | None, there: bool, unit: str | None) -> str:
+    if not there:
+        return "—"
+    if expr is None:
+        return "?"
+    if unit is None:  # a count, compact as the headline's params
+        return si(value) if value is not None else md.code(human(expr))
+    return figure(expr, value, True, unit)
 
 
 def render_json(
@@ -247,6 +306,7 @@ def render_github(
         if not c.complete:
             msg += f" (lower bounds: {unknown_calls({'unknown': c.unknown}) or 'calls of unknown cost'})"
         msg += params_change(c).replace("`", "")
+        msg += "".join(f"\nmodule {line}" for line in _changed_leaves(c, unit))
         msg += "".join(f"\nnote: {n}" for n in c.notes)
         out.append(workflow_command("notice", msg.replace("`", ""), file=c.path, line=c.line,
                                     title=title))  # fmt: skip

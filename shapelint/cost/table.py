@@ -137,7 +137,9 @@ def attribute(t: dict, key: str = "flops") -> tuple[dict[str, Expr], set[str]]:
         each = all(ch.get("callee") == targets[0] for ch in calls)
         # the turn each call ran in: every turn's, or the ones a turn that called
         # nothing (`if i != 2: x = blk(x)`) leaves out
-        turns = rec.get("turns") or (list(range(n)) if each and n is not None and len(calls) == n else None)
+        turns = rec.get("turns") or (
+            list(range(n)) if each and n is not None and len(calls) == n else None
+        )
         if len(targets) == 1 and turns and len(turns) == len(calls):
             # each call in the turn it ran in: the item's call names item i, any
             # other (`x * 2`, `self.norm(x)`) resolves as it would outside the loop
@@ -291,6 +293,22 @@ def rows(t: dict, dims: dict[str, int], backward: bool = True) -> Row | None:
         return row
 
     return build(tree, 0)
+
+
+def flat_rows(t: dict, dims: dict[str, int]) -> dict[str, Row]:
+    """The rows of `rows` (forward only) by name, the root under the target's name:
+    what `cost --diff` compares between two runs of a target."""
+    root = rows(t, dims, backward=False)
+    out: dict[str, Row] = {}
+
+    def visit(r: Row) -> None:
+        out[r.name or t["name"]] = r
+        for ch in r.children:
+            visit(ch)
+
+    if root is not None:
+        visit(root)
+    return out
 
 
 def _items(tree: dict) -> dict[str, list[str]]:

@@ -39,6 +39,16 @@ def code(s: str, table: bool = True) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
+def prose(s: str) -> str:
+    """s in running text, its backtick-quoted parts as code spans (a note written
+    with `self.training` in it), every other markdown character escaped."""
+    parts = _QUOTED.split(s)
+    return "".join(code(p[1:-1], table=False) if i % 2 else text(p) for i, p in enumerate(parts))
+
+
+_QUOTED = re.compile(r"(`[^`]+`)")
+
+
 def text(s: str) -> str:
     """s in running text or a table cell, every markdown character escaped."""
     s = _SPECIAL.sub(r"\\\1", safe_text(s))
