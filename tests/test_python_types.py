@@ -275,6 +275,42 @@ CASES = {
     ),
 }
 
+_CONFIG = """
+    from dataclasses import dataclass
+    from typing import Optional, Tuple, Union
+
+
+    @dataclass
+    class Cfg:
+        layers: Union[Tuple[int, int], int] = 2
+        width: int = 16
+        timm_model_name: Optional[str] = None
+
+
+    class Net(nn.Module):
+        def __init__(self, cfg: Cfg):
+            super().__init__()
+            if isinstance(cfg, dict):
+                cfg = Cfg(**cfg)
+            if cfg.timm_model_name:
+                self.body = nn.Linear(cfg.width, 3)
+            elif isinstance(cfg.layers, (tuple, list)):
+                self.body = nn.Linear(cfg.width, 5)
+            else:
+                self.body = nn.Linear(cfg.width, cfg.width)
+
+        def forward(self, x):
+            return self.body(x)
+    """
+# open_clip's tower builders: a dataclass config given to the constructor is no dict
+# (main left `isinstance(cfg, dict)` undecided: every model built from one was `?`)
+CASES.update(
+    {
+        f"isinstance_of_a_dataclass_config_{i}": (_CONFIG, "Net", dict(cfg=given), dict(x=(2, 16)))
+        for i, given in enumerate(("Cfg()", "Cfg(layers=(1, 2))", "Cfg(timm_model_name='x')"))
+    }
+)
+
 
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_flop_counter(tmp_path, key):

@@ -1028,8 +1028,20 @@ def _module_instance_of(an: Analyzer, v: ObjectV, cls: ClassDef | None) -> bool 
         return None
     if v.kind.startswith("torch.nn."):
         return False
-    mine = an.class_of(v.kind[len("<class>") :])
+    key = _instance_class(v)
+    mine = an.class_of(key) if key is not None else None
     return derives_from(an, mine, cls) if mine is not None else None
+
+
+def _instance_class(v: Value) -> str | None:
+    """The key of the project class v is an instance of (a class's instance, or a
+    dataclass config as construction builds it); None for any other value."""
+    if type(v) is not ObjectV:
+        return None
+    for prefix in ("<class>", absence.CONFIG_PREFIX):
+        if v.kind.startswith(prefix):
+            return v.kind[len(prefix) :]
+    return None
 
 
 def _derives_from_torch(an: Analyzer, v: Value, qual: str) -> bool:
@@ -1082,7 +1094,9 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         cls = _project_class(an, n, qual, builtin, frame)
         if cls is not None and plain_type(an, cls):
             return False
-    if isinstance(v, ObjectV) and v.kind.startswith(("torch.nn.", "<class>")):
+    if isinstance(v, ObjectV) and v.kind.startswith(
+        ("torch.nn.", "<class>", absence.CONFIG_PREFIX)
+    ):
         found = _module_instance_of(an, v, _project_class(an, n, qual, builtin, frame))
         if found is not None:
             return found
@@ -1155,8 +1169,9 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         return False
     if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("torch.nn."):
         return False  # torch's layers derive from nn.Module alone (`activation=nn.GELU()`)
-    if builtin in _PY_TYPES and isinstance(v, ObjectV) and v.kind.startswith("<class>"):
-        cd = an.class_of(v.kind[len("<class>") :])
+    key = _instance_class(v)
+    if builtin in _PY_TYPES and key is not None:
+        cd = an.class_of(key)
         return False if cd is not None and derives_from_object_alone(an, cd) else None
     return None
 
