@@ -158,6 +158,22 @@ NESTED = {
                 y = self.inner(x)
             return self.b(y)
         """,
+    # set_grad_enabled sets the mode when built and its __call__ restores the one it
+    # found: as a decorator it changes the body's mode alone
+    "set_grad_enabled_as_decorators": """
+        @torch.set_grad_enabled(True)
+        def on(self, x):
+            return self.a(x)
+
+        @grad_mode.set_grad_enabled(False)
+        def off(self, x):
+            return self.b(x)
+
+        def forward(self, x):
+            with torch.no_grad():
+                y = self.on(x)
+            return self.off(y) + self.b(y)
+        """,
     "a_with_block_in_a_callee_and_in_a_loop": """
         def inner(self, x):
             with torch.enable_grad():

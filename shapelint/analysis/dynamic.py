@@ -42,6 +42,18 @@ TRANSPARENT = frozenset(
         "torch.no_grad",
         "torch.inference_mode",
         "torch.enable_grad",
+        # torch's grad-mode classes under their other paths; set_grad_enabled sets the
+        # mode when built and `__call__` restores the one it found: as a decorator, the
+        # body runs in its mode and nothing else changes (grad_mode.decorated)
+        "torch.autograd.no_grad",
+        "torch.autograd.enable_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.enable_grad",
+        "torch.autograd.grad_mode.inference_mode",
+        "torch.set_grad_enabled",
+        "torch.autograd.set_grad_enabled",
+        "torch.autograd.grad_mode.set_grad_enabled",
         "torch.autocast",
         "torch.amp.autocast",
         "torch.cuda.amp.autocast",
