@@ -193,3 +193,34 @@ NESTED = {
 @pytest.mark.parametrize("name", sorted(NESTED))
 def test_a_mode_turned_on_inside_no_grad_counts_its_backward(tmp_path, name):
     _exact(tmp_path, NESTED[name])
+
+
+_BRANCHES = """
+    def forward(self, x):
+        if {test}:
+            torch.set_grad_enabled(False)
+        else:
+            {other}
+        y = self.a(x)
+        torch.set_grad_enabled(True)
+        return self.b(y)
+    """
+
+
+@pytest.mark.parametrize(
+    "test,other",
+    [("x.dim() == 3", "pass"), ("x.sum() > 0", "torch.set_grad_enabled(False)")],
+)
+def test_a_mode_set_alike_or_on_the_path_taken_holds_after_the_branch(tmp_path, test, other):
+    _exact(tmp_path, _BRANCHES.format(test=test, other=other))
+
+
+def test_a_mode_one_undecided_path_set_is_not_known_after_it(tmp_path):
+    # torch's backward runs a's weight gradient or not by the sign of x.sum(): no
+    # figure of one path (main printed the no-grad one, complete, whichever ran)
+    src = HEAD.replace("class M", IMPORT + "\n\n\nclass M", 1)
+    forward = _BRANCHES.format(test="x.sum() > 0", other="pass")
+    path = tmp_path / "m.py"
+    path.write_text(src + textwrap.indent(textwrap.dedent(forward), "    "))
+    t = run_class(path, "M", {"d": 4}, {"x": (2, 3, 4)}, True)
+    assert t["complete"] and not t["backward_complete"], t

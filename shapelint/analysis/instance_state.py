@@ -8,7 +8,10 @@ True`) would otherwise hold after it as if that path surely ran, and a forward
 reading the attribute would take a branch Python may not: a complete figure that
 differs from torch's. So the recorders' attributes are forked where the paths
 part and joined where they meet, as the locals are; so are the module-level
-objects a function of the run changed (module_state.py).
+objects a function of the run changed (module_state.py), and the grad mode a
+path set (`torch.set_grad_enabled(False)` as a statement: the other path starts
+in the mode before it, and after the join the mode is known only where both left
+the same).
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shapelint.analysis import aliasing, module_state, plain
+from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import UNKNOWN, BufferV, ParameterV, TensorV
+
+_UNSET = object()  # a state outside a target run: the grad mode is not its concern
 
 
 @dataclass
@@ -31,6 +37,7 @@ class State:
     # the memo token (module_state.generation) the state had: a memo made on one
     # path read that path's state, and holds on no other
     generation: int = 0
+    grad: object = _UNSET  # the grad mode (ops/backward.GRAD_MODE) there
 
 
 def fork(an) -> State:
@@ -42,6 +49,7 @@ def fork(an) -> State:
         [(r, dict(r.attrs)) for r in aliasing.recorders()],
         module_state.mark(),
         generation=module_state.generation(),
+        grad=GRAD_MODE.get(),
     )
 
 
@@ -52,6 +60,7 @@ def taken(state: State) -> State:
         state.mark,
         module_state.since(state.mark),
         module_state.generation(),
+        GRAD_MODE.get() if state.grad is not _UNSET else _UNSET,
     )
 
 
@@ -64,6 +73,8 @@ def restore(state: State) -> None:
     module_state.back_to(state.generation)
     if state.written:
         module_state.reapply(state.written)
+    if state.grad is not _UNSET and GRAD_MODE.get() != state.grad:
+        GRAD_MODE.set(state.grad)  # type: ignore[arg-type]
 
 
 def _registers_differently(a, b) -> bool:
@@ -96,3 +107,5 @@ def join(an, other: State) -> None:
         r.attrs.clear()
         r.attrs.update(joined)
     module_state.join(an, other.mark, other.written or {})
+    if other.grad is not _UNSET and GRAD_MODE.get() != other.grad:
+        GRAD_MODE.set(None)  # one path turned grad off, the other did not
