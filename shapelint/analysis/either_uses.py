@@ -119,9 +119,26 @@ def used(an: Analyzer, node: ast.expr, value: EitherV, frame: Frame) -> Value:
     par = up.get(id(node))
     if _passes_on(node, par):
         return value
-    if not _keeps_nothing(an, node, up, frame, value):
+    if not _keeps_nothing(an, node, up, frame, value.items):
         _spend(an, value)
     return UNKNOWN
+
+
+def chosen(an: Analyzer, node: ast.expr, value: ChoiceV, frame: Frame) -> ChoiceV:
+    """A read of a choice of instances (`c = a if t else b` of two objects of
+    plain classes: choices.join): calls and reads run on each, as ever; a use
+    that may change one (`c.bump()`, `f(c)`) forgets every holder of each."""
+    changeable = [v for v in value.items if module_state.changeable(an, v)]
+    if not changeable:
+        return value
+    stmt = _RUNNING[-1] if _RUNNING else None
+    up = parents(stmt) if stmt is not None else {}
+    if _passes_on(node, up.get(id(node))):
+        return value
+    if not _keeps_nothing(an, node, up, frame, changeable):
+        for v in changeable:
+            in_place.forget_reached(an, v)
+    return value
 
 
 def _passes_on(node: ast.expr, par: ast.AST | None) -> bool:
@@ -133,14 +150,14 @@ def _passes_on(node: ast.expr, par: ast.AST | None) -> bool:
     return isinstance(par, ast.IfExp) and node is not par.test
 
 
-def _keeps_nothing(an: Analyzer, node: ast.expr, up: dict, frame: Frame, e: EitherV) -> bool:
-    """What node gives (one of e's objects), and what is read from it on the way up,
+def _keeps_nothing(an: Analyzer, node: ast.expr, up: dict, frame: Frame, items: list) -> bool:
+    """What node gives (one of items), and what is read from it on the way up,
     neither changes nor is kept."""
     cur: ast.AST = node
-    containers = all(_container(v) for v in e.items)
+    containers = all(_container(v) for v in items)
     # an item or attribute read of objects that hold only values (numbers,
     # strings, tensors) leads to no object: whatever takes it changes none
-    inner = any(joined_objects.holds_object(v) for v in e.items)
+    inner = any(joined_objects.holds_object(v) for v in items)
     while True:
         if cur is not node and not inner:
             return True

@@ -44,6 +44,7 @@ from shapelint.analysis import (
 from shapelint.analysis import annotations as ann
 from shapelint.analysis.assignment import AssignmentMixin
 from shapelint.analysis.call_running import CallRunningMixin
+from shapelint.analysis.callable_values import ChoiceV
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.function_runs import FunctionRunsMixin, positional_params
 from shapelint.analysis.imports import ImportMap
@@ -442,6 +443,8 @@ class ModuleAnalyzer(
                 value = one_shot.held(self, node, value.items, frame) if call else UNKNOWN
         if type(value) is EitherV:
             value = either_uses.used(self, node, value, frame)
+        elif type(value) is ChoiceV and joined_objects.holding():
+            value = either_uses.chosen(self, node, value, frame)
         if self.specialize:
             may_raise.expression(node, value)
         return value

@@ -94,6 +94,16 @@ def either(a: Value, b: Value) -> EitherV | None:
     return EitherV(items) if items else None
 
 
+def either_among(values) -> EitherV | None:
+    """An item picked by an index or key not known (`(a, b)[i]`, `{"p": a}[k]`):
+    one of values; None where none is an object a change in place reaches."""
+    items: list[Value] = []
+    for one in values:
+        if _reaches_object(one, 3) and not any(one is i for i in items):
+            items.append(one)
+    return EitherV(items) if items else None
+
+
 def either_of(v: Value) -> EitherV:
     """A name that holds v's object, whose content the analysis no longer gives it."""
     return EitherV([v])
