@@ -86,17 +86,12 @@ def either(a: Value, b: Value) -> EitherV | None:
     """The value a name holds where one path gives a and the other b, neither the
     other's object nor equal to it, where either may be an object a change in
     place reaches: an EitherV of those objects; None where neither is one."""
-    items: list[Value] = []
-    for v in (a, b):
-        for one in v.items if type(v) is EitherV else (v,):
-            if _reaches_object(one, 3) and not any(one is i for i in items):
-                items.append(one)
-    return EitherV(items) if items else None
+    return either_among(one for v in (a, b) for one in (v.items if type(v) is EitherV else (v,)))
 
 
 def either_among(values) -> EitherV | None:
-    """An item picked by an index or key not known (`(a, b)[i]`, `{"p": a}[k]`):
-    one of values; None where none is an object a change in place reaches."""
+    """One of values (an item picked by an index or key not known: `(a, b)[i]`,
+    `{"p": a}[k]`); None where none is an object a change in place reaches."""
     items: list[Value] = []
     for one in values:
         if _reaches_object(one, 3) and not any(one is i for i in items):
