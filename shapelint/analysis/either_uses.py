@@ -62,6 +62,10 @@ _READERS = frozenset(
 
 
 _JOINED = (EitherV, ChoiceV)
+_STORES = frozenset(
+    {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.Delete}
+    | {ast.With, ast.AsyncWith}
+)
 
 
 def running(stmt: ast.stmt) -> None:
@@ -77,7 +81,7 @@ def before(an: Analyzer, stmt: ast.stmt, frame: Frame) -> None:
     holds an EitherV (`c["k"] = v`, `del c.x`, `c.n += 1`), or extends it in place
     (`c += [x]`): the objects' holders are forgotten before it runs. The stores
     read the name in ways of their own, so they are caught here, not as reads."""
-    if not any(type(v) in _JOINED for v in frame.env.values()):
+    if type(stmt) not in _STORES or not any(type(v) in _JOINED for v in frame.env.values()):
         return
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
@@ -155,12 +159,15 @@ def _keeps_nothing(an: Analyzer, node: ast.expr, up: dict, frame: Frame, items: 
     neither changes nor is kept."""
     cur: ast.AST = node
     containers = all(_container(v) for v in items)
-    # an item or attribute read of objects that hold only values (numbers,
-    # strings, tensors) leads to no object: whatever takes it changes none
-    inner = any(joined_objects.holds_object(v) for v in items)
+    inner = None
     while True:
-        if cur is not node and not inner:
-            return True
+        if cur is not node:
+            # an item or attribute read of objects that hold only values (numbers,
+            # strings, tensors) leads to no object: whatever takes it changes none
+            if inner is None:
+                inner = any(joined_objects.holds_object(v) for v in items)
+            if not inner:
+                return True
         par = up.get(id(cur))
         if par is None:
             return False
