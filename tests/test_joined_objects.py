@@ -136,6 +136,14 @@ CASES = {
         'self.a = {"x": 1}\nself.b = {}\nc = self.a if t else self.b\nc["k"] = 1',
         "len(self.a), len(self.b) + 1",
     ),
+    "returned_from_either_return": (
+        'a = {"x": 1}\nb = {}\nc = self.either(a, b, t)\nc["k"] = 1',
+        "len(a), len(b) + 1",
+    ),
+    "attribute_joined": (
+        'a = {"x": 1}\nb = {}\nif t:\n    self.c = a\nelse:\n    self.c = b\nself.c["k"] = 1',
+        "len(a), len(b) + 1",
+    ),
     # decided by Python: the same on both paths
     "read_only": (
         'a = {"x": 1}\nb = {}\nc = a if t else b\nn = len(c)\nm = c.get("x")\nk = "x" in c',
@@ -151,6 +159,11 @@ TAIL = """
 
     def pick(self, d):
         return d
+
+    def either(self, a, b, t):
+        if t:
+            return a
+        return b
 """
 
 

@@ -685,6 +685,18 @@ def forget_reached(an, old: Value) -> None:
     _forget_everywhere(an, an, old, True, {}, identical=True)
 
 
+def settled(an, v: Value) -> Value:
+    """v where it goes on outside a frame's names (a function's return joined over
+    its returns, a module's attribute joined where paths meet): an EitherV there,
+    read without either_uses, or memoised for calls handed other objects, is
+    spent (each of its objects forgotten wherever held) and not known."""
+    if type(v) is not joined_objects.EitherV:
+        return v
+    for one in joined_objects.spent(v):
+        forget_reached(an, one)
+    return UNKNOWN
+
+
 def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
     """old, a list, dict or plain object changed in place through one name (`xs =
     self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shapelint.analysis import aliasing, module_state, plain
+from shapelint.analysis import aliasing, in_place, module_state, plain
 from shapelint.ops.values import UNKNOWN, BufferV, ParameterV, TensorV
 
 
@@ -93,6 +93,10 @@ def join(an, other: State) -> None:
         for name in list(joined):
             if _registers_differently(theirs.get(name), r.attrs.get(name)):
                 joined[name] = UNKNOWN
+            else:
+                # one of two objects the paths stored: a module's attribute is read
+                # without either_uses (in_place.settled)
+                joined[name] = in_place.settled(an, joined[name])
         r.attrs.clear()
         r.attrs.update(joined)
     module_state.join(an, other.mark, other.written or {})
