@@ -681,8 +681,8 @@ def forget_reached(an, old: Value) -> None:
     led to where it may change unseen: unknown wherever it is held, with every
     list, dict and object it holds, and every object a join linked to it."""
     forget_held(an, old)
-    an.outer_writes += 1
-    _forget_everywhere(an, an, old, True, {}, identical=True)
+    if _forget_everywhere(an, an, old, True, {}, identical=True):
+        an.outer_writes += 1  # (a holder outside the frame changed)
 
 
 def settled(an, v: Value) -> Value:
