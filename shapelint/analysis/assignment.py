@@ -27,6 +27,7 @@ from shapelint.analysis import (
     in_place,
     inplace,
     item_sizes,
+    joined_objects,
     learning,
     may_raise,
     module_flags,
@@ -356,9 +357,16 @@ class AssignmentMixin:
                     # a setter decides what the object keeps: not run here
                     attrs = {}
                     value = UNKNOWN
-                frame.env[target.value.id] = decorators.stored(base, attrs, target.attr)
+                stored = decorators.stored(base, attrs, target.attr)
+                frame.env[target.value.id] = stored
                 autograd_function.ctx_stored(base, target, value)
-                # the name sees the write; the object's other names do not
+                # the name sees the write; the object's other names (one value may
+                # stand for two objects: a memoised call's) read it as not known,
+                # and a change through one of them reaches it (joined_objects)
+                joined_objects.renewed(base, stored)
+                for k, v in list(frame.env.items()):
+                    if v is base:
+                        frame.env[k] = joined_objects.either_of(stored)
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )

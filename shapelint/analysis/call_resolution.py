@@ -35,6 +35,7 @@ from shapelint.analysis import (
     generators,
     holders,
     in_place,
+    joined_objects,
     lambdas,
     learning,
     loops,
@@ -770,15 +771,17 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     if isinstance(func.value, ast.Name):
         for k, v in list(frame.env.items()):
             if v is recv:
-                frame.env[k] = grown if k == func.value.id else UNKNOWN
+                # another name of the list holds it, which a change through that
+                # name changes as well (joined_objects.either_of)
+                frame.env[k] = grown if k == func.value.id else joined_objects.either_of(grown)
         if func.value.id not in frame.env:
             # a module-level list: module_state keeps the grown list, and another
             # holder of the one object (`self.seen = SEEN`) is forgotten, as for a local
             if module_state.store(an, func.value.id, grown, frame):
-                in_place.forget_held(an, recv)
+                in_place.forget_held(an, recv, grown)
         else:
             # the same list held elsewhere (`xs = self.names`, `c.st = xs`) changed too
-            in_place.forget_held(an, recv)
+            in_place.forget_held(an, recv, grown)
         return taken
     # `self.sizes.append(4)`: the attribute holds the grown list; a list deeper
     # down is not placed, and is no longer known wherever it is held
@@ -821,8 +824,14 @@ def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame)
     if isinstance(func.value, ast.Name) and func.value.id in frame.env:
         for k, v in list(frame.env.items()):
             if v is recv:
-                frame.env[k] = changed if k == func.value.id else UNKNOWN
-        in_place.forget_held(an, recv)
+                frame.env[k] = (
+                    changed
+                    if k == func.value.id
+                    else joined_objects.either_of(changed)
+                    if changed is not None
+                    else UNKNOWN
+                )
+        in_place.forget_held(an, recv, changed)
         return NoneV() if one else UNKNOWN
     an.outer_writes += 1
     if not an.trial:

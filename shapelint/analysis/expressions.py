@@ -30,6 +30,7 @@ from shapelint.analysis import (
     framed,
     indexing,
     item_sizes,
+    joined_objects,
     lambdas,
     learning,
     loops,
@@ -653,7 +654,9 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
             )  # the slice Python builds, step and negatives too
             if s is not None:
                 return TupleV(base.items[s])
-        return UNKNOWN
+            return UNKNOWN
+        # an index not known: any item, which a change through the name reaches
+        return joined_objects.either_among(base.items) or UNKNOWN
     if isinstance(base, StrV) and base.value is not None:
         # `key[len(prefix):]`, `name[0]`: the string Python slices or indexes
         if isinstance(idx, IntV) and idx.value is not None and idx.value.value is not None:

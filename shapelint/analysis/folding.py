@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     enums,
     imported_modules,
+    joined_objects,
     may_raise,
     pytypes,
     raising,
@@ -209,9 +210,12 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
                 others = [an.eval(rest, frame, depth) for rest in node.values[i + 1 :]]
                 return given_or(result, others[-1]) or UNKNOWN
             if t is None:
+                # their calls still happen (maybe); the value is this operand or a
+                # later one, which a change through it reaches (joined_objects)
+                either = result
                 for rest in node.values[i + 1 :]:
-                    an.eval(rest, frame, depth)  # their calls still happen (maybe)
-                return UNKNOWN
+                    either = joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
+                return either
             if t is (isinstance(node.op, ast.Or)):
                 return result
         return result

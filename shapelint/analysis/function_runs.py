@@ -16,6 +16,7 @@ from shapelint.analysis import (
     argument_runs,
     attributes,
     dynamic,
+    in_place,
     init_paths,
     item_sizes,
     lambdas,
@@ -457,7 +458,9 @@ class FunctionRunsMixin:
         self, fd: FuncDef, frame: Frame, params: list[tuple[str, Value]]
     ) -> FunctionSummary:
         ret_ann = self.annotations.tensor(fd.node.returns) if fd.node.returns else None
-        returns = join_all_values(frame.returns) if frame.returns else NoneV()
+        returns = (
+            in_place.settled(self, join_all_values(frame.returns)) if frame.returns else NoneV()
+        )
         if isinstance(
             returns, (lambdas.ClosureV, sequences.SeqV, sequences.FramedV, sequences.EndsV)
         ):

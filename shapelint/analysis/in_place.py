@@ -676,6 +676,27 @@ def forget_value(an, old: Value) -> None:
         _forget_everywhere(an, an, old, False, {})
 
 
+def forget_reached(an, old: Value) -> None:
+    """old, an object a name that may hold it (joined_objects.EitherV) changed, or
+    led to where it may change unseen: unknown wherever it is held, with every
+    list, dict and object it holds, and every object a join linked to it."""
+    forget_held(an, old)
+    if _forget_everywhere(an, an, old, True, {}, identical=True):
+        an.outer_writes += 1  # (a holder outside the frame changed)
+
+
+def settled(an, v: Value) -> Value:
+    """v where it goes on outside a frame's names (a function's return joined over
+    its returns, a module's attribute joined where paths meet): an EitherV there,
+    read without either_uses, or memoised for calls handed other objects, is
+    spent (each of its objects forgotten wherever held) and not known."""
+    if type(v) is not joined_objects.EitherV:
+        return v
+    for one in joined_objects.spent(v):
+        forget_reached(an, one)
+    return UNKNOWN
+
+
 def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
     """old, a list, dict or plain object changed in place through one name (`xs =
     self.names; xs.append(n)`, `SEEN.append(d)`, `r[k] = v`, `xs += ys`): unknown
@@ -694,6 +715,8 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
     undecided `if` is joined with the other's; a caller's frame is not, so its
     holders are forgotten (its names take the callee's objects back when the call
     returns)."""
+    if new is not None:
+        joined_objects.renewed(old, new)
     if not _changeable(an, old):
         return
     group = joined_objects.linked(old)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shapelint.analysis import aliasing, module_state, plain
+from shapelint.analysis.joined_objects import EitherV
 from shapelint.ops.backward import GRAD_MODE
 from shapelint.ops.values import UNKNOWN, BufferV, ParameterV, TensorV
 
@@ -100,10 +101,18 @@ def join(an, other: State) -> None:
     Parameter where neither path's value could be one (plain.py)."""
     for r, theirs in other.recorders:
         joined = an.join_env(theirs, r.attrs)
+        for name, v in joined.items():
+            if type(v) is EitherV:
+                # one of two objects the paths stored: a module's attribute is read
+                # without either_uses (by the parameter walk, plain.rejoin), so not
+                # known, as before EitherV (spent here, its objects forgotten, a
+                # helper's `setattr(obj, n, [])` on one path lost the counts)
+                joined[name] = UNKNOWN
         plain.rejoin(joined, theirs, r.attrs, an)
         for name in list(joined):
             if _registers_differently(theirs.get(name), r.attrs.get(name)):
                 joined[name] = UNKNOWN
+
         r.attrs.clear()
         r.attrs.update(joined)
     module_state.join(an, other.mark, other.written or {})

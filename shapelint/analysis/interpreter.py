@@ -23,11 +23,13 @@ from shapelint.analysis import (
     aliasing,
     branches,
     call_resolution,
+    either_uses,
     expressions,
     failed_imports,
     folding,
     import_time,
     in_place,
+    joined_objects,
     lambdas,
     loops,
     may_raise,
@@ -42,9 +44,11 @@ from shapelint.analysis import (
 from shapelint.analysis import annotations as ann
 from shapelint.analysis.assignment import AssignmentMixin
 from shapelint.analysis.call_running import CallRunningMixin
+from shapelint.analysis.callable_values import ChoiceV
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.function_runs import FunctionRunsMixin, positional_params
 from shapelint.analysis.imports import ImportMap
+from shapelint.analysis.joined_objects import EitherV
 from shapelint.analysis.naming import NamingChecker
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.op_calls import OpCallsMixin
@@ -352,12 +356,20 @@ class ModuleAnalyzer(
             may_raise.statement(self, stmt)
         # pass / break / continue / global / nonlocal: nothing to track
         if handler is not None:
-            if self.specialize:
-                import_time.step()
-            if self.specialize and import_time.bounded(self, stmt, frame):
-                import_time.run(self, stmt, frame, lambda: handler(self, stmt, frame, module_level))
-            else:
-                handler(self, stmt, frame, module_level)
+            if joined_objects.holding():
+                either_uses.before(self, stmt, frame)
+            either_uses.running(stmt)
+            try:
+                if self.specialize:
+                    import_time.step()
+                if self.specialize and import_time.bounded(self, stmt, frame):
+                    import_time.run(
+                        self, stmt, frame, lambda: handler(self, stmt, frame, module_level)
+                    )
+                else:
+                    handler(self, stmt, frame, module_level)
+            finally:
+                either_uses.ran()
         if type(stmt) in _SIMPLE and not frame.done:
             statement_exec.raised_here(self, stmt, frame)
 
@@ -429,6 +441,10 @@ class ModuleAnalyzer(
             if type(value) is one_shot.OneShotV:  # an iterator a call handed back
                 call = isinstance(node, ast.Call)
                 value = one_shot.held(self, node, value.items, frame) if call else UNKNOWN
+        if type(value) is EitherV:
+            value = either_uses.used(self, node, value, frame)
+        elif type(value) is ChoiceV and joined_objects.holding():
+            value = either_uses.chosen(self, node, value, frame)
         if self.specialize:
             may_raise.expression(node, value)
         return value

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis import absence, class_state
+from shapelint.analysis import absence, class_state, joined_objects
 from shapelint.analysis.attributes import find_property, module_class
 from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
@@ -390,5 +390,7 @@ def join(an, at: int, theirs: dict) -> None:
             joined = UNKNOWN
         else:
             joined = now if other is now else an.join(other, now)
+            if type(joined) is joined_objects.EitherV:
+                joined = UNKNOWN  # a global is read without either_uses (in_place.settled)
         if joined is not now:
             write(env, name, joined)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import framed, plain
+from shapelint.analysis import framed, joined_objects, plain
 from shapelint.analysis.attributes import all_methods
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -267,7 +267,8 @@ def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
         if isinstance(idx, StrV) and idx.value is not None:
             return base.attr(idx.value)
-        return UNKNOWN
+        # a key not known: any entry, which a change through the name reaches
+        return joined_objects.either_among(v for _, v in base.attrs) or UNKNOWN
     if isinstance(base, ModuleListV):
         if isinstance(idx, SliceV):
             return _sliced_list(base, idx)

@@ -45,8 +45,13 @@ def join_values(a: Value, b: Value) -> Value:
     if isinstance(a, grad_mode.GradModeV) or isinstance(b, grad_mode.GradModeV):
         return grad_mode.joined(a, b)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and a.kind != b.kind:
-        joined_objects.link(a, b)
-        a, b = TupleV(a.items), TupleV(b.items)  # a tuple on one path, a list on the other
+        # a tuple on one path, a list on the other: the join, a value of its own,
+        # may be either object
+        joined = join_values(TupleV(a.items), TupleV(b.items))
+        if isinstance(joined, TupleV):
+            joined_objects.link(joined, a)
+            joined_objects.link(joined, b)
+        return joined
     if a == b:
         if a is not b and _mutable(a):
             # one object of two alike, kept for both: a change through the name
@@ -89,12 +94,23 @@ def join_values(a: Value, b: Value) -> Value:
     if type(a) is type(b) and isinstance(a, (BoolV, StrV)):  # a flag, a name: one of two
         return type(a)(None)
     if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
-        return TupleV(tuple(join_values(x, y) for x, y in zip(a.items, b.items)), a.kind)
+        joined = TupleV(tuple(join_values(x, y) for x, y in zip(a.items, b.items)), a.kind)
+        if _mutable(a) or _mutable(b):
+            # two lists of as many items, joined item by item into a value of its
+            # own: a change through the name changes one of the two lists
+            joined_objects.link(joined, a)
+            joined_objects.link(joined, b)
+        return joined
     either = compiled.join(a, b)
     if either is not None:
         return either
-    # `DropPath(p) if p > 0. else nn.Identity()`; one nested def or another
-    return choices.join(a, b) or choices.join_functions(a, b) or UNKNOWN
+    # `DropPath(p) if p > 0. else nn.Identity()`; one nested def or another; two
+    # dicts, lists or objects no one value holds for (joined_objects.EitherV)
+    chosen = choices.join(a, b)
+    if chosen is not None:
+        joined_objects.chose()
+        return chosen
+    return choices.join_functions(a, b) or joined_objects.either(a, b) or UNKNOWN
 
 
 def _mutable(v: Value) -> bool:
@@ -152,11 +168,16 @@ _ABSENT = object()
 
 def join_envs(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
     # Joined at every branch with unknown test: one lookup per name, no union set.
+    # A name one path binds only: a read on the other raises, so what follows
+    # holds the one path's value, an object a change through the name reaches.
     out = {}
     for k, va in a.items():
         vb = b.get(k, _ABSENT)
-        out[k] = UNKNOWN if vb is _ABSENT else va if va is vb else join_values(va, vb)
-    for k in b:
+        if vb is _ABSENT:
+            out[k] = joined_objects.either(va, UNKNOWN) or UNKNOWN
+        else:
+            out[k] = va if va is vb else join_values(va, vb)
+    for k, vb in b.items():
         if k not in a:
-            out[k] = UNKNOWN
+            out[k] = joined_objects.either(vb, UNKNOWN) or UNKNOWN
     return out
