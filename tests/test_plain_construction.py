@@ -113,3 +113,40 @@ def test_an_abstract_class_is_not_built_for_free(tmp_path):
         torch_figures(mod, "Head", {"done": False}, {"x": (4, 8)}, training=True)
     t = run_class(path, "Head", {"done": False}, {"x": (4, 8)}, True)
     assert not t["complete"]
+
+
+TWICE = """
+import torch.nn as nn
+
+
+class Cfg:
+    def __init__(self, d):
+        self.d = d
+
+
+class View:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+
+class Head(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+        self.cfg = Cfg(d)
+
+    def forward(self, x):
+        a = View(self.cfg)
+        b = View(self.cfg)
+        return self.l(x) * (a.cfg.d + b.cfg.d)
+"""
+
+
+def test_a_construction_built_again_runs_its_init_again(tmp_path):
+    # the second View(self.cfg) reuses the first one's run: it costs what that run
+    # cost (nothing), not a call of unknown cost for the object it is handed
+    path, mod = written_module(tmp_path, "built_twice", TWICE)
+    fwd, bwd, params, shape = torch_figures(mod, "Head", {}, {"x": (4, 8)}, training=True)
+    t = run_class(path, "Head", {}, {"x": (4, 8)}, True)
+    assert t["complete"], t["unknown"]
+    assert (t["flops_value"], t["flops_backward_value"], t["params_value"]) == (fwd, bwd, params)
