@@ -158,11 +158,6 @@ class Stack(nn.Module):
 }
 
 
-@pytest.mark.parametrize("key", sorted(CASES))
-def test_exact_against_flop_counter(tmp_path, key):
-    assert_exact(tmp_path, key, CASES[key], HEADER)
-
-
 def _target(tmp_path, name: str, code: str, *args: str) -> dict:
     path = write(tmp_path, f"{name}.py", HEADER + textwrap.dedent(code))
     return static(path, "Net", *args, "--input", "x=2,4")
@@ -250,3 +245,46 @@ def test_a_class_with_its_own_iter_is_not_walked_by_index(tmp_path):
     )
     t = _target(tmp_path, "own_iter", code, "--init", "n=3")
     assert not (t["complete"] and t["flops_value"] == 3 * 2 * 2 * 4 * 4)
+
+
+# unpacking and `in` walk the object too (Sequence's mixin `__contains__` stops at
+# the first item equal to the one asked for)
+CASES["unpacking_and_in"] = (
+    VIEW
+    + """
+class Widths(Sequence):
+    def __init__(self, widths):
+        self.widths = widths
+
+    def __len__(self):
+        return len(self.widths)
+
+    def __getitem__(self, i):
+        if i >= len(self.widths):
+            raise IndexError(i)
+        return self.widths[i]
+
+
+class Net(nn.Module):
+    def __init__(self, width=4):
+        super().__init__()
+        self.widths = Widths((width, 2 * width))
+        self.lin = nn.Linear(width, width)
+
+    def forward(self, x):
+        a, b = self.widths
+        if 8 in self.widths and 5 not in self.widths:
+            x = self.lin(x)
+        for _ in range(b // a):
+            x = self.lin(x)
+        return x
+""",
+    "Net",
+    dict(width=4),
+    dict(x=(2, 4)),
+)
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_exact_against_flop_counter(tmp_path, key):
+    assert_exact(tmp_path, key, CASES[key], HEADER)

@@ -6,9 +6,9 @@ IndexError (or StopIteration), which ends the iteration quietly. The mixin `__it
 of `collections.abc.Sequence` (and MutableSequence) is the same walk written in
 Python (`self[i]` until IndexError), and its `__contains__`, `__reversed__`,
 `index` and `count` are built on that walk and `__len__`. So a `for`, a
-comprehension, `list()`, `tuple()`, `zip`, `enumerate` and `in` over such an
-instance see the items its `__getitem__` returns for 0, 1, ... (transformers'
-`config.per_layer_config`, a Sequence of one config per layer).
+comprehension, `list()`, `tuple()`, `zip`, `enumerate`, an unpacking and `in`
+over such an instance see the items its `__getitem__` returns for 0, 1, ...
+(transformers' `config.per_layer_config`, a Sequence of one config per layer).
 
 The items are known only where every step is: each `obj[i]` before the end returned
 without a step that may raise (may_raise.py: an undecided `raise IndexError` at i
@@ -30,7 +30,7 @@ from shapelint.analysis.attributes import builds_as_type, find_method, outside_b
 from shapelint.analysis.defs import Analyzer, ClassDef
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import IntV, ObjectV, TupleV, Value
+from shapelint.ops.values import IntV, ObjectV, TupleV, Value, python_constant
 
 # Most items a walk asks for: a model's layers, one config each.
 MAX_ITEMS = 256
@@ -78,6 +78,34 @@ def walks_by_index(an: Analyzer, v: Value) -> bool:
 def items(an: Analyzer, v: Value, at: ast.expr, frame) -> TupleV | None:
     """What iterating v yields, in order, where v is walked by its `__getitem__`
     and every step is known; None otherwise (the caller keeps v as it was)."""
+    got = _walk(an, v, at, frame, None)
+    return None if got is None else TupleV(tuple(got))
+
+
+def contains(an: Analyzer, v: Value, x: Value, at: ast.expr, frame) -> bool | None:
+    """`x in v` where v's class defines no `__contains__` and v is walked by its
+    `__getitem__`: Python walks it (Sequence's mixin `__contains__`, or the protocol
+    itself) until an item is x or equals it, asking for no item after that one.
+    Decided where x and every item asked for are constants Python compares by value
+    (a float's NaN is no value equal to itself: not decided); None otherwise."""
+    ok, want = python_constant(x)
+    if not ok or isinstance(want, float):
+        return None
+
+    def equal(item: Value) -> bool | None:
+        known, value = python_constant(item)
+        return None if not known or isinstance(value, float) else value == want
+
+    got = _walk(an, v, at, frame, equal)
+    if got is None:
+        return None
+    return bool(got) and equal(got[-1]) is True
+
+
+def _walk(an: Analyzer, v: Value, at: ast.expr, frame, until) -> list[Value] | None:
+    """The items iterating v yields, as far as the first for which until (an item's
+    test: True ends the walk there, None leaves it undecided) holds, or to its end;
+    None where a step is not known."""
     kind = _walk_kind(an, v)
     if kind is None:
         return None
@@ -86,6 +114,12 @@ def items(an: Analyzer, v: Value, at: ast.expr, frame) -> TupleV | None:
     stop = ast.parse(ends, mode="eval").body
     got: list[Value] = []
     runs: list[dict] = []  # each returning call's records
+
+    def done() -> list[Value]:
+        for run in runs:  # the raising call's are not: the walk caught it
+            merge(frame.records, run, ONE, "")
+        return got
+
     for i in range(MAX_ITEMS + 1):
         call = ast.copy_location(
             ast.Call(ast.Attribute(at, "__getitem__", ast.Load()), [ast.Constant(i)], []), at
@@ -99,13 +133,17 @@ def items(an: Analyzer, v: Value, at: ast.expr, frame) -> TupleV | None:
             if raising.catches(stop, exc) is not True:
                 raising.pending(exc)  # the walk does not end so: the caller's to say
                 return None
-            for run in runs:  # the raising call's are not: the walk caught it
-                merge(frame.records, run, ONE, "")
-            return TupleV(tuple(got))
+            return done()
         if not quiet or i == MAX_ITEMS:
             return None
         runs.append(records)
         got.append(item)
+        if until is not None:
+            hit = until(item)
+            if hit is None:
+                return None
+            if hit:
+                return done()
     return None
 
 
