@@ -429,7 +429,7 @@ class ModuleAnalyzer(
             if type(value) is one_shot.OneShotV:  # an iterator a call handed back
                 call = isinstance(node, ast.Call)
                 value = one_shot.held(self, node, value.items, frame) if call else UNKNOWN
-        if self.specialize and not may_raise.builtin_read(self, node, frame):
+        if self.specialize and not (value is UNKNOWN and may_raise.builtin_read(self, node, frame)):
             may_raise.expression(node, value)
         return value
 
