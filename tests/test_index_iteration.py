@@ -93,11 +93,12 @@ class Net(nn.Module):
         self.lin = nn.Linear(width, width)
 
     def forward(self, x):
-        cfgs = list(self.config.per_layer)
-        kinds = ["full" if c.width > 0 else "none" for c in self.config.per_layer]
+        view = self.config.per_layer
+        cfgs = list(view)
+        kinds = ["full" if c.width > 0 else "none" for c in view]
         for c, kind in zip(cfgs, kinds):
             x = self.lin(x)
-        return x.repeat(len(self.config.per_layer), len(cfgs) - len(kinds) + 1)
+        return x.repeat(len(view), len(cfgs) - len(kinds) + 1)
 """,
         "Net",
         dict(layers=12, width=4),

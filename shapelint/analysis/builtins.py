@@ -181,7 +181,7 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
         # iterating a dict yields its keys, in insertion order
         return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)
-    v = _iterated(an, node, args[0], frame) if len(args) == 1 else None
+    v = torch_containers.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
     if len(args) == 1 and isinstance(args[0], TensorV) and not kwargs:

@@ -150,8 +150,6 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if init is not None:
             in_place.forget_handed(an, init, args, kwargs, ran=False)
         given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
-        # built again, its __init__ chain runs again: `built` records those calls again
-        an.built_made = an.specialized.get(("<made>", key))
         return renewed(an.specialized[key], given)
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
@@ -211,7 +209,6 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
-        an.specialized[("<made>", key)] = an.built_made
         may_raise.keep(an.specialized, key, start)
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
