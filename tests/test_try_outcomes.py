@@ -339,6 +339,54 @@ class C:
         self.a = a
 """
 
+# Reading a builtin name nothing shadows never raises (its value the analysis may not
+# hold: `slice`, `str` as classes), and an int is no slice: the body returns.
+CASES["builtin_class_names_read_in_a_test"] = _case(
+    """
+    class M(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.Linear(d, d)
+
+        def forward(self, x):
+            try:
+                sliced = isinstance(2, slice) or isinstance(2, str)
+            except Exception:
+                return self.a(self.a(x))
+            return x if sliced else self.a(x)
+    """,
+    {"d": "4"},
+)
+# hasattr through a config's own `__getattribute__` (transformers' configs): the hook
+# surely raises AttributeError for a name the instance surely lacks, which hasattr
+# catches; the call returns False
+CASES["hasattr_through_a_getattribute_hook"] = _case(
+    """
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Cfg:
+        depth: int = 2
+
+        def __getattribute__(self, key):
+            return super().__getattribute__(key)
+
+    class M(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.Linear(d, d)
+            self.cfg = Cfg()
+
+        def forward(self, x):
+            try:
+                spec = hasattr(self.cfg, "spec")
+            except Exception:
+                return self.a(self.a(self.a(x)))
+            return x if spec else self.a(x)
+    """,
+    {"d": "4"},
+)
+
 for _name, _op in REFUSED.items():
     CASES[f"python_refuses_{_name}"] = _case(
         REFUSED_DEFS + FAILING_OP.format(op=_op), {"d": "4"}, expect="bound"

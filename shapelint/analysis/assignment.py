@@ -25,6 +25,7 @@ from shapelint.analysis import (
     expressions,
     holders,
     in_place,
+    index_iteration,
     inplace,
     item_sizes,
     joined_objects,
@@ -150,6 +151,8 @@ class AssignmentMixin:
             frame.param_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
+            # unpacking iterates the value: an instance walked by its __getitem__ gives its items
+            value = index_iteration.walked(self, value, value_node or target, frame)  # type: ignore[arg-type]
             if self.specialize and not (
                 isinstance(value, TupleV)
                 and len(value.items) == len(elts)

@@ -179,6 +179,14 @@ def init_after(an: Analyzer, cd: ClassDef, after: ClassDef) -> str | None:
     return "object"
 
 
+def outside_bases(an: Analyzer, cd: ClassDef) -> list[str] | None:
+    """The qualified names of the classes outside the project along cd's
+    linearization, in its order; None where the order is not known (a base the
+    analysis cannot name)."""
+    lin = _c3_all(an, cd, frozenset())
+    return None if lin is None else [c for c in lin if isinstance(c, str)]
+
+
 def _c3_all(an: Analyzer, cd: ClassDef, outer: frozenset) -> list | None:
     """cd's C3 linearization with its bases outside the project as their qualified
     names (each its own linearization: what they derive from is not read)."""
@@ -790,10 +798,25 @@ def builds_as_type(an, cd: ClassDef) -> bool:
     a metaclass other than abc.ABCMeta, every base outside the project is a plain
     class, and no abstract method is left unimplemented (ABCMeta refuses those)."""
     seen: dict[str, bool] = {}  # name -> abstract, where first found along the bases
-    return _builds_as_type(an, cd, seen, 0) and not any(seen.values())
+    needs: set[str] = set()  # the abstract methods of collections.abc bases
+    if not _builds_as_type(an, cd, seen, 0, needs) or any(seen.values()):
+        return False
+    return all(seen.get(m) is False for m in needs)
 
 
-def _builds_as_type(an, cd: ClassDef, seen: dict[str, bool], depth: int) -> bool:
+# collections.abc's sequence classes (ABCMeta, which keeps type's `__call__`) and
+# the abstract methods a class over one must define for ABCMeta to build it.
+_SEQUENCE_ABSTRACT = {
+    f"{m}.{c}": names
+    for m in ("collections.abc", "typing")
+    for c, names in (
+        ("Sequence", ("__getitem__", "__len__")),
+        ("MutableSequence", ("__getitem__", "__len__", "__setitem__", "__delitem__", "insert")),
+    )
+}
+
+
+def _builds_as_type(an, cd: ClassDef, seen: dict[str, bool], depth: int, needs: set) -> bool:
     if depth > 20 or "__new__" in cd.methods:
         return False
     owner = cd.owner or an
@@ -808,9 +831,14 @@ def _builds_as_type(an, cd: ClassDef, seen: dict[str, bool], depth: int) -> bool
                 if isinstance(d, (ast.Name, ast.Attribute))
             )
     project = base_classes(an, cd)
-    if _bases_outside(an, cd, _type_repr_base) != len(project):
+    for b in cd.node.bases:
+        node = b.value if isinstance(b, ast.Subscript) else b  # Sequence[T]
+        qual = owner.imports.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        needs.update(_SEQUENCE_ABSTRACT.get(qual or "", ()))
+    allowed = lambda name: _type_repr_base(name) or name in _SEQUENCE_ABSTRACT  # noqa: E731
+    if _bases_outside(an, cd, allowed) != len(project):
         return False
-    return all(_builds_as_type(an, p, seen, depth + 1) for p in project)
+    return all(_builds_as_type(an, p, seen, depth + 1, needs) for p in project)
 
 
 def plain_type(an, cd: ClassDef, depth: int = 0) -> bool:

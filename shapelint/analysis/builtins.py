@@ -29,8 +29,10 @@ from shapelint.analysis import (
     enums,
     folding,
     frame_locals,
+    index_iteration,
     iterators,
     lambdas,
+    may_raise,
     module_kinds,
     modules,
     namespace,
@@ -103,6 +105,18 @@ def call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame) -> Value 
     return UNKNOWN if uc.free_builtin(name) else None
 
 
+def _iterated(an, node, v: Value, frame) -> Value:
+    """What iterating v walks: the items its project `__getitem__` gives where it is
+    walked so (index_iteration), else torch_containers.iterated's answer."""
+    walked = index_iteration.items(an, v, node, frame)
+    return walked if walked is not None else torch_containers.iterated(an, v)
+
+
+def _len_method(an, node, args, kwargs, frame) -> Value | None:
+    """`len(obj)`: what its class's `__len__` returns."""
+    return index_iteration.length(an, args[0], node, frame) if len(args) == 1 else None
+
+
 def _len_container(an, node, args, kwargs, frame) -> Value | None:
     """A module list (its count) or a dict (its keys)."""
     if len(args) != 1:
@@ -151,6 +165,9 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
     kind = node.func.id if isinstance(node.func, ast.Name) else None
     if not args and not kwargs and kind in _SEQUENCES:
         return TupleV((), kind)
+    if len(args) == 1 and not kwargs:
+        walked = index_iteration.items(an, args[0], node, frame)
+        args = args if walked is None else [walked]
     if len(args) == 1 and isinstance(args[0], TupleV):
         return TupleV(args[0].items, kind if kind in _SEQUENCES else None)
     if len(args) == 1 and isinstance(args[0], SeqV):
@@ -357,7 +374,7 @@ def _kwargs_spelt(an, node, kwargs, frame) -> bool:
 def _zip(an, node, args, kwargs, frame) -> Value | None:
     if set(kwargs) - {"strict"}:
         return None
-    args = [_slices(an, node, torch_containers.iterated(an, a), frame) for a in args]
+    args = [_slices(an, node, _iterated(an, node, a, frame), frame) for a in args]
     strict = truth(kwargs["strict"]) if "strict" in kwargs else False
     if strict is None:
         return None
@@ -393,7 +410,7 @@ def combinations_of(an, node, args, kwargs, frame) -> Value | None:
         return None
     r = args[1] if len(args) > 1 else kwargs["r"]
     k = r.value.value if isinstance(r, IntV) and r.value is not None else None
-    seq = _slices(an, node, torch_containers.iterated(an, args[0]), frame)
+    seq = _slices(an, node, _iterated(an, node, args[0], frame), frame)
     if isinstance(seq, ModuleListV) and seq.known and seq.count is None:
         items = seq.items
     elif isinstance(seq, TupleV):
@@ -410,7 +427,7 @@ def _enumerate(an, node, args, kwargs, frame) -> Value | None:
     if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"start"}:
         return None
     start = args[1] if len(args) > 1 else kwargs.get("start", IntV(Expr.const(0)))
-    return iterators.enumerated(torch_containers.iterated(an, args[0]), start) if args else None
+    return iterators.enumerated(_iterated(an, node, args[0], frame), start) if args else None
 
 
 def _reversed(an, node, args, kwargs, frame) -> Value | None:
@@ -445,9 +462,16 @@ def _hasattr(an, node, args, kwargs, frame) -> Value | None:
         if absence.surely_lacks(an, args[0], args[1].value):
             return BoolV(False)
         if attribute_hooks.hooked(an, args[0]):  # what its __getattribute__ finds
-            found = attribute_of(an, node, args[0], args[1].value, frame)
+            with may_raise.apart():
+                start = may_raise.count()
+                found = attribute_of(an, node, args[0], args[1].value, frame)
+                steps = may_raise.count() != start
             if attribute_hooks.absent(args[0], args[1].value):
+                # the hook surely raised AttributeError (taken as a `try` takes a sure
+                # raise), which hasattr catches: the call returns False
                 return BoolV(False)
+            if steps:
+                may_raise.mark()
             if found is not UNKNOWN:
                 return BoolV(True)
     if args[1].value and torch_absence.lacks(an, args[0], args[1].value):
@@ -526,9 +550,7 @@ def _torch_subclass(sub: LayerClassV, target: Value) -> bool | None:
 
 def _map(an, node, args, kwargs, frame) -> Value | None:
     # `map(lambda conv: conv(x), self.convs)` walks the module list as a for does
-    args = (
-        [args[0], *(_walked(torch_containers.iterated(an, a)) for a in args[1:])] if args else args
-    )
+    args = [args[0], *(_walked(_iterated(an, node, a, frame)) for a in args[1:])] if args else args
     if len(args) >= 2 and not kwargs:
         mapped = map_named(an, node, args, frame)
         return mapped if mapped is not None else lambdas.map_call(an, node, args, frame)
@@ -543,7 +565,7 @@ def _filter(an, node, args, kwargs, frame) -> Value | None:
     call of f run as `map` runs it. None where one truth is not known."""
     if len(args) != 2 or kwargs:
         return None
-    items = as_items(_walked(torch_containers.iterated(an, args[1])))
+    items = as_items(_walked(_iterated(an, node, args[1], frame)))
     if items is None or len(items) > MAX_UNROLL:
         return None
     if isinstance(args[0], NoneV):
@@ -571,7 +593,7 @@ def _iter(an, node, args, kwargs, frame) -> Value | None:
         return None
     if isinstance(args[0], iterators.IteratorV):
         return args[0]
-    items = as_items(_walked(torch_containers.iterated(an, args[0])))
+    items = as_items(_walked(_iterated(an, node, args[0], frame)))
     return iterators.IteratorV(items) if items is not None else None
 
 
@@ -926,6 +948,7 @@ _PY_TYPES = {
     "str": (StrV,),
     "bool": (BoolV,),
     "dict": (),
+    "slice": (SliceV,),  # a final class: no int, str or tuple is one
 }
 
 
@@ -1160,7 +1183,7 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     if isinstance(v, TupleV) and builtin in _SEQUENCES:
         # a display or list()/tuple() says which; any other value may be either
         return None if v.kind is None else v.kind == builtin
-    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV)):
+    if isinstance(v, (IntV, BoolV, FloatV, StrV, NoneV, TupleV, SliceV)):
         return isinstance(v, kinds)
     # a tensor, a module list, a class, a function: no number, string or sequence;
     # a grown list (SeqV): not known; an instance of a class whose bases are all
@@ -1479,7 +1502,7 @@ BUILTINS: dict[str, tuple[Handler, ...]] = {
     "getattr": (_getattr,),
     "setattr": (_setattr,),
     "delattr": (_delattr,),
-    "len": (_len_container, _len_sized),
+    "len": (_len_method, _len_container, _len_sized),
     "list": (_sequence,),
     "tuple": (_sequence,),
     "int": (_int,),

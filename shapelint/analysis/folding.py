@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import (
     enums,
     imported_modules,
+    index_iteration,
     joined_objects,
     may_raise,
     pytypes,
@@ -259,15 +260,19 @@ def _contains(an: Analyzer, op, left, left_node, right, comp, frame) -> bool | N
     """`x in obj` / `not in` where obj is an instance of a project class whose
     class (along its bases, collections.abc's Mapping mixins included) defines
     `__contains__`: Python calls `type(obj).__contains__(obj, x)` and takes the
-    truth of what it returns; None where not that, or not known."""
+    truth of what it returns; where it defines none, Python walks obj
+    (index_iteration.contains); None where not that, or not known."""
     if not (
         isinstance(op, (ast.In, ast.NotIn))
         and an.specialize
         and isinstance(right, ObjectV)
         and right.kind.startswith(("<class>", CONFIG_PREFIX))
-        and "__contains__" in an.class_methods(right.kind.partition(">")[2])
     ):
         return None
+    if "__contains__" not in an.class_methods(right.kind.partition(">")[2]):
+        # no `__contains__`: Python walks the object (by its `__getitem__` here)
+        found = index_iteration.contains(an, right, left, comp, frame)
+        return None if found is None else found != isinstance(op, ast.NotIn)
     call = ast.copy_location(
         ast.Call(ast.Attribute(comp, "__contains__", ast.Load()), [left_node], []), comp
     )

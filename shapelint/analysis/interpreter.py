@@ -445,7 +445,7 @@ class ModuleAnalyzer(
             value = either_uses.used(self, node, value, frame)
         elif type(value) is ChoiceV and joined_objects.holding():
             value = either_uses.chosen(self, node, value, frame)
-        if self.specialize:
+        if self.specialize and not (value is UNKNOWN and may_raise.builtin_read(self, node, frame)):
             may_raise.expression(node, value)
         return value
 

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from shapelint.analysis import generators, instance_state, small_sets, walrus
+from shapelint.analysis import generators, index_iteration, instance_state, small_sets, walrus
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.dict_entries import mapping_entries
 from shapelint.analysis.module_lists import ModuleListV, as_items
@@ -131,7 +131,7 @@ def iterate(an, node: ast.expr, frame, d: int = 0) -> Iteration:
         items = generators.yielded(an, node, frame, d, iterate)
         if items is not None:  # `for blk in evens(self.layers)`: what its body yields
             return of_value(an, TupleV(items))
-    return of_value(an, an.eval(node, frame, d))
+    return of_value(an, index_iteration.walked(an, an.eval(node, frame, d), node, frame))
 
 
 def _const(v: Value) -> int | None:

@@ -38,6 +38,7 @@ summary's handlers stay alternatives.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import sys
 
@@ -109,6 +110,18 @@ def expression(node: ast.expr, value: Value) -> None:
         mark()
     elif kind is ast.Call and _unpacks(node):
         mark()
+
+
+def builtin_read(an, node: ast.expr, frame) -> bool:
+    """Whether node reads a name of Python's builtins that nothing in scope shadows
+    (`slice`, `str` in `isinstance(i, slice)`): it is always bound, so reading it
+    never raises, whatever the analysis makes of its value."""
+    return (
+        type(node) is ast.Name
+        and hasattr(builtins, node.id)
+        and not node.id.startswith("_")
+        and an.is_builtin(node.id, frame)
+    )
 
 
 def _known(v: Value) -> bool:

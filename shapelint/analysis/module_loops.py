@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import framed, loops, walrus
+from shapelint.analysis import framed, index_iteration, loops, walrus
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import (
@@ -56,7 +56,7 @@ def comprehension(an: Analyzer, node: ast.ListComp | ast.GeneratorExp, frame) ->
     inner.local_imports = frame.local_imports
     each = None  # what the target takes each turn: a range's index where None
     if count is None:
-        seq = an.eval(gen.iter, frame)
+        seq = index_iteration.walked(an, an.eval(gen.iter, frame), gen.iter, frame)
         if isinstance(seq, EndsV):
             return _over_ends(an, node, frame, inner, seq)
         items = as_items(seq)
@@ -185,7 +185,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         return False
     # `zip`, `enumerate`, `reversed` over module lists are module lists (iterators.py)
     book = storages.mark()
-    seq = iterated(an, an.eval(it, frame))
+    seq = iterated(an, index_iteration.walked(an, an.eval(it, frame), it, frame))
     if not isinstance(seq, ModuleListV):
         in_init = isinstance(frame.env.get("self"), SelfRecorder)
         listed = as_items(seq) if in_init or an.specialize else None
