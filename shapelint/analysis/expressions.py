@@ -247,6 +247,9 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
     if known is not None:
         return an.eval(node.body if known else node.orelse, frame, d)
     frame.conditional += 1  # what a branch's use says holds in that branch only
+    building = frame.env.get("self")
+    if isinstance(building, SelfRecorder) and not an.specialize:
+        building.undecided_exprs.add(id(node))
     n_records = len(frame.records)
     group = call_path.undecided()
     when = branches.conditions(node) if group is not None else ("", "")
