@@ -163,7 +163,10 @@ def _spelled_variadic(an: Analyzer, frame: Frame, cur: Value, value: TensorV) ->
     end = len(value.shape) - after
     if var in value.shape or end < at[0]:
         return
-    bind_var(an, frame, var.name, tuple(value.shape[at[0] : end]))  # type: ignore[union-attr]
+    dims = tuple(value.shape[at[0] : end])
+    if any(d is None for d in dims):
+        return  # a dim of unknown size: no count for what the variadic stands for
+    bind_var(an, frame, var.name, dims)  # type: ignore[arg-type]
 
 
 def learn_param(name: str, value: TensorV, frame: Frame, site) -> None:
