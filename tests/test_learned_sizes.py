@@ -269,3 +269,16 @@ def test_two_slices_of_a_parameter_share_the_dims_past_the_index():
 def test_an_index_of_a_tensor_of_known_rank_is_unchanged():
     source = HEAD + "def f(x):\n    y = x.view(2, 3)\n    return y[:, :1]\n"
     assert [d for d in diagnose(source) if d.severity == "error"] == []
+
+
+def test_a_variadic_spelled_with_a_dim_of_unknown_size_stays_unbound():
+    # vit_with_patch_merger: an op spelled a slice's [?, ?, ...] out with a dim of
+    # unknown size, which has no count to bind the variadic to (an internal error)
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+    from tests.helpers import corpus_package
+
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "vit_with_patch_merger.py"
+    r = CliRunner().invoke(main, ["check", str(path), "--no-cache", "--select", "ALL"])
+    assert "SHP002" not in r.output and r.exit_code == 0
