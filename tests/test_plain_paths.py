@@ -16,111 +16,94 @@ from click.testing import CliRunner
 
 from shapelint.cli import main
 
-SOURCE = textwrap.dedent(
-    """
-    import torch
-    from torch import nn
+
+def _module(name: str, forward: str, params: str = "dim", layers: str = "") -> str:
+    """A module with a `proj` of twice its input width and the forward given."""
+    own = "".join(f"        {line}\n" for line in layers.splitlines() if line)
+    body = "".join(f"        {line}\n" for line in textwrap.dedent(forward).strip().splitlines())
+    return (
+        f"\n\nclass {name}(nn.Module):\n"
+        f"    def __init__(self, {params}):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(dim, 2 * dim)\n"
+        f"{own}\n"
+        "    def forward(self, x, flag=False):\n"
+        f"{body}"
+    )
 
 
-    class Branch(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+SOURCE = "import torch\nfrom torch import nn\n" + "".join(
+    [
+        _module(
+            "Branch",
+            """
             if flag:
                 x = x + self.proj(x)
             return x
-
-
-    class EveryBranch(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        _module(
+            "EveryBranch",
+            """
             if flag:
                 x = x + self.proj(x)
             else:
                 x = self.proj(x) + x
             return x
-
-
-    class OtherRaises(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        _module(
+            "OtherRaises",
+            """
             if flag:
                 raise ValueError("flag")
             return x + self.proj(x)
-
-
-    class EarlyReturn(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        _module(
+            "EarlyReturn",
+            """
             if not flag:
                 return x
             return x + self.proj(x)
-
-
-    class MayRunNone(nn.Module):
-        def __init__(self, dim, depth=1):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-            self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth - 1)])
-
-        def forward(self, x, flag=False):
-            for layer in self.layers:
-                x = layer(x) + self.proj(x)
-            return x
-
-
-    class RunsOnce(nn.Module):
-        def __init__(self, dim, depth=1):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-            self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
-
-        def forward(self, x, flag=False):
-            for layer in self.layers:
-                x = layer(x) + self.proj(x)
-            return x
-
-
-    class WhileTurn(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        *(
+            _module(
+                name,
+                """
+                for layer in self.layers:
+                    x = layer(x) + self.proj(x)
+                return x
+                """,
+                params="dim, depth=1",
+                layers=f"self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range({n})])",
+            )
+            # a loop over depth - 1 layers may run no turn; over depth, one at least
+            for name, n in (("MayRunNone", "depth - 1"), ("RunsOnce", "depth"))
+        ),
+        _module(
+            "WhileTurn",
+            """
             while flag:
                 x = x + self.proj(x)
                 flag = x.sum() > 0
             return x
-
-
-    class Shortcut(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        _module(
+            "Shortcut",
+            """
             return flag and torch.cat([torch.zeros(2, 4), torch.zeros(3, 5)], dim=0)
-
-
-    class FirstOperand(nn.Module):
-        def __init__(self, dim):
-            super().__init__()
-            self.proj = nn.Linear(dim, 2 * dim)
-
-        def forward(self, x, flag=False):
+            """,
+        ),
+        _module(
+            "FirstOperand",
+            """
             return torch.cat([torch.zeros(2, 4), torch.zeros(3, 5)], dim=0).sum() > 0 or flag
-    """
+            """,
+        ),
+    ]
 )
 
 DIM = 8
