@@ -95,6 +95,9 @@ _ACTIVE: list[_Collector | None] = []  # None: paused
 # Plain mode's undecided alternatives being run, one list per pass of its own
 # (own_paths), innermost last.
 _PLAIN: list[list[Alternative]] = [[]]
+# Every plain group made since the last release_plain: a group and its alternatives
+# point at each other, cycles reference counting cannot free; release_plain breaks them.
+_PLAIN_MADE: list[Group] = []
 
 
 @contextmanager
@@ -131,10 +134,23 @@ def undecided() -> Group | None:
     (plain mode's where no target collects)."""
     c = _collector()
     if c is None:  # plain mode, or a pass of its own (a summary) paused in a target's run
-        return Group(plain_place())
+        group = Group(plain_place())
+        _PLAIN_MADE.append(group)
+        return group
     group = Group(c.open[-1] if c.open else None)
     c.groups.append(group)
     return group
+
+
+def release_plain() -> None:
+    """The plain groups made so far are judged (plain_paths.settle): their links down
+    (a group's alternatives, an alternative's groups) are cut, so that what is left, each
+    alternative's way up, holds no cycle and is freed as soon as nothing holds it."""
+    for group in _PLAIN_MADE:
+        for alt in group.alternatives:
+            alt.groups = []
+        group.alternatives = []
+    _PLAIN_MADE.clear()
 
 
 def plain_place() -> Alternative | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from shapelint import pyparse
-from shapelint.analysis import unnamed
+from shapelint.analysis import call_path, unnamed
 from shapelint.analysis.source import DecodeFailure, SourceFile, decode_source, split_lines
 from shapelint.diagnostics import Diagnostic, safe_text
 from shapelint.options import AnalysisOptions
@@ -491,7 +491,10 @@ def analyze_target(
             joined_objects.reset()
             project.attach(an, path, opts, specialize=True)
             an.prepare()
-            res = evaluate_target(an, target, init, inputs, training)
+            try:
+                res = evaluate_target(an, target, init, inputs, training)
+            finally:
+                call_path.release_plain()  # what its summaries' passes grouped
     except BudgetExceeded:
         project.forget()
         why = (

@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import dataclasses
 
+from shapelint.analysis import call_path
 from shapelint.analysis.undecided_paths import Verdicts, condition_of, conditional_text
 from shapelint.rules import severity_of
 
 
 def settle(an) -> None:
     """Rewrite the file's errors that raise only on one of undecided alternatives
-    as warnings stating the condition (RawDiagnostic.condition)."""
+    as warnings stating the condition (RawDiagnostic.condition); the alternatives are
+    then released (call_path.release_plain)."""
+    try:
+        _settle(an)
+    finally:
+        an.plain_places = {}
+        call_path.release_plain()
+
+
+def _settle(an) -> None:
     places = an.plain_places
     errors = [d for d in an.result.diagnostics if severity_of(d.code) == "error"]
     if not errors:
