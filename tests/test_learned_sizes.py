@@ -230,3 +230,55 @@ def test_the_batch_against_a_quotient_of_the_constructors_sizes_is_an_error():
     assert torch_raises(source, "Attention(64, 16)", (2, 4, 64))
     found = [f for f in _found(source) if f[1] == "SHP320"]
     assert found and found[0][0] == 17 and "this needs b = dim//dim_head" in found[0][3]
+
+
+POOL = """
+import torch
+from einops import rearrange
+from torch import nn
+
+
+class Pool(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.cls_ff = nn.Linear({cls_in}, dim * 2)
+        self.down = nn.Conv2d(dim, dim * 2, 3, padding=1)
+
+    def forward(self, x):
+        cls_token, tokens = x[:, :1], x[:, 1:]
+        cls_token = self.cls_ff(cls_token)
+        tokens = rearrange(tokens, "b (h w) c -> b c h w", h=4)
+        tokens = rearrange(self.down(tokens), "b c h w -> b (h w) c")
+        return torch.cat((cls_token, tokens), dim=1)
+"""
+
+
+def test_two_slices_of_a_parameter_share_the_dims_past_the_index():
+    # pit's Pool: x[:, :1] and x[:, 1:] of a parameter of unknown shape share every
+    # dim after the two the index uses, so the Linear's in_features on one and the
+    # conv's channels on the other are the same size: 2·dim against dim
+    bug, benign = POOL.format(cls_in="dim * 2"), POOL.format(cls_in="dim")
+    assert torch_raises(bug, "Pool(8)", (2, 17, 8))
+    assert not torch_raises(benign, "Pool(8)", (2, 17, 8))
+    errors = [d for d in diagnose(bug) if d.severity == "error"]
+    assert [(d.line, d.code) for d in errors] == [(17, "SHP309")]
+    assert "expect dim input channels, got 2·dim" in errors[0].message
+    assert [d for d in diagnose(benign) if d.severity == "error"] == []
+
+
+def test_an_index_of_a_tensor_of_known_rank_is_unchanged():
+    source = HEAD + "def f(x):\n    y = x.view(2, 3)\n    return y[:, :1]\n"
+    assert [d for d in diagnose(source) if d.severity == "error"] == []
+
+
+def test_a_variadic_spelled_with_a_dim_of_unknown_size_stays_unbound():
+    # vit_with_patch_merger: an op spelled a slice's [?, ?, ...] out with a dim of
+    # unknown size, which has no count to bind the variadic to (an internal error)
+    from click.testing import CliRunner
+
+    from shapelint.cli import main
+    from tests.helpers import corpus_package
+
+    path = corpus_package("vit-pytorch") / "vit_pytorch" / "vit_with_patch_merger.py"
+    r = CliRunner().invoke(main, ["check", str(path), "--no-cache", "--select", "ALL"])
+    assert "SHP002" not in r.output and r.exit_code == 0

@@ -143,9 +143,31 @@ BUGS = [
 ]
 
 
+def _conditional(source: str) -> list[str]:
+    """The errors that raise only on one of undecided alternatives (plain_paths.py),
+    each with the test of the branch it lies on."""
+    return [
+        f"{d.line} {d.code} {d.message.rpartition('it raises only if ')[2]}"
+        for d in diagnose(source)
+        if d.severity == "warning" and "; it raises only if " in d.message
+    ]
+
+
+# Each bug lies on the branch where a time embedding is given (or, in Block's run on
+# the call's tuple-or-None, where scale_shift exists): torch raises there and runs the
+# block without one, so each is a warning naming that branch, not an error.
+WHEN = {
+    "38 SHP307": "`exists(self.mlp) and exists(time_emb)` (line 37), which is not known here",
+    "21 SHP308": "`exists(scale_shift)` (line 19), which is not known here",
+    "20 SHP316": "`exists(scale_shift)` (line 19), which is not known here",
+}
+
+
 @pytest.mark.parametrize("change, error", BUGS)
 def test_a_layer_or_none_is_the_layer_where_it_is_called(change, error):
-    assert _errors(RESNET.format(**{**GOOD, **change})) == [error]
+    source = RESNET.format(**{**GOOD, **change})
+    assert _errors(source) == []
+    assert _conditional(source) == [f"{error} {WHEN[error]}"]
 
 
 def test_the_layer_or_none_used_right_is_no_error():
@@ -167,6 +189,9 @@ def test_torch_and_jaxtyping_refuse_the_bugs():
     for change, _ in BUGS:
         with pytest.raises((RuntimeError, ValueError)):
             run({**GOOD, **change})
+        # the other way through the forward, with no time embedding, runs
+        bare = _build(RESNET.format(**{**GOOD, **change}))["ResnetBlock"](16, 24, time_emb_dim=20)
+        assert bare(torch.randn(2, 16, 8, 8)).shape == (2, 24, 8, 8)
 
 
 # The same block unannotated: Block.forward's summary reads scale_shift as a value of
@@ -183,9 +208,9 @@ BARE = RESNET.replace(
 
 def test_a_tuple_or_none_handed_to_an_unannotated_block_is_unpacked_by_its_run():
     assert BARE != RESNET
-    errors = [d for d in diagnose(BARE.format(**{**GOOD, "chunks": 1})) if d.severity == "error"]
-    assert [f"{d.line} {d.code}" for d in errors] == ["20 SHP316"]
-    assert "(via ResnetBlock.forward:" in errors[0].message
+    found = [d for d in diagnose(BARE.format(**{**GOOD, "chunks": 1})) if d.code == "SHP316"]
+    assert [f"{d.line} {d.severity}" for d in found] == ["20 warning"]  # on a branch
+    assert "(via ResnetBlock.forward:" in found[0].message
     assert _errors(BARE.format(**GOOD)) == []
 
 

@@ -43,6 +43,7 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
     names_lent = symbolic.lendable(_carried_names([*args, *kwargs.values()]))
     key = call_key(fd, recv, args, kwargs, ("<plain>", GRAD_MODE.get(), names_lent))
     got = owner.specialized.get(key) if key is not None else None
+    fresh = got is None
     if got is None:
         flight = key if key is not None else ("<plain>", fd.qualname, id(recv))
         if flight in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
@@ -84,7 +85,12 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
             if an.reaches_result():
                 # said once; inside another run's diversion it is that run's to say
                 said.add(spot)
-            an.report((d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where))
+            # a run made now noted each finding on the undecided alternatives it lay on,
+            # under the caller's: the call's own place would make it definite
+            with an.placed(not fresh):
+                an.report(
+                    (d.line, d.column, d.end_line, d.end_column), d.code, _via(d.message, where)
+                )
     return value
 
 

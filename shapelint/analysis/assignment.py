@@ -275,6 +275,10 @@ class AssignmentMixin:
                         base.attrs, target.attr
                     )
                     base.attrs[target.attr] = own_methods.stored(base, value)
+                    if id(value_node) in base.undecided_exprs:
+                        # `self.mlp = Mlp(...) if emb_dim is not None else None`: each
+                        # arm a path of a test a call's arguments may decide (init_run)
+                        base.on_a_path.add(target.attr)
                     plain.mark(
                         base.attrs,
                         target.attr,

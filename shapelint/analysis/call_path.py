@@ -12,6 +12,12 @@ where it is reused (`again`).
 Each finding also keeps the undecided alternatives it was found on (an `if` whose test
 the run cannot decide, and the like: undecided_paths.py), so that `settle` tells a
 definite error from one that raises only where one of those alternatives runs.
+
+Plain mode (`check` outside a target) follows the same rule: where no target collects,
+the constructs are grouped all the same, each pass over a function on its own (a
+summary is every path of the function at once, wherever it was first reached:
+`own_paths`), and the analyzer notes the alternative each finding lies on
+(`plain_place`), which plain_paths.py settles when the file's run ends.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from shapelint.analysis.undecided_paths import Alternative, Group, Verdicts, condition_of
+from shapelint.analysis.undecided_paths import (
+    Alternative,
+    Group,
+    Verdicts,
+    condition_of,
+    conditional_text,
+)
 from shapelint.diagnostics import Diagnostic
 
 
@@ -65,7 +77,7 @@ class Finding:
         """The message, with the condition under which it raises, if any."""
         if not self.condition:
             return self.message
-        return f"{self.message}; it raises only if {self.condition}, which is not known here"
+        return conditional_text(self.message, self.condition)
 
 
 class _Collector:
@@ -80,6 +92,12 @@ class _Collector:
 
 
 _ACTIVE: list[_Collector | None] = []  # None: paused
+# Plain mode's undecided alternatives being run, one list per pass of its own
+# (own_paths), innermost last.
+_PLAIN: list[list[Alternative]] = [[]]
+# Every plain group made since the last release_plain: a group and its alternatives
+# point at each other, cycles reference counting cannot free; release_plain breaks them.
+_PLAIN_MADE: list[Group] = []
 
 
 @contextmanager
@@ -112,14 +130,60 @@ def _collector() -> _Collector | None:
 
 
 def undecided() -> Group | None:
-    """A construct whose way the run cannot decide, inside the alternative being run;
-    None where no target collects (a plain run pays nothing)."""
+    """A construct whose way the run cannot decide, inside the alternative being run
+    (plain mode's where no target collects)."""
     c = _collector()
-    if c is None:
-        return None
+    if c is None:  # plain mode, or a pass of its own (a summary) paused in a target's run
+        group = Group(plain_place())
+        _PLAIN_MADE.append(group)
+        return group
     group = Group(c.open[-1] if c.open else None)
     c.groups.append(group)
     return group
+
+
+def release_plain() -> None:
+    """The plain groups made so far are judged (plain_paths.settle): their links down
+    (a group's alternatives, an alternative's groups) are cut, so that what is left, each
+    alternative's way up, holds no cycle and is freed as soon as nothing holds it."""
+    for group in _PLAIN_MADE:
+        for alt in group.alternatives:
+            alt.groups = []
+        group.alternatives = []
+    _PLAIN_MADE.clear()
+
+
+def plain_place() -> Alternative | None:
+    """The innermost undecided alternative plain mode's run is on (None: on none)."""
+    open_ = _PLAIN[-1]
+    return open_[-1] if open_ else None
+
+
+class _OwnPaths:
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _PLAIN.append([])
+
+    def __exit__(self, *exc: object) -> None:
+        _PLAIN.pop()
+
+
+_OWN_PATHS = _OwnPaths()
+
+
+def own_paths() -> _OwnPaths:
+    """A pass over a function on its own (its summary, every path at once; a
+    constructor's run for its attributes): the alternatives of the run that first
+    reached it are none of its findings' conditions."""
+    return _OWN_PATHS
+
+
+def plain_raised() -> None:
+    """A `raise` statement in plain mode: the alternative being run surely raises."""
+    alt = plain_place()
+    if alt is not None:
+        alt.raised = True
 
 
 class _Taking:
@@ -133,11 +197,15 @@ class _Taking:
         self.alt = self.group.add(self.why)
         if self.collector is not None:
             self.collector.open.append(self.alt)
+        else:
+            _PLAIN[-1].append(self.alt)
         return self.alt
 
     def __exit__(self, *exc: object) -> None:
         if self.collector is not None:
             self.collector.open.pop()
+        else:
+            _PLAIN[-1].pop()
 
 
 class _NotTaking:

@@ -88,6 +88,7 @@ from shapelint.ops.values import (
     Value,
     Var,
     constant_value,
+    fresh_var,
 )
 
 if TYPE_CHECKING:
@@ -248,6 +249,9 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
     if known is not None:
         return an.eval(node.body if known else node.orelse, frame, d)
     frame.conditional += 1  # what a branch's use says holds in that branch only
+    building = frame.env.get("self")
+    if isinstance(building, SelfRecorder) and not an.specialize:
+        building.undecided_exprs.add(id(node))
     n_records = len(frame.records)
     group = call_path.undecided()
     when = branches.conditions(node) if group is not None else ("", "")
@@ -666,6 +670,8 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return StrV(base.value[s]) if s is not None else StrV(None)
     if isinstance(base, ArrayV):
         return ndarrays.index(base, node.slice, idx)
+    if base is UNKNOWN or isinstance(base, TensorV) and base.shape is None:
+        base = _indexed_shape(an, node, base, frame)
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
         value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST, an.costs)[0]
@@ -681,6 +687,22 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
         return value
     named = item_sizes.item(an, frame, base, idx)
     return UNKNOWN if named is None else named
+
+
+def _indexed_shape(an: Analyzer, node: ast.Subscript, base: Value, frame: Frame) -> Value:
+    """A parameter of unknown shape indexed by slices and ints (`x[:, :1]`, then
+    `x[:, 1:]`): it has at least as many dims as the index uses, and what follows
+    them is one part both slices share, `[?, ?, ...]` learnt for the name, so that
+    what a later op learns of one slice's last dims (a Linear's in_features) holds
+    for the other's. Plain mode only: a target's tensors have their shapes."""
+    k = indexing.leading_dims(node.slice)
+    name = node.value.id if isinstance(node.value, ast.Name) else None
+    if k is None or name is None or an.specialize or name not in frame.param_values:
+        return base
+    dtype = base.dtype if isinstance(base, TensorV) else None
+    learning.learn(an, node.value, TensorV((None,) * k + (fresh_var(),), dtype), frame, node)
+    got = frame.env.get(name)
+    return got if isinstance(got, TensorV) and got.shape is not None else base
 
 
 def _power(a: Expr, n: int) -> Value:

@@ -6,9 +6,11 @@ known folds to UNKNOWN, never to a guess."""
 from __future__ import annotations
 
 import ast
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
+    call_path,
     enums,
     imported_modules,
     index_iteration,
@@ -183,15 +185,36 @@ def test_truth(an: Analyzer, node: ast.expr, frame, depth: int = 0) -> bool | No
     decisive = isinstance(node.op, ast.Or)
     frame.conditional += 1  # `a and f(x)`: what f's use says may not hold
     try:
-        unknown = False
-        for operand in node.values:
-            t = test_truth(an, operand, frame, depth + 1)
-            if t is decisive:
-                return decisive  # the operands after it never run
-            unknown = unknown or t is None
-        return None if unknown else not decisive
+        with ExitStack() as runs:
+            unknown = False
+            for operand in node.values:
+                t = test_truth(an, operand, frame, depth + 1)
+                if t is decisive:
+                    return decisive  # the operands after it never run
+                if t is None and operand is not node.values[-1]:
+                    runs.enter_context(operands_after(node, operand))
+                unknown = unknown or t is None
+            return None if unknown else not decisive
     finally:
         frame.conditional -= 1
+
+
+def operands_after(node: ast.BoolOp, operand: ast.expr):
+    """The operands of `and`/`or` after one of unknown truth run only where it has
+    the truth that goes on: an undecided construct (call_path), what they find
+    raising only there."""
+    group = call_path.undecided()
+    if group is None:
+        return call_path.taking(None, "")
+    try:
+        text = ast.unparse(operand)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        text = "the operand"
+    text = text if len(text) <= 60 else text[:59] + "…"
+    goes_on = "false" if isinstance(node.op, ast.Or) else "true"
+    stops = "true" if goes_on == "false" else "false"
+    call_path.untaken(group, f"`{text}` (line {node.lineno}) is {stops}")
+    return call_path.taking(group, f"`{text}` (line {node.lineno}) is {goes_on}")
 
 
 def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
@@ -208,14 +231,17 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
                 return result  # `None or nn.GELU`: the last operand, whatever its truth
             t = truth(result, an)
             if t is None and isinstance(node.op, ast.Or) and isinstance(result, OptionalV):
-                others = [an.eval(rest, frame, depth) for rest in node.values[i + 1 :]]
+                with operands_after(node, operand):
+                    others = [an.eval(rest, frame, depth) for rest in node.values[i + 1 :]]
                 return given_or(result, others[-1]) or UNKNOWN
             if t is None:
-                # their calls still happen (maybe); the value is this operand or a
-                # later one, which a change through it reaches (joined_objects)
+                # their calls still happen (maybe), on an alternative of their own;
+                # the value is this operand or a later one, which a change through
+                # it reaches (joined_objects)
                 either = result
-                for rest in node.values[i + 1 :]:
-                    either = joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
+                with operands_after(node, operand):
+                    for rest in node.values[i + 1 :]:
+                        either = joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
                 return either
             if t is (isinstance(node.op, ast.Or)):
                 return result

@@ -15,6 +15,7 @@ from shapelint.analysis import (
     aliasing,
     argument_runs,
     attributes,
+    call_path,
     dynamic,
     in_place,
     init_paths,
@@ -196,18 +197,21 @@ class FunctionRunsMixin:
         if fd is None:
             return None
         self._in_progress.add(qualname)
-        try:
-            # a target run's summary is no part of it: what its unknown calls may
-            # write is no write of the run's tensors (tensor_values.Apart)
-            elements = tensor_values.Apart() if self.specialize else nullcontext()
-            with OwnPass(), self.undiverted(), may_raise.apart(), elements:
-                summ = self._analyze_function(fd)
-        finally:
-            self._in_progress.discard(qualname)
-        self.summaries[qualname] = summ
-        self.result.functions.append(summ)
-        self._check_contract(fd)
-        self._check_init_paths(fd)
+        # the function on its own: the undecided paths of the run that first reached
+        # it are no condition of what its passes find
+        with call_path.own_paths():
+            try:
+                # a target run's summary is no part of it: what its unknown calls may
+                # write is no write of the run's tensors (tensor_values.Apart)
+                elements = tensor_values.Apart() if self.specialize else nullcontext()
+                with OwnPass(), self.undiverted(), may_raise.apart(), elements:
+                    summ = self._analyze_function(fd)
+            finally:
+                self._in_progress.discard(qualname)
+            self.summaries[qualname] = summ
+            self.result.functions.append(summ)
+            self._check_contract(fd)
+            self._check_init_paths(fd)
         return summ
 
     def _check_init_paths(self, fd: FuncDef) -> None:
@@ -362,6 +366,7 @@ class FunctionRunsMixin:
             aliasing.unbuilt(),
             dynamic.generic(),
             self.undiverted(),
+            call_path.own_paths(),
         ):
             self.exec_block(init.node.body, frame)
             rec = frame.env.get("self")

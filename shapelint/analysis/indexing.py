@@ -74,6 +74,24 @@ def tensor_index(t: TensorV, sl: ast.expr, idx: Value) -> Value:
     return TensorV(tuple(out), t.dtype, at_most=tuple(at_most))
 
 
+def leading_dims(sl: ast.expr) -> int | None:
+    """How many leading dims a basic index written as a tuple of slices and ints
+    (`x[:, :1]`, `x[0, 1:]`) uses up: a tensor it indexes has at least that many,
+    whatever follows them. None for any other index (an Ellipsis, None, a list, a
+    tensor, a starred run, a lone slice)."""
+    if not isinstance(sl, ast.Tuple) or len(sl.elts) < 2:
+        return None
+    for e in sl.elts:
+        if isinstance(e, ast.Slice):
+            continue
+        if isinstance(e, ast.Constant) and type(e.value) is int:
+            continue
+        return None
+    if not any(isinstance(e, ast.Slice) for e in sl.elts):
+        return None  # `x[0, 1]`: an element of a sequence of sequences as well
+    return len(sl.elts)
+
+
 def _spares_variadic(shape: tuple, elems: list[ast.expr], used: list[int]) -> bool:
     """Whether the index leaves a variadic part of the shape (`...` of unknown rank)
     whole: what it uses up lies before it, or after it past an Ellipsis

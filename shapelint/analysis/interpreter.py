@@ -36,6 +36,7 @@ from shapelint.analysis import (
     module_state,
     one_shot,
     path_split,
+    plain_paths,
     recursion,
     size_ties,
     statement_exec,
@@ -94,6 +95,9 @@ class ModuleAnalyzer(
         self.imports = ImportMap.from_module(tree)
         self.result = ModuleResult()
         self._diag_keys: set[tuple] = set()
+        # (line, column) -> plain mode's undecided alternatives a finding there lies on
+        self.plain_places: dict[tuple, set] = {}
+        self.placing = True  # reporting.placed
         self.module_env: dict[str, Value] = {}
         # a run evaluated globals() other than in a read by key (namespace.py)
         self.globals_written = False
@@ -214,6 +218,7 @@ class ModuleAnalyzer(
                 self.summary(init.qualname)
         lambdas.check_uncalled(self)
         size_ties.settle(self, ASSUMED_EQUAL)
+        plain_paths.settle(self)
         self.naming.finish()
         self.result.functions.sort(key=lambda f: f.line)
         self.result.records.sort(key=lambda r: (r.line, r.column))

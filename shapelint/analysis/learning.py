@@ -130,6 +130,7 @@ def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, sit
     an.inferred_names |= named
     declare_learned(named)
     value = keep_grad(cur, value)  # a shape learnt, not another tensor
+    _spelled_variadic(an, frame, cur, value)
     frame.env[name] = value
     if name in frame.param_values and frame.param_values[name] is cur:
         learn_param(name, value, frame, site)
@@ -147,6 +148,27 @@ def learn(an: Analyzer, node: ast.expr | None, value: TensorV, frame: Frame, sit
         learn_param(param, shaped, frame, site)
 
 
+def _spelled_variadic(an: Analyzer, frame: Frame, cur: Value, value: TensorV) -> None:
+    """cur's one variadic no code named (`[?, ?, ...]`, the dims past an index of a
+    parameter: indexing.leading_dims) that value spells out, with the same dims
+    around it: what it stands for is so in every value sharing it (`x[:, 1:]` once
+    a Linear took `x[:, :1]`)."""
+    if not (isinstance(cur, TensorV) and cur.shape and value.shape is not None):
+        return
+    at = [i for i, d in enumerate(cur.shape) if isinstance(d, Var)]
+    if len(at) != 1 or not cur.shape[at[0]].name.startswith("_"):  # type: ignore[union-attr]
+        return
+    var = cur.shape[at[0]]
+    after = len(cur.shape) - at[0] - 1
+    end = len(value.shape) - after
+    if var in value.shape or end < at[0]:
+        return
+    dims = tuple(value.shape[at[0] : end])
+    if any(d is None for d in dims):
+        return  # a dim of unknown size: no count for what the variadic stands for
+    bind_var(an, frame, var.name, dims)  # type: ignore[arg-type]
+
+
 def learn_param(name: str, value: TensorV, frame: Frame, site) -> None:
     frame.param_values[name] = value
     if frame.hoists and unify.runs_unconditionally(frame.func.node.body, site):  # type: ignore[union-attr]
@@ -157,7 +179,8 @@ def learn_param(name: str, value: TensorV, frame: Frame, site) -> None:
 def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
     """A variadic no code named turns out to be `dims`: every value and cost
     of the function that mentions it says so, the calls before included."""
-    exprs = {name: product(dims)}
+    # (a variadic among dims counts as its own element count)
+    exprs = {name: product([Expr.name(d.name) if isinstance(d, Var) else d for d in dims])}
     var_binding = {name: dims}
     an.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
     new: dict[int, Value] = {}

@@ -21,7 +21,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from shapelint.analysis import generators, index_iteration, instance_state, small_sets, walrus
+from shapelint.analysis import (
+    call_path,
+    generators,
+    index_iteration,
+    instance_state,
+    small_sets,
+    walrus,
+)
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.dict_entries import mapping_entries
 from shapelint.analysis.module_lists import ModuleListV, as_items
@@ -246,7 +253,10 @@ def exec_for(an, stmt: ast.For | ast.AsyncFor, frame) -> bool:
         times, why = None, "a loop of unknown length"
     else:
         times, why = it.count, "loop"
-    repeat(an, frame, turn, times, why, stmt if isinstance(stmt, ast.For) else None)
+    # a turn surely runs where the count is a sum of sizes (each positive), whatever
+    # may end the loop early
+    runs = it.count is not None and positive_count(it.count)
+    repeat(an, frame, turn, times, why, stmt if isinstance(stmt, ast.For) else None, (runs, stmt))
     _orelse(an, stmt, frame)
     return False
 
@@ -274,7 +284,7 @@ def exec_while(an, stmt: ast.While, frame) -> bool:
         an.exec_block(stmt.body, frame)
         an.eval(stmt.test, frame)
 
-    repeat(an, frame, turn, None, "a while loop")
+    repeat(an, frame, turn, None, "a while loop", None, (False, stmt))
     _orelse(an, stmt, frame)
     return False
 
@@ -391,13 +401,22 @@ def repeats() -> int:
     return _REPEATS.get()
 
 
-def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None = None) -> None:
+def repeat(
+    an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None = None, loop=(True, None)
+) -> None:
     """Run `turn` until the environment at its top is stable; its calls count
     `times` times. Lists that grow by one item a turn become a SeqV. A `for` loop
     (stmt) whose turns read back a tensor that may require grad is one record,
     with the names it carries (ops/backward.carried): which turns the loss reaches
-    of each call depends on them (analysis/reached.py)."""
+    of each call depends on them (analysis/reached.py). loop: whether a turn surely
+    runs, and the loop statement; one that may run no turn is an undecided
+    construct: what its turn finds raises only where it runs one (call_path)."""
     _REPEATS.set(_REPEATS.get() + 1)
+    surely_runs, node = loop
+    group = None if surely_runs or node is None else call_path.undecided()
+    if group is not None:
+        call_path.untaken(group, f"the loop at line {node.lineno} runs no turn")
+    first = f"the loop at line {node.lineno} runs a turn" if group is not None else ""
     before = dict(frame.env)
     # A count nobody knows may be 0: what the turns stored into the modules being
     # built holds after the loop only where no turn ran would leave it alike.
@@ -428,7 +447,10 @@ def repeat(an, frame, turn, times: Expr | None, why: str, stmt: ast.For | None =
             storages.first_turn(replaced_values(frame.env, *bound), strict=True),
         ):
             if n == 0:
-                turn()
+                with call_path.taking(group, first) as alt:
+                    turn()
+                    if frame.raised:
+                        call_path.surely_raised(alt)
             else:
                 with an.muted():
                     turn()

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import framed, index_iteration, loops, walrus
+from shapelint.analysis import call_path, framed, index_iteration, loops, walrus
 from shapelint.analysis.module_lists import ModuleListV, as_items
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import (
@@ -21,6 +21,7 @@ from shapelint.analysis.repetition import (
     collected,
     loop_record,
     merge,
+    positive_count,
     scale_cost,
 )
 from shapelint.analysis.sequences import EndsV
@@ -328,12 +329,19 @@ def _loop_body(an, stmt, items, frame, extra: Cost | None, count: Expr | None = 
         an.exec_block(stmt.body, frame)
 
     bound = (stmt.target, *stmt.body)
+    # a list of a count that may be 0 may run no turn: what the turn finds raises
+    # only where it runs one (call_path)
+    group = None if count is not None and positive_count(count) else call_path.undecided()
+    if group is not None:
+        call_path.untaken(group, f"the loop at line {stmt.lineno} runs no turn")
+    first = f"the loop at line {stmt.lineno} runs a turn" if group is not None else ""
     try:
         # one turn standing for count: what it saves of a tensor it finds (torch
         # saves it once) or of one a name it rebinds held is not known
         with (
             storages.repeated_turn(loops.found_values(before, *bound)),
             storages.first_turn(loops.replaced_values(before, *bound), strict=True),
+            call_path.taking(group, first),
         ):
             turn()
         children = frame.records

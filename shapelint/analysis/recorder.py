@@ -17,6 +17,9 @@ class SelfRecorder(Value):
         # self.cross_attn = PreNorm(...) else: self.cross_attn = None`): the value kept
         # is the last path's, which a call's arguments may not take (init_run.py).
         self.on_a_path: set[str] = set()
+        # The conditional expressions (by id) whose test plain mode could not decide:
+        # an attribute stored from one is stored on a path too.
+        self.undecided_exprs: set[int] = set()
 
     def note_paths(self, before: dict[str, Value], *paths: dict[str, Value]) -> None:
         """Each attribute a path of an undecided test stored (`paths`: what each left)."""

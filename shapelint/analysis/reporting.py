@@ -73,6 +73,8 @@ class ReportingMixin:
         if self._quiet or self._muted:
             return
         call_path.note(self.src.path, l1, c1, l2, c2, code, message, bool(self._repeating))
+        if self.placing:
+            self.note_place((l1, c1), call_path.plain_place())
         if key in self._diag_keys:
             return
         if self._repeating and spot in self._diag_spots:
@@ -80,6 +82,25 @@ class ReportingMixin:
         self._diag_keys.add(key)
         self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
+
+    @contextmanager
+    def placed(self, placing: bool):
+        """Reports inside note their place only where placing (a finding an inner
+        run noted already, said again, is not placed again)."""
+        saved, self.placing = self.placing, placing
+        try:
+            yield
+        finally:
+            self.placing = saved
+
+    def note_place(self, spot: tuple[int, int], place) -> None:
+        """A finding at spot (its line and column) lies on plain mode's undecided alternative place (None:
+        on none), for plain_paths.settle."""
+        places = self.plain_places.get(spot)
+        if places is None:
+            self.plain_places[spot] = {place}
+        else:
+            places.add(place)
 
     def _definite(self, issue: OpIssue) -> bool:
         """`n` against `n + 1` is a conflict while `n` is one size: a size

@@ -32,6 +32,9 @@ class RawDiagnostic:
     end_column: int
     code: str
     message: str
+    # The condition under which an error raises, where that is one of undecided
+    # alternatives (plain_paths.py): a warning then.
+    condition: str | None = None
 
 
 @dataclass

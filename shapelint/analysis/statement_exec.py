@@ -716,6 +716,8 @@ def exec_raise(an: Analyzer, stmt: ast.Raise, frame: Frame, module_level: bool) 
         an.eval(stmt.exc, frame)
     if an.specialize and not module_level:
         raising.surely(an, stmt, frame, raising.exception_name(stmt.exc))
+    elif not module_level:
+        call_path.plain_raised()
 
 
 def check_against_annotation(

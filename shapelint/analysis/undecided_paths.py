@@ -99,3 +99,8 @@ def condition_of(places, verdicts: Verdicts) -> str | None:
         if best is None or len(conds) < len(best):
             best = conds
     return " and ".join(best) if best else None
+
+
+def conditional_text(message: str, condition: str) -> str:
+    """A finding's message with the condition under which it raises."""
+    return f"{message}; it raises only if {condition}, which is not known here"

@@ -175,6 +175,9 @@ def ending_in(x: Value, size: Expr | None) -> TensorV | None:
         return TensorV((fresh_var(), size), dtype)
     if isinstance(x, TensorV) and x.shape and x.shape[-1] is None:
         return TensorV((*x.shape[:-1], size), dtype)
+    if isinstance(x, TensorV) and x.shape and isinstance(x.shape[-1], Var):
+        if x.shape[-1].name.startswith("_"):  # no code named it: it ends in size
+            return TensorV((*x.shape[:-1], fresh_var(), size), dtype)
     return None
 
 
