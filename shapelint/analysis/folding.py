@@ -241,7 +241,9 @@ def fold(an: Analyzer, node: ast.expr, frame, depth: int) -> Value | None:
                 either = result
                 with operands_after(node, operand):
                     for rest in node.values[i + 1 :]:
-                        either = joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
+                        either = (
+                            joined_objects.either(either, an.eval(rest, frame, depth)) or UNKNOWN
+                        )
                 return either
             if t is (isinstance(node.op, ast.Or)):
                 return result
