@@ -214,3 +214,32 @@ def test_a_summary_first_reached_in_a_branch_keeps_its_own_errors(tmp_path):
     assert found[10]["message"].endswith(
         "it raises only if `flag` (line 14), which is not known here"
     )
+
+
+def test_a_pattern_error_on_one_alternative_stays_an_error(tmp_path):
+    """A pattern einops refuses whatever the sizes (Rule.any_path) raises wherever its
+    line runs: an error on a branch `check` cannot decide too, where a size conflict is
+    a warning with its condition."""
+    source = textwrap.dedent(
+        """
+        import torch
+        from einops import rearrange
+
+
+        def f(x, flag):
+            if flag:
+                x = rearrange(x, "b n d")
+            return x
+        """
+    )
+    (tmp_path / "p.py").write_text(source)
+    r = CliRunner().invoke(
+        main, ["check", str(tmp_path / "p.py"), "--no-cache", "--format", "json"]
+    )
+    found = {d["code"]: d for d in json.loads(r.output)}
+    assert found["SHP101"]["severity"] == "error"
+    assert "it raises only if" not in found["SHP101"]["message"]
+    einops = pytest.importorskip("einops")
+    torch = pytest.importorskip("torch")
+    with pytest.raises((ValueError, einops.EinopsError)):
+        einops.rearrange(torch.zeros(2, 3, 4), "b n d")

@@ -8,7 +8,8 @@ and the operands of `and`/`or` after one of unknown truth, as a target's run doe
 found on one alternative raises only where that alternative runs: as in a target, it
 is definite where every alternative of every construct on its way raises (a `raise`
 statement included), and otherwise a warning that names the condition under which it
-raises. Each pass over a function is on its own (call_path.own_paths): the paths of
+raises. A rule the call's own text decides (a pattern einops refuses whatever the
+sizes, Rule.any_path) stays an error wherever its line may run. Each pass over a function is on its own (call_path.own_paths): the paths of
 the run that first reached its summary are no condition of its findings.
 """
 
@@ -18,7 +19,7 @@ import dataclasses
 
 from shapelint.analysis import call_path
 from shapelint.analysis.undecided_paths import Verdicts, condition_of, conditional_text
-from shapelint.rules import severity_of
+from shapelint.rules import on_any_path, severity_of
 
 
 def settle(an) -> None:
@@ -34,7 +35,11 @@ def settle(an) -> None:
 
 def _settle(an) -> None:
     places = an.plain_places
-    errors = [d for d in an.result.diagnostics if severity_of(d.code) == "error"]
+    errors = [
+        d
+        for d in an.result.diagnostics
+        if severity_of(d.code) == "error" and not on_any_path(d.code)
+    ]
     if not errors:
         return
     found_on = {p for d in errors for p in places.get((d.line, d.column), ()) if p is not None}
@@ -44,7 +49,8 @@ def _settle(an) -> None:
     out = []
     for d in an.result.diagnostics:
         at = places.get((d.line, d.column))
-        cond = condition_of(at, verdicts) if at and severity_of(d.code) == "error" else None
+        error = severity_of(d.code) == "error" and not on_any_path(d.code)
+        cond = condition_of(at, verdicts) if at and error else None
         if cond:
             d = dataclasses.replace(d, message=conditional_text(d.message, cond), condition=cond)
         out.append(d)

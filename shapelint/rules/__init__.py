@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shapelint.rules.record import Rule
 
-__all__ = ["RULES", "Rule", "severity_of"]
+__all__ = ["RULES", "Rule", "on_any_path", "severity_of"]
 
 
 def _load() -> dict[str, Rule]:
@@ -31,3 +31,9 @@ RULES: dict[str, Rule] = _load()
 def severity_of(code: str) -> str:
     rule = RULES.get(code)
     return rule.severity if rule else "error"
+
+
+def on_any_path(code: str) -> bool:
+    """The rule's finding is an error wherever its line may run (Rule.any_path)."""
+    rule = RULES.get(code)
+    return rule is not None and rule.any_path

@@ -31,6 +31,8 @@ def render_text(rules: list[Rule], single: bool = False) -> str:
         "",
         r.explanation,
     ]
+    if _judged_on_paths(r):
+        out += ["", _on_paths(r)]
     if r.fix:
         out += ["", f"Fix ({r.fix.label()}): {r.fix.description}"]
     if r.invalid:
@@ -44,6 +46,24 @@ def render_text(rules: list[Rule], single: bool = False) -> str:
         for ex in r.valid:
             out += ["", _indent(ex)]
     return "\n".join(out) + "\n"
+
+
+def _judged_on_paths(r: Rule) -> bool:
+    """An error of the code's own (not the tool's, SHP0xx): judged on undecided paths."""
+    return r.severity == "error" and not r.code.startswith("SHP0")
+
+
+def _on_paths(r: Rule) -> str:
+    """What the finding is on a path `check` cannot decide (analysis/plain_paths.py)."""
+    if r.any_path:
+        return (
+            "On a branch `check` cannot decide: an error all the same (the call's own text "
+            "decides it: the line raises wherever it runs)."
+        )
+    return (
+        "On a branch `check` cannot decide: a warning naming the condition under which it "
+        "raises; an error where every alternative raises."
+    )
 
 
 def _said(ex: Example) -> str:
@@ -100,6 +120,8 @@ def render_markdown(rules: list[Rule], single: bool = False) -> str:
             r.explanation,
             "",
         ]
+        if _judged_on_paths(r):
+            out += [_on_paths(r), ""]
         if r.fix:
             out += [f"Fix ({r.fix.label()}): {r.fix.description}", ""]
         if r.invalid:
@@ -129,6 +151,7 @@ def render_json(rules: list[Rule], single: bool = False) -> str:
             "summary": r.summary,
             "explanation": r.explanation,
             "default": r.default,
+            "any_path": r.any_path,
             "fix": None
             if r.fix is None
             else {

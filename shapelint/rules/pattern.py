@@ -5,6 +5,8 @@ raises for at run time; shapelint reports it before anything runs, pointing
 inside the pattern string where it can.
 """
 
+import dataclasses
+
 from shapelint.rules.record import Example, Rule
 
 _R = "from einops import rearrange\n"
@@ -681,3 +683,9 @@ RULES = [
         ),
     ),
 ]
+
+# What the values or sizes reaching the call decide (a keyword length's value, the
+# input's dtype, the packed shapes given): the path it runs on matters; the pattern's
+# text and the call's form decide every other rule here.
+_BY_VALUES = frozenset({"SHP208", "SHP215", "SHP218"})
+RULES = [r if r.code in _BY_VALUES else dataclasses.replace(r, any_path=True) for r in RULES]

@@ -63,3 +63,7 @@ class Rule:
     # Rules off by default are reported only when selected explicitly (--select).
     default: bool = True
     fix: Fix | None = field(default=None)
+    # The call's own text decides it (a pattern einops refuses whatever the sizes): an
+    # error wherever the line may run, on a path `check` cannot decide too
+    # (analysis/plain_paths.py); else an error on such a path is a warning with its condition.
+    any_path: bool = False
