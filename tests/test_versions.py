@@ -490,6 +490,41 @@ class DropZero(Lin):  # p 0: ATen's dropout returns its input itself, no write
 class DropNotTraining(Lin):  # training=False: no write either
     def forward(self, x):
         return F.dropout(torch.relu(self.lin(x)), 0.5, training=False, inplace=True)
+
+
+class Scan(Lin):  # a sequential scan: A[:, i] of a turn is a view of A, whatever i is
+    def scan(self, A, Bu):
+        batch, steps, inner, state = A.shape
+        states = torch.zeros_like(Bu)
+        h = torch.zeros(batch, inner, state)
+        for i in range(steps):
+            h = A[:, i] * h + Bu[:, i]
+            states[:, i] = h
+        return states
+
+    def forward(self, x):
+        return self.scan(torch.exp(self.lin(x)).view(1, 4, 2, 4), self.lin(x).view(1, 4, 2, 4))
+
+
+class ScanWrite(Scan):  # a turn zeroes A[:, i], which its mul saved
+    def scan(self, A, Bu):
+        batch, steps, inner, state = A.shape
+        h = torch.zeros(batch, inner, state)
+        out = 0
+        for i in range(steps):
+            h = A[:, i] * h + Bu[:, i]
+            A[:, i] = 0
+            out = out + h
+        return out
+
+
+class SliceFine(Lin):  # a slice of bounds not known is a view of z, which nothing saved
+    def forward(self, x):
+        h = self.lin(x)
+        z = h * 2
+        k = int(x.sum() > 0)
+        z[:, k : k + 4].mul_(2)
+        return h.exp() + z
 """
 
 RAISES = [
@@ -497,11 +532,12 @@ RAISES = [
     "SubscriptStore", "IAdd", "ReluInplaceAfter", "NoGradWrite", "InputWrite",
     "DetachWrite", "ResidualIAdd", "ReluThenIAdd", "ReluInplaceOnRelu",
     "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace", "FnWrite",
+    "ScanWrite",
 ]  # fmt: skip
 RUNS = [
     "SigMul", "AddThenAdd", "DataWrite", "CloneFirst", "WriteBeforeSave", "DeadSave",
     "ParamNoGrad", "ParamNoGradFirst", "OutKw", "MulByConst", "Blocks", "ReluDefault",
-    "ReluFlag", "FnFine", "DropZero", "DropNotTraining",
+    "ReluFlag", "FnFine", "DropZero", "DropNotTraining", "Scan", "SliceFine",
 ]  # fmt: skip
 # A write the analysis cannot tell from one that bumps no counter (`d = y.data`), or a
 # save in a memoised run that serves two calls, only one of which the loss reaches.
@@ -653,3 +689,22 @@ def test_a_save_of_a_storage_not_named_holds_no_storage_made_after_it():
         sure, maybe = versions.verdict(log, {id(node)})
     assert sure == [] and [m["line"] for m in maybe] == [6]
     assert maybe[0]["why"].startswith("backward may raise: m.py:6 torch.Tensor.add_")
+
+
+def test_a_pass_the_run_does_not_make_logs_nothing():
+    """A function's summary inside a target run (versions.aside) is no part of it:
+    what it saves or writes is not the run's."""
+    from shapelint.ops import versions
+
+    class Node:
+        pass
+
+    node = Node()
+    with versions.run() as log:
+        versions.saved(object(), node, ("m.py", 3, "torch.exp"), True, True)
+        with versions.aside():
+            assert not versions.active()
+            versions.written(None, ("m.py", 5, "torch.Tensor.add_"), None)
+            versions.saved(None, node, ("m.py", 6, "torch.exp"), False, True)
+        assert versions.active()
+        assert log.hazards == [] and log.anywhere == []

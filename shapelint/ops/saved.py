@@ -1035,14 +1035,15 @@ def _spread(v: Value, base: TensorV) -> Value:
     return marked if spread is None else _laid(v, base, spread)
 
 
-def indexed(value: Value, base: TensorV, entries: list | None) -> Value:
+def indexed(value: Value, base: TensorV, entries: list | None, basic: bool = False) -> Value:
     """`base[entries]` as torch makes it: a basic index (ints, slices, None,
     Ellipsis) a view with strides of its own; an index holding a tensor or a list
-    a tensor of its own (its layout not followed); None: not known."""
+    a tensor of its own (its layout not followed); None: not known, unless basic
+    (a basic index of values not known: a view of base, its strides not known)."""
     if not isinstance(value, TensorV) or isinstance(value, (ParameterV, BufferV)):
         return value
     if entries is None:
-        return value
+        return _mark(value, base, view=True, contiguous=None) if basic else value
     if any(e == "advanced" for e in entries):
         return replaced(value, storage=None, view=False, contiguous=None, layout=None)
     laid = layout_of(base)
