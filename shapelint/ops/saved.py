@@ -1162,9 +1162,15 @@ def with_result(items: tuple, before: Value, after: Value) -> tuple:
     and storage after the stub made it): `out` is that tensor."""
     if before is after:
         return items
-    return tuple(
-        ("tensor", after, i[2]) if i[0] == "tensor" and i[1] is before else i for i in items
-    )
+
+    def one(i: tuple) -> tuple:
+        if i[0] == "tensor" and i[1] is before:
+            return ("tensor", after, i[2])
+        if i[0] == "?" and len(i) > 2:
+            return (*i[:2], one(i[2]))  # the item it may save (stub_ops._saving)
+        return i
+
+    return tuple(one(i) for i in items)
 
 
 def weigh(items: tuple) -> tuple[Expr | None, str | None]:
@@ -1284,8 +1290,11 @@ def save_roots(name: str, items: tuple | None, operands, result: Value, saved: E
         return every
     out: list = []
     for item in items:
-        if item[0] == "?":
-            return every
+        may = item[0] == "?"
+        if may:
+            if len(item) < 3:
+                return every  # not modelled: any of its tensors
+            item = item[2]  # one it saves under a condition not known: it may
         if item[0] != "tensor" or isinstance(item[1], (IntV, FloatV, BoolV, NoneV)):
             continue
         v = item[1]
@@ -1294,7 +1303,7 @@ def save_roots(name: str, items: tuple | None, operands, result: Value, saved: E
         copied = copies(v, item[2])
         if copied is not True:
             root = _named(storage_of(v))
-            out.append((root, copied is False and root is not None))
+            out.append((root, copied is False and root is not None and not may))
     return out
 
 

@@ -72,6 +72,7 @@ class Log:
 
     __slots__ = (
         "by_root", "anywhere", "hazards", "data", "seq", "looped", "shared", "born", "refused",
+        "calls",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -88,6 +89,9 @@ class Log:
         # alive so that its id names it): a save before it cannot hold it
         self.born: dict[int, tuple] = {}
         self.refused: list[Refusal] = []  # ops with no derivative (ops/no_derivative.py)
+        # (first seq, last seq, exits): the saves logged in that span stand for one call
+        # of a memoised run, left through those exit Origins (`belongs`, `replay`)
+        self.calls: list[tuple[int, int, frozenset]] = []
 
 
 _LOG: ContextVar[Log | None] = ContextVar("version_log", default=None)
@@ -273,10 +277,20 @@ def since(marked: tuple | None, roots: list) -> tuple | None:
     return tuple(out)
 
 
-def replay(logged: tuple | None, roots: list, site: tuple) -> None:
+def belongs(marked: tuple | None, exits: frozenset | None) -> None:
+    """The saves logged since `mark` are a memoised run's first call's, which left
+    through the exit Origins exits: where a later call shares the run's nodes, the
+    loss reaches one of them in this call only through these (`verdict`'s within)."""
+    log = _LOG.get()
+    if log is not None and marked is not None and exits:
+        log.calls.append((marked[0] + 1, log.seq, exits))
+
+
+def replay(logged: tuple | None, roots: list, site: tuple, exits: frozenset | None = None) -> None:
     """A call served by a memoised run (specialized.py): its storages saved as the
-    run's were (`since`), by the run's own nodes, which every call of it shares.
-    logged None (not known) makes each storage one that may be saved."""
+    run's were (`since`), by the run's own nodes, which every call of it shares;
+    exits: the Origins this call leaves through (`belongs`). logged None (not
+    known) makes each storage one that may be saved."""
     log = _LOG.get()
     if log is None:
         return
@@ -284,10 +298,13 @@ def replay(logged: tuple | None, roots: list, site: tuple) -> None:
         for root in roots:
             saved(root, None, site, False, None)
         return
+    first = log.seq + 1
     for root, saves in zip(roots, logged, strict=True):
         for s in saves:
             saved(root, s.node, s.site, s.sure and root is not None, s.grad)
             log.shared.add(id(s.node))
+    if exits and log.seq >= first:
+        log.calls.append((first, log.seq, exits))
 
 
 RAISES_WHY = (
@@ -309,25 +326,31 @@ MAY_NO_DERIVATIVE_WHY = (
 )
 
 
-def verdict(log: Log | None, seen: set[int] | None) -> tuple[list[dict], list[dict]]:
+def verdict(log: Log | None, seen: set[int] | None, within=None) -> tuple[list[dict], list[dict]]:
     """The writes that surely make `out.sum().backward()` raise (the loss reaches
     the op that saved, which autograd recorded, and both the save and the write
     are sure) and those that may, each once: {line, op, path, why, saved_line,
     saved_op, saved_path}. seen: the ids of the Origins the loss reaches
-    (analysis/reached.py); None where not known, when every hazard may raise."""
+    (analysis/reached.py); None where not known, when every hazard may raise.
+    within(exits, node): whether the loss reaches node in the call of a memoised
+    run that left through exits (True, False, None: not known; reached.in_call),
+    for a save by a node that several calls share."""
     sure: dict[tuple, dict] = {}
     maybe: dict[tuple, dict] = {}
     for h in log.hazards if log is not None else ():
         s = h.save
         reached = seen is None or s.node is None or id(s.node) in seen
+        shared = s.node is not None and id(s.node) in log.shared  # type: ignore[union-attr]
+        if shared and reached and seen is not None:
+            # the one node stands for every call of the run: this call's exits decide
+            here = _in_call(log, s, within)  # type: ignore[arg-type]
+            if here is False and not s.looped:
+                continue
+            shared = here is not True
         if not reached and not s.looped:
             continue
         certain = (
-            seen is not None
-            and h.sure
-            and s.grad is True
-            and id(s.node) in seen
-            and id(s.node) not in log.shared  # type: ignore[union-attr]
+            seen is not None and h.sure and s.grad is True and id(s.node) in seen and not shared
         )
         into = sure if certain else maybe
         key = (h.write, s.site)
@@ -351,6 +374,21 @@ def verdict(log: Log | None, seen: set[int] | None) -> tuple[list[dict], list[di
     for key in sure:
         maybe.pop(key, None)
     return list(sure.values()), list(maybe.values())
+
+
+def _in_call(log: Log, s: Save, within) -> bool | None:
+    """Whether the loss reaches s's node in the one call of a memoised run whose
+    saves s is among (None: not known, or s among those of nested calls)."""
+    runs = [frozenset(o.token for o in exits) for _, _, exits in log.calls]
+    # the calls of runs that serve several, s's among them (a run called once, the
+    # target's forward, shares nothing); two nested ones: which one's, not known
+    spans = [
+        c for c, run in zip(log.calls, runs, strict=True)
+        if c[0] <= s.seq <= c[1] and runs.count(run) > 1
+    ]  # fmt: skip
+    if within is None or len(spans) != 1:
+        return None
+    return within(spans[0][2], s.node)
 
 
 def _refusal(r: Refusal, why: str) -> dict:
