@@ -596,6 +596,57 @@ class MulMaybe(Lin):  # which operand of mul requires grad is not known: it neve
         return y
 
 
+class Scale(nn.Module):  # mul saves its input h (the weight requires grad)
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(8))
+
+    def forward(self, h):
+        return h * self.w
+
+
+class InputFirst(Lin):  # a reused Scale: the first call saved h, and is reached
+    def __init__(self):
+        super().__init__()
+        self.m = Scale()
+
+    def forward(self, x):
+        h = self.lin(x)
+        a = self.m(h)
+        b = self.m(h * 1)
+        h.add_(1)
+        return a
+
+
+class InputOther(InputFirst):  # ... the first call not reached
+    def forward(self, x):
+        h = self.lin(x)
+        a = self.m(h)
+        b = self.m(h * 1)
+        h.add_(1)
+        return b
+
+
+class InputSecond(InputFirst):  # the second call (served by the first's run) saved h2
+    def forward(self, x):
+        h = self.lin(x)
+        h2 = h * 1
+        a = self.m(h)
+        b = self.m(h2)
+        h2.add_(1)
+        return b
+
+
+class InputSecondOther(InputFirst):  # ... the second call not reached
+    def forward(self, x):
+        h = self.lin(x)
+        h2 = h * 1
+        a = self.m(h)
+        b = self.m(h2)
+        h2.add_(1)
+        return a
+
+
 class SliceFine(Lin):  # a slice of bounds not known is a view of z, which nothing saved
     def forward(self, x):
         h = self.lin(x)
@@ -610,13 +661,13 @@ RAISES = [
     "SubscriptStore", "IAdd", "ReluInplaceAfter", "NoGradWrite", "InputWrite",
     "DetachWrite", "ResidualIAdd", "ReluThenIAdd", "ReluInplaceOnRelu",
     "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace", "FnWrite",
-    "ScanWrite", "Twice", "TwiceFirst", "NestedSaved",
+    "ScanWrite", "Twice", "TwiceFirst", "NestedSaved", "InputFirst", "InputSecond",
 ]  # fmt: skip
 RUNS = [
     "SigMul", "AddThenAdd", "DataWrite", "CloneFirst", "WriteBeforeSave", "DeadSave",
     "ParamNoGrad", "ParamNoGradFirst", "OutKw", "MulByConst", "Blocks", "ReluDefault",
     "ReluFlag", "FnFine", "DropZero", "DropNotTraining", "Scan", "SliceFine",
-    "TwiceFine", "TwiceOther", "NestedFine", "MulMaybe",
+    "TwiceFine", "TwiceOther", "NestedFine", "MulMaybe", "InputOther", "InputSecondOther",
 ]  # fmt: skip
 # A write the analysis cannot tell from one that bumps no counter (`d = y.data`), or a
 # save by a node two memoised runs share, one run inside the other (which call's save
