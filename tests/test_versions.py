@@ -518,12 +518,7 @@ class ScanWrite(Scan):  # a turn zeroes A[:, i], which its mul saved
         return out
 
 
-class TwiceFirst(nn.Module):  # the first call's result written, and returned
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-        self.act = Act()
-
+class TwiceFirst(Twice):  # the first call's result written, and returned
     def forward(self, x):
         h = self.lin(x)
         a = self.act(h)
@@ -573,16 +568,13 @@ class PairKeep(nn.Module):
         return t * 2 + self.act(h), t
 
 
-class PairTwice(nn.Module):  # tanh's node shared by two memoised runs, one inside the other
+class PairTwice(Twice):  # tanh's node shared by two memoised runs, one inside the other
     def __init__(self):
         super().__init__()
-        self.lin = nn.Linear(8, 8)
-        self.pair = PairKeep()
+        self.act = PairKeep()
 
     def forward(self, x):
-        h = self.lin(x)
-        a, ta = self.pair(h)
-        b, tb = self.pair(h)
+        (a, ta), (b, tb) = self.act(self.lin(x)), self.act(self.lin(x))
         ta.add_(1)
         return b
 
@@ -605,46 +597,38 @@ class Scale(nn.Module):  # mul saves its input h (the weight requires grad)
         return h * self.w
 
 
-class InputFirst(Lin):  # a reused Scale: the first call saved h, and is reached
+class InputFirst(Lin):  # a reused Scale: the first call saved h, written, and reached
+    WRITE = 0  # whose argument is written after both calls (0: the first's, 1: the second's)
+    KEEP = 0  # whose result is returned
+
     def __init__(self):
         super().__init__()
         self.m = Scale()
 
     def forward(self, x):
         h = self.lin(x)
-        a = self.m(h)
-        b = self.m(h * 1)
-        h.add_(1)
-        return a
+        h2 = h * 1
+        a, b = self.m(h), self.m(h2)  # the second served by the first's run
+        if self.WRITE == 0:
+            h.add_(1)
+        else:
+            h2.add_(1)
+        return a if self.KEEP == 0 else b
 
 
 class InputOther(InputFirst):  # ... the first call not reached
-    def forward(self, x):
-        h = self.lin(x)
-        a = self.m(h)
-        b = self.m(h * 1)
-        h.add_(1)
-        return b
+    WRITE = 0
+    KEEP = 1
 
 
-class InputSecond(InputFirst):  # the second call (served by the first's run) saved h2
-    def forward(self, x):
-        h = self.lin(x)
-        h2 = h * 1
-        a = self.m(h)
-        b = self.m(h2)
-        h2.add_(1)
-        return b
+class InputSecond(InputFirst):  # the second call saved its h2, written and reached
+    WRITE = 1
+    KEEP = 1
 
 
 class InputSecondOther(InputFirst):  # ... the second call not reached
-    def forward(self, x):
-        h = self.lin(x)
-        h2 = h * 1
-        a = self.m(h)
-        b = self.m(h2)
-        h2.add_(1)
-        return a
+    WRITE = 1
+    KEEP = 0
 
 
 class SliceFine(Lin):  # a slice of bounds not known is a view of z, which nothing saved
