@@ -1162,15 +1162,16 @@ def with_result(items: tuple, before: Value, after: Value) -> tuple:
     and storage after the stub made it): `out` is that tensor."""
     if before is after:
         return items
+    return tuple(_with_result(i, before, after) for i in items)
 
-    def one(i: tuple) -> tuple:
-        if i[0] == "tensor" and i[1] is before:
-            return ("tensor", after, i[2])
-        if i[0] == "?" and len(i) > 2:
-            return (*i[:2], one(i[2]))  # the item it may save (stub_ops._saving)
-        return i
 
-    return tuple(one(i) for i in items)
+def _with_result(item: tuple, before: Value, after: Value) -> tuple:
+    # (a module-level function: a nested one calling itself is a reference cycle)
+    if item[0] == "tensor" and item[1] is before:
+        return ("tensor", after, item[2])
+    if item[0] == "?" and len(item) > 2:
+        return (*item[:2], _with_result(item[2], before, after))  # what it may save
+    return item
 
 
 def weigh(items: tuple) -> tuple[Expr | None, str | None]:
