@@ -675,7 +675,9 @@ def subscript(an: Analyzer, node: ast.Subscript, frame: Frame, d: int) -> Value:
     if isinstance(base, TensorV):
         item = indexing.tensor_index(base, node.slice, idx)
         value = backward.after_op("operator.getitem", [base], {}, item, STAND_IN_COST, an.costs)[0]
-        value = storages.indexed(value, base, indexing.index_entries(node.slice, idx))
+        entries = indexing.index_entries(node.slice, idx)
+        basic = entries is None and indexing.basic(node.slice, idx)
+        value = storages.indexed(value, base, entries, basic)
         index = list(idx.items) if isinstance(idx, TupleV) else [idx]
         lists = indexing.list_index_bytes(node.slice, idx)
         if (

@@ -44,7 +44,7 @@ from shapelint.notation.symbolic import (
     declare_learned_sizes,
     fact_scope,
 )
-from shapelint.ops import tensor_values
+from shapelint.ops import tensor_values, versions
 from shapelint.ops.values import (
     UNKNOWN,
     FloatV,
@@ -202,9 +202,11 @@ class FunctionRunsMixin:
         with call_path.own_paths():
             try:
                 # a target run's summary is no part of it: what its unknown calls may
-                # write is no write of the run's tensors (tensor_values.Apart)
+                # write is no write of the run's tensors (tensor_values.Apart), nor
+                # what it saves or writes a save of the run's (ops/versions.py)
                 elements = tensor_values.Apart() if self.specialize else nullcontext()
-                with OwnPass(), self.undiverted(), may_raise.apart(), elements:
+                log = versions.aside() if self.specialize else nullcontext()
+                with OwnPass(), self.undiverted(), may_raise.apart(), elements, log:
                     summ = self._analyze_function(fd)
             finally:
                 self._in_progress.discard(qualname)

@@ -238,6 +238,24 @@ def index_entries(sl: ast.expr, idx: Value) -> list | None:
     return out
 
 
+def basic(sl: ast.expr, idx: Value) -> bool:
+    """Whether the index is a basic one whatever its values: ints, slices, None and
+    Ellipsis only (`A[:, i]` with i not known). torch returns a view of the tensor
+    for every such index, so its storage is the tensor's though its strides are
+    not known."""
+    elems = _elements(sl, idx)
+    spread = isinstance(sl, ast.Tuple) or _index_tuple(idx)
+    values = idx.items if isinstance(idx, TupleV) and spread else (idx,)
+    if elems is None or len(values) != len(elems):
+        return False
+    for e, v in zip(elems, values, strict=True):
+        if isinstance(e, ast.List) or _int_list(v):
+            return False
+        if not (_is_const(e, Ellipsis) or isinstance(v, (NoneV, SliceV, IntV))):
+            return False
+    return True
+
+
 def _bound(b: Value | None) -> int | None | bool:
     """A slice bound: an int, None where absent, False where not known."""
     if b is None or isinstance(b, NoneV):

@@ -205,6 +205,23 @@ def _own_reach(r, seen: set[int], memo: dict) -> set[int] | None:
     return mine[0] | other[0]
 
 
+def in_call(reach: Reach, exits: frozenset, node: object) -> bool | None:
+    """Whether the loss reaches node, inside a memoised run, in the call that left
+    the run through exits: through those exits the loss reaches (each call's exits
+    are its own, the run's nodes every call's); None where the walk is lost, or
+    the loss reaches node by a way that enters no call through its exits (which
+    call's node that is, not known)."""
+    runs = frozenset(o.token for o in exits if o.inner is not None)
+    if not runs:
+        return None
+    other = walk(reach.start, closed=runs)
+    got = [i for o in exits if o.inner is not None and id(o) in reach.ids for i in o.inner]
+    mine = walk(got, runs)
+    if other is None or mine is None or id(node) in other[0]:
+        return None
+    return id(node) in mine[0]
+
+
 def _by_turn(r, parts, weights, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     """A loop counted by one turn: each call's backward in the last turn, as the
     loss reaches it (seen: only the last turn's values outlive the loop), plus

@@ -44,7 +44,7 @@ from shapelint.analysis.unfollowed import unknown_cost
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import versions
-from shapelint.ops.backward import GRAD_MODE, called, entered, left
+from shapelint.ops.backward import GRAD_MODE, called, entered, left, origins
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -220,6 +220,7 @@ def specialized_invoke(
             # what it saved of them, by its own ops: a reuse saves as much (ops/versions.py)
             roots = storages.storages_among([*given, cached[0]])
             owner.specialized[("<versions>", key)] = versions.since(logged, roots)
+            versions.belongs(logged, origins(cached[0]))
     else:
         finals = owner.specialized.get(("<finals>", key))
         may_raise.replay(owner.specialized, key)
@@ -259,7 +260,8 @@ def specialized_invoke(
         if versions.active():
             site = (an.src.path, getattr(node, "lineno", None), f"call {fd.qualname}")
             roots = storages.storages_among([*given, value])
-            versions.replay(owner.specialized.get(("<versions>", key)), roots, site)
+            logged = owner.specialized.get(("<versions>", key))
+            versions.replay(logged, roots, site, origins(value))
         first = owner.specialized.get(("<saved>", key))
         if first is not None and first[0] == (storages.status(given), storages.extents(given)):
             storages.enter(given, first[1])  # it saves what the first call saved

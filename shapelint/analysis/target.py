@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 from shapelint import pyparse
@@ -569,7 +570,8 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
             bwd, bwd_complete = (low if known else None), False
     # A write into a tensor an op saved, where the loss reaches that op: autograd's
     # version check raises in the backward (ops/versions.py), which has no figure.
-    raises, may_raise = versions.verdict(res.hazards, None if seen is None else seen.ids)
+    within = None if seen is None else functools.partial(reached.in_call, seen)
+    raises, may_raise = versions.verdict(res.hazards, None if seen is None else seen.ids, within)
     if raises or may_raise:
         bwd, bwd_complete = None, False
         records = [_without_backward(r, {}) for r in records]

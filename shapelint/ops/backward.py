@@ -19,7 +19,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops import dtypes, einx_ops, versions
+from shapelint.ops import dtypes, einx_ops, no_derivative, versions
 from shapelint.ops import saved as saving
 from shapelint.ops.values import (
     UNKNOWN,
@@ -681,6 +681,9 @@ def after_op(
             name, items, [*args, *kwargs.values()], result, cost.saved
         ):
             versions.saved(root, node, where, sure, g)
+        refuses = no_derivative.refuses(name, args, kwargs)
+        if refuses is not False:
+            versions.refused(node, where, refuses is True, g)
     if cost.saving is not None:
         cost = replaced(cost, saving=None)
     return result, cost

@@ -1035,14 +1035,15 @@ def _spread(v: Value, base: TensorV) -> Value:
     return marked if spread is None else _laid(v, base, spread)
 
 
-def indexed(value: Value, base: TensorV, entries: list | None) -> Value:
+def indexed(value: Value, base: TensorV, entries: list | None, basic: bool = False) -> Value:
     """`base[entries]` as torch makes it: a basic index (ints, slices, None,
     Ellipsis) a view with strides of its own; an index holding a tensor or a list
-    a tensor of its own (its layout not followed); None: not known."""
+    a tensor of its own (its layout not followed); None: not known, unless basic
+    (a basic index of values not known: a view of base, its strides not known)."""
     if not isinstance(value, TensorV) or isinstance(value, (ParameterV, BufferV)):
         return value
     if entries is None:
-        return value
+        return _mark(value, base, view=True, contiguous=None) if basic else value
     if any(e == "advanced" for e in entries):
         return replaced(value, storage=None, view=False, contiguous=None, layout=None)
     laid = layout_of(base)
@@ -1161,9 +1162,16 @@ def with_result(items: tuple, before: Value, after: Value) -> tuple:
     and storage after the stub made it): `out` is that tensor."""
     if before is after:
         return items
-    return tuple(
-        ("tensor", after, i[2]) if i[0] == "tensor" and i[1] is before else i for i in items
-    )
+    return tuple(_with_result(i, before, after) for i in items)
+
+
+def _with_result(item: tuple, before: Value, after: Value) -> tuple:
+    # (a module-level function: a nested one calling itself is a reference cycle)
+    if item[0] == "tensor" and item[1] is before:
+        return ("tensor", after, item[2])
+    if item[0] == "?" and len(item) > 2:
+        return (*item[:2], _with_result(item[2], before, after))  # what it may save
+    return item
 
 
 def weigh(items: tuple) -> tuple[Expr | None, str | None]:
@@ -1283,8 +1291,11 @@ def save_roots(name: str, items: tuple | None, operands, result: Value, saved: E
         return every
     out: list = []
     for item in items:
-        if item[0] == "?":
-            return every
+        may = item[0] == "?"
+        if may:
+            if len(item) < 3:
+                return every  # not modelled: any of its tensors
+            item = item[2]  # one it saves under a condition not known: it may
         if item[0] != "tensor" or isinstance(item[1], (IntV, FloatV, BoolV, NoneV)):
             continue
         v = item[1]
@@ -1293,7 +1304,7 @@ def save_roots(name: str, items: tuple | None, operands, result: Value, saved: E
         copied = copies(v, item[2])
         if copied is not True:
             root = _named(storage_of(v))
-            out.append((root, copied is False and root is not None))
+            out.append((root, copied is False and root is not None and not may))
     return out
 
 

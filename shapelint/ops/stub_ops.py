@@ -1032,27 +1032,33 @@ class _Interpreter:
             if item.cond is not None:
                 holds = ev.eval(item.cond)
                 if holds is None or holds.value is None:
-                    out.append(("?", f"whether it saves {item.name or item.kind} is not known"))
+                    # what it would save, for the version check: a storage it may save
+                    # (ops/versions.py), not bytes
+                    why = f"whether it saves {item.name or item.kind} is not known"
+                    out.append(("?", why, self._saved_item(ev, item)))
                     continue
                 if not holds.value:
                     continue
-            if item.kind == "?":
-                why = next((n for n in self.entry.notes if "save" in n), None)
-                out.append(("?", why or "what it saves in this case is not modelled"))
-            elif item.kind == "same":
-                out.append(("same",))
-            elif item.kind == "new":
-                out.append(("new", ev.eval(item.formula)))  # type: ignore[arg-type]
-            else:
-                try:
-                    v = ev._value(item.formula.tree)  # type: ignore[union-attr]
-                except _Unknown:
-                    v = UNKNOWN
-                kind = item.kind if item.kind in ("flat", "tflat", "batch", "dense") else None
-                out.append(("tensor", v, kind))
+            out.append(self._saved_item(ev, item))
         if self._unregistered_state_unnamed():
             out.append(("?", _UNNAMED_STATE))
         return tuple(out)
+
+    def _saved_item(self, ev: _FormulaEval, item) -> tuple:
+        """One saved= item as ops/saved.py weighs it."""
+        if item.kind == "?":
+            why = next((n for n in self.entry.notes if "save" in n), None)
+            return ("?", why or "what it saves in this case is not modelled")
+        if item.kind == "same":
+            return ("same",)
+        if item.kind == "new":
+            return ("new", ev.eval(item.formula))  # type: ignore[arg-type]
+        try:
+            v = ev._value(item.formula.tree)  # type: ignore[union-attr]
+        except _Unknown:
+            v = UNKNOWN
+        kind = item.kind if item.kind in ("flat", "tflat", "batch", "dense") else None
+        return ("tensor", v, kind)
 
     def _unregistered_state_unnamed(self) -> bool:
         """A layer holding a Parameter or buffer no module of the target registers

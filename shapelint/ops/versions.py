@@ -13,6 +13,9 @@ ops/saved.py, None for one the analysis cannot name) and checks each write
 against those made before it (`written`); whether the loss reaches the op that
 saved decides (`verdict`, read by analysis/target.py). A save or a write the
 analysis is not sure of makes the backward not known, never a figure.
+
+The log keeps, too, the ops whose backward torch does not implement
+(ops/no_derivative.py, `refused`): the backward raises where the loss reaches one.
 """
 
 from __future__ import annotations
@@ -51,10 +54,26 @@ class Hazard:
     sure: bool
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Refusal:
+    """An op recorded by autograd whose backward torch does not implement (node:
+    its result's Origin; site: (path, line, op)); sure: it surely raises when run
+    (not an argument that may or may not call for the missing derivative)."""
+
+    node: object
+    site: tuple
+    sure: bool
+    grad: bool | None
+    looped: bool = False
+
+
 class Log:
     """One target run's saves and the writes after them (`run` yields it)."""
 
-    __slots__ = ("by_root", "anywhere", "hazards", "data", "seq", "looped", "shared", "born")
+    __slots__ = (
+        "by_root", "anywhere", "hazards", "data", "seq", "looped", "shared", "born", "refused",
+        "calls",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.by_root: dict[int, list[Save]] = {}
@@ -69,6 +88,10 @@ class Log:
         # id of a storage an op made anew -> (the seq when it was made, the storage, kept
         # alive so that its id names it): a save before it cannot hold it
         self.born: dict[int, tuple] = {}
+        self.refused: list[Refusal] = []  # ops with no derivative (ops/no_derivative.py)
+        # (first seq, last seq, exits): the saves logged in that span stand for one call
+        # of a memoised run, left through those exit Origins (`belongs`, `replay`)
+        self.calls: list[tuple[int, int, frozenset]] = []
 
 
 _LOG: ContextVar[Log | None] = ContextVar("version_log", default=None)
@@ -90,6 +113,18 @@ def run() -> Iterator[Log]:
         _LOG.reset(token)
 
 
+@contextmanager
+def aside() -> Iterator[None]:
+    """A pass the target run does not make (a function's summary, which a target
+    run reads for its parameters' annotations only and runs each call itself):
+    nothing it saves or writes is logged."""
+    token = _LOG.set(None)
+    try:
+        yield
+    finally:
+        _LOG.reset(token)
+
+
 def active() -> bool:
     return _LOG.get() is not None
 
@@ -106,6 +141,14 @@ def saved(root: object, node: object, site: tuple, sure: bool, grad: bool | None
         log.anywhere.append(entry)
     else:
         log.by_root.setdefault(id(root), []).append(entry)
+
+
+def refused(node: object, site: tuple, sure: bool, grad: bool | None) -> None:
+    """The op whose result's Origin is node has no derivative in torch (sure False:
+    may have none): its backward raises where the loss reaches it."""
+    log = _LOG.get()
+    if log is not None:
+        log.refused.append(Refusal(node, site, sure, grad, log.looped > 0))
 
 
 def made(root: object) -> None:
@@ -176,7 +219,9 @@ def repeated() -> Iterator[None]:
 def mark() -> tuple | None:
     """The log as it is now, for `undo` (a trial run whose records may be dropped)."""
     log = _LOG.get()
-    return None if log is None else (log.seq, len(log.hazards), frozenset(log.data))
+    if log is None:
+        return None
+    return (log.seq, len(log.hazards), frozenset(log.data), len(log.refused))
 
 
 def undo(marked: tuple | None) -> None:
@@ -184,7 +229,7 @@ def undo(marked: tuple | None) -> None:
     log = _LOG.get()
     if log is None or marked is None:
         return
-    seq, count, data = marked
+    seq, count, data, refusals = marked
     for key in list(log.by_root):
         kept = [s for s in log.by_root[key] if s.seq <= seq]
         if kept:
@@ -193,6 +238,7 @@ def undo(marked: tuple | None) -> None:
             del log.by_root[key]
     log.anywhere = [s for s in log.anywhere if s.seq <= seq]
     del log.hazards[count:]
+    del log.refused[refusals:]
     log.data = set(data)
 
 
@@ -210,9 +256,11 @@ def apart() -> Iterator[None]:
     finally:
         seq = log.seq
         hazards = list(log.hazards)
+        refusals = list(log.refused)  # the recomputed op's backward runs all the same
         undo(marked)
         log.seq = seq
         log.hazards[:] = hazards  # type: ignore[index]
+        log.refused[:] = refusals
 
 
 def since(marked: tuple | None, roots: list) -> tuple | None:
@@ -229,10 +277,20 @@ def since(marked: tuple | None, roots: list) -> tuple | None:
     return tuple(out)
 
 
-def replay(logged: tuple | None, roots: list, site: tuple) -> None:
+def belongs(marked: tuple | None, exits: frozenset | None) -> None:
+    """The saves logged since `mark` are a memoised run's first call's, which left
+    through the exit Origins exits: where a later call shares the run's nodes, the
+    loss reaches one of them in this call only through these (`verdict`'s within)."""
+    log = _LOG.get()
+    if log is not None and marked is not None and exits:
+        log.calls.append((marked[0] + 1, log.seq, exits))
+
+
+def replay(logged: tuple | None, roots: list, site: tuple, exits: frozenset | None = None) -> None:
     """A call served by a memoised run (specialized.py): its storages saved as the
-    run's were (`since`), by the run's own nodes, which every call of it shares.
-    logged None (not known) makes each storage one that may be saved."""
+    run's were (`since`), by the run's own nodes, which every call of it shares;
+    exits: the Origins this call leaves through (`belongs`). logged None (not
+    known) makes each storage one that may be saved."""
     log = _LOG.get()
     if log is None:
         return
@@ -240,10 +298,13 @@ def replay(logged: tuple | None, roots: list, site: tuple) -> None:
         for root in roots:
             saved(root, None, site, False, None)
         return
+    first = log.seq + 1
     for root, saves in zip(roots, logged, strict=True):
         for s in saves:
             saved(root, s.node, s.site, s.sure and root is not None, s.grad)
             log.shared.add(id(s.node))
+    if exits and log.seq >= first:
+        log.calls.append((first, log.seq, exits))
 
 
 RAISES_WHY = (
@@ -255,34 +316,92 @@ MAY_RAISE_WHY = (
     "its backward (autograd's version check)"
 )
 
+NO_DERIVATIVE_WHY = (
+    "backward would raise: {write} has no derivative in torch (its backward raises "
+    "'not implemented')"
+)
+MAY_NO_DERIVATIVE_WHY = (
+    "backward may raise: {write} may have no derivative in torch (its backward raises "
+    "'not implemented' where it has none)"
+)
 
-def verdict(log: Log | None, seen: set[int] | None) -> tuple[list[dict], list[dict]]:
+
+def verdict(log: Log | None, seen: set[int] | None, within=None) -> tuple[list[dict], list[dict]]:
     """The writes that surely make `out.sum().backward()` raise (the loss reaches
     the op that saved, which autograd recorded, and both the save and the write
     are sure) and those that may, each once: {line, op, path, why, saved_line,
     saved_op, saved_path}. seen: the ids of the Origins the loss reaches
-    (analysis/reached.py); None where not known, when every hazard may raise."""
+    (analysis/reached.py); None where not known, when every hazard may raise.
+    within(exits, node): whether the loss reaches node in the call of a memoised
+    run that left through exits (True, False, None: not known; reached.in_call),
+    for a save by a node that several calls share."""
     sure: dict[tuple, dict] = {}
     maybe: dict[tuple, dict] = {}
     for h in log.hazards if log is not None else ():
         s = h.save
         reached = seen is None or s.node is None or id(s.node) in seen
+        shared = s.node is not None and id(s.node) in log.shared  # type: ignore[union-attr]
+        if shared and reached and seen is not None:
+            # the one node stands for every call of the run: this call's exits decide
+            here = _in_call(log, s, within)  # type: ignore[arg-type]
+            if here is False and not s.looped:
+                continue
+            shared = here is not True
         if not reached and not s.looped:
             continue
         certain = (
-            seen is not None
-            and h.sure
-            and s.grad is True
-            and id(s.node) in seen
-            and id(s.node) not in log.shared  # type: ignore[union-attr]
+            seen is not None and h.sure and s.grad is True and id(s.node) in seen and not shared
         )
         into = sure if certain else maybe
         key = (h.write, s.site)
         if key not in into:
             into[key] = _said(h, RAISES_WHY if certain else MAY_RAISE_WHY)
+    for r in log.refused if log is not None else ():
+        reached = seen is None or r.node is None or id(r.node) in seen
+        if not reached and not r.looped:
+            continue
+        certain = (
+            seen is not None
+            and r.sure
+            and r.grad is True
+            and id(r.node) in seen
+            and id(r.node) not in log.shared  # type: ignore[union-attr]
+        )
+        into = sure if certain else maybe
+        key = (r.site, None)
+        if key not in into:
+            into[key] = _refusal(r, NO_DERIVATIVE_WHY if certain else MAY_NO_DERIVATIVE_WHY)
     for key in sure:
         maybe.pop(key, None)
     return list(sure.values()), list(maybe.values())
+
+
+def _in_call(log: Log, s: Save, within) -> bool | None:
+    """Whether the loss reaches s's node in the one call of a memoised run whose
+    saves s is among (None: not known, or s among those of nested calls)."""
+    runs = [frozenset(o.token for o in exits) for _, _, exits in log.calls]
+    # the calls of runs that serve several, s's among them (a run called once, the
+    # target's forward, shares nothing); two nested ones: which one's, not known
+    spans = [
+        c for c, run in zip(log.calls, runs, strict=True)
+        if c[0] <= s.seq <= c[1] and runs.count(run) > 1
+    ]  # fmt: skip
+    if within is None or len(spans) != 1:
+        return None
+    return within(spans[0][2], s.node)
+
+
+def _refusal(r: Refusal, why: str) -> dict:
+    path, line, op = r.site
+    return {
+        "path": path,
+        "line": line,
+        "op": op,
+        "saved_path": None,
+        "saved_line": None,
+        "saved_op": None,
+        "why": why.format(write=f"{_where(path, line)} {op}"),
+    }
 
 
 def _said(h: Hazard, why: str) -> dict:
