@@ -183,7 +183,9 @@ class OpCallsMixin:
             scalar = pytree.call(qual, args, kwargs)
         if scalar is None and self.specialize:
             # a target run knows the grad mode its caller set; a file's own pass does not
-            scalar = grad_mode.queried(qual, args, kwargs) or grad_mode.made(qual, args, kwargs)
+            scalar = grad_mode.queried(qual, args, kwargs)
+            if scalar is None:
+                scalar = grad_mode.made(qual, args, kwargs)  # `ctx = torch.no_grad()`
         if scalar is None and qual in compiled.QUALNAMES and self.specialize:
             scalar = compiled.compile_value(args, kwargs)
         if scalar is None and qual == "importlib.util.find_spec":
