@@ -2028,6 +2028,44 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
 
 
 @rule
+def tensor_split(ctx: RuleContext, x: Value, sections: Value, dim: Value) -> RuleOut:
+    """tensor_split(k): k pieces, the first n % k of them one longer; tensor_split(list of
+    indices): the slices between them, as Python slices them ([5, 2] of 7 is 5, 0, 5)."""
+    out = RuleOut()
+    shape = shape_of(x)
+    if shape is None:
+        return RuleOut(UNKNOWN)
+    shape = opened(shape, dim)
+    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
+    if positions is None:
+        return out
+    (pos,) = positions
+    if pos is None:
+        return RuleOut(UNKNOWN)
+    n = shape[pos]
+    if isinstance(sections, TupleV):
+        cuts = int_list(sections)
+        known = n.value if isinstance(n, Expr) else None
+        if cuts is None or known is None or any(c is None or c.value is None for c in cuts):
+            return RuleOut(UNKNOWN)
+        bounds = [None, *(c.value for c in cuts), None]  # type: ignore[union-attr]
+        sizes = [len(range(*slice(a, b).indices(known))) for a, b in zip(bounds, bounds[1:])]
+        return RuleOut(_pieces(x, shape, pos, [Expr.const(v) for v in sizes]))
+    k = const_int(sections)
+    if k is None or not isinstance(n, Expr):
+        return RuleOut(UNKNOWN)
+    if k <= 0:
+        return RuleOut(
+            issues=[ctx.issue(SPLIT, f"tensor_split expects a positive count, got {k}", 1)]
+        )
+    if n.value is not None:
+        q, r = divmod(n.value, k)
+        return RuleOut(_pieces(x, shape, pos, [Expr.const(q + (i < r)) for i in range(k)]))
+    piece = n.exact_div(k)
+    return RuleOut(_pieces(x, shape, pos, [piece] * k)) if piece is not None else RuleOut(UNKNOWN)
+
+
+@rule
 def glu(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """GLU: dim halved (one half gates the other)."""
     shape = shape_of(x)
