@@ -1938,9 +1938,9 @@ def _cuts(n: int, step: int) -> list[Dim]:
     return [Expr.const(min(step, n - i)) for i in range(0, n, step)]
 
 
-@rule
-def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
-    """split(int): pieces of that size (the last smaller); split(list): exact sections."""
+def _cut_axis(ctx: RuleContext, x: Value, dim: Value) -> tuple[Shape, int] | RuleOut:
+    """(x's shape, the position of dim in it) for an op that cuts x along dim; the
+    rule's answer instead where either is not known, or dim is out of x's rank."""
     out = RuleOut()
     shape = shape_of(x)
     if shape is None:
@@ -1952,6 +1952,17 @@ def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
     (pos,) = positions
     if pos is None:
         return RuleOut(UNKNOWN)
+    return shape, pos
+
+
+@rule
+def split(ctx: RuleContext, x: Value, size: Value, dim: Value) -> RuleOut:
+    """split(int): pieces of that size (the last smaller); split(list): exact sections."""
+    cut = _cut_axis(ctx, x, dim)
+    if isinstance(cut, RuleOut):
+        return cut
+    shape, pos = cut
+    out = RuleOut()
     n = shape[pos]
     if isinstance(size, TupleV):
         sections = int_list(size)
@@ -2031,17 +2042,10 @@ def chunk(ctx: RuleContext, x: Value, chunks: Value, dim: Value) -> RuleOut:
 def tensor_split(ctx: RuleContext, x: Value, sections: Value, dim: Value) -> RuleOut:
     """tensor_split(k): k pieces, the first n % k of them one longer; tensor_split(list of
     indices): the slices between them, as Python slices them ([5, 2] of 7 is 5, 0, 5)."""
-    out = RuleOut()
-    shape = shape_of(x)
-    if shape is None:
-        return RuleOut(UNKNOWN)
-    shape = opened(shape, dim)
-    positions = dim_positions(ctx, shape, out, (dim, 2), needs=RANK)
-    if positions is None:
-        return out
-    (pos,) = positions
-    if pos is None:
-        return RuleOut(UNKNOWN)
+    cut = _cut_axis(ctx, x, dim)
+    if isinstance(cut, RuleOut):
+        return cut
+    shape, pos = cut
     n = shape[pos]
     if isinstance(sections, TupleV):
         cuts = int_list(sections)
