@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from shapelint.cost.diff import Delta, FunctionChange
+from shapelint.cost.diff import Delta, FunctionChange, ModuleChange
 from shapelint.report import markdown as md
 from shapelint.report.numbers import human, si, unknown_calls
 
@@ -230,10 +230,9 @@ def _module_rows(target: FunctionChange, unit: str) -> list[str]:
     for m in target.modules[:_MODULE_ROWS]:
         cells = [md.code(m.name), md.text(m.kind)]
         for d, u in ((m.params, None), (m.flops, unit)):
-            there = {"new": (False, True), "removed": (True, False)}.get(m.status, (True, True))
             cells += [
-                _module_side(d.before, d.before_value, there[0], u),
-                _module_side(d.after, d.after_value, there[1], u),
+                _module_side(m, d, False, u),
+                _module_side(m, d, True, u),
                 change(d, d.before is not None and d.after is not None, u).strip() or "the same",
             ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -253,18 +252,18 @@ def _changed_leaves(target: FunctionChange, unit: str) -> list[str]:
             continue
         if m.name == target.name and len(names) > 1:
             continue  # the root: its submodules' names carry no prefix of it
-        sides = (
-            _module_side(m.flops.before, m.flops.before_value, m.status != "new", unit),
-            _module_side(m.flops.after, m.flops.after_value, m.status != "removed", unit),
-        )
+        was, now = _module_side(m, m.flops, False, unit), _module_side(m, m.flops, True, unit)
         pct = percent(m.flops.percent)
-        out.append(f"{m.name}: {sides[0]} → {sides[1]}" + (f" ({pct})" if pct else ""))
+        out.append(f"{m.name}: {was} → {now}" + (f" ({pct})" if pct else ""))
     return out[:_MODULE_ROWS]
 
 
-def _module_side(expr: str | None, value: int | None, there: bool, unit: str | None) -> str:
-    if not there:
+def _module_side(m: ModuleChange, d: Delta, after: bool, unit: str | None) -> str:
+    """One side (BASE, or now where after) of a module row's metric d: `—` where the
+    module is not there, `?` where the figure is not known."""
+    if m.status == ("removed" if after else "new"):
         return "—"
+    expr, value = (d.after, d.after_value) if after else (d.before, d.before_value)
     if expr is None:
         return "?"
     if unit is None:  # a count, compact as the headline's params
