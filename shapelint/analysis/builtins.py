@@ -1061,10 +1061,9 @@ def _instance_class(v: Value) -> str | None:
     dataclass config as construction builds it); None for any other value."""
     if type(v) is not ObjectV:
         return None
-    for prefix in ("<class>", absence.CONFIG_PREFIX):
-        if v.kind.startswith(prefix):
-            return v.kind[len(prefix) :]
-    return None
+    if v.kind.startswith(absence.CONFIG_PREFIX):
+        return v.kind[len(absence.CONFIG_PREFIX) :]
+    return pytypes.class_key(v)
 
 
 def _derives_from_torch(an: Analyzer, v: Value, qual: str) -> bool:
