@@ -144,6 +144,8 @@ def test_an_unbound_sequence_length_gives_a_bound_and_names_it():
     assert c["forward_per_token"]["value"] is None
     assert c["forward_per_token"]["low"] == 2621440 + 139003428864  # T ≥ 1
     assert "T not bound" in c["forward_per_token"]["why"]
+    # forward and backward stop on the same free size: the days name it once
+    assert c["why"].count("T not bound") == 1
 
 
 def test_twelve_bytes_per_param_and_the_verdict_on_8_h100s():

@@ -185,7 +185,8 @@ def _training(figs: ModelFigures, tokens: float, per_day: float) -> dict:
     else:
         bwd = figs.backward
     train = fwd.span + bwd.span
-    whys = [w for w in (fwd.why, bwd.why) if w]
+    # forward and backward often stop on the same free size: say it once
+    whys = list(dict.fromkeys(w for w in (fwd.why, bwd.why) if w))
     out["counted"] = {
         "forward_per_token": fwd.to_json(),
         "backward_per_token": bwd.to_json(),
