@@ -1,6 +1,7 @@
 """Absent, not unknown, on torch's objects (analysis/torch_absence.py): `hasattr` of
 a tensor a target run made or was given, and `getattr(module, name, default)` /
-`hasattr` of a project module, decided as Python decides them (transformers'
+`hasattr` of a project module, and `getattr(torch, name, default)` of a name the stubs
+describe, decided as Python decides them (transformers'
 `is_jax_jitting`, `getattr(module, "all_tied_weights_keys", None)` over a model's
 children). Judged by FlopCounterMode on the same modules; the guards hold the
 analysis to an honest bound where the attribute may exist."""
@@ -78,6 +79,20 @@ EXACT = {
         """if self.keys is None and not hasattr(self.inner, "q.x"):
             y = self.out(y)""",
     ),
+    # getattr with a default off an imported module (deel-torchlip's reduction): a
+    # function the stubs describe exists there, so the default is not taken
+    "off_an_imported_module": (
+        """
+        def reduce(v, reduction):
+            red = getattr(torch, reduction, None)
+            if red is None:
+                return v
+            return red(v)
+        """,
+        "Inner",
+        "None",
+        """y = self.out(reduce(self.out(y), "sum") * y)""",
+    ),
 }
 
 # Where the attribute may exist: never a complete figure that leaves out its branch.
@@ -141,6 +156,14 @@ MAYBE = {
         """mark(self.inner)
         if getattr(self.inner, "tied_keys", None) is not None:
             y = self.out(y)""",
+    ),
+    # a name no stub describes may be absent from torch: the default or the call
+    "off_an_imported_module_unknown_name": (
+        "",
+        "Inner",
+        "None",
+        """f = getattr(torch, "no_such_op_anywhere", None)
+        y = self.out(y) if f is None else f(y)""",
     ),
     # a class's own __getattr__ answers any name
     "module_getattr": (

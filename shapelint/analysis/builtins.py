@@ -1274,10 +1274,16 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         # `nn.ELU` read where the call is, names resolved as the attribute's are;
         # with no default, Python's getattr is that read (or its AttributeError)
         obj = node.args[0] if node.args else None
-        if len(args) != 2 or not _dotted_name(obj):
+        if not _dotted_name(obj):
+            return None
+        if len(args) == 3 and an.qualname_of(obj, frame) is None:
             return None
         read = ast.copy_location(ast.Attribute(obj, name, ast.Load()), node)
         value = an.eval(read, frame)
+        # with a default (`getattr(torch, reduction, None)`), off an imported module:
+        # a read that finds a value found the attribute (a function the stubs
+        # describe, a class or function of the project), which getattr returns
+        # whatever the default; one it does not find may be absent: not known
         return None if value is UNKNOWN else value
     value = attribute_of(an, node, args[0], name, frame)
     if value is UNKNOWN and len(args) == 3:
