@@ -271,8 +271,7 @@ class CallRunningMixin:
         if isinstance(callee, lambdas.UnfollowedDefV):
             why = f"{callee.name}(): its decorators are not followed"
             if callee.computes:  # given no tensor, it may still compute on those it captures
-                cost = Cost(notes=[why], complete=False)
-                self.record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+                uc.record_not_known(self, node, frame, uc.op_text(node), why)
                 return UNKNOWN
             return self.unknown_call(node, args, kwargs, frame, why)
         if isinstance(callee, (choices.ChoiceV, choices.FunctionChoiceV)):
@@ -538,8 +537,7 @@ class CallRunningMixin:
         if self.specialize and attribute_stores.passes_modules(self, args, kwargs):
             aliasing.lost()
         if open_args or uc.tensor_args(list(args), dict(kwargs)):
-            cost = Cost(notes=[why], complete=False)
-            self.record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
+            uc.record_not_known(self, node, frame, uc.op_text(node), why)
         return UNKNOWN
 
     call_project = _call_project

@@ -19,8 +19,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import unknown_cost as uc
 from shapelint.ops.backward import GRAD_MODE
-from shapelint.ops.values import UNKNOWN, Cost
+from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -110,8 +111,7 @@ def not_followed(an: Analyzer, node: ast.Call, args, kwargs, frame):
         GRAD_MODE.set(None)
     # on the record whatever it is given (a context manager is no tensor): what it
     # enters may change what every later op costs
-    cost = Cost(notes=[_NOT_FOLLOWED], complete=False)
-    an.record(node, frame, "ExitStack.enter_context", None, [], UNKNOWN, cost)
+    uc.record_not_known(an, node, frame, "ExitStack.enter_context", _NOT_FOLLOWED)
     return UNKNOWN
 
 

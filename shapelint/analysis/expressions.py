@@ -63,6 +63,7 @@ from shapelint.analysis import (
     walrus,
 )
 from shapelint.analysis import calls as dispatch
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.defs import ClassDef, FuncDef
 from shapelint.analysis.modules import SelfRecorder
 from shapelint.analysis.nodes import walk
@@ -780,8 +781,7 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         return an.op_value(name, operands, {}, node, frame, arg_nodes=[lnode, rnode])
     if isinstance(op, ast.MatMult) and UNKNOWN in (left, right):
         # `q @ k` on operands we lost track of: a product of unknown cost.
-        cost = Cost(notes=["operand shapes unknown"], complete=False)
-        an.record(node, frame, "operator.matmul", None, [], UNKNOWN, cost)
+        uc.record_not_known(an, node, frame, "operator.matmul", "operand shapes unknown")
     return UNKNOWN
 
 

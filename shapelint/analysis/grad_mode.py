@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from shapelint.analysis import unknown_cost as uc
 from shapelint.ops import saved as storages
 from shapelint.ops.backward import GRAD_MODE, KEEP, ZERO, any_grad, recomputed, with_grad
-from shapelint.ops.values import UNKNOWN, BoolV, Cost, TensorV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, TensorV, Value
 
 _OFF = frozenset({"torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
 _INFERENCE = frozenset(
@@ -114,9 +115,8 @@ def inference_tensors(an, expr: ast.expr, frame, cm: Value = UNKNOWN) -> None:
         hazard = flag is None or _flag(an, flag, frame) is not False
     if hazard:
         why = "inference_mode: its tensors raise where autograd saves them (not followed)"
-        cost = Cost(notes=[why], complete=False)
         at = expr if isinstance(expr, ast.Call) else ast.copy_location(ast.Call(expr, [], []), expr)
-        an.record(at, frame, "torch.inference_mode", None, [], UNKNOWN, cost)
+        uc.record_not_known(an, at, frame, "torch.inference_mode", why)
 
 
 def _mode_argument(call: ast.Call) -> ast.expr | None:

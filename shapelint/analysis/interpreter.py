@@ -43,6 +43,7 @@ from shapelint.analysis import (
     statements,
 )
 from shapelint.analysis import annotations as ann
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.assignment import AssignmentMixin
 from shapelint.analysis.call_running import CallRunningMixin
 from shapelint.analysis.callable_values import ChoiceV
@@ -66,7 +67,7 @@ from shapelint.analysis.run_state import (
 from shapelint.analysis.source import SourceFile
 from shapelint.analysis.value_joins import join_all_values, join_envs, join_values
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import UNKNOWN, Cost, OpResult, Value
+from shapelint.ops.values import UNKNOWN, OpResult, Value
 from shapelint.options import AnalysisOptions
 
 MAX_EXPR_DEPTH = 150
@@ -336,8 +337,8 @@ class ModuleAnalyzer(
                 # Pathological nesting, or calls nested past Python's stack (a chain
                 # of modules across files): what the statement runs is not known,
                 # and on the record, so no total is complete without it.
-                cost = Cost(notes=["nested too deeply to follow: not analysed"], complete=False)
-                self.record(stmt, frame, "statement", None, [], UNKNOWN, cost)
+                why = "nested too deeply to follow: not analysed"
+                uc.record_not_known(self, stmt, frame, "statement", why)
                 # nor what it stores into a module being built (`self.inner =
                 # Wrap(d, n - 1)` ninety deep): no count of it is known
                 aliasing.lost()

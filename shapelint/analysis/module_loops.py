@@ -27,7 +27,7 @@ from shapelint.analysis.repetition import (
 from shapelint.analysis.sequences import EndsV
 from shapelint.analysis.statements import nested_statements
 from shapelint.analysis.torch_containers import iterated
-from shapelint.analysis.unfollowed import unknown_cost
+from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops.backward import carried, settle, turn_entries
@@ -205,7 +205,7 @@ def exec_for(an: Analyzer, stmt: ast.For, frame) -> bool:
         items = [_unpackable(v) for v in items]
     if not seq.known:
         _loop_body(
-            an, stmt, [UNKNOWN], frame, unknown_cost("loop over a module list of unknown length")
+            an, stmt, [UNKNOWN], frame, cost_not_known("loop over a module list of unknown length")
         )
         return True
     if seq.count is not None:

@@ -380,15 +380,7 @@ class OpCallsMixin:
                 and uc.may_cost(name)
                 and uc.tensor_args(args, kwargs)
             ):
-                self.record(
-                    node,
-                    frame,
-                    name,
-                    None,
-                    [],
-                    UNKNOWN,
-                    Cost(notes=["not modelled"], complete=False),
-                )
+                uc.record_not_known(self, node, frame, name, "not modelled")
             return UNKNOWN
         call = node if isinstance(node, ast.Call) else None
         for issue in res.issues:

@@ -26,6 +26,7 @@ import builtins
 from contextlib import contextmanager
 
 from shapelint.analysis import call_path, instance_state, may_raise
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.branches import alternative
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.ops.values import UNKNOWN, Cost
@@ -83,7 +84,7 @@ def surely(an, node: ast.stmt, frame, exc: str | None) -> None:
     """The statement raises whenever it runs: the block stops here."""
     what = exc or "an exception"
     note = f"raises {what} here: the call does not return"
-    rec = an.record(node, frame, OP, None, [], UNKNOWN, Cost(notes=[note], complete=False))
+    rec = uc.record_not_known(an, node, frame, OP, note)
     rec.raises = exc or ""  # what a handler is matched against
     frame.done = True
     frame.raised = True

@@ -40,7 +40,7 @@ from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import add_costs
 from shapelint.analysis.statements import declared_names
-from shapelint.analysis.unfollowed import unknown_cost
+from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import saved as storages
 from shapelint.ops import versions
@@ -137,7 +137,7 @@ def specialized_invoke(
     touches = bool(aliasing.recorders()) and passes_modules(an, [recv, *args], kwargs)
     reached = in_place.globals_before(an, fd)
     if why is not None:
-        cost = unknown_cost(f"{fd.qualname}: {why}")
+        cost = cost_not_known(f"{fd.qualname}: {why}")
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
         if touches:
             aliasing.lost()  # what it does to the modules it is given, not seen
@@ -188,7 +188,7 @@ def specialized_invoke(
                 if flight in owner.in_flight
                 else f"calls nested deeper than {MAX_DEPTH}"
             )
-            cost = unknown_cost(f"{fd.qualname}(): {why}, not followed")
+            cost = cost_not_known(f"{fd.qualname}(): {why}, not followed")
             an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN, cost)
             if touches:
                 aliasing.lost()
@@ -238,13 +238,13 @@ def specialized_invoke(
     )
     if cache is not None and not (cost.complete and cost.flops == Expr.const(0)):
         # what the body costs is paid on a miss only, which no run here decides
-        cost = unknown_cost(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
+        cost = cost_not_known(f"{fd.qualname}: @{cache} runs its body only on a cache miss")
     if (
         generators.is_generator(fd.node)
         and not (cost.complete and cost.flops == Expr.const(0))
         and not generators.consumed_whole(getattr(frame.func, "node", None), node)
     ):
-        cost = unknown_cost(
+        cost = cost_not_known(
             f"{fd.qualname}: a generator's body runs as far as its items are asked for"
         )
         children = ()  # its turns may not all run: no part of them is a bound
@@ -387,7 +387,7 @@ def run_on_self(an: Analyzer, fd: FuncDef, me: SelfRecorder, node, args, kwargs,
     key = ("<on self>", fd.qualname, id(me), names)
     if key in owner.in_flight or len(owner.in_flight) > MAX_DEPTH:
         an.record(node, frame, f"call {fd.qualname}", None, args, UNKNOWN,
-                  unknown_cost(f"{fd.qualname}() calls itself"))  # fmt: skip
+                  cost_not_known(f"{fd.qualname}() calls itself"))  # fmt: skip
         aliasing.lost()  # what it would have changed on the instance, not seen
         return UNKNOWN
     owner.in_flight.add(key)

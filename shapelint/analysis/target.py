@@ -38,9 +38,9 @@ from shapelint.analysis import (
     reached,
     specialized,
     torch_containers,
-    unfollowed,
     unnamed,
 )
+from shapelint.analysis import unknown_cost as uc
 from shapelint.analysis.annotation_checks import ANNOTATION_CODES, checked_at_run_time
 from shapelint.analysis.defs import named_params
 from shapelint.analysis.repetition import add_costs
@@ -350,7 +350,7 @@ def _unbuilt(an, cd, exc: str, params, frame):
         params.unknown.insert(0, why)
     init = attributes.find_method(an, cd, "__init__")
     node = init.node if init is not None else cd.node
-    return an.record(node, frame, raising.OP, None, [], UNKNOWN, Cost(notes=[why], complete=False))
+    return uc.record_not_known(an, node, frame, raising.OP, why)
 
 
 def stopped(an, target: Target, why: str) -> TargetResult:
@@ -367,7 +367,7 @@ def stopped(an, target: Target, why: str) -> TargetResult:
     if node is None and an.tree.body:
         node = an.tree.body[0]  # stopped before the target was found: the file's top
     frame = an.new_frame(None, "<target>")
-    cost = unfollowed.unknown_cost(why)
+    cost = uc.cost_not_known(why)
     if node is None:
         return TargetResult(qualname, cost, stopped=why)
     rec = an.record(node, frame, f"call {qualname}", None, [], UNKNOWN, cost)
@@ -772,9 +772,7 @@ def _known_part(r, seen: dict):
     cost: a lower bound, incomplete. A record whose cost was set apart from its
     children (an undecided branch or module choice, a loop of n runs) keeps it."""
     derived = (
-        r.cost.flops is None
-        and r.children
-        and r.cost == add_costs(ch.cost for ch in r.children)
+        r.cost.flops is None and r.children and r.cost == add_costs(ch.cost for ch in r.children)
     )
     children = [_known_part(ch, seen) for ch in r.children]
     cost = r.cost

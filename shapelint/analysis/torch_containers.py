@@ -25,7 +25,7 @@ from shapelint.analysis.module_kinds import (
 from shapelint.analysis.module_lists import ModuleListV, item_names
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import add_costs, scale_cost
-from shapelint.analysis.unfollowed import unknown_cost
+from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import (
     UNKNOWN,
@@ -215,7 +215,7 @@ def call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -
         finally:
             frame.records = saved
         why = "Sequential of a symbolic number of layers"
-        an.record(node, frame, "call nn.Sequential", None, args, x, unknown_cost(why))
+        an.record(node, frame, "call nn.Sequential", None, args, x, cost_not_known(why))
         return x
     if len(args) != 1 or kwargs or not seq.known:
         an.record(
@@ -225,7 +225,7 @@ def call_sequential(an: Analyzer, seq: ModuleListV, node, args, kwargs, frame) -
             None,
             args,
             UNKNOWN,
-            unknown_cost("Sequential of unknown layers"),
+            cost_not_known("Sequential of unknown layers"),
         )
         return UNKNOWN
     x = args[0]

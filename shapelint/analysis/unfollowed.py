@@ -14,6 +14,7 @@ from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.callable_values import PartialV
 from shapelint.analysis.module_kinds import CONTAINERS, DICT_KINDS
 from shapelint.analysis.module_lists import ModuleListV
+from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops import stub_ops
 from shapelint.ops.values import (
@@ -36,10 +37,6 @@ if TYPE_CHECKING:
 
 
 PASS_THROUGH = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"}
-
-
-def unknown_cost(why: str) -> Cost:
-    return Cost(None, None, None, [why], complete=False)
 
 
 # Calls that take tensors and cost nothing a flop counter sees.
@@ -115,7 +112,7 @@ def unfollowed_call(an: Analyzer, node: ast.Call, frame, args, value: Value) -> 
         None,
         [a for a in args if isinstance(a, TensorV)],
         value,
-        unknown_cost(
+        cost_not_known(
             f"{src}(): cost not known here (a shape or size unknown, or no stub and no source)"
         ),
     )

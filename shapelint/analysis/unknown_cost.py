@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 
 from shapelint.ops import stub_ops
-from shapelint.ops.values import UNKNOWN, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value
 
 # Names of the torch functions, methods and modules that run counted products.
 _PRODUCT = re.compile(
@@ -37,6 +37,17 @@ _FREE_BUILTINS = frozenset(
 )
 
 MAX_OP_TEXT = 48
+
+
+def cost_not_known(why: str) -> Cost:
+    """The cost of a call (or statement) the analysis does not follow: unknown, and why."""
+    return Cost(None, None, None, [why], complete=False)
+
+
+def record_not_known(an, node, frame, op: str, why: str):
+    """On the record, a call whose cost is not known, given nothing the record
+    names: no total it is part of is complete."""
+    return an.record(node, frame, op, None, [], UNKNOWN, cost_not_known(why))
 
 
 @lru_cache(maxsize=8192)
