@@ -61,6 +61,8 @@ CASES = [
     ("MappedFirst", (2, 4, 8)),
     ("MappedSum", (2, 8, 8)),
     ("GateOfUnknownData", (2, 4, 8)),
+    ("FusedOrSplitProjection", (2, 4, 8)),
+    ("CastToParameterDtype", (2, 4, 8)),
 ]
 
 

@@ -153,13 +153,15 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     flops = total_of(body, "flops")
     if flops is not None and flops == total_of(orelse, "flops"):
         same_bytes = total_of(body, "bytes") == total_of(orelse, "bytes")
+        # read before the `else` branch's calls are counted as costing nothing
+        same_backward = total_of(body, "backward") == total_of(orelse, "backward")
         note = (
             f"an alternative to the `if` at line {stmt.lineno}, which costs the same: counted once"
         )
         for rec in orelse:
             c = rec.cost
             rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
-        if total_of(body, "backward") != total_of(orelse, "backward"):
+        if not same_backward:
             unknown_backward(body)  # the same forward, a different backward (a frozen layer)
         return
     for recs, when in zip((body, orelse), conditions(stmt), strict=True):

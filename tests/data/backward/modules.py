@@ -646,6 +646,8 @@ class DropPathFloor(nn.Module):
         mask = keep + torch.rand(shape, dtype=x.dtype, device=x.device)
         mask.floor_()
         return self.fc(x.div(keep) * mask)
+
+
 class SingularValues(nn.Module):
     """svdvals of a wide and a batched tall trainable matrix: no FLOPs forward, and
     backward one product `U @ (gS * Vh)` per matrix, 2·b·m·k·n with k = min(m, n)
@@ -839,3 +841,46 @@ class GateOfUnknownData(nn.Module):
 
     def forward(self, x):
         return (self.gamma * self.lin(x) + x).contiguous().view(x.shape)
+
+
+class FusedOrSplitProjection(nn.Module):
+    """q, k and v from one product with the whole weight or from three with its
+    thirds, on the paths of an `if` the analysis cannot decide: the same forward
+    and the same backward either way, counted once (main: the backward of the
+    `else` branch read after its calls were counted as costing nothing, so the two
+    differed and the backward was not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(3 * d, d))
+
+    def forward(self, x):
+        h = self.inp(x)
+        if x.sum() > 0:
+            q, k, v = F.linear(h, self.w).chunk(3, dim=-1)
+        else:
+            wq, wk, wv = self.w.chunk(3, dim=0)
+            q, k, v = F.linear(h, wq), F.linear(h, wk), F.linear(h, wv)
+        return q * k + v
+
+
+def _first_parameter_dtype(module):
+    for name, p in module.named_parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return None
+
+
+class CastToParameterDtype(nn.Module):
+    """The input cast to a dtype the analysis cannot read (the first floating
+    parameter's, found by a loop): whatever it is, a tensor made from none that
+    requires grad requires none, so the layer computes its weight's gradient only
+    (main: the cast read as maybe requiring grad, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        return self.lin(F.silu(x).to(_first_parameter_dtype(self.lin)))
