@@ -884,3 +884,17 @@ class CastToParameterDtype(nn.Module):
 
     def forward(self, x):
         return self.lin(F.silu(x).to(_first_parameter_dtype(self.lin)))
+
+
+class FusedOrSplitQueryOnly(FusedOrSplitProjection):
+    """As FusedOrSplitProjection, q alone used after: the loss reaches the whole
+    product on the `if` path, one of the three on the other, which is not known."""
+
+    def forward(self, x):
+        h = self.inp(x)
+        if x.sum() > 0:
+            q, k, v = F.linear(h, self.w).chunk(3, dim=-1)
+        else:
+            wq, wk, wv = self.w.chunk(3, dim=0)
+            q, k, v = F.linear(h, wq), F.linear(h, wk), F.linear(h, wv)
+        return q * 2
