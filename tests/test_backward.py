@@ -63,6 +63,7 @@ CASES = [
     ("GateOfUnknownData", (2, 4, 8)),
     ("FusedOrSplitProjection", (2, 4, 8)),
     ("CastToParameterDtype", (2, 4, 8)),
+    ("ReboundUnread", (2, 4, 8)),
 ]
 
 

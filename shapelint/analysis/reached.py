@@ -164,7 +164,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         # (a memoised call's records shared with another call, a write in place)
         if all(b == ZERO for b, _ in parts):
             return ZERO, ZERO
-        return None, ZERO
+        if not all(o.inner is not None for o in r.result):
+            return None, ZERO
+        # a function's run, left only through its exits: what the loss reaches in it
+        # by a way that enters none of them (`_own_reach`), as for a result reached in
+        # part (cidnet's `i_dec2 = self.I_LCA5(...)` rebound unread, the run shared
+        # with the I_LCA calls whose results the loss reaches)
     if r.result and not all(id(o) in seen for o in r.result):
         mine = _own_reach(r, seen, memo)
         if mine is None:
