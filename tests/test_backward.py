@@ -64,6 +64,7 @@ CASES = [
     ("FusedOrSplitProjection", (2, 4, 8)),
     ("CastToParameterDtype", (2, 4, 8)),
     ("ReboundUnread", (2, 4, 8)),
+    ("EpsOfDtype", (2, 4, 8)),
 ]
 
 

@@ -928,3 +928,21 @@ class ReboundUnread(nn.Module):
         y = self.b(x, x)
         y = self.out(h)
         return y
+
+
+def _tiny(dtype):
+    return torch.finfo(dtype).tiny
+
+
+class EpsOfDtype(nn.Module):
+    """A log kept off zero by the dtype's smallest number (pytorch-adapt's
+    `preds + pml_cf.small_val(preds.dtype)`): torch.finfo's field is a float, no
+    tensor (main: a value not known, the sum's making lost, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return torch.log(h.abs() + _tiny(h.dtype)) * torch.iinfo(torch.int8).max
