@@ -65,6 +65,7 @@ CASES = [
     ("CastToParameterDtype", (2, 4, 8)),
     ("ReboundUnread", (2, 4, 8)),
     ("EpsOfDtype", (2, 4, 8)),
+    ("FoldThenScaled", (2, 4, 8)),
 ]
 
 

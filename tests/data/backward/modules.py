@@ -946,3 +946,20 @@ class EpsOfDtype(nn.Module):
     def forward(self, x):
         h = self.lin(x)
         return torch.log(h.abs() + _tiny(h.dtype)) * torch.iinfo(torch.int8).max
+
+
+class FoldThenScaled(nn.Module):
+    """F.fold's result scaled in place (asteroid's `x = F.fold(...); x /= c`): fold
+    makes a buffer of its own and saves nothing, so the write meets no save (main:
+    fold's buffer a storage not named, any save a tensor it may write into: the
+    backward may raise, no figure)."""
+
+    def __init__(self, d=12):
+        super().__init__()
+        self.lin = nn.Linear(8, d)
+
+    def forward(self, x):
+        h = torch.relu(self.lin(x))  # relu saves its result
+        y = F.fold(h.transpose(1, 2), (4, 1), kernel_size=(3, 1), padding=(1, 0))
+        y /= 2.0
+        return y
