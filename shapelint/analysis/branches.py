@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from shapelint.analysis.run_state import Alternatives
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.values import Cost, IntV
 
@@ -153,14 +154,24 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
     flops = total_of(body, "flops")
     if flops is not None and flops == total_of(orelse, "flops"):
         same_bytes = total_of(body, "bytes") == total_of(orelse, "bytes")
+        # read before the `else` branch's calls are counted as costing nothing
+        same_backward = total_of(body, "backward") == total_of(orelse, "backward")
+        both = None
+        if same_backward and total_of(body, "backward") != _ZERO:
+            # the same backward as recorded; the loss may reach less of one branch
+            # (`q, k, v` of one product, or of three, only q used after): reached.py
+            # holds them to the same figure as it reaches each
+            both = Alternatives(tuple(body), tuple(dataclasses.replace(r) for r in orelse))
         note = (
             f"an alternative to the `if` at line {stmt.lineno}, which costs the same: counted once"
         )
         for rec in orelse:
             c = rec.cost
             rec.cost = Cost(_ZERO, c.other_flops, _ZERO if same_bytes else c.bytes, [note], True)
-        if total_of(body, "backward") != total_of(orelse, "backward"):
+        if not same_backward:
             unknown_backward(body)  # the same forward, a different backward (a frozen layer)
+        for rec in body if both is not None else ():
+            rec.alternatives = both
         return
     for recs, when in zip((body, orelse), conditions(stmt), strict=True):
         why = f"runs only if {when}, which is not known here"

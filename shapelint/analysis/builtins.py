@@ -230,6 +230,25 @@ def torch_device(qual: str) -> Value | None:
     return DeviceV() if qual == "torch.device" else None
 
 
+# The fields of torch's dtype descriptions: numbers (what each is, not which one:
+# `x + torch.finfo(x.dtype).tiny` adds a float, no tensor) and the dtype's name.
+_INFO_FIELDS = {
+    "torch.finfo": {
+        "bits": IntV,
+        **dict.fromkeys(("eps", "max", "min", "tiny", "smallest_normal", "resolution"), FloatV),
+    },
+    "torch.iinfo": dict.fromkeys(("bits", "max", "min"), IntV),
+}
+
+
+def torch_info(qual: str) -> Value | None:
+    """`torch.finfo(d)`, `torch.iinfo(d)`: an object whose fields are numbers."""
+    fields = _INFO_FIELDS.get(qual)
+    if fields is None:
+        return None
+    return ObjectV(qual, (*((k, t(None)) for k, t in fields.items()), ("dtype", StrV(None))))
+
+
 def _int(an, node, args, kwargs, frame) -> Value | None:
     if len(args) != 1:
         return None

@@ -168,7 +168,7 @@ class OpCallsMixin:
         if scalar is None:
             scalar = builtins.torch_size(qual, args, kwargs)
         if scalar is None:
-            scalar = builtins.torch_device(qual)
+            scalar = builtins.torch_device(qual) or builtins.torch_info(qual)
         if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:

@@ -90,6 +90,12 @@ def backward(records, reach: Reach) -> tuple[list, Expr | None, Expr]:
     return [_marked(r, seen, memo, done, False) for r in records], total, low
 
 
+ALTERNATIVES_WHY = (
+    "backward: one of two alternatives of the same forward and backward, of which the "
+    "loss reaches different parts: which one runs is not known"
+)
+
+
 # What an op the loss does not reach saved, torch frees with its result (unless
 # something else holds that result); the same storage saved again by an op the
 # loss reaches was counted here, where first saved: the figure is not known.
@@ -108,7 +114,10 @@ def _marked(r, seen: set[int], memo: dict, done: dict, in_turn: bool):
     children = [_marked(ch, seen, memo, done, turn) for ch in r.children]
     cost = r.cost
     if b != cost.backward:
-        notes = cost.notes if b is not None else [*cost.notes, UNREACHED_WHY]
+        why = UNREACHED_WHY
+        if r.alternatives is not None and memo.get(("alternatives", id(r.alternatives))) is False:
+            why = ALTERNATIVES_WHY
+        notes = cost.notes if b is not None else [*cost.notes, why]
         cost = dataclasses.replace(cost, backward=b, notes=notes)
     if cost.saved is not None and cost.saved != ZERO and not turn:
         lost = any(ch.cost.saved is None for ch in children)
@@ -136,6 +145,8 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
     whole = r.cost.backward
     if whole == ZERO:
         return ZERO, ZERO
+    if r.alternatives is not None and not _agree(r.alternatives, seen, memo):
+        return None, ZERO
     if not r.children:
         if r.result is None or _overwritten(r.result, seen):
             return None, ZERO
@@ -153,7 +164,12 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
         # (a memoised call's records shared with another call, a write in place)
         if all(b == ZERO for b, _ in parts):
             return ZERO, ZERO
-        return None, ZERO
+        if not all(o.inner is not None for o in r.result):
+            return None, ZERO
+        # a function's run, left only through its exits: what the loss reaches in it
+        # by a way that enters none of them (`_own_reach`), as for a result reached in
+        # part (cidnet's `i_dec2 = self.I_LCA5(...)` rebound unread, the run shared
+        # with the I_LCA calls whose results the loss reaches)
     if r.result and not all(id(o) in seen for o in r.result):
         mine = _own_reach(r, seen, memo)
         if mine is None:
@@ -181,6 +197,30 @@ def _own(r, seen: set[int], memo: dict) -> tuple[Expr | None, Expr]:
 
 
 _START = "start"  # memo's key of the Origins the walk from the loss starts at
+
+
+def _agree(both, seen: set[int], memo: dict) -> bool:
+    """Whether the loss reaches as much backward of the calls of either branch of
+    an undecided `if` counted once (analysis/branches.py): only one of them ran,
+    so the figure of the `if` branch's holds where the `else` branch's is the same."""
+    key = ("alternatives", id(both))
+    if key not in memo:
+        # a memo of its own: the walk of each branch's calls, not their figures
+        inner = {_START: memo[_START], key: True}
+        figures = [
+            _sum([_of(x, seen, inner)[0] for x in calls]) for calls in (both.body, both.other)
+        ]
+        memo[key] = figures[0] is not None and figures[0] == figures[1]
+    return memo[key]
+
+
+def _sum(values) -> Expr | None:
+    total = ZERO
+    for v in values:
+        if v is None:
+            return None
+        total = total + v
+    return total
 
 
 def _own_reach(r, seen: set[int], memo: dict) -> set[int] | None:

@@ -66,6 +66,21 @@ class CallRecord:
     # For a loop run item by item: the turn (0-based) each child ran in, so that the
     # per-module table names the item a call ran even where a turn called nothing.
     turns: list[int] | None = None
+    # A call of the `if` branch of an undecided `if` whose branches cost the same
+    # forward and backward, the `else` branch's counted as nothing: both branches'
+    # calls, which analysis/reached.py holds to the same backward as the loss
+    # reaches each (analysis/branches.py).
+    alternatives: Alternatives | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Alternatives:
+    """The calls of the two branches of an undecided `if` counted once: body, the
+    `if` branch's records; other, copies of the `else` branch's with their own
+    costs (the records themselves cost nothing, counted once)."""
+
+    body: tuple
+    other: tuple
 
 
 @dataclass

@@ -237,8 +237,12 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
         if cat is not None and cat < 2:
             return replaced(v, grad=False, origin=LEAF)
         made = LEAF if origin is None else frozenset((origin,))
-        if cat is None:  # of a dtype not known: an integer one autograd never tracks
-            return replaced(v, grad=None, origin=made)
+        if cat is None:
+            # of a dtype not known: an integer one autograd never tracks, a float one
+            # it tracks where an operand requires grad; made from none that does, it
+            # requires none whatever its dtype
+            kept = v.grad if grad is _SAME_GRAD else grad
+            return replaced(v, grad=False if kept is False else None, origin=made)
         if grad is _SAME_GRAD:
             return replaced(v, origin=made)
         return replaced(v, grad=grad, origin=made)
@@ -355,9 +359,7 @@ def turn_entries(env: dict) -> dict:
         if _untracked(v):
             continue
         entries[k] = Origin(_came(v))
-        env[k] = replaced(
-            v, origin=frozenset((entries[k],)), storage=saving.storage_of(v)
-        )
+        env[k] = replaced(v, origin=frozenset((entries[k],)), storage=saving.storage_of(v))
     return entries
 
 
@@ -635,9 +637,7 @@ def after_op(
     if g is False:
         cost = no_backward(cost)
     elif name in _CONTRACTIONS and cost.backward is None:
-        cost = replaced(
-            cost, backward=matmul_backward(cost.flops, operand_grads(operands))
-        )
+        cost = replaced(cost, backward=matmul_backward(cost.flops, operand_grads(operands)))
     result = saving.same_storage(cost.saving, args, value)
     # A tensor's grad is set with its origin below, in one copy (two were 1% of a check).
     single = isinstance(result, TensorV) and not isinstance(result, (ParameterV, BufferV))

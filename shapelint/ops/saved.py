@@ -486,6 +486,9 @@ def aliased(name: str, args, kwargs, value: Value) -> Value:
         if sym_strides.is_layout(laid):
             return _sym_laid(value, None, laid)
         return _laid(value, None, laid)
+    if short in _STORAGE_UNKNOWN and isinstance(value, TensorV):
+        # a buffer the op makes, of a size not derived: no other tensor's storage
+        return _mark(value, _Buffer(None, value.dtype), view=True, contiguous=True)
     if short in _STORAGE_UNKNOWN:
         return _mark(value, UNSURE, view=True, contiguous=True)
     cast = short in _CASTS and name.startswith("torch.Tensor.")
@@ -1318,14 +1321,25 @@ def named_storage(v: TensorV) -> object:
 
 
 def fresh_results(result: Value, operands) -> list:
-    """The tensors among an op's result on storages of their own, none an
-    operand's (ops/versions.made)."""
+    """The storages of the tensors among an op's result that are their own, none an
+    operand's (ops/versions.made): a tensor itself, or the buffer it views that the
+    op made (F.fold's)."""
     given = {id(storage_of(t)) for t in _tensors(operands)}
     return [
-        t
+        t.storage if isinstance(t.storage, _Buffer) else t
         for t in _tensors([result])
-        if t.storage is None and not isinstance(t, (ParameterV, BufferV)) and id(t) not in given
+        if (t.storage is None or isinstance(t.storage, _Buffer))
+        and not isinstance(t, (ParameterV, BufferV))
+        and id(storage_of(t)) not in given
     ]
+
+
+class _Buffer(TensorV):
+    """The storage an op makes for its result, larger than the result by a size no
+    rule here derives (F.fold's: col2im keeps the padded buffer, [2, 8, 16, 1] over
+    704 floats): its bytes are not known, and it is no other tensor's storage."""
+
+    __slots__ = ()
 
 
 def storages_among(values) -> list:

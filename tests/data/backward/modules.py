@@ -646,6 +646,8 @@ class DropPathFloor(nn.Module):
         mask = keep + torch.rand(shape, dtype=x.dtype, device=x.device)
         mask.floor_()
         return self.fc(x.div(keep) * mask)
+
+
 class SingularValues(nn.Module):
     """svdvals of a wide and a batched tall trainable matrix: no FLOPs forward, and
     backward one product `U @ (gS * Vh)` per matrix, 2·b·m·k·n with k = min(m, n)
@@ -839,3 +841,122 @@ class GateOfUnknownData(nn.Module):
 
     def forward(self, x):
         return (self.gamma * self.lin(x) + x).contiguous().view(x.shape)
+
+
+class FusedOrSplitProjection(nn.Module):
+    """q, k and v from one product with the whole weight or from three with its
+    thirds, on the paths of an `if` the analysis cannot decide: the same forward
+    and the same backward either way, counted once (main: the backward of the
+    `else` branch read after its calls were counted as costing nothing, so the two
+    differed and the backward was not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.inp = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(3 * d, d))
+
+    def forward(self, x):
+        h = self.inp(x)
+        if x.sum() > 0:
+            q, k, v = F.linear(h, self.w).chunk(3, dim=-1)
+        else:
+            wq, wk, wv = self.w.chunk(3, dim=0)
+            q, k, v = F.linear(h, wq), F.linear(h, wk), F.linear(h, wv)
+        return self.combined(q, k, v)
+
+    def combined(self, q, k, v):
+        return q * k + v
+
+
+def _first_parameter_dtype(module):
+    for name, p in module.named_parameters():
+        if p.is_floating_point():
+            return p.dtype
+    return None
+
+
+class CastToParameterDtype(nn.Module):
+    """The input cast to a dtype the analysis cannot read (the first floating
+    parameter's, found by a loop): whatever it is, a tensor made from none that
+    requires grad requires none, so the layer computes its weight's gradient only
+    (main: the cast read as maybe requiring grad, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        return self.lin(F.silu(x).to(_first_parameter_dtype(self.lin)))
+
+
+class FusedOrSplitQueryOnly(FusedOrSplitProjection):
+    """As FusedOrSplitProjection, q alone used after: the loss reaches the whole
+    product on the `if` path, one of the three on the other, which is not known."""
+
+    def combined(self, q, k, v):
+        return q * 2
+
+
+class _Mix(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x, y):
+        return self.q(x) @ self.k(y).transpose(-2, -1)
+
+
+class ReboundUnread(nn.Module):
+    """Two layers of one class, whose runs the analysis shares: the second one's
+    result rebound before anything reads it, so torch runs no backward of it,
+    while the loss reaches the first's (cidnet's `i_dec2 = self.I_LCA5(...)`; main:
+    the shared run's calls reached through the first, which call they belong to
+    not known, the backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = _Mix(d)
+        self.b = _Mix(d)
+        self.out = nn.Linear(4, d)
+
+    def forward(self, x):
+        h = self.a(x, x)
+        y = self.b(x, x)
+        y = self.out(h)
+        return y
+
+
+def _tiny(dtype):
+    return torch.finfo(dtype).tiny
+
+
+class EpsOfDtype(nn.Module):
+    """A log kept off zero by the dtype's smallest number (pytorch-adapt's
+    `preds + pml_cf.small_val(preds.dtype)`): torch.finfo's field is a float, no
+    tensor (main: a value not known, the sum's making lost, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return torch.log(h.abs() + _tiny(h.dtype)) * torch.iinfo(torch.int8).max
+
+
+class FoldThenScaled(nn.Module):
+    """F.fold's result scaled in place (asteroid's `x = F.fold(...); x /= c`): fold
+    makes a buffer of its own and saves nothing, so the write meets no save (main:
+    fold's buffer a storage not named, any save a tensor it may write into: the
+    backward may raise, no figure)."""
+
+    def __init__(self, d=12):
+        super().__init__()
+        self.lin = nn.Linear(8, d)
+
+    def forward(self, x):
+        h = torch.relu(self.lin(x))  # relu saves its result
+        y = F.fold(h.transpose(1, 2), (4, 1), kernel_size=(3, 1), padding=(1, 0))
+        y /= 2.0
+        return y
