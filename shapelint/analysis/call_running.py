@@ -25,6 +25,7 @@ from shapelint.analysis import (
     enums,
     init_run,
     itemgetters,
+    joined_objects,
     lambdas,
     learning,
     modules,
@@ -540,7 +541,10 @@ class CallRunningMixin:
         if open_args or uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
             self.record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
-        return UNKNOWN
+        # what it returns may be an object it was handed (or one that holds): a
+        # change through the result changes that object (joined_objects.EitherV)
+        linked = joined_objects.either_among([*args, *kwargs.values()])
+        return UNKNOWN if linked is None else linked
 
     call_project = _call_project
     class_methods = _class_methods

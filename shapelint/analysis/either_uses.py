@@ -193,7 +193,10 @@ def _keeps_nothing(an: Analyzer, node: ast.expr, up: dict, frame: Frame, items: 
                     return False
                 par = call
         elif isinstance(par, ast.Call):
-            return cur is not par.func and _builtin_keeping_nothing(an, par.func, frame)
+            if cur is par.func:
+                # a list, dict or set called raises TypeError, changing none of them
+                return containers and cur is node
+            return _builtin_keeping_nothing(an, par.func, frame)
         else:
             return False
         cur = par
