@@ -962,6 +962,36 @@ def cosine(ctx: RuleContext, x1: Value, x2: Value, dim: Value) -> RuleOut | NotA
 
 
 @rule
+def broadcast_sizes(ctx: RuleContext, shapes: Value) -> RuleOut:
+    """torch.broadcast_shapes: the sizes the shapes given broadcast to (an int is a
+    1-d shape), a tuple of ints; shapes that cannot broadcast are torch's error."""
+    if not isinstance(shapes, TupleV):
+        return RuleOut(UNKNOWN)
+    merged: Shape = ()
+    for i, given in enumerate(shapes.items):
+        dims = [given.value] if isinstance(given, IntV) else int_list(given)
+        if dims is None or any(d is not None and d.value is not None and d.value < 0 for d in dims):
+            return RuleOut(UNKNOWN)  # not sizes the analysis reads (or torch refuses: < 0)
+        one: Shape = tuple(dims)
+        result, conflicts = broadcast_shapes(merged, one)
+        for _axis, x, y in conflicts[:1]:
+            issue = ctx.issue(
+                BROADCAST,
+                f"shapes {shape_text(merged)} and {shape_text(one)} cannot broadcast "
+                f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
+                i,
+            )
+            names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
+            return RuleOut(
+                issues=[dataclasses.replace(issue, names=frozenset(names), **_assumed(x, y))]
+            )
+        if result is None:
+            return RuleOut(UNKNOWN)
+        merged = result
+    return RuleOut(TupleV(tuple(IntV(d) for d in merged)))  # type: ignore[arg-type]
+
+
+@rule
 def cdist(ctx: RuleContext, x1: Value, x2: Value, p: Value, mode: Value) -> RuleOut:
     """torch.cdist: x1 [*b, P, M], x2 [*b, R, M] -> [*b, P, R], batch dims broadcast.
     Binds b (batch elements), rows1 (P), rows2 (R), m, mm (1 when torch takes the
