@@ -14,11 +14,13 @@ case expects:
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
 
 import pytest
 
 from benchmarks.gen_modules import Generated, judge
+from tests.helpers import run_class
 
 pytest.importorskip("torch")
 
@@ -3999,6 +4001,113 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # what autograd refuses in the forward: a flag changed on a non-leaf, a view
+    # detached in place (torch raises RuntimeError)
+    "requires_grad_false_of_a_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x)
+                y.requires_grad_(False)
+                return y * 2
+        """,
+        {"d": "4"},
+        expect="grad_raises",
+    ),
+    "requires_grad_stored_on_a_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x)
+                y.requires_grad = False
+                return y * 2
+        """,
+        {"d": "4"},
+        expect="grad_raises",
+    ),
+    "requires_grad_true_stored_on_a_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x)
+                y.requires_grad = True
+                return y * 2
+        """,
+        {"d": "4"},
+        expect="grad_raises",
+    ),
+    "requires_grad_true_of_a_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x)
+                y.requires_grad_(True)
+                return y * 2
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    "requires_grad_false_of_a_detached_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x).detach()
+                y.requires_grad = False
+                return self.a(y)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    "detach_in_place_of_a_slice": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x)
+                y[:, :1].detach_()
+                return y * 2
+        """,
+        {"d": "4"},
+        expect="raises",
+    ),
+    "detach_in_place_of_a_result": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                y = self.a(x) * 2
+                y.detach_()
+                return self.a(y)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
 }
 
 
@@ -4010,7 +4119,7 @@ def _check(v, expect: str) -> None:
     assert v.truth is not None, what
     if expect == "exact":
         assert v.outcome == "exact", what
-    elif expect == "bound":
+    elif expect in ("bound", "grad_raises"):
         assert not v.complete and v.outcome in ("lower", "unknown"), what
     else:
         assert v.outcome in ("exact", "lower", "unknown"), what
@@ -4025,6 +4134,29 @@ def _params():
 def test_construct(tmp_path, name, src, init, inputs, expect, target):
     gen = Generated(0, name, [name], src, init, inputs, target)
     _check(judge(gen, tmp_path), expect)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, (_, _, _, expect, _) in CASES.items() if expect == "grad_raises"]
+)
+def test_a_forward_autograd_refuses_has_no_total(tmp_path, name):
+    """Run with grad enabled, as the cost of a training step is, torch raises
+    (a requires_grad changed on a non-leaf, a view detached in place): no figure of
+    shapelint's is complete. (Under no_grad the forward runs: the harness's forward.)"""
+    import torch
+
+    src, init, inputs, _, target = CASES[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = getattr(mod, target)(**{k: int(v) for k, v in init.items()})
+    x = torch.randn(*map(int, inputs["x"].split(",")))
+    with pytest.raises(RuntimeError):
+        m(x)
+    t = run_class(path, target, {k: int(v) for k, v in init.items()}, {"x": x.shape}, True)
+    assert not t["complete"] and not t["backward_complete"], t["unknown"]
 
 
 def _chain(pkg, depth: int, helper: bool) -> None:
