@@ -166,10 +166,6 @@ CASES = {
         "a = [1]\nb = [1, 2]\nc = min([a, b], key=len)\nc.append(3)",
         "len(a), len(b)",
     ),
-    "getattr_of_a_name_not_known": (
-        'o = U()\no.p = [1]\no.q = [1, 2]\nk = "p" if t else "q"\nc = getattr(o, k)\nc.append(3)',
-        "len(o.p), len(o.q)",
-    ),
     "vars_of_an_instance": ('o = U()\nd = vars(o)\nd["n"] = 5', "o.n"),
     "returned_by_a_call_not_followed": (
         "import functools\na = [1]\nb = [1, 2]\n"

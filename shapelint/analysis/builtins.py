@@ -119,29 +119,17 @@ def _fresh_display(node: ast.expr, v: Value) -> bool:
     return isinstance(node, displays) and not joined_objects.holds_object(v)
 
 
-def _attributes(obj: Value) -> list[Value]:
-    """What obj holds as attributes: a plain instance's, a module being built's."""
-    if isinstance(obj, SelfRecorder):
-        return list(obj.attrs.values())
-    if type(obj) is ObjectV and obj.kind.startswith("<class>"):
-        return [a for _, a in obj.attrs]
-    return []
-
-
 # Builtins whose result may be an object an argument is or holds, and what it may
-# be: `max(a, b, key=len)` is a or b (of one iterable, an item of it), `getattr(o,
-# name)` one of o's attributes where the name is not known, or the default, `vars(o)` o's
+# be: `max(a, b, key=len)` is a or b (of one iterable, an item of it), `vars(o)` o's
 # namespace. Where the handler does not say which, the result is linked to each
 # (joined_objects.EitherV): read, it is not known, and a change through it forgets
-# them wherever they are held, as Python changed one of them.
+# them wherever they are held, as Python changed one of them. (`getattr(o, name)` of
+# a name not known, one of o's attributes, is not linked: a config's attributes read
+# so, `getattr(self, key)` over keys the analysis cannot list, would all be
+# forgotten wherever the result is read into a name.)
 _MAY_BE_HELD: dict[str, Callable[[list, dict], list]] = {
     "min": lambda args, kwargs: [*args, *kwargs.values()],
     "max": lambda args, kwargs: [*args, *kwargs.values()],
-    "getattr": lambda args, kwargs: (
-        [*_attributes(args[0]), *args[2:]]
-        if len(args) > 1 and not (isinstance(args[1], StrV) and args[1].value is not None)
-        else args[2:]
-    ),
     "vars": lambda args, kwargs: args[:1],
 }
 

@@ -541,9 +541,13 @@ class CallRunningMixin:
         if open_args or uc.tensor_args(list(args), dict(kwargs)):
             cost = Cost(notes=[why], complete=False)
             self.record(node, frame, uc.op_text(node), None, [], UNKNOWN, cost)
-        # what it returns may be an object it was handed (or one that holds): a
-        # change through the result changes that object (joined_objects.EitherV)
-        linked = joined_objects.either_among([*args, *kwargs.values()])
+        # what it returns may be a list, dict or set it was handed (or one that
+        # holds): a change through the result changes it (joined_objects.EitherV).
+        # An instance handed is not linked: the module a hook or decorator is given
+        # (`return func(self, *args)`) would be forgotten by its return alone.
+        linked = joined_objects.either_among(
+            v for v in (*args, *kwargs.values()) if joined_objects.container(v)
+        )
         return UNKNOWN if linked is None else linked
 
     call_project = _call_project
