@@ -20,7 +20,7 @@ import textwrap
 import pytest
 
 from benchmarks.gen_modules import Generated, judge
-from tests.helpers import run_class
+from tests.helpers import run_class, torch_figures
 
 pytest.importorskip("torch")
 
@@ -4157,6 +4157,24 @@ def test_a_forward_autograd_refuses_has_no_total(tmp_path, name):
         m(x)
     t = run_class(path, target, {k: int(v) for k, v in init.items()}, {"x": x.shape}, True)
     assert not t["complete"] and not t["backward_complete"], t["unknown"]
+
+
+def test_a_tensor_detached_in_place_leaves_the_backward_before_it(tmp_path):
+    """`y.detach_()` makes y itself a leaf that needs no grad: the backward of what
+    follows never reaches the layer before it (main: that layer's backward counted,
+    a complete figure above torch's)."""
+    src, init, inputs, _, target = CASES["detach_in_place_of_a_result"]
+    path = tmp_path / "detached.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("detached", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kw = {k: int(v) for k, v in init.items()}
+    shape = tuple(map(int, inputs["x"].split(",")))
+    forward, backward, _, _ = torch_figures(mod, target, kw, {"x": shape}, True)
+    t = run_class(path, target, kw, {"x": shape}, True)
+    assert t["complete"] and t["flops_value"] == forward
+    assert t["backward_complete"] and t["flops_backward_value"] == backward
 
 
 def _chain(pkg, depth: int, helper: bool) -> None:

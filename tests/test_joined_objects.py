@@ -160,6 +160,12 @@ CASES = {
         "a = [1]\nself.l = a\na.append(2)\nself.l.append(3)",
         "len(a), len(self.l)",
     ),
+    # a dict the analysis does not hold (a key no string): what is put in it is
+    # forgotten, as a change through it is not seen
+    "held_by_a_dict_of_int_keys": (
+        "a = [1]\nh = {0: a}\na.append(2)\nh[0].append(3)",
+        "len(a), len(h[0])",
+    ),
     # a result that may be one of the call's arguments, or an object one holds
     "max_by_key": ("a = [1]\nb = [1, 2]\nc = max(a, b, key=len)\nc.append(3)", "len(a), len(b)"),
     "min_of_a_list": (

@@ -125,6 +125,12 @@ def spent(e: EitherV, which=None) -> list[Value]:
     return items
 
 
+def reaches_object(v: Value) -> bool:
+    """v is, or holds, an object a change in place reaches (a list, a dict, a set,
+    an instance)."""
+    return _reaches_object(v, 3)
+
+
 def container(v: Value) -> bool:
     """v is a list, dict or set (no tuple, no instance)."""
     if isinstance(v, TupleV):
