@@ -38,6 +38,21 @@ def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
 
 
+def _flag_case(body: str, expect: str):
+    """A module whose forward runs body (lines apart by newlines) after its Linear."""
+    lines = textwrap.indent(body, " " * 16).lstrip()
+    src = f"""
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                {lines}
+        """
+    return _case(src, {"d": "4"}, expect=expect)
+
+
 # a lookup that returns from inside a loop and raises after it, with a module using it
 PICK = """
         def pick(names, query):
@@ -4003,110 +4018,26 @@ CASES = {
     ),
     # what autograd refuses in the forward: a flag changed on a non-leaf, a view
     # detached in place (torch raises RuntimeError)
-    "requires_grad_false_of_a_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x)
-                y.requires_grad_(False)
-                return y * 2
-        """,
-        {"d": "4"},
-        expect="grad_raises",
+    "requires_grad_false_of_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad_(False)\nreturn y * 2", "grad_raises"
     ),
-    "requires_grad_stored_on_a_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x)
-                y.requires_grad = False
-                return y * 2
-        """,
-        {"d": "4"},
-        expect="grad_raises",
+    "requires_grad_stored_on_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad = False\nreturn y * 2", "grad_raises"
     ),
-    "requires_grad_true_stored_on_a_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x)
-                y.requires_grad = True
-                return y * 2
-        """,
-        {"d": "4"},
-        expect="grad_raises",
+    "requires_grad_true_stored_on_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad = True\nreturn y * 2", "grad_raises"
     ),
-    "requires_grad_true_of_a_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x)
-                y.requires_grad_(True)
-                return y * 2
-        """,
-        {"d": "4"},
-        expect="exact",
+    "requires_grad_true_of_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad_(True)\nreturn y * 2", "exact"
     ),
-    "requires_grad_false_of_a_detached_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x).detach()
-                y.requires_grad = False
-                return self.a(y)
-        """,
-        {"d": "4"},
-        expect="exact",
+    "requires_grad_false_of_a_detached_result": _flag_case(
+        "y = self.a(x).detach()\ny.requires_grad = False\nreturn self.a(y)", "exact"
     ),
-    "detach_in_place_of_a_slice": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x)
-                y[:, :1].detach_()
-                return y * 2
-        """,
-        {"d": "4"},
-        expect="raises",
+    "detach_in_place_of_a_slice": _flag_case(
+        "y = self.a(x)\ny[:, :1].detach_()\nreturn y * 2", "raises"
     ),
-    "detach_in_place_of_a_result": _case(
-        """
-        class M(nn.Module):
-            def __init__(self, d):
-                super().__init__()
-                self.a = nn.Linear(d, d)
-
-            def forward(self, x):
-                y = self.a(x) * 2
-                y.detach_()
-                return self.a(y)
-        """,
-        {"d": "4"},
-        expect="exact",
+    "detach_in_place_of_a_result": _flag_case(
+        "y = self.a(x) * 2\ny.detach_()\nreturn self.a(y)", "exact"
     ),
 }
 
