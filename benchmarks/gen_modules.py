@@ -2045,6 +2045,89 @@ def grad_on_inside_a_call(r, i):
     )
 
 
+def alias_held(r, i):
+    """One list under a name and in a holder (an attribute, an entry, an item),
+    changed through each (session 31: main followed the name's change alone, a
+    layer short of torch)."""
+    hold, through = r.choice(
+        (
+            (f"h{i} = Box{i}()\nh{i}.l = n{i}", f"h{i}.l"),
+            (f'h{i} = {{"l": n{i}}}', f'h{i}["l"]'),
+            (f"h{i} = [n{i}]", f"h{i}[0]"),
+        )
+    )
+    return _s(
+        LIN.format(i=i)
+        + f"\nn{i} = [1]\n{hold}\nn{i}.append(2)\n{through}.append(3)"
+        + f"\nself.ml{i} = nn.ModuleList([nn.Linear(d, d) for _ in n{i}])",
+        f"""
+        for m in self.ml{i}:
+            x = m(x)
+        x = self.l{i}(x)
+        """,
+        f"""
+        class Box{i}:
+            pass
+        """,
+    )
+
+
+def alias_picked(r, i):
+    """A list max or min picks by a key, changed through what it returned (session
+    31: main changed neither list)."""
+    pick = r.choice(("max", "min"))
+    return _s(
+        LIN.format(i=i)
+        + f"\na{i} = [1]\nb{i} = [1, 2]\nc{i} = {pick}(a{i}, b{i}, key=len)\nc{i}.append(3)"
+        + f"\nself.ml{i} = nn.ModuleList([nn.Linear(d, d) for _ in a{i} + b{i}])",
+        f"""
+        for m in self.ml{i}:
+            x = m(x)
+        """,
+    )
+
+
+def alias_in_forward(r, i):
+    """The same in the forward: a layer run once per item of the list."""
+    hold, through = r.choice(((f"h{i} = [n{i}]", f"h{i}[0]"), (f"h{i} = {{0: n{i}}}", f"h{i}[0]")))
+    return _s(
+        LIN.format(i=i),
+        f"""
+        n{i} = [1]
+        {hold}
+        n{i}.append(2)
+        {through}.append(3)
+        for _ in n{i}:
+            x = self.l{i}(x)
+        """,
+    )
+
+
+def flag_on_result(r, i):
+    """requires_grad changed on a layer's result, or a tensor detached in place: in
+    grad mode torch refuses requires_grad_(False) and any flag stored on a non-leaf,
+    and detach_() of a view under any mode (session 31: main printed them complete);
+    the rest it allows."""
+    how = r.choice(
+        (
+            f"y{i}.requires_grad_(True)",
+            f"y{i} = y{i}.detach()\n        y{i}.requires_grad = False",
+            f"y{i} = y{i} * 2\n        y{i}.detach_()",
+            f"y{i}[:, :1].detach_()",
+            f"y{i}.requires_grad_(False)",
+            f"y{i}.requires_grad = True",
+        )
+    )
+    return _s(
+        BOTH.format(i=i),
+        f"""
+        y{i} = self.l{i}(x)
+        {how}
+        x = self.s{i}(y{i})
+        """,
+    )
+
+
 def grad_exit_stack(r, i):
     """torch.no_grad() entered through an ExitStack, at the top of its body or under
     a test (not followed: a bound)."""
@@ -2848,6 +2931,8 @@ MORE: dict[str, list] = {
         tens_multi_output,
         tens_split_layers,
     ],
+    "aliases": [alias_held, alias_picked, alias_in_forward],
+    "autograd_flags": [flag_on_result],
 }
 
 

@@ -14,11 +14,13 @@ case expects:
 
 from __future__ import annotations
 
+import importlib.util
 import textwrap
 
 import pytest
 
 from benchmarks.gen_modules import Generated, judge
+from tests.helpers import run_class, torch_figures
 
 pytest.importorskip("torch")
 
@@ -34,6 +36,21 @@ D4 = {"x": "2,3,4"}
 
 def _case(src, init=None, inputs=None, expect="exact", target="M"):
     return (HEAD + textwrap.dedent(src), init or {}, inputs or D4, expect, target)
+
+
+def _flag_case(body: str, expect: str):
+    """A module whose forward runs body (lines apart by newlines) after its Linear."""
+    lines = textwrap.indent(body, " " * 16).lstrip()
+    src = f"""
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.a = nn.Linear(d, d)
+
+            def forward(self, x):
+                {lines}
+        """
+    return _case(src, {"d": "4"}, expect=expect)
 
 
 # a lookup that returns from inside a loop and raises after it, with a module using it
@@ -3999,6 +4016,29 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # what autograd refuses in the forward: a flag changed on a non-leaf, a view
+    # detached in place (torch raises RuntimeError)
+    "requires_grad_false_of_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad_(False)\nreturn y * 2", "grad_raises"
+    ),
+    "requires_grad_stored_on_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad = False\nreturn y * 2", "grad_raises"
+    ),
+    "requires_grad_true_stored_on_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad = True\nreturn y * 2", "grad_raises"
+    ),
+    "requires_grad_true_of_a_result": _flag_case(
+        "y = self.a(x)\ny.requires_grad_(True)\nreturn y * 2", "exact"
+    ),
+    "requires_grad_false_of_a_detached_result": _flag_case(
+        "y = self.a(x).detach()\ny.requires_grad = False\nreturn self.a(y)", "exact"
+    ),
+    "detach_in_place_of_a_slice": _flag_case(
+        "y = self.a(x)\ny[:, :1].detach_()\nreturn y * 2", "raises"
+    ),
+    "detach_in_place_of_a_result": _flag_case(
+        "y = self.a(x) * 2\ny.detach_()\nreturn self.a(y)", "exact"
+    ),
 }
 
 
@@ -4010,7 +4050,7 @@ def _check(v, expect: str) -> None:
     assert v.truth is not None, what
     if expect == "exact":
         assert v.outcome == "exact", what
-    elif expect == "bound":
+    elif expect in ("bound", "grad_raises"):
         assert not v.complete and v.outcome in ("lower", "unknown"), what
     else:
         assert v.outcome in ("exact", "lower", "unknown"), what
@@ -4025,6 +4065,47 @@ def _params():
 def test_construct(tmp_path, name, src, init, inputs, expect, target):
     gen = Generated(0, name, [name], src, init, inputs, target)
     _check(judge(gen, tmp_path), expect)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, (_, _, _, expect, _) in CASES.items() if expect == "grad_raises"]
+)
+def test_a_forward_autograd_refuses_has_no_total(tmp_path, name):
+    """Run with grad enabled, as the cost of a training step is, torch raises
+    (a requires_grad changed on a non-leaf, a view detached in place): no figure of
+    shapelint's is complete. (Under no_grad the forward runs: the harness's forward.)"""
+    import torch
+
+    src, init, inputs, _, target = CASES[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    m = getattr(mod, target)(**{k: int(v) for k, v in init.items()})
+    x = torch.randn(*map(int, inputs["x"].split(",")))
+    with pytest.raises(RuntimeError):
+        m(x)
+    t = run_class(path, target, {k: int(v) for k, v in init.items()}, {"x": x.shape}, True)
+    assert not t["complete"] and not t["backward_complete"], t["unknown"]
+
+
+def test_a_tensor_detached_in_place_leaves_the_backward_before_it(tmp_path):
+    """`y.detach_()` makes y itself a leaf that needs no grad: the backward of what
+    follows never reaches the layer before it (main: that layer's backward counted,
+    a complete figure above torch's)."""
+    src, init, inputs, _, target = CASES["detach_in_place_of_a_result"]
+    path = tmp_path / "detached.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("detached", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kw = {k: int(v) for k, v in init.items()}
+    shape = tuple(map(int, inputs["x"].split(",")))
+    forward, backward, _, _ = torch_figures(mod, target, kw, {"x": shape}, True)
+    t = run_class(path, target, kw, {"x": shape}, True)
+    assert t["complete"] and t["flops_value"] == forward
+    assert t["backward_complete"] and t["flops_backward_value"] == backward
 
 
 def _chain(pkg, depth: int, helper: bool) -> None:

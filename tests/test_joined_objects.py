@@ -144,6 +144,40 @@ CASES = {
         'a = {"x": 1}\nb = {}\nif t:\n    self.c = a\nelse:\n    self.c = b\nself.c["k"] = 1',
         "len(a), len(b) + 1",
     ),
+    # one object held by a name and by an attribute, an entry or an item: a change
+    # through the name leaves the holder linked to it, so a change through the
+    # holder changes what the name holds
+    "held_by_an_attribute": (
+        "h = U()\na = [1]\nh.l = a\na.append(2)\nh.l.append(3)",
+        "len(a), len(h.l)",
+    ),
+    "held_by_an_entry": (
+        'a = [1]\nh = {"l": a}\na.append(2)\nh["l"].append(3)',
+        'len(a), len(h["l"])',
+    ),
+    "held_by_an_item": ("a = [1]\nh = [a]\na.append(2)\nh[0].append(3)", "len(a), len(h[0])"),
+    "held_by_self": (
+        "a = [1]\nself.l = a\na.append(2)\nself.l.append(3)",
+        "len(a), len(self.l)",
+    ),
+    # a dict the analysis does not hold (a key no string): what is put in it is
+    # forgotten, as a change through it is not seen
+    "held_by_a_dict_of_int_keys": (
+        "a = [1]\nh = {0: a}\na.append(2)\nh[0].append(3)",
+        "len(a), len(h[0])",
+    ),
+    # a result that may be one of the call's arguments, or an object one holds
+    "max_by_key": ("a = [1]\nb = [1, 2]\nc = max(a, b, key=len)\nc.append(3)", "len(a), len(b)"),
+    "min_of_a_list": (
+        "a = [1]\nb = [1, 2]\nc = min([a, b], key=len)\nc.append(3)",
+        "len(a), len(b)",
+    ),
+    "vars_of_an_instance": ('o = U()\nd = vars(o)\nd["n"] = 5', "o.n"),
+    "returned_by_a_call_not_followed": (
+        "import functools\na = [1]\nb = [1, 2]\n"
+        "c = functools.reduce(lambda u, v: v, [a, b])\nc.append(3)",
+        "len(a), len(b)",
+    ),
     # decided by Python: the same on both paths
     "read_only": (
         'a = {"x": 1}\nb = {}\nc = a if t else b\nn = len(c)\nm = c.get("x")\nk = "x" in c',
@@ -199,3 +233,19 @@ def test_a_change_through_a_name_that_may_hold_either_object(tmp_path, name):
             # never one path's size printed as known where Python's differ
             assert size is None or {int(size)} == seen, (out, truth)
             assert len(seen) == 1 or size is None, (out, truth)
+
+
+def test_a_holder_only_read_keeps_the_name_known(tmp_path):
+    """`h.l = a; a.append(2)`: h.l is linked to a's list, not known; reading it
+    (`len(h.l)`) changes nothing, so a's later append is still followed: torch's
+    size for len(a), exact."""
+    body = "h = U()\na = [1]\nh.l = a\na.append(2)\nn = len(h.l)\na.append(5)"
+    path = write(
+        tmp_path,
+        "read.py",
+        HEAD + textwrap.indent(body, " " * 8) + "\n        return x.new_zeros(len(a), n)\n" + TAIL,
+    )
+    truth = _torch_shapes(path)
+    out = static(path, "P", "--input", "x=3")["output"]
+    assert out is not None and {(int(out[0]),)} == {s[:1] for s in truth}, (out, truth)
+    assert out[1] is None or {int(out[1])} == {s[1] for s in truth}, (out, truth)

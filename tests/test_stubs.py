@@ -30,7 +30,7 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
 from shapelint.ops.stub_format import NO_DEFAULT
 from shapelint.ops.stub_ops import registry, stub_call
-from shapelint.ops.values import BufferV, IntV, ObjectV, ParameterV, TensorV, TupleV, Var
+from shapelint.ops.values import UNKNOWN, BufferV, IntV, ObjectV, ParameterV, TensorV, TupleV, Var
 
 # x.T on other than 2-d tensors is deprecated in torch, still described as it behaves today.
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:UserWarning")
@@ -93,6 +93,20 @@ for _n in ("torch.var_mean", "torch.std_mean"):
 SPECIAL["torch.nn.functional.cosine_similarity"] = [
     ((X(2, 3, 4), X(2, 1, 4)), {"dim": -1}),
     ((X(2, 3, 4), X(3, 4)), {}),
+]
+# operands that broadcast, dim of the broadcast shape, a rank-1 operand
+SPECIAL["torch.linalg.vecdot"] = [
+    ((X(2, 3, 4), X(2, 1, 4)), {}),
+    ((X(4, 1, 3), X(5, 3)), {"dim": 1}),
+    ((X(4, 1, 3), X(5, 3)), {"dim": -3}),
+    ((X(3), X(2, 3)), {}),
+]
+# shapes as tuples, lists, ints and torch.Size; sizes of 1 and 0
+SPECIAL["torch.broadcast_shapes"] = [
+    (((2, 1, 3), (4, 3)), {}),
+    (([5, 1], 3, torch.Size([1, 1, 1])), {}),
+    (((0, 1), (3,)), {}),
+    (((2,),), {}),
 ]
 # mm path by rows (> 25) and compute_mode, the direct kernel, p=1, batches that broadcast
 SPECIAL["torch.cdist"] = [
@@ -649,6 +663,28 @@ def test_cross_refuses_what_torch_refuses(a, b, kwargs):
     """Ranks that differ, or a length other than 3 at dim: torch raises, and so the
     stub reports it."""
     check_verdict(run_both("torch.linalg.cross", [X(*a), X(*b)], kwargs))
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [((2, 3), (4,)), ((2, 1, 3), (4, 3)), ((0, 1), (3,)), ((0,), (2,)), (5, (1, 5)), (-1, (3,))],
+)
+def test_broadcast_shapes_refuses_what_torch_refuses(shapes):
+    """Sizes that cannot broadcast (3 against 4, 0 against 2): torch raises, and so
+    the stub reports it; where torch answers, every size of its answer is known."""
+    o = run_both("torch.broadcast_shapes", list(shapes))
+    if o.error is None and o.result.value is not UNKNOWN:
+        assert all(i.value is not None for i in o.result.value.items), o.result.value
+    if shapes[0] == -1:  # a negative size: torch's error, which the stub leaves unknown
+        assert o.error is not None and o.result.value is UNKNOWN
+        return
+    check_verdict(o)
+
+
+@pytest.mark.parametrize("a,b,kwargs", [((2, 3), (2, 4), {}), ((4, 1, 3), (5, 3), {"dim": 3})])
+def test_vecdot_refuses_what_torch_refuses(a, b, kwargs):
+    """Operands that cannot broadcast, or a dim past the broadcast rank: an error."""
+    check_verdict(run_both("torch.linalg.vecdot", [X(*a), X(*b)], kwargs))
 
 
 @pytest.mark.parametrize(

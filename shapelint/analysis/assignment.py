@@ -38,6 +38,7 @@ from shapelint.analysis import (
     own_methods,
     plain,
     plain_instances,
+    raising,
     sequences,
     super_calls,
     torch_absence,
@@ -252,6 +253,15 @@ class AssignmentMixin:
                     return
                 if attribute_stores.same_data(held, value):
                     return  # `p.data = t` while built: the same Parameter, other values
+            if (
+                target.attr == "requires_grad"
+                and self.specialize
+                and not in_construction
+                and getattr(frame, "runs", False)
+            ):
+                # torch refuses a flag stored on a non-leaf, whatever it is
+                held = self.eval(target.value, frame)
+                raising.refused(self, target, frame, backward.flag_stored(held))
             if target.attr == "requires_grad" and in_construction:
                 # `p.requires_grad = False` while the module is built, in its
                 # constructor or a function it calls

@@ -31,6 +31,7 @@ from shapelint.analysis import (
     frame_locals,
     index_iteration,
     iterators,
+    joined_objects,
     lambdas,
     may_raise,
     module_kinds,
@@ -102,7 +103,35 @@ def call(an: Analyzer, name: str, node: ast.Call, args, kwargs, frame) -> Value 
         v = handler(an, node, args, kwargs, frame)
         if v is not None:
             return v
+    if name in _MAY_BE_HELD:
+        held = _MAY_BE_HELD[name](args, kwargs)
+        fresh = {id(v) for v, n in zip(args, node.args) if _fresh_display(n, v)}
+        linked = joined_objects.either_among(v for v in held if id(v) not in fresh)
+        if linked is not None:
+            return linked
     return UNKNOWN if uc.free_builtin(name) else None
+
+
+def _fresh_display(node: ast.expr, v: Value) -> bool:
+    """A list, dict or set the call's own display made (`getattr(o, n, [])`), holding
+    no object: no other name holds it, nor anything a change of it reaches."""
+    displays = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+    return isinstance(node, displays) and not joined_objects.holds_object(v)
+
+
+# Builtins whose result may be an object an argument is or holds, and what it may
+# be: `max(a, b, key=len)` is a or b (of one iterable, an item of it), `vars(o)` o's
+# namespace. Where the handler does not say which, the result is linked to each
+# (joined_objects.EitherV): read, it is not known, and a change through it forgets
+# them wherever they are held, as Python changed one of them. (`getattr(o, name)` of
+# a name not known, one of o's attributes, is not linked: a config's attributes read
+# so, `getattr(self, key)` over keys the analysis cannot list, would all be
+# forgotten wherever the result is read into a name.)
+_MAY_BE_HELD: dict[str, Callable[[list, dict], list]] = {
+    "min": lambda args, kwargs: [*args, *kwargs.values()],
+    "max": lambda args, kwargs: [*args, *kwargs.values()],
+    "vars": lambda args, kwargs: args[:1],
+}
 
 
 def _iterated(an, node, v: Value, frame) -> Value:

@@ -25,6 +25,7 @@ from shapelint.analysis import (
     enums,
     init_run,
     itemgetters,
+    joined_objects,
     lambdas,
     learning,
     modules,
@@ -538,7 +539,14 @@ class CallRunningMixin:
             aliasing.lost()
         if open_args or uc.tensor_args(list(args), dict(kwargs)):
             uc.record_not_known(self, node, frame, uc.op_text(node), why)
-        return UNKNOWN
+        # what it returns may be a list, dict or set it was handed (or one that
+        # holds): a change through the result changes it (joined_objects.EitherV).
+        # An instance handed is not linked: the module a hook or decorator is given
+        # (`return func(self, *args)`) would be forgotten by its return alone.
+        linked = joined_objects.either_among(
+            v for v in (*args, *kwargs.values()) if joined_objects.container(v)
+        )
+        return UNKNOWN if linked is None else linked
 
     call_project = _call_project
     class_methods = _class_methods

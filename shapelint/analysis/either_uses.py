@@ -101,12 +101,17 @@ def before(an: Analyzer, stmt: ast.stmt, frame: Frame) -> None:
             continue
         for node in ast.walk(target):
             if isinstance(node, (ast.Subscript, ast.Attribute)):
-                root = node.value
+                inner, root = node, node.value
                 while isinstance(root, (ast.Subscript, ast.Attribute)):
-                    root = root.value
+                    inner, root = root, root.value
                 if isinstance(root, ast.Name):
                     held = frame.env.get(root.id)
-                    if type(held) is EitherV:
+                    if type(held) is EitherV and isinstance(inner, ast.Attribute):
+                        # an attribute of a list, dict or set is never stored nor
+                        # read past its methods (AttributeError): the instances alone
+                        for v in joined_objects.spent(held, lambda v: not _container(v)):
+                            in_place.forget_reached(an, v)
+                    elif type(held) is EitherV:
                         _spend(an, held)
                     elif type(held) is ChoiceV:
                         # one of several instances a call of the name would run:
@@ -193,7 +198,10 @@ def _keeps_nothing(an: Analyzer, node: ast.expr, up: dict, frame: Frame, items: 
                     return False
                 par = call
         elif isinstance(par, ast.Call):
-            return cur is not par.func and _builtin_keeping_nothing(an, par.func, frame)
+            if cur is par.func:
+                # a list, dict or set called raises TypeError, changing none of them
+                return containers and cur is node
+            return _builtin_keeping_nothing(an, par.func, frame)
         else:
             return False
         cur = par

@@ -28,6 +28,7 @@ from shapelint.analysis import (
     enums,
     folding,
     framed,
+    in_place,
     indexing,
     item_sizes,
     joined_objects,
@@ -184,9 +185,11 @@ def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
     before its value, as Python does."""
     entries: dict[str, Value] = {}
     known = True
+    values: list[Value] = []
     for k, v in zip(node.keys, node.values):
         key = an.eval(k, frame, d) if k is not None else None
         value = an.eval(v, frame, d)
+        values.append(value)
         if key is None:
             spread = dict_values.expand_kwargs(value)
             if spread is None:
@@ -197,7 +200,14 @@ def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
             entries[key.value] = value
         else:
             known = False  # a key that is no known string: a dict the analysis does not hold
-    return dict_values.dict_value(entries) if known else UNKNOWN
+    if known:
+        return dict_values.dict_value(entries)
+    # a dict not held (`{0: xs}`): a list, dict or instance put in it may change
+    # through it unseen (`h[0].append(3)`), so it is not known from here on
+    for v in values:
+        if joined_objects.reaches_object(v):
+            in_place.forget_reached(an, v)
+    return UNKNOWN
 
 
 def eval_slice(an: Analyzer, node: ast.Slice, frame: Frame, d: int) -> Value:

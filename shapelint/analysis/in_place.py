@@ -733,7 +733,11 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
                 for k, v in list(env.items()):
                     if isinstance(v, _HOLDERS):
                         env[k] = _substituted(v, old, new, memo)
-        held = _forget_everywhere(an, an, old, False, {}, identical=True)
+        # a holder elsewhere (`h.l = a`, `d = {"l": a}`) keeps a link to the object
+        # as it is now: read, it is not known, and a change through it (`h.l.append(3)`)
+        # changes the object the changing name holds, which is then forgotten too
+        link = joined_objects.either_of(new) if new is not None else None
+        held = _forget_everywhere(an, an, old, False, {}, identical=True, link=link)
     # a def's default object, which a parameter left at it holds (`acc=[]`)
     owners = {id(o): o for o in [an, *(f.func.owner for f in LIVE if f.func is not None)] if o}
     if defaults.changed(owners.values(), old, an) or held:
@@ -858,8 +862,9 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
         if k in frame.env:
             held = frame.env[k]
             # unknown: forgotten by a callee's callee that changed it (`build(s)`
-            # calling `grow(s)`); fd's value at its return is the one it holds
-            if held is old or held is UNKNOWN:
+            # calling `grow(s)`), or linked to what it changed it into (forget_held);
+            # fd's value at its return is the one it holds
+            if held is old or held is UNKNOWN or type(held) is joined_objects.EitherV:
                 return frame.env, k, frame.env is an.module_env
         else:
             env = module_state.defining_env(an, k)
@@ -910,7 +915,15 @@ def _flat(v: Value) -> bool:
 
 
 def _forget_everywhere(
-    an, owner, old: Value, deeply: bool, held: dict, identical: bool = False, also=None, to=None
+    an,
+    owner,
+    old: Value,
+    deeply: bool,
+    held: dict,
+    identical: bool = False,
+    also=None,
+    to=None,
+    link: Value | None = None,
 ) -> bool:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
@@ -918,15 +931,21 @@ def _forget_everywhere(
     it holds too (the change may have been made to one of them). to: what old
     itself (by identity) becomes instead, where its new value is known (a module
     a target run holds: one object, which every holder sees changed). Whether
-    any holder was changed."""
+    any holder was changed. link: what a frame's name or a plain object holds of
+    old instead of UNKNOWN (joined_objects.either_of its new value), which a module
+    being built or a module's namespace, read without either_uses, never holds."""
     gone = _parts(an, old) if deeply else [old]
     ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
     kinds = {type(g) for g in gone}
-    memo: dict[int, tuple[Value, Value]] = {}  # the value kept: its id stays its own
+    # the value kept: its id stays its own; one table where old becomes link, one
+    # where it becomes UNKNOWN
+    memos: tuple[dict[int, tuple[Value, Value]], dict[int, tuple[Value, Value]]] = ({}, {})
+    gone_as = [UNKNOWN, memos[0]]  # what old becomes in the env walked, and its table
 
     def without(v: Value) -> Value:
         if not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
             return v  # holds no list, dict or object
+        memo = gone_as[1]
         got = memo.get(id(v))
         if got is not None:
             return got[1]
@@ -934,9 +953,9 @@ def _forget_everywhere(
         held = v.items if isinstance(v, (TupleV, SetV)) else ()
         if to is not None and v is old:
             res = to
-        elif id(v) in ids or (
-            not identical and type(v) in kinds and any(_copy(v, g) for g in gone)
-        ):
+        elif id(v) in ids:
+            res = gone_as[0]
+        elif not identical and type(v) in kinds and any(_copy(v, g) for g in gone):
             res = UNKNOWN
         elif _SHALLOW.get(id(v)) is v:
             pass  # what it holds holds no list, dict or object
@@ -1006,6 +1025,8 @@ def _forget_everywhere(
         for env in envs.values():
             kept = own.get(id(env), ())
             module = id(env) in modules_
+            linked = link is not None and not module and id(env) not in building
+            gone_as[0], gone_as[1] = (link, memos[1]) if linked else (UNKNOWN, memos[0])
             for k, v in list(env.items()):
                 if k in kept:
                     new = inside(v)

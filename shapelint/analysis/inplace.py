@@ -62,6 +62,14 @@ def after_method(
     before = args[0]
     if not _activation(before):
         return
+    if name == "torch.Tensor.detach_" and isinstance(result, TensorV):
+        # detach_() makes the tensor itself a leaf that needs no grad: every name of
+        # it holds the result (main kept y.detach_()'s y tracked: the layers before
+        # it counted in a backward torch never runs)
+        for k, v in list(frame.env.items()):
+            if v is before:
+                frame.env[k] = result
+        return
     reshaped = name.rsplit(".", 1)[-1] in RESHAPING_IN_PLACE
     if reshaped and isinstance(result, TensorV) and result.shape != before.shape:
         for k, v in list(frame.env.items()):

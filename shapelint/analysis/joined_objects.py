@@ -117,11 +117,25 @@ def renewed(old: Value, new: Value) -> None:
                 _HELD.setdefault(id(new), (new, []))[1].append(e)
 
 
-def spent(e: EitherV) -> list[Value]:
-    """e's objects, which the caller forgets: e holds none from then on."""
-    items = list(e.items)
-    e.items.clear()
+def spent(e: EitherV, which=None) -> list[Value]:
+    """e's objects (those `which` holds true of), which the caller forgets: e holds
+    none of them from then on."""
+    items = [v for v in e.items if which is None or which(v)]
+    e.items[:] = [v for v in e.items if which is not None and not which(v)]
     return items
+
+
+def reaches_object(v: Value) -> bool:
+    """v is, or holds, an object a change in place reaches (a list, a dict, a set,
+    an instance)."""
+    return _reaches_object(v, 3)
+
+
+def container(v: Value) -> bool:
+    """v is a list, dict or set (no tuple, no instance)."""
+    if isinstance(v, TupleV):
+        return v.kind != "tuple"
+    return isinstance(v, SetV) or (type(v) is ObjectV and v.kind == DICT_KIND)
 
 
 def holds_object(v: Value) -> bool:

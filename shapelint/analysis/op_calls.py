@@ -336,6 +336,8 @@ class OpCallsMixin:
         inplace.after_method(frame, node, name, args, value, kwargs, self.src.path)
         if self.specialize and inplace.leaf_written(node, name, args):
             raising.surely(self, node, frame, "RuntimeError")
+        if self.specialize:
+            raising.refused(self, node, frame, backward.flag_refused(name, args, kwargs))
         return value, cost
 
     def _axes_apart(self, annotated: frozenset[str]) -> dict[str, str] | None:

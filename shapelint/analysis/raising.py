@@ -90,6 +90,20 @@ def surely(an, node: ast.stmt, frame, exc: str | None) -> None:
     frame.raised = True
 
 
+def refused(an, node: ast.AST, frame, refusal: tuple[bool, str] | None) -> None:
+    """torch's refusal of a step (ops/backward.flag_refused): where it surely
+    raises, the block stops there; where it may, the step is a call of unknown
+    cost, so that no total is printed as complete."""
+    if refusal is None:
+        return
+    sure, why = refusal
+    if sure:
+        surely(an, node, frame, "RuntimeError")  # type: ignore[arg-type]
+        return
+    note = f"may raise RuntimeError here ({why})"
+    an.record(node, frame, OP, None, [], UNKNOWN, Cost(notes=[note], complete=False))
+
+
 def raises_cost(cost: Cost, building: str | None) -> Cost:
     """A target's cost when its call surely raises: no total."""
     where = "building the module raises" if building is not None else "the call raises"

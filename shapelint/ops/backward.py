@@ -713,3 +713,52 @@ def _own_view(item: Value, operand: TensorV, g: bool | None) -> Value:
 
 def _bool(v) -> bool | None:
     return v.value if isinstance(v, BoolV) else None
+
+
+_INPUT_NODE = next(iter(INPUT))
+# torch's refusals of a change to what autograd tracks (torch 2.13's messages)
+NON_LEAF_FLAG = "you can only change requires_grad flags of leaf variables"
+VIEW_DETACHED = "Can't detach views in-place"
+
+
+def non_leaf(v: Value) -> bool | None:
+    """Whether v is a tensor an op autograd recorded made (grad_fn set: no leaf):
+    it requires grad and each of its Origins is an op's run, not a leaf, a target's
+    input, nor a function's boundary or exit. False for a leaf (a Parameter or
+    buffer, a tensor that needs no grad, one made fresh) or no tensor; None where
+    not known."""
+    if not isinstance(v, TensorV) or isinstance(v, (ParameterV, BufferV)) or v.grad is False:
+        return False
+    made = v.origin
+    if made is None:
+        return None
+    if not made or all(o is _INPUT_NODE for o in made):
+        return False
+    ops = all(o.token is None and o.inner is None and o is not _INPUT_NODE for o in made)
+    return True if ops and v.grad is True else None
+
+
+def flag_refused(name: str, args, kwargs) -> tuple[bool, str] | None:
+    """torch's refusal of `t.requires_grad_(flag)` or `t.detach_()` as the forward
+    runs it: (True, why) where it surely raises, (False, why) where it may, None
+    where it does not. requires_grad_(False) of a non-leaf raises (True leaves it
+    as it is); detach_ of a view raises, and a tensor on another's storage (a view,
+    or an in-place result) may be one."""
+    if name == "torch.Tensor.requires_grad_" and args:
+        flag = _bool(args[1] if len(args) > 1 else kwargs.get("requires_grad", BoolV(True)))
+        made = non_leaf(args[0])
+        if flag is True or made is False:
+            return None
+        return (flag is False and made is True), NON_LEAF_FLAG
+    if name == "torch.Tensor.detach_" and args:
+        t = args[0]
+        if isinstance(t, TensorV) and not isinstance(t, (ParameterV, BufferV)):
+            return None if t.storage is None else (False, VIEW_DETACHED)
+    return None
+
+
+def flag_stored(t: Value) -> tuple[bool, str] | None:
+    """`t.requires_grad = flag`: torch refuses any flag stored on a non-leaf, as
+    flag_refused says."""
+    made = non_leaf(t)
+    return None if made is False else (made is True, NON_LEAF_FLAG)

@@ -89,7 +89,7 @@ _REORDERS = frozenset(
     {"transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "adjoint"}
     | {"T", "H", "mT", "mH"}
 )
-_PARTS = frozenset({"split", "chunk", "unbind", "narrow"})
+_PARTS = frozenset({"split", "chunk", "tensor_split", "unbind", "narrow"})
 _SPREAD = frozenset({"expand", "broadcast_to", "expand_as"})
 # Ops returning one expanded view of each tensor operand, in order.
 _EACH_SPREAD = frozenset({"broadcast_tensors", "meshgrid"})
@@ -881,7 +881,7 @@ _REORDER_KEYS = {
 
 
 def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
-    """The layout of split/chunk/unbind/narrow's parts: along the first axis, each
+    """The layout of split/chunk/tensor_split/unbind/narrow's parts: along the first axis, each
     part of a contiguous tensor is contiguous; along another, parts of longer rows."""
     d = _part_axis(short, args, kwargs, base)
     if d is None or base.contiguous not in (True, GAPPED, FOLDS):
@@ -892,8 +892,8 @@ def _part_layout(short: str, args, kwargs, base: TensorV) -> object:
 
 
 def _part_axis(short: str, args, kwargs, base: TensorV) -> int | None:
-    """The axis split/chunk/unbind/narrow cuts, from 0; None where not known."""
-    pos = {"split": 2, "chunk": 2, "unbind": 1, "narrow": 1}[short]
+    """The axis split/chunk/tensor_split/unbind/narrow cuts, from 0; None where not known."""
+    pos = {"split": 2, "chunk": 2, "tensor_split": 2, "unbind": 1, "narrow": 1}[short]
     dim = args[pos] if len(args) > pos else kwargs.get("dim")
     if dim is None and short != "narrow":
         dim = IntV(ZERO)  # the default

@@ -744,16 +744,7 @@ def broadcast(ctx: RuleContext, *xs: Value) -> RuleOut | NotApplicable:
                 break
             _, conflicts = broadcast_shapes(prev, t.shape)
             for _axis, x, y in conflicts[:1]:
-                issue = ctx.issue(
-                    BROADCAST,
-                    f"shapes {shape_text(prev)} and {shape_text(t.shape)} cannot broadcast "
-                    f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
-                    i,
-                )
-                names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
-                out.issues.append(
-                    dataclasses.replace(issue, names=frozenset(names), **_assumed(x, y))
-                )
+                out.issues.append(_cannot_broadcast(ctx, prev, t.shape, x, y, i))
             if conflicts:
                 break
             short = _slice_too_short(earlier, t) or _slice_too_short(t, earlier)
@@ -959,6 +950,40 @@ def cosine(ctx: RuleContext, x1: Value, x2: Value, dim: Value) -> RuleOut | NotA
     out = reduce(ctx, _tensor(both.value.shape, x1), dim, BoolV(False))
     out.issues = [*both.issues, *out.issues]
     return out
+
+
+def _cannot_broadcast(ctx: RuleContext, a: Shape, b: Shape, x: Dim, y: Dim, arg: int) -> OpIssue:
+    """Shapes a and b cannot broadcast, x against y: the issue, resting on the
+    names of x and y (dropped where learning gave one)."""
+    issue = ctx.issue(
+        BROADCAST,
+        f"shapes {shape_text(a)} and {shape_text(b)} cannot broadcast "
+        f"({dim_str(x)} vs {dim_str(y)}{_only_when(x, y)})",
+        arg,
+    )
+    names = {n for d in (x, y) if isinstance(d, Expr) for n in d.names()}
+    return dataclasses.replace(issue, names=frozenset(names), **_assumed(x, y))
+
+
+@rule
+def broadcast_sizes(ctx: RuleContext, shapes: Value) -> RuleOut:
+    """torch.broadcast_shapes: the sizes the shapes given broadcast to (an int is a
+    1-d shape), a tuple of ints; shapes that cannot broadcast are torch's error."""
+    if not isinstance(shapes, TupleV):
+        return RuleOut(UNKNOWN)
+    merged: Shape = ()
+    for i, given in enumerate(shapes.items):
+        dims = [given.value] if isinstance(given, IntV) else int_list(given)
+        if dims is None or any(d is not None and d.value is not None and d.value < 0 for d in dims):
+            return RuleOut(UNKNOWN)  # not sizes the analysis reads (or torch refuses: < 0)
+        one: Shape = tuple(dims)
+        result, conflicts = broadcast_shapes(merged, one)
+        for _axis, x, y in conflicts[:1]:
+            return RuleOut(issues=[_cannot_broadcast(ctx, merged, one, x, y, i)])
+        if result is None:
+            return RuleOut(UNKNOWN)
+        merged = result
+    return RuleOut(TupleV(tuple(IntV(d) for d in merged)))  # type: ignore[arg-type]
 
 
 @rule

@@ -455,7 +455,8 @@ _NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input"
 PYTHON_DEFINED = frozenset({
     "torch.norm", "torch.split", "torch.unique", "torch.cdist", "torch.meshgrid",
     "torch.atleast_1d", "torch.atleast_2d", "torch.atleast_3d",
-    "torch.tensordot", "torch.broadcast_tensors", "torch.stft", "torch.Tensor.stft",
+    "torch.tensordot", "torch.broadcast_tensors", "torch.broadcast_shapes", "torch.stft",
+    "torch.Tensor.stft",
     "torch.Tensor.norm", "torch.Tensor.split",
     "torch.Tensor.unique", "torch.Tensor.unflatten", "torch.Tensor.__floordiv__",
     "torch.Tensor.__pow__", "torch.Tensor.__ipow__", "torch.Tensor.__rpow__",

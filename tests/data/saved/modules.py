@@ -1237,6 +1237,54 @@ class ChunkHeads(nn.Module):
         return einops.rearrange(out, "b h n d -> b n (h d)")
 
 
+class TensorSplitParts(nn.Module):
+    """tensor_split's parts, by a count along the last axis (parts of longer rows,
+    one reshaped: a copy) and by indices along the first (contiguous parts, one of
+    them empty at a batch of 1): views, as split's and chunk's are."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+
+    def forward(self, x):
+        y = self.a(x)
+        p, q = y.tensor_split(2, dim=-1)
+        r, s = torch.tensor_split(y, [1], dim=0)
+        return (
+            (p.reshape(-1) * q.reshape(-1)).sum()
+            + (p @ q.transpose(1, 2)).sum()
+            + (r * 2).sum()
+            + (s * s).sum()
+        )
+
+
+class TensorSplitQkv(nn.Module):
+    """Three parts of one projection unequal in size (tensor_split(3) of a width not
+    divisible by 3): each part keeps its storage's rows."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.qkv = nn.Linear(d, 3 * d + 1)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).tensor_split(3, dim=-1)
+        return (q[..., 1:] @ k.transpose(1, 2)).softmax(-1) @ v
+
+
+class Vecdots(nn.Module):
+    """linalg.vecdot of two projections (each kept for the other's gradient), and of
+    one with the input (which needs none: the projection's partner alone)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        p, q = self.a(x), self.b(x)
+        return torch.linalg.vecdot(p, q) + torch.linalg.vecdot(x, q.tanh(), dim=1).sum()
+
+
 class ConvChunkHeads(nn.Module):
     """A conv's channels chunked and rearranged to heads over its positions."""
 
