@@ -991,7 +991,12 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
     """Where the caller holds what it handed as expr: a name of its frame or of
     its module (the file that defines it: module_state's), or an attribute of a
     module being built; (None, "", False) elsewhere. The last: whether it is a
-    module's name."""
+    module's name. `super()` (a base's method on the instance, `super().lazy(k)`)
+    hands the frame's first parameter."""
+    if expr is not None and _is_super(expr):
+        node = getattr(frame.func, "node", None)
+        params = _params(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
+        expr = ast.Name(params[0], ast.Load()) if params else None
     if isinstance(expr, ast.Name):
         k = expr.id
         if k in frame.env:
