@@ -226,8 +226,8 @@ def top_level() -> Iterator[None]:
         _BEFORE_TOP.reset(token)
 
 
-# a pass of its own (own_pass.py: a function's summary, whose `self` is no object
-# of the run) is apart from the run's frames, as a top level is
+# a function's summary reached in a target run (function_runs.summary), whose
+# `self` is no object of the run, is apart from the run's frames, as a top level is
 apart = top_level
 
 

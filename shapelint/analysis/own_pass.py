@@ -9,14 +9,14 @@ once per function analysed, and a plain class costs less than a generator
 
 from __future__ import annotations
 
-from shapelint.analysis import absence, aliasing, call_path, dynamic, in_place, module_state
+from shapelint.analysis import absence, aliasing, call_path, dynamic, module_state
 from shapelint.notation.symbolic import fact_scope
 
 
 class OwnPass:
     """`with OwnPass():` as `with fact_scope(), call_path.paused(),
-    aliasing.apart(), dynamic.generic(), module_state.Undone(), absence.Undone(),
-    in_place.apart():`, entered in that order, left in reverse."""
+    aliasing.apart(), dynamic.generic(), module_state.Undone(), absence.Undone():`,
+    entered in that order, left in reverse."""
 
     __slots__ = ("_scopes",)
 
@@ -28,9 +28,6 @@ class OwnPass:
             dynamic.generic(),
             module_state.Undone(),
             absence.Undone(),
-            # no call Python makes: what it changes in place is no object the
-            # frames of the run that reached it hold
-            in_place.apart(),
         )
         for scope in self._scopes:
             scope.__enter__()
