@@ -9,6 +9,7 @@ import ast
 import os
 from typing import TYPE_CHECKING
 
+from shapelint.analysis import built_objects
 from shapelint.analysis.nodes import nodes_of
 from shapelint.analysis.own_pass import OwnPass
 from shapelint.analysis.specialized import MAX_DEPTH, call_key, run_body
@@ -70,6 +71,8 @@ def value_at(an: Analyzer, fd: FuncDef, recv, node, args, kwargs, caller: str) -
         if key is not None:
             owner.specialized[key] = got
     value, found = got
+    if not fresh:  # the first run's objects, handed out again in this call's place
+        built_objects.reused([value])
     if value is not None:
         value = called(value, args, kwargs)
     where = f"{caller}:{getattr(node, 'lineno', '?')}"

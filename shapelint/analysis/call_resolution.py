@@ -501,6 +501,14 @@ def call_attribute(
     if an.call_args:
         an.call_args[-1][:] = [[*an.call_args[-1][0], recv], len(frame.records)]
     if (
+        func.attr in in_place.MUTATORS
+        and not isinstance(func.value, ast.Name)
+        and not _project_method(an, recv, func.attr)
+    ):
+        # a builtin's change of an item or attribute: no follow places it in its
+        # holder (in_place._placed_deep)
+        frame.unplaced.add(id(node))
+    if (
         an.specialize
         and func.attr in dict_values.MAPPING_MUTATORS
         and dict_values.holds_entries(recv)

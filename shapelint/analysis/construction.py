@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     aliasing,
+    built_objects,
     call_path,
     dynamic,
     in_place,
@@ -150,7 +151,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if init is not None:
             in_place.forget_handed(an, init, args, kwargs, ran=False)
         given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
-        return renewed(an.specialized[key], given)
+        return _own_object(an, cd, renewed(an.specialized[key], given), again=True)
     endless = None
     if an.specialize:  # once per class: the answer does not depend on the arguments
         ek = ("<endless>", cd.key)
@@ -214,7 +215,18 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         raising.pending(exc)
         if key is not None:
             an.specialized[("<raises>", key)] = exc
-    return value
+    return _own_object(an, cd, value, again=False)
+
+
+def _own_object(an: Analyzer, cd: ClassDef, v: Value, again: bool) -> Value:
+    """A plain instance a target run built: an object of its own (built_objects),
+    a memoised construction's a value object of its own too, as Python's second
+    evaluation makes a second object."""
+    if not an.specialize or an.trial or type(v) is not ObjectV:
+        return v
+    if module_class(an, cd) is not False:
+        return v
+    return built_objects.again(v) if again else built_objects.made(v)
 
 
 def typed_dict_built(node: ast.Call, args, kwargs) -> Value:

@@ -469,7 +469,13 @@ def analyze_target(
     specialized mode, every call interpreted with the values it receives
     (analysis/target.py), the module in training mode as built, or in eval mode
     (training False). Raises TargetError for a target or value it cannot use."""
-    from shapelint.analysis import joined_objects, module_state, project, stdlib_logging
+    from shapelint.analysis import (
+        built_objects,
+        joined_objects,
+        module_state,
+        project,
+        stdlib_logging,
+    )
     from shapelint.analysis.budget import DEFAULT_SECONDS, BudgetExceeded, time_budget
     from shapelint.analysis.interpreter import ModuleAnalyzer
     from shapelint.analysis.target import TargetError, evaluate_target, stopped
@@ -489,6 +495,7 @@ def analyze_target(
         with time_budget(seconds), module_state.run():
             stdlib_logging.reset()  # before the file's top level runs
             joined_objects.reset()
+            built_objects.reset()
             project.attach(an, path, opts, specialize=True)
             an.prepare()
             try:

@@ -206,7 +206,10 @@ class FunctionRunsMixin:
                 # what it saves or writes a save of the run's (ops/versions.py)
                 elements = tensor_values.Apart() if self.specialize else nullcontext()
                 log = versions.aside() if self.specialize else nullcontext()
-                with OwnPass(), self.undiverted(), may_raise.apart(), elements, log:
+                # nor is it a call Python makes: what it changes in place (its
+                # `self.lazy(k)` on a `self` not known) is no object the run's frames hold
+                frames = in_place.apart() if self.specialize else nullcontext()
+                with OwnPass(), self.undiverted(), may_raise.apart(), elements, log, frames:
                     summ = self._analyze_function(fd)
             finally:
                 self._in_progress.discard(qualname)

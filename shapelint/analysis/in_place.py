@@ -51,7 +51,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from shapelint.analysis import aliasing, defaults, fresh, joined_objects, module_state, plain
+from shapelint.analysis import (
+    aliasing,
+    built_objects,
+    defaults,
+    fresh,
+    item_paths,
+    joined_objects,
+    module_state,
+    plain,
+)
 from shapelint.analysis.attributes import find_method, module_class
 from shapelint.analysis.nodes import nodes_of, stored_names
 from shapelint.analysis.small_sets import SetV
@@ -217,6 +226,11 @@ def top_level() -> Iterator[None]:
         _BEFORE_TOP.reset(token)
 
 
+# a function's summary reached in a target run (function_runs.summary), whose
+# `self` is no object of the run, is apart from the run's frames, as a top level is
+apart = top_level
+
+
 _WATCHED = "_shapelint_watched"
 
 
@@ -273,10 +287,13 @@ def finals(an, frame) -> dict[str, Value]:
     if fd is not None and frame.watch is None and not _ran_alias_change(fd, frame):
         out[_NO_ALIAS_RAN] = NoneV()
     if fd is not None and frame.watch is None:
+        deep = _risky(fd.node)[0]
         for k in _params(fd.node):
             sites = _change_sites(fd.node, frozenset({k}), every=True)
             if k in out and not any(i in frame.ran for i in sites):
                 out[_UNCHANGED + k] = NoneV()
+            if k in out and k in deep and _placed_deep(fd.node, k, frame):
+                out[_PLACED + k] = NoneV()
     return out
 
 
@@ -285,11 +302,22 @@ def _ran_alias_change(fd, frame) -> bool:
     return alias_ran(fd.node, _risky(fd.node)[1], frame)
 
 
+def handed_back(fd, node, recv, args, kwargs, finals: dict[str, Value] | None) -> list[Value]:
+    """The values of finals (a memoised run's) that `follow` may give the caller's
+    names for the call `node`: those of the parameters it left other than they
+    were handed."""
+    if not finals or not isinstance(node, ast.Call):
+        return []
+    handed = _handed(fd, node, recv, args, kwargs)
+    return [v for k, v in finals.items() if k in handed and not _copy(v, handed[k][1])]
+
+
 def parameters_only(fd, finals: dict[str, Value]) -> dict[str, Value]:
     """finals without the globals (what they hold came from what they held before
     the run, which a memoised run's key does not hold)."""
     params = _params(fd.node)
-    return {k: v for k, v in finals.items() if k in params}
+    kept = {*params, *(_PLACED + p for p in params)}  # a rerun places them as this one did
+    return {k: v for k, v in finals.items() if k in kept}
 
 
 _RISKS = "_shapelint_risks"
@@ -347,6 +375,9 @@ def _risky(node) -> tuple[frozenset[str], frozenset[str]]:
 # finals' mark of a run that ran no change through a local alias (an
 # identifier no Python name can be)
 _NO_ALIAS_RAN = "<no alias changed>"
+# finals' mark of a parameter whose changes deeper than a run follows of its own
+# (`self.layers[i].update(k)`) the run placed, each, where the item is held
+_PLACED = "<placed>"
 # finals' mark of a parameter no statement of the run changed in place (its own
 # source's stores, mutating calls and setattr on it did not run: a loop of no turn)
 _UNCHANGED = "<unchanged>"
@@ -354,20 +385,16 @@ _UNCHANGED = "<unchanged>"
 _ALIAS_STMTS = "_shapelint_alias_stmts"
 
 
-def _change_sites(fn, names: frozenset[str], every: bool = False) -> frozenset[int]:
-    """The ids of fn's statements that change in place an object one of names
-    holds (as `_direct` reads a change: a store or deletion under the name, a
-    mutating method called on it, setattr / delattr of it); a change inside a
-    nested function or class counts at the statement of fn that defines it,
-    unless the name there is the nested function's own."""
-    cache = fn.__dict__.setdefault(_ALIAS_STMTS, {})
-    known = cache.get((names, every))
-    if known is not None:
-        return known
+def _changes(fn, names: frozenset[str]) -> Iterator[tuple[ast.stmt, bool, str, bool, ast.AST]]:
+    """Each change fn's source makes in place of what one of names holds, as
+    `_direct` reads a change (a store or deletion under the name, a mutating
+    method called on it, setattr / delattr of it): (the statement of fn it counts
+    at, whether it sits in a nested function or class, which counts at the
+    statement that defines it, the name, whether it is deeper than a run follows,
+    the node making it). A name a nested function binds is its own there."""
     stack: list[tuple[ast.AST, ast.stmt | None, bool, frozenset[str]]] = [
         (s, None, False, names) for s in fn.body
     ]
-    sites: set[int] = set()
     while stack:
         node, at, frozen, watched_here = stack.pop()
         if isinstance(node, ast.stmt) and not frozen:
@@ -399,15 +426,70 @@ def _change_sites(fn, names: frozenset[str], every: bool = False) -> frozenset[i
                 changed = [(_params(fn)[0] if _params(fn) else None, False)]
             elif isinstance(f, ast.Attribute) and f.attr in MUTATORS:
                 changed = [(_root(f.value), not isinstance(f.value, ast.Name))]
-        # a change the run follows to a name bound only to new containers changes
-        # no object another holds; a deeper one may (every: any change counts)
-        if at is not None and any(
-            c in watched_here and (every or deeper or not _fresh(fn, c)) for c, deeper in changed
-        ):
-            sites.add(id(at))
+        if at is not None:
+            for c, deeper in changed:
+                if c in watched_here:
+                    yield at, frozen, c, deeper, node
         stack.extend((c, at, frozen, watched_here) for c in ast.iter_child_nodes(node))
+
+
+def _change_sites(fn, names: frozenset[str], every: bool = False) -> frozenset[int]:
+    """The ids of fn's statements that change in place an object one of names
+    holds (`_changes`)."""
+    cache = fn.__dict__.setdefault(_ALIAS_STMTS, {})
+    known = cache.get((names, every))
+    if known is not None:
+        return known
+    # a change the run follows to a name bound only to new containers changes
+    # no object another holds; a deeper one may (every: any change counts)
+    sites = {
+        id(at)
+        for at, _, c, deeper, _ in _changes(fn, names)
+        if every or deeper or not _fresh(fn, c)
+    }
     known = cache[(names, every)] = frozenset(sites)
     return known
+
+
+_DEEP_SITES = "_shapelint_deep_sites"
+
+
+def _deep_sites(fn, name: str) -> dict[int, frozenset[int] | None]:
+    """fn's statements (ids) that change what name holds deeper than a run follows
+    of its own: the mutating calls on an item or attribute under it each makes
+    (`self.layers[i].update(k)`, which `follow` may place through the item), or
+    None where another change is made there (a deeper store, a deletion,
+    setattr), which no run places."""
+    cache = fn.__dict__.setdefault(_DEEP_SITES, {})
+    known = cache.get(name)
+    if known is not None:
+        return known
+    calls: dict[int, set[int]] = {}
+    other: set[int] = set()
+    for at, frozen, _, deeper, node in _changes(fn, frozenset({name})):
+        if not deeper:
+            continue
+        if isinstance(node, ast.Call) and not frozen:
+            calls.setdefault(id(at), set()).add(id(node))
+        else:
+            other.add(id(at))
+    known = {k: (None if k in other else frozenset(v)) for k, v in calls.items()}
+    known.update({k: None for k in other})
+    cache[name] = known
+    return known
+
+
+def _placed_deep(fn, name: str, frame) -> bool:
+    """Whether every change of fn's run to what name holds deeper than a run
+    follows was placed: each such statement it ran makes mutating calls only, and
+    `follow` placed each of them where the caller holds the item (frame.placed),
+    never failing to (frame.unplaced)."""
+    for sid, calls in _deep_sites(fn, name).items():
+        if sid not in frame.ran:
+            continue
+        if calls is None or not all(c in frame.placed and c not in frame.unplaced for c in calls):
+            return False
+    return True
 
 
 def alias_ran(fn, names: frozenset[str], frame) -> bool:
@@ -472,7 +554,7 @@ def _global_swaps(fd, before, placed, only: frozenset[str] | None = None) -> lis
 
 
 def follow(
-    an, fd, node, recv, args, kwargs, frame, before, after, value: Value, placed=frozenset()
+    an, fd, node, recv, args, kwargs, frame, before, after, value: Value, placed_globals=frozenset()
 ) -> Value:
     """After fd ran for the call `node` (after: its finals, None where not known):
     each object it was handed and changed takes its value at fd's return in the
@@ -493,18 +575,25 @@ def follow(
     after = after or {}
     owner = fd.owner or an
     swaps: list[tuple] = []
+    # a mutating call on an item or attribute (`self.layers[i].update(k)`): whether
+    # its change is placed where the caller holds the item (the caller's finals)
+    func = node.func
+    on_item = isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name)
+    placed = False
     for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
+        receiver = on_item and expr is func.value  # type: ignore[union-attr]
         module_run = not _changeable(an, old) and name in changed and _module_run(an, old)
         if not _changeable(an, old) and not module_run:
             continue
         if _UNCHANGED + name in after and (after.get(name) is old or after.get(name) == old):
             # no statement of the run changed it, nor did a callee (which would
             # have rebound the name): checked before `deep`
+            placed = placed or receiver
             continue
         if name in _augmented(fd.node):
             new = UNKNOWN  # `xs += [t]` extends the caller's list, and rebinds the name
         else:
-            new = None if name in deep else after.get(name)
+            new = None if name in deep and _PLACED + name not in after else after.get(name)
         unknown = new is None or type(new) is not ObjectV or new.kind != old.kind
         if module_run and (unknown or new == old):
             # a module whose change the run does not know is left as it was, as
@@ -513,21 +602,29 @@ def follow(
             continue
         if new is None:
             if name not in changed and not aliased:
+                placed = placed or receiver
                 continue
             new = UNKNOWN
         elif new is old and _container(old):
+            placed = placed or receiver
             continue  # a change to a list or dict makes a new value: none ran
         elif new is old or new == old:
             if name not in changed:
+                placed = placed or receiver
                 continue
             # a change its source makes that left it as it was: one the run may
             # not have applied (`obj[k] = v` on an object of a project class)
             new = UNKNOWN
         env, key, module = _binding(an, expr, old, frame)
+        if env is None and expr is None and isinstance(node, ast.Call):
+            env = item_paths.find_entry(node, name, old, frame)
         if module and module_state.importing_now():
             new = UNKNOWN  # a top level binds no change a function makes (module_state)
+        placed = placed or (receiver and isinstance(env, item_paths.PATHS))
         swaps.append((old, new, env, key, new is UNKNOWN, module))
-    swaps += _global_swaps(fd, before, placed, None if aliased else changed)
+    if on_item and not an.trial:
+        (frame.placed if placed else frame.unplaced).add(id(node))
+    swaps += _global_swaps(fd, before, placed_globals, None if aliased else changed)
     return _apply(an, owner, swaps, value)
 
 
@@ -552,12 +649,19 @@ def _apply(an, owner, swaps, value: Value) -> Value:
     if an.trial:
         return UNKNOWN  # a trial turn's stores are counted, not made (loops.same_each_turn)
     for old, new, env, key, deeply, module in swaps:
+        held = {"": value}
         # the binding first: the write is logged with the value it replaces
         if module:
             module_state.write(env, key, new, an)
+        elif isinstance(env, item_paths.PATHS):
+            # the item's list, and the object holding it, are changed too: every
+            # other holder of them (a caller's name for the object, which takes
+            # the change back at the return) is forgotten
+            for holder in env.write(new):
+                _forget_everywhere(an, owner, holder, False, held)
+            env = None
         elif env is not None:
             env[key] = new
-        held = {"": value}
         to = new if not deeply and type(new) is ObjectV and _module_run(an, old) else None
         _forget_everywhere(an, owner, old, deeply, held, also=env, to=to)
         value = new if value is old else held[""]  # an equal copy: maybe a new list
@@ -605,10 +709,20 @@ def closure_watch(an, node, frame) -> frozenset[str]:
     """The free names a closure's body changes in place (frame: the one that made
     it), whose values at its returns its run records (`exit_here`)."""
     changed, deep, _, own = _closure_names(node)
-    return frozenset(changed - own - deep)
+    spread = _spread_kwargs(node)
+    return frozenset(changed - own - deep) | frozenset([spread] if spread else ())
 
 
-def follow_free(an, node, frame, inner, args, kwargs) -> None:
+def _spread_kwargs(node) -> str | None:
+    """The `**kw` parameter of a closure that never rebinds it (a wrapper's
+    `**kwargs`, handed on: `return func(*args, **kwargs)`)."""
+    kw = node.args.kwarg
+    if kw is None or isinstance(node, ast.Lambda) or kw.arg in stored_names(node):
+        return None
+    return kw.arg
+
+
+def follow_free(an, node, frame, inner, args, kwargs, caller=None, site=None) -> None:
     """After a closure's run (frame: the one that made it; inner: the run's own
     frame, a copy of frame's names): a free name it changed in place (`cache[k] =
     v`, `lambda: xs.append(t)`) takes its value at the run's return where frame
@@ -650,13 +764,15 @@ def follow_free(an, node, frame, inner, args, kwargs) -> None:
         for p, v in [*zip(params, args), *kwargs.items()]
         if (aliased or p in changed) and _changeable(an, v)
     ]
-    if not (unknown or swaps):
+    handed = _handed_on(an, node, inner, after, kwargs, caller, site)
+    if not (unknown or swaps or handed):
         return
     an.outer_writes += 1
     if an.trial:
         return
     for old in unknown:
         _forget_everywhere(an, an, old, True, {})
+    _apply(an, an, handed, UNKNOWN)
     for old, new, env, n, module in swaps:
         # the cell's own object only: an equal one is most often another closure's
         # (`cache = dict()` in each call of a caching decorator)
@@ -665,6 +781,29 @@ def follow_free(an, node, frame, inner, args, kwargs) -> None:
         else:
             env[n] = new
         _forget_everywhere(an, an, old, False, {}, identical=True)
+
+
+def _handed_on(an, node, inner, after, kwargs, caller, site) -> list[tuple]:
+    """The objects a closure was handed by keyword into its `**kw` and handed on
+    to a call that changed them (`return func(*args, **kwargs)`): where the
+    entry, at its return, is the very changed object that call's follow put
+    there (item_paths.EntryPath), the caller's binding of the keyword takes it, as
+    `follow` gives a parameter's change back."""
+    spread = _spread_kwargs(node)
+    final = after.get(spread) if spread else None
+    if caller is None or not isinstance(site, ast.Call) or type(final) is not ObjectV:
+        return []
+    swaps: list[tuple] = []
+    exprs = {k.arg: k.value for k in site.keywords if k.arg is not None}
+    for k, old in kwargs.items():
+        new = final.attr(k)
+        if new is old or not _changeable(an, old) or inner.entries.get((spread, k)) is not new:
+            continue
+        env, key, module = _binding(an, exprs.get(k), old, caller)
+        if module and module_state.importing_now():
+            new = UNKNOWN
+        swaps.append((old, new, env, key, new is UNKNOWN, module))
+    return swaps
 
 
 through_property = module_state.through_property
@@ -856,7 +995,12 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
     """Where the caller holds what it handed as expr: a name of its frame or of
     its module (the file that defines it: module_state's), or an attribute of a
     module being built; (None, "", False) elsewhere. The last: whether it is a
-    module's name."""
+    module's name. `super()` (a base's method on the instance, `super().lazy(k)`)
+    hands the frame's first parameter."""
+    if expr is not None and _is_super(expr):
+        node = getattr(frame.func, "node", None)
+        params = _params(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
+        expr = ast.Name(params[0], ast.Load()) if params else None
     if isinstance(expr, ast.Name):
         k = expr.id
         if k in frame.env:
@@ -876,7 +1020,15 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
         attrs = getattr(base, "attrs", None)
         if isinstance(attrs, dict) and attrs.get(expr.attr) is old:
             return attrs, expr.attr, False
+    elif isinstance(expr, ast.Subscript) and frame.env is not an.module_env:
+        path = item_paths.find(expr, old, frame.env, _changeable_in(an))
+        if path is not None:
+            return path, "", False
     return None, "", False
+
+
+def _changeable_in(an):
+    return lambda v: _changeable(an, v)
 
 
 def _parts(an, v: Value) -> list[Value]:
@@ -895,7 +1047,12 @@ def _parts(an, v: Value) -> list[Value]:
 def _copy(v: Value, g: Value) -> bool:
     """v may be g's object held as another value: equal, and no tuple (equality
     ignores a TupleV's kind; a tuple is never the list a callee changed)."""
-    return type(v) is type(g) and not (isinstance(v, TupleV) and v.kind == "tuple") and v == g
+    return (
+        type(v) is type(g)
+        and not (isinstance(v, TupleV) and v.kind == "tuple")
+        and v == g
+        and not built_objects.distinct(v, g)
+    )
 
 
 # Values (immutable) that hold no list, dict or plain object, by id (the value kept,

@@ -24,6 +24,7 @@ could not build a layer because a parameter is the class to build it from
 from __future__ import annotations
 
 from shapelint.analysis import (
+    built_objects,
     construction,
     learning,
     may_raise,
@@ -74,6 +75,8 @@ def decided(an, cd, instance: ObjectV, args, kwargs) -> ObjectV:
         found = _run(an, cd, init, open_names, args, kwargs)
         if key is not None:
             an.specialized[key] = found
+    elif found:  # the first run's objects, handed out again in this build's place
+        built_objects.reused(found.values())
     if not found:
         return instance
     return ObjectV(instance.kind, tuple((k, found.get(k, v)) for k, v in instance.attrs))

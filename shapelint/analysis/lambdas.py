@@ -137,7 +137,7 @@ def invoke(
                 value = _returned(an, inner.returns, node, inner.done)
     finally:
         active.pop()
-    in_place.follow_free(an, node, closure.frame, inner, args, kwargs)
+    in_place.follow_free(an, node, closure.frame, inner, args, kwargs, caller, site)
     if site is not None:
         at = ("at", site.lineno, site.col_offset, site.end_lineno, site.end_col_offset)
         runs = {(*key, *at): rec for key, rec in runs.items()}

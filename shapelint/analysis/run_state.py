@@ -134,6 +134,13 @@ class Frame:
         self.exits: list[dict[str, Value]] = []
         self.watch: frozenset[str] | None = None  # a closure's run: the free names it changes
         self.ran: set[int] = set()  # the ids of the statements it ran
+        # the ids of the mutating calls on an item (`self.layers[i].update(k)`) whose
+        # change in_place.follow placed in the item's holder, or could not
+        self.placed: set[int] = set()
+        self.unplaced: set[int] = set()
+        # (a `**kwargs` dict's name, key) -> the changed object a call's follow put
+        # there (item_paths.EntryPath)
+        self.entries: dict[tuple[str, str], Value] = {}
         in_place.LIVE.add(self)
         self.records: dict[tuple, CallRecord] = {}  # by _record_key
         self.locals: set[str] = set()

@@ -15,6 +15,7 @@ from shapelint.analysis import (
     absence,
     aliasing,
     autograd_function,
+    built_objects,
     call_path,
     decorators,
     dynamic,
@@ -223,6 +224,9 @@ def specialized_invoke(
             versions.belongs(logged, origins(cached[0]))
     else:
         finals = owner.specialized.get(("<finals>", key))
+        # the first run's objects, which follow hands back in this call's place
+        # (fresh_objects renews those of its value)
+        built_objects.reused(in_place.handed_back(fd, node, recv, args, kwargs, finals))
         may_raise.replay(owner.specialized, key)
         call_path.again(owner.specialized.get(("<found>", key)))
     value, children = cached
