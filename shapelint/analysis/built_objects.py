@@ -21,6 +21,7 @@ from shapelint.ops.values import ObjectV, TupleV, Value
 
 _MAX = 65_536
 _MADE: dict[int, Value] = {}
+_ABSENT = object()  # (a None handed in is no recorded value)
 
 
 def reset() -> None:
@@ -58,8 +59,8 @@ def reused(values) -> None:
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if _MADE.get(id(v)) is v:
-            del _MADE[id(v)]
+        if _MADE.get(id(v), _ABSENT) is v:
+            _MADE.pop(id(v), None)
         if isinstance(v, TupleV):
             todo.extend(v.items)
         elif type(v) is ObjectV:
@@ -69,6 +70,6 @@ def reused(values) -> None:
 def distinct(a: Value, b: Value) -> bool:
     """a and b, two value objects, are surely two objects of Python's: each made by a
     construction of its own, neither linked by a join to another object."""
-    if a is b or _MADE.get(id(a)) is not a or _MADE.get(id(b)) is not b:
+    if a is b or _MADE.get(id(a), _ABSENT) is not a or _MADE.get(id(b), _ABSENT) is not b:
         return False
     return joined_objects.linked(a) == [a] and joined_objects.linked(b) == [b]
