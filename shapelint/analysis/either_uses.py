@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 from shapelint.analysis import in_place, joined_objects, module_state
 from shapelint.analysis.callable_values import ChoiceV
 from shapelint.analysis.joined_objects import EitherV
-from shapelint.analysis.nodes import parents
 from shapelint.analysis.small_sets import SetV
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
@@ -32,6 +31,11 @@ if TYPE_CHECKING:
 
 # The statements being run, innermost last: what an expression read belongs to.
 _RUNNING: list[ast.stmt] = []
+# The parent map of each running statement an EitherV was read in, made on first
+# need and dropped when the statement has run: kept on the statement
+# (nodes.parents) it made each such statement a reference cycle, which a batch
+# analysis, its collector off, keeps with the file's tree until a collection.
+_UP: dict[int, dict[int, ast.AST]] = {}
 
 # Builtins that return no object their arguments hold and change none of them.
 _KEEP_NOTHING = frozenset(
@@ -73,7 +77,20 @@ def running(stmt: ast.stmt) -> None:
 
 
 def ran() -> None:
-    _RUNNING.pop()
+    stmt = _RUNNING.pop()
+    if stmt not in _RUNNING:  # (a function calling itself runs a statement twice)
+        _UP.pop(id(stmt), None)
+
+
+def _parents() -> dict[int, ast.AST]:
+    """Each node's parent in the innermost running statement, by the node's id."""
+    if not _RUNNING:
+        return {}
+    stmt = _RUNNING[-1]
+    up = _UP.get(id(stmt))
+    if up is None:
+        up = _UP[id(stmt)] = {id(c): n for n in ast.walk(stmt) for c in ast.iter_child_nodes(n)}
+    return up
 
 
 def before(an: Analyzer, stmt: ast.stmt, frame: Frame) -> None:
@@ -123,8 +140,7 @@ def before(an: Analyzer, stmt: ast.stmt, frame: Frame) -> None:
 
 def used(an: Analyzer, node: ast.expr, value: EitherV, frame: Frame) -> Value:
     """What a read of node, which gave value, gives the expression around it."""
-    stmt = _RUNNING[-1] if _RUNNING else None
-    up = parents(stmt) if stmt is not None else {}
+    up = _parents()
     par = up.get(id(node))
     if _passes_on(node, par):
         return value
@@ -140,8 +156,7 @@ def chosen(an: Analyzer, node: ast.expr, value: ChoiceV, frame: Frame) -> Choice
     changeable = [v for v in value.items if module_state.changeable(an, v)]
     if not changeable:
         return value
-    stmt = _RUNNING[-1] if _RUNNING else None
-    up = parents(stmt) if stmt is not None else {}
+    up = _parents()
     if _passes_on(node, up.get(id(node))):
         return value
     if not _keeps_nothing(an, node, up, frame, changeable):
