@@ -298,6 +298,14 @@ class CallRunningMixin:
             if args:
                 given = args[0]
                 known = unify.layer_input(callee, given)
+                run = unify.einops_layer_run(callee) if known is None else None
+                if run is not None:
+                    # the function the layer runs learns, as where it is called
+                    told = node.args and not isinstance(node.args[0], ast.Starred)
+                    at = node.args[0] if told and _given(frame, node.args[0], given) else None
+                    op, pattern, lengths = run
+                    x = self.einops_input_learnt(op, pattern, given, lengths, at, frame, node)
+                    args = [x, *args[1:]]
                 if known is not None:
                     args = [known, *args[1:]]
                     if (
@@ -306,6 +314,9 @@ class CallRunningMixin:
                         and _given(frame, node.args[0], given)
                     ):
                         learning.learn(self, node.args[0], known, frame, node)
+                checks = unify.layer_checks(callee)
+                if checks:
+                    args = [learning.learn_factors(self, frame, args[0], checks), *args[1:]]
             callee = reparametrize.before_forward(self, callee, node, frame)
             return self.op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
