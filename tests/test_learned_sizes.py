@@ -359,3 +359,42 @@ def test_a_patch_product_sized_twice_alike_is_the_inputs_channels():
     source = PATCHES.format(norm="dim", fc_in="dim")
     assert not torch_raises(source, "Patches(4, 3, 48)", (2, 3, 8, 8))
     assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+SUBCLASS = (
+    "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
+    + "class LayerNorm(nn.LayerNorm):\n"
+    + "    def forward(self, x):\n"
+    + "        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)\n\n\n"
+    + "class Linear(nn.Linear):\n"
+    + "    def extra_repr(self):\n"
+    + "        return 'linear'\n\n\n"
+    + "class Block(nn.Module):\n"
+    + "    def __init__(self, dim, hidden):\n"
+    + "        super().__init__()\n"
+    + "        self.norm = LayerNorm({norm})\n"
+    + "        self.fc1 = Linear(dim, hidden)\n"
+    + "        self.fc2 = Linear({fc2_in}, dim)\n\n"
+    + "    def forward(self, x):\n"
+    + "        return self.fc2(self.fc1(self.norm(x)))\n"
+)
+
+
+@pytest.mark.parametrize(("norm", "fc2_in"), [("hidden", "hidden"), ("dim", "dim")])
+def test_a_subclass_of_a_torch_layer_without_a_constructor_is_built_by_torchs(norm, fc2_in):
+    """`class LayerNorm(nn.LayerNorm)` overriding forward alone, `class Linear(nn.Linear)`
+    overriding neither: Python runs torch's __init__, so the instance holds the
+    layer's sizes (normalized_shape, weight) as the layer does, the override's
+    `F.layer_norm(x, self.normalized_shape, ...)` says what x ends in, and the
+    inherited forward checks its input as nn.Linear's does."""
+    source = SUBCLASS.format(norm=norm, fc2_in=fc2_in)
+    assert torch_raises(source, "Block(48, 96)", (2, 10, 48))
+    errors = [f for f in _found(source) if f[2] == "error"]
+    assert [(line, code) for line, code, _, _ in errors] == [(24, "SHP321")]
+    assert "this needs " in errors[0][3]
+
+
+def test_the_released_subclasses_are_left_alone():
+    source = SUBCLASS.format(norm="dim", fc2_in="hidden")
+    assert not torch_raises(source, "Block(48, 96)", (2, 10, 48))
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     modules,
     reparametrize,
     specialized,
+    torch_containers,
     unify,
     unnamed,
 )
@@ -333,6 +334,9 @@ class CallRunningMixin:
             return member  # `Mode(2)`: an enum's lookup by value, no instance made
         if self.specialize or config_classes.is_dataclass(cd):
             return construction.construct(self, cd, args, kwargs)
+        inherited = torch_containers.inherited_init(self, cd, args, kwargs)
+        if inherited is not None:  # torch's constructor, at these arguments
+            return ObjectV(f"<class>{cd.key}", tuple(inherited.items()))
         bound = _bind_call(cd.init_params, args, kwargs)
         # a keyword-only parameter (`*, time_emb_dim = None`) is given by keyword: the
         # instance's sizes are the caller's there too, never the callee's own name

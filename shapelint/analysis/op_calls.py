@@ -213,6 +213,12 @@ class OpCallsMixin:
                 if known is not None:
                     args[0] = known
                     learning.learn(self, node.args[0], known, frame, node)
+        if qual == "torch.nn.functional.layer_norm" and len(args) > 1 and node.args:
+            # the input ends in normalized_shape, as nn.LayerNorm's does (layer_input)
+            known = unify.ending_with(args[0], args[1])
+            if known is not None:
+                args[0] = known
+                learning.learn(self, node.args[0], known, frame, node)
         for where, arg_node in unify.size_argument_nodes(qual, node):
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):

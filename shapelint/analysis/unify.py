@@ -388,12 +388,7 @@ def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
     if kind == "torch.nn.Linear":
         return ending_in(x, _size(layer.attr("in_features")))
     if kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
-        norm = layer.attr("normalized_shape")
-        items = norm.items if isinstance(norm, TupleV) else (norm,)
-        sizes = [_size(i) for i in items]
-        if not sizes or None in sizes or len(sizes) > MAX_RANK:
-            return None
-        return named_ends(x, [], sizes)
+        return ending_with(x, layer.attr("normalized_shape"))
     if kind in _CONV_AXES:
         c = _size(layer.attr("in_channels"))
         return None if c is None else dim_at(x, -_CONV_AXES[kind] - 1, c)
@@ -454,6 +449,16 @@ def einops_layer_run(layer: Value) -> tuple[str, str, dict[str, Value]] | None:
     if any(k == "axes_lengths" for k, _ in layer.attrs):
         return None
     return op, pattern.value, {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
+
+
+def ending_with(x: Value, normalized_shape: Value) -> TensorV | None:
+    """x ends in the sizes of a layer norm's normalized_shape (an int or a tuple
+    of them); None when x says so already or a size is unknown."""
+    items = normalized_shape.items if isinstance(normalized_shape, TupleV) else (normalized_shape,)
+    sizes = [_size(i) for i in items]
+    if not sizes or None in sizes or len(sizes) > MAX_RANK:
+        return None
+    return named_ends(x, [], sizes)
 
 
 def taught_by_callee(learnt: Value, arg: Value, binding: dict[str, Expr]) -> TensorV | None:
