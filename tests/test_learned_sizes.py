@@ -398,3 +398,14 @@ def test_the_released_subclasses_are_left_alone():
     source = SUBCLASS.format(norm="dim", fc2_in="hidden")
     assert not torch_raises(source, "Block(48, 96)", (2, 10, 48))
     assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_patch_product_learns_a_number_under_dim():
+    """`check --dim patch=4,channels=3,dim=40`: `(p1 p2 c)` is 16·c, the LayerNorm of
+    48 makes c 3, so a Linear of 96 after it is an error, as torch's run says."""
+    source = PATCHES.format(norm="patch_dim", fc_in="patch_dim * 2")
+    assert torch_raises(source, "Patches(4, 3, 40)", (2, 3, 8, 8))
+    sizes = {"patch": 4, "channels": 3, "dim": 40}
+    found = [(d.line, d.code, d.message) for d in diagnose(source, check_dims=sizes)]
+    ((line, code, message),) = [f for f in found if f[1] == "SHP307"]
+    assert line == 17 and "input [b, h·w, 48]" in message

@@ -1114,7 +1114,7 @@ def learned_factor(dim: Expr, size: Expr) -> tuple[str, Expr] | None:
     facts = _FACTS.get()
     if facts is None or not facts.learned or dim.is_too_big() or size.is_too_big():
         return None
-    if len(dim.terms) != 1 or size.value is not None or dim == size:
+    if len(dim.terms) != 1 or dim == size:
         return None
     ((mono, _),) = dim.terms.items()
     # (an annotation's names are sizes of their own, which an op equates, said as such)
@@ -1130,6 +1130,11 @@ def learned_factor(dim: Expr, size: Expr) -> tuple[str, Expr] | None:
         return None  # another size a use named: which is which is not said
     if learned_equal(dim, size) is not None:
         return None  # a size its own pattern named apart from it: no learning, a conflict
+    if rest.value is not None and size.value is not None:
+        # numbers (`check --dim`): 64·c meets 192 where c is 3; 64·c never meets 100
+        if rest.value <= 0 or size.value % rest.value:
+            return None
+        return name, Expr.const(size.value // rest.value)
     value = size.divide_exact(rest)
     return None if value.is_too_big() else (name, value)
 
