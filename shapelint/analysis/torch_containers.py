@@ -166,8 +166,12 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
         if layers is not None and layers.sequential:
             return call_sequential(an, layers, node, args, kwargs, frame)
         return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
-    # called as the layer itself is: what its checks say of the input is learnt
-    return an.call_value(ObjectV(base, me.attrs), node, args, kwargs, frame)
+    layer = ObjectV(base, me.attrs)
+    if not an.specialize:
+        # called as the layer itself is: what its checks say of an input known in part
+        # is learnt (a target's inputs are known; there the call costs 3x on open_clip)
+        return an.call_value(layer, node, args, kwargs, frame)
+    return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
 
 
 def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:
