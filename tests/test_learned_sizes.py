@@ -282,3 +282,130 @@ def test_a_variadic_spelled_with_a_dim_of_unknown_size_stays_unbound():
     path = corpus_package("vit-pytorch") / "vit_pytorch" / "vit_with_patch_merger.py"
     r = CliRunner().invoke(main, ["check", str(path), "--no-cache", "--select", "ALL"])
     assert "SHP002" not in r.output and r.exit_code == 0
+
+
+LAYERS = (
+    "import torch\nfrom einops.layers.torch import Rearrange\nfrom torch import nn\n\n\n"
+    + "class Attention(nn.Module):\n"
+    + "    def __init__(self, dim, heads, dim_head):\n"
+    + "        super().__init__()\n"
+    + "        self.to_qkv = nn.Linear(dim, heads * dim_head * 3)\n"
+    + "        self.split = Rearrange('{split}', h=heads)\n"
+    + "        self.merge = Rearrange('b h n d -> b n (h d)')\n"
+    + "        self.to_out = nn.Linear(heads * dim_head, dim)\n\n"
+    + "    def forward(self, x):\n"
+    + "        q, k, v = self.to_qkv(x).chunk(3, dim=-1)\n"
+    + "        q, k, v = [self.split(t) for t in (q, k, v)]\n"
+    + "        attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)\n"
+    + "        return self.to_out(self.merge(attn @ v))\n"
+)
+
+
+def test_a_rearrange_layer_names_its_input_as_the_function_does():
+    """The layer runs rearrange with the pattern it was built with: its left side
+    is the input's shape, so the batch swapped with the heads meets the heads at
+    to_out as with the function (test_heads_and_batch_swapped_...)."""
+    source = LAYERS.format(split="b n (h d) -> h b n d")
+    assert torch_raises(source, BUILD, INPUT)
+    ((line, code, severity, message),) = [f for f in _found(source) if f[1] == "SHP320"]
+    assert (line, severity) == (18, "error")
+    assert "input [heads, n, b·dim_head]" in message and "this needs b = heads" in message
+
+
+def test_the_released_rearrange_layers_are_left_alone():
+    source = LAYERS.format(split="b n (h d) -> b h n d")
+    assert not torch_raises(source, BUILD, INPUT)
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+PATCHES = (
+    "import torch\nfrom einops.layers.torch import Rearrange\nfrom torch import nn\n\n\n"
+    + "class Patches(nn.Module):\n"
+    + "    def __init__(self, patch, channels, dim):\n"
+    + "        super().__init__()\n"
+    + "        patch_dim = channels * patch * patch\n"
+    + "        self.embed = nn.Sequential(\n"
+    + "            Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=patch, p2=patch),\n"
+    + "            nn.LayerNorm({norm}),\n"
+    + "            nn.Linear({fc_in}, dim),\n"
+    + "        )\n\n"
+    + "    def forward(self, img):\n"
+    + "        return self.embed(img)\n"
+)
+
+
+@pytest.mark.parametrize(("norm", "fc_in"), [("patch_dim", "dim"), ("dim", "patch_dim")])
+def test_a_patch_product_learns_its_channels_from_the_first_layer_that_sizes_it(norm, fc_in):
+    """`(p1 p2 c)` on an input of unknown channels: the first layer that checks it
+    makes c what it needs (`channels`, or `dim/patch²`), so a Linear of another
+    width after it needs two of the constructor's sizes equal, which nothing in the
+    file passes (SHP321), where torch raises at sizes that differ."""
+    source = PATCHES.format(norm=norm, fc_in=fc_in)
+    assert torch_raises(source, "Patches(4, 3, 40)", (2, 3, 8, 8))
+    ((line, code, severity, message),) = [f for f in _found(source) if f[2] == "error"]
+    assert (line, code) == (17, "SHP321")
+    assert "[b, h·w, " in message
+
+
+def test_the_released_patch_embedding_is_left_alone():
+    source = PATCHES.format(norm="patch_dim", fc_in="patch_dim")
+    assert not torch_raises(source, "Patches(4, 3, 40)", (2, 3, 8, 8))
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_patch_product_sized_twice_alike_is_the_inputs_channels():
+    """LayerNorm(dim) and Linear(dim) on `(p1 p2 c)`: both hold where the input has
+    dim/patch² channels, which a caller picks: learning, no error."""
+    source = PATCHES.format(norm="dim", fc_in="dim")
+    assert not torch_raises(source, "Patches(4, 3, 48)", (2, 3, 8, 8))
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+SUBCLASS = (
+    "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
+    + "class LayerNorm(nn.LayerNorm):\n"
+    + "    def forward(self, x):\n"
+    + "        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)\n\n\n"
+    + "class Linear(nn.Linear):\n"
+    + "    def extra_repr(self):\n"
+    + "        return 'linear'\n\n\n"
+    + "class Block(nn.Module):\n"
+    + "    def __init__(self, dim, hidden):\n"
+    + "        super().__init__()\n"
+    + "        self.norm = LayerNorm({norm})\n"
+    + "        self.fc1 = Linear(dim, hidden)\n"
+    + "        self.fc2 = Linear({fc2_in}, dim)\n\n"
+    + "    def forward(self, x):\n"
+    + "        return self.fc2(self.fc1(self.norm(x)))\n"
+)
+
+
+@pytest.mark.parametrize(("norm", "fc2_in"), [("hidden", "hidden"), ("dim", "dim")])
+def test_a_subclass_of_a_torch_layer_without_a_constructor_is_built_by_torchs(norm, fc2_in):
+    """`class LayerNorm(nn.LayerNorm)` overriding forward alone, `class Linear(nn.Linear)`
+    overriding neither: Python runs torch's __init__, so the instance holds the
+    layer's sizes (normalized_shape, weight) as the layer does, the override's
+    `F.layer_norm(x, self.normalized_shape, ...)` says what x ends in, and the
+    inherited forward checks its input as nn.Linear's does."""
+    source = SUBCLASS.format(norm=norm, fc2_in=fc2_in)
+    assert torch_raises(source, "Block(48, 96)", (2, 10, 48))
+    errors = [f for f in _found(source) if f[2] == "error"]
+    assert [(line, code) for line, code, _, _ in errors] == [(24, "SHP321")]
+    assert "this needs " in errors[0][3]
+
+
+def test_the_released_subclasses_are_left_alone():
+    source = SUBCLASS.format(norm="dim", fc2_in="hidden")
+    assert not torch_raises(source, "Block(48, 96)", (2, 10, 48))
+    assert not [f for f in _found(source) if f[2] == "error" or f[1].startswith("SHP3")]
+
+
+def test_a_patch_product_learns_a_number_under_dim():
+    """`check --dim patch=4,channels=3,dim=40`: `(p1 p2 c)` is 16·c, the LayerNorm of
+    48 makes c 3, so a Linear of 96 after it is an error, as torch's run says."""
+    source = PATCHES.format(norm="patch_dim", fc_in="patch_dim * 2")
+    assert torch_raises(source, "Patches(4, 3, 40)", (2, 3, 8, 8))
+    sizes = {"patch": 4, "channels": 3, "dim": 40}
+    found = [(d.line, d.code, d.message) for d in diagnose(source, check_dims=sizes)]
+    ((line, code, message),) = [f for f in found if f[1] == "SHP307"]
+    assert line == 17 and "input [b, h·w, 48]" in message

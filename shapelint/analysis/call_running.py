@@ -31,6 +31,7 @@ from shapelint.analysis import (
     modules,
     reparametrize,
     specialized,
+    torch_containers,
     unify,
     unnamed,
 )
@@ -298,6 +299,14 @@ class CallRunningMixin:
             if args:
                 given = args[0]
                 known = unify.layer_input(callee, given)
+                run = unify.einops_layer_run(callee) if known is None else None
+                if run is not None:
+                    # the function the layer runs learns, as where it is called
+                    told = node.args and not isinstance(node.args[0], ast.Starred)
+                    at = node.args[0] if told and _given(frame, node.args[0], given) else None
+                    op, pattern, lengths = run
+                    x = self.einops_input_learnt(op, pattern, given, lengths, at, frame, node)
+                    args = [x, *args[1:]]
                 if known is not None:
                     args = [known, *args[1:]]
                     if (
@@ -306,6 +315,9 @@ class CallRunningMixin:
                         and _given(frame, node.args[0], given)
                     ):
                         learning.learn(self, node.args[0], known, frame, node)
+                checks = unify.layer_checks(callee)
+                if checks:
+                    args = [learning.learn_factors(self, frame, args[0], checks), *args[1:]]
             callee = reparametrize.before_forward(self, callee, node, frame)
             return self.op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
@@ -322,6 +334,9 @@ class CallRunningMixin:
             return member  # `Mode(2)`: an enum's lookup by value, no instance made
         if self.specialize or config_classes.is_dataclass(cd):
             return construction.construct(self, cd, args, kwargs)
+        inherited = torch_containers.inherited_init(self, cd, args, kwargs)
+        if inherited is not None:  # torch's constructor, at these arguments
+            return ObjectV(f"<class>{cd.key}", tuple(inherited.items()))
         bound = _bind_call(cd.init_params, args, kwargs)
         # a keyword-only parameter (`*, time_emb_dim = None`) is given by keyword: the
         # instance's sizes are the caller's there too, never the callee's own name

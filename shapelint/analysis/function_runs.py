@@ -25,6 +25,7 @@ from shapelint.analysis import (
     sequences,
     specialized,
     statement_exec,
+    torch_containers,
     unify,
     unnamed,
 )
@@ -360,7 +361,9 @@ class FunctionRunsMixin:
         (init_paths.py)."""
         init = attributes.find_method(self, cd, "__init__")
         if init is None:
-            return {}
+            # (plain mode: in a target run it cost LlamaModel its FLOPs bound)
+            inherited = None if self.specialize else torch_containers.inherited_template(self, cd)
+            return inherited or {}
         frame = Frame(init, init.qualname)
         frame.assumed = assumed or {}
         self._bind_params(init, frame, ObjectV(f"<class>{cd.key}"), at_sizes, layer_defaults)

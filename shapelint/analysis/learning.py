@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import item_sizes, unify
 from shapelint.analysis.modules import ModuleListV
-from shapelint.notation.symbolic import Expr, declare_learned, product
+from shapelint.notation.symbolic import Expr, declare_learned, learned_factor, product
 from shapelint.ops.backward import keep_grad, requires
 from shapelint.ops.values import (
     UNKNOWN,
@@ -181,14 +181,49 @@ def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
     of the function that mentions it says so, the calls before included."""
     # (a variadic among dims counts as its own element count)
     exprs = {name: product([Expr.name(d.name) if isinstance(d, Var) else d for d in dims])}
-    var_binding = {name: dims}
     an.inferred_names |= {n for d in dims if isinstance(d, Expr) for n in d.names()}
+    _rebind(an, frame, exprs, {name: dims}, lambda v: Var(name) in v.shape)
+
+
+def learn_factors(an: Analyzer, frame: Frame, x: Value, checks: list[tuple[int, Expr]]) -> Value:
+    """A layer's checks on an input whose dim is a product holding one size a use
+    named (`p1·p2·c`): the name learns what the check needs (learned_factor), in
+    every value and cost of the function (the layer raises otherwise). Not on a
+    path the function may not take (`frame.conditional`)."""
+    if not isinstance(x, TensorV) or x.shape is None or frame.conditional:
+        return x
+    shape = x.shape
+    exprs: dict[str, Expr] = {}
+    for pos, size in checks:
+        if not -len(shape) <= pos < len(shape):
+            continue
+        span = shape[pos:] if pos < 0 else shape[: pos + 1]
+        dim = shape[pos]
+        if any(isinstance(d, Var) for d in span) or not isinstance(dim, Expr):
+            continue
+        found = learned_factor(dim.substitute(exprs), size)
+        if found is not None:
+            exprs[found[0]] = found[1]
+    if not exprs:
+        return x
+    names = set(exprs)
+
+    def mentions(v: TensorV) -> bool:
+        return any(isinstance(d, Expr) and d.names() & names for d in v.shape)
+
+    _rebind(an, frame, exprs, {}, mentions)
+    return subst(x, exprs, {})
+
+
+def _rebind(an: Analyzer, frame: Frame, exprs: dict, var_binding: dict, mentions) -> None:
+    """exprs (and var_binding) substituted in every value of frame whose shape
+    `mentions` them, and in the figures of every call recorded so far."""
     new: dict[int, Value] = {}
 
     def sub(v: Value) -> Value:
         if id(v) not in new:
-            mentions = isinstance(v, TensorV) and v.shape is not None and Var(name) in v.shape
-            new[id(v)] = subst(v, exprs, var_binding) if mentions else v
+            hit = isinstance(v, TensorV) and v.shape is not None and mentions(v)
+            new[id(v)] = subst(v, exprs, var_binding) if hit else v
         return new[id(v)]
 
     frame.env = {k: sub(v) for k, v in frame.env.items()}
@@ -196,7 +231,7 @@ def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
     frame.learnt = {k: sub(v) for k, v in frame.learnt.items()}  # type: ignore[misc]
     if not an.costs:
         return  # the records' figures and shapes are read by no face
-    spelled = [dim_py(d) for d in dims]
+    spelled = {name: [dim_py(d) for d in dims] for name, dims in var_binding.items()}
     for rec in frame.records.values():
         c = rec.cost
         rec.cost = Cost(
@@ -208,8 +243,9 @@ def bind_var(an: Analyzer, frame: Frame, name: str, dims: tuple) -> None:
             backward=subst_expr(c.backward, exprs),
             saved=subst_expr(c.saved, exprs),
         )
-        rec.inputs = [_spell_var(s, name, spelled) for s in rec.inputs]
-        rec.output = _spell_var(rec.output, name, spelled)
+        for name, dims in spelled.items():
+            rec.inputs = [_spell_var(s, name, dims) for s in rec.inputs]
+            rec.output = _spell_var(rec.output, name, dims)
 
 
 def shape_source(node: ast.expr | None) -> ast.expr | None:

@@ -213,6 +213,12 @@ class OpCallsMixin:
                 if known is not None:
                     args[0] = known
                     learning.learn(self, node.args[0], known, frame, node)
+        if qual == "torch.nn.functional.layer_norm" and len(args) > 1 and node.args:
+            # the input ends in normalized_shape, as nn.LayerNorm's does (layer_input)
+            known = unify.ending_with(args[0], args[1])
+            if known is not None:
+                args[0] = known
+                learning.learn(self, node.args[0], known, frame, node)
         for where, arg_node in unify.size_argument_nodes(qual, node):
             held = args[where] if isinstance(where, int) else kwargs.get(where)
             if held is UNKNOWN and isinstance(arg_node, ast.Name):
@@ -304,8 +310,22 @@ class OpCallsMixin:
                 self.inferred_names.add(name)
                 if isinstance(kw.value, ast.Name) and kw.value.id in frame.env:
                     frame.env[kw.value.id] = lengths[kw.arg]
+        arg_node = unify.tensor_arg_nodes(qual, node)[0]
+        x = self.einops_input_learnt(op, pat.value, x, lengths, arg_node, frame, node)
+        if in_args:
+            args[0] = x
+        else:
+            kwargs["tensor"] = x
+
+    def einops_input_learnt(
+        self, op: str, pattern: str, x: Value, lengths: dict, arg_node, frame, node
+    ) -> Value:
+        """x as the left side of rearrange/reduce/repeat's pattern says it is (the
+        function's, or the layer's that runs it): a variadic it spells bound, dims
+        of unknown size named by the pattern's axes, learnt (for arg_node's name
+        too, None where the argument is not a name holding x)."""
         local = self._axes_apart(annotated_names())
-        bound = unify.leading_var_binding(op, pat.value, x, lengths, local)
+        bound = unify.leading_var_binding(op, pattern, x, lengths, local)
         given = unify.dim_names(x) | {
             n for v in lengths.values() if isinstance(v, IntV) and v.value for n in v.value.names()
         }
@@ -313,19 +333,12 @@ class OpCallsMixin:
             declare_learned({n for d in bound[1] if isinstance(d, Expr) for n in d.names()} - given)
             learning.bind_var(self, frame, *bound)
             x = learning.subst(x, {bound[0]: product(bound[1])}, {bound[0]: bound[1]})
-            if in_args:
-                args[0] = x
-            else:
-                kwargs["tensor"] = x
-        known = unify.einops_input(op, pat.value, x, lengths, local)
+        known = unify.einops_input(op, pattern, x, lengths, local)
         if known is None or _longer_than_slice(x, known):
-            return
+            return x
         declare_learned(unify.dim_names(known) - given)
-        if in_args:
-            args[0] = known
-        else:
-            kwargs["tensor"] = known
-        learning.learn(self, unify.tensor_arg_nodes(qual, node)[0], known, frame, node)
+        learning.learn(self, arg_node, known, frame, node)
+        return known
 
     def _after_op(self, name: str, args, kwargs, res, node, frame) -> tuple[Value, Cost]:
         """What autograd and the version counters make of an op that ran: its value
@@ -368,6 +381,9 @@ class OpCallsMixin:
             args = [UNKNOWN if isinstance(a, OptionalV) else a for a in args]
         res = dispatch.stub(name, args, kwargs, self.costs)
         res = _under_assumption(res, lambda: dispatch.stub(name, args, kwargs, self.costs))
+        if res is not None and name.startswith("einops.layers.") and isinstance(res.value, TensorV):
+            # a layer's pattern names its result's axes apart, as the function's does
+            declare_apart(res.value.shape or ())
         if res is None:
             if isinstance(node, ast.Call) and (uc.may_cost(name) or name.startswith("<class>")):
                 return self.unknown_call(

@@ -10,7 +10,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import framed, joined_objects, plain
-from shapelint.analysis.attributes import all_methods
+from shapelint.analysis.attributes import all_methods, find_method
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
 from shapelint.analysis.module_kinds import (
@@ -27,6 +27,7 @@ from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import add_costs, scale_cost
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
+from shapelint.ops.stub_ops import required_parameters
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -78,6 +79,37 @@ def torch_init(an: Analyzer, base: str, recorder: SelfRecorder, node, args, kwar
     layer = an.call_qualified(base, node, args, kwargs, False, frame)
     if isinstance(layer, ObjectV):
         recorder.attrs.update(dict(layer.attrs))
+
+
+def inherited_init(an: Analyzer, cd: ClassDef, args, kwargs) -> dict[str, Value] | None:
+    """What torch's constructor stores on an instance of a project class with no
+    __init__ of its own on the way to the torch layer or container it derives from
+    (`class LayerNorm(nn.LayerNorm)` overriding forward alone): Python runs the
+    base's __init__ at the call's arguments. None where the class has one of its own
+    or no such base."""
+    base = torch_base(an, cd)
+    if base is None or base == MAPPING or find_method(an, cd, "__init__") is not None:
+        return None
+    top = an.new_frame(None, cd.name)
+    top.env = an.module_env
+    call = ast.copy_location(ast.Call(ast.Name(cd.name, ast.Load()), [], []), cd.node)
+    recorder = SelfRecorder(cd.key)
+    torch_init(an, base, recorder, call, args, kwargs, top)
+    return dict(recorder.attrs)
+
+
+def inherited_template(an: Analyzer, cd: ClassDef) -> dict[str, Value] | None:
+    """inherited_init in the names of the torch constructor's parameters a call
+    must give (`normalized_shape`, `in_features`): what a method's summary reads
+    off self, which a call binds to its instance's sizes (its other parameters at
+    their defaults, as the summary reads them)."""
+    base = torch_base(an, cd)
+    if base is None or base in CONTAINERS or base == MAPPING:
+        return None
+    names = required_parameters(base)
+    if names is None:
+        return None
+    return inherited_init(an, cd, [IntV(Expr.name(n)) for n in names], {})
 
 
 def base_init(an: Analyzer, qual: str, node, args, kwargs, open_kwargs, frame) -> Value | None:
@@ -134,7 +166,12 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
         if layers is not None and layers.sequential:
             return call_sequential(an, layers, node, args, kwargs, frame)
         return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
-    return an.op_value(f"{base}.__call__", [ObjectV(base, me.attrs), *args], kwargs, node, frame)
+    layer = ObjectV(base, me.attrs)
+    if not an.specialize:
+        # called as the layer itself is: what its checks say of an input known in part
+        # is learnt (a target's inputs are known; there the call costs 3x on open_clip)
+        return an.call_value(layer, node, args, kwargs, frame)
+    return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
 
 
 def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:

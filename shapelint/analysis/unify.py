@@ -30,6 +30,7 @@ from shapelint.ops.values import (
     IntV,
     ObjectV,
     OpIssue,
+    StrV,
     TensorV,
     TupleV,
     Value,
@@ -387,12 +388,7 @@ def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
     if kind == "torch.nn.Linear":
         return ending_in(x, _size(layer.attr("in_features")))
     if kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
-        norm = layer.attr("normalized_shape")
-        items = norm.items if isinstance(norm, TupleV) else (norm,)
-        sizes = [_size(i) for i in items]
-        if not sizes or None in sizes or len(sizes) > MAX_RANK:
-            return None
-        return named_ends(x, [], sizes)
+        return ending_with(x, layer.attr("normalized_shape"))
     if kind in _CONV_AXES:
         c = _size(layer.attr("in_channels"))
         return None if c is None else dim_at(x, -_CONV_AXES[kind] - 1, c)
@@ -406,6 +402,63 @@ def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
         c = _size(layer.attr("num_channels"))
         return None if c is None else dim_at(x, 1, c)
     return None
+
+
+def layer_checks(layer: ObjectV) -> list[tuple[int, Expr]]:
+    """The axes of its input a torch layer checks against a size its constructor
+    took (layer_input's), each as (position, size): a Linear's last axis, a
+    LayerNorm's last ones, a conv's channels, a norm's channels where a weight or
+    a running statistic checks them."""
+    kind = layer.kind
+    sizes: list[tuple[int, Expr | None]] = []
+    if kind == "torch.nn.Linear":
+        sizes = [(-1, _size(layer.attr("in_features")))]
+    elif kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
+        norm = layer.attr("normalized_shape")
+        items = norm.items if isinstance(norm, TupleV) else (norm,)
+        sizes = [(k - len(items), _size(i)) for k, i in enumerate(items)]
+    elif kind in _CONV_AXES:
+        sizes = [(-_CONV_AXES[kind] - 1, _size(layer.attr("in_channels")))]
+    elif kind in _BATCH_NORMS and _flag(layer, "affine", "track_running_stats"):
+        sizes = [(1, _size(layer.attr("num_features")))]
+    elif kind in _INSTANCE_NORMS and _flag(layer, "affine", "track_running_stats"):
+        sizes = [(-_INSTANCE_NORMS[kind] - 1, _size(layer.attr("num_features")))]
+    elif kind == "torch.nn.GroupNorm" and _flag(layer, "affine"):
+        sizes = [(1, _size(layer.attr("num_channels")))]
+    return [(k, v) for k, v in sizes if v is not None]
+
+
+# einops' layers, whose call runs the function of the same name on the pattern
+# and lengths their constructor stored (EinMix's weights are its own op's).
+_EINOPS_LAYERS = {
+    "einops.layers.torch.Rearrange": "rearrange",
+    "einops.layers.torch.Reduce": "reduce",
+}
+
+
+def einops_layer_run(layer: Value) -> tuple[str, str, dict[str, Value]] | None:
+    """The function a Rearrange or Reduce layer's call runs, with the pattern and
+    lengths its constructor stored: (op, pattern, lengths), None for any other
+    value or one whose lengths are not known one by one."""
+    op = _EINOPS_LAYERS.get(layer.kind) if isinstance(layer, ObjectV) else None
+    if op is None:
+        return None
+    pattern = layer.attr("pattern")
+    if not isinstance(pattern, StrV) or pattern.value is None:
+        return None
+    if any(k == "axes_lengths" for k, _ in layer.attrs):
+        return None
+    return op, pattern.value, {k[5:]: v for k, v in layer.attrs if k.startswith("axis:")}
+
+
+def ending_with(x: Value, normalized_shape: Value) -> TensorV | None:
+    """x ends in the sizes of a layer norm's normalized_shape (an int or a tuple
+    of them); None when x says so already or a size is unknown."""
+    items = normalized_shape.items if isinstance(normalized_shape, TupleV) else (normalized_shape,)
+    sizes = [_size(i) for i in items]
+    if not sizes or None in sizes or len(sizes) > MAX_RANK:
+        return None
+    return named_ends(x, [], sizes)
 
 
 def taught_by_callee(learnt: Value, arg: Value, binding: dict[str, Expr]) -> TensorV | None:

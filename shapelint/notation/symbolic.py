@@ -1103,6 +1103,42 @@ def _learned_size_equal(facts: _Facts, a: Expr, b: Expr) -> tuple[str, str] | No
     return size.to_human(), formula.to_human()
 
 
+def learned_factor(dim: Expr, size: Expr) -> tuple[str, Expr] | None:
+    """(name, value) where a dim made of one size a use named (declare_learned)
+    times sizes known otherwise meets a size a layer checks it against for the
+    first time: `p1·p2·c`, the `(p1 p2 c)` of a pattern on an input of unknown
+    channels, fed to a LayerNorm of `channels·p1·p2` makes c `channels` (of `dim`:
+    `dim/(p1·p2)`, which divides exactly or the layer raises). The first size a
+    name meets is what it learns (learned_equal), a product of it included.
+    None where the dim holds no such name, or the size already names it."""
+    facts = _FACTS.get()
+    if facts is None or not facts.learned or dim.is_too_big() or size.is_too_big():
+        return None
+    if len(dim.terms) != 1 or dim == size:
+        return None
+    ((mono, _),) = dim.terms.items()
+    # (an annotation's names are sizes of their own, which an op equates, said as such)
+    learnable = facts.learned - facts.independent - facts.declared - facts.lent_bound
+    own = [a for a, p in mono if isinstance(a, str) and p == 1 and a in learnable]
+    if len(own) != 1 or own[0] in size.names():
+        return None
+    name = own[0]
+    rest = dim.exact_div(Expr.name(name))
+    if rest is None or name in rest.names() or not rest.names() <= facts.independent:
+        return None
+    if not size.names() <= facts.independent:
+        return None  # another size a use named: which is which is not said
+    if learned_equal(dim, size) is not None:
+        return None  # a size its own pattern named apart from it: no learning, a conflict
+    if rest.value is not None and size.value is not None:
+        # numbers (`check --dim`): 64·c meets 192 where c is 3; 64·c never meets 100
+        if rest.value <= 0 or size.value % rest.value:
+            return None
+        return name, Expr.const(size.value // rest.value)
+    value = size.divide_exact(rest)
+    return None if value.is_too_big() else (name, value)
+
+
 def cancelled(a: Expr, b: Expr) -> tuple[Expr, Expr]:
     """a and b without the names both single terms multiply (`b·dim_head` against
     `heads·dim_head` is `b` against `heads`, `3·p²` against `c·p²` is 3 against c)."""

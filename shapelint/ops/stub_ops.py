@@ -260,6 +260,19 @@ def parameter_names(name: str) -> tuple[str, ...] | None:
     return tuple(p.name for p in entries[0].params if p.name != "self")
 
 
+def required_parameters(name: str) -> tuple[str, ...] | None:
+    """The parameters of the first stub for ``name`` a call must give (no default,
+    not `*args`/`**kw`), self left out; None: no stub."""
+    entries = registry().entries.get(name)
+    if not entries:
+        return None
+    return tuple(
+        p.name
+        for p in entries[0].params
+        if p.name != "self" and p.default is NO_DEFAULT and p.kind in ("positional", "kwonly")
+    )
+
+
 def keeps_shape(name: str) -> bool:
     """Whether every stub for ``name`` shapes its result like its first argument
     (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
