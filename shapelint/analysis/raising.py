@@ -101,7 +101,7 @@ def refused(an, node: ast.AST, frame, refusal: tuple[bool, str] | None) -> None:
         surely(an, node, frame, "RuntimeError")  # type: ignore[arg-type]
         return
     note = f"may raise RuntimeError here ({why})"
-    an.record(node, frame, OP, None, [], UNKNOWN, Cost(notes=[note], complete=False))
+    uc.record_not_known(an, node, frame, OP, note)
 
 
 def raises_cost(cost: Cost, building: str | None) -> Cost:
