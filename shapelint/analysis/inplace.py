@@ -66,16 +66,20 @@ def after_method(
         # detach_() makes the tensor itself a leaf that needs no grad: every name of
         # it holds the result (main kept y.detach_()'s y tracked: the layers before
         # it counted in a backward torch never runs)
-        for k, v in list(frame.env.items()):
-            if v is before:
-                frame.env[k] = result
+        _rebind(frame, before, result)
         return
     reshaped = name.rsplit(".", 1)[-1] in RESHAPING_IN_PLACE
     if reshaped and isinstance(result, TensorV) and result.shape != before.shape:
-        for k, v in list(frame.env.items()):
-            if v is before:  # the same tensor under another name
-                frame.env[k] = dataclasses.replace(result, storage=storage_of(before))
+        _rebind(frame, before, dataclasses.replace(result, storage=storage_of(before)))
     written(frame, node.func.value, before, requires(result), origins(result))
+
+
+def _rebind(frame, before: Value, now: Value) -> None:
+    """Every name of the frame that holds the tensor before (under any name) holds
+    it as it is now."""
+    for k, v in list(frame.env.items()):
+        if v is before:
+            frame.env[k] = now
 
 
 # Methods named as in-place ones that write no element: they leave the version as it is.
