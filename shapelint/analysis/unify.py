@@ -389,19 +389,9 @@ def layer_input(layer: ObjectV, x: Value) -> TensorV | None:
         return ending_in(x, _size(layer.attr("in_features")))
     if kind in ("torch.nn.LayerNorm", "torch.nn.RMSNorm"):
         return ending_with(x, layer.attr("normalized_shape"))
-    if kind in _CONV_AXES:
-        c = _size(layer.attr("in_channels"))
-        return None if c is None else dim_at(x, -_CONV_AXES[kind] - 1, c)
-    if kind in _BATCH_NORMS and _flag(layer, "affine", "track_running_stats"):
-        c = _size(layer.attr("num_features"))
-        return None if c is None else dim_at(x, 1, c)
-    if kind in _INSTANCE_NORMS and _flag(layer, "affine", "track_running_stats"):
-        c = _size(layer.attr("num_features"))
-        return None if c is None else dim_at(x, -_INSTANCE_NORMS[kind] - 1, c)
-    if kind == "torch.nn.GroupNorm" and _flag(layer, "affine"):
-        c = _size(layer.attr("num_channels"))
-        return None if c is None else dim_at(x, 1, c)
-    return None
+    # a conv's or a norm's one channel axis, at the position layer_checks gives
+    checks = layer_checks(layer)
+    return dim_at(x, *checks[0]) if checks else None
 
 
 def layer_checks(layer: ObjectV) -> list[tuple[int, Expr]]:
