@@ -210,6 +210,24 @@ CASES = {
         dict(cin=4, cout=8, k=3),
         dict(x=(2, 4, 16)),
     ),
+    # a bool in arithmetic is the int it equals (bool is an int subclass): a column
+    # more per flag set, `cin + ones + (k == 3)`, and True * 2.0 a float
+    "arithmetic_on_a_bool": (
+        """
+        class Conv(nn.Module):
+            def __init__(self, cin, cout, k, ones=True):
+                super().__init__()
+                extra = ones + (k == 3) + (ones - True) * 2
+                width = int(True * 2.0) + cin
+                self.weight = nn.Parameter(torch.randn(cout, width + extra - 2, k))
+
+            def forward(self, x):
+                return F.conv1d(x, self.weight, padding="same")
+        """,
+        "Conv",
+        dict(cin=4, cout=8, k=3),
+        dict(x=(2, 6, 16)),
+    ),
     # torch.movedim / Tensor.movedim: the moved dims at their places, the rest in order
     "movedim": (
         """

@@ -89,6 +89,9 @@ if TYPE_CHECKING:
 
 
 def call(an: Analyzer, node: ast.Call, frame: Frame, d: int) -> Value:
+    made = an.functional_classes.get(id(node))
+    if made is not None:
+        return callable_values.ClassRefV(made)  # `Enum("Name", "A B")`: its class
     if not an.specialize:
         return resolve(an, node, frame, d)
     # A target's total must not leave out a call it could not follow.

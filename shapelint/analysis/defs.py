@@ -99,6 +99,7 @@ class Analyzer(Protocol):
     guarded_classes: dict[int, str]
     failing_imports: set[int]
     nested_keys: dict[int, str]
+    functional_classes: dict[int, str]
     used_modules: set
     peeked_paths: set
     tree: ast.Module

@@ -29,6 +29,7 @@ from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_kinds import DICT_KINDS
 from shapelint.analysis.modules import ModuleListV, SelfRecorder
+from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes, tensor_values
 from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
@@ -97,6 +98,24 @@ def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
     if fn is None or left.value is None or right.value is None:
         return None
     return BoolV(fn(left.value, right.value))
+
+
+def bool_arithmetic(left: Value, right: Value) -> bool:
+    """Whether `left op right` is arithmetic on a bool as the int it is (a bool
+    beside a number or a bool; a bool's own `&`, `|`, `^` are bool_binop's)."""
+    numbers = (BoolV, IntV, FloatV)
+    return (
+        (isinstance(left, BoolV) or isinstance(right, BoolV))
+        and isinstance(left, numbers)
+        and isinstance(right, numbers)
+    )
+
+
+def bool_as_int(v: Value) -> Value:
+    """A bool as the int it equals (True is 1); another value as it is."""
+    if not isinstance(v, BoolV):
+        return v
+    return IntV(None) if v.value is None else IntV(Expr.const(int(v.value)))
 
 
 def truth(v: Value, an: Analyzer | None = None) -> bool | None:

@@ -27,6 +27,7 @@ from shapelint.analysis import (
     expressions,
     failed_imports,
     folding,
+    functional_enums,
     import_time,
     in_place,
     joined_objects,
@@ -154,6 +155,8 @@ class ModuleAnalyzer(
         self.project_path: str | None = None
         # id of a class statement in a class body -> its key (attributes.nested_class)
         self.nested_keys: dict[int, str] = {}
+        # id of an `Enum("Name", ...)` call at the top level -> the key of its class
+        self.functional_classes: dict[int, str] = {}
         self.project_links: dict[str, tuple[str, str | None]] = {}
         self.used_modules: set = set()
         self.peeked_paths: set[str] = set()  # project files read for a name's kind only
@@ -271,6 +274,13 @@ class ModuleAnalyzer(
             elif isinstance(stmt, ast.ClassDef):
                 key = f"{self.project_module}:{stmt.name}" if self.project_module else stmt.name
                 self.classes[stmt.name] = self._index_class(stmt, key)
+        for stmt in self.tree.body:
+            made = functional_enums.class_statement(self.imports, stmt)
+            if made is not None and made[0] not in self.classes:
+                name, node = made
+                key = f"{self.project_module}:{name}" if self.project_module else name
+                self._index_class(node, key)
+                self.functional_classes[id(stmt.value)] = key  # type: ignore[attr-defined]
         for stmt in statements.guarded_top_level(self.tree):
             if isinstance(stmt, ast.ClassDef):
                 # A class under a module-level `if` / `try` is one arm's: its key is its
