@@ -60,6 +60,10 @@ for _nd in (1, 2, 3):
     CALLS[f"torch.nn.functional.adaptive_max_pool{_nd}d_with_indices"] = [
         ((_x, 2), {"return_indices": True})
     ]
+    CALLS[f"torch.nn.functional.lp_pool{_nd}d"] = [
+        ((_x, 2, 2), {}),
+        ((_x, 3.0, 3), {"stride": 2, "ceil_mode": True}),
+    ]
 CALLS.update(
     {
         "torch.nn.functional.interpolate": [
@@ -124,6 +128,7 @@ for _nd in (1, 2, 3):
     _x = X(2, 3, *[6] * _nd)
     MODULES[f"torch.nn.MaxPool{_nd}d"] = [((2,), {}, _x), ((3,), {"stride": 2, "padding": 1}, _x)]
     MODULES[f"torch.nn.AvgPool{_nd}d"] = [((2,), {"ceil_mode": True}, _x)]
+    MODULES[f"torch.nn.LPPool{_nd}d"] = [((2, 2), {}, _x), ((1.5, 3), {"stride": 2}, _x)]
     MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"] = [((1,), {}, _x)]
     if _nd > 1:  # AdaptiveAvgPool3d(1) of a 3-d input is (1, 1, 1)
         MODULES[f"torch.nn.AdaptiveAvgPool{_nd}d"].append(((1,), {}, X(*[4] * _nd)))

@@ -38,6 +38,7 @@ EXACT = [
     ("Attention", SEQ, True),
     ("ConvBnRelu", IMAGE, True),
     ("ConvBnRelu", IMAGE, False),
+    ("LPPooled", IMAGE, True),
     ("FunctionalBn", IMAGE, True),
     ("FunctionalBn", IMAGE, False),
     ("Dropped", SEQ, False),

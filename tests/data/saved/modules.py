@@ -98,6 +98,20 @@ class ConvBnRelu(nn.Module):
         return self.conv2(F.relu(self.bn(self.conv(x))))
 
 
+class LPPooled(nn.Module):
+    """A power-average pool saves its input, the input's power and four tensors of
+    its output's size (torch.nn.functional.lp_pool2d's Python)."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 8, 3, padding=1)
+        self.pool = nn.LPPool2d(2, 2)
+
+    def forward(self, x):
+        y = self.pool(self.conv(x))
+        return F.lp_pool1d(y.flatten(2), 3.0, 2, ceil_mode=True)
+
+
 class FunctionalBn(nn.Module):
     """batch_norm called as a function, as BatchNorm subclasses that copy its forward
     do: it saves its input and, in training, the batch statistics."""
