@@ -585,6 +585,32 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # a buffer registered as None keeps its name in `_buffers`: registered again in
+    # a forward (a cache a property fills on first read) it stores the tensor
+    "register_buffer_in_forward_over_a_none_buffer": (
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.register_buffer("total", torch.ones(3 * dim, dim))
+                self.register_buffer("_table", None, persistent=False)
+                self.proj = nn.Linear(dim, dim)
+
+            @property
+            def table(self):
+                if self._table is None:
+                    table = self.total / 2
+                    self.register_buffer("_table", table, persistent=False)
+                    return table
+                return self._table
+
+            def forward(self, x):
+                return self.proj(x) @ self.table.t() + self.proj(x) @ self.table.t()
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
 }
 
 
@@ -596,6 +622,30 @@ def test_exact_against_flop_counter(tmp_path, key):
 def _target(tmp_path, code: str, cls: str = "Net"):
     path = write(tmp_path, "m.py", HEADER + textwrap.dedent(code))
     return static_target(path, cls, {"dim": "8"}, {"x": "2,8"})
+
+
+def test_register_buffer_over_a_plain_none_attribute_is_not_a_figure(tmp_path):
+    """`self._t = None` then `register_buffer("_t", t)` in a forward: torch raises
+    KeyError (the attribute exists and is no buffer), so no figure is printed."""
+    t = _target(
+        tmp_path,
+        """
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self._t = None
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                self.register_buffer("_t", torch.ones(x.shape[-1], 4))
+                return self.proj(x) @ self._t
+        """,
+    )
+    assert not t["complete"]
+    with pytest.raises(KeyError):
+        net = torch.nn.Module()
+        net._t = None
+        net.register_buffer("_t", torch.ones(2))
 
 
 def test_register_buffer_in_a_forward_over_a_parameter_is_not_costed(tmp_path):

@@ -96,6 +96,7 @@ from shapelint.ops.values import (
     Cost,
     FloatV,
     IntV,
+    NoneBufferV,
     NoneV,
     ObjectV,
     OptionalV,
@@ -335,6 +336,8 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         name, value = registering.bound(attr, args, kwargs) or (UNKNOWN, UNKNOWN)
         if attr == "register_buffer" and isinstance(value, TensorV):
             value = as_buffer(value)
+        elif attr == "register_buffer" and isinstance(value, NoneV):
+            value = NoneBufferV()
         known = name.value if isinstance(name, StrV) else None
         store_attr(an, recv, known, value, frame)
         return NoneV()
@@ -470,9 +473,9 @@ def _buffer_stored_in_forward(
     if "." in name or not isinstance(value, (TensorV, NoneV)):
         return None
     before = dict(recv.attrs).get(name)
-    if before is not None and not isinstance(before, BufferV):
+    if before is not None and not isinstance(before, (BufferV, NoneBufferV)):
         return None
-    stored = as_buffer(value) if isinstance(value, TensorV) else value
+    stored = as_buffer(value) if isinstance(value, TensorV) else NoneBufferV()
     target = ast.copy_location(ast.Attribute(held, name, ast.Store()), node)
     an.assign(target, stored, frame, None)
     return NoneV()

@@ -31,7 +31,17 @@ from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.specialized import run_on_self
 from shapelint.analysis.torch_containers import torch_forward, torch_init
-from shapelint.ops.values import UNKNOWN, BufferV, NoneV, ObjectV, StrV, TensorV, Value, as_buffer
+from shapelint.ops.values import (
+    UNKNOWN,
+    BufferV,
+    NoneBufferV,
+    NoneV,
+    ObjectV,
+    StrV,
+    TensorV,
+    Value,
+    as_buffer,
+)
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer, ClassDef
@@ -48,6 +58,8 @@ def register_on_self(me: SelfRecorder, meth: str, name: Value, value: Value) -> 
     if meth == "register_buffer" and isinstance(value, TensorV):
         # persistent or not: a buffer, the very tensor (its elements too)
         value = as_buffer(value)
+    elif meth == "register_buffer" and isinstance(value, NoneV):
+        value = NoneBufferV()
     elif meth == "register_buffer" and value is UNKNOWN:
         # torch takes a tensor or None there: a buffer, of a size not known,
         # never a parameter or a module

@@ -261,6 +261,15 @@ class NoneV(Value):
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class NoneBufferV(NoneV):
+    """None registered as a buffer (`register_buffer(name, None)`): None where it
+    is read, while the module's `_buffers` keeps the name, so a later
+    `register_buffer(name, t)` stores t there, where over a plain attribute torch
+    raises KeyError."""
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class OptionalV(Value):
     """None, or `value` where a caller gives one: a constructor parameter whose
     default is None (`hidden_features: Optional[int] = None`). Its truth and whether
