@@ -113,6 +113,23 @@ BLUR = """
             return F.conv1d(x, self.imag, stride=2) + F.conv1d(x, self.inverse, stride=2)
 
 
+    class Sinusoids(nn.Module):
+        # whisper's positional table: np.newaxis is None, indexing a tensor as
+        # `[:, None]` does, in a tuple and alone; a name bound to None likewise
+        def __init__(self, channels, length=6):
+            super().__init__()
+            inc = np.log(10000) / (channels // 2 - 1)
+            inv = torch.exp(-inc * torch.arange(channels // 2))
+            scaled = torch.arange(length)[:, np.newaxis] * inv[np.newaxis, :]
+            pos = torch.cat([torch.sin(scaled), torch.cos(scaled)], dim=1)
+            new = None
+            self.register_buffer("pos", pos[np.newaxis][:, :, new])
+            self.proj = nn.Linear(channels, channels)
+
+        def forward(self, x):
+            return self.proj(x + self.pos[:, :, 0])
+
+
     class GradNumpy(nn.Module):
         # numpy() of a tensor that requires grad raises in torch: no figure
         def __init__(self, channels):
@@ -146,6 +163,7 @@ BLUR = """
         ("Checked", {"channels": 3}, (2, 3, 10)),
         ("Bases", {"channels": 6}, (3, 6)),
         ("Dft", {}, (2, 16)),
+        ("Sinusoids", {"channels": 8}, (2, 6, 8)),
     ],
 )
 def test_filters_built_with_numpy_cost_as_torch_counts(tmp_path, cls, init, shape):

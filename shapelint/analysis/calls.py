@@ -11,6 +11,7 @@ from shapelint.ops.values import (
     UNKNOWN,
     DtypeV,
     FloatV,
+    NoneV,
     ObjectV,
     OpResult,
     StrV,
@@ -48,6 +49,8 @@ def constant(qual: str) -> Value:
         return DtypeV(name, numpy=root == "numpy")
     if attr in _FLOAT_CONSTANTS.get(root, ()):
         return FloatV(None)
+    if qual == "numpy.newaxis":
+        return NoneV()  # None itself: `t[:, np.newaxis]` adds an axis as `t[:, None]`
     if qual == "torch.__version__":
         return versions.torch_version()
     found = stdlib_re.flag(qual)

@@ -114,9 +114,11 @@ def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
     if not isinstance(sl, ast.Tuple):
         # a tuple of indices held in a name (`l = (slice(None), slice(None, k))`;
         # `t[l]`) indexes as the display would
-        return _spelled(idx.items) if _index_tuple(idx) else [sl]  # type: ignore[attr-defined]
+        return _spelled(idx.items) if _index_tuple(idx) else [_none_spelled(sl, idx)]  # type: ignore[attr-defined]
     starred = [i for i, e in enumerate(sl.elts) if isinstance(e, ast.Starred)]
     if not starred:
+        if isinstance(idx, TupleV) and len(idx.items) == len(sl.elts):
+            return [_none_spelled(e, v) for e, v in zip(sl.elts, idx.items)]
         return list(sl.elts)
     if len(starred) > 1 or not isinstance(idx, TupleV):
         return None
@@ -125,6 +127,14 @@ def _elements(sl: ast.expr, idx: Value) -> list[ast.expr] | None:
         return None
     spelled = _spelled(idx.items[at : at + n])
     return None if spelled is None else [*sl.elts[:at], *spelled, *sl.elts[at + 1 :]]
+
+
+def _none_spelled(e: ast.expr, v: Value) -> ast.expr:
+    """An element whose value is None as the literal None it indexes as (a name
+    or attribute bound to None: `t[:, np.newaxis]`); another as written."""
+    if isinstance(v, NoneV) and not isinstance(e, ast.Constant):
+        return ast.copy_location(ast.Constant(None), e)
+    return e
 
 
 def _index_tuple(idx: Value) -> bool:
