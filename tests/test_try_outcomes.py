@@ -341,6 +341,46 @@ class C:
 
 # Reading a builtin name nothing shadows never raises (its value the analysis may not
 # hold: `slice`, `str` as classes), and an int is no slice: the body returns.
+# A raise after paths that returned from inside nested branches (a lookup helper:
+# `if isinstance(s, enum.EnumMeta): if ...: return ...; elif isinstance(s,
+# Collection) and k in s: return k` then `raise ValueError`): it runs on the paths
+# that did not return, so building the module does not surely raise (before: "there
+# is no module"); what the raising path ran is no part of the call that returns.
+_LOOKUP = """
+    import enum
+    from collections.abc import Collection, Mapping
+
+    def look(key, supported, layer):
+        if isinstance(supported, enum.EnumMeta):
+            if isinstance(key, str):
+                return supported(key)
+        elif isinstance(supported, Mapping) and key in supported:
+            return supported[key]
+        elif isinstance(supported, Collection) and key in supported:
+            return key
+        layer(torch.ones(2, layer.in_features))
+        raise ValueError(f"unsupported {key}")
+
+    class M(nn.Module):
+        def __init__(self, d, kind=%s):
+            super().__init__()
+            self.a = nn.Linear(d, d)
+            self.kind = look(kind, %s, self.a)
+            self.n = 2 if self.kind == "conv" else 3
+
+        def forward(self, x):
+            for _ in range(self.n):
+                x = self.a(x)
+            return x
+    """
+CASES["raise_after_nested_returns_in_a_set"] = _case(
+    _LOOKUP % ('"conv"', '{"conv", "perceptron"}'), {"d": "4"}
+)
+CASES["raise_after_nested_returns_in_a_dict"] = _case(
+    _LOOKUP % ('"dense"', '{"dense": "conv"}'), {"d": "4"}
+)
+
+
 CASES["builtin_class_names_read_in_a_test"] = _case(
     """
     class M(nn.Module):
@@ -416,6 +456,15 @@ def _check(v, expect):
 def test_try(tmp_path, name, src, init, inputs, expect, target):
     gen = Generated(0, name, [name], src, init, inputs, target)
     _check(judge(gen, tmp_path), expect)
+
+
+def test_a_raise_every_path_reaches_builds_no_module(tmp_path):
+    """The lookup above with a key no branch finds: every path raises, as torch's
+    construction does, so no figure is printed."""
+    src = _case(_LOOKUP % ('"deconv"', '{"conv", "perceptron"}'), {"d": "4"})
+    gen = Generated(0, "none_found", ["none_found"], *src[:3], src[4])
+    v = judge(gen, tmp_path)
+    assert v.truth is None and v.outcome == "raise_ok" and not v.complete, v
 
 
 # A store into an attribute of an imported module (`torch.backends.x = v`) binds no

@@ -1023,8 +1023,13 @@ _ABCS: dict[str, tuple[tuple[type[Value], ...], bool]] = {
     "Mapping": ((), False),
 }
 _ABSTRACT = {f"{m}.{t}": v for m in ("collections.abc", "typing") for t, v in _ABCS.items()}
+# `isinstance(supported, enum.EnumMeta)`: only an enum class is one
+_ENUM_METACLASSES = ("enum.EnumMeta", "enum.EnumType")
 _NOT_COLLECTIONS = (IntV, BoolV, FloatV, NoneV)
 _PLAIN_VALUES = (*_NOT_COLLECTIONS, StrV, TupleV)
+# values that are no class: numbers, strings, None, tuples, lists, sets, tensors,
+# dicts and instances (an enum's members, modules, objects)
+_NO_CLASSES = (*_PLAIN_VALUES, small_sets.SetV, TensorV, ObjectV, ModuleListV)
 # Values that are Python functions or methods, never an instance of a class of a module's
 _FUNCTIONS = (lambdas.ClosureV, FunctionRefV, BoundMethodV, TensorMethodV)
 # The numeric tower: int and bool are Integral, float only Real; a str, a tuple, None
@@ -1141,6 +1146,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
     known = pytypes.instance_test(qual, builtin, v)
     if known is not None or v is UNKNOWN:
         return known
+    if qual in _ENUM_METACLASSES and isinstance(v, _NO_CLASSES):
+        return False  # enum's metaclass has classes for instances, never such a value
     if builtin is not None and enums.is_member(v):
         if builtin not in pytypes.BUILTIN_CLASSES:
             return None
@@ -1219,6 +1226,8 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         kinds, tensor = _ABSTRACT[qual]
         if isinstance(v, TensorV):
             return tensor
+        if isinstance(v, small_sets.SetV):
+            return qual.endswith((".Iterable", ".Collection"))  # no sequence, no mapping
         if not isinstance(v, _PLAIN_VALUES):
             return None
     elif builtin in _PY_TYPES:

@@ -374,6 +374,7 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
     with call_path.calling(init.qualname, None), aliasing.building(recorder):
         bind_arguments(an, init, frame, recorder, args, kwargs)
         an.exec_block(init.node.body, frame)
+        raising.settle(frame)
     if an.specialize:  # no call site names a constructor: in_place.follow's part
         in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
     if _MADE:

@@ -90,6 +90,20 @@ def surely(an, node: ast.stmt, frame, exc: str | None) -> None:
     frame.raised = True
 
 
+def settle(frame) -> None:
+    """At the end of a run's body: a raise it reached after a path of it had
+    returned (`if a: (if b: return x) elif c: return y` then `raise`, where the rest
+    is not one branch's to merge into: branches.with_rest) ran on the paths that did
+    not return, so the call is no sure raise: it returns by the paths that did. What
+    ran after the last return ran on those raising paths only (each return before it
+    on a path of its own), and is no part of a call that returns."""
+    if not (frame.raised and frame.returns and frame.returned_at is not None):
+        return
+    for k in list(frame.records)[frame.returned_at :]:
+        del frame.records[k]
+    frame.raised = False
+
+
 def refused(an, node: ast.AST, frame, refusal: tuple[bool, str] | None) -> None:
     """torch's refusal of a step (ops/backward.flag_refused): where it surely
     raises, the block stops there; where it may, the step is a call of unknown

@@ -165,6 +165,8 @@ class Frame:
         # the loop's later turns may not run (loops.py).
         self.exit_unsure = False
         self.raised = False  # a raise surely ran (specialized runs, analysis/raising.py)
+        # how many records there were when a return last ran (raising.settle)
+        self.returned_at: int | None = None
         # `global n` in a function a specialized run runs (specialized.run_body)
         self.global_names: set[str] = set()
         # a function a target run runs with its values (specialized.run_body, run_init):

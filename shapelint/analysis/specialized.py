@@ -529,6 +529,7 @@ def run_followed(an: Analyzer, fd: FuncDef, recv, args, kwargs):
         grad_mode.inference_tensors(an, d, frame)
     with grad_mode.entered(grad_mode.decorated(an, fd, frame)):
         an.exec_block(fd.node.body, frame)
+    raising.settle(frame)
     value = in_place.settled(an, an.join_all(frame.returns)) if frame.returns else NoneV()
     if frame.returns and given is not UNKNOWN:
         # it returns its argument, whatever the analysis read of the rest: the object

@@ -235,6 +235,7 @@ def exec_expr(an: Analyzer, stmt: ast.Expr, frame: Frame, module_level: bool) ->
 def exec_return(an: Analyzer, stmt: ast.Return, frame: Frame, module_level: bool) -> None:
     v = an.eval(stmt.value, frame) if stmt.value is not None else NoneV()
     frame.returns.append(v)
+    frame.returned_at = len(frame.records)
     in_place.exit_here(an, frame)
     frame.done = True
     if frame.func is not None and frame.func.node.returns is not None:
