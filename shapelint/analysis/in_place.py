@@ -1195,11 +1195,13 @@ def _forget_everywhere(
             module = id(env) in modules_
             linked = link is not None and not module and id(env) not in building
             gone_as[0], gone_as[1] = (link, memos[1]) if linked else (UNKNOWN, memos[0])
-            for k, v in list(env.items()):
+            # a name holding no list, dict, object or set (most names) is left out in
+            # one pass: without() and inside() both give it back unchanged
+            for k, v in [(k, v) for k, v in env.items() if isinstance(v, _HOLDERS)]:
                 if k in kept:
                     new = inside(v)
-                elif not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
-                    continue  # without's first test, without its call: most names hold such
+                elif _FLAT.get(id(v)) is v:
+                    continue  # without's first test, without its call
                 elif forget_reach.unchanged(v, generation, ids, gone, copies, _copy):
                     continue  # what a walk would visit is kept, and none of it is old's
                 else:
