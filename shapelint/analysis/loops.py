@@ -786,8 +786,7 @@ def _names_attributes(stmt: ast.For | ast.AsyncFor) -> bool:
     at every run of it, and the tree is never edited."""
     known = stmt.__dict__.get(_NAMES_ATTRIBUTES)
     if known is None:
-        known = _names_attributes_walked(stmt)
-        setattr(stmt, _NAMES_ATTRIBUTES, known)
+        known = stmt.__dict__[_NAMES_ATTRIBUTES] = _names_attributes_walked(stmt)
     return known
 
 
