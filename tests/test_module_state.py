@@ -525,6 +525,45 @@ CASES = {
         """,
         "honest",
     ),
+    # a table of configs the module and the model hold, walked unchanged by two
+    # in-place changes (a local list grown) and kept (forget_reach.py), then one of
+    # its lists grown through another name: the model's copy of the table is
+    # forgotten, not the one turn of the list it held
+    "kept_table_then_its_list_grown": (
+        """
+        class Cfg:
+            def __init__(self, widths):
+                self.widths = widths
+
+        CFGS = {
+            "c0": Cfg([0]), "c1": Cfg([1]), "c2": Cfg([2]), "c3": Cfg([3]), "c4": Cfg([4]),
+            "c5": Cfg([5]), "c6": Cfg([6]), "c7": Cfg([7]), "c8": Cfg([8]), "c9": Cfg([9]),
+        }
+
+        def note(log):
+            log.append(1)
+
+        def grow(d):
+            ws = CFGS["c3"].widths
+            ws.append(d)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.cfgs = CFGS
+                seen = []
+                note(seen)
+                note(seen)
+                grow(d)
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                for _ in self.cfgs["c3"].widths:
+                    x = self.lin(x)
+                return x
+        """,
+        "honest",
+    ),
 }
 
 

@@ -67,6 +67,18 @@ def test_nodes_of_is_ast_walk_in_order():
         assert nodes.children(n) == list(ast.iter_child_nodes(n))
 
 
+def test_descendants_are_ast_walk_s_less_the_root_and_kept():
+    # frame_locals and one_shot read a function whole at each call: off the kept
+    # index, the same nodes as a walk, one list however often asked
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    init = tree().body[2].body[0]
+    want = [n for n in ast.walk(init) if not isinstance(n, leaves)][1:]
+    got = nodes.descendants(init)
+    assert got == want and init not in got
+    assert nodes.descendants(init) is got
+    assert nodes.nodes_of(init, ast.Call) == [n for n in got if isinstance(n, ast.Call)]
+
+
 def test_stored_names_and_class_nodes():
     t = tree()
     cls = t.body[2]

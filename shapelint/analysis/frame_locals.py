@@ -13,7 +13,7 @@ import ast
 
 from shapelint.analysis.callable_values import ClassRefV
 from shapelint.analysis.dict_values import dict_value
-from shapelint.analysis.nodes import children, nodes_of, walk
+from shapelint.analysis.nodes import children, descendants, nodes_of
 from shapelint.ops.values import Value
 
 
@@ -55,8 +55,10 @@ def _bound_before(fn, params: set[str], call: ast.Call, chain: list[ast.AST]) ->
     at = (call.lineno, call.col_offset)
     later = _targets_of_statement(chain)  # `x = f(locals())` binds x after the call
     holders = {id(n) for n in chain}
-    for n in walk(fn):  # (the leaves it leaves out, `Load` and `Add`, bind nothing)
-        if n is fn or id(n) in later:
+    # fn's kept index, not a walk per call of locals() (the leaves it leaves out,
+    # `Load` and `Add`, bind nothing)
+    for n in descendants(fn):
+        if id(n) in later:
             continue
         if isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.Global, ast.Nonlocal)):
             if isinstance(n, (ast.Global, ast.Nonlocal)) or id(n) in holders:

@@ -55,6 +55,7 @@ from shapelint.analysis import (
     aliasing,
     built_objects,
     defaults,
+    forget_reach,
     fresh,
     item_paths,
     joined_objects,
@@ -1061,10 +1062,16 @@ _FLAT: dict[int, Value] = {}
 # Lists, dicts and objects whose items and attributes are all such values.
 _SHALLOW: dict[int, Value] = {}
 _FLAT_MAX = 200_000
+# How often the two tables were cleared: what forget_reach kept of an older
+# generation no longer says what a walk visits.
+_CLEARED = [0]
+# A walk that visited fewer new values than this is not kept: walking it again
+# costs about what keeping it would.
+_KEEP_FROM = 16
 
 
 # The values that hold others and may be changed in place (a set by `add`).
-_HOLDERS = (TupleV, ObjectV, SetV)
+_HOLDERS = forget_reach.HOLDERS
 
 
 def _flat(v: Value) -> bool:
@@ -1129,6 +1136,8 @@ def _forget_everywhere(
             if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
                 _FLAT.clear()
                 _SHALLOW.clear()
+                _CLEARED[0] += 1
+                forget_reach.drop()
             (_SHALLOW if _changeable(an, v) else _FLAT)[id(v)] = v
         memo[id(v)] = (v, res)
         return res
@@ -1179,18 +1188,31 @@ def _forget_everywhere(
         found = False
         # a module's names: what a pass of its own forgets there is put back after it
         modules_ = {id(an.module_env), id(owner.module_env), id(also)}
+        generation = _CLEARED[0]
+        copies = not identical
         for env in envs.values():
             kept = own.get(id(env), ())
             module = id(env) in modules_
             linked = link is not None and not module and id(env) not in building
             gone_as[0], gone_as[1] = (link, memos[1]) if linked else (UNKNOWN, memos[0])
-            for k, v in list(env.items()):
+            # a name holding no list, dict, object or set (most names) is left out in
+            # one pass: without() and inside() both give it back unchanged
+            for k, v in [(k, v) for k, v in env.items() if isinstance(v, _HOLDERS)]:
                 if k in kept:
                     new = inside(v)
-                elif not isinstance(v, _HOLDERS) or _FLAT.get(id(v)) is v:
-                    continue  # without's first test, without its call: most names hold such
+                elif _FLAT.get(id(v)) is v:
+                    continue  # without's first test, without its call
+                elif forget_reach.unchanged(v, generation, ids, gone, copies, _copy):
+                    continue  # what a walk would visit is kept, and none of it is old's
                 else:
+                    walked = len(gone_as[1])
                     new = without(v)
+                    if (
+                        new is v
+                        and generation == _CLEARED[0]
+                        and len(gone_as[1]) - walked >= _KEEP_FROM
+                    ):
+                        forget_reach.record(v, _FLAT, _SHALLOW, generation)
                 if new is not v:
                     found = True
                     if module:

@@ -782,7 +782,18 @@ def _names_attributes(stmt: ast.For | ast.AsyncFor) -> bool:
     `getattr`, `delattr` or `hasattr` in its body (`for k in self.__class__.__dict__:
     setattr(self, k, getattr(self, k))`): the join of the turns' different strings
     names no attribute, so a store through it may have changed any; each turn of a
-    listed iterable is followed, as far as a while loop is."""
+    listed iterable is followed, as far as a while loop is. Kept on the loop: asked
+    at every run of it, and the tree is never edited."""
+    known = stmt.__dict__.get(_NAMES_ATTRIBUTES)
+    if known is None:
+        known = stmt.__dict__[_NAMES_ATTRIBUTES] = _names_attributes_walked(stmt)
+    return known
+
+
+_NAMES_ATTRIBUTES = "_shapelint_names_attributes"
+
+
+def _names_attributes_walked(stmt: ast.For | ast.AsyncFor) -> bool:
     bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
     for part in stmt.body:
         for n in ast.walk(part):

@@ -96,6 +96,14 @@ def _index(root: ast.AST) -> dict[type, list]:
     return index
 
 
+def descendants(root: ast.AST) -> list[ast.AST]:
+    """root's descendants in `ast.walk` order (root left out, and the leaves
+    `_descendants` leaves out), off its kept index: a check that reads a function
+    whole again at each call (frame_locals, one_shot) shares the one walk. The list
+    is the index's own: read it, never change it."""
+    return _index(root)[_ORDER]
+
+
 def walk(root: ast.AST) -> list[ast.AST]:
     """ast.walk(root) as a list, less the leaves `_descendants` leaves out, for a
     tree walked once (nothing kept)."""

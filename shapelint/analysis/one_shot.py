@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 from shapelint.analysis import generators, loops
 from shapelint.analysis.generators import is_generator, method_of
+from shapelint.analysis.nodes import descendants as nodes_descendants
 from shapelint.analysis.nodes import parents as nodes_parents
-from shapelint.analysis.nodes import walk as nodes_walk
 from shapelint.analysis.repetition import costless, scaled
 from shapelint.ops.values import UNKNOWN, TupleV, Value, replaced
 
@@ -180,7 +180,9 @@ def _handed_calls(scope: ast.AST) -> frozenset[int]:
     known = scope.__dict__.get(_HANDED)
     if known is None:
         ids: set[int] = set()
-        for n in nodes_walk(scope):  # (its leaves Load/Add are none of these)
+        # (off the function's kept index, which its other checks share; its
+        # leaves Load/Add are none of these, nor is the scope itself)
+        for n in nodes_descendants(scope):
             if isinstance(n, ast.Assign) and len(n.targets) == 1:
                 if isinstance(n.targets[0], ast.Name):
                     ids.add(id(n.value))
