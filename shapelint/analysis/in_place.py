@@ -788,8 +788,8 @@ def _token_substituted(v: Value, t: int, new: Value, memo: dict) -> Value:
     object, changed."""
     if built_objects.holds(v, t):
         return new
-    if not isinstance(v, (TupleV, ObjectV)) or _FLAT.get(id(v)) is v or _SHALLOW.get(id(v)) is v:
-        return v
+    if not isinstance(v, (TupleV, ObjectV)):
+        return v  # (_FLAT and _SHALLOW are no guide: a link is no holder there)
     got = memo.get(id(v))
     if got is not None:
         return got[1]
