@@ -725,13 +725,13 @@ def _apply(an, owner, swaps, value: Value) -> Value:
             # the change back at the return) is forgotten
             for was, now in env.write(new):
                 linked = _through(an, through, was, now)
-                _forget_everywhere(an, owner, was, False, held, link=linked)
+                _forget_everywhere(an, owner, was, False, held, link=linked, keep=now)
             env = None
         elif env is not None:
             env[key] = new
         linked = _through(an, through, old, new)
         to = new if not deeply and type(new) is ObjectV and _module_run(an, old) else None
-        _forget_everywhere(an, owner, old, deeply, held, also=env, to=to, link=linked)
+        _forget_everywhere(an, owner, old, deeply, held, also=env, to=to, link=linked, keep=new)
         value = new if value is old else held[""]  # an equal copy: maybe a new list
     return value
 
@@ -1299,6 +1299,7 @@ def _forget_everywhere(
     also=None,
     to=None,
     link: Value | None = None,
+    keep: Value | None = None,
 ) -> bool:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
@@ -1311,6 +1312,9 @@ def _forget_everywhere(
     being built or a module's namespace, read without either_uses, never holds."""
     gone = _parts(an, old) if deeply else [old]
     ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
+    # old's object, where it is one of its own (built_objects): every value standing
+    # for it is gone too, but keep, what it is now
+    same = built_objects.token(old) if type(old) is ObjectV else None
     kinds = {type(g) for g in gone}
     # the value kept: its id stays its own; one table where old becomes link, one
     # where it becomes UNKNOWN
@@ -1330,6 +1334,8 @@ def _forget_everywhere(
             res = to
         elif id(v) in ids:
             res = gone_as[0]
+        elif same is not None and v is not keep and built_objects.token(v) == same:
+            res = gone_as[0]  # another value of the one object (a walk rebuilt it)
         elif not identical and type(v) in kinds and any(_copy(v, g) for g in gone):
             res = UNKNOWN
         elif _SHALLOW.get(id(v)) is v:
