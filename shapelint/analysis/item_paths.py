@@ -13,7 +13,10 @@ change the callee made forgot it there). A decorator's wrapper hands its
 `**kwargs` on so (`return func(*args, **kwargs)`): the entry holds the changed
 object, which the wrapper's own caller takes back (in_place.follow_free) where
 the entry, at the wrapper's return, is the very value written here
-(`frame.entries`: not an entry the wrapper stored anew)."""
+(`frame.entries`: not an entry the wrapper stored anew); and so its `*args`
+(`NAME[k]` of the tuple, recorded in `frame.entries` under (NAME, k)).
+Where the item is not the very value handed but a link to its object
+(built_objects: a holder a callee's change left behind), it is taken alike."""
 
 from __future__ import annotations
 
