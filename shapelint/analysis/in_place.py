@@ -479,20 +479,27 @@ def _deep_sites(fn, name: str) -> dict[int, frozenset[int] | None]:
     setattr), which no run places."""
     cache = fn.__dict__.setdefault(_DEEP_SITES, {})
     known = cache.get(name)
-    if known is not None:
-        return known
+    if known is None:
+        changes = (c for c in _changes(fn, frozenset({name})) if c[3])
+        known = cache[name] = _call_sites(changes, lambda node: isinstance(node, ast.Call))
+    return known
+
+
+def _call_sites(changes, call) -> dict[int, frozenset[int] | None]:
+    """Each statement (id) of changes (`_changes`'s): the calls it makes them by
+    where each is one call tells (outside a nested function), or None where
+    another change is made there."""
     calls: dict[int, set[int]] = {}
     other: set[int] = set()
-    for at, frozen, _, deeper, node in _changes(fn, frozenset({name})):
-        if not deeper:
-            continue
-        if isinstance(node, ast.Call) and not frozen:
+    for at, frozen, _, _, node in changes:
+        if call(node) and not frozen:
             calls.setdefault(id(at), set()).add(id(node))
         else:
             other.add(id(at))
-    known = {k: (None if k in other else frozenset(v)) for k, v in calls.items()}
+    known: dict[int, frozenset[int] | None] = {
+        k: (None if k in other else frozenset(v)) for k, v in calls.items()
+    }
     known.update({k: None for k in other})
-    cache[name] = known
     return known
 
 
@@ -539,24 +546,18 @@ def _alias_calls(fn, names: frozenset[str]) -> dict[int, frozenset[int] | None]:
     is made there."""
     cache = fn.__dict__.setdefault(_ALIAS_CALLS, {})
     known = cache.get(names)
-    if known is not None:
-        return known
-    calls: dict[int, set[int]] = {}
-    other: set[int] = set()
-    for at, frozen, _, _, node in _changes(fn, names):
-        on_name = (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-        )
-        if on_name and not frozen:
-            calls.setdefault(id(at), set()).add(id(node))
-        else:
-            other.add(id(at))
-    known = {k: (None if k in other else frozenset(v)) for k, v in calls.items()}
-    known.update({k: None for k in other})
-    cache[names] = known
+    if known is None:
+        known = cache[names] = _call_sites(_changes(fn, names), _on_name)
     return known
+
+
+def _on_name(node: ast.AST) -> bool:
+    """A method called right on a name (`curr.update(k)`)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+    )
 
 
 _ALIAS_CALLS = "_shapelint_alias_calls"
@@ -784,27 +785,9 @@ def _through(an, names: dict | None, old: Value, new: Value) -> Value | None:
 
 def _token_substituted(v: Value, t: int, new: Value, memo: dict) -> Value:
     """v with new wherever it holds object t (built_objects.holds), at any depth of
-    items and attributes; an object of its own rebuilt so stands for its own
-    object, changed."""
-    if built_objects.holds(v, t):
-        return new
-    if not isinstance(v, (TupleV, ObjectV)):
-        return v  # (_FLAT and _SHALLOW are no guide: a link is no holder there)
-    got = memo.get(id(v))
-    if got is not None:
-        return got[1]
-    res = v
-    if isinstance(v, TupleV) and v.items:
-        items = tuple(_token_substituted(i, t, new, memo) for i in v.items)
-        if any(a is not b for a, b in zip(items, v.items)):
-            res = TupleV(items, v.kind)
-    elif type(v) is ObjectV and v.attrs:
-        attrs = tuple((k, _token_substituted(a, t, new, memo)) for k, a in v.attrs)
-        if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
-            res = ObjectV(v.kind, attrs)
-            built_objects.changed(v, res)
-    memo[id(v)] = (v, res)
-    return res
+    items and attributes (_FLAT and _SHALLOW are no guide: a link is no holder
+    there)."""
+    return _substituted(v, lambda x: built_objects.holds(x, t), new, memo)
 
 
 def forget_globals(an, fd, before, placed=frozenset(), frame=None) -> None:
@@ -1052,7 +1035,7 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
             for env in (frame.env, *(r.attrs for r in aliasing.recorders())):
                 for k, v in list(env.items()):
                     if isinstance(v, _HOLDERS):
-                        env[k] = _substituted(v, old, new, memo)
+                        env[k] = _substituted(v, lambda x: x is old, new, memo)
         # a holder elsewhere (`h.l = a`, `d = {"l": a}`) keeps a link to the object
         # as it is now: read, it is not known, and a change through it (`h.l.append(3)`)
         # changes the object the changing name holds, which is then forgotten too
@@ -1064,24 +1047,28 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
         an.outer_writes += 1
 
 
-def _substituted(v: Value, old: Value, new: Value, memo: dict) -> Value:
-    """v with new wherever it holds the very object old (an item of a list or
+def _substituted(v: Value, gone, new: Value, memo: dict) -> Value:
+    """v with new wherever it holds the object gone tells (an item of a list or
     tuple, an attribute of a plain object), at any depth; v itself where it holds
-    none."""
-    if v is old:
+    none. An object of its own rebuilt so (built_objects) stands for its own
+    object, changed."""
+    if gone(v):
         return new
+    if not isinstance(v, (TupleV, ObjectV)):
+        return v
     got = memo.get(id(v))
     if got is not None:
         return got[1]
     res = v
     if isinstance(v, TupleV) and v.items:
-        items = tuple(_substituted(i, old, new, memo) for i in v.items)
+        items = tuple(_substituted(i, gone, new, memo) for i in v.items)
         if any(a is not b for a, b in zip(items, v.items)):
             res = TupleV(items, v.kind)
     elif type(v) is ObjectV and v.attrs:
-        attrs = tuple((k, _substituted(a, old, new, memo)) for k, a in v.attrs)
+        attrs = tuple((k, _substituted(a, gone, new, memo)) for k, a in v.attrs)
         if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
             res = ObjectV(v.kind, attrs)
+            built_objects.changed(v, res)
     memo[id(v)] = (v, res)
     return res
 
