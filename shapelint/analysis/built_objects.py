@@ -81,7 +81,10 @@ def renew(v: Value) -> Value:
 def reused(values) -> None:
     """values, handed out by a memoised run in another call's place (its result, the
     finals of its parameters): the recorded objects they hold, at any depth, may
-    stand for other objects now."""
+    stand for other objects now (none is recorded: no value stands for one yet, and
+    a later reuse spends them then)."""
+    if not _MADE:
+        return
     todo = list(values)
     seen: set[int] = set()
     while todo:
