@@ -121,6 +121,21 @@ class Positional(Attn):
         return self.lin(curr.update(x, self.i)).sum()
 
 
+def shifting(fn):
+    def wrapped(*args, **kwargs):
+        args = args[:1] + args[1:]  # the same objects, in a tuple of its own
+        return fn(*args, **kwargs)
+
+    return wrapped
+
+
+class Shifted(Attn):
+    @shifting
+    def forward(self, x, cache):
+        curr = cache
+        return self.lin(curr.update(x, self.i)).sum()
+
+
 class Dropped(Attn):
     @dropping
     def forward(self, x, cache=None):
@@ -219,9 +234,24 @@ EXACT = {
         "t = t + Positional(1)(x, c if self.training else None)\n"
         "return t + self.lin(c.update(x, 0)).sum()"
     ),
+    # the same module twice through the wrapper's `*args`
+    "twice_through_args": (
+        "c = Cache(1)\nt = Positional(0)(x, c) + Positional(0)(x, c)\n"
+        "return t + self.lin(c.update(x, 0)).sum()"
+    ),
 }
 
 NEVER_WRONG = {
+    # a wrapper that rebinds its `*args` before handing them on
+    "args_rebound_by_the_wrapper": (
+        "c = Cache(2)\nt = Shifted(0)(x, c) + Shifted(1)(x, c)\n"
+        "return t + self.lin(c.update(x, 0)).sum()"
+    ),
+    # a ternary whose test the analysis cannot decide
+    "ternary_undecided": (
+        "c = Cache(2)\nt = Positional(0)(x, c if x.sum() > -1e9 else None)\n"
+        "return t + self.lin(c.update(x, 0)).sum()"
+    ),
     # changed through an alias in a loop's turns
     "alias_in_a_loop": (
         "c = Cache(2)\nfor i in range(3):\n    cc = c\n    cc.update(x, 0)\n"
