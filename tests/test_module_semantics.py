@@ -287,6 +287,8 @@ CASES = {
                     return self.scripted(x)
                 if torch.compiler.is_compiling():
                     return self.scripted(x)
+                if torch.compiler.is_exporting():
+                    return self.scripted(x)
                 return self.eager(x)
         """,
         "Net",

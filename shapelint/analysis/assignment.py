@@ -381,9 +381,12 @@ class AssignmentMixin:
                 # stand for two objects: a memoised call's) read it as not known,
                 # and a change through one of them reaches it (joined_objects)
                 joined_objects.renewed(base, stored)
-                for k, v in list(frame.env.items()):
-                    if v is base:
-                        frame.env[k] = joined_objects.either_of(stored)
+                # an object of its own (built_objects): every name of the frame
+                # holding it holds it changed, as Python's one object is
+                if not in_place.same_object_changed(self, frame, base, stored):
+                    for k, v in list(frame.env.items()):
+                        if v is base:
+                            frame.env[k] = joined_objects.either_of(stored)
                 absence.unapplied_write(
                     base, target.attr, absence.through_parameter(self.specialize, target, frame)
                 )

@@ -313,6 +313,23 @@ def handed_back(fd, node, recv, args, kwargs, finals: dict[str, Value] | None) -
     return [v for k, v in finals.items() if k in handed and not _copy(v, handed[k][1])]
 
 
+def handed_anew(fd, node, recv, args, kwargs, finals: dict[str, Value] | None) -> dict | None:
+    """finals (a memoised run's, handed back for the call `node`) with a value object
+    of its own for each parameter handed an object of its own (built_objects) that
+    the run changed: Python's run would have changed this call's object, not the
+    first call's, so the value follow gives it is another value object than the
+    first run's, holding what it held (built_objects.renew)."""
+    if not finals or not isinstance(node, ast.Call):
+        return finals
+    handed = _handed(fd, node, recv, args, kwargs)
+    out = dict(finals)
+    for k, v in finals.items():
+        got = handed.get(k)
+        if got is not None and built_objects.token(got[1]) is not None and v is not got[1]:
+            out[k] = built_objects.renew(v)
+    return out
+
+
 def parameters_only(fd, finals: dict[str, Value]) -> dict[str, Value]:
     """finals without the globals (what they hold came from what they held before
     the run, which a memoised run's key does not hold)."""
@@ -463,20 +480,27 @@ def _deep_sites(fn, name: str) -> dict[int, frozenset[int] | None]:
     setattr), which no run places."""
     cache = fn.__dict__.setdefault(_DEEP_SITES, {})
     known = cache.get(name)
-    if known is not None:
-        return known
+    if known is None:
+        changes = (c for c in _changes(fn, frozenset({name})) if c[3])
+        known = cache[name] = _call_sites(changes, lambda node: isinstance(node, ast.Call))
+    return known
+
+
+def _call_sites(changes, call) -> dict[int, frozenset[int] | None]:
+    """Each statement (id) of changes (`_changes`'s): the calls it makes them by
+    where each is one call tells (outside a nested function), or None where
+    another change is made there."""
     calls: dict[int, set[int]] = {}
     other: set[int] = set()
-    for at, frozen, _, deeper, node in _changes(fn, frozenset({name})):
-        if not deeper:
-            continue
-        if isinstance(node, ast.Call) and not frozen:
+    for at, frozen, _, _, node in changes:
+        if call(node) and not frozen:
             calls.setdefault(id(at), set()).add(id(node))
         else:
             other.add(id(at))
-    known = {k: (None if k in other else frozenset(v)) for k, v in calls.items()}
+    known: dict[int, frozenset[int] | None] = {
+        k: (None if k in other else frozenset(v)) for k, v in calls.items()
+    }
     known.update({k: None for k in other})
-    cache[name] = known
     return known
 
 
@@ -501,7 +525,43 @@ def alias_ran(fn, names: frozenset[str], frame) -> bool:
     if isinstance(fn, ast.Lambda):
         return True  # one expression, no statement the run marks: it may have
     sites = _change_sites(fn, names)
-    return any(i in frame.ran for i in sites)
+    if not any(i in frame.ran for i in sites):
+        return False
+    # a method called on the alias whose change follow gave every holder of the
+    # one object in the frame (`_through`), and the caller's holders a link, left
+    # no holder stale
+    calls = _alias_calls(fn, names)
+    return any(
+        i in frame.ran
+        and (
+            calls.get(i) is None
+            or not all(c in frame.through and c not in frame.not_through for c in calls[i])
+        )
+        for i in sites
+    )
+
+
+def _alias_calls(fn, names: frozenset[str]) -> dict[int, frozenset[int] | None]:
+    """fn's statements (ids) that change what one of names holds: the method calls
+    right on the name each makes (`curr.update(k)`), or None where another change
+    is made there."""
+    cache = fn.__dict__.setdefault(_ALIAS_CALLS, {})
+    known = cache.get(names)
+    if known is None:
+        known = cache[names] = _call_sites(_changes(fn, names), _on_name)
+    return known
+
+
+def _on_name(node: ast.AST) -> bool:
+    """A method called right on a name (`curr.update(k)`)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+    )
+
+
+_ALIAS_CALLS = "_shapelint_alias_calls"
 
 
 def globals_before(an, fd) -> dict[str, tuple[dict, str, Value]]:
@@ -546,11 +606,11 @@ def _global_swaps(fd, before, placed, only: frozenset[str] | None = None) -> lis
         # a deeper change (`CFG.sub.k = v`) may be one no store placed
         if (id(env), defined) in placed and not aliased and g not in deep:
             if now is not old:
-                swaps.append((old, now, None, "", False, False))
+                swaps.append((old, now, None, "", False, False, None))
             continue
-        swaps.append((old, UNKNOWN, env, defined, True, True))
+        swaps.append((old, UNKNOWN, env, defined, True, True, None))
         if now is not old and now is not UNKNOWN:
-            swaps.append((now, UNKNOWN, env, defined, True, True))
+            swaps.append((now, UNKNOWN, env, defined, True, True, None))
     return swaps
 
 
@@ -580,9 +640,11 @@ def follow(
     # its change is placed where the caller holds the item (the caller's finals)
     func = node.func
     on_item = isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name)
+    on_name = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
     placed = False
-    for name, (expr, old) in _handed(fd, node, recv, args, kwargs).items():
+    for name, (expr, old) in _handed(fd, node, recv, args, kwargs, frame.env).items():
         receiver = on_item and expr is func.value  # type: ignore[union-attr]
+        receiver_name = on_name and expr is func.value  # type: ignore[union-attr]
         module_run = not _changeable(an, old) and name in changed and _module_run(an, old)
         if not _changeable(an, old) and not module_run:
             continue
@@ -622,9 +684,14 @@ def follow(
         if module and module_state.importing_now():
             new = UNKNOWN  # a top level binds no change a function makes (module_state)
         placed = placed or (receiver and isinstance(env, item_paths.PATHS))
-        swaps.append((old, new, env, key, new is UNKNOWN, module))
+        through = _through_env(an, env, module, frame, old, new)
+        if receiver_name and through is None:
+            frame.not_through.add(id(node))  # (an alias's change, the caller's to place)
+        swaps.append((old, new, env, key, new is UNKNOWN, module, through))
     if on_item and not an.trial:
         (frame.placed if placed else frame.unplaced).add(id(node))
+    if on_name and not an.trial and id(node) not in frame.not_through:
+        frame.through.add(id(node))
     swaps += _global_swaps(fd, before, placed_globals, None if aliased else changed)
     return _apply(an, owner, swaps, value)
 
@@ -649,7 +716,7 @@ def _apply(an, owner, swaps, value: Value) -> Value:
     an.outer_writes += 1
     if an.trial:
         return UNKNOWN  # a trial turn's stores are counted, not made (loops.same_each_turn)
-    for old, new, env, key, deeply, module in swaps:
+    for old, new, env, key, deeply, module, through in swaps:
         held = {"": value}
         # the binding first: the write is logged with the value it replaces
         if module:
@@ -658,15 +725,70 @@ def _apply(an, owner, swaps, value: Value) -> Value:
             # the item's list, and the object holding it, are changed too: every
             # other holder of them (a caller's name for the object, which takes
             # the change back at the return) is forgotten
-            for holder in env.write(new):
-                _forget_everywhere(an, owner, holder, False, held)
+            for was, now in env.write(new):
+                linked = _through(an, through, was, now)
+                _forget_everywhere(an, owner, was, False, held, link=linked, keep=now)
             env = None
         elif env is not None:
             env[key] = new
+        linked = _through(an, through, old, new)
         to = new if not deeply and type(new) is ObjectV and _module_run(an, old) else None
-        _forget_everywhere(an, owner, old, deeply, held, also=env, to=to)
+        _forget_everywhere(an, owner, old, deeply, held, also=env, to=to, link=linked, keep=new)
         value = new if value is old else held[""]  # an equal copy: maybe a new list
     return value
+
+
+def _through_env(an, env, module: bool, frame, old: Value, new: Value) -> dict | None:
+    """The names of frame, where the binding of a changed object of its own is
+    there (a name, an item path, a spread entry) and new, known, stands for that
+    one object now (built_objects.changed): every other holder of it in that frame
+    takes new too (`_through`)."""
+    if module or an.trial or type(new) is not ObjectV:
+        return None
+    if isinstance(env, item_paths.PATHS):
+        names = env.frame_env()
+    else:
+        names = env
+    if names is not frame.env or built_objects.changed(old, new) is None:
+        return None
+    return names
+
+
+def same_object_changed(an, frame, old: Value, new: Value) -> bool:
+    """old, held by a name of frame, was changed there into new by a store through
+    the name (`self.keys = k`): where old is an object of its own, new stands for
+    it, and every holder of it in the frame holds new (`_through`)."""
+    if not an.specialize:
+        return False
+    return _through(an, frame.env, old, new) is not None
+
+
+def _through(an, names: dict | None, old: Value, new: Value) -> Value | None:
+    """old, an object of its own, is new now, changed where names (the frame that
+    holds the binding) hold it: each of their holders of that one object (old
+    itself, another value standing for it, or a link a callee's change left
+    behind), at any depth, holds new; the link that the holders elsewhere keep
+    instead (a frame of a caller, which takes the change back through its own
+    binding at the return), or None where old is no such object."""
+    if names is None:
+        return None
+    t = built_objects.changed(old, new)
+    if t is None:
+        return None
+    joined_objects.renewed(old, new)
+    memo: dict = {}
+    for k, v in list(names.items()):
+        got = _token_substituted(v, t, new, memo)
+        if got is not v:
+            names[k] = got
+    return built_objects.link(joined_objects.either_of(new), t)
+
+
+def _token_substituted(v: Value, t: int, new: Value, memo: dict) -> Value:
+    """v with new wherever it holds object t (built_objects.holds), at any depth of
+    items and attributes (_FLAT and _SHALLOW are no guide: a link is no holder
+    there)."""
+    return _substituted(v, lambda x: built_objects.holds(x, t), new, memo)
 
 
 def forget_globals(an, fd, before, placed=frozenset(), frame=None) -> None:
@@ -710,8 +832,17 @@ def closure_watch(an, node, frame) -> frozenset[str]:
     """The free names a closure's body changes in place (frame: the one that made
     it), whose values at its returns its run records (`exit_here`)."""
     changed, deep, _, own = _closure_names(node)
-    spread = _spread_kwargs(node)
-    return frozenset(changed - own - deep) | frozenset([spread] if spread else ())
+    spread = (_spread_kwargs(node), _spread_vararg(node))
+    return frozenset(changed - own - deep) | frozenset(s for s in spread if s)
+
+
+def _spread_vararg(node) -> str | None:
+    """The `*args` parameter of a closure that never rebinds it (a wrapper's,
+    handed on: `return func(*args, **kwargs)`)."""
+    va = node.args.vararg
+    if va is None or isinstance(node, ast.Lambda) or va.arg in stored_names(node):
+        return None
+    return va.arg
 
 
 def _spread_kwargs(node) -> str | None:
@@ -765,7 +896,7 @@ def follow_free(an, node, frame, inner, args, kwargs, caller=None, site=None) ->
         for p, v in [*zip(params, args), *kwargs.items()]
         if (aliased or p in changed) and _changeable(an, v)
     ]
-    handed = _handed_on(an, node, inner, after, kwargs, caller, site)
+    handed = _handed_on(an, node, inner, after, args, kwargs, caller, site)
     if not (unknown or swaps or handed):
         return
     an.outer_writes += 1
@@ -784,17 +915,19 @@ def follow_free(an, node, frame, inner, args, kwargs, caller=None, site=None) ->
         _forget_everywhere(an, an, old, False, {}, identical=True)
 
 
-def _handed_on(an, node, inner, after, kwargs, caller, site) -> list[tuple]:
+def _handed_on(an, node, inner, after, args, kwargs, caller, site) -> list[tuple]:
     """The objects a closure was handed by keyword into its `**kw` and handed on
     to a call that changed them (`return func(*args, **kwargs)`): where the
     entry, at its return, is the very changed object that call's follow put
     there (item_paths.EntryPath), the caller's binding of the keyword takes it, as
     `follow` gives a parameter's change back."""
+    if caller is None or not isinstance(site, ast.Call):
+        return []
+    swaps = _handed_on_positional(an, node, inner, after, args, caller, site)
     spread = _spread_kwargs(node)
     final = after.get(spread) if spread else None
-    if caller is None or not isinstance(site, ast.Call) or type(final) is not ObjectV:
-        return []
-    swaps: list[tuple] = []
+    if type(final) is not ObjectV:
+        return swaps
     exprs = {k.arg: k.value for k in site.keywords if k.arg is not None}
     for k, old in kwargs.items():
         new = final.attr(k)
@@ -803,11 +936,42 @@ def _handed_on(an, node, inner, after, kwargs, caller, site) -> list[tuple]:
         env, key, module = _binding(an, exprs.get(k), old, caller)
         if module and module_state.importing_now():
             new = UNKNOWN
-        swaps.append((old, new, env, key, new is UNKNOWN, module))
+        through = _through_env(an, env, module, caller, old, new)
+        swaps.append((old, new, env, key, new is UNKNOWN, module, through))
     return swaps
 
 
 through_property = module_state.through_property
+
+
+def _handed_on_positional(an, node, inner, after, args, caller, site) -> list[tuple]:
+    """As `_handed_on`, for the objects a closure was handed positionally into its
+    `*args` and handed on (`func(*args, **kwargs)`): the item of the tuple, at its
+    return, the very changed object the inner call's follow put there; the
+    caller's argument written at that position takes it (a receiver bound
+    before the call's own arguments, a method's self, comes first in args)."""
+    spread = _spread_vararg(node)
+    final = after.get(spread) if spread else None
+    if not isinstance(final, TupleV) or any(isinstance(a, ast.Starred) for a in site.args):
+        return []
+    off = len(args) - len(site.args)
+    if off < 0 or len(final.items) != len(args):
+        return []
+    swaps: list[tuple] = []
+    for j, expr in enumerate(site.args):
+        old, new = args[j + off], final.items[j + off]
+        if (
+            new is old
+            or not _changeable(an, old)
+            or inner.entries.get((spread, j + off)) is not new
+        ):
+            continue
+        env, key, module = _binding(an, expr, old, caller)
+        if module and module_state.importing_now():
+            new = UNKNOWN
+        through = _through_env(an, env, module, caller, old, new)
+        swaps.append((old, new, env, key, new is UNKNOWN, module, through))
+    return swaps
 
 
 def forget_value(an, old: Value) -> None:
@@ -872,7 +1036,7 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
             for env in (frame.env, *(r.attrs for r in aliasing.recorders())):
                 for k, v in list(env.items()):
                     if isinstance(v, _HOLDERS):
-                        env[k] = _substituted(v, old, new, memo)
+                        env[k] = _substituted(v, lambda x: x is old, new, memo)
         # a holder elsewhere (`h.l = a`, `d = {"l": a}`) keeps a link to the object
         # as it is now: read, it is not known, and a change through it (`h.l.append(3)`)
         # changes the object the changing name holds, which is then forgotten too
@@ -884,24 +1048,28 @@ def forget_held(an, old: Value, new: Value | None = None, frame=None) -> None:
         an.outer_writes += 1
 
 
-def _substituted(v: Value, old: Value, new: Value, memo: dict) -> Value:
-    """v with new wherever it holds the very object old (an item of a list or
+def _substituted(v: Value, gone, new: Value, memo: dict) -> Value:
+    """v with new wherever it holds the object gone tells (an item of a list or
     tuple, an attribute of a plain object), at any depth; v itself where it holds
-    none."""
-    if v is old:
+    none. An object of its own rebuilt so (built_objects) stands for its own
+    object, changed."""
+    if gone(v):
         return new
+    if not isinstance(v, (TupleV, ObjectV)):
+        return v
     got = memo.get(id(v))
     if got is not None:
         return got[1]
     res = v
     if isinstance(v, TupleV) and v.items:
-        items = tuple(_substituted(i, old, new, memo) for i in v.items)
+        items = tuple(_substituted(i, gone, new, memo) for i in v.items)
         if any(a is not b for a, b in zip(items, v.items)):
             res = TupleV(items, v.kind)
     elif type(v) is ObjectV and v.attrs:
-        attrs = tuple((k, _substituted(a, old, new, memo)) for k, a in v.attrs)
+        attrs = tuple((k, _substituted(a, gone, new, memo)) for k, a in v.attrs)
         if any(a is not b for (_, a), (_, b) in zip(attrs, v.attrs)):
             res = ObjectV(v.kind, attrs)
+            built_objects.changed(v, res)
     memo[id(v)] = (v, res)
     return res
 
@@ -971,9 +1139,13 @@ def _deferred(fn) -> bool:
     return isinstance(fn, ast.AsyncFunctionDef) or bool(nodes_of(fn, (ast.Yield, ast.YieldFrom)))
 
 
-def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr | None, Value]]:
-    """Each parameter of fd: the caller's expression and the value it handed."""
+def _handed(
+    fd, node: ast.Call, recv, args, kwargs, env: dict | None = None
+) -> dict[str, tuple[ast.expr | None, Value]]:
+    """Each parameter of fd: the caller's expression and the value it handed (env:
+    the caller's names, where a spread `*args` hands them: an item of the tuple)."""
     out: dict[str, tuple[ast.expr | None, Value]] = {}
+    shifted = False
     params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)]
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fd.node.decorator_list)
     if recv is not None and params and fd.cls is not None and not static:
@@ -982,14 +1154,41 @@ def _handed(fd, node: ast.Call, recv, args, kwargs) -> dict[str, tuple[ast.expr 
         on = func.value if isinstance(func, ast.Attribute) and func.attr == fd.node.name else func
         out[params[0]] = (on, recv)
         params = params[1:]
+        shifted = True
     positional = list(node.args)
     starred = any(isinstance(a, ast.Starred) for a in positional)
+    spread = _spread_args(positional)
+    off = _spread_offset(spread, env, recv if shifted else None, len(args))
     for i, (p, v) in enumerate(zip(params, args)):
+        if spread is not None and off is not None:  # `func(*args)`: an item of the tuple
+            out[p] = (ast.Subscript(spread, ast.Constant(i + off), ast.Load()), v)
+            continue
         out[p] = (None if starred else positional[i] if i < len(positional) else None, v)
     exprs = {k.arg: k.value for k in node.keywords if k.arg is not None}
     for k, v in kwargs.items():
         out[k] = (exprs.get(k), v)
     return out
+
+
+def _spread_offset(spread: ast.Name | None, env: dict | None, recv, n: int) -> int | None:
+    """Where the arguments of `func(*args)` start in the tuple: 1 where the tuple's
+    first item is the receiver the call was bound to (an unbound method handed
+    its instance first), 0 where the tuple holds the arguments alone; None where
+    not known."""
+    seq = env.get(spread.id) if spread is not None and env is not None else None
+    if not isinstance(seq, TupleV):
+        return None
+    if recv is not None:
+        return 1 if len(seq.items) == n + 1 and seq.items[0] is recv else None
+    return 0 if len(seq.items) == n else None
+
+
+def _spread_args(positional: list[ast.expr]) -> ast.Name | None:
+    """The name of `func(*args)`, the call's one positional argument a spread name."""
+    if len(positional) == 1 and isinstance(positional[0], ast.Starred):
+        name = positional[0].value
+        return name if isinstance(name, ast.Name) else None
+    return None
 
 
 def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None, str, bool]:
@@ -1002,6 +1201,12 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
         node = getattr(frame.func, "node", None)
         params = _params(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
         expr = ast.Name(params[0], ast.Load()) if params else None
+    if isinstance(expr, ast.IfExp) and type(old) is ObjectV:
+        # `cache if t else None`: an object no constant is came from the other arm
+        if isinstance(expr.orelse, ast.Constant):
+            expr = expr.body
+        elif isinstance(expr.body, ast.Constant):
+            expr = expr.orelse
     if isinstance(expr, ast.Name):
         k = expr.id
         if k in frame.env:
@@ -1022,7 +1227,7 @@ def _binding(an, expr: ast.expr | None, old: Value, frame) -> tuple[dict | None,
         if isinstance(attrs, dict) and attrs.get(expr.attr) is old:
             return attrs, expr.attr, False
     elif isinstance(expr, ast.Subscript) and frame.env is not an.module_env:
-        path = item_paths.find(expr, old, frame.env, _changeable_in(an))
+        path = item_paths.find(expr, old, frame.env, _changeable_in(an), frame.entries)
         if path is not None:
             return path, "", False
     return None, "", False
@@ -1088,6 +1293,7 @@ def _forget_everywhere(
     also=None,
     to=None,
     link: Value | None = None,
+    keep: Value | None = None,
 ) -> bool:
     """old, and every value equal to it (a copy the analysis made of the same
     object), is unknown wherever a frame, a module or a module being built holds
@@ -1100,6 +1306,9 @@ def _forget_everywhere(
     being built or a module's namespace, read without either_uses, never holds."""
     gone = _parts(an, old) if deeply else [old]
     ids = {id(g) for g in gone}  # gone holds them: their ids stay theirs
+    # old's object, where it is one of its own (built_objects): every value standing
+    # for it is gone too, but keep, what it is now
+    same = built_objects.token(old) if type(old) is ObjectV else None
     kinds = {type(g) for g in gone}
     # the value kept: its id stays its own; one table where old becomes link, one
     # where it becomes UNKNOWN
@@ -1119,6 +1328,8 @@ def _forget_everywhere(
             res = to
         elif id(v) in ids:
             res = gone_as[0]
+        elif same is not None and v is not keep and built_objects.token(v) == same:
+            res = gone_as[0]  # another value of the one object (a walk rebuilt it)
         elif not identical and type(v) in kinds and any(_copy(v, g) for g in gone):
             res = UNKNOWN
         elif _SHALLOW.get(id(v)) is v:
@@ -1132,6 +1343,9 @@ def _forget_everywhere(
             got = each(held)
             if got is not None:
                 res = ObjectV(v.kind, tuple(zip((k for k, _ in v.attrs), got)))
+                # the one object still, known in part less: an object of its own
+                # stays one (built_objects) in every holder the walk rebuilds
+                built_objects.changed(v, res)
         if res is v and _SHALLOW.get(id(v)) is not v and all(_flat(h) for h in held):
             if len(_FLAT) + len(_SHALLOW) > _FLAT_MAX:
                 _FLAT.clear()

@@ -13,13 +13,17 @@ change the callee made forgot it there). A decorator's wrapper hands its
 `**kwargs` on so (`return func(*args, **kwargs)`): the entry holds the changed
 object, which the wrapper's own caller takes back (in_place.follow_free) where
 the entry, at the wrapper's return, is the very value written here
-(`frame.entries`: not an entry the wrapper stored anew)."""
+(`frame.entries`: not an entry the wrapper stored anew); and so its `*args`
+(`NAME[k]` of the tuple, recorded in `frame.entries` under (NAME, k)).
+Where the item is not the very value handed but a link to its object
+(built_objects: a holder a callee's change left behind), it is taken alike."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
 
+from shapelint.analysis import built_objects
 from shapelint.ops.shape_rules import const_int
 from shapelint.ops.values import DICT_KIND, UNKNOWN, ObjectV, TupleV, Value
 
@@ -29,35 +33,50 @@ class ItemPath:
     (holder: the plain object the name holds, or a module being built, whose
     attribute attr holds the list)."""
 
-    __slots__ = ("env", "name", "holder", "attr", "items", "k")
+    __slots__ = ("env", "name", "holder", "attr", "items", "k", "entries")
 
-    def __init__(self, env: dict, name: str, holder, attr: str, items: TupleV, k: int) -> None:
+    def __init__(
+        self, env: dict, name: str, holder, attr: str, items: TupleV, k: int, entries=None
+    ) -> None:
         self.env, self.name, self.holder, self.attr = env, name, holder, attr
-        self.items, self.k = items, k
+        self.items, self.k, self.entries = items, k, entries
 
-    def write(self, new: Value) -> list[Value]:
-        """The item is new now; the objects the path went through, as they were
-        (the holder first), which no other holder may keep as they were."""
+    def frame_env(self) -> dict:
+        """The names of the frame the path was read in."""
+        return self.env
+
+    def write(self, new: Value) -> list[tuple[Value, Value]]:
+        """The item is new now; the objects the path went through, as they were and
+        as they are (the holder first), which no other holder may keep as they
+        were."""
         items = self.items.items
         changed = TupleV((*items[: self.k], new, *items[self.k + 1 :]), self.items.kind)
         holder = self.holder
         if holder is None:
             self.env[self.name] = changed
-            return [self.items]
+            if self.entries is not None:  # (a wrapper's `*args`: handed back, as `**kwargs`)
+                self.entries[(self.name, self.k)] = new
+            return [(self.items, changed)]
         if isinstance(holder.attrs, dict):  # a module being built: its recorder
             holder.attrs[self.attr] = changed
-            return [self.items]
+            return [(self.items, changed)]
         attrs = tuple((a, changed if a == self.attr else v) for a, v in holder.attrs)
-        self.env[self.name] = ObjectV(holder.kind, attrs)
-        return [holder, self.items]
+        now = self.env[self.name] = ObjectV(holder.kind, attrs)
+        return [(holder, now), (self.items, changed)]
 
 
 def find(
-    expr: ast.Subscript, old: Value, env: dict, changeable: Callable[[Value], bool]
+    expr: ast.Subscript,
+    old: Value,
+    env: dict,
+    changeable: Callable[[Value], bool],
+    entries: dict | None = None,
 ) -> ItemPath | None:
     """The path of `expr` (a subscript read in the frame whose names env holds) to
     old, the value the call was handed, where its index is a constant or a name
-    holding a known int and its list is known item by item; None elsewhere."""
+    holding a known int and its list is known item by item; None elsewhere.
+    entries: the frame's record of what was written into an item of a name's
+    tuple (`frame.entries`)."""
     k = _index(expr.slice, env)
     if k is None:
         return None
@@ -84,9 +103,9 @@ def find(
         k += len(seq.items)
     # unknown: forgotten by a change the callee made to it (its `self.lazy(k)`):
     # the callee's value at its return is the one the item holds, as for a name
-    if not 0 <= k < len(seq.items) or not (seq.items[k] is old or seq.items[k] is UNKNOWN):
+    if not 0 <= k < len(seq.items) or not _holds(seq.items[k], old):
         return None
-    return ItemPath(env, name, holder, attr, seq, k)
+    return ItemPath(env, name, holder, attr, seq, k, entries if holder is None else None)
 
 
 def _index(node: ast.expr, env: dict) -> int | None:
@@ -112,12 +131,15 @@ class EntryPath:
     def __init__(self, frame, name: str, entries: ObjectV, key: str) -> None:
         self.frame, self.name, self.entries, self.key = frame, name, entries, key
 
-    def write(self, new: Value) -> list[Value]:
-        """As ItemPath.write: the entry is new, the dict as it was is returned."""
+    def frame_env(self) -> dict:
+        return self.frame.env
+
+    def write(self, new: Value) -> list[tuple[Value, Value]]:
+        """As ItemPath.write: the entry is new, the dict as it was and is."""
         attrs = tuple((k, new if k == self.key else v) for k, v in self.entries.attrs)
-        self.frame.env[self.name] = ObjectV(self.entries.kind, attrs)
+        now = self.frame.env[self.name] = ObjectV(self.entries.kind, attrs)
         self.frame.entries[(self.name, self.key)] = new
-        return [self.entries]
+        return [(self.entries, now)]
 
 
 PATHS = (ItemPath, EntryPath)
@@ -138,6 +160,16 @@ def find_entry(call: ast.Call, key: str, old: Value, frame) -> EntryPath | None:
     if type(entries) is not ObjectV or entries.kind != DICT_KIND:
         return None
     held = [v for k, v in entries.attrs if k == key]
-    if len(held) != 1 or not (held[0] is old or held[0] is UNKNOWN):
+    if len(held) != 1 or not _holds(held[0], old):
         return None
     return EntryPath(frame, name, entries, key)
+
+
+def _holds(v: Value, old: Value) -> bool:
+    """v is what the call was handed, or unknown (forgotten by the callee's change),
+    or a link to that one object (built_objects: a holder a callee's change to an
+    object of its own left behind)."""
+    if v is old or v is UNKNOWN:
+        return True
+    t = built_objects.token(old)
+    return t is not None and built_objects.holds(v, t)

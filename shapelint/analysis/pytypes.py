@@ -422,6 +422,7 @@ _EAGER = frozenset(
         "torch._C._is_tracing",  # what torch.jit.is_tracing asks, called directly
         "torch.compiler.is_compiling",
         "torch.compiler.is_dynamo_compiling",
+        "torch.compiler.is_exporting",  # (transformers' is_torchdynamo_exporting)
         "torch._dynamo.is_compiling",
         "torch.onnx.is_in_onnx_export",
     }

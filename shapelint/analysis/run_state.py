@@ -138,6 +138,10 @@ class Frame:
         # change in_place.follow placed in the item's holder, or could not
         self.placed: set[int] = set()
         self.unplaced: set[int] = set()
+        # the ids of the method calls right on a name whose change in_place.follow
+        # gave every holder of the one object in this frame, or could not
+        self.through: set[int] = set()
+        self.not_through: set[int] = set()
         # (a `**kwargs` dict's name, key) -> the changed object a call's follow put
         # there (item_paths.EntryPath)
         self.entries: dict[tuple[str, str], Value] = {}

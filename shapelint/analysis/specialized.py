@@ -227,6 +227,7 @@ def specialized_invoke(
         # the first run's objects, which follow hands back in this call's place
         # (fresh_objects renews those of its value)
         built_objects.reused(in_place.handed_back(fd, node, recv, args, kwargs, finals))
+        finals = in_place.handed_anew(fd, node, recv, args, kwargs, finals)
         may_raise.replay(owner.specialized, key)
         call_path.again(owner.specialized.get(("<found>", key)))
     value, children = cached
