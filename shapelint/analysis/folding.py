@@ -394,9 +394,13 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if isinstance(left, DtypeV) and isinstance(right, DtypeV):
             # torch's dtypes are singletons, one per canonical name; a torch dtype
             # against numpy's type is not decided here
-            unnamed = (None, dtypes.NOT_KNOWN)
-            if left.numpy != right.numpy or left.name in unnamed or right.name in unnamed:
+            if left.numpy != right.numpy or None in (left.name, right.name):
                 return None  # a dtype the analysis does not name may be any
+            if dtypes.unnamed(left.name) or dtypes.unnamed(right.name):
+                # a float of a width not known is no int or complex dtype; which float
+                # it is, not known
+                kinds = {dtypes.tensor_category(d) for d in (left.name, right.name)}
+                return None if None in kinds or len(kinds) == 1 else negated
             return (left.name == right.name) != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
         hit = pytypes.in_module_names(left, right)

@@ -911,7 +911,7 @@ class _Interpreter:
         named = v.name if isinstance(v, DtypeV) else v.dtype if isinstance(v, TensorV) else ""
         if named is None:
             raise _DtypeUnnamed
-        if named == dtypes.NOT_KNOWN:
+        if dtypes.unnamed(named):
             return named
         if isinstance(v, DtypeV):
             return dtypes.canonical(named)
