@@ -273,6 +273,13 @@ def required_parameters(name: str) -> tuple[str, ...] | None:
     )
 
 
+def layer_tensors(name: str) -> tuple[str, ...]:
+    """The attributes a layer's stub registers as its parameters and buffers
+    (`weight`, `bias`), which its forward reads; () where no stub builds one."""
+    entries = registry().entries.get(name) or ()
+    return tuple(dict.fromkeys(i.param for e in entries for i in (*e.weights, *e.buffers)))
+
+
 def keeps_shape(name: str) -> bool:
     """Whether every stub for ``name`` shapes its result like its first argument
     (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
