@@ -69,6 +69,7 @@ CASES = [
     ("JoinedComputeDtype", (2, 4, 8)),
     ("HalfOrFloatMean", (2, 4, 8)),
     ("PromotedDtype", (2, 4, 8)),
+    ("ComplexScalars", (2, 4, 8)),
 ]
 
 

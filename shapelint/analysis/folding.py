@@ -34,6 +34,7 @@ from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
+    ComplexV,
     DtypeV,
     FloatV,
     IntV,
@@ -83,6 +84,29 @@ def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
             return FloatV(out)
     return FloatV(None)
 
+
+_COMPLEX_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def complex_binop(op: ast.operator, left: Value, right: Value) -> Value:
+    """Arithmetic of numbers one of which is complex (`1 + 2j`, `2 * 1j`): a complex
+    number, its value where both are known; UNKNOWN for `//` and `%`, which Python
+    refuses on a complex."""
+    if not isinstance(op, _COMPLEX_OPS):
+        return UNKNOWN
+    ok_l, a = python_constant(left)
+    ok_r, b = python_constant(right)
+    if ok_l and ok_r and isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+        try:
+            out = _ARITH[type(op)](a, b)
+        except (ZeroDivisionError, OverflowError):
+            return ComplexV(None)
+        if isinstance(out, complex):
+            return ComplexV(out)
+    return ComplexV(None)
+
+
+_NUMBERS = (int, float, complex)  # bool is an int
 
 _BOOL_OPS = {
     ast.BitOr: lambda a, b: a | b,

@@ -1011,3 +1011,18 @@ class PromotedDtype(nn.Module):
         dtype = functools.reduce(torch.promote_types, [x.dtype, self.lin.weight.dtype])
         w = self.lin.weight.to(torch.promote_types(self.lin.weight.dtype, torch.float32))
         return (x.to(dtype) @ w.t()).to(dtype)
+
+
+class ComplexScalars(nn.Module):
+    """Python complex numbers make a real tensor complex (vocos' ISTFTHead,
+    `mag * (x + 1j * y)`; `1 + 2j`, `2 * 1j`, `-1j` folded as Python does; main: a
+    complex literal a value not known, the sum's making lost, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        z = h * (torch.cos(h) + 1j * torch.sin(h)) * (2 * 1j) + h * (-1j) + (1 + 2j) * h
+        return torch.view_as_real(z * 0.5j)
