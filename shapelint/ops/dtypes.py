@@ -125,6 +125,29 @@ def dtype_bytes(dtype: str | None, default: str = "float32") -> int | None:
     return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])
 
 
+# Tensor.type's legacy type names (`x.type("torch.HalfTensor")`; a CUDA one,
+# `torch.cuda.HalfTensor`, of the same dtype).
+_LEGACY_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "ByteTensor": "uint8",
+    "CharTensor": "int8",
+    "ShortTensor": "int16",
+    "IntTensor": "int32",
+    "LongTensor": "int64",
+    "BoolTensor": "bool",
+}
+
+
+def legacy_type(name: str) -> str | None:
+    """The dtype of a legacy tensor type name (`torch.cuda.LongTensor` -> int64);
+    None for any other string."""
+    module, _, base = name.rpartition(".")
+    return _LEGACY_TYPES.get(base) if module in ("torch", "torch.cuda") else None
+
+
 def short_name(dtype: str | None) -> str | None:
     """torch's name -> the hardware table's column (bfloat16 -> bf16); None if none."""
     if dtype is None:

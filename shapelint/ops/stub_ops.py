@@ -338,6 +338,7 @@ def is_property(name: str) -> bool:
 _ARRAY_RULES = frozenset({"legacy_sizes", "data_tensor", "array_tensor"})
 
 _DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(", "complex(")
+_DTYPE_ARGS = ("dtype_arg", "type_name")
 
 
 def _check_entry(e: StubEntry) -> str | None:
@@ -355,7 +356,7 @@ def _check_entry(e: StubEntry) -> str | None:
             bad = [a.strip() for a in inner.split(",") if a.strip() not in params]
             if bad or not alt.endswith(")"):
                 return f"dtype {alt!r}: {bad[0] if bad else 'unclosed'} is not a parameter"
-        elif alt != "dtype_arg" and head not in params and dtypes.canonical(alt) is None:
+        elif alt not in _DTYPE_ARGS and head not in params and dtypes.canonical(alt) is None:
             return f"dtype alternative {alt!r} is not a parameter or a torch dtype"
     return None
 
@@ -966,6 +967,14 @@ class _Interpreter:
                 # its complex view as the default complex
                 return dtypes.to_complex(got if got is not None else dtypes.DEFAULT_FLOAT)
             return dtypes.to_real(got) if alt.startswith("real") else got
+        if alt == "type_name":
+            # Tensor.type's argument: a legacy type name ("torch.HalfTensor") is its
+            # dtype; any other string, or a tensor class, is a dtype not read here
+            given = values.get("dtype")
+            if isinstance(given, StrV):
+                named = dtypes.legacy_type(given.value) if given.value is not None else None
+                return named or dtypes.NOT_KNOWN
+            return None if isinstance(given, (DtypeV, TensorV)) else dtypes.NOT_KNOWN
         if alt == "dtype_arg":
             if self.bound.kwargs.get("dtype") is UNKNOWN:
                 # `mask.to(dtype=p.dtype)` of a p the analysis cannot read: that
