@@ -17,7 +17,7 @@ from shapelint.analysis import (
     joined_objects,
     module_kinds,
 )
-from shapelint.ops import backward, dtypes
+from shapelint.ops import backward, dtypes, versions
 from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
     DICT_KIND,
@@ -143,7 +143,10 @@ def _or_none(a: Value, b: Value) -> OptionalV | None:
 
 def _join_origins(a: TensorV, b: TensorV) -> frozenset | None:
     oa, ob = backward.origins(a), backward.origins(b)
-    return None if oa is None or ob is None else oa | ob
+    if oa is None or ob is None:
+        return None
+    versions.either(oa, ob)  # the loss reaches one side's, which one not known
+    return oa | ob
 
 
 def _join_dims(a: tuple, b: tuple) -> tuple | None:
