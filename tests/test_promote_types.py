@@ -53,11 +53,7 @@ class WithInput(nn.Module):
         return self.lin(x).to(dt).exp()
 
 
-class IntOrFloat(nn.Module):
-    def __init__(self, d=8):
-        super().__init__()
-        self.lin = nn.Linear(d, d)
-
+class IntOrFloat(WithInput):
     def forward(self, x):
         dt = torch.promote_types(x.dtype, torch.float16)
         if dt == torch.int64:

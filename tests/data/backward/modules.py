@@ -980,22 +980,17 @@ class JoinedComputeDtype(nn.Module):
         return (x.to(compute) @ self.w.to(compute).t()).to(x.dtype)
 
 
-class HalfOrFloatMean(nn.Module):
+class HalfOrFloatMean(_Mix):
     """A mean taken in float32 and cast back to half on one path (spandrel's
     UpCunet4x, `if "Half" in x.type()`): a float of a width not known on the join."""
 
-    def __init__(self, d=8):
-        super().__init__()
-        self.a = nn.Linear(d, d)
-        self.b = nn.Linear(d, d)
-
     def forward(self, x):
-        h = self.a(x)
+        h = self.q(x)
         if "Half" in x.type():
             m = h.float().mean(-1, keepdim=True).half()
         else:
             m = h.mean(-1, keepdim=True)
-        return self.b(h - m)
+        return self.k(h - m)
 
 
 class PromotedDtype(nn.Module):
