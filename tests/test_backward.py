@@ -66,6 +66,10 @@ CASES = [
     ("ReboundUnread", (2, 4, 8)),
     ("EpsOfDtype", (2, 4, 8)),
     ("FoldThenScaled", (2, 4, 8)),
+    ("JoinedComputeDtype", (2, 4, 8)),
+    ("HalfOrFloatMean", (2, 4, 8)),
+    ("PromotedDtype", (2, 4, 8)),
+    ("ComplexScalars", (2, 4, 8)),
 ]
 
 

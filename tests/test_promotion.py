@@ -1,5 +1,6 @@
-"""ops/values.promoted_dtype against torch.result_type, and its answer for a tensor
-whose rank is not known (only where its being 0-dim or not gives one dtype)."""
+"""ops/values.promoted_dtype against torch.result_type (Python numbers, a complex one
+included), and its answer for a tensor whose rank is not known (only where its being
+0-dim or not gives one dtype)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import itertools
 import pytest
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.values import FloatV, IntV, NoneV, TensorV, promoted_dtype
+from shapelint.ops.values import (
+    ComplexV,
+    FloatV,
+    IntV,
+    NoneV,
+    TensorV,
+    promoted_dtype,
+    python_constant,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -30,10 +39,11 @@ def test_tensors_as_torch(a, b, ranks):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("scalar", [IntV(Expr.const(3)), FloatV(0.5)])
+@pytest.mark.parametrize("scalar", [IntV(Expr.const(3)), FloatV(0.5), ComplexV(1j)])
 def test_a_python_scalar_as_torch(dtype, scalar):
     t = torch.zeros(2, dtype=getattr(torch, dtype))
-    want = str(torch.result_type(t, 3 if isinstance(scalar, IntV) else 0.5)).removeprefix("torch.")
+    number = python_constant(scalar)[1]
+    want = str(torch.result_type(t, number)).removeprefix("torch.")
     assert promoted_dtype([_tensor(dtype, 1), scalar, NoneV()]) == want
 
 

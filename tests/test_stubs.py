@@ -30,7 +30,17 @@ from shapelint.notation.symbolic import Expr
 from shapelint.ops import dtypes
 from shapelint.ops.stub_format import NO_DEFAULT
 from shapelint.ops.stub_ops import registry, stub_call
-from shapelint.ops.values import UNKNOWN, BufferV, IntV, ObjectV, ParameterV, TensorV, TupleV, Var
+from shapelint.ops.values import (
+    UNKNOWN,
+    BufferV,
+    IntV,
+    ObjectV,
+    ParameterV,
+    StrV,
+    TensorV,
+    TupleV,
+    Var,
+)
 
 # x.T on other than 2-d tensors is deprecated in torch, still described as it behaves today.
 pytestmark = pytest.mark.filterwarnings("ignore:.*deprecated.*:UserWarning")
@@ -1239,6 +1249,26 @@ def test_casts_cost_a_copy_only_when_the_dtype_changes():
     assert same.cost.bytes == Expr.const(0) and same.value.dtype == "float32"
     half = stub_call("torch.Tensor.to", [x, _v(torch.bfloat16)], {})
     assert half.value.dtype == "bfloat16" and half.cost.bytes == Expr.const(32 * 4 + 32 * 2)
+
+
+@pytest.mark.parametrize(
+    "name", ["torch.HalfTensor", "torch.cuda.LongTensor", "torch.FloatTensor", "torch.BoolTensor"]
+)
+def test_tensor_type_of_a_legacy_name_casts_to_its_dtype(name):
+    x = TensorV((Expr.const(4), Expr.const(8)), "float32")
+    want = torch.zeros(4, 8).type(name.replace(".cuda", ""))
+    res = stub_call("torch.Tensor.type", [x, StrV(name)], {})
+    # main: the string read as no dtype, the input's kept (a wrong byte count)
+    assert res.value.dtype == str(want.dtype).removeprefix("torch.")
+    moved = 0 if want.dtype == torch.float32 else 4 * 8 * 4 + want.nbytes
+    assert res.cost.bytes == Expr.const(moved)
+
+
+@pytest.mark.parametrize("arg", [StrV("torch.Tensor"), StrV(None), UNKNOWN])
+def test_tensor_type_of_anything_else_is_a_dtype_not_known(arg):
+    x = TensorV((Expr.const(4), Expr.const(8)), "float32")
+    res = stub_call("torch.Tensor.type", [x, arg], {})
+    assert res.value.dtype == dtypes.NOT_KNOWN and res.cost.bytes is None
 
 
 def test_views_move_no_bytes():

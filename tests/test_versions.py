@@ -638,6 +638,36 @@ class SliceFine(Lin):  # a slice of bounds not known is a view of z, which nothi
         k = int(x.sum() > 0)
         z[:, k : k + 4].mul_(2)
         return h.exp() + z
+
+
+class OnePathSaved(Lin):  # the loss reaches sigmoid's save on one undecided path only
+    def forward(self, x):
+        h = self.lin(x)
+        y = torch.sigmoid(h)
+        out = y if x.sum() > 0 else h * 2
+        y.add_(1)
+        return out
+
+
+class OneBranchSaved(Lin):  # the same through an if statement
+    def forward(self, x):
+        h = self.lin(x)
+        y = torch.sigmoid(h)
+        if x.mean() > 0:
+            out = y
+        else:
+            out = h * 2
+        y.add_(1)
+        return out
+
+
+class BothPathsSaved(Lin):  # either path's product reaches sigmoid's save
+    def forward(self, x):
+        h = self.lin(x)
+        y = torch.sigmoid(h)
+        out = y * 3 if x.sum() > 0 else y * 2
+        y.add_(1)
+        return out
 """
 
 RAISES = [
@@ -646,6 +676,7 @@ RAISES = [
     "DetachWrite", "ResidualIAdd", "ReluThenIAdd", "ReluInplaceOnRelu",
     "ViewOfSavedInput", "ParamNoGrad2", "BlocksRaise", "LoopCarry", "SeqInplace", "FnWrite",
     "ScanWrite", "Twice", "TwiceFirst", "NestedSaved", "InputFirst", "InputSecond",
+    "BothPathsSaved",
 ]  # fmt: skip
 RUNS = [
     "SigMul", "AddThenAdd", "DataWrite", "CloneFirst", "WriteBeforeSave", "DeadSave",
@@ -658,6 +689,9 @@ RUNS = [
 # the loss reaches is not told apart; torch runs PairTwice). A memoised run that serves
 # two calls is told apart by each call's exits (Twice, TwiceFine, NestedSaved, ...).
 UNDECIDED = ["DataVar", "PairTwice"]
+# The loss reaches the save on one path of an undecided join (a value the input decides):
+# torch raises on that path only, so the backward may raise, not would.
+ONE_PATH = ["OnePathSaved", "OneBranchSaved"]
 
 
 @pytest.fixture(scope="module")
@@ -714,6 +748,26 @@ def test_a_write_that_may_hit_a_save_leaves_the_backward_unknown(source, name):
     t = run_class(path, name, {}, _inputs(mod, name), True)
     assert t["flops_backward"] is None and not t["backward_complete"]
     assert t["backward_raises"] == []
+    assert any(u["why"].startswith("backward may raise: ") for u in t["backward_unknown"])
+
+
+@pytest.mark.parametrize("name", ONE_PATH)
+def test_a_save_the_loss_reaches_on_one_path_only_may_raise(source, name):
+    path, mod = source
+    m = getattr(mod, name)()
+    x = torch.randn(4, 8).abs()
+    outcomes = []
+    for sign in (1, -1):
+        try:
+            m(sign * x).sum().backward()
+            outcomes.append(False)
+        except RuntimeError:
+            outcomes.append(True)
+    assert outcomes == [True, False]  # torch: one path raises, the other runs
+    t = run_class(path, name, {}, _inputs(mod, name), True)
+    # main: "backward would raise", the joined origins walked as if both paths ran
+    assert t["backward_raises"] == []
+    assert t["flops_backward"] is None and not t["backward_complete"]
     assert any(u["why"].startswith("backward may raise: ") for u in t["backward_unknown"])
 
 

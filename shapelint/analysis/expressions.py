@@ -77,6 +77,7 @@ from shapelint.ops.values import (
     UNKNOWN,
     ArrayV,
     BoolV,
+    ComplexV,
     Cost,
     DeviceV,
     DtypeV,
@@ -223,6 +224,8 @@ def eval_unaryop(an: Analyzer, node: ast.UnaryOp, frame: Frame, d: int) -> Value
         return IntV(-v.value)
     if isinstance(node.op, ast.USub) and isinstance(v, FloatV) and v.value is not None:
         return FloatV(-v.value)
+    if isinstance(node.op, ast.USub) and isinstance(v, ComplexV):
+        return ComplexV(None if v.value is None else -v.value)
     if isinstance(node.op, ast.UAdd):
         return v
     if isinstance(v, TensorV) and isinstance(node.op, (ast.USub, ast.Invert)):
@@ -733,6 +736,10 @@ def _power(a: Expr, n: int) -> Value:
 _POWER_BITS = 4096  # larger results are no size anyone compares with
 
 
+# Python's numbers, which arithmetic with a complex one makes complex.
+_SCALARS = (BoolV, IntV, FloatV, ComplexV)
+
+
 def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode) -> Value:
     ran = operator_methods.run(an, op, left, right, node, frame, lnode, rnode)
     if ran is not None:
@@ -762,6 +769,10 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         return IntV(None)
     if isinstance(left, (IntV, FloatV)) and isinstance(right, (IntV, FloatV)):
         return folding.number_binop(op, left, right)
+    if (isinstance(left, ComplexV) or isinstance(right, ComplexV)) and all(
+        isinstance(v, _SCALARS) for v in (left, right)
+    ):
+        return folding.complex_binop(op, left, right)
     both = isinstance(left, BoolV) and isinstance(right, BoolV)
     found = folding.bool_binop(op, left, right) if both else None
     if found is not None:

@@ -35,6 +35,7 @@ from shapelint.ops.stub_ops import COMPARISONS
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
+    ComplexV,
     DtypeV,
     FloatV,
     IntV,
@@ -84,6 +85,29 @@ def number_binop(op: ast.operator, left: Value, right: Value) -> Value:
             return FloatV(out)
     return FloatV(None)
 
+
+_COMPLEX_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def complex_binop(op: ast.operator, left: Value, right: Value) -> Value:
+    """Arithmetic of numbers one of which is complex (`1 + 2j`, `2 * 1j`): a complex
+    number, its value where both are known; UNKNOWN for `//` and `%`, which Python
+    refuses on a complex."""
+    if not isinstance(op, _COMPLEX_OPS):
+        return UNKNOWN
+    ok_l, a = python_constant(left)
+    ok_r, b = python_constant(right)
+    if ok_l and ok_r and isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS):
+        try:
+            out = _ARITH[type(op)](a, b)
+        except (ZeroDivisionError, OverflowError):
+            return ComplexV(None)
+        if isinstance(out, complex):
+            return ComplexV(out)
+    return ComplexV(None)
+
+
+_NUMBERS = (int, float, complex)  # bool is an int
 
 _BOOL_OPS = {
     ast.BitOr: lambda a, b: a | b,
@@ -413,9 +437,13 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         if isinstance(left, DtypeV) and isinstance(right, DtypeV):
             # torch's dtypes are singletons, one per canonical name; a torch dtype
             # against numpy's type is not decided here
-            unnamed = (None, dtypes.NOT_KNOWN)
-            if left.numpy != right.numpy or left.name in unnamed or right.name in unnamed:
+            if left.numpy != right.numpy or None in (left.name, right.name):
                 return None  # a dtype the analysis does not name may be any
+            if dtypes.unnamed(left.name) or dtypes.unnamed(right.name):
+                # a float of a width not known is no int or complex dtype; which float
+                # it is, not known
+                kinds = {dtypes.tensor_category(d) for d in (left.name, right.name)}
+                return None if None in kinds or len(kinds) == 1 else negated
             return (left.name == right.name) != negated
     if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, pytypes.ModuleNamesV):
         hit = pytypes.in_module_names(left, right)

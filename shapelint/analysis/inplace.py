@@ -241,6 +241,10 @@ def _made_by(frame, token, made: frozenset | None) -> None:
             continue
         o = origins(v)
         both = None if o is None or made is None or token is UNSURE else o | made
+        if both is not None:
+            # a name that may hold another storage (a join's) reaches the write on
+            # one path only: an undecided join, as far as what surely raises goes
+            versions.either(o, made)
         if both != v.origin:
             frame.env[k] = dataclasses.replace(v, origin=both, storage=storage_of(v))
 

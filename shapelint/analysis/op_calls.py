@@ -26,6 +26,7 @@ from shapelint.analysis import (
     learning,
     modules,
     ndarrays,
+    promote_types,
     pytree,
     pytypes,
     raising,
@@ -169,6 +170,8 @@ class OpCallsMixin:
             scalar = builtins.torch_size(qual, args, kwargs)
         if scalar is None:
             scalar = builtins.torch_device(qual) or builtins.torch_info(qual)
+        if scalar is None:
+            scalar = promote_types.call(qual, args, kwargs)
         if scalar is None and qual == dataclass_runtime.FIELDS and self.specialize:
             scalar = dataclass_runtime.fields(self, args, kwargs)
         if scalar is None:

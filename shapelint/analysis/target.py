@@ -49,7 +49,7 @@ from shapelint.notation.symbolic import Expr, fact_scope, nonnegative_facts
 from shapelint.notation.target import Target
 from shapelint.ops import saved as storages
 from shapelint.ops import stub_ops, versions
-from shapelint.ops.backward import INPUT
+from shapelint.ops.backward import INPUT, surely_reached
 from shapelint.ops.values import UNKNOWN, Cost, TensorV, TupleV, Value, Var, dim_py
 
 
@@ -571,7 +571,11 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     # A write into a tensor an op saved, where the loss reaches that op: autograd's
     # version check raises in the backward (ops/versions.py), which has no figure.
     within = None if seen is None else functools.partial(reached.in_call, seen)
-    raises, may_raise = versions.verdict(res.hazards, None if seen is None else seen.ids, within)
+    log = res.hazards
+    sure = None if seen is None or log is None else surely_reached(seen.start, log.eithers)
+    raises, may_raise = versions.verdict(
+        res.hazards, None if seen is None else seen.ids, within, sure
+    )
     if raises or may_raise:
         bwd, bwd_complete = None, False
         records = [_without_backward(r, {}) for r in records]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import framed, joined_objects, plain
+from shapelint.analysis import framed, joined_objects, plain, specialized
 from shapelint.analysis.attributes import all_methods, find_method
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -27,7 +27,7 @@ from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.repetition import add_costs, scale_cost
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.stub_ops import required_parameters
+from shapelint.ops.stub_ops import layer_tensors, required_parameters
 from shapelint.ops.values import (
     UNKNOWN,
     BoolV,
@@ -166,12 +166,37 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
         if layers is not None and layers.sequential:
             return call_sequential(an, layers, node, args, kwargs, frame)
         return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
-    layer = ObjectV(base, me.attrs)
+    layer = ObjectV(base, _through_properties(an, base, me, node, frame))
     if not an.specialize:
         # called as the layer itself is: what its checks say of an input known in part
         # is learnt (a target's inputs are known; there the call costs 3x on open_clip)
         return an.call_value(layer, node, args, kwargs, frame)
     return an.op_value(f"{base}.__call__", [layer, *args], kwargs, node, frame)
+
+
+def _through_properties(an: Analyzer, base: str, me: ObjectV, node, frame) -> tuple:
+    """me's attributes as the base's forward reads them: a parameter or buffer of the
+    layer (`self.weight`) that me's class defines as a property is what its getter
+    returns, run now, as each forward reads it (Python's lookup: a data descriptor on
+    the class wins over the instance's dict; torchrl's NoisyLinear, `weight_mu +
+    weight_sigma * weight_epsilon`)."""
+    if not me.kind.startswith("<class>"):
+        return me.attrs
+    attrs = dict(me.attrs)
+    for name in layer_tensors(base):
+        read = getattr(node, _READ + name, None)
+        if read is None:  # one node per call site, as records and memos are keyed on it
+            read = ast.copy_location(
+                ast.Attribute(ast.Name("self", ast.Load()), name, ast.Load()), node
+            )
+            setattr(node, _READ + name, read)
+        got = specialized.property_get(an, me.kind[len("<class>") :], me, attrs, read, frame)
+        if got is not None:
+            attrs[name] = got
+    return tuple(attrs.items())
+
+
+_READ = "_shapelint_property_read_"
 
 
 def _registered(an: Analyzer, me: ObjectV) -> ModuleListV | None:

@@ -17,13 +17,14 @@ from shapelint.analysis import (
     joined_objects,
     module_kinds,
 )
-from shapelint.ops import backward, dtypes
+from shapelint.ops import backward, dtypes, versions
 from shapelint.ops.saved import storage_of
 from shapelint.ops.values import (
     DICT_KIND,
     UNKNOWN,
     BoolV,
     BufferV,
+    DtypeV,
     FloatV,
     IntV,
     NoneV,
@@ -66,8 +67,9 @@ def join_values(a: Value, b: Value) -> Value:
             return dataclasses.replace(a, origin=_join_origins(a, b), storage=storage_of(a))
         return a
     if isinstance(a, TensorV) and isinstance(b, TensorV):
-        # two dtypes, either of which the tensor may be: its dtype is not known
-        dtype = a.dtype if a.dtype == b.dtype else dtypes.NOT_KNOWN
+        # two dtypes, either of which the tensor may be: one not known, a float (complex)
+        # one of a width not known where both are floats (complexes)
+        dtype = dtypes.join(a.dtype, b.dtype)
         grad = backward.requires(a) if backward.requires(a) == backward.requires(b) else None
         origin = _join_origins(a, b)
         shape = None
@@ -82,6 +84,11 @@ def join_values(a: Value, b: Value) -> Value:
         return kind(shape, dtype, grad=grad, origin=origin)
     if isinstance(a, IntV) and isinstance(b, IntV):
         return IntV(None)
+    if isinstance(a, DtypeV) and isinstance(b, DtypeV) and not (a.numpy or b.numpy):
+        # `torch.float32 if half else x.dtype`: a float dtype, whose width is not known
+        dtype = dtypes.join(a.name, b.name)
+        if dtype != dtypes.NOT_KNOWN:
+            return DtypeV(dtype)
     if isinstance(a, _MAYBE) or isinstance(b, _MAYBE):  # else neither test below can hold
         given = folding.given_or(a, b) or folding.given_or(b, a)
         if given is not None:
@@ -136,7 +143,10 @@ def _or_none(a: Value, b: Value) -> OptionalV | None:
 
 def _join_origins(a: TensorV, b: TensorV) -> frozenset | None:
     oa, ob = backward.origins(a), backward.origins(b)
-    return None if oa is None or ob is None else oa | ob
+    if oa is None or ob is None:
+        return None
+    versions.either(oa, ob)  # the loss reaches one side's, which one not known
+    return oa | ob
 
 
 def _join_dims(a: tuple, b: tuple) -> tuple | None:

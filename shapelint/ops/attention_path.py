@@ -28,7 +28,7 @@ def fused_binds(q: Value, k: Value, v: Value, mask: Value, drop: Value, gqa: Val
     path; absent where not known), `mbool`/`mfloat` (which mask it keeps) and
     `lse` (the logsumexp's item size)."""
     path = cpu_flash(q, k, v, mask, drop, gqa)
-    if path is None or getattr(q, "dtype", None) == dtypes.NOT_KNOWN:
+    if path is None or dtypes.unnamed(getattr(q, "dtype", None)):
         return {}  # which kernel, or its logsumexp's item size, not known
     kind = _mask_kind(mask) if path else "none"
     return {

@@ -200,7 +200,7 @@ def _mask_dtype(mask: Value, query: Value) -> str | None:
     of no grad; None otherwise or where not known."""
     if not isinstance(mask, TensorV) or not isinstance(query, TensorV):
         return None
-    if dtypes.NOT_KNOWN in (mask.dtype, query.dtype) or mask.dtype is None:
+    if dtypes.unnamed(mask.dtype) or dtypes.unnamed(query.dtype) or mask.dtype is None:
         return None
     if requires(mask) is not False:
         return None

@@ -251,6 +251,44 @@ def made_by(v: Value, origin: Origin | None, grad: object = _SAME_GRAD) -> Value
     return v
 
 
+def surely_reached(starts: frozenset, eithers: dict) -> set[int]:
+    """The ids of the Origins the loss reaches whichever path each undecided join
+    took (versions.either): from a set of parents two paths joined, what both sides
+    reach, each side walked so (every way the set was joined: what all of them
+    reach). Short of walk's: a boundary's parents (the first call's arguments) are
+    not followed, nor a cycle of joins, nor a joined set among other parents (an op
+    of the join and another operand: the join's side not told apart)."""
+    memo: dict[frozenset, set[int]] = {}
+
+    def side(s: frozenset) -> set[int]:
+        if s not in memo:
+            memo[s] = set()  # met again while walked: nothing sure through it
+            memo[s] = along(s)
+        return memo[s]
+
+    def along(s: frozenset) -> set[int]:
+        seen: set[int] = set()
+        todo = [s]
+        while todo:
+            parents = todo.pop()
+            ways = eithers.get(parents)
+            if ways:
+                both = [side(a) & side(b) for a, b in ways]
+                seen |= set.intersection(*both)
+                continue
+            for o in parents:
+                if o is BROKEN or id(o) in seen:
+                    continue
+                seen.add(id(o))
+                if o.path is None:
+                    todo.append(o.parents)
+                    if o.inner is not None:
+                        todo.append(o.inner)
+        return seen
+
+    return side(starts)
+
+
 def walk(
     starts,
     stops: frozenset = frozenset(),

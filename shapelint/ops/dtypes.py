@@ -22,6 +22,15 @@ DEFAULT_COMPLEX = "complex64"
 # promotion with it is known, and whether autograd tracks a tensor of it is not known.
 NOT_KNOWN = "?"
 
+# A float (complex) dtype of a width not known: two paths give two float dtypes
+# (`torch.float32 if half else x.dtype`), or a promotion with one. A tensor of it is
+# a float (complex) one: autograd tracks it where its source requires grad, and
+# `is_floating_point()` holds; its bytes are not known. Never an fp8 float (no join or
+# promotion here makes one of it), so it promotes with every other float.
+FLOAT_NOT_KNOWN = "?float"
+COMPLEX_NOT_KNOWN = "?complex"
+_WIDTH_NOT_KNOWN = {FLOAT_NOT_KNOWN: 2, COMPLEX_NOT_KNOWN: 3}
+
 _CATEGORY = {
     "bool": 0,
     "uint8": 1,
@@ -104,11 +113,39 @@ SHORT_NAMES = {
 DTYPE_ALIASES = {**SHORT_NAMES, "half": "float16", **{d: d for d in MEAN_DTYPES}}
 
 
+def unnamed(dtype: str | None) -> bool:
+    """NOT_KNOWN, or a float or complex dtype of a width not known: no one dtype."""
+    return dtype == NOT_KNOWN or dtype in _WIDTH_NOT_KNOWN
+
+
 def dtype_bytes(dtype: str | None, default: str = "float32") -> int | None:
-    """Bytes per element (dtype None: the default, float32); None for NOT_KNOWN."""
-    if dtype == NOT_KNOWN:
+    """Bytes per element (dtype None: the default, float32); None where unnamed."""
+    if unnamed(dtype):
         return None
     return DTYPE_BYTES.get(dtype or default, DTYPE_BYTES[default])
+
+
+# Tensor.type's legacy type names (`x.type("torch.HalfTensor")`; a CUDA one,
+# `torch.cuda.HalfTensor`, of the same dtype).
+_LEGACY_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "ByteTensor": "uint8",
+    "CharTensor": "int8",
+    "ShortTensor": "int16",
+    "IntTensor": "int32",
+    "LongTensor": "int64",
+    "BoolTensor": "bool",
+}
+
+
+def legacy_type(name: str) -> str | None:
+    """The dtype of a legacy tensor type name (`torch.cuda.LongTensor` -> int64);
+    None for any other string."""
+    module, _, base = name.rpartition(".")
+    return _LEGACY_TYPES.get(base) if module in ("torch", "torch.cuda") else None
 
 
 def short_name(dtype: str | None) -> str | None:
@@ -128,7 +165,7 @@ def canonical(name: str) -> str | None:
 
 
 def category(dtype: str) -> int:
-    return _CATEGORY.get(dtype, 2)
+    return _CATEGORY.get(dtype, _WIDTH_NOT_KNOWN.get(dtype, 2))
 
 
 def tensor_category(dtype: str | None) -> int | None:
@@ -147,10 +184,24 @@ def kind(dtype: str) -> str:
 _WIDE_UNSIGNED = {"uint16", "uint32", "uint64"}
 
 
+def join(a: str | None, b: str | None) -> str | None:
+    """The dtype of a tensor of dtype a on one path and b on another: a float (complex)
+    one of a width not known where both are floats (complexes), else NOT_KNOWN. None,
+    the run's default float, is a float."""
+    if a == b:
+        return a
+    ca, cb = tensor_category(a), tensor_category(b)
+    if ca != cb or ca not in (2, 3) or any(d and d.startswith("float8") for d in (a, b)):
+        return NOT_KNOWN
+    return FLOAT_NOT_KNOWN if ca == 2 else COMPLEX_NOT_KNOWN
+
+
 def promote_pair(a: str, b: str) -> str | None:
     """torch.promote_types for the common dtypes; None where torch refuses or we do not know."""
     if a == b:
         return a
+    if a in _WIDTH_NOT_KNOWN or b in _WIDTH_NOT_KNOWN:
+        return _promote_width_not_known(a, b)
     if a not in _CATEGORY or b not in _CATEGORY:
         return None
     ca, cb = category(a), category(b)
@@ -186,6 +237,24 @@ def promote_pair(a: str, b: str) -> str | None:
     return a if _BITS[a] >= _BITS[b] else b
 
 
+def _promote_width_not_known(a: str, b: str) -> str | None:
+    """promote_pair where one side is a float or complex of a width not known: what
+    torch gives for every width it may be, or that dtype's kind of a width not known."""
+    wide, other = (a, b) if a in _WIDTH_NOT_KNOWN else (b, a)
+    if other != NOT_KNOWN and other not in _CATEGORY and other not in _WIDTH_NOT_KNOWN:
+        return None
+    if other == NOT_KNOWN or other.startswith("float8"):
+        return None
+    hi = max(category(wide), category(other))
+    if category(other) < 2:
+        return None if other in _WIDE_UNSIGNED and hi == 3 else wide
+    if other in ("float64", "complex128"):
+        # the widest of its kind: a float64 wins over every narrower float and makes
+        # a complex one complex128
+        return other if category(other) == hi else "complex128"
+    return FLOAT_NOT_KNOWN if hi == 2 else COMPLEX_NOT_KNOWN
+
+
 def promote_all(dtypes: Iterable[str | None]) -> str | None:
     """torch.promote_types over all of them; None where torch refuses or one is None,
     NOT_KNOWN where one is."""
@@ -196,6 +265,24 @@ def promote_all(dtypes: Iterable[str | None]) -> str | None:
         out = d if out is None else promote_pair(out, d)
         if out is None:
             return None
+    return out
+
+
+def promote_types(a: str | None, b: str | None) -> str | None:
+    """torch.promote_types of two dtypes, None among them the run's default float: what
+    every default float gives, their join where they give several; NOT_KNOWN where a
+    dtype is; None where torch refuses (for some default float)."""
+    if NOT_KNOWN in (a, b):
+        return NOT_KNOWN
+    each = {d: promote_pair(a or d, b or d) for d in _DEFAULT_FLOATS}
+    if all(out == d for d, out in each.items()):
+        return None  # the default float, whichever it is
+    outs = set(each.values())
+    if None in outs:
+        return None
+    out = outs.pop()
+    for other in outs:
+        out = join(out, other)
     return out
 
 
@@ -245,6 +332,7 @@ def _result_type(dim_tensors: list[str], zero_dim_tensors: list[str], scalars: l
 
 _UNDEFINED = "undefined"
 _TO_COMPLEX = {
+    FLOAT_NOT_KNOWN: COMPLEX_NOT_KNOWN,
     "float16": "complex32",
     "bfloat16": "complex64",
     "float32": "complex64",
@@ -252,7 +340,12 @@ _TO_COMPLEX = {
 }
 
 
-_TO_REAL = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+_TO_REAL = {
+    COMPLEX_NOT_KNOWN: FLOAT_NOT_KNOWN,
+    "complex32": "float16",
+    "complex64": "float32",
+    "complex128": "float64",
+}
 
 
 def to_complex(dtype: str | None) -> str | None:

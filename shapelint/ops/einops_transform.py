@@ -22,7 +22,7 @@ from shapelint.notation.einops_pattern import (
 )
 from shapelint.notation.suggest import closest, regrouping
 from shapelint.notation.symbolic import Expr, learned_equal, note_equal
-from shapelint.ops.dtypes import MEAN_DTYPES, NOT_KNOWN, dtype_bytes
+from shapelint.ops.dtypes import MEAN_DTYPES, dtype_bytes, unnamed
 from shapelint.ops.dtypes import kind as dtype_kind
 from shapelint.ops.indexing import exceeds_every_length
 from shapelint.ops.shape_sim import (
@@ -680,7 +680,7 @@ def _reduce(call: Call, kept: list, reduced: list, dtype: str | None) -> tuple[l
             f"{', '.join(LAYER_REDUCTIONS)}, not {red!r}",
             ("call",),
         )
-    if red == "mean" and dtype not in (None, NOT_KNOWN, *MEAN_DTYPES):
+    if red == "mean" and dtype not in (None, *MEAN_DTYPES) and not unnamed(dtype):
         if not (call.layer and dtype.startswith("complex")):
             raise Reject(
                 "SHP215",

@@ -70,6 +70,7 @@ from shapelint.ops.values import (
     ArrayV,
     BoolV,
     BufferV,
+    ComplexV,
     Cost,
     Dim,
     DtypeV,
@@ -273,6 +274,13 @@ def required_parameters(name: str) -> tuple[str, ...] | None:
     )
 
 
+def layer_tensors(name: str) -> tuple[str, ...]:
+    """The attributes a layer's stub registers as its parameters and buffers
+    (`weight`, `bias`), which its forward reads; () where no stub builds one."""
+    entries = registry().entries.get(name) or ()
+    return tuple(dict.fromkeys(i.param for e in entries for i in (*e.weights, *e.buffers)))
+
+
 def keeps_shape(name: str) -> bool:
     """Whether every stub for ``name`` shapes its result like its first argument
     (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
@@ -330,6 +338,7 @@ def is_property(name: str) -> bool:
 _ARRAY_RULES = frozenset({"legacy_sizes", "data_tensor", "array_tensor"})
 
 _DTYPE_FUNCTIONS = ("promote(", "promote_float(", "accumulate(", "real(", "complex(")
+_DTYPE_ARGS = ("dtype_arg", "type_name")
 
 
 def _check_entry(e: StubEntry) -> str | None:
@@ -347,7 +356,7 @@ def _check_entry(e: StubEntry) -> str | None:
             bad = [a.strip() for a in inner.split(",") if a.strip() not in params]
             if bad or not alt.endswith(")"):
                 return f"dtype {alt!r}: {bad[0] if bad else 'unclosed'} is not a parameter"
-        elif alt != "dtype_arg" and head not in params and dtypes.canonical(alt) is None:
+        elif alt not in _DTYPE_ARGS and head not in params and dtypes.canonical(alt) is None:
             return f"dtype alternative {alt!r} is not a parameter or a torch dtype"
     return None
 
@@ -390,6 +399,7 @@ _TYPE_NAMES: tuple[tuple[type, str], ...] = (
     (BoolV, "bool"),
     (IntV, "int"),
     (FloatV, "float"),
+    (ComplexV, "complex"),
     (StrV, "str"),
     (DtypeV, "dtype"),
     (TupleV, "tuple"),
@@ -911,7 +921,7 @@ class _Interpreter:
         named = v.name if isinstance(v, DtypeV) else v.dtype if isinstance(v, TensorV) else ""
         if named is None:
             raise _DtypeUnnamed
-        if named == dtypes.NOT_KNOWN:
+        if dtypes.unnamed(named):
             return named
         if isinstance(v, DtypeV):
             return dtypes.canonical(named)
@@ -957,6 +967,14 @@ class _Interpreter:
                 # its complex view as the default complex
                 return dtypes.to_complex(got if got is not None else dtypes.DEFAULT_FLOAT)
             return dtypes.to_real(got) if alt.startswith("real") else got
+        if alt == "type_name":
+            # Tensor.type's argument: a legacy type name ("torch.HalfTensor") is its
+            # dtype; any other string, or a tensor class, is a dtype not read here
+            given = values.get("dtype")
+            if isinstance(given, StrV):
+                named = dtypes.legacy_type(given.value) if given.value is not None else None
+                return named or dtypes.NOT_KNOWN
+            return None if isinstance(given, (DtypeV, TensorV)) else dtypes.NOT_KNOWN
         if alt == "dtype_arg":
             if self.bound.kwargs.get("dtype") is UNKNOWN:
                 # `mask.to(dtype=p.dtype)` of a p the analysis cannot read: that

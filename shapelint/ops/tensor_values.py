@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from shapelint.notation.symbolic import Expr
-from shapelint.ops.dtypes import NOT_KNOWN
+from shapelint.ops.dtypes import unnamed
 from shapelint.ops.values import UNKNOWN, BoolV, IntV, TensorV, TupleV, Value, replaced
 
 # The most elements a tensor keeps: index lists, permutations, flags.
@@ -186,7 +186,7 @@ def scalar(v: Value) -> int | bool | None:
 
 def index_of(v: Value) -> IntV | None:
     """A 0-d integer tensor of known value as the int `__index__` gives."""
-    if not isinstance(v, TensorV) or v.shape != () or v.dtype in ("bool", NOT_KNOWN):
+    if not isinstance(v, TensorV) or v.shape != () or v.dtype == "bool" or unnamed(v.dtype):
         return None
     n = scalar(v)
     return None if n is None else IntV(Expr.const(int(n)))
@@ -195,7 +195,7 @@ def index_of(v: Value) -> IntV | None:
 def python_number(v: Value) -> Value | None:
     """`.item()` of a tensor of one known element."""
     n = scalar(v)
-    if n is None or (isinstance(v, TensorV) and v.dtype == NOT_KNOWN):
+    if n is None or (isinstance(v, TensorV) and unnamed(v.dtype)):
         return None
     return BoolV(bool(n)) if isinstance(v, TensorV) and v.dtype == "bool" else IntV(Expr.const(n))
 

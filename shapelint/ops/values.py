@@ -239,6 +239,15 @@ class FloatV(Value):
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class ComplexV(Value):
+    """A Python complex number (`1j`): a scalar that makes a real tensor it meets in
+    an elementwise op complex (torch.result_type)."""
+
+    value: complex | None = None
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class StrV(Value):
     value: str | None = None
     # A literal of name characters only, which CPython interns when it compiles
@@ -304,6 +313,8 @@ def constant_value(v: object) -> Value:
         return iv
     if isinstance(v, float):
         return FloatV(v)
+    if isinstance(v, complex):
+        return ComplexV(v)
     if isinstance(v, str):
         return StrV(v)
     if v is None:
@@ -318,7 +329,7 @@ def python_constant(v: Value):
         return True, None
     if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
         return True, v.value.value
-    if isinstance(v, (BoolV, FloatV, StrV)) and v.value is not None:
+    if isinstance(v, (BoolV, FloatV, ComplexV, StrV)) and v.value is not None:
         return True, v.value
     if isinstance(v, TupleV):
         parts = [python_constant(i) for i in v.items]
@@ -491,7 +502,7 @@ class OpResult:
 
 def promoted_dtype(operands) -> str | None:
     """The dtype torch.result_type gives an elementwise op of operands: tensors,
-    Python bools / ints / floats, None (an operand left out) skipped; None where a
+    Python bools / ints / floats / complexes, None (an operand left out) skipped; None where a
     dtype is not known or an operand is something else. A tensor whose rank is not
     known may be 0-dim (a lower tier) or not: the answer only where both agree."""
     dims: list[str | None] = []
@@ -507,6 +518,8 @@ def promoted_dtype(operands) -> str | None:
             scalars.append("int")
         elif isinstance(v, FloatV):
             scalars.append("float")
+        elif isinstance(v, ComplexV):
+            scalars.append("complex")
         elif not isinstance(v, NoneV):
             return None
     as_dims = result_type(dims + unranked, zero, scalars)

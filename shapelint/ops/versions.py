@@ -72,7 +72,7 @@ class Log:
 
     __slots__ = (
         "by_root", "anywhere", "hazards", "data", "seq", "looped", "shared", "born", "refused",
-        "calls",
+        "calls", "eithers",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -92,6 +92,9 @@ class Log:
         # (first seq, last seq, exits): the saves logged in that span stand for one call
         # of a memoised run, left through those exit Origins (`belongs`, `replay`)
         self.calls: list[tuple[int, int, frozenset]] = []
+        # sets of Origins two undecided paths joined (`y if c else h * 2`) -> (one
+        # path's, the other's), each way the set was joined
+        self.eithers: dict[frozenset, set[tuple[frozenset, frozenset]]] = {}
 
 
 _LOG: ContextVar[Log | None] = ContextVar("version_log", default=None)
@@ -149,6 +152,14 @@ def refused(node: object, site: tuple, sure: bool, grad: bool | None) -> None:
     log = _LOG.get()
     if log is not None:
         log.refused.append(Refusal(node, site, sure, grad, log.looped > 0))
+
+
+def either(a: frozenset, b: frozenset) -> None:
+    """Where two paths meet, a tensor is made by a's Origins on one and b's on the
+    other (a value join): the loss reaches one side's, which one not known."""
+    log = _LOG.get()
+    if log is not None and a != b:
+        log.eithers.setdefault(a | b, set()).add((a, b))
 
 
 def made(root: object) -> None:
@@ -326,16 +337,21 @@ MAY_NO_DERIVATIVE_WHY = (
 )
 
 
-def verdict(log: Log | None, seen: set[int] | None, within=None) -> tuple[list[dict], list[dict]]:
+def verdict(
+    log: Log | None, seen: set[int] | None, within=None, sure: set[int] | None = None
+) -> tuple[list[dict], list[dict]]:
     """The writes that surely make `out.sum().backward()` raise (the loss reaches
-    the op that saved, which autograd recorded, and both the save and the write
-    are sure) and those that may, each once: {line, op, path, why, saved_line,
-    saved_op, saved_path}. seen: the ids of the Origins the loss reaches
-    (analysis/reached.py); None where not known, when every hazard may raise.
+    the op that saved, which autograd recorded, on whichever path each undecided
+    join took, and both the save and the write are sure) and those that may, each
+    once: {line, op, path, why, saved_line, saved_op, saved_path}. seen: the ids of
+    the Origins the loss reaches (analysis/reached.py); None where not known, when
+    every hazard may raise. sure: those it reaches on every path
+    (backward.surely_reached; None: seen's).
     within(exits, node): whether the loss reaches node in the call of a memoised
     run that left through exits (True, False, None: not known; reached.in_call),
     for a save by a node that several calls share."""
-    sure: dict[tuple, dict] = {}
+    on_every = seen if sure is None else sure
+    raise_: dict[tuple, dict] = {}
     maybe: dict[tuple, dict] = {}
     for h in log.hazards if log is not None else ():
         s = h.save
@@ -350,9 +366,13 @@ def verdict(log: Log | None, seen: set[int] | None, within=None) -> tuple[list[d
         if not reached and not s.looped:
             continue
         certain = (
-            seen is not None and h.sure and s.grad is True and id(s.node) in seen and not shared
+            seen is not None
+            and h.sure
+            and s.grad is True
+            and id(s.node) in on_every  # type: ignore[operator]
+            and not shared
         )
-        into = sure if certain else maybe
+        into = raise_ if certain else maybe
         key = (h.write, s.site)
         if key not in into:
             into[key] = _said(h, RAISES_WHY if certain else MAY_RAISE_WHY)
@@ -364,16 +384,16 @@ def verdict(log: Log | None, seen: set[int] | None, within=None) -> tuple[list[d
             seen is not None
             and r.sure
             and r.grad is True
-            and id(r.node) in seen
+            and id(r.node) in on_every  # type: ignore[operator]
             and id(r.node) not in log.shared  # type: ignore[union-attr]
         )
-        into = sure if certain else maybe
+        into = raise_ if certain else maybe
         key = (r.site, None)
         if key not in into:
             into[key] = _refusal(r, NO_DERIVATIVE_WHY if certain else MAY_NO_DERIVATIVE_WHY)
-    for key in sure:
+    for key in raise_:
         maybe.pop(key, None)
-    return list(sure.values()), list(maybe.values())
+    return list(raise_.values()), list(maybe.values())
 
 
 def _in_call(log: Log, s: Save, within) -> bool | None:

@@ -1,6 +1,7 @@
 """Small modules whose backward FLOPs tests/test_backward.py holds to torch's flop
 counter under out.sum().backward()."""
 
+import functools
 import pickle
 
 import einops
@@ -960,3 +961,63 @@ class FoldThenScaled(nn.Module):
         y = F.fold(h.transpose(1, 2), (4, 1), kernel_size=(3, 1), padding=(1, 0))
         y /= 2.0
         return y
+
+
+class JoinedComputeDtype(nn.Module):
+    """A cast to float32 or to the input's dtype (peft's OrthLayer): either is a float
+    dtype, so the cast of a parameter keeps its grad (main: the join of two dtypes
+    not known, the cast maybe an integer one, the product's backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+
+    def forward(self, x):
+        if x.dtype in (torch.float16, torch.bfloat16):
+            compute = torch.float32
+        else:
+            compute = x.dtype
+        return (x.to(compute) @ self.w.to(compute).t()).to(x.dtype)
+
+
+class HalfOrFloatMean(_Mix):
+    """A mean taken in float32 and cast back to half on one path (spandrel's
+    UpCunet4x, `if "Half" in x.type()`): a float of a width not known on the join."""
+
+    def forward(self, x):
+        h = self.q(x)
+        if "Half" in x.type():
+            m = h.float().mean(-1, keepdim=True).half()
+        else:
+            m = h.mean(-1, keepdim=True)
+        return self.k(h - m)
+
+
+class PromotedDtype(nn.Module):
+    """azula's `@promote_dtype`: `functools.reduce(torch.promote_types, dtypes)` and
+    `torch.promote_types(w.dtype, torch.float32)` (main: neither read, the casts'
+    dtypes not known, the product's backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        dtype = functools.reduce(torch.promote_types, [x.dtype, self.lin.weight.dtype])
+        w = self.lin.weight.to(torch.promote_types(self.lin.weight.dtype, torch.float32))
+        return (x.to(dtype) @ w.t()).to(dtype)
+
+
+class ComplexScalars(nn.Module):
+    """Python complex numbers make a real tensor complex (vocos' ISTFTHead,
+    `mag * (x + 1j * y)`; `1 + 2j`, `2 * 1j`, `-1j` folded as Python does; main: a
+    complex literal a value not known, the sum's making lost, backward not known)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.lin(x)
+        z = h * (torch.cos(h) + 1j * torch.sin(h)) * (2 * 1j) + h * (-1j) + (1 + 2j) * h
+        return torch.view_as_real(z * 0.5j)
