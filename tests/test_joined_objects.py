@@ -160,10 +160,15 @@ CASES = {
         "a = [1]\nself.l = a\na.append(2)\nself.l.append(3)",
         "len(a), len(self.l)",
     ),
-    # a dict the analysis does not hold (a key no string): what is put in it is
-    # forgotten, as a change through it is not seen
+    # an entry of an int key holds the object as one of a str key does
     "held_by_a_dict_of_int_keys": (
         "a = [1]\nh = {0: a}\na.append(2)\nh[0].append(3)",
+        "len(a), len(h[0])",
+    ),
+    # a dict the analysis does not hold (a key not known): what is put in it is
+    # forgotten, as a change through it is not seen
+    "held_by_a_dict_of_a_key_not_known": (
+        "a = [1]\nh = {int(x.sum().item() > 9): a}\na.append(2)\nh[0].append(3)",
         "len(a), len(h[0])",
     ),
     # a result that may be one of the call's arguments, or an object one holds

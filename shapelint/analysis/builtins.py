@@ -24,6 +24,7 @@ from shapelint.analysis import (
     copies,
     decorators,
     dict_entries,
+    dict_keys,
     dict_values,
     dynamic,
     enums,
@@ -209,7 +210,7 @@ def _sequence(an, node, args, kwargs, frame) -> Value | None:
         return TupleV(chars.items, kind)  # a str's characters
     if len(args) == 1 and not kwargs and _plain_dict(args[0]) and kind in _SEQUENCES:
         # iterating a dict yields its keys, in insertion order
-        return TupleV(tuple(StrV(k) for k, _ in args[0].attrs), kind)
+        return TupleV(dict_keys.keys(args[0]), kind)
     v = torch_containers.iterated(an, args[0]) if len(args) == 1 else None
     if isinstance(v, ModuleListV):
         return ModuleListV(v.items, False, v.count, v.known)
@@ -916,7 +917,7 @@ def _joined(sep: str, items: Value) -> Value | None:
     iterating it walks, in insertion order); None where an item is not a known
     string (Python's TypeError for a non-string: no text to hand on)."""
     if type(items) is ObjectV and items.kind == DICT_KIND:
-        return StrV(sep.join(k for k, _ in items.attrs))
+        return StrV(sep.join(k for k, _ in items.attrs)) if dict_keys.all_str(items) else None
     if not isinstance(items, TupleV):
         return None
     texts = [i.value for i in items.items if isinstance(i, StrV) and i.value is not None]

@@ -6,6 +6,7 @@ Split out of modules.py by benchmarks/split_modules.py."""
 
 from __future__ import annotations
 
+from shapelint.analysis import dict_keys
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.module_kinds import DICT_KINDS
 from shapelint.analysis.module_lists import ModuleListV, as_items
@@ -18,30 +19,32 @@ from shapelint.ops.values import (
     IntV,
     NoneV,
     ObjectV,
-    StrV,
     TupleV,
     Value,
 )
 
 
-def dict_value(entries: dict[str, Value], kind: str = DICT_KIND) -> ObjectV:
+def dict_value(entries: dict, kind: str = DICT_KIND) -> ObjectV:
+    """A dict of entries keyed as dict_keys.py keys them."""
     return ObjectV(kind, tuple(entries.items()))
 
 
 def mapping(v: Value) -> ObjectV | None:
     """What `dict(v)` / `OrderedDict(v)` holds: a dict's entries, or an iterable of
-    (str, value) pairs known one by one, in order; None when that is not known."""
+    (key, value) pairs known one by one, in order, equal keys one entry; None when
+    that is not known."""
     if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return v
     items = as_items(v)
     if items is None:
         return None
-    entries: dict[str, Value] = {}
+    entries: dict[object, Value] = {}
     for pair in items:
         kv = as_items(pair)
-        if kv is None or len(kv) != 2 or not isinstance(kv[0], StrV) or kv[0].value is None:
+        key = dict_keys.key_of(kv[0]) if kv is not None and len(kv) == 2 else None
+        if kv is None or len(kv) != 2 or not dict_keys.known(key):
             return None
-        entries[kv[0].value] = kv[1]
+        entries[key] = kv[1]
     return dict_value(entries)
 
 
@@ -51,8 +54,10 @@ def mapping_item(me: Value, key: Value) -> Value | None:
     if not isinstance(me, ObjectV) or all(k != ITEMS for k, _ in me.attrs):
         return None
     items = me.attr(ITEMS)
-    if isinstance(items, ObjectV) and isinstance(key, StrV) and key.value is not None:
-        return items.attr(key.value)
+    held = dict_keys.key_of(key)
+    if isinstance(items, ObjectV) and dict_keys.known(held):
+        found = dict_keys.entry(items, held)
+        return UNKNOWN if found is None else found
     return UNKNOWN
 
 
@@ -110,24 +115,25 @@ def dict_method(me: ObjectV | SelfRecorder, meth: str, args: list | None, frame)
         return None
     items = me.attrs.get(ITEMS, UNKNOWN) if building else me.attr(ITEMS)
     known = isinstance(items, ObjectV) and items.kind == DICT_KIND
-    key = args[0] if args else None
-    name = key.value if isinstance(key, StrV) else None
+    key = dict_keys.key_of(args[0]) if args else dict_keys.key_of(UNKNOWN)
+    named = dict_keys.known(key)
+    found = dict_keys.entry(items, key) if known and named else None
     if meth == "__getitem__" and len(args) == 1:
         if building:
-            return items.attr(name) if known and name is not None else UNKNOWN
-        return mapping_item(me, key)
+            return UNKNOWN if found is None else found
+        return mapping_item(me, args[0])
     if meth == "__setitem__" and len(args) == 2:
-        changed = entries_assigned(me, key, args[1])
+        changed = entries_assigned(me, args[0], args[1])
         if not building:
             frame.env["self"] = changed
         return NoneV()
     if meth in ("get", "__contains__") and 1 <= len(args) <= (2 if meth == "get" else 1):
-        if not known or name is None:
+        if not known or not named:
             return UNKNOWN if meth == "get" else BoolV(None)
-        held = any(k == name for k, _ in items.attrs)
+        held = found is not None
         if meth == "__contains__":
             return BoolV(held)
-        return items.attr(name) if held else args[1] if len(args) == 2 else NoneV()
+        return found if found is not None else args[1] if len(args) == 2 else NoneV()
     if meth == "__len__" and not args and known:
         return IntV(Expr.const(len(items.attrs)))
     if meth in MAPPING_MUTATORS and building:
@@ -148,9 +154,10 @@ def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
     container after it (an unknown one where idx is not known); None when c is
     none of these (a tensor: a write into part of it keeps its shape)."""
     if isinstance(container, ObjectV) and container.kind in DICT_KINDS:
-        if isinstance(idx, StrV) and idx.value is not None:
-            return dict_value({**dict(container.attrs), idx.value: value}, container.kind)
-        return UNKNOWN
+        key = dict_keys.key_of(idx)
+        if dict_keys.known(key) and (type(key) is str or container.kind == DICT_KIND):
+            return dict_value({**dict(container.attrs), key: value}, container.kind)
+        return UNKNOWN  # not known; or a ModuleDict's name no str, which torch refuses
     items = as_items(container)
     if items is None:
         if isinstance(container, ModuleListV):
@@ -169,7 +176,15 @@ def item_assigned(container: Value, idx: Value, value: Value) -> Value | None:
 
 
 def expand_kwargs(v: Value) -> dict[str, Value] | None:
-    """`f(**kw)` where kw is a dict the analysis knows entry by entry."""
+    """`f(**kw)` where kw is a dict the analysis knows entry by entry, keyed by strs
+    (Python refuses any other key: not known here)."""
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS and dict_keys.all_str(v):
+        return dict(v.attrs)
+    return None
+
+
+def entries_of(v: Value) -> dict | None:
+    """The entries `{**v}` spreads, any keys: v a dict known entry by entry."""
     if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
         return dict(v.attrs)
     return None

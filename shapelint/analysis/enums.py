@@ -313,7 +313,8 @@ def is_member(v: Value) -> bool:
     return isinstance(v, ObjectV) and v.kind.startswith(KIND)
 
 
-def _compares(v: ObjectV) -> str:
+def compares_as(v: ObjectV) -> str:
+    """What member v compares as: "" (identity alone), "int" or "str"."""
     got = v.attr(_COMPARES)
     return got.value if isinstance(got, StrV) and got.value is not None else ""
 
@@ -328,11 +329,11 @@ def same(identity: bool, left: Value, right: Value) -> bool | None:
     a, b = (left, right) if is_member(left) else (right, left)
     if not isinstance(a, ObjectV) or not is_member(a):
         return None
-    how = _compares(a)
+    how = compares_as(a)
     if isinstance(b, ObjectV) and is_member(b):
         if a.kind == b.kind:
             return a.attr("name") == b.attr("name")
-        if identity or not how or not _compares(b):
+        if identity or not how or not compares_as(b):
             return False  # members of two classes: two objects; a plain Enum's __eq__ is `is`
         return _values_equal(a.attr("value"), b.attr("value"))
     if isinstance(b, _SCALARS):
@@ -370,7 +371,7 @@ def truth(v: Value) -> bool | None:
     """bool() of a member: a plain Enum's is true; an int's or str's, its value's."""
     if not isinstance(v, ObjectV) or not is_member(v):
         return None
-    if not _compares(v):
+    if not compares_as(v):
         return True
     ok, x = python_constant(v.attr("value"))
     return bool(x) if ok else None

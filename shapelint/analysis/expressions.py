@@ -24,6 +24,7 @@ from shapelint.analysis import (
     class_namespace,
     dataclass_runtime,
     decorators,
+    dict_keys,
     dict_values,
     enums,
     folding,
@@ -180,11 +181,12 @@ def eval_fold(an: Analyzer, node: ast.expr, frame: Frame, d: int) -> Value:
 
 
 def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
-    """A dict display whose keys are strings the analysis knows (`{"dim": d}`,
-    `{key: val}` with key known), `**` of dicts known entry by entry merged in
-    order as Python merges them (`{**dd, **(kw or {})}`); each key evaluated
-    before its value, as Python does."""
-    entries: dict[str, Value] = {}
+    """A dict display whose keys the analysis knows (`{"dim": d}`, `{1: nn.Conv1d}`,
+    `{key: val}` with key known: dict_keys.py), `**` of dicts known entry by entry
+    merged in order as Python merges them (`{**dd, **(kw or {})}`); each key
+    evaluated before its value, as Python does, and equal keys one entry (the
+    first key stored, the last value)."""
+    entries: dict[object, Value] = {}
     known = True
     values: list[Value] = []
     for k, v in zip(node.keys, node.values):
@@ -192,18 +194,20 @@ def eval_dict(an: Analyzer, node: ast.Dict, frame: Frame, d: int) -> Value:
         value = an.eval(v, frame, d)
         values.append(value)
         if key is None:
-            spread = dict_values.expand_kwargs(value)
+            spread = dict_values.entries_of(value)
             if spread is None:
                 known = False
             else:
                 entries.update(spread)
-        elif isinstance(key, StrV) and key.value is not None:
-            entries[key.value] = value
+            continue
+        held = dict_keys.key_of(key)
+        if dict_keys.known(held):
+            entries[held] = value
         else:
-            known = False  # a key that is no known string: a dict the analysis does not hold
+            known = False  # a key not known: a dict the analysis does not hold
     if known:
         return dict_values.dict_value(entries)
-    # a dict not held (`{0: xs}`): a list, dict or instance put in it may change
+    # a dict not held (`{xs[i]: xs}`): a list, dict or instance put in it may change
     # through it unseen (`h[0].append(3)`), so it is not known from here on
     for v in values:
         if joined_objects.reaches_object(v):

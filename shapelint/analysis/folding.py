@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import (
     call_path,
+    dict_keys,
     enums,
     imported_modules,
     index_iteration,
@@ -496,10 +497,10 @@ def _compare(op: ast.cmpop, left: Value, right: Value, comp: ast.expr) -> bool |
         and isinstance(right, ObjectV)
         and right.kind in DICT_KINDS
     ):
-        ok, key = python_constant(left)
-        if not ok:
+        key = dict_keys.key_of(left)
+        if not dict_keys.known(key):
             return None
-        hit = key in dict(right.attrs)
+        hit = dict_keys.entry(right, key) is not None
         return hit if isinstance(op, ast.In) else not hit
     ok_l, a = python_constant(left)
     ok_r, b = python_constant(right)

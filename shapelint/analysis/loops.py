@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from shapelint.analysis import (
     call_path,
+    dict_keys,
     generators,
     index_iteration,
     instance_state,
@@ -55,7 +56,6 @@ from shapelint.ops.values import (
     FloatV,
     IntV,
     ObjectV,
-    StrV,
     TensorV,
     TupleV,
     Value,
@@ -105,7 +105,7 @@ def of_value(an, v: Value) -> Iteration:
         v = entries
     if type(v) is ObjectV and v.kind == DICT_KIND:
         # a dict walks its keys, in the order they were first stored
-        return of_value(an, TupleV(tuple(StrV(k) for k, _ in v.attrs)))
+        return of_value(an, TupleV(dict_keys.keys(v)))
     if isinstance(v, TensorV) and v.shape and not isinstance(v.shape[0], Var):
         # Iterating a tensor walks its first dimension.
         return Iteration(v.shape[0], None, backward.row(v))
@@ -921,17 +921,18 @@ def _is_sequence(node) -> bool:
 
 def _built(node, results: list[Value]) -> Value:
     """What a comprehension over listed items builds: a list of its elements, or
-    a dict of its (key, value) pairs when every key is a known string (an empty
-    one when nothing is kept: `{k: v for k, v in kwargs.items() if ...}` of no kwargs)."""
+    a dict of its (key, value) pairs when every key is known (dict_keys.py; an empty
+    one when nothing is kept: `{k: v for k, v in kwargs.items() if ...}` of no kwargs),
+    equal keys one entry as Python keeps them."""
     if _is_sequence(node):
         return TupleV(tuple(results))
     if isinstance(node, ast.DictComp):
-        entries: dict[str, Value] = {}
+        entries: dict[object, Value] = {}
         for pair in results:
-            key = pair.items[0] if isinstance(pair, TupleV) else UNKNOWN
-            if not (isinstance(key, StrV) and key.value is not None):
+            key = dict_keys.key_of(pair.items[0] if isinstance(pair, TupleV) else UNKNOWN)
+            if not dict_keys.known(key):
                 return UNKNOWN
-            entries[key.value] = pair.items[1]  # type: ignore[union-attr]
+            entries[key] = pair.items[1]  # type: ignore[union-attr]
         return ObjectV(DICT_KIND, tuple(entries.items()))
     return UNKNOWN
 

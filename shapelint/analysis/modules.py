@@ -33,6 +33,7 @@ from shapelint.analysis import (
     aliasing,
     autograd_function,
     decorators,
+    dict_keys,
     framed,
     in_place,
     module_state,
@@ -135,8 +136,9 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
             entries = dict(kwargs)
         else:
             base = mapping(args[0]) if len(args) == 1 else None
-            if base is None:
-                return UNKNOWN
+            names = kind != DICT_KIND or qual == "types.SimpleNamespace"
+            if base is None or names and not dict_keys.all_str(base):
+                return UNKNOWN  # names that must be strs (a raise not modelled)
             entries = {**dict(base.attrs), **kwargs}
         if qual == "torch.nn.ParameterDict":
             entries = {k: _wrapped(v) for k, v in entries.items()}
@@ -381,20 +383,26 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         if held is not None:  # a ModuleDict subclass's own modules, in registration order
             recv = dict_value(dict(held), REGISTERED_DICT_KIND)
     if isinstance(recv, ObjectV) and recv.kind in DICT_KINDS:
-        if attr == "get" and args and isinstance(args[0], StrV) and args[0].value is not None:
-            v = recv.attr(args[0].value)
-            if v is UNKNOWN and args[0].value not in dict(recv.attrs):
+        key = dict_keys.key_of(args[0]) if args else dict_keys.key_of(UNKNOWN)
+        named = dict_keys.known(key)
+        if attr == "get" and named and len(args) <= 2 and not kwargs:
+            v = dict_keys.entry(recv, key)
+            if v is None:
                 return args[1] if len(args) > 1 else NoneV()
             return v
         if attr in ("values", "items", "keys"):
             if attr == "values":
                 return TupleV(tuple(v for _, v in recv.attrs))
             if attr == "keys":
-                return TupleV(tuple(StrV(k) for k, _ in recv.attrs))
-            return TupleV(tuple(TupleV((StrV(k), v)) for k, v in recv.attrs))
+                return TupleV(dict_keys.keys(recv))
+            return TupleV(tuple(TupleV((dict_keys.key_value(k), v)) for k, v in recv.attrs))
         if attr == "update" and len(args) <= 1:
             other = args[0] if args else dict_value({})
-            if isinstance(other, ObjectV) and other.kind in DICT_KINDS:
+            if (
+                isinstance(other, ObjectV)
+                and other.kind in DICT_KINDS
+                and (recv.kind == DICT_KIND or dict_keys.all_str(other))  # a ModuleDict's: strs
+            ):
                 merged = dict_value({**dict(recv.attrs), **dict(other.attrs), **kwargs}, recv.kind)
                 if isinstance(func.value, ast.Name):
                     # `kwargs.update(context=normed)`: the name sees the new entries
@@ -408,8 +416,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
                     # `self.config.update(config)`: the attribute holds the merged
                     # entries (its other holders are forgotten)
                     return NoneV()
-        key = args[0].value if args and isinstance(args[0], StrV) else None
-        if attr in ("pop", "setdefault") and key is not None and len(args) <= 2 and not kwargs:
+        if attr in ("pop", "setdefault") and named and len(args) <= 2 and not kwargs:
             # `padding = kwargs.pop('padding', '')`: the entry, and the dict without it
             entries = dict(recv.attrs)
             if key in entries:

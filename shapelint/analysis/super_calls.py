@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, plain, raising, registering
+from shapelint.analysis import aliasing, dict_keys, plain, raising, registering
 from shapelint.analysis.attributes import call_after, find_method, init_after, super_method
 from shapelint.analysis.callable_values import ClassRefV
 from shapelint.analysis.construction import object_new, run_init
@@ -156,7 +156,7 @@ def _registering_dict_init(me: SelfRecorder, base: str, args, kwargs) -> None:
     given = mapping(args[0]) if len(args) == 1 and not kwargs else None
     if not args and not kwargs:
         return  # an empty dict: nothing registered
-    if given is None or base != "torch.nn.ModuleDict":
+    if given is None or base != "torch.nn.ModuleDict" or not dict_keys.all_str(given):
         me.attrs[UNFOLLOWED] = UNKNOWN
         return
     for key, layer in given.attrs:

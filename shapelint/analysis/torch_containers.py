@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import framed, joined_objects, plain, specialized
+from shapelint.analysis import dict_keys, framed, joined_objects, plain, specialized
 from shapelint.analysis.attributes import all_methods, find_method
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 def container_of(args, sequential: bool) -> Value:
     if sequential and len(args) == 1 and isinstance(args[0], ObjectV):
         if args[0].kind in DICT_KINDS:  # nn.Sequential(OrderedDict(...))
+            if not dict_keys.all_str(args[0]):
+                return UNKNOWN  # add_module refuses a name no str: a raise not modelled
             return ModuleListV(
                 tuple(v for _, v in args[0].attrs), True, names=tuple(k for k, _ in args[0].attrs)
             )
@@ -327,8 +329,10 @@ def _repeat_call(an, item, count: Expr, node, x, frame) -> Value:
 def subscript(base: Value, idx: Value, node: ast.Subscript) -> Value | None:
     """`self.layers[0]`, `self.layers[1:]`, `config["n_embd"]`, `self.heads["cls"]`."""
     if isinstance(base, ObjectV) and base.kind in DICT_KINDS:
-        if isinstance(idx, StrV) and idx.value is not None:
-            return base.attr(idx.value)
+        key = dict_keys.key_of(idx)
+        if dict_keys.known(key):
+            found = dict_keys.entry(base, key)
+            return UNKNOWN if found is None else found
         # a key not known: any entry, which a change through the name reaches
         return joined_objects.either_among(v for _, v in base.attrs) or UNKNOWN
     if isinstance(base, ModuleListV):
