@@ -1369,3 +1369,64 @@ def test_a_pattern_axis_named_as_an_annotated_dim_is_its_own_size():
     assert jaxtyped_class(ok, "Attention")(16, 4, 8)(x, pos).shape == (2, 5, 16)
     with pytest.raises(RuntimeError):
         jaxtyped_class(bug, "Attention")(16, 4, 8)(x, pos)
+
+
+# ddpm's ResnetBlock: a time MLP built where the constructor is given its width
+# (`self.mlp = ... if exists(time_emb_dim) else None`, with `def exists(v): return v
+# is not None`), run where the forward's `exists(self.mlp) and exists(emb)` holds.
+# On the path where the width is given the MLP's in_features is that width (the
+# path's truth narrows the optional parameter as the test's does), the forward's
+# `exists(self.mlp)` is true there (a layer is never None), so a MLP of another
+# width is an error on that path, as `self.mlp is not None` made it already.
+OPTIONAL_MLP = """
+from jaxtyping import Float
+from torch import Tensor, nn
+
+
+def exists(v):
+    return v is not None
+
+
+class Block(nn.Module):
+    def __init__(self, dim, emb_dim=None):
+        super().__init__()
+        self.mlp = nn.Linear({width}, dim) if exists(emb_dim) else None
+
+    def forward(self, x: Float[Tensor, "b dim"], emb: Float[Tensor, "b emb_dim"]):
+        if exists(self.mlp) and exists(emb):
+            x = x + self.mlp(emb)
+        return x
+"""
+
+
+def test_a_layer_built_where_an_optional_width_is_given_has_that_width():
+    source = OPTIONAL_MLP.format(width="emb_dim * 2")
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(17, "SHP307")]
+    assert "2·emb_dim" in found[0].message
+    assert "on the path where `exists(emb_dim)` is true (line 13)" in found[0].message
+
+
+def test_the_layer_of_the_given_width_is_no_error():
+    assert _errors(OPTIONAL_MLP.format(width="emb_dim")) == []
+
+
+def test_torch_refuses_the_doubled_width_where_the_width_is_given():
+    torch = pytest.importorskip("torch")
+    bad = jaxtyped_class(OPTIONAL_MLP.format(width="emb_dim * 2"), "Block")
+    with pytest.raises(RuntimeError):
+        bad(4, emb_dim=3)(torch.randn(2, 4), torch.randn(2, 3))
+    assert bad(4)(torch.randn(2, 4), torch.randn(2, 3)).shape == (2, 4)
+    ok = jaxtyped_class(OPTIONAL_MLP.format(width="emb_dim"), "Block")
+    assert ok(4, emb_dim=3)(torch.randn(2, 4), torch.randn(2, 3)).shape == (2, 4)
+
+
+def test_a_none_test_of_a_layer_is_decided():
+    # `exists(self.proj)` of a layer the constructor always builds: true, the
+    # forward's conflict is no condition's
+    source = OPTIONAL_MLP.format(width="emb_dim").replace(
+        "nn.Linear(emb_dim, dim) if exists(emb_dim) else None", "nn.Linear(dim, dim)"
+    )
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(17, "SHP315")]
+    assert "raises only if" not in found[0].message

@@ -29,6 +29,7 @@ from shapelint.analysis import (
     lambdas,
     learning,
     modules,
+    narrowing,
     reparametrize,
     specialized,
     torch_containers,
@@ -378,6 +379,10 @@ class CallRunningMixin:
         """A call to a function of this module: check the arguments against its
         annotations (jaxtyping's rule: one name, one size per call), take its
         return shape and its cost with the names bound."""
+        tested = narrowing.none_test(fd, args, kwargs) if fd.cls is None else None
+        if tested is not None and not self.specialize:
+            self.record(node, frame, f"call {fd.qualname}", None, args, tested, Cost())
+            return tested
         if not self.specialize and fd.cls is None and specialized.plain_data(args, kwargs):
             # a helper of sizes (`pair(image_size)`): what it makes of these values
             got = argument_runs.value_at(self, fd, None, node, args, kwargs, frame.name)

@@ -264,6 +264,11 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
         # on a path of a constructor's flag (init_paths.py) or a path split's, the
         # test takes the path's truth, as an `if` of the same test does
         known = path_split.assumed(frame, node.test)
+        if known:
+            # the path's truth says of an optional value what the test's does
+            # (`exists(emb_dim)`: emb_dim is given there)
+            with narrowing.narrowed(frame, narrowing.given(an, node.test, frame)):
+                return an.eval(node.body, frame, d)
     if known is not None:
         return an.eval(node.body if known else node.orelse, frame, d)
     frame.conditional += 1  # what a branch's use says holds in that branch only

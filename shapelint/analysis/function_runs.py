@@ -242,21 +242,31 @@ class FunctionRunsMixin:
                     attrs = self._init_attrs(cd, at_sizes=True, assumed=assumed)
                 if not init_paths.differs(attrs, kept, reads):
                     continue
+                # where the findings so far lie, before the path's run notes its own
+                places = {k: frozenset(v) for k, v in self.plain_places.items()}
                 self._quiet = False
-                with OwnPass(), may_raise.apart(), self.diverted() as found:
+                # (afresh: a finding the kept run said too is found here again)
+                with OwnPass(), may_raise.apart(), self.diverted(afresh=True) as found:
                     self._run_function(fd, {}, attrs_on_path=attrs)
+                # the path's run placed its findings where the kept run's lie: they
+                # are said below, stating the path, or not at all
+                self.plain_places.update({k: set(v) for k, v in places.items()})
             finally:
                 argument_runs.say_again(self, said)
                 self._in_progress.discard(fd.qualname)
                 self._quiet = quiet
             for d in found:
-                if (
-                    d.code.startswith(("SHP2", "SHP3"))
-                    and severity_of(d.code) == "error"
-                    and (d.line, d.column, d.code) not in self._diag_spots
-                ):
-                    spot = (d.line, d.column, d.end_line, d.end_column)
-                    self.report(spot, d.code, f"{d.message} ({where})")
+                if not (d.code.startswith(("SHP2", "SHP3")) and severity_of(d.code) == "error"):
+                    continue
+                if (d.line, d.column, d.code) in self._diag_spots:
+                    met = places.get((d.line, d.column))
+                    if not met or None in met:
+                        continue  # said already, and not on an undecided path alone
+                    # the kept instance's run met it only on a path its tests left
+                    # undecided (a warning naming them); on this path it surely raises
+                    self.withdraw(d.line, d.column, d.code)
+                spot = (d.line, d.column, d.end_line, d.end_column)
+                self.report(spot, d.code, f"{d.message} ({where})")
 
     def _check_contract(self, fd: FuncDef) -> None:
         """A method with jaxtyping-annotated parameters run once more on an instance

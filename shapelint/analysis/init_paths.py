@@ -33,6 +33,7 @@ never meets (the Identity's 8 where 4 is annotated, when the input's 8 made dim 
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -149,17 +150,23 @@ def _settled(an: Analyzer, test: ast.expr, init: ast.FunctionDef, once: dict) ->
     return test if path_split.settled(an, test, init) else None
 
 
-def _equates(test: ast.expr, truth: bool) -> bool:
+def _equates(an: Analyzer, test: ast.expr, truth: bool, depth: int = 0) -> bool:
     """Whether the test's having this truth may rest on two values being equal
     (`heads == 1 and dim_head == dim` true): the analysis does not hold that
     equality on the path, so a conflict it meets there may be none. A comparison
-    with a string, None or a bool constant equates no sizes."""
+    with a string, None or a bool constant equates no sizes; a call of a function
+    that returns a test of its arguments is that test (`exists(time_emb_dim)`,
+    `return x is not None`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _equates(test.operand, not truth)
+        return _equates(an, test.operand, not truth, depth)
     if isinstance(test, ast.BoolOp):
-        return any(_equates(v, truth) for v in test.values)
+        return any(_equates(an, v, truth, depth) for v in test.values)
     if isinstance(test, ast.Name):
         return False
+    if isinstance(test, ast.Call) and depth < _MAX_INLINED:
+        returned = returned_test(an, test)
+        if returned is not None:
+            return _equates(an, returned, truth, depth + 1)
     if isinstance(test, ast.Compare):
         sides = [test.left, *test.comparators]
         if any(
@@ -171,6 +178,39 @@ def _equates(test: ast.expr, truth: bool) -> bool:
         open_ = (ast.NotEq, ast.Lt, ast.Gt, ast.IsNot, ast.NotIn)
         return any(isinstance(op, closed if truth else open_) for op in test.ops)
     return True
+
+
+# Calls inlined within one test at most (a function returning a call of itself).
+_MAX_INLINED = 4
+
+
+class _Arguments(ast.NodeTransformer):
+    def __init__(self, given: dict[str, ast.expr]):
+        self.given = given
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.given.get(node.id, node)
+
+
+def returned_test(an: Analyzer, call: ast.Call) -> ast.expr | None:
+    """What a call of a function of the module returns, where its body is one
+    `return EXPR` (a docstring aside) over its plain positional parameters and the
+    call gives each one by position: EXPR with the arguments in their place."""
+    fd = an.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fd is None or fd.node.decorator_list or call.keywords:
+        return None
+    body = fd.node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    params = fd.node.args
+    if params.posonlyargs or params.vararg or params.kwonlyargs or params.kwarg:
+        return None
+    if len(params.args) != len(call.args) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    given = {p.arg: a for p, a in zip(params.args, call.args, strict=True)}
+    return _Arguments(given).visit(copy.deepcopy(body[0].value))
 
 
 def _choices(init: ast.FunctionDef, first: str) -> Iterator[tuple[list[ast.expr], set[str]]]:
@@ -204,10 +244,10 @@ def _choice_paths(an: Analyzer, fd: FuncDef, init: ast.FunctionDef, first: str) 
         before: list[tuple[ast.expr, bool]] = []
         for test in tests:
             assumed = [*before, (test, True)]
-            if not _equating([(s, t) for s, (_, t) in zip(spelt, assumed)]):
+            if not _equating(an, [(s, t) for s, (_, t) in zip(spelt, assumed)]):
                 out.append((_assume(assumed), _said(test, True)))
             before.append((test, False))
-        if not _equating([(s, False) for s in spelt]):
+        if not _equating(an, [(s, False) for s in spelt]):
             out.append((_assume(before), _said(tests[-1], False)))
     return out
 
@@ -230,17 +270,17 @@ def paths(an: Analyzer, fd: FuncDef, init: FuncDef, path_attrs: frozenset[str]) 
         before: list[tuple[ast.expr, bool]] = []
         for link in chain:
             taken = [*before, (link.test, True)]
-            if _stores(link.body, first) & wanted and not _equating(taken):
+            if _stores(link.body, first) & wanted and not _equating(an, taken):
                 out.append((_assume(taken), _said(link.test, True)))
             before.append((link.test, False))
         last = chain[-1]
-        if last.orelse and _stores(last.orelse, first) & wanted and not _equating(before):
+        if last.orelse and _stores(last.orelse, first) & wanted and not _equating(an, before):
             out.append((_assume(before), _said(last.test, False)))
     return out[:MAX_PATHS]
 
 
-def _equating(tests: list[tuple[ast.expr, bool]]) -> bool:
-    return any(_equates(test, truth) for test, truth in tests)
+def _equating(an: Analyzer, tests: list[tuple[ast.expr, bool]]) -> bool:
+    return any(_equates(an, test, truth) for test, truth in tests)
 
 
 def differs(path: dict, kept: dict, names: frozenset[str]) -> bool:

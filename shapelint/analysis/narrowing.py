@@ -2,7 +2,11 @@
 gives) in the branch its truth runs: `x is not None`, `x`, `exists(x)` (a function of
 the module whose body is `return param is not None`) and an `and` of them make x the
 value it holds when given there, as a type checker narrows `Optional[int]` to int.
-Outside the branch x is optional again, unless the branch bound it anew."""
+Outside the branch x is optional again, unless the branch bound it anew.
+
+Such an `exists(v)` is, at a value of a known kind, the truth of `v is not None`
+(`none_test`): `exists(self.mlp)` with mlp a layer is true, as `self.mlp is not None`
+is, where the function's summary, made for any argument, knows neither."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from shapelint.ops.values import OptionalV, Value
+from shapelint.ops.values import UNKNOWN, BoolV, NoneV, OptionalV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -103,3 +107,15 @@ def _is_not_none_test(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         and ret.value.left.id == params[0]
         and _is_none(ret.value.comparators[0])
     )
+
+
+def none_test(fd, args, kwargs) -> BoolV | None:
+    """The call `exists(v)` of fd, a function whose body is `return param is not
+    None`: True where v surely holds something (a layer, a tensor, a number), False
+    where it is None; None where v may be either (an optional value, unknown)."""
+    if kwargs or len(args) != 1 or not _is_not_none_test(fd.node):
+        return None
+    v = args[0]
+    if v is UNKNOWN or isinstance(v, OptionalV):
+        return None
+    return BoolV(not isinstance(v, NoneV))

@@ -33,6 +33,7 @@ from shapelint.analysis import (
     reduced,
     reparametrize,
     scalars,
+    sequence_reads,
     sequences,
     stdlib_logging,
     stdlib_re,
@@ -203,6 +204,7 @@ class OpCallsMixin:
             return scalar
         args = [sequences.hidden(a) for a in args]
         kwargs = {k: sequences.hidden(v) for k, v in kwargs.items()}
+        args, kwargs = sequence_reads.given_as_sequences(self, qual, args, kwargs, frame)
         given, given_kw = list(args), dict(kwargs)
         self.naming.qualified_call(node, qual, args, kwargs, frame)
         if not open_kwargs:

@@ -26,15 +26,19 @@ class ReportingMixin:
     allows, diversion."""
 
     @contextmanager
-    def diverted(self):
+    def diverted(self, afresh: bool = False):
         """The findings reported inside, handed to the caller instead of the result;
         the result keeps no trace of them, so that a later pass may say them. A
         generic pass first reached inside (a summary, a class's attributes) is
-        not diverted: what it finds is the function's own."""
+        not diverted: what it finds is the function's own. Afresh: a finding the
+        result holds already is handed over too."""
         saved = (self.result.diagnostics, self._diag_keys, self._diag_spots)
         self._diversions.append(saved)
         self.result.diagnostics = found = []
-        self._diag_keys, self._diag_spots = set(saved[1]), set(saved[2])
+        if afresh:
+            self._diag_keys, self._diag_spots = set(), set()
+        else:
+            self._diag_keys, self._diag_spots = set(saved[1]), set(saved[2])
         try:
             yield found
         finally:
@@ -82,6 +86,17 @@ class ReportingMixin:
         self._diag_keys.add(key)
         self._diag_spots.add(spot)
         self.result.diagnostics.append(RawDiagnostic(l1, c1, l2, c2, code, message))
+
+    def withdraw(self, line: int, column: int, code: str) -> None:
+        """The findings of that code at that spot taken back, to be said again in
+        other words (a constructor path's run met for sure what the kept instance's
+        run met on an undecided path only: function_runs._check_init_paths)."""
+        at = (line, column, code)
+        self.result.diagnostics[:] = [
+            d for d in self.result.diagnostics if (d.line, d.column, d.code) != at
+        ]
+        self._diag_keys = {k for k in self._diag_keys if k[:3] != at}
+        self._diag_spots.discard(at)
 
     @contextmanager
     def placed(self, placing: bool):

@@ -263,6 +263,11 @@ def exec_if(an: Analyzer, stmt: ast.If, frame: Frame, module_level: bool) -> Non
     if known is not None and taken is not None and known != taken:
         frame.infeasible = frame.done = True  # a path split's path Python never takes
         return
+    if known is None and taken:
+        # the path's truth says of an optional value what the test's does
+        with narrowing.narrowed(frame, narrowing.given(an, stmt.test, frame)):
+            an.exec_block(stmt.body, frame)
+        return
     known = taken if known is None else known
     if known is not None:  # a test on known values takes one branch
         an.exec_block(stmt.body if known else stmt.orelse, frame)

@@ -281,6 +281,26 @@ def layer_tensors(name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i.param for e in entries for i in (*e.weights, *e.buffers)))
 
 
+def sequence_parameters(name: str) -> dict[str, int]:
+    """The parameters of a layer's constructor that take an int or a sequence of
+    ints, as its stubs describe them: each with the length torch's _ntuple makes
+    of an int (`tuples="2: kernel_size stride ..."`), or 0 where the sequence's
+    own length counts (`*normalized_shape`, the weight's axes, one per item)."""
+    found: dict[str, int] = {}
+    for e in registry().entries.get(name, ()):
+        if not e.module:
+            continue
+        params = {p.name for p in e.params}
+        for item in (*e.weights, *e.buffers):
+            for elem in item.spec.dims:
+                if elem.kind == VARIADIC and elem.name in params:
+                    found.setdefault(elem.name, 0)
+        n, names = e.tuples
+        for p in names:
+            found[p] = n
+    return found
+
+
 def keeps_shape(name: str) -> bool:
     """Whether every stub for ``name`` shapes its result like its first argument
     (`rule=same(input)`: relu, gelu, clamp, `.float()`): what a later use says of
