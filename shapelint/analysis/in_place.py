@@ -1416,8 +1416,13 @@ def _forget_everywhere(
                     new = inside(v)
                 elif _FLAT.get(id(v)) is v:
                     continue  # without's first test, without its call
-                elif forget_reach.unchanged(v, generation, ids, gone, copies, _copy):
-                    continue  # what a walk would visit is kept, and none of it is old's
+                elif same is None and forget_reach.unchanged(
+                    v, generation, ids, gone, copies, _copy
+                ):
+                    # what a walk would visit is kept, and none of it is old's (a walk
+                    # for an object of its own also forgets the values of its token,
+                    # which forget_reach does not index: such a walk is made)
+                    continue
                 else:
                     walked = len(gone_as[1])
                     new = without(v)
