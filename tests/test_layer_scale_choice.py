@@ -81,23 +81,31 @@ def test_a_float_times_ones_is_sized_by_the_construction():
 @pytest.mark.parametrize(
     ("init", "where"),
     # either layer: the add, after the alternative that raises (LayerScale's mul)
-    # is set aside; LayerScale alone (a float default): its mul, via the forward
-    [("None", "32 SHP308"), ("0.1", "15 SHP308")],
+    # is set aside, and LayerScale's mul on the path where ls_init_value is given
+    # (init_paths: that path's instance holds the LayerScale of a float's gamma);
+    # LayerScale alone (a float default): its mul, via the forward
+    [("None", ["15 SHP308", "32 SHP308"]), ("0.1", ["15 SHP308"])],
 )
 def test_a_widened_residual_is_an_error_under_either_layer(init, where):
     source = _source(init=init, out="d_model * 2")
     assert torch_raises(source, "Block(8, 2)", (2, 5, 8))
     assert torch_raises(source, "Block(8, 2, 0.1)", (2, 5, 8))
-    assert _errors(source) == [where]
+    assert _errors(source) == where
+
+
+ON_PATH = "(on the path where `ls_init_value is not None` is true (line 22))"
 
 
 def test_a_float_parameter_defaulting_to_none_may_be_none():
     # `ls_init_value: float = None` is None unless given (PEP 484's implicit
-    # Optional): the LayerScale whose gamma cannot broadcast is built only then
+    # Optional): the LayerScale whose gamma cannot broadcast is built only then,
+    # an error on that path of the constructor's flag, said with the path
     source = _source(gamma="dim * 2")
     assert not torch_raises(source, "Block(8, 2)", (2, 5, 8))
     assert torch_raises(source, "Block(8, 2, 0.1)", (2, 5, 8))
-    assert _errors(source) == []
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP308")]
+    assert found[0].message.endswith(ON_PATH)
 
 
 def test_the_correct_block_is_clean():
