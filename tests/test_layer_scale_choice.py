@@ -80,10 +80,10 @@ def test_a_float_times_ones_is_sized_by_the_construction():
 
 @pytest.mark.parametrize(
     ("init", "where"),
-    # either layer: the add, where the Identity is built (the default None), and
-    # LayerScale's mul on the path where `ls_init_value is not None` (said as that
-    # path's error, init_paths); LayerScale alone (a float default): its mul, via
-    # the forward. torch raises at both constructions.
+    # either layer: the add, after the alternative that raises (LayerScale's mul)
+    # is set aside, and LayerScale's mul on the path where ls_init_value is given
+    # (init_paths: that path's instance holds the LayerScale of a float's gamma);
+    # LayerScale alone (a float default): its mul, via the forward
     [("None", ["15 SHP308", "32 SHP308"]), ("0.1", ["15 SHP308"])],
 )
 def test_a_widened_residual_is_an_error_under_either_layer(init, where):
@@ -91,21 +91,21 @@ def test_a_widened_residual_is_an_error_under_either_layer(init, where):
     assert torch_raises(source, "Block(8, 2)", (2, 5, 8))
     assert torch_raises(source, "Block(8, 2, 0.1)", (2, 5, 8))
     assert _errors(source) == where
-    if init == "None":
-        mul = [d.message for d in diagnose(source) if d.line == 15 and d.severity == "error"]
-        assert "on the path where `ls_init_value is not None` is true" in mul[0]
+
+
+ON_PATH = "(on the path where `ls_init_value is not None` is true (line 22))"
 
 
 def test_a_float_parameter_defaulting_to_none_may_be_none():
     # `ls_init_value: float = None` is None unless given (PEP 484's implicit
-    # Optional): the LayerScale whose gamma cannot broadcast is built only then, so
-    # its mul is an error said on that path alone (init_paths), none at the add
+    # Optional): the LayerScale whose gamma cannot broadcast is built only then,
+    # an error on that path of the constructor's flag, said with the path
     source = _source(gamma="dim * 2")
     assert not torch_raises(source, "Block(8, 2)", (2, 5, 8))
     assert torch_raises(source, "Block(8, 2, 0.1)", (2, 5, 8))
-    assert _errors(source) == ["15 SHP308"]
-    mul = [d.message for d in diagnose(source) if d.severity == "error"]
-    assert "on the path where `ls_init_value is not None` is true" in mul[0]
+    found = [d for d in diagnose(source) if d.severity == "error"]
+    assert [(d.line, d.code) for d in found] == [(15, "SHP308")]
+    assert found[0].message.endswith(ON_PATH)
 
 
 def test_the_correct_block_is_clean():
