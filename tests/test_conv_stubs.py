@@ -174,6 +174,26 @@ def test_layers_torch_refuses_are_errors(ctor, kwargs):
     assert [i.code for i in res.issues] == ["SHP309"]
 
 
+@pytest.mark.parametrize(
+    "name, x, w, groups",
+    [
+        # Conv2d(4, 0, 3) builds; its forward raises (the weight's first axis < groups)
+        ("torch.nn.functional.conv2d", (1, 4, 8, 8), (0, 4, 3, 3), 1),
+        ("torch.nn.functional.conv1d", (1, 4, 8), (0, 2, 3), 2),
+        # ConvTranspose2d(4, 0, 3): an empty weight
+        ("torch.nn.functional.conv_transpose2d", (1, 4, 8, 8), (4, 0, 3, 3), 1),
+    ],
+)
+def test_forwards_of_an_empty_weight_torch_refuses_are_errors(name, x, w, groups):
+    fn = getattr(torch.nn.functional, name.rsplit(".", 1)[1])
+    with pytest.raises(RuntimeError):
+        fn(torch.randn(*x), torch.randn(*w), groups=groups)
+    res = stub_call(
+        name, [to_value(torch.randn(*x)), to_value(torch.randn(*w))], _kw({"groups": groups})
+    )
+    assert [i.code for i in res.issues] == ["SHP309"]
+
+
 def test_symbolic_groups_are_not_errors():
     c = Expr.name("c")
     res = stub_call(

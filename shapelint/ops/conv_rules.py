@@ -212,7 +212,9 @@ def conv(
 
     Binds n, c_out (weight's first axis), c_in_per_group (its second), kernel (the
     product of the kernel sizes), out_positions (of the output's spatial sizes) and,
-    for a layer's padding_mode (mode), padded and pad_saves (_padded).
+    for a layer's padding_mode (mode), padded and pad_saves (_padded). A weight with
+    fewer output channels than groups (`Conv2d(4, 0, 3)`, which builds) is refused, as
+    torch's forward refuses it.
     """
     found = _operands(ctx, x, weight, nd_arg)
     if isinstance(found, RuleOut):
@@ -224,7 +226,13 @@ def conv(
         want = c_in_g * g if isinstance(c_in_g, Expr) else None
         if want is not None and differs(want, c):
             _channel_issue(ctx, out, g, w, c, want)
-        groups_divide(ctx, out, "the weight's output channels", c_out, g, 1)
+        divides = groups_divide(ctx, out, "the weight's output channels", c_out, g, 1)
+        n, k = const(c_out), const(g)
+        if divides and n is not None and k is not None and n < k:
+            # torch's forward: "expected weight to be at least {groups} at dimension 0"
+            # (Conv2d(4, 0, 3) builds, and its forward raises)
+            what = f"groups={k} expects at least {k} output channels in the weight, got {n}"
+            out.issues.append(ctx.issue(SIGNATURE, what, 1))
     _check_bias(ctx, out, bias, c_out)
     pad = _padding(padding, nd)
     strides, dils = per_dim(stride, nd), per_dim(dilation, nd)
@@ -339,7 +347,7 @@ def conv_transpose(
 
     Binds n, c_in (weight's first axis), c_out_per_group (its second), kernel and
     in_positions: the flop counter counts a transposed convolution over the input's
-    positions.
+    positions. An empty weight is refused, as torch's forward refuses it.
     """
     found = _operands(ctx, x, weight, nd_arg)
     if isinstance(found, RuleOut):
@@ -347,6 +355,10 @@ def conv_transpose(
     out, nd, xs, lead, c, spatial, w = found
     g = int_value(groups) if not isinstance(groups, NoneV) else _ONE
     c_in, c_out_g, ksizes = w[0], w[1], tuple(w[2:])
+    if any(const(d) == 0 for d in w):
+        # torch's forward: "non-empty 2D or 4D weight tensor expected"
+        what = f"weight {shape_text(w)} is empty: a transposed convolution needs a non-empty one"
+        out.issues.append(ctx.issue(SIGNATURE, what, 1))
     if differs(c_in, c):
         out.issues.append(
             ctx.issue(
