@@ -39,6 +39,10 @@ EXACT = [
     ("ConvBnRelu", IMAGE, True),
     ("ConvBnRelu", IMAGE, False),
     ("LPPooled", IMAGE, True),
+    # a table a first forward makes and registers as a buffer is, for that forward,
+    # a tensor it made: an activation where cdist saves it (buffers are those the
+    # module held as the forward began)
+    ("TableInForward", SEQ, True),
     ("FunctionalBn", IMAGE, True),
     ("FunctionalBn", IMAGE, False),
     ("Dropped", SEQ, False),

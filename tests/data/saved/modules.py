@@ -112,6 +112,28 @@ class LPPooled(nn.Module):
         return F.lp_pool1d(y.flatten(2), 3.0, 2, ceil_mode=True)
 
 
+class TableInForward(nn.Module):
+    """A table a forward registers as a buffer (over one registered as None) and
+    cdist saves: made by that forward, so an activation of it."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.register_buffer("total", torch.ones(5, d))
+        self.register_buffer("_table", None, persistent=False)
+
+    @property
+    def table(self):
+        if self._table is None:
+            table = self.total / 2
+            self.register_buffer("_table", table, persistent=False)
+            return table
+        return self._table
+
+    def forward(self, x):
+        return torch.cdist(self.proj(x), self.table[None].expand(x.shape[0], -1, -1))
+
+
 class FunctionalBn(nn.Module):
     """batch_norm called as a function, as BatchNorm subclasses that copy its forward
     do: it saves its input and, in training, the batch statistics."""
