@@ -70,11 +70,17 @@ CASES = {
         "mode.value",
         "exact",
     ),
-    # an IntEnum's member equals its int
+    # an IntEnum's member equals its int, and is that int in arithmetic (int subclass)
     "int_enum": (
         'Norm = IntEnum("Norm", "A B C")',
         "Norm.B",
         "mode.value + (mode == 2)",
+        "exact",
+    ),
+    "int_enum_arithmetic": (
+        'Norm = IntEnum("Norm", "A B C")',
+        "Norm.C",
+        "mode * 2 - (mode - Norm.A)",
         "exact",
     ),
     # a plain Enum's member equals no int

@@ -126,18 +126,25 @@ def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
 
 
 def bool_arithmetic(left: Value, right: Value) -> bool:
-    """Whether `left op right` is arithmetic on a bool as the int it is (a bool
-    beside a number or a bool; a bool's own `&`, `|`, `^` are bool_binop's)."""
+    """Whether `left op right` is arithmetic on an int subclass's value as the int it
+    is: a bool, or a member of an IntEnum (or an int-mixin enum), beside a number or
+    another such value (a bool's own `&`, `|`, `^` are bool_binop's)."""
     numbers = (BoolV, IntV, FloatV)
-    return (
-        (isinstance(left, BoolV) or isinstance(right, BoolV))
-        and isinstance(left, numbers)
-        and isinstance(right, numbers)
-    )
+    sub = [_int_member(v) or isinstance(v, BoolV) for v in (left, right)]
+    plain = [isinstance(v, numbers) or s for v, s in zip((left, right), sub)]
+    return any(sub) and all(plain)
+
+
+def _int_member(v: Value) -> bool:
+    return enums.is_member(v) and enums.compares_as(v) == "int"  # type: ignore[arg-type]
 
 
 def bool_as_int(v: Value) -> Value:
-    """A bool as the int it equals (True is 1); another value as it is."""
+    """A bool as the int it equals (True is 1), an int enum's member as its value;
+    another value as it is."""
+    if _int_member(v):
+        value = v.attr("value")  # type: ignore[attr-defined]
+        return value if isinstance(value, IntV) else IntV(None)
     if not isinstance(v, BoolV):
         return v
     return IntV(None) if v.value is None else IntV(Expr.const(int(v.value)))
