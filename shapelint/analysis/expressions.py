@@ -782,16 +782,14 @@ def binop(an: Analyzer, op, left: Value, right: Value, node, frame, lnode, rnode
         isinstance(v, _SCALARS) for v in (left, right)
     ):
         return folding.complex_binop(op, left, right)
-    both = isinstance(left, BoolV) and isinstance(right, BoolV)
-    found = folding.bool_binop(op, left, right) if both else None
-    if found is not None:
-        return found
-    if folding.bool_arithmetic(left, right):
-        # bool is an int subclass: `2 + (mode == 2)` is an int
-        as_int = folding.bool_as_int
+    if isinstance(left, BoolV) and isinstance(right, BoolV):
+        found = folding.bool_binop(op, left, right)
+        if found is not None:
+            return found
+    if folding.int_arithmetic(left, right):
+        # bool and an IntEnum's members are int subclasses: `2 + (mode == 2)` is an int
+        as_int = folding.as_int
         return binop(an, op, as_int(left), as_int(right), node, frame, lnode, rnode)
-    if both:
-        return UNKNOWN
     if isinstance(left, TupleV) and isinstance(right, TupleV) and isinstance(op, ast.Add):
         return TupleV(left.items + right.items)
     if isinstance(op, ast.Add) and (joined := framed.concat(left, right)) is not None:

@@ -125,7 +125,7 @@ def bool_binop(op: ast.operator, left: BoolV, right: BoolV) -> Value | None:
     return BoolV(fn(left.value, right.value))
 
 
-def bool_arithmetic(left: Value, right: Value) -> bool:
+def int_arithmetic(left: Value, right: Value) -> bool:
     """Whether `left op right` is arithmetic on an int subclass's value as the int it
     is: a bool, or a member of an IntEnum (or an int-mixin enum), beside a number or
     another such value (a bool's own `&`, `|`, `^` are bool_binop's)."""
@@ -139,7 +139,7 @@ def _int_member(v: Value) -> bool:
     return enums.is_member(v) and enums.compares_as(v) == "int"  # type: ignore[arg-type]
 
 
-def bool_as_int(v: Value) -> Value:
+def as_int(v: Value) -> Value:
     """A bool as the int it equals (True is 1), an int enum's member as its value;
     another value as it is."""
     if _int_member(v):
