@@ -682,7 +682,10 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
             m = _fresh(cls, plan, mod, fill, device)
         # Each run draws the random numbers the forward measured drew: a forward
         # that draws (torchvision's RandomSolarize: `if torch.rand(1) < self.p`)
-        # takes the same path in the backward and saved runs, not another one.
+        # takes the same path in the backward and saved runs, not another one. Those
+        # runs get a module built afresh: a forward that leaves state behind (buffers
+        # registered lazily, a filled cache) would make theirs a second call's figures,
+        # where the static side models the first call.
         draws = _draws()
         try:
             flops, out = run_forward(m, shape, ids, required, device, vocab)
@@ -695,16 +698,18 @@ def truth_of(cand, mod, measure=EXTRAS) -> dict:
         back = {}
         if "backward" in measure:
             try:
+                fresh = _fresh(cls, plan, mod, fill, device)
                 _draws(draws)
-                back = run_backward(m, shape, ids, required, device, vocab)
+                back = run_backward(fresh, shape, ids, required, device, vocab)
             except Timeout:
                 raise
             except Exception as e:  # noqa: BLE001 - the corpus's own errors
                 back = {"backward_status": "error", "backward_error": _short(e)}
         if "saved" in measure:
             try:
+                fresh = _fresh(cls, plan, mod, fill, device)
                 _draws(draws)
-                back |= run_saved(m, shape, ids, required, device, vocab)
+                back |= run_saved(fresh, shape, ids, required, device, vocab)
             except Timeout:
                 raise
             except Exception as e:  # noqa: BLE001 - the corpus's own errors
