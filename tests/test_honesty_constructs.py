@@ -3071,6 +3071,66 @@ CASES = {
         {"d": "4"},
         expect="honest",
     ),
+    # a constructor whose change to what it is handed sits on a path its run did not
+    # take leaves it as it was: the dict of keyword arguments builds each block alike
+    # (main: every block after the first built from a dict not known)
+    "dict_a_constructor_changes_on_a_path_not_taken": _case(
+        """
+        def mapping(c_in, c_out, c_hidden, act):
+            return nn.Sequential(nn.Linear(c_in, c_hidden), act(), nn.Linear(c_hidden, c_out))
+
+        class Block(nn.Module):
+            def __init__(self, c, make, kw, down=False):
+                super().__init__()
+                if down:
+                    kw["down"] = down
+                self.f = make(c, c, **kw)
+
+            def forward(self, x):
+                return self.f(x) + x
+
+        class M(nn.Module):
+            def __init__(self, d, n=3):
+                super().__init__()
+                kw = {"c_hidden": 8}
+                kw["act"] = nn.ReLU
+                self.blocks = nn.Sequential(*[Block(d, mapping, kw) for _ in range(n)])
+
+            def forward(self, x):
+                return self.blocks(x)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # the same kind of change on the path taken: the dict holds 16 after it
+    "dict_a_constructor_changes_on_the_path_taken": _case(
+        """
+        def mapping(c_in, c_out, c_hidden, act):
+            return nn.Linear(c_in, c_out)
+
+        class Block(nn.Module):
+            def __init__(self, c, make, kw, down=False):
+                super().__init__()
+                self.f = make(c, c, **kw)
+                if down:
+                    kw["c_hidden"] = 16
+
+            def forward(self, x):
+                return self.f(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                kw = {"c_hidden": 8, "act": nn.ReLU}
+                self.a = Block(d, mapping, kw, down=True)
+                self.lin = nn.Linear(d, kw["c_hidden"])
+
+            def forward(self, x):
+                return self.lin(self.a(x))
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
     "list_changed_by_a_lambda": _case(
         """
         class M(nn.Module):
