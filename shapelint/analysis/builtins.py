@@ -1192,6 +1192,10 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         return True
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
+    if qual is not None and qual.startswith("torch.nn.") and pytypes.is_class(v):
+        # a class object (`norm=nn.LayerNorm` asked `isinstance(norm, nn.Module)`) is an
+        # instance of its metaclass, a subclass of type, which no class of torch.nn is
+        return False
     if isinstance(v, _FUNCTIONS):
         # a function or method object (x-transformers' `default(project_in, lambda:
         # nn.Identity())` asks `not isinstance(d, Module) and callable(d)`): an instance
