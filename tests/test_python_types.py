@@ -122,6 +122,27 @@ CASES = {
         dict(c=4),
         dict(x=(2, 3, 4)),
     ),
+    # a torch dtype is an instance of no builtin class (torch.dtype is a C type of its
+    # own): a config store converting dicts and lists decides it (main: undecided)
+    "dtype_is_no_builtin_instance": (
+        """
+        def widen(value, c):
+            if isinstance(value, (list, tuple, dict, int, str)):
+                return nn.Linear(c, 2 * c)
+            return nn.Linear(c, c)
+
+        class Net(nn.Module):
+            def __init__(self, c, dtype=torch.float32):
+                super().__init__()
+                self.lin = widen(dtype, c)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4)),
+    ),
     # a class already in the set is kept (`in` by identity), wrapped in a partial
     "class_in_a_set_of_classes": (
         """

@@ -36,6 +36,7 @@ from shapelint.analysis import (
     lambdas,
     may_raise,
     module_kinds,
+    module_state,
     modules,
     namespace,
     plain,
@@ -1403,7 +1404,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         # `type(obj).__setattr__(obj, name, value)`: the class's own decides what
         # the object keeps, whatever the name (an unknown one leaves it unknown)
         call = setattr_call(node.args[0], node.args[1], node.args[2], node)
-        an.call_method(args[0], "__setattr__", call, [args[1], args[2]], {}, frame)
+        with module_state.store_statement():
+            an.call_method(args[0], "__setattr__", call, [args[1], args[2]], {}, frame)
         return NoneV()
     held = node.args[0] if node.args else None
     if an.specialize and isinstance(held, ast.Name) and _plain_instance(args[0]):
