@@ -3051,6 +3051,54 @@ CASES = {
         {"d": "4"},
         expect="exact",
     ),
+    # two attributes each given a list display of its own are two lists: the one
+    # appended to leaves the other as it was (main: `self.bns` forgotten, an equal
+    # empty list, when `self.convs` grew), while a local naming the grown one is not
+    # known
+    "two_attribute_lists_filled_in_a_loop": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.convs = []
+                self.bns = []
+                seen = self.convs
+                for _ in range(2):
+                    self.convs.append(nn.Linear(d, d))
+                    self.bns.append(nn.LayerNorm(d))
+                self.convs = nn.ModuleList(self.convs)
+                self.bns = nn.ModuleList(self.bns)
+                self.out = nn.Linear(d, d * len(seen))
+
+            def forward(self, x):
+                for conv, bn in zip(self.convs, self.bns):
+                    x = bn(conv(x))
+                return self.out(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "two_attribute_lists_filled_in_a_loop_exact": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.convs = []
+                self.bns = []
+                for _ in range(2):
+                    self.convs.append(nn.Linear(d, d))
+                    self.bns.append(nn.LayerNorm(d))
+                self.convs = nn.ModuleList(self.convs)
+                self.bns = nn.ModuleList(self.bns)
+
+            def forward(self, x):
+                for i in range(2):
+                    x = self.bns[i](self.convs[i](x))
+                return x
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
     # constructors, closures and lambdas change what they are handed too
     "list_changed_by_a_constructor": _case(
         """
