@@ -3099,6 +3099,32 @@ CASES = {
         {"d": "4"},
         expect="exact",
     ),
+    # `[inner] * n` is a list, and `.copy()` of a list a new list of its items: the
+    # widths an MLP is built from (main: the copy not known, its Sequential not known)
+    "mlp_widths_from_a_copied_repeated_list": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, inner=6, n=2, func=nn.Tanh):
+                super().__init__()
+                layers = [inner] * n
+                widths = layers.copy()
+                widths.insert(0, d)
+                widths.append(d)
+                lins = [nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:])]
+                mods = []
+                for lin in lins[:-1]:
+                    mods.append(lin)
+                    mods.append(func())
+                mods.append(lins[-1])
+                self.model = nn.Sequential(*mods)
+                self.kept = nn.Linear(d, len(layers) + len((1,) * 3))
+
+            def forward(self, x):
+                return self.kept(self.model(x))
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
     # constructors, closures and lambdas change what they are handed too
     "list_changed_by_a_constructor": _case(
         """
