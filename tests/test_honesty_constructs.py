@@ -3051,6 +3051,80 @@ CASES = {
         {"d": "4"},
         expect="exact",
     ),
+    # two attributes each given a list display of its own are two lists: the one
+    # appended to leaves the other as it was (main: `self.bns` forgotten, an equal
+    # empty list, when `self.convs` grew), while a local naming the grown one is not
+    # known
+    "two_attribute_lists_filled_in_a_loop": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.convs = []
+                self.bns = []
+                seen = self.convs
+                for _ in range(2):
+                    self.convs.append(nn.Linear(d, d))
+                    self.bns.append(nn.LayerNorm(d))
+                self.convs = nn.ModuleList(self.convs)
+                self.bns = nn.ModuleList(self.bns)
+                self.out = nn.Linear(d, d * len(seen))
+
+            def forward(self, x):
+                for conv, bn in zip(self.convs, self.bns):
+                    x = bn(conv(x))
+                return self.out(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    "two_attribute_lists_filled_in_a_loop_exact": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.convs = []
+                self.bns = []
+                for _ in range(2):
+                    self.convs.append(nn.Linear(d, d))
+                    self.bns.append(nn.LayerNorm(d))
+                self.convs = nn.ModuleList(self.convs)
+                self.bns = nn.ModuleList(self.bns)
+
+            def forward(self, x):
+                for i in range(2):
+                    x = self.bns[i](self.convs[i](x))
+                return x
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # `[inner] * n` is a list, and `.copy()` of a list a new list of its items: the
+    # widths an MLP is built from (main: the copy not known, its Sequential not known)
+    "mlp_widths_from_a_copied_repeated_list": _case(
+        """
+        class M(nn.Module):
+            def __init__(self, d, inner=6, n=2, func=nn.Tanh):
+                super().__init__()
+                layers = [inner] * n
+                widths = layers.copy()
+                widths.insert(0, d)
+                widths.append(d)
+                lins = [nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:])]
+                mods = []
+                for lin in lins[:-1]:
+                    mods.append(lin)
+                    mods.append(func())
+                mods.append(lins[-1])
+                self.model = nn.Sequential(*mods)
+                self.kept = nn.Linear(d, len(layers) + len((1,) * 3))
+
+            def forward(self, x):
+                return self.kept(self.model(x))
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
     # constructors, closures and lambdas change what they are handed too
     "list_changed_by_a_constructor": _case(
         """
@@ -3067,6 +3141,66 @@ CASES = {
 
             def forward(self, x):
                 return self.lin(x)
+        """,
+        {"d": "4"},
+        expect="honest",
+    ),
+    # a constructor whose change to what it is handed sits on a path its run did not
+    # take leaves it as it was: the dict of keyword arguments builds each block alike
+    # (main: every block after the first built from a dict not known)
+    "dict_a_constructor_changes_on_a_path_not_taken": _case(
+        """
+        def mapping(c_in, c_out, c_hidden, act):
+            return nn.Sequential(nn.Linear(c_in, c_hidden), act(), nn.Linear(c_hidden, c_out))
+
+        class Block(nn.Module):
+            def __init__(self, c, make, kw, down=False):
+                super().__init__()
+                if down:
+                    kw["down"] = down
+                self.f = make(c, c, **kw)
+
+            def forward(self, x):
+                return self.f(x) + x
+
+        class M(nn.Module):
+            def __init__(self, d, n=3):
+                super().__init__()
+                kw = {"c_hidden": 8}
+                kw["act"] = nn.ReLU
+                self.blocks = nn.Sequential(*[Block(d, mapping, kw) for _ in range(n)])
+
+            def forward(self, x):
+                return self.blocks(x)
+        """,
+        {"d": "4"},
+        expect="exact",
+    ),
+    # the same kind of change on the path taken: the dict holds 16 after it
+    "dict_a_constructor_changes_on_the_path_taken": _case(
+        """
+        def mapping(c_in, c_out, c_hidden, act):
+            return nn.Linear(c_in, c_out)
+
+        class Block(nn.Module):
+            def __init__(self, c, make, kw, down=False):
+                super().__init__()
+                self.f = make(c, c, **kw)
+                if down:
+                    kw["c_hidden"] = 16
+
+            def forward(self, x):
+                return self.f(x)
+
+        class M(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                kw = {"c_hidden": 8, "act": nn.ReLU}
+                self.a = Block(d, mapping, kw, down=True)
+                self.lin = nn.Linear(d, kw["c_hidden"])
+
+            def forward(self, x):
+                return self.lin(self.a(x))
         """,
         {"d": "4"},
         expect="honest",

@@ -182,6 +182,8 @@ def test_one_hot_generated(shape, n, given_classes):
         ("torch.nn.PixelShuffle", ((2,), {}), torch.randn(2, 8, 3, 3)),
         ("torch.nn.Flatten", ((), {}), torch.randn(2, 3, 4, 5)),
         ("torch.nn.Unflatten", ((1, (3, 4)), {}), torch.randn(2, 12, 5)),
+        ("torch.nn.RReLU", ((), {}), torch.randn(2, 3, 5)),
+        ("torch.nn.RReLU", ((0.1, 0.2), {"inplace": True}), torch.randn(2, 3)),
     ],
 )
 def test_layer_modules_agree_with_torch(name, ctor, x):

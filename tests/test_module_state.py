@@ -564,6 +564,44 @@ CASES = {
         """,
         "honest",
     ),
+    # a registry filled at the top level by store statements that its class's own
+    # `__setattr__` / `__setitem__` handle: each is the store it stands for, bound as
+    # a plain store of the top level is (main: the registry not known, the layer
+    # looked up in it not known)
+    "registry_filled_through_its_own_setattr": (
+        """
+        class CFG(dict):
+            def __setattr__(self, name, value):
+                if isinstance(value, dict) and not isinstance(value, CFG):
+                    value = CFG(value)
+                super().__setattr__(name, value)
+                super().__setitem__(name, value)
+
+            __setitem__ = __setattr__
+
+        ACTS = CFG()
+        ACTS.relu = nn.ReLU
+        ACTS.leaky = nn.LeakyReLU
+        ACTS.leaky_relu = ACTS.leaky
+        ACTS["lin"] = nn.Linear
+        setattr(ACTS, "tanh", nn.Tanh)
+        DEFAULTS = CFG()
+        DEFAULTS.dtype = torch.float32
+
+        class M(nn.Module):
+            def __init__(self, d, act="leaky_relu"):
+                super().__init__()
+                if act not in ACTS:
+                    raise ValueError(act)
+                self.act = ACTS[act]()
+                self.lin = ACTS["lin"](d, d * len(ACTS))
+                self.tanh = ACTS["tanh"]()
+
+            def forward(self, x):
+                return self.tanh(self.lin(self.act(x)))
+        """,
+        "exact",
+    ),
 }
 
 

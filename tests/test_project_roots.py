@@ -410,3 +410,67 @@ def test_a_re_exported_decorator_that_hands_back_is_read_not_run(tmp_path, monke
     expected = python_flops([root], "rt_dmodel")
     assert t["complete"] and t["flops_value"] == expected == 2 * 16 * 16 * 2 * (2 if inner else 1)
     assert "rt_dpkg.docs" not in loaded
+
+
+def test_a_relative_import_inside_a_function_names_the_project_module(tmp_path, monkeypatch):
+    """`from ..ff import FeedForward` in a constructor (pina's LowRankBlock), `from .
+    import sib` in a helper: the module the import names relative to the file's
+    package, as a top-level relative import's (main: the name unbound, the block it
+    builds not known). Judged by FlopCounterMode on the package imported."""
+    from tests.test_modules import static_target
+
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    pkg = tmp_path / "relpkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "ff.py").write_text(
+        textwrap.dedent(
+            """
+            from torch import nn
+
+            class FeedForward(nn.Module):
+                def __init__(self, a, b):
+                    super().__init__()
+                    self.lin = nn.Linear(a, b)
+
+                def forward(self, x):
+                    return self.lin(x)
+            """
+        )
+    )
+    (pkg / "sub" / "sib.py").write_text("from torch import nn\n\nWIDTH = 3\nAct = nn.Tanh\n")
+    block = pkg / "sub" / "block.py"
+    block.write_text(
+        textwrap.dedent(
+            """
+            from torch import nn
+
+            def act():
+                from . import sib
+
+                return sib.Act()
+
+            class Block(nn.Module):
+                def __init__(self, c):
+                    super().__init__()
+                    from ..ff import FeedForward
+                    from .sib import WIDTH as W
+
+                    self.basis = FeedForward(c, c * W)
+                    self.act = act()
+
+                def forward(self, x):
+                    return self.act(self.basis(x))
+            """
+        )
+    )
+    t = static_target(block, "Block", {"c": "4"}, {"x": "2,4"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("relpkg.sub.block")
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        mod.Block(4)(torch.randn(2, 4))
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fc.get_total_flops()

@@ -92,6 +92,57 @@ CASES = {
         dict(c=4),
         dict(x=(2, 4, 8, 8)),
     ),
+    # a class handed as the layer to build is no module instance: a class object is an
+    # instance of its metaclass, and no class of torch.nn derives from type (main left
+    # `isinstance(norm, nn.Module)` undecided: the layer `norm(c)` builds not known)
+    "class_object_is_no_module_instance": (
+        """
+        class Local(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        def create(norm, c, **kw):
+            if isinstance(norm, nn.Module):
+                return norm
+            if isinstance(norm, (nn.Linear, nn.modules.module.Module)):
+                return nn.Identity()
+            return norm(c, **kw) if c else None
+
+        class Net(nn.Module):
+            def __init__(self, c, norm=nn.LayerNorm, norm_kwargs=None):
+                super().__init__()
+                self.norm = create(norm, c, **(norm_kwargs or {}))
+                self.lin = create(nn.Linear, c, out_features=c)
+                self.mine = Local() if not isinstance(Local, nn.Module) else nn.Linear(c, c)
+
+            def forward(self, x):
+                return self.mine(self.lin(self.norm(x)))
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 3, 4)),
+    ),
+    # a torch dtype is an instance of no builtin class (torch.dtype is a C type of its
+    # own): a config store converting dicts and lists decides it (main: undecided)
+    "dtype_is_no_builtin_instance": (
+        """
+        def widen(value, c):
+            if isinstance(value, (list, tuple, dict, int, str)):
+                return nn.Linear(c, 2 * c)
+            return nn.Linear(c, c)
+
+        class Net(nn.Module):
+            def __init__(self, c, dtype=torch.float32):
+                super().__init__()
+                self.lin = widen(dtype, c)
+
+            def forward(self, x):
+                return self.lin(x)
+        """,
+        "Net",
+        dict(c=4),
+        dict(x=(2, 4)),
+    ),
     # a class already in the set is kept (`in` by identity), wrapped in a partial
     "class_in_a_set_of_classes": (
         """

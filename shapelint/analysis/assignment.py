@@ -317,7 +317,10 @@ class AssignmentMixin:
                 call = attributes.setattr_call(
                     target.value, ast.Constant(target.attr), value_node, target
                 )
-                self.call_method(owned, "__setattr__", call, [StrV(target.attr), value], {}, frame)
+                with module_state.store_statement():
+                    self.call_method(
+                        owned, "__setattr__", call, [StrV(target.attr), value], {}, frame
+                    )
             elif (key := self._class_stored_into(target, base, frame)) is not None:
                 module_state.store_class_attr(self, key, target.attr, value)
             elif (
@@ -455,7 +458,8 @@ class AssignmentMixin:
                         target,
                     )
                     key = self.eval(target.slice, frame)
-                    self.call_method(container, "__setitem__", call, [key, value], {}, frame)
+                    with module_state.store_statement():
+                        self.call_method(container, "__setitem__", call, [key, value], {}, frame)
                     return
                 if super_calls.registering_dict(self, container):
                     # ModuleDict's `__setitem__` on the instance being built

@@ -187,7 +187,9 @@ def store_attribute(an: Analyzer, target: ast.Attribute, value: Value, frame) ->
     if isinstance(base, SelfRecorder):
         old = base.attrs.get(target.attr)
         if old is not None and old is not value:
-            in_place.forget_value(an, old)
+            # its other holders, by identity: `self.convs = []` and `self.bns = []`
+            # are two lists, the one appended to leaves the other as it was
+            in_place.forget_held(an, old)
         base.attrs[target.attr] = own_methods.stored(base, value)
         return True
     if type(base) is ObjectV and base.kind.startswith("<class>"):

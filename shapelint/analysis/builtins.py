@@ -36,6 +36,7 @@ from shapelint.analysis import (
     lambdas,
     may_raise,
     module_kinds,
+    module_state,
     modules,
     namespace,
     plain,
@@ -1192,6 +1193,10 @@ def instance_of(an: Analyzer, v: Value, n: ast.expr, frame) -> bool | None:
         return True
     if qual is not None and qual.startswith("torch.nn.") and isinstance(v, _PLAIN_VALUES):
         return False  # a number, string, None or tuple is no module, layer or Parameter
+    if qual is not None and qual.startswith("torch.nn.") and pytypes.is_class(v):
+        # a class object (`norm=nn.LayerNorm` asked `isinstance(norm, nn.Module)`) is an
+        # instance of its metaclass, a subclass of type, which no class of torch.nn is
+        return False
     if isinstance(v, _FUNCTIONS):
         # a function or method object (x-transformers' `default(project_in, lambda:
         # nn.Identity())` asks `not isinstance(d, Module) and callable(d)`): an instance
@@ -1399,7 +1404,8 @@ def _setattr(an, node, args, kwargs, frame) -> Value | None:
         # `type(obj).__setattr__(obj, name, value)`: the class's own decides what
         # the object keeps, whatever the name (an unknown one leaves it unknown)
         call = setattr_call(node.args[0], node.args[1], node.args[2], node)
-        an.call_method(args[0], "__setattr__", call, [args[1], args[2]], {}, frame)
+        with module_state.store_statement():
+            an.call_method(args[0], "__setattr__", call, [args[1], args[2]], {}, frame)
         return NoneV()
     held = node.args[0] if node.args else None
     if an.specialize and isinstance(held, ast.Name) and _plain_instance(args[0]):

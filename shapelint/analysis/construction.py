@@ -149,7 +149,8 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
         if exc is not None:
             raising.pending(exc)
         if init is not None:
-            in_place.forget_handed(an, init, args, kwargs, ran=False)
+            kept = an.specialized.get(("<kept>", key), frozenset())
+            in_place.forget_handed(an, init, args, kwargs, ran=False, kept=kept)
         given = handed(an.specialized[("<given>", key)], (*args, *(v for _, v in key[3])))
         return _own_object(an, cd, renewed(an.specialized[key], given), again=True)
     endless = None
@@ -173,13 +174,17 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     base = torch_base(an, cd) if init is None else None
     exc = None
     made: list = []
+    kept: frozenset[str] = frozenset()
     if init is not None:
         _MADE.append(made)
+        runs: list = []
         try:
-            exc = run_init(an, init, recorder, args, kwargs)
+            exc = run_init(an, init, recorder, args, kwargs, runs)
         finally:
             _MADE.pop()
-        in_place.forget_handed(an, init, args, kwargs)
+        if an.specialize:
+            kept = in_place.left_unchanged(init, runs[0])
+        in_place.forget_handed(an, init, args, kwargs, kept=kept)
         if an.specialize and init.cls is not None:
             # `cls.__init__ = __init__` in a class decorator: another constructor may
             # run, which the analysis did not: nothing it stored is known
@@ -210,6 +215,7 @@ def construct(an: Analyzer, cd: ClassDef, args, kwargs) -> Value:
     if key is not None:
         an.specialized[key] = value
         an.specialized[("<given>", key)] = (*args, *(v for _, v in key[3]))
+        an.specialized[("<kept>", key)] = kept
         may_raise.keep(an.specialized, key, start)
     if exc is not None:  # building it raises: so does the call that builds it
         raising.pending(exc)
@@ -363,8 +369,11 @@ def _surely_not_instance(an: Analyzer, v: Value, cd: ClassDef) -> bool:
 _MADE: list[list] = []
 
 
-def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) -> str | None:
-    """Run __init__ on recorder; the exception it surely raises, if any."""
+def run_init(
+    an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs, runs: list | None = None
+) -> str | None:
+    """Run __init__ on recorder; the exception it surely raises, if any (runs: where
+    given, the run's frame is appended to it)."""
     an = init.owner or an
     frame = an.new_frame(init, init.qualname)
     frame.global_names = declared_names(init.node, ast.Global)
@@ -379,4 +388,6 @@ def run_init(an: Analyzer, init: FuncDef, recorder: SelfRecorder, args, kwargs) 
         in_place.forget_globals(an, init, reached, module_state.keys_since(mark), frame)
     if _MADE:
         _MADE[-1].extend(frame.records.values())
+    if runs is not None:
+        runs.append(frame)
     return raising.of_records(frame.records.values()) if frame.raised else None

@@ -231,16 +231,33 @@ def _defines(stmt: ast.stmt) -> set[str]:
     return set()
 
 
-def local_import_names(func: ast.AST) -> dict[str, str]:
-    """Imports inside a function body (``import einops`` in a method is common)."""
+def relative_module(stmt: ast.ImportFrom, pkg_parts: list[str]) -> str | None:
+    """The module `from .m import ...` names, from the package it sits in; None for
+    a script, which has no package to be relative to (Python: ImportError)."""
+    if not pkg_parts or stmt.level - 1 > len(pkg_parts):
+        return None
+    base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
+    return ".".join(base + ([stmt.module] if stmt.module else []))
+
+
+def local_import_names(func: ast.AST, pkg_parts: list[str] | None = None) -> dict[str, str]:
+    """Imports inside a function body (``import einops`` in a method is common); a
+    relative one (`from ..feed_forward import FeedForward` in a constructor) by the
+    absolute module it names where pkg_parts, the package the file sits in, is
+    given, as a project file's own names are qualified."""
     out: dict[str, str] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
                 out[alias.asname or root] = alias.name if alias.asname else root
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module if not node.level else None
+            if node.level and pkg_parts is not None:
+                module = relative_module(node, pkg_parts)
+            if not module:
+                continue
             for alias in node.names:
                 if alias.name != "*":
-                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    out[alias.asname or alias.name] = f"{module}.{alias.name}"
     return out

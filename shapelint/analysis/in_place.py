@@ -801,14 +801,16 @@ def forget_globals(an, fd, before, placed=frozenset(), frame=None) -> None:
     _apply(an, fd.owner or an, _global_swaps(fd, before, placed, only), UNKNOWN)
 
 
-def forget_handed(an, fd, args, kwargs, ran: bool = True) -> None:
+def forget_handed(an, fd, args, kwargs, ran: bool = True, kept=frozenset()) -> None:
     """After a construction by fd (a constructor: self is the new instance) whose
     changes are not carried back: each object handed to it that it may change is
-    unknown everywhere, with all it holds; where it did not run (a memoised
-    construction, ran False) so is each global it may change (where it ran,
-    construction.run_init left those as `forget_globals` does)."""
-    changed = changed_names(an, fd)
-    aliased = risks(fd)[1]
+    unknown everywhere, with all it holds, but for the parameters in kept, which
+    its run (or the memoised one's) surely left as they were (`left_unchanged`);
+    where it did not run (a memoised construction, ran False) so is each global it
+    may change (where it ran, construction.run_init left those as `forget_globals`
+    does)."""
+    changed = changed_names(an, fd) - kept
+    aliased = risks(fd)[1] and not kept
     params = [a.arg for a in (*fd.node.args.posonlyargs, *fd.node.args.args)][1:]
     handed = [*zip(params, args), *kwargs.items()]
     olds = [v for p, v in handed if (aliased or p in changed) and _changeable(an, v)]
@@ -816,6 +818,22 @@ def forget_handed(an, fd, args, kwargs, ran: bool = True) -> None:
     _forget_all(an, owner, olds)
     if not ran:
         forget_globals(an, fd, globals_before(an, fd))
+
+
+def left_unchanged(fd, frame) -> frozenset[str]:
+    """The parameters of fd whose objects its run (frame) surely left as they were:
+    no statement that may change one in place ran (`if downsample: kw["d"] = 1` on
+    the path not taken), nor one changing what a local alias may hold; a change in
+    a nested function counts where the def ran, and what a callee changes its own
+    run forgets."""
+    if _ran_alias_change(fd, frame):
+        return frozenset()
+    node = fd.node
+    return frozenset(
+        p
+        for p in _params(node)
+        if not any(i in frame.ran for i in _change_sites(node, frozenset({p}), every=True))
+    )
 
 
 def _closure_names(node):

@@ -174,6 +174,14 @@ class ModuleAnalyzer(
         self._layer_defaults_named: list[str] = []
         self._contract_named: dict[str, list[str]] = {}
 
+    def package_parts(self) -> list[str] | None:
+        """The package this project file sits in (itself, for an `__init__.py`), which
+        its relative imports are relative to; None outside a project."""
+        if self.project_module is None:
+            return None
+        parts = self.project_module.split(".")
+        return parts if (self.project_path or "").endswith("__init__.py") else parts[:-1]
+
     def bind_project(self, project, root: tuple[str, ...], modname: str, path: str) -> None:
         """This file as module `modname` of a project: its project imports resolve."""
         from shapelint.analysis.project import project_imports

@@ -79,6 +79,20 @@ def importing() -> Iterator[None]:
         _IMPORTING.reset(token)
 
 
+@contextmanager
+def store_statement() -> Iterator[None]:
+    """A store statement runs the class's own hook (`obj.k = v` is
+    `type(obj).__setattr__(obj, "k", v)`, `obj[k] = v` its `__setitem__`): what the
+    hook changes is bound even while a top level runs, as the plain store it stands
+    for is (a registry filled `Activations.relu = nn.ReLU` line by line is the
+    file's own, not one other files fill through a function)."""
+    token = _IMPORTING.set(0)
+    try:
+        yield
+    finally:
+        _IMPORTING.reset(token)
+
+
 def importing_now() -> bool:
     """Whether a file's top level is running (see importing)."""
     return _IMPORTING.get() > 0

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from shapelint import pyparse
 from shapelint.analysis import installed, torch_source
 from shapelint.analysis.bindings import Bindings
+from shapelint.analysis.imports import relative_module
 from shapelint.ops.values import UNKNOWN
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def project_imports(
     for stmt in _top_level(tree):
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level:
-                relative = _relative_module(stmt, pkg_parts)
+                relative = relative_module(stmt, pkg_parts)
                 if relative is None:
                     continue
                 mod = relative
@@ -178,15 +179,6 @@ def star_names(
     if listed is not None:
         return [n for n in listed if n in defined]
     return sorted(n for n in defined if not n.startswith("_"))
-
-
-def _relative_module(stmt: ast.ImportFrom, pkg_parts: list[str]) -> str | None:
-    """The module `from .m import ...` names, from the package it sits in; None for
-    a script, which has no package to be relative to (Python: ImportError)."""
-    if not pkg_parts or stmt.level - 1 > len(pkg_parts):
-        return None
-    base = pkg_parts[: len(pkg_parts) - (stmt.level - 1)]
-    return ".".join(base + ([stmt.module] if stmt.module else []))
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
@@ -613,7 +605,7 @@ class Syntax:
         parts = self.modname.split(".")
         if os.path.basename(self.path) != "__init__.py":
             parts = parts[:-1]
-        return _relative_module(stmt, parts)
+        return relative_module(stmt, parts)
 
 
 def defined_in(an: Analyzer, local: str) -> tuple[Syntax, ast.stmt] | None:

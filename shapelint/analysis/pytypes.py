@@ -114,8 +114,9 @@ def _is_tensor(v: Value) -> bool | None:
 
 def no_builtin_instance(v: Value) -> bool:
     """Whether v is surely no int, float, str, bool, None, tuple, list or dict: a
-    tensor, a module list, a class, a function, a partial."""
-    return isinstance(v, _KNOWN_KINDS) and not isinstance(v, _PLAIN)
+    tensor, a module list, a class, a function, a partial, a dtype (a torch.dtype,
+    a C type of its own, or numpy's scalar type, a class)."""
+    return isinstance(v, _KNOWN_KINDS) and (isinstance(v, DtypeV) or not isinstance(v, _PLAIN))
 
 
 def _is_parameter(v: Value) -> bool | None:

@@ -184,4 +184,4 @@ def repeated(left: Value, right: Value) -> Value | None:
         return SeqV(seq.items[0], n.value)  # `[hidden] * (depth - 1)`: depth - 1 of them
     if k is None or len(seq.items) * k > _MAX_REPEAT:
         return None
-    return TupleV(seq.items * max(k, 0))
+    return TupleV(seq.items * max(k, 0), seq.kind)  # a list times n is a list, a tuple a tuple

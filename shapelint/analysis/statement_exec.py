@@ -549,7 +549,7 @@ def exec_import(
         return
     if module_level:
         return
-    frame.local_imports.update(local_import_names(stmt))
+    frame.local_imports.update(local_import_names(stmt, an.package_parts()))
     for alias in stmt.names:
         local = alias.asname or alias.name.split(".")[0]
         frame.locals.discard(local)

@@ -137,7 +137,7 @@ batch_first beta bias bias_hh bias_ih bias_k bias_v ceil_mode count_include_pad 
 dilation dim divisor_override downscale_factor dropout elementwise_affine embed_dim
 embedding_dim end_dim eps from_pretrained groups head_dim hidden_size ignore_index
 in1_features in2_features in_channels in_features in_proj_bias in_proj_weight init
-inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd margin max_norm
+inplace input_size k_proj_weight kdim kernel_size label_smoothing lambd lower margin max_norm
 max_val
 merge_masks min_val mode momentum name negative_slope nonlinearity norm_type
 normalized_shape num_batches_tracked num_channels num_embeddings num_features num_groups
@@ -145,7 +145,7 @@ num_heads num_parameters out_channels out_features out_proj output_padding outpu
 padding padding_idx padding_mode pos_weight q_proj_weight recompute_scale_factor
 reduction reset_parameters reset_running_stats return_indices running_mean running_var
 scale_factor scale_grad_by_freq size sparse start_dim stride threshold
-track_running_stats transposed unflattened_size upscale_factor v_proj_weight value vdim
+track_running_stats transposed unflattened_size upper upscale_factor v_proj_weight value vdim
 weight weight_hh weight_ih
 """.split()
 )
