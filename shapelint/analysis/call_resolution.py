@@ -546,6 +546,10 @@ def call_attribute(
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
+    if isinstance(recv, TupleV) and recv.kind == "list" and func.attr == "copy":
+        # list.copy(): a new list holding the same items, as `list(xs)` and
+        # `copy.copy(xs)` make it; a change through either name leaves the other alone
+        return builtins.fresh_copy(recv, deep=False) if not (args or kwargs) else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
     if isinstance(recv, small_sets.SetV) and func.attr in small_sets.MUTATORS:
