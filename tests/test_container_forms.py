@@ -96,6 +96,75 @@ CASES = {
         dict(d=8),
         dict(x=(2, 16)),
     ),
+    # zuko's MLP: the layers filtered by a one-shot iterator bound to the name it
+    # filters (`layers = filter(f, layers)` reads the list, then `*layers` the
+    # iterator, once); MonotonicMLP retypes each Linear it walks in its own
+    # constructor (`for layer in self`, `layer.__class__ = Abs`), whose forward then
+    # runs
+    "retyped_layers_of_a_filtered_sequential": (
+        """
+        import torch.nn.functional as F
+
+
+        class Lin(nn.Module):
+            def __init__(self, d_in, d_out):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(d_out, d_in))
+                self.bias = nn.Parameter(torch.zeros(d_out))
+
+            def forward(self, x):
+                return F.linear(x, self.weight, self.bias)
+
+
+        class Twice(Lin):
+            def forward(self, x):
+                return F.linear(x, self.weight.abs(), self.bias) + F.linear(x, self.weight)
+
+
+        class MLP(nn.Sequential):
+            def __init__(self, d_in, d_out, hidden=(32, 24), norm=False):
+                normalization = nn.LayerNorm if norm else lambda: None
+                layers = []
+                for a, b in zip((d_in, *hidden), (*hidden, d_out)):
+                    layers.extend([Lin(a, b), nn.ELU(), normalization()])
+                layers = layers[:-2]
+                layers = filter(lambda layer: layer is not None, layers)
+                super().__init__(*layers)
+
+
+        class Net(MLP):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                for layer in self:
+                    if isinstance(layer, Lin):
+                        layer.__class__ = Twice
+        """,
+        "Net",
+        dict(d_in=16, d_out=8),
+        dict(input=(2, 5, 16)),
+    ),
+    # torch_ecg's Conv_Bn_Activation: a layer registered under its class's name
+    # (`type(act).__name__` of a torch layer is the layer's class name)
+    "layer_registered_under_its_class_name": (
+        """
+        class Act(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+
+        class CBA(nn.Sequential):
+            def __init__(self, cin, cout, k, act=True):
+                super().__init__()
+                self.add_module("conv1d", nn.Conv1d(cin, cout, k, padding=k // 2))
+                a = nn.ReLU() if act else Act()
+                self.add_module(f"activation_{type(a).__name__}", a)
+                b = nn.Conv1d(cout, cout, 1)
+                self.add_module(f"{b.__class__.__name__.lower()}_out", b)
+        """,
+        "CBA",
+        dict(cin=8, cout=16, k=3),
+        dict(input=(2, 8, 12)),
+    ),
 }
 
 
@@ -160,4 +229,52 @@ def test_children_of_a_list_not_known_item_by_item_are_not_known(tmp_path):
         """
     path = write(tmp_path, "unknown_children.py", HEADER + textwrap.dedent(code))
     t = static(path, "Net", "--init", "d=8", "--input", "x=2,8")
+    assert not t["complete"]
+
+
+RETYPED = """
+import torch
+import torch.nn as nn
+
+
+class Lin(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Slotted(nn.Module):
+    __slots__ = ("extra",)
+
+    def forward(self, x):
+        return self.lin(self.lin(x))
+
+
+class Other(nn.Identity):
+    def forward(self, x):
+        return self.lin(self.lin(x))
+
+
+class Net(nn.Module):
+    def __init__(self, d, to="slotted"):
+        super().__init__()
+        self.block = Lin(d)
+        block = self.block
+        block.__class__ = Slotted if to == "slotted" else Other
+
+    def forward(self, x):
+        return self.block(x)
+"""
+
+
+@pytest.mark.parametrize("to", ["slotted", "other"])
+def test_a_class_of_another_layout_is_not_taken(tmp_path, to):
+    """`obj.__class__ = C` where C may lay its instances out otherwise (a class with
+    `__slots__`, or other classes outside the project along its bases): what the
+    object is then is not followed, and the module's figures are not known."""
+    path = write(tmp_path, "retyped.py", RETYPED)
+    t = static(path, "Net", "--init", "d=8", "--init", f"to={to!r}", "--input", "x=2,8")
     assert not t["complete"]
