@@ -165,6 +165,52 @@ CASES = {
         dict(cin=8, cout=16, k=3),
         dict(input=(2, 8, 12)),
     ),
+    # spikingjelly's SeqToANNContainer: `super().forward` handed on as a value (a
+    # Sequential's forward bound to the instance), called by a helper; a project
+    # base's method read the same way is that method bound to the instance
+    "super_forward_as_a_value": (
+        """
+        def apply_all(x, mods):
+            for m in mods:
+                x = m(x)
+            return x
+
+
+        class SeqOverTime(nn.Sequential):
+            def forward(self, x_seq):
+                t, b = x_seq.shape[:2]
+                y = apply_all(x_seq.flatten(0, 1), (super().forward,))
+                return y.unflatten(0, (t, b))
+
+
+        class Base(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.lin = nn.Linear(d, d)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class Twice(Base):
+            def forward(self, x):
+                step = super().forward
+                return step(step(x))
+
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.p = SeqOverTime(nn.Conv2d(d, d, 3, padding=1))
+                self.t = Twice(8)
+
+            def forward(self, x):
+                return self.t(self.p(x))
+        """,
+        "Net",
+        dict(d=4),
+        dict(x=(2, 3, 4, 8, 8)),
+    ),
 }
 
 

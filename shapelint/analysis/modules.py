@@ -57,6 +57,7 @@ from shapelint.analysis.callable_values import (
     LayerClassV,
     PartialV,
     TensorMethodV,
+    TorchForwardV,
 )
 from shapelint.analysis.construction import newly_made, typed_dict_built
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -221,6 +222,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         )
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    if isinstance(callee, TorchForwardV) and isinstance(callee.recv, ObjectV):
+        return torch_forward(an, callee.base, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")
     if isinstance(callee, own_methods.OwnMethodV) and own_methods.callable_on(callee, me):
         return run_on_self(an, callee.fd, me, node, args, kwargs, frame)
