@@ -211,6 +211,38 @@ CASES = {
         dict(d=4),
         dict(x=(2, 3, 4, 8, 8)),
     ),
+    # denoiser's Demucs: the decoder built back to front by `insert(0, block)`, then
+    # walked in order; a Sequential's insert at an index from its end
+    "module_list_insert": (
+        """
+        class Net(nn.Module):
+            def __init__(self, chin=1, hidden=4, depth=3):
+                super().__init__()
+                self.encoder = nn.ModuleList()
+                self.decoder = nn.ModuleList()
+                chout = chin
+                for index in range(depth):
+                    self.encoder.append(nn.Conv1d(chin, hidden, 3, padding=1))
+                    self.decoder.insert(0, nn.ConvTranspose1d(hidden, chout, 3, padding=1))
+                    chout = chin = hidden
+                    hidden *= 2
+                self.head = nn.Sequential(nn.Conv1d(chout, 8, 1), nn.Conv1d(5, 6, 1))
+                self.head.insert(-1, nn.Conv1d(8, 5, 1))
+
+            def forward(self, x):
+                skips = []
+                for encode in self.encoder:
+                    x = encode(x)
+                    skips.append(x)
+                y = self.head(x)
+                for decode in self.decoder:
+                    x = decode(x + skips.pop(-1))
+                return x + y[:, :1]
+        """,
+        "Net",
+        dict(),
+        dict(x=(2, 1, 16)),
+    ),
 }
 
 
