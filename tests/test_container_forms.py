@@ -78,6 +78,26 @@ CASES = {
         dict(d=8),
         dict(x=(2, 8)),
     ),
+    # `d.copy()` is a new dict of the same entries: a store into the copy leaves the
+    # original as it was
+    "dict_copy_is_another_dict": (
+        """
+        class Net(nn.Module):
+            def __init__(self, d, **kwargs):
+                super().__init__()
+                cfg = {"h": 2 * d, **kwargs}
+                c2 = cfg.copy()
+                c2["h"] = 3 * d
+                self.a = nn.Linear(d, cfg["h"])
+                self.b = nn.Linear(cfg["h"], c2["h"])
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
     # `xs.copy()` is a new list: growing the copy leaves the original as it was
     "list_copy_is_another_list": (
         """

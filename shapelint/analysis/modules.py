@@ -388,6 +388,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ObjectV) and recv.kind in DICT_KINDS:
         key = dict_keys.key_of(args[0]) if args else dict_keys.key_of(UNKNOWN)
         named = dict_keys.known(key)
+        if attr == "copy" and recv.kind == DICT_KIND and not args and not kwargs:
+            # dict.copy(): a new dict of the same entries, the values themselves
+            # (shallow), as `dict(d)` makes; a change to either leaves the other
+            return ObjectV(recv.kind, recv.attrs)
         if attr == "get" and named and len(args) <= 2 and not kwargs:
             v = dict_keys.entry(recv, key)
             if v is None:
