@@ -98,6 +98,33 @@ CASES = {
         dict(d=8),
         dict(x=(2, 8)),
     ),
+    # dict's get on an instance of a dict subclass that does not define it: the
+    # instance's entries (torch_ecg's CFG, `config.get("norm", config.get("bn"))`)
+    "dict_subclass_get": (
+        """
+        class Cfg(dict):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+
+            def scaled(self, k):
+                return 2 * self[k]
+
+
+        class Net(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                cfg = Cfg(width=3, deep=True)
+                wide = cfg.get("wide", cfg.get("width")) * d
+                self.a = nn.Linear(d, wide)
+                self.b = nn.Linear(wide, cfg.scaled("width")) if cfg.get("deep") else None
+
+            def forward(self, x):
+                return self.b(self.a(x))
+        """,
+        "Net",
+        dict(d=8),
+        dict(x=(2, 8)),
+    ),
     # `xs.copy()` is a new list: growing the copy leaves the original as it was
     "list_copy_is_another_list": (
         """

@@ -518,6 +518,19 @@ def call_attribute(
         and not _project_method(an, recv, func.attr)
     ):
         return mutate_entries(an, recv, func, args, kwargs, frame)
+    if (
+        an.specialize
+        and func.attr in _ENTRY_READS
+        and not kwargs
+        and type(recv) is ObjectV
+        and dict_values.holds_entries(recv)
+        and not _project_method(an, recv, func.attr)
+    ):
+        # `config.get("norm", default)` on an instance of a dict subclass that does
+        # not define get: dict's own, on its entries (torch_ecg's CFG)
+        read = dict_values.dict_method(recv, func.attr, args, frame)
+        if read is not None:
+            return read
     if func.attr == "enter_context" and an.specialize and not _project_method(an, recv, func.attr):
         return exit_stacks.not_followed(an, node, args, kwargs, frame)
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
@@ -816,6 +829,10 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
+
+
+# dict's methods that read an instance's entries (dict_values.dict_method's).
+_ENTRY_READS = frozenset({"get", "__contains__", "__len__"})
 
 
 def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame) -> Value:
