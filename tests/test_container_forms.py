@@ -5,17 +5,15 @@ by torch: FlopCounterMode's count, `sum(p.numel())` and the output's shape."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 
 import pytest
 
+from tests.helpers import torch_figures, written_module
 from tests.test_modules import write
 from tests.test_parameters import static
 
-torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+pytest.importorskip("torch")
 
 HEADER = textwrap.dedent(
     """
@@ -293,28 +291,14 @@ CASES = {
 }
 
 
-def _torch_figures(path, build: str, inputs: dict) -> tuple[int, int, tuple]:
-    name = f"_container_forms_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    model = eval(build, vars(mod))  # noqa: S307 - the test's own expression
-    tensors = [torch.randn(*s) for s in inputs.values()]
-    with torch.no_grad(), FlopCounterMode(display=False) as fc:
-        out = model(*tensors)
-    return fc.get_total_flops(), sum(p.numel() for p in model.parameters()), tuple(out.shape)
-
-
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_exact_against_torch(tmp_path, key):
     code, cls, init, inputs = CASES[key]
-    path = write(tmp_path, f"{key}.py", HEADER + textwrap.dedent(code))
+    path, mod = written_module(tmp_path, key, HEADER + textwrap.dedent(code))
     args = [a for k, v in init.items() for a in ("--init", f"{k}={v}")]
     args += [a for k, s in inputs.items() for a in ("--input", f"{k}={','.join(map(str, s))}")]
-    t = static(path, cls, *args)
-    build = f"{cls}({', '.join(f'{k}={v}' for k, v in init.items())})"
-    flops, params, shape = _torch_figures(path, build, inputs)
+    t = static(path, cls, *args, "--eval")
+    flops, _backward, params, shape = torch_figures(mod, cls, init, inputs, training=False)
     assert flops > 0
     assert t["complete"], t["unknown"]
     assert t["flops_value"] == flops
