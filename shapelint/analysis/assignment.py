@@ -240,7 +240,7 @@ class AssignmentMixin:
             if self.trial:
                 return
             if target.attr == "__class__":
-                attribute_stores.retyped(self, target, frame)
+                attribute_stores.retyped(self, target, frame, value)
                 return
             base = frame.env.get(target.value.id) if isinstance(target.value, ast.Name) else None
             owner = frame.env.get("self")

@@ -11,9 +11,9 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import aliasing, in_place, module_state, own_methods, plain
-from shapelint.analysis.attributes import class_attribute, defining_class
+from shapelint.analysis.attributes import class_attribute, defining_class, mro, outside_bases
 from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
-from shapelint.analysis.holders import replace_identical, store_path
+from shapelint.analysis.holders import held_as, held_nowhere, replace_identical, store_path
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.module_kinds import LAYERS, UNFOLLOWED, is_module, module_class_of
 from shapelint.analysis.module_lists import ModuleListV
@@ -229,12 +229,22 @@ def class_held(an: Analyzer, base: Value, name: str) -> str | None:
     return found.key if found is not None else None
 
 
-def retyped(an: Analyzer, target: ast.Attribute, frame) -> None:
+def retyped(an: Analyzer, target: ast.Attribute, frame, cls: Value = UNKNOWN) -> None:
     """`obj.__class__ = C` gives the object another class, and its methods (its
-    forward) with it, for every holder: the analysis follows none of that. What
-    names the object is no longer known, nor, in a constructor, the layers and
-    state of the module being built, which may hold it."""
+    forward) with it, for every holder. In a target run, an instance of a project
+    nn.Module class given another such class of the same layout is that object of
+    the new class wherever it is held (`_same_object_retyped`). Otherwise the
+    analysis follows none of it: what names the object is no longer known, nor, in
+    a constructor, the layers and state of the module being built, which may hold
+    it."""
+    if an.specialize and _same_object_retyped(an, target, frame, cls):
+        return
     obj = target.value
+    held = an.eval(obj, frame) if _names_path(obj) else UNKNOWN
+    if isinstance(held, (ObjectV, ModuleListV)):
+        # the object itself, wherever it is held (`self.block`, after `block =
+        # self.block; block.__class__ = C`): its forward is no longer known
+        held_nowhere(held)
     me = frame.env.get("self")
     if isinstance(obj, ast.Name) and obj.id != "self":
         frame.env[obj.id] = UNKNOWN
@@ -249,3 +259,51 @@ def retyped(an: Analyzer, target: ast.Attribute, frame) -> None:
             me.attrs[obj.attr] = UNKNOWN
     elif isinstance(obj, ast.Attribute):
         store_path(me, obj, UNKNOWN)
+
+
+def _same_object_retyped(an: Analyzer, target: ast.Attribute, frame, cls: Value) -> bool:
+    """`layer.__class__ = MonotonicLinear` (zuko's MonotonicMLP): CPython keeps the
+    object, its instance dict included, and looks its methods up on the new class
+    from then on; it refuses classes whose layouts differ (TypeError). Followed
+    where obj is a name or a path of names (read again without running anything)
+    holding an instance of a project class, both classes derive from nn.Module,
+    their classes outside the project are the same in the same order and no
+    project class along either defines `__slots__` (then the layouts are surely
+    one): each holder of the object (by identity) holds it as an instance of the
+    new class. False where that is not so."""
+    if not isinstance(cls, ClassRefV) or not _names_path(target.value):
+        return False
+    obj = an.eval(target.value, frame)
+    if type(obj) is not ObjectV or not obj.kind.startswith("<class>"):
+        return False
+    old_cd, new_cd = an.class_of(obj.kind[len("<class>") :]), an.class_of(cls.name)
+    if old_cd is None or new_cd is None:
+        return False
+    if module_class_of(an, old_cd.key) is not True or module_class_of(an, new_cd.key) is not True:
+        return False
+    outside = outside_bases(an, old_cd)
+    if outside is None or outside != outside_bases(an, new_cd):
+        return False
+    if any(_slotted(c) for cd in (old_cd, new_cd) for c in mro(an, cd)):
+        return False
+    new = ObjectV(f"<class>{new_cd.key}", obj.attrs)
+    for k, v in list(frame.env.items()):
+        if v is obj:
+            frame.env[k] = new
+    held_as(obj, new)
+    return True
+
+
+def _names_path(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _slotted(cd) -> bool:
+    """A class body binding `__slots__`: its instances' layout is its own."""
+    for stmt in cd.node.body:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in targets):
+            return True
+    return False

@@ -518,6 +518,19 @@ def call_attribute(
         and not _project_method(an, recv, func.attr)
     ):
         return mutate_entries(an, recv, func, args, kwargs, frame)
+    if (
+        an.specialize
+        and func.attr in _ENTRY_READS
+        and not kwargs
+        and type(recv) is ObjectV
+        and dict_values.holds_entries(recv)
+        and not _project_method(an, recv, func.attr)
+    ):
+        # `config.get("norm", default)` on an instance of a dict subclass that does
+        # not define get: dict's own, on its entries (torch_ecg's CFG)
+        read = dict_values.dict_method(recv, func.attr, args, frame)
+        if read is not None:
+            return read
     if func.attr == "enter_context" and an.specialize and not _project_method(an, recv, func.attr):
         return exit_stacks.not_followed(an, node, args, kwargs, frame)
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
@@ -546,9 +559,10 @@ def call_attribute(
     if isinstance(recv, TupleV) and func.attr in ("index", "count"):
         known = builtins.tuple_method(recv, func.attr, args, kwargs)
         return known if known is not None else UNKNOWN
-    if isinstance(recv, TupleV) and recv.kind == "list" and func.attr == "copy" and not args:
-        if not kwargs:  # `layers.copy()`: a new list of the same items, as `list(layers)`
-            return builtins.fresh_copy(recv, deep=False)
+    if isinstance(recv, TupleV) and recv.kind == "list" and func.attr == "copy":
+        # list.copy(): a new list holding the same items, as `list(xs)` and
+        # `copy.copy(xs)` make it; a change through either name leaves the other alone
+        return builtins.fresh_copy(recv, deep=False) if not (args or kwargs) else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
         return mutate_list(an, recv, func, args, kwargs, frame)
     if isinstance(recv, small_sets.SetV) and func.attr in small_sets.MUTATORS:
@@ -815,6 +829,10 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             return taken
     in_place.forget_value(an, recv)
     return UNKNOWN
+
+
+# dict's methods that read an instance's entries (dict_values.dict_method's).
+_ENTRY_READS = frozenset({"get", "__contains__", "__len__"})
 
 
 def mutate_entries(an: Analyzer, recv, func: ast.Attribute, args, kwargs, frame) -> Value:

@@ -75,6 +75,17 @@ class BoundMethodV(Value):
 
 
 @dataclass(frozen=True)
+class TorchForwardV(Value):
+    """`super().forward` read without a call in a method of a project subclass of a
+    torch layer or container whose forward is torch's (spikingjelly's
+    `seq_to_ann_forward(x, (super().forward,))`): the base's forward bound to the
+    instance; calling it runs it on recv, as `super().forward(x)` does."""
+
+    base: str
+    recv: Value
+
+
+@dataclass(frozen=True)
 class TensorMethodV(Value):
     """`t.mean` / `getattr(t, "sum")` read without a call: a method bound to the
     tensor, which runs (and costs) only when it is called, as `t.mean(...)`."""
@@ -91,16 +102,20 @@ def bind_own(value: Value, recv: Value) -> Value:
     return value
 
 
-def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
-    """The method `name` of cd bound to recv; None where cd has none, or where it is
-    a static or class method (bound otherwise)."""
-    fd = find_method(an, cd, name)
-    if fd is None:
-        return None
+def bound_method_of(fd, recv: Value) -> BoundMethodV | None:
+    """fd bound to recv, as reading it off recv binds it; None for a static or class
+    method (bound otherwise)."""
     for d in fd.node.decorator_list:
         if isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"):
             return None
     return BoundMethodV(fd.qualname, recv, fd)
+
+
+def bound_method(an: Analyzer, cd: ClassDef, recv: Value, name: str) -> BoundMethodV | None:
+    """The method `name` of cd bound to recv; None where cd has none, or where it is
+    a static or class method (bound otherwise)."""
+    fd = find_method(an, cd, name)
+    return None if fd is None else bound_method_of(fd, recv)
 
 
 def static_function(an: Analyzer, cd: ClassDef, name: str) -> Value | None:

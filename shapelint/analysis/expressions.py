@@ -57,6 +57,7 @@ from shapelint.analysis import (
     sequences,
     small_sets,
     specialized,
+    super_calls,
     torch_absence,
     torch_containers,
     torch_source,
@@ -453,6 +454,10 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
                 return UNKNOWN
         else:
             return value
+    if an.specialize and _zero_argument_super(node.value):
+        got = super_calls.super_attribute(an, node.attr, frame)
+        if got is not None:  # `super().forward` as a value
+            return got
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
     if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
@@ -851,3 +856,7 @@ _OPERATOR_NAMES = {
     ast.BitOr: "operator.or_",
     ast.BitXor: "operator.xor",
 }
+
+
+def _zero_argument_super(node: ast.expr) -> bool:
+    return super_calls.is_super_call(node) and not node.args and not node.keywords  # type: ignore[attr-defined]

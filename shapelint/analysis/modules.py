@@ -57,6 +57,7 @@ from shapelint.analysis.callable_values import (
     LayerClassV,
     PartialV,
     TensorMethodV,
+    TorchForwardV,
 )
 from shapelint.analysis.construction import newly_made, typed_dict_built
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -221,6 +222,8 @@ def call_value(an: Analyzer, callee: Value, node: ast.Call, args, kwargs, frame)
         )
     if isinstance(callee, BoundMethodV) and callee.fd is not None:
         return an.invoke(callee.fd, callee.recv, node, args, kwargs, frame)
+    if isinstance(callee, TorchForwardV) and isinstance(callee.recv, ObjectV):
+        return torch_forward(an, callee.base, callee.recv, node, args, kwargs, frame)
     me = frame.env.get("self")
     if isinstance(callee, own_methods.OwnMethodV) and own_methods.callable_on(callee, me):
         return run_on_self(an, callee.fd, me, node, args, kwargs, frame)
@@ -360,7 +363,7 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
         # the one object grew: every other holder of it sees it (a partial of it,
         # another module's attribute), not the list before (complete 512 for 1,024)
         grown_everywhere(an, recv, new)
-        return NoneV()
+        return new if attr == "insert" and recv.sequential else NoneV()  # Sequential's: self
     if isinstance(recv, ModuleListV) and attr in ("add_module", "register_module"):
         # A new name appends; a name of an item ("0") replaces it.
         name = args[0] if args else UNKNOWN
@@ -385,6 +388,10 @@ def method_call(an: Analyzer, recv: Value, func: ast.Attribute, node, args, kwar
     if isinstance(recv, ObjectV) and recv.kind in DICT_KINDS:
         key = dict_keys.key_of(args[0]) if args else dict_keys.key_of(UNKNOWN)
         named = dict_keys.known(key)
+        if attr == "copy" and recv.kind == DICT_KIND and not args and not kwargs:
+            # dict.copy(): a new dict of the same entries, the values themselves
+            # (shallow), as `dict(d)` makes; a change to either leaves the other
+            return ObjectV(recv.kind, recv.attrs)
         if attr == "get" and named and len(args) <= 2 and not kwargs:
             v = dict_keys.entry(recv, key)
             if v is None:
@@ -513,6 +520,8 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
             names = (*item_names(lst), name if name is not None else str(n))
         # a plain tensor is a ParameterList's item (ModuleList and Sequential refuse one)
         return ModuleListV(lst.items + (_wrapped(args[0]),), lst.sequential, names=names)
+    if how == "insert":
+        return _inserted(lst, args[0], args[1])
     items = as_items(args[-1])
     if items is None:
         return ModuleListV((), lst.sequential, known=False)
@@ -524,6 +533,22 @@ def _grown(lst: ModuleListV, how: str, args, name: str | None = None) -> ModuleL
             lst.items + tuple(_wrapped(v) for v in items), lst.sequential, names=names
         )
     return ModuleListV((), lst.sequential, known=False)
+
+
+def _inserted(lst: ModuleListV, index: Value, module: Value) -> ModuleListV:
+    """`layers.insert(i, m)`: torch moves each module from i on to the next index
+    and registers m under i, so the items in order are lst's with m before the i-th
+    (`self.decoder.insert(0, block)` builds a list back to front); Sequential takes
+    an index from the end too. Known where i is a known int torch takes so
+    (0 <= i <= len; Sequential also -len <= i < 0; ModuleList's own loop does
+    something else with a negative one) and the items are named by index."""
+    n = len(lst.items)
+    i = index.value.value if isinstance(index, IntV) and index.value is not None else None
+    if i is not None and lst.sequential and -n <= i < 0:
+        i += n
+    if i is None or not 0 <= i <= n or lst.names is not None or not is_module(module):
+        return ModuleListV((), lst.sequential, known=False)
+    return ModuleListV(lst.items[:i] + (module,) + lst.items[i:], lst.sequential)
 
 
 # nn.Module's registries, which its attributes stand for (their reads above).

@@ -269,6 +269,7 @@ def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
         _walk(child, (), False, name, stmt, reads, parents, at)
     if not at:
         return None
+    reads = [r for r in reads if not _read_before(r, stmt, at[0], parents)]
     if len(reads) != 1:
         reads = _rebound_next(stmt, name, parents, reads)
         if reads is None:
@@ -280,6 +281,22 @@ def _read_once(an, scope, stmt: ast.stmt, name: str, frame) -> str | None:
     if nested or not set(loops) <= around:
         return None  # run by a loop, or by a function called who knows how often
     return _consumes(an, read, parents, frame)
+
+
+def _read_before(read: tuple, stmt: ast.stmt, loops: tuple, parents: dict) -> bool:
+    """Whether a read of the name surely runs before stmt binds the iterator to it,
+    so never sees it: a read in the value stmt binds (`layers = filter(f, layers)`:
+    Python evaluates the value first, in every turn of a loop around it), or, where
+    no loop runs stmt again, a read written before stmt outside any nested function
+    (the straight-line order Python runs a function's statements in)."""
+    node, _, nested = read
+    value = getattr(stmt, "value", None)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and value is not None:
+        if _within(node, value, parents):
+            return True
+    if nested or loops:
+        return False
+    return (node.lineno, node.col_offset) < (stmt.lineno, stmt.col_offset)
 
 
 def _rebound_next(stmt: ast.stmt, name: str, parents: dict, reads: list) -> list | None:

@@ -20,7 +20,7 @@ from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerCla
 from shapelint.analysis.decorators import FunctionV
 from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.lambdas import ClosureV
-from shapelint.analysis.module_kinds import TENSOR_CLASSES
+from shapelint.analysis.module_kinds import TENSOR_CLASSES, stub_layer
 from shapelint.analysis.modules import ModuleListV, SelfRecorder
 from shapelint.ops import dtypes
 from shapelint.ops.backward import BROKEN
@@ -379,8 +379,12 @@ def class_key(v: Value) -> str | None:
 
 def instance_class(an, v: Value) -> Value | None:
     """`obj.__class__` of an instance of a project class (the module being built
-    included): its class, where no class along its bases claims another; None
+    included): its class, where no class along its bases claims another; of a
+    torch layer the stubs describe (`nn.ReLU()`), that layer's class, which no
+    project class is an instance of (`type(act).__name__` is "ReLU"); None
     otherwise."""
+    if type(v) is ObjectV and stub_layer(v.kind):
+        return LayerClassV(v.kind)
     key = class_key(v)
     cd = an.class_of(key) if key is not None else None
     if cd is None or not plain_type(an, cd):

@@ -184,4 +184,6 @@ def repeated(left: Value, right: Value) -> Value | None:
         return SeqV(seq.items[0], n.value)  # `[hidden] * (depth - 1)`: depth - 1 of them
     if k is None or len(seq.items) * k > _MAX_REPEAT:
         return None
-    return TupleV(seq.items * max(k, 0), seq.kind)  # a list times n is a list, a tuple a tuple
+    # a list's repetition is a new list (which `.copy()` and `.insert` are methods
+    # of); any tuple's, a namedtuple's too, a plain tuple
+    return TupleV(seq.items * max(k, 0), "list" if seq.kind == "list" else None)

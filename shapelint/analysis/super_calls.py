@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from shapelint.analysis import aliasing, dict_keys, plain, raising, registering
 from shapelint.analysis.attributes import call_after, find_method, init_after, super_method
-from shapelint.analysis.callable_values import ClassRefV
+from shapelint.analysis.callable_values import ClassRefV, TorchForwardV, bound_method_of
 from shapelint.analysis.construction import object_new, run_init
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import MAPPING_MUTATORS, dict_method, mapping
@@ -218,6 +218,28 @@ def _module_call(an: Analyzer, me: ObjectV, node, args, kwargs, frame) -> Value 
         return an.invoke(fwd, me, node, args, kwargs, frame)
     base = torch_base(an, cd) if cd is not None else None
     return torch_forward(an, base, me, node, args, kwargs, frame) if base is not None else None
+
+
+def super_attribute(an: Analyzer, meth: str, frame) -> Value | None:
+    """`super().meth` read without a call, in a target run's method of a project
+    class: the method found after the method's class along the instance's MRO,
+    bound to the instance (a project method; torch's forward of a layer or container
+    base, `TorchForwardV`), as calling it then runs what `super().meth(...)` runs.
+    None where that is not known here (the analysis reads the call instead)."""
+    me = frame.env.get("self")
+    func = getattr(frame, "func", None)
+    if func is None or func.cls is None or not isinstance(me, ObjectV):
+        return None
+    if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+           for d in func.node.decorator_list):  # fmt: skip
+        return None  # self is no instance there
+    fd = super_method(an, frame, meth, _instance_class(an, me))
+    if fd is not None:
+        return bound_method_of(fd, me)
+    base = torch_base(an, func.cls)
+    if meth == "forward" and base is not None and base != MAPPING:
+        return TorchForwardV(base, me)
+    return None
 
 
 def _instance_class(an: Analyzer, me: Value | None) -> ClassDef | None:

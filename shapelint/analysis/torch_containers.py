@@ -242,10 +242,15 @@ def iterated(an: Analyzer, v: Value) -> Value:
     self` in a Sequential subclass's forward) walks its registered layers, as
     Sequential.__iter__ does (a module list of unknown length where an attribute
     set after them may be a module the analysis did not build); anything else
-    is itself."""
-    if not (isinstance(v, ObjectV) and v.kind.startswith("<class>")):
+    is itself. The module being built walks what it has registered so far
+    (`for layer in self:` after `super().__init__(*layers)`)."""
+    if isinstance(v, SelfRecorder):
+        key, v = v.cls, ObjectV(f"<class>{v.cls}", tuple(v.attrs.items()))
+    elif isinstance(v, ObjectV) and v.kind.startswith("<class>"):
+        key = v.kind[7:]
+    else:
         return v
-    cd = an.class_of(v.kind[7:])
+    cd = an.class_of(key)
     if cd is None or torch_base(an, cd) not in CONTAINERS:
         return v
     layers = _registered(an, v)
