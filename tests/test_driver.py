@@ -8,7 +8,6 @@ import gc
 import os
 import re
 import time
-import weakref
 from pathlib import Path
 
 import pytest
@@ -293,37 +292,6 @@ def test_cycles_are_still_collected_in_a_batch(tmp_path, monkeypatch):
     monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a) or real(*a))
     analyze_files(make_tree(tmp_path, 6), {}, jobs=1)
     assert calls
-
-
-class _Cyclic:
-    def __init__(self) -> None:
-        self.me = self
-
-
-class _Leaf:
-    """An object the collector counts (lists and dicts from free lists are not)."""
-
-
-def test_a_cycle_that_dies_after_it_was_frozen_is_collected(monkeypatch):
-    """A batch freezes what outlives a collection; an object frozen while alive that
-    later dies in a cycle (a project module's analyzer dropped from its table) is
-    collected once the frozen objects have doubled, not kept for the whole run."""
-    monkeypatch.setattr(driver, "GC_SURVIVORS", 10)
-    was = driver._batch_gc()
-    try:
-        held = _Cyclic()
-        dead = weakref.ref(held)
-        kept = [_Leaf() for _ in range(20)]
-        driver._gc_step()  # `held` outlives this collection: frozen
-        del held
-        kept += [_Leaf() for _ in range(20)]
-        driver._gc_step()  # the frozen objects have not doubled: not looked at
-        assert dead() is not None
-        kept += [_Leaf() for _ in range(2 * gc.get_freeze_count())]
-        driver._gc_step()
-        assert dead() is None
-    finally:
-        driver._restore_gc(was)
 
 
 # ---------------------------------------------------------------------- the cache

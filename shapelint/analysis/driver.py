@@ -661,10 +661,6 @@ def _init_pool_worker(options: AnalysisOptions, cache) -> None:
 GC_SURVIVORS = 200_000
 
 
-# The objects frozen after the last collection that looked at every object (_gc_step).
-_FROZEN_AT_FULL = [0]
-
-
 def _batch_gc() -> bool:
     """Turn the cyclic GC off for a batch of files; returns whether it was on.
 
@@ -680,7 +676,6 @@ def _batch_gc() -> bool:
     was = gc.isenabled()
     gc.freeze()
     gc.disable()
-    _FROZEN_AT_FULL[0] = gc.get_freeze_count()
     return was
 
 
@@ -696,20 +691,10 @@ def _gc_step() -> None:
     import gc
 
     if not gc.isenabled() and gc.get_count()[0] > GC_SURVIVORS:
-        everything = gc.get_freeze_count() + gc.get_count()[0] > 2 * _FROZEN_AT_FULL[0]
-        if everything:
-            # A frozen object is never collected: one that dies in a cycle after
-            # it was frozen (a project module's analyzer dropped from its table)
-            # would stay for the run. Looked at again each time the frozen objects
-            # have doubled, the collections cost time in proportion to what the
-            # run allocates, and what is kept stays within twice what is alive.
-            gc.unfreeze()
         gc.collect()
         # What outlived a full collection is long-lived (stub tables, interned
         # symbols): frozen, the next collection does not walk it again.
         gc.freeze()
-        if everything:
-            _FROZEN_AT_FULL[0] = gc.get_freeze_count()
 
 
 def _work(task: tuple[int, str, bool]) -> tuple:
