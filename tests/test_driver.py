@@ -3,6 +3,7 @@ the process pool, the cache and the lazily unpacked cost records."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import re
@@ -244,6 +245,44 @@ def test_a_batch_analysis_leaves_no_reference_cycles(tmp_path, source):
     finally:
         if was:
             gc.enable()
+
+
+CLASS_USER = """
+import enum
+
+import torch
+
+
+class UniqueModeName(enum.IntEnum):
+    SMALL = 1
+    BIG = 2
+
+
+class UniqueNetName(torch.nn.Module):
+    def __init__(self, mode=UniqueModeName.BIG):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4 * int(mode))
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+net = UniqueNetName()
+"""
+
+
+def test_a_file_analysis_keeps_none_of_its_classes(tmp_path):
+    """What is read once of a class (enums: whether a constructed class is an enum,
+    an enum's members) lives as long as the class: a table over every file's classes
+    kept each class's tree, and the analyzer it belongs to, for the whole run (over a
+    gigabyte on the corpus)."""
+    p = tmp_path / "m.py"
+    p.write_text(CLASS_USER)
+    driver.analyze_text(str(p), CLASS_USER)
+    gc.collect()
+    left = [o.name for o in gc.get_objects() if isinstance(o, ast.ClassDef)]
+    assert "UniqueNetName" not in left
+    assert "UniqueModeName" not in left
 
 
 def test_cycles_are_still_collected_in_a_batch(tmp_path, monkeypatch):

@@ -59,6 +59,11 @@ class ClassDef:
     init_kwonly: list[str] = field(default_factory=list)  # after `*` or `*args`: by keyword
     owner: Analyzer | None = field(default=None, compare=False, repr=False)
     key: str = ""  # unique across the project: instances are ObjectV("<class>" + key)
+    # What the modules above read of this class once (enums.py: its enum kind, its
+    # members), kept with it: a class's bases and body do not change within its
+    # tree's life, and the answers die with it (a table keyed by class key kept every
+    # file's class, and the analyzer and tree it belongs to, for the whole run).
+    kept: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 # A function's interpretation state (the interpreter's own frame class): the

@@ -65,17 +65,13 @@ def is_enum(an: Analyzer, cd: ClassDef) -> bool:
     return _known_kind(an, cd) is not None
 
 
-# Per class key, the class and what _kind said of it: every construction asks, and
-# a class's bases do not change within its tree's life (a new tree is a new class).
-_KINDS: dict[str, tuple] = {}
-
-
 def _known_kind(an: Analyzer, cd: ClassDef):
-    held = _KINDS.get(cd.key)
-    if held is not None and held[0] is cd:
-        return held[1]
-    found = _kind(an, cd, 0)
-    _KINDS[cd.key] = (cd, found)
+    """What _kind says of cd, kept with the class: every construction asks, and a
+    class's bases do not change within its tree's life (a new tree is a new class)."""
+    kept = cd.kept
+    if "enum kind" in kept:
+        return kept["enum kind"]
+    found = kept["enum kind"] = _kind(an, cd, 0)
     return found
 
 
@@ -119,15 +115,11 @@ def _kind(an: Analyzer, cd: ClassDef, depth: int):
 def members(an: Analyzer, cd: ClassDef) -> dict[str, Value] | None:
     """Each member name of a modelled enum class to its member (an alias to the
     member it names); None where cd is no such class or a member is not modelled."""
-    cached = _CACHE.get(cd.key)
-    if cached is not None and cached[0] is cd:
-        return cached[1]
-    made = _members(an, cd)
-    _CACHE[cd.key] = (cd, made)
+    kept = cd.kept
+    if "enum members" in kept:
+        return kept["enum members"]  # type: ignore[return-value]
+    made = kept["enum members"] = _members(an, cd)
     return made
-
-
-_CACHE: dict[str, tuple] = {}
 
 
 def _members(an: Analyzer, cd: ClassDef) -> dict[str, Value] | None:
