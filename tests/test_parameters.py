@@ -2395,3 +2395,46 @@ def test_a_layer_built_with_a_dtype_not_named_is_no_internal_error(tmp_path):
     p.write_text(textwrap.dedent(LAYER_OF_A_WEIGHTS_DTYPE))
     codes = [d.code for d in analyze_text(str(p), p.read_text(), None).diagnostics]
     assert "SHP002" not in codes
+
+
+BUFFER_STORED = """
+import torch
+import torch.nn as nn
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.zeros(4, 4))
+
+    def forward(self, x):
+        self.w = x.data * 2
+        return self.w
+
+
+class Outer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.inner = Inner()
+        self.inner(torch.ones(4, c))  # stores a plain tensor under the buffer's name
+        self.register_buffer("b", torch.zeros(3))
+        self.b = torch.ones(3) * 2
+
+    def forward(self, x):
+        return x + self.inner.w.sum() + self.b.sum()
+"""
+
+
+def test_a_tensor_stored_under_a_buffers_name_stays_a_buffer(tmp_path):
+    """nn.Module.__setattr__ puts a plain tensor stored under a buffer's name in
+    `_buffers` (deel-torchlip's Björck step, `self._w_bjorck = w.data`); main: 0
+    buffers, complete, where torch holds 19."""
+    from tests.helpers import written_module
+
+    path, mod = written_module(tmp_path, "buffer_stored", BUFFER_STORED)
+    truth = sum(b.numel() for b in mod.Outer(4).buffers())
+    args = ["cost", "--no-cache", f"{path}::Outer", "--init", "c=4", "--input", "x=2,4"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    assert t["buffers_value"] == truth == 19
