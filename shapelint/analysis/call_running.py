@@ -321,11 +321,10 @@ class CallRunningMixin:
                 if checks:
                     args = [learning.learn_factors(self, frame, args[0], checks), *args[1:]]
             callee = reparametrize.before_forward(self, callee, node, frame)
-            held = parametrize.layer_attrs(self, callee.kind, callee, node, frame)
-            if held is None:
-                why = "a parametrized tensor of a layer whose forward may read it more than once"
-                return self.unknown_call(node, args, kwargs, frame, why)
-            callee = ObjectV(callee.kind, tuple(held.items()))
+            called = parametrize.layer_called(self, callee.kind, callee, node, frame)
+            if called is None:
+                return self.unknown_call(node, args, kwargs, frame, parametrize.UNFOLLOWED_WHY)
+            callee = called
             return self.op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 

@@ -61,6 +61,9 @@ READ_ONCE = frozenset(
 )
 
 
+UNFOLLOWED_WHY = "a parametrized tensor of a layer whose forward may read it more than once, or of a layer it holds"
+
+
 def _attrs(module) -> dict[str, Value]:
     return module.attrs if isinstance(module, SelfRecorder) else dict(module.attrs)
 
@@ -294,19 +297,20 @@ def _nested(v: Value) -> bool:
     return bool(parametrized(v)) or any(_nested(a) for _, a in v.attrs)
 
 
-def layer_attrs(an, base: str, me, node, frame) -> dict[str, Value] | None:
-    """me's attributes as its torch base's forward reads them, each parametrized
-    tensor recomputed once (the base reads it once: READ_ONCE); None where a base
-    that is not known to read it once holds one, or a layer it holds does (the
-    stub reads that layer's tensors as they are held)."""
-    names = parametrized(me)
-    attrs = dict(_attrs(me))
-    if any(_nested(v) for v in attrs.values()):
+def layer_called(an, base: str, me: ObjectV, node, frame) -> ObjectV | None:
+    """me as its torch base's forward reads it (base: the layer's kind, or the torch
+    base of me's project class): each parametrized tensor recomputed once, the
+    base reading it once (READ_ONCE); me itself where none is; None where a base
+    not known to read it once holds one, or a layer it holds does (the stub reads
+    that layer's tensors as they are held)."""
+    if any(_nested(v) for _, v in me.attrs):
         return None  # a layer a stub reads into (MultiheadAttention's out_proj.weight)
+    names = parametrized(me)
     if not names:
-        return attrs
+        return me
     if base not in READ_ONCE:
         return None
+    attrs = dict(me.attrs)
     for name in names:
         attrs[name] = read(an, me, name, node, frame)
-    return attrs
+    return ObjectV(me.kind, tuple(attrs.items()))

@@ -168,11 +168,10 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
         if layers is not None and layers.sequential:
             return call_sequential(an, layers, node, args, kwargs, frame)
         return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
-    held = parametrize.layer_attrs(an, base, me, node, frame)
-    if held is None:
-        why = "a parametrized tensor of a layer whose forward may read it more than once"
-        return an.unknown_call(node, args, kwargs, frame, why)
-    me = ObjectV(me.kind, tuple(held.items()))
+    called = parametrize.layer_called(an, base, me, node, frame)
+    if called is None:
+        return an.unknown_call(node, args, kwargs, frame, parametrize.UNFOLLOWED_WHY)
+    me = called
     layer = ObjectV(base, _through_properties(an, base, me, node, frame))
     if not an.specialize:
         # called as the layer itself is: what its checks say of an input known in part
