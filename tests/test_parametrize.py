@@ -129,6 +129,21 @@ class HeldBias(nn.Module):
         return self.seq(self.proj(x))
 
 
+class Helped(nn.Module):
+    # the helper changes the layer in place, held by the module being built and by
+    # the caller's local
+    def __init__(self, c):
+        super().__init__()
+        self.proj = nn.Linear(16, c)
+        scaled(self.proj)
+        lin = nn.Linear(c, c)
+        scaled(lin)
+        self.out = lin
+
+    def forward(self, x):
+        return self.out(self.proj(x))
+
+
 class HeldNorm(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -139,7 +154,17 @@ class HeldNorm(nn.Module):
         return self.norm(x)
 """
 
-TARGETS = ["Held", "Own", "OwnLinear", "OwnSpectral", "Chain", "ReadTwice", "HeldBias", "HeldNorm"]
+TARGETS = [
+    "Held",
+    "Own",
+    "OwnLinear",
+    "OwnSpectral",
+    "Chain",
+    "ReadTwice",
+    "HeldBias",
+    "HeldNorm",
+    "Helped",
+]
 # spectral_norm's recomputation saves what is not followed (reparametrize.SAVED_WHY)
 UNSAVED = {"OwnSpectral", "Chain"}
 
@@ -165,7 +190,7 @@ def _truth(path, target: str, shape, train: bool) -> dict:
 
 
 def _static(path, target: str, shape, train: bool) -> tuple[dict, dict]:
-    arg = "x" if target in ("Held", "ReadTwice", "HeldBias", "HeldNorm") else "input"
+    arg = "x" if target in ("Held", "ReadTwice", "HeldBias", "HeldNorm", "Helped") else "input"
     dims = ",".join(map(str, shape))
     args = ["cost", "--no-cache", f"{path}::{target}", "--init", "c=4", "--input", f"{arg}={dims}"]
     args.append("--train" if train else "--eval")
