@@ -88,7 +88,7 @@ class Own(nn.Conv1d):
 class OwnLinear(nn.Linear):
     def __init__(self, c):
         super().__init__(16, c)
-        parametrize.register_parametrization(self, "weight", Orthogonalized())
+        parametrize.register_parametrization(self, "weight", Orthogonalized(), unsafe=False)
 
 
 class OwnSpectral(nn.Conv1d):

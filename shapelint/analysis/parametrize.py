@@ -15,7 +15,8 @@ counts, train or eval, with buffers `_u` / `_v`.
 With `unsafe=False` torch runs the whole list once at registration and checks the
 result's shape: that run is followed (its state changes kept, its cost dropped:
 no forward of the module); a result of another shape, which torch refuses, is not
-modelled. A step with a `right_inverse` changes the original at registration:
+modelled; with `unsafe=True` no check runs and a list of any shape may follow:
+not modelled. A step with a `right_inverse` changes the original at registration:
 not modelled. Any case not modelled is reparametrize.not_followed's: the figures
 are not known, never the plain layer's.
 
@@ -103,7 +104,7 @@ def call(an, qual: str, args, kwargs, open_kwargs, node, frame) -> Value | None:
         return None
     spectral = qual != reparametrize.REGISTER
     names = _SPECTRAL_ARGS if spectral else _REGISTER
-    if len(args) > len(names) or set(kwargs) - {*names, "unsafe"}:
+    if len(args) > len(names) or set(kwargs) - {*names, *(() if spectral else ("unsafe",))}:
         return None
     bound = dict(zip(names, args, strict=False))
     if set(bound) & set(kwargs):
@@ -118,8 +119,10 @@ def call(an, qual: str, args, kwargs, open_kwargs, node, frame) -> Value | None:
         return None
     if spectral:
         step = spectral_step(an, module, name, reparametrize.literal(bound.get("dim")))
-    else:
+    elif "tensor_name" in bound:
         step = bound.get("parametrization")
+    else:
+        return None  # torch: a TypeError
     if step is None or unsafe:
         return None  # unsafe: no check at registration, a list of any shape: not modelled
     changed = register(an, module, name, step)

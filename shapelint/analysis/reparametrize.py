@@ -42,6 +42,7 @@ from shapelint.ops.saved import nbytes
 from shapelint.ops.stub_ops import registry
 from shapelint.ops.values import (
     UNKNOWN,
+    BoolV,
     BufferV,
     Cost,
     IntV,
@@ -198,6 +199,8 @@ def literal(v: Value):
         return v
     if isinstance(v, NoneV):
         return None
+    if isinstance(v, BoolV) and v.value is not None:
+        return v.value
     if isinstance(v, StrV) and v.value is not None:
         return v.value
     if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
