@@ -18,7 +18,7 @@ from shapelint.cli import main
 
 torch = pytest.importorskip("torch")
 
-from tests.test_reparametrize import _load, saved_bytes  # noqa: E402
+from tests.test_reparametrize import load_module, static_figures, torch_truth  # noqa: E402
 
 LAYERS = """
 import torch
@@ -169,43 +169,7 @@ TARGETS = [
 UNSAVED = {"OwnSpectral", "Chain"}
 
 
-def _truth(path, target: str, shape, train: bool) -> dict:
-    from torch.utils.flop_counter import FlopCounterMode
-
-    m = getattr(_load(path), target)(4).train(train)
-    x = torch.randn(*shape)
-    with FlopCounterMode(display=False) as fwd:
-        out = m(x)
-    with FlopCounterMode(display=False) as both:
-        m(x).sum().backward()
-    return {
-        "saved": saved_bytes(m, x),
-        "flops": fwd.get_total_flops(),
-        "backward": both.get_total_flops() - fwd.get_total_flops(),
-        "params": sum(p.numel() for p in m.parameters()),
-        "trainable": sum(p.numel() for p in m.parameters() if p.requires_grad),
-        "buffers": sum(b.numel() for b in m.buffers()),
-        "output": list(out.shape),
-    }
-
-
-def _static(path, target: str, shape, train: bool) -> tuple[dict, dict]:
-    arg = "x" if target in ("Held", "ReadTwice", "HeldBias", "HeldNorm", "Helped") else "input"
-    dims = ",".join(map(str, shape))
-    args = ["cost", "--no-cache", f"{path}::{target}", "--init", "c=4", "--input", f"{arg}={dims}"]
-    args.append("--train" if train else "--eval")
-    r = CliRunner().invoke(main, [*args, "--format", "json"])
-    assert r.exit_code == 0, r.output
-    t = json.loads(r.output)["target"]
-    return {
-        "saved": t["activation_bytes_value"],
-        "flops": t["flops_value"],
-        "backward": t["flops_backward_value"],
-        "params": t["params_value"],
-        "trainable": t["trainable_params_value"],
-        "buffers": t["buffers_value"],
-        "output": [int(d) for d in t["output"]] if t["output"] else None,
-    }, t
+_ARGS_X = ("Held", "ReadTwice", "HeldBias", "HeldNorm", "Helped")
 
 
 @pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
@@ -216,8 +180,9 @@ def test_a_parametrized_weight_costs_and_holds_what_torch_says(tmp_path, target,
     p = tmp_path / "parametrized.py"
     p.write_text(textwrap.dedent(LAYERS))
     shape = (2, 4, 16)
-    got, t = _static(p, target, shape, train)
-    truth = _truth(p, target, shape, train)
+    arg = "x" if target in _ARGS_X else "input"
+    got, t = static_figures(p, target, shape, train, arg)
+    truth = torch_truth(p, target, shape, train)
     assert t["complete"] and t["backward_complete"], t["unknown"]
     if target in UNSAVED:
         assert not t["activation_complete"] and got["saved"] is None
@@ -294,7 +259,7 @@ def test_a_parametrization_not_modelled_leaves_the_figures_not_known(tmp_path, t
     weight once: never the plain layer's figures."""
     p = tmp_path / "notmodelled.py"
     p.write_text(textwrap.dedent(NOT_MODELLED))
-    m = getattr(_load(p), target)(4)
+    m = getattr(load_module(p), target)(4)
     assert any(torch.nn.utils.parametrize.is_parametrized(c) for c in m.modules())
     arg = "x" if target in ("Recurrent", "Attn") else "input"
     args = ["cost", "--no-cache", f"{p}::{target}", "--init", "c=4", "--input", f"{arg}=2,4,16"]
@@ -310,7 +275,7 @@ def test_a_parametrization_torch_refuses_is_no_figure(tmp_path):
     p = tmp_path / "notmodelled.py"
     p.write_text(textwrap.dedent(NOT_MODELLED))
     with pytest.raises(ValueError):
-        _load(p).Refused(4)
+        load_module(p).Refused(4)
     args = ["cost", "--no-cache", f"{p}::Refused", "--init", "c=4", "--input", "input=2,4,16"]
     r = CliRunner().invoke(main, [*args, "--format", "json"])
     assert r.exit_code == 0, r.output

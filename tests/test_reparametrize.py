@@ -235,7 +235,7 @@ TARGETS = [
 ]
 
 
-def _load(path):
+def load_module(path):
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = mod
@@ -259,12 +259,13 @@ def saved_bytes(m, x) -> int:
     return sum(seen.values())
 
 
-def _truth(path, target: str, shape) -> dict:
+def torch_truth(path, target: str, shape, train: bool = True) -> dict:
+    """The figures torch gives for target(4) on a random input of that shape."""
     from torch.utils.flop_counter import FlopCounterMode
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # torch's old weight_norm
-        m = getattr(_load(path), target)(4)
+        m = getattr(load_module(path), target)(4).train(train)
     x = torch.randn(*shape)
     with FlopCounterMode(display=False) as fwd:
         out = m(x)
@@ -283,10 +284,11 @@ def _truth(path, target: str, shape) -> dict:
     }
 
 
-def _static(path, target: str, shape) -> dict:
+def static_figures(path, target: str, shape, train: bool = True, arg: str = "x") -> tuple:
+    """The same figures as `shapelint cost` gives them, and its JSON target."""
     dims = ",".join(map(str, shape))
-    args = ["cost", "--no-cache", f"{path}::{target}", "--init", "c=4", "--input", f"x={dims}"]
-    args.append("--train")
+    args = ["cost", "--no-cache", f"{path}::{target}", "--init", "c=4", "--input", f"{arg}={dims}"]
+    args.append("--train" if train else "--eval")
     r = CliRunner().invoke(main, [*args, "--format", "json"])
     assert r.exit_code == 0, r.output
     t = json.loads(r.output)["target"]
@@ -307,8 +309,8 @@ def test_a_reparametrized_layer_costs_and_holds_what_torch_says(tmp_path, target
     p = tmp_path / "reparam.py"
     p.write_text(textwrap.dedent(LAYERS))
     shape = (2, 4, 16)
-    got, t = _static(p, target, shape)
-    truth = _truth(p, target, shape)
+    got, t = static_figures(p, target, shape)
+    truth = torch_truth(p, target, shape)
     if target in UNSAVED:
         # what the recomputation saves is not followed: no complete figure
         assert not t["activation_complete"] and got["saved"] is None
