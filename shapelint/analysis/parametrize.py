@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from contextvars import ContextVar
 
 from shapelint.analysis import plain, reparametrize
 from shapelint.analysis.attributes import find_method
@@ -38,6 +39,7 @@ from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import after_op
 from shapelint.ops.values import UNKNOWN, BufferV, Cost, ObjectV, ParameterV, TensorV, Value
+from shapelint.scoped import Bound
 
 _LIST = reparametrize.PARAMETRIZATIONS_KIND
 _DICT = "torch.nn.ModuleDict"
@@ -217,10 +219,27 @@ def _drop(frame, before: set) -> None:
         del frame.records[k]
 
 
+# Set while the body of `with parametrize.cached():` runs: torch computes each
+# parametrized tensor once there, keyed on the module's id, which a value here
+# does not carry (a module's value is rebuilt when it changes): not modelled.
+_CACHED: ContextVar[bool] = ContextVar("parametrize_cached", default=False)
+CACHED = "torch.nn.utils.parametrize.cached"
+
+
+def caching() -> Bound:
+    return Bound(_CACHED, True)
+
+
 def read(an, module, name: str, node, frame) -> Value:
     """`module.<name>` where a parametrization this module follows recomputes it:
-    the ParametrizationList's forward run now, step by step."""
+    the ParametrizationList's forward run now, step by step; not known inside
+    `parametrize.cached()`."""
     entry = _attrs(module)["parametrizations"].attr(name)
+    if _CACHED.get():
+        why = "a parametrization under parametrize.cached()"
+        return an.unknown_call(
+            _node(node, name, "cached"), [entry.attr("original")], {}, frame, why
+        )
     x = entry.attr("original")
     if not isinstance(x, TensorV):
         return UNKNOWN
