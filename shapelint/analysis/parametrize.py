@@ -75,7 +75,11 @@ def parametrized(module) -> tuple[str, ...]:
     """The names whose reads run a parametrization this module follows."""
     if not isinstance(module, (SelfRecorder, ObjectV)):
         return ()
-    held = _attrs(module).get("parametrizations")
+    # asked at every attribute read of a target run: no copy of the attributes
+    if isinstance(module, SelfRecorder):
+        held = module.attrs.get("parametrizations")
+    else:
+        held = module.attr("parametrizations")
     if not isinstance(held, ObjectV) or held.kind != _DICT:
         return ()
     hooked = _hooked(module)
