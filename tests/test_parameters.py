@@ -2438,3 +2438,33 @@ def test_a_tensor_stored_under_a_buffers_name_stays_a_buffer(tmp_path):
     assert r.exit_code == 0, r.output
     t = json.loads(r.output)["target"]
     assert t["buffers_value"] == truth == 19
+
+
+TRACKED_STORED = """
+import torch
+import torch.nn as nn
+
+
+class G(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.register_buffer("s", torch.zeros(c, c))
+        self.w = nn.Parameter(torch.randn(c, c))
+        self.s = self.w @ self.w  # a buffer autograd tracks: a graph back to w
+
+    def forward(self, x):
+        return x @ self.s
+"""
+
+
+def test_a_tracked_tensor_stored_under_a_buffers_name_is_no_figure(tmp_path):
+    """torch keeps it in `_buffers` (16 numbers) with its graph: the backward runs
+    through it to w (320 FLOPs). Neither a leaf buffer nor a plain tensor says so
+    (main: 0 buffers and 64 FLOPs of backward, complete): not known."""
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "tracked_stored", TRACKED_STORED)
+    _, backward, _, _ = torch_figures(mod, "G", {"c": 4}, {"x": (2, 4)}, True)
+    assert backward == 320 and sum(b.numel() for b in mod.G(4).buffers()) == 16
+    t = run_class(path, "G", {"c": 4}, {"x": (2, 4)}, True)
+    assert not t["backward_complete"] and t["buffers_value"] is None
