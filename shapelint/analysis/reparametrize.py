@@ -21,9 +21,10 @@ The weight is recomputed at each call, a tensor of its own: the layer's op saves
 it where a Parameter would be no activation (the stubs list `self.weight` among what
 a layer saves), and `_weight_norm` along the first or last axis saves the norms
 (torch's fused kernel; elsewhere what it saves is not followed). Only torch layers
-the stubs describe are modelled; any other
-module given, or a name it does not hold as a Parameter of known shape, leaves
-the result unknown as before.
+the stubs describe are modelled here (parametrize.py takes
+`parametrizations.spectral_norm` of a module the project builds, and
+`register_parametrization`); any other module given, or a name it does not hold
+as a Parameter of known shape, leaves the result unknown as before.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ _CALLS = {
 }
 NAMES = frozenset(_CALLS)
 # torch's general one: `module.<name>` becomes what the parametrization's forward
-# returns from the original at each read (torch/nn/utils/parametrize.py); that
-# forward, any module's, is not followed here.
+# returns from the original at each read (torch/nn/utils/parametrize.py):
+# parametrize.py follows it, and spectral_norm of a module the project builds.
 REGISTER = "torch.nn.utils.parametrize.register_parametrization"
 
 
