@@ -492,6 +492,42 @@ CASES = {
         dict(dim=8),
         dict(x=(2, 8)),
     ),
+    # sinabs' StatefulLayer: `for name, b in self.named_buffers(): self.register_buffer(
+    # name, ...)` in a forward; torch's walks skip a None entry and yield a tied tensor once
+    "buffer_and_parameter_walks": (
+        """
+        class Cell(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.register_buffer("h", torch.zeros(0))
+                self.scale = None
+                self.register_buffer("c", torch.zeros(0))
+
+            def forward(self, x):
+                for name, b in self.named_buffers():
+                    self.register_buffer(name, torch.zeros(x.shape[-1], x.shape[-1]))
+                out = x
+                for b in self.buffers():
+                    out = out @ b
+                return out
+
+        class Net(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.cell = Cell(dim)
+                self.w = nn.Parameter(torch.ones(dim, dim))
+                self.v = self.w
+
+            def forward(self, x):
+                y = self.cell(x)
+                for name, p in self.named_parameters():
+                    y = y @ p
+                return y
+        """,
+        "Net",
+        dict(dim=8),
+        dict(x=(2, 8)),
+    ),
     # diffusers' get_parameter_dtype: walks named_modules() and parameters(), no arithmetic
     "module_tree_walks_cost_nothing": (
         """

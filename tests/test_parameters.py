@@ -2395,3 +2395,76 @@ def test_a_layer_built_with_a_dtype_not_named_is_no_internal_error(tmp_path):
     p.write_text(textwrap.dedent(LAYER_OF_A_WEIGHTS_DTYPE))
     codes = [d.code for d in analyze_text(str(p), p.read_text(), None).diagnostics]
     assert "SHP002" not in codes
+
+
+BUFFER_STORED = """
+import torch
+import torch.nn as nn
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.zeros(4, 4))
+
+    def forward(self, x):
+        self.w = x.data * 2
+        return self.w
+
+
+class Outer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.inner = Inner()
+        self.inner(torch.ones(4, c))  # stores a plain tensor under the buffer's name
+        self.register_buffer("b", torch.zeros(3))
+        self.b = torch.ones(3) * 2
+
+    def forward(self, x):
+        return x + self.inner.w.sum() + self.b.sum()
+"""
+
+
+def test_a_tensor_stored_under_a_buffers_name_stays_a_buffer(tmp_path):
+    """nn.Module.__setattr__ puts a plain tensor stored under a buffer's name in
+    `_buffers` (deel-torchlip's Björck step, `self._w_bjorck = w.data`); main: 0
+    buffers, complete, where torch holds 19."""
+    from tests.helpers import written_module
+
+    path, mod = written_module(tmp_path, "buffer_stored", BUFFER_STORED)
+    truth = sum(b.numel() for b in mod.Outer(4).buffers())
+    args = ["cost", "--no-cache", f"{path}::Outer", "--init", "c=4", "--input", "x=2,4"]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    t = json.loads(r.output)["target"]
+    assert t["buffers_value"] == truth == 19
+
+
+TRACKED_STORED = """
+import torch
+import torch.nn as nn
+
+
+class G(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.register_buffer("s", torch.zeros(c, c))
+        self.w = nn.Parameter(torch.randn(c, c))
+        self.s = self.w @ self.w  # a buffer autograd tracks: a graph back to w
+
+    def forward(self, x):
+        return x @ self.s
+"""
+
+
+def test_a_tracked_tensor_stored_under_a_buffers_name_is_no_figure(tmp_path):
+    """torch keeps it in `_buffers` (16 numbers) with its graph: the backward runs
+    through it to w (320 FLOPs). Neither a leaf buffer nor a plain tensor says so
+    (main: 0 buffers and 64 FLOPs of backward, complete): not known."""
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "tracked_stored", TRACKED_STORED)
+    _, backward, _, _ = torch_figures(mod, "G", {"c": 4}, {"x": (2, 4)}, True)
+    assert backward == 320 and sum(b.numel() for b in mod.G(4).buffers()) == 16
+    t = run_class(path, "G", {"c": 4}, {"x": (2, 4)}, True)
+    assert not t["backward_complete"] and t["buffers_value"] is None

@@ -284,7 +284,9 @@ class AssignmentMixin:
                     none_plain = isinstance(value, NoneV) and plain.none_stays_plain(
                         base.attrs, target.attr
                     )
-                    base.attrs[target.attr] = own_methods.stored(base, value)
+                    kept = own_methods.stored(base, value)
+                    kept = attribute_stores.registered_again(base.attrs.get(target.attr), kept)
+                    base.attrs[target.attr] = kept
                     if id(value_node) in base.undecided_exprs:
                         # `self.mlp = Mlp(...) if emb_dim is not None else None`: each
                         # arm a path of a test a call's arguments may decide (init_run)

@@ -35,6 +35,8 @@ from shapelint.ops.values import (
     TensorV,
     TupleV,
     Value,
+    as_buffer,
+    tracked,
 )
 
 if TYPE_CHECKING:
@@ -74,6 +76,8 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
     torch does), and in the local names bound to it. A store the analysis cannot
     place, of a value that may be a parameter or a module, makes their counts
     unknown (aliasing.py)."""
+    if attr is not None and (is_module(obj) or isinstance(obj, SelfRecorder)):
+        value = registered_again(_held(obj, attr), value)
     if isinstance(obj, SelfRecorder) and attr is not None:
         stays_plain = isinstance(value, NoneV) and plain.none_stays_plain(obj.attrs, attr)
         obj.attrs[attr] = value
@@ -104,6 +108,23 @@ def store_attr(an: Analyzer, obj: Value, attr: str | None, value: Value, frame) 
         return
     # `p.data = t` of another shape: numel may change, requires_grad may not
     aliasing.lost(freezes=not (isinstance(obj, TensorV) and attr == "data"))
+
+
+def _held(obj, attr: str) -> Value:
+    return obj.attrs.get(attr, UNKNOWN) if isinstance(obj, SelfRecorder) else obj.attr(attr)
+
+
+def registered_again(old: Value, value: Value) -> Value:
+    """A plain tensor stored under the name of a module's buffer stays a buffer, as
+    nn.Module.__setattr__ puts it in `_buffers` (`self.w = w.data` in a forward
+    after `register_buffer("w", ...)`): counted among the buffers, not lost. Only
+    one autograd surely does not track: a buffer here is a leaf, while one made by
+    ops on tensors that require grad passes the gradient on (`self.s = self.w @
+    self.w` in a constructor), which neither a buffer nor a plain tensor here
+    says: not known."""
+    if isinstance(old, BufferV) and type(value) is TensorV:
+        return as_buffer(value) if tracked(value) is False else UNKNOWN
+    return value
 
 
 _NEVER_STATE = (

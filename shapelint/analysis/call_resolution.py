@@ -536,6 +536,8 @@ def call_attribute(
     res = modules.method_call(an, recv, func, node, args, kwargs, frame)
     if res is None and func.attr in module_walk.METHODS:
         res = module_walk.walk(an, recv, func.attr, args, kwargs)
+    if res is None and func.attr in module_walk.TENSOR_METHODS:
+        res = module_walk.tensors(an, recv, func.attr, args, kwargs)
     if res is not None:
         return res
     item = module_lists.registered_item(recv, func.attr)

@@ -30,6 +30,7 @@ from shapelint.analysis import (
     learning,
     modules,
     narrowing,
+    parametrize,
     reparametrize,
     specialized,
     torch_containers,
@@ -320,6 +321,10 @@ class CallRunningMixin:
                 if checks:
                     args = [learning.learn_factors(self, frame, args[0], checks), *args[1:]]
             callee = reparametrize.before_forward(self, callee, node, frame)
+            called = parametrize.layer_called(self, callee.kind, callee, node, frame)
+            if called is None:
+                return self.unknown_call(node, args, kwargs, frame, parametrize.UNFOLLOWED_WHY)
+            callee = called
             return self.op_value(f"{callee.kind}.__call__", [callee, *args], kwargs, node, frame)
         return self.unknown_call(node, args, kwargs, frame, "not analysed (unknown callee)")
 

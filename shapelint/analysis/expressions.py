@@ -49,6 +49,7 @@ from shapelint.analysis import (
     ndarrays,
     operator_methods,
     own_methods,
+    parametrize,
     path_split,
     project,
     pytypes,
@@ -460,6 +461,8 @@ def attribute(an: Analyzer, node: ast.Attribute, frame: Frame, d: int) -> Value:
             return got
     base = an.eval(node.value, frame, d)
     an.naming.attribute(node, base, frame)
+    if an.specialize and node.attr in parametrize.parametrized(base):
+        return parametrize.read(an, base, node.attr, node, frame)  # the class's property
     if isinstance(base, (SelfRecorder, ObjectV)) and an.specialize:
         hooked = attribute_hooks.read(an, base, node, frame)
         if hooked is not None:

@@ -55,13 +55,16 @@ def registered_modules(me: ObjectV) -> list[tuple[str, Value]] | None:
     return out
 
 
-def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | None:
+def registered_tensors(
+    me: ObjectV, registry: str, walked: bool = False
+) -> list[tuple[str, Value]] | None:
     """What a project module's `me._buffers` (registry "_buffers") or
     `me._parameters` holds, in the order torch registered it: its buffers, or its
     Parameters. None where an entry may be hidden: an attribute not known or one of
     several values, a plain tensor (a tensor stored under a buffer's name stays a
     buffer in torch), None (which either registry holds where it was registered
-    so), a registration the analysis lost; and a torch layer's registries."""
+    so; walked: as nn.Module's walks read it, which skip a None), a registration
+    the analysis lost; and a torch layer's registries."""
     if not me.kind.startswith("<class>"):
         return None
     want = BufferV if registry == "_buffers" else ParameterV
@@ -70,8 +73,8 @@ def registered_tensors(me: ObjectV, registry: str) -> list[tuple[str, Value]] | 
     for k, v in me.attrs:
         if k in (UNFOLLOWED, aliasing.ALIASED) or v is UNKNOWN and k not in surely_plain:
             return None
-        if isinstance(v, NoneV) and k in surely_plain:
-            continue
+        if isinstance(v, NoneV) and (k in surely_plain or walked):
+            continue  # walked: `_named_members` skips a None entry of either registry
         if isinstance(v, (ChoiceV, NoneV, OptionalV)) or type(v) is TensorV:
             return None
         if isinstance(v, want):

@@ -12,13 +12,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import module_tree
+from shapelint.analysis.attributes import find_method
 from shapelint.analysis.module_lists import ModuleListV, as_items, item_names
-from shapelint.ops.values import NoneV, StrV, TupleV, Value
+from shapelint.ops.values import NoneV, ObjectV, StrV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
 
 METHODS = frozenset({"modules", "named_modules"})
+# nn.Module's walks of the tensors its modules register: `_named_members` over
+# named_modules(), each module's registry in the order it registered them
+TENSOR_METHODS = {
+    "parameters": "_parameters",
+    "named_parameters": "_parameters",
+    "buffers": "_buffers",
+    "named_buffers": "_buffers",
+}
 
 # A walk that reaches more modules than this is not followed: a loop over it is
 # followed turn by turn up to as many turns (loops.py's 64), and past them what
@@ -37,6 +46,44 @@ def walk(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
     if meth == "modules":
         return TupleV(tuple(v for _, v in found), kind="list")
     return TupleV(tuple(TupleV((StrV(k), v)) for k, v in found), kind="list")
+
+
+def tensors(an: Analyzer, recv: Value, meth: str, args, kwargs) -> Value | None:
+    """The list `meth` (TENSOR_METHODS) yields on a built module recv (sinabs'
+    `for name, b in self.named_buffers(): self.register_buffer(name, ...)` in a
+    forward): each module of the walk, its registry's tensors under their dotted
+    names, each tensor once by identity (torch's remove_duplicate); None where a
+    module of the walk is no project module whose registry is known (a torch
+    layer's, module_tree.registered_tensors), or a class along it defines the
+    method or `named_modules` itself, or arguments are given."""
+    if args or kwargs or not an.specialize or not isinstance(recv, ObjectV):
+        return None
+    found: list[tuple[str, Value]] = []
+    if not _walk(an, recv, "", found, set()):
+        return None
+    registry = TENSOR_METHODS[meth]
+    named = meth.startswith("named_")
+    out: list[Value] = []
+    seen: set[int] = set()
+    for prefix, module in found:
+        if not isinstance(module, ObjectV) or _defines(an, module, meth):
+            return None
+        held = module_tree.registered_tensors(module, registry, walked=True)
+        if held is None:
+            return None
+        for k, t in held:
+            if id(t) in seen:
+                continue
+            seen.add(id(t))
+            out.append(TupleV((StrV(f"{prefix}.{k}" if prefix else k), t)) if named else t)
+    return TupleV(tuple(out), kind="list")
+
+
+def _defines(an: Analyzer, module: ObjectV, meth: str) -> bool:
+    cd = an.class_of(module.kind.partition(">")[2])
+    return cd is None or any(
+        find_method(an, cd, m) is not None for m in (meth, f"named_{meth.removeprefix('named_')}")
+    )
 
 
 def _walk(an: Analyzer, module: Value, prefix: str, found: list, memo: set[int]) -> bool:

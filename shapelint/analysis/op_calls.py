@@ -26,6 +26,7 @@ from shapelint.analysis import (
     learning,
     modules,
     ndarrays,
+    parametrize,
     promote_types,
     pytree,
     pytypes,
@@ -137,8 +138,12 @@ class OpCallsMixin:
             built = reparametrize.apply(self, qual, args, kwargs, open_kwargs, frame)
             if built is not None:
                 return built
+        if qual in parametrize.FOLLOWED and self.specialize:
+            built = parametrize.call(self, qual, args, kwargs, open_kwargs, node, frame)
+            if built is not None:
+                return built
         if qual in reparametrize.NAMES or qual == reparametrize.REGISTER:
-            reparametrize.not_followed(qual, args, kwargs, frame)
+            reparametrize.not_followed(qual, args, kwargs, frame, node)
         built = modules.qualified_call(self, qual, args, kwargs, open_kwargs)
         if built is None and self.specialize and qual.endswith(".__init__"):
             built = torch_containers.base_init(self, qual, node, args, kwargs, open_kwargs, frame)

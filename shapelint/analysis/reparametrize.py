@@ -21,26 +21,29 @@ The weight is recomputed at each call, a tensor of its own: the layer's op saves
 it where a Parameter would be no activation (the stubs list `self.weight` among what
 a layer saves), and `_weight_norm` along the first or last axis saves the norms
 (torch's fused kernel; elsewhere what it saves is not followed). Only torch layers
-the stubs describe are modelled; any other
-module given, or a name it does not hold as a Parameter of known shape, leaves
-the result unknown as before.
+the stubs describe are modelled here (parametrize.py takes
+`parametrizations.spectral_norm` of a module the project builds, and
+`register_parametrization`); any other module given, or a name it does not hold
+as a Parameter of known shape, leaves the result unknown as before.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 
-from shapelint.analysis import aliasing, plain
+from shapelint.analysis import aliasing, in_place, plain
 from shapelint.analysis.callable_values import LayerClassV
 from shapelint.analysis.holders import replace_identical
 from shapelint.analysis.module_kinds import PARAMETRIZED, UNFOLLOWED
-from shapelint.analysis.modules import SelfRecorder
+from shapelint.analysis.recorder import SelfRecorder
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import LEAF, Origin, after_op, made_by
 from shapelint.ops.saved import nbytes
 from shapelint.ops.stub_ops import registry
 from shapelint.ops.values import (
     UNKNOWN,
+    BoolV,
     BufferV,
     Cost,
     IntV,
@@ -75,8 +78,8 @@ _CALLS = {
 }
 NAMES = frozenset(_CALLS)
 # torch's general one: `module.<name>` becomes what the parametrization's forward
-# returns from the original at each read (torch/nn/utils/parametrize.py); that
-# forward, any module's, is not followed here.
+# returns from the original at each read (torch/nn/utils/parametrize.py):
+# parametrize.py follows it, and spectral_norm of a module the project builds.
 REGISTER = "torch.nn.utils.parametrize.register_parametrization"
 
 
@@ -110,7 +113,7 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
     bound.update(zip(names, args[1:], strict=False))
     bound.update({k: v for k, v in kwargs.items() if k != "module"})
     module = args[0]
-    name = _literal(bound["name"])
+    name = literal(bound["name"])
     if (
         not isinstance(module, ObjectV)
         or not module.kind.startswith("torch.nn.")
@@ -120,31 +123,33 @@ def apply(an, qual: str, args, kwargs, open_kwargs, frame) -> Value | None:
     if what == "remove":
         new = _removed(module, name)
     else:
-        dim = _literal(bound["dim"])
+        dim = literal(bound["dim"])
         if dim is _NOT_KNOWN:
             return None
         new = _applied(what, module, name, dim)
     if new is None:
         return None
-    _replace_held(module, new, frame)
+    replace_held(module, new, frame)
     return new
 
 
-def _replace_held(module: Value, new: Value, frame) -> None:
-    """new where the module being built and the caller's names hold module."""
-    owner = frame.env.get("self")
-    if isinstance(owner, SelfRecorder):
+def replace_held(module: Value, new: Value, frame) -> None:
+    """new where the modules being built (each, at any depth: a helper function
+    handed `self.proj` changes the one layer they hold) and the names of every
+    live frame (`lin = nn.Linear(...); wrap(lin)`: the caller's `lin`) hold
+    module: Python changes the one object in place."""
+    for owner in aliasing.recorders():
         replace_identical(owner, module, new, frame)
-    else:
-        for k, v in list(frame.env.items()):
+    for f in {id(f): f for f in (*in_place.LIVE, frame)}.values():
+        for k, v in list(f.env.items()):
             if v is module:
-                frame.env[k] = new
+                f.env[k] = new
 
 
 _NOT_KNOWN = object()
 
 
-def not_followed(qual: str, args, kwargs, frame) -> None:
+def not_followed(qual: str, args, kwargs, frame, node=None) -> None:
     """A reparametrization apply() does not model (register_parametrization, or one
     handed a module it does not describe, the module being built among them): the
     module given changes in place, its weight no Parameter any more but what a
@@ -153,9 +158,12 @@ def not_followed(qual: str, args, kwargs, frame) -> None:
     reach (a Björck parametrization in eval mode returns a buffer: no weight
     gradient). The module is not known after it: for the one being built, its
     weight and what it registers; a module it holds or a caller's name holds, the
-    whole module."""
+    whole module. A module the analysis does not know (`self.attn.out_proj` of a
+    layer whose stub holds no such layer) changes where it is held: the counts of
+    the modules being built are lost, and the layer of the one being built that
+    the argument is read off (`self.attn`) is not known."""
     module = args[0] if args else kwargs.get("module")
-    name = _literal(args[1] if len(args) > 1 else kwargs.get(_NAME_KW.get(qual, "name"), "weight"))
+    name = literal(args[1] if len(args) > 1 else kwargs.get(_NAME_KW.get(qual, "name"), "weight"))
     if isinstance(module, SelfRecorder):
         module.attrs[UNFOLLOWED] = UNKNOWN
         module.attrs[PARAMETRIZED] = UNKNOWN
@@ -165,17 +173,35 @@ def not_followed(qual: str, args, kwargs, frame) -> None:
         aliasing.lost()
         return
     if isinstance(module, ObjectV):
-        _replace_held(module, UNKNOWN, frame)
+        replace_held(module, UNKNOWN, frame)
+        return
+    owner = frame.env.get("self")
+    given = node.args[0] if node is not None and node.args else None
+    path = []
+    while isinstance(given, ast.Attribute):
+        path.append(given.attr)
+        given = given.value
+    if (
+        isinstance(owner, SelfRecorder)
+        and isinstance(given, ast.Name)
+        and given.id == "self"
+        and path
+    ):
+        owner.attrs[path[-1]] = UNKNOWN
+        plain.mark(owner.attrs, path[-1], False)
+    aliasing.lost()
 
 
 _NAME_KW = {REGISTER: "tensor_name"}
 
 
-def _literal(v: Value):
+def literal(v: Value):
     if isinstance(v, (str, int, float)) or v is None:
         return v
     if isinstance(v, NoneV):
         return None
+    if isinstance(v, BoolV) and v.value is not None:
+        return v.value
     if isinstance(v, StrV) and v.value is not None:
         return v.value
     if isinstance(v, IntV) and v.value is not None and v.value.value is not None:
@@ -215,13 +241,8 @@ def _applied(what: str, module: ObjectV, name: str, dim) -> ObjectV | None:
             dim = 1 if module.kind.split(".")[-1].startswith("ConvTranspose") else 0
         if not -rank <= dim < rank:
             return None
-        h = shape[dim % rank]
-        rest: Expr | None = Expr.const(1)
-        for i, d in enumerate(shape):
-            if i != dim % rank:
-                rest = None if rest is None or not isinstance(d, Expr) else rest * d
         orig = ParameterV(shape, weight.dtype, weight.requires_grad)
-        u, v2 = BufferV((h,), weight.dtype), BufferV((rest,), weight.dtype)
+        u, v2 = power_buffers(weight, dim)
         held = {name + "_orig": orig, name + "_u": u, name + "_v": v2}
         if what == "p_spectral_norm":
             held = None
@@ -241,6 +262,17 @@ def _applied(what: str, module: ObjectV, name: str, dim) -> ObjectV | None:
     hooks[name] = f"{what} fused" if fused else what
     attrs.append((HOOKS, _hooks_value(hooks)))
     return ObjectV(module.kind, tuple(attrs))
+
+
+def power_buffers(weight: ParameterV, dim: int) -> tuple[BufferV, BufferV]:
+    """spectral_norm's power-iteration vectors: u the weight's size along dim, v
+    the product of its other sizes (None where one is not known)."""
+    shape = weight.shape or ()
+    rest: Expr | None = Expr.const(1)
+    for i, d in enumerate(shape):
+        if i != dim % len(shape):
+            rest = None if rest is None or not isinstance(d, Expr) else rest * d
+    return BufferV((shape[dim % len(shape)],), weight.dtype), BufferV((rest,), weight.dtype)
 
 
 def _parametrized(attrs: list, name: str, originals) -> list:

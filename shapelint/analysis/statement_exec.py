@@ -41,6 +41,7 @@ from shapelint.analysis import (
     modules,
     narrowing,
     operator_methods,
+    parametrize,
     path_split,
     raising,
     unfollowed,
@@ -429,6 +430,10 @@ def _with_items(an: Analyzer, stmt, i: int, mode, frame: Frame, start: list) -> 
             an.assign(item.optional_vars, UNKNOWN, frame, None)
         _with_items(an, stmt, i + 1, mode, frame, start)
         return
+    if an.specialize and _called(an, item.context_expr) == parametrize.CACHED:
+        with parametrize.caching():
+            _with_items(an, stmt, i + 1, mode, frame, start)
+        return
     cm = an.eval(item.context_expr, frame)
     grad_mode.inference_tensors(an, item.context_expr, frame, cm)
     m = grad_mode.mode_of(an, item.context_expr, frame)
@@ -455,6 +460,13 @@ def _with_items(an: Analyzer, stmt, i: int, mode, frame: Frame, start: list) -> 
         # what its __exit__ does is not known
         call = ast.copy_location(ast.Call(ast.Attribute(expr, "__exit__"), [], []), expr)
         an.unknown_call(call, [], {}, frame, "__exit__ of a context manager not known here")
+
+
+def _called(an: Analyzer, expr: ast.expr) -> str | None:
+    """The qualified name of the function `expr` calls, where it is one."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, (ast.Name, ast.Attribute)):
+        return an.imports.resolve(expr.func)
+    return None
 
 
 def _dunder_of(an: Analyzer, cm, name: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import dict_keys, framed, joined_objects, plain, specialized
+from shapelint.analysis import dict_keys, framed, joined_objects, parametrize, plain, specialized
 from shapelint.analysis.attributes import all_methods, find_method
 from shapelint.analysis.dict_entries import ITEMS
 from shapelint.analysis.dict_values import dict_value, mapping
@@ -168,6 +168,10 @@ def torch_forward(an: Analyzer, base: str, me: ObjectV, node, args, kwargs, fram
         if layers is not None and layers.sequential:
             return call_sequential(an, layers, node, args, kwargs, frame)
         return an.unknown_call(node, args, kwargs, frame, f"{base} of unknown layers")
+    called = parametrize.layer_called(an, base, me, node, frame)
+    if called is None:
+        return an.unknown_call(node, args, kwargs, frame, parametrize.UNFOLLOWED_WHY)
+    me = called
     layer = ObjectV(base, _through_properties(an, base, me, node, frame))
     if not an.specialize:
         # called as the layer itself is: what its checks say of an input known in part

@@ -165,6 +165,11 @@ def parents(values) -> frozenset:
     for v in values:
         if isinstance(v, TupleV):
             out |= parents(v.items)
+        elif isinstance(v, ObjectV):
+            # a layer's tensors are operands of its call (operand_grads): a weight
+            # recomputed by ops before the call (a parametrization, a property)
+            # passes the gradient on to them
+            out |= parents([a for _, a in v.attrs if isinstance(a, TensorV)])
         elif not _untracked(v):
             out |= _came(v)
     return frozenset(out)
