@@ -93,6 +93,8 @@ def children(
         return None
     if isinstance(recv, ObjectV) and _stub_leaf(recv.kind):
         return TupleV((), kind="list")
+    if isinstance(recv, ModuleListV):
+        return _container_children(an, recv, meth)
     if isinstance(recv, SelfRecorder):
         key, held = recv.cls, list(recv.attrs.items())
     elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
@@ -121,8 +123,27 @@ def children(
     kept = [(k, v) for k, v in found if _module_instance(an, v) is not False]
     if any(_module_instance(an, v) is None for _, v in kept):
         return None
+    return _yielded(kept, meth)
+
+
+def _container_children(an: Analyzer, v: ModuleListV, meth: str) -> Value | None:
+    """named_children() / children() of torch's own nn.Sequential or nn.ModuleList
+    known item by item: its items under the names torch registered them by (`0`,
+    `1`, ... or a `Sequential(OrderedDict(...))`'s), None ones left out and each
+    object once by identity, as nn.Module's walk yields them. None (not known)
+    where the list is not known item by item or an item may be no module."""
+    if not v.known or v.count is not None:
+        return None
+    held = [(k, i) for k, i in zip(item_names(v), v.items) if not isinstance(i, NoneV)]
+    if any(not is_module(i) or _module_instance(an, i) is not True for _, i in held):
+        return None
+    return _yielded(held, meth)
+
+
+def _yielded(held: list[tuple[str, Value]], meth: str) -> Value:
+    """The walk's items: each object once, by identity, under its first name."""
     once, seen = [], set()
-    for k, v in kept:
+    for k, v in held:
         if id(v) not in seen:
             seen.add(id(v))
             once.append((k, v))
