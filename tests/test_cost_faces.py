@@ -267,3 +267,31 @@ def test_a_file_that_cannot_be_read_is_named_and_fails_the_run(tmp_path, fmt):
     else:
         assert "SHP001" in r.output and "not costed" in r.output
         assert re.search(r"bad\.py.*3", r.output)
+
+
+def test_equal_items_at_the_root_collapse_without_a_parent(tmp_path):
+    """A ModuleDict subclass as the target holds its items at the root, `0`, `1`:
+    equal ones make one row `0-1 ×2`, with no parent name in front."""
+    p = tmp_path / "m.py"
+    p.write_text(
+        textwrap.dedent(
+            """
+            from torch import nn
+
+
+            class Items(nn.ModuleDict):
+                def __init__(self, n):
+                    layers = {}
+                    for name, module in (("0", nn.Linear(n, n)), ("1", nn.Linear(n, n))):
+                        layers[name] = module
+                    super().__init__(layers)
+
+                def forward(self, x):
+                    for name, module in self.items():
+                        x = module(x)
+                    return x
+            """
+        )
+    )
+    text = cost(f"{p}::Items", "--init", "n=4", "--input", "x=2,4")
+    assert any(line.split()[:3] == ["0-1", "×2", "Linear"] for line in text.splitlines()), text

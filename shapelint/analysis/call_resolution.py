@@ -487,7 +487,7 @@ def call_attribute(
         return res if res is not None else UNKNOWN
     recv = an.eval(func.value, frame, d)
     if isinstance(recv, TensorV) and func.attr == "numpy" and not args and not kwargs:
-        array = ndarrays.from_tensor(recv, backward.requires(recv))
+        array = ndarrays.from_tensor(recv, backward.requires(recv), an.options.dtype)
         if array is not None:
             # no op of torch's: nothing its flop counter sees, nothing saved; the
             # tensor's memory is handed out (its known elements are no longer)

@@ -223,6 +223,40 @@ def map_call(an, node: ast.Call, args: list[Value], frame, unroll: int = UNROLL)
         return TupleV(tuple(results))
     count = its[0].count if len(its) == 1 else None
     with collected(frame) as runs, storages.repeated_turn(list(frame.env.values())):
-        value = an.call_value(f, node, [it.item for it in its], {}, frame)
+        value = _call_once(an, f, node, [it.item for it in its], frame)
     merge(frame.records, runs, count, "map" if count is not None else "map over unknown length")
     return SeqV(value, count)
+
+
+_ITEM = ".map item {}"  # not a Python name: nothing in the code can see it
+
+
+def _call_once(an, f: Value, node: ast.Call, items: list[Value], frame) -> Value:
+    """f called on one item of each sequence. A function known by its name, not as
+    a value (`map(np.percentile, rows, qs)`: a library function), is called as
+    `np.percentile(row, q)` written out is, which the analysis reads by name."""
+    named = node.args[0] if node.args else None
+    if f is not UNKNOWN or not _reference(named):
+        return an.call_value(f, node, items, {}, frame)
+    names = [_ITEM.format(i) for i in range(len(items))]
+    call = ast.copy_location(
+        ast.Call(named, [ast.copy_location(ast.Name(n, ast.Load()), node) for n in names], []),
+        node,
+    )
+    frame.env.update(zip(names, items))
+    fresh = set(names) - frame.locals
+    frame.locals |= fresh
+    try:
+        return an.eval(call, frame)
+    finally:
+        for n in names:
+            frame.env.pop(n, None)
+        frame.locals -= fresh
+
+
+def _reference(node: ast.expr | None) -> bool:
+    """A name or a dotted name (`np.percentile`): reading it runs no code of the
+    project's but an attribute hook's, as the call written out would."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)

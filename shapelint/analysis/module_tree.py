@@ -97,7 +97,7 @@ def children(
     if isinstance(recv, ObjectV) and _stub_leaf(recv.kind):
         return TupleV((), kind="list")
     if isinstance(recv, ModuleListV):
-        return _listed_children(recv, meth)
+        return _container_children(an, recv, meth)
     if isinstance(recv, SelfRecorder):
         key, held = recv.cls, list(recv.attrs.items())
     elif isinstance(recv, ObjectV) and recv.kind.startswith("<class>"):
@@ -126,33 +126,33 @@ def children(
     kept = [(k, v) for k, v in found if _module_instance(an, v) is not False]
     if any(_module_instance(an, v) is None for _, v in kept):
         return None
-    return _walked(kept, meth)
+    return _yielded(kept, meth)
 
 
-def _walked(found: list[tuple[str, Value]], meth: str) -> Value:
-    """What the walk yields of the registered (name, module) pairs: each object
-    once, by identity, as nn.Module's memo keeps it."""
+def _container_children(an: Analyzer, v: ModuleListV, meth: str) -> Value | None:
+    """named_children() / children() of torch's own nn.Sequential or nn.ModuleList
+    known item by item: its items under the names torch registered them by (`0`,
+    `1`, ... or a `Sequential(OrderedDict(...))`'s), None ones left out and each
+    object once by identity, as nn.Module's walk yields them. None (not known)
+    where the list is not known item by item or an item may be no module."""
+    if not v.known or v.count is not None:
+        return None
+    held = [(k, i) for k, i in zip(item_names(v), v.items) if not isinstance(i, NoneV)]
+    if any(not is_module(i) or _module_instance(an, i) is not True for _, i in held):
+        return None
+    return _yielded(held, meth)
+
+
+def _yielded(held: list[tuple[str, Value]], meth: str) -> Value:
+    """The walk's items: each object once, by identity, under its first name."""
     once, seen = [], set()
-    for k, v in found:
+    for k, v in held:
         if id(v) not in seen:
             seen.add(id(v))
             once.append((k, v))
     if meth == "children":
         return TupleV(tuple(v for _, v in once), kind="list")
     return TupleV(tuple(TupleV((StrV(k), v)) for k, v in once), kind="list")
-
-
-def _listed_children(seq: ModuleListV, meth: str) -> Value | None:
-    """`nn.Sequential(...).children()`, `nn.ModuleList(...).named_children()`: the
-    items in order under the names torch registered them by, None items left out
-    (add_module takes None; the walk skips it); None where the items are not
-    known one by one."""
-    if not seq.known or seq.count is not None:
-        return None
-    found = [(k, v) for k, v in zip(item_names(seq), seq.items) if not isinstance(v, NoneV)]
-    if not all(is_module(v) for _, v in found):
-        return None
-    return _walked(found, meth)
 
 
 # The stub-described torch layers that register submodules (torch's

@@ -168,8 +168,9 @@ def qualified_call(an: Analyzer, qual: str, args, kwargs, open_kwargs) -> Value 
             return BufferV(data.shape, data.dtype)
         grad = args[1] if len(args) > 1 else kwargs.get("requires_grad", BoolV(True))
         flag = grad.value if isinstance(grad, BoolV) else None
-        made = ParameterV(data.shape, data.dtype, flag)
-        # the Parameter is data's storage: no save made before data holds it either
+        # the Parameter is data's storage: its elements are data's (one Known, which a
+        # write through either makes stale), and no save made before data holds it either
+        made = ParameterV(data.shape, data.dtype, flag, known=data.known)
         versions.made_from(made, storages.named_storage(data))
         return made
     if qual == "itertools.repeat" and args and not open_kwargs:

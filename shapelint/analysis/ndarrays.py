@@ -199,13 +199,21 @@ _NUMPY_DTYPES = frozenset(
 )
 
 
-def from_tensor(t: TensorV, requires_grad: bool | None) -> ArrayV | None:
+def from_tensor(
+    t: TensorV, requires_grad: bool | None, default: str | None = None
+) -> ArrayV | None:
     """`t.numpy()`: an array of t's shape and dtype, sharing its memory; None where
     torch may raise instead (a tensor that requires grad, a dtype numpy lacks) or
-    the dtype is not known."""
-    if requires_grad is not False or t.dtype not in _NUMPY_DTYPES:
+    the dtype is not known. default: the run's default float (`--dtype`; None:
+    float32), the dtype of a tensor of dtype None."""
+    dtype = (
+        t.dtype
+        if t.dtype is not None
+        else dtypes.DTYPE_ALIASES.get(default or "", default or dtypes.DEFAULT_FLOAT)
+    )
+    if requires_grad is not False or dtype not in _NUMPY_DTYPES:
         return None
-    return ArrayV(t.shape, t.dtype)
+    return ArrayV(t.shape, dtype)
 
 
 def negative(a: ArrayV) -> Value:

@@ -9,9 +9,10 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import decorators, namedtuples, pytree
+from shapelint.analysis import decorators, dict_keys, namedtuples, pytree
 from shapelint.analysis.absence import CONFIG_PREFIX
 from shapelint.analysis.callable_values import PartialV
+from shapelint.analysis.dict_values import dict_value
 from shapelint.analysis.module_kinds import CONTAINERS, DICT_KINDS
 from shapelint.analysis.module_lists import ModuleListV
 from shapelint.analysis.unknown_cost import cost_not_known
@@ -145,8 +146,16 @@ _FREE_METHODS = {
 
 
 def without_item(v: Value, index: Value) -> Value | None:
-    """A module list or a tuple without the item at a known index (`del v[i]`);
-    None where that is not known."""
+    """A module list or a tuple without the item at a known index (`del v[i]`), a
+    dict without the entry of a known key it holds (as `d.pop(k)` leaves it); None
+    where that is not known (a key it lacks: Python raises KeyError)."""
+    if _is_dict(v):
+        key = dict_keys.key_of(index)
+        entries = dict(v.attrs)  # type: ignore[attr-defined]
+        if not dict_keys.known(key) or key not in entries:
+            return None
+        del entries[key]
+        return dict_value(entries, v.kind)  # type: ignore[attr-defined]
     i = index.value.value if isinstance(index, IntV) and index.value is not None else None
     if i is None:
         return None

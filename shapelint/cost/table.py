@@ -373,10 +373,11 @@ def _collapse(items: list[Row]) -> list[Row]:
     out: list[Row] = []
     for r in items:
         prev = out[-1] if out else None
-        if prev is not None and _index(r.name) is not None and _same(prev, r):
-            first = prev.name.rsplit(".", 1)
-            lo = first[1].split("-")[0]
-            prev.name = f"{first[0]}.{lo}-{_index(r.name)}"
+        head, _, last = prev.name.rpartition(".") if prev is not None else ("", "", "")
+        lo = last.split("-")[0]
+        if prev is not None and lo.isdigit() and _index(r.name) is not None and _same(prev, r):
+            # a list at the root has items named `0`, `1`, ...: no parent before them
+            prev.name = f"{head}.{lo}-{_index(r.name)}" if head else f"{lo}-{_index(r.name)}"
             prev.times += 1
             continue
         out.append(r)

@@ -123,9 +123,7 @@ def wrote(v: Value) -> None:
 # Python's in-place operators on a tensor, and a subscript store.
 _WRITING_DUNDERS = frozenset(
     f"__i{op}__"
-    for op in (
-        "add sub mul matmul truediv floordiv mod pow and or xor lshift rshift".split()
-    )
+    for op in ("add sub mul matmul truediv floordiv mod pow and or xor lshift rshift".split())
 ) | {"__setitem__"}
 
 
@@ -160,8 +158,16 @@ def _sizes(v: TensorV) -> list[int] | None:
     return out
 
 
-# The dtypes whose elements are kept: every Python int of the limits below fits.
-_KINDS = {"int64": 2**63, "int32": 2**31, "bool": 2}
+# The dtypes whose elements are kept, with the ints each holds, [low, high): a
+# number outside them torch refuses (or wraps), and the elements are then not known.
+_KINDS = {
+    "int64": (-(2**63), 2**63),
+    "int32": (-(2**31), 2**31),
+    "int16": (-(2**15), 2**15),
+    "int8": (-(2**7), 2**7),
+    "uint8": (0, 2**8),
+    "bool": (0, 2),
+}
 
 
 def _exact_kind(v: TensorV) -> bool:
@@ -255,7 +261,9 @@ _COMPARE = {
 
 def _compare_name(name: str) -> str | None:
     short = name.rsplit(".", 1)[-1].strip("_")
-    if short in _COMPARE and (name.startswith(("operator.", "torch.Tensor.__")) or name == f"torch.{short}"):
+    if short in _COMPARE and (
+        name.startswith(("operator.", "torch.Tensor.__")) or name == f"torch.{short}"
+    ):
         return short
     return None
 
@@ -270,8 +278,8 @@ def refine(name: str, args: list[Value], kwargs: dict[str, Value], out: Value) -
     elems = _elements_of(name, args, kwargs)
     if elems is None or len(elems) != math.prod(sizes):
         return out
-    bound = _KINDS[out.dtype]  # type: ignore[index]
-    if out.dtype != "bool" and any(not -bound <= e < bound for e in elems):
+    low, high = _KINDS[out.dtype]  # type: ignore[index]
+    if out.dtype != "bool" and any(not low <= e < high for e in elems):
         return out  # torch would wrap or refuse it
     if out.dtype == "bool":
         elems = tuple(bool(e) for e in elems)
@@ -302,7 +310,11 @@ def _arange(args: list[Value], kwargs: dict[str, Value]) -> tuple | None:
     for k in ("start", "end", "step")[len(given) :]:
         if k in kwargs:
             given.append(kwargs[k])
-    if not given or len(given) > 3 or any(k in kwargs for k in ("start", "end", "step")[: len(args)]):
+    if (
+        not given
+        or len(given) > 3
+        or any(k in kwargs for k in ("start", "end", "step")[: len(args)])
+    ):
         return None
     nums = [_const(v) if not isinstance(v, BoolV) else None for v in given]
     if None in nums:
