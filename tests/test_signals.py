@@ -49,7 +49,15 @@ def start(tree: Path) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, as a shell job
+        # A shell starts a foreground job with SIGINT at its default; a suite run as
+        # a background job (`pytest &`) has it ignored, which the child would inherit
+        # (Python then installs no KeyboardInterrupt handler) and Ctrl-C would not stop it.
+        preexec_fn=_sigint_default,
     )
+
+
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_workers(proc: subprocess.Popen, n: int = 3) -> None:
