@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis import aliasing, in_place, module_state, own_methods, plain
+from shapelint.analysis import aliasing, in_place, module_state, nodes, own_methods, plain
 from shapelint.analysis.attributes import class_attribute, defining_class, mro, outside_bases
 from shapelint.analysis.callable_values import ClassRefV, FunctionRefV, LayerClassV, PartialV
 from shapelint.analysis.holders import held_as, held_nowhere, replace_identical, store_path
@@ -261,7 +261,7 @@ def retyped(an: Analyzer, target: ast.Attribute, frame, cls: Value = UNKNOWN) ->
     if an.specialize and _same_object_retyped(an, target, frame, cls):
         return
     obj = target.value
-    held = an.eval(obj, frame) if _names_path(obj) else UNKNOWN
+    held = an.eval(obj, frame) if nodes.dotted_name(obj) else UNKNOWN
     if isinstance(held, (ObjectV, ModuleListV)):
         # the object itself, wherever it is held (`self.block`, after `block =
         # self.block; block.__class__ = C`): its forward is no longer known
@@ -292,7 +292,7 @@ def _same_object_retyped(an: Analyzer, target: ast.Attribute, frame, cls: Value)
     project class along either defines `__slots__` (then the layouts are surely
     one): each holder of the object (by identity) holds it as an instance of the
     new class. False where that is not so."""
-    if not isinstance(cls, ClassRefV) or not _names_path(target.value):
+    if not isinstance(cls, ClassRefV) or not nodes.dotted_name(target.value):
         return False
     obj = an.eval(target.value, frame)
     if type(obj) is not ObjectV or not obj.kind.startswith("<class>"):
@@ -313,12 +313,6 @@ def _same_object_retyped(an: Analyzer, target: ast.Attribute, frame, cls: Value)
             frame.env[k] = new
     held_as(obj, new)
     return True
-
-
-def _names_path(node: ast.expr) -> bool:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _slotted(cd) -> bool:

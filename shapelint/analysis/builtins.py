@@ -39,6 +39,7 @@ from shapelint.analysis import (
     module_state,
     modules,
     namespace,
+    nodes,
     plain,
     plain_instances,
     pytypes,
@@ -1337,7 +1338,7 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         # `nn.ELU` read where the call is, names resolved as the attribute's are;
         # with no default, Python's getattr is that read (or its AttributeError)
         obj = node.args[0] if node.args else None
-        if not _dotted_name(obj):
+        if not nodes.dotted_name(obj):
             return None
         if len(args) == 3 and an.qualname_of(obj, frame) is None:
             return None
@@ -1357,14 +1358,6 @@ def _getattr(an, node, args, kwargs, frame) -> Value | None:
         ):
             return args[2]  # an attribute that surely does not exist: the default
     return None if value is UNKNOWN else value
-
-
-def _dotted_name(node) -> bool:
-    """A name or a chain of attributes of one: read again, it runs no code of the
-    project's but what reading it once runs (a property getter it reaches)."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def attribute_of(an, node, obj: Value, name: str, frame) -> Value:

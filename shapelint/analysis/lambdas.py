@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from shapelint.analysis import aliasing, closure_calls, defaults, in_place, may_raise
 from shapelint.analysis.loops import UNROLL, of_value
-from shapelint.analysis.nodes import nodes_of
+from shapelint.analysis.nodes import dotted_name, nodes_of
 from shapelint.analysis.repetition import ONE, collected, merge
 from shapelint.analysis.sequences import SeqV
 from shapelint.analysis.statements import declared_names
@@ -236,7 +236,7 @@ def _call_once(an, f: Value, node: ast.Call, items: list[Value], frame) -> Value
     a value (`map(np.percentile, rows, qs)`: a library function), is called as
     `np.percentile(row, q)` written out is, which the analysis reads by name."""
     named = node.args[0] if node.args else None
-    if f is not UNKNOWN or not _reference(named):
+    if f is not UNKNOWN or not dotted_name(named):
         return an.call_value(f, node, items, {}, frame)
     names = [_ITEM.format(i) for i in range(len(items))]
     call = ast.copy_location(
@@ -252,11 +252,3 @@ def _call_once(an, f: Value, node: ast.Call, items: list[Value], frame) -> Value
         for n in names:
             frame.env.pop(n, None)
         frame.locals -= fresh
-
-
-def _reference(node: ast.expr | None) -> bool:
-    """A name or a dotted name (`np.percentile`): reading it runs no code of the
-    project's but an attribute hook's, as the call written out would."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)

@@ -85,6 +85,15 @@ def sole_assignments(fn: ast.AST, name: str) -> list[ast.Assign]:
     return assigns if len(binds) == len(assigns) else []
 
 
+def dotted_name(node: ast.expr | None) -> bool:
+    """A name or a chain of attributes of one (`np.percentile`, `self.block`): read
+    again, it runs no code of the project's but what reading it once runs (an
+    attribute hook or property getter it reaches)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def _index(root: ast.AST) -> dict[type, list]:
     index = root.__dict__.get(_ATTR)
     if index is None:
