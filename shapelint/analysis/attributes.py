@@ -862,3 +862,12 @@ def is_static(node) -> bool:
 
 def is_class_method(node) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+
+
+def binds_no_instance(node) -> bool:
+    """A `@staticmethod` or `@classmethod` def: reading it off an instance binds no
+    `self` (its first parameter is nothing or the class)."""
+    return any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+        for d in node.decorator_list
+    )

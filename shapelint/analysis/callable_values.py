@@ -7,12 +7,11 @@ Split out of modules.py by benchmarks/split_modules.py."""
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import decorators, own_methods
-from shapelint.analysis.attributes import find_method, is_class_method, is_static
+from shapelint.analysis.attributes import binds_no_instance, find_method, is_class_method, is_static
 from shapelint.analysis.lambdas import ClosureV
 from shapelint.analysis.recorder import SelfRecorder
 from shapelint.analysis.unknown_cost import may_cost
@@ -105,9 +104,8 @@ def bind_own(value: Value, recv: Value) -> Value:
 def bound_method_of(fd, recv: Value) -> BoundMethodV | None:
     """fd bound to recv, as reading it off recv binds it; None for a static or class
     method (bound otherwise)."""
-    for d in fd.node.decorator_list:
-        if isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod"):
-            return None
+    if binds_no_instance(fd.node):
+        return None
     return BoundMethodV(fd.qualname, recv, fd)
 
 

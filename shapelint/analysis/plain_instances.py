@@ -21,7 +21,13 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.attributes import defining_class, find_method, find_property, mro
+from shapelint.analysis.attributes import (
+    binds_no_instance,
+    defining_class,
+    find_method,
+    find_property,
+    mro,
+)
 from shapelint.analysis.callable_values import ClassRefV
 from shapelint.analysis.config_classes import is_dataclass
 from shapelint.analysis.modules import SelfRecorder
@@ -47,7 +53,7 @@ def made_plain(an: Analyzer, node: ast.Call, frame) -> bool:
     if cd is None or defining_class(an, cd, func.attr) is not None:
         return False  # a class attribute of that name shadows or replaces the method
     fd = find_method(an, cd, func.attr)
-    if fd is None or not _of_the_class(fd):
+    if fd is None or not binds_no_instance(fd.node):
         return False  # a plain method called through the class takes its self as given
     declared = _declared_class(an, fd)
     return declared is not None and any(c.key == declared for c in mro(an, cd))
@@ -160,13 +166,6 @@ def _plain_read(an: Analyzer, node: ast.Attribute, frame) -> bool:
         cd is not None
         and find_property(an, cd, node.attr) is None
         and all(find_method(an, cd, h) is None for h in _HOOKS)
-    )
-
-
-def _of_the_class(fd: FuncDef) -> bool:
-    return any(
-        isinstance(d, ast.Name) and d.id in ("classmethod", "staticmethod")
-        for d in fd.node.decorator_list
     )
 
 

@@ -11,7 +11,13 @@ import ast
 from typing import TYPE_CHECKING
 
 from shapelint.analysis import aliasing, dict_keys, plain, raising, registering
-from shapelint.analysis.attributes import call_after, find_method, init_after, super_method
+from shapelint.analysis.attributes import (
+    binds_no_instance,
+    call_after,
+    find_method,
+    init_after,
+    super_method,
+)
 from shapelint.analysis.callable_values import ClassRefV, TorchForwardV, bound_method_of
 from shapelint.analysis.construction import object_new, run_init
 from shapelint.analysis.dict_entries import ITEMS
@@ -230,8 +236,7 @@ def super_attribute(an: Analyzer, meth: str, frame) -> Value | None:
     func = getattr(frame, "func", None)
     if func is None or func.cls is None or not isinstance(me, ObjectV):
         return None
-    if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-           for d in func.node.decorator_list):  # fmt: skip
+    if binds_no_instance(func.node):
         return None  # self is no instance there
     fd = super_method(an, frame, meth, _instance_class(an, me))
     if fd is not None:
@@ -283,10 +288,7 @@ def unbound_method_call(an: Analyzer, ref: ClassRefV, meth: str, node, args, kwa
         return None
     fd = find_method(an, cd, meth)
     me, rest = args[0], list(args[1:])
-    if fd is not None and any(
-        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-        for d in fd.node.decorator_list
-    ):
+    if fd is not None and binds_no_instance(fd.node):
         return None
     if meth == "__init__":
         if not isinstance(me, SelfRecorder):
