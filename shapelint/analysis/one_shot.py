@@ -182,14 +182,17 @@ def _handed_calls(scope: ast.AST) -> frozenset[int]:
         ids: set[int] = set()
         # (off the function's kept index, which its other checks share; its
         # leaves Load/Add are none of these, nor is the scope itself)
+        # (by exact type, which the parser's nodes have: isinstance on every node
+        # of every function run was 680k calls on 236 files)
         for n in nodes_descendants(scope):
-            if isinstance(n, ast.Assign) and len(n.targets) == 1:
-                if isinstance(n.targets[0], ast.Name):
+            kind = n.__class__
+            if kind is ast.Assign:
+                if len(n.targets) == 1 and n.targets[0].__class__ is ast.Name:
                     ids.add(id(n.value))
-            elif isinstance(n, ast.Call):
+            elif kind is ast.Call:
                 ids.update(id(a) for a in n.args)
                 ids.update(id(k.value) for k in n.keywords)
-            elif isinstance(n, ast.Starred):
+            elif kind is ast.Starred:
                 ids.add(id(n.value))
         known = frozenset(ids)
         scope.__dict__[_HANDED] = known
