@@ -811,15 +811,16 @@ _NAMES_ATTRIBUTES = "_shapelint_names_attributes"
 
 
 def _names_attributes_walked(stmt: ast.For | ast.AsyncFor) -> bool:
-    bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+    # (nodes.walk: ast.walk's order, without the leaves, which are no call or name)
+    bound = {n.id for n in walk(stmt.target) if isinstance(n, ast.Name)}
     for part in stmt.body:
-        for n in ast.walk(part):
+        for n in walk(part):
             if (
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Name)
                 and n.func.id in _ATTRIBUTE_CALLS
                 and len(n.args) >= 2
-                and any(isinstance(m, ast.Name) and m.id in bound for m in ast.walk(n.args[1]))
+                and any(isinstance(m, ast.Name) and m.id in bound for m in walk(n.args[1]))
             ):
                 return True
     return False

@@ -36,6 +36,7 @@ from shapelint.analysis import generators, loops
 from shapelint.analysis.generators import is_generator, method_of
 from shapelint.analysis.nodes import descendants as nodes_descendants
 from shapelint.analysis.nodes import parents as nodes_parents
+from shapelint.analysis.nodes import walk as nodes_walk
 from shapelint.analysis.repetition import costless, scaled
 from shapelint.ops.values import UNKNOWN, TupleV, Value, replaced
 
@@ -410,10 +411,20 @@ def _consumes(an, read: ast.expr, parents: dict, frame) -> str | None:
 
 def _may_stop(loop: ast.For | ast.AsyncFor) -> bool:
     """Whether a `for` may leave before its iterable is used up (a `break`, `return`
-    or `raise` in its body; a `try` around it may catch the last)."""
-    return any(
-        isinstance(n, (ast.Break, ast.Return, ast.Raise)) for b in loop.body for n in ast.walk(b)
-    )
+    or `raise` in its body; a `try` around it may catch the last). Kept on the loop,
+    asked at each run of it."""
+    known = loop.__dict__.get(_STOPS)
+    if known is None:
+        known = any(
+            isinstance(n, (ast.Break, ast.Return, ast.Raise))
+            for b in loop.body
+            for n in nodes_walk(b)
+        )
+        loop.__dict__[_STOPS] = known
+    return known
+
+
+_STOPS = "_shapelint_may_stop"
 
 
 def _project_function_walks_once(an, call: ast.Call, arg: ast.expr, frame) -> str | None:
