@@ -218,7 +218,7 @@ def test_fast_init_leaves_what_it_cannot_reproduce():
         assert cls not in frozen_init.GENERATED
 
 
-RETURNS_SOURCE = '''
+RETURNS_SOURCE = """
 def f(x, flag):
     if flag:
         return x
@@ -247,7 +247,7 @@ def f(x, flag):
             continue
         return i
     return None
-'''
+"""
 
 
 def _returns_by_ast_walk(fn) -> list[ast.Return]:
@@ -280,7 +280,7 @@ def test_own_returns_are_the_scope_s_returns_and_open_no_expression():
     assert dynamic.own_returns(fn) is got  # kept on the node
 
 
-FIELDS_SOURCE = '''
+FIELDS_SOURCE = """
 import dataclasses
 import typing
 from dataclasses import dataclass, field
@@ -296,7 +296,7 @@ class Config:
     derived: int = field(init=False, default=0)
     drop: float = field(default=0.1)
     name: str = "c"
-'''
+"""
 
 
 def test_dataclass_own_fields_are_the_init_fields_python_makes(monkeypatch):
@@ -430,6 +430,24 @@ def test_path_split_reads_of_a_function_are_ast_walk_s():
     verdicts = [path_split.worth(fn, i) for i in tests]
     assert verdicts == [_worth_by_ast_walk(fn.body[i], fn.body[i + 1 :]) for i in tests]
     assert True in verdicts and False in verdicts
+    assert [path_split.worth(fn, i) for i in tests] == verdicts  # (the branches' stores kept)
+
+
+def test_a_loop_s_found_and_replaced_values_are_ast_walk_s():
+    from shapelint.analysis import loops
+
+    fn = ast.parse(PATHS_SOURCE).body[1]
+    loop = next(s for s in ast.walk(fn) if isinstance(s, ast.For))
+    names = {
+        n.id for s in (loop.target, *loop.body) for n in ast.walk(s) if isinstance(n, ast.Name)
+    }
+    env = {k: object() for k in ["self", "x", "i", "z", "unrelated", *names]}
+    for _ in range(2):  # (the second read off the kept names)
+        found = loops.found_values(env, loop.target, *loop.body)
+        rebound = loops.replaced_values(env, loop.target, *loop.body)
+        assert found == [v for k, v in env.items() if k not in names]
+        assert rebound == [v for k, v in env.items() if k in names]
+        assert env["unrelated"] in found and env["i"] in rebound
 
 
 class _CountedAttrs(tuple):

@@ -180,9 +180,12 @@ def test_parents_are_ast_walk_s_parents_but_of_the_leaves():
                 for c in ast.iter_child_nodes(n)
                 if not isinstance(c, leaves)
             }
+            unkept = nodes.parent_map(root)
+            assert unkept.keys() == want.keys()
+            assert all(unkept[k] is want[k] for k in want)
+            assert nodes.parent_map(root) is not unkept  # built afresh, not kept
             got = nodes.parents(root)
-            assert got.keys() == want.keys()
-            assert all(got[k] is want[k] for k in want)
+            assert got == unkept
             assert nodes.parents(root) is got  # kept on the node
     t = ast.parse(EVERY_KIND)
     assert len(nodes.parents(t)) == len(nodes.walk(t)) - 1

@@ -275,6 +275,41 @@ def test_nested_alternatives_each_settle_on_their_own():
     assert condition_of({deep, None}, Verdicts({deep})) is None
 
 
+def test_a_condition_given_as_a_function_is_made_at_its_first_read_alone():
+    made: list[str] = []
+
+    def text(t: str):
+        return lambda: made.append(t) or f"`{t}`"
+
+    outer = Group(None)
+    left, right = outer.add(text("a")), outer.add(text("not a"))
+    inner = Group(left)
+    deep = inner.add(text("b"))
+    inner.add("not `b`")
+    twins: dict = {}
+    outer.copy(None, twins)  # a memoised run reused: its copy makes no text either
+    assert made == []
+    v = Verdicts({deep})
+    assert condition_of({deep}, v) == "`a` and `b`"
+    assert sorted(made) == ["a", "b"]  # the branch no finding lies on is never named
+    assert left.why == "`a`" and made.count("a") == 1  # kept once made
+    assert condition_of({twins[id(deep)]}, Verdicts({twins[id(deep)]})) == "`a` and `b`"
+    assert right.why == "`not a`"
+
+
+def test_each_undecided_if_is_unparsed_once_and_only_where_a_finding_names_it():
+    import ast
+
+    from shapelint.analysis import branches
+
+    stmt = ast.parse("if x.sum() > 0:\n    pass").body[0]
+    first, second = branches.conditions_later(stmt)
+    assert "_shapelint_conditions" not in stmt.__dict__
+    assert second() == "not `x.sum() > 0` (line 1)"
+    assert first() == "`x.sum() > 0` (line 1)"
+    assert branches.conditions(stmt) is branches.conditions(stmt)
+
+
 def test_run_names_the_alternative_when_torch_takes_the_raising_one(tmp_path):
     # Flag's constructor reads SIGN: with SIGN=1 torch takes the branch the static
     # run found an error on, and `run` says it was foreseen there

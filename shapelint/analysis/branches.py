@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Callable
 
 from shapelint.analysis.run_state import Alternatives
 from shapelint.notation.symbolic import Expr
@@ -181,10 +182,26 @@ def undecided(stmt: ast.If | ast.IfExp, frame, n_before: int, n_mid: int) -> Non
 
 def conditions(stmt: ast.If | ast.IfExp) -> tuple[str, str]:
     """When each branch of an undecided `if` runs, as a finding on it says it
-    (`` `x.sum() > 0` (line 28)``, `` not `x.sum() > 0` (line 28)``)."""
-    test = _test(stmt)
-    negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"
-    return f"`{test}` (line {stmt.lineno})", f"{negated} (line {stmt.lineno})"
+    (`` `x.sum() > 0` (line 28)``, `` not `x.sum() > 0` (line 28)``). Kept on the
+    node, which is never edited: a test run again (per call, per turn) is unparsed
+    once."""
+    known = stmt.__dict__.get(_CONDITIONS)
+    if known is None:
+        test = _test(stmt)
+        negated = f"`{test[4:]}`" if test.startswith("not ") else f"not `{test}`"
+        known = f"`{test}` (line {stmt.lineno})", f"{negated} (line {stmt.lineno})"
+        stmt.__dict__[_CONDITIONS] = known
+    return known
+
+
+_CONDITIONS = "_shapelint_conditions"
+
+
+def conditions_later(stmt: ast.If | ast.IfExp) -> tuple[Callable[[], str], Callable[[], str]]:
+    """conditions(stmt), each made when first read (an Alternative's `why`): most
+    undecided tests have no finding on a branch, and ast.unparse of every test run
+    was 1% of a check."""
+    return (lambda: conditions(stmt)[0]), (lambda: conditions(stmt)[1])
 
 
 def with_rest(stmt: ast.If, block: list[ast.stmt], i: int) -> ast.If:

@@ -22,7 +22,7 @@ summary is every path of the function at once, wherever it was first reached:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -189,7 +189,7 @@ def plain_raised() -> None:
 class _Taking:
     __slots__ = ("group", "why", "alt", "collector")
 
-    def __init__(self, group: Group, why: str) -> None:
+    def __init__(self, group: Group, why: str | Callable[[], str]) -> None:
         self.group, self.why = group, why
 
     def __enter__(self) -> Alternative:
@@ -221,7 +221,7 @@ class _NotTaking:
 _NOT_TAKING = _NotTaking()
 
 
-def taking(group: Group | None, why: str) -> _Taking | _NotTaking:
+def taking(group: Group | None, why: str | Callable[[], str]) -> _Taking | _NotTaking:
     """`with taking(group, why) as alt:` the block runs one alternative of group,
     which runs where why holds (alt None where group is)."""
     return _NOT_TAKING if group is None else _Taking(group, why)

@@ -279,7 +279,7 @@ def eval_ifexp(an: Analyzer, node: ast.IfExp, frame: Frame, d: int) -> Value:
         building.undecided_exprs.add(id(node))
     n_records = len(frame.records)
     group = call_path.undecided()
-    when = branches.conditions(node) if group is not None else ("", "")
+    when = branches.conditions_later(node) if group is not None else ("", "")
     try:
         given = narrowing.given(an, node.test, frame)
         with narrowing.narrowed(frame, given), call_path.taking(group, when[0]):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from shapelint.analysis.nodes import stored_names, walk
+from shapelint.analysis.nodes import parent_map, stored_names, walk
 
 _KEY = "_shapelint_fresh"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -42,10 +42,8 @@ def unreachable_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[s
 
 
 def _kept_inside(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    parents: dict[int, ast.AST] = {}
-    for node in walk(fn):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
+    # (the map leaves out the Load and Add leaves, which no use below asks about)
+    parents = parent_map(fn)
     for node in walk(fn):
         if isinstance(node, ast.Name) and node.id == name and not _kept_use(node, parents, fn):
             return False

@@ -452,18 +452,22 @@ class ModuleAnalyzer(
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
         handler = _EXPR_HANDLERS.get(type(node), expressions.eval_children)
-        if isinstance(node, (ast.GeneratorExp, ast.Call)) and one_shot.makes_iterator(
+        # (only a call or a generator expression makes an iterator: the other nodes,
+        # most of those evaluated, skip the two tests)
+        call = isinstance(node, ast.Call)
+        if (call or isinstance(node, ast.GeneratorExp)) and one_shot.makes_iterator(
             self, node, frame
         ):
             with collected(frame) as made:  # its items' costs: counted as it is walked
                 value = handler(self, node, frame, depth + 1)
             value = one_shot.held(self, node, value, frame, made)
-        elif (walked := one_shot.generator_bound(self, node, frame, depth + 1)) is not None:
+        elif (
+            call and (walked := one_shot.generator_bound(self, node, frame, depth + 1)) is not None
+        ):
             value = walked  # `g = self.blocks()` walked once through g: what it yields
         else:
             value = handler(self, node, frame, depth + 1)
             if type(value) is one_shot.OneShotV:  # an iterator a call handed back
-                call = isinstance(node, ast.Call)
                 value = one_shot.held(self, node, value.items, frame) if call else UNKNOWN
         if type(value) is EitherV:
             value = either_uses.used(self, node, value, frame)

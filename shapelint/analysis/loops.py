@@ -582,15 +582,32 @@ def _growing_lists(before: dict[str, Value], after: dict[str, Value]) -> dict[st
 def found_values(env: dict, *bound: ast.AST) -> list:
     """The values of env a repeated turn finds: all but the names bound in `bound`
     (a loop's body and target, a comprehension's targets), which each turn replaces."""
-    names = {n.id for b in bound for n in walk(b) if isinstance(n, ast.Name)}
+    names = _names_under(bound)
     return [v for k, v in env.items() if k not in names]
 
 
 def replaced_values(env: dict, *bound: ast.AST) -> list:
     """The values of env a repeated turn rebinds (found_values' others): the
     first turn finds them, each later turn the turn before's."""
-    names = {n.id for b in bound for n in walk(b) if isinstance(n, ast.Name)}
+    names = _names_under(bound)
     return [v for k, v in env.items() if k in names]
+
+
+def _names_under(nodes: tuple[ast.AST, ...]) -> frozenset[str]:
+    """The names an `ast.Name` anywhere under nodes reads or binds, each node's kept
+    on it: asked at every run of a loop (per call, per pass), never edited."""
+    return frozenset().union(*(_names_in(b) for b in nodes))
+
+
+def _names_in(node: ast.AST) -> frozenset[str]:
+    known = node.__dict__.get(_NAMES_IN)
+    if known is None:
+        known = frozenset(n.id for n in walk(node) if isinstance(n, ast.Name))
+        node.__dict__[_NAMES_IN] = known
+    return known
+
+
+_NAMES_IN = "_shapelint_names_in"
 
 
 def _found(inner, gens) -> list:
@@ -794,15 +811,16 @@ _NAMES_ATTRIBUTES = "_shapelint_names_attributes"
 
 
 def _names_attributes_walked(stmt: ast.For | ast.AsyncFor) -> bool:
-    bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+    # (nodes.walk: ast.walk's order, without the leaves, which are no call or name)
+    bound = {n.id for n in walk(stmt.target) if isinstance(n, ast.Name)}
     for part in stmt.body:
-        for n in ast.walk(part):
+        for n in walk(part):
             if (
                 isinstance(n, ast.Call)
                 and isinstance(n.func, ast.Name)
                 and n.func.id in _ATTRIBUTE_CALLS
                 and len(n.args) >= 2
-                and any(isinstance(m, ast.Name) and m.id in bound for m in ast.walk(n.args[1]))
+                and any(isinstance(m, ast.Name) and m.id in bound for m in walk(n.args[1]))
             ):
                 return True
     return False

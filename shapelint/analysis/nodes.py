@@ -171,9 +171,16 @@ def parents(root: ast.AST) -> dict[int, ast.AST]:
     a reference cycle, freed by the driver's collections, as one_shot's map,
     which it replaces, always was."""
     known = root.__dict__.get(_PARENTS)
-    if known is not None:
-        return known
-    known = {}
+    if known is None:
+        known = parent_map(root)
+        setattr(root, _PARENTS, known)
+    return known
+
+
+def parent_map(root: ast.AST) -> dict[int, ast.AST]:
+    """parents(root), built afresh and not kept: for a tree read once (a map kept on
+    its root holds the root, a cycle only the collector frees)."""
+    known: dict[int, ast.AST] = {}
     queue = [root]
     found, fields, node_type = queue.append, _FIELDS, ast.AST
     for node in queue:
@@ -196,7 +203,6 @@ def parents(root: ast.AST) -> dict[int, ast.AST]:
             elif value is not None:
                 known[id(value)] = node
                 found(value)
-    setattr(root, _PARENTS, known)
     return known
 
 

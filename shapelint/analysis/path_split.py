@@ -156,17 +156,29 @@ def _settled_part(an: Analyzer, node: ast.expr, names, attrs, first, seen: list)
 def worth(fnode: ast.AST, i: int) -> bool:
     """Whether the branches of the `if` fnode.body[i] bind a name, or store an
     attribute, that the statements after it read (or store)."""
-    stmt = fnode.body[i]
-    stored: set[str] = set()
-    for node in (n for s in (*stmt.body, *stmt.orelse) for n in walk(s)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            stored.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            stored.add("." + node.attr)
+    stored = _stored(fnode.body[i])
     if not stored:
         return False
     last = _last_use(fnode)
     return any(last.get(name, -1) > i for name in stored)
+
+
+def _stored(stmt: ast.If) -> frozenset[str]:
+    """The names, and attributes as `.attr`, the branches of stmt store; kept on it
+    (asked at each run of the function that holds it)."""
+    known = stmt.__dict__.get(_STORED)
+    if known is None:
+        stored: set[str] = set()
+        for node in (n for s in (*stmt.body, *stmt.orelse) for n in walk(s)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stored.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                stored.add("." + node.attr)
+        known = stmt.__dict__[_STORED] = frozenset(stored)
+    return known
+
+
+_STORED = "_shapelint_path_stored"
 
 
 def _last_use(fnode: ast.AST) -> dict[str, int]:

@@ -300,7 +300,7 @@ def _undecided(an: Analyzer, stmt: ast.If, frame: Frame) -> None:
     frame.env.update({name: inner for name, (_, inner) in given.items()})
     n_returns = len(frame.returns)
     group = call_path.undecided()
-    when = branches.conditions(stmt) if group is not None else ("", "")
+    when = branches.conditions_later(stmt) if group is not None else ("", "")
     with call_path.taking(group, when[0]) as alt:
         an.exec_block(stmt.body, frame)
         if frame.raised:

@@ -15,17 +15,29 @@ raised (a `raise` statement: raising.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class Alternative:
-    """One way through a Group; `why` says when it runs (`` `x.sum() > 0` (line 28)``)."""
+    """One way through a Group; `why` says when it runs (`` `x.sum() > 0` (line 28)``),
+    given as the text or as a function that makes it, called at the first read: only
+    an alternative that a finding lies on is ever named, and the text of every `if`
+    test run was 1% of a check."""
 
-    __slots__ = ("group", "why", "groups", "raised")
+    __slots__ = ("group", "_why", "groups", "raised")
 
-    def __init__(self, group: Group, why: str) -> None:
+    def __init__(self, group: Group, why: str | Callable[[], str]) -> None:
         self.group = group
-        self.why = why
+        self._why = why
         self.groups: list[Group] = []  # the undecided constructs met on this way
         self.raised = False  # the path surely raised (a `raise`)
+
+    @property
+    def why(self) -> str:
+        why = self._why
+        if not isinstance(why, str):
+            why = self._why = why()
+        return why
 
 
 class Group:
@@ -39,7 +51,7 @@ class Group:
         if parent is not None:
             parent.groups.append(self)
 
-    def add(self, why: str) -> Alternative:
+    def add(self, why: str | Callable[[], str]) -> Alternative:
         alt = Alternative(self, why)
         self.alternatives.append(alt)
         return alt
@@ -49,7 +61,7 @@ class Group:
         reused there), each alternative's copy in copies by the original's id."""
         group = Group(parent)
         for alt in self.alternatives:
-            twin = group.add(alt.why)
+            twin = group.add(alt._why)  # (the text, or what makes it)
             twin.raised = alt.raised
             copies[id(alt)] = twin
             for inner in alt.groups:
