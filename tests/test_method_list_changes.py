@@ -36,7 +36,7 @@ def _static(name: str) -> dict:
     return run_target(Target(str(PATH), name), [], ["x=2,8"], {}, options)
 
 
-@pytest.mark.parametrize("name", ["Accumulated", "Extended"])
+@pytest.mark.parametrize("name", ["Accumulated", "Extended", "Kept"])
 def test_the_grown_list_is_the_callers(name):
     t = _static(name)
     flops, shape = _torch(name)
@@ -45,7 +45,7 @@ def test_the_grown_list_is_the_callers(name):
     assert t["output"] == [str(d) for d in shape]
 
 
-@pytest.mark.parametrize("name", ["HeldBefore", "Shared"])
+@pytest.mark.parametrize("name", ["HeldBefore", "Shared", "KeptAlias"])
 def test_another_holder_of_the_list_is_never_stale(name):
     """torch concatenates both keys through the other holder too: a figure that
     read the list as it was (one key, or none) would be complete and wrong."""

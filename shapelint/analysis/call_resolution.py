@@ -852,7 +852,12 @@ def mutate_list(
             # a.keys`) keeps a link to it as it is now, through which a later change
             # forgets this one too (in_place.forget_held)
             in_place.forget_held(an, recv, grown)
-            if attribute_stores.store_attribute(an, func.value, grown, frame):
+            owner = frame.env.get(func.value.value.id)
+            # a built module is one object: every holder of it (the caller's `self`)
+            # holds the grown list, as `self.m.deep = True` is made on it
+            if (an.specialize and holders.stored_into_built(an, owner, func.value.attr, grown)) or (
+                attribute_stores.store_attribute(an, func.value, grown, frame)
+            ):
                 if placed:
                     frame.placed.add(id(node))
                 return taken

@@ -57,3 +57,29 @@ class Shared(Accumulated):
         a.add(self.k(x))
         b.add(self.k(x))
         return torch.cat(a.keys, -1) @ torch.ones(32, 4)
+
+
+class Kept(nn.Module):
+    """A module's own method keeps features on it (`self.feats.append(y)`): the
+    module, one object, holds them for its forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.k = nn.Linear(8, 16)
+        self.feats = []
+
+    def keep(self, y):
+        self.feats.append(y)
+
+    def forward(self, x):
+        self.keep(self.k(x))
+        self.keep(self.k(x))
+        return torch.cat(self.feats, -1) @ torch.ones(32, 4)
+
+
+class KeptAlias(Kept):
+    def forward(self, x):
+        xs = self.feats
+        self.keep(self.k(x))
+        self.keep(self.k(x))
+        return torch.cat(xs, -1) @ torch.ones(32, 4)
