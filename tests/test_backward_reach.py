@@ -54,6 +54,7 @@ EXACT = [
     "ReadLateFirst",
     "IndexedTurns",
     "IndexedTurn",
+    "WithCache",
 ]
 # These may be not known, but never more than torch counts.
 BOUNDED = ["Helper", "CustomFunction", "LastPart"]
@@ -154,6 +155,20 @@ def test_a_loop_that_may_run_no_turn_has_no_formula_of_its_turns(rows):
     if t["flops_backward"] is not None:
         low = eval(str(t["flops_backward"]).replace("·", "*"), {"T": rows})  # noqa: S307
         assert low <= fc.get_total_flops()
+
+
+def test_a_returned_plain_object_is_no_part_of_the_loss_and_says_so():
+    """The cache returned beside the output holds k's result: `sum(t.sum() for t in
+    outputs)` cannot sum it, so k's backward is not reached (EXACT holds the figure
+    to torch's), and the conventions name the class not summed. Returned alone,
+    there is nothing to sum: no backward figure."""
+    t = _static("WithCache")
+    assert t["unsummed"] == ["_Cache"]
+    loss = [c for c in t["conventions"] if c["name"] == "loss"]
+    assert len(loss) == 1 and "_Cache" in loss[0]["statement"]
+    alone = _static("CacheOnly")
+    assert alone["complete"] and not alone["backward_complete"]
+    assert alone["unsummed"] == []
 
 
 def test_a_dead_result_costs_no_backward_but_its_forward():

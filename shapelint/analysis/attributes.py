@@ -757,6 +757,24 @@ _TYPE_REPR_BASES = frozenset(
 )
 
 
+# Library bases an instance of which is no tensor, tuple, list or dict.
+_NO_CONTAINER_BASES = frozenset(
+    {"object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+)
+
+
+def plain_object(an: Analyzer, cd: ClassDef, depth: int = 0) -> bool:
+    """Every class cd derives from is the project's, object, ABC, Generic or
+    Protocol, with no metaclass given: an instance of cd is no tensor, tuple,
+    list or dict, whatever its attributes hold."""
+    if depth > 20 or cd.node.keywords:
+        return False
+    project = base_classes(an, cd)
+    if _bases_outside(an, cd, _NO_CONTAINER_BASES.__contains__) != len(project):
+        return False
+    return all(plain_object(an, p, depth + 1) for p in project)
+
+
 def _type_repr_base(name: str | None) -> bool:
     return name is not None and (name in _TYPE_REPR_BASES or name.startswith("torch.nn."))
 

@@ -507,9 +507,11 @@ def call_attribute(
         func.attr in in_place.MUTATORS
         and not isinstance(func.value, ast.Name)
         and not _project_method(an, recv, func.attr)
+        and not _list_of_an_attribute(recv, func)
     ):
         # a builtin's change of an item or attribute: no follow places it in its
-        # holder (in_place._placed_deep)
+        # holder (in_place._placed_deep); a list attribute of a name's object is
+        # mutate_list's to place or not
         frame.unplaced.add(id(node))
     if (
         an.specialize
@@ -566,7 +568,7 @@ def call_attribute(
         # `copy.copy(xs)` make it; a change through either name leaves the other alone
         return builtins.fresh_copy(recv, deep=False) if not (args or kwargs) else UNKNOWN
     if isinstance(recv, TupleV) and func.attr in _LIST_MUTATORS:
-        return mutate_list(an, recv, func, args, kwargs, frame)
+        return mutate_list(an, recv, func, args, kwargs, frame, node)
     if isinstance(recv, small_sets.SetV) and func.attr in small_sets.MUTATORS:
         return mutate_set(an, recv, func, frame)
     if isinstance(recv, StrV):
@@ -789,10 +791,25 @@ def _project_method(an: Analyzer, recv, name: str) -> bool:
     return False
 
 
-def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, frame) -> Value:
+def _list_of_an_attribute(recv: Value, func: ast.expr) -> bool:
+    """A list method called on an attribute of a name (`self.feats.append(y)`)."""
+    return (
+        isinstance(recv, TupleV)
+        and func.attr in _LIST_MUTATORS  # type: ignore[attr-defined]
+        and isinstance(func.value, ast.Attribute)  # type: ignore[attr-defined]
+        and isinstance(func.value.value, ast.Name)  # type: ignore[attr-defined]
+    )
+
+
+def mutate_list(
+    an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, frame, node=None
+) -> Value:
     """`xs = []` then `xs.append(t)`: the list gains t; after any other change
     its contents are no longer known. Names bound to the same list see the
-    change too."""
+    change too. On an attribute of a name (`self.feats.append(y)` in a method),
+    the object the name holds takes the grown list: a change the method's run
+    placed in its `self` (frame.placed), which its caller takes back
+    (in_place._placed_deep), else one it did not (frame.unplaced)."""
     taken: Value = UNKNOWN
     if func.attr == "pop":  # `mems.pop(0)`: the item, and the list without it
         grown, taken = sequences.popped(recv, args, kwargs)
@@ -818,6 +835,7 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
     an.outer_writes += 1
     if an.trial:
         return UNKNOWN
+    placed = node is not None and not an.trial
     if isinstance(func.value, ast.Attribute) and isinstance(func.value.value, ast.Name):
         held = attribute_stores.class_held(an, an.eval(func.value.value, frame), func.value.attr)
         if held is not None:
@@ -826,9 +844,25 @@ def mutate_list(an: Analyzer, recv: TupleV, func: ast.Attribute, args, kwargs, f
             # holder of it, `self.layers = Cfg.layers`, is forgotten)
             if module_state.store_class_attr(an, held, func.value.attr, grown):
                 in_place.forget_held(an, recv)
+                if placed:
+                    frame.unplaced.add(id(node))  # the class's, not the name's object
                 return taken
-        elif attribute_stores.store_attribute(an, func.value, grown, frame):
-            return taken
+        else:
+            # the list object itself changed: a holder of it elsewhere (`b.keys =
+            # a.keys`) keeps a link to it as it is now, through which a later change
+            # forgets this one too (in_place.forget_held)
+            in_place.forget_held(an, recv, grown)
+            owner = frame.env.get(func.value.value.id)
+            # a built module is one object: every holder of it (the caller's `self`)
+            # holds the grown list, as `self.m.deep = True` is made on it
+            if (an.specialize and holders.stored_into_built(an, owner, func.value.attr, grown)) or (
+                attribute_stores.store_attribute(an, func.value, grown, frame)
+            ):
+                if placed:
+                    frame.placed.add(id(node))
+                return taken
+    if placed:
+        frame.unplaced.add(id(node))
     in_place.forget_value(an, recv)
     return UNKNOWN
 

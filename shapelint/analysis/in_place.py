@@ -17,8 +17,10 @@ in the file that defines it): kept as bound there, unknown where that module did
 not bind it (`_global_swaps`), never taken from the callee's own copy. The
 change is not known,
 and the binding becomes unknown, where the callee's source changes it in a way
-its run does not apply (`risks`: `self.sub.k = v`, `self.xs.append(v)`,
-`setattr`, `xs += ys`), through a local name that may hold a caller's object, by
+its run does not apply (`risks`: `self.sub.k = v`, `setattr`, `xs += ys`;
+`self.xs.append(v)` unless the run placed the grown list in the object the name
+holds, call_resolution.mutate_list, whose other holders of the list keep a link
+to it), through a local name that may hold a caller's object, by
 a generator (its body runs when consumed), or where the run raised or was not
 followed. A closure's changes to the names of the function that made it are
 followed alike (`follow_free`); a constructor's to what it was handed are

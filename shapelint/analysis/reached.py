@@ -35,23 +35,62 @@ class Reach:
     start: frozenset
 
 
-def reached(returns: Value) -> Reach | None:
+def reached(returns: Value, unsummed: frozenset[str] = frozenset()) -> Reach | None:
     """What the loss reaches from the returned value: None where the walk meets
-    an Origin not known (or a value not seen into)."""
-    start = _returned(returns)
+    an Origin not known (or a value not seen into). The instances of the kinds
+    unsummed, inside the returned tuples, lists and dicts, are no part of the loss
+    (`unsummed_kinds`); the returned value itself is."""
+    if isinstance(returns, ObjectV) and returns.kind in unsummed:
+        return None
+    start = _returned(returns, unsummed)
     if start is None:
         return None
     got = walk(start)
     return None if got is None else Reach(got[0], start)
 
 
-def _returned(v: Value) -> frozenset | None:
+def unsummed_kinds(returns: Value, plain) -> frozenset[str]:
+    """The kinds of the objects inside the returned tuples, lists and dicts that
+    the loss does not sum: instances of a class plain(kind) says is no tensor,
+    tuple, list or dict (a KV cache in a model's output). The loss sums what
+    `sum(t.sum() for t in outputs)` can: the tensors of the containers."""
+    out: set[str] = set()
+    items = _items(returns)
+    seen: set[int] = set()
+    while items:
+        v = items.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        inner = _items(v)
+        if inner is not None:
+            items.extend(inner)
+        elif isinstance(v, ObjectV) and plain(v.kind):
+            out.add(v.kind)
+    return frozenset(out)
+
+
+def _items(v: Value) -> list | None:
+    """The values a returned container holds (a dict subclass's entries), None for
+    anything else."""
+    if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
+        return _items(v.attr(ITEMS))
+    if isinstance(v, ObjectV) and v.kind in DICT_KINDS:
+        return [a for _, a in v.attrs]
+    if isinstance(v, TupleV):
+        return list(v.items)
+    return None
+
+
+def _returned(v: Value, unsummed: frozenset[str] = frozenset()) -> frozenset | None:
     """The Origins of the returned tensors that require grad, in tuples, lists
     and dicts too, and in the entries of an instance of a dict subclass (what its
     `values()` gives, as a dict it is: transformers' ModelOutput); None where one
     is not seen into."""
     if isinstance(v, ObjectV) and any(k == ITEMS for k, _ in v.attrs):
-        return _returned(v.attr(ITEMS))
+        return _returned(v.attr(ITEMS), unsummed)
+    if isinstance(v, ObjectV) and v.kind in unsummed:
+        return frozenset()
     if v is UNKNOWN or (isinstance(v, ObjectV) and v.kind not in DICT_KINDS):
         return None
     items = [a for _, a in v.attrs] if isinstance(v, ObjectV) else None
@@ -61,7 +100,7 @@ def _returned(v: Value) -> frozenset | None:
         return origins(v)
     out: set = set()
     for item in items:
-        o = _returned(item)
+        o = _returned(item, unsummed)
         if o is None:
             return None
         out |= o

@@ -73,6 +73,8 @@ class TargetResult:
     # The module's parameters and buffers (analysis/parameters.py); None for a
     # function, or a class that is no module.
     params: object = None
+    # The kinds of the returned objects the loss does not sum (reached.unsummed_kinds).
+    unsummed: frozenset[str] = frozenset()
     # Error findings on the target's path (call_path.Finding): torch would raise.
     errors: list = field(default_factory=list)
     # Errors found on one of alternatives the run cannot decide, where another may
@@ -329,7 +331,16 @@ def _evaluate(
         qualname, rec.cost, records, value, defaults, frozenset(names), dtypes, params
     )
     result.hazards = log
+    result.unsummed = reached.unsummed_kinds(value, functools.partial(_plain_instance, an))
     return result
+
+
+def _plain_instance(an, kind: str) -> bool:
+    """An instance of kind is of a project class that is no tensor, tuple, list or
+    dict (attributes.plain_object)."""
+    key = kind[len("<class>") :] if kind.startswith("<class>") else None
+    cd = an.class_of(key) if key is not None else None
+    return cd is not None and attributes.plain_object(an, cd)
 
 
 def _own(an, recv):
@@ -552,7 +563,7 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
     frozen_unknown = res.retrained or (res.params is not None and not res.params.trainable_known)
     # The loss sums every returned tensor that requires grad: only the calls it
     # reaches run backward (analysis/reached.py).
-    seen = reached.reached(res.returns)
+    seen = reached.reached(res.returns, res.unsummed)
     if frozen_unknown:  # nor is what is known of it a bound: it counted them all
         bwd, bwd_complete = None, False
     elif seen is None:
@@ -627,6 +638,8 @@ def target_json(res: TargetResult, dims: dict[str, int]) -> dict:
         # condition under which it raises
         "conditional": [finding_json(f) for f in res.conditional],
         "mode": res.mode,
+        # the classes of the returned objects whose tensors the loss does not sum
+        "unsummed": sorted(k.rpartition(":")[2] for k in res.unsummed) if seen else [],
     }
 
 

@@ -10,7 +10,12 @@ from pathlib import Path
 
 from shapelint.diagnostics import safe_text
 from shapelint.notation.target import Target
-from shapelint.report.conventions import convention_lines, conventions_json, mode_convention
+from shapelint.report.conventions import (
+    convention_lines,
+    conventions_json,
+    loss_convention,
+    mode_convention,
+)
 from shapelint.report.numbers import human, si, unit_figure
 
 
@@ -56,7 +61,9 @@ def target_report(
     out = target_json(res, dims)
     out["path"] = path
     out["line"] = definition_line(text, qual)
-    out["conventions"] = conventions_json(res.records) + mode_convention(res.mode)
+    out["conventions"] = (
+        conventions_json(res.records) + mode_convention(res.mode) + loss_convention(out["unsummed"])
+    )
     if res.params is not None:  # a module (a function has no parameters())
         from shapelint.analysis.parameters import params_json
 

@@ -69,6 +69,22 @@ def mode_convention(mode: str | None) -> list[dict]:
     return [] if mode is None else [{"name": f"{mode}_mode", "statement": MODES[mode], "calls": []}]
 
 
+# The loss backward figures are of: what `sum(t.sum() for t in outputs)` sums.
+LOSS = (
+    "backward: the loss sums every returned tensor, in tuples, lists and dicts (a dict "
+    "subclass's entries: a ModelOutput); the tensors held by {} among the returned "
+    "values are not summed, as such a sum skips an object that is none of those"
+)
+
+
+def loss_convention(unsummed: list[str]) -> list[dict]:
+    """`target.conventions`' entry for returned objects the loss does not sum."""
+    if not unsummed:
+        return []
+    names = ", ".join(unsummed)
+    return [{"name": "loss", "statement": LOSS.format(names), "calls": []}]
+
+
 def fused_attention_calls(records) -> list[dict]:
     """The calls below records (CallRecords, children nested) whose FLOPs follow
     the attention convention, once per source position."""

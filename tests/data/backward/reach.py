@@ -605,3 +605,38 @@ class LastPart(IndexedTurns):
             part = h[:, : i + 1]
             out = out + self.proj(x * h[:, i : i + 1])
         return out + self.tail(part)
+
+
+class _Cache:
+    def __init__(self):
+        self.key = None
+
+    def update(self, k):
+        self.key = k
+        return k
+
+
+class WithCache(nn.Module):
+    """An output beside its cache, a plain object holding tensors (a model's KV
+    cache): the loss sums the tensors of the returned containers only."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 16)
+
+    def forward(self, x):
+        cache = _Cache()
+        cache.update(self.k(x))
+        return self.l(x), cache
+
+
+class CacheOnly(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = nn.Linear(8, 16)
+
+    def forward(self, x):
+        cache = _Cache()
+        cache.update(self.k(x))
+        return cache
