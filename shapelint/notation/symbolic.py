@@ -1011,6 +1011,20 @@ def kept_by_broadcast(e: Expr) -> bool:
     return True
 
 
+def broadcast_kept_names() -> frozenset[str]:
+    """The names kept_by_broadcast noted in this scope (a summary hands them on)."""
+    facts = _FACTS.get()
+    return frozenset(facts.broadcast_kept) if facts is not None else frozenset()
+
+
+def note_broadcast_kept(e: Expr) -> None:
+    """A callee's size that a broadcast kept (broadcast_kept_names), as the call's
+    binding writes it: the caller's result holds it as the callee's did."""
+    facts = _FACTS.get()
+    if facts is not None and not facts.orders_only and not e.is_too_big():
+        facts.broadcast_kept.update(e.names() & facts.independent)
+
+
 def learned_name(e: Expr | None) -> bool:
     """A single size a use named on an input of unknown shape (declare_learned)."""
     facts = _FACTS.get()
