@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.helpers import analyze, diagnose, torch_raises
 
 HEAD = "import torch\nfrom torch import nn\n\n\n"
@@ -361,6 +363,21 @@ def test_attention_on_a_query_of_unknown_rank_ends_in_its_embedding_width():
     assert code == "SHP307" and "must equal dim in dim -1 of input [..., dim]" in message
     fixed = source.replace("dim * 2", "dim")
     assert not torch_raises(fixed, "Block(8, 6)", (2, 5, 8))
+    assert not _found(fixed, "error")
+
+
+def test_attention_checks_the_width_of_a_query_of_unknown_rank():
+    # Conv1d takes (C, L) or (N, C, L): its output's rank is not known, its width is
+    source = _module(
+        "self.conv = nn.Conv1d(dim, dim * 2, 1)\nself.attn = nn.MultiheadAttention(dim, 2)\n",
+        "y = self.conv(x).transpose(-1, -2)\nreturn self.attn(y, y, y, need_weights=False)[0]\n",
+    )
+    with pytest.raises(AssertionError):  # torch's own check of the query's width
+        torch_raises(source, "Block(8, 6)", (2, 8, 5))
+    ((_, code, message),) = _found(source, "error")
+    assert code == "SHP309" and "query has 2·dim features, the layer expects dim" in message
+    fixed = source.replace("dim * 2", "dim")
+    assert not torch_raises(fixed, "Block(8, 6)", (2, 8, 5))
     assert not _found(fixed, "error")
 
 
