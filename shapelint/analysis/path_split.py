@@ -268,16 +268,12 @@ def follow(an: Analyzer, frame, body: list[ast.stmt], i: int) -> list:
         inner = _shadow(frame, stmt.test, truth)
         state = instance_state.fork(an)
         said = argument_runs.said_before(an)
-        # where the joined run's findings lie: the path's run, whose findings are said
-        # below stating the path or not at all, places none of them (as init paths')
-        places = {k: frozenset(v) for k, v in an.plain_places.items()}
         try:
             with fact_scope(inherit=True), an.diverted() as found, an.naming.paused():
                 an.exec_block(body[i:], inner)
         finally:
             instance_state.restore(state)
             argument_runs.say_again(an, said)
-            an.plain_places.update({k: set(v) for k, v in places.items()})
         if inner.infeasible:
             continue
         holds = "true" if truth != negated else "false"
