@@ -338,6 +338,16 @@ def test_a_channel_norm_of_width_one_lets_any_width_through_its_caller_too():
     assert not _found(source, "error")
 
 
+def _one_error_fixed_by_dim(source: str, code: str, text: str, shape=(2, 5, 8)) -> None:
+    """One error of that code and text; the source with `dim * 2` made `dim` runs in
+    torch (Block(8, 6) on that shape) and has none."""
+    ((_, found, message),) = _found(source, "error")
+    assert found == code and text in message
+    fixed = source.replace("dim * 2", "dim")
+    assert not torch_raises(fixed, "Block(8, 6)", shape)
+    assert not _found(fixed, "error")
+
+
 def test_a_gain_on_an_argument_of_unknown_kind_gives_the_gains_width():
     # x may be a number or a tensor of any rank: x * g ends in dim either way
     source = _module(
@@ -345,11 +355,7 @@ def test_a_gain_on_an_argument_of_unknown_kind_gives_the_gains_width():
         "return self.fc(x * self.g)\n",
     )
     assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
-    ((_, code, message),) = _found(source, "error")
-    assert code == "SHP307" and "2·dim in Linear(in_features=2·dim) must equal dim" in message
-    fixed = source.replace("dim * 2", "dim")
-    assert not torch_raises(fixed, "Block(8, 6)", (2, 5, 8))
-    assert not _found(fixed, "error")
+    _one_error_fixed_by_dim(source, "SHP307", "2·dim in Linear(in_features=2·dim) must equal dim")
 
 
 def test_attention_on_a_query_of_unknown_rank_ends_in_its_embedding_width():
@@ -359,11 +365,7 @@ def test_attention_on_a_query_of_unknown_rank_ends_in_its_embedding_width():
         "x = x + self.attn(x, x, x, need_weights=False)[0]\nreturn self.fc(x)\n",
     )
     assert torch_raises(source, "Block(8, 6)", (2, 5, 8))
-    ((_, code, message),) = _found(source, "error")
-    assert code == "SHP307" and "must equal dim in dim -1 of input [..., dim]" in message
-    fixed = source.replace("dim * 2", "dim")
-    assert not torch_raises(fixed, "Block(8, 6)", (2, 5, 8))
-    assert not _found(fixed, "error")
+    _one_error_fixed_by_dim(source, "SHP307", "must equal dim in dim -1 of input [..., dim]")
 
 
 def test_attention_checks_the_width_of_a_query_of_unknown_rank():
@@ -374,11 +376,9 @@ def test_attention_checks_the_width_of_a_query_of_unknown_rank():
     )
     with pytest.raises(AssertionError):  # torch's own check of the query's width
         torch_raises(source, "Block(8, 6)", (2, 8, 5))
-    ((_, code, message),) = _found(source, "error")
-    assert code == "SHP309" and "query has 2·dim features, the layer expects dim" in message
-    fixed = source.replace("dim * 2", "dim")
-    assert not torch_raises(fixed, "Block(8, 6)", (2, 8, 5))
-    assert not _found(fixed, "error")
+    _one_error_fixed_by_dim(
+        source, "SHP309", "query has 2·dim features, the layer expects dim", (2, 8, 5)
+    )
 
 
 # A model class built by its users, handing its sizes on to the layer that needs them
