@@ -151,6 +151,40 @@ def test_patch_embedding_flatten_transpose_on_unknown_rank():
     assert torch.equal(run_rewrite(f, env), run_original(src, f, env))
 
 
+def test_a_variadic_shape_whose_ends_do_not_place_the_positions_reads_as_unknown_rank():
+    """attn is `[..., ?, heads, ?, ?]` (a product with an operand of unknown kind
+    keeps the known trailing dims): `.transpose(1, 2)` counts from the front, which
+    those ends do not place, so its suggestion is the one for an unknown rank, never
+    none; the matmul of two transposed operands keeps its named contraction."""
+    src = """
+    import torch
+    from torch import nn
+
+    class A(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.qkv = nn.Linear(dim, dim * 3)
+            self.heads = heads
+
+        def forward(self, x):
+            B, N, C = x.shape
+            q, k, v = self.qkv(x).view(B, N, self.heads, -1).split([C // self.heads] * 3, dim=3)
+            q = q.permute(0, 2, 1, 3)
+            k = k.permute(0, 2, 3, 1)
+            v = v.permute(0, 2, 1, 3)
+            attn = q @ k * 0.1 + self.bias(x.device)
+            return (attn @ v).transpose(1, 2), v.transpose(-2, -1) @ attn.transpose(-2, -1)
+    """
+    got = [(f.code, f.rewrite) for f in findings(src) if f.node.lineno == 18]
+    assert [(c, rw.pattern) for c, rw in got] == [
+        ("SHP401", "i j k ... -> i k j ..."),
+        ("SHP404", "... n i, ... j n -> ... i j"),
+    ]
+    env = {"attn": torch.randn(2, 4, 8, 8), "v": torch.randn(2, 4, 8, 16)}
+    f = next(f for f in findings(src) if f.code == "SHP401" and f.node.lineno == 18)
+    assert torch.equal(run_rewrite(f, env), (env["attn"] @ env["v"]).transpose(1, 2))
+
+
 def test_llama_style_head_split_is_guessed_from_the_names():
     src = """
     import torch

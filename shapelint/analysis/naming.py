@@ -450,6 +450,17 @@ class NamingChecker:
                 )
                 if res is not None:
                     return res
+            if declared:
+                # positions its named ends cannot place (`.transpose(1, 2)` of a
+                # `[..., h, n, d]`): what they mean hangs on the rank, as when nothing
+                # of the shape is known
+                for layout in templates(None, model):
+                    initial = [list(g) for g in layout.base]
+                    res = self._finish(
+                        core, base, layout, frame, exact=False, safe=safe, verify=initial
+                    )
+                    if res is not None:
+                        return res
             return None
         if not allow_guess:
             return None
@@ -622,16 +633,21 @@ class NamingChecker:
             except Unmodelled:
                 return None
             return _Operand(node, base, value, layout, False, chain.top if chain else None)
-        for layout in templates(shape, model, min_suffix=2):
-            initial = [list(g) for g in layout.base]
-            try:
-                rs.run(layout, model)
-            except Unmodelled:
-                continue
-            if not model or (
-                rs.verify_template(initial, model, layout) and rs.rank_independent(initial, model)
-            ):
-                return _Operand(node, base, value, layout, False, chain.top if chain else None)
+        # a shape with a variadic part whose named ends do not place the steps is
+        # read as one of unknown rank (`_rewrite_steps`)
+        tries = [shape, None] if shape is not None else [None]
+        for known in tries:
+            for layout in templates(known, model, min_suffix=2):
+                initial = [list(g) for g in layout.base]
+                try:
+                    rs.run(layout, model)
+                except Unmodelled:
+                    continue
+                if not model or (
+                    rs.verify_template(initial, model, layout)
+                    and rs.rank_independent(initial, model)
+                ):
+                    return _Operand(node, base, value, layout, False, chain.top if chain else None)
         return None
 
     def _matmul(self, site, frame) -> bool:
