@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shapelint.analysis.repetition import add_costs, merge
+from shapelint.analysis.repetition import add_costs, scale_cost
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, requires
@@ -180,9 +180,10 @@ def call(an: Analyzer, callee: VmappedV, node, args, kwargs, frame) -> Value:
         value = _stacked(value, callee.out_dims, size) if value is not UNKNOWN else UNKNOWN
     except _Refused:
         value = UNKNOWN
-    runs: dict = {}
-    merge(runs, children, size, "torch.vmap, once per slice")
-    cost = add_costs(r.cost for r in runs.values())
+    # each record of the slice's run (its calls' too) counted batch size times, so
+    # that every call's figure is the sum of its calls' as the backward walk reads it
+    runs = [_scaled(r, size) for r in children.values()]
+    cost = add_costs(r.cost for r in runs)
     vector = _vector_product(children.values())
     if vector is not None:
         cost = cost_not_known(
@@ -193,8 +194,14 @@ def call(an: Analyzer, callee: VmappedV, node, args, kwargs, frame) -> Value:
         cost = cost_not_known("torch.vmap: what the mapped function returns is not known")
     cost = dataclasses.replace(cost, saved=None, notes=[*cost.notes, _SAVED_WHY])
     rec = an.record(node, frame, "call torch.vmap", None, args, value, cost, summed=True)
-    rec.children = list(runs.values())
+    rec.children = runs
     return value
+
+
+def _scaled(rec, size: Expr):
+    """rec, and the calls it ran, each counted size times."""
+    children = [_scaled(ch, size) for ch in rec.children]
+    return dataclasses.replace(rec, cost=scale_cost(rec.cost, size), children=children)
 
 
 def _vector_product(records) -> str | None:
