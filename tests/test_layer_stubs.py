@@ -204,3 +204,39 @@ def test_symbolic_pooling_halves():
     x = TensorV((b, c, 2 * h, 2 * h))
     res = stub_call(F + "max_pool2d", [x, IntV(Expr.const(2))], {})
     assert res.value.shape == (b, c, h, h)
+
+
+PRELU = """
+import torch.nn as nn
+import torch.nn.functional as F
+import torch
+
+
+class P(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.full((n,), 0.25))
+
+    def forward(self, x):
+        return F.prelu(x, self.w) @ torch.ones(x.shape[-1], 3)
+"""
+
+
+@pytest.mark.parametrize(("n", "shape"), [(1, (2, 4)), (4, (2, 4, 5)), (1, (5,)), (3, (2, 4))])
+def test_functional_prelu_is_held_to_torch(tmp_path, n, shape):
+    from tests.helpers import run_class, torch_figures, written_module
+
+    path, mod = written_module(tmp_path, "prelu_mod", PRELU)
+    try:
+        fwd, _, _, out = torch_figures(mod, "P", {"n": n}, {"x": shape}, training=False)
+    except RuntimeError:  # slopes for another number of channels: torch refuses
+        fwd = None
+    t = run_class(path, "P", {"n": n}, {"x": shape}, False)
+    if fwd is None:
+        errors = [d for d in t["diagnostics"] if d["severity"] == "error"]
+        assert not t["complete"] and errors, t["diagnostics"]
+        assert errors[0]["code"] == "SHP309" and "slopes" in errors[0]["message"], errors
+        return
+    assert t["complete"], t["unknown"]
+    assert t["flops_value"] == fwd
+    assert tuple(int(d) for d in t["output"]) == out

@@ -516,6 +516,27 @@ def same(ctx: RuleContext, x: Value, *_: Value) -> RuleOut:
 
 
 @rule
+def prelu(ctx: RuleContext, x: Value, weight: Value) -> RuleOut:
+    """F.prelu: shaped like x; weight a scalar or 1-d tensor of one slope, or of one
+    per channel (x's dim 1; an x of rank below 2 has one channel), else torch raises."""
+    out = same(ctx, x)
+    w, shape = shape_of(weight), shape_of(x)
+    if w is None or has_var(w):
+        return out
+    if len(w) > 1:
+        out.issues.append(ctx.issue(RANK, f"weight must be a scalar or 1-d, got rank {len(w)}", 1))
+        return out
+    n = const(w[0]) if w else 1
+    if n is None or n == 1 or shape is None or has_var(shape):
+        return out
+    channels = const(shape[1]) if len(shape) > 1 else 1
+    if channels is not None and channels != n:
+        what = f"{n} slopes for {channels} input channel{'s' if channels != 1 else ''}"
+        out.issues.append(ctx.issue(SIGNATURE, what, 1))
+    return out
+
+
+@rule
 def along(ctx: RuleContext, x: Value, dim: Value) -> RuleOut:
     """Shaped like x, with dim a valid dimension (softmax, cumsum, flip by one dim)."""
     out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
