@@ -489,6 +489,11 @@ SHAPE_CALLS["cuda"] = []  # CPU-only test machine: same entry as .cpu()
 MODULES: dict[str, list[tuple[tuple, dict, torch.Tensor]]] = {
     "torch.nn.Linear": [((4, 5), {}, X(2, 3, 4)), ((4, 5), {"bias": False}, X(4))],
     "torch.nn.Embedding": [((10, 6), {}, torch.randint(0, 10, (2, 3)))],
+    # bags of equal length (a 2-d input), in each mode
+    "torch.nn.EmbeddingBag": [
+        ((10, 6), {}, torch.randint(0, 10, (2, 3))),
+        ((10, 6), {"mode": "max"}, torch.randint(0, 10, (4, 1))),
+    ],
     "torch.nn.LayerNorm": [
         ((4,), {}, X(2, 3, 4)),
         (((3, 4),), {}, X(2, 3, 4)),

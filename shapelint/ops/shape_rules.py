@@ -2393,6 +2393,41 @@ def margin_ranking_layer(
 
 
 @rule
+def embedding_bag(
+    ctx: RuleContext, x: Value, offsets: Value, weights: Value, dim: Value, mode: Value, last: Value
+) -> RuleOut:
+    """nn.EmbeddingBag's forward: a 2-d input is bags of equal length (offsets None),
+    one row of dim per bag; a 1-d input is cut into bags at offsets (1-d), one row per
+    offset, the last one an end where include_last_offset. per_sample_weights only
+    with mode "sum", shaped like the input. Anything else torch refuses."""
+    shape, d = shape_of(x), int_value(dim)
+    out = RuleOut(TensorV(None))
+    if shape is None or has_var(shape) or d is None:
+        return out
+    how = mode.value if isinstance(mode, StrV) else None
+    if not is_none(weights) and how is not None and how != "sum":
+        out.issues.append(ctx.issue(SIGNATURE, f"per_sample_weights with mode={how!r}", 2))
+        return out
+    if len(shape) == 2:
+        if not is_none(offsets):
+            out.issues.append(ctx.issue(SIGNATURE, "offsets given with a 2-d input", 1))
+            return out
+        out.value = TensorV((shape[0], d))
+        return out
+    if len(shape) != 1:
+        out.issues.append(ctx.issue(RANK, f"input must be 1-d or 2-d, got rank {len(shape)}", 0))
+        return out
+    cuts = shape_of(offsets)
+    if cuts is None or has_var(cuts) or len(cuts) != 1 or not isinstance(last, BoolV):
+        return out
+    if last.value is None or cuts[0] is None:
+        return out
+    bags = cuts[0] - Expr.const(1) if last.value else cuts[0]
+    out.value = TensorV((bags, d))
+    return out
+
+
+@rule
 def layer_norm(ctx: RuleContext, x: Value, normalized_shape: Value) -> RuleOut:
     """The trailing axes of x must equal normalized_shape; the output is shaped like x."""
     out = RuleOut(_tensor(x.shape, x) if isinstance(x, TensorV) else TensorV(None))
