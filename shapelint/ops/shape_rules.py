@@ -2735,6 +2735,37 @@ def unknown_tensor(ctx: RuleContext, *_: Value) -> RuleOut:
 
 
 @rule
+def unique_consecutive(
+    ctx: RuleContext, x: Value, inverse: Value, counts: Value, dim: Value
+) -> RuleOut:
+    """torch.unique_consecutive: how many runs there are depends on the data, so that
+    length is not known (dim None: x flattened; else x's size along dim). Then, as
+    asked, the run of each element (int64, x's shape; its size along dim) and each
+    run's length (int64): a tuple in that order where either flag is set."""
+    shape = shape_of(x)
+    d = int_value(dim) if not is_none(dim) else None
+    if shape is None or has_var(shape) or not (is_none(dim) or d is not None):
+        return RuleOut(TensorV(None))
+    flags = [f.value if isinstance(f, BoolV) else None for f in (inverse, counts)]
+    if None in flags or (d is not None and d.value is None):
+        return RuleOut(TensorV(None))
+    dtype = dtype_of(x)
+    if d is None:
+        runs, inv = TensorV((None,), dtype), TensorV(shape, "int64")
+    else:
+        at, err = locate(shape, d.value)  # type: ignore[arg-type]
+        if at is None:
+            out = RuleOut(TensorV(None))
+            if err:
+                out.issues.append(ctx.issue(DIM_RANGE, err, 3))
+            return out
+        runs = TensorV((*shape[:at], None, *shape[at + 1 :]), dtype)
+        inv = TensorV((shape[at],), "int64")
+    items = [runs] + ([inv] if flags[0] else []) + ([TensorV((None,), "int64")] if flags[1] else [])
+    return RuleOut(TupleV(tuple(items)) if len(items) > 1 else runs)
+
+
+@rule
 def data_tensor(ctx: RuleContext, data: Value) -> RuleOut:
     """torch.tensor(data): nested lists of Python numbers give one dim per level,
     where every list of a level has one length (ragged lists: unknown, nothing said);
