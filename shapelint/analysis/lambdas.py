@@ -22,7 +22,7 @@ from shapelint.ops import saved as storages
 from shapelint.ops.values import DICT_KIND, UNKNOWN, NoneV, ObjectV, TensorV, TupleV, Value
 
 _MAX_NESTING = 8  # closures running inside closures: deeper ones are unknown
-_MAX_RECURSION = 12  # calls of one closure running inside each other
+_MAX_RECURSION = 8  # calls of one closure running inside each other (2**8 runs at worst)
 
 
 @dataclass(eq=False)
