@@ -102,3 +102,25 @@ def test_what_batching_may_change_or_refuse_is_no_figure(tmp_path, name):
     else:
         assert v.outcome in ("lower", "unknown"), what
         assert "torch.vmap" in v.detail, what
+
+
+def test_a_random_op_under_the_default_randomness_is_no_figure(tmp_path):
+    """torch refuses a random op in a vmapped function unless randomness is "same" or
+    "different": no figure for the refused call; with randomness given, the count."""
+    refused = judge_forward(
+        tmp_path,
+        """
+        def forward(self, x):
+            return torch.vmap(lambda t: F.dropout(t @ self.w, 0.5, training=True))(x)
+        """,
+    )
+    assert refused.outcome == "raise_ok" and not refused.complete, refused.detail
+    allowed = judge_forward(
+        tmp_path,
+        """
+        def forward(self, x):
+            f = lambda t: F.dropout(t @ self.w, 0.5, training=True)  # noqa: E731
+            return torch.vmap(f, randomness="different")(x)
+        """,
+    )
+    assert allowed.outcome == "exact", (allowed.outcome, allowed.truth, allowed.figure, allowed.detail)

@@ -27,7 +27,7 @@ from shapelint.analysis.repetition import add_costs, scale_cost
 from shapelint.analysis.unknown_cost import cost_not_known
 from shapelint.notation.symbolic import Expr
 from shapelint.ops.backward import origins, requires
-from shapelint.ops.values import UNKNOWN, IntV, NoneV, TensorV, TupleV, Value
+from shapelint.ops.values import UNKNOWN, IntV, NoneV, StrV, TensorV, TupleV, Value
 
 if TYPE_CHECKING:
     from shapelint.analysis.defs import Analyzer
@@ -77,6 +77,9 @@ class VmappedV(Value):
     func: Value
     in_dims: Value
     out_dims: Value
+    # randomness="same" or "different": random ops allowed; None, torch's default
+    # "error", under which torch refuses any random op in f
+    randomness: str | None = None
 
 
 def vmap_value(args: list[Value], kwargs: dict[str, Value]) -> Value | None:
@@ -93,7 +96,15 @@ def vmap_value(args: list[Value], kwargs: dict[str, Value]) -> Value | None:
     if func is None or func is UNKNOWN:
         return None
     zero = IntV(Expr.const(0))
-    return VmappedV(func, given.get("in_dims", zero), given.get("out_dims", zero))
+    how = kwargs.get("randomness")
+    randomness = how.value if isinstance(how, StrV) and how.value in ("same", "different") else None
+    if (
+        how is not None
+        and randomness is None
+        and not (isinstance(how, StrV) and how.value == "error")
+    ):
+        return None  # a randomness not known: whether a random op runs or raises is not told
+    return VmappedV(func, given.get("in_dims", zero), given.get("out_dims", zero), randomness)
 
 
 def _dim(v: Value) -> int | None | str:
@@ -185,7 +196,13 @@ def call(an: Analyzer, callee: VmappedV, node, args, kwargs, frame) -> Value:
     runs = [_scaled(r, size) for r in children.values()]
     cost = add_costs(r.cost for r in runs)
     vector = _vector_product(children.values())
-    if vector is not None:
+    random = _random_op(children.values()) if callee.randomness is None else None
+    if random is not None:
+        cost = cost_not_known(
+            f"torch.vmap: {random} under randomness='error', which torch refuses in a "
+            "vmapped function (or, dropout in eval mode, runs as no random op)"
+        )
+    elif vector is not None:
         cost = cost_not_known(
             f"torch.vmap: {vector} on a slice is a matrix-vector or dot product, which "
             "batched may run a matrix product the flop counter counts"
@@ -215,6 +232,41 @@ def _vector_product(records) -> str | None:
         ):
             return r.op
         found = _vector_product(r.children)
+        if found is not None:
+            return found
+    return None
+
+
+# Functions and layers that draw random numbers (dropout and rrelu in training mode).
+_RANDOM = frozenset(
+    {
+        *("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm"),
+        *("bernoulli", "bernoulli_", "normal", "normal_", "multinomial", "poisson"),
+        *("exponential_", "random_", "uniform_", "cauchy_", "geometric_", "log_normal_"),
+        *("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"),
+        *("feature_alpha_dropout", "rrelu", "rrelu_", "gumbel_softmax"),
+    }
+)
+_RANDOM_LAYERS = frozenset(
+    {
+        "dropout",
+        "dropout1d",
+        "dropout2d",
+        "dropout3d",
+        "alphadropout",
+        "featurealphadropout",
+        "rrelu",
+    }
+)
+
+
+def _random_op(records) -> str | None:
+    """The op of the first record (children too) that may draw random numbers."""
+    for r in records:
+        owner, _, last = r.op.rpartition(".")
+        if last in _RANDOM or owner.rpartition(".")[2].lower() in _RANDOM_LAYERS:
+            return r.op
+        found = _random_op(r.children)
         if found is not None:
             return found
     return None
