@@ -123,4 +123,9 @@ def test_a_random_op_under_the_default_randomness_is_no_figure(tmp_path):
             return torch.vmap(f, randomness="different")(x)
         """,
     )
-    assert allowed.outcome == "exact", (allowed.outcome, allowed.truth, allowed.figure, allowed.detail)
+    assert allowed.outcome == "exact", (
+        allowed.outcome,
+        allowed.truth,
+        allowed.figure,
+        allowed.detail,
+    )
