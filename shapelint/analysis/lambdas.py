@@ -114,8 +114,7 @@ def invoke(
     an = closure.owner or an
     node = closure.node
     active = an.active_closures
-    key = _arguments_key(args, kwargs)
-    if _recursion_stops(active, closure, key) or isinstance(node, ast.AsyncFunctionDef):
+    if _recursion_stops(active, closure, (args, kwargs)) or isinstance(node, ast.AsyncFunctionDef):
         outer = getattr(getattr(closure.frame, "func", None), "node", None)
         if closure_calls.only_called_in_place(node, outer):
             aliasing.lost()  # its pass where it was defined left its stores to this call
@@ -129,7 +128,7 @@ def invoke(
     inner.nonlocal_names = declared_names(node, ast.Nonlocal)
     inner.watch = in_place.closure_watch(an, node, closure.frame)
     _bind(an, node.args, args, kwargs, closure, inner, d, unknown=False)
-    active.append((closure, key))
+    active.append((closure, (tuple(args), dict(kwargs))))
     try:
         with collected(inner) as runs, an.repeated():
             if isinstance(node, ast.Lambda):
@@ -157,16 +156,21 @@ def _arguments_key(args, kwargs) -> object:
     return key
 
 
-def _recursion_stops(active: list, closure: ClosureV, key) -> bool:
+def _recursion_stops(active: list, closure: ClosureV, given: tuple) -> bool:
     """Whether a call of closure is not run: closures nested too deep, or a closure
     that calls itself again with arguments equal to a call still running (or not
     comparable), or deeper than _MAX_RECURSION. A recursion whose arguments shrink
     (`_scan(reduced)` on half the items, down to a test on their count) runs as
     Python runs it."""
-    mine = [k for c, k in active if c is closure]
+    mine = [a for c, a in active if c is closure]
     if len(active) - len(mine) >= _MAX_NESTING or len(mine) >= _MAX_RECURSION:
         return True
-    return bool(mine) and (key is None or key in mine)
+    if not mine:
+        return False
+    # keys made only for a call that calls itself: hashing a module's whole tree for
+    # every closure call would cost what the comparison never needs
+    key = _arguments_key(*given)
+    return key is None or key in [_arguments_key(*a) for a in mine]
 
 
 def _returned(an, returns: list[Value], node, done: bool) -> Value:
